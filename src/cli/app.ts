@@ -1,0 +1,77 @@
+import { renderUsage, runCommand, type CommandDef } from "citty";
+import { UsageError } from "../errors.ts";
+import { reportError, wantsJson } from "./command.ts";
+import { writeStdout } from "./output.ts";
+import { rootCommand } from "./registry.ts";
+import { closest } from "./suggest.ts";
+
+type AnyCommand = CommandDef<any>;
+
+async function resolve<T>(v: T | (() => T | Promise<T>) | Promise<T>): Promise<T> {
+  return typeof v === "function" ? await (v as () => T | Promise<T>)() : await v;
+}
+
+async function loadCommand(v: unknown): Promise<AnyCommand> {
+  const mod = await resolve(v as AnyCommand);
+  return ((mod as { default?: AnyCommand }).default ?? mod) as AnyCommand;
+}
+
+/**
+ * Walk the command tree along the positional words of argv. Unknown
+ * commands are usage errors naming the closest command.
+ */
+async function resolveChain(argv: string[]): Promise<{ cmd: AnyCommand; parent?: AnyCommand; rest: string[]; path: string[] }> {
+  let cmd: AnyCommand = rootCommand;
+  let parent: AnyCommand | undefined;
+  let i = 0;
+  const path: string[] = [];
+  for (;;) {
+    const subs = await resolve(cmd.subCommands);
+    if (!subs || Object.keys(subs).length === 0) break;
+    while (i < argv.length && argv[i]!.startsWith("-")) i++;
+    const word = argv[i];
+    if (word === undefined) break;
+    if (!(word in subs)) {
+      const hint = closest(word, Object.keys(subs));
+      const where = path.length ? `bernstein ${path.join(" ")}` : "bernstein";
+      throw new UsageError(`unknown command '${word}' for '${where}'${hint ? ` (did you mean '${hint}'?)` : ""}`);
+    }
+    parent = cmd;
+    cmd = await loadCommand(subs[word]);
+    path.push(word);
+    argv = [...argv.slice(0, i), ...argv.slice(i + 1)];
+  }
+  return { cmd, parent, rest: argv, path };
+}
+
+function stripAnsi(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/\x1b\[[0-9;]*m/g, "");
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const json = wantsJson(argv);
+  try {
+    const helpIdx = argv.findIndex((a) => a === "--help" || a === "-h");
+    const before = helpIdx >= 0 ? argv.slice(0, helpIdx) : argv;
+    const { cmd, parent, rest } = await resolveChain(before);
+    if (helpIdx >= 0 || argv.length === 0) {
+      await writeStdout(stripAnsiIfNeeded(await renderUsage(cmd, parent)) + "\n");
+      process.exitCode = 0;
+      return;
+    }
+    const subs = await resolve(cmd.subCommands);
+    if (subs && Object.keys(subs).length > 0 && !cmd.run) {
+      throw new UsageError(`missing command: one of ${Object.keys(subs).join(", ")}`);
+    }
+    await runCommand(cmd, { rawArgs: rest });
+  } catch (err) {
+    // citty's own argument errors (missing positional, bad enum) are usage errors.
+    const e = err instanceof Error && err.name === "CLIError" ? new UsageError(stripAnsi(err.message)) : err;
+    process.exitCode = await reportError(e, json, argv.includes("--debug"));
+  }
+}
+
+function stripAnsiIfNeeded(s: string): string {
+  return process.stdout.isTTY && !process.env.NO_COLOR ? s : stripAnsi(s);
+}

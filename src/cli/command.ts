@@ -1,0 +1,128 @@
+import { defineCommand, type ArgsDef, type CommandDef, type CommandMeta, type ParsedArgs } from "citty";
+import { BernsteinError, ExitCode, UsageError, errorMessage } from "../errors.ts";
+import { setColorEnabled, shouldUseColor } from "../render/ansi.ts";
+import { log } from "./log.ts";
+import { printJson } from "./output.ts";
+import { closest } from "./suggest.ts";
+
+/** Flags every command accepts. */
+export const commonArgs = {
+  "as-json": { type: "boolean", alias: ["json"], description: "Print exactly one JSON document on stdout" },
+  "no-color": { type: "boolean", description: "Never colour output (also: NO_COLOR)" },
+  debug: { type: "boolean", description: "Print stack traces of unexpected errors" },
+} as const satisfies ArgsDef;
+
+export interface CliContext<T extends ArgsDef> {
+  args: ParsedArgs<T & typeof commonArgs>;
+  /** `--as-json` / `--json` given. */
+  json: boolean;
+  rawArgs: string[];
+}
+
+export interface CliCommandSpec<T extends ArgsDef> {
+  meta: CommandMeta;
+  args?: T;
+  /**
+   * Runs the command. Return the exit code (0 when omitted). Throw a
+   * `BernsteinError` for expected failures; the wrapper renders it as one
+   * line on stderr or, under `--as-json`, one JSON document on stdout.
+   */
+  run(ctx: CliContext<T>): Promise<number | void> | number | void;
+}
+
+/** Names (and aliases) of the flags a command declares, for strict checking. */
+function knownFlags(args: ArgsDef): { names: Set<string>; booleans: Set<string> } {
+  const names = new Set<string>();
+  const booleans = new Set<string>();
+  for (const [name, def] of Object.entries(args)) {
+    if (def.type === "positional") continue;
+    const alias = (def as { alias?: string | string[] }).alias;
+    const aliases = alias === undefined ? [] : Array.isArray(alias) ? alias : [alias];
+    for (const n of [name, ...aliases]) {
+      names.add(n);
+      if (def.type === "boolean") booleans.add(n);
+    }
+  }
+  return { names, booleans };
+}
+
+/**
+ * citty accepts any flag silently; a verification tool must not (a typo in
+ * `--seal` would otherwise verify without the seal and say "ok"). Unknown
+ * flags and string flags without a value are usage errors (exit 2).
+ */
+export function checkFlags(rawArgs: string[], args: ArgsDef, commandName: string): void {
+  const { names, booleans } = knownFlags(args);
+  for (let i = 0; i < rawArgs.length; i++) {
+    const tok = rawArgs[i]!;
+    if (tok === "--") break;
+    if (!tok.startsWith("-") || tok === "-" || /^-\d/.test(tok)) continue;
+    const body = tok.replace(/^--?/, "");
+    const eq = body.indexOf("=");
+    const name = eq >= 0 ? body.slice(0, eq) : body;
+    const isNegated = name.startsWith("no-") && booleans.has(name.slice(3));
+    if (!names.has(name) && !isNegated) {
+      const hint = closest(name, [...names]);
+      throw new UsageError(
+        `unknown option '${tok.split("=")[0]}' for '${commandName}'${hint ? ` (did you mean '--${hint}'?)` : ""}`,
+      );
+    }
+    if (!booleans.has(name) && !isNegated && eq < 0) {
+      const next = rawArgs[i + 1];
+      if (next === undefined || (next.startsWith("--") && next.length > 2)) {
+        throw new UsageError(`option '--${name}' needs a value`);
+      }
+      i++;
+    }
+  }
+}
+
+export function wantsJson(rawArgs: string[]): boolean {
+  for (const a of rawArgs) {
+    if (a === "--") break;
+    if (a === "--as-json" || a === "--json") return true;
+  }
+  return false;
+}
+
+/** Render an error per the output contract and return its exit code. */
+export async function reportError(err: unknown, json: boolean, debug: boolean): Promise<number> {
+  if (err instanceof BernsteinError) {
+    if (json) {
+      await printJson({ ok: false, error: err.code, detail: err.message, ...err.facts });
+    } else {
+      log.error(err.message);
+    }
+    return err.exitCode;
+  }
+  const message = errorMessage(err).split("\n")[0];
+  if (json) {
+    await printJson({ ok: false, error: "internal_error", detail: message });
+  }
+  if (debug && err instanceof Error && err.stack) {
+    process.stderr.write(err.stack + "\n");
+  } else {
+    log.error(`internal error: ${message} (rerun with --debug for details)`);
+  }
+  return ExitCode.INTERNAL;
+}
+
+export function defineCliCommand<T extends ArgsDef = {}>(spec: CliCommandSpec<T>): CommandDef<T & typeof commonArgs> {
+  const args = { ...(spec.args ?? ({} as T)), ...commonArgs } as T & typeof commonArgs;
+  return defineCommand({
+    meta: spec.meta,
+    args,
+    async run(ctx) {
+      const json = wantsJson(ctx.rawArgs);
+      const debug = ctx.rawArgs.includes("--debug");
+      setColorEnabled(!json && shouldUseColor(ctx.rawArgs.includes("--no-color")));
+      try {
+        checkFlags(ctx.rawArgs, args, `bernstein ${spec.meta.name ?? ""}`.trim());
+        const code = await spec.run({ args: ctx.args as CliContext<T>["args"], json, rawArgs: ctx.rawArgs });
+        process.exitCode = code ?? 0;
+      } catch (err) {
+        process.exitCode = await reportError(err, json, debug);
+      }
+    },
+  }) as CommandDef<T & typeof commonArgs>;
+}

@@ -1,0 +1,24 @@
+import type { ArgsDef } from "citty";
+
+/**
+ * `replay` is one command whose first positional selects the verb (as in the
+ * Python CLI), so it declares the union of the verbs' flags; each handler
+ * refuses the flags that do not apply to it.
+ */
+export const replayArgs = {
+  "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+  limit: { type: "string", description: "Show at most N events / entries" },
+  verify: { type: "boolean", description: "Verify the run journal's chain (and seal)" },
+  "from-step": { type: "string", description: "Project the state through step N" },
+  seal: { type: "string", description: "External seal file {head, event_count}" },
+  threads: { type: "string", description: "Worker threads for --verify (default: cores)" },
+  "links-only": { type: "boolean", description: "--verify checks prev_hash linkage only" },
+  head: { type: "string", description: "verify: expected head hash of the receipt" },
+  "public-key": { type: "string", description: "verify: Ed25519 public key (PEM SPKI or raw 32 bytes)" },
+  sign: { type: "string", description: "export/publish: Ed25519 private key (PEM PKCS#8 or raw 32 bytes)" },
+  redact: { type: "string", description: "publish: extra field to redact (model, tool_call); comma-separated" },
+  "yes-i-want-to-publish": { type: "boolean", description: "publish: confirm writing a redacted receipt" },
+  model: { type: "string", description: "task replay: model for the replayed task" },
+  "extra-context": { type: "string", description: "task replay: hint appended to the description" },
+  timeout: { type: "string", description: "task replay: seconds to wait for completion" },
+} as const satisfies ArgsDef;

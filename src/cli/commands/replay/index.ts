@@ -1,0 +1,45 @@
+import { UsageError } from "../../../errors.ts";
+import { defineCliCommand } from "../../command.ts";
+import { replayArgs } from "./args.ts";
+import type { ReplayContext, ReplayHandler } from "./context.ts";
+
+const USAGE =
+  "usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list> | diff RUN_A RUN_B | repair RUN_ID | export|publish|verify|diff-journal ...";
+
+/** Verbs with their own handler module, loaded only when used. */
+const VERBS: Record<string, () => Promise<ReplayHandler>> = {
+  list: () => import("./list.ts").then((m) => m.runList),
+  diff: () => import("./diff.ts").then((m) => m.runDiff),
+  repair: () => import("./repair.ts").then((m) => m.runRepair),
+  export: () => import("./export.ts").then((m) => m.runExport),
+  publish: () => import("./publish.ts").then((m) => m.runPublish),
+  verify: () => import("./verify-receipt.ts").then((m) => m.runVerifyReceipt),
+  "diff-journal": () => import("./diff-journal.ts").then((m) => m.runDiffJournal),
+};
+
+export default defineCliCommand({
+  meta: { name: "replay", description: "Replay, verify, diff, repair and export run and agent journals" },
+  args: {
+    target: { type: "positional", required: false, description: "list | latest | RUN_ID | AGENT_ID | TASK_ID | diff | repair | export | publish | verify | diff-journal" },
+    ...replayArgs,
+  },
+  async run({ args, json, rawArgs }) {
+    const words = args._.map(String);
+    const [first, ...rest] = words;
+    // The publish confirmation is refused by name on every other verb, before any work.
+    if (args["yes-i-want-to-publish"] && first !== "publish") {
+      throw new UsageError(
+        `--yes-i-want-to-publish applies only to 'bernstein replay publish', not to '${first ?? "replay"}'`,
+        "flag_not_applicable",
+      );
+    }
+    if (first === undefined) throw new UsageError(USAGE);
+    const ctx: ReplayContext = { positionals: rest, args, json, sddDir: args["sdd-dir"] ?? ".sdd", rawArgs };
+    const verb = VERBS[first];
+    if (verb) return (await verb())(ctx);
+    if (rest.length !== 0) throw new UsageError(USAGE);
+    ctx.positionals = [first];
+    const { runTarget } = await import("./target.ts");
+    return runTarget(ctx);
+  },
+});

@@ -1,0 +1,7 @@
+import { UsageError } from "../../../errors.ts";
+import type { ReplayContext } from "./context.ts";
+
+// PLACEHOLDER: replaced by the implementation of this verb.
+export async function runRepair(_ctx: ReplayContext): Promise<number> {
+  throw new UsageError("'replay repair' is not implemented yet", "not_implemented");
+}

@@ -1,0 +1,12 @@
+/**
+ * Entry point of the `bernstein` binary. `--version` is answered before any
+ * other module is loaded, so it costs only the runtime's start-up.
+ */
+import { VERSION } from "../version.ts";
+
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+  process.stdout.write(VERSION + "\n");
+} else {
+  void import("./app.ts").then((m) => m.main(argv));
+}

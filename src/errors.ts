@@ -1,0 +1,72 @@
+/**
+ * The exit-code contract of the tool, owned here so the library and the CLI
+ * agree on it. The CLI maps every expected failure to one of these.
+ */
+export const ExitCode = {
+  /** success / verified */
+  OK: 0,
+  /** the verdict is negative: chain broken, divergence, mismatch */
+  NEGATIVE: 1,
+  /** usage error or refusal: bad flags, missing input, confirmation missing */
+  USAGE: 2,
+  /** input that cannot be read as what it claims to be */
+  INPUT: 3,
+  /** an unexpected internal error (a bug): never an expected outcome */
+  INTERNAL: 70,
+} as const;
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/**
+ * An expected failure. `code` is the machine-readable error code printed as
+ * `{"ok": false, "error": code, "detail": message}` under `--as-json`;
+ * `facts` are merged into that document (partial results that are known).
+ */
+export class BernsteinError extends Error {
+  readonly code: string;
+  readonly exitCode: ExitCodeValue;
+  readonly facts: Record<string, unknown>;
+  constructor(code: string, message: string, exitCode: ExitCodeValue, facts: Record<string, unknown> = {}) {
+    super(message);
+    this.name = "BernsteinError";
+    this.code = code;
+    this.exitCode = exitCode;
+    this.facts = facts;
+  }
+}
+
+/** Bad flags, missing arguments, refused confirmation (exit 2). */
+export class UsageError extends BernsteinError {
+  constructor(message: string, code = "usage", facts: Record<string, unknown> = {}) {
+    super(code, message, ExitCode.USAGE, facts);
+    this.name = "UsageError";
+  }
+}
+
+/** Input that cannot be read as what it claims to be (exit 3). */
+export class InputError extends BernsteinError {
+  constructor(code: string, message: string, facts: Record<string, unknown> = {}) {
+    super(code, message, ExitCode.INPUT, facts);
+    this.name = "InputError";
+  }
+}
+
+/** A refusal to act (exit 2): the tool will not do this without changes. */
+export class RefusalError extends BernsteinError {
+  constructor(code: string, message: string, facts: Record<string, unknown> = {}) {
+    super(code, message, ExitCode.USAGE, facts);
+    this.name = "RefusalError";
+  }
+}
+
+/** A negative verdict raised as an error (exit 1). */
+export class NegativeError extends BernsteinError {
+  constructor(code: string, message: string, facts: Record<string, unknown> = {}) {
+    super(code, message, ExitCode.NEGATIVE, facts);
+    this.name = "NegativeError";
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

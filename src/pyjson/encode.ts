@@ -1,0 +1,199 @@
+import { canonicalNumber, floatRepr } from "./float.ts";
+import { DEFAULT_HASH_PROFILE, PyNum, type PyLike } from "./types.ts";
+
+/**
+ * Python's `json.dumps` for py-json values and plain JS values.
+ * Defaults match Python: `ensure_ascii=True`, separators `", "`/`": "`
+ * (`","`/`": "` when indenting), insertion order unless `sortKeys`.
+ */
+export interface DumpsOptions {
+  sortKeys?: boolean;
+  separators?: readonly [string, string];
+  indent?: number | null;
+  ensureAscii?: boolean;
+  /** Print parsed numbers as recorded (display), not re-spelled (hashing). */
+  rawNumbers?: boolean;
+}
+
+const HEX = "0123456789abcdef";
+
+function hex4(c: number): string {
+  return "\\u" + HEX[(c >> 12) & 15] + HEX[(c >> 8) & 15] + HEX[(c >> 4) & 15] + HEX[c & 15];
+}
+
+/** `"..."` with Python's escaping. */
+export function encodeString(s: string, ensureAscii = true): string {
+  let out = '"';
+  let start = 0;
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    let rep: string | null = null;
+    if (c === 0x22) rep = '\\"';
+    else if (c === 0x5c) rep = "\\\\";
+    else if (c < 0x20) {
+      switch (c) {
+        case 0x0a: rep = "\\n"; break;
+        case 0x0d: rep = "\\r"; break;
+        case 0x09: rep = "\\t"; break;
+        case 0x08: rep = "\\b"; break;
+        case 0x0c: rep = "\\f"; break;
+        default: rep = hex4(c);
+      }
+    } else if (c > 0x7e) {
+      if (ensureAscii) rep = hex4(c);
+      else if (c >= 0xd800 && c <= 0xdfff) {
+        // Raw output cannot carry a lone surrogate in UTF-8: escape it.
+        const isHigh = c <= 0xdbff;
+        const next = i + 1 < n ? s.charCodeAt(i + 1) : 0;
+        if (isHigh && next >= 0xdc00 && next <= 0xdfff) {
+          i++;
+          continue;
+        }
+        rep = hex4(c);
+      }
+    }
+    if (rep !== null) {
+      if (i > start) out += s.slice(start, i);
+      out += rep;
+      start = i + 1;
+    }
+  }
+  if (start < n) out += s.slice(start);
+  return out + '"';
+}
+
+/** Compare two strings by Unicode code point (Python `str` order). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Only surrogates (astral characters) disagree between UTF-16 unit order
+    // and code point order: a surrogate stands for a code point >= 0x10000.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) {
+      const xp = a.codePointAt(i)!;
+      const yp = b.codePointAt(i)!;
+      return xp < yp ? -1 : 1;
+    }
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+function numberLexeme(v: number): string {
+  if (Number.isInteger(v) && !Object.is(v, -0)) {
+    return Number.isSafeInteger(v) ? String(v) : BigInt(v).toString();
+  }
+  return floatRepr(v);
+}
+
+export function dumps(value: PyLike, options: DumpsOptions = {}): string {
+  const indent = options.indent ?? null;
+  const ensureAscii = options.ensureAscii ?? true;
+  const sortKeys = options.sortKeys ?? false;
+  const rawNumbers = options.rawNumbers ?? false;
+  const [itemSep, keySep] = options.separators ?? (indent === null ? [", ", ": "] : [",", ": "]);
+  const parts: string[] = [];
+
+  const entriesOf = (v: object): [string, PyLike][] => {
+    let entries: [string, PyLike][];
+    if (v instanceof Map) entries = [...(v as Map<string, PyLike>).entries()];
+    else entries = Object.entries(v as Record<string, PyLike>).filter(([, x]) => x !== undefined);
+    if (sortKeys) entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+    return entries;
+  };
+
+  const emit = (v: PyLike, level: number): void => {
+    if (v === null || v === undefined) {
+      parts.push("null");
+      return;
+    }
+    switch (typeof v) {
+      case "string":
+        parts.push(encodeString(v, ensureAscii));
+        return;
+      case "boolean":
+        parts.push(v ? "true" : "false");
+        return;
+      case "number":
+        parts.push(numberLexeme(v));
+        return;
+      case "bigint":
+        parts.push(v.toString());
+        return;
+    }
+    if (v instanceof PyNum) {
+      parts.push(rawNumbers ? v.raw : canonicalNumber(v.raw, v.isFloat));
+      return;
+    }
+    const nl = indent === null ? "" : "\n" + " ".repeat(indent * (level + 1));
+    const nlClose = indent === null ? "" : "\n" + " ".repeat(indent * level);
+    if (Array.isArray(v)) {
+      if (v.length === 0) {
+        parts.push("[]");
+        return;
+      }
+      parts.push("[");
+      for (let i = 0; i < v.length; i++) {
+        parts.push(i === 0 ? nl : itemSep + nl);
+        emit(v[i], level + 1);
+      }
+      parts.push(nlClose + "]");
+      return;
+    }
+    const entries = entriesOf(v as object);
+    if (entries.length === 0) {
+      parts.push("{}");
+      return;
+    }
+    parts.push("{");
+    for (let i = 0; i < entries.length; i++) {
+      const [k, x] = entries[i]!;
+      parts.push(i === 0 ? nl : itemSep + nl);
+      parts.push(encodeString(k, ensureAscii), keySep);
+      emit(x, level + 1);
+    }
+    parts.push(nlClose + "}");
+  };
+
+  emit(value, 0);
+  return parts.join("");
+}
+
+/**
+ * A canonicaliser turns a value into the exact bytes that are hashed.
+ * `py-json-v1` = `json.dumps(v, sort_keys=True, separators=(",", ":"))`.
+ */
+export type Canonicalizer = (value: PyLike) => string;
+
+const pyJsonV1: Canonicalizer = (value) => dumps(value, { sortKeys: true, separators: [",", ":"] });
+
+const PROFILES: Record<string, Canonicalizer> = { "py-json-v1": pyJsonV1 };
+
+export class UnknownHashProfileError extends Error {
+  constructor(profile: string) {
+    super(`unknown hash_profile ${JSON.stringify(profile)}: refusing to verify (known: ${Object.keys(PROFILES).join(", ")})`);
+    this.name = "UnknownHashProfileError";
+  }
+}
+
+/** Look up a canonicaliser; an unknown profile fails closed. */
+export function canonicalizer(profile: string = DEFAULT_HASH_PROFILE): Canonicalizer {
+  const c = PROFILES[profile];
+  if (!c) throw new UnknownHashProfileError(profile);
+  return c;
+}
+
+/** Canonical py-json-v1 text (sorted keys, compact, ASCII-escaped). */
+export function canonical(value: PyLike): string {
+  return pyJsonV1(value);
+}
+
+const encoder = new TextEncoder();
+export function canonicalBytes(value: PyLike): Uint8Array {
+  return encoder.encode(pyJsonV1(value));
+}

@@ -1,0 +1,48 @@
+/**
+ * Python's `repr(float)`: the shortest digits that round-trip (the same
+ * digits ECMAScript's Number-to-String produces), laid out by Python's rules:
+ * fixed notation when the decimal exponent is in [-4, 16), scientific
+ * otherwise with a signed, at-least-two-digit exponent (`1e-05`, `1e+16`),
+ * and `.0` on integral fixed values. NaN/Infinity use the JSON tokens.
+ */
+export function floatRepr(n: number): string {
+  if (Number.isNaN(n)) return "NaN";
+  if (n === Infinity) return "Infinity";
+  if (n === -Infinity) return "-Infinity";
+  if (n === 0) return Object.is(n, -0) ? "-0.0" : "0.0";
+  const neg = n < 0;
+  const exp = Math.abs(n).toExponential(); // e.g. "1.2345e+2", shortest round-trip digits
+  const eIdx = exp.indexOf("e");
+  const mant = exp.slice(0, eIdx);
+  const e10 = Number(exp.slice(eIdx + 1));
+  const digits = mant.replace(".", "");
+  const decpt = e10 + 1; // position of the decimal point relative to the digits
+  let body: string;
+  if (decpt > -4 && decpt <= 16) {
+    if (decpt <= 0) {
+      body = "0." + "0".repeat(-decpt) + digits;
+    } else if (decpt >= digits.length) {
+      body = digits + "0".repeat(decpt - digits.length) + ".0";
+    } else {
+      body = digits.slice(0, decpt) + "." + digits.slice(decpt);
+    }
+  } else {
+    const m = digits.length > 1 ? digits[0] + "." + digits.slice(1) : digits;
+    const x = decpt - 1;
+    const xs = Math.abs(x).toString().padStart(2, "0");
+    body = m + "e" + (x < 0 ? "-" : "+") + xs;
+  }
+  return neg ? "-" + body : body;
+}
+
+/** The canonical (Python) spelling of a parsed number lexeme. */
+export function canonicalNumber(raw: string, isFloat: boolean): string {
+  if (!isFloat) return raw === "-0" ? "0" : raw;
+  switch (raw) {
+    case "NaN":
+    case "Infinity":
+    case "-Infinity":
+      return raw;
+  }
+  return floatRepr(Number(raw));
+}

@@ -1,0 +1,15 @@
+export { parse, isPyObject, DEFAULT_MAX_DEPTH, type ParseOptions } from "./parse.ts";
+export {
+  dumps,
+  canonical,
+  canonicalBytes,
+  canonicalizer,
+  compareCodePoints,
+  encodeString,
+  UnknownHashProfileError,
+  type Canonicalizer,
+  type DumpsOptions,
+} from "./encode.ts";
+export { floatRepr, canonicalNumber } from "./float.ts";
+export { pyStr, pyRepr, pyEquals, pyInt as pyIntOf } from "./python.ts";
+export * from "./types.ts";

@@ -1,0 +1,135 @@
+import { floatRepr, canonicalNumber } from "./float.ts";
+import { PyNum, type PyValue } from "./types.ts";
+
+/**
+ * Python's `str()` and `repr()` of parsed JSON values, and `==`. The
+ * Python verifiers coerce with `str()` (null -> "None", true -> "True") and
+ * compare with `==` (1 == 1.0 == True), so identical verdicts need the same.
+ */
+
+// Python's str.isprintable(): not in Cc, Cf, Cs, Co, Cn, Zl, Zp, Zs (space excepted).
+const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
+function reprString(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (let i = 0; i < s.length; i++) {
+    let cp = s.charCodeAt(i);
+    let ch = s[i]!;
+    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < s.length) {
+      const lo = s.charCodeAt(i + 1);
+      if (lo >= 0xdc00 && lo <= 0xdfff) {
+        cp = s.codePointAt(i)!;
+        ch = s.slice(i, i + 2);
+        i++;
+      }
+    }
+    if (ch === quote || ch === "\\") out += "\\" + ch;
+    else if (ch === "\t") out += "\\t";
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (cp < 0x20 || cp === 0x7f) out += "\\x" + cp.toString(16).padStart(2, "0");
+    else if (cp < 0x7f) out += ch;
+    else if (NON_PRINTABLE.test(ch)) {
+      if (cp <= 0xff) out += "\\x" + cp.toString(16).padStart(2, "0");
+      else if (cp <= 0xffff) out += "\\u" + cp.toString(16).padStart(4, "0");
+      else out += "\\U" + cp.toString(16).padStart(8, "0");
+    } else out += ch;
+  }
+  return out + quote;
+}
+
+export function pyRepr(v: PyValue | undefined): string {
+  if (v === null || v === undefined) return "None";
+  if (v === true) return "True";
+  if (v === false) return "False";
+  if (typeof v === "string") return reprString(v);
+  if (v instanceof PyNum) {
+    if (!v.isFloat) return canonicalNumber(v.raw, false);
+    const r = canonicalNumber(v.raw, true);
+    // repr(float('nan')) is 'nan', repr(inf) is 'inf'
+    if (r === "NaN") return "nan";
+    if (r === "Infinity") return "inf";
+    if (r === "-Infinity") return "-inf";
+    return r;
+  }
+  if (Array.isArray(v)) return "[" + v.map((x) => pyRepr(x)).join(", ") + "]";
+  const parts: string[] = [];
+  for (const [k, x] of v) parts.push(reprString(k) + ": " + pyRepr(x));
+  return "{" + parts.join(", ") + "}";
+}
+
+/** Python `str(value)` of a parsed JSON value; a missing value gives `fallback`. */
+export function pyStr(v: PyValue | undefined, fallback = ""): string {
+  if (v === undefined) return fallback;
+  if (typeof v === "string") return v;
+  return pyRepr(v);
+}
+
+type NumLike = { kind: "int"; value: bigint } | { kind: "float"; value: number };
+
+function asNumber(v: PyValue): NumLike | null {
+  if (v === true) return { kind: "int", value: 1n };
+  if (v === false) return { kind: "int", value: 0n };
+  if (v instanceof PyNum) {
+    if (!v.isFloat) return { kind: "int", value: BigInt(v.raw) };
+    return { kind: "float", value: Number(v.raw) };
+  }
+  return null;
+}
+
+function numEquals(a: NumLike, b: NumLike): boolean {
+  if (a.kind === "int" && b.kind === "int") return a.value === b.value;
+  if (a.kind === "float" && b.kind === "float") return a.value === b.value;
+  const f = a.kind === "float" ? a.value : (b.value as number);
+  const i = a.kind === "int" ? a.value : (b.value as bigint);
+  // Python compares int and float exactly, not by converting the int.
+  if (!Number.isFinite(f) || !Number.isInteger(f)) return false;
+  return BigInt(f) === i;
+}
+
+/** Python `==` between two parsed JSON values (missing treated as None). */
+export function pyEquals(a: PyValue | undefined, b: PyValue | undefined): boolean {
+  const x = a === undefined ? null : a;
+  const y = b === undefined ? null : b;
+  if (x === null || y === null) return x === y;
+  const nx = asNumber(x);
+  const ny = asNumber(y);
+  if (nx || ny) return nx !== null && ny !== null && numEquals(nx, ny);
+  if (typeof x === "string" || typeof y === "string") return x === y;
+  if (Array.isArray(x) || Array.isArray(y)) {
+    if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+    return x.every((e, i) => pyEquals(e, y[i]));
+  }
+  const mx = x as Map<string, PyValue>;
+  const my = y as Map<string, PyValue>;
+  if (mx.size !== my.size) return false;
+  for (const [k, v] of mx) {
+    if (!my.has(k) || !pyEquals(v, my.get(k))) return false;
+  }
+  return true;
+}
+
+/**
+ * Python `int(value)` as the walkers use it for `seq`: ints, floats
+ * (truncated), bools and numeric strings; anything else is not convertible.
+ */
+export function pyInt(v: PyValue | undefined): bigint | null {
+  if (v === true) return 1n;
+  if (v === false) return 0n;
+  if (v instanceof PyNum) {
+    if (!v.isFloat) return BigInt(v.raw);
+    const f = Number(v.raw);
+    if (!Number.isFinite(f)) return null;
+    return BigInt(Math.trunc(f));
+  }
+  if (typeof v === "string") {
+    // int(" 12 "), int("+3"), int("1_000") are accepted by Python.
+    const t = v.trim().replace(/(?<=\d)_(?=\d)/g, "");
+    if (/^[+-]?\d+$/.test(t)) return BigInt(t);
+    return null;
+  }
+  return null;
+}
+
+export { floatRepr };

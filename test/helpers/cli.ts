@@ -1,0 +1,53 @@
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+export const SHARED = join(ROOT, "..", "shared");
+export const VECTORS = join(SHARED, "vectors");
+
+export function binPath(): string {
+  return process.env.BERNSTEIN_BIN ?? join(ROOT, "dist", "bernstein");
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  stdin?: string | Uint8Array;
+  timeoutMs?: number;
+}
+
+/** Spawn the compiled binary with NO_COLOR=1 and collect its output. */
+export async function bernstein(args: string[], opts: RunOptions = {}): Promise<CliResult> {
+  const proc = Bun.spawn([binPath(), ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = opts.timeoutMs ? setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs) : undefined;
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  if (timer) clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+/** Run and parse stdout as exactly one JSON document. */
+export async function bernsteinJson(args: string[], opts: RunOptions = {}): Promise<CliResult & { json: any }> {
+  const r = await bernstein([...args, "--as-json"], opts);
+  let json: any;
+  try {
+    json = JSON.parse(r.stdout);
+  } catch {
+    throw new Error(`stdout is not one JSON document (exit ${r.code}):\n${r.stdout}\nstderr:\n${r.stderr}`);
+  }
+  return { ...r, json };
+}
