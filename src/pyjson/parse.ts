@@ -18,6 +18,9 @@ export interface ParseOptions {
  */
 export const DEFAULT_MAX_DEPTH = 1000;
 
+/** CPython's default `sys.get_int_max_str_digits()`. */
+export const INT_MAX_STR_DIGITS = 4300;
+
 const WS_SPACE = 0x20;
 const WS_TAB = 0x09;
 const WS_LF = 0x0a;
@@ -143,6 +146,17 @@ export function parse(text: string, options: ParseOptions = {}): PyValue {
         while (q < len && isDigit(text.charCodeAt(q))) q++;
         p = q;
         isFloat = true;
+      }
+    }
+    if (!isFloat) {
+      // CPython >= 3.11 refuses int() of more than 4300 digits (a ValueError
+      // from json.loads), so such a row is unreadable to the Python reader.
+      const digits = p - start - (text.charCodeAt(start) === 0x2d ? 1 : 0);
+      if (digits > INT_MAX_STR_DIGITS) {
+        throw new PyJsonError(
+          `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion: value has ${digits} digits; use sys.set_int_max_str_digits() to increase the limit`,
+          start,
+        );
       }
     }
     pos = p;

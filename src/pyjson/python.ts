@@ -123,13 +123,77 @@ export function pyInt(v: PyValue | undefined): bigint | null {
     if (!Number.isFinite(f)) return null;
     return BigInt(Math.trunc(f));
   }
-  if (typeof v === "string") {
-    // int(" 12 "), int("+3"), int("1_000") are accepted by Python.
-    const t = v.trim().replace(/(?<=\d)_(?=\d)/g, "");
-    if (/^[+-]?\d+$/.test(t)) return BigInt(t);
-    return null;
-  }
+  if (typeof v === "string") return pyIntFromString(v);
   return null;
+}
+
+/**
+ * Python's whitespace (`str.isspace()`, the set `str.strip()` removes):
+ * includes \x1c-\x1f, \x85 and U+2028/2029; excludes U+FEFF and U+200B.
+ */
+export function isPyWhitespace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f);
+  if (c < 0x85) return false;
+  return (
+    c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000
+  );
+}
+
+/** Python `str.strip()` (no argument). */
+export function pyStrip(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && isPyWhitespace(s.charCodeAt(a))) a++;
+  while (b > a && isPyWhitespace(s.charCodeAt(b - 1))) b--;
+  return a === 0 && b === s.length ? s : s.slice(a, b);
+}
+
+const DECIMAL_DIGIT = /^\p{Nd}$/u;
+
+/** The value 0-9 of a Unicode decimal digit (Nd), or -1. */
+function decimalValue(ch: string): number {
+  const cp = ch.codePointAt(0)!;
+  if (cp >= 0x30 && cp <= 0x39) return cp - 0x30;
+  if (cp < 0x80 || !DECIMAL_DIGIT.test(ch)) return -1;
+  // Unicode encodes every decimal digit set as ten contiguous code points
+  // 0..9 (a stability guarantee); sets can be adjacent (e.g. the five
+  // mathematical digit sets), so count back to the start of the run.
+  let start = cp;
+  while (DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
+  return (cp - start) % 10;
+}
+
+/**
+ * Python `int(text)` in base 10: surrounding whitespace, one optional sign,
+ * ASCII or any Unicode decimal digits, single underscores between digits,
+ * at most 4300 digits (CPython >= 3.11). Anything else is a ValueError
+ * (`null` here). `parseInt("3x")` is 3; `int("3x")` raises.
+ */
+export function pyIntFromString(text: string): bigint | null {
+  const t = pyStrip(text);
+  let i = 0;
+  let neg = false;
+  if (t[0] === "+" || t[0] === "-") {
+    neg = t[0] === "-";
+    i = 1;
+  }
+  let digits = "";
+  let prevDigit = false;
+  for (const ch of t.slice(i)) {
+    if (ch === "_") {
+      if (!prevDigit) return null;
+      prevDigit = false;
+      continue;
+    }
+    const d = decimalValue(ch);
+    if (d < 0) return null;
+    digits += String(d);
+    prevDigit = true;
+  }
+  if (!prevDigit || digits.length === 0 || digits.length > 4300) return null;
+  const n = BigInt(digits);
+  return neg ? -n : n;
 }
 
 export { floatRepr };

@@ -1,3 +1,5 @@
+import { floatRepr } from "./float.ts";
+
 /**
  * Values of the py-json-v1 data model: what Python's `json.loads` produces,
  * with the distinctions `JSON.parse` loses kept intact.
@@ -44,7 +46,7 @@ export type PyLike =
 
 /** A float, spelled the way Python's `repr(float)` would. */
 export function pyFloat(n: number): PyNum {
-  return new PyNum(String(n), true);
+  return new PyNum(floatRepr(n), true);
 }
 
 /** An int (arbitrary precision). */

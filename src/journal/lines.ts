@@ -1,0 +1,136 @@
+import { closeSync, openSync, readSync } from "node:fs";
+import { InputError } from "../errors.ts";
+
+/**
+ * Physical lines of a file, read in fixed-size chunks (constant memory
+ * whatever the file size; only a line longer than a chunk is assembled).
+ *
+ * Line breaks are Python's universal newlines: `\n`, `\r\n` and a lone `\r`
+ * each end one physical line, and lines are numbered from 0 counting blank
+ * ones, exactly as Python's text-mode iteration numbers them. Splitting on
+ * bytes is equivalent to splitting the decoded text: CR and LF never occur
+ * inside a UTF-8 multi-byte sequence, and invalid bytes are never CR/LF.
+ */
+
+export interface PhysicalLine {
+  /** 0-based physical line number. */
+  index: number;
+  /** Byte offset of the first byte of the line. */
+  start: number;
+  /** Byte offset just past the line content (before its terminator). */
+  end: number;
+  /** The line content without terminator. Valid only until the next line is requested. */
+  bytes: Uint8Array;
+  /** True when the line was ended by a terminator (false for a final fragment). */
+  terminated: boolean;
+}
+
+export interface LineReadOptions {
+  /** Treat the file as ending at this byte offset (a snapshot of a growing file). */
+  endOffset?: number;
+  /** Read size in bytes (default 1 MiB). */
+  chunkSize?: number;
+}
+
+const LF = 10;
+const CR = 13;
+export const DEFAULT_CHUNK_SIZE = 1 << 20;
+
+function unreadable(path: string, err: unknown): InputError {
+  const code = (err as NodeJS.ErrnoException).code ?? "EIO";
+  const why = code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : code;
+  return new InputError("journal_unreadable", `cannot read journal ${path}: ${why}`, { path });
+}
+
+function concat(parts: Uint8Array[], tail: Uint8Array): Uint8Array {
+  let len = tail.length;
+  for (const p of parts) len += p.length;
+  const out = new Uint8Array(len);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  out.set(tail, off);
+  return out;
+}
+
+/**
+ * Yield the physical lines of `path`. A missing file yields nothing; any
+ * other read failure is an `InputError` (`journal_unreadable`, exit 3).
+ */
+export function* physicalLines(path: string, options: LineReadOptions = {}): Generator<PhysicalLine> {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw unreadable(path, err);
+  }
+  const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
+  const limit = options.endOffset ?? Number.POSITIVE_INFINITY;
+  const buf = new Uint8Array(chunkSize);
+  let filePos = 0;
+  let lineStart = 0;
+  let index = 0;
+  let pending: Uint8Array[] = [];
+  let skipLF = false;
+  try {
+    for (;;) {
+      const want = Math.min(chunkSize, limit - filePos);
+      if (want <= 0) break;
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, want, filePos);
+      } catch (err) {
+        throw unreadable(path, err);
+      }
+      if (n === 0) break;
+      const view = buf.subarray(0, n);
+      let p = 0;
+      if (skipLF) {
+        skipLF = false;
+        if (view[0] === LF) {
+          p = 1;
+          lineStart = filePos + 1;
+        }
+      }
+      // Cached positions of the next LF/CR: each byte is searched once.
+      let nextLF = view.indexOf(LF, p);
+      let nextCR = view.indexOf(CR, p);
+      while (p < n) {
+        if (nextLF !== -1 && nextLF < p) nextLF = view.indexOf(LF, p);
+        if (nextCR !== -1 && nextCR < p) nextCR = view.indexOf(CR, p);
+        const lf = nextLF === -1 ? n : nextLF;
+        const cr = nextCR === -1 ? n : nextCR;
+        const t = lf < cr ? lf : cr;
+        if (t === n) {
+          pending.push(view.slice(p, n)); // copy: the buffer is reused
+          break;
+        }
+        const content = view.subarray(p, t);
+        const bytes = pending.length === 0 ? content : concat(pending, content);
+        pending = [];
+        yield { index, start: lineStart, end: filePos + t, bytes, terminated: true };
+        index++;
+        p = t + 1;
+        if (view[t] === CR) {
+          if (p < n) {
+            if (view[p] === LF) p++;
+          } else {
+            skipLF = true;
+          }
+        }
+        lineStart = filePos + p;
+      }
+      filePos += n;
+    }
+    if (pending.length > 0) {
+      const bytes = concat(pending, new Uint8Array(0));
+      pending = [];
+      yield { index, start: lineStart, end: lineStart + bytes.length, bytes, terminated: false };
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

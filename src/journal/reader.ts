@@ -1,0 +1,93 @@
+import { parse } from "../pyjson/parse.ts";
+import { isPyWhitespace } from "../pyjson/python.ts";
+import type { PyValue } from "../pyjson/types.ts";
+import { physicalLines, type LineReadOptions } from "./lines.ts";
+
+/**
+ * The tolerant journal reader (spec §1.8): every physical line is either a
+ * row (a JSON object), blank (skipped, but still numbered), or discarded
+ * with its physical index — undecodable bytes, not JSON (Python `json`
+ * semantics: NaN/Infinity accepted, last duplicate key wins), or not an
+ * object. Streaming: rows are produced one at a time.
+ */
+
+export type JournalRow = Map<string, PyValue>;
+
+export type ReadItem =
+  | { kind: "row"; line: number; row: JournalRow; offset: number }
+  | { kind: "discarded"; line: number; reason: string; offset: number };
+
+export type LineVerdict =
+  | { kind: "row"; row: JournalRow }
+  | { kind: "blank" }
+  | { kind: "discarded"; reason: string };
+
+// Python decodes with errors="surrogateescape" and discards a line holding an
+// escaped byte; a fatal decoder refuses exactly the same byte sequences
+// (overlongs, encoded surrogates, > U+10FFFF, truncated sequences). The BOM
+// is kept: Python's "utf-8" codec keeps it and json.loads then rejects it.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+const BLANK: LineVerdict = { kind: "blank" };
+const UNDECODABLE: LineVerdict = { kind: "discarded", reason: "undecodable bytes (not valid UTF-8)" };
+const NON_OBJECT: LineVerdict = { kind: "discarded", reason: "non-object row" };
+
+/** Classify one physical line (content bytes without the terminator). */
+export function classifyLine(bytes: Uint8Array): LineVerdict {
+  if (bytes.length === 0) return BLANK;
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return UNDECODABLE;
+  }
+  // Python str.strip(): its whitespace set, not JS trim()'s.
+  let a = 0;
+  let b = text.length;
+  while (a < b && isPyWhitespace(text.charCodeAt(a))) a++;
+  while (b > a && isPyWhitespace(text.charCodeAt(b - 1))) b--;
+  if (a === b) return BLANK;
+  if (a !== 0 || b !== text.length) text = text.slice(a, b);
+  let value: PyValue;
+  try {
+    value = parse(text);
+  } catch (err) {
+    return { kind: "discarded", reason: `unparsable (${(err as Error).message})` };
+  }
+  if (!(value instanceof Map)) return NON_OBJECT;
+  return { kind: "row", row: value };
+}
+
+/** Synchronous core of `readJournal` (blank lines skipped). */
+export function* readJournalSync(path: string, opts: LineReadOptions = {}): Generator<ReadItem> {
+  for (const line of physicalLines(path, opts)) {
+    const v = classifyLine(line.bytes);
+    if (v.kind === "blank") continue;
+    if (v.kind === "row") yield { kind: "row", line: line.index, row: v.row, offset: line.start };
+    else yield { kind: "discarded", line: line.index, reason: v.reason, offset: line.start };
+  }
+}
+
+/**
+ * Stream the rows and discarded lines of a journal. Blank lines are skipped;
+ * a missing file yields nothing; an unreadable one throws `InputError`
+ * (`journal_unreadable`).
+ */
+export async function* readJournal(path: string, opts: { endOffset?: number } = {}): AsyncGenerator<ReadItem> {
+  yield* readJournalSync(path, opts);
+}
+
+/** Whole-journal load for small files (tests, tooling): rows and discarded line indices. */
+export async function loadEvents(path: string): Promise<{ events: JournalRow[]; discardedLineIndices: number[] }> {
+  return loadEventsSync(path);
+}
+
+export function loadEventsSync(path: string): { events: JournalRow[]; discardedLineIndices: number[] } {
+  const events: JournalRow[] = [];
+  const discardedLineIndices: number[] = [];
+  for (const item of readJournalSync(path)) {
+    if (item.kind === "row") events.push(item.row);
+    else discardedLineIndices.push(item.line);
+  }
+  return { events, discardedLineIndices };
+}
