@@ -1,0 +1,257 @@
+import { canonicalNumber } from "../pyjson/float.ts";
+
+/**
+ * The verify hot path. A row written by a canonical writer (Python's
+ * `json.dumps(sort_keys=True, separators=(",", ":"))`, or ours) already
+ * spells every value exactly as the step-hash pre-image needs it, so the
+ * pre-image can be assembled from byte spans of the line without building
+ * values. `scanCanonicalRow` proves that claim for one line: strict JSON,
+ * ASCII only, compact, keys strictly ascending (hence no duplicates), every
+ * string escaped the way Python escapes it, and every number in a hashed
+ * field spelled as Python re-spells it. Any line it cannot prove goes to the
+ * general path (parse + re-encode), so the two paths can never disagree.
+ */
+
+/** Top-level keys the walkers read. */
+export const enum Key {
+  Other = 0,
+  Seq,
+  PrevHash,
+  StepHash,
+  InputHash,
+  Model,
+  Prompt,
+  ToolCall,
+  ToolResult,
+  Effort,
+}
+const KEY_COUNT = 10;
+
+const KEY_BYTES: [Key, Uint8Array][] = (
+  [
+    [Key.Seq, "seq"],
+    [Key.PrevHash, "prev_hash"],
+    [Key.StepHash, "step_hash"],
+    [Key.InputHash, "input_hash"],
+    [Key.Model, "model"],
+    [Key.Prompt, "prompt"],
+    [Key.ToolCall, "tool_call"],
+    [Key.ToolResult, "tool_result"],
+    [Key.Effort, "effort"],
+  ] as const
+).map(([k, s]) => [k, new TextEncoder().encode(s)]);
+
+/** Value spans [start, end) per key of the last successful scan; -1 = absent. */
+export const spanStart = new Int32Array(KEY_COUNT);
+export const spanEnd = new Int32Array(KEY_COUNT);
+
+const MAX_DEPTH = 1000;
+let buf: Uint8Array = new Uint8Array(0);
+let len = 0;
+/** Set by scanString: the last string contained a backslash escape. */
+let hadEscape = false;
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+const isLowerHex = (c: number): boolean => isDigit(c) || (c >= 0x61 && c <= 0x66);
+
+/** A canonical string starting at `p` (the quote); returns the end or -1. */
+function scanString(p: number): number {
+  p++;
+  hadEscape = false;
+  while (p < len) {
+    const c = buf[p]!;
+    if (c === 0x22) return p + 1;
+    if (c === 0x5c) {
+      hadEscape = true;
+      const e = buf[p + 1];
+      if (e === 0x22 || e === 0x5c || e === 0x6e || e === 0x72 || e === 0x74 || e === 0x62 || e === 0x66) {
+        p += 2;
+        continue;
+      }
+      if (e !== 0x75 || p + 6 > len) return -1;
+      let v = 0;
+      for (let i = 2; i < 6; i++) {
+        const h = buf[p + i]!;
+        if (!isLowerHex(h)) return -1;
+        v = v * 16 + (h <= 0x39 ? h - 0x30 : h - 0x57);
+      }
+      // Python writes \uXXXX only for controls without a short form and
+      // for everything above '~'.
+      if (v >= 0x20 && v <= 0x7e) return -1;
+      if (v === 0x0a || v === 0x0d || v === 0x09 || v === 0x08 || v === 0x0c) return -1;
+      p += 6;
+      continue;
+    }
+    if (c < 0x20 || c > 0x7e) return -1;
+    p++;
+  }
+  return -1;
+}
+
+function scanNumber(p: number, strict: boolean): number {
+  const start = p;
+  if (buf[p] === 0x2d) p++;
+  const c0 = buf[p];
+  if (c0 === 0x30) p++;
+  else if (c0 !== undefined && c0 >= 0x31 && c0 <= 0x39) {
+    p++;
+    while (p < len && isDigit(buf[p]!)) p++;
+  } else return -1;
+  let isFloat = false;
+  if (buf[p] === 0x2e) {
+    if (!isDigit(buf[p + 1] ?? 0)) return -1;
+    p += 2;
+    while (p < len && isDigit(buf[p]!)) p++;
+    isFloat = true;
+  }
+  const ec = buf[p];
+  if (ec === 0x65 || ec === 0x45) {
+    let q = p + 1;
+    if (buf[q] === 0x2b || buf[q] === 0x2d) q++;
+    if (!isDigit(buf[q] ?? 0)) return -1;
+    while (q < len && isDigit(buf[q]!)) q++;
+    p = q;
+    isFloat = true;
+  }
+  if (strict) {
+    if (!isFloat) {
+      if (p - start === 2 && buf[start] === 0x2d && buf[start + 1] === 0x30) return -1; // "-0"
+    } else {
+      const raw = String.fromCharCode.apply(null, buf.subarray(start, p) as unknown as number[]);
+      if (canonicalNumber(raw, true) !== raw) return -1;
+    }
+  }
+  return p;
+}
+
+function matchWord(p: number, word: string): boolean {
+  if (p + word.length > len) return false;
+  for (let i = 0; i < word.length; i++) if (buf[p + i] !== word.charCodeAt(i)) return false;
+  return true;
+}
+
+function keyLess(aS: number, aE: number, bS: number, bE: number): boolean {
+  const n = Math.min(aE - aS, bE - bS);
+  for (let i = 0; i < n; i++) {
+    const x = buf[aS + i]!;
+    const y = buf[bS + i]!;
+    if (x !== y) return x < y;
+  }
+  return aE - aS < bE - bS;
+}
+
+function scanValue(p: number, strict: boolean, depth: number): number {
+  const c = buf[p];
+  switch (c) {
+    case 0x22:
+      return scanString(p);
+    case 0x7b:
+      return depth >= MAX_DEPTH ? -1 : scanObject(p, strict, depth + 1, false);
+    case 0x5b: {
+      if (depth >= MAX_DEPTH) return -1;
+      p++;
+      if (buf[p] === 0x5d) return p + 1;
+      for (;;) {
+        p = scanValue(p, strict, depth + 1);
+        if (p < 0) return -1;
+        const d = buf[p];
+        if (d === 0x5d) return p + 1;
+        if (d !== 0x2c) return -1;
+        p++;
+      }
+    }
+    case 0x6e:
+      return matchWord(p, "null") ? p + 4 : -1;
+    case 0x74:
+      return matchWord(p, "true") ? p + 4 : -1;
+    case 0x66:
+      return matchWord(p, "false") ? p + 5 : -1;
+    case 0x4e:
+      return matchWord(p, "NaN") ? p + 3 : -1;
+    case 0x49:
+      return matchWord(p, "Infinity") ? p + 8 : -1;
+    case 0x2d:
+      if (matchWord(p, "-Infinity")) return p + 9;
+      return scanNumber(p, strict);
+    default:
+      return scanNumber(p, strict);
+  }
+}
+
+function identify(s: number, e: number): Key {
+  const n = e - s;
+  for (const [k, bytes] of KEY_BYTES) {
+    if (bytes.length !== n || bytes[0] !== buf[s]) continue;
+    let same = true;
+    for (let i = 1; i < n; i++) {
+      if (bytes[i] !== buf[s + i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return k;
+  }
+  return Key.Other;
+}
+
+const HASHED = new Uint8Array(KEY_COUNT);
+for (const k of [Key.InputHash, Key.Model, Key.Prompt, Key.ToolCall, Key.ToolResult, Key.Effort, Key.PrevHash]) HASHED[k] = 1;
+
+function scanObject(p: number, strict: boolean, depth: number, top: boolean): number {
+  p++;
+  if (buf[p] === 0x7d) return p + 1;
+  let prevS = -1;
+  let prevE = -1;
+  for (;;) {
+    if (buf[p] !== 0x22) return -1;
+    const kS = p + 1;
+    const kEnd = scanString(p);
+    // Escaped keys sort differently in escaped form: leave them to the general path.
+    if (kEnd < 0 || hadEscape) return -1;
+    const kE = kEnd - 1;
+    if (prevS >= 0 && !keyLess(prevS, prevE, kS, kE)) return -1;
+    prevS = kS;
+    prevE = kE;
+    if (buf[kEnd] !== 0x3a) return -1;
+    const vS = kEnd + 1;
+    let key = Key.Other;
+    let vStrict = strict;
+    if (top) {
+      key = identify(kS, kE);
+      vStrict = HASHED[key] === 1;
+    }
+    const vE = scanValue(vS, vStrict, depth);
+    if (vE < 0) return -1;
+    if (top && key !== Key.Other) {
+      spanStart[key] = vS;
+      spanEnd[key] = vE;
+    }
+    const d = buf[vE];
+    if (d === 0x7d) return vE + 1;
+    if (d !== 0x2c) return -1;
+    p = vE + 1;
+  }
+}
+
+/**
+ * Scan one line. True when it is a canonical JSON object; the spans of the
+ * keys the walkers need are then in `spanStart`/`spanEnd`.
+ */
+export function scanCanonicalRow(line: Uint8Array): boolean {
+  if (line.length < 2 || line[0] !== 0x7b || line[line.length - 1] !== 0x7d) return false;
+  buf = line;
+  len = line.length;
+  spanStart.fill(-1);
+  spanEnd.fill(-1);
+  const end = scanObject(0, false, 1, true);
+  buf = EMPTY;
+  return end === len;
+}
+const EMPTY = new Uint8Array(0);
+
+/** True when the span holds a string without escapes (its text is the bytes inside the quotes). */
+export function isPlainString(line: Uint8Array, s: number, e: number): boolean {
+  if (s < 0 || line[s] !== 0x22) return false;
+  for (let i = s + 1; i < e - 1; i++) if (line[i] === 0x5c) return false;
+  return true;
+}

@@ -1,0 +1,87 @@
+import { closeSync, createReadStream, openSync, readSync } from "node:fs";
+import { parse } from "../pyjson/parse.ts";
+import type { PyObject } from "../pyjson/types.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, pyStrip, type LineDialect, type LineSink } from "./lines.ts";
+
+/** Read size for journal files: large enough that per-chunk work is noise. */
+export const READ_CHUNK = 1 << 20;
+
+/** Feed a file's lines to `sink`, streaming (constant memory). */
+export async function forEachFileLine(
+  path: string,
+  dialect: LineDialect,
+  sink: LineSink,
+  maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+): Promise<void> {
+  const splitter = new LineSplitter(dialect, sink, maxLineBytes);
+  const stream = createReadStream(path, { highWaterMark: READ_CHUNK });
+  for await (const chunk of stream) splitter.push(chunk as Uint8Array);
+  splitter.end();
+}
+
+/** The same, synchronously (the writer recovers its tip inside a sync `open`). */
+export function forEachFileLineSync(
+  path: string,
+  dialect: LineDialect,
+  sink: (line: Uint8Array | null, lineNo: number, splitter: LineSplitter) => void,
+  maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+): void {
+  const fd = openSync(path, "r");
+  try {
+    const splitter: LineSplitter = new LineSplitter(dialect, (l, n) => sink(l, n, splitter), maxLineBytes);
+    const chunk = new Uint8Array(READ_CHUNK);
+    for (;;) {
+      const got = readSync(fd, chunk, 0, chunk.length, null);
+      if (got === 0) break;
+      // The splitter may keep a view of the chunk only within a call.
+      splitter.push(chunk.subarray(0, got));
+    }
+    splitter.end();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Classify one physical line the way the tolerant reader does: blank,
+ * not an entry (unparseable, not an object, or no `step_hash`), or an entry.
+ */
+export type LineKind = { kind: "blank" } | { kind: "malformed" } | { kind: "entry"; row: PyObject };
+
+export function classifyLine(bytes: Uint8Array | null): LineKind {
+  if (bytes === null) return { kind: "malformed" };
+  if (bytes.length === 0) return { kind: "blank" };
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return { kind: "malformed" };
+  }
+  text = pyStrip(text);
+  if (text.length === 0) return { kind: "blank" };
+  try {
+    const row = parse(text);
+    if (row instanceof Map && row.has("step_hash")) return { kind: "entry", row };
+  } catch {
+    /* malformed */
+  }
+  return { kind: "malformed" };
+}
+
+/**
+ * The tolerant reader (`entries()`, §1.5): parsed rows in file order;
+ * blank, unparseable, non-object and `step_hash`-less lines are skipped
+ * silently. Streams: rows are handed to `onEntry` as they are read.
+ */
+export async function forEachEntry(
+  path: string,
+  onEntry: (row: PyObject, lineNo: number) => void,
+  dialect: LineDialect = "universal",
+): Promise<void> {
+  await forEachFileLine(path, dialect, (line, lineNo) => {
+    const k = classifyLine(line);
+    if (k.kind === "entry") onEntry(k.row, lineNo);
+  });
+}

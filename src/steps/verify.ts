@@ -1,0 +1,37 @@
+import { existsSync, statSync } from "node:fs";
+import { pyRepr } from "../pyjson/python.ts";
+import { GENESIS_HASH } from "./hash.ts";
+import { DEFAULT_MAX_LINE_BYTES } from "./lines.ts";
+import { forEachFileLine } from "./reader.ts";
+import { ChainWalker } from "./walk.ts";
+
+export interface StepJournalVerdict {
+  ok: boolean;
+  head_hash: string;
+  steps: number;
+  errors: string[];
+}
+
+/**
+ * Verify an on-disk step journal (`000000.jsonl`) per §1.5: every
+ * non-blank physical line (universal newlines, 1-based, blank lines counted)
+ * is checked; errors are collected, never thrown.
+ */
+export async function verifyStepJournal(path: string, expectedHead?: string | null): Promise<StepJournalVerdict> {
+  if (!existsSync(path) || !statSync(path).isFile()) {
+    const ok = expectedHead === undefined || expectedHead === null || expectedHead === GENESIS_HASH;
+    return {
+      ok,
+      head_hash: GENESIS_HASH,
+      steps: 0,
+      errors: ok ? [] : [`no journal file at ${path}; expected head ${pyRepr(expectedHead)}`],
+    };
+  }
+  const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
+  await forEachFileLine(path, "universal", (line, lineNo) => walker.line(line, lineNo));
+  const r = walker.result();
+  if (expectedHead !== undefined && expectedHead !== null && expectedHead !== r.head_hash) {
+    r.errors.push(`head mismatch: expected ${expectedHead.slice(0, 16)}..., got ${r.head_hash.slice(0, 16)}...`);
+  }
+  return { ok: r.errors.length === 0, ...r };
+}

@@ -1,0 +1,238 @@
+import { parse } from "../pyjson/parse.ts";
+import { pyInt as pyIntOf, pyRepr, pyStr } from "../pyjson/python.ts";
+import type { PyObject, PyValue } from "../pyjson/types.ts";
+import { GENESIS_HASH, stepHash } from "./hash.ts";
+import { isPlainString, Key, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
+import { pyStrip } from "./lines.ts";
+
+/**
+ * The chain walk shared by the on-disk verifier (§1.5) and the receipt
+ * verifier (§5b). Every non-blank line is checked for seq, prev_hash link
+ * and recomputed step hash; errors do not stop the walk, and the running
+ * head follows the *stored* step hash (as the reference does).
+ *
+ * The recomputation hashes the row's own (stored) `prev_hash`, so a broken
+ * link is reported once as a prev_hash mismatch and a step_hash mismatch
+ * means the row's hashed fields were edited.
+ */
+export type WalkDialect = "disk" | "receipt";
+
+/** Kept error lines are capped so a garbage multi-gigabyte file verifies in bounded memory. */
+export const MAX_KEPT_ERRORS = 1000;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const latin1 = new TextDecoder("latin1");
+
+export class UndecodableLineError extends Error {
+  constructor(readonly lineNo: number) {
+    super(`journal line ${lineNo} is not valid UTF-8`);
+  }
+}
+export class OverlongLineError extends Error {
+  constructor(readonly lineNo: number, readonly limit: number) {
+    super(`journal line ${lineNo} is longer than ${limit} bytes`);
+  }
+}
+
+export interface WalkResult {
+  head_hash: string;
+  steps: number;
+  errors: string[];
+}
+
+const ENC = new TextEncoder();
+const P_EFFORT = ENC.encode('{"effort":');
+const P_INPUT_FIRST = ENC.encode('{"input_hash":');
+const P_INPUT = ENC.encode(',"input_hash":');
+const P_MODEL = ENC.encode(',"model":');
+const P_PREV = ENC.encode(',"prev_hash":');
+const P_PROMPT = ENC.encode(',"prompt":');
+const P_TOOL_CALL = ENC.encode(',"tool_call":');
+const P_TOOL_RESULT = ENC.encode(',"tool_result":');
+const P_NULL = ENC.encode("null");
+const P_CLOSE = ENC.encode("}");
+
+export class ChainWalker {
+  head = GENESIS_HASH;
+  steps = 0;
+  private expected = 0;
+  private readonly kept: string[] = [];
+  private dropped = 0;
+  private scratch = new Uint8Array(4096);
+  private scratchLen = 0;
+  private readonly prefix: string;
+  private readonly notObject: string;
+
+  constructor(
+    private readonly dialect: WalkDialect,
+    private readonly maxLineBytes: number,
+  ) {
+    this.prefix = dialect === "disk" ? "line " : "journal line ";
+    this.notObject = dialect === "disk" ? "entry is not a JSON object" : "not a JSON object";
+  }
+
+  get errorCount(): number {
+    return this.kept.length + this.dropped;
+  }
+
+  error(message: string): void {
+    if (this.kept.length < MAX_KEPT_ERRORS) this.kept.push(message);
+    else this.dropped++;
+  }
+
+  result(): WalkResult {
+    const errors = [...this.kept];
+    if (this.dropped > 0) errors.push(`... and ${this.dropped} more error(s) not shown`);
+    return { head_hash: this.head, steps: this.steps, errors };
+  }
+
+  /** Feed one physical line (null = longer than the cap). */
+  line(bytes: Uint8Array | null, lineNo: number): void {
+    if (bytes === null) {
+      if (this.dialect === "receipt") throw new OverlongLineError(lineNo, this.maxLineBytes);
+      this.error(`${this.prefix}${lineNo}: line is longer than ${this.maxLineBytes} bytes`);
+      return;
+    }
+    if (bytes.length === 0) return;
+    if (scanCanonicalRow(bytes) && this.fast(bytes, lineNo)) return;
+    this.general(bytes, lineNo);
+  }
+
+  private put(src: Uint8Array, s = 0, e = src.length): void {
+    const n = e - s;
+    if (this.scratchLen + n > this.scratch.length) {
+      const grown = new Uint8Array(Math.max(this.scratch.length * 2, this.scratchLen + n));
+      grown.set(this.scratch.subarray(0, this.scratchLen));
+      this.scratch = grown;
+    }
+    this.scratch.set(s === 0 && e === src.length ? src : src.subarray(s, e), this.scratchLen);
+    this.scratchLen += n;
+  }
+
+  private putSpan(line: Uint8Array, key: Key): void {
+    if (spanStart[key]! < 0) this.put(P_NULL);
+    else this.put(line, spanStart[key], spanEnd[key]);
+  }
+
+  /** Canonical row: hash from byte spans. False = let the general path decide. */
+  private fast(line: Uint8Array, lineNo: number): boolean {
+    const seqS = spanStart[Key.Seq]!;
+    const seqE = spanEnd[Key.Seq]!;
+    if (seqS < 0 || seqE - seqS > 15) return false;
+    for (let i = seqS; i < seqE; i++) {
+      const c = line[i]!;
+      if ((c < 0x30 || c > 0x39) && !(i === seqS && c === 0x2d)) return false;
+    }
+    if (!isPlainString(line, spanStart[Key.PrevHash]!, spanEnd[Key.PrevHash]!)) return false;
+    if (!isPlainString(line, spanStart[Key.StepHash]!, spanEnd[Key.StepHash]!)) return false;
+    if (!isPlainString(line, spanStart[Key.InputHash]!, spanEnd[Key.InputHash]!)) return false;
+    let seq = 0;
+    let neg = false;
+    for (let i = seqS; i < seqE; i++) {
+      const c = line[i]!;
+      if (c === 0x2d) neg = true;
+      else seq = seq * 10 + (c - 0x30);
+    }
+    if (neg) seq = -seq;
+
+    this.scratchLen = 0;
+    const effortS = spanStart[Key.Effort]!;
+    const hasEffort = effortS >= 0 && !(spanEnd[Key.Effort]! - effortS === 4 && line[effortS] === 0x6e);
+    if (hasEffort) {
+      this.put(P_EFFORT);
+      this.putSpan(line, Key.Effort);
+      this.put(P_INPUT);
+    } else {
+      this.put(P_INPUT_FIRST);
+    }
+    this.putSpan(line, Key.InputHash);
+    this.put(P_MODEL);
+    this.putSpan(line, Key.Model);
+    this.put(P_PREV);
+    this.putSpan(line, Key.PrevHash);
+    this.put(P_PROMPT);
+    this.putSpan(line, Key.Prompt);
+    this.put(P_TOOL_CALL);
+    this.putSpan(line, Key.ToolCall);
+    this.put(P_TOOL_RESULT);
+    this.putSpan(line, Key.ToolResult);
+    this.put(P_CLOSE);
+    const recomputed = Bun.SHA256.hash(this.scratch.subarray(0, this.scratchLen), "hex") as string;
+    const prev = latin1.decode(line.subarray(spanStart[Key.PrevHash]! + 1, spanEnd[Key.PrevHash]! - 1));
+    const stored = latin1.decode(line.subarray(spanStart[Key.StepHash]! + 1, spanEnd[Key.StepHash]! - 1));
+    this.check(lineNo, seq, String(seq), prev, recomputed, stored);
+    return true;
+  }
+
+  private check(lineNo: number, seq: number | bigint, seqText: string, prev: string, recomputed: string, stored: string): void {
+    if (seq !== this.expected && !(typeof seq === "bigint" && seq === BigInt(this.expected))) {
+      this.error(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seqText})`);
+    }
+    if (prev !== this.head) {
+      this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${this.head.slice(0, 16)}..., got ${prev.slice(0, 16)}...)`);
+    }
+    if (recomputed !== stored) {
+      this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${recomputed.slice(0, 16)}..., got ${stored.slice(0, 16)}...)`);
+    }
+    this.head = stored;
+    this.steps++;
+    this.expected++;
+  }
+
+  /** Any other line: decode, parse with Python semantics, coerce like Python. */
+  private general(bytes: Uint8Array, lineNo: number): void {
+    let text: string;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      if (this.dialect === "receipt") throw new UndecodableLineError(lineNo);
+      this.error(`${this.prefix}${lineNo}: invalid JSON (line is not valid UTF-8)`);
+      return;
+    }
+    text = pyStrip(text);
+    if (text.length === 0) return;
+    let row: PyValue;
+    try {
+      row = parse(text);
+    } catch (err) {
+      this.error(`${this.prefix}${lineNo}: invalid JSON (${(err as Error).message})`);
+      return;
+    }
+    if (!(row instanceof Map)) {
+      this.error(`${this.prefix}${lineNo}: ${this.notObject}`);
+      return;
+    }
+    const f = rowHashFields(row);
+    const rawSeq = row.get("seq");
+    const seq = rawSeq === undefined ? -1n : pyIntOf(rawSeq);
+    let seqText: string;
+    if (seq === null) {
+      this.error(`${this.prefix}${lineNo}: seq is not an integer (got ${pyRepr(rawSeq)})`);
+    } else {
+      // The receipt walker prints str(row.get("seq")); the disk walker the int.
+      seqText = this.dialect === "receipt" ? pyStr(rawSeq ?? null) : seq.toString();
+    }
+    const recomputed = stepHash(f);
+    const stored = pyStr(row.get("step_hash"), "");
+    if (seq === null) {
+      // Not comparable: count it, check the links, and move on.
+      this.check(lineNo, this.expected, String(this.expected), f.prev_hash, recomputed, stored);
+    } else {
+      this.check(lineNo, seq, seqText!, f.prev_hash, recomputed, stored);
+    }
+  }
+}
+
+/** The hashed fields of a parsed row with the reference's coercions (missing -> "", null -> "None"). */
+export function rowHashFields(row: PyObject) {
+  const effort = row.get("effort");
+  return {
+    prev_hash: pyStr(row.get("prev_hash"), ""),
+    input_hash: pyStr(row.get("input_hash"), ""),
+    model: row.get("model") ?? null,
+    prompt: row.get("prompt") ?? null,
+    tool_call: row.get("tool_call") ?? null,
+    tool_result: row.get("tool_result") ?? null,
+    effort: effort === null || effort === undefined ? null : effort,
+  };
+}

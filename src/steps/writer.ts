@@ -1,0 +1,247 @@
+import { chmodSync, closeSync, existsSync, fchmodSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors.ts";
+import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
+import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { canonical } from "../pyjson/encode.ts";
+import { pyInt as pyIntOf, pyRepr, pyStr } from "../pyjson/python.ts";
+import { pyFloat, type PyLike, type PyObject } from "../pyjson/types.ts";
+import { GENESIS_HASH, stepHash } from "./hash.ts";
+import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
+import { classifyLine, forEachFileLineSync } from "./reader.ts";
+import { rowHashFields } from "./walk.ts";
+
+/** One step as the orchestrator records it (one per agent invocation). */
+export interface StepInput {
+  input_hash: string;
+  model?: string | null;
+  prompt?: string | null;
+  tool_call?: PyLike;
+  tool_result?: PyLike;
+  blob_refs?: string[];
+  effort?: string | null;
+}
+
+export interface AppendedStep {
+  seq: number;
+  step_hash: string;
+}
+
+/** A journal that cannot be continued safely (exit 3: the file is not what it claims). */
+export class StepJournalCorruptError extends InputError {
+  constructor(message: string, facts: Record<string, unknown> = {}) {
+    super("agent_journal_corrupt", message, facts);
+  }
+}
+
+interface Tip {
+  head: string;
+  nextSeq: number;
+  /** Byte offset just past the last good row. */
+  goodEnd: number;
+  /** First malformed line after the last good row (a torn tail), if any. */
+  tornFrom: number | null;
+}
+
+/**
+ * Walk the bucket and revalidate every row (fail closed, §1.4): a malformed
+ * line followed by any well-formed row is interior corruption and refuses;
+ * malformed lines at the very end are a torn tail.
+ */
+function recoverTip(path: string): Tip {
+  const tip: Tip = { head: GENESIS_HASH, nextSeq: 0, goodEnd: 0, tornFrom: null };
+  if (!existsSync(path)) return tip;
+  let firstBad: { lineNo: number; offset: number } | null = null;
+  let lineStart = 0;
+  const fail = (lineNo: number, what: string): never => {
+    throw new StepJournalCorruptError(`journal ${path}: line ${lineNo} ${what} Move the journal aside to recover.`, {
+      path,
+      line: lineNo,
+    });
+  };
+  forEachFileLineSync(path, "universal", (line, lineNo, splitter) => {
+    const start = lineStart;
+    lineStart = splitter.nextLineStart;
+    const k = classifyLine(line);
+    if (k.kind === "blank") return;
+    if (k.kind === "malformed") {
+      if (firstBad === null) firstBad = { lineNo, offset: start };
+      return;
+    }
+    if (firstBad !== null) {
+      throw new StepJournalCorruptError(
+        `journal ${path}: line ${(firstBad as { lineNo: number }).lineNo} is corrupt but line ${lineNo} continues the chain; refusing to recover across a broken interior row. Move the journal aside to recover.`,
+        { path, line: (firstBad as { lineNo: number }).lineNo },
+      );
+    }
+    const row = k.row;
+    const rawSeq = row.get("seq");
+    const seq = rawSeq === undefined ? null : pyIntOf(rawSeq);
+    if (seq === null) fail(lineNo, `has a non-integer seq (got ${pyRepr(rawSeq ?? null)}); chain is broken.`);
+    if (seq !== BigInt(tip.nextSeq)) fail(lineNo, `seq mismatch (expected ${tip.nextSeq}, got ${seq}); chain is broken.`);
+    const f = rowHashFields(row);
+    if (f.prev_hash !== tip.head) {
+      fail(lineNo, `prev_hash mismatch (expected ${tip.head.slice(0, 16)}..., got ${f.prev_hash.slice(0, 16)}...); chain is broken.`);
+    }
+    const recomputed = stepHash(f);
+    const stored = pyStr(row.get("step_hash"), "");
+    if (recomputed !== stored) {
+      fail(
+        lineNo,
+        `step_hash mismatch (recomputed ${recomputed.slice(0, 16)}..., stored ${stored.slice(0, 16)}...); the row is tampered or inconsistent.`,
+      );
+    }
+    tip.head = stored;
+    tip.nextSeq++;
+    tip.goodEnd = lineStart;
+  });
+  if (firstBad !== null) tip.tornFrom = (firstBad as { offset: number }).offset;
+  return tip;
+}
+
+/**
+ * The append-only, hash-chained step journal of one agent
+ * (`<sdd>/runtime/journal/<id>/000000.jsonl`). Opening takes a cross-process
+ * lock (`000000.jsonl.lock`, held until `close()`), so at most one writer per
+ * agent exists across processes; appends are synchronous, so writers in one
+ * thread never interleave.
+ */
+export class StepJournal {
+  readonly dir: string;
+  readonly path: string;
+  private fd: number | null;
+  private lock: FileLock | null;
+  private tip: string;
+  private seq: number;
+
+  private constructor(dir: string, path: string, fd: number, lock: FileLock, tip: string, seq: number) {
+    this.dir = dir;
+    this.path = path;
+    this.fd = fd;
+    this.lock = lock;
+    this.tip = tip;
+    this.seq = seq;
+  }
+
+  static open(sddDir: string, agentId: string): StepJournal {
+    const dir = agentJournalDir(sddDir, agentId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      chmodSync(dir, 0o700);
+    } catch {
+      /* best effort, as the reference */
+    }
+    const path = join(dir, BUCKET_NAME);
+    let lock: FileLock;
+    try {
+      lock = acquireLock(`${path}.lock`);
+    } catch (err) {
+      if (err instanceof LockHeldError) {
+        throw new RefusalError("agent_journal_locked", `the step journal of agent ${agentId} is open in another writer (${err.message})`);
+      }
+      throw err;
+    }
+    try {
+      const tip = recoverTip(path);
+      const fd = openSync(path, "a+", 0o600);
+      if (tip.tornFrom !== null) saveTornTail(path, fd, tip.goodEnd);
+      return new StepJournal(dir, path, fd, lock, tip.head, tip.nextSeq);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+  }
+
+  head(): string {
+    return this.tip;
+  }
+
+  nextSeq(): number {
+    return this.seq;
+  }
+
+  append(step: StepInput): AppendedStep {
+    if (this.fd === null) throw new BernsteinError("agent_journal_closed", `journal at ${this.dir} is closed`, ExitCode.USAGE);
+    if (typeof step.input_hash !== "string") throw new TypeError("input_hash must be a string");
+    const fields = {
+      prev_hash: this.tip,
+      input_hash: step.input_hash,
+      model: step.model ?? null,
+      prompt: step.prompt ?? null,
+      tool_call: step.tool_call ?? null,
+      tool_result: step.tool_result ?? null,
+      effort: step.effort ?? null,
+    };
+    const hash = stepHash(fields);
+    const row: Record<string, PyLike> = {
+      seq: this.seq,
+      prev_hash: fields.prev_hash,
+      input_hash: fields.input_hash,
+      model: fields.model,
+      prompt: fields.prompt,
+      tool_call: fields.tool_call,
+      tool_result: fields.tool_result,
+      step_hash: hash,
+      ts: pyFloat((performance.timeOrigin + performance.now()) / 1000),
+      blob_refs: [...(step.blob_refs ?? [])],
+      schema_version: 2,
+    };
+    if (fields.effort !== null) row.effort = fields.effort;
+    const bytes = Buffer.from(canonical(row) + "\n", "utf8");
+    try {
+      // One write per line (O_APPEND): a crash leaves at most a torn tail.
+      let off = 0;
+      while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
+      try {
+        fchmodSync(this.fd, 0o600);
+      } catch {
+        /* best effort */
+      }
+    } catch (err) {
+      throw new BernsteinError("agent_journal_append_failed", `journal append failed: ${(err as Error).message}`, ExitCode.INPUT);
+    }
+    const seq = this.seq;
+    this.tip = hash;
+    this.seq++;
+    return { seq, step_hash: hash };
+  }
+
+  /** fsync the bucket (appends are written immediately; this makes them durable). */
+  sync(): void {
+    if (this.fd !== null) fsyncSync(this.fd);
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    try {
+      fsyncSync(this.fd);
+    } catch {
+      /* best effort */
+    }
+    closeSync(this.fd);
+    this.fd = null;
+    this.lock?.release();
+    this.lock = null;
+  }
+}
+
+/**
+ * A torn tail (a crash mid-append) is cut off so the next row starts on a
+ * line of its own — appending after it would glue the new row to the torn
+ * bytes and turn them into interior corruption. The cut bytes are kept
+ * beside the journal (`000000.jsonl.torn-<ms>`) rather than thrown away.
+ */
+function saveTornTail(path: string, fd: number, goodEnd: number): void {
+  const size = Bun.file(path).size;
+  const torn = new Uint8Array(size - goodEnd);
+  let off = 0;
+  while (off < torn.length) {
+    const got = readSync(fd, torn, off, torn.length - off, goodEnd + off);
+    if (got === 0) break;
+    off += got;
+  }
+  writeFileAtomic(`${path}.torn-${Date.now()}`, torn.subarray(0, off), { mode: 0o600 });
+  ftruncateSync(fd, goodEnd);
+}
+
+export type { PyObject };
