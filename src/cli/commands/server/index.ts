@@ -1,8 +1,45 @@
-import { defineCommand } from "citty";
+import { resolve } from "node:path";
+import { UsageError } from "../../../errors.ts";
+import { DEFAULT_HOST, DEFAULT_PORT, startTaskServer } from "../../../server/server.ts";
+import { tasksDbPath } from "../../../server/paths.ts";
+import { defineCliCommand } from "../../command.ts";
+import { log } from "../../log.ts";
+import { printJson, printLines } from "../../output.ts";
+import { parsePort } from "../../../server/ports.ts";
 
-export default defineCommand({
-  meta: { name: "server", description: "Run the task server" },
-  subCommands: {
-    start: () => import("./start.ts").then((m) => m.default),
+/**
+ * `bernstein server [start]`: run the task server in the foreground until
+ * SIGINT/SIGTERM or `POST /shutdown` (or `POST /stop`, which a server without
+ * an orchestrator treats as shutdown). `start` is accepted for symmetry with
+ * older docs; it is the only action.
+ */
+export default defineCliCommand({
+  meta: { name: "server", description: "Run the task server (SQLite store at <sdd>/runtime/tasks.db) in the foreground" },
+  args: {
+    action: { type: "positional", required: false, description: "Only 'start' (the default)" },
+    host: { type: "string", default: DEFAULT_HOST, description: "Address to bind (loopback unless you say otherwise)" },
+    port: { type: "string", default: String(DEFAULT_PORT), description: "Port to listen on; 0 picks a free port (written to server.json)" },
+    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+  },
+  async run({ args, json }) {
+    if (args.action !== undefined && args.action !== "start") {
+      throw new UsageError(`unknown action '${args.action}' for 'bernstein server' (only 'start')`);
+    }
+    const sddDir = args["sdd-dir"];
+    const port = parsePort(args.port);
+    const server = await startTaskServer({ sddDir, host: args.host, port, warn: (m) => log.warn(m) });
+    if (json) {
+      await printJson({ ok: true, url: server.url, host: server.host, port: server.port, pid: process.pid, db: resolve(tasksDbPath(sddDir)) });
+    } else {
+      await printLines(`Task server listening on ${server.url} (store ${tasksDbPath(sddDir)}, pid ${process.pid})`);
+    }
+    const signalled = new Promise<string>((res) => {
+      process.once("SIGINT", () => res("SIGINT"));
+      process.once("SIGTERM", () => res("SIGTERM"));
+    });
+    const why = await Promise.race([signalled, server.shutdownRequested.then(() => "shutdown request")]);
+    await server.close();
+    if (!json) log.info(`task server stopped (${why})`);
+    return 0;
   },
 });

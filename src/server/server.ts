@@ -1,0 +1,371 @@
+/**
+ * The task server: a small JSON-over-HTTP API (Bun.serve) in front of the
+ * SQLite task store. Used standalone (`bernstein server`) and in-process by
+ * `bernstein run`, which attaches hooks for `/stop` and `/status`.
+ *
+ * Endpoints (every request needs `Authorization: Bearer <token>`):
+ *   GET  /health                      {"status": "ok"}
+ *   GET  /status                      counts by status, run id, goal, cost
+ *   POST /tasks                       201 + task                (TaskCreate body)
+ *   GET  /tasks[?status=S]            flat list; with limit/offset: {tasks,total,limit,offset}
+ *   GET  /tasks/{id}                  task | 404 "Task '<id>' not found"
+ *   POST /tasks/claim                 {agent_id?, limit?} -> 200 {task, tasks} (task null when none ready)
+ *   POST /tasks/{id}/complete         {result_summary?, cost_usd?} -> task (status done)
+ *   POST /tasks/{id}/fail             {reason?, cost_usd?} -> task (status failed)
+ *   POST /tasks/{id}/status           {status, reason?} -> task (any other legal transition)
+ *   POST /stop                        {force?, timeout_s?} -> 202; stops the attached orchestrator
+ *                                     (a standalone server shuts itself down)
+ *   POST /shutdown                    202; graceful stop of this process
+ * Errors are `{"error": code, "detail": message, ...}` with a 4xx status; an
+ * illegal transition is 409 and names the allowed targets.
+ */
+import * as v from "valibot";
+import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
+import { RefusalError, UsageError } from "../errors.ts";
+import { generateToken, bearerToken, tokenMatches } from "./auth.ts";
+import { TaskServerError } from "./errors.ts";
+import { readServerInfo, removeServerInfo, writeServerInfo, type ServerInfo } from "./info.ts";
+import {
+  ClaimSchema,
+  CompleteSchema,
+  FailSchema,
+  StatusChangeSchema,
+  StopSchema,
+  TASK_ID_PATTERN,
+  describeIssues,
+  isTaskStatus,
+  type ServerStatus,
+  type StopOptions,
+} from "./model.ts";
+import { serverLockPath } from "./paths.ts";
+import { TaskStore } from "./store.ts";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+/** Request bodies above this size are refused with 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_PORT = 8052;
+
+export interface StopOutcome {
+  accepted: boolean;
+  detail: string;
+}
+
+/** What an in-process orchestrator lends the server. */
+export interface ServerHooks {
+  /** `POST /stop` / `POST /shutdown`: ask the orchestrator to stop. */
+  stop?(opts: StopOptions): StopOutcome;
+  /** Extra `/status` fields owned by the orchestrator. */
+  status?(): Partial<Pick<ServerStatus, "run_id" | "goal" | "cost_usd" | "budget_usd" | "orchestrator">>;
+}
+
+export interface StartServerOptions {
+  sddDir: string;
+  host?: string;
+  /** 0 picks a free port; the real one is written to server.json. */
+  port?: number;
+  /** Defaults to BERNSTEIN_AUTH_TOKEN, else a generated token. */
+  token?: string;
+  /** An already opened store (the orchestrator shares its own). */
+  store?: TaskStore;
+  hooks?: ServerHooks;
+  /** Diagnostics sink (never receives the token). */
+  warn?: (message: string) => void;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly token: string;
+  readonly store: TaskStore;
+  /** Resolves when a client asked this process to shut down (standalone `/stop`, `/shutdown`). */
+  readonly shutdownRequested: Promise<StopOptions>;
+  setHooks(hooks: ServerHooks): void;
+  /** Stop listening, remove server.json, release the lock (and close the store if we opened it). */
+  close(): Promise<void>;
+}
+
+class HttpError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly facts: Record<string, unknown>;
+  constructor(status: number, code: string, message: string, facts: Record<string, unknown> = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.facts = facts;
+  }
+}
+
+function json(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+function errorResponse(status: number, code: string, detail: string, facts: Record<string, unknown> = {}): Response {
+  return json({ error: code, detail, ...facts }, status);
+}
+
+/** Read a body of at most MAX_BODY_BYTES, whatever Content-Length claims. */
+async function readBody(req: Request): Promise<string> {
+  const declared = Number(req.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+    throw new HttpError(413, "body_too_large", `request body of ${declared} bytes exceeds the limit of ${MAX_BODY_BYTES} bytes`);
+  }
+  if (!req.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = req.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw new HttpError(413, "body_too_large", `request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Parse a JSON object body; an empty body counts as `{}`. */
+async function readJsonObject(req: Request): Promise<Record<string, unknown>> {
+  const text = await readBody(req);
+  if (text.trim() === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, "invalid_json", `request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new HttpError(422, "invalid_request", "request body must be a JSON object");
+  }
+  return value as Record<string, unknown>;
+}
+
+function validate<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
+  const r = v.safeParse(schema, body);
+  if (!r.success) throw new HttpError(422, "invalid_request", describeIssues(r.issues));
+  return r.output;
+}
+
+function nonNegativeInt(raw: string | null, name: string): number | undefined {
+  if (raw === null) return undefined;
+  if (!/^\d{1,9}$/.test(raw)) throw new HttpError(422, "invalid_request", `query parameter '${name}' must be a non-negative integer, got '${raw}'`);
+  return Number(raw);
+}
+
+function clientUrl(host: string, port: number): string {
+  // A wildcard bind is reachable on loopback; clients need a concrete address.
+  const h = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `http://${h.includes(":") ? `[${h}]` : h}:${port}`;
+}
+
+/**
+ * Start serving. Holds `<sdd>/runtime/server.lock` for the lifetime of the
+ * server, so two servers never share one store; writes server.json (0600).
+ */
+export async function startTaskServer(opts: StartServerOptions): Promise<RunningServer> {
+  const host = opts.host ?? DEFAULT_HOST;
+  const port = opts.port ?? DEFAULT_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`invalid port ${port}: must be 0-65535`);
+  const token = opts.token ?? (process.env.BERNSTEIN_AUTH_TOKEN || generateToken());
+  const warn = opts.warn ?? (() => {});
+  mkdirSync(join(opts.sddDir, "runtime"), { recursive: true });
+
+  let lock: FileLock;
+  try {
+    lock = acquireLock(serverLockPath(opts.sddDir));
+  } catch (err) {
+    if (err instanceof LockHeldError) {
+      const info = readServerInfo(opts.sddDir);
+      throw new RefusalError(
+        "server_running",
+        `a task server is already running for ${opts.sddDir}${err.ownerPid ? ` (pid ${err.ownerPid}${info ? `, ${info.url}` : ""})` : ""}; stop it first or use another --sdd-dir`,
+        { pid: err.ownerPid, url: info?.url ?? null },
+      );
+    }
+    throw err;
+  }
+
+  const ownsStore = !opts.store;
+  let store: TaskStore;
+  try {
+    store = opts.store ?? TaskStore.open(opts.sddDir);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+
+  let hooks: ServerHooks = opts.hooks ?? {};
+  let resolveShutdown!: (o: StopOptions) => void;
+  const shutdownRequested = new Promise<StopOptions>((r) => (resolveShutdown = r));
+  const startedAt = Date.now() / 1000;
+  let url = "";
+
+  const requestStop = (o: StopOptions, viaShutdown: boolean): Response => {
+    if (hooks.stop) {
+      const outcome = hooks.stop(o);
+      return json({ accepted: outcome.accepted, detail: outcome.detail, force: o.force, timeout_s: o.timeout_s }, outcome.accepted ? 202 : 409);
+    }
+    // Answer first: the shutdown closes the listener right after.
+    setTimeout(() => resolveShutdown(o), 20);
+    return json({ accepted: true, detail: viaShutdown ? "server shutting down" : "no orchestrator attached; server shutting down", force: o.force, timeout_s: o.timeout_s }, 202);
+  };
+
+  const statusBody = (): ServerStatus => {
+    const counts = store.counts();
+    const extra = hooks.status?.() ?? {};
+    return {
+      run_id: extra.run_id ?? store.getMeta("run_id"),
+      goal: extra.goal ?? store.getMeta("goal") ?? "",
+      total: Object.values(counts).reduce((a, b) => a + b, 0),
+      counts,
+      cost_usd: extra.cost_usd ?? store.totalCost(),
+      budget_usd: extra.budget_usd ?? null,
+      orchestrator: extra.orchestrator ?? null,
+      server: { pid: process.pid, url, started_at: startedAt },
+    };
+  };
+
+  const route = async (req: Request): Promise<Response> => {
+    const u = new URL(req.url);
+    const path = u.pathname.replace(/\/+$/, "") || "/";
+    const method = req.method;
+    const parts = path.split("/").filter(Boolean);
+
+    if (path === "/health") {
+      if (method !== "GET") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
+      return json({ status: "ok" });
+    }
+    if (path === "/status") {
+      if (method !== "GET") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
+      return json(statusBody());
+    }
+    if (path === "/stop" || path === "/shutdown") {
+      if (method !== "POST") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
+      return requestStop(validate(StopSchema, await readJsonObject(req)), path === "/shutdown");
+    }
+    if (path === "/tasks") {
+      if (method === "POST") {
+        const body = await readJsonObject(req);
+        return json(store.create(TaskStore.validateCreate(body)), 201);
+      }
+      if (method !== "GET") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
+      const status = u.searchParams.get("status");
+      if (status !== null && !isTaskStatus(status)) {
+        throw new HttpError(422, "invalid_request", `unknown status '${status}'`);
+      }
+      const limit = nonNegativeInt(u.searchParams.get("limit"), "limit");
+      const offset = nonNegativeInt(u.searchParams.get("offset"), "offset");
+      const paged = limit !== undefined || offset !== undefined;
+      const r = store.list({ status: status ?? undefined, limit, offset });
+      return json(paged ? { tasks: r.tasks, total: r.total, limit: limit ?? null, offset: offset ?? 0 } : r.tasks);
+    }
+    if (path === "/tasks/claim") {
+      if (method !== "POST") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
+      const body = validate(ClaimSchema, await readJsonObject(req));
+      const tasks = store.claim(body.agent_id, body.limit);
+      return json({ task: tasks[0] ?? null, tasks });
+    }
+    if (parts[0] === "tasks" && parts.length >= 2 && parts.length <= 3) {
+      const id = decodeURIComponent(parts[1]!);
+      if (!TASK_ID_PATTERN.test(id)) throw new HttpError(404, "task_not_found", `Task '${id}' not found`, { task_id: id });
+      if (parts.length === 2) {
+        if (method !== "GET") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
+        return json(store.require(id));
+      }
+      if (method !== "POST") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
+      switch (parts[2]) {
+        case "complete": {
+          const body = validate(CompleteSchema, await readJsonObject(req));
+          return json(store.complete(id, body));
+        }
+        case "fail": {
+          const body = validate(FailSchema, await readJsonObject(req));
+          return json(store.fail(id, body));
+        }
+        case "status": {
+          const body = validate(StatusChangeSchema, await readJsonObject(req));
+          return json(store.transition(id, body.status, body.reason !== null ? { reason: body.reason } : {}));
+        }
+      }
+    }
+    throw new HttpError(404, "not_found", `no such endpoint: ${method} ${path}`);
+  };
+
+  const fetch = async (req: Request): Promise<Response> => {
+    const presented = bearerToken(req.headers.get("authorization"));
+    if (presented === null) return errorResponse(401, "unauthorized", "missing 'Authorization: Bearer <token>' header");
+    if (!tokenMatches(presented, token)) return errorResponse(401, "unauthorized", "invalid bearer token");
+    try {
+      return await route(req);
+    } catch (err) {
+      if (err instanceof HttpError) return errorResponse(err.status, err.code, err.message, err.facts);
+      if (err instanceof TaskServerError) return errorResponse(err.httpStatus, err.code, err.message, err.facts);
+      warn(`task server: internal error on ${req.method} ${new URL(req.url).pathname}: ${(err as Error).message}`);
+      return errorResponse(500, "internal_error", "internal server error");
+    }
+  };
+
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: host,
+      port,
+      // Our own limit (413 with a message) applies first; this is a backstop.
+      maxRequestBodySize: MAX_BODY_BYTES * 2,
+      fetch,
+      error(err) {
+        warn(`task server: ${err.message}`);
+        return errorResponse(500, "internal_error", "internal server error");
+      },
+    });
+  } catch (err) {
+    if (ownsStore) store.close();
+    lock.release();
+    const msg = (err as Error).message;
+    if (/EADDRINUSE|in use/i.test(msg)) {
+      throw new RefusalError("port_in_use", `cannot listen on ${host}:${port}: the address is already in use (use --port)`, { host, port });
+    }
+    throw new RefusalError("listen_failed", `cannot listen on ${host}:${port}: ${msg}`, { host, port });
+  }
+  const realPort = server.port!;
+  url = clientUrl(host, realPort);
+  const info: ServerInfo = { url, host, port: realPort, pid: process.pid, token, started_at: startedAt };
+  try {
+    writeServerInfo(opts.sddDir, info);
+  } catch (err) {
+    server.stop(true);
+    if (ownsStore) store.close();
+    lock.release();
+    throw err;
+  }
+
+  let closed = false;
+  return {
+    url,
+    host,
+    port: realPort,
+    token,
+    store,
+    shutdownRequested,
+    setHooks(h) {
+      hooks = h;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Let in-flight requests finish (a /shutdown answer), then cut the rest.
+      const graceful = server.stop(false);
+      await Promise.race([graceful, Bun.sleep(250)]);
+      await server.stop(true);
+      removeServerInfo(opts.sddDir);
+      if (ownsStore) store.close();
+      lock.release();
+    },
+  };
+}

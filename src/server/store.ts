@@ -1,0 +1,404 @@
+/**
+ * The durable task store: SQLite (`bun:sqlite`, WAL) at
+ * `<sdd>/runtime/tasks.db`. Every mutation is one transaction; the claim is a
+ * `BEGIN IMMEDIATE` transaction, so two connections (or two processes) can
+ * never claim the same task. Status changes follow the transition table of
+ * spec §11 and refuse anything else with the allowed targets named.
+ */
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { randomBytes } from "node:crypto";
+import * as v from "valibot";
+import { IllegalTransitionError, InvalidTaskRequestError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
+import {
+  SATISFIED_STATUSES,
+  TASK_STATUSES,
+  TRANSITIONS,
+  TaskCreateSchema,
+  canTransition,
+  describeIssues,
+  isTaskStatus,
+  type Task,
+  type TaskCreate,
+  type TaskCreateParsed,
+  type TaskStatus,
+} from "./model.ts";
+import { tasksDbPath } from "./paths.ts";
+
+interface TaskRow {
+  id: string;
+  title: string;
+  description: string;
+  role: string;
+  tenant_id: string;
+  priority: number;
+  scope: string;
+  complexity: string;
+  status: string;
+  depends_on: string;
+  model: string | null;
+  effort: string | null;
+  assigned_agent: string | null;
+  result_summary: string | null;
+  fail_reason: string | null;
+  cost_usd: number;
+  attempts: number;
+  created_at: number;
+  updated_at: number;
+  claimed_at: number | null;
+  completed_at: number | null;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS tasks (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  title TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  role TEXT NOT NULL DEFAULT 'auto',
+  tenant_id TEXT NOT NULL DEFAULT 'default',
+  priority INTEGER NOT NULL DEFAULT 2,
+  scope TEXT NOT NULL DEFAULT 'medium',
+  complexity TEXT NOT NULL DEFAULT 'medium',
+  status TEXT NOT NULL DEFAULT 'open',
+  depends_on TEXT NOT NULL DEFAULT '[]',
+  model TEXT,
+  effort TEXT,
+  assigned_agent TEXT,
+  result_summary TEXT,
+  fail_reason TEXT,
+  cost_usd REAL NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  created_at REAL NOT NULL,
+  updated_at REAL NOT NULL,
+  claimed_at REAL,
+  completed_at REAL
+);
+CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status, priority, seq);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+const COLUMNS =
+  "id, title, description, role, tenant_id, priority, scope, complexity, status, depends_on, model, effort, assigned_agent, result_summary, fail_reason, cost_usd, attempts, created_at, updated_at, claimed_at, completed_at";
+
+/** A task is ready when it is open and every dependency is satisfied. */
+const READY_SQL = `
+SELECT ${COLUMNS} FROM tasks t
+WHERE t.status = 'open'
+  AND NOT EXISTS (
+    SELECT 1 FROM json_each(t.depends_on) d
+    LEFT JOIN tasks x ON x.id = d.value
+    WHERE x.id IS NULL OR x.status NOT IN (${SATISFIED_STATUSES.map((s) => `'${s}'`).join(", ")})
+  )
+ORDER BY t.priority ASC, t.seq ASC
+LIMIT ?`;
+
+export type TaskChangeListener = (task: Task, previous: TaskStatus | null) => void;
+
+export interface ListOptions {
+  status?: TaskStatus;
+  limit?: number;
+  offset?: number;
+}
+
+function now(): number {
+  return Date.now() / 1000;
+}
+
+/** 12 hex characters, like the Python server's short uuid ids. */
+export function newTaskId(): string {
+  return randomBytes(6).toString("hex");
+}
+
+function toTask(r: TaskRow): Task {
+  return {
+    id: r.id,
+    title: r.title,
+    description: r.description,
+    role: r.role,
+    tenant_id: r.tenant_id,
+    priority: r.priority,
+    scope: r.scope,
+    complexity: r.complexity,
+    status: r.status as TaskStatus,
+    depends_on: JSON.parse(r.depends_on) as string[],
+    model: r.model,
+    effort: r.effort,
+    assigned_agent: r.assigned_agent,
+    result_summary: r.result_summary,
+    fail_reason: r.fail_reason,
+    cost_usd: r.cost_usd,
+    attempts: r.attempts,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    claimed_at: r.claimed_at,
+    completed_at: r.completed_at,
+  };
+}
+
+export class TaskStore {
+  readonly path: string;
+  private readonly db: Database;
+  private readonly listeners = new Set<TaskChangeListener>();
+
+  constructor(path: string) {
+    this.path = path;
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path, { create: true, strict: true });
+    // Another process (a second server, a test client) may hold the write
+    // lock for a moment: wait for it instead of failing with SQLITE_BUSY.
+    this.db.exec("PRAGMA busy_timeout = 10000");
+    this.db.exec("PRAGMA journal_mode = WAL");
+    // WAL + NORMAL survives any process crash (kill -9); only an OS crash can
+    // lose the last commits, which the orchestrator's session file tolerates.
+    this.db.exec("PRAGMA synchronous = NORMAL");
+    this.db.exec(SCHEMA);
+  }
+
+  static open(sddDir: string): TaskStore {
+    return new TaskStore(tasksDbPath(sddDir));
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** Called after every committed change of a task (creation included). */
+  onChange(listener: TaskChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(task: Task, previous: TaskStatus | null): void {
+    for (const l of this.listeners) {
+      try {
+        l(task, previous);
+      } catch {
+        /* a listener's failure must not undo a committed change */
+      }
+    }
+  }
+
+  private row(id: string): TaskRow | null {
+    return this.db.query<TaskRow, [string]>(`SELECT ${COLUMNS} FROM tasks WHERE id = ?`).get(id);
+  }
+
+  get(id: string): Task | null {
+    const r = this.row(id);
+    return r ? toTask(r) : null;
+  }
+
+  require(id: string): Task {
+    const t = this.get(id);
+    if (!t) throw new TaskNotFoundError(id);
+    return t;
+  }
+
+  /** Validate a creation body (HTTP bodies and plan tasks alike). */
+  static validateCreate(body: unknown): TaskCreateParsed {
+    const r = v.safeParse(TaskCreateSchema, body);
+    if (!r.success) throw new InvalidTaskRequestError(describeIssues(r.issues));
+    return r.output;
+  }
+
+  create(body: TaskCreate): Task {
+    return this.createMany([body])[0]!;
+  }
+
+  /**
+   * Create several tasks in one transaction. `depends_on` may name tasks of
+   * the same batch or existing tasks; unknown ids, self-dependencies and
+   * cycles are refused and nothing is created.
+   */
+  createMany(bodies: readonly TaskCreate[]): Task[] {
+    const parsed = bodies.map((b, i) => {
+      try {
+        return TaskStore.validateCreate(b);
+      } catch (err) {
+        if (bodies.length > 1 && err instanceof InvalidTaskRequestError) {
+          throw new InvalidTaskRequestError(`task ${i + 1}: ${err.message}`);
+        }
+        throw err;
+      }
+    });
+    const ids = parsed.map((p) => p.id ?? newTaskId());
+    const inBatch = new Map<string, number>();
+    ids.forEach((id, i) => {
+      if (inBatch.has(id)) throw new InvalidTaskRequestError(`duplicate task id '${id}' in the batch`);
+      inBatch.set(id, i);
+    });
+    parsed.forEach((p, i) => {
+      for (const dep of p.depends_on) {
+        if (dep === ids[i]) throw new InvalidTaskRequestError(`task '${ids[i]}' depends on itself`);
+      }
+    });
+    assertAcyclic(ids, parsed.map((p) => p.depends_on), inBatch);
+
+    const insert = this.db.query(
+      `INSERT INTO tasks (id, title, description, role, priority, scope, complexity, status, depends_on, model, effort, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?)`,
+    );
+    const created = this.db.transaction(() => {
+      const ts = now();
+      parsed.forEach((p, i) => {
+        const id = ids[i]!;
+        if (this.row(id)) throw new TaskExistsError(id);
+        for (const dep of p.depends_on) {
+          if (!inBatch.has(dep) && !this.row(dep)) {
+            throw new InvalidTaskRequestError(`task '${id}' depends on unknown task '${dep}'`);
+          }
+        }
+        insert.run(id, p.title, p.description, p.role, p.priority, p.scope, p.complexity, JSON.stringify(p.depends_on), p.model, p.effort, ts, ts);
+      });
+      return ids.map((id) => toTask(this.row(id)!));
+    }).immediate();
+    for (const t of created) this.emit(t, null);
+    return created;
+  }
+
+  /** All tasks in creation order, optionally filtered and paged. */
+  list(opts: ListOptions = {}): { tasks: Task[]; total: number } {
+    const where = opts.status ? "WHERE status = ?" : "";
+    const params: (string | number)[] = opts.status ? [opts.status] : [];
+    const total = this.db.query<{ n: number }, (string | number)[]>(`SELECT COUNT(*) AS n FROM tasks ${where}`).get(...params)!.n;
+    const limit = opts.limit ?? -1;
+    const offset = opts.offset ?? 0;
+    const rows = this.db
+      .query<TaskRow, (string | number)[]>(`SELECT ${COLUMNS} FROM tasks ${where} ORDER BY seq ASC LIMIT ? OFFSET ?`)
+      .all(...params, limit, offset);
+    return { tasks: rows.map(toTask), total };
+  }
+
+  counts(): Record<TaskStatus, number> {
+    const out = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
+    for (const r of this.db.query<{ status: string; n: number }, []>("SELECT status, COUNT(*) AS n FROM tasks GROUP BY status").all()) {
+      if (isTaskStatus(r.status)) out[r.status] = r.n;
+    }
+    return out;
+  }
+
+  /** Ready tasks (open, dependencies satisfied) in claim order, without claiming. */
+  ready(limit = 1000): Task[] {
+    return this.db.query<TaskRow, [number]>(READY_SQL).all(limit).map(toTask);
+  }
+
+  /**
+   * Claim up to `limit` ready tasks for `agentId` atomically: the select and
+   * the update run in one `BEGIN IMMEDIATE` transaction, and the update only
+   * matches rows still open, so no task is ever claimed twice.
+   */
+  claim(agentId: string | null, limit = 1): Task[] {
+    const update = this.db.query(
+      `UPDATE tasks SET status = 'claimed', assigned_agent = ?, attempts = attempts + 1, claimed_at = ?, updated_at = ?
+       WHERE id = ? AND status = 'open'`,
+    );
+    const claimed = this.db.transaction(() => {
+      const ts = now();
+      const out: Task[] = [];
+      for (const r of this.db.query<TaskRow, [number]>(READY_SQL).all(limit)) {
+        const res = update.run(agentId, ts, ts, r.id);
+        if (res.changes === 1) out.push(toTask(this.row(r.id)!));
+      }
+      return out;
+    }).immediate();
+    for (const t of claimed) this.emit(t, "open");
+    return claimed;
+  }
+
+  /** Move a task along a legal transition (409-style error otherwise). */
+  transition(id: string, to: TaskStatus, fields: { reason?: string | null; result_summary?: string | null; cost_usd?: number; assigned_agent?: string | null } = {}): Task {
+    let previous: TaskStatus = "open";
+    const task = this.db.transaction(() => {
+      const r = this.row(id);
+      if (!r) throw new TaskNotFoundError(id);
+      previous = r.status as TaskStatus;
+      if (!canTransition(previous, to)) throw new IllegalTransitionError(id, previous, to, TRANSITIONS[previous]);
+      const ts = now();
+      const sets = ["status = ?", "updated_at = ?"];
+      const params: (string | number | null)[] = [to, ts];
+      if (to === "done" || to === "failed" || to === "cancelled" || to === "closed") {
+        sets.push("completed_at = ?");
+        params.push(ts);
+      }
+      if (to === "open") {
+        // Back in the queue: it belongs to no agent any more.
+        sets.push("assigned_agent = NULL", "completed_at = NULL");
+      }
+      if (fields.reason !== undefined) {
+        sets.push("fail_reason = ?");
+        params.push(fields.reason);
+      }
+      if (fields.result_summary !== undefined) {
+        sets.push("result_summary = ?");
+        params.push(fields.result_summary);
+      }
+      if (fields.cost_usd !== undefined && fields.cost_usd !== 0) {
+        sets.push("cost_usd = cost_usd + ?");
+        params.push(fields.cost_usd);
+      }
+      if (fields.assigned_agent !== undefined && to !== "open") {
+        sets.push("assigned_agent = ?");
+        params.push(fields.assigned_agent);
+      }
+      this.db.query(`UPDATE tasks SET ${sets.join(", ")} WHERE id = ?`).run(...params, id);
+      return toTask(this.row(id)!);
+    }).immediate();
+    this.emit(task, previous);
+    return task;
+  }
+
+  complete(id: string, body: { result_summary?: string | null; cost_usd?: number } = {}): Task {
+    return this.transition(id, "done", { result_summary: body.result_summary ?? null, cost_usd: body.cost_usd ?? 0 });
+  }
+
+  fail(id: string, body: { reason?: string | null; cost_usd?: number } = {}): Task {
+    return this.transition(id, "failed", { reason: body.reason ?? null, cost_usd: body.cost_usd ?? 0 });
+  }
+
+  /** Sum of the recorded task costs (USD). */
+  totalCost(): number {
+    return this.db.query<{ c: number | null }, []>("SELECT SUM(cost_usd) AS c FROM tasks").get()!.c ?? 0;
+  }
+
+  /** Delete every task (a fresh run starts from an empty backlog). */
+  clear(): void {
+    this.db.transaction(() => {
+      this.db.exec("DELETE FROM tasks");
+      this.db.exec("DELETE FROM meta");
+    }).immediate();
+  }
+
+  getMeta(key: string): string | null {
+    return this.db.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?").get(key)?.value ?? null;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  }
+}
+
+/** Refuse dependency cycles inside a batch (Kahn's algorithm over batch edges). */
+function assertAcyclic(ids: readonly string[], deps: readonly (readonly string[])[], inBatch: Map<string, number>): void {
+  const indegree = ids.map(() => 0);
+  const dependents = ids.map(() => [] as number[]);
+  deps.forEach((ds, i) => {
+    for (const d of ds) {
+      const j = inBatch.get(d);
+      if (j === undefined) continue;
+      indegree[i]!++;
+      dependents[j]!.push(i);
+    }
+  });
+  const queue = indegree.flatMap((n, i) => (n === 0 ? [i] : []));
+  let seen = 0;
+  while (queue.length) {
+    const i = queue.pop()!;
+    seen++;
+    for (const k of dependents[i]!) if (--indegree[k]! === 0) queue.push(k);
+  }
+  if (seen < ids.length) {
+    const cyclic = ids.filter((_, i) => indegree[i]! > 0);
+    throw new InvalidTaskRequestError(`dependency cycle among tasks: ${cyclic.join(", ")}`);
+  }
+}

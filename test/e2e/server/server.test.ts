@@ -1,0 +1,206 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bernstein, ROOT } from "../../helpers/cli.ts";
+import { readServerJson, startServer } from "./serverProc.ts";
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "bern-server-"));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe("bernstein server (compiled binary)", () => {
+  test("--help", async () => {
+    const r = await bernstein(["server", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatchSnapshot();
+  });
+
+  test("--port 0 writes the real URL and a 0600 server.json; clean shutdown removes it", async () => {
+    const dir = tempDir();
+    const s = await startServer(dir);
+    const infoPath = join(s.sddDir, "runtime", "server.json");
+    expect(statSync(infoPath).mode & 0o777).toBe(0o600);
+    expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(s.url.endsWith(":0")).toBe(false);
+    expect((await s.call("GET", "/health")).json).toEqual({ status: "ok" });
+    expect(await s.stop()).toBe(0);
+    expect(existsSync(infoPath)).toBe(false);
+    expect(await new Response(s.proc.stdout as ReadableStream).text()).toContain(`listening on ${s.url}`);
+  });
+
+  test("auth: no token and a wrong token are 401, the token never appears in output", async () => {
+    const dir = tempDir();
+    const s = await startServer(dir, [], { BERNSTEIN_AUTH_TOKEN: "tok-from-env-123" });
+    expect(s.token).toBe("tok-from-env-123");
+    const none = await fetch(s.url + "/health");
+    expect(none.status).toBe(401);
+    const wrong = await fetch(s.url + "/tasks", { headers: { authorization: "Bearer nope" } });
+    expect(wrong.status).toBe(401);
+    expect(((await wrong.json()) as any).detail).toContain("invalid bearer token");
+    s.proc.kill("SIGTERM");
+    await s.proc.exited;
+    const out = (await new Response(s.proc.stdout as ReadableStream).text()) + (await new Response(s.proc.stderr as ReadableStream).text());
+    expect(out).not.toContain("tok-from-env-123");
+  });
+
+  test("task endpoints: create, list, paging, get, claim, complete, fail, transitions, bad input", async () => {
+    const dir = tempDir();
+    const s = await startServer(dir);
+    try {
+      const a = await s.call("POST", "/tasks", { id: "A", title: "first", role: "backend", priority: 1 });
+      expect(a.status).toBe(201);
+      expect(a.json).toMatchObject({ id: "A", title: "first", role: "backend", priority: 1, status: "open", scope: "medium", complexity: "medium", model: null });
+      const b = await s.call("POST", "/tasks", { title: "second", depends_on: ["A"], model: "opus" });
+      expect(b.status).toBe(201);
+      expect(b.json.id).toMatch(/^[0-9a-f]{12}$/);
+
+      // validation
+      expect((await s.call("POST", "/tasks", { title: "x", bogus: 1 })).json.detail).toContain("unknown field 'bogus'");
+      expect((await s.call("POST", "/tasks", { title: "x".repeat(501) })).status).toBe(422);
+      expect((await s.call("POST", "/tasks", { title: "x", description: "d".repeat(100_001) })).status).toBe(422);
+      expect((await s.call("POST", "/tasks", { title: "x", depends_on: ["missing"] })).json.detail).toContain("unknown task 'missing'");
+      expect((await s.call("POST", "/tasks", "{not json")).status).toBe(400);
+      expect((await s.call("POST", "/tasks", "[1,2]")).status).toBe(422);
+      const big = await s.call("POST", "/tasks", JSON.stringify({ title: "x", description: "y".repeat(1024 * 1024) }));
+      expect(big.status).toBe(413);
+      expect(big.json.detail).toContain("exceeds the limit");
+      expect((await s.call("POST", "/tasks", { id: "A", title: "dup" })).status).toBe(409);
+
+      // lists
+      const list = await s.call("GET", "/tasks");
+      expect(list.json.map((t: any) => t.id)).toEqual(["A", b.json.id]);
+      const page = await s.call("GET", "/tasks?limit=1&offset=1");
+      expect(page.json).toMatchObject({ total: 2, limit: 1, offset: 1 });
+      expect(page.json.tasks.map((t: any) => t.id)).toEqual([b.json.id]);
+      expect((await s.call("GET", "/tasks?status=bogus")).status).toBe(422);
+      const nf = await s.call("GET", "/tasks/nope");
+      expect(nf.status).toBe(404);
+      expect(nf.json.detail).toBe("Task 'nope' not found");
+
+      // claim respects depends_on: only A is ready
+      const c1 = await s.call("POST", "/tasks/claim", { agent_id: "ag-1", limit: 5 });
+      expect(c1.json.tasks.map((t: any) => t.id)).toEqual(["A"]);
+      expect(c1.json.task).toMatchObject({ id: "A", status: "claimed", assigned_agent: "ag-1", attempts: 1 });
+      expect((await s.call("POST", "/tasks/claim", {})).json).toEqual({ task: null, tasks: [] });
+
+      // illegal transition names the allowed targets
+      const bad = await s.call("POST", `/tasks/${b.json.id}/status`, { status: "done" });
+      expect(bad.status).toBe(409);
+      expect(bad.json.allowed).toEqual(["claimed", "waiting_for_subtasks", "cancelled", "failed"]);
+      expect(bad.json.detail).toContain("allowed from 'open'");
+
+      expect((await s.call("POST", "/tasks/A/status", { status: "in_progress" })).json.status).toBe("in_progress");
+      const done = await s.call("POST", "/tasks/A/complete", { result_summary: "ok", cost_usd: 0.25 });
+      expect(done.json).toMatchObject({ status: "done", result_summary: "ok", cost_usd: 0.25 });
+      expect((await s.call("POST", "/tasks/A/complete", {})).status).toBe(409);
+
+      const c2 = await s.call("POST", "/tasks/claim", { agent_id: "ag-2" });
+      expect(c2.json.task.id).toBe(b.json.id);
+      const failed = await s.call("POST", `/tasks/${b.json.id}/fail`, { reason: "boom" });
+      expect(failed.json).toMatchObject({ status: "failed", fail_reason: "boom" });
+
+      const st = await s.call("GET", "/status");
+      expect(st.json).toMatchObject({ total: 2, cost_usd: 0.25, goal: "", run_id: null });
+      expect(st.json.counts).toMatchObject({ done: 1, failed: 1, open: 0 });
+
+      expect((await s.call("GET", "/nowhere")).status).toBe(404);
+      expect((await s.call("DELETE", "/tasks")).status).toBe(405);
+      // still serving after all the bad input
+      expect((await s.call("GET", "/health")).status).toBe(200);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test("a second server on the same state dir is refused (exit 2)", async () => {
+    const dir = tempDir();
+    const s = await startServer(dir);
+    try {
+      const r = await bernstein(["server", "--port", "0", "--sdd-dir", s.sddDir, "--as-json"], { cwd: dir });
+      expect(r.code).toBe(2);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "server_running" });
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test("bad --port is a usage error", async () => {
+    const r = await bernstein(["server", "--port", "99999"], { cwd: tempDir() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--port");
+  });
+
+  test("POST /shutdown answers, then the server exits 0 and removes server.json", async () => {
+    const dir = tempDir();
+    const s = await startServer(dir);
+    const r = await s.call("POST", "/shutdown");
+    expect(r.status).toBe(202);
+    expect(r.json.accepted).toBe(true);
+    expect(await s.proc.exited).toBe(0);
+    expect(readServerJson(s.sddDir)).toBeNull();
+  });
+
+  test("kill -9 mid-run and restart on the same db: nothing is lost", async () => {
+    const dir = tempDir();
+    const s = await startServer(dir);
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await s.call("POST", "/tasks", { id: `T${i}`, title: `task ${i}` })).json.id);
+    await s.call("POST", "/tasks/claim", { agent_id: "a", limit: 5 });
+    await s.call("POST", "/tasks/T0/complete", { result_summary: "zero", cost_usd: 1.5 });
+    await s.call("POST", "/tasks/T1/fail", { reason: "nope" });
+    const before = (await s.call("GET", "/tasks")).json;
+    s.proc.kill("SIGKILL");
+    await s.proc.exited;
+    // the stale server.json and lock of the dead process do not block the restart
+    const s2 = await startServer(dir);
+    try {
+      const after = (await s2.call("GET", "/tasks")).json;
+      expect(after).toEqual(before);
+      expect(after.map((t: any) => t.id)).toEqual(ids);
+      const claimed = await s2.call("POST", "/tasks/claim", { agent_id: "b", limit: 100 });
+      expect(claimed.json.tasks.map((t: any) => t.id)).toEqual(ids.slice(5));
+    } finally {
+      await s2.stop();
+    }
+  });
+
+  test("200 concurrent claims from 4 client processes: no task is claimed twice", async () => {
+    const dir = tempDir();
+    const s = await startServer(dir);
+    try {
+      const n = 150;
+      for (let i = 0; i < n; i += 50) {
+        await Promise.all(Array.from({ length: 50 }, (_, k) => s.call("POST", "/tasks", { id: `C${i + k}`, title: `c${i + k}` })));
+      }
+      const script = `
+        const [url, token, who] = process.argv.slice(-3);
+        const res = await Promise.all(Array.from({ length: 50 }, (_, i) =>
+          fetch(url + "/tasks/claim", { method: "POST", headers: { authorization: "Bearer " + token }, body: JSON.stringify({ agent_id: who + "-" + i }) })
+            .then((r) => r.json())));
+        console.log(JSON.stringify(res.map((r) => r.task && r.task.id)));`;
+      const procs = [0, 1, 2, 3].map((c) =>
+        Bun.spawn([process.execPath, "-e", script, s.url, s.token, `client${c}`], { stdout: "pipe", stderr: "inherit", cwd: ROOT }),
+      );
+      const outs = await Promise.all(procs.map(async (p) => JSON.parse(await new Response(p.stdout).text()) as (string | null)[]));
+      const all = outs.flat();
+      expect(all).toHaveLength(200);
+      const got = all.filter((x): x is string => x !== null);
+      expect(got).toHaveLength(n);
+      expect(new Set(got).size).toBe(n);
+      expect(all.filter((x) => x === null)).toHaveLength(200 - n);
+      const tasks = (await s.call("GET", "/tasks?status=claimed")).json;
+      expect(tasks).toHaveLength(n);
+      expect(tasks.every((t: any) => t.attempts === 1)).toBe(true);
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
