@@ -1,0 +1,165 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BernsteinError } from "../../src/errors.ts";
+import { agentJournalDir, GENESIS_HASH, StepJournal, validateAgentId, verifyStepJournal } from "../../src/steps/index.ts";
+import { ROOT } from "../helpers/cli.ts";
+
+const tmp = mkdtempSync(join(tmpdir(), "steps-writer-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+let n = 0;
+const freshSdd = () => join(tmp, `sdd${n++}`);
+const bucketOf = (sdd: string, id: string) => join(sdd, "runtime", "journal", id, "000000.jsonl");
+
+function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof BernsteinError) return `${err.code}: ${err.message}`;
+    throw err;
+  }
+  return "no error";
+}
+
+function seedChain(sdd: string, id: string, count: number): string[] {
+  const j = StepJournal.open(sdd, id);
+  for (let i = 0; i < count; i++) j.append({ input_hash: `a${i}`, model: "m1", prompt: `p${i}` });
+  j.close();
+  return readFileSync(bucketOf(sdd, id), "utf8").split("\n").filter(Boolean);
+}
+
+describe("StepJournal writer", () => {
+  test("rows are canonical, chained from genesis, and reopening continues the chain", async () => {
+    const sdd = freshSdd();
+    const j = StepJournal.open(sdd, "agent-1");
+    expect(j.head()).toBe(GENESIS_HASH);
+    expect(j.append({ input_hash: "a0", model: "m1", prompt: "p0" })).toEqual({
+      seq: 0,
+      step_hash: "f66c06cdfb9e18c91fd5ca4053cf1fcc3b0662cc28ecc76627c2dffd0ab62dd0",
+    });
+    j.append({ input_hash: "a1", model: "m1", prompt: "p1", blob_refs: ["d1"] });
+    j.close();
+    const k = StepJournal.open(sdd, "agent-1");
+    expect(k.nextSeq()).toBe(2);
+    expect(k.append({ input_hash: "a2", model: "m1", prompt: "p2" }).step_hash).toBe(
+      "fabfc7f3d8d41a7f2a433455e4d0ab3b1f700ddab69e20f9a40520ad9854bd10",
+    );
+    k.close();
+    const lines = readFileSync(bucketOf(sdd, "agent-1"), "utf8").split("\n");
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toBe("");
+    expect(lines[1]).toMatch(
+      /^\{"blob_refs":\["d1"\],"input_hash":"a1","model":"m1","prev_hash":"f66c06cd[0-9a-f]{56}","prompt":"p1","schema_version":2,"seq":1,"step_hash":"52475a9a[0-9a-f]{56}","tool_call":null,"tool_result":null,"ts":\d+\.\d+\}$/,
+    );
+    expect(statSync(bucketOf(sdd, "agent-1")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(sdd, "runtime", "journal", "agent-1")).mode & 0o777).toBe(0o700);
+    expect(await verifyStepJournal(bucketOf(sdd, "agent-1"))).toMatchObject({ ok: true, steps: 3 });
+  });
+
+  test("effort is written and hashed only when given", () => {
+    const sdd = freshSdd();
+    const j = StepJournal.open(sdd, "e");
+    expect(j.append({ input_hash: "a0", model: "m1", prompt: "p0", effort: "high" }).step_hash).toBe(
+      "4f4816ba6fda308b2b2c367e24e886291ba58dc5813e45d9c8453eb9e8bdd82e",
+    );
+    j.close();
+    expect(readFileSync(bucketOf(sdd, "e"), "utf8")).toStartWith('{"blob_refs":[],"effort":"high",');
+  });
+
+  test("80 appends give seqs 0..79 and verify", async () => {
+    const sdd = freshSdd();
+    const j = StepJournal.open(sdd, "many");
+    const seqs = Array.from({ length: 80 }, (_, i) => j.append({ input_hash: `h${i}`, tool_call: { name: "t", i }, tool_result: { ok: i % 2 === 0 } }).seq);
+    j.close();
+    expect(seqs).toEqual(Array.from({ length: 80 }, (_, i) => i));
+    expect(await verifyStepJournal(bucketOf(sdd, "many"))).toMatchObject({ ok: true, steps: 80 });
+  });
+
+  test("a second writer is refused, in this process and in another", () => {
+    const sdd = freshSdd();
+    const j = StepJournal.open(sdd, "locked");
+    expect(codeOf(() => StepJournal.open(sdd, "locked"))).toStartWith("agent_journal_locked: ");
+    const script = `import { StepJournal } from ${JSON.stringify(join(ROOT, "src/steps/index.ts"))};
+try { StepJournal.open(${JSON.stringify(sdd)}, "locked"); console.log("opened"); } catch (e) { console.log(e.code); }`;
+    const r = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe" });
+    expect(r.stdout.toString().trim()).toBe("agent_journal_locked");
+    j.close();
+    expect(() => j.append({ input_hash: "x" })).toThrow("is closed");
+    StepJournal.open(sdd, "locked").close();
+  });
+
+  test("recovery refuses a tampered tail row, naming the line", () => {
+    const sdd = freshSdd();
+    const lines = seedChain(sdd, "t", 2);
+    writeFileSync(bucketOf(sdd, "t"), [lines[0], lines[1]!.replace('"p1"', '"pX"')].join("\n") + "\n");
+    const msg = codeOf(() => StepJournal.open(sdd, "t"));
+    expect(msg).toContain("agent_journal_corrupt: journal ");
+    expect(msg).toContain(": line 2 step_hash mismatch (recomputed ");
+    expect(msg).toEndWith("Move the journal aside to recover.");
+  });
+
+  test("recovery refuses interior tamper, seq gaps and non-integer seq", () => {
+    const sdd = freshSdd();
+    const lines = seedChain(sdd, "i", 3);
+    const p = bucketOf(sdd, "i");
+    writeFileSync(p, [lines[0], lines[1]!.replace('"p1"', '"pX"'), lines[2]].join("\n") + "\n");
+    expect(codeOf(() => StepJournal.open(sdd, "i"))).toContain(": line 2 step_hash mismatch");
+    writeFileSync(p, [lines[0], lines[2]].join("\n") + "\n");
+    expect(codeOf(() => StepJournal.open(sdd, "i"))).toContain(": line 2 seq mismatch (expected 1, got 2); chain is broken.");
+    writeFileSync(p, [lines[0]!.replace('"seq":0', '"seq":"zero"')].join("\n") + "\n");
+    expect(codeOf(() => StepJournal.open(sdd, "i"))).toContain(": line 1 has a non-integer seq (got 'zero')");
+    writeFileSync(p, [lines[0], "garbage", lines[1]].join("\n") + "\n");
+    expect(codeOf(() => StepJournal.open(sdd, "i"))).toContain(
+      ": line 2 is corrupt but line 3 continues the chain; refusing to recover across a broken interior row. Move the journal aside to recover.",
+    );
+    // The refused journal is left untouched.
+    expect(readFileSync(p, "utf8")).toBe([lines[0], "garbage", lines[1]].join("\n") + "\n");
+  });
+
+  test("a torn final line is cut off, kept beside the journal, and the chain continues", async () => {
+    const sdd = freshSdd();
+    const lines = seedChain(sdd, "torn", 2);
+    const p = bucketOf(sdd, "torn");
+    writeFileSync(p, lines[0] + "\n" + lines[1]!.slice(0, 40));
+    const j = StepJournal.open(sdd, "torn");
+    expect(j.nextSeq()).toBe(1);
+    expect(j.head()).toBe(JSON.parse(lines[0]!).step_hash);
+    j.append({ input_hash: "again" });
+    j.close();
+    expect(await verifyStepJournal(p)).toMatchObject({ ok: true, steps: 2 });
+    const saved = readdirSync(join(sdd, "runtime", "journal", "torn")).filter((f) => f.includes(".torn-"));
+    expect(saved).toHaveLength(1);
+    expect(readFileSync(join(sdd, "runtime", "journal", "torn", saved[0]!), "utf8")).toBe(lines[1]!.slice(0, 40));
+  });
+
+  test("an empty bucket starts at genesis", () => {
+    const sdd = freshSdd();
+    mkdirSync(join(sdd, "runtime", "journal", "empty"), { recursive: true });
+    writeFileSync(bucketOf(sdd, "empty"), "\n\n");
+    const j = StepJournal.open(sdd, "empty");
+    expect(j.head()).toBe(GENESIS_HASH);
+    expect(j.nextSeq()).toBe(0);
+    j.close();
+  });
+});
+
+describe("agent ids", () => {
+  test("the run-id rule is enforced", () => {
+    for (const bad of ["../x", ".", "..", "a/b", "", "x".repeat(65), "a b", "é"]) {
+      expect(codeOf(() => validateAgentId(bad))).toStartWith("invalid_agent_id: ");
+    }
+    for (const good of ["agent-a", "sess-9", "a.b_c", "x".repeat(64)]) expect(validateAgentId(good)).toBe(good);
+  });
+
+  test("a symlinked agent dir that leaves the journal root is refused; nothing is created", () => {
+    const sdd = freshSdd();
+    const outside = join(tmp, "outside");
+    mkdirSync(outside, { recursive: true });
+    mkdirSync(join(sdd, "runtime", "journal"), { recursive: true });
+    symlinkSync(outside, join(sdd, "runtime", "journal", "evil"));
+    expect(codeOf(() => agentJournalDir(sdd, "evil"))).toStartWith("invalid_agent_id: ");
+    expect(codeOf(() => StepJournal.open(sdd, "evil"))).toStartWith("invalid_agent_id: ");
+    expect(existsSync(join(outside, "000000.jsonl"))).toBe(false);
+  });
+});
