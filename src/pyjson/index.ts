@@ -11,5 +11,5 @@ export {
   type DumpsOptions,
 } from "./encode.ts";
 export { floatRepr, canonicalNumber } from "./float.ts";
-export { pyStr, pyRepr, pyEquals, pyInt as pyIntOf, pyIntFromString, pyStrip, isPyWhitespace } from "./python.ts";
+export { pyStr, pyRepr, pyEquals, pyInt as pyIntOf, pyIntFromString, pyStrip, isPyWhitespace, pyRound } from "./python.ts";
 export * from "./types.ts";

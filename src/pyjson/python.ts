@@ -197,3 +197,29 @@ export function pyIntFromString(text: string): bigint | null {
 }
 
 export { floatRepr };
+
+/**
+ * Python `round(x, ndigits)` for a float and `ndigits >= 0`: correctly
+ * rounded on the exact binary value, ties to even. (`toFixed` rounds exact
+ * ties up: `(0.0625).toFixed(3)` is "0.063", Python gives 0.062;
+ * `Math.round(x * 1000) / 1000` is wrong more often, on the inexact product.)
+ */
+export function pyRound(x: number, ndigits: number): number {
+  if (!Number.isFinite(x) || x === 0 || Math.abs(x) >= 2 ** 52) return x;
+  const neg = x < 0;
+  const a = Math.abs(x);
+  // Enough digits to see whether the discarded part is exactly one half:
+  // near a tie the spacing of doubles is far above 10^-(ndigits+25).
+  const exact = a.toFixed(Math.min(100, ndigits + 25));
+  const dot = exact.indexOf(".");
+  const rest = exact.slice(dot + 1 + ndigits);
+  let r: number;
+  if (rest[0] === "5" && /^0*$/.test(rest.slice(1))) {
+    const kept = exact.slice(0, dot + 1 + ndigits);
+    const last = ndigits > 0 ? kept.charCodeAt(kept.length - 1) : kept.charCodeAt(dot - 1);
+    r = (last - 0x30) % 2 === 0 ? Number(kept) : Number(a.toFixed(ndigits));
+  } else {
+    r = Number(a.toFixed(ndigits));
+  }
+  return neg ? -r : r;
+}

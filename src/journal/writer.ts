@@ -1,0 +1,401 @@
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { BernsteinError, ExitCode, RefusalError, UsageError } from "../errors.ts";
+import type { FileLock } from "../fsutil/lock.ts";
+import { dumps } from "../pyjson/encode.ts";
+import { pyRound } from "../pyjson/python.ts";
+import { pyFloat, pyInt, type PyLike, type PyValue } from "../pyjson/types.ts";
+import { eventHash, HASH_PROFILE_FIELD, payloadHash, PY_JSON_V1, type Payload } from "./hash.ts";
+import { writeMetadata, type RunMetadata } from "./metadata.ts";
+import { journalPath, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
+import { scanTail } from "./repair.ts";
+import { applyRetention } from "./retention.ts";
+import { lockJournalOrRefuse } from "./seal.ts";
+import { ChainWalker } from "./verify.ts";
+
+/**
+ * The run-journal writer (spec §1.2). Each `record` appends one complete
+ * row — envelope `ts, elapsed_s, index, event, prev_hash, payload_hash,
+ * event_hash`, then the payload keys in caller order, serialised like
+ * Python's `json.dumps(row)` — in a single write call on an O_APPEND
+ * descriptor. A cross-process lock (`<run_dir>/journal.lock`) is held from
+ * open to `close()`, so a second writer cannot fork the chain.
+ */
+
+/** Envelope keys a payload may overwrite in place (they are not hashed). */
+const OVERWRITABLE = new Set(["ts", "elapsed_s", "index"]);
+/** Payload keys that are refused: they would break the chain on purpose. */
+const CHAIN_FIELDS = new Set(["prev_hash", "payload_hash", "event_hash"]);
+
+export interface JournalClock {
+  /** Unix time in seconds (float), like Python's `time.time()`. */
+  now(): number;
+}
+
+const systemClock: JournalClock = {
+  now: () => (performance.timeOrigin + performance.now()) / 1000,
+};
+
+export interface CreateOptions {
+  sddDir: string;
+  metadata?: Partial<RunMetadata>;
+  /** Start over when journal.jsonl already has content (it is truncated). */
+  overwrite?: boolean;
+  env?: Record<string, string | undefined>;
+  clock?: JournalClock;
+}
+
+export interface ResumeOptions {
+  sddDir: string;
+  env?: Record<string, string | undefined>;
+  clock?: JournalClock;
+  /** Append even when `<run_dir>/seal.json` exists (the seal will then mismatch). */
+  allowSealed?: boolean;
+}
+
+export interface RecordItem {
+  event: string;
+  payload: Payload;
+}
+
+/** Where the journal stood at some point; `rollback` returns to it. */
+export interface JournalMark {
+  readonly size: number;
+  readonly index: number;
+  readonly head: string;
+  readonly needsNewline: boolean;
+}
+
+function writeFailed(path: string, err: unknown): BernsteinError {
+  return new BernsteinError(
+    "journal_write_failed",
+    `cannot append to journal ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    ExitCode.INPUT,
+    { path },
+  );
+}
+
+function entriesOf(payload: Payload): [string, PyLike][] {
+  if (payload instanceof Map) return [...payload.entries()];
+  return Object.entries(payload).filter(([, v]) => v !== undefined);
+}
+
+/** Refuse payloads the chain cannot carry honestly. */
+function checkRecordInput(event: unknown, entries: [string, PyLike][]): void {
+  if (typeof event !== "string" || event.length === 0) {
+    throw new UsageError("event type must be a non-empty string", "invalid_event");
+  }
+  for (const [k, v] of entries) {
+    if (k === "event") {
+      throw new UsageError(`payload key "event" collides with the event type`, "invalid_payload", { key: k });
+    }
+    if (CHAIN_FIELDS.has(k)) {
+      throw new UsageError(`payload key "${k}" is a chain field the writer computes`, "invalid_payload", { key: k });
+    }
+    if (k === HASH_PROFILE_FIELD && v !== PY_JSON_V1) {
+      throw new UsageError(
+        `unknown hash_profile ${JSON.stringify(v)}: this writer records only ${PY_JSON_V1}`,
+        "unknown_hash_profile",
+      );
+    }
+  }
+}
+
+function lastByte(path: string, size: number): number {
+  if (size === 0) return -1;
+  const fd = openSync(path, "r");
+  try {
+    const b = new Uint8Array(1);
+    readSync(fd, b, 0, 1, size - 1);
+    return b[0]!;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class EventJournal {
+  readonly runId: string;
+  readonly path: string;
+  readonly runDirPath: string;
+  private fd: number;
+  private lock: FileLock;
+  private index: number;
+  private headHash: string;
+  private size: number;
+  /** The existing file ends without a line break: terminate it before the first new row. */
+  private needsNewline: boolean;
+  private readonly startTs: number;
+  private readonly clock: JournalClock;
+  private closed = false;
+
+  private constructor(init: {
+    runId: string;
+    path: string;
+    runDirPath: string;
+    fd: number;
+    lock: FileLock;
+    index: number;
+    head: string;
+    size: number;
+    needsNewline: boolean;
+    clock: JournalClock;
+  }) {
+    this.runId = init.runId;
+    this.path = init.path;
+    this.runDirPath = init.runDirPath;
+    this.fd = init.fd;
+    this.lock = init.lock;
+    this.index = init.index;
+    this.headHash = init.head;
+    this.size = init.size;
+    this.needsNewline = init.needsNewline;
+    this.clock = init.clock;
+    this.startTs = init.clock.now();
+  }
+
+  /**
+   * A fresh journal at genesis. Refuses (`journal_exists`) when the file
+   * already has content unless `overwrite` — appending at genesis to an
+   * existing chain (what Python's plain constructor does) breaks it.
+   * Writes metadata.json (0600) and applies retention.
+   */
+  static create(runId: string, opts: CreateOptions): EventJournal {
+    const dir = runDir(opts.sddDir, runId);
+    mkdirSync(dir, { recursive: true });
+    const path = journalPath(opts.sddDir, runId);
+    const lock = lockJournalOrRefuse(path, runId, "record to");
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, "a");
+      let size = fstatSync(fd).size;
+      if (size > 0) {
+        if (!opts.overwrite) {
+          throw new RefusalError(
+            "journal_exists",
+            `run ${runId} already has a journal (${path}); resume it instead of starting a second chain`,
+            { run_id: runId, path },
+          );
+        }
+        ftruncateSync(fd, 0);
+        size = 0;
+      }
+      const clock = opts.clock ?? systemClock;
+      const journal = new EventJournal({ runId, path, runDirPath: dir, fd, lock, index: 0, head: "", size, needsNewline: false, clock });
+      writeMetadata(dir, {
+        started_at: journal.startTs,
+        git_sha: "",
+        git_branch: "",
+        config_hash: "",
+        seed_path: null,
+        ...opts.metadata,
+        run_id: runId,
+      });
+      applyRetention(runsRoot(opts.sddDir), runId, opts.env);
+      return journal;
+    } catch (err) {
+      if (fd !== undefined) closeSync(fd);
+      lock.release();
+      throw err;
+    }
+  }
+
+  /**
+   * Continue an existing journal from its tail (spec §1.7): the chain is
+   * re-verified first. Refuses a journal with discarded lines
+   * (`journal_torn_tail`, naming `bernstein replay repair`, when they are a
+   * torn tail; `journal_corrupt` otherwise) or a broken chain. A missing or
+   * empty journal starts at genesis.
+   */
+  static async resume(runId: string, opts: ResumeOptions): Promise<EventJournal> {
+    return EventJournal.resumeSync(runId, opts);
+  }
+
+  static resumeSync(runId: string, opts: ResumeOptions): EventJournal {
+    const dir = runDir(opts.sddDir, runId);
+    mkdirSync(dir, { recursive: true });
+    const path = journalPath(opts.sddDir, runId);
+    const lock = lockJournalOrRefuse(path, runId, "record to");
+    try {
+      if (!opts.allowSealed && existsSync(join(dir, SEAL_FILE_NAME))) {
+        throw new RefusalError(
+          "journal_sealed",
+          `run ${runId} is sealed (${join(dir, SEAL_FILE_NAME)}); appending would make its journal mismatch the seal`,
+          { run_id: runId, path },
+        );
+      }
+      applyRetention(runsRoot(opts.sddDir), runId, opts.env);
+      const walker = new ChainWalker();
+      const scan = scanTail(path, (row) => walker.push(row));
+      if (scan.discarded.length > 0) {
+        const lines = scan.discarded.join(", ");
+        if (scan.tornTail) {
+          throw new RefusalError(
+            "journal_torn_tail",
+            `cannot resume journal ${path}: reader discarded physical line(s): ${lines}; the tail is a torn write \u2014 repair it first with 'bernstein replay repair ${runId}'`,
+            { run_id: runId, path, discarded_line_indices: scan.discarded },
+          );
+        }
+        throw new RefusalError(
+          "journal_corrupt",
+          `cannot resume journal ${path}: reader discarded physical line(s): ${lines}`,
+          { run_id: runId, path, discarded_line_indices: scan.discarded },
+        );
+      }
+      if (walker.divergence) {
+        throw new RefusalError("journal_corrupt", `cannot resume journal ${path}: ${walker.divergence.error}`, {
+          run_id: runId,
+          path,
+          divergent_index: walker.divergence.index,
+        });
+      }
+      const fd = openSync(path, "a");
+      const size = fstatSync(fd).size;
+      const last = lastByte(path, size);
+      return new EventJournal({
+        runId,
+        path,
+        runDirPath: dir,
+        fd,
+        lock,
+        index: walker.count,
+        head: walker.prefixHead,
+        size,
+        needsNewline: size > 0 && last !== 10 && last !== 13,
+        clock: opts.clock ?? systemClock,
+      });
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+  }
+
+  /** Build the row and its line for the next index without writing. */
+  private buildRow(event: string, payload: Payload, index: number, prev: string): { row: Map<string, PyValue>; line: string; hash: string } {
+    const entries = entriesOf(payload);
+    checkRecordInput(event, entries);
+    const ph = payloadHash(event, payload);
+    const eh = eventHash(prev, event, ph, index);
+    const ts = this.clock.now();
+    const elapsed = pyRound(this.clock.now() - this.startTs, 3);
+    const row = new Map<string, PyLike>([
+      ["ts", pyFloat(ts)],
+      ["elapsed_s", pyFloat(elapsed)],
+      ["index", pyInt(index)],
+      ["event", event],
+      ["prev_hash", prev],
+      ["payload_hash", ph],
+      ["event_hash", eh],
+    ]);
+    // dict.update: envelope-named keys overwrite in place, others append.
+    for (const [k, v] of entries) row.set(k, v);
+    return { row: row as Map<string, PyValue>, line: dumps(row as unknown as PyLike) + "\n", hash: eh };
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new UsageError(`journal ${this.path} is closed`, "journal_closed");
+  }
+
+  /** Write `text` (complete lines) in one call; on failure cut back to the last complete row. */
+  private append(text: string): number {
+    const bytes = Buffer.from(this.needsNewline ? "\n" + text : text, "utf8");
+    try {
+      let off = 0;
+      while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
+    } catch (err) {
+      try {
+        ftruncateSync(this.fd, this.size);
+      } catch {
+        /* the next reader sees a torn tail, which repair removes */
+      }
+      throw writeFailed(this.path, err);
+    }
+    this.needsNewline = false;
+    this.size += bytes.length;
+    return bytes.length;
+  }
+
+  /** Append one event; returns the row as written. */
+  record(event: string, payload: Payload = {}): Map<string, PyValue> {
+    this.ensureOpen();
+    const { row, line, hash } = this.buildRow(event, payload, this.index, this.headHash);
+    this.append(line);
+    this.index++;
+    this.headHash = hash;
+    return row;
+  }
+
+  /**
+   * Append many events with few write calls (about 1 MiB of complete lines
+   * each). Input is validated per event before its batch is written, so an
+   * invalid item leaves every earlier item recorded and none after it.
+   */
+  recordMany(items: Iterable<RecordItem>): void {
+    this.ensureOpen();
+    const FLUSH_AT = 1 << 20;
+    let buf: string[] = [];
+    let bufLen = 0;
+    let index = this.index;
+    let head = this.headHash;
+    const flush = (): void => {
+      if (buf.length === 0) return;
+      this.append(buf.join(""));
+      this.index = index;
+      this.headHash = head;
+      buf = [];
+      bufLen = 0;
+    };
+    try {
+      for (const item of items) {
+        const { line, hash } = this.buildRow(item.event, item.payload, index, head);
+        buf.push(line);
+        bufLen += line.length;
+        index++;
+        head = hash;
+        if (bufLen >= FLUSH_AT) flush();
+      }
+    } catch (err) {
+      flush();
+      throw err;
+    }
+    flush();
+  }
+
+  /** The current position, for `rollback`. */
+  mark(): JournalMark {
+    return { size: this.size, index: this.index, head: this.headHash, needsNewline: this.needsNewline };
+  }
+
+  /**
+   * Undo appends made since `m` (the lock has been held throughout, so the
+   * bytes after `m.size` are ours). Used to make a batch all-or-nothing.
+   */
+  rollback(m: JournalMark): void {
+    this.ensureOpen();
+    ftruncateSync(this.fd, m.size);
+    this.size = m.size;
+    this.index = m.index;
+    this.headHash = m.head;
+    this.needsNewline = m.needsNewline;
+  }
+
+  /** The last event_hash ("" before any event). */
+  head(): string {
+    return this.headHash;
+  }
+
+  /** Events in the chain (the next row's index). */
+  count(): number {
+    return this.index;
+  }
+
+  /** Close the file and release the writer lock (idempotent). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      closeSync(this.fd);
+    } finally {
+      this.lock.release();
+    }
+  }
+}
