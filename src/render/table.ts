@@ -1,0 +1,235 @@
+import { paint } from "./ansi.ts";
+
+/**
+ * Terminal tables whose column widths are fitted to the terminal. Rows are
+ * formatted one at a time, so a table over a million rows streams: the widths
+ * are decided up front from the column specs (and, when the caller has all
+ * rows anyway, from their measured content), never by buffering the rows.
+ *
+ * Cell text is untrusted (it comes from journals): control, format and
+ * line/paragraph-separator characters are shown as visible escapes so a row
+ * can neither move the cursor, recolour the terminal, nor break the layout.
+ */
+
+export interface Column {
+  header: string;
+  /** Preferred width in terminal cells (content-measured or fixed). */
+  width: number;
+  /** The column is never shrunk below this (default: min(width, 4)). */
+  minWidth?: number;
+  /** A flexible column takes the width left over by the others (`expand`). */
+  flex?: boolean;
+  /** When the table is too wide, columns with a higher priority give up width first (default 0). */
+  shrinkPriority?: number;
+  align?: "left" | "right";
+  /** `ellipsis` (default) cuts long cells with `…`; `wrap` continues them on further lines. */
+  overflow?: "ellipsis" | "wrap";
+  /** Style (see `paint`) applied to every cell of the column unless the cell sets its own. */
+  style?: string;
+}
+
+export interface Cell {
+  text: string;
+  style?: string;
+}
+
+export type CellInput = string | Cell;
+
+/** Width available for output: the TTY's columns, else `COLUMNS`, else 100. */
+export function terminalWidth(): number {
+  const tty = process.stdout.isTTY ? process.stdout.columns : undefined;
+  if (tty && tty > 0) return tty;
+  const env = Number.parseInt(process.env.COLUMNS ?? "", 10);
+  if (Number.isFinite(env) && env > 0) return env;
+  return 100;
+}
+
+// Cc (controls incl. DEL and C1), Cf (bidi overrides, zero-width chars),
+// Zl/Zp (U+2028/U+2029) and lone surrogates.
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+/** Replace characters that would act on the terminal with visible escapes. */
+export function sanitizeCell(text: string): string {
+  return text.replace(UNSAFE, (ch) => {
+    const cp = ch.codePointAt(0)!;
+    if (cp <= 0xff) return "\\x" + cp.toString(16).padStart(2, "0");
+    if (cp <= 0xffff) return "\\u" + cp.toString(16).padStart(4, "0");
+    return "\\U" + cp.toString(16).padStart(8, "0");
+  });
+}
+
+const ZERO_WIDTH = /[\p{Mn}\p{Me}]/u;
+
+function isWide(cp: number): boolean {
+  return (
+    (cp >= 0x1100 && cp <= 0x115f) ||
+    (cp >= 0x2e80 && cp <= 0x303e) ||
+    (cp >= 0x3041 && cp <= 0x33ff) ||
+    (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x4e00 && cp <= 0x9fff) ||
+    (cp >= 0xa000 && cp <= 0xa4cf) ||
+    (cp >= 0xac00 && cp <= 0xd7a3) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0xfe30 && cp <= 0xfe4f) ||
+    (cp >= 0xff00 && cp <= 0xff60) ||
+    (cp >= 0xffe0 && cp <= 0xffe6) ||
+    (cp >= 0x1f300 && cp <= 0x1f64f) ||
+    (cp >= 0x1f680 && cp <= 0x1f6ff) ||
+    (cp >= 0x1f900 && cp <= 0x1f9ff) ||
+    (cp >= 0x20000 && cp <= 0x3fffd)
+  );
+}
+
+function charWidth(ch: string): number {
+  const cp = ch.codePointAt(0)!;
+  if (cp < 0x300) return 1;
+  if (ZERO_WIDTH.test(ch)) return 0;
+  return isWide(cp) ? 2 : 1;
+}
+
+/** Terminal cells a (sanitized, unstyled) string occupies. */
+export function cellWidth(text: string): number {
+  let w = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x300) {
+      w++;
+      continue;
+    }
+    const ch = String.fromCodePoint(text.codePointAt(i)!);
+    if (ch.length === 2) i++;
+    w += charWidth(ch);
+  }
+  return w;
+}
+
+/** Split into pieces of at most `width` cells (at least one piece). */
+export function wrapCells(text: string, width: number): string[] {
+  if (width <= 0) return [text];
+  const lines: string[] = [];
+  let cur = "";
+  let curW = 0;
+  for (const ch of text) {
+    const w = charWidth(ch);
+    if (curW + w > width && cur !== "") {
+      lines.push(cur);
+      cur = "";
+      curW = 0;
+    }
+    cur += ch;
+    curW += w;
+  }
+  lines.push(cur);
+  return lines;
+}
+
+/** Cut to at most `width` cells, marking the cut with `…`. */
+export function truncateCells(text: string, width: number): string {
+  if (cellWidth(text) <= width) return text;
+  if (width <= 0) return "";
+  let out = "";
+  let w = 0;
+  for (const ch of text) {
+    const cw = charWidth(ch);
+    if (w + cw > width - 1) break;
+    out += ch;
+    w += cw;
+  }
+  return out + "…";
+}
+
+function pad(text: string, width: number, align: "left" | "right"): string {
+  const fill = Math.max(0, width - cellWidth(text));
+  return align === "right" ? " ".repeat(fill) + text : text + " ".repeat(fill);
+}
+
+/**
+ * Decide column widths for `total` cells: every column gets its preferred
+ * width; flexible columns share what is left (never below their minimum);
+ * when that does not fit, the shrinkable column with the highest
+ * `shrinkPriority` (the widest among equals) gives up one cell at a time
+ * until it fits or every column is at its minimum.
+ */
+export function fitColumns(columns: readonly Column[], total: number, gap = 2): number[] {
+  const avail = Math.max(0, total - gap * Math.max(0, columns.length - 1));
+  const mins = columns.map((c) => Math.max(1, c.minWidth ?? Math.min(c.width, 4)));
+  const widths = columns.map((c, i) => Math.max(c.width, mins[i]!));
+  const flex = columns.map((c, i) => (c.flex ? i : -1)).filter((i) => i >= 0);
+  if (flex.length > 0) {
+    const fixed = widths.reduce((s, w, i) => (columns[i]!.flex ? s : s + w), 0);
+    const share = Math.floor(Math.max(0, avail - fixed) / flex.length);
+    for (const i of flex) widths[i] = Math.max(mins[i]!, share);
+  }
+  let over = widths.reduce((s, w) => s + w, 0) - avail;
+  while (over > 0) {
+    let pick = -1;
+    for (let i = 0; i < widths.length; i++) {
+      if (widths[i]! <= mins[i]!) continue;
+      if (pick < 0) {
+        pick = i;
+        continue;
+      }
+      const pi = columns[i]!.shrinkPriority ?? 0;
+      const pp = columns[pick]!.shrinkPriority ?? 0;
+      if (pi > pp || (pi === pp && widths[i]! > widths[pick]!)) pick = i;
+    }
+    if (pick < 0) break;
+    widths[pick]!--;
+    over--;
+  }
+  return widths;
+}
+
+/** A table whose widths are fixed at construction; rows are formatted one by one. */
+export class Table {
+  readonly widths: number[];
+  private readonly columns: readonly Column[];
+  private readonly gap: string;
+
+  constructor(columns: readonly Column[], options: { width?: number; gap?: number } = {}) {
+    this.columns = columns;
+    const gap = options.gap ?? 2;
+    this.gap = " ".repeat(gap);
+    this.widths = fitColumns(columns, options.width ?? terminalWidth(), gap);
+  }
+
+  /** The header line, styled `bold cyan`. */
+  header(): string {
+    return this.format(this.columns.map((c) => ({ text: c.header, style: "bold cyan" }))).join("\n");
+  }
+
+  /** One row as one or more output lines (wrapping columns add lines). */
+  format(cells: readonly CellInput[]): string[] {
+    const pieces: { lines: string[]; style: string }[] = this.columns.map((col, i) => {
+      const raw = cells[i];
+      const cell: Cell = typeof raw === "string" ? { text: raw } : (raw ?? { text: "" });
+      const text = sanitizeCell(cell.text);
+      const width = this.widths[i]!;
+      const lines = col.overflow === "wrap" ? wrapCells(text, width) : [truncateCells(text, width)];
+      return { lines, style: cell.style ?? col.style ?? "" };
+    });
+    const height = Math.max(...pieces.map((p) => p.lines.length));
+    const out: string[] = [];
+    for (let l = 0; l < height; l++) {
+      const parts = pieces.map((p, i) => {
+        const col = this.columns[i]!;
+        const text = p.lines[l] ?? "";
+        const last = i === pieces.length - 1;
+        // Padding stays outside the styled span; the last left-aligned cell is not padded.
+        const padded = last && col.align !== "right" ? text : pad(text, this.widths[i]!, col.align ?? "left");
+        if (!p.style || text === "") return padded;
+        const fill = padded.length - text.length;
+        return col.align === "right" ? padded.slice(0, fill) + paint(p.style, text) : paint(p.style, text) + padded.slice(text.length);
+      });
+      out.push(parts.join(this.gap).trimEnd());
+    }
+    return out;
+  }
+}
+
+/** Preferred width of a column from its header and (sanitized) content. */
+export function measure(header: string, values: Iterable<string>): number {
+  let w = cellWidth(header);
+  for (const v of values) w = Math.max(w, cellWidth(sanitizeCell(v)));
+  return w;
+}
