@@ -1,0 +1,139 @@
+import { pyStr } from "../pyjson/python.ts";
+import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { formatFixed, minutesSeconds, truncInt } from "./format.ts";
+
+/**
+ * The display model of one journal row: what the `replay <RUN_ID>` table
+ * shows in its TIME · EVENT · AGENT · TASK · DETAIL columns. Pure functions
+ * of the parsed row (Python semantics for truthiness and `str()`), so the
+ * renderer only lays text out.
+ */
+export interface DisplayRow {
+  time: string;
+  event: string;
+  /** `paint` style for the EVENT cell ("" = unstyled). */
+  eventStyle: string;
+  agent: string;
+  task: string;
+  detail: string;
+}
+
+const EVENT_STYLES: Record<string, string> = {
+  run_started: "bold bright_green",
+  run_completed: "bold bright_green",
+  tick_start: "dim",
+  agent_spawned: "bold bright_cyan",
+  agent_reaped: "bold bright_red",
+  task_claimed: "bright_yellow",
+  task_completed: "bright_green",
+  task_verification_failed: "bright_red",
+  task_retried: "bright_yellow",
+};
+
+export function eventStyle(event: string): string {
+  return EVENT_STYLES[event] ?? "";
+}
+
+/** Python truthiness of a parsed JSON value (a missing key is falsy). */
+export function truthy(v: PyValue | undefined): boolean {
+  if (v === undefined || v === null || v === false) return false;
+  if (v === true) return true;
+  if (typeof v === "string") return v.length > 0;
+  if (v instanceof PyNum) {
+    const n = v.toNumber();
+    return Number.isNaN(n) || n !== 0;
+  }
+  if (Array.isArray(v)) return v.length > 0;
+  return v.size > 0;
+}
+
+/** The numeric value of a row field as Python `float(x or 0)` would use it; null if not a number. */
+export function numberField(v: PyValue | undefined): number | null {
+  if (!truthy(v)) return 0;
+  if (v instanceof PyNum) return v.toNumber();
+  if (v === true) return 1;
+  if (typeof v === "string") {
+    const t = v.trim();
+    if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t) || /^[+-]?(inf|infinity|nan)$/i.test(t)) {
+      return /nan/i.test(t) ? NaN : /inf/i.test(t) ? (t.startsWith("-") ? -Infinity : Infinity) : Number(t);
+    }
+  }
+  return null;
+}
+
+/** First `n` code points (Python slicing `s[:n]`). */
+function head(s: string, n: number): string {
+  return Array.from(s).slice(0, n).join("");
+}
+
+/** `agent_id` shortened: `<first>-<second[:6]>` when the part after the first `-` is longer than 6. */
+export function shortAgent(agentId: string): string {
+  const dash = agentId.indexOf("-");
+  if (dash < 0) return agentId;
+  const rest = agentId.slice(dash + 1);
+  if (Array.from(rest).length <= 6) return agentId;
+  return `${agentId.slice(0, dash)}-${head(rest, 6)}`;
+}
+
+/** `task_id`, or else the first two `task_ids` joined with `, `. */
+export function taskText(row: PyObject): string {
+  const taskId = row.get("task_id");
+  if (truthy(taskId)) return pyStr(taskId);
+  const ids = row.get("task_ids");
+  if (Array.isArray(ids)) return ids.slice(0, 2).map((x) => pyStr(x)).join(", ");
+  if (typeof ids === "string") return Array.from(ids).slice(0, 2).join(", ");
+  return "";
+}
+
+function costText(v: PyValue): string {
+  const n = v instanceof PyNum ? v.toNumber() : v === true ? 1 : null;
+  return "$" + (n === null ? pyStr(v) : formatFixed(n, 4));
+}
+
+/** The DETAIL cell: the row's notable fields, each only when truthy, joined by two spaces. */
+export function detailText(row: PyObject, event: string): string {
+  const parts: string[] = [];
+  const get = (k: string): PyValue | undefined => row.get(k);
+  if (truthy(get("model"))) parts.push(pyStr(get("model")));
+  if (truthy(get("role"))) parts.push(pyStr(get("role")));
+  if (truthy(get("cost_usd"))) parts.push(costText(get("cost_usd")!));
+  if ((event === "run_started" || event === "run_completed") && truthy(get("run_id"))) parts.push(`id=${pyStr(get("run_id"))}`);
+  if (truthy(get("max_agents"))) parts.push(`max_agents=${pyStr(get("max_agents"))}`);
+  if (truthy(get("ticks"))) parts.push(`ticks=${pyStr(get("ticks"))}`);
+  if (event === "run_completed" && truthy(get("fingerprint"))) parts.push(`fp=${head(pyStr(get("fingerprint")), 12)}`);
+  const failed = get("failed_signals");
+  if (truthy(failed)) {
+    const items = Array.isArray(failed) ? failed.slice(0, 3).map((x) => pyStr(x)) : Array.from(pyStr(failed)).slice(0, 3);
+    parts.push(`failed: ${items.join(", ")}`);
+  }
+  if (truthy(get("tick"))) parts.push(`tick #${pyStr(get("tick"))}`);
+  return parts.join("  ");
+}
+
+/**
+ * TIME: whole seconds since the run started (`m:ss`, Python `int()` then
+ * `divmod`), from the row's `ts` minus the `ts` of the first `run_started`
+ * row (the first row when there is none). A row without a usable `ts`
+ * falls back to its `elapsed_s`.
+ */
+export function timeText(row: PyObject, baseTs: number | null): string {
+  const ts = row.has("ts") ? numberField(row.get("ts")) : null;
+  let offset: number | null = null;
+  if (baseTs !== null && ts !== null && row.has("ts")) offset = truncInt(ts - baseTs);
+  if (offset === null) offset = truncInt(numberField(row.get("elapsed_s")) ?? 0);
+  return offset === null ? "?" : minutesSeconds(offset);
+}
+
+export function displayRow(row: PyObject, baseTs: number | null): DisplayRow {
+  const ev = row.get("event");
+  const event = ev === undefined ? "?" : pyStr(ev);
+  const agentId = row.get("agent_id");
+  return {
+    time: timeText(row, baseTs),
+    event,
+    eventStyle: eventStyle(event),
+    agent: truthy(agentId) ? shortAgent(pyStr(agentId)) : "",
+    task: taskText(row),
+    detail: detailText(row, event),
+  };
+}
