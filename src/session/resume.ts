@@ -1,0 +1,80 @@
+/**
+ * Whether `bernstein run` resumes the saved session or starts fresh. The
+ * order of the checks is the order of precedence: an explicit `--fresh`,
+ * then `session.resume: false`, then the snapshot itself (missing, corrupt,
+ * stale), then a changed goal. A snapshot with unfinished work always
+ * resumes; only a fully drained one short-circuits planning.
+ */
+import { formatAge, hasUnfinishedWork, loadSession, type SessionState } from "./state.ts";
+
+export type ResumeAction = "resume" | "drained" | "fresh";
+
+/** Machine-readable reasons (recorded in the run journal's `session_resume`). */
+export type ResumeReason =
+  | "unfinished_work"
+  | "drained"
+  | "flag_fresh"
+  | "resume_disabled"
+  | "no_session"
+  | "corrupt"
+  | "stale"
+  | "goal_changed";
+
+export type ResumeDecision = {
+  action: ResumeAction;
+  reason: ResumeReason | string;
+  /** One line for the terminal, e.g. `fresh because --fresh`. */
+  message: string;
+  /** The snapshot resumed from (null when fresh). */
+  state: SessionState | null;
+};
+
+export function decideResume(o: {
+  sddDir: string;
+  goal: string;
+  fresh: boolean;
+  resumeEnabled: boolean;
+  staleAfterMinutes: number;
+  now?: number;
+}): ResumeDecision {
+  if (o.fresh) return { action: "fresh", reason: "flag_fresh", message: "fresh because --fresh", state: null };
+  if (!o.resumeEnabled) {
+    return { action: "fresh", reason: "resume_disabled", message: "fresh because session.resume is false", state: null };
+  }
+  const now = o.now ?? Date.now() / 1000;
+  const loaded = loadSession(o.sddDir, { staleAfterMinutes: o.staleAfterMinutes, now });
+  switch (loaded.status) {
+    case "missing":
+      return { action: "fresh", reason: "no_session", message: "fresh: no saved session", state: null };
+    case "corrupt":
+      return {
+        action: "fresh",
+        reason: "corrupt",
+        message: `fresh: the saved session is unreadable (${loaded.warning ?? "corrupt"})`,
+        state: null,
+      };
+    case "stale": {
+      const age = loaded.state ? now - loaded.state.saved_at : 0;
+      return {
+        action: "fresh",
+        reason: "stale",
+        message: `fresh because stale (saved ${formatAge(age)} ago; session.stale_after_minutes is ${o.staleAfterMinutes})`,
+        state: null,
+      };
+    }
+  }
+  const state = loaded.state!;
+  if (state.goal !== o.goal) {
+    return { action: "fresh", reason: "goal_changed", message: "fresh because the goal changed", state: null };
+  }
+  const done = state.completed_task_ids.length;
+  if (hasUnfinishedWork(state)) {
+    return {
+      action: "resume",
+      reason: "unfinished_work",
+      message: `resumed: ${done} done previously, ${state.pending_task_ids.length} pending, ${state.open_task_ids.length} open`,
+      state,
+    };
+  }
+  return { action: "drained", reason: "drained", message: `resumed: ${done} done previously, nothing left to do`, state };
+}
