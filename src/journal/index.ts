@@ -10,3 +10,4 @@ export * from "./repair.ts";
 export * from "./retention.ts";
 export * from "./metadata.ts";
 export * from "./writer.ts";
+export * from "./target.ts";

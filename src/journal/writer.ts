@@ -7,7 +7,7 @@ import { pyRound } from "../pyjson/python.ts";
 import { pyFloat, pyInt, type PyLike, type PyValue } from "../pyjson/types.ts";
 import { eventHash, HASH_PROFILE_FIELD, payloadHash, PY_JSON_V1, type Payload } from "./hash.ts";
 import { writeMetadata, type RunMetadata } from "./metadata.ts";
-import { journalPath, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
+import { journalPath, METADATA_FILE_NAME, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
 import { scanTail } from "./repair.ts";
 import { applyRetention } from "./retention.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
@@ -80,7 +80,18 @@ function entriesOf(payload: Payload): [string, PyLike][] {
   return Object.entries(payload).filter(([, v]) => v !== undefined);
 }
 
-/** Refuse payloads the chain cannot carry honestly. */
+/**
+ * Refuse events the chain cannot carry honestly: an empty or non-string
+ * event type, a payload key `event` (it would be silently replaced in the
+ * hash), chain fields (`prev_hash`/`payload_hash`/`event_hash` would make
+ * the row fail verification on purpose), or an unknown `hash_profile`.
+ * `ts`/`elapsed_s`/`index` are allowed and overwrite the envelope in place,
+ * as in Python (they are not authenticated).
+ */
+export function validateRecordInput(event: unknown, payload: Payload): void {
+  checkRecordInput(event, entriesOf(payload));
+}
+
 function checkRecordInput(event: unknown, entries: [string, PyLike][]): void {
   if (typeof event !== "string" || event.length === 0) {
     throw new UsageError("event type must be a non-empty string", "invalid_event");
@@ -267,6 +278,32 @@ export class EventJournal {
       lock.release();
       throw err;
     }
+  }
+
+  /**
+   * Append to a run's journal whether or not it exists yet: resume the
+   * existing chain, or start one at genesis (writing metadata.json when the
+   * run has none). Everything happens under the writer lock.
+   */
+  static open(runId: string, opts: ResumeOptions & { metadata?: Partial<RunMetadata> }): EventJournal {
+    const j = EventJournal.resumeSync(runId, opts);
+    try {
+      if (j.size === 0 && !existsSync(join(j.runDirPath, METADATA_FILE_NAME))) {
+        writeMetadata(j.runDirPath, {
+          started_at: j.startTs,
+          git_sha: "",
+          git_branch: "",
+          config_hash: "",
+          seed_path: null,
+          ...opts.metadata,
+          run_id: runId,
+        });
+      }
+    } catch (err) {
+      j.close();
+      throw err;
+    }
+    return j;
   }
 
   /** Build the row and its line for the next index without writing. */

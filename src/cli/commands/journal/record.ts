@@ -1,10 +1,144 @@
-import { UsageError } from "../../../errors.ts";
+import { BernsteinError, InputError, UsageError } from "../../../errors.ts";
+import { EventJournal, validateRecordInput, type RecordItem } from "../../../journal/writer.ts";
+import { parse } from "../../../pyjson/parse.ts";
+import { pyStrip } from "../../../pyjson/python.ts";
+import type { PyObject, PyValue } from "../../../pyjson/types.ts";
 import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines } from "../../output.ts";
 
-// PLACEHOLDER: replaced by the implementation of this command.
+const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [--sdd-dir DIR]  (without EVENT: JSON Lines on stdin)";
+
+/** Events per `recordMany` call when reading stdin. */
+const BATCH = 2048;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+function parseObject(text: string, what: string, code: string, facts: Record<string, unknown> = {}): PyObject {
+  let v: PyValue;
+  try {
+    v = parse(text);
+  } catch (err) {
+    throw new InputError(code, `${what} is not valid JSON: ${(err as Error).message}`, facts);
+  }
+  if (!(v instanceof Map)) throw new InputError(code, `${what} must be a JSON object`, facts);
+  return v;
+}
+
+/** One stdin line `{"event": "...", ...payload}` as an event, or an InputError naming the line. */
+function eventOfLine(text: string, lineNo: number): RecordItem {
+  const facts = { line: lineNo };
+  const obj = parseObject(text, `stdin line ${lineNo}`, "invalid_event_line", facts);
+  const event = obj.get("event");
+  if (typeof event !== "string" || event === "") {
+    throw new InputError("invalid_event_line", `stdin line ${lineNo}: "event" must be a non-empty string`, facts);
+  }
+  const payload = new Map(obj);
+  payload.delete("event");
+  try {
+    validateRecordInput(event, payload);
+  } catch (err) {
+    if (err instanceof BernsteinError) throw new InputError("invalid_event_line", `stdin line ${lineNo}: ${err.message}`, facts);
+    throw err;
+  }
+  return { event, payload };
+}
+
+/** Lines of stdin, streamed (LF or CRLF separated), with 1-based numbers. */
+async function* stdinLines(): AsyncGenerator<{ text: string; lineNo: number }> {
+  let pending: Uint8Array[] = [];
+  let lineNo = 0;
+  const decode = (bytes: Uint8Array): string => {
+    lineNo++;
+    let end = bytes.length;
+    if (end > 0 && bytes[end - 1] === 13) end--;
+    try {
+      return utf8.decode(bytes.subarray(0, end));
+    } catch {
+      throw new InputError("invalid_event_line", `stdin line ${lineNo} is not valid UTF-8`, { line: lineNo });
+    }
+  };
+  const join = (tail: Uint8Array): Uint8Array => {
+    if (pending.length === 0) return tail;
+    const parts = [...pending, tail];
+    pending = [];
+    return Buffer.concat(parts);
+  };
+  for await (const chunk of Bun.stdin.stream()) {
+    let p = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, p);
+      if (nl < 0) break;
+      const text = decode(join(chunk.subarray(p, nl)));
+      yield { text, lineNo };
+      p = nl + 1;
+    }
+    if (p < chunk.length) pending.push(chunk.slice(p));
+  }
+  if (pending.length > 0) yield { text: decode(join(new Uint8Array(0))), lineNo };
+}
+
 export default defineCliCommand({
-  meta: { name: "record", description: "Append events to a run journal" },
-  run() {
-    throw new UsageError("'record' is not implemented yet", "not_implemented");
+  meta: {
+    name: "record",
+    description:
+      "Append events to a run journal (resuming its chain): one EVENT with --data, or JSON Lines {\"event\": ..., ...payload} on stdin",
+  },
+  args: {
+    run_id: { type: "positional", required: false, description: "Run id (journal at <sdd-dir>/runs/<RUN_ID>/journal.jsonl)" },
+    event: { type: "positional", required: false, description: "Event type; omit to read JSON Lines from stdin" },
+    data: { type: "string", description: "Payload of EVENT as a JSON object (default {})" },
+    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+  },
+  async run({ args, json }) {
+    const words = args._.map(String);
+    if (words.length < 1 || words.length > 2) throw new UsageError(USAGE);
+    const [runId, event] = words as [string, string | undefined];
+    const sddDir = args["sdd-dir"] ?? ".sdd";
+    let payload: PyObject | null = null;
+    if (event !== undefined) {
+      payload = parseObject(args.data ?? "{}", "--data", "invalid_data");
+      validateRecordInput(event, payload);
+    } else if (args.data !== undefined) {
+      throw new UsageError("--data needs an EVENT (stdin mode takes the payload from each line)");
+    }
+    // Open first: a held lock or a torn tail is reported before any input is read.
+    const journal = EventJournal.open(runId, { sddDir });
+    let recorded = 0;
+    try {
+      if (event !== undefined) {
+        journal.record(event, payload!);
+        recorded = 1;
+      } else {
+        // All or nothing: an invalid line rolls back what this command appended.
+        const start = journal.mark();
+        let batch: RecordItem[] = [];
+        try {
+          for await (const { text, lineNo } of stdinLines()) {
+            if (pyStrip(text) === "") continue;
+            batch.push(eventOfLine(text, lineNo));
+            if (batch.length >= BATCH) {
+              journal.recordMany(batch);
+              recorded += batch.length;
+              batch = [];
+            }
+          }
+          journal.recordMany(batch);
+          recorded += batch.length;
+        } catch (err) {
+          journal.rollback(start);
+          throw err;
+        }
+      }
+    } finally {
+      journal.close();
+    }
+    const count = journal.count();
+    const head = journal.head();
+    if (json) {
+      await printJson({ ok: true, run_id: runId, path: journal.path, recorded, count, head });
+    } else {
+      await printLines(`recorded ${recorded} event(s) to run ${runId}: count ${count}, head ${head || "(empty)"}`);
+    }
+    return 0;
   },
 });

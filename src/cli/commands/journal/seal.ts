@@ -1,10 +1,40 @@
 import { UsageError } from "../../../errors.ts";
+import { sealJournalDetailed } from "../../../journal/seal.ts";
 import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines } from "../../output.ts";
 
-// PLACEHOLDER: replaced by the implementation of this command.
+const USAGE = "usage: bernstein journal seal <RUN_ID> [--sdd-dir DIR]";
+
 export default defineCliCommand({
-  meta: { name: "seal", description: "Seal a run journal's head and event count" },
-  run() {
-    throw new UsageError("'seal' is not implemented yet", "not_implemented");
+  meta: {
+    name: "seal",
+    description:
+      "Seal a run journal: verify it, then commit its head and event count to <run_dir>/seal.json (used by 'journal verify')",
+  },
+  args: {
+    run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
+    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+  },
+  async run({ args, json }) {
+    const words = args._.map(String);
+    if (words.length !== 1) throw new UsageError(USAGE);
+    const runId = words[0]!;
+    const out = sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId);
+    if (json) {
+      await printJson({
+        ok: true,
+        run_id: runId,
+        path: out.path,
+        event_count: out.seal.event_count,
+        head: out.seal.head,
+        already_sealed: out.alreadySealed,
+      });
+    } else {
+      await printLines(
+        `${out.alreadySealed ? "already sealed" : "sealed"} run ${runId}: ${out.seal.event_count} events, head ${out.seal.head}`,
+        `seal: ${out.path}`,
+      );
+    }
+    return 0;
   },
 });

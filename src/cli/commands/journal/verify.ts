@@ -1,10 +1,92 @@
-import { UsageError } from "../../../errors.ts";
+import { existsSync } from "node:fs";
+import { InputError, UsageError } from "../../../errors.ts";
+import { resolveJournalTarget } from "../../../journal/target.ts";
+import { readSealFile } from "../../../journal/seal.ts";
+import { verifyJournalSync, writeDivergenceReport, type JournalSeal, type JournalVerifyResult } from "../../../journal/verify.ts";
+import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines } from "../../output.ts";
 
-// PLACEHOLDER: replaced by the implementation of this command.
+const USAGE = "usage: bernstein journal verify <FILE|RUN_ID> [--seal FILE] [--sdd-dir DIR]";
+
+/** The `--as-json` document: the verdict fields, in this order. */
+function verdictJson(r: JournalVerifyResult): Record<string, unknown> {
+  return {
+    ok: r.ok,
+    path: r.path,
+    chain_consistent: r.chain_consistent,
+    coverage: r.coverage,
+    identity: r.identity,
+    count: r.count,
+    head: r.head,
+    divergent_index: r.divergent_index,
+    expected_hash: r.expected_hash,
+    actual_hash: r.actual_hash,
+    discarded_line_indices: r.discarded_line_indices,
+    errors: r.errors,
+  };
+}
+
+function verdictLines(r: JournalVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
+  const identity =
+    r.identity === "unverifiable" ? "identity=unverifiable (no seal)" : `identity=${r.identity} (seal ${sealSource})`;
+  const tail = `coverage=${r.coverage}; ${identity}`;
+  const lines: string[] = [];
+  if (r.chain_consistent) {
+    const style = r.ok ? "green" : "yellow";
+    lines.push(paint(style, `chain intact: ${r.count} events, head ${r.head || "(empty)"}; ${tail}`));
+  } else {
+    lines.push(
+      paint("bold red", `DIVERGENCE at step ${r.divergent_index}: expected ${r.expected_hash ?? "(not computable)"} actual ${r.actual_hash || "(empty)"}`),
+      `${r.count} events; ${tail}`,
+    );
+  }
+  for (const e of r.errors) lines.push(`  ${paint("red", "error:")} ${e}`);
+  if (reportPath) lines.push(`Divergence report written to: ${reportPath}`);
+  return lines;
+}
+
 export default defineCliCommand({
-  meta: { name: "verify", description: "Verify a run journal's Merkle chain, coverage and seal" },
-  run() {
-    throw new UsageError("'verify' is not implemented yet", "not_implemented");
+  meta: {
+    name: "verify",
+    description:
+      "Verify a run journal's Merkle chain, coverage and seal identity (exit 0 ok, 1 negative verdict, 2 usage, 3 unreadable)",
+  },
+  args: {
+    target: { type: "positional", required: false, description: "Journal file path, or a run id under <sdd-dir>/runs" },
+    seal: {
+      type: "string",
+      description: "Seal file {\"head\", \"event_count\"} to check identity against (default for a run id: <run_dir>/seal.json)",
+    },
+    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+  },
+  async run({ args, json }) {
+    const words = args._.map(String);
+    if (words.length !== 1) throw new UsageError(USAGE);
+    const target = resolveJournalTarget(words[0]!, args["sdd-dir"] ?? ".sdd");
+    const sealPath = args.seal ?? target.defaultSealPath;
+    const seal: JournalSeal | null = sealPath ? readSealFile(sealPath) : null;
+    if (!seal && !existsSync(target.path)) {
+      if (target.byRunId) {
+        throw new InputError("journal_missing", `no journal for run ${target.runId}: ${target.path}`, {
+          run_id: target.runId,
+          path: target.path,
+        });
+      }
+      throw new InputError("journal_unreadable", `journal not found: ${target.path}`, { path: target.path });
+    }
+    const result = verifyJournalSync(target.path, { seal });
+    let reportPath: string | null = null;
+    if (!result.ok) {
+      try {
+        reportPath = writeDivergenceReport(target.runDirPath, target.runId, result);
+      } catch {
+        // Best effort, as in Python: a read-only location must not turn a
+        // verdict into an error.
+      }
+    }
+    if (json) await printJson(verdictJson(result));
+    else await printLines(...verdictLines(result, sealPath, reportPath));
+    return result.ok ? 0 : 1;
   },
 });

@@ -1,0 +1,45 @@
+import { existsSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { journalPath, runsRoot, SEAL_FILE_NAME, validateRunId } from "./paths.ts";
+
+/**
+ * What `journal verify <FILE|RUN_ID>` names. A word with a path separator
+ * or a `.jsonl` suffix is a file; otherwise a run id whose directory exists
+ * under `<sdd>/runs` wins over a same-named file in the working directory;
+ * an existing file is next; anything else must be a valid run id.
+ */
+export interface JournalTarget {
+  path: string;
+  /** The run id, or the journal's directory name for a file target. */
+  runId: string;
+  runDirPath: string;
+  byRunId: boolean;
+  /** `<run_dir>/seal.json` when verifying by run id and it exists. */
+  defaultSealPath: string | null;
+}
+
+function looksLikePath(word: string): boolean {
+  return word.includes("/") || word.includes("\\") || word.endsWith(".jsonl");
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export function resolveJournalTarget(word: string, sddDir: string): JournalTarget {
+  const asRunDir = !looksLikePath(word) && word !== "." && word !== ".." ? join(runsRoot(sddDir), word) : null;
+  if (looksLikePath(word) || (!(asRunDir && existsSync(asRunDir)) && isFile(word))) {
+    const path = resolve(word);
+    const dir = dirname(path);
+    return { path, runId: basename(dir), runDirPath: dir, byRunId: false, defaultSealPath: null };
+  }
+  const runId = validateRunId(word);
+  const path = journalPath(sddDir, runId);
+  const dir = dirname(path);
+  const seal = join(dir, SEAL_FILE_NAME);
+  return { path, runId, runDirPath: dir, byRunId: true, defaultSealPath: existsSync(seal) ? seal : null };
+}
