@@ -1,10 +1,34 @@
-import { UsageError } from "../../errors.ts";
+import { paint } from "../../render/ansi.ts";
+import { captureWrapUp } from "../../session/capture.ts";
 import { defineCliCommand } from "../command.ts";
+import { printJson, printLines } from "../output.ts";
 
-// PLACEHOLDER: replaced by the implementation of this command.
 export default defineCliCommand({
   meta: { name: "wrap-up", description: "Write a wrap-up brief of the session under .sdd/sessions" },
-  run() {
-    throw new UsageError("'wrap-up' is not implemented yet", "not_implemented");
+  args: {
+    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+  },
+  async run({ args, json }) {
+    const { path, brief } = await captureWrapUp(args["sdd-dir"]);
+    if (json) {
+      await printJson({ ok: true, path, ...brief });
+      return 0;
+    }
+    await printLines(
+      `Wrap-up brief written to ${path}`,
+      "",
+      paint("bold", "Changes"),
+      brief.changes_summary,
+      "",
+      paint("bold", "Learnings"),
+      ...(brief.learnings.length ? brief.learnings.map((l) => `- ${l}`) : ["(none)"]),
+      "",
+      paint("bold", "Next session"),
+      brief.next_session_brief,
+      "",
+      paint("bold", "Diff stat"),
+      brief.git_diff_stat,
+    );
+    return 0;
   },
 });

@@ -1,0 +1,152 @@
+import * as v from "valibot";
+import { errorMessage } from "../errors.ts";
+import { findServer, TaskClient, type ServerLocation } from "../server/client.ts";
+import { pidAlive } from "../server/info.ts";
+import { orchestratorInfoPath } from "../server/paths.ts";
+import type { ServerStatus, Task } from "../server/model.ts";
+import { decodeFile } from "./files.ts";
+import { saveSession, sessionFromTasks, sessionPath } from "./state.ts";
+import { writeStopFallback, type StopFallback } from "./stop-fallback.ts";
+
+/**
+ * The client side of `bernstein stop`: save the session from the server's
+ * task list FIRST (so a stop that goes wrong still leaves a resumable
+ * session), then ask the orchestrator to stop via `POST /stop`, then wait
+ * for its process to exit. When the server cannot be asked, write the
+ * diagnostic `session_state.json` instead.
+ */
+
+/** `<sdd>/runtime/orchestrator.json` as far as stopping needs it. */
+export const OrchestratorInfoSchema = v.looseObject({
+  pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  run_id: v.optional(v.nullable(v.string()), null),
+  server_url: v.optional(v.nullable(v.string()), null),
+});
+export type OrchestratorInfo = v.InferOutput<typeof OrchestratorInfoSchema>;
+
+export function readOrchestratorInfo(sddDir: string): OrchestratorInfo | null {
+  return decodeFile(orchestratorInfoPath(sddDir), OrchestratorInfoSchema).value;
+}
+
+export interface StopOptions {
+  force: boolean;
+  /** Seconds the orchestrator may let running agents finish (graceful stop). */
+  timeoutSeconds: number;
+  /** Extra seconds to wait for the process after the orchestrator's own deadline. */
+  graceSeconds?: number;
+  /** Called while waiting, e.g. for a progress line. */
+  onWait?: (pid: number, elapsedSeconds: number) => void;
+}
+
+export type StopReport =
+  | {
+      reachable: true;
+      url: string;
+      session_saved: boolean;
+      session_path: string | null;
+      /** Why session.json could not be written (the stop still went ahead). */
+      session_error: string | null;
+      completed: number;
+      pending: number;
+      open: number;
+      stop_accepted: boolean;
+      stop_detail: string;
+      force: boolean;
+      timeout_s: number;
+      /** The process we waited for: the orchestrator, else a standalone server. */
+      pid: number | null;
+      pid_role: "orchestrator" | "server" | null;
+      exited: boolean | null;
+      waited_s: number;
+    }
+  | {
+      reachable: false;
+      url: string | null;
+      reason: string;
+      fallback_path: string;
+      fallback: StopFallback;
+    };
+
+async function waitForExit(pid: number, timeoutMs: number, onWait?: (pid: number, elapsed: number) => void): Promise<boolean> {
+  const started = Date.now();
+  while (pidAlive(pid)) {
+    const elapsed = Date.now() - started;
+    if (elapsed >= timeoutMs) return false;
+    onWait?.(pid, elapsed / 1000);
+    await Bun.sleep(Math.min(100, timeoutMs - elapsed));
+  }
+  return true;
+}
+
+function unreachable(sddDir: string, loc: ServerLocation | null, reason: string): StopReport {
+  const { path, state } = writeStopFallback(sddDir);
+  return { reachable: false, url: loc?.url ?? null, reason, fallback_path: path, fallback: state };
+}
+
+export async function stopRun(sddDir: string, options: StopOptions): Promise<StopReport> {
+  const loc = findServer(sddDir);
+  if (loc === null) return unreachable(sddDir, null, `no task server is running for ${sddDir}`);
+  const client = new TaskClient(loc, { timeoutMs: 3000 });
+
+  let tasks: Task[];
+  try {
+    tasks = await client.listTasks();
+  } catch (err) {
+    return unreachable(sddDir, loc, errorMessage(err));
+  }
+  let status: ServerStatus | null = null;
+  try {
+    status = await client.status();
+  } catch {
+    /* goal and cost are nice to keep, not required */
+  }
+
+  const state = sessionFromTasks(tasks, status?.goal ?? "", status?.cost_usd ?? 0);
+  let sessionError: string | null = null;
+  try {
+    saveSession(sddDir, state);
+  } catch (err) {
+    sessionError = errorMessage(err);
+  }
+
+  let accepted = false;
+  let detail = "";
+  try {
+    const r = await client.stop({ force: options.force, timeout_s: options.timeoutSeconds });
+    accepted = r.accepted;
+    detail = r.detail;
+  } catch (err) {
+    detail = errorMessage(err);
+  }
+
+  // Wait for the process doing the work: the orchestrator if one runs,
+  // else the standalone server that shuts itself down on /stop.
+  const orch = readOrchestratorInfo(sddDir);
+  const orchPid = status?.orchestrator?.pid ?? (orch && pidAlive(orch.pid) ? orch.pid : null);
+  const pid = orchPid ?? loc.pid ?? status?.server.pid ?? null;
+  const role = orchPid !== null ? "orchestrator" : pid !== null ? "server" : null;
+  const started = Date.now();
+  let exited: boolean | null = null;
+  if (accepted && pid !== null && pid !== process.pid) {
+    const budget = options.force ? (options.graceSeconds ?? 10) : options.timeoutSeconds + (options.graceSeconds ?? 10);
+    exited = await waitForExit(pid, budget * 1000, options.onWait);
+  }
+  return {
+    reachable: true,
+    url: loc.url,
+    session_saved: sessionError === null,
+    session_path: sessionError === null ? sessionPath(sddDir) : null,
+    session_error: sessionError,
+    completed: state.completed_task_ids.length,
+    pending: state.pending_task_ids.length,
+    open: state.open_task_ids.length,
+    stop_accepted: accepted,
+    stop_detail: detail,
+    force: options.force,
+    timeout_s: options.timeoutSeconds,
+    pid,
+    pid_role: role,
+    exited,
+    waited_s: Math.round((Date.now() - started) / 100) / 10,
+  };
+}
