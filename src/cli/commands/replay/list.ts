@@ -1,7 +1,76 @@
-import { UsageError } from "../../../errors.ts";
+import { pyFloat } from "../../../pyjson/types.ts";
+import { paint } from "../../../render/ansi.ts";
+import { Table, measure, terminalWidth, type Column } from "../../../render/table.ts";
+import { localTime, sizeKb } from "../../../replay/format.ts";
+import { listRuns, type RunListEntry } from "../../../replay/list.ts";
+import { log } from "../../log.ts";
+import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { expectPositionals, limitOf, refuseFlags } from "./flags.ts";
 
-// PLACEHOLDER: replaced by the implementation of this verb.
-export async function runList(_ctx: ReplayContext): Promise<number> {
-  throw new UsageError("'replay list' is not implemented yet", "not_implemented");
+/**
+ * `bernstein replay list [--limit N]`: the runs under `<sdd>/runs` that have
+ * a journal, greatest run id (newest) first. `--as-json` prints an array
+ * (empty when there are no runs; that is not an error).
+ */
+export async function runList(ctx: ReplayContext): Promise<number> {
+  expectPositionals(ctx, 0, "bernstein replay list [--limit N] [--sdd-dir DIR] [--as-json]");
+  refuseFlags(ctx, ["limit"], "replay list");
+  const limit = limitOf(ctx);
+  const list = await listRuns(ctx.sddDir, { limit });
+  for (const name of list.skipped) log.warn(`skipped ${name}: its journal resolves outside ${list.runsDir}`);
+  if (ctx.json) {
+    await printJson(list.runs.map(toJson));
+    return 0;
+  }
+  if (!list.runsDirExists) {
+    await printLines(paint("dim", `No runs recorded yet (${list.runsDir} does not exist).`));
+    return 0;
+  }
+  if (list.runs.length === 0) {
+    await printLines(paint("dim", `No replay logs found under ${list.runsDir}.`));
+    return 0;
+  }
+  await printLines(...renderTable(list.runs));
+  return 0;
+}
+
+function toJson(e: RunListEntry): Record<string, unknown> {
+  return {
+    run_id: e.run_id,
+    started_at: e.started_at === null ? null : pyFloat(e.started_at),
+    git_branch: e.git_branch,
+    git_sha: e.git_sha,
+    event_count: e.event_count,
+    size_bytes: e.size_bytes,
+    journal: e.journal,
+  };
+}
+
+function renderTable(runs: RunListEntry[]): string[] {
+  const rows = runs.map((r) => [
+    r.run_id,
+    (r.started_at !== null && localTime(r.started_at, false)) || "-",
+    r.git_branch || "-",
+    r.git_sha ? Array.from(r.git_sha).slice(0, 8).join("") : "-",
+    String(r.event_count),
+    sizeKb(r.size_bytes),
+  ]);
+  const col = (header: string, i: number, extra: Partial<Column> = {}): Column => ({
+    header,
+    width: measure(header, rows.map((r) => r[i]!)),
+    ...extra,
+  });
+  const table = new Table(
+    [
+      col("Run ID", 0, { minWidth: 8 }),
+      col("Started", 1, { minWidth: 10 }),
+      col("Branch", 2, { minWidth: 6 }),
+      col("SHA", 3, { minWidth: 3 }),
+      col("Events", 4, { align: "right", minWidth: 6 }),
+      col("Size", 5, { align: "right", minWidth: 6 }),
+    ],
+    { width: terminalWidth() },
+  );
+  return [paint("bold", "Available Runs"), table.header(), ...rows.flatMap((r) => table.format(r))];
 }

@@ -1,0 +1,52 @@
+import { UsageError } from "../../../errors.ts";
+import { replayArgs } from "./args.ts";
+import type { ReplayContext } from "./context.ts";
+
+/**
+ * `replay` declares the union of its verbs' flags; a verb that is given a
+ * flag it does not use refuses it by name rather than ignoring it (a
+ * `--seal` silently ignored would make a check look stronger than it was).
+ */
+type ReplayFlag = Exclude<keyof typeof replayArgs, "sdd-dir">;
+
+/** Replay flags present on the command line (`--sdd-dir` is always allowed). */
+export function givenFlags(ctx: ReplayContext): ReplayFlag[] {
+  const out: ReplayFlag[] = [];
+  for (const name of Object.keys(replayArgs) as (keyof typeof replayArgs)[]) {
+    if (name === "sdd-dir") continue;
+    const value = (ctx.args as Record<string, unknown>)[name];
+    if (value === undefined || value === false) continue;
+    out.push(name);
+  }
+  return out;
+}
+
+export function refuseFlags(ctx: ReplayContext, allowed: readonly ReplayFlag[], where: string): void {
+  const bad = givenFlags(ctx).filter((f) => !allowed.includes(f));
+  if (bad.length === 0) return;
+  const names = bad.map((f) => `--${f}`).join(", ");
+  throw new UsageError(`${names} ${bad.length === 1 ? "does" : "do"} not apply to '${where}'`, "flag_not_applicable", {
+    flags: bad.map((f) => `--${f}`),
+  });
+}
+
+/** A non-negative integer flag value (Python `int()` spelling: sign, `_` between digits). */
+export function parseCount(value: string, flag: string): number {
+  const t = value.trim().replace(/(?<=\d)_(?=\d)/g, "");
+  if (!/^\+?\d+$/.test(t)) throw new UsageError(`--${flag} needs a non-negative integer, got ${JSON.stringify(value)}`);
+  const n = Number(t);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`--${flag} is too large: ${value}`);
+  return n;
+}
+
+/** `--limit N`, or undefined when not given. */
+export function limitOf(ctx: ReplayContext): number | undefined {
+  const raw = ctx.args.limit;
+  return raw === undefined ? undefined : parseCount(raw, "limit");
+}
+
+/** Exactly `n` positionals after the verb, or a usage error showing `usage`. */
+export function expectPositionals(ctx: ReplayContext, n: number, usage: string): string[] {
+  if (ctx.positionals.length !== n) throw new UsageError(`usage: ${usage}`);
+  return ctx.positionals;
+}
