@@ -1,7 +1,71 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { validateRunId } from "../../../journal/paths.ts";
 import { UsageError } from "../../../errors.ts";
+import { resolveRun, type RunRef } from "../../../replay/discovery.ts";
+import { log } from "../../log.ts";
 import type { ReplayContext } from "./context.ts";
 
-// PLACEHOLDER: replaced by the implementation of this verb.
-export async function runTarget(_ctx: ReplayContext): Promise<number> {
-  throw new UsageError("'replay target' is not implemented yet", "not_implemented");
+/**
+ * `bernstein replay <ID>`: decide what ID names, in this order:
+ *  1. `--verify` / `--from-step` → run-journal operation on the run (or `latest`);
+ *  2. `list` → the run list;
+ *  3. `<sdd>/runtime/journal/<ID>` exists → the agent step-journal view;
+ *  4. `latest`, or `<sdd>/runs/<ID>/journal.jsonl` exists → the run display;
+ *  5. otherwise → task-trace replay (ID is a task id).
+ * An ID that is no valid run id and names no agent journal is refused
+ * (`invalid_run_id`, exit 2) before anything touches the file system with it.
+ */
+export async function runTarget(ctx: ReplayContext): Promise<number> {
+  const id = ctx.positionals[0];
+  if (id === undefined || ctx.positionals.length !== 1) throw new UsageError("usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list>");
+
+  if (ctx.args.verify || ctx.args["from-step"] !== undefined) {
+    if (ctx.args.verify && ctx.args["from-step"] !== undefined) {
+      throw new UsageError("--verify and --from-step are separate operations; give one of them");
+    }
+    // --verify checks a missing journal against its seal itself (a deleted, sealed journal is a verdict).
+    const run = resolveNamedRun(ctx, id, !ctx.args.verify);
+    const ops = await import("./run-ops.ts");
+    return ctx.args.verify ? ops.verifyRun(ctx, run) : ops.projectRun(ctx, run);
+  }
+
+  if (id === "list") {
+    ctx.positionals = [];
+    const { runList } = await import("./list.ts");
+    return runList(ctx);
+  }
+
+  if (isPathComponent(id) && existsSync(join(ctx.sddDir, "runtime", "journal", id))) {
+    const { runAgentView } = await import("./agent-view.ts");
+    return runAgentView(ctx);
+  }
+
+  if (id === "latest") {
+    const { showRun } = await import("./show.ts");
+    return showRun(ctx, resolveNamedRun(ctx, id, true));
+  }
+  validateRunId(id);
+  const run = resolveRun(ctx.sddDir, id, { requireJournal: false });
+  if (existsSync(run.journal)) {
+    const { showRun } = await import("./show.ts");
+    return showRun(ctx, run);
+  }
+  const { runTaskReplay } = await import("./task.ts");
+  return runTaskReplay(ctx);
+}
+
+/** A single path component: never `.`/`..`, no separators, no NUL. */
+function isPathComponent(s: string): boolean {
+  return s !== "" && s !== "." && s !== ".." && !/[/\\\0]/.test(s);
+}
+
+/**
+ * Resolve a run id or `latest` for run-journal operations. `latest` is
+ * announced on stderr (never inside the JSON on stdout).
+ */
+export function resolveNamedRun(ctx: ReplayContext, id: string, requireJournal: boolean): RunRef {
+  const run = resolveRun(ctx.sddDir, id, { requireJournal });
+  if (id === "latest") log.info(`Replaying latest run: ${run.runId}`);
+  return run;
 }

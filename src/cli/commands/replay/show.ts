@@ -1,0 +1,174 @@
+import { readMetadata, type RunMetadata } from "../../../journal/metadata.ts";
+import { errorMessage } from "../../../errors.ts";
+import { pyFloat } from "../../../pyjson/types.ts";
+import { paint } from "../../../render/ansi.ts";
+import { renderJson } from "../../../render/json.ts";
+import { Table, terminalWidth } from "../../../render/table.ts";
+import type { RunRef } from "../../../replay/discovery.ts";
+import { displayRow } from "../../../replay/display.ts";
+import { durationText, localTime } from "../../../replay/format.ts";
+import { runRows, scanRun, type RunScan } from "../../../replay/run-view.ts";
+import { log } from "../../log.ts";
+import { printLines, stdoutClosed, writeStdout } from "../../output.ts";
+import type { ReplayContext } from "./context.ts";
+import { limitOf, refuseFlags } from "./flags.ts";
+import { sealFor, type SealSource } from "./seal-source.ts";
+
+/**
+ * `bernstein replay <RUN_ID> | latest`: a deterministic re-display of the
+ * recorded events (nothing is re-executed). Two streaming passes over the
+ * journal (facts for the header, then the rows), each stopping after
+ * `--limit` rows, so memory stays flat and `--limit` never reads the rest.
+ */
+export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> {
+  refuseFlags(ctx, ["limit", "seal"], "replay <RUN_ID>");
+  const limit = limitOf(ctx);
+  const metadata = readMetadata(run.runDir);
+  if (ctx.json) {
+    await streamJson(run, metadata, limit);
+    return 0;
+  }
+  const scan = await scanRun(run.journal, limit);
+  if (scan.discarded.length > 0) {
+    log.warn(
+      `${scan.discarded.length} line(s) of ${run.journal} could not be read as events and are not shown ` +
+        `(physical line(s) ${scan.discarded.slice(0, 10).join(", ")}${scan.discarded.length > 10 ? ", …" : ""}); ` +
+        `run 'bernstein replay ${run.runId} --verify'`,
+    );
+  }
+  if (scan.events === 0) {
+    await printLines(paint("yellow", limit === 0 ? "No events shown (--limit 0)." : "Replay log is empty."));
+    return 0;
+  }
+  await printLines(...header(run, scan, metadata));
+  await writeTable(run, scan, limit);
+  await printLines(...footer(ctx, run, scan));
+  return 0;
+}
+
+function header(run: RunRef, scan: RunScan, metadata: RunMetadata | null): string[] {
+  const events = scan.complete ? `${scan.events}` : `${scan.events} (first ${scan.events} events shown)`;
+  const first = [
+    `Run: ${run.runId}`,
+    `Events: ${events}`,
+    `Duration: ${durationText(scan.durationSeconds)}`,
+    `Fingerprint: ${scan.fingerprint.slice(0, 16)}...`,
+  ];
+  const lines = [paint("bold cyan", "Deterministic Replay"), first.join("  ")];
+  if (metadata) {
+    const second: string[] = [];
+    const started = metadata.started_at ? localTime(metadata.started_at, true) : null;
+    second.push(`Started: ${started ?? "-"}`);
+    if (metadata.git_branch) second.push(`Branch: ${metadata.git_branch}`);
+    if (metadata.git_sha) second.push(`SHA: ${metadata.git_sha.slice(0, 12)}`);
+    if (metadata.config_hash) second.push(`Config: ${metadata.config_hash.slice(0, 12)}...`);
+    lines.push(second.join("  "));
+  }
+  lines.push("");
+  return lines;
+}
+
+async function writeTable(run: RunRef, scan: RunScan, limit: number | undefined): Promise<void> {
+  const table = new Table(
+    [
+      // Preferred widths as the Python display's; on narrow terminals TASK and
+      // AGENT give way first, then EVENT, so DETAIL keeps room to be read.
+      { header: "TIME", width: 6, minWidth: 4, style: "dim" },
+      { header: "EVENT", width: 24, minWidth: 12, shrinkPriority: 1 },
+      { header: "AGENT", width: 16, minWidth: 8, shrinkPriority: 2 },
+      { header: "TASK", width: 32, minWidth: 8, shrinkPriority: 3 },
+      { header: "DETAIL", width: 32, minWidth: 32, flex: true, overflow: "wrap" },
+    ],
+    { width: terminalWidth() },
+  );
+  let buf = table.header() + "\n";
+  for await (const row of runRows(run.journal, limit)) {
+    const d = displayRow(row, scan.baseTs);
+    for (const line of table.format([d.time, { text: d.event, style: d.eventStyle }, d.agent, d.task, d.detail])) {
+      buf += line + "\n";
+    }
+    if (buf.length >= 65536) {
+      await writeStdout(buf);
+      buf = "";
+      if (stdoutClosed()) return; // the reader went away: stop reading the journal
+    }
+  }
+  await writeStdout(buf);
+}
+
+function sealStatus(ctx: ReplayContext, run: RunRef, scan: RunScan): string {
+  let source: SealSource;
+  try {
+    source = sealFor(ctx, run);
+  } catch (err) {
+    return paint("bold bright_red", `Seal: unreadable (${errorMessage(err)}); completeness is not proven.`);
+  }
+  const { seal, path } = source;
+  if (!seal) {
+    return paint("yellow", "Seal: none; completeness is not proven (a journal cut at a row boundary would look the same).");
+  }
+  if (!scan.complete) {
+    return `Seal: ${path} exists; not compared, because only the first ${scan.events} events were read.`;
+  }
+  if (seal.head === scan.lastEventHash && seal.event_count === scan.events) {
+    return (
+      paint("bright_green", `Seal: matches (${path}: head ${seal.head.slice(0, 16)}..., ${seal.event_count} events).`) +
+      ` The chain itself is not re-verified by this display: run 'bernstein replay ${run.runId} --verify'.`
+    );
+  }
+  return paint(
+    "bold bright_red",
+    `Seal: DOES NOT MATCH (${path} commits to head ${seal.head.slice(0, 16) || "(empty)"}..., ${seal.event_count} events; ` +
+      `the journal ends at ${scan.lastEventHash.slice(0, 16) || "(empty)"}... after ${scan.events} events).`,
+  );
+}
+
+function footer(ctx: ReplayContext, run: RunRef, scan: RunScan): string[] {
+  const scope = scan.complete ? `all ${scan.events} events` : `the first ${scan.events} events shown`;
+  return [
+    "",
+    `SHA-256 fingerprint: ${scan.fingerprint}`,
+    paint("dim", `  digest of ${scope} without their clock fields (ts, elapsed_s); identical event streams share it.`),
+    `Merkle head: ${scan.lastEventHash || "(none)"}${scan.complete ? "" : " (of the last event shown)"}`,
+    paint("dim", "  The Merkle head identifies this event stream; it proves the stream is complete only if it also matches a seal."),
+    sealStatus(ctx, run, scan),
+  ];
+}
+
+function metadataJson(m: RunMetadata | null): unknown {
+  if (!m) return null;
+  return {
+    run_id: m.run_id,
+    started_at: pyFloat(m.started_at),
+    git_sha: m.git_sha,
+    git_branch: m.git_branch,
+    config_hash: m.config_hash,
+    seed_path: m.seed_path,
+  };
+}
+
+const indent4 = (text: string): string => "    " + text.replace(/\n/g, "\n    ");
+
+/**
+ * `{"run_id", "metadata", "events": [...]}` exactly as `printJson` would
+ * print it (indent 2, raw UTF-8, numbers as recorded), but written row by
+ * row so a million-event journal never sits in memory.
+ */
+async function streamJson(run: RunRef, metadata: RunMetadata | null, limit: number | undefined): Promise<void> {
+  let buf =
+    "{\n" +
+    `  ${renderJson("run_id")}: ${renderJson(run.runId)},\n` +
+    `  ${renderJson("metadata")}: ${renderJson(metadataJson(metadata)).replace(/\n/g, "\n  ")},\n` +
+    `  ${renderJson("events")}: [`;
+  let n = 0;
+  for await (const row of runRows(run.journal, limit)) {
+    buf += (n++ === 0 ? "\n" : ",\n") + indent4(renderJson(row, 2));
+    if (buf.length >= 65536) {
+      await writeStdout(buf);
+      buf = "";
+      if (stdoutClosed()) return; // the reader went away: stop reading the journal
+    }
+  }
+  buf += n === 0 ? "]\n}\n" : "\n  ]\n}\n";
+  await writeStdout(buf);
+}
