@@ -1,0 +1,159 @@
+import { closeSync, createReadStream, openSync, readSync, statSync } from "node:fs";
+import { pipeline, type Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import { extract, type Header } from "tar-stream";
+
+/**
+ * Streaming, read-only walk over a receipt archive (plain or gzip tar).
+ * Nothing is extracted to disk; member data is handed to the visitor chunk
+ * by chunk. Hostile archives are refused with `ArchiveError` (the caller
+ * turns it into `receipt_malformed`) in bounded time and memory:
+ *  - members that are links or devices (symlink, hard link, char/block
+ *    device, fifo): refused — a receipt holds regular files only;
+ *  - names that are absolute or contain a `..` segment: refused;
+ *  - more than `maxMembers` members: refused;
+ *  - gzip: decompressed size bounded by max(floor, ratio x file size);
+ *  - truncated data (declared size past the end): refused;
+ *  - PAX/GNU long-name headers are applied by tar-stream; a PAX path simply
+ *    renames the member (an unusual name is an unrelated member).
+ * bzip2 and xz receipts (which Python would open) are refused by name: the
+ * standalone binary carries no decompressor for them.
+ */
+export class ArchiveError extends Error {}
+
+export interface ArchiveLimits {
+  maxMembers: number;
+  gzipFloorBytes: number;
+  gzipMaxRatio: number;
+}
+
+export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
+  maxMembers: 10_000,
+  gzipFloorBytes: 64 * 1024 * 1024,
+  gzipMaxRatio: 200,
+};
+
+export interface MemberInfo {
+  index: number;
+  name: string;
+  size: number;
+  type: Header["type"] | string;
+}
+
+/** Return a data sink for the member, or null to skip its data. */
+export type MemberVisitor = (m: MemberInfo) => { data(chunk: Uint8Array): void; end(): void } | null;
+
+const READ_CHUNK = 1 << 20;
+
+function sniff(path: string): Uint8Array {
+  const fd = openSync(path, "r");
+  try {
+    const head = new Uint8Array(6);
+    const got = readSync(fd, head, 0, 6, 0);
+    return head.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The archive's tar bytes as a stream (gunzipped when the file is gzip), with the decompressed-size cap. */
+function tarStream(path: string, limits: ArchiveLimits): { stream: Readable; maxBytes: number } {
+  const magic = sniff(path);
+  if (magic[0] === 0x42 && magic[1] === 0x5a && magic[2] === 0x68) {
+    throw new ArchiveError("receipt is bzip2-compressed; decompress it first (only plain and gzip tars are read)");
+  }
+  if (magic[0] === 0xfd && magic[1] === 0x37 && magic[2] === 0x7a && magic[3] === 0x58 && magic[4] === 0x5a && magic[5] === 0x00) {
+    throw new ArchiveError("receipt is xz-compressed; decompress it first (only plain and gzip tars are read)");
+  }
+  const file = createReadStream(path, { highWaterMark: READ_CHUNK });
+  if (!(magic[0] === 0x1f && magic[1] === 0x8b)) return { stream: file, maxBytes: Infinity };
+  const maxBytes = Math.max(limits.gzipFloorBytes, limits.gzipMaxRatio * statSync(path).size);
+  const gunzip = createGunzip({ chunkSize: 256 * 1024 });
+  return { stream: pipeline(file, gunzip, () => undefined), maxBytes };
+}
+
+function checkName(name: string): void {
+  if (name.startsWith("/") || /^[A-Za-z]:[\\/]/.test(name)) throw new ArchiveError(`receipt member has an absolute path: ${JSON.stringify(name)}`);
+  if (name.split(/[\\/]/).includes("..")) throw new ArchiveError(`receipt member path contains '..': ${JSON.stringify(name)}`);
+}
+
+const REGULAR = new Set(["file", "contiguous-file"]);
+
+/** Walk every member once, in archive order. */
+export async function walkArchive(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
+  const { stream: source, maxBytes } = tarStream(path, limits);
+  let seen = 0;
+  const ex = extract();
+  let sourceError: unknown = null;
+  const feeding = (async () => {
+    try {
+      for await (const chunk of source) {
+        if (ex.destroyed) return;
+        seen += (chunk as Uint8Array).length;
+        if (seen > maxBytes) {
+          throw new ArchiveError(
+            `gzip receipt decompresses past ${maxBytes} bytes (more than ${limits.gzipMaxRatio}x its size): refusing a likely gzip bomb`,
+          );
+        }
+        if (!ex.write(chunk as Uint8Array)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              ex.off("drain", done);
+              ex.off("close", done);
+              resolve();
+            };
+            ex.on("drain", done);
+            ex.on("close", done);
+          });
+        }
+      }
+      (ex as unknown as { end(): void }).end();
+    } catch (err) {
+      sourceError = err;
+      ex.destroy(err as Error);
+    }
+  })();
+  let index = 0;
+  try {
+    for await (const entry of ex) {
+      const h = entry.header;
+      if (index >= limits.maxMembers) throw new ArchiveError(`receipt has more than ${limits.maxMembers} members`);
+      checkName(h.name);
+      const info: MemberInfo = { index, name: h.name, size: h.size, type: h.type };
+      index++;
+      if (h.type === "directory") {
+        entry.resume();
+        continue;
+      }
+      if (!REGULAR.has(h.type)) {
+        throw new ArchiveError(`receipt member ${JSON.stringify(h.name)} is a ${h.type}; a receipt holds regular files only`);
+      }
+      const sink = visit(info);
+      if (sink === null) {
+        entry.resume();
+        await new Promise<void>((resolve, reject) => {
+          entry.once("end", resolve);
+          entry.once("error", reject);
+          entry.once("close", resolve);
+        });
+        continue;
+      }
+      for await (const chunk of entry) sink.data(chunk as Uint8Array);
+      sink.end();
+    }
+  } catch (err) {
+    ex.destroy();
+    (source as Readable).destroy();
+    await feeding;
+    if (err instanceof ArchiveError) throw err;
+    if (sourceError instanceof ArchiveError) throw sourceError;
+    const detail = sourceError ? (sourceError as Error).message : (err as Error).message;
+    throw new ArchiveError(`receipt is not a valid tar archive: ${detail}`);
+  }
+  await feeding;
+  if (sourceError) {
+    if (sourceError instanceof ArchiveError) throw sourceError;
+    throw new ArchiveError(`receipt is not a valid tar archive: ${(sourceError as Error).message}`);
+  }
+  return index;
+}

@@ -1,0 +1,214 @@
+import type { KeyObject } from "node:crypto";
+import { createReadStream, existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { NegativeError, UsageError } from "../errors.ts";
+import type { PyValue } from "../pyjson/types.ts";
+import { GENESIS_HASH } from "../steps/hash.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
+import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
+import { classifyLine } from "../steps/reader.ts";
+import { ChainWalker } from "../steps/walk.ts";
+import { loadSigningKey, signManifest } from "./keys.ts";
+import { buildManifest, manifestBytes } from "./manifest.ts";
+import { DEFAULT_REDACT, dictForm, redactRow, REDACTABLE, rowLine, RowFormError } from "./rows.ts";
+import { bytesMember, writeTarAtomic, type OutMember } from "./tarwrite.ts";
+
+export interface ExportOptions {
+  sddDir: string;
+  agentId: string;
+  /** Output path of the receipt (parent dirs are created). */
+  out: string;
+  signingKeyPath?: string;
+}
+
+export interface ExportResult {
+  path: string;
+  head_hash: string;
+  steps: number;
+  signed: boolean;
+}
+
+export interface PublishOptions extends ExportOptions {
+  /** Fields to redact; default `prompt` and `tool_result` (§5). */
+  redact?: readonly string[];
+}
+
+export interface PublishResult extends ExportResult {
+  /** Head of the local (unredacted) journal; not stored in the receipt. */
+  original_head_hash: string;
+}
+
+type Mode = { kind: "export" } | { kind: "publish"; policy: ReadonlySet<string> };
+
+const encoder = new TextEncoder();
+const OUT_BATCH = 256 * 1024;
+
+/** The agent's journal directory, refused when absent (exit 2, `agent_journal_missing`). */
+function requireAgentDir(sddDir: string, agentId: string): string {
+  const dir = agentJournalDir(sddDir, agentId);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new UsageError(`no journal for agent ${agentId}`, "agent_journal_missing", { agent_id: agentId });
+  }
+  return dir;
+}
+
+interface Scan {
+  steps: number;
+  /** Head of the local chain (self-verification). */
+  head: string;
+  /** Head of what is written (the redacted chain for publish). */
+  outHead: string;
+  outBytes: number;
+  blobDigests: string[];
+}
+
+function failure(mode: Mode, message: string): NegativeError {
+  return new NegativeError(mode.kind === "export" ? "export_failed" : "publish_failed", message);
+}
+
+/**
+ * Turn each entry into its output line. Shared by both passes so the size
+ * declared in the tar header and the bytes written agree.
+ */
+class RowEmitter {
+  outHead = GENESIS_HASH;
+  constructor(private readonly mode: Mode, private readonly dir: string) {}
+  emit(row: Map<string, PyValue>, lineNo: number): { line: string; refs: PyValue[]; stepHash: string } {
+    let d: Map<string, PyValue>;
+    try {
+      d = dictForm(row);
+    } catch (err) {
+      if (err instanceof RowFormError) throw failure(this.mode, `journal at ${this.dir}: line ${lineNo} cannot be exported: ${err.message}`);
+      throw err;
+    }
+    const stepHash = d.get("step_hash") as string;
+    const refs = d.get("blob_refs") as PyValue[];
+    if (this.mode.kind === "publish") {
+      d = redactRow(d, this.mode.policy, this.outHead);
+      this.outHead = d.get("step_hash") as string;
+    } else {
+      this.outHead = stepHash;
+    }
+    return { line: rowLine(d), refs, stepHash };
+  }
+}
+
+/** Pass 1: self-verify, count, size the output, collect blob digests. */
+async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
+  const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
+  const emitter = new RowEmitter(mode, dir);
+  const digests = new Set<string>();
+  let steps = 0;
+  let outBytes = 0;
+  if (existsSync(bucket)) {
+    const splitter = new LineSplitter("universal", (line, lineNo) => {
+      walker.line(line, lineNo);
+      const k = classifyLine(line);
+      if (k.kind !== "entry") return;
+      const { line: out, refs } = emitter.emit(k.row, lineNo);
+      outBytes += encoder.encode(out).length;
+      for (const r of refs) {
+        if (typeof r !== "string") throw failure(mode, `journal at ${dir}: line ${lineNo} has a blob_refs item that is not a string`);
+        digests.add(r);
+      }
+      steps++;
+    });
+    for await (const chunk of createReadStream(bucket, { highWaterMark: 1 << 20 })) splitter.push(chunk as Uint8Array);
+    splitter.end();
+  }
+  const verb = mode.kind;
+  if (steps === 0) throw failure(mode, `refusing to ${verb} empty journal at ${dir}`);
+  const v = walker.result();
+  if (v.errors.length > 0) {
+    throw failure(mode, `journal at ${dir} fails self-verification before ${verb}: ${v.errors.join("; ")}`);
+  }
+  return { steps, head: v.head_hash, outHead: emitter.outHead, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [] };
+}
+
+/** Pass 2: stream the first `steps` entries again as output lines. */
+function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMember {
+  return {
+    name: `journal/${BUCKET_NAME}`,
+    size: s.outBytes,
+    async produce(write) {
+      const emitter = new RowEmitter(mode, dir);
+      let count = 0;
+      let lastHash = GENESIS_HASH;
+      let pending: string[] = [];
+      let pendingLen = 0;
+      const splitter = new LineSplitter("universal", (line, lineNo) => {
+        if (count >= s.steps) return;
+        const k = classifyLine(line);
+        if (k.kind !== "entry") return;
+        const r = emitter.emit(k.row, lineNo);
+        lastHash = r.stepHash;
+        pending.push(r.line);
+        pendingLen += r.line.length;
+        count++;
+      });
+      const flush = async (): Promise<void> => {
+        if (pending.length === 0) return;
+        const text = pending.join("");
+        pending = [];
+        pendingLen = 0;
+        await write(encoder.encode(text));
+      };
+      for await (const chunk of createReadStream(bucket, { highWaterMark: 1 << 20 })) {
+        splitter.push(chunk as Uint8Array);
+        if (pendingLen >= OUT_BATCH) await flush();
+        if (count >= s.steps) break;
+      }
+      splitter.end();
+      await flush();
+      // The journal is append-only: the first `steps` rows must be the ones verified.
+      if (count !== s.steps || lastHash !== s.head) {
+        throw failure(mode, `journal at ${dir} changed while the receipt was being written; nothing was written`);
+      }
+    },
+  };
+}
+
+async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Scan; signed: boolean }> {
+  const dir = requireAgentDir(opts.sddDir, opts.agentId);
+  const key: KeyObject | null = opts.signingKeyPath ? loadSigningKey(opts.signingKeyPath) : null;
+  const bucket = join(dir, BUCKET_NAME);
+  const s = await scan(bucket, dir, mode);
+  const manifest = buildManifest({ agent_id: opts.agentId, head_hash: s.outHead, steps: s.steps, blob_digests: s.blobDigests });
+  const mBytes = manifestBytes(manifest);
+  const members: OutMember[] = [bytesMember("manifest.json", mBytes)];
+  if (key) members.push(bytesMember("manifest.sig", encoder.encode(signManifest(key, mBytes))));
+  members.push(journalMember(bucket, dir, mode, s));
+  try {
+    await writeTarAtomic(opts.out, members);
+  } catch (err) {
+    if (err instanceof NegativeError) throw err;
+    throw failure(mode, `${mode.kind === "export" ? "receipt" : "publish"} write failed: ${(err as Error).message}`);
+  }
+  return { scan: s, signed: key !== null };
+}
+
+/** `replay export`: a verifiable receipt of one agent's step journal (§4). */
+export async function exportReceipt(opts: ExportOptions): Promise<ExportResult> {
+  const { scan: s, signed } = await writeReceipt(opts, { kind: "export" });
+  return { path: opts.out, head_hash: s.head, steps: s.steps, signed };
+}
+
+/** The redaction policy, refused (exit 2) when it names a load-bearing field. */
+export function redactionPolicy(extra: readonly string[] = []): Set<string> {
+  const policy = new Set<string>([...DEFAULT_REDACT, ...extra]);
+  const bad = [...policy].filter((f) => !(REDACTABLE as readonly string[]).includes(f)).sort();
+  if (bad.length > 0) {
+    const list = (xs: readonly string[]) => `[${xs.map((x) => `'${x}'`).join(", ")}]`;
+    throw new UsageError(
+      `cannot redact fields ${list(bad)}; only ${list([...REDACTABLE].sort())} may be redacted (others are load-bearing for chain semantics)`,
+    );
+  }
+  return policy;
+}
+
+/** `replay publish`: a redacted, re-chained receipt (§5). The local journal is untouched. */
+export async function publishReceipt(opts: PublishOptions): Promise<PublishResult> {
+  const policy = redactionPolicy(opts.redact ?? []);
+  const { scan: s, signed } = await writeReceipt(opts, { kind: "publish", policy });
+  return { path: opts.out, original_head_hash: s.head, head_hash: s.outHead, steps: s.steps, signed };
+}

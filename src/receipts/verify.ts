@@ -1,0 +1,186 @@
+import type { KeyObject } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import { InputError } from "../errors.ts";
+import { compareCodePoints } from "../pyjson/encode.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
+import { ChainWalker, OverlongLineError, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
+import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, walkArchive, type ArchiveLimits, type MemberInfo } from "./archive.ts";
+import { loadPublicKey, verifyManifestSignature } from "./keys.ts";
+import { ManifestError, manifestBytes, parseManifest } from "./manifest.ts";
+
+export type SignatureState = "absent" | "unchecked" | "valid" | "invalid";
+
+export interface ReceiptVerdict {
+  ok: boolean;
+  head_hash: string;
+  steps: number;
+  errors: string[];
+  signed: boolean;
+  signature: SignatureState;
+}
+
+export interface VerifyReceiptOptions {
+  expectedHead?: string | null;
+  publicKeyPath?: string | null;
+  limits?: Partial<ReceiptLimits>;
+}
+
+export interface ReceiptLimits extends ArchiveLimits {
+  /** manifest.json larger than this is not a manifest. */
+  maxManifestBytes: number;
+  maxSignatureBytes: number;
+  /** One journal line longer than this makes the receipt malformed. */
+  maxLineBytes: number;
+  /** Journal members out of name order are re-read one pass each; more than this many is refused. */
+  maxUnorderedJournalMembers: number;
+}
+
+export const DEFAULT_RECEIPT_LIMITS: ReceiptLimits = {
+  ...DEFAULT_ARCHIVE_LIMITS,
+  maxManifestBytes: 1024 * 1024,
+  maxSignatureBytes: 64 * 1024,
+  maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+  maxUnorderedJournalMembers: 64,
+};
+
+function malformed(message: string): InputError {
+  return new InputError("receipt_malformed", message);
+}
+
+/** Collects a small member (manifest, signature) with a hard size cap. */
+function smallSink(name: string, size: number, cap: number, done: (bytes: Uint8Array) => void) {
+  if (size > cap) throw new ArchiveError(`receipt member ${name} is ${size} bytes (limit ${cap})`);
+  const buf = new Uint8Array(size);
+  let off = 0;
+  return {
+    data(chunk: Uint8Array) {
+      if (off + chunk.length > size) throw new ArchiveError(`receipt member ${name} is longer than its header says`);
+      buf.set(chunk, off);
+      off += chunk.length;
+    },
+    end() {
+      done(buf.subarray(0, off));
+    },
+  };
+}
+
+/**
+ * Feeds journal members into one line splitter as if concatenated, each
+ * non-empty member that does not end in `\n` getting one appended (§5b).
+ */
+class JournalFeed {
+  readonly walker: ChainWalker;
+  readonly splitter: LineSplitter;
+  constructor(maxLineBytes: number) {
+    this.walker = new ChainWalker("receipt", maxLineBytes);
+    this.splitter = new LineSplitter("splitlines", (line, n) => this.walker.line(line, n), maxLineBytes);
+  }
+  member() {
+    let size = 0;
+    let last = 0;
+    return {
+      data: (chunk: Uint8Array) => {
+        if (chunk.length === 0) return;
+        size += chunk.length;
+        last = chunk[chunk.length - 1]!;
+        this.splitter.push(chunk);
+      },
+      end: () => {
+        if (size > 0 && last !== 0x0a) this.splitter.push(NEWLINE);
+      },
+    };
+  }
+  finish(): WalkResult {
+    this.splitter.end();
+    return this.walker.result();
+  }
+}
+const NEWLINE = new Uint8Array([0x0a]);
+
+/**
+ * Verify a receipt (§5b) by recomputing every step, streaming: members are
+ * read chunk by chunk and lines split incrementally, so memory stays bounded
+ * whatever the journal size. A file that is not a receipt throws
+ * `receipt_malformed` (exit 3); a receipt whose chain does not verify is a
+ * verdict (`ok: false`), never an exception.
+ */
+export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {}): Promise<ReceiptVerdict> {
+  if (!existsSync(path) || !statSync(path).isFile()) {
+    throw new InputError("receipt_not_found", `receipt not found: ${path}`, { path });
+  }
+  const key: KeyObject | null = opts.publicKeyPath ? loadPublicKey(opts.publicKeyPath) : null;
+  const limits: ReceiptLimits = { ...DEFAULT_RECEIPT_LIMITS, ...opts.limits };
+
+  let manifestRaw: Uint8Array | null = null;
+  let sigRaw: Uint8Array | null = null;
+  const journal: MemberInfo[] = [];
+  let lastJournalName: string | null = null;
+  let inOrder = true;
+  let feed = new JournalFeed(limits.maxLineBytes);
+
+  const visitAll = (m: MemberInfo) => {
+    if (m.name === "manifest.json") return smallSink(m.name, m.size, limits.maxManifestBytes, (b) => (manifestRaw = b));
+    if (m.name === "manifest.sig") return smallSink(m.name, m.size, limits.maxSignatureBytes, (b) => (sigRaw = b));
+    if (!m.name.startsWith("journal/")) return null;
+    journal.push(m);
+    if (lastJournalName !== null && compareCodePoints(m.name, lastJournalName) < 0) inOrder = false;
+    lastJournalName = m.name;
+    return inOrder ? feed.member() : null;
+  };
+
+  let walked: WalkResult;
+  try {
+    await walkArchive(path, visitAll, limits);
+    if (manifestRaw === null) throw malformed(`receipt missing manifest: ${path}`);
+    if (journal.length === 0) throw malformed(`receipt missing journal payload: ${path}`);
+    if (inOrder) {
+      walked = feed.finish();
+    } else {
+      // Members must be walked sorted by name (stable): one pass per member.
+      if (journal.length > limits.maxUnorderedJournalMembers) {
+        throw malformed(`receipt has ${journal.length} journal members out of name order (limit ${limits.maxUnorderedJournalMembers})`);
+      }
+      const order = journal.map((m, i) => ({ m, i })).sort((a, b) => compareCodePoints(a.m.name, b.m.name) || a.i - b.i);
+      feed = new JournalFeed(limits.maxLineBytes);
+      for (const { m: target } of order) {
+        await walkArchive(path, (m) => (m.index === target.index ? feed.member() : null), limits);
+      }
+      walked = feed.finish();
+    }
+  } catch (err) {
+    if (err instanceof ArchiveError) throw malformed(err.message);
+    if (err instanceof UndecodableLineError || err instanceof OverlongLineError) throw malformed(err.message);
+    throw err;
+  }
+
+  let manifest;
+  try {
+    manifest = parseManifest(manifestRaw!);
+  } catch (err) {
+    if (err instanceof ManifestError) throw malformed(err.message);
+    throw err;
+  }
+
+  const errors: string[] = [];
+  let signature: SignatureState = "absent";
+  if (sigRaw !== null) {
+    if (key === null) signature = "unchecked";
+    else {
+      const ok = verifyManifestSignature(key, manifestBytes(manifest.fields), new TextDecoder("latin1").decode(sigRaw));
+      signature = ok ? "valid" : "invalid";
+      if (!ok) errors.push("manifest signature failed Ed25519 verification");
+    }
+  }
+  errors.push(...walked.errors);
+  if (manifest.head_hash !== walked.head_hash) {
+    errors.push(`manifest head mismatch: ${manifest.head_hash.slice(0, 16)}... vs walked ${walked.head_hash.slice(0, 16)}...`);
+  }
+  if (manifest.steps !== BigInt(walked.steps)) {
+    errors.push(`manifest step count mismatch: ${manifest.steps} vs walked ${walked.steps}`);
+  }
+  const expected = opts.expectedHead;
+  if (expected !== undefined && expected !== null && expected !== walked.head_hash) {
+    errors.push(`expected head ${expected.slice(0, 16)}... but walked ${walked.head_hash.slice(0, 16)}...`);
+  }
+  return { ok: errors.length === 0, head_hash: walked.head_hash, steps: walked.steps, errors, signed: sigRaw !== null, signature };
+}
