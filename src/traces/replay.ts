@@ -136,23 +136,41 @@ export interface ReplayOutcome {
   diff: string;
 }
 
-export interface RunReplayOptions extends ReplayOptions {
+/** Everything decided before the server is contacted. */
+export interface ReplayPlan {
+  taskId: string;
+  traceId: string;
+  request: ReplayRequest;
+  originalResultSummary: string;
+}
+
+/** Build the plan; throws `TraceWithoutSnapshotError` before anything is sent. */
+export function prepareReplay(trace: LoadedTrace, taskId: string, options: ReplayOptions = {}): ReplayPlan {
+  return {
+    taskId,
+    traceId: trace.header.trace_id,
+    request: buildReplayRequest(trace, taskId, options),
+    originalResultSummary: originalResultSummary(trace, taskId),
+  };
+}
+
+export interface RunReplayOptions {
   timeoutSeconds: number;
   /** Poll interval (ms). */
   pollMs?: number;
-  /** Called with the replay task id once created, and with each polled status. */
+  /** Called with each polled status of the replay task. */
   onProgress?: (event: { replayTaskId: string; status: string; elapsedSeconds: number }) => void;
 }
 
 /**
  * Create the replay task and wait (wall clock, up to the timeout) for a
- * terminal status. Errors of the client (server gone, 404) propagate: a
- * replay whose outcome cannot be observed is not reported as a result.
+ * terminal status. Errors of the client (server gone, task vanished)
+ * propagate: a replay whose outcome cannot be observed is not a result.
  */
-export async function runReplay(api: ReplayTaskApi, trace: LoadedTrace, taskId: string, options: RunReplayOptions): Promise<ReplayOutcome> {
-  const request = buildReplayRequest(trace, taskId, options);
-  const original = originalResultSummary(trace, taskId);
-  const created = await api.createTask(request);
+export async function runReplay(api: ReplayTaskApi, plan: ReplayPlan, options: RunReplayOptions): Promise<ReplayOutcome> {
+  const original = plan.originalResultSummary;
+  const taskId = plan.taskId;
+  const created = await api.createTask(plan.request);
   const started = Date.now();
   const deadline = started + options.timeoutSeconds * 1000;
   const pollMs = options.pollMs ?? 250;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { parse } from "../../src/pyjson/index.ts";
 import { decodeTrace, type LoadedTrace } from "../../src/traces/reader.ts";
-import { buildReplayRequest, pySplitlines, resultSummaryDiff, runReplay, TraceWithoutSnapshotError, type ReplayRequest } from "../../src/traces/replay.ts";
+import { buildReplayRequest, prepareReplay, pySplitlines, resultSummaryDiff, runReplay, TraceWithoutSnapshotError, type ReplayRequest } from "../../src/traces/replay.ts";
 import { runPython } from "../helpers/python.ts";
 
 function loaded(json: string): LoadedTrace {
@@ -102,7 +102,7 @@ describe("poll loop", () => {
   test("waits for a terminal status and diffs the summaries", async () => {
     const s = scripted(["open", "claimed", "in_progress", "done"], "line one\nline three");
     const seen: string[] = [];
-    const out = await runReplay(s.api, loaded(TRACE), "T-1", { timeoutSeconds: 5, pollMs: 1, onProgress: (e) => seen.push(e.status) });
+    const out = await runReplay(s.api, prepareReplay(loaded(TRACE), "T-1"), { timeoutSeconds: 5, pollMs: 1, onProgress: (e) => seen.push(e.status) });
     expect(seen).toEqual(["open", "claimed", "in_progress", "done"]);
     expect(out).toEqual({
       task_id: "T-1",
@@ -117,7 +117,7 @@ describe("poll loop", () => {
 
   test("'closed' is not terminal; the timeout ends the wait", async () => {
     const s = scripted(["closed"], null);
-    const out = await runReplay(s.api, loaded(TRACE), "T-1", { timeoutSeconds: 0.05, pollMs: 5 });
+    const out = await runReplay(s.api, prepareReplay(loaded(TRACE), "T-1"), { timeoutSeconds: 0.05, pollMs: 5 });
     expect(out.status).toBe("timeout");
     expect(out.diff).toBe("");
   });

@@ -5,6 +5,8 @@ import { bernstein, type RunOptions } from "../../helpers/cli.ts";
 import { runPython } from "../../helpers/python.ts";
 import { cleanupTemps, startServer, tempProject, waitFor, type LiveServer } from "./procs.ts";
 
+/** Live-server tests spawn several processes; give them room on a loaded CI machine. */
+const E2E_TIMEOUT = 60_000;
 const ENV = { BERNSTEIN_SERVER_URL: "", BERNSTEIN_AUTH_TOKEN: "" };
 const live: LiveServer[] = [];
 afterAll(async () => {
@@ -62,7 +64,7 @@ describe("status", () => {
     const r = await cliJson(p, ["status"]);
     expect(r.code).toBe(0);
     expect(r.json).toMatchObject({ ok: true, server: { reachable: false, url: null }, run: null, tasks: null, session: { status: "missing", resumable: false } });
-  });
+  }, E2E_TIMEOUT);
 
   test("server up: url, pid, run counts, tasks; then session state after a stop", async () => {
     const p = tempProject();
@@ -77,7 +79,7 @@ describe("status", () => {
     const human = await cli(p, ["status", "--sdd-dir", ".sdd"]);
     expect(human.stdout).toContain(`Server   up    ${s.url} (pid ${s.pid})`);
     expect(human.stdout).toMatch(/A\s+done\s+1\s+Write parser/);
-  });
+  }, E2E_TIMEOUT);
 
   test("a corrupt session.json is reported, not fatal", async () => {
     const p = tempProject();
@@ -87,7 +89,7 @@ describe("status", () => {
     expect(r.code).toBe(0);
     expect(r.json.session.status).toBe("corrupt");
     expect(r.json.session.warning).toContain("session.json");
-  });
+  }, E2E_TIMEOUT);
 });
 
 describe("checkpoint and wrap-up against a live server", () => {
@@ -119,7 +121,7 @@ describe("checkpoint and wrap-up against a live server", () => {
     const human = await cli(p, ["checkpoint"]);
     expect(human.code).toBe(0);
     expect(human.stdout).toContain("Checkpoint written to .sdd/sessions/");
-  });
+  }, E2E_TIMEOUT);
 
   test("wrap-up writes <sdd>/sessions/<ts>-wrapup.json with changes, learnings and the next brief", async () => {
     const p = tempProject();
@@ -138,7 +140,7 @@ describe("checkpoint and wrap-up against a live server", () => {
     const human = await cli(p, ["wrap-up"]);
     expect(human.stdout).toContain("Wrap-up brief written to");
     expect(human.stdout).toContain("Next session");
-  });
+  }, E2E_TIMEOUT);
 
   test("both refuse with server_unreachable (exit 1) when no server runs, and write nothing", async () => {
     const p = tempProject();
@@ -149,7 +151,7 @@ describe("checkpoint and wrap-up against a live server", () => {
       expect(r.json.detail).toContain("Cannot reach task server");
     }
     expect(existsSync(join(p, ".sdd", "sessions"))).toBe(false);
-  });
+  }, E2E_TIMEOUT);
 });
 
 describe("stop", () => {
@@ -174,7 +176,7 @@ describe("stop", () => {
     const r = await cliJson(p, ["stop", "--force"]);
     expect(r.code).toBe(1);
     expect(r.json).toMatchObject({ ok: false, error: "server_unreachable", fallback_written: true, open_tasks: 2, claimed_tasks: 1 });
-  });
+  }, E2E_TIMEOUT);
 
   test("standalone server: session.json from GET /tasks, POST /stop shuts the server down", async () => {
     const p = tempProject();
@@ -195,13 +197,13 @@ describe("stop", () => {
     expect(show.json).toMatchObject({ ok: true, status: "ok", resumable: true, stale: false, session: { completed_task_ids: ["A"] } });
     const st = await cliJson(p, ["status"]);
     expect(st.json.session).toMatchObject({ status: "ok", resumable: true, completed: 1 });
-  });
+  }, E2E_TIMEOUT);
 
   test("bad --timeout is a usage error", async () => {
     const r = await cliJson(tempProject(), ["stop", "--timeout", "soon"]);
     expect(r.code).toBe(2);
     expect(r.json.error).toBe("usage");
-  });
+  }, E2E_TIMEOUT);
 });
 
 describe("session show", () => {
@@ -222,7 +224,7 @@ describe("session show", () => {
     const human = await cli(p, ["session", "show"]);
     expect(human.code).toBe(3);
     expect(human.stderr).toContain("saved_at");
-  });
+  }, E2E_TIMEOUT);
 
   test("stale sessions are shown with their staleness (exit 0); --stale-after changes the threshold", async () => {
     const p = tempProject();
@@ -240,7 +242,7 @@ describe("session show", () => {
     const human = await cli(p, ["session", "show"]);
     expect(human.stdout).toContain("stale");
     expect(human.stdout).toContain("completed: X");
-  });
+  }, E2E_TIMEOUT);
 });
 
 describe("--help snapshots", () => {

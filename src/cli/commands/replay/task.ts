@@ -1,7 +1,98 @@
-import { UsageError } from "../../../errors.ts";
+import { InputError, NegativeError, UsageError } from "../../../errors.ts";
+import { TaskClient, requireServer } from "../../../server/client.ts";
+import { paint } from "../../../render/ansi.ts";
+import { isSafeTaskId, latestTraceForTask, tracesDir } from "../../../traces/reader.ts";
+import { prepareReplay, runReplay, TraceWithoutSnapshotError, type ReplayOutcome, type ReplayPlan } from "../../../traces/replay.ts";
+import { log } from "../../log.ts";
+import { printJson, printLines } from "../../output.ts";
+import { parseTimeoutSeconds } from "../stop.ts";
 import type { ReplayContext } from "./context.ts";
+import { refuseFlags } from "./flags.ts";
 
-// PLACEHOLDER: replaced by the implementation of this verb.
-export async function runTaskReplay(_ctx: ReplayContext): Promise<number> {
-  throw new UsageError("'replay task' is not implemented yet", "not_implemented");
+/** Seconds to wait for the replayed task when `--timeout` is not given (Python polls 30 s). */
+export const DEFAULT_REPLAY_TIMEOUT_S = 30;
+
+function colourDiff(diff: string): string[] {
+  return diff.split("\n").map((line) => {
+    if (line.startsWith("---") || line.startsWith("+++")) return paint("bold", line);
+    if (line.startsWith("@@")) return paint("cyan", line);
+    if (line.startsWith("-")) return paint("red", line);
+    if (line.startsWith("+")) return paint("green", line);
+    return line;
+  });
+}
+
+/**
+ * `bernstein replay <TASK_ID> [--model M] [--extra-context TEXT] [--timeout S]`:
+ * re-run a task recorded in `<sdd>/traces` as a new task on the running
+ * server and diff the result summaries. Reached when no run or agent journal
+ * has that id.
+ */
+export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
+  refuseFlags(ctx, ["model", "extra-context", "timeout"], "replay <TASK_ID>");
+  const taskId = ctx.positionals[0] ?? "";
+  if (!isSafeTaskId(taskId)) {
+    throw new UsageError(`invalid task id ${JSON.stringify(taskId)}: must match ^[A-Za-z0-9_.-]{1,64}$`, "invalid_task_id");
+  }
+  const timeoutSeconds = ctx.args.timeout === undefined ? DEFAULT_REPLAY_TIMEOUT_S : parseTimeoutSeconds(ctx.args.timeout);
+  if (ctx.args.model !== undefined && ctx.args.model.trim() === "") throw new UsageError("--model needs a model name");
+
+  const { trace, warnings } = latestTraceForTask(ctx.sddDir, taskId);
+  for (const w of warnings) log.warn(w);
+  if (trace === null) {
+    throw new InputError("trace_not_found", `No trace found for task: ${taskId} (looked in ${tracesDir(ctx.sddDir)})`, { task_id: taskId });
+  }
+  let plan: ReplayPlan;
+  try {
+    plan = prepareReplay(trace, taskId, { model: ctx.args.model, extraContext: ctx.args["extra-context"] });
+  } catch (err) {
+    if (err instanceof TraceWithoutSnapshotError) throw new InputError("trace_without_snapshot", err.message, { task_id: taskId, trace_id: err.traceId });
+    throw err;
+  }
+  const client = new TaskClient(requireServer(ctx.sddDir));
+
+  const tty = !ctx.json && Boolean(process.stderr.isTTY);
+  let outcome: ReplayOutcome;
+  try {
+    outcome = await runReplay(
+      {
+        createTask: (body) => client.createTask(body),
+        getTask: async (id) => {
+          const t = await client.getTask(id);
+          if (t === null) throw new NegativeError("replay_task_lost", `the replay task ${id} disappeared from the server`, { task_id: taskId, replay_task_id: id });
+          return t;
+        },
+      },
+      plan,
+      {
+        timeoutSeconds,
+        onProgress: tty ? (e) => process.stderr.write(`\rreplay task ${e.replayTaskId}: ${e.status} (${e.elapsedSeconds.toFixed(0)}s)\x1b[K`) : undefined,
+      },
+    );
+  } finally {
+    if (tty) process.stderr.write("\r\x1b[K");
+  }
+
+  const ok = outcome.status === "done";
+  if (ctx.json) {
+    if (ok) await printJson({ ok, ...outcome });
+    else {
+      const [error, detail] =
+        outcome.status === "timeout"
+          ? ["replay_timeout", `the replay task did not finish within ${timeoutSeconds}s`]
+          : [`replay_${outcome.status}`, `the replay task ended ${outcome.status}`];
+      await printJson({ ok, error, detail, ...outcome });
+    }
+    return ok ? 0 : 1;
+  }
+  const lines = [`Replay task created: ${outcome.replay_task_id} (replaying ${taskId}, trace ${plan.traceId})`];
+  if (outcome.status === "timeout") {
+    lines.push(paint("yellow", `Replay task did not finish within ${timeoutSeconds}s; it keeps running on the server.`));
+  } else {
+    if (!ok) lines.push(paint("red", `Replay task ${outcome.status}.`));
+    if (outcome.diff === "") lines.push("Replay completed with no result-summary diff.");
+    else lines.push(...colourDiff(outcome.diff));
+  }
+  await printLines(...lines);
+  return ok ? 0 : 1;
 }
