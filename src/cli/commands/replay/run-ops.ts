@@ -1,0 +1,135 @@
+import { existsSync } from "node:fs";
+import { UsageError, errorMessage } from "../../../errors.ts";
+import { rebuildState } from "../../../journal/rebuild.ts";
+import { verifyJournal, writeDivergenceReport, type JournalVerifyResult } from "../../../journal/verify.ts";
+import { dumps } from "../../../pyjson/encode.ts";
+import { paint } from "../../../render/ansi.ts";
+import { sanitizeCell } from "../../../render/table.ts";
+import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
+import { log } from "../../log.ts";
+import { printJson, printLines, writeStdout } from "../../output.ts";
+import type { ReplayContext } from "./context.ts";
+import { refuseFlags } from "./flags.ts";
+import { sealFor } from "./seal-source.ts";
+
+/**
+ * The run-journal operations of `replay <RUN_ID>`: `--verify` (the journal
+ * core's verify, against the run's seal when it has one) and `--from-step N`
+ * (the state projection). Both read the journal only.
+ */
+
+/**
+ * `replay <RUN_ID> --verify [--seal F]`: exit 0 when the chain is intact,
+ * nothing was discarded and the seal (if any) matches; otherwise exit 1 with
+ * `divergence_report.json` written next to the journal.
+ */
+export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number> {
+  refuseFlags(ctx, ["verify", "seal", "threads", "links-only"], "replay <RUN_ID> --verify");
+  for (const flag of ["threads", "links-only"] as const) {
+    if (ctx.args[flag] !== undefined && ctx.args[flag] !== false) {
+      throw new UsageError(`--${flag} is not supported by this build's verifier yet`, "flag_not_supported", { flag: `--${flag}` });
+    }
+  }
+  const source = sealFor(ctx, run);
+  // Without a seal a missing journal is missing input; with one it is a verdict (the sealed journal is gone).
+  if (!source.seal) assertJournalExists(run);
+  const result = await verifyJournal(run.journal, { seal: source.seal });
+  let reportPath: string | null = null;
+  if (!result.ok) {
+    try {
+      if (existsSync(run.runDir)) reportPath = writeDivergenceReport(run.runDir, run.runId, result);
+    } catch (err) {
+      log.warn(`could not write the divergence report: ${errorMessage(err)}`);
+    }
+  }
+  if (ctx.json) {
+    await printJson(verifyJson(run, result));
+    return result.ok ? 0 : 1;
+  }
+  await printLines(...verifyProse(run, result, source.path, reportPath));
+  return result.ok ? 0 : 1;
+}
+
+/** The `journal verify --as-json` document (same fields, same order), preceded by `run_id`. */
+function verifyJson(run: RunRef, r: JournalVerifyResult): Record<string, unknown> {
+  return {
+    run_id: run.runId,
+    ok: r.ok,
+    path: r.path,
+    chain_consistent: r.chain_consistent,
+    coverage: r.coverage,
+    identity: r.identity,
+    count: r.count,
+    head: r.head,
+    divergent_index: r.divergent_index,
+    expected_hash: r.expected_hash,
+    actual_hash: r.actual_hash,
+    discarded_line_indices: r.discarded_line_indices,
+    errors: r.errors,
+  };
+}
+
+function verifyProse(run: RunRef, r: JournalVerifyResult, sealPath: string | null, reportPath: string | null): string[] {
+  const sealNote = sealPath ? ` (seal: ${sealPath})` : "";
+  if (r.ok) {
+    return [
+      paint("bold bright_green", "chain intact") +
+        ` for ${run.runId} (${r.count} steps); identity=${r.identity}${sealNote}`,
+      `head=${r.head || "(empty)"}`,
+      ...(r.identity === "unverifiable"
+        ? [paint("dim", "No seal: the chain is consistent, but a journal cut at a row boundary would look the same.")]
+        : []),
+    ];
+  }
+  const lines: string[] = [];
+  if (!r.chain_consistent) {
+    lines.push(paint("bold bright_red", "DIVERGENCE") + ` first divergent step ${r.divergent_index} in run ${run.runId}`);
+    lines.push(`  expected: ${r.expected_hash ?? "(not computable)"}`);
+    lines.push(`  actual:   ${sanitizeCell(r.actual_hash || "(empty)")}`);
+  } else if (r.coverage !== "complete") {
+    lines.push(
+      paint("bold bright_red", "INCOMPLETE") +
+        ` journal for run ${run.runId}: physical line(s) ${r.discarded_line_indices.join(", ")} could not be read; ` +
+        `chain consistent over the ${r.count} readable steps; identity=${r.identity}`,
+    );
+  } else {
+    lines.push(
+      paint("bold bright_red", "SEAL MISMATCH") +
+        ` for run ${run.runId}: identity=${r.identity}${sealNote}; chain consistent over ${r.count} steps`,
+    );
+  }
+  // Errors can quote journal content (a stored hash, a hash_profile name): never raw to the terminal.
+  for (const e of r.errors) lines.push(`  - ${sanitizeCell(e)}`);
+  if (reportPath) lines.push(`Divergence report written to: ${reportPath}`);
+  return lines;
+}
+
+/** `--from-step N` (Python `int()` spelling; negative counts as 0). */
+function parseStep(raw: string): number {
+  const t = raw.trim().replace(/(?<=\d)_(?=\d)/g, "");
+  if (!/^[+-]?\d+$/.test(t)) throw new UsageError(`--from-step needs an integer, got ${JSON.stringify(raw)}`);
+  const n = Number(t);
+  return Number.isSafeInteger(n) ? n : n > 0 ? Number.MAX_SAFE_INTEGER : 0;
+}
+
+/**
+ * `replay <RUN_ID> --from-step N`: `{"events", "head_hash", "step_count"}`
+ * as Python's `json.dumps(state, sort_keys=True)` (one line, ASCII-escaped),
+ * identical bytes on every invocation over the same file.
+ */
+export async function projectRun(ctx: ReplayContext, run: RunRef): Promise<number> {
+  refuseFlags(ctx, ["from-step"], "replay <RUN_ID> --from-step");
+  const n = parseStep(ctx.args["from-step"]!);
+  const state = await rebuildState(run.journal, n);
+  if (ctx.json) {
+    const ordered = { events: state.events, head_hash: state.head_hash, step_count: state.step_count };
+    await writeStdout(dumps(ordered, { sortKeys: true }) + "\n");
+    return 0;
+  }
+  await printLines(
+    `Rebuilt state for ${run.runId} through step ${state.step_count}`,
+    `head: ${state.head_hash || "(empty)"}`,
+    `events: ${sanitizeCell(state.events.join(", "))}`,
+  );
+  return 0;
+}
