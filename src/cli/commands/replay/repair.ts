@@ -1,7 +1,56 @@
-import { UsageError } from "../../../errors.ts";
+import { RefusalError } from "../../../errors.ts";
+import { repairJournalTail } from "../../../journal/repair.ts";
+import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { expectPositionals, refuseFlags } from "./flags.ts";
+import { sealFor } from "./seal-source.ts";
+import { resolveNamedRun } from "./target.ts";
 
-// PLACEHOLDER: replaced by the implementation of this verb.
-export async function runRepair(_ctx: ReplayContext): Promise<number> {
-  throw new UsageError("'replay repair' is not implemented yet", "not_implemented");
+const USAGE = "bernstein replay repair <RUN_ID> [--seal FILE] [--sdd-dir DIR] [--as-json]";
+
+/**
+ * `bernstein replay repair <RUN_ID>`: cut a torn trailing fragment (a writer
+ * killed mid-line) so the run can be resumed; nothing else. The journal
+ * core refuses middle corruption and a surviving journal that disagrees
+ * with the run's seal (`<run_dir>/seal.json` or `--seal F`) before touching
+ * a byte (RefusalError `repair_refused`, exit 2). Exit 0 when repaired or
+ * when there was nothing to repair.
+ */
+export async function runRepair(ctx: ReplayContext): Promise<number> {
+  const [id] = expectPositionals(ctx, 1, USAGE);
+  refuseFlags(ctx, ["seal"], "replay repair");
+  const run = resolveNamedRun(ctx, id!, true);
+  const { seal } = sealFor(ctx, run);
+  let result;
+  try {
+    result = await repairJournalTail(run.journal, { seal });
+  } catch (err) {
+    // Prose keeps Python's "Repair refused:" lead; JSON keeps the library's detail as is.
+    if (!ctx.json && err instanceof RefusalError && err.code === "repair_refused") {
+      throw new RefusalError(err.code, `Repair refused: ${err.message}`, err.facts);
+    }
+    throw err;
+  }
+  if (ctx.json) {
+    await printJson({
+      run_id: run.runId,
+      journal: run.journal,
+      repaired: result.repaired,
+      removed_line_indices: result.removed_line_indices,
+      event_count: result.event_count,
+      head: result.head,
+    });
+    return 0;
+  }
+  const state = `head=${result.head || "(empty)"} events=${result.event_count}`;
+  if (!result.repaired) {
+    await printLines("Nothing to repair: journal tail is intact.", state);
+    return 0;
+  }
+  await printLines(
+    `Repaired: truncated torn tail (physical line(s): ${result.removed_line_indices.join(", ")}).`,
+    state,
+    `journal now resumable: bernstein replay ${run.runId}`,
+  );
+  return 0;
 }
