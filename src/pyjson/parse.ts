@@ -86,7 +86,7 @@ export function parse(text: string, options: ParseOptions = {}): PyValue {
         case 0x74: out += "\t"; pos++; break;
         case 0x75: {
           const u = readHex4(pos + 1);
-          if (u < 0) throw errorAt(text, "Invalid \\uXXXX escape", pos - 1);
+          if (u < 0) throw errorAt(text, "Invalid \\uXXXX escape", pos);
           pos += 5;
           // A high surrogate followed by an escaped low surrogate combines
           // into one code point in Python; in UTF-16 that is the same pair.
@@ -252,6 +252,10 @@ export function parse(text: string, options: ParseOptions = {}): PyValue {
     }
   };
 
+  if (text.charCodeAt(0) === 0xfeff) {
+    // json.loads(str) names the BOM instead of "Expecting value".
+    throw errorAt(text, "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
+  }
   skipWs();
   const value = parseValue(0);
   skipWs();

@@ -165,13 +165,22 @@ function decimalValue(ch: string): number {
 }
 
 /**
- * Python `int(text)` in base 10: surrounding whitespace, one optional sign,
+ * Python `int(text)` in base 10: surrounding whitespace (ASCII spaces and
+ * non-ASCII Unicode whitespace, not \x1c-\x1f), one optional sign,
  * ASCII or any Unicode decimal digits, single underscores between digits,
  * at most 4300 digits (CPython >= 3.11). Anything else is a ValueError
  * (`null` here). `parseInt("3x")` is 3; `int("3x")` raises.
  */
 export function pyIntFromString(text: string): bigint | null {
-  const t = pyStrip(text);
+  // int() keeps ASCII characters as they are and skips only ASCII spaces
+  // (" \t\n\v\f\r") around the number, but maps non-ASCII whitespace to a
+  // space first: so "\u20283" parses while "\x1c3" does not.
+  let a = 0;
+  let b = text.length;
+  const skippable = (c: number): boolean => (c < 0x80 ? c === 0x20 || (c >= 0x09 && c <= 0x0d) : isPyWhitespace(c));
+  while (a < b && skippable(text.charCodeAt(a))) a++;
+  while (b > a && skippable(text.charCodeAt(b - 1))) b--;
+  const t = text.slice(a, b);
   let i = 0;
   let neg = false;
   if (t[0] === "+" || t[0] === "-") {
