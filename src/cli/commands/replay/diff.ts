@@ -1,7 +1,78 @@
-import { UsageError } from "../../../errors.ts";
+import type { PyObject } from "../../../pyjson/types.ts";
+import { paint } from "../../../render/ansi.ts";
+import { renderJson } from "../../../render/json.ts";
+import { Table, sanitizeCell, terminalWidth, type Cell } from "../../../render/table.ts";
+import { diffRunJournals, IGNORED_FIELDS, type JournalDiff } from "../../../replay/diff.ts";
+import { resolveRun, type RunRef } from "../../../replay/discovery.ts";
+import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { expectPositionals, refuseFlags } from "./flags.ts";
 
-// PLACEHOLDER: replaced by the implementation of this verb.
-export async function runDiff(_ctx: ReplayContext): Promise<number> {
-  throw new UsageError("'replay diff' is not implemented yet", "not_implemented");
+const USAGE = "bernstein replay diff RUN_A RUN_B [--sdd-dir DIR] [--as-json]";
+
+/**
+ * `bernstein replay diff RUN_A RUN_B`: the first step where two runs' journals
+ * diverge, with both rows side by side (changed fields marked `*` and, with
+ * colour, highlighted). Exit 1 when they diverge, 0 when they match; a
+ * missing run or journal is exit 3.
+ */
+export async function runDiff(ctx: ReplayContext): Promise<number> {
+  const [idA, idB] = expectPositionals(ctx, 2, USAGE);
+  refuseFlags(ctx, [], "replay diff");
+  const a = resolveRun(ctx.sddDir, idA!, { requireJournal: true });
+  const b = resolveRun(ctx.sddDir, idB!, { requireJournal: true });
+  const d = await diffRunJournals(a.journal, b.journal);
+  if (ctx.json) {
+    await printJson({
+      diverged: d.diverged,
+      index: d.index,
+      reason: d.reason,
+      reason_code: d.reason_code,
+      a_event: d.a_event,
+      b_event: d.b_event,
+      fields_changed: d.fields_changed,
+    });
+  } else {
+    await printLines(...prose(a, b, d));
+  }
+  return d.diverged ? 1 : 0;
+}
+
+function prose(a: RunRef, b: RunRef, d: JournalDiff): string[] {
+  if (!d.diverged) return [paint("bright_green", "No divergence") + `: ${d.reason}`];
+  const lines = [
+    paint("bold bright_red", "Divergence") + ` at event index ${d.index}: ${sanitizeCell(d.reason)}`,
+    paint("dim", `reason_code=${d.reason_code}`) +
+      (d.fields_changed.length ? `  fields changed: ${sanitizeCell(d.fields_changed.join(", "))}` : ""),
+    "",
+  ];
+  const changed = new Set(d.fields_changed);
+  const table = new Table(
+    [
+      { header: `run A: ${a.runId}`, width: 20, minWidth: 12, flex: true, overflow: "wrap" },
+      { header: `run B: ${b.runId}`, width: 20, minWidth: 12, flex: true, overflow: "wrap" },
+    ],
+    { width: terminalWidth(), gap: 3 },
+  );
+  lines.push(table.header());
+  const keys: string[] = [];
+  for (const row of [d.a_event, d.b_event]) if (row) for (const k of row.keys()) if (!keys.includes(k)) keys.push(k);
+  // Compared fields first (in recorded order), then the clock and chain fields that never count.
+  const ordered = [...keys.filter((k) => !IGNORED_FIELDS.has(k)), ...keys.filter((k) => IGNORED_FIELDS.has(k))];
+  const ended = (side: string) => ({ text: `(no event: run ${side} ends before index ${d.index})`, style: "bold bright_red" });
+  if (!d.a_event || !d.b_event) {
+    lines.push(...table.format([d.a_event ? "" : ended("A"), d.b_event ? "" : ended("B")]));
+  }
+  for (const k of ordered) {
+    lines.push(...table.format([field(d.a_event, k, changed), field(d.b_event, k, changed)]));
+  }
+  return lines;
+}
+
+function field(row: PyObject | null, key: string, changed: ReadonlySet<string>): Cell {
+  if (!row || !row.has(key)) return { text: changed.has(key) ? "* (absent)" : "", style: changed.has(key) ? "bold bright_red" : "" };
+  const text = `${key}: ${renderJson(row.get(key), null)}`;
+  if (changed.has(key)) return { text: `* ${text}`, style: "bold bright_red" };
+  if (IGNORED_FIELDS.has(key)) return { text: `  ${text}`, style: "dim" };
+  return { text: `  ${text}` };
 }

@@ -1,0 +1,155 @@
+import { payloadHash } from "../journal/hash.ts";
+import { readJournal } from "../journal/reader.ts";
+import { canonical, compareCodePoints } from "../pyjson/encode.ts";
+import { pyStr } from "../pyjson/python.ts";
+import type { PyObject } from "../pyjson/types.ts";
+
+/**
+ * `replay diff RUN_A RUN_B`: walk two run journals in lockstep (two streaming
+ * readers, one row of each in memory) and report the first step whose
+ * `(event, payload_hash)` differ, or where one run ends early. The payload
+ * hash is recomputed from each row (a row whose stored hash lies is compared
+ * by what it says, not by what it claims). Clock and chain fields (`ts`,
+ * `elapsed_s`, `index`, `prev_hash`, `payload_hash`, `event_hash`) never
+ * count as a divergence: two runs of the same work differ in all of them.
+ *
+ * reason_code:
+ * - `identical`: same number of rows, every step equal;
+ * - `both_empty`: neither journal has a usable row;
+ * - `event_mismatch`: the event types differ at `index`;
+ * - `payload_mismatch`: same event type, different payload;
+ * - `response_mismatch`: same event type and the payload differs in a recorded
+ *   provider exchange (`kind`, `key` or `response`, as gateway fixture rows carry);
+ * - `provider_state_mutation`: either row at `index` is a `provider_state_mutation`
+ *   (a provider-side context change with no counterpart in the other run);
+ * - `length_mismatch`: one journal ends before the other (`index` = the
+ *   shorter length; the missing side's row is null).
+ * Rows the reader discards (unparsable, non-object) are skipped, as in `--verify`'s count.
+ */
+export type DiffReasonCode =
+  | "identical"
+  | "both_empty"
+  | "event_mismatch"
+  | "payload_mismatch"
+  | "response_mismatch"
+  | "provider_state_mutation"
+  | "length_mismatch";
+
+export interface JournalDiff {
+  diverged: boolean;
+  index: number | null;
+  reason: string;
+  reason_code: DiffReasonCode;
+  a_event: PyObject | null;
+  b_event: PyObject | null;
+  /** Payload fields (and `event`) whose values differ, in code-point order. */
+  fields_changed: string[];
+}
+
+/** Fields that differ between two runs of the same work by construction. */
+export const IGNORED_FIELDS: ReadonlySet<string> = new Set(["ts", "elapsed_s", "index", "prev_hash", "payload_hash", "event_hash"]);
+const EXCHANGE_FIELDS = new Set(["kind", "key", "response"]);
+const MUTATION = "provider_state_mutation";
+
+/** Keys whose values differ (missing on one side counts), ignoring clock and chain fields. */
+export function changedFields(a: PyObject | null, b: PyObject | null): string[] {
+  const keys = new Set<string>();
+  for (const row of [a, b]) if (row) for (const k of row.keys()) if (!IGNORED_FIELDS.has(k)) keys.add(k);
+  const changed: string[] = [];
+  for (const k of keys) {
+    const x = a?.get(k);
+    const y = b?.get(k);
+    if (x === undefined || y === undefined) {
+      if (x !== y) changed.push(k);
+      continue;
+    }
+    // Canonical text is what the payload hash sees: 1 and 1.0 differ there, so they differ here.
+    if (canonical(x) !== canonical(y)) changed.push(k);
+  }
+  return changed.sort(compareCodePoints);
+}
+
+function eventOf(row: PyObject): string {
+  return pyStr(row.get("event"), "");
+}
+
+function isMutation(row: PyObject | null): boolean {
+  return row !== null && (eventOf(row) === MUTATION || pyStr(row.get("kind"), "") === MUTATION);
+}
+
+function mutationKind(row: PyObject | null): string | null {
+  if (!isMutation(row)) return null;
+  const k = row!.get("mutation_kind");
+  return k === undefined || k === null ? "unknown" : pyStr(k);
+}
+
+async function* rowsOf(path: string): AsyncGenerator<PyObject> {
+  for await (const item of readJournal(path)) if (item.kind === "row") yield item.row;
+}
+
+function quoteEvent(e: string): string {
+  return JSON.stringify(e);
+}
+
+export async function diffRunJournals(pathA: string, pathB: string): Promise<JournalDiff> {
+  const a = rowsOf(pathA);
+  const b = rowsOf(pathB);
+  try {
+    let i = 0;
+    for (;;) {
+      const [ra, rb] = await Promise.all([a.next(), b.next()]);
+      if (ra.done && rb.done) {
+        if (i === 0) return verdict(false, null, "both event logs are empty", "both_empty", null, null, []);
+        return verdict(false, null, `identical: ${i} events match`, "identical", null, null, []);
+      }
+      if (ra.done || rb.done) {
+        const longer = ra.done ? b : a;
+        let extra = 1;
+        while (!(await longer.next()).done) extra++;
+        const side = ra.done ? "run_b" : "run_a";
+        const rowA = ra.done ? null : ra.value;
+        const rowB = rb.done ? null : rb.value;
+        const mk = mutationKind(rowA) ?? mutationKind(rowB);
+        const reason =
+          mk !== null
+            ? `event #${i}: provider-side context mutation (${mk}) recorded in ${side} has no counterpart at this step`
+            : `${side} has ${extra} extra event(s) after index ${i === 0 ? 0 : i - 1}`;
+        return verdict(true, i, reason, mk !== null ? "provider_state_mutation" : "length_mismatch", rowA, rowB, []);
+      }
+      const rowA = ra.value;
+      const rowB = rb.value;
+      const evA = eventOf(rowA);
+      const evB = eventOf(rowB);
+      if (evA !== evB || payloadHash(evA, rowA) !== payloadHash(evB, rowB)) {
+        const fields = changedFields(rowA, rowB);
+        const mk = mutationKind(rowA) ?? mutationKind(rowB);
+        if (mk !== null) {
+          const side = isMutation(rowA) ? "run_a" : "run_b";
+          const reason = `event #${i}: provider-side context mutation (${mk}) recorded in ${side} has no counterpart at this step`;
+          return verdict(true, i, reason, "provider_state_mutation", rowA, rowB, fields);
+        }
+        if (evA !== evB) {
+          return verdict(true, i, `event #${i} differs: event type ${quoteEvent(evA)} vs ${quoteEvent(evB)}`, "event_mismatch", rowA, rowB, fields);
+        }
+        const listed = fields.length ? fields.join(", ") : "values equal as text but hashed differently";
+        const code = fields.some((f) => EXCHANGE_FIELDS.has(f)) ? "response_mismatch" : "payload_mismatch";
+        return verdict(true, i, `event #${i} differs: ${quoteEvent(evA)} payload does not match (${listed})`, code, rowA, rowB, fields);
+      }
+      i++;
+    }
+  } finally {
+    await Promise.all([a.return(undefined), b.return(undefined)]);
+  }
+}
+
+function verdict(
+  diverged: boolean,
+  index: number | null,
+  reason: string,
+  reason_code: DiffReasonCode,
+  a_event: PyObject | null,
+  b_event: PyObject | null,
+  fields_changed: string[],
+): JournalDiff {
+  return { diverged, index, reason, reason_code, a_event, b_event, fields_changed };
+}
