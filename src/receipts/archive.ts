@@ -41,7 +41,9 @@ export interface MemberInfo {
 }
 
 /** Return a data sink for the member, or null to skip its data. */
-export type MemberVisitor = (m: MemberInfo) => { data(chunk: Uint8Array): void; end(): void } | null;
+export type MemberVisitor = (
+  m: MemberInfo,
+) => { data(chunk: Uint8Array): void | Promise<void>; end(): void | Promise<void> } | null;
 
 const READ_CHUNK = 1 << 20;
 
@@ -138,8 +140,12 @@ export async function walkArchive(path: string, visit: MemberVisitor, limits: Ar
         });
         continue;
       }
-      for await (const chunk of entry) sink.data(chunk as Uint8Array);
-      sink.end();
+      for await (const chunk of entry) {
+        const pending = sink.data(chunk as Uint8Array);
+        if (pending) await pending;
+      }
+      const ended = sink.end();
+      if (ended) await ended;
     }
   } catch (err) {
     ex.destroy();

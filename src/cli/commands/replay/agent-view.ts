@@ -1,7 +1,141 @@
-import { UsageError } from "../../../errors.ts";
+import { createReadStream, existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { NegativeError, UsageError } from "../../../errors.ts";
+import { renderJson } from "../../../render/json.ts";
+import { dictForm, RowFormError } from "../../../receipts/rows.ts";
+import { pyStr } from "../../../pyjson/python.ts";
+import type { PyObject, PyValue } from "../../../pyjson/types.ts";
+import { GENESIS_HASH } from "../../../steps/hash.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../../../steps/lines.ts";
+import { agentJournalDir, BUCKET_NAME } from "../../../steps/paths.ts";
+import { classifyLine } from "../../../steps/reader.ts";
+import { ChainWalker } from "../../../steps/walk.ts";
+import { paint } from "../../../render/ansi.ts";
+import { printLines, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { refuseInapplicableFlags } from "./export.ts";
 
-// PLACEHOLDER: replaced by the implementation of this verb.
-export async function runAgentView(_ctx: ReplayContext): Promise<number> {
-  throw new UsageError("'replay agent-view' is not implemented yet", "not_implemented");
+function parseLimit(raw: string | undefined): number | null {
+  if (raw === undefined) return null;
+  if (!/^\d+$/.test(raw)) throw new UsageError(`--limit must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+/** Stream the bucket's entries, stopping after `limit`. */
+async function forEntries(bucket: string, limit: number | null, each: (row: PyObject) => Promise<void> | void): Promise<void> {
+  if (!existsSync(bucket) || limit === 0) return;
+  let batch: PyObject[] = [];
+  let seen = 0;
+  const splitter = new LineSplitter("universal", (line) => {
+    if (limit !== null && seen >= limit) return;
+    const k = classifyLine(line);
+    if (k.kind === "entry") {
+      batch.push(k.row);
+      seen++;
+    }
+  });
+  for await (const chunk of createReadStream(bucket, { highWaterMark: 1 << 20 })) {
+    splitter.push(chunk as Uint8Array);
+    for (const r of batch) await each(r);
+    batch = [];
+    if (limit !== null && seen >= limit) return;
+  }
+  splitter.end();
+  for (const r of batch) await each(r);
+}
+
+function rowView(row: PyObject): PyObject {
+  try {
+    return dictForm(row);
+  } catch (err) {
+    if (err instanceof RowFormError) return row;
+    throw err;
+  }
+}
+
+function indent(text: string, by: string): string {
+  return text.split("\n").map((l) => by + l).join("\n");
+}
+
+/**
+ * `bernstein replay <AGENT_ID>` (§3.6): the agent's steps after verifying
+ * the chain against its own last entry. Reached from the replay target
+ * dispatcher when `<sdd>/runtime/journal/<AGENT_ID>` exists.
+ */
+export async function runAgentView(ctx: ReplayContext): Promise<number> {
+  refuseInapplicableFlags(ctx, "<AGENT_ID>", ["limit"]);
+  const [agentId] = ctx.positionals;
+  if (agentId === undefined) throw new UsageError("usage: bernstein replay <AGENT_ID> [--limit N]");
+  const limit = parseLimit(ctx.args.limit);
+  const dir = agentJournalDir(ctx.sddDir, agentId);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new UsageError(`No journal for agent ${agentId} (looked at ${dir})`, "agent_journal_missing", { agent_id: agentId });
+  }
+  const bucket = join(dir, BUCKET_NAME);
+
+  // One streaming pass: verify, and find the last entry (the expected head).
+  const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
+  let entries = 0;
+  let lastHash: string | null = null;
+  if (existsSync(bucket)) {
+    const splitter = new LineSplitter("universal", (line, n) => {
+      walker.line(line, n);
+      const k = classifyLine(line);
+      if (k.kind === "entry") {
+        entries++;
+        lastHash = pyStr(k.row.get("step_hash"), "");
+      }
+    });
+    for await (const chunk of createReadStream(bucket, { highWaterMark: 1 << 20 })) splitter.push(chunk as Uint8Array);
+    splitter.end();
+  }
+  if (entries === 0) {
+    if (ctx.json) await writeStdout(renderJson({ agent_id: agentId, head_hash: GENESIS_HASH, steps: 0, entries: [] }) + "\n");
+    else await printLines(`Journal for ${agentId} is empty`);
+    return 0;
+  }
+  const v = walker.result();
+  if (lastHash !== v.head_hash) {
+    v.errors.push(`head mismatch: expected ${lastHash!.slice(0, 16)}..., got ${v.head_hash.slice(0, 16)}...`);
+  }
+  if (v.errors.length > 0) {
+    throw new NegativeError("chain_verification_failed", `Chain verification failed for ${agentId}: ${v.errors.join("; ")}`, {
+      agent_id: agentId,
+      head_hash: v.head_hash,
+      steps: v.steps,
+      errors: v.errors,
+    });
+  }
+
+  if (ctx.json) {
+    // Streamed: the document is the same as rendering it whole, without holding every entry.
+    const head = renderJson({ agent_id: agentId, head_hash: v.head_hash, steps: v.steps });
+    let first = true;
+    await writeStdout(head.slice(0, -2) + ',\n  "entries": [');
+    await forEntries(bucket, limit, async (row) => {
+      await writeStdout((first ? "\n" : ",\n") + indent(renderJson(rowView(row)), "    "));
+      first = false;
+    });
+    await writeStdout(first ? "]\n}\n" : "\n  ]\n}\n");
+    return 0;
+  }
+
+  await printLines(`Replay for ${agentId}`, `head_hash: ${v.head_hash}`, `steps: ${v.steps}`, "");
+  const header = ["seq", "step_hash", "prev_hash", "model", "tool"];
+  await printLines(paint("bold", header.map((h, i) => h.padEnd([6, 19, 19, 24, 0][i]!)).join(" ").trimEnd()));
+  await forEntries(bucket, limit, async (row) => {
+    const tc = row.get("tool_call");
+    const tool = tc === null || tc === undefined ? "-" : tc instanceof Map && tc.has("name") ? pyStr(tc.get("name")) : "<tool>";
+    const model = row.get("model");
+    const cells = [
+      pyStr(row.get("seq") as PyValue),
+      pyStr(row.get("step_hash"), "").slice(0, 16) + "...",
+      pyStr(row.get("prev_hash"), "").slice(0, 16) + "...",
+      model === null || model === undefined ? "-" : pyStr(model),
+      tool,
+    ];
+    await printLines(cells.map((c, i) => c.padEnd([6, 19, 19, 24, 0][i]!)).join(" ").trimEnd());
+  });
+  await printLines("", `Use 'bernstein replay export ${agentId}' to produce an offline-verifiable receipt.`);
+  return 0;
 }

@@ -1,7 +1,34 @@
 import { UsageError } from "../../../errors.ts";
+import { diffJournals } from "../../../receipts/diff.ts";
+import { resolveJournalSource, sourceEntries } from "../../../receipts/source.ts";
+import { pyRepr } from "../../../pyjson/python.ts";
+import type { PyValue } from "../../../pyjson/types.ts";
+import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { refuseInapplicableFlags } from "./export.ts";
 
-// PLACEHOLDER: replaced by the implementation of this verb.
-export async function runDiffJournal(_ctx: ReplayContext): Promise<number> {
-  throw new UsageError("'replay diff-journal' is not implemented yet", "not_implemented");
+const USAGE = "usage: bernstein replay diff-journal <LEFT> <RIGHT>   (each an agent id, a journal file or a receipt)";
+
+/** `bernstein replay diff-journal A B`: exit 0 when the chains match, 1 at the first divergence. */
+export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
+  refuseInapplicableFlags(ctx, "diff-journal", []);
+  if (ctx.positionals.length !== 2) throw new UsageError(USAGE);
+  const [a, b] = ctx.positionals as [string, string];
+  const left = resolveJournalSource(a, ctx.sddDir);
+  const right = resolveJournalSource(b, ctx.sddDir);
+  const d = await diffJournals(sourceEntries(left), sourceEntries(right));
+  if (ctx.json) {
+    await printJson(d);
+  } else if (!d.diverged) {
+    await printLines("No divergence; chains match end-to-end.");
+  } else {
+    const lines = [`Divergence at step ${pyRepr(d.seq)}: ${d.reason}`];
+    for (const f of d.fields_changed) {
+      // A length mismatch carries its values under "steps".
+      const key = f === "length" ? "steps" : f;
+      lines.push(`  ${f}:`, `    left:  ${pyRepr(d.left_values.get(key) as PyValue)}`, `    right: ${pyRepr(d.right_values.get(key) as PyValue)}`);
+    }
+    await printLines(...lines);
+  }
+  return d.diverged ? 1 : 0;
 }

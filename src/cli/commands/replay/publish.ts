@@ -1,7 +1,48 @@
+import { join } from "node:path";
 import { UsageError } from "../../../errors.ts";
+import { publishReceipt, redactionPolicy } from "../../../receipts/index.ts";
+import { validateAgentId } from "../../../steps/paths.ts";
+import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { pyBool, refuseInapplicableFlags } from "./export.ts";
 
-// PLACEHOLDER: replaced by the implementation of this verb.
-export async function runPublish(_ctx: ReplayContext): Promise<number> {
-  throw new UsageError("'replay publish' is not implemented yet", "not_implemented");
+const USAGE = "usage: bernstein replay publish <AGENT_ID> [OUT] --yes-i-want-to-publish [--redact FIELD] [--sign KEY]";
+
+/** `bernstein replay publish <AGENT_ID> [OUT] --yes-i-want-to-publish` */
+export async function runPublish(ctx: ReplayContext): Promise<number> {
+  // The confirmation is checked before anything is read or validated.
+  if (!ctx.args["yes-i-want-to-publish"]) {
+    throw new UsageError(
+      "Refusing to publish: pass --yes-i-want-to-publish to confirm. Local-only is the default; publish is the only path that writes outside .sdd/runtime/.",
+      "confirmation_required",
+    );
+  }
+  refuseInapplicableFlags(ctx, "publish", ["sign", "redact"]);
+  const [agentId, out, ...extra] = ctx.positionals;
+  if (agentId === undefined || extra.length > 0) throw new UsageError(USAGE);
+  validateAgentId(agentId);
+  const redact = (ctx.args.redact ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  redactionPolicy(redact);
+  const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.published.tar`);
+  const r = await publishReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, redact });
+  if (ctx.json) {
+    await printJson({
+      agent_id: agentId,
+      output,
+      original_head_hash: r.original_head_hash,
+      head_hash: r.head_hash,
+      steps: r.steps,
+      signed: r.signed,
+    });
+  } else {
+    await printLines(
+      `Published redacted receipt -> ${output}`,
+      `  original_head:  ${r.original_head_hash}`,
+      `  redacted_head:  ${r.head_hash}`,
+      `  steps:          ${r.steps}`,
+      `  signed:         ${pyBool(r.signed)}`,
+      `The published receipt verifies against the redacted head (${r.head_hash.slice(0, 16)}...), not the original head of the local journal.`,
+    );
+  }
+  return 0;
 }

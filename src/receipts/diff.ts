@@ -1,0 +1,89 @@
+import { pyEquals, pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
+import { PyNum, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
+
+/** The hashed fields, in the order divergences list them (§6). */
+export const DIFF_FIELDS = ["prev_hash", "input_hash", "model", "prompt", "tool_call", "tool_result", "effort"] as const;
+
+export type JournalDiff =
+  | { diverged: false }
+  | {
+      diverged: true;
+      seq: PyValue;
+      fields_changed: string[];
+      left_values: Map<string, PyValue>;
+      right_values: Map<string, PyValue>;
+      reason: string;
+    };
+
+const isNaNValue = (v: PyValue): boolean => v instanceof PyNum && v.isFloat && Number.isNaN(Number(v.raw));
+
+/**
+ * Python `==` as the reference's diff sees parsed rows. `json.loads` returns
+ * one shared NaN object for every `NaN` token, and container comparison
+ * checks identity before `==`, so a NaN nested in a list or dict equals a
+ * NaN at the same place, while two top-level NaN fields differ.
+ */
+export function diffEquals(a: PyValue, b: PyValue, nested = false): boolean {
+  if (nested && isNaNValue(a) && isNaNValue(b)) return true;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((x, i) => diffEquals(x, b[i]!, true));
+  }
+  if (a instanceof Map && b instanceof Map) {
+    if (a.size !== b.size) return false;
+    for (const [k, x] of a) {
+      if (!b.has(k) || !diffEquals(x, b.get(k)!, true)) return false;
+    }
+    return true;
+  }
+  return pyEquals(a, b);
+}
+
+/** A field as the reference's entry object holds it (hash strings are str()-coerced; missing -> null). */
+function fieldOf(row: PyObject, f: string): PyValue {
+  if (f === "prev_hash" || f === "input_hash") return pyStr(row.get(f), "");
+  return row.get(f) ?? null;
+}
+
+/**
+ * The first differing step between two journals, compared with Python `==`
+ * (1 == 1.0 == True; dicts unordered). Only that first step is reported, not
+ * the prev_hash cascade after it. Both sides are streamed in lockstep.
+ */
+export async function diffJournals(left: AsyncIterator<PyObject>, right: AsyncIterator<PyObject>): Promise<JournalDiff> {
+  let i = 0;
+  for (;;) {
+    const [a, b] = await Promise.all([left.next(), right.next()]);
+    if (a.done && b.done) return { diverged: false };
+    if (a.done || b.done) {
+      // Count the longer side's remaining steps to report the lengths.
+      let rest = 1;
+      const longer = a.done ? right : left;
+      while (!(await longer.next()).done) rest++;
+      const side = a.done ? "right" : "left";
+      const leftSteps = a.done ? i : i + rest;
+      const rightSteps = a.done ? i + rest : i;
+      return {
+        diverged: true,
+        seq: pyInt(i),
+        fields_changed: ["length"],
+        left_values: new Map([["steps", pyInt(leftSteps)]]),
+        right_values: new Map([["steps", pyInt(rightSteps)]]),
+        reason: `chain length mismatch: ${side} has ${rest} extra step(s) past seq ${i - 1}; missing step would be at this seq`,
+      };
+    }
+    const changed = DIFF_FIELDS.filter((f) => !diffEquals(fieldOf(a.value, f), fieldOf(b.value, f)));
+    if (changed.length > 0) {
+      const seq = pyIntOf(a.value.get("seq"));
+      await Promise.all([left.return?.(undefined), right.return?.(undefined)]);
+      return {
+        diverged: true,
+        seq: seq === null ? pyInt(i) : pyInt(seq),
+        fields_changed: changed,
+        left_values: new Map(changed.map((f) => [f, fieldOf(a.value, f)])),
+        right_values: new Map(changed.map((f) => [f, fieldOf(b.value, f)])),
+        reason: `field(s) differ: ${changed.join(", ")}`,
+      };
+    }
+    i++;
+  }
+}
