@@ -7,10 +7,10 @@ import type { ArgsDef } from "citty";
  */
 export const replayArgs = {
   "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
-  limit: { type: "string", description: "Show at most N events / entries" },
-  verify: { type: "boolean", description: "Verify the run journal's chain (and seal)" },
-  "from-step": { type: "string", description: "Project the state through step N" },
-  seal: { type: "string", description: "External seal file {head, event_count}" },
+  limit: { type: "string", description: "Show at most N events (RUN_ID: reads only those) / runs (list) / entries" },
+  verify: { type: "boolean", description: "RUN_ID: verify the journal's chain, coverage and seal (exit 1 on divergence)" },
+  "from-step": { type: "string", description: "RUN_ID: project the state through step N (events, head_hash, step_count)" },
+  seal: { type: "string", description: "RUN_ID --verify / repair: seal file {head, event_count} (default <run_dir>/seal.json)" },
   threads: { type: "string", description: "Worker threads for --verify (default: cores)" },
   "links-only": { type: "boolean", description: "--verify checks prev_hash linkage only" },
   head: { type: "string", description: "verify: expected head hash of the receipt" },
