@@ -1,10 +1,115 @@
-import { UsageError } from "../../errors.ts";
+import { InputError, UsageError } from "../../errors.ts";
+import { exitCodeOf, Orchestrator, type RunSummary } from "../../orchestrator/orchestrator.ts";
+import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/server.ts";
+import { parsePort } from "../../server/ports.ts";
 import { defineCliCommand } from "../command.ts";
+import { log } from "../log.ts";
+import { printJson, printLines } from "../output.ts";
+import { paint } from "../../render/ansi.ts";
 
-// PLACEHOLDER: replaced by the implementation of this command.
+function positiveInt(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw new UsageError(`${flag} must be a positive integer, got '${raw}'`);
+  return Number(raw);
+}
+
+function nonNegativeInt(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw.trim())) throw new UsageError(`${flag} must be a non-negative integer, got '${raw}'`);
+  return Number(raw);
+}
+
+function usd(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(n) || n < 0) throw new UsageError(`--budget must be a non-negative number of USD, got '${raw}'`);
+  return n;
+}
+
+const NEGATIVE_CODES: Record<string, [string, string]> = {
+  failed: ["tasks_failed", "some tasks failed for good"],
+  budget_exhausted: ["budget_exhausted", "the budget was reached before all tasks were done"],
+  interrupted: ["interrupted", "interrupted (Ctrl-C); the session was saved, run again to resume"],
+};
+
+function summaryLines(s: RunSummary): string[] {
+  const t = s.tasks;
+  const style = s.outcome === "completed" || s.outcome === "drained" ? "bold bright_green" : s.outcome === "stopped" ? "bright_yellow" : "bold bright_red";
+  return [
+    `${paint(style, `run ${s.run_id} ${s.outcome}`)}: ${t.done} done, ${t.failed} failed, ${t.open + t.pending} left; cost $${s.cost_usd.toFixed(4)}${s.budget_usd !== null ? ` of $${s.budget_usd.toFixed(2)}` : ""}; ${s.ticks} tick(s), ${s.agents_spawned} agent(s)`,
+    `journal ${s.journal} (${s.event_count} events, head ${s.head.slice(0, 16)}…${s.sealed ? ", sealed" : ""})`,
+  ];
+}
+
 export default defineCliCommand({
   meta: { name: "run", description: "Plan a goal into tasks and run agents on them, recording the run journal" },
-  run() {
-    throw new UsageError("'run' is not implemented yet", "not_implemented");
+  args: {
+    plan: { type: "positional", required: false, description: "Plan file (YAML list of tasks with depends_on)" },
+    goal: { type: "string", description: "Goal to plan (a manager agent decomposes it when no PLAN is given)" },
+    "max-agents": { type: "string", description: "Agents running at once (default: max_agents of bernstein.yaml, 3)" },
+    budget: { type: "string", description: "Stop claiming tasks once this many USD are spent" },
+    "max-retries": { type: "string", description: "Retries of a task whose verification failed (default: max_retries, 2)" },
+    fresh: { type: "boolean", description: "Ignore the saved session and start from scratch" },
+    "keep-alive": { type: "boolean", description: "After the backlog drains, keep serving and run new tasks until stopped" },
+    config: { type: "string", description: "Config file (default: bernstein.yaml if present)" },
+    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+    host: { type: "string", default: DEFAULT_HOST, description: "Address of the task server" },
+    port: { type: "string", default: String(DEFAULT_PORT), description: "Port of the task server; 0 picks a free port" },
+  },
+  async run({ args, json }) {
+    const progress = (line: string) => {
+      if (json) process.stderr.write(line + "\n");
+      else process.stdout.write(line + "\n");
+    };
+    const orch = new Orchestrator({
+      workdir: process.cwd(),
+      sddDir: args["sdd-dir"],
+      planPath: args.plan ?? null,
+      goal: args.goal ?? null,
+      configPath: args.config ?? null,
+      maxAgents: positiveInt(args["max-agents"], "--max-agents"),
+      budgetUsd: usd(args.budget),
+      maxRetries: nonNegativeInt(args["max-retries"], "--max-retries"),
+      fresh: Boolean(args.fresh),
+      keepAlive: Boolean(args["keep-alive"]),
+      host: args.host,
+      port: parsePort(args.port),
+      report: progress,
+      warn: (m) => log.warn(m),
+    });
+
+    let interrupts = 0;
+    const onSigint = () => {
+      interrupts++;
+      if (interrupts === 1) process.stderr.write("\nCtrl+C received - saving state...\n");
+      orch.saveNow();
+      orch.requestStop({ force: true, timeout_s: 0, interrupted: true, reason: "SIGINT" });
+    };
+    const onSigterm = () => {
+      orch.requestStop({ force: false, timeout_s: 30, reason: "SIGTERM" });
+    };
+    process.on("SIGINT", onSigint);
+    process.on("SIGTERM", onSigterm);
+    let summary: RunSummary;
+    try {
+      summary = await orch.run();
+    } finally {
+      process.off("SIGINT", onSigint);
+      process.off("SIGTERM", onSigterm);
+    }
+
+    const code = exitCodeOf(summary.outcome);
+    const { error, ...facts } = summary;
+    if (error) {
+      if (!json) await printLines(...summaryLines(summary));
+      throw new InputError(error.code, error.detail, facts);
+    }
+    if (json) {
+      const neg = NEGATIVE_CODES[summary.outcome];
+      await printJson(code === 0 || !neg ? { ok: code === 0, ...facts } : { ok: false, error: neg[0], detail: neg[1], ...facts });
+    } else {
+      await printLines(...summaryLines(summary));
+    }
+    return code;
   },
 });

@@ -1,0 +1,127 @@
+/**
+ * One agent attempt at one task: spawn the agent, wait for it, read its
+ * result, then verify (gates for ordinary tasks, the JSON plan for the
+ * manager's planning task). The attempt only computes an outcome; the
+ * orchestrator records it (task store, journals, trace) when it reaps.
+ */
+import type { GateSpec } from "./config.ts";
+import type { AgentAdapter, AgentInvocation } from "./adapters.ts";
+import { runGates, type GateRun } from "./gates.ts";
+import { planFromAgentOutput, type Plan } from "./plan.ts";
+import { spawnLogged, type RunningProcess } from "./process.ts";
+import type { Task } from "../server/model.ts";
+import { errorMessage } from "../errors.ts";
+
+export interface AttemptSpec {
+  task: Task;
+  agentId: string;
+  model: string | null;
+  effort: string | null;
+  prompt: string;
+  adapter: AgentAdapter;
+  invocation: AgentInvocation;
+  env: Record<string, string | undefined>;
+  workdir: string;
+  logPath: string;
+  timeoutMs: number;
+  gates: readonly GateSpec[];
+  /** The planning task: its output must be a JSON task list. */
+  isManager: boolean;
+}
+
+export type AttemptOutcome = "success" | "failed" | "killed";
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  exitCode: number | null;
+  resultSummary: string | null;
+  costUsd: number;
+  /** Why a failed attempt failed: `exit_code:N`, `timeout`, `spawn_error`, `gate:<name>`, `plan_invalid`. */
+  failedSignals: string[];
+  gates: GateRun["results"];
+  plan: Plan | null;
+  /** The manager's malformed answer, explained. */
+  planError: string | null;
+  startedAt: number;
+  endedAt: number;
+}
+
+export class Attempt {
+  readonly spec: AttemptSpec;
+  readonly done: Promise<AttemptResult>;
+  private agent: RunningProcess;
+  private gate: RunningProcess | null = null;
+  private killed = false;
+
+  constructor(spec: AttemptSpec) {
+    this.spec = spec;
+    this.agent = spawnLogged({
+      argv: spec.invocation.argv,
+      env: spec.env,
+      cwd: spec.workdir,
+      stdin: spec.invocation.stdin,
+      logPath: spec.logPath,
+      timeoutMs: spec.timeoutMs,
+    });
+    this.done = this.run();
+  }
+
+  get pid(): number | null {
+    return this.agent.pid;
+  }
+
+  /** Stop the agent (and a running gate) now; the attempt resolves as `killed`. */
+  kill(graceMs?: number): void {
+    this.killed = true;
+    this.agent.kill(graceMs);
+    this.gate?.kill(graceMs);
+  }
+
+  private async run(): Promise<AttemptResult> {
+    const r = await this.agent.done;
+    const base = {
+      exitCode: r.exitCode,
+      gates: [] as GateRun["results"],
+      plan: null as Plan | null,
+      planError: null as string | null,
+      startedAt: r.startedAt,
+    };
+    const parsed = this.spec.adapter.parseOutput(r.stdout);
+    const result = { ...base, resultSummary: parsed.resultSummary, costUsd: parsed.costUsd };
+    const now = () => Date.now() / 1000;
+    if (this.killed || r.killed) return { ...result, outcome: "killed", failedSignals: ["stopped"], endedAt: r.endedAt };
+    if (r.spawnError !== null) {
+      return { ...result, resultSummary: `could not start the agent: ${r.spawnError}`, outcome: "failed", failedSignals: ["spawn_error"], endedAt: r.endedAt };
+    }
+    if (r.timedOut) return { ...result, outcome: "failed", failedSignals: ["timeout"], endedAt: r.endedAt };
+    if (r.exitCode !== 0) {
+      return { ...result, outcome: "failed", failedSignals: [r.exitCode === null ? `signal:${r.signal ?? "unknown"}` : `exit_code:${r.exitCode}`], endedAt: r.endedAt };
+    }
+    if (this.spec.isManager) {
+      try {
+        const plan = planFromAgentOutput(r.stdout, `manager agent ${this.spec.agentId}`);
+        return { ...result, plan, resultSummary: `planned ${plan.tasks.length} task(s)`, outcome: "success", failedSignals: [], endedAt: r.endedAt };
+      } catch (err) {
+        return { ...result, planError: errorMessage(err), outcome: "failed", failedSignals: ["plan_invalid"], endedAt: r.endedAt };
+      }
+    }
+    if (this.spec.gates.length === 0) return { ...result, outcome: "success", failedSignals: [], endedAt: r.endedAt };
+    const g = await runGates(this.spec.gates, {
+      cwd: this.spec.workdir,
+      env: this.spec.env,
+      logPath: this.spec.logPath,
+      track: (p) => {
+        this.gate = p;
+        if (p && this.killed) p.kill();
+      },
+    });
+    if (this.killed) return { ...result, gates: g.results, outcome: "killed", failedSignals: ["stopped"], endedAt: now() };
+    return {
+      ...result,
+      gates: g.results,
+      outcome: g.failedSignals.length ? "failed" : "success",
+      failedSignals: g.failedSignals,
+      endedAt: now(),
+    };
+  }
+}

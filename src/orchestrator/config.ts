@@ -1,0 +1,164 @@
+/**
+ * `bernstein.yaml`: the seed configuration of a run. Parsed with Bun's
+ * built-in YAML, validated with valibot: a wrong type is refused with the
+ * key path (`agent.timeout_s: expected a positive number, got "x"`), an
+ * unknown key is only warned about (a newer config must not break an older
+ * binary).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import * as v from "valibot";
+import { InputError } from "../errors.ts";
+
+export const ADAPTER_NAMES = ["claude", "codex", "gemini", "aider", "command", "script"] as const;
+export type AdapterName = (typeof ADAPTER_NAMES)[number];
+
+const positiveInt = (what: string) => v.pipe(v.number(`expected ${what}`), v.integer(`expected ${what}`), v.minValue(1, `expected ${what}`));
+const nonNegativeInt = (what: string) => v.pipe(v.number(`expected ${what}`), v.integer(`expected ${what}`), v.minValue(0, `expected ${what}`));
+const stringMap = v.record(v.string(), v.string("expected a string"));
+
+const GateSchema = v.union(
+  [
+    v.pipe(v.string(), v.minLength(1, "expected a non-empty shell command")),
+    v.object({
+      name: v.optional(v.pipe(v.string("expected a string"), v.minLength(1))),
+      run: v.pipe(v.string("expected a shell command string"), v.minLength(1, "expected a non-empty shell command")),
+      timeout_s: v.optional(v.pipe(v.number("expected a positive number of seconds"), v.minValue(0.001, "expected a positive number of seconds"))),
+    }),
+  ],
+  "expected a shell command string or {name, run, timeout_s}",
+);
+
+const AgentSchema = v.object({
+  adapter: v.optional(v.picklist(ADAPTER_NAMES, `expected one of ${ADAPTER_NAMES.join(", ")}`), "claude"),
+  /** script adapter: path of the script (relative to the project directory). */
+  script: v.optional(v.pipe(v.string("expected a path string"), v.minLength(1))),
+  /** command adapter: argv template with {prompt} {model} {effort} {task_id} {agent_id} {title} {workdir}. */
+  command: v.optional(v.pipe(v.array(v.string("expected a string")), v.minLength(1, "expected a non-empty argv list"))),
+  /** Extra arguments appended to the adapter's invocation. */
+  args: v.optional(v.array(v.string("expected a string")), () => []),
+  /** Extra environment for the agent process. */
+  env: v.optional(stringMap, () => ({})),
+  /** Kill an agent that runs longer than this (seconds). */
+  timeout_s: v.optional(v.pipe(v.number("expected a positive number of seconds"), v.minValue(0.001, "expected a positive number of seconds")), 1800),
+  /** Override the executable of a CLI adapter (e.g. a wrapper around `claude`). */
+  binary: v.optional(v.pipe(v.string("expected a string"), v.minLength(1))),
+});
+
+const SessionSchema = v.object(
+  {
+    resume: v.optional(v.boolean("expected a bool (true/false)"), true),
+    stale_after_minutes: v.optional(positiveInt("a positive integer"), 30),
+  },
+  "expected a mapping",
+);
+
+export const ConfigSchema = v.object(
+  {
+    goal: v.optional(v.string("expected a string")),
+    agent: v.optional(AgentSchema, () => ({})),
+    /** `default` plus per-role model names. */
+    models: v.optional(stringMap, () => ({})),
+    max_agents: v.optional(positiveInt("a positive integer"), 3),
+    max_retries: v.optional(nonNegativeInt("a non-negative integer"), 2),
+    budget_usd: v.optional(v.nullable(v.pipe(v.number("expected a number of USD"), v.minValue(0, "expected a non-negative number of USD"))), null),
+    verify: v.optional(v.array(GateSchema), () => []),
+    session: v.optional(SessionSchema, () => ({})),
+  },
+  "expected a mapping at the top level",
+);
+
+export type BernsteinConfig = v.InferOutput<typeof ConfigSchema>;
+export type AgentConfig = BernsteinConfig["agent"];
+export type GateSpec = { name: string; run: string; timeout_s: number };
+
+/** Keys each mapping knows; anything else is warned about. */
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  "": ["goal", "agent", "models", "max_agents", "max_retries", "budget_usd", "verify", "session"],
+  agent: ["adapter", "script", "command", "args", "env", "timeout_s", "binary"],
+  session: ["resume", "stale_after_minutes"],
+};
+
+export interface LoadedConfig {
+  config: BernsteinConfig;
+  /** Resolved file path, or null when no file exists (defaults). */
+  path: string | null;
+  /** SHA-256 hex of the file bytes, "" without a file. */
+  hash: string;
+  warnings: string[];
+}
+
+export const DEFAULT_CONFIG_FILE = "bernstein.yaml";
+
+function describeValue(x: unknown): string {
+  if (typeof x === "string") return JSON.stringify(x.length > 40 ? x.slice(0, 40) + "…" : x);
+  if (x === null || x === undefined) return String(x);
+  if (Array.isArray(x)) return "a list";
+  if (typeof x === "object") return "a mapping";
+  return String(x);
+}
+
+/** Validate a parsed YAML document (exported for tests and for `--config -`). */
+export function validateConfig(doc: unknown, source: string): { config: BernsteinConfig; warnings: string[] } {
+  if (doc === null || doc === undefined) doc = {};
+  const warnings: string[] = [];
+  if (typeof doc === "object" && !Array.isArray(doc)) {
+    for (const [section, keys] of Object.entries(KNOWN_KEYS)) {
+      const obj = section === "" ? doc : (doc as Record<string, unknown>)[section];
+      if (obj === null || typeof obj !== "object" || Array.isArray(obj)) continue;
+      for (const k of Object.keys(obj)) {
+        if (!keys.includes(k)) warnings.push(`${source}: unknown key '${section ? `${section}.` : ""}${k}' (ignored)`);
+      }
+    }
+  }
+  const r = v.safeParse(ConfigSchema, doc);
+  if (!r.success) {
+    const issue = r.issues[0];
+    const path = v.getDotPath(issue) ?? "";
+    throw new InputError(
+      "config_invalid",
+      `${source}: ${path ? `${path}: ` : ""}${issue.message}, got ${describeValue(issue.input)}`,
+      { path: source, key: path || null },
+    );
+  }
+  const cfg = r.output;
+  if (cfg.agent.adapter === "script" && !cfg.agent.script) {
+    throw new InputError("config_invalid", `${source}: agent.script: the 'script' adapter needs agent.script (path of the agent script)`, { path: source, key: "agent.script" });
+  }
+  if (cfg.agent.adapter === "command" && !cfg.agent.command) {
+    throw new InputError("config_invalid", `${source}: agent.command: the 'command' adapter needs agent.command (an argv template)`, { path: source, key: "agent.command" });
+  }
+  return { config: cfg, warnings };
+}
+
+/** Load `path` (default `bernstein.yaml` in the project dir); no file means defaults. */
+export function loadConfig(path: string | null, explicit: boolean): LoadedConfig {
+  const file = path ?? DEFAULT_CONFIG_FILE;
+  if (!existsSync(file)) {
+    if (explicit) throw new InputError("config_not_found", `config file not found: ${file}`, { path: file });
+    return { ...validateConfig({}, file), path: null, hash: "" };
+  }
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (err) {
+    throw new InputError("config_unreadable", `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { path: file });
+  }
+  let doc: unknown;
+  try {
+    doc = Bun.YAML.parse(bytes.toString("utf8"));
+  } catch (err) {
+    throw new InputError("config_invalid", `${file}: not valid YAML: ${(err as Error).message.split("\n")[0]}`, { path: file });
+  }
+  const { config, warnings } = validateConfig(doc, file);
+  return { config, path: file, hash: createHash("sha256").update(bytes).digest("hex"), warnings };
+}
+
+/** The verification gates with names filled in (`gate-1`, ...). */
+export function gatesOf(config: BernsteinConfig): GateSpec[] {
+  return config.verify.map((g, i) =>
+    typeof g === "string"
+      ? { name: `gate-${i + 1}`, run: g, timeout_s: 600 }
+      : { name: g.name ?? `gate-${i + 1}`, run: g.run, timeout_s: g.timeout_s ?? 600 },
+  );
+}

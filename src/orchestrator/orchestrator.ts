@@ -1,0 +1,734 @@
+/**
+ * The orchestrator of `bernstein run`: plan a goal into tasks on the task
+ * store, run one agent subprocess per ready task (up to `max_agents` at
+ * once), verify each result, retry or fail, track cost against the budget,
+ * and record every decision in the run journal. It owns the in-process task
+ * server, the session snapshot and the runtime files while it runs.
+ *
+ * Data flow per tick: reap finished attempts (task store -> run journal ->
+ * step journal -> trace), then claim ready tasks and spawn agents. A tick
+ * happens only when there is something to do (an attempt finished, or a
+ * ready task and a free slot), so an idle keep-alive run writes nothing.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, unlinkSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { errorMessage, InputError, UsageError } from "../errors.ts";
+import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { EventJournal } from "../journal/writer.ts";
+import { sealJournal } from "../journal/seal.ts";
+import { pyFloat, type PyLike } from "../pyjson/types.ts";
+import type { Task, StopOptions } from "../server/model.ts";
+import { agentLogPath, orchestratorInfoPath } from "../server/paths.ts";
+import { startTaskServer, type RunningServer } from "../server/server.ts";
+import { TaskStore } from "../server/store.ts";
+import { decideResume, type ResumeDecision } from "../session/resume.ts";
+import { SessionSaver } from "../session/saver.ts";
+import { sessionFromTasks } from "../session/state.ts";
+import { StepJournal } from "../steps/writer.ts";
+import { TraceRecorder } from "../traces/writer.ts";
+import { createAdapter, type AgentAdapter } from "./adapters.ts";
+import { killOrphanedAgents, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
+import { Attempt, type AttemptResult } from "./attempt.ts";
+import { gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
+import { gitFacts } from "./git.ts";
+import { loadPlanFile, type Plan } from "./plan.ts";
+import { agentPrompt, MANAGER_ROLE, managerDescription } from "./prompt.ts";
+import { newRunId } from "./runid.ts";
+
+export type RunOutcome = "completed" | "drained" | "failed" | "plan_failed" | "budget_exhausted" | "stopped" | "interrupted";
+
+export interface OrchestratorOptions {
+  /** The project directory agents work in (default: cwd). */
+  workdir: string;
+  sddDir: string;
+  planPath: string | null;
+  goal: string | null;
+  configPath: string | null;
+  maxAgents?: number;
+  budgetUsd?: number | null;
+  maxRetries?: number;
+  fresh: boolean;
+  keepAlive: boolean;
+  host: string;
+  port: number;
+  /** Progress lines (one per decision/event worth a human's attention). */
+  report: (line: string) => void;
+  warn: (line: string) => void;
+}
+
+export interface RunSummary {
+  run_id: string;
+  outcome: RunOutcome;
+  resume: { decision: string; reason: string; message: string };
+  done_previously: number;
+  tasks: { total: number; done: number; failed: number; open: number; pending: number };
+  cost_usd: number;
+  budget_usd: number | null;
+  ticks: number;
+  agents_spawned: number;
+  journal: string;
+  head: string;
+  event_count: number;
+  sealed: boolean;
+  server_url: string;
+  /** Set when the run ended because of an error (plan_invalid, ...). */
+  error: { code: string; detail: string } | null;
+}
+
+interface RunningAgent {
+  agentId: string;
+  task: Task;
+  attempt: Attempt;
+  trace: TraceRecorder;
+  model: string | null;
+  effort: string | null;
+  prompt: string;
+  spawnTs: number;
+}
+
+function round4(x: number): number {
+  return Math.round(x * 10_000) / 10_000;
+}
+
+function safeRole(role: string): string {
+  const r = role.replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40);
+  return r || "agent";
+}
+
+export function newAgentId(role: string): string {
+  return `${safeRole(role)}-${randomBytes(4).toString("hex")}`;
+}
+
+export class Orchestrator {
+  private readonly o: OrchestratorOptions;
+  private config!: BernsteinConfig;
+  private configHash = "";
+  private configFile: string | null = null;
+  private adapter!: AgentAdapter;
+  private gates: GateSpec[] = [];
+  private plan: Plan | null = null;
+  private goal = "";
+  private maxAgents = 1;
+  private maxRetries = 0;
+  private budget: number | null = null;
+
+  private store!: TaskStore;
+  private server!: RunningServer;
+  private journal!: EventJournal;
+  private saver!: SessionSaver;
+  private runId = "";
+  private decision!: ResumeDecision;
+
+  private readonly running = new Map<string, RunningAgent>();
+  private readonly finished: { agent: RunningAgent; result: AttemptResult }[] = [];
+  private spent = 0;
+  private ticks = 0;
+  private agentsSpawned = 0;
+  private budgetHit = false;
+  private planError: { code: string; detail: string } | null = null;
+
+  private stopping: { force: boolean; interrupted: boolean; reason: string } | null = null;
+  private stopDeadline: ReturnType<typeof setTimeout> | null = null;
+  private wakeUp: (() => void) | null = null;
+  private pendingWake = false;
+
+  constructor(opts: OrchestratorOptions) {
+    this.o = { ...opts, workdir: resolve(opts.workdir) };
+  }
+
+  /** Load config and plan and check the adapter, before anything is started. */
+  private prepare(): void {
+    const loaded = loadConfig(this.o.configPath, this.o.configPath !== null);
+    for (const w of loaded.warnings) this.o.warn(w);
+    this.config = loaded.config;
+    this.configHash = loaded.hash;
+    this.configFile = loaded.path ? resolve(loaded.path) : null;
+    this.plan = this.o.planPath ? loadPlanFile(this.o.planPath) : null;
+    this.goal = this.o.goal ?? this.plan?.goal ?? this.config.goal ?? "";
+    this.maxAgents = this.o.maxAgents ?? this.config.max_agents;
+    this.maxRetries = this.o.maxRetries ?? this.config.max_retries;
+    this.budget = this.o.budgetUsd !== undefined ? this.o.budgetUsd : this.config.budget_usd;
+    this.gates = gatesOf(this.config);
+    this.adapter = createAdapter(this.config.agent, this.o.workdir);
+    this.adapter.check(this.o.workdir);
+  }
+
+  // ---------------------------------------------------------------- public
+
+  async run(): Promise<RunSummary> {
+    this.prepare();
+    mkdirSync(join(this.o.sddDir, "runtime"), { recursive: true });
+    this.store = TaskStore.open(this.o.sddDir);
+    try {
+      this.server = await startTaskServer({
+        sddDir: this.o.sddDir,
+        host: this.o.host,
+        port: this.o.port,
+        store: this.store,
+        warn: this.o.warn,
+      });
+    } catch (err) {
+      this.store.close();
+      throw err;
+    }
+    try {
+      return await this.runWithServer();
+    } finally {
+      await this.server.close();
+      this.store.close();
+    }
+  }
+
+  /** Ask the run to stop (SIGTERM, `POST /stop`, SIGINT). */
+  requestStop(opts: StopOptions & { interrupted?: boolean; reason: string }): { accepted: boolean; detail: string } {
+    if (this.stopping?.force && !opts.interrupted) return { accepted: true, detail: "already stopping (force)" };
+    const force = opts.force || (this.stopping?.force ?? false);
+    this.stopping = { force, interrupted: Boolean(opts.interrupted || this.stopping?.interrupted), reason: opts.reason };
+    if (force) {
+      for (const a of this.running.values()) a.attempt.kill(500);
+    } else if (!this.stopDeadline) {
+      this.stopDeadline = setTimeout(() => {
+        this.o.report(`stop: timeout of ${opts.timeout_s}s reached, stopping the remaining agent(s)`);
+        for (const a of this.running.values()) a.attempt.kill();
+      }, opts.timeout_s * 1000);
+    }
+    this.wake();
+    return {
+      accepted: true,
+      detail: force ? "stopping now: agents are being killed" : `stopping: no new tasks; running agents get ${opts.timeout_s}s to finish`,
+    };
+  }
+
+  /** Save the session now (signal handlers). */
+  saveNow(): void {
+    this.saver?.flush();
+  }
+
+  // --------------------------------------------------------------- startup
+
+  private async runWithServer(): Promise<RunSummary> {
+    this.decision = decideResume({
+      sddDir: this.o.sddDir,
+      goal: this.goal,
+      fresh: this.o.fresh,
+      resumeEnabled: this.config.session.resume,
+      staleAfterMinutes: this.config.session.stale_after_minutes,
+    });
+    // A session whose tasks are gone from the store cannot be resumed.
+    if (this.decision.action !== "fresh" && this.store.list({ limit: 1 }).total === 0 && this.decision.state) {
+      const s = this.decision.state;
+      if (s.completed_task_ids.length + s.pending_task_ids.length + s.open_task_ids.length > 0) {
+        this.decision = { action: "fresh", reason: "tasks_missing", message: "fresh: the saved session's tasks are gone from the task store", state: null };
+      }
+    }
+
+    this.runId = newRunId(this.o.sddDir);
+    const git = gitFacts(this.o.workdir);
+    const startedAt = Date.now() / 1000;
+    this.journal = EventJournal.create(this.runId, {
+      sddDir: this.o.sddDir,
+      metadata: { started_at: startedAt, git_sha: git.sha, git_branch: git.branch, config_hash: this.configHash, seed_path: this.configFile },
+    });
+    this.o.report(`run ${this.runId} (journal ${this.journal.path})`);
+    this.record("run_started", {
+      run_id: this.runId,
+      max_agents: this.maxAgents,
+      budget_usd: this.budget === null ? null : pyFloat(this.budget),
+      git_sha: git.sha,
+      git_branch: git.branch,
+      config_hash: this.configHash,
+    });
+
+    // Agents a crashed orchestrator left behind must not race the new run.
+    const orphans = killOrphanedAgents(this.o.sddDir);
+    if (orphans.length) this.o.report(`stopped ${orphans.length} agent(s) left by a previous run: ${orphans.join(", ")}`);
+    writeAgentsFile(this.o.sddDir, []);
+
+    const st = this.decision.state;
+    this.o.report(this.decision.message);
+    this.record("session_resume", {
+      decision: this.decision.action,
+      reason: this.decision.reason,
+      completed: st ? st.completed_task_ids.length : 0,
+      pending: st ? st.pending_task_ids.length : 0,
+      open: st ? st.open_task_ids.length : 0,
+    });
+
+    if (this.decision.action === "fresh") {
+      this.store.clear();
+      this.spent = 0;
+    } else {
+      this.spent = st?.cost_spent ?? 0;
+      this.requeueOrphanedTasks();
+    }
+    this.store.setMeta("run_id", this.runId);
+    this.store.setMeta("goal", this.goal);
+
+    this.saver = new SessionSaver({
+      sddDir: this.o.sddDir,
+      snapshot: () => sessionFromTasks(this.store.list().tasks, this.goal, this.spent),
+      onError: (err) => this.o.warn(`could not save the session: ${errorMessage(err)}`),
+    });
+    const unsubscribe = this.store.onChange((task, previous) => {
+      this.saver.notify();
+      // A task created by a client (e.g. `bernstein replay <task>`) is new work.
+      if (previous === null || task.status === "open") this.wake();
+    });
+
+    this.server.setHooks({
+      stop: (opts) => this.requestStop({ ...opts, reason: "POST /stop" }),
+      status: () => ({
+        run_id: this.runId,
+        goal: this.goal,
+        cost_usd: round4(this.spent),
+        budget_usd: this.budget,
+        orchestrator: { pid: process.pid, running_agents: this.running.size, stopping: this.stopping !== null },
+      }),
+    });
+    writeFileAtomic(
+      orchestratorInfoPath(this.o.sddDir),
+      JSON.stringify({ pid: process.pid, run_id: this.runId, server_url: this.server.url }, null, 2) + "\n",
+      { mode: 0o600 },
+    );
+
+    try {
+      if (this.decision.action === "drained" && !this.o.keepAlive) {
+        this.o.report(`${this.decision.state!.completed_task_ids.length} done previously`);
+      } else {
+        this.planIfNeeded();
+        this.saver.flush();
+        await this.loop();
+      }
+      return await this.finish();
+    } finally {
+      unsubscribe();
+      if (this.stopDeadline) clearTimeout(this.stopDeadline);
+      this.saver.close();
+      try {
+        unlinkSync(orchestratorInfoPath(this.o.sddDir));
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+
+  /** Tasks claimed or in progress when the last run died: their agents are gone. */
+  private requeueOrphanedTasks(): void {
+    for (const status of ["claimed", "in_progress", "orphaned"] as const) {
+      for (const t of this.store.list({ status }).tasks) {
+        this.store.transition(t.id, "open", {});
+        this.record("task_requeued", { task_id: t.id, agent_id: t.assigned_agent, reason: "agent_gone" });
+      }
+    }
+  }
+
+  /** Plan from the plan file, or the manager agent, when the store has no tasks. */
+  private planIfNeeded(): void {
+    if (this.store.list({ limit: 1 }).total > 0) {
+      const c = this.store.counts();
+      this.o.report(`backlog: ${c.open} open, ${c.done} done, ${c.failed} failed`);
+      return;
+    }
+    if (this.plan) {
+      const tasks = this.store.createMany(this.plan.tasks);
+      this.record("plan_loaded", { source: "plan_file", path: this.o.planPath, task_count: tasks.length, task_ids: tasks.map((t) => t.id) });
+      this.o.report(`plan: ${tasks.length} task(s) from ${this.o.planPath}`);
+      return;
+    }
+    if (this.goal) {
+      const t = this.store.create({
+        id: `plan-${randomBytes(4).toString("hex")}`,
+        title: `Plan: ${this.goal}`.slice(0, 500),
+        description: managerDescription(this.goal),
+        role: MANAGER_ROLE,
+        priority: 0,
+      });
+      this.record("plan_requested", { task_id: t.id, goal: this.goal });
+      this.o.report(`plan: manager agent will decompose the goal (task ${t.id})`);
+      return;
+    }
+    if (!this.o.keepAlive) {
+      throw new UsageError("nothing to do: give a PLAN file, --goal TEXT, or goal: in bernstein.yaml (or --keep-alive to wait for tasks)", "nothing_to_do");
+    }
+    this.o.report("no tasks yet: waiting for tasks (--keep-alive)");
+  }
+
+  // ------------------------------------------------------------------ loop
+
+  private wake(): void {
+    if (this.wakeUp) {
+      const w = this.wakeUp;
+      this.wakeUp = null;
+      w();
+    } else {
+      this.pendingWake = true;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.pendingWake) {
+      this.pendingWake = false;
+      return Promise.resolve();
+    }
+    return new Promise((res) => {
+      const timer = setTimeout(() => {
+        this.wakeUp = null;
+        res();
+      }, ms);
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        res();
+      };
+    });
+  }
+
+  private canClaim(): boolean {
+    return this.stopping === null && !this.budgetHit && this.planError === null;
+  }
+
+  private async loop(): Promise<void> {
+    for (;;) {
+      this.pendingWake = false;
+      const capacity = this.maxAgents - this.running.size;
+      const ready = this.canClaim() && capacity > 0 ? this.store.ready(capacity) : [];
+      if (this.finished.length > 0 || ready.length > 0) {
+        this.ticks++;
+        this.record("tick_start", { tick: this.ticks });
+        while (this.finished.length > 0) this.reap(this.finished.shift()!);
+        if (this.canClaim()) this.spawnReady();
+        continue;
+      }
+      if (this.running.size > 0) {
+        await this.sleep(1000);
+        continue;
+      }
+      // Nothing running and nothing ready.
+      if (this.stopping || this.budgetHit || this.planError) return;
+      if (this.failBlockedTasks() > 0) continue;
+      if (this.o.keepAlive) {
+        await this.sleep(500);
+        continue;
+      }
+      const c = this.store.counts();
+      // Tasks claimed by another client: wait for them to finish.
+      if (c.claimed + c.in_progress + c.orphaned + c.waiting_for_subtasks > 0 || (c.open > 0 && this.store.ready(1).length > 0)) {
+        await this.sleep(500);
+        continue;
+      }
+      return;
+    }
+  }
+
+  /** Open tasks that wait on a failed or cancelled dependency can never run: fail them. */
+  private failBlockedTasks(): number {
+    const all = this.store.list().tasks;
+    const status = new Map(all.map((t) => [t.id, t.status]));
+    let n = 0;
+    for (const t of all) {
+      if (t.status !== "open") continue;
+      const dead = t.depends_on.find((d) => status.get(d) === "failed" || status.get(d) === "cancelled" || !status.has(d));
+      if (!dead) continue;
+      if (n === 0) {
+        this.ticks++;
+        this.record("tick_start", { tick: this.ticks });
+      }
+      const reason = `dependency ${dead} ${status.get(dead) ?? "is missing"}`;
+      this.store.fail(t.id, { reason });
+      status.set(t.id, "failed");
+      this.record("task_failed", { task_id: t.id, agent_id: null, reason });
+      this.o.report(`failed ${t.id}: ${reason}`);
+      n++;
+    }
+    return n;
+  }
+
+  private modelFor(task: Task): string | null {
+    return task.model ?? this.config.models[task.role] ?? this.config.models.default ?? null;
+  }
+
+  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string): Record<string, string | undefined> {
+    return {
+      ...process.env,
+      ...this.config.agent.env,
+      BERNSTEIN_RUN_ID: this.runId,
+      BERNSTEIN_TASK_ID: task.id,
+      BERNSTEIN_TASK_TITLE: task.title,
+      BERNSTEIN_TASK_DESCRIPTION: task.description,
+      BERNSTEIN_ROLE: task.role,
+      BERNSTEIN_AGENT_ID: agentId,
+      BERNSTEIN_MODEL: model ?? "",
+      BERNSTEIN_EFFORT: effort ?? "",
+      BERNSTEIN_ATTEMPT: String(task.attempts),
+      BERNSTEIN_PROMPT: prompt,
+      BERNSTEIN_SDD_DIR: resolve(this.o.sddDir),
+      BERNSTEIN_WORKDIR: this.o.workdir,
+      BERNSTEIN_SERVER_URL: this.server.url,
+    };
+  }
+
+  private spawnReady(): void {
+    while (this.running.size < this.maxAgents && this.canClaim()) {
+      const [claimed] = this.store.claim(null, 1);
+      if (!claimed) return;
+      const agentId = newAgentId(claimed.role);
+      const task = this.store.transition(claimed.id, "in_progress", { assigned_agent: agentId });
+      const model = this.modelFor(task);
+      const effort = task.effort;
+      const prompt = agentPrompt(task, this.goal, this.o.workdir);
+      const invocation = this.adapter.invocation({ prompt, model, effort, taskId: task.id, agentId, title: task.title, workdir: this.o.workdir });
+      const logPath = agentLogPath(this.o.sddDir, agentId);
+      const env = { ...this.agentEnv(task, agentId, model, effort, prompt), ...invocation.env };
+      const spawnTs = Date.now() / 1000;
+
+      this.record("agent_spawned", {
+        agent_id: agentId,
+        role: task.role,
+        model,
+        provider: this.adapter.name,
+        task_ids: [task.id],
+        agent_source: "adapter",
+      });
+      this.record("task_claimed", { task_id: task.id, agent_id: agentId, model });
+
+      const trace = new TraceRecorder(this.o.sddDir, {
+        taskIds: [task.id],
+        sessionId: agentId,
+        role: task.role,
+        model,
+        effort,
+        spawnTs,
+        logPath,
+        tasks: [task],
+        settings: { adapter: this.adapter.name, run_id: this.runId, attempt: task.attempts, max_retries: this.maxRetries },
+      });
+      this.tryWrite(() => trace.writeSpawn(), "trace");
+
+      const attempt = new Attempt({
+        task,
+        agentId,
+        model,
+        effort,
+        prompt,
+        adapter: this.adapter,
+        invocation,
+        env,
+        workdir: this.o.workdir,
+        logPath,
+        timeoutMs: this.config.agent.timeout_s * 1000,
+        gates: task.role === MANAGER_ROLE ? [] : this.gates,
+        isManager: task.role === MANAGER_ROLE,
+      });
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs };
+      this.running.set(agentId, agent);
+      this.agentsSpawned++;
+      this.writeAgents();
+      this.o.report(`spawned ${agentId} on ${task.id} "${task.title}"${model ? ` (model ${model})` : ""}`);
+      void attempt.done.then((result) => {
+        this.finished.push({ agent, result });
+        this.wake();
+      });
+    }
+  }
+
+  private writeAgents(): void {
+    const entries: AgentEntry[] = [];
+    for (const a of this.running.values()) {
+      if (a.attempt.pid !== null) entries.push({ agent_id: a.agentId, pid: a.attempt.pid, task_id: a.task.id, run_id: this.runId, started_at: a.spawnTs });
+    }
+    this.tryWrite(() => writeAgentsFile(this.o.sddDir, entries), "agents.json");
+  }
+
+  // ------------------------------------------------------------------ reap
+
+  private reap({ agent, result }: { agent: RunningAgent; result: AttemptResult }): void {
+    this.running.delete(agent.agentId);
+    this.writeAgents();
+    const task = agent.task;
+    this.spent += result.costUsd;
+    let summary = result.resultSummary;
+
+    if (result.outcome === "success") {
+      this.store.complete(task.id, { result_summary: summary, cost_usd: result.costUsd });
+      this.record("task_completed", { task_id: task.id, agent_id: agent.agentId, cost_usd: pyFloat(round4(this.spent)) });
+      this.o.report(`done ${task.id} by ${agent.agentId}${summary ? `: ${summary}` : ""}${result.costUsd ? ` ($${result.costUsd.toFixed(4)})` : ""}`);
+      if (result.plan) this.acceptPlan(task, result.plan);
+    } else if (result.outcome === "killed") {
+      this.store.transition(task.id, "open", { cost_usd: result.costUsd });
+      this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
+      this.o.report(`stopped ${agent.agentId}; ${task.id} goes back to the queue`);
+    } else {
+      if (result.planError) summary = result.planError;
+      this.record("task_verification_failed", { task_id: task.id, failed_signals: result.failedSignals });
+      const current = this.store.require(task.id);
+      if (current.attempts <= this.maxRetries && this.stopping === null) {
+        this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
+        this.record("task_retried", { task_id: task.id });
+        this.o.report(`verification failed for ${task.id} (${result.failedSignals.join(", ")}): retry ${current.attempts} of ${this.maxRetries}`);
+      } else if (this.stopping !== null && current.attempts <= this.maxRetries) {
+        // Stopping: do not retry now, but leave the task for a resumed run.
+        this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
+        this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
+      } else {
+        const reason = `${result.failedSignals.join(", ")}${summary ? `: ${summary}` : ""}`.slice(0, 2000);
+        this.store.fail(task.id, { reason, cost_usd: result.costUsd });
+        this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason });
+        this.o.report(`failed ${task.id} after ${current.attempts} attempt(s): ${reason}`);
+        if (task.role === MANAGER_ROLE) {
+          this.planError = { code: "plan_invalid", detail: result.planError ?? `the manager agent failed (${result.failedSignals.join(", ")})` };
+        }
+      }
+    }
+    this.record("agent_reaped", { agent_id: agent.agentId });
+    this.recordStep(agent, result, summary);
+    const after = this.store.get(task.id) ?? task;
+    this.tryWrite(
+      () =>
+        agent.trace.finalize({
+          endTs: result.endedAt,
+          outcome: result.outcome === "success" ? "success" : "failed",
+          resultSummary: summary,
+          tasks: [after],
+          steps: result.gates.map((g) => ({
+            type: "verify" as const,
+            timestamp: result.endedAt,
+            detail: `gate ${g.name}: ${g.exit_code === 0 ? "passed" : g.timed_out ? "timed out" : `exit ${g.exit_code}`}`,
+          })),
+        }),
+      "trace",
+    );
+    this.saver.notify();
+    if (this.budget !== null && this.spent >= this.budget && !this.budgetHit) {
+      this.budgetHit = true;
+      this.record("budget_exhausted", { spent_usd: pyFloat(round4(this.spent)), budget_usd: pyFloat(this.budget) });
+      this.o.report(`budget of $${this.budget.toFixed(2)} reached ($${this.spent.toFixed(4)} spent): no new tasks`);
+    }
+  }
+
+  private acceptPlan(managerTask: Task, plan: Plan): void {
+    try {
+      const tasks = this.store.createMany(plan.tasks);
+      this.record("plan_loaded", { source: "manager", path: null, task_count: tasks.length, task_ids: tasks.map((t) => t.id) });
+      this.o.report(`plan: ${tasks.length} task(s) from the manager agent`);
+    } catch (err) {
+      this.planError = { code: "plan_invalid", detail: `the manager's plan was refused by the task store: ${errorMessage(err)}` };
+      this.record("task_failed", { task_id: managerTask.id, agent_id: managerTask.assigned_agent, reason: this.planError.detail });
+    }
+  }
+
+  /** One step in the agent's step journal: prompt in, invocation, result out. */
+  private recordStep(agent: RunningAgent, result: AttemptResult, summary: string | null): void {
+    this.tryWrite(() => {
+      const j = StepJournal.open(this.o.sddDir, agent.agentId);
+      try {
+        j.append({
+          input_hash: createHash("sha256").update(agent.prompt, "utf8").digest("hex"),
+          model: agent.model,
+          prompt: agent.prompt,
+          tool_call: {
+            adapter: this.adapter.name,
+            argv: agent.attempt.spec.invocation.recordedArgv,
+            cwd: this.o.workdir,
+            task_id: agent.task.id,
+          },
+          tool_result: {
+            exit_code: result.exitCode,
+            outcome: result.outcome,
+            result_summary: summary,
+            cost_usd: pyFloat(result.costUsd),
+            failed_signals: result.failedSignals,
+            duration_s: pyFloat(Math.round((result.endedAt - result.startedAt) * 1000) / 1000),
+          },
+          ...(agent.effort ? { effort: agent.effort } : {}),
+        });
+      } finally {
+        j.close();
+      }
+    }, "step journal");
+  }
+
+  private tryWrite(fn: () => void, what: string): void {
+    try {
+      fn();
+    } catch (err) {
+      this.o.warn(`could not write the ${what}: ${errorMessage(err)}`);
+    }
+  }
+
+  private record(event: string, payload: Record<string, PyLike>): void {
+    this.journal.record(event, payload);
+  }
+
+  // ---------------------------------------------------------------- finish
+
+  private outcome(): RunOutcome {
+    if (this.stopping?.interrupted) return "interrupted";
+    if (this.stopping) return "stopped";
+    if (this.planError) return "plan_failed";
+    if (this.decision.action === "drained" && !this.o.keepAlive) return "drained";
+    const c = this.store.counts();
+    if (this.budgetHit && c.open + c.claimed + c.in_progress > 0) return "budget_exhausted";
+    if (c.failed > 0) return "failed";
+    return "completed";
+  }
+
+  private async finish(): Promise<RunSummary> {
+    const outcome = this.outcome();
+    const fingerprint = this.journal.head();
+    this.record("run_completed", { run_id: this.runId, ticks: this.ticks, fingerprint, outcome });
+    const head = this.journal.head();
+    const count = this.journal.count();
+    const path = this.journal.path;
+    this.journal.close();
+    let sealed = false;
+    try {
+      await sealJournal(this.o.sddDir, this.runId);
+      sealed = true;
+    } catch (err) {
+      this.o.warn(`could not seal the journal: ${errorMessage(err)}`);
+    }
+    this.saver.flush();
+    const c = this.store.counts();
+    return {
+      run_id: this.runId,
+      outcome,
+      resume: { decision: this.decision.action, reason: this.decision.reason, message: this.decision.message },
+      done_previously: this.decision.state?.completed_task_ids.length ?? 0,
+      tasks: {
+        total: Object.values(c).reduce((a, b) => a + b, 0),
+        done: c.done + c.closed,
+        failed: c.failed,
+        open: c.open,
+        pending: c.claimed + c.in_progress,
+      },
+      cost_usd: round4(this.spent),
+      budget_usd: this.budget,
+      ticks: this.ticks,
+      agents_spawned: this.agentsSpawned,
+      journal: path,
+      head,
+      event_count: count,
+      sealed,
+      server_url: this.server.url,
+      error: this.planError,
+    };
+  }
+}
+
+/** Exit code of a finished run. */
+export function exitCodeOf(outcome: RunOutcome): number {
+  switch (outcome) {
+    case "completed":
+    case "drained":
+    case "stopped":
+      return 0;
+    case "interrupted":
+      return 130;
+    case "plan_failed":
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+export { InputError };

@@ -1,0 +1,172 @@
+/**
+ * Running one subprocess (an agent or a verification gate) with its output
+ * captured to a log file. Each child gets its own process group, so a stop
+ * or a timeout kills the agent together with whatever it started, and a
+ * terminal Ctrl-C reaches only the orchestrator (which then stops them).
+ */
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+
+export interface SpawnSpec {
+  argv: string[];
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Written to stdin, which is then closed; null leaves stdin empty. */
+  stdin: string | null;
+  /** stdout and stderr are appended here as they arrive. */
+  logPath: string;
+  /** Kill the process group after this long (ms). */
+  timeoutMs: number;
+}
+
+export interface ProcessOutcome {
+  /** null when killed by a signal or never started. */
+  exitCode: number | null;
+  signal: string | null;
+  /** The last MAX_CAPTURE bytes of stdout (the result is parsed from it). */
+  stdout: string;
+  timedOut: boolean;
+  /** Killed on request (stop). */
+  killed: boolean;
+  /** Set when the process could not be started at all. */
+  spawnError: string | null;
+  startedAt: number;
+  endedAt: number;
+}
+
+const MAX_CAPTURE = 1024 * 1024;
+/** After SIGTERM, a process group gets this long before SIGKILL. */
+export const KILL_GRACE_MS = 2000;
+
+export interface RunningProcess {
+  readonly pid: number | null;
+  readonly done: Promise<ProcessOutcome>;
+  /** Terminate the process group (SIGTERM, then SIGKILL after the grace period). */
+  kill(graceMs?: number): void;
+}
+
+function signalGroup(pid: number, sig: NodeJS.Signals, leaderToo = true): void {
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    if (!leaderToo) return;
+    try {
+      process.kill(pid, sig);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+export function spawnLogged(spec: SpawnSpec): RunningProcess {
+  mkdirSync(dirname(spec.logPath), { recursive: true });
+  const logFd = openSync(spec.logPath, "a", 0o644);
+  const write = (chunk: Uint8Array | string): void => {
+    try {
+      if (typeof chunk === "string") writeSync(logFd, chunk);
+      else writeSync(logFd, chunk);
+    } catch {
+      /* a full disk must not kill the run; the outcome still counts */
+    }
+  };
+  const startedAt = Date.now() / 1000;
+  let proc: ReturnType<typeof Bun.spawn>;
+  try {
+    proc = Bun.spawn(spec.argv, {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdin: spec.stdin === null ? "ignore" : "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      detached: true,
+    });
+  } catch (err) {
+    const msg = (err as Error).message;
+    write(`[bernstein] could not start ${spec.argv[0]}: ${msg}\n`);
+    closeSync(logFd);
+    const now = Date.now() / 1000;
+    return {
+      pid: null,
+      done: Promise.resolve({ exitCode: null, signal: null, stdout: "", timedOut: false, killed: false, spawnError: msg, startedAt, endedAt: now }),
+      kill() {},
+    };
+  }
+  const pid = proc.pid;
+  let timedOut = false;
+  let killed = false;
+  let exited = false;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const terminate = (graceMs: number): void => {
+    if (exited) return;
+    signalGroup(pid, "SIGTERM");
+    if (!killTimer) {
+      killTimer = setTimeout(() => {
+        if (!exited) signalGroup(pid, "SIGKILL");
+      }, graceMs);
+    }
+  };
+  const timeout = setTimeout(() => {
+    timedOut = true;
+    terminate(KILL_GRACE_MS);
+  }, spec.timeoutMs);
+
+  if (spec.stdin !== null) {
+    const sink = proc.stdin as import("bun").FileSink;
+    try {
+      sink.write(spec.stdin);
+      void Promise.resolve(sink.end()).catch(() => {});
+    } catch {
+      /* the agent closed stdin early: it does not want the prompt */
+    }
+  }
+
+  let captured = "";
+  const decoder = new TextDecoder();
+  const pump = async (stream: ReadableStream<Uint8Array>, capture: boolean): Promise<void> => {
+    try {
+      for await (const chunk of stream) {
+        write(chunk);
+        if (capture) {
+          captured += decoder.decode(chunk, { stream: true });
+          if (captured.length > MAX_CAPTURE * 2) captured = captured.slice(-MAX_CAPTURE);
+        }
+      }
+    } catch {
+      /* stream torn down by a kill */
+    }
+  };
+
+  const done = (async (): Promise<ProcessOutcome> => {
+    const pumps = Promise.all([pump(proc.stdout as ReadableStream<Uint8Array>, true), pump(proc.stderr as ReadableStream<Uint8Array>, false)]);
+    await proc.exited;
+    exited = true;
+    clearTimeout(timeout);
+    if (killTimer) clearTimeout(killTimer);
+    // The leader is gone; whatever it left running in its group (holding
+    // the pipes open) goes too. Group only: the leader's pid may be reused.
+    signalGroup(pid, "SIGKILL", false);
+    await pumps;
+    captured += decoder.decode();
+    closeSync(logFd);
+    return {
+      exitCode: proc.signalCode ? null : proc.exitCode,
+      signal: proc.signalCode ? String(proc.signalCode) : null,
+      stdout: captured.length > MAX_CAPTURE ? captured.slice(-MAX_CAPTURE) : captured,
+      timedOut,
+      killed,
+      spawnError: null,
+      startedAt,
+      endedAt: Date.now() / 1000,
+    };
+  })();
+
+  return {
+    pid,
+    done,
+    kill(graceMs = KILL_GRACE_MS) {
+      killed = true;
+      terminate(graceMs);
+    },
+  };
+}
