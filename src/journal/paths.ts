@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, basename, join, resolve, sep } from "node:path";
 import { UsageError } from "../errors.ts";
 
@@ -45,18 +45,30 @@ export function runsRoot(sddDir: string): string {
 
 /**
  * Resolve symlinks of the longest existing prefix of `p` (the rest does not
- * exist yet, so it cannot be a link).
+ * exist yet, so it cannot be a link). A dangling symlink is followed to
+ * where it points: creating the file would create it there.
  */
-export function realpathOfExistingPrefix(p: string): string {
+export function realpathOfExistingPrefix(p: string, hops = 0): string {
   const abs = resolve(p);
   const tail: string[] = [];
   let cur = abs;
   for (;;) {
-    if (existsSync(cur)) {
+    let isLink = false;
+    let present = false;
+    try {
+      isLink = lstatSync(cur).isSymbolicLink();
+      present = true;
+    } catch {
+      /* does not exist: climb */
+    }
+    if (present) {
       try {
         return join(realpathSync(cur), ...tail.reverse());
       } catch {
-        /* raced away or unreadable: keep climbing */
+        if (isLink && hops < 40) {
+          const target = resolve(dirname(cur), readlinkSync(cur));
+          return realpathOfExistingPrefix(join(target, ...tail.reverse()), hops + 1);
+        }
       }
     }
     const parent = dirname(cur);

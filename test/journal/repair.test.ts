@@ -1,0 +1,107 @@
+/** repairJournalTail (§8): only a torn trailing fragment is cut; everything else is refused untouched. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { acquireLock } from "../../src/fsutil/lock.ts";
+import { repairJournalTail, scanTail } from "../../src/journal/index.ts";
+import { VECTORS } from "../helpers/cli.ts";
+import { tempDirs } from "./tmp.ts";
+
+const dirs = tempDirs("repair");
+afterAll(() => dirs.cleanup());
+const HAZARDS = join(VECTORS, "run-journal");
+
+function copyOf(name: string): string {
+  const p = join(dirs.make(), "journal.jsonl");
+  copyFileSync(join(HAZARDS, `${name}.jsonl`), p);
+  return p;
+}
+
+describe("repairJournalTail", () => {
+  test("torn-tail vector: truncated to the byte-exact prefix, head of the survivors", async () => {
+    const p = copyOf("hazards-torn-tail");
+    const before = readFileSync(p);
+    const r = await repairJournalTail(p);
+    expect(r).toEqual({
+      repaired: true,
+      removed_line_indices: [299],
+      event_count: 299,
+      head: "612c0421d5ed3d3fb1e0793f678ca78b8d2457f6766db3aa7d06b9e13b62858a",
+    });
+    const after = readFileSync(p);
+    expect(Buffer.compare(after, before.subarray(0, after.length))).toBe(0);
+    expect(after[after.length - 1]).toBe(0x0a);
+    expect(await repairJournalTail(p)).toMatchObject({ repaired: false, event_count: 299 });
+  });
+
+  test("a clean journal is a no-op", async () => {
+    const p = copyOf("chain-4");
+    const before = readFileSync(p);
+    expect(await repairJournalTail(p)).toEqual({
+      repaired: false,
+      removed_line_indices: [],
+      event_count: 4,
+      head: "beb8b92285cb2d3e5f1a4fc30b1024fb9848da6105bbada9fa19fb0933847f71",
+    });
+    expect(Buffer.compare(readFileSync(p), before)).toBe(0);
+  });
+
+  test("middle corruption is refused without touching the file", async () => {
+    for (const name of ["hazards-junk-line-middle", "hazards-invalid-utf8-row", "hazards-non-object-row"]) {
+      const p = copyOf(name);
+      const before = readFileSync(p);
+      const err = await repairJournalTail(p).catch((e) => e);
+      expect(err).toMatchObject({ code: "repair_refused", exitCode: 2 });
+      expect(err.message).toContain("in the middle of the journal (corruption, not a torn write)");
+      expect(Buffer.compare(readFileSync(p), before)).toBe(0);
+    }
+  });
+
+  test("a torn tail followed by a blank line, or two torn lines with a row between, is middle corruption", async () => {
+    const p = join(dirs.make(), "j.jsonl");
+    const good = readFileSync(join(HAZARDS, "chain-4.jsonl"), "utf8");
+    writeFileSync(p, good + "{torn\n\n");
+    expect(scanTail(p).tornTail).toBe(false);
+    writeFileSync(p, good + "{torn\n{also torn");
+    expect(scanTail(p)).toMatchObject({ tornTail: true, discarded: [4, 5] });
+    const r = await repairJournalTail(p);
+    expect([r.repaired, r.removed_line_indices, readFileSync(p, "utf8")]).toEqual([true, [4, 5], good]);
+  });
+
+  test("a seal that disagrees with the survivors is refused before any write", async () => {
+    const p = copyOf("hazards-torn-tail");
+    const before = readFileSync(p);
+    const err = await repairJournalTail(p, { seal: { head: "0".repeat(64), event_count: 300 } }).catch((e) => e);
+    expect(err).toMatchObject({ code: "repair_refused" });
+    expect(err.message).toContain("seal");
+    expect(Buffer.compare(readFileSync(p), before)).toBe(0);
+    const ok = await repairJournalTail(p, {
+      seal: { head: "612c0421d5ed3d3fb1e0793f678ca78b8d2457f6766db3aa7d06b9e13b62858a", event_count: 299 },
+    });
+    expect(ok.repaired).toBe(true);
+  });
+
+  test("a live writer's journal is not cut (journal_locked)", async () => {
+    const p = copyOf("hazards-torn-tail");
+    const lock = acquireLock(join(p, "..", "journal.lock"));
+    try {
+      await expect(repairJournalTail(p)).rejects.toMatchObject({ code: "journal_locked" });
+    } finally {
+      lock.release();
+    }
+  });
+
+  test("lone-\\r separated journal: the cut follows universal newlines", async () => {
+    const p = join(dirs.make(), "j.jsonl");
+    const good = readFileSync(join(HAZARDS, "chain-4.jsonl"), "utf8").replaceAll("\n", "\r");
+    writeFileSync(p, good + '{"ts": 1');
+    const r = await repairJournalTail(p);
+    expect([r.repaired, r.event_count, readFileSync(p, "utf8")]).toEqual([true, 4, good]);
+  });
+
+  test("a missing journal has nothing to repair", async () => {
+    expect(await repairJournalTail(join(dirs.make(), "none.jsonl"))).toEqual({
+      repaired: false, removed_line_indices: [], event_count: 0, head: "",
+    });
+  });
+});

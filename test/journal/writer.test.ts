@@ -1,0 +1,253 @@
+/** EventJournal: Python-identical rows, resume, locking, crash safety, metadata. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { appendFileSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import {
+  EventJournal,
+  journalPath,
+  metadataText,
+  readMetadata,
+  repairJournalTail,
+  verifyJournal,
+} from "../../src/journal/index.ts";
+import { parse, pyFloat, type PyObject } from "../../src/pyjson/index.ts";
+import { runPython } from "../helpers/python.ts";
+import { Gen } from "../pyjson/gen.ts";
+import { referenceVerdicts, tempDirs } from "./tmp.ts";
+
+const dirs = tempDirs("writer");
+afterAll(() => dirs.cleanup());
+
+const RESERVED = new Set(["event", "prev_hash", "payload_hash", "event_hash", "hash_profile"]);
+
+/** A hostile payload the writer accepts (reserved keys dropped). */
+function hostilePayload(g: Gen): PyObject {
+  const m = parse(g.objectText(0, 2)) as PyObject;
+  for (const k of [...m.keys()]) if (RESERVED.has(k)) m.delete(k);
+  return m;
+}
+
+describe("rows", () => {
+  test("envelope first, payload in caller order, envelope-named keys overwrite in place", () => {
+    const dir = dirs.make();
+    const j = EventJournal.create("run-1", { sddDir: dir });
+    const row = j.record("step", { zeta: 1, alpha: "a", index: 7, ts: "custom" });
+    j.close();
+    expect([...row.keys()]).toEqual(["ts", "elapsed_s", "index", "event", "prev_hash", "payload_hash", "event_hash", "zeta", "alpha"]);
+    const line = readFileSync(j.path, "utf8");
+    expect(line).toMatch(/^\{"ts": "custom", "elapsed_s": \d+\.\d+(e-\d\d)?, "index": 7, "event": "step", "prev_hash": "", /);
+    expect(line.endsWith('"zeta": 1, "alpha": "a"}\n')).toBe(true);
+  });
+
+  test("200 hostile rows: each line is byte-identical to Python json.dumps of the same dict, and verifies in Python", async () => {
+    const dir = dirs.make();
+    const g = new Gen(424242);
+    const j = EventJournal.create("hostile", { sddDir: dir });
+    for (let i = 0; i < 200; i++) j.record(g.pick(["tick", "agent_spawned", "h\u00e9\ud83d\ude80", "\u2028", "e"]), hostilePayload(g));
+    j.record("js_values", { one: 1, half: 1.5, negzero: -0, nan: NaN, inf: -Infinity, big: 10n ** 30n, f: pyFloat(2), nested: { b: [1, "x", null, true], a: {} }, skipped: undefined });
+    j.close();
+    const lines = readFileSync(j.path, "utf8").split("\n").filter((l) => l !== "");
+    const py = runPython(
+      `import json, sys
+print(json.dumps([json.dumps(json.loads(l)) == l for l in json.load(sys.stdin)]))`,
+      lines,
+    ) as boolean[];
+    expect(py.every(Boolean)).toBe(true);
+    expect(py.length).toBe(201);
+    const ours = await verifyJournal(j.path);
+    const [ref] = referenceVerdicts([j.path]);
+    expect(ours.ok).toBe(true);
+    expect(ref).toMatchObject({ ok: true, count: 201, head: ours.head, discarded_line_indices: [] });
+  });
+
+  test("refuses payloads that would break the chain and empty event types", () => {
+    const j = EventJournal.create("r", { sddDir: dirs.make() });
+    for (const key of ["event", "prev_hash", "payload_hash", "event_hash"]) {
+      expect(() => j.record("e", { [key]: "x" })).toThrow(expect.objectContaining({ code: "invalid_payload", exitCode: 2 }));
+    }
+    expect(() => j.record("e", { hash_profile: "jcs-v3" })).toThrow(expect.objectContaining({ code: "unknown_hash_profile" }));
+    expect(() => j.record("")).toThrow(expect.objectContaining({ code: "invalid_event" }));
+    expect(j.count()).toBe(0);
+    expect(readFileSync(j.path, "utf8")).toBe("");
+    j.close();
+  });
+
+  test("recordMany writes the same chain as record, and rollback undoes a batch", () => {
+    const a = EventJournal.create("a", { sddDir: dirs.make() });
+    const b = EventJournal.create("b", { sddDir: dirs.make() });
+    const items = Array.from({ length: 50 }, (_, i) => ({ event: `e${i % 3}`, payload: { i, s: "\u00e9".repeat(i) } }));
+    for (const it of items) a.record(it.event, it.payload);
+    const mark = b.mark();
+    b.recordMany(items);
+    expect([b.head(), b.count()]).toEqual([a.head(), a.count()]);
+    b.rollback(mark);
+    expect([b.head(), b.count(), statSync(b.path).size]).toEqual(["", 0, 0]);
+    b.recordMany(items.slice(0, 3));
+    expect(b.count()).toBe(3);
+    a.close();
+    b.close();
+  });
+});
+
+describe("create / resume / lock", () => {
+  test("create refuses an existing non-empty journal unless overwrite", () => {
+    const dir = dirs.make();
+    const j = EventJournal.create("r", { sddDir: dir });
+    j.record("a");
+    j.close();
+    expect(() => EventJournal.create("r", { sddDir: dir })).toThrow(expect.objectContaining({ code: "journal_exists" }));
+    const k = EventJournal.create("r", { sddDir: dir, overwrite: true });
+    expect([k.count(), statSync(k.path).size]).toEqual([0, 0]);
+    k.close();
+  });
+
+  test("a second writer is refused while the first holds the lock; released on close", async () => {
+    const dir = dirs.make();
+    const j = EventJournal.create("r", { sddDir: dir });
+    expect(existsSync(join(dir, "runs", "r", "journal.lock"))).toBe(true);
+    await expect(EventJournal.resume("r", { sddDir: dir })).rejects.toMatchObject({ code: "journal_locked", exitCode: 2 });
+    j.close();
+    expect(existsSync(join(dir, "runs", "r", "journal.lock"))).toBe(false);
+    const k = await EventJournal.resume("r", { sddDir: dir });
+    k.close();
+  });
+
+  test("resume continues the chain from the tail (same head as writing in one go)", async () => {
+    const dir = dirs.make();
+    const one = EventJournal.create("one", { sddDir: dir });
+    const two = EventJournal.create("two", { sddDir: dir });
+    for (let i = 0; i < 5; i++) one.record("e", { i });
+    for (let i = 0; i < 3; i++) two.record("e", { i });
+    two.close();
+    const again = await EventJournal.resume("two", { sddDir: dir });
+    expect(again.count()).toBe(3);
+    for (let i = 3; i < 5; i++) again.record("e", { i });
+    expect(again.head()).toBe(one.head());
+    one.close();
+    again.close();
+    expect((await verifyJournal(again.path)).ok).toBe(true);
+  });
+
+  test("resume terminates a newline-less last row before appending", async () => {
+    const dir = dirs.make();
+    const j = EventJournal.create("r", { sddDir: dir });
+    j.record("a");
+    j.close();
+    truncateSync(j.path, statSync(j.path).size - 1); // drop the final "\n"
+    const k = await EventJournal.resume("r", { sddDir: dir });
+    k.record("b");
+    k.close();
+    const r = await verifyJournal(k.path);
+    expect([r.ok, r.count]).toEqual([true, 2]);
+  });
+
+  test("resume refuses a torn tail (naming replay repair), middle junk and a broken chain", async () => {
+    const dir = dirs.make();
+    const j = EventJournal.create("run-9", { sddDir: dir });
+    j.record("a");
+    j.record("b");
+    j.close();
+    const good = readFileSync(j.path, "utf8");
+    appendFileSync(j.path, '{"ts": 1.0, "ela');
+    const torn = await EventJournal.resume("run-9", { sddDir: dir }).catch((e) => e);
+    expect(torn.code).toBe("journal_torn_tail");
+    expect(torn.message).toBe(
+      `cannot resume journal ${j.path}: reader discarded physical line(s): 2; the tail is a torn write \u2014 repair it first with 'bernstein replay repair run-9'`,
+    );
+    writeFileSync(j.path, "junk\n" + good);
+    const middle = await EventJournal.resume("run-9", { sddDir: dir }).catch((e) => e);
+    expect(middle.code).toBe("journal_corrupt");
+    expect(middle.message).not.toContain("repair");
+    writeFileSync(j.path, good.replace('"event": "b"', '"event": "c"'));
+    const broken = await EventJournal.resume("run-9", { sddDir: dir }).catch((e) => e);
+    expect(broken.code).toBe("journal_corrupt");
+    expect(broken.message).toContain("step 1: event_hash mismatch");
+    // Refusals release the lock.
+    expect(existsSync(join(dir, "runs", "run-9", "journal.lock"))).toBe(false);
+  });
+
+  test("resume refuses a sealed run unless allowSealed", async () => {
+    const dir = dirs.make();
+    const j = EventJournal.create("r", { sddDir: dir });
+    j.record("a");
+    j.close();
+    writeFileSync(join(dir, "runs", "r", "seal.json"), JSON.stringify({ event_count: 1, head: j.head() }));
+    await expect(EventJournal.resume("r", { sddDir: dir })).rejects.toMatchObject({ code: "journal_sealed" });
+    (await EventJournal.resume("r", { sddDir: dir, allowSealed: true })).close();
+  });
+});
+
+describe("crash safety", () => {
+  test("a row is wholly there or a torn tail; repair removes it and resume continues the same chain", async () => {
+    const dir = dirs.make();
+    const j = EventJournal.create("crash", { sddDir: dir });
+    for (let i = 0; i < 10; i++) j.record("e", { i, s: "\u00e9\ud83d\ude80" });
+    const headBefore = j.head();
+    const sizeBefore = statSync(j.path).size;
+    j.record("e", { i: 10 });
+    j.close();
+    const full = readFileSync(j.path);
+    const lastRow = full.subarray(sizeBefore);
+    // Only the final "\n" missing: a complete row, not a tear.
+    writeFileSync(j.path, full.subarray(0, full.length - 1));
+    expect((await verifyJournal(j.path)).count).toBe(11);
+    // Tears of the last write anywhere before its closing brace:
+    for (const cut of [1, 7, Math.floor(lastRow.length / 2), lastRow.length - 2]) {
+      writeFileSync(j.path, full.subarray(0, sizeBefore + cut));
+      const torn = await verifyJournal(j.path);
+      expect([torn.chain_consistent, torn.coverage, torn.count, torn.discarded_line_indices]).toEqual([true, "partial", 10, [10]]);
+      const rep = await repairJournalTail(j.path);
+      expect([rep.repaired, rep.event_count, rep.head, rep.removed_line_indices]).toEqual([true, 10, headBefore, [10]]);
+      expect(Buffer.compare(readFileSync(j.path), full.subarray(0, sizeBefore))).toBe(0);
+      const k = await EventJournal.resume("crash", { sddDir: dir });
+      expect(k.head()).toBe(headBefore);
+      k.record("e", { i: 10 });
+      k.close();
+      const r = await verifyJournal(j.path);
+      expect([r.ok, r.count]).toEqual([true, 11]);
+    }
+  });
+});
+
+describe("metadata.json", () => {
+  test("written at create: Python json.dumps(asdict, indent=2) bytes, no trailing newline, mode 0600", () => {
+    const dir = dirs.make();
+    const j = EventJournal.create("meta", {
+      sddDir: dir,
+      metadata: { started_at: 1727000000.1234567, git_sha: "abc", git_branch: "m\u00e4in", config_hash: "", seed_path: "/x/bernstein.yaml" },
+    });
+    j.close();
+    const path = join(dir, "runs", "meta", "metadata.json");
+    const text = readFileSync(path, "utf8");
+    const py = runPython(
+      `import json, sys
+d = json.load(sys.stdin)
+print(json.dumps(json.dumps({"run_id": "meta", "started_at": 1727000000.1234567, "git_sha": "abc", "git_branch": "m\\u00e4in", "config_hash": "", "seed_path": d}, indent=2)))`,
+      "/x/bernstein.yaml",
+    ) as string;
+    expect(text).toBe(py);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readMetadata(join(dir, "runs", "meta"))).toEqual({
+      run_id: "meta", started_at: 1727000000.1234567, git_sha: "abc", git_branch: "m\u00e4in", config_hash: "", seed_path: "/x/bernstein.yaml",
+    });
+    expect(metadataText({ run_id: "x", started_at: 5, git_sha: "", git_branch: "", config_hash: "", seed_path: null })).toContain('"started_at": 5.0');
+  });
+
+  test("readMetadata coerces like Python and gives null for unreadable files", () => {
+    const dir = dirs.make();
+    writeFileSync(join(dir, "metadata.json"), '{"started_at": "12.5", "git_sha": null, "seed_path": "", "git_branch": 3}');
+    expect(readMetadata(dir)).toEqual({ run_id: basename(dir), started_at: 12.5, git_sha: "None", git_branch: "3", config_hash: "", seed_path: null });
+    for (const bad of ["[]", "{", '{"started_at": "soon"}']) {
+      writeFileSync(join(dir, "metadata.json"), bad);
+      expect(readMetadata(dir)).toBeNull();
+    }
+    expect(readMetadata(dirs.make())).toBeNull();
+  });
+
+  test("journalPath is where the writer writes", () => {
+    const dir = dirs.make();
+    const j = EventJournal.create("p", { sddDir: dir });
+    j.close();
+    expect(j.path).toBe(journalPath(dir, "p"));
+  });
+});
