@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, statSync, type BigIntStats } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, statSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../errors.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
@@ -115,6 +115,24 @@ export function resolveRun(sddDir: string, id: string, options: { requireJournal
   const ref: RunRef = { runId, runDir: runDir(sddDir, runId), journal: journalPath(sddDir, runId) };
   if (options.requireJournal) assertJournalExists(ref);
   return ref;
+}
+
+/**
+ * `journal_unreadable` (exit 3) unless the journal is a regular file this
+ * process can open: checked before any output, so a streamed JSON document
+ * is never followed by an error document.
+ */
+export function assertReadable(ref: RunRef): void {
+  try {
+    if (!statSync(ref.journal).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EISDIR" });
+    closeSync(openSync(ref.journal, "r"));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "EIO";
+    throw new InputError("journal_unreadable", `cannot read journal ${ref.journal}: ${code === "EISDIR" ? "not a regular file" : code}`, {
+      run_id: ref.runId,
+      journal: ref.journal,
+    });
+  }
 }
 
 /** `run_not_found` / `journal_missing` (exit 3) unless the run's journal exists. */

@@ -153,6 +153,17 @@ print(json.dumps([list(doc), doc["run_id"], doc["metadata"], len(doc["events"]),
     expect(r.stdout).toContain("run_started\\x1b[2J");
   });
 
+  test("a journal that cannot be read is one JSON error document (exit 3), never a half-written stream", async () => {
+    mkdirSync(join(t.runDir("dirjournal"), "journal.jsonl"), { recursive: true });
+    const r = await bernsteinJson(["replay", "dirjournal"], { cwd: t.cwd });
+    expect(r.code).toBe(3);
+    expect(r.json).toMatchObject({ ok: false, error: "journal_unreadable", run_id: "dirjournal" });
+    const p = await bernstein(["replay", "dirjournal"], { cwd: t.cwd });
+    expect(p.code).toBe(3);
+    expect(p.stdout).toBe("");
+    expect(p.stderr).not.toContain("    at ");
+  });
+
   test("an empty journal says so and exits 0", async () => {
     mkdirSync(t.runDir("empty"), { recursive: true });
     writeFileSync(t.journal("empty"), "\n\n");

@@ -3,7 +3,8 @@ import { paint } from "../../../render/ansi.ts";
 import { renderJson } from "../../../render/json.ts";
 import { Table, sanitizeCell, terminalWidth, type Cell } from "../../../render/table.ts";
 import { diffRunJournals, IGNORED_FIELDS, type JournalDiff } from "../../../replay/diff.ts";
-import { resolveRun, type RunRef } from "../../../replay/discovery.ts";
+import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
+import { resolveNamedRun } from "./target.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { expectPositionals, refuseFlags } from "./flags.ts";
@@ -19,8 +20,10 @@ const USAGE = "bernstein replay diff RUN_A RUN_B [--sdd-dir DIR] [--as-json]";
 export async function runDiff(ctx: ReplayContext): Promise<number> {
   const [idA, idB] = expectPositionals(ctx, 2, USAGE);
   refuseFlags(ctx, [], "replay diff");
-  const a = resolveRun(ctx.sddDir, idA!, { requireJournal: true });
-  const b = resolveRun(ctx.sddDir, idB!, { requireJournal: true });
+  const a = resolveNamedRun(ctx, idA!, true);
+  const b = resolveNamedRun(ctx, idB!, true);
+  assertReadable(a);
+  assertReadable(b);
   const d = await diffRunJournals(a.journal, b.journal);
   if (ctx.json) {
     await printJson({

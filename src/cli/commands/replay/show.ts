@@ -4,7 +4,7 @@ import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
 import { renderJson } from "../../../render/json.ts";
 import { Table, terminalWidth } from "../../../render/table.ts";
-import type { RunRef } from "../../../replay/discovery.ts";
+import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { displayRow } from "../../../replay/display.ts";
 import { durationText, localTime } from "../../../replay/format.ts";
 import { runRows, scanRun, type RunScan } from "../../../replay/run-view.ts";
@@ -23,6 +23,7 @@ import { sealFor, type SealSource } from "./seal-source.ts";
 export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> {
   refuseFlags(ctx, ["limit", "seal"], "replay <RUN_ID>");
   const limit = limitOf(ctx);
+  assertReadable(run);
   const metadata = readMetadata(run.runDir);
   if (ctx.json) {
     await streamJson(run, metadata, limit);
