@@ -46,145 +46,149 @@ export const spanStart = new Int32Array(KEY_COUNT);
 export const spanEnd = new Int32Array(KEY_COUNT);
 
 const MAX_DEPTH = 1000;
-let buf: Uint8Array = new Uint8Array(0);
 let len = 0;
 /** Set by scanString: the last string contained a backslash escape. */
 let hadEscape = false;
+
+/** Byte classes inside a string: 0 plain printable ASCII, 1 quote, 2 backslash, 3 not allowed raw. */
+const STR = new Uint8Array(256).fill(3);
+for (let c = 0x20; c <= 0x7e; c++) STR[c] = 0;
+STR[0x22] = 1;
+STR[0x5c] = 2;
 
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 const isLowerHex = (c: number): boolean => isDigit(c) || (c >= 0x61 && c <= 0x66);
 
 /** A canonical string starting at `p` (the quote); returns the end or -1. */
-function scanString(p: number): number {
+function scanString(b: Uint8Array, p: number): number {
   p++;
   hadEscape = false;
-  while (p < len) {
-    const c = buf[p]!;
-    if (c === 0x22) return p + 1;
-    if (c === 0x5c) {
-      hadEscape = true;
-      const e = buf[p + 1];
-      if (e === 0x22 || e === 0x5c || e === 0x6e || e === 0x72 || e === 0x74 || e === 0x62 || e === 0x66) {
-        p += 2;
-        continue;
-      }
-      if (e !== 0x75 || p + 6 > len) return -1;
-      let v = 0;
-      for (let i = 2; i < 6; i++) {
-        const h = buf[p + i]!;
-        if (!isLowerHex(h)) return -1;
-        v = v * 16 + (h <= 0x39 ? h - 0x30 : h - 0x57);
-      }
-      // Python writes \uXXXX only for controls without a short form and
-      // for everything above '~'.
-      if (v >= 0x20 && v <= 0x7e) return -1;
-      if (v === 0x0a || v === 0x0d || v === 0x09 || v === 0x08 || v === 0x0c) return -1;
-      p += 6;
+  const n = len;
+  for (;;) {
+    let k = 0;
+    while (p < n && (k = STR[b[p]!]!) === 0) p++;
+    if (p >= n) return -1;
+    if (k === 1) return p + 1;
+    if (k === 3) return -1;
+    hadEscape = true;
+    const e = b[p + 1];
+    if (e === 0x22 || e === 0x5c || e === 0x6e || e === 0x72 || e === 0x74 || e === 0x62 || e === 0x66) {
+      p += 2;
       continue;
     }
-    if (c < 0x20 || c > 0x7e) return -1;
-    p++;
+    if (e !== 0x75 || p + 6 > n) return -1;
+    let v = 0;
+    for (let i = 2; i < 6; i++) {
+      const h = b[p + i]!;
+      if (!isLowerHex(h)) return -1;
+      v = v * 16 + (h <= 0x39 ? h - 0x30 : h - 0x57);
+    }
+    // Python writes \uXXXX only for controls without a short form and
+    // for everything above '~'.
+    if (v >= 0x20 && v <= 0x7e) return -1;
+    if (v === 0x0a || v === 0x0d || v === 0x09 || v === 0x08 || v === 0x0c) return -1;
+    p += 6;
   }
-  return -1;
 }
 
-function scanNumber(p: number, strict: boolean): number {
+function scanNumber(b: Uint8Array, p: number, strict: boolean): number {
   const start = p;
-  if (buf[p] === 0x2d) p++;
-  const c0 = buf[p];
+  const n = len;
+  if (b[p] === 0x2d) p++;
+  const c0 = b[p];
   if (c0 === 0x30) p++;
   else if (c0 !== undefined && c0 >= 0x31 && c0 <= 0x39) {
     p++;
-    while (p < len && isDigit(buf[p]!)) p++;
+    while (p < n && isDigit(b[p]!)) p++;
   } else return -1;
   let isFloat = false;
-  if (buf[p] === 0x2e) {
-    if (!isDigit(buf[p + 1] ?? 0)) return -1;
+  if (b[p] === 0x2e) {
+    if (!isDigit(b[p + 1] ?? 0)) return -1;
     p += 2;
-    while (p < len && isDigit(buf[p]!)) p++;
+    while (p < n && isDigit(b[p]!)) p++;
     isFloat = true;
   }
-  const ec = buf[p];
+  const ec = b[p];
   if (ec === 0x65 || ec === 0x45) {
     let q = p + 1;
-    if (buf[q] === 0x2b || buf[q] === 0x2d) q++;
-    if (!isDigit(buf[q] ?? 0)) return -1;
-    while (q < len && isDigit(buf[q]!)) q++;
+    if (b[q] === 0x2b || b[q] === 0x2d) q++;
+    if (!isDigit(b[q] ?? 0)) return -1;
+    while (q < n && isDigit(b[q]!)) q++;
     p = q;
     isFloat = true;
   }
   if (strict) {
     if (!isFloat) {
-      if (p - start === 2 && buf[start] === 0x2d && buf[start + 1] === 0x30) return -1; // "-0"
+      if (p - start === 2 && b[start] === 0x2d && b[start + 1] === 0x30) return -1; // "-0"
     } else {
-      const raw = String.fromCharCode.apply(null, buf.subarray(start, p) as unknown as number[]);
+      const raw = String.fromCharCode.apply(null, b.subarray(start, p) as unknown as number[]);
       if (canonicalNumber(raw, true) !== raw) return -1;
     }
   }
   return p;
 }
 
-function matchWord(p: number, word: string): boolean {
+function matchWord(b: Uint8Array, p: number, word: string): boolean {
   if (p + word.length > len) return false;
-  for (let i = 0; i < word.length; i++) if (buf[p + i] !== word.charCodeAt(i)) return false;
+  for (let i = 0; i < word.length; i++) if (b[p + i] !== word.charCodeAt(i)) return false;
   return true;
 }
 
-function keyLess(aS: number, aE: number, bS: number, bE: number): boolean {
+function keyLess(b: Uint8Array, aS: number, aE: number, bS: number, bE: number): boolean {
   const n = Math.min(aE - aS, bE - bS);
   for (let i = 0; i < n; i++) {
-    const x = buf[aS + i]!;
-    const y = buf[bS + i]!;
+    const x = b[aS + i]!;
+    const y = b[bS + i]!;
     if (x !== y) return x < y;
   }
   return aE - aS < bE - bS;
 }
 
-function scanValue(p: number, strict: boolean, depth: number): number {
-  const c = buf[p];
+function scanValue(b: Uint8Array, p: number, strict: boolean, depth: number): number {
+  const c = b[p];
   switch (c) {
     case 0x22:
-      return scanString(p);
+      return scanString(b, p);
     case 0x7b:
-      return depth >= MAX_DEPTH ? -1 : scanObject(p, strict, depth + 1, false);
+      return depth >= MAX_DEPTH ? -1 : scanObject(b, p, strict, depth + 1, false);
     case 0x5b: {
       if (depth >= MAX_DEPTH) return -1;
       p++;
-      if (buf[p] === 0x5d) return p + 1;
+      if (b[p] === 0x5d) return p + 1;
       for (;;) {
-        p = scanValue(p, strict, depth + 1);
+        p = scanValue(b, p, strict, depth + 1);
         if (p < 0) return -1;
-        const d = buf[p];
+        const d = b[p];
         if (d === 0x5d) return p + 1;
         if (d !== 0x2c) return -1;
         p++;
       }
     }
     case 0x6e:
-      return matchWord(p, "null") ? p + 4 : -1;
+      return matchWord(b, p, "null") ? p + 4 : -1;
     case 0x74:
-      return matchWord(p, "true") ? p + 4 : -1;
+      return matchWord(b, p, "true") ? p + 4 : -1;
     case 0x66:
-      return matchWord(p, "false") ? p + 5 : -1;
+      return matchWord(b, p, "false") ? p + 5 : -1;
     case 0x4e:
-      return matchWord(p, "NaN") ? p + 3 : -1;
+      return matchWord(b, p, "NaN") ? p + 3 : -1;
     case 0x49:
-      return matchWord(p, "Infinity") ? p + 8 : -1;
+      return matchWord(b, p, "Infinity") ? p + 8 : -1;
     case 0x2d:
-      if (matchWord(p, "-Infinity")) return p + 9;
-      return scanNumber(p, strict);
+      if (matchWord(b, p, "-Infinity")) return p + 9;
+      return scanNumber(b, p, strict);
     default:
-      return scanNumber(p, strict);
+      return scanNumber(b, p, strict);
   }
 }
 
-function identify(s: number, e: number): Key {
+function identify(b: Uint8Array, s: number, e: number): Key {
   const n = e - s;
   for (const [k, bytes] of KEY_BYTES) {
-    if (bytes.length !== n || bytes[0] !== buf[s]) continue;
+    if (bytes.length !== n || bytes[0] !== b[s]) continue;
     let same = true;
     for (let i = 1; i < n; i++) {
-      if (bytes[i] !== buf[s + i]) {
+      if (bytes[i] !== b[s + i]) {
         same = false;
         break;
       }
@@ -197,36 +201,36 @@ function identify(s: number, e: number): Key {
 const HASHED = new Uint8Array(KEY_COUNT);
 for (const k of [Key.InputHash, Key.Model, Key.Prompt, Key.ToolCall, Key.ToolResult, Key.Effort, Key.PrevHash]) HASHED[k] = 1;
 
-function scanObject(p: number, strict: boolean, depth: number, top: boolean): number {
+function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number, top: boolean): number {
   p++;
-  if (buf[p] === 0x7d) return p + 1;
+  if (b[p] === 0x7d) return p + 1;
   let prevS = -1;
   let prevE = -1;
   for (;;) {
-    if (buf[p] !== 0x22) return -1;
+    if (b[p] !== 0x22) return -1;
     const kS = p + 1;
-    const kEnd = scanString(p);
+    const kEnd = scanString(b, p);
     // Escaped keys sort differently in escaped form: leave them to the general path.
     if (kEnd < 0 || hadEscape) return -1;
     const kE = kEnd - 1;
-    if (prevS >= 0 && !keyLess(prevS, prevE, kS, kE)) return -1;
+    if (prevS >= 0 && !keyLess(b, prevS, prevE, kS, kE)) return -1;
     prevS = kS;
     prevE = kE;
-    if (buf[kEnd] !== 0x3a) return -1;
+    if (b[kEnd] !== 0x3a) return -1;
     const vS = kEnd + 1;
     let key = Key.Other;
     let vStrict = strict;
     if (top) {
-      key = identify(kS, kE);
+      key = identify(b, kS, kE);
       vStrict = HASHED[key] === 1;
     }
-    const vE = scanValue(vS, vStrict, depth);
+    const vE = scanValue(b, vS, vStrict, depth);
     if (vE < 0) return -1;
     if (top && key !== Key.Other) {
       spanStart[key] = vS;
       spanEnd[key] = vE;
     }
-    const d = buf[vE];
+    const d = b[vE];
     if (d === 0x7d) return vE + 1;
     if (d !== 0x2c) return -1;
     p = vE + 1;
@@ -239,15 +243,12 @@ function scanObject(p: number, strict: boolean, depth: number, top: boolean): nu
  */
 export function scanCanonicalRow(line: Uint8Array): boolean {
   if (line.length < 2 || line[0] !== 0x7b || line[line.length - 1] !== 0x7d) return false;
-  buf = line;
   len = line.length;
   spanStart.fill(-1);
   spanEnd.fill(-1);
-  const end = scanObject(0, false, 1, true);
-  buf = EMPTY;
+  const end = scanObject(line, 0, false, 1, true);
   return end === len;
 }
-const EMPTY = new Uint8Array(0);
 
 /** True when the span holds a string without escapes (its text is the bytes inside the quotes). */
 export function isPlainString(line: Uint8Array, s: number, e: number): boolean {

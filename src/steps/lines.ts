@@ -5,35 +5,39 @@
  *    end a line) — the on-disk journal reader (§1.5);
  *  - "splitlines": `str.splitlines()` (also `\v`, `\f`, `\x1c`-`\x1e`,
  *    U+0085, U+2028, U+2029) — the receipt walker (§5b).
- * Lines are handed out as views that are valid only during the callback, so
- * memory stays bounded by the longest line (itself capped).
+ *
+ * The input is cut at `\n` first (a native scan). Every other break is
+ * either an ASCII control byte or a UTF-8 sequence that never contains
+ * `\n`, so each `\n`-terminated segment can be split on its own. A `fast`
+ * probe may claim a whole segment as one line (the verify hot path: a
+ * canonical JSON row contains no control bytes and no non-ASCII bytes, so
+ * it cannot hold another break); other segments are split byte by byte.
+ * Lines are handed out as views valid only during the callback, so memory
+ * stays bounded by the longest line (itself capped).
  */
 export type LineDialect = "universal" | "splitlines";
 
 /** `line` is null when the line exceeded the cap (its bytes were discarded). */
 export type LineSink = (line: Uint8Array | null, lineNo: number) => void;
 
+/** Claims `segment` as exactly one line (returns true) after handling it, or declines. */
+export type FastProbe = (segment: Uint8Array, lineNo: number) => boolean;
+
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 const UNIVERSAL = new Uint8Array(256);
-UNIVERSAL[0x0a] = 1;
 UNIVERSAL[0x0d] = 1;
 const SPLITLINES = new Uint8Array(256);
-for (const b of [0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0xc2, 0xe2]) SPLITLINES[b] = 1;
-/** Bytes that can start a break in the splitlines dialect, besides `\n`. */
-const SPLITLINES_RARE = [0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0xc2, 0xe2];
+for (const b of [0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0xc2, 0xe2]) SPLITLINES[b] = 1;
 
 export class LineSplitter {
   private readonly table: Uint8Array;
-  private readonly rare: number[];
   private carry = new Uint8Array(0);
   private carryLen = 0;
-  private discarding = false;
-  private pendingCR = false;
-  private held: Uint8Array | null = null;
+  /** The current segment grew past the cap: its bytes are being dropped. */
+  private overlong = false;
   private lineNo = 0;
   private total = 0;
-  private chunkBase = 0;
   /** Byte offset just past the terminator of the line being handed out. */
   nextLineStart = 0;
 
@@ -41,9 +45,9 @@ export class LineSplitter {
     private readonly dialect: LineDialect,
     private readonly sink: LineSink,
     private readonly maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+    private readonly fast: FastProbe | null = null,
   ) {
     this.table = dialect === "universal" ? UNIVERSAL : SPLITLINES;
-    this.rare = dialect === "universal" ? [0x0d] : SPLITLINES_RARE;
   }
 
   /** Number of lines emitted so far (blank ones included). */
@@ -51,111 +55,53 @@ export class LineSplitter {
     return this.lineNo;
   }
 
-  push(input: Uint8Array): void {
-    let chunk = input;
-    this.chunkBase = this.total - (this.held ? this.held.length : 0);
-    this.total += input.length;
-    if (this.held) {
-      const joined = new Uint8Array(this.held.length + input.length);
-      joined.set(this.held);
-      joined.set(input, this.held.length);
-      chunk = joined;
-      this.held = null;
-    }
+  push(chunk: Uint8Array): void {
+    const base = this.total;
+    this.total += chunk.length;
     let start = 0;
-    const n = chunk.length;
-    if (this.pendingCR) {
-      this.pendingCR = false;
-      if (n > 0 && chunk[0] === 0x0a) start = 1;
-    }
-    // Fast path: only `\n` can end a line in this chunk (the common case for
-    // canonical, ASCII-escaped journals): let the native indexOf find them.
-    let simple = true;
-    for (const b of this.rare) {
-      if (chunk.indexOf(b, start) !== -1) {
-        simple = false;
-        break;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl === -1) break;
+      const segEnd = base + nl + 1;
+      if (this.carryLen === 0 && !this.overlong) {
+        this.segment(chunk.subarray(start, nl), true, segEnd);
+      } else {
+        this.append(chunk, start, nl);
+        this.flushCarry(true, segEnd);
       }
+      start = nl + 1;
     }
-    if (simple) {
-      for (;;) {
-        const nl = chunk.indexOf(0x0a, start);
-        if (nl === -1) break;
-        this.emit(chunk, start, nl, 1);
-        start = nl + 1;
-      }
-      if (start < n) this.append(chunk, start, n);
-      return;
-    }
-    const table = this.table;
-    const splitlines = this.dialect === "splitlines";
-    let i = start;
-    while (i < n) {
-      const b = chunk[i]!;
-      if (table[b] === 0) {
-        i++;
-        continue;
-      }
-      let len = 1;
-      if (b === 0x0d) {
-        if (i + 1 < n) {
-          if (chunk[i + 1] === 0x0a) len = 2;
-        } else {
-          this.pendingCR = true;
-        }
-      } else if (splitlines && b === 0xc2) {
-        if (i + 1 >= n) {
-          this.hold(chunk, start, i);
-          return;
-        }
-        if (chunk[i + 1] !== 0x85) {
-          i++;
-          continue;
-        }
-        len = 2;
-      } else if (splitlines && b === 0xe2) {
-        if (i + 2 >= n && (i + 1 >= n || chunk[i + 1] === 0x80)) {
-          this.hold(chunk, start, i);
-          return;
-        }
-        const b2 = chunk[i + 2];
-        if (chunk[i + 1] !== 0x80 || (b2 !== 0xa8 && b2 !== 0xa9)) {
-          i++;
-          continue;
-        }
-        len = 3;
-      }
-      this.emit(chunk, start, i, len);
-      i += len;
-      start = i;
-    }
-    if (start < n) this.append(chunk, start, n);
+    if (start < chunk.length) this.append(chunk, start, chunk.length);
   }
 
   /** Flush the last line (one without a terminator). */
   end(): void {
-    if (this.held) {
-      const h = this.held;
-      this.held = null;
-      this.append(h, 0, h.length);
-    }
-    if (this.carryLen > 0 || this.discarding) {
-      this.chunkBase = this.total;
-      this.emit(new Uint8Array(0), 0, 0, 0);
-    }
-    this.pendingCR = false;
+    if (this.carryLen > 0 || this.overlong) this.flushCarry(false, this.total);
   }
 
-  private hold(chunk: Uint8Array, start: number, at: number): void {
-    if (at > start) this.append(chunk, start, at);
-    this.held = chunk.slice(at);
+  private flushCarry(terminated: boolean, segEnd: number): void {
+    if (this.overlong) {
+      this.overlong = false;
+      this.carryLen = 0;
+      this.lineNo++;
+      this.nextLineStart = segEnd;
+      this.sink(null, this.lineNo);
+      return;
+    }
+    const seg = this.carry.subarray(0, this.carryLen);
+    this.carryLen = 0;
+    this.segment(seg, terminated, segEnd);
+    // A very long line's buffer is not kept around for the next ones.
+    if (this.carry.length > 1 << 20) this.carry = new Uint8Array(0);
   }
 
   private append(chunk: Uint8Array, from: number, to: number): void {
-    if (this.discarding) return;
+    if (this.overlong) return;
     const len = to - from;
     if (this.carryLen + len > this.maxLineBytes) {
-      this.discarding = true;
+      // Keep nothing; the segment may still hold several short lines, but
+      // anything this long is refused as one overlong line.
+      this.overlong = true;
       this.carryLen = 0;
       this.carry = new Uint8Array(0);
       return;
@@ -169,33 +115,62 @@ export class LineSplitter {
     this.carryLen += len;
   }
 
-  private emit(chunk: Uint8Array, from: number, to: number, termLen: number): void {
+  private emit(line: Uint8Array, end: number): void {
     this.lineNo++;
-    this.nextLineStart = this.chunkBase + to + termLen;
-    if (this.discarding) {
-      this.discarding = false;
-      this.sink(null, this.lineNo);
-      return;
-    }
-    if (this.carryLen === 0) {
-      if (to - from > this.maxLineBytes) {
-        this.sink(null, this.lineNo);
+    this.nextLineStart = end;
+    this.sink(line.length > this.maxLineBytes ? null : line, this.lineNo);
+  }
+
+  /**
+   * One `\n`-delimited segment (`terminated`: a `\n` followed it; `segEnd`:
+   * absolute offset past that `\n`).
+   */
+  private segment(seg: Uint8Array, terminated: boolean, segEnd: number): void {
+    if (this.fast !== null && seg.length > 0 && seg.length <= this.maxLineBytes) {
+      this.nextLineStart = segEnd;
+      if (this.fast(seg, this.lineNo + 1)) {
+        this.lineNo++;
         return;
       }
-      this.sink(chunk.subarray(from, to), this.lineNo);
-      return;
     }
-    this.append(chunk, from, to);
-    if (this.discarding) {
-      this.discarding = false;
-      this.sink(null, this.lineNo);
-      return;
+    const table = this.table;
+    const splitlines = this.dialect === "splitlines";
+    const n = seg.length;
+    const segStart = segEnd - n - (terminated ? 1 : 0);
+    let start = 0;
+    let i = 0;
+    while (i < n) {
+      const b = seg[i]!;
+      if (table[b] === 0) {
+        i++;
+        continue;
+      }
+      let len = 1;
+      if (b === 0x0d) {
+        if (i + 1 === n && terminated) {
+          // `\r` + the `\n` that ends the segment: one break.
+          this.emit(seg.subarray(start, i), segEnd);
+          return;
+        }
+      } else if (splitlines && b === 0xc2) {
+        if (seg[i + 1] !== 0x85) {
+          i++;
+          continue;
+        }
+        len = 2;
+      } else if (splitlines && b === 0xe2) {
+        const b2 = seg[i + 2];
+        if (seg[i + 1] !== 0x80 || (b2 !== 0xa8 && b2 !== 0xa9)) {
+          i++;
+          continue;
+        }
+        len = 3;
+      }
+      this.emit(seg.subarray(start, i), segStart + i + len);
+      i += len;
+      start = i;
     }
-    const line = this.carry.subarray(0, this.carryLen);
-    this.carryLen = 0;
-    this.sink(line, this.lineNo);
-    // A very long line's buffer is not kept around for the next ones.
-    if (this.carry.length > 1 << 20) this.carry = new Uint8Array(0);
+    if (terminated || start < n) this.emit(seg.subarray(start, n), segEnd);
   }
 }
 

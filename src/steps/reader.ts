@@ -1,7 +1,7 @@
 import { closeSync, createReadStream, openSync, readSync } from "node:fs";
 import { parse } from "../pyjson/parse.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, pyStrip, type LineDialect, type LineSink } from "./lines.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, pyStrip, type FastProbe, type LineDialect, type LineSink } from "./lines.ts";
 
 /** Read size for journal files: large enough that per-chunk work is noise. */
 export const READ_CHUNK = 1 << 20;
@@ -12,8 +12,9 @@ export async function forEachFileLine(
   dialect: LineDialect,
   sink: LineSink,
   maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+  fast: FastProbe | null = null,
 ): Promise<void> {
-  const splitter = new LineSplitter(dialect, sink, maxLineBytes);
+  const splitter = new LineSplitter(dialect, sink, maxLineBytes, fast);
   const stream = createReadStream(path, { highWaterMark: READ_CHUNK });
   for await (const chunk of stream) splitter.push(chunk as Uint8Array);
   splitter.end();

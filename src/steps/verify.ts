@@ -28,7 +28,7 @@ export async function verifyStepJournal(path: string, expectedHead?: string | nu
     };
   }
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
-  await forEachFileLine(path, "universal", (line, lineNo) => walker.line(line, lineNo));
+  await forEachFileLine(path, "universal", (line, lineNo) => walker.line(line, lineNo), DEFAULT_MAX_LINE_BYTES, walker.probe);
   const r = walker.result();
   if (expectedHead !== undefined && expectedHead !== null && expectedHead !== r.head_hash) {
     r.errors.push(`head mismatch: expected ${expectedHead.slice(0, 16)}..., got ${r.head_hash.slice(0, 16)}...`);

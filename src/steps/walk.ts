@@ -52,8 +52,10 @@ const P_TOOL_RESULT = ENC.encode(',"tool_result":');
 const P_NULL = ENC.encode("null");
 const P_CLOSE = ENC.encode("}");
 
+const HEX_BYTES = new TextEncoder().encode("0123456789abcdef");
+const utf8Loose = new TextDecoder("utf-8");
+
 export class ChainWalker {
-  head = GENESIS_HASH;
   steps = 0;
   private expected = 0;
   private readonly kept: string[] = [];
@@ -62,6 +64,14 @@ export class ChainWalker {
   private scratchLen = 0;
   private readonly prefix: string;
   private readonly notObject: string;
+  /** The running head as bytes (compared without building strings on the hot path). */
+  private headBytes = new Uint8Array(64).fill(0x30);
+  private headLen = 64;
+  private headText: string | null = GENESIS_HASH;
+  private readonly digest = new Uint8Array(64);
+  private readonly digestHex = new Uint8Array(64);
+  /** For a `LineSplitter`: claims canonical rows whole, so they are scanned once. */
+  readonly probe = (seg: Uint8Array, lineNo: number): boolean => scanCanonicalRow(seg) && this.fast(seg, lineNo);
 
   constructor(
     private readonly dialect: WalkDialect,
@@ -69,6 +79,32 @@ export class ChainWalker {
   ) {
     this.prefix = dialect === "disk" ? "line " : "journal line ";
     this.notObject = dialect === "disk" ? "entry is not a JSON object" : "not a JSON object";
+  }
+
+  get head(): string {
+    if (this.headText === null) this.headText = utf8Loose.decode(this.headBytes.subarray(0, this.headLen));
+    return this.headText;
+  }
+
+  private setHeadBytes(src: Uint8Array, s: number, e: number): void {
+    const n = e - s;
+    if (n > this.headBytes.length) this.headBytes = new Uint8Array(n);
+    this.headBytes.set(src.subarray(s, e));
+    this.headLen = n;
+    this.headText = null;
+  }
+
+  private setHeadText(text: string): void {
+    const bytes = new TextEncoder().encode(text);
+    this.setHeadBytes(bytes, 0, bytes.length);
+    this.headText = text;
+  }
+
+  private headEquals(src: Uint8Array, s: number, e: number): boolean {
+    if (e - s !== this.headLen) return false;
+    const h = this.headBytes;
+    for (let i = 0; i < this.headLen; i++) if (h[i] !== src[s + i]) return false;
+    return true;
   }
 
   get errorCount(): number {
@@ -119,21 +155,21 @@ export class ChainWalker {
     const seqS = spanStart[Key.Seq]!;
     const seqE = spanEnd[Key.Seq]!;
     if (seqS < 0 || seqE - seqS > 15) return false;
-    for (let i = seqS; i < seqE; i++) {
-      const c = line[i]!;
-      if ((c < 0x30 || c > 0x39) && !(i === seqS && c === 0x2d)) return false;
-    }
-    if (!isPlainString(line, spanStart[Key.PrevHash]!, spanEnd[Key.PrevHash]!)) return false;
-    if (!isPlainString(line, spanStart[Key.StepHash]!, spanEnd[Key.StepHash]!)) return false;
-    if (!isPlainString(line, spanStart[Key.InputHash]!, spanEnd[Key.InputHash]!)) return false;
     let seq = 0;
     let neg = false;
     for (let i = seqS; i < seqE; i++) {
       const c = line[i]!;
-      if (c === 0x2d) neg = true;
-      else seq = seq * 10 + (c - 0x30);
+      if (c >= 0x30 && c <= 0x39) seq = seq * 10 + (c - 0x30);
+      else if (i === seqS && c === 0x2d) neg = true;
+      else return false;
     }
     if (neg) seq = -seq;
+    const pS = spanStart[Key.PrevHash]!;
+    const pE = spanEnd[Key.PrevHash]!;
+    const sS = spanStart[Key.StepHash]!;
+    const sE = spanEnd[Key.StepHash]!;
+    if (!isPlainString(line, pS, pE) || !isPlainString(line, sS, sE)) return false;
+    if (!isPlainString(line, spanStart[Key.InputHash]!, spanEnd[Key.InputHash]!)) return false;
 
     this.scratchLen = 0;
     const effortS = spanStart[Key.Effort]!;
@@ -157,10 +193,31 @@ export class ChainWalker {
     this.put(P_TOOL_RESULT);
     this.putSpan(line, Key.ToolResult);
     this.put(P_CLOSE);
-    const recomputed = Bun.SHA256.hash(this.scratch.subarray(0, this.scratchLen), "hex") as string;
-    const prev = latin1.decode(line.subarray(spanStart[Key.PrevHash]! + 1, spanEnd[Key.PrevHash]! - 1));
-    const stored = latin1.decode(line.subarray(spanStart[Key.StepHash]! + 1, spanEnd[Key.StepHash]! - 1));
-    this.check(lineNo, seq, String(seq), prev, recomputed, stored);
+    const hasher = new Bun.SHA256();
+    hasher.update(this.scratch.subarray(0, this.scratchLen));
+    hasher.digest(this.digest);
+    const hex = this.digestHex;
+    for (let i = 0; i < 32; i++) {
+      const b = this.digest[i]!;
+      hex[2 * i] = HEX_BYTES[b >> 4]!;
+      hex[2 * i + 1] = HEX_BYTES[b & 15]!;
+    }
+
+    if (seq !== this.expected) this.error(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seq})`);
+    if (!this.headEquals(line, pS + 1, pE - 1)) {
+      const prev = latin1.decode(line.subarray(pS + 1, pE - 1));
+      this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${this.head.slice(0, 16)}..., got ${prev.slice(0, 16)}...)`);
+    }
+    let same = sE - sS - 2 === 64;
+    for (let i = 0; same && i < 64; i++) if (hex[i] !== line[sS + 1 + i]) same = false;
+    if (!same) {
+      const recomputed = latin1.decode(hex);
+      const stored = latin1.decode(line.subarray(sS + 1, sE - 1));
+      this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${recomputed.slice(0, 16)}..., got ${stored.slice(0, 16)}...)`);
+    }
+    this.setHeadBytes(line, sS + 1, sE - 1);
+    this.steps++;
+    this.expected++;
     return true;
   }
 
@@ -174,7 +231,7 @@ export class ChainWalker {
     if (recomputed !== stored) {
       this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${recomputed.slice(0, 16)}..., got ${stored.slice(0, 16)}...)`);
     }
-    this.head = stored;
+    this.setHeadText(stored);
     this.steps++;
     this.expected++;
   }
