@@ -223,6 +223,10 @@ export class Orchestrator {
       }
     }
 
+    if (this.decision.action === "fresh" && !this.plan && !this.goal && !this.o.keepAlive) {
+      throw new UsageError("nothing to do: give a PLAN file, --goal TEXT, or goal: in bernstein.yaml (or --keep-alive to wait for tasks)", "nothing_to_do");
+    }
+
     this.runId = newRunId(this.o.sddDir);
     const git = gitFacts(this.o.workdir);
     const startedAt = Date.now() / 1000;
