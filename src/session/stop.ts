@@ -120,10 +120,13 @@ export async function stopRun(sddDir: string, options: StopOptions): Promise<Sto
   }
 
   // Wait for the process doing the work: the orchestrator if one runs,
-  // else the standalone server that shuts itself down on /stop.
+  // else the standalone server that shuts itself down on /stop. Only when it
+  // is known to run on this machine: a pid reported by a server found
+  // through BERNSTEIN_SERVER_URL may belong to another host.
   const orch = readOrchestratorInfo(sddDir);
-  const orchPid = status?.orchestrator?.pid ?? (orch && pidAlive(orch.pid) ? orch.pid : null);
-  const pid = orchPid ?? loc.pid ?? status?.server.pid ?? null;
+  const local = loc.source === "server.json" || loc.pid !== null || (orch !== null && orch.server_url === loc.url);
+  const orchPid = !local ? null : (status?.orchestrator?.pid ?? (orch && pidAlive(orch.pid) ? orch.pid : null));
+  const pid = !local ? null : (orchPid ?? loc.pid ?? status?.server.pid ?? null);
   const role = orchPid !== null ? "orchestrator" : pid !== null ? "server" : null;
   const started = Date.now();
   let exited: boolean | null = null;

@@ -13,9 +13,12 @@ export function parseTimeoutSeconds(raw: string, flag = "timeout"): number {
   return n;
 }
 
+let shownSecond = -1;
+/** A progress line on a terminal only, redrawn once per second. */
 function progressLine(pid: number, elapsed: number): void {
-  if (!process.stderr.isTTY) return;
-  process.stderr.write(`\rwaiting for pid ${pid} to exit… ${elapsed.toFixed(0)}s`);
+  if (!process.stderr.isTTY || Math.floor(elapsed) === shownSecond) return;
+  shownSecond = Math.floor(elapsed);
+  process.stderr.write(`\rwaiting for pid ${pid} to exit… ${shownSecond}s\x1b[K`);
 }
 
 function endProgress(): void {

@@ -54,6 +54,10 @@ async function serverWithTasks(project: string): Promise<LiveServer> {
   return s;
 }
 
+function readSessionIds(project: string): string[] {
+  return JSON.parse(readFileSync(join(project, ".sdd", "runtime", "session.json"), "utf8")).completed_task_ids;
+}
+
 describe("status", () => {
   test("server down: exit 0, reported as down; JSON is one object", async () => {
     const p = tempProject();
@@ -197,6 +201,24 @@ describe("stop", () => {
     expect(show.json).toMatchObject({ ok: true, status: "ok", resumable: true, stale: false, session: { completed_task_ids: ["A"] } });
     const st = await cliJson(p, ["status"]);
     expect(st.json.session).toMatchObject({ status: "ok", resumable: true, completed: 1 });
+  }, E2E_TIMEOUT);
+
+  test("server found through BERNSTEIN_SERVER_URL/BERNSTEIN_AUTH_TOKEN: status and stop work from another directory", async () => {
+    const p = tempProject();
+    const s = await serverWithTasks(p);
+    const elsewhere = tempProject();
+    const env = { BERNSTEIN_SERVER_URL: s.url, BERNSTEIN_AUTH_TOKEN: s.token };
+    const st = await cli(elsewhere, ["status", "--as-json"], { env });
+    expect(JSON.parse(st.stdout)).toMatchObject({ ok: true, server: { reachable: true, url: s.url, source: "env" }, run: { total: 5 } });
+    const wrong = await cli(elsewhere, ["status", "--as-json"], { env: { ...env, BERNSTEIN_AUTH_TOKEN: "wrong" } });
+    expect(wrong.code).toBe(0);
+    expect(JSON.parse(wrong.stdout).server).toMatchObject({ reachable: false, url: s.url });
+    const r = await cli(elsewhere, ["stop", "--as-json"], { env });
+    expect(r.code).toBe(0);
+    // no local pid to wait for: the stop is delivered, the wait is skipped
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, stop_accepted: true, pid: null, exited: null, session_saved: true });
+    expect(readSessionIds(elsewhere)).toEqual(["A"]);
+    expect(await s.proc.exited).toBe(0);
   }, E2E_TIMEOUT);
 
   test("bad --timeout is a usage error", async () => {
