@@ -76,6 +76,12 @@ describe("bernstein stop against a live 'bernstein run --keep-alive'", () => {
     const session = readSession(p);
     expect(session.completed_task_ids).toEqual(["G-1"]);
     expect(session.open_task_ids).toEqual(["G-2"]);
+    // and the next run resumes from it: G-1 is not run again, G-2 is
+    const next = await bernstein(["run", "plan.yaml", "--port", "0", "--as-json"], { cwd: p, env: ENV, timeoutMs: 60_000 });
+    expect(next.code).toBe(0);
+    expect(JSON.parse(next.stdout)).toMatchObject({ ok: true, resume: { decision: "resume" }, done_previously: 1 });
+    expect(next.stderr).not.toContain("on G-1");
+    expect(next.stderr).toContain("done G-2");
   }, E2E_TIMEOUT);
 
   test("--force: ends the slow agent now; session.json written; orchestrator exits", async () => {
