@@ -116,6 +116,16 @@ export async function walkArchive(path: string, visit: MemberVisitor, limits: Ar
     }
   })();
   let index = 0;
+  /** An error raised by the visitor (not by the archive) propagates unchanged. */
+  let visitorError: { err: unknown } | null = null;
+  const guard = async <T>(fn: () => T | Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      visitorError = { err };
+      throw err;
+    }
+  };
   try {
     for await (const entry of ex) {
       const h = entry.header;
@@ -130,7 +140,7 @@ export async function walkArchive(path: string, visit: MemberVisitor, limits: Ar
       if (!REGULAR.has(h.type)) {
         throw new ArchiveError(`receipt member ${JSON.stringify(h.name)} is a ${h.type}; a receipt holds regular files only`);
       }
-      const sink = visit(info);
+      const sink = await guard(() => visit(info));
       if (sink === null) {
         entry.resume();
         await new Promise<void>((resolve, reject) => {
@@ -140,17 +150,14 @@ export async function walkArchive(path: string, visit: MemberVisitor, limits: Ar
         });
         continue;
       }
-      for await (const chunk of entry) {
-        const pending = sink.data(chunk as Uint8Array);
-        if (pending) await pending;
-      }
-      const ended = sink.end();
-      if (ended) await ended;
+      for await (const chunk of entry) await guard(() => sink.data(chunk as Uint8Array));
+      await guard(() => sink.end());
     }
   } catch (err) {
     ex.destroy();
     (source as Readable).destroy();
     await feeding;
+    if (visitorError !== null) throw (visitorError as { err: unknown }).err;
     if (err instanceof ArchiveError) throw err;
     if (sourceError instanceof ArchiveError) throw sourceError;
     const detail = sourceError ? (sourceError as Error).message : (err as Error).message;
