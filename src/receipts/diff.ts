@@ -8,7 +8,7 @@ export type JournalDiff =
   | { diverged: false }
   | {
       diverged: true;
-      seq: PyValue;
+      seq: number;
       fields_changed: string[];
       left_values: Map<string, PyValue>;
       right_values: Map<string, PyValue>;
@@ -64,7 +64,7 @@ export async function diffJournals(left: AsyncIterator<PyObject>, right: AsyncIt
       const rightSteps = a.done ? i + rest : i;
       return {
         diverged: true,
-        seq: pyInt(i),
+        seq: i,
         fields_changed: ["length"],
         left_values: new Map([["steps", pyInt(leftSteps)]]),
         right_values: new Map([["steps", pyInt(rightSteps)]]),
@@ -77,7 +77,7 @@ export async function diffJournals(left: AsyncIterator<PyObject>, right: AsyncIt
       await Promise.all([left.return?.(undefined), right.return?.(undefined)]);
       return {
         diverged: true,
-        seq: seq === null ? pyInt(i) : pyInt(seq),
+        seq: seq === null ? i : Number(seq),
         fields_changed: changed,
         left_values: new Map(changed.map((f) => [f, fieldOf(a.value, f)])),
         right_values: new Map(changed.map((f) => [f, fieldOf(b.value, f)])),

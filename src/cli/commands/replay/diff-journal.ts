@@ -22,7 +22,7 @@ export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
   } else if (!d.diverged) {
     await printLines("No divergence; chains match end-to-end.");
   } else {
-    const lines = [`Divergence at step ${pyRepr(d.seq)}: ${d.reason}`];
+    const lines = [`Divergence at step ${d.seq}: ${d.reason}`];
     for (const f of d.fields_changed) {
       // A length mismatch carries its values under "steps".
       const key = f === "length" ? "steps" : f;
