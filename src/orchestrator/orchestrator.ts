@@ -35,6 +35,7 @@ import { gitFacts } from "./git.ts";
 import { loadPlanFile, type Plan } from "./plan.ts";
 import { agentPrompt, MANAGER_ROLE, managerDescription } from "./prompt.ts";
 import { newRunId } from "./runid.ts";
+import { removeStaleTempFiles } from "./tempfiles.ts";
 
 export type RunOutcome = "completed" | "drained" | "failed" | "plan_failed" | "budget_exhausted" | "stopped" | "interrupted";
 
@@ -248,6 +249,7 @@ export class Orchestrator {
     const orphans = killOrphanedAgents(this.o.sddDir);
     if (orphans.length) this.o.report(`stopped ${orphans.length} agent(s) left by a previous run: ${orphans.join(", ")}`);
     writeAgentsFile(this.o.sddDir, []);
+    removeStaleTempFiles([join(this.o.sddDir, "runtime"), join(this.o.sddDir, "traces")]);
 
     const st = this.decision.state;
     this.o.report(this.decision.message);
