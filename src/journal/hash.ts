@@ -53,12 +53,14 @@ export function payloadPreimage(eventType: string, payload: Payload, profile: st
   }
   // py-json-v1 fast path: sort the top-level keys once, encode values with
   // the canonical encoder (which sorts nested objects itself).
+  const isMap = payload instanceof Map;
   const keys: string[] = [];
-  const values = new Map<string, PyLike>();
-  for (const [k, v] of entriesOf(payload)) {
-    if (EXCLUDED.has(k) || k === "event") continue;
-    if (!values.has(k)) keys.push(k);
-    values.set(k, v);
+  if (isMap) {
+    for (const k of payload.keys()) if (!EXCLUDED.has(k) && k !== "event") keys.push(k);
+  } else {
+    for (const k of Object.keys(payload)) {
+      if (!EXCLUDED.has(k) && k !== "event" && payload[k] !== undefined) keys.push(k);
+    }
   }
   keys.push("event");
   keys.sort(compareCodePoints);
@@ -68,7 +70,8 @@ export function payloadPreimage(eventType: string, payload: Payload, profile: st
     if (i > 0) out += ",";
     out += encodeString(k);
     out += ":";
-    out += k === "event" ? encodeString(eventType) : canonical(values.get(k) as PyLike);
+    if (k === "event") out += encodeString(eventType);
+    else out += canonical((isMap ? payload.get(k) : (payload as Record<string, PyLike>)[k]) as PyLike);
   }
   return out + "}";
 }

@@ -21,8 +21,12 @@ function hex4(c: number): string {
   return "\\u" + HEX[(c >> 12) & 15] + HEX[(c >> 8) & 15] + HEX[(c >> 4) & 15] + HEX[c & 15];
 }
 
+/** Characters that `ensure_ascii` output spells as themselves. */
+const ASCII_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 /** `"..."` with Python's escaping. */
 export function encodeString(s: string, ensureAscii = true): string {
+  if (ASCII_PLAIN.test(s)) return '"' + s + '"';
   let out = '"';
   let start = 0;
   const n = s.length;
@@ -180,7 +184,52 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
  */
 export type Canonicalizer = (value: PyLike) => string;
 
-const pyJsonV1: Canonicalizer = (value) => dumps(value, { sortKeys: true, separators: [",", ":"] });
+/**
+ * `dumps(value, {sortKeys: true, separators: [",", ":"]})`, specialised:
+ * the verifier canonicalises every payload value of every row, so this
+ * avoids the general encoder's per-call setup.
+ */
+function canonicalText(v: PyLike): string {
+  if (v === null || v === undefined) return "null";
+  switch (typeof v) {
+    case "string":
+      return encodeString(v, true);
+    case "boolean":
+      return v ? "true" : "false";
+    case "number":
+      return numberLexeme(v);
+    case "bigint":
+      return v.toString();
+  }
+  if (v instanceof PyNum) return canonicalNumber(v.raw, v.isFloat);
+  if (Array.isArray(v)) {
+    if (v.length === 0) return "[]";
+    let out = "[" + canonicalText(v[0]);
+    for (let i = 1; i < v.length; i++) out += "," + canonicalText(v[i]);
+    return out + "]";
+  }
+  let keys: string[];
+  let get: (k: string) => PyLike;
+  if (v instanceof Map) {
+    const m = v as Map<string, PyLike>;
+    keys = [...m.keys()];
+    get = (k) => m.get(k);
+  } else {
+    const o = v as Record<string, PyLike>;
+    keys = Object.keys(o).filter((k) => o[k] !== undefined);
+    get = (k) => o[k];
+  }
+  if (keys.length === 0) return "{}";
+  keys.sort(compareCodePoints);
+  let out = "{";
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    out += (i === 0 ? "" : ",") + encodeString(k, true) + ":" + canonicalText(get(k));
+  }
+  return out + "}";
+}
+
+const pyJsonV1: Canonicalizer = canonicalText;
 
 const PROFILES: Record<string, Canonicalizer> = { "py-json-v1": pyJsonV1 };
 
