@@ -1,10 +1,11 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { journalPath, runsRoot, SEAL_FILE_NAME, validateRunId } from "./paths.ts";
+import { JOURNAL_FILE_NAME, journalPath, runsRoot, SEAL_FILE_NAME, validateRunId } from "./paths.ts";
 
 /**
  * What `journal verify <FILE|RUN_ID>` names. A word with a path separator
- * or a `.jsonl` suffix is a file; otherwise a run id whose directory exists
+ * or a `.jsonl` suffix is a file (a run directory path means its
+ * journal.jsonl); otherwise a run id whose directory exists
  * under `<sdd>/runs` wins over a same-named file in the working directory;
  * an existing file is next; anything else must be a valid run id.
  */
@@ -22,6 +23,14 @@ function looksLikePath(word: string): boolean {
   return word.includes("/") || word.includes("\\") || word.endsWith(".jsonl");
 }
 
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function isFile(p: string): boolean {
   try {
     return statSync(p).isFile();
@@ -33,7 +42,9 @@ function isFile(p: string): boolean {
 export function resolveJournalTarget(word: string, sddDir: string): JournalTarget {
   const asRunDir = !looksLikePath(word) && word !== "." && word !== ".." ? join(runsRoot(sddDir), word) : null;
   if (looksLikePath(word) || (!(asRunDir && existsSync(asRunDir)) && isFile(word))) {
-    const path = resolve(word);
+    let path = resolve(word);
+    // A run directory given as a path means the journal inside it.
+    if (isDirectory(path) && isFile(join(path, JOURNAL_FILE_NAME))) path = join(path, JOURNAL_FILE_NAME);
     const dir = dirname(path);
     return { path, runId: basename(dir), runDirPath: dir, byRunId: false, defaultSealPath: null };
   }

@@ -161,6 +161,8 @@ describe("seal", () => {
     writeFileSync(file, original);
     const explicit = await bernsteinJson(["journal", "verify", file, "--seal", sealFile]);
     expect([explicit.code, explicit.json.identity]).toEqual([0, "verified"]);
+    const byDir = await bernsteinJson(["journal", "verify", join(cwd, ".sdd", "runs", "run-1"), "--seal", sealFile]);
+    expect([byDir.code, byDir.json.path]).toEqual([0, file]);
     // Resealing a changed journal is refused, not silently overwritten.
     writeFileSync(file, lines.slice(0, 2).join("\n") + "\n");
     const reseal = await bernsteinJson(["journal", "seal", "run-1"], { cwd });
