@@ -251,3 +251,20 @@ print(json.dumps(json.dumps({"run_id": "meta", "started_at": 1727000000.1234567,
     expect(j.path).toBe(journalPath(dir, "p"));
   });
 });
+
+describe("EventJournal.open", () => {
+  test("starts a new run at genesis with metadata, resumes an existing one, never rewrites metadata", () => {
+    const dir = dirs.make();
+    const a = EventJournal.open("o", { sddDir: dir, metadata: { git_branch: "main" } });
+    a.record("a");
+    a.close();
+    const metaPath = join(dir, "runs", "o", "metadata.json");
+    const meta = readFileSync(metaPath, "utf8");
+    expect(JSON.parse(meta).git_branch).toBe("main");
+    const b = EventJournal.open("o", { sddDir: dir, metadata: { git_branch: "other" } });
+    expect(b.count()).toBe(1);
+    b.record("b");
+    b.close();
+    expect(readFileSync(metaPath, "utf8")).toBe(meta);
+  });
+});
