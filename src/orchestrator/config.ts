@@ -111,6 +111,17 @@ export function validateConfig(doc: unknown, source: string): { config: Bernstei
       }
     }
   }
+  // valibot's object() accepts arrays; a mapping must be a mapping.
+  const isMapping = (x: unknown) => x !== null && typeof x === "object" && !Array.isArray(x);
+  if (!isMapping(doc)) {
+    throw new InputError("config_invalid", `${source}: expected a mapping at the top level, got ${describeValue(doc)}`, { path: source, key: null });
+  }
+  for (const key of ["agent", "models", "session"]) {
+    const x = (doc as Record<string, unknown>)[key];
+    if (x !== undefined && !isMapping(x)) {
+      throw new InputError("config_invalid", `${source}: ${key}: expected a mapping, got ${describeValue(x)}`, { path: source, key });
+    }
+  }
   const r = v.safeParse(ConfigSchema, doc);
   if (!r.success) {
     const issue = r.issues[0];

@@ -56,7 +56,7 @@ export function planFromDocument(doc: unknown, source: string): Plan {
     if (!r.success) {
       const issue = r.issues[0];
       const key = v.getDotPath(issue);
-      const label = item && typeof item === "object" && typeof (item as { title?: unknown }).title === "string" ? ` ('${(item as { title: string }).title}')` : "";
+      const label = item && typeof item === "object" && typeof (item as { title?: unknown }).title === "string" && (item as { title: string }).title.trim() ? ` ('${(item as { title: string }).title}')` : "";
       throw new InputError("plan_invalid", `${source}: task ${i + 1}${label}: ${key ? `${key}: ` : ""}${issue.message}`, { path: source, task_index: i });
     }
     return r.output;

@@ -1,0 +1,76 @@
+/**
+ * The CLI adapters against stand-in executables on PATH that record their
+ * argv and answer the way the real CLIs do (claude's JSON result, aider's
+ * Cost: line, plain text for codex/gemini).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cleanupProjects, journalEvents, makeProject, runIds, runToEnd, storedTasks } from "./fixture.ts";
+import { parse } from "../../../src/pyjson/parse.ts";
+
+afterAll(cleanupProjects);
+
+const FAKES: Record<string, string> = {
+  claude: `printf '%s\\n' "noise on stdout"\nprintf '{"type":"result","subtype":"success","is_error":false,"result":"claude did it","total_cost_usd":0.0375}\\n'`,
+  codex: `echo "thinking..."\necho "codex did it"`,
+  gemini: `echo "gemini did it"`,
+  aider: `echo "Applied edit to x.py"\necho "Tokens: 1.2k sent, 300 received. Cost: \\$0.0100 message, \\$0.0200 session."\necho "aider did it"`,
+};
+
+for (const [name, body] of Object.entries(FAKES)) {
+  test(`${name} adapter: argv shape, model flag, result and cost parsing`, async () => {
+    const p = makeProject({ tasks: [{ id: "X1", model: "mdl-1" }] });
+    const bin = join(p.dir, "bin");
+    mkdirSync(bin);
+    const argvFile = join(p.dir, "argv.txt");
+    writeFileSync(join(bin, name), `#!/bin/sh\nfor a in "$@"; do printf '%s\\0' "$a"; done > "${argvFile}"\n${body}\n`);
+    chmodSync(join(bin, name), 0o755);
+    writeFileSync(join(p.dir, "bernstein.yaml"), `agent:\n  adapter: ${name}\n  args: ["--extra"]\n`);
+    const r = await runToEnd(p, [], { PATH: `${bin}:${process.env.PATH}` });
+    expect(r.code).toBe(0);
+    const argv = readFileSync(argvFile, "utf8").split("\0").slice(0, -1);
+    const prompt = argv.find((a) => a.startsWith("You are a auto agent"))!;
+    expect(prompt).toContain("Task X1: task X1");
+    const expected: Record<string, string[]> = {
+      claude: ["-p", prompt, "--output-format", "json", "--model", "mdl-1", "--extra"],
+      codex: ["exec", "--model", "mdl-1", "--extra", prompt],
+      gemini: ["--model", "mdl-1", "--extra", "--prompt", prompt],
+      aider: ["--yes-always", "--no-pretty", "--no-stream", "--model", "mdl-1", "--extra", "--message", prompt],
+    };
+    expect(argv).toEqual(expected[name]!);
+    const t = storedTasks(p)[0]!;
+    expect(t.status).toBe("done");
+    expect(t.result_summary).toBe(`${name} did it`);
+    const cost = { claude: 0.0375, codex: 0, gemini: 0, aider: 0.02 }[name]!;
+    const completed = journalEvents(p, runIds(p)[0]!).find((x) => x.get("event") === "task_completed")!;
+    expect(completed.get("cost_usd").toNumber()).toBe(cost);
+    // the step journal records the invocation with the prompt elided
+    const agentId = completed.get("agent_id");
+    const step = parse(readFileSync(join(p.sddDir, "runtime", "journal", agentId, "000000.jsonl"), "utf8").trim()) as Map<string, any>;
+    const call = step.get("tool_call") as Map<string, any>;
+    expect(call.get("adapter")).toBe(name);
+    expect(call.get("argv")).toEqual([name, ...expected[name]!.map((a) => (a === prompt ? "{prompt}" : a))]);
+    expect(step.get("prompt")).toBe(prompt);
+    expect(step.get("input_hash")).toBe(new Bun.CryptoHasher("sha256").update(prompt).digest("hex"));
+  });
+}
+
+describe("adapter errors", () => {
+  test("a script adapter without its script is refused naming agent.script", async () => {
+    const p = makeProject();
+    writeFileSync(join(p.dir, "bernstein.yaml"), "agent:\n  adapter: script\n  script: nope.sh\n");
+    const r = await runToEnd(p, ["--as-json"]);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: "agent_script_missing", config_key: "agent.script" });
+  });
+
+  test("an agent that times out is a failed attempt with signal 'timeout'", async () => {
+    const p = makeProject({ tasks: [{ id: "SLOW" }], agentEnv: { AGENT_SLEEP: "20" }, config: "max_retries: 0" });
+    writeFileSync(join(p.dir, "bernstein.yaml"), readFileSync(join(p.dir, "bernstein.yaml"), "utf8").replace("timeout_s: 30", "timeout_s: 0.3"));
+    const r = await runToEnd(p);
+    expect(r.code).toBe(1);
+    const vf = journalEvents(p, runIds(p)[0]!).find((x) => x.get("event") === "task_verification_failed")!;
+    expect(vf.get("failed_signals")).toEqual(["timeout"]);
+  });
+});
