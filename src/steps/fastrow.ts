@@ -44,6 +44,8 @@ const KEY_BYTES: [Key, Uint8Array][] = (
 /** Value spans [start, end) per key of the last successful scan; -1 = absent. */
 export const spanStart = new Int32Array(KEY_COUNT);
 export const spanEnd = new Int32Array(KEY_COUNT);
+/** Offset of each key's opening quote (to find runs of adjacent keys). */
+export const keyStart = new Int32Array(KEY_COUNT);
 
 const MAX_DEPTH = 1000;
 let len = 0;
@@ -227,6 +229,7 @@ function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number, to
     const vE = scanValue(b, vS, vStrict, depth);
     if (vE < 0) return -1;
     if (top && key !== Key.Other) {
+      keyStart[key] = kS - 1;
       spanStart[key] = vS;
       spanEnd[key] = vE;
     }

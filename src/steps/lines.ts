@@ -55,7 +55,10 @@ export class LineSplitter {
     return this.lineNo;
   }
 
-  push(chunk: Uint8Array): void {
+  push(input: Uint8Array): void {
+    // Node Buffers are a Uint8Array subclass; viewing every chunk as a plain
+    // Uint8Array keeps byte access monomorphic in the hot loops downstream.
+    const chunk = input.constructor === Uint8Array ? input : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
     const base = this.total;
     this.total += chunk.length;
     let start = 0;

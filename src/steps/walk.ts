@@ -2,7 +2,7 @@ import { parse } from "../pyjson/parse.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
-import { isPlainString, Key, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
+import { isPlainString, Key, keyStart, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
 import { pyStrip } from "./lines.ts";
 
 /**
@@ -51,6 +51,8 @@ const P_TOOL_CALL = ENC.encode(',"tool_call":');
 const P_TOOL_RESULT = ENC.encode(',"tool_result":');
 const P_NULL = ENC.encode("null");
 const P_CLOSE = ENC.encode("}");
+const P_OPEN = ENC.encode("{");
+const P_COMMA = ENC.encode(",");
 
 const HEX_BYTES = new TextEncoder().encode("0123456789abcdef");
 const utf8Loose = new TextDecoder("utf-8");
@@ -89,7 +91,8 @@ export class ChainWalker {
   private setHeadBytes(src: Uint8Array, s: number, e: number): void {
     const n = e - s;
     if (n > this.headBytes.length) this.headBytes = new Uint8Array(n);
-    this.headBytes.set(src.subarray(s, e));
+    const h = this.headBytes;
+    for (let i = 0; i < n; i++) h[i] = src[s + i]!;
     this.headLen = n;
     this.headText = null;
   }
@@ -141,13 +144,43 @@ export class ChainWalker {
       grown.set(this.scratch.subarray(0, this.scratchLen));
       this.scratch = grown;
     }
-    this.scratch.set(s === 0 && e === src.length ? src : src.subarray(s, e), this.scratchLen);
+    const dst = this.scratch;
+    let o = this.scratchLen;
+    // Short spans are copied in place: a subarray view per span costs more than the bytes.
+    if (n <= 16) {
+      for (let i = s; i < e; i++) dst[o++] = src[i]!;
+    } else {
+      dst.set(src.subarray(s, e), o);
+    }
     this.scratchLen += n;
   }
 
   private putSpan(line: Uint8Array, key: Key): void {
     if (spanStart[key]! < 0) this.put(P_NULL);
     else this.put(line, spanStart[key], spanEnd[key]);
+  }
+
+  /** The pre-image assembled key by key (absent keys hash as null). */
+  private putPieces(line: Uint8Array, hasEffort: boolean): void {
+    if (hasEffort) {
+      this.put(P_EFFORT);
+      this.putSpan(line, Key.Effort);
+      this.put(P_INPUT);
+    } else {
+      this.put(P_INPUT_FIRST);
+    }
+    this.putSpan(line, Key.InputHash);
+    this.put(P_MODEL);
+    this.putSpan(line, Key.Model);
+    this.put(P_PREV);
+    this.putSpan(line, Key.PrevHash);
+    this.put(P_PROMPT);
+    this.putSpan(line, Key.Prompt);
+    this.put(P_TOOL_CALL);
+    this.putSpan(line, Key.ToolCall);
+    this.put(P_TOOL_RESULT);
+    this.putSpan(line, Key.ToolResult);
+    this.put(P_CLOSE);
   }
 
   /** Canonical row: hash from byte spans. False = let the general path decide. */
@@ -174,25 +207,29 @@ export class ChainWalker {
     this.scratchLen = 0;
     const effortS = spanStart[Key.Effort]!;
     const hasEffort = effortS >= 0 && !(spanEnd[Key.Effort]! - effortS === 4 && line[effortS] === 0x6e);
-    if (hasEffort) {
-      this.put(P_EFFORT);
-      this.putSpan(line, Key.Effort);
-      this.put(P_INPUT);
+    // A canonical row holds the hashed keys in the pre-image's own order;
+    // when no other key sits between them the pre-image is two byte ranges
+    // of the line: [effort,] input_hash..prompt and tool_call..tool_result.
+    const runStart = hasEffort ? keyStart[Key.Effort]! : keyStart[Key.InputHash]!;
+    if (
+      spanStart[Key.Model]! >= 0 &&
+      spanStart[Key.Prompt]! >= 0 &&
+      spanStart[Key.ToolCall]! >= 0 &&
+      spanStart[Key.ToolResult]! >= 0 &&
+      (!hasEffort || keyStart[Key.InputHash] === spanEnd[Key.Effort]! + 1) &&
+      keyStart[Key.Model] === spanEnd[Key.InputHash]! + 1 &&
+      keyStart[Key.PrevHash] === spanEnd[Key.Model]! + 1 &&
+      keyStart[Key.Prompt] === spanEnd[Key.PrevHash]! + 1 &&
+      keyStart[Key.ToolResult] === spanEnd[Key.ToolCall]! + 1
+    ) {
+      this.put(P_OPEN);
+      this.put(line, runStart, spanEnd[Key.Prompt]!);
+      this.put(P_COMMA);
+      this.put(line, keyStart[Key.ToolCall]!, spanEnd[Key.ToolResult]!);
+      this.put(P_CLOSE);
     } else {
-      this.put(P_INPUT_FIRST);
+      this.putPieces(line, hasEffort);
     }
-    this.putSpan(line, Key.InputHash);
-    this.put(P_MODEL);
-    this.putSpan(line, Key.Model);
-    this.put(P_PREV);
-    this.putSpan(line, Key.PrevHash);
-    this.put(P_PROMPT);
-    this.putSpan(line, Key.Prompt);
-    this.put(P_TOOL_CALL);
-    this.putSpan(line, Key.ToolCall);
-    this.put(P_TOOL_RESULT);
-    this.putSpan(line, Key.ToolResult);
-    this.put(P_CLOSE);
     const hasher = new Bun.SHA256();
     hasher.update(this.scratch.subarray(0, this.scratchLen));
     hasher.digest(this.digest);
