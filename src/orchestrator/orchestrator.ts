@@ -22,6 +22,7 @@ import type { Task, StopOptions } from "../server/model.ts";
 import { agentLogPath, orchestratorInfoPath } from "../server/paths.ts";
 import { startTaskServer, type RunningServer } from "../server/server.ts";
 import { TaskStore } from "../server/store.ts";
+import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
 import { decideResume, type ResumeDecision } from "../session/resume.ts";
 import { SessionSaver } from "../session/saver.ts";
 import { sessionFromTasks } from "../session/state.ts";
@@ -308,6 +309,8 @@ export class Orchestrator {
       }
       return await this.finish();
     } finally {
+      // An error left agents running: they must not outlive the run.
+      for (const a of this.running.values()) a.attempt.kill(200);
       unsubscribe();
       if (this.stopDeadline) clearTimeout(this.stopDeadline);
       this.saver.close();
@@ -552,38 +555,15 @@ export class Orchestrator {
     this.writeAgents();
     const task = agent.task;
     this.spent += result.costUsd;
-    let summary = result.resultSummary;
-
-    if (result.outcome === "success") {
-      this.store.complete(task.id, { result_summary: summary, cost_usd: result.costUsd });
-      this.record("task_completed", { task_id: task.id, agent_id: agent.agentId, cost_usd: pyFloat(round4(this.spent)) });
-      this.o.report(`done ${task.id} by ${agent.agentId}${summary ? `: ${summary}` : ""}${result.costUsd ? ` ($${result.costUsd.toFixed(4)})` : ""}`);
-      if (result.plan) this.acceptPlan(task, result.plan);
-    } else if (result.outcome === "killed") {
-      this.store.transition(task.id, "open", { cost_usd: result.costUsd });
-      this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
-      this.o.report(`stopped ${agent.agentId}; ${task.id} goes back to the queue`);
-    } else {
-      if (result.planError) summary = result.planError;
-      this.record("task_verification_failed", { task_id: task.id, failed_signals: result.failedSignals });
-      const current = this.store.require(task.id);
-      if (current.attempts <= this.maxRetries && this.stopping === null) {
-        this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
-        this.record("task_retried", { task_id: task.id });
-        this.o.report(`verification failed for ${task.id} (${result.failedSignals.join(", ")}): retry ${current.attempts} of ${this.maxRetries}`);
-      } else if (this.stopping !== null && current.attempts <= this.maxRetries) {
-        // Stopping: do not retry now, but leave the task for a resumed run.
-        this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
-        this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
-      } else {
-        const reason = `${result.failedSignals.join(", ")}${summary ? `: ${summary}` : ""}`.slice(0, 2000);
-        this.store.fail(task.id, { reason, cost_usd: result.costUsd });
-        this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason });
-        this.o.report(`failed ${task.id} after ${current.attempts} attempt(s): ${reason}`);
-        if (task.role === MANAGER_ROLE) {
-          this.planError = { code: "plan_invalid", detail: result.planError ?? `the manager agent failed (${result.failedSignals.join(", ")})` };
-        }
-      }
+    const summary = result.planError ?? result.resultSummary;
+    try {
+      this.settle(agent, result, summary);
+    } catch (err) {
+      // A client moved the task (cancelled it, say) while the agent worked.
+      if (!(err instanceof IllegalTransitionError || err instanceof TaskNotFoundError)) throw err;
+      const now = this.store.get(task.id);
+      this.record("task_result_discarded", { task_id: task.id, agent_id: agent.agentId, status: now?.status ?? null, outcome: result.outcome });
+      this.o.warn(`${task.id} became '${now?.status ?? "missing"}' while ${agent.agentId} worked on it: its result is discarded`);
     }
     this.record("agent_reaped", { agent_id: agent.agentId });
     this.recordStep(agent, result, summary);
@@ -608,6 +588,43 @@ export class Orchestrator {
       this.budgetHit = true;
       this.record("budget_exhausted", { spent_usd: pyFloat(round4(this.spent)), budget_usd: pyFloat(this.budget) });
       this.o.report(`budget of $${this.budget.toFixed(2)} reached ($${this.spent.toFixed(4)} spent): no new tasks`);
+    }
+  }
+
+  /** Apply an attempt's outcome to the task store and the run journal. */
+  private settle(agent: RunningAgent, result: AttemptResult, summary: string | null): void {
+    const task = agent.task;
+    if (result.outcome === "success") {
+      this.store.complete(task.id, { result_summary: summary, cost_usd: result.costUsd });
+      this.record("task_completed", { task_id: task.id, agent_id: agent.agentId, cost_usd: pyFloat(round4(this.spent)) });
+      this.o.report(`done ${task.id} by ${agent.agentId}${summary ? `: ${summary}` : ""}${result.costUsd ? ` ($${result.costUsd.toFixed(4)})` : ""}`);
+      if (result.plan) this.acceptPlan(task, result.plan);
+      return;
+    }
+    if (result.outcome === "killed") {
+      this.store.transition(task.id, "open", { cost_usd: result.costUsd });
+      this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
+      this.o.report(`stopped ${agent.agentId}; ${task.id} goes back to the queue`);
+      return;
+    }
+    this.record("task_verification_failed", { task_id: task.id, failed_signals: result.failedSignals });
+    const current = this.store.require(task.id);
+    if (current.attempts <= this.maxRetries && this.stopping === null) {
+      this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
+      this.record("task_retried", { task_id: task.id });
+      this.o.report(`verification failed for ${task.id} (${result.failedSignals.join(", ")}): retry ${current.attempts} of ${this.maxRetries}`);
+    } else if (this.stopping !== null && current.attempts <= this.maxRetries) {
+      // Stopping: do not retry now, but leave the task for a resumed run.
+      this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
+      this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
+    } else {
+      const reason = `${result.failedSignals.join(", ")}${summary ? `: ${summary}` : ""}`.slice(0, 2000);
+      this.store.fail(task.id, { reason, cost_usd: result.costUsd });
+      this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason });
+      this.o.report(`failed ${task.id} after ${current.attempts} attempt(s): ${reason}`);
+      if (task.role === MANAGER_ROLE) {
+        this.planError = { code: "plan_invalid", detail: result.planError ?? `the manager agent failed (${result.failedSignals.join(", ")})` };
+      }
     }
   }
 

@@ -179,6 +179,21 @@ describe("sessions: stop, save and resume (compiled binary)", () => {
     expect(names.at(-1)).toBe("run_completed");
   });
 
+  test("a task cancelled by a client while its agent works: the result is discarded, the run goes on", async () => {
+    const p = makeProject({ tasks: [{ id: "C1" }, { id: "C2" }], agentEnv: { AGENT_SLEEP: "0.4" } });
+    const proc = spawnRun(p, ["--max-agents", "1"]);
+    await waitFor(() => readLedger(p).some((l) => l.task === "C1") && serverInfo(p), 20000, "C1 start");
+    const r = await call(p, "POST", "/tasks/C1/status", { status: "cancelled" });
+    expect(r.json.status).toBe("cancelled");
+    expect(await proc.exited).toBe(0);
+    const byId = Object.fromEntries(storedTasks(p).map((t) => [t.id, t.status]));
+    expect(byId).toEqual({ C1: "cancelled", C2: "done" });
+    const rows = journalEvents(p, runIds(p)[0]!);
+    const discarded = rows.find((x) => x.get("event") === "task_result_discarded")!;
+    expect(discarded.get("task_id")).toBe("C1");
+    expect(discarded.get("status")).toBe("cancelled");
+  });
+
   test("--keep-alive picks up a task created later and routes its model to the agent", async () => {
     const p = makeProject({ tasks: [{ id: "first" }] });
     const proc = spawnRun(p, ["--keep-alive"]);
