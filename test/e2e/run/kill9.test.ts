@@ -7,7 +7,7 @@ import { cleanupProjects, journalEvents, makeProject, readLedger, runIds, runToE
 afterAll(cleanupProjects);
 
 const TASKS = [{ id: "A" }, { id: "B" }, { id: "C", depends_on: ["A"] }, { id: "D", depends_on: ["B", "C"] }];
-const TRIALS = 24;
+const TRIALS = 20;
 
 /** Deterministic pseudo-random kill delays spread over the whole run. */
 function delays(n: number): number[] {
