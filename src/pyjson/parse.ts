@@ -33,16 +33,26 @@ function isWs(c: number): boolean {
 const STRING_SPECIAL = /["\\\x00-\x1f]/g;
 
 function errorAt(text: string, msg: string, pos: number): PyJsonError {
+  // Python counts code points; a JS string counts UTF-16 units, so every
+  // surrogate pair before the position counts once (a lone surrogate, which
+  // Python also keeps as one code point, counts once either way).
   let lineno = 1;
-  let lastNl = -1;
+  let cp = 0;
+  let lineStartCp = 0;
   for (let i = 0; i < pos && i < text.length; i++) {
-    if (text.charCodeAt(i) === WS_LF) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < pos) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    cp++;
+    if (c === WS_LF) {
       lineno++;
-      lastNl = i;
+      lineStartCp = cp;
     }
   }
-  const colno = pos - lastNl;
-  return new PyJsonError(`${msg}: line ${lineno} column ${colno} (char ${pos})`, pos);
+  const colno = cp - lineStartCp + 1;
+  return new PyJsonError(`${msg}: line ${lineno} column ${colno} (char ${cp})`, pos);
 }
 
 export function parse(text: string, options: ParseOptions = {}): PyValue {
@@ -104,7 +114,9 @@ export function parse(text: string, options: ParseOptions = {}): PyValue {
   };
 
   const readHex4 = (at: number): number => {
-    if (at + 4 > len) return -1;
+    // CPython refuses an escape whose 4 digits end the text (the closing
+    // quote must follow): "Invalid \\uXXXX escape", not "Unterminated".
+    if (at + 4 >= len) return -1;
     let v = 0;
     for (let i = 0; i < 4; i++) {
       const c = text.charCodeAt(at + i);
