@@ -30,11 +30,21 @@ export interface LineReadOptions {
   endOffset?: number;
   /** Read size in bytes (default 1 MiB). */
   chunkSize?: number;
+  /** Longest line kept whole (default MAX_LINE_BYTES); see there. */
+  maxLineBytes?: number;
 }
 
 const LF = 10;
 const CR = 13;
 export const DEFAULT_CHUNK_SIZE = 1 << 20;
+/**
+ * A physical line longer than this is never assembled: only its first
+ * MAX_LINE_BYTES + 1 bytes are kept, which `classifyLine` discards as
+ * overlong. Memory stays bounded whatever the file holds (a 100 MB
+ * single-line journal is refused, not read into memory); the same limit as
+ * the step journal's.
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 function unreadable(path: string, err: unknown): InputError {
   const code = (err as NodeJS.ErrnoException).code ?? "EIO";
@@ -42,10 +52,11 @@ function unreadable(path: string, err: unknown): InputError {
   return new InputError("journal_unreadable", `cannot read journal ${path}: ${why}`, { path });
 }
 
-function concat(parts: Uint8Array[], tail: Uint8Array): Uint8Array {
+function concat(parts: Uint8Array[], tail: Uint8Array, cap = Number.POSITIVE_INFINITY): Uint8Array {
   let len = tail.length;
   for (const p of parts) len += p.length;
-  const out = new Uint8Array(len);
+  if (len > cap) tail = tail.subarray(0, Math.max(0, tail.length - (len - cap)));
+  const out = new Uint8Array(Math.min(len, cap));
   let off = 0;
   for (const p of parts) {
     out.set(p, off);
@@ -69,6 +80,9 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
   }
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   const limit = options.endOffset ?? Number.POSITIVE_INFINITY;
+  // Bytes kept of one line: one past the cap, so an overlong line is seen as such.
+  const keep = (options.maxLineBytes ?? MAX_LINE_BYTES) + 1;
+  let pendingLen = 0;
   const buf = new Uint8Array(chunkSize);
   let filePos = 0;
   let lineStart = 0;
@@ -105,12 +119,18 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
         const cr = nextCR === -1 ? n : nextCR;
         const t = lf < cr ? lf : cr;
         if (t === n) {
-          pending.push(view.slice(p, n)); // copy: the buffer is reused
+          // Copy (the buffer is reused), but never more than `keep` bytes of a line.
+          if (pendingLen < keep) {
+            const piece = view.slice(p, Math.min(n, p + (keep - pendingLen)));
+            pending.push(piece);
+            pendingLen += piece.length;
+          }
           break;
         }
         const content = view.subarray(p, t);
-        const bytes = pending.length === 0 ? content : concat(pending, content);
+        const bytes = pending.length === 0 ? (content.length > keep ? content.subarray(0, keep) : content) : concat(pending, content, keep);
         pending = [];
+        pendingLen = 0;
         yield { index, start: lineStart, end: filePos + t, bytes, terminated: true };
         index++;
         p = t + 1;
@@ -128,7 +148,7 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
     if (pending.length > 0) {
       const bytes = concat(pending, new Uint8Array(0));
       pending = [];
-      yield { index, start: lineStart, end: lineStart + bytes.length, bytes, terminated: false };
+      yield { index, start: lineStart, end: filePos, bytes, terminated: false };
     }
   } finally {
     closeSync(fd);

@@ -1,7 +1,7 @@
 import { parse } from "../pyjson/parse.ts";
 import { isPyWhitespace } from "../pyjson/python.ts";
 import type { PyValue } from "../pyjson/types.ts";
-import { physicalLines, type LineReadOptions } from "./lines.ts";
+import { MAX_LINE_BYTES, physicalLines, type LineReadOptions } from "./lines.ts";
 
 /**
  * The tolerant journal reader (spec §1.8): every physical line is either a
@@ -31,10 +31,14 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const BLANK: LineVerdict = { kind: "blank" };
 const UNDECODABLE: LineVerdict = { kind: "discarded", reason: "undecodable bytes (not valid UTF-8)" };
 const NON_OBJECT: LineVerdict = { kind: "discarded", reason: "non-object row" };
+const OVERLONG: LineVerdict = { kind: "discarded", reason: `line longer than ${MAX_LINE_BYTES} bytes (not read)` };
 
 /** Classify one physical line (content bytes without the terminator). */
 export function classifyLine(bytes: Uint8Array): LineVerdict {
   if (bytes.length === 0) return BLANK;
+  // Bounded memory: a line past the limit is refused unread (physicalLines
+  // hands over only its first MAX_LINE_BYTES + 1 bytes).
+  if (bytes.length > MAX_LINE_BYTES) return OVERLONG;
   let text: string;
   try {
     text = utf8.decode(bytes);

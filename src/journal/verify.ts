@@ -4,7 +4,7 @@ import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { dumps } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { eventHash, hashProfileOf, NON_DETERMINISTIC_FIELDS, payloadHash } from "./hash.ts";
-import type { LineReadOptions } from "./lines.ts";
+import { MAX_LINE_BYTES, type LineReadOptions } from "./lines.ts";
 import { DIVERGENCE_REPORT_NAME } from "./paths.ts";
 import { readJournalSync, type JournalRow } from "./reader.ts";
 
@@ -169,11 +169,18 @@ export function verifyJournalSync(
   const exists = fileExists(path);
   const walker = new ChainWalker();
   const discarded: number[] = [];
+  const overlong: number[] = [];
   for (const item of readJournalSync(path, opts)) {
     if (item.kind === "row") walker.push(item.row);
-    else discarded.push(item.line);
+    else {
+      discarded.push(item.line);
+      if (item.reason.startsWith("line longer than")) overlong.push(item.line);
+    }
   }
-  return verdictOf({ path, exists, walker, discarded, seal: opts.seal });
+  const result = verdictOf({ path, exists, walker, discarded, seal: opts.seal });
+  // Not a Python message (Python reads any length): say why such a line was discarded.
+  if (overlong.length) result.errors.push(`physical line(s) ${overlong.join(", ")} longer than ${MAX_LINE_BYTES} bytes: refused unread`);
+  return result;
 }
 
 /**

@@ -50,3 +50,55 @@ describe("parser error messages (fuzz: parser)", () => {
     expect(texts.map(ourError)).toEqual(py);
   });
 });
+
+describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
+  // Found by the journal fuzzer's 100 MB single-line extreme: the reader
+  // assembled the whole line (and decoded and parsed it), ~530 MB peak.
+  // A line over MAX_LINE_BYTES is now discarded unread, with its reason.
+  test("physicalLines keeps at most maxLineBytes + 1 bytes of a line and the true offsets", async () => {
+    const { physicalLines } = await import("../../src/journal/lines.ts");
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "bernstein-lines-"));
+    try {
+      const file = join(dir, "j.jsonl");
+      writeFileSync(file, "x".repeat(5000) + "\n{}\n" + "y".repeat(3000));
+      const lines = [...physicalLines(file, { chunkSize: 64, maxLineBytes: 100 })].map((l) => ({
+        len: l.bytes.length,
+        start: l.start,
+        end: l.end,
+        terminated: l.terminated,
+      }));
+      expect(lines).toEqual([
+        { len: 101, start: 0, end: 5000, terminated: true },
+        { len: 2, start: 5001, end: 5003, terminated: true },
+        { len: 101, start: 5004, end: 8004, terminated: false },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a line longer than the limit is discarded with a clear error, later rows still read", async () => {
+    const { MAX_LINE_BYTES } = await import("../../src/journal/lines.ts");
+    const { verifyJournalSync } = await import("../../src/journal/verify.ts");
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "bernstein-overlong-"));
+    try {
+      const file = join(dir, "journal.jsonl");
+      const big = Buffer.alloc(MAX_LINE_BYTES + 10, 0x61);
+      big[0] = 0x22;
+      writeFileSync(file, Buffer.concat([big, Buffer.from("\n{}\n")]));
+      const r = verifyJournalSync(file);
+      expect(r.coverage).toBe("partial");
+      expect(r.discarded_line_indices).toEqual([0]);
+      expect(r.count).toBe(1);
+      expect(r.errors).toContain(`physical line(s) 0 longer than ${MAX_LINE_BYTES} bytes: refused unread`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
