@@ -10,10 +10,10 @@
  * happens only when there is something to do (an attempt finished, or a
  * ready task and a free slot), so an idle keep-alive run writes nothing.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, unlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { errorMessage, InputError, UsageError } from "../errors.ts";
+import { errorMessage, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { EventJournal } from "../journal/writer.ts";
 import { sealJournal } from "../journal/seal.ts";
@@ -26,7 +26,6 @@ import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
 import { decideResume, type ResumeDecision } from "../session/resume.ts";
 import { SessionSaver } from "../session/saver.ts";
 import { sessionFromTasks } from "../session/state.ts";
-import { StepJournal } from "../steps/writer.ts";
 import { TraceRecorder } from "../traces/writer.ts";
 import { createAdapter, type AgentAdapter } from "./adapters.ts";
 import { killOrphanedAgents, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
@@ -37,6 +36,8 @@ import { loadPlanFile, type Plan } from "./plan.ts";
 import { agentPrompt, MANAGER_ROLE, managerDescription } from "./prompt.ts";
 import { newRunId } from "./runid.ts";
 import { removeStaleTempFiles } from "./tempfiles.ts";
+import { appendAgentStep, finalizeTrace } from "./records.ts";
+import { Wakeup } from "./wakeup.ts";
 
 export type RunOutcome = "completed" | "drained" | "failed" | "plan_failed" | "budget_exhausted" | "stopped" | "interrupted";
 
@@ -132,8 +133,7 @@ export class Orchestrator {
 
   private stopping: { force: boolean; interrupted: boolean; reason: string } | null = null;
   private stopDeadline: ReturnType<typeof setTimeout> | null = null;
-  private wakeUp: (() => void) | null = null;
-  private pendingWake = false;
+  private readonly alarm = new Wakeup();
 
   constructor(opts: OrchestratorOptions) {
     this.o = { ...opts, workdir: resolve(opts.workdir) };
@@ -195,7 +195,7 @@ export class Orchestrator {
         for (const a of this.running.values()) a.attempt.kill();
       }, opts.timeout_s * 1000);
     }
-    this.wake();
+    this.alarm.wake();
     return {
       accepted: true,
       detail: force ? "stopping now: agents are being killed" : `stopping: no new tasks; running agents get ${opts.timeout_s}s to finish`,
@@ -280,7 +280,7 @@ export class Orchestrator {
     const unsubscribe = this.store.onChange((task, previous) => {
       this.saver.notify();
       // A task created by a client (e.g. `bernstein replay <task>`) is new work.
-      if (previous === null || task.status === "open") this.wake();
+      if (previous === null || task.status === "open") this.alarm.wake();
     });
 
     this.server.setHooks({
@@ -365,40 +365,13 @@ export class Orchestrator {
 
   // ------------------------------------------------------------------ loop
 
-  private wake(): void {
-    if (this.wakeUp) {
-      const w = this.wakeUp;
-      this.wakeUp = null;
-      w();
-    } else {
-      this.pendingWake = true;
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.pendingWake) {
-      this.pendingWake = false;
-      return Promise.resolve();
-    }
-    return new Promise((res) => {
-      const timer = setTimeout(() => {
-        this.wakeUp = null;
-        res();
-      }, ms);
-      this.wakeUp = () => {
-        clearTimeout(timer);
-        res();
-      };
-    });
-  }
-
   private canClaim(): boolean {
     return this.stopping === null && !this.budgetHit && this.planError === null;
   }
 
   private async loop(): Promise<void> {
     for (;;) {
-      this.pendingWake = false;
+      this.alarm.clear();
       const capacity = this.maxAgents - this.running.size;
       const ready = this.canClaim() && capacity > 0 ? this.store.ready(capacity) : [];
       if (this.finished.length > 0 || ready.length > 0) {
@@ -409,20 +382,20 @@ export class Orchestrator {
         continue;
       }
       if (this.running.size > 0) {
-        await this.sleep(1000);
+        await this.alarm.sleep(1000);
         continue;
       }
       // Nothing running and nothing ready.
       if (this.stopping || this.budgetHit || this.planError) return;
       if (this.failBlockedTasks() > 0) continue;
       if (this.o.keepAlive) {
-        await this.sleep(500);
+        await this.alarm.sleep(500);
         continue;
       }
       const c = this.store.counts();
       // Tasks claimed by another client: wait for them to finish.
       if (c.claimed + c.in_progress + c.orphaned + c.waiting_for_subtasks > 0 || (c.open > 0 && this.store.ready(1).length > 0)) {
-        await this.sleep(500);
+        await this.alarm.sleep(500);
         continue;
       }
       return;
@@ -535,7 +508,7 @@ export class Orchestrator {
       this.o.report(`spawned ${agentId} on ${task.id} "${task.title}"${model ? ` (model ${model})` : ""}`);
       void attempt.done.then((result) => {
         this.finished.push({ agent, result });
-        this.wake();
+        this.alarm.wake();
       });
     }
   }
@@ -566,23 +539,24 @@ export class Orchestrator {
       this.o.warn(`${task.id} became '${now?.status ?? "missing"}' while ${agent.agentId} worked on it: its result is discarded`);
     }
     this.record("agent_reaped", { agent_id: agent.agentId });
-    this.recordStep(agent, result, summary);
-    const after = this.store.get(task.id) ?? task;
     this.tryWrite(
       () =>
-        agent.trace.finalize({
-          endTs: result.endedAt,
-          outcome: result.outcome === "success" ? "success" : "failed",
-          resultSummary: summary,
-          tasks: [after],
-          steps: result.gates.map((g) => ({
-            type: "verify" as const,
-            timestamp: result.endedAt,
-            detail: `gate ${g.name}: ${g.exit_code === 0 ? "passed" : g.timed_out ? "timed out" : `exit ${g.exit_code}`}`,
-          })),
+        appendAgentStep({
+          sddDir: this.o.sddDir,
+          agentId: agent.agentId,
+          adapter: this.adapter.name,
+          recordedArgv: agent.attempt.spec.invocation.recordedArgv,
+          workdir: this.o.workdir,
+          task,
+          model: agent.model,
+          effort: agent.effort,
+          prompt: agent.prompt,
+          result,
+          summary,
         }),
-      "trace",
+      "step journal",
     );
+    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, this.store.get(task.id) ?? task), "trace");
     this.saver.notify();
     if (this.budget !== null && this.spent >= this.budget && !this.budgetHit) {
       this.budgetHit = true;
@@ -637,37 +611,6 @@ export class Orchestrator {
       this.planError = { code: "plan_invalid", detail: `the manager's plan was refused by the task store: ${errorMessage(err)}` };
       this.record("task_failed", { task_id: managerTask.id, agent_id: managerTask.assigned_agent, reason: this.planError.detail });
     }
-  }
-
-  /** One step in the agent's step journal: prompt in, invocation, result out. */
-  private recordStep(agent: RunningAgent, result: AttemptResult, summary: string | null): void {
-    this.tryWrite(() => {
-      const j = StepJournal.open(this.o.sddDir, agent.agentId);
-      try {
-        j.append({
-          input_hash: createHash("sha256").update(agent.prompt, "utf8").digest("hex"),
-          model: agent.model,
-          prompt: agent.prompt,
-          tool_call: {
-            adapter: this.adapter.name,
-            argv: agent.attempt.spec.invocation.recordedArgv,
-            cwd: this.o.workdir,
-            task_id: agent.task.id,
-          },
-          tool_result: {
-            exit_code: result.exitCode,
-            outcome: result.outcome,
-            result_summary: summary,
-            cost_usd: pyFloat(result.costUsd),
-            failed_signals: result.failedSignals,
-            duration_s: pyFloat(Math.round((result.endedAt - result.startedAt) * 1000) / 1000),
-          },
-          ...(agent.effort ? { effort: agent.effort } : {}),
-        });
-      } finally {
-        j.close();
-      }
-    }, "step journal");
   }
 
   private tryWrite(fn: () => void, what: string): void {
@@ -754,4 +697,3 @@ export function exitCodeOf(outcome: RunOutcome): number {
   }
 }
 
-export { InputError };
