@@ -174,6 +174,17 @@ export class Orchestrator {
       this.store.close();
       throw err;
     }
+    // From the first request on, /stop and /status talk to this run.
+    this.server.setHooks({
+      stop: (opts) => this.requestStop({ ...opts, reason: "POST /stop" }),
+      status: () => ({
+        run_id: this.runId || null,
+        goal: this.goal,
+        cost_usd: round4(this.spent),
+        budget_usd: this.budget,
+        orchestrator: { pid: process.pid, running_agents: this.running.size, stopping: this.stopping !== null },
+      }),
+    });
     try {
       return await this.runWithServer();
     } finally {
@@ -283,16 +294,6 @@ export class Orchestrator {
       if (previous === null || task.status === "open") this.alarm.wake();
     });
 
-    this.server.setHooks({
-      stop: (opts) => this.requestStop({ ...opts, reason: "POST /stop" }),
-      status: () => ({
-        run_id: this.runId,
-        goal: this.goal,
-        cost_usd: round4(this.spent),
-        budget_usd: this.budget,
-        orchestrator: { pid: process.pid, running_agents: this.running.size, stopping: this.stopping !== null },
-      }),
-    });
     writeFileAtomic(
       orchestratorInfoPath(this.o.sddDir),
       JSON.stringify({ pid: process.pid, run_id: this.runId, server_url: this.server.url }, null, 2) + "\n",
