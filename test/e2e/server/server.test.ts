@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bernstein, ROOT } from "../../helpers/cli.ts";
 import { readServerJson, startServer } from "./serverProc.ts";
+import { TaskClient } from "../../../src/server/client.ts";
+import { ServerRequestError, ServerUnreachableError } from "../../../src/server/errors.ts";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -202,5 +204,37 @@ describe("bernstein server (compiled binary)", () => {
       await s.stop();
     }
   });
-});
 
+  test("TaskClient (the CLI's HTTP client) against the compiled server", async () => {
+    const dir = tempDir();
+    const s = await startServer(dir);
+    const c = TaskClient.forSddDir(s.sddDir);
+    expect(c.url).toBe(s.url);
+    expect(await c.health()).toEqual({ status: "ok" });
+    const t = await c.createTask({ title: "via client", model: "m1" });
+    expect(t).toMatchObject({ title: "via client", model: "m1", status: "open" });
+    expect((await c.listTasks()).map((x) => x.id)).toEqual([t.id]);
+    expect(await c.listTasks({ status: "done" })).toEqual([]);
+    expect(await c.listTasksPage({ limit: 10 })).toMatchObject({ total: 1, limit: 10, offset: 0 });
+    expect(await c.getTask("missing")).toBeNull();
+    expect((await c.claim({ agent_id: "x" })).task!.id).toBe(t.id);
+    let err: unknown;
+    try {
+      await c.setStatus(t.id, "planned");
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ServerRequestError);
+    expect((err as ServerRequestError).code).toBe("illegal_transition");
+    expect((err as ServerRequestError).httpStatus).toBe(409);
+    expect((err as ServerRequestError).facts.allowed).toContain("in_progress");
+    expect((await c.complete(t.id, { result_summary: "r", cost_usd: 0.5 })).status).toBe("done");
+    expect((await c.status()).counts.done).toBe(1);
+    const bad = new TaskClient({ url: s.url, token: "wrong" });
+    await expect(bad.health()).rejects.toMatchObject({ code: "unauthorized", httpStatus: 401 });
+    const stop = await c.stop({ force: false, timeout_s: 1 });
+    expect(stop.accepted).toBe(true);
+    expect(await s.proc.exited).toBe(0);
+    await expect(new TaskClient({ url: s.url, token: s.token }, { timeoutMs: 1000 }).health()).rejects.toBeInstanceOf(ServerUnreachableError);
+  });
+});
