@@ -1,0 +1,30 @@
+import type { FuzzTarget } from "../types.ts";
+import { join } from "node:path";
+import { journalTarget, type ParallelVerify } from "./journal.ts";
+import { parserTarget } from "./parser.ts";
+
+export const TARGET_NAMES = ["parser", "journal", "receipt", "server"] as const;
+export type TargetName = (typeof TARGET_NAMES)[number];
+
+export interface TargetOptions {
+  /** Compiled binary for the sampled cases (null: in-process only). */
+  bin: string | null;
+  /** Cross-check with python3 where the target can. */
+  python: boolean;
+  /** The parallel journal verifier to compare with (journal target). */
+  parallel?: ParallelVerify | null;
+}
+
+/** The Python reference verifiers shipped with the tests. */
+export const REFERENCE_DIR = join(import.meta.dir, "..", "..", "..", "test", "reference");
+
+export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
+  switch (name) {
+    case "parser":
+      return parserTarget({ bin: opts.bin, python: opts.python });
+    case "journal":
+      return journalTarget({ bin: opts.bin, reference: opts.python ? join(REFERENCE_DIR, "verify_journal.py") : null, parallel: opts.parallel });
+    default:
+      throw new Error(`target ${name} not built yet`);
+  }
+}
