@@ -1,0 +1,200 @@
+/**
+ * Deterministic, realistic run journals for the benchmark and the big-file
+ * tests, written by the project's own writer (`EventJournal`).
+ *
+ * The event mix and payload shapes follow a real orchestrator run (spec §9):
+ * ticks, agent spawns with endpoint details, claimed/completed tasks with
+ * run-cumulative costs, tool calls with nested token counts and file lists,
+ * unicode summaries, provider-state captures. Same seed + same size = same
+ * bytes (the clock is simulated too), so benchmark runs are comparable.
+ */
+import { EventJournal, type JournalClock, type RecordItem } from "../src/journal/writer.ts";
+import { pyFloat } from "../src/pyjson/types.ts";
+
+/** mulberry32: small, fast, good enough for shaping test data. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const MODELS = ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5-codex", "gemini-2.5-pro", "qwen3-coder-480b"];
+const PROVIDERS = ["anthropic", "openai", "google", "openrouter"];
+const ROLES = ["backend", "frontend", "qa", "security", "docs", "architect"];
+const TOOLS = ["read_file", "edit_file", "run_tests", "grep", "git_diff", "bash"];
+const FILES = [
+  "src/core/orchestrator.py",
+  "src/core/replay/journal.py",
+  "src/cli/replay_cmd.py",
+  "tests/unit/test_event_journal.py",
+  "docs/ARCHITECTURE.md",
+  "src/adapters/claude.py",
+  "src/tasks/batch_api.py",
+  "web/src/components/RunTable.tsx",
+];
+const SUMMARIES = [
+  "Implemented retry with exponential back-off",
+  "Résumé: fixed the naïve cache invalidation — tests green ✓",
+  "修复了并发写入导致的日志损坏问题",
+  "Добавлена проверка подписи квитанций",
+  "Refactored the planner; 3 files changed 🚀",
+  "Added \"strict\" mode to the parser (no trailing commas)",
+  "Tabs\tand\nnewlines survive the journal",
+];
+
+function hex(rand: () => number, n: number): string {
+  let s = "";
+  for (let i = 0; i < n; i++) s += "0123456789abcdef"[Math.floor(rand() * 16)];
+  return s;
+}
+
+function pick<T>(rand: () => number, xs: readonly T[]): T {
+  return xs[Math.floor(rand() * xs.length)]!;
+}
+
+/** An endless stream of realistic events (one run: started, ticks, agents, tasks). */
+export function* realisticEvents(seed: number, runId: string): Generator<RecordItem> {
+  const rand = prng(seed);
+  let spent = 0;
+  let tick = 0;
+  let agentSeq = 0;
+  let taskSeq = 0;
+  yield {
+    event: "run_started",
+    payload: {
+      run_id: runId,
+      max_agents: 6,
+      budget_usd: pyFloat(25.0),
+      git_sha: hex(rand, 40),
+      git_branch: "feature/journal-verify",
+      config_hash: hex(rand, 64),
+    },
+  };
+  for (;;) {
+    tick++;
+    yield { event: "tick_start", payload: { tick } };
+    if (tick % 25 === 1) {
+      yield { event: "plan.graph", payload: { digest: hex(rand, 64), rev: Math.floor(tick / 25) + 1, task_count: 40 + (tick % 17) } };
+    }
+    const agentId = `agent-${(++agentSeq).toString(16).padStart(8, "0")}`;
+    const model = pick(rand, MODELS);
+    const taskIds = [`T-${++taskSeq}`, ...(rand() < 0.4 ? [`T-${++taskSeq}`] : [])];
+    yield {
+      event: "agent_spawned",
+      payload: {
+        agent_id: agentId,
+        role: pick(rand, ROLES),
+        model,
+        provider: pick(rand, PROVIDERS),
+        task_ids: taskIds,
+        agent_source: "pool",
+        endpoint_adapter_name: "claude_code",
+        endpoint_model: model,
+        endpoint_base_url: "https://api.example.com/v1",
+        endpoint_profile_name: "default",
+      },
+    };
+    yield {
+      event: "context.files_attached",
+      payload: {
+        agent_id: agentId,
+        task_ids: taskIds,
+        entries: [pick(rand, FILES), pick(rand, FILES)].map((path) => ({ path, sha256: hex(rand, 16), bytes: Math.floor(rand() * 90000) })),
+      },
+    };
+    for (const taskId of taskIds) {
+      yield { event: "task_claimed", payload: { task_id: taskId, agent_id: agentId, model } };
+      const calls = 1 + Math.floor(rand() * 5);
+      for (let c = 0; c < calls; c++) {
+        const input = Math.floor(rand() * 40000);
+        yield {
+          event: "tool_call",
+          payload: {
+            agent_id: agentId,
+            task_id: taskId,
+            tool: pick(rand, TOOLS),
+            args: { path: pick(rand, FILES), line: Math.floor(rand() * 900) },
+            tokens: { input, output: Math.floor(input / 7), cache: { read: Math.floor(input / 2), write: 0 } },
+            duration_s: pyFloat(Math.round(rand() * 90000) / 1000),
+            ok: rand() < 0.93,
+          },
+        };
+      }
+      spent += rand() * 0.35;
+      if (rand() < 0.08) {
+        yield { event: "task_verification_failed", payload: { task_id: taskId, failed_signals: ["tests", "lint"].slice(0, 1 + Math.floor(rand() * 2)) } };
+        yield { event: "task_retried", payload: { task_id: taskId } };
+      }
+      yield {
+        event: "task_completed",
+        payload: {
+          task_id: taskId,
+          agent_id: agentId,
+          cost_usd: pyFloat(Math.round(spent * 10000) / 10000),
+          summary: pick(rand, SUMMARIES),
+          files_changed: [pick(rand, FILES), pick(rand, FILES)],
+        },
+      };
+    }
+    if (rand() < 0.2) {
+      yield {
+        event: "provider_state_mutation",
+        payload: {
+          mutation_kind: "context_compaction",
+          before_digest: hex(rand, 64),
+          after_digest: hex(rand, 64),
+          step_index: tick,
+          content_address: hex(rand, 64),
+          flagged: false,
+          agent_id: agentId,
+        },
+      };
+    }
+    yield { event: "agent_reaped", payload: { agent_id: agentId } };
+  }
+}
+
+/** A simulated clock: start at a fixed instant, advance a little per reading. */
+export function steppingClock(seed: number, start = 1727000000.1234567): JournalClock {
+  const rand = prng(seed ^ 0x9e3779b9);
+  let t = start;
+  return {
+    now: () => {
+      t += rand() * 0.05;
+      return t;
+    },
+  };
+}
+
+/**
+ * Write a journal of about `targetBytes` under `<sddDir>/runs/<runId>/`
+ * (any existing one is replaced). Returns the path and the row count.
+ */
+export function generateJournal(
+  sddDir: string,
+  runId: string,
+  targetBytes: number,
+  seed = 8,
+): { path: string; rows: number; bytes: number } {
+  const journal = EventJournal.create(runId, { sddDir, overwrite: true, clock: steppingClock(seed), env: {} });
+  let rows = 0;
+  try {
+    const events = realisticEvents(seed, runId);
+    const batch: RecordItem[] = [];
+    for (;;) {
+      batch.length = 0;
+      for (let i = 0; i < 4096; i++) batch.push(events.next().value as RecordItem);
+      journal.recordMany(batch);
+      rows += batch.length;
+      if (journal.mark().size >= targetBytes) break;
+    }
+    return { path: journal.path, rows, bytes: journal.mark().size };
+  } finally {
+    journal.close();
+  }
+}

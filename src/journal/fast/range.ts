@@ -1,0 +1,500 @@
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { InputError } from "../../errors.ts";
+import { pyStr } from "../../pyjson/python.ts";
+import { eventHash, hashProfileOf, payloadHash } from "../hash.ts";
+import { MAX_LINE_BYTES } from "../lines.ts";
+import { classifyLine, type JournalRow } from "../reader.ts";
+import { RowScanner, ScanMode } from "./scanner.ts";
+
+/**
+ * Verify one byte range of a journal: the unit of work of the fast engine
+ * (one per worker thread). A range starts at the file start or just after a
+ * line feed, and ends just after a line feed or at the snapshot end, so no
+ * physical line spans two ranges.
+ *
+ * Each row is checked against its OWN stored prev_hash (the chain link to
+ * the previous row is checked inside the range, and across ranges by the
+ * stitcher), at the global position `baseIndex + local`. Rows in fast form
+ * take the byte-level path (scanner.ts); all others, the first row of the
+ * range, and any row the fast path rejects are re-checked by the exact path
+ * (the py-json reader and hash code the exact verifier uses), so strings in
+ * the result are always exactly what Python would report.
+ */
+
+export interface RangeTask {
+  path: string;
+  /** Byte offsets [start, end). */
+  start: number;
+  end: number;
+  /** `end` is the snapshot end: an unterminated final fragment is a line. */
+  isLast: boolean;
+  /** Usable rows before this range (the index of its first row). */
+  baseIndex: number;
+  /** Check links and hash format only, never re-hash payloads. */
+  linksOnly: boolean;
+  /** Read size (bytes); small values force many chunk boundaries in tests. */
+  chunkSize?: number;
+}
+
+/** The range's first usable row, re-checked against the real chain head at the stitch. */
+export interface FirstRow {
+  /** Python `str()` of the stored prev_hash. */
+  prev: string;
+  eventType: string;
+  /** Null when it cannot be computed (unknown hash_profile) or in links-only mode. */
+  payloadHash: string | null;
+  storedHash: string;
+  profile: string;
+  /** The unknown-hash_profile message, which precedes any link check in Python's walk. */
+  profileError: string | null;
+}
+
+/** Phase 1 of a parallel verify: what a range holds, from a newline scan only. */
+export interface RangeCensus {
+  physLines: number;
+  /** Lines with content: the usable rows unless some are junk or whitespace-only. */
+  nonEmptyLines: number;
+}
+
+export type FailureKind = "prev_hash break" | "event_hash mismatch" | "hash format" | "profile";
+
+export interface RangeFailure {
+  /** Row position inside the range. */
+  local: number;
+  kind: FailureKind;
+  expected: string | null;
+  actual: string;
+  /** Message without the `step N: ` prefix. */
+  message: string;
+}
+
+export interface RangeResult {
+  start: number;
+  end: number;
+  baseIndex: number;
+  rows: number;
+  physLines: number;
+  /** Physical line indices (within the range) of discarded lines. */
+  discarded: number[];
+  /** Those of them discarded unread for exceeding MAX_LINE_BYTES. */
+  overlong: number[];
+  first: FirstRow | null;
+  /** Stored event_hash of the last row when no failure was found ("" if no rows). */
+  lastHash: string | null;
+  failure: RangeFailure | null;
+  /** Rows verified by the byte-level path / by the exact path (diagnostics). */
+  fastRows: number;
+  exactRows: number;
+  /** Start offset of the last physical line, and whether it had a terminator. */
+  lastLineStart: number;
+  lastLineTerminated: boolean;
+}
+
+const LF = 10;
+const CR = 13;
+
+function unreadable(path: string, err: unknown): InputError {
+  const code = (err as NodeJS.ErrnoException).code ?? "EIO";
+  const why = code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : code;
+  return new InputError("journal_unreadable", `cannot read journal ${path}: ${why}`, { path });
+}
+
+/** Open a journal for reading; a directory or an unopenable file is `journal_unreadable`, as in the reader. */
+export function openJournal(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    throw unreadable(path, err);
+  }
+  if (fstatSync(fd).isDirectory()) {
+    closeSync(fd);
+    throw unreadable(path, Object.assign(new Error("EISDIR"), { code: "EISDIR" }));
+  }
+  return fd;
+}
+
+function readAt(path: string, fd: number, buf: Uint8Array, off: number, len: number, pos: number): number {
+  try {
+    return readSync(fd, buf, off, len, pos);
+  } catch (err) {
+    throw unreadable(path, err);
+  }
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** Reusable per-thread state: the scanner's buffers survive between ranges. */
+export class RangeVerifier {
+  private readonly scanner: RowScanner;
+
+  // ---- per-range state ----
+  private task!: RangeTask;
+  private fileBase = 0; // file offset of mem[0]
+  private lineNo = 0;
+  private rows = 0;
+  private discarded: number[] = [];
+  private overlong: number[] = [];
+  private first: FirstRow | null = null;
+  private failure: RangeFailure | null = null;
+  private fastRows = 0;
+  private exactRows = 0;
+  private lastLineStart = 0;
+  private lastLineTerminated = true;
+
+  /** Bytes of the current range processed so far (for progress). */
+  progress = 0;
+
+  constructor(readCap = 1 << 20) {
+    this.scanner = new RowScanner(readCap);
+  }
+
+  /**
+   * Count the physical lines (universal newlines) and the non-empty ones of
+   * a range without parsing anything: the base row index of the next range
+   * is the sum of these estimates, corrected later if a range discarded or
+   * skipped a non-empty line.
+   */
+  census(task: RangeTask, onChunk?: (bytesDone: number) => void): RangeCensus {
+    const b = this.scanner.mem;
+    const chunk = Math.min(task.chunkSize ?? 1 << 18, this.scanner.readCap);
+    const fd = openJournal(task.path);
+    let phys = 0;
+    let empty = 0;
+    let lineLen = 0; // bytes of the current line seen so far
+    let pendingCR = false; // the previous chunk ended with CR (a CRLF may straddle)
+    try {
+      for (let pos = task.start; pos < task.end; ) {
+        const n = readAt(task.path, fd, b, 0, Math.min(chunk, task.end - pos), pos);
+        if (n === 0) break;
+        pos += n;
+        let p = 0;
+        if (pendingCR) {
+          pendingCR = false;
+          if (b[0] === LF) p = 1; // the LF of a CRLF counted at the CR
+        }
+        if (b.subarray(p, n).indexOf(CR) < 0) {
+          b[n] = LF;
+          for (;;) {
+            const q = b.indexOf(LF, p);
+            if (q >= n) break;
+            phys++;
+            if (lineLen === 0 && q === p) empty++;
+            lineLen = 0;
+            p = q + 1;
+          }
+          lineLen += n - p;
+        } else {
+          for (; p < n; p++) {
+            const c = b[p];
+            if (c === LF || c === CR) {
+              phys++;
+              if (lineLen === 0) empty++;
+              lineLen = 0;
+              if (c === CR) {
+                if (p + 1 < n) {
+                  if (b[p + 1] === LF) p++;
+                } else {
+                  pendingCR = true;
+                }
+              }
+            } else {
+              lineLen++;
+            }
+          }
+        }
+        if (onChunk) onChunk(pos - task.start);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    if (lineLen > 0) phys++; // a final fragment
+    return { physLines: phys, nonEmptyLines: phys - empty };
+  }
+
+  run(task: RangeTask, onChunk?: (bytesDone: number) => void): RangeResult {
+    this.task = task;
+    this.lineNo = 0;
+    this.rows = 0;
+    this.discarded = [];
+    this.overlong = [];
+    this.first = null;
+    this.failure = null;
+    this.fastRows = 0;
+    this.exactRows = 0;
+    this.lastLineStart = task.start;
+    this.lastLineTerminated = true;
+    this.progress = 0;
+    const chunk = Math.max(64, Math.min(task.chunkSize ?? this.scanner.readCap, this.scanner.readCap));
+    const fd = openJournal(task.path);
+    try {
+      let filePos = task.start;
+      let carry = 0; // bytes of an unfinished line at mem[0, carry)
+      this.fileBase = task.start;
+      for (;;) {
+        const room = this.scanner.readCap - carry;
+        if (room === 0) {
+          // The unfinished line fills the read area: read it on its own.
+          filePos = this.longLine(fd, this.fileBase);
+          carry = 0;
+          this.fileBase = filePos;
+          if (filePos >= task.end) break;
+          continue;
+        }
+        const want = Math.min(chunk, task.end - filePos, room);
+        const n = want > 0 ? readAt(task.path, fd, this.scanner.mem, carry, want, filePos) : 0;
+        filePos += n;
+        const dataEnd = carry + n;
+        const atEnd = n === 0 || filePos >= task.end;
+        const consumed = this.lines(dataEnd, atEnd);
+        this.progress = filePos - task.start - (dataEnd - consumed);
+        if (onChunk) onChunk(this.progress);
+        if (atEnd) break;
+        // move the unfinished line to the front
+        carry = dataEnd - consumed;
+        if (carry > 0) this.scanner.mem.copyWithin(0, consumed, dataEnd);
+        this.fileBase += consumed;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    this.progress = task.end - task.start;
+    return {
+      start: task.start,
+      end: task.end,
+      baseIndex: task.baseIndex,
+      rows: this.rows,
+      physLines: this.lineNo,
+      discarded: this.discarded,
+      overlong: this.overlong,
+      first: this.first,
+      lastHash: this.failure ? null : this.rows === 0 ? "" : this.lastHashString(),
+      failure: this.failure,
+      fastRows: this.fastRows,
+      exactRows: this.exactRows,
+      lastLineStart: this.lastLineStart,
+      lastLineTerminated: this.lastLineTerminated,
+    };
+  }
+
+  /**
+   * A physical line longer than the read area, starting at file offset
+   * `start`: assembled like the exact reader does (at most MAX_LINE_BYTES
+   * + 1 bytes kept, so an overlong line is discarded unread), classified on
+   * the exact path. Returns the offset just past its terminator.
+   */
+  private longLine(fd: number, start: number): number {
+    const b = this.scanner.mem;
+    const cap = this.scanner.readCap;
+    const keep = MAX_LINE_BYTES + 1;
+    const parts: Uint8Array[] = [];
+    let kept = 0;
+    let pos = start;
+    const end = this.task.end;
+    for (;;) {
+      const n = pos < end ? readAt(this.task.path, fd, b, 0, Math.min(cap, end - pos), pos) : 0;
+      if (n === 0) {
+        this.longLineDone(start, parts, kept, false);
+        return pos;
+      }
+      let t = -1;
+      for (let i = 0; i < n; i++) {
+        const c = b[i];
+        if (c === LF || c === CR) {
+          t = i;
+          break;
+        }
+      }
+      const contentEnd = t < 0 ? n : t;
+      if (kept < keep) {
+        const piece = b.slice(0, Math.min(contentEnd, keep - kept));
+        parts.push(piece);
+        kept += piece.length;
+      }
+      if (t < 0) {
+        pos += n;
+        continue;
+      }
+      let next = pos + t + 1;
+      if (b[t] === CR) {
+        // CRLF: the LF may be in this read or the next byte of the file
+        if (t + 1 < n) {
+          if (b[t + 1] === LF) next++;
+        } else if (next < end) {
+          const one = new Uint8Array(1);
+          if (readAt(this.task.path, fd, one, 0, 1, next) === 1 && one[0] === LF) next++;
+        }
+      }
+      this.longLineDone(start, parts, kept, true);
+      return next;
+    }
+  }
+
+  private longLineDone(start: number, parts: Uint8Array[], kept: number, terminated: boolean): void {
+    const bytes = new Uint8Array(kept);
+    let o = 0;
+    for (const p of parts) {
+      bytes.set(p, o);
+      o += p.length;
+    }
+    const lineNo = this.lineNo++;
+    this.lastLineStart = start;
+    this.lastLineTerminated = terminated;
+    if (kept === 0) return;
+    if (kept > MAX_LINE_BYTES) this.overlong.push(lineNo);
+    this.classifyExact(bytes, lineNo);
+  }
+
+  /** Process the complete lines of mem[0, dataEnd); at the end also the final fragment. Returns bytes consumed. */
+  private lines(dataEnd: number, atEnd: boolean): number {
+    const b = this.scanner.mem;
+    b[dataEnd] = LF; // sentinel: stops every scanning loop
+    const hasCR = b.subarray(0, dataEnd).indexOf(CR) >= 0;
+    let p = 0;
+    for (;;) {
+      const q = b.indexOf(LF, p);
+      if (q >= dataEnd) break;
+      if (hasCR) this.crSegment(p, q, true);
+      else this.line(p, q, true);
+      p = q + 1;
+    }
+    if (atEnd && p < dataEnd) {
+      // A final fragment: a physical line only at the snapshot end (Python
+      // reads it as the last line); elsewhere the file changed under us,
+      // and it is still the best reading of what is there.
+      if (hasCR) this.crSegment(p, dataEnd, false);
+      else this.line(p, dataEnd, false);
+      p = dataEnd;
+    }
+    return p;
+  }
+
+  /** Universal newlines inside one LF-terminated segment (or the final fragment). */
+  private crSegment(s: number, q: number, byLF: boolean): void {
+    const b = this.scanner.mem;
+    let a = s;
+    for (;;) {
+      const c = b.indexOf(CR, a);
+      if (c < 0 || c >= q) break;
+      if (c + 1 === q && byLF) {
+        this.line(a, c, true); // CRLF
+        return;
+      }
+      this.line(a, c, true); // lone CR ends a line
+      a = c + 1;
+    }
+    if (byLF || a < q) this.line(a, q, byLF);
+  }
+
+  /** One physical line mem[s, e) (mem[e] is a terminator or the sentinel). */
+  private line(s: number, e: number, terminated: boolean): void {
+    const lineNo = this.lineNo++;
+    this.lastLineStart = this.fileBase + s;
+    this.lastLineTerminated = terminated;
+    if (s === e) return; // blank
+    const sc = this.scanner;
+    const local = this.rows;
+    if (this.failure !== null) {
+      // Past the first failure only row/discard classification matters.
+      if (sc.scan(s, e, ScanMode.Classify)) this.rows++;
+      else this.exactLine(s, e, lineNo);
+      return;
+    }
+    // The first row of a range always takes the exact path: the stitcher
+    // needs its exact strings to re-check its link against the real head.
+    const mode = this.task.linksOnly ? ScanMode.Links : ScanMode.Assemble;
+    if (local === 0 || !sc.scan(s, e, mode) || !sc.storedPrevIsLast()) {
+      this.exactLine(s, e, lineNo);
+      return;
+    }
+    if (this.task.linksOnly) {
+      if (!sc.storedHashIsHex()) {
+        this.exactLine(s, e, lineNo);
+        return;
+      }
+      sc.takeStoredHashAsLast();
+    } else {
+      if (!sc.hashPayload() || !sc.hashEvent(this.task.baseIndex + local) || !sc.storedHashMatches()) {
+        this.exactLine(s, e, lineNo);
+        return;
+      }
+      sc.advance();
+    }
+    this.rows++;
+    this.fastRows++;
+  }
+
+  /** A line the fast path did not take, or whose fast check failed: classify and check it exactly. */
+  private exactLine(s: number, e: number, lineNo: number): void {
+    this.classifyExact(this.scanner.mem.subarray(s, e), lineNo);
+  }
+
+  private classifyExact(bytes: Uint8Array, lineNo: number): void {
+    const v = classifyLine(bytes);
+    if (v.kind === "blank") return;
+    if (this.failure !== null) {
+      if (v.kind === "row") this.rows++;
+      else this.discarded.push(lineNo);
+      return;
+    }
+    if (v.kind === "discarded") {
+      this.discarded.push(lineNo);
+      return;
+    }
+    this.checkExact(v.row, this.rows, this.task.baseIndex + this.rows);
+  }
+
+  /** The exact verifier's per-row check (ChainWalker.push), against the in-range previous hash. */
+  private checkExact(row: JournalRow, local: number, index: number): void {
+    this.rows++;
+    this.exactRows++;
+    const eventType = pyStr(row.get("event"), "");
+    const storedHash = pyStr(row.get("event_hash"), "");
+    const storedPrev = pyStr(row.get("prev_hash"), "");
+    const linksOnly = this.task.linksOnly;
+    let profile = "py-json-v1";
+    let profileError: string | null = null;
+    if (!linksOnly) {
+      try {
+        profile = hashProfileOf(row);
+      } catch (err) {
+        profileError = (err as Error).message;
+      }
+    }
+    const ph = linksOnly || profileError !== null ? null : payloadHash(eventType, row, profile);
+    if (local === 0) {
+      this.first = { prev: storedPrev, eventType, payloadHash: ph, storedHash, profile, profileError };
+    }
+    if (profileError !== null) {
+      this.failure = { local, kind: "profile", expected: null, actual: storedHash, message: profileError };
+      return;
+    }
+    const prev = local === 0 ? storedPrev : this.lastHashString();
+    const expected = ph === null ? null : eventHash(prev, eventType, ph, index, profile);
+    if (storedPrev !== prev) {
+      this.failure = { local, kind: "prev_hash break", expected, actual: storedHash, message: "prev_hash break" };
+      return;
+    }
+    if (linksOnly) {
+      if (!HEX64.test(storedHash)) {
+        this.failure = {
+          local,
+          kind: "hash format",
+          expected: null,
+          actual: storedHash,
+          message: "event_hash is not a 64-character lowercase hex SHA-256 digest",
+        };
+        return;
+      }
+    } else if (storedHash !== expected) {
+      this.failure = { local, kind: "event_hash mismatch", expected, actual: storedHash, message: "event_hash mismatch" };
+      return;
+    }
+    // Passed: the stored hash is 64 lowercase hex (it equals a computed digest, or was format-checked).
+    this.scanner.setLastHash(storedHash);
+  }
+
+  private lastHashString(): string {
+    return this.scanner.lastHash();
+  }
+}

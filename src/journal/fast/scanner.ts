@@ -1,0 +1,1025 @@
+import { floatRepr } from "../../pyjson/float.ts";
+
+/**
+ * The byte-level fast path of journal verification.
+ *
+ * A row written by Python (or by our writer) already spells every string
+ * and number the way the canonical form does (`ensure_ascii`, lowercase
+ * `\uXXXX`, Python float repr), so its payload pre-image
+ *
+ *   json.dumps({payload minus envelope, "event": type}, sort_keys=True, separators=(",", ":"))
+ *
+ * can be assembled from slices of the raw line: members sorted by key,
+ * whitespace between tokens dropped, nested objects sorted too. This module
+ * does that without decoding the line into strings, and REFUSES (returns
+ * false) every row that is not in that form — raw UTF-8, `\/`, uppercase
+ * hex escapes, non-repr numbers (`1E-5`, `1.50`), duplicate keys, escaped
+ * keys, a `hash_profile` field, odd whitespace, invalid JSON, deep nesting.
+ * A refused row goes to the exact path (the py-json parser and encoder), so
+ * the fast path only has to be exact for the rows it accepts; it never has
+ * to know Python's answer for the rest.
+ *
+ * The whole line is validated, including fields excluded from the hash
+ * (`ts`, `elapsed_s`, `index`, `payload_hash`): a row Python would discard
+ * must never be accepted here.
+ *
+ * Memory: one Uint8Array `mem` holds the read area (lines live there), a
+ * scratch area for re-emitted compound values, the payload pre-image and the
+ * event pre-image, so every copy is a `copyWithin` (no view allocations).
+ * The byte at a line's end offset is always a line terminator or a sentinel
+ * LF, which stops every scanning loop without bounds checks.
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+const MINUS = 0x2d;
+const SPACE = 0x20;
+const TAB = 0x09;
+
+/** String byte classes: 0 plain printable ASCII, 1 quote, 2 backslash, 3 refused. */
+const STR_CLASS = new Uint8Array(256).fill(3);
+for (let c = 0x20; c < 0x7f; c++) STR_CLASS[c] = 0;
+STR_CLASS[QUOTE] = 1;
+STR_CLASS[BACKSLASH] = 2;
+
+/** Escapes that are canonical after a backslash (`\uXXXX` is checked separately). */
+const SHORT_ESCAPE = new Uint8Array(256);
+for (const ch of '"\\nrtbf') SHORT_ESCAPE[ch.charCodeAt(0)] = 1;
+/** Escapes valid in JSON at all (for skipped values): the canonical ones plus `/`. */
+const ANY_SHORT_ESCAPE = new Uint8Array(SHORT_ESCAPE);
+ANY_SHORT_ESCAPE[0x2f] = 1;
+
+/** Lowercase hex digit values; -1 for anything else (uppercase is not canonical). */
+const LOWER_HEX = new Int8Array(256).fill(-1);
+/** Any-case hex digit values (for skipped values, where spelling does not matter). */
+const ANY_HEX = new Int8Array(256).fill(-1);
+for (let i = 0; i < 10; i++) {
+  LOWER_HEX[0x30 + i] = i;
+  ANY_HEX[0x30 + i] = i;
+}
+for (let i = 0; i < 6; i++) {
+  LOWER_HEX[0x61 + i] = 10 + i;
+  ANY_HEX[0x61 + i] = 10 + i;
+  ANY_HEX[0x41 + i] = 10 + i;
+}
+
+/** Code units that json.dumps writes with a short escape (so `\u00XX` for them is not canonical). */
+function hasShortEscape(v: number): boolean {
+  return v === 0x08 || v === 0x09 || v === 0x0a || v === 0x0c || v === 0x0d || v === 0x22 || v === 0x5c;
+}
+
+const HEX_CHARS = new TextEncoder().encode("0123456789abcdef");
+
+/** Envelope keys, recognised by their bytes. */
+const enum Key {
+  Payload = 0,
+  Ts = 1,
+  ElapsedS = 2,
+  Index = 3,
+  Event = 4,
+  PrevHash = 5,
+  PayloadHash = 6,
+  EventHash = 7,
+  HashProfile = 8,
+}
+
+const keyBytes = (k: string): Uint8Array => new TextEncoder().encode(k);
+const EVENT_BYTES = keyBytes("event");
+const INDEX_BYTES = keyBytes("index");
+const PREV_HASH_BYTES = keyBytes("prev_hash");
+const ELAPSED_BYTES = keyBytes("elapsed_s");
+const EVENT_HASH_BYTES = keyBytes("event_hash");
+const PAYLOAD_HASH_BYTES = keyBytes("payload_hash");
+const HASH_PROFILE_BYTES = keyBytes("hash_profile");
+
+/** Deepest nesting the fast path handles; deeper rows take the exact path. */
+const MAX_DEPTH = 64;
+/** Longest integer Python's json accepts (CPython's int_max_str_digits). */
+const MAX_INT_DIGITS = 4300;
+
+/** What scan() does with a row. */
+export const enum ScanMode {
+  /** Validate everything (row or not?): used past the first failure. */
+  Classify = 0,
+  /** Validate and locate the chain fields; the caller hex-compares prev/event hash. */
+  Links = 1,
+  /** Also build the payload pre-image; the caller hex-compares the three hashes. */
+  Assemble = 2,
+}
+
+const EH_PREFIX = new TextEncoder().encode('{"event_type":');
+const EH_INDEX = new TextEncoder().encode(',"index":');
+const EH_PAYLOAD = new TextEncoder().encode(',"payload_hash":"');
+const EH_PREV = new TextEncoder().encode('","prev_hash":"');
+const EVENT_KEY = new TextEncoder().encode('"event"');
+
+/** Bytes reserved beyond each area for small fixed writes. */
+const SLACK = 256;
+
+export class RowScanner {
+  /** Read area [0, readCap] (+1 sentinel), then scratch, payload pre-image, event pre-image. */
+  mem: Uint8Array;
+  readCap = 0;
+  private scratchBase = 0;
+  private scratchEnd = 0;
+  private outBase = 0;
+  private outEnd = 0;
+  private ehBase = 0;
+  private ehEnd = 0;
+
+  // ---- results of the last successful scan() ----
+  /** Event type token including its quotes (canonical spelling). */
+  typeStart = 0;
+  typeEnd = 0;
+  /** prev_hash / event_hash string contents (no escapes). */
+  prevStart = 0;
+  prevEnd = 0;
+  hashStart = 0;
+  hashEnd = 0;
+  /** Length of the payload pre-image at `outBase`. */
+  outLen = 0;
+
+  /** SHA-256 digests: of the payload pre-image, and of the event pre-image (two, swapped per row). */
+  readonly payloadDigest = new Uint8Array(32);
+  private readonly eventDigest = new Uint8Array(32);
+  /** Hex of the previous row's event hash, and of the current row's recomputed one (two slots, swapped). */
+  private prevHex = 0;
+  private curHex = 0;
+  private dv!: DataView;
+  private outViews: (Uint8Array | undefined)[] = [];
+  private ehViews: (Uint8Array | undefined)[] = [];
+  private readonly indexDigits = new Uint8Array(24);
+  private indexLen = 0;
+  private lastIndex = -1;
+
+  // ---- member table of the object being assembled (a stack, one frame per nesting level) ----
+  private mKeyS = new Int32Array(1024);
+  private mKeyE = new Int32Array(1024);
+  private mValS = new Int32Array(1024);
+  private mValE = new Int32Array(1024);
+  private mTop = 0;
+  /** Next free byte of the scratch area. */
+  private sp = 0;
+  /** Content start of a tentatively located 64-byte payload_hash, or -1. */
+  private phStart = -1;
+  /** Set by scanNumber: the last number had a fraction or exponent. */
+  private numIsFloat = false;
+  private floatText = "";
+
+  constructor(readCap = 1 << 20) {
+    this.mem = new Uint8Array(0);
+    this.layout(readCap, null);
+  }
+
+  private layout(readCap: number, keep: Uint8Array | null): void {
+    this.readCap = readCap;
+    const scratch = readCap * 2 + SLACK;
+    const out = readCap + SLACK;
+    const eh = readCap + SLACK;
+    this.scratchBase = readCap + 64;
+    this.scratchEnd = this.scratchBase + scratch - SLACK;
+    this.outBase = this.scratchBase + scratch;
+    this.outEnd = this.outBase + out - SLACK;
+    this.ehBase = this.outBase + out;
+    this.ehEnd = this.ehBase + eh - SLACK;
+    const hexBase = this.ehBase + eh;
+    const mem = new Uint8Array(hexBase + 128);
+    if (keep) mem.set(keep.subarray(0, Math.min(keep.length, readCap)));
+    mem.set(EH_PREFIX, this.ehBase);
+    // keep the previous hash across a re-layout
+    const oldPrev = this.mem.length > 0 ? this.mem.slice(this.prevHex, this.prevHex + 64) : null;
+    this.prevHex = hexBase;
+    this.curHex = hexBase + 64;
+    if (oldPrev) mem.set(oldPrev, this.prevHex);
+    this.mem = mem;
+    this.dv = new DataView(mem.buffer, mem.byteOffset, mem.byteLength);
+    this.outViews = [];
+    this.ehViews = [];
+  }
+
+  /**
+   * Scan the line `mem[s, e)` (mem[e] must be a terminator or sentinel).
+   * With `assemble`, also build the payload pre-image at outBase
+   * (outLen); without it (links-only), only validate and locate the chain
+   * fields. Returns false when the row is not in fast form.
+   */
+  scan(s: number, e: number, mode: ScanMode): boolean {
+    const b = this.mem;
+    const assemble = mode === ScanMode.Assemble;
+    this.phStart = -1;
+    let p = s;
+    if (b[p] !== LBRACE) return false;
+    p = skipWs(b, p + 1);
+    if (b[p] === RBRACE) return false; // {} has no event: exact path
+    this.sp = this.scratchBase;
+    this.mTop = 0;
+    let seen = 0;
+    let eventKeyS = 0;
+    for (;;) {
+      if (b[p] !== QUOTE) return false;
+      const ks = p + 1;
+      const ke = scanPlainKey(b, ks);
+      if (ke < 0) return false;
+      p = skipWs(b, ke + 1);
+      if (b[p] !== COLON) return false;
+      p = skipWs(b, p + 1);
+      const kind = envelopeKind(b, ks, ke);
+      if (kind !== Key.Payload) {
+        const bit = 1 << kind;
+        if ((seen & bit) !== 0) return false; // duplicate key: Python keeps the last, exact path
+        seen |= bit;
+        switch (kind) {
+          case Key.Event: {
+            if (b[p] !== QUOTE) return false;
+            const q = scanCanonicalString(b, p + 1);
+            if (q < 0) return false;
+            this.typeStart = p;
+            this.typeEnd = q + 1;
+            eventKeyS = ks;
+            p = q + 1;
+            break;
+          }
+          case Key.PrevHash:
+          case Key.EventHash: {
+            if (b[p] !== QUOTE) return false;
+            let q: number;
+            if (b[p + 1] === QUOTE) {
+              q = p + 1; // "" (genesis)
+            } else if (mode !== ScanMode.Classify && p + 65 < e && b[p + 65] === QUOTE) {
+              // Tentatively 64 bytes: the caller compares them with a digest
+              // in hex, which validates every byte (a mismatch goes exact).
+              q = p + 65;
+            } else {
+              q = scanPlainKey(b, p + 1); // no escapes: the bytes are the value
+              if (q < 0) return false;
+            }
+            if (kind === Key.PrevHash) {
+              this.prevStart = p + 1;
+              this.prevEnd = q;
+            } else {
+              this.hashStart = p + 1;
+              this.hashEnd = q;
+            }
+            p = q + 1;
+            break;
+          }
+          case Key.HashProfile:
+            return false;
+          case Key.PayloadHash:
+            if (assemble && b[p] === QUOTE && p + 65 < e && b[p + 65] === QUOTE) {
+              // Not hashed, but must be valid JSON: hashPayload() checks it
+              // (usually by equality with the recomputed digest).
+              this.phStart = p + 1;
+              p += 66;
+              break;
+            }
+            p = skipValue(b, p, 0);
+            if (p < 0) return false;
+            break;
+          default:
+            p = skipValue(b, p, 0);
+            if (p < 0) return false;
+        }
+      } else if (assemble) {
+        const m = this.mTop++;
+        if (m >= this.mKeyS.length) return false;
+        this.mKeyS[m] = ks;
+        this.mKeyE[m] = ke;
+        const c = b[p];
+        if (c === QUOTE) {
+          const q = scanCanonicalString(b, p + 1);
+          if (q < 0) return false;
+          this.mValS[m] = p;
+          this.mValE[m] = q + 1;
+          p = q + 1;
+        } else if (c === LBRACE || c === LBRACKET) {
+          const vs = this.sp;
+          p = c === LBRACE ? this.emitObject(p, 1) : this.emitArray(p, 1);
+          if (p < 0) return false;
+          this.mValS[m] = vs;
+          this.mValE[m] = this.sp;
+        } else {
+          const q = this.scanAtom(p);
+          if (q < 0) return false;
+          this.mValS[m] = p;
+          this.mValE[m] = q;
+          p = q;
+        }
+      } else {
+        // links-only: the payload is validated, never assembled
+        const m = this.mTop++;
+        if (m >= this.mKeyS.length) return false;
+        this.mKeyS[m] = ks;
+        this.mKeyE[m] = ke;
+        p = skipValue(b, p, 0);
+        if (p < 0) return false;
+      }
+      p = skipWs(b, p);
+      const d = b[p];
+      if (d === COMMA) {
+        p = skipWs(b, p + 1);
+        continue;
+      }
+      if (d !== RBRACE) return false;
+      p++;
+      break;
+    }
+    if (p !== e) return false; // trailing bytes (or whitespace Python would strip): exact path
+    const required = (1 << Key.Event) | (1 << Key.PrevHash) | (1 << Key.EventHash);
+    if ((seen & required) !== required) return false;
+    if (!assemble) return this.checkDistinctKeys(0, this.mTop);
+    // "event" joins the payload members with the type as its value.
+    const m = this.mTop++;
+    if (m >= this.mKeyS.length) return false;
+    this.mKeyS[m] = eventKeyS;
+    this.mKeyE[m] = eventKeyS + 5;
+    this.mValS[m] = this.typeStart;
+    this.mValE[m] = this.typeEnd;
+    if (!this.sortMembers(0, this.mTop)) return false;
+    const o = this.assemble(0, this.mTop, this.outBase, this.outEnd);
+    if (o < 0) return false;
+    this.outLen = o - this.outBase;
+    return true;
+  }
+
+  /** Validate an atom (number or literal) at p in canonical spelling; returns its end or -1. */
+  private scanAtom(p: number): number {
+    const b = this.mem;
+    const c = b[p]!;
+    if (c === 0x74) return matchWord(b, p, "true");
+    if (c === 0x66) return matchWord(b, p, "false");
+    if (c === 0x6e) return matchWord(b, p, "null");
+    if (c === 0x4e) return matchWord(b, p, "NaN");
+    if (c === 0x49) return matchWord(b, p, "Infinity");
+    if (c === MINUS && b[p + 1] === 0x49) return matchWord(b, p, "-Infinity");
+    const q = this.scanNumber(p);
+    if (q < 0) return -1;
+    if (!this.numIsFloat) {
+      // ints are canonical as written, except -0 (Python prints 0)
+      if (b[p] === MINUS && b[p + 1] === 0x30 && q === p + 2) return -1;
+      return q;
+    }
+    return this.floatIsRepr(p, q) ? q : -1;
+  }
+
+  /** JSON number syntax at p; returns its end or -1; sets numIsFloat. */
+  private scanNumber(p: number): number {
+    const b = this.mem;
+    const start = p;
+    if (b[p] === MINUS) p++;
+    let c = b[p]!;
+    if (c === 0x30) {
+      p++;
+    } else if (c >= 0x31 && c <= 0x39) {
+      p++;
+      while ((c = b[p]!) >= 0x30 && c <= 0x39) p++;
+    } else {
+      return -1;
+    }
+    let isFloat = false;
+    if (b[p] === 0x2e) {
+      p++;
+      c = b[p]!;
+      if (c < 0x30 || c > 0x39) return -1;
+      while ((c = b[p]!) >= 0x30 && c <= 0x39) p++;
+      isFloat = true;
+    }
+    c = b[p]!;
+    if (c === 0x65 || c === 0x45) {
+      p++;
+      c = b[p]!;
+      if (c === 0x2b || c === MINUS) p++;
+      c = b[p]!;
+      if (c < 0x30 || c > 0x39) return -1;
+      while ((c = b[p]!) >= 0x30 && c <= 0x39) p++;
+      isFloat = true;
+    }
+    if (!isFloat && p - start > MAX_INT_DIGITS) return -1; // Python refuses it; exact path decides
+    this.numIsFloat = isFloat;
+    return p;
+  }
+
+  /** True when the float lexeme mem[s, e) is exactly Python's repr of its value. */
+  private floatIsRepr(s: number, e: number): boolean {
+    const b = this.mem;
+    if (e - s > 32) return false;
+    const quick = fixedFloatIsRepr(b, s, e);
+    if (quick !== 0) return quick > 0;
+    let text = "";
+    for (let i = s; i < e; i++) text += String.fromCharCode(b[i]!);
+    if (text === this.floatText) return true;
+    if (floatRepr(Number(text)) !== text) return false;
+    this.floatText = text;
+    return true;
+  }
+
+  /** Re-emit the object at p canonically into scratch; returns the end in the line or -1. */
+  private emitObject(p: number, depth: number): number {
+    if (depth > MAX_DEPTH) return -1;
+    const b = this.mem;
+    p = skipWs(b, p + 1);
+    if (b[p] === RBRACE) {
+      if (!this.room(2)) return -1;
+      b[this.sp++] = LBRACE;
+      b[this.sp++] = RBRACE;
+      return p + 1;
+    }
+    const base = this.mTop;
+    const start = this.sp;
+    for (;;) {
+      if (b[p] !== QUOTE) return -1;
+      const ks = p + 1;
+      const ke = scanPlainKey(b, ks);
+      if (ke < 0) return -1;
+      p = skipWs(b, ke + 1);
+      if (b[p] !== COLON) return -1;
+      p = skipWs(b, p + 1);
+      const m = this.mTop++;
+      if (m >= this.mKeyS.length) return -1;
+      this.mKeyS[m] = ks;
+      this.mKeyE[m] = ke;
+      const c = b[p];
+      if (c === QUOTE) {
+        const q = scanCanonicalString(b, p + 1);
+        if (q < 0) return -1;
+        this.mValS[m] = p;
+        this.mValE[m] = q + 1;
+        p = q + 1;
+      } else if (c === LBRACE || c === LBRACKET) {
+        const vs = this.sp;
+        p = c === LBRACE ? this.emitObject(p, depth + 1) : this.emitArray(p, depth + 1);
+        if (p < 0) return -1;
+        this.mValS[m] = vs;
+        this.mValE[m] = this.sp;
+      } else {
+        const q = this.scanAtom(p);
+        if (q < 0) return -1;
+        this.mValS[m] = p;
+        this.mValE[m] = q;
+        p = q;
+      }
+      p = skipWs(b, p);
+      const d = b[p];
+      if (d === COMMA) {
+        p = skipWs(b, p + 1);
+        continue;
+      }
+      if (d !== RBRACE) return -1;
+      p++;
+      break;
+    }
+    const n = this.mTop - base;
+    if (!this.sortMembers(base, n)) return -1;
+    // Assemble after the members' re-emitted values, then move the result
+    // down to where this object started, so the caller sees one contiguous
+    // canonical value (no intermediate bytes in between).
+    const at = this.sp;
+    const o = this.assemble(base, n, at, this.scratchEnd);
+    this.mTop = base;
+    if (o < 0) return -1;
+    if (at !== start) b.copyWithin(start, at, o);
+    this.sp = start + (o - at);
+    return p;
+  }
+
+  /** Re-emit the array at p canonically into scratch; returns the end in the line or -1. */
+  private emitArray(p: number, depth: number): number {
+    if (depth > MAX_DEPTH) return -1;
+    const b = this.mem;
+    p = skipWs(b, p + 1);
+    if (!this.room(1)) return -1;
+    b[this.sp++] = LBRACKET;
+    if (b[p] === RBRACKET) {
+      if (!this.room(1)) return -1;
+      b[this.sp++] = RBRACKET;
+      return p + 1;
+    }
+    for (;;) {
+      const c = b[p];
+      if (c === QUOTE) {
+        const q = scanCanonicalString(b, p + 1);
+        if (q < 0) return -1;
+        if (!this.copyToScratch(p, q + 1)) return -1;
+        p = q + 1;
+      } else if (c === LBRACE || c === LBRACKET) {
+        p = c === LBRACE ? this.emitObject(p, depth + 1) : this.emitArray(p, depth + 1);
+        if (p < 0) return -1;
+      } else {
+        const q = this.scanAtom(p);
+        if (q < 0) return -1;
+        if (!this.copyToScratch(p, q)) return -1;
+        p = q;
+      }
+      p = skipWs(b, p);
+      const d = b[p];
+      if (!this.room(1)) return -1;
+      if (d === COMMA) {
+        b[this.sp++] = COMMA;
+        p = skipWs(b, p + 1);
+        continue;
+      }
+      if (d !== RBRACKET) return -1;
+      b[this.sp++] = RBRACKET;
+      return p + 1;
+    }
+  }
+
+  private room(n: number): boolean {
+    return this.sp + n <= this.scratchEnd;
+  }
+
+  private copyToScratch(s: number, e: number): boolean {
+    const n = e - s;
+    if (this.sp + n > this.scratchEnd) return false;
+    copyBytes(this.mem, this.sp, s, n);
+    this.sp += n;
+    return true;
+  }
+
+  /**
+   * Insertion-sort members [base, base+n) by key bytes (keys are plain
+   * printable ASCII, so byte order is Python's code-point order). Equal
+   * keys (duplicates) return false: the exact path applies last-wins.
+   */
+  private sortMembers(base: number, n: number): boolean {
+    const b = this.mem;
+    const ks = this.mKeyS;
+    const ke = this.mKeyE;
+    const vs = this.mValS;
+    const ve = this.mValE;
+    for (let i = base + 1; i < base + n; i++) {
+      const a0 = ks[i]!;
+      const a1 = ke[i]!;
+      const cmpPrev = compareSpans(b, ks[i - 1]!, ke[i - 1]!, a0, a1);
+      if (cmpPrev < 0) continue; // already in order: the common case for sorted input
+      if (cmpPrev === 0) return false;
+      const v0 = vs[i]!;
+      const v1 = ve[i]!;
+      let j = i - 1;
+      for (;;) {
+        ks[j + 1] = ks[j]!;
+        ke[j + 1] = ke[j]!;
+        vs[j + 1] = vs[j]!;
+        ve[j + 1] = ve[j]!;
+        j--;
+        if (j < base) break;
+        const c = compareSpans(b, ks[j]!, ke[j]!, a0, a1);
+        if (c === 0) return false;
+        if (c < 0) break;
+      }
+      ks[j + 1] = a0;
+      ke[j + 1] = a1;
+      vs[j + 1] = v0;
+      ve[j + 1] = v1;
+    }
+    return true;
+  }
+
+  /** Links-only: refuse duplicate payload keys (Python would keep the last one). */
+  private checkDistinctKeys(base: number, n: number): boolean {
+    return this.sortMembers(base, n);
+  }
+
+  /** Write `{"k":v,...}` for members [base, base+n) at `o`; returns the end or -1. */
+  private assemble(base: number, n: number, o: number, limit: number): number {
+    const b = this.mem;
+    if (o + 1 > limit) return -1;
+    b[o++] = LBRACE;
+    for (let i = base; i < base + n; i++) {
+      const k0 = this.mKeyS[i]! - 1;
+      const k1 = this.mKeyE[i]! + 1;
+      const v0 = this.mValS[i]!;
+      const v1 = this.mValE[i]!;
+      if (o + (k1 - k0) + (v1 - v0) + 2 > limit) return -1;
+      if (i > base) b[o++] = COMMA;
+      copyBytes(b, o, k0, k1 - k0);
+      o += k1 - k0;
+      b[o++] = COLON;
+      copyBytes(b, o, v0, v1 - v0);
+      o += v1 - v0;
+    }
+    if (o + 1 > limit) return -1;
+    b[o++] = RBRACE;
+    return o;
+  }
+
+  /**
+   * SHA-256 of the payload pre-image into `payloadDigest`. Returns false
+   * when the stored payload_hash (tentatively located by scan) is not a
+   * valid JSON string after all.
+   */
+  hashPayload(): boolean {
+    Bun.SHA256.hash(this.view(this.outBase, this.outLen, this.outViews), this.payloadDigest);
+    return true;
+  }
+
+  /**
+   * Build the event pre-image `{"event_type":T,"index":I,"payload_hash":"H","prev_hash":"P"}`
+   * from the scanned row (T, P from the line; H = hex(payloadDigest)), hash
+   * it and write hex(event digest) to the current hex slot. Returns false if
+   * the pre-image would not fit or the stored payload_hash turns out not to
+   * be a valid string.
+   */
+  hashEvent(index: number): boolean {
+    const b = this.mem;
+    let o = this.ehBase + EH_PREFIX.length;
+    const tLen = this.typeEnd - this.typeStart;
+    const pLen = this.prevEnd - this.prevStart;
+    if (o + tLen + pLen + 128 > this.ehEnd) return false;
+    copyBytes(b, o, this.typeStart, tLen);
+    o += tLen;
+    for (let i = 0; i < EH_INDEX.length; i++) b[o++] = EH_INDEX[i]!;
+    o = this.writeIndex(o, index);
+    for (let i = 0; i < EH_PAYLOAD.length; i++) b[o++] = EH_PAYLOAD[i]!;
+    const phHex = o;
+    o = writeHex(b, o, this.payloadDigest);
+    for (let i = 0; i < EH_PREV.length; i++) b[o++] = EH_PREV[i]!;
+    copyBytes(b, o, this.prevStart, pLen);
+    o += pLen;
+    b[o++] = QUOTE;
+    b[o++] = RBRACE;
+    const ph = this.phStart;
+    if (ph >= 0 && !equal64(this.dv, ph, phHex) && scanAnyString(b, ph) !== ph + 64) return false;
+    Bun.SHA256.hash(this.view(this.ehBase, o - this.ehBase, this.ehViews), this.eventDigest);
+    writeHex(b, this.curHex, this.eventDigest);
+    return true;
+  }
+
+  /** True when the stored event_hash of the scanned row is the recomputed one. */
+  storedHashMatches(): boolean {
+    return this.hashStart + 64 === this.hashEnd && equal64(this.dv, this.hashStart, this.curHex);
+  }
+
+  /** True when the stored prev_hash of the scanned row is the previous row's event_hash. */
+  storedPrevIsLast(): boolean {
+    return this.prevStart + 64 === this.prevEnd && equal64(this.dv, this.prevStart, this.prevHex);
+  }
+
+  /** Make the just-verified event hash the previous one (swap the hex slots, no copy). */
+  advance(): void {
+    const t = this.prevHex;
+    this.prevHex = this.curHex;
+    this.curHex = t;
+  }
+
+  /** The stored event_hash of the scanned row is 64 lowercase hex (links-only format check). */
+  storedHashIsHex(): boolean {
+    if (this.hashEnd - this.hashStart !== 64) return false;
+    const b = this.mem;
+    for (let i = this.hashStart; i < this.hashEnd; i++) if (LOWER_HEX[b[i]!]! < 0) return false;
+    return true;
+  }
+
+  /** Links-only: the stored event_hash (format-checked) becomes the previous hash. */
+  takeStoredHashAsLast(): void {
+    this.mem.copyWithin(this.prevHex, this.hashStart, this.hashStart + 64);
+  }
+
+  /** Set the previous hash from a 64-lowercase-hex string (a row checked by the exact path). */
+  setLastHash(hex: string): void {
+    const b = this.mem;
+    for (let i = 0; i < 64; i++) b[this.prevHex + i] = hex.charCodeAt(i);
+  }
+
+  /** The previous hash as a string. */
+  lastHash(): string {
+    let t = "";
+    const b = this.mem;
+    for (let i = this.prevHex; i < this.prevHex + 64; i++) t += String.fromCharCode(b[i]!);
+    return t;
+  }
+
+  /** A view mem[start, start+len), cached by length (hashing needs exact views; allocating two per row shows). */
+  private view(start: number, len: number, cache: (Uint8Array | undefined)[]): Uint8Array {
+    if (len >= VIEW_CACHE) return this.mem.subarray(start, start + len);
+    let v = cache[len];
+    if (v === undefined) {
+      v = this.mem.subarray(start, start + len);
+      cache[len] = v;
+    }
+    return v;
+  }
+
+  /** Write the decimal digits of `index` (usually last index + 1: increment in place). */
+  private writeIndex(o: number, index: number): number {
+    const d = this.indexDigits;
+    if (index === this.lastIndex + 1 && this.lastIndex >= 0) {
+      let i = this.indexLen - 1;
+      while (i >= 0 && d[i] === 0x39) d[i--] = 0x30;
+      if (i < 0) {
+        d.copyWithin(1, 0, this.indexLen);
+        d[0] = 0x31;
+        this.indexLen++;
+      } else {
+        d[i]!++;
+      }
+    } else {
+      this.indexLen = writeDecimal(d, 0, index);
+    }
+    this.lastIndex = index;
+    const b = this.mem;
+    for (let i = 0; i < this.indexLen; i++) b[o++] = d[i]!;
+    return o;
+  }
+}
+
+/** Views of this length and longer are not cached. */
+const VIEW_CACHE = 16384;
+
+function writeHex(b: Uint8Array, o: number, d: Uint8Array): number {
+  for (let i = 0; i < 32; i++) {
+    const x = d[i]!;
+    b[o++] = HEX_CHARS[x >> 4]!;
+    b[o++] = HEX_CHARS[x & 15]!;
+  }
+  return o;
+}
+
+/** 64-byte equality, four bytes at a time. */
+function equal64(dv: DataView, a: number, c: number): boolean {
+  for (let i = 0; i < 64; i += 4) if (dv.getInt32(a + i, true) !== dv.getInt32(c + i, true)) return false;
+  return true;
+}
+
+function skipWs(b: Uint8Array, p: number): number {
+  let c = b[p];
+  while (c === SPACE || c === TAB) c = b[++p];
+  return p;
+}
+
+/**
+ * A string whose bytes are all plain printable ASCII (no escapes): returns
+ * the index of its closing quote, or -1 (escape or other byte: not fast).
+ */
+function scanPlainKey(b: Uint8Array, p: number): number {
+  for (;;) {
+    const t = STR_CLASS[b[p]!]!;
+    if (t === 0) {
+      p++;
+      continue;
+    }
+    return t === 1 ? p : -1;
+  }
+}
+
+/**
+ * A string in json.dumps(ensure_ascii=True) spelling, from its first
+ * content byte: returns the index of the closing quote, or -1.
+ */
+function scanCanonicalString(b: Uint8Array, p: number): number {
+  for (;;) {
+    const t = STR_CLASS[b[p]!]!;
+    if (t === 0) {
+      p++;
+      continue;
+    }
+    if (t === 1) return p;
+    if (t === 3) return -1;
+    const d = b[p + 1]!;
+    if (SHORT_ESCAPE[d] === 1) {
+      p += 2;
+      continue;
+    }
+    if (d !== 0x75) return -1;
+    const h0 = LOWER_HEX[b[p + 2]!]!;
+    if (h0 < 0) return -1;
+    const h1 = LOWER_HEX[b[p + 3]!]!;
+    if (h1 < 0) return -1;
+    const h2 = LOWER_HEX[b[p + 4]!]!;
+    if (h2 < 0) return -1;
+    const h3 = LOWER_HEX[b[p + 5]!]!;
+    if (h3 < 0) return -1;
+    const v = (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+    // json.dumps escapes only controls (short form where one exists) and >= 0x7f
+    if (v >= 0x20 && v < 0x7f) return -1;
+    if (v < 0x20 && hasShortEscape(v)) return -1;
+    p += 6;
+  }
+}
+
+/** Any valid JSON string (ASCII only) from its first content byte: closing quote index or -1. */
+function scanAnyString(b: Uint8Array, p: number): number {
+  for (;;) {
+    const t = STR_CLASS[b[p]!]!;
+    if (t === 0) {
+      p++;
+      continue;
+    }
+    if (t === 1) return p;
+    if (t === 3) {
+      // DEL is valid JSON inside a string; other refused bytes are controls
+      // (invalid JSON) or non-ASCII (needs UTF-8 validation): exact path.
+      if (b[p] === 0x7f) {
+        p++;
+        continue;
+      }
+      return -1;
+    }
+    const d = b[p + 1]!;
+    if (ANY_SHORT_ESCAPE[d] === 1) {
+      p += 2;
+      continue;
+    }
+    if (d !== 0x75) return -1;
+    if (ANY_HEX[b[p + 2]!]! < 0 || ANY_HEX[b[p + 3]!]! < 0 || ANY_HEX[b[p + 4]!]! < 0 || ANY_HEX[b[p + 5]!]! < 0) {
+      return -1;
+    }
+    p += 6;
+  }
+}
+
+/** Validate any JSON value at p (no output); returns its end or -1. */
+function skipValue(b: Uint8Array, p: number, depth: number): number {
+  const c = b[p]!;
+  if (c === QUOTE) {
+    const q = scanAnyString(b, p + 1);
+    return q < 0 ? -1 : q + 1;
+  }
+  if ((c >= 0x30 && c <= 0x39) || c === MINUS) {
+    if (c === MINUS && b[p + 1] === 0x49) return matchWord(b, p, "-Infinity");
+    return skipNumber(b, p);
+  }
+  if (c === LBRACE || c === LBRACKET) {
+    if (depth >= MAX_DEPTH) return -1;
+    const close = c === LBRACE ? RBRACE : RBRACKET;
+    p = skipWs(b, p + 1);
+    if (b[p] === close) return p + 1;
+    for (;;) {
+      if (c === LBRACE) {
+        if (b[p] !== QUOTE) return -1;
+        const q = scanAnyString(b, p + 1);
+        if (q < 0) return -1;
+        p = skipWs(b, q + 1);
+        if (b[p] !== COLON) return -1;
+        p = skipWs(b, p + 1);
+      }
+      p = skipValue(b, p, depth + 1);
+      if (p < 0) return -1;
+      p = skipWs(b, p);
+      const d = b[p];
+      if (d === COMMA) {
+        p = skipWs(b, p + 1);
+        continue;
+      }
+      return d === close ? p + 1 : -1;
+    }
+  }
+  if (c === 0x74) return matchWord(b, p, "true");
+  if (c === 0x66) return matchWord(b, p, "false");
+  if (c === 0x6e) return matchWord(b, p, "null");
+  if (c === 0x4e) return matchWord(b, p, "NaN");
+  if (c === 0x49) return matchWord(b, p, "Infinity");
+  return -1;
+}
+
+function skipNumber(b: Uint8Array, p: number): number {
+  const start = p;
+  if (b[p] === MINUS) p++;
+  let c = b[p]!;
+  if (c === 0x30) p++;
+  else if (c >= 0x31 && c <= 0x39) {
+    p++;
+    while ((c = b[p]!) >= 0x30 && c <= 0x39) p++;
+  } else return -1;
+  let isFloat = false;
+  if (b[p] === 0x2e) {
+    c = b[p + 1]!;
+    if (c < 0x30 || c > 0x39) return -1;
+    p += 2;
+    while ((c = b[p]!) >= 0x30 && c <= 0x39) p++;
+    isFloat = true;
+  }
+  c = b[p]!;
+  if (c === 0x65 || c === 0x45) {
+    p++;
+    c = b[p]!;
+    if (c === 0x2b || c === MINUS) p++;
+    c = b[p]!;
+    if (c < 0x30 || c > 0x39) return -1;
+    while ((c = b[p]!) >= 0x30 && c <= 0x39) p++;
+    isFloat = true;
+  }
+  if (!isFloat && p - start > MAX_INT_DIGITS) return -1;
+  return p;
+}
+
+/**
+ * Decide without conversion whether a fixed-notation float lexeme
+ * (`-?digits.digits`) is Python's repr: 1 yes, -1 no, 0 undecided (use the
+ * slow check). A decimal of at most 15 significant digits round-trips
+ * through a double and no shorter decimal maps to the same double (15 =
+ * DBL_DIG), so such a lexeme is the shortest repr exactly when it has no
+ * superfluous zeros and its exponent is in repr's fixed range [-4, 16).
+ */
+function fixedFloatIsRepr(b: Uint8Array, s: number, e: number): number {
+  let p = s;
+  if (b[p] === MINUS) p++;
+  const intStart = p;
+  while (b[p]! >= 0x30 && b[p]! <= 0x39) p++;
+  const intEnd = p;
+  if (b[p] !== 0x2e) return 0; // exponent form: slow check
+  const fracStart = p + 1;
+  if (e - fracStart < 1) return 0;
+  for (let i = fracStart; i < e; i++) if (b[i]! < 0x30 || b[i]! > 0x39) return 0;
+  const intLen = intEnd - intStart;
+  if (intLen === 0 || (intLen > 1 && b[intStart] === 0x30)) return 0;
+  const intIsZero = intLen === 1 && b[intStart] === 0x30;
+  if (e - fracStart === 1 && b[fracStart] === 0x30) {
+    // X.0: an integral value; repr is fixed for magnitudes below 1e16
+    if (intLen > 16) return 0;
+    let lastNonZero = intEnd - 1;
+    while (lastNonZero > intStart && b[lastNonZero] === 0x30) lastNonZero--;
+    return lastNonZero - intStart + 1 <= 15 ? 1 : 0;
+  }
+  if (b[e - 1] === 0x30) return -1; // trailing zero in the fraction: never shortest
+  let sig: number;
+  if (intIsZero) {
+    let z = fracStart;
+    while (b[z] === 0x30) z++;
+    if (z - fracStart > 3) return 0; // below 1e-4: repr is scientific (slow check decides)
+    sig = e - z;
+  } else {
+    if (intLen > 16) return 0;
+    sig = intLen + (e - fracStart);
+  }
+  return sig <= 15 ? 1 : 0;
+}
+
+function matchWord(b: Uint8Array, p: number, word: string): number {
+  for (let i = 0; i < word.length; i++) if (b[p + i] !== word.charCodeAt(i)) return -1;
+  return p + word.length;
+}
+
+function envelopeKind(b: Uint8Array, ks: number, ke: number): Key {
+  switch (ke - ks) {
+    case 2:
+      return b[ks] === 0x74 && b[ks + 1] === 0x73 ? Key.Ts : Key.Payload;
+    case 5:
+      if (b[ks] === 0x65) return isKey(b, ks, EVENT_BYTES) ? Key.Event : Key.Payload;
+      if (b[ks] === 0x69) return isKey(b, ks, INDEX_BYTES) ? Key.Index : Key.Payload;
+      return Key.Payload;
+    case 9:
+      if (b[ks] === 0x70) return isKey(b, ks, PREV_HASH_BYTES) ? Key.PrevHash : Key.Payload;
+      if (b[ks] === 0x65) return isKey(b, ks, ELAPSED_BYTES) ? Key.ElapsedS : Key.Payload;
+      return Key.Payload;
+    case 10:
+      return b[ks] === 0x65 && isKey(b, ks, EVENT_HASH_BYTES) ? Key.EventHash : Key.Payload;
+    case 12:
+      if (b[ks] === 0x70) return isKey(b, ks, PAYLOAD_HASH_BYTES) ? Key.PayloadHash : Key.Payload;
+      if (b[ks] === 0x68) return isKey(b, ks, HASH_PROFILE_BYTES) ? Key.HashProfile : Key.Payload;
+      return Key.Payload;
+    default:
+      return Key.Payload;
+  }
+}
+
+function isKey(b: Uint8Array, ks: number, key: Uint8Array): boolean {
+  for (let i = 1; i < key.length; i++) if (b[ks + i] !== key[i]) return false;
+  return true;
+}
+
+/** Compare two key spans by bytes (= code points for printable ASCII). */
+function compareSpans(b: Uint8Array, a0: number, a1: number, c0: number, c1: number): number {
+  const la = a1 - a0;
+  const lc = c1 - c0;
+  const n = la < lc ? la : lc;
+  for (let i = 0; i < n; i++) {
+    const x = b[a0 + i]!;
+    const y = b[c0 + i]!;
+    if (x !== y) return x - y;
+  }
+  return la - lc;
+}
+
+/** Copy within mem: a loop for short spans, memmove for long ones. */
+function copyBytes(b: Uint8Array, dst: number, src: number, n: number): void {
+  if (n < 32) {
+    for (let i = 0; i < n; i++) b[dst + i] = b[src + i]!;
+  } else {
+    b.copyWithin(dst, src, src + n);
+  }
+}
+
+function writeDecimal(b: Uint8Array, o: number, n: number): number {
+  if (n < 10) {
+    b[o] = 0x30 + n;
+    return o + 1;
+  }
+  let digits = 0;
+  for (let x = n; x > 0; x = Math.floor(x / 10)) digits++;
+  let x = n;
+  for (let i = digits - 1; i >= 0; i--) {
+    b[o + i] = 0x30 + (x % 10);
+    x = Math.floor(x / 10);
+  }
+  return o + digits;
+}
+
+/** Exposed for tests: the byte classes of the canonical string check. */
+export const __test = { scanCanonicalString, scanAnyString, skipValue };

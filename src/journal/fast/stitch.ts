@@ -1,0 +1,91 @@
+import { eventHash } from "../hash.ts";
+import { MAX_LINE_BYTES } from "../lines.ts";
+import { ChainWalker, verdictOf, type Divergence, type JournalSeal, type JournalVerifyResult } from "../verify.ts";
+import type { RangeResult } from "./range.ts";
+
+/**
+ * Join the results of consecutive ranges into the exact verifier's verdict.
+ *
+ * Each range checked its rows against their own stored prev_hash, so what
+ * is left is the link at every range boundary: range k's first row must
+ * point at range k-1's last stored event_hash (genesis "" for the first).
+ * Walking the ranges in order reproduces Python's single walk: the first
+ * failure in row order wins, later rows are only counted, and `head` is the
+ * head of the verified prefix.
+ */
+
+export interface StitchInput {
+  path: string;
+  exists: boolean;
+  results: readonly RangeResult[];
+  seal?: JournalSeal | null;
+}
+
+/** True base row index of each range (sum of the rows before it). */
+export function trueBases(results: readonly RangeResult[]): number[] {
+  const bases: number[] = [];
+  let base = 0;
+  for (const r of results) {
+    bases.push(base);
+    base += r.rows;
+  }
+  return bases;
+}
+
+/**
+ * Ranges whose hashes were computed at a wrong base index (an earlier range
+ * held junk or whitespace-only lines the newline census counted as rows)
+ * and that can still matter: those up to and including the first range with
+ * a failure among the correctly based ones.
+ */
+export function rangesToRedo(results: readonly RangeResult[]): number[] {
+  const bases = trueBases(results);
+  const redo: number[] = [];
+  for (let k = 0; k < results.length; k++) {
+    const r = results[k]!;
+    if (r.baseIndex !== bases[k]) {
+      if (r.rows > 0) redo.push(k);
+      continue;
+    }
+    if (r.failure !== null) break; // a divergence here: nothing after it can matter
+  }
+  return redo;
+}
+
+export function stitch({ path, exists, results, seal }: StitchInput): JournalVerifyResult {
+  let prev = "";
+  let base = 0;
+  let lineBase = 0;
+  let divergence: Divergence | null = null;
+  const discarded: number[] = [];
+  const overlong: number[] = [];
+  for (const r of results) {
+    if (divergence === null && r.rows > 0) {
+      if (r.baseIndex !== base) throw new Error(`range at byte ${r.start} was verified at row ${r.baseIndex}, not ${base}`);
+      const f = r.first!;
+      if (f.profileError !== null) {
+        divergence = { index: base, expected: null, actual: f.storedHash, error: `step ${base}: ${f.profileError}` };
+      } else if (f.prev !== prev) {
+        const expected = f.payloadHash === null ? null : eventHash(prev, f.eventType, f.payloadHash, base, f.profile);
+        divergence = { index: base, expected, actual: f.storedHash, error: `step ${base}: prev_hash break` };
+      } else if (r.failure !== null) {
+        const i = base + r.failure.local;
+        divergence = { index: i, expected: r.failure.expected, actual: r.failure.actual, error: `step ${i}: ${r.failure.message}` };
+      } else {
+        prev = r.lastHash!;
+      }
+    }
+    base += r.rows;
+    for (const d of r.discarded) discarded.push(lineBase + d);
+    for (const d of r.overlong) overlong.push(lineBase + d);
+    lineBase += r.physLines;
+  }
+  const walker = new ChainWalker();
+  walker.count = base;
+  walker.prefixHead = prev;
+  walker.divergence = divergence;
+  const result = verdictOf({ path, exists, walker, discarded, seal });
+  // As the exact verifier: not a Python message (Python reads any length), it says why such a line was discarded.
+  if (overlong.length) result.errors.push(`physical line(s) ${overlong.join(", ")} longer than ${MAX_LINE_BYTES} bytes: refused unread`);
+  return result;
+}
