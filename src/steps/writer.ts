@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, fchmodSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors.ts";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
@@ -113,14 +113,17 @@ export class StepJournal {
   private lock: FileLock | null;
   private tip: string;
   private seq: number;
+  /** The bucket ends in a complete row without a line break: end that line before the next row. */
+  private needsNewline: boolean;
 
-  private constructor(dir: string, path: string, fd: number, lock: FileLock, tip: string, seq: number) {
+  private constructor(dir: string, path: string, fd: number, lock: FileLock, tip: string, seq: number, needsNewline: boolean) {
     this.dir = dir;
     this.path = path;
     this.fd = fd;
     this.lock = lock;
     this.tip = tip;
     this.seq = seq;
+    this.needsNewline = needsNewline;
   }
 
   static open(sddDir: string, agentId: string): StepJournal {
@@ -145,7 +148,7 @@ export class StepJournal {
       const tip = recoverTip(path);
       const fd = openSync(path, "a+", 0o600);
       if (tip.tornFrom !== null) saveTornTail(path, fd, tip.goodEnd);
-      return new StepJournal(dir, path, fd, lock, tip.head, tip.nextSeq);
+      return new StepJournal(dir, path, fd, lock, tip.head, tip.nextSeq, endsWithoutBreak(fd));
     } catch (err) {
       lock.release();
       throw err;
@@ -187,7 +190,7 @@ export class StepJournal {
       schema_version: 2,
     };
     if (fields.effort !== null) row.effort = fields.effort;
-    const bytes = Buffer.from(canonical(row) + "\n", "utf8");
+    const bytes = Buffer.from((this.needsNewline ? "\n" : "") + canonical(row) + "\n", "utf8");
     try {
       // One write per line (O_APPEND): a crash leaves at most a torn tail.
       let off = 0;
@@ -201,6 +204,7 @@ export class StepJournal {
       throw new BernsteinError("agent_journal_append_failed", `journal append failed: ${(err as Error).message}`, ExitCode.INPUT);
     }
     const seq = this.seq;
+    this.needsNewline = false;
     this.tip = hash;
     this.seq++;
     return { seq, step_hash: hash };
@@ -223,6 +227,19 @@ export class StepJournal {
     this.lock?.release();
     this.lock = null;
   }
+}
+
+/**
+ * Whether the file's last byte is not a line break (a complete last row
+ * whose "\n" never reached the disk, or a foreign writer's file): the next
+ * row must not be glued onto that line.
+ */
+function endsWithoutBreak(fd: number): boolean {
+  const size = fstatSync(fd).size;
+  if (size === 0) return false;
+  const last = new Uint8Array(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] !== 0x0a && last[0] !== 0x0d;
 }
 
 /**

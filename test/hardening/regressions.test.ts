@@ -102,3 +102,35 @@ describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
     }
   });
 });
+
+describe("step-journal writer (fuzz: receipt/bucket)", () => {
+  // Found by the receipt fuzzer: a bucket whose last complete row lacks its
+  // "\n" (a crash between the row and its line break, or a foreign writer)
+  // recovered fine, but the next append was glued onto that line, turning
+  // a valid journal into one that no longer verifies.
+  test("appending after a final row without a line break starts a new line", async () => {
+    const { StepJournal } = await import("../../src/steps/writer.ts");
+    const { verifyStepJournal } = await import("../../src/steps/verify.ts");
+    const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const sdd = mkdtempSync(join(tmpdir(), "bernstein-steps-nl-"));
+    try {
+      const j = StepJournal.open(sdd, "agent-x");
+      j.append({ input_hash: "a0", model: "m1", prompt: "p0" });
+      j.append({ input_hash: "a1", model: "m1", prompt: "p1" });
+      j.close();
+      const bucket = join(sdd, "runtime", "journal", "agent-x", "000000.jsonl");
+      writeFileSync(bucket, readFileSync(bucket, "utf8").replace(/\n$/, ""));
+      const k = StepJournal.open(sdd, "agent-x");
+      expect(k.nextSeq()).toBe(2);
+      k.append({ input_hash: "a2", model: "m1", prompt: "p2" });
+      k.close();
+      const v = await verifyStepJournal(bucket);
+      expect(v.errors).toEqual([]);
+      expect(v.steps).toBe(3);
+    } finally {
+      rmSync(sdd, { recursive: true, force: true });
+    }
+  });
+});
