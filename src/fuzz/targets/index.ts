@@ -2,6 +2,7 @@ import type { FuzzTarget } from "../types.ts";
 import { join } from "node:path";
 import { journalTarget, type ParallelVerify } from "./journal.ts";
 import { parserTarget } from "./parser.ts";
+import { receiptTarget } from "./receipt.ts";
 
 export const TARGET_NAMES = ["parser", "journal", "receipt", "server"] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
@@ -24,6 +25,8 @@ export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
       return parserTarget({ bin: opts.bin, python: opts.python });
     case "journal":
       return journalTarget({ bin: opts.bin, reference: opts.python ? join(REFERENCE_DIR, "verify_journal.py") : null, parallel: opts.parallel });
+    case "receipt":
+      return receiptTarget({ bin: opts.bin });
     default:
       throw new Error(`target ${name} not built yet`);
   }

@@ -1,0 +1,270 @@
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createGzip, gzipSync } from "node:zlib";
+import { BernsteinError, InputError, RefusalError, UsageError } from "../../errors.ts";
+import { exportReceipt, publishReceipt } from "../../receipts/export.ts";
+import { verifyReceipt, type ReceiptVerdict } from "../../receipts/verify.ts";
+import { StepJournal } from "../../steps/writer.ts";
+import { verifyStepJournal } from "../../steps/verify.ts";
+import { plainDoc, runBinary } from "../binary.ts";
+import { concatBytes, mutateBytes, mutateLines } from "../mutate.ts";
+import type { Rng } from "../rng.ts";
+import { receiptVectors, stepJournalVectors } from "../seeds.ts";
+import { buildTar, header, paxPath, readTar, type TarMember } from "../tar.ts";
+import { violation, type FuzzTarget } from "../types.ts";
+
+/**
+ * (c) The step journal, the receipt verifier and the tar reader. An input
+ * is one mode byte and a payload:
+ *   0 + tar bytes   -> `verifyReceipt` (streaming tar reader + chain walk);
+ *   1 + bucket bytes -> on-disk step-journal verify, writer recovery
+ *                       (open/append), and an export/publish round trip.
+ * Invariants: verifyReceipt returns a verdict or throws `InputError`
+ * (`receipt_malformed`); step verify never throws; the writer either
+ * recovers (and the journal then verifies with one more step) or refuses
+ * with a named error; a journal that exports/publishes yields a receipt
+ * that verifies with the same head and step count. The sampled binary
+ * cases check `replay verify` agrees with the library.
+ */
+
+const enc = new TextEncoder();
+const TAR_TOKENS = ["ustar\0", "ustar  \0", "00", "journal/", "journal/000000.jsonl", "manifest.json", "manifest.sig", "../", "/etc/passwd", "\0\0\0\0", "0000644\0", "77777777777\0", "2", "1", "5", "x", "L"].map((t) => enc.encode(t));
+
+/** Manifest field values that break coercions. */
+const MANIFEST_VALUES = ['"x"', "null", "-1", "1e400", "1.5", '"3"', "true", "[]", "{}", "123456789012345678901234567890", '"\\ud800"', "NaN"];
+const RECEIPT_NAMES = ["journal/000000.jsonl", "journal/000001.jsonl", "journal/a", "journal/", "../journal/000000.jsonl", "/journal/000000.jsonl", "journal/../x", "journal\\..\\x", "manifest.json", "manifest.sig", "blobs/abc", "C:/x", "./journal/000000.jsonl"];
+
+function structural(rng: Rng, seed: Uint8Array, journals: readonly Uint8Array[]): Uint8Array {
+  let members = readTar(seed);
+  const ops = 1 + rng.int(3);
+  for (let o = 0; o < ops; o++) {
+    const i = rng.int(Math.max(1, members.length));
+    const m = members[i];
+    switch (rng.int(12)) {
+      case 0:
+        if (m) members[i] = { ...m, data: mutateLines(rng, m.data, { corpus: journals }) };
+        break;
+      case 1: {
+        const man = members.find((x) => x.name === "manifest.json");
+        if (man) {
+          const text = new TextDecoder().decode(man.data);
+          const field = rng.pick(["steps", "head_hash", "agent_id", "format_version", "blob_digests", "unauthenticated_fields", "created_at"]);
+          const edited = text.replace(new RegExp(`"${field}":("[^"]*"|[^,}]*)`), `"${field}":${rng.pick(MANIFEST_VALUES)}`);
+          man.data = rng.chance(0.3) ? mutateBytes(rng, enc.encode(edited)) : enc.encode(edited);
+        }
+        break;
+      }
+      case 2:
+        if (m) members.splice(i, 0, { ...m });
+        break;
+      case 3:
+        if (m) members.splice(i, 1);
+        break;
+      case 4:
+        if (members.length > 1) {
+          const j = rng.int(members.length);
+          [members[i], members[j]] = [members[j]!, members[i]!];
+        }
+        break;
+      case 5:
+        if (m) members[i] = { ...m, name: rng.pick(RECEIPT_NAMES) };
+        break;
+      case 6:
+        members.splice(i, 0, { name: rng.pick(RECEIPT_NAMES), type: rng.pick(["1", "2", "3", "4", "5", "6", "7", "g", "L", "K", "S"]), data: new Uint8Array(0), linkname: rng.pick(["/etc/passwd", "../../x", "journal/000000.jsonl"]) });
+        break;
+      case 7:
+        members.splice(i, 0, paxPath(rng.pick(RECEIPT_NAMES)));
+        break;
+      case 8:
+        members.splice(i, 0, { name: "manifest.sig", type: "0", data: rng.chance(0.5) ? enc.encode(Buffer.from(rng.bytes(rng.pick([0, 63, 64, 65]))).toString("base64")) : rng.bytes(rng.smallSize(200)) });
+        break;
+      case 9:
+        if (m) members[i] = { ...m, declaredSize: m.data.length + rng.pick([1, 511, 512, 1 << 20, 2 ** 33 - 1]) };
+        break;
+      case 10:
+        // Many small journal members out of order.
+        for (let k = 0; k < rng.smallSize(80); k++) members.push({ name: `journal/${String(rng.int(1000)).padStart(6, "0")}.jsonl`, type: "0", data: rng.chance(0.5) ? new Uint8Array(0) : rng.pick(journals) });
+        break;
+      default:
+        if (m) members[i] = { ...m, data: mutateBytes(rng, m.data, { dictionary: TAR_TOKENS }) };
+    }
+    members = members.slice(0, 20_000);
+  }
+  let tar = buildTar(members, { badChecksumAt: rng.chance(0.05) ? rng.int(members.length) : undefined, noTrailer: rng.chance(0.1) });
+  if (rng.chance(0.1)) tar = tar.subarray(0, rng.int(tar.length));
+  return tar;
+}
+
+export interface ReceiptTargetOptions {
+  bin?: string | null;
+}
+
+export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
+  const dir = mkdtempSync(join(tmpdir(), "bernstein-fuzz-receipt-"));
+  const tarPath = join(dir, "receipt.tar");
+  let caseNo = 0;
+  const stats = { receipts: 0, receipts_ok: 0, receipts_malformed: 0, buckets: 0, recovered: 0, refused: 0, exported: 0 };
+
+  const verifyTar = async (path: string): Promise<ReceiptVerdict | InputError> => {
+    try {
+      const v = await verifyReceipt(path);
+      if (v.ok !== (v.errors.length === 0)) throw violation("receipt_ok_inconsistent", JSON.stringify(v).slice(0, 200));
+      if (v.signature !== "absent" && v.signature !== "unchecked") throw violation("receipt_signature_state", `signature ${v.signature} without a key`);
+      return v;
+    } catch (err) {
+      if (err instanceof InputError && (err.code === "receipt_malformed" || err.code === "receipt_not_found")) return err;
+      throw err;
+    }
+  };
+
+  const runTar = async (payload: Uint8Array): Promise<void> => {
+    stats.receipts++;
+    writeFileSync(tarPath, payload);
+    const r = await verifyTar(tarPath);
+    if (r instanceof InputError) stats.receipts_malformed++;
+    else if (r.ok) stats.receipts_ok++;
+  };
+
+  const runBucket = async (payload: Uint8Array): Promise<void> => {
+    stats.buckets++;
+    const sdd = join(dir, `sdd-${caseNo}`);
+    const agentDir = join(sdd, "runtime", "journal", "fuzz-agent");
+    mkdirSync(agentDir, { recursive: true });
+    const bucket = join(agentDir, "000000.jsonl");
+    try {
+      writeFileSync(bucket, payload);
+      const v = await verifyStepJournal(bucket);
+      if (v.ok !== (v.errors.length === 0)) throw violation("steps_ok_inconsistent", JSON.stringify(v).slice(0, 200));
+      // Export / publish round trip: only a self-verifying journal exports, and its receipt verifies.
+      for (const kind of ["export", "publish"] as const) {
+        const out = join(sdd, `${kind}.tar`);
+        try {
+          const res = kind === "export" ? await exportReceipt({ sddDir: sdd, agentId: "fuzz-agent", out }) : await publishReceipt({ sddDir: sdd, agentId: "fuzz-agent", out });
+          stats.exported++;
+          if (kind === "export" && !v.ok) throw violation("export_unverified", "exported a journal that fails verification");
+          const rv = await verifyReceipt(out);
+          if (!rv.ok || rv.steps !== res.steps || rv.head_hash !== res.head_hash) {
+            throw violation(`${kind}_roundtrip`, `receipt of ${res.steps} steps head ${res.head_hash.slice(0, 16)} verifies as ok=${rv.ok} ${rv.steps} ${rv.head_hash.slice(0, 16)}: ${rv.errors[0] ?? ""}`);
+          }
+        } catch (err) {
+          if (!(err instanceof BernsteinError) || err instanceof UsageError) throw err;
+          if (v.ok && v.steps > 0) throw violation(`${kind}_refused_valid`, `${kind} refused a journal that verifies: ${err.message}`);
+        }
+      }
+      // Writer recovery: open, append one step, close; the journal must then verify.
+      let j: StepJournal;
+      try {
+        j = StepJournal.open(sdd, "fuzz-agent");
+      } catch (err) {
+        if (err instanceof InputError || err instanceof RefusalError) {
+          stats.refused++;
+          if (v.ok) throw violation("recovery_refused_valid", `writer refused a journal that verifies: ${err.message}`);
+          return;
+        }
+        throw err;
+      }
+      const before = j.nextSeq();
+      j.append({ input_hash: "fuzz", model: "m", prompt: "p" });
+      j.close();
+      stats.recovered++;
+      const after = await verifyStepJournal(bucket);
+      if (!after.ok || after.steps !== before + 1) throw violation("recovery_then_verify", `after recovery and one append: ok=${after.ok} steps=${after.steps} (expected ${before + 1}): ${after.errors[0] ?? ""}`);
+    } finally {
+      rmSync(sdd, { recursive: true, force: true });
+    }
+  };
+
+  return {
+    name: "receipt",
+    seeds() {
+      const out: Uint8Array[] = [];
+      for (const r of receiptVectors()) out.push(concatBytes(new Uint8Array([0]), r.bytes));
+      for (const b of stepJournalVectors()) out.push(concatBytes(new Uint8Array([1]), b.bytes));
+      return out;
+    },
+    mutate(rng, seeds) {
+      const tars = seeds.filter((s) => s[0] === 0).map((s) => s.subarray(1));
+      const journals = seeds.filter((s) => s[0] === 1).map((s) => s.subarray(1));
+      if (rng.chance(0.35)) {
+        const base = rng.pick(journals);
+        const m = rng.chance(0.6) ? mutateLines(rng, base, { corpus: journals }) : mutateBytes(rng, base, { corpus: journals });
+        return concatBytes(new Uint8Array([1]), m);
+      }
+      const base = rng.pick(tars);
+      let tar = rng.chance(0.6) ? structural(rng, base, journals) : mutateBytes(rng, base, { dictionary: TAR_TOKENS, corpus: tars, maxBytes: 1 << 21 });
+      if (rng.chance(0.1)) tar = gzipSync(tar, { level: 1 });
+      return concatBytes(new Uint8Array([0]), tar);
+    },
+    async run(input) {
+      caseNo++;
+      const payload = input.subarray(1);
+      if (input[0] === 1) await runBucket(payload);
+      else await runTar(payload);
+    },
+    async runBinary(input) {
+      if (input[0] === 1) return;
+      const payload = input.subarray(1);
+      writeFileSync(tarPath, payload);
+      const lib = await verifyTar(tarPath);
+      const r = await runBinary({ bin: opts.bin!, args: ["replay", "verify", tarPath, "--as-json"], allowed: [0, 1, 3] });
+      const doc = plainDoc(r.doc) as Record<string, unknown>;
+      if (lib instanceof InputError) {
+        if (r.code !== 3 || doc.error !== lib.code) throw violation("binary_vs_library", `library refused (${lib.code}) but the binary exited ${r.code} ${String(doc.error)}`);
+      } else if (r.code !== (lib.ok ? 0 : 1) || doc.ok !== lib.ok || doc.head_hash !== lib.head_hash || String(doc.steps) !== String(lib.steps)) {
+        throw violation("binary_vs_library", `library ok=${lib.ok} steps=${lib.steps}, binary exit ${r.code} ok=${String(doc.ok)} steps=${String(doc.steps)}`);
+      }
+    },
+    extremes() {
+      const bomb = join(dir, "bomb.tar.gz");
+      const refused = (name: string, make: () => Promise<void> | void) => ({
+        name,
+        async run() {
+          await make();
+          try {
+            const r = await verifyTar(bomb);
+            if (!(r instanceof InputError)) throw violation("extreme_accepted", `${name}: verified as ok=${r.ok}`);
+            if (opts.bin) await runBinary({ bin: opts.bin, args: ["replay", "verify", bomb, "--as-json"], allowed: [3], timeoutMs: 120_000 });
+          } finally {
+            rmSync(bomb, { force: true });
+          }
+        },
+      });
+      return [
+        refused("gzip bomb (1 GiB member of zeros in ~1 MB)", async () => {
+          const gz = createGzip({ level: 1 });
+          const out = createWriteStream(bomb);
+          gz.pipe(out);
+          const done = new Promise<void>((res, rej) => {
+            out.on("finish", () => res());
+            out.on("error", rej);
+          });
+          gz.write(header({ name: "journal/000000.jsonl", type: "0", data: new Uint8Array(0), declaredSize: 1 << 30 }));
+          const zeros = new Uint8Array(1 << 20);
+          for (let i = 0; i < 1024; i++) {
+            if (!gz.write(zeros)) await new Promise<void>((r) => gz.once("drain", () => r()));
+          }
+          gz.end();
+          await done;
+        }),
+        refused("100 MB single journal line in a receipt", () => {
+          const line = new Uint8Array(100 * 1024 * 1024).fill(0x61);
+          const manifest = enc.encode('{"agent_id":"a","head_hash":"x","steps":1}');
+          writeFileSync(bomb, buildTar([{ name: "manifest.json", type: "0", data: manifest }, { name: "journal/000000.jsonl", type: "0", data: line }]));
+        }),
+        refused("20,000 members", () => {
+          const members: TarMember[] = [{ name: "manifest.json", type: "0", data: enc.encode('{"agent_id":"a","head_hash":"x","steps":0}') }];
+          for (let i = 0; i < 20_000; i++) members.push({ name: `blobs/${i}`, type: "0", data: new Uint8Array(0) });
+          writeFileSync(bomb, buildTar(members));
+        }),
+      ];
+    },
+    stats() {
+      return { ...stats };
+    },
+    close() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
