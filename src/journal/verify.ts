@@ -7,6 +7,7 @@ import { eventHash, hashProfileOf, NON_DETERMINISTIC_FIELDS, payloadHash } from 
 import { MAX_LINE_BYTES, type LineReadOptions } from "./lines.ts";
 import { DIVERGENCE_REPORT_NAME } from "./paths.ts";
 import { readJournalSync, type JournalRow } from "./reader.ts";
+import type { FastVerifyOptions, FastVerifyResult } from "./fast/engine.ts";
 
 /**
  * Chain verification (spec §1.9). Three separate verdicts, because a clean
@@ -184,12 +185,23 @@ export function verifyJournalSync(
 }
 
 /**
+ * The exact reference verifier: one streaming pass of the py-json reader
+ * and hash code, single-threaded. `verifyJournal` must always agree with it.
+ */
+export async function verifyJournalExact(path: string, opts: { seal?: JournalSeal | null } = {}): Promise<JournalVerifyResult> {
+  return verifyJournalSync(path, opts);
+}
+
+/**
  * Verify the journal at `path` (a missing file is an empty, consistent
  * chain; with a seal it is `mismatched`). Unreadable files throw
- * `InputError` (`journal_unreadable`).
+ * `InputError` (`journal_unreadable`). Runs the fast engine
+ * (src/journal/fast: byte-level, multi-threaded, same verdict as
+ * `verifyJournalExact`), loaded on first use.
  */
-export async function verifyJournal(path: string, opts: { seal?: JournalSeal | null } = {}): Promise<JournalVerifyResult> {
-  return verifyJournalSync(path, opts);
+export async function verifyJournal(path: string, opts: FastVerifyOptions = {}): Promise<FastVerifyResult> {
+  const { verifyJournalFast } = await import("./fast/engine.ts");
+  return verifyJournalFast(path, opts);
 }
 
 /** Python's `verify_events` over rows already in memory. */

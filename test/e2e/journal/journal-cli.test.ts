@@ -18,6 +18,8 @@ const VDIR = join(VECTORS, "run-journal");
 const VERDICT_KEYS = [
   "ok", "path", "chain_consistent", "coverage", "identity", "count", "head", "divergent_index",
   "expected_hash", "actual_hash", "discarded_line_indices", "errors",
+  // how the verify was done (the fast verifier): full or links-only, and the snapshot verified
+  "mode", "payloads_checked", "snapshot_bytes", "grew_by",
 ];
 
 describe("journal verify on the shared vectors", () => {

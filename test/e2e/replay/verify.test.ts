@@ -146,12 +146,17 @@ describe("replay <RUN_ID> --verify (compiled binary)", () => {
     expect(r.stderr).toContain(`Replaying latest run: ${greatest}`);
   });
 
-  test("--threads / --links-only are honoured or refused clearly, never ignored", async () => {
-    for (const extra of [["--threads", "2"], ["--links-only"]]) {
-      const r = await bernsteinJson(["replay", "hazards-payload-edit", "--verify", ...extra], { cwd: t.cwd });
-      if (r.code === 2) expect(r.json).toMatchObject({ ok: false, error: "flag_not_supported" });
-      else expect(r.json.divergent_index).toBe(expectOf("hazards-payload-edit").divergent_index);
-    }
+  test("--threads / --links-only are honoured, never ignored", async () => {
+    const threaded = await bernsteinJson(["replay", "hazards-payload-edit", "--verify", "--threads", "2"], { cwd: t.cwd });
+    expect(threaded.json.divergent_index).toBe(expectOf("hazards-payload-edit").divergent_index);
+    expect(threaded.json).toMatchObject({ mode: "full", payloads_checked: true });
+    // links-only never re-hashes payloads: a payload edit passes, and the verdict says so
+    const links = await bernsteinJson(["replay", "hazards-payload-edit", "--verify", "--links-only"], { cwd: t.cwd });
+    expect(links.json).toMatchObject({ divergent_index: null, mode: "links-only", payloads_checked: false });
+    // ...but a broken link is found
+    const broken = await bernsteinJson(["replay", "hazards-prev-hash-edit", "--verify", "--links-only"], { cwd: t.cwd });
+    expect(broken.code).toBe(1);
+    expect(broken.json.divergent_index).toBe(expectOf("hazards-prev-hash-edit").divergent_index);
   });
 
   test("usage and refusals", async () => {

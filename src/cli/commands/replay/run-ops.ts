@@ -1,11 +1,13 @@
 import { existsSync } from "node:fs";
 import { UsageError, errorMessage } from "../../../errors.ts";
 import { rebuildState } from "../../../journal/rebuild.ts";
-import { verifyJournal, writeDivergenceReport, type JournalVerifyResult } from "../../../journal/verify.ts";
+import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
+import { verifyJournal, writeDivergenceReport } from "../../../journal/verify.ts";
 import { dumps } from "../../../pyjson/encode.ts";
 import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
+import { fastVerifyJson, fastVerifyNotes, parseThreads, progressLine } from "../../fast-verify.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
@@ -25,15 +27,22 @@ import { sealFor } from "./seal-source.ts";
  */
 export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number> {
   refuseFlags(ctx, ["verify", "seal", "threads", "links-only"], "replay <RUN_ID> --verify");
-  for (const flag of ["threads", "links-only"] as const) {
-    if (ctx.args[flag] !== undefined && ctx.args[flag] !== false) {
-      throw new UsageError(`--${flag} is not supported by this build's verifier yet`, "flag_not_supported", { flag: `--${flag}` });
-    }
-  }
+  const threads = parseThreads(ctx.args.threads);
   const source = sealFor(ctx, run);
   // Without a seal a missing journal is missing input; with one it is a verdict (the sealed journal is gone).
   if (!source.seal) assertJournalExists(run);
-  const result = await verifyJournal(run.journal, { seal: source.seal });
+  const progress = progressLine();
+  let result: FastVerifyResult;
+  try {
+    result = await verifyJournal(run.journal, {
+      seal: source.seal,
+      threads,
+      linksOnly: Boolean(ctx.args["links-only"]),
+      onProgress: progress.onProgress,
+    });
+  } finally {
+    progress.finish();
+  }
   let reportPath: string | null = null;
   if (!result.ok) {
     try {
@@ -51,7 +60,7 @@ export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number
 }
 
 /** The `journal verify --as-json` document (same fields, same order), preceded by `run_id`. */
-function verifyJson(run: RunRef, r: JournalVerifyResult): Record<string, unknown> {
+function verifyJson(run: RunRef, r: FastVerifyResult): Record<string, unknown> {
   return {
     run_id: run.runId,
     ok: r.ok,
@@ -66,14 +75,19 @@ function verifyJson(run: RunRef, r: JournalVerifyResult): Record<string, unknown
     actual_hash: r.actual_hash,
     discarded_line_indices: r.discarded_line_indices,
     errors: r.errors,
+    ...fastVerifyJson(r),
   };
 }
 
-function verifyProse(run: RunRef, r: JournalVerifyResult, sealPath: string | null, reportPath: string | null): string[] {
+function verifyProse(run: RunRef, r: FastVerifyResult, sealPath: string | null, reportPath: string | null): string[] {
+  return [...verdictProse(run, r, sealPath, reportPath), ...fastVerifyNotes(r).map((n) => paint("dim", n))];
+}
+
+function verdictProse(run: RunRef, r: FastVerifyResult, sealPath: string | null, reportPath: string | null): string[] {
   const sealNote = sealPath ? ` (seal: ${sealPath})` : "";
   if (r.ok) {
     return [
-      paint("bold bright_green", "chain intact") +
+      paint("bold bright_green", r.payloads_checked ? "chain intact" : "links intact (payloads NOT checked)") +
         ` for ${run.runId} (${r.count} steps); identity=${r.identity}${sealNote}`,
       `head=${r.head || "(empty)"}`,
       ...(r.identity === "unverifiable"

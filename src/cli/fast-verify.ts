@@ -1,0 +1,88 @@
+import { UsageError } from "../errors.ts";
+import { MAX_THREADS, type FastVerifyResult } from "../journal/fast/engine.ts";
+
+/**
+ * CLI glue shared by `journal verify` and `replay <RUN_ID> --verify` for
+ * the fast verifier: `--threads` parsing, the fields it adds to the JSON
+ * verdict, the prose notes, and the progress line on stderr.
+ */
+
+/** Parse `--threads N`: an integer from 1 to MAX_THREADS (undefined: the engine's default, all cores). */
+export function parseThreads(raw: unknown): number | undefined {
+  if (raw === undefined || raw === null || raw === false) return undefined;
+  const t = String(raw).trim();
+  if (!/^[0-9]+$/.test(t) || Number(t) < 1 || Number(t) > MAX_THREADS) {
+    throw new UsageError(`--threads must be an integer from 1 to ${MAX_THREADS}, got ${JSON.stringify(String(raw))}`, "invalid_threads", {
+      threads: String(raw),
+    });
+  }
+  return Number(t);
+}
+
+/** The fields the fast verifier adds after the verdict in `--as-json` documents. */
+export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
+  return {
+    mode: r.mode,
+    payloads_checked: r.payloads_checked,
+    snapshot_bytes: r.snapshot_bytes,
+    grew_by: r.grew_by,
+  };
+}
+
+/** Prose notes: what links-only did not check, and a snapshot of a growing file. */
+export function fastVerifyNotes(r: FastVerifyResult): string[] {
+  const notes: string[] = [];
+  if (!r.payloads_checked) {
+    notes.push(
+      "links-only: prev_hash links and event_hash format were checked; payload hashes were NOT recomputed (run without --links-only to check payloads)",
+    );
+  }
+  if (r.grew_by > 0) {
+    notes.push(
+      `note: the journal grew by ${r.grew_by} bytes while it was verified; this verdict covers the snapshot of its first ${r.snapshot_bytes} bytes`,
+    );
+  }
+  return notes;
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+}
+
+function duration(s: number): string {
+  if (!Number.isFinite(s)) return "?";
+  if (s < 60) return `${Math.ceil(s)}s`;
+  return `${Math.floor(s / 60)}m${String(Math.ceil(s % 60)).padStart(2, "0")}s`;
+}
+
+export interface ProgressLine {
+  onProgress: (done: number, total: number) => void;
+  /** Erase the line (if one was drawn). */
+  finish: () => void;
+}
+
+/**
+ * A progress line on stderr (bytes done, rate, ETA), drawn only when stderr
+ * is a terminal and the verify has run for more than a second; nothing at
+ * all when stderr is piped or redirected.
+ */
+export function progressLine(stream: NodeJS.WriteStream = process.stderr): ProgressLine {
+  const started = performance.now();
+  let drawn = false;
+  if (!stream.isTTY) return { onProgress: () => {}, finish: () => {} };
+  return {
+    onProgress(done, total) {
+      const elapsed = (performance.now() - started) / 1000;
+      if (elapsed < 1) return;
+      const rate = done / elapsed;
+      const pct = total > 0 ? Math.floor((100 * done) / total) : 100;
+      const eta = rate > 0 ? (total - done) / rate : Number.POSITIVE_INFINITY;
+      stream.write(`\r\x1b[Kverifying ${mb(done)} / ${mb(total)} (${pct}%), ${mb(rate)}/s, ETA ${duration(eta)}`);
+      drawn = true;
+    },
+    finish() {
+      if (drawn) stream.write("\r\x1b[K");
+      drawn = false;
+    },
+  };
+}
