@@ -1,0 +1,274 @@
+/**
+ * The fast engine gives the exact verifier's verdict — the whole result
+ * object — on every vector, on seeded tampered copies, for 1..7 threads and
+ * tiny ranges/chunks (many boundaries), in-process and on real workers.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { generateJournal } from "../../../bench/journal-gen.ts";
+import { verifyJournalFast, type FastVerifyOptions, type FastVerifyResult } from "../../../src/journal/fast/engine.ts";
+import { RangeVerifier } from "../../../src/journal/fast/range.ts";
+import { stitch } from "../../../src/journal/fast/stitch.ts";
+import { verifyJournalSync, type JournalVerifyResult } from "../../../src/journal/verify.ts";
+import { VECTORS } from "../../helpers/cli.ts";
+import { referenceVerdicts, tempDirs } from "../tmp.ts";
+import { prng } from "./rows.ts";
+
+const dirs = tempDirs("fast-verify");
+afterAll(() => dirs.cleanup());
+const VDIR = join(VECTORS, "run-journal");
+const VECTOR_FILES = readdirSync(VDIR)
+  .filter((f) => f.endsWith(".jsonl"))
+  .sort()
+  .map((f) => join(VDIR, f));
+
+/** The exact verifier's fields of a fast result (the extra fields describe how it ran). */
+function core(r: FastVerifyResult): JournalVerifyResult {
+  const { mode, payloads_checked, snapshot_bytes, grew_by, threads, ...rest } = r;
+  void mode, payloads_checked, snapshot_bytes, grew_by, threads;
+  return rest;
+}
+
+const CONFIGS: FastVerifyOptions[] = [
+  { threads: 1 },
+  { threads: 2, minRangeBytes: 1, inProcess: true },
+  { threads: 3, minRangeBytes: 1, inProcess: true, chunkSize: 97 },
+  { threads: 7, minRangeBytes: 1, inProcess: true, chunkSize: 64 },
+];
+
+async function expectSameAsExact(path: string, configs = CONFIGS): Promise<void> {
+  const exact = verifyJournalSync(path);
+  for (const cfg of configs) {
+    const fast = await verifyJournalFast(path, cfg);
+    expect({ path, cfg, verdict: core(fast) }).toEqual({ path, cfg, verdict: exact });
+    expect(fast.snapshot_bytes).toBe(statSync(path).size);
+    expect([fast.mode, fast.payloads_checked, fast.grew_by]).toEqual(["full", true, 0]);
+  }
+}
+
+describe("fast verify = exact verify", () => {
+  test("every run-journal vector, threads 1, 2, 3, 7 with tiny ranges and chunks", async () => {
+    expect(VECTOR_FILES.length).toBe(16);
+    for (const f of VECTOR_FILES) await expectSameAsExact(f);
+  }, 30_000);
+
+  test("on real worker threads (3 workers over tiny ranges)", async () => {
+    for (const f of VECTOR_FILES) await expectSameAsExact(f, [{ threads: 3, minRangeBytes: 1 }]);
+  }, 30_000);
+
+  test("seeded tampering (byte edit, deleted/swapped/duplicated lines, junk, blank, CR, whitespace, truncation) agrees with exact and with Python", async () => {
+    const dir = dirs.make();
+    const gen = generateJournal(join(dir, "sdd"), "gen", 150_000, 3);
+    const sources = [join(VDIR, "hazards.jsonl"), join(VDIR, "foreign-writer.jsonl"), gen.path];
+    const r = prng(4242);
+    const files: string[] = [];
+    const tamper = (bytes: Buffer): Buffer => {
+      const text = bytes.toString("latin1");
+      const lines = text.split("\n");
+      const at = (n: number) => Math.floor(r() * n);
+      switch (at(10)) {
+        case 0: {
+          const b = Buffer.from(bytes);
+          b[at(b.length)] = 0x20 + at(95);
+          return b;
+        }
+        case 1:
+          lines.splice(at(lines.length), 1);
+          break;
+        case 2: {
+          const i = at(lines.length - 1);
+          [lines[i], lines[i + 1]] = [lines[i + 1]!, lines[i]!];
+          break;
+        }
+        case 3:
+          lines.splice(at(lines.length), 0, ["not json", "[]", '{"a": 1', "\u00ff\u00fe"][at(4)]!);
+          break;
+        case 4:
+          lines.splice(at(lines.length), 0, ["", "   ", "\t", "\x1c"][at(4)]!);
+          break;
+        case 5: {
+          const i = at(lines.length);
+          lines[i] = lines[i] + "\r";
+          break;
+        }
+        case 6: {
+          const i = at(lines.length);
+          lines.splice(i, 0, lines[i]!);
+          break;
+        }
+        case 7:
+          return bytes.subarray(0, at(bytes.length));
+        case 8: {
+          const i = at(lines.length);
+          lines[i] = (lines[i] ?? "").replace('"event": "', '"event": "x');
+          break;
+        }
+        default: {
+          const i = at(lines.length);
+          lines[i] = " " + lines[i];
+        }
+      }
+      return Buffer.from(lines.join("\n"), "latin1");
+    };
+    for (let i = 0; i < 36; i++) {
+      const src = sources[i % sources.length]!;
+      let bytes = readFileSync(src);
+      const edits = 1 + Math.floor(r() * 3);
+      for (let k = 0; k < edits; k++) bytes = tamper(bytes);
+      const p = join(dir, `t${i}.jsonl`);
+      writeFileSync(p, bytes);
+      files.push(p);
+    }
+    const configs: FastVerifyOptions[] = [
+      { threads: 1 },
+      { threads: 2, minRangeBytes: 1, inProcess: true, chunkSize: 4096 },
+      { threads: 7, minRangeBytes: 1, inProcess: true, chunkSize: 333 },
+    ];
+    const ours: JournalVerifyResult[] = [];
+    for (const f of files) {
+      await expectSameAsExact(f, configs);
+      ours.push(verifyJournalSync(f));
+    }
+    const python = referenceVerdicts(files);
+    files.forEach((f, i) => {
+      const want = python[i]!;
+      const got: Record<string, unknown> = {};
+      for (const k of Object.keys(want)) got[k] = (ours[i] as unknown as Record<string, unknown>)[k];
+      expect({ f, ...got }).toEqual({ f, ...want });
+    });
+  }, 60_000);
+
+  test("a long line (longer than the read area) and lone-CR files", async () => {
+    const dir = dirs.make();
+    for (const f of VECTOR_FILES) {
+      const v = new RangeVerifier(256); // most rows are longer than 256 bytes
+      const size = statSync(f).size;
+      const r = v.run({ path: f, start: 0, end: size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize: 100 });
+      expect({ f, v: stitch({ path: f, exists: true, results: [r] }) }).toEqual({ f, v: verifyJournalSync(f) });
+    }
+    const cr = join(dir, "cr.jsonl");
+    writeFileSync(cr, readFileSync(join(VDIR, "hazards.jsonl"), "latin1").replaceAll("\n", "\r"), "latin1");
+    await expectSameAsExact(cr);
+    const mixed = join(dir, "mixed.jsonl");
+    writeFileSync(mixed, readFileSync(join(VDIR, "chain-4.jsonl"), "latin1").replace("\n", "\r\r\n").replace("\n", "\r"), "latin1");
+    await expectSameAsExact(mixed);
+  });
+
+  test("missing file, seal identity, unknown hash_profile", async () => {
+    const dir = dirs.make();
+    const missing = join(dir, "none.jsonl");
+    const seal = { head: "", event_count: 0 };
+    expect(core(await verifyJournalFast(missing))).toEqual(verifyJournalSync(missing));
+    expect(core(await verifyJournalFast(missing, { seal }))).toEqual(verifyJournalSync(missing, { seal }));
+    const chain = join(VDIR, "chain-4.jsonl");
+    const head = "beb8b92285cb2d3e5f1a4fc30b1024fb9848da6105bbada9fa19fb0933847f71";
+    for (const s of [{ head, event_count: 4 }, { head, event_count: 3 }, { head: "x", event_count: 4 }]) {
+      expect(core(await verifyJournalFast(chain, { seal: s, threads: 2, minRangeBytes: 1, inProcess: true }))).toEqual(
+        verifyJournalSync(chain, { seal: s }),
+      );
+    }
+    const prof = join(dir, "profile.jsonl");
+    const lines = readFileSync(chain, "utf8").split("\n");
+    lines[2] = lines[2]!.replace("}", ', "hash_profile": "jcs-v3"}');
+    writeFileSync(prof, lines.join("\n"));
+    await expectSameAsExact(prof);
+  });
+});
+
+describe("--links-only", () => {
+  test("finds a prev_hash break but not a payload edit, and says payloads were not checked", async () => {
+    for (const name of ["hazards-prev-hash-edit", "hazards-row-deleted", "hazards-rows-swapped"]) {
+      const p = join(VDIR, `${name}.jsonl`);
+      const exact = verifyJournalSync(p);
+      for (const cfg of [{ threads: 1 }, { threads: 3, minRangeBytes: 1, inProcess: true }, { threads: 2, minRangeBytes: 1 }]) {
+        const r = await verifyJournalFast(p, { ...cfg, linksOnly: true });
+        expect([name, r.mode, r.payloads_checked, r.chain_consistent]).toEqual([name, "links-only", false, false]);
+        expect([name, r.divergent_index]).toEqual([name, exact.divergent_index]);
+        expect(r.errors[0]).toBe(`step ${exact.divergent_index}: prev_hash break`);
+      }
+    }
+    for (const name of ["hazards-payload-edit", "hazards-event-type-edit", "foreign-writer"]) {
+      const r = await verifyJournalFast(join(VDIR, `${name}.jsonl`), { linksOnly: true });
+      expect([name, r.ok, r.chain_consistent, r.payloads_checked]).toEqual([name, true, true, false]);
+    }
+    // coverage is still exact in links-only mode
+    const junk = join(VDIR, "hazards-junk-line-middle.jsonl");
+    const r = await verifyJournalFast(junk, { linksOnly: true, threads: 3, minRangeBytes: 1, inProcess: true });
+    expect([r.coverage, r.discarded_line_indices]).toEqual(["partial", verifyJournalSync(junk).discarded_line_indices]);
+  });
+
+  test("a malformed stored event_hash is a links-only failure", async () => {
+    const dir = dirs.make();
+    const p = join(dir, "j.jsonl");
+    const lines = readFileSync(join(VDIR, "chain-4.jsonl"), "utf8").split("\n");
+    const h = /"event_hash": "([0-9a-f]{64})"/.exec(lines[3]!)![1]!;
+    lines[3] = lines[3]!.replace(h, h.toUpperCase());
+    writeFileSync(p, lines.join("\n"));
+    const r = await verifyJournalFast(p, { linksOnly: true });
+    expect([r.divergent_index, r.expected_hash, r.actual_hash]).toEqual([3, null, h.toUpperCase()]);
+    expect(r.errors[0]).toBe("step 3: event_hash is not a 64-character lowercase hex SHA-256 digest");
+  });
+});
+
+describe("a growing journal", () => {
+  function liveJournal(): { path: string; rows: string[] } {
+    const dir = dirs.make();
+    const gen = generateJournal(join(dir, "sdd"), "live", 60_000, 11);
+    const rows = readFileSync(gen.path, "utf8").split("\n").filter(Boolean);
+    return { path: gen.path, rows };
+  }
+
+  test("appends after the snapshot are not read: the verdict is the snapshot's", async () => {
+    const { path, rows } = liveJournal();
+    const head = rows.slice(0, 50);
+    writeFileSync(path, head.join("\n") + "\n");
+    const size = statSync(path).size;
+    const r = await verifyJournalFast(path, {
+      threads: 2,
+      minRangeBytes: 1,
+      inProcess: true,
+      afterSnapshot: () => appendFileSync(path, rows.slice(50).join("\n") + "\n"),
+    });
+    expect([r.ok, r.count, r.snapshot_bytes, r.coverage]).toEqual([true, 50, size, "complete"]);
+    expect(r.grew_by).toBe(statSync(path).size - size);
+  });
+
+  test("a snapshot that ends inside a line being written is cut at the last full line, not reported torn", async () => {
+    const { path, rows } = liveJournal();
+    const full = rows.slice(0, 40).join("\n") + "\n";
+    const half = rows[40]!.slice(0, 100);
+    writeFileSync(path, full + half);
+    const r = await verifyJournalFast(path, {
+      threads: 1,
+      afterSnapshot: () => appendFileSync(path, rows[40]!.slice(100) + "\n" + rows.slice(41).join("\n") + "\n"),
+    });
+    expect([r.ok, r.count, r.coverage, r.discarded_line_indices]).toEqual([true, 40, "complete", []]);
+    expect(r.snapshot_bytes).toBe(Buffer.byteLength(full));
+    expect(r.grew_by).toBeGreaterThan(0);
+    // Without growth the same bytes are a torn tail, as the exact verifier says.
+    writeFileSync(path, full + half);
+    expect(core(await verifyJournalFast(path))).toEqual(verifyJournalSync(path));
+    expect((await verifyJournalFast(path)).coverage).toBe("partial");
+  });
+
+  test("an explicit endOffset verifies exactly that prefix", async () => {
+    const { path } = liveJournal();
+    const bytes = readFileSync(path);
+    const cut = Math.floor(bytes.length / 2);
+    const dir = dirs.make();
+    const prefix = join(dir, "prefix.jsonl");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(prefix, bytes.subarray(0, cut));
+    const r = await verifyJournalFast(path, { endOffset: cut, threads: 3, minRangeBytes: 1, inProcess: true });
+    expect({ ...core(r), path: prefix }).toEqual(verifyJournalSync(prefix));
+    expect(r.snapshot_bytes).toBe(cut);
+  });
+});
+
+test("copy helper sanity: vectors are read-only inputs, copies are writable", () => {
+  const dir = dirs.make();
+  const p = join(dir, "c.jsonl");
+  copyFileSync(join(VDIR, "chain-4.jsonl"), p);
+  expect(statSync(p).size).toBe(statSync(join(VDIR, "chain-4.jsonl")).size);
+});
