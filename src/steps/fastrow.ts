@@ -184,18 +184,18 @@ function scanValue(b: Uint8Array, p: number, strict: boolean, depth: number): nu
   }
 }
 
+/** Keys by length, so a top-level key is compared with at most four candidates. */
+const KEYS_BY_LENGTH: [Key, Uint8Array][][] = [];
+for (const kb of KEY_BYTES) (KEYS_BY_LENGTH[kb[1].length] ??= []).push(kb);
+
 function identify(b: Uint8Array, s: number, e: number): Key {
-  const n = e - s;
-  for (const [k, bytes] of KEY_BYTES) {
-    if (bytes.length !== n || bytes[0] !== b[s]) continue;
-    let same = true;
-    for (let i = 1; i < n; i++) {
-      if (bytes[i] !== b[s + i]) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return k;
+  const candidates = KEYS_BY_LENGTH[e - s];
+  if (candidates === undefined) return Key.Other;
+  for (let c = 0; c < candidates.length; c++) {
+    const [k, bytes] = candidates[c]!;
+    let i = 0;
+    while (i < bytes.length && bytes[i] === b[s + i]) i++;
+    if (i === bytes.length) return k;
   }
   return Key.Other;
 }
