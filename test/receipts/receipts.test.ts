@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { cpSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -104,6 +104,36 @@ describe("publish", () => {
     expect(() => redactionPolicy(["effort", "seq"])).toThrow(
       "cannot redact fields ['effort', 'seq']; only ['model', 'prompt', 'tool_call', 'tool_result'] may be redacted (others are load-bearing for chain semantics)",
     );
+  });
+});
+
+describe("§5 redaction vectors", () => {
+  test("the three-step chain publishes to the spec's redacted hashes", async () => {
+    const { StepJournal } = await import("../../src/steps/index.ts");
+    const small = join(tmp, "small-sdd");
+    const j = StepJournal.open(small, "three");
+    for (let i = 0; i < 3; i++) j.append({ input_hash: `a${i}`, model: "m1", prompt: `p${i}` });
+    j.close();
+    const r = await publishReceipt({ sddDir: small, agentId: "three", out: f("three.tar") });
+    expect(r.original_head_hash).toBe("fabfc7f3d8d41a7f2a433455e4d0ab3b1f700ddab69e20f9a40520ad9854bd10");
+    const rows = new TextDecoder().decode(memberOf(f("three.tar"), "journal/000000.jsonl").data).trim().split("\n").map((l) => JSON.parse(l));
+    expect(rows.map((x) => x.step_hash)).toEqual([
+      "f79748f4a3588612ad7eadc461e0138cdaa159e35bad3028288af0a784af5369",
+      "b8993da443ceec7b9490b1dd13a79f0ccd606e8bdbc5920fa3b928aa1a3d95ab",
+      "d0ef30547ce8077737139ae7a2dc3320549dc55bdf5f41fcc3f49044732952d9",
+    ]);
+    expect(rows.every((x) => x.prompt === "<<redacted>>" && x.tool_result === null && x.blob_refs.length === 0)).toBe(true);
+    expect(r.head_hash).toBe(rows[2].step_hash);
+  });
+
+  test("a failed write leaves neither the receipt nor a temp file", async () => {
+    writeFileSync(f("plainfile"), "x");
+    expect(await code(exportReceipt({ sddDir: sdd, agentId: "agent-a", out: join(f("plainfile"), "r.tar") }))).toStartWith(
+      "export_failed/1: receipt write failed: ",
+    );
+    mkdirSync(f("outdir/r.tar"), { recursive: true });
+    expect(await code(exportReceipt({ sddDir: sdd, agentId: "agent-a", out: f("outdir/r.tar") }))).toStartWith("export_failed/1: receipt write failed: ");
+    expect(readdirSync(f("outdir"))).toEqual(["r.tar"]);
   });
 });
 
