@@ -128,13 +128,19 @@ export class StepJournal {
 
   static open(sddDir: string, agentId: string): StepJournal {
     const dir = agentJournalDir(sddDir, agentId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const path = join(dir, BUCKET_NAME);
+    const unwritable = (err: unknown): BernsteinError =>
+      new BernsteinError("agent_journal_unwritable", `cannot open the step journal at ${path}: ${(err as Error).message}`, ExitCode.INPUT);
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw unwritable(err);
+    }
     try {
       chmodSync(dir, 0o700);
     } catch {
       /* best effort, as the reference */
     }
-    const path = join(dir, BUCKET_NAME);
     let lock: FileLock;
     try {
       lock = acquireLock(`${path}.lock`);
@@ -142,11 +148,16 @@ export class StepJournal {
       if (err instanceof LockHeldError) {
         throw new RefusalError("agent_journal_locked", `the step journal of agent ${agentId} is open in another writer (${err.message})`);
       }
-      throw err;
+      throw unwritable(err);
     }
     try {
       const tip = recoverTip(path);
-      const fd = openSync(path, "a+", 0o600);
+      let fd: number;
+      try {
+        fd = openSync(path, "a+", 0o600);
+      } catch (err) {
+        throw unwritable(err);
+      }
       if (tip.tornFrom !== null) saveTornTail(path, fd, tip.goodEnd);
       return new StepJournal(dir, path, fd, lock, tip.head, tip.nextSeq, endsWithoutBreak(fd));
     } catch (err) {
