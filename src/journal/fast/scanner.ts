@@ -211,6 +211,7 @@ export class RowScanner {
    */
   scan(s: number, e: number, mode: ScanMode): boolean {
     const b = this.mem;
+    wordView = this.dv;
     const assemble = mode === ScanMode.Assemble;
     this.phStart = -1;
     let p = s;
@@ -684,6 +685,7 @@ export class RowScanner {
    */
   confirmTentative(): boolean {
     const b = this.mem;
+    wordView = this.dv;
     const plain = (s: number, e: number) => s === e || scanPlainKey(b, s) === e;
     if (!plain(this.prevStart, this.prevEnd) || !plain(this.hashStart, this.hashEnd)) return false;
     return this.phStart < 0 || scanAnyString(b, this.phStart) === this.phStart + 64;
@@ -770,7 +772,33 @@ function skipWs(b: Uint8Array, p: number): number {
  * A string whose bytes are all plain printable ASCII (no escapes): returns
  * the index of its closing quote, or -1 (escape or other byte: not fast).
  */
+/** The DataView of the scanner's mem, for word-at-a-time string scanning (set by scan()). */
+let wordView: DataView = new DataView(new ArrayBuffer(8));
+
+/**
+ * Skip whole 4-byte words of plain string bytes (printable ASCII except `"`
+ * and `\`) at p, SWAR style; returns the start of the first word holding
+ * any other byte. The line's terminator or sentinel is such a byte, so this
+ * never passes a line end (it may look at the 3 bytes after it).
+ */
+function skipPlainWords(p: number): number {
+  const dv = wordView;
+  for (;;) {
+    const x = dv.getInt32(p, true);
+    const q = x ^ 0x22222222;
+    const bs = x ^ 0x5c5c5c5c;
+    const special =
+      ((x - 0x20202020) & ~x) | // a byte < 0x20
+      ((x + 0x01010101) | x) | // a byte >= 0x7f
+      ((q - 0x01010101) & ~q) | // a quote
+      ((bs - 0x01010101) & ~bs); // a backslash
+    if ((special & 0x80808080) !== 0) return p;
+    p += 4;
+  }
+}
+
 function scanPlainKey(b: Uint8Array, p: number): number {
+  p = skipPlainWords(p);
   for (;;) {
     const t = STR_CLASS[b[p]!]!;
     if (t === 0) {
@@ -786,6 +814,7 @@ function scanPlainKey(b: Uint8Array, p: number): number {
  * content byte: returns the index of the closing quote, or -1.
  */
 function scanCanonicalString(b: Uint8Array, p: number): number {
+  p = skipPlainWords(p);
   for (;;) {
     const t = STR_CLASS[b[p]!]!;
     if (t === 0) {

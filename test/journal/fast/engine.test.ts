@@ -63,8 +63,8 @@ describe("fast verify = exact verify", () => {
     const sources = [join(VDIR, "hazards.jsonl"), join(VDIR, "foreign-writer.jsonl"), gen.path];
     const r = prng(4242);
     const files: string[] = [];
-    const tamper = (bytes: Buffer): Buffer => {
-      const text = bytes.toString("latin1");
+    const tamper = (bytes: Uint8Array): Uint8Array => {
+      const text = Buffer.from(bytes).toString("latin1");
       const lines = text.split("\n");
       const at = (n: number) => Math.floor(r() * n);
       switch (at(10)) {
@@ -113,7 +113,7 @@ describe("fast verify = exact verify", () => {
     };
     for (let i = 0; i < 36; i++) {
       const src = sources[i % sources.length]!;
-      let bytes = readFileSync(src);
+      let bytes: Uint8Array = readFileSync(src);
       const edits = 1 + Math.floor(r() * 3);
       for (let k = 0; k < edits; k++) bytes = tamper(bytes);
       const p = join(dir, `t${i}.jsonl`);

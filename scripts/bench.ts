@@ -1,0 +1,367 @@
+/**
+ * `npm run bench` — the figures issue 8 asks for, measured in ONE run with
+ * the contenders interleaved (so machine load affects them alike):
+ *
+ *   - `journal verify` of a realistic journal (≥ 200 MB by default) with
+ *     --threads 1 and --threads N, plus --links-only, against `sha256sum`
+ *     of the same file and the Python reference verifier
+ *     (test/reference/verify_journal.py): MB/s, rows/s, peak RSS, ratios;
+ *   - `journal record` from stdin: events/s;
+ *   - receipt verify of a 100,000-step agent journal against the Python
+ *     tarfile reference (test/reference/verify_receipt.py);
+ *   - `bernstein --version` start-up.
+ *
+ * Journals are generated deterministically with the project's own writer
+ * (bench/journal-gen.ts) under bench/out/ (git-ignored) and reused while
+ * their parameters match. The binary is built to bench/out/bernstein (never
+ * dist/) unless --bin is given. Results: a table on stdout and
+ * bench/results.json.
+ *
+ *   bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { generateJournal, prng } from "../bench/journal-gen.ts";
+import { StepJournal } from "../src/steps/writer.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const OUT = join(ROOT, "bench", "out");
+
+interface Args {
+  mb: number;
+  quick: boolean;
+  reps: number;
+  threads: number;
+  bin: string | null;
+  skipPython: boolean;
+  recordEvents: number;
+  receiptSteps: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const get = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const quick = argv.includes("--quick");
+  const num = (flag: string, dflt: number): number => {
+    const raw = get(flag);
+    if (raw === undefined) return dflt;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag} needs a positive number, got ${raw}`);
+    return n;
+  };
+  return {
+    mb: num("--mb", quick ? 20 : 220),
+    quick,
+    reps: Math.floor(num("--reps", quick ? 1 : 3)),
+    threads: Math.floor(num("--threads", availableParallelism())),
+    bin: get("--bin") ?? null,
+    skipPython: argv.includes("--skip-python"),
+    recordEvents: Math.floor(num("--record-events", quick ? 50_000 : 300_000)),
+    receiptSteps: Math.floor(num("--receipt-steps", quick ? 10_000 : 100_000)),
+  };
+}
+
+interface Sample {
+  wallS: number;
+  cpuS: number;
+  rssMB: number;
+  code: number;
+  stdout: string;
+}
+
+/**
+ * GNU time reports one process's own peak RSS (wait4); Bun's
+ * resourceUsage() reports the maximum over all children so far.
+ */
+const GNU_TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
+let timeFileSeq = 0;
+
+/** Run a command; wall time around the child, its peak RSS and CPU time from the kernel. */
+async function run(cmd: string[], opts: { stdin?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<Sample> {
+  const timeFile = join(OUT, `time.${process.pid}.${timeFileSeq++}.txt`);
+  const full = GNU_TIME ? [GNU_TIME, "-f", "%M %U %S", "-o", timeFile, ...cmd] : cmd;
+  const t0 = performance.now();
+  const p = Bun.spawn(full, {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    stdin: opts.stdin ? Bun.file(opts.stdin) : "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, , code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  const wallS = (performance.now() - t0) / 1000;
+  if (GNU_TIME) {
+    const [kb, user, sys] = readFileSync(timeFile, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
+    rmSync(timeFile, { force: true });
+    return { wallS, cpuS: user! + sys!, rssMB: (kb! * 1024) / 1e6, code, stdout };
+  }
+  const ru = p.resourceUsage();
+  return { wallS, cpuS: ru ? Number(ru.cpuTime.total) / 1e6 : NaN, rssMB: ru ? ru.maxRSS / 1e6 : NaN, code, stdout };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+interface Contender {
+  name: string;
+  cmd: string[];
+  env?: Record<string, string>;
+  check: (s: Sample) => void;
+}
+
+interface Figure {
+  name: string;
+  wallS: number;
+  mbPerS: number;
+  rowsPerS: number;
+  rssMB: number;
+  cpuS: number;
+}
+
+async function ensureBinary(args: Args): Promise<string> {
+  if (args.bin) return args.bin;
+  const out = join(OUT, "bernstein");
+  console.error("building bench/out/bernstein ...");
+  const r = Bun.spawnSync([process.execPath, join(ROOT, "scripts", "build.ts"), "--out", out], { cwd: ROOT, stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`build failed: ${r.stderr.toString()}`);
+  return out;
+}
+
+/** The benchmark journal, regenerated only when its parameters changed. */
+function ensureJournal(mb: number): { path: string; bytes: number; rows: number } {
+  const sdd = join(OUT, "sdd");
+  const runId = `bench-${mb}mb`;
+  const metaPath = join(OUT, `${runId}.meta.json`);
+  const path = join(sdd, "runs", runId, "journal.jsonl");
+  if (existsSync(metaPath) && existsSync(path)) {
+    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as { bytes: number; rows: number; seed: number };
+    if (meta.seed === 8 && statSync(path).size === meta.bytes) return { path, ...meta };
+  }
+  console.error(`generating a ${mb} MB journal with the project's writer ...`);
+  const t = performance.now();
+  const g = generateJournal(sdd, runId, mb * 1e6, 8);
+  console.error(`  ${g.rows} rows, ${(g.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  writeFileSync(metaPath, JSON.stringify({ bytes: g.bytes, rows: g.rows, seed: 8 }));
+  return { path: g.path, bytes: g.bytes, rows: g.rows };
+}
+
+/** JSON Lines for `journal record` (the same realistic event mix). */
+function ensureRecordInput(events: number): string {
+  const path = join(OUT, `record-input-${events}.jsonl`);
+  if (existsSync(path)) return path;
+  const rand = prng(99);
+  const lines: string[] = [];
+  for (let i = 0; i < events; i++) {
+    const kind = i % 4;
+    if (kind === 0) lines.push(JSON.stringify({ event: "tick_start", tick: i }));
+    else if (kind === 1) lines.push(JSON.stringify({ event: "task_claimed", task_id: `T-${i}`, agent_id: `agent-${i % 97}`, model: "claude-sonnet-4-5" }));
+    else if (kind === 2) {
+      lines.push(
+        JSON.stringify({
+          event: "tool_call",
+          agent_id: `agent-${i % 97}`,
+          task_id: `T-${i - 1}`,
+          tool: "edit_file",
+          args: { path: "src/core/replay/journal.py", line: Math.floor(rand() * 900) },
+          tokens: { input: 1200 + i, output: 300, cache: { read: 600, write: 0 } },
+        }),
+      );
+    } else {
+      lines.push(
+        JSON.stringify({ event: "task_completed", task_id: `T-${i - 2}`, agent_id: `agent-${i % 97}`, cost_usd: Math.round(rand() * 1e4) / 1e4 + 0.5, summary: "Résumé: fixed ✓" }),
+      );
+    }
+  }
+  writeFileSync(path, lines.join("\n") + "\n");
+  return path;
+}
+
+/** A 100,000-step agent journal (the project's step writer) and its receipt, exported by our binary. */
+async function ensureReceipt(bin: string, steps: number): Promise<string> {
+  const sdd = join(OUT, `agent-sdd-${steps}`);
+  const tar = join(OUT, `agent-${steps}.tar`);
+  if (existsSync(tar)) return tar;
+  rmSync(sdd, { recursive: true, force: true });
+  console.error(`writing a ${steps}-step agent journal ...`);
+  const j = StepJournal.open(sdd, "agent-bench");
+  const rand = prng(5);
+  try {
+    for (let i = 0; i < steps; i++) {
+      j.append({
+        input_hash: Bun.SHA256.hash(`input-${i}`, "hex") as string,
+        model: "claude-sonnet-4-5",
+        prompt: `Step ${i}: refactor the retry loop in src/core/net.py; keep behaviour identical. Context ${Math.floor(rand() * 1e9)}`,
+        tool_call: { name: "edit_file", args: { path: "src/core/net.py", line: Math.floor(rand() * 900) } },
+        tool_result: { ok: true, output: `applied 1 edit (${Math.floor(rand() * 40)} lines changed) ✓` },
+      });
+    }
+  } finally {
+    j.close();
+  }
+  const r = await run([bin, "replay", "export", "agent-bench", tar, "--sdd-dir", sdd]);
+  if (r.code !== 0) throw new Error(`receipt export failed (exit ${r.code}): ${r.stdout}`);
+  return tar;
+}
+
+async function interleaved(contenders: Contender[], reps: number): Promise<Map<string, Sample[]>> {
+  const samples = new Map<string, Sample[]>(contenders.map((c) => [c.name, []]));
+  for (let rep = 0; rep < reps; rep++) {
+    // rotate the order each repetition so no contender always runs first
+    const order = contenders.map((_, i) => contenders[(i + rep) % contenders.length]!);
+    for (const c of order) {
+      const s = await run(c.cmd, { env: c.env });
+      c.check(s);
+      samples.get(c.name)!.push(s);
+      console.error(`  ${c.name.padEnd(28)} ${s.wallS.toFixed(3)} s  ${s.rssMB.toFixed(1)} MB`);
+    }
+  }
+  return samples;
+}
+
+function figure(name: string, ss: Sample[], bytes: number, rows: number): Figure {
+  const wallS = median(ss.map((s) => s.wallS));
+  return {
+    name,
+    wallS,
+    mbPerS: bytes / 1e6 / wallS,
+    rowsPerS: rows / wallS,
+    rssMB: Math.max(...ss.map((s) => s.rssMB)),
+    cpuS: median(ss.map((s) => s.cpuS)),
+  };
+}
+
+function table(headers: string[], rows: (string | number)[][]): string {
+  const cells = rows.map((r) => r.map(String));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
+  const line = (r: string[]) => "| " + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ") + " |";
+  return [line(headers), "|" + widths.map((w, i) => (i === 0 ? "-" : "") + "-".repeat(w + 1) + (i === 0 ? "" : ":")).join("|") + "|", ...cells.map(line)].join("\n");
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  mkdirSync(OUT, { recursive: true });
+  const bin = await ensureBinary(args);
+  const journal = ensureJournal(args.mb);
+  const N = args.threads;
+  const expectOk = (s: Sample): void => {
+    if (s.code !== 0) throw new Error(`a contender failed (exit ${s.code}): ${s.stdout.slice(0, 500)}`);
+  };
+  // warm the page cache once: every contender reads from memory
+  await run(["cat", journal.path]);
+
+  console.error(`journal verify: ${(journal.bytes / 1e6).toFixed(1)} MB, ${journal.rows} rows, ${args.reps} interleaved repetitions`);
+  const contenders: Contender[] = [
+    { name: "bernstein verify --threads 1", cmd: [bin, "journal", "verify", journal.path, "--threads", "1"], check: expectOk },
+    { name: `bernstein verify --threads ${N}`, cmd: [bin, "journal", "verify", journal.path, "--threads", String(N)], check: expectOk },
+    { name: `bernstein verify --links-only`, cmd: [bin, "journal", "verify", journal.path, "--links-only", "--threads", String(N)], check: expectOk },
+    { name: "sha256sum", cmd: ["sha256sum", journal.path], check: expectOk },
+  ];
+  if (!args.skipPython) {
+    contenders.push({
+      name: "python reference verifier",
+      cmd: ["python3", join(ROOT, "test", "reference", "verify_journal.py"), journal.path],
+      check: expectOk,
+    });
+  }
+  const verifySamples = await interleaved(contenders, args.reps);
+  const figs = contenders.map((c) => figure(c.name, verifySamples.get(c.name)!, journal.bytes, journal.rows));
+  const byName = (n: string) => figs.find((f) => f.name === n)!;
+  const one = byName("bernstein verify --threads 1");
+  const many = byName(`bernstein verify --threads ${N}`);
+  const sha = byName("sha256sum");
+  const py = args.skipPython ? null : byName("python reference verifier");
+
+  // A small journal: peak RSS must not depend on the journal's size.
+  const small = ensureJournal(Math.min(20, args.mb));
+  const smallRss = (await run([bin, "journal", "verify", small.path, "--threads", String(N)])).rssMB;
+
+  console.error(`journal record: ${args.recordEvents} events from stdin`);
+  const recordInput = ensureRecordInput(args.recordEvents);
+  const recordSamples: Sample[] = [];
+  for (let rep = 0; rep < args.reps; rep++) {
+    const sdd = join(OUT, "record-sdd");
+    rmSync(sdd, { recursive: true, force: true });
+    const s = await run([bin, "journal", "record", "bench-record", "--sdd-dir", sdd], { stdin: recordInput });
+    expectOk(s);
+    recordSamples.push(s);
+    console.error(`  journal record               ${s.wallS.toFixed(3)} s`);
+  }
+  const recordWall = median(recordSamples.map((s) => s.wallS));
+
+  console.error(`receipt verify: ${args.receiptSteps} steps`);
+  const tar = await ensureReceipt(bin, args.receiptSteps);
+  const receiptContenders: Contender[] = [
+    { name: "bernstein replay verify", cmd: [bin, "replay", "verify", tar], check: expectOk },
+    { name: "python tarfile reference", cmd: ["python3", join(ROOT, "test", "reference", "verify_receipt.py"), tar], check: expectOk },
+  ];
+  const receiptSamples = await interleaved(receiptContenders, args.reps);
+  const tarBytes = statSync(tar).size;
+  const rOurs = figure("bernstein replay verify", receiptSamples.get("bernstein replay verify")!, tarBytes, args.receiptSteps);
+  const rPy = figure("python tarfile reference", receiptSamples.get("python tarfile reference")!, tarBytes, args.receiptSteps);
+
+  console.error("start-up: bernstein --version");
+  const versions: number[] = [];
+  for (let i = 0; i < 21; i++) versions.push((await run([bin, "--version"])).wallS * 1000);
+  const versionMs = median(versions);
+
+  const ratios = {
+    verify_vs_sha256sum: many.mbPerS / sha.mbPerS,
+    verify_vs_python: py ? many.mbPerS / py.mbPerS : null,
+    threads_speedup: one.wallS / many.wallS,
+    receipt_vs_python: rPy.wallS / rOurs.wallS,
+  };
+  const targets = {
+    "verify >= 1.5 x sha256sum": ratios.verify_vs_sha256sum >= 1.5,
+    "verify >= 25 x python": ratios.verify_vs_python === null ? null : ratios.verify_vs_python >= 25,
+    "peak RSS <= 64 MB": Math.max(one.rssMB, many.rssMB) <= 64,
+    [`--threads ${N} >= 1.7 x --threads 1`]: ratios.threads_speedup >= 1.7,
+    "record >= 200,000 events/s": args.recordEvents / recordWall >= 200_000,
+    "receipt verify >= 10 x python": ratios.receipt_vs_python >= 10,
+    "--version <= 15 ms": versionMs <= 15,
+  };
+
+  const rowsOf = (f: Figure) => [f.name, f.wallS.toFixed(3), f.mbPerS.toFixed(0), Math.round(f.rowsPerS).toLocaleString("en-US"), f.rssMB.toFixed(1)];
+  console.log(`\nJournal verify: ${(journal.bytes / 1e6).toFixed(1)} MB, ${journal.rows.toLocaleString("en-US")} rows; ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}); median of ${args.reps}\n`);
+  console.log(table(["contender", "wall s", "MB/s", "rows/s", "peak RSS MB"], figs.map(rowsOf)));
+  console.log(`\npeak RSS on a ${(small.bytes / 1e6).toFixed(0)} MB journal: ${smallRss.toFixed(1)} MB (vs ${many.rssMB.toFixed(1)} MB on ${(journal.bytes / 1e6).toFixed(0)} MB)`);
+  console.log("");
+  console.log(
+    table(
+      ["figure", "value", "target", "met"],
+      [
+        ["verify --threads N / sha256sum (MB/s)", ratios.verify_vs_sha256sum.toFixed(2) + " x", ">= 1.5 x", String(targets["verify >= 1.5 x sha256sum"])],
+        ["verify --threads N / python reference", ratios.verify_vs_python === null ? "-" : ratios.verify_vs_python.toFixed(1) + " x", ">= 25 x", String(targets["verify >= 25 x python"])],
+        [`--threads ${N} / --threads 1 speed-up`, ratios.threads_speedup.toFixed(2) + " x", ">= 1.7 x", String(targets[`--threads ${N} >= 1.7 x --threads 1`])],
+        ["peak RSS (verify)", Math.max(one.rssMB, many.rssMB).toFixed(1) + " MB", "<= 64 MB", String(targets["peak RSS <= 64 MB"])],
+        ["journal record from stdin", Math.round(args.recordEvents / recordWall).toLocaleString("en-US") + " events/s", ">= 200,000", String(targets["record >= 200,000 events/s"])],
+        [`receipt verify (${args.receiptSteps.toLocaleString("en-US")} steps) / python`, ratios.receipt_vs_python.toFixed(1) + " x", ">= 10 x", String(targets["receipt verify >= 10 x python"])],
+        ["bernstein --version", versionMs.toFixed(1) + " ms", "<= 15 ms", String(targets["--version <= 15 ms"])],
+      ],
+    ),
+  );
+
+  const results = {
+    generated_at: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? null, memory_gb: Math.round(totalmem() / 1e9), platform: process.platform, arch: process.arch },
+    params: { mb: args.mb, reps: args.reps, threads: N, quick: args.quick },
+    journal: { bytes: journal.bytes, rows: journal.rows },
+    verify: figs,
+    small_journal_rss_mb: smallRss,
+    record: { events: args.recordEvents, wall_s: recordWall, events_per_s: args.recordEvents / recordWall },
+    receipt: { steps: args.receiptSteps, tar_bytes: tarBytes, ours: rOurs, python: rPy },
+    version_ms: versionMs,
+    ratios,
+    targets,
+  };
+  const file = join(ROOT, "bench", args.quick ? "out/results.quick.json" : "results.json");
+  writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
+  console.error(`\nwrote ${file}`);
+}
+
+await main();
