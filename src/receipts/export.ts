@@ -8,9 +8,10 @@ import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
+import { scanCanonicalRow } from "../steps/fastrow.ts";
 import { loadSigningKey, signManifest } from "./keys.ts";
 import { buildManifest, manifestBytes } from "./manifest.ts";
-import { DEFAULT_REDACT, dictForm, redactRow, REDACTABLE, rowLine, RowFormError } from "./rows.ts";
+import { DEFAULT_REDACT, dictForm, dictFormLine, redactRow, REDACTABLE, rowLine, RowFormError } from "./rows.ts";
 import { bytesMember, writeTarAtomic, type OutMember } from "./tarwrite.ts";
 
 export interface ExportOptions {
@@ -93,6 +94,44 @@ class RowEmitter {
   }
 }
 
+/**
+ * One row's output: `fast` = the line's own bytes (export of a row already
+ * in dict form), else the re-serialised text. Shared by both passes so the
+ * size declared in the tar header and the bytes written agree.
+ */
+function rowOutput(
+  mode: Mode,
+  emitter: RowEmitter,
+  line: Uint8Array | null,
+  lineNo: number,
+): { fast: boolean; text: string; bytes: number; refs: PyValue[]; stepHash: string } | null {
+  if (line !== null && mode.kind === "export") {
+    const f = dictFormLine(line);
+    if (f !== null) {
+      emitter.outHead = f.stepHash;
+      return { fast: true, text: "", bytes: line.length + 1, refs: f.refs, stepHash: f.stepHash };
+    }
+  }
+  const k = classifyLine(line);
+  if (k.kind !== "entry") return null;
+  const r = emitter.emit(k.row, lineNo);
+  return { fast: false, text: r.line, bytes: r.line.length, refs: r.refs, stepHash: r.stepHash };
+}
+
+/**
+ * Universal-newline splitting whose probe hands canonical rows over whole
+ * (a canonical row cannot contain another line break), so each row is
+ * scanned once per pass instead of split byte by byte.
+ */
+function lineSplitter(sink: (line: Uint8Array | null, lineNo: number) => void): LineSplitter {
+  const probe = (seg: Uint8Array, lineNo: number): boolean => {
+    if (!scanCanonicalRow(seg)) return false;
+    sink(seg, lineNo);
+    return true;
+  };
+  return new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, probe);
+}
+
 /** Pass 1: self-verify, count, size the output, collect blob digests. */
 async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
@@ -101,13 +140,13 @@ async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
   let steps = 0;
   let outBytes = 0;
   if (existsSync(bucket)) {
-    const splitter = new LineSplitter("universal", (line, lineNo) => {
+    const splitter = lineSplitter((line, lineNo) => {
       walker.line(line, lineNo);
-      const k = classifyLine(line);
-      if (k.kind !== "entry") return;
-      const { line: out, refs } = emitter.emit(k.row, lineNo);
-      outBytes += encoder.encode(out).length;
-      for (const r of refs) {
+      const out = rowOutput(mode, emitter, line, lineNo);
+      if (out === null) return;
+      // Canonical output is ASCII: its length is its byte count.
+      outBytes += out.bytes;
+      for (const r of out.refs) {
         if (typeof r !== "string") throw failure(mode, `journal at ${dir}: line ${lineNo} has a blob_refs item that is not a string`);
         digests.add(r);
       }
@@ -125,6 +164,33 @@ async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
   return { steps, head: v.head_hash, outHead: emitter.outHead, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [] };
 }
 
+/** Output bytes collected between writes (the line views are only valid during a callback). */
+class OutBuffer {
+  private buf = new Uint8Array(OUT_BATCH * 2);
+  len = 0;
+  private ensure(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + n));
+    grown.set(this.buf.subarray(0, this.len));
+    this.buf = grown;
+  }
+  bytes(b: Uint8Array): void {
+    this.ensure(b.length + 1);
+    this.buf.set(b, this.len);
+    this.len += b.length;
+    this.buf[this.len++] = 0x0a;
+  }
+  ascii(text: string): void {
+    this.ensure(text.length);
+    this.len += encoder.encodeInto(text, this.buf.subarray(this.len)).written;
+  }
+  take(): Uint8Array {
+    const out = this.buf.slice(0, this.len);
+    this.len = 0;
+    return out;
+  }
+}
+
 /** Pass 2: stream the first `steps` entries again as output lines. */
 function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMember {
   return {
@@ -134,32 +200,23 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
       const emitter = new RowEmitter(mode, dir);
       let count = 0;
       let lastHash = GENESIS_HASH;
-      let pending: string[] = [];
-      let pendingLen = 0;
-      const splitter = new LineSplitter("universal", (line, lineNo) => {
+      const out = new OutBuffer();
+      const splitter = lineSplitter((line, lineNo) => {
         if (count >= s.steps) return;
-        const k = classifyLine(line);
-        if (k.kind !== "entry") return;
-        const r = emitter.emit(k.row, lineNo);
+        const r = rowOutput(mode, emitter, line, lineNo);
+        if (r === null) return;
+        if (r.fast) out.bytes(line!);
+        else out.ascii(r.text);
         lastHash = r.stepHash;
-        pending.push(r.line);
-        pendingLen += r.line.length;
         count++;
       });
-      const flush = async (): Promise<void> => {
-        if (pending.length === 0) return;
-        const text = pending.join("");
-        pending = [];
-        pendingLen = 0;
-        await write(encoder.encode(text));
-      };
       for await (const chunk of createReadStream(bucket, { highWaterMark: 1 << 20 })) {
         splitter.push(chunk as Uint8Array);
-        if (pendingLen >= OUT_BATCH) await flush();
+        if (out.len >= OUT_BATCH) await write(out.take());
         if (count >= s.steps) break;
       }
       splitter.end();
-      await flush();
+      if (out.len > 0) await write(out.take());
       // The journal is append-only: the first `steps` rows must be the ones verified.
       if (count !== s.steps || lastHash !== s.head) {
         throw failure(mode, `journal at ${dir} changed while the receipt was being written; nothing was written`);

@@ -1,5 +1,6 @@
 import { canonical } from "../pyjson/encode.ts";
-import { floatRepr } from "../pyjson/float.ts";
+import { canonicalNumber, floatRepr } from "../pyjson/float.ts";
+import { isPlainString, Key, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../steps/fastrow.ts";
 import { pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
 import { PyNum, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { stepHash } from "../steps/hash.ts";
@@ -91,4 +92,74 @@ export function redactRow(d: Map<string, PyValue>, policy: ReadonlySet<string>, 
 
 export function rowLine(d: Map<string, PyValue>): string {
   return canonical(d) + "\n";
+}
+
+const latin1 = new TextDecoder("latin1");
+const PLAIN_STRING_LIST = /^\[(?:"[^"\\]*"(?:,"[^"\\]*")*)?\]$/;
+
+function isIntLexeme(line: Uint8Array, s: number, e: number): boolean {
+  if (s < 0 || e - s > 18) return false;
+  let i = s;
+  if (line[i] === 0x2d) i++;
+  if (i === e || (line[i] === 0x30 && e - i > 1)) return false;
+  if (line[s] === 0x2d && e - s === 2 && line[s + 1] === 0x30) return false; // "-0" re-spells as 0
+  for (; i < e; i++) if (line[i]! < 0x30 || line[i]! > 0x39) return false;
+  return true;
+}
+
+/**
+ * A float lexeme spelled exactly as Python's `repr` would. Fixed notation in
+ * [1e-4, 1e16) uses the same shortest round-trip digits as JS `String()`
+ * (Python adds `.0` to integral values); anything else asks `floatRepr`.
+ */
+function isCanonicalFloat(line: Uint8Array, s: number, e: number): boolean {
+  if (s < 0 || e - s > 40) return false;
+  let text = "";
+  let dot = false;
+  for (let i = s; i < e; i++) {
+    const c = line[i]!;
+    if (c === 0x2e) dot = true;
+    text += String.fromCharCode(c);
+  }
+  if (!dot && !/[eEIN]/.test(text)) return false; // an int lexeme re-spells as a float
+  const v = Number(text);
+  const a = Math.abs(v);
+  if (/^-?\d+\.\d+$/.test(text) && a >= 1e-4 && a < 1e16) {
+    return Number.isInteger(v) ? text === (Object.is(v, -0) ? "-0" : String(v)) + ".0" : text === String(v);
+  }
+  return canonicalNumber(text, true) === text;
+}
+
+/**
+ * Export's fast path: a canonical row that is already exactly its dict form
+ * (the eleven keys, `effort` only when non-null, int `seq`/`schema_version`,
+ * a float `ts` in Python's spelling, a list of plain strings in
+ * `blob_refs`) re-serialises to its own bytes, so they are reused as they
+ * are. Anything else returns null and goes through parse + `dictForm`.
+ */
+export function dictFormLine(line: Uint8Array): { stepHash: string; refs: string[] } | null {
+  if (!scanCanonicalRow(line)) return null;
+  const effort = spanStart[Key.Effort]!;
+  const hasEffort = effort >= 0;
+  if (hasEffort && spanEnd[Key.Effort]! - effort === 4 && line[effort] === 0x6e) return null;
+  if (topKeyCount !== (hasEffort ? 12 : 11)) return null;
+  for (const k of [Key.Seq, Key.PrevHash, Key.StepHash, Key.InputHash, Key.Model, Key.Prompt, Key.ToolCall, Key.ToolResult, Key.Ts, Key.BlobRefs, Key.SchemaVersion]) {
+    if (spanStart[k]! < 0) return null;
+  }
+  for (const k of [Key.PrevHash, Key.StepHash, Key.InputHash]) if (line[spanStart[k]!] !== 0x22) return null;
+  if (!isIntLexeme(line, spanStart[Key.Seq]!, spanEnd[Key.Seq]!)) return null;
+  if (!isIntLexeme(line, spanStart[Key.SchemaVersion]!, spanEnd[Key.SchemaVersion]!)) return null;
+  if (!isCanonicalFloat(line, spanStart[Key.Ts]!, spanEnd[Key.Ts]!)) return null;
+  const rS = spanStart[Key.BlobRefs]!;
+  const rE = spanEnd[Key.BlobRefs]!;
+  let refs: string[] = [];
+  if (rE - rS !== 2) {
+    const refsText = latin1.decode(line.subarray(rS, rE));
+    if (!PLAIN_STRING_LIST.test(refsText)) return null;
+    refs = JSON.parse(refsText) as string[];
+  } else if (line[rS] !== 0x5b) return null;
+  const sS = spanStart[Key.StepHash]!;
+  const sE = spanEnd[Key.StepHash]!;
+  if (!isPlainString(line, sS, sE)) return null;
+  return { stepHash: latin1.decode(line.subarray(sS + 1, sE - 1)), refs };
 }

@@ -24,8 +24,11 @@ export const enum Key {
   ToolCall,
   ToolResult,
   Effort,
+  Ts,
+  BlobRefs,
+  SchemaVersion,
 }
-const KEY_COUNT = 10;
+const KEY_COUNT = 13;
 
 const KEY_BYTES: [Key, Uint8Array][] = (
   [
@@ -38,6 +41,9 @@ const KEY_BYTES: [Key, Uint8Array][] = (
     [Key.ToolCall, "tool_call"],
     [Key.ToolResult, "tool_result"],
     [Key.Effort, "effort"],
+    [Key.Ts, "ts"],
+    [Key.BlobRefs, "blob_refs"],
+    [Key.SchemaVersion, "schema_version"],
   ] as const
 ).map(([k, s]) => [k, new TextEncoder().encode(s)]);
 
@@ -46,6 +52,15 @@ export const spanStart = new Int32Array(KEY_COUNT);
 export const spanEnd = new Int32Array(KEY_COUNT);
 /** Offset of each key's opening quote (to find runs of adjacent keys). */
 export const keyStart = new Int32Array(KEY_COUNT);
+/**
+ * The last view accepted by `scanCanonicalRow`. Views handed out by the
+ * line splitter are fresh objects whose bytes do not change while they are
+ * being looked at, so a repeated scan of the same view can be skipped.
+ */
+let lastAccepted: Uint8Array | null = null;
+
+/** Number of top-level keys of the last successful scan. */
+export let topKeyCount = 0;
 
 const MAX_DEPTH = 1000;
 let len = 0;
@@ -228,6 +243,7 @@ function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number, to
     }
     const vE = scanValue(b, vS, vStrict, depth);
     if (vE < 0) return -1;
+    if (top) topKeyCount++;
     if (top && key !== Key.Other) {
       keyStart[key] = kS - 1;
       spanStart[key] = vS;
@@ -245,12 +261,18 @@ function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number, to
  * keys the walkers need are then in `spanStart`/`spanEnd`.
  */
 export function scanCanonicalRow(line: Uint8Array): boolean {
+  // The same view scanned again right away (a probe, then its consumers): the spans are still valid.
+  if (line === lastAccepted) return true;
+  lastAccepted = null;
   if (line.length < 2 || line[0] !== 0x7b || line[line.length - 1] !== 0x7d) return false;
   len = line.length;
   spanStart.fill(-1);
   spanEnd.fill(-1);
+  topKeyCount = 0;
   const end = scanObject(line, 0, false, 1, true);
-  return end === len;
+  if (end !== len) return false;
+  lastAccepted = line;
+  return true;
 }
 
 /** True when the span holds a string without escapes (its text is the bytes inside the quotes). */
