@@ -272,7 +272,13 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
       return json({ task: tasks[0] ?? null, tasks });
     }
     if (parts[0] === "tasks" && parts.length >= 2 && parts.length <= 3) {
-      const id = decodeURIComponent(parts[1]!);
+      let id: string;
+      try {
+        id = decodeURIComponent(parts[1]!);
+      } catch {
+        // A malformed %-escape is the client's error, not ours (was a 500).
+        throw new HttpError(400, "invalid_request", `malformed percent-encoding in task id '${parts[1]}'`);
+      }
       if (!TASK_ID_PATTERN.test(id)) throw new HttpError(404, "task_not_found", `Task '${id}' not found`, { task_id: id });
       if (parts.length === 2) {
         if (method !== "GET") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);

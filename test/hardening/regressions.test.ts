@@ -134,3 +134,30 @@ describe("step-journal writer (fuzz: receipt/bucket)", () => {
     }
   });
 });
+
+describe("task server paths (fuzz: server)", () => {
+  // Found by the server fuzzer: a malformed %-escape in a task id
+  // (`/tasks/%E0%A4%A/fail`) threw URIError inside the router: a 500.
+  test("a malformed percent-escape in the task id is a 400 with the error shape, not a 500", async () => {
+    const { startTaskServer } = await import("../../src/server/server.ts");
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const sdd = mkdtempSync(join(tmpdir(), "bernstein-uri-"));
+    const warnings: string[] = [];
+    const s = await startTaskServer({ sddDir: sdd, port: 0, token: "tok", warn: (m) => warnings.push(m) });
+    try {
+      for (const [method, path] of [["POST", "/tasks/%E0%A4%A/fail"], ["GET", "/tasks/%ZZ"], ["POST", "/tasks/%/complete"]] as const) {
+        const res = await fetch(s.url + path, { method, headers: { authorization: "Bearer tok" }, body: method === "POST" ? "{}" : undefined });
+        expect(res.status).toBe(400);
+        const body = (await res.json()) as { error: string; detail: string };
+        expect(body.error).toBe("invalid_request");
+        expect(body.detail).toContain("percent-encoding");
+      }
+      expect(warnings).toEqual([]);
+    } finally {
+      await s.close();
+      rmSync(sdd, { recursive: true, force: true });
+    }
+  });
+});
