@@ -80,6 +80,7 @@ export async function runFuzz(target: FuzzTarget, opts: FuzzOptions): Promise<Fu
   const flushEvery = opts.flushEvery ?? 2000;
   const crashes = new Map<string, CrashRecord>();
   const extremes: ExtremeOutcome[] = [];
+  let closed = false;
 
   const record = (err: unknown, input: Uint8Array | null, caseIndex: number): void => {
     const sig = crashSignature(err);
@@ -160,6 +161,13 @@ export async function runFuzz(target: FuzzTarget, opts: FuzzOptions): Promise<Fu
       }
     }
     await flush();
+    // Closing runs the end-of-run invariants (server health, diagnostics).
+    closed = true;
+    try {
+      await target.close?.();
+    } catch (err) {
+      record(err, null, -1);
+    }
     const elapsedMs = Math.round(performance.now() - started);
     return {
       target: target.name,
@@ -174,6 +182,6 @@ export async function runFuzz(target: FuzzTarget, opts: FuzzOptions): Promise<Fu
       casesPerSecond: Math.round((cases / Math.max(1, elapsedMs)) * 1000),
     };
   } finally {
-    await target.close?.();
+    if (!closed) await target.close?.();
   }
 }

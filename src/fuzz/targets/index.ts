@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { journalTarget, type ParallelVerify } from "./journal.ts";
 import { parserTarget } from "./parser.ts";
 import { receiptTarget } from "./receipt.ts";
+import { serverTarget } from "./server.ts";
 
 export const TARGET_NAMES = ["parser", "journal", "receipt", "server"] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
@@ -27,7 +28,7 @@ export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
       return journalTarget({ bin: opts.bin, reference: opts.python ? join(REFERENCE_DIR, "verify_journal.py") : null, parallel: opts.parallel });
     case "receipt":
       return receiptTarget({ bin: opts.bin });
-    default:
-      throw new Error(`target ${name} not built yet`);
+    case "server":
+      return serverTarget({ bin: opts.bin });
   }
 }
