@@ -1,0 +1,205 @@
+import { Rng } from "./rng.ts";
+
+/**
+ * Task-server load: `clients` concurrent clients each send `requests`
+ * requests of a create / claim / complete mix over loopback, then the
+ * final store is checked against what the clients were told:
+ *  - no 5xx and no failed connection;
+ *  - no double claim (a task id handed to two claims);
+ *  - no lost update: every created task exists, every completed one is
+ *    `done` with the summary its completer sent, every claimed-but-not-
+ *    completed one is still `claimed` by its claimer, every never-claimed
+ *    one is `open`, and the total cost equals the sum of completions.
+ * Latency percentiles are reported per operation and overall.
+ */
+export interface LoadOptions {
+  url: string;
+  token: string;
+  clients: number;
+  requests: number;
+  seed: number;
+  /** Abort a request after this long (counted as a failure). */
+  timeoutMs?: number;
+}
+
+export interface LatencySummary {
+  count: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  max_ms: number;
+}
+
+export interface LoadReport {
+  clients: number;
+  requests_per_client: number;
+  total_requests: number;
+  elapsed_s: number;
+  requests_per_s: number;
+  status_counts: Record<string, number>;
+  server_errors: number;
+  connection_errors: number;
+  created: number;
+  claimed: number;
+  completed: number;
+  empty_claims: number;
+  double_claims: number;
+  lost_updates: number;
+  problems: string[];
+  latency: Record<"all" | "create" | "claim" | "complete", LatencySummary>;
+  ok: boolean;
+}
+
+function summarize(xs: number[]): LatencySummary {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]! : 0);
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return { count: s.length, p50_ms: r(q(0.5)), p90_ms: r(q(0.9)), p99_ms: r(q(0.99)), max_ms: r(s[s.length - 1] ?? 0) };
+}
+
+interface TaskView {
+  id: string;
+  status: string;
+  assigned_agent: string | null;
+  result_summary: string | null;
+  cost_usd: number;
+}
+
+export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
+  const headers = { authorization: `Bearer ${opts.token}`, "content-type": "application/json" };
+  const lat: Record<"create" | "claim" | "complete", number[]> = { create: [], claim: [], complete: [] };
+  const statusCounts: Record<string, number> = {};
+  const problems: string[] = [];
+  let serverErrors = 0;
+  let connectionErrors = 0;
+  let emptyClaims = 0;
+  const created = new Set<string>();
+  const claimedBy = new Map<string, string>();
+  let doubleClaims = 0;
+  const completed = new Map<string, { summary: string; cost: number }>();
+  const note = (p: string) => {
+    if (problems.length < 50) problems.push(p);
+  };
+
+  const call = async (op: "create" | "claim" | "complete", path: string, body: unknown): Promise<{ status: number; json: any } | null> => {
+    const t0 = performance.now();
+    try {
+      const res = await fetch(opts.url + path, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000) });
+      const text = await res.text();
+      lat[op].push(performance.now() - t0);
+      statusCounts[res.status] = (statusCounts[res.status] ?? 0) + 1;
+      if (res.status >= 500) {
+        serverErrors++;
+        note(`${op} ${path} -> ${res.status}: ${text.slice(0, 120)}`);
+      }
+      return { status: res.status, json: text ? JSON.parse(text) : null };
+    } catch (err) {
+      connectionErrors++;
+      note(`${op} ${path}: ${(err as Error).message}`);
+      return null;
+    }
+  };
+
+  const client = async (c: number): Promise<void> => {
+    const rng = new Rng(opts.seed * 1000 + c);
+    const agent = `load-agent-${c}`;
+    const held: string[] = [];
+    for (let i = 0; i < opts.requests; i++) {
+      const r = rng.next();
+      if (held.length && r < 0.4) {
+        const id = held.splice(rng.int(held.length), 1)[0]!;
+        const cost = rng.int(1000) / 1000;
+        const summary = `done by ${agent} #${i}`;
+        const res = await call("complete", `/tasks/${id}/complete`, { result_summary: summary, cost_usd: cost });
+        if (res?.status === 200) completed.set(id, { summary, cost });
+        else if (res) note(`complete ${id} by ${agent} -> ${res.status}: ${JSON.stringify(res.json).slice(0, 120)}`);
+      } else if (r < 0.7) {
+        const res = await call("create", "/tasks", { title: `load task ${c}-${i}`, priority: rng.int(5) });
+        if (res?.status === 201) created.add(res.json.id);
+        else if (res) note(`create -> ${res.status}`);
+      } else {
+        const res = await call("claim", "/tasks/claim", { agent_id: agent, limit: 1 + rng.int(2) });
+        if (res?.status !== 200) {
+          if (res) note(`claim -> ${res.status}`);
+          continue;
+        }
+        const tasks = (res.json.tasks ?? []) as TaskView[];
+        if (tasks.length === 0) emptyClaims++;
+        for (const t of tasks) {
+          if (claimedBy.has(t.id)) {
+            doubleClaims++;
+            note(`task ${t.id} claimed by ${claimedBy.get(t.id)} and again by ${agent}`);
+          }
+          claimedBy.set(t.id, agent);
+          held.push(t.id);
+        }
+      }
+    }
+  };
+
+  const started = performance.now();
+  await Promise.all(Array.from({ length: opts.clients }, (_, c) => client(c)));
+  const elapsed = (performance.now() - started) / 1000;
+
+  // The final store against what the clients were told.
+  let lost = 0;
+  const res = await fetch(`${opts.url}/tasks`, { headers });
+  const all = (await res.json()) as TaskView[];
+  const byId = new Map(all.map((t) => [t.id, t]));
+  let costSum = 0;
+  for (const id of created) {
+    const t = byId.get(id);
+    if (!t) {
+      lost++;
+      note(`created task ${id} is missing`);
+      continue;
+    }
+    const done = completed.get(id);
+    const claimer = claimedBy.get(id);
+    if (done) {
+      costSum += done.cost;
+      if (t.status !== "done" || t.result_summary !== done.summary) {
+        lost++;
+        note(`task ${id} completed with "${done.summary}" but stored ${t.status} "${t.result_summary}"`);
+      }
+    } else if (claimer) {
+      if (t.status !== "claimed" || t.assigned_agent !== claimer) {
+        lost++;
+        note(`task ${id} claimed by ${claimer} but stored ${t.status} by ${t.assigned_agent}`);
+      }
+    } else if (t.status !== "open") {
+      lost++;
+      note(`task ${id} never claimed but stored ${t.status}`);
+    }
+  }
+  for (const id of claimedBy.keys()) if (!created.has(id)) note(`claimed task ${id} was never created by this run`);
+  const storedCost = all.filter((t) => created.has(t.id)).reduce((a, t) => a + t.cost_usd, 0);
+  if (Math.abs(storedCost - costSum) > 1e-6) {
+    lost++;
+    note(`stored cost ${storedCost} differs from the completions' ${costSum}`);
+  }
+
+  const allLat = [...lat.create, ...lat.claim, ...lat.complete];
+  const total = allLat.length + connectionErrors;
+  const report: LoadReport = {
+    clients: opts.clients,
+    requests_per_client: opts.requests,
+    total_requests: total,
+    elapsed_s: Math.round(elapsed * 1000) / 1000,
+    requests_per_s: Math.round(total / elapsed),
+    status_counts: statusCounts,
+    server_errors: serverErrors,
+    connection_errors: connectionErrors,
+    created: created.size,
+    claimed: claimedBy.size,
+    completed: completed.size,
+    empty_claims: emptyClaims,
+    double_claims: doubleClaims,
+    lost_updates: lost,
+    problems,
+    latency: { all: summarize(allLat), create: summarize(lat.create), claim: summarize(lat.claim), complete: summarize(lat.complete) },
+    ok: false,
+  };
+  report.ok = serverErrors === 0 && connectionErrors === 0 && doubleClaims === 0 && lost === 0 && problems.length === 0;
+  return report;
+}
