@@ -28,6 +28,9 @@ export type LineVerdict =
 // is kept: Python's "utf-8" codec keeps it and json.loads then rejects it.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
+// Discard verdicts are returned as copies: bun:test's toMatchObject with an
+// asymmetric matcher writes into the object it checks (even a frozen one),
+// which would corrupt a shared constant for every later caller in the process.
 const BLANK: LineVerdict = { kind: "blank" };
 const UNDECODABLE: LineVerdict = { kind: "discarded", reason: "undecodable bytes (not valid UTF-8)" };
 const NON_OBJECT: LineVerdict = { kind: "discarded", reason: "non-object row" };
@@ -38,12 +41,12 @@ export function classifyLine(bytes: Uint8Array): LineVerdict {
   if (bytes.length === 0) return BLANK;
   // Bounded memory: a line past the limit is refused unread (physicalLines
   // hands over only its first MAX_LINE_BYTES + 1 bytes).
-  if (bytes.length > MAX_LINE_BYTES) return OVERLONG;
+  if (bytes.length > MAX_LINE_BYTES) return { ...OVERLONG };
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
-    return UNDECODABLE;
+    return { ...UNDECODABLE };
   }
   // Python str.strip(): its whitespace set, not JS trim()'s.
   let a = 0;
@@ -58,7 +61,7 @@ export function classifyLine(bytes: Uint8Array): LineVerdict {
   } catch (err) {
     return { kind: "discarded", reason: `unparsable (${(err as Error).message})` };
   }
-  if (!(value instanceof Map)) return NON_OBJECT;
+  if (!(value instanceof Map)) return { ...NON_OBJECT };
   return { kind: "row", row: value };
 }
 
