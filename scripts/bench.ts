@@ -23,6 +23,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { generateJournal, prng } from "../bench/journal-gen.ts";
+import { dumps } from "../src/pyjson/encode.ts";
 import { StepJournal } from "../src/steps/writer.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -151,19 +152,19 @@ function ensureJournal(mb: number): { path: string; bytes: number; rows: number 
   return { path: g.path, bytes: g.bytes, rows: g.rows };
 }
 
-/** JSON Lines for `journal record` (the same realistic event mix). */
+/** JSON Lines for `journal record`, spelled as a Python producer's json.dumps writes them. */
 function ensureRecordInput(events: number): string {
-  const path = join(OUT, `record-input-${events}.jsonl`);
+  const path = join(OUT, `record-input-py-${events}.jsonl`);
   if (existsSync(path)) return path;
   const rand = prng(99);
   const lines: string[] = [];
   for (let i = 0; i < events; i++) {
     const kind = i % 4;
-    if (kind === 0) lines.push(JSON.stringify({ event: "tick_start", tick: i }));
-    else if (kind === 1) lines.push(JSON.stringify({ event: "task_claimed", task_id: `T-${i}`, agent_id: `agent-${i % 97}`, model: "claude-sonnet-4-5" }));
+    if (kind === 0) lines.push(dumps({ event: "tick_start", tick: i }));
+    else if (kind === 1) lines.push(dumps({ event: "task_claimed", task_id: `T-${i}`, agent_id: `agent-${i % 97}`, model: "claude-sonnet-4-5" }));
     else if (kind === 2) {
       lines.push(
-        JSON.stringify({
+        dumps({
           event: "tool_call",
           agent_id: `agent-${i % 97}`,
           task_id: `T-${i - 1}`,
@@ -174,7 +175,7 @@ function ensureRecordInput(events: number): string {
       );
     } else {
       lines.push(
-        JSON.stringify({ event: "task_completed", task_id: `T-${i - 2}`, agent_id: `agent-${i % 97}`, cost_usd: Math.round(rand() * 1e4) / 1e4 + 0.5, summary: "Résumé: fixed ✓" }),
+        dumps({ event: "task_completed", task_id: `T-${i - 2}`, agent_id: `agent-${i % 97}`, cost_usd: Math.round(rand() * 1e4) / 1e4 + 0.5, summary: "Résumé: fixed ✓" }),
       );
     }
   }

@@ -12,6 +12,8 @@ import { scanTail } from "./repair.ts";
 import { applyRetention } from "./retention.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
 import { ChainWalker } from "./verify.ts";
+import { RecordRowBuilder } from "./fast/record-bytes.ts";
+import { fastFloatRepr, fastRound3, recordLine } from "./fast/record-row.ts";
 
 /**
  * The run-journal writer (spec §1.2). Each `record` appends one complete
@@ -56,6 +58,17 @@ export interface ResumeOptions {
 export interface RecordItem {
   event: string;
   payload: Payload;
+}
+
+/**
+ * An input line of `{"event": ..., ...payload}` JSON Lines, recorded at
+ * byte level when it is in json.dumps spelling (src/journal/fast/
+ * record-bytes.ts); otherwise `parse()` turns it into a RecordItem (and
+ * throws the input error for a bad line).
+ */
+export interface RawRecordItem {
+  raw: Uint8Array;
+  parse: () => RecordItem;
 }
 
 /** Where the journal stood at some point; `rollback` returns to it. */
@@ -138,6 +151,8 @@ export class EventJournal {
   private readonly startTs: number;
   private readonly clock: JournalClock;
   private closed = false;
+  /** Byte-level row builder for raw input lines (recordMany), created on first use. */
+  private rawBuilder: RecordRowBuilder | null = null;
 
   private constructor(init: {
     runId: string;
@@ -307,13 +322,19 @@ export class EventJournal {
   }
 
   /** Build the row and its line for the next index without writing. */
-  private buildRow(event: string, payload: Payload, index: number, prev: string): { row: Map<string, PyValue>; line: string; hash: string } {
-    const entries = entriesOf(payload);
-    checkRecordInput(event, entries);
+  private buildRow(
+    event: string,
+    payload: Payload,
+    index: number,
+    prev: string,
+    checked?: { entries: [string, PyLike][]; ts: number; elapsed: number },
+  ): { row: Map<string, PyValue>; line: string; hash: string } {
+    const entries = checked?.entries ?? entriesOf(payload);
+    if (!checked) checkRecordInput(event, entries);
     const ph = payloadHash(event, payload);
     const eh = eventHash(prev, event, ph, index);
-    const ts = this.clock.now();
-    const elapsed = pyRound(this.clock.now() - this.startTs, 3);
+    const ts = checked?.ts ?? this.clock.now();
+    const elapsed = checked?.elapsed ?? pyRound(this.clock.now() - this.startTs, 3);
     const row = new Map<string, PyLike>([
       ["ts", pyFloat(ts)],
       ["elapsed_s", pyFloat(elapsed)],
@@ -333,8 +354,13 @@ export class EventJournal {
   }
 
   /** Write `text` (complete lines) in one call; on failure cut back to the last complete row. */
-  private append(text: string): number {
-    const bytes = Buffer.from(this.needsNewline ? "\n" + text : text, "utf8");
+  private append(text: string | Uint8Array): number {
+    const bytes =
+      typeof text === "string"
+        ? Buffer.from(this.needsNewline ? "\n" + text : text, "utf8")
+        : this.needsNewline
+          ? Buffer.concat([Buffer.from("\n"), text])
+          : text;
     try {
       let off = 0;
       while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
@@ -363,32 +389,59 @@ export class EventJournal {
 
   /**
    * Append many events with few write calls (about 1 MiB of complete lines
-   * each). Input is validated per event before its batch is written, so an
-   * invalid item leaves every earlier item recorded and none after it.
+   * each, never a partial line). Input is validated per event before its
+   * batch is written, so an invalid item leaves every earlier item recorded
+   * and none after it. Raw input lines in json.dumps spelling take the
+   * byte-level path; everything else the generic encoder — same bytes.
    */
-  recordMany(items: Iterable<RecordItem>): void {
+  recordMany(items: Iterable<RecordItem | RawRecordItem>): void {
     this.ensureOpen();
     const FLUSH_AT = 1 << 20;
-    let buf: string[] = [];
-    let bufLen = 0;
+    let buf = new Uint8Array(FLUSH_AT + (1 << 16));
+    let len = 0;
     let index = this.index;
     let head = this.headHash;
+    const raw = (this.rawBuilder ??= new RecordRowBuilder());
+    raw.setHead(head);
+    const push = (bytes: Uint8Array): void => {
+      if (len + bytes.length > buf.length) {
+        const grown = new Uint8Array(Math.max(buf.length * 2, len + bytes.length));
+        grown.set(buf.subarray(0, len));
+        buf = grown;
+      }
+      buf.set(bytes, len);
+      len += bytes.length;
+    };
     const flush = (): void => {
-      if (buf.length === 0) return;
-      this.append(buf.join(""));
+      if (len === 0) return;
+      this.append(buf.subarray(0, len));
       this.index = index;
       this.headHash = head;
-      buf = [];
-      bufLen = 0;
+      len = 0;
     };
     try {
       for (const item of items) {
-        const { line, hash } = this.buildRow(item.event, item.payload, index, head);
-        buf.push(line);
-        bufLen += line.length;
+        const ts = this.clock.now();
+        const elapsed = fastRound3(this.clock.now() - this.startTs, pyRound);
+        if ("raw" in item && raw.build(item.raw, index, fastFloatRepr(ts), fastFloatRepr(elapsed))) {
+          push(raw.rowView());
+          head = raw.head();
+        } else {
+          const ev = "raw" in item ? item.parse() : item;
+          // The batch hot path (src/journal/fast/record-row.ts): same bytes as
+          // buildRow, which still takes payloads that overwrite envelope fields.
+          const entries = entriesOf(ev.payload);
+          checkRecordInput(ev.event, entries);
+          const fast = recordLine(ev.event, entries, index, head, ts, elapsed);
+          const { line, hash } = fast
+            ? { line: fast.line, hash: fast.eventHash }
+            : this.buildRow(ev.event, ev.payload, index, head, { entries, ts, elapsed });
+          push(Buffer.from(line, "utf8"));
+          head = hash;
+          raw.setHead(head);
+        }
         index++;
-        head = hash;
-        if (bufLen >= FLUSH_AT) flush();
+        if (len >= FLUSH_AT) flush();
       }
     } catch (err) {
       flush();

@@ -77,7 +77,7 @@ function hasShortEscape(v: number): boolean {
 const HEX_CHARS = new TextEncoder().encode("0123456789abcdef");
 
 /** Envelope keys, recognised by their bytes. */
-const enum Key {
+export const enum Key {
   Payload = 0,
   Ts = 1,
   ElapsedS = 2,
@@ -126,12 +126,12 @@ export class RowScanner {
   /** Read area [0, readCap] (+1 sentinel), then scratch, payload pre-image, event pre-image. */
   mem: Uint8Array;
   readCap = 0;
-  private scratchBase = 0;
-  private scratchEnd = 0;
-  private outBase = 0;
-  private outEnd = 0;
-  private ehBase = 0;
-  private ehEnd = 0;
+  protected scratchBase = 0;
+  protected scratchEnd = 0;
+  protected outBase = 0;
+  protected outEnd = 0;
+  protected ehBase = 0;
+  protected ehEnd = 0;
 
   // ---- results of the last successful scan() ----
   /** Event type token including its quotes (canonical spelling). */
@@ -149,9 +149,11 @@ export class RowScanner {
   readonly payloadDigest = new Uint8Array(32);
   private readonly eventDigest = new Uint8Array(32);
   /** Hex of the previous row's event hash, and of the current row's recomputed one (two slots, swapped). */
-  private prevHex = 0;
-  private curHex = 0;
-  private dv!: DataView;
+  protected prevHex = 0;
+  /** Where a record-mode row line is built (see record-bytes.ts). */
+  protected rowBase = 0;
+  protected curHex = 0;
+  protected dv!: DataView;
   private outViews: (Uint8Array | undefined)[] = [];
   private ehViews: (Uint8Array | undefined)[] = [];
   private readonly indexDigits = new Uint8Array(24);
@@ -159,15 +161,15 @@ export class RowScanner {
   private lastIndex = -1;
 
   // ---- member table of the object being assembled (a stack, one frame per nesting level) ----
-  private mKeyS = new Int32Array(1024);
-  private mKeyE = new Int32Array(1024);
-  private mValS = new Int32Array(1024);
-  private mValE = new Int32Array(1024);
-  private mTop = 0;
+  protected mKeyS = new Int32Array(1024);
+  protected mKeyE = new Int32Array(1024);
+  protected mValS = new Int32Array(1024);
+  protected mValE = new Int32Array(1024);
+  protected mTop = 0;
   /** Next free byte of the scratch area. */
-  private sp = 0;
+  protected sp = 0;
   /** Content start of a tentatively located 64-byte payload_hash, or -1. */
-  private phStart = -1;
+  protected phStart = -1;
   /** Set by scanNumber: the last number had a fraction or exponent. */
   private numIsFloat = false;
   private floatText = "";
@@ -177,7 +179,7 @@ export class RowScanner {
     this.layout(readCap, null);
   }
 
-  private layout(readCap: number, keep: Uint8Array | null): void {
+  protected layout(readCap: number, keep: Uint8Array | null): void {
     this.readCap = readCap;
     const scratch = readCap * 2 + SLACK;
     const out = readCap + SLACK;
@@ -189,7 +191,8 @@ export class RowScanner {
     this.ehBase = this.outBase + out;
     this.ehEnd = this.ehBase + eh - SLACK;
     const hexBase = this.ehBase + eh;
-    const mem = new Uint8Array(hexBase + 128);
+    this.rowBase = hexBase + 128;
+    const mem = new Uint8Array(this.rowBase + readCap * 2 + 1024);
     if (keep) mem.set(keep.subarray(0, Math.min(keep.length, readCap)));
     mem.set(EH_PREFIX, this.ehBase);
     // keep the previous hash across a re-layout
@@ -350,7 +353,7 @@ export class RowScanner {
   }
 
   /** Validate an atom (number or literal) at p in canonical spelling; returns its end or -1. */
-  private scanAtom(p: number): number {
+  protected scanAtom(p: number): number {
     const b = this.mem;
     const c = b[p]!;
     if (c === 0x74) return matchWord(b, p, "true");
@@ -421,7 +424,7 @@ export class RowScanner {
   }
 
   /** Re-emit the object at p canonically into scratch; returns the end in the line or -1. */
-  private emitObject(p: number, depth: number): number {
+  protected emitObject(p: number, depth: number): number {
     if (depth > MAX_DEPTH) return -1;
     const b = this.mem;
     p = skipWs(b, p + 1);
@@ -490,7 +493,7 @@ export class RowScanner {
   }
 
   /** Re-emit the array at p canonically into scratch; returns the end in the line or -1. */
-  private emitArray(p: number, depth: number): number {
+  protected emitArray(p: number, depth: number): number {
     if (depth > MAX_DEPTH) return -1;
     const b = this.mem;
     p = skipWs(b, p + 1);
@@ -548,7 +551,7 @@ export class RowScanner {
    * printable ASCII, so byte order is Python's code-point order). Equal
    * keys (duplicates) return false: the exact path applies last-wins.
    */
-  private sortMembers(base: number, n: number): boolean {
+  protected sortMembers(base: number, n: number): boolean {
     const b = this.mem;
     const ks = this.mKeyS;
     const ke = this.mKeyE;
@@ -588,7 +591,7 @@ export class RowScanner {
   }
 
   /** Write `{"k":v,...}` for members [base, base+n) at `o`; returns the end or -1. */
-  private assemble(base: number, n: number, o: number, limit: number): number {
+  protected assemble(base: number, n: number, o: number, limit: number): number {
     const b = this.mem;
     if (o + 1 > limit) return -1;
     b[o++] = LBRACE;
@@ -747,7 +750,7 @@ export class RowScanner {
 /** Views of this length and longer are not cached. */
 const VIEW_CACHE = 16384;
 
-function writeHex(b: Uint8Array, o: number, d: Uint8Array): number {
+export function writeHex(b: Uint8Array, o: number, d: Uint8Array): number {
   for (let i = 0; i < 32; i++) {
     const x = d[i]!;
     b[o++] = HEX_CHARS[x >> 4]!;
@@ -762,7 +765,7 @@ function equal64(dv: DataView, a: number, c: number): boolean {
   return true;
 }
 
-function skipWs(b: Uint8Array, p: number): number {
+export function skipWs(b: Uint8Array, p: number): number {
   let c = b[p];
   while (c === SPACE || c === TAB) c = b[++p];
   return p;
@@ -774,6 +777,11 @@ function skipWs(b: Uint8Array, p: number): number {
  */
 /** The DataView of the scanner's mem, for word-at-a-time string scanning (set by scan()). */
 let wordView: DataView = new DataView(new ArrayBuffer(8));
+
+/** Point the word-at-a-time string scanning at a scanner's memory (subclasses scanning on their own). */
+export function bindWords(dv: DataView): void {
+  wordView = dv;
+}
 
 /**
  * Skip whole 4-byte words of plain string bytes (printable ASCII except `"`
@@ -797,7 +805,7 @@ function skipPlainWords(p: number): number {
   }
 }
 
-function scanPlainKey(b: Uint8Array, p: number): number {
+export function scanPlainKey(b: Uint8Array, p: number): number {
   p = skipPlainWords(p);
   for (;;) {
     const t = STR_CLASS[b[p]!]!;
@@ -813,7 +821,7 @@ function scanPlainKey(b: Uint8Array, p: number): number {
  * A string in json.dumps(ensure_ascii=True) spelling, from its first
  * content byte: returns the index of the closing quote, or -1.
  */
-function scanCanonicalString(b: Uint8Array, p: number): number {
+export function scanCanonicalString(b: Uint8Array, p: number): number {
   p = skipPlainWords(p);
   for (;;) {
     const t = STR_CLASS[b[p]!]!;
@@ -998,7 +1006,7 @@ function matchWord(b: Uint8Array, p: number, word: string): number {
   return p + word.length;
 }
 
-function envelopeKind(b: Uint8Array, ks: number, ke: number): Key {
+export function envelopeKind(b: Uint8Array, ks: number, ke: number): Key {
   switch (ke - ks) {
     case 2:
       return b[ks] === 0x74 && b[ks + 1] === 0x73 ? Key.Ts : Key.Payload;
@@ -1044,7 +1052,7 @@ function compareSpans(b: Uint8Array, a0: number, a1: number, c0: number, c1: num
  * through a DataView for short spans (about twice a byte loop), memmove for
  * long ones (its call overhead wins from ~32 bytes).
  */
-function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number, n: number): void {
+export function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number, n: number): void {
   if (n >= 32) {
     b.copyWithin(dst, src, src + n);
     return;

@@ -1,5 +1,5 @@
 import { BernsteinError, InputError, UsageError } from "../../../errors.ts";
-import { EventJournal, validateRecordInput, type RecordItem } from "../../../journal/writer.ts";
+import { EventJournal, validateRecordInput, type RawRecordItem, type RecordItem } from "../../../journal/writer.ts";
 import { parse } from "../../../pyjson/parse.ts";
 import { pyStrip } from "../../../pyjson/python.ts";
 import type { PyObject, PyValue } from "../../../pyjson/types.ts";
@@ -43,19 +43,27 @@ function eventOfLine(text: string, lineNo: number): RecordItem {
   return { event, payload };
 }
 
-/** Lines of stdin, streamed (LF or CRLF separated), with 1-based numbers. */
-async function* stdinLines(): AsyncGenerator<{ text: string; lineNo: number }> {
+function decodeLine(bytes: Uint8Array, lineNo: number): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new InputError("invalid_event_line", `stdin line ${lineNo} is not valid UTF-8`, { line: lineNo });
+  }
+}
+
+/**
+ * Lines of stdin as bytes, streamed (LF or CRLF separated, the CR dropped),
+ * with 1-based numbers: the writer records lines in json.dumps spelling
+ * without decoding them (src/journal/fast/record-bytes.ts).
+ */
+async function* stdinLines(): AsyncGenerator<{ bytes: Uint8Array; lineNo: number }> {
   let pending: Uint8Array[] = [];
   let lineNo = 0;
-  const decode = (bytes: Uint8Array): string => {
+  const decode = (bytes: Uint8Array): Uint8Array => {
     lineNo++;
     let end = bytes.length;
     if (end > 0 && bytes[end - 1] === 13) end--;
-    try {
-      return utf8.decode(bytes.subarray(0, end));
-    } catch {
-      throw new InputError("invalid_event_line", `stdin line ${lineNo} is not valid UTF-8`, { line: lineNo });
-    }
+    return bytes.subarray(0, end);
   };
   const join = (tail: Uint8Array): Uint8Array => {
     if (pending.length === 0) return tail;
@@ -68,13 +76,16 @@ async function* stdinLines(): AsyncGenerator<{ text: string; lineNo: number }> {
     for (;;) {
       const nl = chunk.indexOf(10, p);
       if (nl < 0) break;
-      const text = decode(join(chunk.subarray(p, nl)));
-      yield { text, lineNo };
+      const bytes = decode(join(chunk.subarray(p, nl)));
+      yield { bytes, lineNo };
       p = nl + 1;
     }
     if (p < chunk.length) pending.push(chunk.slice(p));
   }
-  if (pending.length > 0) yield { text: decode(join(new Uint8Array(0))), lineNo };
+  if (pending.length > 0) {
+    const bytes = decode(join(new Uint8Array(0)));
+    yield { bytes, lineNo };
+  }
 }
 
 export default defineCliCommand({
@@ -111,11 +122,17 @@ export default defineCliCommand({
       } else {
         // All or nothing: an invalid line rolls back what this command appended.
         const start = journal.mark();
-        let batch: RecordItem[] = [];
+        let batch: (RecordItem | RawRecordItem)[] = [];
         try {
-          for await (const { text, lineNo } of stdinLines()) {
-            if (pyStrip(text) === "") continue;
-            batch.push(eventOfLine(text, lineNo));
+          for await (const { bytes, lineNo } of stdinLines()) {
+            if (bytes[0] === 0x7b) {
+              // "{": the writer takes it at byte level, or calls parse()
+              batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo) });
+            } else {
+              const text = decodeLine(bytes, lineNo);
+              if (pyStrip(text) === "") continue;
+              batch.push(eventOfLine(text, lineNo));
+            }
             if (batch.length >= BATCH) {
               journal.recordMany(batch);
               recorded += batch.length;

@@ -1,0 +1,286 @@
+import {
+  bindWords,
+  copyBytes,
+  envelopeKind,
+  Key,
+  RowScanner,
+  scanCanonicalString,
+  scanPlainKey,
+  skipWs,
+  writeHex,
+} from "./scanner.ts";
+
+/**
+ * `journal record` from stdin at byte level: an input line
+ * `{"event": T, "k": v, ...}` already in json.dumps spelling (what a
+ * Python producer writes) becomes its journal row without decoding a
+ * string or building a Map:
+ *
+ *   payload pre-image = the input's members plus "event", sorted, compact
+ *                       (the verifier's assembly, scanner.ts);
+ *   row               = envelope, then the members in input order with
+ *                       json.dumps' default ", " / ": " separators.
+ *
+ * Anything else — non-ASCII bytes, foreign spellings, duplicate keys,
+ * payload keys that overwrite or collide with envelope fields, a
+ * `hash_profile` — is refused (false) and the caller takes the exact path
+ * (parse, validate, encode), which also produces the proper errors.
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const SPACE = 0x20;
+const TAB = 0x09;
+
+const enc = new TextEncoder();
+const P_TS = enc.encode('{"ts": ');
+const P_ELAPSED = enc.encode(', "elapsed_s": ');
+const P_INDEX = enc.encode(', "index": ');
+const P_EVENT = enc.encode(', "event": ');
+const P_PREV = enc.encode(', "prev_hash": "');
+const P_PH = enc.encode('", "payload_hash": "');
+const P_EH = enc.encode('", "event_hash": "');
+
+export class RecordRowBuilder extends RowScanner {
+  // input-order members (the row keeps the producer's order)
+  private rKeyS = new Int32Array(1024);
+  private rKeyE = new Int32Array(1024);
+  private rValS = new Int32Array(1024);
+  private rValE = new Int32Array(1024);
+  private rCount = 0;
+  private hasHead = false;
+  /** Length of the last built row (at rowStart()). */
+  rowLen = 0;
+
+  constructor(readCap = 1 << 16) {
+    super(readCap);
+  }
+
+  /** Largest input line this builder takes (longer lines take the exact path). */
+  get maxLine(): number {
+    return this.readCap - 8;
+  }
+
+  /** Continue the chain from `head` ("" = genesis): 64 hex characters or nothing. */
+  setHead(head: string): void {
+    this.hasHead = head.length > 0;
+    if (this.hasHead) for (let i = 0; i < 64; i++) this.mem[this.prevHex + i] = head.charCodeAt(i);
+  }
+
+  /** The head after the last built row. */
+  head(): string {
+    if (!this.hasHead) return "";
+    let t = "";
+    for (let i = 0; i < 64; i++) t += String.fromCharCode(this.mem[this.prevHex + i]!);
+    return t;
+  }
+
+  /**
+   * Build the row for input line `line` at chain position `index`; false
+   * when the line is not in fast form (nothing changed). On success the row
+   * (with its "\n") is at rowView(), and the head has advanced.
+   */
+  build(line: Uint8Array, index: number, tsText: string, elapsedText: string): boolean {
+    const n = line.length;
+    if (n > this.maxLine || n < 2) return false;
+    const b = this.mem;
+    b.set(line, 0);
+    b[n] = 10; // sentinel
+    if (!this.scanInput(0, n)) return false;
+    // chain: prev = our head (prevHex slot), payload hash, event hash
+    this.prevStart = this.prevHex;
+    this.prevEnd = this.hasHead ? this.prevHex + 64 : this.prevHex;
+    this.hashPayload();
+    if (!this.hashEvent(index)) return false;
+    this.writeRow(index, tsText, elapsedText);
+    this.advance();
+    this.hasHead = true;
+    return true;
+  }
+
+  rowView(): Uint8Array {
+    return this.mem.subarray(this.rowBase, this.rowBase + this.rowLen);
+  }
+
+  /** Validate an input event line and assemble its payload pre-image. */
+  private scanInput(s: number, e: number): boolean {
+    const b = this.mem;
+    bindWords(this.dv);
+    this.phStart = -1;
+    let p = s;
+    if (b[p] !== LBRACE) return false;
+    p = skipWs(b, p + 1);
+    if (b[p] === RBRACE) return false;
+    this.sp = this.scratchBase;
+    this.mTop = 0;
+    this.rCount = 0;
+    let eventKeyS = -1;
+    for (;;) {
+      if (b[p] !== QUOTE) return false;
+      const ks = p + 1;
+      const ke = scanPlainKey(b, ks);
+      if (ke < 0) return false;
+      p = skipWs(b, ke + 1);
+      if (b[p] !== COLON) return false;
+      p = skipWs(b, p + 1);
+      const kind = envelopeKind(b, ks, ke);
+      if (kind === Key.Event) {
+        if (eventKeyS >= 0 || b[p] !== QUOTE) return false;
+        const q = scanCanonicalString(b, p + 1);
+        if (q < 0 || q === p + 1) return false; // an empty event type is refused by the exact path
+        this.typeStart = p;
+        this.typeEnd = q + 1;
+        eventKeyS = ks;
+        p = q + 1;
+      } else if (kind !== Key.Payload) {
+        return false; // envelope overwrite, chain field or hash_profile: exact path decides
+      } else {
+        const m = this.mTop++;
+        const r = this.rCount++;
+        if (m >= this.mKeyS.length || r >= this.rKeyS.length) return false;
+        this.mKeyS[m] = ks;
+        this.mKeyE[m] = ke;
+        this.rKeyS[r] = ks;
+        this.rKeyE[r] = ke;
+        this.rValS[r] = p;
+        const c = b[p];
+        if (c === QUOTE) {
+          const q = scanCanonicalString(b, p + 1);
+          if (q < 0) return false;
+          this.mValS[m] = p;
+          this.mValE[m] = q + 1;
+          p = q + 1;
+        } else if (c === LBRACE || c === LBRACKET) {
+          const vs = this.sp;
+          p = c === LBRACE ? this.emitObject(p, 1) : this.emitArray(p, 1);
+          if (p < 0) return false;
+          this.mValS[m] = vs;
+          this.mValE[m] = this.sp;
+        } else {
+          const q = this.scanAtom(p);
+          if (q < 0) return false;
+          this.mValS[m] = p;
+          this.mValE[m] = q;
+          p = q;
+        }
+        this.rValE[r] = p;
+      }
+      p = skipWs(b, p);
+      const d = b[p];
+      if (d === COMMA) {
+        p = skipWs(b, p + 1);
+        continue;
+      }
+      if (d !== RBRACE) return false;
+      p++;
+      break;
+    }
+    if (p !== e || eventKeyS < 0) return false;
+    const m = this.mTop++;
+    this.mKeyS[m] = eventKeyS;
+    this.mKeyE[m] = eventKeyS + 5;
+    this.mValS[m] = this.typeStart;
+    this.mValE[m] = this.typeEnd;
+    if (!this.sortMembers(0, this.mTop)) return false; // duplicate keys: exact path (last wins)
+    const o = this.assemble(0, this.mTop, this.outBase, this.outEnd);
+    if (o < 0) return false;
+    this.outLen = o - this.outBase;
+    return true;
+  }
+
+  private put(o: number, bytes: Uint8Array): number {
+    const b = this.mem;
+    for (let i = 0; i < bytes.length; i++) b[o++] = bytes[i]!;
+    return o;
+  }
+
+  private putText(o: number, text: string): number {
+    const b = this.mem;
+    for (let i = 0; i < text.length; i++) b[o++] = text.charCodeAt(i);
+    return o;
+  }
+
+  /** The row line: envelope, then the input members in order, default separators. */
+  private writeRow(index: number, tsText: string, elapsedText: string): void {
+    const b = this.mem;
+    let o = this.rowBase;
+    o = this.put(o, P_TS);
+    o = this.putText(o, tsText);
+    o = this.put(o, P_ELAPSED);
+    o = this.putText(o, elapsedText);
+    o = this.put(o, P_INDEX);
+    o = this.putText(o, String(index));
+    o = this.put(o, P_EVENT);
+    copyBytes(b, this.dv, o, this.typeStart, this.typeEnd - this.typeStart);
+    o += this.typeEnd - this.typeStart;
+    o = this.put(o, P_PREV);
+    if (this.prevEnd > this.prevStart) {
+      copyBytes(b, this.dv, o, this.prevStart, 64);
+      o += 64;
+    }
+    o = this.put(o, P_PH);
+    o = writeHex(b, o, this.payloadDigest);
+    o = this.put(o, P_EH);
+    copyBytes(b, this.dv, o, this.curHex, 64);
+    o += 64;
+    b[o++] = QUOTE;
+    for (let r = 0; r < this.rCount; r++) {
+      b[o++] = COMMA;
+      b[o++] = SPACE;
+      const k0 = this.rKeyS[r]! - 1;
+      const k1 = this.rKeyE[r]! + 1;
+      copyBytes(b, this.dv, o, k0, k1 - k0);
+      o += k1 - k0;
+      b[o++] = COLON;
+      b[o++] = SPACE;
+      const v0 = this.rValS[r]!;
+      const v1 = this.rValE[r]!;
+      const c = b[v0];
+      if (c === LBRACE || c === LBRACKET) o = this.respace(o, v0, v1);
+      else {
+        copyBytes(b, this.dv, o, v0, v1 - v0);
+        o += v1 - v0;
+      }
+    }
+    b[o++] = RBRACE;
+    b[o++] = 10;
+    this.rowLen = o - this.rowBase;
+  }
+
+  /**
+   * Copy a validated compound value in json.dumps' default layout: tokens
+   * as written (they are canonical), whitespace dropped, ", " and ": "
+   * between them, member order kept.
+   */
+  private respace(o: number, s: number, e: number): number {
+    const b = this.mem;
+    for (let p = s; p < e; p++) {
+      const c = b[p]!;
+      if (c === QUOTE) {
+        b[o++] = c;
+        for (p++; ; p++) {
+          const d = b[p]!;
+          b[o++] = d;
+          if (d === BACKSLASH) {
+            b[o++] = b[++p]!;
+          } else if (d === QUOTE) {
+            break;
+          }
+        }
+      } else if (c === SPACE || c === TAB) {
+        continue;
+      } else if (c === COMMA || c === COLON) {
+        b[o++] = c;
+        b[o++] = SPACE;
+      } else {
+        b[o++] = c;
+      }
+    }
+    return o;
+  }
+}

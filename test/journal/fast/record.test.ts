@@ -1,0 +1,124 @@
+/**
+ * The writer's batch paths (byte-level for raw json.dumps lines, string
+ * level for parsed events) write exactly the bytes of the generic
+ * `record()` path, for any payload spelling; their float/round shortcuts
+ * equal the exact routines.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { steppingClock } from "../../../bench/journal-gen.ts";
+import { fastFloatRepr, fastRound3 } from "../../../src/journal/fast/record-row.ts";
+import { EventJournal, validateRecordInput, type RawRecordItem, type RecordItem } from "../../../src/journal/writer.ts";
+import { floatRepr } from "../../../src/pyjson/float.ts";
+import { parse } from "../../../src/pyjson/parse.ts";
+import { pyRound } from "../../../src/pyjson/python.ts";
+import type { PyObject } from "../../../src/pyjson/types.ts";
+import { referenceVerdicts, tempDirs } from "../tmp.ts";
+import { prng, stringToken, valueToken } from "./rows.ts";
+
+const dirs = tempDirs("fast-record");
+afterAll(() => dirs.cleanup());
+
+/** What `journal record` makes of an input line (null: the line is refused). */
+function itemOf(text: string): RecordItem | null {
+  let v;
+  try {
+    v = parse(text);
+  } catch {
+    return null;
+  }
+  if (!(v instanceof Map)) return null;
+  const event = v.get("event");
+  if (typeof event !== "string" || event === "") return null;
+  const payload = new Map(v) as PyObject;
+  payload.delete("event");
+  try {
+    validateRecordInput(event, payload);
+  } catch {
+    return null;
+  }
+  return { event, payload };
+}
+
+function inputLines(seed: number, n: number): string[] {
+  const r = prng(seed);
+  const out: string[] = [];
+  const keys = ["agent_id", "model", "cost_usd", "tokens", "a", "Z", "é", "ts", "index", "hash_profile", "prev_hash", "event"];
+  while (out.length < n) {
+    const members = [stringToken(r, "event") + ": " + stringToken(r, ["tool_call", "task_claimed", "é/x"][Math.floor(r() * 3)])];
+    const m = Math.floor(r() * 6);
+    for (let i = 0; i < m; i++) {
+      const k = keys[Math.floor(r() * keys.length)]!;
+      members.push(stringToken(r, k) + (r() < 0.5 ? ": " : ":") + valueToken(r, 0));
+    }
+    if (r() < 0.3) members.reverse();
+    const line = "{" + members.join(r() < 0.5 ? ", " : ",") + "}";
+    if (itemOf(line)) out.push(line);
+  }
+  return out;
+}
+
+function writeWith(sdd: string, write: (j: EventJournal) => void): string {
+  const j = EventJournal.create("r", { sddDir: sdd, clock: steppingClock(3), env: {} });
+  try {
+    write(j);
+  } finally {
+    j.close();
+  }
+  return readFileSync(j.path, "latin1");
+}
+
+describe("recordMany fast paths", () => {
+  test("raw lines, parsed items and record() write byte-identical journals (3,000 seeded events)", () => {
+    const lines = inputLines(77, 3000);
+    const enc = new TextEncoder();
+    const raw: RawRecordItem[] = lines.map((l) => ({ raw: enc.encode(l), parse: () => itemOf(l)! }));
+    const parsed: RecordItem[] = lines.map((l) => itemOf(l)!);
+    const viaRaw = writeWith(dirs.make(), (j) => j.recordMany(raw));
+    const viaItems = writeWith(dirs.make(), (j) => j.recordMany(parsed));
+    const viaRecord = writeWith(dirs.make(), (j) => {
+      for (const it of parsed) j.record(it.event, it.payload);
+    });
+    expect(viaItems).toBe(viaRecord);
+    expect(viaRaw).toBe(viaRecord);
+    // ...and Python agrees the result is one intact chain
+    const sdd = dirs.make();
+    writeWith(sdd, (j) => j.recordMany(raw));
+    const [v] = referenceVerdicts([join(sdd, "runs", "r", "journal.jsonl")]);
+    expect([v!.ok, v!.count]).toEqual([true, 3000]);
+  });
+
+  test("an invalid raw line throws from parse() with every earlier line recorded", () => {
+    const sdd = dirs.make();
+    const j = EventJournal.create("r", { sddDir: sdd, clock: steppingClock(3), env: {} });
+    const enc = new TextEncoder();
+    const good = '{"event": "a", "k": 1}';
+    const items: RawRecordItem[] = [good, good, "{not json"].map((l) => ({
+      raw: enc.encode(l),
+      parse: () => {
+        const it = itemOf(l);
+        if (!it) throw new Error(`bad line: ${l}`);
+        return it;
+      },
+    }));
+    expect(() => j.recordMany(items)).toThrow("bad line");
+    expect(j.count()).toBe(2);
+    j.close();
+    expect(readFileSync(j.path, "utf8").split("\n").filter(Boolean).length).toBe(2);
+  });
+
+  test("float repr and round(x, 3) shortcuts equal the exact routines", () => {
+    const r = prng(5);
+    for (let i = 0; i < 20000; i++) {
+      const x = r() < 0.5 ? 1.7e9 + r() * 1e8 : (r() - 0.3) * 10 ** (Math.floor(r() * 40) - 20);
+      expect([x, fastFloatRepr(x)]).toEqual([x, floatRepr(x)]);
+      const e = r() * 10 ** Math.floor(r() * 7);
+      expect([e, fastRound3(e, pyRound)]).toEqual([e, pyRound(e, 3)]);
+    }
+    for (const tie of [0.0005, 0.0015, 1.0005, 2.675, 1.2345, 0.1235, 1e-4, 0, 86399.9995]) {
+      expect([tie, fastRound3(tie, pyRound)]).toEqual([tie, pyRound(tie, 3)]);
+      expect([tie, fastFloatRepr(tie)]).toEqual([tie, floatRepr(tie)]);
+    }
+  });
+});
