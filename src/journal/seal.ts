@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { InputError, RefusalError } from "../errors.ts";
@@ -153,6 +153,10 @@ export function sealJournalDetailed(sddDir: string, runId: string): SealOutcome 
         { run_id: runId, seal: sealPath, sealed: existing, current: seal },
       );
     }
+    // The journal's rows are appended without fsync; make them durable
+    // before the (fsynced) seal commits to them, or a power loss could
+    // keep the seal and lose the rows it names.
+    fsyncFile(jpath);
     writeFileAtomic(sealPath, sealText(seal));
     return { seal, path: sealPath, alreadySealed: false };
   } finally {
@@ -162,4 +166,13 @@ export function sealJournalDetailed(sddDir: string, runId: string): SealOutcome 
 
 export async function sealJournal(sddDir: string, runId: string): Promise<JournalSeal> {
   return sealJournalDetailed(sddDir, runId).seal;
+}
+
+function fsyncFile(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
