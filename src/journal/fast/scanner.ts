@@ -119,6 +119,12 @@ const EH_PAYLOAD = new TextEncoder().encode(',"payload_hash":"');
 const EH_PREV = new TextEncoder().encode('","prev_hash":"');
 const EVENT_KEY = new TextEncoder().encode('"event"');
 
+/** Offsets of the event pre-image pieces in the template area. */
+const TPL_INDEX = 0;
+const TPL_PAYLOAD = 16;
+const TPL_PREV = 40;
+const TPL_SIZE = 64;
+
 /** Bytes reserved beyond each area for small fixed writes. */
 const SLACK = 256;
 
@@ -152,6 +158,8 @@ export class RowScanner {
   protected prevHex = 0;
   /** Where a record-mode row line is built (see record-bytes.ts). */
   protected rowBase = 0;
+  /** Constant pieces of the event pre-image, copied from here (word copies beat byte loops). */
+  protected tplBase = 0;
   protected curHex = 0;
   protected dv!: DataView;
   private outViews: (Uint8Array | undefined)[] = [];
@@ -191,10 +199,14 @@ export class RowScanner {
     this.ehBase = this.outBase + out;
     this.ehEnd = this.ehBase + eh - SLACK;
     const hexBase = this.ehBase + eh;
-    this.rowBase = hexBase + 128;
+    this.tplBase = hexBase + 128;
+    this.rowBase = this.tplBase + TPL_SIZE;
     const mem = new Uint8Array(this.rowBase + readCap * 2 + 1024);
     if (keep) mem.set(keep.subarray(0, Math.min(keep.length, readCap)));
     mem.set(EH_PREFIX, this.ehBase);
+    mem.set(EH_INDEX, this.tplBase + TPL_INDEX);
+    mem.set(EH_PAYLOAD, this.tplBase + TPL_PAYLOAD);
+    mem.set(EH_PREV, this.tplBase + TPL_PREV);
     // keep the previous hash across a re-layout
     const oldPrev = this.mem.length > 0 ? this.mem.slice(this.prevHex, this.prevHex + 64) : null;
     this.prevHex = hexBase;
@@ -638,12 +650,16 @@ export class RowScanner {
     if (o + tLen + pLen + 128 > this.ehEnd) return false;
     copyBytes(b, this.dv, o, this.typeStart, tLen);
     o += tLen;
-    for (let i = 0; i < EH_INDEX.length; i++) b[o++] = EH_INDEX[i]!;
-    o = this.writeIndex(o, index);
-    for (let i = 0; i < EH_PAYLOAD.length; i++) b[o++] = EH_PAYLOAD[i]!;
+    const dv = this.dv;
+    const t = this.tplBase;
+    copyBytes(b, dv, o, t + TPL_INDEX, EH_INDEX.length);
+    o = this.writeIndex(o + EH_INDEX.length, index);
+    copyBytes(b, dv, o, t + TPL_PAYLOAD, EH_PAYLOAD.length);
+    o += EH_PAYLOAD.length;
     const phHex = o;
-    o = writeHex(b, o, this.payloadDigest);
-    for (let i = 0; i < EH_PREV.length; i++) b[o++] = EH_PREV[i]!;
+    o = writeHex(b, o, this.payloadDigest, dv);
+    copyBytes(b, dv, o, t + TPL_PREV, EH_PREV.length);
+    o += EH_PREV.length;
     copyBytes(b, this.dv, o, this.prevStart, pLen);
     o += pLen;
     b[o++] = QUOTE;
@@ -651,7 +667,7 @@ export class RowScanner {
     const ph = this.phStart;
     if (ph >= 0 && !equal64(this.dv, ph, phHex) && scanAnyString(b, ph) !== ph + 64) return false;
     Bun.SHA256.hash(this.view(this.ehBase, o - this.ehBase, this.ehViews), this.eventDigest);
-    writeHex(b, this.curHex, this.eventDigest);
+    writeHex(b, this.curHex, this.eventDigest, dv);
     return true;
   }
 
@@ -750,7 +766,16 @@ export class RowScanner {
 /** Views of this length and longer are not cached. */
 const VIEW_CACHE = 16384;
 
-export function writeHex(b: Uint8Array, o: number, d: Uint8Array): number {
+/** Each byte's two lowercase hex digits, as the little-endian 16-bit value that stores them in order. */
+const HEX_PAIRS = new Uint16Array(256);
+for (let x = 0; x < 256; x++) HEX_PAIRS[x] = HEX_CHARS[x >> 4]! | (HEX_CHARS[x & 15]! << 8);
+
+/** Write the 64 lowercase hex digits of a 32-byte digest at o (one 16-bit store per byte). */
+export function writeHex(b: Uint8Array, o: number, d: Uint8Array, dv?: DataView): number {
+  if (dv) {
+    for (let i = 0; i < 32; i++) dv.setUint16(o + 2 * i, HEX_PAIRS[d[i]!]!, true);
+    return o + 64;
+  }
   for (let i = 0; i < 32; i++) {
     const x = d[i]!;
     b[o++] = HEX_CHARS[x >> 4]!;
