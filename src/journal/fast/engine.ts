@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { closeSync, fstatSync, statSync } from "node:fs";
+import { BernsteinError } from "../../errors.ts";
 import { ChainWalker, verdictOf, type JournalSeal, type JournalVerifyResult } from "../verify.ts";
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
 import { partition, rangeWeights } from "./partition.ts";
@@ -119,7 +120,18 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   exec ??= new InProcessExecutor((inFlight) => progress.poll(inFlight));
   progress.start(exec);
   try {
-    let results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
+    let results: RangeResult[];
+    try {
+      results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
+    } catch (err) {
+      // A worker that died (not an input error, which every thread reports
+      // alike) must not turn a verdict into a crash: redo it in this thread.
+      if (err instanceof BernsteinError || !(exec instanceof WorkerPool)) throw err;
+      exec.close();
+      exec = new InProcessExecutor((inFlight) => progress.poll(inFlight));
+      progress.reset(snapshot);
+      results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
+    }
     let end = snapshot;
     let grewBy = Math.max(0, (fileSize(path) ?? 0) - snapshot);
     const last = results[results.length - 1];
