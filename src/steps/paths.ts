@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
+import { realpathOfExistingPrefix } from "../journal/paths.ts";
 
 /**
  * Agent ids name a directory under `<sdd>/runtime/journal`. The Python
@@ -60,6 +61,13 @@ export function agentJournalDir(sddDir: string, agentId: string): string {
   const rel = relative(realRoot, realDir);
   if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) {
     throw new UsageError(`agent id ${JSON.stringify(agentId)} resolves outside ${root}`, "invalid_agent_id");
+  }
+  // The bucket itself may be a symlink (even a dangling one) out of the
+  // tree: every reader and the writer open it by this directory, so refuse
+  // here (found by the security review: appends landed outside .sdd).
+  const bucketRel = relative(realRoot, realpathOfExistingPrefix(join(dir, BUCKET_NAME)));
+  if (bucketRel.startsWith("..") || isAbsolute(bucketRel)) {
+    throw new UsageError(`the step journal of agent ${JSON.stringify(agentId)} resolves outside ${root}`, "invalid_agent_id");
   }
   return dir;
 }
