@@ -224,7 +224,7 @@ export class RecordRowBuilder extends RowScanner {
       o += 64;
     }
     o = this.put(o, P_PH);
-    o = writeHex(b, o, this.payloadDigest);
+    o = writeHex(this.dv, o, this.payloadDigest);
     o = this.put(o, P_EH);
     copyBytes(b, this.dv, o, this.curHex, 64);
     o += 64;

@@ -89,14 +89,25 @@ export const enum Key {
   HashProfile = 8,
 }
 
-const keyBytes = (k: string): Uint8Array => new TextEncoder().encode(k);
-const EVENT_BYTES = keyBytes("event");
-const INDEX_BYTES = keyBytes("index");
-const PREV_HASH_BYTES = keyBytes("prev_hash");
-const ELAPSED_BYTES = keyBytes("elapsed_s");
-const EVENT_HASH_BYTES = keyBytes("event_hash");
-const PAYLOAD_HASH_BYTES = keyBytes("payload_hash");
-const HASH_PROFILE_BYTES = keyBytes("hash_profile");
+/** Envelope key bytes by Key value, and a (length, first byte & 15) -> Key table (no two collide). */
+const ENVELOPE_BYTES: Uint8Array[] = [];
+const ENVELOPE_SLOT = new Uint8Array(13 << 4);
+for (const [name, kind] of [
+  ["ts", Key.Ts],
+  ["elapsed_s", Key.ElapsedS],
+  ["index", Key.Index],
+  ["event", Key.Event],
+  ["prev_hash", Key.PrevHash],
+  ["payload_hash", Key.PayloadHash],
+  ["event_hash", Key.EventHash],
+  ["hash_profile", Key.HashProfile],
+] as const) {
+  const bytes = new TextEncoder().encode(name);
+  const slot = (bytes.length << 4) | (bytes[0]! & 15);
+  if (ENVELOPE_SLOT[slot] !== 0) throw new Error(`envelope key table collision: ${name}`);
+  ENVELOPE_SLOT[slot] = kind;
+  ENVELOPE_BYTES[kind] = bytes;
+}
 
 /** Deepest nesting the fast path handles; deeper rows take the exact path. */
 const MAX_DEPTH = 64;
@@ -657,7 +668,7 @@ export class RowScanner {
     copyBytes(b, dv, o, t + TPL_PAYLOAD, EH_PAYLOAD.length);
     o += EH_PAYLOAD.length;
     const phHex = o;
-    o = writeHex(b, o, this.payloadDigest, dv);
+    o = writeHex(dv, o, this.payloadDigest);
     copyBytes(b, dv, o, t + TPL_PREV, EH_PREV.length);
     o += EH_PREV.length;
     copyBytes(b, this.dv, o, this.prevStart, pLen);
@@ -667,7 +678,7 @@ export class RowScanner {
     const ph = this.phStart;
     if (ph >= 0 && !equal64(this.dv, ph, phHex) && scanAnyString(b, ph) !== ph + 64) return false;
     Bun.SHA256.hash(this.view(this.ehBase, o - this.ehBase, this.ehViews), this.eventDigest);
-    writeHex(b, this.curHex, this.eventDigest, dv);
+    writeHex(dv, this.curHex, this.eventDigest);
     return true;
   }
 
@@ -771,17 +782,9 @@ const HEX_PAIRS = new Uint16Array(256);
 for (let x = 0; x < 256; x++) HEX_PAIRS[x] = HEX_CHARS[x >> 4]! | (HEX_CHARS[x & 15]! << 8);
 
 /** Write the 64 lowercase hex digits of a 32-byte digest at o (one 16-bit store per byte). */
-export function writeHex(b: Uint8Array, o: number, d: Uint8Array, dv?: DataView): number {
-  if (dv) {
-    for (let i = 0; i < 32; i++) dv.setUint16(o + 2 * i, HEX_PAIRS[d[i]!]!, true);
-    return o + 64;
-  }
-  for (let i = 0; i < 32; i++) {
-    const x = d[i]!;
-    b[o++] = HEX_CHARS[x >> 4]!;
-    b[o++] = HEX_CHARS[x & 15]!;
-  }
-  return o;
+export function writeHex(dv: DataView, o: number, d: Uint8Array): number {
+  for (let i = 0; i < 32; i++) dv.setUint16(o + 2 * i, HEX_PAIRS[d[i]!]!, true);
+  return o + 64;
 }
 
 /** 64-byte equality, four bytes at a time. */
@@ -1031,32 +1034,20 @@ function matchWord(b: Uint8Array, p: number, word: string): number {
   return p + word.length;
 }
 
+/**
+ * Which envelope key (if any) the key bytes [ks, ke) spell. One table probe
+ * by (length, low bits of the first byte), then one comparison: small code, which matters
+ * as much as speed here (every worker thread JIT-compiles this afresh).
+ */
 export function envelopeKind(b: Uint8Array, ks: number, ke: number): Key {
-  switch (ke - ks) {
-    case 2:
-      return b[ks] === 0x74 && b[ks + 1] === 0x73 ? Key.Ts : Key.Payload;
-    case 5:
-      if (b[ks] === 0x65) return isKey(b, ks, EVENT_BYTES) ? Key.Event : Key.Payload;
-      if (b[ks] === 0x69) return isKey(b, ks, INDEX_BYTES) ? Key.Index : Key.Payload;
-      return Key.Payload;
-    case 9:
-      if (b[ks] === 0x70) return isKey(b, ks, PREV_HASH_BYTES) ? Key.PrevHash : Key.Payload;
-      if (b[ks] === 0x65) return isKey(b, ks, ELAPSED_BYTES) ? Key.ElapsedS : Key.Payload;
-      return Key.Payload;
-    case 10:
-      return b[ks] === 0x65 && isKey(b, ks, EVENT_HASH_BYTES) ? Key.EventHash : Key.Payload;
-    case 12:
-      if (b[ks] === 0x70) return isKey(b, ks, PAYLOAD_HASH_BYTES) ? Key.PayloadHash : Key.Payload;
-      if (b[ks] === 0x68) return isKey(b, ks, HASH_PROFILE_BYTES) ? Key.HashProfile : Key.Payload;
-      return Key.Payload;
-    default:
-      return Key.Payload;
-  }
-}
-
-function isKey(b: Uint8Array, ks: number, key: Uint8Array): boolean {
-  for (let i = 1; i < key.length; i++) if (b[ks + i] !== key[i]) return false;
-  return true;
+  const n = ke - ks;
+  if (n > 12) return Key.Payload;
+  const slot = ENVELOPE_SLOT[(n << 4) | (b[ks]! & 15)]!;
+  if (slot === 0) return Key.Payload;
+  const key = ENVELOPE_BYTES[slot]!;
+  if (key.length !== n) return Key.Payload;
+  for (let i = 0; i < n; i++) if (b[ks + i] !== key[i]) return Key.Payload;
+  return slot as Key;
 }
 
 /** Compare two key spans by bytes (= code points for printable ASCII). */
