@@ -1,5 +1,6 @@
 import type { FuzzTarget } from "../types.ts";
 import { join } from "node:path";
+import { verifyJournalFast } from "../../journal/fast/engine.ts";
 import { journalTarget, type ParallelVerify } from "./journal.ts";
 import { parserTarget } from "./parser.ts";
 import { receiptTarget } from "./receipt.ts";
@@ -20,12 +21,27 @@ export interface TargetOptions {
 /** The Python reference verifiers shipped with the tests. */
 export const REFERENCE_DIR = join(import.meta.dir, "..", "..", "..", "test", "reference");
 
+/**
+ * The fast engine as the fuzzer drives it: many ranges in this thread with
+ * tiny reads (every range/chunk boundary lands somewhere new), and every
+ * 40th call real worker threads.
+ */
+export function parallelVerifier(): ParallelVerify {
+  let calls = 0;
+  return async (path) => {
+    calls++;
+    const ranges = 1 + (calls % 6);
+    if (calls % 40 === 0) return verifyJournalFast(path, { threads: 2, minRangeBytes: 1 });
+    return verifyJournalFast(path, { threads: ranges, ranges, minRangeBytes: 1, inProcess: true, chunkSize: 64 + ((calls * 97) % 4096) });
+  };
+}
+
 export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
   switch (name) {
     case "parser":
       return parserTarget({ bin: opts.bin, python: opts.python });
     case "journal":
-      return journalTarget({ bin: opts.bin, reference: opts.python ? join(REFERENCE_DIR, "verify_journal.py") : null, parallel: opts.parallel });
+      return journalTarget({ bin: opts.bin, reference: opts.python ? join(REFERENCE_DIR, "verify_journal.py") : null, parallel: opts.parallel ?? parallelVerifier() });
     case "receipt":
       return receiptTarget({ bin: opts.bin });
     case "server":

@@ -242,6 +242,11 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
             const r = verifyJournalSync(big);
             if (r.coverage !== "partial" || r.discarded_line_indices[0] !== 0) throw violation("extreme_verdict", `${name}: not discarded (${JSON.stringify(r.errors)})`);
             if (note && !r.errors.some((e) => note.test(e))) throw violation("extreme_message", `${name}: no clear error in ${JSON.stringify(r.errors)}`);
+            if (opts.parallel) {
+              const p = await opts.parallel(big);
+              const diff = sameVerdict(p as never, r as never);
+              if (diff) throw violation("single_vs_parallel", `${name}: ${diff}`);
+            }
             if (opts.bin) await runBinary({ bin: opts.bin, args: ["journal", "verify", big, "--as-json"], allowed: [1], timeoutMs: 60_000 });
           } finally {
             rmSync(big, { force: true });
