@@ -35,7 +35,7 @@ export interface FastVerifyOptions {
   endOffset?: number;
   /** Smallest range worth a thread (default 32 MiB; tests use tiny values to force many boundaries). */
   minRangeBytes?: number;
-  /** Number of ranges (default: threads). */
+  /** Number of ranges (default: two per thread, each at least minRangeBytes). */
   ranges?: number;
   /** Run every range in this thread (tests: range logic without workers). */
   inProcess?: boolean;
@@ -168,11 +168,20 @@ function envMinRange(): number | undefined {
   return Number(raw.trim());
 }
 
+/**
+ * Two ranges per thread by default: a thread slowed down (by another
+ * process, a busy core) then costs at most one range, because free threads
+ * take the remaining ranges as they finish. With one range per thread the
+ * sizes are staggered instead, so the census of range 0 does not delay
+ * the thread that verifies range 1.
+ */
 function planRanges(fd: number, end: number, threads: number, opts: FastVerifyOptions, linksOnly: boolean): number[] {
   const minRange = Math.max(1, opts.minRangeBytes ?? envMinRange() ?? DEFAULT_MIN_RANGE);
-  const n = Math.max(1, Math.min(opts.ranges ?? threads, Math.floor(end / minRange)));
+  const wanted = opts.ranges ?? (threads > 1 ? 2 * threads : 1);
+  const n = Math.max(1, Math.min(wanted, Math.floor(end / minRange)));
   if (n === 1) return [0, end];
-  return partition(fd, end, rangeWeights(n, linksOnly ? 0 : CENSUS_RATIO));
+  const staggered = n <= threads && !linksOnly;
+  return partition(fd, end, rangeWeights(n, staggered ? CENSUS_RATIO : 0));
 }
 
 /**
@@ -207,10 +216,11 @@ async function runRanges(
   if (linksOnly || n === 1) {
     results = await Promise.all(Array.from({ length: n }, (_, k) => verifyJob(k, 0)));
   } else {
-    // verify(0) first (its base is 0), then the census chain; verify(k)
-    // as soon as censuses 0..k-1 are in.
-    const jobs: Promise<RangeResult>[] = [verifyJob(0, 0)];
+    // The censuses first (they are quick, and every verify(k) but the first
+    // waits for them), then verify(0), then verify(k) as soon as censuses
+    // 0..k-1 are in; the executor hands jobs out in this order.
     const censuses = Array.from({ length: n - 1 }, (_, k) => exec.census(task(k, 0)));
+    const jobs: Promise<RangeResult>[] = [verifyJob(0, 0)];
     let base = 0;
     for (let k = 1; k < n; k++) {
       base += (await censuses[k - 1]!).nonEmptyLines;
