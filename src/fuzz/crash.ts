@@ -54,6 +54,8 @@ export interface CrashOptions {
   seed: number;
   /** Workspace template for orchestrator trials (plan + config + agent). */
   workDir?: string;
+  /** Steps in the export trials' source journal (default 40,000; kill delays scale with it). */
+  exportSteps?: number;
 }
 
 class TrialFailure extends Error {}
@@ -182,14 +184,13 @@ function checkSession(sdd: string): void {
 const EVENT_LINE = (i: number, rng: Rng) => JSON.stringify({ event: rng.pick(["tick", "task_claimed", "agent_spawned"]), i, note: "x".repeat(rng.int(300)), u: "é🚀" }) + "\n";
 
 /** Agent journal fixture for the export trials: many steps, so an export takes a while. */
-function prepareExportSource(root: string, bin: string): string {
+function prepareExportSource(root: string, steps: number): string {
   const sdd = join(root, "export-src");
   if (existsSync(join(sdd, "runtime", "journal", "big-agent", "000000.jsonl"))) return sdd;
   const j = StepJournal.open(sdd, "big-agent");
   const rng = new Rng(7);
-  for (let i = 0; i < 40_000; i++) j.append({ input_hash: `h${i}`, model: "m1", prompt: "p".repeat(rng.int(300)), tool_result: { out: "SECRET_TOKEN_DO_NOT_LEAK", i } });
+  for (let i = 0; i < steps; i++) j.append({ input_hash: `h${i}`, model: "m1", prompt: "p".repeat(rng.int(300)), tool_result: { out: "SECRET_TOKEN_DO_NOT_LEAK", i } });
   j.close();
-  void bin;
   return sdd;
 }
 
@@ -253,18 +254,20 @@ export async function runTrial(kind: TrialKind, trial: number, opts: CrashOption
         return result(o, "");
       }
       case "receipt-export": {
-        const src = prepareExportSource(root, opts.bin);
+        const steps = opts.exportSteps ?? 40_000;
+        const src = prepareExportSource(root, steps);
         const outDir = join(work, "out");
         const publish = rng.chance(0.4);
         const out = join(outDir, publish ? "agent.published.tar" : "agent.tar");
-        delayMs = rng.range(5, 2200);
+        // An export of 40,000 steps takes ~1.5 s: kill anywhere in it, or after.
+        delayMs = rng.range(5, Math.round(50 + (2200 * steps) / 40_000));
         const args = publish ? ["replay", "publish", "big-agent", out, "--yes-i-want-to-publish", "--sdd-dir", src] : ["replay", "export", "big-agent", out, "--sdd-dir", src];
         const k = await spawnAndKill([opts.bin, ...args], { delayMs });
         if (k.finished && k.code !== 0) return result("FAILED", `${args[1]} exited ${k.code}: ${k.stderr.slice(0, 200)}`);
         leftoverTemps = countTemps(outDir);
         if (!existsSync(out)) return result(k.finished ? "FAILED" : "intact", "no receipt under the final name");
         const v = await verifyReceipt(out);
-        if (!v.ok || v.steps !== 40_000) return result("FAILED", `receipt under its final name does not verify whole: ok=${v.ok} steps=${v.steps} ${v.errors[0] ?? ""}`);
+        if (!v.ok || v.steps !== steps) return result("FAILED", `receipt under its final name does not verify whole: ok=${v.ok} steps=${v.steps} ${v.errors[0] ?? ""}`);
         if (publish && readFileSync(out).includes("SECRET_TOKEN_DO_NOT_LEAK")) return result("FAILED", "published receipt contains the canary");
         return result(k.finished ? "finished" : "intact", "");
       }

@@ -1,0 +1,60 @@
+/**
+ * The short, fixed-seed forms of the hardening harnesses (the long forms
+ * are `npm run fuzz`, `bun scripts/crash.ts` and `bun scripts/load.ts`):
+ * every fuzz target with its extremes, a few crash trials of every writer
+ * kind, and a small load run through the compiled binary. Each asserts
+ * that nothing broke and prints its figures.
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { runCrashTrials, TRIAL_KINDS } from "../../src/fuzz/crash.ts";
+import { runFuzz } from "../../src/fuzz/runner.ts";
+import { makeTarget, type TargetName } from "../../src/fuzz/targets/index.ts";
+import { pythonAvailable } from "../../src/fuzz/python.ts";
+import { binPath, ROOT } from "../helpers/cli.ts";
+
+const SEED = 9;
+const python = pythonAvailable();
+
+const SHORT: Record<TargetName, number> = { parser: 1500, journal: 250, receipt: 250, server: 1500 };
+
+describe("fuzzers (short fixed-seed runs)", () => {
+  for (const [name, cases] of Object.entries(SHORT) as [TargetName, number][]) {
+    test(`${name}: ${cases} cases, extremes refused cleanly, no crash`, async () => {
+      const report = await runFuzz(makeTarget(name, { bin: binPath(), python }), { seed: SEED, cases, binarySample: 0.02, crashDir: null });
+      const crashes = report.crashes.map((c) => `${c.signature} x${c.count}: ${c.message}`);
+      expect(crashes).toEqual([]);
+      expect(report.extremes.filter((x) => !x.ok)).toEqual([]);
+      expect(report.cases).toBe(cases);
+      if (name === "journal") expect(report.stats.parallel_checked).toBe(cases);
+      if (python && (name === "parser" || name === "journal")) expect(report.stats.python_checked).toBeGreaterThan(0);
+      console.log(`${name}: ${report.cases} cases, ${report.binaryCases} via binary, ${JSON.stringify(report.stats)}`);
+    }, 60_000);
+  }
+});
+
+describe("crash consistency (short)", () => {
+  test("SIGKILL at random points of every writer kind: journals repair and resume, receipts atomic, session.json whole", async () => {
+    const report = await runCrashTrials({ bin: binPath(), seed: SEED, trials: 2 * TRIAL_KINDS.length, exportSteps: 4000 });
+    expect(report.failures.map((f) => `${f.kind} #${f.trial} (${f.delayMs} ms): ${f.detail}`)).toEqual([]);
+    expect(report.outcomes.FAILED).toBe(0);
+    for (const k of TRIAL_KINDS) expect(Object.values(report.by_kind[k]!).reduce((a, b) => a + b, 0)).toBe(2);
+    console.log(`crash: ${JSON.stringify(report.outcomes)}`);
+  }, 90_000);
+});
+
+describe("task server load (short)", () => {
+  test("10 clients x 60 requests through 'bernstein server': no lost update, no double claim, no 5xx", async () => {
+    const proc = Bun.spawn([process.execPath, join(ROOT, "scripts", "load.ts"), "--clients", "10", "--requests", "60", "--seed", String(SEED), "--bin", binPath(), "--json"], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const r = JSON.parse(out) as { ok: boolean; problems: string[]; server_checks: string[]; total_requests: number; double_claims: number; lost_updates: number; server_errors: number; latency: { all: { p99_ms: number } } };
+    expect({ code, problems: r.problems, server: r.server_checks, err: code === 0 ? "" : err }).toEqual({ code: 0, problems: [], server: [], err: "" });
+    expect(r.total_requests).toBe(600);
+    expect([r.double_claims, r.lost_updates, r.server_errors]).toEqual([0, 0, 0]);
+    console.log(`load: 600 requests, p99 ${r.latency.all.p99_ms} ms`);
+  }, 60_000);
+});
