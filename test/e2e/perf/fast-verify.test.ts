@@ -5,7 +5,7 @@
  * never asserted here.)
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateJournal } from "../../../bench/journal-gen.ts";
 import { bernstein, bernsteinJson, VECTORS } from "../../helpers/cli.ts";
@@ -13,7 +13,11 @@ import { referenceVerdicts, tempDirs } from "../../journal/tmp.ts";
 
 const dirs = tempDirs("e2e-fast-verify");
 afterAll(() => dirs.cleanup());
-const VDIR = join(VECTORS, "run-journal");
+const SHARED_VDIR = join(VECTORS, "run-journal");
+// A negative verdict writes divergence_report.json next to the journal: work on
+// copies, never in the shared vectors (writable to root despite its modes).
+const VDIR = dirs.make();
+for (const f of readdirSync(SHARED_VDIR)) copyFileSync(join(SHARED_VDIR, f), join(VDIR, f));
 const NAMES = readdirSync(VDIR)
   .filter((f) => f.endsWith(".jsonl"))
   .map((f) => f.slice(0, -".jsonl".length))
