@@ -43,7 +43,7 @@ export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
     case "journal":
       return journalTarget({ bin: opts.bin, reference: opts.python ? join(REFERENCE_DIR, "verify_journal.py") : null, parallel: opts.parallel ?? parallelVerifier() });
     case "receipt":
-      return receiptTarget({ bin: opts.bin });
+      return receiptTarget({ bin: opts.bin, reference: opts.python ? join(REFERENCE_DIR, "verify_receipt.py") : null });
     case "server":
       return serverTarget({ bin: opts.bin });
   }

@@ -9,6 +9,7 @@ import { StepJournal } from "../../steps/writer.ts";
 import { verifyStepJournal } from "../../steps/verify.ts";
 import { plainDoc, runBinary } from "../binary.ts";
 import { concatBytes, mutateBytes, mutateLines } from "../mutate.ts";
+import { runPythonBatch } from "../python.ts";
 import type { Rng } from "../rng.ts";
 import { receiptVectors, stepJournalVectors } from "../seeds.ts";
 import { buildTar, header, paxPath, readTar, type TarMember } from "../tar.ts";
@@ -98,13 +99,35 @@ function structural(rng: Rng, seed: Uint8Array, journals: readonly Uint8Array[])
 
 export interface ReceiptTargetOptions {
   bin?: string | null;
+  /** The Python reference receipt verifier (null: no cross-check). */
+  reference?: string | null;
+  /** Fraction of tar cases kept for the cross-check. */
+  referenceSample?: number;
 }
+
+/** Verify a batch of receipts with the reference module in one python3 process. */
+const PY_BATCH = `
+import json, sys, importlib.util
+spec = importlib.util.spec_from_file_location("vr", sys.argv[1])
+vr = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(vr)
+out = []
+for f in json.load(sys.stdin):
+    try:
+        out.append(vr.verify(f, None))
+    except vr.Malformed as e:
+        out.append({"malformed": str(e)})
+    except Exception as e:
+        out.append({"python_error": type(e).__name__})
+print(json.dumps(out))
+`;
 
 export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
   const dir = mkdtempSync(join(tmpdir(), "bernstein-fuzz-receipt-"));
   const tarPath = join(dir, "receipt.tar");
   let caseNo = 0;
-  const stats = { receipts: 0, receipts_ok: 0, receipts_malformed: 0, buckets: 0, recovered: 0, refused: 0, exported: 0 };
+  let batch: { file: string; ours: ReceiptVerdict; input: Uint8Array }[] = [];
+  const stats = { receipts: 0, receipts_ok: 0, receipts_malformed: 0, buckets: 0, recovered: 0, refused: 0, exported: 0, python_checked: 0, python_compared: 0 };
 
   const verifyTar = async (path: string): Promise<ReceiptVerdict | InputError> => {
     try {
@@ -118,12 +141,17 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
     }
   };
 
-  const runTar = async (payload: Uint8Array): Promise<void> => {
+  const runTar = async (payload: Uint8Array, keep: boolean): Promise<void> => {
     stats.receipts++;
     writeFileSync(tarPath, payload);
     const r = await verifyTar(tarPath);
     if (r instanceof InputError) stats.receipts_malformed++;
     else if (r.ok) stats.receipts_ok++;
+    if (keep && !(r instanceof InputError)) {
+      const kept = join(dir, `ref-${caseNo}.tar`);
+      writeFileSync(kept, payload);
+      batch.push({ file: kept, ours: r, input: concatBytes(new Uint8Array([0]), payload) });
+    }
   };
 
   const runBucket = async (payload: Uint8Array): Promise<void> => {
@@ -196,11 +224,33 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
       if (rng.chance(0.1)) tar = gzipSync(tar, { level: 1 });
       return concatBytes(new Uint8Array([0]), tar);
     },
-    async run(input) {
+    async run(input, rng) {
       caseNo++;
       const payload = input.subarray(1);
       if (input[0] === 1) await runBucket(payload);
-      else await runTar(payload);
+      else await runTar(payload, !!opts.reference && rng.chance(opts.referenceSample ?? 0.3));
+    },
+    async flush() {
+      if (!opts.reference || batch.length === 0) return [];
+      const part = batch;
+      batch = [];
+      const answers = await runPythonBatch<Record<string, unknown>[]>(PY_BATCH, part.map((b) => b.file), [opts.reference]);
+      const out: { input: Uint8Array; error: Error }[] = [];
+      part.forEach((b, i) => {
+        rmSync(b.file, { force: true });
+        const a = answers[i]!;
+        stats.python_checked++;
+        // Where Python's tarfile refuses what our hostile-tar reader reads (or
+        // crashes), there is no verdict to compare; both verdicts must agree.
+        if (!("ok" in a)) return;
+        stats.python_compared++;
+        const ours = { ok: b.ours.ok, head_hash: b.ours.head_hash, steps: b.ours.steps, errors: b.ours.errors };
+        const theirs = { ok: a.ok, head_hash: a.head_hash, steps: a.steps, errors: a.errors };
+        if (JSON.stringify(ours) !== JSON.stringify(theirs)) {
+          out.push({ input: b.input, error: violation("python_reference", `ours ${JSON.stringify(ours).slice(0, 300)} python ${JSON.stringify(theirs).slice(0, 300)}`) });
+        }
+      });
+      return out;
     },
     async runBinary(input) {
       if (input[0] === 1) return;
