@@ -161,3 +161,29 @@ describe("task server paths (fuzz: server)", () => {
     }
   });
 });
+
+describe("task server body limit (fuzz: server extreme)", () => {
+  // Found by the server fuzzer's 100 MB body extreme: bodies over Bun's own
+  // cap (2 MiB) got an empty 413 from Bun instead of the JSON error shape.
+  test("a body far over the limit gets 413 with {error, detail}, and the server stays up", async () => {
+    const { startTaskServer } = await import("../../src/server/server.ts");
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const sdd = mkdtempSync(join(tmpdir(), "bernstein-413-"));
+    const s = await startTaskServer({ sddDir: sdd, port: 0, token: "tok" });
+    try {
+      for (const size of [(1 << 20) + 1, 3 << 20, 64 << 20]) {
+        const res = await fetch(`${s.url}/tasks`, { method: "POST", headers: { authorization: "Bearer tok" }, body: new Uint8Array(size).fill(0x20) });
+        expect(res.status).toBe(413);
+        const body = (await res.json()) as { error: string; detail: string };
+        expect(body.error).toBe("body_too_large");
+        expect(typeof body.detail).toBe("string");
+      }
+      expect((await fetch(`${s.url}/health`, { headers: { authorization: "Bearer tok" } })).status).toBe(200);
+    } finally {
+      await s.close();
+      rmSync(sdd, { recursive: true, force: true });
+    }
+  });
+});

@@ -209,6 +209,13 @@ export function serverTarget(opts: ServerTargetOptions = {}): FuzzTarget {
             }
             const text = await res.text();
             if (res.status !== 413) throw violation("server_big_body", `expected 413, got ${res.status}: ${text.slice(0, 120)}`);
+            let body: { error?: unknown } = {};
+            try {
+              body = JSON.parse(text);
+            } catch {
+              /* checked below */
+            }
+            if (body.error !== "body_too_large") throw violation("server_big_body", `413 without the JSON error shape: ${JSON.stringify(text.slice(0, 120))}`);
           },
         },
         {
