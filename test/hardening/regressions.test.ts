@@ -187,3 +187,38 @@ describe("task server body limit (fuzz: server extreme)", () => {
     }
   });
 });
+
+describe("step-journal fast path and Python's int limit (fuzz: receipt/bucket)", () => {
+  // Found by the receipt fuzzer: a row whose (unhashed) schema_version had
+  // more than 4300 digits passed the byte-level fast path of verify, though
+  // Python's json.loads refuses it; the exporter (which parses) then
+  // dropped the row and wrote a receipt that did not verify.
+  test("such a row is invalid JSON to verify, as in Python, and export refuses instead of writing a broken receipt", async () => {
+    const { StepJournal } = await import("../../src/steps/writer.ts");
+    const { verifyStepJournal } = await import("../../src/steps/verify.ts");
+    const { exportReceipt } = await import("../../src/receipts/export.ts");
+    const { mkdtempSync, readFileSync, writeFileSync, rmSync, existsSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const sdd = mkdtempSync(join(tmpdir(), "bernstein-bigint-"));
+    try {
+      const j = StepJournal.open(sdd, "agent-i");
+      for (let i = 0; i < 3; i++) j.append({ input_hash: `a${i}`, model: "m1", prompt: `p${i}` });
+      j.close();
+      const bucket = join(sdd, "runtime", "journal", "agent-i", "000000.jsonl");
+      const lines = readFileSync(bucket, "utf8").split("\n");
+      lines[1] = lines[1]!.replace('"schema_version":2', `"schema_version":${"9".repeat(4301)}`);
+      writeFileSync(bucket, lines.join("\n"));
+      const v = await verifyStepJournal(bucket);
+      expect(v.ok).toBe(false);
+      expect(v.errors[0]).toBe(
+        "line 2: invalid JSON (Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; use sys.set_int_max_str_digits() to increase the limit)",
+      );
+      const out = join(sdd, "out.tar");
+      await expect(exportReceipt({ sddDir: sdd, agentId: "agent-i", out })).rejects.toThrow(/fails self-verification/);
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      rmSync(sdd, { recursive: true, force: true });
+    }
+  });
+});
