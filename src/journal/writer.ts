@@ -400,7 +400,9 @@ export class EventJournal {
     let buf = new Uint8Array(FLUSH_AT + (1 << 16));
     let len = 0;
     let index = this.index;
-    let head = this.headHash;
+    // The chain head as a string, or null while the raw builder holds it
+    // (materialised only when needed: a generic row, a flush).
+    let head: string | null = this.headHash;
     const raw = (this.rawBuilder ??= new RecordRowBuilder());
     raw.setHead(head);
     const push = (bytes: Uint8Array): void => {
@@ -416,6 +418,7 @@ export class EventJournal {
       if (len === 0) return;
       this.append(buf.subarray(0, len));
       this.index = index;
+      head ??= raw.head();
       this.headHash = head;
       len = 0;
     };
@@ -425,17 +428,18 @@ export class EventJournal {
         const elapsed = fastRound3(this.clock.now() - this.startTs, pyRound);
         if ("raw" in item && raw.build(item.raw, index, fastFloatRepr(ts), fastFloatRepr(elapsed))) {
           push(raw.rowView());
-          head = raw.head();
+          head = null;
         } else {
+          const prev: string = head ?? raw.head();
           const ev = "raw" in item ? item.parse() : item;
           // The batch hot path (src/journal/fast/record-row.ts): same bytes as
           // buildRow, which still takes payloads that overwrite envelope fields.
           const entries = entriesOf(ev.payload);
           checkRecordInput(ev.event, entries);
-          const fast = recordLine(ev.event, entries, index, head, ts, elapsed);
+          const fast = recordLine(ev.event, entries, index, prev, ts, elapsed);
           const { line, hash } = fast
             ? { line: fast.line, hash: fast.eventHash }
-            : this.buildRow(ev.event, ev.payload, index, head, { entries, ts, elapsed });
+            : this.buildRow(ev.event, ev.payload, index, prev, { entries, ts, elapsed });
           push(Buffer.from(line, "utf8"));
           head = hash;
           raw.setHead(head);
