@@ -396,56 +396,56 @@ export class EventJournal {
    */
   recordMany(items: Iterable<RecordItem | RawRecordItem>): void {
     this.ensureOpen();
-    const FLUSH_AT = 1 << 20;
-    let buf = new Uint8Array(FLUSH_AT + (1 << 16));
-    let len = 0;
     let index = this.index;
     // The chain head as a string, or null while the raw builder holds it
     // (materialised only when needed: a generic row, a flush).
     let head: string | null = this.headHash;
+    // Rows are built into the builder's batch area, in chain order, and
+    // written about 1 MiB at a time (complete lines only).
     const raw = (this.rawBuilder ??= new RecordRowBuilder());
+    raw.resetBatch();
     raw.setHead(head);
-    const push = (bytes: Uint8Array): void => {
-      if (len + bytes.length > buf.length) {
-        const grown = new Uint8Array(Math.max(buf.length * 2, len + bytes.length));
-        grown.set(buf.subarray(0, len));
-        buf = grown;
-      }
-      buf.set(bytes, len);
-      len += bytes.length;
-    };
     const flush = (): void => {
-      if (len === 0) return;
-      this.append(buf.subarray(0, len));
+      if (raw.batchLength() === 0) return;
+      this.append(raw.batchView());
+      raw.resetBatch();
       this.index = index;
       head ??= raw.head();
       this.headHash = head;
-      len = 0;
     };
     try {
       for (const item of items) {
+        if (!raw.hasRoomFor(0)) flush();
         const ts = this.clock.now();
         const elapsed = fastRound3(this.clock.now() - this.startTs, pyRound);
         if ("raw" in item && raw.build(item.raw, index, fastFloatRepr(ts), fastFloatRepr(elapsed))) {
-          push(raw.rowView());
           head = null;
         } else {
           const prev: string = head ?? raw.head();
           const ev = "raw" in item ? item.parse() : item;
-          // The batch hot path (src/journal/fast/record-row.ts): same bytes as
-          // buildRow, which still takes payloads that overwrite envelope fields.
+          // The string-level hot path (src/journal/fast/record-row.ts): same
+          // bytes as buildRow, which still takes payloads that overwrite
+          // envelope fields.
           const entries = entriesOf(ev.payload);
           checkRecordInput(ev.event, entries);
           const fast = recordLine(ev.event, entries, index, prev, ts, elapsed);
           const { line, hash } = fast
             ? { line: fast.line, hash: fast.eventHash }
             : this.buildRow(ev.event, ev.payload, index, prev, { entries, ts, elapsed });
-          push(Buffer.from(line, "utf8"));
+          if (!raw.hasRoomFor(3 * line.length)) flush();
+          if (!raw.hasRoomFor(3 * line.length)) {
+            // a huge generic row: write it on its own
+            this.append(line);
+            this.index = index + 1;
+            this.headHash = hash;
+          } else {
+            raw.appendLine(line);
+          }
           head = hash;
           raw.setHead(head);
         }
         index++;
-        if (len >= FLUSH_AT) flush();
+        if (raw.batchLength() >= raw.batchBytes) flush();
       }
     } catch (err) {
       flush();

@@ -38,6 +38,7 @@ const SPACE = 0x20;
 const TAB = 0x09;
 
 const enc = new TextEncoder();
+const LINE_ENCODER = new TextEncoder();
 const P_TS = enc.encode('{"ts": ');
 const P_ELAPSED = enc.encode(', "elapsed_s": ');
 const P_INDEX = enc.encode(', "index": ');
@@ -54,11 +55,46 @@ export class RecordRowBuilder extends RowScanner {
   private rValE = new Int32Array(1024);
   private rCount = 0;
   private hasHead = false;
-  /** Length of the last built row (at rowStart()). */
-  rowLen = 0;
+  /** End of the rows built so far in the row area (the batch to write). */
+  private rowEnd = 0;
 
-  constructor(readCap = 1 << 16) {
-    super(readCap);
+  /**
+   * Rows accumulate in the row area until the writer takes the batch:
+   * `batchBytes` plus room for one more row of the longest input line.
+   */
+  constructor(
+    readCap = 1 << 16,
+    readonly batchBytes = 1 << 20,
+  ) {
+    super(readCap, batchBytes + 2 * readCap + 4096);
+    this.rowEnd = this.rowBase;
+  }
+
+  /** Bytes of rows waiting to be written. */
+  batchLength(): number {
+    return this.rowEnd - this.rowBase;
+  }
+
+  /** The rows built since the last reset (a view: write it before building more). */
+  batchView(): Uint8Array {
+    return this.mem.subarray(this.rowBase, this.rowEnd);
+  }
+
+  resetBatch(): void {
+    this.rowEnd = this.rowBase;
+  }
+
+  /** Append a line built elsewhere (the generic path), keeping the batch in chain order. */
+  appendLine(line: string): void {
+    const room = this.rowBase + this.rowCap - this.rowEnd;
+    const r = LINE_ENCODER.encodeInto(line, this.mem.subarray(this.rowEnd, this.rowEnd + room));
+    if (r.read !== line.length) throw new Error("record batch overflow");
+    this.rowEnd += r.written;
+  }
+
+  /** Room for one more row of any size this builder takes, plus `extra` bytes of text? */
+  hasRoomFor(extraBytes: number): boolean {
+    return this.rowBase + this.rowCap - this.rowEnd >= Math.max(extraBytes, 2 * this.readCap + 2048);
   }
 
   /** Largest input line this builder takes (longer lines take the exact path). */
@@ -83,7 +119,7 @@ export class RecordRowBuilder extends RowScanner {
   /**
    * Build the row for input line `line` at chain position `index`; false
    * when the line is not in fast form (nothing changed). On success the row
-   * (with its "\n") is at rowView(), and the head has advanced.
+   * (with its "\n") is appended to the batch, and the head has advanced.
    */
   build(line: Uint8Array, index: number, tsText: string, elapsedText: string): boolean {
     const n = line.length;
@@ -101,10 +137,6 @@ export class RecordRowBuilder extends RowScanner {
     this.advance();
     this.hasHead = true;
     return true;
-  }
-
-  rowView(): Uint8Array {
-    return this.mem.subarray(this.rowBase, this.rowBase + this.rowLen);
   }
 
   /** Validate an input event line and assemble its payload pre-image. */
@@ -208,7 +240,7 @@ export class RecordRowBuilder extends RowScanner {
   /** The row line: envelope, then the input members in order, default separators. */
   private writeRow(index: number, tsText: string, elapsedText: string): void {
     const b = this.mem;
-    let o = this.rowBase;
+    let o = this.rowEnd;
     o = this.put(o, P_TS);
     o = this.putText(o, tsText);
     o = this.put(o, P_ELAPSED);
@@ -249,7 +281,7 @@ export class RecordRowBuilder extends RowScanner {
     }
     b[o++] = RBRACE;
     b[o++] = 10;
-    this.rowLen = o - this.rowBase;
+    this.rowEnd = o;
   }
 
   /**

@@ -193,7 +193,11 @@ export class RowScanner {
   private numIsFloat = false;
   private floatText = "";
 
-  constructor(readCap = 1 << 20) {
+  /** `rowCap`: bytes of the row area (only the record builder writes rows). */
+  constructor(
+    readCap = 1 << 20,
+    protected readonly rowCap = 0,
+  ) {
     this.mem = new Uint8Array(0);
     this.layout(readCap, null);
   }
@@ -212,7 +216,7 @@ export class RowScanner {
     const hexBase = this.ehBase + eh;
     this.tplBase = hexBase + 128;
     this.rowBase = this.tplBase + TPL_SIZE;
-    const mem = new Uint8Array(this.rowBase + readCap * 2 + 1024);
+    const mem = new Uint8Array(this.rowBase + this.rowCap);
     if (keep) mem.set(keep.subarray(0, Math.min(keep.length, readCap)));
     mem.set(EH_PREFIX, this.ehBase);
     mem.set(EH_INDEX, this.tplBase + TPL_INDEX);

@@ -61,9 +61,8 @@ async function* stdinLines(): AsyncGenerator<{ bytes: Uint8Array; lineNo: number
   let lineNo = 0;
   const decode = (bytes: Uint8Array): Uint8Array => {
     lineNo++;
-    let end = bytes.length;
-    if (end > 0 && bytes[end - 1] === 13) end--;
-    return bytes.subarray(0, end);
+    const end = bytes.length;
+    return end > 0 && bytes[end - 1] === 13 ? bytes.subarray(0, end - 1) : bytes;
   };
   const join = (tail: Uint8Array): Uint8Array => {
     if (pending.length === 0) return tail;
