@@ -130,15 +130,19 @@ export async function walkArchive(path: string, visit: MemberVisitor, limits: Ar
     for await (const entry of ex) {
       const h = entry.header;
       if (index >= limits.maxMembers) throw new ArchiveError(`receipt has more than ${limits.maxMembers} members`);
-      checkName(h.name);
-      const info: MemberInfo = { index, name: h.name, size: h.size, type: h.type };
+      // Python's tarfile strips trailing slashes from a PAX `path` (so a
+      // member renamed "journal/" is "journal", not a journal member; found
+      // by the receipt fuzzer against the Python reference).
+      const name = (h as { pax?: { path?: string } }).pax?.path !== undefined ? h.name.replace(/\/+$/, "") : h.name;
+      checkName(name);
+      const info: MemberInfo = { index, name, size: h.size, type: h.type };
       index++;
       if (h.type === "directory") {
         entry.resume();
         continue;
       }
       if (!REGULAR.has(h.type)) {
-        throw new ArchiveError(`receipt member ${JSON.stringify(h.name)} is a ${h.type}; a receipt holds regular files only`);
+        throw new ArchiveError(`receipt member ${JSON.stringify(name)} is a ${h.type}; a receipt holds regular files only`);
       }
       const sink = await guard(() => visit(info));
       if (sink === null) {

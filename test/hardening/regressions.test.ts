@@ -222,3 +222,39 @@ describe("step-journal fast path and Python's int limit (fuzz: receipt/bucket)",
     }
   });
 });
+
+describe("receipt tar reader and PAX paths (fuzz: receipt vs the Python reference)", () => {
+  // Found by the receipt fuzzer's Python cross-check: Python's tarfile
+  // strips trailing slashes from a PAX `path`, so a member renamed
+  // "journal/" is not a journal member there; we counted its rows.
+  test("a PAX path with a trailing slash names the member without it, as tarfile does", async () => {
+    const { buildTar, paxPath } = await import("../../src/fuzz/tar.ts");
+    const { verifyReceipt } = await import("../../src/receipts/verify.ts");
+    const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const { VECTORS, ROOT } = await import("../helpers/cli.ts");
+    const dir = mkdtempSync(join(tmpdir(), "bernstein-pax-"));
+    try {
+      const journal = new Uint8Array(readFileSync(join(VECTORS, "agent-journal", "sdd", "runtime", "journal", "agent-a", "000000.jsonl")));
+      const lines = new TextDecoder().decode(journal).split("\n").filter(Boolean);
+      const last = JSON.parse(lines[lines.length - 1]!.replace(/\bNaN\b/g, "null")) as { step_hash: string };
+      const manifest = new TextEncoder().encode(JSON.stringify({ agent_id: "agent-a", head_hash: last.step_hash, steps: lines.length }));
+      const tar = join(dir, "pax.tar");
+      writeFileSync(tar, buildTar([
+        { name: "manifest.json", type: "0", data: manifest },
+        { name: "journal/000000.jsonl", type: "0", data: journal },
+        paxPath("journal/"),
+        { name: "journal/000001.jsonl", type: "0", data: journal },
+      ]));
+      const ours = await verifyReceipt(tar);
+      const py = Bun.spawnSync(["python3", join(ROOT, "test", "reference", "verify_receipt.py"), tar], { stdout: "pipe" });
+      const theirs = JSON.parse(py.stdout.toString()) as { ok: boolean; steps: number; head_hash: string; errors: string[] };
+      expect({ ok: ours.ok, steps: ours.steps, head: ours.head_hash, errors: ours.errors }).toEqual({ ok: theirs.ok, steps: theirs.steps, head: theirs.head_hash, errors: theirs.errors });
+      expect(ours.ok).toBe(true);
+      expect(ours.steps).toBe(lines.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
