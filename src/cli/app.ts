@@ -54,9 +54,13 @@ export async function main(argv: string[]): Promise<void> {
   try {
     const helpIdx = argv.findIndex((a) => a === "--help" || a === "-h");
     const before = helpIdx >= 0 ? argv.slice(0, helpIdx) : argv;
-    const { cmd, parent, rest } = await resolveChain(before);
+    const { cmd, parent, rest, path } = await resolveChain(before);
     if (helpIdx >= 0 || argv.length === 0) {
-      await writeStdout(stripAnsiIfNeeded(await renderUsage(cmd, parent)) + "\n");
+      // citty names a command after its direct parent only; give nested
+      // commands their full path ("bernstein journal verify").
+      const parentMeta = parent ? await resolve(parent.meta) : undefined;
+      const named = parent ? { ...parent, meta: { ...parentMeta, name: ["bernstein", ...path.slice(0, -1)].join(" ") } } : undefined;
+      await writeStdout(stripAnsiIfNeeded(await renderUsage(cmd, named)) + "\n");
       process.exitCode = 0;
       return;
     }

@@ -1,0 +1,41 @@
+import { describe, expect, test } from "bun:test";
+import { bernstein } from "../helpers/cli.ts";
+
+/** Every command of the tree, as a user types it. */
+const COMMANDS = [
+  [],
+  ["replay"],
+  ["journal"],
+  ["journal", "verify"],
+  ["journal", "record"],
+  ["journal", "seal"],
+  ["run"],
+  ["stop"],
+  ["status"],
+  ["server"],
+  ["session"],
+  ["session", "show"],
+  ["keys"],
+  ["keys", "generate"],
+  ["checkpoint"],
+  ["wrap-up"],
+];
+
+describe("--help of every command (compiled binary, NO_COLOR)", () => {
+  for (const words of COMMANDS) {
+    test(`bernstein ${words.join(" ")} --help`.replace(/\s+/g, " "), async () => {
+      const r = await bernstein([...words, "--help"]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe("");
+      expect(r.stdout).not.toContain("\x1b[");
+      expect(r.stdout).toContain(`USAGE bernstein${words.length ? " " + words.join(" ") : ""}`);
+      expect(r.stdout).toMatchSnapshot();
+    });
+  }
+
+  test("no arguments prints the root help", async () => {
+    const r = await bernstein([]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("USAGE bernstein");
+  });
+});
