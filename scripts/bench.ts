@@ -20,7 +20,7 @@
  *   bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, totalmem } from "node:os";
+import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { generateJournal, prng } from "../bench/journal-gen.ts";
 import { dumps } from "../src/pyjson/encode.ts";
@@ -327,9 +327,17 @@ async function main(): Promise<void> {
     "--version <= 15 ms": versionMs <= 15,
   };
 
-  const rowsOf = (f: Figure) => [f.name, f.wallS.toFixed(3), f.mbPerS.toFixed(0), Math.round(f.rowsPerS).toLocaleString("en-US"), f.rssMB.toFixed(1)];
+  const rowsOf = (f: Figure) => [
+    f.name,
+    f.wallS.toFixed(3),
+    f.mbPerS.toFixed(0),
+    Math.round(f.rowsPerS).toLocaleString("en-US"),
+    f.cpuS.toFixed(2),
+    f.rssMB.toFixed(1),
+  ];
   console.log(`\nJournal verify: ${(journal.bytes / 1e6).toFixed(1)} MB, ${journal.rows.toLocaleString("en-US")} rows; ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}); median of ${args.reps}\n`);
-  console.log(table(["contender", "wall s", "MB/s", "rows/s", "peak RSS MB"], figs.map(rowsOf)));
+  console.log(table(["contender", "wall s", "MB/s", "rows/s", "CPU s", "peak RSS MB"], figs.map(rowsOf)));
+  console.log(`\nload average during the run: ${loadavg().map((x) => x.toFixed(2)).join(", ")} (wall-clock ratios assume an otherwise idle machine)`);
   console.log(`\npeak RSS on a ${(small.bytes / 1e6).toFixed(0)} MB journal: ${smallRss.toFixed(1)} MB (vs ${many.rssMB.toFixed(1)} MB on ${(journal.bytes / 1e6).toFixed(0)} MB)`);
   console.log("");
   console.log(
@@ -349,7 +357,14 @@ async function main(): Promise<void> {
 
   const results = {
     generated_at: new Date().toISOString(),
-    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? null, memory_gb: Math.round(totalmem() / 1e9), platform: process.platform, arch: process.arch },
+    machine: {
+      cpus: cpus().length,
+      model: cpus()[0]?.model ?? null,
+      memory_gb: Math.round(totalmem() / 1e9),
+      platform: process.platform,
+      arch: process.arch,
+      load_average_at_end: loadavg(),
+    },
     params: { mb: args.mb, reps: args.reps, threads: N, quick: args.quick },
     journal: { bytes: journal.bytes, rows: journal.rows },
     verify: figs,
