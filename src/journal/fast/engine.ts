@@ -12,7 +12,9 @@ import { rangesToRedo, stitch, trueBases } from "./stitch.ts";
  * indices, same messages) at close to the hashing limit.
  *
  *  1. Take a snapshot size (the file may be growing under a live run).
- *  2. Split it at line boundaries into one range per thread.
+ *  2. Split it at line boundaries into ranges (two per thread, at least
+ *     32 MiB each: smaller journals are verified in this thread, since a
+ *     worker's JIT warm-up costs more than it would save).
  *  3. Full mode: count the rows before each range with a newline census
  *     (ranges 0..n-2), verify every range at its base row index on a
  *     worker, redo any range whose census was off (junk or blank-looking
@@ -20,7 +22,9 @@ import { rangesToRedo, stitch, trueBases } from "./stitch.ts";
  *  4. If the file grew while we read and the snapshot ended inside a line
  *     (a write in progress), verify again up to the last complete line.
  *
- * Memory is a few MiB per thread whatever the journal size.
+ * Memory is under 2 MiB of buffers per thread whatever the journal size
+ * (peak RSS of the whole process: about 47 MB with one thread, 57 MB with
+ * two, on 220 MB and 2 GB journals alike).
  */
 
 export type VerifyMode = "full" | "links-only";
