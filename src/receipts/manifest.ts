@@ -64,7 +64,8 @@ export interface ParsedManifest {
 
 export class ManifestError extends Error {}
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+// Keep a BOM: Python's "utf-8" codec does, and json.loads then refuses the text.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 export function parseManifest(bytes: Uint8Array): ParsedManifest {
   let data: PyValue;

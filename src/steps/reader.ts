@@ -43,7 +43,8 @@ export function forEachFileLineSync(
   }
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+// Keep a BOM: Python's "utf-8" codec does, and json.loads then refuses the text.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Classify one physical line the way the tolerant reader does: blank,

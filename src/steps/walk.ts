@@ -20,7 +20,8 @@ export type WalkDialect = "disk" | "receipt";
 /** Kept error lines are capped so a garbage multi-gigabyte file verifies in bounded memory. */
 export const MAX_KEPT_ERRORS = 1000;
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+// Keep a BOM: Python's "utf-8" codec does, and json.loads then refuses the text.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const latin1 = new TextDecoder("latin1");
 
 export class UndecodableLineError extends Error {

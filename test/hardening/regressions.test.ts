@@ -258,3 +258,42 @@ describe("receipt tar reader and PAX paths (fuzz: receipt vs the Python referenc
     }
   });
 });
+
+describe("a UTF-8 BOM is kept, as Python's utf-8 codec keeps it (fuzz: receipt vs the Python reference)", () => {
+  // Found by the receipt fuzzer's Python cross-check: the step-journal
+  // walkers and the manifest decoder used TextDecoder's default, which
+  // silently drops a leading BOM, so "\ufeff{}" was read as the row {}.
+  test("receipt walk, on-disk verify and the manifest refuse a BOM line like json.loads", async () => {
+    const { buildTar } = await import("../../src/fuzz/tar.ts");
+    const { verifyReceipt } = await import("../../src/receipts/verify.ts");
+    const { verifyStepJournal } = await import("../../src/steps/verify.ts");
+    const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const { VECTORS, ROOT } = await import("../helpers/cli.ts");
+    const dir = mkdtempSync(join(tmpdir(), "bernstein-bom-"));
+    try {
+      const text = readFileSync(join(VECTORS, "agent-journal", "sdd", "runtime", "journal", "agent-a", "000000.jsonl"), "utf8");
+      const lines = text.split("\n").filter(Boolean);
+      lines.splice(3, 0, "\ufeff{}");
+      const journal = new TextEncoder().encode(lines.join("\n") + "\n");
+      const { readTar } = await import("../../src/fuzz/tar.ts");
+      const manifest = new TextDecoder().decode(readTar(new Uint8Array(readFileSync(join(VECTORS, "agent-journal", "agent-a.tar")))).find((m) => m.name === "manifest.json")!.data);
+      const tar = join(dir, "bom.tar");
+      writeFileSync(tar, buildTar([{ name: "manifest.json", type: "0", data: new TextEncoder().encode(manifest) }, { name: "journal/000000.jsonl", type: "0", data: journal }]));
+      const ours = await verifyReceipt(tar);
+      const py = JSON.parse(Bun.spawnSync(["python3", join(ROOT, "test", "reference", "verify_receipt.py"), tar], { stdout: "pipe" }).stdout.toString());
+      expect({ ok: ours.ok, steps: ours.steps, head: ours.head_hash, errors: ours.errors }).toEqual({ ok: py.ok, steps: py.steps, head: py.head_hash, errors: py.errors });
+      expect(ours.errors[0]).toBe("journal line 4: invalid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0))");
+      const bucket = join(dir, "000000.jsonl");
+      writeFileSync(bucket, journal);
+      const disk = await verifyStepJournal(bucket);
+      expect(disk.errors[0]).toBe("line 4: invalid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0))");
+      const bomManifest = join(dir, "bom-manifest.tar");
+      writeFileSync(bomManifest, buildTar([{ name: "manifest.json", type: "0", data: new TextEncoder().encode("\ufeff" + manifest) }, { name: "journal/000000.jsonl", type: "0", data: new TextEncoder().encode(text) }]));
+      await expect(verifyReceipt(bomManifest)).rejects.toThrow(/manifest is not valid JSON: Unexpected UTF-8 BOM/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
