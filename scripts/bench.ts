@@ -18,6 +18,7 @@
  * bench/results.json.
  *
  *   bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
+ *                        [--record-events 1000000] [--receipt-steps 100000]
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
@@ -60,7 +61,7 @@ function parseArgs(argv: string[]): Args {
     threads: Math.floor(num("--threads", availableParallelism())),
     bin: get("--bin") ?? null,
     skipPython: argv.includes("--skip-python"),
-    recordEvents: Math.floor(num("--record-events", quick ? 50_000 : 300_000)),
+    recordEvents: Math.floor(num("--record-events", quick ? 50_000 : 1_000_000)),
     receiptSteps: Math.floor(num("--receipt-steps", quick ? 10_000 : 100_000)),
   };
 }
