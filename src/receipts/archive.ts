@@ -81,11 +81,41 @@ function checkName(name: string): void {
 
 const REGULAR = new Set(["file", "contiguous-file"]);
 
+/**
+ * An empty GNU long name ('L' header of size 0) or an empty PAX `path`
+ * renames the next member to "" in Python's tarfile (so it is no journal
+ * member); tar-stream 3.2 ignores an empty one and keeps the ustar name.
+ * Found by the receipt fuzzer against the Python reference: we walked such
+ * a member's rows. Patched on this extractor instance only (tar-stream is
+ * pinned; the regression test fails if its internals move).
+ */
+function keepEmptyLongNames(ex: ReturnType<typeof extract>): void {
+  type Inner = { _applyLongHeaders?: () => void; _consumeHeader?: () => boolean; _pax: { path?: string } | null; _header: Header | null };
+  const inner = ex as unknown as Inner;
+  const apply = inner._applyLongHeaders;
+  const consume = inner._consumeHeader;
+  if (typeof apply !== "function" || typeof consume !== "function") return;
+  // A size-0 'L' header is never decoded by tar-stream: note it here.
+  let emptyLongName = false;
+  inner._consumeHeader = function (this: Inner) {
+    const r = consume.call(this);
+    if ((this._header?.type as string | undefined) === "gnu-long-path" && this._header.size === 0) emptyLongName = true;
+    return r;
+  };
+  inner._applyLongHeaders = function (this: Inner) {
+    const empty = emptyLongName || this._pax?.path === "";
+    emptyLongName = false;
+    apply.call(this);
+    if (empty && this._header) this._header.name = "";
+  };
+}
+
 /** Walk every member once, in archive order. */
 export async function walkArchive(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
   const { stream: source, maxBytes } = tarStream(path, limits);
   let seen = 0;
   const ex = extract();
+  keepEmptyLongNames(ex);
   let sourceError: unknown = null;
   const feeding = (async () => {
     try {

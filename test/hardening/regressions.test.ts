@@ -297,3 +297,40 @@ describe("a UTF-8 BOM is kept, as Python's utf-8 codec keeps it (fuzz: receipt v
     }
   });
 });
+
+describe("receipt tar reader and empty long names (fuzz: receipt vs the Python reference)", () => {
+  // Found by the receipt fuzzer's Python cross-check: an empty GNU long
+  // name (an 'L' header of size 0) or an empty PAX path renames the next
+  // member to "" in tarfile; tar-stream kept the ustar name, so we walked
+  // that member's rows as journal rows.
+  test("the renamed member is not a journal member, as in tarfile", async () => {
+    const { buildTar, paxPath } = await import("../../src/fuzz/tar.ts");
+    const { verifyReceipt } = await import("../../src/receipts/verify.ts");
+    const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const { VECTORS, ROOT } = await import("../helpers/cli.ts");
+    const dir = mkdtempSync(join(tmpdir(), "bernstein-longname-"));
+    try {
+      const journal = new Uint8Array(readFileSync(join(VECTORS, "agent-journal", "sdd", "runtime", "journal", "agent-a", "000000.jsonl")));
+      const lines = new TextDecoder().decode(journal).split("\n").filter(Boolean);
+      const last = JSON.parse(lines[lines.length - 1]!.replace(/\bNaN\b/g, "null")) as { step_hash: string };
+      const manifest = new TextEncoder().encode(JSON.stringify({ agent_id: "agent-a", head_hash: last.step_hash, steps: lines.length }));
+      for (const rename of [{ name: "././@LongLink", type: "L", data: new Uint8Array(0) }, paxPath("")]) {
+        const tar = join(dir, "long.tar");
+        writeFileSync(tar, buildTar([
+          { name: "manifest.json", type: "0", data: manifest },
+          { name: "journal/000000.jsonl", type: "0", data: journal },
+          rename,
+          { name: "journal/000001.jsonl", type: "0", data: journal },
+        ]));
+        const ours = await verifyReceipt(tar);
+        const py = JSON.parse(Bun.spawnSync(["python3", join(ROOT, "test", "reference", "verify_receipt.py"), tar], { stdout: "pipe" }).stdout.toString());
+        expect({ ok: ours.ok, steps: ours.steps, head: ours.head_hash, errors: ours.errors }).toEqual({ ok: py.ok, steps: py.steps, head: py.head_hash, errors: py.errors });
+        expect(ours.steps).toBe(lines.length);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
