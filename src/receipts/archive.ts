@@ -99,7 +99,7 @@ function keepEmptyLongNames(ex: ReturnType<typeof extract>): void {
   let emptyLongName = false;
   inner._consumeHeader = function (this: Inner) {
     const r = consume.call(this);
-    if ((this._header?.type as string | undefined) === "gnu-long-path" && this._header.size === 0) emptyLongName = true;
+    if ((this._header?.type as string | undefined) === "gnu-long-path" && this._header?.size === 0) emptyLongName = true;
     return r;
   };
   inner._applyLongHeaders = function (this: Inner) {
