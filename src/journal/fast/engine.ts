@@ -116,7 +116,8 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   let exec: Executor | null = null;
   if (threads > 1) {
     try {
-      exec = await WorkerPool.start(threads);
+      // threads - 1 workers, and this thread as the last lane
+      exec = await WorkerPool.start(threads - 1, { onChunk: (inFlight) => progress.poll(inFlight) });
     } catch {
       exec = null; // workers unavailable: verify in this thread
     }

@@ -59,6 +59,14 @@ interface Pending {
 }
 
 /** A fixed pool of worker threads sharing a FIFO job queue. */
+/**
+ * A fixed pool of worker threads sharing a FIFO job queue, optionally with
+ * this (the main) thread as one more lane: the main thread would otherwise
+ * only wait, it runs the same code ~10% faster than a worker, and one worker
+ * fewer is one JIT warm-up and ~6 MB of memory fewer. A main-lane job runs
+ * synchronously; between jobs the event loop hands finished worker jobs
+ * their next ones.
+ */
 export class WorkerPool implements Executor {
   readonly threads: number;
   private readonly workers: Worker[] = [];
@@ -68,15 +76,23 @@ export class WorkerPool implements Executor {
   private readonly progress: Float64Array;
   private nextId = 1;
   private failed: Error | null = null;
+  private readonly main: { verifier: RangeVerifier; onChunk?: (bytesDoneInJob: number) => void } | null;
+  private mainScheduled = false;
+  private mainCurrent = 0;
 
-  private constructor(threads: number) {
-    this.threads = threads;
-    this.progress = new Float64Array(new SharedArrayBuffer(8 * threads));
+  private constructor(workers: number, mainLane: { onChunk?: (bytesDoneInJob: number) => void } | null) {
+    this.threads = workers + (mainLane ? 1 : 0);
+    this.progress = new Float64Array(new SharedArrayBuffer(8 * Math.max(1, workers)));
+    this.main = mainLane ? { verifier: new RangeVerifier(), onChunk: mainLane.onChunk } : null;
   }
 
-  /** Start `threads` workers; rejects if any fails to load (the caller falls back to one thread). */
-  static async start(threads: number): Promise<WorkerPool> {
-    const pool = new WorkerPool(threads);
+  /**
+   * Start `workers` workers (plus the main-thread lane when `mainLane` is
+   * given); rejects if any fails to load (the caller falls back to one thread).
+   */
+  static async start(workers: number, mainLane: { onChunk?: (bytesDoneInJob: number) => void } | null = null): Promise<WorkerPool> {
+    const pool = new WorkerPool(workers, mainLane);
+    const threads = workers;
     const spec = workerSpecifier();
     const ready: Promise<void>[] = [];
     for (let i = 0; i < threads; i++) {
@@ -116,7 +132,7 @@ export class WorkerPool implements Executor {
   }
 
   inFlightBytes(): number {
-    let sum = 0;
+    let sum = this.mainCurrent;
     for (const i of this.running.keys()) sum += this.progress[i]!;
     return sum;
   }
@@ -144,6 +160,40 @@ export class WorkerPool implements Executor {
       this.running.set(i, p);
       this.progress[i] = 0;
       this.workers[i]!.postMessage(p.job satisfies ToWorker);
+    }
+    if (this.main && this.queue.length > 0 && !this.mainScheduled) {
+      this.mainScheduled = true;
+      setImmediate(() => void this.runMainLane());
+    }
+  }
+
+  /** Run queued jobs in this thread, yielding to the event loop between them. */
+  private async runMainLane(): Promise<void> {
+    const main = this.main!;
+    try {
+      while (this.queue.length > 0 && !this.failed) {
+        const p = this.queue.shift()!;
+        try {
+          if (p.job.kind === "census") p.resolve(main.verifier.census(p.job.task));
+          else {
+            const r = main.verifier.run(p.job.task, (done) => {
+              this.mainCurrent = done;
+              main.onChunk?.(this.inFlightBytes());
+            });
+            this.mainCurrent = 0;
+            p.resolve(r);
+          }
+        } catch (err) {
+          this.mainCurrent = 0;
+          p.reject(err instanceof Error ? err : new Error(String(err)));
+        }
+        // let finished workers report (and take the next jobs) before the next main-lane job
+        await new Promise<void>((r) => setImmediate(r));
+        this.dispatch();
+      }
+    } finally {
+      this.mainScheduled = false;
+      if (this.queue.length > 0 && !this.failed) this.dispatch();
     }
   }
 
