@@ -23,8 +23,8 @@ import { rangesToRedo, stitch, trueBases } from "./stitch.ts";
  *     (a write in progress), verify again up to the last complete line.
  *
  * Memory is under 2 MiB of buffers per thread whatever the journal size
- * (peak RSS of the whole process: about 47 MB with one thread, 57 MB with
- * two, on 220 MB and 2 GB journals alike).
+ * (peak RSS of the whole process: about 47 MB with one thread, 55 MB with
+ * two — this thread plus one worker — on 220 MB and 2 GB journals alike).
  */
 
 export type VerifyMode = "full" | "links-only";
