@@ -232,3 +232,18 @@ export function pyRound(x: number, ndigits: number): number {
   }
   return neg ? -r : r;
 }
+
+/**
+ * Python's `s[:n]`: the first n code points (a JS slice counts UTF-16
+ * units, so an astral character would count twice). Error messages quote
+ * `hash[:16]` of values a journal or manifest controls.
+ */
+export function pyPrefix(s: string, n: number): string {
+  let units = 0;
+  for (let k = 0; k < n && units < s.length; k++) {
+    const c = s.charCodeAt(units);
+    const d = s.charCodeAt(units + 1);
+    units += c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1;
+  }
+  return s.slice(0, units);
+}

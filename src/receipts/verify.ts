@@ -1,3 +1,4 @@
+import { pyPrefix } from "../pyjson/python.ts";
 import type { KeyObject } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { InputError } from "../errors.ts";
@@ -173,14 +174,14 @@ export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {
   }
   errors.push(...walked.errors);
   if (manifest.head_hash !== walked.head_hash) {
-    errors.push(`manifest head mismatch: ${manifest.head_hash.slice(0, 16)}... vs walked ${walked.head_hash.slice(0, 16)}...`);
+    errors.push(`manifest head mismatch: ${pyPrefix(manifest.head_hash, 16)}... vs walked ${pyPrefix(walked.head_hash, 16)}...`);
   }
   if (manifest.steps !== BigInt(walked.steps)) {
     errors.push(`manifest step count mismatch: ${manifest.steps} vs walked ${walked.steps}`);
   }
   const expected = opts.expectedHead;
   if (expected !== undefined && expected !== null && expected !== walked.head_hash) {
-    errors.push(`expected head ${expected.slice(0, 16)}... but walked ${walked.head_hash.slice(0, 16)}...`);
+    errors.push(`expected head ${pyPrefix(expected, 16)}... but walked ${pyPrefix(walked.head_hash, 16)}...`);
   }
   return { ok: errors.length === 0, head_hash: walked.head_hash, steps: walked.steps, errors, signed: sigRaw !== null, signature };
 }

@@ -1,5 +1,5 @@
 import { existsSync, statSync } from "node:fs";
-import { pyRepr } from "../pyjson/python.ts";
+import { pyRepr, pyPrefix } from "../pyjson/python.ts";
 import { GENESIS_HASH } from "./hash.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "./lines.ts";
 import { forEachFileLine } from "./reader.ts";
@@ -31,7 +31,7 @@ export async function verifyStepJournal(path: string, expectedHead?: string | nu
   await forEachFileLine(path, "universal", (line, lineNo) => walker.line(line, lineNo), DEFAULT_MAX_LINE_BYTES, walker.probe);
   const r = walker.result();
   if (expectedHead !== undefined && expectedHead !== null && expectedHead !== r.head_hash) {
-    r.errors.push(`head mismatch: expected ${expectedHead.slice(0, 16)}..., got ${r.head_hash.slice(0, 16)}...`);
+    r.errors.push(`head mismatch: expected ${pyPrefix(expectedHead, 16)}..., got ${pyPrefix(r.head_hash, 16)}...`);
   }
   return { ok: r.errors.length === 0, ...r };
 }

@@ -1,5 +1,5 @@
 import { parse } from "../pyjson/parse.ts";
-import { pyInt as pyIntOf, pyRepr, pyStr } from "../pyjson/python.ts";
+import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { isPlainString, Key, keyStart, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
@@ -244,14 +244,14 @@ export class ChainWalker {
     if (seq !== this.expected) this.error(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seq})`);
     if (!this.headEquals(line, pS + 1, pE - 1)) {
       const prev = latin1.decode(line.subarray(pS + 1, pE - 1));
-      this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${this.head.slice(0, 16)}..., got ${prev.slice(0, 16)}...)`);
+      this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
     }
     let same = sE - sS - 2 === 64;
     for (let i = 0; same && i < 64; i++) if (hex[i] !== line[sS + 1 + i]) same = false;
     if (!same) {
       const recomputed = latin1.decode(hex);
       const stored = latin1.decode(line.subarray(sS + 1, sE - 1));
-      this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${recomputed.slice(0, 16)}..., got ${stored.slice(0, 16)}...)`);
+      this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
     }
     this.setHeadBytes(line, sS + 1, sE - 1);
     this.steps++;
@@ -264,10 +264,10 @@ export class ChainWalker {
       this.error(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seqText})`);
     }
     if (prev !== this.head) {
-      this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${this.head.slice(0, 16)}..., got ${prev.slice(0, 16)}...)`);
+      this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
     }
     if (recomputed !== stored) {
-      this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${recomputed.slice(0, 16)}..., got ${stored.slice(0, 16)}...)`);
+      this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
     }
     this.setHeadText(stored);
     this.steps++;

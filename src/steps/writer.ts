@@ -4,7 +4,7 @@ import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors.ts
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { canonical } from "../pyjson/encode.ts";
-import { pyInt as pyIntOf, pyRepr, pyStr } from "../pyjson/python.ts";
+import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import { pyFloat, type PyLike, type PyObject } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
@@ -81,14 +81,14 @@ function recoverTip(path: string): Tip {
     if (seq !== BigInt(tip.nextSeq)) fail(lineNo, `seq mismatch (expected ${tip.nextSeq}, got ${seq}); chain is broken.`);
     const f = rowHashFields(row);
     if (f.prev_hash !== tip.head) {
-      fail(lineNo, `prev_hash mismatch (expected ${tip.head.slice(0, 16)}..., got ${f.prev_hash.slice(0, 16)}...); chain is broken.`);
+      fail(lineNo, `prev_hash mismatch (expected ${pyPrefix(tip.head, 16)}..., got ${pyPrefix(f.prev_hash, 16)}...); chain is broken.`);
     }
     const recomputed = stepHash(f);
     const stored = pyStr(row.get("step_hash"), "");
     if (recomputed !== stored) {
       fail(
         lineNo,
-        `step_hash mismatch (recomputed ${recomputed.slice(0, 16)}..., stored ${stored.slice(0, 16)}...); the row is tampered or inconsistent.`,
+        `step_hash mismatch (recomputed ${pyPrefix(recomputed, 16)}..., stored ${pyPrefix(stored, 16)}...); the row is tampered or inconsistent.`,
       );
     }
     tip.head = stored;

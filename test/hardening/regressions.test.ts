@@ -334,3 +334,36 @@ describe("receipt tar reader and empty long names (fuzz: receipt vs the Python r
     }
   });
 });
+
+describe("hash prefixes in messages count code points (fuzz: receipt vs the Python reference)", () => {
+  // Found by the receipt fuzzer's Python cross-check: `hash[:16]` in error
+  // messages was a UTF-16 slice, so a stored hash with an astral character
+  // quoted one character fewer than Python.
+  test("pyPrefix is Python's s[:n], and the receipt messages use it", async () => {
+    const { pyPrefix } = await import("../../src/pyjson/python.ts");
+    expect(pyPrefix("3🚀ac1859536b8d24e8d8", 16)).toBe("3🚀ac1859536b8d24");
+    expect(pyPrefix("ab", 16)).toBe("ab");
+    expect(pyPrefix("\ud800abc", 2)).toBe("\ud800a");
+    const { buildTar } = await import("../../src/fuzz/tar.ts");
+    const { verifyReceipt } = await import("../../src/receipts/verify.ts");
+    const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const { VECTORS, ROOT } = await import("../helpers/cli.ts");
+    const dir = mkdtempSync(join(tmpdir(), "bernstein-prefix-"));
+    try {
+      const text = readFileSync(join(VECTORS, "agent-journal", "sdd", "runtime", "journal", "agent-a", "000000.jsonl"), "utf8");
+      const lines = text.split("\n").filter(Boolean);
+      lines[5] = lines[5]!.replace(/"prev_hash":"(.)/, '"prev_hash":"$1\\ud83d\\ude80');
+      const manifest = JSON.stringify({ agent_id: "agent-a", head_hash: "0🚀" + "a".repeat(40), steps: lines.length });
+      const tar = join(dir, "prefix.tar");
+      writeFileSync(tar, buildTar([{ name: "manifest.json", type: "0", data: new TextEncoder().encode(manifest) }, { name: "journal/000000.jsonl", type: "0", data: new TextEncoder().encode(lines.join("\n") + "\n") }]));
+      const ours = await verifyReceipt(tar, { expectedHead: "1🚀" + "b".repeat(30) });
+      const py = JSON.parse(Bun.spawnSync(["python3", join(ROOT, "test", "reference", "verify_receipt.py"), tar, "--head", "1🚀" + "b".repeat(30)], { stdout: "pipe" }).stdout.toString());
+      expect(ours.errors).toEqual(py.errors);
+      expect(ours.errors.some((e) => e.includes("🚀"))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
