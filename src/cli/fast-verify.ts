@@ -20,6 +20,29 @@ export function parseThreads(raw: unknown): number | undefined {
 }
 
 /** The fields the fast verifier adds after the verdict in `--as-json` documents. */
+/**
+ * The `--as-json` verdict document shared by `journal verify` and
+ * `replay <RUN_ID> --verify`: the verdict fields in this order, then how the
+ * verify was done.
+ */
+export function verifyResultJson(r: FastVerifyResult): Record<string, unknown> {
+  return {
+    ok: r.ok,
+    path: r.path,
+    chain_consistent: r.chain_consistent,
+    coverage: r.coverage,
+    identity: r.identity,
+    count: r.count,
+    head: r.head,
+    divergent_index: r.divergent_index,
+    expected_hash: r.expected_hash,
+    actual_hash: r.actual_hash,
+    discarded_line_indices: r.discarded_line_indices,
+    errors: r.errors,
+    ...fastVerifyJson(r),
+  };
+}
+
 export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
   return {
     mode: r.mode,

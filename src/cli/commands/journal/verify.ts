@@ -6,29 +6,10 @@ import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
 import { verifyJournal, writeDivergenceReport, type JournalSeal } from "../../../journal/verify.ts";
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
-import { fastVerifyJson, fastVerifyNotes, parseThreads, progressLine } from "../../fast-verify.ts";
+import { fastVerifyNotes, parseThreads, progressLine, verifyResultJson } from "../../fast-verify.ts";
 import { printJson, printLines } from "../../output.ts";
 
 const USAGE = "usage: bernstein journal verify <FILE|RUN_ID> [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only]";
-
-/** The `--as-json` document: the verdict fields, in this order, then how the verify was done. */
-function verdictJson(r: FastVerifyResult): Record<string, unknown> {
-  return {
-    ok: r.ok,
-    path: r.path,
-    chain_consistent: r.chain_consistent,
-    coverage: r.coverage,
-    identity: r.identity,
-    count: r.count,
-    head: r.head,
-    divergent_index: r.divergent_index,
-    expected_hash: r.expected_hash,
-    actual_hash: r.actual_hash,
-    discarded_line_indices: r.discarded_line_indices,
-    errors: r.errors,
-    ...fastVerifyJson(r),
-  };
-}
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
@@ -107,7 +88,7 @@ export default defineCliCommand({
         // verdict into an error.
       }
     }
-    if (json) await printJson(verdictJson(result));
+    if (json) await printJson(verifyResultJson(result));
     else await printLines(...verdictLines(result, sealPath, reportPath));
     return result.ok ? 0 : 1;
   },

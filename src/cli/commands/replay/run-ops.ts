@@ -7,7 +7,7 @@ import { dumps } from "../../../pyjson/encode.ts";
 import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
-import { fastVerifyJson, fastVerifyNotes, parseThreads, progressLine } from "../../fast-verify.ts";
+import { verifyResultJson, fastVerifyNotes, parseThreads, progressLine } from "../../fast-verify.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
@@ -61,22 +61,7 @@ export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number
 
 /** The `journal verify --as-json` document (same fields, same order), preceded by `run_id`. */
 function verifyJson(run: RunRef, r: FastVerifyResult): Record<string, unknown> {
-  return {
-    run_id: run.runId,
-    ok: r.ok,
-    path: r.path,
-    chain_consistent: r.chain_consistent,
-    coverage: r.coverage,
-    identity: r.identity,
-    count: r.count,
-    head: r.head,
-    divergent_index: r.divergent_index,
-    expected_hash: r.expected_hash,
-    actual_hash: r.actual_hash,
-    discarded_line_indices: r.discarded_line_indices,
-    errors: r.errors,
-    ...fastVerifyJson(r),
-  };
+  return { run_id: run.runId, ...verifyResultJson(r) };
 }
 
 function verifyProse(run: RunRef, r: FastVerifyResult, sealPath: string | null, reportPath: string | null): string[] {
