@@ -82,31 +82,57 @@ function checkName(name: string): void {
 const REGULAR = new Set(["file", "contiguous-file"]);
 
 /**
- * An empty GNU long name ('L' header of size 0) or an empty PAX `path`
- * renames the next member to "" in Python's tarfile (so it is no journal
- * member); tar-stream 3.2 ignores an empty one and keeps the ustar name.
- * Found by the receipt fuzzer against the Python reference: we walked such
- * a member's rows. Patched on this extractor instance only (tar-stream is
- * pinned; the regression test fails if its internals move).
+ * Long names the way Python's tarfile reads them (the reference): a GNU
+ * long name ('L') or PAX `path` renames the next member, and when several
+ * such headers precede one member the FIRST (outermost) wins; a PAX path
+ * loses its trailing slashes; an empty one (even an 'L' of size 0) renames
+ * the member to "". tar-stream 3.2 lets the last header win, ignores empty
+ * names and keeps slashes. Found by the receipt fuzzer against the Python
+ * reference (we walked members tarfile does not name journal/...).
+ * Patched on this extractor instance only (tar-stream is pinned; the
+ * regression tests fail if its internals move).
  */
-function keepEmptyLongNames(ex: ReturnType<typeof extract>): void {
-  type Inner = { _applyLongHeaders?: () => void; _consumeHeader?: () => boolean; _pax: { path?: string } | null; _header: Header | null };
+function matchTarfileLongNames(ex: ReturnType<typeof extract>): void {
+  type Inner = {
+    _applyLongHeaders?: () => void;
+    _consumeHeader?: () => boolean;
+    _decodeLongHeader?: (buf: Uint8Array) => void;
+    _gnuLongPath: string | null;
+    _pax: Record<string, string> | null;
+    _header: Header | null;
+  };
   const inner = ex as unknown as Inner;
   const apply = inner._applyLongHeaders;
   const consume = inner._consumeHeader;
-  if (typeof apply !== "function" || typeof consume !== "function") return;
-  // A size-0 'L' header is never decoded by tar-stream: note it here.
-  let emptyLongName = false;
+  const decode = inner._decodeLongHeader;
+  if (typeof apply !== "function" || typeof consume !== "function" || typeof decode !== "function") return;
+  /** The name the first name-setting header since the last member gave (undefined: none). */
+  let first: string | undefined;
+  inner._decodeLongHeader = function (this: Inner, buf: Uint8Array) {
+    const type = this._header?.type as string | undefined;
+    const pending = this._pax;
+    decode.call(this, buf);
+    if (type === "gnu-long-path") {
+      if (first === undefined) first = this._gnuLongPath ?? "";
+    } else if (type === "pax-header" && this._pax) {
+      const path = this._pax.path;
+      // Keys of an earlier PAX header win over a later one's.
+      if (pending) this._pax = { ...this._pax, ...pending };
+      if (first === undefined && path !== undefined) first = path.replace(/\/+$/, "");
+    }
+  };
   inner._consumeHeader = function (this: Inner) {
     const r = consume.call(this);
-    if ((this._header?.type as string | undefined) === "gnu-long-path" && this._header?.size === 0) emptyLongName = true;
+    const h = this._header;
+    // A size-0 'L' header is never decoded by tar-stream: its name is "".
+    if ((h?.type as string | undefined) === "gnu-long-path" && h?.size === 0 && first === undefined) first = "";
     return r;
   };
   inner._applyLongHeaders = function (this: Inner) {
-    const empty = emptyLongName || this._pax?.path === "";
-    emptyLongName = false;
+    const name = first;
+    first = undefined;
     apply.call(this);
-    if (empty && this._header) this._header.name = "";
+    if (name !== undefined && this._header) this._header.name = name;
   };
 }
 
@@ -115,7 +141,7 @@ export async function walkArchive(path: string, visit: MemberVisitor, limits: Ar
   const { stream: source, maxBytes } = tarStream(path, limits);
   let seen = 0;
   const ex = extract();
-  keepEmptyLongNames(ex);
+  matchTarfileLongNames(ex);
   let sourceError: unknown = null;
   const feeding = (async () => {
     try {
@@ -160,10 +186,7 @@ export async function walkArchive(path: string, visit: MemberVisitor, limits: Ar
     for await (const entry of ex) {
       const h = entry.header;
       if (index >= limits.maxMembers) throw new ArchiveError(`receipt has more than ${limits.maxMembers} members`);
-      // Python's tarfile strips trailing slashes from a PAX `path` (so a
-      // member renamed "journal/" is "journal", not a journal member; found
-      // by the receipt fuzzer against the Python reference).
-      const name = (h as { pax?: { path?: string } }).pax?.path !== undefined ? h.name.replace(/\/+$/, "") : h.name;
+      const name = h.name; // long names as tarfile reads them: matchTarfileLongNames
       checkName(name);
       const info: MemberInfo = { index, name, size: h.size, type: h.type };
       index++;

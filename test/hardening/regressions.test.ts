@@ -367,3 +367,40 @@ describe("hash prefixes in messages count code points (fuzz: receipt vs the Pyth
     }
   });
 });
+
+describe("receipt tar reader and stacked long-name headers (fuzz: receipt vs the Python reference)", () => {
+  // Found by the receipt fuzzer's Python cross-check: with two PAX headers
+  // before one member, tarfile lets the first (outer) path win; tar-stream
+  // let the last win, so a member tarfile names "/journal/000000.jsonl"
+  // (not a journal member) was walked under the second header's name.
+  test("the first name-setting header wins, as in tarfile", async () => {
+    const { buildTar, paxPath } = await import("../../src/fuzz/tar.ts");
+    const { walkArchive } = await import("../../src/receipts/archive.ts");
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "bernstein-stacked-"));
+    try {
+      const L = (n: string) => ({ name: "././@LongLink", type: "L", data: new TextEncoder().encode(n) });
+      const cases: [ReturnType<typeof paxPath>[], string][] = [
+        [[paxPath("first/a"), paxPath("second/b")], "first/a"],
+        [[L("l1"), L("l2")], "l1"],
+        [[L("lname"), paxPath("pname/")], "lname"],
+        [[paxPath("pname/"), L("lname")], "pname"],
+        [[paxPath("journal/")], "journal"],
+        [[paxPath("")], ""],
+      ];
+      const tar = join(dir, "stacked.tar");
+      for (const [pre, expected] of cases) {
+        writeFileSync(tar, buildTar([...pre, { name: "journal/000000.jsonl", type: "0", data: new Uint8Array(3) }, { name: "after", type: "0", data: new Uint8Array(1) }]));
+        const names: string[] = [];
+        await walkArchive(tar, (m) => (names.push(m.name), null));
+        const py = Bun.spawnSync(["python3", "-c", "import sys, tarfile, json; print(json.dumps([m.name for m in tarfile.open(sys.argv[1]).getmembers()]))", tar], { stdout: "pipe" });
+        expect(names).toEqual(JSON.parse(py.stdout.toString()));
+        expect(names).toEqual([expected, "after"]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
