@@ -146,7 +146,11 @@ export function runIds(p: Project): string[] {
 
 /** Events of a run journal as [event, payload Map] pairs (py-json parsed). */
 export function journalEvents(p: Project, runId: string): Map<string, any>[] {
-  const text = readFileSync(join(p.sddDir, "runs", runId, "journal.jsonl"), "utf8");
+  const path = join(p.sddDir, "runs", runId, "journal.jsonl");
+  // A run killed between creating its directory and its first row has no
+  // journal yet: it recorded no events.
+  if (!existsSync(path)) return [];
+  const text = readFileSync(path, "utf8");
   const rows: Map<string, any>[] = [];
   for (const line of text.split("\n")) {
     if (!line.trim()) continue;
