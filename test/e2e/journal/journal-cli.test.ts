@@ -59,9 +59,13 @@ describe("journal verify on the shared vectors", () => {
     expect(ok.stdout).toBe(
       "chain intact: 300 events, head 7e3b356f62ebfce453d8b89cceb905b211ef5f98de108a5f1e63e62e07bd5f7e; coverage=complete; identity=unverifiable (no seal)\n",
     );
-    // The vectors directory is read-only: the report cannot be written, the verdict still prints.
-    const bad = await bernstein(["journal", "verify", join(VDIR, "hazards-payload-edit.jsonl")]);
+    // Work on a copy: a negative verdict writes divergence_report.json beside
+    // the journal, and the shared vectors must stay untouched (root can write there).
+    const dir = dirs.make();
+    copyFileSync(join(VDIR, "hazards-payload-edit.jsonl"), join(dir, "hazards-payload-edit.jsonl"));
+    const bad = await bernstein(["journal", "verify", join(dir, "hazards-payload-edit.jsonl")]);
     expect(bad.code).toBe(1);
+    expect(existsSync(join(dir, "divergence_report.json"))).toBe(true);
     expect(bad.stdout.split("\n")[0]).toBe(
       "DIVERGENCE at step 236: expected 2309583f82d84a883013d19788c49a98369f83c97bbbcb54a5c49da032b6da0d actual 5d5b32736982c9912efcb95c5324ecf5b7c8a0aaa027f378404b0d28d552df58",
     );
