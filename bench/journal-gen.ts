@@ -10,18 +10,10 @@
  */
 import { EventJournal, type JournalClock, type RecordItem } from "../src/journal/writer.ts";
 import { pyFloat } from "../src/pyjson/types.ts";
+import { mulberry32 } from "../src/fuzz/rng.ts";
 
-/** mulberry32: small, fast, good enough for shaping test data. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded float generator shared with the fuzzers (mulberry32). */
+export const prng = mulberry32;
 
 const MODELS = ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5-codex", "gemini-2.5-pro", "qwen3-coder-480b"];
 const PROVIDERS = ["anthropic", "openai", "google", "openrouter"];

@@ -75,3 +75,18 @@ export class Rng {
     return new Rng(this.u32());
   }
 }
+
+/**
+ * mulberry32: a tiny seeded generator of floats in [0, 1), used where test
+ * data and benchmark journals only need a stable shape for a given seed.
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -5,18 +5,10 @@
  * `1.50`, `-0`, big ints, floats across the whole exponent range including
  * subnormals, NaN/Infinity, duplicate keys, random whitespace, nesting.
  */
+import { mulberry32 } from "../../src/fuzz/rng.ts";
 
-/** mulberry32: small, fast, seeded. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded float generator shared with the fuzzers (mulberry32). */
+export const prng = mulberry32;
 
 export interface GenOptions {
   /**

@@ -2,17 +2,10 @@
  * Seeded generators of journal rows spelled every way a writer might spell
  * them (canonical, foreign, invalid), for property tests of the fast path.
  */
+import { mulberry32 } from "../../../src/fuzz/rng.ts";
 
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded float generator shared with the fuzzers (mulberry32). */
+export const prng = mulberry32;
 
 export type Rand = () => number;
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
