@@ -26,29 +26,8 @@ import {
 } from "./model.ts";
 import { tasksDbPath } from "./paths.ts";
 
-interface TaskRow {
-  id: string;
-  title: string;
-  description: string;
-  role: string;
-  tenant_id: string;
-  priority: number;
-  scope: string;
-  complexity: string;
-  status: string;
-  depends_on: string;
-  model: string | null;
-  effort: string | null;
-  assigned_agent: string | null;
-  result_summary: string | null;
-  fail_reason: string | null;
-  cost_usd: number;
-  attempts: number;
-  created_at: number;
-  updated_at: number;
-  claimed_at: number | null;
-  completed_at: number | null;
-}
+/** A row of the tasks table: the task as served, with status unchecked and depends_on as JSON text. */
+type TaskRow = Omit<Task, "status" | "depends_on"> & { status: string; depends_on: string };
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tasks (
