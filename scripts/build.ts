@@ -40,6 +40,7 @@ async function compile(outfile: string, target?: string): Promise<void> {
     "build",
     ...ENTRYPOINTS,
     "--compile",
+    "--splitting",
     "--bytecode",
     "--format=esm",
     "--minify",

@@ -2,6 +2,7 @@ import { renderUsage, runCommand, type CommandDef } from "citty";
 import { UsageError } from "../errors.ts";
 import { reportError, wantsJson } from "./command.ts";
 import { writeStdout } from "./output.ts";
+import { isTerminal } from "../render/terminal.ts";
 import { rootCommand } from "./registry.ts";
 import { closest } from "./suggest.ts";
 
@@ -77,5 +78,5 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 function stripAnsiIfNeeded(s: string): string {
-  return process.stdout.isTTY && !process.env.NO_COLOR ? s : stripAnsi(s);
+  return isTerminal(1) && !process.env.NO_COLOR ? s : stripAnsi(s);
 }

@@ -1,3 +1,4 @@
+import { isTerminal } from "../render/terminal.ts";
 import { UsageError } from "../errors.ts";
 import { MAX_THREADS, type FastVerifyResult } from "../journal/fast/engine.ts";
 
@@ -89,10 +90,12 @@ export interface ProgressLine {
  * is a terminal and the verify has run for more than a second; nothing at
  * all when stderr is piped or redirected.
  */
-export function progressLine(stream: NodeJS.WriteStream = process.stderr): ProgressLine {
+export function progressLine(to?: NodeJS.WriteStream): ProgressLine {
   const started = performance.now();
   let drawn = false;
-  if (!stream.isTTY) return { onProgress: () => {}, finish: () => {} };
+  // Checked without touching process.stderr, whose stream costs start-up time.
+  if (to ? !to.isTTY : !isTerminal(2)) return { onProgress: () => {}, finish: () => {} };
+  const stream = to ?? process.stderr;
   return {
     onProgress(done, total) {
       const elapsed = (performance.now() - started) / 1000;

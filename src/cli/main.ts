@@ -6,7 +6,8 @@ import { VERSION } from "../version.ts";
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
-  process.stdout.write(VERSION + "\n");
+  // console.log, not process.stdout: the Node stream would double the start-up time.
+  console.log(VERSION);
 } else {
   void import("./app.ts").then((m) => m.main(argv));
 }

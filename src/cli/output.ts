@@ -1,18 +1,16 @@
 import { renderJson } from "../render/json.ts";
 
 /**
+ * stdout of every command. Written with `Bun.write(Bun.stdout, …)`, which
+ * writes everything (partial writes and a slow reader included) before its
+ * promise settles; `process.stdout` would cost ~20 ms of start-up for its
+ * Node stream, on every command.
+ *
  * A reader that goes away (`bernstein replay X | head`) is not an error of
  * ours: on EPIPE further output is dropped quietly instead of crashing with
  * a stack trace, and streaming commands can stop early (`stdoutClosed()`).
  */
 let stdoutGone = false;
-const drainWaiters = new Set<() => void>();
-process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-  if (err.code !== "EPIPE") throw err;
-  stdoutGone = true;
-  for (const wake of drainWaiters) wake();
-  drainWaiters.clear();
-});
 
 /** True once the reader of stdout has gone away (EPIPE). */
 export function stdoutClosed(): boolean {
@@ -26,16 +24,11 @@ export function stdoutClosed(): boolean {
  */
 export async function writeStdout(text: string): Promise<void> {
   if (text.length === 0 || stdoutGone) return;
-  const flushed = process.stdout.write(text);
-  if (!flushed && !stdoutGone) {
-    await new Promise<void>((resolve) => {
-      const wake = (): void => {
-        drainWaiters.delete(wake);
-        resolve();
-      };
-      drainWaiters.add(wake);
-      process.stdout.once("drain", wake);
-    });
+  try {
+    await Bun.write(Bun.stdout, text);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EPIPE") throw err;
+    stdoutGone = true;
   }
 }
 

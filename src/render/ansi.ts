@@ -1,3 +1,4 @@
+import { isTerminal } from "./terminal.ts";
 /**
  * Minimal ANSI styling. Colour is decided once per process by the CLI
  * (`setColorEnabled`): only on a TTY, never when NO_COLOR is set or
@@ -33,7 +34,7 @@ export function shouldUseColor(noColorFlag: boolean): boolean {
   if (noColorFlag) return false;
   if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "") return false;
   if (process.env.FORCE_COLOR && process.env.FORCE_COLOR !== "0") return true;
-  return Boolean(process.stdout.isTTY);
+  return isTerminal(1);
 }
 
 /** Apply space-separated styles, e.g. `paint("bold bright_green", "x")`. */

@@ -1,4 +1,5 @@
 import { paint } from "./ansi.ts";
+import { terminalColumns } from "./terminal.ts";
 
 /**
  * Terminal tables whose column widths are fitted to the terminal. Rows are
@@ -37,7 +38,7 @@ export type CellInput = string | Cell;
 
 /** Width available for output: the TTY's columns, else `COLUMNS`, else 100. */
 export function terminalWidth(): number {
-  const tty = process.stdout.isTTY ? process.stdout.columns : undefined;
+  const tty = terminalColumns();
   if (tty && tty > 0) return tty;
   const env = Number.parseInt(process.env.COLUMNS ?? "", 10);
   if (Number.isFinite(env) && env > 0) return env;
