@@ -1,9 +1,8 @@
 import { availableParallelism } from "node:os";
 import { closeSync, fstatSync, statSync } from "node:fs";
-import { BernsteinError } from "../../errors.ts";
 import { ChainWalker, verdictOf, type JournalSeal, type JournalVerifyResult } from "../verify.ts";
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
-import { partition, rangeWeights } from "./partition.ts";
+import { partition } from "./partition.ts";
 import { openJournal, type RangeResult, type RangeTask } from "./range.ts";
 import { rangesToRedo, stitch, trueBases } from "./stitch.ts";
 
@@ -12,18 +11,24 @@ import { rangesToRedo, stitch, trueBases } from "./stitch.ts";
  * indices, same messages) at close to the hashing limit.
  *
  *  1. Take a snapshot size (the file may be growing under a live run).
- *  2. Split it at line boundaries into ranges (two per thread, at least
- *     32 MiB each: smaller journals are verified in this thread, since a
- *     worker's JIT warm-up costs more than it would save).
- *  3. Full mode: count the rows before each range with a newline census
- *     (ranges 0..n-2), verify every range at its base row index on a
- *     worker, redo any range whose census was off (junk or blank-looking
- *     lines), stitch the ranges into one walk. Links-only: no census.
+ *     Spawn the workers right away: they load while this thread plans.
+ *  2. Split the snapshot at line boundaries into equal ranges (about
+ *     8 MiB, at most 16 per thread; journals under 64 MiB are verified in
+ *     this thread alone, since a worker's JIT warm-up costs more than it
+ *     would save).
+ *  3. Every thread claims ranges from a shared counter and verifies them.
+ *     A range's rows are hashed at their global position, which for range
+ *     k > 0 is not known until the ranges before it are counted: it is
+ *     taken from the stored `index` of its first row (what an in-order
+ *     writer put there). The stitcher knows the true positions; a range
+ *     whose guess was wrong (rows deleted or duplicated, a missing index)
+ *     is verified again at its true base — only ranges up to the first
+ *     failure can matter, so a tampered journal costs at most that.
  *  4. If the file grew while we read and the snapshot ended inside a line
  *     (a write in progress), verify again up to the last complete line.
  *
  * Memory is under 2 MiB of buffers per thread whatever the journal size
- * (peak RSS of the whole process: about 47 MB with one thread, 55 MB with
+ * (peak RSS of the whole process: about 50 MB with one thread, 58 MB with
  * two — this thread plus one worker — on 220 MB and 2 GB journals alike).
  */
 
@@ -37,9 +42,9 @@ export interface FastVerifyOptions {
   linksOnly?: boolean;
   /** Verify [0, endOffset) only (default: the size at start). */
   endOffset?: number;
-  /** Smallest range worth a thread (default 32 MiB; tests use tiny values to force many boundaries). */
+  /** Size of a range (default 8 MiB; tests use tiny values to force many boundaries). */
   minRangeBytes?: number;
-  /** Number of ranges (default: two per thread, each at least minRangeBytes). */
+  /** Number of ranges (default: about one per minRangeBytes, 1 to 16 per thread). */
   ranges?: number;
   /** Run every range in this thread (tests: range logic without workers). */
   inProcess?: boolean;
@@ -74,12 +79,17 @@ export function defaultThreads(): number {
 
 export const MAX_THREADS = 256;
 /**
- * Each worker thread compiles the hot loops afresh (JIT warm-up of some
- * 100 ms of CPU), so a range smaller than this costs more than it saves.
+ * Each worker thread compiles the hot loops afresh (a JIT warm-up of some
+ * 200 ms of CPU), so a journal smaller than this is verified in one thread.
  */
-const DEFAULT_MIN_RANGE = 32 << 20;
-/** Verify speed / census speed: sizes ranges so threads finish together. */
-const CENSUS_RATIO = 0.1;
+const MIN_PARALLEL_BYTES = 64 << 20;
+/**
+ * Ranges of about this size: small enough that threads finish within a
+ * few tens of milliseconds of each other, large enough that the per-range
+ * cost (its first row takes the exact path) does not show.
+ */
+const DEFAULT_RANGE_BYTES = 8 << 20;
+const MAX_RANGES_PER_THREAD = 16;
 
 function fileSize(path: string): number | null {
   try {
@@ -106,37 +116,18 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   let bounds: number[];
   try {
     snapshot = Math.min(opts.endOffset ?? fstatSync(fd).size, fstatSync(fd).size);
-    bounds = planRanges(fd, snapshot, requested, opts, linksOnly);
+    bounds = planRanges(fd, snapshot, requested, opts);
   } finally {
     closeSync(fd);
   }
   opts.afterSnapshot?.(snapshot);
   const threads = opts.inProcess ? 1 : Math.min(requested, bounds.length - 1);
   const progress = new ProgressTracker(snapshot, opts.onProgress);
-  let exec: Executor | null = null;
-  if (threads > 1) {
-    try {
-      // threads - 1 workers, and this thread as the last lane
-      exec = await WorkerPool.start(threads - 1, { onChunk: (inFlight) => progress.poll(inFlight) });
-    } catch {
-      exec = null; // workers unavailable: verify in this thread
-    }
-  }
-  exec ??= new InProcessExecutor((inFlight) => progress.poll(inFlight));
+  const exec: Executor =
+    threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll()) : new InProcessExecutor(() => progress.poll());
   progress.start(exec);
   try {
-    let results: RangeResult[];
-    try {
-      results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
-    } catch (err) {
-      // A worker that died (not an input error, which every thread reports
-      // alike) must not turn a verdict into a crash: redo it in this thread.
-      if (err instanceof BernsteinError || !(exec instanceof WorkerPool)) throw err;
-      exec.close();
-      exec = new InProcessExecutor((inFlight) => progress.poll(inFlight));
-      progress.reset(snapshot);
-      results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
-    }
+    let results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
     let end = snapshot;
     let grewBy = Math.max(0, (fileSize(path) ?? 0) - snapshot);
     const last = results[results.length - 1];
@@ -146,7 +137,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
       end = last.lastLineStart;
       const fd2 = openJournal(path);
       try {
-        bounds = planRanges(fd2, end, requested, opts, linksOnly);
+        bounds = planRanges(fd2, end, requested, opts);
       } finally {
         closeSync(fd2);
       }
@@ -174,25 +165,27 @@ function envMinRange(): number | undefined {
 }
 
 /**
- * Two ranges per thread by default: a thread slowed down (by another
- * process, a busy core) then costs at most one range, because free threads
- * take the remaining ranges as they finish. With one range per thread the
- * sizes are staggered instead, so the census of range 0 does not delay
- * the thread that verifies range 1.
+ * Range boundaries: one range when single-threaded or the journal is
+ * small, else equal ranges of about DEFAULT_RANGE_BYTES (1 to 16 per
+ * thread), so that a thread slowed down (by another process, a busy core)
+ * costs at most one small range at the end.
  */
-function planRanges(fd: number, end: number, threads: number, opts: FastVerifyOptions, linksOnly: boolean): number[] {
-  const minRange = Math.max(1, opts.minRangeBytes ?? envMinRange() ?? DEFAULT_MIN_RANGE);
-  const wanted = opts.ranges ?? (threads > 1 ? 2 * threads : 1);
-  const n = Math.max(1, Math.min(wanted, Math.floor(end / minRange)));
+function planRanges(fd: number, end: number, threads: number, opts: FastVerifyOptions): number[] {
+  const override = opts.minRangeBytes ?? envMinRange();
+  const size = Math.max(1, override ?? DEFAULT_RANGE_BYTES);
+  let wanted: number;
+  if (opts.ranges !== undefined) wanted = opts.ranges;
+  else if (threads === 1 || (override === undefined && end < MIN_PARALLEL_BYTES)) wanted = 1;
+  else wanted = Math.min(MAX_RANGES_PER_THREAD * threads, Math.max(threads, Math.round(end / size)));
+  const n = Math.max(1, Math.min(wanted, Math.floor(end / size)));
   if (n === 1) return [0, end];
-  const staggered = n <= threads && !linksOnly;
-  return partition(fd, end, rangeWeights(n, staggered ? CENSUS_RATIO : 0));
+  return partition(fd, end, Array.from({ length: n }, () => 1 / n));
 }
 
 /**
- * Verify every range: ranges 1.. need their base row index, from a census
- * of the ranges before them (full mode only: links-only never hashes an
- * index). Jobs go to the executor as soon as their input is known.
+ * Verify every range: range 0 at base 0, the others at the base their
+ * first row's stored index suggests; then redo, at its true base, any
+ * range whose guess was wrong and that can still matter.
  */
 async function runRanges(
   exec: Executor,
@@ -203,92 +196,78 @@ async function runRanges(
   progress: ProgressTracker,
 ): Promise<RangeResult[]> {
   const n = bounds.length - 1;
-  const task = (k: number, baseIndex: number): RangeTask => ({
+  const task = (k: number, baseIndex: number, guessBase: boolean): RangeTask => ({
     path,
     start: bounds[k]!,
     end: bounds[k + 1]!,
     isLast: k === n - 1,
     baseIndex,
+    guessBase,
     linksOnly,
     chunkSize,
   });
-  const verifyJob = (k: number, baseIndex: number): Promise<RangeResult> =>
-    exec.verify(task(k, baseIndex)).then((r) => {
-      progress.done(r.end - r.start);
-      return r;
-    });
-  let results: RangeResult[];
-  if (linksOnly || n === 1) {
-    results = await Promise.all(Array.from({ length: n }, (_, k) => verifyJob(k, 0)));
-  } else {
-    // The censuses first (they are quick, and every verify(k) but the first
-    // waits for them), then verify(0), then verify(k) as soon as censuses
-    // 0..k-1 are in; the executor hands jobs out in this order.
-    const censuses = Array.from({ length: n - 1 }, (_, k) => exec.census(task(k, 0)));
-    const jobs: Promise<RangeResult>[] = [verifyJob(0, 0)];
-    let base = 0;
-    for (let k = 1; k < n; k++) {
-      base += (await censuses[k - 1]!).nonEmptyLines;
-      jobs.push(verifyJob(k, base));
-    }
-    results = await Promise.all(jobs);
+  // Links-only never hashes an index: no guess needed.
+  const results = await exec.runAll(Array.from({ length: n }, (_, k) => task(k, 0, k > 0 && !linksOnly)));
+  if (linksOnly) {
+    // No index was hashed: every range is valid at its true base.
+    trueBases(results).forEach((b, k) => (results[k]!.baseIndex = b));
+    return results;
   }
-  // A census counts non-empty lines; junk or whitespace-only lines make it
-  // overshoot, and every later range was hashed at the wrong index: redo
-  // those (rare), now that the true counts are known.
   const redo = rangesToRedo(results);
   if (redo.length > 0) {
     const bases = trueBases(results);
     progress.extend(redo.reduce((sum, k) => sum + (bounds[k + 1]! - bounds[k]!), 0));
-    const again = await Promise.all(redo.map((k) => verifyJob(k, bases[k]!)));
+    const again = await exec.runAll(redo.map((k) => task(k, bases[k]!, false)));
     redo.forEach((k, i) => (results[k] = again[i]!));
   }
   return results;
 }
 
 /**
- * Progress for the caller's progress line: finished range bytes plus the
- * bytes of running jobs. Worker jobs are sampled by a timer; in-process
- * jobs block the event loop, so they report through poll() from the read
- * loop instead (both at most every 250 ms).
+ * Progress for the caller's progress line, at most every 250 ms: sampled
+ * by a timer while this thread waits for workers, and through poll() from
+ * the read loop while this thread verifies a range itself (its event loop
+ * is blocked then). Bytes of an earlier run (a redo, a re-read after
+ * growth) are carried as `base`.
  */
 class ProgressTracker {
-  private finished = 0;
+  private base = 0;
   private last = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
+  private exec: Executor | null = null;
   constructor(
     private total: number,
     private readonly onProgress?: (done: number, total: number) => void,
   ) {}
 
   start(exec: Executor): void {
+    this.exec = exec;
     if (this.onProgress && exec instanceof WorkerPool) {
-      this.timer = setInterval(() => this.report(exec.inFlightBytes()), 250);
+      this.timer = setInterval(() => this.report(), 250);
     }
   }
 
-  poll(inFlight: number): void {
+  poll(): void {
     if (!this.onProgress) return;
     const now = performance.now();
     if (now - this.last < 250) return;
     this.last = now;
-    this.report(inFlight);
+    this.report();
   }
 
-  private report(inFlight: number): void {
-    this.onProgress?.(Math.min(this.total, this.finished + inFlight), this.total);
+  private report(): void {
+    const done = this.base + (this.exec?.bytesDone() ?? 0);
+    this.onProgress?.(Math.min(this.total, done), this.total);
   }
 
-  done(bytes: number): void {
-    this.finished += bytes;
-  }
-
+  /** A redo run follows: its bytes come on top of the finished ones. */
   extend(bytes: number): void {
+    this.base = this.total;
     this.total += bytes;
   }
 
   reset(total: number): void {
-    this.finished = 0;
+    this.base = 0;
     this.total = total;
   }
 

@@ -1,42 +1,45 @@
-import type { FromWorker, Job, ToWorker } from "./protocol.ts";
+import { BernsteinError } from "../../errors.ts";
+import type { FromWorker, RunMessage, ToWorker } from "./protocol.ts";
 import { fromWire } from "./protocol.ts";
-import { RangeVerifier, type RangeCensus, type RangeResult, type RangeTask } from "./range.ts";
+import { RangeVerifier, type RangeResult, type RangeTask } from "./range.ts";
 
 /**
- * Where range jobs run: in this thread (one range after another), or on a
- * pool of worker threads (one job per worker at a time, FIFO queue).
+ * Where range jobs run: in this thread (one range after another), or in
+ * this thread together with worker threads, all claiming ranges from one
+ * shared counter.
  */
 export interface Executor {
   readonly threads: number;
-  census(task: RangeTask): Promise<RangeCensus>;
-  verify(task: RangeTask): Promise<RangeResult>;
-  /** Bytes verified so far by jobs still running (finished jobs are counted by the caller). */
-  inFlightBytes(): number;
+  /** Verify every task; results in task order. */
+  runAll(tasks: readonly RangeTask[]): Promise<RangeResult[]>;
+  /** Bytes verified so far in the current run (finished ranges and the running ones). */
+  bytesDone(): number;
   close(): void;
 }
 
-/** Runs every job synchronously in the calling thread. */
+/** Runs every range synchronously in the calling thread. */
 export class InProcessExecutor implements Executor {
   readonly threads = 1;
   private readonly verifier = new RangeVerifier();
+  private finished = 0;
   private current = 0;
-  constructor(private readonly onChunk?: (bytesDoneInJob: number) => void) {}
+  constructor(private readonly onChunk?: () => void) {}
 
-  async census(task: RangeTask): Promise<RangeCensus> {
-    return this.verifier.census(task);
-  }
-
-  async verify(task: RangeTask): Promise<RangeResult> {
-    const r = this.verifier.run(task, (done) => {
-      this.current = done;
-      this.onChunk?.(done);
+  async runAll(tasks: readonly RangeTask[]): Promise<RangeResult[]> {
+    this.finished = 0;
+    return tasks.map((task) => {
+      const r = this.verifier.run(task, (done) => {
+        this.current = done;
+        this.onChunk?.();
+      });
+      this.current = 0;
+      this.finished += task.end - task.start;
+      return r;
     });
-    this.current = 0;
-    return r;
   }
 
-  inFlightBytes(): number {
-    return this.current;
+  bytesDone(): number {
+    return this.finished + this.current;
   }
 
   close(): void {}
@@ -52,170 +55,153 @@ function workerSpecifier(): string {
   return new URL("./worker.ts", here).href;
 }
 
-interface Pending {
-  job: Job;
-  resolve: (value: unknown) => void;
-  reject: (err: Error) => void;
+/** One run in progress: results by range, and the workers still working on it. */
+interface Run {
+  id: number;
+  results: (RangeResult | undefined)[];
+  finishedBytes: number;
+  /** Workers that have not yet reported idle (or died) for this run. */
+  busy: Set<number>;
+  error: Error | null;
+  wake: (() => void) | null;
 }
 
-/** A fixed pool of worker threads sharing a FIFO job queue. */
 /**
- * A fixed pool of worker threads sharing a FIFO job queue, optionally with
- * this (the main) thread as one more lane: the main thread would otherwise
- * only wait, it runs the same code ~10% faster than a worker, and one worker
- * fewer is one JIT warm-up and ~6 MB of memory fewer. A main-lane job runs
- * synchronously; between jobs the event loop hands finished worker jobs
- * their next ones.
+ * This thread plus `workers` worker threads. The workers are spawned at
+ * once and not waited for: this thread starts verifying immediately, and a
+ * worker joins the run whenever it has loaded (its run message waits in
+ * its queue). Every thread claims the next range from a shared atomic
+ * counter, so no thread ever waits for another to hand out work — in
+ * particular not for this thread's event loop, which is blocked while it
+ * verifies a range of its own.
+ *
+ * A worker that dies (not an input error, which every thread would report
+ * alike) only loses the range it was on: this thread verifies whatever has
+ * no result at the end.
  */
 export class WorkerPool implements Executor {
   readonly threads: number;
-  private readonly workers: Worker[] = [];
-  private readonly idle: number[] = [];
-  private readonly running = new Map<number, Pending>(); // worker index -> job
-  private readonly queue: Pending[] = [];
+  private readonly workers: (Worker | null)[] = [];
   private readonly progress: Float64Array;
-  private nextId = 1;
-  private failed: Error | null = null;
-  private readonly main: { verifier: RangeVerifier; onChunk?: (bytesDoneInJob: number) => void } | null;
-  private mainScheduled = false;
+  private readonly verifier = new RangeVerifier();
+  private run: Run | null = null;
+  private runIds = 0;
   private mainCurrent = 0;
 
-  private constructor(workers: number, mainLane: { onChunk?: (bytesDoneInJob: number) => void } | null) {
-    this.threads = workers + (mainLane ? 1 : 0);
+  private constructor(
+    workers: number,
+    private readonly onChunk?: () => void,
+  ) {
+    this.threads = workers + 1;
     this.progress = new Float64Array(new SharedArrayBuffer(8 * Math.max(1, workers)));
-    this.main = mainLane ? { verifier: new RangeVerifier(), onChunk: mainLane.onChunk } : null;
   }
 
-  /**
-   * Start `workers` workers (plus the main-thread lane when `mainLane` is
-   * given); rejects if any fails to load (the caller falls back to one thread).
-   */
-  static async start(workers: number, mainLane: { onChunk?: (bytesDoneInJob: number) => void } | null = null): Promise<WorkerPool> {
-    const pool = new WorkerPool(workers, mainLane);
-    const threads = workers;
+  /** Spawn `workers` workers (they load in the background; nothing is awaited). */
+  static spawn(workers: number, onChunk?: () => void): WorkerPool {
+    const pool = new WorkerPool(workers, onChunk);
     const spec = workerSpecifier();
-    const ready: Promise<void>[] = [];
-    for (let i = 0; i < threads; i++) {
-      const w = new Worker(spec);
+    for (let i = 0; i < workers; i++) {
+      let w: Worker;
+      try {
+        w = new Worker(spec);
+      } catch {
+        pool.workers.push(null);
+        continue;
+      }
       pool.workers.push(w);
-      ready.push(
-        new Promise<void>((resolve, reject) => {
-          w.onmessage = (e: MessageEvent<FromWorker>) => {
-            if (e.data.kind === "ready") {
-              w.onmessage = (ev: MessageEvent<FromWorker>) => pool.onMessage(i, ev.data);
-              w.onerror = (ev) => pool.onWorkerError(i, ev);
-              pool.idle.push(i);
-              resolve();
-            }
-          };
-          w.onerror = (ev) => reject(new Error(`worker failed to start: ${ev.message}`));
-        }),
-      );
+      w.onmessage = (e: MessageEvent<FromWorker>) => pool.onMessage(i, e.data);
+      w.onerror = (ev) => pool.onWorkerDied(i, ev);
       const init: ToWorker = { kind: "init", progress: pool.progress.buffer as SharedArrayBuffer, slot: i };
       w.postMessage(init);
-    }
-    try {
-      await Promise.all(ready);
-    } catch (err) {
-      pool.close();
-      throw err;
     }
     return pool;
   }
 
-  census(task: RangeTask): Promise<RangeCensus> {
-    return this.submit({ kind: "census", id: this.nextId++, task }) as Promise<RangeCensus>;
+  async runAll(tasks: readonly RangeTask[]): Promise<RangeResult[]> {
+    const next = new SharedArrayBuffer(4);
+    const counter = new Int32Array(next);
+    const run: Run = { id: ++this.runIds, results: new Array(tasks.length), finishedBytes: 0, busy: new Set(), error: null, wake: null };
+    this.run = run;
+    const msg: RunMessage = { kind: "run", id: run.id, tasks: tasks as RangeTask[], next };
+    this.workers.forEach((w, i) => {
+      if (w === null) return;
+      run.busy.add(i);
+      w.postMessage(msg satisfies ToWorker);
+    });
+    try {
+      // This thread's lane: claim and verify until no range is left.
+      for (;;) {
+        const k = Atomics.add(counter, 0, 1);
+        if (k >= tasks.length) break;
+        this.verifyHere(run, tasks, k);
+      }
+      // Wait for the workers to finish the ranges they claimed.
+      while (run.busy.size > 0 && run.error === null) {
+        await new Promise<void>((resolve) => (run.wake = resolve));
+      }
+      if (run.error) throw run.error;
+      // Ranges claimed by a worker that died: verify them here.
+      for (let k = 0; k < tasks.length; k++) if (run.results[k] === undefined) this.verifyHere(run, tasks, k);
+      return run.results as RangeResult[];
+    } finally {
+      this.run = null;
+    }
   }
 
-  verify(task: RangeTask): Promise<RangeResult> {
-    return this.submit({ kind: "verify", id: this.nextId++, task }) as Promise<RangeResult>;
+  private verifyHere(run: Run, tasks: readonly RangeTask[], k: number): void {
+    const task = tasks[k]!;
+    try {
+      run.results[k] = this.verifier.run(task, (done) => {
+        this.mainCurrent = done;
+        this.onChunk?.();
+      });
+    } finally {
+      this.mainCurrent = 0;
+    }
+    run.finishedBytes += task.end - task.start;
   }
 
-  inFlightBytes(): number {
-    let sum = this.mainCurrent;
-    for (const i of this.running.keys()) sum += this.progress[i]!;
+  bytesDone(): number {
+    const run = this.run;
+    if (!run) return 0;
+    let sum = run.finishedBytes + this.mainCurrent;
+    for (const i of run.busy) sum += this.progress[i]!;
     return sum;
   }
 
   close(): void {
-    for (const w of this.workers) w.terminate();
+    for (const w of this.workers) w?.terminate();
     this.workers.length = 0;
-    for (const p of [...this.running.values(), ...this.queue]) p.reject(new Error("fast verify pool closed"));
-    this.running.clear();
-    this.queue.length = 0;
-  }
-
-  private submit(job: Job): Promise<unknown> {
-    if (this.failed) return Promise.reject(this.failed);
-    return new Promise((resolve, reject) => {
-      this.queue.push({ job, resolve, reject });
-      this.dispatch();
-    });
-  }
-
-  private dispatch(): void {
-    while (this.idle.length > 0 && this.queue.length > 0) {
-      const i = this.idle.shift()!;
-      const p = this.queue.shift()!;
-      this.running.set(i, p);
-      this.progress[i] = 0;
-      this.workers[i]!.postMessage(p.job satisfies ToWorker);
-    }
-    if (this.main && this.queue.length > 0 && !this.mainScheduled) {
-      this.mainScheduled = true;
-      setImmediate(() => void this.runMainLane());
-    }
-  }
-
-  /** Run queued jobs in this thread, yielding to the event loop between them. */
-  private async runMainLane(): Promise<void> {
-    const main = this.main!;
-    try {
-      while (this.queue.length > 0 && !this.failed) {
-        const p = this.queue.shift()!;
-        try {
-          if (p.job.kind === "census") p.resolve(main.verifier.census(p.job.task));
-          else {
-            const r = main.verifier.run(p.job.task, (done) => {
-              this.mainCurrent = done;
-              main.onChunk?.(this.inFlightBytes());
-            });
-            this.mainCurrent = 0;
-            p.resolve(r);
-          }
-        } catch (err) {
-          this.mainCurrent = 0;
-          p.reject(err instanceof Error ? err : new Error(String(err)));
-        }
-        // let finished workers report (and take the next jobs) before the next main-lane job
-        await new Promise<void>((r) => setImmediate(r));
-        this.dispatch();
-      }
-    } finally {
-      this.mainScheduled = false;
-      if (this.queue.length > 0 && !this.failed) this.dispatch();
-    }
   }
 
   private onMessage(i: number, msg: FromWorker): void {
-    const p = this.running.get(i);
-    if (!p || msg.kind === "ready") return;
-    this.running.delete(i);
+    const run = this.run;
+    if (msg.kind === "ready" || !run || msg.id !== run.id) return;
+    if (msg.kind === "result") {
+      run.results[msg.k] = msg.result;
+      run.finishedBytes += msg.result.end - msg.result.start;
+      this.progress[i] = 0;
+      return;
+    }
+    // "idle" or "error": this worker is done with the run.
+    if (msg.kind === "error") {
+      // An input error is every thread's verdict alike; anything else is
+      // this worker's failure, and its range is redone in this thread.
+      const err = fromWire(msg.error);
+      if (err instanceof BernsteinError) run.error ??= err;
+    }
+    run.busy.delete(i);
     this.progress[i] = 0;
-    this.idle.push(i);
-    if (msg.kind === "error") p.reject(fromWire(msg.error));
-    else if (msg.kind === "census") p.resolve(msg.census);
-    else p.resolve(msg.result);
-    this.dispatch();
+    run.wake?.();
   }
 
-  private onWorkerError(i: number, ev: ErrorEvent): void {
-    const err = new Error(`fast verify worker crashed: ${ev.message}`);
-    this.failed = err;
-    const p = this.running.get(i);
-    this.running.delete(i);
-    p?.reject(err);
-    for (const q of this.queue) q.reject(err);
-    this.queue.length = 0;
+  private onWorkerDied(i: number, _ev: ErrorEvent): void {
+    this.workers[i]?.terminate();
+    this.workers[i] = null;
+    const run = this.run;
+    if (!run) return;
+    run.busy.delete(i);
+    this.progress[i] = 0;
+    run.wake?.();
   }
 }

@@ -4,22 +4,7 @@ import { readSync } from "node:fs";
  * Split [0, size) of a journal into ranges at line boundaries: every
  * internal boundary is just after a line feed, so no physical line (not even
  * a CRLF pair) spans two ranges.
- *
- * In a full verify, range k > 0 must first learn how many rows precede it
- * (a newline census of range k-1, about ten times faster than verifying),
- * so later ranges get slightly less to verify: with r = verify speed /
- * census speed, sizes follow s_k = s_0 - r * s_(k-1), which makes every
- * thread finish at about the same time. Links-only needs no census: equal
- * sizes.
  */
-
-/** Relative sizes of `n` ranges (sum 1). `ratio` = verify speed / census speed (0 = equal sizes). */
-export function rangeWeights(n: number, ratio: number): number[] {
-  const w: number[] = [1];
-  for (let k = 1; k < n; k++) w.push(Math.max(0.05, 1 - ratio * w[k - 1]!));
-  const sum = w.reduce((a, b) => a + b, 0);
-  return w.map((x) => x / sum);
-}
 
 const WINDOW = 1 << 16;
 

@@ -1,5 +1,5 @@
 import { BernsteinError, type ExitCodeValue } from "../../errors.ts";
-import type { RangeCensus, RangeResult, RangeTask } from "./range.ts";
+import type { RangeResult, RangeTask } from "./range.ts";
 
 /**
  * Messages between the fast-verify coordinator and its worker threads.
@@ -7,16 +7,28 @@ import type { RangeCensus, RangeResult, RangeTask } from "./range.ts";
  * are the contract (structured clone carries plain objects and arrays).
  */
 
-export type Job = { kind: "census"; id: number; task: RangeTask } | { kind: "verify"; id: number; task: RangeTask };
+/**
+ * A verify run: every thread (this one and each worker) claims the next
+ * unclaimed range with an atomic add on `next[0]` and verifies it, until
+ * none is left. No thread waits for another to hand it work, so a worker
+ * keeps going while the main thread is busy with a range of its own.
+ */
+export interface RunMessage {
+  kind: "run";
+  id: number;
+  tasks: RangeTask[];
+  /** Int32Array over it: [0] the next range to claim. */
+  next: SharedArrayBuffer;
+}
 
 export interface InitMessage {
   kind: "init";
-  /** Per-worker progress slots (bytes verified in the current job). */
+  /** Per-worker progress slots (bytes verified in the current range). */
   progress: SharedArrayBuffer;
   slot: number;
 }
 
-export type ToWorker = InitMessage | Job;
+export type ToWorker = InitMessage | RunMessage;
 
 /** A BernsteinError (or any error) flattened for postMessage. */
 export interface WireError {
@@ -29,9 +41,12 @@ export interface WireError {
 
 export type FromWorker =
   | { kind: "ready" }
-  | { kind: "census"; id: number; census: RangeCensus }
-  | { kind: "result"; id: number; result: RangeResult }
-  | { kind: "error"; id: number; error: WireError };
+  /** Range `k` of run `id` is verified. */
+  | { kind: "result"; id: number; k: number; result: RangeResult }
+  /** Range `k` of run `id` failed with an error (k = -1: outside any range). */
+  | { kind: "error"; id: number; k: number; error: WireError }
+  /** No range of run `id` is left to claim. */
+  | { kind: "idle"; id: number };
 
 export function toWire(err: unknown): WireError {
   if (err instanceof BernsteinError) {

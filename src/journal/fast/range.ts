@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { InputError } from "../../errors.ts";
 import { pyStr } from "../../pyjson/python.ts";
+import { PyNum } from "../../pyjson/types.ts";
 import { eventHash, hashProfileOf, payloadHash } from "../hash.ts";
 import { MAX_LINE_BYTES } from "../lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
@@ -30,6 +31,14 @@ export interface RangeTask {
   isLast: boolean;
   /** Usable rows before this range (the index of its first row). */
   baseIndex: number;
+  /**
+   * `baseIndex` is not known yet: take the stored `index` of the range's
+   * first row as the base instead (a journal written in order stores each
+   * row's position there). The stitcher redoes the range at its true base
+   * when the guess was wrong, so a wrong or missing stored index costs
+   * time, never a wrong verdict.
+   */
+  guessBase?: boolean;
   /** Check links and hash format only, never re-hash payloads. */
   linksOnly: boolean;
   /** Read size (bytes); small values force many chunk boundaries in tests. */
@@ -49,13 +58,6 @@ export interface FirstRow {
   profileError: string | null;
 }
 
-/** Phase 1 of a parallel verify: what a range holds, from a newline scan only. */
-export interface RangeCensus {
-  physLines: number;
-  /** Lines with content: the usable rows unless some are junk or whitespace-only. */
-  nonEmptyLines: number;
-}
-
 export type FailureKind = "prev_hash break" | "event_hash mismatch" | "hash format" | "profile";
 
 export interface RangeFailure {
@@ -71,6 +73,7 @@ export interface RangeFailure {
 export interface RangeResult {
   start: number;
   end: number;
+  /** The base row index the range was verified at (a guess, with `guessBase`). */
   baseIndex: number;
   rows: number;
   physLines: number;
@@ -124,12 +127,21 @@ function readAt(path: string, fd: number, buf: Uint8Array, off: number, len: num
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
+/** The row's stored `index` when it is a plain non-negative int (a base-index guess), else null. */
+function storedIndex(row: JournalRow): number | null {
+  const v = row.get("index");
+  if (!(v instanceof PyNum) || v.isFloat || !/^(0|[1-9][0-9]{0,14})$/.test(v.raw)) return null;
+  return Number(v.raw);
+}
+
 /** Reusable per-thread state: the scanner's buffers survive between ranges. */
 export class RangeVerifier {
   private readonly scanner: RowScanner;
 
   // ---- per-range state ----
   private task!: RangeTask;
+  /** Row index of the range's first row (from the task, or guessed from that row). */
+  private base = 0;
   private fileBase = 0; // file offset of mem[0]
   private lineNo = 0;
   private rows = 0;
@@ -154,71 +166,9 @@ export class RangeVerifier {
     this.scanner = new RowScanner(readCap);
   }
 
-  /**
-   * Count the physical lines (universal newlines) and the non-empty ones of
-   * a range without parsing anything: the base row index of the next range
-   * is the sum of these estimates, corrected later if a range discarded or
-   * skipped a non-empty line.
-   */
-  census(task: RangeTask, onChunk?: (bytesDone: number) => void): RangeCensus {
-    const b = this.scanner.mem;
-    const chunk = Math.min(task.chunkSize ?? 1 << 18, this.scanner.readCap);
-    const fd = openJournal(task.path);
-    let phys = 0;
-    let empty = 0;
-    let lineLen = 0; // bytes of the current line seen so far
-    let pendingCR = false; // the previous chunk ended with CR (a CRLF may straddle)
-    try {
-      for (let pos = task.start; pos < task.end; ) {
-        const n = readAt(task.path, fd, b, 0, Math.min(chunk, task.end - pos), pos);
-        if (n === 0) break;
-        pos += n;
-        let p = 0;
-        if (pendingCR) {
-          pendingCR = false;
-          if (b[0] === LF) p = 1; // the LF of a CRLF counted at the CR
-        }
-        if (b.subarray(p, n).indexOf(CR) < 0) {
-          b[n] = LF;
-          for (;;) {
-            const q = b.indexOf(LF, p);
-            if (q >= n) break;
-            phys++;
-            if (lineLen === 0 && q === p) empty++;
-            lineLen = 0;
-            p = q + 1;
-          }
-          lineLen += n - p;
-        } else {
-          for (; p < n; p++) {
-            const c = b[p];
-            if (c === LF || c === CR) {
-              phys++;
-              if (lineLen === 0) empty++;
-              lineLen = 0;
-              if (c === CR) {
-                if (p + 1 < n) {
-                  if (b[p + 1] === LF) p++;
-                } else {
-                  pendingCR = true;
-                }
-              }
-            } else {
-              lineLen++;
-            }
-          }
-        }
-        if (onChunk) onChunk(pos - task.start);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    if (lineLen > 0) phys++; // a final fragment
-    return { physLines: phys, nonEmptyLines: phys - empty };
-  }
-
   run(task: RangeTask, onChunk?: (bytesDone: number) => void): RangeResult {
     this.task = task;
+    this.base = task.baseIndex;
     this.lineNo = 0;
     this.rows = 0;
     this.discarded = [];
@@ -267,7 +217,7 @@ export class RangeVerifier {
     return {
       start: task.start,
       end: task.end,
-      baseIndex: task.baseIndex,
+      baseIndex: this.base,
       rows: this.rows,
       physLines: this.lineNo,
       discarded: this.discarded,
@@ -419,7 +369,7 @@ export class RangeVerifier {
       }
       sc.takeStoredHashAsLast();
     } else {
-      if (!sc.hashPayload() || !sc.hashEvent(this.task.baseIndex + local) || !sc.storedHashMatches()) {
+      if (!sc.hashPayload() || !sc.hashEvent(this.base + local) || !sc.storedHashMatches()) {
         this.exactLine(s, e, lineNo);
         return;
       }
@@ -446,7 +396,8 @@ export class RangeVerifier {
       this.discarded.push(lineNo);
       return;
     }
-    this.checkExact(v.row, this.rows, this.task.baseIndex + this.rows);
+    if (this.rows === 0 && this.task.guessBase) this.base = storedIndex(v.row) ?? this.base;
+    this.checkExact(v.row, this.rows, this.base + this.rows);
   }
 
   /** The exact verifier's per-row check (ChainWalker.push), against the in-range previous hash. */

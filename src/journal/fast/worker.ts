@@ -1,10 +1,10 @@
 /**
- * Worker-thread entry of the fast journal verifier: runs census and verify
- * jobs on byte ranges, one at a time, reusing one RangeVerifier (its
- * buffers) for the thread's life. Listed in scripts/worker-entrypoints.txt
- * so the compiled binary embeds it.
+ * Worker-thread entry of the fast journal verifier: claims ranges of a run
+ * from the shared counter and verifies them, one at a time, reusing one
+ * RangeVerifier (its buffers) for the thread's life. Listed in
+ * scripts/worker-entrypoints.txt so the compiled binary embeds it.
  */
-import type { FromWorker, ToWorker } from "./protocol.ts";
+import type { FromWorker, RunMessage, ToWorker } from "./protocol.ts";
 import { toWire } from "./protocol.ts";
 import { RangeVerifier } from "./range.ts";
 
@@ -18,6 +18,29 @@ function post(msg: FromWorker): void {
   self.postMessage(msg);
 }
 
+function run(msg: RunMessage): void {
+  const v = verifier ?? (verifier = new RangeVerifier());
+  const next = new Int32Array(msg.next);
+  const report = progress
+    ? (done: number) => {
+        progress![slot] = done;
+      }
+    : undefined;
+  for (;;) {
+    const k = Atomics.add(next, 0, 1);
+    if (k >= msg.tasks.length) break;
+    try {
+      const result = v.run(msg.tasks[k]!, report);
+      if (progress) progress[slot] = 0;
+      post({ kind: "result", id: msg.id, k, result });
+    } catch (err) {
+      post({ kind: "error", id: msg.id, k, error: toWire(err) });
+      return;
+    }
+  }
+  post({ kind: "idle", id: msg.id });
+}
+
 self.onmessage = (event: MessageEvent<ToWorker>) => {
   const msg = event.data;
   if (msg.kind === "init") {
@@ -27,21 +50,5 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
     post({ kind: "ready" });
     return;
   }
-  const v = verifier ?? (verifier = new RangeVerifier());
-  try {
-    if (msg.kind === "census") {
-      post({ kind: "census", id: msg.id, census: v.census(msg.task) });
-    } else {
-      const report = progress
-        ? (done: number) => {
-            progress![slot] = done;
-          }
-        : undefined;
-      const result = v.run(msg.task, report);
-      if (progress) progress[slot] = 0;
-      post({ kind: "result", id: msg.id, result });
-    }
-  } catch (err) {
-    post({ kind: "error", id: msg.id, error: toWire(err) });
-  }
+  run(msg);
 };

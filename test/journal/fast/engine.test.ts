@@ -139,6 +139,33 @@ describe("fast verify = exact verify", () => {
     });
   }, 60_000);
 
+  test("a range's base row index guessed from a wrong or missing stored index is redone at the true base", async () => {
+    // The stored `index` is not hashed (Python hashes the position), so a
+    // journal whose stored indices lie is still intact: every guess fails,
+    // every range is redone, and the verdict must still be the exact one.
+    const dir = dirs.make();
+    const gen = generateJournal(join(dir, "sdd"), "gen", 60_000, 5);
+    const rows = readFileSync(gen.path, "utf8").split("\n").filter(Boolean);
+    expect(rows.length).toBeGreaterThan(50);
+    const lying = join(dir, "lying.jsonl");
+    const lie = (line: string, i: number): string => {
+      const m = i % 4;
+      if (m === 0) return line.replace(/"index": \d+/, `"index": ${i + 3}`);
+      if (m === 1) return line.replace(/"index": \d+/, `"index": "${i}"`);
+      if (m === 2) return line.replace(/"index": \d+, /, "");
+      return line.replace(/"index": \d+/, `"index": ${i}.0`);
+    };
+    writeFileSync(lying, rows.map(lie).join("\n") + "\n");
+    const exact = verifyJournalSync(lying);
+    expect([exact.chain_consistent, exact.count]).toEqual([true, rows.length]);
+    await expectSameAsExact(lying, [...CONFIGS, { threads: 3, minRangeBytes: 1 }]);
+    // A deleted row shifts every later stored index by one: the guesses are
+    // right, the chain is broken at the deletion, and the verdict names it.
+    const deleted = join(dir, "deleted.jsonl");
+    writeFileSync(deleted, rows.filter((_, i) => i !== 20).join("\n") + "\n");
+    await expectSameAsExact(deleted, [...CONFIGS, { threads: 3, minRangeBytes: 1 }]);
+  }, 30_000);
+
   test("a long line (longer than the read area) and lone-CR files", async () => {
     const dir = dirs.make();
     for (const f of VECTOR_FILES) {
