@@ -17,8 +17,12 @@
  * dist/) unless --bin is given. Results: a table on stdout and
  * bench/results.json.
  *
+ *   - thread scaling on a larger journal (--scale-mb, default 1000; 0 skips):
+ *     each extra thread pays a fixed JIT warm-up, so the speed-up grows
+ *     with the journal; this shows by how much.
+ *
  *   bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
- *                        [--record-events 1000000] [--receipt-steps 100000]
+ *                        [--record-events 1000000] [--receipt-steps 100000] [--scale-mb 1000]
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
@@ -39,6 +43,7 @@ interface Args {
   skipPython: boolean;
   recordEvents: number;
   receiptSteps: number;
+  scaleMb: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -63,6 +68,7 @@ function parseArgs(argv: string[]): Args {
     skipPython: argv.includes("--skip-python"),
     recordEvents: Math.floor(num("--record-events", quick ? 50_000 : 1_000_000)),
     receiptSteps: Math.floor(num("--receipt-steps", quick ? 10_000 : 100_000)),
+    scaleMb: get("--scale-mb") === "0" ? 0 : Math.floor(num("--scale-mb", quick ? 0 : 1000)),
   };
 }
 
@@ -82,9 +88,11 @@ const GNU_TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
 let timeFileSeq = 0;
 
 /** Run a command; wall time around the child, its peak RSS and CPU time from the kernel. */
-async function run(cmd: string[], opts: { stdin?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<Sample> {
+async function run(cmd: string[], opts: { stdin?: string; cwd?: string; env?: Record<string, string>; direct?: boolean } = {}): Promise<Sample> {
   const timeFile = join(OUT, `time.${process.pid}.${timeFileSeq++}.txt`);
-  const full = GNU_TIME ? [GNU_TIME, "-f", "%M %U %S", "-o", timeFile, ...cmd] : cmd;
+  // `direct`: no GNU time in between (start-up figures must not include its exec)
+  const gnuTime = opts.direct ? null : GNU_TIME;
+  const full = gnuTime ? [gnuTime, "-f", "%M %U %S", "-o", timeFile, ...cmd] : cmd;
   const t0 = performance.now();
   const p = Bun.spawn(full, {
     cwd: opts.cwd ?? ROOT,
@@ -95,7 +103,7 @@ async function run(cmd: string[], opts: { stdin?: string; cwd?: string; env?: Re
   });
   const [stdout, , code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   const wallS = (performance.now() - t0) / 1000;
-  if (GNU_TIME) {
+  if (gnuTime) {
     const [kb, user, sys] = readFileSync(timeFile, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
     rmSync(timeFile, { force: true });
     return { wallS, cpuS: user! + sys!, rssMB: (kb! * 1024) / 1e6, code, stdout };
@@ -309,8 +317,25 @@ async function main(): Promise<void> {
 
   console.error("start-up: bernstein --version");
   const versions: number[] = [];
-  for (let i = 0; i < 21; i++) versions.push((await run([bin, "--version"])).wallS * 1000);
+  for (let i = 0; i < 21; i++) versions.push((await run([bin, "--version"], { direct: true })).wallS * 1000);
   const versionMs = median(versions);
+
+  // Thread scaling on a larger journal: the fixed per-thread cost (a
+  // worker's JIT warm-up) weighs less as the journal grows.
+  let scaling: { bytes: number; rows: number; one: Figure; many: Figure; speedup: number } | null = null;
+  if (args.scaleMb > 0) {
+    const big = ensureJournal(args.scaleMb);
+    await run(["cat", big.path]);
+    console.error(`thread scaling: ${(big.bytes / 1e6).toFixed(0)} MB`);
+    const sc: Contender[] = [
+      { name: "bernstein verify --threads 1", cmd: [bin, "journal", "verify", big.path, "--threads", "1"], check: expectOk },
+      { name: `bernstein verify --threads ${N}`, cmd: [bin, "journal", "verify", big.path, "--threads", String(N)], check: expectOk },
+    ];
+    const ss = await interleaved(sc, args.reps);
+    const one1 = figure(sc[0]!.name, ss.get(sc[0]!.name)!, big.bytes, big.rows);
+    const manyN = figure(sc[1]!.name, ss.get(sc[1]!.name)!, big.bytes, big.rows);
+    scaling = { bytes: big.bytes, rows: big.rows, one: one1, many: manyN, speedup: one1.wallS / manyN.wallS };
+  }
 
   const ratios = {
     verify_vs_sha256sum: many.mbPerS / sha.mbPerS,
@@ -327,6 +352,7 @@ async function main(): Promise<void> {
     "receipt verify >= 10 x python": ratios.receipt_vs_python >= 10,
     "--version <= 15 ms": versionMs <= 15,
   };
+  const scaleTarget = scaling ? scaling.speedup >= 1.7 : null;
 
   const rowsOf = (f: Figure) => [
     f.name,
@@ -340,6 +366,10 @@ async function main(): Promise<void> {
   console.log(table(["contender", "wall s", "MB/s", "rows/s", "CPU s", "peak RSS MB"], figs.map(rowsOf)));
   console.log(`\nload average during the run: ${loadavg().map((x) => x.toFixed(2)).join(", ")} (wall-clock ratios assume an otherwise idle machine)`);
   console.log(`\npeak RSS on a ${(small.bytes / 1e6).toFixed(0)} MB journal: ${smallRss.toFixed(1)} MB (vs ${many.rssMB.toFixed(1)} MB on ${(journal.bytes / 1e6).toFixed(0)} MB)`);
+  if (scaling) {
+    console.log(`\nThread scaling: ${(scaling.bytes / 1e6).toFixed(1)} MB, ${scaling.rows.toLocaleString("en-US")} rows; median of ${args.reps}\n`);
+    console.log(table(["contender", "wall s", "MB/s", "rows/s", "CPU s", "peak RSS MB"], [scaling.one, scaling.many].map(rowsOf)));
+  }
   console.log("");
   console.log(
     table(
@@ -348,6 +378,9 @@ async function main(): Promise<void> {
         ["verify --threads N / sha256sum (MB/s)", ratios.verify_vs_sha256sum.toFixed(2) + " x", ">= 1.5 x", String(targets["verify >= 1.5 x sha256sum"])],
         ["verify --threads N / python reference", ratios.verify_vs_python === null ? "-" : ratios.verify_vs_python.toFixed(1) + " x", ">= 25 x", String(targets["verify >= 25 x python"])],
         [`--threads ${N} / --threads 1 speed-up`, ratios.threads_speedup.toFixed(2) + " x", ">= 1.7 x", String(targets[`--threads ${N} >= 1.7 x --threads 1`])],
+        ...(scaling
+          ? [[`  same on ${(scaling.bytes / 1e6).toFixed(0)} MB (${scaling.one.wallS.toFixed(2)} s / ${scaling.many.wallS.toFixed(2)} s)`, scaling.speedup.toFixed(2) + " x", ">= 1.7 x", String(scaleTarget)]]
+          : []),
         ["peak RSS (verify)", Math.max(one.rssMB, many.rssMB).toFixed(1) + " MB", "<= 64 MB", String(targets["peak RSS <= 64 MB"])],
         ["journal record from stdin", Math.round(args.recordEvents / recordWall).toLocaleString("en-US") + " events/s", ">= 200,000", String(targets["record >= 200,000 events/s"])],
         [`receipt verify (${args.receiptSteps.toLocaleString("en-US")} steps) / python`, ratios.receipt_vs_python.toFixed(1) + " x", ">= 10 x", String(targets["receipt verify >= 10 x python"])],
@@ -373,6 +406,7 @@ async function main(): Promise<void> {
     record: { events: args.recordEvents, wall_s: recordWall, events_per_s: args.recordEvents / recordWall },
     receipt: { steps: args.receiptSteps, tar_bytes: tarBytes, ours: rOurs, python: rPy },
     version_ms: versionMs,
+    scaling,
     ratios,
     targets,
   };
