@@ -2,6 +2,7 @@ import { closeSync, createReadStream, openSync, readSync, statSync } from "node:
 import { pipeline, type Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { extract, type Header } from "tar-stream";
+import { planPlainTar, type PlainMember } from "./plaintar.ts";
 
 /**
  * Streaming, read-only walk over a receipt archive (plain or gzip tar).
@@ -18,6 +19,11 @@ import { extract, type Header } from "tar-stream";
  *    renames the member (an unusual name is an unrelated member).
  * bzip2 and xz receipts (which Python would open) are refused by name: the
  * standalone binary carries no decompressor for them.
+ *
+ * A plain tar whose headers `planPlainTar` reads exactly as tar-stream
+ * would (the usual case) is walked without streams: member data is read
+ * with readSync into one reusable buffer. Any other archive (gzip, PAX/GNU
+ * long names, anything refused or unusual) goes through tar-stream.
  */
 export class ArchiveError extends Error {}
 
@@ -40,10 +46,14 @@ export interface MemberInfo {
   type: Header["type"] | string;
 }
 
-/** Return a data sink for the member, or null to skip its data. */
+/**
+ * Return a data sink for the member, or null to skip its data. A sink may
+ * offer a `buffer` for the plain-tar path to read into (chunks are then
+ * views of it, valid until `data` returns or its promise settles).
+ */
 export type MemberVisitor = (
   m: MemberInfo,
-) => { data(chunk: Uint8Array): void | Promise<void>; end(): void | Promise<void> } | null;
+) => { data(chunk: Uint8Array): void | Promise<void>; end(): void | Promise<void>; buffer?: Uint8Array } | null;
 
 const READ_CHUNK = 1 << 20;
 
@@ -72,6 +82,15 @@ function tarStream(path: string, limits: ArchiveLimits): { stream: Readable; max
   const maxBytes = Math.max(limits.gzipFloorBytes, limits.gzipMaxRatio * statSync(path).size);
   const gunzip = createGunzip({ chunkSize: 256 * 1024 });
   return { stream: pipeline(file, gunzip, () => undefined), maxBytes };
+}
+
+function nameOk(name: string): boolean {
+  try {
+    checkName(name);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function checkName(name: string): void {
@@ -136,8 +155,75 @@ function matchTarfileLongNames(ex: ReturnType<typeof extract>): void {
   };
 }
 
+/** The members of a plain tar the fast path can walk, with the file open; null: use tar-stream. */
+function plainPlan(path: string, limits: ArchiveLimits): { fd: number; members: PlainMember[] } | null {
+  const magic = sniff(path);
+  if (magic[0] === 0x1f && magic[1] === 0x8b) return null;
+  if (magic[0] === 0x42 && magic[1] === 0x5a && magic[2] === 0x68) return null;
+  if (magic[0] === 0xfd && magic[1] === 0x37 && magic[2] === 0x7a) return null;
+  const fd = openSync(path, "r");
+  try {
+    const members = planPlainTar(fd, limits.maxMembers, nameOk);
+    if (members !== null) return { fd, members };
+  } catch {
+    // Unreadable here: the stream path reports it.
+  }
+  closeSync(fd);
+  return null;
+}
+
+const YIELD_EVERY = 16;
+
+/** The plain path's reusable read buffer (a walk takes it, so concurrent walks never share one). */
+let readBuffer: Uint8Array | null = null;
+
+async function walkPlain(fd: number, members: PlainMember[], visit: MemberVisitor): Promise<number> {
+  // A walk in progress (visitor awaiting) keeps its buffer; a concurrent walk gets its own.
+  const buf = readBuffer ?? new Uint8Array(READ_CHUNK);
+  readBuffer = null;
+  let chunks = 0;
+  try {
+    for (let index = 0; index < members.length; index++) {
+      const m = members[index]!;
+      if (m.type === "directory") continue;
+      const sink = visit({ index, name: m.name, size: m.size, type: m.type });
+      if (sink === null) continue;
+      const into = sink.buffer !== undefined && sink.buffer.length > 0 ? sink.buffer : buf;
+      let pos = m.offset;
+      const end = m.offset + m.size;
+      while (pos < end) {
+        const got = readSync(fd, into, 0, Math.min(into.length, end - pos), pos);
+        if (got <= 0) throw new ArchiveError("receipt is not a valid tar archive: Unexpected end of data");
+        pos += got;
+        const r = sink.data(into.subarray(0, got));
+        if (r !== undefined) await r;
+        // Let a long walk share the event loop (a server verifying a large receipt).
+        if (++chunks % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      const r = sink.end();
+      if (r !== undefined) await r;
+    }
+    return members.length;
+  } finally {
+    readBuffer = buf;
+  }
+}
+
 /** Walk every member once, in archive order. */
 export async function walkArchive(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
+  const plan = plainPlan(path, limits);
+  if (plan !== null) {
+    try {
+      return await walkPlain(plan.fd, plan.members, visit);
+    } finally {
+      closeSync(plan.fd);
+    }
+  }
+  return walkArchiveStreamed(path, visit, limits);
+}
+
+/** The tar-stream walk (any archive; the plain fast path must agree with it member for member). */
+export async function walkArchiveStreamed(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
   const { stream: source, maxBytes } = tarStream(path, limits);
   let seen = 0;
   const ex = extract();

@@ -124,7 +124,8 @@ function rowOutput(
  * scanned once per pass instead of split byte by byte.
  */
 function lineSplitter(sink: (line: Uint8Array | null, lineNo: number) => void): LineSplitter {
-  const probe = (seg: Uint8Array, lineNo: number): boolean => {
+  const probe = (buf: Uint8Array, start: number, end: number, lineNo: number): boolean => {
+    const seg = buf.subarray(start, end);
     if (!scanCanonicalRow(seg)) return false;
     sink(seg, lineNo);
     return true;

@@ -80,6 +80,7 @@ class JournalFeed {
     let size = 0;
     let last = 0;
     return {
+      buffer: this.walker.readBuffer(),
       data: (chunk: Uint8Array) => {
         if (chunk.length === 0) return;
         size += chunk.length;

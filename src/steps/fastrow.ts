@@ -51,6 +51,8 @@ const KEY_BYTES: [Key, Uint8Array][] = (
 /** Value spans [start, end) per key of the last successful scan; -1 = absent. */
 export const spanStart = new Int32Array(KEY_COUNT);
 export const spanEnd = new Int32Array(KEY_COUNT);
+/** 1 when the key's value is a string without escapes (its text is the bytes inside the quotes). */
+export const plainString = new Uint8Array(KEY_COUNT);
 /** Offset of each key's opening quote (to find runs of adjacent keys). */
 export const keyStart = new Int32Array(KEY_COUNT);
 /**
@@ -107,6 +109,17 @@ function scanString(b: Uint8Array, p: number): number {
     if (v === 0x0a || v === 0x0d || v === 0x09 || v === 0x08 || v === 0x0c) return -1;
     p += 6;
   }
+}
+
+/**
+ * A key: a string of plain printable ASCII only (escaped keys sort
+ * differently in escaped form: they are left to the general path).
+ */
+function scanKey(b: Uint8Array, p: number): number {
+  p++;
+  const n = len;
+  while (p < n && STR[b[p]!] === 0) p++;
+  return p < n && b[p] === 0x22 ? p + 1 : -1;
 }
 
 function scanNumber(b: Uint8Array, p: number, strict: boolean): number {
@@ -204,18 +217,24 @@ function scanValue(b: Uint8Array, p: number, strict: boolean, depth: number): nu
   }
 }
 
-/** Keys by length, so a top-level key is compared with at most four candidates. */
-const KEYS_BY_LENGTH: [Key, Uint8Array][][] = [];
-for (const kb of KEY_BYTES) (KEYS_BY_LENGTH[kb[1].length] ??= []).push(kb);
+/** Keys by length (parallel arrays), so a top-level key is compared with at most four candidates. */
+const KEYS_BY_LENGTH: Key[][] = [];
+const KEY_TEXT_BY_LENGTH: Uint8Array[][] = [];
+for (const [k, bytes] of KEY_BYTES) {
+  (KEYS_BY_LENGTH[bytes.length] ??= []).push(k);
+  (KEY_TEXT_BY_LENGTH[bytes.length] ??= []).push(bytes);
+}
 
 function identify(b: Uint8Array, s: number, e: number): Key {
-  const candidates = KEYS_BY_LENGTH[e - s];
-  if (candidates === undefined) return Key.Other;
-  for (let c = 0; c < candidates.length; c++) {
-    const [k, bytes] = candidates[c]!;
+  const n = e - s;
+  const keys = KEYS_BY_LENGTH[n];
+  if (keys === undefined) return Key.Other;
+  const texts = KEY_TEXT_BY_LENGTH[n]!;
+  for (let c = 0; c < keys.length; c++) {
+    const bytes = texts[c]!;
     let i = 0;
-    while (i < bytes.length && bytes[i] === b[s + i]) i++;
-    if (i === bytes.length) return k;
+    while (i < n && bytes[i] === b[s + i]) i++;
+    if (i === n) return keys[c]!;
   }
   return Key.Other;
 }
@@ -231,9 +250,8 @@ function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number, to
   for (;;) {
     if (b[p] !== 0x22) return -1;
     const kS = p + 1;
-    const kEnd = scanString(b, p);
-    // Escaped keys sort differently in escaped form: leave them to the general path.
-    if (kEnd < 0 || hadEscape) return -1;
+    const kEnd = scanKey(b, p);
+    if (kEnd < 0) return -1;
     const kE = kEnd - 1;
     if (prevS >= 0 && !keyLess(b, prevS, prevE, kS, kE)) return -1;
     prevS = kS;
@@ -253,6 +271,7 @@ function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number, to
       keyStart[key] = kS - 1;
       spanStart[key] = vS;
       spanEnd[key] = vE;
+      plainString[key] = b[vS] === 0x22 && !hadEscape ? 1 : 0;
     }
     const d = b[vE];
     if (d === 0x7d) return vE + 1;
@@ -268,16 +287,28 @@ function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number, to
 export function scanCanonicalRow(line: Uint8Array): boolean {
   // The same view scanned again right away (a probe, then its consumers): the spans are still valid.
   if (line === lastAccepted) return true;
-  lastAccepted = null;
-  if (line.length < 2 || line[0] !== 0x7b || line[line.length - 1] !== 0x7d) return false;
-  len = line.length;
-  spanStart.fill(-1);
-  spanEnd.fill(-1);
-  topKeyCount = 0;
-  const end = scanObject(line, 0, false, 1, true);
-  if (end !== len) return false;
+  if (!scanCanonicalRange(line, 0, line.length)) return false;
   lastAccepted = line;
   return true;
+}
+
+/**
+ * `scanCanonicalRow` of the bytes [start, end) of `buf`, without a view per
+ * line; the spans are offsets into `buf`. Bytes past `end` may be read but
+ * never make a row canonical: a scan that reaches `end` before the closing
+ * brace at end - 1 has already failed.
+ */
+export function scanCanonicalRange(buf: Uint8Array, start: number, end: number): boolean {
+  lastAccepted = null;
+  if (end - start < 2 || buf[start] !== 0x7b || buf[end - 1] !== 0x7d) return false;
+  len = end;
+  for (let k = 0; k < KEY_COUNT; k++) {
+    spanStart[k] = -1;
+    spanEnd[k] = -1;
+    plainString[k] = 0;
+  }
+  topKeyCount = 0;
+  return scanObject(buf, start, false, 1, true) === end;
 }
 
 /** True when the span holds a string without escapes (its text is the bytes inside the quotes). */

@@ -20,8 +20,12 @@ export type LineDialect = "universal" | "splitlines";
 /** `line` is null when the line exceeded the cap (its bytes were discarded). */
 export type LineSink = (line: Uint8Array | null, lineNo: number) => void;
 
-/** Claims `segment` as exactly one line (returns true) after handling it, or declines. */
-export type FastProbe = (segment: Uint8Array, lineNo: number) => boolean;
+/**
+ * Claims the segment `buf[start, end)` as exactly one line (returns true)
+ * after handling it, or declines. The range form spares a view per line;
+ * `buf` is valid only during the call.
+ */
+export type FastProbe = (buf: Uint8Array, start: number, end: number, lineNo: number) => boolean;
 
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
@@ -67,7 +71,7 @@ export class LineSplitter {
       if (nl === -1) break;
       const segEnd = base + nl + 1;
       if (this.carryLen === 0 && !this.overlong) {
-        this.segment(chunk.subarray(start, nl), true, segEnd);
+        this.segment(chunk, start, nl, true, segEnd);
       } else {
         this.append(chunk, start, nl);
         this.flushCarry(true, segEnd);
@@ -91,9 +95,9 @@ export class LineSplitter {
       this.sink(null, this.lineNo);
       return;
     }
-    const seg = this.carry.subarray(0, this.carryLen);
+    const n = this.carryLen;
     this.carryLen = 0;
-    this.segment(seg, terminated, segEnd);
+    this.segment(this.carry, 0, n, terminated, segEnd);
     // A very long line's buffer is not kept around for the next ones.
     if (this.carry.length > 1 << 20) this.carry = new Uint8Array(0);
   }
@@ -125,17 +129,18 @@ export class LineSplitter {
   }
 
   /**
-   * One `\n`-delimited segment (`terminated`: a `\n` followed it; `segEnd`:
-   * absolute offset past that `\n`).
+   * One `\n`-delimited segment `buf[from, to)` (`terminated`: a `\n`
+   * followed it; `segEnd`: absolute offset past that `\n`).
    */
-  private segment(seg: Uint8Array, terminated: boolean, segEnd: number): void {
-    if (this.fast !== null && seg.length > 0 && seg.length <= this.maxLineBytes) {
+  private segment(buf: Uint8Array, from: number, to: number, terminated: boolean, segEnd: number): void {
+    if (this.fast !== null && to > from && to - from <= this.maxLineBytes) {
       this.nextLineStart = segEnd;
-      if (this.fast(seg, this.lineNo + 1)) {
+      if (this.fast(buf, from, to, this.lineNo + 1)) {
         this.lineNo++;
         return;
       }
     }
+    const seg = buf.subarray(from, to);
     const table = this.table;
     const splitlines = this.dialect === "splitlines";
     const n = seg.length;

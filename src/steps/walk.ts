@@ -2,7 +2,7 @@ import { parse } from "../pyjson/parse.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
-import { isPlainString, Key, keyStart, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
+import { Key, keyStart, plainString, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
 import { pyStrip } from "./lines.ts";
 
 /**
@@ -56,6 +56,8 @@ const P_OPEN = ENC.encode("{");
 const P_COMMA = ENC.encode(",");
 
 const HEX_BYTES = new TextEncoder().encode("0123456789abcdef");
+const ARENA_READ = 1 << 20;
+const ARENA_SCRATCH = 64 * 1024;
 const utf8Loose = new TextDecoder("utf-8");
 
 export class ChainWalker {
@@ -63,18 +65,38 @@ export class ChainWalker {
   private expected = 0;
   private readonly kept: string[] = [];
   private dropped = 0;
-  private scratch = new Uint8Array(4096);
+  private scratch: Uint8Array = new Uint8Array(4096);
   private scratchLen = 0;
+  /** Hash input views of the scratch by length (a view per row costs more than the hash of a short row). */
+  private views: (Uint8Array | undefined)[] = [];
+  /**
+   * With `readBuffer()`: one allocation holding the read area [0, ARENA_READ)
+   * and the scratch after it, so spans of rows read into it are copied into
+   * the pre-image with `copyWithin` instead of through a view each.
+   */
+  private arena: Uint8Array | null = null;
+  /** The last view `fast` saw, whether it lies in the arena (with the scratch), and its offset there. */
+  private seenView: Uint8Array | null = null;
+  private seenInArena = false;
+  private seenOffset = 0;
   private readonly prefix: string;
   private readonly notObject: string;
   /** The running head as bytes (compared without building strings on the hot path). */
   private headBytes = new Uint8Array(64).fill(0x30);
   private headLen = 64;
   private headText: string | null = GENESIS_HASH;
-  private readonly digest = new Uint8Array(64);
+  /**
+   * When set, the head is the lowercase hex of `headDigest` (a canonical row
+   * whose stored step_hash equals its recomputed digest): the digest buffers
+   * are swapped instead of copying the 64 hex bytes.
+   */
+  private headIsDigest = false;
+  private headDigest = new Uint8Array(32);
+  private digest = new Uint8Array(32);
   private readonly digestHex = new Uint8Array(64);
   /** For a `LineSplitter`: claims canonical rows whole, so they are scanned once. */
-  readonly probe = (seg: Uint8Array, lineNo: number): boolean => scanCanonicalRow(seg) && this.fast(seg, lineNo);
+  readonly probe = (buf: Uint8Array, start: number, end: number, lineNo: number): boolean =>
+    scanCanonicalRange(buf, start, end) && this.fast(buf, lineNo);
 
   constructor(
     private readonly dialect: WalkDialect,
@@ -85,11 +107,24 @@ export class ChainWalker {
   }
 
   get head(): string {
-    if (this.headText === null) this.headText = utf8Loose.decode(this.headBytes.subarray(0, this.headLen));
+    if (this.headText === null) {
+      if (this.headIsDigest) {
+        const hex = this.digestHex;
+        for (let i = 0; i < 32; i++) {
+          const b = this.headDigest[i]!;
+          hex[2 * i] = HEX_BYTES[b >> 4]!;
+          hex[2 * i + 1] = HEX_BYTES[b & 15]!;
+        }
+        this.headText = latin1.decode(hex);
+      } else {
+        this.headText = utf8Loose.decode(this.headBytes.subarray(0, this.headLen));
+      }
+    }
     return this.headText;
   }
 
   private setHeadBytes(src: Uint8Array, s: number, e: number): void {
+    this.headIsDigest = false;
     const n = e - s;
     if (n > this.headBytes.length) this.headBytes = new Uint8Array(n);
     const h = this.headBytes;
@@ -105,6 +140,15 @@ export class ChainWalker {
   }
 
   private headEquals(src: Uint8Array, s: number, e: number): boolean {
+    if (this.headIsDigest) {
+      if (e - s !== 64) return false;
+      const d = this.headDigest;
+      for (let i = 0, p = s; i < 32; i++, p += 2) {
+        const b = d[i]!;
+        if (src[p] !== HEX_BYTES[b >> 4] || src[p + 1] !== HEX_BYTES[b & 15]) return false;
+      }
+      return true;
+    }
     if (e - s !== this.headLen) return false;
     const h = this.headBytes;
     for (let i = 0; i < this.headLen; i++) if (h[i] !== src[s + i]) return false;
@@ -138,12 +182,30 @@ export class ChainWalker {
     this.general(bytes, lineNo);
   }
 
+  /**
+   * A buffer to read input into (chunks handed to the splitter as views of
+   * it): it shares memory with the pre-image scratch. Optional; any chunk
+   * works, this one only spares copies a view per span.
+   */
+  readBuffer(): Uint8Array {
+    if (this.arena === null) {
+      this.arena = new Uint8Array(ARENA_READ + ARENA_SCRATCH);
+      this.scratch = this.arena.subarray(ARENA_READ);
+      this.scratchLen = 0;
+      this.views = [];
+      this.seenView = null;
+    }
+    return this.arena.subarray(0, ARENA_READ);
+  }
+
   private put(src: Uint8Array, s = 0, e = src.length): void {
     const n = e - s;
     if (this.scratchLen + n > this.scratch.length) {
       const grown = new Uint8Array(Math.max(this.scratch.length * 2, this.scratchLen + n));
       grown.set(this.scratch.subarray(0, this.scratchLen));
       this.scratch = grown;
+      this.views = [];
+      this.seenView = null;
     }
     const dst = this.scratch;
     let o = this.scratchLen;
@@ -154,6 +216,17 @@ export class ChainWalker {
       dst.set(src.subarray(s, e), o);
     }
     this.scratchLen += n;
+  }
+
+  /** The assembled pre-image as an exact-length view (cached by length). */
+  private preimage(): Uint8Array {
+    const n = this.scratchLen;
+    let v = this.views[n];
+    if (v === undefined) {
+      v = new Uint8Array(this.scratch.buffer, this.scratch.byteOffset, n);
+      if (n <= ARENA_SCRATCH) this.views[n] = v;
+    }
+    return v;
   }
 
   private putSpan(line: Uint8Array, key: Key): void {
@@ -184,7 +257,10 @@ export class ChainWalker {
     this.put(P_CLOSE);
   }
 
-  /** Canonical row: hash from byte spans. False = let the general path decide. */
+  /**
+   * Canonical row (just scanned; its spans are offsets into `line`): hash
+   * from byte spans. False = let the general path decide.
+   */
   private fast(line: Uint8Array, lineNo: number): boolean {
     const seqS = spanStart[Key.Seq]!;
     const seqE = spanEnd[Key.Seq]!;
@@ -202,8 +278,7 @@ export class ChainWalker {
     const pE = spanEnd[Key.PrevHash]!;
     const sS = spanStart[Key.StepHash]!;
     const sE = spanEnd[Key.StepHash]!;
-    if (!isPlainString(line, pS, pE) || !isPlainString(line, sS, sE)) return false;
-    if (!isPlainString(line, spanStart[Key.InputHash]!, spanEnd[Key.InputHash]!)) return false;
+    if (plainString[Key.PrevHash] !== 1 || plainString[Key.StepHash] !== 1 || plainString[Key.InputHash] !== 1) return false;
 
     this.scratchLen = 0;
     const effortS = spanStart[Key.Effort]!;
@@ -223,37 +298,73 @@ export class ChainWalker {
       keyStart[Key.Prompt] === spanEnd[Key.PrevHash]! + 1 &&
       keyStart[Key.ToolResult] === spanEnd[Key.ToolCall]! + 1
     ) {
-      this.put(P_OPEN);
-      this.put(line, runStart, spanEnd[Key.Prompt]!);
-      this.put(P_COMMA);
-      this.put(line, keyStart[Key.ToolCall]!, spanEnd[Key.ToolResult]!);
-      this.put(P_CLOSE);
+      const e1 = spanEnd[Key.Prompt]!;
+      const s2 = keyStart[Key.ToolCall]!;
+      const e2 = spanEnd[Key.ToolResult]!;
+      const n1 = e1 - runStart;
+      const n = n1 + (e2 - s2) + 3;
+      if (line !== this.seenView) {
+        // Once per chunk: is it a view of the arena (then copyWithin needs no views)?
+        this.seenView = line;
+        this.seenOffset = line.byteOffset;
+        this.seenInArena =
+          this.arena !== null &&
+          this.scratch.buffer === this.arena.buffer &&
+          line.buffer === this.arena.buffer &&
+          this.seenOffset + line.length <= ARENA_READ;
+      }
+      if (this.seenInArena && n <= ARENA_SCRATCH) {
+        const a = this.arena!;
+        const off = this.seenOffset;
+        a[ARENA_READ] = 0x7b;
+        a.copyWithin(ARENA_READ + 1, off + runStart, off + e1);
+        a[ARENA_READ + 1 + n1] = 0x2c;
+        a.copyWithin(ARENA_READ + 2 + n1, off + s2, off + e2);
+        a[ARENA_READ + n - 1] = 0x7d;
+        this.scratchLen = n;
+      } else {
+        this.put(P_OPEN);
+        this.put(line, runStart, e1);
+        this.put(P_COMMA);
+        this.put(line, s2, e2);
+        this.put(P_CLOSE);
+      }
     } else {
       this.putPieces(line, hasEffort);
     }
-    const hasher = new Bun.SHA256();
-    hasher.update(this.scratch.subarray(0, this.scratchLen));
-    hasher.digest(this.digest);
-    const hex = this.digestHex;
-    for (let i = 0; i < 32; i++) {
-      const b = this.digest[i]!;
-      hex[2 * i] = HEX_BYTES[b >> 4]!;
-      hex[2 * i + 1] = HEX_BYTES[b & 15]!;
-    }
+    // One view of the scratch (exact length) and the digest straight into a reusable buffer.
+    Bun.SHA256.hash(this.preimage(), this.digest);
+    const digest = this.digest;
 
     if (seq !== this.expected) this.error(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seq})`);
     if (!this.headEquals(line, pS + 1, pE - 1)) {
       const prev = latin1.decode(line.subarray(pS + 1, pE - 1));
       this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
     }
+    // The stored hash against the digest, hex digit by hex digit (no strings unless they differ).
     let same = sE - sS - 2 === 64;
-    for (let i = 0; same && i < 64; i++) if (hex[i] !== line[sS + 1 + i]) same = false;
+    for (let i = 0, p = sS + 1; same && i < 32; i++, p += 2) {
+      const b = digest[i]!;
+      if (line[p] !== HEX_BYTES[b >> 4] || line[p + 1] !== HEX_BYTES[b & 15]) same = false;
+    }
     if (!same) {
+      const hex = this.digestHex;
+      for (let i = 0; i < 32; i++) {
+        const b = digest[i]!;
+        hex[2 * i] = HEX_BYTES[b >> 4]!;
+        hex[2 * i + 1] = HEX_BYTES[b & 15]!;
+      }
       const recomputed = latin1.decode(hex);
       const stored = latin1.decode(line.subarray(sS + 1, sE - 1));
       this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
+      this.setHeadBytes(line, sS + 1, sE - 1);
+    } else {
+      // The stored hash is the digest's hex: keep the digest as the head.
+      this.digest = this.headDigest;
+      this.headDigest = digest;
+      this.headIsDigest = true;
+      this.headText = null;
     }
-    this.setHeadBytes(line, sS + 1, sE - 1);
     this.steps++;
     this.expected++;
     return true;

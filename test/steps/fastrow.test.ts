@@ -1,0 +1,87 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { mutateLines, splitLinesKeep } from "../../src/fuzz/mutate.ts";
+import { Rng } from "../../src/fuzz/rng.ts";
+import { keyStart, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../../src/steps/fastrow.ts";
+import { LineSplitter } from "../../src/steps/lines.ts";
+import { ChainWalker, type WalkResult } from "../../src/steps/walk.ts";
+import { VECTORS } from "../helpers/cli.ts";
+import { listTar } from "../receipts/tarcraft.ts";
+
+const journal = listTar(readFileSync(join(VECTORS, "agent-journal", "agent-a.tar"))).find((m) => m.name === "journal/000000.jsonl")!.data;
+
+/** Journals: the vector and seeded line/byte mutants of it. */
+function corpus(n: number): Uint8Array[] {
+  const rng = new Rng(0xfa57);
+  const out = [journal];
+  for (let i = 0; i < n; i++) out.push(mutateLines(rng.fork(), journal));
+  return out;
+}
+
+function spans(at: number): number[] {
+  const out: number[] = [topKeyCount];
+  for (let k = 0; k < spanStart.length; k++) {
+    out.push(spanStart[k]! < 0 ? -1 : spanStart[k]! - at, spanEnd[k]! < 0 ? -1 : spanEnd[k]! - at);
+    if (spanStart[k]! >= 0) out.push(keyStart[k]! - at);
+  }
+  return out;
+}
+
+describe("scanCanonicalRange", () => {
+  test("agrees with scanCanonicalRow on a view, whatever bytes surround the range", () => {
+    const rng = new Rng(7);
+    const around = [0x0a, 0x7d, 0x2c, 0x22, 0x5d, 0x00, 0x20, 0x7b];
+    for (const data of corpus(300)) {
+      for (const withNl of splitLinesKeep(data)) {
+        const line = withNl[withNl.length - 1] === 0x0a ? withNl.subarray(0, withNl.length - 1) : withNl;
+        const view = line.slice();
+        const ok = scanCanonicalRow(view);
+        const want = ok ? spans(0) : null;
+        const before = rng.int(9);
+        const after = rng.int(9);
+        const buf = new Uint8Array(before + line.length + after);
+        for (let i = 0; i < buf.length; i++) buf[i] = rng.pick(around);
+        buf.set(line, before);
+        const got = scanCanonicalRange(buf, before, before + line.length);
+        expect(got).toBe(ok);
+        if (ok) expect(spans(before)).toEqual(want!);
+      }
+    }
+  });
+});
+
+describe("ChainWalker fed through the arena read buffer", () => {
+  function walkChunks(data: Uint8Array, chunkSizes: () => number, arena: boolean): WalkResult | string {
+    const walker = new ChainWalker("receipt", 1 << 20);
+    const splitter = new LineSplitter("splitlines", (l, n) => walker.line(l, n), 1 << 20, walker.probe);
+    const buffer = arena ? walker.readBuffer() : null;
+    try {
+      for (let off = 0; off < data.length; ) {
+        const n = Math.min(chunkSizes(), data.length - off);
+        let chunk: Uint8Array;
+        if (buffer !== null) {
+          buffer.set(data.subarray(off, off + n));
+          // Stale bytes past the chunk must not matter.
+          buffer.fill(0x7d, n, Math.min(buffer.length, n + 8));
+          chunk = buffer.subarray(0, n);
+        } else chunk = data.slice(off, off + n);
+        splitter.push(chunk);
+        off += n;
+      }
+      splitter.end();
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return walker.result();
+  }
+
+  test("same verdict as fresh chunks, at any chunk size", () => {
+    const rng = new Rng(11);
+    for (const data of corpus(150)) {
+      const want = walkChunks(data, () => 1 << 16, false);
+      expect(walkChunks(data, () => 1 + rng.int(700), true)).toEqual(want);
+      expect(walkChunks(data, () => 1 << 20, true)).toEqual(want);
+    }
+  });
+});
