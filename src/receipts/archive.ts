@@ -1,7 +1,6 @@
 import { closeSync, createReadStream, openSync, readSync, statSync } from "node:fs";
-import { pipeline, type Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
-import { extract, type Header } from "tar-stream";
+import type { Readable } from "node:stream";
+import type { Header } from "tar-stream";
 import { planPlainTar, type PlainMember } from "./plaintar.ts";
 
 /**
@@ -14,7 +13,7 @@ import { planPlainTar, type PlainMember } from "./plaintar.ts";
  *  - names that are absolute or contain a `..` segment: refused;
  *  - more than `maxMembers` members: refused;
  *  - gzip: decompressed size bounded by max(floor, ratio x file size);
- *  - truncated data (declared size past the end): refused;
+ *  - truncated data (declared size past the end) or an unreadable size: refused;
  *  - PAX/GNU long-name headers are applied by tar-stream; a PAX path simply
  *    renames the member (an unusual name is an unrelated member).
  * bzip2 and xz receipts (which Python would open) are refused by name: the
@@ -69,7 +68,7 @@ function sniff(path: string): Uint8Array {
 }
 
 /** The archive's tar bytes as a stream (gunzipped when the file is gzip), with the decompressed-size cap. */
-function tarStream(path: string, limits: ArchiveLimits): { stream: Readable; maxBytes: number } {
+async function tarStream(path: string, limits: ArchiveLimits): Promise<{ stream: Readable; maxBytes: number }> {
   const magic = sniff(path);
   if (magic[0] === 0x42 && magic[1] === 0x5a && magic[2] === 0x68) {
     throw new ArchiveError("receipt is bzip2-compressed; decompress it first (only plain and gzip tars are read)");
@@ -80,6 +79,7 @@ function tarStream(path: string, limits: ArchiveLimits): { stream: Readable; max
   const file = createReadStream(path, { highWaterMark: READ_CHUNK });
   if (!(magic[0] === 0x1f && magic[1] === 0x8b)) return { stream: file, maxBytes: Infinity };
   const maxBytes = Math.max(limits.gzipFloorBytes, limits.gzipMaxRatio * statSync(path).size);
+  const [{ pipeline }, { createGunzip }] = await Promise.all([import("node:stream"), import("node:zlib")]);
   const gunzip = createGunzip({ chunkSize: 256 * 1024 });
   return { stream: pipeline(file, gunzip, () => undefined), maxBytes };
 }
@@ -98,6 +98,8 @@ function checkName(name: string): void {
   if (name.split(/[\\/]/).includes("..")) throw new ArchiveError(`receipt member path contains '..': ${JSON.stringify(name)}`);
 }
 
+type Extractor = ReturnType<typeof import("tar-stream").extract>;
+
 const REGULAR = new Set(["file", "contiguous-file"]);
 
 /**
@@ -111,7 +113,7 @@ const REGULAR = new Set(["file", "contiguous-file"]);
  * Patched on this extractor instance only (tar-stream is pinned; the
  * regression tests fail if its internals move).
  */
-function matchTarfileLongNames(ex: ReturnType<typeof extract>): void {
+function matchTarfileLongNames(ex: Extractor): void {
   type Inner = {
     _applyLongHeaders?: () => void;
     _consumeHeader?: () => boolean;
@@ -224,9 +226,11 @@ export async function walkArchive(path: string, visit: MemberVisitor, limits: Ar
 
 /** The tar-stream walk (any archive; the plain fast path must agree with it member for member). */
 export async function walkArchiveStreamed(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
-  const { stream: source, maxBytes } = tarStream(path, limits);
+  // Loaded only here: the plain path (the usual receipt) needs neither tar-stream nor node:stream.
+  const { extract } = await import("tar-stream");
+  const { stream: source, maxBytes } = await tarStream(path, limits);
   let seen = 0;
-  const ex = extract();
+  const ex: Extractor = extract();
   matchTarfileLongNames(ex);
   let sourceError: unknown = null;
   const feeding = (async () => {
@@ -282,6 +286,11 @@ export async function walkArchiveStreamed(path: string, visit: MemberVisitor, li
       }
       if (!REGULAR.has(h.type)) {
         throw new ArchiveError(`receipt member ${JSON.stringify(name)} is a ${h.type}; a receipt holds regular files only`);
+      }
+      // tar-stream reads a base-256 size field that starts with neither 0x80
+      // nor 0xff as null and then waits forever for the member's data.
+      if (!Number.isSafeInteger(h.size)) {
+        throw new ArchiveError(`receipt is not a valid tar archive: member ${JSON.stringify(name)} has an unreadable size field`);
       }
       const sink = await guard(() => visit(info));
       if (sink === null) {

@@ -6,7 +6,6 @@ import { compareCodePoints } from "../pyjson/encode.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
 import { ChainWalker, OverlongLineError, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, walkArchive, type ArchiveLimits, type MemberInfo } from "./archive.ts";
-import { loadPublicKey, verifyManifestSignature } from "./keys.ts";
 import { ManifestError, manifestBytes, parseManifest } from "./manifest.ts";
 
 export type SignatureState = "absent" | "unchecked" | "valid" | "invalid";
@@ -110,7 +109,9 @@ export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {
   if (!existsSync(path) || !statSync(path).isFile()) {
     throw new InputError("receipt_not_found", `receipt not found: ${path}`, { path });
   }
-  const key: KeyObject | null = opts.publicKeyPath ? loadPublicKey(opts.publicKeyPath) : null;
+  // node:crypto is loaded only when a signature is to be checked.
+  const keys = opts.publicKeyPath ? await import("./keys.ts") : null;
+  const key: KeyObject | null = keys !== null && opts.publicKeyPath ? keys.loadPublicKey(opts.publicKeyPath) : null;
   const limits: ReceiptLimits = { ...DEFAULT_RECEIPT_LIMITS, ...opts.limits };
 
   let manifestRaw: Uint8Array | null = null;
@@ -166,9 +167,9 @@ export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {
   const errors: string[] = [];
   let signature: SignatureState = "absent";
   if (sigRaw !== null) {
-    if (key === null) signature = "unchecked";
+    if (key === null || keys === null) signature = "unchecked";
     else {
-      const ok = verifyManifestSignature(key, manifestBytes(manifest.fields), new TextDecoder("latin1").decode(sigRaw));
+      const ok = keys.verifyManifestSignature(key, manifestBytes(manifest.fields), new TextDecoder("latin1").decode(sigRaw));
       signature = ok ? "valid" : "invalid";
       if (!ok) errors.push("manifest signature failed Ed25519 verification");
     }

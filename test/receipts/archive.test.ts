@@ -156,6 +156,22 @@ describe("plain-tar fast path agrees with the tar-stream walk", () => {
     await expectSameWalk(buildTar([{ name: "journal/000000.jsonl", type: "0", data: big }]));
   });
 
+  test("a base-256 size field tar-stream reads as null is refused, not waited on forever", async () => {
+    for (const skipJournal of [false, true]) {
+      const tar = buildTar(base).slice();
+      const h = tar.subarray(512 + 512, 512 + 1024); // journal/000000.jsonl's header
+      h.fill(0, 124, 136);
+      h[124] = 0x81;
+      setChecksum(h, 0);
+      await expectSameWalk(tar, { skipJournal });
+      const path = join(dir, "null-size.tar");
+      writeFileSync(path, tar);
+      let error = "";
+      await walkArchive(path, () => null).catch((err: Error) => (error = err.message));
+      expect(error).toBe('receipt is not a valid tar archive: member "journal/000000.jsonl" has an unreadable size field');
+    }
+  });
+
   test("hostile and unusual headers (seeded mutants)", async () => {
     const rng = new Rng(0x7a5);
     for (let i = 0; i < 600; i++) {
