@@ -13,7 +13,7 @@ import { ChainWalker } from "../../../steps/walk.ts";
 import { paint } from "../../../render/ansi.ts";
 import { printLines, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
-import { refuseInapplicableFlags } from "./export.ts";
+import { refuseInapplicableFlags } from "./flags.ts";
 
 function parseLimit(raw: string | undefined): number | null {
   if (raw === undefined) return null;

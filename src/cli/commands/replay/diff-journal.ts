@@ -5,7 +5,7 @@ import { pyRepr } from "../../../pyjson/python.ts";
 import type { PyValue } from "../../../pyjson/types.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
-import { refuseInapplicableFlags } from "./export.ts";
+import { refuseInapplicableFlags } from "./flags.ts";
 
 const USAGE = "usage: bernstein replay diff-journal <LEFT> <RIGHT>   (each an agent id, a journal file or a receipt)";
 

@@ -50,3 +50,25 @@ export function expectPositionals(ctx: ReplayContext, n: number, usage: string):
   if (ctx.positionals.length !== n) throw new UsageError(`usage: ${usage}`);
   return ctx.positionals;
 }
+
+/** Replay flags that only some verbs accept; the rest are refused by name. */
+const VERB_FLAGS = ["limit", "verify", "from-step", "seal", "threads", "links-only", "head", "public-key", "sign", "redact", "model", "extra-context", "timeout"] as const;
+
+/**
+ * `replay` declares the union of its verbs' flags; a flag given to a verb it
+ * does not apply to is an error (exit 2, `flag_not_applicable`), never
+ * silently ignored (a misplaced `--head` must not "verify" without a head).
+ */
+export function refuseInapplicableFlags(ctx: ReplayContext, verb: string, allowed: readonly string[]): void {
+  const args = ctx.args as Record<string, unknown>;
+  for (const f of VERB_FLAGS) {
+    if (allowed.includes(f)) continue;
+    const v = args[f];
+    if (v !== undefined && v !== false) {
+      throw new UsageError(`--${f} does not apply to 'bernstein replay ${verb}'`, "flag_not_applicable");
+    }
+  }
+}
+
+/** Python-style booleans in prose, as the reference prints them. */
+export const pyBool = (b: boolean): string => (b ? "True" : "False");

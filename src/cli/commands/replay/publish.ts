@@ -4,7 +4,7 @@ import { publishReceipt, redactionPolicy } from "../../../receipts/index.ts";
 import { validateAgentId } from "../../../steps/paths.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
-import { pyBool, refuseInapplicableFlags } from "./export.ts";
+import { pyBool, refuseInapplicableFlags } from "./flags.ts";
 
 const USAGE = "usage: bernstein replay publish <AGENT_ID> [OUT] --yes-i-want-to-publish [--redact FIELD] [--sign KEY]";
 

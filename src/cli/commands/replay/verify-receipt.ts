@@ -1,8 +1,8 @@
 import { UsageError } from "../../../errors.ts";
-import { verifyReceipt, type SignatureState } from "../../../receipts/index.ts";
+import { verifyReceipt, type SignatureState } from "../../../receipts/verify.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
-import { refuseInapplicableFlags } from "./export.ts";
+import { refuseInapplicableFlags } from "./flags.ts";
 
 const USAGE = "usage: bernstein replay verify <RECEIPT> [--head HEX] [--public-key KEY]";
 
