@@ -8,7 +8,7 @@ import { canonicalizer, dumps, UnknownHashProfileError } from "../pyjson/encode.
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
 import { journalPath, lockPathFor, runDir, SEAL_FILE_NAME } from "./paths.ts";
-import { verifyJournalSync, type JournalSeal } from "./verify.ts";
+import { verifyJournal, type JournalSeal } from "./verify.ts";
 
 /**
  * External seals: a commitment `{head, event_count}` kept apart from the
@@ -110,9 +110,10 @@ export function lockJournalOrRefuse(journalFile: string, runId: string, action: 
  * and nothing was discarded), then write seal.json atomically. Idempotent
  * for an identical existing seal; refuses (`seal_mismatch`) to overwrite a
  * seal the journal no longer matches (that is exactly what a seal exists
- * to expose).
+ * to expose). The verify is the fast (parallel, streaming) one: under the
+ * writer lock the journal cannot grow, so its snapshot is the whole file.
  */
-export function sealJournalDetailed(sddDir: string, runId: string): SealOutcome {
+export async function sealJournalDetailed(sddDir: string, runId: string): Promise<SealOutcome> {
   const jpath = journalPath(sddDir, runId);
   const sealPath = sealPathFor(sddDir, runId);
   if (!existsSync(jpath)) {
@@ -120,7 +121,7 @@ export function sealJournalDetailed(sddDir: string, runId: string): SealOutcome 
   }
   const lock = lockJournalOrRefuse(jpath, runId, "seal");
   try {
-    const r = verifyJournalSync(jpath);
+    const r = await verifyJournal(jpath);
     if (!r.chain_consistent || r.coverage !== "complete") {
       throw new RefusalError(
         "seal_refused",
@@ -165,7 +166,7 @@ export function sealJournalDetailed(sddDir: string, runId: string): SealOutcome 
 }
 
 export async function sealJournal(sddDir: string, runId: string): Promise<JournalSeal> {
-  return sealJournalDetailed(sddDir, runId).seal;
+  return (await sealJournalDetailed(sddDir, runId)).seal;
 }
 
 function fsyncFile(path: string): void {

@@ -10,6 +10,7 @@ import { bernstein, bernsteinJson, binPath, VECTORS } from "../../helpers/cli.ts
 import { Gen } from "../../pyjson/gen.ts";
 import { parse } from "../../../src/pyjson/index.ts";
 import { referenceVerdicts, tempDirs } from "../../journal/tmp.ts";
+import { verifyJournalSync } from "../../../src/journal/verify.ts";
 
 const dirs = tempDirs("e2e-journal");
 afterAll(() => dirs.cleanup());
@@ -184,6 +185,24 @@ describe("seal", () => {
     expect(existsSync(join(cwd, ".sdd", "runs", "bad", "seal.json"))).toBe(false);
     const missing = await bernsteinJson(["journal", "seal", "nope"], { cwd });
     expect([missing.code, missing.json.error]).toEqual([3, "journal_missing"]);
+  });
+
+  test("sealing verifies on worker threads too: the seal commits to the exact head, a broken copy is refused", async () => {
+    // BERNSTEIN_FAST_VERIFY_MIN_RANGE=1 splits even a small journal into
+    // many ranges across workers, as a huge journal would be.
+    const env = { BERNSTEIN_FAST_VERIFY_MIN_RANGE: "1" };
+    const cwd = dirs.make();
+    const runs = join(cwd, ".sdd", "runs");
+    for (const id of ["good", "broken"]) mkdirSync(join(runs, id), { recursive: true });
+    const rows = readFileSync(join(VDIR, "hazards.jsonl"), "utf8").split("\n").filter(Boolean);
+    writeFileSync(join(runs, "good", "journal.jsonl"), rows.join("\n") + "\n");
+    writeFileSync(join(runs, "broken", "journal.jsonl"), rows.filter((_, i) => i !== 1).join("\n") + "\n");
+    const exact = verifyJournalSync(join(runs, "good", "journal.jsonl"));
+    const sealed = await bernsteinJson(["journal", "seal", "good"], { cwd, env });
+    expect([sealed.code, sealed.json.event_count, sealed.json.head]).toEqual([0, exact.count, exact.head]);
+    const refused = await bernsteinJson(["journal", "seal", "broken"], { cwd, env });
+    expect([refused.code, refused.json.error]).toEqual([2, "seal_refused"]);
+    expect(refused.json.errors).toEqual(["step 1: prev_hash break"]);
   });
 });
 

@@ -19,7 +19,7 @@ export default defineCliCommand({
     const words = args._.map(String);
     if (words.length !== 1) throw new UsageError(USAGE);
     const runId = words[0]!;
-    const out = sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId);
+    const out = await sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId);
     if (json) {
       await printJson({
         ok: true,
