@@ -158,6 +158,69 @@ describe("checkpoint and wrap-up against a live server", () => {
   }, E2E_TIMEOUT);
 });
 
+describe("wrap-up --stop", () => {
+  test("standalone server: brief written, then stopped as 'stop' does (session.json saved, server gone); JSON and human", async () => {
+    const p = tempProject();
+    const s = await serverWithTasks(p);
+    const tasks = (await s.call("GET", "/tasks")).json as any[];
+    const r = await cliJson(p, ["wrap-up", "--stop", "--timeout", "5"]);
+    expect(r.code).toBe(0);
+    const { ok, path, stop, ...brief } = r.json;
+    expect(ok).toBe(true);
+    expect(Object.keys(r.json).at(-1)).toBe("stop");
+    expect(JSON.parse(readFileSync(join(p, path), "utf8"))).toEqual(brief);
+    expect(brief.completed_task_ids).toEqual(["A"]);
+    expect(stop).toMatchObject({ ok: true, reachable: true, url: s.url, session_saved: true, stop_accepted: true, force: false, timeout_s: 5, pid: s.pid, pid_role: "server", exited: true });
+    expect(await s.proc.exited).toBe(0);
+    const session = JSON.parse(readFileSync(join(p, ".sdd", "runtime", "session.json"), "utf8"));
+    expect(session.completed_task_ids).toEqual(["A"]);
+    expect(session.open_task_ids).toEqual(tasks.filter((t) => t.status === "open").map((t) => t.id));
+
+    const q = tempProject();
+    const s2 = await serverWithTasks(q);
+    const human = await cli(q, ["wrap-up", "--stop"]);
+    expect(human.code).toBe(0);
+    expect(human.stderr).toBe("");
+    expect(human.stdout).toMatch(/^Wrap-up brief written to \.sdd\/sessions\/\d+-wrapup\.json\n/);
+    expect(human.stdout).toContain("\nStop\nSession saved to .sdd/runtime/session.json (1 done, ");
+    expect(human.stdout).toContain("Graceful stop requested (agents get up to 30s)");
+    expect(human.stdout).toContain(`Task server (pid ${s2.pid}) exited after `);
+    expect(await s2.proc.exited).toBe(0);
+  }, E2E_TIMEOUT);
+
+  test("--timeout without --stop, or a bad --timeout: exit 2 before anything is written or stopped", async () => {
+    const p = tempProject();
+    const s = await serverWithTasks(p);
+    const alone = await cliJson(p, ["wrap-up", "--timeout", "5"]);
+    expect(alone.code).toBe(2);
+    expect(alone.json).toEqual({ ok: false, error: "flag_not_applicable", detail: "--timeout does not apply without --stop", flags: ["--timeout"] });
+    for (const bad of ["soon", "-1", "86401", ""]) {
+      const r = await cliJson(p, ["wrap-up", "--stop", `--timeout=${bad}`]);
+      expect(r.code).toBe(2);
+      expect(r.json).toMatchObject({ ok: false, error: "usage" });
+      expect(r.json.detail).toContain("--timeout needs seconds");
+    }
+    const human = await cli(p, ["wrap-up", "--timeout", "5"]);
+    expect(human.code).toBe(2);
+    expect(human.stdout).toBe("");
+    expect(human.stderr).toContain("--timeout does not apply without --stop");
+    expect(human.stderr).not.toContain("    at ");
+    // nothing written, nothing stopped
+    expect(existsSync(join(p, ".sdd", "sessions"))).toBe(false);
+    expect(existsSync(join(p, ".sdd", "runtime", "session.json"))).toBe(false);
+    expect((await s.call("GET", "/status")).status).toBe(200);
+  }, E2E_TIMEOUT);
+
+  test("no server: exit 1 server_unreachable with stop: null; no brief, and no stop fallback written", async () => {
+    const p = tempProject();
+    const r = await cliJson(p, ["wrap-up", "--stop"]);
+    expect(r.code).toBe(1);
+    expect(r.json).toMatchObject({ ok: false, error: "server_unreachable", stop: null });
+    expect(existsSync(join(p, ".sdd", "sessions"))).toBe(false);
+    expect(existsSync(join(p, ".sdd", "runtime", "session_state.json"))).toBe(false);
+  }, E2E_TIMEOUT);
+});
+
 describe("stop", () => {
   test("server down: writes the session_state.json fallback, says so, exit 1", async () => {
     const p = tempProject();

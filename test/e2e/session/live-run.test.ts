@@ -103,6 +103,41 @@ describe("bernstein stop against a live 'bernstein run --keep-alive'", () => {
   }, E2E_TIMEOUT);
 });
 
+describe("bernstein wrap-up --stop against a live 'bernstein run --keep-alive'", () => {
+  test("writes the brief, then stops gracefully as 'stop' does: one JSON document, session saved, orchestrator gone", async () => {
+    const p = project({ sleep: 3, tasks: ["W-1", "W-2", "W-3"] });
+    const s = await startRun(p);
+    await waitStatus(s, "W-1", ["done"]);
+    await waitStatus(s, "W-2", ["claimed", "in_progress"]);
+    const r = await bernstein(["wrap-up", "--stop", "--timeout", "30", "--as-json"], { cwd: p, env: ENV, timeoutMs: 80_000 });
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(Object.keys(doc)).toEqual(["ok", "path", "timestamp", "session_id", "changes_summary", "learnings", "next_session_brief", "git_diff_stat", "completed_task_ids", "stop"]);
+    const { ok, path, stop, ...brief } = doc;
+    expect(ok).toBe(true);
+    // the brief: taken before the stop, while W-2 was still running
+    expect(path).toMatch(/^\.sdd\/sessions\/\d+-wrapup\.json$/);
+    expect(JSON.parse(readFileSync(join(p, path), "utf8"))).toEqual(brief);
+    expect(brief.completed_task_ids).toEqual(["W-1"]);
+    expect(brief.changes_summary).toBe("- Task W-1: model=sonnet");
+    expect(brief.next_session_brief).toContain("Task W-3");
+    // the stop: what `bernstein stop --as-json` prints
+    expect(stop).toMatchObject({ ok: true, reachable: true, session_saved: true, stop_accepted: true, force: false, timeout_s: 30, pid: s.pid, pid_role: "orchestrator", exited: true });
+    expect(stop).toMatchObject({ completed: 1, pending: 1, open: 1 });
+    expect(stop.session_path).toBe(".sdd/runtime/session.json");
+    await s.proc.exited;
+    expect(() => process.kill(s.pid, 0)).toThrow();
+    const out = await new Response(s.proc.stdout as ReadableStream).text();
+    expect(out).toContain("done W-2"); // graceful: the running agent was let finish
+    expect(out).not.toContain("on W-3");
+    const session = readSession(p);
+    expect(session.completed_task_ids).toEqual(["W-1", "W-2"]);
+    expect(session.open_task_ids).toEqual(["W-3"]);
+    const status = await bernstein(["status", "--as-json"], { cwd: p, env: ENV });
+    expect(JSON.parse(status.stdout)).toMatchObject({ server: { reachable: false }, session: { status: "ok", resumable: true } });
+  }, E2E_TIMEOUT);
+});
+
 describe("task-trace replay against a live orchestrator", () => {
   test("replay with --model: the agent's output differs by model, shown as a diff; JSON shape", async () => {
     const p = project({ sleep: 0, tasks: ["R-1"] });

@@ -1,0 +1,100 @@
+import { NegativeError, UsageError, type BernsteinError } from "../errors.ts";
+import { paint } from "../render/ansi.ts";
+import { isTerminal } from "../render/terminal.ts";
+import { ServerUnreachableError } from "../server/errors.ts";
+import type { StopReport } from "../session/stop.ts";
+
+/**
+ * How a `stopRun` report is judged and shown, shared by `bernstein stop` and
+ * `bernstein wrap-up --stop` so both say and exit the same for the same stop.
+ */
+
+/** `--timeout S`: seconds (fractions allowed), 0..86400 like the server accepts. */
+export function parseTimeoutSeconds(raw: string, flag = "timeout"): number {
+  const t = raw.trim();
+  const n = /^\d+(\.\d+)?$/.test(t) ? Number(t) : Number.NaN;
+  if (!Number.isFinite(n) || n > 86_400) throw new UsageError(`--${flag} needs seconds between 0 and 86400, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/**
+ * A progress line while waiting for the stopped process: on a terminal only,
+ * redrawn once per second, erased by `end()`. No-ops under `--as-json`.
+ * stderr is only looked at once there is something to wait for.
+ */
+export function stopProgress(json: boolean): { onWait: ((pid: number, elapsed: number) => void) | undefined; end(): void } {
+  let tty: boolean | null = null;
+  let shownSecond = -1;
+  return {
+    onWait: json
+      ? undefined
+      : (pid, elapsed) => {
+          tty ??= isTerminal(2);
+          if (!tty || Math.floor(elapsed) === shownSecond) return;
+          shownSecond = Math.floor(elapsed);
+          process.stderr.write(`\rwaiting for pid ${pid} to exit… ${shownSecond}s\x1b[K`);
+        },
+    end() {
+      if (shownSecond >= 0) process.stderr.write("\r\x1b[K");
+    },
+  };
+}
+
+/**
+ * The expected failure a stop report amounts to, or null when the run was
+ * stopped: server unreachable (fallback written), stop refused, or the
+ * process still running after the wait (all exit 1).
+ */
+export function stopFailure(report: StopReport): BernsteinError | null {
+  if (!report.reachable) {
+    // The stop could not be delivered; the diagnostic file is all we could save.
+    return new ServerUnreachableError(
+      `cannot reach the task server (${report.reason}); wrote ${report.fallback_path} instead ` +
+        `(${report.fallback.open_tasks} open, ${report.fallback.claimed_tasks} claimed ticket(s)) — it is a diagnostic, not a resumable session`,
+      {
+        url: report.url,
+        fallback_written: true,
+        fallback_path: report.fallback_path,
+        stopped_at: report.fallback.stopped_at,
+        open_tasks: report.fallback.open_tasks,
+        claimed_tasks: report.fallback.claimed_tasks,
+      },
+    );
+  }
+  const facts = { ...report };
+  if (!report.stop_accepted) {
+    return new NegativeError("stop_refused", `the server did not accept the stop: ${report.stop_detail}`, facts);
+  }
+  if (report.exited === false) {
+    return new NegativeError(
+      "stop_timeout",
+      `${report.pid_role} (pid ${report.pid}) is still running after ${report.waited_s}s; run 'bernstein stop --force' to end its agents now`,
+      facts,
+    );
+  }
+  return null;
+}
+
+/** The JSON document `bernstein stop --as-json` prints for this report (success or failure). */
+export function stopDocument(report: StopReport): Record<string, unknown> {
+  const err = stopFailure(report);
+  if (err !== null) return { ok: false, error: err.code, detail: err.message, ...err.facts };
+  return { ok: true, ...report };
+}
+
+/** Human lines for a successful stop (`stopFailure(report) === null`); failures are reported as errors. */
+export function stopLines(report: StopReport): string[] {
+  if (!report.reachable) return [];
+  const lines: string[] = [];
+  if (report.session_saved) {
+    lines.push(
+      `${paint("green", "Session saved")} to ${report.session_path} (${report.completed} done, ${report.pending} pending, ${report.open} open)`,
+    );
+  } else {
+    lines.push(`${paint("yellow", "Session not saved")}: ${report.session_error}`);
+  }
+  const force = report.force;
+  lines.push(`${force ? "Hard" : "Graceful"} stop requested${force ? "" : ` (agents get up to ${report.timeout_s}s)`}: ${report.stop_detail}`);
+  if (report.exited) lines.push(`${report.pid_role === "server" ? "Task server" : "Orchestrator"} (pid ${report.pid}) exited after ${report.waited_s}s.`);
+  return lines;
+}
