@@ -33,10 +33,11 @@ export function trueBases(results: readonly RangeResult[]): number[] {
 }
 
 /**
- * Ranges whose hashes were computed at a wrong base index (an earlier range
- * held junk or whitespace-only lines the newline census counted as rows)
- * and that can still matter: those up to and including the first range with
- * a failure among the correctly based ones.
+ * Ranges whose hashes were computed at a wrong base index (the stored
+ * `index` of their first row, the guess, was not the row's position: rows
+ * deleted or duplicated before it, or a lying or missing index) and that
+ * can still matter: those up to and including the first range with a
+ * failure among the correctly based ones.
  */
 export function rangesToRedo(results: readonly RangeResult[]): number[] {
   const bases = trueBases(results);
