@@ -67,17 +67,24 @@ function sniff(path: string): Uint8Array {
   }
 }
 
+type Compression = "none" | "gzip" | "bzip2" | "xz";
+
+/** What the archive's first bytes say it is compressed with (anything unknown is read as a plain tar). */
+function compressionOf(magic: Uint8Array): Compression {
+  if (magic[0] === 0x1f && magic[1] === 0x8b) return "gzip";
+  if (magic[0] === 0x42 && magic[1] === 0x5a && magic[2] === 0x68) return "bzip2";
+  if (magic[0] === 0xfd && magic[1] === 0x37 && magic[2] === 0x7a && magic[3] === 0x58 && magic[4] === 0x5a && magic[5] === 0x00) return "xz";
+  return "none";
+}
+
 /** The archive's tar bytes as a stream (gunzipped when the file is gzip), with the decompressed-size cap. */
 async function tarStream(path: string, limits: ArchiveLimits): Promise<{ stream: Readable; maxBytes: number }> {
-  const magic = sniff(path);
-  if (magic[0] === 0x42 && magic[1] === 0x5a && magic[2] === 0x68) {
-    throw new ArchiveError("receipt is bzip2-compressed; decompress it first (only plain and gzip tars are read)");
-  }
-  if (magic[0] === 0xfd && magic[1] === 0x37 && magic[2] === 0x7a && magic[3] === 0x58 && magic[4] === 0x5a && magic[5] === 0x00) {
-    throw new ArchiveError("receipt is xz-compressed; decompress it first (only plain and gzip tars are read)");
+  const compression = compressionOf(sniff(path));
+  if (compression === "bzip2" || compression === "xz") {
+    throw new ArchiveError(`receipt is ${compression}-compressed; decompress it first (only plain and gzip tars are read)`);
   }
   const file = createReadStream(path, { highWaterMark: READ_CHUNK });
-  if (!(magic[0] === 0x1f && magic[1] === 0x8b)) return { stream: file, maxBytes: Infinity };
+  if (compression === "none") return { stream: file, maxBytes: Infinity };
   const maxBytes = Math.max(limits.gzipFloorBytes, limits.gzipMaxRatio * statSync(path).size);
   const [{ pipeline }, { createGunzip }] = await Promise.all([import("node:stream"), import("node:zlib")]);
   const gunzip = createGunzip({ chunkSize: 256 * 1024 });
@@ -159,10 +166,7 @@ function matchTarfileLongNames(ex: Extractor): void {
 
 /** The members of a plain tar the fast path can walk, with the file open; null: use tar-stream. */
 function plainPlan(path: string, limits: ArchiveLimits): { fd: number; members: PlainMember[] } | null {
-  const magic = sniff(path);
-  if (magic[0] === 0x1f && magic[1] === 0x8b) return null;
-  if (magic[0] === 0x42 && magic[1] === 0x5a && magic[2] === 0x68) return null;
-  if (magic[0] === 0xfd && magic[1] === 0x37 && magic[2] === 0x7a) return null;
+  if (compressionOf(sniff(path)) !== "none") return null;
   const fd = openSync(path, "r");
   try {
     const members = planPlainTar(fd, limits.maxMembers, nameOk);
