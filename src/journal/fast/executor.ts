@@ -176,7 +176,7 @@ export class WorkerPool implements Executor {
 
   private onMessage(i: number, msg: FromWorker): void {
     const run = this.run;
-    if (msg.kind === "ready" || !run || msg.id !== run.id) return;
+    if (!run || msg.id !== run.id) return;
     if (msg.kind === "result") {
       run.results[msg.k] = msg.result;
       run.finishedBytes += msg.result.end - msg.result.start;

@@ -40,10 +40,9 @@ export interface WireError {
 }
 
 export type FromWorker =
-  | { kind: "ready" }
   /** Range `k` of run `id` is verified. */
   | { kind: "result"; id: number; k: number; result: RangeResult }
-  /** Range `k` of run `id` failed with an error (k = -1: outside any range). */
+  /** Range `k` of run `id` failed with an error (the worker stops claiming). */
   | { kind: "error"; id: number; k: number; error: WireError }
   /** No range of run `id` is left to claim. */
   | { kind: "idle"; id: number };

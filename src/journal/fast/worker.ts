@@ -47,7 +47,6 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
     progress = new Float64Array(msg.progress);
     slot = msg.slot;
     verifier = new RangeVerifier();
-    post({ kind: "ready" });
     return;
   }
   run(msg);
