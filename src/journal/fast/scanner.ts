@@ -41,6 +41,7 @@ const RBRACKET = 0x5d;
 const MINUS = 0x2d;
 const SPACE = 0x20;
 const TAB = 0x09;
+const LF = 0x0a;
 
 /** String byte classes: 0 plain printable ASCII, 1 quote, 2 backslash, 3 refused. */
 const STR_CLASS = new Uint8Array(256).fill(3);
@@ -134,7 +135,37 @@ const EVENT_KEY = new TextEncoder().encode('"event"');
 const TPL_INDEX = 0;
 const TPL_PAYLOAD = 16;
 const TPL_PREV = 40;
-const TPL_SIZE = 64;
+const TPL_PREFIX = 64;
+/** The envelope as Python's json.dumps spells it (see matchEnvelope), one piece per key. */
+const ENV_PIECES = ['{"ts": ', ', "elapsed_s": ', ', "index": ', ', "event": "', '", "prev_hash": "', '", "payload_hash": "', '", "event_hash": "'];
+const ENV_AT: number[] = [];
+let envAt = 80;
+for (const piece of ENV_PIECES) {
+  ENV_AT.push(envAt);
+  envAt += piece.length;
+}
+const ENV_LEN = ENV_PIECES.map((x) => x.length);
+const TPL_SIZE = envAt + 8;
+/** Every envelope key: what matchEnvelope has seen when it matches. */
+const ENVELOPE_SEEN =
+  (1 << Key.Ts) | (1 << Key.ElapsedS) | (1 << Key.Index) | (1 << Key.Event) | (1 << Key.PrevHash) | (1 << Key.PayloadHash) | (1 << Key.EventHash);
+
+/**
+ * The two fixed event pre-image buffers. When prev_hash is a 64-byte hash
+ * (every row but a genesis), the pre-image ends in a fixed-length suffix
+ * `,"payload_hash":"H","prev_hash":"P"}`, so each buffer keeps that suffix
+ * at a fixed place with its constant bytes written once, and the variable
+ * head `{"event_type":T,"index":I` is written right-aligned before it.
+ * P of one buffer is where the other row's event hash hex is written:
+ * the verified hash of row i is already in place as the prev of row i+1.
+ */
+const FIX_HEAD = 256;
+const FIX_H = FIX_HEAD + EH_PAYLOAD.length;
+const FIX_P = FIX_H + 64 + EH_PREV.length;
+const FIX_END = FIX_P + 64 + 2;
+const FIX_SIZE = 448;
+/** Longest event type token (with quotes) the fixed buffers take; longer ones use the general area. */
+const FIX_MAX_TYPE = FIX_HEAD - EH_PREFIX.length - EH_INDEX.length - 24;
 
 /** Bytes reserved beyond each area for small fixed writes. */
 const SLACK = 256;
@@ -161,6 +192,10 @@ export class RowScanner {
   hashEnd = 0;
   /** Length of the payload pre-image at `outBase`. */
   outLen = 0;
+  /** Where the row ended, when scan() was not told (the offset of its line feed). */
+  lineEnd = 0;
+  /** With an unknown line end: the end of the data read (its sentinel), which tentative hashes must not cross. */
+  bound = 0;
 
   /** SHA-256 digests: of the payload pre-image, and of the event pre-image (two, swapped per row). */
   readonly payloadDigest = new Uint8Array(32);
@@ -169,6 +204,10 @@ export class RowScanner {
   protected prevHex = 0;
   /** Where a record-mode row line is built (see record-bytes.ts). */
   protected rowBase = 0;
+  /** The two fixed event pre-image buffers (see FIX_HEAD); prevHex/curHex are their P slots. */
+  private fixA = 0;
+  private fixAViews: (Uint8Array | undefined)[] = [];
+  private fixBViews: (Uint8Array | undefined)[] = [];
   /** Constant pieces of the event pre-image, copied from here (word copies beat byte loops). */
   protected tplBase = 0;
   protected curHex = 0;
@@ -184,6 +223,8 @@ export class RowScanner {
   protected mKeyE = new Int32Array(1024);
   protected mValS = new Int32Array(1024);
   protected mValE = new Int32Array(1024);
+  /** Sort keys of the members (see sortMembers). */
+  private mPre = new Int32Array(1024);
   protected mTop = 0;
   /** Next free byte of the scratch area. */
   protected sp = 0;
@@ -213,28 +254,43 @@ export class RowScanner {
     this.outEnd = this.outBase + out - SLACK;
     this.ehBase = this.outBase + out;
     this.ehEnd = this.ehBase + eh - SLACK;
-    const hexBase = this.ehBase + eh;
-    this.tplBase = hexBase + 128;
-    this.rowBase = this.tplBase + TPL_SIZE;
+    this.tplBase = this.ehBase + eh;
+    this.fixA = this.tplBase + TPL_SIZE;
+    this.rowBase = this.fixA + 2 * FIX_SIZE;
     const mem = new Uint8Array(this.rowBase + this.rowCap);
     if (keep) mem.set(keep.subarray(0, Math.min(keep.length, readCap)));
     mem.set(EH_PREFIX, this.ehBase);
     mem.set(EH_INDEX, this.tplBase + TPL_INDEX);
     mem.set(EH_PAYLOAD, this.tplBase + TPL_PAYLOAD);
     mem.set(EH_PREV, this.tplBase + TPL_PREV);
+    mem.set(EH_PREFIX, this.tplBase + TPL_PREFIX);
+    ENV_PIECES.forEach((piece, i) => mem.set(new TextEncoder().encode(piece), this.tplBase + ENV_AT[i]!));
+    for (const fix of [this.fixA, this.fixA + FIX_SIZE]) {
+      mem.set(EH_PAYLOAD, fix + FIX_HEAD);
+      mem.set(EH_PREV, fix + FIX_H + 64);
+      mem[fix + FIX_P + 64] = QUOTE;
+      mem[fix + FIX_P + 65] = RBRACE;
+    }
     // keep the previous hash across a re-layout
     const oldPrev = this.mem.length > 0 ? this.mem.slice(this.prevHex, this.prevHex + 64) : null;
-    this.prevHex = hexBase;
-    this.curHex = hexBase + 64;
+    this.prevHex = this.fixA + FIX_P;
+    this.curHex = this.fixA + FIX_SIZE + FIX_P;
     if (oldPrev) mem.set(oldPrev, this.prevHex);
     this.mem = mem;
     this.dv = new DataView(mem.buffer, mem.byteOffset, mem.byteLength);
     this.outViews = [];
     this.ehViews = [];
+    this.fixAViews = [];
+    this.fixBViews = [];
   }
 
   /**
    * Scan the line `mem[s, e)` (mem[e] must be a terminator or sentinel).
+   * With e = -1 the line end is not known yet: the row must then close
+   * right before a line feed, whose offset scan() leaves in `lineEnd`
+   * (the caller must still compare the tentatively located hashes, which
+   * it always does, before it trusts that offset); `bound` must then be
+   * the offset of the data's sentinel.
    * With `assemble`, also build the payload pre-image at outBase
    * (outLen); without it (links-only), only validate and locate the chain
    * fields. Returns false when the row is not in fast form.
@@ -246,13 +302,27 @@ export class RowScanner {
     this.phStart = -1;
     let p = s;
     if (b[p] !== LBRACE) return false;
-    p = skipWs(b, p + 1);
-    if (b[p] === RBRACE) return false; // {} has no event: exact path
     this.sp = this.scratchBase;
     this.mTop = 0;
     let seen = 0;
     let eventKeyS = 0;
-    for (;;) {
+    let open = true;
+    const env = mode === ScanMode.Classify ? -1 : this.matchEnvelope(p, e, assemble);
+    if (env >= 0) {
+      // The envelope as Python writes it; the payload members follow.
+      seen = ENVELOPE_SEEN;
+      eventKeyS = this.typeStart - 8; // the key's first byte, in ', "event": "' before the type's quote
+      p = env;
+      if (b[p] === COMMA) p = skipWs(b, p + 1);
+      else if (b[p] === RBRACE) {
+        p++;
+        open = false;
+      } else return false;
+    } else {
+      p = skipWs(b, p + 1);
+      if (b[p] === RBRACE) return false; // {} has no event: exact path
+    }
+    while (open) {
       if (b[p] !== QUOTE) return false;
       const ks = p + 1;
       const ke = scanPlainKey(b, ks);
@@ -282,7 +352,7 @@ export class RowScanner {
             let q: number;
             if (b[p + 1] === QUOTE) {
               q = p + 1; // "" (genesis)
-            } else if (mode !== ScanMode.Classify && p + 65 < e && b[p + 65] === QUOTE) {
+            } else if (mode !== ScanMode.Classify && (e < 0 ? p + 65 < this.bound : p + 65 < e) && b[p + 65] === QUOTE) {
               // Tentatively 64 bytes: the caller compares them with a digest
               // in hex, which validates every byte (a mismatch goes exact).
               q = p + 65;
@@ -303,7 +373,7 @@ export class RowScanner {
           case Key.HashProfile:
             return false;
           case Key.PayloadHash:
-            if (assemble && b[p] === QUOTE && p + 65 < e && b[p + 65] === QUOTE) {
+            if (assemble && b[p] === QUOTE && (e < 0 ? p + 65 < this.bound : p + 65 < e) && b[p + 65] === QUOTE) {
               // Not hashed, but must be valid JSON: hashPayload() checks it
               // (usually by equality with the recomputed digest).
               this.phStart = p + 1;
@@ -361,7 +431,16 @@ export class RowScanner {
       p++;
       break;
     }
-    if (p !== e) return false; // trailing bytes (or whitespace Python would strip): exact path
+    if (e < 0) {
+      // Line end not known: the row must end right at a line feed. (A
+      // tentative 64-byte hash may have run past the real line end into
+      // the next line; the caller's hex comparisons of those bytes then
+      // fail, so such a "row" is never accepted.)
+      if (b[p] !== LF) return false;
+      this.lineEnd = p;
+    } else if (p !== e) {
+      return false; // trailing bytes (or whitespace Python would strip): exact path
+    }
     const required = (1 << Key.Event) | (1 << Key.PrevHash) | (1 << Key.EventHash);
     if ((seen & required) !== required) return false;
     if (!assemble) return this.checkDistinctKeys(0, this.mTop);
@@ -377,6 +456,55 @@ export class RowScanner {
     if (o < 0) return false;
     this.outLen = o - this.outBase;
     return true;
+  }
+
+  /**
+   * Match the envelope as Python's writer spells it at the start of a row,
+   * `{"ts": N, "elapsed_s": N, "index": N, "event": "T", "prev_hash": "H",
+   * "payload_hash": "H", "event_hash": "H"`, with word compares of the
+   * constant pieces instead of a key-by-key scan. Locates the chain fields
+   * like scan() does (the three hashes tentatively: the caller's hex
+   * comparisons validate them) and returns the offset after the
+   * event_hash's closing quote, or -1 when the row is spelled any other
+   * way (scan() then reads it key by key, which accepts the same rows).
+   */
+  private matchEnvelope(p: number, e: number, assemble: boolean): number {
+    const b = this.mem;
+    const dv = this.dv;
+    const t = this.tplBase;
+    const limit = e < 0 ? this.bound : e;
+    if (!equalBytes(dv, p, t + ENV_AT[0]!, ENV_LEN[0]!)) return -1;
+    p = skipNumber(b, p + ENV_LEN[0]!);
+    if (p < 0 || !equalBytes(dv, p, t + ENV_AT[1]!, ENV_LEN[1]!)) return -1;
+    p = skipNumber(b, p + ENV_LEN[1]!);
+    if (p < 0 || !equalBytes(dv, p, t + ENV_AT[2]!, ENV_LEN[2]!)) return -1;
+    p = skipNumber(b, p + ENV_LEN[2]!);
+    if (p < 0 || !equalBytes(dv, p, t + ENV_AT[3]!, ENV_LEN[3]!)) return -1;
+    p += ENV_LEN[3]!;
+    const q = scanCanonicalString(b, p);
+    if (q < 0) return -1;
+    this.typeStart = p - 1;
+    this.typeEnd = q + 1;
+    p = q;
+    for (let k = 4; k < 7; k++) {
+      // '", "<key>": "' then 64 bytes taken tentatively, then the closing quote
+      if (!equalBytes(dv, p, t + ENV_AT[k]!, ENV_LEN[k]!)) return -1;
+      p += ENV_LEN[k]!;
+      if (p + 64 >= limit || b[p + 64] !== QUOTE) return -1;
+      if (k === 4) {
+        this.prevStart = p;
+        this.prevEnd = p + 64;
+      } else if (k === 5) {
+        // Assembling, hashEvent() checks it; links-only never reads it, so validate it here.
+        if (assemble) this.phStart = p;
+        else if (scanAnyString(b, p) !== p + 64) return -1;
+      } else {
+        this.hashStart = p;
+        this.hashEnd = p + 64;
+      }
+      p += 64;
+    }
+    return p + 1;
   }
 
   /** Validate an atom (number or literal) at p in canonical spelling; returns its end or -1. */
@@ -580,16 +708,32 @@ export class RowScanner {
    */
   protected sortMembers(base: number, n: number): boolean {
     const b = this.mem;
+    const dv = this.dv;
     const ks = this.mKeyS;
     const ke = this.mKeyE;
     const vs = this.mValS;
     const ve = this.mValE;
+    const pre = this.mPre;
+    // Each key's first four bytes, big-endian, zero-padded: comparing two of
+    // these numbers orders the keys unless they are equal (keys are
+    // printable ASCII, so a key never holds the zero padding, and the top
+    // byte is below 0x80: no sign trouble).
+    for (let i = base; i < base + n; i++) {
+      const len = ke[i]! - ks[i]!;
+      const x = dv.getInt32(ks[i]!, false);
+      pre[i] = len >= 4 ? x : len === 0 ? 0 : x & ~(-1 >>> (8 * len));
+    }
     for (let i = base + 1; i < base + n; i++) {
       const a0 = ks[i]!;
       const a1 = ke[i]!;
-      const cmpPrev = compareSpans(b, ks[i - 1]!, ke[i - 1]!, a0, a1);
-      if (cmpPrev < 0) continue; // already in order: the common case for sorted input
-      if (cmpPrev === 0) return false;
+      const ap = pre[i]!;
+      const pp = pre[i - 1]!;
+      if (pp < ap) continue; // already in order: the common case for sorted input
+      if (pp === ap) {
+        const c = compareSpans(b, ks[i - 1]!, ke[i - 1]!, a0, a1);
+        if (c === 0) return false;
+        if (c < 0) continue;
+      }
       const v0 = vs[i]!;
       const v1 = ve[i]!;
       let j = i - 1;
@@ -598,16 +742,22 @@ export class RowScanner {
         ke[j + 1] = ke[j]!;
         vs[j + 1] = vs[j]!;
         ve[j + 1] = ve[j]!;
+        pre[j + 1] = pre[j]!;
         j--;
         if (j < base) break;
-        const c = compareSpans(b, ks[j]!, ke[j]!, a0, a1);
-        if (c === 0) return false;
-        if (c < 0) break;
+        const jp = pre[j]!;
+        if (jp < ap) break;
+        if (jp === ap) {
+          const c = compareSpans(b, ks[j]!, ke[j]!, a0, a1);
+          if (c === 0) return false;
+          if (c < 0) break;
+        }
       }
       ks[j + 1] = a0;
       ke[j + 1] = a1;
       vs[j + 1] = v0;
       ve[j + 1] = v1;
+      pre[j + 1] = ap;
     }
     return true;
   }
@@ -659,29 +809,57 @@ export class RowScanner {
    */
   hashEvent(index: number): boolean {
     const b = this.mem;
-    let o = this.ehBase + EH_PREFIX.length;
+    const dv = this.dv;
     const tLen = this.typeEnd - this.typeStart;
     const pLen = this.prevEnd - this.prevStart;
-    if (o + tLen + pLen + 128 > this.ehEnd) return false;
-    copyBytes(b, this.dv, o, this.typeStart, tLen);
-    o += tLen;
-    const dv = this.dv;
-    const t = this.tplBase;
-    copyBytes(b, dv, o, t + TPL_INDEX, EH_INDEX.length);
-    o = this.writeIndex(o + EH_INDEX.length, index);
-    copyBytes(b, dv, o, t + TPL_PAYLOAD, EH_PAYLOAD.length);
-    o += EH_PAYLOAD.length;
-    const phHex = o;
-    o = writeHex(dv, o, this.payloadDigest);
-    copyBytes(b, dv, o, t + TPL_PREV, EH_PREV.length);
-    o += EH_PREV.length;
-    copyBytes(b, this.dv, o, this.prevStart, pLen);
-    o += pLen;
-    b[o++] = QUOTE;
-    b[o++] = RBRACE;
+    let start: number;
+    let len: number;
+    let phHex: number;
+    let views: (Uint8Array | undefined)[];
+    if (pLen === 64 && tLen <= FIX_MAX_TYPE && (this.prevStart === this.prevHex || equal64(dv, this.prevStart, this.prevHex))) {
+      // The fixed buffer whose P slot holds the previous hash (= this prev).
+      const fix = this.prevHex - FIX_P;
+      const t = this.tplBase;
+      let o = fix + FIX_HEAD - this.prepareIndex(index);
+      this.putIndex(o);
+      o -= EH_INDEX.length;
+      copyBytes(b, dv, o, t + TPL_INDEX, EH_INDEX.length);
+      o -= tLen;
+      copyBytes(b, dv, o, this.typeStart, tLen);
+      o -= EH_PREFIX.length;
+      copyBytes(b, dv, o, t + TPL_PREFIX, EH_PREFIX.length);
+      start = o;
+      len = fix + FIX_END - o;
+      phHex = fix + FIX_H;
+      views = fix === this.fixA ? this.fixAViews : this.fixBViews;
+      writeHex(dv, phHex, this.payloadDigest);
+    } else {
+      let o = this.ehBase + EH_PREFIX.length;
+      if (o + tLen + pLen + 128 > this.ehEnd) return false;
+      copyBytes(b, dv, o, this.typeStart, tLen);
+      o += tLen;
+      const t = this.tplBase;
+      copyBytes(b, dv, o, t + TPL_INDEX, EH_INDEX.length);
+      o += EH_INDEX.length;
+      this.prepareIndex(index);
+      o = this.putIndex(o);
+      copyBytes(b, dv, o, t + TPL_PAYLOAD, EH_PAYLOAD.length);
+      o += EH_PAYLOAD.length;
+      phHex = o;
+      o = writeHex(dv, o, this.payloadDigest);
+      copyBytes(b, dv, o, t + TPL_PREV, EH_PREV.length);
+      o += EH_PREV.length;
+      copyBytes(b, dv, o, this.prevStart, pLen);
+      o += pLen;
+      b[o++] = QUOTE;
+      b[o++] = RBRACE;
+      start = this.ehBase;
+      len = o - this.ehBase;
+      views = this.ehViews;
+    }
     const ph = this.phStart;
-    if (ph >= 0 && !equal64(this.dv, ph, phHex) && scanAnyString(b, ph) !== ph + 64) return false;
-    Bun.SHA256.hash(this.view(this.ehBase, o - this.ehBase, this.ehViews), this.eventDigest);
+    if (ph >= 0 && !equal64(dv, ph, phHex) && scanAnyString(b, ph) !== ph + 64) return false;
+    Bun.SHA256.hash(this.view(start, len, views), this.eventDigest);
     writeHex(dv, this.curHex, this.eventDigest);
     return true;
   }
@@ -755,8 +933,8 @@ export class RowScanner {
     return v;
   }
 
-  /** Write the decimal digits of `index` (usually last index + 1: increment in place). */
-  private writeIndex(o: number, index: number): number {
+  /** Make `indexDigits` the decimal digits of `index` (usually last index + 1: increment in place); returns their count. */
+  private prepareIndex(index: number): number {
     const d = this.indexDigits;
     if (index === this.lastIndex + 1 && this.lastIndex >= 0) {
       let i = this.indexLen - 1;
@@ -772,6 +950,12 @@ export class RowScanner {
       this.indexLen = writeDecimal(d, 0, index);
     }
     this.lastIndex = index;
+    return this.indexLen;
+  }
+
+  /** Write the prepared index digits at o; returns the end. */
+  private putIndex(o: number): number {
+    const d = this.indexDigits;
     const b = this.mem;
     for (let i = 0; i < this.indexLen; i++) b[o++] = d[i]!;
     return o;
@@ -785,10 +969,17 @@ const VIEW_CACHE = 16384;
 const HEX_PAIRS = new Uint16Array(256);
 for (let x = 0; x < 256; x++) HEX_PAIRS[x] = HEX_CHARS[x >> 4]! | (HEX_CHARS[x & 15]! << 8);
 
-/** Write the 64 lowercase hex digits of a 32-byte digest at o (one 16-bit store per byte). */
+/** Write the 64 lowercase hex digits of a 32-byte digest at o (two bytes' four digits per 32-bit store). */
 export function writeHex(dv: DataView, o: number, d: Uint8Array): number {
-  for (let i = 0; i < 32; i++) dv.setUint16(o + 2 * i, HEX_PAIRS[d[i]!]!, true);
+  for (let i = 0; i < 32; i += 2) dv.setInt32(o + 2 * i, HEX_PAIRS[d[i]!]! | (HEX_PAIRS[d[i + 1]!]! << 16), true);
   return o + 64;
+}
+
+/** Equality of n >= 4 bytes at a and c, four at a time (the last word may overlap the one before). */
+function equalBytes(dv: DataView, a: number, c: number, n: number): boolean {
+  const last = n - 4;
+  for (let i = 0; i < last; i += 4) if (dv.getInt32(a + i, true) !== dv.getInt32(c + i, true)) return false;
+  return dv.getInt32(a + last, true) === dv.getInt32(c + last, true);
 }
 
 /** 64-byte equality, four bytes at a time. */
@@ -1068,18 +1259,32 @@ function compareSpans(b: Uint8Array, a0: number, a1: number, c0: number, c1: num
 }
 
 /**
- * Copy within mem between non-overlapping spans: four bytes at a time
- * through a DataView for short spans (about twice a byte loop), memmove for
- * long ones (its call overhead wins from ~32 bytes).
+ * Copy within mem between non-overlapping spans of printable ASCII (the
+ * only bytes the fast path ever copies). Eight bytes at a time through a
+ * DataView for short spans, the last word overlapping the previous one
+ * instead of a byte tail; memmove for long spans (its call overhead wins
+ * from ~48 bytes). Going through float64 is exact here: a double's bits
+ * survive a load and a store unless they are a NaN, and eight ASCII bytes
+ * (all below 0x80) can never spell a NaN (that needs the top bits of the
+ * two high bytes set).
  */
 export function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number, n: number): void {
-  if (n >= 32) {
-    b.copyWithin(dst, src, src + n);
+  if (n >= 8) {
+    if (n >= 48) {
+      b.copyWithin(dst, src, src + n);
+      return;
+    }
+    const last = n - 8;
+    for (let i = 0; i < last; i += 8) dv.setFloat64(dst + i, dv.getFloat64(src + i, true), true);
+    dv.setFloat64(dst + last, dv.getFloat64(src + last, true), true);
     return;
   }
-  let i = 0;
-  for (; i + 4 <= n; i += 4) dv.setInt32(dst + i, dv.getInt32(src + i, true), true);
-  for (; i < n; i++) b[dst + i] = b[src + i]!;
+  if (n >= 4) {
+    dv.setInt32(dst, dv.getInt32(src, true), true);
+    dv.setInt32(dst + n - 4, dv.getInt32(src + n - 4, true), true);
+    return;
+  }
+  for (let i = 0; i < n; i++) b[dst + i] = b[src + i]!;
 }
 
 function writeDecimal(b: Uint8Array, o: number, n: number): number {

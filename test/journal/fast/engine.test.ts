@@ -182,6 +182,32 @@ describe("fast verify = exact verify", () => {
     await expectSameAsExact(mixed);
   });
 
+  test("a short hash whose tentative 64 bytes run into the next line never merges two lines into a row", async () => {
+    // The scanner finds a row's end itself and takes a 64-byte hash
+    // tentatively. Here a row's last field is a 52-byte event_hash (or
+    // prev_hash): its "64 bytes" end on a quote inside the next line, after
+    // which that line parses on as members of this row. The hex comparisons
+    // must reject it, and the verdict must be the exact one.
+    const dir = dirs.make();
+    const gen = generateJournal(join(dir, "sdd"), "gen", 30_000, 6);
+    const rows = readFileSync(gen.path, "utf8").split("\n").filter(Boolean);
+    for (const field of ["event_hash", "prev_hash"]) {
+      const lines = [...rows];
+      const i = 5;
+      const re = new RegExp(`, "${field}": "([0-9a-f]{64})"`);
+      const h = re.exec(lines[i]!)![1]!;
+      lines[i] = lines[i]!.replace(re, "").replace(/}$/, `, "${field}": "${h.slice(0, 52)}"}`);
+      lines.splice(i + 1, 0, '{"zz": "q", "k": 1}');
+      const p = join(dir, `merged-${field}.jsonl`);
+      writeFileSync(p, lines.join("\n") + "\n");
+      const exact = verifyJournalSync(p);
+      expect([field, exact.divergent_index, exact.count]).toEqual([field, i, lines.length]);
+      await expectSameAsExact(p, [...CONFIGS, { threads: 2, minRangeBytes: 1 }]);
+      const links = await verifyJournalFast(p, { linksOnly: true, threads: 3, minRangeBytes: 1, inProcess: true });
+      expect([field, links.divergent_index]).toEqual([field, i]);
+    }
+  });
+
   test("missing file, seal identity, unknown hash_profile", async () => {
     const dir = dirs.make();
     const missing = join(dir, "none.jsonl");
