@@ -257,6 +257,40 @@ export class ChainWalker {
     this.put(P_CLOSE);
   }
 
+  /** The pre-image as two runs of the line, through the scratch (a row outside the arena). */
+  private putRuns(line: Uint8Array, s1: number, e1: number, s2: number, e2: number): void {
+    this.put(P_OPEN);
+    this.put(line, s1, e1);
+    this.put(P_COMMA);
+    this.put(line, s2, e2);
+    this.put(P_CLOSE);
+  }
+
+  // The error reports of `fast`, kept out of it: the hot function stays small, so it is compiled sooner.
+  private seqMismatch(lineNo: number, seq: number): void {
+    this.error(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seq})`);
+  }
+
+  private prevMismatch(line: Uint8Array, lineNo: number, pS: number, pE: number): void {
+    const prev = latin1.decode(line.subarray(pS + 1, pE - 1));
+    this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
+  }
+
+  /** The stored step_hash is not the digest (in `this.digest`): report it; the stored hash becomes the head. */
+  private stepMismatch(line: Uint8Array, lineNo: number, sS: number, sE: number): void {
+    const digest = this.digest;
+    const hex = this.digestHex;
+    for (let i = 0; i < 32; i++) {
+      const b = digest[i]!;
+      hex[2 * i] = HEX_BYTES[b >> 4]!;
+      hex[2 * i + 1] = HEX_BYTES[b & 15]!;
+    }
+    const recomputed = latin1.decode(hex);
+    const stored = latin1.decode(line.subarray(sS + 1, sE - 1));
+    this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
+    this.setHeadBytes(line, sS + 1, sE - 1);
+  }
+
   /**
    * Canonical row (just scanned; its spans are offsets into `line`): hash
    * from byte spans. False = let the general path decide.
@@ -323,11 +357,7 @@ export class ChainWalker {
         a[ARENA_READ + n - 1] = 0x7d;
         this.scratchLen = n;
       } else {
-        this.put(P_OPEN);
-        this.put(line, runStart, e1);
-        this.put(P_COMMA);
-        this.put(line, s2, e2);
-        this.put(P_CLOSE);
+        this.putRuns(line, runStart, e1, s2, e2);
       }
     } else {
       this.putPieces(line, hasEffort);
@@ -336,11 +366,8 @@ export class ChainWalker {
     Bun.SHA256.hash(this.preimage(), this.digest);
     const digest = this.digest;
 
-    if (seq !== this.expected) this.error(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seq})`);
-    if (!this.headEquals(line, pS + 1, pE - 1)) {
-      const prev = latin1.decode(line.subarray(pS + 1, pE - 1));
-      this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
-    }
+    if (seq !== this.expected) this.seqMismatch(lineNo, seq);
+    if (!this.headEquals(line, pS + 1, pE - 1)) this.prevMismatch(line, lineNo, pS, pE);
     // The stored hash against the digest, hex digit by hex digit (no strings unless they differ).
     let same = sE - sS - 2 === 64;
     for (let i = 0, p = sS + 1; same && i < 32; i++, p += 2) {
@@ -348,16 +375,7 @@ export class ChainWalker {
       if (line[p] !== HEX_BYTES[b >> 4] || line[p + 1] !== HEX_BYTES[b & 15]) same = false;
     }
     if (!same) {
-      const hex = this.digestHex;
-      for (let i = 0; i < 32; i++) {
-        const b = digest[i]!;
-        hex[2 * i] = HEX_BYTES[b >> 4]!;
-        hex[2 * i + 1] = HEX_BYTES[b & 15]!;
-      }
-      const recomputed = latin1.decode(hex);
-      const stored = latin1.decode(line.subarray(sS + 1, sE - 1));
-      this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
-      this.setHeadBytes(line, sS + 1, sE - 1);
+      this.stepMismatch(line, lineNo, sS, sE);
     } else {
       // The stored hash is the digest's hex: keep the digest as the head.
       this.digest = this.headDigest;
