@@ -365,8 +365,9 @@ export class RangeVerifier {
       else this.exactLine(s, e, lineNo);
       return;
     }
-    // The first row of a range always takes the exact path: the stitcher
-    // needs its exact strings to re-check its link against the real head.
+    // Here (CR files, and rows fastRow() declined) the first row of a range
+    // takes the exact path: the stitcher needs its exact strings to
+    // re-check its link against the real head.
     const mode = this.task.linksOnly ? ScanMode.Links : ScanMode.Assemble;
     if (local === 0 || !sc.scan(s, e, mode) || !sc.storedPrevIsLast()) {
       this.exactLine(s, e, lineNo);
@@ -396,18 +397,30 @@ export class RangeVerifier {
    * nothing and return -1 (line() then takes the line as usual).
    */
   private fastRow(s: number, dataEnd: number): number {
-    if (this.failure !== null || this.rows === 0) return -1;
+    if (this.failure !== null) return -1;
     const sc = this.scanner;
     const linksOnly = this.task.linksOnly;
+    // A range's first row has no previous row to link to: the stitcher
+    // checks its link, from the strings kept in `first`.
+    const first = this.rows === 0;
+    if (first && linksOnly) return -1;
     if (!sc.scan(s, -1, linksOnly ? ScanMode.Links : ScanMode.Assemble)) return -1;
     const e = sc.lineEnd;
     // e === dataEnd is the sentinel, not a terminator: an unfinished line.
-    if (e >= dataEnd || !sc.storedPrevIsLast()) return -1;
+    if (e >= dataEnd) return -1;
+    if (first) {
+      if (!sc.envelopeMatched || !sc.takeStoredPrevAsLast()) return -1;
+      if (this.task.guessBase) {
+        const guess = sc.storedIndexGuess();
+        if (guess >= 0) this.base = guess;
+      }
+    } else if (!sc.storedPrevIsLast()) return -1;
     if (linksOnly) {
       if (!sc.storedHashIsHex()) return -1;
       sc.takeStoredHashAsLast();
     } else {
       if (!sc.hashPayload() || !sc.hashEvent(this.base + this.rows) || !sc.storedHashMatches()) return -1;
+      if (first) this.first = { ...sc.firstRowStrings(), profile: "py-json-v1", profileError: null };
       sc.advance();
     }
     this.lineNo++;

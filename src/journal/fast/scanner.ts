@@ -196,6 +196,10 @@ export class RowScanner {
   lineEnd = 0;
   /** With an unknown line end: the end of the data read (its sentinel), which tentative hashes must not cross. */
   bound = 0;
+  /** The last scan() matched the envelope as Python spells it (matchEnvelope); then the stored index is at [idxStart, idxEnd). */
+  envelopeMatched = false;
+  private idxStart = 0;
+  private idxEnd = 0;
 
   /** SHA-256 digests: of the payload pre-image, and of the event pre-image (two, swapped per row). */
   readonly payloadDigest = new Uint8Array(32);
@@ -308,6 +312,7 @@ export class RowScanner {
     let eventKeyS = 0;
     let open = true;
     const env = mode === ScanMode.Classify ? -1 : this.matchEnvelope(p, e, assemble);
+    this.envelopeMatched = env >= 0;
     if (env >= 0) {
       // The envelope as Python writes it; the payload members follow.
       seen = ENVELOPE_SEEN;
@@ -478,7 +483,9 @@ export class RowScanner {
     if (p < 0 || !equalBytes(dv, p, t + ENV_AT[1]!, ENV_LEN[1]!)) return -1;
     p = skipNumber(b, p + ENV_LEN[1]!);
     if (p < 0 || !equalBytes(dv, p, t + ENV_AT[2]!, ENV_LEN[2]!)) return -1;
-    p = skipNumber(b, p + ENV_LEN[2]!);
+    this.idxStart = p + ENV_LEN[2]!;
+    p = skipNumber(b, this.idxStart);
+    this.idxEnd = p;
     if (p < 0 || !equalBytes(dv, p, t + ENV_AT[3]!, ENV_LEN[3]!)) return -1;
     p += ENV_LEN[3]!;
     const q = scanCanonicalString(b, p);
@@ -900,6 +907,56 @@ export class RowScanner {
     const plain = (s: number, e: number) => s === e || scanPlainKey(b, s) === e;
     if (!plain(this.prevStart, this.prevEnd) || !plain(this.hashStart, this.hashEnd)) return false;
     return this.phStart < 0 || scanAnyString(b, this.phStart) === this.phStart + 64;
+  }
+
+  /**
+   * The first row of a range (no previous row to link to): its stored
+   * prev_hash becomes the previous hash, when it is 64 lowercase hex (so
+   * its bytes are its canonical spelling); false otherwise.
+   */
+  takeStoredPrevAsLast(): boolean {
+    if (this.prevEnd - this.prevStart !== 64) return false;
+    const b = this.mem;
+    for (let i = this.prevStart; i < this.prevEnd; i++) if (LOWER_HEX[b[i]!]! < 0) return false;
+    copyBytes(b, this.dv, this.prevHex, this.prevStart, 64);
+    return true;
+  }
+
+  /** After a matched envelope: the stored index when it is a plain non-negative int below 1e15, else -1. */
+  storedIndexGuess(): number {
+    const b = this.mem;
+    const s = this.idxStart;
+    const n = this.idxEnd - s;
+    if (n < 1 || n > 15 || (n > 1 && b[s] === 0x30)) return -1;
+    let v = 0;
+    for (let i = s; i < this.idxEnd; i++) {
+      const d = b[i]! - 0x30;
+      if (d < 0 || d > 9) return -1;
+      v = v * 10 + d;
+    }
+    return v;
+  }
+
+  /** The bytes mem[s, e) (printable ASCII) as a string. */
+  private span(s: number, e: number): string {
+    let t = "";
+    const b = this.mem;
+    for (let i = s; i < e; i++) t += String.fromCharCode(b[i]!);
+    return t;
+  }
+
+  /** The scanned row's strings the stitcher needs of a range's first row. */
+  firstRowStrings(): { prev: string; eventType: string; payloadHash: string; storedHash: string } {
+    const d = this.payloadDigest;
+    let ph = "";
+    for (let i = 0; i < 32; i++) ph += (d[i]! < 16 ? "0" : "") + d[i]!.toString(16);
+    return {
+      prev: this.span(this.prevStart, this.prevEnd),
+      // a canonical JSON string token: JSON.parse decodes it as Python's json.loads does
+      eventType: JSON.parse(this.span(this.typeStart, this.typeEnd)) as string,
+      payloadHash: ph,
+      storedHash: this.span(this.hashStart, this.hashEnd),
+    };
   }
 
   /** Links-only: the stored event_hash (format-checked) becomes the previous hash. */

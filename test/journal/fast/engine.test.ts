@@ -11,6 +11,8 @@ import { verifyJournalFast, type FastVerifyOptions, type FastVerifyResult } from
 import { RangeVerifier } from "../../../src/journal/fast/range.ts";
 import { stitch } from "../../../src/journal/fast/stitch.ts";
 import { verifyJournalSync, type JournalVerifyResult } from "../../../src/journal/verify.ts";
+import { EventJournal } from "../../../src/journal/writer.ts";
+import { eventHash } from "../../../src/journal/hash.ts";
 import { VECTORS } from "../../helpers/cli.ts";
 import { referenceVerdicts, tempDirs } from "../tmp.ts";
 import { prng } from "./rows.ts";
@@ -205,6 +207,41 @@ describe("fast verify = exact verify", () => {
       await expectSameAsExact(p, [...CONFIGS, { threads: 2, minRangeBytes: 1 }]);
       const links = await verifyJournalFast(p, { linksOnly: true, threads: 3, minRangeBytes: 1, inProcess: true });
       expect([field, links.divergent_index]).toEqual([field, i]);
+    }
+  });
+
+  test("a range's first row taken by the fast path keeps the decoded event type for the stitcher", async () => {
+    // Every row is a range's first row here (1-byte ranges). Deleting a row
+    // makes the next one a prev_hash break found by the stitcher, whose
+    // expected hash is recomputed from the first row's strings: the event
+    // type must be the decoded string (`tâche ✓`), not its escaped bytes.
+    const dir = dirs.make();
+    const j = EventJournal.create("esc", { sddDir: join(dir, "sdd") });
+    try {
+      for (let i = 0; i < 12; i++) j.record(i % 2 ? "tâche ✓" : 'say "hi"\\', { n: i, note: "é" });
+    } finally {
+      j.close();
+    }
+    const path = join(dir, "sdd", "runs", "esc", "journal.jsonl");
+    const rows = readFileSync(path, "utf8").split("\n").filter(Boolean);
+    expect(rows[1]).toContain('"event": "t\\u00e2che \\u2713"');
+    // Row 5 re-chained onto a foreign prev_hash: consistent on its own at
+    // its position, so the fast path takes it as its range's first row.
+    const row5 = JSON.parse(rows[5]!) as { event: string; prev_hash: string; payload_hash: string; event_hash: string };
+    const foreign = "ab".repeat(32);
+    const rechained = rows[5]!.replace(row5.prev_hash, foreign).replace(
+      row5.event_hash,
+      eventHash(foreign, row5.event, row5.payload_hash, 5, "py-json-v1"),
+    );
+    for (const [name, lines] of [
+      ["rechained", rows.map((r, i) => (i === 5 ? rechained : r))],
+      ["deleted", rows.filter((_, i) => i !== 5)],
+    ] as const) {
+      const p = join(dir, `${name}.jsonl`);
+      writeFileSync(p, lines.join("\n") + "\n");
+      const exact = verifyJournalSync(p);
+      expect([name, exact.divergent_index, exact.errors[0], exact.expected_hash === null]).toEqual([name, 5, "step 5: prev_hash break", false]);
+      await expectSameAsExact(p, [...CONFIGS, { threads: 2, minRangeBytes: 1 }]);
     }
   });
 
