@@ -300,8 +300,110 @@ export class RowScanner {
    * fields. Returns false when the row is not in fast form.
    */
   scan(s: number, e: number, mode: ScanMode): boolean {
-    const b = this.mem;
     wordView = this.dv;
+    if (mode === ScanMode.Assemble) {
+      const r = this.scanPythonRow(s, e);
+      if (r >= 0) return r === 1;
+    }
+    return this.scanAnyRow(s, e, mode);
+  }
+
+  /**
+   * The hot path of scan(), kept small because every worker thread
+   * JIT-compiles it afresh: a row whose envelope is spelled as Python's
+   * writer spells it (matchEnvelope), then its payload members. Returns 1
+   * (a fast row, pre-image built), 0 (not in fast form) or -1 (the
+   * envelope is spelled some other way: scanAnyRow decides).
+   */
+  private scanPythonRow(s: number, e: number): number {
+    const b = this.mem;
+    this.phStart = -1;
+    if (b[s] !== LBRACE) return 0;
+    const env = this.matchEnvelope(s, e, true);
+    if (env < 0) return -1;
+    this.envelopeMatched = true;
+    this.sp = this.scratchBase;
+    this.mTop = 0;
+    let p = env;
+    if (b[p] === COMMA) {
+      p = skipWs(b, p + 1);
+      for (;;) {
+        if (b[p] !== QUOTE) return 0;
+        const ks = p + 1;
+        const ke = scanPlainKey(b, ks);
+        if (ke < 0) return 0;
+        // Every envelope key was seen: another is a duplicate (or a hash_profile): exact path.
+        if (envelopeKind(b, ks, ke) !== Key.Payload) return 0;
+        p = skipWs(b, ke + 1);
+        if (b[p] !== COLON) return 0;
+        p = this.member(skipWs(b, p + 1), ks, ke);
+        if (p < 0) return 0;
+        p = skipWs(b, p);
+        const d = b[p];
+        if (d === COMMA) {
+          p = skipWs(b, p + 1);
+          continue;
+        }
+        if (d !== RBRACE) return 0;
+        break;
+      }
+    } else if (b[p] !== RBRACE) return 0;
+    p++;
+    if (e < 0) {
+      if (b[p] !== LF) return 0; // see scanAnyRow
+      this.lineEnd = p;
+    } else if (p !== e) return 0;
+    return this.finishPayload(this.typeStart - 8) ? 1 : 0; // "event" key's first byte, in ', "event": "'
+  }
+
+  /** A payload member's value at p (key [ks, ke)) into the member table; returns its end or -1. */
+  private member(p: number, ks: number, ke: number): number {
+    const b = this.mem;
+    const m = this.mTop++;
+    if (m >= this.mKeyS.length) return -1;
+    this.mKeyS[m] = ks;
+    this.mKeyE[m] = ke;
+    const c = b[p];
+    if (c === QUOTE) {
+      const q = scanCanonicalString(b, p + 1);
+      if (q < 0) return -1;
+      this.mValS[m] = p;
+      this.mValE[m] = q + 1;
+      return q + 1;
+    }
+    if (c === LBRACE || c === LBRACKET) {
+      const vs = this.sp;
+      p = c === LBRACE ? this.emitObject(p, 1) : this.emitArray(p, 1);
+      if (p < 0) return -1;
+      this.mValS[m] = vs;
+      this.mValE[m] = this.sp;
+      return p;
+    }
+    const q = this.scanAtom(p);
+    if (q < 0) return -1;
+    this.mValS[m] = p;
+    this.mValE[m] = q;
+    return q;
+  }
+
+  /** "event" (key at eventKeyS) joins the payload members with the type as its value; sort and assemble the pre-image. */
+  private finishPayload(eventKeyS: number): boolean {
+    const m = this.mTop++;
+    if (m >= this.mKeyS.length) return false;
+    this.mKeyS[m] = eventKeyS;
+    this.mKeyE[m] = eventKeyS + 5;
+    this.mValS[m] = this.typeStart;
+    this.mValE[m] = this.typeEnd;
+    if (!this.sortMembers(0, this.mTop)) return false;
+    const o = this.assemble(0, this.mTop, this.outBase, this.outEnd);
+    if (o < 0) return false;
+    this.outLen = o - this.outBase;
+    return true;
+  }
+
+  /** scan() for any row: key by key, any envelope order. */
+  private scanAnyRow(s: number, e: number, mode: ScanMode): boolean {
+    const b = this.mem;
     const assemble = mode === ScanMode.Assemble;
     this.phStart = -1;
     let p = s;
@@ -311,7 +413,8 @@ export class RowScanner {
     let seen = 0;
     let eventKeyS = 0;
     let open = true;
-    const env = mode === ScanMode.Classify ? -1 : this.matchEnvelope(p, e, assemble);
+    // Assembling, scanPythonRow() has already tried the envelope as Python spells it.
+    const env = mode === ScanMode.Links ? this.matchEnvelope(p, e, false) : -1;
     this.envelopeMatched = env >= 0;
     if (env >= 0) {
       // The envelope as Python writes it; the payload members follow.
@@ -393,30 +496,8 @@ export class RowScanner {
             if (p < 0) return false;
         }
       } else if (assemble) {
-        const m = this.mTop++;
-        if (m >= this.mKeyS.length) return false;
-        this.mKeyS[m] = ks;
-        this.mKeyE[m] = ke;
-        const c = b[p];
-        if (c === QUOTE) {
-          const q = scanCanonicalString(b, p + 1);
-          if (q < 0) return false;
-          this.mValS[m] = p;
-          this.mValE[m] = q + 1;
-          p = q + 1;
-        } else if (c === LBRACE || c === LBRACKET) {
-          const vs = this.sp;
-          p = c === LBRACE ? this.emitObject(p, 1) : this.emitArray(p, 1);
-          if (p < 0) return false;
-          this.mValS[m] = vs;
-          this.mValE[m] = this.sp;
-        } else {
-          const q = this.scanAtom(p);
-          if (q < 0) return false;
-          this.mValS[m] = p;
-          this.mValE[m] = q;
-          p = q;
-        }
+        p = this.member(p, ks, ke);
+        if (p < 0) return false;
       } else {
         // links-only: the payload is validated, never assembled
         const m = this.mTop++;
@@ -449,18 +530,7 @@ export class RowScanner {
     const required = (1 << Key.Event) | (1 << Key.PrevHash) | (1 << Key.EventHash);
     if ((seen & required) !== required) return false;
     if (!assemble) return this.checkDistinctKeys(0, this.mTop);
-    // "event" joins the payload members with the type as its value.
-    const m = this.mTop++;
-    if (m >= this.mKeyS.length) return false;
-    this.mKeyS[m] = eventKeyS;
-    this.mKeyE[m] = eventKeyS + 5;
-    this.mValS[m] = this.typeStart;
-    this.mValE[m] = this.typeEnd;
-    if (!this.sortMembers(0, this.mTop)) return false;
-    const o = this.assemble(0, this.mTop, this.outBase, this.outEnd);
-    if (o < 0) return false;
-    this.outLen = o - this.outBase;
-    return true;
+    return this.finishPayload(eventKeyS);
   }
 
   /**
@@ -814,59 +884,64 @@ export class RowScanner {
    * be a valid string.
    */
   hashEvent(index: number): boolean {
+    const tLen = this.typeEnd - this.typeStart;
+    const dv = this.dv;
+    if (this.prevEnd - this.prevStart !== 64 || tLen > FIX_MAX_TYPE) return this.hashEventAnywhere(index);
+    if (this.prevStart !== this.prevHex && !equal64(dv, this.prevStart, this.prevHex)) return this.hashEventAnywhere(index);
+    // The fixed buffer whose P slot holds the previous hash (= this prev).
+    const b = this.mem;
+    const fix = this.prevHex - FIX_P;
+    const t = this.tplBase;
+    let o = fix + FIX_HEAD - this.prepareIndex(index);
+    this.putIndex(o);
+    o -= EH_INDEX.length;
+    copyBytes(b, dv, o, t + TPL_INDEX, EH_INDEX.length);
+    o -= tLen;
+    copyBytes(b, dv, o, this.typeStart, tLen);
+    o -= EH_PREFIX.length;
+    copyBytes(b, dv, o, t + TPL_PREFIX, EH_PREFIX.length);
+    writeHex(dv, fix + FIX_H, this.payloadDigest);
+    return this.hashEventPreImage(o, fix + FIX_END - o, fix + FIX_H, fix === this.fixA ? this.fixAViews : this.fixBViews);
+  }
+
+  /** hashEvent() for any prev_hash (genesis "", a foreign one) and any type length: built in the general area. */
+  private hashEventAnywhere(index: number): boolean {
     const b = this.mem;
     const dv = this.dv;
     const tLen = this.typeEnd - this.typeStart;
     const pLen = this.prevEnd - this.prevStart;
-    let start: number;
-    let len: number;
-    let phHex: number;
-    let views: (Uint8Array | undefined)[];
-    if (pLen === 64 && tLen <= FIX_MAX_TYPE && (this.prevStart === this.prevHex || equal64(dv, this.prevStart, this.prevHex))) {
-      // The fixed buffer whose P slot holds the previous hash (= this prev).
-      const fix = this.prevHex - FIX_P;
-      const t = this.tplBase;
-      let o = fix + FIX_HEAD - this.prepareIndex(index);
-      this.putIndex(o);
-      o -= EH_INDEX.length;
-      copyBytes(b, dv, o, t + TPL_INDEX, EH_INDEX.length);
-      o -= tLen;
-      copyBytes(b, dv, o, this.typeStart, tLen);
-      o -= EH_PREFIX.length;
-      copyBytes(b, dv, o, t + TPL_PREFIX, EH_PREFIX.length);
-      start = o;
-      len = fix + FIX_END - o;
-      phHex = fix + FIX_H;
-      views = fix === this.fixA ? this.fixAViews : this.fixBViews;
-      writeHex(dv, phHex, this.payloadDigest);
-    } else {
-      let o = this.ehBase + EH_PREFIX.length;
-      if (o + tLen + pLen + 128 > this.ehEnd) return false;
-      copyBytes(b, dv, o, this.typeStart, tLen);
-      o += tLen;
-      const t = this.tplBase;
-      copyBytes(b, dv, o, t + TPL_INDEX, EH_INDEX.length);
-      o += EH_INDEX.length;
-      this.prepareIndex(index);
-      o = this.putIndex(o);
-      copyBytes(b, dv, o, t + TPL_PAYLOAD, EH_PAYLOAD.length);
-      o += EH_PAYLOAD.length;
-      phHex = o;
-      o = writeHex(dv, o, this.payloadDigest);
-      copyBytes(b, dv, o, t + TPL_PREV, EH_PREV.length);
-      o += EH_PREV.length;
-      copyBytes(b, dv, o, this.prevStart, pLen);
-      o += pLen;
-      b[o++] = QUOTE;
-      b[o++] = RBRACE;
-      start = this.ehBase;
-      len = o - this.ehBase;
-      views = this.ehViews;
-    }
+    let o = this.ehBase + EH_PREFIX.length;
+    if (o + tLen + pLen + 128 > this.ehEnd) return false;
+    copyBytes(b, dv, o, this.typeStart, tLen);
+    o += tLen;
+    const t = this.tplBase;
+    copyBytes(b, dv, o, t + TPL_INDEX, EH_INDEX.length);
+    o += EH_INDEX.length;
+    this.prepareIndex(index);
+    o = this.putIndex(o);
+    copyBytes(b, dv, o, t + TPL_PAYLOAD, EH_PAYLOAD.length);
+    o += EH_PAYLOAD.length;
+    const phHex = o;
+    o = writeHex(dv, o, this.payloadDigest);
+    copyBytes(b, dv, o, t + TPL_PREV, EH_PREV.length);
+    o += EH_PREV.length;
+    copyBytes(b, dv, o, this.prevStart, pLen);
+    o += pLen;
+    b[o++] = QUOTE;
+    b[o++] = RBRACE;
+    return this.hashEventPreImage(this.ehBase, o - this.ehBase, phHex, this.ehViews);
+  }
+
+  /**
+   * Hash the event pre-image mem[start, start+len) whose payload hash hex
+   * is at phHex; the digest's hex goes to curHex. False if the stored
+   * payload_hash (located tentatively) is not a valid JSON string after all.
+   */
+  private hashEventPreImage(start: number, len: number, phHex: number, views: (Uint8Array | undefined)[]): boolean {
     const ph = this.phStart;
-    if (ph >= 0 && !equal64(dv, ph, phHex) && scanAnyString(b, ph) !== ph + 64) return false;
+    if (ph >= 0 && !equal64(this.dv, ph, phHex) && scanAnyString(this.mem, ph) !== ph + 64) return false;
     Bun.SHA256.hash(this.view(start, len, views), this.eventDigest);
-    writeHex(dv, this.curHex, this.eventDigest);
+    writeHex(this.dv, this.curHex, this.eventDigest);
     return true;
   }
 
