@@ -1,4 +1,5 @@
 import { floatRepr } from "../../pyjson/float.ts";
+import { keepOutOfFTL } from "./jit.ts";
 
 /**
  * The byte-level fast path of journal verification.
@@ -1450,3 +1451,26 @@ function writeDecimal(b: Uint8Array, o: number, n: number): number {
 
 /** Exposed for tests: the byte classes of the canonical string check. */
 export const __test = { scanCanonicalString, scanAnyString, skipValue };
+
+// Small helpers the hot code inlines: not worth an FTL compile of their own (see jit.ts).
+{
+  const p = RowScanner.prototype as unknown as Record<string, unknown>;
+  keepOutOfFTL([
+    p.putIndex,
+    p.view,
+    p.hashPayload,
+    p.prepareIndex,
+    p.copyToScratch,
+    p.room,
+    p.storedPrevIsLast,
+    p.storedHashMatches,
+    p.advance,
+    equalBytes,
+    skipDigits,
+    skipWs,
+    scanPlainKey,
+    envelopeKind,
+    writeHex,
+    equal64,
+  ]);
+}
