@@ -337,7 +337,7 @@ export class RowScanner {
         if (envelopeKind(b, ks, ke) !== Key.Payload) return 0;
         p = skipWs(b, ke + 1);
         if (b[p] !== COLON) return 0;
-        p = this.member(skipWs(b, p + 1), ks, ke);
+        p = this.member(skipWs(b, p + 1), ks, ke, 0);
         if (p < 0) return 0;
         p = skipWs(b, p);
         const d = b[p];
@@ -357,8 +357,8 @@ export class RowScanner {
     return this.finishPayload(this.typeStart - 8) ? 1 : 0; // "event" key's first byte, in ', "event": "'
   }
 
-  /** A payload member's value at p (key [ks, ke)) into the member table; returns its end or -1. */
-  private member(p: number, ks: number, ke: number): number {
+  /** A member's value at p (key [ks, ke), in an object at `depth`) into the member table; returns its end or -1. */
+  private member(p: number, ks: number, ke: number, depth: number): number {
     const b = this.mem;
     const m = this.mTop++;
     if (m >= this.mKeyS.length) return -1;
@@ -374,7 +374,7 @@ export class RowScanner {
     }
     if (c === LBRACE || c === LBRACKET) {
       const vs = this.sp;
-      p = c === LBRACE ? this.emitObject(p, 1) : this.emitArray(p, 1);
+      p = c === LBRACE ? this.emitObject(p, depth + 1) : this.emitArray(p, depth + 1);
       if (p < 0) return -1;
       this.mValS[m] = vs;
       this.mValE[m] = this.sp;
@@ -497,7 +497,7 @@ export class RowScanner {
             if (p < 0) return false;
         }
       } else if (assemble) {
-        p = this.member(p, ks, ke);
+        p = this.member(p, ks, ke, 0);
         if (p < 0) return false;
       } else {
         // links-only: the payload is validated, never assembled
@@ -675,31 +675,8 @@ export class RowScanner {
       if (ke < 0) return -1;
       p = skipWs(b, ke + 1);
       if (b[p] !== COLON) return -1;
-      p = skipWs(b, p + 1);
-      const m = this.mTop++;
-      if (m >= this.mKeyS.length) return -1;
-      this.mKeyS[m] = ks;
-      this.mKeyE[m] = ke;
-      const c = b[p];
-      if (c === QUOTE) {
-        const q = scanCanonicalString(b, p + 1);
-        if (q < 0) return -1;
-        this.mValS[m] = p;
-        this.mValE[m] = q + 1;
-        p = q + 1;
-      } else if (c === LBRACE || c === LBRACKET) {
-        const vs = this.sp;
-        p = c === LBRACE ? this.emitObject(p, depth + 1) : this.emitArray(p, depth + 1);
-        if (p < 0) return -1;
-        this.mValS[m] = vs;
-        this.mValE[m] = this.sp;
-      } else {
-        const q = this.scanAtom(p);
-        if (q < 0) return -1;
-        this.mValS[m] = p;
-        this.mValE[m] = q;
-        p = q;
-      }
+      p = this.member(skipWs(b, p + 1), ks, ke, depth);
+      if (p < 0) return -1;
       p = skipWs(b, p);
       const d = b[p];
       if (d === COMMA) {
