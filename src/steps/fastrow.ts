@@ -185,7 +185,7 @@ function scanValue(b: Uint8Array, p: number, strict: boolean, depth: number): nu
     case 0x22:
       return scanString(b, p);
     case 0x7b:
-      return depth >= MAX_DEPTH ? -1 : scanObject(b, p, strict, depth + 1, false);
+      return depth >= MAX_DEPTH ? -1 : scanObject(b, p, strict, depth + 1);
     case 0x5b: {
       if (depth >= MAX_DEPTH) return -1;
       p++;
@@ -242,7 +242,8 @@ function identify(b: Uint8Array, s: number, e: number): Key {
 const HASHED = new Uint8Array(KEY_COUNT);
 for (const k of [Key.InputHash, Key.Model, Key.Prompt, Key.ToolCall, Key.ToolResult, Key.Effort, Key.PrevHash]) HASHED[k] = 1;
 
-function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number, top: boolean): number {
+/** A nested object: canonical keys in strictly ascending order, each value canonical. */
+function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number): number {
   p++;
   if (b[p] === 0x7d) return p + 1;
   let prevS = -1;
@@ -257,24 +258,116 @@ function scanObject(b: Uint8Array, p: number, strict: boolean, depth: number, to
     prevS = kS;
     prevE = kE;
     if (b[kEnd] !== 0x3a) return -1;
-    const vS = kEnd + 1;
-    let key = Key.Other;
-    let vStrict = strict;
-    if (top) {
-      key = identify(b, kS, kE);
-      vStrict = HASHED[key] === 1;
-    }
-    const vE = scanValue(b, vS, vStrict, depth);
+    const vE = scanValue(b, kEnd + 1, strict, depth);
     if (vE < 0) return -1;
-    if (top) topKeyCount++;
-    if (top && key !== Key.Other) {
+    const d = b[vE];
+    if (d === 0x7d) return vE + 1;
+    if (d !== 0x2c) return -1;
+    p = vE + 1;
+  }
+}
+
+/**
+ * The top-level keys of the last row scanned, as the bytes `"key":` in
+ * order, with what each is: a journal's rows nearly all have the same keys,
+ * so a row whose keys are byte for byte those skips scanning, ordering and
+ * identifying them. Only keys that passed those checks (in that row or an
+ * earlier one) are kept, each pair in strictly ascending order, so a key
+ * equal to the kept one at its position, after kept keys only, would pass
+ * them again.
+ */
+const SHAPE_CAP = 64;
+let shapeBytes = new Uint8Array(1024);
+const shapeAt = new Int32Array(SHAPE_CAP + 1);
+const shapeKey = new Uint8Array(SHAPE_CAP);
+let shapeCount = 0;
+/** This row's top-level key spans, to keep its shape. */
+const rowKeyS = new Int32Array(SHAPE_CAP);
+const rowKeyE = new Int32Array(SHAPE_CAP);
+const rowKey = new Uint8Array(SHAPE_CAP);
+
+/** Drop the kept shape: the next row is scanned key by key. */
+export function forgetShape(): void {
+  shapeCount = 0;
+}
+
+/** b[p, p + (a1 - a0)) equals shapeBytes[a0, a1) (within the row). */
+function sameAsShape(b: Uint8Array, p: number, a0: number, a1: number): boolean {
+  const n = a1 - a0;
+  if (p + n > len) return false;
+  for (let j = 0; j < n; j++) if (b[p + j] !== shapeBytes[a0 + j]) return false;
+  return true;
+}
+
+function keepShape(b: Uint8Array, n: number): void {
+  if (n > SHAPE_CAP) {
+    shapeCount = 0;
+    return;
+  }
+  let size = 0;
+  for (let i = 0; i < n; i++) size += rowKeyE[i]! - rowKeyS[i]! + 3;
+  if (size > shapeBytes.length) shapeBytes = new Uint8Array(size * 2);
+  let o = 0;
+  for (let i = 0; i < n; i++) {
+    shapeAt[i] = o;
+    shapeBytes[o++] = 0x22;
+    for (let j = rowKeyS[i]!; j < rowKeyE[i]!; j++) shapeBytes[o++] = b[j]!;
+    shapeBytes[o++] = 0x22;
+    shapeBytes[o++] = 0x3a;
+    shapeKey[i] = rowKey[i]!;
+  }
+  shapeAt[n] = o;
+  shapeCount = n;
+}
+
+/** scanObject() of a row's top level, which also records the spans of the keys the walkers need. */
+function scanTopObject(b: Uint8Array, p: number): number {
+  p++;
+  if (b[p] === 0x7d) return p + 1;
+  let prevS = -1;
+  let prevE = -1;
+  let i = 0;
+  let same = true; // every key so far is the kept shape's key at its position
+  for (;;) {
+    if (b[p] !== 0x22) return -1;
+    const kS = p + 1;
+    let kE: number;
+    let key: Key;
+    if (same && i < shapeCount && sameAsShape(b, p, shapeAt[i]!, shapeAt[i + 1]!)) {
+      kE = p + (shapeAt[i + 1]! - shapeAt[i]!) - 2;
+      key = shapeKey[i]! as Key;
+    } else {
+      same = false;
+      const kEnd = scanKey(b, p);
+      if (kEnd < 0) return -1;
+      kE = kEnd - 1;
+      if (prevS >= 0 && !keyLess(b, prevS, prevE, kS, kE)) return -1;
+      if (b[kEnd] !== 0x3a) return -1;
+      key = identify(b, kS, kE);
+    }
+    prevS = kS;
+    prevE = kE;
+    if (i < SHAPE_CAP) {
+      rowKeyS[i] = kS;
+      rowKeyE[i] = kE;
+      rowKey[i] = key;
+    }
+    i++;
+    const vS = kE + 2;
+    const vE = scanValue(b, vS, HASHED[key] === 1, 1);
+    if (vE < 0) return -1;
+    topKeyCount++;
+    if (key !== Key.Other) {
       keyStart[key] = kS - 1;
       spanStart[key] = vS;
       spanEnd[key] = vE;
       plainString[key] = b[vS] === 0x22 && !hadEscape ? 1 : 0;
     }
     const d = b[vE];
-    if (d === 0x7d) return vE + 1;
+    if (d === 0x7d) {
+      if (!same || i !== shapeCount) keepShape(b, i);
+      return vE + 1;
+    }
     if (d !== 0x2c) return -1;
     p = vE + 1;
   }
@@ -308,7 +401,7 @@ export function scanCanonicalRange(buf: Uint8Array, start: number, end: number):
     plainString[k] = 0;
   }
   topKeyCount = 0;
-  return scanObject(buf, start, false, 1, true) === end;
+  return scanTopObject(buf, start) === end;
 }
 
 /** True when the span holds a string without escapes (its text is the bytes inside the quotes). */

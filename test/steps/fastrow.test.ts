@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mutateLines, splitLinesKeep } from "../../src/fuzz/mutate.ts";
 import { Rng } from "../../src/fuzz/rng.ts";
-import { keyStart, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../../src/steps/fastrow.ts";
+import { forgetShape, keyStart, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../../src/steps/fastrow.ts";
 import { LineSplitter } from "../../src/steps/lines.ts";
 import { ChainWalker, type WalkResult } from "../../src/steps/walk.ts";
 import { VECTORS } from "../helpers/cli.ts";
@@ -48,6 +48,61 @@ describe("scanCanonicalRange", () => {
         if (ok) expect(spans(before)).toEqual(want!);
       }
     }
+  });
+});
+
+describe("the kept shape (the previous row's top-level keys)", () => {
+  /** Rows derived from a canonical row whose keys differ from it in ways a kept shape must not hide. */
+  function variants(row: string): string[] {
+    const o = JSON.parse(row) as Record<string, unknown>;
+    const keys = Object.keys(o);
+    const enc = (entries: [string, unknown][]) => "{" + entries.map(([k, v]) => JSON.stringify(k) + ":" + JSON.stringify(v)).join(",") + "}";
+    const entries = keys.map((k) => [k, o[k]] as [string, unknown]);
+    const out: string[] = [];
+    for (let i = 0; i + 1 < entries.length; i++) {
+      const swapped = [...entries];
+      [swapped[i], swapped[i + 1]] = [swapped[i + 1]!, swapped[i]!];
+      out.push(enc(swapped)); // two keys out of order
+      out.push(enc(entries.map(([k, v], j) => [j === i + 1 ? entries[i]![0] : k, v]))); // a duplicate key
+      out.push(enc(entries.filter((_, j) => j !== i))); // one key fewer
+      out.push(enc(entries.map(([k, v], j) => [j === i ? k + "x" : k, v]))); // a longer key
+      out.push(enc(entries.map(([k, v], j) => [j === i ? k.slice(0, -1) : k, v]))); // a shorter key
+      out.push(enc(entries.map(([k, v], j) => [j === i ? entries[i + 1]![0] + "z" : k, v]))); // a new key sorting after the kept key that follows it
+    }
+    out.push(row.replace(/}$/, ',"zz":1}')); // one key more
+    out.push(row.replace('"model"', '"mod\\u0065l"')); // an escaped key
+    return out;
+  }
+
+  test("a row scanned after other rows gets the verdict and spans of a row scanned afresh", () => {
+    const lines: Uint8Array[] = [];
+    for (const data of corpus(200)) {
+      for (const withNl of splitLinesKeep(data)) {
+        lines.push(withNl[withNl.length - 1] === 0x0a ? withNl.subarray(0, withNl.length - 1) : withNl);
+      }
+    }
+    const h = (c: string) => c.repeat(64);
+    const base =
+      `{"blob_refs":[],"input_hash":"${h("a")}","model":"m-1","prev_hash":"${h("0")}","prompt":"do it\\n",` +
+      `"schema_version":2,"seq":3,"step_hash":"${h("b")}","tool_call":{"args":{"line":4},"name":"edit"},"tool_result":{"ok":true},"ts":1.5}`;
+    const baseBytes = new TextEncoder().encode(base);
+    expect(scanCanonicalRow(baseBytes.slice())).toBe(true);
+    for (const v of variants(base)) lines.push(baseBytes, new TextEncoder().encode(v));
+    let accepted = 0;
+    for (const line of lines) {
+      const kept = scanCanonicalRow(line.slice());
+      const keptSpans = kept ? spans(0) : null;
+      forgetShape();
+      const fresh = scanCanonicalRow(line.slice());
+      expect(kept).toBe(fresh);
+      if (fresh) {
+        accepted++;
+        expect(keptSpans).toEqual(spans(0));
+      }
+      // leave the shape of this row kept for the next one
+      scanCanonicalRow(line.slice());
+    }
+    expect(accepted).toBeGreaterThan(1000);
   });
 });
 
