@@ -393,8 +393,10 @@ export class RangeVerifier {
   /**
    * The fast path of line() for a line whose end is not known yet: verify
    * the row at `s` if it is in fast form, links to the previous row and
-   * hashes right, and return the offset of its line feed; otherwise change
-   * nothing and return -1 (line() then takes the line as usual).
+   * hashes right, and return the offset of its line feed; otherwise return
+   * -1 (line() then takes the line as usual) having changed nothing it
+   * reads (a first row may leave the scanner's previous hash set, which
+   * the exact path does not use for a range's first row and overwrites).
    */
   private fastRow(s: number, dataEnd: number): number {
     if (this.failure !== null) return -1;
@@ -408,21 +410,23 @@ export class RangeVerifier {
     const e = sc.lineEnd;
     // e === dataEnd is the sentinel, not a terminator: an unfinished line.
     if (e >= dataEnd) return -1;
+    let base = this.base;
     if (first) {
       if (!sc.envelopeMatched || !sc.takeStoredPrevAsLast()) return -1;
       if (this.task.guessBase) {
         const guess = sc.storedIndexGuess();
-        if (guess >= 0) this.base = guess;
+        if (guess >= 0) base = guess;
       }
     } else if (!sc.storedPrevIsLast()) return -1;
     if (linksOnly) {
       if (!sc.storedHashIsHex()) return -1;
       sc.takeStoredHashAsLast();
     } else {
-      if (!sc.hashPayload() || !sc.hashEvent(this.base + this.rows) || !sc.storedHashMatches()) return -1;
+      if (!sc.hashPayload() || !sc.hashEvent(base + this.rows) || !sc.storedHashMatches()) return -1;
       if (first) this.first = { ...sc.firstRowStrings(), profile: "py-json-v1", profileError: null };
       sc.advance();
     }
+    this.base = base;
     this.lineNo++;
     this.lastLineStart = this.fileBase + s;
     this.lastLineTerminated = true;
