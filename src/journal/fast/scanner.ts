@@ -147,6 +147,8 @@ for (const piece of ENV_PIECES) {
 }
 const ENV_LEN = ENV_PIECES.map((x) => x.length);
 const TPL_SIZE = envAt + 8;
+/** From the "event" key's first byte to the type's opening quote in the matched envelope (`event": "`). */
+const EVENT_KEY_BEFORE_TYPE = 8;
 /** Every envelope key: what matchEnvelope has seen when it matches. */
 const ENVELOPE_SEEN =
   (1 << Key.Ts) | (1 << Key.ElapsedS) | (1 << Key.Index) | (1 << Key.Event) | (1 << Key.PrevHash) | (1 << Key.PayloadHash) | (1 << Key.EventHash);
@@ -349,12 +351,23 @@ export class RowScanner {
         break;
       }
     } else if (b[p] !== RBRACE) return 0;
-    p++;
-    if (e < 0) {
-      if (b[p] !== LF) return 0; // see scanAnyRow
-      this.lineEnd = p;
-    } else if (p !== e) return 0;
-    return this.finishPayload(this.typeStart - 8) ? 1 : 0; // "event" key's first byte, in ', "event": "'
+    if (!this.endsLine(p + 1, e)) return 0;
+    return this.finishPayload(this.typeStart - EVENT_KEY_BEFORE_TYPE) ? 1 : 0;
+  }
+
+  /**
+   * The row closed at p: with a known line end e, p must be it (trailing
+   * bytes, or whitespace Python would strip, go the exact path); with e = -1
+   * a line feed must be at p, which becomes `lineEnd`. (A tentative 64-byte
+   * hash may have run past the real line end into the next line; the
+   * caller's hex comparisons of those bytes then fail, so such a "row" is
+   * never accepted.)
+   */
+  private endsLine(p: number, e: number): boolean {
+    if (e >= 0) return p === e;
+    if (this.mem[p] !== LF) return false;
+    this.lineEnd = p;
+    return true;
   }
 
   /** A member's value at p (key [ks, ke), in an object at `depth`) into the member table; returns its end or -1. */
@@ -414,13 +427,14 @@ export class RowScanner {
     let seen = 0;
     let eventKeyS = 0;
     let open = true;
+    const limit = e < 0 ? this.bound : e;
     // Assembling, scanPythonRow() has already tried the envelope as Python spells it.
     const env = mode === ScanMode.Links ? this.matchEnvelope(p, e, false) : -1;
     this.envelopeMatched = env >= 0;
     if (env >= 0) {
       // The envelope as Python writes it; the payload members follow.
       seen = ENVELOPE_SEEN;
-      eventKeyS = this.typeStart - 8; // the key's first byte, in ', "event": "' before the type's quote
+      eventKeyS = this.typeStart - EVENT_KEY_BEFORE_TYPE;
       p = env;
       if (b[p] === COMMA) p = skipWs(b, p + 1);
       else if (b[p] === RBRACE) {
@@ -461,7 +475,7 @@ export class RowScanner {
             let q: number;
             if (b[p + 1] === QUOTE) {
               q = p + 1; // "" (genesis)
-            } else if (mode !== ScanMode.Classify && (e < 0 ? p + 65 < this.bound : p + 65 < e) && b[p + 65] === QUOTE) {
+            } else if (mode !== ScanMode.Classify && p + 65 < limit && b[p + 65] === QUOTE) {
               // Tentatively 64 bytes: the caller compares them with a digest
               // in hex, which validates every byte (a mismatch goes exact).
               q = p + 65;
@@ -482,7 +496,7 @@ export class RowScanner {
           case Key.HashProfile:
             return false;
           case Key.PayloadHash:
-            if (assemble && b[p] === QUOTE && (e < 0 ? p + 65 < this.bound : p + 65 < e) && b[p + 65] === QUOTE) {
+            if (assemble && b[p] === QUOTE && p + 65 < limit && b[p + 65] === QUOTE) {
               // Not hashed, but must be valid JSON: hashPayload() checks it
               // (usually by equality with the recomputed digest).
               this.phStart = p + 1;
@@ -518,16 +532,7 @@ export class RowScanner {
       p++;
       break;
     }
-    if (e < 0) {
-      // Line end not known: the row must end right at a line feed. (A
-      // tentative 64-byte hash may have run past the real line end into
-      // the next line; the caller's hex comparisons of those bytes then
-      // fail, so such a "row" is never accepted.)
-      if (b[p] !== LF) return false;
-      this.lineEnd = p;
-    } else if (p !== e) {
-      return false; // trailing bytes (or whitespace Python would strip): exact path
-    }
+    if (!this.endsLine(p, e)) return false;
     const required = (1 << Key.Event) | (1 << Key.PrevHash) | (1 << Key.EventHash);
     if ((seen & required) !== required) return false;
     if (!assemble) return this.checkDistinctKeys(0, this.mTop);
@@ -865,7 +870,7 @@ export class RowScanner {
     const tLen = this.typeEnd - this.typeStart;
     const dv = this.dv;
     if (this.prevEnd - this.prevStart !== 64 || tLen > FIX_MAX_TYPE) return this.hashEventAnywhere(index);
-    if (this.prevStart !== this.prevHex && !equal64(dv, this.prevStart, this.prevHex)) return this.hashEventAnywhere(index);
+    if (this.prevStart !== this.prevHex && !equalBytes(dv, this.prevStart, this.prevHex, 64)) return this.hashEventAnywhere(index);
     // The fixed buffer whose P slot holds the previous hash (= this prev).
     const b = this.mem;
     const fix = this.prevHex - FIX_P;
@@ -917,7 +922,7 @@ export class RowScanner {
    */
   private hashEventPreImage(start: number, len: number, phHex: number, views: (Uint8Array | undefined)[]): boolean {
     const ph = this.phStart;
-    if (ph >= 0 && !equal64(this.dv, ph, phHex) && scanAnyString(this.mem, ph) !== ph + 64) return false;
+    if (ph >= 0 && !equalBytes(this.dv, ph, phHex, 64) && scanAnyString(this.mem, ph) !== ph + 64) return false;
     Bun.SHA256.hash(this.view(start, len, views), this.eventDigest);
     writeHex(this.dv, this.curHex, this.eventDigest);
     return true;
@@ -925,12 +930,12 @@ export class RowScanner {
 
   /** True when the stored event_hash of the scanned row is the recomputed one. */
   storedHashMatches(): boolean {
-    return this.hashStart + 64 === this.hashEnd && equal64(this.dv, this.hashStart, this.curHex);
+    return this.hashStart + 64 === this.hashEnd && equalBytes(this.dv, this.hashStart, this.curHex, 64);
   }
 
   /** True when the stored prev_hash of the scanned row is the previous row's event_hash. */
   storedPrevIsLast(): boolean {
-    return this.prevStart + 64 === this.prevEnd && equal64(this.dv, this.prevStart, this.prevHex);
+    return this.prevStart + 64 === this.prevEnd && equalBytes(this.dv, this.prevStart, this.prevHex, 64);
   }
 
   /** Make the just-verified event hash the previous one (swap the hex slots, no copy). */
@@ -942,9 +947,14 @@ export class RowScanner {
 
   /** The stored event_hash of the scanned row is 64 lowercase hex (links-only format check). */
   storedHashIsHex(): boolean {
-    if (this.hashEnd - this.hashStart !== 64) return false;
+    return this.isHex64(this.hashStart, this.hashEnd);
+  }
+
+  /** mem[s, e) is 64 lowercase hex digits. */
+  private isHex64(s: number, e: number): boolean {
+    if (e - s !== 64) return false;
     const b = this.mem;
-    for (let i = this.hashStart; i < this.hashEnd; i++) if (LOWER_HEX[b[i]!]! < 0) return false;
+    for (let i = s; i < e; i++) if (LOWER_HEX[b[i]!]! < 0) return false;
     return true;
   }
 
@@ -968,10 +978,8 @@ export class RowScanner {
    * its bytes are its canonical spelling); false otherwise.
    */
   takeStoredPrevAsLast(): boolean {
-    if (this.prevEnd - this.prevStart !== 64) return false;
-    const b = this.mem;
-    for (let i = this.prevStart; i < this.prevEnd; i++) if (LOWER_HEX[b[i]!]! < 0) return false;
-    copyBytes(b, this.dv, this.prevHex, this.prevStart, 64);
+    if (!this.isHex64(this.prevStart, this.prevEnd)) return false;
+    copyBytes(this.mem, this.dv, this.prevHex, this.prevStart, 64);
     return true;
   }
 
@@ -1000,14 +1008,11 @@ export class RowScanner {
 
   /** The scanned row's strings the stitcher needs of a range's first row. */
   firstRowStrings(): { prev: string; eventType: string; payloadHash: string; storedHash: string } {
-    const d = this.payloadDigest;
-    let ph = "";
-    for (let i = 0; i < 32; i++) ph += (d[i]! < 16 ? "0" : "") + d[i]!.toString(16);
     return {
       prev: this.span(this.prevStart, this.prevEnd),
       // a canonical JSON string token: JSON.parse decodes it as Python's json.loads does
       eventType: JSON.parse(this.span(this.typeStart, this.typeEnd)) as string,
-      payloadHash: ph,
+      payloadHash: Buffer.from(this.payloadDigest).toString("hex"),
       storedHash: this.span(this.hashStart, this.hashEnd),
     };
   }
@@ -1025,10 +1030,7 @@ export class RowScanner {
 
   /** The previous hash as a string. */
   lastHash(): string {
-    let t = "";
-    const b = this.mem;
-    for (let i = this.prevHex; i < this.prevHex + 64; i++) t += String.fromCharCode(b[i]!);
-    return t;
+    return this.span(this.prevHex, this.prevHex + 64);
   }
 
   /** A view mem[start, start+len), cached by length (hashing needs exact views; allocating two per row shows). */
@@ -1091,11 +1093,6 @@ function equalBytes(dv: DataView, a: number, c: number, n: number): boolean {
   return dv.getInt32(a + last, true) === dv.getInt32(c + last, true);
 }
 
-/** 64-byte equality, four bytes at a time. */
-function equal64(dv: DataView, a: number, c: number): boolean {
-  for (let i = 0; i < 64; i += 4) if (dv.getInt32(a + i, true) !== dv.getInt32(c + i, true)) return false;
-  return true;
-}
 
 export function skipWs(b: Uint8Array, p: number): number {
   let c = b[p];
@@ -1448,6 +1445,5 @@ export const __test = { scanCanonicalString, scanAnyString, skipValue };
     scanPlainKey,
     envelopeKind,
     writeHex,
-    equal64,
   ]);
 }
