@@ -311,8 +311,11 @@ export class RangeVerifier {
       if (!hasCR && p < dataEnd) {
         // Most lines are rows in fast form: verify one without looking for
         // its end first (the scanner finds it), saving a pass over the line.
-        const e = this.fastRow(p, dataEnd);
+        const e = this.fastRow(p, -1);
         if (e >= 0) {
+          this.lineNo++;
+          this.lastLineStart = this.fileBase + p;
+          this.lastLineTerminated = true;
           p = e + 1;
           continue;
         }
@@ -357,48 +360,26 @@ export class RangeVerifier {
     this.lastLineStart = this.fileBase + s;
     this.lastLineTerminated = terminated;
     if (s === e) return; // blank
-    const sc = this.scanner;
-    const local = this.rows;
     if (this.failure !== null) {
       // Past the first failure only row/discard classification matters.
-      if (sc.scan(s, e, ScanMode.Classify)) this.rows++;
+      if (this.scanner.scan(s, e, ScanMode.Classify)) this.rows++;
       else this.exactLine(s, e, lineNo);
       return;
     }
-    // Here (CR files, and rows fastRow() declined) the first row of a range
-    // takes the exact path: the stitcher needs its exact strings to
-    // re-check its link against the real head.
-    const mode = this.task.linksOnly ? ScanMode.Links : ScanMode.Assemble;
-    if (local === 0 || !sc.scan(s, e, mode) || !sc.storedPrevIsLast()) {
-      this.exactLine(s, e, lineNo);
-      return;
-    }
-    if (this.task.linksOnly) {
-      if (!sc.storedHashIsHex()) {
-        this.exactLine(s, e, lineNo);
-        return;
-      }
-      sc.takeStoredHashAsLast();
-    } else {
-      if (!sc.hashPayload() || !sc.hashEvent(this.base + local) || !sc.storedHashMatches()) {
-        this.exactLine(s, e, lineNo);
-        return;
-      }
-      sc.advance();
-    }
-    this.rows++;
-    this.fastRows++;
+    if (this.fastRow(s, e) < 0) this.exactLine(s, e, lineNo);
   }
 
   /**
-   * The fast path of line() for a line whose end is not known yet: verify
-   * the row at `s` if it is in fast form, links to the previous row and
-   * hashes right, and return the offset of its line feed; otherwise return
-   * -1 (line() then takes the line as usual) having changed nothing it
-   * reads (a first row may leave the scanner's previous hash set, which
-   * the exact path does not use for a range's first row and overwrites).
+   * Verify the row of the line at `s` on the fast path: if it is in fast
+   * form, links to the previous row and hashes right, count it and return
+   * the offset of its line end; otherwise return -1 (the caller takes the
+   * line exactly) having changed nothing the exact path reads (a first row
+   * may leave the scanner's previous hash set, which the exact path does
+   * not use for a range's first row and overwrites). With e = -1 the line
+   * end is not known yet: the scanner finds it, and the line must end
+   * before the data's sentinel (the scanner's `bound`).
    */
-  private fastRow(s: number, dataEnd: number): number {
+  private fastRow(s: number, e: number): number {
     if (this.failure !== null) return -1;
     const sc = this.scanner;
     const linksOnly = this.task.linksOnly;
@@ -406,10 +387,9 @@ export class RangeVerifier {
     // checks its link, from the strings kept in `first`.
     const first = this.rows === 0;
     if (first && linksOnly) return -1;
-    if (!sc.scan(s, -1, linksOnly ? ScanMode.Links : ScanMode.Assemble)) return -1;
-    const e = sc.lineEnd;
-    // e === dataEnd is the sentinel, not a terminator: an unfinished line.
-    if (e >= dataEnd) return -1;
+    if (!sc.scan(s, e, linksOnly ? ScanMode.Links : ScanMode.Assemble)) return -1;
+    // The sentinel is not a terminator: an unfinished line.
+    if (e < 0 && sc.lineEnd >= sc.bound) return -1;
     let base = this.base;
     if (first) {
       if (!sc.envelopeMatched || !sc.takeStoredPrevAsLast()) return -1;
@@ -427,12 +407,9 @@ export class RangeVerifier {
       sc.advance();
     }
     this.base = base;
-    this.lineNo++;
-    this.lastLineStart = this.fileBase + s;
-    this.lastLineTerminated = true;
     this.rows++;
     this.fastRows++;
-    return e;
+    return e < 0 ? sc.lineEnd : e;
   }
 
   /** A line the fast path did not take, or whose fast check failed: classify and check it exactly. */
