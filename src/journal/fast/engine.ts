@@ -86,7 +86,7 @@ const MIN_PARALLEL_BYTES = 64 << 20;
 /**
  * Ranges of about this size: small enough that threads finish within a
  * few tens of milliseconds of each other, large enough that the per-range
- * cost (its first row takes the exact path) does not show.
+ * cost (opening the file, a result message, a stitch step) does not show.
  */
 const DEFAULT_RANGE_BYTES = 8 << 20;
 const MAX_RANGES_PER_THREAD = 16;
