@@ -1,6 +1,6 @@
 import { canonical } from "../pyjson/encode.ts";
 import { canonicalNumber, floatRepr } from "../pyjson/float.ts";
-import { isPlainString, Key, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../steps/fastrow.ts";
+import { Key, plainString, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../steps/fastrow.ts";
 import { pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
 import { PyNum, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { stepHash } from "../steps/hash.ts";
@@ -160,6 +160,6 @@ export function dictFormLine(line: Uint8Array): { stepHash: string; refs: string
   } else if (line[rS] !== 0x5b) return null;
   const sS = spanStart[Key.StepHash]!;
   const sE = spanEnd[Key.StepHash]!;
-  if (!isPlainString(line, sS, sE)) return null;
+  if (plainString[Key.StepHash] !== 1) return null;
   return { stepHash: latin1.decode(line.subarray(sS + 1, sE - 1)), refs };
 }

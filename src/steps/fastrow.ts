@@ -403,10 +403,3 @@ export function scanCanonicalRange(buf: Uint8Array, start: number, end: number):
   topKeyCount = 0;
   return scanTopObject(buf, start) === end;
 }
-
-/** True when the span holds a string without escapes (its text is the bytes inside the quotes). */
-export function isPlainString(line: Uint8Array, s: number, e: number): boolean {
-  if (s < 0 || line[s] !== 0x22) return false;
-  for (let i = s + 1; i < e - 1; i++) if (line[i] === 0x5c) return false;
-  return true;
-}
