@@ -60,6 +60,16 @@ const ARENA_READ = 1 << 20;
 const ARENA_SCRATCH = 64 * 1024;
 const utf8Loose = new TextDecoder("utf-8");
 
+/** src[s, e) is the 64 lowercase hex digits of the 32-byte `digest`. */
+function isHexOf(digest: Uint8Array, src: Uint8Array, s: number, e: number): boolean {
+  if (e - s !== 64) return false;
+  for (let i = 0, p = s; i < 32; i++, p += 2) {
+    const b = digest[i]!;
+    if (src[p] !== HEX_BYTES[b >> 4] || src[p + 1] !== HEX_BYTES[b & 15]) return false;
+  }
+  return true;
+}
+
 export class ChainWalker {
   steps = 0;
   private expected = 0;
@@ -108,17 +118,7 @@ export class ChainWalker {
 
   get head(): string {
     if (this.headText === null) {
-      if (this.headIsDigest) {
-        const hex = this.digestHex;
-        for (let i = 0; i < 32; i++) {
-          const b = this.headDigest[i]!;
-          hex[2 * i] = HEX_BYTES[b >> 4]!;
-          hex[2 * i + 1] = HEX_BYTES[b & 15]!;
-        }
-        this.headText = latin1.decode(hex);
-      } else {
-        this.headText = utf8Loose.decode(this.headBytes.subarray(0, this.headLen));
-      }
+      this.headText = this.headIsDigest ? this.hexOf(this.headDigest) : utf8Loose.decode(this.headBytes.subarray(0, this.headLen));
     }
     return this.headText;
   }
@@ -140,15 +140,7 @@ export class ChainWalker {
   }
 
   private headEquals(src: Uint8Array, s: number, e: number): boolean {
-    if (this.headIsDigest) {
-      if (e - s !== 64) return false;
-      const d = this.headDigest;
-      for (let i = 0, p = s; i < 32; i++, p += 2) {
-        const b = d[i]!;
-        if (src[p] !== HEX_BYTES[b >> 4] || src[p + 1] !== HEX_BYTES[b & 15]) return false;
-      }
-      return true;
-    }
+    if (this.headIsDigest) return isHexOf(this.headDigest, src, s, e);
     if (e - s !== this.headLen) return false;
     const h = this.headBytes;
     for (let i = 0; i < this.headLen; i++) if (h[i] !== src[s + i]) return false;
@@ -257,6 +249,17 @@ export class ChainWalker {
     this.put(P_CLOSE);
   }
 
+  /** The lowercase hex of a digest, as a string. */
+  private hexOf(digest: Uint8Array): string {
+    const hex = this.digestHex;
+    for (let i = 0; i < 32; i++) {
+      const b = digest[i]!;
+      hex[2 * i] = HEX_BYTES[b >> 4]!;
+      hex[2 * i + 1] = HEX_BYTES[b & 15]!;
+    }
+    return latin1.decode(hex);
+  }
+
   /** The pre-image as two runs of the line, through the scratch (a row outside the arena). */
   private putRuns(line: Uint8Array, s1: number, e1: number, s2: number, e2: number): void {
     this.put(P_OPEN);
@@ -278,14 +281,7 @@ export class ChainWalker {
 
   /** The stored step_hash is not the digest (in `this.digest`): report it; the stored hash becomes the head. */
   private stepMismatch(line: Uint8Array, lineNo: number, sS: number, sE: number): void {
-    const digest = this.digest;
-    const hex = this.digestHex;
-    for (let i = 0; i < 32; i++) {
-      const b = digest[i]!;
-      hex[2 * i] = HEX_BYTES[b >> 4]!;
-      hex[2 * i + 1] = HEX_BYTES[b & 15]!;
-    }
-    const recomputed = latin1.decode(hex);
+    const recomputed = this.hexOf(this.digest);
     const stored = latin1.decode(line.subarray(sS + 1, sE - 1));
     this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
     this.setHeadBytes(line, sS + 1, sE - 1);
@@ -369,12 +365,7 @@ export class ChainWalker {
     if (seq !== this.expected) this.seqMismatch(lineNo, seq);
     if (!this.headEquals(line, pS + 1, pE - 1)) this.prevMismatch(line, lineNo, pS, pE);
     // The stored hash against the digest, hex digit by hex digit (no strings unless they differ).
-    let same = sE - sS - 2 === 64;
-    for (let i = 0, p = sS + 1; same && i < 32; i++, p += 2) {
-      const b = digest[i]!;
-      if (line[p] !== HEX_BYTES[b >> 4] || line[p + 1] !== HEX_BYTES[b & 15]) same = false;
-    }
-    if (!same) {
+    if (!isHexOf(digest, line, sS + 1, sE - 1)) {
       this.stepMismatch(line, lineNo, sS, sE);
     } else {
       // The stored hash is the digest's hex: keep the digest as the head.
