@@ -78,8 +78,7 @@ function compressionOf(magic: Uint8Array): Compression {
 }
 
 /** The archive's tar bytes as a stream (gunzipped when the file is gzip), with the decompressed-size cap. */
-async function tarStream(path: string, limits: ArchiveLimits): Promise<{ stream: Readable; maxBytes: number }> {
-  const compression = compressionOf(sniff(path));
+async function tarStream(path: string, compression: Compression, limits: ArchiveLimits): Promise<{ stream: Readable; maxBytes: number }> {
   if (compression === "bzip2" || compression === "xz") {
     throw new ArchiveError(`receipt is ${compression}-compressed; decompress it first (only plain and gzip tars are read)`);
   }
@@ -166,7 +165,6 @@ function matchTarfileLongNames(ex: Extractor): void {
 
 /** The members of a plain tar the fast path can walk, with the file open; null: use tar-stream. */
 function plainPlan(path: string, limits: ArchiveLimits): { fd: number; members: PlainMember[] } | null {
-  if (compressionOf(sniff(path)) !== "none") return null;
   const fd = openSync(path, "r");
   try {
     const members = planPlainTar(fd, limits.maxMembers, nameOk);
@@ -217,7 +215,8 @@ async function walkPlain(fd: number, members: PlainMember[], visit: MemberVisito
 
 /** Walk every member once, in archive order. */
 export async function walkArchive(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
-  const plan = plainPlan(path, limits);
+  const compression = compressionOf(sniff(path));
+  const plan = compression === "none" ? plainPlan(path, limits) : null;
   if (plan !== null) {
     try {
       return await walkPlain(plan.fd, plan.members, visit);
@@ -225,14 +224,18 @@ export async function walkArchive(path: string, visit: MemberVisitor, limits: Ar
       closeSync(plan.fd);
     }
   }
-  return walkArchiveStreamed(path, visit, limits);
+  return walkStreamed(path, compression, visit, limits);
 }
 
 /** The tar-stream walk (any archive; the plain fast path must agree with it member for member). */
 export async function walkArchiveStreamed(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
+  return walkStreamed(path, compressionOf(sniff(path)), visit, limits);
+}
+
+async function walkStreamed(path: string, compression: Compression, visit: MemberVisitor, limits: ArchiveLimits): Promise<number> {
   // Loaded only here: the plain path (the usual receipt) needs neither tar-stream nor node:stream.
   const { extract } = await import("tar-stream");
-  const { stream: source, maxBytes } = await tarStream(path, limits);
+  const { stream: source, maxBytes } = await tarStream(path, compression, limits);
   let seen = 0;
   const ex: Extractor = extract();
   matchTarfileLongNames(ex);
