@@ -3,8 +3,6 @@ import { defineCliCommand } from "../command.ts";
 import { printJson, printLines } from "../output.ts";
 import { parseTimeoutSeconds, stopDocument, stopFailure, stopLines, stopProgress } from "../stop-report.ts";
 
-export { parseTimeoutSeconds };
-
 export default defineCliCommand({
   meta: { name: "stop", description: "Stop the running orchestrator (graceful by default) and save the session" },
   args: {

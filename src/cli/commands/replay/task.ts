@@ -5,7 +5,7 @@ import { isSafeTaskId, latestTraceForTask, tracesDir } from "../../../traces/rea
 import { prepareReplay, runReplay, TraceWithoutSnapshotError, type ReplayOutcome, type ReplayPlan } from "../../../traces/replay.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines } from "../../output.ts";
-import { parseTimeoutSeconds } from "../stop.ts";
+import { parseTimeoutSeconds } from "../../stop-report.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
 
