@@ -262,13 +262,18 @@ async function main(): Promise<void> {
   const expectOk = (s: Sample): void => {
     if (s.code !== 0) throw new Error(`a contender failed (exit ${s.code}): ${s.stdout.slice(0, 500)}`);
   };
+  const verifyContender = (path: string, threads: number): Contender => ({
+    name: `bernstein verify --threads ${threads}`,
+    cmd: [bin, "journal", "verify", path, "--threads", String(threads)],
+    check: expectOk,
+  });
   // warm the page cache once: every contender reads from memory
   await run(["cat", journal.path]);
 
   console.error(`journal verify: ${(journal.bytes / 1e6).toFixed(1)} MB, ${journal.rows} rows, ${args.reps} interleaved repetitions`);
   const contenders: Contender[] = [
-    { name: "bernstein verify --threads 1", cmd: [bin, "journal", "verify", journal.path, "--threads", "1"], check: expectOk },
-    { name: `bernstein verify --threads ${N}`, cmd: [bin, "journal", "verify", journal.path, "--threads", String(N)], check: expectOk },
+    verifyContender(journal.path, 1),
+    verifyContender(journal.path, N),
     { name: `bernstein verify --links-only`, cmd: [bin, "journal", "verify", journal.path, "--links-only", "--threads", String(N)], check: expectOk },
     { name: "sha256sum", cmd: ["sha256sum", journal.path], check: expectOk },
   ];
@@ -335,8 +340,8 @@ async function main(): Promise<void> {
     await run(["cat", big.path]);
     console.error(`thread scaling: ${(big.bytes / 1e6).toFixed(0)} MB`);
     const sc: Contender[] = [
-      { name: "bernstein verify --threads 1", cmd: [bin, "journal", "verify", big.path, "--threads", "1"], check: expectOk },
-      { name: `bernstein verify --threads ${N}`, cmd: [bin, "journal", "verify", big.path, "--threads", String(N)], check: expectOk },
+      verifyContender(big.path, 1),
+      verifyContender(big.path, N),
     ];
     const ss = await interleaved(sc, args.reps);
     const one1 = figure(sc[0]!.name, ss.get(sc[0]!.name)!, big.bytes, big.rows);
