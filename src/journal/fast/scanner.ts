@@ -241,10 +241,15 @@ export class RowScanner {
   private numIsFloat = false;
   private floatText = "";
 
-  /** `rowCap`: bytes of the row area (only the record builder writes rows). */
+  /**
+   * `rowCap`: bytes of the row area (only the record builder writes rows).
+   * `alloc`: where the memory comes from (the verify kernel's memory, so the
+   * kernel and this scanner share the lines and the previous hash).
+   */
   constructor(
     readCap = 1 << 20,
     protected readonly rowCap = 0,
+    private readonly alloc?: (size: number) => Uint8Array,
   ) {
     this.mem = new Uint8Array(0);
     this.layout(readCap, null);
@@ -264,7 +269,7 @@ export class RowScanner {
     this.tplBase = this.ehBase + eh;
     this.fixA = this.tplBase + TPL_SIZE;
     this.rowBase = this.fixA + 2 * FIX_SIZE;
-    const mem = new Uint8Array(this.rowBase + this.rowCap);
+    const mem = this.alloc ? this.alloc(this.rowBase + this.rowCap) : new Uint8Array(this.rowBase + this.rowCap);
     if (keep) mem.set(keep.subarray(0, Math.min(keep.length, readCap)));
     mem.set(EH_PREFIX, this.ehBase);
     mem.set(EH_INDEX, this.tplBase + TPL_INDEX);
@@ -1026,6 +1031,11 @@ export class RowScanner {
   setLastHash(hex: string): void {
     const b = this.mem;
     for (let i = 0; i < 64; i++) b[this.prevHex + i] = hex.charCodeAt(i);
+  }
+
+  /** Where the previous hash's 64 hex digits are (the verify kernel links to it and leaves its last hash there). */
+  prevHexAt(): number {
+    return this.prevHex;
   }
 
   /** The previous hash as a string. */

@@ -1,0 +1,865 @@
+;; The verify kernel: the fast path of journal verification for rows spelled
+;; exactly as Python's writer spells them, as WebAssembly.
+;;
+;; Why WebAssembly: every verifying thread is its own JavaScript VM, and each
+;; one JIT-compiles the JavaScript scanner (scanner.ts) afresh, ~225 ms of CPU
+;; per thread, which on two cores competes with the verifying itself. A
+;; WebAssembly module compiles in a few milliseconds and runs at native speed
+;; from its first row. SHA-256 stays native: the kernel calls back into
+;; Bun's hasher (imports hashPayload/hashEvent), so hashing runs at the speed
+;; of Bun's SHA-256 as before.
+;;
+;; Contract (kernel.ts drives it; range.ts calls it): `verify` walks
+;; consecutive rows from a line start and returns at the first row it does
+;; not fully verify itself: a row not in Python's spelling, a row whose
+;; floats or links or hashes do not check out, or the end of the data. Such a
+;; row is left to the JavaScript scanner and the exact path, which decide its
+;; verdict, so this kernel only has to be exact for the rows it ACCEPTS. It
+;; accepts exactly the rows scanner.ts's scanPythonRow accepts and that then
+;; link and hash right; the rules below are ported from there, rule by rule.
+;;
+;; Memory (imported; kernel.ts lays it out): [0, 4096) holds this module's
+;; tables and constants; the JavaScript scanner's memory (read area with the
+;; lines) follows; the kernel's scratch, payload pre-image (out) and member
+;; table come after that (addresses given to $setup). A line's end byte is a
+;; line feed or the sentinel line feed at `bound`, which stops every scanning
+;; loop; word loads may read up to 7 bytes past it (the scanner leaves slack).
+;;
+;; Fixed addresses:
+;;      0  STRCLASS[256]  string byte classes: 0 plain printable ASCII, 1 quote, 2 backslash, 3 refused
+;;    256  LOWERHEX[256]  lowercase hex digit values, 0xff otherwise
+;;    512  HEXPAIR[256]   u16: a byte's two lowercase hex digits, in memory order
+;;   1024  SHORTESC[256]  1 for the bytes after a backslash json.dumps writes (" \ n r t b f)
+;;   1280  the envelope pieces as Python spells them (data segments below)
+;;   1440  '{"event_type":'   1456  ',"index":'
+;;   1472  envelope key names (isEnvelopeKey)
+;;   1600  payload digest     1632  event digest     1664  event digest hex
+;;   2048  event pre-image: head written right-aligned before 2560, where
+;;         the index digits end; then the fixed suffix
+;;         ,"payload_hash":"H","prev_hash":"P"}   H at 2577, P at 2656, end 2722
+(module
+  (import "env" "memory" (memory 1))
+  ;; SHA-256 of the payload pre-image [out, out+len) into the payload digest
+  (import "env" "hashPayload" (func $hashPayload (param i32)))
+  ;; SHA-256 of the event pre-image [2722-len, 2722) into the event digest
+  (import "env" "hashEvent" (func $hashEvent (param i32)))
+  ;; 1 when the float lexeme [s, e) is exactly Python's repr of its value
+  (import "env" "floatIsRepr" (func $floatIsRepr (param i32 i32) (result i32)))
+
+  ;; areas (set by $setup)
+  (global $scratch (mut i32) (i32.const 0))
+  (global $scratchEnd (mut i32) (i32.const 0))
+  (global $out (mut i32) (i32.const 0))
+  (global $outEnd (mut i32) (i32.const 0))
+  (global $mt (mut i32) (i32.const 0))
+  (global $mtEnd (mut i32) (i32.const 0))
+  ;; per-row state
+  (global $sp (mut i32) (i32.const 0))      ;; next free scratch byte
+  (global $mTop (mut i32) (i32.const 0))    ;; next free member entry (16 bytes: keyS keyE valS valE)
+  (global $bound (mut i32) (i32.const 0))   ;; the data's sentinel
+  (global $isFloat (mut i32) (i32.const 0)) ;; set by $skipNumber
+  (global $typeS (mut i32) (i32.const 0))   ;; event type token, quotes included
+  (global $typeE (mut i32) (i32.const 0))
+  (global $prevS (mut i32) (i32.const 0))   ;; the three stored 64-byte hashes
+  (global $phS (mut i32) (i32.const 0))
+  (global $hashS (mut i32) (i32.const 0))
+  (global $outLen (mut i32) (i32.const 0))
+  ;; per-call results
+  (global $idxLen (mut i32) (i32.const 0))
+  (global $rows (mut i32) (i32.const 0))
+  (global $lastRow (mut i32) (i32.const 0))
+
+  (data (i32.const 1280) "{\"ts\": ")
+  (data (i32.const 1296) ", \"elapsed_s\": ")
+  (data (i32.const 1312) ", \"index\": ")
+  (data (i32.const 1328) ", \"event\": \"")
+  (data (i32.const 1344) "\", \"prev_hash\": \"")
+  (data (i32.const 1376) "\", \"payload_hash\": \"")
+  (data (i32.const 1408) "\", \"event_hash\": \"")
+  (data (i32.const 1440) "{\"event_type\":")
+  (data (i32.const 1456) ",\"index\":")
+  (data (i32.const 1472) "ts")
+  (data (i32.const 1480) "elapsed_s")
+  (data (i32.const 1496) "index")
+  (data (i32.const 1504) "event")
+  (data (i32.const 1512) "prev_hash")
+  (data (i32.const 1528) "payload_hash")
+  (data (i32.const 1544) "event_hash")
+  (data (i32.const 1560) "hash_profile")
+  (data (i32.const 2560) ",\"payload_hash\":\"")
+  (data (i32.const 2641) "\",\"prev_hash\":\"")
+  (data (i32.const 2720) "\"}")
+
+  (func (export "rows") (result i32) (global.get $rows))
+  (func (export "lastRow") (result i32) (global.get $lastRow))
+
+  ;; Tables, and the areas after the scanner's memory.
+  (func (export "setup") (param $scratch i32) (param $scratchEnd i32) (param $out i32) (param $outEnd i32)
+    (param $mt i32) (param $mtEnd i32)
+    (local $i i32) (local $d i32)
+    (global.set $scratch (local.get $scratch))
+    (global.set $scratchEnd (local.get $scratchEnd))
+    (global.set $out (local.get $out))
+    (global.set $outEnd (local.get $outEnd))
+    (global.set $mt (local.get $mt))
+    (global.set $mtEnd (local.get $mtEnd))
+    ;; STRCLASS: printable ASCII 0x20..0x7e is plain, except the quote and the backslash
+    (memory.fill (i32.const 0) (i32.const 3) (i32.const 256))
+    (memory.fill (i32.const 0x20) (i32.const 0) (i32.const 0x5f))
+    (i32.store8 (i32.const 0x22) (i32.const 1))
+    (i32.store8 (i32.const 0x5c) (i32.const 2))
+    ;; LOWERHEX (uppercase is not canonical)
+    (memory.fill (i32.const 256) (i32.const 0xff) (i32.const 256))
+    (local.set $i (i32.const 0))
+    (loop $digits
+      (i32.store8 (i32.add (i32.const 0x130) (local.get $i)) (local.get $i))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $digits (i32.lt_u (local.get $i) (i32.const 10))))
+    (local.set $i (i32.const 0))
+    (loop $letters
+      (i32.store8 (i32.add (i32.const 0x161) (local.get $i)) (i32.add (i32.const 10) (local.get $i)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $letters (i32.lt_u (local.get $i) (i32.const 6))))
+    ;; HEXPAIR
+    (local.set $i (i32.const 0))
+    (loop $pairs
+      (i32.store16 (i32.add (i32.const 512) (i32.shl (local.get $i) (i32.const 1)))
+        (i32.or
+          (call $hexChar (i32.shr_u (local.get $i) (i32.const 4)))
+          (i32.shl (call $hexChar (i32.and (local.get $i) (i32.const 15))) (i32.const 8))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $pairs (i32.lt_u (local.get $i) (i32.const 256))))
+    ;; SHORTESC: the short escapes json.dumps writes (not \/)
+    (memory.fill (i32.const 1024) (i32.const 0) (i32.const 256))
+    (i32.store8 (i32.const 1058) (i32.const 1)) ;; "
+    (i32.store8 (i32.const 1116) (i32.const 1)) ;; \
+    (i32.store8 (i32.const 1134) (i32.const 1)) ;; n
+    (i32.store8 (i32.const 1138) (i32.const 1)) ;; r
+    (i32.store8 (i32.const 1140) (i32.const 1)) ;; t
+    (i32.store8 (i32.const 1122) (i32.const 1)) ;; b
+    (i32.store8 (i32.const 1126) (i32.const 1))) ;; f
+
+  (func $hexChar (param $n i32) (result i32)
+    (if (result i32) (i32.lt_u (local.get $n) (i32.const 10))
+      (then (i32.add (i32.const 0x30) (local.get $n)))
+      (else (i32.add (i32.const 0x57) (local.get $n)))))
+
+  ;; ---------------------------------------------------------------- bytes
+
+  ;; n bytes at a and b are equal (8 at a time, the last word overlapping).
+  (func $eq (param $a i32) (param $b i32) (param $n i32) (result i32)
+    (local $i i32) (local $last i32)
+    (if (i32.lt_u (local.get $n) (i32.const 8))
+      (then
+        (block $done
+          (loop $byte
+            (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+            (if (i32.ne (i32.load8_u (i32.add (local.get $a) (local.get $i)))
+                        (i32.load8_u (i32.add (local.get $b) (local.get $i))))
+              (then (return (i32.const 0))))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $byte)))
+        (return (i32.const 1))))
+    (local.set $last (i32.sub (local.get $n) (i32.const 8)))
+    (block $done
+      (loop $word
+        (br_if $done (i32.ge_u (local.get $i) (local.get $last)))
+        (if (i64.ne (i64.load (i32.add (local.get $a) (local.get $i)))
+                    (i64.load (i32.add (local.get $b) (local.get $i))))
+          (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 8)))
+        (br $word)))
+    (i64.eq (i64.load (i32.add (local.get $a) (local.get $last)))
+            (i64.load (i32.add (local.get $b) (local.get $last)))))
+
+  ;; Copy n bytes between non-overlapping spans.
+  (func $copy (param $dst i32) (param $src i32) (param $n i32)
+    (local $i i32) (local $last i32)
+    (if (i32.ge_u (local.get $n) (i32.const 64))
+      (then (memory.copy (local.get $dst) (local.get $src) (local.get $n)) (return)))
+    (if (i32.ge_u (local.get $n) (i32.const 8))
+      (then
+        (local.set $last (i32.sub (local.get $n) (i32.const 8)))
+        (block $done
+          (loop $word
+            (br_if $done (i32.ge_u (local.get $i) (local.get $last)))
+            (i64.store (i32.add (local.get $dst) (local.get $i)) (i64.load (i32.add (local.get $src) (local.get $i))))
+            (local.set $i (i32.add (local.get $i) (i32.const 8)))
+            (br $word)))
+        (i64.store (i32.add (local.get $dst) (local.get $last)) (i64.load (i32.add (local.get $src) (local.get $last))))
+        (return)))
+    (if (i32.ge_u (local.get $n) (i32.const 4))
+      (then
+        (i32.store (local.get $dst) (i32.load (local.get $src)))
+        (i32.store (i32.sub (i32.add (local.get $dst) (local.get $n)) (i32.const 4))
+                   (i32.load (i32.sub (i32.add (local.get $src) (local.get $n)) (i32.const 4))))
+        (return)))
+    (block $done
+      (loop $byte
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (i32.store8 (i32.add (local.get $dst) (local.get $i)) (i32.load8_u (i32.add (local.get $src) (local.get $i))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $byte))))
+
+  ;; The 64 lowercase hex digits of the 32-byte digest at src, at dst.
+  (func $hex (param $dst i32) (param $src i32)
+    (local $i i32)
+    (loop $byte
+      (i32.store16 (i32.add (local.get $dst) (i32.shl (local.get $i) (i32.const 1)))
+        (i32.load16_u (i32.add (i32.const 512)
+          (i32.shl (i32.load8_u (i32.add (local.get $src) (local.get $i))) (i32.const 1)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $byte (i32.lt_u (local.get $i) (i32.const 32)))))
+
+  ;; Spaces and tabs (JSON whitespace within a line).
+  (func $skipWs (param $p i32) (result i32)
+    (local $c i32)
+    (loop $ws
+      (local.set $c (i32.load8_u (local.get $p)))
+      (if (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 9)))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $ws))))
+    (local.get $p))
+
+  ;; ---------------------------------------------------------------- strings
+
+  ;; Skip whole 8-byte words of plain string bytes (printable ASCII but the
+  ;; quote and the backslash), SWAR style; returns the start of the first
+  ;; word holding any other byte. Each test is exact for "any byte of the
+  ;; word": a borrow or carry only crosses out of a byte that is itself
+  ;; special. A line's terminator is special, so this never passes it.
+  (func $plainWords (param $p i32) (result i32)
+    (local $x i64) (local $q i64) (local $bs i64)
+    (loop $word
+      (local.set $x (i64.load (local.get $p)))
+      (local.set $q (i64.xor (local.get $x) (i64.const 0x2222222222222222)))
+      (local.set $bs (i64.xor (local.get $x) (i64.const 0x5c5c5c5c5c5c5c5c)))
+      (if (i64.eqz
+            (i64.and
+              (i64.or
+                (i64.or
+                  ;; a byte below 0x20
+                  (i64.and (i64.sub (local.get $x) (i64.const 0x2020202020202020)) (i64.xor (local.get $x) (i64.const -1)))
+                  ;; a byte of 0x7f or above
+                  (i64.or (i64.add (local.get $x) (i64.const 0x0101010101010101)) (local.get $x)))
+                (i64.or
+                  ;; a quote
+                  (i64.and (i64.sub (local.get $q) (i64.const 0x0101010101010101)) (i64.xor (local.get $q) (i64.const -1)))
+                  ;; a backslash
+                  (i64.and (i64.sub (local.get $bs) (i64.const 0x0101010101010101)) (i64.xor (local.get $bs) (i64.const -1)))))
+              (i64.const 0x8080808080808080)))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
+    (local.get $p))
+
+  ;; A string of plain bytes only (keys, no escapes), from its first content
+  ;; byte: the index of its closing quote, or -1.
+  (func $scanPlainKey (param $p i32) (result i32)
+    (local $t i32)
+    (local.set $p (call $plainWords (local.get $p)))
+    (loop $byte
+      (local.set $t (i32.load8_u (i32.load8_u (local.get $p))))
+      (if (i32.eqz (local.get $t))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
+    (if (result i32) (i32.eq (local.get $t) (i32.const 1))
+      (then (local.get $p))
+      (else (i32.const -1))))
+
+  ;; Four lowercase hex digits at a: their value, or -1.
+  (func $hex4 (param $a i32) (result i32)
+    (local $h0 i32) (local $h1 i32) (local $h2 i32) (local $h3 i32)
+    (local.set $h0 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u (local.get $a)))))
+    (local.set $h1 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=1 (local.get $a)))))
+    (local.set $h2 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=2 (local.get $a)))))
+    (local.set $h3 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=3 (local.get $a)))))
+    (if (i32.and (i32.or (i32.or (local.get $h0) (local.get $h1)) (i32.or (local.get $h2) (local.get $h3))) (i32.const 0xf0))
+      (then (return (i32.const -1))))
+    (i32.or
+      (i32.or (i32.shl (local.get $h0) (i32.const 12)) (i32.shl (local.get $h1) (i32.const 8)))
+      (i32.or (i32.shl (local.get $h2) (i32.const 4)) (local.get $h3))))
+
+  ;; A string in json.dumps(ensure_ascii=True) spelling, from its first
+  ;; content byte: the index of its closing quote, or -1.
+  (func $scanString (param $p i32) (result i32)
+    (local $t i32) (local $d i32) (local $v i32)
+    (block $fail
+      (loop $words
+        (local.set $p (call $plainWords (local.get $p)))
+        (loop $byte
+          (local.set $t (i32.load8_u (i32.load8_u (local.get $p))))
+          (if (i32.eqz (local.get $t))
+            (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
+        (if (i32.eq (local.get $t) (i32.const 1)) (then (return (local.get $p))))
+        (br_if $fail (i32.eq (local.get $t) (i32.const 3)))
+        ;; a backslash
+        (local.set $d (i32.load8_u offset=1 (local.get $p)))
+        (if (i32.load8_u (i32.add (i32.const 1024) (local.get $d)))
+          (then (local.set $p (i32.add (local.get $p) (i32.const 2))) (br $words)))
+        (br_if $fail (i32.ne (local.get $d) (i32.const 0x75)))
+        (local.set $v (call $hex4 (i32.add (local.get $p) (i32.const 2))))
+        (br_if $fail (i32.lt_s (local.get $v) (i32.const 0)))
+        ;; json.dumps escapes only controls (the short form where one exists) and 0x7f up
+        (br_if $fail (i32.and (i32.ge_u (local.get $v) (i32.const 0x20)) (i32.lt_u (local.get $v) (i32.const 0x7f))))
+        (br_if $fail
+          (i32.or
+            (i32.or (i32.eq (local.get $v) (i32.const 8)) (i32.eq (local.get $v) (i32.const 9)))
+            (i32.or (i32.eq (local.get $v) (i32.const 10))
+              (i32.or (i32.eq (local.get $v) (i32.const 12)) (i32.eq (local.get $v) (i32.const 13))))))
+        (local.set $p (i32.add (local.get $p) (i32.const 6)))
+        (br $words)))
+    (i32.const -1))
+
+  ;; ---------------------------------------------------------------- numbers
+
+  ;; ASCII digits at p, eight at a time while a whole word is digits (a byte
+  ;; is a digit when its high nibble is 3 and adding 6 keeps it 3).
+  (func $skipDigits (param $p i32) (result i32)
+    (local $x i64)
+    (loop $word
+      (local.set $x (i64.load (local.get $p)))
+      (if (i32.and
+            (i64.eq (i64.and (local.get $x) (i64.const 0xf0f0f0f0f0f0f0f0)) (i64.const 0x3030303030303030))
+            (i64.eq (i64.and (i64.add (local.get $x) (i64.const 0x0606060606060606)) (i64.const 0xf0f0f0f0f0f0f0f0))
+                    (i64.const 0x3030303030303030)))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
+    (loop $byte
+      (if (i32.lt_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
+    (local.get $p))
+
+  ;; JSON number syntax at p: its end, or -1. Sets $isFloat. An int longer
+  ;; than CPython's int_max_str_digits (4300) is refused (Python refuses it).
+  (func $skipNumber (param $p i32) (result i32)
+    (local $start i32) (local $c i32) (local $f i32)
+    (local.set $start (local.get $p))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d))
+      (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eq (local.get $c) (i32.const 0x30))
+      (then (local.set $p (i32.add (local.get $p) (i32.const 1))))
+      (else
+        (if (i32.lt_u (i32.sub (local.get $c) (i32.const 0x31)) (i32.const 9))
+          (then (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 1)))))
+          (else (return (i32.const -1))))))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2e))
+      (then
+        (if (i32.ge_u (i32.sub (i32.load8_u offset=1 (local.get $p)) (i32.const 0x30)) (i32.const 10))
+          (then (return (i32.const -1))))
+        (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 2))))
+        (local.set $f (i32.const 1))))
+    ;; e or E
+    (if (i32.eq (i32.or (i32.load8_u (local.get $p)) (i32.const 0x20)) (i32.const 0x65))
+      (then
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (local.set $c (i32.load8_u (local.get $p)))
+        (if (i32.or (i32.eq (local.get $c) (i32.const 0x2b)) (i32.eq (local.get $c) (i32.const 0x2d)))
+          (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+        (if (i32.ge_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
+          (then (return (i32.const -1))))
+        (loop $exp
+          (if (i32.lt_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
+            (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $exp))))
+        (local.set $f (i32.const 1))))
+    (if (i32.and (i32.eqz (local.get $f)) (i32.gt_s (i32.sub (local.get $p) (local.get $start)) (i32.const 4300)))
+      (then (return (i32.const -1))))
+    (global.set $isFloat (local.get $f))
+    (local.get $p))
+
+  (func $isDigit (param $a i32) (result i32)
+    (i32.lt_u (i32.sub (i32.load8_u (local.get $a)) (i32.const 0x30)) (i32.const 10)))
+
+  ;; Whether a fixed-notation float lexeme [s, e) is Python's repr, without
+  ;; conversion: 1 yes, -1 no, 0 undecided (floatIsRepr decides). A decimal
+  ;; of at most 15 significant digits round-trips through a double and no
+  ;; shorter decimal maps to the same double (15 = DBL_DIG), so such a lexeme
+  ;; is the shortest repr exactly when it has no superfluous zeros and its
+  ;; exponent is in repr's fixed range [-4, 16). (scanner.ts fixedFloatIsRepr.)
+  (func $fixedFloat (param $s i32) (param $e i32) (result i32)
+    (local $p i32) (local $intStart i32) (local $intEnd i32) (local $fracStart i32)
+    (local $intLen i32) (local $i i32) (local $z i32) (local $sig i32)
+    (local.set $p (local.get $s))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d))
+      (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $intStart (local.get $p))
+    (loop $int
+      (if (call $isDigit (local.get $p))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $int))))
+    (local.set $intEnd (local.get $p))
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x2e)) (then (return (i32.const 0))))
+    (local.set $fracStart (i32.add (local.get $p) (i32.const 1)))
+    (if (i32.lt_s (i32.sub (local.get $e) (local.get $fracStart)) (i32.const 1)) (then (return (i32.const 0))))
+    (local.set $i (local.get $fracStart))
+    (block $done
+      (loop $frac
+        (br_if $done (i32.ge_u (local.get $i) (local.get $e)))
+        (if (i32.eqz (call $isDigit (local.get $i))) (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $frac)))
+    (local.set $intLen (i32.sub (local.get $intEnd) (local.get $intStart)))
+    (if (i32.eqz (local.get $intLen)) (then (return (i32.const 0))))
+    (if (i32.and (i32.gt_u (local.get $intLen) (i32.const 1)) (i32.eq (i32.load8_u (local.get $intStart)) (i32.const 0x30)))
+      (then (return (i32.const 0))))
+    (if (i32.and (i32.eq (i32.sub (local.get $e) (local.get $fracStart)) (i32.const 1))
+                 (i32.eq (i32.load8_u (local.get $fracStart)) (i32.const 0x30)))
+      (then
+        ;; X.0: an integral value; repr is fixed for magnitudes below 1e16
+        (if (i32.gt_u (local.get $intLen) (i32.const 16)) (then (return (i32.const 0))))
+        (local.set $z (i32.sub (local.get $intEnd) (i32.const 1)))
+        (loop $zeros
+          (if (i32.and (i32.gt_u (local.get $z) (local.get $intStart)) (i32.eq (i32.load8_u (local.get $z)) (i32.const 0x30)))
+            (then (local.set $z (i32.sub (local.get $z) (i32.const 1))) (br $zeros))))
+        (return (i32.le_s (i32.add (i32.sub (local.get $z) (local.get $intStart)) (i32.const 1)) (i32.const 15)))))
+    ;; a trailing zero in the fraction: never the shortest
+    (if (i32.eq (i32.load8_u (i32.sub (local.get $e) (i32.const 1))) (i32.const 0x30)) (then (return (i32.const -1))))
+    (if (i32.and (i32.eq (local.get $intLen) (i32.const 1)) (i32.eq (i32.load8_u (local.get $intStart)) (i32.const 0x30)))
+      (then
+        (local.set $z (local.get $fracStart))
+        (loop $lead
+          (if (i32.eq (i32.load8_u (local.get $z)) (i32.const 0x30))
+            (then (local.set $z (i32.add (local.get $z) (i32.const 1))) (br $lead))))
+        ;; below 1e-4 repr is scientific: undecided
+        (if (i32.gt_s (i32.sub (local.get $z) (local.get $fracStart)) (i32.const 3)) (then (return (i32.const 0))))
+        (local.set $sig (i32.sub (local.get $e) (local.get $z))))
+      (else
+        (if (i32.gt_u (local.get $intLen) (i32.const 16)) (then (return (i32.const 0))))
+        (local.set $sig (i32.add (local.get $intLen) (i32.sub (local.get $e) (local.get $fracStart))))))
+    (i32.le_s (local.get $sig) (i32.const 15)))
+
+  ;; An atom (number or literal) at p in canonical spelling: its end, or -1.
+  (func $scanAtom (param $p i32) (result i32)
+    (local $c i32) (local $q i32) (local $r i32)
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eq (local.get $c) (i32.const 0x74)) ;; true
+      (then (return (select (i32.add (local.get $p) (i32.const 4)) (i32.const -1)
+                      (i32.eq (i32.load (local.get $p)) (i32.const 0x65757274))))))
+    (if (i32.eq (local.get $c) (i32.const 0x66)) ;; false
+      (then (return (select (i32.add (local.get $p) (i32.const 5)) (i32.const -1)
+                      (i32.and (i32.eq (i32.load (local.get $p)) (i32.const 0x736c6166))
+                               (i32.eq (i32.load8_u offset=4 (local.get $p)) (i32.const 0x65)))))))
+    (if (i32.eq (local.get $c) (i32.const 0x6e)) ;; null
+      (then (return (select (i32.add (local.get $p) (i32.const 4)) (i32.const -1)
+                      (i32.eq (i32.load (local.get $p)) (i32.const 0x6c6c756e))))))
+    (if (i32.eq (local.get $c) (i32.const 0x4e)) ;; NaN
+      (then (return (select (i32.add (local.get $p) (i32.const 3)) (i32.const -1)
+                      (i32.and (i32.eq (i32.load16_u (local.get $p)) (i32.const 0x614e))
+                               (i32.eq (i32.load8_u offset=2 (local.get $p)) (i32.const 0x4e)))))))
+    (if (i32.eq (local.get $c) (i32.const 0x49)) ;; Infinity
+      (then (return (select (i32.add (local.get $p) (i32.const 8)) (i32.const -1)
+                      (i64.eq (i64.load (local.get $p)) (i64.const 0x7974696e69666e49))))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0x2d)) (i32.eq (i32.load8_u offset=1 (local.get $p)) (i32.const 0x49)))
+      (then (return (select (i32.add (local.get $p) (i32.const 9)) (i32.const -1) ;; -Infinity
+                      (i64.eq (i64.load offset=1 (local.get $p)) (i64.const 0x7974696e69666e49))))))
+    (local.set $q (call $skipNumber (local.get $p)))
+    (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
+    (if (i32.eqz (global.get $isFloat))
+      (then
+        ;; ints are canonical as written, except -0 (Python prints 0)
+        (if (i32.and (i32.eq (i32.sub (local.get $q) (local.get $p)) (i32.const 2))
+                     (i32.eq (i32.load16_u (local.get $p)) (i32.const 0x302d)))
+          (then (return (i32.const -1))))
+        (return (local.get $q))))
+    (if (i32.gt_s (i32.sub (local.get $q) (local.get $p)) (i32.const 32)) (then (return (i32.const -1))))
+    (local.set $r (call $fixedFloat (local.get $p) (local.get $q)))
+    (if (i32.eqz (local.get $r))
+      (then (local.set $r (select (i32.const 1) (i32.const -1) (call $floatIsRepr (local.get $p) (local.get $q))))))
+    (select (local.get $q) (i32.const -1) (i32.gt_s (local.get $r) (i32.const 0))))
+
+  ;; ---------------------------------------------------------------- values
+
+  ;; Compare two key spans by bytes (= code points for printable ASCII).
+  (func $cmp (param $a0 i32) (param $a1 i32) (param $c0 i32) (param $c1 i32) (result i32)
+    (local $n i32) (local $i i32) (local $x i32) (local $y i32)
+    (local.set $n (i32.sub (local.get $a1) (local.get $a0)))
+    (if (i32.gt_u (local.get $n) (i32.sub (local.get $c1) (local.get $c0)))
+      (then (local.set $n (i32.sub (local.get $c1) (local.get $c0)))))
+    (block $done
+      (loop $byte
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $x (i32.load8_u (i32.add (local.get $a0) (local.get $i))))
+        (local.set $y (i32.load8_u (i32.add (local.get $c0) (local.get $i))))
+        (if (i32.ne (local.get $x) (local.get $y)) (then (return (i32.sub (local.get $x) (local.get $y)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $byte)))
+    (i32.sub (i32.sub (local.get $a1) (local.get $a0)) (i32.sub (local.get $c1) (local.get $c0))))
+
+  ;; Insertion-sort the n member entries at base by key bytes (Python's
+  ;; code-point order for printable ASCII). Equal keys (a duplicate: Python
+  ;; keeps the last) return 0.
+  (func $sortMembers (param $base i32) (param $n i32) (result i32)
+    (local $i i32) (local $j i32) (local $ei i32) (local $ej i32) (local $a0 i32) (local $a1 i32)
+    (local $k i64) (local $v i64) (local $c i32)
+    (local.set $i (i32.const 1))
+    (block $sorted
+      (loop $next
+        (br_if $sorted (i32.ge_s (local.get $i) (local.get $n)))
+        (local.set $ei (i32.add (local.get $base) (i32.shl (local.get $i) (i32.const 4))))
+        (local.set $a0 (i32.load (local.get $ei)))
+        (local.set $a1 (i32.load offset=4 (local.get $ei)))
+        (local.set $k (i64.load (local.get $ei)))
+        (local.set $v (i64.load offset=8 (local.get $ei)))
+        (local.set $j (i32.sub (local.get $i) (i32.const 1)))
+        (block $placed
+          (loop $down
+            (local.set $ej (i32.add (local.get $base) (i32.shl (local.get $j) (i32.const 4))))
+            (local.set $c (call $cmp (i32.load (local.get $ej)) (i32.load offset=4 (local.get $ej)) (local.get $a0) (local.get $a1)))
+            (if (i32.eqz (local.get $c)) (then (return (i32.const 0))))
+            (br_if $placed (i32.lt_s (local.get $c) (i32.const 0)))
+            (i64.store offset=16 (local.get $ej) (i64.load (local.get $ej)))
+            (i64.store offset=24 (local.get $ej) (i64.load offset=8 (local.get $ej)))
+            (local.set $j (i32.sub (local.get $j) (i32.const 1)))
+            (br_if $down (i32.ge_s (local.get $j) (i32.const 0)))))
+        (local.set $ej (i32.add (local.get $base) (i32.shl (i32.add (local.get $j) (i32.const 1)) (i32.const 4))))
+        (i64.store (local.get $ej) (local.get $k))
+        (i64.store offset=8 (local.get $ej) (local.get $v))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (i32.const 1))
+
+  ;; Write {"k":v,...} for the n member entries at base, at o: the end or -1.
+  (func $assemble (param $base i32) (param $n i32) (param $o i32) (param $limit i32) (result i32)
+    (local $i i32) (local $m i32) (local $k0 i32) (local $kn i32) (local $v0 i32) (local $vn i32)
+    (if (i32.gt_u (i32.add (local.get $o) (i32.const 1)) (local.get $limit)) (then (return (i32.const -1))))
+    (i32.store8 (local.get $o) (i32.const 0x7b))
+    (local.set $o (i32.add (local.get $o) (i32.const 1)))
+    (block $done
+      (loop $member
+        (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
+        (local.set $m (i32.add (local.get $base) (i32.shl (local.get $i) (i32.const 4))))
+        ;; the key with its quotes
+        (local.set $k0 (i32.sub (i32.load (local.get $m)) (i32.const 1)))
+        (local.set $kn (i32.sub (i32.add (i32.load offset=4 (local.get $m)) (i32.const 1)) (local.get $k0)))
+        (local.set $v0 (i32.load offset=8 (local.get $m)))
+        (local.set $vn (i32.sub (i32.load offset=12 (local.get $m)) (local.get $v0)))
+        (if (i32.gt_u (i32.add (i32.add (local.get $o) (i32.const 2)) (i32.add (local.get $kn) (local.get $vn))) (local.get $limit))
+          (then (return (i32.const -1))))
+        (if (local.get $i)
+          (then
+            (i32.store8 (local.get $o) (i32.const 0x2c))
+            (local.set $o (i32.add (local.get $o) (i32.const 1)))))
+        (call $copy (local.get $o) (local.get $k0) (local.get $kn))
+        (local.set $o (i32.add (local.get $o) (local.get $kn)))
+        (i32.store8 (local.get $o) (i32.const 0x3a))
+        (local.set $o (i32.add (local.get $o) (i32.const 1)))
+        (call $copy (local.get $o) (local.get $v0) (local.get $vn))
+        (local.set $o (i32.add (local.get $o) (local.get $vn)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $member)))
+    (if (i32.gt_u (i32.add (local.get $o) (i32.const 1)) (local.get $limit)) (then (return (i32.const -1))))
+    (i32.store8 (local.get $o) (i32.const 0x7d))
+    (i32.add (local.get $o) (i32.const 1)))
+
+  ;; Append [s, e) to scratch; 0 when it does not fit.
+  (func $toScratch (param $s i32) (param $e i32) (result i32)
+    (local $n i32)
+    (local.set $n (i32.sub (local.get $e) (local.get $s)))
+    (if (i32.gt_u (i32.add (global.get $sp) (local.get $n)) (global.get $scratchEnd)) (then (return (i32.const 0))))
+    (call $copy (global.get $sp) (local.get $s) (local.get $n))
+    (global.set $sp (i32.add (global.get $sp) (local.get $n)))
+    (i32.const 1))
+
+  ;; One byte to scratch; 0 when it does not fit.
+  (func $byteToScratch (param $c i32) (result i32)
+    (if (i32.ge_u (global.get $sp) (global.get $scratchEnd)) (then (return (i32.const 0))))
+    (i32.store8 (global.get $sp) (local.get $c))
+    (global.set $sp (i32.add (global.get $sp) (i32.const 1)))
+    (i32.const 1))
+
+  ;; A member's value at p (key [ks, ke), in an object at depth) into the
+  ;; member table: the value's end in the line, or -1. Strings and atoms are
+  ;; their own canonical bytes; objects and arrays are re-emitted into scratch.
+  (func $member (param $p i32) (param $ks i32) (param $ke i32) (param $depth i32) (result i32)
+    (local $m i32) (local $c i32) (local $q i32) (local $vs i32)
+    (local.set $m (global.get $mTop))
+    (if (i32.ge_u (local.get $m) (global.get $mtEnd)) (then (return (i32.const -1))))
+    (global.set $mTop (i32.add (local.get $m) (i32.const 16)))
+    (i32.store (local.get $m) (local.get $ks))
+    (i32.store offset=4 (local.get $m) (local.get $ke))
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eq (local.get $c) (i32.const 0x22))
+      (then
+        (local.set $q (call $scanString (i32.add (local.get $p) (i32.const 1))))
+        (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
+        (i32.store offset=8 (local.get $m) (local.get $p))
+        (i32.store offset=12 (local.get $m) (i32.add (local.get $q) (i32.const 1)))
+        (return (i32.add (local.get $q) (i32.const 1)))))
+    (if (i32.or (i32.eq (local.get $c) (i32.const 0x7b)) (i32.eq (local.get $c) (i32.const 0x5b)))
+      (then
+        (local.set $vs (global.get $sp))
+        (if (i32.eq (local.get $c) (i32.const 0x7b))
+          (then (local.set $p (call $emitObject (local.get $p) (i32.add (local.get $depth) (i32.const 1)))))
+          (else (local.set $p (call $emitArray (local.get $p) (i32.add (local.get $depth) (i32.const 1))))))
+        (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+        (i32.store offset=8 (local.get $m) (local.get $vs))
+        (i32.store offset=12 (local.get $m) (global.get $sp))
+        (return (local.get $p))))
+    (local.set $q (call $scanAtom (local.get $p)))
+    (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
+    (i32.store offset=8 (local.get $m) (local.get $p))
+    (i32.store offset=12 (local.get $m) (local.get $q))
+    (local.get $q))
+
+  ;; Re-emit the object at p canonically into scratch: its end in the line, or -1.
+  (func $emitObject (param $p i32) (param $depth i32) (result i32)
+    (local $base i32) (local $start i32) (local $ks i32) (local $ke i32) (local $d i32)
+    (local $n i32) (local $at i32) (local $o i32)
+    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
+    (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1))))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x7d))
+      (then
+        (if (i32.gt_u (i32.add (global.get $sp) (i32.const 2)) (global.get $scratchEnd)) (then (return (i32.const -1))))
+        (i32.store16 (global.get $sp) (i32.const 0x7d7b)) ;; {}
+        (global.set $sp (i32.add (global.get $sp) (i32.const 2)))
+        (return (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $base (global.get $mTop))
+    (local.set $start (global.get $sp))
+    (block $closed
+      (loop $next
+        (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
+        (local.set $ks (i32.add (local.get $p) (i32.const 1)))
+        (local.set $ke (call $scanPlainKey (local.get $ks)))
+        (if (i32.lt_s (local.get $ke) (i32.const 0)) (then (return (i32.const -1))))
+        (local.set $p (call $skipWs (i32.add (local.get $ke) (i32.const 1))))
+        (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a)) (then (return (i32.const -1))))
+        (local.set $p (call $member (call $skipWs (i32.add (local.get $p) (i32.const 1)))
+                                    (local.get $ks) (local.get $ke) (local.get $depth)))
+        (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+        (local.set $p (call $skipWs (local.get $p)))
+        (local.set $d (i32.load8_u (local.get $p)))
+        (if (i32.eq (local.get $d) (i32.const 0x2c))
+          (then (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1)))) (br $next)))
+        (if (i32.ne (local.get $d) (i32.const 0x7d)) (then (return (i32.const -1))))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $n (i32.shr_u (i32.sub (global.get $mTop) (local.get $base)) (i32.const 4)))
+    (if (i32.eqz (call $sortMembers (local.get $base) (local.get $n))) (then (return (i32.const -1))))
+    ;; Assemble after the members' re-emitted values, then move the result
+    ;; down to where this object started: one contiguous canonical value.
+    (local.set $at (global.get $sp))
+    (local.set $o (call $assemble (local.get $base) (local.get $n) (local.get $at) (global.get $scratchEnd)))
+    (global.set $mTop (local.get $base))
+    (if (i32.lt_s (local.get $o) (i32.const 0)) (then (return (i32.const -1))))
+    (if (i32.ne (local.get $at) (local.get $start))
+      (then (memory.copy (local.get $start) (local.get $at) (i32.sub (local.get $o) (local.get $at)))))
+    (global.set $sp (i32.add (local.get $start) (i32.sub (local.get $o) (local.get $at))))
+    (local.get $p))
+
+  ;; Re-emit the array at p canonically into scratch: its end in the line, or -1.
+  (func $emitArray (param $p i32) (param $depth i32) (result i32)
+    (local $c i32) (local $q i32) (local $d i32)
+    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
+    (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1))))
+    (if (i32.eqz (call $byteToScratch (i32.const 0x5b))) (then (return (i32.const -1))))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d))
+      (then
+        (if (i32.eqz (call $byteToScratch (i32.const 0x5d))) (then (return (i32.const -1))))
+        (return (i32.add (local.get $p) (i32.const 1)))))
+    (loop $next
+      (local.set $c (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $c) (i32.const 0x22))
+        (then
+          (local.set $q (call $scanString (i32.add (local.get $p) (i32.const 1))))
+          (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
+          (local.set $q (i32.add (local.get $q) (i32.const 1)))
+          (if (i32.eqz (call $toScratch (local.get $p) (local.get $q))) (then (return (i32.const -1))))
+          (local.set $p (local.get $q)))
+        (else
+          (if (i32.or (i32.eq (local.get $c) (i32.const 0x7b)) (i32.eq (local.get $c) (i32.const 0x5b)))
+            (then
+              (if (i32.eq (local.get $c) (i32.const 0x7b))
+                (then (local.set $p (call $emitObject (local.get $p) (i32.add (local.get $depth) (i32.const 1)))))
+                (else (local.set $p (call $emitArray (local.get $p) (i32.add (local.get $depth) (i32.const 1))))))
+              (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1)))))
+            (else
+              (local.set $q (call $scanAtom (local.get $p)))
+              (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
+              (if (i32.eqz (call $toScratch (local.get $p) (local.get $q))) (then (return (i32.const -1))))
+              (local.set $p (local.get $q))))))
+      (local.set $p (call $skipWs (local.get $p)))
+      (local.set $d (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $d) (i32.const 0x2c))
+        (then
+          (if (i32.eqz (call $byteToScratch (i32.const 0x2c))) (then (return (i32.const -1))))
+          (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1))))
+          (br $next))))
+    (if (i32.ne (local.get $d) (i32.const 0x5d)) (then (return (i32.const -1))))
+    (if (i32.eqz (call $byteToScratch (i32.const 0x5d))) (then (return (i32.const -1))))
+    (i32.add (local.get $p) (i32.const 1)))
+
+  ;; ---------------------------------------------------------------- rows
+
+  ;; The key [ks, ks+n) is an envelope key (or hash_profile): not a payload member.
+  (func $isEnvelopeKey (param $ks i32) (param $n i32) (result i32)
+    (if (i32.eq (local.get $n) (i32.const 2)) (then (return (call $eq (local.get $ks) (i32.const 1472) (i32.const 2)))))
+    (if (i32.eq (local.get $n) (i32.const 5))
+      (then (return (i32.or (call $eq (local.get $ks) (i32.const 1496) (i32.const 5))
+                            (call $eq (local.get $ks) (i32.const 1504) (i32.const 5))))))
+    (if (i32.eq (local.get $n) (i32.const 9))
+      (then (return (i32.or (call $eq (local.get $ks) (i32.const 1480) (i32.const 9))
+                            (call $eq (local.get $ks) (i32.const 1512) (i32.const 9))))))
+    (if (i32.eq (local.get $n) (i32.const 10)) (then (return (call $eq (local.get $ks) (i32.const 1544) (i32.const 10)))))
+    (if (i32.eq (local.get $n) (i32.const 12))
+      (then (return (i32.or (call $eq (local.get $ks) (i32.const 1528) (i32.const 12))
+                            (call $eq (local.get $ks) (i32.const 1560) (i32.const 12))))))
+    (i32.const 0))
+
+  ;; A tentative 64-byte hash at p: its closing quote must be at p+64, before the data's end.
+  (func $hash64 (param $p i32) (result i32)
+    (i32.and (i32.lt_u (i32.add (local.get $p) (i32.const 64)) (global.get $bound))
+             (i32.eq (i32.load8_u offset=64 (local.get $p)) (i32.const 0x22))))
+
+  ;; Scan the row at p: the envelope as Python's writer spells it, then the
+  ;; payload members; build the payload pre-image
+  ;;   json.dumps({payload minus envelope, "event": type}, sort_keys=True, separators=(",", ":"))
+  ;; at $out ($outLen). Returns the offset of the row's line feed, or -1.
+  ;; The three hashes are located tentatively (64 bytes and a quote); $verify
+  ;; compares each with a hex digest, which validates every byte.
+  (func $row (param $p i32) (result i32)
+    (local $q i32) (local $ks i32) (local $ke i32) (local $d i32) (local $m i32) (local $o i32) (local $n i32)
+    (block $no
+      ;; {"ts": N, "elapsed_s": N, "index": N, "event": "T", "prev_hash": "H", "payload_hash": "H", "event_hash": "H"
+      (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1280) (i32.const 7))))
+      (local.set $p (call $skipNumber (i32.add (local.get $p) (i32.const 7))))
+      (br_if $no (i32.lt_s (local.get $p) (i32.const 0)))
+      (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1296) (i32.const 15))))
+      (local.set $p (call $skipNumber (i32.add (local.get $p) (i32.const 15))))
+      (br_if $no (i32.lt_s (local.get $p) (i32.const 0)))
+      (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1312) (i32.const 11))))
+      (local.set $p (call $skipNumber (i32.add (local.get $p) (i32.const 11))))
+      (br_if $no (i32.lt_s (local.get $p) (i32.const 0)))
+      (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1328) (i32.const 12))))
+      (local.set $p (i32.add (local.get $p) (i32.const 12)))
+      (local.set $q (call $scanString (local.get $p)))
+      (br_if $no (i32.lt_s (local.get $q) (i32.const 0)))
+      (global.set $typeS (i32.sub (local.get $p) (i32.const 1)))
+      (global.set $typeE (i32.add (local.get $q) (i32.const 1)))
+      (local.set $p (local.get $q))
+      (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1344) (i32.const 17))))
+      (local.set $p (i32.add (local.get $p) (i32.const 17)))
+      (br_if $no (i32.eqz (call $hash64 (local.get $p))))
+      (global.set $prevS (local.get $p))
+      (local.set $p (i32.add (local.get $p) (i32.const 64)))
+      (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1376) (i32.const 20))))
+      (local.set $p (i32.add (local.get $p) (i32.const 20)))
+      (br_if $no (i32.eqz (call $hash64 (local.get $p))))
+      (global.set $phS (local.get $p))
+      (local.set $p (i32.add (local.get $p) (i32.const 64)))
+      (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1408) (i32.const 18))))
+      (local.set $p (i32.add (local.get $p) (i32.const 18)))
+      (br_if $no (i32.eqz (call $hash64 (local.get $p))))
+      (global.set $hashS (local.get $p))
+      (local.set $p (i32.add (local.get $p) (i32.const 65)))
+      ;; the payload members
+      (global.set $sp (global.get $scratch))
+      (global.set $mTop (global.get $mt))
+      (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2c))
+        (then
+          (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1))))
+          (block $closed
+            (loop $next
+              (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)))
+              (local.set $ks (i32.add (local.get $p) (i32.const 1)))
+              (local.set $ke (call $scanPlainKey (local.get $ks)))
+              (br_if $no (i32.lt_s (local.get $ke) (i32.const 0)))
+              ;; every envelope key was seen: another is a duplicate (or a hash_profile)
+              (br_if $no (call $isEnvelopeKey (local.get $ks) (i32.sub (local.get $ke) (local.get $ks))))
+              (local.set $p (call $skipWs (i32.add (local.get $ke) (i32.const 1))))
+              (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a)))
+              (local.set $p (call $member (call $skipWs (i32.add (local.get $p) (i32.const 1)))
+                                          (local.get $ks) (local.get $ke) (i32.const 0)))
+              (br_if $no (i32.lt_s (local.get $p) (i32.const 0)))
+              (local.set $p (call $skipWs (local.get $p)))
+              (local.set $d (i32.load8_u (local.get $p)))
+              (if (i32.eq (local.get $d) (i32.const 0x2c))
+                (then (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1)))) (br $next)))
+              (br_if $no (i32.ne (local.get $d) (i32.const 0x7d))))))
+        (else (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x7d)))))
+      ;; the row must close right before a line feed (not the sentinel)
+      (local.set $p (i32.add (local.get $p) (i32.const 1)))
+      (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 10)))
+      (br_if $no (i32.ge_u (local.get $p) (global.get $bound)))
+      ;; "event" joins the members with the type as its value
+      (local.set $m (global.get $mTop))
+      (br_if $no (i32.ge_u (local.get $m) (global.get $mtEnd)))
+      (global.set $mTop (i32.add (local.get $m) (i32.const 16)))
+      (i32.store (local.get $m) (i32.sub (global.get $typeS) (i32.const 8)))
+      (i32.store offset=4 (local.get $m) (i32.sub (global.get $typeS) (i32.const 3)))
+      (i32.store offset=8 (local.get $m) (global.get $typeS))
+      (i32.store offset=12 (local.get $m) (global.get $typeE))
+      (local.set $n (i32.shr_u (i32.sub (global.get $mTop) (global.get $mt)) (i32.const 4)))
+      (br_if $no (i32.eqz (call $sortMembers (global.get $mt) (local.get $n))))
+      (local.set $o (call $assemble (global.get $mt) (local.get $n) (global.get $out) (global.get $outEnd)))
+      (br_if $no (i32.lt_s (local.get $o) (i32.const 0)))
+      (global.set $outLen (i32.sub (local.get $o) (global.get $out)))
+      (return (local.get $p)))
+    (i32.const -1))
+
+  ;; The decimal digits of index, right-aligned to end at 2560.
+  (func $setIndex (param $index i64)
+    (local $o i32)
+    (local.set $o (i32.const 2560))
+    (loop $digit
+      (local.set $o (i32.sub (local.get $o) (i32.const 1)))
+      (i32.store8 (local.get $o) (i32.add (i32.const 0x30) (i32.wrap_i64 (i64.rem_u (local.get $index) (i64.const 10)))))
+      (local.set $index (i64.div_u (local.get $index) (i64.const 10)))
+      (br_if $digit (i64.ne (local.get $index) (i64.const 0))))
+    (global.set $idxLen (i32.sub (i32.const 2560) (local.get $o))))
+
+  ;; index + 1, in place.
+  (func $nextIndex
+    (local $i i32) (local $c i32)
+    (local.set $i (i32.const 2559))
+    (loop $carry
+      (local.set $c (i32.load8_u (local.get $i)))
+      (if (i32.ne (local.get $c) (i32.const 0x39))
+        (then (i32.store8 (local.get $i) (i32.add (local.get $c) (i32.const 1))) (return)))
+      (i32.store8 (local.get $i) (i32.const 0x30))
+      (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+      (br_if $carry (i32.ge_u (local.get $i) (i32.sub (i32.const 2560) (global.get $idxLen)))))
+    ;; all nines: one more digit
+    (i32.store8 (local.get $i) (i32.const 0x31))
+    (global.set $idxLen (i32.add (global.get $idxLen) (i32.const 1))))
+
+  ;; Verify consecutive rows from the line start p, the first at row index
+  ;; (hi:lo), linked to the 64-hex previous hash at `last`; bound is the
+  ;; data's sentinel. Stops at the first row it does not verify, or at
+  ;; bound, and returns that row's offset; rows() counts the verified rows,
+  ;; lastRow() is the last one's start, and its event hash is copied to
+  ;; `last` (the JavaScript scanner's previous-hash slot).
+  (func (export "verify") (param $p i32) (param $bound i32) (param $lo i32) (param $hi i32) (param $last i32) (result i32)
+    (local $slot i32) (local $e i32) (local $tLen i32) (local $o i32)
+    (local.set $slot (local.get $last))
+    (global.set $bound (local.get $bound))
+    (global.set $rows (i32.const 0))
+    (call $setIndex (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo))))
+    (block $stop
+      (loop $next
+        (br_if $stop (i32.ge_u (local.get $p) (local.get $bound)))
+        (local.set $e (call $row (local.get $p)))
+        (br_if $stop (i32.lt_s (local.get $e) (i32.const 0)))
+        ;; the link: the stored prev_hash is the previous row's event hash
+        (br_if $stop (i32.eqz (call $eq (global.get $prevS) (local.get $last) (i32.const 64))))
+        ;; the payload hash; the stored one must be it (else the JavaScript path decides)
+        (call $hashPayload (global.get $outLen))
+        (call $hex (i32.const 2577) (i32.const 1600))
+        (br_if $stop (i32.eqz (call $eq (global.get $phS) (i32.const 2577) (i32.const 64))))
+        ;; {"event_type":T,"index":I  right-aligned before the suffix, P = the stored prev
+        (local.set $tLen (i32.sub (global.get $typeE) (global.get $typeS)))
+        (br_if $stop (i32.gt_u (local.get $tLen) (i32.const 400)))
+        (call $copy (i32.const 2656) (global.get $prevS) (i32.const 64))
+        (local.set $o (i32.sub (i32.sub (i32.const 2560) (global.get $idxLen)) (i32.const 9)))
+        (call $copy (local.get $o) (i32.const 1456) (i32.const 9))
+        (local.set $o (i32.sub (local.get $o) (local.get $tLen)))
+        (call $copy (local.get $o) (global.get $typeS) (local.get $tLen))
+        (local.set $o (i32.sub (local.get $o) (i32.const 14)))
+        (call $copy (local.get $o) (i32.const 1440) (i32.const 14))
+        (call $hashEvent (i32.sub (i32.const 2722) (local.get $o)))
+        (call $hex (i32.const 1664) (i32.const 1632))
+        (br_if $stop (i32.eqz (call $eq (global.get $hashS) (i32.const 1664) (i32.const 64))))
+        ;; verified
+        (local.set $last (global.get $hashS))
+        (global.set $lastRow (local.get $p))
+        (global.set $rows (i32.add (global.get $rows) (i32.const 1)))
+        (call $nextIndex)
+        (local.set $p (i32.add (local.get $e) (i32.const 1)))
+        (br $next)))
+    (if (global.get $rows)
+      (then (call $copy (local.get $slot) (local.get $last) (i32.const 64))))
+    (local.get $p))
+)

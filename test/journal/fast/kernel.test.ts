@@ -1,0 +1,139 @@
+/**
+ * The WebAssembly verify kernel (kernel.wat) takes rows only when they are
+ * in Python's spelling and link and hash right; everything else it leaves
+ * to the JavaScript scanner and the exact path. Its safety property: a
+ * range verified with the kernel gives the same result as without it and
+ * as the exact verifier, on rows spelled every way (canonical and not) and
+ * on tampered copies. And it must actually run: rows counted as its own.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { generateJournal } from "../../../bench/journal-gen.ts";
+import { RangeVerifier, type RangeResult } from "../../../src/journal/fast/range.ts";
+import { stitch } from "../../../src/journal/fast/stitch.ts";
+import { eventHash, payloadHash } from "../../../src/journal/hash.ts";
+import { classifyLine } from "../../../src/journal/reader.ts";
+import { verifyJournalSync } from "../../../src/journal/verify.ts";
+import { pyStr } from "../../../src/pyjson/python.ts";
+import { tempDirs } from "../tmp.ts";
+import { prng, stringToken, valueToken, type Rand } from "./rows.ts";
+
+const dirs = tempDirs("kernel");
+afterAll(() => dirs.cleanup());
+
+const PH = "P".repeat(64);
+const EH = "E".repeat(64);
+const KEYS = ["agent_id", "model", "cost_usd", "tokens", "files", "a", "Z", "_", "a b", "zz", "10", "9", "event", "ts"];
+
+/**
+ * A journal whose envelope is spelled as Python spells it and whose payload
+ * values are spelled every way (rows.ts), each row hashed as the exact path
+ * hashes what it parses, so every row that parses is intact.
+ */
+function spelledJournal(path: string, r: Rand, rows: number): void {
+  const lines: string[] = [];
+  let prev = "";
+  let index = 0;
+  for (let i = 0; i < rows; i++) {
+    const type = r() < 0.9 ? stringToken(r, ["task_claimed", "tool_call", "é/x", 'a"b', "agent_spawned"][i % 5]) : '"t"';
+    const members: string[] = [];
+    const n = Math.floor(r() * 6);
+    for (let k = 0; k < n; k++) {
+      const key = KEYS[Math.floor(r() * (r() < 0.05 ? KEYS.length : KEYS.length - 2))]!;
+      members.push(`"${key}": ${valueToken(r, 0)}`);
+    }
+    const head = `{"ts": 1727000000.${1000 + i}, "elapsed_s": ${i}.5, "index": ${i}, "event": ${type}, "prev_hash": "${prev}", "payload_hash": "${PH}", "event_hash": "${EH}"`;
+    let line = head + members.map((m) => ", " + m).join("") + "}";
+    const v = classifyLine(Buffer.from(line, "latin1"));
+    if (v.kind === "row") {
+      const eventType = pyStr(v.row.get("event"), "");
+      const ph = payloadHash(eventType, v.row);
+      const eh = eventHash(prev, eventType, ph, index++);
+      line = line.replace(PH, ph).replace(EH, eh);
+      prev = eh;
+    }
+    lines.push(line);
+  }
+  writeFileSync(path, lines.join("\n") + "\n", "latin1");
+}
+
+function runRange(path: string, useKernel: boolean, chunkSize?: number): RangeResult {
+  const v = new RangeVerifier(1 << 18, useKernel);
+  return v.run({ path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize });
+}
+
+/** The range result minus the diagnostics of which path took which row. */
+function verdict(path: string, r: RangeResult) {
+  return stitch({ path, exists: true, results: [r] });
+}
+
+function expectKernelSafe(path: string): RangeResult {
+  const exact = verifyJournalSync(path);
+  const withKernel = runRange(path, true);
+  const without = runRange(path, false);
+  expect({ path, v: verdict(path, withKernel) }).toEqual({ path, v: exact });
+  expect({ path, v: verdict(path, without) }).toEqual({ path, v: exact });
+  // The kernel leaves no row behind that the scanner would have taken fast.
+  expect({ path, fast: withKernel.fastRows }).toEqual({ path, fast: without.fastRows });
+  const chunked = runRange(path, true, 997);
+  expect({ path, v: verdict(path, chunked) }).toEqual({ path, v: exact });
+  return withKernel;
+}
+
+describe("the WebAssembly verify kernel", () => {
+  test("takes every row after a range's first of a journal written by our writer", () => {
+    const dir = dirs.make();
+    const gen = generateJournal(join(dir, "sdd"), "gen", 200_000, 11);
+    const r = expectKernelSafe(gen.path);
+    const rows = readFileSync(gen.path, "utf8").split("\n").filter(Boolean).length;
+    expect(r.rows).toBe(rows);
+    expect(r.kernelRows).toBe(rows - 1);
+    expect(runRange(gen.path, false).kernelRows).toBe(0);
+  });
+
+  test("rows spelled every way: same verdict as without it and as the exact verifier", () => {
+    const dir = dirs.make();
+    let kernelRows = 0;
+    let fastRows = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      const path = join(dir, `spelled-${seed}.jsonl`);
+      spelledJournal(path, prng(seed), 60);
+      const r = expectKernelSafe(path);
+      kernelRows += r.kernelRows;
+      fastRows += r.fastRows;
+    }
+    // The kernel ran on a good share of the rows (the rest are not in fast form).
+    expect(kernelRows).toBeGreaterThan(500);
+    expect(fastRows).toBeGreaterThanOrEqual(kernelRows);
+  });
+
+  test("tampered copies: single byte edits anywhere in a row, and junk numbers in the envelope", () => {
+    const dir = dirs.make();
+    const gen = generateJournal(join(dir, "sdd"), "gen", 40_000, 12);
+    const text = readFileSync(gen.path, "latin1");
+    const r = prng(77);
+    const edits = ["0", "9", "a", "f", " ", '"', "\\", ",", "}", "{", "[", "]", ":", "e", "E", ".", "-", "+", "x", "\t", "\u00e9", "\x7f", "\x01"];
+    for (let t = 0; t < 40; t++) {
+      const bytes = Buffer.from(text, "latin1");
+      // past the first line, so the kernel is the one that meets the edit
+      const first = text.indexOf("\n") + 1;
+      const at = first + Math.floor(r() * (bytes.length - first - 1));
+      bytes[at] = edits[Math.floor(r() * edits.length)]!.charCodeAt(0);
+      const path = join(dir, `edit-${t}.jsonl`);
+      writeFileSync(path, bytes);
+      expectKernelSafe(path);
+    }
+    const lines = text.split("\n").filter(Boolean);
+    const junk = ["1.2.3", "01", "-", "1e", "NaN", "1E5", "--1", "1.", "0x10", "1e+"];
+    junk.forEach((j, t) => {
+      const copy = [...lines];
+      const i = 3 + t;
+      const field = ["ts", "elapsed_s", "index"][t % 3]!;
+      copy[i] = copy[i]!.replace(new RegExp(`"${field}": [^,]+`), `"${field}": ${j}`);
+      const path = join(dir, `junk-${t}.jsonl`);
+      writeFileSync(path, copy.join("\n") + "\n");
+      expectKernelSafe(path);
+    });
+  });
+});
