@@ -1,5 +1,6 @@
 import { BernsteinError } from "../../errors.ts";
 import type { FromWorker, RunMessage, ToWorker } from "./protocol.ts";
+import { kernelModule } from "./kernel.ts";
 import { fromWire } from "./protocol.ts";
 import { RangeVerifier, type RangeResult, type RangeTask } from "./range.ts";
 
@@ -111,7 +112,7 @@ export class WorkerPool implements Executor {
       pool.workers.push(w);
       w.onmessage = (e: MessageEvent<FromWorker>) => pool.onMessage(i, e.data);
       w.onerror = (ev) => pool.onWorkerDied(i, ev);
-      const init: ToWorker = { kind: "init", progress: pool.progress.buffer as SharedArrayBuffer, slot: i };
+      const init: ToWorker = { kind: "init", progress: pool.progress.buffer as SharedArrayBuffer, slot: i, kernel: kernelModule() };
       w.postMessage(init);
     }
     return pool;
@@ -169,8 +170,17 @@ export class WorkerPool implements Executor {
     return sum;
   }
 
+  /**
+   * Let the workers go: each is unreferenced (the process may exit without
+   * it) and asked to end itself once idle. terminate() would make the
+   * process's exit wait for the thread to be torn down (~10 ms).
+   */
   close(): void {
-    for (const w of this.workers) w?.terminate();
+    for (const w of this.workers) {
+      if (w === null) continue;
+      w.unref();
+      w.postMessage({ kind: "close" } satisfies ToWorker);
+    }
     this.workers.length = 0;
   }
 

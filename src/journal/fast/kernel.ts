@@ -35,9 +35,19 @@ interface KernelExports {
 
 let compiled: WebAssembly.Module | undefined;
 
-/** Compiled once per thread; instantiating it per verifier is cheap. */
-function kernelModule(): WebAssembly.Module {
+/**
+ * The compiled kernel. Compiled once per process: worker threads are handed
+ * the main thread's module (useKernelModule), so they share its compiled
+ * code, including the optimised tier the engine compiles once the kernel
+ * runs hot; instantiating it per verifier is cheap.
+ */
+export function kernelModule(): WebAssembly.Module {
   return (compiled ??= new WebAssembly.Module(Buffer.from(KERNEL_WASM_BASE64, "base64")));
+}
+
+/** Use a module compiled by another thread (see kernelModule). */
+export function useKernelModule(module: WebAssembly.Module): void {
+  compiled = module;
 }
 
 export class VerifyKernel {

@@ -26,9 +26,16 @@ export interface InitMessage {
   /** Per-worker progress slots (bytes verified in the current range). */
   progress: SharedArrayBuffer;
   slot: number;
+  /** The main thread's compiled verify kernel: shared, so no thread compiles it again (see kernel.ts). */
+  kernel: WebAssembly.Module;
 }
 
-export type ToWorker = InitMessage | RunMessage;
+/** The pool is done with this worker: it ends itself (no terminate() for the process's exit to wait on). */
+export interface CloseMessage {
+  kind: "close";
+}
+
+export type ToWorker = InitMessage | RunMessage | CloseMessage;
 
 /** A BernsteinError (or any error) flattened for postMessage. */
 export interface WireError {

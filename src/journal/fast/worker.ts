@@ -5,6 +5,7 @@
  * scripts/worker-entrypoints.txt so the compiled binary embeds it.
  */
 import type { FromWorker, RunMessage, ToWorker } from "./protocol.ts";
+import { useKernelModule } from "./kernel.ts";
 import { toWire } from "./protocol.ts";
 import { RangeVerifier } from "./range.ts";
 
@@ -46,7 +47,12 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
   if (msg.kind === "init") {
     progress = new Float64Array(msg.progress);
     slot = msg.slot;
+    useKernelModule(msg.kernel);
     verifier = new RangeVerifier();
+    return;
+  }
+  if (msg.kind === "close") {
+    (self as unknown as { close(): void }).close();
     return;
   }
   run(msg);
