@@ -137,10 +137,24 @@ function storedIndex(row: JournalRow): number | null {
 }
 
 /** Reusable per-thread state: the scanner's buffers survive between ranges. */
+/**
+ * Ranges this small are verified without the WebAssembly kernel: setting it
+ * up (compiling the module once per process, ~4 ms, and its memory) costs
+ * more than it saves there, and a CI run verifying a small journal should
+ * not pay for it.
+ */
+const KERNEL_MIN_BYTES = 256 << 10;
+
+/** When a RangeVerifier uses the WebAssembly kernel: "auto" for ranges of KERNEL_MIN_BYTES and more. */
+export type KernelUse = "auto" | "always" | "never";
+
 export class RangeVerifier {
-  private readonly scanner: RowScanner;
-  /** The WebAssembly kernel sharing the scanner's memory, or null (the JavaScript scanner takes every row). */
-  private readonly kernel: VerifyKernel | null;
+  /** The scanner of the current range: `withKernel`'s, or `plain`. */
+  private scanner!: RowScanner;
+  /** The WebAssembly kernel for the current range (sharing the scanner's memory), or null: the JavaScript scanner takes every row. */
+  private kernel: VerifyKernel | null = null;
+  private plain: RowScanner | null = null;
+  private withKernel: { scanner: RowScanner; kernel: VerifyKernel } | null = null;
 
   // ---- per-range state ----
   private task!: RangeTask;
@@ -166,22 +180,37 @@ export class RangeVerifier {
    * `readCap`: bytes read per chunk and the longest line handled in place
    * (longer ones are assembled on their own). 256 KiB is as fast as larger
    * reads and keeps a thread's buffers under 2 MiB.
-   * `useKernel`: verify rows in Python's spelling with the WebAssembly
-   * kernel (false: the JavaScript scanner alone; tests compare the two).
+   * `kernel`: when to verify rows in Python's spelling with the
+   * WebAssembly kernel ("never": the JavaScript scanner alone; tests
+   * compare the two).
    */
-  constructor(readCap = 1 << 18, useKernel = true) {
-    let kernel: VerifyKernel | null = null;
-    const alloc = useKernel
-      ? (size: number) => {
-          kernel = new VerifyKernel(size, readCap);
+  constructor(
+    private readonly readCap = 1 << 18,
+    private readonly kernelUse: KernelUse = "auto",
+  ) {}
+
+  /** The scanner (and kernel) for a range of `bytes`, each set up on first use and kept. */
+  private pickScanner(bytes: number): void {
+    const use = this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES);
+    if (use) {
+      if (this.withKernel === null) {
+        let kernel: VerifyKernel | null = null;
+        const scanner = new RowScanner(this.readCap, 0, (size) => {
+          kernel = new VerifyKernel(size, this.readCap);
           return kernel.scannerMem;
-        }
-      : undefined;
-    this.scanner = new RowScanner(readCap, 0, alloc);
-    this.kernel = kernel;
+        });
+        this.withKernel = { scanner, kernel: kernel! };
+      }
+      this.scanner = this.withKernel.scanner;
+      this.kernel = this.withKernel.kernel;
+    } else {
+      this.scanner = this.plain ??= new RowScanner(this.readCap);
+      this.kernel = null;
+    }
   }
 
   run(task: RangeTask, onChunk?: (bytesDone: number) => void): RangeResult {
+    this.pickScanner(task.end - task.start);
     this.task = task;
     this.base = task.baseIndex;
     this.lineNo = 0;

@@ -59,7 +59,7 @@ function spelledJournal(path: string, r: Rand, rows: number): void {
 }
 
 function runRange(path: string, useKernel: boolean, chunkSize?: number): RangeResult {
-  const v = new RangeVerifier(1 << 18, useKernel);
+  const v = new RangeVerifier(1 << 18, useKernel ? "always" : "never");
   return v.run({ path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize });
 }
 
@@ -90,6 +90,20 @@ describe("the WebAssembly verify kernel", () => {
     expect(r.rows).toBe(rows);
     expect(r.kernelRows).toBe(rows - 1);
     expect(runRange(gen.path, false).kernelRows).toBe(0);
+  });
+
+  test("by default only ranges of 256 KiB and more use it (setting it up costs more than it saves below)", () => {
+    const dir = dirs.make();
+    const large = generateJournal(join(dir, "sdd"), "gen", 400_000, 14).path;
+    const smallEnd = readFileSync(large, "latin1").indexOf("\n", 100_000) + 1;
+    const v = new RangeVerifier();
+    const run = (end: number) => v.run({ path: large, start: 0, end, isLast: true, baseIndex: 0, linksOnly: false });
+    expect(run(smallEnd).kernelRows).toBe(0);
+    expect(run(statSync(large).size).kernelRows).toBeGreaterThan(0);
+    // the same verifier switches back and forth, each scanner keeping its state apart
+    expect(run(smallEnd).kernelRows).toBe(0);
+    const exact = verifyJournalSync(large);
+    expect(verdict(large, run(statSync(large).size))).toEqual(exact);
   });
 
   test("rows spelled every way: same verdict as without it and as the exact verifier", () => {
