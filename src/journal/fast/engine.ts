@@ -124,7 +124,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   const threads = opts.inProcess ? 1 : Math.min(requested, bounds.length - 1);
   const progress = new ProgressTracker(snapshot, opts.onProgress);
   const exec: Executor =
-    threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll()) : new InProcessExecutor(() => progress.poll());
+    threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
   progress.start(exec);
   try {
     let results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);

@@ -97,8 +97,8 @@ export class WorkerPool implements Executor {
     this.progress = new Float64Array(new SharedArrayBuffer(8 * Math.max(1, workers)));
   }
 
-  /** Spawn `workers` workers (they load in the background; nothing is awaited). */
-  static spawn(workers: number, onChunk?: () => void): WorkerPool {
+  /** Spawn `workers` workers (they load in the background; nothing is awaited); `hashing`: not a links-only run. */
+  static spawn(workers: number, onChunk?: () => void, hashing = true): WorkerPool {
     const pool = new WorkerPool(workers, onChunk);
     const spec = workerSpecifier();
     for (let i = 0; i < workers; i++) {
@@ -112,7 +112,7 @@ export class WorkerPool implements Executor {
       pool.workers.push(w);
       w.onmessage = (e: MessageEvent<FromWorker>) => pool.onMessage(i, e.data);
       w.onerror = (ev) => pool.onWorkerDied(i, ev);
-      const init: ToWorker = { kind: "init", progress: pool.progress.buffer as SharedArrayBuffer, slot: i, kernel: kernelModule() };
+      const init: ToWorker = { kind: "init", progress: pool.progress.buffer as SharedArrayBuffer, slot: i, kernel: hashing ? kernelModule() : null };
       w.postMessage(init);
     }
     return pool;

@@ -26,8 +26,8 @@ export interface InitMessage {
   /** Per-worker progress slots (bytes verified in the current range). */
   progress: SharedArrayBuffer;
   slot: number;
-  /** The main thread's compiled verify kernel: shared, so no thread compiles it again (see kernel.ts). */
-  kernel: WebAssembly.Module;
+  /** The main thread's compiled verify kernel: shared, so no thread compiles it again (see kernel.ts); null for a links-only run, which never hashes. */
+  kernel: WebAssembly.Module | null;
 }
 
 /** The pool is done with this worker: it ends itself (no terminate() for the process's exit to wait on). */

@@ -189,9 +189,11 @@ export class RangeVerifier {
     private readonly kernelUse: KernelUse = "auto",
   ) {}
 
-  /** The scanner (and kernel) for a range of `bytes`, each set up on first use and kept. */
-  private pickScanner(bytes: number): void {
-    const use = this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES);
+  /** The scanner (and kernel) for a task, each set up on first use and kept. Links-only never hashes: no kernel. */
+  private pickScanner(task: RangeTask): void {
+    const bytes = task.end - task.start;
+    const use =
+      !task.linksOnly && (this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES));
     if (use) {
       if (this.withKernel === null) {
         let kernel: VerifyKernel | null = null;
@@ -210,7 +212,7 @@ export class RangeVerifier {
   }
 
   run(task: RangeTask, onChunk?: (bytesDone: number) => void): RangeResult {
-    this.pickScanner(task.end - task.start);
+    this.pickScanner(task);
     this.task = task;
     this.base = task.baseIndex;
     this.lineNo = 0;
@@ -353,7 +355,7 @@ export class RangeVerifier {
     this.scanner.bound = dataEnd;
     const hasCR = b.subarray(0, dataEnd).indexOf(CR) >= 0;
     let p = 0;
-    const kernel = this.task.linksOnly ? null : this.kernel;
+    const kernel = this.kernel;
     for (;;) {
       if (kernel !== null && !hasCR && p < dataEnd && this.rows > 0 && this.failure === null) {
         // Rows after a range's first one, in Python's spelling: the kernel

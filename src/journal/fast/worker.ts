@@ -47,7 +47,7 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
   if (msg.kind === "init") {
     progress = new Float64Array(msg.progress);
     slot = msg.slot;
-    useKernelModule(msg.kernel);
+    if (msg.kernel) useKernelModule(msg.kernel);
     verifier = new RangeVerifier();
     return;
   }
