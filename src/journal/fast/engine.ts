@@ -114,17 +114,23 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   const fd = openJournal(path);
   let snapshot: number;
   let bounds: number[];
+  let exec: Executor | null = null;
+  let progress: ProgressTracker;
   try {
     snapshot = Math.min(opts.endOffset ?? fstatSync(fd).size, fstatSync(fd).size);
-    bounds = planRanges(fd, snapshot, requested, opts);
+    progress = new ProgressTracker(snapshot, opts.onProgress);
+    const count = rangeCount(snapshot, requested, opts);
+    // Spawn the workers before partitioning: they load (~20 ms) while this thread partitions.
+    const threads = opts.inProcess ? 1 : Math.min(requested, count);
+    exec = threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
+    bounds = count === 1 ? [0, snapshot] : partition(fd, snapshot, Array.from({ length: count }, () => 1 / count));
+  } catch (err) {
+    exec?.close();
+    throw err;
   } finally {
     closeSync(fd);
   }
   opts.afterSnapshot?.(snapshot);
-  const threads = opts.inProcess ? 1 : Math.min(requested, bounds.length - 1);
-  const progress = new ProgressTracker(snapshot, opts.onProgress);
-  const exec: Executor =
-    threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
   progress.start(exec);
   try {
     let results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
@@ -165,19 +171,25 @@ function envMinRange(): number | undefined {
 }
 
 /**
- * Range boundaries: one range when single-threaded or the journal is
- * small, else equal ranges of about DEFAULT_RANGE_BYTES (1 to 16 per
- * thread), so that a thread slowed down (by another process, a busy core)
- * costs at most one small range at the end.
+ * How many ranges: one when single-threaded or the journal is small, else
+ * equal ranges of about DEFAULT_RANGE_BYTES (1 to 16 per thread), so that
+ * a thread slowed down (by another process, a busy core) costs at most one
+ * small range at the end. (partition() may merge ranges that would hold no
+ * line feed, so there can be fewer.)
  */
-function planRanges(fd: number, end: number, threads: number, opts: FastVerifyOptions): number[] {
+function rangeCount(end: number, threads: number, opts: FastVerifyOptions): number {
   const override = opts.minRangeBytes ?? envMinRange();
   const size = Math.max(1, override ?? DEFAULT_RANGE_BYTES);
   let wanted: number;
   if (opts.ranges !== undefined) wanted = opts.ranges;
   else if (threads === 1 || (override === undefined && end < MIN_PARALLEL_BYTES)) wanted = 1;
   else wanted = Math.min(MAX_RANGES_PER_THREAD * threads, Math.max(threads, Math.round(end / size)));
-  const n = Math.max(1, Math.min(wanted, Math.floor(end / size)));
+  return Math.max(1, Math.min(wanted, Math.floor(end / size)));
+}
+
+/** Range boundaries [0, b1, ..., end] at line starts (see rangeCount). */
+function planRanges(fd: number, end: number, threads: number, opts: FastVerifyOptions): number[] {
+  const n = rangeCount(end, threads, opts);
   if (n === 1) return [0, end];
   return partition(fd, end, Array.from({ length: n }, () => 1 / n));
 }
