@@ -1,6 +1,5 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
 
 export interface AtomicWriteOptions {
   /** File mode of the new file (default 0o644; secrets use 0o600). */
@@ -15,7 +14,7 @@ export interface AtomicWriteOptions {
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
   const dir = dirname(path);
-  const tmp = join(dir, `${basename(path)}.tmp.${process.pid}.${randomBytes(4).toString("hex")}`);
+  const tmp = join(dir, `${basename(path)}.tmp.${process.pid}.${randomSuffix()}`);
   const fd = openSync(tmp, "wx", options.mode ?? 0o644);
   try {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
@@ -56,4 +55,16 @@ export function fsyncDir(dir: string): void {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/**
+ * Eight random hex digits for a temp name. Web Crypto's global
+ * getRandomValues, not node:crypto: loading that module (and the streams
+ * it pulls in) cost ~7 ms of start-up on every command that writes a file.
+ */
+function randomSuffix(): string {
+  const b = crypto.getRandomValues(new Uint8Array(4));
+  let s = "";
+  for (const x of b) s += x.toString(16).padStart(2, "0");
+  return s;
 }
