@@ -73,7 +73,7 @@ class JournalFeed {
   readonly splitter: LineSplitter;
   constructor(maxLineBytes: number) {
     this.walker = new ChainWalker("receipt", maxLineBytes);
-    this.splitter = new LineSplitter("splitlines", (line, n) => this.walker.line(line, n), maxLineBytes, this.walker.probe);
+    this.splitter = new LineSplitter("splitlines", (line, n) => this.walker.line(line, n), maxLineBytes, this.walker.probe, this.walker);
   }
   member() {
     let size = 0;

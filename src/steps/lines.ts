@@ -12,6 +12,8 @@
  * probe may claim a whole segment as one line (the verify hot path: a
  * canonical JSON row contains no control bytes and no non-ASCII bytes, so
  * it cannot hold another break); other segments are split byte by byte.
+ * A `bulk` probe goes further: at a line start it may take a run of whole
+ * lines at once (the verify kernel), and the split resumes after them.
  * Lines are handed out as views valid only during the callback, so memory
  * stays bounded by the longest line (itself capped).
  */
@@ -26,6 +28,17 @@ export type LineSink = (line: Uint8Array | null, lineNo: number) => void;
  * `buf` is valid only during the call.
  */
 export type FastProbe = (buf: Uint8Array, start: number, end: number, lineNo: number) => boolean;
+
+/**
+ * Takes whole lines (each `\n`-terminated, none longer than `maxLineBytes`,
+ * none holding another break of the dialect) from the line start `start`
+ * of `buf[start, end)`, handling them itself. Returns the offset just past
+ * the last line taken (`start` when none was); `taken` is how many.
+ */
+export interface BulkProbe {
+  take(buf: Uint8Array, start: number, end: number, maxLineBytes: number): number;
+  readonly taken: number;
+}
 
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
@@ -50,6 +63,7 @@ export class LineSplitter {
     private readonly sink: LineSink,
     private readonly maxLineBytes = DEFAULT_MAX_LINE_BYTES,
     private readonly fast: FastProbe | null = null,
+    private readonly bulk: BulkProbe | null = null,
   ) {
     this.table = dialect === "universal" ? UNIVERSAL : SPLITLINES;
   }
@@ -67,6 +81,7 @@ export class LineSplitter {
     this.total += chunk.length;
     let start = 0;
     for (;;) {
+      if (this.bulk !== null && this.carryLen === 0 && !this.overlong && start < chunk.length) start = this.takeBulk(chunk, start, base);
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) break;
       const segEnd = base + nl + 1;
@@ -79,6 +94,15 @@ export class LineSplitter {
       start = nl + 1;
     }
     if (start < chunk.length) this.append(chunk, start, chunk.length);
+  }
+
+  /** Let the bulk probe take lines from the line start `start` of the chunk; where the split resumes. */
+  private takeBulk(chunk: Uint8Array, start: number, base: number): number {
+    const to = this.bulk!.take(chunk, start, chunk.length, this.maxLineBytes);
+    if (to === start) return start;
+    this.lineNo += this.bulk!.taken;
+    this.nextLineStart = base + to;
+    return to;
   }
 
   /** Flush the last line (one without a terminator). */

@@ -3,7 +3,8 @@ import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { Key, keyStart, plainString, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
-import { pyStrip } from "./lines.ts";
+import { StepKernel, stepKernelEnabled } from "./kernel.ts";
+import { pyStrip, type BulkProbe } from "./lines.ts";
 
 /**
  * The chain walk shared by the on-disk verifier (§1.5) and the receipt
@@ -59,6 +60,8 @@ const HEX_BYTES = new TextEncoder().encode("0123456789abcdef");
 const ARENA_READ = 1 << 20;
 const ARENA_SCRATCH = 64 * 1024;
 const utf8Loose = new TextDecoder("utf-8");
+/** The most line starts left to the JavaScript path between two refusals of the kernel. */
+const KERNEL_MAX_BACKOFF = 1024;
 
 /** src[s, e) is the 64 lowercase hex digits of the 32-byte `digest`. */
 function isHexOf(digest: Uint8Array, src: Uint8Array, s: number, e: number): boolean {
@@ -70,7 +73,7 @@ function isHexOf(digest: Uint8Array, src: Uint8Array, s: number, e: number): boo
   return true;
 }
 
-export class ChainWalker {
+export class ChainWalker implements BulkProbe {
   steps = 0;
   private expected = 0;
   private readonly kept: string[] = [];
@@ -82,9 +85,22 @@ export class ChainWalker {
   /**
    * With `readBuffer()`: one allocation holding the read area [0, ARENA_READ)
    * and the scratch after it, so spans of rows read into it are copied into
-   * the pre-image with `copyWithin` instead of through a view each.
+   * the pre-image with `copyWithin` instead of through a view each. With
+   * the kernel it lies in the kernel's memory (not at offset 0 of it).
    */
   private arena: Uint8Array | null = null;
+  /** The WebAssembly kernel whose memory holds the arena (when enabled): it takes canonical rows in bulk. */
+  private kernel: StepKernel | null = null;
+  /** Lines taken by the last `take`. */
+  taken = 0;
+  /**
+   * Line starts to leave to the JavaScript path before asking the kernel
+   * again, and the next such pause: a kernel that takes nothing at one line
+   * start after another (a journal whose chain is broken, or not canonical)
+   * is asked ever more rarely instead of scanning every row twice.
+   */
+  private kernelSkip = 0;
+  private kernelBackoff = 0;
   /** The last view `fast` saw, whether it lies in the arena (with the scratch), and its offset there. */
   private seenView: Uint8Array | null = null;
   private seenInArena = false;
@@ -176,18 +192,74 @@ export class ChainWalker {
 
   /**
    * A buffer to read input into (chunks handed to the splitter as views of
-   * it): it shares memory with the pre-image scratch. Optional; any chunk
-   * works, this one only spares copies a view per span.
+   * it): it shares memory with the pre-image scratch, and with the kernel,
+   * whose memory it lies in, so rows are scanned where they were read.
+   * Optional; any chunk works, this one only spares copies a view per span
+   * and lets the kernel (`take`) run.
    */
   readBuffer(): Uint8Array {
     if (this.arena === null) {
-      this.arena = new Uint8Array(ARENA_READ + ARENA_SCRATCH);
+      this.kernel = stepKernelEnabled() ? new StepKernel(ARENA_READ + ARENA_SCRATCH, ARENA_READ) : null;
+      this.arena = this.kernel?.arena ?? new Uint8Array(ARENA_READ + ARENA_SCRATCH);
       this.scratch = this.arena.subarray(ARENA_READ);
       this.scratchLen = 0;
       this.views = [];
       this.seenView = null;
     }
     return this.arena.subarray(0, ARENA_READ);
+  }
+
+  /**
+   * For a `LineSplitter` (BulkProbe): the kernel takes the canonical rows of
+   * a chunk read into the arena that check out, from a line start, and
+   * stops at the first it does not; the walk then stands as if `fast` had
+   * taken them (no errors, so only the counts and the head move).
+   */
+  take(buf: Uint8Array, start: number, end: number, maxLineBytes: number): number {
+    this.taken = 0;
+    const k = this.kernel;
+    if (k === null || buf.buffer !== k.buffer) return start;
+    if (this.kernelSkip > 0) {
+      this.kernelSkip--;
+      return start;
+    }
+    const to = this.headToKernel(k.head) ? k.verify(buf, start, end, maxLineBytes, this.expected) : start;
+    if (to === start) {
+      this.kernelSkip = this.kernelBackoff;
+      this.kernelBackoff = Math.min(Math.max(1, 2 * this.kernelBackoff), KERNEL_MAX_BACKOFF);
+      return start;
+    }
+    this.kernelBackoff = 0;
+    this.taken = k.rows;
+    this.steps += k.rows;
+    this.expected += k.rows;
+    this.setHeadBytes(k.head, 0, 64);
+    return to;
+  }
+
+  /**
+   * The head where the kernel compares it, as 64 lowercase hex digits; false
+   * for any other head: a prev_hash matching it byte for byte might hold an
+   * escape, which the fast path refuses, so rows linking to it (rare) are
+   * left to the JavaScript path.
+   */
+  private headToKernel(dst: Uint8Array): boolean {
+    if (this.headIsDigest) {
+      const d = this.headDigest;
+      for (let i = 0; i < 32; i++) {
+        dst[2 * i] = HEX_BYTES[d[i]! >> 4]!;
+        dst[2 * i + 1] = HEX_BYTES[d[i]! & 15]!;
+      }
+      return true;
+    }
+    if (this.headLen !== 64) return false;
+    const h = this.headBytes;
+    for (let i = 0; i < 64; i++) {
+      const c = h[i]!;
+      if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+      dst[i] = c;
+    }
+    return true;
   }
 
   private put(src: Uint8Array, s = 0, e = src.length): void {
@@ -336,11 +408,12 @@ export class ChainWalker {
       if (line !== this.seenView) {
         // Once per chunk: is it a view of the arena (then copyWithin needs no views)?
         this.seenView = line;
-        this.seenOffset = line.byteOffset;
+        this.seenOffset = line.byteOffset - (this.arena?.byteOffset ?? 0);
         this.seenInArena =
           this.arena !== null &&
           this.scratch.buffer === this.arena.buffer &&
           line.buffer === this.arena.buffer &&
+          this.seenOffset >= 0 &&
           this.seenOffset + line.length <= ARENA_READ;
       }
       if (this.seenInArena && n <= ARENA_SCRATCH) {

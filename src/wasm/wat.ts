@@ -1250,7 +1250,7 @@ export function assembleWat(source: string): Uint8Array {
   return encodeModule(m, exports, bodies);
 }
 
-/** The text of src/journal/fast/kernel-wasm.ts for a kernel.wat source (scripts/build-wasm.ts writes it; a test compares). */
+/** The text of a kernel-wasm.ts (src/journal/fast/, src/steps/) for its kernel.wat source (scripts/build-wasm.ts writes it; a test compares). */
 export function kernelModuleSource(watText: string): string {
   const base64 = Buffer.from(assembleWat(watText)).toString("base64");
   return (

@@ -59,3 +59,60 @@ print(json.dumps(out))`,
     expect(pyStrip("\ufeffa")).toBe("\ufeffa");
   });
 });
+
+describe("LineSplitter with a bulk probe", () => {
+  /**
+   * A probe taking every run of lines that start with "k" and hold no other
+   * break (as the verify kernel takes canonical rows): the lines it takes
+   * plus the ones sunk must be the lines of a plain split, numbered alike,
+   * and nextLineStart must follow.
+   */
+  class KProbe {
+    taken = 0;
+    readonly lines: [string, number][] = [];
+    constructor(private readonly splitter: () => LineSplitter) {}
+    take(buf: Uint8Array, start: number, end: number, maxLineBytes: number): number {
+      this.taken = 0;
+      let p = start;
+      for (;;) {
+        const nl = buf.indexOf(0x0a, p);
+        if (nl < 0 || nl >= end || buf[p] !== 0x6b || nl - p > maxLineBytes) break;
+        const line = buf.subarray(p, nl);
+        if (line.some((b) => b === 0x0d || b === 0x0b || b === 0x0c || (b >= 0x1c && b <= 0x1e) || b >= 0x80)) break;
+        this.lines.push([new TextDecoder().decode(line), this.splitter().lines + this.taken + 1]);
+        this.taken++;
+        p = nl + 1;
+      }
+      return p;
+    }
+  }
+
+  test("lines taken in bulk are numbered as if split, at every chunk size", () => {
+    const text = "k1\nk2\nx\n\nk3\r\nk4\nk5\vk6\nk7\u2028\nk8\nkkkkkkkkkkkkkkkkkkkk\nk9\nlast";
+    for (const dialect of ["splitlines", "universal"] as LineDialect[]) {
+      for (const chunk of [1, 2, 3, 5, 8, 13, 100]) {
+        const plain: [string | null, number][] = [];
+        const mixed: [string | null, number][] = [];
+        const ends: number[] = [];
+        const plainEnds: number[] = [];
+        const p = new LineSplitter(dialect, (l, n) => (plain.push([l && new TextDecoder().decode(l), n]), plainEnds.push(p.nextLineStart)), 16);
+        let s: LineSplitter;
+        const probe = new KProbe(() => s);
+        s = new LineSplitter(dialect, (l, n) => (mixed.push([l && new TextDecoder().decode(l), n]), ends.push(s.nextLineStart)), 16, null, probe);
+        const bytes = new TextEncoder().encode(text);
+        for (let i = 0; i < bytes.length; i += chunk) {
+          p.push(bytes.subarray(i, i + chunk));
+          s.push(bytes.subarray(i, i + chunk));
+        }
+        p.end();
+        s.end();
+        const all = [...mixed, ...probe.lines].sort((a, b) => a[1] - b[1]);
+        expect(all).toEqual(plain);
+        expect(s.lines).toBe(p.lines);
+        // Lines sunk after bulk-taken ones still know where the next line starts.
+        expect(ends).toEqual(plainEnds.filter((_, i) => mixed.some(([, n]) => n === plain[i]![1])));
+        if (chunk === 100) expect(probe.lines.length).toBeGreaterThan(4);
+      }
+    }
+  });
+});

@@ -813,9 +813,25 @@ describe("scripts/build-wasm.ts", () => {
     }
   });
 
-  const KERNEL_WAT = join(import.meta.dir, "..", "..", "src", "journal", "fast", "kernel.wat");
-  const KERNEL_TS = join(import.meta.dir, "..", "..", "src", "journal", "fast", "kernel-wasm.ts");
-  test.skipIf(!existsSync(KERNEL_TS))("kernel-wasm.ts is current with kernel.wat", () => {
-    expect(readFileSync(KERNEL_TS, "utf8")).toBe(kernelModuleSource(readFileSync(KERNEL_WAT, "utf8")));
+  const SRC = join(import.meta.dir, "..", "..", "src");
+  for (const dir of [join(SRC, "journal", "fast"), join(SRC, "steps")]) {
+    const KERNEL_WAT = join(dir, "kernel.wat");
+    const KERNEL_TS = join(dir, "kernel-wasm.ts");
+    test.skipIf(!existsSync(KERNEL_TS))(`${KERNEL_TS.slice(SRC.length + 1)} is current with kernel.wat`, () => {
+      expect(readFileSync(KERNEL_TS, "utf8")).toBe(kernelModuleSource(readFileSync(KERNEL_WAT, "utf8")));
+    });
+  }
+
+  test("without paths it checks every kernel, and its list is the one the freshness tests check", async () => {
+    const { KERNELS } = await import("../../scripts/build-wasm.ts");
+    expect(KERNELS.map(([wat, ts]) => [wat.slice(SRC.length + 1), ts.slice(SRC.length + 1)])).toEqual([
+      ["journal/fast/kernel.wat", "journal/fast/kernel-wasm.ts"],
+      ["steps/kernel.wat", "steps/kernel-wasm.ts"],
+    ]);
+    const r = runScript("--check");
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("journal/fast/kernel-wasm.ts is current");
+    expect(r.out).toContain("steps/kernel-wasm.ts is current");
+    expect(runScript("only-one.wat").code).toBe(2);
   });
 });

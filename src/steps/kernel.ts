@@ -1,0 +1,108 @@
+import { canonicalNumber } from "../pyjson/float.ts";
+import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
+
+/**
+ * The WebAssembly step kernel (kernel.wat), instantiated over a memory that
+ * also holds the chain walker's arena, so the kernel reads rows where the
+ * archive reader put them: nothing is copied to hand it a chunk.
+ *
+ * Layout of the memory:
+ *   [0, 4096)                the kernel's tables, constants, digest and head (kernel.wat)
+ *   [4096, 4096 + arena)     the walker's arena (read area, then its scratch)
+ *   then                     the kernel's pre-image area
+ */
+
+const ARENA_AT = 4096;
+/** Fixed addresses in kernel.wat. */
+const DIGEST = 1536;
+const HEAD = 1600;
+/** A pre-image is the row's hashed values plus the key names (and `null`s) around them. */
+const PREIMAGE_SLACK = 512;
+/** Views of this length and longer are not cached. */
+const VIEW_CACHE = 16384;
+
+interface KernelExports {
+  setup(out: number): void;
+  verify(p: number, bound: number, maxLine: number, lo: number, hi: number): number;
+  rows(): number;
+}
+
+let compiled: WebAssembly.Module | undefined;
+let enabled = true;
+
+/** Compiled once per process; each walker instantiates it over its own memory. */
+function kernelModule(): WebAssembly.Module {
+  return (compiled ??= new WebAssembly.Module(Buffer.from(KERNEL_WASM_BASE64, "base64")));
+}
+
+/** Rows taken by any kernel of this process (tests check that it runs, and when it must not). */
+export const stepKernelStats = { rows: 0 };
+
+/** Whether walkers made from now on use the kernel (tests compare both ways). */
+export function setStepKernelEnabled(on: boolean): void {
+  enabled = on;
+}
+
+export function stepKernelEnabled(): boolean {
+  return enabled;
+}
+
+export class StepKernel {
+  /** The walker's arena: `arenaSize` bytes of the kernel's memory. */
+  readonly arena: Uint8Array;
+  /** The previous step hash the next row must link to (64 hex digits). */
+  readonly head: Uint8Array;
+  readonly buffer: ArrayBuffer;
+  private readonly k: KernelExports;
+  /** Rows taken by the last verify(). */
+  rows = 0;
+
+  /** `readCap`: the longest row the arena's read area holds. */
+  constructor(arenaSize: number, readCap: number) {
+    const out = ARENA_AT + arenaSize;
+    const memory = new WebAssembly.Memory({ initial: Math.ceil((out + readCap + PREIMAGE_SLACK) / 65536) });
+    const u8 = new Uint8Array(memory.buffer);
+    this.buffer = memory.buffer;
+    this.arena = u8.subarray(ARENA_AT, ARENA_AT + arenaSize);
+    this.head = u8.subarray(HEAD, HEAD + 64);
+
+    // The hash runs in Bun's native SHA-256; the pre-image starts at a fixed
+    // address, so its views are cached by length (one per row shows).
+    const digest = u8.subarray(DIGEST, DIGEST + 32);
+    const views: (Uint8Array | undefined)[] = [];
+    const hash = (len: number): void => {
+      let v = views[len];
+      if (v === undefined) {
+        v = u8.subarray(out, out + len);
+        if (len < VIEW_CACHE) views[len] = v;
+      }
+      Bun.SHA256.hash(v, digest);
+    };
+    // A float in a hashed field: canonical when Python re-spells it so (the rule scanNumber applies).
+    const floatIsCanonical = (s: number, e: number): number => {
+      let raw = "";
+      for (let i = s; i < e; i++) raw += String.fromCharCode(u8[i]!);
+      return canonicalNumber(raw, true) === raw ? 1 : 0;
+    };
+    const instance = new WebAssembly.Instance(kernelModule(), { env: { memory, hash, floatIsCanonical } });
+    this.k = instance.exports as unknown as KernelExports;
+    this.k.setup(out);
+  }
+
+  /**
+   * Take rows of `buf[start, end)` (a view of the arena) from the line
+   * start `start` while they check out, the first carrying seq `expected`
+   * and linking to `head`. Returns the offset in `buf` of the first row not
+   * taken; `rows` says how many were, and `head` is then the last one's
+   * step hash.
+   */
+  verify(buf: Uint8Array, start: number, end: number, maxLine: number, expected: number): number {
+    const lo = expected % 4294967296;
+    const hi = (expected - lo) / 4294967296;
+    const base = buf.byteOffset;
+    const to = this.k.verify(base + start, base + end, Math.min(maxLine, 0x7fffffff), lo, hi) - base;
+    this.rows = this.k.rows();
+    stepKernelStats.rows += this.rows;
+    return to;
+  }
+}

@@ -1,0 +1,620 @@
+;; The step kernel: the fast path of receipt verification (§5b) for step rows
+;; already in canonical form (compact, sorted keys, ASCII, Python's string
+;; escapes and number spellings), as WebAssembly.
+;;
+;; Why WebAssembly: the JavaScript scanner (fastrow.ts) spends ~50 ms of a
+;; one-shot `replay verify` being JIT-compiled before it runs at full speed;
+;; a WebAssembly module compiles in a few milliseconds and runs at native
+;; speed from its first row. SHA-256 stays native: the kernel calls back
+;; into Bun's hasher (import `hash`).
+;;
+;; Contract (kernel.ts drives it; the walker's `take` calls it for the line
+;; splitter): `verify` walks consecutive `\n`-terminated rows from a line
+;; start and returns at the first row it does not take. It takes a row only
+;; when scanCanonicalRange would accept it, ChainWalker.fast would hash it,
+;; and it checks out: seq is the expected one, prev_hash is the head and
+;; step_hash is the recomputed digest. Every other row (a spelling it does
+;; not prove, an error to report, a line break other than `\n`, a row cut
+;; by the end of the data) is left to the JavaScript path, which decides it
+;; exactly as before; so this kernel only has to be exact for the rows it
+;; takes. The rules below are ported from fastrow.ts, rule by rule; where
+;; the kernel is stricter (nesting depth, long floats) it only refuses more.
+;;
+;; A canonical row holds only printable ASCII outside its terminator, so it
+;; contains no line break of either splitting dialect: each row it takes is
+;; exactly one line for the splitter.
+;;
+;; Memory (imported; kernel.ts lays it out): [0, 4096) holds this module's
+;; tables and constants; the walker's arena (read area, then its scratch)
+;; follows; the pre-image area `out` comes after that ($setup). `verify`
+;; writes a line feed at `bound` for the duration of the call, so every
+;; scanning loop stops at the end of the data; word loads may read up to 7
+;; bytes past a row's end (the arena's scratch lies beyond the read area).
+;;
+;; Fixed addresses:
+;;      0  STRCLASS[256]  string byte classes: 0 plain printable ASCII, 1 quote, 2 backslash, 3 refused
+;;    256  LOWERHEX[256]  lowercase hex digit values, 0xff otherwise
+;;    512  HEXPAIR[256]   u16: a byte's two lowercase hex digits, in memory order
+;;   1024  SHORTESC[256]  1 for the bytes after a backslash json.dumps writes (" \ n r t b f)
+;;   1280  the top-level key names the walker reads (data segments below)
+;;   1392  the pre-image pieces, as ChainWalker.putPieces writes them
+;;   1536  digest (32)    1600  head: the previous step hash, 64 hex digits
+;;   1792  SPANS: 16 bytes per key id: value start, value end, plain string flag
+;;
+;; Key ids: 0 any other key, 1 seq, 2 step_hash, then the hashed ones (whose
+;; numbers must be spelled as Python re-spells them): 3 prev_hash,
+;; 4 input_hash, 5 model, 6 prompt, 7 tool_call, 8 tool_result, 9 effort.
+(module
+  (import "env" "memory" (memory 1))
+  ;; SHA-256 of the pre-image [out, out+len) into the digest
+  (import "env" "hash" (func $hash (param i32)))
+  ;; 1 when the float lexeme [s, e) is spelled as Python re-spells its value
+  (import "env" "floatIsCanonical" (func $floatIsCanonical (param i32 i32) (result i32)))
+
+  (global $out (mut i32) (i32.const 0))
+  (global $isFloat (mut i32) (i32.const 0))   ;; set by $skipNumber
+  (global $hadEscape (mut i32) (i32.const 0)) ;; set by $scanString
+  (global $expected (mut i64) (i64.const 0))  ;; the seq the next row must carry
+  (global $rows (mut i32) (i32.const 0))
+
+  (data (i32.const 1280) "seq")
+  (data (i32.const 1288) "model")
+  (data (i32.const 1296) "effort")
+  (data (i32.const 1304) "prompt")
+  (data (i32.const 1312) "prev_hash")
+  (data (i32.const 1328) "step_hash")
+  (data (i32.const 1344) "tool_call")
+  (data (i32.const 1360) "input_hash")
+  (data (i32.const 1376) "tool_result")
+  (data (i32.const 1392) "{\"effort\":")
+  (data (i32.const 1408) "{\"input_hash\":")
+  (data (i32.const 1424) ",\"input_hash\":")
+  (data (i32.const 1440) ",\"model\":")
+  (data (i32.const 1456) ",\"prev_hash\":")
+  (data (i32.const 1472) ",\"prompt\":")
+  (data (i32.const 1488) ",\"tool_call\":")
+  (data (i32.const 1504) ",\"tool_result\":")
+  (data (i32.const 1520) "null")
+
+  (func (export "rows") (result i32) (global.get $rows))
+
+  ;; Tables, and where the pre-image is assembled.
+  (func (export "setup") (param $out i32)
+    (local $i i32)
+    (global.set $out (local.get $out))
+    ;; STRCLASS: printable ASCII 0x20..0x7e is plain, except the quote and the backslash
+    (memory.fill (i32.const 0) (i32.const 3) (i32.const 256))
+    (memory.fill (i32.const 0x20) (i32.const 0) (i32.const 0x5f))
+    (i32.store8 (i32.const 0x22) (i32.const 1))
+    (i32.store8 (i32.const 0x5c) (i32.const 2))
+    ;; LOWERHEX (uppercase is not canonical)
+    (memory.fill (i32.const 256) (i32.const 0xff) (i32.const 256))
+    (local.set $i (i32.const 0))
+    (loop $digits
+      (i32.store8 (i32.add (i32.const 0x130) (local.get $i)) (local.get $i))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $digits (i32.lt_u (local.get $i) (i32.const 10))))
+    (local.set $i (i32.const 0))
+    (loop $letters
+      (i32.store8 (i32.add (i32.const 0x161) (local.get $i)) (i32.add (i32.const 10) (local.get $i)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $letters (i32.lt_u (local.get $i) (i32.const 6))))
+    ;; HEXPAIR
+    (local.set $i (i32.const 0))
+    (loop $pairs
+      (i32.store16 (i32.add (i32.const 512) (i32.shl (local.get $i) (i32.const 1)))
+        (i32.or
+          (call $hexChar (i32.shr_u (local.get $i) (i32.const 4)))
+          (i32.shl (call $hexChar (i32.and (local.get $i) (i32.const 15))) (i32.const 8))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $pairs (i32.lt_u (local.get $i) (i32.const 256))))
+    ;; SHORTESC: the short escapes json.dumps writes (not \/)
+    (memory.fill (i32.const 1024) (i32.const 0) (i32.const 256))
+    (i32.store8 (i32.const 1058) (i32.const 1)) ;; "
+    (i32.store8 (i32.const 1116) (i32.const 1)) ;; \
+    (i32.store8 (i32.const 1134) (i32.const 1)) ;; n
+    (i32.store8 (i32.const 1138) (i32.const 1)) ;; r
+    (i32.store8 (i32.const 1140) (i32.const 1)) ;; t
+    (i32.store8 (i32.const 1122) (i32.const 1)) ;; b
+    (i32.store8 (i32.const 1126) (i32.const 1))) ;; f
+
+  (func $hexChar (param $n i32) (result i32)
+    (if (result i32) (i32.lt_u (local.get $n) (i32.const 10))
+      (then (i32.add (i32.const 0x30) (local.get $n)))
+      (else (i32.add (i32.const 0x57) (local.get $n)))))
+
+  ;; ---------------------------------------------------------------- bytes
+
+  ;; n bytes at a and b are equal (8 at a time, the last word overlapping).
+  (func $eq (param $a i32) (param $b i32) (param $n i32) (result i32)
+    (local $i i32) (local $last i32)
+    (if (i32.lt_u (local.get $n) (i32.const 8))
+      (then
+        (block $done
+          (loop $byte
+            (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+            (if (i32.ne (i32.load8_u (i32.add (local.get $a) (local.get $i)))
+                        (i32.load8_u (i32.add (local.get $b) (local.get $i))))
+              (then (return (i32.const 0))))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $byte)))
+        (return (i32.const 1))))
+    (local.set $last (i32.sub (local.get $n) (i32.const 8)))
+    (block $done
+      (loop $word
+        (br_if $done (i32.ge_u (local.get $i) (local.get $last)))
+        (if (i64.ne (i64.load (i32.add (local.get $a) (local.get $i)))
+                    (i64.load (i32.add (local.get $b) (local.get $i))))
+          (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 8)))
+        (br $word)))
+    (i64.eq (i64.load (i32.add (local.get $a) (local.get $last)))
+            (i64.load (i32.add (local.get $b) (local.get $last)))))
+
+  ;; Copy n bytes between non-overlapping spans.
+  (func $copy (param $dst i32) (param $src i32) (param $n i32)
+    (local $i i32) (local $last i32)
+    (if (i32.ge_u (local.get $n) (i32.const 64))
+      (then (memory.copy (local.get $dst) (local.get $src) (local.get $n)) (return)))
+    (if (i32.ge_u (local.get $n) (i32.const 8))
+      (then
+        (local.set $last (i32.sub (local.get $n) (i32.const 8)))
+        (block $done
+          (loop $word
+            (br_if $done (i32.ge_u (local.get $i) (local.get $last)))
+            (i64.store (i32.add (local.get $dst) (local.get $i)) (i64.load (i32.add (local.get $src) (local.get $i))))
+            (local.set $i (i32.add (local.get $i) (i32.const 8)))
+            (br $word)))
+        (i64.store (i32.add (local.get $dst) (local.get $last)) (i64.load (i32.add (local.get $src) (local.get $last))))
+        (return)))
+    (if (i32.ge_u (local.get $n) (i32.const 4))
+      (then
+        (i32.store (local.get $dst) (i32.load (local.get $src)))
+        (i32.store (i32.sub (i32.add (local.get $dst) (local.get $n)) (i32.const 4))
+                   (i32.load (i32.sub (i32.add (local.get $src) (local.get $n)) (i32.const 4))))
+        (return)))
+    (block $done
+      (loop $byte
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (i32.store8 (i32.add (local.get $dst) (local.get $i)) (i32.load8_u (i32.add (local.get $src) (local.get $i))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $byte))))
+
+  ;; Skip whole 8-byte words of plain string bytes (printable ASCII but the
+  ;; quote and the backslash), SWAR style; returns the start of the first
+  ;; word holding any other byte. Each test is exact for "any byte of the
+  ;; word": a borrow or carry only crosses out of a byte that is itself
+  ;; special. A line's terminator is special, so this never passes it.
+  (func $plainWords (param $p i32) (result i32)
+    (local $x i64) (local $q i64) (local $bs i64)
+    (loop $word
+      (local.set $x (i64.load (local.get $p)))
+      (local.set $q (i64.xor (local.get $x) (i64.const 0x2222222222222222)))
+      (local.set $bs (i64.xor (local.get $x) (i64.const 0x5c5c5c5c5c5c5c5c)))
+      (if (i64.eqz
+            (i64.and
+              (i64.or
+                (i64.or
+                  ;; a byte below 0x20
+                  (i64.and (i64.sub (local.get $x) (i64.const 0x2020202020202020)) (i64.xor (local.get $x) (i64.const -1)))
+                  ;; a byte of 0x7f or above
+                  (i64.or (i64.add (local.get $x) (i64.const 0x0101010101010101)) (local.get $x)))
+                (i64.or
+                  ;; a quote
+                  (i64.and (i64.sub (local.get $q) (i64.const 0x0101010101010101)) (i64.xor (local.get $q) (i64.const -1)))
+                  ;; a backslash
+                  (i64.and (i64.sub (local.get $bs) (i64.const 0x0101010101010101)) (i64.xor (local.get $bs) (i64.const -1)))))
+              (i64.const 0x8080808080808080)))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
+    (local.get $p))
+
+  ;; A string of plain bytes only (keys, no escapes), from its first content
+  ;; byte: the index of its closing quote, or -1.
+  (func $scanPlainKey (param $p i32) (result i32)
+    (local $t i32)
+    (local.set $p (call $plainWords (local.get $p)))
+    (loop $byte
+      (local.set $t (i32.load8_u (i32.load8_u (local.get $p))))
+      (if (i32.eqz (local.get $t))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
+    (if (result i32) (i32.eq (local.get $t) (i32.const 1))
+      (then (local.get $p))
+      (else (i32.const -1))))
+
+  ;; Four lowercase hex digits at a: their value, or -1.
+  (func $hex4 (param $a i32) (result i32)
+    (local $h0 i32) (local $h1 i32) (local $h2 i32) (local $h3 i32)
+    (local.set $h0 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u (local.get $a)))))
+    (local.set $h1 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=1 (local.get $a)))))
+    (local.set $h2 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=2 (local.get $a)))))
+    (local.set $h3 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=3 (local.get $a)))))
+    (if (i32.and (i32.or (i32.or (local.get $h0) (local.get $h1)) (i32.or (local.get $h2) (local.get $h3))) (i32.const 0xf0))
+      (then (return (i32.const -1))))
+    (i32.or
+      (i32.or (i32.shl (local.get $h0) (i32.const 12)) (i32.shl (local.get $h1) (i32.const 8)))
+      (i32.or (i32.shl (local.get $h2) (i32.const 4)) (local.get $h3))))
+
+  ;; A string in json.dumps(ensure_ascii=True) spelling, from its first
+  ;; content byte: the index of its closing quote, or -1. Sets $hadEscape
+  ;; (the fast path takes hash fields only as strings without escapes).
+  (func $scanString (param $p i32) (result i32)
+    (local $t i32) (local $d i32) (local $v i32)
+    (global.set $hadEscape (i32.const 0))
+    (block $fail
+      (loop $words
+        (local.set $p (call $plainWords (local.get $p)))
+        (loop $byte
+          (local.set $t (i32.load8_u (i32.load8_u (local.get $p))))
+          (if (i32.eqz (local.get $t))
+            (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
+        (if (i32.eq (local.get $t) (i32.const 1)) (then (return (local.get $p))))
+        (br_if $fail (i32.eq (local.get $t) (i32.const 3)))
+        ;; a backslash
+        (global.set $hadEscape (i32.const 1))
+        (local.set $d (i32.load8_u offset=1 (local.get $p)))
+        (if (i32.load8_u (i32.add (i32.const 1024) (local.get $d)))
+          (then (local.set $p (i32.add (local.get $p) (i32.const 2))) (br $words)))
+        (br_if $fail (i32.ne (local.get $d) (i32.const 0x75)))
+        (local.set $v (call $hex4 (i32.add (local.get $p) (i32.const 2))))
+        (br_if $fail (i32.lt_s (local.get $v) (i32.const 0)))
+        ;; json.dumps escapes only controls (the short form where one exists) and 0x7f up
+        (br_if $fail (i32.and (i32.ge_u (local.get $v) (i32.const 0x20)) (i32.lt_u (local.get $v) (i32.const 0x7f))))
+        (br_if $fail
+          (i32.or
+            (i32.or (i32.eq (local.get $v) (i32.const 8)) (i32.eq (local.get $v) (i32.const 9)))
+            (i32.or (i32.eq (local.get $v) (i32.const 10))
+              (i32.or (i32.eq (local.get $v) (i32.const 12)) (i32.eq (local.get $v) (i32.const 13))))))
+        (local.set $p (i32.add (local.get $p) (i32.const 6)))
+        (br $words)))
+    (i32.const -1))
+
+  ;; ---------------------------------------------------------------- numbers
+
+  ;; ASCII digits at p, eight at a time while a whole word is digits (a byte
+  ;; is a digit when its high nibble is 3 and adding 6 keeps it 3).
+  (func $skipDigits (param $p i32) (result i32)
+    (local $x i64)
+    (loop $word
+      (local.set $x (i64.load (local.get $p)))
+      (if (i32.and
+            (i64.eq (i64.and (local.get $x) (i64.const 0xf0f0f0f0f0f0f0f0)) (i64.const 0x3030303030303030))
+            (i64.eq (i64.and (i64.add (local.get $x) (i64.const 0x0606060606060606)) (i64.const 0xf0f0f0f0f0f0f0f0))
+                    (i64.const 0x3030303030303030)))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
+    (loop $byte
+      (if (i32.lt_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
+    (local.get $p))
+
+  ;; JSON number syntax at p: its end, or -1. Sets $isFloat. An int longer
+  ;; than CPython's int_max_str_digits (4300) is refused (Python refuses it).
+  (func $skipNumber (param $p i32) (result i32)
+    (local $start i32) (local $c i32) (local $f i32)
+    (local.set $start (local.get $p))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d))
+      (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eq (local.get $c) (i32.const 0x30))
+      (then (local.set $p (i32.add (local.get $p) (i32.const 1))))
+      (else
+        (if (i32.lt_u (i32.sub (local.get $c) (i32.const 0x31)) (i32.const 9))
+          (then (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 1)))))
+          (else (return (i32.const -1))))))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2e))
+      (then
+        (if (i32.ge_u (i32.sub (i32.load8_u offset=1 (local.get $p)) (i32.const 0x30)) (i32.const 10))
+          (then (return (i32.const -1))))
+        (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 2))))
+        (local.set $f (i32.const 1))))
+    ;; e or E
+    (if (i32.eq (i32.or (i32.load8_u (local.get $p)) (i32.const 0x20)) (i32.const 0x65))
+      (then
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (local.set $c (i32.load8_u (local.get $p)))
+        (if (i32.or (i32.eq (local.get $c) (i32.const 0x2b)) (i32.eq (local.get $c) (i32.const 0x2d)))
+          (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+        (if (i32.ge_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
+          (then (return (i32.const -1))))
+        (loop $exp
+          (if (i32.lt_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
+            (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $exp))))
+        (local.set $f (i32.const 1))))
+    (if (i32.and (i32.eqz (local.get $f)) (i32.gt_s (i32.sub (local.get $p) (local.get $start)) (i32.const 4300)))
+      (then (return (i32.const -1))))
+    (global.set $isFloat (local.get $f))
+    (local.get $p))
+
+  ;; Compare two key spans by bytes (= code points for printable ASCII).
+  (func $cmp (param $a0 i32) (param $a1 i32) (param $c0 i32) (param $c1 i32) (result i32)
+    (local $n i32) (local $i i32) (local $x i32) (local $y i32)
+    (local.set $n (i32.sub (local.get $a1) (local.get $a0)))
+    (if (i32.gt_u (local.get $n) (i32.sub (local.get $c1) (local.get $c0)))
+      (then (local.set $n (i32.sub (local.get $c1) (local.get $c0)))))
+    (block $done
+      (loop $byte
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $x (i32.load8_u (i32.add (local.get $a0) (local.get $i))))
+        (local.set $y (i32.load8_u (i32.add (local.get $c0) (local.get $i))))
+        (if (i32.ne (local.get $x) (local.get $y)) (then (return (i32.sub (local.get $x) (local.get $y)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $byte)))
+    (i32.sub (i32.sub (local.get $a1) (local.get $a0)) (i32.sub (local.get $c1) (local.get $c0))))
+
+  ;; ---------------------------------------------------------------- values
+
+  ;; A word or a number at p: its end, or -1. `strict` (a hashed field): a
+  ;; number must be spelled as Python re-spells it, "-0" is not, and a float
+  ;; is for JavaScript to decide (canonicalNumber, as scanNumber does).
+  (func $scanAtom (param $p i32) (param $strict i32) (result i32)
+    (local $c i32) (local $q i32)
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eq (local.get $c) (i32.const 0x74)) ;; true
+      (then (return (select (i32.add (local.get $p) (i32.const 4)) (i32.const -1)
+                      (i32.eq (i32.load (local.get $p)) (i32.const 0x65757274))))))
+    (if (i32.eq (local.get $c) (i32.const 0x66)) ;; false
+      (then (return (select (i32.add (local.get $p) (i32.const 5)) (i32.const -1)
+                      (i32.and (i32.eq (i32.load (local.get $p)) (i32.const 0x736c6166))
+                               (i32.eq (i32.load8_u offset=4 (local.get $p)) (i32.const 0x65)))))))
+    (if (i32.eq (local.get $c) (i32.const 0x6e)) ;; null
+      (then (return (select (i32.add (local.get $p) (i32.const 4)) (i32.const -1)
+                      (i32.eq (i32.load (local.get $p)) (i32.const 0x6c6c756e))))))
+    (if (i32.eq (local.get $c) (i32.const 0x4e)) ;; NaN
+      (then (return (select (i32.add (local.get $p) (i32.const 3)) (i32.const -1)
+                      (i32.and (i32.eq (i32.load16_u (local.get $p)) (i32.const 0x614e))
+                               (i32.eq (i32.load8_u offset=2 (local.get $p)) (i32.const 0x4e)))))))
+    (if (i32.eq (local.get $c) (i32.const 0x49)) ;; Infinity
+      (then (return (select (i32.add (local.get $p) (i32.const 8)) (i32.const -1)
+                      (i64.eq (i64.load (local.get $p)) (i64.const 0x7974696e69666e49))))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0x2d)) (i32.eq (i32.load8_u offset=1 (local.get $p)) (i32.const 0x49)))
+      (then (return (select (i32.add (local.get $p) (i32.const 9)) (i32.const -1) ;; -Infinity
+                      (i64.eq (i64.load offset=1 (local.get $p)) (i64.const 0x7974696e69666e49))))))
+    (local.set $q (call $skipNumber (local.get $p)))
+    (if (i32.or (i32.lt_s (local.get $q) (i32.const 0)) (i32.eqz (local.get $strict))) (then (return (local.get $q))))
+    (if (i32.eqz (global.get $isFloat))
+      (then
+        (return (select (i32.const -1) (local.get $q)
+                  (i32.and (i32.eq (i32.sub (local.get $q) (local.get $p)) (i32.const 2))
+                           (i32.eq (i32.load16_u (local.get $p)) (i32.const 0x302d)))))))
+    ;; no float repr is this long: spare the call
+    (if (i32.gt_s (i32.sub (local.get $q) (local.get $p)) (i32.const 32)) (then (return (i32.const -1))))
+    (select (local.get $q) (i32.const -1) (call $floatIsCanonical (local.get $p) (local.get $q))))
+
+  ;; Any canonical value at p: its end, or -1. Nesting deeper than 64 is
+  ;; refused (the JavaScript scanner goes to 1000).
+  (func $scanValue (param $p i32) (param $strict i32) (param $depth i32) (result i32)
+    (local $c i32)
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eq (local.get $c) (i32.const 0x22))
+      (then
+        (local.set $p (call $scanString (i32.add (local.get $p) (i32.const 1))))
+        (return (select (i32.const -1) (i32.add (local.get $p) (i32.const 1)) (i32.lt_s (local.get $p) (i32.const 0))))))
+    (if (i32.or (i32.eq (local.get $c) (i32.const 0x7b)) (i32.eq (local.get $c) (i32.const 0x5b)))
+      (then
+        (if (i32.ge_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
+        (if (i32.eq (local.get $c) (i32.const 0x7b))
+          (then (return (call $scanObject (local.get $p) (local.get $strict) (i32.add (local.get $depth) (i32.const 1))))))
+        (return (call $scanArray (local.get $p) (local.get $strict) (i32.add (local.get $depth) (i32.const 1))))))
+    (call $scanAtom (local.get $p) (local.get $strict)))
+
+  (func $scanArray (param $p i32) (param $strict i32) (param $depth i32) (result i32)
+    (local $d i32)
+    (local.set $p (i32.add (local.get $p) (i32.const 1)))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d)) (then (return (i32.add (local.get $p) (i32.const 1)))))
+    (loop $next
+      (local.set $p (call $scanValue (local.get $p) (local.get $strict) (local.get $depth)))
+      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+      (local.set $d (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $d) (i32.const 0x2c))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $next))))
+    (select (i32.add (local.get $p) (i32.const 1)) (i32.const -1) (i32.eq (local.get $d) (i32.const 0x5d))))
+
+  ;; A nested object: plain keys in strictly ascending order (hence no
+  ;; duplicates), each value canonical.
+  (func $scanObject (param $p i32) (param $strict i32) (param $depth i32) (result i32)
+    (local $ks i32) (local $ke i32) (local $prevS i32) (local $prevE i32) (local $d i32)
+    (local.set $p (i32.add (local.get $p) (i32.const 1)))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x7d)) (then (return (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $prevS (i32.const -1))
+    (loop $next
+      (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
+      (local.set $ks (i32.add (local.get $p) (i32.const 1)))
+      (local.set $ke (call $scanPlainKey (local.get $ks)))
+      (if (i32.lt_s (local.get $ke) (i32.const 0)) (then (return (i32.const -1))))
+      (if (i32.ge_s (local.get $prevS) (i32.const 0))
+        (then
+          (if (i32.ge_s (call $cmp (local.get $prevS) (local.get $prevE) (local.get $ks) (local.get $ke)) (i32.const 0))
+            (then (return (i32.const -1))))))
+      (local.set $prevS (local.get $ks))
+      (local.set $prevE (local.get $ke))
+      (if (i32.ne (i32.load8_u offset=1 (local.get $ke)) (i32.const 0x3a)) (then (return (i32.const -1))))
+      (local.set $p (call $scanValue (i32.add (local.get $ke) (i32.const 2)) (local.get $strict) (local.get $depth)))
+      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+      (local.set $d (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $d) (i32.const 0x2c))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $next))))
+    (select (i32.add (local.get $p) (i32.const 1)) (i32.const -1) (i32.eq (local.get $d) (i32.const 0x7d))))
+
+  ;; ---------------------------------------------------------------- rows
+
+  ;; The id of the top-level key [ks, ks+n) (see the header), 0 for any other.
+  (func $identify (param $ks i32) (param $n i32) (result i32)
+    (if (i32.eq (local.get $n) (i32.const 3))
+      (then (return (select (i32.const 1) (i32.const 0) (call $eq (local.get $ks) (i32.const 1280) (i32.const 3))))))
+    (if (i32.eq (local.get $n) (i32.const 5))
+      (then (return (select (i32.const 5) (i32.const 0) (call $eq (local.get $ks) (i32.const 1288) (i32.const 5))))))
+    (if (i32.eq (local.get $n) (i32.const 6))
+      (then
+        (if (call $eq (local.get $ks) (i32.const 1296) (i32.const 6)) (then (return (i32.const 9))))
+        (return (select (i32.const 6) (i32.const 0) (call $eq (local.get $ks) (i32.const 1304) (i32.const 6))))))
+    (if (i32.eq (local.get $n) (i32.const 9))
+      (then
+        (if (call $eq (local.get $ks) (i32.const 1312) (i32.const 9)) (then (return (i32.const 3))))
+        (if (call $eq (local.get $ks) (i32.const 1328) (i32.const 9)) (then (return (i32.const 2))))
+        (return (select (i32.const 7) (i32.const 0) (call $eq (local.get $ks) (i32.const 1344) (i32.const 9))))))
+    (if (i32.eq (local.get $n) (i32.const 10))
+      (then (return (select (i32.const 4) (i32.const 0) (call $eq (local.get $ks) (i32.const 1360) (i32.const 10))))))
+    (if (i32.eq (local.get $n) (i32.const 11))
+      (then (return (select (i32.const 8) (i32.const 0) (call $eq (local.get $ks) (i32.const 1376) (i32.const 11))))))
+    (i32.const 0))
+
+  ;; The row's top-level object at p (its `{`): its end, or -1; the value
+  ;; spans of the keys the walker reads are left in SPANS (start -1: absent).
+  ;; An empty object has no seq: the fast path never takes it.
+  (func $scanTop (param $p i32) (result i32)
+    (local $ks i32) (local $ke i32) (local $prevS i32) (local $prevE i32) (local $d i32)
+    (local $id i32) (local $vs i32) (local $slot i32)
+    (memory.fill (i32.const 1792) (i32.const 0xff) (i32.const 160))
+    (local.set $p (i32.add (local.get $p) (i32.const 1)))
+    (local.set $prevS (i32.const -1))
+    (loop $next
+      (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
+      (local.set $ks (i32.add (local.get $p) (i32.const 1)))
+      (local.set $ke (call $scanPlainKey (local.get $ks)))
+      (if (i32.lt_s (local.get $ke) (i32.const 0)) (then (return (i32.const -1))))
+      (if (i32.ge_s (local.get $prevS) (i32.const 0))
+        (then
+          (if (i32.ge_s (call $cmp (local.get $prevS) (local.get $prevE) (local.get $ks) (local.get $ke)) (i32.const 0))
+            (then (return (i32.const -1))))))
+      (local.set $prevS (local.get $ks))
+      (local.set $prevE (local.get $ke))
+      (if (i32.ne (i32.load8_u offset=1 (local.get $ke)) (i32.const 0x3a)) (then (return (i32.const -1))))
+      (local.set $id (call $identify (local.get $ks) (i32.sub (local.get $ke) (local.get $ks))))
+      (local.set $vs (i32.add (local.get $ke) (i32.const 2)))
+      (local.set $p (call $scanValue (local.get $vs) (i32.ge_u (local.get $id) (i32.const 3)) (i32.const 1)))
+      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+      (local.set $slot (i32.add (i32.const 1792) (i32.shl (local.get $id) (i32.const 4))))
+      (i32.store (local.get $slot) (local.get $vs))
+      (i32.store offset=4 (local.get $slot) (local.get $p))
+      (i32.store offset=8 (local.get $slot)
+        (i32.and (i32.eq (i32.load8_u (local.get $vs)) (i32.const 0x22)) (i32.eqz (global.get $hadEscape))))
+      (local.set $d (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $d) (i32.const 0x2c))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $next))))
+    (select (i32.add (local.get $p) (i32.const 1)) (i32.const -1) (i32.eq (local.get $d) (i32.const 0x7d))))
+
+  ;; SPANS of key id k: value start, value end, plain string flag.
+  (func $spanStart (param $k i32) (result i32)
+    (i32.load (i32.add (i32.const 1792) (i32.shl (local.get $k) (i32.const 4)))))
+  (func $spanEnd (param $k i32) (result i32)
+    (i32.load offset=4 (i32.add (i32.const 1792) (i32.shl (local.get $k) (i32.const 4)))))
+
+  ;; Append n bytes from src at o: the new end.
+  (func $put (param $o i32) (param $src i32) (param $n i32) (result i32)
+    (call $copy (local.get $o) (local.get $src) (local.get $n))
+    (i32.add (local.get $o) (local.get $n)))
+
+  ;; Append the value of key id k, `null` when the row lacks it.
+  (func $putValue (param $o i32) (param $k i32) (result i32)
+    (local $s i32)
+    (local.set $s (call $spanStart (local.get $k)))
+    (if (i32.lt_s (local.get $s) (i32.const 0)) (then (return (call $put (local.get $o) (i32.const 1520) (i32.const 4)))))
+    (call $put (local.get $o) (local.get $s) (i32.sub (call $spanEnd (local.get $k)) (local.get $s))))
+
+  ;; The step-hash pre-image (§1.3) at out, as ChainWalker.putPieces
+  ;; assembles it (a null effort is omitted): its length.
+  (func $preimage (result i32)
+    (local $o i32) (local $es i32) (local $effort i32)
+    (local.set $o (global.get $out))
+    (local.set $es (call $spanStart (i32.const 9)))
+    (if (i32.ge_s (local.get $es) (i32.const 0))
+      (then
+        (local.set $effort
+          (i32.eqz (i32.and (i32.eq (i32.sub (call $spanEnd (i32.const 9)) (local.get $es)) (i32.const 4))
+                            (i32.eq (i32.load8_u (local.get $es)) (i32.const 0x6e)))))))
+    (if (local.get $effort)
+      (then
+        (local.set $o (call $put (local.get $o) (i32.const 1392) (i32.const 10)))
+        (local.set $o (call $putValue (local.get $o) (i32.const 9)))
+        (local.set $o (call $put (local.get $o) (i32.const 1424) (i32.const 14))))
+      (else (local.set $o (call $put (local.get $o) (i32.const 1408) (i32.const 14)))))
+    (local.set $o (call $putValue (local.get $o) (i32.const 4)))
+    (local.set $o (call $putValue (call $put (local.get $o) (i32.const 1440) (i32.const 9)) (i32.const 5)))
+    (local.set $o (call $putValue (call $put (local.get $o) (i32.const 1456) (i32.const 13)) (i32.const 3)))
+    (local.set $o (call $putValue (call $put (local.get $o) (i32.const 1472) (i32.const 10)) (i32.const 6)))
+    (local.set $o (call $putValue (call $put (local.get $o) (i32.const 1488) (i32.const 13)) (i32.const 7)))
+    (local.set $o (call $putValue (call $put (local.get $o) (i32.const 1504) (i32.const 15)) (i32.const 8)))
+    (i32.store8 (local.get $o) (i32.const 0x7d))
+    (i32.sub (i32.add (local.get $o) (i32.const 1)) (global.get $out)))
+
+  ;; The row's seq is plain digits (at most 15, as ChainWalker.fast reads
+  ;; them) equal to the expected one.
+  (func $seqIsExpected (result i32)
+    (local $s i32) (local $e i32) (local $c i32) (local $v i64)
+    (local.set $s (call $spanStart (i32.const 1)))
+    (local.set $e (call $spanEnd (i32.const 1)))
+    (if (i32.or (i32.lt_s (local.get $s) (i32.const 0)) (i32.gt_s (i32.sub (local.get $e) (local.get $s)) (i32.const 15)))
+      (then (return (i32.const 0))))
+    (loop $digit
+      (local.set $c (i32.sub (i32.load8_u (local.get $s)) (i32.const 0x30)))
+      (if (i32.ge_u (local.get $c) (i32.const 10)) (then (return (i32.const 0))))
+      (local.set $v (i64.add (i64.mul (local.get $v) (i64.const 10)) (i64.extend_i32_u (local.get $c))))
+      (local.set $s (i32.add (local.get $s) (i32.const 1)))
+      (br_if $digit (i32.lt_u (local.get $s) (local.get $e))))
+    (i64.eq (local.get $v) (global.get $expected)))
+
+  ;; The value of key id k is a string of 64 bytes (a hash, if anything).
+  (func $isHash (param $k i32) (result i32)
+    (local $s i32)
+    (local.set $s (call $spanStart (local.get $k)))
+    ;; (i32.and evaluates both sides: an absent key must not be loaded from)
+    (if (i32.lt_s (local.get $s) (i32.const 0)) (then (return (i32.const 0))))
+    (i32.and (i32.eq (i32.sub (call $spanEnd (local.get $k)) (local.get $s)) (i32.const 66))
+             (i32.eq (i32.load8_u (local.get $s)) (i32.const 0x22))))
+
+  ;; The 64 bytes at p are the lowercase hex of the digest.
+  (func $isDigestHex (param $p i32) (result i32)
+    (local $i i32)
+    (loop $byte
+      (if (i32.ne (i32.load16_u (i32.add (local.get $p) (i32.shl (local.get $i) (i32.const 1))))
+                  (i32.load16_u (i32.add (i32.const 512) (i32.shl (i32.load8_u (i32.add (i32.const 1536) (local.get $i))) (i32.const 1)))))
+        (then (return (i32.const 0))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $byte (i32.lt_u (local.get $i) (i32.const 32))))
+    (i32.const 1))
+
+  ;; Take the row at p if it is canonical, within `maxLine`, ended by a line
+  ;; feed before `bound`, and checks out: the index of that line feed, or -1.
+  ;; A taken row's step_hash becomes the head.
+  (func $row (param $p i32) (param $bound i32) (param $maxLine i32) (result i32)
+    (local $q i32) (local $step i32)
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x7b)) (then (return (i32.const -1))))
+    (local.set $q (call $scanTop (local.get $p)))
+    (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
+    ;; a line feed at `bound` is the sentinel: the row may go on in the next chunk
+    (if (i32.or (i32.ge_u (local.get $q) (local.get $bound)) (i32.ne (i32.load8_u (local.get $q)) (i32.const 0x0a)))
+      (then (return (i32.const -1))))
+    (if (i32.gt_u (i32.sub (local.get $q) (local.get $p)) (local.get $maxLine)) (then (return (i32.const -1))))
+    (if (i32.eqz (call $seqIsExpected)) (then (return (i32.const -1))))
+    ;; the fast path hashes input_hash only as a string without escapes
+    (if (i32.ne (i32.load (i32.const 1864)) (i32.const 1)) (then (return (i32.const -1))))
+    (if (i32.eqz (i32.and (call $isHash (i32.const 3)) (call $isHash (i32.const 2)))) (then (return (i32.const -1))))
+    (if (i32.eqz (call $eq (i32.add (call $spanStart (i32.const 3)) (i32.const 1)) (i32.const 1600) (i32.const 64)))
+      (then (return (i32.const -1))))
+    (call $hash (call $preimage))
+    (local.set $step (i32.add (call $spanStart (i32.const 2)) (i32.const 1)))
+    (if (i32.eqz (call $isDigestHex (local.get $step))) (then (return (i32.const -1))))
+    (call $copy (i32.const 1600) (local.get $step) (i32.const 64))
+    (global.set $expected (i64.add (global.get $expected) (i64.const 1)))
+    (local.get $q))
+
+  ;; Take rows from the line start p while they check out, the first
+  ;; carrying seq lo + hi * 2^32, linked to the head at 1600 (the walker
+  ;; puts it there). Returns where the first row not taken starts; `rows`
+  ;; tells how many were taken, and the head is then the last one's hash.
+  (func (export "verify") (param $p i32) (param $bound i32) (param $maxLine i32) (param $lo i32) (param $hi i32) (result i32)
+    (local $saved i32) (local $q i32)
+    (global.set $expected (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo))))
+    (global.set $rows (i32.const 0))
+    (local.set $saved (i32.load8_u (local.get $bound)))
+    (i32.store8 (local.get $bound) (i32.const 0x0a))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $p) (local.get $bound)))
+        (local.set $q (call $row (local.get $p) (local.get $bound) (local.get $maxLine)))
+        (br_if $done (i32.lt_s (local.get $q) (i32.const 0)))
+        (global.set $rows (i32.add (global.get $rows) (i32.const 1)))
+        (local.set $p (i32.add (local.get $q) (i32.const 1)))
+        (br $next)))
+    (i32.store8 (local.get $bound) (local.get $saved))
+    (local.get $p))
+)
