@@ -1,4 +1,5 @@
 import { canonicalNumber } from "../pyjson/float.ts";
+import { asciiText, compiledOnce, lengthCachedHasher } from "../wasm/host.ts";
 import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
 
 /**
@@ -18,8 +19,6 @@ const DIGEST = 1536;
 const HEAD = 1600;
 /** A pre-image is the row's hashed values plus the key names (and `null`s) around them. */
 const PREIMAGE_SLACK = 512;
-/** Views of this length and longer are not cached. */
-const VIEW_CACHE = 16384;
 
 interface KernelExports {
   setup(out: number): void;
@@ -27,13 +26,9 @@ interface KernelExports {
   rows(): number;
 }
 
-let compiled: WebAssembly.Module | undefined;
-let enabled = true;
-
 /** Compiled once per process; each walker instantiates it over its own memory. */
-function kernelModule(): WebAssembly.Module {
-  return (compiled ??= new WebAssembly.Module(Buffer.from(KERNEL_WASM_BASE64, "base64")));
-}
+const compiled = compiledOnce(KERNEL_WASM_BASE64);
+let enabled = true;
 
 /** Rows taken by any kernel of this process (tests check that it runs, and when it must not). */
 export const stepKernelStats = { rows: 0 };
@@ -66,25 +61,14 @@ export class StepKernel {
     this.arena = u8.subarray(ARENA_AT, ARENA_AT + arenaSize);
     this.head = u8.subarray(HEAD, HEAD + 64);
 
-    // The hash runs in Bun's native SHA-256; the pre-image starts at a fixed
-    // address, so its views are cached by length (one per row shows).
-    const digest = u8.subarray(DIGEST, DIGEST + 32);
-    const views: (Uint8Array | undefined)[] = [];
-    const hash = (len: number): void => {
-      let v = views[len];
-      if (v === undefined) {
-        v = u8.subarray(out, out + len);
-        if (len < VIEW_CACHE) views[len] = v;
-      }
-      Bun.SHA256.hash(v, digest);
-    };
+    // The hash runs in Bun's native SHA-256; the pre-image starts at a fixed address.
+    const hash = lengthCachedHasher((len) => u8.subarray(out, out + len), u8.subarray(DIGEST, DIGEST + 32));
     // A float in a hashed field: canonical when Python re-spells it so (the rule scanNumber applies).
     const floatIsCanonical = (s: number, e: number): number => {
-      let raw = "";
-      for (let i = s; i < e; i++) raw += String.fromCharCode(u8[i]!);
+      const raw = asciiText(u8, s, e);
       return canonicalNumber(raw, true) === raw ? 1 : 0;
     };
-    const instance = new WebAssembly.Instance(kernelModule(), { env: { memory, hash, floatIsCanonical } });
+    const instance = new WebAssembly.Instance(compiled.get(), { env: { memory, hash, floatIsCanonical } });
     this.k = instance.exports as unknown as KernelExports;
     this.k.setup(out);
   }

@@ -1,4 +1,5 @@
 import { floatRepr } from "../../pyjson/float.ts";
+import { asciiText, compiledOnce, lengthCachedHasher } from "../../wasm/host.ts";
 import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
 
 /**
@@ -23,8 +24,6 @@ const EVENT_END = 2722;
 const MEMBER_SLOTS = 1024;
 /** Bytes reserved beyond each area for small fixed writes (as in scanner.ts). */
 const SLACK = 256;
-/** Views of this length and longer are not cached. */
-const VIEW_CACHE = 16384;
 
 interface KernelExports {
   setup(scratch: number, scratchEnd: number, out: number, outEnd: number, mt: number, mtEnd: number): void;
@@ -33,7 +32,7 @@ interface KernelExports {
   lastRow(): number;
 }
 
-let compiled: WebAssembly.Module | undefined;
+const compiled = compiledOnce(KERNEL_WASM_BASE64);
 
 /**
  * The compiled kernel. Compiled once per process: worker threads are handed
@@ -42,12 +41,12 @@ let compiled: WebAssembly.Module | undefined;
  * runs hot; instantiating it per verifier is cheap.
  */
 export function kernelModule(): WebAssembly.Module {
-  return (compiled ??= new WebAssembly.Module(Buffer.from(KERNEL_WASM_BASE64, "base64")));
+  return compiled.get();
 }
 
 /** Use a module compiled by another thread (see kernelModule). */
 export function useKernelModule(module: WebAssembly.Module): void {
-  compiled = module;
+  compiled.set(module);
 }
 
 export class VerifyKernel {
@@ -69,36 +68,16 @@ export class VerifyKernel {
     const u8 = new Uint8Array(memory.buffer);
     this.scannerMem = u8.subarray(SCANNER_AT, SCANNER_AT + scannerSize);
 
-    // The hashes run in Bun's native SHA-256; views are cached by length
-    // (the payload pre-image starts, and the event pre-image ends, at fixed
-    // addresses), since allocating one per row shows.
-    const payloadDigest = u8.subarray(PAYLOAD_DIGEST, PAYLOAD_DIGEST + 32);
-    const eventDigest = u8.subarray(EVENT_DIGEST, EVENT_DIGEST + 32);
+    // The hashes run in Bun's native SHA-256: the payload pre-image starts,
+    // and the event pre-image ends, at a fixed address.
     const outAt = kernelAt + scratch;
-    const payloadViews: (Uint8Array | undefined)[] = [];
-    const eventViews: (Uint8Array | undefined)[] = [];
-    const hashPayload = (len: number): void => {
-      let v = payloadViews[len];
-      if (v === undefined) {
-        v = u8.subarray(outAt, outAt + len);
-        if (len < VIEW_CACHE) payloadViews[len] = v;
-      }
-      Bun.SHA256.hash(v, payloadDigest);
-    };
-    const hashEvent = (len: number): void => {
-      let v = eventViews[len];
-      if (v === undefined) {
-        v = u8.subarray(EVENT_END - len, EVENT_END);
-        eventViews[len] = v;
-      }
-      Bun.SHA256.hash(v, eventDigest);
-    };
+    const hashPayload = lengthCachedHasher((len) => u8.subarray(outAt, outAt + len), u8.subarray(PAYLOAD_DIGEST, PAYLOAD_DIGEST + 32));
+    const hashEvent = lengthCachedHasher((len) => u8.subarray(EVENT_END - len, EVENT_END), u8.subarray(EVENT_DIGEST, EVENT_DIGEST + 32));
     // A float the kernel cannot decide by its digits alone (scientific
     // notation, 16+ significant digits, below 1e-4): Python's repr decides.
     let lastFloat = "";
     const floatIsRepr = (s: number, e: number): number => {
-      let text = "";
-      for (let i = s; i < e; i++) text += String.fromCharCode(u8[i]!);
+      const text = asciiText(u8, s, e);
       if (text === lastFloat) return 1;
       if (floatRepr(Number(text)) !== text) return 0;
       lastFloat = text;
