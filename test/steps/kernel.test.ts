@@ -11,6 +11,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { mulberry32 } from "../../src/fuzz/rng.ts";
 import { canonical } from "../../src/pyjson/encode.ts";
 import { parse } from "../../src/pyjson/parse.ts";
 import type { PyLike } from "../../src/pyjson/types.ts";
@@ -30,16 +31,7 @@ afterAll(() => {
 });
 
 type Rand = () => number;
-function prng(seed: number): Rand {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng: (seed: number) => Rand = mulberry32;
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 
 interface Walk {
