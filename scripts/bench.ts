@@ -18,8 +18,9 @@
  * bench/results.json.
  *
  *   - thread scaling on a larger journal (--scale-mb, default 1000; 0 skips):
- *     each extra thread pays a fixed JIT warm-up, so the speed-up grows
- *     with the journal; this shows by how much.
+ *     the process's start-up and each extra thread's start (spawning a
+ *     worker, its first range in slower tiers) are fixed costs, so the
+ *     speed-up grows with the journal; this shows by how much.
  *
  *   bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
  *                        [--record-events 1000000] [--receipt-steps 100000] [--scale-mb 1000]
@@ -332,8 +333,9 @@ async function main(): Promise<void> {
   const versionMs = median(versions);
   const spawnFloorMs = median(floors);
 
-  // Thread scaling on a larger journal: the fixed per-thread cost (a
-  // worker's JIT warm-up) weighs less as the journal grows.
+  // Thread scaling on a larger journal: the fixed costs (start-up, spawning
+  // a worker, each thread's first range in slower tiers) weigh less as the
+  // journal grows.
   let scaling: { bytes: number; rows: number; one: Figure; many: Figure; speedup: number } | null = null;
   if (args.scaleMb > 0) {
     const big = ensureJournal(args.scaleMb);
