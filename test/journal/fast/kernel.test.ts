@@ -106,6 +106,37 @@ describe("the WebAssembly verify kernel", () => {
     expect(verdict(large, run(statSync(large).size))).toEqual(exact);
   });
 
+  test("row positions past 2^32 and across a power of ten (the index digits it keeps and increments)", () => {
+    const dir = dirs.make();
+    for (const base of [999_999_990, 2 ** 32 + 7, 99_999_999_999_995]) {
+      const lines: string[] = [];
+      let prev = "ab".repeat(32);
+      for (let i = 0; i < 40; i++) {
+        const line = `{"ts": 1.5, "elapsed_s": 0.5, "index": ${base + i}, "event": "tick", "prev_hash": "${prev}", "payload_hash": "${PH}", "event_hash": "${EH}", "n": ${i}}`;
+        const v = classifyLine(Buffer.from(line));
+        if (v.kind !== "row") throw new Error("not a row");
+        const ph = payloadHash("tick", v.row);
+        const eh = eventHash(prev, "tick", ph, base + i);
+        lines.push(line.replace(PH, ph).replace(EH, eh));
+        prev = eh;
+      }
+      const path = join(dir, `base-${base}.jsonl`);
+      writeFileSync(path, lines.join("\n") + "\n");
+      const task = { path, start: 0, end: statSync(path).size, isLast: true, baseIndex: base, linksOnly: false };
+      const withKernel = new RangeVerifier(1 << 18, "always").run(task);
+      expect({ base, failure: withKernel.failure, rows: withKernel.rows, kernelRows: withKernel.kernelRows }).toEqual({
+        base,
+        failure: null,
+        rows: 40,
+        kernelRows: 39,
+      });
+      expect(new RangeVerifier(1 << 18, "never").run(task).failure).toBeNull();
+      // one position off: every row fails, the kernel takes none
+      const off = new RangeVerifier(1 << 18, "always").run({ ...task, baseIndex: base + 1 });
+      expect([off.failure?.local, off.kernelRows]).toEqual([0, 0]);
+    }
+  });
+
   test("rows spelled every way: same verdict as without it and as the exact verifier", () => {
     const dir = dirs.make();
     let kernelRows = 0;
