@@ -53,6 +53,18 @@ export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
   };
 }
 
+/**
+ * BERNSTEIN_VERIFY_STATS=1: one line on stderr saying how the rows were
+ * verified (the WebAssembly kernel, the JavaScript scanner, the exact path)
+ * and by how many threads. A diagnostic for benchmarks and tests that must
+ * see the kernel run inside the binary; never part of the verdict.
+ */
+export async function reportVerifyStats(r: FastVerifyResult): Promise<void> {
+  if (process.env.BERNSTEIN_VERIFY_STATS !== "1") return;
+  const p = r.rows_by_path;
+  await Bun.write(Bun.stderr, `verify stats: rows by kernel ${p.kernel}, scanner ${p.scanner}, exact ${p.exact}; threads ${r.threads}\n`);
+}
+
 /** Prose notes: what links-only did not check, and a snapshot of a growing file. */
 export function fastVerifyNotes(r: FastVerifyResult): string[] {
   const notes: string[] = [];

@@ -66,6 +66,27 @@ export interface FastVerifyResult extends JournalVerifyResult {
   grew_by: number;
   /** Threads that did the work. */
   threads: number;
+  /**
+   * How the rows were verified (diagnostics, not part of the verdict): by
+   * the WebAssembly kernel, the JavaScript scanner, or the exact py-json path.
+   */
+  rows_by_path: RowsByPath;
+}
+
+export interface RowsByPath {
+  kernel: number;
+  scanner: number;
+  exact: number;
+}
+
+function rowsByPath(results: readonly RangeResult[]): RowsByPath {
+  const paths = { kernel: 0, scanner: 0, exact: 0 };
+  for (const r of results) {
+    paths.kernel += r.kernelRows;
+    paths.scanner += r.fastRows - r.kernelRows;
+    paths.exact += r.exactRows;
+  }
+  return paths;
 }
 
 /** Threads to use when not told: the cores this process may run on. */
@@ -108,7 +129,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   if (size0 === null) {
     // Missing file: an empty, consistent chain (mismatched against a seal).
     const v = verdictOf({ path, exists: false, walker: new ChainWalker(), discarded: [], seal: opts.seal });
-    return { ...v, ...base, snapshot_bytes: 0, grew_by: 0, threads: 1 };
+    return { ...v, ...base, snapshot_bytes: 0, grew_by: 0, threads: 1, rows_by_path: rowsByPath([]) };
   }
   // Opening validates readability (directory, permissions) with the reader's error.
   const fd = openJournal(path);
@@ -152,7 +173,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
       grewBy = Math.max(0, (fileSize(path) ?? 0) - end);
     }
     const verdict = stitch({ path, exists: true, results, seal: opts.seal });
-    return { ...verdict, ...base, snapshot_bytes: end, grew_by: grewBy, threads: exec.threads };
+    return { ...verdict, ...base, snapshot_bytes: end, grew_by: grewBy, threads: exec.threads, rows_by_path: rowsByPath(results) };
   } finally {
     progress.stop();
     exec.close();

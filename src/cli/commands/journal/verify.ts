@@ -6,7 +6,7 @@ import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
 import { verifyJournal, writeDivergenceReport, type JournalSeal } from "../../../journal/verify.ts";
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
-import { fastVerifyNotes, parseThreads, progressLine, verifyResultJson } from "../../fast-verify.ts";
+import { fastVerifyNotes, parseThreads, progressLine, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
 import { printJson, printLines } from "../../output.ts";
 
 const USAGE = "usage: bernstein journal verify <FILE|RUN_ID> [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only]";
@@ -79,6 +79,7 @@ export default defineCliCommand({
     } finally {
       progress.finish();
     }
+    await reportVerifyStats(result);
     let reportPath: string | null = null;
     if (!result.ok) {
       try {

@@ -7,7 +7,7 @@ import { dumps } from "../../../pyjson/encode.ts";
 import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
-import { verifyResultJson, fastVerifyNotes, parseThreads, progressLine } from "../../fast-verify.ts";
+import { verifyResultJson, fastVerifyNotes, parseThreads, progressLine, reportVerifyStats } from "../../fast-verify.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
@@ -43,6 +43,7 @@ export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number
   } finally {
     progress.finish();
   }
+  await reportVerifyStats(result);
   let reportPath: string | null = null;
   if (!result.ok) {
     try {
