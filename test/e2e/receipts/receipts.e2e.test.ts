@@ -121,6 +121,13 @@ describe("replay verify (binary)", () => {
     expect(p.stdout).toStartWith(`Receipt verified: head=${PUB_HEAD} steps=60\n`);
   });
 
+  test("the WebAssembly step kernel takes the reference receipt's rows inside the binary (BERNSTEIN_VERIFY_STATS)", async () => {
+    const r = await bernsteinJson(["replay", "verify", join(AJ, "agent-a.tar")], { env: { BERNSTEIN_VERIFY_STATS: "1" } });
+    expect([r.code, r.json.steps]).toEqual([0, 60]);
+    expect(r.stderr).toBe("verify stats: steps by kernel 60 of 60\n");
+    expect((await bernsteinJson(["replay", "verify", join(AJ, "agent-a.tar")])).stderr).toBe("");
+  });
+
   test("a broken chain exits 1 with a verdict; a non-receipt exits 3 with an error; missing exits 3", async () => {
     const cwd = workdir();
     const members = listTar(readFileSync(join(AJ, "agent-a.tar")));
