@@ -13,7 +13,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { kernelModuleSource } from "../src/wasm/wat.ts";
+import { kernelModuleSource, readWat } from "../src/wasm/wat.ts";
 
 export { kernelModuleSource };
 
@@ -35,7 +35,7 @@ const USAGE = "usage: bun scripts/build-wasm.ts [--check] [in.wat out.ts]";
 function buildOne(input: string, output: string, check: boolean): number {
   let text: string;
   try {
-    text = kernelModuleSource(readFileSync(input, "utf8"));
+    text = kernelModuleSource(readWat(input));
   } catch (e) {
     console.error(`build-wasm: ${input}: ${e instanceof Error ? e.message : String(e)}`);
     return 1;

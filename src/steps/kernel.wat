@@ -32,10 +32,9 @@
 ;; bytes past a row's end (the arena's scratch lies beyond the read area).
 ;;
 ;; Fixed addresses:
-;;      0  STRCLASS[256]  string byte classes: 0 plain printable ASCII, 1 quote, 2 backslash, 3 refused
-;;    256  LOWERHEX[256]  lowercase hex digit values, 0xff otherwise
-;;    512  HEXPAIR[256]   u16: a byte's two lowercase hex digits, in memory order
-;;   1024  SHORTESC[256]  1 for the bytes after a backslash json.dumps writes (" \ n r t b f)
+;;      0  the byte tables of src/wasm/bytes.wat (STRCLASS, LOWERHEX, HEXPAIR,
+;;         SHORTESC), filled by $setupTables; with the helpers that read them,
+;;         shared with the other kernel (included at the end of this module)
 ;;   1280  the top-level key names the walker reads (data segments below)
 ;;   1392  the pre-image pieces, as ChainWalker.putPieces writes them
 ;;   1536  digest (32)    1600  head: the previous step hash, 64 hex digits
@@ -80,159 +79,10 @@
 
   ;; Tables, and where the pre-image is assembled.
   (func (export "setup") (param $out i32)
-    (local $i i32)
     (global.set $out (local.get $out))
-    ;; STRCLASS: printable ASCII 0x20..0x7e is plain, except the quote and the backslash
-    (memory.fill (i32.const 0) (i32.const 3) (i32.const 256))
-    (memory.fill (i32.const 0x20) (i32.const 0) (i32.const 0x5f))
-    (i32.store8 (i32.const 0x22) (i32.const 1))
-    (i32.store8 (i32.const 0x5c) (i32.const 2))
-    ;; LOWERHEX (uppercase is not canonical)
-    (memory.fill (i32.const 256) (i32.const 0xff) (i32.const 256))
-    (local.set $i (i32.const 0))
-    (loop $digits
-      (i32.store8 (i32.add (i32.const 0x130) (local.get $i)) (local.get $i))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $digits (i32.lt_u (local.get $i) (i32.const 10))))
-    (local.set $i (i32.const 0))
-    (loop $letters
-      (i32.store8 (i32.add (i32.const 0x161) (local.get $i)) (i32.add (i32.const 10) (local.get $i)))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $letters (i32.lt_u (local.get $i) (i32.const 6))))
-    ;; HEXPAIR
-    (local.set $i (i32.const 0))
-    (loop $pairs
-      (i32.store16 (i32.add (i32.const 512) (i32.shl (local.get $i) (i32.const 1)))
-        (i32.or
-          (call $hexChar (i32.shr_u (local.get $i) (i32.const 4)))
-          (i32.shl (call $hexChar (i32.and (local.get $i) (i32.const 15))) (i32.const 8))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $pairs (i32.lt_u (local.get $i) (i32.const 256))))
-    ;; SHORTESC: the short escapes json.dumps writes (not \/)
-    (memory.fill (i32.const 1024) (i32.const 0) (i32.const 256))
-    (i32.store8 (i32.const 1058) (i32.const 1)) ;; "
-    (i32.store8 (i32.const 1116) (i32.const 1)) ;; \
-    (i32.store8 (i32.const 1134) (i32.const 1)) ;; n
-    (i32.store8 (i32.const 1138) (i32.const 1)) ;; r
-    (i32.store8 (i32.const 1140) (i32.const 1)) ;; t
-    (i32.store8 (i32.const 1122) (i32.const 1)) ;; b
-    (i32.store8 (i32.const 1126) (i32.const 1))) ;; f
+    (call $setupTables))
 
-  (func $hexChar (param $n i32) (result i32)
-    (if (result i32) (i32.lt_u (local.get $n) (i32.const 10))
-      (then (i32.add (i32.const 0x30) (local.get $n)))
-      (else (i32.add (i32.const 0x57) (local.get $n)))))
-
-  ;; ---------------------------------------------------------------- bytes
-
-  ;; n bytes at a and b are equal (8 at a time, the last word overlapping).
-  (func $eq (param $a i32) (param $b i32) (param $n i32) (result i32)
-    (local $i i32) (local $last i32)
-    (if (i32.lt_u (local.get $n) (i32.const 8))
-      (then
-        (block $done
-          (loop $byte
-            (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-            (if (i32.ne (i32.load8_u (i32.add (local.get $a) (local.get $i)))
-                        (i32.load8_u (i32.add (local.get $b) (local.get $i))))
-              (then (return (i32.const 0))))
-            (local.set $i (i32.add (local.get $i) (i32.const 1)))
-            (br $byte)))
-        (return (i32.const 1))))
-    (local.set $last (i32.sub (local.get $n) (i32.const 8)))
-    (block $done
-      (loop $word
-        (br_if $done (i32.ge_u (local.get $i) (local.get $last)))
-        (if (i64.ne (i64.load (i32.add (local.get $a) (local.get $i)))
-                    (i64.load (i32.add (local.get $b) (local.get $i))))
-          (then (return (i32.const 0))))
-        (local.set $i (i32.add (local.get $i) (i32.const 8)))
-        (br $word)))
-    (i64.eq (i64.load (i32.add (local.get $a) (local.get $last)))
-            (i64.load (i32.add (local.get $b) (local.get $last)))))
-
-  ;; Copy n bytes between non-overlapping spans.
-  (func $copy (param $dst i32) (param $src i32) (param $n i32)
-    (local $i i32) (local $last i32)
-    (if (i32.ge_u (local.get $n) (i32.const 64))
-      (then (memory.copy (local.get $dst) (local.get $src) (local.get $n)) (return)))
-    (if (i32.ge_u (local.get $n) (i32.const 8))
-      (then
-        (local.set $last (i32.sub (local.get $n) (i32.const 8)))
-        (block $done
-          (loop $word
-            (br_if $done (i32.ge_u (local.get $i) (local.get $last)))
-            (i64.store (i32.add (local.get $dst) (local.get $i)) (i64.load (i32.add (local.get $src) (local.get $i))))
-            (local.set $i (i32.add (local.get $i) (i32.const 8)))
-            (br $word)))
-        (i64.store (i32.add (local.get $dst) (local.get $last)) (i64.load (i32.add (local.get $src) (local.get $last))))
-        (return)))
-    (if (i32.ge_u (local.get $n) (i32.const 4))
-      (then
-        (i32.store (local.get $dst) (i32.load (local.get $src)))
-        (i32.store (i32.sub (i32.add (local.get $dst) (local.get $n)) (i32.const 4))
-                   (i32.load (i32.sub (i32.add (local.get $src) (local.get $n)) (i32.const 4))))
-        (return)))
-    (block $done
-      (loop $byte
-        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-        (i32.store8 (i32.add (local.get $dst) (local.get $i)) (i32.load8_u (i32.add (local.get $src) (local.get $i))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $byte))))
-
-  ;; Skip whole 8-byte words of plain string bytes (printable ASCII but the
-  ;; quote and the backslash), SWAR style; returns the start of the first
-  ;; word holding any other byte. Each test is exact for "any byte of the
-  ;; word": a borrow or carry only crosses out of a byte that is itself
-  ;; special. A line's terminator is special, so this never passes it.
-  (func $plainWords (param $p i32) (result i32)
-    (local $x i64) (local $q i64) (local $bs i64)
-    (loop $word
-      (local.set $x (i64.load (local.get $p)))
-      (local.set $q (i64.xor (local.get $x) (i64.const 0x2222222222222222)))
-      (local.set $bs (i64.xor (local.get $x) (i64.const 0x5c5c5c5c5c5c5c5c)))
-      (if (i64.eqz
-            (i64.and
-              (i64.or
-                (i64.or
-                  ;; a byte below 0x20
-                  (i64.and (i64.sub (local.get $x) (i64.const 0x2020202020202020)) (i64.xor (local.get $x) (i64.const -1)))
-                  ;; a byte of 0x7f or above
-                  (i64.or (i64.add (local.get $x) (i64.const 0x0101010101010101)) (local.get $x)))
-                (i64.or
-                  ;; a quote
-                  (i64.and (i64.sub (local.get $q) (i64.const 0x0101010101010101)) (i64.xor (local.get $q) (i64.const -1)))
-                  ;; a backslash
-                  (i64.and (i64.sub (local.get $bs) (i64.const 0x0101010101010101)) (i64.xor (local.get $bs) (i64.const -1)))))
-              (i64.const 0x8080808080808080)))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
-    (local.get $p))
-
-  ;; A string of plain bytes only (keys, no escapes), from its first content
-  ;; byte: the index of its closing quote, or -1.
-  (func $scanPlainKey (param $p i32) (result i32)
-    (local $t i32)
-    (local.set $p (call $plainWords (local.get $p)))
-    (loop $byte
-      (local.set $t (i32.load8_u (i32.load8_u (local.get $p))))
-      (if (i32.eqz (local.get $t))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
-    (if (result i32) (i32.eq (local.get $t) (i32.const 1))
-      (then (local.get $p))
-      (else (i32.const -1))))
-
-  ;; Four lowercase hex digits at a: their value, or -1.
-  (func $hex4 (param $a i32) (result i32)
-    (local $h0 i32) (local $h1 i32) (local $h2 i32) (local $h3 i32)
-    (local.set $h0 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u (local.get $a)))))
-    (local.set $h1 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=1 (local.get $a)))))
-    (local.set $h2 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=2 (local.get $a)))))
-    (local.set $h3 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=3 (local.get $a)))))
-    (if (i32.and (i32.or (i32.or (local.get $h0) (local.get $h1)) (i32.or (local.get $h2) (local.get $h3))) (i32.const 0xf0))
-      (then (return (i32.const -1))))
-    (i32.or
-      (i32.or (i32.shl (local.get $h0) (i32.const 12)) (i32.shl (local.get $h1) (i32.const 8)))
-      (i32.or (i32.shl (local.get $h2) (i32.const 4)) (local.get $h3))))
+  ;; ---------------------------------------------------------------- strings
 
   ;; A string in json.dumps(ensure_ascii=True) spelling, from its first
   ;; content byte: the index of its closing quote, or -1. Sets $hadEscape
@@ -267,78 +117,6 @@
         (local.set $p (i32.add (local.get $p) (i32.const 6)))
         (br $words)))
     (i32.const -1))
-
-  ;; ---------------------------------------------------------------- numbers
-
-  ;; ASCII digits at p, eight at a time while a whole word is digits (a byte
-  ;; is a digit when its high nibble is 3 and adding 6 keeps it 3).
-  (func $skipDigits (param $p i32) (result i32)
-    (local $x i64)
-    (loop $word
-      (local.set $x (i64.load (local.get $p)))
-      (if (i32.and
-            (i64.eq (i64.and (local.get $x) (i64.const 0xf0f0f0f0f0f0f0f0)) (i64.const 0x3030303030303030))
-            (i64.eq (i64.and (i64.add (local.get $x) (i64.const 0x0606060606060606)) (i64.const 0xf0f0f0f0f0f0f0f0))
-                    (i64.const 0x3030303030303030)))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
-    (loop $byte
-      (if (i32.lt_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
-    (local.get $p))
-
-  ;; JSON number syntax at p: its end, or -1. Sets $isFloat. An int longer
-  ;; than CPython's int_max_str_digits (4300) is refused (Python refuses it).
-  (func $skipNumber (param $p i32) (result i32)
-    (local $start i32) (local $c i32) (local $f i32)
-    (local.set $start (local.get $p))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d))
-      (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.eq (local.get $c) (i32.const 0x30))
-      (then (local.set $p (i32.add (local.get $p) (i32.const 1))))
-      (else
-        (if (i32.lt_u (i32.sub (local.get $c) (i32.const 0x31)) (i32.const 9))
-          (then (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 1)))))
-          (else (return (i32.const -1))))))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2e))
-      (then
-        (if (i32.ge_u (i32.sub (i32.load8_u offset=1 (local.get $p)) (i32.const 0x30)) (i32.const 10))
-          (then (return (i32.const -1))))
-        (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 2))))
-        (local.set $f (i32.const 1))))
-    ;; e or E
-    (if (i32.eq (i32.or (i32.load8_u (local.get $p)) (i32.const 0x20)) (i32.const 0x65))
-      (then
-        (local.set $p (i32.add (local.get $p) (i32.const 1)))
-        (local.set $c (i32.load8_u (local.get $p)))
-        (if (i32.or (i32.eq (local.get $c) (i32.const 0x2b)) (i32.eq (local.get $c) (i32.const 0x2d)))
-          (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
-        (if (i32.ge_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
-          (then (return (i32.const -1))))
-        (loop $exp
-          (if (i32.lt_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
-            (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $exp))))
-        (local.set $f (i32.const 1))))
-    (if (i32.and (i32.eqz (local.get $f)) (i32.gt_s (i32.sub (local.get $p) (local.get $start)) (i32.const 4300)))
-      (then (return (i32.const -1))))
-    (global.set $isFloat (local.get $f))
-    (local.get $p))
-
-  ;; Compare two key spans by bytes (= code points for printable ASCII).
-  (func $cmp (param $a0 i32) (param $a1 i32) (param $c0 i32) (param $c1 i32) (result i32)
-    (local $n i32) (local $i i32) (local $x i32) (local $y i32)
-    (local.set $n (i32.sub (local.get $a1) (local.get $a0)))
-    (if (i32.gt_u (local.get $n) (i32.sub (local.get $c1) (local.get $c0)))
-      (then (local.set $n (i32.sub (local.get $c1) (local.get $c0)))))
-    (block $done
-      (loop $byte
-        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-        (local.set $x (i32.load8_u (i32.add (local.get $a0) (local.get $i))))
-        (local.set $y (i32.load8_u (i32.add (local.get $c0) (local.get $i))))
-        (if (i32.ne (local.get $x) (local.get $y)) (then (return (i32.sub (local.get $x) (local.get $y)))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $byte)))
-    (i32.sub (i32.sub (local.get $a1) (local.get $a0)) (i32.sub (local.get $c1) (local.get $c0))))
 
   ;; ---------------------------------------------------------------- values
 
@@ -617,4 +395,7 @@
         (br $next)))
     (i32.store8 (local.get $bound) (local.get $saved))
     (local.get $p))
+
+  ;; The byte tables and helpers both kernels share.
+  (@include "../wasm/bytes.wat")
 )

@@ -24,6 +24,8 @@
  * The assembler checks names, immediates and syntax; operand types are left
  * to the engine's validator (`new WebAssembly.Module`), which is exact.
  */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -1251,6 +1253,23 @@ export function assembleWat(source: string): Uint8Array {
 }
 
 /** The text of a kernel-wasm.ts (src/journal/fast/, src/steps/) for its kernel.wat source (scripts/build-wasm.ts writes it; a test compares). */
+/**
+ * A .wat file with its `(@include "relative/path.wat")` fields replaced by
+ * the named files' text (module fields shared by several kernels, e.g.
+ * src/wasm/bytes.wat). An include stands on a line of its own; kernels put
+ * theirs last, so line numbers in error messages stay those of the kernel's
+ * own text. Included files may not include others.
+ */
+const INCLUDE = /^[ \t]*\(@include "([^"]+)"\)[ \t]*$/gm;
+
+export function readWat(path: string): string {
+  return readFileSync(path, "utf8").replace(INCLUDE, (_, rel: string) => {
+    const text = readFileSync(join(dirname(path), rel), "utf8");
+    if (new RegExp(INCLUDE.source, "m").test(text)) throw new Error(`${rel}: an included file may not include others`);
+    return text;
+  });
+}
+
 export function kernelModuleSource(watText: string): string {
   const base64 = Buffer.from(assembleWat(watText)).toString("base64");
   return (
