@@ -1,6 +1,7 @@
 import { isTerminal } from "../render/terminal.ts";
 import { UsageError } from "../errors.ts";
 import { MAX_THREADS, type FastVerifyResult } from "../journal/fast/engine.ts";
+import { writeVerifyStats } from "./output.ts";
 
 /**
  * CLI glue shared by `journal verify` and `replay <RUN_ID> --verify` for
@@ -53,16 +54,10 @@ export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
   };
 }
 
-/**
- * BERNSTEIN_VERIFY_STATS=1: one line on stderr saying how the rows were
- * verified (the WebAssembly kernel, the JavaScript scanner, the exact path)
- * and by how many threads. A diagnostic for benchmarks and tests that must
- * see the kernel run inside the binary; never part of the verdict.
- */
+/** Under BERNSTEIN_VERIFY_STATS=1 (writeVerifyStats): which path verified how many rows, and the thread count. */
 export async function reportVerifyStats(r: FastVerifyResult): Promise<void> {
-  if (process.env.BERNSTEIN_VERIFY_STATS !== "1") return;
   const p = r.rows_by_path;
-  await Bun.write(Bun.stderr, `verify stats: rows by kernel ${p.kernel}, scanner ${p.scanner}, exact ${p.exact}; threads ${r.threads}\n`);
+  await writeVerifyStats(`rows by kernel ${p.kernel}, scanner ${p.scanner}, exact ${p.exact}; threads ${r.threads}`);
 }
 
 /** Prose notes: what links-only did not check, and a snapshot of a growing file. */

@@ -32,6 +32,15 @@ export async function writeStdout(text: string): Promise<void> {
   }
 }
 
+/**
+ * BERNSTEIN_VERIFY_STATS=1: one `verify stats: …` line on stderr saying how
+ * a verify's rows were taken (by the WebAssembly kernels or not). A
+ * diagnostic for benchmarks and the e2e tests; never part of a verdict.
+ */
+export async function writeVerifyStats(text: string): Promise<void> {
+  if (process.env.BERNSTEIN_VERIFY_STATS === "1") await Bun.write(Bun.stderr, `verify stats: ${text}\n`);
+}
+
 /** Print lines of human output on stdout. */
 export async function printLines(...lines: string[]): Promise<void> {
   await writeStdout(lines.map((l) => l + "\n").join(""));

@@ -60,7 +60,7 @@ export function fsyncDir(dir: string): void {
 /**
  * Eight random hex digits for a temp name. Web Crypto's global
  * getRandomValues, not node:crypto: loading that module (and the streams
- * it pulls in) cost ~7 ms of start-up on every command that writes a file.
+ * it pulls in) cost ~3.5 ms of start-up on every command that can write a file.
  */
 function randomSuffix(): string {
   const b = crypto.getRandomValues(new Uint8Array(4));

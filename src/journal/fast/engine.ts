@@ -144,7 +144,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     // Spawn the workers before partitioning: they load (~20 ms) while this thread partitions.
     const threads = opts.inProcess ? 1 : Math.min(requested, count);
     exec = threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
-    bounds = count === 1 ? [0, snapshot] : partition(fd, snapshot, Array.from({ length: count }, () => 1 / count));
+    bounds = boundsOf(fd, snapshot, count);
   } catch (err) {
     exec?.close();
     throw err;
@@ -208,11 +208,14 @@ function rangeCount(end: number, threads: number, opts: FastVerifyOptions): numb
   return Math.max(1, Math.min(wanted, Math.floor(end / size)));
 }
 
-/** Range boundaries [0, b1, ..., end] at line starts (see rangeCount). */
+/** Boundaries [0, b1, ..., end] of n equal ranges at line starts. */
+function boundsOf(fd: number, end: number, n: number): number[] {
+  return n === 1 ? [0, end] : partition(fd, end, Array.from({ length: n }, () => 1 / n));
+}
+
+/** Range boundaries for a journal of `end` bytes (see rangeCount). */
 function planRanges(fd: number, end: number, threads: number, opts: FastVerifyOptions): number[] {
-  const n = rangeCount(end, threads, opts);
-  if (n === 1) return [0, end];
-  return partition(fd, end, Array.from({ length: n }, () => 1 / n));
+  return boundsOf(fd, end, rangeCount(end, threads, opts));
 }
 
 /**

@@ -136,7 +136,6 @@ function storedIndex(row: JournalRow): number | null {
   return Number(v.raw);
 }
 
-/** Reusable per-thread state: the scanner's buffers survive between ranges. */
 /**
  * Ranges this small are verified without the WebAssembly kernel: setting it
  * up (compiling the module once per process, ~4 ms, and its memory) costs
@@ -148,6 +147,7 @@ const KERNEL_MIN_BYTES = 256 << 10;
 /** When a RangeVerifier uses the WebAssembly kernel: "auto" for ranges of KERNEL_MIN_BYTES and more. */
 export type KernelUse = "auto" | "always" | "never";
 
+/** Reusable per-thread state: the scanner's buffers survive between ranges. */
 export class RangeVerifier {
   /** The scanner of the current range: `withKernel`'s, or `plain`. */
   private scanner!: RowScanner;

@@ -1,7 +1,7 @@
 import { UsageError } from "../../../errors.ts";
 import { verifyReceipt, type SignatureState } from "../../../receipts/verify.ts";
 import { stepKernelStats } from "../../../steps/kernel.ts";
-import { printJson, printLines } from "../../output.ts";
+import { printJson, printLines, writeVerifyStats } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
 
@@ -24,10 +24,7 @@ export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
   const [receipt, ...extra] = ctx.positionals;
   if (receipt === undefined || extra.length > 0) throw new UsageError(USAGE);
   const v = await verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"] });
-  if (process.env.BERNSTEIN_VERIFY_STATS === "1") {
-    // A diagnostic (see journal verify): how many steps the WebAssembly step kernel took.
-    await Bun.write(Bun.stderr, `verify stats: steps by kernel ${stepKernelStats.rows} of ${v.steps}\n`);
-  }
+  await writeVerifyStats(`steps by kernel ${stepKernelStats.rows} of ${v.steps}`);
   if (ctx.json) {
     await printJson({ ok: v.ok, head_hash: v.head_hash, steps: v.steps, errors: v.errors, signed: v.signed, signature: v.signature });
   } else if (v.ok) {
