@@ -63,6 +63,15 @@ const utf8Loose = new TextDecoder("utf-8");
 /** The most line starts left to the JavaScript path between two refusals of the kernel. */
 const KERNEL_MAX_BACKOFF = 1024;
 
+/** The 64 lowercase hex digits of the 32-byte `digest`, as bytes at dst[0, 64). */
+function putHex(digest: Uint8Array, dst: Uint8Array): void {
+  for (let i = 0; i < 32; i++) {
+    const b = digest[i]!;
+    dst[2 * i] = HEX_BYTES[b >> 4]!;
+    dst[2 * i + 1] = HEX_BYTES[b & 15]!;
+  }
+}
+
 /** src[s, e) is the 64 lowercase hex digits of the 32-byte `digest`. */
 function isHexOf(digest: Uint8Array, src: Uint8Array, s: number, e: number): boolean {
   if (e - s !== 64) return false;
@@ -245,11 +254,7 @@ export class ChainWalker implements BulkProbe {
    */
   private headToKernel(dst: Uint8Array): boolean {
     if (this.headIsDigest) {
-      const d = this.headDigest;
-      for (let i = 0; i < 32; i++) {
-        dst[2 * i] = HEX_BYTES[d[i]! >> 4]!;
-        dst[2 * i + 1] = HEX_BYTES[d[i]! & 15]!;
-      }
+      putHex(this.headDigest, dst);
       return true;
     }
     if (this.headLen !== 64) return false;
@@ -323,13 +328,8 @@ export class ChainWalker implements BulkProbe {
 
   /** The lowercase hex of a digest, as a string. */
   private hexOf(digest: Uint8Array): string {
-    const hex = this.digestHex;
-    for (let i = 0; i < 32; i++) {
-      const b = digest[i]!;
-      hex[2 * i] = HEX_BYTES[b >> 4]!;
-      hex[2 * i + 1] = HEX_BYTES[b & 15]!;
-    }
-    return latin1.decode(hex);
+    putHex(digest, this.digestHex);
+    return latin1.decode(this.digestHex);
   }
 
   /** The pre-image as two runs of the line, through the scratch (a row outside the arena). */
