@@ -130,7 +130,6 @@ const EH_PREFIX = new TextEncoder().encode('{"event_type":');
 const EH_INDEX = new TextEncoder().encode(',"index":');
 const EH_PAYLOAD = new TextEncoder().encode(',"payload_hash":"');
 const EH_PREV = new TextEncoder().encode('","prev_hash":"');
-const EVENT_KEY = new TextEncoder().encode('"event"');
 
 /** Offsets of the event pre-image pieces in the template area. */
 const TPL_INDEX = 0;
