@@ -9,6 +9,9 @@ import type { StopReport } from "../session/stop.ts";
  * `bernstein wrap-up --stop` so both say and exit the same for the same stop.
  */
 
+/** Seconds running agents may take to finish when `--timeout` is not given (stop, wrap-up --stop). */
+export const DEFAULT_STOP_TIMEOUT_S = 30;
+
 /** `--timeout S`: seconds (fractions allowed), 0..86400 like the server accepts. */
 export function parseTimeoutSeconds(raw: string, flag = "timeout"): number {
   const t = raw.trim();

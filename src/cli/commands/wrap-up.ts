@@ -5,10 +5,7 @@ import { stopRun, type StopReport } from "../../session/stop.ts";
 import type { WrapUpBrief } from "../../session/wrapup.ts";
 import { defineCliCommand } from "../command.ts";
 import { printJson, printLines } from "../output.ts";
-import { parseTimeoutSeconds, stopDocument, stopFailure, stopLines, stopProgress } from "../stop-report.ts";
-
-/** `--timeout` when `--stop` is given without it: as `bernstein stop`. */
-const DEFAULT_STOP_TIMEOUT_S = 30;
+import { DEFAULT_STOP_TIMEOUT_S, parseTimeoutSeconds, stopDocument, stopFailure, stopLines, stopProgress } from "../stop-report.ts";
 
 /**
  * `wrap-up --stop` once the brief is written: the success document
@@ -64,7 +61,7 @@ export default defineCliCommand({
       type: "boolean",
       description: "Once the brief is written, stop the run gracefully as 'bernstein stop' does (exit 1 if it cannot be stopped)",
     },
-    timeout: { type: "string", description: "With --stop: seconds running agents may take to finish (default 30)" },
+    timeout: { type: "string", description: `With --stop: seconds running agents may take to finish (default ${DEFAULT_STOP_TIMEOUT_S})` },
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
   },
   async run({ args, json }) {
