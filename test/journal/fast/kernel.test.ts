@@ -151,7 +151,7 @@ describe("the WebAssembly verify kernel", () => {
     // The kernel ran on a good share of the rows (the rest are not in fast form).
     expect(kernelRows).toBeGreaterThan(500);
     expect(fastRows).toBeGreaterThanOrEqual(kernelRows);
-  });
+  }, 30_000);
 
   test("tampered copies: single byte edits anywhere in a row, and junk numbers in the envelope", () => {
     const dir = dirs.make();
@@ -180,5 +180,5 @@ describe("the WebAssembly verify kernel", () => {
       writeFileSync(path, copy.join("\n") + "\n");
       expectKernelSafe(path);
     });
-  });
+  }, 30_000);
 });
