@@ -49,6 +49,9 @@ async function compile(outfile: string, target?: string): Promise<void> {
     "--no-compile-autoload-tsconfig",
     "--no-compile-autoload-package-json",
     `--define=BERNSTEIN_VERSION=${JSON.stringify(pkg.version)}`,
+    // Hermetic: the bundle never inlines the builder's NODE_ENV (bun test sets
+    // "test"), so a build inside the test runner equals a release build.
+    `--define=process.env.NODE_ENV=${JSON.stringify("production")}`,
     `--outfile=${outfile}`,
   ];
   if (target) args.push(`--target=${target}`);

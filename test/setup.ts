@@ -1,19 +1,23 @@
 /**
- * Test preload: make sure the compiled host binary exists for the e2e tests.
- * CI builds it first and sets BERNSTEIN_BIN; a developer run builds it here
- * (to a temp name, renamed into place, so parallel runs never see half a file).
+ * Test preload: make sure a compiled host binary exists for the e2e tests.
+ * CI (or a developer) may point BERNSTEIN_BIN at one; otherwise the suite
+ * builds its own into a fresh temp folder, never over the user's `dist/`.
+ * The build runs in a child process with the test runner's variables
+ * (NODE_ENV=test, …) removed, and scripts/build.ts defines NODE_ENV itself,
+ * so the binary under test is byte-for-byte a release build.
  */
-import { existsSync, renameSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const root = join(import.meta.dir, "..");
 if (!process.env.BERNSTEIN_BIN) {
-  const out = join(root, "dist", "bernstein");
-  if (!existsSync(out) || process.env.BERNSTEIN_REBUILD !== "0") {
-    const tmp = `${out}.${process.pid}.tmp`;
-    const r = Bun.spawnSync([process.execPath, join(root, "scripts", "build.ts"), "--out", tmp], { cwd: root, stderr: "pipe" });
-    if (r.exitCode !== 0) throw new Error(`building the host binary failed:\n${r.stderr.toString()}`);
-    renameSync(tmp, out);
+  const out = join(mkdtempSync(join(tmpdir(), "bernstein-test-bin-")), "bernstein");
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && k !== "NODE_ENV" && k !== "BUN_ENV" && k !== "TEST") env[k] = v;
   }
+  const r = Bun.spawnSync([process.execPath, join(root, "scripts", "build.ts"), "--out", out], { cwd: root, env, stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`building the host binary failed:\n${r.stderr.toString()}`);
   process.env.BERNSTEIN_BIN = out;
 }

@@ -2,18 +2,18 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
- * Seed inputs from the shared test vectors (read-only). The vectors
- * directory defaults to `../shared/vectors` beside the repository and can be
- * moved with BERNSTEIN_VECTORS.
+ * Seed inputs from the test vectors (read-only). The vectors directory
+ * defaults to the copy in `test/fixtures/vectors` and can be moved with
+ * BERNSTEIN_VECTORS.
  */
 export function vectorsDir(): string {
-  return process.env.BERNSTEIN_VECTORS ?? join(import.meta.dir, "..", "..", "..", "shared", "vectors");
+  return process.env.BERNSTEIN_VECTORS ?? join(import.meta.dir, "..", "..", "test", "fixtures", "vectors");
 }
 
 export function requireVectors(): string {
   const dir = vectorsDir();
   if (!existsSync(join(dir, "run-journal"))) {
-    throw new Error(`shared test vectors not found at ${dir} (set BERNSTEIN_VECTORS)`);
+    throw new Error(`test vectors not found at ${dir} (set BERNSTEIN_VECTORS)`);
   }
   return dir;
 }

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dir, "..", "..");
-export const SHARED = join(ROOT, "..", "shared");
-export const VECTORS = join(SHARED, "vectors");
+/** The test vectors, copied into the repository (see test/fixtures/vectors/SOURCE.md). */
+export const VECTORS = process.env.BERNSTEIN_VECTORS ?? join(ROOT, "test", "fixtures", "vectors");
 
 export function binPath(): string {
   return process.env.BERNSTEIN_BIN ?? join(ROOT, "dist", "bernstein");
