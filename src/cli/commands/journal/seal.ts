@@ -2,8 +2,10 @@ import { UsageError } from "../../../errors.ts";
 import { sealJournalDetailed } from "../../../journal/seal.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
+import { signArgs, signersFrom } from "../../tlog-args.ts";
+import { defaultOrigin, sealJournalSigned } from "../../../tlog/flows.ts";
 
-const USAGE = "usage: bernstein journal seal <RUN_ID> [--sdd-dir DIR]";
+const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [--key-name N]] [--sdd-dir DIR]";
 
 export default defineCliCommand({
   meta: {
@@ -13,12 +15,29 @@ export default defineCliCommand({
   },
   args: {
     run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
+    ...signArgs,
     "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
   },
-  async run({ args, json }) {
+  async run({ args, json, rawArgs }) {
     const words = args._.map(String);
     if (words.length !== 1) throw new UsageError(USAGE);
     const runId = words[0]!;
+    if (args.sign !== undefined) {
+      const origin = args.origin ?? defaultOrigin(runId);
+      const signers = signersFrom(rawArgs, origin, args["key-name"]);
+      if (signers.length !== 1) throw new UsageError("journal seal signs with one --sign key (witnesses cosign checkpoints)");
+      const r = await sealJournalSigned(args["sdd-dir"] ?? ".sdd", runId, signers[0]!, origin);
+      if (json) await printJson(r);
+      else {
+        await printLines(
+          `${r.already_sealed ? "already sealed" : "sealed"} run ${runId}: ${r.event_count} events, head ${r.head}, root ${r.root}`,
+          `seal: ${r.seal}`,
+          `signed seal note: ${r.note} (verifier key ${r.verifier_key})`,
+        );
+      }
+      return 0;
+    }
+    if (args.origin !== undefined || args["key-name"] !== undefined) throw new UsageError("--origin and --key-name need --sign KEY");
     const out = await sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId);
     if (json) {
       await printJson({

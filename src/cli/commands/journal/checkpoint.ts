@@ -1,0 +1,37 @@
+import { UsageError } from "../../../errors.ts";
+import { defaultOrigin, writeCheckpoint } from "../../../tlog/flows.ts";
+import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines } from "../../output.ts";
+import { signArgs, signersFrom } from "../../tlog-args.ts";
+
+const USAGE = "usage: bernstein journal checkpoint <RUN_ID> --sign KEY [--origin O] [--key-name N] [--out FILE] [--sdd-dir DIR]";
+
+export default defineCliCommand({
+  meta: {
+    name: "checkpoint",
+    description: "Write a signed C2SP checkpoint (origin, size, RFC 6962 root over the recomputed event hashes) to <run_dir>/checkpoint",
+  },
+  args: {
+    run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
+    ...signArgs,
+    out: { type: "string", description: "Checkpoint file (default <run_dir>/checkpoint); an existing one must be a prefix of the new tree" },
+    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+  },
+  async run({ args, json, rawArgs }) {
+    const words = args._.map(String);
+    if (words.length !== 1) throw new UsageError(USAGE);
+    const runId = words[0]!;
+    const origin = args.origin ?? defaultOrigin(runId);
+    const signers = signersFrom(rawArgs, origin, args["key-name"]);
+    if (signers.length === 0) throw new UsageError(`${USAGE}\n(--sign is required: a checkpoint is a signed note)`);
+    const r = await writeCheckpoint(args["sdd-dir"] ?? ".sdd", runId, signers, { origin: args.origin, out: args.out });
+    if (json) await printJson(r);
+    else {
+      await printLines(
+        `checkpoint of run ${runId}: ${r.size} events, root ${r.root}${r.extends_size !== null ? ` (extends the previous ${r.extends_size})` : ""}`,
+        `checkpoint: ${r.path}`,
+      );
+    }
+    return 0;
+  },
+});

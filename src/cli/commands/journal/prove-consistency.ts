@@ -1,0 +1,27 @@
+import { UsageError } from "../../../errors.ts";
+import { writeFileAtomic } from "../../../fsutil/atomic.ts";
+import { consistencyProofText, proveConsistency } from "../../../tlog/flows.ts";
+import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines, writeStdout } from "../../output.ts";
+
+const USAGE = "usage: bernstein journal prove-consistency <RUN_ID> --from OLD_CHECKPOINT [--out PROOF] [--sdd-dir DIR]";
+
+export default defineCliCommand({
+  meta: { name: "prove-consistency", description: "Print the RFC 9162 consistency proof from an older checkpoint or seal note to the journal now" },
+  args: {
+    run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
+    from: { type: "string", description: "The older checkpoint (or seal.note)" },
+    out: { type: "string", description: "Write the proof to this file instead of stdout" },
+    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+  },
+  async run({ args, json }) {
+    const words = args._.map(String);
+    if (words.length !== 1 || !args.from) throw new UsageError(USAGE);
+    const proof = await proveConsistency(args["sdd-dir"] ?? ".sdd", words[0]!, args.from);
+    if (args.out) writeFileAtomic(args.out, consistencyProofText(proof));
+    if (json) await printJson(args.out ? { ...proof, path: args.out } : proof);
+    else if (args.out) await printLines(`consistency proof ${proof.old_size} -> ${proof.new_size} events (${proof.hashes.length} hashes): ${args.out}`);
+    else await writeStdout(consistencyProofText(proof));
+    return 0;
+  },
+});

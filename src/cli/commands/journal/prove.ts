@@ -1,0 +1,32 @@
+import { UsageError } from "../../../errors.ts";
+import { writeFileAtomic } from "../../../fsutil/atomic.ts";
+import { inclusionProofText, proveInclusion } from "../../../tlog/flows.ts";
+import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines, writeStdout } from "../../output.ts";
+
+const USAGE = "usage: bernstein journal prove <RUN_ID> --index N [--checkpoint C] [--out PROOF] [--row-out ROW] [--sdd-dir DIR]";
+
+export default defineCliCommand({
+  meta: { name: "prove", description: "Print an inclusion proof for one event (against the journal now, or an older --checkpoint)" },
+  args: {
+    run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
+    index: { type: "string", description: "0-based event index" },
+    checkpoint: { type: "string", description: "Prove against this checkpoint's tree size and root" },
+    out: { type: "string", description: "Write the proof to this file instead of stdout" },
+    "row-out": { type: "string", description: "Write the event row to this file (default <out>.row with --out)" },
+    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+  },
+  async run({ args, json }) {
+    const words = args._.map(String);
+    if (words.length !== 1 || args.index === undefined) throw new UsageError(USAGE);
+    if (!/^(0|[1-9][0-9]*)$/.test(args.index)) throw new UsageError("--index must be a non-negative integer");
+    const proof = await proveInclusion(args["sdd-dir"] ?? ".sdd", words[0]!, Number(args.index), args.checkpoint);
+    const rowOut = args["row-out"] ?? (args.out ? `${args.out}.row` : undefined);
+    if (args.out) writeFileAtomic(args.out, inclusionProofText(proof));
+    if (rowOut) writeFileAtomic(rowOut, proof.row + "\n");
+    if (json) await printJson({ ...proof, ...(args.out ? { path: args.out } : {}), ...(rowOut ? { row_path: rowOut } : {}) });
+    else if (args.out) await printLines(`inclusion proof of event ${proof.index} in ${proof.size} events: ${args.out} (row: ${rowOut})`);
+    else await writeStdout(inclusionProofText(proof));
+    return 0;
+  },
+});
