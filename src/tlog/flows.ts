@@ -12,9 +12,12 @@ import { checkpointText, sealNoteText, treeHeadOf } from "./checkpoint.ts";
 import { forEachVerifiedLeaf } from "./leaves.ts";
 import {
   consistencyRanges,
+  EMPTY_ROOT,
   inclusionRanges,
   leafHash,
+  LeafHasher,
   RangeHasher,
+  TreeBuilder,
   verifyConsistency,
   verifyInclusion,
   type Hash,
@@ -482,4 +485,99 @@ export function verifyInclusionFiles(
     throw new NegativeError("inclusion_failed", `the proof does not place this row at index ${index} under the root of ${checkpointPath}`, { index, size });
   }
   return { ok: true, included: true, index, size, origin: head.origin, event_hash: recomputed, signature };
+}
+
+// ---------------------------------------------------------------- journal verify --seal NOTE / --since OLD
+
+export type Consistency = "extends" | "forked" | "truncated";
+
+export interface NoteSealVerdict {
+  /** identity against the signed seal (or checkpoint) named by --seal. */
+  identity: "verified" | "mismatched" | "unverifiable";
+  seal_note: string | null;
+  signature: SignatureReport | null;
+  /** RFC 6962 root of the whole journal now (base64). */
+  root: string;
+  /** Present with --since: how the journal relates to the older tree head. */
+  consistency: Consistency | null;
+  since: string | null;
+  since_size: number | null;
+  errors: string[];
+}
+
+/**
+ * The note half of `journal verify`: after the chain verified, check the
+ * signed seal note (signature first, then event count, chain head and
+ * Merkle root) and, with `since`, that the journal only grew from an older
+ * seal or checkpoint. Throws `chain_broken` if the chain does not verify.
+ */
+export async function verifyJournalAgainstNotes(
+  journalFile: string,
+  opts: { sealNote?: string; since?: string; trusted: TrustedKeys; minSignatures?: number; remember?: boolean },
+): Promise<NoteSealVerdict> {
+  const errors: string[] = [];
+  const sealText = opts.sealNote ? readNote(opts.sealNote) : null;
+  const signature = sealText ? checkNoteSignatures(opts.sealNote!, sealText, opts.trusted, opts.minSignatures ?? 1) : null;
+  const seal = sealText ? treeHead(opts.sealNote!, sealText) : null;
+  const sinceText = opts.since ? readNote(opts.since) : null;
+  if (sinceText) checkNoteSignatures(opts.since!, sinceText, opts.trusted, opts.minSignatures ?? 1);
+  const old = sinceText ? treeHead(opts.since!, sinceText) : null;
+  const wanted = [seal?.size, old?.size].filter((n): n is number => n !== undefined);
+  const tree = new TreeBuilder();
+  const leaf = new LeafHasher();
+  const roots = new Map<number, string>();
+  if (wanted.includes(0)) roots.set(0, b64(EMPTY_ROOT));
+  const leaves = await forEachVerifiedLeaf(journalFile, (r) => {
+    tree.addLeafHash(leaf.hash32(r.hash));
+    if (wanted.includes(tree.size)) roots.set(tree.size, b64(tree.root()));
+  });
+  let identity: NoteSealVerdict["identity"] = "unverifiable";
+  if (seal) {
+    const headOk = seal.head === undefined || seal.head === leaves.head;
+    if (leaves.count === seal.size && headOk && roots.get(seal.size) === b64(seal.root)) identity = "verified";
+    else {
+      identity = "mismatched";
+      if (leaves.count !== seal.size) errors.push(`journal holds ${leaves.count} events but the signed seal commits to ${seal.size}`);
+      if (!headOk) errors.push(`journal head ${leaves.head || "(empty)"} does not match the signed head ${seal.head || "(empty)"}`);
+      if (roots.get(seal.size) !== undefined && roots.get(seal.size) !== b64(seal.root)) {
+        errors.push(`the Merkle root of the first ${seal.size} events does not match the signed root`);
+      }
+    }
+  }
+  let consistency: Consistency | null = null;
+  if (old) {
+    if (leaves.count < old.size) consistency = "truncated";
+    else if (roots.get(old.size) !== b64(old.root)) consistency = "forked";
+    else consistency = "extends";
+    if (consistency !== "extends") errors.push(`consistency ${consistency}: the journal is not an append-only extension of ${opts.since} (${old.size} events)`);
+  }
+  if (opts.remember && (seal ?? old)) {
+    const origin = (seal ?? old)!.origin;
+    const proven = [...roots].map(([size, root]) => ({ size, root: new Uint8Array(Buffer.from(root, "base64")) }));
+    proven.push({ size: leaves.count, root: tree.root() });
+    if (errors.length === 0) {
+      checkAgainstRemembered(origin, proven);
+      remember(origin, (sealText ?? sinceText)!, (seal ?? old)!.size);
+    }
+  }
+  return {
+    identity,
+    seal_note: opts.sealNote ?? null,
+    signature,
+    root: b64(tree.root()),
+    consistency,
+    since: opts.since ?? null,
+    since_size: old?.size ?? null,
+    errors,
+  };
+}
+
+/** True when the file at `path` is a signed seal note or checkpoint rather than a seal.json. */
+export function isNoteFile(path: string): boolean {
+  try {
+    const head = readFileSync(path).subarray(0, 64).toString("utf8");
+    return !head.trimStart().startsWith("{");
+  } catch {
+    return false;
+  }
 }

@@ -40,31 +40,57 @@ function splitPoint(n: number): number {
   return k;
 }
 
-/** Streaming MTH: feed leaf hashes left to right, read the root of what was fed at any time. */
+/**
+ * Streaming MTH: feed leaf hashes left to right, read the root of what was
+ * fed at any time. The stack lives in one preallocated buffer and hashes
+ * are written in place, so a tree of millions of leaves allocates nothing
+ * per leaf.
+ */
 export class TreeBuilder {
-  private hashes: Hash[] = [];
-  private sizes: number[] = [];
+  // At most 53 perfect subtrees: sizes are below 2^53.
+  private readonly levels: Uint8Array[] = Array.from({ length: 64 }, () => new Uint8Array(32));
+  private readonly sizes: number[] = [];
+  private readonly scratch = new Uint8Array(65);
   size = 0;
 
   addLeafHash(h: Hash): void {
     this.size++;
-    let hash = h;
+    let top = this.sizes.length;
+    this.levels[top]!.set(h);
     let size = 1;
     // Merge equal-sized neighbours: the stack always holds the perfect
     // subtrees of the binary decomposition of `size`, largest first.
-    while (this.sizes.length > 0 && this.sizes[this.sizes.length - 1] === size) {
-      hash = nodeHash(this.hashes.pop()!, hash);
+    while (top > 0 && this.sizes[top - 1] === size) {
+      const left = this.levels[top - 1]!;
+      this.scratch[0] = NODE_PREFIX;
+      this.scratch.set(left, 1);
+      this.scratch.set(this.levels[top]!, 33);
+      Bun.SHA256.hash(this.scratch, left);
       size += this.sizes.pop()!;
+      top--;
     }
-    this.hashes.push(hash);
     this.sizes.push(size);
   }
 
   root(): Hash {
-    if (this.hashes.length === 0) return EMPTY_ROOT;
-    let r = this.hashes[this.hashes.length - 1]!;
-    for (let i = this.hashes.length - 2; i >= 0; i--) r = nodeHash(this.hashes[i]!, r);
+    const n = this.sizes.length;
+    if (n === 0) return EMPTY_ROOT;
+    let r: Hash = this.levels[n - 1]!.slice();
+    for (let i = n - 2; i >= 0; i--) r = nodeHash(this.levels[i]!, r);
     return r;
+  }
+}
+
+/** Leaf hashes into a reused buffer (valid until the next call): the per-row hot path. */
+export class LeafHasher {
+  private readonly buf = new Uint8Array(33);
+  private readonly out = new Uint8Array(32);
+
+  /** SHA-256(0x00 ‖ 32-byte leaf data). */
+  hash32(data: Uint8Array): Hash {
+    this.buf[0] = LEAF_PREFIX;
+    this.buf.set(data.subarray(0, 32), 1);
+    return Bun.SHA256.hash(this.buf, this.out) as Uint8Array;
   }
 }
 
