@@ -553,7 +553,7 @@ export async function verifyJournalAgainstNotes(
   }
   if (opts.remember && (seal ?? old)) {
     const origin = (seal ?? old)!.origin;
-    const proven = [...roots].map(([size, root]) => ({ size, root: new Uint8Array(Buffer.from(root, "base64")) }));
+    const proven: { size: number; root: Hash }[] = [...roots].map(([size, root]) => ({ size, root: new Uint8Array(Buffer.from(root, "base64")) }));
     proven.push({ size: leaves.count, root: tree.root() });
     if (errors.length === 0) {
       checkAgainstRemembered(origin, proven);
