@@ -27,7 +27,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { generateJournal, prng } from "../bench/journal-gen.ts";
 import { dumps } from "../src/pyjson/encode.ts";
 import { StepJournal } from "../src/steps/writer.ts";
@@ -254,6 +254,47 @@ function table(headers: string[], rows: (string | number)[][]): string {
   return [line(headers), "|" + widths.map((w, i) => (i === 0 ? "-" : "") + "-".repeat(w + 1) + (i === 0 ? "" : ":")).join("|") + "|", ...cells.map(line)].join("\n");
 }
 
+/**
+ * Checkpoints and proofs on the bench journal: `journal checkpoint` against
+ * the verify it is built on (interleaved), and a consistency proof from a
+ * checkpoint of the journal's first half.
+ */
+async function benchSeals(
+  bin: string,
+  journal: { path: string; rows: number },
+  threads: number,
+  reps: number,
+  check: (s: Sample) => void,
+): Promise<{ ratio: number; checkpointS: number; verifyS: number; proveS: number; rssMB: number }> {
+  const runsDir = dirname(dirname(journal.path));
+  const sdd = dirname(runsDir);
+  const runId = basename(dirname(journal.path));
+  const key = join(OUT, "bench-log.key");
+  if (!existsSync(key)) check(await run([bin, "keys", "generate", "--out-dir", OUT, "--name", "bench-log"]));
+  const half = `${runId}-half`;
+  const halfJournal = join(runsDir, half, "journal.jsonl");
+  if (!existsSync(halfJournal)) {
+    const lines = readFileSync(journal.path, "utf8").split("\n");
+    mkdirSync(dirname(halfJournal), { recursive: true });
+    writeFileSync(halfJournal, lines.slice(0, Math.floor(journal.rows / 2)).join("\n") + "\n");
+  }
+  const halfCp = join(OUT, "half.checkpoint");
+  rmSync(halfCp, { force: true });
+  check(await run([bin, "journal", "checkpoint", half, "--sdd-dir", sdd, "--sign", key, "--origin", `bernstein/${runId}`, "--out", halfCp]));
+  const cpOut = join(OUT, "bench.checkpoint");
+  console.error(`journal checkpoint vs verify: ${reps} interleaved repetitions`);
+  const contenders: Contender[] = [
+    { name: "verify", cmd: [bin, "journal", "verify", journal.path, "--threads", String(threads)], check },
+    { name: "checkpoint", cmd: [bin, "journal", "checkpoint", runId, "--sdd-dir", sdd, "--sign", key, "--out", cpOut], check },
+    { name: "prove", cmd: [bin, "journal", "prove-consistency", runId, "--sdd-dir", sdd, "--from", halfCp], check },
+  ];
+  rmSync(cpOut, { force: true });
+  const samples = await interleaved(contenders, reps);
+  const wall = (n: string) => median(samples.get(n)!.map((s) => s.wallS));
+  const rssMB = Math.max(...samples.get("checkpoint")!.map((s) => s.rssMB));
+  return { ratio: wall("checkpoint") / wall("verify"), checkpointS: wall("checkpoint"), verifyS: wall("verify"), proveS: wall("prove"), rssMB };
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   mkdirSync(OUT, { recursive: true });
@@ -296,6 +337,8 @@ async function main(): Promise<void> {
   // A small journal: peak RSS must not depend on the journal's size.
   const small = ensureJournal(Math.min(20, args.mb));
   const smallRss = (await run([bin, "journal", "verify", small.path, "--threads", String(N)])).rssMB;
+
+  const seals = await benchSeals(bin, journal, N, args.reps, expectOk);
 
   console.error(`journal record: ${args.recordEvents} events from stdin`);
   const recordInput = ensureRecordInput(args.recordEvents);
@@ -398,6 +441,9 @@ async function main(): Promise<void> {
         ["peak RSS (verify)", Math.max(one.rssMB, many.rssMB).toFixed(1) + " MB", "<= 64 MB", String(targets["peak RSS <= 64 MB"])],
         ["journal record from stdin", Math.round(args.recordEvents / recordWall).toLocaleString("en-US") + " events/s", ">= 200,000", String(targets["record >= 200,000 events/s"])],
         [`receipt verify (${args.receiptSteps.toLocaleString("en-US")} steps) / python`, ratios.receipt_vs_python.toFixed(1) + " x", ">= 10 x", String(targets["receipt verify >= 10 x python"])],
+        ["journal checkpoint / verify --threads N", seals.ratio.toFixed(2) + " x", "<= 1.5 x", String(seals.ratio <= 1.5)],
+        ["journal prove-consistency (half -> whole)", seals.proveS.toFixed(2) + " s", "<= 1 s", String(seals.proveS <= 1)],
+        ["peak RSS (checkpoint)", seals.rssMB.toFixed(1) + " MB", "<= 64 MB", String(seals.rssMB <= 64)],
         [`bernstein --version (spawning true: ${spawnFloorMs.toFixed(1)} ms)`, versionMs.toFixed(1) + " ms", "<= 15 ms", String(targets["--version <= 15 ms"])],
       ],
     ),
@@ -422,6 +468,7 @@ async function main(): Promise<void> {
     version_ms: versionMs,
     spawn_floor_ms: spawnFloorMs,
     scaling,
+    seals,
     ratios,
     targets,
   };
