@@ -10,9 +10,9 @@ import { UsageError } from "../errors.ts";
 export const ciArgs = {
   format: {
     type: "string",
-    description: "text | github (workflow-command annotations, step summary, outputs; default github when GITHUB_ACTIONS=true without --as-json)",
+    description: "text | github (annotations, step summary, outputs; default on GitHub Actions)",
   },
-  junit: { type: "string", description: "Write a JUnit XML report to FILE (one testcase per input)" },
+  junit: { type: "string", description: "Write a JUnit XML report (one testcase per input)" },
 } as const satisfies ArgsDef;
 
 export interface CiMode {
