@@ -7,7 +7,7 @@
  * The binary under test comes in through the `binary` input (or PATH).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ROOT, binPath } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";
@@ -56,8 +56,9 @@ function evaluate(text: string, ctx: { inputs: Record<string, string>; github: R
   });
 }
 
-function runAction(workspace: string, inputs: Record<string, string>, opts: { path?: string } = {}): ActionRun {
-  const ctx = { inputs, github: { action_path: ROOT, action_repository: "" }, steps: {} as Record<string, Record<string, string>> };
+function runAction(workspace: string, inputs: Record<string, string>, opts: { path?: string; actionPath?: string; repository?: string } = {}): ActionRun {
+  const github = { action_path: opts.actionPath ?? ROOT, action_repository: opts.repository ?? "" };
+  const ctx = { inputs, github, steps: {} as Record<string, Record<string, string>> };
   const tmp = dirs.make();
   let stdout = "";
   let stderr = "";
@@ -184,5 +185,28 @@ describe("action.yml", () => {
     const nowhere = runAction(ws, { journal: "journals/a.jsonl" }, { path: dirname(Bun.which("bash")!) + ":/usr/bin:/bin" });
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain("cannot tell which release to install");
+  });
+
+  test("installs through scripts/install.sh --version V --dir DIR --base-url URL when no binary is at hand", () => {
+    const ws = workspace();
+    // A stand-in install.sh (the real one is tested on its own): it records its arguments and installs the test binary.
+    const actionDir = dirs.make();
+    mkdirSync(join(actionDir, "scripts"));
+    copyFileSync(join(ROOT, "package.json"), join(actionDir, "package.json"));
+    const log = join(actionDir, "install-args");
+    writeFileSync(
+      join(actionDir, "scripts", "install.sh"),
+      `#!/bin/bash\nset -eu\nprintf '%s\\n' "$@" > '${log}'\ndir=""\nwhile [ $# -gt 0 ]; do [ "$1" = --dir ] && dir="$2"; shift; done\nmkdir -p "$dir"\nln -s '${binPath()}' "$dir/bernstein"\n`,
+    );
+    chmodSync(join(actionDir, "scripts", "install.sh"), 0o755);
+    const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
+    const r = runAction(ws, { journal: "journals/a.jsonl" }, { actionPath: actionDir, repository: "acme/bernstein" });
+    expect(r.code).toBe(0);
+    const args = readFileSync(log, "utf8").trim().split("\n");
+    expect(args).toEqual(["--version", version, "--dir", expect.stringMatching(new RegExp(`/bernstein-${version.replace(/\./g, "\\.")}$`)), "--base-url", "https://github.com/acme/bernstein/releases/download"]);
+    const pinned = runAction(ws, { journal: "journals/a.jsonl", version: "v9.9.9", "base-url": "http://127.0.0.1:9/rel" }, { actionPath: actionDir });
+    expect(pinned.code).toBe(0);
+    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(["--version", "9.9.9", "--dir", expect.stringMatching(/\/bernstein-9\.9\.9$/), "--base-url", "http://127.0.0.1:9/rel"]);
+    expect(pinned.outputs.verdict).toBe("verified");
   });
 });
