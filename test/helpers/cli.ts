@@ -21,11 +21,22 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
+/**
+ * The test runner's environment without the GitHub Actions variables: run
+ * on a GitHub runner, they would switch every verify to `--format github`
+ * and append to the job's own summary. Tests that want them pass them in `env`.
+ */
+function hostEnv(): Record<string, string | undefined> {
+  const env = { ...process.env };
+  for (const k of ["GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_WORKSPACE"]) delete env[k];
+  return env;
+}
+
 /** Spawn the compiled binary with NO_COLOR=1 and collect its output. */
 export async function bernstein(args: string[], opts: RunOptions = {}): Promise<CliResult> {
   const proc = Bun.spawn([binPath(), ...args], {
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    env: { ...hostEnv(), NO_COLOR: "1", ...opts.env },
     stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
     stdout: "pipe",
     stderr: "pipe",

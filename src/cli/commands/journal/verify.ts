@@ -7,9 +7,12 @@ import { verifyJournal, writeDivergenceReport, type JournalSeal } from "../../..
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
 import { fastVerifyNotes, parseThreads, progressLine, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
-import { printJson, printLines } from "../../output.ts";
+import { journalOutcome } from "../../../ci/journal.ts";
+import { ciArgs, ciModeOf } from "../../ci-flags.ts";
+import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 
-const USAGE = "usage: bernstein journal verify <FILE|RUN_ID> [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only]";
+const USAGE =
+  "usage: bernstein journal verify <FILE|RUN_ID>... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
@@ -39,7 +42,7 @@ export default defineCliCommand({
       "Verify a run journal's Merkle chain, coverage and seal identity (exit 0 ok, 1 negative verdict, 2 usage, 3 unreadable)",
   },
   args: {
-    target: { type: "positional", required: false, description: "Journal file path, or a run id under <sdd-dir>/runs" },
+    target: { type: "positional", required: false, description: "Journal file path(s), or run id(s) under <sdd-dir>/runs; one verdict each" },
     seal: {
       type: "string",
       description: "Seal file {\"head\", \"event_count\"} to check identity against (default for a run id: <run_dir>/seal.json)",
@@ -50,11 +53,30 @@ export default defineCliCommand({
       type: "boolean",
       description: "Check only prev_hash links and hash format, without re-hashing payloads (a quick pass)",
     },
+    ...ciArgs,
   },
   async run({ args, json }) {
     const words = args._.map(String);
-    if (words.length !== 1) throw new UsageError(USAGE);
-    const target = resolveJournalTarget(words[0]!, args["sdd-dir"] ?? ".sdd");
+    if (words.length === 0) throw new UsageError(USAGE);
+    if (args.seal !== undefined && words.length > 1) {
+      throw new UsageError(`--seal names one journal's seal, but ${words.length} journals were given`, "flag_not_applicable", { flags: ["--seal"] });
+    }
+    const mode = ciModeOf(args, json);
+    const threads = parseThreads(args.threads);
+    const reports = await verifyEach("journal", words, (word) => verifyOne(word, args, threads));
+    return finishVerify(reports, { command: "journal verify", json, mode });
+  },
+});
+
+interface VerifyArgs {
+  seal?: string;
+  "sdd-dir"?: string;
+  "links-only"?: boolean;
+}
+
+/** One journal's verdict (a run id picks up its seal.json); missing or unreadable input throws. */
+async function verifyOne(word: string, args: VerifyArgs, threads: number | undefined): Promise<InputVerdict> {
+    const target = resolveJournalTarget(word, args["sdd-dir"] ?? ".sdd");
     const sealPath = args.seal ?? target.defaultSealPath;
     const seal: JournalSeal | null = sealPath ? readSealFile(sealPath) : null;
     if (!seal && !existsSync(target.path)) {
@@ -66,7 +88,6 @@ export default defineCliCommand({
       }
       throw new InputError("journal_unreadable", `journal not found: ${target.path}`, { path: target.path });
     }
-    const threads = parseThreads(args.threads);
     const progress = progressLine();
     let result: FastVerifyResult;
     try {
@@ -89,8 +110,11 @@ export default defineCliCommand({
         // verdict into an error.
       }
     }
-    if (json) await printJson(verifyResultJson(result));
-    else await printLines(...verdictLines(result, sealPath, reportPath));
-    return result.ok ? 0 : 1;
-  },
-});
+    return {
+      ok: result.ok,
+      lines: verdictLines(result, sealPath, reportPath),
+      doc: verifyResultJson(result),
+      file: target.path,
+      outcome: (base) => journalOutcome({ base, result, seal }),
+    };
+}

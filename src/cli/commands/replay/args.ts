@@ -1,4 +1,5 @@
 import type { ArgsDef } from "citty";
+import { ciArgs } from "../../ci-flags.ts";
 
 /**
  * `replay` is one command whose first positional selects the verb (as in the
@@ -21,4 +22,6 @@ export const replayArgs = {
   model: { type: "string", description: "task replay: model for the replayed task" },
   "extra-context": { type: "string", description: "task replay: hint appended to the description" },
   timeout: { type: "string", description: "task replay: seconds to wait for completion" },
+  // verify and <RUN_ID> --verify: --format text|github, --junit FILE
+  ...ciArgs,
 } as const satisfies ArgsDef;

@@ -8,8 +8,11 @@ import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
 import { verifyResultJson, fastVerifyNotes, parseThreads, progressLine, reportVerifyStats } from "../../fast-verify.ts";
+import { journalOutcome } from "../../../ci/journal.ts";
+import { ciModeOf } from "../../ci-flags.ts";
+import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
-import { printJson, printLines, writeStdout } from "../../output.ts";
+import { printLines, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
 import { sealFor } from "./seal-source.ts";
@@ -26,8 +29,14 @@ import { sealFor } from "./seal-source.ts";
  * `divergence_report.json` written next to the journal.
  */
 export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number> {
-  refuseFlags(ctx, ["verify", "seal", "threads", "links-only"], "replay <RUN_ID> --verify");
+  refuseFlags(ctx, ["verify", "seal", "threads", "links-only", "format", "junit"], "replay <RUN_ID> --verify");
   const threads = parseThreads(ctx.args.threads);
+  const mode = ciModeOf(ctx.args, ctx.json);
+  const reports = await verifyEach("journal", [run.runId], () => verifyRunJournal(ctx, run, threads));
+  return finishVerify(reports, { command: "replay --verify", json: ctx.json, mode });
+}
+
+async function verifyRunJournal(ctx: ReplayContext, run: RunRef, threads: number | undefined): Promise<InputVerdict> {
   const source = sealFor(ctx, run);
   // Without a seal a missing journal is missing input; with one it is a verdict (the sealed journal is gone).
   if (!source.seal) assertJournalExists(run);
@@ -52,12 +61,13 @@ export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number
       log.warn(`could not write the divergence report: ${errorMessage(err)}`);
     }
   }
-  if (ctx.json) {
-    await printJson(verifyJson(run, result));
-    return result.ok ? 0 : 1;
-  }
-  await printLines(...verifyProse(run, result, source.path, reportPath));
-  return result.ok ? 0 : 1;
+  return {
+    ok: result.ok,
+    lines: verifyProse(run, result, source.path, reportPath),
+    doc: verifyJson(run, result),
+    file: run.journal,
+    outcome: (base) => journalOutcome({ base, result, seal: source.seal }),
+  };
 }
 
 /** The `journal verify --as-json` document (same fields, same order), preceded by `run_id`. */

@@ -1,11 +1,14 @@
 import { UsageError } from "../../../errors.ts";
 import { verifyReceipt, type SignatureState } from "../../../receipts/verify.ts";
 import { stepKernelStats } from "../../../steps/kernel.ts";
-import { printJson, printLines, writeVerifyStats } from "../../output.ts";
+import { receiptOutcome } from "../../../ci/receipt.ts";
+import { ciModeOf } from "../../ci-flags.ts";
+import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
+import { writeVerifyStats } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
 
-const USAGE = "usage: bernstein replay verify <RECEIPT> [--head HEX] [--public-key KEY]";
+const USAGE = "usage: bernstein replay verify <RECEIPT>... [--head HEX] [--public-key KEY] [--format text|github] [--junit FILE]";
 
 const SIGNATURE_PROSE: Record<SignatureState, string> = {
   absent: "Signature: none (the receipt is unsigned)",
@@ -15,22 +18,34 @@ const SIGNATURE_PROSE: Record<SignatureState, string> = {
 };
 
 /**
- * `bernstein replay verify <RECEIPT> [--head HEX] [--public-key KEY]`.
+ * `bernstein replay verify <RECEIPT>... [--head HEX] [--public-key KEY]`.
  * Exit 0 verified, 1 the chain (or signature) does not verify, 3 not a
- * receipt / not found.
+ * receipt / not found; with several receipts, one verdict each and the
+ * worst exit code.
  */
 export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "verify", ["head", "public-key"]);
-  const [receipt, ...extra] = ctx.positionals;
-  if (receipt === undefined || extra.length > 0) throw new UsageError(USAGE);
+  refuseInapplicableFlags(ctx, "verify", ["head", "public-key", "format", "junit"]);
+  const receipts = ctx.positionals;
+  if (receipts.length === 0) throw new UsageError(USAGE);
+  if (ctx.args.head !== undefined && receipts.length > 1) {
+    throw new UsageError(`--head names one receipt's head, but ${receipts.length} receipts were given`, "flag_not_applicable", { flags: ["--head"] });
+  }
+  const mode = ciModeOf(ctx.args, ctx.json);
+  const reports = await verifyEach("receipt", receipts, (receipt) => verifyOne(ctx, receipt));
+  return finishVerify(reports, { command: "replay verify", json: ctx.json, mode });
+}
+
+async function verifyOne(ctx: ReplayContext, receipt: string): Promise<InputVerdict> {
   const v = await verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"] });
   await writeVerifyStats(`steps by kernel ${stepKernelStats.rows} of ${v.steps}`);
-  if (ctx.json) {
-    await printJson({ ok: v.ok, head_hash: v.head_hash, steps: v.steps, errors: v.errors, signed: v.signed, signature: v.signature });
-  } else if (v.ok) {
-    await printLines(`Receipt verified: head=${v.head_hash} steps=${v.steps}`, SIGNATURE_PROSE[v.signature]);
-  } else {
-    await printLines(`Receipt failed verification (${v.errors.length} error(s)):`, ...v.errors.map((e) => `  - ${e}`), SIGNATURE_PROSE[v.signature]);
-  }
-  return v.ok ? 0 : 1;
+  const lines = v.ok
+    ? [`Receipt verified: head=${v.head_hash} steps=${v.steps}`, SIGNATURE_PROSE[v.signature]]
+    : [`Receipt failed verification (${v.errors.length} error(s)):`, ...v.errors.map((e) => `  - ${e}`), SIGNATURE_PROSE[v.signature]];
+  return {
+    ok: v.ok,
+    lines,
+    doc: { ok: v.ok, head_hash: v.head_hash, steps: v.steps, errors: v.errors, signed: v.signed, signature: v.signature },
+    file: receipt,
+    outcome: (base) => receiptOutcome(base, v),
+  };
 }

@@ -1,0 +1,73 @@
+import { physicalLines } from "../journal/lines.ts";
+import { classifyLine } from "../journal/reader.ts";
+import type { JournalSeal, JournalVerifyResult } from "../journal/verify.ts";
+import { clip, untrusted, type CiOutcome, type CiProblem, type OutcomeBase } from "./outcome.ts";
+
+/**
+ * The 1-based physical line of the file holding row `rowIndex` (the chain
+ * index: rows are the lines that are neither blank nor discarded), or null
+ * when the file has fewer rows. `discarded` are the verdict's 0-based
+ * discarded line indices; a non-blank line not among them is a row, so only
+ * lines that do not start with `{` are classified (to tell a blank line
+ * made of whitespace from a row). One streaming pass up to that row.
+ */
+export function rowFileLine(path: string, rowIndex: number, discarded: readonly number[], endOffset?: number): number | null {
+  const skip = new Set(discarded);
+  let row = 0;
+  for (const line of physicalLines(path, endOffset === undefined ? {} : { endOffset })) {
+    if (skip.has(line.index) || line.bytes.length === 0) continue;
+    if (line.bytes[0] !== 0x7b && classifyLine(line.bytes).kind === "blank") continue;
+    if (row === rowIndex) return line.index + 1;
+    row++;
+  }
+  return null;
+}
+
+export interface JournalOutcomeInput {
+  base: OutcomeBase;
+  result: JournalVerifyResult & { snapshot_bytes?: number; payloads_checked?: boolean };
+  seal: JournalSeal | null;
+}
+
+/** A run journal's verdict as a CI outcome; reads the journal again only to find a divergent row's file line. */
+export function journalOutcome({ base, result: r, seal }: JournalOutcomeInput): CiOutcome {
+  const problems: CiProblem[] = [];
+  let verdict: string;
+  const what = r.payloads_checked === false ? "links intact (payloads NOT checked)" : "chain intact";
+  if (!r.chain_consistent) {
+    const step = r.divergent_index ?? 0;
+    const line = rowFileLine(r.path, step, r.discarded_line_indices, r.snapshot_bytes);
+    const at = line === null ? "" : ` (line ${line})`;
+    const expected = r.expected_hash ?? "(not computable)";
+    const actual = untrusted(r.actual_hash || "(empty)", 100);
+    verdict = `DIVERGENCE at step ${step}${at}: expected ${expected} actual ${actual}`;
+    const why = untrusted(r.errors[0] ?? `step ${step}: divergence`, 500);
+    problems.push({ title: `Chain divergence at step ${step}`, message: `${why}: expected ${expected}, actual ${actual}`, line });
+  } else if (r.coverage !== "complete") {
+    verdict = `INCOMPLETE: ${r.discarded_line_indices.length} physical line(s) could not be read (${clip(lineList(r.discarded_line_indices), 200)}); ${what} over the ${r.count} readable events`;
+  } else if (r.identity === "mismatched") {
+    verdict = `SEAL MISMATCH: ${sealMismatch(r, seal)}`;
+  } else {
+    verdict = `${what}: ${r.count} events, head ${r.head || "(empty)"}; coverage=${r.coverage}; identity=${r.identity}`;
+  }
+  for (const i of r.discarded_line_indices) {
+    problems.push({
+      title: "Unreadable journal line",
+      message: `line ${i + 1} is not a journal row (undecodable, unparsable, overlong or not a JSON object); the chain skips it and coverage is partial`,
+      line: i + 1,
+    });
+  }
+  if (r.identity === "mismatched") problems.push({ title: "Seal mismatch", message: sealMismatch(r, seal), line: null });
+  const status = r.ok ? "verified" : "failed";
+  return { ...base, status, exitCode: r.ok ? 0 : 1, verdict, head: r.head, count: r.count, problems, error: null };
+}
+
+function lineList(indices: readonly number[]): string {
+  return `line${indices.length === 1 ? "" : "s"} ${indices.map((i) => i + 1).join(", ")}`;
+}
+
+function sealMismatch(r: JournalVerifyResult, seal: JournalSeal | null): string {
+  const sealed = seal ? `the seal commits to ${seal.event_count} events with head ${untrusted(seal.head || "(empty)", 100)}` : "the seal does not match";
+  const held = r.head === null ? `${r.count} events (chain broken)` : `${r.count} events with head ${r.head || "(empty)"}`;
+  return `identity=mismatched: the journal holds ${held} but ${sealed}`;
+}
