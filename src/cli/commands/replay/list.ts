@@ -1,3 +1,4 @@
+import { InputError } from "../../../errors.ts";
 import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, measure, terminalWidth, type Column } from "../../../render/table.ts";
@@ -10,8 +11,10 @@ import { expectPositionals, limitOf, refuseFlags } from "./flags.ts";
 
 /**
  * `bernstein replay list [--limit N]`: the runs under `<sdd>/runs` that have
- * a journal, greatest run id (newest) first. `--as-json` prints an array
- * (empty when there are no runs; that is not an error).
+ * a journal, the one that started last first. `--as-json` prints an array
+ * (empty when there are no runs; that is not an error). A run that cannot be
+ * read is skipped with a warning on stderr and the others are listed (exit
+ * 0); when runs exist but none could be read, `runs_unreadable` (exit 3).
  */
 export async function runList(ctx: ReplayContext): Promise<number> {
   expectPositionals(ctx, 0, "bernstein replay list [--limit N] [--sdd-dir DIR] [--as-json]");
@@ -19,6 +22,15 @@ export async function runList(ctx: ReplayContext): Promise<number> {
   const limit = limitOf(ctx);
   const list = await listRuns(ctx.sddDir, { limit });
   for (const name of list.skipped) log.warn(`skipped ${name}: its journal resolves outside ${list.runsDir}`);
+  for (const u of list.unreadable) log.warn(`skipped ${u.runId}: cannot read it (${u.reason})`);
+  // Skipping is no reason to hide the readable runs; but a list of nothing because nothing could be read is no answer.
+  if (list.runs.length === 0 && list.unreadable.length > 0 && limit !== 0) {
+    throw new InputError(
+      "runs_unreadable",
+      `none of the ${list.unreadable.length} run(s) under ${list.runsDir} could be read (first: ${list.unreadable[0]!.runId}: ${list.unreadable[0]!.reason})`,
+      { runs_dir: list.runsDir, unreadable: list.unreadable.map((u) => ({ run_id: u.runId, reason: u.reason })) },
+    );
+  }
   if (ctx.json) {
     await printJson(list.runs.map(toJson));
     return 0;

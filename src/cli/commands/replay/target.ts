@@ -91,7 +91,8 @@ function isPathComponent(s: string): boolean {
  * announced on stderr (never inside the JSON on stdout).
  */
 export function resolveNamedRun(ctx: ReplayContext, id: string, requireJournal: boolean): RunRef {
-  const run = resolveRun(ctx.sddDir, id, { requireJournal });
+  const { unreadable, ...run } = resolveRun(ctx.sddDir, id, { requireJournal });
+  for (const u of unreadable ?? []) log.warn(`latest: skipped run ${u.runId}, whose start could not be read (${u.reason})`);
   if (id === "latest") log.info(`Replaying latest run: ${run.runId}`);
   return run;
 }
