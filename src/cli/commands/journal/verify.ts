@@ -8,6 +8,7 @@ import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
 import { fastVerifyNotes, parseThreads, progressLine, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
 import { printJson, printLines } from "../../output.ts";
+import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
 
 const USAGE = "usage: bernstein journal verify <FILE|RUN_ID> [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only]";
 
@@ -42,7 +43,7 @@ export default defineCliCommand({
     target: { type: "positional", required: false, description: "Journal file path, or a run id under <sdd-dir>/runs" },
     seal: {
       type: "string",
-      description: "Seal file {\"head\", \"event_count\"} to check identity against (default for a run id: <run_dir>/seal.json)",
+      description: "Seal file {\"head\", \"event_count\"} to check identity against (default: the seal.json beside journal.jsonl)",
     },
     "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
     threads: { type: "string", description: "Worker threads (default: available cores; 1 = no workers)" },
@@ -89,8 +90,12 @@ export default defineCliCommand({
         // verdict into an error.
       }
     }
-    if (json) await printJson(verifyResultJson(result));
-    else await printLines(...verdictLines(result, sealPath, reportPath));
+    const fix = tornTailFix(result, target.path);
+    if (json) await printJson(withTornTailJson({ ...verifyResultJson(result), seal: sealPath }, fix));
+    else {
+      const implicit = !args.seal && sealPath ? [paint("dim", `seal: ${sealPath} (the run's seal.json, beside the journal; --seal FILE names another)`)] : [];
+      await printLines(...verdictLines(result, sealPath, reportPath), ...implicit, ...(fix ? [tornTailProse(fix)] : []));
+    }
     return result.ok ? 0 : 1;
   },
 });

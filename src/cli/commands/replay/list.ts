@@ -1,7 +1,7 @@
 import { InputError } from "../../../errors.ts";
 import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
-import { Table, measure, terminalWidth, type Column } from "../../../render/table.ts";
+import { Table, idColumn, measure, terminalWidth, type Column } from "../../../render/table.ts";
 import { localTime, sizeKb } from "../../../replay/format.ts";
 import { listRuns, type RunListEntry } from "../../../replay/list.ts";
 import { log } from "../../log.ts";
@@ -73,14 +73,20 @@ function renderTable(runs: RunListEntry[]): string[] {
     width: measure(header, rows.map((r) => r[i]!)),
     ...extra,
   });
+  // Run ids are never cut below ID_MIN_WIDTH; start, counts and size are never cut at all.
+  // On a narrow terminal SHA, then Branch, move below their row (labelled) instead.
+  const fixed = (header: string, i: number, extra: Partial<Column> = {}): Column => {
+    const c = col(header, i, extra);
+    return { ...c, minWidth: c.width };
+  };
   const table = new Table(
     [
-      col("Run ID", 0, { minWidth: 8 }),
-      col("Started", 1, { minWidth: 10 }),
-      col("Branch", 2, { minWidth: 6 }),
-      col("SHA", 3, { minWidth: 3 }),
-      col("Events", 4, { align: "right", minWidth: 6 }),
-      col("Size", 5, { align: "right", minWidth: 6 }),
+      idColumn("Run ID", measure("", rows.map((r) => r[0]!))),
+      fixed("Started", 1),
+      col("Branch", 2, { minWidth: 6, fold: "branch: ", foldPriority: 1, placeholder: "-" }),
+      col("SHA", 3, { minWidth: 3, fold: "sha: ", foldPriority: 2, placeholder: "-" }),
+      fixed("Events", 4, { align: "right" }),
+      fixed("Size", 5, { align: "right" }),
     ],
     { width: terminalWidth() },
   );
