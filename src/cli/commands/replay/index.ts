@@ -4,6 +4,7 @@ import { replayArgs } from "./args.ts";
 import type { ReplayContext, ReplayHandler } from "./context.ts";
 import { replayFormHelp, replayOverviewHelp, VERB_NAMES } from "./verbs.ts";
 import type { HelpHost } from "../../command.ts";
+import type { FormHost } from "../../completion.ts";
 
 const USAGE =
   "usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list> | diff RUN_A RUN_B | repair RUN_ID | export|publish|verify|diff-journal ...";
@@ -53,4 +54,5 @@ const replay = defineCliCommand({
 export default Object.assign(replay, {
   helpFor: (words: string[]) => replayFormHelp(words[0]),
   helpOverview: replayOverviewHelp(DESCRIPTION),
-} satisfies HelpHost);
+  completionForms: () => VERB_NAMES.map((v) => replayFormHelp(v)!),
+} satisfies HelpHost & FormHost);
