@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bernstein, bernsteinJson } from "../../helpers/cli.ts";
+import { bernstein, bernsteinJson, binPath } from "../../helpers/cli.ts";
 import { RUN_VECTORS, makeSdd, writeMetadata, type SddTree } from "./fixture.ts";
 
 const VERBS = ["list", "latest", "diff", "repair", "export", "publish", "verify", "diff-journal"];
@@ -132,10 +132,29 @@ describe("latest and replay list: the run that started last first (compiled bina
   });
 });
 
+/**
+ * Root reads a mode-000 file, so as root the binary runs as `nobody` (setpriv)
+ * for these checks: the permission bits then mean what they say.
+ */
+async function unprivileged(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const asRoot = process.getuid?.() === 0;
+  const argv = asRoot ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binPath(), ...args] : [binPath(), ...args];
+  const proc = Bun.spawn(argv, { cwd, env: { ...process.env, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+async function unprivilegedJson(args: string[], cwd: string) {
+  const r = await unprivileged([...args, "--as-json"], cwd);
+  return { ...r, json: JSON.parse(r.stdout) };
+}
+
 describe("replay list skips an unreadable run with a warning (compiled binary)", () => {
-  const root = process.getuid?.() === 0;
-  test.skipIf(root)("one unreadable journal: warned and skipped, the others listed, exit 0; all unreadable: runs_unreadable exit 3", async () => {
+  test("one unreadable journal: warned and skipped, the others listed, exit 0; all unreadable: runs_unreadable exit 3", async () => {
     const t = makeSdd({ "20260101-090000": "chain-4", "20260102-090000": "chain-4" });
+    chmodSync(t.cwd, 0o755);
+    const bernsteinJson = (args: string[], o: { cwd: string }) => unprivilegedJson(args, o.cwd);
+    const bernstein = (args: string[], o: { cwd: string }) => unprivileged(args, o.cwd);
     try {
       chmodSync(t.journal("20260102-090000"), 0o000);
       let r = await bernsteinJson(["replay", "list"], { cwd: t.cwd });
