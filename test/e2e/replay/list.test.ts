@@ -164,5 +164,5 @@ describe("replay list (compiled binary)", () => {
     } finally {
       big.cleanup();
     }
-  });
+  }, 60_000); // 10,000 run directories are created first: a budget for a loaded machine, not a timing
 });
