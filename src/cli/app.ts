@@ -1,10 +1,11 @@
 import { renderUsage, runCommand, type CommandDef } from "citty";
 import { UsageError } from "../errors.ts";
-import { reportError, wantsJson } from "./command.ts";
+import { reportError, wantsJson, type CommandData, type HelpHost } from "./command.ts";
 import { writeStdout } from "./output.ts";
 import { isTerminal } from "../render/terminal.ts";
 import { rootCommand } from "./registry.ts";
 import { closest } from "./suggest.ts";
+import { VERSION } from "../version.ts";
 
 type AnyCommand = CommandDef<any>;
 
@@ -45,6 +46,20 @@ async function resolveChain(argv: string[]): Promise<{ cmd: AnyCommand; parent?:
   return { cmd, parent, rest: argv, path };
 }
 
+/**
+ * The help page for `path` (+ the words after it). citty names a command
+ * after its direct parent only, so nested commands get their full path
+ * ("bernstein journal verify"); a command with forms of its own (`replay
+ * diff`, `replay RUN_ID`) renders the page of the form its first word names.
+ */
+async function helpPage(cmd: AnyCommand, parent: AnyCommand | undefined, path: string[], rest: string[]): Promise<string> {
+  const form = (cmd as HelpHost).helpFor?.(rest.filter((a) => !a.startsWith("-")));
+  if (form) return renderUsage(form, { meta: { name: ["bernstein", ...path].join(" "), version: VERSION } });
+  const parentMeta = parent ? await resolve(parent.meta) : undefined;
+  const named = parent ? { ...parent, meta: { ...parentMeta, name: ["bernstein", ...path.slice(0, -1)].join(" ") } } : undefined;
+  return renderUsage((cmd as HelpHost).helpOverview ?? cmd, named);
+}
+
 function stripAnsi(s: string): string {
   // eslint-disable-next-line no-control-regex
   return s.replace(/\x1b\[[0-9;]*m/g, "");
@@ -57,11 +72,7 @@ export async function main(argv: string[]): Promise<void> {
     const before = helpIdx >= 0 ? argv.slice(0, helpIdx) : argv;
     const { cmd, parent, rest, path } = await resolveChain(before);
     if (helpIdx >= 0 || argv.length === 0) {
-      // citty names a command after its direct parent only; give nested
-      // commands their full path ("bernstein journal verify").
-      const parentMeta = parent ? await resolve(parent.meta) : undefined;
-      const named = parent ? { ...parent, meta: { ...parentMeta, name: ["bernstein", ...path.slice(0, -1)].join(" ") } } : undefined;
-      await writeStdout(stripAnsiIfNeeded(await renderUsage(cmd, named)) + "\n");
+      await writeStdout(stripAnsiIfNeeded(await helpPage(cmd, parent, path, rest)) + "\n");
       process.exitCode = 0;
       return;
     }
@@ -69,7 +80,7 @@ export async function main(argv: string[]): Promise<void> {
     if (subs && Object.keys(subs).length > 0 && !cmd.run) {
       throw new UsageError(`missing command: one of ${Object.keys(subs).join(", ")}`);
     }
-    await runCommand(cmd, { rawArgs: rest });
+    await runCommand(cmd, { rawArgs: rest, data: { path } satisfies CommandData });
   } catch (err) {
     // citty's own argument errors (missing positional, bad enum) are usage errors.
     const e = err instanceof Error && err.name === "CLIError" ? new UsageError(stripAnsi(err.message)) : err;

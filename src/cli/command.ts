@@ -23,6 +23,11 @@ export interface CliCommandSpec<T extends ArgsDef> {
   meta: CommandMeta;
   args?: T;
   /**
+   * Words that, as the first positional, name a verb of this command
+   * (`replay diff`): errors then name `bernstein replay diff`.
+   */
+  verbs?: readonly string[];
+  /**
    * Runs the command. Return the exit code (0 when omitted). Throw a
    * `BernsteinError` for expected failures; the wrapper renders it as one
    * line on stderr or, under `--as-json`, one JSON document on stdout.
@@ -77,6 +82,26 @@ export function checkFlags(rawArgs: string[], args: ArgsDef, commandName: string
   }
 }
 
+/** What `main` hands every command: the words that selected it (`["journal", "verify"]`). */
+export interface CommandData {
+  path: string[];
+}
+
+/** A command whose help page depends on its first words (`replay diff --help`). */
+export interface HelpHost {
+  /** The page for these positional words, or undefined for the command's own page. */
+  helpFor?: (words: string[]) => CommandDef<any> | undefined;
+  /** The command's own page, when it differs from what its args declare. */
+  helpOverview?: CommandDef<any>;
+}
+
+/** `bernstein <path…> [verb]`, as the user typed it, for error messages. */
+function commandPath(data: unknown, fallback: string | undefined, verbs: readonly string[] | undefined, first: unknown): string {
+  const path = (data as CommandData | undefined)?.path ?? (fallback ? [fallback] : []);
+  const verb = verbs && typeof first === "string" && verbs.includes(first) ? [first] : [];
+  return ["bernstein", ...path, ...verb].join(" ");
+}
+
 export function wantsJson(rawArgs: string[]): boolean {
   for (const a of rawArgs) {
     if (a === "--") break;
@@ -117,7 +142,7 @@ export function defineCliCommand<T extends ArgsDef = {}>(spec: CliCommandSpec<T>
       const debug = ctx.rawArgs.includes("--debug");
       setColorEnabled(!json && shouldUseColor(ctx.rawArgs.includes("--no-color")));
       try {
-        checkFlags(ctx.rawArgs, args, `bernstein ${spec.meta.name ?? ""}`.trim());
+        checkFlags(ctx.rawArgs, args, commandPath(ctx.data, spec.meta.name, spec.verbs, ctx.args._[0]));
         const code = await spec.run({ args: ctx.args as CliContext<T>["args"], json, rawArgs: ctx.rawArgs });
         process.exitCode = code ?? 0;
       } catch (err) {

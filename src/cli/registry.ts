@@ -24,5 +24,6 @@ export const rootCommand = defineCommand({
     keys: lazy(() => import("./commands/keys/index.ts")),
     checkpoint: lazy(() => import("./commands/checkpoint.ts")),
     "wrap-up": lazy(() => import("./commands/wrap-up.ts")),
+    completion: lazy(() => import("./commands/completion.ts")),
   },
 });

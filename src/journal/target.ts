@@ -15,7 +15,7 @@ export interface JournalTarget {
   runId: string;
   runDirPath: string;
   byRunId: boolean;
-  /** `<run_dir>/seal.json` when verifying by run id and it exists. */
+  /** `<run_dir>/seal.json` when it exists, for a run id or a path to a `journal.jsonl`. */
   defaultSealPath: string | null;
 }
 
@@ -46,7 +46,9 @@ export function resolveJournalTarget(word: string, sddDir: string): JournalTarge
     // A run directory given as a path means the journal inside it.
     if (isDirectory(path) && isFile(join(path, JOURNAL_FILE_NAME))) path = join(path, JOURNAL_FILE_NAME);
     const dir = dirname(path);
-    return { path, runId: basename(dir), runDirPath: dir, byRunId: false, defaultSealPath: null };
+    // A run's journal named by its path is checked against its seal as by its run id.
+    const sibling = basename(path) === JOURNAL_FILE_NAME ? join(dir, SEAL_FILE_NAME) : null;
+    return { path, runId: basename(dir), runDirPath: dir, byRunId: false, defaultSealPath: sibling && existsSync(sibling) ? sibling : null };
   }
   const runId = validateRunId(word);
   const path = journalPath(sddDir, runId);

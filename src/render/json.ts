@@ -8,3 +8,12 @@ import type { PyLike } from "../pyjson/types.ts";
 export function renderJson(value: unknown, indent: number | null = 2): string {
   return dumps(value as PyLike, { indent, ensureAscii: false, rawNumbers: true, separators: indent === null ? [", ", ": "] : [",", ": "] });
 }
+
+/**
+ * A recorded value as human output shows it: a string as itself, anything
+ * else as compact JSON (`true`, `null`, `{"a": 1}`, numbers as recorded),
+ * never Python's `str()` (`True`, `None`, `{'a': 1}`).
+ */
+export function humanValue(value: unknown): string {
+  return typeof value === "string" ? value : renderJson(value, null);
+}

@@ -27,6 +27,16 @@ export interface Column {
   overflow?: "ellipsis" | "wrap";
   /** Style (see `paint`) applied to every cell of the column unless the cell sets its own. */
   style?: string;
+  /**
+   * When the terminal is too narrow for this column at its minimum beside
+   * the others, it leaves the row and is printed below it, indented, wrapped
+   * to the terminal, after this label ("" for none). Columns with a higher
+   * `foldPriority` fold first.
+   */
+  fold?: string;
+  foldPriority?: number;
+  /** A cell with this text means "no value": a folded cell holding it prints nothing. */
+  placeholder?: string;
 }
 
 export interface Cell {
@@ -104,23 +114,45 @@ export function cellWidth(text: string): number {
   return w;
 }
 
-/** Split into pieces of at most `width` cells (at least one piece). */
+/**
+ * Split into pieces of at most `width` cells (at least one piece), breaking
+ * after the last space of a piece when it has one, else inside the word.
+ */
 export function wrapCells(text: string, width: number): string[] {
   if (width <= 0) return [text];
   const lines: string[] = [];
-  let cur = "";
+  let cur: string[] = [];
   let curW = 0;
   for (const ch of text) {
     const w = charWidth(ch);
-    if (curW + w > width && cur !== "") {
-      lines.push(cur);
-      cur = "";
-      curW = 0;
+    if (curW + w > width && cur.length > 0) {
+      const space = cur.lastIndexOf(" ");
+      const cut = space > 0 && ch !== " " ? space + 1 : cur.length;
+      lines.push(cur.slice(0, cut).join("").trimEnd() || cur.slice(0, cut).join(""));
+      cur = cur.slice(cut);
+      curW = cellWidth(cur.join(""));
+      if (ch === " " && cur.length === 0) continue; // a break at a space swallows it
     }
-    cur += ch;
+    cur.push(ch);
     curW += w;
   }
-  lines.push(cur);
+  lines.push(cur.join(""));
+  return lines;
+}
+
+/** Lay `parts` out on lines of at most `width` cells, `sep` between parts on a line (a part never splits). */
+export function joinFitting(parts: readonly string[], width: number, sep = "  "): string[] {
+  const lines: string[] = [];
+  let cur = "";
+  for (const part of parts) {
+    if (cur !== "" && cellWidth(cur + sep + part) > width) {
+      lines.push(cur);
+      cur = part;
+    } else {
+      cur = cur === "" ? part : cur + sep + part;
+    }
+  }
+  if (cur !== "") lines.push(cur);
   return lines;
 }
 
@@ -181,41 +213,104 @@ export function fitColumns(columns: readonly Column[], total: number, gap = 2): 
   return widths;
 }
 
+/** Width the columns need at their minimums, with the gaps between them. */
+function minimumWidth(columns: readonly Column[], gap: number): number {
+  return columns.reduce((sum, c) => sum + Math.max(1, c.minWidth ?? Math.min(c.width, 4)), 0) + gap * Math.max(0, columns.length - 1);
+}
+
+/**
+ * Which columns fold out of the row (indices into `columns`): the foldable
+ * ones, highest `foldPriority` first, until the rest fit at their minimums.
+ */
+export function foldColumns(columns: readonly Column[], total: number, gap = 2): Set<number> {
+  const folded = new Set<number>();
+  const candidates = columns
+    .map((c, i) => ({ c, i }))
+    .filter(({ c }) => c.fold !== undefined)
+    .sort((a, b) => (b.c.foldPriority ?? 0) - (a.c.foldPriority ?? 0));
+  for (const { i } of candidates) {
+    if (minimumWidth(columns.filter((_, j) => !folded.has(j)), gap) <= total) break;
+    folded.add(i);
+  }
+  return folded;
+}
+
+/** Indent of folded cells: under the second column, unless that leaves them too little room. */
+const FOLD_MIN_TEXT = 20;
+
 /** A table whose widths are fixed at construction; rows are formatted one by one. */
 export class Table {
+  /** Width of each column in the row (0 for a folded column). */
   readonly widths: number[];
+  /** Columns printed below the row instead of in it (the terminal is too narrow for them). */
+  readonly folded: ReadonlySet<number>;
   private readonly columns: readonly Column[];
   private readonly gap: string;
+  private readonly total: number;
+  private readonly foldIndent: number;
 
   constructor(columns: readonly Column[], options: { width?: number; gap?: number } = {}) {
     this.columns = columns;
     const gap = options.gap ?? 2;
     this.gap = " ".repeat(gap);
-    this.widths = fitColumns(columns, options.width ?? terminalWidth(), gap);
+    this.total = options.width ?? terminalWidth();
+    this.folded = foldColumns(columns, this.total, gap);
+    const inRow = columns.filter((_, i) => !this.folded.has(i));
+    const fitted = fitColumns(inRow, this.total, gap);
+    let k = 0;
+    this.widths = columns.map((_, i) => (this.folded.has(i) ? 0 : fitted[k++]!));
+    const under = (fitted[0] ?? 0) + gap;
+    this.foldIndent = this.total - under >= FOLD_MIN_TEXT ? under : Math.min(2, this.total);
   }
 
-  /** The header line, styled `bold cyan`. */
+  /** The header line (the columns in the row), styled `bold cyan`. */
   header(): string {
-    return this.format(this.columns.map((c) => ({ text: c.header, style: "bold cyan" }))).join("\n");
+    return this.rowPart(this.columns.map((c) => ({ text: c.header, style: "bold cyan" }))).join("\n");
   }
 
-  /** One row as one or more output lines (wrapping columns add lines). */
+  /** One row as one or more output lines (wrapping and folded columns add lines). */
   format(cells: readonly CellInput[]): string[] {
-    const pieces: { lines: string[]; style: string }[] = this.columns.map((col, i) => {
-      const raw = cells[i];
-      const cell: Cell = typeof raw === "string" ? { text: raw } : (raw ?? { text: "" });
+    return [...this.rowPart(cells), ...this.foldedLines(cells)];
+  }
+
+  private rowPart(cells: readonly CellInput[]): string[] {
+    const inRow = this.columns.map((_, i) => i).filter((i) => !this.folded.has(i));
+    const pieces: { lines: string[]; style: string }[] = inRow.map((i) => {
+      const col = this.columns[i]!;
+      const cell = cellOf(cells[i]);
       const text = sanitizeCell(cell.text);
       const width = this.widths[i]!;
       const lines = col.overflow === "wrap" ? wrapCells(text, width) : [truncateCells(text, width)];
       return { lines, style: cell.style ?? col.style ?? "" };
     });
+    return this.rowLines(inRow, pieces);
+  }
+
+  /** The folded cells of a row, each `label + text` wrapped below the row (empty cells print nothing). */
+  private foldedLines(cells: readonly CellInput[]): string[] {
+    const out: string[] = [];
+    const indent = " ".repeat(this.foldIndent);
+    for (const i of [...this.folded].sort((a, b) => a - b)) {
+      const col = this.columns[i]!;
+      const cell = cellOf(cells[i]);
+      if (cell.text === "" || cell.text === col.placeholder) continue;
+      const style = cell.style ?? col.style ?? "";
+      for (const piece of wrapCells(col.fold + sanitizeCell(cell.text), Math.max(1, this.total - this.foldIndent))) {
+        out.push(indent + (style ? paint(style, piece) : piece));
+      }
+    }
+    return out;
+  }
+
+  private rowLines(inRow: number[], pieces: { lines: string[]; style: string }[]): string[] {
     const height = Math.max(...pieces.map((p) => p.lines.length));
     const out: string[] = [];
     for (let l = 0; l < height; l++) {
-      const parts = pieces.map((p, i) => {
+      const parts = pieces.map((p, k) => {
+        const i = inRow[k]!;
         const col = this.columns[i]!;
         const text = p.lines[l] ?? "";
-        const last = i === pieces.length - 1;
+        const last = k === pieces.length - 1;
         // Padding stays outside the styled span; the last left-aligned cell is not padded.
         const padded = last && col.align !== "right" ? text : pad(text, this.widths[i]!, col.align ?? "left");
         if (!p.style || text === "") return padded;
@@ -226,6 +321,23 @@ export class Table {
     }
     return out;
   }
+}
+
+function cellOf(raw: CellInput | undefined): Cell {
+  return typeof raw === "string" ? { text: raw } : (raw ?? { text: "" });
+}
+
+/**
+ * Ids (run, agent, task) are never cut below this many cells: a column of
+ * ids gets its full measured width, and only a terminal too narrow for it
+ * cuts an id longer than this, with `…`.
+ */
+export const ID_MIN_WIDTH = 20;
+
+/** A column of ids: full measured width, shrinkable to `ID_MIN_WIDTH` (or its full width, when shorter). */
+export function idColumn(header: string, measuredWidth: number, extra: Partial<Column> = {}): Column {
+  const width = Math.max(cellWidth(header), measuredWidth);
+  return { header, width, minWidth: Math.min(width, ID_MIN_WIDTH), ...extra };
 }
 
 /** Preferred width of a column from its header and (sanitized) content. */

@@ -3,15 +3,17 @@ import { join } from "node:path";
 import { InputError } from "../errors.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { JOURNAL_FILE_NAME, journalPath, runDir, runsRoot, validateRunId } from "../journal/paths.ts";
+import { ListCache } from "./list-cache.ts";
+import { orderByStart, type SkippedRun } from "./start-order.ts";
 
 /**
  * Which runs exist under `<sdd>/runs`, and which one a user means.
  *
  * A run is a directory directly under `<sdd>/runs` whose name is a valid run
  * id and which holds a `journal.jsonl` that resolves inside `<sdd>/runs`
- * (a symlink pointing elsewhere is skipped, never followed out). Runs are
- * ordered by directory name, greatest first: `latest` is the greatest name,
- * not the newest mtime (Python semantics; run ids start with a timestamp).
+ * (a symlink pointing elsewhere is skipped, never followed out). `latest`
+ * is the run that started last (`start-order.ts`), not the greatest name as
+ * in Python: a run named `torn` must not beat every timestamped run.
  */
 export interface RunRef {
   runId: string;
@@ -44,7 +46,8 @@ function isContained(sddDir: string, runId: string): boolean {
 }
 
 /**
- * Every run with a journal, greatest name first. Costs one `readdir` plus
+ * Every run with a journal, greatest name first (a stable base order; the
+ * start-time order is `orderByStart`). Costs one `readdir` plus
  * one `lstat` per run (a `realpath` only for symlinks), so 10,000 runs list
  * quickly. `skipped` names entries refused for escaping the runs root.
  */
@@ -88,18 +91,25 @@ export function discoverRuns(sddDir: string): { runsDirExists: boolean; runs: Fo
   return { runsDirExists: true, runs, skipped };
 }
 
-/** The run `latest` stands for: the greatest run directory name with a journal. */
-export function resolveLatest(sddDir: string): FoundRun {
+/**
+ * The run `latest` stands for: the one that started last (see
+ * `start-order.ts`: `metadata.started_at`, else the journal's first `ts`,
+ * then the run id). Runs that could not be read to find their start are
+ * named in `unreadable` (the caller warns: one of them might be newer).
+ */
+export function resolveLatest(sddDir: string): FoundRun & { unreadable: SkippedRun[] } {
   const { runsDirExists, runs } = discoverRuns(sddDir);
-  const first = runs[0];
+  const cache = ListCache.load(runsRoot(sddDir));
+  const { ordered, skipped } = orderByStart(runs, cache);
+  if (runsDirExists) cache.save();
+  const first = ordered[0];
   if (!first) {
-    throw new InputError(
-      "no_runs",
-      runsDirExists ? `no run journals under ${runsRoot(sddDir)}` : `no runs recorded yet (${runsRoot(sddDir)} does not exist)`,
-      { runs_dir: runsRoot(sddDir) },
-    );
+    const detail = runsDirExists ? `no run journals under ${runsRoot(sddDir)}` : `no runs recorded yet (${runsRoot(sddDir)} does not exist)`;
+    throw new InputError("no_runs", skipped.length ? `${detail} that could be read (${skipped.length} unreadable)` : detail, {
+      runs_dir: runsRoot(sddDir),
+    });
   }
-  return first;
+  return { ...first.run, unreadable: skipped };
 }
 
 /**
@@ -109,7 +119,7 @@ export function resolveLatest(sddDir: string): FoundRun {
  * directory without a journal is `journal_missing` (both exit 3: the input
  * the command needs cannot be read).
  */
-export function resolveRun(sddDir: string, id: string, options: { requireJournal: boolean }): RunRef {
+export function resolveRun(sddDir: string, id: string, options: { requireJournal: boolean }): RunRef & { unreadable?: SkippedRun[] } {
   if (id === "latest") return resolveLatest(sddDir);
   const runId = validateRunId(id);
   const ref: RunRef = { runId, runDir: runDir(sddDir, runId), journal: journalPath(sddDir, runId) };

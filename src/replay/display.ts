@@ -1,4 +1,4 @@
-import { pyStr } from "../pyjson/python.ts";
+import { humanValue } from "../render/json.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { formatFixed, minutesSeconds, truncInt } from "./format.ts";
 
@@ -6,7 +6,8 @@ import { formatFixed, minutesSeconds, truncInt } from "./format.ts";
  * The display model of one journal row: what the `replay <RUN_ID>` table
  * shows in its TIME · EVENT · AGENT · TASK · DETAIL columns. Pure functions
  * of the parsed row (Python semantics for truthiness and `str()`), so the
- * renderer only lays text out.
+ * renderer only lays text out. Values that are not strings show as JSON
+ * (`true`, `null`, `{"a": 1}`), not as Python's `str()` would print them.
  */
 export interface DisplayRow {
   time: string;
@@ -66,47 +67,38 @@ function head(s: string, n: number): string {
   return Array.from(s).slice(0, n).join("");
 }
 
-/** `agent_id` shortened: `<first>-<second[:6]>` when the part after the first `-` is longer than 6. */
-export function shortAgent(agentId: string): string {
-  const dash = agentId.indexOf("-");
-  if (dash < 0) return agentId;
-  const rest = agentId.slice(dash + 1);
-  if (Array.from(rest).length <= 6) return agentId;
-  return `${agentId.slice(0, dash)}-${head(rest, 6)}`;
-}
-
 /** `task_id`, or else the first two `task_ids` joined with `, `. */
 export function taskText(row: PyObject): string {
   const taskId = row.get("task_id");
-  if (truthy(taskId)) return pyStr(taskId);
+  if (truthy(taskId)) return humanValue(taskId);
   const ids = row.get("task_ids");
-  if (Array.isArray(ids)) return ids.slice(0, 2).map((x) => pyStr(x)).join(", ");
+  if (Array.isArray(ids)) return ids.slice(0, 2).map((x) => humanValue(x)).join(", ");
   if (typeof ids === "string") return Array.from(ids).slice(0, 2).join(", ");
   return "";
 }
 
 function costText(v: PyValue): string {
   const n = v instanceof PyNum ? v.toNumber() : v === true ? 1 : null;
-  return "$" + (n === null ? pyStr(v) : formatFixed(n, 4));
+  return "$" + (n === null ? humanValue(v) : formatFixed(n, 4));
 }
 
 /** The DETAIL cell: the row's notable fields, each only when truthy, joined by two spaces. */
 export function detailText(row: PyObject, event: string): string {
   const parts: string[] = [];
   const get = (k: string): PyValue | undefined => row.get(k);
-  if (truthy(get("model"))) parts.push(pyStr(get("model")));
-  if (truthy(get("role"))) parts.push(pyStr(get("role")));
+  if (truthy(get("model"))) parts.push(humanValue(get("model")));
+  if (truthy(get("role"))) parts.push(humanValue(get("role")));
   if (truthy(get("cost_usd"))) parts.push(costText(get("cost_usd")!));
-  if ((event === "run_started" || event === "run_completed") && truthy(get("run_id"))) parts.push(`id=${pyStr(get("run_id"))}`);
-  if (truthy(get("max_agents"))) parts.push(`max_agents=${pyStr(get("max_agents"))}`);
-  if (truthy(get("ticks"))) parts.push(`ticks=${pyStr(get("ticks"))}`);
-  if (event === "run_completed" && truthy(get("fingerprint"))) parts.push(`fp=${head(pyStr(get("fingerprint")), 12)}`);
+  if ((event === "run_started" || event === "run_completed") && truthy(get("run_id"))) parts.push(`id=${humanValue(get("run_id"))}`);
+  if (truthy(get("max_agents"))) parts.push(`max_agents=${humanValue(get("max_agents"))}`);
+  if (truthy(get("ticks"))) parts.push(`ticks=${humanValue(get("ticks"))}`);
+  if (event === "run_completed" && truthy(get("fingerprint"))) parts.push(`fp=${head(humanValue(get("fingerprint")), 12)}`);
   const failed = get("failed_signals");
   if (truthy(failed)) {
-    const items = Array.isArray(failed) ? failed.slice(0, 3).map((x) => pyStr(x)) : Array.from(pyStr(failed)).slice(0, 3);
+    const items = Array.isArray(failed) ? failed.slice(0, 3).map((x) => humanValue(x)) : Array.from(humanValue(failed)).slice(0, 3);
     parts.push(`failed: ${items.join(", ")}`);
   }
-  if (truthy(get("tick"))) parts.push(`tick #${pyStr(get("tick"))}`);
+  if (truthy(get("tick"))) parts.push(`tick #${humanValue(get("tick"))}`);
   return parts.join("  ");
 }
 
@@ -126,13 +118,14 @@ export function timeText(row: PyObject, baseTs: number | null): string {
 
 export function displayRow(row: PyObject, baseTs: number | null): DisplayRow {
   const ev = row.get("event");
-  const event = ev === undefined ? "?" : pyStr(ev);
+  const event = ev === undefined ? "?" : humanValue(ev);
   const agentId = row.get("agent_id");
   return {
     time: timeText(row, baseTs),
     event,
     eventStyle: eventStyle(event),
-    agent: truthy(agentId) ? shortAgent(pyStr(agentId)) : "",
+    // The full id (Python shows `<role>-<6 chars>`): an id a user copies from the table must work.
+    agent: truthy(agentId) ? humanValue(agentId) : "",
     task: taskText(row),
     detail: detailText(row, event),
   };

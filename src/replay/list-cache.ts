@@ -1,12 +1,13 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 
 /**
  * The `replay list` sidecar cache, `<sdd>/runs/.replay-list-cache.json`:
- * per run, the journal's event count and the run's metadata fields, each
- * keyed by the stat token of the file it came from (size, mtime in ns,
+ * per run, the journal's event count and first row's `ts` (each present
+ * only once taken at that journal token) and the run's metadata fields,
+ * each keyed by the stat token of the file it came from (size, mtime in ns,
  * inode). A token that differs means the file changed and is read again, so
  * a stale entry can only survive a same-size rewrite within one mtime tick.
  *
@@ -15,7 +16,8 @@ import { writeFileAtomic } from "../fsutil/atomic.ts";
  * ignored. Written atomically so concurrent listers never read a torn file.
  */
 export const LIST_CACHE_FILE = ".replay-list-cache.json";
-export const LIST_CACHE_VERSION = 1;
+/** 2: `event_count` optional, `first_ts` added (the start-time order of `latest` / `replay list`). */
+export const LIST_CACHE_VERSION = 2;
 
 const StatTokenSchema = v.object({ size: v.number(), mtime_ns: v.string(), ino: v.string() });
 export type StatToken = v.InferOutput<typeof StatTokenSchema>;
@@ -30,7 +32,10 @@ export type CachedMetadata = v.InferOutput<typeof CachedMetadataSchema>;
 
 const CachedRunSchema = v.object({
   journal: StatTokenSchema,
-  event_count: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  /** Usable rows at this journal token; absent when not counted yet. */
+  event_count: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  /** `ts` of the first row at this journal token (null: none usable); absent when not read. */
+  first_ts: v.optional(v.nullable(v.number())),
   /** null when the run has no (readable) metadata.json, keyed by its absence. */
   metadata: v.nullable(CachedMetadataSchema),
 });
@@ -40,6 +45,10 @@ const CacheFileSchema = v.object({
   version: v.literal(LIST_CACHE_VERSION),
   runs: v.record(v.string(), CachedRunSchema),
 });
+
+export function statToken(st: BigIntStats): StatToken {
+  return { size: Number(st.size), mtime_ns: st.mtimeNs.toString(), ino: st.ino.toString() };
+}
 
 export function sameToken(a: StatToken | null | undefined, b: StatToken | null | undefined): boolean {
   if (!a || !b) return a === b;

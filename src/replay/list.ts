@@ -1,14 +1,15 @@
-import { statSync, type BigIntStats } from "node:fs";
-import { join } from "node:path";
+import { statSync } from "node:fs";
 import { readJournalSync } from "../journal/reader.ts";
 import { DEFAULT_CHUNK_SIZE } from "../journal/lines.ts";
-import { readMetadata } from "../journal/metadata.ts";
 import { runsRoot } from "../journal/paths.ts";
-import { discoverRuns, type FoundRun } from "./discovery.ts";
-import { ListCache, sameToken, type CachedMetadata, type StatToken } from "./list-cache.ts";
+import { discoverRuns } from "./discovery.ts";
+import { ListCache, sameToken, statToken } from "./list-cache.ts";
+import { orderByStart, unreadableReason, type SkippedRun, type StartedRun } from "./start-order.ts";
+
+export { statToken };
 
 /**
- * `replay list`: every run with a journal, greatest run id first, with its
+ * `replay list`: every run with a journal, newest start first, with its
  * start time, git branch and SHA (from `metadata.json`), event count and
  * journal size. Event counts are usable rows as the journal reader counts
  * them (the number `--verify` reports), counted by streaming the journal
@@ -32,12 +33,10 @@ export interface RunList {
   runs: RunListEntry[];
   /** Entries refused for escaping the runs root (symlinks pointing out). */
   skipped: string[];
+  /** Runs left out because their journal or metadata could not be read. */
+  unreadable: SkippedRun[];
   /** How many journals had to be (re)counted (0 = all served from the cache). */
   counted: number;
-}
-
-export function statToken(st: BigIntStats): StatToken {
-  return { size: Number(st.size), mtime_ns: st.mtimeNs.toString(), ino: st.ino.toString() };
 }
 
 /**
@@ -52,46 +51,22 @@ export function countEvents(journal: string, sizeHint = DEFAULT_CHUNK_SIZE): num
   return n;
 }
 
-function metadataFields(run: FoundRun, cached: CachedMetadata | null | undefined): CachedMetadata | null {
-  const path = join(run.runDir, "metadata.json");
-  const st = statSync(path, { bigint: true, throwIfNoEntry: false });
-  if (!st) return null;
-  const token = statToken(st);
-  if (cached && sameToken(cached.token, token)) return cached;
-  const meta = readMetadata(run.runDir);
+/** The entry of one ordered run: its count (cached while the journal token is unchanged). */
+function listEntry(s: StartedRun, cache: ListCache): { entry: RunListEntry; counted: boolean } {
+  const { run, metadata } = s;
+  const token = statToken(run.stat);
+  const cached = cache.get(run.runId);
+  const fresh = cached !== undefined && sameToken(cached.journal, token) && cached.event_count !== undefined;
+  const eventCount = fresh ? cached.event_count! : countEvents(run.journal, token.size);
+  // A journal appended to while it was counted is not cached: its token no longer matches the count.
+  const after = statSync(run.journal, { bigint: true, throwIfNoEntry: false });
+  if (!fresh && after !== undefined && sameToken(statToken(after), token)) {
+    const base = cached && sameToken(cached.journal, token) ? cached : { journal: token, metadata };
+    cache.set(run.runId, { ...base, metadata, event_count: eventCount });
+  }
   return {
-    token,
-    started_at: meta && Number.isFinite(meta.started_at) && meta.started_at !== 0 ? meta.started_at : null,
-    git_branch: meta?.git_branch ?? "",
-    git_sha: meta?.git_sha ?? "",
-  };
-}
-
-export async function listRuns(sddDir: string, options: { limit?: number } = {}): Promise<RunList> {
-  const runsDir = runsRoot(sddDir);
-  const found = discoverRuns(sddDir);
-  const selected = options.limit === undefined ? found.runs : found.runs.slice(0, options.limit);
-  const cache = ListCache.load(runsDir);
-  let counted = 0;
-  const runs: RunListEntry[] = [];
-  for (const run of selected) {
-    const token = statToken(run.stat);
-    const cached = cache.get(run.runId);
-    let eventCount: number;
-    if (cached && sameToken(cached.journal, token)) {
-      eventCount = cached.event_count;
-    } else {
-      eventCount = countEvents(run.journal, token.size);
-      counted++;
-    }
-    // A journal appended to while it was counted is not cached: its token no longer matches the count.
-    const after = statSync(run.journal, { bigint: true, throwIfNoEntry: false });
-    const stable = after !== undefined && sameToken(statToken(after), token);
-    const metadata = metadataFields(run, cached?.metadata);
-    if (stable && (!cached || !sameToken(cached.journal, token) || cached.event_count !== eventCount || !sameMetadata(cached.metadata, metadata))) {
-      cache.set(run.runId, { journal: token, event_count: eventCount, metadata });
-    }
-    runs.push({
+    counted: !fresh,
+    entry: {
       run_id: run.runId,
       started_at: metadata?.started_at ?? null,
       git_branch: metadata?.git_branch ?? "",
@@ -99,16 +74,35 @@ export async function listRuns(sddDir: string, options: { limit?: number } = {})
       event_count: eventCount,
       size_bytes: token.size,
       journal: run.journal,
-    });
+    },
+  };
+}
+
+/**
+ * The runs, newest start first (see `start-order.ts`), at most `limit`.
+ * A run whose journal or metadata cannot be read is skipped and named in
+ * `unreadable`; the others are still listed.
+ */
+export async function listRuns(sddDir: string, options: { limit?: number } = {}): Promise<RunList> {
+  const runsDir = runsRoot(sddDir);
+  const found = discoverRuns(sddDir);
+  const cache = ListCache.load(runsDir);
+  const { ordered, skipped: unreadable } = orderByStart(found.runs, cache);
+  let counted = 0;
+  const runs: RunListEntry[] = [];
+  for (const s of ordered) {
+    if (options.limit !== undefined && runs.length >= options.limit) break;
+    try {
+      const r = listEntry(s, cache);
+      if (r.counted) counted++;
+      runs.push(r.entry);
+    } catch (err) {
+      unreadable.push({ runId: s.run.runId, reason: unreadableReason(err) });
+    }
   }
   if (found.runsDirExists) {
     cache.retain(new Set(found.runs.map((r) => r.runId)));
     cache.save();
   }
-  return { runsDir, runsDirExists: found.runsDirExists, runs, skipped: found.skipped, counted };
-}
-
-function sameMetadata(a: CachedMetadata | null | undefined, b: CachedMetadata | null): boolean {
-  if (!a || !b) return (a ?? null) === b;
-  return sameToken(a.token, b.token) && a.started_at === b.started_at && a.git_branch === b.git_branch && a.git_sha === b.git_sha;
+  return { runsDir, runsDirExists: found.runsDirExists, runs, skipped: found.skipped, unreadable, counted };
 }

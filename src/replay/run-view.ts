@@ -49,7 +49,8 @@ function tsOf(row: PyObject): number {
   return n === null || Number.isNaN(n) ? 0 : n;
 }
 
-export async function scanRun(journal: string, limit?: number): Promise<RunScan> {
+/** `onRow` sees every row the scan reads (the display measures its id columns with it). */
+export async function scanRun(journal: string, limit?: number, onRow?: (row: PyObject) => void): Promise<RunScan> {
   const fp = new ReplayFingerprint();
   const discarded: number[] = [];
   let events = 0;
@@ -71,6 +72,7 @@ export async function scanRun(journal: string, limit?: number): Promise<RunScan>
     }
     const row = item.row;
     events++;
+    onRow?.(row);
     fp.update(row);
     const ts = tsOf(row);
     if (firstTs === null) firstTs = ts;

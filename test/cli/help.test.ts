@@ -5,6 +5,14 @@ import { bernstein } from "../helpers/cli.ts";
 const COMMANDS = [
   [],
   ["replay"],
+  ["replay", "list"],
+  ["replay", "latest"],
+  ["replay", "diff"],
+  ["replay", "repair"],
+  ["replay", "export"],
+  ["replay", "publish"],
+  ["replay", "verify"],
+  ["replay", "diff-journal"],
   ["journal"],
   ["journal", "verify"],
   ["journal", "record"],
@@ -19,6 +27,7 @@ const COMMANDS = [
   ["keys", "generate"],
   ["checkpoint"],
   ["wrap-up"],
+  ["completion"],
 ];
 
 describe("--help of every command (compiled binary, NO_COLOR)", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { Table, cellWidth, fitColumns, sanitizeCell, truncateCells, wrapCells } from "../../src/render/table.ts";
+import { ID_MIN_WIDTH, Table, cellWidth, fitColumns, foldColumns, idColumn, joinFitting, sanitizeCell, truncateCells, wrapCells } from "../../src/render/table.ts";
 
 describe("terminal table fitting", () => {
   test("fixed columns keep their width and the flexible column takes the rest", () => {
@@ -56,5 +56,41 @@ describe("terminal table fitting", () => {
     expect(t.widths).toEqual([4, 5]);
     expect(t.format(["abcdefgh", "0123456789xy"])).toEqual(["abc…  01234", "      56789", "      xy"]);
     expect(t.header()).toBe("K     V");
+  });
+
+  test("wrapping breaks after a space when the piece has one, inside a word otherwise", () => {
+    expect(wrapCells("failed: lint, tests, types", 14)).toEqual(["failed: lint,", "tests, types"]);
+    expect(wrapCells("aaaa bbbbbbbbbbbb", 6)).toEqual(["aaaa", "bbbbbb", "bbbbbb"]);
+    expect(joinFitting(["Run: r1", "Events: 4", "Fingerprint: abc..."], 20)).toEqual(["Run: r1  Events: 4", "Fingerprint: abc..."]);
+  });
+
+  test("id columns keep their full width and never go below ID_MIN_WIDTH", () => {
+    expect(idColumn("AGENT", 30)).toMatchObject({ width: 30, minWidth: ID_MIN_WIDTH });
+    expect(idColumn("AGENT", 12)).toMatchObject({ width: 12, minWidth: 12 });
+    const t = new Table([idColumn("ID", 30), { header: "X", width: 40, minWidth: 10 }], { width: 30 });
+    expect(t.widths[0]).toBe(ID_MIN_WIDTH);
+    expect(t.format(["a".repeat(30), "x"])[0]!.startsWith("a".repeat(19) + "…")).toBe(true);
+  });
+
+  test("columns that do not fit at their minimum fold below the row, highest foldPriority first", () => {
+    const cols = [
+      { header: "TIME", width: 6, minWidth: 4 },
+      idColumn("AGENT", 22),
+      idColumn("TASK", 20, { fold: "task: ", foldPriority: 1 }),
+      { header: "DETAIL", width: 32, minWidth: 20, flex: true, overflow: "wrap" as const, fold: "", foldPriority: 2 },
+    ];
+    expect([...foldColumns(cols, 100)]).toEqual([]);
+    expect([...foldColumns(cols, 60)]).toEqual([3]);
+    expect([...foldColumns(cols, 40)]).toEqual([3, 2]);
+    const t = new Table(cols, { width: 40 });
+    expect(t.header()).toBe("TIME    AGENT");
+    const lines = t.format(["0:01", "architect-1fa9af3c2d7e", "T-1", "claude  $0.1250  failed: lint, tests, types"]);
+    expect(lines[0]).toBe("0:01    architect-1fa9af3c2d7e");
+    for (const l of lines) expect(cellWidth(l)).toBeLessThanOrEqual(40);
+    // Folded cells follow in column order, indented under the second column.
+    expect(lines.slice(1).join(" ").replace(/\s+/g, " ").trim()).toBe("task: T-1 claude $0.1250 failed: lint, tests, types");
+    // A placeholder cell prints nothing once folded.
+    const p = new Table([{ header: "ID", width: 30, minWidth: 30 }, { header: "SHA", width: 8, minWidth: 8, fold: "sha: ", placeholder: "-" }], { width: 32 });
+    expect(p.format(["x", "-"])).toEqual(["x"]);
   });
 });

@@ -1,16 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { parse } from "../../src/pyjson/parse.ts";
 import type { PyObject } from "../../src/pyjson/types.ts";
-import { detailText, displayRow, eventStyle, shortAgent, taskText, timeText, truthy } from "../../src/replay/display.ts";
+import { detailText, displayRow, eventStyle, taskText, timeText, truthy } from "../../src/replay/display.ts";
 
 const row = (text: string) => parse(text) as PyObject;
 
 describe("replay display model", () => {
-  test("agent ids are shortened after the first dash only when the rest is longer than 6", () => {
-    expect(shortAgent("security-73ab")).toBe("security-73ab");
-    expect(shortAgent("backend-1234567890")).toBe("backend-123456");
-    expect(shortAgent("a-b-cdefghij")).toBe("a-b-cdef");
-    expect(shortAgent("solo")).toBe("solo");
+  test("agent ids are shown whole (an id copied from the table must work)", () => {
+    expect(displayRow(row('{"event": "agent_spawned", "agent_id": "backend-1234567890abcdef"}'), null).agent).toBe("backend-1234567890abcdef");
   });
 
   test("TASK is task_id, else the first two task_ids", () => {
@@ -49,12 +46,13 @@ describe("replay display model", () => {
     expect(eventStyle("hazard")).toBe("");
   });
 
-  test("a row without event shows '?' and non-string values their Python str()", () => {
-    const d = displayRow(row('{"agent_id": 7, "task_id": true, "model": {"a": null}}'), null);
+  test("a row without event shows '?' and non-string values as JSON, never Python reprs", () => {
+    const d = displayRow(row('{"agent_id": 7, "task_id": true, "model": {"a": null, "b": [1.0, false]}, "role": "x"}'), null);
     expect(d.event).toBe("?");
     expect(d.agent).toBe("7");
-    expect(d.task).toBe("True");
-    expect(d.detail).toBe("{'a': None}");
+    expect(d.task).toBe("true");
+    expect(d.detail).toBe('{"a": null, "b": [1.0, false]}  x');
+    expect(displayRow(row('{"event": null, "task_ids": [null, 2]}'), null)).toMatchObject({ event: "null", task: "null, 2" });
   });
 
   test("Python truthiness", () => {

@@ -31,14 +31,20 @@ describe("replay <RUN_ID> --from-step N (compiled binary)", () => {
     }
   });
 
-  test("two invocations give identical bytes; N beyond the end is clamped; negative N is 0", async () => {
+  test("two invocations give identical bytes; N beyond the end is clamped (and warned about); negative N is a usage error", async () => {
     const a = await bernstein(["replay", "hazards", "--from-step", "150", "--as-json"], { cwd: t.cwd });
     const b = await bernstein(["replay", "hazards", "--from-step", "150", "--as-json"], { cwd: t.cwd });
     expect(a.stdout).toBe(b.stdout);
     const big = await bernsteinJson(["replay", "hazards", "--from-step", "100000"], { cwd: t.cwd });
     expect(big.json.step_count).toBe(300);
-    const neg = await bernsteinJson(["replay", "hazards", "--from-step=-4"], { cwd: t.cwd });
-    expect(neg.json).toEqual({ events: [], head_hash: "", step_count: 0 });
+    expect(big.stderr).toContain("--from-step 100000 is beyond the end of hazards: it has 300 step(s)");
+    expect(a.stderr).not.toContain("beyond the end");
+    for (const n of ["-4", "-1"]) {
+      const neg = await bernsteinJson(["replay", "hazards", `--from-step=${n}`], { cwd: t.cwd });
+      expect([n, neg.code, neg.json.ok, neg.json.error]).toEqual([n, 2, false, "usage"]);
+    }
+    const spaced = await bernsteinJson(["replay", "hazards", "--from-step", "-1"], { cwd: t.cwd });
+    expect(spaced.code).toBe(2);
   });
 
   test("the projection is recomputed from content: a tampered journal still projects, discarded lines are invisible", async () => {

@@ -28,18 +28,20 @@ describe("replay list (compiled binary)", () => {
   });
   afterAll(() => t.cleanup());
 
-  test("--as-json: every run with a journal, newest first, with usable-row counts and sizes", async () => {
+  test("--as-json: every run with a journal, newest start first, with usable-row counts and sizes", async () => {
     const r = await bernsteinJson(["replay", "list"], { cwd: t.cwd });
     expect(r.code).toBe(0);
-    expect(r.json.map((e: any) => e.run_id)).toEqual(["20260104-090000", "20260103-090000", "20260102-090000", "20260101-090000"]);
+    // 20260102 started (metadata) 2026-01-02; 04 and 03 have no metadata and share the first ts
+    // 1763000001.36 (2025-11-13, ties broken by id, greatest first); 01's first ts is 2024-09-22.
+    expect(r.json.map((e: any) => e.run_id)).toEqual(["20260102-090000", "20260104-090000", "20260103-090000", "20260101-090000"]);
     const expectCount = (v: string) => JSON.parse(readFileSync(join(RUN_VECTORS, `${v}.expect.json`), "utf8")).count;
     expect(r.json.map((e: any) => e.event_count)).toEqual([
+      expectCount("hazards"),
       expectCount("hazards-junk-line-middle"),
       expectCount("hazards-torn-tail"),
-      expectCount("hazards"),
       expectCount("chain-4"),
     ]);
-    const hz = r.json[2];
+    const hz = r.json[0];
     expect(hz).toEqual({
       run_id: "20260102-090000",
       started_at: 1767344400.25,
@@ -71,7 +73,7 @@ describe("replay list (compiled binary)", () => {
 
   test("--limit N lists the N newest runs", async () => {
     const r = await bernsteinJson(["replay", "list", "--limit", "2"], { cwd: t.cwd });
-    expect(r.json.map((e: any) => e.run_id)).toEqual(["20260104-090000", "20260103-090000"]);
+    expect(r.json.map((e: any) => e.run_id)).toEqual(["20260102-090000", "20260104-090000"]);
     const bad = await bernsteinJson(["replay", "list", "--limit", "two"], { cwd: t.cwd });
     expect(bad.code).toBe(2);
     expect(bad.json).toMatchObject({ ok: false, error: "usage" });
@@ -81,7 +83,7 @@ describe("replay list (compiled binary)", () => {
     await bernstein(["replay", "list"], { cwd: t.cwd });
     const cachePath = join(t.sdd, "runs", CACHE);
     const cache = JSON.parse(readFileSync(cachePath, "utf8"));
-    expect(cache.version).toBe(1);
+    expect(cache.version).toBe(2);
     expect(Object.keys(cache.runs).sort()).toEqual(["20260101-090000", "20260102-090000", "20260103-090000", "20260104-090000"]);
     // Served from the cache while the journal is unchanged: a planted count shows through.
     cache.runs["20260101-090000"].event_count = 41;
@@ -96,12 +98,12 @@ describe("replay list (compiled binary)", () => {
 
   test("a corrupt or foreign cache file is ignored and replaced", async () => {
     const cachePath = join(t.sdd, "runs", CACHE);
-    for (const junk of ["{not json", "[]", JSON.stringify({ version: 99, runs: {} }), JSON.stringify({ version: 1, runs: { x: { event_count: -1 } } })]) {
+    for (const junk of ["{not json", "[]", JSON.stringify({ version: 99, runs: {} }), JSON.stringify({ version: 2, runs: { x: { event_count: -1 } } })]) {
       writeFileSync(cachePath, junk);
       const r = await bernsteinJson(["replay", "list"], { cwd: t.cwd });
       expect(r.code).toBe(0);
       expect(r.json.find((e: any) => e.run_id === "20260102-090000").event_count).toBe(300);
-      expect(JSON.parse(readFileSync(cachePath, "utf8")).version).toBe(1);
+      expect(JSON.parse(readFileSync(cachePath, "utf8")).version).toBe(2);
     }
   });
 
@@ -139,7 +141,7 @@ describe("replay list (compiled binary)", () => {
     expect(r.json.detail).toContain("--verify");
   });
 
-  test("10,000 runs list completely, newest first, and the second listing is served from the cache", async () => {
+  test("10,000 runs list completely, newest first (equal starts: greatest id first), and the second listing is served from the cache", async () => {
     const big = makeSdd();
     try {
       const row = readFileSync(join(RUN_VECTORS, "chain-4.jsonl"));
@@ -162,5 +164,5 @@ describe("replay list (compiled binary)", () => {
     } finally {
       big.cleanup();
     }
-  });
+  }, 60_000); // 10,000 run directories are created first: a budget for a loaded machine, not a timing
 });

@@ -139,11 +139,17 @@ describe("replay <RUN_ID> --verify (compiled binary)", () => {
     rmSync(t.runDir("gone"), { recursive: true });
   });
 
-  test("latest resolves to the greatest run id for --verify", async () => {
-    const r = await bernsteinJson(["replay", "latest", "--verify"], { cwd: t.cwd });
-    const greatest = readdirSync(join(t.sdd, "runs")).filter((n) => existsSync(t.journal(n))).sort().reverse()[0];
-    expect(r.json.run_id).toBe(greatest);
-    expect(r.stderr).toContain(`Replaying latest run: ${greatest}`);
+  test("latest resolves to the run that started last for --verify (not the greatest id)", async () => {
+    mkdirSync(t.runDir("0-started-last"), { recursive: true });
+    writeFileSync(t.journal("0-started-last"), readFileSync(join(RUN_VECTORS, "chain-4.jsonl")));
+    writeFileSync(join(t.runDir("0-started-last"), "metadata.json"), JSON.stringify({ run_id: "0-started-last", started_at: 1800000000.0 }));
+    try {
+      const r = await bernsteinJson(["replay", "latest", "--verify"], { cwd: t.cwd });
+      expect(r.json.run_id).toBe("0-started-last");
+      expect(r.stderr).toContain("Replaying latest run: 0-started-last");
+    } finally {
+      rmSync(t.runDir("0-started-last"), { recursive: true });
+    }
   });
 
   test("--threads / --links-only are honoured, never ignored", async () => {

@@ -157,11 +157,12 @@ describe("bernstein replay <TASK_ID> (live server)", () => {
 });
 
 describe("bernstein replay <TASK_ID> refusals", () => {
-  test("no trace → trace_not_found exit 3; server down → server_unreachable exit 1; bad flags → exit 2", async () => {
+  test("no trace → unknown_target exit 2; server down → server_unreachable exit 1; bad flags → exit 2", async () => {
     const p = tempProject("bern-task-replay-");
+    // No run, agent or trace has this id: it is reported as an unknown replay word, not a missing trace.
     let r = await bernstein(["replay", "T-none", "--as-json"], { cwd: p, env: ENV });
-    expect(r.code).toBe(3);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "trace_not_found", task_id: "T-none" });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "unknown_target", target: "T-none" });
     mkdirSync(join(p, ".sdd", "traces"), { recursive: true });
     writeFileSync(join(p, ".sdd", "traces", "T-orig.jsonl"), traceRow());
     r = await bernstein(["replay", "T-orig", "--as-json"], { cwd: p, env: ENV });

@@ -10,6 +10,7 @@ import { fastVerifyNotes, parseThreads, progressLine, reportVerifyStats, verifyR
 import { journalOutcome } from "../../../ci/journal.ts";
 import { ciArgs, ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
+import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
 
 const USAGE =
   "usage: bernstein journal verify <FILE|RUN_ID>... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
@@ -45,7 +46,7 @@ export default defineCliCommand({
     target: { type: "positional", required: false, description: "Journal file path(s), or run id(s) under <sdd-dir>/runs; one verdict each" },
     seal: {
       type: "string",
-      description: "Seal file {\"head\", \"event_count\"} to check identity against (default for a run id: <run_dir>/seal.json)",
+      description: "Seal file {\"head\", \"event_count\"} to check identity against (default: the seal.json beside journal.jsonl)",
     },
     "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
     threads: { type: "string", description: "Worker threads (default: available cores; 1 = no workers)" },
@@ -110,10 +111,12 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
         // verdict into an error.
       }
     }
+    const fix = tornTailFix(result, target.path);
+    const implicit = !args.seal && sealPath ? [paint("dim", `seal: ${sealPath} (the run's seal.json, beside the journal; --seal FILE names another)`)] : [];
     return {
       ok: result.ok,
-      lines: verdictLines(result, sealPath, reportPath),
-      doc: verifyResultJson(result),
+      lines: [...verdictLines(result, sealPath, reportPath), ...implicit, ...(fix ? [tornTailProse(fix)] : [])],
+      doc: withTornTailJson({ ...verifyResultJson(result), seal: sealPath }, fix),
       file: target.path,
       outcome: (base) => journalOutcome({ base, result, seal }),
     };

@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { NegativeError, UsageError } from "../../../errors.ts";
-import { renderJson } from "../../../render/json.ts";
+import { humanValue, renderJson } from "../../../render/json.ts";
 import { dictForm, RowFormError } from "../../../receipts/rows.ts";
 import { pyStr } from "../../../pyjson/python.ts";
 import type { PyObject, PyValue } from "../../../pyjson/types.ts";
@@ -125,13 +125,14 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   await printLines(paint("bold", header.map((h, i) => h.padEnd([6, 19, 19, 24, 0][i]!)).join(" ").trimEnd()));
   await forEntries(bucket, limit, async (row) => {
     const tc = row.get("tool_call");
-    const tool = tc === null || tc === undefined ? "-" : tc instanceof Map && tc.has("name") ? pyStr(tc.get("name")) : "<tool>";
+    // Values as JSON (never Python's `None`/`True`/`{'a': 1}`); hashes are strings on every valid row.
+    const tool = tc === null || tc === undefined ? "-" : tc instanceof Map && tc.has("name") ? humanValue(tc.get("name")) : "<tool>";
     const model = row.get("model");
     const cells = [
-      pyStr(row.get("seq") as PyValue),
+      humanValue(row.get("seq") as PyValue),
       pyStr(row.get("step_hash"), "").slice(0, 16) + "...",
       pyStr(row.get("prev_hash"), "").slice(0, 16) + "...",
-      model === null || model === undefined ? "-" : pyStr(model),
+      model === null || model === undefined ? "-" : humanValue(model),
       tool,
     ];
     await printLines(cells.map((c, i) => c.padEnd([6, 19, 19, 24, 0][i]!)).join(" ").trimEnd());

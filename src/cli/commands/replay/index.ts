@@ -2,6 +2,9 @@ import { UsageError } from "../../../errors.ts";
 import { defineCliCommand } from "../../command.ts";
 import { replayArgs } from "./args.ts";
 import type { ReplayContext, ReplayHandler } from "./context.ts";
+import { replayFormHelp, replayOverviewHelp, VERB_NAMES } from "./verbs.ts";
+import type { HelpHost } from "../../command.ts";
+import type { FormHost } from "../../completion.ts";
 
 const USAGE =
   "usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list> | diff RUN_A RUN_B | repair RUN_ID | export|publish|verify|diff-journal ...";
@@ -17,12 +20,15 @@ const VERBS: Record<string, () => Promise<ReplayHandler>> = {
   "diff-journal": () => import("./diff-journal.ts").then((m) => m.runDiffJournal),
 };
 
-export default defineCliCommand({
-  meta: { name: "replay", description: "Replay, verify, diff, repair and export run and agent journals" },
+const DESCRIPTION = "Replay, verify, diff, repair and export run and agent journals";
+
+const replay = defineCliCommand({
+  meta: { name: "replay", description: DESCRIPTION },
   args: {
     target: { type: "positional", required: false, description: "list | latest | RUN_ID | AGENT_ID | TASK_ID | diff | repair | export | publish | verify | diff-journal" },
     ...replayArgs,
   },
+  verbs: VERB_NAMES,
   async run({ args, json, rawArgs }) {
     const words = args._.map(String);
     const [first, ...rest] = words;
@@ -43,3 +49,10 @@ export default defineCliCommand({
     return runTarget(ctx);
   },
 });
+
+/** `replay <verb> --help` shows that verb's page; `replay --help` the overview of verbs and target forms. */
+export default Object.assign(replay, {
+  helpFor: (words: string[]) => replayFormHelp(words[0]),
+  helpOverview: replayOverviewHelp(DESCRIPTION),
+  completionForms: () => VERB_NAMES.map((v) => replayFormHelp(v)!),
+} satisfies HelpHost & FormHost);

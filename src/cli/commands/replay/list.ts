@@ -1,6 +1,7 @@
+import { InputError } from "../../../errors.ts";
 import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
-import { Table, measure, terminalWidth, type Column } from "../../../render/table.ts";
+import { Table, idColumn, measure, terminalWidth, type Column } from "../../../render/table.ts";
 import { localTime, sizeKb } from "../../../replay/format.ts";
 import { listRuns, type RunListEntry } from "../../../replay/list.ts";
 import { log } from "../../log.ts";
@@ -10,8 +11,10 @@ import { expectPositionals, limitOf, refuseFlags } from "./flags.ts";
 
 /**
  * `bernstein replay list [--limit N]`: the runs under `<sdd>/runs` that have
- * a journal, greatest run id (newest) first. `--as-json` prints an array
- * (empty when there are no runs; that is not an error).
+ * a journal, the one that started last first. `--as-json` prints an array
+ * (empty when there are no runs; that is not an error). A run that cannot be
+ * read is skipped with a warning on stderr and the others are listed (exit
+ * 0); when runs exist but none could be read, `runs_unreadable` (exit 3).
  */
 export async function runList(ctx: ReplayContext): Promise<number> {
   expectPositionals(ctx, 0, "bernstein replay list [--limit N] [--sdd-dir DIR] [--as-json]");
@@ -19,6 +22,15 @@ export async function runList(ctx: ReplayContext): Promise<number> {
   const limit = limitOf(ctx);
   const list = await listRuns(ctx.sddDir, { limit });
   for (const name of list.skipped) log.warn(`skipped ${name}: its journal resolves outside ${list.runsDir}`);
+  for (const u of list.unreadable) log.warn(`skipped ${u.runId}: cannot read it (${u.reason})`);
+  // Skipping is no reason to hide the readable runs; but a list of nothing because nothing could be read is no answer.
+  if (list.runs.length === 0 && list.unreadable.length > 0 && limit !== 0) {
+    throw new InputError(
+      "runs_unreadable",
+      `none of the ${list.unreadable.length} run(s) under ${list.runsDir} could be read (first: ${list.unreadable[0]!.runId}: ${list.unreadable[0]!.reason})`,
+      { runs_dir: list.runsDir, unreadable: list.unreadable.map((u) => ({ run_id: u.runId, reason: u.reason })) },
+    );
+  }
   if (ctx.json) {
     await printJson(list.runs.map(toJson));
     return 0;
@@ -61,14 +73,20 @@ function renderTable(runs: RunListEntry[]): string[] {
     width: measure(header, rows.map((r) => r[i]!)),
     ...extra,
   });
+  // Run ids are never cut below ID_MIN_WIDTH; start, counts and size are never cut at all.
+  // On a narrow terminal SHA, then Branch, move below their row (labelled) instead.
+  const fixed = (header: string, i: number, extra: Partial<Column> = {}): Column => {
+    const c = col(header, i, extra);
+    return { ...c, minWidth: c.width };
+  };
   const table = new Table(
     [
-      col("Run ID", 0, { minWidth: 8 }),
-      col("Started", 1, { minWidth: 10 }),
-      col("Branch", 2, { minWidth: 6 }),
-      col("SHA", 3, { minWidth: 3 }),
-      col("Events", 4, { align: "right", minWidth: 6 }),
-      col("Size", 5, { align: "right", minWidth: 6 }),
+      idColumn("Run ID", measure("", rows.map((r) => r[0]!))),
+      fixed("Started", 1),
+      col("Branch", 2, { minWidth: 6, fold: "branch: ", foldPriority: 1, placeholder: "-" }),
+      col("SHA", 3, { minWidth: 3, fold: "sha: ", foldPriority: 2, placeholder: "-" }),
+      fixed("Events", 4, { align: "right" }),
+      fixed("Size", 5, { align: "right" }),
     ],
     { width: terminalWidth() },
   );

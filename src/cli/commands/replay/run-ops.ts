@@ -13,6 +13,7 @@ import { ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
 import { printLines, writeStdout } from "../../output.ts";
+import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
 import { sealFor } from "./seal-source.ts";
@@ -61,10 +62,11 @@ async function verifyRunJournal(ctx: ReplayContext, run: RunRef, threads: number
       log.warn(`could not write the divergence report: ${errorMessage(err)}`);
     }
   }
+  const fix = tornTailFix(result, run.journal);
   return {
     ok: result.ok,
-    lines: verifyProse(run, result, source.path, reportPath),
-    doc: verifyJson(run, result),
+    lines: [...verifyProse(run, result, source.path, reportPath), ...(fix ? [tornTailProse(fix)] : [])],
+    doc: withTornTailJson({ ...verifyJson(run, result), seal: source.path }, fix),
     file: run.journal,
     outcome: (base) => journalOutcome({ base, result, seal: source.seal }),
   };
@@ -114,12 +116,17 @@ function verdictProse(run: RunRef, r: FastVerifyResult, sealPath: string | null,
   return lines;
 }
 
-/** `--from-step N` (Python `int()` spelling; negative counts as 0). */
+/**
+ * `--from-step N`: a non-negative integer (Python `int()` spelling). Python
+ * takes a negative N as 0; here it is a usage error, since "step -1" names
+ * no state anyone could want.
+ */
 function parseStep(raw: string): number {
   const t = raw.trim().replace(/(?<=\d)_(?=\d)/g, "");
-  if (!/^[+-]?\d+$/.test(t)) throw new UsageError(`--from-step needs an integer, got ${JSON.stringify(raw)}`);
+  if (/^-\d+$/.test(t)) throw new UsageError(`--from-step needs a step number of 0 or more, got ${JSON.stringify(raw)}`, "usage", { from_step: raw });
+  if (!/^\+?\d+$/.test(t)) throw new UsageError(`--from-step needs an integer, got ${JSON.stringify(raw)}`);
   const n = Number(t);
-  return Number.isSafeInteger(n) ? n : n > 0 ? Number.MAX_SAFE_INTEGER : 0;
+  return Number.isSafeInteger(n) ? n : Number.MAX_SAFE_INTEGER;
 }
 
 /**
@@ -131,6 +138,10 @@ export async function projectRun(ctx: ReplayContext, run: RunRef): Promise<numbe
   refuseFlags(ctx, ["from-step"], "replay <RUN_ID> --from-step");
   const n = parseStep(ctx.args["from-step"]!);
   const state = await rebuildState(run.journal, n);
+  // The JSON stays the projection Python prints; the shortfall is said on stderr.
+  if (state.step_count < n) {
+    log.warn(`--from-step ${n} is beyond the end of ${run.runId}: it has ${state.step_count} step(s); this is the state through step ${state.step_count}`);
+  }
   if (ctx.json) {
     const ordered = { events: state.events, head_hash: state.head_hash, step_count: state.step_count };
     await writeStdout(dumps(ordered, { sortKeys: true }) + "\n");

@@ -3,7 +3,7 @@ import { errorMessage } from "../../../errors.ts";
 import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
 import { renderJson } from "../../../render/json.ts";
-import { Table, terminalWidth } from "../../../render/table.ts";
+import { cellWidth, idColumn, joinFitting, sanitizeCell, Table, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { displayRow } from "../../../replay/display.ts";
 import { durationText, localTime } from "../../../replay/format.ts";
@@ -29,7 +29,13 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
     await streamJson(run, metadata, limit);
     return 0;
   }
-  const scan = await scanRun(run.journal, limit);
+  // The first pass also measures the id columns, so ids get their full width.
+  const ids = { agent: 0, task: 0 };
+  const scan = await scanRun(run.journal, limit, (row) => {
+    const d = displayRow(row, null);
+    ids.agent = Math.max(ids.agent, cellWidth(sanitizeCell(d.agent)));
+    ids.task = Math.max(ids.task, cellWidth(sanitizeCell(d.task)));
+  });
   if (scan.discarded.length > 0) {
     log.warn(
       `${scan.discarded.length} line(s) of ${run.journal} could not be read as events and are not shown ` +
@@ -42,7 +48,7 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
     return 0;
   }
   await printLines(...header(run, scan, metadata));
-  await writeTable(run, scan, limit);
+  await writeTable(run, scan, limit, ids);
   await printLines(...footer(ctx, run, scan));
   return 0;
 }
@@ -55,7 +61,8 @@ function header(run: RunRef, scan: RunScan, metadata: RunMetadata | null): strin
     `Duration: ${durationText(scan.durationSeconds)}`,
     `Fingerprint: ${scan.fingerprint.slice(0, 16)}...`,
   ];
-  const lines = [paint("bold cyan", "Deterministic Replay"), first.join("  ")];
+  const width = terminalWidth();
+  const lines = [paint("bold cyan", "Deterministic Replay"), ...joinFitting(first, width)];
   if (metadata) {
     const second: string[] = [];
     const started = metadata.started_at ? localTime(metadata.started_at, true) : null;
@@ -63,22 +70,28 @@ function header(run: RunRef, scan: RunScan, metadata: RunMetadata | null): strin
     if (metadata.git_branch) second.push(`Branch: ${metadata.git_branch}`);
     if (metadata.git_sha) second.push(`SHA: ${metadata.git_sha.slice(0, 12)}`);
     if (metadata.config_hash) second.push(`Config: ${metadata.config_hash.slice(0, 12)}...`);
-    lines.push(second.join("  "));
+    lines.push(...joinFitting(second, width));
   }
   lines.push("");
   return lines;
 }
 
-async function writeTable(run: RunRef, scan: RunScan, limit: number | undefined): Promise<void> {
+/**
+ * TIME · EVENT · AGENT · TASK · DETAIL. Ids (AGENT, TASK) get their full
+ * measured width and are never cut below `ID_MIN_WIDTH` cells; on a narrow
+ * terminal EVENT gives way first, then the ids (to that minimum), and when
+ * DETAIL would have fewer than 20 cells it moves below the row, wrapped to
+ * the terminal (then TASK too, labelled), so no line is wider than the
+ * terminal at any width of 60 or more.
+ */
+async function writeTable(run: RunRef, scan: RunScan, limit: number | undefined, ids: { agent: number; task: number }): Promise<void> {
   const table = new Table(
     [
-      // Preferred widths as the Python display's; on narrow terminals TASK and
-      // AGENT give way first, then EVENT, so DETAIL keeps room to be read.
       { header: "TIME", width: 6, minWidth: 4, style: "dim" },
-      { header: "EVENT", width: 24, minWidth: 12, shrinkPriority: 1 },
-      { header: "AGENT", width: 16, minWidth: 8, shrinkPriority: 2 },
-      { header: "TASK", width: 32, minWidth: 8, shrinkPriority: 3 },
-      { header: "DETAIL", width: 32, minWidth: 32, flex: true, overflow: "wrap" },
+      { header: "EVENT", width: 24, minWidth: 12, shrinkPriority: 2 },
+      idColumn("AGENT", ids.agent, { shrinkPriority: 1 }),
+      idColumn("TASK", ids.task, { shrinkPriority: 1, fold: "task: ", foldPriority: 1 }),
+      { header: "DETAIL", width: 32, minWidth: 20, flex: true, overflow: "wrap", fold: "", foldPriority: 2 },
     ],
     { width: terminalWidth() },
   );
@@ -97,42 +110,56 @@ async function writeTable(run: RunRef, scan: RunScan, limit: number | undefined)
   await writeStdout(buf);
 }
 
-function sealStatus(ctx: ReplayContext, run: RunRef, scan: RunScan): string {
+/** Prose as [style, text] segments; each segment is wrapped to the terminal on its own lines. */
+type Segment = [style: string, text: string];
+
+function sealStatus(ctx: ReplayContext, run: RunRef, scan: RunScan): Segment[] {
   let source: SealSource;
   try {
     source = sealFor(ctx, run);
   } catch (err) {
-    return paint("bold bright_red", `Seal: unreadable (${errorMessage(err)}); completeness is not proven.`);
+    return [["bold bright_red", `Seal: unreadable (${errorMessage(err)}); completeness is not proven.`]];
   }
   const { seal, path } = source;
   if (!seal) {
-    return paint("yellow", "Seal: none; completeness is not proven (a journal cut at a row boundary would look the same).");
+    return [["yellow", "Seal: none; completeness is not proven (a journal cut at a row boundary would look the same)."]];
   }
   if (!scan.complete) {
-    return `Seal: ${path} exists; not compared, because only the first ${scan.events} events were read.`;
+    return [["", `Seal: ${path} exists; not compared, because only the first ${scan.events} events were read.`]];
   }
   if (seal.head === scan.lastEventHash && seal.event_count === scan.events) {
-    return (
-      paint("bright_green", `Seal: matches (${path}: head ${seal.head.slice(0, 16)}..., ${seal.event_count} events).`) +
-      ` The chain itself is not re-verified by this display: run 'bernstein replay ${run.runId} --verify'.`
-    );
+    return [
+      ["bright_green", `Seal: matches (${path}: head ${seal.head.slice(0, 16)}..., ${seal.event_count} events).`],
+      ["", `The chain itself is not re-verified by this display: run 'bernstein replay ${run.runId} --verify'.`],
+    ];
   }
-  return paint(
-    "bold bright_red",
-    `Seal: DOES NOT MATCH (${path} commits to head ${seal.head.slice(0, 16) || "(empty)"}..., ${seal.event_count} events; ` +
-      `the journal ends at ${scan.lastEventHash.slice(0, 16) || "(empty)"}... after ${scan.events} events).`,
+  return [
+    [
+      "bold bright_red",
+      `Seal: DOES NOT MATCH (${path} commits to head ${seal.head.slice(0, 16) || "(empty)"}..., ${seal.event_count} events; ` +
+        `the journal ends at ${scan.lastEventHash.slice(0, 16) || "(empty)"}... after ${scan.events} events).`,
+    ],
+  ];
+}
+
+/** Wrap each segment to `width` (words kept whole where possible), painting every line. */
+function wrapSegments(segments: Segment[], width: number, indent = ""): string[] {
+  return segments.flatMap(([style, text]) =>
+    wrapCells(sanitizeCell(text), Math.max(20, width - indent.length)).map((l) => indent + (style ? paint(style, l) : l)),
   );
 }
 
 function footer(ctx: ReplayContext, run: RunRef, scan: RunScan): string[] {
+  const width = terminalWidth();
   const scope = scan.complete ? `all ${scan.events} events` : `the first ${scan.events} events shown`;
   return [
     "",
-    `SHA-256 fingerprint: ${scan.fingerprint}`,
-    paint("dim", `  digest of ${scope} without their clock fields (ts, elapsed_s); identical event streams share it.`),
-    `Merkle head: ${scan.lastEventHash || "(none)"}${scan.complete ? "" : " (of the last event shown)"}`,
-    paint("dim", "  The Merkle head identifies this event stream; it proves the stream is complete only if it also matches a seal."),
-    sealStatus(ctx, run, scan),
+    // A hash never splits: it moves to its own line when the label and it do not fit together.
+    ...joinFitting(["SHA-256 fingerprint:", scan.fingerprint], width, " "),
+    ...wrapSegments([["dim", `digest of ${scope} without their clock fields (ts, elapsed_s); identical event streams share it.`]], width, "  "),
+    ...joinFitting(["Merkle head:", `${scan.lastEventHash || "(none)"}${scan.complete ? "" : " (of the last event shown)"}`], width, " "),
+    ...wrapSegments([["dim", "The Merkle head identifies this event stream; it proves the stream is complete only if it also matches a seal."]], width, "  "),
+    ...wrapSegments(sealStatus(ctx, run, scan), width),
   ];
 }
 

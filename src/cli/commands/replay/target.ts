@@ -2,7 +2,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { validateRunId } from "../../../journal/paths.ts";
 import { UsageError } from "../../../errors.ts";
-import { resolveRun, type RunRef } from "../../../replay/discovery.ts";
+import { closest } from "../../suggest.ts";
+import { VERB_NAMES } from "./verbs.ts";
+import { assertJournalExists, resolveRun, type RunRef } from "../../../replay/discovery.ts";
 import { log } from "../../log.ts";
 import type { ReplayContext } from "./context.ts";
 
@@ -12,7 +14,9 @@ import type { ReplayContext } from "./context.ts";
  *  2. `list` → the run list;
  *  3. `<sdd>/runtime/journal/<ID>` exists → the agent step-journal view;
  *  4. `latest`, or `<sdd>/runs/<ID>/journal.jsonl` exists → the run display;
- *  5. otherwise → task-trace replay (ID is a task id).
+ *  5. a task with a trace under `<sdd>/traces` → task-trace replay;
+ *  6. otherwise `unknown_target` (exit 2, listing the verbs), or
+ *     `journal_missing` (exit 3) when the run directory exists without a journal.
  * An ID that is no valid run id and names no agent journal is refused
  * (`invalid_run_id`, exit 2) before anything touches the file system with it.
  */
@@ -51,8 +55,30 @@ export async function runTarget(ctx: ReplayContext): Promise<number> {
     const { showRun } = await import("./show.ts");
     return showRun(ctx, run);
   }
+  // A word that is no run, no agent and no traced task is most likely a mistyped verb:
+  // say so before the task-replay flags are checked against it.
+  const { latestTraceForTask } = await import("../../../traces/reader.ts");
+  if (latestTraceForTask(ctx.sddDir, id).trace === null) {
+    assertJournalExistsIfRunDir(run);
+    throw unknownTarget(id, ctx.sddDir);
+  }
   const { runTaskReplay } = await import("./task.ts");
   return runTaskReplay(ctx);
+}
+
+function assertJournalExistsIfRunDir(run: RunRef): void {
+  if (existsSync(run.runDir)) assertJournalExists(run);
+}
+
+/** `unknown_target` (exit 2): names what was looked for and lists the verbs, with the closest one. */
+function unknownTarget(id: string, sddDir: string): UsageError {
+  const hint = closest(id, [...VERB_NAMES]);
+  return new UsageError(
+    `'${id}' is not a replay command, and no run, agent journal or task trace has that id under ${sddDir}` +
+      `${hint ? ` (did you mean 'bernstein replay ${hint}'?)` : ""}; commands: ${VERB_NAMES.join(", ")}; see 'bernstein replay list'`,
+    "unknown_target",
+    { target: id, commands: VERB_NAMES, ...(hint ? { suggestion: hint } : {}) },
+  );
 }
 
 /** A single path component: never `.`/`..`, no separators, no NUL. */
@@ -65,7 +91,8 @@ function isPathComponent(s: string): boolean {
  * announced on stderr (never inside the JSON on stdout).
  */
 export function resolveNamedRun(ctx: ReplayContext, id: string, requireJournal: boolean): RunRef {
-  const run = resolveRun(ctx.sddDir, id, { requireJournal });
+  const { unreadable, ...run } = resolveRun(ctx.sddDir, id, { requireJournal });
+  for (const u of unreadable ?? []) log.warn(`latest: skipped run ${u.runId}, whose start could not be read (${u.reason})`);
   if (id === "latest") log.info(`Replaying latest run: ${run.runId}`);
   return run;
 }

@@ -1,0 +1,33 @@
+import { UsageError } from "../../errors.ts";
+import { defineCliCommand } from "../command.ts";
+import { bashScript, completionTree, fishScript, zshScript } from "../completion.ts";
+import { writeStdout } from "../output.ts";
+
+const SHELLS = { bash: bashScript, zsh: zshScript, fish: fishScript } as const;
+
+/**
+ * `bernstein completion bash|zsh|fish`: a completion script for the shell,
+ * generated from the command tree (commands, `replay` verbs, flags; run ids
+ * under `.sdd/runs` for `replay`).
+ */
+export default defineCliCommand({
+  meta: {
+    name: "completion",
+    description: "Print a shell completion script: bash (source <(bernstein completion bash)), zsh, or fish (| source)",
+  },
+  args: {
+    shell: { type: "positional", required: false, description: "bash | zsh | fish" },
+  },
+  async run({ args }) {
+    const words = args._.map(String);
+    const shell = words[0];
+    if (words.length !== 1 || !shell || !(shell in SHELLS)) {
+      throw new UsageError(`usage: bernstein completion bash|zsh|fish${shell && !(shell in SHELLS) ? ` (unknown shell '${shell}')` : ""}`);
+    }
+    // Loaded here, not at the top: the registry imports this command lazily too.
+    const { rootCommand } = await import("../registry.ts");
+    const tree = await completionTree(rootCommand, "bernstein");
+    await writeStdout(SHELLS[shell as keyof typeof SHELLS](tree));
+    return 0;
+  },
+});

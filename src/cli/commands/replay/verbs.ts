@@ -1,0 +1,145 @@
+import type { ArgsDef, CommandDef } from "citty";
+import { commonArgs } from "../../command.ts";
+import { replayArgs } from "./args.ts";
+
+/**
+ * What each form of `bernstein replay` takes, for help pages, completions and
+ * the "unknown target" message. `replay` parses as one command (the Python
+ * CLI's shape: the first word selects the verb), so these are descriptions,
+ * not dispatch: the handlers still refuse flags that do not apply to them.
+ */
+type ReplayFlag = keyof typeof replayArgs;
+
+export interface ReplayForm {
+  description: string;
+  /** Positional words after the verb (or the target itself for the target forms). */
+  positionals: { name: string; description: string; required: boolean }[];
+  /** Flags of this form, besides `--sdd-dir` and the common flags. */
+  flags: ReplayFlag[];
+  /** Flag descriptions worded for this form (the shared ones name the form they apply to). */
+  flagText?: Partial<Record<ReplayFlag, string>>;
+}
+
+const RUN_FLAGS: ReplayFlag[] = ["limit", "verify", "from-step", "seal", "threads", "links-only"];
+const RUN_TEXT: ReplayForm["flagText"] = {
+  limit: "Show at most N events (only those are read)",
+  verify: "Verify the journal's chain, coverage and seal (exit 1 on divergence)",
+  "from-step": "Project the state through step N: {events, head_hash, step_count}",
+  seal: "Seal file {head, event_count} to check against (default <run_dir>/seal.json)",
+};
+
+/** The verbs: words that are never taken as a run, agent or task id. */
+export const REPLAY_VERBS: Record<string, ReplayForm> = {
+  list: {
+    description: "List the runs with a journal, newest first (by start time)",
+    positionals: [],
+    flags: ["limit"],
+    flagText: { limit: "Show at most N runs (the newest)" },
+  },
+  latest: {
+    description: "The run that started last: show it, or --verify / --from-step N it",
+    positionals: [],
+    flags: RUN_FLAGS,
+    flagText: RUN_TEXT,
+  },
+  diff: {
+    description: "First event where two runs' journals diverge (exit 1 when they do)",
+    positionals: [
+      { name: "run_a", description: "Run id (or latest)", required: true },
+      { name: "run_b", description: "Run id (or latest)", required: true },
+    ],
+    flags: [],
+  },
+  repair: {
+    description: "Cut a torn trailing fragment of a run journal (nothing else), so the run can resume",
+    positionals: [{ name: "run_id", description: "Run id (or latest)", required: true }],
+    flags: ["seal"],
+    flagText: { seal: "Seal file {head, event_count} the surviving journal must agree with (default <run_dir>/seal.json)" },
+  },
+  export: {
+    description: "Write an offline-verifiable receipt (tar) of an agent's step journal",
+    positionals: [
+      { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
+      { name: "out", description: "Output file (default <sdd-dir>/runtime/receipts/<AGENT_ID>.tar)", required: false },
+    ],
+    flags: ["sign"],
+  },
+  publish: {
+    description: "Write a redacted receipt meant to leave the machine (needs --yes-i-want-to-publish)",
+    positionals: [
+      { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
+      { name: "out", description: "Output file (default <sdd-dir>/runtime/receipts/<AGENT_ID>.published.tar)", required: false },
+    ],
+    flags: ["yes-i-want-to-publish", "redact", "sign"],
+  },
+  verify: {
+    description: "Verify a receipt offline (exit 1 when its chain or signature does not verify)",
+    positionals: [{ name: "receipt", description: "Receipt tar (plain or gzip)", required: true }],
+    flags: ["head", "public-key"],
+  },
+  "diff-journal": {
+    description: "First step where two agent step journals diverge (exit 1 when they do)",
+    positionals: [
+      { name: "left", description: "Agent id, step journal file or receipt", required: true },
+      { name: "right", description: "Agent id, step journal file or receipt", required: true },
+    ],
+    flags: [],
+  },
+};
+
+/** The target forms: `replay <ID>` where ID names a run, an agent or a traced task. */
+export const REPLAY_TARGETS: Record<string, ReplayForm> = {
+  RUN_ID: {
+    description: "Show a run's events; --verify checks its chain and seal, --from-step N projects its state",
+    positionals: [],
+    flags: RUN_FLAGS,
+    flagText: RUN_TEXT,
+  },
+  AGENT_ID: {
+    description: "Show an agent's step journal after verifying its chain",
+    positionals: [],
+    flags: ["limit"],
+    flagText: { limit: "Show at most N entries" },
+  },
+  TASK_ID: {
+    description: "Re-run a traced task on the running task server and diff the result",
+    positionals: [],
+    flags: ["model", "extra-context", "timeout"],
+  },
+};
+
+/** Every word `replay` understands as a verb, in help order. */
+export const VERB_NAMES = Object.keys(REPLAY_VERBS);
+
+function pick(flags: readonly ReplayFlag[], text: ReplayForm["flagText"] = {}): ArgsDef {
+  const out: ArgsDef = { "sdd-dir": replayArgs["sdd-dir"] };
+  for (const f of flags) out[f] = text[f] ? { ...replayArgs[f], description: text[f] } : replayArgs[f];
+  return { ...out, ...commonArgs };
+}
+
+function formCommand(name: string, form: ReplayForm): CommandDef<any> {
+  const args: ArgsDef = {};
+  for (const p of form.positionals) args[p.name] = { type: "positional", required: p.required, description: p.description };
+  return { meta: { name, description: form.description }, args: { ...args, ...pick(form.flags, form.flagText) } };
+}
+
+/**
+ * The help page `bernstein replay <word> --help` shows: a verb's own page,
+ * a target form's page (`RUN_ID`, `AGENT_ID`, `TASK_ID`), or undefined for
+ * the overview.
+ */
+export function replayFormHelp(word: string | undefined): CommandDef<any> | undefined {
+  if (word === undefined) return undefined;
+  const verb = REPLAY_VERBS[word];
+  if (verb) return formCommand(word, verb);
+  const target = REPLAY_TARGETS[word];
+  if (target) return formCommand(`<${word}>`, target);
+  return undefined;
+}
+
+/** The `bernstein replay --help` overview: the verbs and target forms as commands, only the shared flags. */
+export function replayOverviewHelp(description: string): CommandDef<any> {
+  const subCommands: Record<string, CommandDef<any>> = {};
+  for (const [name, form] of Object.entries({ ...REPLAY_VERBS, ...REPLAY_TARGETS })) subCommands[name] = formCommand(name, form);
+  return { meta: { name: "replay", description }, args: pick([]), subCommands };
+}

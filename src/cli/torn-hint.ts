@@ -1,0 +1,59 @@
+import { basename, dirname, resolve } from "node:path";
+import type { FastVerifyResult } from "../journal/fast/engine.ts";
+import { JOURNAL_FILE_NAME } from "../journal/paths.ts";
+import { isTornTail } from "../journal/repair.ts";
+
+/**
+ * A verdict whose only problem is a torn tail (a writer killed mid-line)
+ * has one fix, `bernstein replay repair <RUN>`; the verdict says so, in
+ * prose and JSON. Classified by the repair policy itself (`isTornTail`), so
+ * the hint is given exactly when repair would cut the tail; that costs one
+ * more pass over the journal, and only on a failed verdict with discards.
+ */
+export interface TornTailFix {
+  /** The command to run, or null when the journal is not in a run directory `repair` can name. */
+  command: string | null;
+}
+
+/** The repair command for `journal`: `bernstein replay repair <RUN>` (+ `--sdd-dir` when not `.sdd`). */
+export function repairCommand(journal: string): string | null {
+  const path = resolve(journal);
+  if (basename(path) !== JOURNAL_FILE_NAME) return null;
+  const runDir = dirname(path);
+  const runs = dirname(runDir);
+  if (basename(runs) !== "runs") return null;
+  const sdd = dirname(runs);
+  const sddArg = sdd === resolve(".sdd") ? "" : ` --sdd-dir ${shellWord(sdd)}`;
+  return `bernstein replay repair ${shellWord(basename(runDir))}${sddArg}`;
+}
+
+function shellWord(s: string): string {
+  return /^[A-Za-z0-9_.\/:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The fix when `r` failed only because of discarded lines that form a torn tail; else null. */
+export function tornTailFix(r: FastVerifyResult, journal: string): TornTailFix | null {
+  if (r.ok || !r.chain_consistent || r.discarded_line_indices.length === 0) return null;
+  let torn: boolean;
+  try {
+    torn = isTornTail(journal);
+  } catch {
+    return null; // unreadable now: no hint rather than a wrong one
+  }
+  return torn ? { command: repairCommand(journal) } : null;
+}
+
+/** The prose line naming the fix. */
+export function tornTailProse(fix: TornTailFix): string {
+  return fix.command
+    ? `torn tail: the last line was cut mid-write (a killed writer); fix: ${fix.command}`
+    : "torn tail: the last line was cut mid-write (a killed writer); 'bernstein replay repair <RUN>' repairs it once the journal is <sdd>/runs/<RUN>/journal.jsonl";
+}
+
+/** Add the fix to a JSON verdict: `torn_tail`, `fix`, and the fix appended to `detail` when there is one. */
+export function withTornTailJson(doc: Record<string, unknown>, fix: TornTailFix | null): Record<string, unknown> {
+  if (!fix) return doc;
+  const out: Record<string, unknown> = { ...doc, torn_tail: true, fix: fix.command };
+  if (typeof out.detail === "string") out.detail = `${out.detail}; ${tornTailProse(fix)}`;
+  return out;
+}
