@@ -31,7 +31,9 @@ export const ERROR_CATALOGUE = {
   // 1: a negative verdict
   body_too_large: [1, "task server: the request body is over its size limit"],
   budget_exhausted: [1, "`bernstein run` reached its budget before all tasks were done"],
-  chain_broken: [1, "a journal row's hash or prev_hash link does not check out (first divergent step reported)"],
+  chain_broken: [1, "a hash or a link of the chain does not check out (journal: first divergent step; receipt: a journal line)"],
+  head_mismatch: [1, "a receipt whose walked head differs from --head"],
+  manifest_mismatch: [1, "a receipt whose manifest head or step count differs from its journal"],
   chain_verification_failed: [1, "an agent step journal does not verify, so it is not exported or published"],
   coverage_partial: [1, "the chain is consistent but some physical lines could not be read (discarded)"],
   divergence: [1, "two journals differ: `replay diff` / `diff-journal` report the first differing step"],
