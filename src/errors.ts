@@ -56,6 +56,12 @@ export class NegativeError extends BernsteinError {
   }
 }
 
+/** A verdict's `detail`: its first error, and how many more there are, on one line. */
+export function firstOfErrors(errors: readonly string[], fallback: string): string {
+  const first = (errors[0] ?? fallback).split("\n")[0]!;
+  return errors.length > 1 ? `${first} (and ${errors.length - 1} more error(s))` : first;
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);

@@ -1,7 +1,7 @@
 import { pyPrefix } from "../pyjson/python.ts";
 import type { KeyObject } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { InputError, type ErrorCode } from "../errors.ts";
+import { firstOfErrors, InputError, type ErrorCode } from "../errors.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
 import { ChainWalker, OverlongLineError, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
@@ -195,7 +195,7 @@ export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {
   return {
     ok: first === undefined,
     error: first?.[0] ?? null,
-    detail: first === undefined ? null : failures.length > 1 ? `${first[1]} (and ${failures.length - 1} more error(s))` : first[1],
+    detail: first === undefined ? null : firstOfErrors(failures.map((f) => f[1]), first[1]),
     head_hash: walked.head_hash,
     steps: walked.steps,
     errors: failures.map((f) => f[1]),

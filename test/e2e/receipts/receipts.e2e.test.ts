@@ -38,11 +38,11 @@ describe("replay export (binary)", () => {
   test("refusals carry their codes and write nothing", async () => {
     const cwd = workdir();
     const cases: [string[], number, string][] = [
-      [["replay", "export", "nobody"], 2, "agent_journal_missing"],
+      [["replay", "export", "nobody"], 3, "agent_journal_missing"],
       [["replay", "export", "../x"], 2, "invalid_agent_id"],
       [["replay", "export", "agent-a", "--yes-i-want-to-publish"], 2, "flag_not_applicable"],
       [["replay", "export", "agent-a", "--head", "ab"], 2, "flag_not_applicable"],
-      [["replay", "export", "agent-a", "--sign", "missing.key"], 2, "signing_key_unreadable"],
+      [["replay", "export", "agent-a", "--sign", "missing.key"], 3, "signing_key_unreadable"],
       [["replay", "export"], 2, "usage"],
     ];
     for (const [args, code, error] of cases) {
@@ -151,7 +151,7 @@ describe("replay verify (binary)", () => {
     const missing = await bernsteinJson(["replay", "verify", "nope.tar"], { cwd });
     expect([missing.code, missing.json.error, missing.json.detail]).toEqual([3, "receipt_not_found", "receipt not found: nope.tar"]);
     const pk = await bernsteinJson(["replay", "verify", join(AJ, "agent-a.tar"), "--public-key", "nokey.pub"], { cwd });
-    expect([pk.code, pk.json.error]).toEqual([2, "public_key_unreadable"]);
+    expect([pk.code, pk.json.error]).toEqual([3, "public_key_unreadable"]);
     const usage = await bernsteinJson(["replay", "verify"], { cwd });
     expect(usage.code).toBe(2);
     const na = await bernsteinJson(["replay", "verify", join(AJ, "agent-a.tar"), "--sign", "k"], { cwd });

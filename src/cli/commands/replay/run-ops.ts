@@ -113,8 +113,8 @@ function parseStep(raw: string): number {
 }
 
 /**
- * `replay <RUN_ID> --from-step N`: `{"events", "head_hash", "step_count"}`
- * as Python's `json.dumps(state, sort_keys=True)` (one line, ASCII-escaped),
+ * `replay <RUN_ID> --from-step N`: `{"events", "head_hash", "ok", "step_count"}`
+ * as Python's `json.dumps({**state, "ok": True}, sort_keys=True)` (one line, ASCII-escaped),
  * identical bytes on every invocation over the same file.
  */
 export async function projectRun(ctx: ReplayContext, run: RunRef): Promise<number> {
@@ -122,7 +122,7 @@ export async function projectRun(ctx: ReplayContext, run: RunRef): Promise<numbe
   const n = parseStep(ctx.args["from-step"]!);
   const state = await rebuildState(run.journal, n);
   if (ctx.json) {
-    const ordered = { events: state.events, head_hash: state.head_hash, step_count: state.step_count };
+    const ordered = { events: state.events, head_hash: state.head_hash, ok: true, step_count: state.step_count };
     await writeStdout(dumps(ordered, { sortKeys: true }) + "\n");
     return 0;
   }
