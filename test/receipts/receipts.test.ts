@@ -55,7 +55,7 @@ describe("export", () => {
   });
 
   test("refusals: missing agent, empty journal, broken chain, unreadable key", async () => {
-    expect(await code(exportReceipt({ sddDir: sdd, agentId: "nobody", out: f("x.tar") }))).toBe("agent_journal_missing/2: no journal for agent nobody");
+    expect(await code(exportReceipt({ sddDir: sdd, agentId: "nobody", out: f("x.tar") }))).toBe("agent_journal_missing/3: no journal for agent nobody");
     expect(await code(exportReceipt({ sddDir: sdd, agentId: "../x", out: f("x.tar") }))).toStartWith("invalid_agent_id/2");
     const e = join(sdd, "runtime", "journal", "empty");
     cpSync(join(sdd, "runtime", "journal", "agent-a"), e, { recursive: true });

@@ -36,7 +36,13 @@ describe("journal verify on the shared vectors", () => {
       copyFileSync(join(VDIR, `${name}.jsonl`), file);
       const exp = JSON.parse(readFileSync(join(VDIR, `${name}.expect.json`), "utf8"));
       const r = await bernsteinJson(["journal", "verify", file]);
-      expect(Object.keys(r.json)).toEqual(VERDICT_KEYS);
+      // A negative verdict names its first failed check right after `ok`, like every failure.
+      const [okKey, ...rest] = VERDICT_KEYS;
+      expect(Object.keys(r.json)).toEqual(exp.ok ? VERDICT_KEYS : [okKey, "error", "detail", ...rest]);
+      if (!exp.ok) {
+        expect(r.json.error).toBe(exp.chain_consistent === false ? "chain_broken" : "coverage_partial");
+        expect(r.json.detail).toBe(r.json.errors.length > 1 ? `${r.json.errors[0]} (and ${r.json.errors.length - 1} more error(s))` : r.json.errors[0]);
+      }
       for (const k of Object.keys(exp)) expect([k, r.json[k]]).toEqual([k, exp[k]]);
       expect(r.json.identity).toBe("unverifiable");
       expect(r.code).toBe(exp.ok ? 0 : 1);

@@ -28,7 +28,7 @@ describe("replay export (binary)", () => {
     const cwd = workdir();
     const r = await bernsteinJson(["replay", "export", "agent-a"], { cwd });
     expect(r.code).toBe(0);
-    expect(r.json).toEqual({ agent_id: "agent-a", output: ".sdd/runtime/receipts/agent-a.tar", head_hash: HEAD, steps: 60, signed: false });
+    expect(r.json).toEqual({ ok: true, agent_id: "agent-a", output: ".sdd/runtime/receipts/agent-a.tar", head_hash: HEAD, steps: 60, signed: false });
     expect(existsSync(join(cwd, ".sdd/runtime/receipts/agent-a.tar"))).toBe(true);
     const p = await bernstein(["replay", "export", "agent-a", "out/a.tar"], { cwd });
     expect(p.code).toBe(0);
@@ -89,6 +89,7 @@ describe("replay publish (binary)", () => {
     const r = await bernsteinJson(["replay", "publish", "agent-a", "--yes-i-want-to-publish"], { cwd });
     expect(r.code).toBe(0);
     expect(r.json).toEqual({
+      ok: true,
       agent_id: "agent-a",
       output: ".sdd/runtime/receipts/agent-a.published.tar",
       original_head_hash: HEAD,
@@ -162,7 +163,7 @@ describe("replay verify (binary)", () => {
     const cwd = workdir();
     const g = await bernsteinJson(["keys", "generate", "--out-dir", "keys", "--name", "ci"], { cwd });
     expect(g.code).toBe(0);
-    expect(g.json).toEqual({ private_key: "keys/ci.key", public_key: "keys/ci.pub", fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(g.json).toEqual({ ok: true, private_key: "keys/ci.key", public_key: "keys/ci.pub", fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(statSync(join(cwd, "keys/ci.key")).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(cwd, "keys/ci.key"), "utf8")).toStartWith("-----BEGIN PRIVATE KEY-----");
     expect(readFileSync(join(cwd, "keys/ci.pub"), "utf8")).toStartWith("-----BEGIN PUBLIC KEY-----");
@@ -229,6 +230,9 @@ describe("replay diff-journal and the agent view (binary)", () => {
     const d = await bernsteinJson(["replay", "diff-journal", "agent-a", "agent-c"], { cwd });
     expect(d.code).toBe(1);
     expect(d.json).toEqual({
+      ok: false,
+      error: "divergence",
+      detail: "field(s) differ: model",
       diverged: true,
       seq: 17,
       fields_changed: ["model"],
@@ -239,10 +243,10 @@ describe("replay diff-journal and the agent view (binary)", () => {
     const prose = await bernstein(["replay", "diff-journal", "agent-a", "agent-c"], { cwd });
     expect(prose.stdout).toBe("Divergence at step 17: field(s) differ: model\n  model:\n    left:  None\n    right: 'changed-model'\n");
     const same = await bernsteinJson(["replay", "diff-journal", "agent-a", join(AJ, "agent-a.tar")], { cwd });
-    expect([same.code, same.json]).toEqual([0, { diverged: false }]);
+    expect([same.code, same.json]).toEqual([0, { ok: true, diverged: false }]);
     expect((await bernstein(["replay", "diff-journal", "agent-a", "agent-b"], { cwd })).stdout).toBe("No divergence; chains match end-to-end.\n");
     const missing = await bernsteinJson(["replay", "diff-journal", "agent-a", "nobody"], { cwd });
-    expect([missing.code, missing.json.error]).toEqual([2, "agent_journal_missing"]);
+    expect([missing.code, missing.json.error]).toEqual([3, "agent_journal_missing"]);
     expect((await bernsteinJson(["replay", "diff-journal", "agent-a"], { cwd })).code).toBe(2);
   });
 
