@@ -31,7 +31,7 @@ async function run(args: string[]) {
 function expectFailure(r: { code: number; json: any }, error: string, exit: number) {
   expect([r.json.ok, r.json.error, r.code]).toEqual([false, error, exit]);
   expect(isErrorCode(r.json.error)).toBe(true);
-  expect(ERROR_CATALOGUE[r.json.error as keyof typeof ERROR_CATALOGUE][0]).toBe(exit);
+  expect(ERROR_CATALOGUE[r.json.error as keyof typeof ERROR_CATALOGUE][0] as number).toBe(exit);
   expect(typeof r.json.detail).toBe("string");
   expect(r.json.detail.length).toBeGreaterThan(0);
   expect(r.json.detail).not.toContain("\n");

@@ -179,7 +179,8 @@ describe("seal", () => {
     // Resealing a changed journal is refused, not silently overwritten.
     writeFileSync(file, lines.slice(0, 2).join("\n") + "\n");
     const reseal = await bernsteinJson(["journal", "seal", "run-1"], { cwd });
-    expect([reseal.code, reseal.json.error]).toEqual([2, "seal_mismatch"]);
+    // seal_refused (exit 2): seal_mismatch is the verdict (exit 1) of a journal that disagrees with its seal.
+    expect([reseal.code, reseal.json.error]).toEqual([2, "seal_refused"]);
   });
 
   test("refuses to seal a journal that does not verify, and a missing one", async () => {
