@@ -192,13 +192,14 @@ export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {
     failures.push(["head_mismatch", `expected head ${pyPrefix(expected, 16)}... but walked ${pyPrefix(walked.head_hash, 16)}...`]);
   }
   const first = failures[0];
+  const errors = failures.map((f) => f[1]);
   return {
     ok: first === undefined,
     error: first?.[0] ?? null,
-    detail: first === undefined ? null : firstOfErrors(failures.map((f) => f[1]), first[1]),
+    detail: first === undefined ? null : firstOfErrors(errors, first[1]),
     head_hash: walked.head_hash,
     steps: walked.steps,
-    errors: failures.map((f) => f[1]),
+    errors,
     signed: sigRaw !== null,
     signature: sig.state,
     signature_checked: key !== null,
