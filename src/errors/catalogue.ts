@@ -64,6 +64,7 @@ export const ERROR_CATALOGUE = {
   stop_timeout: [1, "agents did not finish within the stop timeout"],
   task_not_found: [1, "no task with this id on the task server"],
   tasks_failed: [1, "`bernstein run` ended with tasks that failed for good"],
+  torn_tail: [1, "the chain is consistent but the journal ends in a torn write (an interrupted append): `replay repair` removes it"],
   // 2: usage error or refusal
   agent_cli_missing: [2, "the configured agent CLI is not on PATH"],
   agent_journal_closed: [2, "an append to an agent step journal after it was closed"],

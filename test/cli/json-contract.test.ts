@@ -6,7 +6,7 @@
  * one-line `detail`; missing input of any kind exits 3.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, cpSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { ERROR_CATALOGUE, isErrorCode } from "../../src/errors.ts";
@@ -16,7 +16,13 @@ import { runPython } from "../helpers/python.ts";
 
 let t: SddTree;
 beforeAll(() => {
-  t = makeSdd({ hazards: "hazards", copy: "hazards", tampered: "hazards-payload-edit", junk: "hazards-junk-line-middle" });
+  t = makeSdd({ hazards: "hazards", copy: "hazards", tampered: "hazards-payload-edit", junk: "hazards-junk-line-middle", torn: "hazards-torn-tail" });
+  // The same torn write with CRLF line ends; and a torn write after a junk line in the middle (not only a torn tail).
+  const tornText = readFileSync(t.journal("torn"), "utf8");
+  mkdirSync(t.runDir("torncrlf"));
+  writeFileSync(t.journal("torncrlf"), tornText.replace(/\n/g, "\r\n"));
+  mkdirSync(t.runDir("midcut"));
+  writeFileSync(t.journal("midcut"), readFileSync(t.journal("junk"), "utf8") + '{"event": "cut');
   cpSync(join(VECTORS, "agent-journal", "sdd", "runtime"), join(t.sdd, "runtime"), { recursive: true });
   for (const d of ["runtime", "runtime/journal"]) chmodSync(join(t.sdd, d), 0o755);
   writeFileSync(join(t.cwd, "wrong-seal.json"), JSON.stringify({ head: "0".repeat(64), event_count: 300 }));
@@ -127,6 +133,10 @@ describe("every negative verdict carries error and detail", () => {
   const verdicts: [string[], string][] = [
     [["journal", "verify", "tampered"], "chain_broken"],
     [["journal", "verify", "junk"], "coverage_partial"],
+    [["journal", "verify", "torn"], "torn_tail"],
+    [["journal", "verify", "torncrlf"], "torn_tail"],
+    [["replay", "torn", "--verify"], "torn_tail"],
+    [["journal", "verify", "midcut"], "coverage_partial"],
     [["journal", "verify", "hazards", "--seal", "wrong-seal.json"], "seal_mismatch"],
     [["replay", "tampered", "--verify"], "chain_broken"],
     [["replay", "hazards", "--verify", "--seal", "wrong-seal.json"], "seal_mismatch"],
@@ -138,7 +148,8 @@ describe("every negative verdict carries error and detail", () => {
       const r = await run(args);
       expectFailure(r, error, 1);
       // The verdict's own facts stay beside the code (keys are added, never renamed).
-      if (args[0] === "journal" || args.includes("--verify")) expect(r.json.errors[0]).toBe(r.json.detail.replace(/ \(and \d+ more error\(s\)\)$/, ""));
+      if (error === "torn_tail") expect(r.json.detail).toContain("'replay repair' removes it");
+      else if (args[0] === "journal" || args.includes("--verify")) expect(r.json.errors[0]).toBe(r.json.detail.replace(/ \(and \d+ more error\(s\)\)$/, ""));
       else expect(r.json.diverged).toBe(true);
     });
   }
