@@ -49,19 +49,26 @@ function lastLineIndex(path: string): number | null {
     return null;
   }
   try {
-    const buf = new Uint8Array(1 << 20);
+    const buf = Buffer.allocUnsafe(1 << 20);
     let breaks = 0;
     let size = 0;
     let prevCr = false;
     let endsWithBreak = false;
     for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; size += n) {
-      for (let i = 0; i < n; i++) {
-        const b = buf[i]!;
-        // CRLF is one break, counted at the CR.
-        if (b === 0x0d || (b === 0x0a && !prevCr)) breaks++;
-        prevCr = b === 0x0d;
+      const chunk = buf.subarray(0, n);
+      if (!prevCr && chunk.indexOf(0x0d) < 0) {
+        // The common case, no CR at all: count LFs with the native search.
+        for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) breaks++;
+      } else {
+        for (let i = 0; i < n; i++) {
+          const b = chunk[i]!;
+          // CRLF is one break, counted at the CR.
+          if (b === 0x0d || (b === 0x0a && !prevCr)) breaks++;
+          prevCr = b === 0x0d;
+        }
       }
-      endsWithBreak = buf[n - 1] === 0x0a || buf[n - 1] === 0x0d;
+      prevCr = chunk[n - 1] === 0x0d;
+      endsWithBreak = chunk[n - 1] === 0x0a || chunk[n - 1] === 0x0d;
     }
     if (size === 0) return null;
     return endsWithBreak ? breaks - 1 : breaks;
