@@ -49,6 +49,7 @@ async function compile(outfile: string, target?: string): Promise<void> {
     "--no-compile-autoload-tsconfig",
     "--no-compile-autoload-package-json",
     `--define=BERNSTEIN_VERSION=${JSON.stringify(pkg.version)}`,
+    `--define=BERNSTEIN_COMMIT=${JSON.stringify((() => { try { return Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: root }).stdout.toString().trim(); } catch { return ""; } })())}`, // contract: `--version --as-json` commit ("" -> "unknown")
     // Hermetic: the bundle never inlines the builder's NODE_ENV (bun test sets
     // "test"), so a build inside the test runner equals a release build.
     `--define=process.env.NODE_ENV=${JSON.stringify("production")}`,

@@ -1,20 +1,10 @@
 /**
- * The exit-code contract of the tool, owned here so the library and the CLI
- * agree on it. The CLI maps every expected failure to one of these.
+ * The exit-code contract and the error codes live in the catalogue
+ * (src/errors/catalogue.ts); they are re-exported here so the library and
+ * the CLI import one module.
  */
-export const ExitCode = {
-  /** success / verified */
-  OK: 0,
-  /** the verdict is negative: chain broken, divergence, mismatch */
-  NEGATIVE: 1,
-  /** usage error or refusal: bad flags, missing input, confirmation missing */
-  USAGE: 2,
-  /** input that cannot be read as what it claims to be */
-  INPUT: 3,
-  /** an unexpected internal error (a bug): never an expected outcome */
-  INTERNAL: 70,
-} as const;
-export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+import { ExitCode, type ErrorCode, type ExitCodeValue } from "./errors/catalogue.ts";
+export { ERROR_CATALOGUE, ExitCode, exitCodeOf, isErrorCode, type ErrorCode, type ExitCodeValue } from "./errors/catalogue.ts";
 
 /**
  * An expected failure. `code` is the machine-readable error code printed as
@@ -22,10 +12,10 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
  * `facts` are merged into that document (partial results that are known).
  */
 export class BernsteinError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly exitCode: ExitCodeValue;
   readonly facts: Record<string, unknown>;
-  constructor(code: string, message: string, exitCode: ExitCodeValue, facts: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, exitCode: ExitCodeValue, facts: Record<string, unknown> = {}) {
     super(message);
     this.name = "BernsteinError";
     this.code = code;
@@ -36,7 +26,7 @@ export class BernsteinError extends Error {
 
 /** Bad flags, missing arguments, refused confirmation (exit 2). */
 export class UsageError extends BernsteinError {
-  constructor(message: string, code = "usage", facts: Record<string, unknown> = {}) {
+  constructor(message: string, code: ErrorCode = "usage", facts: Record<string, unknown> = {}) {
     super(code, message, ExitCode.USAGE, facts);
     this.name = "UsageError";
   }
@@ -44,7 +34,7 @@ export class UsageError extends BernsteinError {
 
 /** Input that cannot be read as what it claims to be (exit 3). */
 export class InputError extends BernsteinError {
-  constructor(code: string, message: string, facts: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, facts: Record<string, unknown> = {}) {
     super(code, message, ExitCode.INPUT, facts);
     this.name = "InputError";
   }
@@ -52,7 +42,7 @@ export class InputError extends BernsteinError {
 
 /** A refusal to act (exit 2): the tool will not do this without changes. */
 export class RefusalError extends BernsteinError {
-  constructor(code: string, message: string, facts: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, facts: Record<string, unknown> = {}) {
     super(code, message, ExitCode.USAGE, facts);
     this.name = "RefusalError";
   }
@@ -60,10 +50,16 @@ export class RefusalError extends BernsteinError {
 
 /** A negative verdict raised as an error (exit 1). */
 export class NegativeError extends BernsteinError {
-  constructor(code: string, message: string, facts: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, facts: Record<string, unknown> = {}) {
     super(code, message, ExitCode.NEGATIVE, facts);
     this.name = "NegativeError";
   }
+}
+
+/** A verdict's `detail`: its first error, and how many more there are, on one line. */
+export function firstOfErrors(errors: readonly string[], fallback: string): string {
+  const first = (errors[0] ?? fallback).split("\n")[0]!;
+  return errors.length > 1 ? `${first} (and ${errors.length - 1} more error(s))` : first;
 }
 
 export function errorMessage(err: unknown): string {

@@ -1,11 +1,11 @@
 import { renderUsage, runCommand, type CommandDef } from "citty";
 import { UsageError } from "../errors.ts";
 import { reportError, wantsJson, type CommandData, type HelpHost } from "./command.ts";
-import { writeStdout } from "./output.ts";
+import { printJson, writeStdout } from "./output.ts";
+import { VERSION, versionDocument } from "../version.ts";
 import { isTerminal } from "../render/terminal.ts";
 import { rootCommand } from "./registry.ts";
 import { closest } from "./suggest.ts";
-import { VERSION } from "../version.ts";
 
 type AnyCommand = CommandDef<any>;
 
@@ -54,10 +54,10 @@ async function resolveChain(argv: string[]): Promise<{ cmd: AnyCommand; parent?:
  */
 async function helpPage(cmd: AnyCommand, parent: AnyCommand | undefined, path: string[], rest: string[]): Promise<string> {
   const form = (cmd as HelpHost).helpFor?.(rest.filter((a) => !a.startsWith("-")));
-  if (form) return renderUsage(form, { meta: { name: ["bernstein", ...path].join(" "), version: VERSION } });
+  if (form) return renderUsage(await withoutWordAliases(form), { meta: { name: ["bernstein", ...path].join(" "), version: VERSION } });
   const parentMeta = parent ? await resolve(parent.meta) : undefined;
   const named = parent ? { ...parent, meta: { ...parentMeta, name: ["bernstein", ...path.slice(0, -1)].join(" ") } } : undefined;
-  return renderUsage((cmd as HelpHost).helpOverview ?? cmd, named);
+  return renderUsage(await withoutWordAliases((cmd as HelpHost).helpOverview ?? cmd), named);
 }
 
 function stripAnsi(s: string): string {
@@ -65,9 +65,23 @@ function stripAnsi(s: string): string {
   return s.replace(/\x1b\[[0-9;]*m/g, "");
 }
 
+/** Flags that may stand beside `--version` (main.ts answers a lone `--version` before loading this module). */
+const VERSION_FLAGS = new Set(["--version", "-v"]);
+const GLOBAL_FLAGS = new Set(["--as-json", "--json", "--no-color", "--debug"]);
+
+function asksVersion(argv: string[]): boolean {
+  return argv.some((a) => VERSION_FLAGS.has(a)) && argv.every((a) => VERSION_FLAGS.has(a) || GLOBAL_FLAGS.has(a));
+}
+
 export async function main(argv: string[]): Promise<void> {
   const json = wantsJson(argv);
   try {
+    if (asksVersion(argv)) {
+      if (json) await printJson(versionDocument());
+      else await writeStdout(VERSION + "\n");
+      process.exitCode = 0;
+      return;
+    }
     const helpIdx = argv.findIndex((a) => a === "--help" || a === "-h");
     const before = helpIdx >= 0 ? argv.slice(0, helpIdx) : argv;
     const { cmd, parent, rest, path } = await resolveChain(before);
@@ -86,6 +100,24 @@ export async function main(argv: string[]): Promise<void> {
     const e = err instanceof Error && err.name === "CLIError" ? new UsageError(stripAnsi(err.message)) : err;
     process.exitCode = await reportError(e, json, argv.includes("--debug"));
   }
+}
+
+/**
+ * citty prints every alias with one dash (`-json, --as-json`), but a word
+ * alias is spelled with two (`--json`) and `-json` is refused as unknown:
+ * help lists only the one-letter aliases beside the flag; word aliases are
+ * named in the description ("also --json").
+ */
+async function withoutWordAliases(cmd: AnyCommand): Promise<AnyCommand> {
+  const args = await resolve(cmd.args);
+  if (!args) return cmd;
+  const shown: Record<string, unknown> = {};
+  for (const [name, def] of Object.entries(args)) {
+    const alias = (def as { alias?: string | string[] }).alias;
+    const list = alias === undefined ? [] : Array.isArray(alias) ? alias : [alias];
+    shown[name] = { ...(def as object), alias: list.filter((a) => a.length === 1) };
+  }
+  return { ...cmd, args: shown as AnyCommand["args"] };
 }
 
 function stripAnsiIfNeeded(s: string): string {

@@ -7,7 +7,7 @@ import { closest } from "./suggest.ts";
 
 /** Flags every command accepts. */
 export const commonArgs = {
-  "as-json": { type: "boolean", alias: ["json"], description: "Print exactly one JSON document on stdout" },
+  "as-json": { type: "boolean", alias: ["json"], description: "Print exactly one JSON document on stdout (also --json)" },
   "no-color": { type: "boolean", description: "Never colour output (also: NO_COLOR)" },
   debug: { type: "boolean", description: "Print stack traces of unexpected errors" },
 } as const satisfies ArgsDef;
@@ -66,7 +66,9 @@ export function checkFlags(rawArgs: string[], args: ArgsDef, commandName: string
     const eq = body.indexOf("=");
     const name = eq >= 0 ? body.slice(0, eq) : body;
     const isNegated = name.startsWith("no-") && booleans.has(name.slice(3));
-    if (!names.has(name) && !isNegated) {
+    // One dash is a one-letter flag: `-json` is not `--json` (the parser would read it as -j -s -o -n).
+    const singleDashWord = !tok.startsWith("--") && name.length !== 1;
+    if (singleDashWord || (!names.has(name) && !isNegated)) {
       const hint = closest(name, [...names]);
       throw new UsageError(
         `unknown option '${tok.split("=")[0]}' for '${commandName}'${hint ? ` (did you mean '--${hint}'?)` : ""}`,

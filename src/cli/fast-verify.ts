@@ -1,6 +1,7 @@
 import { isTerminal } from "../render/terminal.ts";
 import { UsageError } from "../errors.ts";
 import { MAX_THREADS, type FastVerifyResult } from "../journal/fast/engine.ts";
+import { journalVerdictFailure } from "../journal/verdict-failure.ts";
 import { writeVerifyStats } from "./output.ts";
 
 /**
@@ -21,15 +22,15 @@ export function parseThreads(raw: unknown): number | undefined {
   return Number(t);
 }
 
-/** The fields the fast verifier adds after the verdict in `--as-json` documents. */
 /**
  * The `--as-json` verdict document shared by `journal verify` and
- * `replay <RUN_ID> --verify`: the verdict fields in this order, then how the
- * verify was done.
+ * `replay <RUN_ID> --verify`: the verdict fields in this order (with `error`
+ * and `detail` after `ok` when it is negative), then how the verify was done.
  */
 export function verifyResultJson(r: FastVerifyResult): Record<string, unknown> {
   return {
     ok: r.ok,
+    ...journalVerdictFailure(r),
     path: r.path,
     chain_consistent: r.chain_consistent,
     coverage: r.coverage,

@@ -1,6 +1,6 @@
 import { createPublicKey } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors.ts";
 import { loadPublicKey, loadSigningKey } from "../receipts/keys.ts";
 import type { Signer, TrustedKeys } from "../tlog/flows.ts";
 import { NoteError, parseVerifierKey, rawPublicKey } from "../tlog/note.ts";
@@ -43,7 +43,7 @@ export function trustedKeysFrom(rawArgs: string[]): TrustedKeys {
     try {
       return parseVerifierKey(vkeyText(v));
     } catch (err) {
-      throw new UsageError(`invalid verifier key ${JSON.stringify(v.slice(0, 80))}: ${(err as NoteError).message}`, "public_key_unreadable");
+      throw new InputError("public_key_unreadable", `invalid verifier key ${JSON.stringify(v.slice(0, 80))}: ${(err as NoteError).message}`);
     }
   });
   return { publicKeys, vkeys };

@@ -50,10 +50,11 @@ export function tornTailProse(fix: TornTailFix): string {
     : "torn tail: the last line was cut mid-write (a killed writer); 'bernstein replay repair <RUN>' repairs it once the journal is <sdd>/runs/<RUN>/journal.jsonl";
 }
 
-/** Add the fix to a JSON verdict: `torn_tail`, `fix`, and the fix appended to `detail` when there is one. */
+/** Add the fix to a JSON verdict: `torn_tail`, `fix`, and `detail` names the fix (one message, not two). */
 export function withTornTailJson(doc: Record<string, unknown>, fix: TornTailFix | null): Record<string, unknown> {
   if (!fix) return doc;
   const out: Record<string, unknown> = { ...doc, torn_tail: true, fix: fix.command };
-  if (typeof out.detail === "string") out.detail = `${out.detail}; ${tornTailProse(fix)}`;
+  if (out.error === "torn_tail") out.detail = tornTailProse(fix);
+  else if (typeof out.detail === "string") out.detail = `${out.detail}; ${tornTailProse(fix)}`;
   return out;
 }

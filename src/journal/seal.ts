@@ -149,7 +149,7 @@ export async function sealJournalDetailed(sddDir: string, runId: string): Promis
         return { seal, path: sealPath, alreadySealed: true };
       }
       throw new RefusalError(
-        "seal_mismatch",
+        "seal_refused",
         `refusing to reseal run ${runId}: ${sealPath} commits to ${existing.event_count} events (head ${existing.head || "(empty)"}) but the journal now holds ${seal.event_count} (head ${seal.head}); remove the seal file to reseal deliberately`,
         { run_id: runId, seal: sealPath, sealed: existing, current: seal },
       );

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { BernsteinError, ExitCode, RefusalError, UsageError } from "../errors.ts";
+import { BernsteinError, ExitCode, InputError, RefusalError, UsageError } from "../errors.ts";
 import type { FileLock } from "../fsutil/lock.ts";
 import { dumps } from "../pyjson/encode.ts";
 import { pyRound } from "../pyjson/python.ts";
@@ -117,9 +117,9 @@ function checkRecordInput(event: unknown, entries: [string, PyLike][]): void {
       throw new UsageError(`payload key "${k}" is a chain field the writer computes`, "invalid_payload", { key: k });
     }
     if (k === HASH_PROFILE_FIELD && v !== PY_JSON_V1) {
-      throw new UsageError(
-        `unknown hash_profile ${JSON.stringify(v)}: this writer records only ${PY_JSON_V1}`,
+      throw new InputError(
         "unknown_hash_profile",
+        `unknown hash_profile ${JSON.stringify(v)}: this writer records only ${PY_JSON_V1}`,
       );
     }
   }

@@ -13,7 +13,7 @@
  */
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { RefusalError } from "../errors.ts";
+import { InputError, RefusalError } from "../errors.ts";
 import type { AdapterName, AgentConfig } from "./config.ts";
 import { parseAgentOutput, parseAiderOutput, parseClaudeOutput, type AgentResult } from "./result.ts";
 
@@ -144,7 +144,7 @@ export function createAdapter(cfg: AgentConfig, workdir: string): AgentAdapter {
         name: "script",
         check() {
           if (!existsSync(script)) {
-            throw new RefusalError("agent_script_missing", `agent script not found: ${cfg.script} (set 'agent.script' in bernstein.yaml)`, {
+            throw new InputError("agent_script_missing", `agent script not found: ${cfg.script} (set 'agent.script' in bernstein.yaml)`, {
               adapter: "script",
               script,
               config_key: "agent.script",

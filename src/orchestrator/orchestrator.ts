@@ -13,7 +13,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, unlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { errorMessage, UsageError } from "../errors.ts";
+import { errorMessage, UsageError, type ErrorCode } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { EventJournal } from "../journal/writer.ts";
 import { sealJournal } from "../journal/seal.ts";
@@ -76,7 +76,7 @@ export interface RunSummary {
   sealed: boolean;
   server_url: string;
   /** Set when the run ended because of an error (plan_invalid, ...). */
-  error: { code: string; detail: string } | null;
+  error: { code: ErrorCode; detail: string } | null;
 }
 
 interface RunningAgent {
@@ -129,7 +129,7 @@ export class Orchestrator {
   private ticks = 0;
   private agentsSpawned = 0;
   private budgetHit = false;
-  private planError: { code: string; detail: string } | null = null;
+  private planError: { code: ErrorCode; detail: string } | null = null;
 
   private stopping: { force: boolean; interrupted: boolean; reason: string } | null = null;
   private stopDeadline: ReturnType<typeof setTimeout> | null = null;

@@ -1,7 +1,7 @@
 import type { KeyObject } from "node:crypto";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { NegativeError, UsageError } from "../errors.ts";
+import { InputError, NegativeError, UsageError } from "../errors.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH } from "../steps/hash.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
@@ -44,11 +44,11 @@ type Mode = { kind: "export" } | { kind: "publish"; policy: ReadonlySet<string> 
 const encoder = new TextEncoder();
 const OUT_BATCH = 256 * 1024;
 
-/** The agent's journal directory, refused when absent (exit 2, `agent_journal_missing`). */
+/** The agent's journal directory, refused when absent (exit 3, `agent_journal_missing`: missing input). */
 function requireAgentDir(sddDir: string, agentId: string): string {
   const dir = agentJournalDir(sddDir, agentId);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new UsageError(`no journal for agent ${agentId}`, "agent_journal_missing", { agent_id: agentId });
+    throw new InputError("agent_journal_missing", `no journal for agent ${agentId}`, { agent_id: agentId });
   }
   return dir;
 }

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { sha256Hex } from "../steps/hash.ts";
 
@@ -31,22 +31,23 @@ function isPem(b: Buffer): boolean {
 
 function readKeyFile(path: string, what: "signing" | "public"): Buffer {
   const code = what === "signing" ? "signing_key_unreadable" : "public_key_unreadable";
-  if (!existsSync(path)) throw new UsageError(`${what === "signing" ? "signing" : "public"} key not found: ${path}`, code);
+  // A key file is input: missing or unreadable is exit 3 like every other missing input.
+  if (!existsSync(path)) throw new InputError(code, `${what === "signing" ? "signing" : "public"} key not found: ${path}`);
   try {
     return readFileSync(path);
   } catch (err) {
-    throw new UsageError(`cannot read ${what === "signing" ? "signing" : "public"} key ${path}: ${(err as Error).message}`, code);
+    throw new InputError(code, `cannot read ${what === "signing" ? "signing" : "public"} key ${path}: ${(err as Error).message}`);
   }
 }
 
 function raw32(data: Buffer, path: string, what: "private" | "public"): Buffer {
   const bytes = data.length > 32 ? stripBytes(data) : data;
   if (bytes.length !== 32) {
-    throw new UsageError(
+    throw new InputError(
+      what === "private" ? "signing_key_unreadable" : "public_key_unreadable",
       what === "private"
         ? `raw Ed25519 private key must be 32 bytes (got ${bytes.length} from ${path})`
         : `raw Ed25519 public key must be 32 bytes, got ${bytes.length}`,
-      what === "private" ? "signing_key_unreadable" : "public_key_unreadable",
     );
   }
   return bytes;
@@ -59,12 +60,12 @@ export function loadSigningKey(path: string): KeyObject {
     try {
       key = createPrivateKey({ key: data, format: "pem" });
     } catch (err) {
-      throw new UsageError(`invalid PEM private key ${path}: ${(err as Error).message}`, "signing_key_unreadable");
+      throw new InputError("signing_key_unreadable", `invalid PEM private key ${path}: ${(err as Error).message}`);
     }
   } else {
     key = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, raw32(data, path, "private")]), format: "der", type: "pkcs8" });
   }
-  if (key.asymmetricKeyType !== "ed25519") throw new UsageError(`private key ${path} is not Ed25519`, "signing_key_unreadable");
+  if (key.asymmetricKeyType !== "ed25519") throw new InputError("signing_key_unreadable", `private key ${path} is not Ed25519`);
   return key;
 }
 
@@ -75,12 +76,12 @@ export function loadPublicKey(path: string): KeyObject {
     try {
       key = createPublicKey({ key: data, format: "pem" });
     } catch (err) {
-      throw new UsageError(`invalid PEM public key ${path}: ${(err as Error).message}`, "public_key_unreadable");
+      throw new InputError("public_key_unreadable", `invalid PEM public key ${path}: ${(err as Error).message}`);
     }
   } else {
     key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw32(data, path, "public")]), format: "der", type: "spki" });
   }
-  if (key.asymmetricKeyType !== "ed25519") throw new UsageError(`public key ${path} is not Ed25519`, "public_key_unreadable");
+  if (key.asymmetricKeyType !== "ed25519") throw new InputError("public_key_unreadable", `public key ${path} is not Ed25519`);
   return key;
 }
 

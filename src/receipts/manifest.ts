@@ -7,8 +7,10 @@ import { VERSION } from "../version.ts";
 
 /**
  * `manifest.json` (§2.2), newest layout. The bytes in the receipt are the
- * canonical JSON of these fields (sorted keys, compact, no newline); the
- * signature covers the same bytes recomputed from the parsed manifest.
+ * canonical JSON of these fields (sorted keys, compact, no newline), and the
+ * signature is made over exactly those bytes (as the Python exporter does).
+ * The verifier checks it over the bytes stored in the archive, not over a
+ * re-encoding of the parsed fields, so no edit of the member can pass.
  */
 export const UNAUTHENTICATED_FIELDS = ["ts", "elapsed_s", "index", "prev_hash", "payload_hash", "event_hash"] as const;
 export const FORMAT_VERSION = 1;
@@ -58,7 +60,7 @@ export interface ParsedManifest {
   agent_id: string;
   head_hash: string;
   steps: bigint;
-  /** The fields as recomputed for the signature pre-image. */
+  /** The fields with the reference's defaults applied (what the manifest says, normalised). */
   fields: Record<string, PyLike>;
 }
 

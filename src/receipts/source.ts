@@ -1,6 +1,6 @@
 import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { InputError, UsageError } from "../errors.ts";
+import { InputError } from "../errors.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { LineSplitter, type LineDialect } from "../steps/lines.ts";
@@ -35,7 +35,7 @@ export function resolveJournalSource(spec: string, sddDir: string): JournalSourc
     return looksLikeArchive(spec) ? { kind: "receipt", path: spec } : { kind: "file", path: spec };
   }
   const dir = agentJournalDir(sddDir, spec);
-  if (!existsSync(dir)) throw new UsageError(`no journal for agent ${spec}`, "agent_journal_missing", { agent_id: spec });
+  if (!existsSync(dir)) throw new InputError("agent_journal_missing", `no journal for agent ${spec}`, { agent_id: spec });
   return { kind: "agent", agentId: spec, path: join(dir, BUCKET_NAME) };
 }
 

@@ -1,23 +1,36 @@
 import { pyPrefix } from "../pyjson/python.ts";
 import type { KeyObject } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { InputError } from "../errors.ts";
+import { firstOfErrors, InputError, type ErrorCode } from "../errors.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
 import { ChainWalker, OverlongLineError, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, walkArchive, type ArchiveLimits, type MemberInfo } from "./archive.ts";
-import { ManifestError, manifestBytes, parseManifest } from "./manifest.ts";
+import { ManifestError, parseManifest } from "./manifest.ts";
 
+/**
+ * absent: no manifest.sig and no key asked for one; unchecked: signed but no
+ * key given, so nothing about its origin was checked; valid / invalid: the
+ * key's verdict over the stored manifest bytes. With a key, "absent" fails.
+ */
 export type SignatureState = "absent" | "unchecked" | "valid" | "invalid";
 
 export interface ReceiptVerdict {
   ok: boolean;
+  /** Why the verdict is negative (null when ok): the first failed check, signature first. */
+  error: ReceiptFailure | null;
+  /** One line saying what failed (null when ok). */
+  detail: string | null;
   head_hash: string;
   steps: number;
   errors: string[];
   signed: boolean;
   signature: SignatureState;
+  /** True when a --public-key was given and the signature rule applied. */
+  signature_checked: boolean;
 }
+
+export type ReceiptFailure = Extract<ErrorCode, "signature_missing" | "signature_invalid" | "chain_broken" | "manifest_mismatch" | "head_mismatch">;
 
 export interface VerifyReceiptOptions {
   expectedHead?: string | null;
@@ -164,26 +177,51 @@ export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {
     throw err;
   }
 
-  const errors: string[] = [];
-  let signature: SignatureState = "absent";
-  if (sigRaw !== null) {
-    if (key === null || keys === null) signature = "unchecked";
-    else {
-      const ok = keys.verifyManifestSignature(key, manifestBytes(manifest.fields), new TextDecoder("latin1").decode(sigRaw));
-      signature = ok ? "valid" : "invalid";
-      if (!ok) errors.push("manifest signature failed Ed25519 verification");
-    }
-  }
-  errors.push(...walked.errors);
+  const sig = signatureVerdict(key, keys, manifestRaw!, sigRaw);
+  const failures: [ReceiptFailure, string][] = [];
+  if (sig.failure) failures.push(sig.failure);
+  for (const e of walked.errors) failures.push(["chain_broken", e]);
   if (manifest.head_hash !== walked.head_hash) {
-    errors.push(`manifest head mismatch: ${pyPrefix(manifest.head_hash, 16)}... vs walked ${pyPrefix(walked.head_hash, 16)}...`);
+    failures.push(["manifest_mismatch", `manifest head mismatch: ${pyPrefix(manifest.head_hash, 16)}... vs walked ${pyPrefix(walked.head_hash, 16)}...`]);
   }
   if (manifest.steps !== BigInt(walked.steps)) {
-    errors.push(`manifest step count mismatch: ${manifest.steps} vs walked ${walked.steps}`);
+    failures.push(["manifest_mismatch", `manifest step count mismatch: ${manifest.steps} vs walked ${walked.steps}`]);
   }
   const expected = opts.expectedHead;
   if (expected !== undefined && expected !== null && expected !== walked.head_hash) {
-    errors.push(`expected head ${pyPrefix(expected, 16)}... but walked ${pyPrefix(walked.head_hash, 16)}...`);
+    failures.push(["head_mismatch", `expected head ${pyPrefix(expected, 16)}... but walked ${pyPrefix(walked.head_hash, 16)}...`]);
   }
-  return { ok: errors.length === 0, head_hash: walked.head_hash, steps: walked.steps, errors, signed: sigRaw !== null, signature };
+  const first = failures[0];
+  const errors = failures.map((f) => f[1]);
+  return {
+    ok: first === undefined,
+    error: first?.[0] ?? null,
+    detail: first === undefined ? null : firstOfErrors(errors, first[1]),
+    head_hash: walked.head_hash,
+    steps: walked.steps,
+    errors,
+    signed: sigRaw !== null,
+    signature: sig.state,
+    signature_checked: key !== null,
+  };
+}
+
+/**
+ * One rule: a key given means a signature required, and it must verify over
+ * the exact manifest.json bytes stored in the archive (what the exporter
+ * signed), never over fields re-encoded from the parsed manifest: an added
+ * field or any changed byte fails. Without a key nothing is claimed.
+ */
+function signatureVerdict(
+  key: KeyObject | null,
+  keys: typeof import("./keys.ts") | null,
+  manifestRaw: Uint8Array,
+  sigRaw: Uint8Array | null,
+): { state: SignatureState; failure: [ReceiptFailure, string] | null } {
+  if (key === null || keys === null) return { state: sigRaw === null ? "absent" : "unchecked", failure: null };
+  if (sigRaw === null) {
+    return { state: "absent", failure: ["signature_missing", "receipt is not signed (no manifest.sig) but --public-key requires a signature"] };
+  }
+  const ok = keys.verifyManifestSignature(key, manifestRaw, new TextDecoder("latin1").decode(sigRaw));
+  return ok ? { state: "valid", failure: null } : { state: "invalid", failure: ["signature_invalid", "manifest signature failed Ed25519 verification"] };
 }

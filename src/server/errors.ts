@@ -3,11 +3,11 @@
  * status the server answers with, so the store's refusals reach HTTP clients
  * and in-process callers with the same code and message.
  */
-import { BernsteinError, ExitCode, type ExitCodeValue } from "../errors.ts";
+import { BernsteinError, ExitCode, exitCodeOf, isErrorCode, type ErrorCode, type ExitCodeValue } from "../errors.ts";
 
 export class TaskServerError extends BernsteinError {
   readonly httpStatus: number;
-  constructor(code: string, message: string, httpStatus: number, exitCode: ExitCodeValue, facts: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, httpStatus: number, exitCode: ExitCodeValue, facts: Record<string, unknown> = {}) {
     super(code, message, exitCode, facts);
     this.name = "TaskServerError";
     this.httpStatus = httpStatus;
@@ -61,7 +61,10 @@ export class ServerUnreachableError extends BernsteinError {
 export class ServerRequestError extends BernsteinError {
   readonly httpStatus: number;
   constructor(code: string, message: string, httpStatus: number, facts: Record<string, unknown> = {}) {
-    super(code, message, httpStatus === 401 || httpStatus === 403 ? ExitCode.USAGE : ExitCode.NEGATIVE, { status: httpStatus, ...facts });
+    // The code comes off the wire: a code the catalogue does not know is kept as a fact, never printed as ours.
+    const known = isErrorCode(code) ? code : "server_error";
+    const wire = known === code ? {} : { server_error: code };
+    super(known, message, exitCodeOf(known), { status: httpStatus, ...wire, ...facts });
     this.name = "ServerRequestError";
     this.httpStatus = httpStatus;
   }

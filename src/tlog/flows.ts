@@ -214,7 +214,7 @@ export async function writeCheckpoint(
     if (previous) {
       const prefix = tree.prefixRoot();
       if (previous.origin !== origin) {
-        throw new UsageError(`${out} is a checkpoint of origin ${previous.origin}, not ${origin}; write to another --out`, "origin_mismatch");
+        throw new UsageError(`${out} is a checkpoint of origin ${previous.origin}, not ${origin}; write to another --out`);
       }
       if (prefix === null || b64(prefix) !== b64(previous.root)) {
         throw new NegativeError(

@@ -3,6 +3,7 @@ import { wrapUpStopOutcome } from "../../src/cli/commands/wrap-up.ts";
 import { stopDocument, stopFailure } from "../../src/cli/stop-report.ts";
 import type { StopReport } from "../../src/session/stop.ts";
 import type { WrapUpBrief } from "../../src/session/wrapup.ts";
+import type { ErrorCode } from "../../src/errors.ts";
 
 /**
  * The stop failures a live run cannot be made to produce on demand (a
@@ -49,7 +50,7 @@ describe("wrap-up --stop outcome", () => {
     expect(Object.keys(out.document)).toEqual(["ok", "path", ...Object.keys(brief), "stop"]);
   });
 
-  const failures: [string, StopReport, string][] = [
+  const failures: [ErrorCode, StopReport, string][] = [
     ["stop_refused", { ...reached, stop_accepted: false, stop_detail: "nope", exited: null }, "did not accept the stop: nope"],
     ["stop_timeout", { ...reached, exited: false, waited_s: 40 }, "still running after 40s"],
     [

@@ -55,7 +55,7 @@ describe("export", () => {
   });
 
   test("refusals: missing agent, empty journal, broken chain, unreadable key", async () => {
-    expect(await code(exportReceipt({ sddDir: sdd, agentId: "nobody", out: f("x.tar") }))).toBe("agent_journal_missing/2: no journal for agent nobody");
+    expect(await code(exportReceipt({ sddDir: sdd, agentId: "nobody", out: f("x.tar") }))).toBe("agent_journal_missing/3: no journal for agent nobody");
     expect(await code(exportReceipt({ sddDir: sdd, agentId: "../x", out: f("x.tar") }))).toStartWith("invalid_agent_id/2");
     const e = join(sdd, "runtime", "journal", "empty");
     cpSync(join(sdd, "runtime", "journal", "agent-a"), e, { recursive: true });
@@ -67,7 +67,7 @@ describe("export", () => {
     const msg = await code(exportReceipt({ sddDir: sdd, agentId: "empty", out: f("x.tar") }));
     expect(msg).toContain("fails self-verification before export: line 4: step_hash mismatch");
     expect(await code(exportReceipt({ sddDir: sdd, agentId: "agent-a", out: f("x.tar"), signingKeyPath: f("nokey") }))).toBe(
-      `signing_key_unreadable/2: signing key not found: ${f("nokey")}`,
+      `signing_key_unreadable/3: signing key not found: ${f("nokey")}`,
     );
     expect(() => readFileSync(f("x.tar"))).toThrow();
   });
@@ -200,19 +200,19 @@ describe("signing", () => {
   test("key errors name the problem", async () => {
     writeFileSync(f("short.key"), new Uint8Array(16));
     expect(await code(exportReceipt({ sddDir: sdd, agentId: "agent-a", out: f("y.tar"), signingKeyPath: f("short.key") }))).toBe(
-      `signing_key_unreadable/2: raw Ed25519 private key must be 32 bytes (got 16 from ${f("short.key")})`,
+      `signing_key_unreadable/3: raw Ed25519 private key must be 32 bytes (got 16 from ${f("short.key")})`,
     );
     const rsa = generateKeyPairSync("rsa", { modulusLength: 1024 });
     writeFileSync(f("rsa.pem"), rsa.privateKey.export({ format: "pem", type: "pkcs8" }) as string);
     writeFileSync(f("rsa.pub"), rsa.publicKey.export({ format: "pem", type: "spki" }) as string);
     expect(await code(exportReceipt({ sddDir: sdd, agentId: "agent-a", out: f("y.tar"), signingKeyPath: f("rsa.pem") }))).toBe(
-      `signing_key_unreadable/2: private key ${f("rsa.pem")} is not Ed25519`,
+      `signing_key_unreadable/3: private key ${f("rsa.pem")} is not Ed25519`,
     );
     expect(await code(verifyReceipt(join(AJ, "agent-a.tar"), { publicKeyPath: f("rsa.pub") }))).toBe(
-      `public_key_unreadable/2: public key ${f("rsa.pub")} is not Ed25519`,
+      `public_key_unreadable/3: public key ${f("rsa.pub")} is not Ed25519`,
     );
     writeFileSync(f("bad.pem"), "-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n");
-    expect(await code(verifyReceipt(join(AJ, "agent-a.tar"), { publicKeyPath: f("bad.pem") }))).toStartWith(`public_key_unreadable/2: invalid PEM public key ${f("bad.pem")}: `);
+    expect(await code(verifyReceipt(join(AJ, "agent-a.tar"), { publicKeyPath: f("bad.pem") }))).toStartWith(`public_key_unreadable/3: invalid PEM public key ${f("bad.pem")}: `);
     expect(() => generateKeyPair(f("keys"), "k")).toThrow("refusing to overwrite existing key file");
   });
 });

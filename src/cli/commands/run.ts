@@ -1,4 +1,4 @@
-import { InputError, UsageError } from "../../errors.ts";
+import { InputError, UsageError, type ErrorCode } from "../../errors.ts";
 import { exitCodeOf, Orchestrator, type RunSummary } from "../../orchestrator/orchestrator.ts";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/server.ts";
 import { parsePort } from "../../server/ports.ts";
@@ -26,7 +26,7 @@ function usd(raw: string | undefined): number | undefined {
   return n;
 }
 
-const NEGATIVE_CODES: Record<string, [string, string]> = {
+const NEGATIVE_CODES: Record<string, [ErrorCode, string]> = {
   failed: ["tasks_failed", "some tasks failed for good"],
   budget_exhausted: ["budget_exhausted", "the budget was reached before all tasks were done"],
   interrupted: ["interrupted", "interrupted (Ctrl-C); the session was saved, run again to resume"],

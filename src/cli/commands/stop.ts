@@ -6,7 +6,7 @@ import { DEFAULT_STOP_TIMEOUT_S, parseTimeoutSeconds, stopDocument, stopFailure,
 export default defineCliCommand({
   meta: { name: "stop", description: "Stop the running orchestrator (graceful by default) and save the session" },
   args: {
-    force: { type: "boolean", alias: ["hard"], description: "End running agents now instead of letting them finish" },
+    force: { type: "boolean", alias: ["hard"], description: "End running agents now instead of letting them finish (also --hard)" },
     timeout: { type: "string", default: String(DEFAULT_STOP_TIMEOUT_S), description: "Seconds running agents may take to finish (graceful stop)" },
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
   },

@@ -1,4 +1,4 @@
-import { BernsteinError, type ExitCodeValue } from "../../errors.ts";
+import { BernsteinError, isErrorCode, type ExitCodeValue } from "../../errors.ts";
 import type { RangeResult, RangeTask } from "./range.ts";
 
 /**
@@ -64,7 +64,7 @@ export function toWire(err: unknown): WireError {
 
 /** Re-raise a worker's error in the coordinator with its code and exit status intact. */
 export function fromWire(w: WireError): Error {
-  if (w.code !== null && w.exitCode !== null) {
+  if (w.code !== null && w.exitCode !== null && isErrorCode(w.code)) {
     const err = new BernsteinError(w.code, w.message, w.exitCode as ExitCodeValue, w.facts);
     err.name = w.name;
     return err;

@@ -40,7 +40,16 @@ describe("journal verify on the shared vectors", () => {
       copyFileSync(join(VDIR, `${name}.jsonl`), file);
       const exp = JSON.parse(readFileSync(join(VDIR, `${name}.expect.json`), "utf8"));
       const r = await bernsteinJson(["journal", "verify", file]);
-      expect(Object.keys(r.json)).toEqual(name === "hazards-torn-tail" ? [...VERDICT_KEYS, ...TORN_KEYS] : VERDICT_KEYS);
+      // A negative verdict names its first failed check right after `ok`, like every failure.
+      const [okKey, ...rest] = VERDICT_KEYS;
+      const keys = exp.ok ? VERDICT_KEYS : [okKey, "error", "detail", ...rest];
+      expect(Object.keys(r.json)).toEqual(name === "hazards-torn-tail" ? [...keys, ...TORN_KEYS] : keys);
+      if (!exp.ok) {
+        const error = exp.chain_consistent === false ? "chain_broken" : name === "hazards-torn-tail" ? "torn_tail" : "coverage_partial";
+        expect(r.json.error).toBe(error);
+        if (error === "torn_tail") expect(r.json.detail).toContain("torn tail: the last line was cut mid-write");
+        else expect(r.json.detail).toBe(r.json.errors.length > 1 ? `${r.json.errors[0]} (and ${r.json.errors.length - 1} more error(s))` : r.json.errors[0]);
+      }
       for (const k of Object.keys(exp)) expect([k, r.json[k]]).toEqual([k, exp[k]]);
       expect(r.json.identity).toBe("unverifiable");
       expect(r.code).toBe(exp.ok ? 0 : 1);
@@ -177,7 +186,8 @@ describe("seal", () => {
     // Resealing a changed journal is refused, not silently overwritten.
     writeFileSync(file, lines.slice(0, 2).join("\n") + "\n");
     const reseal = await bernsteinJson(["journal", "seal", "run-1"], { cwd });
-    expect([reseal.code, reseal.json.error]).toEqual([2, "seal_mismatch"]);
+    // seal_refused (exit 2): seal_mismatch is the verdict (exit 1) of a journal that disagrees with its seal.
+    expect([reseal.code, reseal.json.error]).toEqual([2, "seal_refused"]);
   });
 
   test("refuses to seal a journal that does not verify, and a missing one", async () => {

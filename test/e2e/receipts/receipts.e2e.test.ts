@@ -28,7 +28,7 @@ describe("replay export (binary)", () => {
     const cwd = workdir();
     const r = await bernsteinJson(["replay", "export", "agent-a"], { cwd });
     expect(r.code).toBe(0);
-    expect(r.json).toEqual({ agent_id: "agent-a", output: ".sdd/runtime/receipts/agent-a.tar", head_hash: HEAD, steps: 60, signed: false });
+    expect(r.json).toEqual({ ok: true, agent_id: "agent-a", output: ".sdd/runtime/receipts/agent-a.tar", head_hash: HEAD, steps: 60, signed: false });
     expect(existsSync(join(cwd, ".sdd/runtime/receipts/agent-a.tar"))).toBe(true);
     const p = await bernstein(["replay", "export", "agent-a", "out/a.tar"], { cwd });
     expect(p.code).toBe(0);
@@ -38,11 +38,11 @@ describe("replay export (binary)", () => {
   test("refusals carry their codes and write nothing", async () => {
     const cwd = workdir();
     const cases: [string[], number, string][] = [
-      [["replay", "export", "nobody"], 2, "agent_journal_missing"],
+      [["replay", "export", "nobody"], 3, "agent_journal_missing"],
       [["replay", "export", "../x"], 2, "invalid_agent_id"],
       [["replay", "export", "agent-a", "--yes-i-want-to-publish"], 2, "flag_not_applicable"],
       [["replay", "export", "agent-a", "--head", "ab"], 2, "flag_not_applicable"],
-      [["replay", "export", "agent-a", "--sign", "missing.key"], 2, "signing_key_unreadable"],
+      [["replay", "export", "agent-a", "--sign", "missing.key"], 3, "signing_key_unreadable"],
       [["replay", "export"], 2, "usage"],
     ];
     for (const [args, code, error] of cases) {
@@ -89,6 +89,7 @@ describe("replay publish (binary)", () => {
     const r = await bernsteinJson(["replay", "publish", "agent-a", "--yes-i-want-to-publish"], { cwd });
     expect(r.code).toBe(0);
     expect(r.json).toEqual({
+      ok: true,
       agent_id: "agent-a",
       output: ".sdd/runtime/receipts/agent-a.published.tar",
       original_head_hash: HEAD,
@@ -115,7 +116,7 @@ describe("replay verify (binary)", () => {
   test("reference receipts verify; JSON and prose", async () => {
     const r = await bernsteinJson(["replay", "verify", join(AJ, "agent-a.tar")]);
     expect(r.code).toBe(0);
-    expect(r.json).toEqual({ ok: true, head_hash: HEAD, steps: 60, errors: [], signed: false, signature: "absent" });
+    expect(r.json).toEqual({ ok: true, head_hash: HEAD, steps: 60, errors: [], signed: false, signature: "absent", signature_checked: false });
     const p = await bernstein(["replay", "verify", join(AJ, "agent-a.published.tar"), "--head", PUB_HEAD]);
     expect(p.code).toBe(0);
     expect(p.stdout).toStartWith(`Receipt verified: head=${PUB_HEAD} steps=60\n`);
@@ -135,8 +136,10 @@ describe("replay verify (binary)", () => {
     writeFileSync(join(cwd, "bad.tar"), craftTar([{ name: "manifest.json", data: members[0]!.data }, { name: "journal/000000.jsonl", data: journal }]));
     const bad = await bernsteinJson(["replay", "verify", "bad.tar"], { cwd });
     expect(bad.code).toBe(1);
-    expect(Object.keys(bad.json)).toEqual(["ok", "head_hash", "steps", "errors", "signed", "signature"]);
+    expect(Object.keys(bad.json)).toEqual(["ok", "error", "detail", "head_hash", "steps", "errors", "signed", "signature", "signature_checked"]);
     expect(bad.json.ok).toBe(false);
+    expect(bad.json.error).toBe("chain_broken");
+    expect(bad.json.detail).toBe(bad.json.errors[0]);
     expect(bad.json.errors[0]).toContain("journal line 6: step_hash mismatch");
     const prose = await bernstein(["replay", "verify", "bad.tar"], { cwd });
     expect(prose.stdout).toStartWith("Receipt failed verification (1 error(s)):\n  - journal line 6: step_hash mismatch");
@@ -149,7 +152,7 @@ describe("replay verify (binary)", () => {
     const missing = await bernsteinJson(["replay", "verify", "nope.tar"], { cwd });
     expect([missing.code, missing.json.error, missing.json.detail]).toEqual([3, "receipt_not_found", "receipt not found: nope.tar"]);
     const pk = await bernsteinJson(["replay", "verify", join(AJ, "agent-a.tar"), "--public-key", "nokey.pub"], { cwd });
-    expect([pk.code, pk.json.error]).toEqual([2, "public_key_unreadable"]);
+    expect([pk.code, pk.json.error]).toEqual([3, "public_key_unreadable"]);
     const usage = await bernsteinJson(["replay", "verify"], { cwd });
     expect(usage.code).toBe(2);
     const na = await bernsteinJson(["replay", "verify", join(AJ, "agent-a.tar"), "--sign", "k"], { cwd });
@@ -160,7 +163,7 @@ describe("replay verify (binary)", () => {
     const cwd = workdir();
     const g = await bernsteinJson(["keys", "generate", "--out-dir", "keys", "--name", "ci"], { cwd });
     expect(g.code).toBe(0);
-    expect(g.json).toEqual({ private_key: "keys/ci.key", public_key: "keys/ci.pub", fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(g.json).toEqual({ ok: true, private_key: "keys/ci.key", public_key: "keys/ci.pub", fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(statSync(join(cwd, "keys/ci.key")).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(cwd, "keys/ci.key"), "utf8")).toStartWith("-----BEGIN PRIVATE KEY-----");
     expect(readFileSync(join(cwd, "keys/ci.pub"), "utf8")).toStartWith("-----BEGIN PUBLIC KEY-----");
@@ -227,6 +230,9 @@ describe("replay diff-journal and the agent view (binary)", () => {
     const d = await bernsteinJson(["replay", "diff-journal", "agent-a", "agent-c"], { cwd });
     expect(d.code).toBe(1);
     expect(d.json).toEqual({
+      ok: false,
+      error: "divergence",
+      detail: "field(s) differ: model",
       diverged: true,
       seq: 17,
       fields_changed: ["model"],
@@ -237,10 +243,10 @@ describe("replay diff-journal and the agent view (binary)", () => {
     const prose = await bernstein(["replay", "diff-journal", "agent-a", "agent-c"], { cwd });
     expect(prose.stdout).toBe("Divergence at step 17: field(s) differ: model\n  model:\n    left:  None\n    right: 'changed-model'\n");
     const same = await bernsteinJson(["replay", "diff-journal", "agent-a", join(AJ, "agent-a.tar")], { cwd });
-    expect([same.code, same.json]).toEqual([0, { diverged: false }]);
+    expect([same.code, same.json]).toEqual([0, { ok: true, diverged: false }]);
     expect((await bernstein(["replay", "diff-journal", "agent-a", "agent-b"], { cwd })).stdout).toBe("No divergence; chains match end-to-end.\n");
     const missing = await bernsteinJson(["replay", "diff-journal", "agent-a", "nobody"], { cwd });
-    expect([missing.code, missing.json.error]).toEqual([2, "agent_journal_missing"]);
+    expect([missing.code, missing.json.error]).toEqual([3, "agent_journal_missing"]);
     expect((await bernsteinJson(["replay", "diff-journal", "agent-a"], { cwd })).code).toBe(2);
   });
 

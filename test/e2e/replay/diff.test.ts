@@ -76,6 +76,7 @@ describe("replay diff RUN_A RUN_B (compiled binary)", () => {
     }
     const j = await bernsteinJson(["replay", "diff", "base", "clocks"], { cwd: t.cwd });
     expect(j.json).toEqual({
+      ok: true,
       diverged: false,
       index: null,
       reason: "identical: 300 events match",
@@ -89,7 +90,8 @@ describe("replay diff RUN_A RUN_B (compiled binary)", () => {
   test("a payload edit: payload_mismatch at its step, both rows as recorded, changed fields named", async () => {
     const r = await bernsteinJson(["replay", "diff", "base", "payload"], { cwd: t.cwd });
     expect(r.code).toBe(1);
-    expect(Object.keys(r.json)).toEqual(["diverged", "index", "reason", "reason_code", "a_event", "b_event", "fields_changed"]);
+    expect(Object.keys(r.json)).toEqual(["ok", "error", "detail", "diverged", "index", "reason", "reason_code", "a_event", "b_event", "fields_changed"]);
+    expect([r.json.ok, r.json.error, r.json.detail]).toEqual([false, "divergence", r.json.reason]);
     expect(r.json.index).toBe(236);
     expect(r.json.reason_code).toBe("payload_mismatch");
     expect(r.json.a_event.index).toBe(236);

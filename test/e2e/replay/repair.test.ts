@@ -25,6 +25,7 @@ describe("replay repair <RUN_ID> (compiled binary)", () => {
     const r = await bernsteinJson(["replay", "repair", "torn"], { cwd: t.cwd });
     expect(r.code).toBe(0);
     expect(r.json).toEqual({
+      ok: true,
       run_id: "torn",
       journal: t.journal("torn"),
       repaired: true,

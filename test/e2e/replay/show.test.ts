@@ -83,7 +83,7 @@ rows=[json.loads(l) for l in open(job["path"], encoding="utf-8") if l.strip()]
 print(json.dumps([list(doc), doc["run_id"], doc["metadata"], len(doc["events"]), json.dumps(doc["events"],sort_keys=True)==json.dumps(rows,sort_keys=True)]))`,
       { out: r.stdout, path: t.journal("fw") },
     );
-    expect(same).toEqual([["run_id", "metadata", "events"], "fw", null, 300, true]);
+    expect(same).toEqual([["ok", "run_id", "metadata", "events"], "fw", null, 300, true]);
   });
 
   test("--as-json with metadata keeps its fields and spells started_at as a float", async () => {
@@ -183,7 +183,7 @@ print(json.dumps([list(doc), doc["run_id"], doc["metadata"], len(doc["events"]),
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Replay log is empty.");
     const j = await bernsteinJson(["replay", "empty"], { cwd: t.cwd });
-    expect(j.json).toEqual({ run_id: "empty", metadata: null, events: [] });
+    expect(j.json).toEqual({ ok: true, run_id: "empty", metadata: null, events: [] });
   });
 
   test("the table fits the terminal width (COLUMNS) and wraps DETAIL instead of overflowing", async () => {

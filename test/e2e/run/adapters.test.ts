@@ -61,7 +61,7 @@ describe("adapter errors", () => {
     const p = makeProject();
     writeFileSync(join(p.dir, "bernstein.yaml"), "agent:\n  adapter: script\n  script: nope.sh\n");
     const r = await runToEnd(p, ["--as-json"]);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(3); // a missing script is missing input
     expect(JSON.parse(r.stdout)).toMatchObject({ error: "agent_script_missing", config_key: "agent.script" });
   });
 

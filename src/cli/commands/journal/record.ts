@@ -1,4 +1,4 @@
-import { BernsteinError, InputError, UsageError } from "../../../errors.ts";
+import { BernsteinError, InputError, UsageError, type ErrorCode } from "../../../errors.ts";
 import { EventJournal, validateRecordInput, type RawRecordItem, type RecordItem } from "../../../journal/writer.ts";
 import { parse } from "../../../pyjson/parse.ts";
 import { pyStrip } from "../../../pyjson/python.ts";
@@ -13,7 +13,7 @@ const BATCH = 2048;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-function parseObject(text: string, what: string, code: string, facts: Record<string, unknown> = {}): PyObject {
+function parseObject(text: string, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {
   let v: PyValue;
   try {
     v = parse(text);

@@ -19,7 +19,7 @@ export default defineCliCommand({
     }
     const pair = generateKeyPair(args["out-dir"] ?? ".", name);
     if (json) {
-      await printJson(pair);
+      await printJson({ ok: true, ...pair });
     } else {
       await printLines(
         `Wrote private key ${pair.private_key} (PKCS#8 PEM, mode 0600: keep it secret; use with --sign)`,

@@ -1,6 +1,6 @@
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { NegativeError, UsageError } from "../../../errors.ts";
+import { InputError, NegativeError, UsageError } from "../../../errors.ts";
 import { humanValue, renderJson } from "../../../render/json.ts";
 import { dictForm, RowFormError } from "../../../receipts/rows.ts";
 import { pyStr } from "../../../pyjson/python.ts";
@@ -69,7 +69,7 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   const limit = parseLimit(ctx.args.limit);
   const dir = agentJournalDir(ctx.sddDir, agentId);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new UsageError(`No journal for agent ${agentId} (looked at ${dir})`, "agent_journal_missing", { agent_id: agentId });
+    throw new InputError("agent_journal_missing", `No journal for agent ${agentId} (looked at ${dir})`, { agent_id: agentId });
   }
   const bucket = join(dir, BUCKET_NAME);
 
@@ -90,7 +90,7 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
     splitter.end();
   }
   if (entries === 0) {
-    if (ctx.json) await writeStdout(renderJson({ agent_id: agentId, head_hash: GENESIS_HASH, steps: 0, entries: [] }) + "\n");
+    if (ctx.json) await writeStdout(renderJson({ ok: true, agent_id: agentId, head_hash: GENESIS_HASH, steps: 0, entries: [] }) + "\n");
     else await printLines(`Journal for ${agentId} is empty`);
     return 0;
   }
@@ -109,7 +109,7 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
 
   if (ctx.json) {
     // Streamed: the document is the same as rendering it whole, without holding every entry.
-    const head = renderJson({ agent_id: agentId, head_hash: v.head_hash, steps: v.steps });
+    const head = renderJson({ ok: true, agent_id: agentId, head_hash: v.head_hash, steps: v.steps });
     let first = true;
     await writeStdout(head.slice(0, -2) + ',\n  "entries": [');
     await forEntries(bucket, limit, async (row) => {

@@ -15,7 +15,7 @@ export const replayArgs = {
   threads: { type: "string", description: "Worker threads for --verify (default: cores)" },
   "links-only": { type: "boolean", description: "--verify checks prev_hash linkage only" },
   head: { type: "string", description: "verify: expected head hash of the receipt" },
-  "public-key": { type: "string", description: "verify: Ed25519 public key (PEM SPKI or raw 32 bytes)" },
+  "public-key": { type: "string", description: "verify: require a valid Ed25519 signature by this key over the stored manifest (PEM SPKI or raw 32 bytes)" },
   sign: { type: "string", description: "export/publish: Ed25519 private key (PEM PKCS#8 or raw 32 bytes)" },
   redact: { type: "string", description: "publish: extra field to redact (model, tool_call); comma-separated" },
   "yes-i-want-to-publish": { type: "boolean", description: "publish: confirm writing a redacted receipt" },

@@ -18,7 +18,7 @@ export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
   const right = resolveJournalSource(b, ctx.sddDir);
   const d = await diffJournals(sourceEntries(left), sourceEntries(right));
   if (ctx.json) {
-    await printJson(d);
+    await printJson({ ok: !d.diverged, ...(d.diverged ? { error: "divergence", detail: d.reason } : {}), ...d });
   } else if (!d.diverged) {
     await printLines("No divergence; chains match end-to-end.");
   } else {

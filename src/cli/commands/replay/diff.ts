@@ -27,6 +27,8 @@ export async function runDiff(ctx: ReplayContext): Promise<number> {
   const d = await diffRunJournals(a.journal, b.journal);
   if (ctx.json) {
     await printJson({
+      ok: !d.diverged,
+      ...(d.diverged ? { error: "divergence", detail: d.reason } : {}),
       diverged: d.diverged,
       index: d.index,
       reason: d.reason,

@@ -17,7 +17,7 @@ export async function runExport(ctx: ReplayContext): Promise<number> {
   const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.tar`);
   const r = await exportReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign });
   if (ctx.json) {
-    await printJson({ agent_id: agentId, output, head_hash: r.head_hash, steps: r.steps, signed: r.signed });
+    await printJson({ ok: true, agent_id: agentId, output, head_hash: r.head_hash, steps: r.steps, signed: r.signed });
   } else {
     await printLines(
       `Exported receipt -> ${output}`,

@@ -27,6 +27,7 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
   const r = await publishReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, redact });
   if (ctx.json) {
     await printJson({
+      ok: true,
       agent_id: agentId,
       output,
       original_head_hash: r.original_head_hash,

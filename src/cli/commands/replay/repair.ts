@@ -33,6 +33,7 @@ export async function runRepair(ctx: ReplayContext): Promise<number> {
   }
   if (ctx.json) {
     await printJson({
+      ok: true,
       run_id: run.runId,
       journal: run.journal,
       repaired: result.repaired,

@@ -130,8 +130,8 @@ function parseStep(raw: string): number {
 }
 
 /**
- * `replay <RUN_ID> --from-step N`: `{"events", "head_hash", "step_count"}`
- * as Python's `json.dumps(state, sort_keys=True)` (one line, ASCII-escaped),
+ * `replay <RUN_ID> --from-step N`: `{"events", "head_hash", "ok", "step_count"}`
+ * as Python's `json.dumps({**state, "ok": True}, sort_keys=True)` (one line, ASCII-escaped),
  * identical bytes on every invocation over the same file.
  */
 export async function projectRun(ctx: ReplayContext, run: RunRef): Promise<number> {
@@ -143,7 +143,7 @@ export async function projectRun(ctx: ReplayContext, run: RunRef): Promise<numbe
     log.warn(`--from-step ${n} is beyond the end of ${run.runId}: it has ${state.step_count} step(s); this is the state through step ${state.step_count}`);
   }
   if (ctx.json) {
-    const ordered = { events: state.events, head_hash: state.head_hash, step_count: state.step_count };
+    const ordered = { events: state.events, head_hash: state.head_hash, ok: true, step_count: state.step_count };
     await writeStdout(dumps(ordered, { sortKeys: true }) + "\n");
     return 0;
   }

@@ -178,13 +178,14 @@ function metadataJson(m: RunMetadata | null): unknown {
 const indent4 = (text: string): string => "    " + text.replace(/\n/g, "\n    ");
 
 /**
- * `{"run_id", "metadata", "events": [...]}` exactly as `printJson` would
+ * `{"ok": true, "run_id", "metadata", "events": [...]}` exactly as `printJson` would
  * print it (indent 2, raw UTF-8, numbers as recorded), but written row by
  * row so a million-event journal never sits in memory.
  */
 async function streamJson(run: RunRef, metadata: RunMetadata | null, limit: number | undefined): Promise<void> {
   let buf =
     "{\n" +
+    `  ${renderJson("ok")}: true,\n` +
     `  ${renderJson("run_id")}: ${renderJson(run.runId)},\n` +
     `  ${renderJson("metadata")}: ${renderJson(metadataJson(metadata)).replace(/\n/g, "\n  ")},\n` +
     `  ${renderJson("events")}: [`;

@@ -10,18 +10,20 @@ import { refuseInapplicableFlags } from "./flags.ts";
 
 const USAGE = "usage: bernstein replay verify <RECEIPT>... [--head HEX] [--public-key KEY] [--format text|github] [--junit FILE]";
 
+// Without --public-key nothing is said about who made the receipt: the prose says so whether or not it is signed.
 const SIGNATURE_PROSE: Record<SignatureState, string> = {
-  absent: "Signature: none (the receipt is unsigned)",
+  absent: "Signature: none, and NOT checked (no --public-key given); the receipt's origin is unverified",
   unchecked: "Signature: present but NOT checked (no --public-key given); the receipt's origin is unverified",
-  valid: "Signature: valid (Ed25519, manifest)",
+  valid: "Signature: valid (Ed25519 over the stored manifest bytes, by the --public-key key)",
   invalid: "Signature: INVALID",
 };
+const MISSING_PROSE = "Signature: MISSING (the receipt is unsigned but --public-key requires a signature)";
 
 /**
  * `bernstein replay verify <RECEIPT>... [--head HEX] [--public-key KEY]`.
- * Exit 0 verified, 1 the chain (or signature) does not verify, 3 not a
- * receipt / not found; with several receipts, one verdict each and the
- * worst exit code.
+ * Exit 0 verified, 1 the chain does not verify or (with --public-key) the
+ * signature is missing or invalid, 3 not a receipt / not found; with
+ * several receipts, one verdict each and the worst exit code.
  */
 export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
   refuseInapplicableFlags(ctx, "verify", ["head", "public-key", "format", "junit"]);
@@ -38,13 +40,24 @@ export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
 async function verifyOne(ctx: ReplayContext, receipt: string): Promise<InputVerdict> {
   const v = await verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"] });
   await writeVerifyStats(`steps by kernel ${stepKernelStats.rows} of ${v.steps}`);
+  const sigLine = v.error === "signature_missing" ? MISSING_PROSE : SIGNATURE_PROSE[v.signature];
   const lines = v.ok
-    ? [`Receipt verified: head=${v.head_hash} steps=${v.steps}`, SIGNATURE_PROSE[v.signature]]
-    : [`Receipt failed verification (${v.errors.length} error(s)):`, ...v.errors.map((e) => `  - ${e}`), SIGNATURE_PROSE[v.signature]];
+    ? [`Receipt verified: head=${v.head_hash} steps=${v.steps}`, sigLine]
+    : [`Receipt failed verification (${v.errors.length} error(s)):`, ...v.errors.map((e) => `  - ${e}`), sigLine];
+  const failure = v.ok ? {} : { error: v.error, detail: v.detail };
   return {
     ok: v.ok,
     lines,
-    doc: { ok: v.ok, head_hash: v.head_hash, steps: v.steps, errors: v.errors, signed: v.signed, signature: v.signature },
+    doc: {
+      ok: v.ok,
+      ...failure,
+      head_hash: v.head_hash,
+      steps: v.steps,
+      errors: v.errors,
+      signed: v.signed,
+      signature: v.signature,
+      signature_checked: v.signature_checked,
+    },
     file: receipt,
     outcome: (base) => receiptOutcome(base, v),
   };

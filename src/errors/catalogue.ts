@@ -1,0 +1,166 @@
+/**
+ * Every error code the tool can print, named once with its exit code and a
+ * one-line meaning. `BernsteinError` only accepts a code from this table
+ * (the type checker refuses any other string), a test checks that each
+ * construction site's exit class agrees with the entry, and the README's
+ * error table is generated from it (`bun scripts/gen-readme-errors.ts`).
+ * Adding a code is adding one line here.
+ */
+export const ExitCode = {
+  /** success / verified */
+  OK: 0,
+  /** the verdict is negative: chain broken, divergence, mismatch */
+  NEGATIVE: 1,
+  /** usage error or refusal: bad flags, confirmation missing, a second writer */
+  USAGE: 2,
+  /** input that is missing, unreadable, or not what it claims to be */
+  INPUT: 3,
+  /** an internal error (a bug) or output that could not be written */
+  INTERNAL: 70,
+  /** interrupted by SIGINT (128 + 2) */
+  SIGINT: 130,
+  /** interrupted by SIGTERM (128 + 15) */
+  SIGTERM: 143,
+} as const;
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** What each exit code means (the README's exit-code table is generated from this). */
+export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
+  ["0", "success: the whole input was read and every requested check passed"],
+  ["1", "a negative verdict: chain broken, coverage partial, seal mismatch, divergence, a receipt or signature that does not verify, a run with failed or open tasks; also a task server that cannot be reached"],
+  ["2", "usage error or refusal: bad flags, confirmation missing, a second writer, a repair that would destroy data"],
+  ["3", "missing input of any kind, or input that cannot be read as what it claims to be: no such run, agent journal, receipt, key, seal, plan or config; a malformed receipt, seal, config or plan; a FIFO or device given as a file"],
+  ["70", "an internal error (a bug: rerun with --debug and report it), or standard output that could not be written"],
+  ["130 / 143", "interrupted by SIGINT / SIGTERM (a `run` saves its session first)"],
+];
+
+type Entry = readonly [exit: ExitCodeValue, meaning: string];
+
+// One line per code, grouped by exit code; keep each group sorted by name.
+export const ERROR_CATALOGUE = {
+  // 1: a negative verdict
+  body_too_large: [1, "task server: the request body is over its size limit"],
+  budget_exhausted: [1, "`bernstein run` reached its budget before all tasks were done"],
+  chain_broken: [1, "a hash or a link of the chain does not check out (journal: first divergent step; receipt: a journal line)"],
+  chain_verification_failed: [1, "an agent step journal does not verify, so it is not exported or published"],
+  consistency_forked: [1, "the journal or checkpoint is not an extension of the older tree head: the log was rewritten (a fork)"],
+  consistency_truncated: [1, "the journal or checkpoint holds fewer events than the older tree head it is checked against"],
+  consistency_unproven: [1, "--remember: the remembered checkpoint of this origin is not part of what was proven"],
+  coverage_partial: [1, "the chain is consistent but some physical lines could not be read (discarded)"],
+  divergence: [1, "two journals differ: `replay diff` / `diff-journal` report the first differing step"],
+  export_failed: [1, "a receipt could not be exported"],
+  head_mismatch: [1, "a receipt whose walked head differs from --head"],
+  inclusion_failed: [1, "an inclusion proof that does not place the row under the checkpoint's root"],
+  invalid_json: [1, "task server: the request body is not JSON"],
+  manifest_mismatch: [1, "a receipt whose manifest head or step count differs from its journal"],
+  method_not_allowed: [1, "task server: the HTTP method is not allowed on this endpoint"],
+  no_session: [1, "there is no saved session to show"],
+  not_found: [1, "task server: no such endpoint"],
+  origin_mismatch: [1, "two checkpoints or notes of different origins (different logs)"],
+  proof_mismatch: [1, "a proof for other tree sizes than the checkpoints it is checked with"],
+  publish_failed: [1, "a redacted receipt could not be published"],
+  replay_task_lost: [1, "a replayed task vanished from the task server before it finished"],
+  row_mismatch: [1, "a row whose content does not hash to its stored event_hash at the proven index"],
+  run_incomplete: [1, "`bernstein run` stopped with tasks still open"],
+  seal_mismatch: [1, "the journal disagrees with its seal (head or event count), or the sealed journal is gone"],
+  server_error: [1, "the task server answered with an error status and no error document"],
+  server_unreachable: [1, "the task server cannot be reached"],
+  signature_invalid: [1, "--public-key given: the manifest signature does not verify over the stored manifest bytes"],
+  signature_missing: [1, "--public-key given: the receipt carries no manifest.sig"],
+  stop_refused: [1, "the server refused or failed the stop request"],
+  stop_timeout: [1, "agents did not finish within the stop timeout"],
+  task_not_found: [1, "no task with this id on the task server"],
+  tasks_failed: [1, "`bernstein run` ended with tasks that failed for good"],
+  torn_tail: [1, "the chain is consistent but the journal ends in a torn write (an interrupted append): `replay repair` removes it"],
+  verify_failed: [1, "several inputs were verified and at least one did not pass (exit: the worst of them)"],
+  // 2: usage error or refusal
+  agent_cli_missing: [2, "the configured agent CLI is not on PATH"],
+  agent_journal_closed: [2, "an append to an agent step journal after it was closed"],
+  agent_journal_locked: [2, "another process holds the agent step journal's writer lock"],
+  agent_script_not_executable: [2, "the script agent's file is not executable"],
+  claim_lease: [2, "a task claim whose lease expired or is held by another agent"],
+  confirmation_required: [2, "`replay publish` without --yes-i-want-to-publish"],
+  flag_not_applicable: [2, "a flag given to a command or verb that does not take it"],
+  illegal_transition: [2, "a task status change the task lifecycle does not allow"],
+  invalid_agent_id: [2, "an agent id outside ^[A-Za-z0-9_.-]{1,64}$ or outside .sdd"],
+  invalid_cost: [2, "a cost that is not a finite, non-negative number"],
+  invalid_event: [2, "an event name or --data payload that cannot be recorded"],
+  invalid_format: [2, "a --format that is not text or github, or github together with --as-json"],
+  invalid_payload: [2, "a `journal record` payload key that collides with the event or a chain field"],
+  invalid_request: [2, "a task-server request body with unknown fields, wrong types or bad dependencies"],
+  invalid_run_id: [2, "a run id outside ^[A-Za-z0-9_.-]{1,64}$ or outside .sdd"],
+  invalid_task_id: [2, "a task id outside ^[A-Za-z0-9_.-]{1,64}$"],
+  invalid_threads: [2, "--threads outside 1..the maximum"],
+  journal_closed: [2, "an append to a run journal after it was closed"],
+  journal_corrupt: [2, "a journal with unreadable lines in the middle: refused for resuming"],
+  journal_exists: [2, "a new journal would replace an existing one"],
+  journal_locked: [2, "another process holds the run journal's writer lock"],
+  journal_sealed: [2, "an append to a sealed run journal"],
+  journal_torn_tail: [2, "a journal whose last line is a torn write: repair it first (`replay repair`)"],
+  key_exists: [2, "`keys generate` would overwrite an existing key file"],
+  listen_failed: [2, "the task server could not listen on the address"],
+  nothing_to_do: [2, "the command was given nothing to act on"],
+  port_in_use: [2, "the task server's port is taken"],
+  repair_refused: [2, "`replay repair` refused: middle corruption or a seal that disagrees (nothing touched)"],
+  seal_refused: [2, "`journal seal` refused: the journal does not verify, or an existing seal commits to another head"],
+  server_running: [2, "a task server is already running for this state directory"],
+  task_exists: [2, "a task with this id already exists"],
+  unauthorized: [2, "task server: a missing or wrong bearer token"],
+  unknown_target: [2, "a replay word that is no verb, run, agent journal or traced task"],
+  usage: [2, "bad flags, a missing or extra argument, an unknown command"],
+  // 3: missing, unreadable or malformed input
+  agent_journal_append_failed: [3, "a step could not be appended to an agent step journal"],
+  agent_journal_corrupt: [3, "an agent step journal with unreadable lines"],
+  agent_journal_missing: [3, "no step journal for this agent id"],
+  agent_journal_unwritable: [3, "an agent step journal cannot be created or written"],
+  agent_script_missing: [3, "the script agent's file does not exist"],
+  config_invalid: [3, "bernstein.yaml has a value of the wrong type"],
+  config_not_found: [3, "the --config file does not exist"],
+  config_unreadable: [3, "bernstein.yaml cannot be read or parsed"],
+  input_missing: [3, "an input file (note, checkpoint, proof, row) that does not exist"],
+  input_not_regular_file: [3, "a path that is a FIFO, device, socket or directory (use - for standard input)"],
+  input_unreadable: [3, "an input file that exists but cannot be read"],
+  invalid_data: [3, "`journal record --data` is not a JSON object"],
+  invalid_event_line: [3, "a `journal record` stdin line that is not a JSON object with an event"],
+  journal_changed: [3, "the journal changed between the passes of a seal, checkpoint or proof; retry with no writer active"],
+  journal_missing: [3, "no journal for this run id"],
+  journal_unreadable: [3, "a journal file that does not exist or cannot be read"],
+  journal_write_failed: [3, "a row could not be written to the run journal"],
+  no_runs: [3, "no run journals under .sdd/runs (for `latest`)"],
+  note_malformed: [3, "a file that is not a C2SP signed note, checkpoint or bernstein seal note"],
+  plan_invalid: [3, "a plan file with missing or wrong-typed fields"],
+  plan_not_found: [3, "the plan file does not exist"],
+  plan_unreadable: [3, "the plan file cannot be read"],
+  proof_malformed: [3, "a proof file that is not a bernstein consistency or inclusion proof"],
+  public_key_unreadable: [3, "the --public-key file is missing, unreadable or not an Ed25519 public key"],
+  receipt_malformed: [3, "a file that is not a receipt: not a tar, hostile members, no manifest or journal"],
+  receipt_not_found: [3, "the receipt path does not exist"],
+  row_malformed: [3, "a row file that is not one JSON object"],
+  row_too_large: [3, "a line longer than the row-size bound"],
+  run_not_found: [3, "no run with this id"],
+  runs_unreadable: [3, "runs exist but none of them could be read"],
+  seal_malformed: [3, "a seal file that is not {\"head\", \"event_count\"}"],
+  seal_unreadable: [3, "a seal file that does not exist or cannot be read"],
+  session_corrupt: [3, "session.json cannot be parsed"],
+  signing_key_unreadable: [3, "the --sign key is missing, unreadable or not an Ed25519 private key"],
+  trace_not_found: [3, "no trace for this task id"],
+  trace_without_snapshot: [3, "a trace that does not carry the task snapshot needed to replay it"],
+  unknown_hash_profile: [3, "a journal row names a hash_profile this tool does not know"],
+  // 70: internal or output failure
+  internal_error: [70, "an unexpected internal error (a bug: rerun with --debug and report it)"],
+  output_failed: [70, "standard output could not be written (ENOSPC, EIO, EBADF; EPIPE stays quiet)"],
+  report_write_failed: [70, "a requested report (--junit, $GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY) could not be written"],
+  // 130 / 143: interrupted
+  interrupted: [130, "ended by SIGINT (130) or SIGTERM (143); under --as-json the document names the signal"],
+} as const satisfies Record<string, Entry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CATALOGUE, code);
+}
+
+/** Exit code of a catalogued code. */
+export function exitCodeOf(code: ErrorCode): ExitCodeValue {
+  return ERROR_CATALOGUE[code][0];
+}
