@@ -124,6 +124,7 @@ export class WorkerPool implements Executor {
     const run: Run = { id: ++this.runIds, results: new Array(tasks.length), finishedBytes: 0, busy: new Set(), error: null, wake: null };
     this.run = run;
     const msg: RunMessage = { kind: "run", id: run.id, tasks: tasks as RangeTask[], next };
+    this.progress.fill(0);
     this.workers.forEach((w, i) => {
       if (w === null) return;
       run.busy.add(i);
@@ -165,8 +166,9 @@ export class WorkerPool implements Executor {
   bytesDone(): number {
     const run = this.run;
     if (!run) return 0;
+    // finishedBytes: this thread's ranges; each worker's slot: its bytes of this run.
     let sum = run.finishedBytes + this.mainCurrent;
-    for (const i of run.busy) sum += this.progress[i]!;
+    for (let i = 0; i < this.progress.length; i++) sum += this.progress[i]!;
     return sum;
   }
 
@@ -189,8 +191,6 @@ export class WorkerPool implements Executor {
     if (!run || msg.id !== run.id) return;
     if (msg.kind === "result") {
       run.results[msg.k] = msg.result;
-      run.finishedBytes += msg.result.end - msg.result.start;
-      this.progress[i] = 0;
       return;
     }
     // "idle" or "error": this worker is done with the run.
@@ -201,7 +201,6 @@ export class WorkerPool implements Executor {
       if (err instanceof BernsteinError) run.error ??= err;
     }
     run.busy.delete(i);
-    this.progress[i] = 0;
     run.wake?.();
   }
 

@@ -6,7 +6,8 @@ import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
 import { verifyJournal, writeDivergenceReport, type JournalSeal } from "../../../journal/verify.ts";
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
-import { fastVerifyNotes, parseThreads, progressLine, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
+import { byteProgress } from "../../progress.ts";
+import { fastVerifyNotes, parseThreads, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
 import { printJson, printLines } from "../../output.ts";
 
 const USAGE = "usage: bernstein journal verify <FILE|RUN_ID> [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only]";
@@ -67,7 +68,7 @@ export default defineCliCommand({
       throw new InputError("journal_unreadable", `journal not found: ${target.path}`, { path: target.path });
     }
     const threads = parseThreads(args.threads);
-    const progress = progressLine();
+    const progress = byteProgress("verifying");
     let result: FastVerifyResult;
     try {
       result = await verifyJournal(target.path, {

@@ -7,7 +7,8 @@ import { dumps } from "../../../pyjson/encode.ts";
 import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
-import { verifyResultJson, fastVerifyNotes, parseThreads, progressLine, reportVerifyStats } from "../../fast-verify.ts";
+import { byteProgress } from "../../progress.ts";
+import { verifyResultJson, fastVerifyNotes, parseThreads, reportVerifyStats } from "../../fast-verify.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
@@ -31,7 +32,7 @@ export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number
   const source = sealFor(ctx, run);
   // Without a seal a missing journal is missing input; with one it is a verdict (the sealed journal is gone).
   if (!source.seal) assertJournalExists(run);
-  const progress = progressLine();
+  const progress = byteProgress("verifying");
   let result: FastVerifyResult;
   try {
     result = await verifyJournal(run.journal, {
