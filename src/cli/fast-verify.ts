@@ -1,6 +1,8 @@
 import { UsageError } from "../errors.ts";
 import { MAX_THREADS, type FastVerifyResult } from "../journal/fast/engine.ts";
+import type { InterruptOptions } from "./interrupt.ts";
 import { writeVerifyStats } from "./output.ts";
+import type { ByteProgress } from "./progress.ts";
 
 /**
  * CLI glue shared by `journal verify` and `replay <RUN_ID> --verify` for
@@ -73,4 +75,19 @@ export function fastVerifyNotes(r: FastVerifyResult): string[] {
     );
   }
   return notes;
+}
+
+/** What an interrupted verify can state: how far it got (not a verdict on that part). */
+export function verifyFacts(path: string, progress: ByteProgress): Record<string, unknown> {
+  return { path, bytes_verified: progress.done, bytes_total: progress.total };
+}
+
+/** The interrupt guard of a verify (see interrupt.ts). */
+export function verifyInterrupt(command: string, json: boolean, path: string, progress: ByteProgress): InterruptOptions {
+  return {
+    json,
+    command,
+    facts: () => verifyFacts(path, progress),
+    doing: () => (progress.total > 0 ? `verifying (${progress.done} of ${progress.total} bytes seen)` : "verifying"),
+  };
 }

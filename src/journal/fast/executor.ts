@@ -18,7 +18,17 @@ export interface Executor {
   close(): void;
 }
 
-/** Runs every range synchronously in the calling thread. */
+/**
+ * Between two ranges of this thread: let the event loop run, so that a
+ * SIGINT/SIGTERM handler (the CLI's interrupted verdict), worker messages
+ * and timers are not held up for the whole verify. A range is at most a
+ * few tens of MiB, i.e. well under a second of work.
+ */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Runs every range in the calling thread, one after another. */
 export class InProcessExecutor implements Executor {
   readonly threads = 1;
   private readonly verifier = new RangeVerifier();
@@ -28,15 +38,19 @@ export class InProcessExecutor implements Executor {
 
   async runAll(tasks: readonly RangeTask[]): Promise<RangeResult[]> {
     this.finished = 0;
-    return tasks.map((task) => {
-      const r = this.verifier.run(task, (done) => {
-        this.current = done;
-        this.onChunk?.();
-      });
+    const results: RangeResult[] = [];
+    for (const task of tasks) {
+      if (results.length > 0) await yieldToEventLoop();
+      results.push(
+        this.verifier.run(task, (done) => {
+          this.current = done;
+          this.onChunk?.();
+        }),
+      );
       this.current = 0;
       this.finished += task.end - task.start;
-      return r;
-    });
+    }
+    return results;
   }
 
   bytesDone(): number {
@@ -132,7 +146,8 @@ export class WorkerPool implements Executor {
     });
     try {
       // This thread's lane: claim and verify until no range is left.
-      for (;;) {
+      for (let mine = 0; ; mine++) {
+        if (mine > 0) await yieldToEventLoop();
         const k = Atomics.add(counter, 0, 1);
         if (k >= tasks.length) break;
         this.verifyHere(run, tasks, k);

@@ -1,6 +1,7 @@
 import { UsageError } from "../../../errors.ts";
 import { sealJournalDetailed } from "../../../journal/seal.ts";
 import { defineCliCommand } from "../../command.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 
 const USAGE = "usage: bernstein journal seal <RUN_ID> [--sdd-dir DIR]";
@@ -19,7 +20,9 @@ export default defineCliCommand({
     const words = args._.map(String);
     if (words.length !== 1) throw new UsageError(USAGE);
     const runId = words[0]!;
-    const out = await sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId);
+    const out = await withInterrupts({ json, command: "journal seal", facts: () => ({ run_id: runId, sealed: false }), doing: () => "verifying the journal before sealing" }, () =>
+      sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId),
+    );
     if (json) {
       await printJson({
         ok: true,

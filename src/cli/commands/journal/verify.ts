@@ -7,7 +7,8 @@ import { verifyJournal, writeDivergenceReport, type JournalSeal } from "../../..
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
 import { byteProgress } from "../../progress.ts";
-import { fastVerifyNotes, parseThreads, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
+import { fastVerifyNotes, parseThreads, verifyInterrupt, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 
 const USAGE = "usage: bernstein journal verify <FILE|RUN_ID> [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only]";
@@ -69,17 +70,10 @@ export default defineCliCommand({
     }
     const threads = parseThreads(args.threads);
     const progress = byteProgress("verifying");
-    let result: FastVerifyResult;
-    try {
-      result = await verifyJournal(target.path, {
-        seal,
-        threads,
-        linksOnly: Boolean(args["links-only"]),
-        onProgress: progress.onProgress,
-      });
-    } finally {
-      progress.finish();
-    }
+    const linksOnly = Boolean(args["links-only"]);
+    const result = await withInterrupts(verifyInterrupt("journal verify", json, target.path, progress), () =>
+      verifyJournal(target.path, { seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
+    );
     await reportVerifyStats(result);
     let reportPath: string | null = null;
     if (!result.ok) {

@@ -8,7 +8,8 @@ import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
 import { byteProgress } from "../../progress.ts";
-import { verifyResultJson, fastVerifyNotes, parseThreads, reportVerifyStats } from "../../fast-verify.ts";
+import { verifyResultJson, fastVerifyNotes, parseThreads, reportVerifyStats, verifyFacts, verifyInterrupt } from "../../fast-verify.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
@@ -33,17 +34,11 @@ export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number
   // Without a seal a missing journal is missing input; with one it is a verdict (the sealed journal is gone).
   if (!source.seal) assertJournalExists(run);
   const progress = byteProgress("verifying");
-  let result: FastVerifyResult;
-  try {
-    result = await verifyJournal(run.journal, {
-      seal: source.seal,
-      threads,
-      linksOnly: Boolean(ctx.args["links-only"]),
-      onProgress: progress.onProgress,
-    });
-  } finally {
-    progress.finish();
-  }
+  const linksOnly = Boolean(ctx.args["links-only"]);
+  const guard = { ...verifyInterrupt("replay --verify", ctx.json, run.journal, progress), facts: () => ({ run_id: run.runId, ...verifyFacts(run.journal, progress) }) };
+  const result = await withInterrupts(guard, () =>
+    verifyJournal(run.journal, { seal: source.seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
+  );
   await reportVerifyStats(result);
   let reportPath: string | null = null;
   if (!result.ok) {

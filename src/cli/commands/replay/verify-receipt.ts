@@ -1,6 +1,7 @@
 import { UsageError } from "../../../errors.ts";
 import { verifyReceipt, type SignatureState } from "../../../receipts/verify.ts";
 import { stepKernelStats } from "../../../steps/kernel.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines, writeVerifyStats } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
@@ -23,7 +24,8 @@ export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
   refuseInapplicableFlags(ctx, "verify", ["head", "public-key"]);
   const [receipt, ...extra] = ctx.positionals;
   if (receipt === undefined || extra.length > 0) throw new UsageError(USAGE);
-  const v = await verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"] });
+  const guard = { json: ctx.json, command: "replay verify", facts: () => ({ receipt }), doing: () => `verifying ${receipt}` };
+  const v = await withInterrupts(guard, () => verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"] }));
   await writeVerifyStats(`steps by kernel ${stepKernelStats.rows} of ${v.steps}`);
   if (ctx.json) {
     await printJson({ ok: v.ok, head_hash: v.head_hash, steps: v.steps, errors: v.errors, signed: v.signed, signature: v.signature });
