@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { UsageError } from "../errors.ts";
 import { MAX_THREADS, type FastVerifyResult } from "../journal/fast/engine.ts";
 import type { InterruptOptions } from "./interrupt.ts";
@@ -79,7 +80,16 @@ export function fastVerifyNotes(r: FastVerifyResult): string[] {
 
 /** What an interrupted verify can state: how far it got (not a verdict on that part). */
 export function verifyFacts(path: string, progress: ByteProgress): Record<string, unknown> {
-  return { path, bytes_verified: progress.done, bytes_total: progress.total };
+  // Before the first progress sample (~250 ms in) the total is the file's size.
+  return { path, bytes_verified: progress.done, bytes_total: progress.total > 0 ? progress.total : sizeOf(path) };
+}
+
+function sizeOf(path: string): number | null {
+  try {
+    return statSync(path).size;
+  } catch {
+    return null;
+  }
 }
 
 /** The interrupt guard of a verify (see interrupt.ts). */
