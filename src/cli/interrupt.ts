@@ -1,7 +1,7 @@
 import { removeLiveTemps } from "../fsutil/temp-files.ts";
 import { renderJson } from "../render/json.ts";
 import { log } from "./log.ts";
-import { stdoutBytesWritten, writeStdoutSync } from "./output.ts";
+import { stdoutBegun, writeStdoutSync } from "./output.ts";
 import { clearProgress } from "./progress.ts";
 
 /**
@@ -62,7 +62,7 @@ export async function withInterrupts<T>(opts: InterruptOptions, work: () => Prom
     const { detail, doc } = interruptedReport(sig, opts, removed);
     try {
       // A document already begun on stdout cannot be followed by another one.
-      if (opts.json && stdoutBytesWritten() === 0) writeStdoutSync(renderJson(doc, 2) + "\n");
+      if (opts.json && !stdoutBegun()) writeStdoutSync(renderJson(doc, 2) + "\n");
       else log.error(detail);
     } catch {
       /* stdout failed too: the exit code still says it */

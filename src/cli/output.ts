@@ -17,6 +17,7 @@ import { writeAll, writeAllSync } from "./fd-write.ts";
 let stdoutGone = false;
 let failure: OutputFailedError | null = null;
 let written = 0;
+let begun = false;
 
 /** stdout could not be written (not EPIPE): the result never reached the caller. */
 export class OutputFailedError extends BernsteinError {
@@ -36,9 +37,12 @@ export function outputFailure(): OutputFailedError | null {
   return failure;
 }
 
-/** Bytes of stdout handed to the OS so far (a document has begun when > 0). */
-export function stdoutBytesWritten(): number {
-  return written;
+/**
+ * True once any write to stdout was attempted: from then on part of a
+ * document may be in the pipe, and another document must not follow it.
+ */
+export function stdoutBegun(): boolean {
+  return begun;
 }
 
 /** "ENOSPC: no space left on device, write" → "no space left on device (ENOSPC)". */
@@ -78,6 +82,7 @@ function encode(text: string): Uint8Array {
 export async function writeStdout(text: string): Promise<void> {
   if (text.length === 0 || stdoutGone || failure) return;
   const bytes = encode(text);
+  begun = true;
   try {
     await writeAll(1, bytes);
     written += bytes.length;
@@ -90,6 +95,7 @@ export async function writeStdout(text: string): Promise<void> {
 export function writeStdoutSync(text: string): void {
   if (text.length === 0 || stdoutGone || failure) return;
   const bytes = encode(text);
+  begun = true;
   try {
     writeAllSync(1, bytes);
     written += bytes.length;
