@@ -6,7 +6,7 @@
  * sure the command was still running when it was signalled.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { StepJournal } from "../../../src/steps/writer.ts";
 import { writeBigJournal } from "../../helpers/big-journal.ts";
@@ -23,23 +23,37 @@ interface Signalled {
 }
 
 /**
- * Spawn, wait until `ready()` (or `minMs`), check the process is still
- * running, signal it, collect its output.
+ * Has process `pid` got `path` open? A verify opens its journal only once
+ * it is under way (inside its signal guard): the moment to signal it.
+ */
+function hasOpen(pid: number, path: string): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === path;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Spawn, wait until `ready(pid)`, check the process is still running,
+ * signal it, collect its output.
  */
 async function signalWhile(
   argv: string[],
   cwd: string,
   sig: Sig,
-  opts: { ready?: () => boolean; minMs?: number; stdin?: "pipe"; feed?: (w: { write(s: string): void; flush(): void }) => void } = {},
+  opts: { ready: (pid: number) => boolean; stdin?: "pipe"; feed?: (w: { write(s: string): void; flush(): void }) => void },
 ): Promise<Signalled> {
   const proc = Bun.spawn(argv, { cwd, env: { ...process.env, NO_COLOR: "1" }, stdin: opts.stdin ?? "ignore", stdout: "pipe", stderr: "pipe" });
   const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   if (opts.feed) opts.feed(proc.stdin as unknown as { write(s: string): void; flush(): void });
-  const started = performance.now();
-  while (!(opts.ready?.() ?? true) || performance.now() - started < (opts.minMs ?? 0)) {
-    if (proc.exitCode !== null) break;
-    await Bun.sleep(2);
-  }
+  while (!opts.ready(proc.pid) && proc.exitCode === null) await Bun.sleep(1);
   if (proc.exitCode !== null) {
     const [stdout, stderr] = await out;
     throw new Error(`the command ended (exit ${proc.exitCode}) before it could be signalled:\n${stdout}\n${stderr}`);
@@ -62,7 +76,7 @@ function tempFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((n) => /\.tmp\.\d+\.[0-9a-f]{8}$/.test(n)) : [];
 }
 
-describe("signals end long commands cleanly (compiled binary)", () => {
+describe.skipIf(process.platform !== "linux")("signals end long commands cleanly (compiled binary)", () => {
   let t: SddTree;
   let bytes = 0;
   beforeAll(() => {
@@ -77,7 +91,7 @@ describe("signals end long commands cleanly (compiled binary)", () => {
   for (const sig of ["SIGTERM", "SIGINT"] as const) {
     for (const threads of ["1", "2"]) {
       test(`${sig} during journal verify --as-json --threads ${threads}: one interrupted document, exit ${EXIT[sig]}`, async () => {
-        const r = await signalWhile([binPath(), "journal", "verify", "big", "--threads", threads, "--as-json"], t.cwd, sig, { minMs: 150 });
+        const r = await signalWhile([binPath(), "journal", "verify", "big", "--threads", threads, "--as-json"], t.cwd, sig, { ready: (pid) => hasOpen(pid, t.journal("big")) });
         const doc = oneInterruptedDoc(r, sig);
         expect(doc).toMatchObject({ command: "journal verify", path: t.journal("big"), bytes_total: bytes });
         expect(doc.bytes_verified).toBeLessThanOrEqual(bytes);
@@ -87,7 +101,7 @@ describe("signals end long commands cleanly (compiled binary)", () => {
   }
 
   test("SIGINT during a human-mode verify: one line on stderr, nothing on stdout, exit 130", async () => {
-    const r = await signalWhile([binPath(), "journal", "verify", "big"], t.cwd, "SIGINT", { minMs: 150 });
+    const r = await signalWhile([binPath(), "journal", "verify", "big"], t.cwd, "SIGINT", { ready: (pid) => hasOpen(pid, t.journal("big")) });
     expect(r.code).toBe(130);
     expect(r.stdout).toBe("");
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
@@ -95,12 +109,12 @@ describe("signals end long commands cleanly (compiled binary)", () => {
   }, 30_000);
 
   test("SIGTERM during replay <RUN> --verify --as-json", async () => {
-    const r = await signalWhile([binPath(), "replay", "big", "--verify", "--as-json"], t.cwd, "SIGTERM", { minMs: 150 });
+    const r = await signalWhile([binPath(), "replay", "big", "--verify", "--as-json"], t.cwd, "SIGTERM", { ready: (pid) => hasOpen(pid, t.journal("big")) });
     expect(oneInterruptedDoc(r, "SIGTERM")).toMatchObject({ command: "replay --verify", run_id: "big" });
   }, 30_000);
 
   test("SIGTERM during journal seal: no seal.json, no temp file", async () => {
-    const r = await signalWhile([binPath(), "journal", "seal", "big", "--as-json"], t.cwd, "SIGTERM", { minMs: 150 });
+    const r = await signalWhile([binPath(), "journal", "seal", "big", "--as-json"], t.cwd, "SIGTERM", { ready: (pid) => hasOpen(pid, t.journal("big")) });
     expect(oneInterruptedDoc(r, "SIGTERM")).toMatchObject({ command: "journal seal", run_id: "big", sealed: false });
     expect(existsSync(join(t.runDir("big"), "seal.json"))).toBe(false);
     expect(tempFiles(t.runDir("big"))).toEqual([]);
