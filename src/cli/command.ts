@@ -2,7 +2,7 @@ import { defineCommand, type ArgsDef, type CommandDef, type CommandMeta, type Pa
 import { BernsteinError, ExitCode, UsageError, errorMessage } from "../errors.ts";
 import { setColorEnabled, shouldUseColor } from "../render/ansi.ts";
 import { log } from "./log.ts";
-import { printJson } from "./output.ts";
+import { outputFailure, printJson, writeStderr } from "./output.ts";
 import { closest } from "./suggest.ts";
 
 /** Flags every command accepts. */
@@ -114,6 +114,13 @@ export function wantsJson(rawArgs: string[]): boolean {
 
 /** Render an error per the output contract and return its exit code. */
 export async function reportError(err: unknown, json: boolean, debug: boolean): Promise<number> {
+  // stdout failed (ENOSPC, EIO, EBADF): whatever the error in hand, the
+  // caller did not get the result. Nothing more goes to stdout.
+  const failed = outputFailure();
+  if (failed !== null) {
+    log.error(failed.message);
+    return failed.exitCode;
+  }
   if (err instanceof BernsteinError) {
     if (json) {
       await printJson({ ok: false, error: err.code, detail: err.message, ...err.facts });
@@ -127,7 +134,7 @@ export async function reportError(err: unknown, json: boolean, debug: boolean): 
     await printJson({ ok: false, error: "internal_error", detail: message });
   }
   if (debug && err instanceof Error && err.stack) {
-    process.stderr.write(err.stack + "\n");
+    writeStderr(err.stack + "\n");
   } else {
     log.error(`internal error: ${message} (rerun with --debug for details)`);
   }
@@ -150,6 +157,8 @@ export function defineCliCommand<T extends ArgsDef = {}>(spec: CliCommandSpec<T>
       } catch (err) {
         process.exitCode = await reportError(err, json, debug);
       }
+      // A write to stdout failed but the command went on (it caught the error): still exit 70.
+      if (outputFailure() !== null && process.exitCode !== outputFailure()!.exitCode) process.exitCode = await reportError(null, json, debug);
     },
   }) as CommandDef<T & typeof commonArgs>;
 }

@@ -1,13 +1,15 @@
-import { isTerminal } from "../render/terminal.ts";
+import { statSync } from "node:fs";
 import { UsageError } from "../errors.ts";
 import { MAX_THREADS, type FastVerifyResult } from "../journal/fast/engine.ts";
 import { journalVerdictFailure } from "../journal/verdict-failure.ts";
+import type { InterruptOptions } from "./interrupt.ts";
 import { writeVerifyStats } from "./output.ts";
+import type { ByteProgress } from "./progress.ts";
 
 /**
  * CLI glue shared by `journal verify` and `replay <RUN_ID> --verify` for
  * the fast verifier: `--threads` parsing, the fields it adds to the JSON
- * verdict, the prose notes, and the progress line on stderr.
+ * verdict and the prose notes (the progress line is progress.ts).
  */
 
 /** Parse `--threads N`: an integer from 1 to MAX_THREADS (undefined: the engine's default, all cores). */
@@ -77,46 +79,26 @@ export function fastVerifyNotes(r: FastVerifyResult): string[] {
   return notes;
 }
 
-function mb(bytes: number): string {
-  return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+/** What an interrupted verify can state: how far it got (not a verdict on that part). */
+export function verifyFacts(path: string, progress: ByteProgress): Record<string, unknown> {
+  // Before the first progress sample (~250 ms in) the total is the file's size.
+  return { path, bytes_verified: progress.done, bytes_total: progress.total > 0 ? progress.total : sizeOf(path) };
 }
 
-function duration(s: number): string {
-  if (!Number.isFinite(s)) return "?";
-  if (s < 60) return `${Math.ceil(s)}s`;
-  return `${Math.floor(s / 60)}m${String(Math.ceil(s % 60)).padStart(2, "0")}s`;
+function sizeOf(path: string): number | null {
+  try {
+    return statSync(path).size;
+  } catch {
+    return null;
+  }
 }
 
-export interface ProgressLine {
-  onProgress: (done: number, total: number) => void;
-  /** Erase the line (if one was drawn). */
-  finish: () => void;
-}
-
-/**
- * A progress line on stderr (bytes done, rate, ETA), drawn only when stderr
- * is a terminal and the verify has run for more than a second; nothing at
- * all when stderr is piped or redirected.
- */
-export function progressLine(to?: NodeJS.WriteStream): ProgressLine {
-  const started = performance.now();
-  let drawn = false;
-  // Checked without touching process.stderr, whose stream costs start-up time.
-  if (to ? !to.isTTY : !isTerminal(2)) return { onProgress: () => {}, finish: () => {} };
-  const stream = to ?? process.stderr;
+/** The interrupt guard of a verify (see interrupt.ts). */
+export function verifyInterrupt(command: string, json: boolean, path: string, progress: ByteProgress): InterruptOptions {
   return {
-    onProgress(done, total) {
-      const elapsed = (performance.now() - started) / 1000;
-      if (elapsed < 1) return;
-      const rate = done / elapsed;
-      const pct = total > 0 ? Math.floor((100 * done) / total) : 100;
-      const eta = rate > 0 ? (total - done) / rate : Number.POSITIVE_INFINITY;
-      stream.write(`\r\x1b[Kverifying ${mb(done)} / ${mb(total)} (${pct}%), ${mb(rate)}/s, ETA ${duration(eta)}`);
-      drawn = true;
-    },
-    finish() {
-      if (drawn) stream.write("\r\x1b[K");
-      drawn = false;
-    },
+    json,
+    command,
+    facts: () => verifyFacts(path, progress),
+    doing: () => (progress.total > 0 ? `verifying (${progress.done} of ${progress.total} bytes seen)` : "verifying"),
   };
 }

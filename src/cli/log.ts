@@ -1,30 +1,95 @@
-import type { ConsolaInstance } from "consola";
+import { formatWithOptions } from "node:util";
+import { isTerminal } from "../render/terminal.ts";
+import { writeStderr } from "./output.ts";
 
 /**
  * Human diagnostics go to stderr, always; stdout is reserved for the
  * command's result (a table, prose or exactly one JSON document).
  *
- * consola (and the stderr stream it writes to) is loaded on the first
- * diagnostic, not at start-up: creating it costs ~20 ms, and most runs
- * print none.
+ * Our own level and reporter, decided only by `--debug` and
+ * BERNSTEIN_LOG_LEVEL: consola picked both from NODE_ENV, TEST and CI at
+ * run time (TEST=1 hid info lines, CI=true changed their format), collapsed
+ * repeated lines on a timer, and its environment probe created
+ * `process.stdout` (which made stdout non-blocking; see fd-write.ts). The
+ * line format is the one consola printed on a plain terminal, so existing
+ * output reads the same: `ℹ info`, `✔ success`, `⚙ debug`, and the
+ * ` WARN ` / ` ERROR ` badges between blank lines.
  */
-let instance: ConsolaInstance | null = null;
 
-function consola(): ConsolaInstance {
-  if (instance === null) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { createConsola } = require("consola") as typeof import("consola");
-    instance = createConsola({ stdout: process.stderr, stderr: process.stderr, formatOptions: { date: false } });
+export const LOG_LEVELS = { silent: -1, error: 0, warn: 1, info: 3, debug: 4 } as const;
+export type LogLevelName = keyof typeof LOG_LEVELS;
+
+type Kind = "error" | "warn" | "info" | "success" | "debug";
+const LEVEL_OF: Record<Kind, number> = { error: 0, warn: 1, info: 3, success: 3, debug: 4 };
+const ICON: Partial<Record<Kind, string>> = { info: "ℹ", success: "✔", debug: "⚙" };
+/** SGR colour of each kind's icon or badge (badges: background). */
+const COLOUR: Record<Kind, number> = { error: 31, warn: 33, info: 36, success: 32, debug: 90 };
+
+interface Config {
+  level: number;
+  colour: boolean;
+  /** A warning about the configuration itself, printed once. */
+  note: string | null;
+}
+
+let config: Config | null = null;
+
+/** argv before `--`. */
+function flagGiven(name: string): boolean {
+  for (const a of process.argv.slice(2)) {
+    if (a === "--") return false;
+    if (a === name) return true;
   }
-  return instance;
+  return false;
+}
+
+/** The level: `--debug` → debug; else BERNSTEIN_LOG_LEVEL (a name); else info. */
+export function resolveLevel(debugFlag: boolean, env: string | undefined): { level: number; note: string | null } {
+  if (debugFlag) return { level: LOG_LEVELS.debug, note: null };
+  const raw = env?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return { level: LOG_LEVELS.info, note: null };
+  if (Object.hasOwn(LOG_LEVELS, raw)) return { level: LOG_LEVELS[raw as LogLevelName], note: null };
+  const names = Object.keys(LOG_LEVELS).join(", ");
+  return { level: LOG_LEVELS.info, note: `BERNSTEIN_LOG_LEVEL=${JSON.stringify(env)} is not one of ${names}; using info` };
+}
+
+function configure(): Config {
+  const { level, note } = resolveLevel(flagGiven("--debug"), process.env.BERNSTEIN_LOG_LEVEL);
+  const noColour = flagGiven("--no-color") || (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "");
+  return { level, colour: !noColour && isTerminal(2), note };
+}
+
+/** Never a stack trace: an Error argument is shown by its message (stacks are `--debug`'s, in command.ts). */
+function text(args: unknown[]): string {
+  const plain = args.map((a) => (a instanceof Error ? a.message : a));
+  return formatWithOptions({ colors: false, depth: 4 }, ...plain);
+}
+
+/** One diagnostic as it appears on stderr. */
+export function formatLine(kind: Kind, message: string, colour: boolean): string {
+  const sgr = (code: number, s: string) => (colour ? `\x1b[${code}m${s}\x1b[0m` : s);
+  if (kind === "error" || kind === "warn") {
+    const badge = colour ? `\x1b[${COLOUR[kind] + 10}m\x1b[30m ${kind.toUpperCase()} \x1b[0m` : ` ${kind.toUpperCase()} `;
+    return `\n${badge} ${message}\n\n`;
+  }
+  return `${sgr(COLOUR[kind], ICON[kind]!)} ${message}\n`;
+}
+
+function emit(kind: Kind, args: unknown[]): void {
+  if (config === null) {
+    config = configure();
+    if (config.note !== null) writeStderr(formatLine("warn", config.note, config.colour));
+  }
+  if (LEVEL_OF[kind] > config.level) return;
+  writeStderr(formatLine(kind, text(args), config.colour));
 }
 
 type LogFn = (message: unknown, ...args: unknown[]) => void;
 
 export const log: { info: LogFn; warn: LogFn; error: LogFn; success: LogFn; debug: LogFn } = {
-  info: (m, ...a) => consola().info(m, ...a),
-  warn: (m, ...a) => consola().warn(m, ...a),
-  error: (m, ...a) => consola().error(m, ...a),
-  success: (m, ...a) => consola().success(m, ...a),
-  debug: (m, ...a) => consola().debug(m, ...a),
+  info: (m, ...a) => emit("info", [m, ...a]),
+  warn: (m, ...a) => emit("warn", [m, ...a]),
+  error: (m, ...a) => emit("error", [m, ...a]),
+  success: (m, ...a) => emit("success", [m, ...a]),
+  debug: (m, ...a) => emit("debug", [m, ...a]),
 };

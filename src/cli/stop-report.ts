@@ -1,8 +1,8 @@
 import { NegativeError, UsageError, type BernsteinError } from "../errors.ts";
 import { paint } from "../render/ansi.ts";
-import { isTerminal } from "../render/terminal.ts";
 import { ServerUnreachableError } from "../server/errors.ts";
 import type { StopReport } from "../session/stop.ts";
+import { progressLine } from "./progress.ts";
 
 /**
  * How a `stopRun` report is judged and shown, shared by `bernstein stop` and
@@ -23,23 +23,19 @@ export function parseTimeoutSeconds(raw: string, flag = "timeout"): number {
 /**
  * A progress line while waiting for the stopped process: on a terminal only,
  * redrawn once per second, erased by `end()`. No-ops under `--as-json`.
- * stderr is only looked at once there is something to wait for.
  */
 export function stopProgress(json: boolean): { onWait: ((pid: number, elapsed: number) => void) | undefined; end(): void } {
-  let tty: boolean | null = null;
+  const line = progressLine();
   let shownSecond = -1;
   return {
     onWait: json
       ? undefined
       : (pid, elapsed) => {
-          tty ??= isTerminal(2);
-          if (!tty || Math.floor(elapsed) === shownSecond) return;
+          if (Math.floor(elapsed) === shownSecond) return;
           shownSecond = Math.floor(elapsed);
-          process.stderr.write(`\rwaiting for pid ${pid} to exit… ${shownSecond}s\x1b[K`);
+          line.draw(`waiting for pid ${pid} to exit… ${shownSecond}s`);
         },
-    end() {
-      if (shownSecond >= 0) process.stderr.write("\r\x1b[K");
-    },
+    end: () => line.clear(),
   };
 }
 

@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { trackTemp, untrackTemp } from "./temp-files.ts";
 
 export interface AtomicWriteOptions {
   /** File mode of the new file (default 0o644; secrets use 0o600). */
@@ -16,6 +17,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
   const dir = dirname(path);
   const tmp = join(dir, `${basename(path)}.tmp.${process.pid}.${randomSuffix()}`);
   const fd = openSync(tmp, "wx", options.mode ?? 0o644);
+  trackTemp(tmp);
   try {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     let off = 0;
@@ -28,6 +30,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
     } catch {
       /* the temp file is already gone */
     }
+    untrackTemp(tmp);
     throw err;
   }
   closeSync(fd);
@@ -40,6 +43,8 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
       /* ignore */
     }
     throw err;
+  } finally {
+    untrackTemp(tmp);
   }
   fsyncDir(dir);
 }

@@ -3,6 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writ
 import { basename, dirname, join } from "node:path";
 import { pack as tarPack } from "tar-stream";
 import { fsyncDir } from "../fsutil/atomic.ts";
+import { trackTemp, untrackTemp } from "../fsutil/temp-files.ts";
 
 /** A member to write: its exact size, and a producer of exactly that many bytes. */
 export interface OutMember {
@@ -30,6 +31,7 @@ export async function writeTarAtomic(out: string, members: OutMember[]): Promise
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `${basename(out)}.tmp.${process.pid}.${randomBytes(4).toString("hex")}`);
   const fd = openSync(tmp, "wx", 0o644);
+  trackTemp(tmp);
   let closed = false;
   try {
     const pack = tarPack();
@@ -74,6 +76,7 @@ export async function writeTarAtomic(out: string, members: OutMember[]): Promise
     closeSync(fd);
     closed = true;
     renameSync(tmp, out);
+    untrackTemp(tmp);
     fsyncDir(dir);
   } catch (err) {
     if (!closed) {
@@ -88,6 +91,7 @@ export async function writeTarAtomic(out: string, members: OutMember[]): Promise
     } catch {
       /* never created or already renamed */
     }
+    untrackTemp(tmp);
     throw err;
   }
 }

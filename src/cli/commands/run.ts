@@ -4,7 +4,7 @@ import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/server.ts";
 import { parsePort } from "../../server/ports.ts";
 import { defineCliCommand } from "../command.ts";
 import { log } from "../log.ts";
-import { printJson, printLines } from "../output.ts";
+import { printJson, printLines, writeStderr, writeStdoutSync } from "../output.ts";
 import { paint } from "../../render/ansi.ts";
 
 function positiveInt(raw: string | undefined, flag: string): number | undefined {
@@ -58,8 +58,8 @@ export default defineCliCommand({
   },
   async run({ args, json }) {
     const progress = (line: string) => {
-      if (json) process.stderr.write(line + "\n");
-      else process.stdout.write(line + "\n");
+      if (json) writeStderr(line + "\n");
+      else writeStdoutSync(line + "\n");
     };
     const orch = new Orchestrator({
       workdir: process.cwd(),
@@ -81,7 +81,7 @@ export default defineCliCommand({
     let interrupts = 0;
     const onSigint = () => {
       interrupts++;
-      if (interrupts === 1) process.stderr.write("\nCtrl+C received - saving state...\n");
+      if (interrupts === 1) writeStderr("\nCtrl+C received - saving state...\n");
       orch.saveNow();
       orch.requestStop({ force: true, timeout_s: 0, interrupted: true, reason: "SIGINT" });
     };

@@ -111,6 +111,8 @@ const MIN_PARALLEL_BYTES = 64 << 20;
  */
 const DEFAULT_RANGE_BYTES = 8 << 20;
 const MAX_RANGES_PER_THREAD = 16;
+/** Ranges of a single-threaded verify of a big journal: ~0.1 s of work each. */
+const SINGLE_THREAD_RANGE_BYTES = 64 << 20;
 
 function fileSize(path: string): number | null {
   try {
@@ -203,7 +205,9 @@ function rangeCount(end: number, threads: number, opts: FastVerifyOptions): numb
   const size = Math.max(1, override ?? DEFAULT_RANGE_BYTES);
   let wanted: number;
   if (opts.ranges !== undefined) wanted = opts.ranges;
-  else if (threads === 1 || (override === undefined && end < MIN_PARALLEL_BYTES)) wanted = 1;
+  else if (override === undefined && end < MIN_PARALLEL_BYTES) wanted = 1;
+  // One thread still takes a big journal in ranges of SINGLE_THREAD_RANGE_BYTES: between them it yields to the event loop (signals).
+  else if (threads === 1) return Math.max(1, Math.round(end / Math.max(size, SINGLE_THREAD_RANGE_BYTES)));
   else wanted = Math.min(MAX_RANGES_PER_THREAD * threads, Math.max(threads, Math.round(end / size)));
   return Math.max(1, Math.min(wanted, Math.floor(end / size)));
 }

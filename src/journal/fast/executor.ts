@@ -18,7 +18,17 @@ export interface Executor {
   close(): void;
 }
 
-/** Runs every range synchronously in the calling thread. */
+/**
+ * Between two ranges of this thread: let the event loop run, so that a
+ * SIGINT/SIGTERM handler (the CLI's interrupted verdict), worker messages
+ * and timers are not held up for the whole verify. A range is at most a
+ * few tens of MiB, i.e. well under a second of work.
+ */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Runs every range in the calling thread, one after another. */
 export class InProcessExecutor implements Executor {
   readonly threads = 1;
   private readonly verifier = new RangeVerifier();
@@ -28,15 +38,19 @@ export class InProcessExecutor implements Executor {
 
   async runAll(tasks: readonly RangeTask[]): Promise<RangeResult[]> {
     this.finished = 0;
-    return tasks.map((task) => {
-      const r = this.verifier.run(task, (done) => {
-        this.current = done;
-        this.onChunk?.();
-      });
+    const results: RangeResult[] = [];
+    for (const task of tasks) {
+      if (results.length > 0) await yieldToEventLoop();
+      results.push(
+        this.verifier.run(task, (done) => {
+          this.current = done;
+          this.onChunk?.();
+        }),
+      );
       this.current = 0;
       this.finished += task.end - task.start;
-      return r;
-    });
+    }
+    return results;
   }
 
   bytesDone(): number {
@@ -124,6 +138,7 @@ export class WorkerPool implements Executor {
     const run: Run = { id: ++this.runIds, results: new Array(tasks.length), finishedBytes: 0, busy: new Set(), error: null, wake: null };
     this.run = run;
     const msg: RunMessage = { kind: "run", id: run.id, tasks: tasks as RangeTask[], next };
+    this.progress.fill(0);
     this.workers.forEach((w, i) => {
       if (w === null) return;
       run.busy.add(i);
@@ -131,7 +146,8 @@ export class WorkerPool implements Executor {
     });
     try {
       // This thread's lane: claim and verify until no range is left.
-      for (;;) {
+      for (let mine = 0; ; mine++) {
+        if (mine > 0) await yieldToEventLoop();
         const k = Atomics.add(counter, 0, 1);
         if (k >= tasks.length) break;
         this.verifyHere(run, tasks, k);
@@ -165,8 +181,9 @@ export class WorkerPool implements Executor {
   bytesDone(): number {
     const run = this.run;
     if (!run) return 0;
+    // finishedBytes: this thread's ranges; each worker's slot: its bytes of this run.
     let sum = run.finishedBytes + this.mainCurrent;
-    for (const i of run.busy) sum += this.progress[i]!;
+    for (let i = 0; i < this.progress.length; i++) sum += this.progress[i]!;
     return sum;
   }
 
@@ -189,8 +206,6 @@ export class WorkerPool implements Executor {
     if (!run || msg.id !== run.id) return;
     if (msg.kind === "result") {
       run.results[msg.k] = msg.result;
-      run.finishedBytes += msg.result.end - msg.result.start;
-      this.progress[i] = 0;
       return;
     }
     // "idle" or "error": this worker is done with the run.
@@ -201,7 +216,6 @@ export class WorkerPool implements Executor {
       if (err instanceof BernsteinError) run.error ??= err;
     }
     run.busy.delete(i);
-    this.progress[i] = 0;
     run.wake?.();
   }
 

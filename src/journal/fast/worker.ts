@@ -22,17 +22,23 @@ function post(msg: FromWorker): void {
 function run(msg: RunMessage): void {
   const v = verifier ?? (verifier = new RangeVerifier());
   const next = new Int32Array(msg.next);
+  // The slot holds this worker's bytes of the whole run (finished ranges
+  // plus the current one), so the sum the main thread reads never goes back
+  // when a range ends, even while its event loop cannot take our results.
+  let finished = 0;
   const report = progress
     ? (done: number) => {
-        progress![slot] = done;
+        progress![slot] = finished + done;
       }
     : undefined;
   for (;;) {
     const k = Atomics.add(next, 0, 1);
     if (k >= msg.tasks.length) break;
     try {
-      const result = v.run(msg.tasks[k]!, report);
-      if (progress) progress[slot] = 0;
+      const task = msg.tasks[k]!;
+      const result = v.run(task, report);
+      finished += task.end - task.start;
+      if (progress) progress[slot] = finished;
       post({ kind: "result", id: msg.id, k, result });
     } catch (err) {
       post({ kind: "error", id: msg.id, k, error: toWire(err) });

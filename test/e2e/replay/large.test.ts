@@ -1,44 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { eventHash, payloadHash } from "../../../src/journal/hash.ts";
+import { writeBigJournal } from "../../helpers/big-journal.ts";
 import { binPath } from "../../helpers/cli.ts";
 import { makeSdd, type SddTree } from "./fixture.ts";
 
 const ROWS = 1_000_000;
 const TIME = "/usr/bin/time";
-
-/**
- * A million-row journal with a correct chain, written directly (payload
- * hashes computed once per event type, one event hash per row) so the
- * generation takes a couple of seconds.
- */
-function writeBigJournal(path: string): string {
-  const kinds = [
-    ["run_started", '"run_id": "big"', { run_id: "big" }],
-    ["agent_spawned", '"agent_id": "backend-1234567", "role": "backend", "model": "opus"', { agent_id: "backend-1234567", role: "backend", model: "opus" }],
-    ["task_completed", '"task_id": "T-1", "agent_id": "backend-1234567", "cost_usd": 0.5', { task_id: "T-1", agent_id: "backend-1234567", cost_usd: 0.5 }],
-    ["tick_start", '"tick": 7', { tick: 7 }],
-  ] as const;
-  const ph = kinds.map(([e, , p]) => payloadHash(e, p));
-  const fd = openSync(path, "w");
-  let prev = "";
-  let buf = "";
-  for (let i = 0; i < ROWS; i++) {
-    const k = i === 0 ? 0 : 1 + (i % 3);
-    const [ev, body] = kinds[k]!;
-    const h = eventHash(prev, ev, ph[k]!, i);
-    buf += `{"ts": ${1763000000 + i}, "elapsed_s": ${i}, "index": ${i}, "event": "${ev}", "prev_hash": "${prev}", "payload_hash": "${ph[k]}", "event_hash": "${h}", ${body}}\n`;
-    prev = h;
-    if (buf.length > 1 << 22) {
-      writeSync(fd, buf);
-      buf = "";
-    }
-  }
-  writeSync(fd, buf);
-  closeSync(fd);
-  return prev;
-}
 
 /** Run the binary under /usr/bin/time (when present) and return stdout, exit code and peak RSS in MB. */
 async function measured(args: string[], cwd: string): Promise<{ code: number; stdout: string; peakMb: number | null }> {
@@ -56,7 +24,7 @@ describe("a 1,000,000-event journal (compiled binary)", () => {
   beforeAll(() => {
     t = makeSdd();
     mkdirSync(t.runDir("big"), { recursive: true });
-    const head = writeBigJournal(t.journal("big"));
+    const head = writeBigJournal(t.journal("big"), ROWS);
     // A matching seal: the limited display must not claim to have compared it.
     writeFileSync(join(t.runDir("big"), "seal.json"), JSON.stringify({ event_count: ROWS, head }));
   }, 60_000); // writing a million rows: a budget for a loaded machine (hooks default to 5 s)

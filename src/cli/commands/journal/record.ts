@@ -4,6 +4,7 @@ import { parse } from "../../../pyjson/parse.ts";
 import { pyStrip } from "../../../pyjson/python.ts";
 import type { PyObject, PyValue } from "../../../pyjson/types.ts";
 import { defineCliCommand } from "../../command.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 
 const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [--sdd-dir DIR]  (without EVENT: JSON Lines on stdin)";
@@ -114,40 +115,52 @@ export default defineCliCommand({
     // Open first: a held lock or a torn tail is reported before any input is read.
     const journal = EventJournal.open(runId, { sddDir });
     let recorded = 0;
-    try {
-      if (event !== undefined) {
-        journal.record(event, payload!);
-        recorded = 1;
-      } else {
-        // All or nothing: an invalid line rolls back what this command appended.
-        const start = journal.mark();
-        let batch: (RecordItem | RawRecordItem)[] = [];
-        try {
-          for await (const { bytes, lineNo } of stdinLines()) {
-            if (bytes[0] === 0x7b) {
-              // "{": the writer takes it at byte level, or calls parse()
-              batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo) });
-            } else {
-              const text = decodeLine(bytes, lineNo);
-              if (pyStrip(text) === "") continue;
-              batch.push(eventOfLine(text, lineNo));
+    // All or nothing, also when a signal ends it: what this command appended is rolled back.
+    const start = journal.mark();
+    const guard = {
+      json,
+      command: "journal record",
+      doing: () => `reading events from stdin (the ${recorded} event(s) it had appended were rolled back)`,
+      cleanup: () => {
+        journal.rollback(start);
+        journal.close();
+      },
+      facts: () => ({ run_id: runId, path: journal.path, recorded: 0, rolled_back: recorded, count: journal.count() }),
+    };
+    await withInterrupts(guard, async () => {
+      try {
+        if (event !== undefined) {
+          journal.record(event, payload!);
+          recorded = 1;
+        } else {
+          let batch: (RecordItem | RawRecordItem)[] = [];
+          try {
+            for await (const { bytes, lineNo } of stdinLines()) {
+              if (bytes[0] === 0x7b) {
+                // "{": the writer takes it at byte level, or calls parse()
+                batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo) });
+              } else {
+                const text = decodeLine(bytes, lineNo);
+                if (pyStrip(text) === "") continue;
+                batch.push(eventOfLine(text, lineNo));
+              }
+              if (batch.length >= BATCH) {
+                journal.recordMany(batch);
+                recorded += batch.length;
+                batch = [];
+              }
             }
-            if (batch.length >= BATCH) {
-              journal.recordMany(batch);
-              recorded += batch.length;
-              batch = [];
-            }
+            journal.recordMany(batch);
+            recorded += batch.length;
+          } catch (err) {
+            journal.rollback(start);
+            throw err;
           }
-          journal.recordMany(batch);
-          recorded += batch.length;
-        } catch (err) {
-          journal.rollback(start);
-          throw err;
         }
+      } finally {
+        journal.close();
       }
-    } finally {
-      journal.close();
-    }
+    });
     const count = journal.count();
     const head = journal.head();
     if (json) {

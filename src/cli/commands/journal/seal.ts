@@ -1,6 +1,7 @@
 import { UsageError } from "../../../errors.ts";
 import { sealJournalDetailed } from "../../../journal/seal.ts";
 import { defineCliCommand } from "../../command.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 import { signArgs, signersFrom } from "../../tlog-args.ts";
 import { defaultOrigin, sealJournalSigned } from "../../../tlog/flows.ts";
@@ -26,7 +27,9 @@ export default defineCliCommand({
       const origin = args.origin ?? defaultOrigin(runId);
       const signers = signersFrom(rawArgs, origin, args["key-name"]);
       if (signers.length !== 1) throw new UsageError("journal seal signs with one --sign key (witnesses cosign checkpoints)");
-      const r = await sealJournalSigned(args["sdd-dir"] ?? ".sdd", runId, signers[0]!, origin);
+      const r = await withInterrupts({ json, command: "journal seal", facts: () => ({ run_id: runId, sealed: false }), doing: () => "verifying the journal before sealing" }, () =>
+        sealJournalSigned(args["sdd-dir"] ?? ".sdd", runId, signers[0]!, origin),
+      );
       if (json) await printJson(r);
       else {
         await printLines(
@@ -38,7 +41,9 @@ export default defineCliCommand({
       return 0;
     }
     if (args.origin !== undefined || args["key-name"] !== undefined) throw new UsageError("--origin and --key-name need --sign KEY");
-    const out = await sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId);
+    const out = await withInterrupts({ json, command: "journal seal", facts: () => ({ run_id: runId, sealed: false }), doing: () => "verifying the journal before sealing" }, () =>
+      sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId),
+    );
     if (json) {
       await printJson({
         ok: true,

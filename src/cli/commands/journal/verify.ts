@@ -6,7 +6,9 @@ import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
 import { verifyJournal, writeDivergenceReport, type JournalSeal } from "../../../journal/verify.ts";
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
-import { fastVerifyNotes, parseThreads, progressLine, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
+import { byteProgress } from "../../progress.ts";
+import { fastVerifyNotes, parseThreads, verifyInterrupt, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { journalOutcome } from "../../../ci/journal.ts";
 import { ciArgs, ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
@@ -64,7 +66,7 @@ export default defineCliCommand({
     }
     const mode = ciModeOf(args, json);
     const threads = parseThreads(args.threads);
-    const reports = await verifyEach("journal", words, (word) => verifyOne(word, args, threads));
+    const reports = await verifyEach("journal", words, (word) => verifyOne(word, args, threads, json));
     return finishVerify(reports, { command: "journal verify", json, mode });
   },
 });
@@ -76,7 +78,7 @@ interface VerifyArgs {
 }
 
 /** One journal's verdict (a run id picks up its seal.json); missing or unreadable input throws. */
-async function verifyOne(word: string, args: VerifyArgs, threads: number | undefined): Promise<InputVerdict> {
+async function verifyOne(word: string, args: VerifyArgs, threads: number | undefined, json: boolean): Promise<InputVerdict> {
     const target = resolveJournalTarget(word, args["sdd-dir"] ?? ".sdd");
     const sealPath = args.seal ?? target.defaultSealPath;
     const seal: JournalSeal | null = sealPath ? readSealFile(sealPath) : null;
@@ -89,18 +91,11 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       }
       throw new InputError("journal_unreadable", `journal not found: ${target.path}`, { path: target.path });
     }
-    const progress = progressLine();
-    let result: FastVerifyResult;
-    try {
-      result = await verifyJournal(target.path, {
-        seal,
-        threads,
-        linksOnly: Boolean(args["links-only"]),
-        onProgress: progress.onProgress,
-      });
-    } finally {
-      progress.finish();
-    }
+    const progress = byteProgress("verifying");
+    const linksOnly = Boolean(args["links-only"]);
+    const result = await withInterrupts(verifyInterrupt("journal verify", json, target.path, progress), () =>
+      verifyJournal(target.path, { seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
+    );
     await reportVerifyStats(result);
     let reportPath: string | null = null;
     if (!result.ok) {

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { UsageError } from "../../../errors.ts";
 import { exportReceipt } from "../../../receipts/index.ts";
 import { validateAgentId } from "../../../steps/paths.ts";
+import { withInterrupts, type InterruptOptions } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { pyBool, refuseInapplicableFlags } from "./flags.ts";
@@ -15,7 +16,9 @@ export async function runExport(ctx: ReplayContext): Promise<number> {
   if (agentId === undefined || extra.length > 0) throw new UsageError(EXPORT_USAGE);
   validateAgentId(agentId);
   const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.tar`);
-  const r = await exportReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign });
+  const r = await withInterrupts(receiptInterrupt(ctx.json, "replay export", agentId, output), () =>
+    exportReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign }),
+  );
   if (ctx.json) {
     await printJson({ ok: true, agent_id: agentId, output, head_hash: r.head_hash, steps: r.steps, signed: r.signed });
   } else {
@@ -27,4 +30,9 @@ export async function runExport(ctx: ReplayContext): Promise<number> {
     );
   }
   return 0;
+}
+
+/** The interrupt guard of export and publish: the receipt was not written (its temp file is removed). */
+export function receiptInterrupt(json: boolean, command: string, agentId: string, output: string): InterruptOptions {
+  return { json, command, facts: () => ({ agent_id: agentId, output, written: false }), doing: () => `writing ${output}` };
 }

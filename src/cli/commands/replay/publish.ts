@@ -2,7 +2,9 @@ import { join } from "node:path";
 import { UsageError } from "../../../errors.ts";
 import { publishReceipt, redactionPolicy } from "../../../receipts/index.ts";
 import { validateAgentId } from "../../../steps/paths.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
+import { receiptInterrupt } from "./export.ts";
 import type { ReplayContext } from "./context.ts";
 import { pyBool, refuseInapplicableFlags } from "./flags.ts";
 
@@ -24,7 +26,9 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
   const redact = (ctx.args.redact ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   redactionPolicy(redact);
   const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.published.tar`);
-  const r = await publishReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, redact });
+  const r = await withInterrupts(receiptInterrupt(ctx.json, "replay publish", agentId, output), () =>
+    publishReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, redact }),
+  );
   if (ctx.json) {
     await printJson({
       ok: true,

@@ -7,7 +7,9 @@ import { dumps } from "../../../pyjson/encode.ts";
 import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
-import { verifyResultJson, fastVerifyNotes, parseThreads, progressLine, reportVerifyStats } from "../../fast-verify.ts";
+import { byteProgress } from "../../progress.ts";
+import { verifyResultJson, fastVerifyNotes, parseThreads, reportVerifyStats, verifyFacts, verifyInterrupt } from "../../fast-verify.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { journalOutcome } from "../../../ci/journal.ts";
 import { ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
@@ -41,18 +43,12 @@ async function verifyRunJournal(ctx: ReplayContext, run: RunRef, threads: number
   const source = sealFor(ctx, run);
   // Without a seal a missing journal is missing input; with one it is a verdict (the sealed journal is gone).
   if (!source.seal) assertJournalExists(run);
-  const progress = progressLine();
-  let result: FastVerifyResult;
-  try {
-    result = await verifyJournal(run.journal, {
-      seal: source.seal,
-      threads,
-      linksOnly: Boolean(ctx.args["links-only"]),
-      onProgress: progress.onProgress,
-    });
-  } finally {
-    progress.finish();
-  }
+  const progress = byteProgress("verifying");
+  const linksOnly = Boolean(ctx.args["links-only"]);
+  const guard = { ...verifyInterrupt("replay --verify", ctx.json, run.journal, progress), facts: () => ({ run_id: run.runId, ...verifyFacts(run.journal, progress) }) };
+  const result = await withInterrupts(guard, () =>
+    verifyJournal(run.journal, { seal: source.seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
+  );
   await reportVerifyStats(result);
   let reportPath: string | null = null;
   if (!result.ok) {

@@ -5,6 +5,7 @@ import { isSafeTaskId, latestTraceForTask, tracesDir } from "../../../traces/rea
 import { prepareReplay, runReplay, TraceWithoutSnapshotError, type ReplayOutcome, type ReplayPlan } from "../../../traces/replay.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines } from "../../output.ts";
+import { progressLine } from "../../progress.ts";
 import { parseTimeoutSeconds } from "../../stop-report.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
@@ -51,7 +52,7 @@ export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
   }
   const client = new TaskClient(requireServer(ctx.sddDir));
 
-  const tty = !ctx.json && Boolean(process.stderr.isTTY);
+  const progress = progressLine();
   let outcome: ReplayOutcome;
   try {
     outcome = await runReplay(
@@ -66,11 +67,11 @@ export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
       plan,
       {
         timeoutSeconds,
-        onProgress: tty ? (e) => process.stderr.write(`\rreplay task ${e.replayTaskId}: ${e.status} (${e.elapsedSeconds.toFixed(0)}s)\x1b[K`) : undefined,
+        onProgress: ctx.json ? undefined : (e) => progress.draw(`replay task ${e.replayTaskId}: ${e.status} (${e.elapsedSeconds.toFixed(0)}s)`),
       },
     );
   } finally {
-    if (tty) process.stderr.write("\r\x1b[K");
+    progress.clear();
   }
 
   const ok = outcome.status === "done";

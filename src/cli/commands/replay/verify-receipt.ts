@@ -4,6 +4,7 @@ import { stepKernelStats } from "../../../steps/kernel.ts";
 import { receiptOutcome } from "../../../ci/receipt.ts";
 import { ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { writeVerifyStats } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
@@ -38,7 +39,8 @@ export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
 }
 
 async function verifyOne(ctx: ReplayContext, receipt: string): Promise<InputVerdict> {
-  const v = await verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"] });
+  const guard = { json: ctx.json, command: "replay verify", facts: () => ({ receipt }), doing: () => `verifying ${receipt}` };
+  const v = await withInterrupts(guard, () => verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"] }));
   await writeVerifyStats(`steps by kernel ${stepKernelStats.rows} of ${v.steps}`);
   const sigLine = v.error === "signature_missing" ? MISSING_PROSE : SIGNATURE_PROSE[v.signature];
   const lines = v.ok

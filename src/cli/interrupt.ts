@@ -1,0 +1,82 @@
+import { removeLiveTemps } from "../fsutil/temp-files.ts";
+import { renderJson } from "../render/json.ts";
+import { log } from "./log.ts";
+import { stdoutBegun, writeStdoutSync } from "./output.ts";
+import { clearProgress } from "./progress.ts";
+
+/**
+ * SIGINT / SIGTERM during a command that verifies or writes (journal
+ * verify/record/seal, replay --verify, export, publish, receipt verify):
+ * end it cleanly instead of dying mid-line. The progress line is erased,
+ * temp files being written are removed (nothing half-written stays beside
+ * its target), and the caller gets a verdict it cannot mistake for a
+ * result: under `--as-json` exactly one document
+ * `{"ok": false, "error": "interrupted", "detail", "signal", …known facts}`,
+ * otherwise one line on stderr. Exit 130 (SIGINT) or 143 (SIGTERM), the
+ * shell's 128 + signal number.
+ */
+
+export const INTERRUPT_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+export type InterruptSignal = keyof typeof INTERRUPT_EXIT;
+
+export interface InterruptOptions {
+  json: boolean;
+  /** The command path, e.g. "journal verify". */
+  command: string;
+  /** What is known at the moment of the signal (path, bytes verified, events recorded…). */
+  facts?: () => Record<string, unknown>;
+  /** What the command was doing, for the detail line: "verifying …". */
+  doing?: () => string;
+  /** Undo or release what the command holds (roll back appended rows, release a lock); runs before the report. */
+  cleanup?: () => void;
+}
+
+/** The interrupted document / line for a signal (exported for tests). */
+export function interruptedReport(sig: InterruptSignal, opts: InterruptOptions, removed: string[]): { detail: string; doc: Record<string, unknown> } {
+  let facts: Record<string, unknown> = {};
+  let doing = "";
+  try {
+    facts = opts.facts?.() ?? {};
+    doing = opts.doing?.() ?? "";
+  } catch {
+    /* a fact that cannot be computed is left out */
+  }
+  const detail = `${opts.command} was interrupted by ${sig}${doing ? ` while ${doing}` : ""}; it did not finish, so there is no result`;
+  return { detail, doc: { ok: false, error: "interrupted", detail, signal: sig, command: opts.command, ...facts, temp_files_removed: removed } };
+}
+
+/**
+ * Handle SIGINT/SIGTERM for the duration of `work`. The handler runs on
+ * the event loop, i.e. at the command's next await; long CPU-bound loops
+ * must yield now and then (the fast verifier does between ranges).
+ */
+export async function withInterrupts<T>(opts: InterruptOptions, work: () => Promise<T>): Promise<T> {
+  const handler = (sig: InterruptSignal) => {
+    clearProgress();
+    const removed = removeLiveTemps();
+    try {
+      opts.cleanup?.();
+    } catch {
+      /* best effort: the exit code and the report still say it was interrupted */
+    }
+    const { detail, doc } = interruptedReport(sig, opts, removed);
+    try {
+      // A document already begun on stdout cannot be followed by another one.
+      if (opts.json && !stdoutBegun()) writeStdoutSync(renderJson(doc, 2) + "\n");
+      else log.error(detail);
+    } catch {
+      /* stdout failed too: the exit code still says it */
+    }
+    // Every byte above was handed to the OS by a synchronous write, so
+    // exiting here truncates nothing; the work itself must not go on.
+    process.exit(INTERRUPT_EXIT[sig]);
+  };
+  process.on("SIGINT", handler);
+  process.on("SIGTERM", handler);
+  try {
+    return await work();
+  } finally {
+    process.off("SIGINT", handler);
+    process.off("SIGTERM", handler);
+  }
+}

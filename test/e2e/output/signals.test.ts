@@ -1,0 +1,179 @@
+/**
+ * SIGINT / SIGTERM during a verify, seal, record or export (issue 15): one
+ * `{"ok": false, "error": "interrupted", "signal", …}` document under
+ * --as-json (one stderr line otherwise), exit 130 / 143, the progress line
+ * erased, nothing half-written left behind. Timing is only used to make
+ * sure the command was still running when it was signalled.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { StepJournal } from "../../../src/steps/writer.ts";
+import { writeBigJournal } from "../../helpers/big-journal.ts";
+import { binPath } from "../../helpers/cli.ts";
+import { makeSdd, type SddTree } from "../replay/fixture.ts";
+
+type Sig = "SIGINT" | "SIGTERM";
+const EXIT: Record<Sig, number> = { SIGINT: 130, SIGTERM: 143 };
+
+interface Signalled {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Has process `pid` got `path` open? A verify opens its journal only once
+ * it is under way (inside its signal guard): the moment to signal it.
+ */
+function hasOpen(pid: number, path: string): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === path;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Spawn, wait until `ready(pid)`, check the process is still running,
+ * signal it, collect its output.
+ */
+async function signalWhile(
+  argv: string[],
+  cwd: string,
+  sig: Sig,
+  opts: { ready: (pid: number) => boolean; stdin?: "pipe"; feed?: (w: { write(s: string): void; flush(): void }) => void },
+): Promise<Signalled> {
+  const proc = Bun.spawn(argv, { cwd, env: { ...process.env, NO_COLOR: "1" }, stdin: opts.stdin ?? "ignore", stdout: "pipe", stderr: "pipe" });
+  const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  if (opts.feed) opts.feed(proc.stdin as unknown as { write(s: string): void; flush(): void });
+  while (!opts.ready(proc.pid) && proc.exitCode === null) await Bun.sleep(1);
+  if (proc.exitCode !== null) {
+    const [stdout, stderr] = await out;
+    throw new Error(`the command ended (exit ${proc.exitCode}) before it could be signalled:\n${stdout}\n${stderr}`);
+  }
+  proc.kill(sig);
+  const [[stdout, stderr], code] = await Promise.all([out, proc.exited]);
+  return { code, stdout, stderr };
+}
+
+function oneInterruptedDoc(r: Signalled, sig: Sig): any {
+  expect(r.code).toBe(EXIT[sig]);
+  const doc = JSON.parse(r.stdout); // exactly one document, or this throws
+  expect(doc).toMatchObject({ ok: false, error: "interrupted", signal: sig });
+  expect(doc.detail).toContain(`interrupted by ${sig}`);
+  expect(r.stderr).toBe("");
+  return doc;
+}
+
+function tempFiles(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).filter((n) => /\.tmp\.\d+\.[0-9a-f]{8}$/.test(n)) : [];
+}
+
+describe.skipIf(process.platform !== "linux")("signals end long commands cleanly (compiled binary)", () => {
+  let t: SddTree;
+  let bytes = 0;
+  beforeAll(() => {
+    t = makeSdd({ small: "chain-4" });
+    mkdirSync(t.runDir("big"), { recursive: true });
+    // ~1 GB: a verify takes over a second even on a fast, idle machine.
+    writeBigJournal(t.journal("big"), 250_000, 4000);
+    bytes = statSync(t.journal("big")).size;
+  }, 120_000);
+  afterAll(() => t.cleanup());
+
+  for (const sig of ["SIGTERM", "SIGINT"] as const) {
+    for (const threads of ["1", "2"]) {
+      test(`${sig} during journal verify --as-json --threads ${threads}: one interrupted document, exit ${EXIT[sig]}`, async () => {
+        const r = await signalWhile([binPath(), "journal", "verify", "big", "--threads", threads, "--as-json"], t.cwd, sig, { ready: (pid) => hasOpen(pid, t.journal("big")) });
+        const doc = oneInterruptedDoc(r, sig);
+        expect(doc).toMatchObject({ command: "journal verify", path: t.journal("big"), bytes_total: bytes });
+        expect(doc.bytes_verified).toBeLessThanOrEqual(bytes);
+        expect(existsSync(join(t.runDir("big"), "divergence_report.json"))).toBe(false);
+      }, 30_000);
+    }
+  }
+
+  test("SIGINT during a human-mode verify: one line on stderr, nothing on stdout, exit 130", async () => {
+    const r = await signalWhile([binPath(), "journal", "verify", "big"], t.cwd, "SIGINT", { ready: (pid) => hasOpen(pid, t.journal("big")) });
+    expect(r.code).toBe(130);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/ERROR {2}journal verify was interrupted by SIGINT while verifying/);
+  }, 30_000);
+
+  test("SIGTERM during replay <RUN> --verify --as-json", async () => {
+    const r = await signalWhile([binPath(), "replay", "big", "--verify", "--as-json"], t.cwd, "SIGTERM", { ready: (pid) => hasOpen(pid, t.journal("big")) });
+    expect(oneInterruptedDoc(r, "SIGTERM")).toMatchObject({ command: "replay --verify", run_id: "big" });
+  }, 30_000);
+
+  test("SIGTERM during journal seal: no seal.json, no temp file", async () => {
+    const r = await signalWhile([binPath(), "journal", "seal", "big", "--as-json"], t.cwd, "SIGTERM", { ready: (pid) => hasOpen(pid, t.journal("big")) });
+    expect(oneInterruptedDoc(r, "SIGTERM")).toMatchObject({ command: "journal seal", run_id: "big", sealed: false });
+    expect(existsSync(join(t.runDir("big"), "seal.json"))).toBe(false);
+    expect(tempFiles(t.runDir("big"))).toEqual([]);
+  }, 30_000);
+
+  test("on a terminal the progress line is erased before the interrupted line", async () => {
+    // script(1) gives the command a pseudo-terminal for stdout and stderr.
+    const cmd = `'${binPath()}' journal verify big --threads 1`;
+    const proc = Bun.spawn(["script", "-qfec", cmd, "/dev/null"], { cwd: t.cwd, env: { ...process.env, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+    const text = new Response(proc.stdout).text();
+    await Bun.sleep(1300); // the line appears after the verify has run for a second
+    if (proc.exitCode !== null) throw new Error(`verify ended before it could be signalled: ${await text}`);
+    // script runs the command in its own session: signal the command, not script.
+    const pids = Bun.spawnSync(["pgrep", "-f", "-P", String(proc.pid), "journal verify big"]).stdout.toString().trim();
+    expect(pids).toMatch(/^\d+$/);
+    process.kill(Number(pids), "SIGINT");
+    await proc.exited;
+    const out = await text;
+    expect(out).toMatch(/\rverifying [0-9.]+ MB \/ [0-9.]+ MB \(\d+%\)/);
+    const lastDraw = out.lastIndexOf("\rverifying");
+    const cleared = out.indexOf("\r\x1b[K", lastDraw + 1);
+    const report = out.indexOf("interrupted by SIGINT");
+    expect(cleared).toBeGreaterThan(lastDraw);
+    expect(report).toBeGreaterThan(cleared);
+  }, 30_000);
+
+  test("SIGTERM during journal record from stdin: the appended rows are rolled back, the lock released", async () => {
+    const run = t.runDir("small");
+    const before = readFileSync(t.journal("small"));
+    const lines = Array.from({ length: 5000 }, (_, i) => JSON.stringify({ event: "tick_start", tick: i })).join("\n") + "\n";
+    const r = await signalWhile([binPath(), "journal", "record", "small", "--as-json"], t.cwd, "SIGTERM", {
+      stdin: "pipe",
+      // Write more than one batch and keep stdin open: the command waits for more.
+      feed: (w) => {
+        w.write(lines);
+        w.flush();
+      },
+      ready: () => statSync(t.journal("small")).size > before.length,
+    });
+    const doc = oneInterruptedDoc(r, "SIGTERM");
+    expect(doc).toMatchObject({ command: "journal record", run_id: "small", recorded: 0, count: 4 });
+    expect(doc.rolled_back).toBeGreaterThan(0);
+    expect(readFileSync(t.journal("small")).equals(before)).toBe(true);
+    expect(readdirSync(run).filter((n) => n.endsWith(".lock") || /\.tmp\./.test(n))).toEqual([]);
+  }, 30_000);
+
+  test("SIGTERM during replay export: no receipt, no temp file", async () => {
+    const agent = "agent-big";
+    const j = StepJournal.open(t.sdd, agent);
+    for (let i = 0; i < 25_000; i++) j.append({ input_hash: `in-${i}`, model: "m1", prompt: `${"p".repeat(4000)}${i}` });
+    j.close();
+    const receipts = join(t.sdd, "runtime", "receipts");
+    const r = await signalWhile([binPath(), "replay", "export", agent, "--as-json"], t.cwd, "SIGTERM", {
+      ready: () => tempFiles(receipts).length > 0,
+    });
+    const doc = oneInterruptedDoc(r, "SIGTERM");
+    expect(doc).toMatchObject({ command: "replay export", agent_id: agent, written: false });
+    expect(doc.temp_files_removed).toHaveLength(1);
+    expect(readdirSync(receipts)).toEqual([]);
+  }, 60_000);
+});
+
