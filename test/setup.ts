@@ -6,13 +6,18 @@
  * (NODE_ENV=test, …) removed, and scripts/build.ts defines NODE_ENV itself,
  * so the binary under test is byte-for-byte a release build.
  */
-import { mkdtempSync } from "node:fs";
+import { afterAll } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const root = join(import.meta.dir, "..");
 if (!process.env.BERNSTEIN_BIN) {
-  const out = join(mkdtempSync(join(tmpdir(), "bernstein-test-bin-")), "bernstein");
+  const dir = mkdtempSync(join(tmpdir(), "bernstein-test-bin-"));
+  // ~110 MB per run: never leave it behind in the shared temp folder.
+  // (A hook in the preload runs once, after the last file.)
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const out = join(dir, "bernstein");
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && k !== "NODE_ENV" && k !== "BUN_ENV" && k !== "TEST") env[k] = v;
