@@ -1,3 +1,4 @@
+import { checkInput } from "../fsutil/input.ts";
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, statSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../errors.ts";
@@ -123,6 +124,7 @@ export function resolveRun(sddDir: string, id: string, options: { requireJournal
  * is never followed by an error document.
  */
 export function assertReadable(ref: RunRef): void {
+  checkInput(ref.journal, { what: "journal" }); // a FIFO, device or directory: input_not_regular_file
   try {
     if (!statSync(ref.journal).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EISDIR" });
     closeSync(openSync(ref.journal, "r"));

@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
 import { InputError, UsageError } from "../../../errors.ts";
+import { checkInput } from "../../../fsutil/input.ts";
 import { resolveJournalTarget } from "../../../journal/target.ts";
 import { readSealFile } from "../../../journal/seal.ts";
 import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
@@ -7,9 +7,10 @@ import { verifyJournal, writeDivergenceReport, type JournalSeal } from "../../..
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
 import { fastVerifyNotes, parseThreads, progressLine, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
+import { log } from "../../log.ts";
 import { printJson, printLines } from "../../output.ts";
 
-const USAGE = "usage: bernstein journal verify <FILE|RUN_ID> [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only]";
+const USAGE = "usage: bernstein journal verify <FILE|RUN_ID|-> [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only]";
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
@@ -39,7 +40,7 @@ export default defineCliCommand({
       "Verify a run journal's Merkle chain, coverage and seal identity (exit 0 ok, 1 negative verdict, 2 usage, 3 unreadable)",
   },
   args: {
-    target: { type: "positional", required: false, description: "Journal file path, or a run id under <sdd-dir>/runs" },
+    target: { type: "positional", required: false, description: "Journal file path, a run id under <sdd-dir>/runs, or - (standard input)" },
     seal: {
       type: "string",
       description: "Seal file {\"head\", \"event_count\"} to check identity against (default for a run id: <run_dir>/seal.json)",
@@ -57,7 +58,9 @@ export default defineCliCommand({
     const target = resolveJournalTarget(words[0]!, args["sdd-dir"] ?? ".sdd");
     const sealPath = args.seal ?? target.defaultSealPath;
     const seal: JournalSeal | null = sealPath ? readSealFile(sealPath) : null;
-    if (!seal && !existsSync(target.path)) {
+    // Checked before any read: a FIFO, device or directory is refused (input_not_regular_file), never waited on.
+    const present = checkInput(target.path, { what: "journal" }) !== "missing";
+    if (!seal && !present) {
       if (target.byRunId) {
         throw new InputError("journal_missing", `no journal for run ${target.runId}: ${target.path}`, {
           run_id: target.runId,
@@ -67,6 +70,7 @@ export default defineCliCommand({
       throw new InputError("journal_unreadable", `journal not found: ${target.path}`, { path: target.path });
     }
     const threads = parseThreads(args.threads);
+    if (target.stdin && threads !== undefined && threads > 1) log.info("--threads ignored: standard input is verified as one stream, in one thread");
     const progress = progressLine();
     let result: FastVerifyResult;
     try {
@@ -81,7 +85,7 @@ export default defineCliCommand({
     }
     await reportVerifyStats(result);
     let reportPath: string | null = null;
-    if (!result.ok) {
+    if (!result.ok && !target.stdin) {
       try {
         reportPath = writeDivergenceReport(target.runDirPath, target.runId, result);
       } catch {

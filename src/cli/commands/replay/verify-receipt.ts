@@ -26,7 +26,7 @@ export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
   const v = await verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"] });
   await writeVerifyStats(`steps by kernel ${stepKernelStats.rows} of ${v.steps}`);
   if (ctx.json) {
-    await printJson({ ok: v.ok, head_hash: v.head_hash, steps: v.steps, errors: v.errors, signed: v.signed, signature: v.signature });
+    await printJson({ ok: v.ok, head_hash: v.head_hash, steps: v.steps, errors: v.errors, signed: v.signed, signature: v.signature, bytes_read: v.bytes_read });
   } else if (v.ok) {
     await printLines(`Receipt verified: head=${v.head_hash} steps=${v.steps}`, SIGNATURE_PROSE[v.signature]);
   } else {
