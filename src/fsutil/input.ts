@@ -195,8 +195,9 @@ const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Standard input as a stream. Reads are sequential; `pos` is accepted for
- * the file interface and may step back a few bytes (a reader that peeked at
- * the byte after a CR): the last bytes read are kept for that. fd 0 may
+ * the file interface and may step back up to BACK bytes: the last bytes
+ * read are kept for that (a reader that peeked at the byte after a CR, or
+ * the fast verifier re-reading a line that outgrew its 256 KiB read area). fd 0 may
  * have been made non-blocking by whoever shares it (EAGAIN): then the read
  * waits a millisecond and tries again, rather than taking "no data yet" for
  * the end of the input.
@@ -260,7 +261,8 @@ class StreamInput implements OpenInput {
     // fd 0 stays open: it is the process's, not this reader's.
   }
 }
-const BACK = 16;
+/** Bytes of a stream kept for re-reading: more than the fast verifier's read area (256 KiB) plus one read. */
+const BACK = 1 << 20;
 
 /**
  * Standard input copied to a private temporary file (0600 in a 0700
