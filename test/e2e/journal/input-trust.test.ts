@@ -136,6 +136,9 @@ describe("a path that is not a regular file is refused before any read (exit 3 i
     const runs = paths.flatMap((p) => [["journal", "verify", p], ["journal", "verify", p, "--links-only"], ["journal", "verify", p, "--threads", "2"]]);
     const results = await Promise.all(runs.map((args) => bernsteinJson(args, { cwd, timeoutMs: GUARD }).then((r) => ({ args, code: r.code, error: r.json.error }))));
     for (const r of results) expect(r).toEqual({ args: r.args, code: 3, error: "input_not_regular_file" });
+    // A seal file is read before the journal: a FIFO there must not hang either.
+    const sealed = await bernsteinJson(["journal", "verify", join(VDIR, "chain-4.jsonl"), "--seal", "fifo.jsonl"], { cwd, timeoutMs: GUARD });
+    expect([sealed.code, sealed.json.error]).toEqual([3, "input_not_regular_file"]);
   }, 30_000);
 
   for (const [kind, make, possible] of KINDS) {
