@@ -73,6 +73,24 @@ describe("journal verify reads standard input to its end", () => {
     expect(readdirSync(cwd)).toEqual([]);
   }, 60_000);
 
+  test("a slow writer (10-byte pieces, a pause every 200 bytes) is read to its end: short reads are never taken for the end", async () => {
+    const cwd = dirs.make();
+    const f = join(VDIR, "foreign-writer.jsonl");
+    const data = await Bun.file(f).bytes();
+    const proc = Bun.spawn([binPath(), "journal", "verify", "-", "--as-json"], { cwd, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
+    for (let o = 0; o < data.length; o += 10) {
+      proc.stdin.write(data.subarray(o, o + 10));
+      await proc.stdin.flush();
+      if (o % 200 === 0) await Bun.sleep(1);
+    }
+    proc.stdin.end();
+    const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    clearTimeout(timer);
+    const file = await bernsteinJson(["journal", "verify", f], { cwd });
+    expect([code, verdict(JSON.parse(stdout))]).toEqual([file.code, verdict(file.json)]);
+  }, 20_000);
+
   test("--threads is ignored for standard input, with a note on stderr; an empty stdin is an empty chain of 0 bytes read", async () => {
     const cwd = dirs.make();
     const f = join(VDIR, "hazards.jsonl");
@@ -127,14 +145,16 @@ const RUN_COMMANDS: string[][] = [
 ];
 
 describe("a path that is not a regular file is refused before any read (exit 3 input_not_regular_file)", () => {
-  test("as a file argument: /dev/zero, /dev/null, /proc/self/mem, a directory, a FIFO, a symlink to /dev/zero", async () => {
+  test("as a file argument: /dev/zero, /dev/null, /proc/self/mem, /proc/self/status, a directory, a FIFO, a socket, a symlink to /dev/zero", async () => {
     const cwd = dirs.make();
     Bun.spawnSync(["mkfifo", join(cwd, "fifo.jsonl")]);
+    const socket = Bun.listen({ unix: join(cwd, "sock.jsonl"), socket: { data() {} } });
     symlinkSync("/dev/zero", join(cwd, "zero.jsonl"));
     mkdirSync(join(cwd, "d"));
-    const paths = ["/dev/zero", "/dev/null", "/proc/self/mem", join(cwd, "d"), "d", join(cwd, "fifo.jsonl"), "fifo.jsonl", "zero.jsonl"];
+    const paths = ["/dev/zero", "/dev/null", "/proc/self/mem", "/proc/self/status", join(cwd, "d"), "d", join(cwd, "fifo.jsonl"), "fifo.jsonl", "sock.jsonl", "zero.jsonl"];
     const runs = paths.flatMap((p) => [["journal", "verify", p], ["journal", "verify", p, "--links-only"], ["journal", "verify", p, "--threads", "2"]]);
     const results = await Promise.all(runs.map((args) => bernsteinJson(args, { cwd, timeoutMs: GUARD }).then((r) => ({ args, code: r.code, error: r.json.error }))));
+    socket.stop(true);
     for (const r of results) expect(r).toEqual({ args: r.args, code: 3, error: "input_not_regular_file" });
     // A seal file is read before the journal: a FIFO there must not hang either.
     const sealed = await bernsteinJson(["journal", "verify", join(VDIR, "chain-4.jsonl"), "--seal", "fifo.jsonl"], { cwd, timeoutMs: GUARD });
