@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, mkdirSync, readSync, renameSync, statSync } from "node:fs";
+import { appendFileSync, mkdirSync, readSync, renameSync, statSync } from "node:fs";
 import { MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.ts";
 import { dirname } from "node:path";
 import { acquireLock, LockHeldError } from "../fsutil/lock.ts";
@@ -83,7 +83,7 @@ export function* readLines(path: string): Generator<string> {
     carry += decoder.decode();
     if (carry.length > 0) yield carry;
   } finally {
-    closeSync(fd);
+    input.close();
   }
 }
 
