@@ -54,6 +54,7 @@ export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
     payloads_checked: r.payloads_checked,
     snapshot_bytes: r.snapshot_bytes,
     grew_by: r.grew_by,
+    bytes_read: r.bytes_read,
   };
 }
 

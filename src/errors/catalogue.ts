@@ -134,6 +134,7 @@ export const ERROR_CATALOGUE = {
   proof_malformed: [3, "a proof file that is not a bernstein consistency or inclusion proof"],
   public_key_unreadable: [3, "the --public-key file is missing, unreadable or not an Ed25519 public key"],
   receipt_malformed: [3, "a file that is not a receipt: not a tar, hostile members, no manifest or journal"],
+  receipt_unreadable: [3, "a receipt that exists but cannot be opened or read"],
   receipt_not_found: [3, "the receipt path does not exist"],
   row_malformed: [3, "a row file that is not one JSON object"],
   row_too_large: [3, "a line longer than the row-size bound"],

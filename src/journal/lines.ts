@@ -1,5 +1,4 @@
-import { closeSync, openSync, readSync } from "node:fs";
-import { InputError } from "../errors.ts";
+import { MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.ts";
 
 /**
  * Physical lines of a file, read in fixed-size chunks (constant memory
@@ -30,7 +29,7 @@ export interface LineReadOptions {
   endOffset?: number;
   /** Read size in bytes (default 1 MiB). */
   chunkSize?: number;
-  /** Longest line kept whole (default MAX_LINE_BYTES); see there. */
+  /** Longest line accepted (default MAX_LINE_BYTES); a longer one is `row_too_large`. */
   maxLineBytes?: number;
 }
 
@@ -38,25 +37,17 @@ const LF = 10;
 const CR = 13;
 export const DEFAULT_CHUNK_SIZE = 1 << 20;
 /**
- * A physical line longer than this is never assembled: only its first
- * MAX_LINE_BYTES + 1 bytes are kept, which `classifyLine` discards as
- * overlong. Memory stays bounded whatever the file holds (a 100 MB
- * single-line journal is refused, not read into memory); the same limit as
- * the step journal's.
+ * A physical line longer than this is never assembled: reading stops as
+ * soon as a line passes it and the input is refused as `row_too_large`
+ * (exit 3, with the 1-based line number). Memory stays bounded whatever the
+ * file holds; the same limit for every reader (src/fsutil/input.ts).
  */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+export const MAX_LINE_BYTES = MAX_ROW_BYTES;
 
-function unreadable(path: string, err: unknown): InputError {
-  const code = (err as NodeJS.ErrnoException).code ?? "EIO";
-  const why = code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : code;
-  return new InputError("journal_unreadable", `cannot read journal ${path}: ${why}`, { path });
-}
-
-function concat(parts: Uint8Array[], tail: Uint8Array, cap = Number.POSITIVE_INFINITY): Uint8Array {
+function concat(parts: Uint8Array[], tail: Uint8Array): Uint8Array {
   let len = tail.length;
   for (const p of parts) len += p.length;
-  if (len > cap) tail = tail.subarray(0, Math.max(0, tail.length - (len - cap)));
-  const out = new Uint8Array(Math.min(len, cap));
+  const out = new Uint8Array(len);
   let off = 0;
   for (const p of parts) {
     out.set(p, off);
@@ -67,21 +58,18 @@ function concat(parts: Uint8Array[], tail: Uint8Array, cap = Number.POSITIVE_INF
 }
 
 /**
- * Yield the physical lines of `path`. A missing file yields nothing; any
- * other read failure is an `InputError` (`journal_unreadable`, exit 3).
+ * Yield the physical lines of `path` (`-` or `/dev/stdin`: standard input,
+ * as a stream). A missing file yields nothing; a path that is not a regular
+ * file is `input_not_regular_file`, any other read failure
+ * `journal_unreadable`, a line over the cap `row_too_large` (all exit 3).
  */
 export function* physicalLines(path: string, options: LineReadOptions = {}): Generator<PhysicalLine> {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw unreadable(path, err);
-  }
+  const input = openInput(path, { what: "journal" });
+  if (input === null) return;
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   const limit = options.endOffset ?? Number.POSITIVE_INFINITY;
-  // Bytes kept of one line: one past the cap, so an overlong line is seen as such.
-  const keep = (options.maxLineBytes ?? MAX_LINE_BYTES) + 1;
+  const cap = options.maxLineBytes ?? MAX_LINE_BYTES;
+  const keep = cap + 1;
   let pendingLen = 0;
   const buf = new Uint8Array(chunkSize);
   let filePos = 0;
@@ -93,12 +81,7 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
     for (;;) {
       const want = Math.min(chunkSize, limit - filePos);
       if (want <= 0) break;
-      let n: number;
-      try {
-        n = readSync(fd, buf, 0, want, filePos);
-      } catch (err) {
-        throw unreadable(path, err);
-      }
+      const n = input.read(buf, 0, want, filePos);
       if (n === 0) break;
       const view = buf.subarray(0, n);
       let p = 0;
@@ -119,16 +102,16 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
         const cr = nextCR === -1 ? n : nextCR;
         const t = lf < cr ? lf : cr;
         if (t === n) {
-          // Copy (the buffer is reused), but never more than `keep` bytes of a line.
-          if (pendingLen < keep) {
-            const piece = view.slice(p, Math.min(n, p + (keep - pendingLen)));
-            pending.push(piece);
-            pendingLen += piece.length;
-          }
+          // Copy (the buffer is reused); a line past the cap ends the read.
+          const piece = view.slice(p, Math.min(n, p + (keep - pendingLen)));
+          pending.push(piece);
+          pendingLen += piece.length;
+          if (pendingLen > cap) throw rowTooLarge(path, index + 1, cap);
           break;
         }
         const content = view.subarray(p, t);
-        const bytes = pending.length === 0 ? (content.length > keep ? content.subarray(0, keep) : content) : concat(pending, content, keep);
+        if (pendingLen + content.length > cap) throw rowTooLarge(path, index + 1, cap);
+        const bytes = pending.length === 0 ? content : concat(pending, content);
         pending = [];
         pendingLen = 0;
         yield { index, start: lineStart, end: filePos + t, bytes, terminated: true };
@@ -151,6 +134,6 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
       yield { index, start: lineStart, end: filePos, bytes, terminated: false };
     }
   } finally {
-    closeSync(fd);
+    input.close();
   }
 }

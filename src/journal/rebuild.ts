@@ -1,4 +1,5 @@
 import { InputError } from "../errors.ts";
+import { checkInput } from "../fsutil/input.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { eventHash, hashProfileOf, payloadHash } from "./hash.ts";
 import { readJournalSync } from "./reader.ts";
@@ -22,6 +23,8 @@ export function rebuildStateSync(path: string, fromStep: number): RebuiltState {
   const upper = Number.isFinite(fromStep) ? Math.max(0, Math.trunc(fromStep)) : fromStep > 0 ? Infinity : 0;
   const events: string[] = [];
   let head = "";
+  // Even a projection of 0 steps refuses a FIFO, device or directory (input_not_regular_file).
+  checkInput(path, { what: "journal" });
   if (upper === 0) return { events, head_hash: head, step_count: 0 };
   for (const item of readJournalSync(path)) {
     if (item.kind !== "row") continue;

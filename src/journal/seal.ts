@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
+import { checkInput, isStdinPath } from "../fsutil/input.ts";
 import { InputError, RefusalError } from "../errors.ts";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -59,6 +60,8 @@ export function sealFromValue(value: PyValue, path: string): JournalSeal {
 
 /** Read a seal file; `InputError` (`seal_unreadable` / `seal_malformed`, exit 3) when it is not one. */
 export function readSealFile(path: string): JournalSeal {
+  // A FIFO or device as --seal would block or read as garbage: refused unopened (input_not_regular_file).
+  if (!isStdinPath(path)) checkInput(path, { what: "seal file" });
   let text: string;
   try {
     text = strictUtf8.decode(readFileSync(path));

@@ -4,7 +4,7 @@ import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { dumps } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { eventHash, hashProfileOf, NON_DETERMINISTIC_FIELDS, payloadHash } from "./hash.ts";
-import { MAX_LINE_BYTES, type LineReadOptions } from "./lines.ts";
+import type { LineReadOptions } from "./lines.ts";
 import { DIVERGENCE_REPORT_NAME } from "./paths.ts";
 import { readJournalSync, type JournalRow } from "./reader.ts";
 import type { FastVerifyOptions, FastVerifyResult } from "./fast/engine.ts";
@@ -170,18 +170,12 @@ export function verifyJournalSync(
   const exists = fileExists(path);
   const walker = new ChainWalker();
   const discarded: number[] = [];
-  const overlong: number[] = [];
+  // A line over MAX_LINE_BYTES is `row_too_large` (thrown by the reader).
   for (const item of readJournalSync(path, opts)) {
     if (item.kind === "row") walker.push(item.row);
-    else {
-      discarded.push(item.line);
-      if (item.reason.startsWith("line longer than")) overlong.push(item.line);
-    }
+    else discarded.push(item.line);
   }
-  const result = verdictOf({ path, exists, walker, discarded, seal: opts.seal });
-  // Not a Python message (Python reads any length): say why such a line was discarded.
-  if (overlong.length) result.errors.push(`physical line(s) ${overlong.join(", ")} longer than ${MAX_LINE_BYTES} bytes: refused unread`);
-  return result;
+  return verdictOf({ path, exists, walker, discarded, seal: opts.seal });
 }
 
 /**

@@ -1,4 +1,6 @@
-import { closeSync, createReadStream, openSync, readSync, statSync } from "node:fs";
+import { closeSync, createReadStream, readSync, statSync } from "node:fs";
+import { InputError } from "../errors.ts";
+import { openInput } from "../fsutil/input.ts";
 import type { Readable } from "node:stream";
 import type { Header } from "tar-stream";
 import { planPlainTar, type PlainMember } from "./plaintar.ts";
@@ -56,8 +58,15 @@ export type MemberVisitor = (
 
 const READ_CHUNK = 1 << 20;
 
+/** Open the archive (src/fsutil/input.ts: a non-regular file is refused, never waited on). */
+function openArchive(path: string): number {
+  const input = openInput(path, { what: "receipt", unreadableCode: "receipt_unreadable" });
+  if (input === null) throw new InputError("receipt_not_found", `receipt not found: ${path}`, { path });
+  return input.fd;
+}
+
 function sniff(path: string): Uint8Array {
-  const fd = openSync(path, "r");
+  const fd = openArchive(path);
   try {
     const head = new Uint8Array(6);
     const got = readSync(fd, head, 0, 6, 0);
@@ -165,7 +174,7 @@ function matchTarfileLongNames(ex: Extractor): void {
 
 /** The members of a plain tar the fast path can walk, with the file open; null: use tar-stream. */
 function plainPlan(path: string, limits: ArchiveLimits): { fd: number; members: PlainMember[] } | null {
-  const fd = openSync(path, "r");
+  const fd = openArchive(path);
   try {
     const members = planPlainTar(fd, limits.maxMembers, nameOk);
     if (members !== null) return { fd, members };

@@ -1,5 +1,6 @@
 import type { KeyObject } from "node:crypto";
-import { createReadStream, existsSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
+import { readChunks } from "../fsutil/input.ts";
 import { join } from "node:path";
 import { InputError, NegativeError, UsageError } from "../errors.ts";
 import type { PyValue } from "../pyjson/types.ts";
@@ -153,7 +154,7 @@ async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
       }
       steps++;
     });
-    for await (const chunk of createReadStream(bucket, { highWaterMark: 1 << 20 })) splitter.push(chunk as Uint8Array);
+    for (const chunk of readChunks(bucket, { what: "journal" })) splitter.push(chunk);
     splitter.end();
   }
   const verb = mode.kind;
@@ -211,8 +212,8 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
         lastHash = r.stepHash;
         count++;
       });
-      for await (const chunk of createReadStream(bucket, { highWaterMark: 1 << 20 })) {
-        splitter.push(chunk as Uint8Array);
+      for (const chunk of readChunks(bucket, { what: "journal" })) {
+        splitter.push(chunk);
         if (out.len >= OUT_BATCH) await write(out.take());
         if (count >= s.steps) break;
       }

@@ -1,9 +1,10 @@
-import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { InputError } from "../errors.ts";
+import { InputError, UsageError } from "../errors.ts";
+import { checkInput, isStdinPath, openInput, readChunks, spoolStdin } from "../fsutil/input.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { LineSplitter, type LineDialect } from "../steps/lines.ts";
+import { LineSplitter, refusingOverlong, type LineDialect } from "../steps/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ArchiveError, walkArchive, type MemberInfo } from "./archive.ts";
@@ -14,24 +15,43 @@ import { DEFAULT_RECEIPT_LIMITS, type ReceiptLimits } from "./verify.ts";
  * file, or a receipt. All are read as streams of tolerant-reader entries
  * (blank, unparseable, non-object and `step_hash`-less lines skipped).
  */
-export type JournalSource = { kind: "agent"; agentId: string; path: string } | { kind: "file"; path: string } | { kind: "receipt"; path: string };
+export type JournalSource = ({ kind: "agent"; agentId: string; path: string } | { kind: "file"; path: string } | { kind: "receipt"; path: string }) & {
+  /** Standard input spooled to a temporary file: remove it when done. */
+  cleanup?: () => void;
+};
 
 /** True when the file starts like a tar (ustar magic) or a gzip stream. */
 export function looksLikeArchive(path: string): boolean {
-  const fd = openSync(path, "r");
+  const input = openInput(path, { what: "journal" });
+  if (input === null) return false;
   try {
     const head = new Uint8Array(263);
-    const got = readSync(fd, head, 0, head.length, 0);
+    const got = input.read(head, 0, head.length, 0);
     if (got >= 2 && head[0] === 0x1f && head[1] === 0x8b) return true;
     return got >= 262 && new TextDecoder("latin1").decode(head.subarray(257, 262)) === "ustar";
   } finally {
-    closeSync(fd);
+    input.close();
   }
 }
 
-/** A path that exists is a file (journal or receipt); anything else is an agent id. */
+/**
+ * A path that exists is a file (journal or receipt; anything but a regular
+ * file is refused, `input_not_regular_file`); `-` or `/dev/stdin` is
+ * standard input, copied to a private temporary file first (a receipt is
+ * read in more than one pass; remove it with `cleanup`); anything else is an
+ * agent id.
+ */
 export function resolveJournalSource(spec: string, sddDir: string): JournalSource {
-  if (existsSync(spec) && statSync(spec).isFile()) {
+  if (isStdinPath(spec)) {
+    const spool = spoolStdin({ what: "journal" });
+    try {
+      return { ...(looksLikeArchive(spool.path) ? { kind: "receipt" as const } : { kind: "file" as const }), path: spool.path, cleanup: spool.cleanup };
+    } catch (err) {
+      spool.cleanup();
+      throw err;
+    }
+  }
+  if (checkInput(spec, { what: "journal" }) === "regular") {
     return looksLikeArchive(spec) ? { kind: "receipt", path: spec } : { kind: "file", path: spec };
   }
   const dir = agentJournalDir(sddDir, spec);
@@ -80,15 +100,18 @@ class Channel<T> {
 }
 class ChannelCancelled extends Error {}
 
-async function* fileEntries(path: string, dialect: LineDialect): AsyncGenerator<PyObject> {
-  if (!existsSync(path)) return;
+async function* fileEntries(path: string, dialect: LineDialect, maxLineBytes: number): AsyncGenerator<PyObject> {
   let batch: PyObject[] = [];
-  const splitter = new LineSplitter(dialect, (line) => {
-    const k = classifyLine(line);
-    if (k.kind === "entry") batch.push(k.row);
-  });
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
-    splitter.push(chunk as Uint8Array);
+  const splitter = new LineSplitter(
+    dialect,
+    refusingOverlong((line) => {
+      const k = classifyLine(line);
+      if (k.kind === "entry") batch.push(k.row);
+    }, maxLineBytes),
+    maxLineBytes,
+  );
+  for (const chunk of readChunks(path, { what: "journal" })) {
+    splitter.push(chunk);
     if (batch.length) {
       yield* batch;
       batch = [];
@@ -119,10 +142,10 @@ async function* receiptEntries(path: string, limits: ReceiptLimits): AsyncGenera
   let batch: PyObject[] = [];
   const splitter = new LineSplitter(
     "splitlines",
-    (line) => {
+    refusingOverlong((line) => {
       const k = classifyLine(line);
       if (k.kind === "entry") batch.push(k.row);
-    },
+    }, limits.maxLineBytes),
     limits.maxLineBytes,
   );
   const flush = async (): Promise<void> => {
@@ -175,5 +198,5 @@ async function* receiptEntries(path: string, limits: ReceiptLimits): AsyncGenera
 /** Entries of a source, streaming. */
 export function sourceEntries(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<PyObject> {
   if (src.kind === "receipt") return receiptEntries(src.path, limits);
-  return fileEntries(src.path, "universal");
+  return fileEntries(src.path, "universal", limits.maxLineBytes);
 }

@@ -1,10 +1,10 @@
 import { pyPrefix } from "../pyjson/python.ts";
 import type { KeyObject } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
 import { firstOfErrors, InputError, type ErrorCode } from "../errors.ts";
+import { withInputFile } from "../fsutil/input.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
-import { ChainWalker, OverlongLineError, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
+import { ChainWalker, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, walkArchive, type ArchiveLimits, type MemberInfo } from "./archive.ts";
 import { ManifestError, parseManifest } from "./manifest.ts";
 
@@ -28,6 +28,8 @@ export interface ReceiptVerdict {
   signature: SignatureState;
   /** True when a --public-key was given and the signature rule applied. */
   signature_checked: boolean;
+  /** Bytes of the receipt taken in: its size, or for standard input the bytes received. */
+  bytes_read: number;
 }
 
 export type ReceiptFailure = Extract<ErrorCode, "signature_missing" | "signature_invalid" | "chain_broken" | "manifest_mismatch" | "head_mismatch">;
@@ -119,9 +121,14 @@ const NEWLINE = new Uint8Array([0x0a]);
  * verdict (`ok: false`), never an exception.
  */
 export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {}): Promise<ReceiptVerdict> {
-  if (!existsSync(path) || !statSync(path).isFile()) {
-    throw new InputError("receipt_not_found", `receipt not found: ${path}`, { path });
-  }
+  // `-`: standard input, spooled (the walk may take more than one pass); a non-regular file is refused unopened.
+  return withInputFile(path, { what: "receipt" }, async (file, bytes) => {
+    if (bytes === null) throw new InputError("receipt_not_found", `receipt not found: ${path}`, { path });
+    return { ...(await verifyReceiptFile(file, opts)), bytes_read: bytes };
+  });
+}
+
+async function verifyReceiptFile(path: string, opts: VerifyReceiptOptions): Promise<Omit<ReceiptVerdict, "bytes_read">> {
   // node:crypto is loaded only when a signature is to be checked.
   const keys = opts.publicKeyPath ? await import("./keys.ts") : null;
   const key: KeyObject | null = keys !== null && opts.publicKeyPath ? keys.loadPublicKey(opts.publicKeyPath) : null;
@@ -165,7 +172,7 @@ export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {
     }
   } catch (err) {
     if (err instanceof ArchiveError) throw malformed(err.message);
-    if (err instanceof UndecodableLineError || err instanceof OverlongLineError) throw malformed(err.message);
+    if (err instanceof UndecodableLineError) throw malformed(err.message);
     throw err;
   }
 

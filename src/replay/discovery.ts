@@ -1,3 +1,4 @@
+import { checkInput } from "../fsutil/input.ts";
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, statSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../errors.ts";
@@ -133,6 +134,12 @@ export function resolveRun(sddDir: string, id: string, options: { requireJournal
  * is never followed by an error document.
  */
 export function assertReadable(ref: RunRef): void {
+  try {
+    checkInput(ref.journal, { what: "journal" }); // a FIFO, device or directory: input_not_regular_file
+  } catch (err) {
+    if (err instanceof InputError) Object.assign(err.facts, { run_id: ref.runId, journal: ref.journal });
+    throw err;
+  }
   try {
     if (!statSync(ref.journal).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EISDIR" });
     closeSync(openSync(ref.journal, "r"));

@@ -1,4 +1,5 @@
-import { appendFileSync, closeSync, mkdirSync, openSync, readSync, renameSync, statSync } from "node:fs";
+import { appendFileSync, mkdirSync, readSync, renameSync, statSync } from "node:fs";
+import { MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.ts";
 import { dirname } from "node:path";
 import { acquireLock, LockHeldError } from "../fsutil/lock.ts";
 import { dumps, parse, type PyLike, type PyObject } from "../pyjson/index.ts";
@@ -56,13 +57,11 @@ export function appendJsonLine(path: string, row: PyLike, options: AppendOptions
 
 /** Lines of a file, read in 64 KiB chunks: memory stays constant whatever the size. */
 export function* readLines(path: string): Generator<string> {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw err;
-  }
+  // A FIFO or device is refused unopened; a line past the row limit ends the read (row_too_large).
+  const input = openInput(path, { what: "log" });
+  if (input === null) return;
+  const fd = input.fd;
+  let lineNo = 0;
   const decoder = new TextDecoder("utf-8");
   const buf = Buffer.alloc(64 * 1024);
   let carry = "";
@@ -74,15 +73,17 @@ export function* readLines(path: string): Generator<string> {
       let start = 0;
       let nl: number;
       while ((nl = carry.indexOf("\n", start)) >= 0) {
+        lineNo++;
         yield carry.slice(start, nl);
         start = nl + 1;
       }
       carry = carry.slice(start);
+      if (carry.length > MAX_ROW_BYTES) throw rowTooLarge(path, lineNo + 1);
     }
     carry += decoder.decode();
     if (carry.length > 0) yield carry;
   } finally {
-    closeSync(fd);
+    input.close();
   }
 }
 

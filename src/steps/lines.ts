@@ -1,3 +1,6 @@
+import { InputError } from "../errors.ts";
+import { MAX_ROW_BYTES } from "../fsutil/input.ts";
+
 /**
  * Incremental line splitting over byte chunks, in the two dialects the
  * Python walkers use:
@@ -40,7 +43,24 @@ export interface BulkProbe {
   readonly taken: number;
 }
 
-export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** The row limit of every reader (src/fsutil/input.ts MAX_ROW_BYTES). */
+export const DEFAULT_MAX_LINE_BYTES = MAX_ROW_BYTES;
+
+/** A line over the row limit: the whole input is refused (`row_too_large`, exit 3), whoever reads it. */
+export class OverlongLineError extends InputError {
+  constructor(readonly lineNo: number, readonly limit: number) {
+    super("row_too_large", `journal line ${lineNo} is longer than ${limit} bytes (the row limit); refusing to read it`, { line: lineNo, limit_bytes: limit });
+  }
+}
+
+/** A LineSplitter sink that refuses an overlong line (null) instead of passing it on. */
+export function refusingOverlong(sink: (line: Uint8Array, lineNo: number) => void, limit: number): (line: Uint8Array | null, lineNo: number) => void {
+  return (line, lineNo) => {
+    if (line === null) throw new OverlongLineError(lineNo, limit);
+    sink(line, lineNo);
+  };
+}
+
 
 const UNIVERSAL = new Uint8Array(256);
 UNIVERSAL[0x0d] = 1;

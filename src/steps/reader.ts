@@ -1,46 +1,39 @@
-import { closeSync, createReadStream, openSync, readSync } from "node:fs";
+import { readChunks } from "../fsutil/input.ts";
 import { parse } from "../pyjson/parse.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, pyStrip, type FastProbe, type LineDialect, type LineSink } from "./lines.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, pyStrip, refusingOverlong, type FastProbe, type LineDialect } from "./lines.ts";
 
 /** Read size for journal files: large enough that per-chunk work is noise. */
 export const READ_CHUNK = 1 << 20;
 
-/** Feed a file's lines to `sink`, streaming (constant memory). */
+/**
+ * Feed a step journal's lines to `sink`, streaming (constant memory). The
+ * file is opened through src/fsutil/input.ts (`-`: standard input; a
+ * non-regular file is refused; a missing one has no lines); a line over
+ * `maxLineBytes` refuses the input (`row_too_large`).
+ */
 export async function forEachFileLine(
   path: string,
   dialect: LineDialect,
-  sink: LineSink,
+  sink: (line: Uint8Array, lineNo: number) => void,
   maxLineBytes = DEFAULT_MAX_LINE_BYTES,
   fast: FastProbe | null = null,
 ): Promise<void> {
-  const splitter = new LineSplitter(dialect, sink, maxLineBytes, fast);
-  const stream = createReadStream(path, { highWaterMark: READ_CHUNK });
-  for await (const chunk of stream) splitter.push(chunk as Uint8Array);
-  splitter.end();
+  forEachFileLineSync(path, dialect, sink, maxLineBytes, fast);
 }
 
 /** The same, synchronously (the writer recovers its tip inside a sync `open`). */
 export function forEachFileLineSync(
   path: string,
   dialect: LineDialect,
-  sink: (line: Uint8Array | null, lineNo: number, splitter: LineSplitter) => void,
+  sink: (line: Uint8Array, lineNo: number, splitter: LineSplitter) => void,
   maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+  fast: FastProbe | null = null,
 ): void {
-  const fd = openSync(path, "r");
-  try {
-    const splitter: LineSplitter = new LineSplitter(dialect, (l, n) => sink(l, n, splitter), maxLineBytes);
-    const chunk = new Uint8Array(READ_CHUNK);
-    for (;;) {
-      const got = readSync(fd, chunk, 0, chunk.length, null);
-      if (got === 0) break;
-      // The splitter may keep a view of the chunk only within a call.
-      splitter.push(chunk.subarray(0, got));
-    }
-    splitter.end();
-  } finally {
-    closeSync(fd);
-  }
+  const splitter: LineSplitter = new LineSplitter(dialect, refusingOverlong((l, n) => sink(l, n, splitter), maxLineBytes), maxLineBytes, fast);
+  // The splitter may keep a view of a chunk only within a call: one buffer serves every read.
+  for (const chunk of readChunks(path, { what: "journal" }, READ_CHUNK)) splitter.push(chunk);
+  splitter.end();
 }
 
 // Keep a BOM: Python's "utf-8" codec does, and json.loads then refuses the text.

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { checkInput } from "../fsutil/input.ts";
 import { pyRepr, pyPrefix } from "../pyjson/python.ts";
 import { GENESIS_HASH } from "./hash.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "./lines.ts";
@@ -18,7 +18,8 @@ export interface StepJournalVerdict {
  * is checked; errors are collected, never thrown.
  */
 export async function verifyStepJournal(path: string, expectedHead?: string | null): Promise<StepJournalVerdict> {
-  if (!existsSync(path) || !statSync(path).isFile()) {
+  // A FIFO, device or directory is refused (input_not_regular_file), never read as "no journal".
+  if (checkInput(path, { what: "journal" }) === "missing") {
     const ok = expectedHead === undefined || expectedHead === null || expectedHead === GENESIS_HASH;
     return {
       ok,

@@ -4,7 +4,7 @@ import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { Key, keyStart, plainString, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
 import { StepKernel, stepKernelEnabled } from "./kernel.ts";
-import { pyStrip, type BulkProbe } from "./lines.ts";
+import { OverlongLineError, pyStrip, type BulkProbe } from "./lines.ts";
 
 /**
  * The chain walk shared by the on-disk verifier (§1.5) and the receipt
@@ -30,11 +30,7 @@ export class UndecodableLineError extends Error {
     super(`journal line ${lineNo} is not valid UTF-8`);
   }
 }
-export class OverlongLineError extends Error {
-  constructor(readonly lineNo: number, readonly limit: number) {
-    super(`journal line ${lineNo} is longer than ${limit} bytes`);
-  }
-}
+export { OverlongLineError } from "./lines.ts";
 
 export interface WalkResult {
   head_hash: string;
@@ -189,11 +185,7 @@ export class ChainWalker implements BulkProbe {
 
   /** Feed one physical line (null = longer than the cap). */
   line(bytes: Uint8Array | null, lineNo: number): void {
-    if (bytes === null) {
-      if (this.dialect === "receipt") throw new OverlongLineError(lineNo, this.maxLineBytes);
-      this.error(`${this.prefix}${lineNo}: line is longer than ${this.maxLineBytes} bytes`);
-      return;
-    }
+    if (bytes === null) throw new OverlongLineError(lineNo, this.maxLineBytes);
     if (bytes.length === 0) return;
     if (scanCanonicalRow(bytes) && this.fast(bytes, lineNo)) return;
     this.general(bytes, lineNo);

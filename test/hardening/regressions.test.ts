@@ -54,8 +54,10 @@ describe("parser error messages (fuzz: parser)", () => {
 describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
   // Found by the journal fuzzer's 100 MB single-line extreme: the reader
   // assembled the whole line (and decoded and parsed it), ~530 MB peak.
-  // A line over MAX_LINE_BYTES is now discarded unread, with its reason.
-  test("physicalLines keeps at most maxLineBytes + 1 bytes of a line and the true offsets", async () => {
+  // A line over MAX_LINE_BYTES (the 16 MiB row limit) now refuses the
+  // input as row_too_large (exit 3), naming its 1-based line: reading stops
+  // as soon as the line passes the limit, nothing of it is parsed.
+  test("physicalLines stops at a line past maxLineBytes with row_too_large and its 1-based line", async () => {
     const { physicalLines } = await import("../../src/journal/lines.ts");
     const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");
@@ -63,26 +65,24 @@ describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
     const dir = mkdtempSync(join(tmpdir(), "bernstein-lines-"));
     try {
       const file = join(dir, "j.jsonl");
-      writeFileSync(file, "x".repeat(5000) + "\n{}\n" + "y".repeat(3000));
-      const lines = [...physicalLines(file, { chunkSize: 64, maxLineBytes: 100 })].map((l) => ({
-        len: l.bytes.length,
-        start: l.start,
-        end: l.end,
-        terminated: l.terminated,
-      }));
-      expect(lines).toEqual([
-        { len: 101, start: 0, end: 5000, terminated: true },
-        { len: 2, start: 5001, end: 5003, terminated: true },
-        { len: 101, start: 5004, end: 8004, terminated: false },
-      ]);
+      writeFileSync(file, "{}\n" + "x".repeat(100) + "\n" + "x".repeat(5000) + "\n{}\n");
+      const seen: number[] = [];
+      let err: unknown = null;
+      try {
+        for (const l of physicalLines(file, { chunkSize: 64, maxLineBytes: 100 })) seen.push(l.bytes.length);
+      } catch (e) {
+        err = e;
+      }
+      expect(seen).toEqual([2, 100]);
+      expect(err).toMatchObject({ code: "row_too_large", exitCode: 3, facts: { line: 3, limit_bytes: 100 } });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  test("a line longer than the limit is discarded with a clear error, later rows still read", async () => {
+  test("a line longer than the limit refuses the journal in the exact and the fast verifier alike", async () => {
     const { MAX_LINE_BYTES } = await import("../../src/journal/lines.ts");
-    const { verifyJournalSync } = await import("../../src/journal/verify.ts");
+    const { verifyJournalSync, verifyJournal } = await import("../../src/journal/verify.ts");
     const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");
     const { tmpdir } = await import("node:os");
@@ -91,12 +91,12 @@ describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
       const file = join(dir, "journal.jsonl");
       const big = Buffer.alloc(MAX_LINE_BYTES + 10, 0x61);
       big[0] = 0x22;
-      writeFileSync(file, Buffer.concat([big, Buffer.from("\n{}\n")]));
-      const r = verifyJournalSync(file);
-      expect(r.coverage).toBe("partial");
-      expect(r.discarded_line_indices).toEqual([0]);
-      expect(r.count).toBe(1);
-      expect(r.errors).toContain(`physical line(s) 0 longer than ${MAX_LINE_BYTES} bytes: refused unread`);
+      writeFileSync(file, Buffer.concat([Buffer.from("{}\n\n"), big, Buffer.from("\n{}\n")]));
+      const facts = { line: 3, limit_bytes: MAX_LINE_BYTES };
+      expect(() => verifyJournalSync(file)).toThrow(expect.objectContaining({ code: "row_too_large", facts: expect.objectContaining(facts) }));
+      for (const threads of [1, 2]) {
+        await expect(verifyJournal(file, { threads, minRangeBytes: 1 << 20 })).rejects.toMatchObject({ code: "row_too_large", facts });
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -300,7 +300,10 @@ describe("hostile receipts", () => {
     expect(await malformed(write("utf8.tar", craftTar([good[0]!, { name: "journal/000000.jsonl", data: bad }])))).toBe(
       "receipt_malformed/3: journal line 61 is not valid UTF-8",
     );
-    expect(await malformed(write("long.tar", craftTar(good)), { maxLineBytes: 100 })).toBe("receipt_malformed/3: journal line 1 is longer than 100 bytes");
+    // Past the row limit: the input is refused as row_too_large (still exit 3), not read.
+    expect(await malformed(write("long.tar", craftTar(good)), { maxLineBytes: 100 })).toBe(
+      "row_too_large/3: journal line 1 is longer than 100 bytes (the row limit); refusing to read it",
+    );
     const lines = journal.toString("utf8").split("\n");
     lines[0] = lines[0]!.replace('"seq":0', '"seq":"zero"');
     const v = await verifyReceipt(write("seq.tar", craftTar([good[0]!, { name: "journal/000000.jsonl", data: lines.join("\n") }])));

@@ -1,3 +1,4 @@
+import { InputError } from "../../errors.ts";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -253,17 +254,36 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
           }
         },
       });
+      /** A row past the row limit refuses the input (`row_too_large`, exit 3) in every verifier alike. */
+      const expectRowTooLarge = (name: string, write: () => void) => ({
+        name,
+        async run() {
+          write();
+          try {
+            const refusal = async (f: () => unknown) => {
+              try {
+                await f();
+              } catch (err) {
+                if (err instanceof InputError && err.code === "row_too_large" && err.facts.line === 1) return;
+                throw err;
+              }
+              throw violation("extreme_verdict", `${name}: not refused as row_too_large`);
+            };
+            await refusal(() => verifyJournalSync(big));
+            if (opts.parallel) await refusal(() => opts.parallel!(big));
+            if (opts.bin) await runBinary({ bin: opts.bin, args: ["journal", "verify", big, "--as-json"], allowed: [3], timeoutMs: 60_000 });
+          } finally {
+            rmSync(big, { force: true });
+          }
+        },
+      });
       return [
-        expectDiscarded(
-          "100 MB single line",
-          () => {
-            const row = Buffer.alloc(100 * 1024 * 1024, 0x61);
-            row.write('{"event": "x", "blob": "', 0);
-            row.write('"}\n', row.length - 3);
-            writeFileSync(big, row);
-          },
-          /longer than \d+ bytes/,
-        ),
+        expectRowTooLarge("100 MB single line", () => {
+          const row = Buffer.alloc(100 * 1024 * 1024, 0x61);
+          row.write('{"event": "x", "blob": "', 0);
+          row.write('"}\n', row.length - 3);
+          writeFileSync(big, row);
+        }),
         expectDiscarded("100,000-deep nesting row", () => writeFileSync(big, deepNesting(100_000, "mixed") + "\n"), null),
       ];
     },

@@ -152,7 +152,7 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
       if (v.signature !== "absent" && v.signature !== "unchecked") throw violation("receipt_signature_state", `signature ${v.signature} without a key`);
       return v;
     } catch (err) {
-      if (err instanceof InputError && (err.code === "receipt_malformed" || err.code === "receipt_not_found")) return err;
+      if (err instanceof InputError && (err.code === "receipt_malformed" || err.code === "receipt_not_found" || err.code === "row_too_large")) return err;
       throw err;
     }
   };

@@ -1,10 +1,12 @@
 import { availableParallelism } from "node:os";
-import { closeSync, fstatSync, statSync } from "node:fs";
+import { fstatSync, statSync } from "node:fs";
+import { isStdinPath } from "../../fsutil/input.ts";
 import { ChainWalker, verdictOf, type JournalSeal, type JournalVerifyResult } from "../verify.ts";
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
 import { partition } from "./partition.ts";
 import { openJournal, type RangeResult, type RangeTask } from "./range.ts";
-import { rangesToRedo, stitch, trueBases } from "./stitch.ts";
+import { RangeVerifier } from "./range.ts";
+import { rangesToRedo, refuseOverlong, stitch, trueBases } from "./stitch.ts";
 
 /**
  * The fast verifier: the exact verifier's verdict (same fields, same
@@ -66,6 +68,10 @@ export interface FastVerifyResult extends JournalVerifyResult {
   grew_by: number;
   /** Threads that did the work. */
   threads: number;
+  /** Bytes of the input read to reach this verdict (the sum over threads; every byte of the snapshot once). */
+  bytes_read: number;
+  /** The input was standard input (`-`, `/dev/stdin`), read as one stream in this thread. */
+  stream: boolean;
   /**
    * How the rows were verified (diagnostics, not part of the verdict): by
    * the WebAssembly kernel, the JavaScript scanner, or the exact py-json path.
@@ -123,18 +129,40 @@ function fileSize(path: string): number | null {
   }
 }
 
+function bytesRead(results: readonly RangeResult[]): number {
+  return results.reduce((sum, r) => sum + r.bytesRead, 0);
+}
+
+/**
+ * Standard input: one range, read as a stream to its end in this thread
+ * (no size to split, no second pass), with the same per-row code and
+ * stitch as a file, so the verdict is the file's byte for byte.
+ */
+function verifyStream(path: string, opts: FastVerifyOptions, base: { mode: VerifyMode; payloads_checked: boolean }): FastVerifyResult {
+  const linksOnly = base.mode === "links-only";
+  const r = new RangeVerifier().run(
+    { path, start: 0, end: Number.MAX_SAFE_INTEGER, isLast: true, baseIndex: 0, linksOnly, chunkSize: opts.chunkSize },
+    opts.onProgress ? (done) => opts.onProgress!(done, done) : undefined,
+  );
+  const results = [r];
+  const verdict = stitch({ path, exists: true, results, seal: opts.seal });
+  return { ...verdict, ...base, snapshot_bytes: r.bytesRead, grew_by: 0, threads: 1, bytes_read: r.bytesRead, stream: true, rows_by_path: rowsByPath(results) };
+}
+
 export async function verifyJournalFast(path: string, opts: FastVerifyOptions = {}): Promise<FastVerifyResult> {
   const linksOnly = opts.linksOnly ?? false;
   const requested = Math.min(MAX_THREADS, Math.max(1, Math.floor(opts.threads ?? defaultThreads())));
-  const size0 = fileSize(path);
   const base = { mode: (linksOnly ? "links-only" : "full") as VerifyMode, payloads_checked: !linksOnly };
+  if (isStdinPath(path)) return verifyStream(path, opts, base);
+  const size0 = fileSize(path);
+  // Opening refuses a non-regular file and validates readability (permissions) with the reader's error.
   if (size0 === null) {
     // Missing file: an empty, consistent chain (mismatched against a seal).
     const v = verdictOf({ path, exists: false, walker: new ChainWalker(), discarded: [], seal: opts.seal });
-    return { ...v, ...base, snapshot_bytes: 0, grew_by: 0, threads: 1, rows_by_path: rowsByPath([]) };
+    return { ...v, ...base, snapshot_bytes: 0, grew_by: 0, threads: 1, bytes_read: 0, stream: false, rows_by_path: rowsByPath([]) };
   }
-  // Opening validates readability (directory, permissions) with the reader's error.
-  const fd = openJournal(path);
+  const input = openJournal(path);
+  const fd = input.fd;
   let snapshot: number;
   let bounds: number[];
   let exec: Executor | null = null;
@@ -151,7 +179,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     exec?.close();
     throw err;
   } finally {
-    closeSync(fd);
+    input.close();
   }
   opts.afterSnapshot?.(snapshot);
   progress.start(exec);
@@ -164,18 +192,27 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
       // The snapshot ended inside a line that a live writer was appending:
       // that fragment is not a torn tail. Verify up to the last full line.
       end = last.lastLineStart;
-      const fd2 = openJournal(path);
+      const again = openJournal(path);
       try {
-        bounds = planRanges(fd2, end, requested, opts);
+        bounds = planRanges(again.fd, end, requested, opts);
       } finally {
-        closeSync(fd2);
+        again.close();
       }
       progress.reset(end);
       results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
       grewBy = Math.max(0, (fileSize(path) ?? 0) - end);
     }
     const verdict = stitch({ path, exists: true, results, seal: opts.seal });
-    return { ...verdict, ...base, snapshot_bytes: end, grew_by: grewBy, threads: exec.threads, rows_by_path: rowsByPath(results) };
+    return {
+      ...verdict,
+      ...base,
+      snapshot_bytes: end,
+      grew_by: grewBy,
+      threads: exec.threads,
+      bytes_read: bytesRead(results),
+      stream: false,
+      rows_by_path: rowsByPath(results),
+    };
   } finally {
     progress.stop();
     exec.close();
@@ -248,6 +285,7 @@ async function runRanges(
   });
   // Links-only never hashes an index: no guess needed.
   const results = await exec.runAll(Array.from({ length: n }, (_, k) => task(k, 0, k > 0 && !linksOnly)));
+  refuseOverlong(path, results);
   if (linksOnly) {
     // No index was hashed: every range is valid at its true base.
     trueBases(results).forEach((b, k) => (results[k]!.baseIndex = b));

@@ -1,5 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { InputError } from "../../errors.ts";
+import { openInput, unreadableInput, type OpenInput } from "../../fsutil/input.ts";
 import { pyStr } from "../../pyjson/python.ts";
 import { PyNum } from "../../pyjson/types.ts";
 import { eventHash, hashProfileOf, payloadHash } from "../hash.ts";
@@ -24,6 +23,7 @@ import { RowScanner, ScanMode } from "./scanner.ts";
  */
 
 export interface RangeTask {
+  /** The journal; `-` or `/dev/stdin`: standard input, read as one stream (start 0, end unbounded). */
   path: string;
   /** Byte offsets [start, end). */
   start: number;
@@ -80,8 +80,10 @@ export interface RangeResult {
   physLines: number;
   /** Physical line indices (within the range) of discarded lines. */
   discarded: number[];
-  /** Those of them discarded unread for exceeding MAX_LINE_BYTES. */
+  /** The physical line (within the range) longer than MAX_LINE_BYTES, where the range stopped reading; the input is then `row_too_large`. */
   overlong: number[];
+  /** Bytes of the input this range read (for a stream: all of it). */
+  bytesRead: number;
   first: FirstRow | null;
   /** Stored event_hash of the last row when no failure was found ("" if no rows). */
   lastHash: string | null;
@@ -98,33 +100,15 @@ export interface RangeResult {
 const LF = 10;
 const CR = 13;
 
-function unreadable(path: string, err: unknown): InputError {
-  const code = (err as NodeJS.ErrnoException).code ?? "EIO";
-  const why = code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : code;
-  return new InputError("journal_unreadable", `cannot read journal ${path}: ${why}`, { path });
-}
-
-/** Open a journal for reading; a directory or an unopenable file is `journal_unreadable`, as in the reader. */
-export function openJournal(path: string): number {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (err) {
-    throw unreadable(path, err);
-  }
-  if (fstatSync(fd).isDirectory()) {
-    closeSync(fd);
-    throw unreadable(path, Object.assign(new Error("EISDIR"), { code: "EISDIR" }));
-  }
-  return fd;
-}
-
-function readAt(path: string, fd: number, buf: Uint8Array, off: number, len: number, pos: number): number {
-  try {
-    return readSync(fd, buf, off, len, pos);
-  } catch (err) {
-    throw unreadable(path, err);
-  }
+/**
+ * Open a journal for reading (src/fsutil/input.ts: a non-regular file is
+ * `input_not_regular_file`; an unopenable one, or one that vanished since
+ * its size was taken, `journal_unreadable`).
+ */
+export function openJournal(path: string): OpenInput {
+  const input = openInput(path, { what: "journal" });
+  if (input === null) throw unreadableInput(path, Object.assign(new Error("ENOENT"), { code: "ENOENT" }), { what: "journal" });
+  return input;
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -228,23 +212,23 @@ export class RangeVerifier {
     this.lastLineTerminated = true;
     this.progress = 0;
     const chunk = Math.max(64, Math.min(task.chunkSize ?? this.scanner.readCap, this.scanner.readCap));
-    const fd = openJournal(task.path);
+    const input = openJournal(task.path);
+    let filePos = task.start;
     try {
-      let filePos = task.start;
       let carry = 0; // bytes of an unfinished line at mem[0, carry)
       this.fileBase = task.start;
       for (;;) {
         const room = this.scanner.readCap - carry;
         if (room === 0) {
           // The unfinished line fills the read area: read it on its own.
-          filePos = this.longLine(fd, this.fileBase);
+          filePos = this.longLine(input, this.fileBase);
           carry = 0;
           this.fileBase = filePos;
-          if (filePos >= task.end) break;
+          if (filePos >= task.end || this.overlong.length > 0) break;
           continue;
         }
         const want = Math.min(chunk, task.end - filePos, room);
-        const n = want > 0 ? readAt(task.path, fd, this.scanner.mem, carry, want, filePos) : 0;
+        const n = want > 0 ? input.read(this.scanner.mem, carry, want, filePos) : 0;
         filePos += n;
         const dataEnd = carry + n;
         const atEnd = n === 0 || filePos >= task.end;
@@ -258,12 +242,15 @@ export class RangeVerifier {
         this.fileBase += consumed;
       }
     } finally {
-      closeSync(fd);
+      input.close();
     }
-    this.progress = task.end - task.start;
+    // A stream's end is where it ended.
+    const end = input.stream ? filePos : task.end;
+    this.progress = end - task.start;
     return {
       start: task.start,
-      end: task.end,
+      end,
+      bytesRead: filePos - task.start,
       baseIndex: this.base,
       rows: this.rows,
       physLines: this.lineNo,
@@ -282,11 +269,11 @@ export class RangeVerifier {
 
   /**
    * A physical line longer than the read area, starting at file offset
-   * `start`: assembled like the exact reader does (at most MAX_LINE_BYTES
-   * + 1 bytes kept, so an overlong line is discarded unread), classified on
-   * the exact path. Returns the offset just past its terminator.
+   * `start`: assembled like the exact reader does (reading stops once it
+   * passes MAX_LINE_BYTES: the input is then refused as `row_too_large`),
+   * classified on the exact path. Returns the offset just past its terminator.
    */
-  private longLine(fd: number, start: number): number {
+  private longLine(input: OpenInput, start: number): number {
     const b = this.scanner.mem;
     const cap = this.scanner.readCap;
     const keep = MAX_LINE_BYTES + 1;
@@ -295,7 +282,7 @@ export class RangeVerifier {
     let pos = start;
     const end = this.task.end;
     for (;;) {
-      const n = pos < end ? readAt(this.task.path, fd, b, 0, Math.min(cap, end - pos), pos) : 0;
+      const n = pos < end ? input.read(b, 0, Math.min(cap, end - pos), pos) : 0;
       if (n === 0) {
         this.longLineDone(start, parts, kept, false);
         return pos;
@@ -309,10 +296,13 @@ export class RangeVerifier {
         }
       }
       const contentEnd = t < 0 ? n : t;
-      if (kept < keep) {
-        const piece = b.slice(0, Math.min(contentEnd, keep - kept));
-        parts.push(piece);
-        kept += piece.length;
+      const piece = b.slice(0, Math.min(contentEnd, keep - kept));
+      parts.push(piece);
+      kept += piece.length;
+      if (kept > MAX_LINE_BYTES) {
+        // Too long to be a row: stop here, the input is refused (refuseOverlong).
+        this.overlong.push(this.lineNo++);
+        return pos + n;
       }
       if (t < 0) {
         pos += n;
@@ -325,7 +315,7 @@ export class RangeVerifier {
           if (b[t + 1] === LF) next++;
         } else if (next < end) {
           const one = new Uint8Array(1);
-          if (readAt(this.task.path, fd, one, 0, 1, next) === 1 && one[0] === LF) next++;
+          if (input.read(one, 0, 1, next) === 1 && one[0] === LF) next++;
         }
       }
       this.longLineDone(start, parts, kept, true);
@@ -344,7 +334,6 @@ export class RangeVerifier {
     this.lastLineStart = start;
     this.lastLineTerminated = terminated;
     if (kept === 0) return;
-    if (kept > MAX_LINE_BYTES) this.overlong.push(lineNo);
     this.classifyExact(bytes, lineNo);
   }
 

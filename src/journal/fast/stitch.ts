@@ -1,3 +1,4 @@
+import { rowTooLarge } from "../../fsutil/input.ts";
 import { eventHash } from "../hash.ts";
 import { MAX_LINE_BYTES } from "../lines.ts";
 import { ChainWalker, verdictOf, type Divergence, type JournalSeal, type JournalVerifyResult } from "../verify.ts";
@@ -58,8 +59,8 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
   let base = 0;
   let lineBase = 0;
   let divergence: Divergence | null = null;
+  refuseOverlong(path, results);
   const discarded: number[] = [];
-  const overlong: number[] = [];
   for (const r of results) {
     if (divergence === null && r.rows > 0) {
       if (r.baseIndex !== base) throw new Error(`range at byte ${r.start} was verified at row ${r.baseIndex}, not ${base}`);
@@ -78,15 +79,24 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
     }
     base += r.rows;
     for (const d of r.discarded) discarded.push(lineBase + d);
-    for (const d of r.overlong) overlong.push(lineBase + d);
     lineBase += r.physLines;
   }
   const walker = new ChainWalker();
   walker.count = base;
   walker.prefixHead = prev;
   walker.divergence = divergence;
-  const result = verdictOf({ path, exists, walker, discarded, seal });
-  // As the exact verifier: not a Python message (Python reads any length), it says why such a line was discarded.
-  if (overlong.length) result.errors.push(`physical line(s) ${overlong.join(", ")} longer than ${MAX_LINE_BYTES} bytes: refused unread`);
-  return result;
+  return verdictOf({ path, exists, walker, discarded, seal });
+}
+
+/**
+ * As the exact reader: a line over MAX_LINE_BYTES anywhere refuses the
+ * whole input (`row_too_large`), named by its 1-based line number — the
+ * first such line in file order, whichever thread found it first.
+ */
+export function refuseOverlong(path: string, results: readonly RangeResult[]): void {
+  let lineBase = 0;
+  for (const r of results) {
+    if (r.overlong.length > 0) throw rowTooLarge(path, lineBase + r.overlong[0]! + 1, MAX_LINE_BYTES);
+    lineBase += r.physLines;
+  }
 }

@@ -19,8 +19,8 @@ const VDIR = join(VECTORS, "run-journal");
 const VERDICT_KEYS = [
   "ok", "path", "chain_consistent", "coverage", "identity", "count", "head", "divergent_index",
   "expected_hash", "actual_hash", "discarded_line_indices", "errors",
-  // how the verify was done (the fast verifier): full or links-only, and the snapshot verified
-  "mode", "payloads_checked", "snapshot_bytes", "grew_by",
+  // how the verify was done (the fast verifier): full or links-only, the snapshot verified and the bytes read
+  "mode", "payloads_checked", "snapshot_bytes", "grew_by", "bytes_read",
   // the seal file compared against (null: none)
   "seal",
 ];
@@ -275,8 +275,9 @@ describe("exit codes and errors", () => {
     const e = await bernstein(["journal", "verify", "x", "--seel", "y"], { cwd });
     expect(e.code).toBe(2);
     expect(e.stderr).toContain("did you mean '--seal'");
+    // A directory is no journal: refused before any read (test/e2e/journal/input-trust.test.ts has the rest).
     const dir = await bernsteinJson(["journal", "verify", cwd + "/"], { cwd });
-    expect([dir.code, dir.json.error]).toEqual([3, "journal_unreadable"]);
+    expect([dir.code, dir.json.error]).toEqual([3, "input_not_regular_file"]);
   });
 
   test("bad --data is 3 invalid_data; malformed seal is 3; missing positional is 2; no stack traces", async () => {

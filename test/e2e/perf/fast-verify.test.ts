@@ -118,6 +118,6 @@ describe("journal verify --threads N (compiled binary, worker threads)", () => {
   test("a directory or unreadable target is exit 3 whatever the thread count", async () => {
     const dir = dirs.make();
     const r = await bernsteinJson(["journal", "verify", dir, "--threads", "2"]);
-    expect([r.code, r.json.error]).toEqual([3, "journal_unreadable"]);
+    expect([r.code, r.json.error]).toEqual([3, "input_not_regular_file"]);
   });
 });

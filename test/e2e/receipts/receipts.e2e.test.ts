@@ -116,7 +116,7 @@ describe("replay verify (binary)", () => {
   test("reference receipts verify; JSON and prose", async () => {
     const r = await bernsteinJson(["replay", "verify", join(AJ, "agent-a.tar")]);
     expect(r.code).toBe(0);
-    expect(r.json).toEqual({ ok: true, head_hash: HEAD, steps: 60, errors: [], signed: false, signature: "absent", signature_checked: false });
+    expect(r.json).toEqual({ ok: true, head_hash: HEAD, steps: 60, errors: [], signed: false, signature: "absent", signature_checked: false, bytes_read: statSync(join(AJ, "agent-a.tar")).size });
     const p = await bernstein(["replay", "verify", join(AJ, "agent-a.published.tar"), "--head", PUB_HEAD]);
     expect(p.code).toBe(0);
     expect(p.stdout).toStartWith(`Receipt verified: head=${PUB_HEAD} steps=60\n`);
@@ -136,7 +136,7 @@ describe("replay verify (binary)", () => {
     writeFileSync(join(cwd, "bad.tar"), craftTar([{ name: "manifest.json", data: members[0]!.data }, { name: "journal/000000.jsonl", data: journal }]));
     const bad = await bernsteinJson(["replay", "verify", "bad.tar"], { cwd });
     expect(bad.code).toBe(1);
-    expect(Object.keys(bad.json)).toEqual(["ok", "error", "detail", "head_hash", "steps", "errors", "signed", "signature", "signature_checked"]);
+    expect(Object.keys(bad.json)).toEqual(["ok", "error", "detail", "head_hash", "steps", "errors", "signed", "signature", "signature_checked", "bytes_read"]);
     expect(bad.json.ok).toBe(false);
     expect(bad.json.error).toBe("chain_broken");
     expect(bad.json.detail).toBe(bad.json.errors[0]);

@@ -169,7 +169,7 @@ print(json.dumps([list(doc), doc["run_id"], doc["metadata"], len(doc["events"]),
     mkdirSync(join(t.runDir("dirjournal"), "journal.jsonl"), { recursive: true });
     const r = await bernsteinJson(["replay", "dirjournal"], { cwd: t.cwd });
     expect(r.code).toBe(3);
-    expect(r.json).toMatchObject({ ok: false, error: "journal_unreadable", run_id: "dirjournal" });
+    expect(r.json).toMatchObject({ ok: false, error: "input_not_regular_file", run_id: "dirjournal" });
     const p = await bernstein(["replay", "dirjournal"], { cwd: t.cwd });
     expect(p.code).toBe(3);
     expect(p.stdout).toBe("");

@@ -1,4 +1,5 @@
 import { BernsteinError, InputError, UsageError, type ErrorCode } from "../../../errors.ts";
+import { MAX_ROW_BYTES, rowTooLarge } from "../../../fsutil/input.ts";
 import { EventJournal, validateRecordInput, type RawRecordItem, type RecordItem } from "../../../journal/writer.ts";
 import { parse } from "../../../pyjson/parse.ts";
 import { pyStrip } from "../../../pyjson/python.ts";
@@ -59,6 +60,7 @@ function decodeLine(bytes: Uint8Array, lineNo: number): string {
  */
 async function* stdinLines(): AsyncGenerator<{ bytes: Uint8Array; lineNo: number }> {
   let pending: Uint8Array[] = [];
+  let pendingLen = 0;
   let lineNo = 0;
   const decode = (bytes: Uint8Array): Uint8Array => {
     lineNo++;
@@ -69,6 +71,7 @@ async function* stdinLines(): AsyncGenerator<{ bytes: Uint8Array; lineNo: number
     if (pending.length === 0) return tail;
     const parts = [...pending, tail];
     pending = [];
+    pendingLen = 0;
     return Buffer.concat(parts);
   };
   for await (const chunk of Bun.stdin.stream()) {
@@ -76,11 +79,17 @@ async function* stdinLines(): AsyncGenerator<{ bytes: Uint8Array; lineNo: number
     for (;;) {
       const nl = chunk.indexOf(10, p);
       if (nl < 0) break;
+      if (pendingLen + nl - p > MAX_ROW_BYTES) throw rowTooLarge("stdin", lineNo + 1);
       const bytes = decode(join(chunk.subarray(p, nl)));
       yield { bytes, lineNo };
       p = nl + 1;
     }
-    if (p < chunk.length) pending.push(chunk.slice(p));
+    if (p < chunk.length) {
+      // The row limit holds here too: a line is never assembled past it.
+      pendingLen += chunk.length - p;
+      if (pendingLen > MAX_ROW_BYTES) throw rowTooLarge("stdin", lineNo + 1);
+      pending.push(chunk.slice(p));
+    }
   }
   if (pending.length > 0) {
     const bytes = decode(join(new Uint8Array(0)));

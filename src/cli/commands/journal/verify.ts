@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
 import { InputError, UsageError } from "../../../errors.ts";
+import { checkInput } from "../../../fsutil/input.ts";
 import { resolveJournalTarget } from "../../../journal/target.ts";
 import { readSealFile } from "../../../journal/seal.ts";
 import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
@@ -12,10 +12,11 @@ import { withInterrupts } from "../../interrupt.ts";
 import { journalOutcome } from "../../../ci/journal.ts";
 import { ciArgs, ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
+import { log } from "../../log.ts";
 import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
 
 const USAGE =
-  "usage: bernstein journal verify <FILE|RUN_ID>... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
+  "usage: bernstein journal verify <FILE|RUN_ID|->... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
@@ -45,7 +46,7 @@ export default defineCliCommand({
       "Verify a run journal's Merkle chain, coverage and seal identity (exit 0 ok, 1 negative verdict, 2 usage, 3 unreadable)",
   },
   args: {
-    target: { type: "positional", required: false, description: "Journal file path(s), or run id(s) under <sdd-dir>/runs; one verdict each" },
+    target: { type: "positional", required: false, description: "Journal file path(s), run id(s) under <sdd-dir>/runs, or - (standard input); one verdict each" },
     seal: {
       type: "string",
       description: "Seal file {\"head\", \"event_count\"} to check identity against (default: the seal.json beside journal.jsonl)",
@@ -82,7 +83,9 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     const target = resolveJournalTarget(word, args["sdd-dir"] ?? ".sdd");
     const sealPath = args.seal ?? target.defaultSealPath;
     const seal: JournalSeal | null = sealPath ? readSealFile(sealPath) : null;
-    if (!seal && !existsSync(target.path)) {
+    // Checked before any read: a FIFO, device or directory is refused (input_not_regular_file), never waited on.
+    const present = checkInput(target.path, { what: "journal" }) !== "missing";
+    if (!seal && !present) {
       if (target.byRunId) {
         throw new InputError("journal_missing", `no journal for run ${target.runId}: ${target.path}`, {
           run_id: target.runId,
@@ -91,6 +94,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       }
       throw new InputError("journal_unreadable", `journal not found: ${target.path}`, { path: target.path });
     }
+    if (target.stdin && threads !== undefined && threads > 1) log.info("--threads ignored: standard input is verified as one stream, in one thread");
     const progress = byteProgress("verifying");
     const linksOnly = Boolean(args["links-only"]);
     const result = await withInterrupts(verifyInterrupt("journal verify", json, target.path, progress), () =>
@@ -98,7 +102,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     );
     await reportVerifyStats(result);
     let reportPath: string | null = null;
-    if (!result.ok) {
+    if (!result.ok && !target.stdin) {
       try {
         reportPath = writeDivergenceReport(target.runDirPath, target.runId, result);
       } catch {
@@ -106,7 +110,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
         // verdict into an error.
       }
     }
-    const fix = tornTailFix(result, target.path);
+    const fix = target.stdin ? null : tornTailFix(result, target.path);
     const implicit = !args.seal && sealPath ? [paint("dim", `seal: ${sealPath} (the run's seal.json, beside the journal; --seal FILE names another)`)] : [];
     return {
       ok: result.ok,

@@ -1,4 +1,5 @@
-import { createReadStream, existsSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
+import { readChunks } from "../../../fsutil/input.ts";
 import { join } from "node:path";
 import { InputError, NegativeError, UsageError } from "../../../errors.ts";
 import { humanValue, renderJson } from "../../../render/json.ts";
@@ -34,8 +35,8 @@ async function forEntries(bucket: string, limit: number | null, each: (row: PyOb
       seen++;
     }
   });
-  for await (const chunk of createReadStream(bucket, { highWaterMark: 1 << 20 })) {
-    splitter.push(chunk as Uint8Array);
+  for (const chunk of readChunks(bucket, { what: "journal" })) {
+    splitter.push(chunk);
     for (const r of batch) await each(r);
     batch = [];
     if (limit !== null && seen >= limit) return;
@@ -86,7 +87,7 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
         lastHash = pyStr(k.row.get("step_hash"), "");
       }
     });
-    for await (const chunk of createReadStream(bucket, { highWaterMark: 1 << 20 })) splitter.push(chunk as Uint8Array);
+    for (const chunk of readChunks(bucket, { what: "journal" })) splitter.push(chunk);
     splitter.end();
   }
   if (entries === 0) {

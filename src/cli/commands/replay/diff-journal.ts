@@ -1,4 +1,5 @@
 import { UsageError } from "../../../errors.ts";
+import { isStdinPath } from "../../../fsutil/input.ts";
 import { diffJournals } from "../../../receipts/diff.ts";
 import { resolveJournalSource, sourceEntries } from "../../../receipts/source.ts";
 import { pyRepr } from "../../../pyjson/python.ts";
@@ -14,9 +15,19 @@ export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
   refuseInapplicableFlags(ctx, "diff-journal", []);
   if (ctx.positionals.length !== 2) throw new UsageError(USAGE);
   const [a, b] = ctx.positionals as [string, string];
+  if (isStdinPath(a) && isStdinPath(b)) throw new UsageError("standard input can be only one side of diff-journal (- and /dev/stdin are the same stream)");
   const left = resolveJournalSource(a, ctx.sddDir);
-  const right = resolveJournalSource(b, ctx.sddDir);
-  const d = await diffJournals(sourceEntries(left), sourceEntries(right));
+  let d;
+  try {
+    const right = resolveJournalSource(b, ctx.sddDir);
+    try {
+      d = await diffJournals(sourceEntries(left), sourceEntries(right));
+    } finally {
+      right.cleanup?.();
+    }
+  } finally {
+    left.cleanup?.();
+  }
   if (ctx.json) {
     await printJson({ ok: !d.diverged, ...(d.diverged ? { error: "divergence", detail: d.reason } : {}), ...d });
   } else if (!d.diverged) {

@@ -59,6 +59,7 @@ async function verifyOne(ctx: ReplayContext, receipt: string): Promise<InputVerd
       signed: v.signed,
       signature: v.signature,
       signature_checked: v.signature_checked,
+      bytes_read: v.bytes_read,
     },
     file: receipt,
     outcome: (base) => receiptOutcome(base, v),

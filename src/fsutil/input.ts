@@ -1,0 +1,336 @@
+import { closeSync, constants, fstatSync, mkdtempSync, openSync, readSync, rmSync, statfsSync, statSync, writeSync, type Stats } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { InputError, isErrorCode, type ErrorCode } from "../errors.ts";
+
+/**
+ * The one place where a journal or receipt named on the command line (or
+ * found under a run directory) is checked and opened. Every reader goes
+ * through here, so no reader can hang on a FIFO, read a device as an empty
+ * journal, or mistake `-` for a run id:
+ *
+ *  - `-` and `/dev/stdin` are standard input, read as a stream to its end;
+ *  - anything else is `stat`ed BEFORE it is opened (opening a FIFO for
+ *    reading blocks until a writer appears), and must be a regular file on
+ *    a real filesystem; a FIFO, socket, character or block device, a
+ *    directory, or a file of a pseudo filesystem (/proc, /sys: they report
+ *    size 0 or 4096 whatever they hold) is refused with
+ *    `input_not_regular_file` (exit 3);
+ *  - the open itself is O_NONBLOCK and the descriptor is `fstat`ed again, so
+ *    a path swapped for a FIFO between the two checks is refused too, never
+ *    waited on.
+ */
+
+/** The words that mean standard input. */
+export function isStdinPath(path: string): boolean {
+  return path === "-" || path === "/dev/stdin";
+}
+
+/**
+ * The longest row (physical line, without its terminator) any reader
+ * accepts. Longer rows are refused up front with `row_too_large` (exit 3)
+ * instead of being parsed: the exact JSON path builds a value tree that
+ * costs up to ~50× the row's bytes for a dense numeric row (measured: a
+ * 60 MB `[1.5, …]` row peaked at 3.6 GB). 16 MiB is far above any row the
+ * orchestrators write (an event or a step with a tool result inlined is
+ * kilobytes, rarely a megabyte) and keeps the worst case under ~1 GB.
+ */
+export const MAX_ROW_BYTES = 16 * 1024 * 1024;
+
+/** `row_too_large` for the 1-based line `line` of `path`. */
+export function rowTooLarge(path: string, line: number, limit = MAX_ROW_BYTES): InputError {
+  return new InputError(
+    "row_too_large",
+    `line ${line} of ${path} is longer than the row limit of ${limit} bytes (16 MiB); refusing to read it`,
+    { path, line, limit_bytes: limit },
+  );
+}
+
+// Pseudo filesystems whose "regular files" are not files of bytes with a size.
+const PSEUDO_FS = new Set([
+  0x9fa0, // proc
+  0x62656572, // sysfs
+  0x64626720, // debugfs
+  0x74726163, // tracefs
+  0x73636673, // securityfs
+  0x63677270, // cgroup2
+  0x27e0eb, // cgroup
+  0x62656570, // configfs
+  0xcafe4a11, // bpf
+  0xde5e81e4, // efivarfs
+]);
+
+function kindOf(st: Stats): string {
+  if (st.isFIFO()) return "a FIFO (named pipe)";
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  if (st.isSocket()) return "a socket";
+  if (st.isDirectory()) return "a directory";
+  if (st.isSymbolicLink()) return "a symbolic link";
+  return "not a regular file";
+}
+
+function notRegular(what: string, path: string, kind: string): InputError {
+  return new InputError(
+    "input_not_regular_file",
+    `${what} ${path} is ${kind}, not a regular file; refusing to read it (use - to read standard input)`,
+    { path, kind },
+  );
+}
+
+function onPseudoFs(path: string): boolean {
+  try {
+    return PSEUDO_FS.has(Number(statfsSync(path).type));
+  } catch {
+    return false; // statfs unsupported here: the stat check stands alone
+  }
+}
+
+export interface InputOptions {
+  /** What the input is, for messages: "journal", "receipt". */
+  what?: string;
+  /** Error code for an input that exists but cannot be opened or read (default `<what>_unreadable`). */
+  unreadableCode?: ErrorCode;
+}
+
+function unreadableCode(o: InputOptions): ErrorCode {
+  if (o.unreadableCode) return o.unreadableCode;
+  const code = `${o.what ?? "input"}_unreadable`;
+  return isErrorCode(code) ? code : "input_unreadable";
+}
+
+/** An `InputError` for a failed open/read of `path` (errno in the message). */
+export function unreadableInput(path: string, err: unknown, o: InputOptions = {}): InputError {
+  const code = (err as NodeJS.ErrnoException).code ?? "EIO";
+  const why = code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : code;
+  return new InputError(unreadableCode(o), `cannot read ${o.what ?? "input"} ${path}: ${why}`, { path });
+}
+
+/**
+ * Check a named input without opening it: "missing" (ENOENT), "stdin"
+ * (`-`, `/dev/stdin`), or "regular"; anything else throws
+ * `input_not_regular_file`, or `<what>_unreadable` when it cannot be stat'ed.
+ */
+export function checkInput(path: string, o: InputOptions = {}): "missing" | "stdin" | "regular" {
+  if (isStdinPath(path)) return "stdin";
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR") return "missing";
+    throw unreadableInput(path, err, o);
+  }
+  if (!st.isFile()) throw notRegular(o.what ?? "input", path, kindOf(st));
+  if (onPseudoFs(path)) throw notRegular(o.what ?? "input", path, "a file of a pseudo filesystem (/proc, /sys)");
+  return "regular";
+}
+
+/** An open input: a regular file (random access, `size` from fstat) or standard input (a stream). */
+export interface OpenInput {
+  readonly path: string;
+  readonly fd: number;
+  readonly stream: boolean;
+  /** Size at open for a regular file; null for a stream. */
+  readonly size: number | null;
+  /** Bytes returned by `read` so far. */
+  bytesRead: number;
+  /** Read up to `len` bytes into `buf[off…]`: at `pos` for a file, the next bytes for a stream. 0 at the end. */
+  read(buf: Uint8Array, off: number, len: number, pos: number): number;
+  close(): void;
+}
+
+/**
+ * Open a named input (see the module comment). Returns null for a missing
+ * file (the caller decides what absence means); throws
+ * `input_not_regular_file` or `<what>_unreadable`.
+ */
+export function openInput(path: string, o: InputOptions = {}): OpenInput | null {
+  const kind = checkInput(path, o);
+  if (kind === "missing") return null;
+  if (kind === "stdin") return new StreamInput(path, 0, o);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw unreadableInput(path, err, o);
+  }
+  let st: Stats;
+  try {
+    st = fstatSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    throw unreadableInput(path, err, o);
+  }
+  if (!st.isFile()) {
+    closeSync(fd);
+    throw notRegular(o.what ?? "input", path, kindOf(st));
+  }
+  return new FileInput(path, fd, st.size, o);
+}
+
+class FileInput implements OpenInput {
+  readonly stream = false;
+  bytesRead = 0;
+  constructor(
+    readonly path: string,
+    readonly fd: number,
+    readonly size: number,
+    private readonly o: InputOptions,
+  ) {}
+  read(buf: Uint8Array, off: number, len: number, pos: number): number {
+    let n: number;
+    try {
+      n = readSync(this.fd, buf, off, len, pos);
+    } catch (err) {
+      throw unreadableInput(this.path, err, this.o);
+    }
+    this.bytesRead += n;
+    return n;
+  }
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Standard input as a stream. Reads are sequential; `pos` is accepted for
+ * the file interface and may step back up to BACK bytes: the last bytes
+ * read are kept for that (a reader that peeked at the byte after a CR, or
+ * the fast verifier re-reading a line that outgrew its 256 KiB read area). fd 0 may
+ * have been made non-blocking by whoever shares it (EAGAIN): then the read
+ * waits a millisecond and tries again, rather than taking "no data yet" for
+ * the end of the input.
+ */
+class StreamInput implements OpenInput {
+  readonly stream = true;
+  readonly size = null;
+  bytesRead = 0;
+  private readonly back = new Uint8Array(BACK);
+  private backLen = 0;
+  constructor(
+    readonly path: string,
+    readonly fd: number,
+    private readonly o: InputOptions,
+  ) {}
+
+  read(buf: Uint8Array, off: number, len: number, pos: number): number {
+    if (len <= 0) return 0;
+    const behind = this.bytesRead - pos;
+    if (behind > 0) {
+      if (behind > this.backLen) throw new Error(`stream input re-read ${behind} bytes back (kept ${this.backLen})`);
+      const n = Math.min(len, behind);
+      buf.set(this.back.subarray(this.backLen - behind, this.backLen - behind + n), off);
+      return n;
+    }
+    const n = this.readFresh(buf, off, len);
+    this.keep(buf.subarray(off, off + n));
+    this.bytesRead += n;
+    return n;
+  }
+
+  private readFresh(buf: Uint8Array, off: number, len: number): number {
+    for (;;) {
+      try {
+        return readSync(this.fd, buf, off, len, null);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === "EAGAIN" || code === "EWOULDBLOCK") {
+          Atomics.wait(sleepCell, 0, 0, 1);
+          continue;
+        }
+        if (code === "EOF") return 0;
+        throw unreadableInput(this.path, err, this.o);
+      }
+    }
+  }
+
+  private keep(bytes: Uint8Array): void {
+    if (bytes.length >= BACK) {
+      this.back.set(bytes.subarray(bytes.length - BACK));
+      this.backLen = BACK;
+      return;
+    }
+    const keepOld = Math.min(this.backLen, BACK - bytes.length);
+    this.back.copyWithin(0, this.backLen - keepOld, this.backLen);
+    this.back.set(bytes, keepOld);
+    this.backLen = keepOld + bytes.length;
+  }
+
+  close(): void {
+    // fd 0 stays open: it is the process's, not this reader's.
+  }
+}
+/** Bytes of a stream kept for re-reading: more than the fast verifier's read area (256 KiB) plus one read. */
+const BACK = 1 << 20;
+
+/**
+ * Standard input copied to a private temporary file (0600 in a 0700
+ * directory), for readers that need a file: the receipt walker reads an
+ * archive in more than one pass. Constant memory (1 MiB at a time); the
+ * copy is removed by `cleanup`. `bytes` is how many bytes were received.
+ */
+export function spoolStdin(o: InputOptions = {}): { path: string; bytes: number; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "bernstein-stdin-"));
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  const path = join(dir, "stdin");
+  try {
+    const out = openSync(path, "wx", 0o600);
+    const input = new StreamInput("-", 0, o);
+    const buf = new Uint8Array(1 << 20);
+    try {
+      for (;;) {
+        const n = input.read(buf, 0, buf.length, input.bytesRead);
+        if (n === 0) break;
+        let w = 0;
+        while (w < n) w += writeSync(out, buf, w, n - w);
+      }
+    } finally {
+      closeSync(out);
+    }
+    return { path, bytes: input.bytesRead, cleanup };
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}
+
+/**
+ * The bytes of a named input, in chunks of up to `chunkSize` read into one
+ * reused buffer (each chunk is valid until the next is requested). A
+ * missing file yields nothing; see `openInput` for what is refused.
+ */
+export function* readChunks(path: string, o: InputOptions = {}, chunkSize = 1 << 20): Generator<Uint8Array> {
+  const input = openInput(path, o);
+  if (input === null) return;
+  const buf = new Uint8Array(chunkSize);
+  try {
+    for (;;) {
+      const n = input.read(buf, 0, buf.length, input.bytesRead);
+      if (n === 0) return;
+      yield buf.subarray(0, n);
+    }
+  } finally {
+    input.close();
+  }
+}
+
+/**
+ * Run `fn` on a file holding the input `path`: the file itself, or for `-`
+ * and `/dev/stdin` a spooled copy of standard input (removed afterwards).
+ * `bytes` is the size read (for a file: its size when checked).
+ */
+export async function withInputFile<T>(path: string, o: InputOptions, fn: (file: string, bytes: number | null) => Promise<T>): Promise<T> {
+  if (!isStdinPath(path)) {
+    const kind = checkInput(path, o);
+    return fn(path, kind === "regular" ? statSync(path).size : null);
+  }
+  const spool = spoolStdin(o);
+  try {
+    return await fn(spool.path, spool.bytes);
+  } finally {
+    spool.cleanup();
+  }
+}
