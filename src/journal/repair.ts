@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { cutTornTail, repairRefused, tailVerdict, type TailVerdict } from "../fsutil/torn-tail.ts";
+import { stateWritePath } from "../fsutil/state-path.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { physicalLines } from "./lines.ts";
 import { classifyLine, type JournalRow } from "./reader.ts";
@@ -76,12 +77,19 @@ export function isTornTail(path: string): boolean {
  * `repair_refused` for anything else, a seal mismatch, or a journal with
  * more than one hard link.
  */
-export async function repairJournalTail(path: string, opts: { seal?: JournalSeal | null } = {}): Promise<RepairResult> {
+export interface RepairOptions {
+  seal?: JournalSeal | null;
+  /** The state directory holding the journal: the symlink rule for writes applies (src/fsutil/state-path.ts). */
+  sddDir?: string;
+}
+
+export async function repairJournalTail(path: string, opts: RepairOptions = {}): Promise<RepairResult> {
   return repairJournalTailSync(path, opts);
 }
 
-export function repairJournalTailSync(path: string, opts: { seal?: JournalSeal | null } = {}): RepairResult {
+export function repairJournalTailSync(path: string, opts: RepairOptions = {}): RepairResult {
   if (!existsSync(path)) return { repaired: false, removed_line_indices: [], event_count: 0, head: "" };
+  if (opts.sddDir !== undefined) stateWritePath(opts.sddDir, path, "a repair of the journal");
   const lock = lockJournalOrRefuse(path, path, "repair the journal of");
   try {
     const scan = scanTail(path);

@@ -9,6 +9,7 @@ import { pyFloat, pyInt, type PyLike, type PyValue } from "../pyjson/types.ts";
 import { eventHash, HASH_PROFILE_FIELD, payloadHash, PY_JSON_V1, type Payload } from "./hash.ts";
 import { writeMetadata, type RunMetadata } from "./metadata.ts";
 import { journalPath, METADATA_FILE_NAME, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
+import { stateWritePath } from "../fsutil/state-path.ts";
 import { scanTail } from "./repair.ts";
 import { applyRetention } from "./retention.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
@@ -194,8 +195,9 @@ export class EventJournal {
    */
   static create(runId: string, opts: CreateOptions): EventJournal {
     const dir = runDir(opts.sddDir, runId);
-    mkdirSync(dir, { recursive: true });
     const path = journalPath(opts.sddDir, runId);
+    stateWritePath(opts.sddDir, path, `the journal of run ${runId}`);
+    mkdirSync(dir, { recursive: true });
     const lock = lockJournalOrRefuse(path, runId, "record to");
     let fd: number | undefined;
     try {
@@ -247,8 +249,9 @@ export class EventJournal {
 
   static resumeSync(runId: string, opts: ResumeOptions): EventJournal {
     const dir = runDir(opts.sddDir, runId);
-    mkdirSync(dir, { recursive: true });
     const path = journalPath(opts.sddDir, runId);
+    stateWritePath(opts.sddDir, path, `the journal of run ${runId}`);
+    mkdirSync(dir, { recursive: true });
     const lock = lockJournalOrRefuse(path, runId, "record to");
     try {
       if (!opts.allowSealed && existsSync(join(dir, SEAL_FILE_NAME))) {

@@ -2,6 +2,7 @@ import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, mkd
 import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors.ts";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
+import { stateWritePath } from "../fsutil/state-path.ts";
 import { cutTornTail, endsWithTerminator, repairRefused, tailVerdict } from "../fsutil/torn-tail.ts";
 import { canonical } from "../pyjson/encode.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
@@ -133,7 +134,7 @@ export class StepJournal {
 
   static open(sddDir: string, agentId: string): StepJournal {
     const dir = agentJournalDir(sddDir, agentId);
-    const path = join(dir, BUCKET_NAME);
+    const path = stateWritePath(sddDir, join(dir, BUCKET_NAME), `the step journal of agent ${agentId}`);
     const unwritable = (err: unknown): BernsteinError =>
       new BernsteinError("agent_journal_unwritable", `cannot open the step journal at ${path}: ${(err as Error).message}`, ExitCode.INPUT);
     try {

@@ -6,16 +6,16 @@ import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { pyBool, refuseInapplicableFlags } from "./flags.ts";
 
-export const EXPORT_USAGE = "usage: bernstein replay export <AGENT_ID> [OUT] [--sign KEY]";
+export const EXPORT_USAGE = "usage: bernstein replay export <AGENT_ID> [OUT] [--force] [--sign KEY]";
 
 /** `bernstein replay export <AGENT_ID> [OUT] [--sign KEY]` */
 export async function runExport(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "export", ["sign"]);
+  refuseInapplicableFlags(ctx, "export", ["sign", "force"]);
   const [agentId, out, ...extra] = ctx.positionals;
   if (agentId === undefined || extra.length > 0) throw new UsageError(EXPORT_USAGE);
   validateAgentId(agentId);
   const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.tar`);
-  const r = await exportReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign });
+  const r = await exportReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, force: ctx.args.force === true, defaultOut: out === undefined });
   if (ctx.json) {
     await printJson({ agent_id: agentId, output, head_hash: r.head_hash, steps: r.steps, signed: r.signed });
   } else {

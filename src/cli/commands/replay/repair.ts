@@ -24,7 +24,7 @@ export async function runRepair(ctx: ReplayContext): Promise<number> {
   const { seal } = sealFor(ctx, run);
   let result;
   try {
-    result = await repairJournalTail(run.journal, { seal });
+    result = await repairJournalTail(run.journal, { seal, sddDir: ctx.sddDir });
   } catch (err) {
     // Prose keeps Python's "Repair refused:" lead; JSON keeps the library's detail as is.
     if (!ctx.json && err instanceof RefusalError && err.code === "repair_refused") {
