@@ -217,7 +217,8 @@ export class EventJournal {
       }
       const clock = opts.clock ?? systemClock;
       const journal = new EventJournal({ runId, path, runDirPath: dir, fd, lock, index: 0, head: "", size, needsNewline: false, clock, created });
-      journal.dirty = created;
+      // a new file needs its directory entry synced; a truncated one its new length
+      journal.dirty = created || opts.overwrite === true;
       writeMetadata(dir, {
         started_at: journal.startTs,
         git_sha: "",
