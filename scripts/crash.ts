@@ -2,7 +2,11 @@
  * Crash-consistency harness: SIGKILL writers at random instants and check
  * what they leave behind (see src/fuzz/crash.ts for the invariants).
  *
- *   bun scripts/crash.ts --trials N --seed S [--kind journal-record|step-writer|receipt-export|orchestrator] [--bin PATH] [--json] [--out FILE]
+ *   bun scripts/crash.ts --trials N --seed S [--kind KIND]... [--bin PATH] [--json] [--out FILE]
+ *
+ * KIND: journal-record, step-writer, receipt-export, orchestrator,
+ * concurrent-writers, power-loss, hostile-tails, forbidden-exports
+ * (e.g. `--kind concurrent-writers --trials 500` for the fork figure).
  *
  * Trials rotate over the writer kinds. Exit 0 when no trial failed, 1
  * otherwise, 2 on bad flags.
@@ -54,6 +58,9 @@ else {
   process.stderr.write("\r\x1b[K");
   const o = report.outcomes;
   process.stdout.write(`crash: ${report.trials} trials (seed ${seed}) in ${report.elapsed_s} s: finished ${o.finished}, intact ${o.intact}, torn tail repaired ${o["torn-tail-repaired"]}, FAILED ${o.FAILED}; leftover temp files ${report.leftover_temp_files}\n`);
+  const c = report.concurrency;
+  if (c.trials > 0) process.stdout.write(`  concurrent writers: ${c.trials} trials, ${c.writers} writers started, ${c.winners} recorded, ${c.refused} refused (journal_locked), forks ${c.forks}\n`);
+  if (report.battery_cases > 0) process.stdout.write(`  hostile-tail / forbidden-export cases checked: ${report.battery_cases}\n`);
   for (const [k, v] of Object.entries(report.by_kind)) process.stdout.write(`  ${k}: finished ${v.finished}, intact ${v.intact}, torn tail repaired ${v["torn-tail-repaired"]}, FAILED ${v.FAILED}\n`);
   for (const f of report.failures) process.stdout.write(`  FAILED trial ${f.trial} ${f.kind} (kill after ${f.delayMs} ms): ${f.detail}\n`);
 }

@@ -11,6 +11,7 @@ import { StepJournal } from "../steps/writer.ts";
 import { verifyStepJournal } from "../steps/verify.ts";
 import { looksLikeStackTrace } from "./binary.ts";
 import { Rng } from "./rng.ts";
+import { concurrentRunWriters, concurrentStepWriters, forbiddenExportChecks, hostileTailChecks, powerLossTrial, WriterFailure, type ConcurrencyStats } from "./writers.ts";
 
 /**
  * Crash consistency: start a writer, SIGKILL it at a random instant, then
@@ -25,8 +26,21 @@ import { Rng } from "./rng.ts";
  * Writers: `journal record` (binary, stdin stream), the step-journal writer
  * (library driver), `replay export` / `replay publish` (binary), and
  * `bernstein run` with script agents (orchestrator + session saver).
+ * Plus the writer harnesses of src/fuzz/writers.ts: concurrent writers on
+ * one run or agent (0 forks), power loss under strace (no acknowledged
+ * event lost), every hostile tail shape against repair, every forbidden
+ * export target.
  */
-export const TRIAL_KINDS = ["journal-record", "step-writer", "receipt-export", "orchestrator"] as const;
+export const TRIAL_KINDS = [
+  "journal-record",
+  "step-writer",
+  "receipt-export",
+  "orchestrator",
+  "concurrent-writers",
+  "power-loss",
+  "hostile-tails",
+  "forbidden-exports",
+] as const;
 export type TrialKind = (typeof TRIAL_KINDS)[number];
 
 export type TrialOutcome =
@@ -47,6 +61,10 @@ export interface TrialResult {
   detail: string;
   /** Leftover `*.tmp.*` files of atomic writes (harmless; counted). */
   leftoverTemps: number;
+  /** concurrent-writers: processes started, how many recorded, how many were refused. */
+  concurrency?: ConcurrencyStats;
+  /** hostile-tails / forbidden-exports: cases checked. */
+  cases?: number;
 }
 
 export interface CrashOptions {
@@ -214,9 +232,26 @@ export async function runTrial(kind: TrialKind, trial: number, opts: CrashOption
   const work = mkdtempSync(join(root, `${kind}-`));
   let delayMs = 0;
   let leftoverTemps = 0;
-  const result = (outcome: TrialOutcome, detail: string): TrialResult => ({ kind, trial, delayMs, outcome, detail, leftoverTemps });
+  const result = (outcome: TrialOutcome, detail: string, extra: Partial<TrialResult> = {}): TrialResult => ({ kind, trial, delayMs, outcome, detail, leftoverTemps, ...extra });
   try {
     switch (kind) {
+      case "concurrent-writers": {
+        // Run journals two trials in three, step journals the third.
+        const step = trial % 3 === 2;
+        const n = rng.range(4, 8);
+        const c = step ? await concurrentStepWriters(work, rng, n) : await concurrentRunWriters(opts.bin, work, rng, n);
+        return result("intact", `${step ? "step" : "run"} journal: ${c.winners} of ${c.writers} writers recorded, ${c.refused} refused`, { concurrency: c });
+      }
+      case "power-loss": {
+        const r = await powerLossTrial(opts.bin, work, rng, (sdd, runId) => checkRunJournal(opts.bin, sdd, runId));
+        if (r === null) return result("finished", "skipped: strace cannot trace here");
+        delayMs = r.delayMs;
+        return result(r.finished ? "finished" : r.lost > 0 ? "torn-tail-repaired" : "intact", `${r.acknowledged} acknowledged events kept; power loss dropped ${r.lost} unsynced bytes`);
+      }
+      case "hostile-tails":
+        return result("intact", "", { cases: await hostileTailChecks(opts.bin, work, rng) });
+      case "forbidden-exports":
+        return result("intact", "", { cases: await forbiddenExportChecks(opts.bin, work) });
       case "journal-record": {
         const sdd = join(work, "sdd");
         // Sometimes start from an existing journal, so kills also land on resumed chains.
@@ -302,7 +337,7 @@ export async function runTrial(kind: TrialKind, trial: number, opts: CrashOption
       }
     }
   } catch (err) {
-    if (err instanceof TrialFailure) return result("FAILED", err.message);
+    if (err instanceof TrialFailure || err instanceof WriterFailure) return result("FAILED", err.message);
     return result("FAILED", `harness error: ${(err as Error).stack ?? err}`);
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -317,6 +352,10 @@ export interface CrashReport {
   leftover_temp_files: number;
   failures: TrialResult[];
   elapsed_s: number;
+  /** concurrent-writers totals: trials, forks (always counted as failures), writers, winners, refused. */
+  concurrency: { trials: number; forks: number; writers: number; winners: number; refused: number };
+  /** Cases checked by the deterministic batteries (hostile tails, forbidden exports). */
+  battery_cases: number;
 }
 
 /** Run `trials` trials, round-robin over `kinds`. */
@@ -329,6 +368,8 @@ export async function runCrashTrials(opts: CrashOptions & { trials: number; kind
   const outcomes = empty();
   const failures: TrialResult[] = [];
   let temps = 0;
+  const concurrency = { trials: 0, forks: 0, writers: 0, winners: 0, refused: 0 };
+  let batteryCases = 0;
   try {
     for (let t = 0; t < opts.trials; t++) {
       const kind = kinds[t % kinds.length]!;
@@ -336,11 +377,19 @@ export async function runCrashTrials(opts: CrashOptions & { trials: number; kind
       (byKind[kind] ??= empty())[r.outcome]++;
       outcomes[r.outcome]++;
       temps += r.leftoverTemps;
+      batteryCases += r.cases ?? 0;
+      if (kind === "concurrent-writers") {
+        concurrency.trials++;
+        if (r.outcome === "FAILED") concurrency.forks++;
+        concurrency.writers += r.concurrency?.writers ?? 0;
+        concurrency.winners += r.concurrency?.winners ?? 0;
+        concurrency.refused += r.concurrency?.refused ?? 0;
+      }
       if (r.outcome === "FAILED") failures.push(r);
       opts.onTrial?.(r);
     }
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
-  return { seed: opts.seed, trials: opts.trials, by_kind: byKind, outcomes, leftover_temp_files: temps, failures, elapsed_s: Math.round((performance.now() - started) / 100) / 10 };
+  return { seed: opts.seed, trials: opts.trials, by_kind: byKind, outcomes, leftover_temp_files: temps, failures, elapsed_s: Math.round((performance.now() - started) / 100) / 10, concurrency, battery_cases: batteryCases };
 }

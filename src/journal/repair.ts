@@ -1,5 +1,6 @@
-import { existsSync, truncateSync } from "node:fs";
-import { RefusalError } from "../errors.ts";
+import { existsSync } from "node:fs";
+import { cutTornTail, repairRefused, tailVerdict, type TailVerdict } from "../fsutil/torn-tail.ts";
+import { stateWritePath } from "../fsutil/state-path.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { physicalLines } from "./lines.ts";
 import { classifyLine, type JournalRow } from "./reader.ts";
@@ -7,9 +8,10 @@ import { lockJournalOrRefuse } from "./seal.ts";
 import type { JournalSeal } from "./verify.ts";
 
 /**
- * `replay repair` (spec §8): remove a torn trailing fragment — the mark of
- * a writer killed mid-line — and nothing else. Corruption in the middle and
- * a surviving journal that disagrees with its seal are refused before any
+ * `replay repair` (spec §8) under the one torn-tail policy of
+ * src/fsutil/torn-tail.ts: remove at most one unterminated final line (the
+ * mark of a killed writer), saved beside the journal; refuse everything
+ * else, and a surviving journal that disagrees with its seal, before any
  * byte is written.
  */
 
@@ -19,43 +21,38 @@ export interface TailScan {
   /** `str()` of the last row's event_hash ("" for none). */
   head: string;
   discarded: number[];
-  /** True when the discarded lines are exactly the last physical lines, contiguously. */
+  /** True when the discards are exactly what the policy repairs: one unterminated final line. */
   tornTail: boolean;
   /** Byte offset where the first discarded line starts (the cut point), or null. */
   cutOffset: number | null;
+  verdict: TailVerdict;
 }
 
-/**
- * One streaming pass classifying the tail. A torn tail: the highest
- * discarded index is the last physical line and every line from the lowest
- * discarded index to the end is discarded (a blank or readable line in
- * between makes it middle corruption).
- */
+/** One streaming pass classifying the tail. */
 export function scanTail(path: string, onRow?: (row: JournalRow) => void): TailScan {
   let count = 0;
   let head = "";
   const discarded: number[] = [];
   let cutOffset: number | null = null;
-  let contiguous = true;
-  let lastLineDiscarded = false;
+  let lastLine = -1;
+  let lastTerminated = true;
   for (const line of physicalLines(path)) {
+    lastLine = line.index;
+    lastTerminated = line.terminated;
     const v = classifyLine(line.bytes);
     if (v.kind === "discarded") {
       if (cutOffset === null) cutOffset = line.start;
       discarded.push(line.index);
-      lastLineDiscarded = true;
       continue;
     }
-    lastLineDiscarded = false;
-    if (cutOffset !== null) contiguous = false;
     if (v.kind === "row") {
       count++;
       onRow?.(v.row);
       head = pyStr(v.row.get("event_hash"), "");
     }
   }
-  const tornTail = discarded.length > 0 && contiguous && lastLineDiscarded;
-  return { count, head, discarded, tornTail, cutOffset };
+  const verdict = tailVerdict({ path, discarded, lastLine, firstDiscardedAt: cutOffset, terminated: lastTerminated });
+  return { count, head, discarded, tornTail: verdict.kind === "torn", cutOffset, verdict };
 }
 
 export interface RepairResult {
@@ -63,49 +60,59 @@ export interface RepairResult {
   removed_line_indices: number[];
   event_count: number;
   head: string;
+  /** Where the removed fragment was saved (`journal.jsonl.torn-<ms>`), when repaired. */
+  saved_fragment?: string;
+  removed_bytes?: number;
 }
 
-/** Whether the discards of `path` form a torn tail (what `resume` tells apart from corruption). */
+/** Whether the discards of `path` are a repairable torn tail (what `resume` tells apart from corruption). */
 export function isTornTail(path: string): boolean {
   return scanTail(path).tornTail;
 }
 
 /**
- * Truncate a torn tail in place (cut at the first byte of the first
- * discarded line; the file is never rewritten). The journal's writer lock
- * is held meanwhile, so a live writer is never cut under (`journal_locked`).
- * RefusalError `repair_refused` for middle corruption or a seal mismatch.
+ * Cut a torn tail (one unterminated final line) in place; the file is
+ * never rewritten. The journal's writer lock is held meanwhile, so a live
+ * writer is never cut under (`journal_locked`). RefusalError
+ * `repair_refused` for anything else, a seal mismatch, or a journal with
+ * more than one hard link.
  */
-export async function repairJournalTail(path: string, opts: { seal?: JournalSeal | null } = {}): Promise<RepairResult> {
+export interface RepairOptions {
+  seal?: JournalSeal | null;
+  /** The state directory holding the journal: the symlink rule for writes applies (src/fsutil/state-path.ts). */
+  sddDir?: string;
+}
+
+export async function repairJournalTail(path: string, opts: RepairOptions = {}): Promise<RepairResult> {
   return repairJournalTailSync(path, opts);
 }
 
-export function repairJournalTailSync(path: string, opts: { seal?: JournalSeal | null } = {}): RepairResult {
+export function repairJournalTailSync(path: string, opts: RepairOptions = {}): RepairResult {
   if (!existsSync(path)) return { repaired: false, removed_line_indices: [], event_count: 0, head: "" };
+  if (opts.sddDir !== undefined) stateWritePath(opts.sddDir, path, "a repair of the journal");
   const lock = lockJournalOrRefuse(path, path, "repair the journal of");
   try {
     const scan = scanTail(path);
-    if (scan.discarded.length === 0) {
-      return { repaired: false, removed_line_indices: [], event_count: scan.count, head: scan.head };
-    }
-    const lines = scan.discarded.join(", ");
-    if (!scan.tornTail) {
-      throw new RefusalError(
-        "repair_refused",
-        `refusing repair of ${path}: reader discarded physical line(s) ${lines} in the middle of the journal (corruption, not a torn write); repair truncates only a trailing fragment`,
-        { path, discarded_line_indices: scan.discarded },
-      );
-    }
+    const v = scan.verdict;
+    if (v.kind === "clean") return { repaired: false, removed_line_indices: [], event_count: scan.count, head: scan.head };
+    if (v.kind === "refused") throw repairRefused(path, v.reason, { discarded_line_indices: scan.discarded });
     const seal = opts.seal;
     if (seal && (seal.head !== scan.head || seal.event_count !== scan.count)) {
-      throw new RefusalError(
-        "repair_refused",
-        `refusing repair of ${path}: the surviving journal (head=${scan.head || "(empty)"}, events=${scan.count}) does not match the external seal (head=${seal.head || "(empty)"}, events=${seal.event_count}); the journal is sealed and this command is not its authority`,
-        { path, discarded_line_indices: scan.discarded },
+      throw repairRefused(
+        path,
+        `the surviving journal (head=${scan.head || "(empty)"}, events=${scan.count}) does not match the external seal (head=${seal.head || "(empty)"}, events=${seal.event_count}); the journal is sealed and this command is not its authority`,
+        { discarded_line_indices: scan.discarded },
       );
     }
-    truncateSync(path, scan.cutOffset!);
-    return { repaired: true, removed_line_indices: scan.discarded, event_count: scan.count, head: scan.head };
+    const cut = cutTornTail(path, v.cutOffset);
+    return {
+      repaired: true,
+      removed_line_indices: scan.discarded,
+      event_count: scan.count,
+      head: scan.head,
+      saved_fragment: cut.saved,
+      removed_bytes: cut.bytes,
+    };
   } finally {
     lock.release();
   }

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
+import { lockIsHeld } from "../fsutil/lock.ts";
 import { join } from "node:path";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { pyIntFromString, pyStrip } from "../pyjson/python.ts";
@@ -23,23 +24,9 @@ export function parseRetention(raw: string | undefined): number {
   return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n);
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** A run another live process is appending to (its journal lock names a running pid). */
+/** A run another live process is appending to (its journal's OS lock is held). */
 function heldByAnotherWriter(dir: string): boolean {
-  try {
-    const pid = Number.parseInt(readFileSync(join(dir, JOURNAL_LOCK_NAME), "utf8").trim(), 10);
-    return Number.isFinite(pid) && pid > 0 && pid !== process.pid && pidAlive(pid);
-  } catch {
-    return false;
-  }
+  return lockIsHeld(join(dir, JOURNAL_LOCK_NAME));
 }
 
 /**

@@ -5,6 +5,7 @@ import { checkInput, isStdinPath } from "../fsutil/input.ts";
 import { InputError, RefusalError } from "../errors.ts";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { stateWritePath } from "../fsutil/state-path.ts";
 import { canonicalizer, dumps, UnknownHashProfileError } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
@@ -118,7 +119,7 @@ export function lockJournalOrRefuse(journalFile: string, runId: string, action: 
  */
 export async function sealJournalDetailed(sddDir: string, runId: string): Promise<SealOutcome> {
   const jpath = journalPath(sddDir, runId);
-  const sealPath = sealPathFor(sddDir, runId);
+  const sealPath = stateWritePath(sddDir, sealPathFor(sddDir, runId), `the seal of run ${runId}`);
   if (!existsSync(jpath)) {
     throw new InputError("journal_missing", `no journal for run ${runId}: ${jpath}`, { run_id: runId, path: jpath });
   }

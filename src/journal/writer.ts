@@ -1,4 +1,5 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { fsyncDir } from "../fsutil/atomic.ts";
 import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError, UsageError } from "../errors.ts";
 import type { FileLock } from "../fsutil/lock.ts";
@@ -8,6 +9,7 @@ import { pyFloat, pyInt, type PyLike, type PyValue } from "../pyjson/types.ts";
 import { eventHash, HASH_PROFILE_FIELD, payloadHash, PY_JSON_V1, type Payload } from "./hash.ts";
 import { writeMetadata, type RunMetadata } from "./metadata.ts";
 import { journalPath, METADATA_FILE_NAME, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
+import { stateWritePath } from "../fsutil/state-path.ts";
 import { scanTail } from "./repair.ts";
 import { applyRetention } from "./retention.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
@@ -151,6 +153,10 @@ export class EventJournal {
   private readonly startTs: number;
   private readonly clock: JournalClock;
   private closed = false;
+  /** Bytes were appended (or cut) since the last fsync. */
+  private dirty = false;
+  /** The journal file was created by this writer: its directory entry needs an fsync too. */
+  private created: boolean;
   /** Byte-level row builder for raw input lines (recordMany), created on first use. */
   private rawBuilder: RecordRowBuilder | null = null;
 
@@ -165,7 +171,9 @@ export class EventJournal {
     size: number;
     needsNewline: boolean;
     clock: JournalClock;
+    created: boolean;
   }) {
+    this.created = init.created;
     this.runId = init.runId;
     this.path = init.path;
     this.runDirPath = init.runDirPath;
@@ -187,11 +195,13 @@ export class EventJournal {
    */
   static create(runId: string, opts: CreateOptions): EventJournal {
     const dir = runDir(opts.sddDir, runId);
-    mkdirSync(dir, { recursive: true });
     const path = journalPath(opts.sddDir, runId);
+    stateWritePath(opts.sddDir, path, `the journal of run ${runId}`);
+    mkdirSync(dir, { recursive: true });
     const lock = lockJournalOrRefuse(path, runId, "record to");
     let fd: number | undefined;
     try {
+      const created = !existsSync(path);
       fd = openSync(path, "a");
       let size = fstatSync(fd).size;
       if (size > 0) {
@@ -206,7 +216,9 @@ export class EventJournal {
         size = 0;
       }
       const clock = opts.clock ?? systemClock;
-      const journal = new EventJournal({ runId, path, runDirPath: dir, fd, lock, index: 0, head: "", size, needsNewline: false, clock });
+      const journal = new EventJournal({ runId, path, runDirPath: dir, fd, lock, index: 0, head: "", size, needsNewline: false, clock, created });
+      // a new file needs its directory entry synced; a truncated one its new length
+      journal.dirty = created || opts.overwrite === true;
       writeMetadata(dir, {
         started_at: journal.startTs,
         git_sha: "",
@@ -238,8 +250,9 @@ export class EventJournal {
 
   static resumeSync(runId: string, opts: ResumeOptions): EventJournal {
     const dir = runDir(opts.sddDir, runId);
-    mkdirSync(dir, { recursive: true });
     const path = journalPath(opts.sddDir, runId);
+    stateWritePath(opts.sddDir, path, `the journal of run ${runId}`);
+    mkdirSync(dir, { recursive: true });
     const lock = lockJournalOrRefuse(path, runId, "record to");
     try {
       if (!opts.allowSealed && existsSync(join(dir, SEAL_FILE_NAME))) {
@@ -274,6 +287,7 @@ export class EventJournal {
           divergent_index: walker.divergence.index,
         });
       }
+      const created = !existsSync(path);
       const fd = openSync(path, "a");
       const size = fstatSync(fd).size;
       const last = lastByte(path, size);
@@ -288,6 +302,7 @@ export class EventJournal {
         size,
         needsNewline: size > 0 && last !== 10 && last !== 13,
         clock: opts.clock ?? systemClock,
+        created,
       });
     } catch (err) {
       lock.release();
@@ -374,6 +389,7 @@ export class EventJournal {
     }
     this.needsNewline = false;
     this.size += bytes.length;
+    this.dirty = true;
     return bytes.length;
   }
 
@@ -466,6 +482,7 @@ export class EventJournal {
   rollback(m: JournalMark): void {
     this.ensureOpen();
     ftruncateSync(this.fd, m.size);
+    this.dirty = true;
     this.size = m.size;
     this.index = m.index;
     this.headHash = m.head;
@@ -482,14 +499,39 @@ export class EventJournal {
     return this.index;
   }
 
-  /** Close the file and release the writer lock (idempotent). */
+  /**
+   * Make every row appended so far durable: fsync the journal (and, once,
+   * the run directory when this writer created the file). One fsync covers
+   * a whole batch; `journal record` calls it (through close) before it
+   * reports a count or head, so an acknowledged event survives power loss.
+   */
+  sync(): void {
+    this.ensureOpen();
+    if (!this.dirty) return;
+    try {
+      fsyncSync(this.fd);
+    } catch (err) {
+      throw writeFailed(this.path, err);
+    }
+    if (this.created) {
+      fsyncDir(this.runDirPath);
+      this.created = false;
+    }
+    this.dirty = false;
+  }
+
+  /** Sync, close the file and release the writer lock (idempotent; a failed fsync throws after releasing). */
   close(): void {
     if (this.closed) return;
-    this.closed = true;
     try {
-      closeSync(this.fd);
+      this.sync();
     } finally {
-      this.lock.release();
+      this.closed = true;
+      try {
+        closeSync(this.fd);
+      } finally {
+        this.lock.release();
+      }
     }
   }
 }

@@ -2,7 +2,7 @@ import type { KeyObject } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { readChunks } from "../fsutil/input.ts";
 import { join } from "node:path";
-import { InputError, NegativeError, UsageError } from "../errors.ts";
+import { BernsteinError, InputError, NegativeError, UsageError } from "../errors.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH } from "../steps/hash.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
@@ -13,14 +13,20 @@ import { scanCanonicalRow } from "../steps/fastrow.ts";
 import { loadSigningKey, signManifest } from "./keys.ts";
 import { buildManifest, manifestBytes } from "./manifest.ts";
 import { DEFAULT_REDACT, dictForm, dictFormLine, redactRow, REDACTABLE, rowLine, RowFormError } from "./rows.ts";
+import { planReceiptOutput } from "./output.ts";
+import { describeLeak, PathLeakScanner, type PathLeak } from "./path-leaks.ts";
 import { bytesMember, writeTarAtomic, type OutMember } from "./tarwrite.ts";
 
 export interface ExportOptions {
   sddDir: string;
   agentId: string;
-  /** Output path of the receipt (parent dirs are created). */
+  /** Output path of the receipt (parent dirs are created); see planReceiptOutput for what is refused. */
   out: string;
   signingKeyPath?: string;
+  /** Replace an existing regular file at `out`. */
+  force?: boolean;
+  /** `out` is the default `<sdd>/runtime/receipts/<agent>[.published].tar` (refreshed without --force). */
+  defaultOut?: boolean;
 }
 
 export interface ExportResult {
@@ -38,6 +44,9 @@ export interface PublishOptions extends ExportOptions {
 export interface PublishResult extends ExportResult {
   /** Head of the local (unredacted) journal; not stored in the receipt. */
   original_head_hash: string;
+  /** Unredacted fields that still hold absolute paths or home directories (one per field path). */
+  warnings: string[];
+  leaks: PathLeak[];
 }
 
 type Mode = { kind: "export" } | { kind: "publish"; policy: ReadonlySet<string> };
@@ -62,6 +71,8 @@ interface Scan {
   outHead: string;
   outBytes: number;
   blobDigests: string[];
+  /** publish: unredacted fields that still hold absolute paths. */
+  leaks: PathLeak[];
 }
 
 function failure(mode: Mode, message: string): NegativeError {
@@ -74,7 +85,11 @@ function failure(mode: Mode, message: string): NegativeError {
  */
 class RowEmitter {
   outHead = GENESIS_HASH;
-  constructor(private readonly mode: Mode, private readonly dir: string) {}
+  constructor(
+    private readonly mode: Mode,
+    private readonly dir: string,
+    private readonly leaks: PathLeakScanner | null = null,
+  ) {}
   emit(row: Map<string, PyValue>, lineNo: number): { line: string; refs: PyValue[]; stepHash: string } {
     let d: Map<string, PyValue>;
     try {
@@ -88,6 +103,7 @@ class RowEmitter {
     if (this.mode.kind === "publish") {
       d = redactRow(d, this.mode.policy, this.outHead);
       this.outHead = d.get("step_hash") as string;
+      this.leaks?.row(d, lineNo - 1);
     } else {
       this.outHead = stepHash;
     }
@@ -137,7 +153,8 @@ function lineSplitter(sink: (line: Uint8Array | null, lineNo: number) => void): 
 /** Pass 1: self-verify, count, size the output, collect blob digests. */
 async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
-  const emitter = new RowEmitter(mode, dir);
+  const leaks = mode.kind === "publish" ? new PathLeakScanner(mode.policy) : null;
+  const emitter = new RowEmitter(mode, dir, leaks);
   const digests = new Set<string>();
   let steps = 0;
   let outBytes = 0;
@@ -163,7 +180,7 @@ async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
   if (v.errors.length > 0) {
     throw failure(mode, `journal at ${dir} fails self-verification before ${verb}: ${v.errors.join("; ")}`);
   }
-  return { steps, head: v.head_hash, outHead: emitter.outHead, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [] };
+  return { steps, head: v.head_hash, outHead: emitter.outHead, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [] };
 }
 
 /** Output bytes collected between writes (the line views are only valid during a callback). */
@@ -229,8 +246,9 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
 
 async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Scan; signed: boolean }> {
   const dir = requireAgentDir(opts.sddDir, opts.agentId);
-  const key: KeyObject | null = opts.signingKeyPath ? loadSigningKey(opts.signingKeyPath) : null;
   const bucket = join(dir, BUCKET_NAME);
+  const plan = planReceiptOutput({ out: opts.out, sddDir: opts.sddDir, inputs: [bucket], force: opts.force ?? false, isDefault: opts.defaultOut ?? false });
+  const key: KeyObject | null = opts.signingKeyPath ? loadSigningKey(opts.signingKeyPath) : null;
   const s = await scan(bucket, dir, mode);
   const manifest = buildManifest({ agent_id: opts.agentId, head_hash: s.outHead, steps: s.steps, blob_digests: s.blobDigests });
   const mBytes = manifestBytes(manifest);
@@ -238,9 +256,9 @@ async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Sc
   if (key) members.push(bytesMember("manifest.sig", encoder.encode(signManifest(key, mBytes))));
   members.push(journalMember(bucket, dir, mode, s));
   try {
-    await writeTarAtomic(opts.out, members);
+    await writeTarAtomic(opts.out, members, { replace: plan.replace, fileMode: plan.fileMode, dirMode: plan.dirMode });
   } catch (err) {
-    if (err instanceof NegativeError) throw err;
+    if (err instanceof BernsteinError) throw err;
     throw failure(mode, `${mode.kind === "export" ? "receipt" : "publish"} write failed: ${(err as Error).message}`);
   }
   return { scan: s, signed: key !== null };
@@ -269,5 +287,5 @@ export function redactionPolicy(extra: readonly string[] = []): Set<string> {
 export async function publishReceipt(opts: PublishOptions): Promise<PublishResult> {
   const policy = redactionPolicy(opts.redact ?? []);
   const { scan: s, signed } = await writeReceipt(opts, { kind: "publish", policy });
-  return { path: opts.out, original_head_hash: s.head, head_hash: s.outHead, steps: s.steps, signed };
+  return { path: opts.out, original_head_hash: s.head, head_hash: s.outHead, steps: s.steps, signed, warnings: s.leaks.map(describeLeak), leaks: s.leaks };
 }

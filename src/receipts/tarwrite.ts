@@ -1,9 +1,40 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { pack as tarPack } from "tar-stream";
+import { RefusalError } from "../errors.ts";
 import { fsyncDir } from "../fsutil/atomic.ts";
 import { trackTemp, untrackTemp } from "../fsutil/temp-files.ts";
+
+export interface TarWriteOptions {
+  /** Rename over an existing file (default); false: create only, refused atomically when the name exists. */
+  replace?: boolean;
+  fileMode?: number;
+  /** Mode of parent directories this call creates. */
+  dirMode?: number;
+}
+
+/**
+ * Put the finished temp file under its final name. Without `replace`,
+ * link() creates the name only if it does not exist (atomic: a file that
+ * appeared since the caller's checks is never overwritten); filesystems
+ * without hard links fall back to check-then-rename.
+ */
+function publishTemp(tmp: string, out: string, replace: boolean): void {
+  if (replace) return renameSync(tmp, out);
+  try {
+    linkSync(tmp, out);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") {
+      throw new RefusalError("output_exists", `refusing to overwrite ${out}: it exists (pass --force to replace it)`, { output: out });
+    }
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "EXDEV") throw err;
+    if (existsSync(out)) throw new RefusalError("output_exists", `refusing to overwrite ${out}: it exists (pass --force to replace it)`, { output: out });
+    return renameSync(tmp, out);
+  }
+  unlinkSync(tmp);
+}
 
 /** A member to write: its exact size, and a producer of exactly that many bytes. */
 export interface OutMember {
@@ -25,12 +56,13 @@ function writeAll(fd: number, bytes: Uint8Array): void {
  * owner names, mtime now, regular files, 10240-byte record padding) to a
  * temp file beside `out`, fsync it and rename it into place — a receipt
  * never exists half-written under its final name. Parent dirs are created.
+ * `opts.replace: false` never overwrites an existing name.
  */
-export async function writeTarAtomic(out: string, members: OutMember[]): Promise<void> {
+export async function writeTarAtomic(out: string, members: OutMember[], opts: TarWriteOptions = {}): Promise<void> {
   const dir = dirname(out);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: opts.dirMode ?? 0o755 });
   const tmp = join(dir, `${basename(out)}.tmp.${process.pid}.${randomBytes(4).toString("hex")}`);
-  const fd = openSync(tmp, "wx", 0o644);
+  const fd = openSync(tmp, "wx", opts.fileMode ?? 0o644);
   trackTemp(tmp);
   let closed = false;
   try {
@@ -75,7 +107,7 @@ export async function writeTarAtomic(out: string, members: OutMember[]): Promise
     fsyncSync(fd);
     closeSync(fd);
     closed = true;
-    renameSync(tmp, out);
+    publishTemp(tmp, out, opts.replace ?? true);
     untrackTemp(tmp);
     fsyncDir(dir);
   } catch (err) {

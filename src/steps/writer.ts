@@ -1,8 +1,9 @@
-import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors.ts";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
-import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { stateWritePath } from "../fsutil/state-path.ts";
+import { cutTornTail, endsWithTerminator, repairRefused, tailVerdict } from "../fsutil/torn-tail.ts";
 import { canonical } from "../pyjson/encode.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import { pyFloat, type PyLike, type PyObject } from "../pyjson/types.ts";
@@ -37,8 +38,6 @@ export class StepJournalCorruptError extends InputError {
 interface Tip {
   head: string;
   nextSeq: number;
-  /** Byte offset just past the last good row. */
-  goodEnd: number;
   /** First malformed line after the last good row (a torn tail), if any. */
   tornFrom: number | null;
 }
@@ -49,9 +48,11 @@ interface Tip {
  * malformed lines at the very end are a torn tail.
  */
 function recoverTip(path: string): Tip {
-  const tip: Tip = { head: GENESIS_HASH, nextSeq: 0, goodEnd: 0, tornFrom: null };
+  const tip: Tip = { head: GENESIS_HASH, nextSeq: 0, tornFrom: null };
   if (!existsSync(path)) return tip;
   let firstBad: { lineNo: number; offset: number } | null = null;
+  const bad: number[] = [];
+  let lastLine = 0;
   let lineStart = 0;
   const fail = (lineNo: number, what: string): never => {
     throw new StepJournalCorruptError(`journal ${path}: line ${lineNo} ${what} Move the journal aside to recover.`, {
@@ -62,10 +63,12 @@ function recoverTip(path: string): Tip {
   forEachFileLineSync(path, "universal", (line, lineNo, splitter) => {
     const start = lineStart;
     lineStart = splitter.nextLineStart;
+    lastLine = lineNo;
     const k = classifyLine(line);
     if (k.kind === "blank") return;
     if (k.kind === "malformed") {
       if (firstBad === null) firstBad = { lineNo, offset: start };
+      bad.push(lineNo);
       return;
     }
     if (firstBad !== null) {
@@ -93,9 +96,12 @@ function recoverTip(path: string): Tip {
     }
     tip.head = stored;
     tip.nextSeq++;
-    tip.goodEnd = lineStart;
   });
-  if (firstBad !== null) tip.tornFrom = (firstBad as { offset: number }).offset;
+  if (firstBad !== null) {
+    const v = tailVerdict({ path, discarded: bad, lastLine, firstDiscardedAt: (firstBad as { offset: number }).offset, terminated: endsWithTerminator(path) });
+    if (v.kind === "refused") throw repairRefused(path, v.reason, { discarded_line_indices: bad });
+    if (v.kind === "torn") tip.tornFrom = v.cutOffset;
+  }
   return tip;
 }
 
@@ -128,7 +134,7 @@ export class StepJournal {
 
   static open(sddDir: string, agentId: string): StepJournal {
     const dir = agentJournalDir(sddDir, agentId);
-    const path = join(dir, BUCKET_NAME);
+    const path = stateWritePath(sddDir, join(dir, BUCKET_NAME), `the step journal of agent ${agentId}`);
     const unwritable = (err: unknown): BernsteinError =>
       new BernsteinError("agent_journal_unwritable", `cannot open the step journal at ${path}: ${(err as Error).message}`, ExitCode.INPUT);
     try {
@@ -152,13 +158,14 @@ export class StepJournal {
     }
     try {
       const tip = recoverTip(path);
+      // The one torn-tail policy (src/fsutil/torn-tail.ts): the fragment is saved beside the journal.
+      if (tip.tornFrom !== null) cutTornTail(path, tip.tornFrom);
       let fd: number;
       try {
         fd = openSync(path, "a+", 0o600);
       } catch (err) {
         throw unwritable(err);
       }
-      if (tip.tornFrom !== null) saveTornTail(path, fd, tip.goodEnd);
       return new StepJournal(dir, path, fd, lock, tip.head, tip.nextSeq, endsWithoutBreak(fd));
     } catch (err) {
       lock.release();
@@ -251,25 +258,6 @@ function endsWithoutBreak(fd: number): boolean {
   const last = new Uint8Array(1);
   readSync(fd, last, 0, 1, size - 1);
   return last[0] !== 0x0a && last[0] !== 0x0d;
-}
-
-/**
- * A torn tail (a crash mid-append) is cut off so the next row starts on a
- * line of its own — appending after it would glue the new row to the torn
- * bytes and turn them into interior corruption. The cut bytes are kept
- * beside the journal (`000000.jsonl.torn-<ms>`) rather than thrown away.
- */
-function saveTornTail(path: string, fd: number, goodEnd: number): void {
-  const size = Bun.file(path).size;
-  const torn = new Uint8Array(size - goodEnd);
-  let off = 0;
-  while (off < torn.length) {
-    const got = readSync(fd, torn, off, torn.length - off, goodEnd + off);
-    if (got === 0) break;
-    off += got;
-  }
-  writeFileAtomic(`${path}.torn-${Date.now()}`, torn.subarray(0, off), { mode: 0o600 });
-  ftruncateSync(fd, goodEnd);
 }
 
 export type { PyObject };

@@ -38,6 +38,8 @@ describe("crash consistency (short)", () => {
     const report = await runCrashTrials({ bin: binPath(), seed: SEED, trials: 2 * TRIAL_KINDS.length, exportSteps: 4000 });
     expect(report.failures.map((f) => `${f.kind} #${f.trial} (${f.delayMs} ms): ${f.detail}`)).toEqual([]);
     expect(report.outcomes.FAILED).toBe(0);
+    expect(report.concurrency.forks).toBe(0);
+    expect(report.concurrency.trials).toBe(2);
     for (const k of TRIAL_KINDS) expect(Object.values(report.by_kind[k]!).reduce((a, b) => a + b, 0)).toBe(2);
     console.log(`crash: ${JSON.stringify(report.outcomes)}`);
   }, 90_000);

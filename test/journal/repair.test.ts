@@ -22,7 +22,7 @@ describe("repairJournalTail", () => {
     const p = copyOf("hazards-torn-tail");
     const before = readFileSync(p);
     const r = await repairJournalTail(p);
-    expect(r).toEqual({
+    expect(r).toMatchObject({
       repaired: true,
       removed_line_indices: [299],
       event_count: 299,
@@ -30,6 +30,10 @@ describe("repairJournalTail", () => {
     });
     const after = readFileSync(p);
     expect(Buffer.compare(after, before.subarray(0, after.length))).toBe(0);
+    // the fragment is kept beside the journal, byte for byte
+    expect(r.saved_fragment).toStartWith(`${p}.torn-`);
+    expect(Buffer.compare(readFileSync(r.saved_fragment!), before.subarray(after.length))).toBe(0);
+    expect(r.removed_bytes).toBe(before.length - after.length);
     expect(after[after.length - 1]).toBe(0x0a);
     expect(await repairJournalTail(p)).toMatchObject({ repaired: false, event_count: 299 });
   });
@@ -57,15 +61,20 @@ describe("repairJournalTail", () => {
     }
   });
 
-  test("a torn tail followed by a blank line, or two torn lines with a row between, is middle corruption", async () => {
+  test("only ONE unterminated final line is a torn tail: a trailing blank, two bad lines or a terminated bad line are refused untouched", async () => {
     const p = join(dirs.make(), "j.jsonl");
     const good = readFileSync(join(HAZARDS, "chain-4.jsonl"), "utf8");
-    writeFileSync(p, good + "{torn\n\n");
-    expect(scanTail(p).tornTail).toBe(false);
-    writeFileSync(p, good + "{torn\n{also torn");
-    expect(scanTail(p)).toMatchObject({ tornTail: true, discarded: [4, 5] });
+    for (const tail of ["{torn\n\n", "{torn\n{also torn", "{garbage}\n", "x\n".repeat(50)]) {
+      writeFileSync(p, good + tail);
+      expect(scanTail(p).tornTail).toBe(false);
+      const err = await repairJournalTail(p).catch((e) => e);
+      expect(err).toMatchObject({ code: "repair_refused", exitCode: 2 });
+      expect(readFileSync(p, "utf8")).toBe(good + tail);
+    }
+    writeFileSync(p, good + "{also torn");
+    expect(scanTail(p)).toMatchObject({ tornTail: true, discarded: [4] });
     const r = await repairJournalTail(p);
-    expect([r.repaired, r.removed_line_indices, readFileSync(p, "utf8")]).toEqual([true, [4, 5], good]);
+    expect([r.repaired, r.removed_line_indices, readFileSync(p, "utf8")]).toEqual([true, [4], good]);
   });
 
   test("a seal that disagrees with the survivors is refused before any write", async () => {

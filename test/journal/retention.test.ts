@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EventJournal, parseRetention, pruneRuns } from "../../src/journal/index.ts";
+import { acquireLock } from "../../src/fsutil/lock.ts";
 import { runPython } from "../helpers/python.ts";
 import { tempDirs } from "./tmp.ts";
 
@@ -42,9 +43,12 @@ describe("retention", () => {
     const sdd = runsWith(["r1", "r2", "r3", "r4"]);
     writeFileSync(join(sdd, "runs", "stray.txt"), "x");
     symlinkSync(join(sdd, "runs", "r4"), join(sdd, "runs", "r0-link"));
-    // r1 is being written by another live process (our parent test runner's pid).
-    writeFileSync(join(sdd, "runs", "r1", "journal.lock"), `${process.ppid}\n`);
+    // r1 is being written by another writer (its OS lock is held); r2 has a
+    // pid-only lock file naming a live pid, which holds nothing.
+    const held = acquireLock(join(sdd, "runs", "r1", "journal.lock"));
+    writeFileSync(join(sdd, "runs", "r2", "journal.lock"), `${process.ppid}\n`);
     (await EventJournal.resume("r4", { sddDir: sdd, env: { BERNSTEIN_REPLAY_RETENTION: "2" } })).close();
+    held.release();
     expect(list(sdd)).toEqual(["r0-link", "r1", "r4", "stray.txt"]);
   });
 

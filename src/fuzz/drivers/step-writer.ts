@@ -1,17 +1,28 @@
 /**
  * Crash-trial driver: appends steps to one agent's step journal as fast as
  * it can until it is killed. Steps vary in size (some ~100 KB) so a kill
- * often lands inside a write. Usage: bun step-writer.ts SDD AGENT SEED
+ * often lands inside a write. Usage: bun step-writer.ts SDD AGENT SEED [STEPS]
+ * With STEPS it appends that many and exits 0, or exits 2 printing the
+ * error code when the journal cannot be opened (the concurrent-writer trials).
  */
+import { BernsteinError } from "../../errors.ts";
 import { StepJournal } from "../../steps/writer.ts";
 import { Rng } from "../rng.ts";
 
-const [sdd, agent, seed] = process.argv.slice(2);
+const [sdd, agent, seed, stepsArg] = process.argv.slice(2);
 const rng = new Rng(Number(seed ?? 1));
-const j = StepJournal.open(sdd!, agent!);
+const limit = stepsArg === undefined ? Infinity : Number(stepsArg);
+let j: StepJournal;
+try {
+  j = StepJournal.open(sdd!, agent!);
+} catch (err) {
+  if (!(err instanceof BernsteinError) || limit === Infinity) throw err;
+  process.stdout.write(`${err.code}\n`);
+  process.exit(2);
+}
 process.stdout.write("ready\n");
-for (let i = 0; ; i++) {
-  const big = rng.chance(0.05);
+for (let i = 0; i < limit; i++) {
+  const big = limit === Infinity && rng.chance(0.05);
   j.append({
     input_hash: `in-${i}`,
     model: rng.pick(["m1", "m2", null]),
@@ -21,3 +32,5 @@ for (let i = 0; ; i++) {
     effort: rng.chance(0.3) ? "high" : null,
   });
 }
+j.close();
+process.stdout.write("done\n");

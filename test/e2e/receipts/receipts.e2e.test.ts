@@ -95,6 +95,7 @@ describe("replay publish (binary)", () => {
       original_head_hash: HEAD,
       head_hash: PUB_HEAD,
       steps: 60,
+      warnings: [],
       signed: false,
     });
     const out = join(cwd, ".sdd/runtime/receipts/agent-a.published.tar");

@@ -32,9 +32,12 @@ describe("replay repair <RUN_ID> (compiled binary)", () => {
       removed_line_indices: [299],
       event_count: 299,
       head: want.head,
+      saved_fragment: expect.stringMatching(/journal\.jsonl\.torn-\d+$/),
+      removed_bytes: expect.any(Number),
     });
     const after = readFileSync(t.journal("torn"));
     expect(after.length).toBeLessThan(before.length);
+    expect(readFileSync(r.json.saved_fragment as string)).toEqual(before.subarray(after.length));
     expect(Buffer.compare(after, before.subarray(0, after.length))).toBe(0);
     const v = await bernsteinJson(["replay", "torn", "--verify"], { cwd: t.cwd });
     expect(v.code).toBe(0);
@@ -49,8 +52,10 @@ describe("replay repair <RUN_ID> (compiled binary)", () => {
     const r = await bernstein(["replay", "repair", "torn2"], { cwd: t.cwd });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(
-      `Repaired: truncated torn tail (physical line(s): 299).\nhead=${expectOf("hazards-torn-tail").head} events=299\njournal now resumable: bernstein replay torn2\n`,
+      `Repaired: truncated torn tail (physical line(s): 299).\nhead=${expectOf("hazards-torn-tail").head} events=299\njournal now resumable: bernstein replay torn2\n` +
+        r.stdout.split("\n").slice(3).join("\n"),
     );
+    expect(r.stdout).toMatch(/^removed fragment \(\d+ bytes\) saved to .*journal\.jsonl\.torn-\d+$/m);
   });
 
   test("middle corruption is refused (exit 2) without touching the file", async () => {

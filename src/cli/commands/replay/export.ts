@@ -7,17 +7,17 @@ import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { pyBool, refuseInapplicableFlags } from "./flags.ts";
 
-export const EXPORT_USAGE = "usage: bernstein replay export <AGENT_ID> [OUT] [--sign KEY]";
+export const EXPORT_USAGE = "usage: bernstein replay export <AGENT_ID> [OUT] [--force] [--sign KEY]";
 
 /** `bernstein replay export <AGENT_ID> [OUT] [--sign KEY]` */
 export async function runExport(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "export", ["sign"]);
+  refuseInapplicableFlags(ctx, "export", ["sign", "force"]);
   const [agentId, out, ...extra] = ctx.positionals;
   if (agentId === undefined || extra.length > 0) throw new UsageError(EXPORT_USAGE);
   validateAgentId(agentId);
   const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.tar`);
   const r = await withInterrupts(receiptInterrupt(ctx.json, "replay export", agentId, output), () =>
-    exportReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign }),
+    exportReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, force: ctx.args.force === true, defaultOut: out === undefined }),
   );
   if (ctx.json) {
     await printJson({ ok: true, agent_id: agentId, output, head_hash: r.head_hash, steps: r.steps, signed: r.signed });

@@ -3,12 +3,13 @@ import { UsageError } from "../../../errors.ts";
 import { publishReceipt, redactionPolicy } from "../../../receipts/index.ts";
 import { validateAgentId } from "../../../steps/paths.ts";
 import { withInterrupts } from "../../interrupt.ts";
+import { log } from "../../log.ts";
 import { printJson, printLines } from "../../output.ts";
 import { receiptInterrupt } from "./export.ts";
 import type { ReplayContext } from "./context.ts";
 import { pyBool, refuseInapplicableFlags } from "./flags.ts";
 
-const USAGE = "usage: bernstein replay publish <AGENT_ID> [OUT] --yes-i-want-to-publish [--redact FIELD] [--sign KEY]";
+const USAGE = "usage: bernstein replay publish <AGENT_ID> [OUT] --yes-i-want-to-publish [--redact FIELD]... [--force] [--sign KEY]";
 
 /** `bernstein replay publish <AGENT_ID> [OUT] --yes-i-want-to-publish` */
 export async function runPublish(ctx: ReplayContext): Promise<number> {
@@ -19,16 +20,19 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
       "confirmation_required",
     );
   }
-  refuseInapplicableFlags(ctx, "publish", ["sign", "redact"]);
+  refuseInapplicableFlags(ctx, "publish", ["sign", "redact", "force"]);
   const [agentId, out, ...extra] = ctx.positionals;
   if (agentId === undefined || extra.length > 0) throw new UsageError(USAGE);
   validateAgentId(agentId);
-  const redact = (ctx.args.redact ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  // --redact is repeatable (the parser then gives a list) and each value may be comma-separated.
+  const given = ctx.args.redact as string | string[] | undefined;
+  const redact = (Array.isArray(given) ? given : given === undefined ? [] : [given]).flatMap((v) => String(v).split(",")).map((s) => s.trim()).filter(Boolean);
   redactionPolicy(redact);
   const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.published.tar`);
   const r = await withInterrupts(receiptInterrupt(ctx.json, "replay publish", agentId, output), () =>
-    publishReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, redact }),
+    publishReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, redact, force: ctx.args.force === true, defaultOut: out === undefined }),
   );
+  for (const w of r.warnings) log.warn(w);
   if (ctx.json) {
     await printJson({
       ok: true,
@@ -38,6 +42,7 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
       head_hash: r.head_hash,
       steps: r.steps,
       signed: r.signed,
+      warnings: r.warnings,
     });
   } else {
     await printLines(

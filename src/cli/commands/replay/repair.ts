@@ -9,8 +9,9 @@ import { resolveNamedRun } from "./target.ts";
 const USAGE = "bernstein replay repair <RUN_ID> [--seal FILE] [--sdd-dir DIR] [--as-json]";
 
 /**
- * `bernstein replay repair <RUN_ID>`: cut a torn trailing fragment (a writer
- * killed mid-line) so the run can be resumed; nothing else. The journal
+ * `bernstein replay repair <RUN_ID>`: cut a torn trailing fragment (one
+ * unterminated final line: what a killed writer leaves) so the run can be
+ * resumed, saving it beside the journal; nothing else. The journal
  * core refuses middle corruption and a surviving journal that disagrees
  * with the run's seal (`<run_dir>/seal.json` or `--seal F`) before touching
  * a byte (RefusalError `repair_refused`, exit 2). Exit 0 when repaired or
@@ -23,7 +24,7 @@ export async function runRepair(ctx: ReplayContext): Promise<number> {
   const { seal } = sealFor(ctx, run);
   let result;
   try {
-    result = await repairJournalTail(run.journal, { seal });
+    result = await repairJournalTail(run.journal, { seal, sddDir: ctx.sddDir });
   } catch (err) {
     // Prose keeps Python's "Repair refused:" lead; JSON keeps the library's detail as is.
     if (!ctx.json && err instanceof RefusalError && err.code === "repair_refused") {
@@ -40,6 +41,8 @@ export async function runRepair(ctx: ReplayContext): Promise<number> {
       removed_line_indices: result.removed_line_indices,
       event_count: result.event_count,
       head: result.head,
+      saved_fragment: result.saved_fragment ?? null,
+      removed_bytes: result.removed_bytes ?? 0,
     });
     return 0;
   }
@@ -52,6 +55,7 @@ export async function runRepair(ctx: ReplayContext): Promise<number> {
     `Repaired: truncated torn tail (physical line(s): ${result.removed_line_indices.join(", ")}).`,
     state,
     `journal now resumable: bernstein replay ${run.runId}`,
+    `removed fragment (${result.removed_bytes} bytes) saved to ${result.saved_fragment}`,
   );
   return 0;
 }

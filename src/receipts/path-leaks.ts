@@ -1,0 +1,64 @@
+import { homedir } from "node:os";
+import type { PyValue } from "../pyjson/types.ts";
+import { REDACTABLE } from "./rows.ts";
+
+/**
+ * Publish's leak check: after redaction, string values left in the
+ * redactable fields that still name the producing machine's file system
+ * (an absolute POSIX path of two or more components, a Windows drive or
+ * UNC path, `~/…`, or this user's home directory). Each field path
+ * (`tool_call.cwd`, `tool_call.argv`) is reported once with a count and
+ * its first step, and the `--redact` that covers it.
+ */
+const ABSOLUTE = /(?:^|[\s"'=:,;(\[])(?:\/[^\s/"'<>|]+\/[^\s"'<>|]*|\/(?:root|home|Users)\b|[A-Za-z]:[\\/]|\\\\[^\s\\]+\\|~\/)/;
+
+export interface PathLeak {
+  field: string;
+  /** The top-level field `--redact` takes. */
+  redact: string;
+  steps: number;
+  first_seq: number;
+  sample: string;
+}
+
+export class PathLeakScanner {
+  private readonly leaks = new Map<string, PathLeak>();
+  private readonly fields: string[];
+  private readonly home: string | null;
+
+  constructor(policy: ReadonlySet<string>) {
+    this.fields = REDACTABLE.filter((f) => !policy.has(f));
+    const h = homedir();
+    this.home = h && h !== "/" ? h : null;
+  }
+
+  /** Scan one (already redacted) row. */
+  row(d: Map<string, PyValue>, seq: number): void {
+    for (const f of this.fields) {
+      const seen = new Set<string>();
+      this.walk(d.get(f), f, f, seq, seen);
+    }
+  }
+
+  private walk(v: PyValue | undefined, path: string, top: string, seq: number, seen: Set<string>): void {
+    if (typeof v === "string") {
+      if (seen.has(path) || !(ABSOLUTE.test(v) || (this.home !== null && v.includes(this.home)))) return;
+      seen.add(path);
+      const leak = this.leaks.get(path);
+      if (leak) leak.steps++;
+      else this.leaks.set(path, { field: path, redact: top, steps: 1, first_seq: seq, sample: v.length > 60 ? `${v.slice(0, 57)}...` : v });
+    } else if (Array.isArray(v)) {
+      for (const x of v) this.walk(x, path, top, seq, seen);
+    } else if (v instanceof Map) {
+      for (const [k, x] of v) this.walk(x, `${path}.${k}`, top, seq, seen);
+    }
+  }
+
+  result(): PathLeak[] {
+    return [...this.leaks.values()];
+  }
+}
+
+export function describeLeak(l: PathLeak): string {
+  return `field ${l.field} still holds an absolute path or home directory in ${l.steps} step(s) (first at seq ${l.first_seq}: ${JSON.stringify(l.sample)}); pass --redact ${l.redact} to redact it`;
+}
