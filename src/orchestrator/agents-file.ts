@@ -5,7 +5,7 @@
  * orphans before it re-queues their tasks, so an abandoned agent can never
  * finish a task the resumed run is already redoing.
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -31,6 +31,14 @@ export function agentsFilePath(sddDir: string): string {
 export function writeAgentsFile(sddDir: string, agents: AgentEntry[]): void {
   mkdirSync(join(sddDir, "runtime"), { recursive: true });
   writeFileAtomic(agentsFilePath(sddDir), JSON.stringify({ agents }, null, 2) + "\n", { mode: 0o600 });
+}
+
+export function removeAgentsFile(sddDir: string): void {
+  try {
+    unlinkSync(agentsFilePath(sddDir));
+  } catch {
+    /* already gone */
+  }
 }
 
 export function readAgentsFile(sddDir: string): AgentEntry[] {

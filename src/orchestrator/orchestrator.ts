@@ -28,7 +28,7 @@ import { SessionSaver } from "../session/saver.ts";
 import { sessionFromTasks } from "../session/state.ts";
 import { TraceRecorder } from "../traces/writer.ts";
 import { createAdapter, type AgentAdapter } from "./adapters.ts";
-import { killOrphanedAgents, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
+import { killOrphanedAgents, removeAgentsFile, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
 import { Attempt, type AttemptResult } from "./attempt.ts";
 import { gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
 import { gitFacts } from "./git.ts";
@@ -75,6 +75,8 @@ export interface RunSummary {
   event_count: number;
   sealed: boolean;
   server_url: string;
+  /** What stopped the run (`SIGTERM`, `POST /stop`, `SIGINT`), null when it was not stopped. */
+  stopped_by: string | null;
   /** Set when the run ended because of an error (plan_invalid, ...). */
   error: { code: string; detail: string } | null;
 }
@@ -320,6 +322,9 @@ export class Orchestrator {
       } catch {
         /* already gone */
       }
+      // agents.json goes like server.json once no agent is left; agents still
+      // dying (an error path) stay recorded so the next run reaps them.
+      if (this.running.size === 0) removeAgentsFile(this.o.sddDir);
     }
   }
 
@@ -630,13 +635,21 @@ export class Orchestrator {
 
   private outcome(): RunOutcome {
     if (this.stopping?.interrupted) return "interrupted";
-    if (this.stopping) return "stopped";
     if (this.planError) return "plan_failed";
+    // A stop only counts when it left work behind; a backlog that drained
+    // before the stop took effect is judged like any finished run.
+    if (this.stopping && this.workLeft() > 0) return "stopped";
     if (this.decision.action === "drained" && !this.o.keepAlive) return "drained";
     const c = this.store.counts();
     if (this.budgetHit && c.open + c.claimed + c.in_progress > 0) return "budget_exhausted";
     if (c.failed > 0) return "failed";
     return "completed";
+  }
+
+  /** Tasks that could still run: open, claimed, in progress, orphaned, waiting. */
+  private workLeft(): number {
+    const c = this.store.counts();
+    return c.open + c.claimed + c.in_progress + c.orphaned + c.waiting_for_subtasks + c.blocked + c.planned;
   }
 
   private async finish(): Promise<RunSummary> {
@@ -677,20 +690,27 @@ export class Orchestrator {
       event_count: count,
       sealed,
       server_url: this.server.url,
+      stopped_by: this.stopping?.reason ?? null,
       error: this.planError,
     };
   }
 }
 
-/** Exit code of a finished run. */
-export function exitCodeOf(outcome: RunOutcome): number {
+/**
+ * Exit code of a finished run: 0 only when the backlog drained with no
+ * failure; a stop that left tasks behind is 1 (`run_incomplete`), or 143
+ * when the stop was a SIGTERM (the shell's code for "terminated"), and
+ * Ctrl-C is 130.
+ */
+export function exitCodeOf(outcome: RunOutcome, stoppedBy: string | null = null): number {
   switch (outcome) {
     case "completed":
     case "drained":
-    case "stopped":
       return 0;
     case "interrupted":
       return 130;
+    case "stopped":
+      return stoppedBy === "SIGTERM" ? 143 : 1;
     case "plan_failed":
       return 3;
     default:

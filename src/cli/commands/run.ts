@@ -26,7 +26,13 @@ function usd(raw: string | undefined): number | undefined {
   return n;
 }
 
-const NEGATIVE_CODES: Record<string, [string, string]> = {
+function leftDetail(s: RunSummary): string {
+  const left = s.tasks.open + s.tasks.pending;
+  return `stopped by ${s.stopped_by ?? "a stop request"} with ${left} task(s) not done (${s.tasks.done} done, ${s.tasks.failed} failed); run again to resume`;
+}
+
+const NEGATIVE_CODES: Record<string, [string, string | ((s: RunSummary) => string)]> = {
+  stopped: ["run_incomplete", leftDetail],
   failed: ["tasks_failed", "some tasks failed for good"],
   budget_exhausted: ["budget_exhausted", "the budget was reached before all tasks were done"],
   interrupted: ["interrupted", "interrupted (Ctrl-C); the session was saved, run again to resume"],
@@ -98,7 +104,7 @@ export default defineCliCommand({
       process.off("SIGTERM", onSigterm);
     }
 
-    const code = exitCodeOf(summary.outcome);
+    const code = exitCodeOf(summary.outcome, summary.stopped_by);
     const { error, ...facts } = summary;
     if (error) {
       if (!json) await printLines(...summaryLines(summary));
@@ -106,9 +112,11 @@ export default defineCliCommand({
     }
     if (json) {
       const neg = NEGATIVE_CODES[summary.outcome];
-      await printJson(code === 0 || !neg ? { ok: code === 0, ...facts } : { ok: false, error: neg[0], detail: neg[1], ...facts });
+      const detail = neg && (typeof neg[1] === "string" ? neg[1] : neg[1](summary));
+      await printJson(code === 0 || !neg ? { ok: code === 0, ...facts } : { ok: false, error: neg[0], detail, ...facts });
     } else {
       await printLines(...summaryLines(summary));
+      if (summary.outcome === "stopped") log.warn(`run_incomplete: ${leftDetail(summary)}`);
     }
     return code;
   },

@@ -124,6 +124,7 @@ describe("bernstein run (compiled binary)", () => {
     expect(statSync(join(p.sddDir, "runtime", "session.json")).mode & 0o777).toBe(0o600);
     expect(existsSync(join(p.sddDir, "runtime", "orchestrator.json"))).toBe(false);
     expect(existsSync(join(p.sddDir, "runtime", "server.json"))).toBe(false);
+    expect(existsSync(join(p.sddDir, "runtime", "agents.json"))).toBe(false);
   });
 
   test("agents run in parallel (two starts before the first end) up to --max-agents", async () => {

@@ -142,15 +142,16 @@ describe("sessions: stop, save and resume (compiled binary)", () => {
     });
   }
 
-  test("SIGTERM is graceful: no new claims, running agents finish, journal finalised, exit 0", async () => {
+  test("SIGTERM is graceful: no new claims, running agents finish, journal finalised; open tasks left -> exit 143, run_incomplete", async () => {
     const p = makeProject({ tasks: [{ id: "S1" }, { id: "S2" }, { id: "S3" }, { id: "S4" }], agentEnv: { AGENT_SLEEP: "0.5" } });
     const proc = spawnRun(p, ["--max-agents", "2", "--as-json"]);
     await waitFor(() => readLedger(p).filter((l) => l.kind === "start").length === 2, 20000, "two agents");
     proc.kill("SIGTERM");
     const [out, , code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    expect(code).toBe(0);
+    expect(code).toBe(143);
     const s = JSON.parse(out);
-    expect(s).toMatchObject({ ok: true, outcome: "stopped", sealed: true, tasks: { done: 2, open: 2 } });
+    expect(s).toMatchObject({ ok: false, error: "run_incomplete", outcome: "stopped", stopped_by: "SIGTERM", sealed: true, tasks: { done: 2, open: 2 } });
+    expect(s.detail).toContain("stopped by SIGTERM with 2 task(s) not done");
     const ledger = readLedger(p);
     expect(ledger.filter((l) => l.kind === "start")).toHaveLength(2);
     expect(ledger.filter((l) => l.kind === "end")).toHaveLength(2);
@@ -170,8 +171,8 @@ describe("sessions: stop, save and resume (compiled binary)", () => {
     expect(r.status).toBe(202);
     expect(r.json.accepted).toBe(true);
     const [out, , code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    expect(code).toBe(0);
-    expect(JSON.parse(out)).toMatchObject({ outcome: "stopped", tasks: { open: 1, done: 0 } });
+    expect(code).toBe(1);
+    expect(JSON.parse(out)).toMatchObject({ ok: false, error: "run_incomplete", outcome: "stopped", stopped_by: "POST /stop", tasks: { open: 1, done: 0 } });
     expect(readLedger(p).filter((l) => l.kind === "end")).toHaveLength(0);
     expect(storedTasks(p)[0]).toMatchObject({ status: "open" });
     const names = eventNames(journalEvents(p, runIds(p)[0]!));
@@ -209,7 +210,18 @@ describe("sessions: stop, save and resume (compiled binary)", () => {
     expect(task).toMatchObject({ status: "done", model: "replay-model", result_summary: `did ${id} with [replay-model]` });
     const stop = await call(p, "POST", "/stop", { force: false, timeout_s: 5 });
     expect(stop.status).toBe(202);
+    // Stopped with nothing left to do: the backlog drained, so the run succeeded.
     expect(await proc.exited).toBe(0);
+  });
+
+  test("SIGTERM after the backlog drained (--keep-alive) exits 0: nothing was left undone", async () => {
+    const p = makeProject({ tasks: [{ id: "only" }] });
+    const proc = spawnRun(p, ["--keep-alive", "--as-json"]);
+    await waitFor(() => storedTasksSafe(p).some((t) => t.id === "only" && t.status === "done"), 20000, "the task");
+    proc.kill("SIGTERM");
+    const [out, , code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ ok: true, outcome: "completed", tasks: { done: 1, open: 0 } });
   });
 });
 
