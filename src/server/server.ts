@@ -107,27 +107,58 @@ function errorResponse(status: number, code: string, detail: string, facts: Reco
   return json({ error: code, detail, ...facts }, status);
 }
 
-/** Read a body of at most MAX_BODY_BYTES, whatever Content-Length claims. */
+/**
+ * An oversize body is read and thrown away up to this many bytes before the
+ * 413 is sent: a client that writes its whole body before reading the answer
+ * (Python's urllib, most blocking clients) would otherwise have its write
+ * reset by the closed socket and never see the 413. Beyond it the
+ * connection is cut (memory stays flat either way: nothing is kept).
+ */
+export const MAX_DRAIN_BYTES = 8 * MAX_BODY_BYTES;
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Discard the rest of a body, at most up to MAX_DRAIN_BYTES in total. */
+async function drain(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> }, seen: number): Promise<void> {
+  try {
+    while (seen <= MAX_DRAIN_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      seen += value?.byteLength ?? 0;
+    }
+    await reader.cancel();
+  } catch {
+    /* the client went away */
+  }
+}
+
+/** Read a body of at most MAX_BODY_BYTES, whatever Content-Length claims; it must be UTF-8. */
 async function readBody(req: Request): Promise<string> {
   const declared = Number(req.headers.get("content-length") ?? "NaN");
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
-    throw new HttpError(413, "body_too_large", `request body of ${declared} bytes exceeds the limit of ${MAX_BODY_BYTES} bytes`);
-  }
   if (!req.body) return "";
+  const reader = req.body.getReader();
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+    await drain(reader, 0);
+    throw new HttpError(413, "body_too_large", `request body of ${declared} bytes exceeds the limit of ${MAX_BODY_BYTES} bytes`, { limit: MAX_BODY_BYTES });
+  }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = req.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = (await reader.read()) as { done: boolean; value: Uint8Array };
     if (done) break;
     size += value.byteLength;
     if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new HttpError(413, "body_too_large", `request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
+      await drain(reader, size);
+      throw new HttpError(413, "body_too_large", `request body exceeds the limit of ${MAX_BODY_BYTES} bytes`, { limit: MAX_BODY_BYTES });
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  try {
+    return UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    // Replacement characters would silently change what the client sent.
+    throw new HttpError(400, "invalid_utf8", "request body is not valid UTF-8");
+  }
 }
 
 /** Parse a JSON object body; an empty body counts as `{}`. */
@@ -305,8 +336,14 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
 
   const fetch = async (req: Request): Promise<Response> => {
     const presented = bearerToken(req.headers.get("authorization"));
-    if (presented === null) return errorResponse(401, "unauthorized", "missing 'Authorization: Bearer <token>' header");
-    if (!tokenMatches(presented, token)) return errorResponse(401, "unauthorized", "invalid bearer token");
+    const refuse = async (detail: string): Promise<Response> => {
+      // Like a 413: a blocking client must be able to finish writing its body to read this.
+      if (req.body) await drain(req.body.getReader(), 0);
+      return errorResponse(401, "unauthorized", detail);
+    };
+    if (presented.kind === "missing") return refuse("missing 'Authorization: Bearer <token>' header");
+    if (presented.kind === "malformed") return refuse("malformed Authorization header: expected 'Bearer <token>' (one token, no spaces)");
+    if (!tokenMatches(presented.token, token)) return refuse("invalid bearer token");
     try {
       return await route(req);
     } catch (err) {

@@ -238,3 +238,71 @@ describe("bernstein server (compiled binary)", () => {
     await expect(new TaskClient({ url: s.url, token: s.token }, { timeoutMs: 1000 }).health()).rejects.toBeInstanceOf(ServerUnreachableError);
   });
 });
+
+/** POST a body of `size` bytes with Python's urllib `tries` times; the status (or the OS error) of each. */
+async function pythonPosts(url: string, token: string, size: number, tries: number, auth = `Bearer ${token}`): Promise<{ outcomes: string[]; details: string[] }> {
+  const script = `
+import json, sys, urllib.request, urllib.error
+url, auth, size, tries = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+body = b'{"title": "' + b'x' * size + b'"}'
+out, details = [], []
+for _ in range(tries):
+    req = urllib.request.Request(url + "/tasks", data=body, method="POST", headers={"Authorization": auth, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            out.append(str(r.status))
+    except urllib.error.HTTPError as e:
+        out.append(str(e.code))
+        details.append(json.loads(e.read().decode())["error"])
+    except OSError as e:
+        out.append(type(e).__name__ + ":" + str(e))
+print(json.dumps({"outcomes": out, "details": details}))
+`;
+  const p = Bun.spawn(["python3", "-c", script, url, auth, String(size), String(tries)], { stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  if ((await p.exited) !== 0) throw new Error(`python3 failed: ${err}`);
+  return JSON.parse(out);
+}
+
+describe("hostile requests are answered, not reset (compiled server)", () => {
+  test("oversize bodies: Python's urllib gets the 413 document every time (40 tries, 1.5 MiB and 6 MiB)", async () => {
+    const s = await startServer(tempDir());
+    try {
+      for (const size of [1.5 * 1024 * 1024, 6 * 1024 * 1024]) {
+        const r = await pythonPosts(s.url, s.token, size, size > 2 * 1024 * 1024 ? 10 : 40);
+        expect(r.outcomes.filter((o) => o !== "413")).toEqual([]);
+        expect(new Set(r.details)).toEqual(new Set(["body_too_large"]));
+      }
+      // a wrong token with a large body: the 401 arrives too
+      const bad = await pythonPosts(s.url, s.token, 512 * 1024, 10, "Bearer wrong");
+      expect(bad.outcomes.filter((o) => o !== "401")).toEqual([]);
+      // and the server still serves afterwards
+      expect((await s.call("GET", "/health")).status).toBe(200);
+    } finally {
+      await s.stop();
+    }
+  }, 60_000);
+
+  test("'Bearer <token> x' is a malformed header (not a missing one); invalid UTF-8 bodies are refused with 400", async () => {
+    const s = await startServer(tempDir());
+    try {
+      const malformed = await fetch(s.url + "/health", { headers: { authorization: `Bearer ${s.token} x` } });
+      expect(malformed.status).toBe(401);
+      expect(((await malformed.json()) as any).detail).toContain("malformed Authorization header");
+      const basic = await fetch(s.url + "/health", { headers: { authorization: "Basic abc" } });
+      expect(((await basic.json()) as any).detail).toContain("malformed");
+      const missing = await fetch(s.url + "/health");
+      expect(((await missing.json()) as any).detail).toContain("missing 'Authorization: Bearer <token>' header");
+
+      const bytes = new Uint8Array([...new TextEncoder().encode('{"title": "caf'), 0xe9, ...new TextEncoder().encode('"}')]);
+      const res = await fetch(s.url + "/tasks", { method: "POST", headers: { authorization: `Bearer ${s.token}` }, body: bytes });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: "invalid_utf8" });
+      expect((await s.call("GET", "/tasks")).json).toEqual([]);
+      // valid UTF-8 still works
+      expect((await s.call("POST", "/tasks", { title: "café ☕" })).json.title).toBe("café ☕");
+    } finally {
+      await s.stop();
+    }
+  });
+});
