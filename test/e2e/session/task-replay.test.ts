@@ -130,11 +130,20 @@ describe("bernstein replay <TASK_ID> (live server)", () => {
     expect(JSON.parse(f.stdout)).toMatchObject({ ok: false, error: "replay_failed", status: "failed", replay_task_id: t2.id });
   }, E2E_TIMEOUT);
 
-  test("no agent picks it up: timeout → exit 1 with the replay task id", async () => {
-    const { p } = await project();
+  test("no agent picks it up: timeout → exit 1 with the replay task id; the replay task is cancelled, not left open", async () => {
+    const { p, s } = await project();
     const r = await bernstein(["replay", "T-orig", "--timeout", "0.3", "--as-json"], { cwd: p, env: ENV });
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "replay_timeout", status: "timeout", task_id: "T-orig", result_summary: null, diff: "" });
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ ok: false, error: "replay_timeout", status: "timeout", task_id: "T-orig", result_summary: null, diff: "", cancelled: true });
+    expect(j.detail).toContain("it was cancelled");
+    const t = (await s.call("GET", `/tasks/${j.replay_task_id}`)).json;
+    expect(t).toMatchObject({ status: "cancelled", fail_reason: "replay gave up after 0.3s without a result" });
+    // nothing is left for a later `run --keep-alive` to pick up
+    expect((await s.call("POST", "/tasks/claim", { agent_id: "later" })).json.task).toBeNull();
+    const human = await bernstein(["replay", "T-orig", "--timeout", "0.2"], { cwd: p, env: ENV });
+    expect(human.code).toBe(1);
+    expect(human.stdout).toContain("it was cancelled on the server");
   }, E2E_TIMEOUT);
 
   test("our layout (<task_id>-<ts>.json with result_summary) is read too", async () => {
