@@ -117,3 +117,18 @@ describe("an attempt whose output says it did nothing is not a success", () => {
     });
   }
 });
+
+test("step journals record cwd and argv relative to the workdir (the workdir as '.', our binary as 'bernstein')", async () => {
+  const p = makeProject({ tasks: [{ id: "P1" }] });
+  writeFileSync(join(p.dir, "agent.ts"), 'await Bun.stdin.text();\nconsole.log(JSON.stringify({ result_summary: "ts agent", cost_usd: 0 }));\n');
+  writeFileSync(join(p.dir, "bernstein.yaml"), `agent:\n  adapter: script\n  script: agent.ts\n  args: ["${join(p.dir, "sub", "x.txt")}", "/etc/hostname"]\n`);
+  const r = await runToEnd(p);
+  expect(r.code).toBe(0);
+  const completed = journalEvents(p, runIds(p)[0]!).find((x) => x.get("event") === "task_completed")!;
+  const text = readFileSync(join(p.sddDir, "runtime", "journal", completed.get("agent_id"), "000000.jsonl"), "utf8");
+  const call = (parse(text.trim()) as Map<string, any>).get("tool_call") as Map<string, any>;
+  expect(call.get("cwd")).toBe(".");
+  expect(call.get("argv")).toEqual(["bernstein", "agent.ts", "sub/x.txt", "/etc/hostname"]);
+  // (the prompt names the working directory for the agent; publish redacts prompts)
+  expect(JSON.stringify(Object.fromEntries(call))).not.toContain(p.dir);
+});
