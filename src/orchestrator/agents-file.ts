@@ -5,7 +5,8 @@
  * orphans before it re-queues their tasks, so an abandoned agent can never
  * finish a task the resumed run is already redoing.
  */
-import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
+import { ensureRuntimeDir } from "../server/paths.ts";
 import { join } from "node:path";
 import * as v from "valibot";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -29,7 +30,7 @@ export function agentsFilePath(sddDir: string): string {
 }
 
 export function writeAgentsFile(sddDir: string, agents: AgentEntry[]): void {
-  mkdirSync(join(sddDir, "runtime"), { recursive: true });
+  ensureRuntimeDir(sddDir);
   writeFileAtomic(agentsFilePath(sddDir), JSON.stringify({ agents }, null, 2) + "\n", { mode: 0o600 });
 }
 

@@ -11,7 +11,7 @@
  * ready task and a free slot), so an idle keep-alive run writes nothing.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, unlinkSync } from "node:fs";
+import { unlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -19,7 +19,7 @@ import { EventJournal } from "../journal/writer.ts";
 import { sealJournal } from "../journal/seal.ts";
 import { pyFloat, type PyLike } from "../pyjson/types.ts";
 import type { Task, StopOptions } from "../server/model.ts";
-import { agentLogPath, orchestratorInfoPath } from "../server/paths.ts";
+import { agentLogPath, ensureRuntimeDir, orchestratorInfoPath } from "../server/paths.ts";
 import { startTaskServer, type RunningServer } from "../server/server.ts";
 import { TaskStore } from "../server/store.ts";
 import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
@@ -162,7 +162,7 @@ export class Orchestrator {
 
   async run(): Promise<RunSummary> {
     this.prepare();
-    mkdirSync(join(this.o.sddDir, "runtime"), { recursive: true });
+    ensureRuntimeDir(this.o.sddDir);
     this.store = TaskStore.open(this.o.sddDir);
     try {
       this.server = await startTaskServer({

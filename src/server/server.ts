@@ -37,10 +37,8 @@ import {
   type ServerStatus,
   type StopOptions,
 } from "./model.ts";
-import { serverLockPath } from "./paths.ts";
+import { ensureRuntimeDir, serverLockPath } from "./paths.ts";
 import { TaskStore } from "./store.ts";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 
 /** Request bodies above this size are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -205,7 +203,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`invalid port ${port}: must be 0-65535`);
   const token = opts.token ?? (process.env.BERNSTEIN_AUTH_TOKEN || generateToken());
   const warn = opts.warn ?? (() => {});
-  mkdirSync(join(opts.sddDir, "runtime"), { recursive: true });
+  ensureRuntimeDir(opts.sddDir);
 
   let lock: FileLock;
   try {

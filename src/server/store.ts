@@ -6,7 +6,7 @@
  * spec §11 and refuse anything else with the allowed targets named.
  */
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { randomBytes } from "node:crypto";
 import * as v from "valibot";
@@ -24,7 +24,7 @@ import {
   type TaskCreateParsed,
   type TaskStatus,
 } from "./model.ts";
-import { tasksDbPath } from "./paths.ts";
+import { ensurePrivateDir, ensurePrivateFile, narrow, PRIVATE_FILE_MODE, tasksDbPath } from "./paths.ts";
 
 /** A row of the tasks table: the task as served, with status unchecked and depends_on as JSON text. */
 type TaskRow = Omit<Task, "status" | "depends_on"> & { status: string; depends_on: string };
@@ -123,7 +123,13 @@ export class TaskStore {
 
   constructor(path: string) {
     this.path = path;
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    if (path !== ":memory:") {
+      // SQLite gives -wal and -shm the mode of the database file: a 0600
+      // tasks.db keeps all three owner-only.
+      ensurePrivateDir(dirname(path));
+      ensurePrivateFile(path);
+      for (const side of ["-wal", "-shm"]) if (existsSync(path + side)) narrow(path + side, PRIVATE_FILE_MODE, false);
+    }
     this.db = new Database(path, { create: true, strict: true });
     // Another process (a second server, a test client) may hold the write
     // lock for a moment: wait for it instead of failing with SQLITE_BUSY.
