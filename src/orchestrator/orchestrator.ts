@@ -25,7 +25,7 @@ import { TaskStore } from "../server/store.ts";
 import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
 import { decideResume, type ResumeDecision } from "../session/resume.ts";
 import { SessionSaver } from "../session/saver.ts";
-import { sessionFromTasks } from "../session/state.ts";
+import { hasUnfinishedWork, sessionFromTasks } from "../session/state.ts";
 import { TraceRecorder } from "../traces/writer.ts";
 import { createAdapter, type AgentAdapter } from "./adapters.ts";
 import { killOrphanedAgents, removeAgentsFile, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
@@ -230,6 +230,12 @@ export class Orchestrator {
       resumeEnabled: this.config.session.resume,
       staleAfterMinutes: this.config.session.stale_after_minutes,
     });
+    // session.json is only the fast-resume snapshot: when it is unreadable or
+    // missing, the task store still knows what is done and is never wiped for it.
+    if (this.decision.action === "fresh" && (this.decision.reason === "corrupt" || this.decision.reason === "no_session")) {
+      if (this.decision.reason === "corrupt") this.o.warn(`${this.decision.message.replace(/^fresh: /, "")}; it is ignored`);
+      this.decision = this.resumeFromStore(this.decision);
+    }
     // A session whose tasks are gone from the store cannot be resumed.
     if (this.decision.action !== "fresh" && this.store.list({ limit: 1 }).total === 0 && this.decision.state) {
       const s = this.decision.state;
@@ -326,6 +332,28 @@ export class Orchestrator {
       // dying (an error path) stay recorded so the next run reaps them.
       if (this.running.size === 0) removeAgentsFile(this.o.sddDir);
     }
+  }
+
+  /**
+   * Resume from the task store itself (same goal): done work stays done.
+   * Only `--fresh` (or a changed goal, a stale session, `session.resume:
+   * false`) clears the store.
+   */
+  private resumeFromStore(unreadable: ResumeDecision): ResumeDecision {
+    const tasks = this.store.list().tasks;
+    if (tasks.length === 0) return unreadable;
+    const storedGoal = this.store.getMeta("goal") ?? "";
+    if (storedGoal !== this.goal) {
+      return { ...unreadable, reason: "goal_changed", message: `${unreadable.message}; the task store holds another goal's tasks: fresh because the goal changed` };
+    }
+    const state = sessionFromTasks(tasks, storedGoal, this.store.totalCost());
+    const why = unreadable.reason === "corrupt" ? "the saved session is unreadable" : "no saved session";
+    const done = state.completed_task_ids.length;
+    const reason = unreadable.reason === "corrupt" ? "session_unreadable" : "session_missing";
+    if (hasUnfinishedWork(state)) {
+      return { action: "resume", reason, state, message: `resumed from the task store (${why}): ${done} done previously, ${state.pending_task_ids.length} pending, ${state.open_task_ids.length} open` };
+    }
+    return { action: "drained", reason, state, message: `resumed from the task store (${why}): ${done} done previously, nothing left to do` };
   }
 
   /** Tasks claimed or in progress when the last run died: their agents are gone. */
@@ -639,8 +667,9 @@ export class Orchestrator {
     // A stop only counts when it left work behind; a backlog that drained
     // before the stop took effect is judged like any finished run.
     if (this.stopping && this.workLeft() > 0) return "stopped";
-    if (this.decision.action === "drained" && !this.o.keepAlive) return "drained";
     const c = this.store.counts();
+    // A backlog that drained earlier with failures is still not a success.
+    if (this.decision.action === "drained" && !this.o.keepAlive) return c.failed > 0 ? "failed" : "drained";
     if (this.budgetHit && c.open + c.claimed + c.in_progress > 0) return "budget_exhausted";
     if (c.failed > 0) return "failed";
     return "completed";

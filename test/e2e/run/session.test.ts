@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   cleanupProjects,
@@ -232,3 +232,52 @@ function storedTasksSafe(p: Project) {
     return [];
   }
 }
+
+describe("an unreadable session.json never wipes the task store (compiled binary)", () => {
+  const TEN = Array.from({ length: 10 }, (_, i) => ({ id: `N${i + 1}` }));
+
+  for (const [what, damage] of [
+    ["truncated", (path: string) => writeFileSync(path, readFileSync(path, "utf8").slice(0, 17))],
+    ["emptied", (path: string) => writeFileSync(path, "")],
+    ["deleted", (path: string) => rmSync(path)],
+  ] as const) {
+    test(`9 of 10 done, session.json ${what}: the next run resumes from the store and re-runs nothing done`, async () => {
+      const p = makeProject({ tasks: TEN, agentEnv: { FAIL_TASKS: "N10" }, config: "max_retries: 0" });
+      const first = await runToEnd(p, ["--max-agents", "2"]);
+      expect(first.code).toBe(1);
+      expect(storedTasks(p).filter((t) => t.status === "done")).toHaveLength(9);
+      damage(join(p.sddDir, "runtime", "session.json"));
+
+      // N10 failed for good: a re-run has nothing to do, and it is not a success
+      const again = await runToEnd(p, ["--as-json"]);
+      expect(again.code).toBe(1);
+      const s = JSON.parse(again.stdout);
+      expect(s).toMatchObject({ ok: false, error: "tasks_failed", resume: { decision: "drained" }, done_previously: 9, agents_spawned: 0, tasks: { done: 9, failed: 1 } });
+      expect(s.resume.message).toContain("resumed from the task store");
+      if (what !== "deleted") expect(again.stderr).toContain("unreadable");
+      expect(readLedger(p).filter((l) => l.kind === "start")).toHaveLength(10);
+      expect(storedTasks(p).filter((t) => t.status === "done")).toHaveLength(9);
+
+      // --fresh is the only way to start over
+      const fresh = await runToEnd(p, ["--fresh", "--as-json"]);
+      expect(JSON.parse(fresh.stdout).resume).toMatchObject({ decision: "fresh", reason: "flag_fresh" });
+      expect(readLedger(p).filter((l) => l.kind === "start")).toHaveLength(20);
+    }, 60_000);
+  }
+
+  test("interrupted with open work, session.json corrupted: the resume runs only what was left", async () => {
+    const p = makeProject({ tasks: CHAIN, agentEnv: { AGENT_SLEEP: "0.3" } });
+    const proc = spawnRun(p, ["--max-agents", "1"]);
+    await waitFor(() => readLedger(p).some((l) => l.kind === "start" && l.task === "T3"), 20000, "T3 to start");
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(130);
+    writeFileSync(join(p.sddDir, "runtime", "session.json"), "{\"saved_at\": ");
+    const r = await runToEnd(p, ["--as-json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, resume: { decision: "resume", reason: "session_unreadable" }, done_previously: 2 });
+    const starts = readLedger(p).filter((l) => l.kind === "start");
+    expect(starts.filter((l) => l.task === "T1")).toHaveLength(1);
+    expect(starts.filter((l) => l.task === "T2")).toHaveLength(1);
+    assertNoRunAfterDone(p);
+  }, 60_000);
+});
