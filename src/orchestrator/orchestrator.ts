@@ -22,6 +22,7 @@ import type { Task, StopOptions } from "../server/model.ts";
 import { agentLogPath, ensureRuntimeDir, orchestratorInfoPath } from "../server/paths.ts";
 import { startTaskServer, type RunningServer } from "../server/server.ts";
 import { TaskStore } from "../server/store.ts";
+import type { PortChoice } from "../server/ports.ts";
 import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
 import { decideResume, type ResumeDecision } from "../session/resume.ts";
 import { SessionSaver } from "../session/saver.ts";
@@ -54,7 +55,7 @@ export interface OrchestratorOptions {
   fresh: boolean;
   keepAlive: boolean;
   host: string;
-  port: number;
+  port: PortChoice;
   /** Progress lines (one per decision/event worth a human's attention). */
   report: (line: string) => void;
   warn: (line: string) => void;

@@ -38,12 +38,14 @@ import {
   type StopOptions,
 } from "./model.ts";
 import { ensureRuntimeDir, serverLockPath } from "./paths.ts";
+import { derivedPort, type PortChoice } from "./ports.ts";
 import { TaskStore } from "./store.ts";
 
 /** Request bodies above this size are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_HOST = "127.0.0.1";
-export const DEFAULT_PORT = 8052;
+/** The Python server's fixed port; ours is `auto` (see ports.ts) unless `--port 8052` is asked for. */
+export const PYTHON_DEFAULT_PORT = 8052;
 
 export interface StopOutcome {
   accepted: boolean;
@@ -61,8 +63,8 @@ export interface ServerHooks {
 export interface StartServerOptions {
   sddDir: string;
   host?: string;
-  /** 0 picks a free port; the real one is written to server.json. */
-  port?: number;
+  /** `auto` (default): derived from the state dir, else any free port; 0: any free port; the real one is written to server.json. */
+  port?: PortChoice;
   /** Defaults to BERNSTEIN_AUTH_TOKEN, else a generated token. */
   token?: string;
   /** An already opened store (the orchestrator shares its own). */
@@ -199,8 +201,9 @@ function clientUrl(host: string, port: number): string {
  */
 export async function startTaskServer(opts: StartServerOptions): Promise<RunningServer> {
   const host = opts.host ?? DEFAULT_HOST;
-  const port = opts.port ?? DEFAULT_PORT;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`invalid port ${port}: must be 0-65535`);
+  const choice = opts.port ?? "auto";
+  if (choice !== "auto" && (!Number.isInteger(choice) || choice < 0 || choice > 65535)) throw new UsageError(`invalid port ${choice}: must be 0-65535`);
+  const port = choice === "auto" ? derivedPort(opts.sddDir) : choice;
   const token = opts.token ?? (process.env.BERNSTEIN_AUTH_TOKEN || generateToken());
   const warn = opts.warn ?? (() => {});
   ensureRuntimeDir(opts.sddDir);
@@ -352,11 +355,10 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     }
   };
 
-  let server: ReturnType<typeof Bun.serve>;
-  try {
-    server = Bun.serve({
+  const listen = (p: number) =>
+    Bun.serve({
       hostname: host,
-      port,
+      port: p,
       // Bodies are streamed, never buffered by Bun, so our own limit (413
       // with the JSON error shape) always answers; a Bun-level cap would
       // answer bodies over it with an empty 413 (found by the server fuzzer).
@@ -367,11 +369,22 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
         return errorResponse(500, "internal_error", "internal server error");
       },
     });
+  const inUse = (err: unknown) => /EADDRINUSE|in use/i.test((err as Error).message);
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    try {
+      server = listen(port);
+    } catch (err) {
+      // `auto`: the state dir's port is taken (another program, a hash
+      // collision): any free port will do, server.json tells clients.
+      if (choice !== "auto" || !inUse(err)) throw err;
+      server = listen(0);
+    }
   } catch (err) {
     if (ownsStore) store.close();
     lock.release();
     const msg = (err as Error).message;
-    if (/EADDRINUSE|in use/i.test(msg)) {
+    if (inUse(err)) {
       throw new RefusalError("port_in_use", `cannot listen on ${host}:${port}: the address is already in use (use --port)`, { host, port });
     }
     throw new RefusalError("listen_failed", `cannot listen on ${host}:${port}: ${msg}`, { host, port });

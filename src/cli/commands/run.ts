@@ -1,6 +1,6 @@
 import { InputError, UsageError } from "../../errors.ts";
 import { exitCodeOf, Orchestrator, type RunSummary } from "../../orchestrator/orchestrator.ts";
-import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/server.ts";
+import { DEFAULT_HOST } from "../../server/server.ts";
 import { parsePort } from "../../server/ports.ts";
 import { defineCliCommand } from "../command.ts";
 import { log } from "../log.ts";
@@ -60,7 +60,7 @@ export default defineCliCommand({
     config: { type: "string", description: "Config file (default: bernstein.yaml if present)" },
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
     host: { type: "string", default: DEFAULT_HOST, description: "Address of the task server" },
-    port: { type: "string", default: String(DEFAULT_PORT), description: "Port of the task server; 0 picks a free port" },
+    port: { type: "string", default: "auto", description: "Task server port: auto (per state dir, free fallback), 0 (any) or N" },
   },
   async run({ args, json }) {
     const progress = (line: string) => {

@@ -306,3 +306,67 @@ describe("hostile requests are answered, not reset (compiled server)", () => {
     }
   });
 });
+
+describe("default port: per state directory, never a fixed one (compiled server)", () => {
+  async function startDefault(dir: string) {
+    const sddDir = join(dir, ".sdd");
+    const proc = Bun.spawn([process.env.BERNSTEIN_BIN ?? join(ROOT, "dist", "bernstein"), "server", "--sdd-dir", sddDir], { cwd: dir, stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    for (let i = 0; i < 1000 && !readServerJson(sddDir, proc.pid); i++) await Bun.sleep(10);
+    const info = readServerJson(sddDir, proc.pid) as any;
+    if (!info) throw new Error(`server did not start: ${await new Response(proc.stderr).text()}`);
+    return { proc, info, async stop() { proc.kill("SIGTERM"); return await proc.exited; } };
+  }
+
+  test("two servers started without --port in two state dirs both serve; a state dir keeps its port; a taken port falls back to a free one", async () => {
+    const [a, b] = [tempDir(), tempDir()];
+    const sa = await startDefault(a);
+    const sb = await startDefault(b);
+    try {
+      expect(sa.info.port).not.toBe(8052);
+      expect(sa.info.port).not.toBe(sb.info.port);
+      for (const s of [sa, sb]) {
+        const r = await fetch(s.info.url + "/health", { headers: { authorization: `Bearer ${s.info.token}` } });
+        expect(r.status).toBe(200);
+      }
+      // clients find it through server.json
+      expect(TaskClient.forSddDir(join(a, ".sdd")).url).toBe(sa.info.url);
+    } finally {
+      expect(await sa.stop()).toBe(0);
+      expect(await sb.stop()).toBe(0);
+    }
+    // restart: the same port for the same state dir
+    const again = await startDefault(a);
+    const port = again.info.port;
+    expect(await again.stop()).toBe(0);
+    expect(port).toBe(sa.info.port);
+    // something else holds it now: the server still starts, on another port
+    const squatter = Bun.listen({ hostname: "127.0.0.1", port, socket: { data() {} } });
+    try {
+      const moved = await startDefault(a);
+      expect(moved.info.port).not.toBe(port);
+      expect((await fetch(moved.info.url + "/health", { headers: { authorization: `Bearer ${moved.info.token}` } })).status).toBe(200);
+      expect(await moved.stop()).toBe(0);
+      // an explicit --port that is taken is still refused
+      const r = await bernstein(["server", "--port", String(port), "--sdd-dir", join(a, ".sdd"), "--as-json"], { cwd: a });
+      expect(r.code).toBe(2);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "port_in_use" });
+    } finally {
+      squatter.stop(true);
+    }
+  });
+
+  test("two `bernstein run` without --port on one machine at the same time: no port_in_use", async () => {
+    const mk = () => {
+      const d = tempDir();
+      Bun.spawnSync(["sh", "-c", `printf 'agent:\\n  adapter: command\\n  command: ["/bin/sh", "-c", "sleep 0.5; echo RESULT: ok"]\\n' > bernstein.yaml; printf -- '- id: A\\n  title: a\\n' > plan.yaml`], { cwd: d });
+      return d;
+    };
+    const dirs = [mk(), mk()];
+    const rs = await Promise.all(dirs.map((d) => bernstein(["run", "plan.yaml", "--as-json"], { cwd: d })));
+    for (const r of rs) {
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, outcome: "completed" });
+    }
+    expect(JSON.parse(rs[0]!.stdout).server_url).not.toBe(JSON.parse(rs[1]!.stdout).server_url);
+  });
+});

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { UsageError } from "../../../errors.ts";
-import { DEFAULT_HOST, DEFAULT_PORT, startTaskServer } from "../../../server/server.ts";
+import { DEFAULT_HOST, startTaskServer } from "../../../server/server.ts";
 import { tasksDbPath } from "../../../server/paths.ts";
 import { defineCliCommand } from "../../command.ts";
 import { log } from "../../log.ts";
@@ -18,7 +18,7 @@ export default defineCliCommand({
   args: {
     action: { type: "positional", required: false, description: "Only 'start' (the default)" },
     host: { type: "string", default: DEFAULT_HOST, description: "Address to bind (loopback unless you say otherwise)" },
-    port: { type: "string", default: String(DEFAULT_PORT), description: "Port to listen on; 0 picks a free port (written to server.json)" },
+    port: { type: "string", default: "auto", description: "Port: auto (per state dir, free fallback), 0 (any) or N; in server.json" },
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
   },
   async run({ args, json }) {
