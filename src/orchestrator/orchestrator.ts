@@ -187,6 +187,11 @@ export class Orchestrator {
         budget_usd: this.budget,
         orchestrator: { pid: process.pid, running_agents: this.running.size, stopping: this.stopping !== null },
       }),
+      // Lease expiries of HTTP clients' claims and cancellations go into the run journal.
+      event: (name, payload) => {
+        if (this.journal) this.record(name, payload);
+        else this.o.warn(`task server: ${name} ${JSON.stringify(payload)} (before the run journal existed)`);
+      },
     });
     try {
       return await this.runWithServer();

@@ -9,10 +9,18 @@
  *   POST /tasks                       201 + task                (TaskCreate body)
  *   GET  /tasks[?status=S]            flat list; with limit/offset: {tasks,total,limit,offset}
  *   GET  /tasks/{id}                  task | 404 "Task '<id>' not found"
- *   POST /tasks/claim                 {agent_id?, limit?} -> 200 {task, tasks} (task null when none ready)
- *   POST /tasks/{id}/complete         {result_summary?, cost_usd?} -> task (status done)
- *   POST /tasks/{id}/fail             {reason?, cost_usd?} -> task (status failed)
- *   POST /tasks/{id}/status           {status, reason?} -> task (any other legal transition)
+ *   POST /tasks/claim                 {agent_id?, limit?} -> 200 {task, tasks, claim_id, lease_expires_at, lease_s, claims}
+ *                                     (task/claim_id null when none ready; claims: one lease per task)
+ *   POST /tasks/{id}/heartbeat        {claim_id} -> {task_id, claim_id, lease_expires_at, lease_s} (renews the lease)
+ *   POST /tasks/{id}/complete         {claim_id, result_summary?, cost_usd?} -> task (status done)
+ *   POST /tasks/{id}/fail             {claim_id, reason?, cost_usd?} -> task (status failed)
+ *   POST /tasks/{id}/status           {status, reason?, claim_id?} -> task (any other legal transition)
+ * Claims and leases: a claimed (or in-progress) task is changed only with the
+ * claim_id its claim returned (409 claim_mismatch otherwise; cancelling is the
+ * one exception, an operator's right). A claim expires `lease_s` seconds
+ * (default 300, `--lease-s`) after the claim or its last heartbeat; the task
+ * goes back to `open` (journaled) and the old claim_id answers 409
+ * lease_expired.
  *   POST /stop                        {force?, timeout_s?} -> 202; stops the attached orchestrator
  *                                     (a standalone server shuts itself down)
  *   POST /shutdown                    202; graceful stop of this process
@@ -29,6 +37,7 @@ import {
   ClaimSchema,
   CompleteSchema,
   FailSchema,
+  HeartbeatSchema,
   StatusChangeSchema,
   StopSchema,
   TASK_ID_PATTERN,
@@ -39,13 +48,18 @@ import {
 } from "./model.ts";
 import { ensureRuntimeDir, serverLockPath } from "./paths.ts";
 import { derivedPort, type PortChoice } from "./ports.ts";
-import { TaskStore } from "./store.ts";
+import { TaskStore, type ExpiredClaim } from "./store.ts";
+import { appendJsonLine } from "../session/jsonl-log.ts";
+import { pyFloat } from "../pyjson/types.ts";
+import { join } from "node:path";
 
 /** Request bodies above this size are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_HOST = "127.0.0.1";
 /** The Python server's fixed port; ours is `auto` (see ports.ts) unless `--port 8052` is asked for. */
 export const PYTHON_DEFAULT_PORT = 8052;
+/** Seconds a claim made over HTTP lives without a heartbeat. */
+export const DEFAULT_LEASE_S = 300;
 
 export interface StopOutcome {
   accepted: boolean;
@@ -58,6 +72,12 @@ export interface ServerHooks {
   stop?(opts: StopOptions): StopOutcome;
   /** Extra `/status` fields owned by the orchestrator. */
   status?(): Partial<Pick<ServerStatus, "run_id" | "goal" | "cost_usd" | "budget_usd" | "orchestrator">>;
+  /**
+   * Journal a change the server made or was asked for (`task_requeued` on a
+   * lease expiry, `task_cancelled`). Without this hook the server appends
+   * them to `<sdd>/runtime/task_events.jsonl`.
+   */
+  event?(name: string, payload: Record<string, string | number | null>): void;
 }
 
 export interface StartServerOptions {
@@ -72,6 +92,8 @@ export interface StartServerOptions {
   hooks?: ServerHooks;
   /** Diagnostics sink (never receives the token). */
   warn?: (message: string) => void;
+  /** Lease of a claim made over HTTP, in seconds (default DEFAULT_LEASE_S). */
+  leaseS?: number;
 }
 
 export interface RunningServer {
@@ -233,6 +255,20 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
   }
 
   let hooks: ServerHooks = opts.hooks ?? {};
+  const leaseS = opts.leaseS ?? DEFAULT_LEASE_S;
+  if (!(Number.isFinite(leaseS) && leaseS > 0)) throw new UsageError(`invalid lease ${leaseS}: must be a positive number of seconds`);
+  const eventLog = join(opts.sddDir, "runtime", "task_events.jsonl");
+  const journal = (name: string, payload: Record<string, string | number | null>): void => {
+    try {
+      if (hooks.event) hooks.event(name, payload);
+      else appendJsonLine(eventLog, { ts: pyFloat(Date.now() / 1000), event: name, ...payload });
+    } catch (err) {
+      warn(`task server: could not journal ${name}: ${(err as Error).message}`);
+    }
+  };
+  const journalRequeued = (expired: ExpiredClaim[]): void => {
+    for (const e of expired) journal("task_requeued", { task_id: e.task_id, agent_id: e.agent_id, claim_id: e.claim_id, reason: e.reason });
+  };
   let resolveShutdown!: (o: StopOptions) => void;
   const shutdownRequested = new Promise<StopOptions>((r) => (resolveShutdown = r));
   const startedAt = Date.now() / 1000;
@@ -300,8 +336,17 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     if (path === "/tasks/claim") {
       if (method !== "POST") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
       const body = validate(ClaimSchema, await readJsonObject(req));
-      const tasks = store.claim(body.agent_id, body.limit);
-      return json({ task: tasks[0] ?? null, tasks });
+      journalRequeued(store.expireLeases());
+      const got = store.claimLeased(body.agent_id, body.limit, leaseS);
+      const first = got[0]?.lease ?? null;
+      return json({
+        task: got[0]?.task ?? null,
+        tasks: got.map((c) => c.task),
+        claim_id: first?.claim_id ?? null,
+        lease_expires_at: first?.lease_expires_at ?? null,
+        lease_s: leaseS,
+        claims: got.map((c) => c.lease),
+      });
     }
     if (parts[0] === "tasks" && parts.length >= 2 && parts.length <= 3) {
       let id: string;
@@ -320,19 +365,35 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
       switch (parts[2]) {
         case "complete": {
           const body = validate(CompleteSchema, await readJsonObject(req));
-          return json(store.complete(id, body));
+          return json(await leased(() => store.complete(id, body, { enforce: true, claimId: body.claim_id })));
         }
         case "fail": {
           const body = validate(FailSchema, await readJsonObject(req));
-          return json(store.fail(id, body));
+          return json(await leased(() => store.fail(id, body, { enforce: true, claimId: body.claim_id })));
+        }
+        case "heartbeat": {
+          const body = validate(HeartbeatSchema, await readJsonObject(req));
+          return json(await leased(() => store.heartbeat(id, body.claim_id)));
         }
         case "status": {
           const body = validate(StatusChangeSchema, await readJsonObject(req));
-          return json(store.transition(id, body.status, body.reason !== null ? { reason: body.reason } : {}));
+          // Cancelling is the operator's right over any task; every other move of a held task needs its claim.
+          const cancel = body.status === "cancelled";
+          const task = await leased(() =>
+            store.transition(id, body.status, body.reason !== null ? { reason: body.reason } : {}, { enforce: !cancel, claimId: body.claim_id }),
+          );
+          if (cancel) journal("task_cancelled", { task_id: id, reason: body.reason });
+          return json(task);
         }
       }
     }
     throw new HttpError(404, "not_found", `no such endpoint: ${method} ${path}`);
+  };
+
+  /** Run a claim-checked store call; leases that ran out on the way are journaled. */
+  const leased = async <T>(fn: () => T): Promise<T> => {
+    journalRequeued(store.expireLeases());
+    return fn();
   };
 
   const fetch = async (req: Request): Promise<Response> => {
@@ -401,6 +462,20 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     throw err;
   }
 
+  // Expired leases go back to the queue even when no request comes in.
+  const sweepMs = Math.max(50, Math.min(1000, (leaseS * 1000) / 4));
+  const sweeper = setInterval(() => {
+    try {
+      journalRequeued(store.expireLeases());
+    } catch (err) {
+      warn(`task server: lease sweep failed: ${(err as Error).message}`);
+    }
+  }, sweepMs);
+  sweeper.unref?.();
+  // A standalone server holds the store's lock: whichever process held
+  // claims without expiry (an orchestrator) is gone.
+  if (ownsStore) journalRequeued(store.releaseProcessClaims());
+
   let closed = false;
   return {
     url,
@@ -415,6 +490,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(sweeper);
       // Let in-flight requests finish (a /shutdown answer), then cut the rest.
       const graceful = server.stop(false);
       await Promise.race([graceful, Bun.sleep(250)]);
