@@ -29,7 +29,8 @@ import { SessionSaver } from "../session/saver.ts";
 import { hasUnfinishedWork, sessionFromTasks } from "../session/state.ts";
 import { TraceRecorder } from "../traces/writer.ts";
 import { createAdapter, type AgentAdapter } from "./adapters.ts";
-import { killOrphanedAgents, removeAgentsFile, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
+import { killOrphanedAgents, processStartTime, removeAgentsFile, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
+import { startWatchdog } from "./watchdog.ts";
 import { Attempt, type AttemptResult } from "./attempt.ts";
 import { gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
 import { gitFacts } from "./git.ts";
@@ -91,6 +92,8 @@ interface RunningAgent {
   effort: string | null;
   prompt: string;
   spawnTs: number;
+  /** The agent process's start time (/proc), so a reaper never kills a reused pid. */
+  procStart: number | null;
 }
 
 function round4(x: number): number {
@@ -271,10 +274,16 @@ export class Orchestrator {
       config_hash: this.configHash,
     });
 
-    // Agents a crashed orchestrator left behind must not race the new run.
+    // Agents a crashed orchestrator left behind must not race the new run
+    // (checked by pid + start time); then this run's own agents get a
+    // watchdog that kills them if this process dies without cleaning up.
     const orphans = killOrphanedAgents(this.o.sddDir);
-    if (orphans.length) this.o.report(`stopped ${orphans.length} agent(s) left by a previous run: ${orphans.join(", ")}`);
+    if (orphans.length) {
+      this.o.report(`stopped ${orphans.length} agent(s) left by a previous run: ${orphans.join(", ")}`);
+      this.record("agents_reaped", { agent_ids: orphans, reason: "previous_run_died" });
+    }
     writeAgentsFile(this.o.sddDir, []);
+    startWatchdog(this.o.sddDir, this.runId, this.o.warn);
     removeStaleTempFiles([join(this.o.sddDir, "runtime"), join(this.o.sddDir, "traces")]);
 
     const st = this.decision.state;
@@ -541,7 +550,8 @@ export class Orchestrator {
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
       });
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs };
+      const procStart = attempt.pid === null ? null : processStartTime(attempt.pid);
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart };
       this.running.set(agentId, agent);
       this.agentsSpawned++;
       this.writeAgents();
@@ -556,7 +566,9 @@ export class Orchestrator {
   private writeAgents(): void {
     const entries: AgentEntry[] = [];
     for (const a of this.running.values()) {
-      if (a.attempt.pid !== null) entries.push({ agent_id: a.agentId, pid: a.attempt.pid, task_id: a.task.id, run_id: this.runId, started_at: a.spawnTs });
+      if (a.attempt.pid !== null) {
+        entries.push({ agent_id: a.agentId, pid: a.attempt.pid, task_id: a.task.id, run_id: this.runId, started_at: a.spawnTs, proc_start: a.procStart });
+      }
     }
     this.tryWrite(() => writeAgentsFile(this.o.sddDir, entries), "agents.json");
   }
