@@ -98,6 +98,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
   let doubleClaims = 0;
   const completed = new Map<string, { summary: string; cost: number }>();
   const claimIds = new Map<string, string>();
+  /** claim id -> task id of every claim given up (never completed) or refused as expired. */
   const abandoned = new Map<string, string>();
   let stolen = 0;
   let granted = 0;
@@ -129,12 +130,13 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
   const client = async (c: number): Promise<void> => {
     const rng = new Rng(opts.seed * 1000 + c);
     const agent = `load-agent-${c}`;
-    const held: string[] = [];
+    // Each client keeps the claim ids it was given; it never uses another's.
+    const held: { id: string; claim: string }[] = [];
     for (let i = 0; i < opts.requests; i++) {
       const r = rng.next();
       if (r < 0.05 && claimIds.size > 0) {
         // A token holder that does not hold the claim tries to complete it.
-        const victims = [...claimIds.keys()].filter((id) => !held.includes(id) && !completed.has(id));
+        const victims = [...claimIds.keys()].filter((id) => !held.some((h) => h.id === id) && !completed.has(id));
         if (victims.length === 0) continue;
         const id = victims[rng.int(victims.length)]!;
         theftAttempts++;
@@ -145,12 +147,12 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
           note(`task ${id} held by ${claimedBy.get(id)} was completed by ${agent} without its claim`);
         }
       } else if (held.length && r < 0.4) {
-        const id = held.splice(rng.int(held.length), 1)[0]!;
+        const { id, claim } = held.splice(rng.int(held.length), 1)[0]!;
         const cost = rng.int(1000) / 1000;
         const summary = `done by ${agent} #${i}`;
-        const res = await call("complete", `/tasks/${id}/complete`, { result_summary: summary, cost_usd: cost, claim_id: claimIds.get(id) });
+        const res = await call("complete", `/tasks/${id}/complete`, { result_summary: summary, cost_usd: cost, claim_id: claim });
         if (res?.status === 200) completed.set(id, { summary, cost });
-        else if (res && leaseMode && res.json?.error === "lease_expired") abandoned.set(id, claimIds.get(id)!);
+        else if (res && leaseMode && res.json?.error === "lease_expired") abandoned.set(claim, id);
         else if (res) note(`complete ${id} by ${agent} -> ${res.status}: ${JSON.stringify(res.json).slice(0, 120)}`);
       } else if (r < 0.7) {
         const res = await call("create", "/tasks", { title: `load task ${c}-${i}`, priority: rng.int(5) });
@@ -174,15 +176,14 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
               doubleClaims++;
               note(`task ${t.id} claimed by ${claimedBy.get(t.id)} and again by ${agent}`);
             }
-            abandoned.delete(t.id);
           }
           granted++;
           const lease = leases.get(t.id);
           if (!lease) note(`claim of ${t.id} returned no claim_id`);
           claimedBy.set(t.id, agent);
           claimIds.set(t.id, lease ?? "");
-          if (leaseMode && rng.chance(opts.abandonRate ?? 0.3)) abandoned.set(t.id, lease ?? "");
-          else held.push(t.id);
+          if (leaseMode && rng.chance(opts.abandonRate ?? 0.3)) abandoned.set(lease ?? "", t.id);
+          else held.push({ id: t.id, claim: lease ?? "" });
         }
       }
     }
@@ -196,7 +197,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
   let expiredOk = 0;
   if (leaseMode) {
     await Bun.sleep(opts.leaseS! * 1000 + 1500);
-    for (const [id, claimId] of abandoned) {
+    for (const [claimId, id] of abandoned) {
       const hb = await call("complete", `/tasks/${id}/heartbeat`, { claim_id: claimId });
       if (hb?.json?.error === "lease_expired") expiredOk++;
       else note(`abandoned claim ${claimId} of ${id} is not expired: ${hb?.status} ${JSON.stringify(hb?.json).slice(0, 100)}`);

@@ -361,7 +361,11 @@ export class TaskStore {
     if (!check.enforce) return;
     const active = HELD_STATUSES.includes(status) ? this.activeClaim(id) : null;
     const presented = check.claimId ?? null;
-    if (active && presented === active.claim_id) return;
+    if (active && presented === active.claim_id) {
+      // Overdue but not yet swept: expired all the same (the sweeper puts it back to open).
+      if (active.expires_at !== null && active.expires_at <= now()) throw new LeaseExpiredError(id, presented, active.expires_at);
+      return;
+    }
     if (presented !== null) {
       const c = this.db.query<ClaimRow, [string]>("SELECT * FROM claims WHERE claim_id = ?").get(presented);
       if (c && c.task_id === id && c.end_reason === "lease_expired") throw new LeaseExpiredError(id, presented, c.ended_at);
@@ -374,7 +378,6 @@ export class TaskStore {
   /** Extend a claim's lease by its lease time; the holder's heartbeat. */
   heartbeat(id: string, claimId: string): Lease {
     return this.db.transaction(() => {
-      this.expireDueLeases();
       const r = this.row(id);
       if (!r) throw new TaskNotFoundError(id);
       this.checkClaim(id, r.status, { enforce: true, claimId });
@@ -401,15 +404,11 @@ export class TaskStore {
         .run(ts, c.task_id);
       if (res.changes === 1) out.push({ task_id: c.task_id, claim_id: c.claim_id, agent_id: c.agent_id, expired_at: ts, reason });
     }
-    this.pendingRequeued.push(...out);
     return out;
   }
 
-  private readonly pendingRequeued: ExpiredClaim[] = [];
-
-  /** Emit the tasks requeued inside the last transaction (after it committed). */
-  private flushRequeued(): ExpiredClaim[] {
-    const done = this.pendingRequeued.splice(0);
+  /** Tell listeners about tasks a committed requeue put back to open. */
+  private emitRequeued(done: ExpiredClaim[]): ExpiredClaim[] {
     for (const e of done) {
       const t = this.get(e.task_id);
       if (t) this.emit(t, "claimed");
@@ -419,8 +418,7 @@ export class TaskStore {
 
   /** Put every claim whose lease ran out back to `open`. Returns them (to be journaled). */
   expireLeases(): ExpiredClaim[] {
-    this.db.transaction(() => this.expireDueLeases()).immediate();
-    return this.flushRequeued();
+    return this.emitRequeued(this.db.transaction(() => this.expireDueLeases()).immediate());
   }
 
   /**
@@ -429,13 +427,13 @@ export class TaskStore {
    * alive. Back to `open`.
    */
   releaseProcessClaims(): ExpiredClaim[] {
-    this.db
+    const done = this.db
       .transaction(() => {
         const rows = this.db.query<ClaimRow, []>("SELECT * FROM claims WHERE ended_at IS NULL AND expires_at IS NULL").all();
-        this.requeueClaims(rows, now(), "holder_gone");
+        return this.requeueClaims(rows, now(), "holder_gone");
       })
       .immediate();
-    return this.flushRequeued();
+    return this.emitRequeued(done);
   }
 
   /** Move a task along a legal transition (409-style error otherwise). */
@@ -447,7 +445,6 @@ export class TaskStore {
   ): Task {
     let previous: TaskStatus = "open";
     const task = this.db.transaction(() => {
-      if (check.enforce) this.expireDueLeases();
       const r = this.row(id);
       if (!r) throw new TaskNotFoundError(id);
       this.checkClaim(id, r.status, check);
@@ -487,7 +484,6 @@ export class TaskStore {
       }
       return toTask(this.row(id)!);
     }).immediate();
-    this.flushRequeued();
     this.emit(task, previous);
     return task;
   }
