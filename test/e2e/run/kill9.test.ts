@@ -141,14 +141,17 @@ describe("agents never outlive a killed run (compiled binary)", () => {
     await waitFor(() => agentProcesses(p.sddDir).length >= 4, 20000, "two agents");
     const killedRun = runIds(p)[0]!;
     // the watchdog: our binary with the internal watchdog variable naming this state dir
-    const watchdog = readdirSync("/proc").filter((n) => /^\d+$/.test(n)).find((n) => {
-      try {
-        return readFileSync(`/proc/${n}/environ`, "latin1").includes(`BERNSTEIN_INTERNAL_WATCHDOG={"agents":"${join(p.sddDir, "runtime", "agents.json")}`);
-      } catch {
-        return false;
-      }
-    });
-    expect(watchdog).toBeDefined();
+    const findWatchdog = () =>
+      readdirSync("/proc")
+        .filter((n) => /^\d+$/.test(n))
+        .find((n) => {
+          try {
+            return readFileSync(`/proc/${n}/environ`, "latin1").includes(`BERNSTEIN_INTERNAL_WATCHDOG={"agents":"${join(p.sddDir, "runtime", "agents.json")}`);
+          } catch {
+            return false;
+          }
+        });
+    const watchdog = await waitFor(findWatchdog, 10000, "the run's watchdog");
     process.kill(Number(watchdog), "SIGKILL");
     proc.kill("SIGKILL");
     await proc.exited;
@@ -162,7 +165,7 @@ describe("agents never outlive a killed run (compiled binary)", () => {
     writeFileSync(file, JSON.stringify(doc));
     try {
       const r = await runToEnd(quick(p), ["--max-agents", "2", "--as-json"]);
-      expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, tasks: { done: 2 } });
+      expect({ doc: JSON.parse(r.stdout), stderr: r.stderr.includes("stopped 2 agent(s) left by a previous run") }).toMatchObject({ doc: { ok: true, tasks: { done: 2 } }, stderr: true });
       expect(agentProcesses(p.sddDir).filter((a) => a.run === killedRun)).toEqual([]);
       const second = journalEvents(p, runIds(p)[1]!);
       const reaped = second.find((x) => x.get("event") === "agents_reaped")!;
