@@ -30,16 +30,17 @@ export default defineCliCommand({
     const port = parsePort(args.port);
     const leaseS = Number(args["lease-s"]);
     if (args["lease-s"].trim() === "" || !Number.isFinite(leaseS) || leaseS <= 0) throw new UsageError(`--lease-s must be a positive number of seconds, got '${args["lease-s"]}'`);
+    // Handlers first: a client may read server.json and send SIGTERM at once.
+    const signalled = new Promise<string>((res) => {
+      process.once("SIGINT", () => res("SIGINT"));
+      process.once("SIGTERM", () => res("SIGTERM"));
+    });
     const server = await startTaskServer({ sddDir, host: args.host, port, leaseS, warn: (m) => log.warn(m) });
     if (json) {
       await printJson({ ok: true, url: server.url, host: server.host, port: server.port, pid: process.pid, db: resolve(tasksDbPath(sddDir)) });
     } else {
       await printLines(`Task server listening on ${server.url} (store ${tasksDbPath(sddDir)}, pid ${process.pid})`);
     }
-    const signalled = new Promise<string>((res) => {
-      process.once("SIGINT", () => res("SIGINT"));
-      process.once("SIGTERM", () => res("SIGTERM"));
-    });
     const why = await Promise.race([signalled, server.shutdownRequested.then(() => "shutdown request")]);
     await server.close();
     if (!json) log.info(`task server stopped (${why})`);
