@@ -11,6 +11,16 @@ import { Rng } from "./rng.ts";
  *    completed one is still `claimed` by its claimer, every never-claimed
  *    one is `open`, and the total cost equals the sum of completions.
  * Latency percentiles are reported per operation and overall.
+ *
+ * Claims are leases: completions carry the claim id, and every client also
+ * tries, now and then, to complete a task another client holds (without a
+ * claim id, or with a made-up one); any of those accepted is a
+ * `stolen_completion`. With `leaseS` (a server started with `--lease-s`),
+ * a share of claims is abandoned: after the run the harness waits out the
+ * lease and checks that every abandoned claim went back to `open`, that its
+ * old claim id answers `lease_expired`, and that a second claim of a task
+ * only ever came after the first one expired (a heartbeat with the old id
+ * is refused).
  */
 export interface LoadOptions {
   url: string;
@@ -20,6 +30,9 @@ export interface LoadOptions {
   seed: number;
   /** Abort a request after this long (counted as a failure). */
   timeoutMs?: number;
+  /** The server's lease (seconds) for a lease-expiry run: claims are abandoned at `abandonRate`. */
+  leaseS?: number;
+  abandonRate?: number;
 }
 
 export interface LatencySummary {
@@ -45,6 +58,13 @@ export interface LoadReport {
   empty_claims: number;
   double_claims: number;
   lost_updates: number;
+  /** Completions of another client's claim the server accepted (must be 0). */
+  stolen_completions: number;
+  claims_granted: number;
+  theft_attempts: number;
+  /** Lease-expiry run: claims abandoned, and how many of them were found expired (open, old id refused). */
+  abandoned: number;
+  expired_ok: number;
   problems: string[];
   latency: Record<"all" | "create" | "claim" | "complete", LatencySummary>;
   ok: boolean;
@@ -77,6 +97,13 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
   const claimedBy = new Map<string, string>();
   let doubleClaims = 0;
   const completed = new Map<string, { summary: string; cost: number }>();
+  const claimIds = new Map<string, string>();
+  /** claim id -> task id of every claim given up (never completed) or refused as expired. */
+  const abandoned = new Map<string, string>();
+  let stolen = 0;
+  let granted = 0;
+  let theftAttempts = 0;
+  const leaseMode = opts.leaseS !== undefined;
   const note = (p: string) => {
     if (problems.length < 50) problems.push(p);
   };
@@ -103,15 +130,29 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
   const client = async (c: number): Promise<void> => {
     const rng = new Rng(opts.seed * 1000 + c);
     const agent = `load-agent-${c}`;
-    const held: string[] = [];
+    // Each client keeps the claim ids it was given; it never uses another's.
+    const held: { id: string; claim: string }[] = [];
     for (let i = 0; i < opts.requests; i++) {
       const r = rng.next();
-      if (held.length && r < 0.4) {
-        const id = held.splice(rng.int(held.length), 1)[0]!;
+      if (r < 0.05 && claimIds.size > 0) {
+        // A token holder that does not hold the claim tries to complete it.
+        const victims = [...claimIds.keys()].filter((id) => !held.some((h) => h.id === id) && !completed.has(id));
+        if (victims.length === 0) continue;
+        const id = victims[rng.int(victims.length)]!;
+        theftAttempts++;
+        const body = rng.chance(0.5) ? { result_summary: `stolen by ${agent}` } : { result_summary: `stolen by ${agent}`, claim_id: "0".repeat(32) };
+        const res = await call("complete", `/tasks/${id}/complete`, body);
+        if (res && res.status < 300) {
+          stolen++;
+          note(`task ${id} held by ${claimedBy.get(id)} was completed by ${agent} without its claim`);
+        }
+      } else if (held.length && r < 0.4) {
+        const { id, claim } = held.splice(rng.int(held.length), 1)[0]!;
         const cost = rng.int(1000) / 1000;
         const summary = `done by ${agent} #${i}`;
-        const res = await call("complete", `/tasks/${id}/complete`, { result_summary: summary, cost_usd: cost });
+        const res = await call("complete", `/tasks/${id}/complete`, { result_summary: summary, cost_usd: cost, claim_id: claim });
         if (res?.status === 200) completed.set(id, { summary, cost });
+        else if (res && leaseMode && res.json?.error === "lease_expired") abandoned.set(claim, id);
         else if (res) note(`complete ${id} by ${agent} -> ${res.status}: ${JSON.stringify(res.json).slice(0, 120)}`);
       } else if (r < 0.7) {
         const res = await call("create", "/tasks", { title: `load task ${c}-${i}`, priority: rng.int(5) });
@@ -125,13 +166,24 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
         }
         const tasks = (res.json.tasks ?? []) as TaskView[];
         if (tasks.length === 0) emptyClaims++;
+        const leases = new Map<string, string>(((res.json.claims ?? []) as { task_id: string; claim_id: string }[]).map((c) => [c.task_id, c.claim_id]));
         for (const t of tasks) {
           if (claimedBy.has(t.id)) {
-            doubleClaims++;
-            note(`task ${t.id} claimed by ${claimedBy.get(t.id)} and again by ${agent}`);
+            // Legitimate only when the earlier claim expired: its id must be refused now.
+            const old = claimIds.get(t.id)!;
+            const hb = leaseMode ? await call("complete", `/tasks/${t.id}/heartbeat`, { claim_id: old }) : null;
+            if (!hb || hb.json?.error !== "lease_expired") {
+              doubleClaims++;
+              note(`task ${t.id} claimed by ${claimedBy.get(t.id)} and again by ${agent}`);
+            }
           }
+          granted++;
+          const lease = leases.get(t.id);
+          if (!lease) note(`claim of ${t.id} returned no claim_id`);
           claimedBy.set(t.id, agent);
-          held.push(t.id);
+          claimIds.set(t.id, lease ?? "");
+          if (leaseMode && rng.chance(opts.abandonRate ?? 0.3)) abandoned.set(lease ?? "", t.id);
+          else held.push({ id: t.id, claim: lease ?? "" });
         }
       }
     }
@@ -140,6 +192,17 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
   const started = performance.now();
   await Promise.all(Array.from({ length: opts.clients }, (_, c) => client(c)));
   const elapsed = (performance.now() - started) / 1000;
+
+  // Lease-expiry run: wait out the lease; every claim still held or abandoned must come back.
+  let expiredOk = 0;
+  if (leaseMode) {
+    await Bun.sleep(opts.leaseS! * 1000 + 1500);
+    for (const [claimId, id] of abandoned) {
+      const hb = await call("complete", `/tasks/${id}/heartbeat`, { claim_id: claimId });
+      if (hb?.json?.error === "lease_expired") expiredOk++;
+      else note(`abandoned claim ${claimId} of ${id} is not expired: ${hb?.status} ${JSON.stringify(hb?.json).slice(0, 100)}`);
+    }
+  }
 
   // The final store against what the clients were told.
   let lost = 0;
@@ -161,6 +224,11 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
       if (t.status !== "done" || t.result_summary !== done.summary) {
         lost++;
         note(`task ${id} completed with "${done.summary}" but stored ${t.status} "${t.result_summary}"`);
+      }
+    } else if (claimer && leaseMode) {
+      if (t.status !== "open") {
+        lost++;
+        note(`task ${id}: its claim by ${claimer} ran out of lease, but it is stored ${t.status}`);
       }
     } else if (claimer) {
       if (t.status !== "claimed" || t.assigned_agent !== claimer) {
@@ -196,10 +264,15 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
     empty_claims: emptyClaims,
     double_claims: doubleClaims,
     lost_updates: lost,
+    stolen_completions: stolen,
+    claims_granted: granted,
+    theft_attempts: theftAttempts,
+    abandoned: abandoned.size,
+    expired_ok: expiredOk,
     problems,
     latency: { all: summarize(allLat), create: summarize(lat.create), claim: summarize(lat.claim), complete: summarize(lat.complete) },
     ok: false,
   };
-  report.ok = serverErrors === 0 && connectionErrors === 0 && doubleClaims === 0 && lost === 0 && problems.length === 0;
+  report.ok = serverErrors === 0 && connectionErrors === 0 && doubleClaims === 0 && lost === 0 && stolen === 0 && expiredOk === abandoned.size && problems.length === 0;
   return report;
 }

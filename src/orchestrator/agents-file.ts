@@ -1,14 +1,20 @@
 /**
  * `<sdd>/runtime/agents.json`: the agent processes this orchestrator has
- * running, rewritten atomically on every spawn and reap. After a crash
- * (`kill -9` of the orchestrator) the next run reads it and stops the
- * orphans before it re-queues their tasks, so an abandoned agent can never
- * finish a task the resumed run is already redoing.
+ * running, rewritten atomically on every spawn and reap, removed on a clean
+ * exit. Each entry names the agent's pid, which is also its process group
+ * (agents are spawned detached), and the process's start time, so a pid the
+ * OS gave to another process since is never killed.
+ *
+ * Two mechanisms keep agents from outliving a killed orchestrator:
+ *  - the watchdog (watchdog.ts) kills them the moment the orchestrator dies;
+ *  - the next run reaps whatever this file still lists before it re-queues
+ *    their tasks (the watchdog itself may have been killed too).
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { ensureRuntimeDir } from "../server/paths.ts";
 
 export interface AgentEntry {
   agent_id: string;
@@ -16,11 +22,20 @@ export interface AgentEntry {
   task_id: string;
   run_id: string;
   started_at: number;
+  /** Field 22 of /proc/<pid>/stat (clock ticks since boot); null where there is no /proc. */
+  proc_start: number | null;
 }
 
 const AgentsFileSchema = v.object({
   agents: v.array(
-    v.object({ agent_id: v.string(), pid: v.number(), task_id: v.string(), run_id: v.string(), started_at: v.number() }),
+    v.object({
+      agent_id: v.string(),
+      pid: v.number(),
+      task_id: v.string(),
+      run_id: v.string(),
+      started_at: v.number(),
+      proc_start: v.optional(v.nullable(v.number()), null),
+    }),
   ),
 });
 
@@ -29,8 +44,16 @@ export function agentsFilePath(sddDir: string): string {
 }
 
 export function writeAgentsFile(sddDir: string, agents: AgentEntry[]): void {
-  mkdirSync(join(sddDir, "runtime"), { recursive: true });
+  ensureRuntimeDir(sddDir);
   writeFileAtomic(agentsFilePath(sddDir), JSON.stringify({ agents }, null, 2) + "\n", { mode: 0o600 });
+}
+
+export function removeAgentsFile(sddDir: string): void {
+  try {
+    unlinkSync(agentsFilePath(sddDir));
+  } catch {
+    /* already gone */
+  }
 }
 
 export function readAgentsFile(sddDir: string): AgentEntry[] {
@@ -42,14 +65,46 @@ export function readAgentsFile(sddDir: string): AgentEntry[] {
   }
 }
 
-/**
- * Is `pid` still the agent we started? On Linux its environment names the
- * agent id; elsewhere we cannot tell a reused pid apart, so we do not touch it.
- */
-export function isOurAgent(entry: AgentEntry): boolean {
+/** The start time of a live process (Linux /proc), or null when it is gone or unknowable. */
+export function processStartTime(pid: number): number | null {
   try {
-    const env = readFileSync(`/proc/${entry.pid}/environ`);
-    return env.includes(Buffer.from(`BERNSTEIN_AGENT_ID=${entry.agent_id}\0`));
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // comm (field 2) may hold spaces and parentheses: count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const start = Number(fields[19]);
+    return Number.isFinite(start) ? start : null;
+  } catch {
+    return null;
+  }
+}
+
+export type OrphanCheck = "alive" | "group_only" | "reused" | "unknown";
+
+/**
+ * What `entry.pid` is now. `alive`: the same process (start time matches).
+ * `group_only`: the leader is gone; its group id cannot have been reused
+ * while any member lives, so signalling the group reaches only our agent's
+ * leftovers. `reused`: another process has the pid. `unknown`: no /proc
+ * (macOS, BSD) or no recorded start time: we cannot tell, we do not touch it.
+ */
+export function checkAgent(entry: AgentEntry): OrphanCheck {
+  if (entry.proc_start === null) return "unknown";
+  const now = processStartTime(entry.pid);
+  if (now === null) {
+    try {
+      readFileSync("/proc/self/stat");
+    } catch {
+      return "unknown";
+    }
+    return "group_only";
+  }
+  return now === entry.proc_start ? "alive" : "reused";
+}
+
+function killGroup(pid: number): boolean {
+  try {
+    process.kill(-pid, "SIGKILL");
+    return true;
   } catch {
     return false;
   }
@@ -59,17 +114,9 @@ export function isOurAgent(entry: AgentEntry): boolean {
 export function killOrphanedAgents(sddDir: string): string[] {
   const killed: string[] = [];
   for (const a of readAgentsFile(sddDir)) {
-    if (!isOurAgent(a)) continue;
-    try {
-      process.kill(-a.pid, "SIGKILL");
-    } catch {
-      try {
-        process.kill(a.pid, "SIGKILL");
-      } catch {
-        continue;
-      }
-    }
-    killed.push(a.agent_id);
+    const state = checkAgent(a);
+    if (state === "alive" && killGroup(a.pid)) killed.push(a.agent_id);
+    else if (state === "group_only" && killGroup(a.pid)) killed.push(a.agent_id);
   }
   return killed;
 }

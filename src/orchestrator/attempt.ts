@@ -36,7 +36,10 @@ export interface AttemptResult {
   exitCode: number | null;
   resultSummary: string | null;
   costUsd: number;
-  /** Why a failed attempt failed: `exit_code:N`, `timeout`, `spawn_error`, `gate:<name>`, `plan_invalid`. */
+  /**
+   * Why a failed attempt failed: `exit_code:N`, `timeout`, `spawn_error`, `gate:<name>`, `plan_invalid`,
+   * or what the adapter read from the output: `permission_denied`, `agent_error`, `no_result`, `invalid_cost`.
+   */
   failedSignals: string[];
   gates: GateRun["results"];
   plan: Plan | null;
@@ -96,6 +99,11 @@ export class Attempt {
     if (r.timedOut) return { ...result, outcome: "failed", failedSignals: ["timeout"], endedAt: r.endedAt };
     if (r.exitCode !== 0) {
       return { ...result, outcome: "failed", failedSignals: [r.exitCode === null ? `signal:${r.signal ?? "unknown"}` : `exit_code:${r.exitCode}`], endedAt: r.endedAt };
+    }
+    // Exit 0 is not enough: the adapter read a failure (denied tools, an
+    // error result, no result, an invalid cost) from the agent's own output.
+    if (parsed.failure !== null) {
+      return { ...result, resultSummary: parsed.failureDetail, outcome: "failed", failedSignals: [parsed.failure], endedAt: r.endedAt };
     }
     if (this.spec.isManager) {
       try {

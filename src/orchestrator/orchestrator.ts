@@ -11,7 +11,7 @@
  * ready task and a free slot), so an idle keep-alive run writes nothing.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, unlinkSync } from "node:fs";
+import { unlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, UsageError, type ErrorCode } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -19,16 +19,18 @@ import { EventJournal } from "../journal/writer.ts";
 import { sealJournal } from "../journal/seal.ts";
 import { pyFloat, type PyLike } from "../pyjson/types.ts";
 import type { Task, StopOptions } from "../server/model.ts";
-import { agentLogPath, orchestratorInfoPath } from "../server/paths.ts";
+import { agentLogPath, ensureRuntimeDir, orchestratorInfoPath } from "../server/paths.ts";
 import { startTaskServer, type RunningServer } from "../server/server.ts";
 import { TaskStore } from "../server/store.ts";
+import type { PortChoice } from "../server/ports.ts";
 import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
 import { decideResume, type ResumeDecision } from "../session/resume.ts";
 import { SessionSaver } from "../session/saver.ts";
-import { sessionFromTasks } from "../session/state.ts";
+import { hasUnfinishedWork, sessionFromTasks } from "../session/state.ts";
 import { TraceRecorder } from "../traces/writer.ts";
 import { createAdapter, type AgentAdapter } from "./adapters.ts";
-import { killOrphanedAgents, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
+import { killOrphanedAgents, processStartTime, removeAgentsFile, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
+import { startWatchdog } from "./watchdog.ts";
 import { Attempt, type AttemptResult } from "./attempt.ts";
 import { gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
 import { gitFacts } from "./git.ts";
@@ -54,7 +56,7 @@ export interface OrchestratorOptions {
   fresh: boolean;
   keepAlive: boolean;
   host: string;
-  port: number;
+  port: PortChoice;
   /** Progress lines (one per decision/event worth a human's attention). */
   report: (line: string) => void;
   warn: (line: string) => void;
@@ -75,6 +77,8 @@ export interface RunSummary {
   event_count: number;
   sealed: boolean;
   server_url: string;
+  /** What stopped the run (`SIGTERM`, `POST /stop`, `SIGINT`), null when it was not stopped. */
+  stopped_by: string | null;
   /** Set when the run ended because of an error (plan_invalid, ...). */
   error: { code: ErrorCode; detail: string } | null;
 }
@@ -88,6 +92,8 @@ interface RunningAgent {
   effort: string | null;
   prompt: string;
   spawnTs: number;
+  /** The agent process's start time (/proc), so a reaper never kills a reused pid. */
+  procStart: number | null;
 }
 
 function round4(x: number): number {
@@ -160,7 +166,7 @@ export class Orchestrator {
 
   async run(): Promise<RunSummary> {
     this.prepare();
-    mkdirSync(join(this.o.sddDir, "runtime"), { recursive: true });
+    ensureRuntimeDir(this.o.sddDir);
     this.store = TaskStore.open(this.o.sddDir);
     try {
       this.server = await startTaskServer({
@@ -184,6 +190,11 @@ export class Orchestrator {
         budget_usd: this.budget,
         orchestrator: { pid: process.pid, running_agents: this.running.size, stopping: this.stopping !== null },
       }),
+      // Lease expiries of HTTP clients' claims and cancellations go into the run journal.
+      event: (name, payload) => {
+        if (this.journal) this.record(name, payload);
+        else this.o.warn(`task server: ${name} ${JSON.stringify(payload)} (before the run journal existed)`);
+      },
     });
     try {
       return await this.runWithServer();
@@ -228,6 +239,12 @@ export class Orchestrator {
       resumeEnabled: this.config.session.resume,
       staleAfterMinutes: this.config.session.stale_after_minutes,
     });
+    // session.json is only the fast-resume snapshot: when it is unreadable or
+    // missing, the task store still knows what is done and is never wiped for it.
+    if (this.decision.action === "fresh" && (this.decision.reason === "corrupt" || this.decision.reason === "no_session")) {
+      if (this.decision.reason === "corrupt") this.o.warn(`${this.decision.message.replace(/^fresh: /, "")}; it is ignored`);
+      this.decision = this.resumeFromStore(this.decision);
+    }
     // A session whose tasks are gone from the store cannot be resumed.
     if (this.decision.action !== "fresh" && this.store.list({ limit: 1 }).total === 0 && this.decision.state) {
       const s = this.decision.state;
@@ -257,10 +274,16 @@ export class Orchestrator {
       config_hash: this.configHash,
     });
 
-    // Agents a crashed orchestrator left behind must not race the new run.
+    // Agents a crashed orchestrator left behind must not race the new run
+    // (checked by pid + start time); then this run's own agents get a
+    // watchdog that kills them if this process dies without cleaning up.
     const orphans = killOrphanedAgents(this.o.sddDir);
-    if (orphans.length) this.o.report(`stopped ${orphans.length} agent(s) left by a previous run: ${orphans.join(", ")}`);
+    if (orphans.length) {
+      this.o.report(`stopped ${orphans.length} agent(s) left by a previous run: ${orphans.join(", ")}`);
+      this.record("agents_reaped", { agent_ids: orphans, reason: "previous_run_died" });
+    }
     writeAgentsFile(this.o.sddDir, []);
+    startWatchdog(this.o.sddDir, this.runId, this.o.warn);
     removeStaleTempFiles([join(this.o.sddDir, "runtime"), join(this.o.sddDir, "traces")]);
 
     const st = this.decision.state;
@@ -320,7 +343,32 @@ export class Orchestrator {
       } catch {
         /* already gone */
       }
+      // agents.json goes like server.json once no agent is left; agents still
+      // dying (an error path) stay recorded so the next run reaps them.
+      if (this.running.size === 0) removeAgentsFile(this.o.sddDir);
     }
+  }
+
+  /**
+   * Resume from the task store itself (same goal): done work stays done.
+   * Only `--fresh` (or a changed goal, a stale session, `session.resume:
+   * false`) clears the store.
+   */
+  private resumeFromStore(unreadable: ResumeDecision): ResumeDecision {
+    const tasks = this.store.list().tasks;
+    if (tasks.length === 0) return unreadable;
+    const storedGoal = this.store.getMeta("goal") ?? "";
+    if (storedGoal !== this.goal) {
+      return { ...unreadable, reason: "goal_changed", message: `${unreadable.message}; the task store holds another goal's tasks: fresh because the goal changed` };
+    }
+    const state = sessionFromTasks(tasks, storedGoal, this.store.totalCost());
+    const why = unreadable.reason === "corrupt" ? "the saved session is unreadable" : "no saved session";
+    const done = state.completed_task_ids.length;
+    const reason = unreadable.reason === "corrupt" ? "session_unreadable" : "session_missing";
+    if (hasUnfinishedWork(state)) {
+      return { action: "resume", reason, state, message: `resumed from the task store (${why}): ${done} done previously, ${state.pending_task_ids.length} pending, ${state.open_task_ids.length} open` };
+    }
+    return { action: "drained", reason, state, message: `resumed from the task store (${why}): ${done} done previously, nothing left to do` };
   }
 
   /** Tasks claimed or in progress when the last run died: their agents are gone. */
@@ -502,7 +550,8 @@ export class Orchestrator {
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
       });
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs };
+      const procStart = attempt.pid === null ? null : processStartTime(attempt.pid);
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart };
       this.running.set(agentId, agent);
       this.agentsSpawned++;
       this.writeAgents();
@@ -517,7 +566,9 @@ export class Orchestrator {
   private writeAgents(): void {
     const entries: AgentEntry[] = [];
     for (const a of this.running.values()) {
-      if (a.attempt.pid !== null) entries.push({ agent_id: a.agentId, pid: a.attempt.pid, task_id: a.task.id, run_id: this.runId, started_at: a.spawnTs });
+      if (a.attempt.pid !== null) {
+        entries.push({ agent_id: a.agentId, pid: a.attempt.pid, task_id: a.task.id, run_id: this.runId, started_at: a.spawnTs, proc_start: a.procStart });
+      }
     }
     this.tryWrite(() => writeAgentsFile(this.o.sddDir, entries), "agents.json");
   }
@@ -630,13 +681,22 @@ export class Orchestrator {
 
   private outcome(): RunOutcome {
     if (this.stopping?.interrupted) return "interrupted";
-    if (this.stopping) return "stopped";
     if (this.planError) return "plan_failed";
-    if (this.decision.action === "drained" && !this.o.keepAlive) return "drained";
+    // A stop only counts when it left work behind; a backlog that drained
+    // before the stop took effect is judged like any finished run.
+    if (this.stopping && this.workLeft() > 0) return "stopped";
     const c = this.store.counts();
+    // A backlog that drained earlier with failures is still not a success.
+    if (this.decision.action === "drained" && !this.o.keepAlive) return c.failed > 0 ? "failed" : "drained";
     if (this.budgetHit && c.open + c.claimed + c.in_progress > 0) return "budget_exhausted";
     if (c.failed > 0) return "failed";
     return "completed";
+  }
+
+  /** Tasks that could still run: open, claimed, in progress, orphaned, waiting. */
+  private workLeft(): number {
+    const c = this.store.counts();
+    return c.open + c.claimed + c.in_progress + c.orphaned + c.waiting_for_subtasks + c.blocked + c.planned;
   }
 
   private async finish(): Promise<RunSummary> {
@@ -677,20 +737,27 @@ export class Orchestrator {
       event_count: count,
       sealed,
       server_url: this.server.url,
+      stopped_by: this.stopping?.reason ?? null,
       error: this.planError,
     };
   }
 }
 
-/** Exit code of a finished run. */
-export function exitCodeOf(outcome: RunOutcome): number {
+/**
+ * Exit code of a finished run: 0 only when the backlog drained with no
+ * failure; a stop that left tasks behind is 1 (`run_incomplete`), or 143
+ * when the stop was a SIGTERM (the shell's code for "terminated"), and
+ * Ctrl-C is 130.
+ */
+export function exitCodeOf(outcome: RunOutcome, stoppedBy: string | null = null): number {
   switch (outcome) {
     case "completed":
     case "drained":
-    case "stopped":
       return 0;
     case "interrupted":
       return 130;
+    case "stopped":
+      return stoppedBy === "SIGTERM" ? 143 : 1;
     case "plan_failed":
       return 3;
     default:

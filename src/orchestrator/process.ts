@@ -4,7 +4,8 @@
  * or a timeout kills the agent together with whatever it started, and a
  * terminal Ctrl-C reaches only the orchestrator (which then stops them).
  */
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../server/paths.ts";
 import { dirname } from "node:path";
 
 export interface SpawnSpec {
@@ -59,8 +60,9 @@ function signalGroup(pid: number, sig: NodeJS.Signals, leaderToo = true): void {
 }
 
 export function spawnLogged(spec: SpawnSpec): RunningProcess {
-  mkdirSync(dirname(spec.logPath), { recursive: true });
-  const logFd = openSync(spec.logPath, "a", 0o644);
+  // Agent output can hold anything the agent read: owner-only.
+  ensurePrivateDir(dirname(spec.logPath));
+  const logFd = openSync(spec.logPath, "a", PRIVATE_FILE_MODE);
   const write = (chunk: Uint8Array | string): void => {
     try {
       if (typeof chunk === "string") writeSync(logFd, chunk);

@@ -4,6 +4,7 @@
  * copy of its task trace.
  */
 import { createHash } from "node:crypto";
+import { isAbsolute, relative, sep } from "node:path";
 import { pyFloat } from "../pyjson/types.ts";
 import type { Task } from "../server/model.ts";
 import { StepJournal } from "../steps/writer.ts";
@@ -24,6 +25,20 @@ export interface AttemptRecord {
   summary: string | null;
 }
 
+/**
+ * A recorded path as it reads inside the project: the workdir is `.`, a
+ * path under it is relative, and our own executable is `bernstein`, so a
+ * step journal (and a receipt made from it) does not carry the producing
+ * machine's directories. Other absolute paths (system tools) stay as given.
+ */
+export function portablePath(arg: string, workdir: string): string {
+  if (arg === process.execPath) return "bernstein";
+  if (!isAbsolute(arg)) return arg;
+  if (arg === workdir) return ".";
+  const rel = relative(workdir, arg);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel.split(sep).join("/") : arg;
+}
+
 /** Append the attempt as one step: input hash = SHA-256 of the prompt. */
 export function appendAgentStep(r: AttemptRecord): void {
   const j = StepJournal.open(r.sddDir, r.agentId);
@@ -32,7 +47,7 @@ export function appendAgentStep(r: AttemptRecord): void {
       input_hash: createHash("sha256").update(r.prompt, "utf8").digest("hex"),
       model: r.model,
       prompt: r.prompt,
-      tool_call: { adapter: r.adapter, argv: r.recordedArgv, cwd: r.workdir, task_id: r.task.id },
+      tool_call: { adapter: r.adapter, argv: r.recordedArgv.map((a) => portablePath(a, r.workdir)), cwd: portablePath(r.workdir, r.workdir), task_id: r.task.id },
       tool_result: {
         exit_code: r.result.exitCode,
         outcome: r.result.outcome,

@@ -16,9 +16,15 @@ export function tokenMatches(presented: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or null. */
-export function bearerToken(header: string | null): string | null {
-  if (!header) return null;
+export type PresentedToken = { kind: "token"; token: string } | { kind: "missing" } | { kind: "malformed" };
+
+/**
+ * The token of an `Authorization: Bearer <token>` header. A header that is
+ * there but not of that shape (`Bearer a b`, `Basic …`, `Bearer`) is
+ * `malformed`, told apart from no header at all.
+ */
+export function bearerToken(header: string | null): PresentedToken {
+  if (header === null || header.trim() === "") return { kind: "missing" };
   const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  return m ? m[1]! : null;
+  return m ? { kind: "token", token: m[1]! } : { kind: "malformed" };
 }

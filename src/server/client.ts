@@ -58,9 +58,21 @@ export interface TaskPage {
   offset: number;
 }
 
+export interface ClaimLease {
+  task_id: string;
+  claim_id: string;
+  lease_expires_at: number | null;
+  lease_s: number | null;
+}
+
 export interface ClaimResult {
   task: Task | null;
   tasks: Task[];
+  /** The first task's claim (its lease); show it to complete, fail, move or heartbeat the task. */
+  claim_id: string | null;
+  lease_expires_at: number | null;
+  lease_s: number;
+  claims: ClaimLease[];
 }
 
 export interface StopResult {
@@ -164,16 +176,26 @@ export class TaskClient {
     return (await this.request<ClaimResult>("POST", "/tasks/claim", opts)).body;
   }
 
-  async complete(id: string, body: { result_summary?: string | null; cost_usd?: number } = {}): Promise<Task> {
+  /** Complete a claimed task: `claim_id` is the lease its claim returned. */
+  async complete(id: string, body: { claim_id?: string | null; result_summary?: string | null; cost_usd?: number } = {}): Promise<Task> {
     return (await this.request<Task>("POST", `/tasks/${encodeURIComponent(id)}/complete`, body)).body;
   }
 
-  async fail(id: string, body: { reason?: string | null; cost_usd?: number } = {}): Promise<Task> {
+  async fail(id: string, body: { claim_id?: string | null; reason?: string | null; cost_usd?: number } = {}): Promise<Task> {
     return (await this.request<Task>("POST", `/tasks/${encodeURIComponent(id)}/fail`, body)).body;
   }
 
-  async setStatus(id: string, status: TaskStatus, reason?: string): Promise<Task> {
-    return (await this.request<Task>("POST", `/tasks/${encodeURIComponent(id)}/status`, reason === undefined ? { status } : { status, reason })).body;
+  /** Renew a claim's lease (call well within `lease_s`). */
+  async heartbeat(id: string, claimId: string): Promise<ClaimLease> {
+    return (await this.request<ClaimLease>("POST", `/tasks/${encodeURIComponent(id)}/heartbeat`, { claim_id: claimId })).body;
+  }
+
+  /** Any legal transition; a claimed task needs its `claimId` (cancelling does not). */
+  async setStatus(id: string, status: TaskStatus, reason?: string, claimId?: string): Promise<Task> {
+    const body: Record<string, string> = { status };
+    if (reason !== undefined) body.reason = reason;
+    if (claimId !== undefined) body.claim_id = claimId;
+    return (await this.request<Task>("POST", `/tasks/${encodeURIComponent(id)}/status`, body)).body;
   }
 
   /** Ask the orchestrator (or a standalone server) to stop. */

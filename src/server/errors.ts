@@ -34,6 +34,26 @@ export class IllegalTransitionError extends TaskServerError {
   }
 }
 
+/** A held task changed by someone who does not hold its claim (or no claim id given). */
+export class ClaimMismatchError extends TaskServerError {
+  constructor(id: string, why: string) {
+    super("claim_mismatch", `Task '${id}': ${why}`, 409, ExitCode.USAGE, { task_id: id });
+    this.name = "ClaimMismatchError";
+  }
+}
+
+/** The claim ran out of lease (not heartbeated in time) and the task went back to open. */
+export class LeaseExpiredError extends TaskServerError {
+  constructor(id: string, claimId: string, expiredAt: number | null) {
+    super("lease_expired", `Task '${id}': claim ${claimId} expired (its lease was not renewed) and the task went back to the queue`, 409, ExitCode.NEGATIVE, {
+      task_id: id,
+      claim_id: claimId,
+      expired_at: expiredAt,
+    });
+    this.name = "LeaseExpiredError";
+  }
+}
+
 /** Bad request bodies: unknown fields, wrong types, unknown dependencies, cycles. */
 export class InvalidTaskRequestError extends TaskServerError {
   constructor(message: string, httpStatus = 422, facts: Record<string, unknown> = {}) {

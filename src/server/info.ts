@@ -3,11 +3,11 @@
  * Written atomically with mode 0600 (it holds the bearer token), removed on
  * a clean shutdown by the process that wrote it.
  */
-import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
-import { serverInfoPath } from "./paths.ts";
+import { ensurePrivateDir, serverInfoPath } from "./paths.ts";
 
 export const ServerInfoSchema = v.object({
   url: v.string(),
@@ -20,7 +20,7 @@ export const ServerInfoSchema = v.object({
 export type ServerInfo = v.InferOutput<typeof ServerInfoSchema>;
 
 export function writeServerInfo(sddDir: string, info: ServerInfo): void {
-  mkdirSync(dirname(serverInfoPath(sddDir)), { recursive: true });
+  ensurePrivateDir(dirname(serverInfoPath(sddDir)));
   writeFileAtomic(serverInfoPath(sddDir), JSON.stringify(info, null, 2) + "\n", { mode: 0o600 });
 }
 

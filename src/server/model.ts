@@ -114,17 +114,25 @@ export type ClaimRequest = v.InferInput<typeof ClaimSchema>;
 
 const COST = v.pipe(v.number(), v.minValue(0, "must not be negative"), v.finite("must be finite"));
 
+/** The lease a claim returned; required to complete, fail or move a claimed task. */
+const CLAIM_ID = v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200))), null);
+
 /** Body of `POST /tasks/{id}/complete`. */
 export const CompleteSchema = v.strictObject({
   result_summary: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(100_000))), null),
   cost_usd: v.optional(COST, 0),
+  claim_id: CLAIM_ID,
 });
+
+/** Body of `POST /tasks/{id}/heartbeat`. */
+export const HeartbeatSchema = v.strictObject({ claim_id: v.pipe(v.string(), v.maxLength(200)) });
 export type CompleteRequest = v.InferInput<typeof CompleteSchema>;
 
 /** Body of `POST /tasks/{id}/fail`. */
 export const FailSchema = v.strictObject({
   reason: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(100_000))), null),
   cost_usd: v.optional(COST, 0),
+  claim_id: CLAIM_ID,
 });
 export type FailRequest = v.InferInput<typeof FailSchema>;
 
@@ -132,6 +140,7 @@ export type FailRequest = v.InferInput<typeof FailSchema>;
 export const StatusChangeSchema = v.strictObject({
   status: v.picklist(TASK_STATUSES, `must be one of ${TASK_STATUSES.join(", ")}`),
   reason: v.optional(v.nullable(v.string()), null),
+  claim_id: CLAIM_ID,
 });
 export type StatusChangeRequest = v.InferInput<typeof StatusChangeSchema>;
 

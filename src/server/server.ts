@@ -9,10 +9,18 @@
  *   POST /tasks                       201 + task                (TaskCreate body)
  *   GET  /tasks[?status=S]            flat list; with limit/offset: {tasks,total,limit,offset}
  *   GET  /tasks/{id}                  task | 404 "Task '<id>' not found"
- *   POST /tasks/claim                 {agent_id?, limit?} -> 200 {task, tasks} (task null when none ready)
- *   POST /tasks/{id}/complete         {result_summary?, cost_usd?} -> task (status done)
- *   POST /tasks/{id}/fail             {reason?, cost_usd?} -> task (status failed)
- *   POST /tasks/{id}/status           {status, reason?} -> task (any other legal transition)
+ *   POST /tasks/claim                 {agent_id?, limit?} -> 200 {task, tasks, claim_id, lease_expires_at, lease_s, claims}
+ *                                     (task/claim_id null when none ready; claims: one lease per task)
+ *   POST /tasks/{id}/heartbeat        {claim_id} -> {task_id, claim_id, lease_expires_at, lease_s} (renews the lease)
+ *   POST /tasks/{id}/complete         {claim_id, result_summary?, cost_usd?} -> task (status done)
+ *   POST /tasks/{id}/fail             {claim_id, reason?, cost_usd?} -> task (status failed)
+ *   POST /tasks/{id}/status           {status, reason?, claim_id?} -> task (any other legal transition)
+ * Claims and leases: a claimed (or in-progress) task is changed only with the
+ * claim_id its claim returned (409 claim_mismatch otherwise; cancelling is the
+ * one exception, an operator's right). A claim expires `lease_s` seconds
+ * (default 300, `--lease-s`) after the claim or its last heartbeat; the task
+ * goes back to `open` (journaled) and the old claim_id answers 409
+ * lease_expired.
  *   POST /stop                        {force?, timeout_s?} -> 202; stops the attached orchestrator
  *                                     (a standalone server shuts itself down)
  *   POST /shutdown                    202; graceful stop of this process
@@ -29,6 +37,7 @@ import {
   ClaimSchema,
   CompleteSchema,
   FailSchema,
+  HeartbeatSchema,
   StatusChangeSchema,
   StopSchema,
   TASK_ID_PATTERN,
@@ -37,15 +46,20 @@ import {
   type ServerStatus,
   type StopOptions,
 } from "./model.ts";
-import { serverLockPath } from "./paths.ts";
-import { TaskStore } from "./store.ts";
-import { mkdirSync } from "node:fs";
+import { ensureRuntimeDir, serverLockPath } from "./paths.ts";
+import { derivedPort, type PortChoice } from "./ports.ts";
+import { TaskStore, type ExpiredClaim } from "./store.ts";
+import { appendJsonLine } from "../session/jsonl-log.ts";
+import { pyFloat } from "../pyjson/types.ts";
 import { join } from "node:path";
 
 /** Request bodies above this size are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_HOST = "127.0.0.1";
-export const DEFAULT_PORT = 8052;
+/** The Python server's fixed port; ours is `auto` (see ports.ts) unless `--port 8052` is asked for. */
+export const PYTHON_DEFAULT_PORT = 8052;
+/** Seconds a claim made over HTTP lives without a heartbeat. */
+export const DEFAULT_LEASE_S = 300;
 
 export interface StopOutcome {
   accepted: boolean;
@@ -58,13 +72,19 @@ export interface ServerHooks {
   stop?(opts: StopOptions): StopOutcome;
   /** Extra `/status` fields owned by the orchestrator. */
   status?(): Partial<Pick<ServerStatus, "run_id" | "goal" | "cost_usd" | "budget_usd" | "orchestrator">>;
+  /**
+   * Journal a change the server made or was asked for (`task_requeued` on a
+   * lease expiry, `task_cancelled`). Without this hook the server appends
+   * them to `<sdd>/runtime/task_events.jsonl`.
+   */
+  event?(name: string, payload: Record<string, string | number | null>): void;
 }
 
 export interface StartServerOptions {
   sddDir: string;
   host?: string;
-  /** 0 picks a free port; the real one is written to server.json. */
-  port?: number;
+  /** `auto` (default): derived from the state dir, else any free port; 0: any free port; the real one is written to server.json. */
+  port?: PortChoice;
   /** Defaults to BERNSTEIN_AUTH_TOKEN, else a generated token. */
   token?: string;
   /** An already opened store (the orchestrator shares its own). */
@@ -72,6 +92,8 @@ export interface StartServerOptions {
   hooks?: ServerHooks;
   /** Diagnostics sink (never receives the token). */
   warn?: (message: string) => void;
+  /** Lease of a claim made over HTTP, in seconds (default DEFAULT_LEASE_S). */
+  leaseS?: number;
 }
 
 export interface RunningServer {
@@ -107,27 +129,58 @@ function errorResponse(status: number, code: string, detail: string, facts: Reco
   return json({ error: code, detail, ...facts }, status);
 }
 
-/** Read a body of at most MAX_BODY_BYTES, whatever Content-Length claims. */
+/**
+ * An oversize body is read and thrown away up to this many bytes before the
+ * 413 is sent: a client that writes its whole body before reading the answer
+ * (Python's urllib, most blocking clients) would otherwise have its write
+ * reset by the closed socket and never see the 413. Beyond it the
+ * connection is cut (memory stays flat either way: nothing is kept).
+ */
+export const MAX_DRAIN_BYTES = 8 * MAX_BODY_BYTES;
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Discard the rest of a body, at most up to MAX_DRAIN_BYTES in total. */
+async function drain(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> }, seen: number): Promise<void> {
+  try {
+    while (seen <= MAX_DRAIN_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      seen += value?.byteLength ?? 0;
+    }
+    await reader.cancel();
+  } catch {
+    /* the client went away */
+  }
+}
+
+/** Read a body of at most MAX_BODY_BYTES, whatever Content-Length claims; it must be UTF-8. */
 async function readBody(req: Request): Promise<string> {
   const declared = Number(req.headers.get("content-length") ?? "NaN");
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
-    throw new HttpError(413, "body_too_large", `request body of ${declared} bytes exceeds the limit of ${MAX_BODY_BYTES} bytes`);
-  }
   if (!req.body) return "";
+  const reader = req.body.getReader();
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+    await drain(reader, 0);
+    throw new HttpError(413, "body_too_large", `request body of ${declared} bytes exceeds the limit of ${MAX_BODY_BYTES} bytes`, { limit: MAX_BODY_BYTES });
+  }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = req.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = (await reader.read()) as { done: boolean; value: Uint8Array };
     if (done) break;
     size += value.byteLength;
     if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new HttpError(413, "body_too_large", `request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
+      await drain(reader, size);
+      throw new HttpError(413, "body_too_large", `request body exceeds the limit of ${MAX_BODY_BYTES} bytes`, { limit: MAX_BODY_BYTES });
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  try {
+    return UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    // Replacement characters would silently change what the client sent.
+    throw new HttpError(400, "invalid_utf8", "request body is not valid UTF-8");
+  }
 }
 
 /** Parse a JSON object body; an empty body counts as `{}`. */
@@ -170,11 +223,12 @@ function clientUrl(host: string, port: number): string {
  */
 export async function startTaskServer(opts: StartServerOptions): Promise<RunningServer> {
   const host = opts.host ?? DEFAULT_HOST;
-  const port = opts.port ?? DEFAULT_PORT;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`invalid port ${port}: must be 0-65535`);
+  const choice = opts.port ?? "auto";
+  if (choice !== "auto" && (!Number.isInteger(choice) || choice < 0 || choice > 65535)) throw new UsageError(`invalid port ${choice}: must be 0-65535`);
+  const port = choice === "auto" ? derivedPort(opts.sddDir) : choice;
   const token = opts.token ?? (process.env.BERNSTEIN_AUTH_TOKEN || generateToken());
   const warn = opts.warn ?? (() => {});
-  mkdirSync(join(opts.sddDir, "runtime"), { recursive: true });
+  ensureRuntimeDir(opts.sddDir);
 
   let lock: FileLock;
   try {
@@ -201,6 +255,20 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
   }
 
   let hooks: ServerHooks = opts.hooks ?? {};
+  const leaseS = opts.leaseS ?? DEFAULT_LEASE_S;
+  if (!(Number.isFinite(leaseS) && leaseS > 0)) throw new UsageError(`invalid lease ${leaseS}: must be a positive number of seconds`);
+  const eventLog = join(opts.sddDir, "runtime", "task_events.jsonl");
+  const journal = (name: string, payload: Record<string, string | number | null>): void => {
+    try {
+      if (hooks.event) hooks.event(name, payload);
+      else appendJsonLine(eventLog, { ts: pyFloat(Date.now() / 1000), event: name, ...payload });
+    } catch (err) {
+      warn(`task server: could not journal ${name}: ${(err as Error).message}`);
+    }
+  };
+  const journalRequeued = (expired: ExpiredClaim[]): void => {
+    for (const e of expired) journal("task_requeued", { task_id: e.task_id, agent_id: e.agent_id, claim_id: e.claim_id, reason: e.reason });
+  };
   let resolveShutdown!: (o: StopOptions) => void;
   const shutdownRequested = new Promise<StopOptions>((r) => (resolveShutdown = r));
   const startedAt = Date.now() / 1000;
@@ -268,8 +336,17 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     if (path === "/tasks/claim") {
       if (method !== "POST") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
       const body = validate(ClaimSchema, await readJsonObject(req));
-      const tasks = store.claim(body.agent_id, body.limit);
-      return json({ task: tasks[0] ?? null, tasks });
+      journalRequeued(store.expireLeases());
+      const got = store.claimLeased(body.agent_id, body.limit, leaseS);
+      const first = got[0]?.lease ?? null;
+      return json({
+        task: got[0]?.task ?? null,
+        tasks: got.map((c) => c.task),
+        claim_id: first?.claim_id ?? null,
+        lease_expires_at: first?.lease_expires_at ?? null,
+        lease_s: leaseS,
+        claims: got.map((c) => c.lease),
+      });
     }
     if (parts[0] === "tasks" && parts.length >= 2 && parts.length <= 3) {
       let id: string;
@@ -288,25 +365,47 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
       switch (parts[2]) {
         case "complete": {
           const body = validate(CompleteSchema, await readJsonObject(req));
-          return json(store.complete(id, body));
+          return json(await leased(() => store.complete(id, body, { enforce: true, claimId: body.claim_id })));
         }
         case "fail": {
           const body = validate(FailSchema, await readJsonObject(req));
-          return json(store.fail(id, body));
+          return json(await leased(() => store.fail(id, body, { enforce: true, claimId: body.claim_id })));
+        }
+        case "heartbeat": {
+          const body = validate(HeartbeatSchema, await readJsonObject(req));
+          return json(await leased(() => store.heartbeat(id, body.claim_id)));
         }
         case "status": {
           const body = validate(StatusChangeSchema, await readJsonObject(req));
-          return json(store.transition(id, body.status, body.reason !== null ? { reason: body.reason } : {}));
+          // Cancelling is the operator's right over any task; every other move of a held task needs its claim.
+          const cancel = body.status === "cancelled";
+          const task = await leased(() =>
+            store.transition(id, body.status, body.reason !== null ? { reason: body.reason } : {}, { enforce: !cancel, claimId: body.claim_id }),
+          );
+          if (cancel) journal("task_cancelled", { task_id: id, reason: body.reason });
+          return json(task);
         }
       }
     }
     throw new HttpError(404, "not_found", `no such endpoint: ${method} ${path}`);
   };
 
+  /** Run a claim-checked store call; leases that ran out on the way are journaled. */
+  const leased = async <T>(fn: () => T): Promise<T> => {
+    journalRequeued(store.expireLeases());
+    return fn();
+  };
+
   const fetch = async (req: Request): Promise<Response> => {
     const presented = bearerToken(req.headers.get("authorization"));
-    if (presented === null) return errorResponse(401, "unauthorized", "missing 'Authorization: Bearer <token>' header");
-    if (!tokenMatches(presented, token)) return errorResponse(401, "unauthorized", "invalid bearer token");
+    const refuse = async (detail: string): Promise<Response> => {
+      // Like a 413: a blocking client must be able to finish writing its body to read this.
+      if (req.body) await drain(req.body.getReader(), 0);
+      return errorResponse(401, "unauthorized", detail);
+    };
+    if (presented.kind === "missing") return refuse("missing 'Authorization: Bearer <token>' header");
+    if (presented.kind === "malformed") return refuse("malformed Authorization header: expected 'Bearer <token>' (one token, no spaces)");
+    if (!tokenMatches(presented.token, token)) return refuse("invalid bearer token");
     try {
       return await route(req);
     } catch (err) {
@@ -317,11 +416,10 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     }
   };
 
-  let server: ReturnType<typeof Bun.serve>;
-  try {
-    server = Bun.serve({
+  const listen = (p: number) =>
+    Bun.serve({
       hostname: host,
-      port,
+      port: p,
       // Bodies are streamed, never buffered by Bun, so our own limit (413
       // with the JSON error shape) always answers; a Bun-level cap would
       // answer bodies over it with an empty 413 (found by the server fuzzer).
@@ -332,11 +430,22 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
         return errorResponse(500, "internal_error", "internal server error");
       },
     });
+  const inUse = (err: unknown) => /EADDRINUSE|in use/i.test((err as Error).message);
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    try {
+      server = listen(port);
+    } catch (err) {
+      // `auto`: the state dir's port is taken (another program, a hash
+      // collision): any free port will do, server.json tells clients.
+      if (choice !== "auto" || !inUse(err)) throw err;
+      server = listen(0);
+    }
   } catch (err) {
     if (ownsStore) store.close();
     lock.release();
     const msg = (err as Error).message;
-    if (/EADDRINUSE|in use/i.test(msg)) {
+    if (inUse(err)) {
       throw new RefusalError("port_in_use", `cannot listen on ${host}:${port}: the address is already in use (use --port)`, { host, port });
     }
     throw new RefusalError("listen_failed", `cannot listen on ${host}:${port}: ${msg}`, { host, port });
@@ -353,6 +462,20 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     throw err;
   }
 
+  // Expired leases go back to the queue even when no request comes in.
+  const sweepMs = Math.max(50, Math.min(1000, (leaseS * 1000) / 4));
+  const sweeper = setInterval(() => {
+    try {
+      journalRequeued(store.expireLeases());
+    } catch (err) {
+      warn(`task server: lease sweep failed: ${(err as Error).message}`);
+    }
+  }, sweepMs);
+  sweeper.unref?.();
+  // A standalone server holds the store's lock: whichever process held
+  // claims without expiry (an orchestrator) is gone.
+  if (ownsStore) journalRequeued(store.releaseProcessClaims());
+
   let closed = false;
   return {
     url,
@@ -367,6 +490,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(sweeper);
       // Let in-flight requests finish (a /shutdown answer), then cut the rest.
       const graceful = server.stop(false);
       await Promise.race([graceful, Bun.sleep(250)]);

@@ -6,11 +6,11 @@
  * spec §11 and refuse anything else with the allowed targets named.
  */
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { randomBytes } from "node:crypto";
 import * as v from "valibot";
-import { IllegalTransitionError, InvalidTaskRequestError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
+import { ClaimMismatchError, IllegalTransitionError, InvalidTaskRequestError, LeaseExpiredError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
 import {
   SATISFIED_STATUSES,
   TASK_STATUSES,
@@ -24,7 +24,7 @@ import {
   type TaskCreateParsed,
   type TaskStatus,
 } from "./model.ts";
-import { tasksDbPath } from "./paths.ts";
+import { ensurePrivateDir, ensurePrivateFile, narrow, PRIVATE_FILE_MODE, tasksDbPath } from "./paths.ts";
 
 /** A row of the tasks table: the task as served, with status unchecked and depends_on as JSON text. */
 type TaskRow = Omit<Task, "status" | "depends_on"> & { status: string; depends_on: string };
@@ -56,7 +56,56 @@ CREATE TABLE IF NOT EXISTS tasks (
 );
 CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status, priority, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS claims (
+  claim_id TEXT PRIMARY KEY,
+  task_id TEXT NOT NULL,
+  agent_id TEXT,
+  claimed_at REAL NOT NULL,
+  lease_s REAL,
+  expires_at REAL,
+  ended_at REAL,
+  end_reason TEXT
+);
+CREATE INDEX IF NOT EXISTS claims_active ON claims(task_id) WHERE ended_at IS NULL;
+CREATE INDEX IF NOT EXISTS claims_expiry ON claims(expires_at) WHERE ended_at IS NULL;
 `;
+
+/** Statuses in which a task belongs to the holder of its claim. */
+const HELD_STATUSES: readonly string[] = ["claimed", "in_progress"];
+
+/** A claim as handed to its holder: the lease it must show to complete, fail or move the task. */
+export interface Lease {
+  task_id: string;
+  claim_id: string;
+  /** Unix seconds; null for a claim held by the serving process itself (it never expires). */
+  lease_expires_at: number | null;
+  lease_s: number | null;
+}
+
+/** A claim that ran out and went back to `open`. */
+export interface ExpiredClaim {
+  task_id: string;
+  claim_id: string;
+  agent_id: string | null;
+  expired_at: number;
+  reason: "lease_expired" | "holder_gone";
+}
+
+/** What a caller presents to change a held task: `enforce` (HTTP) requires the task's current claim id. */
+export interface ClaimCheck {
+  enforce: boolean;
+  claimId?: string | null;
+}
+
+interface ClaimRow {
+  claim_id: string;
+  task_id: string;
+  agent_id: string | null;
+  lease_s: number | null;
+  expires_at: number | null;
+  ended_at: number | null;
+  end_reason: string | null;
+}
 
 const COLUMNS =
   "id, title, description, role, tenant_id, priority, scope, complexity, status, depends_on, model, effort, assigned_agent, result_summary, fail_reason, cost_usd, attempts, created_at, updated_at, claimed_at, completed_at";
@@ -123,7 +172,13 @@ export class TaskStore {
 
   constructor(path: string) {
     this.path = path;
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    if (path !== ":memory:") {
+      // SQLite gives -wal and -shm the mode of the database file: a 0600
+      // tasks.db keeps all three owner-only.
+      ensurePrivateDir(dirname(path));
+      ensurePrivateFile(path);
+      for (const side of ["-wal", "-shm"]) if (existsSync(path + side)) narrow(path + side, PRIVATE_FILE_MODE, false);
+    }
     this.db = new Database(path, { create: true, strict: true });
     // Another process (a second server, a test client) may hold the write
     // lock for a moment: wait for it instead of failing with SQLITE_BUSY.
@@ -265,32 +320,134 @@ export class TaskStore {
   /**
    * Claim up to `limit` ready tasks for `agentId` atomically: the select and
    * the update run in one `BEGIN IMMEDIATE` transaction, and the update only
-   * matches rows still open, so no task is ever claimed twice.
+   * matches rows still open, so no task is ever claimed twice. Each claim
+   * gets a claim id (its lease): `leaseS` seconds unless heartbeated, or no
+   * expiry (null) for the serving process's own claims.
    */
-  claim(agentId: string | null, limit = 1): Task[] {
+  claimLeased(agentId: string | null, limit = 1, leaseS: number | null = null): { task: Task; lease: Lease }[] {
     const update = this.db.query(
       `UPDATE tasks SET status = 'claimed', assigned_agent = ?, attempts = attempts + 1, claimed_at = ?, updated_at = ?
        WHERE id = ? AND status = 'open'`,
     );
-    const claimed = this.db.transaction(() => {
+    const insert = this.db.query("INSERT INTO claims (claim_id, task_id, agent_id, claimed_at, lease_s, expires_at) VALUES (?, ?, ?, ?, ?, ?)");
+    const out = this.db.transaction(() => {
       const ts = now();
-      const out: Task[] = [];
+      const got: { task: Task; lease: Lease }[] = [];
       for (const r of this.db.query<TaskRow, [number]>(READY_SQL).all(limit)) {
-        const res = update.run(agentId, ts, ts, r.id);
-        if (res.changes === 1) out.push(toTask(this.row(r.id)!));
+        if (update.run(agentId, ts, ts, r.id).changes !== 1) continue;
+        const claimId = randomBytes(16).toString("hex");
+        const expires = leaseS === null ? null : ts + leaseS;
+        insert.run(claimId, r.id, agentId, ts, leaseS, expires);
+        got.push({ task: toTask(this.row(r.id)!), lease: { task_id: r.id, claim_id: claimId, lease_expires_at: expires, lease_s: leaseS } });
       }
-      return out;
+      return got;
     }).immediate();
-    for (const t of claimed) this.emit(t, "open");
-    return claimed;
+    for (const c of out) this.emit(c.task, "open");
+    return out;
+  }
+
+  /** `claimLeased` without the leases (in-process callers that never expire). */
+  claim(agentId: string | null, limit = 1): Task[] {
+    return this.claimLeased(agentId, limit, null).map((c) => c.task);
+  }
+
+  /** The active claim of a task, if any. */
+  private activeClaim(taskId: string): ClaimRow | null {
+    return this.db.query<ClaimRow, [string]>("SELECT * FROM claims WHERE task_id = ? AND ended_at IS NULL").get(taskId);
+  }
+
+  /** Refuse a change of a held task by anyone but the holder of its claim (inside a transaction). */
+  private checkClaim(id: string, status: string, check: ClaimCheck): void {
+    if (!check.enforce) return;
+    const active = HELD_STATUSES.includes(status) ? this.activeClaim(id) : null;
+    const presented = check.claimId ?? null;
+    if (active && presented === active.claim_id) {
+      // Overdue but not yet swept: expired all the same (the sweeper puts it back to open).
+      if (active.expires_at !== null && active.expires_at <= now()) throw new LeaseExpiredError(id, presented, active.expires_at);
+      return;
+    }
+    if (presented !== null) {
+      const c = this.db.query<ClaimRow, [string]>("SELECT * FROM claims WHERE claim_id = ?").get(presented);
+      if (c && c.task_id === id && c.end_reason === "lease_expired") throw new LeaseExpiredError(id, presented, c.ended_at);
+      if (active || (c && c.task_id === id)) throw new ClaimMismatchError(id, active ? "the claim_id is not this task's current claim" : "that claim has ended");
+      if (!active) return;
+    }
+    if (active) throw new ClaimMismatchError(id, "the task is claimed: send the claim_id its claim returned");
+  }
+
+  /** Extend a claim's lease by its lease time; the holder's heartbeat. */
+  heartbeat(id: string, claimId: string): Lease {
+    return this.db.transaction(() => {
+      const r = this.row(id);
+      if (!r) throw new TaskNotFoundError(id);
+      this.checkClaim(id, r.status, { enforce: true, claimId });
+      const c = this.activeClaim(id)!;
+      const expires = c.lease_s === null ? null : now() + c.lease_s;
+      this.db.query("UPDATE claims SET expires_at = ? WHERE claim_id = ?").run(expires, claimId);
+      return { task_id: id, claim_id: claimId, lease_expires_at: expires, lease_s: c.lease_s };
+    }).immediate();
+  }
+
+  /** Claims past their lease, put back to `open` (inside a transaction); returns what was expired. */
+  private expireDueLeases(): ExpiredClaim[] {
+    const ts = now();
+    const due = this.db.query<ClaimRow, [number]>("SELECT * FROM claims WHERE ended_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?").all(ts);
+    return this.requeueClaims(due, ts, "lease_expired");
+  }
+
+  private requeueClaims(rows: ClaimRow[], ts: number, reason: ExpiredClaim["reason"]): ExpiredClaim[] {
+    const out: ExpiredClaim[] = [];
+    for (const c of rows) {
+      this.db.query("UPDATE claims SET ended_at = ?, end_reason = ? WHERE claim_id = ?").run(ts, reason, c.claim_id);
+      const res = this.db
+        .query("UPDATE tasks SET status = 'open', assigned_agent = NULL, updated_at = ? WHERE id = ? AND status IN ('claimed', 'in_progress')")
+        .run(ts, c.task_id);
+      if (res.changes === 1) out.push({ task_id: c.task_id, claim_id: c.claim_id, agent_id: c.agent_id, expired_at: ts, reason });
+    }
+    return out;
+  }
+
+  /** Tell listeners about tasks a committed requeue put back to open. */
+  private emitRequeued(done: ExpiredClaim[]): ExpiredClaim[] {
+    for (const e of done) {
+      const t = this.get(e.task_id);
+      if (t) this.emit(t, "claimed");
+    }
+    return done;
+  }
+
+  /** Put every claim whose lease ran out back to `open`. Returns them (to be journaled). */
+  expireLeases(): ExpiredClaim[] {
+    return this.emitRequeued(this.db.transaction(() => this.expireDueLeases()).immediate());
+  }
+
+  /**
+   * Claims held by a serving process (no expiry) whose process is gone: a
+   * server that starts on this store holds its lock, so no such holder is
+   * alive. Back to `open`.
+   */
+  releaseProcessClaims(): ExpiredClaim[] {
+    const done = this.db
+      .transaction(() => {
+        const rows = this.db.query<ClaimRow, []>("SELECT * FROM claims WHERE ended_at IS NULL AND expires_at IS NULL").all();
+        return this.requeueClaims(rows, now(), "holder_gone");
+      })
+      .immediate();
+    return this.emitRequeued(done);
   }
 
   /** Move a task along a legal transition (409-style error otherwise). */
-  transition(id: string, to: TaskStatus, fields: { reason?: string | null; result_summary?: string | null; cost_usd?: number; assigned_agent?: string | null } = {}): Task {
+  transition(
+    id: string,
+    to: TaskStatus,
+    fields: { reason?: string | null; result_summary?: string | null; cost_usd?: number; assigned_agent?: string | null } = {},
+    check: ClaimCheck = { enforce: false },
+  ): Task {
     let previous: TaskStatus = "open";
     const task = this.db.transaction(() => {
       const r = this.row(id);
       if (!r) throw new TaskNotFoundError(id);
+      this.checkClaim(id, r.status, check);
       previous = r.status as TaskStatus;
       if (!canTransition(previous, to)) throw new IllegalTransitionError(id, previous, to, TRANSITIONS[previous]);
       const ts = now();
@@ -321,18 +478,22 @@ export class TaskStore {
         params.push(fields.assigned_agent);
       }
       this.db.query(`UPDATE tasks SET ${sets.join(", ")} WHERE id = ?`).run(...params, id);
+      // Leaving the held statuses ends the claim: its id no longer moves the task.
+      if (HELD_STATUSES.includes(previous) && !HELD_STATUSES.includes(to)) {
+        this.db.query("UPDATE claims SET ended_at = ?, end_reason = ? WHERE task_id = ? AND ended_at IS NULL").run(ts, to, id);
+      }
       return toTask(this.row(id)!);
     }).immediate();
     this.emit(task, previous);
     return task;
   }
 
-  complete(id: string, body: { result_summary?: string | null; cost_usd?: number } = {}): Task {
-    return this.transition(id, "done", { result_summary: body.result_summary ?? null, cost_usd: body.cost_usd ?? 0 });
+  complete(id: string, body: { result_summary?: string | null; cost_usd?: number } = {}, check: ClaimCheck = { enforce: false }): Task {
+    return this.transition(id, "done", { result_summary: body.result_summary ?? null, cost_usd: body.cost_usd ?? 0 }, check);
   }
 
-  fail(id: string, body: { reason?: string | null; cost_usd?: number } = {}): Task {
-    return this.transition(id, "failed", { reason: body.reason ?? null, cost_usd: body.cost_usd ?? 0 });
+  fail(id: string, body: { reason?: string | null; cost_usd?: number } = {}, check: ClaimCheck = { enforce: false }): Task {
+    return this.transition(id, "failed", { reason: body.reason ?? null, cost_usd: body.cost_usd ?? 0 }, check);
   }
 
   /** Sum of the recorded task costs (USD). */
@@ -345,6 +506,7 @@ export class TaskStore {
     this.db.transaction(() => {
       this.db.exec("DELETE FROM tasks");
       this.db.exec("DELETE FROM meta");
+      this.db.exec("DELETE FROM claims");
     }).immediate();
   }
 

@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { ensurePrivateDir } from "../server/paths.ts";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -78,7 +79,7 @@ export function decodeFile<S extends v.GenericSchema>(path: string, schema: S): 
  * atomically with the parent directory created. Returns the path.
  */
 export function writePrettyJson(path: string, value: PyLike, mode = SESSION_FILE_MODE): string {
-  mkdirSync(dirname(path), { recursive: true });
+  ensurePrivateDir(dirname(path));
   writeFileAtomic(path, dumps(value, { indent: 2 }), { mode });
   return path;
 }

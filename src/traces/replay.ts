@@ -123,6 +123,8 @@ export const REPLAY_TERMINAL_STATUSES = ["done", "failed", "cancelled"] as const
 export interface ReplayTaskApi {
   createTask(body: ReplayRequest): Promise<{ id: string }>;
   getTask(id: string): Promise<{ status: string; result_summary?: string | null }>;
+  /** Cancel the replay task with a reason (a replay that gives up must not leave work behind). */
+  cancelTask(id: string, reason: string): Promise<{ status: string }>;
 }
 
 export type ReplayStatus = "done" | "failed" | "cancelled" | "timeout";
@@ -134,6 +136,10 @@ export interface ReplayOutcome {
   original_result_summary: string;
   result_summary: string | null;
   diff: string;
+  /** On timeout: whether the replay task was cancelled (false: it reached a terminal status first, or the cancel failed). */
+  cancelled?: boolean;
+  /** Why the cancel on timeout failed, when it did. */
+  cancel_error?: string;
 }
 
 /** Everything decided before the server is contacted. */
@@ -174,31 +180,43 @@ export async function runReplay(api: ReplayTaskApi, plan: ReplayPlan, options: R
   const started = Date.now();
   const deadline = started + options.timeoutSeconds * 1000;
   const pollMs = options.pollMs ?? 250;
+  const terminal = (task: { status: string; result_summary?: string | null }): ReplayOutcome => ({
+    task_id: taskId,
+    replay_task_id: created.id,
+    status: task.status as ReplayStatus,
+    original_result_summary: original,
+    result_summary: task.result_summary ?? null,
+    diff: resultSummaryDiff(original, task.result_summary ?? ""),
+  });
   for (;;) {
     const task = await api.getTask(created.id);
     const elapsedSeconds = (Date.now() - started) / 1000;
     options.onProgress?.({ replayTaskId: created.id, status: task.status, elapsedSeconds });
-    if ((REPLAY_TERMINAL_STATUSES as readonly string[]).includes(task.status)) {
-      const replayed = task.result_summary ?? "";
-      return {
-        task_id: taskId,
-        replay_task_id: created.id,
-        status: task.status as ReplayStatus,
-        original_result_summary: original,
-        result_summary: task.result_summary ?? null,
-        diff: resultSummaryDiff(original, replayed),
-      };
-    }
-    if (Date.now() >= deadline) {
-      return {
-        task_id: taskId,
-        replay_task_id: created.id,
-        status: "timeout",
-        original_result_summary: original,
-        result_summary: null,
-        diff: "",
-      };
-    }
+    if ((REPLAY_TERMINAL_STATUSES as readonly string[]).includes(task.status)) return terminal(task);
+    if (Date.now() >= deadline) return await giveUp(api, created.id, options.timeoutSeconds, terminal, { task_id: taskId, original });
     await Bun.sleep(Math.min(pollMs, Math.max(1, deadline - Date.now())));
+  }
+}
+
+/**
+ * The replay gives up: cancel its task so no orchestrator runs (and bills)
+ * it later. When the task reached a terminal status in the meantime, that
+ * status is the outcome after all.
+ */
+async function giveUp(
+  api: ReplayTaskApi,
+  id: string,
+  timeoutSeconds: number,
+  terminal: (t: { status: string; result_summary?: string | null }) => ReplayOutcome,
+  facts: { task_id: string; original: string },
+): Promise<ReplayOutcome> {
+  const timedOut: ReplayOutcome = { task_id: facts.task_id, replay_task_id: id, status: "timeout", original_result_summary: facts.original, result_summary: null, diff: "" };
+  try {
+    await api.cancelTask(id, `replay gave up after ${timeoutSeconds}s without a result`);
+    return { ...timedOut, cancelled: true };
+  } catch (err) {
+    const now = await api.getTask(id).catch(() => null);
+    if (now && (REPLAY_TERMINAL_STATUSES as readonly string[]).includes(now.status)) return terminal(now);
+    return { ...timedOut, cancelled: false, cancel_error: (err as Error).message };
   }
 }

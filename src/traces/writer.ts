@@ -15,7 +15,8 @@
  * whose snapshots stay as they were at spawn: task-trace replay diffs
  * against the recorded result, so the trace must carry it.
  */
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync } from "node:fs";
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../server/paths.ts";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -168,10 +169,10 @@ export class TraceRecorder {
   }
 
   private writePythonLayout(obj: Record<string, PyLike>): void {
-    mkdirSync(this.dir, { recursive: true });
+    ensurePrivateDir(this.dir);
     const line = dumps(obj) + "\n";
-    writeFileAtomic(join(this.dir, `trace-${this.traceId}.json`), line);
-    for (const id of this.start.taskIds) appendFileSync(join(this.dir, `${id}.jsonl`), line);
+    writeFileAtomic(join(this.dir, `trace-${this.traceId}.json`), line, { mode: PRIVATE_FILE_MODE });
+    for (const id of this.start.taskIds) appendFileSync(join(this.dir, `${id}.jsonl`), line, { mode: PRIVATE_FILE_MODE });
   }
 
   /** The spawn-time copy (outcome unknown, no end_ts). */
@@ -187,7 +188,7 @@ export class TraceRecorder {
     const stamp = traceStamp(this.start.spawnTs);
     return this.start.taskIds.map((id) => {
       const p = join(this.dir, `${id}-${stamp}.json`);
-      writeFileAtomic(p, pretty);
+      writeFileAtomic(p, pretty, { mode: PRIVATE_FILE_MODE });
       return p;
     });
   }

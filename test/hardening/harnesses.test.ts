@@ -59,4 +59,20 @@ describe("task server load (short)", () => {
     expect([r.double_claims, r.lost_updates, r.server_errors]).toEqual([0, 0, 0]);
     console.log(`load: 600 requests, p99 ${r.latency.all.p99_ms} ms`);
   }, 60_000);
+
+  test("lease-expiry run (--lease-s 1): no completion without the claim, every abandoned claim expires back to open and is journaled once", async () => {
+    const proc = Bun.spawn(
+      [process.execPath, join(ROOT, "scripts", "load.ts"), "--clients", "10", "--requests", "150", "--seed", String(SEED), "--lease-s", "1", "--bin", binPath(), "--json"],
+      { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
+    );
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const r = JSON.parse(out);
+    expect({ code, problems: r.problems, server: r.server_checks, err: code === 0 ? "" : err }).toEqual({ code: 0, problems: [], server: [], err: "" });
+    expect(r.theft_attempts).toBeGreaterThan(0);
+    expect(r.stolen_completions).toBe(0);
+    expect(r.abandoned).toBeGreaterThan(0);
+    expect(r.expired_ok).toBe(r.abandoned);
+    expect(r.journaled_expiries).toBe(r.claims_granted - r.completed);
+    console.log(`lease load: ${r.theft_attempts} theft attempts refused, ${r.abandoned} abandoned claims expired, ${r.journaled_expiries} expiries journaled`);
+  }, 60_000);
 });

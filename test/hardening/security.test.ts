@@ -186,7 +186,7 @@ describe("task server exposure", () => {
     const auth = readFileSync(join(import.meta.dir, "..", "..", "src", "server", "auth.ts"), "utf8");
     expect(auth).toContain("timingSafeEqual(");
     const server = readFileSync(join(import.meta.dir, "..", "..", "src", "server", "server.ts"), "utf8");
-    expect(server).toContain("tokenMatches(presented, token)");
+    expect(server).toContain("tokenMatches(presented.token, token)");
     // No plain string comparison of the token anywhere in the server.
     expect(server).not.toMatch(/===\s*token\b|\btoken\s*===|!==\s*token\b|\btoken\s*!==/);
   });

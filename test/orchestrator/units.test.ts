@@ -26,16 +26,39 @@ afterAll(() => {
 
 describe("agent output contract", () => {
   test("JSON last line, then RESULT: line, then last non-empty line", () => {
-    expect(parseAgentOutput("")).toEqual({ resultSummary: null, costUsd: 0 });
-    expect(parseAgentOutput("a\nb\n\n  \n")).toEqual({ resultSummary: "b", costUsd: 0 });
-    expect(parseAgentOutput("RESULT: the thing\nbye\n")).toEqual({ resultSummary: "the thing", costUsd: 0 });
-    expect(parseAgentOutput('RESULT: x\n{"result_summary": "y", "cost_usd": 0.5}\n')).toEqual({ resultSummary: "y", costUsd: 0.5 });
-    expect(parseAgentOutput('{"cost_usd": 1.25}')).toEqual({ resultSummary: null, costUsd: 1.25 });
-    expect(parseAgentOutput('{"cost_usd": -1, "result_summary": 3}')).toEqual({ resultSummary: "3", costUsd: 0 });
-    expect(parseAgentOutput('{"other": 1}')).toEqual({ resultSummary: '{"other": 1}', costUsd: 0 });
+    const ok = (resultSummary: string | null, costUsd: number) => ({ resultSummary, costUsd, failure: null, failureDetail: null });
+    expect(parseAgentOutput("")).toEqual(ok(null, 0));
+    expect(parseAgentOutput("a\nb\n\n  \n")).toEqual(ok("b", 0));
+    expect(parseAgentOutput("RESULT: the thing\nbye\n")).toEqual(ok("the thing", 0));
+    expect(parseAgentOutput('RESULT: x\n{"result_summary": "y", "cost_usd": 0.5}\n')).toEqual(ok("y", 0.5));
+    expect(parseAgentOutput('{"cost_usd": 1.25}')).toEqual(ok(null, 1.25));
+    expect(parseAgentOutput('{"other": 1}')).toEqual(ok('{"other": 1}', 0));
     expect(parseAgentOutput("x".repeat(5000)).resultSummary!.length).toBe(4000);
-    expect(parseClaudeOutput('{"type":"result","result":"ok","total_cost_usd":0.1}')).toEqual({ resultSummary: "ok", costUsd: 0.1 });
-    expect(parseAiderOutput("Cost: $0.01 message, $0.03 session.\nall good")).toEqual({ resultSummary: "all good", costUsd: 0.03 });
+    expect(parseClaudeOutput('{"type":"result","result":"ok","total_cost_usd":0.1}')).toEqual(ok("ok", 0.1));
+    expect(parseAiderOutput("Cost: $0.01 message, $0.03 session.\nall good")).toEqual(ok("all good", 0.03));
+  });
+
+  test("a cost that is not a finite number >= 0 is refused (invalid_cost), never read as 0", () => {
+    for (const raw of ["-1", "-1000", "1e400", "-1e400", '"0.5"', "true"]) {
+      const r = parseAgentOutput(`{"result_summary": "x", "cost_usd": ${raw}}`);
+      expect(r.failure).toBe("invalid_cost");
+      expect(r.costUsd).toBe(0);
+      expect(r.failureDetail).toContain("cost_usd");
+    }
+    expect(parseClaudeOutput('{"result":"ok","total_cost_usd":1e400}').failure).toBe("invalid_cost");
+    expect(parseAgentOutput('{"result_summary": "x", "cost_usd": null}').failure).toBeNull();
+  });
+
+  test("claude: denied tools, an error result or no result are not a success", () => {
+    const denied = parseClaudeOutput(
+      '{"type":"result","subtype":"success","is_error":false,"result":"I need permission to write files.","total_cost_usd":0.02,"permission_denials":[{"tool_name":"Write","tool_use_id":"t1","tool_input":{}},{"tool_name":"Bash"}]}',
+    );
+    expect(denied).toMatchObject({ failure: "permission_denied", costUsd: 0.02 });
+    expect(denied.failureDetail).toContain("denied 2 tool use(s) (Write, Bash)");
+    expect(parseClaudeOutput('{"type":"result","subtype":"error_max_turns","is_error":true,"result":"","total_cost_usd":0.5}')).toMatchObject({ failure: "agent_error", costUsd: 0.5 });
+    expect(parseClaudeOutput('{"type":"result","total_cost_usd":0.1}').failure).toBe("no_result");
+    expect(parseClaudeOutput("plain text, no JSON").failure).toBe("no_result");
+    expect(parseClaudeOutput('{"type":"result","result":"done","total_cost_usd":0.1,"permission_denials":[]}').failure).toBeNull();
   });
 });
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TRANSITIONS, TASK_STATUSES } from "../../src/server/model.ts";
 import { TaskStore } from "../../src/server/store.ts";
-import { IllegalTransitionError, InvalidTaskRequestError } from "../../src/server/errors.ts";
+import { IllegalTransitionError, InvalidTaskRequestError, LeaseExpiredError } from "../../src/server/errors.ts";
 import { findServer } from "../../src/server/client.ts";
 import { writeServerInfo } from "../../src/server/info.ts";
 import { ROOT } from "../helpers/cli.ts";
@@ -114,5 +114,27 @@ describe("findServer", () => {
     expect(findServer(dir, { BERNSTEIN_SERVER_URL: "http://other:1" })!.token).toBeNull();
     writeServerInfo(dir, { url: "http://127.0.0.1:9", host: "127.0.0.1", port: 9, pid: 2 ** 22 + 12345, token: "t1", started_at: 1 });
     expect(findServer(dir, {})).toBeNull();
+  });
+});
+
+describe("claims and leases", () => {
+  test("in-process claims never expire; a new server releases them (holder_gone); leased ones expire", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bern-lease-"));
+    try {
+      const store = new TaskStore(join(dir, "tasks.db"));
+      store.createMany([{ id: "P", title: "p" }, { id: "H", title: "h" }]);
+      const [p] = store.claimLeased("orch", 1, null);
+      const [h] = store.claimLeased("http", 1, 0.05);
+      expect(p!.lease.lease_expires_at).toBeNull();
+      await Bun.sleep(80);
+      expect(store.expireLeases().map((e) => [e.task_id, e.reason])).toEqual([["H", "lease_expired"]]);
+      expect(store.get("P")!.status).toBe("claimed");
+      expect(() => store.complete("H", {}, { enforce: true, claimId: h!.lease.claim_id })).toThrow(LeaseExpiredError);
+      expect(store.releaseProcessClaims().map((e) => [e.task_id, e.reason])).toEqual([["P", "holder_gone"]]);
+      expect(store.get("P")!.status).toBe("open");
+      store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -81,12 +81,19 @@ print(json.dumps(["\\n".join(difflib.unified_diff(a.splitlines(), b.splitlines()
 
 describe("poll loop", () => {
   // A scripted client: the server behaviour itself is exercised end-to-end in test/e2e/session.
-  function scripted(statuses: string[], summary: string | null) {
+  function scripted(statuses: string[], summary: string | null, cancelFails = false) {
     const created: ReplayRequest[] = [];
+    const cancelled: string[] = [];
     let i = 0;
     return {
       created,
+      cancelled,
       api: {
+        async cancelTask(id: string, reason: string) {
+          if (cancelFails) throw new Error("cannot go from 'done' to 'cancelled'");
+          cancelled.push(`${id}: ${reason}`);
+          return { status: "cancelled" };
+        },
         async createTask(body: ReplayRequest) {
           created.push(body);
           return { id: "R-1" };
@@ -120,5 +127,19 @@ describe("poll loop", () => {
     const out = await runReplay(s.api, prepareReplay(loaded(TRACE), "T-1"), { timeoutSeconds: 0.05, pollMs: 5 });
     expect(out.status).toBe("timeout");
     expect(out.diff).toBe("");
+    expect(out.cancelled).toBe(true);
+    expect(s.cancelled).toEqual(["R-1: replay gave up after 0.05s without a result"]);
+  });
+
+  test("a cancel that fails is reported (cancelled: false, cancel_error); one that lost the race to 'done' reports done", async () => {
+    const stuck = scripted(["open"], null, true);
+    const out = await runReplay(stuck.api, prepareReplay(loaded(TRACE), "T-1"), { timeoutSeconds: 0.001, pollMs: 1 });
+    expect(out.status).toBe("timeout");
+    expect(out.cancelled).toBe(false);
+    expect(out.cancel_error).toContain("cannot go");
+    // first poll: open (deadline passed), cancel refused, re-read: done
+    const raced = scripted(["open", "done"], "line one\nline two", true);
+    const late = await runReplay(raced.api, prepareReplay(loaded(TRACE), "T-1"), { timeoutSeconds: 0.001, pollMs: 1 });
+    expect(late).toMatchObject({ status: "done", result_summary: "line one\nline two", diff: "" });
   });
 });

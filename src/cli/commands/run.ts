@@ -1,6 +1,6 @@
 import { InputError, UsageError, type ErrorCode } from "../../errors.ts";
 import { exitCodeOf, Orchestrator, type RunSummary } from "../../orchestrator/orchestrator.ts";
-import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/server.ts";
+import { DEFAULT_HOST } from "../../server/server.ts";
 import { parsePort } from "../../server/ports.ts";
 import { defineCliCommand } from "../command.ts";
 import { log } from "../log.ts";
@@ -26,7 +26,13 @@ function usd(raw: string | undefined): number | undefined {
   return n;
 }
 
-const NEGATIVE_CODES: Record<string, [ErrorCode, string]> = {
+function leftDetail(s: RunSummary): string {
+  const left = s.tasks.open + s.tasks.pending;
+  return `stopped by ${s.stopped_by ?? "a stop request"} with ${left} task(s) not done (${s.tasks.done} done, ${s.tasks.failed} failed); run again to resume`;
+}
+
+const NEGATIVE_CODES: Record<string, [ErrorCode, string | ((s: RunSummary) => string)]> = {
+  stopped: ["run_incomplete", leftDetail],
   failed: ["tasks_failed", "some tasks failed for good"],
   budget_exhausted: ["budget_exhausted", "the budget was reached before all tasks were done"],
   interrupted: ["interrupted", "interrupted (Ctrl-C); the session was saved, run again to resume"],
@@ -54,7 +60,7 @@ export default defineCliCommand({
     config: { type: "string", description: "Config file (default: bernstein.yaml if present)" },
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
     host: { type: "string", default: DEFAULT_HOST, description: "Address of the task server" },
-    port: { type: "string", default: String(DEFAULT_PORT), description: "Port of the task server; 0 picks a free port" },
+    port: { type: "string", default: "auto", description: "Task server port: auto (per state dir, free fallback), 0 (any) or N" },
   },
   async run({ args, json }) {
     const progress = (line: string) => {
@@ -98,7 +104,7 @@ export default defineCliCommand({
       process.off("SIGTERM", onSigterm);
     }
 
-    const code = exitCodeOf(summary.outcome);
+    const code = exitCodeOf(summary.outcome, summary.stopped_by);
     const { error, ...facts } = summary;
     if (error) {
       if (!json) await printLines(...summaryLines(summary));
@@ -106,9 +112,11 @@ export default defineCliCommand({
     }
     if (json) {
       const neg = NEGATIVE_CODES[summary.outcome];
-      await printJson(code === 0 || !neg ? { ok: code === 0, ...facts } : { ok: false, error: neg[0], detail: neg[1], ...facts });
+      const detail = neg && (typeof neg[1] === "string" ? neg[1] : neg[1](summary));
+      await printJson(code === 0 || !neg ? { ok: code === 0, ...facts } : { ok: false, error: neg[0], detail, ...facts });
     } else {
       await printLines(...summaryLines(summary));
+      if (summary.outcome === "stopped") log.warn(`run_incomplete: ${leftDetail(summary)}`);
     }
     return code;
   },

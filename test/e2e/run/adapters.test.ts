@@ -74,3 +74,61 @@ describe("adapter errors", () => {
     expect(vf.get("failed_signals")).toEqual(["timeout"]);
   });
 });
+
+describe("an attempt whose output says it did nothing is not a success", () => {
+  const DENIED =
+    '{"type":"result","subtype":"success","is_error":false,"result":"I need permission to use Write.","total_cost_usd":0.01,"permission_denials":[{"tool_name":"Write","tool_use_id":"t1","tool_input":{"file_path":"x"}}]}';
+  for (const [what, line, signal] of [
+    ["denied every write (permission_denials)", DENIED, "permission_denied"],
+    ["an error result (is_error)", '{"type":"result","subtype":"error_during_execution","is_error":true,"total_cost_usd":0.01}', "agent_error"],
+    ["no result at all", '{"type":"system","subtype":"init"}', "no_result"],
+  ] as const) {
+    test(`claude exits 0 but ${what}: the task fails (${signal}), exit 1`, async () => {
+      const p = makeProject({ tasks: [{ id: "W1" }] });
+      const bin = join(p.dir, "bin");
+      mkdirSync(bin);
+      writeFileSync(join(bin, "claude"), `#!/bin/sh\nprintf '%s\\n' '${line}'\nexit 0\n`);
+      chmodSync(join(bin, "claude"), 0o755);
+      writeFileSync(join(p.dir, "bernstein.yaml"), "agent:\n  adapter: claude\nmax_retries: 0\n");
+      const r = await runToEnd(p, ["--as-json"], { PATH: `${bin}:${process.env.PATH}` });
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "tasks_failed", tasks: { done: 0, failed: 1 } });
+      expect(storedTasks(p)[0]).toMatchObject({ status: "failed" });
+      expect(storedTasks(p)[0]!.fail_reason).toContain(signal);
+      const vf = journalEvents(p, runIds(p)[0]!).find((x) => x.get("event") === "task_verification_failed")!;
+      expect(vf.get("failed_signals")).toEqual([signal]);
+      expect(journalEvents(p, runIds(p)[0]!).some((x) => x.get("event") === "task_completed")).toBe(false);
+    });
+  }
+
+  for (const cost of ["1e400", "-1000"]) {
+    test(`an agent reporting cost_usd ${cost} fails with invalid_cost; the budget is never read as 0`, async () => {
+      const p = makeProject({ tasks: [{ id: "C1" }, { id: "C2" }], agentEnv: { AGENT_COST: cost }, config: "max_retries: 0" });
+      const r = await runToEnd(p, ["--as-json", "--budget", "5"]);
+      expect(r.code).toBe(1);
+      const s = JSON.parse(r.stdout);
+      expect(s).toMatchObject({ ok: false, error: "tasks_failed", tasks: { done: 0, failed: 2 }, cost_usd: 0 });
+      const byId = storedTasks(p);
+      for (const t of byId) {
+        expect(t.status).toBe("failed");
+        expect(t.fail_reason).toContain("invalid_cost");
+        expect(t.fail_reason).toContain("cost_usd");
+      }
+    });
+  }
+});
+
+test("step journals record cwd and argv relative to the workdir (the workdir as '.', our binary as 'bernstein')", async () => {
+  const p = makeProject({ tasks: [{ id: "P1" }] });
+  writeFileSync(join(p.dir, "agent.ts"), 'await Bun.stdin.text();\nconsole.log(JSON.stringify({ result_summary: "ts agent", cost_usd: 0 }));\n');
+  writeFileSync(join(p.dir, "bernstein.yaml"), `agent:\n  adapter: script\n  script: agent.ts\n  args: ["${join(p.dir, "sub", "x.txt")}", "/etc/hostname"]\n`);
+  const r = await runToEnd(p);
+  expect(r.code).toBe(0);
+  const completed = journalEvents(p, runIds(p)[0]!).find((x) => x.get("event") === "task_completed")!;
+  const text = readFileSync(join(p.sddDir, "runtime", "journal", completed.get("agent_id"), "000000.jsonl"), "utf8");
+  const call = (parse(text.trim()) as Map<string, any>).get("tool_call") as Map<string, any>;
+  expect(call.get("cwd")).toBe(".");
+  expect(call.get("argv")).toEqual(["bernstein", "agent.ts", "sub/x.txt", "/etc/hostname"]);
+  // (the prompt names the working directory for the agent; publish redacts prompts)
+  expect(JSON.stringify(Object.fromEntries(call))).not.toContain(p.dir);
+});

@@ -1,8 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { join } from "node:path";
 import { verifyJournal } from "../../../src/journal/verify.ts";
-import { cleanupProjects, journalEvents, makeProject, readLedger, runIds, runToEnd, spawnRun, storedTasks, type Project } from "./fixture.ts";
+import { cleanupProjects, journalEvents, makeProject, readLedger, runIds, runToEnd, spawnRun, storedTasks, waitFor, type Project } from "./fixture.ts";
 
 afterAll(cleanupProjects);
 
@@ -18,12 +19,44 @@ function delays(n: number): number[] {
   });
 }
 
+/** Live (non-zombie) processes whose environment says they are agents of this state dir, with their run ids. */
+export function agentProcesses(sddDir: string): { pid: number; run: string }[] {
+  const marker = `BERNSTEIN_SDD_DIR=${resolve(sddDir)}\0`;
+  const out: { pid: number; run: string }[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const env = readFileSync(`/proc/${name}/environ`, "latin1");
+      if (!env.includes(marker)) continue;
+      const run = /(?:^|\0)BERNSTEIN_RUN_ID=([^\0]*)/.exec(env)?.[1] ?? "";
+      out.push({ pid: Number(name), run });
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** Orphans of the killed runs: wait up to `graceMs` for the watchdog to end them. */
+async function orphansOf(p: Project, runs: string[], graceMs: number): Promise<number> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    const n = agentProcesses(p.sddDir).filter((a) => runs.includes(a.run)).length;
+    if (n === 0 || Date.now() > deadline) return n;
+    await Bun.sleep(20);
+  }
+}
+
+let orphansAtResume = 0;
+
 async function trial(delayMs: number): Promise<{ p: Project; runs: number }> {
   const p = makeProject({ tasks: TASKS, agentEnv: { AGENT_SLEEP: "0.08" } });
   const proc = spawnRun(p, ["--max-agents", "2"]);
   await Bun.sleep(delayMs);
   proc.kill("SIGKILL");
   await proc.exited;
+  // The watchdog ends the killed run's agents; by the time a resume starts none may be left.
+  orphansAtResume += await orphansOf(p, runIds(p), 1500);
   // Resume until the run completes (normally one more run).
   let runs = 1;
   for (;;) {
@@ -75,5 +108,74 @@ describe("kill -9 at random moments, then run again (compiled binary)", () => {
     }
     // most kills land after planning, so most trials really resumed
     expect(resumed).toBeGreaterThanOrEqual(TRIALS / 4);
+    expect(orphansAtResume).toBe(0);
   }, 120_000);
+});
+
+/** Make the project's agents quick again (agent.env wins over the environment). */
+function quick(p: Project): Project {
+  const cfg = join(p.dir, "bernstein.yaml");
+  writeFileSync(cfg, readFileSync(cfg, "utf8").replace('AGENT_SLEEP: "30"', 'AGENT_SLEEP: "0.05"'));
+  return p;
+}
+
+describe("agents never outlive a killed run (compiled binary)", () => {
+  const SLOW = [{ id: "S1" }, { id: "S2" }];
+
+  test("kill -9 of the run: its watchdog kills the agents' process groups within a second", async () => {
+    const p = makeProject({ tasks: SLOW, agentEnv: { AGENT_SLEEP: "30" } });
+    const proc = spawnRun(p, ["--max-agents", "2"]);
+    await waitFor(() => agentProcesses(p.sddDir).length >= 4, 20000, "two agents and their sleeps");
+    const killedRun = runIds(p)[0]!;
+    proc.kill("SIGKILL");
+    await proc.exited;
+    expect(await orphansOf(p, [killedRun], 1500)).toBe(0);
+    // and the resume runs both tasks once more, to the end
+    const r = await runToEnd(quick(p), ["--max-agents", "2", "--as-json"]);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, tasks: { done: 2 } });
+  }, 60_000);
+
+  test("watchdog killed too: the next run reaps the agents agents.json lists (pid + start time) before re-queueing, never a reused pid", async () => {
+    const p = makeProject({ tasks: SLOW, agentEnv: { AGENT_SLEEP: "30" } });
+    const proc = spawnRun(p, ["--max-agents", "2"]);
+    await waitFor(() => agentProcesses(p.sddDir).length >= 4, 20000, "two agents");
+    const killedRun = runIds(p)[0]!;
+    // the watchdog: our binary with the internal watchdog variable naming this state dir
+    const findWatchdog = () =>
+      readdirSync("/proc")
+        .filter((n) => /^\d+$/.test(n))
+        .find((n) => {
+          try {
+            return readFileSync(`/proc/${n}/environ`, "latin1").includes(`BERNSTEIN_INTERNAL_WATCHDOG={"agents":"${join(p.sddDir, "runtime", "agents.json")}`);
+          } catch {
+            return false;
+          }
+        });
+    const watchdog = await waitFor(findWatchdog, 10000, "the run's watchdog");
+    process.kill(Number(watchdog), "SIGKILL");
+    proc.kill("SIGKILL");
+    await proc.exited;
+    await Bun.sleep(300);
+    expect(agentProcesses(p.sddDir).filter((a) => a.run === killedRun).length).toBeGreaterThanOrEqual(2);
+    // an unrelated process now "has" a recorded pid: a stale entry with a wrong start time must spare it
+    const bystander = Bun.spawn(["sleep", "30"], { stdout: "ignore" });
+    const file = join(p.sddDir, "runtime", "agents.json");
+    const doc = JSON.parse(readFileSync(file, "utf8"));
+    doc.agents.push({ agent_id: "reused-pid", pid: bystander.pid, task_id: "S1", run_id: killedRun, started_at: 0, proc_start: 1 });
+    writeFileSync(file, JSON.stringify(doc));
+    try {
+      const r = await runToEnd(quick(p), ["--max-agents", "2", "--as-json"]);
+      expect({ doc: JSON.parse(r.stdout), stderr: r.stderr.includes("stopped 2 agent(s) left by a previous run") }).toMatchObject({ doc: { ok: true, tasks: { done: 2 } }, stderr: true });
+      expect(agentProcesses(p.sddDir).filter((a) => a.run === killedRun)).toEqual([]);
+      const second = journalEvents(p, runIds(p)[1]!);
+      const reaped = second.find((x) => x.get("event") === "agents_reaped")!;
+      expect(reaped.get("agent_ids")).toHaveLength(2);
+      expect(reaped.get("agent_ids")).not.toContain("reused-pid");
+      const names = second.map((x) => x.get("event"));
+      expect(names.indexOf("agents_reaped")).toBeLessThan(names.indexOf("task_requeued"));
+      expect(bystander.exitCode).toBeNull(); // still alive
+    } finally {
+      bystander.kill("SIGKILL");
+    }
+  }, 60_000);
 });

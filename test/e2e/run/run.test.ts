@@ -124,6 +124,7 @@ describe("bernstein run (compiled binary)", () => {
     expect(statSync(join(p.sddDir, "runtime", "session.json")).mode & 0o777).toBe(0o600);
     expect(existsSync(join(p.sddDir, "runtime", "orchestrator.json"))).toBe(false);
     expect(existsSync(join(p.sddDir, "runtime", "server.json"))).toBe(false);
+    expect(existsSync(join(p.sddDir, "runtime", "agents.json"))).toBe(false);
   });
 
   test("agents run in parallel (two starts before the first end) up to --max-agents", async () => {
@@ -297,6 +298,37 @@ echo "RESULT: built $BERNSTEIN_TASK_ID"
     const j = JSON.parse(out2);
     expect(j).toMatchObject({ ok: false, error: "plan_invalid", outcome: "plan_failed" });
     expect(j.detail).toContain("did not answer with a JSON task list");
+  });
+
+  test("runtime state is owner-only: tasks.db (+ -wal/-shm), logs and traces 0600 in 0700 directories, also when they existed wider", async () => {
+    const p = makeProject({ tasks: [{ id: "M1" }] });
+    const mode = (rel: string) => statSync(join(p.sddDir, rel)).mode & 0o777;
+    const r = await runToEnd(p);
+    expect(r.code).toBe(0);
+    expect(mode("runtime")).toBe(0o700);
+    expect(mode("runtime/logs")).toBe(0o700);
+    expect(mode("traces")).toBe(0o700);
+    expect(mode("runtime/tasks.db")).toBe(0o600);
+    for (const f of readdirSync(join(p.sddDir, "runtime", "logs"))) expect(mode(`runtime/logs/${f}`)).toBe(0o600);
+    for (const f of readdirSync(join(p.sddDir, "traces"))) expect(mode(`traces/${f}`)).toBe(0o600);
+    // the WAL side files, while a server holds the store open
+    const proc = Bun.spawn([process.env.BERNSTEIN_BIN!, "server", "--port", "0"], { cwd: p.dir, stdout: "pipe", stderr: "pipe" });
+    const { chmodSync } = await import("node:fs");
+    try {
+      for (let i = 0; i < 500 && !existsSync(join(p.sddDir, "runtime", "server.json")); i++) await Bun.sleep(10);
+      expect(mode("runtime/tasks.db-wal")).toBe(0o600);
+      expect(mode("runtime/tasks.db-shm")).toBe(0o600);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+    // state made by an older version (0644 / 0755) is narrowed on the next start
+    chmodSync(join(p.sddDir, "runtime"), 0o755);
+    chmodSync(join(p.sddDir, "runtime", "tasks.db"), 0o644);
+    chmodSync(join(p.sddDir, "traces"), 0o755);
+    expect((await runToEnd(p)).code).toBe(0);
+    expect(mode("runtime")).toBe(0o700);
+    expect(mode("runtime/tasks.db")).toBe(0o600);
   });
 
   test("nothing to do without plan, goal or --keep-alive is a usage error", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   cleanupProjects,
@@ -142,15 +142,16 @@ describe("sessions: stop, save and resume (compiled binary)", () => {
     });
   }
 
-  test("SIGTERM is graceful: no new claims, running agents finish, journal finalised, exit 0", async () => {
+  test("SIGTERM is graceful: no new claims, running agents finish, journal finalised; open tasks left -> exit 143, run_incomplete", async () => {
     const p = makeProject({ tasks: [{ id: "S1" }, { id: "S2" }, { id: "S3" }, { id: "S4" }], agentEnv: { AGENT_SLEEP: "0.5" } });
     const proc = spawnRun(p, ["--max-agents", "2", "--as-json"]);
     await waitFor(() => readLedger(p).filter((l) => l.kind === "start").length === 2, 20000, "two agents");
     proc.kill("SIGTERM");
     const [out, , code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    expect(code).toBe(0);
+    expect(code).toBe(143);
     const s = JSON.parse(out);
-    expect(s).toMatchObject({ ok: true, outcome: "stopped", sealed: true, tasks: { done: 2, open: 2 } });
+    expect(s).toMatchObject({ ok: false, error: "run_incomplete", outcome: "stopped", stopped_by: "SIGTERM", sealed: true, tasks: { done: 2, open: 2 } });
+    expect(s.detail).toContain("stopped by SIGTERM with 2 task(s) not done");
     const ledger = readLedger(p);
     expect(ledger.filter((l) => l.kind === "start")).toHaveLength(2);
     expect(ledger.filter((l) => l.kind === "end")).toHaveLength(2);
@@ -170,8 +171,8 @@ describe("sessions: stop, save and resume (compiled binary)", () => {
     expect(r.status).toBe(202);
     expect(r.json.accepted).toBe(true);
     const [out, , code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    expect(code).toBe(0);
-    expect(JSON.parse(out)).toMatchObject({ outcome: "stopped", tasks: { open: 1, done: 0 } });
+    expect(code).toBe(1);
+    expect(JSON.parse(out)).toMatchObject({ ok: false, error: "run_incomplete", outcome: "stopped", stopped_by: "POST /stop", tasks: { open: 1, done: 0 } });
     expect(readLedger(p).filter((l) => l.kind === "end")).toHaveLength(0);
     expect(storedTasks(p)[0]).toMatchObject({ status: "open" });
     const names = eventNames(journalEvents(p, runIds(p)[0]!));
@@ -209,7 +210,18 @@ describe("sessions: stop, save and resume (compiled binary)", () => {
     expect(task).toMatchObject({ status: "done", model: "replay-model", result_summary: `did ${id} with [replay-model]` });
     const stop = await call(p, "POST", "/stop", { force: false, timeout_s: 5 });
     expect(stop.status).toBe(202);
+    // Stopped with nothing left to do: the backlog drained, so the run succeeded.
     expect(await proc.exited).toBe(0);
+  });
+
+  test("SIGTERM after the backlog drained (--keep-alive) exits 0: nothing was left undone", async () => {
+    const p = makeProject({ tasks: [{ id: "only" }] });
+    const proc = spawnRun(p, ["--keep-alive", "--as-json"]);
+    await waitFor(() => storedTasksSafe(p).some((t) => t.id === "only" && t.status === "done"), 20000, "the task");
+    proc.kill("SIGTERM");
+    const [out, , code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ ok: true, outcome: "completed", tasks: { done: 1, open: 0 } });
   });
 });
 
@@ -220,3 +232,52 @@ function storedTasksSafe(p: Project) {
     return [];
   }
 }
+
+describe("an unreadable session.json never wipes the task store (compiled binary)", () => {
+  const TEN = Array.from({ length: 10 }, (_, i) => ({ id: `N${i + 1}` }));
+
+  for (const [what, damage] of [
+    ["truncated", (path: string) => writeFileSync(path, readFileSync(path, "utf8").slice(0, 17))],
+    ["emptied", (path: string) => writeFileSync(path, "")],
+    ["deleted", (path: string) => rmSync(path)],
+  ] as const) {
+    test(`9 of 10 done, session.json ${what}: the next run resumes from the store and re-runs nothing done`, async () => {
+      const p = makeProject({ tasks: TEN, agentEnv: { FAIL_TASKS: "N10" }, config: "max_retries: 0" });
+      const first = await runToEnd(p, ["--max-agents", "2"]);
+      expect(first.code).toBe(1);
+      expect(storedTasks(p).filter((t) => t.status === "done")).toHaveLength(9);
+      damage(join(p.sddDir, "runtime", "session.json"));
+
+      // N10 failed for good: a re-run has nothing to do, and it is not a success
+      const again = await runToEnd(p, ["--as-json"]);
+      expect(again.code).toBe(1);
+      const s = JSON.parse(again.stdout);
+      expect(s).toMatchObject({ ok: false, error: "tasks_failed", resume: { decision: "drained" }, done_previously: 9, agents_spawned: 0, tasks: { done: 9, failed: 1 } });
+      expect(s.resume.message).toContain("resumed from the task store");
+      if (what !== "deleted") expect(again.stderr).toContain("unreadable");
+      expect(readLedger(p).filter((l) => l.kind === "start")).toHaveLength(10);
+      expect(storedTasks(p).filter((t) => t.status === "done")).toHaveLength(9);
+
+      // --fresh is the only way to start over
+      const fresh = await runToEnd(p, ["--fresh", "--as-json"]);
+      expect(JSON.parse(fresh.stdout).resume).toMatchObject({ decision: "fresh", reason: "flag_fresh" });
+      expect(readLedger(p).filter((l) => l.kind === "start")).toHaveLength(20);
+    }, 60_000);
+  }
+
+  test("interrupted with open work, session.json corrupted: the resume runs only what was left", async () => {
+    const p = makeProject({ tasks: CHAIN, agentEnv: { AGENT_SLEEP: "0.3" } });
+    const proc = spawnRun(p, ["--max-agents", "1"]);
+    await waitFor(() => readLedger(p).some((l) => l.kind === "start" && l.task === "T3"), 20000, "T3 to start");
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(130);
+    writeFileSync(join(p.sddDir, "runtime", "session.json"), "{\"saved_at\": ");
+    const r = await runToEnd(p, ["--as-json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, resume: { decision: "resume", reason: "session_unreadable" }, done_previously: 2 });
+    const starts = readLedger(p).filter((l) => l.kind === "start");
+    expect(starts.filter((l) => l.task === "T1")).toHaveLength(1);
+    expect(starts.filter((l) => l.task === "T2")).toHaveLength(1);
+    assertNoRunAfterDone(p);
+  }, 60_000);
+});

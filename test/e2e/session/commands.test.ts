@@ -40,17 +40,19 @@ async function serverWithTasks(project: string): Promise<LiveServer> {
   const claimed = await s.call("POST", "/tasks/claim", { agent_id: "agent-1", limit: 2 });
   const ids = claimed.json.tasks.map((t: any) => t.id).sort();
   expect(ids).toEqual(["A", "D"]);
-  await s.call("POST", "/tasks/A/complete", { result_summary: "parser done" });
-  await s.call("POST", "/tasks/D/status", { status: "open" }); // back to the queue
+  const lease = (r: any, id: string) => r.json.claims.find((c: any) => c.task_id === id).claim_id;
+  await s.call("POST", "/tasks/A/complete", { result_summary: "parser done", claim_id: lease(claimed, "A") });
+  await s.call("POST", "/tasks/D/status", { status: "open", claim_id: lease(claimed, "D") }); // back to the queue
   const e = await s.call("POST", "/tasks/claim", { agent_id: "agent-1", limit: 1 });
   expect(e.json.task.id).toBe("D");
-  await s.call("POST", "/tasks/D/status", { status: "in_progress" });
-  await s.call("POST", "/tasks/claim", { agent_id: "agent-2", limit: 1 }); // B
-  await s.call("POST", "/tasks/B/status", { status: "in_progress" });
-  await s.call("POST", "/tasks/B/status", { status: "open" });
+  await s.call("POST", "/tasks/D/status", { status: "in_progress", claim_id: e.json.claim_id });
+  const b = await s.call("POST", "/tasks/claim", { agent_id: "agent-2", limit: 1 }); // B
+  await s.call("POST", "/tasks/B/status", { status: "in_progress", claim_id: b.json.claim_id });
+  await s.call("POST", "/tasks/B/status", { status: "open", claim_id: b.json.claim_id });
   const f = await s.call("POST", "/tasks/claim", { agent_id: "agent-3", limit: 2 }); // B, C? depends on priority
-  for (const t of f.json.tasks) if (t.id !== "E") await s.call("POST", `/tasks/${t.id}/status`, { status: "open" });
-  await s.call("POST", "/tasks/E/fail", { reason: "not feasible" }).catch(() => {});
+  for (const t of f.json.tasks) if (t.id !== "E") await s.call("POST", `/tasks/${t.id}/status`, { status: "open", claim_id: lease(f, t.id) });
+  const eLease = f.json.claims.find((c: any) => c.task_id === "E");
+  await s.call("POST", "/tasks/E/fail", { reason: "not feasible", ...(eLease ? { claim_id: eLease.claim_id } : {}) }).catch(() => {});
   return s;
 }
 

@@ -68,7 +68,8 @@ describe("bernstein stop against a live 'bernstein run --keep-alive'", () => {
     expect(report).toMatchObject({ ok: true, reachable: true, session_saved: true, stop_accepted: true, force: false, timeout_s: 30, pid: s.pid, pid_role: "orchestrator", exited: true });
     // what stop saved from GET /tasks before asking to stop: G-1 running, G-2 queued
     expect(report).toMatchObject({ completed: 0, pending: 1, open: 1 });
-    await s.proc.exited;
+    // the run was stopped with G-2 still open: not a success
+    expect(await s.proc.exited).toBe(1);
     const out = await new Response(s.proc.stdout as ReadableStream).text();
     expect(out).toContain("done G-1"); // graceful: the running agent was let finish
     expect(out).not.toContain("on G-2"); // and nothing new was claimed after the stop
@@ -92,7 +93,8 @@ describe("bernstein stop against a live 'bernstein run --keep-alive'", () => {
     const r = await bernstein(["stop", "--force", "--as-json"], { cwd: p, env: ENV, timeoutMs: 80_000 });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, force: true, stop_accepted: true, pid_role: "orchestrator", exited: true });
-    await s.proc.exited;
+    // `stop --force` succeeded; the run it stopped left F-1 and F-2 undone: exit 1
+    expect(await s.proc.exited).toBe(1);
     // the 60 s agent did not hold the stop up
     expect(Date.now() - started).toBeLessThan(45_000);
     const session = readSession(p);

@@ -50,8 +50,9 @@ async function project(): Promise<{ p: string; s: LiveServer }> {
   const orig = await s.call("POST", "/tasks", { id: "T-orig", title: "Fix login flow", role: "backend" });
   expect(orig.status).toBe(201);
   // The original ran and finished before; only the replay task is left to claim.
-  expect((await s.call("POST", "/tasks/claim", { agent_id: "original-agent" })).json.task.id).toBe("T-orig");
-  await s.call("POST", "/tasks/T-orig/complete", { result_summary: "model=sonnet\nall good" });
+  const c = (await s.call("POST", "/tasks/claim", { agent_id: "original-agent" })).json;
+  expect(c.task.id).toBe("T-orig");
+  await s.call("POST", "/tasks/T-orig/complete", { result_summary: "model=sonnet\nall good", claim_id: c.claim_id });
   return { p, s };
 }
 
@@ -71,7 +72,7 @@ async function claimReplayTask(s: LiveServer): Promise<any> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const r = await s.call("POST", "/tasks/claim", { agent_id: "test-agent", limit: 1 });
-    if (r.json.task) return r.json.task;
+    if (r.json.task) return { ...r.json.task, claim_id: r.json.claim_id };
     await Bun.sleep(50);
   }
   throw new Error("no replay task appeared");
@@ -93,8 +94,8 @@ describe("bernstein replay <TASK_ID> (live server)", () => {
       model: "opus",
       effort: "high",
     });
-    await s.call("POST", `/tasks/${task.id}/status`, { status: "in_progress" });
-    await s.call("POST", `/tasks/${task.id}/complete`, { result_summary: "model=opus\nall good" });
+    await s.call("POST", `/tasks/${task.id}/status`, { claim_id: task.claim_id, status: "in_progress" });
+    await s.call("POST", `/tasks/${task.id}/complete`, { claim_id: task.claim_id, result_summary: "model=opus\nall good" });
     const r = await run.done();
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
@@ -116,7 +117,7 @@ describe("bernstein replay <TASK_ID> (live server)", () => {
     const run = spawnReplay(p, ["T-orig"]);
     const task = await claimReplayTask(s);
     expect(task.model).toBe("sonnet"); // the trace's model, never the string "None"
-    await s.call("POST", `/tasks/${task.id}/complete`, { result_summary: "model=sonnet\nsome changes" });
+    await s.call("POST", `/tasks/${task.id}/complete`, { claim_id: task.claim_id, result_summary: "model=sonnet\nsome changes" });
     const r = await run.done();
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Replay task created: ${task.id}`);
@@ -124,17 +125,26 @@ describe("bernstein replay <TASK_ID> (live server)", () => {
 
     const failing = spawnReplay(p, ["T-orig", "--as-json"]);
     const t2 = await claimReplayTask(s);
-    await s.call("POST", `/tasks/${t2.id}/fail`, { reason: "agent crashed" });
+    await s.call("POST", `/tasks/${t2.id}/fail`, { claim_id: t2.claim_id, reason: "agent crashed" });
     const f = await failing.done();
     expect(f.code).toBe(1);
     expect(JSON.parse(f.stdout)).toMatchObject({ ok: false, error: "replay_failed", status: "failed", replay_task_id: t2.id });
   }, E2E_TIMEOUT);
 
-  test("no agent picks it up: timeout → exit 1 with the replay task id", async () => {
-    const { p } = await project();
+  test("no agent picks it up: timeout → exit 1 with the replay task id; the replay task is cancelled, not left open", async () => {
+    const { p, s } = await project();
     const r = await bernstein(["replay", "T-orig", "--timeout", "0.3", "--as-json"], { cwd: p, env: ENV });
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "replay_timeout", status: "timeout", task_id: "T-orig", result_summary: null, diff: "" });
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ ok: false, error: "replay_timeout", status: "timeout", task_id: "T-orig", result_summary: null, diff: "", cancelled: true });
+    expect(j.detail).toContain("it was cancelled");
+    const t = (await s.call("GET", `/tasks/${j.replay_task_id}`)).json;
+    expect(t).toMatchObject({ status: "cancelled", fail_reason: "replay gave up after 0.3s without a result" });
+    // nothing is left for a later `run --keep-alive` to pick up
+    expect((await s.call("POST", "/tasks/claim", { agent_id: "later" })).json.task).toBeNull();
+    const human = await bernstein(["replay", "T-orig", "--timeout", "0.2"], { cwd: p, env: ENV });
+    expect(human.code).toBe(1);
+    expect(human.stdout).toContain("it was cancelled on the server");
   }, E2E_TIMEOUT);
 
   test("our layout (<task_id>-<ts>.json with result_summary) is read too", async () => {
@@ -145,13 +155,13 @@ describe("bernstein replay <TASK_ID> (live server)", () => {
     );
     const run = spawnReplay(p, ["T-orig", "--as-json"]);
     const task = await claimReplayTask(s);
-    await s.call("POST", `/tasks/${task.id}/complete`, { result_summary: "newer run" });
+    await s.call("POST", `/tasks/${task.id}/complete`, { claim_id: task.claim_id, result_summary: "newer run" });
     const r = await run.done();
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ original_result_summary: "newer run", result_summary: "newer run", diff: "" });
     const human = spawnReplay(p, ["T-orig"]);
     const t2 = await claimReplayTask(s);
-    await s.call("POST", `/tasks/${t2.id}/complete`, { result_summary: "newer run" });
+    await s.call("POST", `/tasks/${t2.id}/complete`, { claim_id: t2.claim_id, result_summary: "newer run" });
     expect((await human.done()).stdout).toContain("Replay completed with no result-summary diff.");
   }, E2E_TIMEOUT);
 });

@@ -63,6 +63,7 @@ export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
           if (t === null) throw new NegativeError("replay_task_lost", `the replay task ${id} disappeared from the server`, { task_id: taskId, replay_task_id: id });
           return t;
         },
+        cancelTask: (id, reason) => client.setStatus(id, "cancelled", reason),
       },
       plan,
       {
@@ -80,7 +81,7 @@ export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
     else {
       const [error, detail] =
         outcome.status === "timeout"
-          ? ["replay_timeout", `the replay task did not finish within ${timeoutSeconds}s`]
+          ? ["replay_timeout", `the replay task did not finish within ${timeoutSeconds}s; ${outcome.cancelled ? "it was cancelled" : `it could not be cancelled (${outcome.cancel_error})`}`]
           : [`replay_${outcome.status}`, `the replay task ended ${outcome.status}`];
       await printJson({ ok, error, detail, ...outcome });
     }
@@ -88,7 +89,14 @@ export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
   }
   const lines = [`Replay task created: ${outcome.replay_task_id} (replaying ${taskId}, trace ${plan.traceId})`];
   if (outcome.status === "timeout") {
-    lines.push(paint("yellow", `Replay task did not finish within ${timeoutSeconds}s; it keeps running on the server.`));
+    lines.push(
+      paint(
+        "yellow",
+        outcome.cancelled
+          ? `Replay task did not finish within ${timeoutSeconds}s; it was cancelled on the server.`
+          : `Replay task did not finish within ${timeoutSeconds}s and could not be cancelled (${outcome.cancel_error}); cancel it with POST /tasks/${outcome.replay_task_id}/status.`,
+      ),
+    );
   } else {
     if (!ok) lines.push(paint("red", `Replay task ${outcome.status}.`));
     if (outcome.diff === "") lines.push("Replay completed with no result-summary diff.");

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { UsageError } from "../../../errors.ts";
-import { DEFAULT_HOST, DEFAULT_PORT, startTaskServer } from "../../../server/server.ts";
+import { DEFAULT_HOST, DEFAULT_LEASE_S, startTaskServer } from "../../../server/server.ts";
 import { tasksDbPath } from "../../../server/paths.ts";
 import { defineCliCommand } from "../../command.ts";
 import { log } from "../../log.ts";
@@ -18,8 +18,9 @@ export default defineCliCommand({
   args: {
     action: { type: "positional", required: false, description: "Only 'start' (the default)" },
     host: { type: "string", default: DEFAULT_HOST, description: "Address to bind (loopback unless you say otherwise)" },
-    port: { type: "string", default: String(DEFAULT_PORT), description: "Port to listen on; 0 picks a free port (written to server.json)" },
+    port: { type: "string", default: "auto", description: "Port: auto (per state dir, free fallback), 0 (any) or N; in server.json" },
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+    "lease-s": { type: "string", default: String(DEFAULT_LEASE_S), description: "Seconds a claim lives without a heartbeat" },
   },
   async run({ args, json }) {
     if (args.action !== undefined && args.action !== "start") {
@@ -27,16 +28,19 @@ export default defineCliCommand({
     }
     const sddDir = args["sdd-dir"];
     const port = parsePort(args.port);
-    const server = await startTaskServer({ sddDir, host: args.host, port, warn: (m) => log.warn(m) });
+    const leaseS = Number(args["lease-s"]);
+    if (args["lease-s"].trim() === "" || !Number.isFinite(leaseS) || leaseS <= 0) throw new UsageError(`--lease-s must be a positive number of seconds, got '${args["lease-s"]}'`);
+    // Handlers first: a client may read server.json and send SIGTERM at once.
+    const signalled = new Promise<string>((res) => {
+      process.once("SIGINT", () => res("SIGINT"));
+      process.once("SIGTERM", () => res("SIGTERM"));
+    });
+    const server = await startTaskServer({ sddDir, host: args.host, port, leaseS, warn: (m) => log.warn(m) });
     if (json) {
       await printJson({ ok: true, url: server.url, host: server.host, port: server.port, pid: process.pid, db: resolve(tasksDbPath(sddDir)) });
     } else {
       await printLines(`Task server listening on ${server.url} (store ${tasksDbPath(sddDir)}, pid ${process.pid})`);
     }
-    const signalled = new Promise<string>((res) => {
-      process.once("SIGINT", () => res("SIGINT"));
-      process.once("SIGTERM", () => res("SIGTERM"));
-    });
     const why = await Promise.race([signalled, server.shutdownRequested.then(() => "shutdown request")]);
     await server.close();
     if (!json) log.info(`task server stopped (${why})`);
