@@ -76,6 +76,12 @@ export interface ByteProgress {
   readonly total: number;
 }
 
+/** BERNSTEIN_PROGRESS_DELAY_MS: how long work runs before its line appears (default 1000; 0 = at once). */
+function delayFromEnv(): number {
+  const v = Number(process.env.BERNSTEIN_PROGRESS_DELAY_MS);
+  return Number.isFinite(v) && v >= 0 ? v : 1000;
+}
+
 /**
  * `<verb> 12.0 MB / 48.0 MB (25%), 300 MB/s, ETA 1s` for work measured in
  * bytes, shown once the work has run for `delayMs`. Monotonic: samples
@@ -88,7 +94,7 @@ export function byteProgress(
 ): ByteProgress {
   const line = progressLine(opts.sink);
   const now = opts.now ?? (() => performance.now());
-  const delayMs = opts.delayMs ?? 1000;
+  const delayMs = opts.delayMs ?? delayFromEnv();
   const started = now();
   let done = 0;
   let total = 0;

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { isStdinPath } from "../fsutil/input.ts";
+import { isTornTail as repairPolicyTornTail } from "./repair.ts";
 import { firstOfErrors, type ErrorCode } from "../errors.ts";
 import type { JournalVerifyResult } from "./verify.ts";
 
@@ -28,51 +29,17 @@ export function journalVerdictFailure(r: JournalVerifyResult): { error: JournalF
 }
 
 /**
- * A torn tail: the discarded lines are consecutive and the last of them is
- * the file's last physical line (what `replay repair` cuts). Lines are
- * counted as the reader splits them (`\n`, `\r\n`, lone `\r`) in one
- * streaming pass; it runs only for a verdict that already lost lines.
+ * A torn tail as the repair policy defines it (what `replay repair` would
+ * cut: one unterminated final line), asked of the repair module itself so
+ * the verdict never names a fix that repair would refuse. It reads the file
+ * once more, only for a verdict that already lost lines; standard input
+ * cannot be read again and is never classified as torn.
  */
 function isTornTail(path: string, discarded: readonly number[]): boolean {
-  if (discarded.length === 0) return false;
-  for (let i = 1; i < discarded.length; i++) if (discarded[i] !== discarded[i - 1]! + 1) return false;
-  const last = lastLineIndex(path);
-  return last !== null && discarded[discarded.length - 1] === last;
-}
-
-/** Index of the last physical line (null when unreadable or empty). */
-function lastLineIndex(path: string): number | null {
-  let fd: number;
+  if (discarded.length === 0 || isStdinPath(path)) return false;
   try {
-    fd = openSync(path, "r");
+    return repairPolicyTornTail(path);
   } catch {
-    return null;
-  }
-  try {
-    const buf = Buffer.allocUnsafe(1 << 20);
-    let breaks = 0;
-    let size = 0;
-    let prevCr = false;
-    let endsWithBreak = false;
-    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; size += n) {
-      const chunk = buf.subarray(0, n);
-      if (!prevCr && chunk.indexOf(0x0d) < 0) {
-        // The common case, no CR at all: count LFs with the native search.
-        for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) breaks++;
-      } else {
-        for (let i = 0; i < n; i++) {
-          const b = chunk[i]!;
-          // CRLF is one break, counted at the CR.
-          if (b === 0x0d || (b === 0x0a && !prevCr)) breaks++;
-          prevCr = b === 0x0d;
-        }
-      }
-      prevCr = chunk[n - 1] === 0x0d;
-      endsWithBreak = chunk[n - 1] === 0x0a || chunk[n - 1] === 0x0d;
-    }
-    if (size === 0) return null;
-    return endsWithBreak ? breaks - 1 : breaks;
-  } finally {
-    closeSync(fd);
+    return false;
   }
 }

@@ -58,6 +58,8 @@ function writeAll(fd: number, bytes: Uint8Array): void {
  * never exists half-written under its final name. Parent dirs are created.
  * `opts.replace: false` never overwrites an existing name.
  */
+const YIELD_EVERY_BYTES = 4 << 20;
+
 export async function writeTarAtomic(out: string, members: OutMember[], opts: TarWriteOptions = {}): Promise<void> {
   const dir = dirname(out);
   mkdirSync(dir, { recursive: true, mode: opts.dirMode ?? 0o755 });
@@ -68,10 +70,18 @@ export async function writeTarAtomic(out: string, members: OutMember[], opts: Ta
   try {
     const pack = tarPack();
     let total = 0;
+    let yielded = 0;
     const consuming = (async () => {
       for await (const chunk of pack) {
         writeAll(fd, chunk as Uint8Array);
         total += (chunk as Uint8Array).length;
+        // The stream's promises resolve without a trip through the event
+        // loop; give it one every few MB so a SIGINT/SIGTERM handler can run
+        // (and remove this temp file) instead of waiting for the whole receipt.
+        if (total - yielded >= YIELD_EVERY_BYTES) {
+          yielded = total;
+          await new Promise<void>((r) => setImmediate(r));
+        }
       }
     })();
     const mtime = new Date(Math.floor(Date.now() / 1000) * 1000);

@@ -1,7 +1,8 @@
 import type { KeyObject } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, NegativeError, UsageError } from "../errors.ts";
+import { checkInput } from "../fsutil/input.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { eventHash, hashProfileOf, payloadHash } from "../journal/hash.ts";
 import { journalPath, runDir } from "../journal/paths.ts";
@@ -55,9 +56,12 @@ function noteFailure(path: string, err: unknown): InputError {
 }
 
 function readNote(path: string): string {
+  // A FIFO, device or directory is refused before any read; `-` is standard input.
+  const kind = checkInput(path, { what: "input" });
+  if (kind === "missing") throw new InputError("input_missing", `not found: ${path}`, { path });
   let bytes: Buffer;
   try {
-    bytes = readFileSync(path);
+    bytes = readFileSync(kind === "stdin" ? 0 : path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new InputError(code === "ENOENT" ? "input_missing" : "input_unreadable", `cannot read ${path}: ${code ?? "error"}`, { path });
@@ -575,6 +579,8 @@ export async function verifyJournalAgainstNotes(
 /** True when the file at `path` is a signed seal note or checkpoint rather than a seal.json. */
 export function isNoteFile(path: string): boolean {
   try {
+    // Never open what is not a regular file (a FIFO would block): the seal reader refuses it.
+    if (!statSync(path).isFile()) return false;
     const head = readFileSync(path).subarray(0, 64).toString("utf8");
     return !head.trimStart().startsWith("{");
   } catch {

@@ -46,7 +46,7 @@ describe("bernstein completion (compiled binary)", () => {
     expect(publish).toContain("--yes-i-want-to-publish");
     expect(publish).not.toContain("--verify");
     // Flags between the words do not lose the path.
-    expect(await bashComplete(["bernstein", "--no-color", "keys", ""], cwd)).toEqual(["generate"]);
+    expect(await bashComplete(["bernstein", "--no-color", "keys", ""], cwd)).toEqual(["generate", "vkey"]);
   });
 
   test("zsh and fish scripts name every command, verb and flag of the tree", async () => {

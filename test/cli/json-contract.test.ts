@@ -148,7 +148,7 @@ describe("every negative verdict carries error and detail", () => {
       const r = await run(args);
       expectFailure(r, error, 1);
       // The verdict's own facts stay beside the code (keys are added, never renamed).
-      if (error === "torn_tail") expect(r.json.detail).toContain("'replay repair' removes it");
+      if (error === "torn_tail") expect(r.json.detail).toContain("fix: bernstein replay repair");
       else if (args[0] === "journal" || args.includes("--verify")) expect(r.json.errors[0]).toBe(r.json.detail.replace(/ \(and \d+ more error\(s\)\)$/, ""));
       else expect(r.json.diverged).toBe(true);
     });

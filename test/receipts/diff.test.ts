@@ -66,7 +66,9 @@ describe("diff-journal", () => {
       return "none";
     };
     expect(err(() => resolveJournalSource("nobody", SDD))).toBe("agent_journal_missing");
-    expect(err(() => resolveJournalSource("../../etc", SDD))).toBe("invalid_agent_id");
+    expect(err(() => resolveJournalSource("../../no-such-agent-dir", SDD))).toBe("invalid_agent_id");
+    // An existing directory named as an input is refused before any read.
+    expect(err(() => resolveJournalSource("../../etc", SDD))).toBe("input_not_regular_file");
   });
 
   test("field equality follows Python == (checked against python3)", async () => {

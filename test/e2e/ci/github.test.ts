@@ -326,7 +326,7 @@ describe("several inputs per call", () => {
     expect(mixed.json.results.map((x: any) => [x.ok, x.error ?? null])).toEqual([
       [false, "invalid_run_id"],
       [false, "journal_unreadable"],
-      [false, null],
+      [false, "chain_broken"],
     ]);
     expect(mixed.json.results[2].divergent_index).toBe(236);
 

@@ -59,7 +59,17 @@ describe("journal verify reads standard input to its end", () => {
         for (const extra of [[], ["--links-only"]]) {
           const fromFile = extra.length ? await bernsteinJson(["journal", "verify", f, ...extra], { cwd, timeoutMs: GUARD }) : file;
           const p = await piped(f, ["journal", "verify", word, ...extra], cwd);
-          expect({ f, word, extra, code: p.code, v: verdict(p.json) }).toEqual({ f, word, extra, code: fromFile.code, v: verdict(fromFile.json) });
+          // A torn tail is classified by the repair policy, which reads the file once more: a stream
+          // cannot be read again, so its verdict stays coverage_partial (and names no repair).
+          const streamOnly = (j: Record<string, unknown>) => {
+            const { error, detail, torn_tail, fix, ...rest } = verdict(j);
+            void detail, torn_tail, fix;
+            return { ...rest, error: error === "torn_tail" ? "coverage_partial" : error };
+          };
+          const torn = fromFile.json.error === "torn_tail";
+          if (torn) expect(p.json.error).toBe("coverage_partial");
+          const pick = torn ? streamOnly : verdict;
+          expect({ f, word, extra, code: p.code, v: pick(p.json) }).toEqual({ f, word, extra, code: fromFile.code, v: pick(fromFile.json) });
           expect(p.json.path).toBe(word);
         }
       }

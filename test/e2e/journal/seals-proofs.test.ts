@@ -32,10 +32,24 @@ describe("seals and proofs (binary)", () => {
     // seal.json stays the Python orchestrator's {"event_count", "head"}.
     expect(JSON.parse(readFileSync(join(w.cwd, ".sdd/runs/r1/seal.json"), "utf8"))).toEqual({ event_count: 1000, head: sealed.json.head });
 
+    // journal verify checks the signed seal: signature, count, head and root.
+    const v = await w.json(["journal", "verify", "r1", "--seal", ".sdd/runs/r1/seal.note", "--public-key", "log.pub"]);
+    expect(v.code).toBe(0);
+    expect(v.json).toMatchObject({ ok: true, identity: "verified", signature: "valid", signed_by: ["bernstein/r1"], root: sealed.json.root });
+    const wrong = await w.json(["journal", "verify", "r1", "--seal", ".sdd/runs/r1/seal.note", "--public-key", "witness.pub"]);
+    expect([wrong.code, wrong.json.error]).toEqual([1, "signature_missing"]);
+
     // Growing a sealed run means retiring its seal.json; the signed note stays as the old tree head.
     copyFileSync(join(w.cwd, ".sdd/runs/r1/seal.note"), join(w.cwd, "old.note"));
     renameSync(join(w.cwd, ".sdd/runs/r1/seal.json"), join(w.cwd, "old-seal.json"));
     expect((await w.run(["journal", "record", "r1"], events(1001, 2000))).code).toBe(0);
+
+    const grown = await w.json(["journal", "verify", "r1", "--seal", "old.note", "--public-key", "log.pub"]);
+    expect(grown.code).toBe(1);
+    expect(grown.json).toMatchObject({ ok: false, error: "seal_mismatch", identity: "mismatched" });
+    const since = await w.json(["journal", "verify", "r1", "--since", "old.note", "--public-key", "log.pub"]);
+    expect(since.code).toBe(0);
+    expect(since.json).toMatchObject({ ok: true, consistency: "extends", since_size: 1000, count: 2000 });
 
     const cp = await w.json(["journal", "checkpoint", "r1", "--sign", "log.key"]);
     expect(cp.code).toBe(0);
@@ -112,6 +126,9 @@ describe("seals and proofs (binary)", () => {
     const proved = await w.json(["journal", "prove-consistency", "honest", "--from", "old.cp"]);
     expect(proved.code).toBe(1);
     expect(proved.json.error).toBe("consistency_forked");
+    const verified = await w.json(["journal", "verify", "honest", "--since", "old.cp", "--public-key", "log.pub"]);
+    expect(verified.code).toBe(1);
+    expect(verified.json).toMatchObject({ ok: false, error: "consistency_forked", consistency: "forked", chain_consistent: true });
   }, 60_000);
 
   test("inclusion proofs verify for every index of a 1,000-event journal and fail for a tampered row", async () => {

@@ -54,11 +54,15 @@ async function signalWhile(
   const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   if (opts.feed) opts.feed(proc.stdin as unknown as { write(s: string): void; flush(): void });
   while (!opts.ready(proc.pid) && proc.exitCode === null) await Bun.sleep(1);
+  // Freeze it the moment it is ready, so a fast machine cannot finish the
+  // work between "ready" and the signal; the signal is delivered on SIGCONT.
+  if (proc.exitCode === null) proc.kill("SIGSTOP");
   if (proc.exitCode !== null) {
     const [stdout, stderr] = await out;
     throw new Error(`the command ended (exit ${proc.exitCode}) before it could be signalled:\n${stdout}\n${stderr}`);
   }
   proc.kill(sig);
+  proc.kill("SIGCONT");
   const [[stdout, stderr], code] = await Promise.all([out, proc.exited]);
   return { code, stdout, stderr };
 }
@@ -123,16 +127,33 @@ describe.skipIf(process.platform !== "linux")("signals end long commands cleanly
   test("on a terminal the progress line is erased before the interrupted line", async () => {
     // script(1) gives the command a pseudo-terminal for stdout and stderr.
     const cmd = `'${binPath()}' journal verify big --threads 1`;
-    const proc = Bun.spawn(["script", "-qfec", cmd, "/dev/null"], { cwd: t.cwd, env: { ...process.env, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
-    const text = new Response(proc.stdout).text();
-    await Bun.sleep(1300); // the line appears after the verify has run for a second
-    if (proc.exitCode !== null) throw new Error(`verify ended before it could be signalled: ${await text}`);
+    // The line is shown at once (not after a second), so a fast machine cannot finish first.
+    const env = { ...process.env, NO_COLOR: "1", BERNSTEIN_PROGRESS_DELAY_MS: "0" };
+    const proc = Bun.spawn(["script", "-qfec", cmd, "/dev/null"], { cwd: t.cwd, env, stdout: "pipe", stderr: "pipe" });
+    // Read the pty output as it comes: signal once the progress line was drawn.
+    let out = "";
+    const reader = proc.stdout.getReader();
+    const pump = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        out += new TextDecoder().decode(value);
+      }
+    })();
     // script runs the command in its own session: signal the command, not script.
-    const pids = Bun.spawnSync(["pgrep", "-f", "-P", String(proc.pid), "journal verify big"]).stdout.toString().trim();
-    expect(pids).toMatch(/^\d+$/);
-    process.kill(Number(pids), "SIGINT");
+    let pid = "";
+    for (let i = 0; i < 20_000 && !/^\d+$/.test(pid) && proc.exitCode === null; i++) {
+      pid = Bun.spawnSync(["pgrep", "-f", "-P", String(proc.pid), "journal verify big"]).stdout.toString().trim();
+      if (!/^\d+$/.test(pid) || !hasOpen(Number(pid), t.journal("big"))) {
+        pid = "";
+        await Bun.sleep(1);
+      }
+    }
+    if (!/^\d+$/.test(pid)) throw new Error(`verify ended before it could be signalled: ${out}`);
+    for (let i = 0; i < 20_000 && !out.includes("\rverifying") && proc.exitCode === null; i++) await Bun.sleep(1);
+    process.kill(Number(pid), "SIGINT");
     await proc.exited;
-    const out = await text;
+    await pump;
     expect(out).toMatch(/\rverifying [0-9.]+ MB \/ [0-9.]+ MB \(\d+%\)/);
     const lastDraw = out.lastIndexOf("\rverifying");
     const cleared = out.indexOf("\r\x1b[K", lastDraw + 1);

@@ -4,7 +4,7 @@
  * Every case goes through the compiled binary.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bernstein, bernsteinJson, VECTORS } from "../../helpers/cli.ts";
@@ -71,6 +71,7 @@ describe("replay verify --public-key: a key given means a signature required", (
       signed: true,
       signature: "valid",
       signature_checked: true,
+      bytes_read: statSync(join(cwd, "signed.tar")).size,
     });
     const prose = await bernstein(["replay", "verify", "signed.tar", "--public-key", "keys/victim.pub"], { cwd });
     expect(prose.code).toBe(0);

@@ -14,6 +14,8 @@ import { ciArgs, ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
 import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
+import { keyArgs, minSignaturesFrom, trustedKeysFrom } from "../../tlog-args.ts";
+import { isNoteFile, verifyJournalAgainstNotes, type NoteSealVerdict, type TrustedKeys } from "../../../tlog/flows.ts";
 
 const USAGE =
   "usage: bernstein journal verify <FILE|RUN_ID|->... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
@@ -57,9 +59,12 @@ export default defineCliCommand({
       type: "boolean",
       description: "Check only prev_hash links and hash format, without re-hashing payloads (a quick pass)",
     },
+    since: { type: "string", description: "An older seal.note or checkpoint: prove the journal only grew from it (consistency: extends | forked | truncated)" },
+    remember: { type: "boolean", description: "Keep the signed tree head as the last verified one of its origin; refuse one not consistent with it" },
+    ...keyArgs,
     ...ciArgs,
   },
-  async run({ args, json }) {
+  async run({ args, json, rawArgs }) {
     const words = args._.map(String);
     if (words.length === 0) throw new UsageError(USAGE);
     if (args.seal !== undefined && words.length > 1) {
@@ -67,10 +72,26 @@ export default defineCliCommand({
     }
     const mode = ciModeOf(args, json);
     const threads = parseThreads(args.threads);
-    const reports = await verifyEach("journal", words, (word) => verifyOne(word, args, threads, json));
+    const notes: NoteArgs = {
+      since: args.since,
+      remember: Boolean(args.remember),
+      trusted: trustedKeysFrom(rawArgs),
+      minSignatures: minSignaturesFrom(args["min-signatures"]),
+    };
+    if ((notes.since || notes.remember) && words.length > 1) {
+      throw new UsageError("--since and --remember name one journal's tree heads", "flag_not_applicable", { flags: ["--since", "--remember"] });
+    }
+    const reports = await verifyEach("journal", words, (word) => verifyOne(word, args, threads, json, notes));
     return finishVerify(reports, { command: "journal verify", json, mode });
   },
 });
+
+interface NoteArgs {
+  since?: string;
+  remember: boolean;
+  trusted: TrustedKeys;
+  minSignatures: number;
+}
 
 interface VerifyArgs {
   seal?: string;
@@ -79,9 +100,11 @@ interface VerifyArgs {
 }
 
 /** One journal's verdict (a run id picks up its seal.json); missing or unreadable input throws. */
-async function verifyOne(word: string, args: VerifyArgs, threads: number | undefined, json: boolean): Promise<InputVerdict> {
+async function verifyOne(word: string, args: VerifyArgs, threads: number | undefined, json: boolean, noteArgs: NoteArgs): Promise<InputVerdict> {
     const target = resolveJournalTarget(word, args["sdd-dir"] ?? ".sdd");
-    const sealPath = args.seal ?? target.defaultSealPath;
+    // A signed seal note or checkpoint given as --seal is checked after the chain (signature, count, head, root).
+    const noteSeal = args.seal !== undefined && isNoteFile(args.seal) ? args.seal : null;
+    const sealPath = noteSeal ? null : (args.seal ?? target.defaultSealPath);
     const seal: JournalSeal | null = sealPath ? readSealFile(sealPath) : null;
     // Checked before any read: a FIFO, device or directory is refused (input_not_regular_file), never waited on.
     const present = checkInput(target.path, { what: "journal" }) !== "missing";
@@ -101,6 +124,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       verifyJournal(target.path, { seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
     );
     await reportVerifyStats(result);
+    const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs);
     let reportPath: string | null = null;
     if (!result.ok && !target.stdin) {
       try {
@@ -114,9 +138,63 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     const implicit = !args.seal && sealPath ? [paint("dim", `seal: ${sealPath} (the run's seal.json, beside the journal; --seal FILE names another)`)] : [];
     return {
       ok: result.ok,
-      lines: [...verdictLines(result, sealPath, reportPath), ...implicit, ...(fix ? [tornTailProse(fix)] : [])],
-      doc: withTornTailJson({ ...verifyResultJson(result), seal: sealPath }, fix),
+      lines: [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...implicit, ...(notes ? noteLines(notes) : []), ...(fix ? [tornTailProse(fix)] : [])],
+      doc: withTornTailJson(withNotes({ ...verifyResultJson(result), seal: sealPath ?? noteSeal }, notes), fix),
       file: target.path,
       outcome: (base) => journalOutcome({ base, result, seal }),
     };
+}
+
+/**
+ * `--seal NOTE` / `--since OLD`: once the chain verified, the signed tree
+ * heads are checked against it and folded into the verdict (identity from
+ * the signed seal; a fork or truncation since OLD makes it negative).
+ */
+async function checkNotes(
+  path: string,
+  stdin: boolean,
+  result: FastVerifyResult,
+  noteSeal: string | null,
+  a: NoteArgs,
+): Promise<NoteSealVerdict | null> {
+  if (!noteSeal && !a.since) return null;
+  if (stdin) throw new UsageError("a signed seal or --since needs the journal as a file, not standard input", "flag_not_applicable");
+  if (!result.payloads_checked) throw new UsageError("--links-only does not recompute the event hashes a Merkle root is built from", "flag_not_applicable");
+  if (!result.chain_consistent || result.coverage !== "complete") {
+    if (noteSeal) result.identity = "mismatched";
+    return null;
+  }
+  const notes = await verifyJournalAgainstNotes(path, { sealNote: noteSeal ?? undefined, since: a.since, trusted: a.trusted, minSignatures: a.minSignatures, remember: a.remember });
+  if (notes.identity !== "unverifiable") result.identity = notes.identity;
+  result.errors.push(...notes.errors);
+  result.ok = result.ok && notes.errors.length === 0;
+  return notes;
+}
+
+function withNotes(doc: Record<string, unknown>, n: NoteSealVerdict | null): Record<string, unknown> {
+  if (!n) return doc;
+  const out: Record<string, unknown> = {
+    ...doc,
+    signature: n.signature?.signature ?? null,
+    signed_by: n.signature?.signed_by ?? [],
+    root: n.root,
+    consistency: n.consistency,
+    since: n.since,
+    since_size: n.since_size,
+  };
+  if (n.consistency && n.consistency !== "extends" && n.identity !== "mismatched") {
+    out.error = n.consistency === "forked" ? "consistency_forked" : "consistency_truncated";
+    out.detail = n.errors[n.errors.length - 1];
+  }
+  return out;
+}
+
+function noteLines(n: NoteSealVerdict): string[] {
+  const lines: string[] = [`Merkle root ${n.root}`];
+  if (n.seal_note) {
+    const sig = n.signature?.signature === "valid" ? `signed by ${n.signature.signed_by.join(", ")}` : "signature NOT checked (no --public-key/--vkey given)";
+    lines.push(`signed seal ${n.seal_note}: identity=${n.identity}; ${sig}`);
+  }
+  if (n.since) lines.push(`consistency with ${n.since} (${n.since_size} events): ${n.consistency}`);
+  return lines;
 }
