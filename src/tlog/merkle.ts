@@ -204,6 +204,25 @@ function equal(a: Hash, b: Hash): boolean {
   return true;
 }
 
+/**
+ * One step up the tree in RFC 9162's proof walks (§2.1.3.2, §2.1.4.2):
+ * whether the next proof hash is the LEFT sibling of the running hash, and
+ * the node indexes (fn, sn) one level up. Null when the proof is longer
+ * than the path (sn already 0).
+ */
+function climb(fn: number, sn: number): { left: boolean; fn: number; sn: number } | null {
+  if (sn === 0) return null;
+  const left = fn % 2 === 1 || fn === sn;
+  if (left && fn % 2 === 0) {
+    // The right edge of an imperfect tree: skip the levels where this node has no sibling.
+    do {
+      fn = Math.floor(fn / 2);
+      sn = Math.floor(sn / 2);
+    } while (fn % 2 === 0 && fn !== 0);
+  }
+  return { left, fn: Math.floor(fn / 2), sn: Math.floor(sn / 2) };
+}
+
 /** RFC 9162 §2.1.3.2: does `proof` place `leaf` (a leaf hash) at `index` under `root` of a tree of `size`? */
 export function verifyInclusion(index: number, size: number, leaf: Hash, proof: readonly Hash[], root: Hash): boolean {
   if (!(index >= 0 && index < size)) return false;
@@ -211,20 +230,10 @@ export function verifyInclusion(index: number, size: number, leaf: Hash, proof: 
   let sn = size - 1;
   let r = leaf;
   for (const p of proof) {
-    if (sn === 0) return false;
-    if (fn % 2 === 1 || fn === sn) {
-      r = nodeHash(p, r);
-      if (fn % 2 === 0) {
-        do {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        } while (fn % 2 === 0 && fn !== 0);
-      }
-    } else {
-      r = nodeHash(r, p);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
+    const up = climb(fn, sn);
+    if (up === null) return false;
+    r = up.left ? nodeHash(p, r) : nodeHash(r, p);
+    ({ fn, sn } = up);
   }
   return sn === 0 && equal(r, root);
 }
@@ -253,21 +262,15 @@ export function verifyConsistency(
   let sr = path[0]!;
   for (let i = 1; i < path.length; i++) {
     const c = path[i]!;
-    if (sn === 0) return false;
-    if (fn % 2 === 1 || fn === sn) {
+    const up = climb(fn, sn);
+    if (up === null) return false;
+    if (up.left) {
       fr = nodeHash(c, fr);
       sr = nodeHash(c, sr);
-      if (fn % 2 === 0) {
-        do {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        } while (fn % 2 === 0 && fn !== 0);
-      }
     } else {
       sr = nodeHash(sr, c);
     }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
+    ({ fn, sn } = up);
   }
   return equal(fr, oldRoot) && equal(sr, newRoot) && sn === 0;
 }
