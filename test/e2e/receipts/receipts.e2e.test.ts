@@ -103,6 +103,10 @@ describe("replay publish (binary)", () => {
     expect((await bernsteinJson(["replay", "verify", out, "--head", PUB_HEAD], { cwd })).json.ok).toBe(true);
     const against = await bernsteinJson(["replay", "verify", out, "--head", HEAD], { cwd });
     expect(against.code).toBe(1);
+    // A 16-character prefix is refused up front, not reported as a mismatch of two identical-looking prefixes.
+    const prefix = await bernsteinJson(["replay", "verify", out, "--head", PUB_HEAD.slice(0, 16)], { cwd });
+    expect([prefix.code, prefix.json.error]).toEqual([2, "usage"]);
+    expect(prefix.json.detail).toBe("--head must be a full 64-hex head (got 16 characters); a prefix is not accepted");
     const prose = await bernstein(["replay", "publish", "agent-a", "p.tar", "--yes-i-want-to-publish", "--redact", "model,tool_call"], { cwd });
     expect(prose.code).toBe(0);
     expect(prose.stdout).toContain("Published redacted receipt -> p.tar");

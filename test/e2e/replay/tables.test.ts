@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bernstein } from "../../helpers/cli.ts";
+import { bernstein, VECTORS } from "../../helpers/cli.ts";
 import { makeSdd, writeMetadata, type SddTree } from "./fixture.ts";
 
 const AGENT = "architect-1fa9af3c2d7e";
@@ -69,6 +69,21 @@ describe("tables fit the terminal and never cut an id below 20 cells (compiled b
       if (width >= 120) expect(idCell).toBe(LONG_RUN);
     });
   }
+
+  test("the agent view fits 60 columns (model and tool fold below the row) and keeps Python's layout where it fits", async () => {
+    cpSync(join(VECTORS, "agent-journal", "sdd"), t.sdd, { recursive: true });
+    const wide = await bernstein(["replay", "agent-a"], { cwd: t.cwd, env: { COLUMNS: "200" } });
+    expect(wide.code).toBe(0);
+    expect(wide.stdout).toMatch(/^seq {4}step_hash {11}prev_hash {11}model {20}tool$/m);
+    for (const width of [60, 72]) {
+      const r = await bernstein(["replay", "agent-a"], { cwd: t.cwd, env: { COLUMNS: String(width) } });
+      expect(r.code).toBe(0);
+      const lines = r.stdout.split("\n").filter((x) => !/[0-9a-f]{64}/.test(x));
+      for (const l of lines) expect([width, l, cells(l) <= width]).toEqual([width, l, true]);
+      // Nothing is lost: every model shown wide is shown narrow (in its column or folded below).
+      for (const m of new Set(wide.stdout.match(/claude-[a-z0-9-]+|gpt-[a-z0-9.-]+/g) ?? [])) expect(r.stdout).toContain(m);
+    }
+  });
 
   test("human output shows values as JSON, never Python reprs", async () => {
     const r = await bernstein(["replay", "r1"], { cwd: t.cwd, env: { COLUMNS: "200" } });

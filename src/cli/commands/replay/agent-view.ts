@@ -12,6 +12,7 @@ import { agentJournalDir, BUCKET_NAME } from "../../../steps/paths.ts";
 import { classifyLine } from "../../../steps/reader.ts";
 import { ChainWalker } from "../../../steps/walk.ts";
 import { paint } from "../../../render/ansi.ts";
+import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { printLines, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
@@ -123,7 +124,9 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
 
   await printLines(`Replay for ${agentId}`, `head_hash: ${v.head_hash}`, `steps: ${v.steps}`, "");
   const header = ["seq", "step_hash", "prev_hash", "model", "tool"];
-  await printLines(paint("bold", header.map((h, i) => h.padEnd([6, 19, 19, 24, 0][i]!)).join(" ").trimEnd()));
+  // Python's fixed layout where it fits; a narrower terminal folds model and tool below each row.
+  const narrow = terminalWidth() < AGENT_TABLE_WIDTH ? narrowAgentTable(header) : null;
+  await printLines(narrow ? narrow.header() : paint("bold", header.map((h, i) => h.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd()));
   await forEntries(bucket, limit, async (row) => {
     const tc = row.get("tool_call");
     // Values as JSON (never Python's `None`/`True`/`{'a': 1}`); hashes are strings on every valid row.
@@ -136,8 +139,27 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
       model === null || model === undefined ? "-" : humanValue(model),
       tool,
     ];
-    await printLines(cells.map((c, i) => c.padEnd([6, 19, 19, 24, 0][i]!)).join(" ").trimEnd());
+    await printLines(...(narrow ? narrow.format(cells) : [cells.map((c, i) => c.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd()]));
   });
-  await printLines("", `Use 'bernstein replay export ${agentId}' to produce an offline-verifiable receipt.`);
+  const hint = `Use 'bernstein replay export ${agentId}' to produce an offline-verifiable receipt.`;
+  await printLines("", ...(narrow ? wrapCells(hint, terminalWidth()) : [hint]));
   return 0;
+}
+
+/** Python's column widths for the agent view (tool: the rest of the line). */
+const AGENT_COLUMNS = [6, 19, 19, 24, 0];
+/** Below this many cells the fixed layout would overflow (the widths, the gaps and a short tool name). */
+const AGENT_TABLE_WIDTH = 6 + 19 + 19 + 24 + 4 + 12;
+
+function narrowAgentTable(header: string[]): Table {
+  return new Table(
+    [
+      { header: header[0]!, width: 6, minWidth: 3 },
+      { header: header[1]!, width: 19, minWidth: 19 },
+      { header: header[2]!, width: 19, minWidth: 19 },
+      { header: header[3]!, width: 24, fold: "model: ", foldPriority: 1 },
+      { header: header[4]!, width: 12, fold: "tool: ", foldPriority: 2 },
+    ],
+    { gap: 1 },
+  );
 }

@@ -33,6 +33,11 @@ export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
   if (ctx.args.head !== undefined && receipts.length > 1) {
     throw new UsageError(`--head names one receipt's head, but ${receipts.length} receipts were given`, "flag_not_applicable", { flags: ["--head"] });
   }
+  const head = ctx.args.head;
+  if (head !== undefined && !/^[0-9a-f]{64}$/.test(head)) {
+    // A prefix would fail with two identical-looking shortened hashes in the message.
+    throw new UsageError(`--head must be a full 64-hex head (got ${head.length} characters); a prefix is not accepted`);
+  }
   const mode = ciModeOf(ctx.args, ctx.json);
   const reports = await verifyEach("receipt", receipts, (receipt) => verifyOne(ctx, receipt));
   return finishVerify(reports, { command: "replay verify", json: ctx.json, mode });
