@@ -68,7 +68,7 @@ describe("diff-journal", () => {
     expect(err(() => resolveJournalSource("nobody", SDD))).toBe("agent_journal_missing");
     expect(err(() => resolveJournalSource("../../no-such-agent-dir", SDD))).toBe("invalid_agent_id");
     // An existing directory named as an input is refused before any read.
-    expect(err(() => resolveJournalSource("../../etc", SDD))).toBe("input_not_regular_file");
+    expect(err(() => resolveJournalSource(import.meta.dir, SDD))).toBe("input_not_regular_file");
   });
 
   test("field equality follows Python == (checked against python3)", async () => {
