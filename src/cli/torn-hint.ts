@@ -1,14 +1,12 @@
 import { basename, dirname, resolve } from "node:path";
-import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { JOURNAL_FILE_NAME } from "../journal/paths.ts";
-import { isTornTail } from "../journal/repair.ts";
 
 /**
- * A verdict whose only problem is a torn tail (a writer killed mid-line)
- * has one fix, `bernstein replay repair <RUN>`; the verdict says so, in
- * prose and JSON. Classified by the repair policy itself (`isTornTail`), so
- * the hint is given exactly when repair would cut the tail; that costs one
- * more pass over the journal, and only on a failed verdict with discards.
+ * A verdict whose first failed check is a torn tail (a writer killed
+ * mid-line) has one fix, `bernstein replay repair <RUN>`; the verdict says
+ * so, in prose and JSON. The classification is the repair policy's own
+ * (journal/verdict-failure.ts asks it), so the hint is given exactly when
+ * repair would cut the tail.
  */
 export interface TornTailFix {
   /** The command to run, or null when the journal is not in a run directory `repair` can name. */
@@ -31,16 +29,12 @@ function shellWord(s: string): string {
   return /^[A-Za-z0-9_.\/:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The fix when `r` failed only because of discarded lines that form a torn tail; else null. */
-export function tornTailFix(r: FastVerifyResult, journal: string): TornTailFix | null {
-  if (r.ok || !r.chain_consistent || r.discarded_line_indices.length === 0) return null;
-  let torn: boolean;
-  try {
-    torn = isTornTail(journal);
-  } catch {
-    return null; // unreadable now: no hint rather than a wrong one
-  }
-  return torn ? { command: repairCommand(journal) } : null;
+/**
+ * The fix when the verdict's first failed check is a torn tail (classified
+ * once, by the repair policy, in journal/verdict-failure.ts); else null.
+ */
+export function tornTailFix(doc: Record<string, unknown>, journal: string): TornTailFix | null {
+  return doc.error === "torn_tail" ? { command: repairCommand(journal) } : null;
 }
 
 /** The prose line naming the fix. */

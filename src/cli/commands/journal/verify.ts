@@ -134,12 +134,13 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
         // verdict into an error.
       }
     }
-    const fix = target.stdin ? null : tornTailFix(result, target.path);
+    const json0 = withNotes({ ...verifyResultJson(result), seal: sealPath ?? noteSeal }, notes);
+    const fix = tornTailFix(json0, target.path);
     const implicit = !args.seal && sealPath ? [paint("dim", `seal: ${sealPath} (the run's seal.json, beside the journal; --seal FILE names another)`)] : [];
     return {
       ok: result.ok,
       lines: [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...implicit, ...(notes ? noteLines(notes) : []), ...(fix ? [tornTailProse(fix)] : [])],
-      doc: withTornTailJson(withNotes({ ...verifyResultJson(result), seal: sealPath ?? noteSeal }, notes), fix),
+      doc: withTornTailJson(json0, fix),
       file: target.path,
       outcome: (base) => journalOutcome({ base, result, seal }),
     };

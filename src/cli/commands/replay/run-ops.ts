@@ -58,11 +58,12 @@ async function verifyRunJournal(ctx: ReplayContext, run: RunRef, threads: number
       log.warn(`could not write the divergence report: ${errorMessage(err)}`);
     }
   }
-  const fix = tornTailFix(result, run.journal);
+  const doc = { ...verifyJson(run, result), seal: source.path };
+  const fix = tornTailFix(doc, run.journal);
   return {
     ok: result.ok,
     lines: [...verifyProse(run, result, source.path, reportPath), ...(fix ? [tornTailProse(fix)] : [])],
-    doc: withTornTailJson({ ...verifyJson(run, result), seal: source.path }, fix),
+    doc: withTornTailJson(doc, fix),
     file: run.journal,
     outcome: (base) => journalOutcome({ base, result, seal: source.seal }),
   };
