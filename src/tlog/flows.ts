@@ -10,7 +10,7 @@ import { lockJournalOrRefuse, sealJournalDetailed } from "../journal/seal.ts";
 import { parse } from "../pyjson/parse.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { checkpointText, sealNoteText, treeHeadOf } from "./checkpoint.ts";
-import { forEachVerifiedLeaf } from "./leaves.ts";
+import { forEachVerifiedLeaf, type LeafOptions } from "./leaves.ts";
 import {
   consistencyRanges,
   EMPTY_ROOT,
@@ -150,8 +150,9 @@ export async function sealJournalSigned(sddDir: string, runId: string, signer: S
   const jpath = journalPath(sddDir, runId);
   const lock = lockJournalOrRefuse(jpath, runId, "seal");
   try {
-    const tree = new RangeHasher([]);
-    const leaves = await forEachVerifiedLeaf(jpath, (r) => tree.addLeafHash(leafHash(r.hash)));
+    const tree = new TreeBuilder();
+    const leaf = new LeafHasher();
+    const leaves = await forEachVerifiedLeaf(jpath, (r) => tree.addLeafHash(leaf.hash32(r.hash)));
     if (leaves.count !== sealed.seal.event_count || leaves.head !== sealed.seal.head) {
       throw new InputError("journal_changed", `journal of run ${runId} changed while it was being sealed`, { run_id: runId });
     }
@@ -214,7 +215,8 @@ export async function writeCheckpoint(
   const lock = lockJournalOrRefuse(jpath, runId, "checkpoint");
   try {
     const tree = new RangeHasher([], previous ? previous.size : -1);
-    const leaves = await forEachVerifiedLeaf(jpath, (r) => tree.addLeafHash(leafHash(r.hash)));
+    const leaf = new LeafHasher();
+    const leaves = await forEachVerifiedLeaf(jpath, (r) => tree.addLeafHash(leaf.hash32(r.hash)));
     if (previous) {
       const prefix = tree.prefixRoot();
       if (previous.origin !== origin) {
@@ -264,20 +266,22 @@ export async function proveConsistency(sddDir: string, runId: string, fromPath: 
   const old = treeHead(fromPath, readNote(fromPath));
   const jpath = journalPath(sddDir, runId);
   if (!existsSync(jpath)) throw new InputError("journal_missing", `no journal for run ${runId}: ${jpath}`, { run_id: runId, path: jpath });
-  // Two passes: the proof's ranges depend on the current size.
-  const size = (await forEachVerifiedLeaf(jpath, () => {})).count;
-  if (old.size > size) {
-    throw new NegativeError("consistency_truncated", `the journal holds ${size} events but ${fromPath} commits to ${old.size}`, {
-      consistency: "truncated",
-      old_size: old.size,
-      new_size: size,
-    });
-  }
-  const hasher = new RangeHasher(consistencyRanges(old.size, size), old.size);
-  const leaves = await forEachVerifiedLeaf(jpath, (r) => {
-    if (r.index < size) hasher.addLeafHash(leafHash(r.hash));
+  // The proof's ranges depend on the size, known once the chain verified (before the first leaf).
+  let hasher = new RangeHasher([]);
+  const leaf = new LeafHasher();
+  const leaves = await forEachVerifiedLeaf(jpath, (r) => hasher.addLeafHash(leaf.hash32(r.hash)), {
+    onVerified: (size) => {
+      if (old.size > size) {
+        throw new NegativeError("consistency_truncated", `the journal holds ${size} events but ${fromPath} commits to ${old.size}`, {
+          consistency: "truncated",
+          old_size: old.size,
+          new_size: size,
+        });
+      }
+      hasher = new RangeHasher(consistencyRanges(old.size, size), old.size);
+    },
   });
-  if (leaves.count !== size) throw new InputError("journal_changed", `journal of run ${runId} changed while proving`, { run_id: runId });
+  const size = leaves.count;
   if (b64(hasher.prefixRoot()!) !== b64(old.root)) {
     throw new NegativeError("consistency_forked", `the journal's first ${old.size} events do not match ${fromPath} (the log was rewritten)`, {
       consistency: "forked",
@@ -414,17 +418,28 @@ export async function proveInclusion(sddDir: string, runId: string, index: numbe
   const jpath = journalPath(sddDir, runId);
   if (!existsSync(jpath)) throw new InputError("journal_missing", `no journal for run ${runId}: ${jpath}`, { run_id: runId, path: jpath });
   const head = checkpointPath ? treeHead(checkpointPath, readNote(checkpointPath)) : null;
-  const size = head ? head.size : (await forEachVerifiedLeaf(jpath, () => {})).count;
-  if (!(Number.isSafeInteger(index) && index >= 0 && index < size)) {
-    throw new UsageError(`--index must be an event index from 0 to ${size - 1}`, "usage", { size });
-  }
-  const hasher = new RangeHasher(inclusionRanges(index, size), size);
+  let size = head?.size ?? 0;
+  let hasher = new RangeHasher([]);
+  const leaf = new LeafHasher();
   let row = "";
-  const leaves = await forEachVerifiedLeaf(jpath, (r) => {
-    if (r.index >= size) return;
-    hasher.addLeafHash(leafHash(r.hash));
-    if (r.index === index) row = new TextDecoder().decode(r.line);
-  });
+  const leaves = await forEachVerifiedLeaf(
+    jpath,
+    (r) => {
+      if (r.index >= size) return;
+      hasher.addLeafHash(leaf.hash32(r.hash));
+      if (r.index === index) row = new TextDecoder().decode(r.line);
+    },
+    {
+      // Against the journal now: the tree size is its event count, known once the chain verified.
+      onVerified: (count) => {
+        if (!head) size = count;
+        if (!(Number.isSafeInteger(index) && index >= 0 && index < size)) {
+          throw new UsageError(`--index must be an event index from 0 to ${size - 1}`, "usage", { size });
+        }
+        hasher = new RangeHasher(inclusionRanges(index, size), size);
+      },
+    },
+  );
   const root = hasher.prefixRoot();
   if (root === null) throw new NegativeError("consistency_truncated", `the journal holds ${leaves.count} events, fewer than ${size}`, { size });
   if (head && b64(root) !== b64(head.root)) {
@@ -517,7 +532,7 @@ export interface NoteSealVerdict {
  */
 export async function verifyJournalAgainstNotes(
   journalFile: string,
-  opts: { sealNote?: string; since?: string; trusted: TrustedKeys; minSignatures?: number; remember?: boolean },
+  opts: { sealNote?: string; since?: string; trusted: TrustedKeys; minSignatures?: number; remember?: boolean; verified?: LeafOptions["verified"] },
 ): Promise<NoteSealVerdict> {
   const errors: string[] = [];
   const sealText = opts.sealNote ? readNote(opts.sealNote) : null;
@@ -531,10 +546,14 @@ export async function verifyJournalAgainstNotes(
   const leaf = new LeafHasher();
   const roots = new Map<number, string>();
   if (wanted.includes(0)) roots.set(0, b64(EMPTY_ROOT));
-  const leaves = await forEachVerifiedLeaf(journalFile, (r) => {
-    tree.addLeafHash(leaf.hash32(r.hash));
-    if (wanted.includes(tree.size)) roots.set(tree.size, b64(tree.root()));
-  });
+  const leaves = await forEachVerifiedLeaf(
+    journalFile,
+    (r) => {
+      tree.addLeafHash(leaf.hash32(r.hash));
+      if (wanted.includes(tree.size)) roots.set(tree.size, b64(tree.root()));
+    },
+    { verified: opts.verified },
+  );
   let identity: NoteSealVerdict["identity"] = "unverifiable";
   if (seal) {
     const headOk = seal.head === undefined || seal.head === leaves.head;

@@ -3,6 +3,7 @@ import { InputError, NegativeError } from "../errors.ts";
 import { physicalLines } from "../journal/lines.ts";
 import { classifyLine } from "../journal/reader.ts";
 import { verifyJournal } from "../journal/verify.ts";
+import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { pyStr } from "../pyjson/python.ts";
 
 /**
@@ -72,9 +73,21 @@ function fastEventHash(line: Buffer, out: Uint8Array): boolean {
   return line[at + 64] === 0x22 && hexAt(line, at, out);
 }
 
-function identity(path: string): string {
+/** The file's identity (device, inode, size, mtime): unchanged from before a verify to after the leaf pass, or refused. */
+export function fileIdentity(path: string): string {
   const s = statSync(path, { bigint: true });
   return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
+}
+
+export interface LeafOptions {
+  /** Called once the chain verified, before the first leaf, with the number of leaves to come. */
+  onVerified?: (count: number) => void;
+  /**
+   * A full verify of this file the caller already ran, with the file's
+   * identity taken before it: not run again (the identity check still
+   * brackets both passes).
+   */
+  verified?: { verdict: FastVerifyResult; identityBefore: string };
 }
 
 /**
@@ -82,20 +95,20 @@ function identity(path: string): string {
  * (`NegativeError` chain_broken, exit 1) a journal that does not verify
  * whole: a tree over an unverified chain would commit to nothing.
  */
-export async function forEachVerifiedLeaf(path: string, onLeaf: (row: LeafRow) => void): Promise<VerifiedLeaves> {
-  const before = identity(path);
-  const size = statSync(path).size;
-  const verdict = await verifyJournal(path, { endOffset: size });
-  if (!verdict.chain_consistent || verdict.coverage !== "complete") {
-    throw new NegativeError("chain_broken", `journal ${path} does not verify: ${verdict.errors.join("; ")}`, {
+export async function forEachVerifiedLeaf(path: string, onLeaf: (row: LeafRow) => void, opts: LeafOptions = {}): Promise<VerifiedLeaves> {
+  const before = opts.verified?.identityBefore ?? fileIdentity(path);
+  const verdict = opts.verified?.verdict ?? (await verifyJournal(path, { endOffset: statSync(path).size }));
+  const size = verdict.snapshot_bytes;
+  if (!verdict.chain_consistent || verdict.coverage !== "complete" || !verdict.payloads_checked) {
+    throw new NegativeError("chain_broken", `journal ${path} does not verify: ${verdict.errors.join("; ") || "payloads not checked"}`, {
       path,
       divergent_index: verdict.divergent_index,
       head: verdict.head,
     });
   }
+  opts.onVerified?.(verdict.count);
   const hash = new Uint8Array(32);
   let index = 0;
-  let last = "";
   for (const line of physicalLines(path, { endOffset: size })) {
     const buf = Buffer.from(line.bytes.buffer, line.bytes.byteOffset, line.bytes.byteLength);
     if (!fastEventHash(buf, hash)) {
@@ -106,9 +119,10 @@ export async function forEachVerifiedLeaf(path: string, onLeaf: (row: LeafRow) =
     }
     onLeaf({ index, hash, line: line.bytes, lineNumber: line.index + 1 });
     index++;
-    last = Buffer.from(hash).toString("hex");
   }
-  if (index !== verdict.count || last !== (verdict.head ?? "") || identity(path) !== before) throw changed(path);
+  // `hash` holds the last leaf's hash: the chain head.
+  const last = index === 0 ? "" : Buffer.from(hash).toString("hex");
+  if (index !== verdict.count || last !== (verdict.head ?? "") || fileIdentity(path) !== before) throw changed(path);
   return { count: index, head: last, bytes: size };
 }
 

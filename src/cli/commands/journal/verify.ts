@@ -15,6 +15,7 @@ import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts"
 import { log } from "../../log.ts";
 import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
 import { keyArgs, minSignaturesFrom, trustedKeysFrom } from "../../tlog-args.ts";
+import { fileIdentity } from "../../../tlog/leaves.ts";
 import { isNoteFile, verifyJournalAgainstNotes, type NoteSealVerdict, type TrustedKeys } from "../../../tlog/flows.ts";
 
 const USAGE =
@@ -118,13 +119,15 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       throw new InputError("journal_unreadable", `journal not found: ${target.path}`, { path: target.path });
     }
     if (target.stdin && threads !== undefined && threads > 1) log.info("--threads ignored: standard input is verified as one stream, in one thread");
+    // The signed tree heads reuse this verify: the file's identity before it brackets both passes.
+    const identityBefore = (noteSeal || noteArgs.since) && !target.stdin && present ? fileIdentity(target.path) : null;
     const progress = byteProgress("verifying");
     const linksOnly = Boolean(args["links-only"]);
     const result = await withInterrupts(verifyInterrupt("journal verify", json, target.path, progress), () =>
       verifyJournal(target.path, { seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
     );
     await reportVerifyStats(result);
-    const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs);
+    const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs, identityBefore);
     let reportPath: string | null = null;
     if (!result.ok && !target.stdin) {
       try {
@@ -157,6 +160,7 @@ async function checkNotes(
   result: FastVerifyResult,
   noteSeal: string | null,
   a: NoteArgs,
+  identityBefore: string | null,
 ): Promise<NoteSealVerdict | null> {
   if (!noteSeal && !a.since) return null;
   if (stdin) throw new UsageError("a signed seal or --since needs the journal as a file, not standard input", "flag_not_applicable");
@@ -165,7 +169,8 @@ async function checkNotes(
     if (noteSeal) result.identity = "mismatched";
     return null;
   }
-  const notes = await verifyJournalAgainstNotes(path, { sealNote: noteSeal ?? undefined, since: a.since, trusted: a.trusted, minSignatures: a.minSignatures, remember: a.remember });
+  const verified = identityBefore ? { verdict: result, identityBefore } : undefined;
+  const notes = await verifyJournalAgainstNotes(path, { sealNote: noteSeal ?? undefined, since: a.since, trusted: a.trusted, minSignatures: a.minSignatures, remember: a.remember, verified });
   if (notes.identity !== "unverifiable") result.identity = notes.identity;
   result.errors.push(...notes.errors);
   result.ok = result.ok && notes.errors.length === 0;
