@@ -15,6 +15,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { ensureRuntimeDir } from "../server/paths.ts";
+import { processStartTime } from "../fsutil/owner.ts";
 
 export interface AgentEntry {
   agent_id: string;
@@ -65,17 +66,10 @@ export function readAgentsFile(sddDir: string): AgentEntry[] {
   }
 }
 
-/** The start time of a live process (Linux /proc), or null when it is gone or unknowable. */
-export function processStartTime(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // comm (field 2) may hold spaces and parentheses: count from the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const start = Number(fields[19]);
-    return Number.isFinite(start) ? start : null;
-  } catch {
-    return null;
-  }
+/** The start time of a live process (Linux /proc), as agents.json records it; null when gone or unknowable. */
+export function agentStartTime(pid: number): number | null {
+  const start = Number(processStartTime(pid) ?? Number.NaN);
+  return Number.isFinite(start) ? start : null;
 }
 
 export type OrphanCheck = "alive" | "group_only" | "reused" | "unknown";
@@ -89,7 +83,7 @@ export type OrphanCheck = "alive" | "group_only" | "reused" | "unknown";
  */
 export function checkAgent(entry: AgentEntry): OrphanCheck {
   if (entry.proc_start === null) return "unknown";
-  const now = processStartTime(entry.pid);
+  const now = agentStartTime(entry.pid);
   if (now === null) {
     try {
       readFileSync("/proc/self/stat");

@@ -29,7 +29,7 @@ import { SessionSaver } from "../session/saver.ts";
 import { hasUnfinishedWork, sessionFromTasks } from "../session/state.ts";
 import { TraceRecorder } from "../traces/writer.ts";
 import { createAdapter, type AgentAdapter } from "./adapters.ts";
-import { killOrphanedAgents, processStartTime, removeAgentsFile, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
+import { agentStartTime, killOrphanedAgents, removeAgentsFile, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
 import { startWatchdog } from "./watchdog.ts";
 import { Attempt, type AttemptResult } from "./attempt.ts";
 import { gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
@@ -550,7 +550,7 @@ export class Orchestrator {
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
       });
-      const procStart = attempt.pid === null ? null : processStartTime(attempt.pid);
+      const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
       const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart };
       this.running.set(agentId, agent);
       this.agentsSpawned++;
