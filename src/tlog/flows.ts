@@ -1,5 +1,5 @@
 import type { KeyObject } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, NegativeError, UsageError } from "../errors.ts";
 import { checkInput } from "../fsutil/input.ts";
@@ -593,16 +593,4 @@ export async function verifyJournalAgainstNotes(
     since_size: old?.size ?? null,
     errors,
   };
-}
-
-/** True when the file at `path` is a signed seal note or checkpoint rather than a seal.json. */
-export function isNoteFile(path: string): boolean {
-  try {
-    // Never open what is not a regular file (a FIFO would block): the seal reader refuses it.
-    if (!statSync(path).isFile()) return false;
-    const head = readFileSync(path).subarray(0, 64).toString("utf8");
-    return !head.trimStart().startsWith("{");
-  } catch {
-    return false;
-  }
 }

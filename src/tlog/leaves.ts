@@ -5,6 +5,7 @@ import { classifyLine } from "../journal/reader.ts";
 import { verifyJournal } from "../journal/verify.ts";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { pyStr } from "../pyjson/python.ts";
+import { fileIdentity } from "./sniff.ts";
 
 /**
  * The leaves of a journal's Merkle tree: the 32-byte event hashes the
@@ -71,12 +72,6 @@ function fastEventHash(line: Buffer, out: Uint8Array): boolean {
   if (line.compare(EVENT_KEY, 0, EVENT_KEY.length, e, e + EVENT_KEY.length) !== 0) return false;
   const at = e + EVENT_KEY.length;
   return line[at + 64] === 0x22 && hexAt(line, at, out);
-}
-
-/** The file's identity (device, inode, size, mtime): unchanged from before a verify to after the leaf pass, or refused. */
-export function fileIdentity(path: string): string {
-  const s = statSync(path, { bigint: true });
-  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
 }
 
 export interface LeafOptions {

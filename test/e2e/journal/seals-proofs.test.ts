@@ -36,6 +36,9 @@ describe("seals and proofs (binary)", () => {
     const v = await w.json(["journal", "verify", "r1", "--seal", ".sdd/runs/r1/seal.note", "--public-key", "log.pub"]);
     expect(v.code).toBe(0);
     expect(v.json).toMatchObject({ ok: true, identity: "verified", signature: "valid", signed_by: ["bernstein/r1"], root: sealed.json.root });
+    // A key given means a signature required: against the unsigned seal.json it is refused, never ignored.
+    const unsigned = await w.json(["journal", "verify", "r1", "--public-key", "log.pub"]);
+    expect([unsigned.code, unsigned.json.error]).toEqual([2, "flag_not_applicable"]);
     const wrong = await w.json(["journal", "verify", "r1", "--seal", ".sdd/runs/r1/seal.note", "--public-key", "witness.pub"]);
     expect([wrong.code, wrong.json.error]).toEqual([1, "signature_missing"]);
 

@@ -2,7 +2,8 @@ import { UsageError } from "../../../errors.ts";
 import { defaultOrigin, writeCheckpoint } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
-import { signArgs, signersFrom } from "../../tlog-args.ts";
+import { signArgs } from "../../tlog-flags.ts";
+import { signersFrom } from "../../tlog-args.ts";
 
 const USAGE = "usage: bernstein journal checkpoint <RUN_ID> --sign KEY [--origin O] [--key-name N] [--out FILE] [--sdd-dir DIR]";
 

@@ -3,8 +3,7 @@ import { sealJournalDetailed } from "../../../journal/seal.ts";
 import { defineCliCommand } from "../../command.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
-import { signArgs, signersFrom } from "../../tlog-args.ts";
-import { defaultOrigin, sealJournalSigned } from "../../../tlog/flows.ts";
+import { signArgs } from "../../tlog-flags.ts";
 
 const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [--key-name N]] [--sdd-dir DIR]";
 
@@ -24,6 +23,8 @@ export default defineCliCommand({
     if (words.length !== 1) throw new UsageError(USAGE);
     const runId = words[0]!;
     if (args.sign !== undefined) {
+      // Loaded only for a signed seal: the keys and node:crypto cost start-up a plain seal does not need.
+      const [{ signersFrom }, { defaultOrigin, sealJournalSigned }] = await Promise.all([import("../../tlog-args.ts"), import("../../../tlog/flows.ts")]);
       const origin = args.origin ?? defaultOrigin(runId);
       const signers = signersFrom(rawArgs, origin, args["key-name"]);
       if (signers.length !== 1) throw new UsageError("journal seal signs with one --sign key (witnesses cosign checkpoints)");

@@ -2,7 +2,8 @@ import { UsageError } from "../../../errors.ts";
 import { verifyConsistencyFiles } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
-import { keyArgs, minSignaturesFrom, trustedKeysFrom } from "../../tlog-args.ts";
+import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
+import { trustedKeysFrom } from "../../tlog-args.ts";
 
 const USAGE = "usage: bernstein journal verify-consistency OLD_CHECKPOINT NEW_CHECKPOINT PROOF [--public-key K] [--vkey V] [--min-signatures N] [--remember]";
 

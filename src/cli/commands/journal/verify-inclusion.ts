@@ -2,7 +2,8 @@ import { UsageError } from "../../../errors.ts";
 import { verifyInclusionFiles } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
-import { keyArgs, minSignaturesFrom, trustedKeysFrom } from "../../tlog-args.ts";
+import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
+import { trustedKeysFrom } from "../../tlog-args.ts";
 
 const USAGE = "usage: bernstein journal verify-inclusion CHECKPOINT PROOF ROW [--public-key K] [--vkey V] [--min-signatures N]";
 

@@ -14,9 +14,9 @@ import { ciArgs, ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
 import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
-import { keyArgs, minSignaturesFrom, trustedKeysFrom } from "../../tlog-args.ts";
-import { fileIdentity } from "../../../tlog/leaves.ts";
-import { isNoteFile, verifyJournalAgainstNotes, type NoteSealVerdict, type TrustedKeys } from "../../../tlog/flows.ts";
+import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
+import { fileIdentity, isNoteFile } from "../../../tlog/sniff.ts";
+import type { NoteSealVerdict } from "../../../tlog/flows.ts";
 
 const USAGE =
   "usage: bernstein journal verify <FILE|RUN_ID|->... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
@@ -76,7 +76,8 @@ export default defineCliCommand({
     const notes: NoteArgs = {
       since: args.since,
       remember: Boolean(args.remember),
-      trusted: trustedKeysFrom(rawArgs),
+      rawArgs,
+      keysGiven: args["public-key"] !== undefined || args.vkey !== undefined || args["trusted-key"] !== undefined,
       minSignatures: minSignaturesFrom(args["min-signatures"]),
     };
     if ((notes.since || notes.remember) && words.length > 1) {
@@ -90,7 +91,9 @@ export default defineCliCommand({
 interface NoteArgs {
   since?: string;
   remember: boolean;
-  trusted: TrustedKeys;
+  /** The keys are loaded (node:crypto) only when a signed tree head is to be checked. */
+  rawArgs: string[];
+  keysGiven: boolean;
   minSignatures: number;
 }
 
@@ -106,6 +109,12 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     // A signed seal note or checkpoint given as --seal is checked after the chain (signature, count, head, root).
     const noteSeal = args.seal !== undefined && isNoteFile(args.seal) ? args.seal : null;
     const sealPath = noteSeal ? null : (args.seal ?? target.defaultSealPath);
+    if (noteArgs.keysGiven && !noteSeal && !noteArgs.since) {
+      // A key given means a signature required: seal.json carries none, so the key could check nothing.
+      throw new UsageError("--public-key/--vkey check a signed seal note or checkpoint (--seal NOTE or --since OLD); a seal.json is unsigned", "flag_not_applicable", {
+        flags: ["--public-key", "--vkey", "--trusted-key"],
+      });
+    }
     const seal: JournalSeal | null = sealPath ? readSealFile(sealPath) : null;
     // Checked before any read: a FIFO, device or directory is refused (input_not_regular_file), never waited on.
     const present = checkInput(target.path, { what: "journal" }) !== "missing";
@@ -170,7 +179,9 @@ async function checkNotes(
     return null;
   }
   const verified = identityBefore ? { verdict: result, identityBefore } : undefined;
-  const notes = await verifyJournalAgainstNotes(path, { sealNote: noteSeal ?? undefined, since: a.since, trusted: a.trusted, minSignatures: a.minSignatures, remember: a.remember, verified });
+  const [{ trustedKeysFrom }, { verifyJournalAgainstNotes }] = await Promise.all([import("../../tlog-args.ts"), import("../../../tlog/flows.ts")]);
+  const trusted = trustedKeysFrom(a.rawArgs);
+  const notes = await verifyJournalAgainstNotes(path, { sealNote: noteSeal ?? undefined, since: a.since, trusted, minSignatures: a.minSignatures, remember: a.remember, verified });
   if (notes.identity !== "unverifiable") result.identity = notes.identity;
   result.errors.push(...notes.errors);
   result.ok = result.ok && notes.errors.length === 0;
