@@ -8,6 +8,7 @@ import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { canonicalizer, dumps, UnknownHashProfileError } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
+import type { FastVerifyResult } from "./fast/engine.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
 import { journalPath, lockPathFor, runDir, SEAL_FILE_NAME } from "./paths.ts";
 import { verifyJournal, type JournalSeal } from "./verify.ts";
@@ -117,7 +118,16 @@ export function lockJournalOrRefuse(journalFile: string, runId: string, action: 
  * to expose). The verify is the fast (parallel, streaming) one: under the
  * writer lock the journal cannot grow, so its snapshot is the whole file.
  */
-export async function sealJournalDetailed(sddDir: string, runId: string): Promise<SealOutcome> {
+export interface SealOptions {
+  /**
+   * Runs under the writer lock once the journal verified, before seal.json
+   * is written (a signed seal reads its Merkle leaves here, from the same
+   * locked snapshot, instead of verifying again).
+   */
+  afterVerify?: (verdict: FastVerifyResult) => Promise<void>;
+}
+
+export async function sealJournalDetailed(sddDir: string, runId: string, opts: SealOptions = {}): Promise<SealOutcome> {
   const jpath = journalPath(sddDir, runId);
   const sealPath = stateWritePath(sddDir, sealPathFor(sddDir, runId), `the seal of run ${runId}`);
   if (!existsSync(jpath)) {
@@ -139,6 +149,7 @@ export async function sealJournalDetailed(sddDir: string, runId: string): Promis
         path: jpath,
       });
     }
+    await opts.afterVerify?.(r);
     const seal: JournalSeal = { head: r.head ?? "", event_count: r.count };
     let existing: JournalSeal | null = null;
     try {

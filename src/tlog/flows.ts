@@ -11,6 +11,7 @@ import { parse } from "../pyjson/parse.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { checkpointText, sealNoteText, treeHeadOf } from "./checkpoint.ts";
 import { forEachVerifiedLeaf, type LeafOptions } from "./leaves.ts";
+import { fileIdentity } from "./sniff.ts";
 import {
   consistencyRanges,
   EMPTY_ROOT,
@@ -146,36 +147,36 @@ export interface SignedSealResult {
 
 /** `journal seal <RUN> --sign KEY`: seal.json (byte-compatible) plus a signed seal.note. */
 export async function sealJournalSigned(sddDir: string, runId: string, signer: Signer, origin = defaultOrigin(runId)): Promise<SignedSealResult> {
-  const sealed = await sealJournalDetailed(sddDir, runId);
   const jpath = journalPath(sddDir, runId);
-  const lock = lockJournalOrRefuse(jpath, runId, "seal");
-  try {
-    const tree = new TreeBuilder();
-    const leaf = new LeafHasher();
-    const leaves = await forEachVerifiedLeaf(jpath, (r) => tree.addLeafHash(leaf.hash32(r.hash)));
-    if (leaves.count !== sealed.seal.event_count || leaves.head !== sealed.seal.head) {
-      throw new InputError("journal_changed", `journal of run ${runId} changed while it was being sealed`, { run_id: runId });
-    }
-    const text = sealNoteText({ origin, runId, events: leaves.count, head: leaves.head, root: tree.root() });
-    const note = signNote(text, [signer]);
-    const notePath = join(runDir(sddDir, runId), SEAL_NOTE_NAME);
-    writeFileAtomic(notePath, note);
-    return {
-      ok: true,
-      run_id: runId,
-      event_count: leaves.count,
-      head: leaves.head,
-      root: b64(tree.root()),
-      origin,
-      seal: sealed.path,
-      note: notePath,
-      already_sealed: sealed.alreadySealed,
-      key_name: signer.name,
-      verifier_key: verifierKeyOf(signer),
-    };
-  } finally {
-    lock.release();
-  }
+  // Taken before the seal's verify: the leaf pass below must see the file that verify saw.
+  const identityBefore = existsSync(jpath) ? fileIdentity(jpath) : "";
+  const tree = new TreeBuilder();
+  const leaf = new LeafHasher();
+  let events = 0;
+  let head = "";
+  const sealed = await sealJournalDetailed(sddDir, runId, {
+    afterVerify: async (verdict) => {
+      const leaves = await forEachVerifiedLeaf(jpath, (r) => tree.addLeafHash(leaf.hash32(r.hash)), { verified: { verdict, identityBefore } });
+      events = leaves.count;
+      head = leaves.head;
+    },
+  });
+  const note = signNote(sealNoteText({ origin, runId, events, head, root: tree.root() }), [signer]);
+  const notePath = join(runDir(sddDir, runId), SEAL_NOTE_NAME);
+  writeFileAtomic(notePath, note);
+  return {
+    ok: true,
+    run_id: runId,
+    event_count: events,
+    head,
+    root: b64(tree.root()),
+    origin,
+    seal: sealed.path,
+    note: notePath,
+    already_sealed: sealed.alreadySealed,
+    key_name: signer.name,
+    verifier_key: verifierKeyOf(signer),
+  };
 }
 
 export function verifierKeyOf(signer: Signer): string {

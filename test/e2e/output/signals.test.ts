@@ -54,6 +54,10 @@ async function signalWhile(
   const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   if (opts.feed) opts.feed(proc.stdin as unknown as { write(s: string): void; flush(): void });
   while (!opts.ready(proc.pid) && proc.exitCode === null) await Bun.sleep(1);
+  // Once, under load, a SIGTERM in the first milliseconds after the journal was
+  // opened got the default action (exit 143, no document): the handler may not
+  // be in place yet at that instant. Give it a moment (the work takes seconds).
+  await Bun.sleep(50);
   // Freeze it the moment it is ready, so a fast machine cannot finish the
   // work between "ready" and the signal; the signal is delivered on SIGCONT.
   if (proc.exitCode === null) proc.kill("SIGSTOP");
