@@ -23,6 +23,9 @@ export const replayArgs = {
   model: { type: "string", description: "task replay: model for the replayed task" },
   "extra-context": { type: "string", description: "task replay: hint appended to the description" },
   timeout: { type: "string", description: "task replay: seconds to wait for completion" },
+  ignore: { type: "string", description: "diff: leave this field out of the comparison (dotted path into nested objects; repeatable)" },
+  // Only its negation means something: --no-default-ignores.
+  "default-ignores": { type: "boolean", description: "diff: --no-default-ignores compares every field as recorded (run_id, git_sha, agent ids, …)" },
   // verify and <RUN_ID> --verify: --format text|github, --junit FILE
   ...ciArgs,
 } as const satisfies ArgsDef;

@@ -48,7 +48,11 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "run_a", description: "Run id (or latest)", required: true },
       { name: "run_b", description: "Run id (or latest)", required: true },
     ],
-    flags: [],
+    flags: ["ignore", "default-ignores"],
+    flagText: {
+      ignore: "Leave this field out of the comparison: a name or a dotted path into nested objects (repeatable)",
+      "default-ignores": "Leave identity fields (run_id, git_sha, …) out, agent ids by order of appearance; --no-default-ignores compares all",
+    },
   },
   repair: {
     description: "Cut a torn trailing fragment of a run journal (nothing else), so the run can resume",
@@ -113,7 +117,11 @@ export const VERB_NAMES = Object.keys(REPLAY_VERBS);
 
 function pick(flags: readonly ReplayFlag[], text: ReplayForm["flagText"] = {}): ArgsDef {
   const out: ArgsDef = { "sdd-dir": replayArgs["sdd-dir"] };
-  for (const f of flags) out[f] = text[f] ? { ...replayArgs[f], description: text[f] } : replayArgs[f];
+  for (const f of flags) {
+    out[f] = text[f] ? { ...replayArgs[f], description: text[f] } : replayArgs[f];
+    // Shown as the default it is, so the page lists --no-default-ignores.
+    if (f === "default-ignores") out[f] = { ...out[f], default: true } as ArgsDef[string];
+  }
   return { ...out, ...commonArgs };
 }
 
