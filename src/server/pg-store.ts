@@ -25,7 +25,7 @@ import { assertClaimHolder, HELD_STATUSES, transitionUpdate, type ClaimCheck, ty
 import { IllegalTransitionError, InvalidTaskRequestError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
 import { SATISFIED_STATUSES, TASK_STATUSES, TRANSITIONS, canTransition, isTaskStatus, type Task, type TaskCreate, type TaskStatus } from "./model.ts";
 import { assertAcyclic, COLUMNS, newTaskId, TaskStore, toTask, type TaskRow } from "./store.ts";
-import type { ExpiredClaim, Lease, ListOptions, TaskBackend } from "./store-api.ts";
+import type { ExpiredClaim, Lease, ListOptions, OrchestratorStore, TaskChangeListener } from "./store-api.ts";
 
 const CHANNEL = "bernstein_tasks";
 /** How long a call keeps retrying a lost connection before it fails. */
@@ -141,11 +141,12 @@ export function redactUrl(url: string): string {
   }
 }
 
-export class PgTaskStore implements TaskBackend {
+export class PgTaskStore implements OrchestratorStore {
   readonly kind = "postgres" as const;
   readonly location: string;
   private readonly sql: SQL;
   private readonly waiters = new Set<() => void>();
+  private readonly listeners = new Set<TaskChangeListener>();
   private unlisten: (() => Promise<void>) | null = null;
   private closed = false;
 
@@ -185,6 +186,22 @@ export class PgTaskStore implements TaskBackend {
   async schemaVersion(): Promise<number> {
     const [{ v }] = await this.retrying(() => this.sql`SELECT COALESCE(MAX(version), 0)::int AS v FROM bernstein_schema`);
     return v;
+  }
+
+  /** Changes committed through this object (not those of other servers on the database). */
+  onChange(listener: TaskChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(task: Task, previous: TaskStatus | null): void {
+    for (const l of this.listeners) {
+      try {
+        l(task, previous);
+      } catch {
+        /* a listener's failure must not undo a committed change */
+      }
+    }
   }
 
   private wake(): void {
@@ -252,6 +269,12 @@ export class PgTaskStore implements TaskBackend {
 
   /** As TaskStore.createMany: one transaction, dependencies within the batch or existing, no cycles. */
   async createMany(bodies: readonly TaskCreate[]): Promise<Task[]> {
+    const created = await this.insertMany(bodies);
+    for (const t of created) this.emit(t, null);
+    return created;
+  }
+
+  private async insertMany(bodies: readonly TaskCreate[]): Promise<Task[]> {
     const parsed = bodies.map((b, i) => {
       try {
         return TaskStore.validateCreate(b);
@@ -324,7 +347,36 @@ export class PgTaskStore implements TaskBackend {
         lease_expires_at: number | null;
       })[];
     });
-    return rows.map((r) => ({ task: toTask(r), lease: { task_id: r.id, claim_id: r.claim_id, lease_expires_at: r.lease_expires_at, lease_s: leaseS } }));
+    const out = rows.map((r) => ({ task: toTask(r), lease: { task_id: r.id, claim_id: r.claim_id, lease_expires_at: r.lease_expires_at, lease_s: leaseS } }));
+    for (const c of out) this.emit(c.task, "open");
+    return out;
+  }
+
+  async claim(agentId: string | null, limit = 1): Promise<Task[]> {
+    return (await this.claimLeased(agentId, limit, null)).map((c) => c.task);
+  }
+
+  /** Ready tasks (open, dependencies satisfied) in claim order, without claiming. */
+  async ready(limit = 1000): Promise<Task[]> {
+    const rows = await this.retrying(() =>
+      this.sql.unsafe(
+        `SELECT ${SELECT} FROM tasks t WHERE t.status = 'open' AND NOT EXISTS (
+           SELECT 1 FROM jsonb_array_elements_text(t.depends_on) d(dep) LEFT JOIN tasks x ON x.id = d.dep
+           WHERE x.id IS NULL OR x.status NOT IN (${SATISFIED})) ORDER BY t.priority ASC, t.seq ASC LIMIT $1`,
+        [limit],
+      ),
+    );
+    return (rows as TaskRow[]).map(toTask);
+  }
+
+  /** Tell listeners about tasks a committed requeue put back to open. */
+  private async emitRequeued(done: ExpiredClaim[]): Promise<ExpiredClaim[]> {
+    if (this.listeners.size === 0) return done;
+    for (const e of done) {
+      const t = await this.get(e.task_id);
+      if (t) this.emit(t, "claimed");
+    }
+    return done;
   }
 
   private async activeClaim(tx: Tx, taskId: string): Promise<ClaimRow | null> {
@@ -368,8 +420,8 @@ export class PgTaskStore implements TaskBackend {
     return ended.map((e) => ({ task_id: e.task_id, claim_id: e.claim_id, agent_id: e.agent_id, expired_at: ts, reason }));
   }
 
-  expireLeases(): Promise<ExpiredClaim[]> {
-    return this.tx((tx) => this.requeue(tx, "expires_at IS NOT NULL AND expires_at <= $1", [now()], "lease_expired"));
+  async expireLeases(): Promise<ExpiredClaim[]> {
+    return this.emitRequeued(await this.tx((tx) => this.requeue(tx, "expires_at IS NOT NULL AND expires_at <= $1", [now()], "lease_expired")));
   }
 
   /**
@@ -383,11 +435,12 @@ export class PgTaskStore implements TaskBackend {
   }
 
   async transition(id: string, to: TaskStatus, fields: TransitionFields = {}, check: ClaimCheck = { enforce: false }): Promise<Task> {
-    return this.tx(async (tx) => {
+    let previous: TaskStatus = "open";
+    const task = await this.tx(async (tx) => {
       const r = await this.row(tx, id, true);
       if (!r) throw new TaskNotFoundError(id);
       await this.checkClaim(tx, id, r.status, check);
-      const previous = r.status as TaskStatus;
+      previous = r.status as TaskStatus;
       if (!canTransition(previous, to)) throw new IllegalTransitionError(id, previous, to, TRANSITIONS[previous]);
       const ts = now();
       const { sets, params } = transitionUpdate(to, fields, ts);
@@ -398,6 +451,8 @@ export class PgTaskStore implements TaskBackend {
       if (to === "open") await tx`SELECT pg_notify(${CHANNEL}, 'reopened')`;
       return toTask(rows[0] as TaskRow);
     });
+    this.emit(task, previous);
+    return task;
   }
 
   complete(id: string, body: { result_summary?: string | null; cost_usd?: number } = {}, check: ClaimCheck = { enforce: false }): Promise<Task> {

@@ -29,7 +29,7 @@
  */
 import * as v from "valibot";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
-import { InputError, RefusalError, UsageError } from "../errors.ts";
+import { RefusalError, UsageError } from "../errors.ts";
 import { generateToken, bearerToken, tokenMatches } from "./auth.ts";
 import { TaskServerError } from "./errors.ts";
 import { readServerInfo, removeServerInfo, writeServerInfo, type ServerInfo } from "./info.ts";
@@ -50,6 +50,7 @@ import { ensureRuntimeDir, serverLockPath } from "./paths.ts";
 import { derivedPort, type PortChoice } from "./ports.ts";
 import { TaskStore, type ExpiredClaim } from "./store.ts";
 import type { TaskBackend } from "./store-api.ts";
+import { openTaskStore } from "./open-store.ts";
 import { appendJsonLine } from "../session/jsonl-log.ts";
 import { pyFloat } from "../pyjson/types.ts";
 import { join } from "node:path";
@@ -251,7 +252,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
   const ownsStore = !opts.store;
   let store: TaskBackend;
   try {
-    store = opts.store ?? (opts.storeUrl ? await openStoreUrl(opts.storeUrl) : TaskStore.open(opts.sddDir));
+    store = opts.store ?? (await openTaskStore(opts.sddDir, opts.storeUrl));
   } catch (err) {
     lock.release();
     throw err;
@@ -514,18 +515,4 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
       lock.release();
     },
   };
-}
-
-/** A store URL the server can open: `postgres://` / `postgresql://` (loaded only when asked for). */
-async function openStoreUrl(url: string): Promise<TaskBackend> {
-  if (!/^postgres(ql)?:\/\//i.test(url)) {
-    throw new UsageError(`unsupported store ${JSON.stringify(url.replace(/:[^:@/]*@/, ":***@"))}: use postgres://user:password@host:port/db (or leave --store out for ${"<sdd>"}/runtime/tasks.db)`, "invalid_store");
-  }
-  const { PgTaskStore, redactUrl } = await import("./pg-store.ts");
-  try {
-    return await PgTaskStore.open(url);
-  } catch (err) {
-    const why = String((err as Error).message ?? err).split("\n")[0];
-    throw new InputError("store_unreachable", `cannot open the task store ${redactUrl(url)}: ${why}`, { store: redactUrl(url) });
-  }
 }

@@ -54,3 +54,18 @@ export interface TaskBackend {
   waitForWork(ms: number): Promise<void>;
   close(): Awaitable<void>;
 }
+
+/** Called after every committed change of a task made through this store object (creation included). */
+export type TaskChangeListener = (task: Task, previous: TaskStatus | null) => void;
+
+/** What an orchestrator needs on top of the server's calls: planning, its own claims, change events. */
+export interface OrchestratorStore extends TaskBackend {
+  createMany(bodies: readonly TaskCreate[]): Awaitable<Task[]>;
+  /** Claims held by the calling process itself: no lease. */
+  claim(agentId: string | null, limit?: number): Awaitable<Task[]>;
+  ready(limit?: number): Awaitable<Task[]>;
+  get(id: string): Awaitable<Task | null>;
+  setMeta(key: string, value: string): Awaitable<void>;
+  clear(): Awaitable<void>;
+  onChange(listener: TaskChangeListener): () => void;
+}

@@ -13,7 +13,7 @@ import * as v from "valibot";
 import { assertClaimHolder, HELD_STATUSES, transitionUpdate, type ClaimCheck, type ClaimRow, type TransitionFields } from "./claim-rules.ts";
 import { IllegalTransitionError, InvalidTaskRequestError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
 
-import type { ExpiredClaim, Lease, ListOptions, TaskBackend } from "./store-api.ts";
+import type { ExpiredClaim, Lease, ListOptions, OrchestratorStore, TaskChangeListener } from "./store-api.ts";
 
 export type { ClaimCheck } from "./claim-rules.ts";
 export type { ExpiredClaim, Lease, ListOptions } from "./store-api.ts";
@@ -91,7 +91,7 @@ WHERE t.status = 'open'
 ORDER BY t.priority ASC, t.seq ASC
 LIMIT ?`;
 
-export type TaskChangeListener = (task: Task, previous: TaskStatus | null) => void;
+export type { TaskChangeListener } from "./store-api.ts";
 
 function now(): number {
   return Date.now() / 1000;
@@ -129,7 +129,7 @@ export function toTask(r: TaskRow): Task {
   };
 }
 
-export class TaskStore implements TaskBackend {
+export class TaskStore implements OrchestratorStore {
   readonly kind = "sqlite" as const;
   readonly path: string;
   private readonly db: Database;
