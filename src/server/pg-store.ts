@@ -24,8 +24,8 @@ import { SQL } from "bun";
 import { assertClaimHolder, HELD_STATUSES, transitionUpdate, type ClaimCheck, type ClaimRow, type TransitionFields } from "./claim-rules.ts";
 import { IllegalTransitionError, InvalidTaskRequestError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
 import { SATISFIED_STATUSES, TASK_STATUSES, TRANSITIONS, canTransition, isTaskStatus, type Task, type TaskCreate, type TaskStatus } from "./model.ts";
-import { assertAcyclic, COLUMNS, newTaskId, TaskStore, toTask, type TaskRow } from "./store.ts";
-import type { ExpiredClaim, Lease, ListOptions, OrchestratorStore, TaskChangeListener } from "./store-api.ts";
+import { checkBatch, COLUMNS, toTask, type TaskRow } from "./store.ts";
+import { TaskChanges, type ExpiredClaim, type Lease, type ListOptions, type OrchestratorStore, type TaskChangeListener } from "./store-api.ts";
 
 const CHANNEL = "bernstein_tasks";
 /** How long a call keeps retrying a lost connection before it fails. */
@@ -146,7 +146,7 @@ export class PgTaskStore implements OrchestratorStore {
   readonly location: string;
   private readonly sql: SQL;
   private readonly waiters = new Set<() => void>();
-  private readonly listeners = new Set<TaskChangeListener>();
+  private readonly changes = new TaskChanges();
   private unlisten: (() => Promise<void>) | null = null;
   private closed = false;
 
@@ -190,18 +190,11 @@ export class PgTaskStore implements OrchestratorStore {
 
   /** Changes committed through this object (not those of other servers on the database). */
   onChange(listener: TaskChangeListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.changes.on(listener);
   }
 
   private emit(task: Task, previous: TaskStatus | null): void {
-    for (const l of this.listeners) {
-      try {
-        l(task, previous);
-      } catch {
-        /* a listener's failure must not undo a committed change */
-      }
-    }
+    this.changes.emit(task, previous);
   }
 
   private wake(): void {
@@ -275,24 +268,7 @@ export class PgTaskStore implements OrchestratorStore {
   }
 
   private async insertMany(bodies: readonly TaskCreate[]): Promise<Task[]> {
-    const parsed = bodies.map((b, i) => {
-      try {
-        return TaskStore.validateCreate(b);
-      } catch (err) {
-        if (bodies.length > 1 && err instanceof InvalidTaskRequestError) throw new InvalidTaskRequestError(`task ${i + 1}: ${err.message}`);
-        throw err;
-      }
-    });
-    const ids = parsed.map((p) => p.id ?? newTaskId());
-    const inBatch = new Map<string, number>();
-    ids.forEach((id, i) => {
-      if (inBatch.has(id)) throw new InvalidTaskRequestError(`duplicate task id '${id}' in the batch`);
-      inBatch.set(id, i);
-    });
-    parsed.forEach((p, i) => {
-      for (const dep of p.depends_on) if (dep === ids[i]) throw new InvalidTaskRequestError(`task '${ids[i]}' depends on itself`);
-    });
-    assertAcyclic(ids, parsed.map((p) => p.depends_on), inBatch);
+    const { parsed, ids, inBatch } = checkBatch(bodies);
     return this.tx(async (tx) => {
       const ts = now();
       const out: Task[] = [];
@@ -371,7 +347,7 @@ export class PgTaskStore implements OrchestratorStore {
 
   /** Tell listeners about tasks a committed requeue put back to open. */
   private async emitRequeued(done: ExpiredClaim[]): Promise<ExpiredClaim[]> {
-    if (this.listeners.size === 0) return done;
+    if (this.changes.size === 0) return done;
     for (const e of done) {
       const t = await this.get(e.task_id);
       if (t) this.emit(t, "claimed");

@@ -69,3 +69,27 @@ export interface OrchestratorStore extends TaskBackend {
   clear(): Awaitable<void>;
   onChange(listener: TaskChangeListener): () => void;
 }
+
+/** The listeners of one store object: told after each commit, never able to undo it. */
+export class TaskChanges {
+  private readonly listeners = new Set<TaskChangeListener>();
+
+  get size(): number {
+    return this.listeners.size;
+  }
+
+  on(listener: TaskChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(task: Task, previous: TaskStatus | null): void {
+    for (const l of this.listeners) {
+      try {
+        l(task, previous);
+      } catch {
+        /* a listener's failure must not undo a committed change */
+      }
+    }
+  }
+}

@@ -13,7 +13,7 @@ import * as v from "valibot";
 import { assertClaimHolder, HELD_STATUSES, transitionUpdate, type ClaimCheck, type ClaimRow, type TransitionFields } from "./claim-rules.ts";
 import { IllegalTransitionError, InvalidTaskRequestError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
 
-import type { ExpiredClaim, Lease, ListOptions, OrchestratorStore, TaskChangeListener } from "./store-api.ts";
+import { TaskChanges, type ExpiredClaim, type Lease, type ListOptions, type OrchestratorStore, type TaskChangeListener } from "./store-api.ts";
 
 export type { ClaimCheck } from "./claim-rules.ts";
 export type { ExpiredClaim, Lease, ListOptions } from "./store-api.ts";
@@ -133,7 +133,7 @@ export class TaskStore implements OrchestratorStore {
   readonly kind = "sqlite" as const;
   readonly path: string;
   private readonly db: Database;
-  private readonly listeners = new Set<TaskChangeListener>();
+  private readonly changes = new TaskChanges();
 
   constructor(path: string) {
     this.path = path;
@@ -184,18 +184,11 @@ export class TaskStore implements OrchestratorStore {
 
   /** Called after every committed change of a task (creation included). */
   onChange(listener: TaskChangeListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.changes.on(listener);
   }
 
   private emit(task: Task, previous: TaskStatus | null): void {
-    for (const l of this.listeners) {
-      try {
-        l(task, previous);
-      } catch {
-        /* a listener's failure must not undo a committed change */
-      }
-    }
+    this.changes.emit(task, previous);
   }
 
   private row(id: string): TaskRow | null {
@@ -230,28 +223,7 @@ export class TaskStore implements OrchestratorStore {
    * cycles are refused and nothing is created.
    */
   createMany(bodies: readonly TaskCreate[]): Task[] {
-    const parsed = bodies.map((b, i) => {
-      try {
-        return TaskStore.validateCreate(b);
-      } catch (err) {
-        if (bodies.length > 1 && err instanceof InvalidTaskRequestError) {
-          throw new InvalidTaskRequestError(`task ${i + 1}: ${err.message}`);
-        }
-        throw err;
-      }
-    });
-    const ids = parsed.map((p) => p.id ?? newTaskId());
-    const inBatch = new Map<string, number>();
-    ids.forEach((id, i) => {
-      if (inBatch.has(id)) throw new InvalidTaskRequestError(`duplicate task id '${id}' in the batch`);
-      inBatch.set(id, i);
-    });
-    parsed.forEach((p, i) => {
-      for (const dep of p.depends_on) {
-        if (dep === ids[i]) throw new InvalidTaskRequestError(`task '${ids[i]}' depends on itself`);
-      }
-    });
-    assertAcyclic(ids, parsed.map((p) => p.depends_on), inBatch);
+    const { parsed, ids, inBatch } = checkBatch(bodies);
 
     const insert = this.db.query(
       `INSERT INTO tasks (id, title, description, role, priority, scope, complexity, status, depends_on, model, effort, created_at, updated_at)
@@ -468,8 +440,36 @@ export class TaskStore implements OrchestratorStore {
   }
 }
 
+/**
+ * A creation batch checked before any store is touched: every body valid,
+ * ids given or generated, no duplicates, no task depending on itself, no
+ * cycle inside the batch. (Dependencies on existing tasks are checked by
+ * each store in its transaction.)
+ */
+export function checkBatch(bodies: readonly TaskCreate[]): { parsed: TaskCreateParsed[]; ids: string[]; inBatch: Map<string, number> } {
+  const parsed = bodies.map((b, i) => {
+    try {
+      return TaskStore.validateCreate(b);
+    } catch (err) {
+      if (bodies.length > 1 && err instanceof InvalidTaskRequestError) throw new InvalidTaskRequestError(`task ${i + 1}: ${err.message}`);
+      throw err;
+    }
+  });
+  const ids = parsed.map((p) => p.id ?? newTaskId());
+  const inBatch = new Map<string, number>();
+  ids.forEach((id, i) => {
+    if (inBatch.has(id)) throw new InvalidTaskRequestError(`duplicate task id '${id}' in the batch`);
+    inBatch.set(id, i);
+  });
+  parsed.forEach((p, i) => {
+    for (const dep of p.depends_on) if (dep === ids[i]) throw new InvalidTaskRequestError(`task '${ids[i]}' depends on itself`);
+  });
+  assertAcyclic(ids, parsed.map((p) => p.depends_on), inBatch);
+  return { parsed, ids, inBatch };
+}
+
 /** Refuse dependency cycles inside a batch (Kahn's algorithm over batch edges). */
-export function assertAcyclic(ids: readonly string[], deps: readonly (readonly string[])[], inBatch: Map<string, number>): void {
+function assertAcyclic(ids: readonly string[], deps: readonly (readonly string[])[], inBatch: Map<string, number>): void {
   const indegree = ids.map(() => 0);
   const dependents = ids.map(() => [] as number[]);
   deps.forEach((ds, i) => {
