@@ -26,6 +26,8 @@ export interface ProcessOutcome {
   signal: string | null;
   /** The last MAX_CAPTURE bytes of stdout (the result is parsed from it). */
   stdout: string;
+  /** The last MAX_STDERR_CAPTURE bytes of stderr (a crashed agent's reason). */
+  stderr: string;
   timedOut: boolean;
   /** Killed on request (stop). */
   killed: boolean;
@@ -36,6 +38,7 @@ export interface ProcessOutcome {
 }
 
 const MAX_CAPTURE = 1024 * 1024;
+const MAX_STDERR_CAPTURE = 64 * 1024;
 /** After SIGTERM, a process group gets this long before SIGKILL. */
 export const KILL_GRACE_MS = 2000;
 
@@ -89,7 +92,7 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
     const now = Date.now() / 1000;
     return {
       pid: null,
-      done: Promise.resolve({ exitCode: null, signal: null, stdout: "", timedOut: false, killed: false, spawnError: msg, startedAt, endedAt: now }),
+      done: Promise.resolve({ exitCode: null, signal: null, stdout: "", stderr: "", timedOut: false, killed: false, spawnError: msg, startedAt, endedAt: now }),
       kill() {},
     };
   }
@@ -123,16 +126,28 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
     }
   }
 
-  let captured = "";
-  const decoder = new TextDecoder();
-  const pump = async (stream: ReadableStream<Uint8Array>, capture: boolean): Promise<void> => {
+  /** The tail of one output stream, decoded as it arrives. */
+  const tail = (max: number) => {
+    const decoder = new TextDecoder();
+    let text = "";
+    return {
+      push(chunk: Uint8Array) {
+        text += decoder.decode(chunk, { stream: true });
+        if (text.length > max * 2) text = text.slice(-max);
+      },
+      end(): string {
+        text += decoder.decode();
+        return text.length > max ? text.slice(-max) : text;
+      },
+    };
+  };
+  const out = tail(MAX_CAPTURE);
+  const err = tail(MAX_STDERR_CAPTURE);
+  const pump = async (stream: ReadableStream<Uint8Array>, into: ReturnType<typeof tail>): Promise<void> => {
     try {
       for await (const chunk of stream) {
         write(chunk);
-        if (capture) {
-          captured += decoder.decode(chunk, { stream: true });
-          if (captured.length > MAX_CAPTURE * 2) captured = captured.slice(-MAX_CAPTURE);
-        }
+        into.push(chunk);
       }
     } catch {
       /* stream torn down by a kill */
@@ -140,7 +155,7 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
   };
 
   const done = (async (): Promise<ProcessOutcome> => {
-    const pumps = Promise.all([pump(proc.stdout as ReadableStream<Uint8Array>, true), pump(proc.stderr as ReadableStream<Uint8Array>, false)]);
+    const pumps = Promise.all([pump(proc.stdout as ReadableStream<Uint8Array>, out), pump(proc.stderr as ReadableStream<Uint8Array>, err)]);
     await proc.exited;
     exited = true;
     clearTimeout(timeout);
@@ -149,12 +164,12 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
     // the pipes open) goes too. Group only: the leader's pid may be reused.
     signalGroup(pid, "SIGKILL", false);
     await pumps;
-    captured += decoder.decode();
     closeSync(logFd);
     return {
       exitCode: proc.signalCode ? null : proc.exitCode,
       signal: proc.signalCode ? String(proc.signalCode) : null,
-      stdout: captured.length > MAX_CAPTURE ? captured.slice(-MAX_CAPTURE) : captured,
+      stdout: out.end(),
+      stderr: err.end(),
       timedOut,
       killed,
       spawnError: null,
