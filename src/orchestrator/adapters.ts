@@ -18,7 +18,7 @@
  * mechanism (environment, a generated CODEX_HOME, a per-attempt HOME).
  */
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { InputError, RefusalError } from "../errors.ts";
 import type { AdapterName, AgentConfig } from "./config.ts";
 import { parseAgentOutput, parseAiderOutput, type AgentResult } from "./result.ts";
@@ -48,6 +48,8 @@ export interface AgentInvocation {
   env: Record<string, string>;
   /** The argv as recorded in the step journal: the prompt shown as `{prompt}`, its file as `{prompt_file}`. */
   recordedArgv: string[];
+  /** Send stdout to this file rather than a pipe (see SpawnSpec.stdoutPath). */
+  stdoutPath?: string;
 }
 
 export interface AgentAdapter {
@@ -112,7 +114,8 @@ function cliAdapter(name: AdapterName, defaultBinary: string, cfg: AgentConfig, 
     invocation(req) {
       const argv = [bin, ...shape.args(req)];
       const recordedArgv = argv.map((a) => (a === req.prompt ? "{prompt}" : a === req.promptFile ? "{prompt_file}" : a));
-      return { argv, stdin: shape.stdin ? req.prompt : null, env: shape.env(req), recordedArgv };
+      // The CLIs' JSON streams go to a file: a node CLI may exit before a pipe is drained.
+      return { argv, stdin: shape.stdin ? req.prompt : null, env: shape.env(req), recordedArgv, stdoutPath: join(req.attemptDir, "stdout.jsonl") };
     },
     parseOutput: shape.parse,
   };

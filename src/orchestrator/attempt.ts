@@ -84,6 +84,7 @@ export class Attempt {
       stdin: spec.invocation.stdin,
       logPath: spec.logPath,
       timeoutMs: spec.timeoutMs,
+      ...(spec.invocation.stdoutPath ? { stdoutPath: spec.invocation.stdoutPath } : {}),
     });
     this.done = this.run();
   }

@@ -4,7 +4,7 @@
  * or a timeout kills the agent together with whatever it started, and a
  * terminal Ctrl-C reaches only the orchestrator (which then stops them).
  */
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../server/paths.ts";
 import { dirname } from "node:path";
 
@@ -18,6 +18,13 @@ export interface SpawnSpec {
   logPath: string;
   /** Kill the process group after this long (ms). */
   timeoutMs: number;
+  /**
+   * Send stdout to this file instead of a pipe (copied into the log once
+   * the process ends). For CLIs that exit before a pipe is drained: gemini
+   * loses the end of a large stream-json output on a pipe whose reader is
+   * slower than it (measured: 262 KB of 1.08 MB arrived).
+   */
+  stdoutPath?: string;
 }
 
 export interface ProcessOutcome {
@@ -62,6 +69,20 @@ function signalGroup(pid: number, sig: NodeJS.Signals, leaderToo = true): void {
   }
 }
 
+/** Append a finished process's stdout file to its log and keep its tail as the captured stdout. */
+function copyStdoutFile(fd: number, write: (chunk: Uint8Array) => void, out: { push(chunk: Uint8Array): void }): void {
+  const size = fstatSync(fd).size;
+  const buf = new Uint8Array(1024 * 1024);
+  for (let at = 0; at < size; ) {
+    const n = readSync(fd, buf, 0, buf.length, at);
+    if (n <= 0) break;
+    const chunk = buf.subarray(0, n);
+    write(chunk);
+    out.push(chunk);
+    at += n;
+  }
+}
+
 export function spawnLogged(spec: SpawnSpec): RunningProcess {
   // Agent output can hold anything the agent read: owner-only.
   ensurePrivateDir(dirname(spec.logPath));
@@ -76,16 +97,19 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
   };
   const startedAt = Date.now() / 1000;
   let proc: ReturnType<typeof Bun.spawn>;
+  let stdoutFd: number | null = null;
   try {
+    if (spec.stdoutPath) stdoutFd = openSync(spec.stdoutPath, "w+", PRIVATE_FILE_MODE);
     proc = Bun.spawn(spec.argv, {
       cwd: spec.cwd,
       env: spec.env,
       stdin: spec.stdin === null ? "ignore" : "pipe",
-      stdout: "pipe",
+      stdout: stdoutFd ?? "pipe",
       stderr: "pipe",
       detached: true,
     });
   } catch (err) {
+    if (stdoutFd !== null) closeSync(stdoutFd);
     const msg = (err as Error).message;
     write(`[bernstein] could not start ${spec.argv[0]}: ${msg}\n`);
     closeSync(logFd);
@@ -155,7 +179,7 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
   };
 
   const done = (async (): Promise<ProcessOutcome> => {
-    const pumps = Promise.all([pump(proc.stdout as ReadableStream<Uint8Array>, out), pump(proc.stderr as ReadableStream<Uint8Array>, err)]);
+    const pumps = Promise.all([stdoutFd === null ? pump(proc.stdout as ReadableStream<Uint8Array>, out) : null, pump(proc.stderr as ReadableStream<Uint8Array>, err)]);
     await proc.exited;
     exited = true;
     clearTimeout(timeout);
@@ -164,6 +188,10 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
     // the pipes open) goes too. Group only: the leader's pid may be reused.
     signalGroup(pid, "SIGKILL", false);
     await pumps;
+    if (stdoutFd !== null) {
+      copyStdoutFile(stdoutFd, write, out);
+      closeSync(stdoutFd);
+    }
     closeSync(logFd);
     return {
       exitCode: proc.signalCode ? null : proc.exitCode,

@@ -39,7 +39,12 @@ export interface LoggedRequest {
   model: string | null;
   scenario: string;
   stream: boolean;
+  /** UTF-8 bytes of the request body. */
   bytes: number;
+  /** Whether the request carried the key the fake was started with (FAKE_PROVIDER_KEY), in the header its API uses. */
+  authed: boolean;
+  /** `FAKE_MARK=<x>` tokens found in the body: a test puts them at both ends of a huge prompt to see it arrive whole. */
+  marks: string[];
 }
 
 export interface FakeProvider {
@@ -76,7 +81,7 @@ function decide(text: string, lastUserText: string, toolDone: boolean, model: st
     case "hang":
       return { kind: "hang" };
     case "multiline":
-      return { kind: "text", text: "first line of the answer\nsecond line\nRESULT: answered on three lines" };
+      return { kind: "text", text: `first line of the answer from ${model ?? "the default model"}\nsecond line\nRESULT: answered on three lines by ${model ?? "the default model"}` };
     case "write_file": {
       const path = marker(text, "FAKE_FILE") ?? "out.txt";
       if (toolDone) return { kind: "text", text: `I wrote ${path}.\nRESULT: wrote ${path}` };
@@ -193,7 +198,8 @@ function codexWriteCall(body: ResponsesBody, path: string, content: string): Rec
   const fn = tools.find((t) => t.type === "function" && t.name === "apply_patch");
   if (fn) return { type: "function_call", id: `fc_${callId}`, status: "completed", call_id: callId, name: "apply_patch", arguments: JSON.stringify({ input: patch }) };
   const shell = tools.find((t) => t.type === "function" && (t.name === "shell_command" || t.name === "exec_command" || t.name === "shell"));
-  const script = `printf '%s' ${JSON.stringify(content)} > ${JSON.stringify(path)}`;
+  const q = (x: string) => `'${x.replaceAll("'", "'\\''")}'`;
+  const script = `printf '%s' ${q(content)} > ${q(path)}`;
   const args = shell?.name === "shell" ? { command: ["bash", "-lc", script] } : shell?.name === "exec_command" ? { cmd: script } : { command: script };
   return { type: "function_call", id: `fc_${callId}`, status: "completed", call_id: callId, name: shell?.name ?? "shell_command", arguments: JSON.stringify(args) };
 }
@@ -256,7 +262,13 @@ function gemini(body: GeminiBody, answer: Answer, stream: boolean, req: Request)
 
 // ---------------------------------------------------------------- server
 
-export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void } = {}): FakeProvider {
+/** The API key a request carries: Anthropic x-api-key, OpenAI bearer, Gemini x-goog-api-key or ?key=. */
+function keyOf(req: Request, url: URL): string | null {
+  const bearer = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
+  return req.headers.get("x-api-key") ?? req.headers.get("x-goog-api-key") ?? bearer?.[1] ?? url.searchParams.get("key");
+}
+
+export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiKey?: string } = {}): FakeProvider {
   const requests: LoggedRequest[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -271,8 +283,10 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void } = {
       } catch {
         /* not JSON: answered as 'other' */
       }
-      const log = (entry: Omit<LoggedRequest, "method" | "path" | "bytes">): void => {
-        const r = { method: req.method, path: url.pathname, bytes: raw.length, ...entry };
+      const log = (entry: Omit<LoggedRequest, "method" | "path" | "bytes" | "authed" | "marks">): void => {
+        const marks = [...new Set([...raw.matchAll(/FAKE_MARK=([A-Za-z0-9_-]+)/g)].map((m) => m[1]!))];
+        const authed = opts.apiKey === undefined || keyOf(req, url) === opts.apiKey;
+        const r = { method: req.method, path: url.pathname, bytes: Buffer.byteLength(raw, "utf8"), authed, marks, ...entry };
         requests.push(r);
         opts.log?.(r);
       };
@@ -322,7 +336,7 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void } = {
 }
 
 if (import.meta.main) {
-  const fake = startFakeProvider({ log: process.env.FAKE_PROVIDER_VERBOSE ? (r) => console.error(JSON.stringify(r)) : undefined });
+  const fake = startFakeProvider({ apiKey: process.env.FAKE_PROVIDER_KEY, log: process.env.FAKE_PROVIDER_VERBOSE ? (r) => console.error(JSON.stringify(r)) : undefined });
   console.log(JSON.stringify({ port: fake.port, pid: process.pid }));
   for await (const _ of console) console.log(JSON.stringify({ requests: fake.requests }));
   await fake.stop();
