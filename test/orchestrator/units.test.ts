@@ -7,6 +7,7 @@ import { parseClaudeOutput } from "../../src/orchestrator/adapters/claude.ts";
 import { parseCodexOutput } from "../../src/orchestrator/adapters/codex.ts";
 import { parseGeminiOutput } from "../../src/orchestrator/adapters/gemini.ts";
 import { providerMessage } from "../../src/orchestrator/adapters/events.ts";
+import { createAdapter } from "../../src/orchestrator/adapters.ts";
 import { planFromAgentOutput, planFromDocument } from "../../src/orchestrator/plan.ts";
 import { gatesOf, validateConfig } from "../../src/orchestrator/config.ts";
 import { newRunId, runIdStamp } from "../../src/orchestrator/runid.ts";
@@ -304,6 +305,59 @@ describe("CLI adapters' machine-readable output (lines as the real CLIs print th
       [{ models: { prices: { m: { input_usd_per_mtok: -1, output_usd_per_mtok: 1 } } } }, "models.prices.m.input_usd_per_mtok: expected a non-negative number"],
     ] as const) {
       expect(() => validateConfig(doc, "b.yaml")).toThrow(msg);
+    }
+  });
+});
+
+describe("CLI adapters' invocation: permission modes, effort, endpoint wiring", () => {
+  const cfgFor = (adapter: string, agent: Record<string, unknown> = {}) => validateConfig({ agent: { adapter, ...agent } }, "b.yaml").config.agent;
+  const req = (attemptDir: string) => ({ prompt: "P", promptFile: join(attemptDir, "prompt.txt"), model: "m1", effort: "high", taskId: "T", agentId: "a", title: "t", workdir: attemptDir, attemptDir });
+
+  test("each permission mode maps to the CLI's own flags; the prompt never goes in argv", () => {
+    const dir = tempDir();
+    const expected: Record<string, Record<string, string[]>> = {
+      claude: { edits: ["--permission-mode", "acceptEdits"], read_only: ["--permission-mode", "default"], full: ["--permission-mode", "bypassPermissions"], cli: [] },
+      codex: { edits: ["--sandbox", "workspace-write"], read_only: ["--sandbox", "read-only"], full: ["--sandbox", "danger-full-access"], cli: [] },
+      gemini: { edits: ["--skip-trust", "--approval-mode", "auto_edit"], read_only: ["--skip-trust", "--approval-mode", "default"], full: ["--skip-trust", "--approval-mode", "yolo"], cli: [] },
+    };
+    for (const [cli, modes] of Object.entries(expected)) {
+      for (const [mode, flags] of Object.entries(modes)) {
+        const inv = createAdapter(cfgFor(cli, { permission_mode: mode }), dir).invocation(req(dir));
+        const others = Object.values(modes).flat().filter((f) => !flags.includes(f));
+        for (const f of flags) expect(inv.argv).toContain(f);
+        for (const f of others) if (!["--permission-mode", "--sandbox", "--skip-trust", "--approval-mode"].includes(f)) expect(inv.argv).not.toContain(f);
+        expect(inv.argv).not.toContain("P");
+        expect(inv.stdin).toBe("P");
+      }
+    }
+    expect(createAdapter(cfgFor("claude"), dir).invocation(req(dir)).argv).toContain("--effort");
+    expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).argv).toContain("model_reasoning_effort=high");
+    // codex inside a git work tree keeps its repository check
+    mkdirSync(join(dir, ".git"));
+    expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).argv).not.toContain("--skip-git-repo-check");
+  });
+
+  test("base_url and api_key_env: claude env, a generated CODEX_HOME, a per-attempt gemini HOME", () => {
+    const dir = tempDir();
+    process.env.UNIT_GATEWAY_KEY = "k-123";
+    try {
+      const agent = { base_url: "http://127.0.0.1:9999/", api_key_env: "UNIT_GATEWAY_KEY" };
+      const claude = createAdapter(cfgFor("claude", agent), dir).invocation(req(dir));
+      expect(claude.env).toEqual({ ANTHROPIC_API_KEY: "k-123", ANTHROPIC_BASE_URL: "http://127.0.0.1:9999", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" });
+      const codex = createAdapter(cfgFor("codex", agent), dir).invocation(req(dir));
+      const toml = readFileSync(join(codex.env.CODEX_HOME!, "config.toml"), "utf8");
+      expect(toml).toContain('base_url = "http://127.0.0.1:9999/v1"');
+      expect(toml).toContain('env_key = "UNIT_GATEWAY_KEY"');
+      expect(toml).toContain('wire_api = "responses"');
+      expect(toml).not.toContain("k-123"); // the key stays in the environment
+      const gemini = createAdapter(cfgFor("gemini", agent), dir).invocation(req(dir));
+      expect(gemini.env).toMatchObject({ GEMINI_API_KEY: "k-123", GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:9999", GEMINI_CLI_NO_RELAUNCH: "true" });
+      expect(JSON.parse(readFileSync(join(gemini.env.HOME!, ".gemini", "settings.json"), "utf8")).security.auth.selectedType).toBe("gemini-api-key");
+      // without an endpoint, the user's own login and homes are used
+      expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).env).toEqual({});
+      expect(createAdapter(cfgFor("gemini"), dir).invocation(req(dir)).env).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
+    } finally {
+      delete process.env.UNIT_GATEWAY_KEY;
     }
   });
 });

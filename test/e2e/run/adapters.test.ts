@@ -144,3 +144,64 @@ test("step journals record cwd and argv relative to the workdir (the workdir as 
   // (the prompt names the working directory for the agent; publish redacts prompts)
   expect(JSON.stringify(Object.fromEntries(call))).not.toContain(p.dir);
 });
+
+describe("what an agent is given and what it leaves", () => {
+  test("agent.api_key_env naming an unset variable is refused before the run (agent_api_key_missing, exit 2)", async () => {
+    const p = makeProject();
+    const bin = join(p.dir, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "claude"), "#!/bin/sh\nexit 0\n");
+    chmodSync(join(bin, "claude"), 0o755);
+    writeFileSync(join(p.dir, "bernstein.yaml"), "agent:\n  adapter: claude\n  api_key_env: BERNSTEIN_TEST_UNSET_KEY\n");
+    const r = await runToEnd(p, ["--as-json"], { PATH: `${bin}:${process.env.PATH}` });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "agent_api_key_missing", variable: "BERNSTEIN_TEST_UNSET_KEY", config_key: "agent.api_key_env" });
+    expect(existsSync(join(p.sddDir, "runs"))).toBe(false);
+  });
+
+  test("a crashed agent is an agent failure: exit code, its stderr's last lines and its log path (agent_failed)", async () => {
+    const p = makeProject({ tasks: [{ id: "K1" }], config: "max_retries: 0" });
+    writeFileSync(join(p.dir, "crash.sh"), "cat > /dev/null\necho 'starting' >&2\necho 'fatal: the disk is on fire' >&2\nexit 3\n");
+    writeFileSync(join(p.dir, "bernstein.yaml"), "agent:\n  adapter: script\n  script: crash.sh\nmax_retries: 0\n");
+    const r = await runToEnd(p);
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).toContain("fatal: the disk is on fire");
+    const failedEv = journalEvents(p, runIds(p)[0]!).find((x) => x.get("event") === "agent_failed")!;
+    expect(failedEv.get("exit_code").toNumber()).toBe(3);
+    expect(failedEv.get("reason")).toBe("fatal: the disk is on fire");
+    expect(failedEv.get("stderr_tail")).toBe("starting\nfatal: the disk is on fire");
+    expect(existsSync(join(p.dir, failedEv.get("log_path")))).toBe(true);
+    expect(storedTasks(p)[0]!.fail_reason).toContain("exit_code:3: fatal: the disk is on fire");
+  });
+
+  test("a 297 KB multi-byte description (99,000 characters, under the 100,000 limit) reaches the agent whole (stdin and BERNSTEIN_PROMPT_FILE), never through the environment", async () => {
+    const p = makeProject({ tasks: [{ id: "BIG" }] });
+    const description = "漢".repeat(99_000);
+    writeFileSync(p.planPath, `- id: BIG\n  title: big\n  description: ${JSON.stringify(description)}\n`);
+    const agent = [
+      "const stdin = await Bun.stdin.text();",
+      "const file = await Bun.file(process.env.BERNSTEIN_PROMPT_FILE).text();",
+      'const mode = (require("node:fs").statSync(process.env.BERNSTEIN_PROMPT_FILE).mode & 0o777).toString(8);',
+      'const same = stdin === file && stdin.includes(process.argv[2]);',
+      "console.log(JSON.stringify({ result_summary: `same=${same} mode=${mode} env=${process.env.BERNSTEIN_PROMPT === undefined ? 'unset' : 'set'} bytes=${Buffer.byteLength(stdin)}`, cost_usd: 0 }));",
+    ].join("\n");
+    writeFileSync(join(p.dir, "agent.ts"), agent);
+    writeFileSync(join(p.dir, "bernstein.yaml"), `agent:\n  adapter: script\n  script: agent.ts\n  args: [${JSON.stringify(description.slice(-10))}]\n`);
+    const r = await runToEnd(p);
+    expect(r.stderr).not.toContain("E2BIG");
+    expect(r.code).toBe(0);
+    expect(storedTasks(p)[0]!.result_summary).toMatch(/^same=true mode=600 env=unset bytes=\d+$/);
+  });
+
+  test("with budget_usd, an agent whose cost is unknown stops the run from claiming more (never counted as 0)", async () => {
+    const p = makeProject({ tasks: [{ id: "N1", priority: 0 }, { id: "N2" }, { id: "N3" }] });
+    writeFileSync(join(p.dir, "quiet.sh"), "cat > /dev/null\necho 'RESULT: did it'\n");
+    writeFileSync(join(p.dir, "bernstein.yaml"), "agent:\n  adapter: script\n  script: quiet.sh\nmax_agents: 1\n");
+    const r = await runToEnd(p, ["--budget", "5", "--as-json"]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: "budget_exhausted", tasks: { done: 1, open: 2 } });
+    const rows = journalEvents(p, runIds(p)[0]!);
+    expect(rows.find((x) => x.get("event") === "budget_exhausted")!.get("cost_unknown")).toBe("N1");
+    expect(rows.find((x) => x.get("event") === "agent_usage")!.get("cost_source")).toBe("unknown");
+  });
+});
