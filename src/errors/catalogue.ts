@@ -75,6 +75,7 @@ export const ERROR_CATALOGUE = {
   torn_tail: [1, "the chain is consistent but the journal ends in a torn write (an interrupted append): `replay repair` removes it"],
   verify_failed: [1, "several inputs were verified and at least one did not pass (exit: the worst of them)"],
   // 2: usage error or refusal
+  agent_api_key_missing: [2, "agent.api_key_env names an environment variable that is not set"],
   agent_cli_missing: [2, "the configured agent CLI is not on PATH"],
   agent_journal_closed: [2, "an append to an agent step journal after it was closed"],
   agent_journal_locked: [2, "another process holds the agent step journal's writer lock"],

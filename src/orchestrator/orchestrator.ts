@@ -11,7 +11,7 @@
  * ready task and a free slot), so an idle keep-alive run writes nothing.
  */
 import { randomBytes } from "node:crypto";
-import { unlinkSync } from "node:fs";
+import { rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, UsageError, type ErrorCode } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -19,7 +19,7 @@ import { EventJournal } from "../journal/writer.ts";
 import { sealJournal } from "../journal/seal.ts";
 import { pyFloat, type PyLike } from "../pyjson/types.ts";
 import type { Task, StopOptions } from "../server/model.ts";
-import { agentLogPath, ensureRuntimeDir, orchestratorInfoPath } from "../server/paths.ts";
+import { agentLogPath, ensurePrivateDir, ensureRuntimeDir, orchestratorInfoPath, PRIVATE_FILE_MODE } from "../server/paths.ts";
 import { startTaskServer, type RunningServer } from "../server/server.ts";
 import { openTaskStore } from "../server/open-store.ts";
 import type { OrchestratorStore } from "../server/store-api.ts";
@@ -97,6 +97,20 @@ interface RunningAgent {
   spawnTs: number;
   /** The agent process's start time (/proc), so a reaper never kills a reused pid. */
   procStart: number | null;
+  /** Private per-attempt directory (prompt file, generated CLI homes); removed at reap. */
+  attemptDir: string;
+}
+
+/**
+ * Environment values above this many bytes are left out (the prompt is in
+ * BERNSTEIN_PROMPT_FILE and on stdin): Linux refuses a single string over
+ * 128 KiB in execve (E2BIG), and a 100,000-character description of
+ * multi-byte characters is larger than that.
+ */
+export const MAX_ENV_VALUE_BYTES = 64 * 1024;
+
+function boundedEnv(value: string): string | undefined {
+  return Buffer.byteLength(value, "utf8") <= MAX_ENV_VALUE_BYTES ? value : undefined;
 }
 
 function round4(x: number): number {
@@ -483,23 +497,24 @@ export class Orchestrator {
   }
 
   private modelFor(task: Task): string | null {
-    return task.model ?? this.config.models[task.role] ?? this.config.models.default ?? null;
+    return task.model ?? this.config.models.roles[task.role] ?? this.config.models.roles.default ?? null;
   }
 
-  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string): Record<string, string | undefined> {
+  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string, promptFile: string): Record<string, string | undefined> {
     return {
       ...process.env,
       ...this.config.agent.env,
       BERNSTEIN_RUN_ID: this.runId,
       BERNSTEIN_TASK_ID: task.id,
       BERNSTEIN_TASK_TITLE: task.title,
-      BERNSTEIN_TASK_DESCRIPTION: task.description,
+      BERNSTEIN_TASK_DESCRIPTION: boundedEnv(task.description),
       BERNSTEIN_ROLE: task.role,
       BERNSTEIN_AGENT_ID: agentId,
       BERNSTEIN_MODEL: model ?? "",
       BERNSTEIN_EFFORT: effort ?? "",
       BERNSTEIN_ATTEMPT: String(task.attempts),
-      BERNSTEIN_PROMPT: prompt,
+      BERNSTEIN_PROMPT: boundedEnv(prompt),
+      BERNSTEIN_PROMPT_FILE: promptFile,
       BERNSTEIN_SDD_DIR: resolve(this.o.sddDir),
       BERNSTEIN_WORKDIR: this.o.workdir,
       BERNSTEIN_SERVER_URL: this.server.url,
@@ -515,9 +530,13 @@ export class Orchestrator {
       const model = this.modelFor(task);
       const effort = task.effort;
       const prompt = agentPrompt(task, this.goal, this.o.workdir);
-      const invocation = this.adapter.invocation({ prompt, model, effort, taskId: task.id, agentId, title: task.title, workdir: this.o.workdir });
+      const attemptDir = join(this.o.sddDir, "runtime", "agents", agentId);
+      ensurePrivateDir(attemptDir);
+      const promptFile = join(attemptDir, "prompt.txt");
+      writeFileSync(promptFile, prompt, { mode: PRIVATE_FILE_MODE });
+      const invocation = this.adapter.invocation({ prompt, promptFile, model, effort, taskId: task.id, agentId, title: task.title, workdir: this.o.workdir, attemptDir });
       const logPath = agentLogPath(this.o.sddDir, agentId);
-      const env = { ...this.agentEnv(task, agentId, model, effort, prompt), ...invocation.env };
+      const env = { ...this.agentEnv(task, agentId, model, effort, prompt, promptFile), ...invocation.env };
       const spawnTs = Date.now() / 1000;
 
       this.record("agent_spawned", {
@@ -557,9 +576,10 @@ export class Orchestrator {
         timeoutMs: this.config.agent.timeout_s * 1000,
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
+        prices: this.config.models.prices,
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart };
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir };
       this.running.set(agentId, agent);
       this.agentsSpawned++;
       this.writeAgents();
@@ -598,7 +618,24 @@ export class Orchestrator {
       this.record("task_result_discarded", { task_id: task.id, agent_id: agent.agentId, status: now?.status ?? null, outcome: result.outcome });
       this.o.warn(`${task.id} became '${now?.status ?? "missing"}' while ${agent.agentId} worked on it: its result is discarded`);
     }
+    this.record("agent_usage", {
+      agent_id: agent.agentId,
+      task_id: task.id,
+      model: agent.model,
+      cost_usd: pyFloat(result.costUsd),
+      cost_source: result.costSource,
+      input_tokens: result.tokens?.input ?? null,
+      cached_input_tokens: result.tokens?.cached ?? null,
+      output_tokens: result.tokens?.output ?? null,
+      session_id: result.sessionId,
+      tool_calls: result.toolCalls.length,
+    });
     this.record("agent_reaped", { agent_id: agent.agentId });
+    try {
+      rmSync(agent.attemptDir, { recursive: true, force: true });
+    } catch (err) {
+      this.o.warn(`could not remove ${agent.attemptDir}: ${errorMessage(err)}`);
+    }
     this.tryWrite(
       () =>
         appendAgentStep({
@@ -619,10 +656,16 @@ export class Orchestrator {
     const settled = (await this.store.get(task.id)) ?? task;
     this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled), "trace");
     this.saver.notify();
-    if (this.budget !== null && this.spent >= this.budget && !this.budgetHit) {
+    if (this.budget !== null && !this.budgetHit && (this.spent >= this.budget || (result.costSource === "unknown" && result.outcome !== "killed"))) {
+      // A cost nobody knows cannot be held against the budget: stop claiming rather than count it as 0.
+      const unknown = this.spent < this.budget;
       this.budgetHit = true;
-      this.record("budget_exhausted", { spent_usd: pyFloat(round4(this.spent)), budget_usd: pyFloat(this.budget) });
-      this.o.report(`budget of $${this.budget.toFixed(2)} reached ($${this.spent.toFixed(4)} spent): no new tasks`);
+      this.record("budget_exhausted", { spent_usd: pyFloat(round4(this.spent)), budget_usd: pyFloat(this.budget), ...(unknown ? { cost_unknown: task.id } : {}) });
+      this.o.report(
+        unknown
+          ? `the cost of ${task.id} is unknown (${agent.model ?? "the default model"} has no price in bernstein.yaml models.prices): the budget of $${this.budget.toFixed(2)} cannot be enforced, no new tasks`
+          : `budget of $${this.budget.toFixed(2)} reached ($${this.spent.toFixed(4)} spent): no new tasks`,
+      );
     }
   }
 
@@ -642,12 +685,17 @@ export class Orchestrator {
       this.o.report(`stopped ${agent.agentId}; ${task.id} goes back to the queue`);
       return;
     }
+    if (result.agentFailure) {
+      const f = result.agentFailure;
+      this.record("agent_failed", { task_id: task.id, agent_id: agent.agentId, exit_code: f.exit_code, signal: result.failedSignals[0] ?? null, reason: f.reason, stderr_tail: f.stderr_tail, log_path: f.log_path });
+      this.o.report(`agent ${agent.agentId} failed on ${task.id} (${result.failedSignals.join(", ")}): ${f.reason}${f.stderr_tail ? `\n  stderr: ${f.stderr_tail.split("\n").join("\n          ")}` : ""}\n  log: ${f.log_path}`);
+    }
     this.record("task_verification_failed", { task_id: task.id, failed_signals: result.failedSignals });
     const current = await this.store.require(task.id);
     if (current.attempts <= this.maxRetries && this.stopping === null) {
       await this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
       this.record("task_retried", { task_id: task.id });
-      this.o.report(`verification failed for ${task.id} (${result.failedSignals.join(", ")}): retry ${current.attempts} of ${this.maxRetries}`);
+      this.o.report(`${result.agentFailure ? "attempt failed" : "verification failed"} for ${task.id} (${result.failedSignals.join(", ")}): retry ${current.attempts} of ${this.maxRetries}`);
     } else if (this.stopping !== null && current.attempts <= this.maxRetries) {
       // Stopping: do not retry now, but leave the task for a resumed run.
       await this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
