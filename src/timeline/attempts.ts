@@ -30,8 +30,6 @@ export interface Attempt {
   reason: string;
   /** Indices of the attempt's events (claim, outcome, reap), at most MAX_ATTEMPT_EVENTS. */
   events: number[];
-  /** Payloads of those events that the page does not embed in its event table, by index. */
-  payloads: Record<number, string>;
 }
 
 const MAX_ATTEMPT_EVENTS = 32;
@@ -51,16 +49,10 @@ export class AttemptTracker {
   /** Claims beyond MAX_OPEN_ATTEMPTS, not drawn. */
   untracked = 0;
   count = 0;
-  private payload: (() => string) | undefined;
 
   constructor(private readonly emit: (a: Attempt) => void) {}
 
-  /**
-   * `payload` is given for rows the page does not embed: the attempt keeps
-   * the recorded text of its own events, so a click still shows them.
-   */
-  push(row: PyObject, index: number, t: number, payload?: () => string): void {
-    this.payload = payload;
+  push(row: PyObject, index: number, t: number): void {
     const event = str(row.get("event"));
     const task = str(row.get("task_id"));
     const agent = str(row.get("agent_id"));
@@ -115,7 +107,7 @@ export class AttemptTracker {
       return;
     }
     const info = this.agents.get(agent);
-    const a: Attempt = { agent, task, model: model || info?.model || "", role: info?.role ?? "", start: t, end: t, outcome: "unknown", signals: [], reason: "", events: [], payloads: {} };
+    const a: Attempt = { agent, task, model: model || info?.model || "", role: info?.role ?? "", start: t, end: t, outcome: "unknown", signals: [], reason: "", events: [] };
     this.note(a, index);
     this.open.set(key, a);
     this.openByTask.set(task, a);
@@ -168,6 +160,5 @@ export class AttemptTracker {
   private note(a: Attempt, index: number): void {
     if (a.events.length >= MAX_ATTEMPT_EVENTS || a.events.at(-1) === index) return;
     a.events.push(index);
-    if (this.payload) a.payloads[index] = this.payload();
   }
 }

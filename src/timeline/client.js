@@ -85,14 +85,9 @@
   }
   if (!summary) { $("status").textContent = "This page is incomplete: its summary block is missing."; return; }
   var verdict = summary.verdict;
-  // Attempt tuples: [agent, task, model, role, start_ms, end_ms, outcome, signals, reason, event indices, {index: payload} beyond the embedded events]
+  // Attempt tuples: [agent, task, model, role, start_ms, end_ms, outcome, signals, reason, event indices]
   function payloadOf(idx) {
-    if (idx < events.length && events[idx][0] === idx) return events[idx][6];
-    for (var a = 0; a < attempts.length; a++) {
-      var extra = attempts[a][10];
-      if (extra && extra[idx] !== undefined) return extra[idx];
-    }
-    return null;
+    return idx < events.length && events[idx][0] === idx ? events[idx][6] : null;
   }
   function eventName(idx) {
     if (idx < events.length && events[idx][0] === idx) return events[idx][2];

@@ -20,7 +20,8 @@ import { Series } from "./series.ts";
  * grow with the journal: rows go out in blocks as they are read, attempts
  * as they close, the curves live in fixed buckets. For a huge run the page
  * embeds the first `maxEvents` events in its table (with their payloads)
- * and draws every attempt and every bucket of the whole run.
+ * and draws every attempt (with its signals and reason) and every bucket
+ * of the whole run; payloads of later events are not in the page.
  */
 export const DEFAULT_MAX_EVENTS = 100_000;
 const BLOCK_ROWS = 2000;
@@ -125,9 +126,9 @@ function costOf(row: PyObject, event: string): number | null {
   return v !== null && Number.isFinite(v) ? v : null;
 }
 
+/** An attempt in the page (the script's tuple order). */
 function attemptTuple(a: Attempt): unknown[] {
-  const extra = Object.keys(a.payloads).length > 0 ? a.payloads : null;
-  return [a.agent, a.task, a.model, a.role, a.start, a.end, a.outcome, a.signals, a.reason, a.events, extra];
+  return [a.agent, a.task, a.model, a.role, a.start, a.end, a.outcome, a.signals, a.reason, a.events];
 }
 
 async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: TimelineSink) {
@@ -182,7 +183,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     const typeKey = types.has(event) || types.size < MAX_EVENT_TYPES ? event : "(other)";
     types.set(typeKey, (types.get(typeKey) ?? 0) + 1);
     const embedded = i < maxEvents;
-    tracker.push(row, i, at, embedded ? undefined : () => renderJson(row, null));
+    tracker.push(row, i, at);
     if (embedded) {
       const d = displayRow(row, null);
       rows.push([i, t, d.event, d.agent, d.task, d.detail, renderJson(row, null)]);

@@ -26,7 +26,7 @@ const RUN_TEXT: ReplayForm["flagText"] = {
   verify: "Verify the journal's chain, coverage and seal (exit 1 on divergence)",
   "from-step": "Project the state through step N: {events, head_hash, step_count}",
   seal: "Seal file {head, event_count} to check against (default <run_dir>/seal.json)",
-  html: "Verify the journal, then write its timeline as one self-contained HTML page to OUT (default <run_dir>/timeline.html; - for stdout); exit 1 on divergence, the page then shows it",
+  html: "Verify, then write the timeline page to OUT (default <run_dir>/timeline.html)",
   force: "--html: replace an existing OUT file",
 };
 const RUN_OUT = { name: "out", description: "--html: the page's file (default <run_dir>/timeline.html; - for stdout)", required: false };
@@ -93,7 +93,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
 /** The target forms: `replay <ID>` where ID names a run, an agent or a traced task. */
 export const REPLAY_TARGETS: Record<string, ReplayForm> = {
   RUN_ID: {
-    description: "Show a run's events; --verify checks its chain and seal, --from-step N projects its state, --html [OUT] writes its timeline page",
+    description: "Show a run's events; --verify checks it, --from-step N projects it, --html [OUT] draws it",
     positionals: [RUN_OUT],
     flags: RUN_FLAGS,
     flagText: RUN_TEXT,
