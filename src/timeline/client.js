@@ -1,4 +1,4 @@
-// The timeline page's script. Runs from file:// with no network (the page's
+// The timeline page's script. Runs from a local file with no network (the page's
 // CSP forbids every fetch). Journal text is untrusted: it reaches the DOM
 // only through textContent and fixed class names, never as markup, and
 // control, bidi and zero-width characters are shown as visible ⟦U+XXXX⟧.
