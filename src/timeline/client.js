@@ -313,8 +313,10 @@
       list.appendChild(btn);
     });
     d.appendChild(list);
-    var evs = attemptEvents(at);
-    if (evs.length) showPayload(evs[evs.length - 1]);
+    // The event that decided the outcome: the gate's failure when there is one, else the last.
+    var evs = attemptEvents(at), pick = evs[evs.length - 1];
+    for (var q = 0; q < evs.length; q++) if (eventName(evs[q]) === "task_verification_failed") { pick = evs[q]; break; }
+    if (evs.length) showPayload(pick);
     if (verdict.ok) drawGantt();
   }
   function attemptEvents(at) { return at[9] || []; }
@@ -339,7 +341,12 @@
     if (known[value]) return function (x) { return x === value; };
     return function (x) { return x.indexOf(value) >= 0; };
   }
+  var lastFilter = null;
   function applyFilter() {
+    // "change" follows "input" (and fires again on blur): redraw only for a new filter, so a click that blurs the field still lands.
+    var key = JSON.stringify([fEvent.value, fAgent.value, fTask.value]);
+    if (key === lastFilter) return;
+    lastFilter = key;
     var ev = fEvent.value, ma = matcher(fAgent.value, knownAgents), mt = matcher(fTask.value, knownTasks);
     viewN = 0;
     for (var i = 0; i < events.length; i++) {
