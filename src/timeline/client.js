@@ -224,7 +224,9 @@
     });
     drawGantt();
   } else {
+    // A journal that does not verify gets no timeline and no curves: only its rows, marked.
     $("timeline").hidden = true;
+    $("charts").hidden = true;
   }
 
   // -------------------------------------------------------------- charts

@@ -79,7 +79,7 @@ function banner(v: FastVerifyResult, failure: TimelineResult["failure"], sealPat
         : failure.error === "seal_mismatch"
           ? `SEAL MISMATCH: the chain is consistent over ${v.count} rows, but it is not the journal that was sealed (${sealPath ?? "seal"}). The timeline is not drawn.`
           : `INCOMPLETE: ${v.discarded_line_indices.length} line(s) could not be read (${failure.error}). The timeline is not drawn.`;
-    const lines = [...v.errors.slice(0, 20), ...(v.errors.length > 20 ? [`… ${v.errors.length - 20} more`] : [])];
+    const lines = [failure.detail, ...v.errors.slice(0, 20).filter((e) => e !== failure.detail), ...(v.errors.length > 20 ? [`… ${v.errors.length - 20} more`] : [])];
     if (!v.chain_consistent) lines.push(`expected: ${v.expected_hash ?? "(not computable)"}`, `actual:   ${v.actual_hash || "(empty)"}`);
     return { level: "bad", title, lines };
   }

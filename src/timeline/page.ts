@@ -81,7 +81,7 @@ export function pageHead(runId: string, banner: Banner): string {
 <div id="gantt"><div id="gantt-sizer"></div></div>
 <p class="note">One bar per task attempt, from its task_claimed to its agent's reap; click a bar for its events and payloads.</p>
 </section>
-<section class="charts">
+<section id="charts" class="charts">
 <div class="chart"><h2>Cumulative cost <span id="cost-total" class="note"></span></h2><svg id="cost-svg"></svg></div>
 <div class="chart"><h2>Cumulative tokens <span id="tokens-total" class="note"></span></h2><p id="tokens-none" class="note">No token counts are recorded in this journal.</p><svg id="tokens-svg"></svg></div>
 <div class="chart"><h2>Events over time</h2><svg id="events-svg"></svg></div>

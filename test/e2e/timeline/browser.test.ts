@@ -4,7 +4,7 @@
  * Chromium is missing, and fails instead in CI (BERNSTEIN_CI_REQUIRE).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -162,6 +162,27 @@ describe.skipIf(!chromiumAvailable())("the timeline page in Chromium", () => {
     await p.click("#f-clear");
     expect((await visibleRows(p)).length).toBeGreaterThan(0);
     expect(problems).toEqual([]);
+    await p.close();
+  });
+
+  test("a broken chain: the divergence is shown instead of the timeline, the rows from it on marked", async () => {
+    const lines = readFileSync(demo.journal, "utf8").split("\n");
+    const sdd = join(scratch, "broken-sdd");
+    mkdirSync(join(sdd, "runs", "20990101-000003"), { recursive: true });
+    writeFileSync(join(sdd, "runs", "20990101-000003", "journal.jsonl"), lines.map((l, i) => (i === 5 ? l.replace('"design-api"', '"design-APX"') : l)).join("\n"));
+    const out = join(scratch, "broken.html");
+    const r = await bernsteinJson(["replay", "20990101-000003", "--html", out, "--sdd-dir", sdd]);
+    expect(r.code).toBe(1);
+    const { p, problems } = await open(out);
+    expect(problems).toEqual([]);
+    expect(await p.textContent("#verdict")).toStartWith("DIVERGENCE at step 5");
+    expect(await p.isVisible("#verdict")).toBe(true);
+    expect(await p.isHidden("#timeline")).toBe(true);
+    expect(await p.isHidden("#charts")).toBe(true);
+    expect(await p.textContent("#f-head")).toBe("none: the chain does not verify");
+    const marked = await p.$$eval("#rows-win .row", (rs) => rs.map((r) => [Number(r.getAttribute("data-i")), r.classList.contains("unverified")]));
+    expect(marked.length).toBeGreaterThan(6);
+    expect(marked.every(([i, bad]) => bad === (i as number) >= 5)).toBe(true);
     await p.close();
   });
 
