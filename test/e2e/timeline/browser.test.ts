@@ -13,6 +13,11 @@ import { bernsteinJson, ROOT } from "../../helpers/cli.ts";
 import { cleanupRuns, demoRun, journalRows, type RunDir } from "./fixture.ts";
 import { HOSTILE, writeBigRun, writeHostileRun } from "./synthetic.ts";
 
+// The callbacks given to evaluate/$$eval run in the page; the project's TypeScript has no DOM library.
+declare const document: any;
+declare const window: any;
+declare function getComputedStyle(e: any): any;
+
 const ARTIFACTS = join(ROOT, "test", "artifacts");
 const COLOURS: Record<string, string> = { done: "rgb(47, 158, 68)", failed: "rgb(214, 58, 58)", retried: "rgb(232, 161, 0)" };
 
@@ -38,7 +43,7 @@ async function open(file: string): Promise<{ p: Page; problems: string[] }> {
     void d.dismiss();
   });
   await p.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (e) => ((window as any).__csp ??= []).push(`${e.violatedDirective} ${e.blockedURI}`));
+    document.addEventListener("securitypolicyviolation", (e: any) => ((window as any).__csp ??= []).push(`${e.violatedDirective} ${e.blockedURI}`));
   });
   await p.goto(`file://${file}`);
   await p.waitForSelector("body[data-ready-ms]", { timeout: 30_000 });
@@ -69,10 +74,18 @@ function expectedOutcomes(journal: string): Map<string, string> {
   return out;
 }
 
+/** A run's page, opened without a problem, its bars and what the journal says they should be. */
+async function openRun(run: RunDir) {
+  const file = await page(run.sddDir, run.runId);
+  const { p, problems } = await open(file);
+  expect(problems).toEqual([]);
+  return { file, p, drawn: await bars(p), expected: expectedOutcomes(run.journal) };
+}
+
 /** The TASK column as the display shows it: task_id, else the first two task_ids. */
 const taskColumn = (r: Record<string, any>): string => r.task_id ?? (r.task_ids ?? []).slice(0, 2).join(", ");
 
-const visibleRows = (p: Page) => p.$$eval("#rows-win .row", (rs) => rs.map((r) => Array.from(r.children, (c) => c.textContent ?? "")));
+const visibleRows = (p: Page) => p.$$eval("#rows-win .row", (rs) => rs.map((r) => Array.from(r.children, (c: any) => c.textContent ?? "")));
 
 describe.skipIf(!chromiumAvailable())("the timeline page in Chromium", () => {
   beforeAll(async () => {
@@ -85,11 +98,7 @@ describe.skipIf(!chromiumAvailable())("the timeline page in Chromium", () => {
   });
 
   test("the demo run: one bar per task attempt, coloured by outcome; zero network requests; screenshot", async () => {
-    const file = await page(demo.sddDir, demo.runId);
-    const { p, problems } = await open(file);
-    expect(problems).toEqual([]);
-    const drawn = await bars(p);
-    const expected = expectedOutcomes(demo.journal);
+    const { file, p, drawn, expected } = await openRun(demo);
     expect(drawn).toHaveLength(journalRows(demo.journal).filter((r) => r.event === "task_claimed").length);
     expect(drawn).toHaveLength(5);
     for (const b of drawn) {
@@ -114,11 +123,7 @@ describe.skipIf(!chromiumAvailable())("the timeline page in Chromium", () => {
   });
 
   test("clicking a failed-gate bar shows its signals; the retried and failed colours", async () => {
-    const file = await page(flaky.sddDir, flaky.runId);
-    const { p, problems } = await open(file);
-    expect(problems).toEqual([]);
-    const drawn = await bars(p);
-    const expected = expectedOutcomes(flaky.journal);
+    const { p, drawn, expected } = await openRun(flaky);
     expect(drawn).toHaveLength(8);
     expect(drawn.map((b) => b.cls.match(/o-(\w+)/)![1]).sort()).toEqual(["done", "done", "done", "done", "done", "failed", "retried", "retried"]);
     for (const b of drawn) expect(b.fill).toBe(COLOURS[b.cls.match(/o-(\w+)/)![1]!]!);
@@ -197,8 +202,8 @@ describe.skipIf(!chromiumAvailable())("the timeline page in Chromium", () => {
     // No markup came from the journal: no images, links, frames, event-handler or URL attributes; only our scripts.
     const dom = await p.evaluate(() => ({
       foreign: document.querySelectorAll("img, a, iframe, object, embed, form, base, link, meta[http-equiv=refresh]").length,
-      handlers: Array.from(document.querySelectorAll("*")).flatMap((e) => Array.from(e.attributes, (a) => a.name)).filter((n) => n.startsWith("on") || n === "href" || n === "src"),
-      scripts: Array.from(document.scripts, (s) => s.type || "classic"),
+      handlers: Array.from(document.querySelectorAll("*")).flatMap((e: any) => Array.from(e.attributes, (a: any) => a.name as string)).filter((n) => n.startsWith("on") || n === "href" || n === "src"),
+      scripts: Array.from(document.scripts, (s: any) => (s.type as string) || "classic"),
       text: document.body.innerText,
     }));
     expect(dom.foreign).toBe(0);
@@ -237,7 +242,7 @@ describe.skipIf(!chromiumAvailable())("the timeline page in Chromium", () => {
     // Only a window of rows is in the DOM; scrolling to the end shows the last event.
     expect((await visibleRows(p)).length).toBeLessThan(100);
     await p.$eval("#rows", (r) => (r.scrollTop = r.scrollHeight));
-    await p.waitForFunction((n) => Array.from(document.querySelectorAll("#rows-win .row")).some((r) => r.getAttribute("data-i") === String(n)), big.count - 1);
+    await p.waitForFunction((n) => Array.from(document.querySelectorAll("#rows-win .row")).some((r: any) => r.getAttribute("data-i") === String(n)), big.count - 1);
     await p.fill("#f-task", "T-5");
     const t5 = journalRows(big.path).filter((r) => taskColumn(r) === "T-5").length;
     expect(t5).toBeGreaterThan(3);
