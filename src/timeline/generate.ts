@@ -38,8 +38,11 @@ export interface TimelineInput {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** Where the page goes, in order; the caller makes it atomic (or streams it to stdout). */
-export type TimelineSink = (chunk: string) => void | Promise<void>;
+/**
+ * Where the page goes, in order; the caller makes it atomic (or streams it
+ * to stdout). `false` says the reader went away: the pass stops there.
+ */
+export type TimelineSink = (chunk: string) => void | boolean | Promise<void | boolean>;
 
 export interface TimelineResult {
   verdict: FastVerifyResult;
@@ -52,13 +55,17 @@ export interface TimelineResult {
   fingerprint: string;
   head: string;
   durationMs: number;
+  /** The sink said its reader went away before the page was complete. */
+  stopped: boolean;
 }
 
 export async function renderTimeline(input: TimelineInput, sink: TimelineSink): Promise<TimelineResult> {
   const verdict = await verifyJournal(input.journal, { seal: input.seal, threads: input.threads, onProgress: input.onProgress });
   const failure = journalVerdictFailure(verdict);
-  await sink(pageHead(input.runId, banner(verdict, failure, input.sealPath)));
-  const body = await writeBody(input, verdict, sink);
+  let open = (await sink(pageHead(input.runId, banner(verdict, failure, input.sealPath)))) !== false;
+  const put = async (chunk: string): Promise<boolean> => (open &&= (await sink(chunk)) !== false);
+  const body = await writeBody(input, verdict, put);
+  if (!open) return { verdict, failure, ...body, stopped: true };
   if (body.events !== verdict.count) {
     throw new InputError(
       "journal_changed",
@@ -66,8 +73,8 @@ export async function renderTimeline(input: TimelineInput, sink: TimelineSink): 
       { path: input.journal },
     );
   }
-  await sink(pageTail());
-  return { verdict, failure, ...body };
+  await put(pageTail());
+  return { verdict, failure, ...body, stopped: !open };
 }
 
 /** The verdict as the page's banner says it (written before any row, so it is known first). */
@@ -131,7 +138,7 @@ function attemptTuple(a: Attempt): unknown[] {
   return [a.agent, a.task, a.model, a.role, a.start, a.end, a.outcome, a.signals, a.reason, a.events];
 }
 
-async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: TimelineSink) {
+async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: (chunk: string) => Promise<boolean>) {
   const maxEvents = input.maxEvents ?? DEFAULT_MAX_EVENTS;
   const fp = new ReplayFingerprint();
   const series = new Series();
@@ -148,15 +155,16 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   let cost: number | null = null;
   let tokens = 0;
   let git = { branch: "", sha: "" };
-  const flush = async (force: boolean): Promise<void> => {
+  const flush = async (force: boolean): Promise<boolean> => {
     if (rows.length > 0 && (force || rows.length >= BLOCK_ROWS)) {
-      await sink(dataBlock("events", rows));
+      if (!(await sink(dataBlock("events", rows)))) return false;
       rows = [];
     }
     if (closed.length > 0 && (force || closed.length >= BLOCK_ROWS)) {
-      await sink(dataBlock("attempts", closed));
+      if (!(await sink(dataBlock("attempts", closed)))) return false;
       closed = [];
     }
+    return true;
   };
   for await (const item of readJournal(input.journal, { endOffset: verdict.snapshot_bytes })) {
     if (item.kind !== "row") {
@@ -188,7 +196,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
       const d = displayRow(row, null);
       rows.push([i, t, d.event, d.agent, d.task, d.detail, renderJson(row, null)]);
     }
-    await flush(false);
+    if (!(await flush(false))) break;
     // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn now and then.
     if (n % BLOCK_ROWS === 0) await new Promise<void>((r) => setImmediate(r));
   }

@@ -117,5 +117,10 @@ describe("replay <RUN> --html (compiled binary)", () => {
     const [summary] = blocks(html, "summary");
     expect(summary.verdict).toMatchObject({ ok: false, divergent_index: 7 });
     expect(summary.head).toBe("");
+    // On stdout the page is all there is: the verdict goes to stderr, and the exit code says it.
+    const piped = await bernstein(["replay", "20990101-000000", "--html", "-", "--sdd-dir", tampered]);
+    expect(piped.code).toBe(1);
+    expect(piped.stdout === html).toBe(true);
+    expect(piped.stderr).toContain("chain_broken: ");
   });
 });

@@ -8,7 +8,8 @@ import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
 import { renderTimeline, type TimelineResult } from "../../../timeline/generate.ts";
 import { verifyResultJson, parseThreads } from "../../fast-verify.ts";
 import { withInterrupts } from "../../interrupt.ts";
-import { printJson, printLines, writeStdout } from "../../output.ts";
+import { log } from "../../log.ts";
+import { printJson, printLines, stdoutClosed, writeStdout } from "../../output.ts";
 import { byteProgress } from "../../progress.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
@@ -55,7 +56,7 @@ export async function runTimeline(ctx: ReplayContext, run: RunRef): Promise<numb
   let r: TimelineResult;
   try {
     r = await withInterrupts(guard, () =>
-      renderTimeline(input, file ? (chunk) => file.write(chunk) : writeStdout).finally(progress.finish),
+      renderTimeline(input, file ? (chunk) => file.write(chunk) : toStdoutSink).finally(progress.finish),
     );
     file?.commit();
   } catch (err) {
@@ -66,6 +67,12 @@ export async function runTimeline(ctx: ReplayContext, run: RunRef): Promise<numb
   return r.failure ? 1 : 0;
 }
 
+/** Standard output as the page's sink: stop generating once its reader has gone. */
+async function toStdoutSink(chunk: string): Promise<boolean> {
+  await writeStdout(chunk);
+  return !stdoutClosed();
+}
+
 async function report(ctx: ReplayContext, run: RunRef, r: TimelineResult, output: string, bytes: number | null): Promise<void> {
   const facts = { run_id: run.runId, output, bytes, events: r.events, embedded_events: r.embedded, attempts: r.attempts, untracked_claims: r.untracked };
   if (ctx.json) {
@@ -73,7 +80,11 @@ async function report(ctx: ReplayContext, run: RunRef, r: TimelineResult, output
     await printJson(r.failure ? { ok: false, error: r.failure.error, detail: r.failure.detail, ...facts, verify: verdict } : { ok: true, ...facts, verify: verdict });
     return;
   }
-  if (output === "-") return;
+  if (output === "-") {
+    // The page is on stdout: the verdict goes to stderr.
+    if (r.failure) log.warn(`${r.failure.error}: ${sanitizeCell(r.failure.detail)}; the page shows the divergence instead of a timeline`);
+    return;
+  }
   const lines = [
     `Timeline written -> ${output}`,
     `  events:   ${r.events}${r.embedded < r.events ? ` (the first ${r.embedded} listed in the page's table)` : ""}`,
