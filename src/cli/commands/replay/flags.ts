@@ -57,6 +57,7 @@ export function expectPositionals(ctx: ReplayContext, n: number, usage: string):
 /** Replay flags that only some verbs accept; the rest are refused by name. */
 const VERB_FLAGS = [
   "limit",
+  "html",
   "verify",
   "from-step",
   "seal",

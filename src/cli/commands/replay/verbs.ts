@@ -20,13 +20,16 @@ export interface ReplayForm {
   flagText?: Partial<Record<ReplayFlag, string>>;
 }
 
-const RUN_FLAGS: ReplayFlag[] = ["limit", "verify", "from-step", "seal", "threads", "links-only"];
+const RUN_FLAGS: ReplayFlag[] = ["limit", "verify", "from-step", "html", "force", "seal", "threads", "links-only"];
 const RUN_TEXT: ReplayForm["flagText"] = {
   limit: "Show at most N events (only those are read)",
   verify: "Verify the journal's chain, coverage and seal (exit 1 on divergence)",
   "from-step": "Project the state through step N: {events, head_hash, step_count}",
   seal: "Seal file {head, event_count} to check against (default <run_dir>/seal.json)",
+  html: "Verify, then write the timeline page to OUT (default <run_dir>/timeline.html)",
+  force: "--html: replace an existing OUT file",
 };
+const RUN_OUT = { name: "out", description: "--html: the page's file (default <run_dir>/timeline.html; - for stdout)", required: false };
 
 /** The verbs: words that are never taken as a run, agent or task id. */
 export const REPLAY_VERBS: Record<string, ReplayForm> = {
@@ -37,8 +40,8 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
     flagText: { limit: "Show at most N runs (the newest)" },
   },
   latest: {
-    description: "The run that started last: show it, or --verify / --from-step N it",
-    positionals: [],
+    description: "The run that started last: show it, or --verify / --from-step N / --html it",
+    positionals: [RUN_OUT],
     flags: RUN_FLAGS,
     flagText: RUN_TEXT,
   },
@@ -94,8 +97,8 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
 /** The target forms: `replay <ID>` where ID names a run, an agent or a traced task. */
 export const REPLAY_TARGETS: Record<string, ReplayForm> = {
   RUN_ID: {
-    description: "Show a run's events; --verify checks its chain and seal, --from-step N projects its state",
-    positionals: [],
+    description: "Show a run's events; --verify checks it, --from-step N projects it, --html [OUT] draws it",
+    positionals: [RUN_OUT],
     flags: RUN_FLAGS,
     flagText: RUN_TEXT,
   },
