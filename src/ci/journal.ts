@@ -68,6 +68,8 @@ function lineList(indices: readonly number[]): string {
 
 function sealMismatch(r: JournalVerifyResult, seal: JournalSeal | null): string {
   const sealed = seal ? `the seal commits to ${seal.event_count} events with head ${untrusted(seal.head || "(empty)", 100)}` : "the seal does not match";
-  const held = r.head === null ? `${r.count} events (chain broken)` : `${r.count} events with head ${r.head || "(empty)"}`;
+  const held = r.chain_consistent
+    ? `${r.count} events with head ${r.head || "(empty)"}`
+    : `${r.count} events (chain broken at step ${r.divergent_index}; verified prefix head ${r.head || "(empty)"})`;
   return `identity=mismatched: the journal holds ${held} but ${sealed}`;
 }
