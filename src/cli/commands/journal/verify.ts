@@ -35,7 +35,7 @@ function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath
   } else {
     lines.push(
       paint("bold red", `DIVERGENCE at step ${r.divergent_index}: expected ${r.expected_hash ?? "(not computable)"} actual ${r.actual_hash || "(empty)"}`),
-      `${r.count} events; ${tail}`,
+      `${r.count} events, head of the verified prefix ${r.head || "(empty)"}; ${tail}`,
     );
   }
   for (const e of r.errors) lines.push(`  ${paint("red", "error:")} ${e}`);

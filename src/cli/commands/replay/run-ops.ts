@@ -87,7 +87,8 @@ async function verifyRunJournal(ctx: ReplayContext, run: RunRef, threads: number
  */
 function withGate(doc: Record<string, unknown>, gate: ProviderStateVerdict | null): Record<string, unknown> {
   if (!gate || gate.ok) return gate ? { ...doc, provider_state: { mutations: gate.mutations, flagged_steps: [] } } : doc;
-  const { run_id, ok: _ok, ...rest } = doc;
+  // The chain verdict's own error/detail (it reads a failed gate as a seal mismatch) give way to the gate's.
+  const { run_id, ok: _ok, error: _error, detail: _detail, ...rest } = doc;
   return {
     run_id,
     ok: false,
@@ -141,6 +142,7 @@ function verdictProse(run: RunRef, r: FastVerifyResult, sealPath: string | null,
     lines.push(paint("bold bright_red", "DIVERGENCE") + ` first divergent step ${r.divergent_index} in run ${run.runId}`);
     lines.push(`  expected: ${r.expected_hash ?? "(not computable)"}`);
     lines.push(`  actual:   ${sanitizeCell(r.actual_hash || "(empty)")}`);
+    lines.push(`  head of the verified prefix (steps before ${r.divergent_index}): ${r.head || "(empty)"}`);
   } else if (r.coverage !== "complete") {
     lines.push(
       paint("bold bright_red", "INCOMPLETE") +
