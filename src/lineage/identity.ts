@@ -1,7 +1,8 @@
-import type { Identity, JournalVerifyResult } from "../journal/verify.ts";
+import type { JournalVerifyResult } from "../journal/verify.ts";
 import { readChunks } from "../fsutil/input.ts";
 import { auditKeyPath, loadAuditKey } from "./key.ts";
 import { verifySpine, type SpineVerdict } from "./spine.ts";
+import type { SpineReport } from "./report.ts";
 
 /**
  * A run journal's identity from its lineage-spine seal, as upstream's
@@ -16,20 +17,6 @@ import { verifySpine, type SpineVerdict } from "./spine.ts";
  * and head equal: `unverifiable` — the entry hashes are plain SHA-256, so
  * anyone who can rewrite spine.jsonl can write a consistent one (§2.8).
  */
-
-export interface SpineReport {
-  spine: SpineVerdict;
-  /** The audit key file used, or the path looked at when there was none. */
-  key_path: string;
-  identity: Identity;
-  /** True/false: the sealed content_hash against the journal's bytes now; null when not compared. */
-  content_hash_matches: boolean | null;
-  checked: string[];
-  not_checked: string[];
-  /** Negative findings (they make the verdict fail). */
-  errors: string[];
-  notes: string[];
-}
 
 function sha256File(path: string): string {
   const h = new Bun.CryptoHasher("sha256");
@@ -103,38 +90,3 @@ export function applySpine(r: JournalVerifyResult, sddDir: string, runId: string
   return rep;
 }
 
-/** The `spine` member of a verify's JSON document. */
-export function spineJson(rep: SpineReport | null): Record<string, unknown> | null {
-  if (rep === null) return null;
-  const s = rep.spine;
-  return {
-    path: s.path,
-    status: s.status,
-    keyed: s.keyed,
-    key_path: rep.key_path,
-    entries: s.entries,
-    head_hash: s.head_hash,
-    hash_profile: s.hash_profile,
-    sealed_head: s.seal?.head ?? null,
-    seal_line: s.seal?.line ?? null,
-    identity: rep.identity,
-    content_hash_matches: rep.content_hash_matches,
-    checked: rep.checked,
-    not_checked: rep.not_checked,
-    errors: s.errors,
-    notes: rep.notes,
-  };
-}
-
-/** Prose lines saying what the spine check did and did not establish. */
-export function spineLines(rep: SpineReport | null): string[] {
-  if (rep === null) return [];
-  const s = rep.spine;
-  const how = s.keyed ? `tags checked with the audit key ${rep.key_path}` : "WITHOUT its tags";
-  const seal = s.seal ? `journal-head seal at line ${s.seal.line}` : "no journal-head seal";
-  const lines = [`lineage spine ${s.path}: ${s.status}, ${s.entries} entr${s.entries === 1 ? "y" : "ies"}, ${how}; ${seal}; identity=${rep.identity}`];
-  lines.push(`  checked: ${rep.checked.join(", ")}`);
-  if (rep.not_checked.length > 0) lines.push(`  NOT checked: ${rep.not_checked.join("; ")}`);
-  for (const n of rep.notes) lines.push(`  note: ${n}`);
-  return lines;
-}

@@ -3,6 +3,7 @@ import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { InputError, RefusalError } from "../errors.ts";
+import { stripBytes } from "../receipts/keys.ts";
 
 /**
  * The audit (master) key that tags lineage-spine rows (upstream-parity
@@ -34,17 +35,6 @@ export function auditKeyPath(env: Env = process.env): { path: string; explicit: 
   return { path: join(state ? state : join(homedir(), ".local", "state"), "bernstein", "audit.key"), explicit: false };
 }
 
-const ASCII_SPACE = new Set([0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]);
-
-/** Python `bytes.strip()`. */
-function stripBytes(b: Uint8Array): Uint8Array {
-  let a = 0;
-  let z = b.length;
-  while (a < z && ASCII_SPACE.has(b[a]!)) a++;
-  while (z > a && ASCII_SPACE.has(b[z - 1]!)) z--;
-  return b.subarray(a, z);
-}
-
 /**
  * The audit key, or null when none is configured and the default file does
  * not exist (the spine is then checked without its tags). A key named by
@@ -65,7 +55,7 @@ export function loadAuditKey(env: Env = process.env): AuditKey | null {
     const octal = (mode & 0o7777).toString(8).padStart(4, "0");
     throw new RefusalError("audit_key_insecure", `Audit key ${path} has insecure permissions ${octal}; required 0600 (owner-only).`, { path, mode: octal });
   }
-  let bytes: Uint8Array;
+  let bytes: Buffer;
   try {
     bytes = readFileSync(path);
   } catch (err) {

@@ -17,7 +17,7 @@ import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts
 import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
 import { fileIdentity, isNoteFile } from "../../../tlog/sniff.ts";
 import type { NoteSealVerdict } from "../../../tlog/flows.ts";
-import { applySpine, spineJson, spineLines } from "../../../lineage/identity.ts";
+import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
 import { basename, dirname } from "node:path";
 
 const USAGE =
@@ -141,7 +141,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     await reportVerifyStats(result);
     const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs, identityBefore);
     const spineSdd = target.byRunId ? (args["sdd-dir"] ?? ".sdd") : basename(dirname(target.runDirPath)) === "runs" && !target.stdin ? dirname(dirname(target.runDirPath)) : null;
-    const spine = spineSdd === null ? null : applySpine(result, spineSdd, target.runId);
+    const spine = spineSdd === null ? null : await applySpineIfAny(result, spineSdd, target.runId);
     let reportPath: string | null = null;
     if (!result.ok && !target.stdin) {
       try {

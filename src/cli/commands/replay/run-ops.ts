@@ -19,7 +19,7 @@ import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
 import { verifyProviderState, type ProviderStateVerdict } from "../../../journal/provider-state.ts";
-import { applySpine, spineJson, spineLines } from "../../../lineage/identity.ts";
+import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
 import type { CiOutcome } from "../../../ci/outcome.ts";
 import { sealFor } from "./seal-source.ts";
 
@@ -53,7 +53,7 @@ async function verifyRunJournal(ctx: ReplayContext, run: RunRef, threads: number
     verifyJournal(run.journal, { seal: source.seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
   );
   await reportVerifyStats(result);
-  const spine = applySpine(result, ctx.sddDir, run.runId);
+  const spine = await applySpineIfAny(result, ctx.sddDir, run.runId);
   // Upstream's order: a chain failure is reported as a divergence; only an intact chain meets the provider-state gate.
   const gate = result.ok ? verifyProviderState(run.journal, { endOffset: result.snapshot_bytes }) : null;
   if (gate && !gate.ok) {
