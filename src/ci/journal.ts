@@ -59,7 +59,8 @@ export function journalOutcome({ base, result: r, seal }: JournalOutcomeInput): 
   }
   if (r.identity === "mismatched") problems.push({ title: "Seal mismatch", message: sealMismatch(r, seal), line: null });
   const status = r.ok ? "verified" : "failed";
-  return { ...base, status, exitCode: r.ok ? 0 : 1, verdict, head: r.head, count: r.count, problems, error: null };
+  // A broken chain has no head to publish (the verified prefix's is in the verdict document).
+  return { ...base, status, exitCode: r.ok ? 0 : 1, verdict, head: r.chain_consistent ? r.head : null, count: r.count, problems, error: null };
 }
 
 function lineList(indices: readonly number[]): string {
