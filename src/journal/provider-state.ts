@@ -2,8 +2,8 @@ import { dumps } from "../pyjson/encode.ts";
 import { pyInt, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
 import { sha256Hex } from "./hash.ts";
-import { physicalLines } from "./lines.ts";
-import { classifyLine, type JournalRow } from "./reader.ts";
+import { openInput } from "../fsutil/input.ts";
+import { classifyLine, type JournalRow, type LineVerdict } from "./reader.ts";
 
 /**
  * The provider-state gate of `replay <RUN> --verify` (upstream-parity §4):
@@ -50,10 +50,6 @@ function escapesPrintable(line: Buffer): boolean {
   return false;
 }
 
-function mayHoldMutation(line: Buffer): boolean {
-  return line.indexOf(NEEDLE) >= 0 || escapesPrintable(line);
-}
-
 /** Python truthiness of a parsed JSON value (`bool(flagged)`). */
 function truthy(v: PyValue | undefined): boolean {
   if (v === undefined || v === null || v === false) return false;
@@ -97,22 +93,84 @@ function checkRow(row: JournalRow, i: number, out: ProviderStateVerdict): void {
   }
 }
 
+const LF = 10;
+const CR = 13;
+const CHUNK = 1 << 20;
+
+/**
+ * The physical lines of `[0, end)` with their row index, handed to `onLine`
+ * only when they may hold a mutation row (the needle, or an escaped printable): a chunked
+ * scan with no per-line allocation, since almost every line is skipped.
+ * Universal newlines (LF, CR, CRLF) as the journal reader splits them.
+ */
+function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, index: number) => void): void {
+  const input = openInput(path, { what: "journal" });
+  if (input === null) return;
+  let buf = Buffer.alloc(CHUNK);
+  let have = 0; // bytes of buf in use (an unfinished line is carried at the front)
+  let pos = 0;
+  let index = 0;
+  try {
+    for (;;) {
+      if (have === buf.length) buf = Buffer.concat([buf, Buffer.alloc(buf.length)]); // a line longer than the buffer
+      const want = Math.min(buf.length - have, end - pos);
+      const n = want > 0 ? input.read(buf, have, want, pos) : 0;
+      pos += n;
+      have += n;
+      const atEnd = n === 0 || pos >= end;
+      const data = buf.subarray(0, have);
+      const hasCR = data.indexOf(CR) >= 0;
+      let start = 0;
+      let needle = data.indexOf(NEEDLE);
+      let escape = data.indexOf(ESCAPE);
+      while (start < have) {
+        let stop = data.indexOf(LF, start);
+        let next = stop + 1;
+        if (hasCR) {
+          const cr = data.indexOf(CR, start);
+          if (cr >= 0 && (stop < 0 || cr < stop)) {
+            stop = cr;
+            if (cr + 1 === have && !atEnd) stop = -1; // a CR at the end of the data may be half of a CRLF
+            else next = data[cr + 1] === LF ? cr + 2 : cr + 1;
+          }
+        }
+        if (stop < 0) {
+          if (!atEnd) break; // unfinished: carried into the next read
+          stop = have;
+          next = have;
+        }
+        if (stop > start) {
+          while (needle >= 0 && needle < start) needle = data.indexOf(NEEDLE, start);
+          while (escape >= 0 && escape < start) escape = data.indexOf(ESCAPE, start);
+          const candidate = (needle >= 0 && needle < stop) || (escape >= 0 && escape < stop && escapesPrintable(data.subarray(start, stop)));
+          if (candidate || data[start] !== 0x7b) {
+            const v = classifyLine(data.subarray(start, stop));
+            if (v.kind !== "blank") {
+              if (candidate) onLine(v, index);
+              index++;
+            }
+          } else {
+            index++;
+          }
+        }
+        start = next;
+      }
+      if (atEnd) return;
+      buf.copyWithin(0, start, have);
+      have -= start;
+    }
+  } finally {
+    input.close();
+  }
+}
+
 /** Gate the first `endOffset` bytes of a journal whose chain verified whole (see above). */
 export function verifyProviderState(path: string, opts: { endOffset?: number } = {}): ProviderStateVerdict {
   const out: ProviderStateVerdict = { ok: true, mutations: 0, flagged_steps: [], errors: [] };
-  let index = 0;
-  for (const line of physicalLines(path, opts)) {
-    if (line.bytes.length === 0) continue;
-    const bytes = Buffer.from(line.bytes.buffer, line.bytes.byteOffset, line.bytes.byteLength);
-    if (bytes[0] === 0x7b && !mayHoldMutation(bytes)) {
-      index++;
-      continue;
-    }
-    const v = classifyLine(line.bytes);
-    if (v.kind === "blank") continue;
+  const end = opts.endOffset ?? Number.MAX_SAFE_INTEGER;
+  scanCandidates(path, end, (v, index) => {
     if (v.kind === "row" && pyStr(v.row.get("event"), "") === MUTATION_EVENT) checkRow(v.row, index, out);
-    index++;
-  }
+  });
   out.ok = out.errors.length === 0;
   return out;
 }

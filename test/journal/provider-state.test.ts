@@ -37,4 +37,23 @@ describe("provider-state gate (spec upstream-parity §4)", () => {
     expect(v.errors).toContain("step 4: flagged provider-side mutation (k) arrived in deterministic mode");
     dirs.cleanup();
   });
+
+  test("the same findings and indices whatever the line breaks (LF, CRLF, CR), blank lines, a missing final newline, or lines across read chunks", () => {
+    const d = dirs.make();
+    const rows = Array.from({ length: 3000 }, (_, i) =>
+      i % 97 === 5 ? `{"event":"provider_state_mutation","flagged":true,"mutation_kind":"m${i}","pad":"${"x".repeat(i % 700)}"}` : `{"event":"tick","n":${i},"pad":"${"y".repeat(i % 900)}"}`,
+    );
+    const want = rows.flatMap((r, i) => (r.includes("provider_state") ? [i] : []));
+    for (const [name, text] of [
+      ["lf", rows.join("\n") + "\n"],
+      ["crlf", rows.join("\r\n") + "\r\n"],
+      ["cr", rows.join("\r")],
+      ["blank", rows.join("\n\n \t\n") + "\n"],
+    ] as const) {
+      const path = join(d, `${name}.jsonl`);
+      writeFileSync(path, text);
+      expect([name, verifyProviderState(path).flagged_steps]).toEqual([name, want]);
+    }
+  });
 });
+
