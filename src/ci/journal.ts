@@ -59,7 +59,8 @@ export function journalOutcome({ base, result: r, seal }: JournalOutcomeInput): 
   }
   if (r.identity === "mismatched") problems.push({ title: "Seal mismatch", message: sealMismatch(r, seal), line: null });
   const status = r.ok ? "verified" : "failed";
-  return { ...base, status, exitCode: r.ok ? 0 : 1, verdict, head: r.head, count: r.count, problems, error: null };
+  // A broken chain has no head to publish (the verified prefix's is in the verdict document).
+  return { ...base, status, exitCode: r.ok ? 0 : 1, verdict, head: r.chain_consistent ? r.head : null, count: r.count, problems, error: null };
 }
 
 function lineList(indices: readonly number[]): string {
@@ -68,6 +69,8 @@ function lineList(indices: readonly number[]): string {
 
 function sealMismatch(r: JournalVerifyResult, seal: JournalSeal | null): string {
   const sealed = seal ? `the seal commits to ${seal.event_count} events with head ${untrusted(seal.head || "(empty)", 100)}` : "the seal does not match";
-  const held = r.head === null ? `${r.count} events (chain broken)` : `${r.count} events with head ${r.head || "(empty)"}`;
+  const held = r.chain_consistent
+    ? `${r.count} events with head ${r.head || "(empty)"}`
+    : `${r.count} events (chain broken at step ${r.divergent_index}; verified prefix head ${r.head || "(empty)"})`;
   return `identity=mismatched: the journal holds ${held} but ${sealed}`;
 }

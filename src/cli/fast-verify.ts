@@ -29,10 +29,12 @@ export function parseThreads(raw: unknown): number | undefined {
  * `replay <RUN_ID> --verify`: the verdict fields in this order (with `error`
  * and `detail` after `ok` when it is negative), then how the verify was done.
  */
-export function verifyResultJson(r: FastVerifyResult): Record<string, unknown> {
+export function verifyResultJson(r: FastVerifyResult, runId: string | null): Record<string, unknown> {
   return {
     ok: r.ok,
     ...journalVerdictFailure(r),
+    // Python's report keys (run_id, step_index) beside ours, so scripts written for upstream read the same names.
+    run_id: runId,
     path: r.path,
     chain_consistent: r.chain_consistent,
     coverage: r.coverage,
@@ -40,10 +42,12 @@ export function verifyResultJson(r: FastVerifyResult): Record<string, unknown> {
     count: r.count,
     head: r.head,
     divergent_index: r.divergent_index,
+    step_index: r.divergent_index,
     expected_hash: r.expected_hash,
     actual_hash: r.actual_hash,
     discarded_line_indices: r.discarded_line_indices,
     errors: r.errors,
+    unauthenticated_fields: r.unauthenticated_fields,
     ...fastVerifyJson(r),
   };
 }
@@ -62,6 +66,11 @@ export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
 export async function reportVerifyStats(r: FastVerifyResult): Promise<void> {
   const p = r.rows_by_path;
   await writeVerifyStats(`rows by kernel ${p.kernel}, scanner ${p.scanner}, exact ${p.exact}; threads ${r.threads}`);
+}
+
+/** The prose line naming the row fields no hash covers, on every verdict (upstream prints it too; an edited `ts` stays invisible to the chain). */
+export function unauthenticatedLine(r: FastVerifyResult): string {
+  return `Unauthenticated fields: ${r.unauthenticated_fields.join(", ")}`;
 }
 
 /** Prose notes: what links-only did not check, and a snapshot of a growing file. */

@@ -36,8 +36,11 @@ export interface JournalVerifyResult {
   identity: Identity;
   /** Usable rows (objects), not physical lines. */
   count: number;
-  /** Last event_hash when the chain is consistent ("" for no rows), else null. */
-  head: string | null;
+  /**
+   * Head of the verified prefix: the last stored event_hash that checked
+   * out ("" when none did), as Python reports it after a divergence too.
+   */
+  head: string;
   divergent_index: number | null;
   expected_hash: string | null;
   actual_hash: string | null;
@@ -143,7 +146,7 @@ export function verdictOf({ path, exists, walker, discarded, seal }: VerdictInpu
     coverage,
     identity,
     count: walker.count,
-    head: chainConsistent ? walker.prefixHead : null,
+    head: walker.prefixHead,
     divergent_index: d ? d.index : null,
     expected_hash: d ? d.expected : null,
     actual_hash: d ? d.actual : null,

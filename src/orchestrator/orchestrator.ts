@@ -25,7 +25,7 @@ import { openTaskStore } from "../server/open-store.ts";
 import type { OrchestratorStore } from "../server/store-api.ts";
 import type { PortChoice } from "../server/ports.ts";
 import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
-import { decideResume, type ResumeDecision } from "../session/resume.ts";
+import { decideResume, resumeBacklog, type ResumeDecision } from "../session/resume.ts";
 import { SessionSaver } from "../session/saver.ts";
 import { hasUnfinishedWork, sessionFromTasks } from "../session/state.ts";
 import { TraceRecorder } from "../traces/writer.ts";
@@ -147,6 +147,8 @@ export class Orchestrator {
   private saver!: SessionSaver;
   private runId = "";
   private decision!: ResumeDecision;
+  /** Resuming a session whose task store is empty: the plan file is the backlog (see planFromBacklog). */
+  private fromBacklog = false;
 
   private readonly running = new Map<string, RunningAgent>();
   private readonly finished: { agent: RunningAgent; result: AttemptResult }[] = [];
@@ -264,13 +266,9 @@ export class Orchestrator {
       if (this.decision.reason === "corrupt") this.o.warn(`${this.decision.message.replace(/^fresh: /, "")}; it is ignored`);
       this.decision = await this.resumeFromStore(this.decision);
     }
-    // A session whose tasks are gone from the store cannot be resumed.
-    if (this.decision.action !== "fresh" && (await this.store.list({ limit: 1 })).total === 0 && this.decision.state) {
-      const s = this.decision.state;
-      if (s.completed_task_ids.length + s.pending_task_ids.length + s.open_task_ids.length > 0) {
-        this.decision = { action: "fresh", reason: "tasks_missing", message: "fresh: the saved session's tasks are gone from the task store", state: null };
-      }
-    }
+    // A session with an empty task store (Python's start-up deletes its own, or tasks.db was removed):
+    // as upstream, its work comes from the backlog (the plan file) and the saved ids decide what is skipped.
+    this.fromBacklog = this.decision.action !== "fresh" && this.decision.state !== null && (await this.store.list({ limit: 1 })).total === 0;
 
     if (this.decision.action === "fresh" && !this.plan && !this.goal && !this.o.keepAlive) {
       throw new UsageError("nothing to do: give a PLAN file, --goal TEXT, or goal: in bernstein.yaml (or --keep-alive to wait for tasks)", "nothing_to_do");
@@ -346,7 +344,7 @@ export class Orchestrator {
     );
 
     try {
-      if (this.decision.action === "drained" && !this.o.keepAlive) {
+      if (this.decision.action === "drained" && !this.o.keepAlive && !(this.fromBacklog && this.plan)) {
         this.o.report(`${this.decision.state!.completed_task_ids.length} done previously`);
       } else {
         await this.planIfNeeded();
@@ -403,8 +401,22 @@ export class Orchestrator {
     }
   }
 
+  /** Resume with an empty store: the plan file's tasks minus those the session saved as done; never a manager task (no re-planning). */
+  private async planFromBacklog(): Promise<void> {
+    const done = this.decision.state!.completed_task_ids.length;
+    if (!this.plan) {
+      this.o.report(`Resuming from previous session (${done} task(s) already completed — skipping re-planning); the task store is empty and there is no plan file: nothing to do`);
+      return;
+    }
+    const { tasks: wanted, skipped } = resumeBacklog(this.plan.tasks, this.decision.state!);
+    const tasks = await this.store.createMany(wanted);
+    this.record("plan_loaded", { source: "plan_file_resume", path: this.o.planPath, task_count: tasks.length, task_ids: tasks.map((t) => t.id), skipped_task_ids: skipped });
+    this.o.report(`resume: ${tasks.length} task(s) from ${this.o.planPath}, ${skipped.length} skipped as done previously (${done} done in the saved session)`);
+  }
+
   /** Plan from the plan file, or the manager agent, when the store has no tasks. */
   private async planIfNeeded(): Promise<void> {
+    if (this.fromBacklog) return this.planFromBacklog();
     if ((await this.store.list({ limit: 1 })).total > 0) {
       const c = await this.store.counts();
       this.o.report(`backlog: ${c.open} open, ${c.done} done, ${c.failed} failed`);

@@ -17,7 +17,8 @@ const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
 const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
 
 const PY_WS = new Set([0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]);
-function stripBytes(b: Buffer): Buffer {
+/** Python `bytes.strip()` (ASCII whitespace). */
+export function stripBytes(b: Buffer): Buffer {
   let s = 0;
   let e = b.length;
   while (s < e && PY_WS.has(b[s]!)) s++;

@@ -2,7 +2,8 @@
  * Whether `bernstein run` resumes the saved session or starts fresh. The
  * order of the checks is the order of precedence: an explicit `--fresh`,
  * then `session.resume: false`, then the snapshot itself (missing, corrupt,
- * stale), then a changed goal. A snapshot with unfinished work always
+ * stale), then a changed goal (an empty saved goal, as Python writes
+ * it, is unknown and never "changed"). A snapshot with unfinished work always
  * resumes; only a fully drained one short-circuits planning.
  */
 import { formatAge, hasUnfinishedWork, loadSession, type SessionState } from "./state.ts";
@@ -64,7 +65,8 @@ export function decideResume(o: {
     }
   }
   const state = loaded.state!;
-  if (state.goal !== o.goal) {
+  // Python writes goal "" in every session and never compares goals: "" means "not recorded", compatible with any goal.
+  if (state.goal !== "" && state.goal !== o.goal) {
     return { action: "fresh", reason: "goal_changed", message: "fresh because the goal changed", state: null };
   }
   const done = state.completed_task_ids.length;
@@ -77,4 +79,26 @@ export function decideResume(o: {
     };
   }
   return { action: "drained", reason: "drained", message: `resumed: ${done} done previously, nothing left to do`, state };
+}
+
+/**
+ * A resume whose task store is empty (a session written by Python, whose
+ * orchestrator deletes its task store at start-up, or a removed tasks.db):
+ * as upstream, the work comes from the backlog, here the plan file's
+ * tasks, and the saved ids decide what is skipped. A task saved as
+ * completed is not created again, and a dependency on it counts as met.
+ * Pending and open ids need nothing: their tasks are created like any other.
+ */
+export function resumeBacklog<T extends { id?: string | null; depends_on?: string[] }>(tasks: readonly T[], state: SessionState): { tasks: T[]; skipped: string[] } {
+  const done = new Set(state.completed_task_ids);
+  const kept: T[] = [];
+  const skipped: string[] = [];
+  for (const t of tasks) {
+    if (t.id && done.has(t.id)) {
+      skipped.push(t.id);
+      continue;
+    }
+    kept.push(t.depends_on ? { ...t, depends_on: t.depends_on.filter((d) => !done.has(d)) } : t);
+  }
+  return { tasks: kept, skipped };
 }

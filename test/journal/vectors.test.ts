@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { rebuildState, verifyJournal } from "../../src/journal/index.ts";
 import { VECTORS } from "../helpers/cli.ts";
 import { referenceVerdicts } from "./tmp.ts";
+import { runVectorExpect } from "../helpers/run-vectors.ts";
 
 const DIR = join(VECTORS, "run-journal");
 const NAMES = readdirSync(DIR)
@@ -13,7 +14,7 @@ const NAMES = readdirSync(DIR)
   .sort();
 
 function expectOf(name: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(join(DIR, `${name}.expect.json`), "utf8"));
+  return runVectorExpect(DIR, name);
 }
 
 describe("run-journal vectors", () => {

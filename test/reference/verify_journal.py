@@ -110,7 +110,8 @@ def verify_journal(path, seal=None):
         "coverage": coverage,
         "identity": identity,
         "count": len(events),
-        "head": head if consistent else None,
+        # The head of the verified prefix, on a divergence too (spec run-journal §1.9, issue 21).
+        "head": head,
         "divergent_index": div,
         "expected_hash": expected,
         "actual_hash": actual,

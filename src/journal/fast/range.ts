@@ -69,6 +69,8 @@ export interface RangeFailure {
   actual: string;
   /** Message without the `step N: ` prefix. */
   message: string;
+  /** Stored event_hash of the last row that verified before it in this range (null at local 0: the head before the range). */
+  prefixHash: string | null;
 }
 
 export interface RangeResult {
@@ -509,32 +511,37 @@ export class RangeVerifier {
       this.first = { prev: storedPrev, eventType, payloadHash: ph, storedHash, profile, profileError };
     }
     if (profileError !== null) {
-      this.failure = { local, kind: "profile", expected: null, actual: storedHash, message: profileError };
+      this.fail({ local, kind: "profile", expected: null, actual: storedHash, message: profileError });
       return;
     }
     const prev = local === 0 ? storedPrev : this.lastHashString();
     const expected = ph === null ? null : eventHash(prev, eventType, ph, index, profile);
     if (storedPrev !== prev) {
-      this.failure = { local, kind: "prev_hash break", expected, actual: storedHash, message: "prev_hash break" };
+      this.fail({ local, kind: "prev_hash break", expected, actual: storedHash, message: "prev_hash break" });
       return;
     }
     if (linksOnly) {
       if (!HEX64.test(storedHash)) {
-        this.failure = {
+        this.fail({
           local,
           kind: "hash format",
           expected: null,
           actual: storedHash,
           message: "event_hash is not a 64-character lowercase hex SHA-256 digest",
-        };
+        });
         return;
       }
     } else if (storedHash !== expected) {
-      this.failure = { local, kind: "event_hash mismatch", expected, actual: storedHash, message: "event_hash mismatch" };
+      this.fail({ local, kind: "event_hash mismatch", expected, actual: storedHash, message: "event_hash mismatch" });
       return;
     }
     // Passed: the stored hash is 64 lowercase hex (it equals a computed digest, or was format-checked).
     this.scanner.setLastHash(storedHash);
+  }
+
+  /** Record the range's first failure with the head of the prefix verified before it (the scanner still holds it). */
+  private fail(f: Omit<RangeFailure, "prefixHash">): void {
+    this.failure = { ...f, prefixHash: f.local === 0 ? null : this.lastHashString() };
   }
 
   private lastHashString(): string {

@@ -73,6 +73,7 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
       } else if (r.failure !== null) {
         const i = base + r.failure.local;
         divergence = { index: i, expected: r.failure.expected, actual: r.failure.actual, error: `step ${i}: ${r.failure.message}` };
+        prev = r.failure.prefixHash ?? prev; // the head of the verified prefix
       } else {
         prev = r.lastHash!;
       }

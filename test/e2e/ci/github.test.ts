@@ -135,7 +135,7 @@ describe("--format github: annotations", () => {
     expect(auto.code).toBe(0);
     expect(runnerView(auto.stdout)).toEqual({
       commands: [],
-      inert: [`chain intact: 4 events, head ${CHAIN4_HEAD}; coverage=complete; identity=unverifiable (no seal)`],
+      inert: [`chain intact: 4 events, head ${CHAIN4_HEAD}; coverage=complete; identity=unverifiable (no seal)`, "Unauthenticated fields: elapsed_s, event_hash, index, payload_hash, prev_hash, ts"],
       blocks: 1,
     });
     expect(parseGithubOutput(readFileSync(g.output, "utf8"))).toEqual({ verdict: "verified", head: CHAIN4_HEAD, count: "4" });
@@ -334,6 +334,7 @@ describe("several inputs per call", () => {
     expect(prose.code).toBe(3);
     expect(prose.stdout).toBe(
       `chain-4.jsonl: chain intact: 4 events, head ${CHAIN4_HEAD}; coverage=complete; identity=unverifiable (no seal)\n` +
+        "  Unauthenticated fields: elapsed_s, event_hash, index, payload_hash, prev_hash, ts\n" +
         `missing.jsonl: error: journal not found: ${g.dir}/missing.jsonl (journal_unreadable)\n` +
         "1 of 2 inputs verified, 0 failed, 1 could not be verified (exit 3)\n",
     );

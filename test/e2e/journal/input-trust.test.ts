@@ -38,10 +38,10 @@ async function piped(file: string, args: string[], cwd: string, env: Record<stri
   return { code, stdout, stderr, json: JSON.parse(stdout) };
 }
 
-/** The verdict without the fields that name the input (its path). */
+/** The verdict without the fields that name the input (its path, and the run its directory names). */
 function verdict(j: Record<string, unknown>): Record<string, unknown> {
-  const { path, ...rest } = j;
-  void path;
+  const { path, run_id, ...rest } = j;
+  void path, run_id;
   return rest;
 }
 

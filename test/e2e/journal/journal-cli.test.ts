@@ -10,6 +10,7 @@ import { bernstein, bernsteinJson, binPath, VECTORS } from "../../helpers/cli.ts
 import { Gen } from "../../pyjson/gen.ts";
 import { parse } from "../../../src/pyjson/index.ts";
 import { referenceVerdicts, tempDirs } from "../../journal/tmp.ts";
+import { runVectorExpect } from "../../helpers/run-vectors.ts";
 import { verifyJournalSync } from "../../../src/journal/verify.ts";
 
 const dirs = tempDirs("e2e-journal");
@@ -17,12 +18,12 @@ afterAll(() => dirs.cleanup());
 const VDIR = join(VECTORS, "run-journal");
 
 const VERDICT_KEYS = [
-  "ok", "path", "chain_consistent", "coverage", "identity", "count", "head", "divergent_index",
-  "expected_hash", "actual_hash", "discarded_line_indices", "errors",
+  "ok", "run_id", "path", "chain_consistent", "coverage", "identity", "count", "head", "divergent_index", "step_index",
+  "expected_hash", "actual_hash", "discarded_line_indices", "errors", "unauthenticated_fields",
   // how the verify was done (the fast verifier): full or links-only, the snapshot verified and the bytes read
   "mode", "payloads_checked", "snapshot_bytes", "grew_by", "bytes_read",
-  // the seal file compared against (null: none)
-  "seal",
+  // the seal file compared against (null: none), and the lineage spine checked (null: none)
+  "seal", "spine",
 ];
 /** A torn tail adds the fix: `torn_tail: true`, `fix: "bernstein replay repair <RUN>"`. */
 const TORN_KEYS = ["torn_tail", "fix"];
@@ -38,7 +39,7 @@ describe("journal verify on the shared vectors", () => {
       mkdirSync(dir);
       const file = join(dir, "journal.jsonl");
       copyFileSync(join(VDIR, `${name}.jsonl`), file);
-      const exp = JSON.parse(readFileSync(join(VDIR, `${name}.expect.json`), "utf8"));
+      const exp = runVectorExpect(VDIR, name);
       const r = await bernsteinJson(["journal", "verify", file]);
       // A negative verdict names its first failed check right after `ok`, like every failure.
       const [okKey, ...rest] = VERDICT_KEYS;
@@ -67,11 +68,12 @@ describe("journal verify on the shared vectors", () => {
     });
   }
 
-  test("human output: one verdict line, or DIVERGENCE with the step and both hashes", async () => {
+  test("human output: one verdict line (and the fields no hash covers), or DIVERGENCE with the step and both hashes", async () => {
     const ok = await bernstein(["journal", "verify", join(VDIR, "hazards.jsonl")]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toBe(
-      "chain intact: 300 events, head 7e3b356f62ebfce453d8b89cceb905b211ef5f98de108a5f1e63e62e07bd5f7e; coverage=complete; identity=unverifiable (no seal)\n",
+      "chain intact: 300 events, head 7e3b356f62ebfce453d8b89cceb905b211ef5f98de108a5f1e63e62e07bd5f7e; coverage=complete; identity=unverifiable (no seal)\n" +
+        "Unauthenticated fields: elapsed_s, event_hash, index, payload_hash, prev_hash, ts\n",
     );
     // Work on a copy: a negative verdict writes divergence_report.json beside
     // the journal, and the shared vectors must stay untouched (root can write there).

@@ -9,6 +9,7 @@ import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path";
 import { generateJournal } from "../../../bench/journal-gen.ts";
 import { bernstein, bernsteinJson, VECTORS } from "../../helpers/cli.ts";
+import { runVectorExpect } from "../../helpers/run-vectors.ts";
 import { referenceVerdicts, tempDirs } from "../../journal/tmp.ts";
 
 const dirs = tempDirs("e2e-fast-verify");
@@ -29,7 +30,7 @@ describe("journal verify --threads N (compiled binary, worker threads)", () => {
   test("every vector: the same verdict for 1, 2, 3 and 7 threads, equal to the expect file", async () => {
     for (const name of NAMES) {
       const file = join(VDIR, `${name}.jsonl`);
-      const exp = JSON.parse(readFileSync(join(VDIR, `${name}.expect.json`), "utf8"));
+      const exp = runVectorExpect(VDIR, name);
       let first: unknown = null;
       for (const threads of ["1", "2", "3", "7"]) {
         const r = await bernsteinJson(["journal", "verify", file, "--threads", threads], { env: TINY_RANGES });

@@ -74,12 +74,13 @@ describe("replay diff RUN_A RUN_B (compiled binary)", () => {
       expect([other, r.code]).toEqual([other, 0]);
       // The vectors carry run_id, pid and agent ids: the default rules say they were left out.
       expect(r.stdout).toBe(
-        "No divergence: identical: 300 events match\nignored pid, run_id; agent_id compared by order of first appearance (--no-default-ignores compares every field)\n",
+        "No divergence: identical: 300 events match\nignored pid, run_id; agent_id compared by order of first appearance (--no-default-ignores compares every field)\ncompared: journal.jsonl of both runs\n",
       );
     }
     const j = await bernsteinJson(["replay", "diff", "base", "clocks"], { cwd: t.cwd });
     expect(j.json).toEqual({
       ok: true,
+      log: "journal.jsonl",
       diverged: false,
       index: null,
       reason: "identical: 300 events match",
@@ -96,7 +97,7 @@ describe("replay diff RUN_A RUN_B (compiled binary)", () => {
   test("a payload edit: payload_mismatch at its step, both rows as recorded, changed fields named", async () => {
     const r = await bernsteinJson(["replay", "diff", "base", "payload"], { cwd: t.cwd });
     expect(r.code).toBe(1);
-    expect(Object.keys(r.json)).toEqual(["ok", "error", "detail", "diverged", "index", "reason", "reason_code", "a_event", "b_event", "fields_changed", "ignored_fields", "aligned_fields", "rules_applied"]);
+    expect(Object.keys(r.json)).toEqual(["ok", "error", "detail", "log", "diverged", "index", "reason", "reason_code", "a_event", "b_event", "fields_changed", "ignored_fields", "aligned_fields", "rules_applied"]);
     expect([r.json.ok, r.json.error, r.json.detail]).toEqual([false, "divergence", r.json.reason]);
     expect(r.json.index).toBe(236);
     expect(r.json.reason_code).toBe("payload_mismatch");

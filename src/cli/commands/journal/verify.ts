@@ -7,7 +7,7 @@ import { verifyJournal, writeDivergenceReport, type JournalSeal } from "../../..
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
 import { byteProgress } from "../../progress.ts";
-import { fastVerifyNotes, parseThreads, verifyInterrupt, reportVerifyStats, verifyResultJson } from "../../fast-verify.ts";
+import { fastVerifyNotes, parseThreads, verifyInterrupt, reportVerifyStats, unauthenticatedLine, verifyResultJson } from "../../fast-verify.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { journalOutcome } from "../../../ci/journal.ts";
 import { ciArgs, ciModeOf } from "../../ci-flags.ts";
@@ -17,13 +17,15 @@ import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts
 import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
 import { fileIdentity, isNoteFile } from "../../../tlog/sniff.ts";
 import type { NoteSealVerdict } from "../../../tlog/flows.ts";
+import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
+import { basename, dirname } from "node:path";
 
 const USAGE =
   "usage: bernstein journal verify <FILE|RUN_ID|->... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
-    r.identity === "unverifiable" ? "identity=unverifiable (no seal)" : `identity=${r.identity} (seal ${sealSource})`;
+    r.identity === "unverifiable" ? "identity=unverifiable (no seal)" : `identity=${r.identity} (seal ${sealSource ?? "in the lineage spine"})`;
   const tail = `coverage=${r.coverage}; ${identity}`;
   const lines: string[] = [];
   if (r.chain_consistent) {
@@ -33,10 +35,11 @@ function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath
   } else {
     lines.push(
       paint("bold red", `DIVERGENCE at step ${r.divergent_index}: expected ${r.expected_hash ?? "(not computable)"} actual ${r.actual_hash || "(empty)"}`),
-      `${r.count} events; ${tail}`,
+      `${r.count} events, head of the verified prefix ${r.head || "(empty)"}; ${tail}`,
     );
   }
   for (const e of r.errors) lines.push(`  ${paint("red", "error:")} ${e}`);
+  lines.push(paint("dim", unauthenticatedLine(r)));
   if (reportPath) lines.push(`Divergence report written to: ${reportPath}`);
   for (const note of fastVerifyNotes(r)) lines.push(paint("dim", note));
   return lines;
@@ -137,6 +140,8 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     );
     await reportVerifyStats(result);
     const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs, identityBefore);
+    const spineSdd = target.byRunId ? (args["sdd-dir"] ?? ".sdd") : basename(dirname(target.runDirPath)) === "runs" && !target.stdin ? dirname(dirname(target.runDirPath)) : null;
+    const spine = spineSdd === null ? null : await applySpineIfAny(result, spineSdd, target.runId);
     let reportPath: string | null = null;
     if (!result.ok && !target.stdin) {
       try {
@@ -146,12 +151,12 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
         // verdict into an error.
       }
     }
-    const json0 = withNotes({ ...verifyResultJson(result), seal: sealPath ?? noteSeal }, notes);
+    const json0 = withNotes({ ...verifyResultJson(result, target.stdin ? null : target.runId), seal: sealPath ?? noteSeal, spine: spineJson(spine) }, notes);
     const fix = tornTailFix(json0, target.path);
     const implicit = !args.seal && sealPath ? [paint("dim", `seal: ${sealPath} (the run's seal.json, beside the journal; --seal FILE names another)`)] : [];
     return {
       ok: result.ok,
-      lines: [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...implicit, ...(notes ? noteLines(notes) : []), ...(fix ? [tornTailProse(fix)] : [])],
+      lines: [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...spineLines(spine), ...implicit, ...(notes ? noteLines(notes) : []), ...(fix ? [tornTailProse(fix)] : [])],
       doc: withTornTailJson(json0, fix),
       file: target.path,
       outcome: (base) => journalOutcome({ base, result, seal }),

@@ -9,6 +9,10 @@ import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { resolveNamedRun } from "./target.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { GATEWAY_LOG, hasGatewayLog } from "../../../gateway/diff.ts";
+import { runGatewayDiff } from "./diff-gateway.ts";
+import { assertJournalExists } from "../../../replay/discovery.ts";
+import { log } from "../../log.ts";
 import { expectPositionals, refuseFlags } from "./flags.ts";
 
 const USAGE = "bernstein replay diff RUN_A RUN_B [--ignore FIELD]... [--no-default-ignores] [--sdd-dir DIR] [--as-json]";
@@ -23,8 +27,14 @@ export async function runDiff(ctx: ReplayContext): Promise<number> {
   const [idA, idB] = expectPositionals(ctx, 2, USAGE);
   refuseFlags(ctx, ["ignore", "default-ignores"], "replay diff");
   const rules = diffRules({ ignore: repeated(ctx.rawArgs, "ignore"), noDefaultIgnores: ctx.args["default-ignores"] === false });
-  const a = resolveNamedRun(ctx, idA!, true);
-  const b = resolveNamedRun(ctx, idB!, true);
+  const a = resolveNamedRun(ctx, idA!, false);
+  const b = resolveNamedRun(ctx, idB!, false);
+  // Upstream compares the ReplayGateway logs; runs without them compare their journals.
+  if (hasGatewayLog(a.runDir) && hasGatewayLog(b.runDir)) return runGatewayDiff(ctx, a, b);
+  for (const [r, other] of [[a, b], [b, a]] as const) {
+    if (hasGatewayLog(r.runDir)) log.info(`run ${r.runId} has a gateway log (${GATEWAY_LOG}) but ${other.runId} has none: comparing their journal.jsonl`);
+  }
+  for (const r of [a, b]) assertJournalExists(r);
   assertReadable(a);
   assertReadable(b);
   const d = await diffRunJournals(a.journal, b.journal, rules);
@@ -32,6 +42,7 @@ export async function runDiff(ctx: ReplayContext): Promise<number> {
     await printJson({
       ok: !d.diverged,
       ...(d.diverged ? { error: "divergence", detail: d.reason } : {}),
+      log: "journal.jsonl",
       diverged: d.diverged,
       index: d.index,
       reason: d.reason,
@@ -62,8 +73,9 @@ function rulesLine(d: JournalDiff): string[] {
 }
 
 function prose(a: RunRef, b: RunRef, d: JournalDiff): string[] {
-  if (!d.diverged) return [paint("bright_green", "No divergence") + `: ${d.reason}`, ...rulesLine(d)];
+  if (!d.diverged) return [paint("bright_green", "No divergence") + `: ${d.reason}`, ...rulesLine(d), paint("dim", "compared: journal.jsonl of both runs")];
   const lines = [
+    paint("dim", "compared: journal.jsonl of both runs"),
     paint("bold bright_red", "Divergence") + ` at event index ${d.index}: ${sanitizeCell(d.reason)}`,
     paint("dim", `reason_code=${d.reason_code}`) +
       (d.fields_changed.length ? `  fields changed: ${sanitizeCell(d.fields_changed.join(", "))}` : ""),

@@ -8,7 +8,7 @@ import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
 import { byteProgress } from "../../progress.ts";
-import { verifyResultJson, fastVerifyNotes, parseThreads, reportVerifyStats, verifyFacts, verifyInterrupt } from "../../fast-verify.ts";
+import { verifyResultJson, fastVerifyNotes, unauthenticatedLine, parseThreads, reportVerifyStats, verifyFacts, verifyInterrupt } from "../../fast-verify.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { journalOutcome } from "../../../ci/journal.ts";
 import { ciModeOf } from "../../ci-flags.ts";
@@ -18,6 +18,9 @@ import { printLines, writeStdout } from "../../output.ts";
 import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
+import { verifyProviderState, type ProviderStateVerdict } from "../../../journal/provider-state.ts";
+import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
+import type { CiOutcome } from "../../../ci/outcome.ts";
 import { sealFor } from "./seal-source.ts";
 
 /**
@@ -50,32 +53,76 @@ async function verifyRunJournal(ctx: ReplayContext, run: RunRef, threads: number
     verifyJournal(run.journal, { seal: source.seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
   );
   await reportVerifyStats(result);
+  const spine = await applySpineIfAny(result, ctx.sddDir, run.runId);
+  // Upstream's order: a chain failure is reported as a divergence; only an intact chain meets the provider-state gate.
+  const gate = result.ok ? verifyProviderState(run.journal, { endOffset: result.snapshot_bytes }) : null;
+  if (gate && !gate.ok) {
+    result.ok = false;
+    result.errors.push(...gate.errors);
+  }
   let reportPath: string | null = null;
-  if (!result.ok) {
+  if (!result.ok && !gate) {
     try {
       if (existsSync(run.runDir)) reportPath = writeDivergenceReport(run.runDir, run.runId, result);
     } catch (err) {
       log.warn(`could not write the divergence report: ${errorMessage(err)}`);
     }
   }
-  const doc = { ...verifyJson(run, result), seal: source.path };
+  const doc = withGate({ ...verifyJson(run, result), seal: source.path, spine: spineJson(spine) }, gate);
   const fix = tornTailFix(doc, run.journal);
+  const prose = gate && !gate.ok ? gateProse(run, result, gate) : verifyProse(run, result, source.path, reportPath);
   return {
     ok: result.ok,
-    lines: [...verifyProse(run, result, source.path, reportPath), ...(fix ? [tornTailProse(fix)] : [])],
+    lines: [...prose, ...spineLines(spine), ...(fix ? [tornTailProse(fix)] : [])],
     doc: withTornTailJson(doc, fix),
     file: run.journal,
-    outcome: (base) => journalOutcome({ base, result, seal: source.seal }),
+    outcome: (base) => gateOutcome(journalOutcome({ base, result, seal: source.seal }), gate),
   };
+}
+
+/**
+ * A failed provider-state gate: upstream's document keys (`verified`,
+ * `reason_code`, `flagged_steps`) added to our verdict, whose `error` then
+ * names the gate.
+ */
+function withGate(doc: Record<string, unknown>, gate: ProviderStateVerdict | null): Record<string, unknown> {
+  if (!gate || gate.ok) return gate ? { ...doc, provider_state: { mutations: gate.mutations, flagged_steps: [] } } : doc;
+  // The chain verdict's own error/detail (it reads a failed gate as a seal mismatch) give way to the gate's.
+  const { run_id, ok: _ok, error: _error, detail: _detail, ...rest } = doc;
+  return {
+    run_id,
+    ok: false,
+    error: "provider_state_mutation",
+    detail: gate.errors[0],
+    ...rest,
+    verified: false,
+    reason_code: "provider_state_mutation",
+    flagged_steps: gate.flagged_steps,
+  };
+}
+
+function gateProse(run: RunRef, r: FastVerifyResult, gate: ProviderStateVerdict): string[] {
+  return [
+    paint("bold bright_red", "PROVIDER STATE") +
+      ` check failed for run ${run.runId}: chain intact over ${r.count} steps, but ${gate.errors.length} provider-state finding(s) in ${gate.mutations} provider_state_mutation row(s)`,
+    ...gate.errors.map((e) => `  - ${sanitizeCell(e)}`),
+    paint("dim", unauthenticatedLine(r)),
+  ];
+}
+
+function gateOutcome(o: CiOutcome, gate: ProviderStateVerdict | null): CiOutcome {
+  if (!gate || gate.ok) return o;
+  const problems = gate.errors.map((message) => ({ title: "Provider-state mutation", message, line: null }));
+  return { ...o, verdict: `PROVIDER STATE: ${gate.errors[0]}`, problems: [...o.problems, ...problems] };
 }
 
 /** The `journal verify --as-json` document (same fields, same order), preceded by `run_id`. */
 function verifyJson(run: RunRef, r: FastVerifyResult): Record<string, unknown> {
-  return { run_id: run.runId, ...verifyResultJson(r) };
+  return { run_id: run.runId, ...verifyResultJson(r, run.runId) };
 }
 
 function verifyProse(run: RunRef, r: FastVerifyResult, sealPath: string | null, reportPath: string | null): string[] {
-  return [...verdictProse(run, r, sealPath, reportPath), ...fastVerifyNotes(r).map((n) => paint("dim", n))];
+  return [...verdictProse(run, r, sealPath, reportPath), paint("dim", unauthenticatedLine(r)), ...fastVerifyNotes(r).map((n) => paint("dim", n))];
 }
 
 function verdictProse(run: RunRef, r: FastVerifyResult, sealPath: string | null, reportPath: string | null): string[] {
@@ -95,6 +142,7 @@ function verdictProse(run: RunRef, r: FastVerifyResult, sealPath: string | null,
     lines.push(paint("bold bright_red", "DIVERGENCE") + ` first divergent step ${r.divergent_index} in run ${run.runId}`);
     lines.push(`  expected: ${r.expected_hash ?? "(not computable)"}`);
     lines.push(`  actual:   ${sanitizeCell(r.actual_hash || "(empty)")}`);
+    lines.push(`  head of the verified prefix (steps before ${r.divergent_index}): ${r.head || "(empty)"}`);
   } else if (r.coverage !== "complete") {
     lines.push(
       paint("bold bright_red", "INCOMPLETE") +

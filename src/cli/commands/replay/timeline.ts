@@ -76,7 +76,7 @@ async function toStdoutSink(chunk: string): Promise<boolean> {
 async function report(ctx: ReplayContext, run: RunRef, r: TimelineResult, output: string, bytes: number | null): Promise<void> {
   const facts = { run_id: run.runId, output, bytes, events: r.events, embedded_events: r.embedded, attempts: r.attempts, untracked_claims: r.untracked };
   if (ctx.json) {
-    const verdict = verifyResultJson(r.verdict);
+    const verdict = verifyResultJson(r.verdict, run.runId);
     await printJson(r.failure ? { ok: false, error: r.failure.error, detail: r.failure.detail, ...facts, verify: verdict } : { ok: true, ...facts, verify: verdict });
     return;
   }

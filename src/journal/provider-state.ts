@@ -1,0 +1,176 @@
+import { dumps } from "../pyjson/encode.ts";
+import { pyInt, pyStr } from "../pyjson/python.ts";
+import { PyNum, type PyValue } from "../pyjson/types.ts";
+import { sha256Hex } from "./hash.ts";
+import { openInput } from "../fsutil/input.ts";
+import { classifyLine, type JournalRow, type LineVerdict } from "./reader.ts";
+
+/**
+ * The provider-state gate of `replay <RUN> --verify` (upstream-parity §4):
+ * a `provider_state_mutation` row whose content address does not recompute,
+ * or that is flagged (a provider-side context mutation arrived while the run
+ * asked for deterministic record/replay), fails the verify even though the
+ * chain is intact.
+ *
+ * Run only over a journal whose chain verified with complete coverage, so
+ * every non-blank physical line is a row and the row index is the count of
+ * non-blank lines before it. Only lines that can hold such a row are parsed:
+ * those spelling `provider_state_mutation`, or escaping a printable ASCII
+ * character (`\u0020`..`\u007e`), which no Python or bernstein writer does
+ * but which could spell the event name without its bytes.
+ */
+
+export const MUTATION_EVENT = "provider_state_mutation";
+
+export interface ProviderStateVerdict {
+  ok: boolean;
+  /** `provider_state_mutation` rows seen. */
+  mutations: number;
+  /** Row indices of flagged mutations, in order. */
+  flagged_steps: number[];
+  errors: string[];
+}
+
+const NEEDLE = Buffer.from(MUTATION_EVENT);
+const ESCAPE = Buffer.from("\\u00");
+
+function hexDigit(c: number | undefined): boolean {
+  return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+}
+
+/** True when the line has a `\u00XX` escape of a printable ASCII character (0x20..0x7e). */
+function escapesPrintable(line: Buffer): boolean {
+  for (let at = line.indexOf(ESCAPE); at >= 0; at = line.indexOf(ESCAPE, at + 1)) {
+    const hi = line[at + 4];
+    const lo = line[at + 5];
+    if (hi === undefined || hi < 0x32 || hi > 0x37 || !hexDigit(lo)) continue;
+    if (hi === 0x37 && (lo === 0x66 || lo === 0x46)) continue; // \u007f: Python escapes DEL itself
+    return true;
+  }
+  return false;
+}
+
+/** Python truthiness of a parsed JSON value (`bool(flagged)`). */
+function truthy(v: PyValue | undefined): boolean {
+  if (v === undefined || v === null || v === false) return false;
+  if (v === true) return true;
+  if (v instanceof PyNum) return Number(v.raw) !== 0;
+  if (typeof v === "string" || Array.isArray(v)) return v.length > 0;
+  return v.size > 0;
+}
+
+/**
+ * SHA-256 of `json.dumps({"kind", "before_digest", "after_digest",
+ * "step_index"}, sort_keys=True, separators=(",", ":"))` (the row field is
+ * `mutation_kind`, the hashed key `kind`); null when `int(step_index)`
+ * fails, where Python raises.
+ */
+export function contentAddress(row: JournalRow): string | null {
+  const raw = row.get("step_index");
+  const step = raw === undefined ? 0n : pyInt(raw);
+  if (step === null) return null;
+  const obj = new Map<string, PyValue>([
+    ["after_digest", pyStr(row.get("after_digest"), "None")],
+    ["before_digest", pyStr(row.get("before_digest"), "None")],
+    ["kind", pyStr(row.get("mutation_kind"), "None")],
+    ["step_index", new PyNum(step.toString(), false)],
+  ]);
+  return sha256Hex(dumps(obj, { sortKeys: true, separators: [",", ":"] }));
+}
+
+/** Check one mutation row at chain index `i`. */
+function checkRow(row: JournalRow, i: number, out: ProviderStateVerdict): void {
+  out.mutations++;
+  const address = contentAddress(row);
+  if (address === null) {
+    out.errors.push(`step ${i}: provider_state_mutation step_index is not an integer`);
+  } else if (pyStr(row.get("content_address"), "None") !== address) {
+    out.errors.push(`step ${i}: provider_state_mutation content address mismatch`);
+  }
+  if (truthy(row.get("flagged"))) {
+    out.flagged_steps.push(i);
+    out.errors.push(`step ${i}: flagged provider-side mutation (${pyStr(row.get("mutation_kind"), "None")}) arrived in deterministic mode`);
+  }
+}
+
+const LF = 10;
+const CR = 13;
+const CHUNK = 1 << 20;
+
+/**
+ * The physical lines of `[0, end)` with their row index, handed to `onLine`
+ * only when they may hold a mutation row (the needle, or an escaped printable): a chunked
+ * scan with no per-line allocation, since almost every line is skipped.
+ * Universal newlines (LF, CR, CRLF) as the journal reader splits them.
+ */
+function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, index: number) => void): void {
+  const input = openInput(path, { what: "journal" });
+  if (input === null) return;
+  let buf = Buffer.alloc(CHUNK);
+  let have = 0; // bytes of buf in use (an unfinished line is carried at the front)
+  let pos = 0;
+  let index = 0;
+  try {
+    for (;;) {
+      if (have === buf.length) buf = Buffer.concat([buf, Buffer.alloc(buf.length)]); // a line longer than the buffer
+      const want = Math.min(buf.length - have, end - pos);
+      const n = want > 0 ? input.read(buf, have, want, pos) : 0;
+      pos += n;
+      have += n;
+      const atEnd = n === 0 || pos >= end;
+      const data = buf.subarray(0, have);
+      const hasCR = data.indexOf(CR) >= 0;
+      let start = 0;
+      let needle = data.indexOf(NEEDLE);
+      let escape = data.indexOf(ESCAPE);
+      while (start < have) {
+        let stop = data.indexOf(LF, start);
+        let next = stop + 1;
+        if (hasCR) {
+          const cr = data.indexOf(CR, start);
+          if (cr >= 0 && (stop < 0 || cr < stop)) {
+            stop = cr;
+            if (cr + 1 === have && !atEnd) stop = -1; // a CR at the end of the data may be half of a CRLF
+            else next = data[cr + 1] === LF ? cr + 2 : cr + 1;
+          }
+        }
+        if (stop < 0) {
+          if (!atEnd) break; // unfinished: carried into the next read
+          stop = have;
+          next = have;
+        }
+        if (stop > start) {
+          while (needle >= 0 && needle < start) needle = data.indexOf(NEEDLE, start);
+          while (escape >= 0 && escape < start) escape = data.indexOf(ESCAPE, start);
+          const candidate = (needle >= 0 && needle < stop) || (escape >= 0 && escape < stop && escapesPrintable(data.subarray(start, stop)));
+          if (candidate || data[start] !== 0x7b) {
+            const v = classifyLine(data.subarray(start, stop));
+            if (v.kind !== "blank") {
+              if (candidate) onLine(v, index);
+              index++;
+            }
+          } else {
+            index++;
+          }
+        }
+        start = next;
+      }
+      if (atEnd) return;
+      buf.copyWithin(0, start, have);
+      have -= start;
+    }
+  } finally {
+    input.close();
+  }
+}
+
+/** Gate the first `endOffset` bytes of a journal whose chain verified whole (see above). */
+export function verifyProviderState(path: string, opts: { endOffset?: number } = {}): ProviderStateVerdict {
+  const out: ProviderStateVerdict = { ok: true, mutations: 0, flagged_steps: [], errors: [] };
+  const end = opts.endOffset ?? Number.MAX_SAFE_INTEGER;
+  scanCandidates(path, end, (v, index) => {
+    if (v.kind === "row" && pyStr(v.row.get("event"), "") === MUTATION_EVENT) checkRow(v.row, index, out);
+  });
+  out.ok = out.errors.length === 0;
+  return out;
+}

@@ -1,0 +1,59 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { contentAddress, verifyProviderState } from "../../src/journal/provider-state.ts";
+import { parse } from "../../src/pyjson/index.ts";
+import type { JournalRow } from "../../src/journal/reader.ts";
+import { tempDirs } from "./tmp.ts";
+
+const dirs = tempDirs("provider-state");
+const row = (text: string) => parse(text) as JournalRow;
+
+describe("provider-state gate (spec upstream-parity §4)", () => {
+  test("the spec's worked content address; step_index missing is 0, a non-integer is no address", () => {
+    const r = row('{"mutation_kind":"compact_boundary","before_digest":"3d3995a15e467e22ba1391a4a4fabea031a085ae39c6b2b874ad89529ab30f73","after_digest":"55e124f2559a533c756f2595ecfbb375a93ca019c348451f29b0374af34732db","step_index":0}');
+    expect(contentAddress(r)).toBe("a588797224cfe6ffc30d992c48f290ca83381dc39e50f2bd0f4b051e443f46f9");
+    r.delete("step_index");
+    expect(contentAddress(r)).toBe("a588797224cfe6ffc30d992c48f290ca83381dc39e50f2bd0f4b051e443f46f9");
+    expect(contentAddress(row('{"step_index":"x"}'))).toBeNull();
+  });
+
+  test("Python truthiness of flagged; indices count rows, not blank lines; other events are ignored", () => {
+    const d = dirs.make();
+    const path = join(d, "j.jsonl");
+    const lines = [
+      '{"event":"run_started"}',
+      "",
+      '{"event":"provider_state_mutation","flagged":"false","content_address":"x"}',
+      '{"event":"task_completed","note":"provider_state_mutation","flagged":true}',
+      '{"event":"provider_state_mutation","flagged":0}',
+      '{"event":"provider_state_mutation","flagged":[1],"mutation_kind":"k"}',
+    ];
+    writeFileSync(path, lines.join("\n") + "\n");
+    const v = verifyProviderState(path);
+    expect(v.mutations).toBe(3);
+    expect(v.flagged_steps).toEqual([1, 4]);
+    expect(v.errors[0]).toBe("step 1: provider_state_mutation content address mismatch");
+    expect(v.errors).toContain("step 4: flagged provider-side mutation (k) arrived in deterministic mode");
+    dirs.cleanup();
+  });
+
+  test("the same findings and indices whatever the line breaks (LF, CRLF, CR), blank lines, a missing final newline, or lines across read chunks", () => {
+    const d = dirs.make();
+    const rows = Array.from({ length: 3000 }, (_, i) =>
+      i % 97 === 5 ? `{"event":"provider_state_mutation","flagged":true,"mutation_kind":"m${i}","pad":"${"x".repeat(i % 700)}"}` : `{"event":"tick","n":${i},"pad":"${"y".repeat(i % 900)}"}`,
+    );
+    const want = rows.flatMap((r, i) => (r.includes("provider_state") ? [i] : []));
+    for (const [name, text] of [
+      ["lf", rows.join("\n") + "\n"],
+      ["crlf", rows.join("\r\n") + "\r\n"],
+      ["cr", rows.join("\r")],
+      ["blank", rows.join("\n\n \t\n") + "\n"],
+    ] as const) {
+      const path = join(d, `${name}.jsonl`);
+      writeFileSync(path, text);
+      expect([name, verifyProviderState(path).flagged_steps]).toEqual([name, want]);
+    }
+  });
+});
+
