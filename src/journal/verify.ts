@@ -4,7 +4,7 @@ import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { dumps } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { eventHash, hashProfileOf, NON_DETERMINISTIC_FIELDS, payloadHash } from "./hash.ts";
-import type { LineReadOptions } from "./lines.ts";
+import type { LineReadOptions } from "../fsutil/lines.ts";
 import { DIVERGENCE_REPORT_NAME } from "./paths.ts";
 import { readJournalSync, type JournalRow } from "./reader.ts";
 import type { FastVerifyOptions, FastVerifyResult } from "./fast/engine.ts";

@@ -1,7 +1,8 @@
 import { readChunks } from "../fsutil/input.ts";
 import { parse } from "../pyjson/parse.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, pyStrip, refusingOverlong, type FastProbe, type LineDialect } from "./lines.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong, type FastProbe, type LineDialect } from "../fsutil/lines.ts";
+import { pyStrip } from "../pyjson/python.ts";
 
 /** Read size for journal files: large enough that per-chunk work is noise. */
 export const READ_CHUNK = 1 << 20;

@@ -1,7 +1,7 @@
 import { checkInput } from "../fsutil/input.ts";
 import { pyRepr, pyPrefix } from "../pyjson/python.ts";
 import { GENESIS_HASH } from "./hash.ts";
-import { DEFAULT_MAX_LINE_BYTES } from "./lines.ts";
+import { DEFAULT_MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import { forEachFileLine } from "./reader.ts";
 import { ChainWalker } from "./walk.ts";
 

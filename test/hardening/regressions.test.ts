@@ -58,7 +58,7 @@ describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
   // input as row_too_large (exit 3), naming its 1-based line: reading stops
   // as soon as the line passes the limit, nothing of it is parsed.
   test("physicalLines stops at a line past maxLineBytes with row_too_large and its 1-based line", async () => {
-    const { physicalLines } = await import("../../src/journal/lines.ts");
+    const { physicalLines } = await import("../../src/fsutil/lines.ts");
     const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");
     const { tmpdir } = await import("node:os");
@@ -81,7 +81,7 @@ describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
   });
 
   test("a line longer than the limit refuses the journal in the exact and the fast verifier alike", async () => {
-    const { MAX_LINE_BYTES } = await import("../../src/journal/lines.ts");
+    const { MAX_LINE_BYTES } = await import("../../src/fsutil/lines.ts");
     const { verifyJournalSync, verifyJournal } = await import("../../src/journal/verify.ts");
     const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { mutateLines, splitLinesKeep } from "../../src/fuzz/mutate.ts";
 import { Rng } from "../../src/fuzz/rng.ts";
 import { forgetShape, keyStart, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../../src/steps/fastrow.ts";
-import { LineSplitter } from "../../src/steps/lines.ts";
+import { LineSplitter } from "../../src/fsutil/lines.ts";
 import { ChainWalker, type WalkResult } from "../../src/steps/walk.ts";
 import { VECTORS } from "../helpers/cli.ts";
 import { listTar } from "../receipts/tarcraft.ts";

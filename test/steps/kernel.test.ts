@@ -19,7 +19,7 @@ import { pyFloat } from "../../src/pyjson/types.ts";
 import { verifyReceipt } from "../../src/receipts/verify.ts";
 import { GENESIS_HASH, stepHash } from "../../src/steps/hash.ts";
 import { setStepKernelEnabled, stepKernelStats } from "../../src/steps/kernel.ts";
-import { LineSplitter } from "../../src/steps/lines.ts";
+import { LineSplitter } from "../../src/fsutil/lines.ts";
 import { ChainWalker, rowHashFields } from "../../src/steps/walk.ts";
 import { StepJournal } from "../../src/steps/writer.ts";
 import { craftTar } from "../receipts/tarcraft.ts";

@@ -1,6 +1,6 @@
 import { rowTooLarge } from "../../fsutil/input.ts";
 import { eventHash } from "../hash.ts";
-import { MAX_LINE_BYTES } from "../lines.ts";
+import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { ChainWalker, verdictOf, type Divergence, type JournalSeal, type JournalVerifyResult } from "../verify.ts";
 import type { RangeResult } from "./range.ts";
 
