@@ -4,6 +4,7 @@ import { reportError, wantsJson, type CommandData, type HelpHost } from "./comma
 import { printJson, writeStdout } from "./output.ts";
 import { VERSION, versionDocument } from "../version.ts";
 import { isTerminal } from "../render/terminal.ts";
+import { stripAnsi } from "../render/ansi.ts";
 import { rootCommand } from "./registry.ts";
 import { closest } from "./suggest.ts";
 
@@ -58,11 +59,6 @@ async function helpPage(cmd: AnyCommand, parent: AnyCommand | undefined, path: s
   const parentMeta = parent ? await resolve(parent.meta) : undefined;
   const named = parent ? { ...parent, meta: { ...parentMeta, name: ["bernstein", ...path.slice(0, -1)].join(" ") } } : undefined;
   return renderUsage(await withoutWordAliases((cmd as HelpHost).helpOverview ?? cmd), named);
-}
-
-function stripAnsi(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/\x1b\[[0-9;]*m/g, "");
 }
 
 /** Flags that may stand beside `--version` (main.ts answers a lone `--version` before loading this module). */

@@ -1,4 +1,5 @@
 import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
+import { unreadableWarning } from "../fsutil/input.ts";
 import { physicalLines } from "../fsutil/lines.ts";
 import { dirname } from "node:path";
 import { acquireLock, LockHeldError } from "../fsutil/lock.ts";
@@ -99,7 +100,7 @@ export function readJsonLines<T>(path: string, decode: (row: PyObject) => T | nu
       else rows.push(row);
     }
   } catch (err) {
-    return { rows, skipped, warning: `${path}: unreadable (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+    return { rows, skipped, warning: unreadableWarning(path, err) };
   }
   return skipped > 0 ? { rows, skipped, warning: `${path}: skipped ${skipped} malformed line(s)` } : { rows, skipped };
 }

@@ -6,6 +6,7 @@ import { Key, keyStart, plainString, scanCanonicalRange, scanCanonicalRow, spanE
 import { StepKernel, stepKernelEnabled } from "./kernel.ts";
 import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
+import { HEX_BYTES } from "../hex.ts";
 
 /**
  * The chain walk shared by the on-disk verifier (§1.5) and the receipt
@@ -53,7 +54,6 @@ const P_CLOSE = ENC.encode("}");
 const P_OPEN = ENC.encode("{");
 const P_COMMA = ENC.encode(",");
 
-const HEX_BYTES = new TextEncoder().encode("0123456789abcdef");
 const ARENA_READ = 1 << 20;
 const ARENA_SCRATCH = 64 * 1024;
 const utf8Loose = new TextDecoder("utf-8");
