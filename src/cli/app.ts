@@ -90,7 +90,7 @@ export async function main(argv: string[]): Promise<void> {
     if (subs && Object.keys(subs).length > 0 && !cmd.run) {
       throw new UsageError(`missing command: one of ${Object.keys(subs).join(", ")}`);
     }
-    await runCommand(cmd, { rawArgs: rest, data: { path } satisfies CommandData });
+    await runCommand(cmd, { rawArgs: rest, data: { path, root: rootCommand } satisfies CommandData });
   } catch (err) {
     // citty's own argument errors (missing positional, bad enum) are usage errors.
     const e = err instanceof Error && err.name === "CLIError" ? new UsageError(stripAnsi(err.message)) : err;

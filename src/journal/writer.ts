@@ -13,7 +13,7 @@ import { stateWritePath } from "../fsutil/state-path.ts";
 import { scanTail } from "./repair.ts";
 import { applyRetention } from "./retention.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
-import { ChainWalker } from "./verify.ts";
+import { EventChainWalker } from "./chain.ts";
 import { RecordRowBuilder } from "./fast/record-bytes.ts";
 import { fastFloatRepr, fastRound3, recordLine } from "./fast/record-row.ts";
 
@@ -263,7 +263,7 @@ export class EventJournal {
         );
       }
       applyRetention(runsRoot(opts.sddDir), runId, opts.env);
-      const walker = new ChainWalker();
+      const walker = new EventChainWalker();
       const scan = scanTail(path, (row) => walker.push(row));
       if (scan.discarded.length > 0) {
         const lines = scan.discarded.join(", ");

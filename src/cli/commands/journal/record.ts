@@ -5,6 +5,7 @@ import type { PyObject } from "../../../pyjson/types.ts";
 import { defineCliCommand } from "../../command.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
+import { runsDirArgs } from "../../args.ts";
 
 const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [--sdd-dir DIR]  (without EVENT: JSON Lines on stdin)";
 
@@ -18,7 +19,7 @@ export default defineCliCommand({
     run_id: { type: "positional", required: false, description: "Run id (journal at <sdd-dir>/runs/<RUN_ID>/journal.jsonl)" },
     event: { type: "positional", required: false, description: "Event type; omit to read JSON Lines from stdin" },
     data: { type: "string", description: "Payload of EVENT as a JSON object (default {})" },
-    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+    ...runsDirArgs,
   },
   async run({ args, json }) {
     const words = args._.map(String);

@@ -17,6 +17,7 @@ import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts
 import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
 import { fileIdentity, isNoteFile } from "../../../tlog/sniff.ts";
 import type { NoteSealVerdict } from "../../../tlog/flows.ts";
+import { runsDirArgs } from "../../args.ts";
 
 const USAGE =
   "usage: bernstein journal verify <FILE|RUN_ID|->... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
@@ -54,7 +55,7 @@ export default defineCliCommand({
       type: "string",
       description: "Seal file {\"head\", \"event_count\"} to check identity against (default: the seal.json beside journal.jsonl)",
     },
-    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+    ...runsDirArgs,
     threads: { type: "string", description: "Worker threads (default: available cores; 1 = no workers)" },
     "links-only": {
       type: "boolean",
