@@ -1,21 +1,17 @@
 import { existsSync } from "node:fs";
 import { UsageError, errorMessage } from "../../../errors.ts";
 import { rebuildState } from "../../../journal/rebuild.ts";
-import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
-import { verifyJournal, writeDivergenceReport } from "../../../journal/verify.ts";
+import type { FastVerifyResult } from "../../../journal/model.ts";
 import { dumps } from "../../../pyjson/encode.ts";
 import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
-import { byteProgress } from "../../progress.ts";
-import { verifyResultJson, fastVerifyNotes, parseThreads, reportVerifyStats, verifyFacts, verifyInterrupt } from "../../fast-verify.ts";
-import { withInterrupts } from "../../interrupt.ts";
-import { journalOutcome } from "../../../ci/journal.ts";
+import { verifyResultJson, fastVerifyNotes, parseThreads, verifyFacts } from "../../fast-verify.ts";
 import { ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
 import { printLines, writeStdout } from "../../output.ts";
-import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
+import { journalVerdict } from "../../verdicts.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
 import { sealFor } from "./seal-source.ts";
@@ -35,38 +31,30 @@ export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number
   refuseFlags(ctx, ["verify", "seal", "threads", "links-only", "format", "junit"], "replay <RUN_ID> --verify");
   const threads = parseThreads(ctx.args.threads);
   const mode = ciModeOf(ctx.args, ctx.json);
-  const reports = await verifyEach("journal", [run.runId], () => verifyRunJournal(ctx, run, threads));
+  const reports = await verifyEach("journal", [run.runId], () => runVerdict(ctx, run, threads));
   return finishVerify(reports, { command: "replay --verify", json: ctx.json, mode });
 }
 
-async function verifyRunJournal(ctx: ReplayContext, run: RunRef, threads: number | undefined): Promise<InputVerdict> {
+async function runVerdict(ctx: ReplayContext, run: RunRef, threads: number | undefined): Promise<InputVerdict> {
   const source = sealFor(ctx, run);
   // Without a seal a missing journal is missing input; with one it is a verdict (the sealed journal is gone).
   if (!source.seal) assertJournalExists(run);
-  const progress = byteProgress("verifying");
-  const linksOnly = Boolean(ctx.args["links-only"]);
-  const guard = { ...verifyInterrupt("replay --verify", ctx.json, run.journal, progress), facts: () => ({ run_id: run.runId, ...verifyFacts(run.journal, progress) }) };
-  const result = await withInterrupts(guard, () =>
-    verifyJournal(run.journal, { seal: source.seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
-  );
-  await reportVerifyStats(result);
-  let reportPath: string | null = null;
-  if (!result.ok) {
-    try {
-      if (existsSync(run.runDir)) reportPath = writeDivergenceReport(run.runDir, run.runId, result);
-    } catch (err) {
-      log.warn(`could not write the divergence report: ${errorMessage(err)}`);
-    }
-  }
-  const doc = { ...verifyJson(run, result), seal: source.path };
-  const fix = tornTailFix(doc, run.journal);
-  return {
-    ok: result.ok,
-    lines: [...verifyProse(run, result, source.path, reportPath), ...(fix ? [tornTailProse(fix)] : [])],
-    doc: withTornTailJson(doc, fix),
-    file: run.journal,
-    outcome: (base) => journalOutcome({ base, result, seal: source.seal }),
-  };
+  return journalVerdict({
+    command: "replay --verify",
+    json: ctx.json,
+    path: run.journal,
+    runId: run.runId,
+    seal: source.seal,
+    threads,
+    linksOnly: Boolean(ctx.args["links-only"]),
+    reportDir: existsSync(run.runDir) ? run.runDir : null,
+    facts: (progress) => ({ run_id: run.runId, ...verifyFacts(run.journal, progress) }),
+    onReportError: (err) => log.warn(`could not write the divergence report: ${errorMessage(err)}`),
+    render: ({ result, reportPath }) => ({
+      lines: verifyProse(run, result, source.path, reportPath),
+      doc: { ...verifyJson(run, result), seal: source.path },
+    }),
+  });
 }
 
 /** The `journal verify --as-json` document (same fields, same order), preceded by `run_id`. */
