@@ -11,7 +11,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { mulberry32 } from "../../src/fuzz/rng.ts";
+import { mulberry32 } from "../../tools/fuzz/rng.ts";
 import { canonical } from "../../src/pyjson/encode.ts";
 import { parse } from "../../src/pyjson/parse.ts";
 import type { PyLike } from "../../src/pyjson/types.ts";
