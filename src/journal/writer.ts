@@ -57,6 +57,20 @@ export interface ResumeOptions {
   allowSealed?: boolean;
 }
 
+/** The run's directory (made) and journal path (kept inside the state directory), with the writer lock held. */
+function lockRunJournal(sddDir: string, runId: string): { dir: string; path: string; lock: ReturnType<typeof lockJournalOrRefuse> } {
+  const dir = runDir(sddDir, runId);
+  const path = journalPath(sddDir, runId);
+  stateWritePath(sddDir, path, `the journal of run ${runId}`);
+  mkdirSync(dir, { recursive: true });
+  return { dir, path, lock: lockJournalOrRefuse(path, runId, "record to") };
+}
+
+/** A new run's metadata.json: the caller's fields over empty defaults; `run_id` always the run's. */
+function writeRunMetadata(dir: string, startedAt: number, runId: string, metadata: CreateOptions["metadata"]): void {
+  writeMetadata(dir, { started_at: startedAt, git_sha: "", git_branch: "", config_hash: "", seed_path: null, ...metadata, run_id: runId });
+}
+
 export interface RecordItem {
   event: string;
   payload: Payload;
@@ -194,11 +208,7 @@ export class EventJournal {
    * Writes metadata.json (0600) and applies retention.
    */
   static create(runId: string, opts: CreateOptions): EventJournal {
-    const dir = runDir(opts.sddDir, runId);
-    const path = journalPath(opts.sddDir, runId);
-    stateWritePath(opts.sddDir, path, `the journal of run ${runId}`);
-    mkdirSync(dir, { recursive: true });
-    const lock = lockJournalOrRefuse(path, runId, "record to");
+    const { dir, path, lock } = lockRunJournal(opts.sddDir, runId);
     let fd: number | undefined;
     try {
       const created = !existsSync(path);
@@ -219,15 +229,7 @@ export class EventJournal {
       const journal = new EventJournal({ runId, path, runDirPath: dir, fd, lock, index: 0, head: "", size, needsNewline: false, clock, created });
       // a new file needs its directory entry synced; a truncated one its new length
       journal.dirty = created || opts.overwrite === true;
-      writeMetadata(dir, {
-        started_at: journal.startTs,
-        git_sha: "",
-        git_branch: "",
-        config_hash: "",
-        seed_path: null,
-        ...opts.metadata,
-        run_id: runId,
-      });
+      writeRunMetadata(dir, journal.startTs, runId, opts.metadata);
       applyRetention(runsRoot(opts.sddDir), runId, opts.env);
       return journal;
     } catch (err) {
@@ -249,11 +251,7 @@ export class EventJournal {
   }
 
   static resumeSync(runId: string, opts: ResumeOptions): EventJournal {
-    const dir = runDir(opts.sddDir, runId);
-    const path = journalPath(opts.sddDir, runId);
-    stateWritePath(opts.sddDir, path, `the journal of run ${runId}`);
-    mkdirSync(dir, { recursive: true });
-    const lock = lockJournalOrRefuse(path, runId, "record to");
+    const { dir, path, lock } = lockRunJournal(opts.sddDir, runId);
     try {
       if (!opts.allowSealed && existsSync(join(dir, SEAL_FILE_NAME))) {
         throw new RefusalError(
@@ -319,15 +317,7 @@ export class EventJournal {
     const j = EventJournal.resumeSync(runId, opts);
     try {
       if (j.size === 0 && !existsSync(join(j.runDirPath, METADATA_FILE_NAME))) {
-        writeMetadata(j.runDirPath, {
-          started_at: j.startTs,
-          git_sha: "",
-          git_branch: "",
-          config_hash: "",
-          seed_path: null,
-          ...opts.metadata,
-          run_id: runId,
-        });
+        writeRunMetadata(j.runDirPath, j.startTs, runId, opts.metadata);
       }
     } catch (err) {
       j.close();

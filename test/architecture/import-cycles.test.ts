@@ -6,20 +6,12 @@
  * Type-only imports are erased by the compiler and are not edges.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { sources } from "../helpers/sources.ts";
 
 const ROOT = resolve(import.meta.dir, "../../src");
 
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sources(p));
-    else if (name.endsWith(".ts")) out.push(p);
-  }
-  return out;
-}
 
 /** The relative modules `file` loads at run time. */
 export function runtimeImports(file: string, text: string): string[] {

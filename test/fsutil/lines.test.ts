@@ -12,6 +12,22 @@ function split(text: string, dialect: LineDialect, chunk: number, max = 1 << 20)
   return out;
 }
 
+/** Python's universal newlines on a str: \\n, \\r\\n and a lone \\r end a line. */
+const PY_UNIVERSAL = `
+def universal(t):
+    raw=[]; cur=""; i=0
+    while i < len(t):
+        c=t[i]
+        if c=="\\n": raw.append(cur); cur=""
+        elif c=="\\r":
+            raw.append(cur); cur=""
+            if i+1<len(t) and t[i+1]=="\\n": i+=1
+        else: cur+=c
+        i+=1
+    if cur: raw.append(cur)
+    return raw
+`;
+
 const SAMPLES = [
   "a\nb\r\nc\rd",
   "x\u2028y\u2029z\u0085w\x0bv\x0cu\x1ct\x1ds\x1er\n",
@@ -26,20 +42,10 @@ describe("LineSplitter", () => {
   test("matches Python str.splitlines() and text-mode iteration at every chunk size", () => {
     const py = runPython(
       `import json,sys,io
+${PY_UNIVERSAL}
 out=[]
 for t in json.load(sys.stdin):
-    # universal newlines: \\n, \\r\\n and a lone \\r end a line
-    raw=[]; cur=""; i=0
-    while i < len(t):
-        c=t[i]
-        if c=="\\n": raw.append(cur); cur=""
-        elif c=="\\r":
-            raw.append(cur); cur=""
-            if i+1<len(t) and t[i+1]=="\\n": i+=1
-        else: cur+=c
-        i+=1
-    if cur: raw.append(cur)
-    out.append({"splitlines": t.splitlines(), "universal": raw})
+    out.append({"splitlines": t.splitlines(), "universal": universal(t)})
 print(json.dumps(out))`,
       SAMPLES,
     ) as { splitlines: string[]; universal: string[] }[];
@@ -123,6 +129,7 @@ describe("LineSplitter: the cap and offsets, every dialect", () => {
   const pySplit = (cases: string[], cap: number) =>
     runPython(
       `import json,sys
+${PY_UNIVERSAL}
 cap=${cap}
 out=[]
 for h in json.load(sys.stdin):
@@ -132,17 +139,7 @@ for h in json.load(sys.stdin):
     u=bytes.fromhex(h).decode("utf-8","surrogateescape")
     sl=[l.encode("utf-8","surrogateescape") for l in u.splitlines()]
     res["splitlines"]=[None if len(l)>cap else l.hex() for l in sl]
-    uni=[];cur="";i=0
-    while i<len(t):
-        c=t[i]
-        if c=="\\n": uni.append(cur); cur=""
-        elif c=="\\r":
-            uni.append(cur); cur=""
-            if i+1<len(t) and t[i+1]=="\\n": i+=1
-        else: cur+=c
-        i+=1
-    if cur: uni.append(cur)
-    res["universal"]=[None if len(l)>cap else l.encode("latin-1").hex() for l in uni]
+    res["universal"]=[None if len(l)>cap else l.encode("latin-1").hex() for l in universal(t)]
     lf=t.split("\\n")
     if lf and lf[-1]=="": lf.pop()
     res["lf"]=[None if len(l)>cap else l.encode("latin-1").hex() for l in lf]
