@@ -10,7 +10,7 @@
  */
 import { EventJournal, type JournalClock, type RecordItem } from "../src/journal/writer.ts";
 import { pyFloat } from "../src/pyjson/types.ts";
-import { mulberry32 } from "../src/fuzz/rng.ts";
+import { mulberry32 } from "../tools/fuzz/rng.ts";
 
 /** The seeded float generator shared with the fuzzers (mulberry32). */
 export const prng = mulberry32;

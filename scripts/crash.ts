@@ -1,6 +1,6 @@
 /**
  * Crash-consistency harness: SIGKILL writers at random instants and check
- * what they leave behind (see src/fuzz/crash.ts for the invariants).
+ * what they leave behind (see tools/fuzz/crash.ts for the invariants).
  *
  *   bun scripts/crash.ts --trials N --seed S [--kind KIND]... [--bin PATH] [--json] [--out FILE]
  *
@@ -12,8 +12,8 @@
  * otherwise, 2 on bad flags.
  */
 import { resolve } from "node:path";
-import { harnessBinary } from "../src/fuzz/build.ts";
-import { runCrashTrials, TRIAL_KINDS, type TrialKind } from "../src/fuzz/crash.ts";
+import { harnessBinary } from "../tools/fuzz/build.ts";
+import { runCrashTrials, TRIAL_KINDS, type TrialKind } from "../tools/fuzz/crash.ts";
 
 function usage(msg: string): never {
   process.stderr.write(`crash: ${msg}\nusage: bun scripts/crash.ts --trials N --seed S [--kind ${TRIAL_KINDS.join("|")}] [--bin PATH] [--json] [--out FILE]\n`);

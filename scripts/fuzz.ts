@@ -14,9 +14,9 @@
  * is split evenly across the targets.
  */
 import { join, resolve } from "node:path";
-import { makeTarget, runFuzz, TARGET_NAMES, type FuzzReport, type TargetName } from "../src/fuzz/index.ts";
-import { harnessBinary } from "../src/fuzz/build.ts";
-import { pythonAvailable } from "../src/fuzz/python.ts";
+import { makeTarget, runFuzz, TARGET_NAMES, type FuzzReport, type TargetName } from "../tools/fuzz/index.ts";
+import { harnessBinary } from "../tools/fuzz/build.ts";
+import { pythonAvailable } from "../tools/fuzz/python.ts";
 
 const root = resolve(import.meta.dir, "..");
 

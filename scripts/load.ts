@@ -8,7 +8,7 @@
  * to open and was journaled once in runtime/task_events.jsonl.
  *
  * Starts `bernstein server --port 0` on loopback in a temp state dir, runs
- * the create/claim/complete mix of src/fuzz/load.ts, checks the final store
+ * the create/claim/complete mix of tools/fuzz/load.ts, checks the final store
  * (no lost update, no double claim, no 5xx), stops the server with SIGTERM
  * and checks it exited 0 without a stack trace or its token on stderr.
  * Prints throughput and latency percentiles; exit 0 when every invariant
@@ -17,9 +17,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { looksLikeStackTrace } from "../src/fuzz/binary.ts";
-import { harnessBinary } from "../src/fuzz/build.ts";
-import { runLoad } from "../src/fuzz/load.ts";
+import { looksLikeStackTrace } from "../tools/fuzz/binary.ts";
+import { harnessBinary } from "../tools/fuzz/build.ts";
+import { runLoad } from "../tools/fuzz/load.ts";
 
 function usage(msg: string): never {
   process.stderr.write(`load: ${msg}\nusage: bun scripts/load.ts [--clients 50] [--requests 200] [--seed N] [--bin PATH] [--json] [--out FILE]\n`);

@@ -1,4 +1,5 @@
 import type { CiOutcome } from "./outcome.ts";
+import { randomHex } from "../hex.ts";
 
 /**
  * GitHub Actions workflow commands: error annotations for the problems of
@@ -62,10 +63,7 @@ export function annotations(outcomes: readonly CiOutcome[], max = MAX_ERROR_ANNO
 
 /** A random end token for `::stop-commands::` (128 bits, hex). */
 export function stopToken(): string {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  let s = "";
-  for (const x of b) s += x.toString(16).padStart(2, "0");
-  return s;
+  return randomHex(16);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { physicalLines } from "../journal/lines.ts";
+import { physicalLines } from "../fsutil/lines.ts";
 import { classifyLine } from "../journal/reader.ts";
 import type { JournalSeal, JournalVerifyResult } from "../journal/verify.ts";
 import { clip, untrusted, type CiOutcome, type CiProblem, type OutcomeBase } from "./outcome.ts";

@@ -4,6 +4,7 @@ import { reportError, wantsJson, type CommandData, type HelpHost } from "./comma
 import { printJson, writeStdout } from "./output.ts";
 import { VERSION, versionDocument } from "../version.ts";
 import { isTerminal } from "../render/terminal.ts";
+import { stripAnsi } from "../render/ansi.ts";
 import { rootCommand } from "./registry.ts";
 import { closest } from "./suggest.ts";
 
@@ -60,11 +61,6 @@ async function helpPage(cmd: AnyCommand, parent: AnyCommand | undefined, path: s
   return renderUsage(await withoutWordAliases((cmd as HelpHost).helpOverview ?? cmd), named);
 }
 
-function stripAnsi(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/\x1b\[[0-9;]*m/g, "");
-}
-
 /** Flags that may stand beside `--version` (main.ts answers a lone `--version` before loading this module). */
 const VERSION_FLAGS = new Set(["--version", "-v"]);
 const GLOBAL_FLAGS = new Set(["--as-json", "--json", "--no-color", "--debug"]);
@@ -94,7 +90,7 @@ export async function main(argv: string[]): Promise<void> {
     if (subs && Object.keys(subs).length > 0 && !cmd.run) {
       throw new UsageError(`missing command: one of ${Object.keys(subs).join(", ")}`);
     }
-    await runCommand(cmd, { rawArgs: rest, data: { path } satisfies CommandData });
+    await runCommand(cmd, { rawArgs: rest, data: { path, root: rootCommand } satisfies CommandData });
   } catch (err) {
     // citty's own argument errors (missing positional, bad enum) are usage errors.
     const e = err instanceof Error && err.name === "CLIError" ? new UsageError(stripAnsi(err.message)) : err;

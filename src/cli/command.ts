@@ -4,19 +4,17 @@ import { setColorEnabled, shouldUseColor } from "../render/ansi.ts";
 import { log } from "./log.ts";
 import { outputFailure, printJson, writeStderr } from "./output.ts";
 import { closest } from "./suggest.ts";
+import { commonArgs } from "./args.ts";
 
-/** Flags every command accepts. */
-export const commonArgs = {
-  "as-json": { type: "boolean", alias: ["json"], description: "Print exactly one JSON document on stdout (also --json)" },
-  "no-color": { type: "boolean", description: "Never colour output (also: NO_COLOR)" },
-  debug: { type: "boolean", description: "Print stack traces of unexpected errors" },
-} as const satisfies ArgsDef;
+export { commonArgs };
 
 export interface CliContext<T extends ArgsDef> {
   args: ParsedArgs<T & typeof commonArgs>;
   /** `--as-json` / `--json` given. */
   json: boolean;
   rawArgs: string[];
+  /** What `main` handed the command (absent when it is run on its own, as in tests). */
+  data?: CommandData;
 }
 
 export interface CliCommandSpec<T extends ArgsDef> {
@@ -87,6 +85,8 @@ export function checkFlags(rawArgs: string[], args: ArgsDef, commandName: string
 /** What `main` hands every command: the words that selected it (`["journal", "verify"]`). */
 export interface CommandData {
   path: string[];
+  /** The command tree (for `completion`, which describes it; importing the registry from a command would be a cycle). */
+  root?: CommandDef<any>;
 }
 
 /** A command whose help page depends on its first words (`replay diff --help`). */
@@ -152,7 +152,7 @@ export function defineCliCommand<T extends ArgsDef = {}>(spec: CliCommandSpec<T>
       setColorEnabled(!json && shouldUseColor(ctx.rawArgs.includes("--no-color")));
       try {
         checkFlags(ctx.rawArgs, args, commandPath(ctx.data, spec.meta.name, spec.verbs, ctx.args._[0]));
-        const code = await spec.run({ args: ctx.args as CliContext<T>["args"], json, rawArgs: ctx.rawArgs });
+        const code = await spec.run({ args: ctx.args as CliContext<T>["args"], json, rawArgs: ctx.rawArgs, data: ctx.data as CommandData | undefined });
         process.exitCode = code ?? 0;
       } catch (err) {
         process.exitCode = await reportError(err, json, debug);

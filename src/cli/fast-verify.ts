@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { UsageError } from "../errors.ts";
-import { MAX_THREADS, type FastVerifyResult } from "../journal/fast/engine.ts";
+import { MAX_THREADS } from "../journal/fast/engine.ts";
+import type { FastVerifyResult } from "../journal/model.ts";
 import { journalVerdictFailure } from "../journal/verdict-failure.ts";
 import type { InterruptOptions } from "./interrupt.ts";
 import { writeVerifyStats } from "./output.ts";

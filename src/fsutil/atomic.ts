@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { trackTemp, untrackTemp } from "./temp-files.ts";
+import { randomHex } from "../hex.ts";
 
 export interface AtomicWriteOptions {
   /** File mode of the new file (default 0o644; secrets use 0o600). */
@@ -62,14 +63,7 @@ export function fsyncDir(dir: string): void {
   }
 }
 
-/**
- * Eight random hex digits for a temp name. Web Crypto's global
- * getRandomValues, not node:crypto: loading that module (and the streams
- * it pulls in) cost ~3.5 ms of start-up on every command that can write a file.
- */
+/** Eight random hex digits for a temp name. */
 function randomSuffix(): string {
-  const b = crypto.getRandomValues(new Uint8Array(4));
-  let s = "";
-  for (const x of b) s += x.toString(16).padStart(2, "0");
-  return s;
+  return randomHex(4);
 }

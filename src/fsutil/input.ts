@@ -106,6 +106,11 @@ export function unreadableInput(path: string, err: unknown, o: InputOptions = {}
   return new InputError(unreadableCode(o), `cannot read ${o.what ?? "input"} ${path}: ${why}`, { path });
 }
 
+/** The warning for a file a tolerant reader skips because it cannot be read: `<path>: unreadable (<errno>)`. */
+export function unreadableWarning(path: string, err: unknown): string {
+  return `${path}: unreadable (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+}
+
 /**
  * Check a named input without opening it: "missing" (ENOENT), "stdin"
  * (`-`, `/dev/stdin`), or "regular"; anything else throws

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, ftruncateSync, linkSync, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
-import { ownerText, parseOwner, processStartTime } from "./owner.ts";
+import { ownerText, parseOwner, pidAlive, processStartTime } from "./owner.ts";
 import { osLock } from "./oslock.ts";
 
 /**
@@ -157,11 +157,7 @@ function acquireFileLock(lockPath: string): FileLock {
 }
 
 function ownerAlive(pid: number, start: string | null): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
+  if (!pidAlive(pid)) return false;
   // The pid runs; it is the lock's owner only if it started when the owner did.
   const now = processStartTime(pid);
   return start === null || now === null || now === start;

@@ -16,6 +16,16 @@ export function processStartTime(pid: number): string | null {
   }
 }
 
+/** Whether a process with this pid exists (one we may not signal counts: EPERM). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 export function ownerText(pid: number): string {
   const start = processStartTime(pid);
   return start === null ? `${pid}\n` : `${pid} ${start}\n`;

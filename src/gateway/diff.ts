@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { physicalLines } from "../journal/lines.ts";
+import { physicalLines } from "../fsutil/lines.ts";
 import { classifyLine } from "../journal/reader.ts";
 import { pyEquals, pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";

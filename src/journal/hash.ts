@@ -1,5 +1,6 @@
 import { canonical, canonicalizer, compareCodePoints, encodeString, UnknownHashProfileError } from "../pyjson/encode.ts";
 import { DEFAULT_HASH_PROFILE, type PyLike, type PyValue } from "../pyjson/types.ts";
+import { sha256Hex } from "../hex.ts";
 
 /**
  * The two hash pre-images of the run journal (spec §1.4, §1.5):
@@ -29,10 +30,7 @@ export const PY_JSON_V1 = DEFAULT_HASH_PROFILE;
 
 export type Payload = Map<string, PyValue> | Record<string, PyLike>;
 
-/** Lowercase hex SHA-256 of the UTF-8 bytes of `text`. */
-export function sha256Hex(text: string | Uint8Array): string {
-  return Bun.SHA256.hash(text, "hex") as string;
-}
+export { sha256Hex };
 
 function entriesOf(payload: Payload): [string, PyLike][] {
   if (payload instanceof Map) return [...payload.entries()];

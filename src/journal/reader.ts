@@ -1,7 +1,7 @@
 import { parse } from "../pyjson/parse.ts";
 import { isPyWhitespace } from "../pyjson/python.ts";
 import type { PyValue } from "../pyjson/types.ts";
-import { MAX_LINE_BYTES, physicalLines, type LineReadOptions } from "./lines.ts";
+import { MAX_LINE_BYTES, physicalLines, type LineReadOptions } from "../fsutil/lines.ts";
 
 /**
  * The tolerant journal reader (spec §1.8): every physical line is either a

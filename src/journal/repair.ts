@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { cutTornTail, repairRefused, tailVerdict, type TailVerdict } from "../fsutil/torn-tail.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { pyStr } from "../pyjson/python.ts";
-import { physicalLines } from "./lines.ts";
+import { physicalLines } from "../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "./reader.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
 import type { JournalSeal } from "./verify.ts";

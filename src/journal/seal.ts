@@ -8,7 +8,7 @@ import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { canonicalizer, dumps, UnknownHashProfileError } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
-import type { FastVerifyResult } from "./fast/engine.ts";
+import type { FastVerifyResult } from "./model.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
 import { journalPath, lockPathFor, runDir, SEAL_FILE_NAME } from "./paths.ts";
 import { verifyJournal, type JournalSeal } from "./verify.ts";

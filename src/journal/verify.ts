@@ -2,12 +2,14 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { dumps } from "../pyjson/encode.ts";
-import { pyStr } from "../pyjson/python.ts";
-import { eventHash, hashProfileOf, NON_DETERMINISTIC_FIELDS, payloadHash } from "./hash.ts";
-import type { LineReadOptions } from "./lines.ts";
+import type { LineReadOptions } from "../fsutil/lines.ts";
 import { DIVERGENCE_REPORT_NAME } from "./paths.ts";
 import { readJournalSync, type JournalRow } from "./reader.ts";
-import type { FastVerifyOptions, FastVerifyResult } from "./fast/engine.ts";
+import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult } from "./model.ts";
+import { EventChainWalker, verdictOf } from "./chain.ts";
+
+export type { Coverage, Divergence, Identity, JournalSeal, JournalVerifyResult } from "./model.ts";
+export { EventChainWalker, verdictOf, type VerdictInput } from "./chain.ts";
 
 /**
  * Chain verification (spec §1.9). Three separate verdicts, because a clean
@@ -19,142 +21,6 @@ import type { FastVerifyOptions, FastVerifyResult } from "./fast/engine.ts";
  *  - identity: against an external seal {head, event_count}; "unverifiable"
  *    without one.
  */
-
-export interface JournalSeal {
-  head: string;
-  event_count: number;
-}
-
-export type Coverage = "complete" | "partial";
-export type Identity = "verified" | "mismatched" | "unverifiable";
-
-export interface JournalVerifyResult {
-  ok: boolean;
-  path: string;
-  chain_consistent: boolean;
-  coverage: Coverage;
-  identity: Identity;
-  /** Usable rows (objects), not physical lines. */
-  count: number;
-  /**
-   * Head of the verified prefix: the last stored event_hash that checked
-   * out ("" when none did), as Python reports it after a divergence too.
-   */
-  head: string;
-  divergent_index: number | null;
-  expected_hash: string | null;
-  actual_hash: string | null;
-  discarded_line_indices: number[];
-  errors: string[];
-  unauthenticated_fields: string[];
-}
-
-export interface Divergence {
-  index: number;
-  /** Null when the row's hash cannot be computed (unknown hash_profile). */
-  expected: string | null;
-  actual: string;
-  error: string;
-}
-
-/**
- * Walks rows in order, recomputing each event_hash at its position (never
- * the row's own `index` field). The first failure stops hashing; rows after
- * it are still counted.
- */
-export class ChainWalker {
-  /** Rows seen so far. */
-  count = 0;
-  /** Head of the verified prefix (the last stored event_hash that checked out). */
-  prefixHead = "";
-  divergence: Divergence | null = null;
-
-  push(row: JournalRow): void {
-    const i = this.count++;
-    if (this.divergence !== null) return;
-    const eventType = pyStr(row.get("event"), "");
-    const storedHash = pyStr(row.get("event_hash"), "");
-    const storedPrev = pyStr(row.get("prev_hash"), "");
-    let profile: string;
-    try {
-      profile = hashProfileOf(row);
-    } catch (err) {
-      this.divergence = { index: i, expected: null, actual: storedHash, error: `step ${i}: ${(err as Error).message}` };
-      return;
-    }
-    const expected = eventHash(this.prefixHead, eventType, payloadHash(eventType, row, profile), i, profile);
-    if (storedPrev !== this.prefixHead) {
-      this.divergence = { index: i, expected, actual: storedHash, error: `step ${i}: prev_hash break` };
-    } else if (storedHash !== expected) {
-      this.divergence = { index: i, expected, actual: storedHash, error: `step ${i}: event_hash mismatch` };
-    } else {
-      this.prefixHead = storedHash;
-    }
-  }
-}
-
-function joinIndices(xs: readonly number[]): string {
-  return xs.join(", ");
-}
-
-export interface VerdictInput {
-  path: string;
-  exists: boolean;
-  walker: ChainWalker;
-  discarded: number[];
-  seal?: JournalSeal | null;
-}
-
-/** Combine a finished walk, the discarded lines and an optional seal into the verdict. */
-export function verdictOf({ path, exists, walker, discarded, seal }: VerdictInput): JournalVerifyResult {
-  const errors: string[] = [];
-  const d = walker.divergence;
-  const chainConsistent = d === null;
-  if (d) errors.push(d.error);
-  const coverage: Coverage = discarded.length === 0 ? "complete" : "partial";
-  if (coverage === "partial") {
-    errors.push(`reader discarded unparsable or non-object physical line(s): ${joinIndices(discarded)}`);
-  }
-  let identity: Identity = "unverifiable";
-  if (seal) {
-    if (!exists) {
-      identity = "mismatched";
-      errors.push("journal file is missing but an external seal exists");
-    } else if (
-      chainConsistent &&
-      coverage === "complete" &&
-      walker.prefixHead === seal.head &&
-      walker.count === seal.event_count
-    ) {
-      identity = "verified";
-    } else {
-      identity = "mismatched";
-      if (walker.count !== seal.event_count) {
-        errors.push(`journal holds ${walker.count} events but the seal commits to ${seal.event_count}`);
-      }
-      if (walker.prefixHead !== seal.head) {
-        errors.push(
-          `journal head ${walker.prefixHead || "(empty)"} does not match sealed head ${seal.head || "(empty)"}`,
-        );
-      }
-    }
-  }
-  return {
-    ok: chainConsistent && coverage === "complete" && identity !== "mismatched",
-    path,
-    chain_consistent: chainConsistent,
-    coverage,
-    identity,
-    count: walker.count,
-    head: walker.prefixHead,
-    divergent_index: d ? d.index : null,
-    expected_hash: d ? d.expected : null,
-    actual_hash: d ? d.actual : null,
-    discarded_line_indices: discarded,
-    errors,
-    unauthenticated_fields: [...NON_DETERMINISTIC_FIELDS],
-  };
-}
 
 function fileExists(path: string): boolean {
   try {
@@ -171,7 +37,7 @@ export function verifyJournalSync(
   opts: { seal?: JournalSeal | null } & LineReadOptions = {},
 ): JournalVerifyResult {
   const exists = fileExists(path);
-  const walker = new ChainWalker();
+  const walker = new EventChainWalker();
   const discarded: number[] = [];
   // A line over MAX_LINE_BYTES is `row_too_large` (thrown by the reader).
   for (const item of readJournalSync(path, opts)) {
@@ -203,7 +69,7 @@ export async function verifyJournal(path: string, opts: FastVerifyOptions = {}):
 
 /** Python's `verify_events` over rows already in memory. */
 export function verifyRows(rows: Iterable<JournalRow>, seal?: JournalSeal | null): JournalVerifyResult {
-  const walker = new ChainWalker();
+  const walker = new EventChainWalker();
   for (const row of rows) walker.push(row);
   return verdictOf({ path: "", exists: true, walker, discarded: [], seal });
 }

@@ -13,7 +13,7 @@ import { stateWritePath } from "../fsutil/state-path.ts";
 import { scanTail } from "./repair.ts";
 import { applyRetention } from "./retention.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
-import { ChainWalker } from "./verify.ts";
+import { EventChainWalker } from "./chain.ts";
 import { RecordRowBuilder } from "./fast/record-bytes.ts";
 import { fastFloatRepr, fastRound3, recordLine } from "./fast/record-row.ts";
 
@@ -55,6 +55,20 @@ export interface ResumeOptions {
   clock?: JournalClock;
   /** Append even when `<run_dir>/seal.json` exists (the seal will then mismatch). */
   allowSealed?: boolean;
+}
+
+/** The run's directory (made) and journal path (kept inside the state directory), with the writer lock held. */
+function lockRunJournal(sddDir: string, runId: string): { dir: string; path: string; lock: ReturnType<typeof lockJournalOrRefuse> } {
+  const dir = runDir(sddDir, runId);
+  const path = journalPath(sddDir, runId);
+  stateWritePath(sddDir, path, `the journal of run ${runId}`);
+  mkdirSync(dir, { recursive: true });
+  return { dir, path, lock: lockJournalOrRefuse(path, runId, "record to") };
+}
+
+/** A new run's metadata.json: the caller's fields over empty defaults; `run_id` always the run's. */
+function writeRunMetadata(dir: string, startedAt: number, runId: string, metadata: CreateOptions["metadata"]): void {
+  writeMetadata(dir, { started_at: startedAt, git_sha: "", git_branch: "", config_hash: "", seed_path: null, ...metadata, run_id: runId });
 }
 
 export interface RecordItem {
@@ -194,11 +208,7 @@ export class EventJournal {
    * Writes metadata.json (0600) and applies retention.
    */
   static create(runId: string, opts: CreateOptions): EventJournal {
-    const dir = runDir(opts.sddDir, runId);
-    const path = journalPath(opts.sddDir, runId);
-    stateWritePath(opts.sddDir, path, `the journal of run ${runId}`);
-    mkdirSync(dir, { recursive: true });
-    const lock = lockJournalOrRefuse(path, runId, "record to");
+    const { dir, path, lock } = lockRunJournal(opts.sddDir, runId);
     let fd: number | undefined;
     try {
       const created = !existsSync(path);
@@ -219,15 +229,7 @@ export class EventJournal {
       const journal = new EventJournal({ runId, path, runDirPath: dir, fd, lock, index: 0, head: "", size, needsNewline: false, clock, created });
       // a new file needs its directory entry synced; a truncated one its new length
       journal.dirty = created || opts.overwrite === true;
-      writeMetadata(dir, {
-        started_at: journal.startTs,
-        git_sha: "",
-        git_branch: "",
-        config_hash: "",
-        seed_path: null,
-        ...opts.metadata,
-        run_id: runId,
-      });
+      writeRunMetadata(dir, journal.startTs, runId, opts.metadata);
       applyRetention(runsRoot(opts.sddDir), runId, opts.env);
       return journal;
     } catch (err) {
@@ -249,11 +251,7 @@ export class EventJournal {
   }
 
   static resumeSync(runId: string, opts: ResumeOptions): EventJournal {
-    const dir = runDir(opts.sddDir, runId);
-    const path = journalPath(opts.sddDir, runId);
-    stateWritePath(opts.sddDir, path, `the journal of run ${runId}`);
-    mkdirSync(dir, { recursive: true });
-    const lock = lockJournalOrRefuse(path, runId, "record to");
+    const { dir, path, lock } = lockRunJournal(opts.sddDir, runId);
     try {
       if (!opts.allowSealed && existsSync(join(dir, SEAL_FILE_NAME))) {
         throw new RefusalError(
@@ -263,7 +261,7 @@ export class EventJournal {
         );
       }
       applyRetention(runsRoot(opts.sddDir), runId, opts.env);
-      const walker = new ChainWalker();
+      const walker = new EventChainWalker();
       const scan = scanTail(path, (row) => walker.push(row));
       if (scan.discarded.length > 0) {
         const lines = scan.discarded.join(", ");
@@ -319,15 +317,7 @@ export class EventJournal {
     const j = EventJournal.resumeSync(runId, opts);
     try {
       if (j.size === 0 && !existsSync(join(j.runDirPath, METADATA_FILE_NAME))) {
-        writeMetadata(j.runDirPath, {
-          started_at: j.startTs,
-          git_sha: "",
-          git_branch: "",
-          config_hash: "",
-          seed_path: null,
-          ...opts.metadata,
-          run_id: runId,
-        });
+        writeRunMetadata(j.runDirPath, j.startTs, runId, opts.metadata);
       }
     } catch (err) {
       j.close();

@@ -6,7 +6,7 @@
  */
 import { readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { pidAlive } from "../server/info.ts";
+import { pidAlive } from "../fsutil/owner.ts";
 
 const TEMP_NAME = /\.tmp\.(\d+)\.[0-9a-f]{8}$/;
 

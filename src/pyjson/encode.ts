@@ -1,5 +1,6 @@
 import { canonicalNumber, floatRepr } from "./float.ts";
 import { DEFAULT_HASH_PROFILE, PyNum, type PyLike } from "./types.ts";
+import { HEX_DIGITS as HEX } from "../hex.ts";
 
 /**
  * Python's `json.dumps` for py-json values and plain JS values.
@@ -14,8 +15,6 @@ export interface DumpsOptions {
   /** Print parsed numbers as recorded (display), not re-spelled (hashing). */
   rawNumbers?: boolean;
 }
-
-const HEX = "0123456789abcdef";
 
 function hex4(c: number): string {
   return "\\u" + HEX[(c >> 12) & 15] + HEX[(c >> 8) & 15] + HEX[(c >> 4) & 15] + HEX[c & 15];

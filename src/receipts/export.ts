@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { BernsteinError, InputError, NegativeError, UsageError } from "../errors.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH } from "../steps/hash.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";

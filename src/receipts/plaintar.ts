@@ -1,25 +1,128 @@
 import { fstatSync, readSync } from "node:fs";
 
 /**
- * The plain-tar fast path of `walkArchive`: a header-only pass over an
- * uncompressed tar (one 512-byte pread per header, data skipped) that
- * accepts only archives whose every header it reads exactly as the
- * tar-stream path would, so the member data can then be read with
- * `readSync` into one reusable buffer instead of through Node streams.
+ * The one tar reader of receipts (src/receipts/archive.ts walks it): ustar
+ * and GNU headers, GNU long names ('L'/'N', 'K'), PAX extended and global
+ * headers; gzip is undone by the caller (node:zlib) before the bytes get
+ * here. Headers are read the way the tar-stream 3.2 extractor read them
+ * (numeric fields as its `parseInt` spelling, names as UTF-8, the same
+ * refusals with the same messages, at the same point), except for long
+ * names, which follow Python's tarfile (the reference): the FIRST GNU long
+ * name or PAX `path` since the last member wins, a PAX path loses its
+ * trailing slashes, and an empty one (even an 'L' of size 0) renames the
+ * member to "". The receipt fuzzer found each of those differences.
  *
- * The pass has no side effects and returns null for anything it does not
- * fully understand; the caller then walks the archive through tar-stream
- * from the start, so every refusal (links, devices, odd names, too many
- * members, truncated data, bad checksums, PAX/GNU long names, base-256
- * sizes, non-ASCII names, trailing partial blocks) keeps its exact message
- * and its place relative to the members visited before it.
- *
- * Accepted: ustar ("ustar\0") and GNU ("ustar  \0") headers with a correct
- * checksum, typeflag '0'/NUL (file, even when the name ends in '/', as
- * tar-stream reports it), '5' (directory, size 0) or '7' (contiguous
- * file); all-zero blocks are skipped (tar-stream reads on past them); the
- * last member's data and padding must end exactly at the end of the file.
+ * Two ways through one decoder: `planPlainTar`, a header-only pass over an
+ * uncompressed file that succeeds only when every header is a plain member
+ * (so the data can be read with `readSync` straight into the caller's
+ * buffer), and `readTar`, the streaming state machine for everything else.
+ * The plan has no side effects and returns null for anything unusual; the
+ * caller then streams from the start, so every refusal keeps its place
+ * relative to the members visited before it.
  */
+export class TarError extends Error {}
+
+export interface TarHeader {
+  name: string;
+  /** As decoded: null for a base-256 field tar-stream could not read, NaN or negative for nonsense. */
+  size: number;
+  type: string | null;
+}
+
+const MAX_LONG_HEADER = 4 * 1024 * 1024;
+const END = "Unexpected end of data";
+
+function utf8(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8");
+}
+
+function indexOf(block: Uint8Array, byte: number, from: number, end: number): number {
+  for (; from < end; from++) if (block[from] === byte) return from;
+  return end;
+}
+
+function decodeStr(h: Uint8Array, off: number, len: number): string {
+  return utf8(h.subarray(off, indexOf(h, 0, off, off + len)));
+}
+
+/** A base-256 field: 0x80 positive, 0xff negative, anything else null (as tar-stream reads it). */
+function parse256(f: Uint8Array): number | null {
+  const positive = f[0] === 0x80;
+  if (!positive && f[0] !== 0xff) return null;
+  let sum = 0;
+  for (let i = f.length - 1, k = 0; i > 0; i--, k++) sum += (positive ? f[i]! : 0xff - f[i]!) * Math.pow(256, k);
+  return positive ? sum : -sum;
+}
+
+/** A numeric field: leading spaces, up to the next space, leading NULs skipped, then `parseInt(…, 8)`. */
+function decodeOct(h: Uint8Array, off: number, len: number): number {
+  const f = h.subarray(off, off + len);
+  if (f[0]! & 0x80) return parse256(f) as number;
+  let p = 0;
+  while (p < f.length && f[p] === 0x20) p++;
+  const end = indexOf(f, 0x20, p, f.length);
+  while (p < end && f[p] === 0) p++;
+  if (end === p) return 0;
+  return parseInt(utf8(f.subarray(p, end)), 8);
+}
+
+const TYPES: Record<number, string> = {
+  0: "file", 1: "link", 2: "symlink", 3: "character-device", 4: "block-device", 5: "directory", 6: "fifo", 7: "contiguous-file",
+  72: "pax-header", 55: "pax-global-header", 27: "gnu-long-link-path", 28: "gnu-long-path", 30: "gnu-long-path",
+};
+const LONG = new Set(["gnu-long-path", "gnu-long-link-path", "pax-global-header", "pax-header"]);
+
+function magicIs(h: Uint8Array, bytes: readonly number[]): boolean {
+  for (let i = 0; i < bytes.length; i++) if (h[257 + i] !== bytes[i]) return false;
+  return true;
+}
+const USTAR = [0x75, 0x73, 0x74, 0x61, 0x72, 0x00];
+const GNU = [0x75, 0x73, 0x74, 0x61, 0x72, 0x20, 0x20, 0x00];
+
+/** One 512-byte header block; null for a block that is zero but for its checksum field (skipped). */
+export function decodeHeader(h: Uint8Array): TarHeader | null {
+  // The type comes from the flag alone ('0' with a trailing '/' in the name stays a file).
+  const flag = h[156] === 0 ? 0 : h[156]! - 0x30;
+  let name = decodeStr(h, 0, 100);
+  const size = decodeOct(h, 124, 12);
+  let sum = 8 * 0x20;
+  for (let i = 0; i < 148; i++) sum += h[i]!;
+  for (let i = 156; i < 512; i++) sum += h[i]!;
+  if (sum === 8 * 0x20) return null;
+  if (sum !== decodeOct(h, 148, 8)) throw new TarError("Invalid tar header. Maybe the tar is corrupted or it needs to be gunzipped?");
+  if (magicIs(h, USTAR)) {
+    if (h[345]) name = decodeStr(h, 345, 155) + "/" + name;
+  } else if (!magicIs(h, GNU)) {
+    throw new TarError("Invalid tar header: unknown format.");
+  }
+  return { name, size, type: TYPES[flag] ?? null };
+}
+
+/** PAX records `<len> <key>=<value>\n`, read as tar-stream does (it stops at the first record it cannot read). */
+function decodePax(input: Uint8Array): Record<string, string> {
+  const result: Record<string, string> = {};
+  let buf = input;
+  while (buf.length) {
+    let i = 0;
+    while (i < buf.length && buf[i] !== 0x20) i++;
+    const len = parseInt(utf8(buf.subarray(0, i)), 10);
+    if (!len) return result;
+    const b = utf8(buf.subarray(i + 1, len - 1));
+    const eq = b.indexOf("=");
+    if (eq === -1) return result;
+    result[b.slice(0, eq)] = b.slice(eq + 1);
+    buf = buf.subarray(len);
+  }
+  return result;
+}
+
+/** Zero padding after `size` bytes of data. */
+function padding(size: number): number {
+  const r = size & 511;
+  return r && 512 - r;
+}
+
+/** A member plain enough to be read by offset. */
 export interface PlainMember {
   name: string;
   size: number;
@@ -28,104 +131,203 @@ export interface PlainMember {
   offset: number;
 }
 
-/** Zero blocks tolerated by the fast pass (a normal trailer plus record padding is at most ~21). */
-const MAX_ZERO_BLOCKS = 1024;
-
 /**
- * A numeric header field as tar-stream decodes it (leading spaces, then up
- * to the first space, leading NULs skipped, octal digits up to the first
- * other byte), or -1 when the field is not in that plain form (base-256,
- * a sign, a non-digit first character): the caller then falls back.
- */
-function octal(h: Uint8Array, off: number, len: number): number {
-  if ((h[off]! & 0x80) !== 0) return -1;
-  const lim = off + len;
-  let p = off;
-  while (p < lim && h[p] === 0x20) p++;
-  let end = p;
-  while (end < lim && h[end] !== 0x20) end++;
-  while (p < end && h[p] === 0) p++;
-  if (p === end) return 0;
-  let v = 0;
-  let digits = 0;
-  while (p < end) {
-    const c = h[p]!;
-    if (c < 0x30 || c > 0x37) break;
-    v = v * 8 + (c - 0x30);
-    digits++;
-    p++;
-  }
-  return digits === 0 ? -1 : v;
-}
-
-/** A NUL-terminated ASCII field, or null when it holds a byte >= 0x80 (decoded differently by UTF-8). */
-function asciiField(h: Uint8Array, off: number, len: number): string | null {
-  let s = "";
-  for (let i = off; i < off + len; i++) {
-    const c = h[i]!;
-    if (c === 0) break;
-    if (c >= 0x80) return null;
-    s += String.fromCharCode(c);
-  }
-  return s;
-}
-
-function isMagic(h: Uint8Array, bytes: readonly number[]): boolean {
-  for (let i = 0; i < bytes.length; i++) if (h[257 + i] !== bytes[i]) return false;
-  return true;
-}
-const USTAR = [0x75, 0x73, 0x74, 0x61, 0x72, 0x00];
-const GNU = [0x75, 0x73, 0x74, 0x61, 0x72, 0x20, 0x20, 0x00];
-
-/**
- * The members of a plain tar whose structure the fast path reads exactly
- * like the tar-stream path, or null (use that path). `accept` vets each
- * member's name (a name the walker would refuse sends the archive to the
- * stream path, which refuses it in order).
+ * The members of a plain tar, or null (stream it instead): every header
+ * decodes to a file, contiguous file or empty directory with a readable
+ * size (no long names, nothing refused), at most `maxMembers` of them, each
+ * name passing `accept`, and the last member's data and padding end exactly
+ * at the end of the file (zero blocks aside).
  */
 export function planPlainTar(fd: number, maxMembers: number, accept: (name: string) => boolean): PlainMember[] | null {
   const fileSize = fstatSync(fd).size;
-  const h = new Uint8Array(512);
+  const block = new Uint8Array(512);
   const members: PlainMember[] = [];
-  let zeros = 0;
   let off = 0;
   while (off < fileSize) {
-    if (fileSize - off < 512) return null;
-    if (readSync(fd, h, 0, 512, off) !== 512) return null;
-    let sum = 0;
-    for (let i = 0; i < 148; i++) sum += h[i]!;
-    for (let i = 156; i < 512; i++) sum += h[i]!;
-    if (sum === 0) {
-      // tar-stream skips a block whose bytes (checksum field aside) are all zero.
-      if (++zeros > MAX_ZERO_BLOCKS) return null;
+    if (fileSize - off < 512 || readSync(fd, block, 0, 512, off) !== 512) return null;
+    let h: TarHeader | null;
+    try {
+      h = decodeHeader(block);
+    } catch {
+      return null;
+    }
+    if (h === null) {
       off += 512;
       continue;
     }
-    if (octal(h, 148, 8) !== sum + 8 * 0x20) return null;
-    const ustar = isMagic(h, USTAR);
-    if (!ustar && !isMagic(h, GNU)) return null;
-    let name = asciiField(h, 0, 100);
-    if (name === null) return null;
-    if (ustar && h[345] !== 0) {
-      const prefix = asciiField(h, 345, 155);
-      if (prefix === null) return null;
-      name = `${prefix}/${name}`;
-    }
-    const flag = h[156];
-    let type: PlainMember["type"];
-    // tar-stream derives the type from the flag alone (its trailing-slash rule comes too late to change it).
-    if (flag === 0 || flag === 0x30) type = "file";
-    else if (flag === 0x35) type = "directory";
-    else if (flag === 0x37) type = "contiguous-file";
-    else return null;
-    const size = octal(h, 124, 12);
-    if (size < 0 || (type === "directory" && size !== 0)) return null;
-    if (members.length >= maxMembers || !accept(name)) return null;
+    const type = h.type;
+    if (type !== "file" && type !== "contiguous-file" && type !== "directory") return null;
+    if (!Number.isSafeInteger(h.size) || h.size < 0 || (type === "directory" && h.size !== 0)) return null;
+    if (members.length >= maxMembers || !accept(h.name)) return null;
     const data = off + 512;
-    const next = data + size + ((512 - (size % 512)) % 512);
+    const next = data + h.size + padding(h.size);
     if (next > fileSize) return null;
-    members.push({ name, size, type, offset: data });
+    members.push({ name: h.name, size: h.size, type, offset: data });
     off = next;
   }
   return members;
+}
+
+/** Receives a member's data (chunks valid during the call) and its end. */
+export interface TarDataSink {
+  data(chunk: Uint8Array): void | Promise<void>;
+  end(): void | Promise<void>;
+}
+
+/** Unread bytes of the source, in the chunks they came in. */
+class Chunks {
+  private readonly queue: Uint8Array[] = [];
+  private head = 0;
+  private offset = 0;
+  buffered = 0;
+
+  push(chunk: Uint8Array): void {
+    this.buffered += chunk.length;
+    this.queue.push(chunk);
+  }
+
+  /** Up to `size` bytes from the first chunk. */
+  first(size: number): Uint8Array {
+    const buf = this.queue[this.head]!;
+    const rem = buf.length - this.offset;
+    if (size >= rem) {
+      const sub = buf.subarray(this.offset);
+      this.head++;
+      if (this.head > 64) {
+        this.queue.splice(0, this.head);
+        this.head = 0;
+      }
+      this.offset = 0;
+      this.buffered -= rem;
+      return sub;
+    }
+    this.buffered -= size;
+    return buf.subarray(this.offset, (this.offset += size));
+  }
+
+  /** Exactly `size` bytes, or null when fewer are buffered (nothing taken). */
+  take(size: number): Uint8Array | null {
+    if (size > this.buffered) return null;
+    if (size === 0) return new Uint8Array(0);
+    const parts: Uint8Array[] = [];
+    let got = 0;
+    while (got < size) {
+      const p = this.first(size - got);
+      parts.push(p);
+      got += p.length;
+    }
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  }
+}
+
+/**
+ * Stream the members of the tar in `source` (chunks, in order) to `onMember`,
+ * which returns a sink for the member's data or null to skip it. Throws
+ * `TarError` for what is not a tar (the caller names it); whatever
+ * `onMember` or a sink throws propagates unchanged. Returns the number of
+ * members seen.
+ */
+export async function readTar(
+  source: () => Promise<Uint8Array | null>,
+  onMember: (h: TarHeader) => Promise<TarDataSink | null> | TarDataSink | null,
+): Promise<number> {
+  const buf = new Chunks();
+  const more = async (): Promise<boolean> => {
+    const chunk = await source();
+    if (chunk === null) return false;
+    if (chunk.length > 0) buf.push(chunk);
+    return true;
+  };
+  // The extractor's state, kept as it kept it: a long header of a size it
+  // could not use stays "pending" and swallows a later member's padding.
+  let missing = 0;
+  let longPending = false;
+  let header: TarHeader | null = null;
+  let gnuLongPath: string | null = null;
+  let pax: Record<string, string> | null = null;
+  let paxGlobal: Record<string, string> | null = null;
+  /** The name the first name-setting header since the last member gave (tarfile's rule). */
+  let first: string | undefined;
+  let members = 0;
+
+  const decodeLong = (data: Uint8Array | null): void => {
+    const type = header!.type;
+    const pending = pax;
+    if (data === null) return;
+    if (type === "gnu-long-path") {
+      gnuLongPath = decodeStr(data, 0, data.length);
+      if (first === undefined) first = gnuLongPath;
+    } else if (type === "pax-global-header") {
+      paxGlobal = decodePax(data);
+    } else if (type === "pax-header") {
+      pax = paxGlobal === null ? decodePax(data) : Object.assign({}, paxGlobal, decodePax(data));
+      const path = pax.path;
+      // Keys of an earlier PAX header win over a later one's.
+      if (pending) pax = { ...pax, ...pending };
+      if (first === undefined && path !== undefined) first = path.replace(/\/+$/, "");
+    }
+  };
+
+  const applyLong = (h: TarHeader): void => {
+    const name = first;
+    first = undefined;
+    if (gnuLongPath) {
+      h.name = gnuLongPath;
+      gnuLongPath = null;
+    }
+    if (pax) {
+      if (pax.path) h.name = pax.path;
+      if (pax.size) h.size = parseInt(pax.size, 10);
+      pax = null;
+    }
+    if (name !== undefined) h.name = name;
+  };
+
+  for (;;) {
+    if (missing > 0) {
+      if (longPending) {
+        while (missing > buf.buffered) if (!(await more())) throw new TarError(END);
+        longPending = false;
+        missing = padding(header!.size);
+        decodeLong(buf.take(header!.size));
+        continue;
+      }
+      if (buf.buffered === 0 && !(await more())) throw new TarError(END);
+      if (buf.buffered > 0) missing -= buf.first(missing).length;
+      continue;
+    }
+    if (buf.buffered < 512) {
+      if (await more()) continue;
+      if (buf.buffered === 0 && missing === 0) return members;
+      throw new TarError(END);
+    }
+    const h = decodeHeader(buf.take(512)!);
+    header = h ?? header;
+    if (h === null) continue;
+    if (h.type !== null && LONG.has(h.type)) {
+      longPending = true;
+      missing = h.size;
+      if (missing > MAX_LONG_HEADER) throw new TarError("Header exceeds max size");
+      // A size-0 'L' is never decoded: its name is "".
+      if (h.type === "gnu-long-path" && h.size === 0 && first === undefined) first = "";
+      continue;
+    }
+    applyLong(h);
+    if (!(h.size >= 0)) throw new TarError("Invalid header");
+    members++;
+    const sink = await onMember(h);
+    if (h.size === 0 || h.type === "directory") {
+      if (sink !== null) await sink.end();
+      continue;
+    }
+    missing = h.size;
+    while (missing > 0) {
+      if (buf.buffered === 0 && !(await more())) throw new TarError(END);
+      const chunk = buf.first(missing);
+      missing -= chunk.length;
+      if (sink !== null) await sink.data(chunk);
+    }
+    if (sink !== null) await sink.end();
+    missing = padding(h.size);
+  }
 }

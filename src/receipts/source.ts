@@ -4,7 +4,7 @@ import { InputError, UsageError } from "../errors.ts";
 import { checkInput, isStdinPath, openInput, readChunks, spoolStdin } from "../fsutil/input.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { LineSplitter, refusingOverlong, type LineDialect } from "../steps/lines.ts";
+import { LineSplitter, refusingOverlong, type LineDialect } from "../fsutil/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ArchiveError, walkArchive, type MemberInfo } from "./archive.ts";

@@ -3,7 +3,7 @@ import type { KeyObject } from "node:crypto";
 import { firstOfErrors, InputError, type ErrorCode } from "../errors.ts";
 import { withInputFile } from "../fsutil/input.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../steps/lines.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
 import { ChainWalker, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, walkArchive, type ArchiveLimits, type MemberInfo } from "./archive.ts";
 import { ManifestError, parseManifest } from "./manifest.ts";

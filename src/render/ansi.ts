@@ -51,8 +51,13 @@ export function paint(style: string, text: string): string {
   return open + text + close;
 }
 
+/** `text` without its ANSI colour escapes. */
+export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, "");
+}
+
 /** Visible length of a string that may contain ANSI escapes. */
 export function visibleLength(text: string): number {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\x1b\[[0-9;]*m/g, "").length;
+  return stripAnsi(text).length;
 }

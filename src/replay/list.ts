@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { readJournalSync } from "../journal/reader.ts";
-import { DEFAULT_CHUNK_SIZE } from "../journal/lines.ts";
+import { DEFAULT_CHUNK_SIZE } from "../fsutil/lines.ts";
 import { runsRoot } from "../journal/paths.ts";
 import { discoverRuns } from "./discovery.ts";
 import { ListCache, sameToken, statToken } from "./list-cache.ts";

@@ -6,7 +6,8 @@
  */
 import type { ServerStatus, StopRequest, Task, TaskCreate, TaskStatus } from "./model.ts";
 import { ServerRequestError, ServerUnreachableError } from "./errors.ts";
-import { pidAlive, readServerInfo } from "./info.ts";
+import { pidAlive } from "../fsutil/owner.ts";
+import { readServerInfo } from "./info.ts";
 
 export interface ServerLocation {
   url: string;

@@ -51,11 +51,3 @@ export function removeServerInfo(sddDir: string, pid = process.pid): void {
   }
 }
 
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}

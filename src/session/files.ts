@@ -3,6 +3,7 @@ import { ensurePrivateDir } from "../server/paths.ts";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { unreadableWarning } from "../fsutil/input.ts";
 import { dumps, parse, PyNum, pyFloat, type PyLike, type PyValue } from "../pyjson/index.ts";
 
 /**
@@ -30,7 +31,7 @@ export function readPyJsonFile(path: string): Loaded<PyValue> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { value: null, status: "missing" };
-    return { value: null, status: "corrupt", warning: `${path}: unreadable (${code ?? String(err)})` };
+    return { value: null, status: "corrupt", warning: unreadableWarning(path, err) };
   }
   try {
     return { value: parse(text), status: "ok" };

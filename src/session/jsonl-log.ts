@@ -1,5 +1,6 @@
-import { appendFileSync, mkdirSync, readSync, renameSync, statSync } from "node:fs";
-import { MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.ts";
+import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
+import { unreadableWarning } from "../fsutil/input.ts";
+import { physicalLines } from "../fsutil/lines.ts";
 import { dirname } from "node:path";
 import { acquireLock, LockHeldError } from "../fsutil/lock.ts";
 import { dumps, parse, type PyLike, type PyObject } from "../pyjson/index.ts";
@@ -12,6 +13,8 @@ import { dumps, parse, type PyLike, type PyObject } from "../pyjson/index.ts";
  * threshold (10 MiB) is rotated to `<name>.1` (one backup, overwritten).
  */
 export const ROTATE_BYTES = 10 * 1024 * 1024;
+
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 export interface AppendOptions {
   /** Rotate when the file is larger than this many bytes (tests inject a small one). */
@@ -55,35 +58,15 @@ export function appendJsonLine(path: string, row: PyLike, options: AppendOptions
   appendFileSync(path, dumps(row) + "\n", { mode: 0o600 });
 }
 
-/** Lines of a file, read in 64 KiB chunks: memory stays constant whatever the size. */
+/** Lines of a file (`\n`-separated, decoded leniently), streamed: memory stays bounded whatever the size. */
 export function* readLines(path: string): Generator<string> {
   // A FIFO or device is refused unopened; a line past the row limit ends the read (row_too_large).
-  const input = openInput(path, { what: "log" });
-  if (input === null) return;
-  const fd = input.fd;
-  let lineNo = 0;
-  const decoder = new TextDecoder("utf-8");
-  const buf = Buffer.alloc(64 * 1024);
-  let carry = "";
-  try {
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      carry += decoder.decode(buf.subarray(0, n), { stream: true });
-      let start = 0;
-      let nl: number;
-      while ((nl = carry.indexOf("\n", start)) >= 0) {
-        lineNo++;
-        yield carry.slice(start, nl);
-        start = nl + 1;
-      }
-      carry = carry.slice(start);
-      if (carry.length > MAX_ROW_BYTES) throw rowTooLarge(path, lineNo + 1);
-    }
-    carry += decoder.decode();
-    if (carry.length > 0) yield carry;
-  } finally {
-    input.close();
+  let first = true;
+  for (const line of physicalLines(path, { dialect: "lf", what: "log", chunkSize: 64 * 1024 })) {
+    const text = utf8.decode(line.bytes);
+    // As one decode of the whole file would: a BOM is dropped at its start only.
+    yield first && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    first = false;
   }
 }
 
@@ -117,7 +100,7 @@ export function readJsonLines<T>(path: string, decode: (row: PyObject) => T | nu
       else rows.push(row);
     }
   } catch (err) {
-    return { rows, skipped, warning: `${path}: unreadable (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+    return { rows, skipped, warning: unreadableWarning(path, err) };
   }
   return skipped > 0 ? { rows, skipped, warning: `${path}: skipped ${skipped} malformed line(s)` } : { rows, skipped };
 }

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { errorMessage } from "../errors.ts";
 import { findServer, TaskClient, type ServerLocation } from "../server/client.ts";
-import { pidAlive } from "../server/info.ts";
+import { pidAlive } from "../fsutil/owner.ts";
 import { orchestratorInfoPath } from "../server/paths.ts";
 import type { ServerStatus, Task } from "../server/model.ts";
 import { decodeFile } from "./files.ts";

@@ -1,5 +1,6 @@
 import { canonical } from "../pyjson/encode.ts";
 import type { PyLike } from "../pyjson/types.ts";
+import { sha256Hex } from "../hex.ts";
 
 /** `prev_hash` of the first step. */
 export const GENESIS_HASH = "0".repeat(64);
@@ -34,6 +35,4 @@ export function stepHash(f: StepHashFields): string {
   return sha256Hex(stepPreimage(f));
 }
 
-export function sha256Hex(data: string | Uint8Array): string {
-  return Bun.SHA256.hash(data, "hex") as string;
-}
+export { sha256Hex };

@@ -1,7 +1,9 @@
+import { existsSync } from "node:fs";
 import { readChunks } from "../fsutil/input.ts";
 import { parse } from "../pyjson/parse.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, pyStrip, refusingOverlong, type FastProbe, type LineDialect } from "./lines.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong, type FastProbe, type LineDialect } from "../fsutil/lines.ts";
+import { pyStrip } from "../pyjson/python.ts";
 
 /** Read size for journal files: large enough that per-chunk work is noise. */
 export const READ_CHUNK = 1 << 20;
@@ -79,4 +81,31 @@ export async function forEachEntry(
     const k = classifyLine(line);
     if (k.kind === "entry") onEntry(k.row, lineNo);
   });
+}
+
+/**
+ * The tolerant reader's entries of the step journal at `path`, at most
+ * `limit` of them (null: all), streamed: a chunk's entries are handed out
+ * before the next chunk is read, and reading stops once `limit` are out.
+ */
+export async function* readEntries(path: string, limit: number | null): AsyncGenerator<PyObject> {
+  if (!existsSync(path) || limit === 0) return;
+  let batch: PyObject[] = [];
+  let seen = 0;
+  const splitter = new LineSplitter("universal", (line) => {
+    if (limit !== null && seen >= limit) return;
+    const k = classifyLine(line);
+    if (k.kind === "entry") {
+      batch.push(k.row);
+      seen++;
+    }
+  });
+  for (const chunk of readChunks(path, { what: "journal" })) {
+    splitter.push(chunk);
+    yield* batch;
+    batch = [];
+    if (limit !== null && seen >= limit) return;
+  }
+  splitter.end();
+  yield* batch;
 }

@@ -1,8 +1,12 @@
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { InputError } from "../errors.ts";
 import { checkInput } from "../fsutil/input.ts";
-import { pyRepr, pyPrefix } from "../pyjson/python.ts";
+import { pyRepr, pyPrefix, pyStr } from "../pyjson/python.ts";
+import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { GENESIS_HASH } from "./hash.ts";
-import { DEFAULT_MAX_LINE_BYTES } from "./lines.ts";
-import { forEachFileLine } from "./reader.ts";
+import { DEFAULT_MAX_LINE_BYTES } from "../fsutil/lines.ts";
+import { classifyLine, forEachFileLine } from "./reader.ts";
 import { ChainWalker } from "./walk.ts";
 
 export interface StepJournalVerdict {
@@ -35,4 +39,43 @@ export async function verifyStepJournal(path: string, expectedHead?: string | nu
     r.errors.push(`head mismatch: expected ${pyPrefix(expectedHead, 16)}..., got ${pyPrefix(r.head_hash, 16)}...`);
   }
   return { ok: r.errors.length === 0, ...r };
+}
+
+export interface AgentJournalVerdict extends StepJournalVerdict {
+  agent_id: string;
+  /** The agent's step journal (it may not exist: no steps yet). */
+  bucket: string;
+  /** Entries the tolerant reader sees (rows with a step_hash). */
+  entries: number;
+}
+
+/**
+ * Verify the step journal of `agentId` under `sddDir` (`replay <AGENT_ID>`,
+ * §3.6): the chain against its own last entry, in one streaming pass. An
+ * agent without a journal directory is `agent_journal_missing` (exit 3).
+ */
+export async function verifyAgentJournal(sddDir: string, agentId: string): Promise<AgentJournalVerdict> {
+  const dir = agentJournalDir(sddDir, agentId);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new InputError("agent_journal_missing", `No journal for agent ${agentId} (looked at ${dir})`, { agent_id: agentId });
+  }
+  const bucket = join(dir, BUCKET_NAME);
+  const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
+  let entries = 0;
+  let lastHash: string | null = null;
+  if (existsSync(bucket)) {
+    await forEachFileLine(bucket, "universal", (line, n) => {
+      walker.line(line, n);
+      const k = classifyLine(line);
+      if (k.kind === "entry") {
+        entries++;
+        lastHash = pyStr(k.row.get("step_hash"), "");
+      }
+    });
+  }
+  const r = walker.result();
+  if (entries > 0 && lastHash !== r.head_hash) {
+    r.errors.push(`head mismatch: expected ${lastHash!.slice(0, 16)}..., got ${r.head_hash.slice(0, 16)}...`);
+  }
+  return { ok: r.errors.length === 0, agent_id: agentId, bucket, entries, ...r };
 }

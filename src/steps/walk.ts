@@ -4,7 +4,9 @@ import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { Key, keyStart, plainString, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
 import { StepKernel, stepKernelEnabled } from "./kernel.ts";
-import { OverlongLineError, pyStrip, type BulkProbe } from "./lines.ts";
+import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
+import { pyStrip } from "../pyjson/python.ts";
+import { HEX_BYTES } from "../hex.ts";
 
 /**
  * The chain walk shared by the on-disk verifier (§1.5) and the receipt
@@ -30,7 +32,7 @@ export class UndecodableLineError extends Error {
     super(`journal line ${lineNo} is not valid UTF-8`);
   }
 }
-export { OverlongLineError } from "./lines.ts";
+export { OverlongLineError } from "../fsutil/lines.ts";
 
 export interface WalkResult {
   head_hash: string;
@@ -52,7 +54,6 @@ const P_CLOSE = ENC.encode("}");
 const P_OPEN = ENC.encode("{");
 const P_COMMA = ENC.encode(",");
 
-const HEX_BYTES = new TextEncoder().encode("0123456789abcdef");
 const ARENA_READ = 1 << 20;
 const ARENA_SCRATCH = 64 * 1024;
 const utf8Loose = new TextDecoder("utf-8");

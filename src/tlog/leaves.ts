@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { InputError, NegativeError } from "../errors.ts";
-import { physicalLines } from "../journal/lines.ts";
+import { physicalLines } from "../fsutil/lines.ts";
 import { classifyLine } from "../journal/reader.ts";
 import { verifyJournal } from "../journal/verify.ts";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";

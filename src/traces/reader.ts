@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { parse, pyStr, type PyObject, type PyValue } from "../pyjson/index.ts";
 import { toPlain } from "../session/files.ts";
 import { readLines } from "../session/jsonl-log.ts";
+import { unreadableWarning } from "../fsutil/input.ts";
 
 /**
  * Reading task traces (`AgentTrace`, spec §8.1) from `<sdd>/traces/`, in
@@ -80,7 +81,7 @@ function readTraceFile(path: string, out: TraceReadResult): void {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    out.warnings.push(`${path}: unreadable (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    out.warnings.push(unreadableWarning(path, err));
     return;
   }
   let value: PyValue;
@@ -114,7 +115,7 @@ function readTraceLines(path: string, out: TraceReadResult): void {
       else out.traces.push(t);
     }
   } catch (err) {
-    out.warnings.push(`${path}: unreadable (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    out.warnings.push(unreadableWarning(path, err));
   }
   if (bad > 0) out.warnings.push(`${path}: skipped ${bad} malformed line(s)`);
 }

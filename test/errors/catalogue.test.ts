@@ -4,23 +4,15 @@
  * and the README's tables are exactly what the catalogue generates.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { README, renderErrorSection, withErrorSection } from "../../scripts/gen-readme-errors.ts";
 import { ERROR_CATALOGUE, ExitCode, isErrorCode } from "../../src/errors.ts";
 import { ROOT } from "../helpers/cli.ts";
+import { sources } from "../helpers/sources.ts";
 
 const SRC = join(ROOT, "src");
 
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sources(p));
-    else if (name.endsWith(".ts")) out.push(p);
-  }
-  return out;
-}
 
 /**
  * The top-level arguments of the call whose `(` is at `open`, as source text.

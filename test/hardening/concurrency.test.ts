@@ -84,7 +84,7 @@ describe("two writers", () => {
 
   test("a second step-journal writer is refused while the owner lives, and takes over after a SIGKILL", async () => {
     const sdd = join(tmp("steps"), "sdd");
-    const driver = Bun.spawn([process.execPath, join(ROOT, "src", "fuzz", "drivers", "step-writer.ts"), sdd, "agent-w", "3"], { stdout: "pipe", stderr: "pipe" });
+    const driver = Bun.spawn([process.execPath, join(ROOT, "tools", "fuzz", "drivers", "step-writer.ts"), sdd, "agent-w", "3"], { stdout: "pipe", stderr: "pipe" });
     const bucket = join(sdd, "runtime", "journal", "agent-w", "000000.jsonl");
     await until(() => existsSync(bucket) && readFileSync(bucket).length > 10_000, "the driver's first appends");
     expect(() => StepJournal.open(sdd, "agent-w")).toThrow(/open in another writer/);

@@ -7,10 +7,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { runCrashTrials, TRIAL_KINDS } from "../../src/fuzz/crash.ts";
-import { runFuzz } from "../../src/fuzz/runner.ts";
-import { makeTarget, type TargetName } from "../../src/fuzz/targets/index.ts";
-import { pythonAvailable } from "../../src/fuzz/python.ts";
+import { runCrashTrials, TRIAL_KINDS } from "../../tools/fuzz/crash.ts";
+import { runFuzz } from "../../tools/fuzz/runner.ts";
+import { makeTarget, type TargetName } from "../../tools/fuzz/targets/index.ts";
+import { pythonAvailable } from "../../tools/fuzz/python.ts";
 import { binPath, ROOT } from "../helpers/cli.ts";
 
 const SEED = 9;

@@ -58,7 +58,7 @@ describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
   // input as row_too_large (exit 3), naming its 1-based line: reading stops
   // as soon as the line passes the limit, nothing of it is parsed.
   test("physicalLines stops at a line past maxLineBytes with row_too_large and its 1-based line", async () => {
-    const { physicalLines } = await import("../../src/journal/lines.ts");
+    const { physicalLines } = await import("../../src/fsutil/lines.ts");
     const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");
     const { tmpdir } = await import("node:os");
@@ -81,7 +81,7 @@ describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
   });
 
   test("a line longer than the limit refuses the journal in the exact and the fast verifier alike", async () => {
-    const { MAX_LINE_BYTES } = await import("../../src/journal/lines.ts");
+    const { MAX_LINE_BYTES } = await import("../../src/fsutil/lines.ts");
     const { verifyJournalSync, verifyJournal } = await import("../../src/journal/verify.ts");
     const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");
@@ -228,7 +228,7 @@ describe("receipt tar reader and PAX paths (fuzz: receipt vs the Python referenc
   // strips trailing slashes from a PAX `path`, so a member renamed
   // "journal/" is not a journal member there; we counted its rows.
   test("a PAX path with a trailing slash names the member without it, as tarfile does", async () => {
-    const { buildTar, paxPath } = await import("../../src/fuzz/tar.ts");
+    const { buildTar, paxPath } = await import("../../tools/fuzz/tar.ts");
     const { verifyReceipt } = await import("../../src/receipts/verify.ts");
     const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");
@@ -264,7 +264,7 @@ describe("a UTF-8 BOM is kept, as Python's utf-8 codec keeps it (fuzz: receipt v
   // walkers and the manifest decoder used TextDecoder's default, which
   // silently drops a leading BOM, so "\ufeff{}" was read as the row {}.
   test("receipt walk, on-disk verify and the manifest refuse a BOM line like json.loads", async () => {
-    const { buildTar } = await import("../../src/fuzz/tar.ts");
+    const { buildTar } = await import("../../tools/fuzz/tar.ts");
     const { verifyReceipt } = await import("../../src/receipts/verify.ts");
     const { verifyStepJournal } = await import("../../src/steps/verify.ts");
     const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
@@ -277,7 +277,7 @@ describe("a UTF-8 BOM is kept, as Python's utf-8 codec keeps it (fuzz: receipt v
       const lines = text.split("\n").filter(Boolean);
       lines.splice(3, 0, "\ufeff{}");
       const journal = new TextEncoder().encode(lines.join("\n") + "\n");
-      const { readTar } = await import("../../src/fuzz/tar.ts");
+      const { readTar } = await import("../../tools/fuzz/tar.ts");
       const manifest = new TextDecoder().decode(readTar(new Uint8Array(readFileSync(join(VECTORS, "agent-journal", "agent-a.tar")))).find((m) => m.name === "manifest.json")!.data);
       const tar = join(dir, "bom.tar");
       writeFileSync(tar, buildTar([{ name: "manifest.json", type: "0", data: new TextEncoder().encode(manifest) }, { name: "journal/000000.jsonl", type: "0", data: journal }]));
@@ -304,7 +304,7 @@ describe("receipt tar reader and empty long names (fuzz: receipt vs the Python r
   // member to "" in tarfile; tar-stream kept the ustar name, so we walked
   // that member's rows as journal rows.
   test("the renamed member is not a journal member, as in tarfile", async () => {
-    const { buildTar, paxPath } = await import("../../src/fuzz/tar.ts");
+    const { buildTar, paxPath } = await import("../../tools/fuzz/tar.ts");
     const { verifyReceipt } = await import("../../src/receipts/verify.ts");
     const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");
@@ -344,7 +344,7 @@ describe("hash prefixes in messages count code points (fuzz: receipt vs the Pyth
     expect(pyPrefix("3🚀ac1859536b8d24e8d8", 16)).toBe("3🚀ac1859536b8d24");
     expect(pyPrefix("ab", 16)).toBe("ab");
     expect(pyPrefix("\ud800abc", 2)).toBe("\ud800a");
-    const { buildTar } = await import("../../src/fuzz/tar.ts");
+    const { buildTar } = await import("../../tools/fuzz/tar.ts");
     const { verifyReceipt } = await import("../../src/receipts/verify.ts");
     const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");
@@ -374,7 +374,7 @@ describe("receipt tar reader and stacked long-name headers (fuzz: receipt vs the
   // let the last win, so a member tarfile names "/journal/000000.jsonl"
   // (not a journal member) was walked under the second header's name.
   test("the first name-setting header wins, as in tarfile", async () => {
-    const { buildTar, paxPath } = await import("../../src/fuzz/tar.ts");
+    const { buildTar, paxPath } = await import("../../tools/fuzz/tar.ts");
     const { walkArchive } = await import("../../src/receipts/archive.ts");
     const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");

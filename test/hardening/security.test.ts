@@ -17,7 +17,7 @@ import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { bernstein, bernsteinJson, binPath, VECTORS } from "../helpers/cli.ts";
-import { buildTar, readTar } from "../../src/fuzz/tar.ts";
+import { buildTar, readTar } from "../../tools/fuzz/tar.ts";
 import { encodeString } from "../../src/pyjson/encode.ts";
 import { parse } from "../../src/pyjson/parse.ts";
 import { tokenMatches } from "../../src/server/auth.ts";

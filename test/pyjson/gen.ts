@@ -5,7 +5,7 @@
  * `1.50`, `-0`, big ints, floats across the whole exponent range including
  * subnormals, NaN/Infinity, duplicate keys, random whitespace, nesting.
  */
-import { mulberry32 } from "../../src/fuzz/rng.ts";
+import { mulberry32 } from "../../tools/fuzz/rng.ts";
 
 /** The seeded float generator shared with the fuzzers (mulberry32). */
 export const prng = mulberry32;

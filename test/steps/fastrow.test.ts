@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { mutateLines, splitLinesKeep } from "../../src/fuzz/mutate.ts";
-import { Rng } from "../../src/fuzz/rng.ts";
+import { mutateLines, splitLinesKeep } from "../../tools/fuzz/mutate.ts";
+import { Rng } from "../../tools/fuzz/rng.ts";
 import { forgetShape, keyStart, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../../src/steps/fastrow.ts";
-import { LineSplitter } from "../../src/steps/lines.ts";
+import { LineSplitter } from "../../src/fsutil/lines.ts";
 import { ChainWalker, type WalkResult } from "../../src/steps/walk.ts";
 import { VECTORS } from "../helpers/cli.ts";
 import { listTar } from "../receipts/tarcraft.ts";

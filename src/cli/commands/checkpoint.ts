@@ -1,12 +1,13 @@
 import { captureCheckpoint } from "../../session/capture.ts";
 import { defineCliCommand } from "../command.ts";
 import { printJson, printLines } from "../output.ts";
+import { sddDirArgs } from "../args.ts";
 
 export default defineCliCommand({
   meta: { name: "checkpoint", description: "Write a checkpoint of the current session under .sdd/sessions" },
   args: {
     goal: { type: "string", description: "Goal to record (default: the run's goal)" },
-    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+    ...sddDirArgs,
   },
   async run({ args, json }) {
     const { path, checkpoint: cp } = await captureCheckpoint(args["sdd-dir"], { goal: args.goal });

@@ -18,15 +18,15 @@ export default defineCliCommand({
   args: {
     shell: { type: "positional", required: false, description: "bash | zsh | fish" },
   },
-  async run({ args }) {
+  async run({ args, data }) {
     const words = args._.map(String);
     const shell = words[0];
     if (words.length !== 1 || !shell || !(shell in SHELLS)) {
       throw new UsageError(`usage: bernstein completion bash|zsh|fish${shell && !(shell in SHELLS) ? ` (unknown shell '${shell}')` : ""}`);
     }
-    // Loaded here, not at the top: the registry imports this command lazily too.
-    const { rootCommand } = await import("../registry.ts");
-    const tree = await completionTree(rootCommand, "bernstein");
+    // The tree comes from main: the registry imports this command, so this command cannot import the registry.
+    if (data?.root === undefined) throw new Error("completion needs the command tree from main");
+    const tree = await completionTree(data.root, "bernstein");
     await writeStdout(SHELLS[shell as keyof typeof SHELLS](tree));
     return 0;
   },

@@ -6,6 +6,7 @@ import { defineCliCommand } from "../command.ts";
 import { log } from "../log.ts";
 import { printJson, printLines, writeStderr, writeStdoutSync } from "../output.ts";
 import { paint } from "../../render/ansi.ts";
+import { sddDirArgs } from "../args.ts";
 
 function positiveInt(raw: string | undefined, flag: string): number | undefined {
   if (raw === undefined) return undefined;
@@ -58,7 +59,7 @@ export default defineCliCommand({
     fresh: { type: "boolean", description: "Ignore the saved session and start from scratch" },
     "keep-alive": { type: "boolean", description: "After the backlog drains, keep serving and run new tasks until stopped" },
     config: { type: "string", description: "Config file (default: bernstein.yaml if present)" },
-    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+    ...sddDirArgs,
     host: { type: "string", default: DEFAULT_HOST, description: "Address of the task server" },
     port: { type: "string", default: "auto", description: "Task server port: auto (per state dir, free fallback), 0 (any) or N" },
     store: { type: "string", description: "Task store: postgres://user:pass@host:port/db (default: BERNSTEIN_STORE, else <sdd>/runtime/tasks.db)" },

@@ -3,6 +3,7 @@ import { paint } from "../../render/ansi.ts";
 import { collectStatus, type SessionSummary, type StatusReport } from "../../session/status.ts";
 import { defineCliCommand } from "../command.ts";
 import { printJson, printLines } from "../output.ts";
+import { sddDirArgs } from "../args.ts";
 
 /** `--stale-after MINUTES`: a positive integer (Python's `stale_after_minutes`). */
 export function parseStaleAfter(raw: string | undefined): number | undefined {
@@ -72,7 +73,7 @@ function render(r: StatusReport): string[] {
 export default defineCliCommand({
   meta: { name: "status", description: "Show the task server, the run, its tasks and whether a resumable session exists" },
   args: {
-    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+    ...sddDirArgs,
     "stale-after": { type: "string", description: "Minutes after which a saved session counts as stale (default 30)" },
   },
   async run({ args, json }) {

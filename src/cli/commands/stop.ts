@@ -2,13 +2,14 @@ import { stopRun, type StopReport } from "../../session/stop.ts";
 import { defineCliCommand } from "../command.ts";
 import { printJson, printLines } from "../output.ts";
 import { DEFAULT_STOP_TIMEOUT_S, parseTimeoutSeconds, stopDocument, stopFailure, stopLines, stopProgress } from "../stop-report.ts";
+import { sddDirArgs } from "../args.ts";
 
 export default defineCliCommand({
   meta: { name: "stop", description: "Stop the running orchestrator (graceful by default) and save the session" },
   args: {
     force: { type: "boolean", alias: ["hard"], description: "End running agents now instead of letting them finish (also --hard)" },
     timeout: { type: "string", default: String(DEFAULT_STOP_TIMEOUT_S), description: "Seconds running agents may take to finish (graceful stop)" },
-    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+    ...sddDirArgs,
   },
   async run({ args, json }) {
     const timeoutSeconds = parseTimeoutSeconds(args.timeout);

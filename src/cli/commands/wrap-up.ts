@@ -6,6 +6,7 @@ import type { WrapUpBrief } from "../../session/wrapup.ts";
 import { defineCliCommand } from "../command.ts";
 import { printJson, printLines } from "../output.ts";
 import { DEFAULT_STOP_TIMEOUT_S, parseTimeoutSeconds, stopDocument, stopFailure, stopLines, stopProgress } from "../stop-report.ts";
+import { sddDirArgs } from "../args.ts";
 
 /**
  * `wrap-up --stop` once the brief is written: the success document
@@ -62,7 +63,7 @@ export default defineCliCommand({
       description: "Once the brief is written, stop the run gracefully as 'bernstein stop' does (exit 1 if it cannot be stopped)",
     },
     timeout: { type: "string", description: `With --stop: seconds running agents may take to finish (default ${DEFAULT_STOP_TIMEOUT_S})` },
-    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+    ...sddDirArgs,
   },
   async run({ args, json }) {
     const sddDir = args["sdd-dir"];

@@ -1,7 +1,9 @@
 import { availableParallelism } from "node:os";
 import { fstatSync, statSync } from "node:fs";
 import { isStdinPath } from "../../fsutil/input.ts";
-import { ChainWalker, verdictOf, type JournalSeal, type JournalVerifyResult } from "../verify.ts";
+import { EventChainWalker as ChainWalker, verdictOf } from "../chain.ts";
+import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
+export type { FastVerifyOptions, FastVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
 import { partition } from "./partition.ts";
 import { openJournal, type RangeResult, type RangeTask } from "./range.ts";
@@ -33,57 +35,6 @@ import { rangesToRedo, refuseOverlong, stitch, trueBases } from "./stitch.ts";
  * (peak RSS of the whole process: about 50 MB with one thread, 58 MB with
  * two — this thread plus one worker — on 220 MB and 2 GB journals alike).
  */
-
-export type VerifyMode = "full" | "links-only";
-
-export interface FastVerifyOptions {
-  seal?: JournalSeal | null;
-  /** Worker threads (default: available cores). 1 = this thread only. */
-  threads?: number;
-  /** Check prev_hash links and hash format only; payloads are not re-hashed. */
-  linksOnly?: boolean;
-  /** Verify [0, endOffset) only (default: the size at start). */
-  endOffset?: number;
-  /** Size of a range (default 8 MiB; tests use tiny values to force many boundaries). */
-  minRangeBytes?: number;
-  /** Number of ranges (default: about one per minRangeBytes, 1 to 16 per thread). */
-  ranges?: number;
-  /** Run every range in this thread (tests: range logic without workers). */
-  inProcess?: boolean;
-  /** Read size per range job (tests: tiny values force many chunk boundaries). */
-  chunkSize?: number;
-  /** Called about every 250 ms with bytes verified so far and the snapshot size. */
-  onProgress?: (done: number, total: number) => void;
-  /** Called once the snapshot size is taken, before any row is read (tests: simulate a live writer). */
-  afterSnapshot?: (snapshotBytes: number) => void;
-}
-
-export interface FastVerifyResult extends JournalVerifyResult {
-  mode: VerifyMode;
-  /** False in links-only mode: payload hashes were not recomputed. */
-  payloads_checked: boolean;
-  /** Bytes of the file that were verified (the snapshot). */
-  snapshot_bytes: number;
-  /** Bytes appended while verifying (0 when the file did not grow). */
-  grew_by: number;
-  /** Threads that did the work. */
-  threads: number;
-  /** Bytes of the input read to reach this verdict (the sum over threads; every byte of the snapshot once). */
-  bytes_read: number;
-  /** The input was standard input (`-`, `/dev/stdin`), read as one stream in this thread. */
-  stream: boolean;
-  /**
-   * How the rows were verified (diagnostics, not part of the verdict): by
-   * the WebAssembly kernel, the JavaScript scanner, or the exact py-json path.
-   */
-  rows_by_path: RowsByPath;
-}
-
-export interface RowsByPath {
-  kernel: number;
-  scanner: number;
-  exact: number;
-}
 
 function rowsByPath(results: readonly RangeResult[]): RowsByPath {
   const paths = { kernel: 0, scanner: 0, exact: 0 };

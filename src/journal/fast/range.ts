@@ -2,7 +2,7 @@ import { openInput, unreadableInput, type OpenInput } from "../../fsutil/input.t
 import { pyStr } from "../../pyjson/python.ts";
 import { PyNum } from "../../pyjson/types.ts";
 import { eventHash, hashProfileOf, payloadHash } from "../hash.ts";
-import { MAX_LINE_BYTES } from "../lines.ts";
+import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { VerifyKernel } from "./kernel.ts";
 import { RowScanner, ScanMode } from "./scanner.ts";

@@ -1,5 +1,6 @@
 import { floatRepr } from "../../pyjson/float.ts";
 import { keepOutOfFTL } from "./jit.ts";
+import { HEX_BYTES as HEX_CHARS } from "../../hex.ts";
 
 /**
  * The byte-level fast path of journal verification.
@@ -76,7 +77,6 @@ function hasShortEscape(v: number): boolean {
   return v === 0x08 || v === 0x09 || v === 0x0a || v === 0x0c || v === 0x0d || v === 0x22 || v === 0x5c;
 }
 
-const HEX_CHARS = new TextEncoder().encode("0123456789abcdef");
 
 /** Envelope keys, recognised by their bytes. */
 export const enum Key {

@@ -1,7 +1,8 @@
 import { rowTooLarge } from "../../fsutil/input.ts";
 import { eventHash } from "../hash.ts";
-import { MAX_LINE_BYTES } from "../lines.ts";
-import { ChainWalker, verdictOf, type Divergence, type JournalSeal, type JournalVerifyResult } from "../verify.ts";
+import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
+import { EventChainWalker as ChainWalker, verdictOf } from "../chain.ts";
+import type { Divergence, JournalSeal, JournalVerifyResult } from "../model.ts";
 import type { RangeResult } from "./range.ts";
 
 /**

@@ -6,8 +6,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { concurrentRunWriters, concurrentStepWriters, straceCommand } from "../../../src/fuzz/writers.ts";
-import { Rng } from "../../../src/fuzz/rng.ts";
+import { concurrentRunWriters, concurrentStepWriters, straceCommand } from "../../../tools/fuzz/writers.ts";
+import { Rng } from "../../../tools/fuzz/rng.ts";
 import { verifyJournalSync } from "../../../src/journal/verify.ts";
 import { bernsteinJson, binPath } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";

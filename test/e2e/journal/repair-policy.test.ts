@@ -3,13 +3,13 @@
  * most one unterminated final line (saved beside the journal); every other
  * shape, and a hard-linked journal, is repair_refused (exit 2) with the
  * file untouched. Step journals follow the same policy (the battery in
- * src/fuzz/writers.ts runs both).
+ * tools/fuzz/writers.ts runs both).
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { linkSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { hostileTailChecks } from "../../../src/fuzz/writers.ts";
-import { Rng } from "../../../src/fuzz/rng.ts";
+import { hostileTailChecks } from "../../../tools/fuzz/writers.ts";
+import { Rng } from "../../../tools/fuzz/rng.ts";
 import { StepJournal } from "../../../src/steps/writer.ts";
 import { bernsteinJson, binPath } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { forbiddenExportChecks } from "../../../src/fuzz/writers.ts";
+import { forbiddenExportChecks } from "../../../tools/fuzz/writers.ts";
 import { StepJournal } from "../../../src/steps/writer.ts";
 import { bernstein, bernsteinJson, binPath } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runLoad } from "../../../src/fuzz/load.ts";
+import { runLoad } from "../../../tools/fuzz/load.ts";
 import { bernsteinJson } from "../../helpers/cli.ts";
 import { postgresBinDir, startPostgres, type PgCluster } from "../../helpers/postgres.ts";
 import { available } from "../../helpers/require-service.ts";

@@ -2,7 +2,7 @@
  * Seeded generators of journal rows spelled every way a writer might spell
  * them (canonical, foreign, invalid), for property tests of the fast path.
  */
-import { mulberry32 } from "../../../src/fuzz/rng.ts";
+import { mulberry32 } from "../../../tools/fuzz/rng.ts";
 
 /** The seeded float generator shared with the fuzzers (mulberry32). */
 export const prng = mulberry32;

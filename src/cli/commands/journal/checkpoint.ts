@@ -4,6 +4,7 @@ import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
 import { signArgs } from "../../tlog-flags.ts";
 import { signersFrom } from "../../tlog-args.ts";
+import { runsDirArgs } from "../../args.ts";
 
 const USAGE = "usage: bernstein journal checkpoint <RUN_ID> --sign KEY [--origin O] [--key-name N] [--out FILE] [--sdd-dir DIR]";
 
@@ -16,7 +17,7 @@ export default defineCliCommand({
     run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
     ...signArgs,
     out: { type: "string", description: "Checkpoint file (default <run_dir>/checkpoint); an existing one must be a prefix of the new tree" },
-    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+    ...runsDirArgs,
   },
   async run({ args, json, rawArgs }) {
     const words = args._.map(String);

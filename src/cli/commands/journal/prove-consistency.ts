@@ -3,6 +3,7 @@ import { writeFileAtomic } from "../../../fsutil/atomic.ts";
 import { consistencyProofText, proveConsistency } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
+import { runsDirArgs } from "../../args.ts";
 
 const USAGE = "usage: bernstein journal prove-consistency <RUN_ID> --from OLD_CHECKPOINT [--out PROOF] [--sdd-dir DIR]";
 
@@ -12,7 +13,7 @@ export default defineCliCommand({
     run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
     from: { type: "string", description: "The older checkpoint (or seal.note)" },
     out: { type: "string", description: "Write the proof to this file instead of stdout" },
-    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+    ...runsDirArgs,
   },
   async run({ args, json }) {
     const words = args._.map(String);

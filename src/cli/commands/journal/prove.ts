@@ -3,6 +3,7 @@ import { writeFileAtomic } from "../../../fsutil/atomic.ts";
 import { inclusionProofText, proveInclusion } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
+import { runsDirArgs } from "../../args.ts";
 
 const USAGE = "usage: bernstein journal prove <RUN_ID> --index N [--checkpoint C] [--out PROOF] [--row-out ROW] [--sdd-dir DIR]";
 
@@ -14,7 +15,7 @@ export default defineCliCommand({
     checkpoint: { type: "string", description: "Prove against this checkpoint's tree size and root" },
     out: { type: "string", description: "Write the proof to this file instead of stdout" },
     "row-out": { type: "string", description: "Write the event row to this file (default <out>.row with --out)" },
-    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+    ...runsDirArgs,
   },
   async run({ args, json }) {
     const words = args._.map(String);

@@ -1,101 +1,13 @@
-import { BernsteinError, InputError, UsageError, type ErrorCode } from "../../../errors.ts";
-import { MAX_ROW_BYTES, rowTooLarge } from "../../../fsutil/input.ts";
-import { EventJournal, validateRecordInput, type RawRecordItem, type RecordItem } from "../../../journal/writer.ts";
-import { parse } from "../../../pyjson/parse.ts";
-import { pyStrip } from "../../../pyjson/python.ts";
-import type { PyObject, PyValue } from "../../../pyjson/types.ts";
+import { UsageError } from "../../../errors.ts";
+import { parseObject, recordLines } from "../../../journal/record-lines.ts";
+import { EventJournal, validateRecordInput } from "../../../journal/writer.ts";
+import type { PyObject } from "../../../pyjson/types.ts";
 import { defineCliCommand } from "../../command.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
+import { runsDirArgs } from "../../args.ts";
 
 const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [--sdd-dir DIR]  (without EVENT: JSON Lines on stdin)";
-
-/** Events per `recordMany` call when reading stdin. */
-const BATCH = 2048;
-
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-function parseObject(text: string, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {
-  let v: PyValue;
-  try {
-    v = parse(text);
-  } catch (err) {
-    throw new InputError(code, `${what} is not valid JSON: ${(err as Error).message}`, facts);
-  }
-  if (!(v instanceof Map)) throw new InputError(code, `${what} must be a JSON object`, facts);
-  return v;
-}
-
-/** One stdin line `{"event": "...", ...payload}` as an event, or an InputError naming the line. */
-function eventOfLine(text: string, lineNo: number): RecordItem {
-  const facts = { line: lineNo };
-  const obj = parseObject(text, `stdin line ${lineNo}`, "invalid_event_line", facts);
-  const event = obj.get("event");
-  if (typeof event !== "string" || event === "") {
-    throw new InputError("invalid_event_line", `stdin line ${lineNo}: "event" must be a non-empty string`, facts);
-  }
-  const payload = new Map(obj);
-  payload.delete("event");
-  try {
-    validateRecordInput(event, payload);
-  } catch (err) {
-    if (err instanceof BernsteinError) throw new InputError("invalid_event_line", `stdin line ${lineNo}: ${err.message}`, facts);
-    throw err;
-  }
-  return { event, payload };
-}
-
-function decodeLine(bytes: Uint8Array, lineNo: number): string {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    throw new InputError("invalid_event_line", `stdin line ${lineNo} is not valid UTF-8`, { line: lineNo });
-  }
-}
-
-/**
- * Lines of stdin as bytes, streamed (LF or CRLF separated, the CR dropped),
- * with 1-based numbers: the writer records lines in json.dumps spelling
- * without decoding them (src/journal/fast/record-bytes.ts).
- */
-async function* stdinLines(): AsyncGenerator<{ bytes: Uint8Array; lineNo: number }> {
-  let pending: Uint8Array[] = [];
-  let pendingLen = 0;
-  let lineNo = 0;
-  const decode = (bytes: Uint8Array): Uint8Array => {
-    lineNo++;
-    const end = bytes.length;
-    return end > 0 && bytes[end - 1] === 13 ? bytes.subarray(0, end - 1) : bytes;
-  };
-  const join = (tail: Uint8Array): Uint8Array => {
-    if (pending.length === 0) return tail;
-    const parts = [...pending, tail];
-    pending = [];
-    pendingLen = 0;
-    return Buffer.concat(parts);
-  };
-  for await (const chunk of Bun.stdin.stream()) {
-    let p = 0;
-    for (;;) {
-      const nl = chunk.indexOf(10, p);
-      if (nl < 0) break;
-      if (pendingLen + nl - p > MAX_ROW_BYTES) throw rowTooLarge("stdin", lineNo + 1);
-      const bytes = decode(join(chunk.subarray(p, nl)));
-      yield { bytes, lineNo };
-      p = nl + 1;
-    }
-    if (p < chunk.length) {
-      // The row limit holds here too: a line is never assembled past it.
-      pendingLen += chunk.length - p;
-      if (pendingLen > MAX_ROW_BYTES) throw rowTooLarge("stdin", lineNo + 1);
-      pending.push(chunk.slice(p));
-    }
-  }
-  if (pending.length > 0) {
-    const bytes = decode(join(new Uint8Array(0)));
-    yield { bytes, lineNo };
-  }
-}
 
 export default defineCliCommand({
   meta: {
@@ -107,7 +19,7 @@ export default defineCliCommand({
     run_id: { type: "positional", required: false, description: "Run id (journal at <sdd-dir>/runs/<RUN_ID>/journal.jsonl)" },
     event: { type: "positional", required: false, description: "Event type; omit to read JSON Lines from stdin" },
     data: { type: "string", description: "Payload of EVENT as a JSON object (default {})" },
-    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+    ...runsDirArgs,
   },
   async run({ args, json }) {
     const words = args._.map(String);
@@ -142,29 +54,7 @@ export default defineCliCommand({
           journal.record(event, payload!);
           recorded = 1;
         } else {
-          let batch: (RecordItem | RawRecordItem)[] = [];
-          try {
-            for await (const { bytes, lineNo } of stdinLines()) {
-              if (bytes[0] === 0x7b) {
-                // "{": the writer takes it at byte level, or calls parse()
-                batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo) });
-              } else {
-                const text = decodeLine(bytes, lineNo);
-                if (pyStrip(text) === "") continue;
-                batch.push(eventOfLine(text, lineNo));
-              }
-              if (batch.length >= BATCH) {
-                journal.recordMany(batch);
-                recorded += batch.length;
-                batch = [];
-              }
-            }
-            journal.recordMany(batch);
-            recorded += batch.length;
-          } catch (err) {
-            journal.rollback(start);
-            throw err;
-          }
+          await recordLines(journal, Bun.stdin.stream(), (n) => (recorded = n));
         }
       } finally {
         journal.close();

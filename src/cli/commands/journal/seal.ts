@@ -4,6 +4,7 @@ import { defineCliCommand } from "../../command.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 import { signArgs } from "../../tlog-flags.ts";
+import { runsDirArgs } from "../../args.ts";
 
 const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [--key-name N]] [--sdd-dir DIR]";
 
@@ -16,7 +17,7 @@ export default defineCliCommand({
   args: {
     run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
     ...signArgs,
-    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+    ...runsDirArgs,
   },
   async run({ args, json, rawArgs }) {
     const words = args._.map(String);

@@ -2,23 +2,20 @@ import { InputError, UsageError } from "../../../errors.ts";
 import { checkInput } from "../../../fsutil/input.ts";
 import { resolveJournalTarget } from "../../../journal/target.ts";
 import { readSealFile } from "../../../journal/seal.ts";
-import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
-import { verifyJournal, writeDivergenceReport, type JournalSeal } from "../../../journal/verify.ts";
+import type { FastVerifyResult, JournalSeal } from "../../../journal/model.ts";
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
-import { byteProgress } from "../../progress.ts";
-import { fastVerifyNotes, parseThreads, verifyInterrupt, reportVerifyStats, unauthenticatedLine, verifyResultJson } from "../../fast-verify.ts";
-import { withInterrupts } from "../../interrupt.ts";
-import { journalOutcome } from "../../../ci/journal.ts";
+import { fastVerifyNotes, parseThreads, unauthenticatedLine, verifyResultJson } from "../../fast-verify.ts";
 import { ciArgs, ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
-import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
+import { journalVerdict } from "../../verdicts.ts";
 import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
 import { fileIdentity, isNoteFile } from "../../../tlog/sniff.ts";
 import type { NoteSealVerdict } from "../../../tlog/flows.ts";
 import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
 import { basename, dirname } from "node:path";
+import { runsDirArgs } from "../../args.ts";
 
 const USAGE =
   "usage: bernstein journal verify <FILE|RUN_ID|->... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
@@ -57,7 +54,7 @@ export default defineCliCommand({
       type: "string",
       description: "Seal file {\"head\", \"event_count\"} to check identity against (default: the seal.json beside journal.jsonl)",
     },
-    "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+    ...runsDirArgs,
     threads: { type: "string", description: "Worker threads (default: available cores; 1 = no workers)" },
     "links-only": {
       type: "boolean",
@@ -133,34 +130,33 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     if (target.stdin && threads !== undefined && threads > 1) log.info("--threads ignored: standard input is verified as one stream, in one thread");
     // The signed tree heads reuse this verify: the file's identity before it brackets both passes.
     const identityBefore = (noteSeal || noteArgs.since) && !target.stdin && present ? fileIdentity(target.path) : null;
-    const progress = byteProgress("verifying");
-    const linksOnly = Boolean(args["links-only"]);
-    const result = await withInterrupts(verifyInterrupt("journal verify", json, target.path, progress), () =>
-      verifyJournal(target.path, { seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
-    );
-    await reportVerifyStats(result);
-    const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs, identityBefore);
-    const spineSdd = target.byRunId ? (args["sdd-dir"] ?? ".sdd") : basename(dirname(target.runDirPath)) === "runs" && !target.stdin ? dirname(dirname(target.runDirPath)) : null;
-    const spine = spineSdd === null ? null : await applySpineIfAny(result, spineSdd, target.runId);
-    let reportPath: string | null = null;
-    if (!result.ok && !target.stdin) {
-      try {
-        reportPath = writeDivergenceReport(target.runDirPath, target.runId, result);
-      } catch {
-        // Best effort, as in Python: a read-only location must not turn a
-        // verdict into an error.
-      }
-    }
-    const json0 = withNotes({ ...verifyResultJson(result, target.stdin ? null : target.runId), seal: sealPath ?? noteSeal, spine: spineJson(spine) }, notes);
-    const fix = tornTailFix(json0, target.path);
     const implicit = !args.seal && sealPath ? [paint("dim", `seal: ${sealPath} (the run's seal.json, beside the journal; --seal FILE names another)`)] : [];
-    return {
-      ok: result.ok,
-      lines: [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...spineLines(spine), ...implicit, ...(notes ? noteLines(notes) : []), ...(fix ? [tornTailProse(fix)] : [])],
-      doc: withTornTailJson(json0, fix),
-      file: target.path,
-      outcome: (base) => journalOutcome({ base, result, seal }),
-    };
+    // A journal under <sdd>/runs/<run>/ may have a lineage spine under <sdd>/lineage/<run>/.
+    const spineSdd = target.byRunId ? (args["sdd-dir"] ?? ".sdd") : basename(dirname(target.runDirPath)) === "runs" && !target.stdin ? dirname(dirname(target.runDirPath)) : null;
+    return journalVerdict({
+      command: "journal verify",
+      json,
+      path: target.path,
+      runId: target.runId,
+      seal,
+      threads,
+      linksOnly: Boolean(args["links-only"]),
+      // Best effort, as in Python: a read-only location must not turn a verdict into an error.
+      reportDir: target.stdin ? null : target.runDirPath,
+      refine: async (result) => {
+        const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs, identityBefore);
+        const spine = spineSdd === null ? null : await applySpineIfAny(result, spineSdd, target.runId);
+        return { notes, spine };
+      },
+      render: ({ result, refined, reportPath }) => {
+        const notes = refined?.notes ?? null;
+        const spine = refined?.spine ?? null;
+        return {
+          lines: [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...spineLines(spine), ...implicit, ...(notes ? noteLines(notes) : [])],
+          doc: withNotes({ ...verifyResultJson(result, target.stdin ? null : target.runId), seal: sealPath ?? noteSeal, spine: spineJson(spine) }, notes),
+        };
+      },
+    });
 }
 
 /**

@@ -1,16 +1,11 @@
-import { existsSync, statSync } from "node:fs";
-import { readChunks } from "../../../fsutil/input.ts";
-import { join } from "node:path";
-import { InputError, NegativeError, UsageError } from "../../../errors.ts";
+import { NegativeError, UsageError } from "../../../errors.ts";
 import { humanValue, renderJson } from "../../../render/json.ts";
 import { dictForm, RowFormError } from "../../../receipts/rows.ts";
 import { pyStr } from "../../../pyjson/python.ts";
 import type { PyObject, PyValue } from "../../../pyjson/types.ts";
 import { GENESIS_HASH } from "../../../steps/hash.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../../../steps/lines.ts";
-import { agentJournalDir, BUCKET_NAME } from "../../../steps/paths.ts";
-import { classifyLine } from "../../../steps/reader.ts";
-import { ChainWalker } from "../../../steps/walk.ts";
+import { readEntries } from "../../../steps/reader.ts";
+import { verifyAgentJournal } from "../../../steps/verify.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { printLines, writeStdout } from "../../output.ts";
@@ -21,29 +16,6 @@ function parseLimit(raw: string | undefined): number | null {
   if (raw === undefined) return null;
   if (!/^\d+$/.test(raw)) throw new UsageError(`--limit must be a non-negative integer, got ${JSON.stringify(raw)}`);
   return Number(raw);
-}
-
-/** Stream the bucket's entries, stopping after `limit`. */
-async function forEntries(bucket: string, limit: number | null, each: (row: PyObject) => Promise<void> | void): Promise<void> {
-  if (!existsSync(bucket) || limit === 0) return;
-  let batch: PyObject[] = [];
-  let seen = 0;
-  const splitter = new LineSplitter("universal", (line) => {
-    if (limit !== null && seen >= limit) return;
-    const k = classifyLine(line);
-    if (k.kind === "entry") {
-      batch.push(k.row);
-      seen++;
-    }
-  });
-  for (const chunk of readChunks(bucket, { what: "journal" })) {
-    splitter.push(chunk);
-    for (const r of batch) await each(r);
-    batch = [];
-    if (limit !== null && seen >= limit) return;
-  }
-  splitter.end();
-  for (const r of batch) await each(r);
 }
 
 function rowView(row: PyObject): PyObject {
@@ -69,38 +41,13 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   const [agentId] = ctx.positionals;
   if (agentId === undefined) throw new UsageError("usage: bernstein replay <AGENT_ID> [--limit N]");
   const limit = parseLimit(ctx.args.limit);
-  const dir = agentJournalDir(ctx.sddDir, agentId);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new InputError("agent_journal_missing", `No journal for agent ${agentId} (looked at ${dir})`, { agent_id: agentId });
-  }
-  const bucket = join(dir, BUCKET_NAME);
-
-  // One streaming pass: verify, and find the last entry (the expected head).
-  const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
-  let entries = 0;
-  let lastHash: string | null = null;
-  if (existsSync(bucket)) {
-    const splitter = new LineSplitter("universal", (line, n) => {
-      walker.line(line, n);
-      const k = classifyLine(line);
-      if (k.kind === "entry") {
-        entries++;
-        lastHash = pyStr(k.row.get("step_hash"), "");
-      }
-    });
-    for (const chunk of readChunks(bucket, { what: "journal" })) splitter.push(chunk);
-    splitter.end();
-  }
-  if (entries === 0) {
+  const v = await verifyAgentJournal(ctx.sddDir, agentId);
+  if (v.entries === 0) {
     if (ctx.json) await writeStdout(renderJson({ ok: true, agent_id: agentId, head_hash: GENESIS_HASH, steps: 0, entries: [] }) + "\n");
     else await printLines(`Journal for ${agentId} is empty`);
     return 0;
   }
-  const v = walker.result();
-  if (lastHash !== v.head_hash) {
-    v.errors.push(`head mismatch: expected ${lastHash!.slice(0, 16)}..., got ${v.head_hash.slice(0, 16)}...`);
-  }
-  if (v.errors.length > 0) {
+  if (!v.ok) {
     throw new NegativeError("chain_verification_failed", `Chain verification failed for ${agentId}: ${v.errors.join("; ")}`, {
       agent_id: agentId,
       head_hash: v.head_hash,
@@ -108,16 +55,17 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
       errors: v.errors,
     });
   }
+  const bucket = v.bucket;
 
   if (ctx.json) {
     // Streamed: the document is the same as rendering it whole, without holding every entry.
     const head = renderJson({ ok: true, agent_id: agentId, head_hash: v.head_hash, steps: v.steps });
     let first = true;
     await writeStdout(head.slice(0, -2) + ',\n  "entries": [');
-    await forEntries(bucket, limit, async (row) => {
+    for await (const row of readEntries(bucket, limit)) {
       await writeStdout((first ? "\n" : ",\n") + indent(renderJson(rowView(row)), "    "));
       first = false;
-    });
+    }
     await writeStdout(first ? "]\n}\n" : "\n  ]\n}\n");
     return 0;
   }
@@ -127,7 +75,7 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   // Python's fixed layout where it fits; a narrower terminal folds model and tool below each row.
   const narrow = terminalWidth() < AGENT_TABLE_WIDTH ? narrowAgentTable(header) : null;
   await printLines(narrow ? narrow.header() : paint("bold", header.map((h, i) => h.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd()));
-  await forEntries(bucket, limit, async (row) => {
+  for await (const row of readEntries(bucket, limit)) {
     const tc = row.get("tool_call");
     // Values as JSON (never Python's `None`/`True`/`{'a': 1}`); hashes are strings on every valid row.
     const tool = tc === null || tc === undefined ? "-" : tc instanceof Map && tc.has("name") ? humanValue(tc.get("name")) : "<tool>";
@@ -140,7 +88,7 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
       tool,
     ];
     await printLines(...(narrow ? narrow.format(cells) : [cells.map((c, i) => c.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd()]));
-  });
+  }
   const hint = `Use 'bernstein replay export ${agentId}' to produce an offline-verifiable receipt.`;
   await printLines("", ...(narrow ? wrapCells(hint, terminalWidth()) : [hint]));
   return 0;

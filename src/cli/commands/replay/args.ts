@@ -1,5 +1,6 @@
 import type { ArgsDef } from "citty";
 import { ciArgs } from "../../ci-flags.ts";
+import { sddDirArgs } from "../../args.ts";
 
 /**
  * `replay` is one command whose first positional selects the verb (as in the
@@ -7,7 +8,7 @@ import { ciArgs } from "../../ci-flags.ts";
  * refuses the flags that do not apply to it.
  */
 export const replayArgs = {
-  "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+  ...sddDirArgs,
   limit: { type: "string", description: "Show at most N events (RUN_ID: reads only those) / runs (list) / entries" },
   verify: { type: "boolean", description: "RUN_ID: verify the journal's chain, coverage and seal (exit 1 on divergence)" },
   "from-step": { type: "string", description: "RUN_ID: project the state through step N (events, head_hash, step_count)" },

@@ -1,21 +1,17 @@
 import { existsSync } from "node:fs";
 import { UsageError, errorMessage } from "../../../errors.ts";
 import { rebuildState } from "../../../journal/rebuild.ts";
-import type { FastVerifyResult } from "../../../journal/fast/engine.ts";
-import { verifyJournal, writeDivergenceReport } from "../../../journal/verify.ts";
+import type { FastVerifyResult } from "../../../journal/model.ts";
 import { dumps } from "../../../pyjson/encode.ts";
 import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
-import { byteProgress } from "../../progress.ts";
-import { verifyResultJson, fastVerifyNotes, unauthenticatedLine, parseThreads, reportVerifyStats, verifyFacts, verifyInterrupt } from "../../fast-verify.ts";
-import { withInterrupts } from "../../interrupt.ts";
-import { journalOutcome } from "../../../ci/journal.ts";
+import { verifyResultJson, fastVerifyNotes, unauthenticatedLine, parseThreads, verifyFacts } from "../../fast-verify.ts";
 import { ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
 import { printLines, writeStdout } from "../../output.ts";
-import { tornTailFix, tornTailProse, withTornTailJson } from "../../torn-hint.ts";
+import { journalVerdict } from "../../verdicts.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
 import { verifyProviderState, type ProviderStateVerdict } from "../../../journal/provider-state.ts";
@@ -38,46 +34,48 @@ export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number
   refuseFlags(ctx, ["verify", "seal", "threads", "links-only", "format", "junit"], "replay <RUN_ID> --verify");
   const threads = parseThreads(ctx.args.threads);
   const mode = ciModeOf(ctx.args, ctx.json);
-  const reports = await verifyEach("journal", [run.runId], () => verifyRunJournal(ctx, run, threads));
+  const reports = await verifyEach("journal", [run.runId], () => runVerdict(ctx, run, threads));
   return finishVerify(reports, { command: "replay --verify", json: ctx.json, mode });
 }
 
-async function verifyRunJournal(ctx: ReplayContext, run: RunRef, threads: number | undefined): Promise<InputVerdict> {
+async function runVerdict(ctx: ReplayContext, run: RunRef, threads: number | undefined): Promise<InputVerdict> {
   const source = sealFor(ctx, run);
   // Without a seal a missing journal is missing input; with one it is a verdict (the sealed journal is gone).
   if (!source.seal) assertJournalExists(run);
-  const progress = byteProgress("verifying");
-  const linksOnly = Boolean(ctx.args["links-only"]);
-  const guard = { ...verifyInterrupt("replay --verify", ctx.json, run.journal, progress), facts: () => ({ run_id: run.runId, ...verifyFacts(run.journal, progress) }) };
-  const result = await withInterrupts(guard, () =>
-    verifyJournal(run.journal, { seal: source.seal, threads, linksOnly, onProgress: progress.onProgress }).finally(progress.finish),
-  );
-  await reportVerifyStats(result);
-  const spine = await applySpineIfAny(result, ctx.sddDir, run.runId);
-  // Upstream's order: a chain failure is reported as a divergence; only an intact chain meets the provider-state gate.
-  const gate = result.ok ? verifyProviderState(run.journal, { endOffset: result.snapshot_bytes }) : null;
-  if (gate && !gate.ok) {
-    result.ok = false;
-    result.errors.push(...gate.errors);
-  }
-  let reportPath: string | null = null;
-  if (!result.ok && !gate) {
-    try {
-      if (existsSync(run.runDir)) reportPath = writeDivergenceReport(run.runDir, run.runId, result);
-    } catch (err) {
-      log.warn(`could not write the divergence report: ${errorMessage(err)}`);
-    }
-  }
-  const doc = withGate({ ...verifyJson(run, result), seal: source.path, spine: spineJson(spine) }, gate);
-  const fix = tornTailFix(doc, run.journal);
-  const prose = gate && !gate.ok ? gateProse(run, result, gate) : verifyProse(run, result, source.path, reportPath);
-  return {
-    ok: result.ok,
-    lines: [...prose, ...spineLines(spine), ...(fix ? [tornTailProse(fix)] : [])],
-    doc: withTornTailJson(doc, fix),
-    file: run.journal,
-    outcome: (base) => gateOutcome(journalOutcome({ base, result, seal: source.seal }), gate),
-  };
+  return journalVerdict({
+    command: "replay --verify",
+    json: ctx.json,
+    path: run.journal,
+    runId: run.runId,
+    seal: source.seal,
+    threads,
+    linksOnly: Boolean(ctx.args["links-only"]),
+    reportDir: existsSync(run.runDir) ? run.runDir : null,
+    facts: (progress) => ({ run_id: run.runId, ...verifyFacts(run.journal, progress) }),
+    onReportError: (err) => log.warn(`could not write the divergence report: ${errorMessage(err)}`),
+    refine: async (result) => {
+      const spine = await applySpineIfAny(result, ctx.sddDir, run.runId);
+      // Upstream's order: a chain failure is reported as a divergence; only an intact chain meets the provider-state gate.
+      const gate = result.ok ? verifyProviderState(run.journal, { endOffset: result.snapshot_bytes }) : null;
+      if (gate && !gate.ok) {
+        result.ok = false;
+        result.errors.push(...gate.errors);
+      }
+      return { spine, gate };
+    },
+    // A failed gate is no divergence of the chain: no divergence report for it.
+    wantsReport: (_result, refined) => !refined?.gate,
+    outcome: (chain, v) => gateOutcome(chain, v.refined?.gate ?? null),
+    render: ({ result, refined, reportPath }) => {
+      const spine = refined?.spine ?? null;
+      const gate = refined?.gate ?? null;
+      const prose = gate && !gate.ok ? gateProse(run, result, gate) : verifyProse(run, result, source.path, reportPath);
+      return {
+        lines: [...prose, ...spineLines(spine)],
+        doc: withGate({ ...verifyJson(run, result), seal: source.path, spine: spineJson(spine) }, gate),
+      };
+    },
+  });
 }
 
 /**

@@ -6,6 +6,7 @@ import { defineCliCommand } from "../../command.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines } from "../../output.ts";
 import { parsePort } from "../../../server/ports.ts";
+import { sddDirArgs } from "../../args.ts";
 
 /**
  * `bernstein server [start]`: run the task server in the foreground until
@@ -19,7 +20,7 @@ export default defineCliCommand({
     action: { type: "positional", required: false, description: "Only 'start' (the default)" },
     host: { type: "string", default: DEFAULT_HOST, description: "Address to bind (loopback unless you say otherwise)" },
     port: { type: "string", default: "auto", description: "Port: auto (per state dir, free fallback), 0 (any) or N; in server.json" },
-    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+    ...sddDirArgs,
     "lease-s": { type: "string", default: String(DEFAULT_LEASE_S), description: "Seconds a claim lives without a heartbeat" },
     store: { type: "string", description: "Task store: postgres://user:pass@host:port/db, shared by several servers (default: BERNSTEIN_STORE, else <sdd>/runtime/tasks.db)" },
   },

@@ -4,6 +4,7 @@ import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
 import { describeAge, parseStaleAfter } from "../status.ts";
 import { paint } from "../../../render/ansi.ts";
+import { sddDirArgs } from "../../args.ts";
 
 /**
  * `bernstein session show`: the saved session (`<sdd>/runtime/session.json`)
@@ -14,7 +15,7 @@ import { paint } from "../../../render/ansi.ts";
 export default defineCliCommand({
   meta: { name: "show", description: "Show the saved session state and whether it is resumable" },
   args: {
-    "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+    ...sddDirArgs,
     "stale-after": { type: "string", description: "Minutes after which the session counts as stale (default 30)" },
   },
   async run({ args, json }) {

@@ -1,4 +1,4 @@
-import { parse } from "../pyjson/parse.ts";
+import { parse } from "../../src/pyjson/parse.ts";
 import { violation } from "./types.ts";
 
 /**

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { physicalLines } from "../../src/journal/index.ts";
 import { runPython } from "../helpers/python.ts";
 import { Gen } from "../pyjson/gen.ts";
-import { tempDirs } from "./tmp.ts";
+import { tempDirs } from "../journal/tmp.ts";
 
 const dirs = tempDirs("lines");
 afterAll(() => dirs.cleanup());

@@ -5,8 +5,8 @@
  * With STEPS it appends that many and exits 0, or exits 2 printing the
  * error code when the journal cannot be opened (the concurrent-writer trials).
  */
-import { BernsteinError } from "../../errors.ts";
-import { StepJournal } from "../../steps/writer.ts";
+import { BernsteinError } from "../../../src/errors.ts";
+import { StepJournal } from "../../../src/steps/writer.ts";
 import { Rng } from "../rng.ts";
 
 const [sdd, agent, seed, stepsArg] = process.argv.slice(2);

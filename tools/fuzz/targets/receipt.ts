@@ -2,11 +2,11 @@ import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip, gzipSync } from "node:zlib";
-import { BernsteinError, InputError, RefusalError, UsageError } from "../../errors.ts";
-import { exportReceipt, publishReceipt } from "../../receipts/export.ts";
-import { verifyReceipt, type ReceiptVerdict } from "../../receipts/verify.ts";
-import { StepJournal } from "../../steps/writer.ts";
-import { verifyStepJournal } from "../../steps/verify.ts";
+import { BernsteinError, InputError, RefusalError, UsageError } from "../../../src/errors.ts";
+import { exportReceipt, publishReceipt } from "../../../src/receipts/export.ts";
+import { verifyReceipt, type ReceiptVerdict } from "../../../src/receipts/verify.ts";
+import { StepJournal } from "../../../src/steps/writer.ts";
+import { verifyStepJournal } from "../../../src/steps/verify.ts";
 import { plainDoc, runBinary } from "../binary.ts";
 import { concatBytes, mutateBytes, mutateLines } from "../mutate.ts";
 import { runPythonBatch } from "../python.ts";

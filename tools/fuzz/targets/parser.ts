@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { canonical, dumps } from "../../pyjson/encode.ts";
-import { parse } from "../../pyjson/parse.ts";
-import { PyJsonError, type PyValue } from "../../pyjson/types.ts";
+import { canonical, dumps } from "../../../src/pyjson/encode.ts";
+import { parse } from "../../../src/pyjson/parse.ts";
+import { PyJsonError, type PyValue } from "../../../src/pyjson/types.ts";
 import { runBinary } from "../binary.ts";
 import { deepNesting, JSON_TOKENS, mutateBytes } from "../mutate.ts";
 import { runPythonBatch } from "../python.ts";

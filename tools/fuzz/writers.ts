@@ -1,15 +1,15 @@
 import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BernsteinError } from "../errors.ts";
-import { EventJournal } from "../journal/writer.ts";
-import { verifyJournalSync } from "../journal/verify.ts";
-import { StepJournal } from "../steps/writer.ts";
-import { verifyStepJournal } from "../steps/verify.ts";
+import { BernsteinError } from "../../src/errors.ts";
+import { EventJournal } from "../../src/journal/writer.ts";
+import { verifyJournalSync } from "../../src/journal/verify.ts";
+import { StepJournal } from "../../src/steps/writer.ts";
+import { verifyStepJournal } from "../../src/steps/verify.ts";
 import { looksLikeStackTrace } from "./binary.ts";
 import { Rng } from "./rng.ts";
 
 /**
- * Writer harnesses beyond the single SIGKILL (src/fuzz/crash.ts calls
+ * Writer harnesses beyond the single SIGKILL (tools/fuzz/crash.ts calls
  * them as trial kinds):
  *  - N concurrent writers on one run journal (`journal record` processes)
  *    or one step journal (driver processes), started together: every

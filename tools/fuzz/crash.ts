@@ -1,14 +1,14 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { InputError, RefusalError } from "../errors.ts";
-import { scanTail } from "../journal/repair.ts";
-import { readSealFile } from "../journal/seal.ts";
-import { verifyJournalSync } from "../journal/verify.ts";
-import { verifyReceipt } from "../receipts/verify.ts";
-import { loadSession, sessionPath } from "../session/state.ts";
-import { StepJournal } from "../steps/writer.ts";
-import { verifyStepJournal } from "../steps/verify.ts";
+import { InputError, RefusalError } from "../../src/errors.ts";
+import { scanTail } from "../../src/journal/repair.ts";
+import { readSealFile } from "../../src/journal/seal.ts";
+import { verifyJournalSync } from "../../src/journal/verify.ts";
+import { verifyReceipt } from "../../src/receipts/verify.ts";
+import { loadSession, sessionPath } from "../../src/session/state.ts";
+import { StepJournal } from "../../src/steps/writer.ts";
+import { verifyStepJournal } from "../../src/steps/verify.ts";
 import { looksLikeStackTrace } from "./binary.ts";
 import { Rng } from "./rng.ts";
 import { concurrentRunWriters, concurrentStepWriters, forbiddenExportChecks, hostileTailChecks, powerLossTrial, WriterFailure, type ConcurrencyStats } from "./writers.ts";
@@ -26,7 +26,7 @@ import { concurrentRunWriters, concurrentStepWriters, forbiddenExportChecks, hos
  * Writers: `journal record` (binary, stdin stream), the step-journal writer
  * (library driver), `replay export` / `replay publish` (binary), and
  * `bernstein run` with script agents (orchestrator + session saver).
- * Plus the writer harnesses of src/fuzz/writers.ts: concurrent writers on
+ * Plus the writer harnesses of tools/fuzz/writers.ts: concurrent writers on
  * one run or agent (0 forks), power loss under strace (no acknowledged
  * event lost), every hostile tail shape against repair, every forbidden
  * export target.

@@ -1,6 +1,6 @@
 import type { FuzzTarget } from "../types.ts";
 import { join } from "node:path";
-import { verifyJournalFast } from "../../journal/fast/engine.ts";
+import { verifyJournalFast } from "../../../src/journal/fast/engine.ts";
 import { journalTarget, type ParallelVerify } from "./journal.ts";
 import { parserTarget } from "./parser.ts";
 import { receiptTarget } from "./receipt.ts";

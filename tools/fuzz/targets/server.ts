@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { TASK_STATUSES } from "../../server/model.ts";
-import { startTaskServer, type RunningServer } from "../../server/server.ts";
+import { TASK_STATUSES } from "../../../src/server/model.ts";
+import { startTaskServer, type RunningServer } from "../../../src/server/server.ts";
 import { looksLikeStackTrace } from "../binary.ts";
 import { deepNesting, mutateBytes } from "../mutate.ts";
 import type { Rng } from "../rng.ts";

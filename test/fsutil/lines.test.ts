@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { LineSplitter, pyStrip, type LineDialect } from "../../src/steps/lines.ts";
+import { LineSplitter, type LineDialect } from "../../src/fsutil/lines.ts";
+import { pyStrip } from "../../src/pyjson/python.ts";
 import { runPython } from "../helpers/python.ts";
 
 function split(text: string, dialect: LineDialect, chunk: number, max = 1 << 20): (string | null)[] {
@@ -10,6 +11,22 @@ function split(text: string, dialect: LineDialect, chunk: number, max = 1 << 20)
   s.end();
   return out;
 }
+
+/** Python's universal newlines on a str: \\n, \\r\\n and a lone \\r end a line. */
+const PY_UNIVERSAL = `
+def universal(t):
+    raw=[]; cur=""; i=0
+    while i < len(t):
+        c=t[i]
+        if c=="\\n": raw.append(cur); cur=""
+        elif c=="\\r":
+            raw.append(cur); cur=""
+            if i+1<len(t) and t[i+1]=="\\n": i+=1
+        else: cur+=c
+        i+=1
+    if cur: raw.append(cur)
+    return raw
+`;
 
 const SAMPLES = [
   "a\nb\r\nc\rd",
@@ -25,20 +42,10 @@ describe("LineSplitter", () => {
   test("matches Python str.splitlines() and text-mode iteration at every chunk size", () => {
     const py = runPython(
       `import json,sys,io
+${PY_UNIVERSAL}
 out=[]
 for t in json.load(sys.stdin):
-    # universal newlines: \\n, \\r\\n and a lone \\r end a line
-    raw=[]; cur=""; i=0
-    while i < len(t):
-        c=t[i]
-        if c=="\\n": raw.append(cur); cur=""
-        elif c=="\\r":
-            raw.append(cur); cur=""
-            if i+1<len(t) and t[i+1]=="\\n": i+=1
-        else: cur+=c
-        i+=1
-    if cur: raw.append(cur)
-    out.append({"splitlines": t.splitlines(), "universal": raw})
+    out.append({"splitlines": t.splitlines(), "universal": universal(t)})
 print(json.dumps(out))`,
       SAMPLES,
     ) as { splitlines: string[]; universal: string[] }[];
@@ -114,5 +121,80 @@ describe("LineSplitter with a bulk probe", () => {
         if (chunk === 100) expect(probe.lines.length).toBeGreaterThan(4);
       }
     }
+  });
+});
+
+describe("LineSplitter: the cap and offsets, every dialect", () => {
+  /** Python's split of `bytes` (latin-1: one char per byte), a line over `cap` bytes as null, and each line's end offset. */
+  const pySplit = (cases: string[], cap: number) =>
+    runPython(
+      `import json,sys
+${PY_UNIVERSAL}
+cap=${cap}
+out=[]
+for h in json.load(sys.stdin):
+    t=bytes.fromhex(h).decode("latin-1")
+    res={}
+    # splitlines on the UTF-8 text: break chars map back to their UTF-8 bytes
+    u=bytes.fromhex(h).decode("utf-8","surrogateescape")
+    sl=[l.encode("utf-8","surrogateescape") for l in u.splitlines()]
+    res["splitlines"]=[None if len(l)>cap else l.hex() for l in sl]
+    res["universal"]=[None if len(l)>cap else l.encode("latin-1").hex() for l in universal(t)]
+    lf=t.split("\\n")
+    if lf and lf[-1]=="": lf.pop()
+    res["lf"]=[None if len(l)>cap else l.encode("latin-1").hex() for l in lf]
+    out.append(res)
+print(json.dumps(out))`,
+      cases,
+    ) as Record<LineDialect, (string | null)[]>[];
+
+  test("random bytes x chunk sizes: Python's lines, a line over the cap as null (also when a CR or U+2028 split it from its neighbours)", () => {
+    const alphabet = [0x0a, 0x0d, 0x0b, 0x1c, 0x61, 0x62, 0xc2, 0x85, 0xe2, 0x80, 0xa8, 0xa9];
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    const cases: Uint8Array[] = [];
+    for (let k = 0; k < 200; k++) {
+      const b = new Uint8Array(rnd(60));
+      // Long runs of one letter make lines that pass the cap of 6.
+      for (let i = 0; i < b.length; i++) b[i] = rnd(3) === 0 ? alphabet[rnd(alphabet.length)]! : 0x61;
+      cases.push(b);
+    }
+    const cap = 6;
+    const py = pySplit(cases.map((c) => Buffer.from(c).toString("hex")), cap);
+    cases.forEach((bytes, i) => {
+      for (const dialect of ["lf", "universal", "splitlines"] as LineDialect[]) {
+        for (const chunk of [1, 2, 3, 7, 1000]) {
+          const out: (string | null)[] = [];
+          const s = new LineSplitter(dialect, (l) => out.push(l === null ? null : Buffer.from(l).toString("hex")), cap);
+          for (let p = 0; p < bytes.length; p += chunk) s.push(bytes.subarray(p, p + chunk));
+          s.end();
+          expect({ i, dialect, chunk, out }).toEqual({ i, dialect, chunk, out: py[i]![dialect] });
+        }
+      }
+    });
+  });
+
+  test("CR-only lines are split however long the file: a 40-byte run of 4-byte lines under a cap of 6", () => {
+    const text = "abcd\r".repeat(8);
+    for (const chunk of [1, 3, 40]) {
+      const out: (string | null)[] = [];
+      const s = new LineSplitter("universal", (l) => out.push(l === null ? null : new TextDecoder().decode(l)), 6);
+      const bytes = new TextEncoder().encode(text);
+      for (let p = 0; p < bytes.length; p += chunk) s.push(bytes.subarray(p, p + chunk));
+      s.end();
+      expect(out).toEqual(Array(8).fill("abcd"));
+    }
+  });
+
+  test("offsets start at the given offset; a line held over a chunk is detached on request", () => {
+    const ends: number[] = [];
+    const kept: Uint8Array[] = [];
+    let s: LineSplitter;
+    s = new LineSplitter("lf", (l) => (ends.push(s.nextLineStart), kept.push(s.detach(l!))), 100, null, null, 1000);
+    s.push(new TextEncoder().encode("ab\ncd"));
+    s.push(new TextEncoder().encode("ef\ng\r\n"));
+    s.end();
+    expect(ends).toEqual([1003, 1008, 1011]);
+    expect(kept.map((k) => new TextDecoder().decode(k))).toEqual(["ab", "cdef", "g\r"]);
   });
 });

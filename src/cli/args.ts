@@ -1,0 +1,26 @@
+import type { ArgsDef } from "citty";
+
+/**
+ * Flags shared by several commands, declared once (nuxt/cli's `_shared.ts`
+ * style): a command spreads the group it takes into its `args`. Pure
+ * declarations, so importing this loads nothing else. The verify flags live
+ * beside their parsers: `ciArgs` (cli/ci-flags.ts), `keyArgs`/`signArgs`
+ * (cli/tlog-flags.ts).
+ */
+
+/** Flags every command accepts (cli/command.ts adds them). */
+export const commonArgs = {
+  "as-json": { type: "boolean", alias: ["json"], description: "Print exactly one JSON document on stdout (also --json)" },
+  "no-color": { type: "boolean", description: "Never colour output (also: NO_COLOR)" },
+  debug: { type: "boolean", description: "Print stack traces of unexpected errors" },
+} as const satisfies ArgsDef;
+
+/** `--sdd-dir` of the session, server and replay commands (default `.sdd`). */
+export const sddDirArgs = {
+  "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
+} as const satisfies ArgsDef;
+
+/** `--sdd-dir` of the `journal` commands, whose targets are run ids under `<sdd-dir>/runs` (unset: `.sdd`). */
+export const runsDirArgs = {
+  "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
+} as const satisfies ArgsDef;

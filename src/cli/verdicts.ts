@@ -1,0 +1,74 @@
+import type { JournalSeal, FastVerifyResult } from "../journal/model.ts";
+import { verifyRunJournal, type RunJournalVerdict } from "../journal/verify-run.ts";
+import { journalOutcome } from "../ci/journal.ts";
+import type { CiOutcome } from "../ci/outcome.ts";
+import type { InputVerdict } from "./ci-report.ts";
+import { reportVerifyStats, verifyInterrupt } from "./fast-verify.ts";
+import { withInterrupts } from "./interrupt.ts";
+import { byteProgress, type ByteProgress } from "./progress.ts";
+import { tornTailFix, tornTailProse, withTornTailJson } from "./torn-hint.ts";
+
+/**
+ * The one verify → stats → report → render flow of the run-journal verify
+ * commands (`journal verify`, `replay <RUN_ID> --verify`): the progress
+ * line and the interrupt guard around the library's `verifyRunJournal`,
+ * the stats line, then the command's own prose and JSON, with the torn-tail
+ * hint added to both. Each command keeps its wording in `render`.
+ */
+export interface JournalVerdictSpec<T> {
+  command: string;
+  json: boolean;
+  path: string;
+  runId: string;
+  seal: JournalSeal | null;
+  threads: number | undefined;
+  linksOnly: boolean;
+  /** Where a negative verdict's divergence report goes (null: none). */
+  reportDir: string | null;
+  /** What an interrupted verify states (default: path and bytes verified). */
+  facts?: (progress: ByteProgress) => Record<string, unknown>;
+  refine?: (result: FastVerifyResult) => Promise<T>;
+  onReportError?: (err: unknown) => void;
+  wantsReport?: (result: FastVerifyResult, refined: T | null) => boolean;
+  /** The CI outcome from the chain's (default: the chain's as is). */
+  outcome?: (chain: CiOutcome, v: RunJournalVerdict<T>) => CiOutcome;
+  render(v: RunJournalVerdict<T>): { lines: string[]; doc: Record<string, unknown> };
+}
+
+export async function journalVerdict<T = never>(spec: JournalVerdictSpec<T>): Promise<InputVerdict> {
+  const progress = byteProgress("verifying");
+  const guard = verifyInterrupt(spec.command, spec.json, spec.path, progress);
+  if (spec.facts) guard.facts = () => spec.facts!(progress);
+  const v = await withInterrupts(guard, () =>
+    verifyRunJournal<T>(spec.path, {
+      seal: spec.seal,
+      threads: spec.threads,
+      linksOnly: spec.linksOnly,
+      onProgress: progress.onProgress,
+      runId: spec.runId,
+      reportDir: spec.reportDir,
+      wantsReport: spec.wantsReport,
+      refine: spec.refine ? async (r) => (await stats(r, progress), spec.refine!(r)) : undefined,
+    }).finally(progress.finish),
+  );
+  if (!spec.refine) await stats(v.result, progress);
+  if (v.reportError !== null) spec.onReportError?.(v.reportError);
+  const { lines, doc } = spec.render(v);
+  const fix = tornTailFix(doc, spec.path);
+  return {
+    ok: v.result.ok,
+    lines: [...lines, ...(fix ? [tornTailProse(fix)] : [])],
+    doc: withTornTailJson(doc, fix),
+    file: spec.path,
+    outcome: (base) => {
+      const chain = journalOutcome({ base, result: v.result, seal: spec.seal });
+      return spec.outcome ? spec.outcome(chain, v) : chain;
+    },
+  };
+}
+
+/** The stats line comes after the progress line is gone and before any further check. */
+async function stats(r: FastVerifyResult, progress: ByteProgress): Promise<void> {
+  progress.finish();
+  await reportVerifyStats(r);
+}

@@ -1,0 +1,93 @@
+/**
+ * The public results of a run-journal verify, as types only: what the exact
+ * verifier (journal/verify.ts) and the fast one (journal/fast/) both return.
+ * Importing this module loads nothing.
+ */
+
+export interface JournalSeal {
+  head: string;
+  event_count: number;
+}
+
+export type Coverage = "complete" | "partial";
+export type Identity = "verified" | "mismatched" | "unverifiable";
+
+export interface JournalVerifyResult {
+  ok: boolean;
+  path: string;
+  chain_consistent: boolean;
+  coverage: Coverage;
+  identity: Identity;
+  /** Usable rows (objects), not physical lines. */
+  count: number;
+  /**
+   * Head of the verified prefix: the last stored event_hash that checked
+   * out ("" when none did), as Python reports it after a divergence too.
+   */
+  head: string;
+  divergent_index: number | null;
+  expected_hash: string | null;
+  actual_hash: string | null;
+  discarded_line_indices: number[];
+  errors: string[];
+  unauthenticated_fields: string[];
+}
+
+export interface Divergence {
+  index: number;
+  /** Null when the row's hash cannot be computed (unknown hash_profile). */
+  expected: string | null;
+  actual: string;
+  error: string;
+}
+
+export type VerifyMode = "full" | "links-only";
+
+export interface FastVerifyOptions {
+  seal?: JournalSeal | null;
+  /** Worker threads (default: available cores). 1 = this thread only. */
+  threads?: number;
+  /** Check prev_hash links and hash format only; payloads are not re-hashed. */
+  linksOnly?: boolean;
+  /** Verify [0, endOffset) only (default: the size at start). */
+  endOffset?: number;
+  /** Size of a range (default 8 MiB; tests use tiny values to force many boundaries). */
+  minRangeBytes?: number;
+  /** Number of ranges (default: about one per minRangeBytes, 1 to 16 per thread). */
+  ranges?: number;
+  /** Run every range in this thread (tests: range logic without workers). */
+  inProcess?: boolean;
+  /** Read size per range job (tests: tiny values force many chunk boundaries). */
+  chunkSize?: number;
+  /** Called about every 250 ms with bytes verified so far and the snapshot size. */
+  onProgress?: (done: number, total: number) => void;
+  /** Called once the snapshot size is taken, before any row is read (tests: simulate a live writer). */
+  afterSnapshot?: (snapshotBytes: number) => void;
+}
+
+export interface FastVerifyResult extends JournalVerifyResult {
+  mode: VerifyMode;
+  /** False in links-only mode: payload hashes were not recomputed. */
+  payloads_checked: boolean;
+  /** Bytes of the file that were verified (the snapshot). */
+  snapshot_bytes: number;
+  /** Bytes appended while verifying (0 when the file did not grow). */
+  grew_by: number;
+  /** Threads that did the work. */
+  threads: number;
+  /** Bytes of the input read to reach this verdict (the sum over threads; every byte of the snapshot once). */
+  bytes_read: number;
+  /** The input was standard input (`-`, `/dev/stdin`), read as one stream in this thread. */
+  stream: boolean;
+  /**
+   * How the rows were verified (diagnostics, not part of the verdict): by
+   * the WebAssembly kernel, the JavaScript scanner, or the exact py-json path.
+   */
+  rows_by_path: RowsByPath;
+}
+
+export interface RowsByPath {
+  kernel: number;
+  scanner: number;
+  exact: number;
+}

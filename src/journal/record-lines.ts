@@ -1,0 +1,110 @@
+import { BernsteinError, InputError, type ErrorCode } from "../errors.ts";
+import { MAX_ROW_BYTES, rowTooLarge } from "../fsutil/input.ts";
+import { LineSplitter } from "../fsutil/lines.ts";
+import { parse } from "../pyjson/parse.ts";
+import { pyStrip } from "../pyjson/python.ts";
+import type { PyObject, PyValue } from "../pyjson/types.ts";
+import { validateRecordInput, type EventJournal, type RawRecordItem, type RecordItem } from "./writer.ts";
+
+/** Events per `recordMany` call. */
+const BATCH = 2048;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** `text` as a JSON object, or an InputError `code` saying what `what` is. */
+export function parseObject(text: string, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {
+  let v: PyValue;
+  try {
+    v = parse(text);
+  } catch (err) {
+    throw new InputError(code, `${what} is not valid JSON: ${(err as Error).message}`, facts);
+  }
+  if (!(v instanceof Map)) throw new InputError(code, `${what} must be a JSON object`, facts);
+  return v;
+}
+
+/** One input line `{"event": "...", ...payload}` as an event, or an InputError naming the line. */
+function eventOfLine(text: string, lineNo: number): RecordItem {
+  const facts = { line: lineNo };
+  const obj = parseObject(text, `stdin line ${lineNo}`, "invalid_event_line", facts);
+  const event = obj.get("event");
+  if (typeof event !== "string" || event === "") {
+    throw new InputError("invalid_event_line", `stdin line ${lineNo}: "event" must be a non-empty string`, facts);
+  }
+  const payload = new Map(obj);
+  payload.delete("event");
+  try {
+    validateRecordInput(event, payload);
+  } catch (err) {
+    if (err instanceof BernsteinError) throw new InputError("invalid_event_line", `stdin line ${lineNo}: ${err.message}`, facts);
+    throw err;
+  }
+  return { event, payload };
+}
+
+function decodeLine(bytes: Uint8Array, lineNo: number): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new InputError("invalid_event_line", `stdin line ${lineNo} is not valid UTF-8`, { line: lineNo });
+  }
+}
+
+/**
+ * Append the JSON Lines of `chunks` (`{"event": ..., ...payload}`, LF or
+ * CRLF separated, blank lines skipped) to `journal`, all or nothing: on any
+ * error what this call appended is rolled back and the error rethrown. A
+ * line over the row limit is `row_too_large`, a bad line
+ * `invalid_event_line` (both exit 3, naming the 1-based line). Lines in
+ * json.dumps spelling are recorded without decoding them
+ * (src/journal/fast/record-bytes.ts). `onRecorded` sees the running count.
+ * Returns the number of events recorded.
+ */
+export async function recordLines(
+  journal: EventJournal,
+  chunks: AsyncIterable<Uint8Array>,
+  onRecorded: (recorded: number) => void = () => {},
+): Promise<number> {
+  const start = journal.mark();
+  let recorded = 0;
+  let batch: (RecordItem | RawRecordItem)[] = [];
+  const flush = (): void => {
+    journal.recordMany(batch);
+    recorded += batch.length;
+    batch = [];
+    onRecorded(recorded);
+  };
+  const splitter: LineSplitter = new LineSplitter(
+    "lf",
+    (line, lineNo) => {
+      if (line === null) throw rowTooLarge("stdin", lineNo);
+      // The line is kept until its batch is written: copied when it lives in the splitter's buffer.
+      const kept = splitter.detach(line);
+      const end = kept.length;
+      const bytes = end > 0 && kept[end - 1] === 13 ? kept.subarray(0, end - 1) : kept;
+      if (bytes[0] === 0x7b) {
+        // "{": the writer takes it at byte level, or calls parse()
+        batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo) });
+      } else {
+        const text = decodeLine(bytes, lineNo);
+        if (pyStrip(text) === "") return;
+        batch.push(eventOfLine(text, lineNo));
+      }
+      if (batch.length >= BATCH) flush();
+    },
+    MAX_ROW_BYTES,
+  );
+  try {
+    for await (const chunk of chunks) {
+      splitter.push(chunk);
+      // The row limit holds while a line streams in: it is never assembled past it.
+      if (splitter.overlong) throw rowTooLarge("stdin", splitter.lines + 1);
+    }
+    splitter.end();
+    flush();
+  } catch (err) {
+    journal.rollback(start);
+    throw err;
+  }
+  return recorded;
+}
