@@ -61,7 +61,7 @@ export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
 /** Under BERNSTEIN_VERIFY_STATS=1 (writeVerifyStats): which path verified how many rows, and the thread count. */
 export async function reportVerifyStats(r: FastVerifyResult): Promise<void> {
   const p = r.rows_by_path;
-  await writeVerifyStats(`rows by kernel ${p.kernel}, scanner ${p.scanner}, exact ${p.exact}; threads ${r.threads}`);
+  await writeVerifyStats(`rows by kernel ${p.kernel}, exact ${p.exact}; threads ${r.threads}`);
 }
 
 /** Prose notes: what links-only did not check, and a snapshot of a growing file. */

@@ -74,22 +74,20 @@ export interface FastVerifyResult extends JournalVerifyResult {
   stream: boolean;
   /**
    * How the rows were verified (diagnostics, not part of the verdict): by
-   * the WebAssembly kernel, the JavaScript scanner, or the exact py-json path.
+   * the WebAssembly kernel or the exact py-json path.
    */
   rows_by_path: RowsByPath;
 }
 
 export interface RowsByPath {
   kernel: number;
-  scanner: number;
   exact: number;
 }
 
 function rowsByPath(results: readonly RangeResult[]): RowsByPath {
-  const paths = { kernel: 0, scanner: 0, exact: 0 };
+  const paths = { kernel: 0, exact: 0 };
   for (const r of results) {
     paths.kernel += r.kernelRows;
-    paths.scanner += r.fastRows - r.kernelRows;
     paths.exact += r.exactRows;
   }
   return paths;
