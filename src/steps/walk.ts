@@ -221,12 +221,24 @@ export class ChainWalker implements BulkProbe {
   take(buf: Uint8Array, start: number, end: number, maxLineBytes: number): number {
     this.taken = 0;
     const k = this.kernel;
-    if (k === null || buf.buffer !== k.buffer) return start;
+    if (k === null) return start;
     if (this.kernelSkip > 0) {
       this.kernelSkip--;
       return start;
     }
-    const to = this.headToKernel(k.head) ? k.verify(buf, start, end, maxLineBytes, this.expected) : start;
+    if (!this.headToKernel(k.head)) return start;
+    let to: number;
+    if (buf.buffer === k.buffer) {
+      to = k.verify(buf, start, end, maxLineBytes, this.expected);
+    } else {
+      // A chunk read elsewhere (a gzip receipt's inflated output): copied
+      // into the arena's read area, one memcpy, for the kernel to take rows
+      // from; rows cut at the copy's end are left to the splitter as usual.
+      const n = Math.min(end - start, ARENA_READ);
+      const area = this.arena!;
+      area.set(buf.subarray(start, start + n), 0);
+      to = start + k.verify(area, 0, n, maxLineBytes, this.expected);
+    }
     if (to === start) {
       this.kernelSkip = this.kernelBackoff;
       this.kernelBackoff = Math.min(Math.max(1, 2 * this.kernelBackoff), KERNEL_MAX_BACKOFF);
