@@ -26,10 +26,12 @@ export const enum KernelMode {
   Guess = 4,
   /** Past a failure: count the rows in Python's spelling, check nothing. */
   Classify = 8,
+  /** Also write each hashed row's 32-byte event digest to `leaves`, in order. */
+  Leaves = 16,
 }
 
 interface KernelExports {
-  setup(scratch: number, scratchEnd: number, out: number, outEnd: number, mt: number, mtEnd: number): void;
+  setup(scratch: number, scratchEnd: number, out: number, outEnd: number, mt: number, mtEnd: number, leaves: number, leavesEnd: number): void;
   verify(p: number, bound: number, lo: number, hi: number, last: number, flags: number): number;
   rows(): number;
   lastRow(): number;
@@ -72,6 +74,8 @@ export class VerifyKernel {
   readonly prev: Uint8Array;
   /** The payload hash hex of the last row hashed. */
   readonly payloadHex: Uint8Array;
+  /** With Leaves: the event digests of the rows the last call took, 32 bytes each. */
+  readonly leaves: Uint8Array;
   private readonly k: KernelExports;
   private readonly linesAt: number;
   private readonly prevAt: number;
@@ -88,12 +92,15 @@ export class VerifyKernel {
       ["scratch", 2 * readCap],
       ["out", readCap],
       ["members", MEMBER_SLOTS * 16],
+      // A row is at least 280 bytes (its envelope alone), so a call takes fewer than readCap / 256 rows.
+      ["leaves", 32 * (Math.ceil(readCap / 256) + 1)],
     ]);
     for (const [name, mode] of [
       ["FIRST", KernelMode.First],
       ["LINKS", KernelMode.Links],
       ["GUESS", KernelMode.Guess],
       ["CLASSIFY", KernelMode.Classify],
+      ["LEAVES", KernelMode.Leaves],
     ] as const) {
       if (mem.addr(name) !== mode) throw new Error(`kernel mode ${name} is ${mem.addr(name)}, not ${mode}`);
     }
@@ -103,6 +110,7 @@ export class VerifyKernel {
     this.lines = u8.subarray(this.linesAt, this.linesAt + readCap + 8);
     this.prev = mem.view("prev");
     this.payloadHex = mem.fixedView("payloadHex", 64);
+    this.leaves = mem.view("leaves");
 
     // The hashes run in Bun's native SHA-256: the payload pre-image starts,
     // and the event pre-image ends, at a fixed address.
@@ -124,7 +132,8 @@ export class VerifyKernel {
     this.k = instance.exports as unknown as KernelExports;
     const scratch = mem.at("scratch");
     const mt = mem.at("members");
-    this.k.setup(scratch, scratch + 2 * readCap, outAt, outAt + readCap, mt, mt + MEMBER_SLOTS * 16);
+    const leaves = mem.at("leaves");
+    this.k.setup(scratch, scratch + 2 * readCap, outAt, outAt + readCap, mt, mt + MEMBER_SLOTS * 16, leaves, leaves + this.leaves.length);
   }
 
   /**

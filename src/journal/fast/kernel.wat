@@ -56,6 +56,7 @@
   (global (export "LINKS") i32 (i32.const 2))
   (global (export "GUESS") i32 (i32.const 4))
   (global (export "CLASSIFY") i32 (i32.const 8))
+  (global (export "LEAVES") i32 (i32.const 16))
 
   ;; areas (set by $setup)
   (global $scratch (mut i32) (i32.const 0))
@@ -64,6 +65,8 @@
   (global $outEnd (mut i32) (i32.const 0))
   (global $mt (mut i32) (i32.const 0))
   (global $mtEnd (mut i32) (i32.const 0))
+  (global $leafOut (mut i32) (i32.const 0))
+  (global $leafEnd (mut i32) (i32.const 0))
   ;; per-row state
   (global $sp (mut i32) (i32.const 0))      ;; next free scratch byte
   (global $mTop (mut i32) (i32.const 0))    ;; next free member entry (16 bytes: keyS keyE valS valE)
@@ -123,7 +126,9 @@
 
   ;; Tables, and the areas above heapBase.
   (func (export "setup") (param $scratch i32) (param $scratchEnd i32) (param $out i32) (param $outEnd i32)
-    (param $mt i32) (param $mtEnd i32)
+    (param $mt i32) (param $mtEnd i32) (param $leafOut i32) (param $leafEnd i32)
+    (global.set $leafOut (local.get $leafOut))
+    (global.set $leafEnd (local.get $leafEnd))
     (global.set $scratch (local.get $scratch))
     (global.set $scratchEnd (local.get $scratchEnd))
     (global.set $out (local.get $out))
@@ -676,6 +681,8 @@
   ;;   LINKS     links-only: no hashing; the stored event_hash must be 64
   ;;             lowercase hex
   ;;   CLASSIFY  past a failure: count the rows in Python's spelling, check nothing
+  ;;   LEAVES    also write each hashed row's 32-byte event digest, in order,
+  ;;             to the leaves area (a Merkle tree is built from them)
   (func (export "verify") (param $p i32) (param $bound i32) (param $lo i32) (param $hi i32) (param $last i32)
     (param $flags i32) (result i32)
     (local $slot i32) (local $e i32) (local $tLen i32) (local $o i32)
@@ -687,6 +694,8 @@
     (block $stop
       (loop $next
         (br_if $stop (i32.ge_u (local.get $p) (local.get $bound)))
+        (br_if $stop (i32.and (i32.ne (i32.and (local.get $flags) (i32.const 16)) (i32.const 0))
+          (i32.gt_u (i32.add (global.get $leafOut) (i32.shl (i32.add (global.get $rows) (i32.const 1)) (i32.const 5))) (global.get $leafEnd))))
         (local.set $e (call $row (local.get $p)))
         (br_if $stop (i32.lt_s (local.get $e) (i32.const 0)))
         (block $verified
@@ -721,6 +730,8 @@
           (call $hashEvent (i32.sub (i32.const 2722) (local.get $o)))
           (call $hex (i32.const 1664) (i32.const 1632))
           (br_if $stop (i32.eqz (call $eq (global.get $hashS) (i32.const 1664) (i32.const 64))))
+          (if (i32.and (local.get $flags) (i32.const 16))
+            (then (call $copy (i32.add (global.get $leafOut) (i32.shl (global.get $rows) (i32.const 5))) (i32.const 1632) (i32.const 32))))
           (local.set $last (global.get $hashS)))
         ;; taken
         (global.set $lastRow (local.get $p))

@@ -4,6 +4,7 @@ import { checkRow, type FailureKind } from "../check-row.ts";
 import { MAX_LINE_BYTES } from "../lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { KernelMode, VerifyKernel } from "./kernel.ts";
+import { SubtreeBuilder, type RangeTree, type TreeSpec } from "./subtrees.ts";
 
 export type { FailureKind } from "../check-row.ts";
 
@@ -45,6 +46,8 @@ export interface RangeTask {
   linksOnly: boolean;
   /** Read size (bytes); small values force many chunk boundaries in tests. */
   chunkSize?: number;
+  /** Also build the range's Merkle subtrees over the rows it verifies (a checkpoint's or proof's one pass). */
+  tree?: TreeSpec | null;
 }
 
 /** The range's first usable row, re-checked against the real chain head at the stitch. */
@@ -94,6 +97,8 @@ export interface RangeResult {
   /** Start offset of the last physical line, and whether it had a terminator. */
   lastLineStart: number;
   lastLineTerminated: boolean;
+  /** With `task.tree`: the subtrees over the rows verified before any failure (null without). */
+  tree: RangeTree | null;
 }
 
 const LF = 10;
@@ -129,6 +134,7 @@ const KERNEL_MIN_BYTES = 32 << 10;
 export type KernelUse = "auto" | "always" | "never";
 
 const latin1 = new TextDecoder("latin1");
+const utf8 = new TextDecoder();
 
 /** Reusable per-thread state: the read area and the kernel survive between ranges. */
 export class RangeVerifier {
@@ -156,6 +162,9 @@ export class RangeVerifier {
   private kernelRows = 0;
   private lastLineStart = 0;
   private lastLineTerminated = true;
+  /** With `task.tree`: the subtrees being built (from the first row, once its position is known), and the kept row. */
+  private subtrees: SubtreeBuilder | null = null;
+  private keptRow: string | null = null;
 
   /** Bytes of the current range processed so far (for progress). */
   progress = 0;
@@ -202,6 +211,8 @@ export class RangeVerifier {
     this.kernelRows = 0;
     this.lastLineStart = task.start;
     this.lastLineTerminated = true;
+    this.subtrees = null;
+    this.keptRow = null;
     this.progress = 0;
     const cap = this.readCap;
     const chunk = Math.max(64, Math.min(task.chunkSize ?? cap, cap));
@@ -257,7 +268,24 @@ export class RangeVerifier {
       kernelRows: this.kernelRows,
       lastLineStart: this.lastLineStart,
       lastLineTerminated: this.lastLineTerminated,
+      tree: task.tree ? this.treeResult() : null,
     };
+  }
+
+  private treeResult(): RangeTree {
+    return { subtrees: this.subtrees?.subtrees() ?? [], row: this.keptRow };
+  }
+
+  /** The subtree builder, made at the range's first verified row (its position is then known). */
+  private leafSink(): SubtreeBuilder | null {
+    const spec = this.task.tree;
+    if (!spec || this.task.linksOnly) return null;
+    return (this.subtrees ??= new SubtreeBuilder(spec.cuts, this.base));
+  }
+
+  /** The row at `index` is the one to keep: its line's text. */
+  private keep(index: number, line: Uint8Array): void {
+    if (this.task.tree?.keepRow === index) this.keptRow = utf8.decode(line);
   }
 
   /**
@@ -379,7 +407,8 @@ export class RangeVerifier {
       this.taken(k, k.rows);
       return q;
     }
-    const links = this.task.linksOnly ? KernelMode.Links : KernelMode.Chain;
+    const tree = this.task.tree && !this.task.linksOnly;
+    const links = this.task.linksOnly ? KernelMode.Links : tree ? KernelMode.Leaves : KernelMode.Chain;
     if (this.rows === 0) {
       const q = k.verify(p, dataEnd, this.base, KernelMode.First | links | (this.task.guessBase ? KernelMode.Guess : 0));
       if (k.rows === 0) return p;
@@ -394,15 +423,38 @@ export class RangeVerifier {
         profile: "py-json-v1",
         profileError: null,
       };
+      if (tree) this.kernelLeaves(k, p, 1);
       this.taken(k, 1);
       this.kernelRows++;
       p = q;
       if (p >= dataEnd) return p;
     }
     const q = k.verify(p, dataEnd, this.base + this.rows, links);
+    if (tree) this.kernelLeaves(k, p, k.rows);
     this.kernelRows += k.rows;
     this.taken(k, k.rows);
     return q;
+  }
+
+  /** The `n` rows the kernel just took from the line start `p`: their leaves, and the kept row if it is one of them. */
+  private kernelLeaves(k: VerifyKernel, p: number, n: number): void {
+    const sink = this.leafSink()!;
+    for (let i = 0; i < n; i++) sink.add(k.leaves, 32 * i);
+    const want = this.task.tree!.keepRow;
+    const first = this.base + this.rows;
+    if (want === null || want < first || want >= first + n) return;
+    // Each row the kernel takes is one line ending in LF, CR or CRLF.
+    const b = this.mem;
+    let s = p;
+    for (let i = first; ; i++) {
+      let e = s;
+      while (b[e] !== LF && b[e] !== CR) e++;
+      if (i === want) {
+        this.keep(want, b.subarray(s, e));
+        return;
+      }
+      s = b[e] === CR && b[e + 1] === LF ? e + 2 : e + 1;
+    }
   }
 
   /** `n` rows (each one physical line) taken by the kernel's last call. */
@@ -436,6 +488,7 @@ export class RangeVerifier {
       return;
     }
     if (this.rows === 0 && this.task.guessBase) this.base = storedIndex(v.row) ?? this.base;
+    this.keep(this.base + this.rows, bytes);
     this.checkExact(v.row, this.rows, this.base + this.rows);
   }
 
@@ -454,6 +507,8 @@ export class RangeVerifier {
     // Passed: the stored hash is 64 lowercase hex (it equals a computed digest, or was format-checked).
     const h = c.storedHash;
     for (let i = 0; i < 64; i++) this.prev[i] = h.charCodeAt(i);
+    const sink = this.leafSink();
+    if (sink !== null) sink.add(Buffer.from(h, "hex"), 0);
   }
 
   private lastHashString(): string {
