@@ -23,17 +23,17 @@ import { floatRepr } from "../../pyjson/float.ts";
  * bounds checks.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const LBRACE = 0x7b;
+export const RBRACE = 0x7d;
+export const LBRACKET = 0x5b;
 const RBRACKET = 0x5d;
 const MINUS = 0x2d;
-const SPACE = 0x20;
-const TAB = 0x09;
+export const SPACE = 0x20;
+export const TAB = 0x09;
 
 /** String byte classes: 0 plain printable ASCII, 1 quote, 2 backslash, 3 refused. */
 const STR_CLASS = new Uint8Array(256).fill(3);
@@ -59,15 +59,16 @@ const HEX_CHARS = new TextEncoder().encode("0123456789abcdef");
 
 /** Envelope keys, recognised by their bytes. */
 export const enum Key {
-  Payload = 0,
-  Ts = 1,
-  ElapsedS = 2,
-  Index = 3,
-  Event = 4,
-  PrevHash = 5,
-  PayloadHash = 6,
-  EventHash = 7,
-  HashProfile = 8,
+  /** Not an envelope key: a payload member. */
+  Payload,
+  Ts,
+  ElapsedS,
+  Index,
+  Event,
+  PrevHash,
+  PayloadHash,
+  EventHash,
+  HashProfile,
 }
 
 /** Envelope key bytes by Key value, and a (length, first byte & 15) -> Key table (no two collide). */
@@ -681,16 +682,16 @@ function skipPlainWords(dv: DataView, p: number): number {
   }
 }
 
-export function scanPlainKey(b: Uint8Array, dv: DataView, p: number): number {
+/** The first byte at or after p that is not a plain string byte. */
+function skipPlain(b: Uint8Array, dv: DataView, p: number): number {
   p = skipPlainWords(dv, p);
-  for (;;) {
-    const t = STR_CLASS[b[p]!]!;
-    if (t === 0) {
-      p++;
-      continue;
-    }
-    return t === 1 ? p : -1;
-  }
+  while (STR_CLASS[b[p]!] === 0) p++;
+  return p;
+}
+
+export function scanPlainKey(b: Uint8Array, dv: DataView, p: number): number {
+  p = skipPlain(b, dv, p);
+  return STR_CLASS[b[p]!] === 1 ? p : -1;
 }
 
 /**
@@ -698,13 +699,9 @@ export function scanPlainKey(b: Uint8Array, dv: DataView, p: number): number {
  * content byte: returns the index of the closing quote, or -1.
  */
 export function scanCanonicalString(b: Uint8Array, dv: DataView, p: number): number {
-  p = skipPlainWords(dv, p);
   for (;;) {
+    p = skipPlain(b, dv, p);
     const t = STR_CLASS[b[p]!]!;
-    if (t === 0) {
-      p++;
-      continue;
-    }
     if (t === 1) return p;
     if (t === 3) return -1;
     const d = b[p + 1]!;

@@ -1,4 +1,22 @@
-import { CanonicalEmitter, copyBytes, envelopeKind, Key, scanCanonicalString, scanPlainKey, skipWs, writeHex } from "./emitter.ts";
+import {
+  BACKSLASH,
+  CanonicalEmitter,
+  COLON,
+  COMMA,
+  copyBytes,
+  envelopeKind,
+  Key,
+  LBRACE,
+  LBRACKET,
+  QUOTE,
+  RBRACE,
+  scanCanonicalString,
+  scanPlainKey,
+  SPACE,
+  skipWs,
+  TAB,
+  writeHex,
+} from "./emitter.ts";
 
 /**
  * `journal record` from stdin at byte level: an input line
@@ -16,16 +34,6 @@ import { CanonicalEmitter, copyBytes, envelopeKind, Key, scanCanonicalString, sc
  * `hash_profile` — is refused (false) and the caller takes the exact path
  * (parse, validate, encode), which also produces the proper errors.
  */
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const SPACE = 0x20;
-const TAB = 0x09;
 
 const enc = new TextEncoder();
 const LINE_ENCODER = new TextEncoder();
