@@ -50,7 +50,7 @@ export class StepKernel {
   /** `readCap`: the longest row the arena's read area holds. */
   constructor(arenaSize: number, readCap: number) {
     const module = compiled.get();
-    const mem = new KernelArena(module, [
+    const mem = new KernelArena(module, compiled.binary(), [
       ["arena", arenaSize],
       ["preimage", readCap + PREIMAGE_SLACK],
     ]);

@@ -10,21 +10,66 @@
 const layouts = new WeakMap<WebAssembly.Module, Readonly<Record<string, number>>>();
 
 /**
- * The module's exported i32 globals by name. Read from a throwaway instance
- * (its imports stubbed, its memory one page): globals are fixed at
- * instantiation, so every later instance has the same values.
+ * The module's exported immutable i32 globals by name, read from its binary
+ * (the global and export sections): no instance is made for it, since an
+ * instance over a throwaway memory costs the engine memory of its own.
  */
-export function layoutOf(module: WebAssembly.Module): Readonly<Record<string, number>> {
+export function layoutOf(module: WebAssembly.Module, binary: Uint8Array): Readonly<Record<string, number>> {
   let layout = layouts.get(module);
   if (layout !== undefined) return layout;
-  const env: Record<string, unknown> = {};
-  for (const imp of WebAssembly.Module.imports(module)) {
-    env[imp.name] = imp.kind === "memory" ? new WebAssembly.Memory({ initial: 1 }) : () => 0;
-  }
-  const exports = new WebAssembly.Instance(module, { env } as unknown as ConstructorParameters<typeof WebAssembly.Instance>[1]).exports;
+  let p = 8; // magic and version
+  const u32 = (): number => {
+    let v = 0;
+    let shift = 0;
+    for (;;) {
+      const b = binary[p++]!;
+      v += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+      if ((b & 0x80) === 0) return v;
+    }
+  };
+  const i32 = (): number => {
+    let v = 0;
+    let shift = 0;
+    let b: number;
+    do {
+      b = binary[p++]!;
+      v |= (b & 0x7f) << shift;
+      shift += 7;
+    } while (b & 0x80);
+    return shift < 32 && b & 0x40 ? v | (-1 << shift) : v;
+  };
+  const values: (number | null)[] = [];
   const found: Record<string, number> = {};
-  for (const [name, value] of Object.entries(exports)) {
-    if (value instanceof WebAssembly.Global) found[name] = value.value as number;
+  while (p < binary.length) {
+    const id = binary[p++]!;
+    const end = u32() + p;
+    if (id === 6) {
+      for (let n = u32(); n > 0; n--) {
+        const type = binary[p++]!;
+        const mutable = binary[p++]!;
+        // An immutable i32 whose initialiser is one i32.const (0x41 n 0x0b): an address.
+        if (type === 0x7f && mutable === 0 && binary[p] === 0x41) {
+          p++;
+          values.push(i32());
+        } else {
+          values.push(null);
+          while (binary[p] !== 0x0b) p++;
+        }
+        p++; // end
+      }
+    } else if (id === 7) {
+      for (let n = u32(); n > 0; n--) {
+        const len = u32();
+        const name = new TextDecoder().decode(binary.subarray(p, p + len));
+        p += len;
+        const kind = binary[p++]!;
+        const index = u32();
+        const v = kind === 3 ? values[index] : undefined;
+        if (v !== undefined && v !== null) found[name] = v;
+      }
+    }
+    p = end;
   }
   if (found.heapBase === undefined) throw new Error("kernel module exports no heapBase");
   layout = Object.freeze(found);
@@ -46,8 +91,8 @@ export class KernelArena {
    * `areas`: name -> size in bytes, laid out in order from the module's
    * `heapBase`, each 64-byte aligned and followed by AREA_SLACK bytes.
    */
-  constructor(module: WebAssembly.Module, areas: readonly (readonly [string, number])[]) {
-    this.fixed = layoutOf(module);
+  constructor(module: WebAssembly.Module, binary: Uint8Array, areas: readonly (readonly [string, number])[]) {
+    this.fixed = layoutOf(module, binary);
     let top = this.fixed.heapBase!;
     for (const [name, size] of areas) {
       const at = (top + 63) & ~63;

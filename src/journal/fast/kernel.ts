@@ -86,7 +86,7 @@ export class VerifyKernel {
   /** `readCap`: the read area, which is the longest line verified in place. */
   constructor(readCap: number) {
     const module = kernelModule();
-    const mem = new KernelArena(module, [
+    const mem = new KernelArena(module, compiled.binary(), [
       ["lines", readCap + 8],
       ["prev", 64],
       ["scratch", 2 * readCap],
