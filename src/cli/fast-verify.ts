@@ -66,7 +66,7 @@ export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
 /** Under BERNSTEIN_VERIFY_STATS=1 (writeVerifyStats): which path verified how many rows, and the thread count. */
 export async function reportVerifyStats(r: FastVerifyResult): Promise<void> {
   const p = r.rows_by_path;
-  await writeVerifyStats(`rows by kernel ${p.kernel}, scanner ${p.scanner}, exact ${p.exact}; threads ${r.threads}`);
+  await writeVerifyStats(`rows by kernel ${p.kernel}, exact ${p.exact}; threads ${r.threads}`);
 }
 
 /** The prose line naming the row fields no hash covers, on every verdict (upstream prints it too; an edited `ts` stays invisible to the chain). */

@@ -1,5 +1,6 @@
 import { pyStr } from "../pyjson/python.ts";
-import { eventHash, hashProfileOf, NON_DETERMINISTIC_FIELDS, payloadHash } from "./hash.ts";
+import { checkRow } from "./check-row.ts";
+import { NON_DETERMINISTIC_FIELDS } from "./hash.ts";
 import type { Coverage, Divergence, Identity, JournalSeal, JournalVerifyResult } from "./model.ts";
 import type { JournalRow } from "./reader.ts";
 
@@ -25,23 +26,11 @@ export class EventChainWalker {
   push(row: JournalRow): void {
     const i = this.count++;
     if (this.divergence !== null) return;
-    const eventType = pyStr(row.get("event"), "");
-    const storedHash = pyStr(row.get("event_hash"), "");
-    const storedPrev = pyStr(row.get("prev_hash"), "");
-    let profile: string;
-    try {
-      profile = hashProfileOf(row);
-    } catch (err) {
-      this.divergence = { index: i, expected: null, actual: storedHash, error: `step ${i}: ${(err as Error).message}` };
-      return;
-    }
-    const expected = eventHash(this.prefixHead, eventType, payloadHash(eventType, row, profile), i, profile);
-    if (storedPrev !== this.prefixHead) {
-      this.divergence = { index: i, expected, actual: storedHash, error: `step ${i}: prev_hash break` };
-    } else if (storedHash !== expected) {
-      this.divergence = { index: i, expected, actual: storedHash, error: `step ${i}: event_hash mismatch` };
+    const c = checkRow(row, this.prefixHead, i);
+    if (c.failure !== null) {
+      this.divergence = { index: i, expected: c.expected, actual: c.storedHash, error: `step ${i}: ${c.failure.message}` };
     } else {
-      this.prefixHead = storedHash;
+      this.prefixHead = c.storedHash;
     }
   }
 }

@@ -1,3 +1,4 @@
+import type { TreeRequest } from "./fast/subtrees.ts";
 /**
  * The public results of a run-journal verify, as types only: what the exact
  * verifier (journal/verify.ts) and the fast one (journal/fast/) both return.
@@ -63,6 +64,8 @@ export interface FastVerifyOptions {
   onProgress?: (done: number, total: number) => void;
   /** Called once the snapshot size is taken, before any row is read (tests: simulate a live writer). */
   afterSnapshot?: (snapshotBytes: number) => void;
+  /** Also build the journal's Merkle subtrees in the same pass (filled in when the chain verified whole). */
+  tree?: TreeRequest;
 }
 
 export interface FastVerifyResult extends JournalVerifyResult {
@@ -81,13 +84,12 @@ export interface FastVerifyResult extends JournalVerifyResult {
   stream: boolean;
   /**
    * How the rows were verified (diagnostics, not part of the verdict): by
-   * the WebAssembly kernel, the JavaScript scanner, or the exact py-json path.
+   * the WebAssembly kernel or the exact py-json path.
    */
   rows_by_path: RowsByPath;
 }
 
 export interface RowsByPath {
   kernel: number;
-  scanner: number;
   exact: number;
 }

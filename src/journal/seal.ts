@@ -8,6 +8,7 @@ import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { canonicalizer, dumps, UnknownHashProfileError } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
+import type { TreeRequest } from "./fast/subtrees.ts";
 import type { FastVerifyResult } from "./model.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
 import { journalPath, lockPathFor, runDir, SEAL_FILE_NAME } from "./paths.ts";
@@ -125,6 +126,8 @@ export interface SealOptions {
    * locked snapshot, instead of verifying again).
    */
   afterVerify?: (verdict: FastVerifyResult) => Promise<void>;
+  /** Build the journal's Merkle subtrees in the same verify (a signed seal's root). */
+  tree?: TreeRequest;
 }
 
 export async function sealJournalDetailed(sddDir: string, runId: string, opts: SealOptions = {}): Promise<SealOutcome> {
@@ -135,7 +138,7 @@ export async function sealJournalDetailed(sddDir: string, runId: string, opts: S
   }
   const lock = lockJournalOrRefuse(jpath, runId, "seal");
   try {
-    const r = await verifyJournal(jpath);
+    const r = await verifyJournal(jpath, { tree: opts.tree });
     if (!r.chain_consistent || r.coverage !== "complete") {
       throw new RefusalError(
         "seal_refused",

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
-import { scanCanonicalRow } from "../steps/fastrow.ts";
+import { CanonicalRow } from "../steps/fastrow.ts";
 import { loadSigningKey, signManifest } from "./keys.ts";
 import { buildManifest, manifestBytes } from "./manifest.ts";
 import { DEFAULT_REDACT, dictForm, dictFormLine, redactRow, REDACTABLE, rowLine, RowFormError } from "./rows.ts";
@@ -119,11 +119,12 @@ class RowEmitter {
 function rowOutput(
   mode: Mode,
   emitter: RowEmitter,
+  rows: CanonicalRow,
   line: Uint8Array | null,
   lineNo: number,
 ): { fast: boolean; text: string; bytes: number; refs: PyValue[]; stepHash: string } | null {
   if (line !== null && mode.kind === "export") {
-    const f = dictFormLine(line);
+    const f = dictFormLine(line, rows);
     if (f !== null) {
       emitter.outHead = f.stepHash;
       return { fast: true, text: "", bytes: line.length + 1, refs: f.refs, stepHash: f.stepHash };
@@ -138,12 +139,13 @@ function rowOutput(
 /**
  * Universal-newline splitting whose probe hands canonical rows over whole
  * (a canonical row cannot contain another line break), so each row is
- * scanned once per pass instead of split byte by byte.
+ * scanned once per pass instead of split byte by byte (by `rows`, whose
+ * spans the sink's readers then reuse).
  */
-function lineSplitter(sink: (line: Uint8Array | null, lineNo: number) => void): LineSplitter {
+function lineSplitter(rows: CanonicalRow, sink: (line: Uint8Array | null, lineNo: number) => void): LineSplitter {
   const probe = (buf: Uint8Array, start: number, end: number, lineNo: number): boolean => {
     const seg = buf.subarray(start, end);
-    if (!scanCanonicalRow(seg)) return false;
+    if (!rows.scanRow(seg)) return false;
     sink(seg, lineNo);
     return true;
   };
@@ -159,9 +161,9 @@ async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
   let steps = 0;
   let outBytes = 0;
   if (existsSync(bucket)) {
-    const splitter = lineSplitter((line, lineNo) => {
+    const splitter = lineSplitter(walker.canonical, (line, lineNo) => {
       walker.line(line, lineNo);
-      const out = rowOutput(mode, emitter, line, lineNo);
+      const out = rowOutput(mode, emitter, walker.canonical, line, lineNo);
       if (out === null) return;
       // Canonical output is ASCII: its length is its byte count.
       outBytes += out.bytes;
@@ -220,9 +222,10 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
       let count = 0;
       let lastHash = GENESIS_HASH;
       const out = new OutBuffer();
-      const splitter = lineSplitter((line, lineNo) => {
+      const rows = new CanonicalRow();
+      const splitter = lineSplitter(rows, (line, lineNo) => {
         if (count >= s.steps) return;
-        const r = rowOutput(mode, emitter, line, lineNo);
+        const r = rowOutput(mode, emitter, rows, line, lineNo);
         if (r === null) return;
         if (r.fast) out.bytes(line!);
         else out.ascii(r.text);

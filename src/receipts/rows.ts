@@ -1,6 +1,6 @@
 import { canonical } from "../pyjson/encode.ts";
 import { canonicalNumber, floatRepr } from "../pyjson/float.ts";
-import { Key, plainString, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../steps/fastrow.ts";
+import { Key, type CanonicalRow } from "../steps/fastrow.ts";
 import { pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
 import { PyNum, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { stepHash } from "../steps/hash.ts";
@@ -136,13 +136,16 @@ function isCanonicalFloat(line: Uint8Array, s: number, e: number): boolean {
  * a float `ts` in Python's spelling, a list of plain strings in
  * `blob_refs`) re-serialises to its own bytes, so they are reused as they
  * are. Anything else returns null and goes through parse + `dictForm`.
+ * `scan` is the scanner that saw the line last (a walker's), so a row
+ * already scanned is not scanned again.
  */
-export function dictFormLine(line: Uint8Array): { stepHash: string; refs: string[] } | null {
-  if (!scanCanonicalRow(line)) return null;
+export function dictFormLine(line: Uint8Array, scan: CanonicalRow): { stepHash: string; refs: string[] } | null {
+  if (!scan.scanRow(line)) return null;
+  const { spanStart, spanEnd, plainString } = scan;
   const effort = spanStart[Key.Effort]!;
   const hasEffort = effort >= 0;
   if (hasEffort && spanEnd[Key.Effort]! - effort === 4 && line[effort] === 0x6e) return null;
-  if (topKeyCount !== (hasEffort ? 12 : 11)) return null;
+  if (scan.topKeyCount !== (hasEffort ? 12 : 11)) return null;
   for (const k of [Key.Seq, Key.PrevHash, Key.StepHash, Key.InputHash, Key.Model, Key.Prompt, Key.ToolCall, Key.ToolResult, Key.Ts, Key.BlobRefs, Key.SchemaVersion]) {
     if (spanStart[k]! < 0) return null;
   }

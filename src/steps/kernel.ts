@@ -1,22 +1,17 @@
 import { canonicalNumber } from "../pyjson/float.ts";
+import { KernelArena } from "../wasm/arena.ts";
 import { asciiText, compiledOnce, lengthCachedHasher } from "../wasm/host.ts";
 import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
 
 /**
  * The WebAssembly step kernel (kernel.wat), instantiated over a memory that
  * also holds the chain walker's arena, so the kernel reads rows where the
- * archive reader put them: nothing is copied to hand it a chunk.
- *
- * Layout of the memory:
- *   [0, 4096)                the kernel's tables, constants, digest and head (kernel.wat)
- *   [4096, 4096 + arena)     the walker's arena (read area, then its scratch)
- *   then                     the kernel's pre-image area
+ * archive reader put them: nothing is copied to hand it a chunk. The
+ * module's fixed addresses (digest, head, heapBase) are its exported
+ * globals; the arena (src/wasm/arena.ts) lays out, above heapBase, the
+ * walker's arena (read area, then its scratch) and the pre-image area.
  */
 
-const ARENA_AT = 4096;
-/** Fixed addresses in kernel.wat. */
-const DIGEST = 1536;
-const HEAD = 1600;
 /** A pre-image is the row's hashed values plus the key names (and `null`s) around them. */
 const PREIMAGE_SLACK = 512;
 
@@ -54,21 +49,25 @@ export class StepKernel {
 
   /** `readCap`: the longest row the arena's read area holds. */
   constructor(arenaSize: number, readCap: number) {
-    const out = ARENA_AT + arenaSize;
-    const memory = new WebAssembly.Memory({ initial: Math.ceil((out + readCap + PREIMAGE_SLACK) / 65536) });
-    const u8 = new Uint8Array(memory.buffer);
-    this.buffer = memory.buffer;
-    this.arena = u8.subarray(ARENA_AT, ARENA_AT + arenaSize);
-    this.head = u8.subarray(HEAD, HEAD + 64);
+    const module = compiled.get();
+    const mem = new KernelArena(module, compiled.binary(), [
+      ["arena", arenaSize],
+      ["preimage", readCap + PREIMAGE_SLACK],
+    ]);
+    const u8 = mem.u8;
+    this.buffer = mem.memory.buffer;
+    this.arena = mem.view("arena");
+    this.head = mem.fixedView("head", 64);
 
     // The hash runs in Bun's native SHA-256; the pre-image starts at a fixed address.
-    const hash = lengthCachedHasher((len) => u8.subarray(out, out + len), u8.subarray(DIGEST, DIGEST + 32));
+    const out = mem.at("preimage");
+    const hash = lengthCachedHasher((len) => u8.subarray(out, out + len), mem.fixedView("digest", 32));
     // A float in a hashed field: canonical when Python re-spells it so (the rule scanNumber applies).
     const floatIsCanonical = (s: number, e: number): number => {
       const raw = asciiText(u8, s, e);
       return canonicalNumber(raw, true) === raw ? 1 : 0;
     };
-    const instance = new WebAssembly.Instance(compiled.get(), { env: { memory, hash, floatIsCanonical } });
+    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hash, floatIsCanonical } });
     this.k = instance.exports as unknown as KernelExports;
     this.k.setup(out);
   }

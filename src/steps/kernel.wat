@@ -24,8 +24,9 @@
 ;; contains no line break of either splitting dialect: each row it takes is
 ;; exactly one line for the splitter.
 ;;
-;; Memory (imported; kernel.ts lays it out): [0, 4096) holds this module's
-;; tables and constants; the walker's arena (read area, then its scratch)
+;; Memory (imported; src/wasm/arena.ts lays it out from the exported
+;; globals below): [0, heapBase) holds this module's tables and constants;
+;; the walker's arena (read area, then its scratch)
 ;; follows; the pre-image area `out` comes after that ($setup). `verify`
 ;; writes a line feed at `bound` for the duration of the call, so every
 ;; scanning loop stops at the end of the data; word loads may read up to 7
@@ -49,6 +50,11 @@
   (import "env" "hash" (func $hash (param i32)))
   ;; 1 when the float lexeme [s, e) is spelled as Python re-spells its value
   (import "env" "floatIsCanonical" (func $floatIsCanonical (param i32 i32) (result i32)))
+
+  ;; the layout the host reads (src/wasm/arena.ts): fixed addresses, and the first byte it may use
+  (global (export "digest") i32 (i32.const 1536))
+  (global (export "head") i32 (i32.const 1600))
+  (global (export "heapBase") i32 (i32.const 4096))
 
   (global $out (mut i32) (i32.const 0))
   (global $isFloat (mut i32) (i32.const 0))   ;; set by $skipNumber

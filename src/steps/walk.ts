@@ -2,7 +2,7 @@ import { parse } from "../pyjson/parse.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
-import { Key, keyStart, plainString, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
+import { CanonicalRow, Key } from "./fastrow.ts";
 import { StepKernel, stepKernelEnabled } from "./kernel.ts";
 import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
@@ -126,9 +126,11 @@ export class ChainWalker implements BulkProbe {
   private headDigest = new Uint8Array(32);
   private digest = new Uint8Array(32);
   private readonly digestHex = new Uint8Array(64);
+  /** The canonical-row scanner whose spans `fast` reads (a reader of the same lines may share it: see dictFormLine). */
+  readonly canonical = new CanonicalRow();
   /** For a `LineSplitter`: claims canonical rows whole, so they are scanned once. */
   readonly probe = (buf: Uint8Array, start: number, end: number, lineNo: number): boolean =>
-    scanCanonicalRange(buf, start, end) && this.fast(buf, lineNo);
+    this.canonical.scanRange(buf, start, end) && this.fast(buf, lineNo);
 
   constructor(
     private readonly dialect: WalkDialect,
@@ -188,7 +190,7 @@ export class ChainWalker implements BulkProbe {
   line(bytes: Uint8Array | null, lineNo: number): void {
     if (bytes === null) throw new OverlongLineError(lineNo, this.maxLineBytes);
     if (bytes.length === 0) return;
-    if (scanCanonicalRow(bytes) && this.fast(bytes, lineNo)) return;
+    if (this.canonical.scanRow(bytes) && this.fast(bytes, lineNo)) return;
     this.general(bytes, lineNo);
   }
 
@@ -220,12 +222,24 @@ export class ChainWalker implements BulkProbe {
   take(buf: Uint8Array, start: number, end: number, maxLineBytes: number): number {
     this.taken = 0;
     const k = this.kernel;
-    if (k === null || buf.buffer !== k.buffer) return start;
+    if (k === null) return start;
     if (this.kernelSkip > 0) {
       this.kernelSkip--;
       return start;
     }
-    const to = this.headToKernel(k.head) ? k.verify(buf, start, end, maxLineBytes, this.expected) : start;
+    if (!this.headToKernel(k.head)) return start;
+    let to: number;
+    if (buf.buffer === k.buffer) {
+      to = k.verify(buf, start, end, maxLineBytes, this.expected);
+    } else {
+      // A chunk read elsewhere (a gzip receipt's inflated output): copied
+      // into the arena's read area, one memcpy, for the kernel to take rows
+      // from; rows cut at the copy's end are left to the splitter as usual.
+      const n = Math.min(end - start, ARENA_READ);
+      const area = this.arena!;
+      area.set(buf.subarray(start, start + n), 0);
+      to = start + k.verify(area, 0, n, maxLineBytes, this.expected);
+    }
     if (to === start) {
       this.kernelSkip = this.kernelBackoff;
       this.kernelBackoff = Math.min(Math.max(1, 2 * this.kernelBackoff), KERNEL_MAX_BACKOFF);
@@ -292,6 +306,7 @@ export class ChainWalker implements BulkProbe {
   }
 
   private putSpan(line: Uint8Array, key: Key): void {
+    const { spanStart, spanEnd } = this.canonical;
     if (spanStart[key]! < 0) this.put(P_NULL);
     else this.put(line, spanStart[key], spanEnd[key]);
   }
@@ -357,6 +372,7 @@ export class ChainWalker implements BulkProbe {
    * from byte spans. False = let the general path decide.
    */
   private fast(line: Uint8Array, lineNo: number): boolean {
+    const { spanStart, spanEnd, plainString, keyStart } = this.canonical;
     const seqS = spanStart[Key.Seq]!;
     const seqE = spanEnd[Key.Seq]!;
     if (seqS < 0 || seqE - seqS > 15) return false;

@@ -10,14 +10,13 @@ import { lockJournalOrRefuse, sealJournalDetailed } from "../journal/seal.ts";
 import { parse } from "../pyjson/parse.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { checkpointText, sealNoteText, treeHeadOf } from "./checkpoint.ts";
-import { forEachVerifiedLeaf, type LeafOptions } from "./leaves.ts";
+import { treeRequest, verifiedTree, type TreeOptions } from "./leaves.ts";
 import { fileIdentity } from "./sniff.ts";
 import {
   consistencyRanges,
   EMPTY_ROOT,
   inclusionRanges,
   leafHash,
-  LeafHasher,
   RangeHasher,
   TreeBuilder,
   verifyConsistency,
@@ -151,14 +150,16 @@ export async function sealJournalSigned(sddDir: string, runId: string, signer: S
   // Taken before the seal's verify: the leaf pass below must see the file that verify saw.
   const identityBefore = existsSync(jpath) ? fileIdentity(jpath) : "";
   const tree = new TreeBuilder();
-  const leaf = new LeafHasher();
+  const request = treeRequest();
   let events = 0;
   let head = "";
   const sealed = await sealJournalDetailed(sddDir, runId, {
+    tree: request,
     afterVerify: async (verdict) => {
-      const leaves = await forEachVerifiedLeaf(jpath, (r) => tree.addLeafHash(leaf.hash32(r.hash)), { verified: { verdict, identityBefore } });
-      events = leaves.count;
-      head = leaves.head;
+      const t = await verifiedTree(jpath, { verified: { verdict, identityBefore, tree: request } });
+      for (const s of t.subtrees) tree.addSubtree(s.hash, s.size);
+      events = t.count;
+      head = t.head;
     },
   });
   const note = signNote(sealNoteText({ origin, runId, events, head, root: tree.root() }), [signer]);
@@ -216,8 +217,8 @@ export async function writeCheckpoint(
   const lock = lockJournalOrRefuse(jpath, runId, "checkpoint");
   try {
     const tree = new RangeHasher([], previous ? previous.size : -1);
-    const leaf = new LeafHasher();
-    const leaves = await forEachVerifiedLeaf(jpath, (r) => tree.addLeafHash(leaf.hash32(r.hash)));
+    const leaves = await verifiedTree(jpath, { cuts: previous ? [previous.size] : [] });
+    for (const s of leaves.subtrees) tree.addSubtree(s.hash, s.size);
     if (previous) {
       const prefix = tree.prefixRoot();
       if (previous.origin !== origin) {
@@ -267,22 +268,19 @@ export async function proveConsistency(sddDir: string, runId: string, fromPath: 
   const old = treeHead(fromPath, readNote(fromPath));
   const jpath = journalPath(sddDir, runId);
   if (!existsSync(jpath)) throw new InputError("journal_missing", `no journal for run ${runId}: ${jpath}`, { run_id: runId, path: jpath });
-  // The proof's ranges depend on the size, known once the chain verified (before the first leaf).
-  let hasher = new RangeHasher([]);
-  const leaf = new LeafHasher();
-  const leaves = await forEachVerifiedLeaf(jpath, (r) => hasher.addLeafHash(leaf.hash32(r.hash)), {
-    onVerified: (size) => {
-      if (old.size > size) {
-        throw new NegativeError("consistency_truncated", `the journal holds ${size} events but ${fromPath} commits to ${old.size}`, {
-          consistency: "truncated",
-          old_size: old.size,
-          new_size: size,
-        });
-      }
-      hasher = new RangeHasher(consistencyRanges(old.size, size), old.size);
-    },
-  });
+  // One pass: subtrees cut at the old size; every node of the proof is a union of them.
+  const leaves = await verifiedTree(jpath, { cuts: [old.size] });
   const size = leaves.count;
+  if (old.size > size) {
+    throw new NegativeError("consistency_truncated", `the journal holds ${size} events but ${fromPath} commits to ${old.size}`, {
+      consistency: "truncated",
+      old_size: old.size,
+      new_size: size,
+    });
+  }
+  // The proof's ranges depend on the size, known once the chain verified.
+  const hasher = new RangeHasher(consistencyRanges(old.size, size), old.size);
+  for (const s of leaves.subtrees) hasher.addSubtree(s.hash, s.size);
   if (b64(hasher.prefixRoot()!) !== b64(old.root)) {
     throw new NegativeError("consistency_forked", `the journal's first ${old.size} events do not match ${fromPath} (the log was rewritten)`, {
       consistency: "forked",
@@ -419,28 +417,22 @@ export async function proveInclusion(sddDir: string, runId: string, index: numbe
   const jpath = journalPath(sddDir, runId);
   if (!existsSync(jpath)) throw new InputError("journal_missing", `no journal for run ${runId}: ${jpath}`, { run_id: runId, path: jpath });
   const head = checkpointPath ? treeHead(checkpointPath, readNote(checkpointPath)) : null;
-  let size = head?.size ?? 0;
-  let hasher = new RangeHasher([]);
-  const leaf = new LeafHasher();
-  let row = "";
-  const leaves = await forEachVerifiedLeaf(
-    jpath,
-    (r) => {
-      if (r.index >= size) return;
-      hasher.addLeafHash(leaf.hash32(r.hash));
-      if (r.index === index) row = new TextDecoder().decode(r.line);
-    },
-    {
-      // Against the journal now: the tree size is its event count, known once the chain verified.
-      onVerified: (count) => {
-        if (!head) size = count;
-        if (!(Number.isSafeInteger(index) && index >= 0 && index < size)) {
-          throw new UsageError(`--index must be an event index from 0 to ${size - 1}`, "usage", { size });
-        }
-        hasher = new RangeHasher(inclusionRanges(index, size), size);
-      },
-    },
-  );
+  // One pass: subtrees cut at the leaf, the leaf after it and the checkpoint's size; the row's text kept.
+  const cuts = [index, index + 1, ...(head ? [head.size] : [])];
+  const leaves = await verifiedTree(jpath, { cuts, keepRow: Number.isSafeInteger(index) ? index : null });
+  // Against the journal now: the tree size is its event count.
+  const size = head?.size ?? leaves.count;
+  if (!(Number.isSafeInteger(index) && index >= 0 && index < size)) {
+    throw new UsageError(`--index must be an event index from 0 to ${size - 1}`, "usage", { size });
+  }
+  const hasher = new RangeHasher(inclusionRanges(index, size), size);
+  let fed = 0;
+  for (const s of leaves.subtrees) {
+    if (fed >= size) break;
+    hasher.addSubtree(s.hash, s.size);
+    fed += s.size;
+  }
+  const row = leaves.row ?? "";
   const root = hasher.prefixRoot();
   if (root === null) throw new NegativeError("consistency_truncated", `the journal holds ${leaves.count} events, fewer than ${size}`, { size });
   if (head && b64(root) !== b64(head.root)) {
@@ -533,7 +525,7 @@ export interface NoteSealVerdict {
  */
 export async function verifyJournalAgainstNotes(
   journalFile: string,
-  opts: { sealNote?: string; since?: string; trusted: TrustedKeys; minSignatures?: number; remember?: boolean; verified?: LeafOptions["verified"] },
+  opts: { sealNote?: string; since?: string; trusted: TrustedKeys; minSignatures?: number; remember?: boolean; verified?: TreeOptions["verified"] },
 ): Promise<NoteSealVerdict> {
   const errors: string[] = [];
   const sealText = opts.sealNote ? readNote(opts.sealNote) : null;
@@ -544,17 +536,13 @@ export async function verifyJournalAgainstNotes(
   const old = sinceText ? treeHead(opts.since!, sinceText) : null;
   const wanted = [seal?.size, old?.size].filter((n): n is number => n !== undefined);
   const tree = new TreeBuilder();
-  const leaf = new LeafHasher();
   const roots = new Map<number, string>();
   if (wanted.includes(0)) roots.set(0, b64(EMPTY_ROOT));
-  const leaves = await forEachVerifiedLeaf(
-    journalFile,
-    (r) => {
-      tree.addLeafHash(leaf.hash32(r.hash));
-      if (wanted.includes(tree.size)) roots.set(tree.size, b64(tree.root()));
-    },
-    { verified: opts.verified },
-  );
+  const leaves = await verifiedTree(journalFile, { cuts: wanted, verified: opts.verified });
+  for (const s of leaves.subtrees) {
+    tree.addSubtree(s.hash, s.size);
+    if (wanted.includes(tree.size)) roots.set(tree.size, b64(tree.root()));
+  }
   let identity: NoteSealVerdict["identity"] = "unverifiable";
   if (seal) {
     const headOk = seal.head === undefined || seal.head === leaves.head;

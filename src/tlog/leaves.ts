@@ -1,99 +1,70 @@
 import { statSync } from "node:fs";
 import { InputError, NegativeError } from "../errors.ts";
-import { physicalLines } from "../fsutil/lines.ts";
-import { classifyLine } from "../journal/reader.ts";
 import { verifyJournal } from "../journal/verify.ts";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";
-import { pyStr } from "../pyjson/python.ts";
+import { TreeRequest, type Subtree, type TreeSpec } from "../journal/fast/subtrees.ts";
 import { fileIdentity } from "./sniff.ts";
 
 /**
- * The leaves of a journal's Merkle tree: the 32-byte event hashes the
- * verifier RECOMPUTED, never merely the stored `event_hash` fields (an
- * edited payload with its old `event_hash` must change the root).
- *
- * Two passes over one snapshot: the full verify (fast engine) proves every
- * stored event_hash equals its recomputed hash; a second, links-level pass
- * then reads those fields. The snapshot is pinned by size, and the file's
- * identity (device, inode, size, mtime) must be unchanged after the second
- * pass, so a journal edited between the passes is refused, not trusted.
+ * A journal's Merkle tree, from the verify pass itself: its leaves are the
+ * event hashes the verifier RECOMPUTED, never merely the stored
+ * `event_hash` fields (an edited payload with its old `event_hash` must
+ * change the root). Each range of the verify builds the aligned perfect
+ * subtrees over the rows it verified (src/journal/fast/subtrees.ts), so a
+ * checkpoint, a signed seal or a proof reads the journal once. The file's
+ * identity (device, inode, size, mtime) must be the same after the pass as
+ * before it: a journal edited meanwhile is refused, not trusted.
  */
 
-export interface VerifiedLeaves {
+export interface VerifiedTree {
   count: number;
   /** Hex head of the chain (last event hash; "" for an empty journal). */
   head: string;
   bytes: number;
+  /** The whole tree as aligned perfect subtrees, in leaf order (cut at the requested positions). */
+  subtrees: Subtree[];
+  /** The row asked for with `keepRow` (its line's text), or null. */
+  row: string | null;
 }
 
-export interface LeafRow {
-  index: number;
-  /** Raw 32-byte recomputed event hash. */
-  hash: Uint8Array;
-  /** The row's physical line (content only): valid during the callback. */
-  line: Uint8Array;
-  /** 1-based physical line number in the file. */
-  lineNumber: number;
-}
-
-const NEEDLE = Buffer.from('"payload_hash": "');
-const EVENT_KEY = Buffer.from('", "event_hash": "');
-const OPEN = Buffer.from('{"ts": ');
-
-function hexValue(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 97 && c <= 102) return c - 87;
-  return -1;
-}
-
-function hexAt(bytes: Uint8Array, at: number, out: Uint8Array): boolean {
-  if (at + 64 > bytes.length) return false;
-  for (let i = 0; i < 32; i++) {
-    const hi = hexValue(bytes[at + 2 * i]!);
-    const lo = hexValue(bytes[at + 2 * i + 1]!);
-    if (hi < 0 || lo < 0) return false;
-    out[i] = (hi << 4) | lo;
-  }
-  return true;
-}
-
-/**
- * The stored event_hash of a row spelled as Python writes it, without
- * parsing: `{"ts": …, "payload_hash": "<64>", "event_hash": "<64>"…`, with
- * no `{` or `[` before the match (so the keys found are top-level ones).
- * Anything else returns false and is parsed.
- */
-function fastEventHash(line: Buffer, out: Uint8Array): boolean {
-  if (line.length < 200 || line.compare(OPEN, 0, OPEN.length, 0, OPEN.length) !== 0) return false;
-  const p = line.indexOf(NEEDLE);
-  if (p < 0) return false;
-  for (let i = 1; i < p; i++) if (line[i] === 0x7b || line[i] === 0x5b) return false;
-  const e = p + NEEDLE.length + 64;
-  if (line.compare(EVENT_KEY, 0, EVENT_KEY.length, e, e + EVENT_KEY.length) !== 0) return false;
-  const at = e + EVENT_KEY.length;
-  return line[at + 64] === 0x22 && hexAt(line, at, out);
-}
-
-export interface LeafOptions {
-  /** Called once the chain verified, before the first leaf, with the number of leaves to come. */
-  onVerified?: (count: number) => void;
+export interface TreeOptions {
+  /** Leaf positions no subtree may span: a prefix size to compare, an inclusion proof's leaf and the one after it. */
+  cuts?: readonly number[];
+  /** Keep the text of the row at this position. */
+  keepRow?: number | null;
   /**
    * A full verify of this file the caller already ran, with the file's
-   * identity taken before it: not run again (the identity check still
-   * brackets both passes).
+   * identity taken before it, and the tree request it ran with: not run
+   * again when that request asked for these cuts (else the tree is built by
+   * a verify of its own).
    */
-  verified?: { verdict: FastVerifyResult; identityBefore: string };
+  verified?: { verdict: FastVerifyResult; identityBefore: string; tree?: TreeRequest };
+}
+
+/** The tree request a caller passes to its own verify so that verifiedTree can reuse that pass. */
+export function treeRequest(opts: Pick<TreeOptions, "cuts" | "keepRow"> = {}): TreeRequest {
+  return new TreeRequest(specOf(opts));
+}
+
+function specOf(opts: Pick<TreeOptions, "cuts" | "keepRow">): TreeSpec {
+  return { cuts: [...(opts.cuts ?? [])], keepRow: opts.keepRow ?? null };
+}
+
+function covers(have: TreeSpec, want: TreeSpec): boolean {
+  return want.cuts.every((c) => have.cuts.includes(c)) && (want.keepRow === null || have.keepRow === want.keepRow);
 }
 
 /**
- * Verify the journal at `path` and stream its leaves to `onLeaf`. Refuses
- * (`NegativeError` chain_broken, exit 1) a journal that does not verify
- * whole: a tree over an unverified chain would commit to nothing.
+ * Verify the journal at `path` and build its tree in the same pass.
+ * Refuses (`NegativeError` chain_broken, exit 1) a journal that does not
+ * verify whole: a tree over an unverified chain would commit to nothing.
  */
-export async function forEachVerifiedLeaf(path: string, onLeaf: (row: LeafRow) => void, opts: LeafOptions = {}): Promise<VerifiedLeaves> {
-  const before = opts.verified?.identityBefore ?? fileIdentity(path);
-  const verdict = opts.verified?.verdict ?? (await verifyJournal(path, { endOffset: statSync(path).size }));
-  const size = verdict.snapshot_bytes;
+export async function verifiedTree(path: string, opts: TreeOptions = {}): Promise<VerifiedTree> {
+  const want = specOf(opts);
+  const reuse = opts.verified?.tree !== undefined && covers(opts.verified.tree.spec, want) ? opts.verified : undefined;
+  const before = reuse?.identityBefore ?? fileIdentity(path);
+  const request = reuse?.tree ?? new TreeRequest(want);
+  const verdict = reuse?.verdict ?? (await verifyJournal(path, { endOffset: statSync(path).size, tree: request }));
   if (!verdict.chain_consistent || verdict.coverage !== "complete" || !verdict.payloads_checked) {
     throw new NegativeError("chain_broken", `journal ${path} does not verify: ${verdict.errors.join("; ") || "payloads not checked"}`, {
       path,
@@ -101,24 +72,10 @@ export async function forEachVerifiedLeaf(path: string, onLeaf: (row: LeafRow) =
       head: verdict.head,
     });
   }
-  opts.onVerified?.(verdict.count);
-  const hash = new Uint8Array(32);
-  let index = 0;
-  for (const line of physicalLines(path, { endOffset: size })) {
-    const buf = Buffer.from(line.bytes.buffer, line.bytes.byteOffset, line.bytes.byteLength);
-    if (!fastEventHash(buf, hash)) {
-      const v = classifyLine(line.bytes);
-      if (v.kind === "blank") continue;
-      if (v.kind !== "row") throw changed(path);
-      if (!hexAt(Buffer.from(pyStr(v.row.get("event_hash"), "")), 0, hash)) throw changed(path);
-    }
-    onLeaf({ index, hash, line: line.bytes, lineNumber: line.index + 1 });
-    index++;
-  }
-  // `hash` holds the last leaf's hash: the chain head.
-  const last = index === 0 ? "" : Buffer.from(hash).toString("hex");
-  if (index !== verdict.count || last !== (verdict.head ?? "") || fileIdentity(path) !== before) throw changed(path);
-  return { count: index, head: last, bytes: size };
+  const subtrees = request.subtrees;
+  const leaves = subtrees === null ? -1 : subtrees.reduce((n, s) => n + s.size, 0);
+  if (leaves !== verdict.count || fileIdentity(path) !== before) throw changed(path);
+  return { count: verdict.count, head: verdict.head ?? "", bytes: verdict.snapshot_bytes, subtrees: subtrees!, row: request.row };
 }
 
 function changed(path: string): InputError {

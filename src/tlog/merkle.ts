@@ -33,6 +33,10 @@ export function nodeHash(left: Hash, right: Hash): Hash {
 /** The root of the empty tree: SHA-256 of nothing. */
 export const EMPTY_ROOT: Hash = Bun.SHA256.hash(new Uint8Array(0)) as Uint8Array;
 
+function isPowerOfTwo(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 1 && Number.isInteger(Math.log2(n));
+}
+
 /** Largest power of two strictly below n (n ≥ 2). */
 function splitPoint(n: number): number {
   let k = 1;
@@ -54,10 +58,20 @@ export class TreeBuilder {
   size = 0;
 
   addLeafHash(h: Hash): void {
-    this.size++;
+    this.addSubtree(h, 1);
+  }
+
+  /**
+   * Append a perfect subtree of `count` (a power of two) leaves whose root
+   * is `h`; the tree so far must hold a multiple of `count` leaves (the
+   * subtree is aligned), as the verify pass's subtrees are.
+   */
+  addSubtree(h: Hash, count: number): void {
+    if (!isPowerOfTwo(count) || this.size % count !== 0) throw new RangeError(`a subtree of ${count} leaves cannot follow ${this.size}`);
+    this.size += count;
     let top = this.sizes.length;
     this.levels[top]!.set(h);
-    let size = 1;
+    let size = count;
     // Merge equal-sized neighbours: the stack always holds the perfect
     // subtrees of the binary decomposition of `size`, largest first.
     while (top > 0 && this.sizes[top - 1] === size) {
@@ -78,19 +92,6 @@ export class TreeBuilder {
     let r: Hash = this.levels[n - 1]!.slice();
     for (let i = n - 2; i >= 0; i--) r = nodeHash(this.levels[i]!, r);
     return r;
-  }
-}
-
-/** Leaf hashes into a reused buffer (valid until the next call): the per-row hot path. */
-export class LeafHasher {
-  private readonly buf = new Uint8Array(33);
-  private readonly out = new Uint8Array(32);
-
-  /** SHA-256(0x00 ‖ 32-byte leaf data). */
-  hash32(data: Uint8Array): Hash {
-    this.buf[0] = LEAF_PREFIX;
-    this.buf.set(data.subarray(0, 32), 1);
-    return Bun.SHA256.hash(this.buf, this.out) as Uint8Array;
   }
 }
 
@@ -162,18 +163,31 @@ export class RangeHasher {
   }
 
   addLeafHash(h: Hash): void {
+    this.addSubtree(h, 1);
+  }
+
+  /**
+   * Append an aligned perfect subtree of `count` leaves (TreeBuilder.addSubtree):
+   * it must not span the snapshot point or a range's edge, which holds for
+   * the verify pass's subtrees when they are cut at the snapshot point and
+   * the proof's leaf (every node of an RFC 9162 proof is then a union of them).
+   */
+  addSubtree(h: Hash, count: number): void {
     const i = this.whole.size;
-    this.whole.addLeafHash(h);
+    const end = i + count;
+    if (this.snapshotAt > i && this.snapshotAt < end) throw new RangeError(`a subtree [${i}, ${end}) spans the snapshot at ${this.snapshotAt}`);
+    this.whole.addSubtree(h, count);
     if (this.whole.size === this.snapshotAt) this.prefix = this.whole.root();
     while (this.cursor < this.order.length && this.ranges[this.order[this.cursor]!]!.end <= i) this.cursor++;
     // Proof ranges never overlap, so at most one is open at leaf i.
     const at = this.order[this.cursor];
     if (at === undefined) return;
     const r = this.ranges[at]!;
-    if (i < r.start) return;
+    if (end <= r.start) return;
+    if (i < r.start || end > r.end) throw new RangeError(`a subtree [${i}, ${end}) spans the edge of the proof range [${r.start}, ${r.end})`);
     const b = (this.builders[at] ??= new TreeBuilder());
-    b.addLeafHash(h);
-    if (i === r.end - 1) this.results[at] = b.root();
+    b.addSubtree(h, count);
+    if (end === r.end) this.results[at] = b.root();
   }
 
   get size(): number {

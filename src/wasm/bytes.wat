@@ -2,7 +2,7 @@
 ;; share: the byte tables at the bottom of their memory and the byte-level
 ;; helpers that scan strings, keys and numbers in Python's json.dumps
 ;; spelling, compare and copy. Not a module of its own: each kernel ends
-;; with an include of this file, which src/wasm/wat.ts's readWat replaces
+;; with an include of this file, which scripts/build-wasm.ts (readWat) replaces
 ;; with these fields, so a fix here reaches both kernels.
 ;;
 ;; The including module declares the memory and `(global $isFloat (mut i32))`

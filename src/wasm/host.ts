@@ -9,10 +9,13 @@
 const VIEW_CACHE = 16384;
 
 /** A module compiled on first use and then shared (also with worker threads, which are handed it). */
-export function compiledOnce(base64: string): { get(): WebAssembly.Module; set(m: WebAssembly.Module): void } {
+export function compiledOnce(base64: string): { get(): WebAssembly.Module; set(m: WebAssembly.Module): void; binary(): Uint8Array } {
   let compiled: WebAssembly.Module | undefined;
+  let bytes: Uint8Array | undefined;
+  const binary = () => (bytes ??= Buffer.from(base64, "base64"));
   return {
-    get: () => (compiled ??= new WebAssembly.Module(Buffer.from(base64, "base64"))),
+    binary,
+    get: () => (compiled ??= new WebAssembly.Module(binary())),
     set: (m) => {
       compiled = m;
     },

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "../../src/pyjson/parse.ts";
 import { dictForm, dictFormLine, rowLine } from "../../src/receipts/rows.ts";
+import { CanonicalRow } from "../../src/steps/fastrow.ts";
 import { VECTORS } from "../helpers/cli.ts";
 import { runPython } from "../helpers/python.ts";
 
@@ -57,7 +58,7 @@ describe("export fast path (dict-form rows reuse their bytes)", () => {
       } catch {
         slow = null;
       }
-      const fast = dictFormLine(enc.encode(text));
+      const fast = dictFormLine(enc.encode(text), new CanonicalRow());
       if (fast === null) {
         declined++;
         continue;

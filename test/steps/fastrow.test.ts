@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mutateLines, splitLinesKeep } from "../../tools/fuzz/mutate.ts";
 import { Rng } from "../../tools/fuzz/rng.ts";
-import { forgetShape, keyStart, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart, topKeyCount } from "../../src/steps/fastrow.ts";
+import { CanonicalRow } from "../../src/steps/fastrow.ts";
 import { LineSplitter } from "../../src/fsutil/lines.ts";
 import { ChainWalker, type WalkResult } from "../../src/steps/walk.ts";
 import { VECTORS } from "../helpers/cli.ts";
@@ -19,8 +19,15 @@ function corpus(n: number): Uint8Array[] {
   return out;
 }
 
+/** One scanner for the whole file: its kept shape carries from row to row, as in a walker. */
+const scanner = new CanonicalRow();
+const scanCanonicalRow = (line: Uint8Array) => scanner.scanRow(line);
+const scanCanonicalRange = (buf: Uint8Array, start: number, end: number) => scanner.scanRange(buf, start, end);
+const forgetShape = () => scanner.forgetShape();
+
 function spans(at: number): number[] {
-  const out: number[] = [topKeyCount];
+  const { spanStart, spanEnd, keyStart } = scanner;
+  const out: number[] = [scanner.topKeyCount];
   for (let k = 0; k < spanStart.length; k++) {
     out.push(spanStart[k]! < 0 ? -1 : spanStart[k]! - at, spanEnd[k]! < 0 ? -1 : spanEnd[k]! - at);
     if (spanStart[k]! >= 0) out.push(keyStart[k]! - at);

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EventJournal } from "../../src/journal/writer.ts";
 import { INCLUSION_PROOF_VERSION, verifyInclusionFiles } from "../../src/tlog/flows.ts";
 import { checkpointText } from "../../src/tlog/checkpoint.ts";
-import { forEachVerifiedLeaf } from "../../src/tlog/leaves.ts";
+import { verifiedTree } from "../../src/tlog/leaves.ts";
 import { inclusionRanges, leafHash, RangeHasher } from "../../src/tlog/merkle.ts";
 import { signNote } from "../../src/tlog/note.ts";
 import { generateKeyPairSync } from "node:crypto";
@@ -16,13 +16,17 @@ describe("inclusion proofs over a real journal", () => {
     const j = EventJournal.create("r", { sddDir: join(dir, ".sdd") });
     for (let i = 0; i < 1000; i++) j.record("task_completed", { task_id: `T-${i}`, cost_usd: i / 7 });
     j.close();
-    const leaves: Uint8Array[] = [];
-    const rows: string[] = [];
-    await forEachVerifiedLeaf(j.path, (r) => {
-      leaves.push(leafHash(r.hash));
-      rows.push(new TextDecoder().decode(r.line));
-    });
+    // The journal verifies (so its stored event hashes are the recomputed ones): its leaves and rows, read directly.
+    const tree = await verifiedTree(j.path);
+    const rows = readFileSync(j.path, "utf8").split("\n").filter((l) => l !== "");
+    const leaves = rows.map((r) => leafHash(Buffer.from(JSON.parse(r).event_hash as string, "hex")));
     expect(leaves.length).toBe(1000);
+    // the verify pass's subtrees give the root the leaves give
+    const fromPass = new RangeHasher([]);
+    for (const s of tree.subtrees) fromPass.addSubtree(s.hash, s.size);
+    const fromLeaves = new RangeHasher([]);
+    for (const l of leaves) fromLeaves.addLeafHash(l);
+    expect(Buffer.from(fromPass.root()).toString("hex")).toBe(Buffer.from(fromLeaves.root()).toString("hex"));
     const { privateKey } = generateKeyPairSync("ed25519");
     const whole = new RangeHasher([]);
     for (const l of leaves) whole.addLeafHash(l);

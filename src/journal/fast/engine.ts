@@ -9,6 +9,7 @@ import { partition } from "./partition.ts";
 import { openJournal, type RangeResult, type RangeTask } from "./range.ts";
 import { RangeVerifier } from "./range.ts";
 import { rangesToRedo, refuseOverlong, stitch, trueBases } from "./stitch.ts";
+import type { TreeRequest, TreeSpec } from "./subtrees.ts";
 
 /**
  * The fast verifier: the exact verifier's verdict (same fields, same
@@ -37,13 +38,19 @@ import { rangesToRedo, refuseOverlong, stitch, trueBases } from "./stitch.ts";
  */
 
 function rowsByPath(results: readonly RangeResult[]): RowsByPath {
-  const paths = { kernel: 0, scanner: 0, exact: 0 };
+  const paths = { kernel: 0, exact: 0 };
   for (const r of results) {
     paths.kernel += r.kernelRows;
-    paths.scanner += r.fastRows - r.kernelRows;
     paths.exact += r.exactRows;
   }
   return paths;
+}
+
+/** A verified journal's subtrees (every range's, in order) and kept row, for the caller who asked. */
+function fillTree(request: TreeRequest | undefined, verdict: JournalVerifyResult, results: readonly RangeResult[]): void {
+  if (request === undefined || !verdict.chain_consistent || verdict.coverage !== "complete") return;
+  request.subtrees = results.flatMap((r) => r.tree?.subtrees ?? []);
+  request.row = results.find((r) => r.tree?.row != null)?.tree?.row ?? null;
 }
 
 /** Threads to use when not told: the cores this process may run on. */
@@ -92,11 +99,12 @@ function bytesRead(results: readonly RangeResult[]): number {
 function verifyStream(path: string, opts: FastVerifyOptions, base: { mode: VerifyMode; payloads_checked: boolean }): FastVerifyResult {
   const linksOnly = base.mode === "links-only";
   const r = new RangeVerifier().run(
-    { path, start: 0, end: Number.MAX_SAFE_INTEGER, isLast: true, baseIndex: 0, linksOnly, chunkSize: opts.chunkSize },
+    { path, start: 0, end: Number.MAX_SAFE_INTEGER, isLast: true, baseIndex: 0, linksOnly, chunkSize: opts.chunkSize, tree: opts.tree?.spec ?? null },
     opts.onProgress ? (done) => opts.onProgress!(done, done) : undefined,
   );
   const results = [r];
   const verdict = stitch({ path, exists: true, results, seal: opts.seal });
+  fillTree(opts.tree, verdict, results);
   return { ...verdict, ...base, snapshot_bytes: r.bytesRead, grew_by: 0, threads: 1, bytes_read: r.bytesRead, stream: true, rows_by_path: rowsByPath(results) };
 }
 
@@ -135,7 +143,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   opts.afterSnapshot?.(snapshot);
   progress.start(exec);
   try {
-    let results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
+    let results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress, opts.tree?.spec ?? null);
     let end = snapshot;
     let grewBy = Math.max(0, (fileSize(path) ?? 0) - snapshot);
     const last = results[results.length - 1];
@@ -150,10 +158,11 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
         again.close();
       }
       progress.reset(end);
-      results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress);
+      results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress, opts.tree?.spec ?? null);
       grewBy = Math.max(0, (fileSize(path) ?? 0) - end);
     }
     const verdict = stitch({ path, exists: true, results, seal: opts.seal });
+    fillTree(opts.tree, verdict, results);
     return {
       ...verdict,
       ...base,
@@ -222,6 +231,7 @@ async function runRanges(
   linksOnly: boolean,
   chunkSize: number | undefined,
   progress: ProgressTracker,
+  tree: TreeSpec | null,
 ): Promise<RangeResult[]> {
   const n = bounds.length - 1;
   const task = (k: number, baseIndex: number, guessBase: boolean): RangeTask => ({
@@ -233,6 +243,7 @@ async function runRanges(
     guessBase,
     linksOnly,
     chunkSize,
+    tree,
   });
   // Links-only never hashes an index: no guess needed.
   const results = await exec.runAll(Array.from({ length: n }, (_, k) => task(k, 0, k > 0 && !linksOnly)));

@@ -1,29 +1,29 @@
 ;; The verify kernel: the fast path of journal verification for rows spelled
 ;; exactly as Python's writer spells them, as WebAssembly.
 ;;
-;; Why WebAssembly: every verifying thread is its own JavaScript VM, and each
-;; one JIT-compiles the JavaScript scanner (scanner.ts) afresh, ~225 ms of CPU
-;; per thread, which on two cores competes with the verifying itself. A
-;; WebAssembly module compiles in a few milliseconds and runs at native speed
-;; from its first row. SHA-256 stays native: the kernel calls back into
-;; Bun's hasher (imports hashPayload/hashEvent), so hashing runs at the speed
-;; of Bun's SHA-256 as before.
+;; Why WebAssembly: every verifying thread is its own JavaScript VM, and a
+;; JavaScript scanner is JIT-compiled afresh in each (~225 ms of CPU per
+;; thread, measured, which on two cores competes with the verifying itself).
+;; A WebAssembly module compiles in a few milliseconds and runs at native
+;; speed from its first row. SHA-256 stays native: the kernel calls back
+;; into Bun's hasher (imports hashPayload/hashEvent).
 ;;
 ;; Contract (kernel.ts drives it; range.ts calls it): `verify` walks
 ;; consecutive rows from a line start and returns at the first row it does
 ;; not fully verify itself: a row not in Python's spelling, a row whose
-;; floats or links or hashes do not check out, or the end of the data. Such a
-;; row is left to the JavaScript scanner and the exact path, which decide its
-;; verdict, so this kernel only has to be exact for the rows it ACCEPTS. It
-;; accepts exactly the rows scanner.ts's scanPythonRow accepts and that then
-;; link and hash right; the rules below are ported from there, rule by rule.
+;; floats or links or hashes do not check out, or the end of the data. Such
+;; a row is left to the exact path (checkRow), which decides its verdict, so
+;; this kernel only has to be exact for the rows it ACCEPTS: two tiers, no
+;; third. Its modes (see verify) cover a range's first row, links-only and
+;; the counting of rows past a failure; lines end in LF, CR or CRLF.
 ;;
-;; Memory (imported; kernel.ts lays it out): [0, 4096) holds this module's
-;; tables and constants; the JavaScript scanner's memory (read area with the
-;; lines) follows; the kernel's scratch, payload pre-image (out) and member
-;; table come after that (addresses given to $setup). A line's end byte is a
-;; line feed or the sentinel line feed at `bound`, which stops every scanning
-;; loop; word loads may read up to 7 bytes past it (the scanner leaves slack).
+;; Memory (imported; src/wasm/arena.ts lays it out from the exported
+;; globals below): [0, heapBase) holds this module's tables and constants;
+;; the range's read area (the lines), the previous-hash slot, the scratch,
+;; the payload pre-image (out) and the member table follow (addresses given
+;; to $setup and verify). A line's end byte is a line terminator or the
+;; sentinel line feed at `bound`, which stops every scanning loop; word
+;; loads may read up to 7 bytes past it (the read area leaves slack).
 ;;
 ;; Fixed addresses:
 ;;      0  the byte tables of src/wasm/bytes.wat (STRCLASS, LOWERHEX, HEXPAIR,
@@ -45,6 +45,19 @@
   ;; 1 when the float lexeme [s, e) is exactly Python's repr of its value
   (import "env" "floatIsRepr" (func $floatIsRepr (param i32 i32) (result i32)))
 
+  ;; the layout the host reads (src/wasm/arena.ts): fixed addresses, and the first byte it may use
+  (global (export "payloadDigest") i32 (i32.const 1600))
+  (global (export "eventDigest") i32 (i32.const 1632))
+  (global (export "eventEnd") i32 (i32.const 2722))
+  (global (export "payloadHex") i32 (i32.const 2577))
+  (global (export "heapBase") i32 (i32.const 4096))
+  ;; verify's modes (flags)
+  (global (export "FIRST") i32 (i32.const 1))
+  (global (export "LINKS") i32 (i32.const 2))
+  (global (export "GUESS") i32 (i32.const 4))
+  (global (export "CLASSIFY") i32 (i32.const 8))
+  (global (export "LEAVES") i32 (i32.const 16))
+
   ;; areas (set by $setup)
   (global $scratch (mut i32) (i32.const 0))
   (global $scratchEnd (mut i32) (i32.const 0))
@@ -52,6 +65,8 @@
   (global $outEnd (mut i32) (i32.const 0))
   (global $mt (mut i32) (i32.const 0))
   (global $mtEnd (mut i32) (i32.const 0))
+  (global $leafOut (mut i32) (i32.const 0))
+  (global $leafEnd (mut i32) (i32.const 0))
   ;; per-row state
   (global $sp (mut i32) (i32.const 0))      ;; next free scratch byte
   (global $mTop (mut i32) (i32.const 0))    ;; next free member entry (16 bytes: keyS keyE valS valE)
@@ -63,8 +78,12 @@
   (global $phS (mut i32) (i32.const 0))
   (global $hashS (mut i32) (i32.const 0))
   (global $outLen (mut i32) (i32.const 0))
+  (global $ixS (mut i32) (i32.const 0))     ;; the stored index lexeme
+  (global $ixE (mut i32) (i32.const 0))
+  (global $next (mut i32) (i32.const 0))    ;; the next line's start (after LF, CR or CRLF)
   ;; per-call results
   (global $idxLen (mut i32) (i32.const 0))
+  (global $usedGuess (mut i32) (i32.const 0))
   (global $rows (mut i32) (i32.const 0))
   (global $lastRow (mut i32) (i32.const 0))
 
@@ -91,10 +110,25 @@
 
   (func (export "rows") (result i32) (global.get $rows))
   (func (export "lastRow") (result i32) (global.get $lastRow))
+  ;; After a FIRST call: where the row's pieces are (0 type token, 1 its end,
+  ;; 2 stored prev_hash, 3 stored event_hash, 4 index lexeme, 5 its end), and
+  ;; 6: whether the index lexeme was taken as the row's position (GUESS).
+  (func (export "field") (param $i i32) (result i32)
+    (block $b6 (block $b5 (block $b4 (block $b3 (block $b2 (block $b1 (block $b0
+      (br_table $b0 $b1 $b2 $b3 $b4 $b5 $b6 (local.get $i)))
+      (return (global.get $typeS)))
+      (return (global.get $typeE)))
+      (return (global.get $prevS)))
+      (return (global.get $hashS)))
+      (return (global.get $ixS)))
+      (return (global.get $ixE)))
+    (global.get $usedGuess))
 
-  ;; Tables, and the areas after the scanner's memory.
+  ;; Tables, and the areas above heapBase.
   (func (export "setup") (param $scratch i32) (param $scratchEnd i32) (param $out i32) (param $outEnd i32)
-    (param $mt i32) (param $mtEnd i32)
+    (param $mt i32) (param $mtEnd i32) (param $leafOut i32) (param $leafEnd i32)
+    (global.set $leafOut (local.get $leafOut))
+    (global.set $leafEnd (local.get $leafEnd))
     (global.set $scratch (local.get $scratch))
     (global.set $scratchEnd (local.get $scratchEnd))
     (global.set $out (local.get $out))
@@ -167,7 +201,7 @@
   ;; of at most 15 significant digits round-trips through a double and no
   ;; shorter decimal maps to the same double (15 = DBL_DIG), so such a lexeme
   ;; is the shortest repr exactly when it has no superfluous zeros and its
-  ;; exponent is in repr's fixed range [-4, 16). (scanner.ts fixedFloatIsRepr.)
+  ;; exponent is in repr's fixed range [-4, 16).
   (func $fixedFloat (param $s i32) (param $e i32) (result i32)
     (local $p i32) (local $intStart i32) (local $intEnd i32) (local $fracStart i32)
     (local $intLen i32) (local $i i32) (local $z i32) (local $sig i32)
@@ -487,7 +521,8 @@
   ;; Scan the row at p: the envelope as Python's writer spells it, then the
   ;; payload members; build the payload pre-image
   ;;   json.dumps({payload minus envelope, "event": type}, sort_keys=True, separators=(",", ":"))
-  ;; at $out ($outLen). Returns the offset of the row's line feed, or -1.
+  ;; at $out ($outLen). Returns the offset of the row's line end (LF or CR),
+  ;; $next the next line's start; or -1.
   ;; The three hashes are located tentatively (64 bytes and a quote); $verify
   ;; compares each with a hex digest, which validates every byte.
   (func $row (param $p i32) (result i32)
@@ -501,8 +536,10 @@
       (local.set $p (call $skipNumber (i32.add (local.get $p) (i32.const 15))))
       (br_if $no (i32.lt_s (local.get $p) (i32.const 0)))
       (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1312) (i32.const 11))))
-      (local.set $p (call $skipNumber (i32.add (local.get $p) (i32.const 11))))
+      (global.set $ixS (i32.add (local.get $p) (i32.const 11)))
+      (local.set $p (call $skipNumber (global.get $ixS)))
       (br_if $no (i32.lt_s (local.get $p) (i32.const 0)))
+      (global.set $ixE (local.get $p))
       (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1328) (i32.const 12))))
       (local.set $p (i32.add (local.get $p) (i32.const 12)))
       (local.set $q (call $scanString (local.get $p)))
@@ -550,10 +587,19 @@
                 (then (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1)))) (br $next)))
               (br_if $no (i32.ne (local.get $d) (i32.const 0x7d))))))
         (else (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x7d)))))
-      ;; the row must close right before a line feed (not the sentinel)
+      ;; the row must close right before its line end: a line feed (not the
+      ;; sentinel), or a carriage return whose next byte is data (a CRLF may
+      ;; straddle two reads; the caller takes such a row)
       (local.set $p (i32.add (local.get $p) (i32.const 1)))
-      (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 10)))
       (br_if $no (i32.ge_u (local.get $p) (global.get $bound)))
+      (local.set $d (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $d) (i32.const 10))
+        (then (global.set $next (i32.add (local.get $p) (i32.const 1))))
+        (else
+          (br_if $no (i32.ne (local.get $d) (i32.const 13)))
+          (br_if $no (i32.ge_u (i32.add (local.get $p) (i32.const 1)) (global.get $bound)))
+          (global.set $next (i32.add (local.get $p)
+            (select (i32.const 2) (i32.const 1) (i32.eq (i32.load8_u offset=1 (local.get $p)) (i32.const 10)))))))
       ;; "event" joins the members with the type as its value
       (local.set $m (global.get $mTop))
       (br_if $no (i32.ge_u (local.get $m) (global.get $mtEnd)))
@@ -569,6 +615,32 @@
       (global.set $outLen (i32.sub (local.get $o) (global.get $out)))
       (return (local.get $p)))
     (i32.const -1))
+
+  ;; The 64 bytes at p are lowercase hex digits (LOWERHEX at 256).
+  (func $isHex64 (param $p i32) (result i32)
+    (local $i i32)
+    (loop $digit
+      (if (i32.gt_u (i32.load8_u (i32.add (i32.const 256) (i32.load8_u (i32.add (local.get $p) (local.get $i))))) (i32.const 15))
+        (then (return (i32.const 0))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $digit (i32.lt_u (local.get $i) (i32.const 64))))
+    (i32.const 1))
+
+  ;; The stored index lexeme is a plain position (0, or 1 to 15 digits
+  ;; without a leading zero): then it becomes the row's index digits.
+  (func $indexFromLexeme (result i32)
+    (local $n i32) (local $i i32)
+    (local.set $n (i32.sub (global.get $ixE) (global.get $ixS)))
+    (if (i32.or (i32.lt_s (local.get $n) (i32.const 1)) (i32.gt_s (local.get $n) (i32.const 15))) (then (return (i32.const 0))))
+    (if (i32.and (i32.gt_s (local.get $n) (i32.const 1)) (i32.eq (i32.load8_u (global.get $ixS)) (i32.const 0x30)))
+      (then (return (i32.const 0))))
+    (loop $digit
+      (if (i32.eqz (call $isDigit (i32.add (global.get $ixS) (local.get $i)))) (then (return (i32.const 0))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $digit (i32.lt_u (local.get $i) (local.get $n))))
+    (call $copy (i32.sub (i32.const 2560) (local.get $n)) (global.get $ixS) (local.get $n))
+    (global.set $idxLen (local.get $n))
+    (i32.const 1))
 
   ;; The decimal digits of index, right-aligned to end at 2560.
   (func $setIndex (param $index i64)
@@ -601,45 +673,74 @@
   ;; data's sentinel. Stops at the first row it does not verify, or at
   ;; bound, and returns that row's offset; rows() counts the verified rows,
   ;; lastRow() is the last one's start, and its event hash is copied to
-  ;; `last` (the JavaScript scanner's previous-hash slot).
-  (func (export "verify") (param $p i32) (param $bound i32) (param $lo i32) (param $hi i32) (param $last i32) (result i32)
+  ;; `last` (the range's previous-hash slot). Modes (flags):
+  ;;   FIRST     a range's first row, alone: it links to its own stored
+  ;;             prev_hash (the stitcher checks that link), which must be
+  ;;             64 lowercase hex; field() then locates its pieces
+  ;;   GUESS     with FIRST: a plain stored index is the row's position
+  ;;   LINKS     links-only: no hashing; the stored event_hash must be 64
+  ;;             lowercase hex
+  ;;   CLASSIFY  past a failure: count the rows in Python's spelling, check nothing
+  ;;   LEAVES    also write each hashed row's 32-byte event digest, in order,
+  ;;             to the leaves area (a Merkle tree is built from them)
+  (func (export "verify") (param $p i32) (param $bound i32) (param $lo i32) (param $hi i32) (param $last i32)
+    (param $flags i32) (result i32)
     (local $slot i32) (local $e i32) (local $tLen i32) (local $o i32)
     (local.set $slot (local.get $last))
     (global.set $bound (local.get $bound))
     (global.set $rows (i32.const 0))
+    (global.set $usedGuess (i32.const 0))
     (call $setIndex (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo))))
     (block $stop
       (loop $next
         (br_if $stop (i32.ge_u (local.get $p) (local.get $bound)))
+        (br_if $stop (i32.and (i32.ne (i32.and (local.get $flags) (i32.const 16)) (i32.const 0))
+          (i32.gt_u (i32.add (global.get $leafOut) (i32.shl (i32.add (global.get $rows) (i32.const 1)) (i32.const 5))) (global.get $leafEnd))))
         (local.set $e (call $row (local.get $p)))
         (br_if $stop (i32.lt_s (local.get $e) (i32.const 0)))
-        ;; the link: the stored prev_hash is the previous row's event hash
-        (br_if $stop (i32.eqz (call $eq (global.get $prevS) (local.get $last) (i32.const 64))))
-        ;; the payload hash; the stored one must be it (else the JavaScript path decides)
-        (call $hashPayload (global.get $outLen))
-        (call $hex (i32.const 2577) (i32.const 1600))
-        (br_if $stop (i32.eqz (call $eq (global.get $phS) (i32.const 2577) (i32.const 64))))
-        ;; {"event_type":T,"index":I  right-aligned before the suffix, P = the stored prev
-        (local.set $tLen (i32.sub (global.get $typeE) (global.get $typeS)))
-        (br_if $stop (i32.gt_u (local.get $tLen) (i32.const 400)))
-        (call $copy (i32.const 2656) (global.get $prevS) (i32.const 64))
-        (local.set $o (i32.sub (i32.sub (i32.const 2560) (global.get $idxLen)) (i32.const 9)))
-        (call $copy (local.get $o) (i32.const 1456) (i32.const 9))
-        (local.set $o (i32.sub (local.get $o) (local.get $tLen)))
-        (call $copy (local.get $o) (global.get $typeS) (local.get $tLen))
-        (local.set $o (i32.sub (local.get $o) (i32.const 14)))
-        (call $copy (local.get $o) (i32.const 1440) (i32.const 14))
-        (call $hashEvent (i32.sub (i32.const 2722) (local.get $o)))
-        (call $hex (i32.const 1664) (i32.const 1632))
-        (br_if $stop (i32.eqz (call $eq (global.get $hashS) (i32.const 1664) (i32.const 64))))
-        ;; verified
-        (local.set $last (global.get $hashS))
+        (block $verified
+          (br_if $verified (i32.and (local.get $flags) (i32.const 8)))
+          (if (i32.and (local.get $flags) (i32.const 1))
+            (then
+              (br_if $stop (i32.eqz (call $isHex64 (global.get $prevS))))
+              (local.set $last (global.get $prevS))
+              (if (i32.and (local.get $flags) (i32.const 4))
+                (then (global.set $usedGuess (call $indexFromLexeme))))))
+          ;; the link: the stored prev_hash is the previous row's event hash
+          (br_if $stop (i32.eqz (call $eq (global.get $prevS) (local.get $last) (i32.const 64))))
+          (if (i32.and (local.get $flags) (i32.const 2))
+            (then
+              (br_if $stop (i32.eqz (call $isHex64 (global.get $hashS))))
+              (local.set $last (global.get $hashS))
+              (br $verified)))
+          ;; the payload hash; the stored one must be it (else the exact path decides)
+          (call $hashPayload (global.get $outLen))
+          (call $hex (i32.const 2577) (i32.const 1600))
+          (br_if $stop (i32.eqz (call $eq (global.get $phS) (i32.const 2577) (i32.const 64))))
+          ;; {"event_type":T,"index":I  right-aligned before the suffix, P = the stored prev
+          (local.set $tLen (i32.sub (global.get $typeE) (global.get $typeS)))
+          (br_if $stop (i32.gt_u (local.get $tLen) (i32.const 400)))
+          (call $copy (i32.const 2656) (global.get $prevS) (i32.const 64))
+          (local.set $o (i32.sub (i32.sub (i32.const 2560) (global.get $idxLen)) (i32.const 9)))
+          (call $copy (local.get $o) (i32.const 1456) (i32.const 9))
+          (local.set $o (i32.sub (local.get $o) (local.get $tLen)))
+          (call $copy (local.get $o) (global.get $typeS) (local.get $tLen))
+          (local.set $o (i32.sub (local.get $o) (i32.const 14)))
+          (call $copy (local.get $o) (i32.const 1440) (i32.const 14))
+          (call $hashEvent (i32.sub (i32.const 2722) (local.get $o)))
+          (call $hex (i32.const 1664) (i32.const 1632))
+          (br_if $stop (i32.eqz (call $eq (global.get $hashS) (i32.const 1664) (i32.const 64))))
+          (if (i32.and (local.get $flags) (i32.const 16))
+            (then (call $copy (i32.add (global.get $leafOut) (i32.shl (global.get $rows) (i32.const 5))) (i32.const 1632) (i32.const 32))))
+          (local.set $last (global.get $hashS)))
+        ;; taken
         (global.set $lastRow (local.get $p))
         (global.set $rows (i32.add (global.get $rows) (i32.const 1)))
         (call $nextIndex)
-        (local.set $p (i32.add (local.get $e) (i32.const 1)))
+        (local.set $p (global.get $next))
+        (br_if $stop (i32.and (local.get $flags) (i32.const 1)))
         (br $next)))
-    (if (global.get $rows)
+    (if (i32.and (i32.ne (global.get $rows) (i32.const 0)) (i32.ne (local.get $last) (local.get $slot)))
       (then (call $copy (local.get $slot) (local.get $last) (i32.const 64))))
     (local.get $p))
 

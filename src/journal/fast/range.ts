@@ -1,11 +1,12 @@
 import { openInput, unreadableInput, type OpenInput } from "../../fsutil/input.ts";
-import { pyStr } from "../../pyjson/python.ts";
 import { PyNum } from "../../pyjson/types.ts";
-import { eventHash, hashProfileOf, payloadHash } from "../hash.ts";
+import { checkRow, type FailureKind } from "../check-row.ts";
 import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
-import { VerifyKernel } from "./kernel.ts";
-import { RowScanner, ScanMode } from "./scanner.ts";
+import { KernelMode, VerifyKernel } from "./kernel.ts";
+import { SubtreeBuilder, type RangeTree, type TreeSpec } from "./subtrees.ts";
+
+export type { FailureKind } from "../check-row.ts";
 
 /**
  * Verify one byte range of a journal: the unit of work of the fast engine
@@ -15,11 +16,12 @@ import { RowScanner, ScanMode } from "./scanner.ts";
  *
  * Each row is checked against its OWN stored prev_hash (the chain link to
  * the previous row is checked inside the range, and across ranges by the
- * stitcher), at the global position `baseIndex + local`. Rows in fast form
- * take the byte-level path (scanner.ts); all others, the first row of the
- * range, and any row the fast path rejects are re-checked by the exact path
- * (the py-json reader and hash code the exact verifier uses), so strings in
- * the result are always exactly what Python would report.
+ * stitcher), at the global position `baseIndex + local`. Two tiers: rows in
+ * Python's spelling that check out are taken by the WebAssembly kernel
+ * (kernel.ts), in bulk; every other line, and any row the kernel stops at,
+ * is checked by the exact path (the py-json reader and checkRow, which the
+ * exact verifier uses), so strings in the result are always exactly what
+ * Python would report.
  */
 
 export interface RangeTask {
@@ -44,6 +46,8 @@ export interface RangeTask {
   linksOnly: boolean;
   /** Read size (bytes); small values force many chunk boundaries in tests. */
   chunkSize?: number;
+  /** Also build the range's Merkle subtrees over the rows it verifies (a checkpoint's or proof's one pass). */
+  tree?: TreeSpec | null;
 }
 
 /** The range's first usable row, re-checked against the real chain head at the stitch. */
@@ -58,8 +62,6 @@ export interface FirstRow {
   /** The unknown-hash_profile message, which precedes any link check in Python's walk. */
   profileError: string | null;
 }
-
-export type FailureKind = "prev_hash break" | "event_hash mismatch" | "hash format" | "profile";
 
 export interface RangeFailure {
   /** Row position inside the range. */
@@ -90,13 +92,15 @@ export interface RangeResult {
   /** Stored event_hash of the last row when no failure was found ("" if no rows). */
   lastHash: string | null;
   failure: RangeFailure | null;
-  /** Rows verified by the byte-level path / by the exact path (diagnostics); of the fast ones, by the WebAssembly kernel. */
+  /** Rows verified by the WebAssembly kernel / by the exact path (diagnostics); fastRows = kernelRows. */
   fastRows: number;
   exactRows: number;
   kernelRows: number;
   /** Start offset of the last physical line, and whether it had a terminator. */
   lastLineStart: number;
   lastLineTerminated: boolean;
+  /** With `task.tree`: the subtrees over the rows verified before any failure (null without). */
+  tree: RangeTree | null;
 }
 
 const LF = 10;
@@ -113,8 +117,6 @@ export function openJournal(path: string): OpenInput {
   return input;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
-
 /** The row's stored `index` when it is a plain non-negative int (a base-index guess), else null. */
 function storedIndex(row: JournalRow): number | null {
   const v = row.get("index");
@@ -123,24 +125,29 @@ function storedIndex(row: JournalRow): number | null {
 }
 
 /**
- * Ranges this small are verified without the WebAssembly kernel: setting it
- * up (compiling the module once per process, ~4 ms, and its memory) costs
- * more than it saves there, and a CI run verifying a small journal should
- * not pay for it.
+ * Ranges this small are verified on the exact path alone: setting the
+ * kernel up (compiling the module once per process, ~4 ms, and its memory)
+ * costs more than it saves there, and a CI run verifying a small journal
+ * should not pay for it.
  */
-const KERNEL_MIN_BYTES = 256 << 10;
+const KERNEL_MIN_BYTES = 32 << 10;
 
 /** When a RangeVerifier uses the WebAssembly kernel: "auto" for ranges of KERNEL_MIN_BYTES and more. */
 export type KernelUse = "auto" | "always" | "never";
 
-/** Reusable per-thread state: the scanner's buffers survive between ranges. */
+const latin1 = new TextDecoder("latin1");
+const utf8 = new TextDecoder();
+
+/** Reusable per-thread state: the read area and the kernel survive between ranges. */
 export class RangeVerifier {
-  /** The scanner of the current range: `withKernel`'s, or `plain`. */
-  private scanner!: RowScanner;
-  /** The WebAssembly kernel for the current range (sharing the scanner's memory), or null: the JavaScript scanner takes every row. */
+  /** The read area of the current range (the kernel's, or `plain`), with room for a sentinel and word loads past it. */
+  private mem!: Uint8Array;
+  /** The previous row's event hash (64 hex digits) inside the range: where the kernel links from. */
+  private prev!: Uint8Array;
+  /** The WebAssembly kernel of the current range, or null: the exact path takes every row. */
   private kernel: VerifyKernel | null = null;
-  private plain: RowScanner | null = null;
-  private withKernel: { scanner: RowScanner; kernel: VerifyKernel } | null = null;
+  private plain: { mem: Uint8Array; prev: Uint8Array } | null = null;
+  private withKernel: VerifyKernel | null = null;
 
   // ---- per-range state ----
   private task!: RangeTask;
@@ -153,11 +160,13 @@ export class RangeVerifier {
   private overlong: number[] = [];
   private first: FirstRow | null = null;
   private failure: RangeFailure | null = null;
-  private fastRows = 0;
   private exactRows = 0;
   private kernelRows = 0;
   private lastLineStart = 0;
   private lastLineTerminated = true;
+  /** With `task.tree`: the subtrees being built (from the first row, once its position is known), and the kept row. */
+  private subtrees: SubtreeBuilder | null = null;
+  private keptRow: string | null = null;
 
   /** Bytes of the current range processed so far (for progress). */
   progress = 0;
@@ -166,39 +175,32 @@ export class RangeVerifier {
    * `readCap`: bytes read per chunk and the longest line handled in place
    * (longer ones are assembled on their own). 256 KiB is as fast as larger
    * reads and keeps a thread's buffers under 2 MiB.
-   * `kernel`: when to verify rows in Python's spelling with the
-   * WebAssembly kernel ("never": the JavaScript scanner alone; tests
-   * compare the two).
+   * `kernel`: when to take rows in Python's spelling with the WebAssembly
+   * kernel ("never": the exact path alone; tests compare the two).
    */
   constructor(
     private readonly readCap = 1 << 18,
     private readonly kernelUse: KernelUse = "auto",
   ) {}
 
-  /** The scanner (and kernel) for a task, each set up on first use and kept. Links-only never hashes: no kernel. */
-  private pickScanner(task: RangeTask): void {
+  /** The memory (and kernel) for a task, each set up on first use and kept. */
+  private pickMemory(task: RangeTask): void {
     const bytes = task.end - task.start;
-    const use =
-      !task.linksOnly && (this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES));
-    if (use) {
-      if (this.withKernel === null) {
-        let kernel: VerifyKernel | null = null;
-        const scanner = new RowScanner(this.readCap, 0, (size) => {
-          kernel = new VerifyKernel(size, this.readCap);
-          return kernel.scannerMem;
-        });
-        this.withKernel = { scanner, kernel: kernel! };
-      }
-      this.scanner = this.withKernel.scanner;
-      this.kernel = this.withKernel.kernel;
+    if (this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES)) {
+      const k = (this.withKernel ??= new VerifyKernel(this.readCap));
+      this.kernel = k;
+      this.mem = k.lines;
+      this.prev = k.prev;
     } else {
-      this.scanner = this.plain ??= new RowScanner(this.readCap);
+      const plain = (this.plain ??= { mem: new Uint8Array(this.readCap + 8), prev: new Uint8Array(64) });
       this.kernel = null;
+      this.mem = plain.mem;
+      this.prev = plain.prev;
     }
   }
 
   run(task: RangeTask, onChunk?: (bytesDone: number) => void): RangeResult {
-    this.pickScanner(task);
+    this.pickMemory(task);
     this.task = task;
     this.base = task.baseIndex;
     this.lineNo = 0;
@@ -207,20 +209,22 @@ export class RangeVerifier {
     this.overlong = [];
     this.first = null;
     this.failure = null;
-    this.fastRows = 0;
     this.exactRows = 0;
     this.kernelRows = 0;
     this.lastLineStart = task.start;
     this.lastLineTerminated = true;
+    this.subtrees = null;
+    this.keptRow = null;
     this.progress = 0;
-    const chunk = Math.max(64, Math.min(task.chunkSize ?? this.scanner.readCap, this.scanner.readCap));
+    const cap = this.readCap;
+    const chunk = Math.max(64, Math.min(task.chunkSize ?? cap, cap));
     const input = openJournal(task.path);
     let filePos = task.start;
     try {
       let carry = 0; // bytes of an unfinished line at mem[0, carry)
       this.fileBase = task.start;
       for (;;) {
-        const room = this.scanner.readCap - carry;
+        const room = cap - carry;
         if (room === 0) {
           // The unfinished line fills the read area: read it on its own.
           filePos = this.longLine(input, this.fileBase);
@@ -230,7 +234,7 @@ export class RangeVerifier {
           continue;
         }
         const want = Math.min(chunk, task.end - filePos, room);
-        const n = want > 0 ? input.read(this.scanner.mem, carry, want, filePos) : 0;
+        const n = want > 0 ? input.read(this.mem, carry, want, filePos) : 0;
         filePos += n;
         const dataEnd = carry + n;
         const atEnd = n === 0 || filePos >= task.end;
@@ -240,7 +244,7 @@ export class RangeVerifier {
         if (atEnd) break;
         // move the unfinished line to the front
         carry = dataEnd - consumed;
-        if (carry > 0) this.scanner.mem.copyWithin(0, consumed, dataEnd);
+        if (carry > 0) this.mem.copyWithin(0, consumed, dataEnd);
         this.fileBase += consumed;
       }
     } finally {
@@ -261,12 +265,29 @@ export class RangeVerifier {
       first: this.first,
       lastHash: this.failure ? null : this.rows === 0 ? "" : this.lastHashString(),
       failure: this.failure,
-      fastRows: this.fastRows,
+      fastRows: this.kernelRows,
       exactRows: this.exactRows,
       kernelRows: this.kernelRows,
       lastLineStart: this.lastLineStart,
       lastLineTerminated: this.lastLineTerminated,
+      tree: task.tree ? this.treeResult() : null,
     };
+  }
+
+  private treeResult(): RangeTree {
+    return { subtrees: this.subtrees?.subtrees() ?? [], row: this.keptRow };
+  }
+
+  /** The subtree builder, made at the range's first verified row (its position is then known). */
+  private leafSink(): SubtreeBuilder | null {
+    const spec = this.task.tree;
+    if (!spec || this.task.linksOnly) return null;
+    return (this.subtrees ??= new SubtreeBuilder(spec.cuts, this.base));
+  }
+
+  /** The row at `index` is the one to keep: its line's text. */
+  private keep(index: number, line: Uint8Array): void {
+    if (this.task.tree?.keepRow === index) this.keptRow = utf8.decode(line);
   }
 
   /**
@@ -276,8 +297,8 @@ export class RangeVerifier {
    * classified on the exact path. Returns the offset just past its terminator.
    */
   private longLine(input: OpenInput, start: number): number {
-    const b = this.scanner.mem;
-    const cap = this.scanner.readCap;
+    const b = this.mem;
+    const cap = this.readCap;
     const keep = MAX_LINE_BYTES + 1;
     const parts: Uint8Array[] = [];
     let kept = 0;
@@ -341,136 +362,119 @@ export class RangeVerifier {
 
   /** Process the complete lines of mem[0, dataEnd); at the end also the final fragment. Returns bytes consumed. */
   private lines(dataEnd: number, atEnd: boolean): number {
-    const b = this.scanner.mem;
+    const b = this.mem;
     b[dataEnd] = LF; // sentinel: stops every scanning loop
-    this.scanner.bound = dataEnd;
     const hasCR = b.subarray(0, dataEnd).indexOf(CR) >= 0;
-    let p = 0;
     const kernel = this.kernel;
+    let p = 0;
     for (;;) {
-      if (kernel !== null && !hasCR && p < dataEnd && this.rows > 0 && this.failure === null) {
-        // Rows after a range's first one, in Python's spelling: the kernel
-        // verifies as many as it can in one call and stops at the first it
-        // does not take, which the code below then handles.
-        const q = kernel.verify(p, dataEnd, this.base + this.rows, this.scanner.prevHexAt());
-        const n = kernel.rows;
-        if (n > 0) {
-          this.rows += n;
-          this.fastRows += n;
-          this.kernelRows += n;
-          this.lineNo += n;
-          this.lastLineStart = this.fileBase + kernel.lastRow;
-          this.lastLineTerminated = true;
-          p = q;
-        }
+      if (kernel !== null && p < dataEnd) p = this.takeKernelRows(kernel, p, dataEnd);
+      if (p >= dataEnd) break;
+      // The line at p, which the kernel did not take (or there is no kernel): the exact path.
+      if (!hasCR) {
+        const q = b.indexOf(LF, p);
+        if (q >= dataEnd) break;
+        this.line(p, q, true);
+        p = q + 1;
+        continue;
       }
-      if (!hasCR && p < dataEnd) {
-        // Most lines are rows in fast form: verify one without looking for
-        // its end first (the scanner finds it), saving a pass over the line.
-        const e = this.fastRow(p, -1);
-        if (e >= 0) {
-          this.lineNo++;
-          this.lastLineStart = this.fileBase + p;
-          this.lastLineTerminated = true;
-          p = e + 1;
-          continue;
-        }
-      }
-      const q = b.indexOf(LF, p);
-      if (q >= dataEnd) break;
-      if (hasCR) this.crSegment(p, q, true);
-      else this.line(p, q, true);
-      p = q + 1;
+      // Universal newlines: LF, CR or CRLF ends a line.
+      let c = p;
+      while (b[c] !== LF && b[c] !== CR) c++;
+      if (c >= dataEnd) break;
+      if (b[c] === CR && c + 1 === dataEnd && !atEnd) break; // a CRLF may straddle two reads
+      this.line(p, c, true);
+      p = b[c] === CR && c + 1 < dataEnd && b[c + 1] === LF ? c + 2 : c + 1;
     }
     if (atEnd && p < dataEnd) {
       // A final fragment: a physical line only at the snapshot end (Python
       // reads it as the last line); elsewhere the file changed under us,
       // and it is still the best reading of what is there.
-      if (hasCR) this.crSegment(p, dataEnd, false);
-      else this.line(p, dataEnd, false);
+      this.line(p, dataEnd, false);
       p = dataEnd;
     }
     return p;
   }
 
-  /** Universal newlines inside one LF-terminated segment (or the final fragment). */
-  private crSegment(s: number, q: number, byLF: boolean): void {
-    const b = this.scanner.mem;
-    let a = s;
-    for (;;) {
-      const c = b.indexOf(CR, a);
-      if (c < 0 || c >= q) break;
-      if (c + 1 === q && byLF) {
-        this.line(a, c, true); // CRLF
-        return;
-      }
-      this.line(a, c, true); // lone CR ends a line
-      a = c + 1;
+  /**
+   * The kernel takes the rows it verifies from the line start `p`: a
+   * range's first row alone (linked to its own stored prev_hash; with
+   * `guessBase` its plain stored index is taken as its position), then the
+   * following rows in bulk; past a failure it only counts rows. Returns the
+   * offset of the first row it did not take.
+   */
+  private takeKernelRows(k: VerifyKernel, p: number, dataEnd: number): number {
+    if (this.failure !== null) {
+      const q = k.verify(p, dataEnd, 0, KernelMode.Classify);
+      this.taken(k, k.rows);
+      return q;
     }
-    if (byLF || a < q) this.line(a, q, byLF);
+    const tree = this.task.tree && !this.task.linksOnly;
+    const links = this.task.linksOnly ? KernelMode.Links : tree ? KernelMode.Leaves : KernelMode.Chain;
+    if (this.rows === 0) {
+      const q = k.verify(p, dataEnd, this.base, KernelMode.First | links | (this.task.guessBase ? KernelMode.Guess : 0));
+      if (k.rows === 0) return p;
+      const f = k.firstRow();
+      const b = this.mem;
+      if (f.guessed) this.base = Number(latin1.decode(b.subarray(f.indexStart, f.indexEnd)));
+      this.first = {
+        prev: latin1.decode(b.subarray(f.prev, f.prev + 64)),
+        eventType: JSON.parse(latin1.decode(b.subarray(f.typeStart, f.typeEnd))) as string,
+        payloadHash: this.task.linksOnly ? null : latin1.decode(k.payloadHex),
+        storedHash: latin1.decode(b.subarray(f.hash, f.hash + 64)),
+        profile: "py-json-v1",
+        profileError: null,
+      };
+      if (tree) this.kernelLeaves(k, p, 1);
+      this.taken(k, 1);
+      this.kernelRows++;
+      p = q;
+      if (p >= dataEnd) return p;
+    }
+    const q = k.verify(p, dataEnd, this.base + this.rows, links);
+    if (tree) this.kernelLeaves(k, p, k.rows);
+    this.kernelRows += k.rows;
+    this.taken(k, k.rows);
+    return q;
   }
 
-  /** One physical line mem[s, e) (mem[e] is a terminator or the sentinel). */
+  /** The `n` rows the kernel just took from the line start `p`: their leaves, and the kept row if it is one of them. */
+  private kernelLeaves(k: VerifyKernel, p: number, n: number): void {
+    const sink = this.leafSink()!;
+    for (let i = 0; i < n; i++) sink.add(k.leaves, 32 * i);
+    const want = this.task.tree!.keepRow;
+    const first = this.base + this.rows;
+    if (want === null || want < first || want >= first + n) return;
+    // Each row the kernel takes is one line ending in LF, CR or CRLF.
+    const b = this.mem;
+    let s = p;
+    for (let i = first; ; i++) {
+      let e = s;
+      while (b[e] !== LF && b[e] !== CR) e++;
+      if (i === want) {
+        this.keep(want, b.subarray(s, e));
+        return;
+      }
+      s = b[e] === CR && b[e + 1] === LF ? e + 2 : e + 1;
+    }
+  }
+
+  /** `n` rows (each one physical line) taken by the kernel's last call. */
+  private taken(k: VerifyKernel, n: number): void {
+    if (n === 0) return;
+    this.rows += n;
+    this.lineNo += n;
+    this.lastLineStart = this.fileBase + k.lastRow;
+    this.lastLineTerminated = true;
+  }
+
+  /** One physical line mem[s, e) (mem[e] is a terminator or the sentinel), on the exact path. */
   private line(s: number, e: number, terminated: boolean): void {
     const lineNo = this.lineNo++;
     this.lastLineStart = this.fileBase + s;
     this.lastLineTerminated = terminated;
     if (s === e) return; // blank
-    if (this.failure !== null) {
-      // Past the first failure only row/discard classification matters.
-      if (this.scanner.scan(s, e, ScanMode.Classify)) this.rows++;
-      else this.exactLine(s, e, lineNo);
-      return;
-    }
-    if (this.fastRow(s, e) < 0) this.exactLine(s, e, lineNo);
-  }
-
-  /**
-   * Verify the row of the line at `s` on the fast path: if it is in fast
-   * form, links to the previous row and hashes right, count it and return
-   * the offset of its line end; otherwise return -1 (the caller takes the
-   * line exactly) having changed nothing the exact path reads (a first row
-   * may leave the scanner's previous hash set, which the exact path does
-   * not use for a range's first row and overwrites). With e = -1 the line
-   * end is not known yet: the scanner finds it, and the line must end
-   * before the data's sentinel (the scanner's `bound`).
-   */
-  private fastRow(s: number, e: number): number {
-    if (this.failure !== null) return -1;
-    const sc = this.scanner;
-    const linksOnly = this.task.linksOnly;
-    // A range's first row has no previous row to link to: the stitcher
-    // checks its link, from the strings kept in `first`.
-    const first = this.rows === 0;
-    if (first && linksOnly) return -1;
-    if (!sc.scan(s, e, linksOnly ? ScanMode.Links : ScanMode.Assemble)) return -1;
-    // The sentinel is not a terminator: an unfinished line.
-    if (e < 0 && sc.lineEnd >= sc.bound) return -1;
-    let base = this.base;
-    if (first) {
-      if (!sc.envelopeMatched || !sc.takeStoredPrevAsLast()) return -1;
-      if (this.task.guessBase) {
-        const guess = sc.storedIndexGuess();
-        if (guess >= 0) base = guess;
-      }
-    } else if (!sc.storedPrevIsLast()) return -1;
-    if (linksOnly) {
-      if (!sc.storedHashIsHex()) return -1;
-      sc.takeStoredHashAsLast();
-    } else {
-      if (!sc.hashPayload() || !sc.hashEvent(base + this.rows) || !sc.storedHashMatches()) return -1;
-      if (first) this.first = { ...sc.firstRowStrings(), profile: "py-json-v1", profileError: null };
-      sc.advance();
-    }
-    this.base = base;
-    this.rows++;
-    this.fastRows++;
-    return e < 0 ? sc.lineEnd : e;
-  }
-
-  /** A line the fast path did not take, or whose fast check failed: classify and check it exactly. */
-  private exactLine(s: number, e: number, lineNo: number): void {
-    this.classifyExact(this.scanner.mem.subarray(s, e), lineNo);
+    this.classifyExact(this.mem.subarray(s, e), lineNo);
   }
 
   private classifyExact(bytes: Uint8Array, lineNo: number): void {
@@ -486,57 +490,27 @@ export class RangeVerifier {
       return;
     }
     if (this.rows === 0 && this.task.guessBase) this.base = storedIndex(v.row) ?? this.base;
+    this.keep(this.base + this.rows, bytes);
     this.checkExact(v.row, this.rows, this.base + this.rows);
   }
 
-  /** The exact verifier's per-row check (ChainWalker.push), against the in-range previous hash. */
+  /** checkRow against the in-range previous hash (a range's first row: its own stored prev_hash). */
   private checkExact(row: JournalRow, local: number, index: number): void {
     this.rows++;
     this.exactRows++;
-    const eventType = pyStr(row.get("event"), "");
-    const storedHash = pyStr(row.get("event_hash"), "");
-    const storedPrev = pyStr(row.get("prev_hash"), "");
-    const linksOnly = this.task.linksOnly;
-    let profile = "py-json-v1";
-    let profileError: string | null = null;
-    if (!linksOnly) {
-      try {
-        profile = hashProfileOf(row);
-      } catch (err) {
-        profileError = (err as Error).message;
-      }
-    }
-    const ph = linksOnly || profileError !== null ? null : payloadHash(eventType, row, profile);
+    const c = checkRow(row, local === 0 ? null : this.lastHashString(), index, this.task.linksOnly);
     if (local === 0) {
-      this.first = { prev: storedPrev, eventType, payloadHash: ph, storedHash, profile, profileError };
+      this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile, profileError: c.profileError };
     }
-    if (profileError !== null) {
-      this.fail({ local, kind: "profile", expected: null, actual: storedHash, message: profileError });
-      return;
-    }
-    const prev = local === 0 ? storedPrev : this.lastHashString();
-    const expected = ph === null ? null : eventHash(prev, eventType, ph, index, profile);
-    if (storedPrev !== prev) {
-      this.fail({ local, kind: "prev_hash break", expected, actual: storedHash, message: "prev_hash break" });
-      return;
-    }
-    if (linksOnly) {
-      if (!HEX64.test(storedHash)) {
-        this.fail({
-          local,
-          kind: "hash format",
-          expected: null,
-          actual: storedHash,
-          message: "event_hash is not a 64-character lowercase hex SHA-256 digest",
-        });
-        return;
-      }
-    } else if (storedHash !== expected) {
-      this.fail({ local, kind: "event_hash mismatch", expected, actual: storedHash, message: "event_hash mismatch" });
+    if (c.failure !== null) {
+      this.fail({ local, kind: c.failure.kind, expected: c.expected, actual: c.storedHash, message: c.failure.message });
       return;
     }
     // Passed: the stored hash is 64 lowercase hex (it equals a computed digest, or was format-checked).
-    this.scanner.setLastHash(storedHash);
+    const h = c.storedHash;
+    for (let i = 0; i < 64; i++) this.prev[i] = h.charCodeAt(i);
+    const sink = this.leafSink();
+    if (sink !== null) sink.add(Buffer.from(h, "hex"), 0);
   }
 
   /** Record the range's first failure with the head of the prefix verified before it (the scanner still holds it). */
@@ -545,6 +519,6 @@ export class RangeVerifier {
   }
 
   private lastHashString(): string {
-    return this.scanner.lastHash();
+    return latin1.decode(this.prev);
   }
 }

@@ -1,14 +1,22 @@
 import {
-  bindWords,
+  BACKSLASH,
+  CanonicalEmitter,
+  COLON,
+  COMMA,
   copyBytes,
   envelopeKind,
   Key,
-  RowScanner,
+  LBRACE,
+  LBRACKET,
+  QUOTE,
+  RBRACE,
   scanCanonicalString,
   scanPlainKey,
+  SPACE,
   skipWs,
+  TAB,
   writeHex,
-} from "./scanner.ts";
+} from "./emitter.ts";
 
 /**
  * `journal record` from stdin at byte level: an input line
@@ -17,7 +25,7 @@ import {
  * string or building a Map:
  *
  *   payload pre-image = the input's members plus "event", sorted, compact
- *                       (the verifier's assembly, scanner.ts);
+ *                       (the canonical emitter, emitter.ts);
  *   row               = envelope, then the members in input order with
  *                       json.dumps' default ", " / ": " separators.
  *
@@ -26,16 +34,6 @@ import {
  * `hash_profile` — is refused (false) and the caller takes the exact path
  * (parse, validate, encode), which also produces the proper errors.
  */
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const SPACE = 0x20;
-const TAB = 0x09;
 
 const enc = new TextEncoder();
 const LINE_ENCODER = new TextEncoder();
@@ -47,7 +45,9 @@ const P_PREV = enc.encode(', "prev_hash": "');
 const P_PH = enc.encode('", "payload_hash": "');
 const P_EH = enc.encode('", "event_hash": "');
 
-export class RecordRowBuilder extends RowScanner {
+export class RecordRowBuilder {
+  /** The memory (read area, pre-images, and the row area at its rowBase) and the canonical re-emission. */
+  private readonly em: CanonicalEmitter;
   // input-order members (the row keeps the producer's order)
   private rKeyS = new Int32Array(1024);
   private rKeyE = new Int32Array(1024);
@@ -66,53 +66,53 @@ export class RecordRowBuilder extends RowScanner {
     readCap = 1 << 16,
     readonly batchBytes = 1 << 20,
   ) {
-    super(readCap, batchBytes + 2 * readCap + 4096);
-    this.rowEnd = this.rowBase;
+    this.em = new CanonicalEmitter(readCap, batchBytes + 2 * readCap + 4096);
+    this.rowEnd = this.em.rowBase;
   }
 
   /** Bytes of rows waiting to be written. */
   batchLength(): number {
-    return this.rowEnd - this.rowBase;
+    return this.rowEnd - this.em.rowBase;
   }
 
   /** The rows built since the last reset (a view: write it before building more). */
   batchView(): Uint8Array {
-    return this.mem.subarray(this.rowBase, this.rowEnd);
+    return this.em.mem.subarray(this.em.rowBase, this.rowEnd);
   }
 
   resetBatch(): void {
-    this.rowEnd = this.rowBase;
+    this.rowEnd = this.em.rowBase;
   }
 
   /** Append a line built elsewhere (the generic path), keeping the batch in chain order. */
   appendLine(line: string): void {
-    const room = this.rowBase + this.rowCap - this.rowEnd;
-    const r = LINE_ENCODER.encodeInto(line, this.mem.subarray(this.rowEnd, this.rowEnd + room));
+    const room = this.em.rowBase + this.em.rowCap - this.rowEnd;
+    const r = LINE_ENCODER.encodeInto(line, this.em.mem.subarray(this.rowEnd, this.rowEnd + room));
     if (r.read !== line.length) throw new Error("record batch overflow");
     this.rowEnd += r.written;
   }
 
   /** Room for one more row of any size this builder takes, plus `extra` bytes of text? */
   hasRoomFor(extraBytes: number): boolean {
-    return this.rowBase + this.rowCap - this.rowEnd >= Math.max(extraBytes, 2 * this.readCap + 2048);
+    return this.em.rowBase + this.em.rowCap - this.rowEnd >= Math.max(extraBytes, 2 * this.em.readCap + 2048);
   }
 
   /** Largest input line this builder takes (longer lines take the exact path). */
   get maxLine(): number {
-    return this.readCap - 8;
+    return this.em.readCap - 8;
   }
 
   /** Continue the chain from `head` ("" = genesis): 64 hex characters or nothing. */
   setHead(head: string): void {
     this.hasHead = head.length > 0;
-    if (this.hasHead) for (let i = 0; i < 64; i++) this.mem[this.prevHex + i] = head.charCodeAt(i);
+    if (this.hasHead) for (let i = 0; i < 64; i++) this.em.mem[this.em.prevHex + i] = head.charCodeAt(i);
   }
 
   /** The head after the last built row. */
   head(): string {
     if (!this.hasHead) return "";
     let t = "";
-    for (let i = 0; i < 64; i++) t += String.fromCharCode(this.mem[this.prevHex + i]!);
+    for (let i = 0; i < 64; i++) t += String.fromCharCode(this.em.mem[this.em.prevHex + i]!);
     return t;
   }
 
@@ -124,38 +124,37 @@ export class RecordRowBuilder extends RowScanner {
   build(line: Uint8Array, index: number, tsText: string, elapsedText: string): boolean {
     const n = line.length;
     if (n > this.maxLine || n < 2) return false;
-    const b = this.mem;
-    b.set(line, 0);
-    b[n] = 10; // sentinel
+    const em = this.em;
+    em.mem.set(line, 0);
+    em.mem[n] = 10; // sentinel
     if (!this.scanInput(0, n)) return false;
     // chain: prev = our head (prevHex slot), payload hash, event hash
-    this.prevStart = this.prevHex;
-    this.prevEnd = this.hasHead ? this.prevHex + 64 : this.prevHex;
-    this.hashPayload();
-    if (!this.hashEvent(index)) return false;
+    em.prevStart = em.prevHex;
+    em.prevEnd = this.hasHead ? em.prevHex + 64 : em.prevHex;
+    em.hashPayload();
+    if (!em.hashEvent(index)) return false;
     this.writeRow(index, tsText, elapsedText);
-    this.advance();
+    em.advance();
     this.hasHead = true;
     return true;
   }
 
   /** Validate an input event line and assemble its payload pre-image. */
   private scanInput(s: number, e: number): boolean {
-    const b = this.mem;
-    bindWords(this.dv);
-    this.phStart = -1;
+    const em = this.em;
+    const b = em.mem;
+    const dv = em.dv;
     let p = s;
     if (b[p] !== LBRACE) return false;
     p = skipWs(b, p + 1);
     if (b[p] === RBRACE) return false;
-    this.sp = this.scratchBase;
-    this.mTop = 0;
+    em.begin();
     this.rCount = 0;
     let eventKeyS = -1;
     for (;;) {
       if (b[p] !== QUOTE) return false;
       const ks = p + 1;
-      const ke = scanPlainKey(b, ks);
+      const ke = scanPlainKey(b, dv, ks);
       if (ke < 0) return false;
       p = skipWs(b, ke + 1);
       if (b[p] !== COLON) return false;
@@ -163,43 +162,22 @@ export class RecordRowBuilder extends RowScanner {
       const kind = envelopeKind(b, ks, ke);
       if (kind === Key.Event) {
         if (eventKeyS >= 0 || b[p] !== QUOTE) return false;
-        const q = scanCanonicalString(b, p + 1);
+        const q = scanCanonicalString(b, dv, p + 1);
         if (q < 0 || q === p + 1) return false; // an empty event type is refused by the exact path
-        this.typeStart = p;
-        this.typeEnd = q + 1;
+        em.typeStart = p;
+        em.typeEnd = q + 1;
         eventKeyS = ks;
         p = q + 1;
       } else if (kind !== Key.Payload) {
         return false; // envelope overwrite, chain field or hash_profile: exact path decides
       } else {
-        const m = this.mTop++;
         const r = this.rCount++;
-        if (m >= this.mKeyS.length || r >= this.rKeyS.length) return false;
-        this.mKeyS[m] = ks;
-        this.mKeyE[m] = ke;
+        if (r >= this.rKeyS.length) return false;
         this.rKeyS[r] = ks;
         this.rKeyE[r] = ke;
         this.rValS[r] = p;
-        const c = b[p];
-        if (c === QUOTE) {
-          const q = scanCanonicalString(b, p + 1);
-          if (q < 0) return false;
-          this.mValS[m] = p;
-          this.mValE[m] = q + 1;
-          p = q + 1;
-        } else if (c === LBRACE || c === LBRACKET) {
-          const vs = this.sp;
-          p = c === LBRACE ? this.emitObject(p, 1) : this.emitArray(p, 1);
-          if (p < 0) return false;
-          this.mValS[m] = vs;
-          this.mValE[m] = this.sp;
-        } else {
-          const q = this.scanAtom(p);
-          if (q < 0) return false;
-          this.mValS[m] = p;
-          this.mValE[m] = q;
-          p = q;
-        }
+        p = em.member(p, ks, ke, 0);
+        if (p < 0) return false;
         this.rValE[r] = p;
       }
       p = skipWs(b, p);
@@ -213,33 +191,27 @@ export class RecordRowBuilder extends RowScanner {
       break;
     }
     if (p !== e || eventKeyS < 0) return false;
-    const m = this.mTop++;
-    this.mKeyS[m] = eventKeyS;
-    this.mKeyE[m] = eventKeyS + 5;
-    this.mValS[m] = this.typeStart;
-    this.mValE[m] = this.typeEnd;
-    if (!this.sortMembers(0, this.mTop)) return false; // duplicate keys: exact path (last wins)
-    const o = this.assemble(0, this.mTop, this.outBase, this.outEnd);
-    if (o < 0) return false;
-    this.outLen = o - this.outBase;
-    return true;
+    // duplicate keys (the exact path applies last-wins) and oversize pre-images are refused here
+    return em.finishPayload(eventKeyS);
   }
 
   private put(o: number, bytes: Uint8Array): number {
-    const b = this.mem;
+    const b = this.em.mem;
     for (let i = 0; i < bytes.length; i++) b[o++] = bytes[i]!;
     return o;
   }
 
   private putText(o: number, text: string): number {
-    const b = this.mem;
+    const b = this.em.mem;
     for (let i = 0; i < text.length; i++) b[o++] = text.charCodeAt(i);
     return o;
   }
 
   /** The row line: envelope, then the input members in order, default separators. */
   private writeRow(index: number, tsText: string, elapsedText: string): void {
-    const b = this.mem;
+    const em = this.em;
+    const b = em.mem;
+    const dv = em.dv;
     let o = this.rowEnd;
     o = this.put(o, P_TS);
     o = this.putText(o, tsText);
@@ -248,17 +220,17 @@ export class RecordRowBuilder extends RowScanner {
     o = this.put(o, P_INDEX);
     o = this.putText(o, String(index));
     o = this.put(o, P_EVENT);
-    copyBytes(b, this.dv, o, this.typeStart, this.typeEnd - this.typeStart);
-    o += this.typeEnd - this.typeStart;
+    copyBytes(b, dv, o, em.typeStart, em.typeEnd - em.typeStart);
+    o += em.typeEnd - em.typeStart;
     o = this.put(o, P_PREV);
-    if (this.prevEnd > this.prevStart) {
-      copyBytes(b, this.dv, o, this.prevStart, 64);
+    if (em.prevEnd > em.prevStart) {
+      copyBytes(b, dv, o, em.prevStart, 64);
       o += 64;
     }
     o = this.put(o, P_PH);
-    o = writeHex(this.dv, o, this.payloadDigest);
+    o = writeHex(dv, o, em.payloadDigest);
     o = this.put(o, P_EH);
-    copyBytes(b, this.dv, o, this.curHex, 64);
+    copyBytes(b, dv, o, em.curHex, 64);
     o += 64;
     b[o++] = QUOTE;
     for (let r = 0; r < this.rCount; r++) {
@@ -266,7 +238,7 @@ export class RecordRowBuilder extends RowScanner {
       b[o++] = SPACE;
       const k0 = this.rKeyS[r]! - 1;
       const k1 = this.rKeyE[r]! + 1;
-      copyBytes(b, this.dv, o, k0, k1 - k0);
+      copyBytes(b, dv, o, k0, k1 - k0);
       o += k1 - k0;
       b[o++] = COLON;
       b[o++] = SPACE;
@@ -275,7 +247,7 @@ export class RecordRowBuilder extends RowScanner {
       const c = b[v0];
       if (c === LBRACE || c === LBRACKET) o = this.respace(o, v0, v1);
       else {
-        copyBytes(b, this.dv, o, v0, v1 - v0);
+        copyBytes(b, dv, o, v0, v1 - v0);
         o += v1 - v0;
       }
     }
@@ -290,7 +262,7 @@ export class RecordRowBuilder extends RowScanner {
    * between them, member order kept.
    */
   private respace(o: number, s: number, e: number): number {
-    const b = this.mem;
+    const b = this.em.mem;
     for (let p = s; p < e; p++) {
       const c = b[p]!;
       if (c === QUOTE) {

@@ -1,0 +1,159 @@
+/**
+ * The kernel's safety property, row by row: whenever the WebAssembly kernel
+ * takes a row, the exact reader reads the line as a row and the payload
+ * hash the kernel computed is the exact encoder's (`payloadHash` of the
+ * parsed row). Rows it refuses go to the exact path, so refusing is always
+ * safe; accepting wrongly is the only possible bug. (These checks were the
+ * JavaScript scanner's until the kernel took over its verify role.)
+ */
+import { describe, expect, test } from "bun:test";
+import { KernelMode, VerifyKernel } from "../../../src/journal/fast/kernel.ts";
+import { eventHash, payloadHash } from "../../../src/journal/hash.ts";
+import { classifyLine } from "../../../src/journal/reader.ts";
+import { pyStr } from "../../../src/pyjson/python.ts";
+import { runPython } from "../../helpers/python.ts";
+import { prng, stringToken, valueToken, type Rand } from "./rows.ts";
+
+const encoder = new TextEncoder();
+const latin1 = new TextDecoder("latin1");
+const PREV = "ab".repeat(32);
+const PH = "P".repeat(64);
+const EH = "E".repeat(64);
+
+const kernel = new VerifyKernel(1 << 16);
+
+/** Load `line` + LF into the kernel's read area; returns the data's end (where the sentinel goes). */
+function load(line: string): number {
+  const bytes = encoder.encode(line + "\n");
+  kernel.lines.set(bytes, 0);
+  kernel.lines[bytes.length] = 10;
+  return bytes.length;
+}
+
+/** Whether the kernel's canonical-form check takes the line (Classify: no links, no hashes). */
+function spelledRight(line: string): boolean {
+  kernel.verify(0, load(line), 0, KernelMode.Classify);
+  return kernel.rows === 1;
+}
+
+/** The line with its stored payload and event hash made the exact ones (null: Python reads no row). */
+function hashedExactly(line: string): { line: string; ph: string } | null {
+  const v = classifyLine(encoder.encode(line));
+  if (v.kind !== "row") return null;
+  const type = pyStr(v.row.get("event"), "");
+  const ph = payloadHash(type, v.row);
+  return { line: line.replace(PH, ph).replace(EH, eventHash(PREV, type, ph, 0)), ph };
+}
+
+/** The kernel verifies the line as a range's first row (linked to its own prev_hash, at position 0). */
+function takes(line: string): boolean {
+  kernel.verify(0, load(line), 0, KernelMode.First);
+  return kernel.rows === 1;
+}
+
+/** A row with Python's envelope and the given payload members (already spelled). */
+function row(type: string, members: string[]): string {
+  const head = `{"ts": 1727000000.25, "elapsed_s": 0.5, "index": 0, "event": ${type}, "prev_hash": "${PREV}", "payload_hash": "${PH}", "event_hash": "${EH}"`;
+  return head + members.map((m) => ", " + m).join("") + "}";
+}
+
+const KEYS = ["agent_id", "model", "cost_usd", "tokens", "files", "a", "Z", "_", "a b", "zz", "10", "9", "é", 'a"b', "event", "ts", "hash_profile"];
+
+function randomRow(r: Rand): string {
+  const type = r() < 0.9 ? stringToken(r, ["task_claimed", "tool_call", "é/x", 'a"b'][Math.floor(r() * 4)]) : valueToken(r, 2);
+  const members: string[] = [];
+  const n = Math.floor(r() * 6);
+  for (let k = 0; k < n; k++) {
+    const key = KEYS[Math.floor(r() * (r() < 0.05 ? KEYS.length : KEYS.length - 5))]!;
+    members.push(`${stringToken(r, key)}: ${valueToken(r, 0)}`);
+  }
+  return row(type, members);
+}
+
+describe("the kernel on single rows", () => {
+  test("accepted rows are rows and hash exactly as the exact path does (20,000 seeded random spellings)", () => {
+    const r = prng(20260901);
+    let accepted = 0;
+    let refused = 0;
+    for (let i = 0; i < 20000; i++) {
+      const line = randomRow(r);
+      const ok = spelledRight(line);
+      const exact = hashedExactly(line);
+      if (ok) {
+        // Accepting means: Python reads this line as a row, and its hashes are the exact ones.
+        expect([line, exact !== null]).toEqual([line, true]);
+        expect([line, takes(exact!.line)]).toEqual([line, true]);
+        expect([line, latin1.decode(kernel.payloadHex)]).toEqual([line, exact!.ph]);
+        accepted++;
+      } else {
+        // A spelling it refuses it refuses whatever the hashes say.
+        if (exact !== null) expect([line, takes(exact.line)]).toEqual([line, false]);
+        refused++;
+      }
+    }
+    // The generator must exercise both sides substantially.
+    expect(accepted).toBeGreaterThan(2000);
+    expect(refused).toBeGreaterThan(2000);
+  });
+
+  test("foreign spellings are refused, canonical ones accepted", () => {
+    const accept = ['"k": "x\\u00e9"', '"k": 1.5', '"k": [1, {"b": 2, "a": 1}]', '"k": "\\ud83d\\ude80"', '"k": NaN', '"k": -0.0', '"k": "\\u007f"'];
+    const refuse = [
+      '"k": "x\u00e9"', // raw UTF-8
+      '"k": "a\\/b"',
+      '"k": "\\u00E9"', // uppercase hex
+      '"k": "\\u0041"', // needless escape
+      '"k": "\\u000a"', // \n has a short form
+      '"k": 1E5',
+      '"k": 1.50',
+      '"k": -0',
+      '"k": 1, "k": 2', // duplicate key
+      '"k\\u00e9": 1', // escaped key
+      '"hash_profile": "py-json-v1"',
+      '"k": "\x7f"', // raw DEL
+    ];
+    const exactly = (p: string) => hashedExactly(row('"e"', [p]))!.line;
+    for (const p of accept) expect([p, takes(exactly(p))]).toEqual([p, true]);
+    for (const p of refuse) expect([p, takes(exactly(p))]).toEqual([p, false]);
+    // whitespace Python would strip, and trailing data, go to the exact path too
+    expect(takes(" " + exactly('"k": 1'))).toBe(false);
+    expect(takes(exactly('"k": 1') + " ")).toBe(false);
+  });
+
+  test("float spellings: the kernel's repr check agrees with Python's repr (one python3 process)", () => {
+    const r = prng(7);
+    const lexemes: string[] = [];
+    const digits = () => String(Math.floor(r() * 10));
+    for (let i = 0; i < 3000; i++) {
+      let int = String(Math.floor(r() * 10 ** Math.floor(r() * 18)));
+      if (r() < 0.3) int = "0";
+      let frac = "";
+      const fl = 1 + Math.floor(r() * 18);
+      for (let k = 0; k < fl; k++) frac += r() < 0.3 ? "0" : digits();
+      lexemes.push((r() < 0.2 ? "-" : "") + int + "." + frac);
+    }
+    lexemes.push("0.0001", "0.00001", "1234567890123456.0", "123456789012345.0", "1e-05", "1.0", "-0.0", "0.1", "0.30000000000000004");
+    const py = runPython(
+      "import json,sys\nxs=json.load(sys.stdin)\nprint(json.dumps([repr(float(x))==x for x in xs]))",
+      lexemes,
+    ) as boolean[];
+    lexemes.forEach((x, i) => {
+      expect([x, spelledRight(row('"e"', [`"k": ${x}`]))]).toEqual([x, py[i]]);
+    });
+  });
+
+  test("line ends: LF, CRLF and a lone CR end a row; a CR at the data's end is left to the caller", () => {
+    const line = hashedExactly(row('"e"', ['"k": 1']))!.line;
+    for (const [end, next] of [["\n", 1], ["\r\n", 2], ["\rX", 1]] as const) {
+      const bytes = encoder.encode(line + end);
+      kernel.lines.set(bytes, 0);
+      kernel.lines[bytes.length] = 10;
+      const q = kernel.verify(0, bytes.length, 0, KernelMode.First);
+      expect([end, kernel.rows, q]).toEqual([end, 1, line.length + next]);
+    }
+    const bytes = encoder.encode(line + "\r");
+    kernel.lines.set(bytes, 0);
+    kernel.lines[bytes.length] = 10;
+    expect([kernel.verify(0, bytes.length, 0, KernelMode.First), kernel.rows]).toEqual([0, 0]);
+  });
+});
