@@ -84,6 +84,20 @@ export class ByteCursor {
     return this.buf[this.i]!;
   }
 
+  /**
+   * The unread bytes in the window, at least `min` of them unless the file
+   * ends first (a view, valid until the cursor moves).
+   */
+  window(min: number): Uint8Array {
+    while (this.len - this.i < min && this.fill()) {}
+    return this.buf.subarray(this.i, this.len);
+  }
+
+  /** Consume `n` bytes of the window. */
+  advance(n: number): void {
+    this.i += n;
+  }
+
   /** Consume one byte that must be `c`. */
   expect(c: number): void {
     if (this.peek() !== c) throw new ScanTrouble(`expected '${String.fromCharCode(c)}' at ${this.offset}`);
@@ -129,19 +143,29 @@ export class ByteCursor {
   }
 
   private skipContainer(): void {
+    // One state machine over the window, kept across refills (locals: this is the hot loop).
     let depth = 0;
+    let inStr = false;
+    let esc = false;
     for (;;) {
       if (this.i >= this.len && !this.fill()) throw new ScanTrouble("unterminated container");
-      const b = this.buf[this.i]!;
-      if (b === 0x22) {
-        this.skipString();
-        continue;
+      const buf = this.buf;
+      const len = this.len;
+      let i = this.i;
+      for (; i < len; i++) {
+        const b = buf[i]!;
+        if (inStr) {
+          if (esc) esc = false;
+          else if (b === 0x5c) esc = true;
+          else if (b === 0x22) inStr = false;
+        } else if (b === 0x22) inStr = true;
+        else if (b === 0x7b || b === 0x5b) depth++;
+        else if ((b === 0x7d || b === 0x5d) && --depth === 0) {
+          this.i = i + 1;
+          return;
+        }
       }
-      this.i++;
-      if (b === 0x7b || b === 0x5b) depth++;
-      else if (b === 0x7d || b === 0x5d) {
-        if (--depth === 0) return;
-      }
+      this.i = i;
     }
   }
 

@@ -2,6 +2,7 @@ import { canonical } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { ChainWalker } from "../journal/verify.ts";
+import { canonicalRow, type CanonicalRow } from "./fastrow.ts";
 import { EndpointSet, extensionsOf } from "./binding.ts";
 import type { ReceiptVisitor } from "./scan.ts";
 import { SpineWalker } from "./spine.ts";
@@ -127,6 +128,27 @@ export class ReceiptFacts implements ReceiptVisitor {
     } else this.auditEvent(value, i, isObj);
   }
 
+  /**
+   * A journal row at the start of `bytes`: taken without a value tree when
+   * it is in canonical form (fastrow.ts) and needs no field beyond the
+   * chain's. Returns its length and text, or null to send it to the parsed path.
+   */
+  rawJournalRow(bytes: Uint8Array): { end: number; text: string } | null {
+    const j = this.journal;
+    if (j.firstNonObject >= 0) return null;
+    const r = canonicalRow(bytes);
+    if (r === null || r.eventType === "loaded_extension_set") return null;
+    if (r.eventType === "agent_spawned") {
+      if ([...r.endpoint.values()].includes(undefined)) return null;
+      j.endpoints.push(new Map<string, PyValue>([["event", r.eventType], ...(r.endpoint as Map<string, string | null>)]));
+    }
+    j.count++;
+    advance(j.walker, r);
+    j.lastEventHash = r.eventHash;
+    if (r.eventType === "tool_call") j.toolCalls++;
+    return r;
+  }
+
   private journalRow(value: PyValue, isObj: boolean): void {
     const j = this.journal;
     if (!isObj || j.firstNonObject >= 0) return;
@@ -150,6 +172,18 @@ export class ReceiptFacts implements ReceiptVisitor {
     }
     a.lastHmac = ev.get("hmac");
   }
+}
+
+/** ChainWalker.push for a row whose payload pre-image is already known (same rule, same messages). */
+function advance(w: ChainWalker, r: CanonicalRow): void {
+  const i = w.count++;
+  if (w.divergence !== null) return;
+  // All three strings are plain ASCII (fastrow.ts), so the pre-image needs no escaping (journal/hash.ts eventPreimage).
+  const pre = `{"event_type":"${r.eventType}","index":${i},"payload_hash":"${Bun.SHA256.hash(r.payload, "hex") as string}","prev_hash":"${w.prefixHead}"}`;
+  const expected = Bun.SHA256.hash(pre, "hex") as string;
+  const broken = r.prevHash !== w.prefixHead ? "prev_hash break" : r.eventHash !== expected ? "event_hash mismatch" : null;
+  if (broken === null) w.prefixHead = r.eventHash;
+  else w.divergence = { index: i, expected, actual: r.eventHash, error: `step ${i}: ${broken}` };
 }
 
 /** `str()` of a member, with a missing one read as `""`. */
