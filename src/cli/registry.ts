@@ -22,6 +22,7 @@ export const rootCommand = defineCommand({
     server: lazy(() => import("./commands/server/index.ts")),
     session: lazy(() => import("./commands/session/index.ts")),
     keys: lazy(() => import("./commands/keys/index.ts")),
+    verify: lazy(() => import("./commands/verify/index.ts")),
     checkpoint: lazy(() => import("./commands/checkpoint.ts")),
     "wrap-up": lazy(() => import("./commands/wrap-up.ts")),
     completion: lazy(() => import("./commands/completion.ts")),

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { InputError } from "../errors.ts";
+import { InputError, type ErrorCode } from "../errors.ts";
 import { openInput, withInputFile, MAX_ROW_BYTES, type OpenInput } from "../fsutil/input.ts";
 import { parse } from "../pyjson/parse.ts";
 import { dumps } from "../pyjson/encode.ts";
@@ -364,4 +364,13 @@ function decide(f: ReceiptFacts, digests: ReceiptDigests, pin: ReturnType<typeof
     binding: { block, bytes_b64: Buffer.from(bytes).toString("base64"), sha256: recomputed, pae_sha256: Bun.SHA256.hash(message, "hex") as string },
     key_trust: pin ? "pinned" : "embedded",
   };
+}
+
+/** Exit code and error code of a verdict: 0 ok, 1 tampered or a failed check, 3 malformed. */
+export function receiptOutcome(v: RunReceiptVerdict): { exitCode: 0 | 1 | 3; error: ErrorCode | null; detail: string | null } {
+  if (v.ok) return { exitCode: 0, error: null, detail: null };
+  if (v.status === "malformed") return { exitCode: 3, error: "run_receipt_malformed", detail: v.errors[0] ?? "" };
+  if (v.status === "tampered") return { exitCode: 1, error: "run_receipt_tampered", detail: v.errors[0] ?? "" };
+  const failed = v.checks.find((c) => c.outcome === "fail")!;
+  return { exitCode: 1, error: "run_receipt_check_failed", detail: `${failed.name}: ${failed.detail}` };
 }
