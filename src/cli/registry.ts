@@ -23,6 +23,7 @@ export const rootCommand = defineCommand({
     session: lazy(() => import("./commands/session/index.ts")),
     keys: lazy(() => import("./commands/keys/index.ts")),
     verify: lazy(() => import("./commands/verify/index.ts")),
+    seal: lazy(() => import("./commands/seal/index.ts")),
     checkpoint: lazy(() => import("./commands/checkpoint.ts")),
     "wrap-up": lazy(() => import("./commands/wrap-up.ts")),
     completion: lazy(() => import("./commands/completion.ts")),

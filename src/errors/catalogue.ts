@@ -39,6 +39,9 @@ type Entry = readonly [exit: ExitCodeValue, meaning: string];
 // One line per code, grouped by exit code; keep each group sorted by name.
 export const ERROR_CATALOGUE = {
   // 1: a negative verdict
+  anchor_invalid: [1, "`seal verify`: the RFC 3161 token does not verify (imprint, CMS signature, certificate chain, key usage)"],
+  anchor_mismatched: [1, "`seal verify`: the anchor witnesses another head than the journal recomputes to"],
+  anchor_unverifiable: [1, "`seal verify` without --rfc3161-trusted-tsa-bundle: the head matches but the timestamp chain was not checked"],
   body_too_large: [1, "task server: the request body is over its size limit"],
   budget_exhausted: [1, "`bernstein run` reached its budget before all tasks were done"],
   chain_broken: [1, "a hash or a link of the chain does not check out (journal: first divergent step; receipt: a journal line)"],
@@ -75,8 +78,10 @@ export const ERROR_CATALOGUE = {
   task_not_found: [1, "no task with this id on the task server"],
   tasks_failed: [1, "`bernstein run` ended with tasks that failed for good"],
   torn_tail: [1, "the chain is consistent but the journal ends in a torn write (an interrupted append): `replay repair` removes it"],
+  tsa_failed: [1, "`seal publish --tsa-url`: the time-stamping authority did not answer, refused, or answered without the request's nonce"],
   verify_failed: [1, "several inputs were verified and at least one did not pass (exit: the worst of them)"],
   // 2: usage error or refusal
+  anchor_refused: [2, "`seal publish` refused: the journal does not verify, disagrees with its seal, or the token witnesses another head"],
   agent_cli_missing: [2, "the configured agent CLI is not on PATH"],
   agent_journal_closed: [2, "an append to an agent step journal after it was closed"],
   agent_journal_locked: [2, "another process holds the agent step journal's writer lock"],
@@ -119,6 +124,8 @@ export const ERROR_CATALOGUE = {
   unknown_target: [2, "a replay word that is no verb, run, agent journal or traced task"],
   usage: [2, "bad flags, a missing or extra argument, an unknown command"],
   // 3: missing, unreadable or malformed input
+  anchor_malformed: [3, "a seal_anchor.json or --token file that cannot be read as an anchor record or RFC 3161 token"],
+  anchor_not_found: [3, "`seal verify`: the run has no seal_anchor.json"],
   agent_journal_append_failed: [3, "a step could not be appended to an agent step journal"],
   agent_journal_corrupt: [3, "an agent step journal with unreadable lines"],
   agent_journal_missing: [3, "no step journal for this agent id"],
@@ -158,6 +165,7 @@ export const ERROR_CATALOGUE = {
   signing_key_unreadable: [3, "the --sign key is missing, unreadable or not an Ed25519 private key"],
   trace_not_found: [3, "no trace for this task id"],
   trace_without_snapshot: [3, "a trace that does not carry the task snapshot needed to replay it"],
+  tsa_bundle_unreadable: [3, "the --rfc3161-trusted-tsa-bundle file cannot be read or holds no PEM certificate"],
   unknown_hash_profile: [3, "a journal row names a hash_profile this tool does not know"],
   // 70: internal or output failure
   internal_error: [70, "an unexpected internal error (a bug: rerun with --debug and report it)"],
