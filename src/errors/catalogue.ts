@@ -90,6 +90,7 @@ export const ERROR_CATALOGUE = {
   invalid_utf8: [2, "task server: a request body that is not valid UTF-8 (400)"],
   confirmation_required: [2, "`replay publish` without --yes-i-want-to-publish"],
   flag_not_applicable: [2, "a flag given to a command or verb that does not take it"],
+  fork_failed: [2, "`replay debug --fork-from N`: N names no step of the journal, or the fork journal exists already"],
   illegal_transition: [2, "a task status change the task lifecycle does not allow"],
   invalid_agent_id: [2, "an agent id outside ^[A-Za-z0-9_.-]{1,64}$ or outside .sdd"],
   invalid_cost: [2, "a cost that is not a finite, non-negative number"],

@@ -52,7 +52,7 @@ export function expectPositionals(ctx: ReplayContext, n: number, usage: string):
 }
 
 /** Replay flags that only some verbs accept; the rest are refused by name. */
-const VERB_FLAGS = ["limit", "verify", "from-step", "seal", "threads", "links-only", "head", "public-key", "sign", "redact", "force", "model", "extra-context", "timeout", "format", "junit"] as const;
+const VERB_FLAGS = ["limit", "verify", "from-step", "seal", "threads", "links-only", "head", "public-key", "sign", "redact", "force", "model", "extra-context", "timeout", "format", "junit", "fork-from", "jump-to-failure", "full"] as const;
 
 /**
  * `replay` declares the union of its verbs' flags; a flag given to a verb it
