@@ -86,7 +86,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
     flags: [],
   },
   debug: {
-    description: "Debug agent step journals: one (verify, debug receipt, steps; --fork-from N) or two (first divergence, steps side by side)",
+    description: "Debug one agent step journal (verify, receipt, steps, --fork-from N) or compare two",
     positionals: [
       { name: "run", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
       { name: "right", description: "A second agent id to compare with", required: false },
