@@ -166,8 +166,10 @@ const FAST_ROW_WINDOW = 1 << 16;
 export interface ScanResult {
   /** The digests when every object's keys came sorted, else null. */
   digests: ReceiptDigests | null;
-  /** The document is not an object (a scalar or array): value given for the message. */
+  /** The document is not an object (a scalar or array). */
   notObject: boolean;
+  /** Byte offsets of the receipt value in the file (for `canonicalDigestsOfFile`). */
+  range: [number, number];
 }
 
 /**
@@ -176,14 +178,53 @@ export interface ScanResult {
  */
 export function scanReceipt(input: OpenInput, visitor: ReceiptVisitor): ScanResult {
   const cur = new ByteCursor(input);
-  const sink = new CanonicalSink();
   cur.skipWs();
+  const start = cur.offset;
+  const r = scanValue(cur, visitor);
+  const end = cur.offset;
+  cur.skipWs();
+  if (cur.peek() !== -1) throw new ScanTrouble("extra data");
+  return { ...r, range: [start, end] };
+}
+
+/**
+ * A bernstein-mcp vector file (`{name, input, expected, canonical, notes}`):
+ * the receipt is its `input` object, or for a session vector the text
+ * `input.receipt_text` (returned as `embedded`, to be scanned on its own).
+ * The other members are skipped, not checked.
+ */
+export function scanVector(input: OpenInput, visitor: ReceiptVisitor): ScanResult & { embedded: string | null } {
+  const cur = new ByteCursor(input);
+  cur.skipWs();
+  let found: (ScanResult & { embedded: string | null }) | null = null;
+  if (cur.peek() !== 0x7b) throw new ScanTrouble("a vector file is a JSON object");
+  eachMember(cur, (key) => {
+    if (key !== "input") {
+      cur.cutValue();
+      return;
+    }
+    const start = cur.offset;
+    const probe = cur.window(1 << 20);
+    const text = /^\{\s*"receipt_text"\s*:/.exec(new TextDecoder().decode(probe.subarray(0, 64)));
+    if (text) {
+      const obj = parseCut(cur.cutValue().bytes);
+      const t = obj instanceof Map ? obj.get("receipt_text") : undefined;
+      if (typeof t !== "string") throw new ScanTrouble("input.receipt_text is not a string");
+      found = { digests: null, notObject: false, range: [0, 0], embedded: t };
+      return;
+    }
+    const r = scanValue(cur, visitor);
+    found = { ...r, range: [start, cur.offset], embedded: null };
+  });
+  if (found === null) throw new ScanTrouble("the vector file has no input");
+  return found;
+}
+
+function scanValue(cur: ByteCursor, visitor: ReceiptVisitor): Omit<ScanResult, "range"> {
+  const sink = new CanonicalSink();
   if (cur.peek() !== 0x7b) {
-    // Not an object: parse it whole to be sure it is JSON at all; the caller reports.
-    const v = parseCut(cur.cutValue().bytes);
-    cur.skipWs();
-    if (cur.peek() !== -1) throw new ScanTrouble("extra data");
-    void v;
+    // Not an object: parse it to be sure it is JSON at all; the caller reports.
+    parseCut(cur.cutValue().bytes);
     return { digests: null, notObject: true };
   }
   sink.text("{");
@@ -233,8 +274,6 @@ export function scanReceipt(input: OpenInput, visitor: ReceiptVisitor): ScanResu
     }
   });
   sink.text("}");
-  cur.skipWs();
-  if (cur.peek() !== -1) throw new ScanTrouble("extra data");
   const digests = sink.digests();
   return { digests: sink.sorted ? digests : null, notObject: false };
 }
@@ -249,7 +288,7 @@ const WHOLE_VALUE_LIMIT = 1 << 20;
  * sorted, last duplicate wins), arrays element by element, so memory stays
  * bounded by the largest small value plus one offset pair per key.
  */
-export function canonicalDigestsOfFile(input: OpenInput): ReceiptDigests {
+export function canonicalDigestsOfFile(input: OpenInput, range: [number, number]): ReceiptDigests {
   const cur = new ByteCursor(input);
   const hasher = new Bun.CryptoHasher("sha256");
   let pending = "";
@@ -296,10 +335,7 @@ export function canonicalDigestsOfFile(input: OpenInput): ReceiptDigests {
     });
     out("}");
   };
-  cur.skipWs();
-  const start = cur.offset;
-  cur.cutValue();
-  emit(start, cur.offset);
+  emit(range[0], range[1]);
   if (pending) hasher.update(pending);
   return finish(hasher);
 }

@@ -9,7 +9,7 @@ import { ValueTooLarge } from "./cursor.ts";
 import { bindingBlock, bindingBytes, pae, PAYLOAD_TYPE, RECEIPT_TYPE, SCHEMA_VERSIONS, HASH_PROFILES } from "./binding.ts";
 import { AUDIT_GENESIS, ReceiptFacts, memberStr } from "./facts.ts";
 import { decodeBase64Strict, isObject, jwkRawKey, pinnedKey, rawOfKey, verifyEd25519 } from "./keys.ts";
-import { canonicalDigestsOfFile, scanReceipt, ScanTrouble, type ReceiptDigests } from "./scan.ts";
+import { canonicalDigestsOfFile, scanReceipt, scanVector, ScanTrouble, type ReceiptDigests } from "./scan.ts";
 import { pythonUtf8Error } from "./utf8.ts";
 
 /**
@@ -54,6 +54,8 @@ export interface RunReceiptVerdict {
 export interface VerifyReceiptOptions {
   /** Path of a PEM public key the embedded key must equal. */
   publicKeyPath?: string;
+  /** The file is a bernstein-mcp vector (`{name, input, expected, ...}`): verify its `input`. */
+  vector?: boolean;
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
@@ -72,8 +74,7 @@ const isJsonInt = (v: PyValue | undefined, n: number) => v instanceof PyNum && !
 const int = (n: number) => new PyNum(String(n), false);
 
 /** The reason a whole-text parse gives: Python's codec or JSONDecodeError text. */
-function parseFailure(path: string): string {
-  const bytes = readFileSync(path);
+function parseFailure(bytes: Uint8Array): string {
   const codec = pythonUtf8Error(bytes);
   if (codec) return codec;
   try {
@@ -189,7 +190,7 @@ export async function verifyRunReceipt(path: string, opts: VerifyReceiptOptions 
     const input = openInput(file, { what: "receipt" });
     if (input === null) throw new InputError("receipt_not_found", `Cannot read receipt: no such file: ${path}`, { path });
     try {
-      return verifyOpen(input, file, pin);
+      return verifyOpen(input, file, pin, opts.vector === true);
     } finally {
       input.close();
     }
@@ -222,20 +223,46 @@ function skippedAfterSchema(): Check[] {
   return CHECK_NAMES.map((name) => ({ name, outcome: "skipped" as const, detail: "not run: schema failed" }));
 }
 
-function verifyOpen(input: OpenInput, file: string, pin: ReturnType<typeof pinnedKey> | null): RunReceiptVerdict {
+/** A receipt held in memory (a session vector's `receipt_text`), read like a file. */
+function memoryInput(bytes: Uint8Array): OpenInput {
+  return {
+    path: "<receipt_text>",
+    fd: -1,
+    stream: false,
+    size: bytes.length,
+    bytesRead: 0,
+    read(buf, off, len, pos) {
+      const n = Math.max(0, Math.min(len, bytes.length - pos));
+      buf.set(bytes.subarray(pos, pos + n), off);
+      this.bytesRead += n;
+      return n;
+    },
+    close() {},
+  };
+}
+
+function verifyOpen(input: OpenInput, file: string, pin: ReturnType<typeof pinnedKey> | null, vector = false, whole?: Uint8Array): RunReceiptVerdict {
   const f = new ReceiptFacts();
   let scan;
   try {
-    scan = scanReceipt(input, f);
+    if (vector) {
+      const v = scanVector(input, f);
+      if (v.embedded !== null) {
+        const bytes = new TextEncoder().encode(v.embedded);
+        return verifyOpen(memoryInput(bytes), file, pin, false, bytes);
+      }
+      scan = v;
+    } else scan = scanReceipt(input, f);
   } catch (err) {
     if (err instanceof ValueTooLarge) {
       throw new InputError("row_too_large", `a value in receipt ${file} is longer than the limit of ${MAX_ROW_BYTES} bytes (16 MiB); refusing to read it`, { path: file });
     }
     if (!(err instanceof ScanTrouble)) throw err;
-    return malformedOnly(`receipt is not valid JSON: ${parseFailure(file)}`, null, pin);
+    if (vector) throw new InputError("run_receipt_malformed", `${file} is not a bernstein-mcp vector file ({"name", "input", ...}): ${(err as Error).message}`, { path: file });
+    return malformedOnly(`receipt is not valid JSON: ${parseFailure(whole ?? readFileSync(file))}`, null, pin);
   }
   if (scan.notObject) return malformedOnly("receipt is not a JSON object", null, pin);
-  const digests = scan.digests ?? canonicalDigestsOfFile(input);
+  const digests = scan.digests ?? canonicalDigestsOfFile(input, scan.range);
   const problem = schemaProblem(f);
   if (problem) {
     const r = malformedOnly(problem.py, f, pin);

@@ -62,6 +62,29 @@ describe("upstream vectors", () => {
   }
 });
 
+describe("--vector: the wrapper files themselves", () => {
+  test("each vector file gives its expected verdict and digest", async () => {
+    for (const name of RECEIPT_VECTORS) {
+      const file = name === "valid-10000.json" ? join(dir, "wrapper-valid-10000.json") : join(UPSTREAM, name);
+      const e = EXPECT[name];
+      const r = await bernsteinJson(["verify", "receipt", "--vector", file]);
+      expect([name, r.json.status, r.json.verdict, r.json.failing_check, r.json.divergent_step, r.json.receipt_sha256]).toEqual([
+        name,
+        e.python_status ?? e.python_status_by_spec,
+        e.mcp_verdict,
+        e.mcp_failing_check,
+        e.divergent_step,
+        e.receipt_sha256,
+      ]);
+    }
+  }, 60_000);
+
+  test("a file that is not a vector is refused", async () => {
+    const r = await bernsteinJson(["verify", "receipt", "--vector", join(UPSTREAM, "public_key.pem")]);
+    expect([r.code, r.json.error]).toEqual([3, "run_receipt_malformed"]);
+  });
+});
+
 describe("prose and pins", () => {
   test("prose is upstream's, with the first divergent step", async () => {
     const r = await bernstein(["verify", "receipt", paths["invalid-reordered.json"]!]);

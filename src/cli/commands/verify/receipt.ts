@@ -12,9 +12,10 @@ export default defineCliCommand({
   args: {
     path: { type: "positional", required: true, description: "The run-receipt.json (- for standard input)" },
     "public-key": { type: "string", description: "PEM Ed25519 public key the embedded key must equal (else: trust on first use)" },
+    vector: { type: "boolean", description: "PATH is a bernstein-mcp golden vector ({name, input, expected, ...}): verify its input" },
   },
   async run({ args, json }) {
-    const v = await verifyRunReceipt(String(args.path), { publicKeyPath: args["public-key"] });
+    const v = await verifyRunReceipt(String(args.path), { publicKeyPath: args["public-key"], vector: args.vector === true });
     const o = receiptOutcome(v);
     if (json) {
       const { ok, ...rest } = v;
