@@ -75,6 +75,9 @@ const VERB_FLAGS = [
   "junit",
   "ignore",
   "default-ignores",
+  "fork-from",
+  "jump-to-failure",
+  "full",
 ] as const;
 
 /**

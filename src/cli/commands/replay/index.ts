@@ -7,7 +7,7 @@ import type { HelpHost } from "../../command.ts";
 import type { FormHost } from "../../completion.ts";
 
 const USAGE =
-  "usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list> | <RUN_ID | latest> --html [OUT] | diff RUN_A RUN_B | repair RUN_ID | export|publish|verify|diff-journal ...";
+  "usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list> | <RUN_ID | latest> --html [OUT] | diff RUN_A RUN_B | repair RUN_ID | export|publish|verify|diff-journal|debug ...";
 
 /** Verbs with their own handler module, loaded only when used. */
 const VERBS: Record<string, () => Promise<ReplayHandler>> = {
@@ -18,6 +18,7 @@ const VERBS: Record<string, () => Promise<ReplayHandler>> = {
   publish: () => import("./publish.ts").then((m) => m.runPublish),
   verify: () => import("./verify-receipt.ts").then((m) => m.runVerifyReceipt),
   "diff-journal": () => import("./diff-journal.ts").then((m) => m.runDiffJournal),
+  debug: () => import("./debug.ts").then((m) => m.runDebug),
 };
 
 const DESCRIPTION = "Replay, verify, diff, repair and export run and agent journals";
@@ -25,7 +26,7 @@ const DESCRIPTION = "Replay, verify, diff, repair and export run and agent journ
 const replay = defineCliCommand({
   meta: { name: "replay", description: DESCRIPTION },
   args: {
-    target: { type: "positional", required: false, description: "list | latest | RUN_ID | AGENT_ID | TASK_ID | diff | repair | export | publish | verify | diff-journal" },
+    target: { type: "positional", required: false, description: "list | latest | RUN_ID | AGENT_ID | TASK_ID | diff | repair | export | publish | verify | diff-journal | debug" },
     ...replayArgs,
   },
   verbs: VERB_NAMES,

@@ -92,6 +92,15 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
     ],
     flags: [],
   },
+  debug: {
+    description: "Debug one agent step journal (verify, receipt, steps, --fork-from N) or compare two",
+    positionals: [
+      { name: "run", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
+      { name: "right", description: "A second agent id to compare with", required: false },
+    ],
+    flags: ["fork-from", "jump-to-failure", "full", "limit", "sign"],
+    flagText: { limit: "Show at most N steps (default 200)", sign: "Sign the debug receipt with this Ed25519 private key" },
+  },
 };
 
 /** The target forms: `replay <ID>` where ID names a run, an agent or a traced task. */

@@ -1,0 +1,69 @@
+import { UsageError } from "../../../errors.ts";
+import { debugSingleRun, debugTwoRuns } from "../../../debug/debug.ts";
+import { pyRepr } from "../../../pyjson/python.ts";
+import type { PyValue } from "../../../pyjson/types.ts";
+import { printJson, printLines } from "../../output.ts";
+import type { ReplayContext } from "./context.ts";
+import { parseCount, pyBool, refuseInapplicableFlags } from "./flags.ts";
+
+const USAGE = "Usage: bernstein replay debug <RUN> [--fork-from N] [--sign KEY] OR bernstein replay debug <LEFT> <RIGHT>";
+
+/** `bernstein replay debug <RUN> | <LEFT> <RIGHT>` (spec §6.1). */
+export async function runDebug(ctx: ReplayContext): Promise<number> {
+  refuseInapplicableFlags(ctx, "debug", ["fork-from", "jump-to-failure", "full", "limit", "sign"]);
+  const ids = ctx.positionals;
+  if (ids.length !== 1 && ids.length !== 2) throw new UsageError(USAGE);
+  const base = {
+    sddDir: ctx.sddDir,
+    limit: ctx.args.limit === undefined ? undefined : parseCount(ctx.args.limit, "limit"),
+    full: ctx.args.full === true,
+    jumpToFailure: ctx.args["jump-to-failure"] === true,
+  };
+  if (ids.length === 2) {
+    if (ctx.args["fork-from"] !== undefined) throw new UsageError("--fork-from applies to single-run debug only.", "flag_not_applicable");
+    if (ctx.args.sign !== undefined) throw new UsageError("--sign applies to single-run debug only.", "flag_not_applicable");
+    const d = await debugTwoRuns(ids[0]!, ids[1]!, base);
+    if (ctx.json) await printJson({ ok: !d.diverged, ...(d.diverged ? { error: "divergence", detail: d.divergence!.get("reason") } : {}), ...d });
+    else if (!d.diverged) await printLines("No divergence; chains match end-to-end.", `diff artifact: ${d.artifact_path} (${d.diff_hash.slice(0, 16)}...)`);
+    else {
+      const div = d.divergence!;
+      const lines = [`Divergence at step ${pyRepr(div.get("seq"))}: ${div.get("reason")}`];
+      const lv = div.get("left_values") as Map<string, PyValue>;
+      const rv = div.get("right_values") as Map<string, PyValue>;
+      for (const f of div.get("fields_changed") as string[]) {
+        const key = f === "length" ? "steps" : f;
+        lines.push(`  ${f}:`, `    left:  ${pyRepr(lv.get(key))}`, `    right: ${pyRepr(rv.get(key))}`);
+      }
+      lines.push(`diff artifact: ${d.artifact_path} (${d.diff_hash})`);
+      await printLines(...lines);
+    }
+    return d.diverged ? 1 : 0;
+  }
+  const forkFrom = ctx.args["fork-from"] === undefined ? undefined : parseCount(ctx.args["fork-from"], "fork-from");
+  const r = await debugSingleRun(ids[0]!, { ...base, forkFrom, signingKeyPath: ctx.args.sign });
+  if (ctx.json) {
+    await printJson({ ok: r.verified, ...(r.verified ? {} : { error: "chain_broken", detail: r.errors[0] ?? "the step journal does not verify" }), ...r });
+    return r.verified ? 0 : 1;
+  }
+  if (!r.verified) {
+    await printLines(
+      `Chain refused for ${r.run}: tampered / does not verify.`,
+      ...(r.seq !== null ? [`Divergence at step ${r.seq} (field: ${r.first_divergent_field})`, `expected: ${r.expected_hash}`, `actual:   ${r.actual_hash}`] : []),
+      ...r.errors.map((e) => `  - ${e}`),
+    );
+    return 1;
+  }
+  if (r.steps === 0) {
+    await printLines(`Journal for ${r.run} is empty.`);
+    return 0;
+  }
+  await printLines(
+    `Replay debug for ${r.run}`,
+    `head_hash: ${r.head_hash}`,
+    `steps: ${r.steps}`,
+    `Debug receipt -> ${r.receipt!.path} (signed=${pyBool(r.receipt!.signed)})`,
+    `Verify offline with: bernstein replay verify ${r.receipt!.path}`,
+    ...(r.fork ? [`Forked at step ${r.fork.from_step} -> ${r.fork.fork_journal} (anchor ${r.fork.parent_step_hash.slice(0, 16)}...)`] : []),
+  );
+  return 0;
+}

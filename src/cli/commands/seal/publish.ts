@@ -1,0 +1,28 @@
+import { UsageError } from "../../../errors.ts";
+import { publishAnchor } from "../../../anchor/anchor.ts";
+import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines, writeStderr } from "../../output.ts";
+
+/** `bernstein seal publish RUN_ID (--tsa-url URL | --token FILE)`: write <run>/seal_anchor.json. */
+export default defineCliCommand({
+  meta: { name: "publish", description: "Anchor a run's recomputed journal head: ask a time-stamping authority (--tsa-url) or store a token (--token)" },
+  args: {
+    run_id: { type: "positional", required: true, description: "Run id under <sdd-dir>/runs" },
+    "sdd-dir": { type: "string", default: ".sdd", description: "State directory (default .sdd)" },
+    "tsa-url": { type: "string", description: "RFC 3161 time-stamping authority (http or https): the only network access; with --token only recorded" },
+    token: { type: "string", description: "A DER TimeStampResp or TimeStampToken obtained elsewhere (offline)" },
+    timeout: { type: "string", default: "30", description: "Seconds to wait for the TSA (default 30)" },
+  },
+  async run({ args, json }) {
+    const timeout = Number(args.timeout ?? "30");
+    if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError(`--timeout must be a positive number of seconds (got ${JSON.stringify(args.timeout)})`);
+    const r = await publishAnchor({ sddDir: args["sdd-dir"] ?? ".sdd", runId: String(args.run_id), tsaUrl: args["tsa-url"], tokenPath: args.token, timeoutSeconds: timeout });
+    if (r.note) writeStderr(r.note + "\n");
+    if (json) {
+      await printJson({ ok: true, ...r.record, path: r.path });
+      return 0;
+    }
+    await printLines(`ANCHORED ${r.record.run_id} head ${r.record.head_sha256}`, `stored: ${r.path}`, `Confirm it with: bernstein seal verify ${r.record.run_id} --rfc3161-trusted-tsa-bundle <roots.pem>`);
+    return 0;
+  },
+});

@@ -1,0 +1,29 @@
+import { verifyAnchor } from "../../../anchor/anchor.ts";
+import type { ErrorCode } from "../../../errors.ts";
+import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines } from "../../output.ts";
+
+const CODES: Record<string, ErrorCode> = { mismatched: "anchor_mismatched", unverifiable: "anchor_unverifiable", invalid: "anchor_invalid" };
+
+/** `bernstein seal verify RUN_ID [--rfc3161-trusted-tsa-bundle PEM]`: never opens a socket; exit 0 only for verified. */
+export default defineCliCommand({
+  meta: { name: "verify", description: "Check a run's seal_anchor.json offline against its journal and trusted TSA roots (exit 0 only when verified)" },
+  args: {
+    run_id: { type: "positional", required: true, description: "Run id under <sdd-dir>/runs" },
+    "sdd-dir": { type: "string", default: ".sdd", description: "State directory (default .sdd)" },
+    "rfc3161-trusted-tsa-bundle": { type: "string", description: "PEM bundle of trusted TSA (root) certificates; without it the verdict is unverifiable" },
+  },
+  async run({ args, json }) {
+    const v = await verifyAnchor({ sddDir: args["sdd-dir"] ?? ".sdd", runId: String(args.run_id), bundlePath: args["rfc3161-trusted-tsa-bundle"] });
+    const ok = v.status === "verified";
+    if (json) {
+      await printJson({ ok, ...(ok ? {} : { error: CODES[v.status], detail: v.errors[0] ?? v.status }), ...v });
+    } else {
+      const lines = [`${v.status.toUpperCase()} anchor for ${v.run_id}`];
+      if (v.gen_time && ok) lines.push(`witnessed at ${v.gen_time} by ${v.tsa_subject}`);
+      lines.push(...v.errors.map((e) => `  ${e}`));
+      await printLines(...lines);
+    }
+    return ok ? 0 : 1;
+  },
+});

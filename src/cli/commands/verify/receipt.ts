@@ -1,0 +1,38 @@
+import { receiptOutcome, verifyRunReceipt } from "../../../runreceipt/verify.ts";
+import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines, writeStderr } from "../../output.ts";
+
+/**
+ * `bernstein verify receipt PATH [--public-key PEM]`: offline verification
+ * of a run-receipt.json. Prose as upstream prints it; exit 0 ok, 1 tampered
+ * (or a failed check of the full list), 3 malformed.
+ */
+export default defineCliCommand({
+  meta: { name: "receipt", description: "Verify a run-receipt.json offline: embedded journal, spine, audit range, binding and Ed25519 signature" },
+  args: {
+    path: { type: "positional", required: true, description: "The run-receipt.json (- for standard input)" },
+    "public-key": { type: "string", description: "PEM Ed25519 public key the embedded key must equal (else: trust on first use)" },
+    vector: { type: "boolean", description: "PATH is a bernstein-mcp golden vector ({name, input, expected, ...}): verify its input" },
+  },
+  async run({ args, json }) {
+    const v = await verifyRunReceipt(String(args.path), { publicKeyPath: args["public-key"], vector: args.vector === true });
+    const o = receiptOutcome(v);
+    if (json) {
+      const { ok, ...rest } = v;
+      await printJson({ ok, ...(o.error ? { error: o.error, detail: o.detail } : {}), ...rest });
+      return o.exitCode;
+    }
+    const lines = ["", `Run receipt run=${v.run_id ?? "(unknown)"} journal_events=${v.journal_events} spine_entries=${v.spine_entries}`];
+    if (v.status === "ok" && v.ok) lines.push("OK -- every head recomputes from the embedded ranges; signature valid.");
+    else if (v.status === "malformed") lines.push("MALFORMED -- the receipt cannot be checked:", ...v.errors.map((e) => `  - ${e}`));
+    else if (v.status === "tampered") {
+      lines.push("TAMPER DETECTED:", ...v.errors.map((e) => `  - ${e}`));
+      if (v.divergent_step !== null) lines.push(`  first divergent journal step: ${v.divergent_step}`);
+    } else lines.push("CHECK FAILED:", ...v.checks.filter((c) => c.outcome === "fail").map((c) => `  - ${c.name}: ${c.detail}`));
+    await printLines(...lines);
+    if (v.ok && v.key_trust === "embedded") {
+      writeStderr("note: the signature was checked against the key embedded in the receipt (trust on first use); pass --public-key PEM to pin the signer\n");
+    }
+    return o.exitCode;
+  },
+});

@@ -1,0 +1,53 @@
+import { join } from "node:path";
+import { UsageError } from "../../../errors.ts";
+import { loadOrCreateAuditKey } from "../../../runreceipt/audit.ts";
+import { buildRunReceipt } from "../../../runreceipt/build.ts";
+import { resolveSigningKey } from "../../../runreceipt/signing-key.ts";
+import { defineCliCommand } from "../../command.ts";
+import { printJson, printLines } from "../../output.ts";
+
+const short = (h: string) => `${h.slice(0, 16)}\u2026`;
+
+/** `bernstein verify run RUN_ID --signing-key-path K`: write a signed run-receipt.json of one of our runs. */
+export default defineCliCommand({
+  meta: { name: "run", description: "Write a signed run-receipt.json of a run (journal, lineage spine, optional audit range)" },
+  args: {
+    run_id: { type: "positional", required: true, description: "Run id under <sdd-dir>/runs" },
+    workdir: { type: "string", alias: ["w"], description: "Project root; its .sdd is used (default .)" },
+    "sdd-dir": { type: "string", description: "State directory (default <workdir>/.sdd)" },
+    "signing-key-path": { type: "string", description: "Ed25519 private key file: PEM PKCS#8 or a raw 32-byte seed" },
+    "signing-env-var": { type: "string", description: "Name of an environment variable holding a PEM Ed25519 private key" },
+    "signing-key-id": { type: "string", description: "Key id (JWK kid) written into the receipt (default run-receipt-key)" },
+    "include-audit-range": { type: "boolean", description: "Embed the audit events of [--audit-since, --audit-until), re-chained (needs the audit key)" },
+    "audit-since": { type: "string", description: "ISO-8601 lower bound (inclusive) of the audit range" },
+    "audit-until": { type: "string", description: "ISO-8601 upper bound (exclusive) of the audit range" },
+    output: { type: "string", alias: ["o"], description: "Output file (default <sdd-dir>/runs/<RUN_ID>/run-receipt.json)" },
+  },
+  async run({ args, json }) {
+    const since = args["audit-since"];
+    const until = args["audit-until"];
+    if (args["include-audit-range"] && (!since || !until)) throw new UsageError("--include-audit-range requires --audit-since and --audit-until.");
+    if (!args["include-audit-range"] && (since || until)) throw new UsageError("--audit-since/--audit-until apply only with --include-audit-range", "flag_not_applicable");
+    const { key, keyId } = resolveSigningKey({ path: args["signing-key-path"], envVar: args["signing-env-var"], keyId: args["signing-key-id"] });
+    const sddDir = args["sdd-dir"] ?? join(args.workdir ?? ".", ".sdd");
+    const audit = args["include-audit-range"] ? { since: since!, until: until!, key: loadOrCreateAuditKey() } : null;
+    const r = buildRunReceipt({ sddDir, runId: String(args.run_id), key, keyId, audit, out: args.output });
+    if (json) {
+      await printJson({ ok: true, ...r });
+      return 0;
+    }
+    await printLines(
+      "",
+      "Run Receipt: WRITTEN",
+      `  Run ID            ${r.run_id}`,
+      `  Journal head      ${short(r.journal_head)}`,
+      `  Spine head        ${r.spine_head ? short(r.spine_head) : "(no spine entries)"}`,
+      ...(r.audit_range_head ? [`  Audit range head  ${short(r.audit_range_head)}`] : []),
+      `  Receipt SHA-256   ${short(r.receipt_sha256)}`,
+      `  Receipt           ${r.path}`,
+      `  Verify offline with: bernstein verify receipt ${r.path} [--public-key PEM]`,
+      "",
+    );
+    return 0;
+  },
+});

@@ -1,0 +1,271 @@
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { InputError, RefusalError, UsageError } from "../errors.ts";
+import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { physicalLines } from "../fsutil/lines.ts";
+import { canonical } from "../pyjson/encode.ts";
+import { parse } from "../pyjson/parse.ts";
+import { pyEquals, pyInt, pyStr } from "../pyjson/python.ts";
+import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { diffJournals } from "../receipts/diff.ts";
+import { exportReceipt } from "../receipts/export.ts";
+import { loadSigningKey } from "../receipts/keys.ts";
+import { sourceEntries } from "../receipts/source.ts";
+import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
+import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
+import { verifyStepJournal } from "../steps/verify.ts";
+
+/**
+ * `bernstein replay debug` (spec §6.1) over agent step journals.
+ *
+ * Single run: verify the chain; on failure name the first mismatching step
+ * and field; on success export a debug receipt and project the steps, and
+ * with `--fork-from N` seed a fork journal. Upstream's fork also creates a
+ * git worktree and branch for a new session; we have no session worktree to
+ * fork, so ours is the journal half only: a new agent step journal
+ * `<RUN>.fork-<N>` holding the parent's steps 0..N byte for byte (a prefix
+ * of a verified chain, so it verifies and can be appended to), with
+ * `fork_branch`/`fork_worktree` null.
+ *
+ * Two runs: the first divergence (as `replay diff-journal`), the steps up to
+ * it side by side, and a content-addressed `.pathdiff.json` artifact.
+ */
+
+export const DEFAULT_PROJECTION_LIMIT = 200;
+const HASH_FIELDS = ["prev_hash", "input_hash", "model", "prompt", "tool_call", "tool_result", "effort"] as const;
+const PAIR_FIELDS = ["prev_hash", "input_hash", "model", "prompt", "tool_call", "tool_result"] as const;
+
+export interface DebugOptions {
+  sddDir: string;
+  /** Steps shown: 200 by default, `limit`, or all with `full`. */
+  limit?: number;
+  full?: boolean;
+  jumpToFailure?: boolean;
+}
+
+function bucketOf(sddDir: string, id: string): string | null {
+  const dir = agentJournalDir(sddDir, id);
+  return existsSync(dir) ? join(dir, BUCKET_NAME) : null;
+}
+
+async function* entries(path: string): AsyncGenerator<PyObject> {
+  yield* sourceEntries({ kind: "file", path });
+}
+
+const seqOf = (row: PyObject, i: number) => {
+  const s = pyInt(row.get("seq"));
+  return s === null ? i : Number(s);
+};
+
+function hashFields(row: PyObject, prev: string) {
+  return {
+    prev_hash: prev,
+    input_hash: pyStr(row.get("input_hash"), ""),
+    model: row.get("model") ?? null,
+    prompt: row.get("prompt") ?? null,
+    tool_call: row.get("tool_call") ?? null,
+    tool_result: row.get("tool_result") ?? null,
+    effort: row.get("effort") ?? null,
+  };
+}
+
+function isNaNFloat(v: PyValue | undefined): boolean {
+  return v instanceof PyNum && v.isFloat && Number.isNaN(Number(v.raw));
+}
+
+function toolName(v: PyValue | undefined): PyValue {
+  return v instanceof Map ? (v.get("name") ?? null) : "";
+}
+
+function capOf(o: DebugOptions): number {
+  return o.full ? Number.POSITIVE_INFINITY : (o.limit ?? DEFAULT_PROJECTION_LIMIT);
+}
+
+export interface Mismatch {
+  seq: number | null;
+  first_divergent_field: string | null;
+  expected_hash: string | null;
+  actual_hash: string | null;
+}
+
+/** The first step whose link or hash does not check out (streaming, upstream's rule). */
+async function firstMismatch(path: string): Promise<Mismatch> {
+  let prevStored = GENESIS_HASH;
+  let i = 0;
+  for await (const row of entries(path)) {
+    const storedPrev = pyStr(row.get("prev_hash"), "");
+    const stored = pyStr(row.get("step_hash"), "");
+    const seq = seqOf(row, i++);
+    if (storedPrev !== prevStored) {
+      return { seq, first_divergent_field: "prev_hash", expected_hash: prevStored, actual_hash: storedPrev };
+    }
+    const recomputed = stepHash(hashFields(row, storedPrev));
+    if (recomputed !== stored) {
+      // Upstream compares the row with itself re-linked to the expected prev, with Python `!=`: the
+      // other fields are the same objects, so only a top-level NaN (nan != nan) differs among them.
+      const relinked = new Map(row).set("prev_hash", prevStored);
+      const field = HASH_FIELDS.find((f) => (f === "prev_hash" ? !pyEquals(row.get(f), relinked.get(f)) : isNaNFloat(row.get(f)))) ?? "step_hash";
+      return { seq, first_divergent_field: field, expected_hash: recomputed, actual_hash: stored };
+    }
+    prevStored = stored;
+  }
+  return { seq: null, first_divergent_field: null, expected_hash: null, actual_hash: null };
+}
+
+export interface ForkInfo {
+  from_step: number;
+  parent_step_hash: string;
+  fork_session_id: string;
+  fork_branch: null;
+  fork_worktree: null;
+  fork_journal: string;
+}
+
+/** Seed `<RUN>.fork-<N>` with the parent's steps through seq N (see the module comment). */
+function fork(sddDir: string, run: string, path: string, n: number): ForkInfo {
+  const forkId = `${run}.fork-${n}`;
+  let dir: string;
+  try {
+    dir = agentJournalDir(sddDir, forkId);
+  } catch (err) {
+    throw new RefusalError("fork_failed", `Fork failed: ${(err as Error).message}`);
+  }
+  if (existsSync(dir)) throw new RefusalError("fork_failed", `Fork failed: ${dir} already exists`, { fork_session_id: forkId });
+  const kept: Uint8Array[] = [];
+  let parentHash: string | null = null;
+  let seen = 0;
+  let maxSeq = -1;
+  const decoder = new TextDecoder();
+  for (const line of physicalLines(path)) {
+    const text = decoder.decode(line.bytes);
+    if (text.trim() === "") continue;
+    const row = parse(text) as PyObject;
+    const seq = seqOf(row, seen++);
+    maxSeq = Math.max(maxSeq, seq);
+    if (seq > n) break;
+    kept.push(line.bytes.slice(), new Uint8Array([0x0a]));
+    if (seq === n) parentHash = pyStr(row.get("step_hash"), "");
+  }
+  if (parentHash === null) throw new UsageError(`Fork failed: step ${n} is out of range (the journal has steps 0..${maxSeq})`, "fork_failed");
+  mkdirSync(journalRoot(sddDir), { recursive: true, mode: 0o700 });
+  mkdirSync(dir, { mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const out = join(dir, BUCKET_NAME);
+  writeFileAtomic(out, Buffer.concat(kept), { mode: 0o600 });
+  return { from_step: n, parent_step_hash: parentHash, fork_session_id: forkId, fork_branch: null, fork_worktree: null, fork_journal: out };
+}
+
+export type SingleRunDebug =
+  | ({ mode: "single-run"; run: string; verified: false; errors: string[] } & Mismatch & { jump_to_seq?: number | null })
+  | {
+      mode: "single-run";
+      run: string;
+      verified: true;
+      head_hash: string;
+      steps: number;
+      receipt: { path: string; head_hash: string; steps: number; signed: boolean } | null;
+      projection: Map<string, PyValue>[];
+      fork?: ForkInfo;
+      jump_to_seq?: null;
+    };
+
+/** `replay debug <RUN> [--fork-from N] [--sign KEY]`. */
+export async function debugSingleRun(run: string, o: DebugOptions & { forkFrom?: number; signingKeyPath?: string }): Promise<SingleRunDebug> {
+  const path = bucketOf(o.sddDir, run);
+  if (path === null) throw new InputError("agent_journal_missing", `No journal for run ${run} (looked at ${agentJournalDir(o.sddDir, run)})`, { run });
+  const cap = capOf(o);
+  const projection: Map<string, PyValue>[] = [];
+  let last = GENESIS_HASH;
+  let count = 0;
+  for await (const row of entries(path)) {
+    if (count < cap) {
+      projection.push(new Map<string, PyValue>([["seq", row.get("seq") ?? null], ["step_hash", row.get("step_hash") ?? null], ["prev_hash", row.get("prev_hash") ?? null], ["model", row.get("model") ?? null], ["tool_call", toolName(row.get("tool_call"))]]));
+    }
+    last = pyStr(row.get("step_hash"), "");
+    count++;
+  }
+  const jump = o.jumpToFailure ? { jump_to_seq: null } : {};
+  if (count === 0) return { mode: "single-run", run, verified: true, head_hash: GENESIS_HASH, steps: 0, receipt: null, projection: [], ...jump };
+  const v = await verifyStepJournal(path, last);
+  if (!v.ok) {
+    const m = await firstMismatch(path);
+    return { mode: "single-run", run, verified: false, errors: v.errors, ...m, ...(o.jumpToFailure ? { jump_to_seq: m.seq } : {}) };
+  }
+  const forked = o.forkFrom !== undefined ? fork(o.sddDir, run, path, o.forkFrom) : undefined;
+  if (o.signingKeyPath !== undefined) loadSigningKey(o.signingKeyPath); // refuse a bad key before writing anything
+  const out = join(o.sddDir, "runtime", "receipts", `${run}.debug.tar`);
+  const r = await exportReceipt({ sddDir: o.sddDir, agentId: run, out, signingKeyPath: o.signingKeyPath, defaultOut: true, force: true });
+  return {
+    mode: "single-run",
+    run,
+    verified: true,
+    head_hash: v.head_hash,
+    steps: v.steps,
+    receipt: { path: out, head_hash: r.head_hash, steps: r.steps, signed: r.signed },
+    projection,
+    ...(forked ? { fork: forked } : {}),
+    ...jump,
+  };
+}
+
+export interface TwoRunDebug {
+  mode: "two-run";
+  left: string;
+  right: string;
+  artifact_path: string;
+  diff_hash: string;
+  diverged: boolean;
+  divergence: Map<string, PyValue> | null;
+  steps: Map<string, PyValue>[];
+  jump_to_seq?: number | null;
+}
+
+const pairProjection = (row: PyObject | undefined): PyValue => (row ? new Map<string, PyValue>(PAIR_FIELDS.map((f) => [f, row.get(f) ?? null])) : null);
+
+/** `replay debug <LEFT> <RIGHT>`. */
+export async function debugTwoRuns(left: string, right: string, o: DebugOptions): Promise<TwoRunDebug> {
+  const lp = bucketOf(o.sddDir, left);
+  const rp = bucketOf(o.sddDir, right);
+  if (lp === null || rp === null) throw new InputError("agent_journal_missing", "One or both journals are missing.", { left, right });
+  const d = await diffJournals(entries(lp), entries(rp));
+  const upTo = d.diverged ? d.seq : Number.POSITIVE_INFINITY;
+  const steps: Map<string, PyValue>[] = [];
+  const li = entries(lp);
+  const ri = entries(rp);
+  for (let i = 0; i <= upTo; i++) {
+    const [a, b] = await Promise.all([li.next(), ri.next()]);
+    if (a.done && b.done) break;
+    const seq = a.done ? seqOf(b.value as PyObject, i) : seqOf(a.value, i);
+    const at = d.diverged && seq === d.seq;
+    steps.push(
+      new Map<string, PyValue>([
+        ["seq", new PyNum(String(seq), false)],
+        ["left", pairProjection(a.done ? undefined : a.value)],
+        ["right", pairProjection(b.done ? undefined : (b.value as PyObject))],
+        ["diverged", at],
+        ["fields_changed", at && d.diverged ? [...d.fields_changed].sort() : []],
+      ]),
+    );
+  }
+  await Promise.all([li.return(undefined), ri.return(undefined)]);
+  const divergence = d.diverged
+    ? new Map<string, PyValue>([["seq", new PyNum(String(d.seq), false)], ["fields_changed", [...d.fields_changed].sort()], ["left_values", d.left_values], ["right_values", d.right_values], ["reason", d.reason]])
+    : null;
+  const body = new Map<string, PyValue>([["diverged", d.diverged], ["divergence", divergence], ["steps", steps]]);
+  const diffHash = Bun.SHA256.hash(canonical(body), "hex") as string;
+  const dir = join(o.sddDir, "runtime", "debug");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const artifact = join(dir, `${left}__${right}.pathdiff.json`);
+  writeFileAtomic(artifact, canonical(new Map<string, PyValue>([["diff_hash", diffHash], ...body])) + "\n");
+  return {
+    mode: "two-run",
+    left,
+    right,
+    artifact_path: artifact,
+    diff_hash: diffHash,
+    diverged: d.diverged,
+    divergence,
+    steps: steps.slice(0, capOf(o)),
+    ...(o.jumpToFailure ? { jump_to_seq: d.diverged ? d.seq : null } : {}),
+  };
+}

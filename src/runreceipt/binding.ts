@@ -1,0 +1,142 @@
+import { canonical, compareCodePoints } from "../pyjson/encode.ts";
+import { PyNum, type PyValue } from "../pyjson/types.ts";
+
+/**
+ * The binding block (spec §1.6): what the signature covers, rebuilt by the
+ * verifier from recomputed values only, and its DSSE pre-authentication
+ * encoding (§1.7).
+ */
+
+export const RECEIPT_TYPE = "https://bernstein.run/attestations/run-receipt/v1";
+export const PAYLOAD_TYPE = "application/vnd.bernstein.run-receipt+json";
+export const SCHEMA_VERSIONS = ["1.0.0", "1.1.0"] as const;
+export const CURRENT_SCHEMA = "1.1.0";
+export const HASH_PROFILES = ["py-json-v1", "jcs-v2"] as const;
+
+export interface Endpoint {
+  adapter: string;
+  model: string;
+  base_url: string;
+  profile: string;
+}
+
+export interface AuditBinding {
+  headSha256: string;
+  /** The block's own values, copied when not null (schema 1.1.0 and later). */
+  eventCount?: PyValue;
+  headHmac?: PyValue;
+  since?: PyValue;
+  until?: PyValue;
+}
+
+export interface BindingInput {
+  schemaVersion: string;
+  hashProfile: string;
+  runId: string;
+  journalEventCount: number;
+  journalHead: string;
+  spineEntryCount: number;
+  spineHead: string;
+  endpoints: Endpoint[];
+  /** The extension list of the last `loaded_extension_set` row, when there is one. */
+  extensions: PyValue[] | null;
+  audit: AuditBinding | null;
+}
+
+const int = (n: number) => new PyNum(String(n), false);
+
+/** The block as an ordered map (the bytes sort its keys anyway). */
+export function bindingBlock(b: BindingInput): Map<string, PyValue> {
+  const m = new Map<string, PyValue>();
+  m.set("journal_event_count", int(b.journalEventCount));
+  m.set("journal_head", b.journalHead);
+  m.set("run_id", b.runId);
+  m.set("spine_entry_count", int(b.spineEntryCount));
+  m.set("spine_head", b.spineHead);
+  if (b.hashProfile !== "py-json-v1") m.set("hash_profile", b.hashProfile);
+  if (b.endpoints.length) {
+    m.set(
+      "endpoints",
+      b.endpoints.map((e) => new Map<string, PyValue>([["adapter", e.adapter], ["model", e.model], ["base_url", e.base_url], ["profile", e.profile]])),
+    );
+  }
+  if (b.extensions !== null) {
+    const set = new Map<string, PyValue>([["schema_version", "1.0.0"], ["entries", b.extensions]]);
+    m.set("extension_set_digest", "sha256:" + (Bun.SHA256.hash(canonical(set), "hex") as string));
+  }
+  if (b.audit) {
+    m.set("audit_range_head_sha256", b.audit.headSha256);
+    if (b.schemaVersion !== "1.0.0") {
+      const copy: [string, PyValue | undefined][] = [
+        ["audit_range_event_count", b.audit.eventCount],
+        ["audit_range_head_hmac", b.audit.headHmac],
+        ["audit_range_since", b.audit.since],
+        ["audit_range_until", b.audit.until],
+      ];
+      for (const [k, v] of copy) if (v !== undefined && v !== null) m.set(k, v);
+    }
+  }
+  return m;
+}
+
+/** The bytes that are hashed into `subject.digest.sha256` and signed. */
+export function bindingBytes(block: Map<string, PyValue>, hashProfile: string): Uint8Array {
+  const text = hashProfile === "jcs-v2" ? jcs(block) : canonical(block);
+  return new TextEncoder().encode(text);
+}
+
+/** DSSE v1 PAE: `DSSEv1 <len(type)> <type> <len(body)> <body>`. */
+export function pae(payloadType: string, body: Uint8Array): Uint8Array {
+  const typeBytes = new TextEncoder().encode(payloadType);
+  const head = new TextEncoder().encode(`DSSEv1 ${typeBytes.length} ${payloadType} ${body.length} `);
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head);
+  out.set(body, head.length);
+  return out;
+}
+
+/**
+ * Endpoint identities of the `agent_spawned` rows (spec §1.6): first
+ * occurrence of each (adapter, model, base_url, profile), sorted.
+ */
+export class EndpointSet {
+  private readonly seen = new Map<string, Endpoint>();
+  push(row: Map<string, PyValue>): void {
+    if (row.get("event") !== "agent_spawned") return;
+    const adapter = row.get("endpoint_adapter_name");
+    if (typeof adapter !== "string" || adapter === "") return;
+    const s = (v: PyValue | undefined) => (typeof v === "string" ? v : "");
+    const e: Endpoint = { adapter, model: s(row.get("endpoint_model")), base_url: s(row.get("endpoint_base_url")), profile: s(row.get("endpoint_profile_name")) };
+    const key = JSON.stringify([e.adapter, e.model, e.base_url, e.profile]);
+    if (!this.seen.has(key)) this.seen.set(key, e);
+  }
+  sorted(): Endpoint[] {
+    const cmp = compareCodePoints;
+    return [...this.seen.values()].sort(
+      (a, b) => cmp(a.adapter, b.adapter) || cmp(a.model, b.model) || cmp(a.base_url, b.base_url) || cmp(a.profile, b.profile),
+    );
+  }
+}
+
+/** The extension list of a `loaded_extension_set` row whose `extensions` is a list of objects, else null. */
+export function extensionsOf(row: Map<string, PyValue>): PyValue[] | null {
+  if (row.get("event") !== "loaded_extension_set") return null;
+  const ext = row.get("extensions");
+  if (!Array.isArray(ext) || !ext.every((e) => e instanceof Map)) return null;
+  return ext;
+}
+
+/**
+ * RFC 8785 (JCS) text of a py-json value: keys in UTF-16 code-unit order,
+ * ECMAScript number spelling, strings escaped only where JSON requires.
+ */
+export function jcs(v: PyValue): string {
+  if (v === null) return "null";
+  if (v === true) return "true";
+  if (v === false) return "false";
+  if (typeof v === "string") return JSON.stringify(v);
+  if (v instanceof PyNum) return String(Number(v.raw));
+  if (Array.isArray(v)) return "[" + v.map(jcs).join(",") + "]";
+  const keys = [...v.keys()].sort();
+  return "{" + keys.map((k) => JSON.stringify(k) + ":" + jcs(v.get(k)!)).join(",") + "}";
+}

@@ -1,0 +1,343 @@
+import { canonical, compareCodePoints, encodeString } from "../pyjson/encode.ts";
+import { parse } from "../pyjson/parse.ts";
+import { isPyObject } from "../pyjson/parse.ts";
+import type { PyValue } from "../pyjson/types.ts";
+import type { OpenInput } from "../fsutil/input.ts";
+import { ByteCursor, ScanTrouble } from "./cursor.ts";
+
+/**
+ * One streaming pass over a run receipt: the three large blocks (`journal`,
+ * `spine`, `audit_range`) are visited member by member and their lists
+ * (`events`, `entries`) element by element, so memory holds one row at a
+ * time, never the document. Every other value is small and parsed whole.
+ * Each cut is parsed by the py-json parser (CPython `json.loads` semantics:
+ * lexemes kept, NaN accepted, last duplicate wins), so what is accepted is
+ * exactly what `json.loads` of the whole text accepts; where the cursor
+ * cannot cut, `ScanTrouble` asks the caller for the whole-text parse.
+ *
+ * The same pass feeds the canonical form (`CJ(receipt)`, spec §1.8) to a
+ * SHA-256 hasher, which is right only when every visited object's keys come
+ * in sorted order without duplicates (any file Python wrote: it writes CJ);
+ * otherwise `sorted` is false and `canonicalDigest` re-reads the file.
+ */
+
+/** The streamed blocks and the name of each one's list. */
+export const STREAMED: Readonly<Record<string, string>> = { journal: "events", spine: "entries", audit_range: "events" };
+
+export interface ReceiptVisitor {
+  /** A top-level member (a streamed block whose value is not an object arrives here too). */
+  top(key: string, value: PyValue): void;
+  /** A streamed block that is an object begins (again, for a duplicate key). */
+  open(block: string): void;
+  /** A member of a block other than its list (or the list key holding a non-list). */
+  member(block: string, key: string, value: PyValue): void;
+  /** The block's list begins (again, for a duplicate key). */
+  openList(block: string): void;
+  element(block: string, value: PyValue): void;
+  /**
+   * A journal row at the start of `bytes` (more may follow): its length when
+   * it was taken as is (its bytes are then its canonical text), else 0.
+   */
+  rawJournalRow?(bytes: Uint8Array): { end: number; text: string } | null;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+function parseCut(bytes: Uint8Array): PyValue {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    throw new ScanTrouble("invalid UTF-8");
+  }
+  try {
+    return parse(text);
+  } catch {
+    throw new ScanTrouble("invalid JSON value");
+  }
+}
+
+/** Collects the canonical text for the hasher in large pieces. */
+class CanonicalSink {
+  private readonly hasher = new Bun.CryptoHasher("sha256");
+  private pending = "";
+  /** False once an object's keys were seen out of order or twice. */
+  sorted = true;
+  text(s: string): void {
+    this.pending += s;
+    if (this.pending.length > 1 << 16) this.flush();
+  }
+  flush(): void {
+    if (this.pending) this.hasher.update(this.pending);
+    this.pending = "";
+  }
+  digests(): ReceiptDigests {
+    this.flush();
+    return finish(this.hasher);
+  }
+}
+
+/** Key-order bookkeeping of one object. */
+class KeyOrder {
+  private last: string | null = null;
+  constructor(private readonly sink: CanonicalSink) {}
+  next(key: string): void {
+    if (this.last !== null) {
+      if (compareCodePoints(this.last, key) >= 0) this.sink.sorted = false;
+      this.sink.text(",");
+    }
+    this.last = key;
+    this.sink.text(encodeString(key) + ":");
+  }
+}
+
+function readKey(cur: ByteCursor): string {
+  if (cur.peek() !== 0x22) throw new ScanTrouble("expected a key");
+  const key = parseCut(cur.cutValue().bytes);
+  if (typeof key !== "string") throw new ScanTrouble("expected a key");
+  return key;
+}
+
+/**
+ * Members of the object at the cursor: `onMember(key)` must consume the
+ * value. Handles `{}`, separators and the closing brace.
+ */
+function eachMember(cur: ByteCursor, onMember: (key: string) => void): void {
+  cur.expect(0x7b);
+  cur.skipWs();
+  if (cur.peek() === 0x7d) {
+    cur.expect(0x7d);
+    return;
+  }
+  for (;;) {
+    cur.skipWs();
+    const key = readKey(cur);
+    cur.skipWs();
+    cur.expect(0x3a);
+    cur.skipWs();
+    onMember(key);
+    cur.skipWs();
+    const c = cur.peek();
+    if (c === 0x2c) {
+      cur.expect(0x2c);
+      continue;
+    }
+    cur.expect(0x7d);
+    return;
+  }
+}
+
+/** Elements of the array at the cursor: `onElement()` must consume each. */
+function eachElement(cur: ByteCursor, onElement: () => void): void {
+  cur.expect(0x5b);
+  cur.skipWs();
+  if (cur.peek() === 0x5d) {
+    cur.expect(0x5d);
+    return;
+  }
+  for (;;) {
+    cur.skipWs();
+    onElement();
+    cur.skipWs();
+    if (cur.peek() === 0x2c) {
+      cur.expect(0x2c);
+      continue;
+    }
+    cur.expect(0x5d);
+    return;
+  }
+}
+
+/** SHA-256 of CJ(receipt) and of CJ(receipt) + "\n" (spec §1.8). */
+export interface ReceiptDigests {
+  canonical: string;
+  receipt: string;
+}
+
+function finish(hasher: Bun.CryptoHasher): ReceiptDigests {
+  const canonical = hasher.copy().digest("hex");
+  hasher.update("\n");
+  return { canonical, receipt: hasher.digest("hex") };
+}
+
+/** Bytes of lookahead offered to the canonical-row path; a longer row takes the parsed path. */
+const FAST_ROW_WINDOW = 1 << 16;
+
+export interface ScanResult {
+  /** The digests when every object's keys came sorted, else null. */
+  digests: ReceiptDigests | null;
+  /** The document is not an object (a scalar or array). */
+  notObject: boolean;
+  /** Byte offsets of the receipt value in the file (for `canonicalDigestsOfFile`). */
+  range: [number, number];
+}
+
+/**
+ * Scan the receipt at `input`. Throws `ScanTrouble` when the text is not
+ * JSON (the caller parses it whole for Python's message).
+ */
+export function scanReceipt(input: OpenInput, visitor: ReceiptVisitor): ScanResult {
+  const cur = new ByteCursor(input);
+  cur.skipWs();
+  const start = cur.offset;
+  const r = scanValue(cur, visitor);
+  const end = cur.offset;
+  cur.skipWs();
+  if (cur.peek() !== -1) throw new ScanTrouble("extra data");
+  return { ...r, range: [start, end] };
+}
+
+/**
+ * A bernstein-mcp vector file (`{name, input, expected, canonical, notes}`):
+ * the receipt is its `input` object, or for a session vector the text
+ * `input.receipt_text` (returned as `embedded`, to be scanned on its own).
+ * The other members are skipped, not checked.
+ */
+export function scanVector(input: OpenInput, visitor: ReceiptVisitor): ScanResult & { embedded: string | null } {
+  const cur = new ByteCursor(input);
+  cur.skipWs();
+  let found: (ScanResult & { embedded: string | null }) | null = null;
+  if (cur.peek() !== 0x7b) throw new ScanTrouble("a vector file is a JSON object");
+  eachMember(cur, (key) => {
+    if (key !== "input") {
+      cur.cutValue();
+      return;
+    }
+    const start = cur.offset;
+    const probe = cur.window(1 << 20);
+    const text = /^\{\s*"receipt_text"\s*:/.exec(new TextDecoder().decode(probe.subarray(0, 64)));
+    if (text) {
+      const obj = parseCut(cur.cutValue().bytes);
+      const t = obj instanceof Map ? obj.get("receipt_text") : undefined;
+      if (typeof t !== "string") throw new ScanTrouble("input.receipt_text is not a string");
+      found = { digests: null, notObject: false, range: [0, 0], embedded: t };
+      return;
+    }
+    const r = scanValue(cur, visitor);
+    found = { ...r, range: [start, cur.offset], embedded: null };
+  });
+  if (found === null) throw new ScanTrouble("the vector file has no input");
+  return found;
+}
+
+function scanValue(cur: ByteCursor, visitor: ReceiptVisitor): Omit<ScanResult, "range"> {
+  const sink = new CanonicalSink();
+  if (cur.peek() !== 0x7b) {
+    // Not an object: parse it to be sure it is JSON at all; the caller reports.
+    parseCut(cur.cutValue().bytes);
+    return { digests: null, notObject: true };
+  }
+  sink.text("{");
+  const top = new KeyOrder(sink);
+  eachMember(cur, (key) => {
+    top.next(key);
+    const listKey = STREAMED[key];
+    if (listKey !== undefined && cur.peek() === 0x7b) {
+      visitor.open(key);
+      sink.text("{");
+      const inner = new KeyOrder(sink);
+      eachMember(cur, (k) => {
+        inner.next(k);
+        if (k === listKey && cur.peek() === 0x5b) {
+          visitor.openList(key);
+          sink.text("[");
+          let first = true;
+          const raw = key === "journal" ? visitor.rawJournalRow?.bind(visitor) : undefined;
+          eachElement(cur, () => {
+            if (!first) sink.text(",");
+            first = false;
+            if (raw && cur.peek() === 0x7b) {
+              const w = cur.window(FAST_ROW_WINDOW);
+              const r = raw(w);
+              if (r) {
+                sink.text(r.text);
+                cur.advance(r.end);
+                return;
+              }
+            }
+            const v = parseCut(cur.cutValue().bytes);
+            sink.text(canonical(v));
+            visitor.element(key, v);
+          });
+          sink.text("]");
+        } else {
+          const v = parseCut(cur.cutValue().bytes);
+          sink.text(canonical(v));
+          visitor.member(key, k, v);
+        }
+      });
+      sink.text("}");
+    } else {
+      const v = parseCut(cur.cutValue().bytes);
+      sink.text(canonical(v));
+      visitor.top(key, v);
+    }
+  });
+  sink.text("}");
+  const digests = sink.digests();
+  return { digests: sink.sorted ? digests : null, notObject: false };
+}
+
+/** Values longer than this are re-canonicalised member by member, not parsed whole. */
+const WHOLE_VALUE_LIMIT = 1 << 20;
+
+/**
+ * SHA-256 of CJ of the (already validated) JSON document in `input`, for a
+ * receipt whose keys are not in canonical order (an indent-1 session
+ * receipt): objects larger than 1 MiB are walked member by member (keys
+ * sorted, last duplicate wins), arrays element by element, so memory stays
+ * bounded by the largest small value plus one offset pair per key.
+ */
+export function canonicalDigestsOfFile(input: OpenInput, range: [number, number]): ReceiptDigests {
+  const cur = new ByteCursor(input);
+  const hasher = new Bun.CryptoHasher("sha256");
+  let pending = "";
+  const out = (s: string) => {
+    pending += s;
+    if (pending.length > 1 << 16) {
+      hasher.update(pending);
+      pending = "";
+    }
+  };
+  const emit = (start: number, end: number): void => {
+    cur.seek(start);
+    const c = cur.peek();
+    if (end - start <= WHOLE_VALUE_LIMIT || (c !== 0x7b && c !== 0x5b)) {
+      out(canonical(parseCut(cur.cutValue().bytes)));
+      return;
+    }
+    if (c === 0x5b) {
+      const spans: [number, number][] = [];
+      eachElement(cur, () => {
+        const s = cur.offset;
+        cur.cutValue();
+        spans.push([s, cur.offset]);
+      });
+      out("[");
+      spans.forEach(([s, e], i) => {
+        if (i > 0) out(",");
+        emit(s, e);
+      });
+      out("]");
+      return;
+    }
+    const members = new Map<string, [number, number]>();
+    eachMember(cur, (key) => {
+      const s = cur.offset;
+      cur.cutValue();
+      members.set(key, [s, cur.offset]);
+    });
+    out("{");
+    [...members.keys()].sort(compareCodePoints).forEach((k, i) => {
+      out((i > 0 ? "," : "") + encodeString(k) + ":");
+      const [s, e] = members.get(k)!;
+      emit(s, e);
+    });
+    out("}");
+  };
+  emit(range[0], range[1]);
+  if (pending) hasher.update(pending);
+  return finish(hasher);
+}
+
+export { isPyObject, ScanTrouble };
