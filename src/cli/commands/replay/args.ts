@@ -1,5 +1,6 @@
 import type { ArgsDef } from "citty";
 import { ciArgs } from "../../ci-flags.ts";
+import { storageArgs } from "../../storage-flags.ts";
 
 /**
  * `replay` is one command whose first positional selects the verb (as in the
@@ -25,4 +26,6 @@ export const replayArgs = {
   timeout: { type: "string", description: "task replay: seconds to wait for completion" },
   // verify and <RUN_ID> --verify: --format text|github, --junit FILE
   ...ciArgs,
+  // verify, diff-journal, export, publish: s3:// inputs and outputs
+  ...storageArgs,
 } as const satisfies ArgsDef;

@@ -1,5 +1,6 @@
 import { UsageError } from "../../../errors.ts";
 import { replayArgs } from "./args.ts";
+import { applyStorageFlags } from "../../storage-flags.ts";
 import type { ReplayContext } from "./context.ts";
 
 /**
@@ -52,7 +53,7 @@ export function expectPositionals(ctx: ReplayContext, n: number, usage: string):
 }
 
 /** Replay flags that only some verbs accept; the rest are refused by name. */
-const VERB_FLAGS = ["limit", "verify", "from-step", "seal", "threads", "links-only", "head", "public-key", "sign", "redact", "force", "model", "extra-context", "timeout", "format", "junit"] as const;
+const VERB_FLAGS = ["limit", "verify", "from-step", "seal", "threads", "links-only", "head", "public-key", "sign", "redact", "force", "model", "extra-context", "timeout", "format", "junit", "s3-endpoint", "s3-region"] as const;
 
 /**
  * `replay` declares the union of its verbs' flags; a flag given to a verb it
@@ -61,6 +62,8 @@ const VERB_FLAGS = ["limit", "verify", "from-step", "seal", "threads", "links-on
  */
 export function refuseInapplicableFlags(ctx: ReplayContext, verb: string, allowed: readonly string[]): void {
   const args = ctx.args as Record<string, unknown>;
+  // The verbs that read or write s3:// take the endpoint and region flags.
+  if (allowed.includes("s3-endpoint")) applyStorageFlags(ctx.args);
   for (const f of VERB_FLAGS) {
     if (allowed.includes(f)) continue;
     const v = args[f];
@@ -69,6 +72,9 @@ export function refuseInapplicableFlags(ctx: ReplayContext, verb: string, allowe
     }
   }
 }
+
+/** `--s3-endpoint`, `--s3-region`: for the verbs that read or write object storage. */
+export const STORAGE_FLAGS = ["s3-endpoint", "s3-region"] as const;
 
 /** Python-style booleans in prose, as the reference prints them. */
 export const pyBool = (b: boolean): string => (b ? "True" : "False");

@@ -1,0 +1,39 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { RefusalError, UsageError } from "../errors.ts";
+import { RemoteObject, StorageFailureError } from "./client.ts";
+import { storageFlags } from "./config.ts";
+import { toError } from "./errors.ts";
+import { parseRemote, type S3Ref } from "./ref.ts";
+
+/**
+ * Write an output to `s3://bucket/key`: `write` makes it in a private
+ * temporary file (0600 in a 0700 directory, removed afterwards), which is
+ * then uploaded in 8 MiB parts. S3 shows an object only once its upload
+ * is complete, so a reader sees the old object or the new one, never part
+ * of one; a failed or interrupted upload leaves nothing visible. Without
+ * `force` an existing object is refused (`output_exists`), as a file is.
+ */
+export async function writeRemote<T>(url: string, force: boolean, write: (localPath: string) => Promise<T>): Promise<T> {
+  const ref = parseRemote(url);
+  if (ref.kind !== "s3") throw new UsageError(`cannot write to ${ref.url}: outputs go to s3://BUCKET/KEY`, "storage_url_invalid", { url: ref.url });
+  const obj = new RemoteObject(ref as S3Ref, storageFlags());
+  try {
+    if (!force && (await obj.exists())) {
+      throw new RefusalError("output_exists", `refusing to overwrite ${url}: it exists (pass --force to replace it)`, { output: url });
+    }
+    const dir = mkdtempSync(join(tmpdir(), "bernstein-upload-"));
+    try {
+      const local = join(dir, "out");
+      const result = await write(local);
+      await obj.upload(local);
+      return result;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  } catch (err) {
+    if (err instanceof StorageFailureError) throw toError(err.failure);
+    throw err;
+  }
+}
