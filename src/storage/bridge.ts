@@ -13,6 +13,7 @@ import { toError, type StorageFailure } from "./errors.ts";
 export type ToFetcher =
   | { kind: "init"; shared: SharedArrayBuffer; flags: StorageFlags }
   | { kind: "stat"; url: string }
+  | { kind: "stats"; url: string }
   | { kind: "read"; url: string; pos: number; len: number };
 
 /** Int32 slots at the start of the shared buffer. */
@@ -77,6 +78,12 @@ class Bridge {
     return size;
   }
 
+  /** Ranged GETs so far and the most in flight at once (diagnostics). */
+  stats(): { gets: number; max_in_flight: number } {
+    const n = this.call({ kind: "stats", url: "" });
+    return JSON.parse(new TextDecoder().decode(this.data.subarray(0, n)));
+  }
+
   read(url: string, buf: Uint8Array, off: number, len: number, pos: number): number {
     const n = this.call({ kind: "read", url, pos, len: Math.min(len, DATA_BYTES) });
     buf.set(this.data.subarray(0, n), off);
@@ -89,4 +96,9 @@ let bridge: Bridge | null = null;
 /** This thread's bridge (its fetcher is spawned on first use). */
 export function threadBridge(): Bridge {
   return (bridge ??= new Bridge());
+}
+
+/** This thread's fetch statistics, or null when it read nothing remote. */
+export function fetchStats(): { gets: number; max_in_flight: number } | null {
+  return bridge ? bridge.stats() : null;
 }

@@ -91,11 +91,11 @@ export class RemoteObject {
   }
 
   /**
-   * Upload a local file: multipart in parts of `partSize` (Bun.s3), so an
+   * Upload a local file: multipart in parts of `partSize` (Bun.s3; 5 MiB is S3's smallest), so an
    * object appears only when the last part is in and its upload completed;
    * a failed upload is aborted and leaves nothing a reader can see.
    */
-  async upload(localPath: string, partSize = 8 << 20): Promise<void> {
+  async upload(localPath: string, partSize = 5 << 20): Promise<void> {
     if (this.ref.kind !== "s3") throw new StorageFailureError(storageFailure("request_failed", this.ref, null, "uploads go to s3:// URLs only"));
     try {
       await this.file!.write(Bun.file(localPath), { partSize, queueSize: 2, retry: 2, type: "application/x-tar" });

@@ -23,7 +23,8 @@ import { CTL, DATA_OFFSET, SIZE_OFFSET } from "./bridge.ts";
 
 declare const self: Worker;
 
-const SEGMENT = 8 << 20;
+/** BERNSTEIN_S3_RANGE_BYTES: a tuning knob (the tests set small ranges to get many GETs from a small object). */
+const SEGMENT = rangeBytes(process.env.BERNSTEIN_S3_RANGE_BYTES) ?? 8 << 20;
 const IN_FLIGHT = 3;
 const SEGMENT_BUFFER = 1 << 20;
 /**
@@ -33,6 +34,13 @@ const SEGMENT_BUFFER = 1 << 20;
  */
 const COLLECT_EVERY = 16 << 20;
 let sinceCollect = 0;
+/** For BERNSTEIN_VERIFY_STATS: ranged GETs started, and the most running at once. */
+const stats = { gets: 0, running: 0, max_in_flight: 0 };
+
+function rangeBytes(raw: string | undefined): number | undefined {
+  if (raw === undefined || !/^[0-9]+$/.test(raw.trim()) || Number(raw) < 1) return undefined;
+  return Number(raw);
+}
 /** No byte and no answer for this long: the endpoint is taken for unreachable. */
 const STALL_MS = 30_000;
 
@@ -77,6 +85,8 @@ class Segment {
 
   private async pump(): Promise<void> {
     let got = 0;
+    stats.gets++;
+    stats.max_in_flight = Math.max(stats.max_in_flight, ++stats.running);
     try {
       const stream = await stalled(this.obj.range(this.start, this.end));
       const reader = stream.getReader();
@@ -99,6 +109,7 @@ class Segment {
     } catch (err) {
       if (!this.cancelled) this.error = err;
     } finally {
+      stats.running--;
       this.done = true;
       this.signal();
     }
@@ -205,6 +216,12 @@ function answer(state: number, n: number): void {
 
 async function handle(m: ToFetcher): Promise<void> {
   if (m.kind === "init") return;
+  if (m.kind === "stats") {
+    const bytes = new TextEncoder().encode(JSON.stringify({ gets: stats.gets, max_in_flight: stats.max_in_flight }));
+    data.set(bytes);
+    answer(1, bytes.length);
+    return;
+  }
   let session: Session | undefined;
   try {
     session = sessions.get(m.url);

@@ -10,7 +10,7 @@ import { parseRemote, type S3Ref } from "./ref.ts";
 /**
  * Write an output to `s3://bucket/key`: `write` makes it in a private
  * temporary file (0600 in a 0700 directory, removed afterwards), which is
- * then uploaded in 8 MiB parts. S3 shows an object only once its upload
+ * then uploaded in parts (multipart: a 20 MiB receipt goes up as 4 parts). S3 shows an object only once its upload
  * is complete, so a reader sees the old object or the new one, never part
  * of one; a failed or interrupted upload leaves nothing visible. Without
  * `force` an existing object is refused (`output_exists`), as a file is.
