@@ -103,6 +103,15 @@ export class RemoteObject {
       throw this.fail(err);
     }
   }
+
+  /** Put a small object in one request (atomic, as every S3 PUT is). */
+  async put(bytes: Uint8Array): Promise<void> {
+    try {
+      await this.file!.write(bytes, { type: "application/json" });
+    } catch (err) {
+      throw this.fail(err);
+    }
+  }
 }
 
 function httpFailure(ref: HttpRef, r: Response): StorageFailureError {

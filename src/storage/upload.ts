@@ -7,6 +7,35 @@ import { storageFlags } from "./config.ts";
 import { toError } from "./errors.ts";
 import { parseRemote, type S3Ref } from "./ref.ts";
 
+/** An output URL: s3:// only (an http URL cannot be written to); exit 2 otherwise. */
+export function outputRef(url: string): S3Ref {
+  const ref = parseRemote(url);
+  if (ref.kind !== "s3") throw new UsageError(`cannot write to ${ref.url}: outputs go to s3://BUCKET/KEY`, "storage_url_invalid", { url: ref.url });
+  return ref;
+}
+
+/**
+ * Put a small document (a seal) at `url`: an object already holding the
+ * same bytes is left as it is (`uploaded: false`), one holding other bytes
+ * is refused (`output_exists`): a seal in storage is never replaced.
+ */
+export async function putOnce(url: string, bytes: Uint8Array): Promise<{ uploaded: boolean }> {
+  const obj = new RemoteObject(outputRef(url), storageFlags());
+  try {
+    if (await obj.exists()) {
+      const size = await obj.size();
+      const same = size === bytes.length && (size === 0 || Buffer.from(await new Response(await obj.range(0, size)).arrayBuffer()).equals(bytes));
+      if (same) return { uploaded: false };
+      throw new RefusalError("output_exists", `refusing to overwrite ${url}: it holds another document`, { output: url });
+    }
+    await obj.put(bytes);
+    return { uploaded: true };
+  } catch (err) {
+    if (err instanceof StorageFailureError) throw toError(err.failure);
+    throw err;
+  }
+}
+
 /**
  * Write an output to `s3://bucket/key`: `write` makes it in a private
  * temporary file (0600 in a 0700 directory, removed afterwards), which is
@@ -16,9 +45,7 @@ import { parseRemote, type S3Ref } from "./ref.ts";
  * `force` an existing object is refused (`output_exists`), as a file is.
  */
 export async function writeRemote<T>(url: string, force: boolean, write: (localPath: string) => Promise<T>): Promise<T> {
-  const ref = parseRemote(url);
-  if (ref.kind !== "s3") throw new UsageError(`cannot write to ${ref.url}: outputs go to s3://BUCKET/KEY`, "storage_url_invalid", { url: ref.url });
-  const obj = new RemoteObject(ref as S3Ref, storageFlags());
+  const obj = new RemoteObject(outputRef(url), storageFlags());
   try {
     if (!force && (await obj.exists())) {
       throw new RefusalError("output_exists", `refusing to overwrite ${url}: it exists (pass --force to replace it)`, { output: url });

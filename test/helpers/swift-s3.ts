@@ -75,6 +75,9 @@ use = egg:swift#${kind}
 `;
 }
 
+/** Middleware that needs no settings. */
+const PLAIN_FILTERS = ["catch_errors", "gatekeeper", "listing_formats", "copy", "slo", "dlo"];
+
 function proxyConf(dir: string, port: number, memcachePort: number): string {
   return `[DEFAULT]
 bind_ip = 127.0.0.1
@@ -93,19 +96,7 @@ use = egg:swift#proxy
 account_autocreate = true
 allow_account_management = true
 
-[filter:catch_errors]
-use = egg:swift#catch_errors
-[filter:gatekeeper]
-use = egg:swift#gatekeeper
-[filter:listing_formats]
-use = egg:swift#listing_formats
-[filter:copy]
-use = egg:swift#copy
-[filter:slo]
-use = egg:swift#slo
-[filter:dlo]
-use = egg:swift#dlo
-[filter:cache]
+${PLAIN_FILTERS.map((f) => `[filter:${f}]\nuse = egg:swift#${f}\n`).join("")}[filter:cache]
 use = egg:swift#memcache
 memcache_servers = 127.0.0.1:${memcachePort}
 [filter:s3api]
@@ -166,7 +157,8 @@ export async function startSwiftS3(bucket = "journals"): Promise<SwiftS3> {
     for (const kind of Object.keys(ports)) spawn([`/usr/bin/swift-${kind}-server`, join(dir, `${kind}-server.conf`)]);
     spawn(["/usr/bin/swift-proxy-server", join(dir, "proxy-server.conf")]);
     const endpoint = `http://127.0.0.1:${proxy}`;
-    await waitHttp(`${endpoint}/info`, procs, 20_000, dir);
+    // Python start-up of four servers: ~3 s on an idle machine, much more on a loaded one.
+    await waitHttp(`${endpoint}/info`, procs, 90_000, dir);
     const auth = await fetch(`${endpoint}/auth/v1.0`, { headers: { "X-Auth-User": "test:tester", "X-Auth-Key": "testing" } });
     const token = auth.headers.get("x-auth-token");
     const storage = auth.headers.get("x-storage-url");

@@ -19,7 +19,7 @@ describe.skipIf(!enabled)("writeRemote (Swift s3api)", () => {
     for (const [k, v] of Object.entries(s3.env)) process.env[k] = v;
     configureStorage({ endpoint: s3.endpoint, region: s3.region });
     client = new Bun.S3Client({ endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     configureStorage({});
     await s3?.stop();

@@ -47,7 +47,7 @@ describe.skipIf(!enabled)("object storage (Swift s3api, SigV4 checked)", () => {
     await s3.putObject(s3.bucket, "runs/r1/journal.jsonl", Bun.file(journal));
     await s3.putObject(s3.bucket, "runs/r1/tampered.jsonl", Bun.file(tampered));
     await s3.putObject("public", "journal.jsonl", Bun.file(journal));
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await s3?.stop();
