@@ -121,6 +121,25 @@ describe.skipIf(!enabled)("object storage (Swift s3api, SigV4 checked)", () => {
     expect([badRegion.code, badRegion.json.error]).toEqual([2, "storage_url_invalid"]);
   });
 
+  test("journal seal --out s3:// puts a copy of seal.json, never replacing a different one", async () => {
+    const sdd = join(dir, "seal-sdd");
+    for (const run of ["s1", "s2"]) {
+      await bernstein(["journal", "record", run, "--sdd-dir", sdd], { stdin: `{"event": "run_started"}\n{"event": "tick_start", "tick": ${run === "s1" ? 1 : 2}}\n` });
+    }
+    const url = `s3://${s3.bucket}/seals/s1.json`;
+    const bad = await bernsteinJson(["journal", "seal", "s1", "--sdd-dir", sdd, "--out", "https://example.com/x"], { env: env() });
+    expect([bad.code, bad.json.error]).toEqual([2, "storage_url_invalid"]);
+    const first = await bernsteinJson(["journal", "seal", "s1", "--sdd-dir", sdd, "--out", url], { env: env() });
+    expect(first.code).toBe(0);
+    expect(first.json).toMatchObject({ ok: true, out: url, uploaded: true, event_count: 2 });
+    const again = await bernsteinJson(["journal", "seal", "s1", "--sdd-dir", sdd, "--out", url], { env: env() });
+    expect(again.json).toMatchObject({ ok: true, already_sealed: true, uploaded: false });
+    const other = await bernsteinJson(["journal", "seal", "s2", "--sdd-dir", sdd, "--out", url], { env: env() });
+    expect([other.code, other.json.error]).toEqual([2, "output_exists"]);
+    const client = new Bun.S3Client({ endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
+    expect(await client.file("seals/s1.json").text()).toBe(readFileSync(join(sdd, "runs", "s1", "seal.json"), "utf8"));
+  });
+
   describe("receipts", () => {
     let cwd: string;
     beforeAll(() => {
