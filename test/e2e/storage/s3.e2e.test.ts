@@ -89,6 +89,16 @@ describe.skipIf(!enabled)("object storage (Swift s3api, SigV4 checked)", () => {
     expect([missing.code, missing.json.error]).toEqual([3, "s3_not_found"]);
   });
 
+  test("an empty object reads as an empty file does (no empty range is ever asked for)", async () => {
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "");
+    await s3.putObject(s3.bucket, "empty.jsonl", "");
+    const local = await bernsteinJson(["journal", "verify", empty]);
+    const remote = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/empty.jsonl`], { env: env() });
+    expect(remote.code).toBe(local.code);
+    expect(verdict(remote.json)).toEqual(verdict(local.json));
+  });
+
   test("the bucket is the URL's, even with S3_BUCKET / AWS_BUCKET set", async () => {
     const r = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/runs/r1/journal.jsonl`], { env: env({ S3_BUCKET: "elsewhere", AWS_BUCKET: "elsewhere" }) });
     expect(r.code).toBe(0);
