@@ -75,6 +75,7 @@ export const ERROR_CATALOGUE = {
   torn_tail: [1, "the chain is consistent but the journal ends in a torn write (an interrupted append): `replay repair` removes it"],
   verify_failed: [1, "several inputs were verified and at least one did not pass (exit: the worst of them)"],
   // 2: usage error or refusal
+  agent_api_key_missing: [2, "agent.api_key_env names an environment variable that is not set"],
   agent_cli_missing: [2, "the configured agent CLI is not on PATH"],
   agent_journal_closed: [2, "an append to an agent step journal after it was closed"],
   agent_journal_locked: [2, "another process holds the agent step journal's writer lock"],
@@ -91,6 +92,7 @@ export const ERROR_CATALOGUE = {
   invalid_output_path: [2, "an output path that is empty, '.', '..' or ends in '/'"],
   invalid_payload: [2, "a `journal record` payload key that collides with the event or a chain field"],
   invalid_request: [2, "a task-server request body with unknown fields, wrong types or bad dependencies"],
+  invalid_store: [2, "a --store / BERNSTEIN_STORE that is not a postgres:// URL"],
   invalid_run_id: [2, "a run id outside ^[A-Za-z0-9_.-]{1,64}$ or outside .sdd"],
   invalid_task_id: [2, "a task id outside ^[A-Za-z0-9_.-]{1,64}$"],
   invalid_threads: [2, "--threads outside 1..the maximum"],
@@ -154,6 +156,7 @@ export const ERROR_CATALOGUE = {
   seal_malformed: [3, "a seal file that is not {\"head\", \"event_count\"}"],
   seal_unreadable: [3, "a seal file that does not exist or cannot be read"],
   session_corrupt: [3, "session.json cannot be parsed"],
+  store_unreachable: [3, "the --store database cannot be reached, or refused the login or the schema migration"],
   signing_key_unreadable: [3, "the --sign key is missing, unreadable or not an Ed25519 private key"],
   trace_not_found: [3, "no trace for this task id"],
   trace_without_snapshot: [3, "a trace that does not carry the task snapshot needed to replay it"],

@@ -23,7 +23,8 @@ import { Rng } from "./rng.ts";
  * is refused).
  */
 export interface LoadOptions {
-  url: string;
+  /** One server, or several serving one store (client c talks to urls[c % n]). */
+  url: string | string[];
   token: string;
   clients: number;
   requests: number;
@@ -33,6 +34,8 @@ export interface LoadOptions {
   /** The server's lease (seconds) for a lease-expiry run: claims are abandoned at `abandonRate`. */
   leaseS?: number;
   abandonRate?: number;
+  /** Run once, concurrently with the clients, when half of all requests were sent (a server or database restart). */
+  halfway?: () => Promise<void>;
 }
 
 export interface LatencySummary {
@@ -108,10 +111,14 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
     if (problems.length < 50) problems.push(p);
   };
 
-  const call = async (op: "create" | "claim" | "complete", path: string, body: unknown): Promise<{ status: number; json: any } | null> => {
+  const urls = Array.isArray(opts.url) ? opts.url : [opts.url];
+  let sent = 0;
+  let halfway: Promise<void> | null = null;
+  const callAt = async (op: "create" | "claim" | "complete", path: string, body: unknown, base: string): Promise<{ status: number; json: any } | null> => {
     const t0 = performance.now();
+    if (++sent >= (opts.clients * opts.requests) / 2 && opts.halfway && !halfway) halfway = opts.halfway();
     try {
-      const res = await fetch(opts.url + path, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000) });
+      const res = await fetch(base + path, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000) });
       const text = await res.text();
       lat[op].push(performance.now() - t0);
       statusCounts[res.status] = (statusCounts[res.status] ?? 0) + 1;
@@ -130,6 +137,8 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
   const client = async (c: number): Promise<void> => {
     const rng = new Rng(opts.seed * 1000 + c);
     const agent = `load-agent-${c}`;
+    const base = urls[c % urls.length]!;
+    const call = (op: "create" | "claim" | "complete", path: string, body: unknown) => callAt(op, path, body, base);
     // Each client keeps the claim ids it was given; it never uses another's.
     const held: { id: string; claim: string }[] = [];
     for (let i = 0; i < opts.requests; i++) {
@@ -192,6 +201,8 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
   const started = performance.now();
   await Promise.all(Array.from({ length: opts.clients }, (_, c) => client(c)));
   const elapsed = (performance.now() - started) / 1000;
+  await halfway;
+  const call = (op: "create" | "claim" | "complete", path: string, body: unknown) => callAt(op, path, body, urls[0]!);
 
   // Lease-expiry run: wait out the lease; every claim still held or abandoned must come back.
   let expiredOk = 0;
@@ -206,7 +217,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadReport> {
 
   // The final store against what the clients were told.
   let lost = 0;
-  const res = await fetch(`${opts.url}/tasks`, { headers });
+  const res = await fetch(`${urls[0]}/tasks`, { headers });
   const all = (await res.json()) as TaskView[];
   const byId = new Map(all.map((t) => [t.id, t]));
   let costSum = 0;

@@ -1,30 +1,43 @@
 /**
  * Agent adapters: how one task becomes one agent subprocess, and how its
- * output becomes a result summary and a cost. All adapters share the same
- * environment contract (BERNSTEIN_* variables, below); they differ in argv
- * and output parsing.
+ * output becomes a result summary, tokens, a cost and tool calls. All
+ * adapters share the same environment contract (BERNSTEIN_* variables, set
+ * by the orchestrator); they differ in argv, endpoint wiring and output
+ * parsing. The prompt goes on stdin (or in a 0600 file, BERNSTEIN_PROMPT_FILE),
+ * never whole in argv, so a prompt of any size reaches the agent.
  *
- *  claude  `claude -p <prompt> --output-format json [--model M] [args]`  (result + total_cost_usd)
- *  codex   `codex exec [--model M] [args] <prompt>`                       (generic output rule)
- *  gemini  `gemini [--model M] [args] --prompt <prompt>`                   (generic output rule)
- *  aider   `aider --yes-always --no-pretty --no-stream [--model M] [args] --message <prompt>` (aider's Cost: line)
- *  command `agent.command` template; placeholders {prompt} {model} {effort} {task_id} {agent_id} {title} {workdir}
+ *  claude  `claude -p --output-format stream-json --verbose [--permission-mode …] [--model M] [--effort E] [args]`
+ *  codex   `codex exec --json [--sandbox …] [--skip-git-repo-check] [--model M] [-c model_reasoning_effort=E] [args] -`
+ *  gemini  `gemini [--model M] [--skip-trust --approval-mode …] --output-format stream-json [args]`
+ *  aider   `aider --yes-always --no-pretty --no-stream [--model M] [--reasoning-effort E] [args] --message-file <file>` (aider's Cost: line)
+ *  command `agent.command` template; placeholders {prompt} {prompt_file} {model} {effort} {task_id} {agent_id} {title} {workdir}
  *  script  `agent.script [args]`, prompt on stdin; `.ts/.js` scripts run on the bundled Bun runtime
+ *
+ * `agent.permission_mode` (edits | read_only | full | cli) maps to each
+ * CLI's own flags; `agent.base_url` / `agent.api_key_env` to its endpoint
+ * mechanism (environment, a generated CODEX_HOME, a per-attempt HOME).
  */
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { InputError, RefusalError } from "../errors.ts";
 import type { AdapterName, AgentConfig } from "./config.ts";
-import { parseAgentOutput, parseAiderOutput, parseClaudeOutput, type AgentResult } from "./result.ts";
+import { parseAgentOutput, parseAiderOutput, type AgentResult } from "./result.ts";
+import { CLAUDE_PERMISSION, parseClaudeOutput } from "./adapters/claude.ts";
+import { CODEX_SANDBOX, insideGitRepo, parseCodexOutput, writeCodexHome } from "./adapters/codex.ts";
+import { GEMINI_APPROVAL, parseGeminiOutput, writeGeminiHome } from "./adapters/gemini.ts";
 
 export interface InvocationRequest {
   prompt: string;
+  /** The prompt in a 0600 file (BERNSTEIN_PROMPT_FILE). */
+  promptFile: string;
   model: string | null;
   effort: string | null;
   taskId: string;
   agentId: string;
   title: string;
   workdir: string;
+  /** A private (0700) directory of this attempt: generated homes and configs go here. */
+  attemptDir: string;
 }
 
 export interface AgentInvocation {
@@ -33,8 +46,10 @@ export interface AgentInvocation {
   stdin: string | null;
   /** Extra environment for this adapter (on top of the BERNSTEIN_* contract). */
   env: Record<string, string>;
-  /** The argv as recorded in the step journal: the prompt argument shown as `{prompt}`. */
+  /** The argv as recorded in the step journal: the prompt shown as `{prompt}`, its file as `{prompt_file}`. */
   recordedArgv: string[];
+  /** Send stdout to this file rather than a pipe (see SpawnSpec.stdoutPath). */
+  stdoutPath?: string;
 }
 
 export interface AgentAdapter {
@@ -64,14 +79,23 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** A CLI adapter: fixed argv shape around the prompt and model. */
-function cliAdapter(
-  name: AdapterName,
-  defaultBinary: string,
-  cfg: AgentConfig,
-  build: (bin: string, prompt: string, model: string | null, extra: string[]) => string[],
-  parse: (stdout: string) => AgentResult,
-): AgentAdapter {
+/** The API key named by `agent.api_key_env`, from agent.env or the environment; undefined when not configured. */
+function apiKey(cfg: AgentConfig): string | undefined {
+  if (!cfg.api_key_env) return undefined;
+  return cfg.env[cfg.api_key_env] ?? process.env[cfg.api_key_env];
+}
+
+interface CliShape {
+  /** argv after the binary; `prompt` is only for CLIs that take it as an argument. */
+  args(req: InvocationRequest): string[];
+  env(req: InvocationRequest): Record<string, string>;
+  /** Whether the prompt goes on stdin (else the args name the prompt file). */
+  stdin: boolean;
+  parse(stdout: string): AgentResult;
+}
+
+/** A CLI adapter: the CLI's argv, endpoint environment and output parser around one binary. */
+function cliAdapter(name: AdapterName, defaultBinary: string, cfg: AgentConfig, shape: CliShape): AgentAdapter {
   const bin = cfg.binary ?? defaultBinary;
   return {
     name,
@@ -79,12 +103,92 @@ function cliAdapter(
       if (isAbsolute(bin) || bin.includes("/")) {
         if (!isExecutable(bin)) throw missingCli(name, bin);
       } else if (!Bun.which(bin)) throw missingCli(name, bin);
+      if (cfg.api_key_env && apiKey(cfg) === undefined) {
+        throw new RefusalError(
+          "agent_api_key_missing",
+          `agent.api_key_env names ${cfg.api_key_env}, which is not set (in the environment or agent.env); set it to the provider's API key`,
+          { adapter: name, config_key: "agent.api_key_env", variable: cfg.api_key_env },
+        );
+      }
     },
     invocation(req) {
-      const argv = build(bin, req.prompt, req.model, cfg.args);
-      return { argv, stdin: null, env: {}, recordedArgv: argv.map((a) => (a === req.prompt ? "{prompt}" : a)) };
+      const argv = [bin, ...shape.args(req)];
+      const recordedArgv = argv.map((a) => (a === req.prompt ? "{prompt}" : a === req.promptFile ? "{prompt_file}" : a));
+      // The CLIs' JSON streams go to a file: a node CLI may exit before a pipe is drained.
+      return { argv, stdin: shape.stdin ? req.prompt : null, env: shape.env(req), recordedArgv, stdoutPath: join(req.attemptDir, "stdout.jsonl") };
     },
-    parseOutput: parse,
+    parseOutput: shape.parse,
+  };
+}
+
+const withModel = (model: string | null, flag = "--model") => (model ? [flag, model] : []);
+
+function claudeShape(cfg: AgentConfig): CliShape {
+  return {
+    args: (req) => ["-p", "--output-format", "stream-json", "--verbose", ...CLAUDE_PERMISSION[cfg.permission_mode], ...withModel(req.model), ...withModel(req.effort, "--effort"), ...cfg.args],
+    env() {
+      const env: Record<string, string> = {};
+      const key = apiKey(cfg);
+      if (key !== undefined) env.ANTHROPIC_API_KEY = key;
+      if (cfg.base_url) {
+        env.ANTHROPIC_BASE_URL = cfg.base_url.replace(/\/+$/, "").replace(/\/v1$/, "");
+        // A gateway run talks to the gateway only (no update checks, telemetry, error reports).
+        env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1";
+      }
+      return env;
+    },
+    stdin: true,
+    parse: parseClaudeOutput,
+  };
+}
+
+function codexShape(cfg: AgentConfig): CliShape {
+  return {
+    args: (req) => [
+      "exec",
+      "--json",
+      ...CODEX_SANDBOX[cfg.permission_mode],
+      ...(insideGitRepo(req.workdir) ? [] : ["--skip-git-repo-check"]),
+      ...withModel(req.model),
+      ...(req.effort ? ["-c", `model_reasoning_effort=${req.effort}`] : []),
+      ...cfg.args,
+      "-",
+    ],
+    env: (req): Record<string, string> => (cfg.base_url ? { CODEX_HOME: writeCodexHome(req.attemptDir, cfg) } : {}),
+    stdin: true,
+    parse: parseCodexOutput,
+  };
+}
+
+function geminiShape(cfg: AgentConfig): CliShape {
+  return {
+    args: (req) => [...withModel(req.model), ...GEMINI_APPROVAL[cfg.permission_mode], "--output-format", "stream-json", ...cfg.args],
+    env(req) {
+      // No relaunch of itself in a child node process: ~0.7 s per attempt.
+      const env: Record<string, string> = { GEMINI_CLI_NO_RELAUNCH: "true" };
+      const key = apiKey(cfg);
+      if (key !== undefined) env.GEMINI_API_KEY = key;
+      if (cfg.base_url) env.GOOGLE_GEMINI_BASE_URL = cfg.base_url.replace(/\/+$/, "");
+      if (cfg.base_url || cfg.api_key_env) env.HOME = writeGeminiHome(req.attemptDir);
+      return env;
+    },
+    stdin: true,
+    parse: parseGeminiOutput,
+  };
+}
+
+function aiderShape(cfg: AgentConfig): CliShape {
+  return {
+    args: (req) => ["--yes-always", "--no-pretty", "--no-stream", ...withModel(req.model), ...withModel(req.effort, "--reasoning-effort"), ...cfg.args, "--message-file", req.promptFile],
+    env() {
+      const env: Record<string, string> = {};
+      if (cfg.base_url) env.OPENAI_API_BASE = cfg.base_url;
+      const key = apiKey(cfg);
+      if (key !== undefined) env.OPENAI_API_KEY = key;
+      return env;
+    },
+    stdin: false,
+    parse: parseAiderOutput,
   };
 }
 
@@ -93,31 +197,25 @@ function substitute(template: string, req: InvocationRequest): string {
     prompt: req.prompt,
     model: req.model ?? "",
     effort: req.effort ?? "",
+    prompt_file: req.promptFile,
     task_id: req.taskId,
     agent_id: req.agentId,
     title: req.title,
     workdir: req.workdir,
   };
-  return template.replace(/\{(prompt|model|effort|task_id|agent_id|title|workdir)\}/g, (_, k: string) => values[k]!);
+  return template.replace(/\{(prompt|prompt_file|model|effort|task_id|agent_id|title|workdir)\}/g, (_, k: string) => values[k]!);
 }
 
 export function createAdapter(cfg: AgentConfig, workdir: string): AgentAdapter {
-  const withModel = (model: string | null, flag = "--model") => (model ? [flag, model] : []);
   switch (cfg.adapter) {
     case "claude":
-      return cliAdapter("claude", "claude", cfg, (bin, p, m, extra) => [bin, "-p", p, "--output-format", "json", ...withModel(m), ...extra], parseClaudeOutput);
+      return cliAdapter("claude", "claude", cfg, claudeShape(cfg));
     case "codex":
-      return cliAdapter("codex", "codex", cfg, (bin, p, m, extra) => [bin, "exec", ...withModel(m), ...extra, p], parseAgentOutput);
+      return cliAdapter("codex", "codex", cfg, codexShape(cfg));
     case "gemini":
-      return cliAdapter("gemini", "gemini", cfg, (bin, p, m, extra) => [bin, ...withModel(m), ...extra, "--prompt", p], parseAgentOutput);
+      return cliAdapter("gemini", "gemini", cfg, geminiShape(cfg));
     case "aider":
-      return cliAdapter(
-        "aider",
-        "aider",
-        cfg,
-        (bin, p, m, extra) => [bin, "--yes-always", "--no-pretty", "--no-stream", ...withModel(m), ...extra, "--message", p],
-        parseAiderOutput,
-      );
+      return cliAdapter("aider", "aider", cfg, aiderShape(cfg));
     case "command": {
       const template = cfg.command!;
       return {

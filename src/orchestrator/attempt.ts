@@ -8,6 +8,8 @@ import type { GateSpec } from "./config.ts";
 import type { AgentAdapter, AgentInvocation } from "./adapters.ts";
 import { runGates, type GateRun } from "./gates.ts";
 import { planFromAgentOutput, type Plan } from "./plan.ts";
+import { priced, type CostSource, type Price, type TokenUsage, type ToolCall } from "./result.ts";
+import { lastLines, providerMessage } from "./adapters/events.ts";
 import { spawnLogged, type RunningProcess } from "./process.ts";
 import type { Task } from "../server/model.ts";
 import { errorMessage } from "../errors.ts";
@@ -27,6 +29,17 @@ export interface AttemptSpec {
   gates: readonly GateSpec[];
   /** The planning task: its output must be a JSON task list. */
   isManager: boolean;
+  /** `models.prices`: the cost of agents that report tokens only. */
+  prices: Record<string, Price>;
+}
+
+/** An agent that failed by itself (exit code, signal, timeout, spawn error), as reported. */
+export interface AgentFailure {
+  exit_code: number | null;
+  /** Its own reason: the CLI's error message, else the last lines of its stderr. */
+  reason: string;
+  stderr_tail: string;
+  log_path: string;
 }
 
 export type AttemptOutcome = "success" | "failed" | "killed";
@@ -36,6 +49,12 @@ export interface AttemptResult {
   exitCode: number | null;
   resultSummary: string | null;
   costUsd: number;
+  costSource: CostSource;
+  tokens: TokenUsage | null;
+  sessionId: string | null;
+  toolCalls: ToolCall[];
+  /** Set when the agent process itself failed (not a gate, not its answer). */
+  agentFailure: AgentFailure | null;
   /**
    * Why a failed attempt failed: `exit_code:N`, `timeout`, `spawn_error`, `gate:<name>`, `plan_invalid`,
    * or what the adapter read from the output: `permission_denied`, `agent_error`, `no_result`, `invalid_cost`.
@@ -65,6 +84,7 @@ export class Attempt {
       stdin: spec.invocation.stdin,
       logPath: spec.logPath,
       timeoutMs: spec.timeoutMs,
+      ...(spec.invocation.stdoutPath ? { stdoutPath: spec.invocation.stdoutPath } : {}),
     });
     this.done = this.run();
   }
@@ -89,16 +109,30 @@ export class Attempt {
       planError: null as string | null,
       startedAt: r.startedAt,
     };
-    const parsed = this.spec.adapter.parseOutput(r.stdout);
-    const result = { ...base, resultSummary: parsed.resultSummary, costUsd: parsed.costUsd };
+    const parsed = priced(this.spec.adapter.parseOutput(r.stdout), this.spec.model, this.spec.prices);
+    const result = {
+      ...base,
+      resultSummary: parsed.resultSummary,
+      costUsd: parsed.costUsd,
+      costSource: parsed.costSource,
+      tokens: parsed.tokens,
+      sessionId: parsed.sessionId,
+      toolCalls: parsed.toolCalls,
+      agentFailure: null as AgentFailure | null,
+    };
     const now = () => Date.now() / 1000;
     if (this.killed || r.killed) return { ...result, outcome: "killed", failedSignals: ["stopped"], endedAt: r.endedAt };
-    if (r.spawnError !== null) {
-      return { ...result, resultSummary: `could not start the agent: ${r.spawnError}`, outcome: "failed", failedSignals: ["spawn_error"], endedAt: r.endedAt };
-    }
-    if (r.timedOut) return { ...result, outcome: "failed", failedSignals: ["timeout"], endedAt: r.endedAt };
+    const agentFailed = (signal: string, reason: string): AttemptResult => {
+      const stderrTail = lastLines(r.stderr);
+      const said = reason || (stderrTail ? providerMessage(stderrTail.split("\n").at(-1)!) : "") || "no message on stdout or stderr";
+      const agentFailure = { exit_code: r.exitCode, reason: said, stderr_tail: stderrTail, log_path: this.spec.logPath };
+      return { ...result, agentFailure, resultSummary: `${said} (log: ${this.spec.logPath})`, outcome: "failed", failedSignals: [signal], endedAt: r.endedAt };
+    };
+    if (r.spawnError !== null) return agentFailed("spawn_error", `could not start the agent: ${r.spawnError}`);
+    if (r.timedOut) return agentFailed("timeout", `the agent did not finish within ${this.spec.timeoutMs / 1000}s (agent.timeout_s) and was killed`);
     if (r.exitCode !== 0) {
-      return { ...result, outcome: "failed", failedSignals: [r.exitCode === null ? `signal:${r.signal ?? "unknown"}` : `exit_code:${r.exitCode}`], endedAt: r.endedAt };
+      const signal = r.exitCode === null ? `signal:${r.signal ?? "unknown"}` : `exit_code:${r.exitCode}`;
+      return agentFailed(signal, parsed.failureDetail ?? "");
     }
     // Exit 0 is not enough: the adapter read a failure (denied tools, an
     // error result, no result, an invalid cost) from the agent's own output.
@@ -107,7 +141,8 @@ export class Attempt {
     }
     if (this.spec.isManager) {
       try {
-        const plan = planFromAgentOutput(r.stdout, `manager agent ${this.spec.agentId}`);
+        // The plan is in the answer's text, not in the CLI's JSON wrapper around it.
+        const plan = planFromAgentOutput(parsed.answerText ?? r.stdout, `manager agent ${this.spec.agentId}`);
         return { ...result, plan, resultSummary: `planned ${plan.tasks.length} task(s)`, outcome: "success", failedSignals: [], endedAt: r.endedAt };
       } catch (err) {
         return { ...result, planError: errorMessage(err), outcome: "failed", failedSignals: ["plan_invalid"], endedAt: r.endedAt };

@@ -12,10 +12,26 @@ import { InputError } from "../errors.ts";
 
 export const ADAPTER_NAMES = ["claude", "codex", "gemini", "aider", "command", "script"] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
+export const PERMISSION_MODES = ["edits", "read_only", "full", "cli"] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
 const positiveInt = (what: string) => v.pipe(v.number(`expected ${what}`), v.integer(`expected ${what}`), v.minValue(1, `expected ${what}`));
 const nonNegativeInt = (what: string) => v.pipe(v.number(`expected ${what}`), v.integer(`expected ${what}`), v.minValue(0, `expected ${what}`));
 const stringMap = v.record(v.string(), v.string("expected a string"));
+const usdPerMtok = v.pipe(v.number("expected a number of USD per million tokens"), v.minValue(0, "expected a non-negative number of USD per million tokens"));
+
+/** USD per million tokens of one model; cached input defaults to the input price. */
+const PriceSchema = v.object(
+  { input_usd_per_mtok: usdPerMtok, output_usd_per_mtok: usdPerMtok, cached_input_usd_per_mtok: v.optional(usdPerMtok) },
+  "expected a mapping with input_usd_per_mtok and output_usd_per_mtok",
+);
+export type ModelPrice = v.InferOutput<typeof PriceSchema>;
+
+/** `models:` — `default` and per-role model names, plus `prices:` (model name -> price) for CLIs that report tokens but no cost. */
+const ModelsSchema = v.pipe(
+  v.objectWithRest({ prices: v.optional(v.record(v.string(), PriceSchema)) }, v.string("expected a string")),
+  v.transform(({ prices, ...roles }) => ({ roles: roles as Record<string, string>, prices: prices ?? {} })),
+);
 
 const GateSchema = v.union(
   [
@@ -43,6 +59,16 @@ const AgentSchema = v.object({
   timeout_s: v.optional(v.pipe(v.number("expected a positive number of seconds"), v.minValue(0.001, "expected a positive number of seconds")), 1800),
   /** Override the executable of a CLI adapter (e.g. a wrapper around `claude`). */
   binary: v.optional(v.pipe(v.string("expected a string"), v.minLength(1))),
+  /**
+   * What a CLI agent may do without a human (README "Agent adapters"):
+   * `edits` (default: edit files in the workdir), `read_only`, `full` (any
+   * command, no sandbox), `cli` (pass nothing: the CLI's own settings decide).
+   */
+  permission_mode: v.optional(v.picklist(PERMISSION_MODES, `expected one of ${PERMISSION_MODES.join(", ")}`), "edits"),
+  /** Provider endpoint (a proxy or gateway) the CLI talks to, e.g. `http://127.0.0.1:8080`. */
+  base_url: v.optional(v.pipe(v.string("expected a URL string"), v.regex(/^https?:\/\/[^\s]+$/, "expected an http(s) URL"))),
+  /** Name of the environment variable holding the provider API key (its value is never stored). */
+  api_key_env: v.optional(v.pipe(v.string("expected an environment variable name"), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name"))),
 });
 
 const SessionSchema = v.object(
@@ -58,7 +84,7 @@ export const ConfigSchema = v.object(
     goal: v.optional(v.string("expected a string")),
     agent: v.optional(AgentSchema, () => ({})),
     /** `default` plus per-role model names. */
-    models: v.optional(stringMap, () => ({})),
+    models: v.optional(ModelsSchema, () => ({})),
     max_agents: v.optional(positiveInt("a positive integer"), 3),
     max_retries: v.optional(nonNegativeInt("a non-negative integer"), 2),
     budget_usd: v.optional(v.nullable(v.pipe(v.number("expected a number of USD"), v.minValue(0, "expected a non-negative number of USD"))), null),
@@ -75,7 +101,7 @@ export type GateSpec = { name: string; run: string; timeout_s: number };
 /** Keys each mapping knows; anything else is warned about. */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   "": ["goal", "agent", "models", "max_agents", "max_retries", "budget_usd", "verify", "session"],
-  agent: ["adapter", "script", "command", "args", "env", "timeout_s", "binary"],
+  agent: ["adapter", "script", "command", "args", "env", "timeout_s", "binary", "permission_mode", "base_url", "api_key_env"],
   session: ["resume", "stale_after_minutes"],
 };
 

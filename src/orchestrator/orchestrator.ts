@@ -11,7 +11,7 @@
  * ready task and a free slot), so an idle keep-alive run writes nothing.
  */
 import { randomBytes } from "node:crypto";
-import { unlinkSync } from "node:fs";
+import { rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, UsageError, type ErrorCode } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -19,9 +19,10 @@ import { EventJournal } from "../journal/writer.ts";
 import { sealJournal } from "../journal/seal.ts";
 import { pyFloat, type PyLike } from "../pyjson/types.ts";
 import type { Task, StopOptions } from "../server/model.ts";
-import { agentLogPath, ensureRuntimeDir, orchestratorInfoPath } from "../server/paths.ts";
+import { agentLogPath, ensurePrivateDir, ensureRuntimeDir, orchestratorInfoPath, PRIVATE_FILE_MODE } from "../server/paths.ts";
 import { startTaskServer, type RunningServer } from "../server/server.ts";
-import { TaskStore } from "../server/store.ts";
+import { openTaskStore } from "../server/open-store.ts";
+import type { OrchestratorStore } from "../server/store-api.ts";
 import type { PortChoice } from "../server/ports.ts";
 import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
 import { decideResume, type ResumeDecision } from "../session/resume.ts";
@@ -57,6 +58,8 @@ export interface OrchestratorOptions {
   keepAlive: boolean;
   host: string;
   port: PortChoice;
+  /** A shared task store (`postgres://…`) instead of `<sdd>/runtime/tasks.db`. */
+  storeUrl?: string;
   /** Progress lines (one per decision/event worth a human's attention). */
   report: (line: string) => void;
   warn: (line: string) => void;
@@ -94,6 +97,20 @@ interface RunningAgent {
   spawnTs: number;
   /** The agent process's start time (/proc), so a reaper never kills a reused pid. */
   procStart: number | null;
+  /** Private per-attempt directory (prompt file, generated CLI homes); removed at reap. */
+  attemptDir: string;
+}
+
+/**
+ * Environment values above this many bytes are left out (the prompt is in
+ * BERNSTEIN_PROMPT_FILE and on stdin): Linux refuses a single string over
+ * 128 KiB in execve (E2BIG), and a 100,000-character description of
+ * multi-byte characters is larger than that.
+ */
+export const MAX_ENV_VALUE_BYTES = 64 * 1024;
+
+function boundedEnv(value: string): string | undefined {
+  return Buffer.byteLength(value, "utf8") <= MAX_ENV_VALUE_BYTES ? value : undefined;
 }
 
 function round4(x: number): number {
@@ -122,7 +139,9 @@ export class Orchestrator {
   private maxRetries = 0;
   private budget: number | null = null;
 
-  private store!: TaskStore;
+  private store!: OrchestratorStore;
+  /** Every task as this process last saw it commit, in creation order: the session snapshot reads it synchronously. */
+  private readonly tasks = new Map<string, Task>();
   private server!: RunningServer;
   private journal!: EventJournal;
   private saver!: SessionSaver;
@@ -167,7 +186,7 @@ export class Orchestrator {
   async run(): Promise<RunSummary> {
     this.prepare();
     ensureRuntimeDir(this.o.sddDir);
-    this.store = TaskStore.open(this.o.sddDir);
+    this.store = await openTaskStore(this.o.sddDir, this.o.storeUrl);
     try {
       this.server = await startTaskServer({
         sddDir: this.o.sddDir,
@@ -177,7 +196,7 @@ export class Orchestrator {
         warn: this.o.warn,
       });
     } catch (err) {
-      this.store.close();
+      await this.store.close();
       throw err;
     }
     // From the first request on, /stop and /status talk to this run.
@@ -200,7 +219,7 @@ export class Orchestrator {
       return await this.runWithServer();
     } finally {
       await this.server.close();
-      this.store.close();
+      await this.store.close();
     }
   }
 
@@ -243,10 +262,10 @@ export class Orchestrator {
     // missing, the task store still knows what is done and is never wiped for it.
     if (this.decision.action === "fresh" && (this.decision.reason === "corrupt" || this.decision.reason === "no_session")) {
       if (this.decision.reason === "corrupt") this.o.warn(`${this.decision.message.replace(/^fresh: /, "")}; it is ignored`);
-      this.decision = this.resumeFromStore(this.decision);
+      this.decision = await this.resumeFromStore(this.decision);
     }
     // A session whose tasks are gone from the store cannot be resumed.
-    if (this.decision.action !== "fresh" && this.store.list({ limit: 1 }).total === 0 && this.decision.state) {
+    if (this.decision.action !== "fresh" && (await this.store.list({ limit: 1 })).total === 0 && this.decision.state) {
       const s = this.decision.state;
       if (s.completed_task_ids.length + s.pending_task_ids.length + s.open_task_ids.length > 0) {
         this.decision = { action: "fresh", reason: "tasks_missing", message: "fresh: the saved session's tasks are gone from the task store", state: null };
@@ -297,21 +316,24 @@ export class Orchestrator {
     });
 
     if (this.decision.action === "fresh") {
-      this.store.clear();
+      await this.store.clear();
       this.spent = 0;
     } else {
       this.spent = st?.cost_spent ?? 0;
-      this.requeueOrphanedTasks();
+      await this.requeueOrphanedTasks();
     }
-    this.store.setMeta("run_id", this.runId);
-    this.store.setMeta("goal", this.goal);
+    await this.store.setMeta("run_id", this.runId);
+    await this.store.setMeta("goal", this.goal);
 
+    this.tasks.clear();
+    for (const t of (await this.store.list()).tasks) this.tasks.set(t.id, t);
     this.saver = new SessionSaver({
       sddDir: this.o.sddDir,
-      snapshot: () => sessionFromTasks(this.store.list().tasks, this.goal, this.spent),
+      snapshot: () => sessionFromTasks([...this.tasks.values()], this.goal, this.spent),
       onError: (err) => this.o.warn(`could not save the session: ${errorMessage(err)}`),
     });
     const unsubscribe = this.store.onChange((task, previous) => {
+      this.tasks.set(task.id, task);
       this.saver.notify();
       // A task created by a client (e.g. `bernstein replay <task>`) is new work.
       if (previous === null || task.status === "open") this.alarm.wake();
@@ -327,7 +349,7 @@ export class Orchestrator {
       if (this.decision.action === "drained" && !this.o.keepAlive) {
         this.o.report(`${this.decision.state!.completed_task_ids.length} done previously`);
       } else {
-        this.planIfNeeded();
+        await this.planIfNeeded();
         this.saver.flush();
         await this.loop();
       }
@@ -354,14 +376,14 @@ export class Orchestrator {
    * Only `--fresh` (or a changed goal, a stale session, `session.resume:
    * false`) clears the store.
    */
-  private resumeFromStore(unreadable: ResumeDecision): ResumeDecision {
-    const tasks = this.store.list().tasks;
+  private async resumeFromStore(unreadable: ResumeDecision): Promise<ResumeDecision> {
+    const tasks = (await this.store.list()).tasks;
     if (tasks.length === 0) return unreadable;
-    const storedGoal = this.store.getMeta("goal") ?? "";
+    const storedGoal = (await this.store.getMeta("goal")) ?? "";
     if (storedGoal !== this.goal) {
       return { ...unreadable, reason: "goal_changed", message: `${unreadable.message}; the task store holds another goal's tasks: fresh because the goal changed` };
     }
-    const state = sessionFromTasks(tasks, storedGoal, this.store.totalCost());
+    const state = sessionFromTasks(tasks, storedGoal, await this.store.totalCost());
     const why = unreadable.reason === "corrupt" ? "the saved session is unreadable" : "no saved session";
     const done = state.completed_task_ids.length;
     const reason = unreadable.reason === "corrupt" ? "session_unreadable" : "session_missing";
@@ -372,30 +394,30 @@ export class Orchestrator {
   }
 
   /** Tasks claimed or in progress when the last run died: their agents are gone. */
-  private requeueOrphanedTasks(): void {
+  private async requeueOrphanedTasks(): Promise<void> {
     for (const status of ["claimed", "in_progress", "orphaned"] as const) {
-      for (const t of this.store.list({ status }).tasks) {
-        this.store.transition(t.id, "open", {});
+      for (const t of (await this.store.list({ status })).tasks) {
+        await this.store.transition(t.id, "open", {});
         this.record("task_requeued", { task_id: t.id, agent_id: t.assigned_agent, reason: "agent_gone" });
       }
     }
   }
 
   /** Plan from the plan file, or the manager agent, when the store has no tasks. */
-  private planIfNeeded(): void {
-    if (this.store.list({ limit: 1 }).total > 0) {
-      const c = this.store.counts();
+  private async planIfNeeded(): Promise<void> {
+    if ((await this.store.list({ limit: 1 })).total > 0) {
+      const c = await this.store.counts();
       this.o.report(`backlog: ${c.open} open, ${c.done} done, ${c.failed} failed`);
       return;
     }
     if (this.plan) {
-      const tasks = this.store.createMany(this.plan.tasks);
+      const tasks = await this.store.createMany(this.plan.tasks);
       this.record("plan_loaded", { source: "plan_file", path: this.o.planPath, task_count: tasks.length, task_ids: tasks.map((t) => t.id) });
       this.o.report(`plan: ${tasks.length} task(s) from ${this.o.planPath}`);
       return;
     }
     if (this.goal) {
-      const t = this.store.create({
+      const t = await this.store.create({
         id: `plan-${randomBytes(4).toString("hex")}`,
         title: `Plan: ${this.goal}`.slice(0, 500),
         description: managerDescription(this.goal),
@@ -422,12 +444,12 @@ export class Orchestrator {
     for (;;) {
       this.alarm.clear();
       const capacity = this.maxAgents - this.running.size;
-      const ready = this.canClaim() && capacity > 0 ? this.store.ready(capacity) : [];
+      const ready = this.canClaim() && capacity > 0 ? await this.store.ready(capacity) : [];
       if (this.finished.length > 0 || ready.length > 0) {
         this.ticks++;
         this.record("tick_start", { tick: this.ticks });
-        while (this.finished.length > 0) this.reap(this.finished.shift()!);
-        if (this.canClaim()) this.spawnReady();
+        while (this.finished.length > 0) await this.reap(this.finished.shift()!);
+        if (this.canClaim()) await this.spawnReady();
         continue;
       }
       if (this.running.size > 0) {
@@ -436,14 +458,14 @@ export class Orchestrator {
       }
       // Nothing running and nothing ready.
       if (this.stopping || this.budgetHit || this.planError) return;
-      if (this.failBlockedTasks() > 0) continue;
+      if ((await this.failBlockedTasks()) > 0) continue;
       if (this.o.keepAlive) {
         await this.alarm.sleep(500);
         continue;
       }
-      const c = this.store.counts();
+      const c = await this.store.counts();
       // Tasks claimed by another client: wait for them to finish.
-      if (c.claimed + c.in_progress + c.orphaned + c.waiting_for_subtasks > 0 || (c.open > 0 && this.store.ready(1).length > 0)) {
+      if (c.claimed + c.in_progress + c.orphaned + c.waiting_for_subtasks > 0 || (c.open > 0 && (await this.store.ready(1)).length > 0)) {
         await this.alarm.sleep(500);
         continue;
       }
@@ -452,8 +474,8 @@ export class Orchestrator {
   }
 
   /** Open tasks that wait on a failed or cancelled dependency can never run: fail them. */
-  private failBlockedTasks(): number {
-    const all = this.store.list().tasks;
+  private async failBlockedTasks(): Promise<number> {
+    const all = (await this.store.list()).tasks;
     const status = new Map(all.map((t) => [t.id, t.status]));
     let n = 0;
     for (const t of all) {
@@ -465,7 +487,7 @@ export class Orchestrator {
         this.record("tick_start", { tick: this.ticks });
       }
       const reason = `dependency ${dead} ${status.get(dead) ?? "is missing"}`;
-      this.store.fail(t.id, { reason });
+      await this.store.fail(t.id, { reason });
       status.set(t.id, "failed");
       this.record("task_failed", { task_id: t.id, agent_id: null, reason });
       this.o.report(`failed ${t.id}: ${reason}`);
@@ -475,41 +497,46 @@ export class Orchestrator {
   }
 
   private modelFor(task: Task): string | null {
-    return task.model ?? this.config.models[task.role] ?? this.config.models.default ?? null;
+    return task.model ?? this.config.models.roles[task.role] ?? this.config.models.roles.default ?? null;
   }
 
-  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string): Record<string, string | undefined> {
+  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string, promptFile: string): Record<string, string | undefined> {
     return {
       ...process.env,
       ...this.config.agent.env,
       BERNSTEIN_RUN_ID: this.runId,
       BERNSTEIN_TASK_ID: task.id,
       BERNSTEIN_TASK_TITLE: task.title,
-      BERNSTEIN_TASK_DESCRIPTION: task.description,
+      BERNSTEIN_TASK_DESCRIPTION: boundedEnv(task.description),
       BERNSTEIN_ROLE: task.role,
       BERNSTEIN_AGENT_ID: agentId,
       BERNSTEIN_MODEL: model ?? "",
       BERNSTEIN_EFFORT: effort ?? "",
       BERNSTEIN_ATTEMPT: String(task.attempts),
-      BERNSTEIN_PROMPT: prompt,
+      BERNSTEIN_PROMPT: boundedEnv(prompt),
+      BERNSTEIN_PROMPT_FILE: promptFile,
       BERNSTEIN_SDD_DIR: resolve(this.o.sddDir),
       BERNSTEIN_WORKDIR: this.o.workdir,
       BERNSTEIN_SERVER_URL: this.server.url,
     };
   }
 
-  private spawnReady(): void {
+  private async spawnReady(): Promise<void> {
     while (this.running.size < this.maxAgents && this.canClaim()) {
-      const [claimed] = this.store.claim(null, 1);
+      const [claimed] = await this.store.claim(null, 1);
       if (!claimed) return;
       const agentId = newAgentId(claimed.role);
-      const task = this.store.transition(claimed.id, "in_progress", { assigned_agent: agentId });
+      const task = await this.store.transition(claimed.id, "in_progress", { assigned_agent: agentId });
       const model = this.modelFor(task);
       const effort = task.effort;
       const prompt = agentPrompt(task, this.goal, this.o.workdir);
-      const invocation = this.adapter.invocation({ prompt, model, effort, taskId: task.id, agentId, title: task.title, workdir: this.o.workdir });
+      const attemptDir = join(this.o.sddDir, "runtime", "agents", agentId);
+      ensurePrivateDir(attemptDir);
+      const promptFile = join(attemptDir, "prompt.txt");
+      writeFileSync(promptFile, prompt, { mode: PRIVATE_FILE_MODE });
+      const invocation = this.adapter.invocation({ prompt, promptFile, model, effort, taskId: task.id, agentId, title: task.title, workdir: this.o.workdir, attemptDir });
       const logPath = agentLogPath(this.o.sddDir, agentId);
-      const env = { ...this.agentEnv(task, agentId, model, effort, prompt), ...invocation.env };
+      const env = { ...this.agentEnv(task, agentId, model, effort, prompt, promptFile), ...invocation.env };
       const spawnTs = Date.now() / 1000;
 
       this.record("agent_spawned", {
@@ -549,9 +576,10 @@ export class Orchestrator {
         timeoutMs: this.config.agent.timeout_s * 1000,
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
+        prices: this.config.models.prices,
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart };
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir };
       this.running.set(agentId, agent);
       this.agentsSpawned++;
       this.writeAgents();
@@ -575,22 +603,39 @@ export class Orchestrator {
 
   // ------------------------------------------------------------------ reap
 
-  private reap({ agent, result }: { agent: RunningAgent; result: AttemptResult }): void {
+  private async reap({ agent, result }: { agent: RunningAgent; result: AttemptResult }): Promise<void> {
     this.running.delete(agent.agentId);
     this.writeAgents();
     const task = agent.task;
     this.spent += result.costUsd;
     const summary = result.planError ?? result.resultSummary;
     try {
-      this.settle(agent, result, summary);
+      await this.settle(agent, result, summary);
     } catch (err) {
       // A client moved the task (cancelled it, say) while the agent worked.
       if (!(err instanceof IllegalTransitionError || err instanceof TaskNotFoundError)) throw err;
-      const now = this.store.get(task.id);
+      const now = await this.store.get(task.id);
       this.record("task_result_discarded", { task_id: task.id, agent_id: agent.agentId, status: now?.status ?? null, outcome: result.outcome });
       this.o.warn(`${task.id} became '${now?.status ?? "missing"}' while ${agent.agentId} worked on it: its result is discarded`);
     }
+    this.record("agent_usage", {
+      agent_id: agent.agentId,
+      task_id: task.id,
+      model: agent.model,
+      cost_usd: pyFloat(result.costUsd),
+      cost_source: result.costSource,
+      input_tokens: result.tokens?.input ?? null,
+      cached_input_tokens: result.tokens?.cached ?? null,
+      output_tokens: result.tokens?.output ?? null,
+      session_id: result.sessionId,
+      tool_calls: result.toolCalls.length,
+    });
     this.record("agent_reaped", { agent_id: agent.agentId });
+    try {
+      rmSync(agent.attemptDir, { recursive: true, force: true });
+    } catch (err) {
+      this.o.warn(`could not remove ${agent.attemptDir}: ${errorMessage(err)}`);
+    }
     this.tryWrite(
       () =>
         appendAgentStep({
@@ -608,44 +653,56 @@ export class Orchestrator {
         }),
       "step journal",
     );
-    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, this.store.get(task.id) ?? task), "trace");
+    const settled = (await this.store.get(task.id)) ?? task;
+    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled), "trace");
     this.saver.notify();
-    if (this.budget !== null && this.spent >= this.budget && !this.budgetHit) {
+    if (this.budget !== null && !this.budgetHit && (this.spent >= this.budget || (result.costSource === "unknown" && result.outcome !== "killed"))) {
+      // A cost nobody knows cannot be held against the budget: stop claiming rather than count it as 0.
+      const unknown = this.spent < this.budget;
       this.budgetHit = true;
-      this.record("budget_exhausted", { spent_usd: pyFloat(round4(this.spent)), budget_usd: pyFloat(this.budget) });
-      this.o.report(`budget of $${this.budget.toFixed(2)} reached ($${this.spent.toFixed(4)} spent): no new tasks`);
+      this.record("budget_exhausted", { spent_usd: pyFloat(round4(this.spent)), budget_usd: pyFloat(this.budget), ...(unknown ? { cost_unknown: task.id } : {}) });
+      this.o.report(
+        unknown
+          ? `the cost of ${task.id} is unknown (${agent.model ?? "the default model"} has no price in bernstein.yaml models.prices): the budget of $${this.budget.toFixed(2)} cannot be enforced, no new tasks`
+          : `budget of $${this.budget.toFixed(2)} reached ($${this.spent.toFixed(4)} spent): no new tasks`,
+      );
     }
   }
 
   /** Apply an attempt's outcome to the task store and the run journal. */
-  private settle(agent: RunningAgent, result: AttemptResult, summary: string | null): void {
+  private async settle(agent: RunningAgent, result: AttemptResult, summary: string | null): Promise<void> {
     const task = agent.task;
     if (result.outcome === "success") {
-      this.store.complete(task.id, { result_summary: summary, cost_usd: result.costUsd });
+      await this.store.complete(task.id, { result_summary: summary, cost_usd: result.costUsd });
       this.record("task_completed", { task_id: task.id, agent_id: agent.agentId, cost_usd: pyFloat(round4(this.spent)) });
       this.o.report(`done ${task.id} by ${agent.agentId}${summary ? `: ${summary}` : ""}${result.costUsd ? ` ($${result.costUsd.toFixed(4)})` : ""}`);
-      if (result.plan) this.acceptPlan(task, result.plan);
+      if (result.plan) await this.acceptPlan(task, result.plan);
       return;
     }
     if (result.outcome === "killed") {
-      this.store.transition(task.id, "open", { cost_usd: result.costUsd });
+      await this.store.transition(task.id, "open", { cost_usd: result.costUsd });
       this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
       this.o.report(`stopped ${agent.agentId}; ${task.id} goes back to the queue`);
       return;
     }
+    if (result.agentFailure) {
+      const f = result.agentFailure;
+      this.record("agent_failed", { task_id: task.id, agent_id: agent.agentId, exit_code: f.exit_code, signal: result.failedSignals[0] ?? null, reason: f.reason, stderr_tail: f.stderr_tail, log_path: f.log_path });
+      this.o.report(`agent ${agent.agentId} failed on ${task.id} (${result.failedSignals.join(", ")}): ${f.reason}${f.stderr_tail ? `\n  stderr: ${f.stderr_tail.split("\n").join("\n          ")}` : ""}\n  log: ${f.log_path}`);
+    }
     this.record("task_verification_failed", { task_id: task.id, failed_signals: result.failedSignals });
-    const current = this.store.require(task.id);
+    const current = await this.store.require(task.id);
     if (current.attempts <= this.maxRetries && this.stopping === null) {
-      this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
+      await this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
       this.record("task_retried", { task_id: task.id });
-      this.o.report(`verification failed for ${task.id} (${result.failedSignals.join(", ")}): retry ${current.attempts} of ${this.maxRetries}`);
+      this.o.report(`${result.agentFailure ? "attempt failed" : "verification failed"} for ${task.id} (${result.failedSignals.join(", ")}): retry ${current.attempts} of ${this.maxRetries}`);
     } else if (this.stopping !== null && current.attempts <= this.maxRetries) {
       // Stopping: do not retry now, but leave the task for a resumed run.
-      this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
+      await this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
       this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
     } else {
       const reason = `${result.failedSignals.join(", ")}${summary ? `: ${summary}` : ""}`.slice(0, 2000);
-      this.store.fail(task.id, { reason, cost_usd: result.costUsd });
+      await this.store.fail(task.id, { reason, cost_usd: result.costUsd });
       this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason });
       this.o.report(`failed ${task.id} after ${current.attempts} attempt(s): ${reason}`);
       if (task.role === MANAGER_ROLE) {
@@ -654,9 +711,9 @@ export class Orchestrator {
     }
   }
 
-  private acceptPlan(managerTask: Task, plan: Plan): void {
+  private async acceptPlan(managerTask: Task, plan: Plan): Promise<void> {
     try {
-      const tasks = this.store.createMany(plan.tasks);
+      const tasks = await this.store.createMany(plan.tasks);
       this.record("plan_loaded", { source: "manager", path: null, task_count: tasks.length, task_ids: tasks.map((t) => t.id) });
       this.o.report(`plan: ${tasks.length} task(s) from the manager agent`);
     } catch (err) {
@@ -679,13 +736,13 @@ export class Orchestrator {
 
   // ---------------------------------------------------------------- finish
 
-  private outcome(): RunOutcome {
+  private async outcome(): Promise<RunOutcome> {
     if (this.stopping?.interrupted) return "interrupted";
     if (this.planError) return "plan_failed";
     // A stop only counts when it left work behind; a backlog that drained
     // before the stop took effect is judged like any finished run.
-    if (this.stopping && this.workLeft() > 0) return "stopped";
-    const c = this.store.counts();
+    if (this.stopping && (await this.workLeft()) > 0) return "stopped";
+    const c = await this.store.counts();
     // A backlog that drained earlier with failures is still not a success.
     if (this.decision.action === "drained" && !this.o.keepAlive) return c.failed > 0 ? "failed" : "drained";
     if (this.budgetHit && c.open + c.claimed + c.in_progress > 0) return "budget_exhausted";
@@ -694,13 +751,13 @@ export class Orchestrator {
   }
 
   /** Tasks that could still run: open, claimed, in progress, orphaned, waiting. */
-  private workLeft(): number {
-    const c = this.store.counts();
+  private async workLeft(): Promise<number> {
+    const c = await this.store.counts();
     return c.open + c.claimed + c.in_progress + c.orphaned + c.waiting_for_subtasks + c.blocked + c.planned;
   }
 
   private async finish(): Promise<RunSummary> {
-    const outcome = this.outcome();
+    const outcome = await this.outcome();
     const fingerprint = this.journal.head();
     this.record("run_completed", { run_id: this.runId, ticks: this.ticks, fingerprint, outcome });
     const head = this.journal.head();
@@ -715,7 +772,7 @@ export class Orchestrator {
       this.o.warn(`could not seal the journal: ${errorMessage(err)}`);
     }
     this.saver.flush();
-    const c = this.store.counts();
+    const c = await this.store.counts();
     return {
       run_id: this.runId,
       outcome,

@@ -4,7 +4,7 @@
  * or a timeout kills the agent together with whatever it started, and a
  * terminal Ctrl-C reaches only the orchestrator (which then stops them).
  */
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../server/paths.ts";
 import { dirname } from "node:path";
 
@@ -18,6 +18,13 @@ export interface SpawnSpec {
   logPath: string;
   /** Kill the process group after this long (ms). */
   timeoutMs: number;
+  /**
+   * Send stdout to this file instead of a pipe (copied into the log once
+   * the process ends). For CLIs that exit before a pipe is drained: gemini
+   * loses the end of a large stream-json output on a pipe whose reader is
+   * slower than it (measured: 262 KB of 1.08 MB arrived).
+   */
+  stdoutPath?: string;
 }
 
 export interface ProcessOutcome {
@@ -26,6 +33,8 @@ export interface ProcessOutcome {
   signal: string | null;
   /** The last MAX_CAPTURE bytes of stdout (the result is parsed from it). */
   stdout: string;
+  /** The last MAX_STDERR_CAPTURE bytes of stderr (a crashed agent's reason). */
+  stderr: string;
   timedOut: boolean;
   /** Killed on request (stop). */
   killed: boolean;
@@ -36,6 +45,7 @@ export interface ProcessOutcome {
 }
 
 const MAX_CAPTURE = 1024 * 1024;
+const MAX_STDERR_CAPTURE = 64 * 1024;
 /** After SIGTERM, a process group gets this long before SIGKILL. */
 export const KILL_GRACE_MS = 2000;
 
@@ -59,6 +69,20 @@ function signalGroup(pid: number, sig: NodeJS.Signals, leaderToo = true): void {
   }
 }
 
+/** Append a finished process's stdout file to its log and keep its tail as the captured stdout. */
+function copyStdoutFile(fd: number, write: (chunk: Uint8Array) => void, out: { push(chunk: Uint8Array): void }): void {
+  const size = fstatSync(fd).size;
+  const buf = new Uint8Array(1024 * 1024);
+  for (let at = 0; at < size; ) {
+    const n = readSync(fd, buf, 0, buf.length, at);
+    if (n <= 0) break;
+    const chunk = buf.subarray(0, n);
+    write(chunk);
+    out.push(chunk);
+    at += n;
+  }
+}
+
 export function spawnLogged(spec: SpawnSpec): RunningProcess {
   // Agent output can hold anything the agent read: owner-only.
   ensurePrivateDir(dirname(spec.logPath));
@@ -73,23 +97,26 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
   };
   const startedAt = Date.now() / 1000;
   let proc: ReturnType<typeof Bun.spawn>;
+  let stdoutFd: number | null = null;
   try {
+    if (spec.stdoutPath) stdoutFd = openSync(spec.stdoutPath, "w+", PRIVATE_FILE_MODE);
     proc = Bun.spawn(spec.argv, {
       cwd: spec.cwd,
       env: spec.env,
       stdin: spec.stdin === null ? "ignore" : "pipe",
-      stdout: "pipe",
+      stdout: stdoutFd ?? "pipe",
       stderr: "pipe",
       detached: true,
     });
   } catch (err) {
+    if (stdoutFd !== null) closeSync(stdoutFd);
     const msg = (err as Error).message;
     write(`[bernstein] could not start ${spec.argv[0]}: ${msg}\n`);
     closeSync(logFd);
     const now = Date.now() / 1000;
     return {
       pid: null,
-      done: Promise.resolve({ exitCode: null, signal: null, stdout: "", timedOut: false, killed: false, spawnError: msg, startedAt, endedAt: now }),
+      done: Promise.resolve({ exitCode: null, signal: null, stdout: "", stderr: "", timedOut: false, killed: false, spawnError: msg, startedAt, endedAt: now }),
       kill() {},
     };
   }
@@ -123,16 +150,28 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
     }
   }
 
-  let captured = "";
-  const decoder = new TextDecoder();
-  const pump = async (stream: ReadableStream<Uint8Array>, capture: boolean): Promise<void> => {
+  /** The tail of one output stream, decoded as it arrives. */
+  const tail = (max: number) => {
+    const decoder = new TextDecoder();
+    let text = "";
+    return {
+      push(chunk: Uint8Array) {
+        text += decoder.decode(chunk, { stream: true });
+        if (text.length > max * 2) text = text.slice(-max);
+      },
+      end(): string {
+        text += decoder.decode();
+        return text.length > max ? text.slice(-max) : text;
+      },
+    };
+  };
+  const out = tail(MAX_CAPTURE);
+  const err = tail(MAX_STDERR_CAPTURE);
+  const pump = async (stream: ReadableStream<Uint8Array>, into: ReturnType<typeof tail>): Promise<void> => {
     try {
       for await (const chunk of stream) {
         write(chunk);
-        if (capture) {
-          captured += decoder.decode(chunk, { stream: true });
-          if (captured.length > MAX_CAPTURE * 2) captured = captured.slice(-MAX_CAPTURE);
-        }
+        into.push(chunk);
       }
     } catch {
       /* stream torn down by a kill */
@@ -140,7 +179,7 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
   };
 
   const done = (async (): Promise<ProcessOutcome> => {
-    const pumps = Promise.all([pump(proc.stdout as ReadableStream<Uint8Array>, true), pump(proc.stderr as ReadableStream<Uint8Array>, false)]);
+    const pumps = Promise.all([stdoutFd === null ? pump(proc.stdout as ReadableStream<Uint8Array>, out) : null, pump(proc.stderr as ReadableStream<Uint8Array>, err)]);
     await proc.exited;
     exited = true;
     clearTimeout(timeout);
@@ -149,12 +188,16 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
     // the pipes open) goes too. Group only: the leader's pid may be reused.
     signalGroup(pid, "SIGKILL", false);
     await pumps;
-    captured += decoder.decode();
+    if (stdoutFd !== null) {
+      copyStdoutFile(stdoutFd, write, out);
+      closeSync(stdoutFd);
+    }
     closeSync(logFd);
     return {
       exitCode: proc.signalCode ? null : proc.exitCode,
       signal: proc.signalCode ? String(proc.signalCode) : null,
-      stdout: captured.length > MAX_CAPTURE ? captured.slice(-MAX_CAPTURE) : captured,
+      stdout: out.end(),
+      stderr: err.end(),
       timedOut,
       killed,
       spawnError: null,

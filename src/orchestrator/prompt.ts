@@ -3,7 +3,9 @@ import type { Task } from "../server/model.ts";
 
 export function agentPrompt(task: Task, goal: string, workdir: string): string {
   if (task.role === MANAGER_ROLE) {
-    return [`You are the manager agent of a Bernstein orchestration run.`, "", task.description.trim(), "", `Working directory: ${workdir}`].join("\n");
+    // The stored description holds a shortened goal (the task store's limit); the agent gets it whole.
+    const instructions = goal ? managerDescription(goal, Infinity) : task.description.trim();
+    return [`You are the manager agent of a Bernstein orchestration run.`, "", instructions, "", `Working directory: ${workdir}`].join("\n");
   }
   const parts = [
     `You are a ${task.role} agent in a Bernstein orchestration run.`,
@@ -21,12 +23,16 @@ export function agentPrompt(task: Task, goal: string, workdir: string): string {
   return parts.join("\n");
 }
 
+/** Characters of the goal kept in the planning task's stored description (its limit is 100,000). */
+export const MANAGER_GOAL_CHARS = 90_000;
+
 /** The manager's planning task: it must answer with a JSON task list. */
-export function managerDescription(goal: string): string {
+export function managerDescription(goal: string, maxGoalChars = MANAGER_GOAL_CHARS): string {
+  const shown = goal.length > maxGoalChars ? `${goal.slice(0, maxGoalChars)}… (${goal.length - maxGoalChars} more characters; the manager agent receives the whole goal)` : goal;
   return [
     "Break the goal below into small tasks for coding agents.",
     "",
-    `Goal: ${goal}`,
+    `Goal: ${shown}`,
     "",
     "Answer with a JSON array only, one object per task:",
     '  {"id": "short-id", "title": "...", "description": "...", "role": "backend", "priority": 2, "depends_on": ["other-id"]}',

@@ -39,20 +39,41 @@ export function portablePath(arg: string, workdir: string): string {
   return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel.split(sep).join("/") : arg;
 }
 
-/** Append the attempt as one step: input hash = SHA-256 of the prompt. */
+const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
+
+/**
+ * Append the attempt: first one step per tool call the CLI reported (so
+ * the agent view's TOOL column names them), then the invocation step with
+ * input hash = SHA-256 of the prompt, the result, tokens and cost.
+ */
 export function appendAgentStep(r: AttemptRecord): void {
   const j = StepJournal.open(r.sddDir, r.agentId);
   try {
+    for (const call of r.result.toolCalls) {
+      j.append({
+        input_hash: sha256(`${call.name}\n${call.input}`),
+        model: r.model,
+        prompt: null,
+        tool_call: { name: call.name, input: call.input, task_id: r.task.id },
+        tool_result: { status: call.status, output: call.output },
+        ...(r.effort ? { effort: r.effort } : {}),
+      });
+    }
+    const t = r.result.tokens;
     j.append({
-      input_hash: createHash("sha256").update(r.prompt, "utf8").digest("hex"),
+      input_hash: sha256(r.prompt),
       model: r.model,
       prompt: r.prompt,
-      tool_call: { adapter: r.adapter, argv: r.recordedArgv.map((a) => portablePath(a, r.workdir)), cwd: portablePath(r.workdir, r.workdir), task_id: r.task.id },
+      tool_call: { name: r.adapter, adapter: r.adapter, argv: r.recordedArgv.map((a) => portablePath(a, r.workdir)), cwd: portablePath(r.workdir, r.workdir), task_id: r.task.id },
       tool_result: {
         exit_code: r.result.exitCode,
         outcome: r.result.outcome,
         result_summary: r.summary,
         cost_usd: pyFloat(r.result.costUsd),
+        cost_source: r.result.costSource,
+        tokens: t ? { input: t.input, cached_input: t.cached, output: t.output } : null,
+        session_id: r.result.sessionId,
+        tool_calls: r.result.toolCalls.length,
         failed_signals: r.result.failedSignals,
         duration_s: pyFloat(Math.round((r.result.endedAt - r.result.startedAt) * 1000) / 1000),
       },

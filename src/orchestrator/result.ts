@@ -16,44 +16,76 @@
  * is not a success.
  */
 
+/** Where a cost came from: the agent itself, tokens x `models.prices`, or nowhere (recorded as such, never as a silent 0). */
+export type CostSource = "cli" | "price_table" | "unknown";
+
+/** Tokens of one attempt; `input` includes `cached` (OpenAI/Gemini semantics). */
+export interface TokenUsage {
+  input: number;
+  output: number;
+  cached: number;
+}
+
+/** One tool call the CLI reported (claude stream-json, codex --json items, gemini stream-json). */
+export interface ToolCall {
+  name: string;
+  /** The call's input as JSON text, bounded. */
+  input: string;
+  /** "ok", "error", or null when the CLI never reported the result. */
+  status: string | null;
+  /** First part of the tool's output, when reported. */
+  output: string | null;
+}
+
 export interface AgentResult {
   resultSummary: string | null;
   costUsd: number;
+  costSource: CostSource;
+  tokens: TokenUsage | null;
+  /** The CLI's session (thread) id, when it reports one. */
+  sessionId: string | null;
+  /** The model the CLI says it used, when it says. */
+  reportedModel: string | null;
+  /** The whole final answer (unbounded): the manager's plan is read from it. Null = read stdout. */
+  answerText: string | null;
+  toolCalls: ToolCall[];
   /** Why this output is not a success although the agent exited 0 (a failed signal), or null. */
   failure: string | null;
-  /** One line explaining `failure`. */
+  /** One line explaining `failure`; for a CLI that failed, its own message. */
   failureDetail: string | null;
 }
 
 /** Result summaries are stored on the task; keep them bounded. */
 export const MAX_SUMMARY_CHARS = 4000;
 
-function bound(s: string): string {
+export function bound(s: string): string {
   return s.length > MAX_SUMMARY_CHARS ? s.slice(0, MAX_SUMMARY_CHARS - 1) + "…" : s;
 }
 
-function nonEmptyLines(text: string): string[] {
+export function nonEmptyLines(text: string): string[] {
   return text
     .split(/\r\n|\r|\n/)
     .map((l) => l.trim())
     .filter((l) => l.length > 0);
 }
 
-function validCost(x: unknown): number | null {
+export function validCost(x: unknown): number | null {
   return typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : null;
 }
 
-function ok(resultSummary: string | null, costUsd: number): AgentResult {
-  return { resultSummary, costUsd, failure: null, failureDetail: null };
+const EMPTY = { tokens: null, sessionId: null, reportedModel: null, answerText: null, toolCalls: [] as ToolCall[] };
+
+export function ok(resultSummary: string | null, costUsd: number, costSource: CostSource = "cli"): AgentResult {
+  return { ...EMPTY, resultSummary, costUsd, costSource, failure: null, failureDetail: null };
 }
 
-function failed(resultSummary: string | null, failure: string, failureDetail: string): AgentResult {
-  return { resultSummary, costUsd: 0, failure, failureDetail };
+export function failed(resultSummary: string | null, failure: string, failureDetail: string): AgentResult {
+  return { ...EMPTY, resultSummary, costUsd: 0, costSource: "unknown", failure, failureDetail };
 }
 
-/** A cost field as reported: absent/null is 0, a valid number is itself, anything else is refused. */
-function reportedCost(summary: string | null, field: string, x: unknown): AgentResult {
-  if (x === undefined || x === null) return ok(summary, 0);
+/** A cost field as reported: absent/null is unknown, a valid number is itself, anything else is refused. */
+export function reportedCost(summary: string | null, field: string, x: unknown): AgentResult {
+  if (x === undefined || x === null) return ok(summary, 0, "unknown");
   const c = validCost(x);
   if (c !== null) return ok(summary, c);
   const shown = typeof x === "number" ? (Number.isNaN(x) ? "NaN" : x === Infinity ? "Infinity (e.g. 1e400)" : x === -Infinity ? "-Infinity" : String(x)) : JSON.stringify(x);
@@ -63,7 +95,7 @@ function reportedCost(summary: string | null, field: string, x: unknown): AgentR
 export function parseAgentOutput(stdout: string): AgentResult {
   const lines = nonEmptyLines(stdout);
   const last = lines.at(-1);
-  if (last === undefined) return ok(null, 0);
+  if (last === undefined) return ok(null, 0, "unknown");
   if (last.startsWith("{")) {
     try {
       const obj = JSON.parse(last) as unknown;
@@ -76,84 +108,65 @@ export function parseAgentOutput(stdout: string): AgentResult {
       /* not JSON: an ordinary last line */
     }
   }
+  return ok(summaryOf(lines), 0, "unknown");
+}
+
+/** The last `RESULT:` line's text, else the last non-empty line (bounded), of an answer. */
+export function summaryOf(lines: string[]): string | null {
   for (let i = lines.length - 1; i >= 0; i--) {
     const m = /^RESULT:\s?(.*)$/.exec(lines[i]!);
-    if (m) return ok(bound(m[1]!.trim()), 0);
+    if (m) return bound(m[1]!.trim());
   }
-  return ok(bound(last), 0);
+  const last = lines.at(-1);
+  return last === undefined ? null : bound(last);
 }
 
-interface ClaudeResult {
-  result?: unknown;
-  total_cost_usd?: unknown;
-  cost_usd?: unknown;
-  is_error?: unknown;
-  subtype?: unknown;
-  permission_denials?: unknown;
-}
-
-function deniedTools(denials: unknown[]): string {
-  const names = denials.map((d) => (d && typeof d === "object" && typeof (d as { tool_name?: unknown }).tool_name === "string" ? (d as { tool_name: string }).tool_name : "?"));
-  return [...new Set(names)].join(", ");
-}
-
-/** What a claude result object says about the attempt, before its cost is looked at. */
-function claudeVerdict(o: ClaudeResult, summary: string | null): AgentResult | null {
-  if (Array.isArray(o.permission_denials) && o.permission_denials.length > 0) {
-    const n = o.permission_denials.length;
-    return failed(summary, "permission_denied", `the agent was denied ${n} tool use(s) (${deniedTools(o.permission_denials)}); allow them (agent.args, e.g. --permission-mode or --allowedTools) or the task cannot be done`);
-  }
-  if (o.is_error === true) {
-    return failed(summary, "agent_error", `the agent reported an error${typeof o.subtype === "string" ? ` (${o.subtype})` : ""}${summary ? `: ${summary}` : ""}`);
-  }
-  if (typeof o.result !== "string") return failed(summary, "no_result", "the agent's JSON result has no 'result' text");
-  return null;
-}
-
-/**
- * `claude -p --output-format json`: one JSON object (the last JSON line)
- * with `result` and `total_cost_usd` (older CLIs: `cost_usd`). A result with
- * `permission_denials`, `is_error: true` or no `result` is a failure.
- */
-export function parseClaudeOutput(stdout: string): AgentResult {
-  const lines = nonEmptyLines(stdout);
-  for (let i = lines.length - 1; i >= 0; i--) {
-    if (!lines[i]!.startsWith("{")) continue;
-    let o: ClaudeResult;
-    try {
-      o = JSON.parse(lines[i]!) as ClaudeResult;
-    } catch {
-      continue;
-    }
-    if (!o || typeof o !== "object" || Array.isArray(o)) continue;
-    if (!("result" in o || "total_cost_usd" in o || "is_error" in o || "permission_denials" in o)) continue;
-    const text = typeof o.result === "string" ? o.result.trim() : "";
-    const summary = text ? bound(text) : null;
-    const field = o.total_cost_usd !== undefined ? "total_cost_usd" : "cost_usd";
-    const cost = reportedCost(summary, field, o.total_cost_usd ?? o.cost_usd);
-    const verdict = claudeVerdict(o, summary);
-    // A refused cost is reported first: the budget must never read it as 0.
-    if (cost.failure) return cost;
-    return verdict ? { ...verdict, costUsd: cost.costUsd } : cost;
-  }
-  const generic = parseAgentOutput(stdout);
-  // claude asked for JSON output and printed none: it produced no result.
-  return generic.failure ? generic : failed(generic.resultSummary, "no_result", "the agent printed no JSON result (claude -p --output-format json)");
+/** The summary of a CLI's final answer text: its `RESULT:` line, else the whole text (bounded). */
+export function answerSummary(text: string): string | null {
+  const lines = nonEmptyLines(text);
+  if (lines.some((l) => l.startsWith("RESULT:"))) return summaryOf(lines);
+  const t = text.trim();
+  return t ? bound(t) : null;
 }
 
 /** aider prints `Cost: $0.0123 message, $0.0456 session.`; the session total of the last such line is the cost. */
 export function parseAiderOutput(stdout: string): AgentResult {
   let cost = 0;
+  let sawCost = false;
   const kept: string[] = [];
   for (const line of nonEmptyLines(stdout)) {
     const m = /Cost:\s*\$([0-9.]+)\s*message,\s*\$([0-9.]+)\s*session/i.exec(line);
     if (m) {
       cost = Number(m[2]) || 0;
+      sawCost = true;
       continue;
     }
     if (/^Tokens:/i.test(line)) continue;
     kept.push(line);
   }
   const r = parseAgentOutput(kept.join("\n"));
-  return r.failure ? r : { ...r, costUsd: r.costUsd || cost };
+  if (r.failure || r.costSource === "cli" || !sawCost) return r;
+  return { ...r, costUsd: cost, costSource: "cli" };
+}
+
+/** USD per million tokens of one model (bernstein.yaml `models.prices`). */
+export interface Price {
+  input_usd_per_mtok: number;
+  output_usd_per_mtok: number;
+  cached_input_usd_per_mtok?: number;
+}
+
+/**
+ * The cost of a result whose agent reported tokens but no cost: tokens x
+ * the price of the requested model (else the model the CLI said it used).
+ * Without tokens or a price the cost stays `unknown`.
+ */
+export function priced(r: AgentResult, model: string | null, prices: Record<string, Price>): AgentResult {
+  if (r.costSource === "cli" || r.tokens === null) return r;
+  const price = (model !== null ? prices[model] : undefined) ?? (r.reportedModel !== null ? prices[r.reportedModel] : undefined);
+  if (!price) return { ...r, costSource: "unknown" };
+  const cached = Math.min(r.tokens.cached, r.tokens.input);
+  const usd =
+    ((r.tokens.input - cached) * price.input_usd_per_mtok + cached * (price.cached_input_usd_per_mtok ?? price.input_usd_per_mtok) + r.tokens.output * price.output_usd_per_mtok) / 1e6;
+  return { ...r, costUsd: usd, costSource: "price_table" };
 }

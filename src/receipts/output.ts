@@ -37,10 +37,17 @@ export interface OutputRequest {
   force: boolean;
   /** The caller chose the default path under `<sdd>/runtime/receipts`. */
   isDefault: boolean;
+  /** What is written, for messages (default "the receipt"). */
+  what?: string;
+  /**
+   * The one path under `<sdd>/runs` that may be written (the run's own
+   * `timeline.html`): everything else there stays forbidden.
+   */
+  allowInRuns?: string;
 }
 
-function forbidden(out: string, why: string): RefusalError {
-  return new RefusalError("output_forbidden", `refusing to write the receipt to ${out}: ${why}`, { output: out });
+function forbidden(out: string, why: string, what = "the receipt"): RefusalError {
+  return new RefusalError("output_forbidden", `refusing to write ${what} to ${out}: ${why}`, { output: out });
 }
 
 function statOrNull(f: () => Stats): Stats | null {
@@ -53,17 +60,20 @@ function statOrNull(f: () => Stats): Stats | null {
 
 export function planReceiptOutput(req: OutputRequest): OutputPlan {
   const { out } = req;
+  const what = req.what ?? "the receipt";
   if (out === "" || out === "." || out === ".." || basename(out) === "" || /[/\\]$/.test(out) || /(^|[/\\])\.\.?$/.test(out)) {
-    throw new UsageError(`invalid receipt output path ${JSON.stringify(out)}: name a file`, "invalid_output_path", { output: out });
+    throw new UsageError(`invalid output path ${JSON.stringify(out)} for ${what}: name a file`, "invalid_output_path", { output: out });
   }
   const abs = resolve(out);
   const sddAbs = resolve(req.sddDir);
   const root = realpathOfExistingPrefix(req.sddDir);
   const real = realpathOfExistingPrefix(abs);
+  const allowed = req.allowInRuns !== undefined && resolve(req.allowInRuns) === abs;
   for (const sub of [["runs"], ["runtime", "journal"]]) {
+    if (allowed && sub.length === 1) continue;
     const area = join(root, ...sub);
     if (isInsideDir(real, area) || isInsideDir(abs, join(sddAbs, ...sub))) {
-      throw forbidden(out, `${join(req.sddDir, ...sub)} holds journals, locks and seals; receipts never go there`);
+      throw forbidden(out, `${join(req.sddDir, ...sub)} holds journals, locks and seals; only bernstein's own files go there`, what);
     }
   }
   const target = statOrNull(() => statSync(abs));
@@ -71,16 +81,16 @@ export function planReceiptOutput(req: OutputRequest): OutputPlan {
   if (target) {
     for (const input of req.inputs) {
       const s = statOrNull(() => statSync(input));
-      if (s && s.dev === target.dev && s.ino === target.ino) throw forbidden(out, `it is the journal the receipt is made from (${input})`);
+      if (s && s.dev === target.dev && s.ino === target.ino) throw forbidden(out, `it is the journal ${what} is made from (${input})`, what);
     }
   }
-  if (link && !link.isSymbolicLink() && !link.isFile()) throw forbidden(out, "it exists and is not a regular file");
-  if (link?.isSymbolicLink() && target && !target.isFile()) throw forbidden(out, "it is a symlink to something that is not a regular file");
+  if (link && !link.isSymbolicLink() && !link.isFile()) throw forbidden(out, "it exists and is not a regular file", what);
+  if (link?.isSymbolicLink() && target && !target.isFile()) throw forbidden(out, "it is a symlink to something that is not a regular file", what);
   if (link && !req.force && !req.isDefault) {
     throw new RefusalError("output_exists", `refusing to overwrite ${out}: it exists (pass --force to replace it)`, { output: out });
   }
   const inState = isInsideDir(abs, sddAbs) || isInsideDir(real, root);
-  if (inState) stateWritePath(req.sddDir, abs, "the receipt");
+  if (inState) stateWritePath(req.sddDir, abs, what);
   const private_ = inState && (isInsideDir(abs, join(sddAbs, "runtime")) || isInsideDir(real, join(root, "runtime")));
   return { path: out, replace: req.force || req.isDefault, fileMode: private_ ? 0o600 : 0o644, dirMode: private_ ? 0o700 : 0o755 };
 }

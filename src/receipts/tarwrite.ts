@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { pack as tarPack } from "tar-stream";
-import { RefusalError } from "../errors.ts";
 import { fsyncDir } from "../fsutil/atomic.ts";
+import { publishTemp } from "../fsutil/atomic-stream.ts";
 import { trackTemp, untrackTemp } from "../fsutil/temp-files.ts";
 
 export interface TarWriteOptions {
@@ -12,28 +12,6 @@ export interface TarWriteOptions {
   fileMode?: number;
   /** Mode of parent directories this call creates. */
   dirMode?: number;
-}
-
-/**
- * Put the finished temp file under its final name. Without `replace`,
- * link() creates the name only if it does not exist (atomic: a file that
- * appeared since the caller's checks is never overwritten); filesystems
- * without hard links fall back to check-then-rename.
- */
-function publishTemp(tmp: string, out: string, replace: boolean): void {
-  if (replace) return renameSync(tmp, out);
-  try {
-    linkSync(tmp, out);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") {
-      throw new RefusalError("output_exists", `refusing to overwrite ${out}: it exists (pass --force to replace it)`, { output: out });
-    }
-    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "EXDEV") throw err;
-    if (existsSync(out)) throw new RefusalError("output_exists", `refusing to overwrite ${out}: it exists (pass --force to replace it)`, { output: out });
-    return renameSync(tmp, out);
-  }
-  unlinkSync(tmp);
 }
 
 /** A member to write: its exact size, and a producer of exactly that many bytes. */

@@ -3,6 +3,7 @@ import { readJournal } from "../journal/reader.ts";
 import { canonical, compareCodePoints } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
+import { diffRules, RowProjector, type DiffRules } from "./diff-rules.ts";
 
 /**
  * `replay diff RUN_A RUN_B`: walk two run journals in lockstep (two streaming
@@ -12,6 +13,9 @@ import type { PyObject } from "../pyjson/types.ts";
  * by what it says, not by what it claims). Clock and chain fields (`ts`,
  * `elapsed_s`, `index`, `prev_hash`, `payload_hash`, `event_hash`) never
  * count as a divergence: two runs of the same work differ in all of them.
+ * The rules of ./diff-rules.ts decide what else is left out (identity
+ * fields by default, `--ignore` paths) and which ids are compared by order of
+ * first appearance; rows are compared as those rules project them.
  *
  * reason_code:
  * - `identical`: same number of rows, every step equal;
@@ -44,6 +48,11 @@ export interface JournalDiff {
   b_event: PyObject | null;
   /** Payload fields (and `event`) whose values differ, in code-point order. */
   fields_changed: string[];
+  /** The rules the rows were compared under. */
+  ignored_fields: string[];
+  aligned_fields: string[];
+  /** Ignored paths and aligned fields that occurred in the compared rows (so mattered), in code-point order. */
+  rules_applied: string[];
 }
 
 /** Fields that differ between two runs of the same work by construction. */
@@ -91,9 +100,31 @@ function quoteEvent(e: string): string {
   return JSON.stringify(e);
 }
 
-export async function diffRunJournals(pathA: string, pathB: string): Promise<JournalDiff> {
+export async function diffRunJournals(pathA: string, pathB: string, rules: DiffRules = diffRules()): Promise<JournalDiff> {
   const a = rowsOf(pathA);
   const b = rowsOf(pathB);
+  const pa = new RowProjector(rules);
+  const pb = new RowProjector(rules);
+  const verdict = (
+    diverged: boolean,
+    index: number | null,
+    reason: string,
+    reason_code: DiffReasonCode,
+    a_event: PyObject | null,
+    b_event: PyObject | null,
+    fields_changed: string[],
+  ): JournalDiff => ({
+    diverged,
+    index,
+    reason,
+    reason_code,
+    a_event,
+    b_event,
+    fields_changed,
+    ignored_fields: rules.ignored,
+    aligned_fields: rules.aligned,
+    rules_applied: [...new Set([...pa.seen, ...pb.seen])].sort(compareCodePoints),
+  });
   try {
     let i = 0;
     for (;;) {
@@ -120,8 +151,10 @@ export async function diffRunJournals(pathA: string, pathB: string): Promise<Jou
       const rowB = rb.value;
       const evA = eventOf(rowA);
       const evB = eventOf(rowB);
-      if (evA !== evB || payloadHash(evA, rowA) !== payloadHash(evB, rowB)) {
-        const fields = changedFields(rowA, rowB);
+      const projA = pa.project(rowA);
+      const projB = pb.project(rowB);
+      if (evA !== evB || payloadHash(evA, projA) !== payloadHash(evB, projB)) {
+        const fields = changedFields(projA, projB);
         const mk = mutationKind(rowA) ?? mutationKind(rowB);
         if (mk !== null) {
           const side = isMutation(rowA) ? "run_a" : "run_b";
@@ -140,16 +173,4 @@ export async function diffRunJournals(pathA: string, pathB: string): Promise<Jou
   } finally {
     await Promise.all([a.return(undefined), b.return(undefined)]);
   }
-}
-
-function verdict(
-  diverged: boolean,
-  index: number | null,
-  reason: string,
-  reason_code: DiffReasonCode,
-  a_event: PyObject | null,
-  b_event: PyObject | null,
-  fields_changed: string[],
-): JournalDiff {
-  return { diverged, index, reason, reason_code, a_event, b_event, fields_changed };
 }

@@ -109,6 +109,8 @@ export type TaskCreateParsed = v.InferOutput<typeof TaskCreateSchema>;
 export const ClaimSchema = v.strictObject({
   agent_id: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200))), null),
   limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 1),
+  /** Wait up to this many seconds for work when none is ready (woken by the store, no polling). */
+  wait_s: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(30)), 0),
 });
 export type ClaimRequest = v.InferInput<typeof ClaimSchema>;
 

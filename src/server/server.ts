@@ -49,6 +49,8 @@ import {
 import { ensureRuntimeDir, serverLockPath } from "./paths.ts";
 import { derivedPort, type PortChoice } from "./ports.ts";
 import { TaskStore, type ExpiredClaim } from "./store.ts";
+import type { TaskBackend } from "./store-api.ts";
+import { openTaskStore } from "./open-store.ts";
 import { appendJsonLine } from "../session/jsonl-log.ts";
 import { pyFloat } from "../pyjson/types.ts";
 import { join } from "node:path";
@@ -88,7 +90,9 @@ export interface StartServerOptions {
   /** Defaults to BERNSTEIN_AUTH_TOKEN, else a generated token. */
   token?: string;
   /** An already opened store (the orchestrator shares its own). */
-  store?: TaskStore;
+  store?: TaskBackend;
+  /** Open this store instead of `<sdd>/runtime/tasks.db`: a `postgres://` URL (several servers may share it). */
+  storeUrl?: string;
   hooks?: ServerHooks;
   /** Diagnostics sink (never receives the token). */
   warn?: (message: string) => void;
@@ -101,7 +105,7 @@ export interface RunningServer {
   readonly host: string;
   readonly port: number;
   readonly token: string;
-  readonly store: TaskStore;
+  readonly store: TaskBackend;
   /** Resolves when a client asked this process to shut down (standalone `/stop`, `/shutdown`). */
   readonly shutdownRequested: Promise<StopOptions>;
   setHooks(hooks: ServerHooks): void;
@@ -246,9 +250,9 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
   }
 
   const ownsStore = !opts.store;
-  let store: TaskStore;
+  let store: TaskBackend;
   try {
-    store = opts.store ?? TaskStore.open(opts.sddDir);
+    store = opts.store ?? (await openTaskStore(opts.sddDir, opts.storeUrl));
   } catch (err) {
     lock.release();
     throw err;
@@ -284,15 +288,15 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     return json({ accepted: true, detail: viaShutdown ? "server shutting down" : "no orchestrator attached; server shutting down", force: o.force, timeout_s: o.timeout_s }, 202);
   };
 
-  const statusBody = (): ServerStatus => {
-    const counts = store.counts();
+  const statusBody = async (): Promise<ServerStatus> => {
+    const counts = await store.counts();
     const extra = hooks.status?.() ?? {};
     return {
-      run_id: extra.run_id ?? store.getMeta("run_id"),
-      goal: extra.goal ?? store.getMeta("goal") ?? "",
+      run_id: extra.run_id ?? (await store.getMeta("run_id")),
+      goal: extra.goal ?? (await store.getMeta("goal")) ?? "",
       total: Object.values(counts).reduce((a, b) => a + b, 0),
       counts,
-      cost_usd: extra.cost_usd ?? store.totalCost(),
+      cost_usd: extra.cost_usd ?? (await store.totalCost()),
       budget_usd: extra.budget_usd ?? null,
       orchestrator: extra.orchestrator ?? null,
       server: { pid: process.pid, url, started_at: startedAt },
@@ -311,7 +315,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     }
     if (path === "/status") {
       if (method !== "GET") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
-      return json(statusBody());
+      return json(await statusBody());
     }
     if (path === "/stop" || path === "/shutdown") {
       if (method !== "POST") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
@@ -320,7 +324,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     if (path === "/tasks") {
       if (method === "POST") {
         const body = await readJsonObject(req);
-        return json(store.create(TaskStore.validateCreate(body)), 201);
+        return json(await store.create(TaskStore.validateCreate(body)), 201);
       }
       if (method !== "GET") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
       const status = u.searchParams.get("status");
@@ -330,14 +334,20 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
       const limit = nonNegativeInt(u.searchParams.get("limit"), "limit");
       const offset = nonNegativeInt(u.searchParams.get("offset"), "offset");
       const paged = limit !== undefined || offset !== undefined;
-      const r = store.list({ status: status ?? undefined, limit, offset });
+      const r = await store.list({ status: status ?? undefined, limit, offset });
       return json(paged ? { tasks: r.tasks, total: r.total, limit: limit ?? null, offset: offset ?? 0 } : r.tasks);
     }
     if (path === "/tasks/claim") {
       if (method !== "POST") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
       const body = validate(ClaimSchema, await readJsonObject(req));
-      journalRequeued(store.expireLeases());
-      const got = store.claimLeased(body.agent_id, body.limit, leaseS);
+      journalRequeued(await store.expireLeases());
+      let got = await store.claimLeased(body.agent_id, body.limit, leaseS);
+      // wait_s: an idle claimer waits here for new or re-opened work (the store wakes it) instead of polling.
+      const deadline = Date.now() + body.wait_s * 1000;
+      while (got.length === 0 && Date.now() < deadline) {
+        await store.waitForWork(deadline - Date.now());
+        got = await store.claimLeased(body.agent_id, body.limit, leaseS);
+      }
       const first = got[0]?.lease ?? null;
       return json({
         task: got[0]?.task ?? null,
@@ -359,7 +369,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
       if (!TASK_ID_PATTERN.test(id)) throw new HttpError(404, "task_not_found", `Task '${id}' not found`, { task_id: id });
       if (parts.length === 2) {
         if (method !== "GET") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
-        return json(store.require(id));
+        return json(await store.require(id));
       }
       if (method !== "POST") throw new HttpError(405, "method_not_allowed", `${method} not allowed on ${path}`);
       switch (parts[2]) {
@@ -391,9 +401,9 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
   };
 
   /** Run a claim-checked store call; leases that ran out on the way are journaled. */
-  const leased = async <T>(fn: () => T): Promise<T> => {
-    journalRequeued(store.expireLeases());
-    return fn();
+  const leased = async <T>(fn: () => T | Promise<T>): Promise<T> => {
+    journalRequeued(await store.expireLeases());
+    return await fn();
   };
 
   const fetch = async (req: Request): Promise<Response> => {
@@ -442,7 +452,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
       server = listen(0);
     }
   } catch (err) {
-    if (ownsStore) store.close();
+    if (ownsStore) await store.close();
     lock.release();
     const msg = (err as Error).message;
     if (inUse(err)) {
@@ -457,24 +467,29 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
     writeServerInfo(opts.sddDir, info);
   } catch (err) {
     server.stop(true);
-    if (ownsStore) store.close();
+    if (ownsStore) await store.close();
     lock.release();
     throw err;
   }
 
   // Expired leases go back to the queue even when no request comes in.
   const sweepMs = Math.max(50, Math.min(1000, (leaseS * 1000) / 4));
-  const sweeper = setInterval(() => {
+  let sweeping = false;
+  const sweeper = setInterval(async () => {
+    if (sweeping) return;
+    sweeping = true;
     try {
-      journalRequeued(store.expireLeases());
+      journalRequeued(await store.expireLeases());
     } catch (err) {
       warn(`task server: lease sweep failed: ${(err as Error).message}`);
+    } finally {
+      sweeping = false;
     }
   }, sweepMs);
   sweeper.unref?.();
   // A standalone server holds the store's lock: whichever process held
   // claims without expiry (an orchestrator) is gone.
-  if (ownsStore) journalRequeued(store.releaseProcessClaims());
+  if (ownsStore) journalRequeued(await store.releaseProcessClaims());
 
   let closed = false;
   return {
@@ -496,7 +511,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
       await Promise.race([graceful, Bun.sleep(250)]);
       await server.stop(true);
       removeServerInfo(opts.sddDir);
-      if (ownsStore) store.close();
+      if (ownsStore) await store.close();
       lock.release();
     },
   };

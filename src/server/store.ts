@@ -10,7 +10,13 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { randomBytes } from "node:crypto";
 import * as v from "valibot";
-import { ClaimMismatchError, IllegalTransitionError, InvalidTaskRequestError, LeaseExpiredError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
+import { assertClaimHolder, HELD_STATUSES, transitionUpdate, type ClaimCheck, type ClaimRow, type TransitionFields } from "./claim-rules.ts";
+import { IllegalTransitionError, InvalidTaskRequestError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
+
+import { TaskChanges, type ExpiredClaim, type Lease, type ListOptions, type OrchestratorStore, type TaskChangeListener } from "./store-api.ts";
+
+export type { ClaimCheck } from "./claim-rules.ts";
+export type { ExpiredClaim, Lease, ListOptions } from "./store-api.ts";
 import {
   SATISFIED_STATUSES,
   TASK_STATUSES,
@@ -27,7 +33,7 @@ import {
 import { ensurePrivateDir, ensurePrivateFile, narrow, PRIVATE_FILE_MODE, tasksDbPath } from "./paths.ts";
 
 /** A row of the tasks table: the task as served, with status unchecked and depends_on as JSON text. */
-type TaskRow = Omit<Task, "status" | "depends_on"> & { status: string; depends_on: string };
+export type TaskRow = Omit<Task, "status" | "depends_on"> & { status: string; depends_on: string };
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tasks (
@@ -70,44 +76,7 @@ CREATE INDEX IF NOT EXISTS claims_active ON claims(task_id) WHERE ended_at IS NU
 CREATE INDEX IF NOT EXISTS claims_expiry ON claims(expires_at) WHERE ended_at IS NULL;
 `;
 
-/** Statuses in which a task belongs to the holder of its claim. */
-const HELD_STATUSES: readonly string[] = ["claimed", "in_progress"];
-
-/** A claim as handed to its holder: the lease it must show to complete, fail or move the task. */
-export interface Lease {
-  task_id: string;
-  claim_id: string;
-  /** Unix seconds; null for a claim held by the serving process itself (it never expires). */
-  lease_expires_at: number | null;
-  lease_s: number | null;
-}
-
-/** A claim that ran out and went back to `open`. */
-export interface ExpiredClaim {
-  task_id: string;
-  claim_id: string;
-  agent_id: string | null;
-  expired_at: number;
-  reason: "lease_expired" | "holder_gone";
-}
-
-/** What a caller presents to change a held task: `enforce` (HTTP) requires the task's current claim id. */
-export interface ClaimCheck {
-  enforce: boolean;
-  claimId?: string | null;
-}
-
-interface ClaimRow {
-  claim_id: string;
-  task_id: string;
-  agent_id: string | null;
-  lease_s: number | null;
-  expires_at: number | null;
-  ended_at: number | null;
-  end_reason: string | null;
-}
-
-const COLUMNS =
+export const COLUMNS =
   "id, title, description, role, tenant_id, priority, scope, complexity, status, depends_on, model, effort, assigned_agent, result_summary, fail_reason, cost_usd, attempts, created_at, updated_at, claimed_at, completed_at";
 
 /** A task is ready when it is open and every dependency is satisfied. */
@@ -122,13 +91,7 @@ WHERE t.status = 'open'
 ORDER BY t.priority ASC, t.seq ASC
 LIMIT ?`;
 
-export type TaskChangeListener = (task: Task, previous: TaskStatus | null) => void;
-
-export interface ListOptions {
-  status?: TaskStatus;
-  limit?: number;
-  offset?: number;
-}
+export type { TaskChangeListener } from "./store-api.ts";
 
 function now(): number {
   return Date.now() / 1000;
@@ -139,7 +102,8 @@ export function newTaskId(): string {
   return randomBytes(6).toString("hex");
 }
 
-function toTask(r: TaskRow): Task {
+/** A stored row as served (depends_on is JSON text in both engines). */
+export function toTask(r: TaskRow): Task {
   return {
     id: r.id,
     title: r.title,
@@ -165,10 +129,11 @@ function toTask(r: TaskRow): Task {
   };
 }
 
-export class TaskStore {
+export class TaskStore implements OrchestratorStore {
+  readonly kind = "sqlite" as const;
   readonly path: string;
   private readonly db: Database;
-  private readonly listeners = new Set<TaskChangeListener>();
+  private readonly changes = new TaskChanges();
 
   constructor(path: string) {
     this.path = path;
@@ -190,6 +155,25 @@ export class TaskStore {
     this.db.exec(SCHEMA);
   }
 
+  get location(): string {
+    return this.path;
+  }
+
+  /** Resolves at the next creation or re-opening of a task in this process, or after `ms`. */
+  waitForWork(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        off();
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const off = this.onChange((task) => {
+        if (task.status === "open") done();
+      });
+    });
+  }
+
   static open(sddDir: string): TaskStore {
     return new TaskStore(tasksDbPath(sddDir));
   }
@@ -200,18 +184,11 @@ export class TaskStore {
 
   /** Called after every committed change of a task (creation included). */
   onChange(listener: TaskChangeListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.changes.on(listener);
   }
 
   private emit(task: Task, previous: TaskStatus | null): void {
-    for (const l of this.listeners) {
-      try {
-        l(task, previous);
-      } catch {
-        /* a listener's failure must not undo a committed change */
-      }
-    }
+    this.changes.emit(task, previous);
   }
 
   private row(id: string): TaskRow | null {
@@ -246,28 +223,7 @@ export class TaskStore {
    * cycles are refused and nothing is created.
    */
   createMany(bodies: readonly TaskCreate[]): Task[] {
-    const parsed = bodies.map((b, i) => {
-      try {
-        return TaskStore.validateCreate(b);
-      } catch (err) {
-        if (bodies.length > 1 && err instanceof InvalidTaskRequestError) {
-          throw new InvalidTaskRequestError(`task ${i + 1}: ${err.message}`);
-        }
-        throw err;
-      }
-    });
-    const ids = parsed.map((p) => p.id ?? newTaskId());
-    const inBatch = new Map<string, number>();
-    ids.forEach((id, i) => {
-      if (inBatch.has(id)) throw new InvalidTaskRequestError(`duplicate task id '${id}' in the batch`);
-      inBatch.set(id, i);
-    });
-    parsed.forEach((p, i) => {
-      for (const dep of p.depends_on) {
-        if (dep === ids[i]) throw new InvalidTaskRequestError(`task '${ids[i]}' depends on itself`);
-      }
-    });
-    assertAcyclic(ids, parsed.map((p) => p.depends_on), inBatch);
+    const { parsed, ids, inBatch } = checkBatch(bodies);
 
     const insert = this.db.query(
       `INSERT INTO tasks (id, title, description, role, priority, scope, complexity, status, depends_on, model, effort, created_at, updated_at)
@@ -361,18 +317,8 @@ export class TaskStore {
     if (!check.enforce) return;
     const active = HELD_STATUSES.includes(status) ? this.activeClaim(id) : null;
     const presented = check.claimId ?? null;
-    if (active && presented === active.claim_id) {
-      // Overdue but not yet swept: expired all the same (the sweeper puts it back to open).
-      if (active.expires_at !== null && active.expires_at <= now()) throw new LeaseExpiredError(id, presented, active.expires_at);
-      return;
-    }
-    if (presented !== null) {
-      const c = this.db.query<ClaimRow, [string]>("SELECT * FROM claims WHERE claim_id = ?").get(presented);
-      if (c && c.task_id === id && c.end_reason === "lease_expired") throw new LeaseExpiredError(id, presented, c.ended_at);
-      if (active || (c && c.task_id === id)) throw new ClaimMismatchError(id, active ? "the claim_id is not this task's current claim" : "that claim has ended");
-      if (!active) return;
-    }
-    if (active) throw new ClaimMismatchError(id, "the task is claimed: send the claim_id its claim returned");
+    const presentedRow = presented === null ? null : this.db.query<ClaimRow, [string]>("SELECT * FROM claims WHERE claim_id = ?").get(presented);
+    assertClaimHolder(id, check, active, presentedRow, now());
   }
 
   /** Extend a claim's lease by its lease time; the holder's heartbeat. */
@@ -440,7 +386,7 @@ export class TaskStore {
   transition(
     id: string,
     to: TaskStatus,
-    fields: { reason?: string | null; result_summary?: string | null; cost_usd?: number; assigned_agent?: string | null } = {},
+    fields: TransitionFields = {},
     check: ClaimCheck = { enforce: false },
   ): Task {
     let previous: TaskStatus = "open";
@@ -451,32 +397,7 @@ export class TaskStore {
       previous = r.status as TaskStatus;
       if (!canTransition(previous, to)) throw new IllegalTransitionError(id, previous, to, TRANSITIONS[previous]);
       const ts = now();
-      const sets = ["status = ?", "updated_at = ?"];
-      const params: (string | number | null)[] = [to, ts];
-      if (to === "done" || to === "failed" || to === "cancelled" || to === "closed") {
-        sets.push("completed_at = ?");
-        params.push(ts);
-      }
-      if (to === "open") {
-        // Back in the queue: it belongs to no agent any more.
-        sets.push("assigned_agent = NULL", "completed_at = NULL");
-      }
-      if (fields.reason !== undefined) {
-        sets.push("fail_reason = ?");
-        params.push(fields.reason);
-      }
-      if (fields.result_summary !== undefined) {
-        sets.push("result_summary = ?");
-        params.push(fields.result_summary);
-      }
-      if (fields.cost_usd !== undefined && fields.cost_usd !== 0) {
-        sets.push("cost_usd = cost_usd + ?");
-        params.push(fields.cost_usd);
-      }
-      if (fields.assigned_agent !== undefined && to !== "open") {
-        sets.push("assigned_agent = ?");
-        params.push(fields.assigned_agent);
-      }
+      const { sets, params } = transitionUpdate(to, fields, ts);
       this.db.query(`UPDATE tasks SET ${sets.join(", ")} WHERE id = ?`).run(...params, id);
       // Leaving the held statuses ends the claim: its id no longer moves the task.
       if (HELD_STATUSES.includes(previous) && !HELD_STATUSES.includes(to)) {
@@ -517,6 +438,34 @@ export class TaskStore {
   setMeta(key: string, value: string): void {
     this.db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
   }
+}
+
+/**
+ * A creation batch checked before any store is touched: every body valid,
+ * ids given or generated, no duplicates, no task depending on itself, no
+ * cycle inside the batch. (Dependencies on existing tasks are checked by
+ * each store in its transaction.)
+ */
+export function checkBatch(bodies: readonly TaskCreate[]): { parsed: TaskCreateParsed[]; ids: string[]; inBatch: Map<string, number> } {
+  const parsed = bodies.map((b, i) => {
+    try {
+      return TaskStore.validateCreate(b);
+    } catch (err) {
+      if (bodies.length > 1 && err instanceof InvalidTaskRequestError) throw new InvalidTaskRequestError(`task ${i + 1}: ${err.message}`);
+      throw err;
+    }
+  });
+  const ids = parsed.map((p) => p.id ?? newTaskId());
+  const inBatch = new Map<string, number>();
+  ids.forEach((id, i) => {
+    if (inBatch.has(id)) throw new InvalidTaskRequestError(`duplicate task id '${id}' in the batch`);
+    inBatch.set(id, i);
+  });
+  parsed.forEach((p, i) => {
+    for (const dep of p.depends_on) if (dep === ids[i]) throw new InvalidTaskRequestError(`task '${ids[i]}' depends on itself`);
+  });
+  assertAcyclic(ids, parsed.map((p) => p.depends_on), inBatch);
+  return { parsed, ids, inBatch };
 }
 
 /** Refuse dependency cycles inside a batch (Kahn's algorithm over batch edges). */

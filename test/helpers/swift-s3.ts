@@ -170,13 +170,13 @@ export async function startSwiftS3(bucket = "journals"): Promise<SwiftS3> {
       const r = await fetch(swiftUrl(name), { method: "PUT", headers });
       if (!r.ok) throw new Error(`creating bucket ${name} failed: ${r.status} ${await r.text()}`);
     };
-    // The account is created on first use; its container servers may need a moment.
-    for (let attempt = 0; ; attempt++) {
+    // The account is created on first use; the account and container servers may still be starting (503).
+    for (const until = Date.now() + 60_000; ; ) {
       try {
         await createBucket(bucket);
         break;
       } catch (err) {
-        if (attempt > 40) throw err;
+        if (Date.now() > until) throw err;
         await Bun.sleep(100);
       }
     }

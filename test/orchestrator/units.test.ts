@@ -2,7 +2,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseAgentOutput, parseAiderOutput, parseClaudeOutput } from "../../src/orchestrator/result.ts";
+import { parseAgentOutput, parseAiderOutput, priced } from "../../src/orchestrator/result.ts";
+import { parseClaudeOutput } from "../../src/orchestrator/adapters/claude.ts";
+import { parseCodexOutput } from "../../src/orchestrator/adapters/codex.ts";
+import { parseGeminiOutput } from "../../src/orchestrator/adapters/gemini.ts";
+import { providerMessage } from "../../src/orchestrator/adapters/events.ts";
+import { createAdapter } from "../../src/orchestrator/adapters.ts";
 import { planFromAgentOutput, planFromDocument } from "../../src/orchestrator/plan.ts";
 import { gatesOf, validateConfig } from "../../src/orchestrator/config.ts";
 import { newRunId, runIdStamp } from "../../src/orchestrator/runid.ts";
@@ -26,16 +31,18 @@ afterAll(() => {
 
 describe("agent output contract", () => {
   test("JSON last line, then RESULT: line, then last non-empty line", () => {
-    const ok = (resultSummary: string | null, costUsd: number) => ({ resultSummary, costUsd, failure: null, failureDetail: null });
-    expect(parseAgentOutput("")).toEqual(ok(null, 0));
-    expect(parseAgentOutput("a\nb\n\n  \n")).toEqual(ok("b", 0));
-    expect(parseAgentOutput("RESULT: the thing\nbye\n")).toEqual(ok("the thing", 0));
-    expect(parseAgentOutput('RESULT: x\n{"result_summary": "y", "cost_usd": 0.5}\n')).toEqual(ok("y", 0.5));
-    expect(parseAgentOutput('{"cost_usd": 1.25}')).toEqual(ok(null, 1.25));
-    expect(parseAgentOutput('{"other": 1}')).toEqual(ok('{"other": 1}', 0));
+    // A cost the agent did not report is "unknown", never a silent 0.
+    const ok = (resultSummary: string | null, costUsd: number, costSource = "cli") => ({ resultSummary, costUsd, costSource, failure: null, failureDetail: null });
+    expect(parseAgentOutput("")).toMatchObject(ok(null, 0, "unknown"));
+    expect(parseAgentOutput("a\nb\n\n  \n")).toMatchObject(ok("b", 0, "unknown"));
+    expect(parseAgentOutput("RESULT: the thing\nbye\n")).toMatchObject(ok("the thing", 0, "unknown"));
+    expect(parseAgentOutput('RESULT: x\n{"result_summary": "y", "cost_usd": 0.5}\n')).toMatchObject(ok("y", 0.5));
+    expect(parseAgentOutput('{"cost_usd": 1.25}')).toMatchObject(ok(null, 1.25));
+    expect(parseAgentOutput('{"other": 1}')).toMatchObject(ok('{"other": 1}', 0, "unknown"));
     expect(parseAgentOutput("x".repeat(5000)).resultSummary!.length).toBe(4000);
-    expect(parseClaudeOutput('{"type":"result","result":"ok","total_cost_usd":0.1}')).toEqual(ok("ok", 0.1));
-    expect(parseAiderOutput("Cost: $0.01 message, $0.03 session.\nall good")).toEqual(ok("all good", 0.03));
+    expect(parseClaudeOutput('{"type":"result","result":"ok","total_cost_usd":0.1}')).toMatchObject(ok("ok", 0.1));
+    expect(parseAiderOutput("Cost: $0.01 message, $0.03 session.\nall good")).toMatchObject(ok("all good", 0.03));
+    expect(parseAiderOutput("all good")).toMatchObject(ok("all good", 0, "unknown"));
   });
 
   test("a cost that is not a finite number >= 0 is refused (invalid_cost), never read as 0", () => {
@@ -218,5 +225,139 @@ describe("session saver", () => {
     const before = saver.saves;
     saver.notify();
     expect(saver.saves).toBe(before);
+  });
+});
+
+describe("CLI adapters' machine-readable output (lines as the real CLIs print them)", () => {
+  test("codex --json: answer, thread id, tokens, tool calls; turn.failed carries the provider's message", () => {
+    const done = [
+      '{"type":"thread.started","thread_id":"th-1"}',
+      '{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `m` not found."}}',
+      '{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"bash -lc \'echo hi > a\'","aggregated_output":"","exit_code":null,"status":"in_progress"}}',
+      '{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"bash -lc \'echo hi > a\'","aggregated_output":"","exit_code":0,"status":"completed"}}',
+      '{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"I wrote a.\\nRESULT: wrote a"}}',
+      '{"type":"turn.completed","usage":{"input_tokens":2400,"cached_input_tokens":400,"output_tokens":600}}',
+    ].join("\n");
+    const r = parseCodexOutput(done);
+    expect(r).toMatchObject({ failure: null, resultSummary: "wrote a", answerText: "I wrote a.\nRESULT: wrote a", sessionId: "th-1", tokens: { input: 2400, cached: 400, output: 600 }, costSource: "unknown" });
+    expect(r.toolCalls).toEqual([{ name: "shell", input: "bash -lc 'echo hi > a'", status: "ok", output: "" }]);
+    const failedRun = '{"type":"turn.failed","error":{"message":"{\\"error\\":{\\"message\\":\\"max_tokens is too large\\",\\"type\\":\\"invalid_request_error\\"}}"}}';
+    expect(parseCodexOutput(failedRun)).toMatchObject({ failure: "agent_error", failureDetail: "codex: max_tokens is too large" });
+    expect(parseCodexOutput("").failure).toBe("no_result");
+  });
+
+  test("gemini stream-json: the answer after the last tool call, tokens, model; an error result carries the provider's message", () => {
+    const done = [
+      '{"type":"init","session_id":"s-1","model":"gemini-x"}',
+      '{"type":"message","role":"user","content":"do it"}',
+      '{"type":"message","role":"assistant","content":"Let me write it.","delta":true}',
+      '{"type":"tool_use","tool_name":"write_file","tool_id":"w1","parameters":{"file_path":"a","content":"hi"}}',
+      '{"type":"tool_result","tool_id":"w1","status":"success"}',
+      '{"type":"message","role":"assistant","content":"Done.\\nRESULT: ","delta":true}',
+      '{"type":"message","role":"assistant","content":"wrote a","delta":true}',
+      '{"type":"result","status":"success","stats":{"input_tokens":2400,"output_tokens":600,"cached":400,"models":{"gemini-x-001":{}}}}',
+    ].join("\n");
+    expect(parseGeminiOutput(done)).toMatchObject({
+      failure: null,
+      resultSummary: "wrote a",
+      answerText: "Done.\nRESULT: wrote a",
+      sessionId: "s-1",
+      reportedModel: "gemini-x-001",
+      tokens: { input: 2400, output: 600, cached: 400 },
+      toolCalls: [{ name: "write_file", input: '{"file_path":"a","content":"hi"}', status: "ok", output: null }],
+    });
+    const err = '{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\\"error\\":{\\"code\\":400,\\"message\\":\\"bad request body\\",\\"status\\":\\"INVALID_ARGUMENT\\"}}]"}}';
+    expect(parseGeminiOutput(err)).toMatchObject({ failure: "agent_error", failureDetail: "gemini: bad request body" });
+  });
+
+  test("claude stream-json: tool calls, tokens (cache reads included), the CLI's cost; an API error is the provider's message", () => {
+    const r = parseClaudeOutput(
+      [
+        '{"type":"system","subtype":"init","session_id":"c-1"}',
+        '{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"a","content":"hi"}}]}}',
+        '{"type":"user","message":{"content":[{"tool_use_id":"t1","type":"tool_result","content":"File created"}]}}',
+        '{"type":"result","is_error":false,"result":"ok\\nRESULT: wrote a","total_cost_usd":0.02,"usage":{"input_tokens":10,"cache_read_input_tokens":5,"cache_creation_input_tokens":1,"output_tokens":7},"modelUsage":{"m1":{}}}',
+      ].join("\n"),
+    );
+    expect(r).toMatchObject({ failure: null, resultSummary: "wrote a", costUsd: 0.02, costSource: "cli", sessionId: "c-1", tokens: { input: 16, cached: 5, output: 7 }, reportedModel: "m1" });
+    expect(r.toolCalls).toEqual([{ name: "Write", input: '{"file_path":"a","content":"hi"}', status: "ok", output: "File created" }]);
+    const e = parseClaudeOutput('{"type":"result","is_error":true,"api_error_status":400,"result":"API Error: 400 the request is bad","total_cost_usd":0}');
+    expect(e).toMatchObject({ failure: "agent_error", failureDetail: "claude reported an error (HTTP 400): the request is bad" });
+  });
+
+  test("providerMessage digs the message out of nested JSON; pricing uses tokens x models.prices", () => {
+    expect(providerMessage('[API Error: {"error":{"message":"{\\"error\\":{\\"message\\":\\"deep\\"}}"}}]')).toBe("deep");
+    expect(providerMessage("plain\nsecond")).toBe("plain");
+    const r = parseCodexOutput('{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"x"}}\n{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":500000,"output_tokens":100000}}');
+    const prices = { m: { input_usd_per_mtok: 2, cached_input_usd_per_mtok: 0.5, output_usd_per_mtok: 10 } };
+    expect(priced(r, "m", prices)).toMatchObject({ costUsd: 1 + 0.25 + 1, costSource: "price_table" });
+    expect(priced(r, "other", prices)).toMatchObject({ costUsd: 0, costSource: "unknown" });
+  });
+
+  test("config: permission_mode, base_url, api_key_env and models.prices are validated", () => {
+    const { config } = validateConfig({ agent: { permission_mode: "read_only", base_url: "http://127.0.0.1:9/", api_key_env: "MY_KEY" }, models: { default: "m", prices: { m: { input_usd_per_mtok: 1, output_usd_per_mtok: 2 } } } }, "b.yaml");
+    expect(config.agent).toMatchObject({ permission_mode: "read_only", base_url: "http://127.0.0.1:9/", api_key_env: "MY_KEY" });
+    expect(config.models).toEqual({ roles: { default: "m" }, prices: { m: { input_usd_per_mtok: 1, output_usd_per_mtok: 2 } } });
+    expect(validateConfig({}, "b.yaml").config.agent.permission_mode).toBe("edits");
+    for (const [doc, msg] of [
+      [{ agent: { permission_mode: "yolo" } }, "agent.permission_mode: expected one of edits, read_only, full, cli"],
+      [{ agent: { base_url: "ftp://x" } }, "agent.base_url: expected an http(s) URL"],
+      [{ models: { prices: { m: { input_usd_per_mtok: -1, output_usd_per_mtok: 1 } } } }, "models.prices.m.input_usd_per_mtok: expected a non-negative number"],
+    ] as const) {
+      expect(() => validateConfig(doc, "b.yaml")).toThrow(msg);
+    }
+  });
+});
+
+describe("CLI adapters' invocation: permission modes, effort, endpoint wiring", () => {
+  const cfgFor = (adapter: string, agent: Record<string, unknown> = {}) => validateConfig({ agent: { adapter, ...agent } }, "b.yaml").config.agent;
+  const req = (attemptDir: string) => ({ prompt: "P", promptFile: join(attemptDir, "prompt.txt"), model: "m1", effort: "high", taskId: "T", agentId: "a", title: "t", workdir: attemptDir, attemptDir });
+
+  test("each permission mode maps to the CLI's own flags; the prompt never goes in argv", () => {
+    const dir = tempDir();
+    const expected: Record<string, Record<string, string[]>> = {
+      claude: { edits: ["--permission-mode", "acceptEdits"], read_only: ["--permission-mode", "default"], full: ["--permission-mode", "bypassPermissions"], cli: [] },
+      codex: { edits: ["--sandbox", "workspace-write"], read_only: ["--sandbox", "read-only"], full: ["--sandbox", "danger-full-access"], cli: [] },
+      gemini: { edits: ["--skip-trust", "--approval-mode", "auto_edit"], read_only: ["--skip-trust", "--approval-mode", "default"], full: ["--skip-trust", "--approval-mode", "yolo"], cli: [] },
+    };
+    for (const [cli, modes] of Object.entries(expected)) {
+      for (const [mode, flags] of Object.entries(modes)) {
+        const inv = createAdapter(cfgFor(cli, { permission_mode: mode }), dir).invocation(req(dir));
+        const others = Object.values(modes).flat().filter((f) => !flags.includes(f));
+        for (const f of flags) expect(inv.argv).toContain(f);
+        for (const f of others) if (!["--permission-mode", "--sandbox", "--skip-trust", "--approval-mode"].includes(f)) expect(inv.argv).not.toContain(f);
+        expect(inv.argv).not.toContain("P");
+        expect(inv.stdin).toBe("P");
+      }
+    }
+    expect(createAdapter(cfgFor("claude"), dir).invocation(req(dir)).argv).toContain("--effort");
+    expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).argv).toContain("model_reasoning_effort=high");
+    // codex inside a git work tree keeps its repository check
+    mkdirSync(join(dir, ".git"));
+    expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).argv).not.toContain("--skip-git-repo-check");
+  });
+
+  test("base_url and api_key_env: claude env, a generated CODEX_HOME, a per-attempt gemini HOME", () => {
+    const dir = tempDir();
+    process.env.UNIT_GATEWAY_KEY = "k-123";
+    try {
+      const agent = { base_url: "http://127.0.0.1:9999/", api_key_env: "UNIT_GATEWAY_KEY" };
+      const claude = createAdapter(cfgFor("claude", agent), dir).invocation(req(dir));
+      expect(claude.env).toEqual({ ANTHROPIC_API_KEY: "k-123", ANTHROPIC_BASE_URL: "http://127.0.0.1:9999", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" });
+      const codex = createAdapter(cfgFor("codex", agent), dir).invocation(req(dir));
+      const toml = readFileSync(join(codex.env.CODEX_HOME!, "config.toml"), "utf8");
+      expect(toml).toContain('base_url = "http://127.0.0.1:9999/v1"');
+      expect(toml).toContain('env_key = "UNIT_GATEWAY_KEY"');
+      expect(toml).toContain('wire_api = "responses"');
+      expect(toml).not.toContain("k-123"); // the key stays in the environment
+      const gemini = createAdapter(cfgFor("gemini", agent), dir).invocation(req(dir));
+      expect(gemini.env).toMatchObject({ GEMINI_API_KEY: "k-123", GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:9999", GEMINI_CLI_NO_RELAUNCH: "true" });
+      expect(JSON.parse(readFileSync(join(gemini.env.HOME!, ".gemini", "settings.json"), "utf8")).security.auth.selectedType).toBe("gemini-api-key");
+      // without an endpoint, the user's own login and homes are used
+      expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).env).toEqual({});
+      expect(createAdapter(cfgFor("gemini"), dir).invocation(req(dir)).env).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
+    } finally {
+      delete process.env.UNIT_GATEWAY_KEY;
+    }
   });
 });

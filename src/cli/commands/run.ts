@@ -61,6 +61,7 @@ export default defineCliCommand({
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
     host: { type: "string", default: DEFAULT_HOST, description: "Address of the task server" },
     port: { type: "string", default: "auto", description: "Task server port: auto (per state dir, free fallback), 0 (any) or N" },
+    store: { type: "string", description: "Task store: postgres://user:pass@host:port/db (default: BERNSTEIN_STORE, else <sdd>/runtime/tasks.db)" },
   },
   async run({ args, json }) {
     const progress = (line: string) => {
@@ -80,6 +81,7 @@ export default defineCliCommand({
       keepAlive: Boolean(args["keep-alive"]),
       host: args.host,
       port: parsePort(args.port),
+      storeUrl: args.store ?? (process.env.BERNSTEIN_STORE || undefined),
       report: progress,
       warn: (m) => log.warn(m),
     });

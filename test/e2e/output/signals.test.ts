@@ -204,6 +204,17 @@ describe.skipIf(process.platform !== "linux")("signals end long commands cleanly
     expect(readdirSync(run).filter((n) => n.endsWith(".lock") || /\.tmp\./.test(n))).toEqual([]);
   }, 30_000);
 
+  test("SIGINT during replay --html: no page, no temp file", async () => {
+    const r = await signalWhile([binPath(), "replay", "big", "--html", "--as-json"], t.cwd, "SIGINT", {
+      ready: () => tempFiles(t.runDir("big")).length > 0,
+    });
+    const doc = oneInterruptedDoc(r, "SIGINT");
+    expect(doc).toMatchObject({ command: "replay --html", run_id: "big", written: false });
+    expect(doc.temp_files_removed).toHaveLength(1);
+    expect(tempFiles(t.runDir("big"))).toEqual([]);
+    expect(existsSync(join(t.runDir("big"), "timeline.html"))).toBe(false);
+  }, 60_000);
+
   test("SIGTERM during replay export: no receipt, no temp file", async () => {
     const agent = "agent-big";
     const j = StepJournal.open(t.sdd, agent);

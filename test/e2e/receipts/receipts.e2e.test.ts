@@ -112,6 +112,13 @@ describe("replay publish (binary)", () => {
     expect(prose.stdout).toContain("Published redacted receipt -> p.tar");
     expect(prose.stdout).toContain(`  original_head:  ${HEAD}`);
     expect(prose.stdout).toContain("verifies against the redacted head");
+    // --redact repeated is the same as one comma-separated --redact (each occurrence counts, not only the last).
+    const one = await bernsteinJson(["replay", "publish", "agent-a", "r1.tar", "--yes-i-want-to-publish", "--redact", "model,tool_call"], { cwd });
+    const two = await bernsteinJson(["replay", "publish", "agent-a", "r2.tar", "--yes-i-want-to-publish", "--redact", "model", "--redact", "tool_call"], { cwd });
+    const last = await bernsteinJson(["replay", "publish", "agent-a", "r3.tar", "--yes-i-want-to-publish", "--redact", "tool_call"], { cwd });
+    expect([one.code, two.code, last.code]).toEqual([0, 0, 0]);
+    expect(two.json.head_hash).toBe(one.json.head_hash);
+    expect(last.json.head_hash).not.toBe(one.json.head_hash);
     const bad = await bernsteinJson(["replay", "publish", "agent-a", "--yes-i-want-to-publish", "--redact", "effort"], { cwd });
     expect([bad.code, bad.json.error]).toEqual([2, "usage"]);
   });

@@ -72,7 +72,10 @@ describe("replay diff RUN_A RUN_B (compiled binary)", () => {
     for (const other of ["copy", "clocks", "foreign"]) {
       const r = await bernstein(["replay", "diff", "base", other], { cwd: t.cwd });
       expect([other, r.code]).toEqual([other, 0]);
-      expect(r.stdout).toBe("No divergence: identical: 300 events match\n");
+      // The vectors carry run_id, pid and agent ids: the default rules say they were left out.
+      expect(r.stdout).toBe(
+        "No divergence: identical: 300 events match\nignored pid, run_id; agent_id compared by order of first appearance (--no-default-ignores compares every field)\n",
+      );
     }
     const j = await bernsteinJson(["replay", "diff", "base", "clocks"], { cwd: t.cwd });
     expect(j.json).toEqual({
@@ -84,13 +87,16 @@ describe("replay diff RUN_A RUN_B (compiled binary)", () => {
       a_event: null,
       b_event: null,
       fields_changed: [],
+      ignored_fields: ["run_id", "git_sha", "git_branch", "fingerprint", "session_id", "pid"],
+      aligned_fields: ["agent_id", "agent_ids"],
+      rules_applied: ["agent_id", "pid", "run_id"],
     });
   });
 
   test("a payload edit: payload_mismatch at its step, both rows as recorded, changed fields named", async () => {
     const r = await bernsteinJson(["replay", "diff", "base", "payload"], { cwd: t.cwd });
     expect(r.code).toBe(1);
-    expect(Object.keys(r.json)).toEqual(["ok", "error", "detail", "diverged", "index", "reason", "reason_code", "a_event", "b_event", "fields_changed"]);
+    expect(Object.keys(r.json)).toEqual(["ok", "error", "detail", "diverged", "index", "reason", "reason_code", "a_event", "b_event", "fields_changed", "ignored_fields", "aligned_fields", "rules_applied"]);
     expect([r.json.ok, r.json.error, r.json.detail]).toEqual([false, "divergence", r.json.reason]);
     expect(r.json.index).toBe(236);
     expect(r.json.reason_code).toBe("payload_mismatch");

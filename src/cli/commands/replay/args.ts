@@ -13,17 +13,21 @@ export const replayArgs = {
   verify: { type: "boolean", description: "RUN_ID: verify the journal's chain, coverage and seal (exit 1 on divergence)" },
   "from-step": { type: "string", description: "RUN_ID: project the state through step N (events, head_hash, step_count)" },
   seal: { type: "string", description: "RUN_ID --verify / repair: seal file {head, event_count} (default <run_dir>/seal.json)" },
+  html: { type: "boolean", description: "RUN_ID: write the run's timeline as one self-contained HTML page to OUT (default <run_dir>/timeline.html; - for stdout) after verifying the journal" },
   threads: { type: "string", description: "Worker threads for --verify (default: cores)" },
   "links-only": { type: "boolean", description: "--verify checks prev_hash linkage only" },
   head: { type: "string", description: "verify: expected head hash of the receipt" },
   "public-key": { type: "string", description: "verify: require a valid Ed25519 signature by this key over the stored manifest (PEM SPKI or raw 32 bytes)" },
   sign: { type: "string", description: "export/publish: Ed25519 private key (PEM PKCS#8 or raw 32 bytes)" },
   redact: { type: "string", description: "publish: extra field to redact (model, tool_call); repeatable or comma-separated" },
-  force: { type: "boolean", description: "export/publish: replace an existing OUT file" },
+  force: { type: "boolean", description: "export/publish/--html: replace an existing OUT file" },
   "yes-i-want-to-publish": { type: "boolean", description: "publish: confirm writing a redacted receipt" },
   model: { type: "string", description: "task replay: model for the replayed task" },
   "extra-context": { type: "string", description: "task replay: hint appended to the description" },
   timeout: { type: "string", description: "task replay: seconds to wait for completion" },
+  ignore: { type: "string", description: "diff: leave this field out of the comparison (dotted path into nested objects; repeatable)" },
+  // Only its negation means something: --no-default-ignores.
+  "default-ignores": { type: "boolean", description: "diff: --no-default-ignores compares every field as recorded (run_id, git_sha, agent ids, …)" },
   // verify and <RUN_ID> --verify: --format text|github, --junit FILE
   ...ciArgs,
   // verify, diff-journal, export, publish: s3:// inputs and outputs

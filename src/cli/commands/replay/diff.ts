@@ -3,13 +3,15 @@ import { paint } from "../../../render/ansi.ts";
 import { renderJson } from "../../../render/json.ts";
 import { Table, sanitizeCell, terminalWidth, type Cell } from "../../../render/table.ts";
 import { diffRunJournals, IGNORED_FIELDS, type JournalDiff } from "../../../replay/diff.ts";
+import { diffRules } from "../../../replay/diff-rules.ts";
+import { repeated } from "../../tlog-flags.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { resolveNamedRun } from "./target.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { expectPositionals, refuseFlags } from "./flags.ts";
 
-const USAGE = "bernstein replay diff RUN_A RUN_B [--sdd-dir DIR] [--as-json]";
+const USAGE = "bernstein replay diff RUN_A RUN_B [--ignore FIELD]... [--no-default-ignores] [--sdd-dir DIR] [--as-json]";
 
 /**
  * `bernstein replay diff RUN_A RUN_B`: the first step where two runs' journals
@@ -19,12 +21,13 @@ const USAGE = "bernstein replay diff RUN_A RUN_B [--sdd-dir DIR] [--as-json]";
  */
 export async function runDiff(ctx: ReplayContext): Promise<number> {
   const [idA, idB] = expectPositionals(ctx, 2, USAGE);
-  refuseFlags(ctx, [], "replay diff");
+  refuseFlags(ctx, ["ignore", "default-ignores"], "replay diff");
+  const rules = diffRules({ ignore: repeated(ctx.rawArgs, "ignore"), noDefaultIgnores: ctx.args["default-ignores"] === false });
   const a = resolveNamedRun(ctx, idA!, true);
   const b = resolveNamedRun(ctx, idB!, true);
   assertReadable(a);
   assertReadable(b);
-  const d = await diffRunJournals(a.journal, b.journal);
+  const d = await diffRunJournals(a.journal, b.journal, rules);
   if (ctx.json) {
     await printJson({
       ok: !d.diverged,
@@ -36,6 +39,9 @@ export async function runDiff(ctx: ReplayContext): Promise<number> {
       a_event: d.a_event,
       b_event: d.b_event,
       fields_changed: d.fields_changed,
+      ignored_fields: d.ignored_fields,
+      aligned_fields: d.aligned_fields,
+      rules_applied: d.rules_applied,
     });
   } else {
     await printLines(...prose(a, b, d));
@@ -43,15 +49,29 @@ export async function runDiff(ctx: ReplayContext): Promise<number> {
   return d.diverged ? 1 : 0;
 }
 
+/** What the rules left out, when they left anything out of these rows. */
+function rulesLine(d: JournalDiff): string[] {
+  if (d.rules_applied.length === 0) return [];
+  const ignored = d.rules_applied.filter((f) => d.ignored_fields.includes(f));
+  const aligned = d.rules_applied.filter((f) => d.aligned_fields.includes(f));
+  const parts = [
+    ...(ignored.length ? [`ignored ${ignored.join(", ")}`] : []),
+    ...(aligned.length ? [`${aligned.join(", ")} compared by order of first appearance`] : []),
+  ];
+  return [paint("dim", sanitizeCell(`${parts.join("; ")}${d.aligned_fields.length ? " (--no-default-ignores compares every field)" : ""}`))];
+}
+
 function prose(a: RunRef, b: RunRef, d: JournalDiff): string[] {
-  if (!d.diverged) return [paint("bright_green", "No divergence") + `: ${d.reason}`];
+  if (!d.diverged) return [paint("bright_green", "No divergence") + `: ${d.reason}`, ...rulesLine(d)];
   const lines = [
     paint("bold bright_red", "Divergence") + ` at event index ${d.index}: ${sanitizeCell(d.reason)}`,
     paint("dim", `reason_code=${d.reason_code}`) +
       (d.fields_changed.length ? `  fields changed: ${sanitizeCell(d.fields_changed.join(", "))}` : ""),
+    ...rulesLine(d),
     "",
   ];
   const changed = new Set(d.fields_changed);
+  const notCompared = new Set([...IGNORED_FIELDS, ...d.ignored_fields.filter((f) => !f.includes("."))]);
   const table = new Table(
     [
       { header: `run A: ${a.runId}`, width: 20, minWidth: 12, flex: true, overflow: "wrap" },
@@ -63,21 +83,21 @@ function prose(a: RunRef, b: RunRef, d: JournalDiff): string[] {
   const keys: string[] = [];
   for (const row of [d.a_event, d.b_event]) if (row) for (const k of row.keys()) if (!keys.includes(k)) keys.push(k);
   // Compared fields first (in recorded order), then the clock and chain fields that never count.
-  const ordered = [...keys.filter((k) => !IGNORED_FIELDS.has(k)), ...keys.filter((k) => IGNORED_FIELDS.has(k))];
+  const ordered = [...keys.filter((k) => !notCompared.has(k)), ...keys.filter((k) => notCompared.has(k))];
   const ended = (side: string) => ({ text: `(no event: run ${side} ends before index ${d.index})`, style: "bold bright_red" });
   if (!d.a_event || !d.b_event) {
     lines.push(...table.format([d.a_event ? "" : ended("A"), d.b_event ? "" : ended("B")]));
   }
   for (const k of ordered) {
-    lines.push(...table.format([field(d.a_event, k, changed), field(d.b_event, k, changed)]));
+    lines.push(...table.format([field(d.a_event, k, changed, notCompared), field(d.b_event, k, changed, notCompared)]));
   }
   return lines;
 }
 
-function field(row: PyObject | null, key: string, changed: ReadonlySet<string>): Cell {
+function field(row: PyObject | null, key: string, changed: ReadonlySet<string>, notCompared: ReadonlySet<string>): Cell {
   if (!row || !row.has(key)) return { text: changed.has(key) ? "* (absent)" : "", style: changed.has(key) ? "bold bright_red" : "" };
   const text = `${key}: ${renderJson(row.get(key), null)}`;
   if (changed.has(key)) return { text: `* ${text}`, style: "bold bright_red" };
-  if (IGNORED_FIELDS.has(key)) return { text: `  ${text}`, style: "dim" };
+  if (notCompared.has(key)) return { text: `  ${text}`, style: "dim" };
   return { text: `  ${text}` };
 }

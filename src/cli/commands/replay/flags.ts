@@ -10,14 +10,19 @@ import type { ReplayContext } from "./context.ts";
  */
 type ReplayFlag = Exclude<keyof typeof replayArgs, "sdd-dir">;
 
+/** Booleans that are only ever given negated (`--no-default-ignores`): false means given. */
+const NEGATED_ONLY: ReadonlySet<string> = new Set(["default-ignores"]);
+
+function isGiven(name: string, value: unknown): boolean {
+  return value !== undefined && (value !== false || NEGATED_ONLY.has(name));
+}
+
 /** Replay flags present on the command line (`--sdd-dir` is always allowed). */
 export function givenFlags(ctx: ReplayContext): ReplayFlag[] {
   const out: ReplayFlag[] = [];
   for (const name of Object.keys(replayArgs) as (keyof typeof replayArgs)[]) {
     if (name === "sdd-dir") continue;
-    const value = (ctx.args as Record<string, unknown>)[name];
-    if (value === undefined || value === false) continue;
-    out.push(name);
+    if (isGiven(name, (ctx.args as Record<string, unknown>)[name])) out.push(name);
   }
   return out;
 }
@@ -25,10 +30,8 @@ export function givenFlags(ctx: ReplayContext): ReplayFlag[] {
 export function refuseFlags(ctx: ReplayContext, allowed: readonly ReplayFlag[], where: string): void {
   const bad = givenFlags(ctx).filter((f) => !allowed.includes(f));
   if (bad.length === 0) return;
-  const names = bad.map((f) => `--${f}`).join(", ");
-  throw new UsageError(`${names} ${bad.length === 1 ? "does" : "do"} not apply to '${where}'`, "flag_not_applicable", {
-    flags: bad.map((f) => `--${f}`),
-  });
+  const flags = bad.map((f) => (NEGATED_ONLY.has(f) ? `--no-${f}` : `--${f}`));
+  throw new UsageError(`${flags.join(", ")} ${bad.length === 1 ? "does" : "do"} not apply to '${where}'`, "flag_not_applicable", { flags });
 }
 
 /** A non-negative integer flag value (Python `int()` spelling: sign, `_` between digits). */
@@ -53,7 +56,29 @@ export function expectPositionals(ctx: ReplayContext, n: number, usage: string):
 }
 
 /** Replay flags that only some verbs accept; the rest are refused by name. */
-const VERB_FLAGS = ["limit", "verify", "from-step", "seal", "threads", "links-only", "head", "public-key", "sign", "redact", "force", "model", "extra-context", "timeout", "format", "junit", "s3-endpoint", "s3-region"] as const;
+const VERB_FLAGS = [
+  "limit",
+  "html",
+  "verify",
+  "from-step",
+  "seal",
+  "threads",
+  "links-only",
+  "head",
+  "public-key",
+  "sign",
+  "redact",
+  "force",
+  "model",
+  "extra-context",
+  "timeout",
+  "format",
+  "junit",
+  "ignore",
+  "default-ignores",
+  "s3-endpoint",
+  "s3-region",
+] as const;
 
 /**
  * `replay` declares the union of its verbs' flags; a flag given to a verb it
@@ -66,9 +91,9 @@ export function refuseInapplicableFlags(ctx: ReplayContext, verb: string, allowe
   if (allowed.includes("s3-endpoint")) applyStorageFlags(ctx.args);
   for (const f of VERB_FLAGS) {
     if (allowed.includes(f)) continue;
-    const v = args[f];
-    if (v !== undefined && v !== false) {
-      throw new UsageError(`--${f} does not apply to 'bernstein replay ${verb}'`, "flag_not_applicable");
+    if (isGiven(f, args[f])) {
+      const shown = f === "default-ignores" ? "no-default-ignores" : f;
+      throw new UsageError(`--${shown} does not apply to 'bernstein replay ${verb}'`, "flag_not_applicable");
     }
   }
 }

@@ -7,7 +7,7 @@ import type { HelpHost } from "../../command.ts";
 import type { FormHost } from "../../completion.ts";
 
 const USAGE =
-  "usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list> | diff RUN_A RUN_B | repair RUN_ID | export|publish|verify|diff-journal ...";
+  "usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list> | <RUN_ID | latest> --html [OUT] | diff RUN_A RUN_B | repair RUN_ID | export|publish|verify|diff-journal ...";
 
 /** Verbs with their own handler module, loaded only when used. */
 const VERBS: Record<string, () => Promise<ReplayHandler>> = {
@@ -43,8 +43,9 @@ const replay = defineCliCommand({
     const ctx: ReplayContext = { positionals: rest, args, json, sddDir: args["sdd-dir"] ?? ".sdd", rawArgs };
     const verb = VERBS[first];
     if (verb) return (await verb())(ctx);
-    if (rest.length !== 0) throw new UsageError(USAGE);
-    ctx.positionals = [first];
+    // `replay <RUN> --html OUT` is the one target form with a second word.
+    if (rest.length > (args.html ? 1 : 0)) throw new UsageError(USAGE);
+    ctx.positionals = [first, ...rest];
     const { runTarget } = await import("./target.ts");
     return runTarget(ctx);
   },

@@ -3,6 +3,7 @@ import { UsageError } from "../../../errors.ts";
 import { publishReceipt, redactionPolicy } from "../../../receipts/index.ts";
 import { validateAgentId } from "../../../steps/paths.ts";
 import { withInterrupts } from "../../interrupt.ts";
+import { repeated } from "../../tlog-flags.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines } from "../../output.ts";
 import { receiptInterrupt } from "./export.ts";
@@ -24,9 +25,8 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
   const [agentId, out, ...extra] = ctx.positionals;
   if (agentId === undefined || extra.length > 0) throw new UsageError(USAGE);
   validateAgentId(agentId);
-  // --redact is repeatable (the parser then gives a list) and each value may be comma-separated.
-  const given = ctx.args.redact as string | string[] | undefined;
-  const redact = (Array.isArray(given) ? given : given === undefined ? [] : [given]).flatMap((v) => String(v).split(",")).map((s) => s.trim()).filter(Boolean);
+  // --redact is repeatable (read from the raw words: the parser keeps only the last) and each value may be comma-separated.
+  const redact = repeated(ctx.rawArgs, "redact").flatMap((v) => v.split(",")).map((s) => s.trim()).filter(Boolean);
   redactionPolicy(redact);
   const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.published.tar`);
   const r = await withInterrupts(receiptInterrupt(ctx.json, "replay publish", agentId, output), () =>

@@ -10,6 +10,7 @@ import type { ReplayContext } from "./context.ts";
 
 /**
  * `bernstein replay <ID>`: decide what ID names, in this order:
+ *  0. `--html [OUT]` → the run's timeline page (the run, or `latest`, then OUT);
  *  1. `--verify` / `--from-step` → run-journal operation on the run (or `latest`);
  *  2. `list` → the run list;
  *  3. `<sdd>/runtime/journal/<ID>` exists → the agent step-journal view;
@@ -22,6 +23,12 @@ import type { ReplayContext } from "./context.ts";
  */
 export async function runTarget(ctx: ReplayContext): Promise<number> {
   const id = ctx.positionals[0];
+  if (ctx.args.html) {
+    if (id === undefined) throw new UsageError("usage: bernstein replay <RUN_ID | latest> --html [OUT | -]");
+    if (ctx.args.verify || ctx.args["from-step"] !== undefined) throw new UsageError("--html is its own operation (it verifies the journal first); give it without --verify / --from-step");
+    const { runTimeline } = await import("./timeline.ts");
+    return runTimeline(ctx, resolveNamedRun(ctx, id, true));
+  }
   if (id === undefined || ctx.positionals.length !== 1) throw new UsageError("usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list>");
 
   if (ctx.args.verify || ctx.args["from-step"] !== undefined) {

@@ -20,13 +20,16 @@ export interface ReplayForm {
   flagText?: Partial<Record<ReplayFlag, string>>;
 }
 
-const RUN_FLAGS: ReplayFlag[] = ["limit", "verify", "from-step", "seal", "threads", "links-only"];
+const RUN_FLAGS: ReplayFlag[] = ["limit", "verify", "from-step", "html", "force", "seal", "threads", "links-only"];
 const RUN_TEXT: ReplayForm["flagText"] = {
   limit: "Show at most N events (only those are read)",
   verify: "Verify the journal's chain, coverage and seal (exit 1 on divergence)",
   "from-step": "Project the state through step N: {events, head_hash, step_count}",
   seal: "Seal file {head, event_count} to check against (default <run_dir>/seal.json)",
+  html: "Verify, then write the timeline page to OUT (default <run_dir>/timeline.html)",
+  force: "--html: replace an existing OUT file",
 };
+const RUN_OUT = { name: "out", description: "--html: the page's file (default <run_dir>/timeline.html; - for stdout)", required: false };
 
 /** The verbs: words that are never taken as a run, agent or task id. */
 export const REPLAY_VERBS: Record<string, ReplayForm> = {
@@ -37,8 +40,8 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
     flagText: { limit: "Show at most N runs (the newest)" },
   },
   latest: {
-    description: "The run that started last: show it, or --verify / --from-step N it",
-    positionals: [],
+    description: "The run that started last: show it, or --verify / --from-step N / --html it",
+    positionals: [RUN_OUT],
     flags: RUN_FLAGS,
     flagText: RUN_TEXT,
   },
@@ -48,7 +51,11 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "run_a", description: "Run id (or latest)", required: true },
       { name: "run_b", description: "Run id (or latest)", required: true },
     ],
-    flags: [],
+    flags: ["ignore", "default-ignores"],
+    flagText: {
+      ignore: "Leave this field out of the comparison: a name or a dotted path into nested objects (repeatable)",
+      "default-ignores": "Leave identity fields (run_id, git_sha, …) out, agent ids by order of appearance; --no-default-ignores compares all",
+    },
   },
   repair: {
     description: "Cut a torn trailing fragment of a run journal (nothing else), so the run can resume",
@@ -90,8 +97,8 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
 /** The target forms: `replay <ID>` where ID names a run, an agent or a traced task. */
 export const REPLAY_TARGETS: Record<string, ReplayForm> = {
   RUN_ID: {
-    description: "Show a run's events; --verify checks its chain and seal, --from-step N projects its state",
-    positionals: [],
+    description: "Show a run's events; --verify checks it, --from-step N projects it, --html [OUT] draws it",
+    positionals: [RUN_OUT],
     flags: RUN_FLAGS,
     flagText: RUN_TEXT,
   },
@@ -113,7 +120,11 @@ export const VERB_NAMES = Object.keys(REPLAY_VERBS);
 
 function pick(flags: readonly ReplayFlag[], text: ReplayForm["flagText"] = {}): ArgsDef {
   const out: ArgsDef = { "sdd-dir": replayArgs["sdd-dir"] };
-  for (const f of flags) out[f] = text[f] ? { ...replayArgs[f], description: text[f] } : replayArgs[f];
+  for (const f of flags) {
+    out[f] = text[f] ? { ...replayArgs[f], description: text[f] } : replayArgs[f];
+    // Shown as the default it is, so the page lists --no-default-ignores.
+    if (f === "default-ignores") out[f] = { ...out[f], default: true } as ArgsDef[string];
+  }
   return { ...out, ...commonArgs };
 }
 

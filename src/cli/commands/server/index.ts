@@ -14,13 +14,14 @@ import { parsePort } from "../../../server/ports.ts";
  * older docs; it is the only action.
  */
 export default defineCliCommand({
-  meta: { name: "server", description: "Run the task server (SQLite store at <sdd>/runtime/tasks.db) in the foreground" },
+  meta: { name: "server", description: "Run the task server (SQLite store at <sdd>/runtime/tasks.db, or --store postgres://…) in the foreground" },
   args: {
     action: { type: "positional", required: false, description: "Only 'start' (the default)" },
     host: { type: "string", default: DEFAULT_HOST, description: "Address to bind (loopback unless you say otherwise)" },
     port: { type: "string", default: "auto", description: "Port: auto (per state dir, free fallback), 0 (any) or N; in server.json" },
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },
     "lease-s": { type: "string", default: String(DEFAULT_LEASE_S), description: "Seconds a claim lives without a heartbeat" },
+    store: { type: "string", description: "Task store: postgres://user:pass@host:port/db, shared by several servers (default: BERNSTEIN_STORE, else <sdd>/runtime/tasks.db)" },
   },
   async run({ args, json }) {
     if (args.action !== undefined && args.action !== "start") {
@@ -35,11 +36,13 @@ export default defineCliCommand({
       process.once("SIGINT", () => res("SIGINT"));
       process.once("SIGTERM", () => res("SIGTERM"));
     });
-    const server = await startTaskServer({ sddDir, host: args.host, port, leaseS, warn: (m) => log.warn(m) });
+    const storeUrl = args.store ?? (process.env.BERNSTEIN_STORE || undefined);
+    const server = await startTaskServer({ sddDir, host: args.host, port, leaseS, storeUrl, warn: (m) => log.warn(m) });
+    const where = server.store.kind === "sqlite" ? resolve(tasksDbPath(sddDir)) : server.store.location;
     if (json) {
-      await printJson({ ok: true, url: server.url, host: server.host, port: server.port, pid: process.pid, db: resolve(tasksDbPath(sddDir)) });
+      await printJson({ ok: true, url: server.url, host: server.host, port: server.port, pid: process.pid, store: server.store.kind, db: where });
     } else {
-      await printLines(`Task server listening on ${server.url} (store ${tasksDbPath(sddDir)}, pid ${process.pid})`);
+      await printLines(`Task server listening on ${server.url} (store ${server.store.kind === "sqlite" ? tasksDbPath(sddDir) : where}, pid ${process.pid})`);
     }
     const why = await Promise.race([signalled, server.shutdownRequested.then(() => "shutdown request")]);
     await server.close();

@@ -1,0 +1,78 @@
+/**
+ * claude: `claude -p --output-format stream-json --verbose`, prompt on stdin.
+ * The stream is JSON lines: `system/init` (session id), `assistant`
+ * messages (tool_use blocks), `user` messages (tool_result blocks), and
+ * one final `result` object with `result`, `is_error`, `total_cost_usd`,
+ * `usage`, `permission_denials`, `errors`. (`--output-format json` prints
+ * only that last object; it parses the same.)
+ */
+import type { PermissionMode } from "../config.ts";
+import { answerSummary, failed, parseAgentOutput, reportedCost, type AgentResult } from "../result.ts";
+import { clip, jsonObjects, MAX_REASON_CHARS, num, obj, providerMessage, str, ToolCalls, type JsonObject } from "./events.ts";
+
+export const CLAUDE_PERMISSION: Record<PermissionMode, string[]> = {
+  edits: ["--permission-mode", "acceptEdits"],
+  read_only: ["--permission-mode", "default"],
+  full: ["--permission-mode", "bypassPermissions"],
+  cli: [],
+};
+
+function deniedTools(denials: unknown[]): string {
+  const names = denials.map((d) => str(obj(d).tool_name) ?? "?");
+  return [...new Set(names)].join(", ");
+}
+
+function isResult(o: JsonObject): boolean {
+  return o.type === "result" || "total_cost_usd" in o || "permission_denials" in o || ("result" in o && "is_error" in o);
+}
+
+/** What a result object says about the attempt, before its cost is looked at. */
+function verdict(o: JsonObject, summary: string | null): AgentResult | null {
+  const denials = Array.isArray(o.permission_denials) ? o.permission_denials : [];
+  if (denials.length > 0) {
+    return failed(summary, "permission_denied", `the agent was denied ${denials.length} tool use(s) (${deniedTools(denials)}); allow them (agent.permission_mode, or agent.args such as --allowedTools) or the task cannot be done`);
+  }
+  const errors = Array.isArray(o.errors) ? o.errors.map((e) => (typeof e === "string" ? e : str(obj(e).message) ?? JSON.stringify(e))) : [];
+  if (o.is_error === true || typeof o.result !== "string") {
+    const said = (typeof o.result === "string" && o.result.trim()) || errors[0] || "";
+    const status = typeof o.api_error_status === "number" ? ` (HTTP ${o.api_error_status})` : typeof o.subtype === "string" && o.subtype !== "success" ? ` (${o.subtype})` : "";
+    if (!said && o.is_error !== true) return failed(summary, "no_result", "the agent's JSON result has no 'result' text");
+    return failed(summary, "agent_error", clip(`claude reported an error${status}${said ? `: ${providerMessage(said.replace(/^API Error: \d+ /, ""))}` : ""}`, MAX_REASON_CHARS));
+  }
+  return null;
+}
+
+export function parseClaudeOutput(stdout: string): AgentResult {
+  const tools = new ToolCalls();
+  let sessionId: string | null = null;
+  let final: JsonObject | null = null;
+  for (const o of jsonObjects(stdout)) {
+    sessionId = str(o.session_id) ?? sessionId;
+    const content = Array.isArray(obj(o.message).content) ? (obj(o.message).content as unknown[]) : [];
+    if (o.type === "assistant") {
+      for (const c of content.map(obj)) if (c.type === "tool_use") tools.start(str(c.id), str(c.name) ?? "?", c.input);
+    } else if (o.type === "user") {
+      for (const c of content.map(obj)) if (c.type === "tool_result") tools.finish(str(c.tool_use_id), c.is_error === true ? "error" : "ok", c.content);
+    } else if (isResult(o)) final = o;
+  }
+  if (final === null) {
+    const generic = parseAgentOutput(stdout);
+    // claude was asked for JSON output and printed none: it produced no result.
+    if (generic.failure) return generic;
+    return { ...failed(generic.resultSummary, "no_result", "the agent printed no JSON result (claude -p --output-format stream-json)"), toolCalls: tools.list, sessionId };
+  }
+  const text = typeof final.result === "string" ? final.result : "";
+  const summary = answerSummary(text);
+  const field = final.total_cost_usd !== undefined ? "total_cost_usd" : "cost_usd";
+  const cost = reportedCost(summary, field, final.total_cost_usd ?? final.cost_usd);
+  const usage = obj(final.usage);
+  const cached = num(usage.cache_read_input_tokens);
+  const tokens = "usage" in final ? { input: num(usage.input_tokens) + cached + num(usage.cache_creation_input_tokens), output: num(usage.output_tokens), cached } : null;
+  const models = Object.keys(obj(final.modelUsage));
+  const facts = { tokens, sessionId, reportedModel: models[0] ?? null, answerText: text || null, toolCalls: tools.list };
+  // A refused cost is reported first: the budget must never read it as 0.
+  if (cost.failure) return { ...cost, ...facts };
+  const v = verdict(final, summary);
+  return v ? { ...v, ...facts, costUsd: cost.costUsd, costSource: cost.costSource } : { ...cost, ...facts };
+}
+

@@ -1,0 +1,69 @@
+/**
+ * gemini: `gemini [--model M] --skip-trust --approval-mode … --output-format stream-json`,
+ * prompt on stdin. JSON lines: `init{session_id, model}`, `message`
+ * (assistant text in deltas), `tool_use{tool_name, tool_id, parameters}`,
+ * `tool_result{tool_id, status}`, and a final `result{status, error?,
+ * stats}`. No cost: tokens only, priced from `models.prices`.
+ *
+ * With `agent.base_url` or `agent.api_key_env` the agent gets a per-attempt
+ * HOME whose ~/.gemini/settings.json selects API-key auth (the
+ * environment alone is refused: "Invalid auth method selected.").
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { PermissionMode } from "../config.ts";
+import { answerSummary, failed, ok, type AgentResult } from "../result.ts";
+import { jsonObjects, num, obj, providerMessage, str, ToolCalls } from "./events.ts";
+
+export const GEMINI_APPROVAL: Record<PermissionMode, string[]> = {
+  edits: ["--skip-trust", "--approval-mode", "auto_edit"],
+  read_only: ["--skip-trust", "--approval-mode", "default"],
+  full: ["--skip-trust", "--approval-mode", "yolo"],
+  cli: [],
+};
+
+/** The per-attempt HOME with API-key auth and no usage statistics; returns its path. */
+export function writeGeminiHome(dir: string): string {
+  const home = join(dir, "home");
+  mkdirSync(join(home, ".gemini"), { recursive: true, mode: 0o700 });
+  const settings = {
+    security: { auth: { selectedType: "gemini-api-key" } },
+    privacy: { usageStatisticsEnabled: false },
+    general: { disableAutoUpdate: true, disableUpdateNag: true },
+  };
+  writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify(settings, null, 2) + "\n", { mode: 0o600 });
+  return home;
+}
+
+export function parseGeminiOutput(stdout: string): AgentResult {
+  const tools = new ToolCalls();
+  let sessionId: string | null = null;
+  let model: string | null = null;
+  // The answer is the assistant text after the last tool call.
+  let segment = "";
+  let answer = "";
+  let result: Record<string, unknown> | null = null;
+  for (const o of jsonObjects(stdout)) {
+    if (o.type === "init") {
+      sessionId = str(o.session_id) ?? sessionId;
+      model = str(o.model) ?? model;
+    } else if (o.type === "message" && o.role === "assistant") {
+      segment += str(o.content) ?? "";
+      if (segment.trim()) answer = segment;
+    } else if (o.type === "tool_use") {
+      tools.start(str(o.tool_id), str(o.tool_name) ?? "?", o.parameters);
+      segment = "";
+    } else if (o.type === "tool_result") {
+      tools.finish(str(o.tool_id), o.status === "success" ? "ok" : "error", o.output ?? o.error);
+    } else if (o.type === "result") result = o;
+  }
+  const stats = obj(result?.stats);
+  const tokens = result ? { input: num(stats.input_tokens), output: num(stats.output_tokens), cached: num(stats.cached) } : null;
+  const facts = { tokens, sessionId, reportedModel: Object.keys(obj(stats.models))[0] ?? model, answerText: answer || null, toolCalls: tools.list };
+  if (result === null) return { ...failed(null, "no_result", "gemini printed no result (gemini --output-format stream-json)"), ...facts };
+  if (result.status !== "success") {
+    const e = obj(result.error);
+    return { ...failed(null, "agent_error", `gemini: ${providerMessage(str(e.message) ?? JSON.stringify(result.error ?? result.status))}`), ...facts };
+  }
+  return { ...ok(answerSummary(answer), 0, "unknown"), ...facts };
+}

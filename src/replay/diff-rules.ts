@@ -1,0 +1,121 @@
+import { UsageError } from "../errors.ts";
+import type { PyObject, PyValue } from "../pyjson/types.ts";
+
+/**
+ * What `replay diff` compares. Two runs of the same plan differ, by
+ * construction, in fields that say *which* run it was, not *what* it did;
+ * comparing those would put every divergence at event 0. So by default:
+ *
+ * - identity fields are ignored (DEFAULT_IGNORES, each with its reason);
+ * - agent ids are compared by the order in which each run first used them
+ *   (an agent id is `<role>-<8 random hex>`, fresh in every run): the first
+ *   agent of run A matches the first agent of run B, and a run that hands a
+ *   task to a different agent than the other still diverges.
+ *
+ * `--ignore PATH` adds fields (dotted paths into nested objects; a path
+ * through a list applies to each of its elements), `--no-default-ignores`
+ * compares every field as recorded. The clock and chain fields (`ts`,
+ * `elapsed_s`, `index`, `prev_hash`, `payload_hash`, `event_hash`) never
+ * count: they are not part of what a row records (see IGNORED_FIELDS).
+ */
+export const DEFAULT_IGNORES: readonly { field: string; why: string }[] = [
+  { field: "run_id", why: "the run's own id (its start time): every run has another one" },
+  { field: "git_sha", why: "the commit the run was started from, not what the run did" },
+  { field: "git_branch", why: "the branch the run was started from, not what the run did" },
+  { field: "fingerprint", why: "run_completed's journal head: a hash over every row, clocks included, so it always differs" },
+  { field: "session_id", why: "an agent CLI's conversation id, random per call" },
+  { field: "pid", why: "an operating-system process id" },
+];
+
+/** Fields whose values are renamed to their order of first appearance in each run. */
+export const ALIGNED_FIELDS: readonly { field: string; why: string }[] = [
+  { field: "agent_id", why: "`<role>-<random hex>`, fresh in every run" },
+  { field: "agent_ids", why: "lists of agent ids" },
+];
+
+export interface DiffRules {
+  /** Dotted paths, in the order given (defaults first). */
+  ignored: string[];
+  aligned: string[];
+  defaults: boolean;
+}
+
+export function diffRules(opts: { ignore?: readonly string[]; noDefaultIgnores?: boolean } = {}): DiffRules {
+  const defaults = !opts.noDefaultIgnores;
+  const ignored = defaults ? DEFAULT_IGNORES.map((d) => d.field) : [];
+  for (const raw of opts.ignore ?? []) {
+    const path = raw.trim();
+    if (path === "" || path.split(".").some((s) => s === "")) {
+      throw new UsageError(`--ignore needs a field name or a dotted path (a.b.c), got ${JSON.stringify(raw)}`);
+    }
+    if (!ignored.includes(path)) ignored.push(path);
+  }
+  return { ignored, aligned: defaults ? ALIGNED_FIELDS.map((a) => a.field) : [], defaults };
+}
+
+/** One run's side of the comparison: its alias table for aligned values, and what the rules touched. */
+export class RowProjector {
+  private readonly paths: string[][];
+  private readonly aliases = new Map<string, string>();
+  /** Ignored paths and aligned fields present in at least one projected row. */
+  readonly seen = new Set<string>();
+
+  constructor(private readonly rules: DiffRules) {
+    this.paths = rules.ignored.map((p) => p.split("."));
+  }
+
+  /** The row as compared: ignored paths removed, aligned values replaced by their alias. Never mutates `row`. */
+  project(row: PyObject): PyObject {
+    let out = row;
+    for (let i = 0; i < this.paths.length; i++) {
+      const next = without(out, this.paths[i]!, 0);
+      if (next !== out) {
+        this.seen.add(this.rules.ignored[i]!);
+        out = next;
+      }
+    }
+    for (const field of this.rules.aligned) {
+      const value = out.get(field);
+      if (value === undefined) continue;
+      this.seen.add(field);
+      if (out === row) out = new Map(row);
+      out.set(field, this.alias(value));
+    }
+    return out;
+  }
+
+  private alias(value: PyValue): PyValue {
+    if (Array.isArray(value)) return value.map((v) => this.alias(v));
+    if (typeof value !== "string") return value;
+    let a = this.aliases.get(value);
+    if (a === undefined) {
+      a = `#${this.aliases.size + 1}`;
+      this.aliases.set(value, a);
+    }
+    return a;
+  }
+}
+
+/** `obj` without `path` (a copy along the path when something is removed; `obj` itself otherwise). */
+function without(obj: PyObject, path: readonly string[], depth: number): PyObject {
+  const key = path[depth]!;
+  if (!obj.has(key)) return obj;
+  const copy = new Map(obj);
+  if (depth === path.length - 1) {
+    copy.delete(key);
+    return copy;
+  }
+  const inner = withoutIn(obj.get(key)!, path, depth + 1);
+  if (inner === obj.get(key)) return obj;
+  copy.set(key, inner);
+  return copy;
+}
+
+function withoutIn(value: PyValue, path: readonly string[], depth: number): PyValue {
+  if (value instanceof Map) return without(value, path, depth);
+  if (Array.isArray(value)) {
+    const mapped = value.map((v) => withoutIn(v, path, depth));
+    return mapped.some((v, i) => v !== value[i]) ? mapped : value;
+  }
+  return value;
+}

@@ -1,0 +1,82 @@
+import { describe, expect, test } from "bun:test";
+import { AttemptTracker, type Attempt } from "../../src/timeline/attempts.ts";
+import { BUCKETS, Series } from "../../src/timeline/series.ts";
+import { parse } from "../../src/pyjson/parse.ts";
+import type { PyObject } from "../../src/pyjson/types.ts";
+
+function track(rows: [number, string, Record<string, unknown>][]): Attempt[] {
+  const out: Attempt[] = [];
+  const t = new AttemptTracker((a) => out.push(a));
+  rows.forEach(([ms, event, payload], i) => t.push(parse(JSON.stringify({ event, ...payload })) as PyObject, i, ms));
+  t.finish(rows.at(-1)?.[0] ?? 0);
+  return out;
+}
+
+describe("AttemptTracker", () => {
+  test("claim to reap, outcome from the events between, in the orchestrator's order", () => {
+    const a = track([
+      [0, "agent_spawned", { agent_id: "A1", role: "qa", model: "m-big", task_ids: ["T1"] }],
+      [1, "task_claimed", { task_id: "T1", agent_id: "A1", model: null }],
+      [50, "task_verification_failed", { task_id: "T1", failed_signals: ["output-written", "lint"] }],
+      [51, "task_retried", { task_id: "T1" }],
+      [52, "agent_reaped", { agent_id: "A1" }],
+      [60, "task_claimed", { task_id: "T1", agent_id: "A2", model: "m" }],
+      [90, "task_completed", { task_id: "T1", agent_id: "A2", cost_usd: 0.5 }],
+      [91, "agent_reaped", { agent_id: "A2" }],
+      [95, "task_claimed", { task_id: "T2", agent_id: "A3", model: "m" }],
+      [96, "task_verification_failed", { task_id: "T2", failed_signals: ["g"] }],
+      [97, "task_failed", { task_id: "T2", agent_id: "A3", reason: "g: nope" }],
+      [98, "agent_reaped", { agent_id: "A3" }],
+      [99, "task_claimed", { task_id: "T3", agent_id: "A4", model: "m" }],
+      [100, "task_requeued", { task_id: "T3", agent_id: "A4", reason: "stopped" }],
+      [101, "agent_reaped", { agent_id: "A4" }],
+      [102, "task_claimed", { task_id: "T4", agent_id: "A5", model: "m" }],
+    ]);
+    expect(a.map((x) => [x.agent, x.task, x.start, x.end, x.outcome])).toEqual([
+      ["A1", "T1", 1, 52, "retried"],
+      ["A2", "T1", 60, 91, "done"],
+      ["A3", "T2", 95, 98, "failed"],
+      ["A4", "T3", 99, 101, "cancelled"],
+      ["A5", "T4", 102, 102, "unfinished"],
+    ]);
+    expect(a[0]!.model).toBe("m-big"); // from agent_spawned when the claim names none
+    expect(a[0]!.role).toBe("qa");
+    expect(a[0]!.signals).toEqual(["output-written", "lint"]);
+    expect(a[0]!.events).toEqual([1, 2, 3, 4]);
+    expect(a[2]!.reason).toBe("g: nope");
+    expect(a[3]!.reason).toBe("stopped");
+  });
+
+  test("a retry recorded after the reap still reaches its attempt; run_completed closes what is open", () => {
+    const a = track([
+      [0, "task_claimed", { task_id: "T", agent_id: "A", model: "m" }],
+      [5, "task_verification_failed", { task_id: "T", failed_signals: ["x"] }],
+      [6, "agent_reaped", { agent_id: "A" }],
+      [7, "task_retried", { task_id: "T" }],
+      [8, "task_claimed", { task_id: "U", agent_id: "B", model: "m" }],
+      [9, "run_completed", { outcome: "stopped" }],
+    ]);
+    expect(a.map((x) => [x.task, x.outcome, x.end])).toEqual([
+      ["T", "retried", 6],
+      ["U", "unfinished", 9],
+    ]);
+  });
+});
+
+describe("Series", () => {
+  test("fixed buckets over any span; cumulative cost carried forward", () => {
+    const s = new Series();
+    s.add(0, { tick: true, cost: null, tokens: 10 });
+    s.add(500, { tick: false, cost: 0.5, tokens: 0 });
+    s.add(3_600_000, { tick: true, cost: 1.25, tokens: 5 });
+    const j = s.toJson();
+    expect(j.events.length).toBeLessThanOrEqual(BUCKETS);
+    expect(j.bucket_ms * BUCKETS).toBeGreaterThan(3_600_000);
+    expect(j.events.reduce((x, y) => x + y, 0)).toBe(3);
+    expect(j.ticks.reduce((x, y) => x + y, 0)).toBe(2);
+    expect(j.tokens.reduce((x, y) => x + y, 0)).toBe(15);
+    expect(j.cost[0]).toBe(0.5);
+    expect(j.cost.at(-1)).toBe(1.25);
+    expect(j.cost.every((c, i) => i === 0 || (c ?? 0) >= (j.cost[i - 1] ?? 0))).toBe(true);
+  });
+});
