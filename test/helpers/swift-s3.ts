@@ -68,7 +68,10 @@ log_level = ERROR
 log_address = ${join(dir, "no-syslog")}
 
 [pipeline:main]
-pipeline = ${kind}-server
+pipeline = healthcheck ${kind}-server
+
+[filter:healthcheck]
+use = egg:swift#healthcheck
 
 [app:${kind}-server]
 use = egg:swift#${kind}
@@ -113,13 +116,14 @@ function run(cmd: string[], cwd: string): void {
   if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")} failed: ${r.stderr.toString()}${r.stdout.toString()}`);
 }
 
-async function waitHttp(url: string, procs: Bun.Subprocess[], deadlineMs: number, dir: string): Promise<void> {
+async function waitHttp(url: string, procs: Bun.Subprocess[], deadlineMs: number, dir: string, body?: string): Promise<void> {
   const until = Date.now() + deadlineMs;
   for (;;) {
     try {
       const r = await fetch(url);
-      await r.arrayBuffer();
-      return;
+      const text = await r.text();
+      if (body === undefined || text.trim() === body) return;
+      throw new Error(`${url} answered ${r.status} ${text.slice(0, 80)}`);
     } catch {
       const dead = procs.find((p) => p.exitCode !== null);
       if (dead) {
@@ -132,7 +136,20 @@ async function waitHttp(url: string, procs: Bun.Subprocess[], deadlineMs: number
   }
 }
 
+/**
+ * Start the endpoint; a start that fails (a port taken by someone else
+ * between choosing it and binding it, on a busy machine) is retried once
+ * on new ports.
+ */
 export async function startSwiftS3(bucket = "journals"): Promise<SwiftS3> {
+  try {
+    return await startOnce(bucket);
+  } catch {
+    return await startOnce(bucket);
+  }
+}
+
+async function startOnce(bucket: string): Promise<SwiftS3> {
   const dir = mkdtempSync(join(tmpdir(), "bernstein-swift-"));
   mkdirSync(join(dir, "srv", "d1"), { recursive: true });
   const [proxy, account, container, object, memcache] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
@@ -146,6 +163,13 @@ export async function startSwiftS3(bucket = "journals"): Promise<SwiftS3> {
   writeFileSync(join(dir, "proxy-server.conf"), proxyConf(dir, proxy, memcache));
   const procs: Bun.Subprocess[] = [];
   const spawn = (cmd: string[]) => procs.push(Bun.spawn(cmd, { cwd: dir, stdout: "ignore", stderr: Bun.file(join(dir, `${procs.length}.err`)) }));
+  // Why a start failed: each process's state and the end of its stderr.
+  const diagnostics = async () => {
+    const parts = await Promise.all(
+      procs.map(async (p, i) => `process ${i} (exit ${p.exitCode}): ${(await Bun.file(join(dir, `${i}.err`)).text().catch(() => "")).slice(-600)}`),
+    );
+    return parts.join("\n");
+  };
   const stop = async () => {
     for (const p of procs) p.kill("SIGTERM");
     await Promise.race([Promise.all(procs.map((p) => p.exited)), Bun.sleep(3000)]);
@@ -159,6 +183,8 @@ export async function startSwiftS3(bucket = "journals"): Promise<SwiftS3> {
     const endpoint = `http://127.0.0.1:${proxy}`;
     // Python start-up of four servers: ~3 s on an idle machine, much more on a loaded one.
     await waitHttp(`${endpoint}/info`, procs, 90_000, dir);
+    // Each backend must be ours and up: its healthcheck says OK (a foreign server on a reused port would not).
+    for (const port of Object.values(ports)) await waitHttp(`http://127.0.0.1:${port}/healthcheck`, procs, 90_000, dir, "OK");
     const auth = await fetch(`${endpoint}/auth/v1.0`, { headers: { "X-Auth-User": "test:tester", "X-Auth-Key": "testing" } });
     const token = auth.headers.get("x-auth-token");
     const storage = auth.headers.get("x-storage-url");
@@ -176,7 +202,7 @@ export async function startSwiftS3(bucket = "journals"): Promise<SwiftS3> {
         await createBucket(bucket);
         break;
       } catch (err) {
-        if (Date.now() > until) throw err;
+        if (Date.now() > until) throw new Error(`${(err as Error).message}\n${await diagnostics()}`);
         await Bun.sleep(100);
       }
     }
