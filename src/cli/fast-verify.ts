@@ -6,6 +6,8 @@ import { journalVerdictFailure } from "../journal/verdict-failure.ts";
 import type { InterruptOptions } from "./interrupt.ts";
 import { writeVerifyStats } from "./output.ts";
 import type { ByteProgress } from "./progress.ts";
+import { fetchStats } from "../storage/bridge.ts";
+import { isRemotePath } from "../storage/ref.ts";
 
 /**
  * CLI glue shared by `journal verify` and `replay <RUN_ID> --verify` for
@@ -66,7 +68,10 @@ export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
 /** Under BERNSTEIN_VERIFY_STATS=1 (writeVerifyStats): which path verified how many rows, and the thread count. */
 export async function reportVerifyStats(r: FastVerifyResult): Promise<void> {
   const p = r.rows_by_path;
-  await writeVerifyStats(`rows by kernel ${p.kernel}, exact ${p.exact}; threads ${r.threads}`);
+  // A round trip to the fetcher: only when the stats are printed.
+  const remote = process.env.BERNSTEIN_VERIFY_STATS === "1" && isRemotePath(r.path) ? fetchStats() : null;
+  const gets = remote ? `; ranged GETs ${remote.gets}, at most ${remote.max_in_flight} in flight` : "";
+  await writeVerifyStats(`rows by kernel ${p.kernel}, exact ${p.exact}; threads ${r.threads}${gets}`);
 }
 
 /** The prose line naming the row fields no hash covers, on every verdict (upstream prints it too; an edited `ts` stays invisible to the chain). */

@@ -2,6 +2,8 @@ import { closeSync, constants, fstatSync, mkdtempSync, openSync, readSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InputError, isErrorCode, type ErrorCode } from "../errors.ts";
+import { openRemoteInput, remoteSize } from "../storage/input.ts";
+import { isRemotePath } from "../storage/ref.ts";
 
 /**
  * The one place where a journal or receipt named on the command line (or
@@ -18,7 +20,10 @@ import { InputError, isErrorCode, type ErrorCode } from "../errors.ts";
  *    `input_not_regular_file` (exit 3);
  *  - the open itself is O_NONBLOCK and the descriptor is `fstat`ed again, so
  *    a path swapped for a FIFO between the two checks is refused too, never
- *    waited on.
+ *    waited on;
+ *  - `s3://bucket/key` and `http(s)://…` are objects in storage, read in
+ *    place with ranged GETs (src/storage/): a missing one is
+ *    `s3_not_found`, never an empty input.
  */
 
 /** The words that mean standard input. */
@@ -118,6 +123,10 @@ export function unreadableWarning(path: string, err: unknown): string {
  */
 export function checkInput(path: string, o: InputOptions = {}): "missing" | "stdin" | "regular" {
   if (isStdinPath(path)) return "stdin";
+  if (isRemotePath(path)) {
+    remoteSize(path);
+    return "regular";
+  }
   let st: Stats;
   try {
     st = statSync(path);
@@ -150,6 +159,7 @@ export interface OpenInput {
  * `input_not_regular_file` or `<what>_unreadable`.
  */
 export function openInput(path: string, o: InputOptions = {}): OpenInput | null {
+  if (isRemotePath(path)) return openRemoteInput(path);
   const kind = checkInput(path, o);
   if (kind === "missing") return null;
   if (kind === "stdin") return new StreamInput(path, 0, o);
@@ -278,12 +288,16 @@ const BACK = 1 << 20;
  * copy is removed by `cleanup`. `bytes` is how many bytes were received.
  */
 export function spoolStdin(o: InputOptions = {}): { path: string; bytes: number; cleanup: () => void } {
+  return spoolInput(new StreamInput("-", 0, o));
+}
+
+/** Copy an open input (standard input, a remote object) to a private temporary file; see spoolStdin. */
+function spoolInput(input: OpenInput): { path: string; bytes: number; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "bernstein-stdin-"));
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   const path = join(dir, "stdin");
   try {
     const out = openSync(path, "wx", 0o600);
-    const input = new StreamInput("-", 0, o);
     const buf = new Uint8Array(1 << 20);
     try {
       for (;;) {
@@ -294,11 +308,37 @@ export function spoolStdin(o: InputOptions = {}): { path: string; bytes: number;
       }
     } finally {
       closeSync(out);
+      input.close();
     }
     return { path, bytes: input.bytesRead, cleanup };
   } catch (err) {
     cleanup();
     throw err;
+  }
+}
+
+/**
+ * A named input as a local file for readers that need a descriptor (the
+ * receipt walker): the file itself, or for standard input and a remote
+ * object a private copy (remove it with `cleanup`). Null for a missing file.
+ */
+export function inputAsFile(path: string, o: InputOptions = {}): { path: string; bytes: number; cleanup?: () => void } | null {
+  if (isStdinPath(path)) return spoolStdin(o);
+  if (isRemotePath(path)) return spoolInput(openRemoteInput(path));
+  return checkInput(path, o) === "regular" ? { path, bytes: statSync(path).size } : null;
+}
+
+/**
+ * The size of a named input: null when it does not exist, -1 when it
+ * cannot be stat'ed (a remote object that is missing or refused throws).
+ */
+export function inputSize(path: string): number | null {
+  if (isRemotePath(path)) return remoteSize(path);
+  try {
+    return statSync(path).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    return -1;
   }
 }
 
@@ -328,14 +368,14 @@ export function* readChunks(path: string, o: InputOptions = {}, chunkSize = 1 <<
  * `bytes` is the size read (for a file: its size when checked).
  */
 export async function withInputFile<T>(path: string, o: InputOptions, fn: (file: string, bytes: number | null) => Promise<T>): Promise<T> {
-  if (!isStdinPath(path)) {
+  if (!isStdinPath(path) && !isRemotePath(path)) {
     const kind = checkInput(path, o);
     return fn(path, kind === "regular" ? statSync(path).size : null);
   }
-  const spool = spoolStdin(o);
+  const spool = inputAsFile(path, o)!;
   try {
     return await fn(spool.path, spool.bytes);
   } finally {
-    spool.cleanup();
+    spool.cleanup?.();
   }
 }

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isStdinPath } from "../fsutil/input.ts";
+import { isRemotePath } from "../storage/ref.ts";
 import { JOURNAL_FILE_NAME, journalPath, runsRoot, SEAL_FILE_NAME, validateRunId } from "./paths.ts";
 
 /**
@@ -56,6 +57,8 @@ function onDisk(p: string): boolean {
 
 export function resolveJournalTarget(word: string, sddDir: string): JournalTarget {
   if (isStdinPath(word)) return { path: word, runId: "-", runDirPath: "", byRunId: false, defaultSealPath: null, stdin: true };
+  // An object in storage: no run directory (no seal beside it, no divergence report).
+  if (isRemotePath(word)) return { path: word, runId: "", runDirPath: "", byRunId: false, defaultSealPath: null, stdin: false };
   const special = word === "." || word === "..";
   const asRunDir = !looksLikePath(word) && !special ? join(runsRoot(sddDir), word) : null;
   if (looksLikePath(word) || special || (!(asRunDir && existsSync(asRunDir)) && onDisk(word))) {

@@ -16,6 +16,7 @@ import { DEFAULT_REDACT, dictForm, dictFormLine, redactRow, REDACTABLE, rowLine,
 import { planReceiptOutput } from "./output.ts";
 import { describeLeak, PathLeakScanner, type PathLeak } from "./path-leaks.ts";
 import { bytesMember, writeTarAtomic, type OutMember } from "./tarwrite.ts";
+import { isRemotePath } from "../storage/ref.ts";
 
 export interface ExportOptions {
   sddDir: string;
@@ -248,6 +249,11 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
 }
 
 async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Scan; signed: boolean }> {
+  if (isRemotePath(opts.out)) {
+    // s3://: made in a private temporary file, then uploaded (src/storage/upload.ts).
+    const { writeRemote } = await import("../storage/upload.ts");
+    return writeRemote(opts.out, opts.force ?? false, (local) => writeReceipt({ ...opts, out: local, force: true, defaultOut: false }, mode));
+  }
   const dir = requireAgentDir(opts.sddDir, opts.agentId);
   const bucket = join(dir, BUCKET_NAME);
   const plan = planReceiptOutput({ out: opts.out, sddDir: opts.sddDir, inputs: [bucket], force: opts.force ?? false, isDefault: opts.defaultOut ?? false });

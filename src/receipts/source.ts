@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, UsageError } from "../errors.ts";
-import { checkInput, isStdinPath, openInput, readChunks, spoolStdin } from "../fsutil/input.ts";
+import { checkInput, inputAsFile, isStdinPath, openInput, readChunks, spoolStdin } from "../fsutil/input.ts";
+import { isRemotePath } from "../storage/ref.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { LineSplitter, refusingOverlong, type LineDialect } from "../fsutil/lines.ts";
@@ -50,6 +51,12 @@ export function resolveJournalSource(spec: string, sddDir: string): JournalSourc
       spool.cleanup();
       throw err;
     }
+  }
+  if (isRemotePath(spec)) {
+    // A journal in storage is read in place; a receipt (walked by descriptor, in more than one pass) is copied first.
+    if (!looksLikeArchive(spec)) return { kind: "file", path: spec };
+    const copy = inputAsFile(spec, { what: "receipt" })!;
+    return { kind: "receipt", path: copy.path, cleanup: copy.cleanup };
   }
   if (checkInput(spec, { what: "journal" }) === "regular") {
     return looksLikeArchive(spec) ? { kind: "receipt", path: spec } : { kind: "file", path: spec };

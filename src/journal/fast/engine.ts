@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
-import { fstatSync, statSync } from "node:fs";
-import { isStdinPath } from "../../fsutil/input.ts";
+import { inputSize, isStdinPath, type OpenInput } from "../../fsutil/input.ts";
+import { isRemotePath } from "../../storage/ref.ts";
 import { EventChainWalker as ChainWalker, verdictOf } from "../chain.ts";
 import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
 export type { FastVerifyOptions, FastVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
@@ -78,14 +78,8 @@ const MAX_RANGES_PER_THREAD = 16;
 /** Ranges of a single-threaded verify of a big journal: ~0.1 s of work each. */
 const SINGLE_THREAD_RANGE_BYTES = 64 << 20;
 
-function fileSize(path: string): number | null {
-  try {
-    return statSync(path).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    return -1;
-  }
-}
+/** Null: no such file; -1: cannot be stat'ed (the open then reports why). A remote object: its size. */
+const fileSize = inputSize;
 
 function bytesRead(results: readonly RangeResult[]): number {
   return results.reduce((sum, r) => sum + r.bytesRead, 0);
@@ -110,7 +104,8 @@ function verifyStream(path: string, opts: FastVerifyOptions, base: { mode: Verif
 
 export async function verifyJournalFast(path: string, opts: FastVerifyOptions = {}): Promise<FastVerifyResult> {
   const linksOnly = opts.linksOnly ?? false;
-  const requested = Math.min(MAX_THREADS, Math.max(1, Math.floor(opts.threads ?? defaultThreads())));
+  // A remote object is verified in this thread: the network, not the CPU, is the bottleneck (src/storage/).
+  const requested = isRemotePath(path) ? 1 : Math.min(MAX_THREADS, Math.max(1, Math.floor(opts.threads ?? defaultThreads())));
   const base = { mode: (linksOnly ? "links-only" : "full") as VerifyMode, payloads_checked: !linksOnly };
   if (isStdinPath(path)) return verifyStream(path, opts, base);
   const size0 = fileSize(path);
@@ -121,19 +116,19 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     return { ...v, ...base, snapshot_bytes: 0, grew_by: 0, threads: 1, bytes_read: 0, stream: false, rows_by_path: rowsByPath([]) };
   }
   const input = openJournal(path);
-  const fd = input.fd;
   let snapshot: number;
   let bounds: number[];
   let exec: Executor | null = null;
   let progress: ProgressTracker;
   try {
-    snapshot = Math.min(opts.endOffset ?? fstatSync(fd).size, fstatSync(fd).size);
+    const size = input.size ?? 0;
+    snapshot = Math.min(opts.endOffset ?? size, size);
     progress = new ProgressTracker(snapshot, opts.onProgress);
     const count = rangeCount(snapshot, requested, opts);
     // Spawn the workers before partitioning: they load (~20 ms) while this thread partitions.
     const threads = opts.inProcess ? 1 : Math.min(requested, count);
     exec = threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
-    bounds = boundsOf(fd, snapshot, count);
+    bounds = boundsOf(input, snapshot, count);
   } catch (err) {
     exec?.close();
     throw err;
@@ -153,7 +148,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
       end = last.lastLineStart;
       const again = openJournal(path);
       try {
-        bounds = planRanges(again.fd, end, requested, opts);
+        bounds = planRanges(again, end, requested, opts);
       } finally {
         again.close();
       }
@@ -210,13 +205,13 @@ function rangeCount(end: number, threads: number, opts: FastVerifyOptions): numb
 }
 
 /** Boundaries [0, b1, ..., end] of n equal ranges at line starts. */
-function boundsOf(fd: number, end: number, n: number): number[] {
-  return n === 1 ? [0, end] : partition(fd, end, Array.from({ length: n }, () => 1 / n));
+function boundsOf(input: OpenInput, end: number, n: number): number[] {
+  return n === 1 ? [0, end] : partition(input, end, Array.from({ length: n }, () => 1 / n));
 }
 
 /** Range boundaries for a journal of `end` bytes (see rangeCount). */
-function planRanges(fd: number, end: number, threads: number, opts: FastVerifyOptions): number[] {
-  return boundsOf(fd, end, rangeCount(end, threads, opts));
+function planRanges(input: OpenInput, end: number, threads: number, opts: FastVerifyOptions): number[] {
+  return boundsOf(input, end, rangeCount(end, threads, opts));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readSync } from "node:fs";
+import type { OpenInput } from "../../fsutil/input.ts";
 
 /**
  * Split [0, size) of a journal into ranges at line boundaries: every
@@ -9,10 +9,10 @@ import { readSync } from "node:fs";
 const WINDOW = 1 << 16;
 
 /** First offset just after a line feed at or after `from`, or `end` when there is none. */
-function nextLineStart(fd: number, from: number, end: number): number {
+function nextLineStart(input: OpenInput, from: number, end: number): number {
   const buf = new Uint8Array(WINDOW);
   for (let pos = from; pos < end; ) {
-    const n = readSync(fd, buf, 0, Math.min(WINDOW, end - pos), pos);
+    const n = input.read(buf, 0, Math.min(WINDOW, end - pos), pos);
     if (n === 0) break;
     const i = buf.subarray(0, n).indexOf(10);
     if (i >= 0) return pos + i + 1;
@@ -25,13 +25,13 @@ function nextLineStart(fd: number, from: number, end: number): number {
  * Range boundaries [b0 = 0, b1, ..., bn = end] for the given weights; ranges
  * that would be empty (no line feed in their share) are merged away.
  */
-export function partition(fd: number, end: number, weights: readonly number[]): number[] {
+export function partition(input: OpenInput, end: number, weights: readonly number[]): number[] {
   const bounds = [0];
   let acc = 0;
   for (let k = 0; k < weights.length - 1; k++) {
     acc += weights[k]!;
     const target = Math.max(bounds[bounds.length - 1]!, Math.floor(end * acc));
-    const b = target === 0 ? 0 : nextLineStart(fd, target - 1, end);
+    const b = target === 0 ? 0 : nextLineStart(input, target - 1, end);
     if (b > bounds[bounds.length - 1]! && b < end) bounds.push(b);
   }
   bounds.push(end);

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { UsageError } from "../../../errors.ts";
 import { sealJournalDetailed } from "../../../journal/seal.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -5,8 +6,9 @@ import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 import { signArgs } from "../../tlog-flags.ts";
 import { runsDirArgs } from "../../args.ts";
+import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 
-const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [--key-name N]] [--sdd-dir DIR]";
+const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [--key-name N]] [--out s3://BUCKET/KEY] [--sdd-dir DIR]";
 
 export default defineCliCommand({
   meta: {
@@ -18,11 +20,19 @@ export default defineCliCommand({
     run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
     ...signArgs,
     ...runsDirArgs,
+    out: { type: "string", description: "Also put a copy of seal.json at s3://BUCKET/KEY (never replacing a different one)" },
+    ...storageArgs,
   },
   async run({ args, json, rawArgs }) {
     const words = args._.map(String);
     if (words.length !== 1) throw new UsageError(USAGE);
     const runId = words[0]!;
+    applyStorageFlags(args);
+    if (args.out !== undefined) {
+      if (args.sign !== undefined) throw new UsageError("--out copies an unsigned seal.json; a signed seal is published with 'seal publish'", "flag_not_applicable", { flags: ["--out"] });
+      // Checked before the journal is read: a bad URL must not cost a verify.
+      (await import("../../../storage/upload.ts")).outputRef(args.out);
+    }
     if (args.sign !== undefined) {
       // Loaded only for a signed seal: the keys and node:crypto cost start-up a plain seal does not need.
       const [{ signersFrom }, { defaultOrigin, sealJournalSigned }] = await Promise.all([import("../../tlog-args.ts"), import("../../../tlog/flows.ts")]);
@@ -46,6 +56,7 @@ export default defineCliCommand({
     const out = await withInterrupts({ json, command: "journal seal", facts: () => ({ run_id: runId, sealed: false }), doing: () => "verifying the journal before sealing" }, () =>
       sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId),
     );
+    const copy = args.out !== undefined ? await (await import("../../../storage/upload.ts")).putOnce(args.out, readFileSync(out.path)) : null;
     if (json) {
       await printJson({
         ok: true,
@@ -54,11 +65,13 @@ export default defineCliCommand({
         event_count: out.seal.event_count,
         head: out.seal.head,
         already_sealed: out.alreadySealed,
+        ...(copy ? { out: args.out, uploaded: copy.uploaded } : {}),
       });
     } else {
       await printLines(
         `${out.alreadySealed ? "already sealed" : "sealed"} run ${runId}: ${out.seal.event_count} events, head ${out.seal.head}`,
         `seal: ${out.path}`,
+        ...(copy ? [`copy: ${args.out}${copy.uploaded ? "" : " (already there, unchanged)"}`] : []),
       );
     }
     return 0;

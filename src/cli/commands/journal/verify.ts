@@ -16,9 +16,11 @@ import type { NoteSealVerdict } from "../../../tlog/flows.ts";
 import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
 import { basename, dirname } from "node:path";
 import { runsDirArgs } from "../../args.ts";
+import { isRemotePath } from "../../../storage/ref.ts";
+import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 
 const USAGE =
-  "usage: bernstein journal verify <FILE|RUN_ID|->... [--seal FILE] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
+  "usage: bernstein journal verify <FILE|RUN_ID|-|s3://BUCKET/KEY|https://URL>... [--seal FILE] [--s3-endpoint URL] [--s3-region REGION] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
@@ -64,6 +66,7 @@ export default defineCliCommand({
     remember: { type: "boolean", description: "Keep the signed tree head as the last verified one of its origin; refuse one not consistent with it" },
     ...keyArgs,
     ...ciArgs,
+    ...storageArgs,
   },
   async run({ args, json, rawArgs }) {
     const words = args._.map(String);
@@ -73,6 +76,7 @@ export default defineCliCommand({
     }
     const mode = ciModeOf(args, json);
     const threads = parseThreads(args.threads);
+    applyStorageFlags(args);
     const notes: NoteArgs = {
       since: args.since,
       remember: Boolean(args.remember),
@@ -128,11 +132,14 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       throw new InputError("journal_unreadable", `journal not found: ${target.path}`, { path: target.path });
     }
     if (target.stdin && threads !== undefined && threads > 1) log.info("--threads ignored: standard input is verified as one stream, in one thread");
+    const remote = isRemotePath(target.path);
+    if (remote && threads !== undefined && threads > 1) log.info("--threads ignored: a remote object is verified in one thread, fed by parallel ranged GETs");
+    if (remote && (noteSeal || noteArgs.since)) throw new UsageError("a signed seal or --since needs the journal as a local file", "flag_not_applicable");
     // The signed tree heads reuse this verify: the file's identity before it brackets both passes.
     const identityBefore = (noteSeal || noteArgs.since) && !target.stdin && present ? fileIdentity(target.path) : null;
     const implicit = !args.seal && sealPath ? [paint("dim", `seal: ${sealPath} (the run's seal.json, beside the journal; --seal FILE names another)`)] : [];
     // A journal under <sdd>/runs/<run>/ may have a lineage spine under <sdd>/lineage/<run>/.
-    const spineSdd = target.byRunId ? (args["sdd-dir"] ?? ".sdd") : basename(dirname(target.runDirPath)) === "runs" && !target.stdin ? dirname(dirname(target.runDirPath)) : null;
+    const spineSdd = target.byRunId ? (args["sdd-dir"] ?? ".sdd") : basename(dirname(target.runDirPath)) === "runs" && !target.stdin && !remote ? dirname(dirname(target.runDirPath)) : null;
     return journalVerdict({
       command: "journal verify",
       json,
@@ -142,7 +149,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       threads,
       linksOnly: Boolean(args["links-only"]),
       // Best effort, as in Python: a read-only location must not turn a verdict into an error.
-      reportDir: target.stdin ? null : target.runDirPath,
+      reportDir: target.stdin || remote ? null : target.runDirPath,
       refine: async (result) => {
         const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs, identityBefore);
         const spine = spineSdd === null ? null : await applySpineIfAny(result, spineSdd, target.runId);

@@ -1,6 +1,7 @@
 import type { ArgsDef } from "citty";
 import { ciArgs } from "../../ci-flags.ts";
 import { sddDirArgs } from "../../args.ts";
+import { storageArgs } from "../../storage-flags.ts";
 
 /**
  * `replay` is one command whose first positional selects the verb (as in the
@@ -33,4 +34,6 @@ export const replayArgs = {
   "default-ignores": { type: "boolean", description: "diff: --no-default-ignores compares every field as recorded (run_id, git_sha, agent ids, …)" },
   // verify and <RUN_ID> --verify: --format text|github, --junit FILE
   ...ciArgs,
+  // verify, diff-journal, export, publish: s3:// inputs and outputs
+  ...storageArgs,
 } as const satisfies ArgsDef;

@@ -5,13 +5,13 @@ import { validateAgentId } from "../../../steps/paths.ts";
 import { withInterrupts, type InterruptOptions } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
-import { pyBool, refuseInapplicableFlags } from "./flags.ts";
+import { pyBool, refuseInapplicableFlags, STORAGE_FLAGS } from "./flags.ts";
 
 export const EXPORT_USAGE = "usage: bernstein replay export <AGENT_ID> [OUT] [--force] [--sign KEY]";
 
 /** `bernstein replay export <AGENT_ID> [OUT] [--sign KEY]` */
 export async function runExport(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "export", ["sign", "force"]);
+  refuseInapplicableFlags(ctx, "export", ["sign", "force", ...STORAGE_FLAGS]);
   const [agentId, out, ...extra] = ctx.positionals;
   if (agentId === undefined || extra.length > 0) throw new UsageError(EXPORT_USAGE);
   validateAgentId(agentId);

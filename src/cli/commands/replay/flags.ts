@@ -1,5 +1,6 @@
 import { UsageError } from "../../../errors.ts";
 import { replayArgs } from "./args.ts";
+import { applyStorageFlags } from "../../storage-flags.ts";
 import type { ReplayContext } from "./context.ts";
 
 /**
@@ -78,6 +79,8 @@ const VERB_FLAGS = [
   "fork-from",
   "jump-to-failure",
   "full",
+  "s3-endpoint",
+  "s3-region",
 ] as const;
 
 /**
@@ -87,6 +90,8 @@ const VERB_FLAGS = [
  */
 export function refuseInapplicableFlags(ctx: ReplayContext, verb: string, allowed: readonly string[]): void {
   const args = ctx.args as Record<string, unknown>;
+  // The verbs that read or write s3:// take the endpoint and region flags.
+  if (allowed.includes("s3-endpoint")) applyStorageFlags(ctx.args);
   for (const f of VERB_FLAGS) {
     if (allowed.includes(f)) continue;
     if (isGiven(f, args[f])) {
@@ -95,6 +100,9 @@ export function refuseInapplicableFlags(ctx: ReplayContext, verb: string, allowe
     }
   }
 }
+
+/** `--s3-endpoint`, `--s3-region`: for the verbs that read or write object storage. */
+export const STORAGE_FLAGS = ["s3-endpoint", "s3-region"] as const;
 
 /** Python-style booleans in prose, as the reference prints them. */
 export const pyBool = (b: boolean): string => (b ? "True" : "False");

@@ -8,7 +8,7 @@ import { log } from "../../log.ts";
 import { printJson, printLines } from "../../output.ts";
 import { receiptInterrupt } from "./export.ts";
 import type { ReplayContext } from "./context.ts";
-import { pyBool, refuseInapplicableFlags } from "./flags.ts";
+import { pyBool, refuseInapplicableFlags, STORAGE_FLAGS } from "./flags.ts";
 
 const USAGE = "usage: bernstein replay publish <AGENT_ID> [OUT] --yes-i-want-to-publish [--redact FIELD]... [--force] [--sign KEY]";
 
@@ -21,7 +21,7 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
       "confirmation_required",
     );
   }
-  refuseInapplicableFlags(ctx, "publish", ["sign", "redact", "force"]);
+  refuseInapplicableFlags(ctx, "publish", ["sign", "redact", "force", ...STORAGE_FLAGS]);
   const [agentId, out, ...extra] = ctx.positionals;
   if (agentId === undefined || extra.length > 0) throw new UsageError(USAGE);
   validateAgentId(agentId);

@@ -67,30 +67,30 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
     description: "Write an offline-verifiable receipt (tar) of an agent's step journal",
     positionals: [
       { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
-      { name: "out", description: "Output file (default <sdd-dir>/runtime/receipts/<AGENT_ID>.tar)", required: false },
+      { name: "out", description: "Output file or s3://BUCKET/KEY (default <sdd-dir>/runtime/receipts/<AGENT_ID>.tar)", required: false },
     ],
-    flags: ["sign"],
+    flags: ["sign", "s3-endpoint", "s3-region"],
   },
   publish: {
     description: "Write a redacted receipt meant to leave the machine (needs --yes-i-want-to-publish)",
     positionals: [
       { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
-      { name: "out", description: "Output file (default <sdd-dir>/runtime/receipts/<AGENT_ID>.published.tar)", required: false },
+      { name: "out", description: "Output file or s3://BUCKET/KEY (default <sdd-dir>/runtime/receipts/<AGENT_ID>.published.tar)", required: false },
     ],
-    flags: ["yes-i-want-to-publish", "redact", "sign"],
+    flags: ["yes-i-want-to-publish", "redact", "sign", "s3-endpoint", "s3-region"],
   },
   verify: {
     description: "Verify a receipt offline (exit 1 when its chain or signature does not verify)",
-    positionals: [{ name: "receipt", description: "Receipt tar (plain or gzip)", required: true }],
-    flags: ["head", "public-key"],
+    positionals: [{ name: "receipt", description: "Receipt tar (plain or gzip): a file, -, s3://BUCKET/KEY or an https:// URL", required: true }],
+    flags: ["head", "public-key", "s3-endpoint", "s3-region"],
   },
   "diff-journal": {
     description: "First step where two agent step journals diverge (exit 1 when they do)",
     positionals: [
-      { name: "left", description: "Agent id, step journal file or receipt", required: true },
-      { name: "right", description: "Agent id, step journal file or receipt", required: true },
+      { name: "left", description: "Agent id, step journal file or receipt (a path, s3:// or https:// URL)", required: true },
+      { name: "right", description: "Agent id, step journal file or receipt (a path, s3:// or https:// URL)", required: true },
     ],
-    flags: [],
+    flags: ["s3-endpoint", "s3-region"],
   },
   debug: {
     description: "Debug one agent step journal (verify, receipt, steps, --fork-from N) or compare two",
