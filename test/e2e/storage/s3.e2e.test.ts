@@ -26,8 +26,9 @@ function env(extra: Record<string, string | undefined> = {}): Record<string, str
 }
 
 /** The verdict without the input's name (the same journal, local or remote). */
+/** The verdict without what names the input (its path, and the run id taken from the path's directory). */
 function verdict(doc: Record<string, unknown>): Record<string, unknown> {
-  const { path: _path, ...rest } = doc;
+  const { path: _path, run_id: _runId, ...rest } = doc;
   return rest;
 }
 
