@@ -1,5 +1,6 @@
 import { canonicalNumber, floatRepr } from "./float.ts";
-import { DEFAULT_HASH_PROFILE, PyNum, type PyLike } from "./types.ts";
+import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText } from "./encode-bytes.ts";
+import { DEFAULT_HASH_PROFILE, PyNum, PyRaw, type PyLike } from "./types.ts";
 
 /**
  * Python's `json.dumps` for py-json values and plain JS values.
@@ -144,6 +145,10 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
       parts.push(rawNumbers ? v.raw : canonicalNumber(v.raw, v.isFloat));
       return;
     }
+    if (v instanceof PyRaw) {
+      parts.push(dumpsBytesText(v.bytes, 0, { sortKeys, itemSep, keySep, indent, ensureAscii, rawNumbers, level }));
+      return;
+    }
     const nl = indent === null ? "" : "\n" + " ".repeat(indent * (level + 1));
     const nlClose = indent === null ? "" : "\n" + " ".repeat(indent * level);
     if (Array.isArray(v)) {
@@ -202,6 +207,7 @@ function canonicalText(v: PyLike): string {
       return v.toString();
   }
   if (v instanceof PyNum) return canonicalNumber(v.raw, v.isFloat);
+  if (v instanceof PyRaw) return dumpsBytesText(v.bytes, 0, CANONICAL_OPTIONS);
   if (Array.isArray(v)) {
     if (v.length === 0) return "[]";
     let out = "[" + canonicalText(v[0]);
@@ -255,4 +261,100 @@ export function canonical(value: PyLike): string {
 const encoder = new TextEncoder();
 export function canonicalBytes(value: PyLike): Uint8Array {
   return encoder.encode(pyJsonV1(value));
+}
+
+/** A pre-image in pieces: text, or a `PyRaw` value to be written canonically from its bytes. */
+export type PreimagePart = string | PyRaw;
+
+/** The canonical text of `v`, or `v` itself when it is a `PyRaw` (hashed from its bytes later). */
+export function canonicalPart(v: PyLike): PreimagePart {
+  return v instanceof PyRaw ? v : canonical(v);
+}
+
+/**
+ * Feed pre-image pieces to `hasher`: a `PyRaw` streams through the byte
+ * encoder in chunks, so a huge value is never one string.
+ */
+export function hashParts(parts: readonly PreimagePart[], hasher: Bun.CryptoHasher): void {
+  let text = "";
+  for (const p of parts) {
+    if (typeof p === "string") {
+      text += p;
+      continue;
+    }
+    if (text) hasher.update(text);
+    text = "";
+    const e = new BytesEncoder(p.bytes, CANONICAL_OPTIONS, new ByteSink(), (chunk) => hasher.update(chunk));
+    e.value(0);
+    e.finish();
+  }
+  if (text) hasher.update(text);
+}
+
+/** Lowercase hex SHA-256 of the joined pieces (what `sha256(join(parts))` gives, without joining). */
+export function sha256Parts(parts: readonly PreimagePart[]): string {
+  if (parts.every((p) => typeof p === "string")) return Bun.SHA256.hash(parts.join(""), "hex") as string;
+  const h = new Bun.CryptoHasher("sha256");
+  hashParts(parts, h);
+  return h.digest("hex");
+}
+
+/**
+ * `canonical(value)` as pieces: an object (Map or plain) whose member
+ * values include a `PyRaw` is split at those members; anything else is one
+ * piece.
+ */
+export function canonicalParts(value: PyLike): PreimagePart[] {
+  if (!(value instanceof Map)) return [canonicalPart(value)];
+  const m = value as Map<string, PyLike>;
+  let raw = false;
+  for (const v of m.values()) if (v instanceof PyRaw) raw = true;
+  if (!raw) return [canonical(value)];
+  const keys = [...m.keys()].filter((k) => m.get(k) !== undefined).sort(compareCodePoints);
+  const parts: PreimagePart[] = [];
+  let text = "{";
+  keys.forEach((k, i) => {
+    text += (i === 0 ? "" : ",") + encodeString(k, true) + ":";
+    const v = m.get(k)!;
+    if (v instanceof PyRaw) {
+      parts.push(text, v);
+      text = "";
+    } else text += canonical(v);
+  });
+  parts.push(text + "}");
+  return parts;
+}
+
+/** Does the object (Map) hold a `PyRaw` member value? */
+export function holdsRaw(value: unknown): boolean {
+  if (!(value instanceof Map)) return false;
+  for (const v of value.values()) if (v instanceof PyRaw) return true;
+  return false;
+}
+
+/**
+ * `dumps(row)` (default separators, ensure_ascii, insertion order) of an
+ * object whose members include `PyRaw` values, as UTF-8 bytes (ASCII)
+ * written into one buffer sized for the result: a huge row is never a
+ * string. `tail` is appended (the line's "\n").
+ */
+export function dumpsRowBytes(row: Map<string, PyLike>, tail = ""): Uint8Array {
+  let size = 64 + tail.length;
+  for (const v of row.values()) if (v instanceof PyRaw) size += v.bytes.length + (v.bytes.length >> 3);
+  const sink = new ByteSink(size);
+  const opts = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: true, rawNumbers: false };
+  let text = "{";
+  let first = true;
+  for (const [k, v] of row) {
+    if (v === undefined) continue;
+    text += (first ? "" : ", ") + encodeString(k, true) + ": ";
+    first = false;
+    if (v instanceof PyRaw) {
+      sink.ascii(text);
+      text = "";
+      new BytesEncoder(v.bytes, opts, sink).value(0);
+    } else text += dumps(v);
+  }
+  sink.ascii(text + "}" + tail);
+  return sink.view();
 }

@@ -1,5 +1,6 @@
 import { humanValue } from "../render/json.ts";
-import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { rawIsEmpty } from "../pyjson/parse.ts";
+import { PyNum, PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { formatFixed, minutesSeconds, truncInt } from "./format.ts";
 
 /**
@@ -45,6 +46,7 @@ export function truthy(v: PyValue | undefined): boolean {
     return Number.isNaN(n) || n !== 0;
   }
   if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof PyRaw) return !rawIsEmpty(v);
   return v.size > 0;
 }
 

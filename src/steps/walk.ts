@@ -1,10 +1,10 @@
-import { parse } from "../pyjson/parse.ts";
+import { loadsLine } from "../pyjson/row.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { Key, keyStart, plainString, scanCanonicalRange, scanCanonicalRow, spanEnd, spanStart } from "./fastrow.ts";
 import { StepKernel, stepKernelEnabled } from "./kernel.ts";
-import { OverlongLineError, pyStrip, type BulkProbe } from "./lines.ts";
+import { OverlongLineError, type BulkProbe } from "./lines.ts";
 
 /**
  * The chain walk shared by the on-disk verifier (§1.5) and the receipt
@@ -21,8 +21,6 @@ export type WalkDialect = "disk" | "receipt";
 /** Kept error lines are capped so a garbage multi-gigabyte file verifies in bounded memory. */
 export const MAX_KEPT_ERRORS = 1000;
 
-// Keep a BOM: Python's "utf-8" codec does, and json.loads then refuses the text.
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const latin1 = new TextDecoder("latin1");
 
 export class UndecodableLineError extends Error {
@@ -461,23 +459,19 @@ export class ChainWalker implements BulkProbe {
 
   /** Any other line: decode, parse with Python semantics, coerce like Python. */
   private general(bytes: Uint8Array, lineNo: number): void {
-    let text: string;
-    try {
-      text = utf8.decode(bytes);
-    } catch {
+    // a long line is read without a value tree (src/pyjson/row.ts)
+    const v = loadsLine(bytes);
+    if (v.kind === "undecodable") {
       if (this.dialect === "receipt") throw new UndecodableLineError(lineNo);
       this.error(`${this.prefix}${lineNo}: invalid JSON (line is not valid UTF-8)`);
       return;
     }
-    text = pyStrip(text);
-    if (text.length === 0) return;
-    let row: PyValue;
-    try {
-      row = parse(text);
-    } catch (err) {
-      this.error(`${this.prefix}${lineNo}: invalid JSON (${(err as Error).message})`);
+    if (v.kind === "blank") return;
+    if (v.kind === "error") {
+      this.error(`${this.prefix}${lineNo}: invalid JSON (${v.message})`);
       return;
     }
+    const row: PyValue = v.value;
     if (!(row instanceof Map)) {
       this.error(`${this.prefix}${lineNo}: ${this.notObject}`);
       return;

@@ -1,7 +1,9 @@
 import { BernsteinError, InputError, UsageError, type ErrorCode } from "../../../errors.ts";
 import { MAX_ROW_BYTES, rowTooLarge } from "../../../fsutil/input.ts";
 import { EventJournal, validateRecordInput, type RawRecordItem, type RecordItem } from "../../../journal/writer.ts";
+import { isUtf8 } from "node:buffer";
 import { parse } from "../../../pyjson/parse.ts";
+import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes } from "../../../pyjson/row.ts";
 import { pyStrip } from "../../../pyjson/python.ts";
 import type { PyObject, PyValue } from "../../../pyjson/types.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -10,15 +12,17 @@ import { printJson, printLines } from "../../output.ts";
 
 const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [--sdd-dir DIR]  (without EVENT: JSON Lines on stdin)";
 
-/** Events per `recordMany` call when reading stdin. */
+/** Events per `recordMany` call when reading stdin, and input bytes (a batch of big rows stays small in memory). */
 const BATCH = 2048;
+const BATCH_BYTES = 4 << 20;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-function parseObject(text: string, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {
+function parseObject(text: string | Uint8Array, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {
   let v: PyValue;
   try {
-    v = parse(text);
+    // a long line is read without a value tree (src/pyjson/row.ts)
+    v = typeof text === "string" ? parse(text) : parseRowBytes(text);
   } catch (err) {
     throw new InputError(code, `${what} is not valid JSON: ${(err as Error).message}`, facts);
   }
@@ -26,8 +30,8 @@ function parseObject(text: string, what: string, code: ErrorCode, facts: Record<
   return v;
 }
 
-/** One stdin line `{"event": "...", ...payload}` as an event, or an InputError naming the line. */
-function eventOfLine(text: string, lineNo: number): RecordItem {
+/** One stdin line `{"event": "...", ...payload}` (text, or valid UTF-8 bytes) as an event, or an InputError naming the line. */
+function eventOfLine(text: string | Uint8Array, lineNo: number): RecordItem {
   const facts = { line: lineNo };
   const obj = parseObject(text, `stdin line ${lineNo}`, "invalid_event_line", facts);
   const event = obj.get("event");
@@ -45,7 +49,11 @@ function eventOfLine(text: string, lineNo: number): RecordItem {
   return { event, payload };
 }
 
-function decodeLine(bytes: Uint8Array, lineNo: number): string {
+function decodeLine(bytes: Uint8Array, lineNo: number): string | Uint8Array {
+  if (bytes.length >= BYTE_PATH_MIN) {
+    if (isUtf8(bytes)) return bytes;
+    throw new InputError("invalid_event_line", `stdin line ${lineNo} is not valid UTF-8`, { line: lineNo });
+  }
   try {
     return utf8.decode(bytes);
   } catch {
@@ -143,20 +151,23 @@ export default defineCliCommand({
           recorded = 1;
         } else {
           let batch: (RecordItem | RawRecordItem)[] = [];
+          let batchBytes = 0;
           try {
             for await (const { bytes, lineNo } of stdinLines()) {
+              batchBytes += bytes.length;
               if (bytes[0] === 0x7b) {
                 // "{": the writer takes it at byte level, or calls parse()
                 batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo) });
               } else {
                 const text = decodeLine(bytes, lineNo);
-                if (pyStrip(text) === "") continue;
+                if ((typeof text === "string" ? pyStrip(text) : pyStripBytes(text)).length === 0) continue;
                 batch.push(eventOfLine(text, lineNo));
               }
-              if (batch.length >= BATCH) {
+              if (batch.length >= BATCH || batchBytes >= BATCH_BYTES) {
                 journal.recordMany(batch);
                 recorded += batch.length;
                 batch = [];
+                batchBytes = 0;
               }
             }
             journal.recordMany(batch);
