@@ -292,53 +292,52 @@ function hasEscape(b: Uint8Array, s: number, e: number): boolean {
   return false;
 }
 
-/** Code point order of two key tokens; UTF-8 byte order is code point order when neither has escapes. */
-function compareKeys(b: Uint8Array, ks: Int32Array | number[], i: number, j: number, esc: boolean[], decoded: (string | undefined)[]): number {
-  const as = ks[2 * i]!;
-  const bs = ks[2 * j]!;
-  if (!esc[i] && !esc[j]) {
-    const ae = ks[2 * i + 1]! - 1;
-    const be = ks[2 * j + 1]! - 1;
-    let p = as + 1;
-    let q = bs + 1;
-    while (p < ae && q < be) {
-      const x = b[p]!;
-      const y = b[q]!;
-      if (x !== y) return x < y ? -1 : 1;
-      p++;
-      q++;
-    }
-    return ae - p - (be - q);
+/**
+ * Code point order of the key tokens [as, ae) and [bs, be) (quotes
+ * included). UTF-8 byte order is code point order, so keys without escapes
+ * compare as bytes; others are decoded.
+ */
+function compareKeyTokens(b: Uint8Array, as: number, ae: number, bs: number, be: number): number {
+  if (hasEscape(b, as, ae) || hasEscape(b, bs, be)) return compareCodePoints(decodeStringToken(b, as), decodeStringToken(b, bs));
+  let p = as + 1;
+  let q = bs + 1;
+  const pe = ae - 1;
+  const qe = be - 1;
+  while (p < pe && q < qe) {
+    const x = b[p]!;
+    const y = b[q]!;
+    if (x !== y) return x < y ? -1 : 1;
+    p++;
+    q++;
   }
-  const x = (decoded[i] ??= decodeStringToken(b, as));
-  const y = (decoded[j] ??= decodeStringToken(b, bs));
-  return compareCodePoints(x, y);
+  return pe - p - (qe - q);
 }
 
 /**
  * The member order an object is written in: sorted by key (last duplicate
  * wins), or insertion order with each duplicate key at its first position
  * carrying its last value. Null when it is the input order unchanged.
+ * `keys` holds each member's key token [start, end) at 2 * (base + i).
  */
-export function memberOrder(b: Uint8Array, keys: number[], sortKeys: boolean): number[] | null {
-  const n = keys.length / 2;
+export function memberOrder(b: Uint8Array, keys: Int32Array, base: number, n: number, sortKeys: boolean): number[] | null {
   if (n < 2) return null;
-  const esc: boolean[] = new Array(n);
-  for (let i = 0; i < n; i++) esc[i] = hasEscape(b, keys[2 * i]!, keys[2 * i + 1]!);
-  const decoded: (string | undefined)[] = new Array(n);
+  // already strictly ascending: sorted, no duplicates (no allocation: the common case)
+  let ascending = true;
+  for (let k = 2 * base + 2; k < 2 * (base + n) && ascending; k += 2) {
+    if (compareKeyTokens(b, keys[k - 2]!, keys[k - 1]!, keys[k]!, keys[k + 1]!) >= 0) ascending = false;
+  }
+  if (ascending) return null;
+  const cmp = (i: number, j: number): number =>
+    compareKeyTokens(b, keys[2 * (base + i)]!, keys[2 * (base + i) + 1]!, keys[2 * (base + j)]!, keys[2 * (base + j) + 1]!);
   const idx: number[] = new Array(n);
   for (let i = 0; i < n; i++) idx[i] = i;
-  // already strictly ascending: sorted, no duplicates (the common case for sort_keys)
-  let ascending = true;
-  for (let i = 1; i < n && ascending; i++) if (compareKeys(b, keys, i - 1, i, esc, decoded) >= 0) ascending = false;
-  if (ascending) return null;
-  idx.sort((x, y) => compareKeys(b, keys, x, y, esc, decoded) || x - y);
+  idx.sort((x, y) => cmp(x, y) || x - y);
   // runs of equal keys: [first index, last index]
   const runs: [number, number][] = [];
   let dup = false;
   for (let i = 0; i < n; ) {
     let j = i;
-    while (j + 1 < n && compareKeys(b, keys, idx[i]!, idx[j + 1]!, esc, decoded) === 0) j++;
+    while (j + 1 < n && cmp(idx[i]!, idx[j + 1]!) === 0) j++;
     if (j > i) dup = true;
     runs.push([idx[i]!, idx[j]!]);
     i = j + 1;
@@ -430,6 +429,27 @@ export class BytesEncoder {
     return p + 1;
   }
 
+  // Open objects' members, one stack for all levels: key token [start, end) and output segment [start, end).
+  private keys = new Int32Array(256);
+  private segs = new Int32Array(256);
+  private top = 0;
+
+  private push(keyStart: number, keyEnd: number, segStart: number, segEnd: number): void {
+    if (2 * this.top + 2 > this.keys.length) {
+      const k = new Int32Array(this.keys.length * 2);
+      k.set(this.keys);
+      this.keys = k;
+      const g = new Int32Array(this.segs.length * 2);
+      g.set(this.segs);
+      this.segs = g;
+    }
+    this.keys[2 * this.top] = keyStart;
+    this.keys[2 * this.top + 1] = keyEnd;
+    this.segs[2 * this.top] = segStart;
+    this.segs[2 * this.top + 1] = segEnd;
+    this.top++;
+  }
+
   private object(pos: number, level: number): number {
     const b = this.b;
     const out = this.out;
@@ -440,24 +460,24 @@ export class BytesEncoder {
     }
     this.openObjects++;
     const start = out.len;
+    const base = this.top;
     out.byte(LBRACE);
     const nl = this.nl(level + 1);
-    const keys: number[] = [];
-    const segs: number[] = [];
     for (let i = 0; ; i++) {
       if (i > 0) out.ascii(this.opts.itemSep);
       if (nl) out.ascii(nl);
       const segStart = out.len;
-      keys.push(p, stringEnd(b, p));
+      const keyStart = p;
       p = encodeStringToken(b, p, out, this.opts.ensureAscii);
+      const keyEnd = p;
       out.ascii(this.opts.keySep);
       p = skipWsBytes(b, skipWsBytes(b, p) + 1); // the colon
       p = skipWsBytes(b, this.value(p, level + 1));
-      segs.push(segStart, out.len);
+      this.push(keyStart, keyEnd, segStart, out.len);
       if (b[p] === RBRACE) break;
       p = skipWsBytes(b, p + 1);
     }
-    const order = memberOrder(b, keys, this.opts.sortKeys);
+    const order = memberOrder(b, this.keys, base, this.top - base, this.opts.sortKeys);
     if (order !== null) {
       // rewrite the members in their output order from a copy of the object's bytes
       const copy = out.buf.slice(start, out.len);
@@ -466,10 +486,11 @@ export class BytesEncoder {
       for (let i = 0; i < order.length; i++) {
         if (i > 0) out.ascii(this.opts.itemSep);
         if (nl) out.ascii(nl);
-        const m = order[i]!;
-        out.bytes(copy, segs[2 * m]! - start, segs[2 * m + 1]! - start);
+        const m = base + order[i]!;
+        out.bytes(copy, this.segs[2 * m]! - start, this.segs[2 * m + 1]! - start);
       }
     }
+    this.top = base;
     out.ascii(this.nl(level));
     out.byte(RBRACE);
     this.openObjects--;

@@ -14,6 +14,8 @@ export interface DumpsOptions {
   ensureAscii?: boolean;
   /** Print parsed numbers as recorded (display), not re-spelled (hashing). */
   rawNumbers?: boolean;
+  /** Nesting level the value starts at (its nested lines are indented for it). */
+  level?: number;
 }
 
 const HEX = "0123456789abcdef";
@@ -179,8 +181,45 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
     parts.push(nlClose + "}");
   };
 
-  emit(value, 0);
+  emit(value, options.level ?? 0);
   return parts.join("");
+}
+
+/**
+ * `dumps(value, options)` of an object handed over in pieces of about
+ * 64 KiB (`onText`): its `PyRaw` members stream from their bytes, so a
+ * huge row is printed without ever being one string.
+ */
+export function dumpsStream(value: Map<string, PyLike>, options: DumpsOptions, onText: (text: string) => void): void {
+  const level = options.level ?? 0;
+  const indent = options.indent ?? null;
+  const [itemSep, keySep] = options.separators ?? (indent === null ? [", ", ": "] : [",", ": "]);
+  const ensureAscii = options.ensureAscii ?? true;
+  const nl = indent === null ? "" : "\n" + " ".repeat(indent * (level + 1));
+  const byteOpts = { sortKeys: options.sortKeys ?? false, itemSep, keySep, indent, ensureAscii, rawNumbers: options.rawNumbers ?? false, level: level + 1 };
+  const entries = [...value].filter(([, v]) => v !== undefined);
+  if (options.sortKeys) entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+  if (entries.length === 0) return onText("{}");
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  let text = "{";
+  entries.forEach(([k, v], i) => {
+    text += (i === 0 ? "" : itemSep) + nl + encodeString(k, ensureAscii) + keySep;
+    if (v instanceof PyRaw) {
+      onText(text);
+      text = "";
+      // chunks end between complete values: never inside a UTF-8 sequence
+      const e = new BytesEncoder(v.bytes, byteOpts, new ByteSink(), (chunk) => onText(decoder.decode(chunk)));
+      e.value(0);
+      e.finish();
+    } else {
+      text += dumps(v, { ...options, level: level + 1 });
+      if (text.length >= 1 << 16) {
+        onText(text);
+        text = "";
+      }
+    }
+  });
+  onText(text + (indent === null ? "" : "\n" + " ".repeat(indent * level)) + "}");
 }
 
 /**

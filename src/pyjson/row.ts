@@ -14,6 +14,14 @@ import { PyRaw, type PyObject, type PyValue } from "./types.ts";
  * the tree parser. Both give the same verdict and the same error text.
  */
 
+/**
+ * Before reading a line this long, a full garbage collection: the pieces
+ * the reader assembled it from, and the previous huge row, are garbage by
+ * then, but the engine would collect them late (peak memory would count
+ * them twice). A few milliseconds per multi-megabyte line.
+ */
+const GC_HINT_MIN = 4 << 20;
+
 /** Lines this long (bytes) are read without a value tree. */
 export const BYTE_PATH_MIN = 1 << 16;
 /** Array/object members of such a row this long (bytes) stay `PyRaw`. */
@@ -105,6 +113,7 @@ export function setBytePathMin(n: number): number {
 export function loadsLine(bytes: Uint8Array): LineValue {
   if (bytes.length === 0) return BLANK;
   if (bytes.length >= byteMin) {
+    if (bytes.length >= GC_HINT_MIN) Bun.gc(true);
     if (!isUtf8(bytes)) return UNDECODABLE;
     // The row keeps views of its bytes (PyRaw): a view of a reader's reused buffer is copied first.
     const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;

@@ -1,4 +1,4 @@
-import { dumps } from "../pyjson/encode.ts";
+import { dumps, type DumpsOptions } from "../pyjson/encode.ts";
 import type { PyLike } from "../pyjson/types.ts";
 
 /**
@@ -6,8 +6,12 @@ import type { PyLike } from "../pyjson/types.ts";
  * escaped), insertion order, parsed numbers exactly as recorded.
  */
 export function renderJson(value: unknown, indent: number | null = 2): string {
+  if (indent === 2) return dumps(value as PyLike, RENDER_OPTIONS);
   return dumps(value as PyLike, { indent, ensureAscii: false, rawNumbers: true, separators: indent === null ? [", ", ": "] : [",", ": "] });
 }
+
+/** renderJson's options at indent 2. */
+export const RENDER_OPTIONS: DumpsOptions = { indent: 2, ensureAscii: false, rawNumbers: true, separators: [",", ": "] };
 
 /**
  * A recorded value as human output shows it: a string as itself, anything

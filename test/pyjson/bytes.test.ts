@@ -115,7 +115,7 @@ describe("byte path vs tree path", () => {
       if (JSON.stringify(a) !== JSON.stringify(b) && bad.length < 5) bad.push({ t, bytes: a, tree: b });
     }
     expect(bad).toEqual([]);
-  });
+  }, 60_000);
 
   test("mutated documents: same acceptance and the same json.loads error message", () => {
     const bad: unknown[] = [];
@@ -130,7 +130,7 @@ describe("byte path vs tree path", () => {
     // the mutator must produce a real mix, or the test compares little
     expect(refused).toBeGreaterThan(1000);
     expect(refused).toBeLessThan(3900);
-  });
+  }, 60_000);
 
   test("large members stay bytes (PyRaw) and still encode and hash like the tree", () => {
     const g = new Gen(16003);
@@ -144,7 +144,7 @@ describe("byte path vs tree path", () => {
     const big = parseRowBytes(enc.encode(`{"event": "x", "data": [${Array(2000).fill("1.50").join(",")}]}`)) as Map<string, PyValue>;
     expect(big.get("data")).toBeInstanceOf(PyRaw);
     expect(big.get("event")).toBe("x");
-  });
+  }, 60_000);
 
   test("loadsLine: the byte path classifies every line like the tree path (blank, undecodable, error text, value)", () => {
     const lines: Uint8Array[] = [
@@ -173,7 +173,7 @@ describe("byte path vs tree path", () => {
     }
     const bad = lines.map((l, i) => ({ line: dec.decode(l), bytes: viaBytes[i], tree: viaTree[i] })).filter((x) => x.bytes !== x.tree);
     expect(bad.slice(0, 5)).toEqual([]);
-  });
+  }, 60_000);
 });
 
 const PY_ORACLE = `
@@ -211,5 +211,5 @@ describe("byte path vs Python's json", () => {
     });
     expect(bad).toEqual([]);
     expect(accepted).toBeGreaterThan(2000);
-  });
+  }, 60_000);
 });
