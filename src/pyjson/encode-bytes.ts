@@ -88,7 +88,11 @@ export class ByteSink {
 }
 
 const FLOAT_CACHE_MAX = 4096;
+/** Scratch output of isCanonicalFloat. */
+let canonicalProbe: ByteSink;
 const floatCache = new Map<string, string>();
+
+canonicalProbe = new ByteSink(128);
 
 /**
  * Python's repr of the float literal b[s, e) when it is plain decimal
@@ -129,6 +133,15 @@ function plainFloat(b: Uint8Array, s: number, e: number, out: ByteSink): boolean
   if (sig > 15) return false;
   out.bytes(b, s, fracEnd);
   return true;
+}
+
+/** Is the float literal b[s, e) spelled as Python's repr spells its value? (No garbage for plain decimals.) */
+export function isCanonicalFloat(b: Uint8Array, s: number, e: number): boolean {
+  const probe = canonicalProbe;
+  probe.len = 0;
+  if (e - s <= 64 && plainFloat(b, s, e, probe)) return probe.len === e - s;
+  const raw = latin1.decode(b.subarray(s, e));
+  return canonicalNumber(raw, true) === raw;
 }
 
 function floatText(raw: string): string {

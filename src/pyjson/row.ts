@@ -109,14 +109,18 @@ export function setBytePathMin(n: number): number {
   return prev;
 }
 
-/** Decode, strip and parse one physical line (content bytes, no terminator) the way Python's reader does. */
-export function loadsLine(bytes: Uint8Array): LineValue {
+/**
+ * Decode, strip and parse one physical line (content bytes, no terminator)
+ * the way Python's reader does. `transient`: the caller is done with the
+ * value before `bytes` can change (it need not own them: no copy).
+ */
+export function loadsLine(bytes: Uint8Array, transient = false): LineValue {
   if (bytes.length === 0) return BLANK;
   if (bytes.length >= byteMin) {
     if (bytes.length >= GC_HINT_MIN) Bun.gc(true);
     if (!isUtf8(bytes)) return UNDECODABLE;
     // The row keeps views of its bytes (PyRaw): a view of a reader's reused buffer is copied first.
-    const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    const owned = transient || (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength);
     const t = pyStripBytes(owned ? bytes : bytes.slice());
     if (t.length === 0) return BLANK;
     try {

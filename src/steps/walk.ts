@@ -52,6 +52,8 @@ const P_COMMA = ENC.encode(",");
 
 const HEX_BYTES = new TextEncoder().encode("0123456789abcdef");
 const ARENA_READ = 1 << 20;
+/** Rows this long skip the fast path (see `line`). */
+const HUGE_ROW_BYTES = 1 << 20;
 const ARENA_SCRATCH = 64 * 1024;
 const utf8Loose = new TextDecoder("utf-8");
 /** The most line starts left to the JavaScript path between two refusals of the kernel. */
@@ -125,7 +127,7 @@ export class ChainWalker implements BulkProbe {
   private readonly digestHex = new Uint8Array(64);
   /** For a `LineSplitter`: claims canonical rows whole, so they are scanned once. */
   readonly probe = (buf: Uint8Array, start: number, end: number, lineNo: number): boolean =>
-    scanCanonicalRange(buf, start, end) && this.fast(buf, lineNo);
+    end - start < HUGE_ROW_BYTES && scanCanonicalRange(buf, start, end) && this.fast(buf, lineNo);
 
   constructor(
     private readonly dialect: WalkDialect,
@@ -185,7 +187,9 @@ export class ChainWalker implements BulkProbe {
   line(bytes: Uint8Array | null, lineNo: number): void {
     if (bytes === null) throw new OverlongLineError(lineNo, this.maxLineBytes);
     if (bytes.length === 0) return;
-    if (scanCanonicalRow(bytes) && this.fast(bytes, lineNo)) return;
+    // A huge row takes the exact path, which hashes it from its bytes in chunks
+    // (src/pyjson/row.ts); the fast path would assemble its whole pre-image.
+    if (bytes.length < HUGE_ROW_BYTES && scanCanonicalRow(bytes) && this.fast(bytes, lineNo)) return;
     this.general(bytes, lineNo);
   }
 
@@ -460,7 +464,7 @@ export class ChainWalker implements BulkProbe {
   /** Any other line: decode, parse with Python semantics, coerce like Python. */
   private general(bytes: Uint8Array, lineNo: number): void {
     // a long line is read without a value tree (src/pyjson/row.ts)
-    const v = loadsLine(bytes);
+    const v = loadsLine(bytes, true);
     if (v.kind === "undecodable") {
       if (this.dialect === "receipt") throw new UndecodableLineError(lineNo);
       this.error(`${this.prefix}${lineNo}: invalid JSON (line is not valid UTF-8)`);
