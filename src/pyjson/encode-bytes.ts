@@ -326,22 +326,69 @@ function compareKeyTokens(b: Uint8Array, as: number, ae: number, bs: number, be:
   return pe - p - (qe - q);
 }
 
+/** Objects this small are sorted by insertion sort into a shared buffer (no garbage per object). */
+const SMALL_OBJECT = 16;
+
+function keyCmp(b: Uint8Array, keys: Int32Array, base: number, i: number, j: number): number {
+  return compareKeyTokens(b, keys[2 * (base + i)]!, keys[2 * (base + i) + 1]!, keys[2 * (base + j)]!, keys[2 * (base + j) + 1]!);
+}
+
+/** The output of `memberOrder`: member indices, in the order they are written. */
+let orderOut = new Int32Array(SMALL_OBJECT);
+
+/** memberOrder for sort_keys and a small object: insertion sort, then the last of each run of equal keys. */
+function smallSortedOrder(b: Uint8Array, keys: Int32Array, base: number, n: number): number {
+  const o = orderOut;
+  for (let i = 0; i < n; i++) {
+    let j = i - 1;
+    // stable: an equal key stays after the earlier one
+    while (j >= 0 && keyCmp(b, keys, base, o[j]!, i) > 0) {
+      o[j + 1] = o[j]!;
+      j--;
+    }
+    o[j + 1] = i;
+  }
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    if (i + 1 < n && keyCmp(b, keys, base, o[i]!, o[i + 1]!) === 0) continue; // a later duplicate wins
+    o[m++] = o[i]!;
+  }
+  return m;
+}
+
 /**
  * The member order an object is written in: sorted by key (last duplicate
  * wins), or insertion order with each duplicate key at its first position
- * carrying its last value. Null when it is the input order unchanged.
- * `keys` holds each member's key token [start, end) at 2 * (base + i).
+ * carrying its last value. Returns -1 when it is the input order
+ * unchanged, else the number of members written, whose indices are then
+ * in `memberOrderOut()[0, count)`. `keys` holds each member's key token
+ * [start, end) at 2 * (base + i).
  */
-export function memberOrder(b: Uint8Array, keys: Int32Array, base: number, n: number, sortKeys: boolean): number[] | null {
-  if (n < 2) return null;
+export function memberOrder(b: Uint8Array, keys: Int32Array, base: number, n: number, sortKeys: boolean): number {
+  if (n < 2) return -1;
   // already strictly ascending: sorted, no duplicates (no allocation: the common case)
   let ascending = true;
   for (let k = 2 * base + 2; k < 2 * (base + n) && ascending; k += 2) {
     if (compareKeyTokens(b, keys[k - 2]!, keys[k - 1]!, keys[k]!, keys[k + 1]!) >= 0) ascending = false;
   }
-  if (ascending) return null;
-  const cmp = (i: number, j: number): number =>
-    compareKeyTokens(b, keys[2 * (base + i)]!, keys[2 * (base + i) + 1]!, keys[2 * (base + j)]!, keys[2 * (base + j) + 1]!);
+  if (ascending) return -1;
+  if (n <= SMALL_OBJECT) {
+    if (sortKeys) return smallSortedOrder(b, keys, base, n);
+    // insertion order: unchanged unless two keys are equal (pairwise, no garbage)
+    let dup = false;
+    for (let i = 1; i < n && !dup; i++) for (let j = 0; j < i && !dup; j++) if (keyCmp(b, keys, base, j, i) === 0) dup = true;
+    if (!dup) return -1;
+  }
+  return sortedRuns(b, keys, base, n, sortKeys);
+}
+
+/**
+ * memberOrder's general case. A function of its own: its comparison
+ * closure makes the engine allocate a scope per call, which the common
+ * cases above must not pay for.
+ */
+function sortedRuns(b: Uint8Array, keys: Int32Array, base: number, n: number, sortKeys: boolean): number {
+  const cmp = (i: number, j: number): number => keyCmp(b, keys, base, i, j);
   const idx: number[] = new Array(n);
   for (let i = 0; i < n; i++) idx[i] = i;
   idx.sort((x, y) => cmp(x, y) || x - y);
@@ -355,10 +402,18 @@ export function memberOrder(b: Uint8Array, keys: Int32Array, base: number, n: nu
     runs.push([idx[i]!, idx[j]!]);
     i = j + 1;
   }
-  if (sortKeys) return runs.map((r) => r[1]);
-  if (!dup) return null;
-  runs.sort((x, y) => x[0] - y[0]);
-  return runs.map((r) => r[1]);
+  if (!sortKeys) {
+    if (!dup) return -1;
+    runs.sort((x, y) => x[0] - y[0]);
+  }
+  if (orderOut.length < runs.length) orderOut = new Int32Array(runs.length);
+  for (let i = 0; i < runs.length; i++) orderOut[i] = runs[i]![1];
+  return runs.length;
+}
+
+/** Where `memberOrder` left its result. */
+export function memberOrderOut(): Int32Array {
+  return orderOut;
 }
 
 /**
@@ -446,6 +501,8 @@ export class BytesEncoder {
   private keys = new Int32Array(256);
   private segs = new Int32Array(256);
   private top = 0;
+  /** Scratch copy of an object being reordered (shared: the copy is used up before any nested object is written). */
+  private copyBuf = new Uint8Array(1024);
 
   private push(keyStart: number, keyEnd: number, segStart: number, segEnd: number): void {
     if (2 * this.top + 2 > this.keys.length) {
@@ -490,13 +547,19 @@ export class BytesEncoder {
       if (b[p] === RBRACE) break;
       p = skipWsBytes(b, p + 1);
     }
-    const order = memberOrder(b, this.keys, base, this.top - base, this.opts.sortKeys);
-    if (order !== null) {
+    const count = memberOrder(b, this.keys, base, this.top - base, this.opts.sortKeys);
+    if (count >= 0) {
+      const order = memberOrderOut();
       // rewrite the members in their output order from a copy of the object's bytes
-      const copy = out.buf.slice(start, out.len);
+      const size = out.len - start;
+      if (this.copyBuf.length < size) this.copyBuf = new Uint8Array(Math.max(size, 2 * this.copyBuf.length));
+      const copy = this.copyBuf;
+      const src = out.buf;
+      if (size <= 256) for (let i = 0; i < size; i++) copy[i] = src[start + i]!;
+      else copy.set(src.subarray(start, out.len));
       out.len = start;
       out.byte(LBRACE);
-      for (let i = 0; i < order.length; i++) {
+      for (let i = 0; i < count; i++) {
         if (i > 0) out.ascii(this.opts.itemSep);
         if (nl) out.ascii(nl);
         const m = base + order[i]!;
