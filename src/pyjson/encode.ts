@@ -397,3 +397,28 @@ export function dumpsRowBytes(row: Map<string, PyLike>, tail = ""): Uint8Array {
   sink.ascii(text + "}" + tail);
   return sink.view();
 }
+
+const STOP = Symbol("preview complete");
+
+/**
+ * The start of `renderJson(raw, null)` (compact, raw UTF-8, numbers as
+ * recorded) for human output: at most `maxChars` UTF-16 units, then "…".
+ * Encoding stops once enough is written (an open object is written whole
+ * first), so a huge value costs no more than its bytes.
+ */
+export function previewJson(raw: PyRaw, maxChars = 200): string {
+  const opts = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: false, rawNumbers: true };
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  let text = "";
+  const e = new BytesEncoder(raw.bytes, opts, new ByteSink(4096), (chunk) => {
+    text += decoder.decode(chunk);
+    if (text.length > maxChars) throw STOP;
+  }, 1024);
+  try {
+    e.value(0);
+    e.finish();
+  } catch (err) {
+    if (err !== STOP) throw err;
+  }
+  return text.length > maxChars ? text.slice(0, maxChars) + "\u2026" : text;
+}

@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { validateBytes, type MemberSpan } from "./bytes.ts";
+import { skipValue, skipWsBytes, validateBytes, type MemberSpan } from "./bytes.ts";
 import { decodeStringToken } from "./encode-bytes.ts";
 import { parse } from "./parse.ts";
 import { isPyWhitespace } from "./python.ts";
@@ -149,3 +149,18 @@ export function loadsLine(bytes: Uint8Array, transient = false): LineValue {
 }
 
 export { materialize, rawIsEmpty } from "./parse.ts";
+
+/** The first `n` elements of a `PyRaw` array (or none for an object), as trees. */
+export function rawItems(raw: PyRaw, n: number): PyValue[] {
+  const b = raw.bytes;
+  const out: PyValue[] = [];
+  if (raw.kind !== "array") return out;
+  let p = skipWsBytes(b, 1);
+  while (out.length < n && b[p] !== 0x5d) {
+    const e = skipValue(b, p);
+    out.push(parse(utf8Loose.decode(b.subarray(p, e))));
+    p = skipWsBytes(b, e);
+    if (b[p] === 0x2c) p = skipWsBytes(b, p + 1);
+  }
+  return out;
+}

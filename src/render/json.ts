@@ -1,5 +1,5 @@
-import { dumps, type DumpsOptions } from "../pyjson/encode.ts";
-import type { PyLike } from "../pyjson/types.ts";
+import { dumps, previewJson, type DumpsOptions } from "../pyjson/encode.ts";
+import { PyRaw, type PyLike } from "../pyjson/types.ts";
 
 /**
  * JSON for machine output on stdout: indent 2, raw UTF-8 (lone surrogates
@@ -16,8 +16,10 @@ export const RENDER_OPTIONS: DumpsOptions = { indent: 2, ensureAscii: false, raw
 /**
  * A recorded value as human output shows it: a string as itself, anything
  * else as compact JSON (`true`, `null`, `{"a": 1}`, numbers as recorded),
- * never Python's `str()` (`True`, `None`, `{'a': 1}`).
+ * never Python's `str()` (`True`, `None`, `{'a': 1}`). A huge row's large
+ * value (`PyRaw`) shows as its first 200 characters and "…".
  */
 export function humanValue(value: unknown): string {
+  if (value instanceof PyRaw) return previewJson(value);
   return typeof value === "string" ? value : renderJson(value, null);
 }

@@ -213,3 +213,28 @@ describe("byte path vs Python's json", () => {
     expect(accepted).toBeGreaterThan(2000);
   }, 60_000);
 });
+
+describe("a huge row on the replay display", () => {
+  test("its table cells are the tree's for small fields, and a bounded preview for a large one", async () => {
+    const { displayRow } = await import("../../src/replay/display.ts");
+    const { previewJson } = await import("../../src/pyjson/encode.ts");
+    const { rawItems } = await import("../../src/pyjson/row.ts");
+    const ids = JSON.stringify(Array.from({ length: 500 }, (_, i) => `T-${i}`));
+    const text = `{"ts": 5.5, "event": "task_claimed", "agent_id": "A-1", "task_ids": ${ids}, "model": {"name": "m", "pad": "${"x".repeat(5000)}"}, "failed_signals": [1, 2, 3, 4], "cost_usd": 0.25}`;
+    const viaBytes = parseRowBytes(enc.encode(text), 256) as Map<string, PyValue>;
+    const viaTree = parse(text) as Map<string, PyValue>;
+    expect(viaBytes.get("task_ids")).toBeInstanceOf(PyRaw);
+    expect(viaBytes.get("model")).toBeInstanceOf(PyRaw);
+    const a = displayRow(viaBytes, 1);
+    const b = displayRow(viaTree, 1);
+    expect({ ...a, detail: "" }).toEqual({ ...b, detail: "" });
+    expect(a.task).toBe("T-0, T-1");
+    expect(a.detail.startsWith('{"name": "m", "pad": "xxx')).toBe(true);
+    expect(a.detail).toContain("\u2026");
+    expect(a.detail.length).toBeLessThan(300);
+    expect(b.detail.endsWith(a.detail.slice(a.detail.indexOf("\u2026") + 1))).toBe(true);
+    expect(rawItems(viaBytes.get("task_ids") as PyRaw, 3)).toEqual(["T-0", "T-1", "T-2"]);
+    const raw = parseRowBytes(enc.encode(`[1.50, "\u00e9", {"b": 1, "a": 2}]`), 0);
+    expect(previewJson(raw as PyRaw)).toBe('[1.50, "\u00e9", {"b": 1, "a": 2}]');
+  });
+});
