@@ -164,3 +164,20 @@ export function rawItems(raw: PyRaw, n: number): PyValue[] {
   }
   return out;
 }
+
+/** Member `key` of a `PyRaw` object (the last one, as json.loads keeps), as a tree; undefined when absent. */
+export function rawGet(raw: PyRaw, key: string): PyValue | undefined {
+  const b = raw.bytes;
+  if (raw.kind !== "object") return undefined;
+  let found: [number, number] | null = null;
+  let p = skipWsBytes(b, 1);
+  while (b[p] === 0x22) {
+    const k = decodeStringToken(b, p);
+    p = skipWsBytes(b, skipWsBytes(b, skipValue(b, p)) + 1);
+    const e = skipValue(b, p);
+    if (k === key) found = [p, e];
+    p = skipWsBytes(b, e);
+    if (b[p] === 0x2c) p = skipWsBytes(b, p + 1);
+  }
+  return found === null ? undefined : memberValue(b, { keyStart: 0, keyEnd: 0, valueStart: found[0], valueEnd: found[1] }, RAW_MEMBER_MIN);
+}

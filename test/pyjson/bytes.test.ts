@@ -238,3 +238,17 @@ describe("a huge row on the replay display", () => {
     expect(previewJson(raw as PyRaw)).toBe('[1.50, "\u00e9", {"b": 1, "a": 2}]');
   });
 });
+
+describe("a huge step row read from its bytes", () => {
+  test("its receipt form (blob_refs list, tool_call name) equals the tree's", async () => {
+    const { dictForm, rowLine } = await import("../../src/receipts/rows.ts");
+    const { rawGet } = await import("../../src/pyjson/row.ts");
+    const refs = JSON.stringify(Array.from({ length: 6 }, (_, i) => String(i).repeat(64)));
+    const text = `{"blob_refs": ${refs}, "input_hash": "", "model": null, "prev_hash": "${"0".repeat(64)}", "prompt": "p", "seq": 0, "step_hash": "x", "tool_call": {"name": "write", "args": {"content": "${"y".repeat(3000)}"}}, "tool_result": [${Array(500).fill("1.5").join(",")}], "ts": 1.0}`;
+    const viaBytes = parseRowBytes(enc.encode(text), 256) as Map<string, PyValue>;
+    expect(viaBytes.get("blob_refs")).toBeInstanceOf(PyRaw);
+    expect(rowLine(dictForm(viaBytes))).toBe(rowLine(dictForm(parse(text) as Map<string, PyValue>)));
+    expect(rawGet(viaBytes.get("tool_call") as PyRaw, "name")).toBe("write");
+    expect(rawGet(viaBytes.get("tool_call") as PyRaw, "nope")).toBeUndefined();
+  });
+});

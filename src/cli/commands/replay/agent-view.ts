@@ -5,7 +5,8 @@ import { InputError, NegativeError, UsageError } from "../../../errors.ts";
 import { humanValue, renderJson } from "../../../render/json.ts";
 import { dictForm, RowFormError } from "../../../receipts/rows.ts";
 import { pyStr } from "../../../pyjson/python.ts";
-import type { PyObject, PyValue } from "../../../pyjson/types.ts";
+import { rawGet } from "../../../pyjson/row.ts";
+import { PyRaw, type PyObject, type PyValue } from "../../../pyjson/types.ts";
 import { GENESIS_HASH } from "../../../steps/hash.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../../../steps/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../../../steps/paths.ts";
@@ -130,7 +131,9 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   await forEntries(bucket, limit, async (row) => {
     const tc = row.get("tool_call");
     // Values as JSON (never Python's `None`/`True`/`{'a': 1}`); hashes are strings on every valid row.
-    const tool = tc === null || tc === undefined ? "-" : tc instanceof Map && tc.has("name") ? humanValue(tc.get("name")) : "<tool>";
+    // a huge row's large tool_call stays bytes (src/pyjson/row.ts): its name is read from them
+    const name = tc instanceof Map ? tc.get("name") : tc instanceof PyRaw ? rawGet(tc, "name") : undefined;
+    const tool = tc === null || tc === undefined ? "-" : name !== undefined ? humanValue(name) : "<tool>";
     const model = row.get("model");
     const cells = [
       humanValue(row.get("seq") as PyValue),
