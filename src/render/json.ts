@@ -1,4 +1,4 @@
-import { dumps, previewJson, type DumpsOptions } from "../pyjson/encode.ts";
+import { dumps, dumpsStream, holdsRaw, previewJson, type DumpsOptions } from "../pyjson/encode.ts";
 import { PyRaw, type PyLike } from "../pyjson/types.ts";
 
 /**
@@ -22,4 +22,16 @@ export const RENDER_OPTIONS: DumpsOptions = { indent: 2, ensureAscii: false, raw
 export function humanValue(value: unknown): string {
   if (value instanceof PyRaw) return previewJson(value);
   return typeof value === "string" ? value : renderJson(value, null);
+}
+
+/**
+ * A row of a JSON document being streamed, as `renderJson(row)` indented by
+ * `level` (2 spaces each), first line included: handed to `write` in
+ * pieces when the row is huge (it holds `PyRaw` values), else as one text.
+ */
+export function renderRowJson(row: Map<string, PyLike>, level: number, write: (text: string) => void): void {
+  const pad = " ".repeat(2 * level);
+  if (!holdsRaw(row)) return write(pad + renderJson(row).replace(/\n/g, "\n" + pad));
+  write(pad);
+  dumpsStream(row, { ...RENDER_OPTIONS, level }, write);
 }

@@ -42,11 +42,12 @@ export function forEachFileLineSync(
  */
 export type LineKind = { kind: "blank" } | { kind: "malformed" } | { kind: "entry"; row: PyObject };
 
-export function classifyLine(bytes: Uint8Array | null): LineKind {
+/** `transient`: the caller is done with the row before the line's buffer is reused (no copy of a huge line). */
+export function classifyLine(bytes: Uint8Array | null, transient = false): LineKind {
   if (bytes === null) return { kind: "malformed" };
   if (bytes.length === 0) return { kind: "blank" };
   // a long line is read without a value tree (src/pyjson/row.ts)
-  const v = loadsLine(bytes);
+  const v = loadsLine(bytes, transient);
   if (v.kind === "blank") return { kind: "blank" };
   if (v.kind === "value" && v.value instanceof Map && v.value.has("step_hash")) return { kind: "entry", row: v.value };
   return { kind: "malformed" };

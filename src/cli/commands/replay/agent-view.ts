@@ -2,8 +2,9 @@ import { existsSync, statSync } from "node:fs";
 import { readChunks } from "../../../fsutil/input.ts";
 import { join } from "node:path";
 import { InputError, NegativeError, UsageError } from "../../../errors.ts";
-import { humanValue, renderJson } from "../../../render/json.ts";
+import { humanValue, renderJson, renderRowJson } from "../../../render/json.ts";
 import { dictForm, RowFormError } from "../../../receipts/rows.ts";
+import { holdsRaw } from "../../../pyjson/encode.ts";
 import { pyStr } from "../../../pyjson/python.ts";
 import { rawGet } from "../../../pyjson/row.ts";
 import { PyRaw, type PyObject, type PyValue } from "../../../pyjson/types.ts";
@@ -14,7 +15,7 @@ import { classifyLine } from "../../../steps/reader.ts";
 import { ChainWalker } from "../../../steps/walk.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
-import { printLines, writeStdout } from "../../output.ts";
+import { printLines, writeStdout, writeStdoutSync } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
 
@@ -83,7 +84,7 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   if (existsSync(bucket)) {
     const splitter = new LineSplitter("universal", (line, n) => {
       walker.line(line, n);
-      const k = classifyLine(line);
+      const k = classifyLine(line, true);
       if (k.kind === "entry") {
         entries++;
         lastHash = pyStr(k.row.get("step_hash"), "");
@@ -116,7 +117,12 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
     let first = true;
     await writeStdout(head.slice(0, -2) + ',\n  "entries": [');
     await forEntries(bucket, limit, async (row) => {
-      await writeStdout((first ? "\n" : ",\n") + indent(renderJson(rowView(row)), "    "));
+      const view = rowView(row);
+      if (holdsRaw(view)) {
+        // a huge row (src/pyjson/row.ts) is written in pieces from its bytes, never as one string
+        await writeStdout(first ? "\n" : ",\n");
+        renderRowJson(view, 2, writeStdoutSync);
+      } else await writeStdout((first ? "\n" : ",\n") + indent(renderJson(view), "    "));
       first = false;
     });
     await writeStdout(first ? "]\n}\n" : "\n  ]\n}\n");

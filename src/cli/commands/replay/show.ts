@@ -2,8 +2,8 @@ import { readMetadata, type RunMetadata } from "../../../journal/metadata.ts";
 import { errorMessage } from "../../../errors.ts";
 import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
-import { dumpsStream, holdsRaw } from "../../../pyjson/encode.ts";
-import { RENDER_OPTIONS, renderJson } from "../../../render/json.ts";
+import { holdsRaw } from "../../../pyjson/encode.ts";
+import { renderJson, renderRowJson } from "../../../render/json.ts";
 import { cellWidth, idColumn, joinFitting, sanitizeCell, Table, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { displayRow } from "../../../replay/display.ts";
@@ -194,9 +194,9 @@ async function streamJson(run: RunRef, metadata: RunMetadata | null, limit: numb
   for await (const row of runRows(run.journal, limit)) {
     if (holdsRaw(row)) {
       // A huge row (src/pyjson/row.ts) streams from its bytes: never one string.
-      await writeStdout(buf + (n++ === 0 ? "\n" : ",\n") + "    ");
+      await writeStdout(buf + (n++ === 0 ? "\n" : ",\n"));
       buf = "";
-      dumpsStream(row, { ...RENDER_OPTIONS, level: 2 }, writeStdoutSync);
+      renderRowJson(row, 2, writeStdoutSync);
       if (stdoutClosed()) return;
       continue;
     }
