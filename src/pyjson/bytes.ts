@@ -10,15 +10,16 @@ import { PyJsonError } from "./types.ts";
  * it never becomes a tree of JS values (which costs ~50-90x its bytes).
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-const MINUS = 0x2d;
+/** JSON's structural bytes (shared with encode-bytes.ts). */
+export const BACKSLASH = 0x5c;
+export const COLON = 0x3a;
+export const COMMA = 0x2c;
+export const LBRACE = 0x7b;
+export const LBRACKET = 0x5b;
+export const MINUS = 0x2d;
+export const QUOTE = 0x22;
+export const RBRACE = 0x7d;
+export const RBRACKET = 0x5d;
 
 const enc = new TextEncoder();
 const W_NULL = enc.encode("null");

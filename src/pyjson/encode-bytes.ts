@@ -1,4 +1,4 @@
-import { isWsByte, literalAt, numberEnd, skipWsBytes, stringEnd } from "./bytes.ts";
+import { BACKSLASH, LBRACE, LBRACKET, literalAt, numberEnd, QUOTE, RBRACE, RBRACKET, skipWsBytes, stringEnd } from "./bytes.ts";
 import { compareCodePoints } from "./encode.ts";
 import { canonicalNumber } from "./float.ts";
 
@@ -32,15 +32,7 @@ export const CANONICAL_OPTIONS: ByteDumpsOptions = {
   rawNumbers: false,
 };
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-const COMMA = 0x2c;
 const HEX = new TextEncoder().encode("0123456789abcdef");
-const enc = new TextEncoder();
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
@@ -588,5 +580,3 @@ export function dumpsBytesText(b: Uint8Array, pos: number, opts: ByteDumpsOption
   return opts.ensureAscii ? latin1.decode(bytes) : utf8.decode(bytes);
 }
 
-export { isWsByte, enc as byteEncoder };
-void COMMA;
