@@ -33,5 +33,14 @@ export function renderRowJson(row: Map<string, PyLike>, level: number, write: (t
   const pad = " ".repeat(2 * level);
   if (!holdsRaw(row)) return write(pad + renderJson(row).replace(/\n/g, "\n" + pad));
   write(pad);
-  dumpsStream(row, { ...RENDER_OPTIONS, level }, write);
+  // The pieces are garbage once written; collect every few megabytes so they do not pile up.
+  let since = 0;
+  dumpsStream(row, { ...RENDER_OPTIONS, level }, (text) => {
+    write(text);
+    since += text.length;
+    if (since >= 4 << 20) {
+      since = 0;
+      Bun.gc(false);
+    }
+  });
 }
