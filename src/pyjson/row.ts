@@ -1,9 +1,9 @@
 import { isUtf8 } from "node:buffer";
-import { skipValue, skipWsBytes, validateBytes, type MemberSpan } from "./bytes.ts";
+import { numberEnd, skipValue, skipWsBytes, validateBytes, type MemberSpan } from "./bytes.ts";
 import { decodeStringToken } from "./encode-bytes.ts";
 import { parse } from "./parse.ts";
 import { isPyWhitespace } from "./python.ts";
-import { PyRaw, type PyObject, type PyValue } from "./types.ts";
+import { PyNum, PyRaw, type PyObject, type PyValue } from "./types.ts";
 
 /**
  * One physical line of a journal as Python reads it (UTF-8 decode,
@@ -69,10 +69,26 @@ export function pyStripBytes(b: Uint8Array): Uint8Array {
 /** The tree of one validated member value, or its bytes when it is a large container. */
 function memberValue(b: Uint8Array, m: MemberSpan, rawMin: number): PyValue {
   const c = b[m.valueStart];
-  const bytes = b.subarray(m.valueStart, m.valueEnd);
-  if ((c === 0x5b || c === 0x7b) && bytes.length >= rawMin) return new PyRaw(bytes, c === 0x5b ? "array" : "object");
-  return parse(utf8Loose.decode(bytes));
+  if (c === 0x5b || c === 0x7b) {
+    const bytes = b.subarray(m.valueStart, m.valueEnd);
+    if (bytes.length >= rawMin) return new PyRaw(bytes, c === 0x5b ? "array" : "object");
+    return parse(utf8Loose.decode(bytes));
+  }
+  // atoms directly from the (validated) bytes: no text of the value to parse again
+  if (c === 0x22) return decodeStringToken(b, m.valueStart);
+  switch (c) {
+    case 0x6e: return null;
+    case 0x74: return true;
+    case 0x66: return false;
+    case 0x4e: return new PyNum("NaN", true);
+    case 0x49: return new PyNum("Infinity", true);
+  }
+  const num = { isFloat: false };
+  if (numberEnd(b, m.valueStart, num) === m.valueEnd) return new PyNum(latin1.decode(b.subarray(m.valueStart, m.valueEnd)), num.isFloat);
+  return parse(utf8Loose.decode(b.subarray(m.valueStart, m.valueEnd))); // -Infinity
 }
+
+const latin1 = new TextDecoder("latin1");
 
 /**
  * `json.loads` of already stripped, valid UTF-8 `b` without a tree for its
