@@ -1,4 +1,13 @@
-import { canonical, canonicalizer, compareCodePoints, encodeString, UnknownHashProfileError } from "../pyjson/encode.ts";
+import {
+  canonical,
+  canonicalizer,
+  canonicalPart,
+  compareCodePoints,
+  encodeString,
+  sha256Parts,
+  UnknownHashProfileError,
+  type PreimagePart,
+} from "../pyjson/encode.ts";
 import { DEFAULT_HASH_PROFILE, type PyLike, type PyValue } from "../pyjson/types.ts";
 import { sha256Hex } from "../hex.ts";
 
@@ -43,11 +52,21 @@ function entriesOf(payload: Payload): [string, PyLike][] {
  * named `event` is replaced by the event type.
  */
 export function payloadPreimage(eventType: string, payload: Payload, profile: string = PY_JSON_V1): string {
+  return payloadParts(eventType, payload, profile)
+    .map((p) => (typeof p === "string" ? p : canonical(p)))
+    .join("");
+}
+
+/**
+ * The payload pre-image in pieces: a huge row's large members (`PyRaw`)
+ * stay bytes, hashed from them in chunks (src/pyjson/encode-bytes.ts).
+ */
+function payloadParts(eventType: string, payload: Payload, profile: string): PreimagePart[] {
   if (profile !== PY_JSON_V1) {
     const projected = new Map<string, PyLike>();
     for (const [k, v] of entriesOf(payload)) if (!EXCLUDED.has(k)) projected.set(k, v);
     projected.set("event", eventType);
-    return canonicalizer(profile)(projected as unknown as PyLike);
+    return [canonicalizer(profile)(projected as unknown as PyLike)];
   }
   // py-json-v1 fast path: sort the top-level keys once, encode values with
   // the canonical encoder (which sorts nested objects itself).
@@ -62,6 +81,7 @@ export function payloadPreimage(eventType: string, payload: Payload, profile: st
   }
   keys.push("event");
   keys.sort(compareCodePoints);
+  const parts: PreimagePart[] = [];
   let out = "{";
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
@@ -69,13 +89,21 @@ export function payloadPreimage(eventType: string, payload: Payload, profile: st
     out += encodeString(k);
     out += ":";
     if (k === "event") out += encodeString(eventType);
-    else out += canonical((isMap ? payload.get(k) : (payload as Record<string, PyLike>)[k]) as PyLike);
+    else {
+      const part = canonicalPart((isMap ? payload.get(k) : (payload as Record<string, PyLike>)[k]) as PyLike);
+      if (typeof part === "string") out += part;
+      else {
+        parts.push(out, part);
+        out = "";
+      }
+    }
   }
-  return out + "}";
+  parts.push(out + "}");
+  return parts;
 }
 
 export function payloadHash(eventType: string, payload: Payload, profile: string = PY_JSON_V1): string {
-  return sha256Hex(payloadPreimage(eventType, payload, profile));
+  return sha256Parts(payloadParts(eventType, payload, profile));
 }
 
 /** `{"event_type":…,"index":…,"payload_hash":…,"prev_hash":…}` (keys already in sorted order). */

@@ -1,6 +1,7 @@
 import { dumps } from "../pyjson/encode.ts";
 import { pyInt, pyStr } from "../pyjson/python.ts";
-import { PyNum, type PyValue } from "../pyjson/types.ts";
+import { rawIsEmpty } from "../pyjson/parse.ts";
+import { PyNum, PyRaw, type PyValue } from "../pyjson/types.ts";
 import { sha256Hex } from "./hash.ts";
 import { openInput } from "../fsutil/input.ts";
 import { classifyLine, type JournalRow, type LineVerdict } from "./reader.ts";
@@ -56,6 +57,8 @@ function truthy(v: PyValue | undefined): boolean {
   if (v === true) return true;
   if (v instanceof PyNum) return Number(v.raw) !== 0;
   if (typeof v === "string" || Array.isArray(v)) return v.length > 0;
+  // A large list or dict kept as its bytes (src/pyjson/row.ts).
+  if (v instanceof PyRaw) return !rawIsEmpty(v);
   return v.size > 0;
 }
 

@@ -1,5 +1,4 @@
-import { parse } from "../pyjson/parse.ts";
-import { isPyWhitespace } from "../pyjson/python.ts";
+import { loadsLine } from "../pyjson/row.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { MAX_LINE_BYTES, physicalLines, type LineReadOptions } from "../fsutil/lines.ts";
 
@@ -26,7 +25,7 @@ export type LineVerdict =
 // escaped byte; a fatal decoder refuses exactly the same byte sequences
 // (overlongs, encoded surrogates, > U+10FFFF, truncated sequences). The BOM
 // is kept: Python's "utf-8" codec keeps it and json.loads then rejects it.
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+// A long line is read without a value tree (src/pyjson/row.ts).
 
 // Discard verdicts are returned as copies: bun:test's toMatchObject with an
 // asymmetric matcher writes into the object it checks (even a frozen one),
@@ -42,25 +41,11 @@ export function classifyLine(bytes: Uint8Array): LineVerdict {
   // Bounded memory: a line past the limit is refused unread (physicalLines
   // hands over only its first MAX_LINE_BYTES + 1 bytes).
   if (bytes.length > MAX_LINE_BYTES) return { ...OVERLONG };
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    return { ...UNDECODABLE };
-  }
-  // Python str.strip(): its whitespace set, not JS trim()'s.
-  let a = 0;
-  let b = text.length;
-  while (a < b && isPyWhitespace(text.charCodeAt(a))) a++;
-  while (b > a && isPyWhitespace(text.charCodeAt(b - 1))) b--;
-  if (a === b) return BLANK;
-  if (a !== 0 || b !== text.length) text = text.slice(a, b);
-  let value: PyValue;
-  try {
-    value = parse(text);
-  } catch (err) {
-    return { kind: "discarded", reason: `unparsable (${(err as Error).message})` };
-  }
+  const v = loadsLine(bytes);
+  if (v.kind === "blank") return BLANK;
+  if (v.kind === "undecodable") return { ...UNDECODABLE };
+  if (v.kind === "error") return { kind: "discarded", reason: `unparsable (${v.message})` };
+  const value: PyValue = v.value;
   if (!(value instanceof Map)) return { ...NON_OBJECT };
   return { kind: "row", row: value };
 }

@@ -1,21 +1,25 @@
 import { BernsteinError, InputError, type ErrorCode } from "../errors.ts";
 import { MAX_ROW_BYTES, rowTooLarge } from "../fsutil/input.ts";
 import { LineSplitter } from "../fsutil/lines.ts";
+import { isUtf8 } from "node:buffer";
 import { parse } from "../pyjson/parse.ts";
+import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes } from "../pyjson/row.ts";
 import { pyStrip } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { validateRecordInput, type EventJournal, type RawRecordItem, type RecordItem } from "./writer.ts";
 
-/** Events per `recordMany` call. */
+/** Events per `recordMany` call, and input bytes (a batch of big rows stays small in memory). */
 const BATCH = 2048;
+const BATCH_BYTES = 4 << 20;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** `text` as a JSON object, or an InputError `code` saying what `what` is. */
-export function parseObject(text: string, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {
+export function parseObject(text: string | Uint8Array, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {
   let v: PyValue;
   try {
-    v = parse(text);
+    // a long line is read without a value tree (src/pyjson/row.ts)
+    v = typeof text === "string" ? parse(text) : parseRowBytes(text);
   } catch (err) {
     throw new InputError(code, `${what} is not valid JSON: ${(err as Error).message}`, facts);
   }
@@ -23,8 +27,8 @@ export function parseObject(text: string, what: string, code: ErrorCode, facts: 
   return v;
 }
 
-/** One input line `{"event": "...", ...payload}` as an event, or an InputError naming the line. */
-function eventOfLine(text: string, lineNo: number): RecordItem {
+/** One input line `{"event": "...", ...payload}` (text, or valid UTF-8 bytes) as an event, or an InputError naming the line. */
+function eventOfLine(text: string | Uint8Array, lineNo: number): RecordItem {
   const facts = { line: lineNo };
   const obj = parseObject(text, `stdin line ${lineNo}`, "invalid_event_line", facts);
   const event = obj.get("event");
@@ -42,7 +46,11 @@ function eventOfLine(text: string, lineNo: number): RecordItem {
   return { event, payload };
 }
 
-function decodeLine(bytes: Uint8Array, lineNo: number): string {
+function decodeLine(bytes: Uint8Array, lineNo: number): string | Uint8Array {
+  if (bytes.length >= BYTE_PATH_MIN) {
+    if (isUtf8(bytes)) return bytes;
+    throw new InputError("invalid_event_line", `stdin line ${lineNo} is not valid UTF-8`, { line: lineNo });
+  }
   try {
     return utf8.decode(bytes);
   } catch {
@@ -68,10 +76,12 @@ export async function recordLines(
   const start = journal.mark();
   let recorded = 0;
   let batch: (RecordItem | RawRecordItem)[] = [];
+  let batchBytes = 0;
   const flush = (): void => {
     journal.recordMany(batch);
     recorded += batch.length;
     batch = [];
+    batchBytes = 0;
     onRecorded(recorded);
   };
   const splitter: LineSplitter = new LineSplitter(
@@ -82,15 +92,16 @@ export async function recordLines(
       const kept = splitter.detach(line);
       const end = kept.length;
       const bytes = end > 0 && kept[end - 1] === 13 ? kept.subarray(0, end - 1) : kept;
+      batchBytes += bytes.length;
       if (bytes[0] === 0x7b) {
         // "{": the writer takes it at byte level, or calls parse()
         batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo) });
       } else {
         const text = decodeLine(bytes, lineNo);
-        if (pyStrip(text) === "") return;
+        if ((typeof text === "string" ? pyStrip(text) : pyStripBytes(text)).length === 0) return;
         batch.push(eventOfLine(text, lineNo));
       }
-      if (batch.length >= BATCH) flush();
+      if (batch.length >= BATCH || batchBytes >= BATCH_BYTES) flush();
     },
     MAX_ROW_BYTES,
   );

@@ -3,7 +3,7 @@ import { fsyncDir } from "../fsutil/atomic.ts";
 import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError, UsageError } from "../errors.ts";
 import type { FileLock } from "../fsutil/lock.ts";
-import { dumps } from "../pyjson/encode.ts";
+import { dumps, dumpsRowBytes, holdsRaw } from "../pyjson/encode.ts";
 import { pyRound } from "../pyjson/python.ts";
 import { pyFloat, pyInt, type PyLike, type PyValue } from "../pyjson/types.ts";
 import { eventHash, HASH_PROFILE_FIELD, payloadHash, PY_JSON_V1, type Payload } from "./hash.ts";
@@ -333,7 +333,7 @@ export class EventJournal {
     index: number,
     prev: string,
     checked?: { entries: [string, PyLike][]; ts: number; elapsed: number },
-  ): { row: Map<string, PyValue>; line: string; hash: string } {
+  ): { row: Map<string, PyValue>; line: string | Uint8Array; hash: string } {
     const entries = checked?.entries ?? entriesOf(payload);
     if (!checked) checkRecordInput(event, entries);
     const ph = payloadHash(event, payload);
@@ -351,7 +351,9 @@ export class EventJournal {
     ]);
     // dict.update: envelope-named keys overwrite in place, others append.
     for (const [k, v] of entries) row.set(k, v);
-    return { row: row as Map<string, PyValue>, line: dumps(row as unknown as PyLike) + "\n", hash: eh };
+    // A huge row's large members are still bytes (PyRaw): its line is built as bytes too.
+    const line = holdsRaw(row) ? dumpsRowBytes(row, "\n") : dumps(row as unknown as PyLike) + "\n";
+    return { row: row as Map<string, PyValue>, line, hash: eh };
   }
 
   private ensureOpen(): void {
@@ -434,12 +436,13 @@ export class EventJournal {
           // envelope fields.
           const entries = entriesOf(ev.payload);
           checkRecordInput(ev.event, entries);
-          const fast = recordLine(ev.event, entries, index, prev, ts, elapsed);
+          const fast = holdsRaw(ev.payload) ? null : recordLine(ev.event, entries, index, prev, ts, elapsed);
           const { line, hash } = fast
             ? { line: fast.line, hash: fast.eventHash }
             : this.buildRow(ev.event, ev.payload, index, prev, { entries, ts, elapsed });
-          if (!raw.hasRoomFor(3 * line.length)) flush();
-          if (!raw.hasRoomFor(3 * line.length)) {
+          const alone = typeof line !== "string" || !raw.hasRoomFor(3 * line.length);
+          if (alone) flush();
+          if (typeof line !== "string" || !raw.hasRoomFor(3 * line.length)) {
             // a huge generic row: write it on its own
             this.append(line);
             this.index = index + 1;

@@ -1,5 +1,6 @@
 import { canonicalNumber, floatRepr } from "./float.ts";
-import { DEFAULT_HASH_PROFILE, PyNum, type PyLike } from "./types.ts";
+import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText } from "./encode-bytes.ts";
+import { DEFAULT_HASH_PROFILE, PyNum, PyRaw, type PyLike } from "./types.ts";
 import { HEX_DIGITS as HEX } from "../hex.ts";
 
 /**
@@ -14,6 +15,8 @@ export interface DumpsOptions {
   ensureAscii?: boolean;
   /** Print parsed numbers as recorded (display), not re-spelled (hashing). */
   rawNumbers?: boolean;
+  /** Nesting level the value starts at (its nested lines are indented for it). */
+  level?: number;
 }
 
 function hex4(c: number): string {
@@ -143,6 +146,10 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
       parts.push(rawNumbers ? v.raw : canonicalNumber(v.raw, v.isFloat));
       return;
     }
+    if (v instanceof PyRaw) {
+      parts.push(dumpsBytesText(v.bytes, 0, { sortKeys, itemSep, keySep, indent, ensureAscii, rawNumbers, level }));
+      return;
+    }
     const nl = indent === null ? "" : "\n" + " ".repeat(indent * (level + 1));
     const nlClose = indent === null ? "" : "\n" + " ".repeat(indent * level);
     if (Array.isArray(v)) {
@@ -173,8 +180,45 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
     parts.push(nlClose + "}");
   };
 
-  emit(value, 0);
+  emit(value, options.level ?? 0);
   return parts.join("");
+}
+
+/**
+ * `dumps(value, options)` of an object handed over in pieces of about
+ * 64 KiB (`onText`): its `PyRaw` members stream from their bytes, so a
+ * huge row is printed without ever being one string.
+ */
+export function dumpsStream(value: Map<string, PyLike>, options: DumpsOptions, onText: (text: string) => void): void {
+  const level = options.level ?? 0;
+  const indent = options.indent ?? null;
+  const [itemSep, keySep] = options.separators ?? (indent === null ? [", ", ": "] : [",", ": "]);
+  const ensureAscii = options.ensureAscii ?? true;
+  const nl = indent === null ? "" : "\n" + " ".repeat(indent * (level + 1));
+  const byteOpts = { sortKeys: options.sortKeys ?? false, itemSep, keySep, indent, ensureAscii, rawNumbers: options.rawNumbers ?? false, level: level + 1 };
+  const entries = [...value].filter(([, v]) => v !== undefined);
+  if (options.sortKeys) entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+  if (entries.length === 0) return onText("{}");
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  let text = "{";
+  entries.forEach(([k, v], i) => {
+    text += (i === 0 ? "" : itemSep) + nl + encodeString(k, ensureAscii) + keySep;
+    if (v instanceof PyRaw) {
+      onText(text);
+      text = "";
+      // chunks end between complete values: never inside a UTF-8 sequence
+      const e = new BytesEncoder(v.bytes, byteOpts, new ByteSink(), (chunk) => onText(decoder.decode(chunk)));
+      e.value(0);
+      e.finish();
+    } else {
+      text += dumps(v, { ...options, level: level + 1 });
+      if (text.length >= 1 << 16) {
+        onText(text);
+        text = "";
+      }
+    }
+  });
+  onText(text + (indent === null ? "" : "\n" + " ".repeat(indent * level)) + "}");
 }
 
 /**
@@ -201,6 +245,7 @@ function canonicalText(v: PyLike): string {
       return v.toString();
   }
   if (v instanceof PyNum) return canonicalNumber(v.raw, v.isFloat);
+  if (v instanceof PyRaw) return dumpsBytesText(v.bytes, 0, CANONICAL_OPTIONS);
   if (Array.isArray(v)) {
     if (v.length === 0) return "[]";
     let out = "[" + canonicalText(v[0]);
@@ -254,4 +299,125 @@ export function canonical(value: PyLike): string {
 const encoder = new TextEncoder();
 export function canonicalBytes(value: PyLike): Uint8Array {
   return encoder.encode(pyJsonV1(value));
+}
+
+/** A pre-image in pieces: text, or a `PyRaw` value to be written canonically from its bytes. */
+export type PreimagePart = string | PyRaw;
+
+/** The canonical text of `v`, or `v` itself when it is a `PyRaw` (hashed from its bytes later). */
+export function canonicalPart(v: PyLike): PreimagePart {
+  return v instanceof PyRaw ? v : canonical(v);
+}
+
+/**
+ * Feed pre-image pieces to `hasher`: a `PyRaw` streams through the byte
+ * encoder in chunks, so a huge value is never one string.
+ */
+export function hashParts(parts: readonly PreimagePart[], hasher: Bun.CryptoHasher): void {
+  let text = "";
+  for (const p of parts) {
+    if (typeof p === "string") {
+      text += p;
+      continue;
+    }
+    if (text) hasher.update(text);
+    text = "";
+    const e = new BytesEncoder(p.bytes, CANONICAL_OPTIONS, new ByteSink(), (chunk) => hasher.update(chunk));
+    e.value(0);
+    e.finish();
+  }
+  if (text) hasher.update(text);
+}
+
+/** Lowercase hex SHA-256 of the joined pieces (what `sha256(join(parts))` gives, without joining). */
+export function sha256Parts(parts: readonly PreimagePart[]): string {
+  if (parts.every((p) => typeof p === "string")) return Bun.SHA256.hash(parts.join(""), "hex") as string;
+  const h = new Bun.CryptoHasher("sha256");
+  hashParts(parts, h);
+  return h.digest("hex");
+}
+
+/**
+ * `canonical(value)` as pieces: an object (Map or plain) whose member
+ * values include a `PyRaw` is split at those members; anything else is one
+ * piece.
+ */
+export function canonicalParts(value: PyLike): PreimagePart[] {
+  if (!(value instanceof Map)) return [canonicalPart(value)];
+  const m = value as Map<string, PyLike>;
+  let raw = false;
+  for (const v of m.values()) if (v instanceof PyRaw) raw = true;
+  if (!raw) return [canonical(value)];
+  const keys = [...m.keys()].filter((k) => m.get(k) !== undefined).sort(compareCodePoints);
+  const parts: PreimagePart[] = [];
+  let text = "{";
+  keys.forEach((k, i) => {
+    text += (i === 0 ? "" : ",") + encodeString(k, true) + ":";
+    const v = m.get(k)!;
+    if (v instanceof PyRaw) {
+      parts.push(text, v);
+      text = "";
+    } else text += canonical(v);
+  });
+  parts.push(text + "}");
+  return parts;
+}
+
+/** Does the object (Map) hold a `PyRaw` member value? */
+export function holdsRaw(value: unknown): boolean {
+  if (!(value instanceof Map)) return false;
+  for (const v of value.values()) if (v instanceof PyRaw) return true;
+  return false;
+}
+
+/**
+ * `dumps(row)` (default separators, ensure_ascii, insertion order) of an
+ * object whose members include `PyRaw` values, as UTF-8 bytes (ASCII)
+ * written into one buffer sized for the result: a huge row is never a
+ * string. `tail` is appended (the line's "\n").
+ */
+export function dumpsRowBytes(row: Map<string, PyLike>, tail = ""): Uint8Array {
+  let size = 64 + tail.length;
+  for (const v of row.values()) if (v instanceof PyRaw) size += v.bytes.length + (v.bytes.length >> 3);
+  const sink = new ByteSink(size);
+  const opts = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: true, rawNumbers: false };
+  let text = "{";
+  let first = true;
+  for (const [k, v] of row) {
+    if (v === undefined) continue;
+    text += (first ? "" : ", ") + encodeString(k, true) + ": ";
+    first = false;
+    if (v instanceof PyRaw) {
+      sink.ascii(text);
+      text = "";
+      new BytesEncoder(v.bytes, opts, sink).value(0);
+    } else text += dumps(v);
+  }
+  sink.ascii(text + "}" + tail);
+  return sink.view();
+}
+
+const STOP = Symbol("preview complete");
+
+/**
+ * The start of `renderJson(raw, null)` (compact, raw UTF-8, numbers as
+ * recorded) for human output: at most `maxChars` UTF-16 units, then "…".
+ * Encoding stops once enough is written (an open object is written whole
+ * first), so a huge value costs no more than its bytes.
+ */
+export function previewJson(raw: PyRaw, maxChars = 200): string {
+  const opts = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: false, rawNumbers: true };
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  let text = "";
+  const e = new BytesEncoder(raw.bytes, opts, new ByteSink(4096), (chunk) => {
+    text += decoder.decode(chunk);
+    if (text.length > maxChars) throw STOP;
+  }, 1024);
+  try {
+    e.value(0);
+    e.finish();
+  } catch (err) {
+    if (err !== STOP) throw err;
+  }
+  return text.length > maxChars ? text.slice(0, maxChars) + "\u2026" : text;
 }

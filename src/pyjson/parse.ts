@@ -1,4 +1,4 @@
-import { PyJsonError, PyNum, type PyObject, type PyValue } from "./types.ts";
+import { PyJsonError, PyNum, type PyObject, type PyRaw, type PyValue } from "./types.ts";
 
 /**
  * A JSON parser with the semantics of CPython's `json.loads` (C scanner,
@@ -281,4 +281,19 @@ export function parse(text: string, options: ParseOptions = {}): PyValue {
 /** True for a parsed JSON object (a `Map`). */
 export function isPyObject(v: unknown): v is PyObject {
   return v instanceof Map;
+}
+
+const rawDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** The tree of a `PyRaw` (costs what the tree parser costs: for the rare consumer that needs one). */
+export function materialize(raw: PyRaw): PyValue {
+  return parse(rawDecoder.decode(raw.bytes));
+}
+
+/** A `PyRaw` holding `[]` or `{}` (with only whitespace inside). */
+export function rawIsEmpty(raw: PyRaw): boolean {
+  const b = raw.bytes;
+  let p = 1;
+  while (b[p] === 0x20 || b[p] === 0x09 || b[p] === 0x0a || b[p] === 0x0d) p++;
+  return p === b.length - 1;
 }

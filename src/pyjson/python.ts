@@ -1,5 +1,6 @@
 import { floatRepr, canonicalNumber } from "./float.ts";
-import { PyNum, type PyValue } from "./types.ts";
+import { materialize } from "./parse.ts";
+import { PyNum, PyRaw, type PyValue } from "./types.ts";
 
 /**
  * Python's `str()` and `repr()` of parsed JSON values, and `==`. The
@@ -53,6 +54,7 @@ export function pyRepr(v: PyValue | undefined): string {
     if (r === "-Infinity") return "-inf";
     return r;
   }
+  if (v instanceof PyRaw) return pyRepr(materialize(v));
   if (Array.isArray(v)) return "[" + v.map((x) => pyRepr(x)).join(", ") + "]";
   const parts: string[] = [];
   for (const [k, x] of v) parts.push(reprString(k) + ": " + pyRepr(x));
@@ -90,8 +92,8 @@ function numEquals(a: NumLike, b: NumLike): boolean {
 
 /** Python `==` between two parsed JSON values (missing treated as None). */
 export function pyEquals(a: PyValue | undefined, b: PyValue | undefined): boolean {
-  const x = a === undefined ? null : a;
-  const y = b === undefined ? null : b;
+  const x = a === undefined ? null : a instanceof PyRaw ? materialize(a) : a;
+  const y = b === undefined ? null : b instanceof PyRaw ? materialize(b) : b;
   if (x === null || y === null) return x === y;
   const nx = asNumber(x);
   const ny = asNumber(y);

@@ -26,8 +26,23 @@ export class PyNum {
   }
 }
 
+/**
+ * A large array or object member of a huge row, kept as its (validated)
+ * JSON bytes instead of a tree (src/pyjson/row.ts): the encoders hash and
+ * print it from the bytes (encode-bytes.ts), so a dense 16 MB row costs a
+ * small multiple of its size, not ~50-90x. Only `parseRowBytes` makes them,
+ * only as top-level member values of a row.
+ */
+export class PyRaw {
+  constructor(
+    /** Exactly the value's JSON text (UTF-8), validated with json.loads semantics. */
+    readonly bytes: Uint8Array,
+    readonly kind: "array" | "object",
+  ) {}
+}
+
 export type PyObject = Map<string, PyValue>;
-export type PyValue = null | boolean | string | PyNum | PyValue[] | PyObject;
+export type PyValue = null | boolean | string | PyNum | PyRaw | PyValue[] | PyObject;
 
 /**
  * What the encoder accepts: py-json values and plain JS values. A JS number

@@ -54,6 +54,7 @@ type Mode = { kind: "export" } | { kind: "publish"; policy: ReadonlySet<string> 
 
 const encoder = new TextEncoder();
 const OUT_BATCH = 256 * 1024;
+const HUGE_LINE_BYTES = 4 << 20;
 
 /** The agent's journal directory, refused when absent (exit 3, `agent_journal_missing`: missing input). */
 function requireAgentDir(sddDir: string, agentId: string): string {
@@ -74,6 +75,8 @@ interface Scan {
   blobDigests: string[];
   /** publish: unredacted fields that still hold absolute paths. */
   leaks: PathLeak[];
+  /** Bytes of the longest line. */
+  longest: number;
 }
 
 function failure(mode: Mode, message: string): NegativeError {
@@ -161,8 +164,10 @@ async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
   const digests = new Set<string>();
   let steps = 0;
   let outBytes = 0;
+  let longest = 0;
   if (existsSync(bucket)) {
     const splitter = lineSplitter(walker.canonical, (line, lineNo) => {
+      longest = Math.max(longest, line?.length ?? 0);
       walker.line(line, lineNo);
       const out = rowOutput(mode, emitter, walker.canonical, line, lineNo);
       if (out === null) return;
@@ -183,12 +188,17 @@ async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
   if (v.errors.length > 0) {
     throw failure(mode, `journal at ${dir} fails self-verification before ${verb}: ${v.errors.join("; ")}`);
   }
-  return { steps, head: v.head_hash, outHead: emitter.outHead, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [] };
+  return { steps, head: v.head_hash, outHead: emitter.outHead, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [], longest };
 }
 
-/** Output bytes collected between writes (the line views are only valid during a callback). */
+/**
+ * Output bytes collected between writes (the line views are only valid
+ * during a callback). A huge line gets its own piece instead of growing
+ * the batch buffer to twice its size.
+ */
 class OutBuffer {
   private buf = new Uint8Array(OUT_BATCH * 2);
+  private pieces: Uint8Array[] = [];
   len = 0;
   private ensure(n: number): void {
     if (this.len + n <= this.buf.length) return;
@@ -196,7 +206,21 @@ class OutBuffer {
     grown.set(this.buf.subarray(0, this.len));
     this.buf = grown;
   }
+  /** The batch so far becomes a piece. */
+  private cut(): void {
+    if (this.len === 0) return;
+    this.pieces.push(this.buf.slice(0, this.len));
+    this.len = 0;
+  }
   bytes(b: Uint8Array): void {
+    if (b.length >= OUT_BATCH) {
+      this.cut();
+      const line = new Uint8Array(b.length + 1);
+      line.set(b);
+      line[b.length] = 0x0a;
+      this.pieces.push(line);
+      return;
+    }
     this.ensure(b.length + 1);
     this.buf.set(b, this.len);
     this.len += b.length;
@@ -206,10 +230,16 @@ class OutBuffer {
     this.ensure(text.length);
     this.len += encoder.encodeInto(text, this.buf.subarray(this.len)).written;
   }
-  take(): Uint8Array {
-    const out = this.buf.slice(0, this.len);
-    this.len = 0;
-    return out;
+  /** A huge line is waiting (write it now, not after the next batch). */
+  get hasPieces(): boolean {
+    return this.pieces.length > 0;
+  }
+  /** Write what is waiting, in order. */
+  async drain(write: (bytes: Uint8Array) => Promise<void>): Promise<void> {
+    this.cut();
+    const pieces = this.pieces;
+    this.pieces = [];
+    for (const p of pieces) await write(p);
   }
 }
 
@@ -219,6 +249,9 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
     name: `journal/${BUCKET_NAME}`,
     size: s.outBytes,
     async produce(write) {
+      // The first pass's buffers for a multi-megabyte row are garbage now: collect them
+      // before this pass builds its own, or peak memory counts them twice.
+      if (s.longest >= HUGE_LINE_BYTES) Bun.gc(true);
       const emitter = new RowEmitter(mode, dir);
       let count = 0;
       let lastHash = GENESIS_HASH;
@@ -235,11 +268,11 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
       });
       for (const chunk of readChunks(bucket, { what: "journal" })) {
         splitter.push(chunk);
-        if (out.len >= OUT_BATCH) await write(out.take());
+        if (out.len >= OUT_BATCH || out.hasPieces) await out.drain(write);
         if (count >= s.steps) break;
       }
       splitter.end();
-      if (out.len > 0) await write(out.take());
+      await out.drain(write);
       // The journal is append-only: the first `steps` rows must be the ones verified.
       if (count !== s.steps || lastHash !== s.head) {
         throw failure(mode, `journal at ${dir} changed while the receipt was being written; nothing was written`);

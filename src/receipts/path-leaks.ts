@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
-import type { PyValue } from "../pyjson/types.ts";
+import { materialize } from "../pyjson/parse.ts";
+import { PyRaw, type PyValue } from "../pyjson/types.ts";
 import { REDACTABLE } from "./rows.ts";
 
 /**
@@ -51,6 +52,9 @@ export class PathLeakScanner {
       for (const x of v) this.walk(x, path, top, seq, seen);
     } else if (v instanceof Map) {
       for (const [k, x] of v) this.walk(x, `${path}.${k}`, top, seq, seen);
+    } else if (v instanceof PyRaw) {
+      // a huge row's large value (src/pyjson/row.ts): searched as a tree, the one place that pays for it
+      this.walk(materialize(v), path, top, seq, seen);
     }
   }
 

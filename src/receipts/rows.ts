@@ -2,7 +2,8 @@ import { canonical } from "../pyjson/encode.ts";
 import { canonicalNumber, floatRepr } from "../pyjson/float.ts";
 import { Key, type CanonicalRow } from "../steps/fastrow.ts";
 import { pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
-import { PyNum, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { materialize } from "../pyjson/parse.ts";
+import { PyNum, PyRaw, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { stepHash } from "../steps/hash.ts";
 
 /**
@@ -31,6 +32,7 @@ function pyFloatOf(v: PyValue, what: string): PyNum {
 function listOf(v: PyValue | undefined, what: string): PyValue[] {
   if (v === undefined || v === null || v === false || v === "") return [];
   if (Array.isArray(v)) return v;
+  if (v instanceof PyRaw) return listOf(materialize(v), what); // a huge row's large value (src/pyjson/row.ts)
   if (typeof v === "string") return [...v];
   if (v instanceof Map) return [...v.keys()];
   if (v instanceof PyNum && Number(v.raw) === 0) return [];

@@ -1,19 +1,46 @@
-import { dumps } from "../pyjson/encode.ts";
-import type { PyLike } from "../pyjson/types.ts";
+import { dumps, dumpsStream, holdsRaw, previewJson, type DumpsOptions } from "../pyjson/encode.ts";
+import { PyRaw, type PyLike } from "../pyjson/types.ts";
 
 /**
  * JSON for machine output on stdout: indent 2, raw UTF-8 (lone surrogates
  * escaped), insertion order, parsed numbers exactly as recorded.
  */
 export function renderJson(value: unknown, indent: number | null = 2): string {
+  if (indent === 2) return dumps(value as PyLike, RENDER_OPTIONS);
   return dumps(value as PyLike, { indent, ensureAscii: false, rawNumbers: true, separators: indent === null ? [", ", ": "] : [",", ": "] });
 }
+
+/** renderJson's options at indent 2. */
+export const RENDER_OPTIONS: DumpsOptions = { indent: 2, ensureAscii: false, rawNumbers: true, separators: [",", ": "] };
 
 /**
  * A recorded value as human output shows it: a string as itself, anything
  * else as compact JSON (`true`, `null`, `{"a": 1}`, numbers as recorded),
- * never Python's `str()` (`True`, `None`, `{'a': 1}`).
+ * never Python's `str()` (`True`, `None`, `{'a': 1}`). A huge row's large
+ * value (`PyRaw`) shows as its first 200 characters and "…".
  */
 export function humanValue(value: unknown): string {
+  if (value instanceof PyRaw) return previewJson(value);
   return typeof value === "string" ? value : renderJson(value, null);
+}
+
+/**
+ * A row of a JSON document being streamed, as `renderJson(row)` indented by
+ * `level` (2 spaces each), first line included: handed to `write` in
+ * pieces when the row is huge (it holds `PyRaw` values), else as one text.
+ */
+export function renderRowJson(row: Map<string, PyLike>, level: number, write: (text: string) => void): void {
+  const pad = " ".repeat(2 * level);
+  if (!holdsRaw(row)) return write(pad + renderJson(row).replace(/\n/g, "\n" + pad));
+  write(pad);
+  // The pieces are garbage once written; collect every few megabytes so they do not pile up.
+  let since = 0;
+  dumpsStream(row, { ...RENDER_OPTIONS, level }, (text) => {
+    write(text);
+    since += text.length;
+    if (since >= 4 << 20) {
+      since = 0;
+      Bun.gc(false);
+    }
+  });
 }

@@ -1,5 +1,7 @@
 import { humanValue } from "../render/json.ts";
-import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { rawIsEmpty } from "../pyjson/parse.ts";
+import { rawItems } from "../pyjson/row.ts";
+import { PyNum, PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { formatFixed, minutesSeconds, truncInt } from "./format.ts";
 
 /**
@@ -45,6 +47,7 @@ export function truthy(v: PyValue | undefined): boolean {
     return Number.isNaN(n) || n !== 0;
   }
   if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof PyRaw) return !rawIsEmpty(v);
   return v.size > 0;
 }
 
@@ -73,6 +76,7 @@ export function taskText(row: PyObject): string {
   if (truthy(taskId)) return humanValue(taskId);
   const ids = row.get("task_ids");
   if (Array.isArray(ids)) return ids.slice(0, 2).map((x) => humanValue(x)).join(", ");
+  if (ids instanceof PyRaw && ids.kind === "array") return rawItems(ids, 2).map((x) => humanValue(x)).join(", ");
   if (typeof ids === "string") return Array.from(ids).slice(0, 2).join(", ");
   return "";
 }
@@ -95,7 +99,11 @@ export function detailText(row: PyObject, event: string): string {
   if (event === "run_completed" && truthy(get("fingerprint"))) parts.push(`fp=${head(humanValue(get("fingerprint")), 12)}`);
   const failed = get("failed_signals");
   if (truthy(failed)) {
-    const items = Array.isArray(failed) ? failed.slice(0, 3).map((x) => humanValue(x)) : Array.from(humanValue(failed)).slice(0, 3);
+    const items = Array.isArray(failed)
+      ? failed.slice(0, 3).map((x) => humanValue(x))
+      : failed instanceof PyRaw && failed.kind === "array"
+        ? rawItems(failed, 3).map((x) => humanValue(x))
+        : Array.from(humanValue(failed)).slice(0, 3);
     parts.push(`failed: ${items.join(", ")}`);
   }
   if (truthy(get("tick"))) parts.push(`tick #${humanValue(get("tick"))}`);

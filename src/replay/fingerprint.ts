@@ -1,4 +1,4 @@
-import { canonical } from "../pyjson/encode.ts";
+import { canonicalParts, hashParts } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 
 /**
@@ -21,7 +21,7 @@ export class ReplayFingerprint {
   update(row: PyObject): void {
     const projected: PyObject = new Map();
     for (const [k, v] of row) if (!CLOCK_FIELDS.has(k)) projected.set(k, v);
-    this.hasher.update(canonical(projected) + "\n");
+    hashParts([...canonicalParts(projected), "\n"], this.hasher);
     this.rows++;
   }
 

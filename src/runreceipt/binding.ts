@@ -1,5 +1,6 @@
 import { canonical, compareCodePoints } from "../pyjson/encode.ts";
-import { PyNum, type PyValue } from "../pyjson/types.ts";
+import { materialize } from "../pyjson/parse.ts";
+import { PyNum, PyRaw, type PyValue } from "../pyjson/types.ts";
 
 /**
  * The binding block (spec §1.6): what the signature covers, rebuilt by the
@@ -137,6 +138,7 @@ export function jcs(v: PyValue): string {
   if (typeof v === "string") return JSON.stringify(v);
   if (v instanceof PyNum) return String(Number(v.raw));
   if (Array.isArray(v)) return "[" + v.map(jcs).join(",") + "]";
+  if (v instanceof PyRaw) return jcs(materialize(v));
   const keys = [...v.keys()].sort();
   return "{" + keys.map((k) => JSON.stringify(k) + ":" + jcs(v.get(k)!)).join(",") + "}";
 }

@@ -1,4 +1,4 @@
-import { canonicalNumber } from "../pyjson/float.ts";
+import { isCanonicalFloat } from "../pyjson/encode-bytes.ts";
 import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
 
 /**
@@ -216,8 +216,7 @@ export class CanonicalRow {
       if (!isFloat) {
         if (p - start === 2 && b[start] === 0x2d && b[start + 1] === 0x30) return -1; // "-0"
       } else {
-        const raw = String.fromCharCode.apply(null, b.subarray(start, p) as unknown as number[]);
-        if (canonicalNumber(raw, true) !== raw) return -1;
+        if (!isCanonicalFloat(b, start, p)) return -1;
       }
     }
     return p;

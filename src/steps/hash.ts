@@ -1,4 +1,4 @@
-import { canonical } from "../pyjson/encode.ts";
+import { canonical, canonicalPart, sha256Parts, type PreimagePart } from "../pyjson/encode.ts";
 import type { PyLike } from "../pyjson/types.ts";
 import { sha256Hex } from "../hex.ts";
 
@@ -22,17 +22,25 @@ export interface StepHashFields {
  * Keys are emitted in their sorted order directly.
  */
 export function stepPreimage(f: StepHashFields): string {
-  const effort = f.effort === null || f.effort === undefined ? "" : `"effort":${canonical(f.effort)},`;
-  return (
-    `{${effort}"input_hash":${canonical(f.input_hash)},"model":${canonical(f.model ?? null)},` +
-    `"prev_hash":${canonical(f.prev_hash)},"prompt":${canonical(f.prompt ?? null)},` +
-    `"tool_call":${canonical(f.tool_call ?? null)},"tool_result":${canonical(f.tool_result ?? null)}}`
-  );
+  return stepParts(f)
+    .map((p) => (typeof p === "string" ? p : canonical(p)))
+    .join("");
+}
+
+/** The pre-image in pieces: a huge row's large values (`PyRaw`) are hashed from their bytes. */
+function stepParts(f: StepHashFields): PreimagePart[] {
+  const parts: PreimagePart[] = [];
+  if (f.effort !== null && f.effort !== undefined) parts.push(`{"effort":`, canonicalPart(f.effort), `,"input_hash":`);
+  else parts.push(`{"input_hash":`);
+  parts.push(canonical(f.input_hash), `,"model":`, canonicalPart(f.model ?? null), `,"prev_hash":`, canonical(f.prev_hash));
+  parts.push(`,"prompt":`, canonicalPart(f.prompt ?? null), `,"tool_call":`, canonicalPart(f.tool_call ?? null));
+  parts.push(`,"tool_result":`, canonicalPart(f.tool_result ?? null), "}");
+  return parts;
 }
 
 /** SHA-256 (lowercase hex) of the canonical step payload. */
 export function stepHash(f: StepHashFields): string {
-  return sha256Hex(stepPreimage(f));
+  return sha256Parts(stepParts(f));
 }
 
 export { sha256Hex };

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { readChunks } from "../fsutil/input.ts";
-import { parse } from "../pyjson/parse.ts";
+import { loadsLine } from "../pyjson/row.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong, type FastProbe, type LineDialect } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
@@ -38,32 +38,20 @@ export function forEachFileLineSync(
   splitter.end();
 }
 
-// Keep a BOM: Python's "utf-8" codec does, and json.loads then refuses the text.
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /**
  * Classify one physical line the way the tolerant reader does: blank,
  * not an entry (unparseable, not an object, or no `step_hash`), or an entry.
  */
 export type LineKind = { kind: "blank" } | { kind: "malformed" } | { kind: "entry"; row: PyObject };
 
-export function classifyLine(bytes: Uint8Array | null): LineKind {
+/** `transient`: the caller is done with the row before the line's buffer is reused (no copy of a huge line). */
+export function classifyLine(bytes: Uint8Array | null, transient = false): LineKind {
   if (bytes === null) return { kind: "malformed" };
   if (bytes.length === 0) return { kind: "blank" };
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    return { kind: "malformed" };
-  }
-  text = pyStrip(text);
-  if (text.length === 0) return { kind: "blank" };
-  try {
-    const row = parse(text);
-    if (row instanceof Map && row.has("step_hash")) return { kind: "entry", row };
-  } catch {
-    /* malformed */
-  }
+  // a long line is read without a value tree (src/pyjson/row.ts)
+  const v = loadsLine(bytes, transient);
+  if (v.kind === "blank") return { kind: "blank" };
+  if (v.kind === "value" && v.value instanceof Map && v.value.has("step_hash")) return { kind: "entry", row: v.value };
   return { kind: "malformed" };
 }
 

@@ -1,4 +1,4 @@
-import { parse } from "../pyjson/parse.ts";
+import { loadsLine } from "../pyjson/row.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
@@ -23,8 +23,6 @@ export type WalkDialect = "disk" | "receipt";
 /** Kept error lines are capped so a garbage multi-gigabyte file verifies in bounded memory. */
 export const MAX_KEPT_ERRORS = 1000;
 
-// Keep a BOM: Python's "utf-8" codec does, and json.loads then refuses the text.
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const latin1 = new TextDecoder("latin1");
 
 export class UndecodableLineError extends Error {
@@ -55,6 +53,8 @@ const P_OPEN = ENC.encode("{");
 const P_COMMA = ENC.encode(",");
 
 const ARENA_READ = 1 << 20;
+/** Rows this long skip the fast path (see `line`). */
+const HUGE_ROW_BYTES = 1 << 20;
 const ARENA_SCRATCH = 64 * 1024;
 const utf8Loose = new TextDecoder("utf-8");
 /** The most line starts left to the JavaScript path between two refusals of the kernel. */
@@ -130,7 +130,7 @@ export class ChainWalker implements BulkProbe {
   readonly canonical = new CanonicalRow();
   /** For a `LineSplitter`: claims canonical rows whole, so they are scanned once. */
   readonly probe = (buf: Uint8Array, start: number, end: number, lineNo: number): boolean =>
-    this.canonical.scanRange(buf, start, end) && this.fast(buf, lineNo);
+    end - start < HUGE_ROW_BYTES && this.canonical.scanRange(buf, start, end) && this.fast(buf, lineNo);
 
   constructor(
     private readonly dialect: WalkDialect,
@@ -190,7 +190,9 @@ export class ChainWalker implements BulkProbe {
   line(bytes: Uint8Array | null, lineNo: number): void {
     if (bytes === null) throw new OverlongLineError(lineNo, this.maxLineBytes);
     if (bytes.length === 0) return;
-    if (this.canonical.scanRow(bytes) && this.fast(bytes, lineNo)) return;
+    // A huge row takes the exact path, which hashes it from its bytes in chunks
+    // (src/pyjson/row.ts); the fast path would assemble its whole pre-image.
+    if (bytes.length < HUGE_ROW_BYTES && this.canonical.scanRow(bytes) && this.fast(bytes, lineNo)) return;
     this.general(bytes, lineNo);
   }
 
@@ -478,23 +480,19 @@ export class ChainWalker implements BulkProbe {
 
   /** Any other line: decode, parse with Python semantics, coerce like Python. */
   private general(bytes: Uint8Array, lineNo: number): void {
-    let text: string;
-    try {
-      text = utf8.decode(bytes);
-    } catch {
+    // a long line is read without a value tree (src/pyjson/row.ts)
+    const v = loadsLine(bytes, true);
+    if (v.kind === "undecodable") {
       if (this.dialect === "receipt") throw new UndecodableLineError(lineNo);
       this.error(`${this.prefix}${lineNo}: invalid JSON (line is not valid UTF-8)`);
       return;
     }
-    text = pyStrip(text);
-    if (text.length === 0) return;
-    let row: PyValue;
-    try {
-      row = parse(text);
-    } catch (err) {
-      this.error(`${this.prefix}${lineNo}: invalid JSON (${(err as Error).message})`);
+    if (v.kind === "blank") return;
+    if (v.kind === "error") {
+      this.error(`${this.prefix}${lineNo}: invalid JSON (${v.message})`);
       return;
     }
+    const row: PyValue = v.value;
     if (!(row instanceof Map)) {
       this.error(`${this.prefix}${lineNo}: ${this.notObject}`);
       return;

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonical, dumps } from "../../../src/pyjson/encode.ts";
 import { parse } from "../../../src/pyjson/parse.ts";
+import { parseRowBytes } from "../../../src/pyjson/row.ts";
 import { PyJsonError, type PyValue } from "../../../src/pyjson/types.ts";
 import { runBinary } from "../binary.ts";
 import { deepNesting, JSON_TOKENS, mutateBytes } from "../mutate.ts";
@@ -19,7 +20,10 @@ import { violation, type FuzzTarget } from "../types.ts";
  * raw-number forms re-parse to the same canonical value. Batched against
  * python3: the same text is accepted/refused by `json.loads` (with the same
  * JSONDecodeError message), and `json.dumps` in the canonical, default and
- * indent-2 forms equals our encoder's bytes.
+ * indent-2 forms equals our encoder's bytes. The tree-free byte path of
+ * huge rows (src/pyjson/row.ts) must agree with the tree on every case:
+ * same acceptance, same error message, same bytes in every form (so the
+ * Python check covers it too).
  */
 
 const PY_CHECK = `
@@ -83,6 +87,7 @@ export function parserTarget(opts: ParserTargetOptions = {}): FuzzTarget {
       value = parse(text);
     } catch (err) {
       if (!(err instanceof PyJsonError)) throw err;
+      byteCheck(text, err.message, []);
       return { text, ok: false, message: err.message, forms: [] };
     }
     const c = canonical(value);
@@ -106,7 +111,25 @@ export function parserTarget(opts: ParserTargetOptions = {}): FuzzTarget {
       }
       if (canonical(v2) !== c) throw violation(`roundtrip_${name}`, `${name} form re-parses to a different value`);
     }
+    byteCheck(text, "", [c, d, i, raw, unicode]);
     return { text, ok: true, message: "", forms: [c, d, i] };
+  };
+
+  /** The byte path (every member kept as bytes) against the tree's verdict and forms. */
+  const byteCheck = (text: string, message: string, forms: string[]): void => {
+    let v: PyValue;
+    try {
+      v = parseRowBytes(enc.encode(text), 0);
+    } catch (err) {
+      if (!(err instanceof PyJsonError)) throw err;
+      if (err.message !== message) throw violation("byte_path_verdict", `byte path refused with ${JSON.stringify(err.message)}, tree with ${JSON.stringify(message)}`);
+      return;
+    }
+    if (message !== "") throw violation("byte_path_verdict", `byte path accepted what the tree refused: ${message}`);
+    const got = [canonical(v), dumps(v), dumps(v, { indent: 2 }), dumps(v, { rawNumbers: true }), dumps(v, { ensureAscii: false, sortKeys: true })];
+    got.forEach((g, k) => {
+      if (g !== forms[k]) throw violation("byte_path_form", `byte path form ${k} differs from the tree's`);
+    });
   };
 
   return {
@@ -162,6 +185,25 @@ export function parserTarget(opts: ParserTargetOptions = {}): FuzzTarget {
       });
       return [
         deep("100,000-deep arrays", () => deepNesting(100_000, "array")),
+        {
+          name: "100,000-deep nesting on the byte path",
+          run() {
+            try {
+              parseRowBytes(enc.encode(deepNesting(100_000, "mixed")), 0);
+            } catch (err) {
+              if (err instanceof PyJsonError && /Nesting too deep/.test(err.message)) return;
+              throw violation("deep_nesting", `byte path: expected 'Nesting too deep', got ${(err as Error).message}`);
+            }
+            throw violation("deep_nesting", "byte path: parsed without refusal");
+          },
+        },
+        {
+          name: "8 MB dense row: byte path hashes like the tree",
+          run() {
+            const text = '{"event": "x", "data": [' + Array.from({ length: 1_000_000 }, (_, k) => ["1.5", "1E5", "-0", '"\\u00e9"', '{"b":1,"a":[2]}'][k % 5]).join(", ") + "]}";
+            if (canonical(parseRowBytes(enc.encode(text))) !== canonical(parse(text))) throw violation("byte_path_form", "dense row: canonical differs");
+          },
+        },
         deep("100,000-deep objects", () => deepNesting(100_000, "object")),
         deep("100,000-deep mixed, unterminated", () => deepNesting(100_000, "mixed").slice(0, 500_000)),
         {

@@ -1,14 +1,16 @@
 import { NegativeError, UsageError } from "../../../errors.ts";
-import { humanValue, renderJson } from "../../../render/json.ts";
+import { humanValue, renderJson, renderRowJson } from "../../../render/json.ts";
 import { dictForm, RowFormError } from "../../../receipts/rows.ts";
+import { holdsRaw } from "../../../pyjson/encode.ts";
 import { pyStr } from "../../../pyjson/python.ts";
-import type { PyObject, PyValue } from "../../../pyjson/types.ts";
+import { rawGet } from "../../../pyjson/row.ts";
+import { PyRaw, type PyObject, type PyValue } from "../../../pyjson/types.ts";
 import { GENESIS_HASH } from "../../../steps/hash.ts";
 import { readEntries } from "../../../steps/reader.ts";
 import { verifyAgentJournal } from "../../../steps/verify.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
-import { printLines, writeStdout } from "../../output.ts";
+import { printLines, writeStdout, writeStdoutSync } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
 
@@ -63,7 +65,12 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
     let first = true;
     await writeStdout(head.slice(0, -2) + ',\n  "entries": [');
     for await (const row of readEntries(bucket, limit)) {
-      await writeStdout((first ? "\n" : ",\n") + indent(renderJson(rowView(row)), "    "));
+      const view = rowView(row);
+      if (holdsRaw(view)) {
+        // a huge row (src/pyjson/row.ts) is written in pieces from its bytes, never as one string
+        await writeStdout(first ? "\n" : ",\n");
+        renderRowJson(view, 2, writeStdoutSync);
+      } else await writeStdout((first ? "\n" : ",\n") + indent(renderJson(view), "    "));
       first = false;
     }
     await writeStdout(first ? "]\n}\n" : "\n  ]\n}\n");
@@ -78,7 +85,9 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   for await (const row of readEntries(bucket, limit)) {
     const tc = row.get("tool_call");
     // Values as JSON (never Python's `None`/`True`/`{'a': 1}`); hashes are strings on every valid row.
-    const tool = tc === null || tc === undefined ? "-" : tc instanceof Map && tc.has("name") ? humanValue(tc.get("name")) : "<tool>";
+    // a huge row's large tool_call stays bytes (src/pyjson/row.ts): its name is read from them
+    const name = tc instanceof Map ? tc.get("name") : tc instanceof PyRaw ? rawGet(tc, "name") : undefined;
+    const tool = tc === null || tc === undefined ? "-" : name !== undefined ? humanValue(name) : "<tool>";
     const model = row.get("model");
     const cells = [
       humanValue(row.get("seq") as PyValue),

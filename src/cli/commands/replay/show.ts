@@ -2,14 +2,15 @@ import { readMetadata, type RunMetadata } from "../../../journal/metadata.ts";
 import { errorMessage } from "../../../errors.ts";
 import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
-import { renderJson } from "../../../render/json.ts";
+import { holdsRaw } from "../../../pyjson/encode.ts";
+import { renderJson, renderRowJson } from "../../../render/json.ts";
 import { cellWidth, idColumn, joinFitting, sanitizeCell, Table, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { displayRow } from "../../../replay/display.ts";
 import { durationText, localTime } from "../../../replay/format.ts";
 import { runRows, scanRun, type RunScan } from "../../../replay/run-view.ts";
 import { log } from "../../log.ts";
-import { printLines, stdoutClosed, writeStdout } from "../../output.ts";
+import { printLines, stdoutClosed, writeStdout, writeStdoutSync } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { limitOf, refuseFlags } from "./flags.ts";
 import { sealFor, type SealSource } from "./seal-source.ts";
@@ -191,6 +192,14 @@ async function streamJson(run: RunRef, metadata: RunMetadata | null, limit: numb
     `  ${renderJson("events")}: [`;
   let n = 0;
   for await (const row of runRows(run.journal, limit)) {
+    if (holdsRaw(row)) {
+      // A huge row (src/pyjson/row.ts) streams from its bytes: never one string.
+      await writeStdout(buf + (n++ === 0 ? "\n" : ",\n"));
+      buf = "";
+      renderRowJson(row, 2, writeStdoutSync);
+      if (stdoutClosed()) return;
+      continue;
+    }
     buf += (n++ === 0 ? "\n" : ",\n") + indent4(renderJson(row, 2));
     if (buf.length >= 65536) {
       await writeStdout(buf);

@@ -1,0 +1,336 @@
+import { DEFAULT_MAX_DEPTH, INT_MAX_STR_DIGITS } from "./parse.ts";
+import { PyJsonError } from "./types.ts";
+
+/**
+ * `json.loads` validation over UTF-8 bytes, without building values: the
+ * same acceptance and the same error messages as `parse()` (parse.ts; a
+ * differential test pins them), positions counted in code points as
+ * Python does. A huge row is checked (and its top-level members located)
+ * by this, then hashed or re-encoded from its bytes (encode-bytes.ts), so
+ * it never becomes a tree of JS values (which costs ~50-90x its bytes).
+ */
+
+/** JSON's structural bytes (shared with encode-bytes.ts). */
+export const BACKSLASH = 0x5c;
+export const COLON = 0x3a;
+export const COMMA = 0x2c;
+export const LBRACE = 0x7b;
+export const LBRACKET = 0x5b;
+export const MINUS = 0x2d;
+export const QUOTE = 0x22;
+export const RBRACE = 0x7d;
+export const RBRACKET = 0x5d;
+
+const enc = new TextEncoder();
+const W_NULL = enc.encode("null");
+const W_TRUE = enc.encode("true");
+const W_FALSE = enc.encode("false");
+const W_NAN = enc.encode("NaN");
+const W_INF = enc.encode("Infinity");
+const W_NEGINF = enc.encode("-Infinity");
+
+export function isWsByte(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+export function isDigitByte(c: number | undefined): boolean {
+  return c !== undefined && c >= 0x30 && c <= 0x39;
+}
+
+/** bytes[pos..] starts with `word`. */
+export function startsWithBytes(b: Uint8Array, pos: number, word: Uint8Array): boolean {
+  if (pos + word.length > b.length) return false;
+  for (let i = 0; i < word.length; i++) if (b[pos + i] !== word[i]) return false;
+  return true;
+}
+
+/** The literal (null/true/false/NaN/Infinity/-Infinity) at `pos`, or null. */
+export function literalAt(b: Uint8Array, pos: number): Uint8Array | null {
+  switch (b[pos]) {
+    case 0x6e: return startsWithBytes(b, pos, W_NULL) ? W_NULL : null;
+    case 0x74: return startsWithBytes(b, pos, W_TRUE) ? W_TRUE : null;
+    case 0x66: return startsWithBytes(b, pos, W_FALSE) ? W_FALSE : null;
+    case 0x4e: return startsWithBytes(b, pos, W_NAN) ? W_NAN : null;
+    case 0x49: return startsWithBytes(b, pos, W_INF) ? W_INF : null;
+    case MINUS: return startsWithBytes(b, pos, W_NEGINF) ? W_NEGINF : null;
+  }
+  return null;
+}
+
+/**
+ * The end of the JSON number at `pos` (parse.ts's grammar: a fraction needs
+ * a digit after the dot and an exponent a digit after its sign, else they
+ * are not part of the number), or -1; `isFloat` via the out parameter.
+ */
+export function numberEnd(b: Uint8Array, pos: number, out: { isFloat: boolean }): number {
+  let p = pos;
+  if (b[p] === MINUS) p++;
+  const c0 = b[p];
+  if (c0 === 0x30) p++;
+  else if (c0 !== undefined && c0 >= 0x31 && c0 <= 0x39) {
+    p++;
+    while (isDigitByte(b[p])) p++;
+  } else return -1;
+  let isFloat = false;
+  if (b[p] === 0x2e && isDigitByte(b[p + 1])) {
+    p += 2;
+    while (isDigitByte(b[p])) p++;
+    isFloat = true;
+  }
+  const ec = b[p];
+  if (ec === 0x65 || ec === 0x45) {
+    let q = p + 1;
+    const sc = b[q];
+    if (sc === 0x2b || sc === MINUS) q++;
+    if (isDigitByte(b[q])) {
+      q++;
+      while (isDigitByte(b[q])) q++;
+      p = q;
+      isFloat = true;
+    }
+  }
+  out.isFloat = isFloat;
+  return p;
+}
+
+/** parse.ts's errorAt over bytes: Python's line, column and char (code points). */
+function errorAt(b: Uint8Array, msg: string, pos: number): PyJsonError {
+  let lineno = 1;
+  let cp = 0;
+  let lineStartCp = 0;
+  for (let i = 0; i < pos && i < b.length; i++) {
+    const c = b[i]!;
+    if ((c & 0xc0) === 0x80) continue; // a continuation byte: same code point
+    cp++;
+    if (c === 0x0a) {
+      lineno++;
+      lineStartCp = cp;
+    }
+  }
+  return new PyJsonError(`${msg}: line ${lineno} column ${cp - lineStartCp + 1} (char ${cp})`, pos);
+}
+
+function hexDigit(c: number | undefined): number {
+  if (c === undefined) return -1;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x61 && c <= 0x66) return c - 0x61 + 10;
+  if (c >= 0x41 && c <= 0x46) return c - 0x41 + 10;
+  return -1;
+}
+
+/** The 4 hex digits at `at` as a code unit, or -1 (parse.ts's readHex4, same quirk at the end). */
+export function hex4At(b: Uint8Array, at: number, len = b.length): number {
+  if (at + 4 >= len) return -1;
+  let v = 0;
+  for (let i = 0; i < 4; i++) {
+    const d = hexDigit(b[at + i]);
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+/** One top-level object member: key token [keyStart, keyEnd) (quotes included), value [valueStart, valueEnd). */
+export interface MemberSpan {
+  keyStart: number;
+  keyEnd: number;
+  valueStart: number;
+  valueEnd: number;
+}
+
+export interface ValidateResult {
+  /** The document is an object: its members in input order (duplicates kept). */
+  members: MemberSpan[] | null;
+}
+
+/**
+ * Validate `b` (the whole JSON text, already checked to be UTF-8) with
+ * `json.loads` semantics; throws `PyJsonError` with parse()'s message.
+ * When the document is an object, its top-level members are returned.
+ */
+export function validateBytes(b: Uint8Array, maxDepth = DEFAULT_MAX_DEPTH): ValidateResult {
+  const len = b.length;
+  let pos = 0;
+  const num = { isFloat: false };
+  let members: MemberSpan[] | null = null;
+
+  const skipWs = (): void => {
+    while (pos < len && isWsByte(b[pos])) pos++;
+  };
+
+  const parseString = (): void => {
+    const begin = pos;
+    pos++;
+    for (;;) {
+      // the next quote, backslash or control byte (non-ASCII bytes are plain)
+      let c = -1;
+      while (pos < len) {
+        c = b[pos]!;
+        if (c === QUOTE || c === BACKSLASH || c < 0x20) break;
+        pos++;
+      }
+      if (pos >= len) throw errorAt(b, "Unterminated string starting at", begin);
+      if (c === QUOTE) {
+        pos++;
+        return;
+      }
+      if (c < 0x20) throw errorAt(b, "Invalid control character at", pos);
+      pos++;
+      if (pos >= len) throw errorAt(b, "Unterminated string starting at", begin);
+      switch (b[pos]) {
+        case 0x22: case 0x5c: case 0x2f: case 0x62: case 0x66: case 0x6e: case 0x72: case 0x74:
+          pos++;
+          break;
+        case 0x75:
+          if (hex4At(b, pos + 1, len) < 0) throw errorAt(b, "Invalid \\uXXXX escape", pos);
+          pos += 5;
+          break;
+        default:
+          throw errorAt(b, "Invalid \\escape", pos - 1);
+      }
+    }
+  };
+
+  const parseNumber = (): boolean => {
+    const start = pos;
+    const p = numberEnd(b, pos, num);
+    if (p < 0) return false;
+    if (!num.isFloat) {
+      const digits = p - start - (b[start] === MINUS ? 1 : 0);
+      if (digits > INT_MAX_STR_DIGITS) {
+        throw new PyJsonError(
+          `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion: value has ${digits} digits; use sys.set_int_max_str_digits() to increase the limit`,
+          start,
+        );
+      }
+    }
+    pos = p;
+    return true;
+  };
+
+  const parseValue = (depth: number): void => {
+    if (pos >= len) throw errorAt(b, "Expecting value", pos);
+    const c = b[pos];
+    if (c === QUOTE) return parseString();
+    if (c === LBRACE) return parseObject(depth + 1, false);
+    if (c === LBRACKET) return parseArray(depth + 1);
+    const lit = literalAt(b, pos);
+    if (lit !== null) {
+      pos += lit.length;
+      return;
+    }
+    if (!parseNumber()) throw errorAt(b, "Expecting value", pos);
+  };
+
+  const parseObject = (depth: number, top: boolean): void => {
+    if (depth > maxDepth) throw errorAt(b, "Nesting too deep", pos);
+    pos++;
+    skipWs();
+    if (b[pos] === RBRACE) {
+      pos++;
+      return;
+    }
+    for (;;) {
+      if (b[pos] !== QUOTE) throw errorAt(b, "Expecting property name enclosed in double quotes", pos);
+      const keyStart = pos;
+      parseString();
+      const keyEnd = pos;
+      skipWs();
+      if (b[pos] !== COLON) throw errorAt(b, "Expecting ':' delimiter", pos);
+      pos++;
+      skipWs();
+      const valueStart = pos;
+      parseValue(depth);
+      if (top) members!.push({ keyStart, keyEnd, valueStart, valueEnd: pos });
+      skipWs();
+      const d = b[pos];
+      if (d === RBRACE) {
+        pos++;
+        return;
+      }
+      if (d !== COMMA) throw errorAt(b, "Expecting ',' delimiter", pos);
+      pos++;
+      skipWs();
+    }
+  };
+
+  const parseArray = (depth: number): void => {
+    if (depth > maxDepth) throw errorAt(b, "Nesting too deep", pos);
+    pos++;
+    skipWs();
+    if (b[pos] === RBRACKET) {
+      pos++;
+      return;
+    }
+    for (;;) {
+      parseValue(depth);
+      skipWs();
+      const d = b[pos];
+      if (d === RBRACKET) {
+        pos++;
+        return;
+      }
+      if (d !== COMMA) throw errorAt(b, "Expecting ',' delimiter", pos);
+      pos++;
+      skipWs();
+    }
+  };
+
+  if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) {
+    throw errorAt(b, "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
+  }
+  skipWs();
+  if (b[pos] === LBRACE) {
+    members = [];
+    parseObject(1, true);
+  } else {
+    parseValue(0);
+  }
+  skipWs();
+  if (pos !== len) throw errorAt(b, "Extra data", pos);
+  return { members };
+}
+
+/**
+ * The end of the (validated) value starting at `pos`: strings by their
+ * closing quote, containers by bracket depth (quotes skipped).
+ */
+export function skipValue(b: Uint8Array, pos: number): number {
+  const c = b[pos];
+  if (c === QUOTE) return stringEnd(b, pos);
+  if (c === LBRACE || c === LBRACKET) {
+    let depth = 0;
+    let p = pos;
+    for (;;) {
+      const d = b[p]!;
+      if (d === QUOTE) {
+        p = stringEnd(b, p);
+        continue;
+      }
+      if (d === LBRACE || d === LBRACKET) depth++;
+      else if (d === RBRACE || d === RBRACKET) {
+        depth--;
+        if (depth === 0) return p + 1;
+      }
+      p++;
+    }
+  }
+  const lit = literalAt(b, pos);
+  if (lit !== null) return pos + lit.length;
+  return numberEnd(b, pos, { isFloat: false });
+}
+
+/** Just past the closing quote of the (validated) string token at `pos`. */
+export function stringEnd(b: Uint8Array, pos: number): number {
+  let p = pos + 1;
+  for (;;) {
+    const c = b[p]!;
+    if (c === QUOTE) return p + 1;
+    p += c === BACKSLASH ? 2 : 1;
+  }
+}
+
+export function skipWsBytes(b: Uint8Array, pos: number): number {
+  while (isWsByte(b[pos])) pos++;
+  return pos;
+}
