@@ -136,14 +136,9 @@ export function eventPreimage(
   );
 }
 
-export function eventHash(
-  prevHash: string,
-  eventType: string,
-  payloadHashHex: string,
-  index: number,
-  profile: string = PY_JSON_V1,
-): string {
-  return sha256Hex(eventPreimage(prevHash, eventType, payloadHashHex, index, profile));
+/** SHA-256 hex of `eventPreimage(...)` (same arguments). */
+export function eventHash(...args: Parameters<typeof eventPreimage>): string {
+  return sha256Hex(eventPreimage(...args));
 }
 
 /**

@@ -24,6 +24,7 @@ import { SQL } from "bun";
 import { assertClaimHolder, HELD_STATUSES, transitionUpdate, type ClaimCheck, type ClaimRow, type TransitionFields } from "./claim-rules.ts";
 import { IllegalTransitionError, InvalidTaskRequestError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
 import { SATISFIED_STATUSES, TASK_STATUSES, TRANSITIONS, canTransition, isTaskStatus, type Task, type TaskCreate, type TaskStatus } from "./model.ts";
+import { storeSchema } from "./schema.ts";
 import { checkBatch, COLUMNS, toTask, type TaskRow } from "./store.ts";
 import { TaskChanges, type ExpiredClaim, type Lease, type ListOptions, type OrchestratorStore, type TaskChangeListener } from "./store-api.ts";
 
@@ -33,47 +34,12 @@ export const RETRY_BUDGET_MS = 20_000;
 /** At start a database that does not answer is more likely a wrong URL than a restart: give up sooner. */
 const OPEN_RETRY_BUDGET_MS = 3_000;
 
-/** Each entry is applied once, in order, and recorded in bernstein_schema. */
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE tasks (
-     seq BIGSERIAL PRIMARY KEY,
-     id TEXT NOT NULL UNIQUE,
-     title TEXT NOT NULL,
-     description TEXT NOT NULL DEFAULT '',
-     role TEXT NOT NULL DEFAULT 'auto',
-     tenant_id TEXT NOT NULL DEFAULT 'default',
-     priority INTEGER NOT NULL DEFAULT 2,
-     scope TEXT NOT NULL DEFAULT 'medium',
-     complexity TEXT NOT NULL DEFAULT 'medium',
-     status TEXT NOT NULL DEFAULT 'open',
-     depends_on JSONB NOT NULL DEFAULT '[]',
-     model TEXT,
-     effort TEXT,
-     assigned_agent TEXT,
-     result_summary TEXT,
-     fail_reason TEXT,
-     cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0,
-     attempts INTEGER NOT NULL DEFAULT 0,
-     created_at DOUBLE PRECISION NOT NULL,
-     updated_at DOUBLE PRECISION NOT NULL,
-     claimed_at DOUBLE PRECISION,
-     completed_at DOUBLE PRECISION
-   );
-   CREATE INDEX tasks_status ON tasks(status, priority, seq);
-   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-   CREATE TABLE claims (
-     claim_id TEXT PRIMARY KEY,
-     task_id TEXT NOT NULL,
-     agent_id TEXT,
-     claimed_at DOUBLE PRECISION NOT NULL,
-     lease_s DOUBLE PRECISION,
-     expires_at DOUBLE PRECISION,
-     ended_at DOUBLE PRECISION,
-     end_reason TEXT
-   );
-   CREATE UNIQUE INDEX claims_active ON claims(task_id) WHERE ended_at IS NULL;
-   CREATE INDEX claims_expiry ON claims(expires_at) WHERE ended_at IS NULL;`,
-];
+/**
+ * Each entry is applied once, in order, and recorded in bernstein_schema.
+ * Migration 1 is the schema as first released; test/server/schema.test.ts
+ * pins its text, so a change to the shared tables must come as a new entry.
+ */
+export const MIGRATIONS: readonly string[] = [storeSchema("postgres")];
 
 /** Any fixed 64-bit key: the advisory lock that serialises migrations. */
 const MIGRATION_LOCK = 7261_0019_2023n;

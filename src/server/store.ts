@@ -31,50 +31,12 @@ import {
   type TaskStatus,
 } from "./model.ts";
 import { ensurePrivateDir, ensurePrivateFile, narrow, PRIVATE_FILE_MODE, tasksDbPath } from "./paths.ts";
+import { storeSchema } from "./schema.ts";
 
 /** A row of the tasks table: the task as served, with status unchecked and depends_on as JSON text. */
 export type TaskRow = Omit<Task, "status" | "depends_on"> & { status: string; depends_on: string };
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS tasks (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  title TEXT NOT NULL,
-  description TEXT NOT NULL DEFAULT '',
-  role TEXT NOT NULL DEFAULT 'auto',
-  tenant_id TEXT NOT NULL DEFAULT 'default',
-  priority INTEGER NOT NULL DEFAULT 2,
-  scope TEXT NOT NULL DEFAULT 'medium',
-  complexity TEXT NOT NULL DEFAULT 'medium',
-  status TEXT NOT NULL DEFAULT 'open',
-  depends_on TEXT NOT NULL DEFAULT '[]',
-  model TEXT,
-  effort TEXT,
-  assigned_agent TEXT,
-  result_summary TEXT,
-  fail_reason TEXT,
-  cost_usd REAL NOT NULL DEFAULT 0,
-  attempts INTEGER NOT NULL DEFAULT 0,
-  created_at REAL NOT NULL,
-  updated_at REAL NOT NULL,
-  claimed_at REAL,
-  completed_at REAL
-);
-CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status, priority, seq);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS claims (
-  claim_id TEXT PRIMARY KEY,
-  task_id TEXT NOT NULL,
-  agent_id TEXT,
-  claimed_at REAL NOT NULL,
-  lease_s REAL,
-  expires_at REAL,
-  ended_at REAL,
-  end_reason TEXT
-);
-CREATE INDEX IF NOT EXISTS claims_active ON claims(task_id) WHERE ended_at IS NULL;
-CREATE INDEX IF NOT EXISTS claims_expiry ON claims(expires_at) WHERE ended_at IS NULL;
-`;
+const SCHEMA = storeSchema("sqlite");
 
 export const COLUMNS =
   "id, title, description, role, tenant_id, priority, scope, complexity, status, depends_on, model, effort, assigned_agent, result_summary, fail_reason, cost_usd, attempts, created_at, updated_at, claimed_at, completed_at";
