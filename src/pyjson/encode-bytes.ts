@@ -1,5 +1,5 @@
 import { BACKSLASH, LBRACE, LBRACKET, literalAt, numberEnd, QUOTE, RBRACE, RBRACKET, skipWsBytes, stringEnd } from "./bytes.ts";
-import { compareCodePoints } from "./encode.ts";
+import { compareCodePoints } from "./order.ts";
 import { canonicalNumber } from "./float.ts";
 
 /**
