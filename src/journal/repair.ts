@@ -5,7 +5,7 @@ import { pyStr } from "../pyjson/python.ts";
 import { physicalLines } from "../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "./reader.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
-import type { JournalSeal } from "./verify.ts";
+import { verifyJournal, type JournalSeal } from "./verify.ts";
 
 /**
  * `replay repair` (spec §8) under the one torn-tail policy of
@@ -83,8 +83,27 @@ export interface RepairOptions {
   sddDir?: string;
 }
 
+/**
+ * As repairJournalTailSync, but a clean journal (the common case: nothing to
+ * repair) is recognised at verify speed: a links-only pass of the fast
+ * verifier (kernel, all cores) that finds every line a row and the links
+ * intact has read what the tail scan would (the same rows, the same last
+ * event_hash). Anything else is classified by the exact tail scan, under
+ * the same lock.
+ */
 export async function repairJournalTail(path: string, opts: RepairOptions = {}): Promise<RepairResult> {
-  return repairJournalTailSync(path, opts);
+  if (!existsSync(path)) return { repaired: false, removed_line_indices: [], event_count: 0, head: "" };
+  if (opts.sddDir !== undefined) stateWritePath(opts.sddDir, path, "a repair of the journal");
+  const lock = lockJournalOrRefuse(path, path, "repair the journal of");
+  try {
+    const quick = await verifyJournal(path, { linksOnly: true });
+    if (quick.chain_consistent && quick.discarded_line_indices.length === 0 && quick.grew_by === 0) {
+      return { repaired: false, removed_line_indices: [], event_count: quick.count, head: quick.head };
+    }
+    return repairLocked(path, opts);
+  } finally {
+    lock.release();
+  }
 }
 
 export function repairJournalTailSync(path: string, opts: RepairOptions = {}): RepairResult {
@@ -92,28 +111,33 @@ export function repairJournalTailSync(path: string, opts: RepairOptions = {}): R
   if (opts.sddDir !== undefined) stateWritePath(opts.sddDir, path, "a repair of the journal");
   const lock = lockJournalOrRefuse(path, path, "repair the journal of");
   try {
-    const scan = scanTail(path);
-    const v = scan.verdict;
-    if (v.kind === "clean") return { repaired: false, removed_line_indices: [], event_count: scan.count, head: scan.head };
-    if (v.kind === "refused") throw repairRefused(path, v.reason, { discarded_line_indices: scan.discarded });
-    const seal = opts.seal;
-    if (seal && (seal.head !== scan.head || seal.event_count !== scan.count)) {
-      throw repairRefused(
-        path,
-        `the surviving journal (head=${scan.head || "(empty)"}, events=${scan.count}) does not match the external seal (head=${seal.head || "(empty)"}, events=${seal.event_count}); the journal is sealed and this command is not its authority`,
-        { discarded_line_indices: scan.discarded },
-      );
-    }
-    const cut = cutTornTail(path, v.cutOffset);
-    return {
-      repaired: true,
-      removed_line_indices: scan.discarded,
-      event_count: scan.count,
-      head: scan.head,
-      saved_fragment: cut.saved,
-      removed_bytes: cut.bytes,
-    };
+    return repairLocked(path, opts);
   } finally {
     lock.release();
   }
+}
+
+/** The exact tail scan and its verdict; the caller holds the writer lock. */
+function repairLocked(path: string, opts: RepairOptions): RepairResult {
+  const scan = scanTail(path);
+  const v = scan.verdict;
+  if (v.kind === "clean") return { repaired: false, removed_line_indices: [], event_count: scan.count, head: scan.head };
+  if (v.kind === "refused") throw repairRefused(path, v.reason, { discarded_line_indices: scan.discarded });
+  const seal = opts.seal;
+  if (seal && (seal.head !== scan.head || seal.event_count !== scan.count)) {
+    throw repairRefused(
+      path,
+      `the surviving journal (head=${scan.head || "(empty)"}, events=${scan.count}) does not match the external seal (head=${seal.head || "(empty)"}, events=${seal.event_count}); the journal is sealed and this command is not its authority`,
+      { discarded_line_indices: scan.discarded },
+    );
+  }
+  const cut = cutTornTail(path, v.cutOffset);
+  return {
+    repaired: true,
+    removed_line_indices: scan.discarded,
+    event_count: scan.count,
+    head: scan.head,
+    saved_fragment: cut.saved,
+    removed_bytes: cut.bytes,
+  };
 }

@@ -114,3 +114,44 @@ describe("repairJournalTail", () => {
     });
   });
 });
+
+describe("repairJournalTail's quick clean check", () => {
+  /** The outcome of a repair: its result, or its refusal's code and detail. */
+  async function outcome(run: () => unknown): Promise<unknown> {
+    try {
+      return await run();
+    } catch (err) {
+      const e = err as { code?: string; message?: string };
+      return { code: e.code, message: e.message };
+    }
+  }
+
+  test("every vector: the same result (or refusal) and the same bytes as the exact tail scan alone", async () => {
+    const { readdirSync } = await import("node:fs");
+    const { repairJournalTailSync } = await import("../../src/journal/repair.ts");
+    const names = readdirSync(HAZARDS).filter((n) => n.endsWith(".jsonl")).map((n) => n.slice(0, -6));
+    expect(names.length).toBeGreaterThan(10);
+    // Also a journal whose links break (the quick pass is not clean there) and an empty one.
+    const extra: Record<string, string> = { empty: "" };
+    const chain = readFileSync(join(HAZARDS, "chain-4.jsonl"), "utf8").split("\n");
+    extra["links-broken"] = [chain[0], chain[2], chain[1], chain[3]].join("\n") + "\n";
+    const cases: [string, () => string][] = [
+      ...names.map((n) => [n, () => copyOf(n)] as [string, () => string]),
+      ...Object.entries(extra).map(([n, text]) => [n, () => {
+        const p = join(dirs.make(), "journal.jsonl");
+        writeFileSync(p, text);
+        return p;
+      }] as [string, () => string]),
+    ];
+    for (const [name, make] of cases) {
+      const a = make();
+      const b = make();
+      const quick = await outcome(() => repairJournalTail(a));
+      const exact = await outcome(() => repairJournalTailSync(b));
+      // The two copies differ only in their paths.
+      const strip = (o: unknown, path: string) => JSON.parse(JSON.stringify(o).replaceAll(path, "JOURNAL").replace(/"saved_fragment":"[^"]*"/, '"saved_fragment":"(saved)"'));
+      expect([name, strip(quick, a)]).toEqual([name, strip(exact, b)]);
+      expect([name, readFileSync(a).equals(readFileSync(b))]).toEqual([name, true]);
+    }
+  });
+});
