@@ -25,6 +25,7 @@ import { assertClaimHolder, HELD_STATUSES, transitionUpdate, type ClaimCheck, ty
 import { IllegalTransitionError, InvalidTaskRequestError, TaskExistsError, TaskNotFoundError } from "./errors.ts";
 import { SATISFIED_STATUSES, TASK_STATUSES, TRANSITIONS, canTransition, isTaskStatus, type Task, type TaskCreate, type TaskStatus } from "./model.ts";
 import { storeSchema } from "./schema.ts";
+import { redactPassword } from "./store-url.ts";
 import { checkBatch, COLUMNS, toTask, type TaskRow } from "./store.ts";
 import { TaskChanges, type ExpiredClaim, type Lease, type ListOptions, type OrchestratorStore, type TaskChangeListener } from "./store-api.ts";
 
@@ -48,15 +49,18 @@ const MIGRATION_LOCK = 7261_0019_2023n;
 const SELECT = COLUMNS.replace("depends_on", "depends_on::text AS depends_on");
 const SATISFIED = SATISFIED_STATUSES.map((s) => `'${s}'`).join(", ");
 
-const CLAIM_SQL = `
-WITH ready AS (
-  SELECT t.id FROM tasks t
-  WHERE t.status = 'open'
+/** A task is ready when it is open and every dependency exists and is satisfied (alias `t`). */
+const READY_WHERE = `t.status = 'open'
     AND NOT EXISTS (
       SELECT 1 FROM jsonb_array_elements_text(t.depends_on) d(dep)
       LEFT JOIN tasks x ON x.id = d.dep
       WHERE x.id IS NULL OR x.status NOT IN (${SATISFIED})
-    )
+    )`;
+
+const CLAIM_SQL = `
+WITH ready AS (
+  SELECT t.id FROM tasks t
+  WHERE ${READY_WHERE}
   ORDER BY t.priority ASC, t.seq ASC
   LIMIT $1
   FOR UPDATE OF t SKIP LOCKED
@@ -96,17 +100,6 @@ export function isConnectionLoss(err: unknown): boolean {
 
 type Tx = SQL;
 
-/** A `postgres://user:secret@host/db` URL without its password. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "postgres://(unparsable url)";
-  }
-}
-
 export class PgTaskStore implements OrchestratorStore {
   readonly kind = "postgres" as const;
   readonly location: string;
@@ -117,7 +110,7 @@ export class PgTaskStore implements OrchestratorStore {
   private closed = false;
 
   private constructor(url: string) {
-    this.location = redactUrl(url);
+    this.location = redactPassword(url);
     // A small pool per server: the claim is one statement, and the database is shared by several servers.
     this.sql = new SQL({ url, max: 8, idleTimeout: 30, connectionTimeout: 5 });
   }
@@ -302,9 +295,7 @@ export class PgTaskStore implements OrchestratorStore {
   async ready(limit = 1000): Promise<Task[]> {
     const rows = await this.retrying(() =>
       this.sql.unsafe(
-        `SELECT ${SELECT} FROM tasks t WHERE t.status = 'open' AND NOT EXISTS (
-           SELECT 1 FROM jsonb_array_elements_text(t.depends_on) d(dep) LEFT JOIN tasks x ON x.id = d.dep
-           WHERE x.id IS NULL OR x.status NOT IN (${SATISFIED})) ORDER BY t.priority ASC, t.seq ASC LIMIT $1`,
+        `SELECT ${SELECT} FROM tasks t WHERE ${READY_WHERE} ORDER BY t.priority ASC, t.seq ASC LIMIT $1`,
         [limit],
       ),
     );
