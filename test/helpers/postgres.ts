@@ -57,7 +57,8 @@ export function startPostgres(): PgCluster {
   run([join(bin, "initdb"), "--no-sync", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8"]);
   const port = freePort();
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  const ctl = (action: string, extra: string[] = []) => run([join(bin, "pg_ctl"), "-D", data, "-o", opts, "-l", join(dir, "log"), "-w", ...extra, action]);
+  const ctlArgv = (action: string, extra: string[] = []) => [join(bin, "pg_ctl"), "-D", data, "-o", opts, "-l", join(dir, "log"), "-w", ...extra, action];
+  const ctl = (action: string, extra: string[] = []) => run(ctlArgv(action, extra));
   ctl("start");
   let running = true;
   return {
@@ -66,7 +67,7 @@ export function startPostgres(): PgCluster {
       run([join(bin, "createdb"), "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", db]);
     },
     async restart() {
-      const p = Bun.spawn(as([join(bin, "pg_ctl"), "-D", data, "-o", opts, "-l", join(dir, "log"), "-w", "-m", "fast", "restart"]), { stdout: "ignore", stderr: "pipe" });
+      const p = Bun.spawn(as(ctlArgv("restart", ["-m", "fast"])), { stdout: "ignore", stderr: "pipe" });
       if ((await p.exited) !== 0) throw new Error(`pg_ctl restart failed: ${await new Response(p.stderr).text()}`);
     },
     stop() {
