@@ -129,15 +129,14 @@ describe.skipIf(process.platform !== "linux")("signals end long commands cleanly
   }, 30_000);
 
   test("on a terminal the progress line is erased before the interrupted line", async () => {
-    // script(1) gives the command a pseudo-terminal for stdout and stderr. It
-    // cannot be frozen with SIGSTOP as in signalWhile (script then stops
-    // itself), so an attempt where the verify finished before the signal is
-    // tried again; one that ends without the interrupted line otherwise fails.
-    let out = "";
-    for (let attempt = 1; attempt <= 3; attempt++) {
-      out = await progressThenSigint();
-      if (out.includes("interrupted by SIGINT") || !out.includes("chain intact")) break;
-    }
+    // The verify runs on a pseudo-terminal (a python3 pty relay; script(1)
+    // stops itself when its child is frozen). It is frozen once its progress
+    // line was drawn, signalled, then thawed, so it cannot finish first; an
+    // attempt where it had already ended by the time it was frozen is retried.
+    let r: { out: string; frozen: boolean } = { out: "", frozen: false };
+    for (let attempt = 1; attempt <= 3 && !r.frozen; attempt++) r = await progressThenSigint();
+    const out = r.out;
+    if (!r.frozen) throw new Error(`the verify ended before it could be frozen, 3 times: ${JSON.stringify(out.slice(-1000))}`);
     expect(out).toMatch(/\rverifying [0-9.]+ MB \/ [0-9.]+ MB \(\d+%\)/);
     const lastDraw = out.lastIndexOf("\rverifying");
     const cleared = out.indexOf("\r\x1b[K", lastDraw + 1);
@@ -147,41 +146,64 @@ describe.skipIf(process.platform !== "linux")("signals end long commands cleanly
     expect(report).toBeGreaterThan(cleared);
   }, 60_000);
 
-  /** One verify on a pseudo-terminal, sent SIGINT once its progress line was drawn; what the terminal got. */
-  async function progressThenSigint(): Promise<string> {
-    const cmd = `'${binPath()}' journal verify big --threads 1`;
-    // The line is shown at once (not after a second), so a fast machine cannot finish first.
-    const env = { ...process.env, NO_COLOR: "1", BERNSTEIN_PROGRESS_DELAY_MS: "0" };
-    const proc = Bun.spawn(["script", "-qfec", cmd, "/dev/null"], { cwd: t.cwd, env, stdout: "pipe", stderr: "pipe" });
-    // Read the pty output as it comes: signal once the progress line was drawn.
-    let out = "";
-    const reader = proc.stdout.getReader();
-    const pump = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        out += new TextDecoder().decode(value);
-      }
-    })();
-    // script runs the command in its own session: signal the command, not script.
-    let pid = "";
-    for (let i = 0; i < 20_000 && !/^\d+$/.test(pid) && proc.exitCode === null; i++) {
-      pid = Bun.spawnSync(["pgrep", "-f", "-P", String(proc.pid), "journal verify big"]).stdout.toString().trim();
-      if (!/^\d+$/.test(pid) || !hasOpen(Number(pid), t.journal("big"))) {
-        pid = "";
-        await Bun.sleep(1);
-      }
-    }
-    if (!/^\d+$/.test(pid)) throw new Error(`verify ended before it could be signalled: ${out}`);
-    for (let i = 0; i < 20_000 && !out.includes("\rverifying") && proc.exitCode === null; i++) await Bun.sleep(1);
+  /** A pty for stdout and stderr: prints the child's pid on stderr, relays the terminal's bytes to stdout, exits with the child's code. */
+  const PTY_RELAY = [
+    "import os, pty, sys",
+    "pid, fd = pty.fork()",
+    "if pid == 0:",
+    "    os.execv(sys.argv[1], sys.argv[1:])",
+    "sys.stderr.write(f'{pid}\\n'); sys.stderr.flush()",
+    "while True:",
+    "    try: data = os.read(fd, 65536)",
+    "    except OSError: break",
+    "    if not data: break",
+    "    os.write(1, data)",
+    "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) & 255)",
+  ].join("\n");
+
+  /** Process state letter from /proc (T = stopped), or "" once it is gone. */
+  function procState(pid: number): string {
     try {
-      process.kill(Number(pid), "SIGINT");
+      return readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0] ?? "";
     } catch {
-      /* already gone: the attempt shows it */
+      return "";
+    }
+  }
+
+  /** One verify on a pseudo-terminal, frozen once its progress line was drawn, sent SIGINT, thawed; what the terminal got. */
+  async function progressThenSigint(): Promise<{ out: string; frozen: boolean }> {
+    // The line is shown at once (not after a second).
+    const env = { ...process.env, NO_COLOR: "1", BERNSTEIN_PROGRESS_DELAY_MS: "0" };
+    const argv = ["python3", "-c", PTY_RELAY, binPath(), "journal", "verify", "big", "--threads", "1"];
+    const proc = Bun.spawn(argv, { cwd: t.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    let out = "";
+    let pidLine = "";
+    const collect = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
+      const decoder = new TextDecoder();
+      for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
+    };
+    const pumps = Promise.all([collect(proc.stdout, (s) => (out += s)), collect(proc.stderr, (s) => (pidLine += s))]);
+    for (let i = 0; i < 20_000 && proc.exitCode === null && !(out.includes("\rverifying") && pidLine.includes("\n")); i++) await Bun.sleep(1);
+    const pid = Number(pidLine.trim());
+    let frozen = false;
+    if (Number.isInteger(pid) && pid > 0 && out.includes("\rverifying")) {
+      try {
+        process.kill(pid, "SIGSTOP");
+        for (let i = 0; i < 200 && !frozen && procState(pid) !== "" && procState(pid) !== "Z"; i++) {
+          frozen = procState(pid) === "T";
+          if (!frozen) await Bun.sleep(1);
+        }
+        if (frozen) process.kill(pid, "SIGINT");
+        process.kill(pid, "SIGCONT");
+      } catch {
+        frozen = false; // already gone: this attempt is retried
+      }
     }
     await proc.exited;
-    await pump;
-    return out;
+    await pumps;
+    // Finished in the instant before the freeze: also retried.
+    if (out.includes("chain intact")) frozen = false;
+    return { out, frozen };
   }
 
   test("SIGTERM during journal record from stdin: the appended rows are rolled back, the lock released", async () => {
