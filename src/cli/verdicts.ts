@@ -1,4 +1,5 @@
 import type { JournalSeal, FastVerifyResult } from "../journal/model.ts";
+import type { TreeRequest } from "../journal/fast/subtrees.ts";
 import { verifyRunJournal, type RunJournalVerdict } from "../journal/verify-run.ts";
 import { journalOutcome } from "../ci/journal.ts";
 import type { CiOutcome } from "../ci/outcome.ts";
@@ -23,6 +24,8 @@ export interface JournalVerdictSpec<T> {
   seal: JournalSeal | null;
   threads: number | undefined;
   linksOnly: boolean;
+  /** Build these Merkle subtrees in the verify pass (the signed tree heads then need no second pass). */
+  tree?: TreeRequest;
   /** Where a negative verdict's divergence report goes (null: none). */
   reportDir: string | null;
   /** What an interrupted verify states (default: path and bytes verified). */
@@ -44,6 +47,7 @@ export async function journalVerdict<T = never>(spec: JournalVerdictSpec<T>): Pr
       seal: spec.seal,
       threads: spec.threads,
       linksOnly: spec.linksOnly,
+      tree: spec.tree,
       onProgress: progress.onProgress,
       runId: spec.runId,
       reportDir: spec.reportDir,

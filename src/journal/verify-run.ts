@@ -27,7 +27,7 @@ export interface RunJournalVerdict<T> {
  * checks, then for a negative verdict `divergence_report.json` beside it.
  */
 export async function verifyRunJournal<T = never>(path: string, o: RunJournalVerifyOptions<T>): Promise<RunJournalVerdict<T>> {
-  const result = await verifyJournal(path, { seal: o.seal, threads: o.threads, linksOnly: o.linksOnly, onProgress: o.onProgress });
+  const result = await verifyJournal(path, { seal: o.seal, threads: o.threads, linksOnly: o.linksOnly, onProgress: o.onProgress, tree: o.tree });
   const refined = o.refine ? await o.refine(result) : null;
   let reportPath: string | null = null;
   let reportError: unknown = null;

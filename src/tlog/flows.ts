@@ -114,6 +114,26 @@ export function checkNoteSignatures(path: string, note: string, trusted: Trusted
   return { signature: "valid", signed_by: distinct, ignored_signatures: v.unknown };
 }
 
+/**
+ * The tree sizes `verifyJournalAgainstNotes` will need roots for, read
+ * ahead so the verify can build them in its one pass; null when a note
+ * cannot be read ahead (standard input, unreadable, not a note): the notes'
+ * own check then reports it, after a pass of its own.
+ */
+export function noteCuts(sealNote: string | undefined, since: string | undefined): number[] | null {
+  const cuts: number[] = [];
+  for (const path of [sealNote, since]) {
+    if (path === undefined) continue;
+    if (path === "-") return null;
+    try {
+      cuts.push(treeHead(path, readNote(path)).size);
+    } catch {
+      return null;
+    }
+  }
+  return cuts;
+}
+
 function treeHead(path: string, note: string) {
   try {
     return treeHeadOf(parseNote(note).text);

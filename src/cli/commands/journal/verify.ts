@@ -13,6 +13,7 @@ import { journalVerdict } from "../../verdicts.ts";
 import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
 import { fileIdentity, isNoteFile } from "../../../tlog/sniff.ts";
 import type { NoteSealVerdict } from "../../../tlog/flows.ts";
+import type { TreeRequest } from "../../../journal/fast/subtrees.ts";
 import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
 import { basename, dirname } from "node:path";
 import { runsDirArgs } from "../../args.ts";
@@ -137,6 +138,8 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     if (remote && (noteSeal || noteArgs.since)) throw new UsageError("a signed seal or --since needs the journal as a local file", "flag_not_applicable");
     // The signed tree heads reuse this verify: the file's identity before it brackets both passes.
     const identityBefore = (noteSeal || noteArgs.since) && !target.stdin && present ? fileIdentity(target.path) : null;
+    // ... and the verify builds the subtrees they need, so the chain is read once.
+    const tree = identityBefore && !args["links-only"] ? await noteTree(noteSeal, noteArgs.since) : undefined;
     const implicit = !args.seal && sealPath ? [paint("dim", `seal: ${sealPath} (the run's seal.json, beside the journal; --seal FILE names another)`)] : [];
     // A journal under <sdd>/runs/<run>/ may have a lineage spine under <sdd>/lineage/<run>/.
     const spineSdd = target.byRunId ? (args["sdd-dir"] ?? ".sdd") : basename(dirname(target.runDirPath)) === "runs" && !target.stdin && !remote ? dirname(dirname(target.runDirPath)) : null;
@@ -148,10 +151,11 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       seal,
       threads,
       linksOnly: Boolean(args["links-only"]),
+      tree,
       // Best effort, as in Python: a read-only location must not turn a verdict into an error.
       reportDir: target.stdin || remote ? null : target.runDirPath,
       refine: async (result) => {
-        const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs, identityBefore);
+        const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs, identityBefore, tree);
         const spine = spineSdd === null ? null : await applySpineIfAny(result, spineSdd, target.runId);
         return { notes, spine };
       },
@@ -166,6 +170,13 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     });
 }
 
+/** The Merkle subtrees the notes' tree sizes need, requested from the verify pass (undefined: they get a pass of their own). */
+async function noteTree(noteSeal: string | null, since: string | undefined): Promise<TreeRequest | undefined> {
+  const [{ noteCuts }, { treeRequest }] = await Promise.all([import("../../../tlog/flows.ts"), import("../../../tlog/leaves.ts")]);
+  const cuts = noteCuts(noteSeal ?? undefined, since);
+  return cuts === null ? undefined : treeRequest({ cuts });
+}
+
 /**
  * `--seal NOTE` / `--since OLD`: once the chain verified, the signed tree
  * heads are checked against it and folded into the verdict (identity from
@@ -178,6 +189,7 @@ async function checkNotes(
   noteSeal: string | null,
   a: NoteArgs,
   identityBefore: string | null,
+  tree: TreeRequest | undefined,
 ): Promise<NoteSealVerdict | null> {
   if (!noteSeal && !a.since) return null;
   if (stdin) throw new UsageError("a signed seal or --since needs the journal as a file, not standard input", "flag_not_applicable");
@@ -186,7 +198,7 @@ async function checkNotes(
     if (noteSeal) result.identity = "mismatched";
     return null;
   }
-  const verified = identityBefore ? { verdict: result, identityBefore } : undefined;
+  const verified = identityBefore ? { verdict: result, identityBefore, tree } : undefined;
   const [{ trustedKeysFrom }, { verifyJournalAgainstNotes }] = await Promise.all([import("../../tlog-args.ts"), import("../../../tlog/flows.ts")]);
   const trusted = trustedKeysFrom(a.rawArgs);
   const notes = await verifyJournalAgainstNotes(path, { sealNote: noteSeal ?? undefined, since: a.since, trusted, minSignatures: a.minSignatures, remember: a.remember, verified });
