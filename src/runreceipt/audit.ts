@@ -1,11 +1,10 @@
 import { createHmac } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from "node:fs";
-import { homedir } from "node:os";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { auditKeyPath, loadAuditKey } from "../lineage/key.ts";
 import { InputError } from "../errors.ts";
 import { canonical } from "../pyjson/encode.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
-import { pyStrip } from "../pyjson/python.ts";
 import { AUDIT_GENESIS } from "./facts.ts";
 import { strictObjects } from "./strict-lines.ts";
 import { RefusalError } from "../errors.ts";
@@ -28,21 +27,14 @@ export interface AuditRange {
   head_sha256: string;
 }
 
-/** The audit key's path (spec §2.7): $BERNSTEIN_AUDIT_KEY_PATH, else the XDG state directory. */
-export function auditKeyPath(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = (env.BERNSTEIN_AUDIT_KEY_PATH ?? "").trim();
-  if (explicit) return explicit.startsWith("~") ? join(homedir(), explicit.slice(1)) : explicit;
-  const state = (env.XDG_STATE_HOME ?? "").trim() || join(homedir(), ".local", "state");
-  return join(state, "bernstein", "audit.key");
-}
-
 /**
- * The create-if-absent loader (`load_or_create_audit_key`): the key file's
- * stripped bytes; a missing file is created (0600, 64 hex characters) with
- * O_EXCL, so a concurrent creator's key is adopted. A file readable by group
- * or others is refused.
+ * The create-if-absent loader (`load_or_create_audit_key`): a missing key
+ * file is created (0600, 64 hex characters) with O_EXCL, so a concurrent
+ * creator's key is adopted; then it is read as the lineage verifier reads
+ * it (../lineage/key.ts: same path rules, same refusal of group/other bits).
  */
-export function loadOrCreateAuditKey(path = auditKeyPath()): Uint8Array {
+export function loadOrCreateAuditKey(env: Record<string, string | undefined> = process.env): Uint8Array {
+  const { path } = auditKeyPath(env);
   if (!existsSync(path)) {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     try {
@@ -56,18 +48,8 @@ export function loadOrCreateAuditKey(path = auditKeyPath()): Uint8Array {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new InputError("audit_key_unreadable", `cannot create audit key ${path}: ${(err as Error).message}`, { path });
     }
   }
-  let mode: number;
-  let data: Buffer;
-  try {
-    mode = statSync(path).mode & 0o777;
-    data = readFileSync(path);
-  } catch (err) {
-    throw new InputError("audit_key_unreadable", `cannot read audit key ${path}: ${(err as Error).message}`, { path });
-  }
-  if (mode & 0o077) {
-    throw new InputError("audit_key_unreadable", `Audit key ${path} has insecure permissions ${mode.toString(8).padStart(4, "0")}; required 0600 (owner-only).`, { path });
-  }
-  return Buffer.from(pyStrip(data.toString("latin1")), "latin1");
+  // The file exists now, so the reader's "no key configured" (null) cannot happen.
+  return loadAuditKey({ ...env, BERNSTEIN_AUDIT_KEY_PATH: path })!.master;
 }
 
 /** An ISO-8601 instant as microseconds since the epoch, or null. */

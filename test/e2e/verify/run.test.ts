@@ -5,7 +5,7 @@
  * both the oracle and the binary refuse it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bernstein, bernsteinJson } from "../../helpers/cli.ts";
@@ -181,6 +181,24 @@ describe("verify run", () => {
     writeFileSync(join(broken, "journal.jsonl"), lines[0] + "\nnot json\n");
     const partial = await bernsteinJson(["verify", "run", "r2", "--signing-key-path", "keys/k.key"], { cwd });
     expect([partial.code, partial.json.detail]).toEqual([2, "refusing to sign run 'r2': journal line 2 is not valid JSON (Expecting value: line 1 column 1 (char 0)); a receipt is never signed over a partial journal"]);
+  });
+
+  test("the audit key: created 0600 when missing (and reused), refused when group or others can read it", async () => {
+    const keyPath = join(cwd, "fresh-state", "audit.key");
+    const window = ["--include-audit-range", "--audit-since", "2026-01-01T00:00:00Z", "--audit-until", "2026-01-02T00:00:00Z"];
+    const run = (out: string) => bernsteinJson(["verify", "run", "r1", "--signing-key-path", "keys/k.key", "-o", join(cwd, out), ...window], { cwd, env: { BERNSTEIN_AUDIT_KEY_PATH: keyPath } });
+    const first = await run("k1.json");
+    expect(first.code).toBe(0);
+    expect(statSync(keyPath).mode & 0o777).toBe(0o600);
+    const key = readFileSync(keyPath, "utf8");
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    const again = await run("k2.json");
+    expect([again.code, readFileSync(keyPath, "utf8")]).toEqual([0, key]);
+    // Same key, same window: the re-chained audit range is the same.
+    expect(JSON.parse(readFileSync(join(cwd, "k2.json"), "utf8")).audit_range).toEqual(JSON.parse(readFileSync(join(cwd, "k1.json"), "utf8")).audit_range);
+    chmodSync(keyPath, 0o644);
+    const loose = await run("k3.json");
+    expect([loose.code, loose.json.error]).toEqual([2, "audit_key_insecure"]);
   });
 
   test("the key from the environment: a key path, or a variable holding the PEM; the kid is recorded", async () => {
