@@ -61,7 +61,30 @@ interface Args {
   results: string | null;
 }
 
+/** A bad command line: one line on stderr and exit 2, no stack trace. */
+class BenchUsageError extends Error {}
+
+const VALUE_FLAGS = new Set(["--mb", "--reps", "--threads", "--bin", "--record-events", "--receipt-steps", "--scale-mb", "--pick", "--work-dir", "--results"]);
+const BOOLEAN_FLAGS = new Set(["--quick", "--skip-python", "--verbs"]);
+
+const USAGE = `usage: bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
+                            [--record-events 1000000] [--receipt-steps 100000] [--scale-mb 1000]
+                            [--verbs] [--pick ${VERB_KEYS.join(",")}] [--work-dir DIR] [--results FILE]
+(see bench/README.md)`;
+
+/** Refuse what the bench would otherwise ignore: a misspelt flag must not measure something else. */
+function checkFlags(argv: string[]): void {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (VALUE_FLAGS.has(a)) {
+      if (argv[i + 1] === undefined || argv[i + 1]!.startsWith("--")) throw new BenchUsageError(`${a} needs a value`);
+      i++;
+    } else if (!BOOLEAN_FLAGS.has(a)) throw new BenchUsageError(`unknown argument ${JSON.stringify(a)}\n${USAGE}`);
+  }
+}
+
 function parseArgs(argv: string[]): Args {
+  checkFlags(argv);
   const get = (flag: string): string | undefined => {
     const i = argv.indexOf(flag);
     return i >= 0 ? argv[i + 1] : undefined;
@@ -71,7 +94,7 @@ function parseArgs(argv: string[]): Args {
     const raw = get(flag);
     if (raw === undefined) return dflt;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag} needs a positive number, got ${raw}`);
+    if (!Number.isFinite(n) || n <= 0) throw new BenchUsageError(`${flag} needs a positive number, got ${raw}`);
     return n;
   };
   return {
@@ -95,7 +118,7 @@ function pickOf(raw: string | undefined): Set<string> | null {
   if (raw === undefined) return null;
   const keys = raw.split(",").map((k) => k.trim()).filter((k) => k !== "");
   const bad = keys.filter((k) => !VERB_KEYS.includes(k));
-  if (keys.length === 0 || bad.length > 0) throw new Error(`--pick takes verbs from ${VERB_KEYS.join(",")}; got ${JSON.stringify(raw)}`);
+  if (keys.length === 0 || bad.length > 0) throw new BenchUsageError(`--pick takes verbs from ${VERB_KEYS.join(",")}; got ${JSON.stringify(raw)}`);
   return new Set(keys);
 }
 
@@ -405,26 +428,40 @@ function previousResults(file: string): Record<string, unknown> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes("--help") || process.argv.includes("-h")) {
+    console.log(USAGE);
+    return;
+  }
   const args = parseArgs(process.argv.slice(2));
   if (args.workDir) OUT = resolve(args.workDir);
   mkdirSync(OUT, { recursive: true });
   useScratchDir(OUT);
   const file = args.results ? resolve(args.results) : args.quick ? join(OUT, "results.quick.json") : join(ROOT, "bench", "results.json");
   const bin = await ensureBinary(args);
-  const now = { generated_at: new Date().toISOString(), machine: machine() };
+  const stamp = (generatedAt: string) => ({ generated_at: generatedAt, machine: machine() });
   let results: Record<string, unknown>;
   if (args.verbsOnly) {
     // --verbs replaces only the verb table: the other figures of the last full run stay as they were
+    const startedAt = new Date().toISOString();
     const verbs = await benchVerbTable(args, bin);
-    results = { ...previousResults(file), verbs: { ...now, ...verbs } };
+    results = { ...previousResults(file), verbs: { ...stamp(startedAt), ...verbs } };
   } else {
+    const startedAt = new Date().toISOString();
     const suite = await benchSuite(args, bin);
+    const suiteStamp = stamp(startedAt);
+    const verbsAt = new Date().toISOString();
     const verbs = await benchVerbTable(args, bin);
-    results = { ...now, ...suite, verbs: { ...now, ...verbs } };
+    results = { ...suiteStamp, ...suite, verbs: { ...stamp(verbsAt), ...verbs } };
   }
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
   console.error(`\nwrote ${file}`);
 }
 
-await main();
+try {
+  await main();
+} catch (err) {
+  if (!(err instanceof BenchUsageError)) throw err;
+  console.error(`bench: ${err.message}`);
+  process.exitCode = 2;
+}
