@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { VerbRow as Row } from "../../bench/verbs.ts";
 import { ROOT, binPath } from "../helpers/cli.ts";
 
 /** Every verb of issue 19 with the ratio it sets (null: the group's baseline). */
@@ -24,19 +25,6 @@ const ISSUE_TARGETS: [string, number | null][] = [
   ["diff-journal", 2.5],
   ["agent-view", 2],
 ];
-
-interface Row {
-  key: string;
-  verb: string;
-  wall_s: number;
-  cpu_s: number;
-  ratio: number;
-  target_ratio: number | null;
-  ratio_met: boolean | null;
-  rss_mb: number;
-  rss_met: boolean;
-  stdout_bytes: number;
-}
 
 let dir: string;
 
