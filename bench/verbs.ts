@@ -72,12 +72,26 @@ function jsonSays(what: string, ok: (doc: Record<string, unknown>) => boolean): 
   };
 }
 
+/**
+ * Exit 0 and an output that begins as it should: a display too large to keep
+ * is only counted, but a verb that printed nothing must not look fast.
+ */
+function begins(head: RegExp): (s: Sample) => void {
+  return (s) => {
+    exitedZero(s);
+    if (!head.test(s.stdout.slice(0, 4096))) throw new Error(`expected output beginning ${head}, got ${JSON.stringify(s.stdout.slice(0, 200))}`);
+  };
+}
+
+/** A verb that failed or printed the wrong thing: the bench stops, naming it, with no figures. */
+export class VerbFailed extends Error {}
+
 function named(name: string, check: (s: Sample) => void): (s: Sample) => void {
   return (s) => {
     try {
       check(s);
     } catch (err) {
-      throw new Error(`${name}: ${(err as Error).message}`);
+      throw new VerbFailed(`${name}: ${(err as Error).message}`);
     }
   };
 }
@@ -103,9 +117,9 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
     verb("verify", "`journal verify --threads 1`", null, [bin, "journal", "verify", journalA, "--threads", "1"], exitedZero),
     verb("list", "`replay list` (cold cache; runs a, b)", 1, [bin, "replay", "list", ...at], bothListed, () => rmSync(cache, { force: true })),
     verb("diff", "`replay diff a b` (identical)", 2.5, [bin, "replay", "diff", "a", "b", "--as-json", ...at], jsonSays("no divergence", (d) => d.diverged === false)),
-    verb("show-json", "`replay a --as-json`", 2, [bin, "replay", "a", "--as-json", ...at], exitedZero),
-    verb("show-prose", "`replay a` (prose, to a pipe)", 3, [bin, "replay", "a", ...at], exitedZero),
-    verb("from-step", `\`replay a --from-step ${fromStepOf(rows)} --as-json\``, 2, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), "--as-json", ...at], exitedZero),
+    verb("show-json", "`replay a --as-json`", 2, [bin, "replay", "a", "--as-json", ...at], begins(/^\{[^]*"run_id": "a"/)),
+    verb("show-prose", "`replay a` (prose, to a pipe)", 3, [bin, "replay", "a", ...at], begins(/^Deterministic Replay\nRun: a /)),
+    verb("from-step", `\`replay a --from-step ${fromStepOf(rows)} --as-json\``, 2, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), "--as-json", ...at], begins(/^\{[^]*"events": \[/)),
     verb("repair", "`replay repair a` (clean, no-op)", 1, [bin, "replay", "repair", "a", "--as-json", ...at], jsonSays("repaired: false", (d) => d.repaired === false)),
   ];
 }
@@ -118,7 +132,7 @@ function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: stri
     verb("export", "`replay export`", 2, [bin, "replay", "export", r.agentId, join(o.out, "verbs-export.tar"), "--force", ...at], exitedZero),
     verb("publish", "`replay publish`", 2, [bin, "replay", "publish", r.agentId, join(o.out, "verbs-publish.tar"), "--yes-i-want-to-publish", "--force", ...at], exitedZero),
     verb("diff-journal", "`replay diff-journal e.tar agent.tar` (identical)", 2.5, [bin, "replay", "diff-journal", twin, r.tar, "--as-json"], jsonSays("diverged: false", (d) => d.diverged === false)),
-    verb("agent-view", "`replay <AGENT_ID> --as-json`", 2, [bin, "replay", r.agentId, "--as-json", ...at], exitedZero),
+    verb("agent-view", "`replay <AGENT_ID> --as-json`", 2, [bin, "replay", r.agentId, "--as-json", ...at], begins(/^\{[^]*"agent_id": "agent-bench"[^]*"entries": \[/)),
   ];
 }
 

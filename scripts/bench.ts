@@ -37,7 +37,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { ensureJournal as ensureJournalIn, ensureReceipt } from "../bench/inputs.ts";
 import { prng } from "../bench/journal-gen.ts";
 import { type Contender, interleaved, median, run, type Sample, table, useScratchDir } from "../bench/measure.ts";
-import { benchVerbs, verbCaption, verbTable, VERB_KEYS, type VerbResults } from "../bench/verbs.ts";
+import { benchVerbs, verbCaption, verbTable, VerbFailed, VERB_KEYS, type VerbResults } from "../bench/verbs.ts";
 import { dumps } from "../src/pyjson/encode.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -461,7 +461,7 @@ async function main(): Promise<void> {
 try {
   await main();
 } catch (err) {
-  if (!(err instanceof BenchUsageError)) throw err;
+  if (!(err instanceof BenchUsageError || err instanceof VerbFailed)) throw err;
   console.error(`bench: ${err.message}`);
-  process.exitCode = 2;
+  process.exitCode = err instanceof BenchUsageError ? 2 : 1;
 }

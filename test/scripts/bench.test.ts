@@ -4,7 +4,7 @@
  * the table's structure and that its numbers are sane, never a speed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { VerbRow as Row } from "../../bench/verbs.ts";
@@ -34,8 +34,8 @@ async function bench(args: string[]): Promise<{ code: number; stdout: string; st
   return { code, stdout, stderr };
 }
 
-function tiny(results: string, ...more: string[]): string[] {
-  return ["--verbs", "--mb", "1", "--receipt-steps", "200", "--reps", "1", "--bin", binPath(), "--work-dir", join(dir, "work"), "--results", results, ...more];
+function tiny(results: string, more: string[] = [], bin = binPath()): string[] {
+  return ["--verbs", "--mb", "1", "--receipt-steps", "200", "--reps", "1", "--bin", bin, "--work-dir", join(dir, "work"), "--results", results, ...more];
 }
 
 /** The table's body lines (after the header and the |---| line). */
@@ -97,12 +97,25 @@ describe("npm run bench -- --verbs", () => {
 
   test("--pick measures those verbs and their baseline only", async () => {
     const results = join(dir, "picked.json");
-    const r = await bench(tiny(results, "--pick", "repair"));
+    const r = await bench(tiny(results, ["--pick", "repair"]));
     expect(r.code).toBe(0);
     const doc = JSON.parse(readFileSync(results, "utf8"));
     expect(doc.verbs.rows.map((v: Row) => v.key)).toEqual(["verify", "repair"]);
     expect(doc.verbs.receipt).toBeNull();
     expect(tableRows(r.stdout)).toHaveLength(2);
+  }, 60_000);
+
+  test("a binary whose verbs print the wrong thing stops the bench (exit 1) before any table or results file", async () => {
+    const fake = join(dir, "fake-bernstein");
+    // verifies and exports like the real one would (exit 0), but lists nothing
+    writeFileSync(fake, `#!/bin/sh\nexec ${JSON.stringify(binPath())} "$@" >/dev/null\n`);
+    chmodSync(fake, 0o755);
+    const results = join(dir, "never.json");
+    const r = await bench(tiny(results, ["--pick", "list"], fake));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("bench: `replay list` (cold cache; runs a, b): runs a and b not both listed");
+    expect(r.stdout).toBe("");
+    expect(existsSync(results)).toBe(false);
   }, 60_000);
 
   test("a misspelt flag or an unknown verb is refused (exit 2), nothing is measured", async () => {
