@@ -1,6 +1,7 @@
 /**
  * Deterministic, realistic run journals for the benchmark and the big-file
- * tests, written by the project's own writer (`EventJournal`).
+ * tests, written by the project's own writer (`EventJournal`), and agent
+ * step journals (`StepJournal`) for the receipt benchmarks.
  *
  * The event mix and payload shapes follow a real orchestrator run (spec §9):
  * ticks, agent spawns with endpoint details, claimed/completed tasks with
@@ -10,6 +11,7 @@
  */
 import { EventJournal, type JournalClock, type RecordItem } from "../src/journal/writer.ts";
 import { pyFloat } from "../src/pyjson/types.ts";
+import { StepJournal } from "../src/steps/writer.ts";
 import { mulberry32 } from "../tools/fuzz/rng.ts";
 
 /** The seeded float generator shared with the fuzzers (mulberry32). */
@@ -189,4 +191,34 @@ export function generateJournal(
   } finally {
     journal.close();
   }
+}
+
+/**
+ * Append `steps` steps of a coding agent to the step journal of `agentId`
+ * under `<sddDir>/runtime/journal/` (created if absent). Same seed = same
+ * steps and step hashes; the writer stamps each row's `ts` with the real
+ * clock (it is outside the hash), so the bytes differ in `ts` only.
+ */
+export function generateStepJournal(sddDir: string, agentId: string, steps: number, seed = 5): { path: string; steps: number; bytes: number; head: string } {
+  const journal = StepJournal.open(sddDir, agentId);
+  const rand = prng(seed);
+  try {
+    for (let i = 0; i < steps; i++) {
+      journal.append({
+        input_hash: Bun.SHA256.hash(`input-${i}`, "hex") as string,
+        model: "claude-sonnet-4-5",
+        prompt: `Step ${i}: refactor the retry loop in src/core/net.py; keep behaviour identical. Context ${Math.floor(rand() * 1e9)}`,
+        tool_call: { name: "edit_file", args: { path: "src/core/net.py", line: Math.floor(rand() * 900) } },
+        tool_result: { ok: true, output: `applied 1 edit (${Math.floor(rand() * 40)} lines changed) ✓` },
+      });
+    }
+    return { path: journal.path, steps, bytes: Bun.file(journal.path).size, head: journal.head() };
+  } finally {
+    journal.close();
+  }
+}
+
+if (import.meta.main) {
+  const { main } = await import("./journal-gen-cli.ts");
+  process.exitCode = main(process.argv.slice(2));
 }

@@ -22,18 +22,27 @@
  *     worker, its first range in slower tiers) are fixed costs, so the
  *     speed-up grows with the journal; this shows by how much.
  *
+ *   - the verb table of issue 19 (bench/verbs.ts): every journal verb as a
+ *     ratio to `journal verify --threads 1` (receipt verbs: to `replay
+ *     verify`), interleaved, with peak RSS and the issue's targets.
+ *     `--verbs` measures only that table (`--pick list,diff,...` a subset).
+ *
  *   bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
  *                        [--record-events 1000000] [--receipt-steps 100000] [--scale-mb 1000]
+ *                        [--verbs] [--pick KEY,...] [--work-dir DIR] [--results FILE]
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
-import { basename, dirname, join } from "node:path";
-import { generateJournal, prng } from "../bench/journal-gen.ts";
+import { basename, dirname, join, resolve } from "node:path";
+import { ensureJournal as ensureJournalIn, ensureReceipt } from "../bench/inputs.ts";
+import { prng } from "../bench/journal-gen.ts";
+import { type Contender, interleaved, median, run, type Sample, table, useScratchDir } from "../bench/measure.ts";
+import { benchVerbs, verbCaption, verbTable, VerbFailed, VERB_KEYS, type VerbResults } from "../bench/verbs.ts";
 import { dumps } from "../src/pyjson/encode.ts";
-import { StepJournal } from "../src/steps/writer.ts";
 
 const ROOT = join(import.meta.dir, "..");
-const OUT = join(ROOT, "bench", "out");
+/** Scratch: inputs, outputs, the built binary (bench/out/, or --work-dir). */
+let OUT = join(ROOT, "bench", "out");
 
 interface Args {
   mb: number;
@@ -45,9 +54,37 @@ interface Args {
   recordEvents: number;
   receiptSteps: number;
   scaleMb: number;
+  /** Only the verb table. */
+  verbsOnly: boolean;
+  pick: Set<string> | null;
+  workDir: string | null;
+  results: string | null;
+}
+
+/** A bad command line: one line on stderr and exit 2, no stack trace. */
+class BenchUsageError extends Error {}
+
+const VALUE_FLAGS = new Set(["--mb", "--reps", "--threads", "--bin", "--record-events", "--receipt-steps", "--scale-mb", "--pick", "--work-dir", "--results"]);
+const BOOLEAN_FLAGS = new Set(["--quick", "--skip-python", "--verbs"]);
+
+const USAGE = `usage: bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
+                            [--record-events 1000000] [--receipt-steps 100000] [--scale-mb 1000]
+                            [--verbs] [--pick ${VERB_KEYS.join(",")}] [--work-dir DIR] [--results FILE]
+(see bench/README.md)`;
+
+/** Refuse what the bench would otherwise ignore: a misspelt flag must not measure something else. */
+function checkFlags(argv: string[]): void {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (VALUE_FLAGS.has(a)) {
+      if (argv[i + 1] === undefined || argv[i + 1]!.startsWith("--")) throw new BenchUsageError(`${a} needs a value`);
+      i++;
+    } else if (!BOOLEAN_FLAGS.has(a)) throw new BenchUsageError(`unknown argument ${JSON.stringify(a)}\n${USAGE}`);
+  }
 }
 
 function parseArgs(argv: string[]): Args {
+  checkFlags(argv);
   const get = (flag: string): string | undefined => {
     const i = argv.indexOf(flag);
     return i >= 0 ? argv[i + 1] : undefined;
@@ -57,7 +94,7 @@ function parseArgs(argv: string[]): Args {
     const raw = get(flag);
     if (raw === undefined) return dflt;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag} needs a positive number, got ${raw}`);
+    if (!Number.isFinite(n) || n <= 0) throw new BenchUsageError(`${flag} needs a positive number, got ${raw}`);
     return n;
   };
   return {
@@ -70,60 +107,19 @@ function parseArgs(argv: string[]): Args {
     recordEvents: Math.floor(num("--record-events", quick ? 50_000 : 1_000_000)),
     receiptSteps: Math.floor(num("--receipt-steps", quick ? 10_000 : 100_000)),
     scaleMb: get("--scale-mb") === "0" ? 0 : Math.floor(num("--scale-mb", quick ? 0 : 1000)),
+    verbsOnly: argv.includes("--verbs"),
+    pick: pickOf(get("--pick")),
+    workDir: get("--work-dir") ?? null,
+    results: get("--results") ?? null,
   };
 }
 
-interface Sample {
-  wallS: number;
-  cpuS: number;
-  rssMB: number;
-  code: number;
-  stdout: string;
-}
-
-/**
- * GNU time reports one process's own peak RSS (wait4); Bun's
- * resourceUsage() reports the maximum over all children so far.
- */
-const GNU_TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
-let timeFileSeq = 0;
-
-/** Run a command; wall time around the child, its peak RSS and CPU time from the kernel. */
-async function run(cmd: string[], opts: { stdin?: string; cwd?: string; env?: Record<string, string>; direct?: boolean } = {}): Promise<Sample> {
-  const timeFile = join(OUT, `time.${process.pid}.${timeFileSeq++}.txt`);
-  // `direct`: no GNU time in between (start-up figures must not include its exec)
-  const gnuTime = opts.direct ? null : GNU_TIME;
-  const full = gnuTime ? [gnuTime, "-f", "%M %U %S", "-o", timeFile, ...cmd] : cmd;
-  const t0 = performance.now();
-  const p = Bun.spawn(full, {
-    cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, NO_COLOR: "1", ...opts.env },
-    stdin: opts.stdin ? Bun.file(opts.stdin) : "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, , code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  const wallS = (performance.now() - t0) / 1000;
-  if (gnuTime) {
-    const [kb, user, sys] = readFileSync(timeFile, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
-    rmSync(timeFile, { force: true });
-    return { wallS, cpuS: user! + sys!, rssMB: (kb! * 1024) / 1e6, code, stdout };
-  }
-  const ru = p.resourceUsage();
-  return { wallS, cpuS: ru ? Number(ru.cpuTime.total) / 1e6 : NaN, rssMB: ru ? ru.maxRSS / 1e6 : NaN, code, stdout };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-interface Contender {
-  name: string;
-  cmd: string[];
-  env?: Record<string, string>;
-  check: (s: Sample) => void;
+function pickOf(raw: string | undefined): Set<string> | null {
+  if (raw === undefined) return null;
+  const keys = raw.split(",").map((k) => k.trim()).filter((k) => k !== "");
+  const bad = keys.filter((k) => !VERB_KEYS.includes(k));
+  if (keys.length === 0 || bad.length > 0) throw new BenchUsageError(`--pick takes verbs from ${VERB_KEYS.join(",")}; got ${JSON.stringify(raw)}`);
+  return new Set(keys);
 }
 
 interface Figure {
@@ -144,22 +140,9 @@ async function ensureBinary(args: Args): Promise<string> {
   return out;
 }
 
-/** The benchmark journal, regenerated only when its parameters changed. */
+/** The benchmark journal under the scratch directory. */
 function ensureJournal(mb: number): { path: string; bytes: number; rows: number } {
-  const sdd = join(OUT, "sdd");
-  const runId = `bench-${mb}mb`;
-  const metaPath = join(OUT, `${runId}.meta.json`);
-  const path = join(sdd, "runs", runId, "journal.jsonl");
-  if (existsSync(metaPath) && existsSync(path)) {
-    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as { bytes: number; rows: number; seed: number };
-    if (meta.seed === 8 && statSync(path).size === meta.bytes) return { path, ...meta };
-  }
-  console.error(`generating a ${mb} MB journal with the project's writer ...`);
-  const t = performance.now();
-  const g = generateJournal(sdd, runId, mb * 1e6, 8);
-  console.error(`  ${g.rows} rows, ${(g.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  writeFileSync(metaPath, JSON.stringify({ bytes: g.bytes, rows: g.rows, seed: 8 }));
-  return { path: g.path, bytes: g.bytes, rows: g.rows };
+  return ensureJournalIn(OUT, mb);
 }
 
 /** JSON Lines for `journal record`, spelled as a Python producer's json.dumps writes them. */
@@ -193,48 +176,6 @@ function ensureRecordInput(events: number): string {
   return path;
 }
 
-/** A 100,000-step agent journal (the project's step writer) and its receipt, exported by our binary. */
-async function ensureReceipt(bin: string, steps: number): Promise<string> {
-  const sdd = join(OUT, `agent-sdd-${steps}`);
-  const tar = join(OUT, `agent-${steps}.tar`);
-  if (existsSync(tar)) return tar;
-  rmSync(sdd, { recursive: true, force: true });
-  console.error(`writing a ${steps}-step agent journal ...`);
-  const j = StepJournal.open(sdd, "agent-bench");
-  const rand = prng(5);
-  try {
-    for (let i = 0; i < steps; i++) {
-      j.append({
-        input_hash: Bun.SHA256.hash(`input-${i}`, "hex") as string,
-        model: "claude-sonnet-4-5",
-        prompt: `Step ${i}: refactor the retry loop in src/core/net.py; keep behaviour identical. Context ${Math.floor(rand() * 1e9)}`,
-        tool_call: { name: "edit_file", args: { path: "src/core/net.py", line: Math.floor(rand() * 900) } },
-        tool_result: { ok: true, output: `applied 1 edit (${Math.floor(rand() * 40)} lines changed) ✓` },
-      });
-    }
-  } finally {
-    j.close();
-  }
-  const r = await run([bin, "replay", "export", "agent-bench", tar, "--sdd-dir", sdd]);
-  if (r.code !== 0) throw new Error(`receipt export failed (exit ${r.code}): ${r.stdout}`);
-  return tar;
-}
-
-async function interleaved(contenders: Contender[], reps: number): Promise<Map<string, Sample[]>> {
-  const samples = new Map<string, Sample[]>(contenders.map((c) => [c.name, []]));
-  for (let rep = 0; rep < reps; rep++) {
-    // rotate the order each repetition so no contender always runs first
-    const order = contenders.map((_, i) => contenders[(i + rep) % contenders.length]!);
-    for (const c of order) {
-      const s = await run(c.cmd, { env: c.env });
-      c.check(s);
-      samples.get(c.name)!.push(s);
-      console.error(`  ${c.name.padEnd(28)} ${s.wallS.toFixed(3)} s  ${s.rssMB.toFixed(1)} MB`);
-    }
-  }
-  return samples;
-}
-
 function figure(name: string, ss: Sample[], bytes: number, rows: number): Figure {
   const wallS = median(ss.map((s) => s.wallS));
   return {
@@ -245,13 +186,6 @@ function figure(name: string, ss: Sample[], bytes: number, rows: number): Figure
     rssMB: Math.max(...ss.map((s) => s.rssMB)),
     cpuS: median(ss.map((s) => s.cpuS)),
   };
-}
-
-function table(headers: string[], rows: (string | number)[][]): string {
-  const cells = rows.map((r) => r.map(String));
-  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
-  const line = (r: string[]) => "| " + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ") + " |";
-  return [line(headers), "|" + widths.map((w, i) => (i === 0 ? "-" : "") + "-".repeat(w + 1) + (i === 0 ? "" : ":")).join("|") + "|", ...cells.map(line)].join("\n");
 }
 
 /**
@@ -295,10 +229,8 @@ async function benchSeals(
   return { ratio: wall("checkpoint") / wall("verify"), checkpointS: wall("checkpoint"), verifyS: wall("verify"), proveS: wall("prove"), rssMB };
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  mkdirSync(OUT, { recursive: true });
-  const bin = await ensureBinary(args);
+/** The verify, record, receipt, start-up and scaling figures (issue 8); printed, and returned for results.json. */
+async function benchSuite(args: Args, bin: string): Promise<Record<string, unknown>> {
   const journal = ensureJournal(args.mb);
   const N = args.threads;
   const expectOk = (s: Sample): void => {
@@ -354,7 +286,7 @@ async function main(): Promise<void> {
   const recordWall = median(recordSamples.map((s) => s.wallS));
 
   console.error(`receipt verify: ${args.receiptSteps} steps`);
-  const tar = await ensureReceipt(bin, args.receiptSteps);
+  const { tar } = await ensureReceipt(OUT, bin, args.receiptSteps);
   const receiptContenders: Contender[] = [
     { name: "bernstein replay verify", cmd: [bin, "replay", "verify", tar], check: expectOk },
     { name: "python tarfile reference", cmd: ["python3", join(ROOT, "test", "reference", "verify_receipt.py"), tar], check: expectOk },
@@ -449,16 +381,7 @@ async function main(): Promise<void> {
     ),
   );
 
-  const results = {
-    generated_at: new Date().toISOString(),
-    machine: {
-      cpus: cpus().length,
-      model: cpus()[0]?.model ?? null,
-      memory_gb: Math.round(totalmem() / 1e9),
-      platform: process.platform,
-      arch: process.arch,
-      load_average_at_end: loadavg(),
-    },
+  return {
     params: { mb: args.mb, reps: args.reps, threads: N, quick: args.quick },
     journal: { bytes: journal.bytes, rows: journal.rows },
     verify: figs,
@@ -472,9 +395,73 @@ async function main(): Promise<void> {
     ratios,
     targets,
   };
-  const file = join(ROOT, "bench", args.quick ? "out/results.quick.json" : "results.json");
+}
+
+function machine(): Record<string, unknown> {
+  return {
+    cpus: cpus().length,
+    model: cpus()[0]?.model ?? null,
+    memory_gb: Math.round(totalmem() / 1e9),
+    platform: process.platform,
+    arch: process.arch,
+    load_average_at_end: loadavg(),
+  };
+}
+
+/** The verb table of issue 19, printed. */
+async function benchVerbTable(args: Args, bin: string): Promise<VerbResults> {
+  const r = await benchVerbs({ bin, out: OUT, mb: args.mb, receiptSteps: args.receiptSteps, reps: args.reps, pick: args.pick });
+  console.log(`\n${verbCaption(r)}; ${cpus().length} CPUs; load average ${loadavg().map((x) => x.toFixed(2)).join(", ")}\n`);
+  console.log(verbTable(r));
+  console.log(`\nevery target met: ${r.all_met ? "yes" : "no"}`);
+  return r;
+}
+
+/** The previous results in `file`, kept when only the verb table is measured; nothing if absent or unreadable. */
+function previousResults(file: string): Record<string, unknown> {
+  try {
+    const prev = JSON.parse(readFileSync(file, "utf8")) as unknown;
+    return prev !== null && typeof prev === "object" && !Array.isArray(prev) ? (prev as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes("--help") || process.argv.includes("-h")) {
+    console.log(USAGE);
+    return;
+  }
+  const args = parseArgs(process.argv.slice(2));
+  if (args.workDir) OUT = resolve(args.workDir);
+  mkdirSync(OUT, { recursive: true });
+  useScratchDir(OUT);
+  const file = args.results ? resolve(args.results) : args.quick ? join(OUT, "results.quick.json") : join(ROOT, "bench", "results.json");
+  const bin = await ensureBinary(args);
+  const stamp = (generatedAt: string) => ({ generated_at: generatedAt, machine: machine() });
+  let results: Record<string, unknown>;
+  if (args.verbsOnly) {
+    // --verbs replaces only the verb table: the other figures of the last full run stay as they were
+    const startedAt = new Date().toISOString();
+    const verbs = await benchVerbTable(args, bin);
+    results = { ...previousResults(file), verbs: { ...stamp(startedAt), ...verbs } };
+  } else {
+    const startedAt = new Date().toISOString();
+    const suite = await benchSuite(args, bin);
+    const suiteStamp = stamp(startedAt);
+    const verbsAt = new Date().toISOString();
+    const verbs = await benchVerbTable(args, bin);
+    results = { ...suiteStamp, ...suite, verbs: { ...stamp(verbsAt), ...verbs } };
+  }
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
   console.error(`\nwrote ${file}`);
 }
 
-await main();
+try {
+  await main();
+} catch (err) {
+  if (!(err instanceof BenchUsageError || err instanceof VerbFailed)) throw err;
+  console.error(`bench: ${err.message}`);
+  process.exitCode = err instanceof BenchUsageError ? 2 : 1;
+}

@@ -1,0 +1,72 @@
+/**
+ * The bench's inputs under its scratch directory (bench/out/ by default),
+ * generated deterministically and reused while their parameters match.
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { generateJournal, generateStepJournal } from "./journal-gen.ts";
+import { run } from "./measure.ts";
+
+export interface BenchJournal {
+  path: string;
+  bytes: number;
+  rows: number;
+}
+
+const RUN_SEED = 8;
+
+/** The benchmark run journal `<out>/sdd/runs/bench-<mb>mb`, regenerated only when its parameters changed. */
+export function ensureJournal(out: string, mb: number): BenchJournal {
+  const sdd = join(out, "sdd");
+  const runId = `bench-${mb}mb`;
+  const metaPath = join(out, `${runId}.meta.json`);
+  const path = join(sdd, "runs", runId, "journal.jsonl");
+  if (existsSync(metaPath) && existsSync(path)) {
+    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as { bytes: number; rows: number; seed: number };
+    if (meta.seed === RUN_SEED && statSync(path).size === meta.bytes) return { path, bytes: meta.bytes, rows: meta.rows };
+  }
+  console.error(`generating a ${mb} MB journal with the project's writer ...`);
+  const t = performance.now();
+  const g = generateJournal(sdd, runId, mb * 1e6, RUN_SEED);
+  console.error(`  ${g.rows} rows, ${(g.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  writeFileSync(metaPath, JSON.stringify({ bytes: g.bytes, rows: g.rows, seed: RUN_SEED }));
+  return { path: g.path, bytes: g.bytes, rows: g.rows };
+}
+
+/**
+ * Two runs `a` and `b` with the same journal, alone in `<out>/verbs-sdd-<mb>`
+ * (so `replay list` lists exactly them). Copies, not hard links: `replay
+ * repair` refuses a journal with more than one link.
+ */
+export function ensureTwoRuns(out: string, source: BenchJournal, mb: number): { sdd: string; a: string; b: string } {
+  const sdd = join(out, `verbs-sdd-${mb}`);
+  const paths = { a: join(sdd, "runs", "a", "journal.jsonl"), b: join(sdd, "runs", "b", "journal.jsonl") };
+  for (const path of [paths.a, paths.b]) {
+    if (existsSync(path) && statSync(path).size === source.bytes) continue;
+    mkdirSync(dirname(path), { recursive: true });
+    copyFileSync(source.path, path);
+    copyFileSync(join(dirname(source.path), "metadata.json"), join(dirname(path), "metadata.json"));
+  }
+  return { sdd, ...paths };
+}
+
+export interface BenchReceipt {
+  /** The sdd directory holding the step journal of agent `agentId`. */
+  sdd: string;
+  agentId: string;
+  tar: string;
+}
+
+/** A `steps`-step agent journal (the project's step writer) and its receipt, exported by the binary under test. */
+export async function ensureReceipt(out: string, bin: string, steps: number): Promise<BenchReceipt> {
+  const sdd = join(out, `agent-sdd-${steps}`);
+  const tar = join(out, `agent-${steps}.tar`);
+  const agentId = "agent-bench";
+  if (existsSync(tar) && existsSync(join(sdd, "runtime", "journal", agentId))) return { sdd, agentId, tar };
+  rmSync(sdd, { recursive: true, force: true });
+  console.error(`writing a ${steps}-step agent journal ...`);
+  generateStepJournal(sdd, agentId, steps);
+  const r = await run([bin, "replay", "export", agentId, tar, "--force", "--sdd-dir", sdd]);
+  if (r.code !== 0) throw new Error(`receipt export failed (exit ${r.code}): ${r.stdout}`);
+  return { sdd, agentId, tar };
+}

@@ -1,0 +1,214 @@
+/**
+ * The verb table of issue 19: every journal verb timed interleaved with its
+ * baseline in one run (A B C ... rotated per repetition, medians), as a ratio
+ * to that baseline, with each process's own peak RSS and the issue's targets.
+ *
+ *   run journal (two identical runs a and b): baseline `journal verify --threads 1`
+ *   agent step journal and its receipt:       baseline `replay verify agent.tar`
+ */
+import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { ensureJournal, ensureReceipt, ensureTwoRuns } from "./inputs.ts";
+import { type Contender, median, run, type Sample, interleaved, table } from "./measure.ts";
+
+/** The issue's peak RSS bound, for every verb at any journal size. */
+export const RSS_TARGET_MB = 64;
+
+export interface VerbOptions {
+  bin: string;
+  /** Scratch directory (inputs, outputs). */
+  out: string;
+  mb: number;
+  receiptSteps: number;
+  reps: number;
+  /** Verb keys to measure (the baselines always run); null = all. */
+  pick: Set<string> | null;
+}
+
+interface Verb {
+  key: string;
+  label: string;
+  /** Ratio the issue sets against the group's baseline; null = this is the baseline. */
+  target: number | null;
+  contender: Contender;
+}
+
+export interface VerbRow {
+  key: string;
+  verb: string;
+  baseline: string;
+  wall_s: number;
+  cpu_s: number;
+  ratio: number;
+  target_ratio: number | null;
+  ratio_met: boolean | null;
+  rss_mb: number;
+  rss_met: boolean;
+  stdout_bytes: number;
+}
+
+export interface VerbResults {
+  params: { mb: number; reps: number; receipt_steps: number; picked: string[] | null };
+  run_journal: { bytes: number; rows: number; from_step: number } | null;
+  receipt: { steps: number; tar_bytes: number } | null;
+  rows: VerbRow[];
+  all_met: boolean;
+}
+
+export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "repair"] as const;
+export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view"] as const;
+export const VERB_KEYS: readonly string[] = [...RUN_VERBS, ...AGENT_VERBS];
+
+function exitedZero(s: Sample): void {
+  if (s.code !== 0) throw new Error(`exit ${s.code}: ${s.stdout.slice(0, 500)}`);
+}
+
+/** Exit 0 and one JSON document on stdout that `ok` says is right. */
+function jsonSays(what: string, ok: (doc: Record<string, unknown>) => boolean): (s: Sample) => void {
+  return (s) => {
+    exitedZero(s);
+    const doc = JSON.parse(s.stdout) as Record<string, unknown>;
+    if (!ok(doc)) throw new Error(`expected ${what}: ${s.stdout.slice(0, 500)}`);
+  };
+}
+
+/**
+ * Exit 0 and an output that begins as it should: a display too large to keep
+ * is only counted, but a verb that printed nothing must not look fast.
+ */
+function begins(head: RegExp): (s: Sample) => void {
+  return (s) => {
+    exitedZero(s);
+    if (!head.test(s.stdout.slice(0, 4096))) throw new Error(`expected output beginning ${head}, got ${JSON.stringify(s.stdout.slice(0, 200))}`);
+  };
+}
+
+/** A verb that failed or printed the wrong thing: the bench stops, naming it, with no figures. */
+export class VerbFailed extends Error {}
+
+function named(name: string, check: (s: Sample) => void): (s: Sample) => void {
+  return (s) => {
+    try {
+      check(s);
+    } catch (err) {
+      throw new VerbFailed(`${name}: ${(err as Error).message}`);
+    }
+  };
+}
+
+function verb(key: string, label: string, target: number | null, cmd: string[], check: (s: Sample) => void, before?: () => void): Verb {
+  return { key, label, target, contender: { name: key, cmd, before, check: named(label, check) } };
+}
+
+/** `N` near the end of the journal: the last 20,000 rows (the last 5% of a small one). */
+export function fromStepOf(rows: number): number {
+  return rows - Math.min(20_000, Math.ceil(rows / 20));
+}
+
+function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: number): Verb[] {
+  const bin = o.bin;
+  const at = ["--sdd-dir", sdd];
+  const cache = join(sdd, "runs", ".replay-list-cache.json");
+  const bothListed = (s: Sample) => {
+    exitedZero(s);
+    if (!/^a\s/m.test(s.stdout) || !/^b\s/m.test(s.stdout)) throw new Error(`runs a and b not both listed: ${s.stdout.slice(0, 500)}`);
+  };
+  return [
+    verb("verify", "`journal verify --threads 1`", null, [bin, "journal", "verify", journalA, "--threads", "1"], exitedZero),
+    verb("list", "`replay list` (cold cache; runs a, b)", 1, [bin, "replay", "list", ...at], bothListed, () => rmSync(cache, { force: true })),
+    verb("diff", "`replay diff a b` (identical)", 2.5, [bin, "replay", "diff", "a", "b", "--as-json", ...at], jsonSays("no divergence", (d) => d.diverged === false)),
+    verb("show-json", "`replay a --as-json`", 2, [bin, "replay", "a", "--as-json", ...at], begins(/^\{[^]*"run_id": "a"/)),
+    verb("show-prose", "`replay a` (prose, to a pipe)", 3, [bin, "replay", "a", ...at], begins(/^Deterministic Replay\nRun: a /)),
+    verb("from-step", `\`replay a --from-step ${fromStepOf(rows)} --as-json\``, 2, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), "--as-json", ...at], begins(/^\{[^]*"events": \[/)),
+    verb("repair", "`replay repair a` (clean, no-op)", 1, [bin, "replay", "repair", "a", "--as-json", ...at], jsonSays("repaired: false", (d) => d.repaired === false)),
+  ];
+}
+
+function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: string }, twin: string): Verb[] {
+  const bin = o.bin;
+  const at = ["--sdd-dir", r.sdd];
+  return [
+    verb("receipt-verify", "`replay verify agent.tar`", null, [bin, "replay", "verify", r.tar], exitedZero),
+    verb("export", "`replay export`", 2, [bin, "replay", "export", r.agentId, join(o.out, "verbs-export.tar"), "--force", ...at], exitedZero),
+    verb("publish", "`replay publish`", 2, [bin, "replay", "publish", r.agentId, join(o.out, "verbs-publish.tar"), "--yes-i-want-to-publish", "--force", ...at], exitedZero),
+    verb("diff-journal", "`replay diff-journal e.tar agent.tar` (identical)", 2.5, [bin, "replay", "diff-journal", twin, r.tar, "--as-json"], jsonSays("diverged: false", (d) => d.diverged === false)),
+    verb("agent-view", "`replay <AGENT_ID> --as-json`", 2, [bin, "replay", r.agentId, "--as-json", ...at], begins(/^\{[^]*"agent_id": "agent-bench"[^]*"entries": \[/)),
+  ];
+}
+
+/** Time one group interleaved and turn it into rows: ratios to the group's first verb (its baseline). */
+async function measureGroup(verbs: Verb[], reps: number): Promise<VerbRow[]> {
+  const samples = await interleaved(verbs.map((v) => v.contender), reps);
+  const base = verbs[0]!;
+  const baseWall = median(samples.get(base.key)!.map((s) => s.wallS));
+  return verbs.map((v) => {
+    const ss = samples.get(v.key)!;
+    const wall = median(ss.map((s) => s.wallS));
+    const rss = Math.max(...ss.map((s) => s.rssMB));
+    const ratio = wall / baseWall;
+    return {
+      key: v.key,
+      verb: v.label,
+      baseline: base.label,
+      wall_s: wall,
+      cpu_s: median(ss.map((s) => s.cpuS)),
+      ratio,
+      target_ratio: v.target,
+      ratio_met: v.target === null ? null : ratio <= v.target,
+      rss_mb: rss,
+      rss_met: rss <= RSS_TARGET_MB,
+      stdout_bytes: Math.max(...ss.map((s) => s.stdoutBytes)),
+    };
+  });
+}
+
+export async function benchVerbs(o: VerbOptions): Promise<VerbResults> {
+  const wanted = (v: Verb) => v.target === null || o.pick === null || o.pick.has(v.key);
+  const rows: VerbRow[] = [];
+  let runJournal: VerbResults["run_journal"] = null;
+  let receipt: VerbResults["receipt"] = null;
+  if (o.pick === null || RUN_VERBS.some((k) => o.pick!.has(k))) {
+    const source = ensureJournal(o.out, o.mb);
+    const runs = ensureTwoRuns(o.out, source, o.mb);
+    // warm the page cache once: every contender reads from memory
+    for (const p of [runs.a, runs.b]) await run(["cat", p]);
+    runJournal = { bytes: source.bytes, rows: source.rows, from_step: fromStepOf(source.rows) };
+    console.error(`verbs on a run journal: ${(source.bytes / 1e6).toFixed(1)} MB, ${source.rows} rows, ${o.reps} interleaved repetitions`);
+    rows.push(...(await measureGroup(runJournalVerbs(o, runs.sdd, runs.a, source.rows).filter(wanted), o.reps)));
+  }
+  if (o.pick === null || AGENT_VERBS.some((k) => o.pick!.has(k))) {
+    const r = await ensureReceipt(o.out, o.bin, o.receiptSteps);
+    // e.tar: the same receipt again under another name, so diff-journal reads two files
+    const twin = join(o.out, `agent-${o.receiptSteps}.e.tar`);
+    if (!existsSync(twin) || statSync(twin).size !== statSync(r.tar).size) copyFileSync(r.tar, twin);
+    receipt = { steps: o.receiptSteps, tar_bytes: statSync(r.tar).size };
+    console.error(`verbs on a ${o.receiptSteps}-step agent journal: ${o.reps} interleaved repetitions`);
+    rows.push(...(await measureGroup(agentVerbs(o, r, twin).filter(wanted), o.reps)));
+  }
+  const allMet = rows.every((r) => r.ratio_met !== false && r.rss_met);
+  return { params: { mb: o.mb, reps: o.reps, receipt_steps: o.receiptSteps, picked: o.pick ? [...o.pick] : null }, run_journal: runJournal, receipt, rows, all_met: allMet };
+}
+
+const yesNo = (b: boolean | null): string => (b === null ? "-" : b ? "yes" : "**no**");
+
+/** The table as the README shows it. */
+export function verbTable(r: VerbResults): string {
+  const rows = r.rows.map((v) => [
+    v.verb,
+    v.wall_s.toFixed(3),
+    v.target_ratio === null ? "1 (baseline)" : v.ratio.toFixed(2) + "×",
+    v.target_ratio === null ? "-" : `≤ ${v.target_ratio}×`,
+    yesNo(v.ratio_met),
+    v.rss_mb.toFixed(1),
+    yesNo(v.rss_met),
+  ]);
+  return table(["verb", "wall s", "× baseline", "target", "met", "peak RSS MB", `RSS ≤ ${RSS_TARGET_MB} MB`], rows);
+}
+
+/** The heading line above the table: what was measured. */
+export function verbCaption(r: VerbResults): string {
+  const parts: string[] = [];
+  if (r.run_journal) parts.push(`run journal ${(r.run_journal.bytes / 1e6).toFixed(1)} MB, ${r.run_journal.rows.toLocaleString("en-US")} rows (baseline \`journal verify --threads 1\`)`);
+  if (r.receipt) parts.push(`agent journal ${r.receipt.steps.toLocaleString("en-US")} steps, receipt ${(r.receipt.tar_bytes / 1e6).toFixed(1)} MB (baseline \`replay verify\`)`);
+  return `Verbs: ${parts.join("; ")}; median of ${r.params.reps}, interleaved`;
+}
