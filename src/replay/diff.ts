@@ -4,6 +4,7 @@ import { canonical, compareCodePoints } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { diffRules, RowProjector, type DiffRules } from "./diff-rules.ts";
+import { diffRunJournalsFast } from "./diff-fast.ts";
 
 /**
  * `replay diff RUN_A RUN_B`: walk two run journals in lockstep (two streaming
@@ -100,20 +101,19 @@ function quoteEvent(e: string): string {
   return JSON.stringify(e);
 }
 
-export async function diffRunJournals(pathA: string, pathB: string, rules: DiffRules = diffRules()): Promise<JournalDiff> {
-  const a = rowsOf(pathA);
-  const b = rowsOf(pathB);
-  const pa = new RowProjector(rules);
-  const pb = new RowProjector(rules);
-  const verdict = (
-    diverged: boolean,
-    index: number | null,
-    reason: string,
-    reason_code: DiffReasonCode,
-    a_event: PyObject | null,
-    b_event: PyObject | null,
-    fields_changed: string[],
-  ): JournalDiff => ({
+/** Builds the result under `rules`, with the rules the compared rows touched so far. */
+export type VerdictOf = (
+  diverged: boolean,
+  index: number | null,
+  reason: string,
+  reason_code: DiffReasonCode,
+  a_event: PyObject | null,
+  b_event: PyObject | null,
+  fields_changed: string[],
+) => JournalDiff;
+
+export function verdictMaker(rules: DiffRules, applied: () => Iterable<string>): VerdictOf {
+  return (diverged, index, reason, reason_code, a_event, b_event, fields_changed) => ({
     diverged,
     index,
     reason,
@@ -123,51 +123,83 @@ export async function diffRunJournals(pathA: string, pathB: string, rules: DiffR
     fields_changed,
     ignored_fields: rules.ignored,
     aligned_fields: rules.aligned,
-    rules_applied: [...new Set([...pa.seen, ...pb.seen])].sort(compareCodePoints),
+    rules_applied: [...new Set(applied())].sort(compareCodePoints),
   });
+}
+
+/** Both runs ended together after `rows` equal steps. */
+export function endVerdict(rows: number, verdict: VerdictOf): JournalDiff {
+  if (rows === 0) return verdict(false, null, "both event logs are empty", "both_empty", null, null, []);
+  return verdict(false, null, `identical: ${rows} events match`, "identical", null, null, []);
+}
+
+/** One run ended at step `i`; the other has `extra` rows from there, the first of them `rowA` or `rowB`. */
+export function lengthVerdict(i: number, rowA: PyObject | null, rowB: PyObject | null, extra: number, verdict: VerdictOf): JournalDiff {
+  const side = rowA === null ? "run_b" : "run_a";
+  const mk = mutationKind(rowA) ?? mutationKind(rowB);
+  const reason =
+    mk !== null
+      ? `event #${i}: provider-side context mutation (${mk}) recorded in ${side} has no counterpart at this step`
+      : `${side} has ${extra} extra event(s) after index ${i === 0 ? 0 : i - 1}`;
+  return verdict(true, i, reason, mk !== null ? "provider_state_mutation" : "length_mismatch", rowA, rowB, []);
+}
+
+/**
+ * Step `i` on the exact path: both rows projected by their run's rules,
+ * compared by `(event, payload_hash)`. Null when they are equal, else the
+ * divergence.
+ */
+export function comparePair(i: number, rowA: PyObject, rowB: PyObject, pa: RowProjector, pb: RowProjector, verdict: VerdictOf): JournalDiff | null {
+  const evA = eventOf(rowA);
+  const evB = eventOf(rowB);
+  const projA = pa.project(rowA);
+  const projB = pb.project(rowB);
+  if (evA === evB && payloadHash(evA, projA) === payloadHash(evB, projB)) return null;
+  const fields = changedFields(projA, projB);
+  const mk = mutationKind(rowA) ?? mutationKind(rowB);
+  if (mk !== null) {
+    const side = isMutation(rowA) ? "run_a" : "run_b";
+    const reason = `event #${i}: provider-side context mutation (${mk}) recorded in ${side} has no counterpart at this step`;
+    return verdict(true, i, reason, "provider_state_mutation", rowA, rowB, fields);
+  }
+  if (evA !== evB) {
+    return verdict(true, i, `event #${i} differs: event type ${quoteEvent(evA)} vs ${quoteEvent(evB)}`, "event_mismatch", rowA, rowB, fields);
+  }
+  const listed = fields.length ? fields.join(", ") : "values equal as text but hashed differently";
+  const code = fields.some((f) => EXCHANGE_FIELDS.has(f)) ? "response_mismatch" : "payload_mismatch";
+  return verdict(true, i, `event #${i} differs: ${quoteEvent(evA)} payload does not match (${listed})`, code, rowA, rowB, fields);
+}
+
+/**
+ * `replay diff` of two run journals. Rows are compared on their bytes
+ * where that proves them equal (./diff-fast.ts); any other step, and every
+ * divergence reported, goes through comparePair, so the result is the
+ * exact path's (diffRunJournalsExact, the reference the tests hold it to).
+ */
+export async function diffRunJournals(pathA: string, pathB: string, rules: DiffRules = diffRules()): Promise<JournalDiff> {
+  return diffRunJournalsFast(pathA, pathB, rules);
+}
+
+/** The reference: both journals through the exact reader, every step through comparePair. */
+export async function diffRunJournalsExact(pathA: string, pathB: string, rules: DiffRules = diffRules()): Promise<JournalDiff> {
+  const a = rowsOf(pathA);
+  const b = rowsOf(pathB);
+  const pa = new RowProjector(rules);
+  const pb = new RowProjector(rules);
+  const verdict = verdictMaker(rules, () => [...pa.seen, ...pb.seen]);
   try {
     let i = 0;
     for (;;) {
       const [ra, rb] = await Promise.all([a.next(), b.next()]);
-      if (ra.done && rb.done) {
-        if (i === 0) return verdict(false, null, "both event logs are empty", "both_empty", null, null, []);
-        return verdict(false, null, `identical: ${i} events match`, "identical", null, null, []);
-      }
+      if (ra.done && rb.done) return endVerdict(i, verdict);
       if (ra.done || rb.done) {
         const longer = ra.done ? b : a;
         let extra = 1;
         while (!(await longer.next()).done) extra++;
-        const side = ra.done ? "run_b" : "run_a";
-        const rowA = ra.done ? null : ra.value;
-        const rowB = rb.done ? null : rb.value;
-        const mk = mutationKind(rowA) ?? mutationKind(rowB);
-        const reason =
-          mk !== null
-            ? `event #${i}: provider-side context mutation (${mk}) recorded in ${side} has no counterpart at this step`
-            : `${side} has ${extra} extra event(s) after index ${i === 0 ? 0 : i - 1}`;
-        return verdict(true, i, reason, mk !== null ? "provider_state_mutation" : "length_mismatch", rowA, rowB, []);
+        return lengthVerdict(i, ra.done ? null : ra.value, rb.done ? null : rb.value, extra, verdict);
       }
-      const rowA = ra.value;
-      const rowB = rb.value;
-      const evA = eventOf(rowA);
-      const evB = eventOf(rowB);
-      const projA = pa.project(rowA);
-      const projB = pb.project(rowB);
-      if (evA !== evB || payloadHash(evA, projA) !== payloadHash(evB, projB)) {
-        const fields = changedFields(projA, projB);
-        const mk = mutationKind(rowA) ?? mutationKind(rowB);
-        if (mk !== null) {
-          const side = isMutation(rowA) ? "run_a" : "run_b";
-          const reason = `event #${i}: provider-side context mutation (${mk}) recorded in ${side} has no counterpart at this step`;
-          return verdict(true, i, reason, "provider_state_mutation", rowA, rowB, fields);
-        }
-        if (evA !== evB) {
-          return verdict(true, i, `event #${i} differs: event type ${quoteEvent(evA)} vs ${quoteEvent(evB)}`, "event_mismatch", rowA, rowB, fields);
-        }
-        const listed = fields.length ? fields.join(", ") : "values equal as text but hashed differently";
-        const code = fields.some((f) => EXCHANGE_FIELDS.has(f)) ? "response_mismatch" : "payload_mismatch";
-        return verdict(true, i, `event #${i} differs: ${quoteEvent(evA)} payload does not match (${listed})`, code, rowA, rowB, fields);
-      }
+      const d = comparePair(i, ra.value, rb.value, pa, pb, verdict);
+      if (d !== null) return d;
       i++;
     }
   } finally {
