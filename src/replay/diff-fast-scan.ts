@@ -46,14 +46,13 @@ function skipWs(b: Uint8Array, p: number): number {
   return p;
 }
 
-/** The end (past the closing quote) of the string whose content starts at p, or -1. Sets `escaped` when it holds a backslash. */
-function stringEnd(b: Uint8Array, dv: DataView, p: number, s: ScanState): number {
+/** The end (past the closing quote) of the string whose content starts at p, or -1. */
+function stringEnd(b: Uint8Array, dv: DataView, p: number): number {
   for (;;) {
     p = skipPlain(b, dv, p);
     const c = b[p];
     if (c === QUOTE) return p + 1;
     if (c !== BACKSLASH) return -1; // a control byte (the line end included) or non-ASCII
-    s.escaped = true;
     const d = b[p + 1]!;
     if (ESCAPE[d] === 1) p += 2;
     else if (d === 0x75 && HEX[b[p + 2]!] === 1 && HEX[b[p + 3]!] === 1 && HEX[b[p + 4]!] === 1 && HEX[b[p + 5]!] === 1) p += 6;
@@ -104,14 +103,10 @@ function atomEnd(b: Uint8Array, p: number): number {
   return p;
 }
 
-interface ScanState {
-  escaped: boolean;
-}
-
 /** The end of the value at p, or -1 (refused). */
-function valueEnd(b: Uint8Array, dv: DataView, p: number, depth: number, s: ScanState): number {
+function valueEnd(b: Uint8Array, dv: DataView, p: number, depth: number): number {
   const c = b[p];
-  if (c === QUOTE) return stringEnd(b, dv, p + 1, s);
+  if (c === QUOTE) return stringEnd(b, dv, p + 1);
   if (c === LBRACE || c === LBRACKET) {
     if (depth >= MAX_DEPTH) return -1;
     const close = c === LBRACE ? RBRACE : RBRACKET;
@@ -120,13 +115,13 @@ function valueEnd(b: Uint8Array, dv: DataView, p: number, depth: number, s: Scan
     for (;;) {
       if (c === LBRACE) {
         if (b[p] !== QUOTE) return -1;
-        p = stringEnd(b, dv, p + 1, s);
+        p = stringEnd(b, dv, p + 1);
         if (p < 0) return -1;
         p = skipWs(b, p);
         if (b[p] !== COLON) return -1;
         p = skipWs(b, p + 1);
       }
-      p = valueEnd(b, dv, p, depth + 1, s);
+      p = valueEnd(b, dv, p, depth + 1);
       if (p < 0) return -1;
       p = skipWs(b, p);
       const d = b[p];
@@ -160,6 +155,12 @@ export class DiffPlan {
   /** Roles by key length; class ids are index + 1 (0: a plain member). */
   readonly roles: KeyRole[] = [];
   private readonly byLength: number[][] = [];
+  /**
+   * Role candidates by (length, first byte, last byte) of a key: 0 none (a
+   * plain member, the common case, decided by one probe), a class id, or -1
+   * (several: look them up by length).
+   */
+  private readonly probe = new Int32Array(1 << 15);
   /** Segment bytes of each ignored path (a single-segment path too). */
   readonly segments: Uint8Array[][];
 
@@ -183,11 +184,23 @@ export class DiffPlan {
       else if (!paths.slice(0, k).some((q) => q.length < segs.length && q.every((x, j) => x === segs[j]))) role(segs[0]!).dotted.push(k);
     });
     rules.aligned.forEach((f, k) => (role(f).aligned = k));
-    this.roles.forEach((r, i) => (this.byLength[r.bytes.length] ??= []).push(i + 1));
+    this.roles.forEach((r, i) => {
+      (this.byLength[r.bytes.length] ??= []).push(i + 1);
+      const k = r.bytes.length === 0 ? 0 : probeKey(r.bytes, 0, r.bytes.length);
+      this.probe[k] = this.probe[k] === 0 ? i + 1 : -1;
+    });
   }
 
   /** The class of key bytes b[s, e) (no escapes): 0 for a plain member, else a role's index + 1. */
   classify(b: Uint8Array, s: number, e: number): number {
+    const hint = s === e ? this.probe[0]! : this.probe[probeKey(b, s, e)]!;
+    if (hint === 0) return 0;
+    if (hint > 0) {
+      const k = this.roles[hint - 1]!.bytes;
+      if (k.length !== e - s) return 0;
+      for (let i = 0; i < k.length; i++) if (b[s + i] !== k[i]) return 0;
+      return hint;
+    }
     const ids = this.byLength[e - s];
     if (ids === undefined) return 0;
     for (const id of ids) {
@@ -198,6 +211,10 @@ export class DiffPlan {
     }
     return 0;
   }
+}
+
+function probeKey(b: Uint8Array, s: number, e: number): number {
+  return ((e - s) & 31) | ((b[s]! & 31) << 5) | ((b[e - 1]! & 31) << 10);
 }
 
 /** One scanned row: its members' spans and classes in a reusable table. */
@@ -212,7 +229,6 @@ export class RowScan {
   /** The event member's value (a string token, quotes included), or -1. */
   eventS = -1;
   eventE = -1;
-  private readonly st: ScanState = { escaped: false };
   /** How often each role occurred in this row. */
   private readonly count: Int32Array;
 
@@ -226,42 +242,56 @@ export class RowScan {
    */
   scan(b: Uint8Array, dv: DataView, s: number, e: number): boolean {
     if (b[s] !== LBRACE || b[e - 1] !== RBRACE) return false;
-    const st = this.st;
     const count = this.count;
     count.fill(0);
     this.eventS = -1;
     let n = 0;
     let p = skipWs(b, s + 1);
     if (b[p] !== RBRACE) {
+      const keyS = this.keyS;
+      const keyE = this.keyE;
+      const plan = this.plan;
       for (;;) {
         if (b[p] !== QUOTE || n === MAX_MEMBERS) return false;
-        st.escaped = false;
-        const ke = stringEnd(b, dv, p + 1, st);
-        if (ke < 0 || st.escaped) return false; // an escaped key may spell a key the rules name
-        this.keyS[n] = p + 1;
-        this.keyE[n] = ke - 1;
-        p = skipWs(b, ke);
+        // a top-level key is plain ASCII up to its quote: an escaped one may spell a key the rules name
+        const ks = p + 1;
+        const ke = skipPlain(b, dv, ks);
+        if (b[ke] !== QUOTE) return false;
+        keyS[n] = ks;
+        keyE[n] = ke;
+        p = ke + 1;
+        if (b[p] !== COLON) p = skipWs(b, p);
         if (b[p] !== COLON) return false;
         p = skipWs(b, p + 1);
-        const ve = valueEnd(b, dv, p, 1, st);
+        let ve: number;
+        if (b[p] === QUOTE) {
+          ve = skipPlain(b, dv, p + 1);
+          ve = b[ve] === QUOTE ? ve + 1 : stringEnd(b, dv, ve);
+        } else {
+          ve = valueEnd(b, dv, p, 1);
+        }
         if (ve < 0) return false;
         this.valS[n] = p;
         this.valE[n] = ve;
-        const c = this.plan.classify(b, this.keyS[n]!, this.keyE[n]!);
+        const c = plan.classify(b, ks, ke);
         this.cls[n] = c;
         if (c !== 0) {
           count[c]!++;
-          if (this.plan.roles[c - 1]!.event) {
+          if (plan.roles[c - 1]!.event) {
             this.eventS = b[p] === QUOTE ? p : -2;
             this.eventE = ve;
           }
         }
         n++;
-        p = skipWs(b, ve);
-        const d = b[p];
-        if (d === RBRACE) break;
-        if (d !== COMMA) return false;
-        p = skipWs(b, p + 1);
+        p = ve;
+        let d = b[p];
+        if (d === SPACE || d === TAB) d = b[(p = skipWs(b, p))];
+        if (d === COMMA) {
+          p = skipWs(b, p + 1);
+          continue;
+        }
+        if (d !== RBRACE) return false;
+        break;
       }
     }
     if (p !== e - 1) return false;
@@ -284,14 +314,13 @@ export class RowScan {
  */
 export function pathReaches(b: Uint8Array, dv: DataView, p: number, segs: readonly Uint8Array[], d: number): number {
   const c = b[p];
-  const st: ScanState = { escaped: false };
   if (c === LBRACKET) {
     p = skipWs(b, p + 1);
     if (b[p] === RBRACKET) return 0;
     for (;;) {
       const r = pathReaches(b, dv, p, segs, d);
       if (r !== 0) return r;
-      p = skipWs(b, valueEnd(b, dv, p, 0, st));
+      p = skipWs(b, valueEnd(b, dv, p, 0));
       if (b[p] !== COMMA) return 0;
       p = skipWs(b, p + 1);
     }
@@ -303,16 +332,15 @@ export function pathReaches(b: Uint8Array, dv: DataView, p: number, segs: readon
   p = skipWs(b, p + 1);
   if (b[p] === RBRACE) return 0;
   for (;;) {
-    st.escaped = false;
-    const ke = stringEnd(b, dv, p + 1, st);
-    if (st.escaped) return -1;
+    const ke = skipPlain(b, dv, p + 1) + 1;
+    if (b[ke - 1] !== QUOTE) return -1; // an escaped key: the exact path reads it
     const hit = ke - p - 2 === seg.length && seg.every((x, i) => b[p + 1 + i] === x);
     p = skipWs(b, skipWs(b, ke) + 1);
     if (hit) {
       if (last) return 1;
       inner = p;
     }
-    p = skipWs(b, valueEnd(b, dv, p, 0, st));
+    p = skipWs(b, valueEnd(b, dv, p, 0));
     if (b[p] !== COMMA) break;
     p = skipWs(b, p + 1);
   }
