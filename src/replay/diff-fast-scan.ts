@@ -145,6 +145,8 @@ export interface KeyRole {
   aligned: number;
   /** Indices in `rules.ignored` of the dotted paths under this key that can remove something (see DiffPlan). */
   dotted: number[];
+  /** The fast path reads this key's value (event, aligned, dotted): it must occur once. */
+  inspected: boolean;
 }
 
 /**
@@ -169,7 +171,7 @@ export class DiffPlan {
     const role = (key: string): KeyRole => {
       let r = this.roles.find((x) => x.bytes.length === enc.encode(key).length && Buffer.from(x.bytes).toString("utf8") === key);
       if (!r) {
-        r = { bytes: enc.encode(key), excluded: false, event: false, ignored: -1, aligned: -1, dotted: [] };
+        r = { bytes: enc.encode(key), excluded: false, event: false, ignored: -1, aligned: -1, dotted: [], inspected: false };
         this.roles.push(r);
       }
       return r;
@@ -184,6 +186,7 @@ export class DiffPlan {
       else if (!paths.slice(0, k).some((q) => q.length < segs.length && q.every((x, j) => x === segs[j]))) role(segs[0]!).dotted.push(k);
     });
     rules.aligned.forEach((f, k) => (role(f).aligned = k));
+    for (const r of this.roles) r.inspected = r.event || r.aligned >= 0 || r.dotted.length > 0;
     this.roles.forEach((r, i) => {
       (this.byLength[r.bytes.length] ??= []).push(i + 1);
       const k = r.bytes.length === 0 ? 0 : probeKey(r.bytes, 0, r.bytes.length);
@@ -229,11 +232,14 @@ export class RowScan {
   /** The event member's value (a string token, quotes included), or -1. */
   eventS = -1;
   eventE = -1;
-  /** How often each role occurred in this row. */
-  private readonly count: Int32Array;
+  /** The row each role last occurred in (a serial number): a repeat in the same row is a repeated key. */
+  private readonly lastRow: Float64Array;
+  private serial = 0;
+  /** A role the rules look into occurred twice in this row. */
+  private repeated = false;
 
   constructor(readonly plan: DiffPlan) {
-    this.count = new Int32Array(plan.roles.length + 1);
+    this.lastRow = new Float64Array(plan.roles.length + 1);
   }
 
   /**
@@ -242,8 +248,9 @@ export class RowScan {
    */
   scan(b: Uint8Array, dv: DataView, s: number, e: number): boolean {
     if (b[s] !== LBRACE || b[e - 1] !== RBRACE) return false;
-    const count = this.count;
-    count.fill(0);
+    const lastRow = this.lastRow;
+    const serial = ++this.serial;
+    this.repeated = false;
     this.eventS = -1;
     let n = 0;
     let p = skipWs(b, s + 1);
@@ -276,8 +283,10 @@ export class RowScan {
         const c = plan.classify(b, ks, ke);
         this.cls[n] = c;
         if (c !== 0) {
-          count[c]!++;
-          if (plan.roles[c - 1]!.event) {
+          const r = plan.roles[c - 1]!;
+          if (lastRow[c] === serial && r.inspected) this.repeated = true;
+          lastRow[c] = serial;
+          if (r.event) {
             this.eventS = b[p] === QUOTE ? p : -2;
             this.eventE = ve;
           }
@@ -297,12 +306,7 @@ export class RowScan {
     if (p !== e - 1) return false;
     this.n = n;
     // A repeated key whose value the rules look into: dict semantics (last value wins) is the exact path's
-    for (let c = 1; c < count.length; c++) {
-      if (count[c]! < 2) continue;
-      const r = this.plan.roles[c - 1]!;
-      if (r.event || r.aligned >= 0 || r.dotted.length > 0) return false;
-    }
-    return true;
+    return !this.repeated;
   }
 }
 

@@ -74,6 +74,8 @@ class JournalSide {
   private qHead = 0;
   /** The next CR at or after the last line start probed in the current chunk (Infinity: none). */
   private crAt = -1;
+  /** The view of the chunk handed to the splitter (the probe sees lines in it, or in the splitter's own buffer). */
+  private pushed: Uint8Array | null = null;
 
   /** The current row. */
   kind = Row.End;
@@ -132,7 +134,7 @@ class JournalSide {
   /** Claim a `\n`-delimited segment as one line when it holds no CR (else the splitter cuts it). */
   private probe(buf: Uint8Array, start: number, end: number): boolean {
     if (this.tooLong !== 0) return true; // nothing after the overlong line is read
-    if (buf.buffer === this.chunk.buffer) {
+    if (buf === this.pushed) {
       if (this.crAt < start) {
         const at = buf.indexOf(13, start);
         this.crAt = at < 0 ? Infinity : at;
@@ -164,7 +166,8 @@ class JournalSide {
       this.splitter.end();
     } else {
       this.filePos += n;
-      this.splitter.push(this.chunk.subarray(0, n));
+      this.pushed = this.chunk.subarray(0, n);
+      this.splitter.push(this.pushed);
     }
     if (this.tooLong === 0 && this.splitter.overlong) this.tooLongAt(this.splitter.lines + 1);
   }
@@ -221,20 +224,24 @@ class JournalSide {
   project(): boolean {
     const sc = this.scan;
     const roles = this.plan.roles;
-    this.alignedAt.fill(-1);
+    for (let k = 0; k < this.alignedAt.length; k++) this.alignedAt[k] = -1;
     for (let m = 0; m < sc.n; m++) {
       const c = sc.cls[m]!;
       if (c === 0) continue;
       const r = roles[c - 1]!;
       if (r.ignored >= 0) this.ignoredSeen[r.ignored] = 1;
-      for (const k of r.dotted) {
+      for (let j = 0; j < r.dotted.length; j++) {
+        const k = r.dotted[j]!;
         const x = pathReaches(this.b, this.dv, sc.valS[m]!, this.plan.segments[k]!, 1);
         if (x < 0) return false;
         if (x > 0) this.ignoredSeen[k] = 1;
       }
       if (r.aligned >= 0 && r.ignored < 0) this.alignedAt[r.aligned] = m;
     }
-    for (const m of this.alignedAt) if (m >= 0 && this.alias(sc.valS[m]!, false) === null) return false;
+    for (let k = 0; k < this.alignedAt.length; k++) {
+      const m = this.alignedAt[k]!;
+      if (m >= 0 && this.alias(sc.valS[m]!, false) === null) return false;
+    }
     for (let k = 0; k < this.alignedAt.length; k++) {
       const m = this.alignedAt[k]!;
       if (m < 0) continue;

@@ -147,10 +147,9 @@ export class TokenOrdinals {
   /** The ordinal of token b[s, e), assigned on first sight. */
   of(b: Uint8Array, s: number, e: number): number {
     const n = e - s;
-    let h = 0x811c9dc5;
-    for (let i = s; i < e; i++) h = Math.imul(h ^ b[i]!, 16777619);
+    const h = hashBytes(b, s, e);
     const mask = this.slots.length - 1;
-    let slot = (h ^ (h >>> 16)) & mask;
+    let slot = h & mask;
     const arena = this.arena;
     for (;;) {
       const entry = this.slots[slot]!;
@@ -197,15 +196,23 @@ export class TokenOrdinals {
     const slots = new Int32Array(2 * this.slots.length);
     const mask = slots.length - 1;
     for (let e = 0; e < this.count; e++) {
-      let h = 0x811c9dc5;
-      const o = this.at[e]!;
-      for (let i = o; i < o + this.len[e]!; i++) h = Math.imul(h ^ this.arena[i]!, 16777619);
-      let slot = (h ^ (h >>> 16)) & mask;
+      const h = hashBytes(this.arena, this.at[e]!, this.at[e]! + this.len[e]!);
+      let slot = h & mask;
       while (slots[slot] !== 0) slot = (slot + 1) & mask;
       slots[slot] = e + 1;
     }
     this.slots = slots;
   }
+}
+
+/**
+ * A hash of b[s, e) from its length and its last eight bytes (ids differ
+ * most at their end: `<role>-<random hex>`), all bytes for short tokens.
+ */
+function hashBytes(b: Uint8Array, s: number, e: number): number {
+  let h = Math.imul(e - s, 0x9e3779b1);
+  for (let i = Math.max(s, e - 8); i < e; i++) h = Math.imul(h ^ b[i]!, 16777619);
+  return h ^ (h >>> 16);
 }
 
 function grow(a: Int32Array): Int32Array {
