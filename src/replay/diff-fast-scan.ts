@@ -1,4 +1,5 @@
 import { skipPlain } from "../journal/fast/emitter.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET } from "../pyjson/bytes.ts";
 import { NON_DETERMINISTIC_FIELDS } from "../journal/hash.ts";
 import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
 import type { DiffRules } from "./diff-rules.ts";
@@ -17,15 +18,6 @@ import type { DiffRules } from "./diff-rules.ts";
  * relies on to call two rows equal.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-const MINUS = 0x2d;
 const SPACE = 0x20;
 const TAB = 0x09;
 
