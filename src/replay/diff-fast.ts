@@ -5,7 +5,7 @@ import { classifyLine } from "../journal/reader.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { DiffPlan, MAX_MEMBERS, pathReaches, RowScan } from "./diff-fast-scan.ts";
 import { RowProjector, type DiffRules } from "./diff-rules.ts";
-import { comparePair, endVerdict, lengthVerdict, verdictMaker, type JournalDiff } from "./diff.ts";
+import { comparePair, endVerdict, lengthVerdict, verdictMaker, type JournalDiff } from "./diff-compare.ts";
 
 /**
  * `replay diff` on the fast path: both journals in lockstep, each through
@@ -18,7 +18,7 @@ import { comparePair, endVerdict, lengthVerdict, verdictMaker, type JournalDiff 
  * runs of plain members as one byte span, aligned ids by their
  * first-appearance ordinal. Equal bytes prove equal rows; anything else —
  * a difference, a refused line, a dotted path the scan cannot follow — goes
- * to the exact comparison (comparePair in ./diff.ts) with the same alias
+ * to the exact comparison (comparePair in ./diff-compare.ts) with the same alias
  * tables, so every reported divergence, and the result, is the exact
  * path's. The rules the rows touched are tracked on both paths.
  */
@@ -320,7 +320,11 @@ function elementEnd(b: Uint8Array, p: number): number {
   }
 }
 
-/** Equal bytes a.b[as, ae) and b.b[bs, be)? */
+/**
+ * Equal bytes a.b[as, ae) and b.b[bs, be)? Spans of scanned rows are ASCII,
+ * so eight of their bytes never spell a NaN or a negative zero: comparing
+ * them as float64 is comparing their bits.
+ */
 function sameBytes(a: JournalSide, as: number, ae: number, b: JournalSide, bs: number, be: number): boolean {
   const n = ae - as;
   if (n !== be - bs) return false;
@@ -328,7 +332,7 @@ function sameBytes(a: JournalSide, as: number, ae: number, b: JournalSide, bs: n
   const x = a.dv;
   const y = b.dv;
   let i = 0;
-  for (; i + 4 <= n; i += 4) if (x.getInt32(as + i, true) !== y.getInt32(bs + i, true)) return false;
+  for (; i + 8 <= n; i += 8) if (x.getFloat64(as + i, true) !== y.getFloat64(bs + i, true)) return false;
   const p = a.b;
   const q = b.b;
   for (; i < n; i++) if (p[as + i] !== q[bs + i]) return false;

@@ -139,6 +139,10 @@ export class TokenOrdinals {
   /** Entry number + 1 by hash slot (0: empty). */
   private slots = new Int32Array(1 << 11);
   private scratch = new Uint8Array(256);
+  /** The last token looked up (an agent's rows come in runs): its bytes, length and ordinal. */
+  private readonly last = new Uint8Array(64);
+  private lastLen = -1;
+  private lastOrd = 0;
 
   get size(): number {
     return this.count;
@@ -146,6 +150,22 @@ export class TokenOrdinals {
 
   /** The ordinal of token b[s, e), assigned on first sight. */
   of(b: Uint8Array, s: number, e: number): number {
+    const n = e - s;
+    if (n === this.lastLen) {
+      let i = 0;
+      while (i < n && this.last[i] === b[s + i]) i++;
+      if (i === n) return this.lastOrd;
+    }
+    const o = this.lookup(b, s, e);
+    if (n <= this.last.length) {
+      for (let i = 0; i < n; i++) this.last[i] = b[s + i]!;
+      this.lastLen = n;
+      this.lastOrd = o;
+    }
+    return o;
+  }
+
+  private lookup(b: Uint8Array, s: number, e: number): number {
     const n = e - s;
     const h = hashBytes(b, s, e);
     const mask = this.slots.length - 1;
