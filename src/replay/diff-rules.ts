@@ -1,4 +1,5 @@
 import { UsageError } from "../errors.ts";
+import { encodeString } from "../pyjson/encode.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 
 /**
@@ -56,7 +57,12 @@ export function diffRules(opts: { ignore?: readonly string[]; noDefaultIgnores?:
 /** One run's side of the comparison: its alias table for aligned values, and what the rules touched. */
 export class RowProjector {
   private readonly paths: string[][];
-  private readonly aliases = new Map<string, string>();
+  /**
+   * Alias ordinals by the value's canonical JSON token (json.dumps of the
+   * string): the byte-level fast path (./diff-fast.ts) looks up the tokens
+   * it reads, so both paths share one table and assign the same ordinals.
+   */
+  readonly ordinals = new TokenOrdinals();
   /** Ignored paths and aligned fields present in at least one projected row. */
   readonly seen = new Set<string>();
 
@@ -87,12 +93,7 @@ export class RowProjector {
   private alias(value: PyValue): PyValue {
     if (Array.isArray(value)) return value.map((v) => this.alias(v));
     if (typeof value !== "string") return value;
-    let a = this.aliases.get(value);
-    if (a === undefined) {
-      a = `#${this.aliases.size + 1}`;
-      this.aliases.set(value, a);
-    }
-    return a;
+    return `#${this.ordinals.ofText(encodeString(value))}`;
   }
 }
 
@@ -118,4 +119,124 @@ function withoutIn(value: PyValue, path: readonly string[], depth: number): PyVa
     return mapped.some((v, i) => v !== value[i]) ? mapped : value;
   }
   return value;
+}
+
+const ascii = new TextEncoder();
+
+/**
+ * First-appearance ordinals (1-based) of tokens, keyed by their bytes: an
+ * open-addressing table over one byte arena, so a run with many thousand
+ * agent ids holds a few bytes per id, and the fast path looks ids up
+ * without building strings.
+ */
+export class TokenOrdinals {
+  private arena = new Uint8Array(1 << 16);
+  private used = 0;
+  /** Per entry: arena offset and length; the ordinal is the entry's number + 1. */
+  private at: Int32Array = new Int32Array(1 << 10);
+  private len: Int32Array = new Int32Array(1 << 10);
+  private count = 0;
+  /** Entry number + 1 by hash slot (0: empty). */
+  private slots = new Int32Array(1 << 11);
+  private scratch = new Uint8Array(256);
+  /** The last token looked up (an agent's rows come in runs): its bytes, length and ordinal. */
+  private readonly last = new Uint8Array(64);
+  private lastLen = -1;
+  private lastOrd = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The ordinal of token b[s, e), assigned on first sight. */
+  of(b: Uint8Array, s: number, e: number): number {
+    const n = e - s;
+    if (n === this.lastLen) {
+      let i = 0;
+      while (i < n && this.last[i] === b[s + i]) i++;
+      if (i === n) return this.lastOrd;
+    }
+    const o = this.lookup(b, s, e);
+    if (n <= this.last.length) {
+      for (let i = 0; i < n; i++) this.last[i] = b[s + i]!;
+      this.lastLen = n;
+      this.lastOrd = o;
+    }
+    return o;
+  }
+
+  private lookup(b: Uint8Array, s: number, e: number): number {
+    const n = e - s;
+    const h = hashBytes(b, s, e);
+    const mask = this.slots.length - 1;
+    let slot = h & mask;
+    const arena = this.arena;
+    for (;;) {
+      const entry = this.slots[slot]!;
+      if (entry === 0) break;
+      const o = this.at[entry - 1]!;
+      if (this.len[entry - 1] === n) {
+        let i = 0;
+        while (i < n && arena[o + i] === b[s + i]) i++;
+        if (i === n) return entry;
+      }
+      slot = (slot + 1) & mask;
+    }
+    return this.add(b, s, n, slot);
+  }
+
+  /** The ordinal of a token given as (ASCII) text. */
+  ofText(token: string): number {
+    if (token.length * 3 > this.scratch.length) this.scratch = new Uint8Array(token.length * 3);
+    const { written } = ascii.encodeInto(token, this.scratch);
+    return this.of(this.scratch, 0, written);
+  }
+
+  private add(b: Uint8Array, s: number, n: number, slot: number): number {
+    if (this.used + n > this.arena.length) {
+      const grown = new Uint8Array(Math.max(2 * this.arena.length, this.used + n));
+      grown.set(this.arena.subarray(0, this.used));
+      this.arena = grown;
+    }
+    if (this.count === this.at.length) {
+      this.at = grow(this.at);
+      this.len = grow(this.len);
+    }
+    this.arena.set(b.subarray(s, s + n), this.used);
+    this.at[this.count] = this.used;
+    this.len[this.count] = n;
+    this.used += n;
+    this.count++;
+    this.slots[slot] = this.count;
+    if (2 * this.count > this.slots.length) this.rehash();
+    return this.count;
+  }
+
+  private rehash(): void {
+    const slots = new Int32Array(2 * this.slots.length);
+    const mask = slots.length - 1;
+    for (let e = 0; e < this.count; e++) {
+      const h = hashBytes(this.arena, this.at[e]!, this.at[e]! + this.len[e]!);
+      let slot = h & mask;
+      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      slots[slot] = e + 1;
+    }
+    this.slots = slots;
+  }
+}
+
+/**
+ * A hash of b[s, e) from its length and its last eight bytes (ids differ
+ * most at their end: `<role>-<random hex>`), all bytes for short tokens.
+ */
+function hashBytes(b: Uint8Array, s: number, e: number): number {
+  let h = Math.imul(e - s, 0x9e3779b1);
+  for (let i = Math.max(s, e - 8); i < e; i++) h = Math.imul(h ^ b[i]!, 16777619);
+  return h ^ (h >>> 16);
+}
+
+function grow(a: Int32Array): Int32Array {
+  const g = new Int32Array(2 * a.length);
+  g.set(a);
+  return g;
 }

@@ -1,173 +1,46 @@
-import { payloadHash } from "../journal/hash.ts";
 import { readJournal } from "../journal/reader.ts";
-import { canonical, compareCodePoints } from "../pyjson/encode.ts";
-import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
+import { comparePair, endVerdict, lengthVerdict, verdictMaker, type JournalDiff } from "./diff-compare.ts";
+import { diffRunJournalsFast } from "./diff-fast.ts";
 import { diffRules, RowProjector, type DiffRules } from "./diff-rules.ts";
 
-/**
- * `replay diff RUN_A RUN_B`: walk two run journals in lockstep (two streaming
- * readers, one row of each in memory) and report the first step whose
- * `(event, payload_hash)` differ, or where one run ends early. The payload
- * hash is recomputed from each row (a row whose stored hash lies is compared
- * by what it says, not by what it claims). Clock and chain fields (`ts`,
- * `elapsed_s`, `index`, `prev_hash`, `payload_hash`, `event_hash`) never
- * count as a divergence: two runs of the same work differ in all of them.
- * The rules of ./diff-rules.ts decide what else is left out (identity
- * fields by default, `--ignore` paths) and which ids are compared by order of
- * first appearance; rows are compared as those rules project them.
- *
- * reason_code:
- * - `identical`: same number of rows, every step equal;
- * - `both_empty`: neither journal has a usable row;
- * - `event_mismatch`: the event types differ at `index`;
- * - `payload_mismatch`: same event type, different payload;
- * - `response_mismatch`: same event type and the payload differs in a recorded
- *   provider exchange (`kind`, `key` or `response`, as gateway fixture rows carry);
- * - `provider_state_mutation`: either row at `index` is a `provider_state_mutation`
- *   (a provider-side context change with no counterpart in the other run);
- * - `length_mismatch`: one journal ends before the other (`index` = the
- *   shorter length; the missing side's row is null).
- * Rows the reader discards (unparsable, non-object) are skipped, as in `--verify`'s count.
- */
-export type DiffReasonCode =
-  | "identical"
-  | "both_empty"
-  | "event_mismatch"
-  | "payload_mismatch"
-  | "response_mismatch"
-  | "provider_state_mutation"
-  | "length_mismatch";
+export { changedFields, IGNORED_FIELDS, type DiffReasonCode, type JournalDiff } from "./diff-compare.ts";
 
-export interface JournalDiff {
-  diverged: boolean;
-  index: number | null;
-  reason: string;
-  reason_code: DiffReasonCode;
-  a_event: PyObject | null;
-  b_event: PyObject | null;
-  /** Payload fields (and `event`) whose values differ, in code-point order. */
-  fields_changed: string[];
-  /** The rules the rows were compared under. */
-  ignored_fields: string[];
-  aligned_fields: string[];
-  /** Ignored paths and aligned fields that occurred in the compared rows (so mattered), in code-point order. */
-  rules_applied: string[];
-}
-
-/** Fields that differ between two runs of the same work by construction. */
-export const IGNORED_FIELDS: ReadonlySet<string> = new Set(["ts", "elapsed_s", "index", "prev_hash", "payload_hash", "event_hash"]);
-const EXCHANGE_FIELDS = new Set(["kind", "key", "response"]);
-const MUTATION = "provider_state_mutation";
-
-/** Keys whose values differ (missing on one side counts), ignoring clock and chain fields. */
-export function changedFields(a: PyObject | null, b: PyObject | null): string[] {
-  const keys = new Set<string>();
-  for (const row of [a, b]) if (row) for (const k of row.keys()) if (!IGNORED_FIELDS.has(k)) keys.add(k);
-  const changed: string[] = [];
-  for (const k of keys) {
-    const x = a?.get(k);
-    const y = b?.get(k);
-    if (x === undefined || y === undefined) {
-      if (x !== y) changed.push(k);
-      continue;
-    }
-    // Canonical text is what the payload hash sees: 1 and 1.0 differ there, so they differ here.
-    if (canonical(x) !== canonical(y)) changed.push(k);
-  }
-  return changed.sort(compareCodePoints);
-}
-
-function eventOf(row: PyObject): string {
-  return pyStr(row.get("event"), "");
-}
-
-function isMutation(row: PyObject | null): boolean {
-  return row !== null && (eventOf(row) === MUTATION || pyStr(row.get("kind"), "") === MUTATION);
-}
-
-function mutationKind(row: PyObject | null): string | null {
-  if (!isMutation(row)) return null;
-  const k = row!.get("mutation_kind");
-  return k === undefined || k === null ? "unknown" : pyStr(k);
-}
-
+/** The exact reader's rows of a journal (discarded lines skipped). */
 async function* rowsOf(path: string): AsyncGenerator<PyObject> {
   for await (const item of readJournal(path)) if (item.kind === "row") yield item.row;
 }
 
-function quoteEvent(e: string): string {
-  return JSON.stringify(e);
+/**
+ * `replay diff` of two run journals. Rows are compared on their bytes
+ * where that proves them equal (./diff-fast.ts); any other step, and every
+ * divergence reported, goes through comparePair, so the result is the
+ * exact path's (diffRunJournalsExact, the reference the tests hold it to).
+ */
+export async function diffRunJournals(pathA: string, pathB: string, rules: DiffRules = diffRules()): Promise<JournalDiff> {
+  return diffRunJournalsFast(pathA, pathB, rules);
 }
 
-export async function diffRunJournals(pathA: string, pathB: string, rules: DiffRules = diffRules()): Promise<JournalDiff> {
+/** The reference: both journals through the exact reader, every step through comparePair. */
+export async function diffRunJournalsExact(pathA: string, pathB: string, rules: DiffRules = diffRules()): Promise<JournalDiff> {
   const a = rowsOf(pathA);
   const b = rowsOf(pathB);
   const pa = new RowProjector(rules);
   const pb = new RowProjector(rules);
-  const verdict = (
-    diverged: boolean,
-    index: number | null,
-    reason: string,
-    reason_code: DiffReasonCode,
-    a_event: PyObject | null,
-    b_event: PyObject | null,
-    fields_changed: string[],
-  ): JournalDiff => ({
-    diverged,
-    index,
-    reason,
-    reason_code,
-    a_event,
-    b_event,
-    fields_changed,
-    ignored_fields: rules.ignored,
-    aligned_fields: rules.aligned,
-    rules_applied: [...new Set([...pa.seen, ...pb.seen])].sort(compareCodePoints),
-  });
+  const verdict = verdictMaker(rules, () => [...pa.seen, ...pb.seen]);
   try {
     let i = 0;
     for (;;) {
       const [ra, rb] = await Promise.all([a.next(), b.next()]);
-      if (ra.done && rb.done) {
-        if (i === 0) return verdict(false, null, "both event logs are empty", "both_empty", null, null, []);
-        return verdict(false, null, `identical: ${i} events match`, "identical", null, null, []);
-      }
+      if (ra.done && rb.done) return endVerdict(i, verdict);
       if (ra.done || rb.done) {
         const longer = ra.done ? b : a;
         let extra = 1;
         while (!(await longer.next()).done) extra++;
-        const side = ra.done ? "run_b" : "run_a";
-        const rowA = ra.done ? null : ra.value;
-        const rowB = rb.done ? null : rb.value;
-        const mk = mutationKind(rowA) ?? mutationKind(rowB);
-        const reason =
-          mk !== null
-            ? `event #${i}: provider-side context mutation (${mk}) recorded in ${side} has no counterpart at this step`
-            : `${side} has ${extra} extra event(s) after index ${i === 0 ? 0 : i - 1}`;
-        return verdict(true, i, reason, mk !== null ? "provider_state_mutation" : "length_mismatch", rowA, rowB, []);
+        return lengthVerdict(i, ra.done ? null : ra.value, rb.done ? null : rb.value, extra, verdict);
       }
-      const rowA = ra.value;
-      const rowB = rb.value;
-      const evA = eventOf(rowA);
-      const evB = eventOf(rowB);
-      const projA = pa.project(rowA);
-      const projB = pb.project(rowB);
-      if (evA !== evB || payloadHash(evA, projA) !== payloadHash(evB, projB)) {
-        const fields = changedFields(projA, projB);
-        const mk = mutationKind(rowA) ?? mutationKind(rowB);
-        if (mk !== null) {
-          const side = isMutation(rowA) ? "run_a" : "run_b";
-          const reason = `event #${i}: provider-side context mutation (${mk}) recorded in ${side} has no counterpart at this step`;
-          return verdict(true, i, reason, "provider_state_mutation", rowA, rowB, fields);
-        }
-        if (evA !== evB) {
-          return verdict(true, i, `event #${i} differs: event type ${quoteEvent(evA)} vs ${quoteEvent(evB)}`, "event_mismatch", rowA, rowB, fields);
-        }
-        const listed = fields.length ? fields.join(", ") : "values equal as text but hashed differently";
-        const code = fields.some((f) => EXCHANGE_FIELDS.has(f)) ? "response_mismatch" : "payload_mismatch";
-        return verdict(true, i, `event #${i} differs: ${quoteEvent(evA)} payload does not match (${listed})`, code, rowA, rowB, fields);
-      }
+      const d = comparePair(i, ra.value, rb.value, pa, pb, verdict);
+      if (d !== null) return d;
       i++;
     }
   } finally {

@@ -683,7 +683,7 @@ function skipPlainWords(dv: DataView, p: number): number {
 }
 
 /** The first byte at or after p that is not a plain string byte. */
-function skipPlain(b: Uint8Array, dv: DataView, p: number): number {
+export function skipPlain(b: Uint8Array, dv: DataView, p: number): number {
   p = skipPlainWords(dv, p);
   while (STR_CLASS[b[p]!] === 0) p++;
   return p;

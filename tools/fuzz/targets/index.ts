@@ -4,9 +4,10 @@ import { verifyJournalFast } from "../../../src/journal/fast/engine.ts";
 import { journalTarget, type ParallelVerify } from "./journal.ts";
 import { parserTarget } from "./parser.ts";
 import { receiptTarget } from "./receipt.ts";
+import { replayDiffTarget } from "./replay-diff.ts";
 import { serverTarget } from "./server.ts";
 
-export const TARGET_NAMES = ["parser", "journal", "receipt", "server"] as const;
+export const TARGET_NAMES = ["parser", "journal", "receipt", "server", "replay-diff"] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export interface TargetOptions {
@@ -46,5 +47,7 @@ export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
       return receiptTarget({ bin: opts.bin, reference: opts.python ? join(REFERENCE_DIR, "verify_receipt.py") : null });
     case "server":
       return serverTarget({ bin: opts.bin });
+    case "replay-diff":
+      return replayDiffTarget();
   }
 }

@@ -72,7 +72,8 @@ function rulesLine(d: JournalDiff): string[] {
   return [paint("dim", sanitizeCell(`${parts.join("; ")}${d.aligned_fields.length ? " (--no-default-ignores compares every field)" : ""}`))];
 }
 
-function prose(a: RunRef, b: RunRef, d: JournalDiff): string[] {
+/** The prose report (exported for the tests that hold the fast path to the exact one). */
+export function prose(a: RunRef, b: RunRef, d: JournalDiff): string[] {
   if (!d.diverged) return [paint("bright_green", "No divergence") + `: ${d.reason}`, ...rulesLine(d), paint("dim", "compared: journal.jsonl of both runs")];
   const lines = [
     paint("dim", "compared: journal.jsonl of both runs"),

@@ -1,0 +1,180 @@
+/**
+ * `replay diff`'s fast path (src/replay/diff-fast.ts) against the exact
+ * one it replaced (diffRunJournalsExact): the same result — JSON and prose,
+ * rows, fields, rules applied — or the same error, for every pair of shared
+ * run-journal vectors and for generated pairs with hostile differences.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { prose } from "../../src/cli/commands/replay/diff.ts";
+import { renderJson } from "../../src/render/json.ts";
+import { diffRunJournals, diffRunJournalsExact } from "../../src/replay/diff.ts";
+import { diffRules, type DiffRules } from "../../src/replay/diff-rules.ts";
+import { VECTORS } from "../helpers/cli.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "diff-fast-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const RULES: [string, DiffRules][] = [
+  ["defaults", diffRules()],
+  ["no defaults", diffRules({ noDefaultIgnores: true })],
+  ["dotted", diffRules({ ignore: ["args.line", "tokens.cache.read", "entries.sha256", "result"] })],
+  ["overlapping", diffRules({ ignore: ["args.line", "args", "ts", "event", "agent_id.x"] })],
+];
+
+/** Both paths' outcome as text: the JSON document and the prose, or the error. */
+async function outcome(run: (a: string, b: string, r: DiffRules) => Promise<unknown>, a: string, b: string, rules: DiffRules): Promise<string> {
+  try {
+    const d = (await run(a, b, rules)) as Parameters<typeof prose>[2];
+    return renderJson(d, 2) + "\n" + prose({ runId: "A", runDir: "", journal: a }, { runId: "B", runDir: "", journal: b }, d).join("\n");
+  } catch (err) {
+    return `error ${(err as { code?: string }).code}: ${(err as Error).message}`;
+  }
+}
+
+async function expectSame(a: string, b: string): Promise<void> {
+  for (const [name, rules] of RULES) {
+    const exact = await outcome(diffRunJournalsExact, a, b, rules);
+    const fast = await outcome(diffRunJournals, a, b, rules);
+    if (fast !== exact) throw new Error(`${name}: ${a} vs ${b}\n--- exact\n${exact}\n--- fast\n${fast}`);
+  }
+}
+
+function write(name: string, text: string | Uint8Array): string {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+describe("replay diff fast path = exact path", () => {
+  test("every pair of shared run-journal vectors, under every rule set", async () => {
+    const runDir = join(VECTORS, "run-journal");
+    const files = readdirSync(runDir).filter((f) => f.endsWith(".jsonl")).map((f) => join(runDir, f));
+    expect(files.length).toBeGreaterThan(10);
+    for (const a of files) for (const b of files) await expectSame(a, b);
+  }, 120_000);
+
+  // A journal in Python's default spelling: envelope, agent ids, nested values, escaped text.
+  const rows: string[] = [];
+  for (let i = 0; i < 400; i++) {
+    const agent = `agent-${(i % 7).toString(16).padStart(8, "0")}`;
+    const env = `{"ts": ${1727000000 + i}.5, "elapsed_s": ${i}.25, "index": ${i}, "event": "${i % 5 === 0 ? "tool_call" : "task_claimed"}", "prev_hash": "${"a".repeat(64)}", "payload_hash": "${"b".repeat(64)}", "event_hash": "${"c".repeat(64)}"`;
+    rows.push(
+      env +
+        `, "run_id": "run-a", "agent_id": "${agent}", "task_ids": ["T-${i}"], "args": {"path": "src/x.py", "line": ${i}}, ` +
+        `"tokens": {"input": ${i * 3}, "cache": {"read": ${i}, "write": 0}}, "entries": [{"path": "a", "sha256": "${i}"}], ` +
+        `"summary": "R\\u00e9sum\\u00e9 \\u2014 ok \\"q\\" \\\\ \\n", "ok": true, "cost": 1.5, "none": null}`,
+    );
+  }
+  const base = write("base.jsonl", rows.join("\n") + "\n");
+  const variant = (name: string, edit: (rows: string[]) => string[], join_ = "\n"): string => write(name, edit([...rows]).join(join_) + join_);
+  const at = (k: number, f: (row: string) => string) => (r: string[]) => {
+    r[k] = f(r[k]!);
+    return r;
+  };
+
+  const cases: [string, (r: string[]) => string[], string?][] = [
+    ["identical", (r) => r],
+    ["deep change", at(123, (x) => x.replace('"read": 123', '"read": 124'))],
+    ["ignored field differs", (r) => r.map((x) => x.replace('"run_id": "run-a"', '"run_id": "run-b"'))],
+    ["dotted ignored differs", (r) => r.map((x, i) => (i === 50 ? x.replace(/"line": \d+/, '"line": -1') : x))],
+    ["list element path differs", at(77, (x) => x.replace('"sha256": "77"', '"sha256": "x"'))],
+    ["agent ids renamed", (r) => r.map((x) => x.replace(/agent-0000000(\d)/, "bot-$1$1"))],
+    ["agent ids swapped late", at(300, (x) => x.replace(/agent-0000000\d/, "agent-00000009"))],
+    ["agent id not a string", at(10, (x) => x.replace(/"agent-0000000\d"/, "null"))],
+    ["agent_ids list", (r) => r.map((x, i) => (i % 3 ? x : x.replace('"task_ids"', `"agent_ids": ["agent-${i % 4}", ["agent-1", 2]], "task_ids"`)))],
+    ["agent_ids holds an object", at(9, (x) => x.replace('"task_ids"', '"agent_ids": [{"a": 1}], "task_ids"'))],
+    ["agent id escaped spelling", at(20, (x) => x.replace(/"agent-0000000(\d)"/, '"agent\\u002d0000000$1"'))],
+    ["escaped key spelling", at(21, (x) => x.replace('"agent_id"', '"agent\\u005fid"'))],
+    ["shorter", (r) => r.slice(0, 350)],
+    ["longer", (r) => [...r, r[5]!, r[6]!]],
+    ["extra mutation row", (r) => [...r, '{"event": "provider_state_mutation", "mutation_kind": "memory_write"}']],
+    ["discarded lines", (r) => r.flatMap((x, i) => (i % 40 === 0 ? ["not json", "[1, 2]", '{"torn": ', "   ", x] : [x]))],
+    ["compact spacing", (r) => r.map((x) => x.replace(/": /g, '":').replace(/, "/g, ',"'))],
+    ["extra spacing", (r) => r.map((x) => x.replace(/": /g, '" :  ').replace(/^\{/, "{ \t"))],
+    ["leading whitespace", (r) => r.map((x) => ` ${x}\t`)],
+    ["raw unicode", (r) => r.map((x) => x.replace(/\\u00e9/g, "é").replace("\\u2014", "—"))],
+    ["uppercase escapes", (r) => r.map((x) => x.replace(/\\u00e9/g, "\\u00E9"))],
+    ["slash escape", at(3, (x) => x.replace('"src/x.py"', '"src\\/x.py"'))],
+    ["float vs int", at(200, (x) => x.replace('"cost": 1.5', '"cost": 1.0'))],
+    ["int vs float", (r) => r.map((x) => x.replace('"cost": 1.5', '"cost": 1'))],
+    ["exponent float", (r) => r.map((x) => x.replace('"cost": 1.5', '"cost": 15e-1'))],
+    ["key order", (r) => r.map((x) => x.replace('"ok": true, "cost": 1.5', '"cost": 1.5, "ok": true').replace('{"path": "src/x.py", "line"', '{"line"').replace(/"line": (\d+)\}/, '"line": $1, "path": "src/x.py"}'))],
+    ["duplicate keys", at(30, (x) => x.replace('"ok": true', '"ok": false, "ok": true'))],
+    ["duplicate aligned key", at(31, (x) => x.replace('"ok": true', '"agent_id": "agent-00000003", "ok": true'))],
+    ["event missing", at(40, (x) => x.replace(/"event": "[a-z_]+", /, ""))],
+    ["event escaped", at(41, (x) => x.replace('"event": "task_claimed"', '"event": "task\\u005fclaimed"'))],
+    ["event not a string", (r) => r.map((x, i) => (i === 42 ? x.replace(/"event": "[a-z_]+"/, '"event": 5') : x))],
+    ["hash_profile", at(43, (x) => x.replace('"ok": true', '"hash_profile": "py-json-v1", "ok": true'))],
+    ["ignored envelope spelling", at(44, (x) => x.replace('"ts": ', '"ts" : '))],
+    ["nan and infinity", (r) => r.map((x) => x.replace('"cost": 1.5', '"cost": NaN, "inf": -Infinity'))],
+    ["big int", at(45, (x) => x.replace('"cost": 1.5', `"cost": ${"9".repeat(5000)}`))],
+    ["deep nesting", at(46, (x) => x.replace('"none": null', `"none": ${"[".repeat(80)}${"]".repeat(80)}`))],
+    ["control byte in a string", at(47, (x) => x.replace("ok \\\"q", "ok \u0001 \\\"q"))],
+    ["crlf", (r) => r, "\r\n"],
+    ["lone cr", (r) => r, "\r"],
+    ["mixed cr", (r) => r.map((x, i) => (i % 9 === 0 ? `${x}\r` : x))],
+    ["blank and whitespace lines", (r) => r.flatMap((x, i) => (i % 11 ? [x] : ["", " \u000c ", x]))],
+  ];
+  // What the defaults find, for some of them (the comparison above cannot tell a path that never diverges).
+  const verdicts: Record<string, [boolean, number | null]> = {
+    identical: [false, null],
+    "deep change": [true, 123],
+    "ignored field differs": [false, null],
+    "dotted ignored differs": [true, 50],
+    "agent ids renamed": [false, null],
+    "agent ids swapped late": [true, 300],
+    shorter: [true, 350],
+    "discarded lines": [false, null],
+    "compact spacing": [false, null],
+    "raw unicode": [false, null],
+    "float vs int": [true, 200],
+    "key order": [false, null],
+    crlf: [false, null],
+    "lone cr": [false, null],
+  };
+  for (const [name, edit, sep] of cases) {
+    test(`generated pair: ${name}`, async () => {
+      const other = variant(`${name.replace(/\W+/g, "-")}.jsonl`, edit, sep);
+      await expectSame(base, other);
+      await expectSame(other, base);
+      const want = verdicts[name];
+      if (want) {
+        const d = await diffRunJournals(base, other);
+        expect([d.diverged, d.index]).toEqual(want);
+      }
+    }, 30_000);
+  }
+
+  test("rows across read-buffer boundaries, long rows, an unterminated tail", async () => {
+    const big = rows.map((x, i) => (i % 50 === 7 ? x.replace('"none": null', `"none": "${"z".repeat(70_000 + i)}"`) : x));
+    const huge = [...big.slice(0, 200), big[1]!.replace('"none": null', `"none": "${"y".repeat(1_500_000)}"`), ...big.slice(200)];
+    const a = write("big-a.jsonl", [...huge, ...huge, ...huge].join("\n"));
+    const changed = [...huge, ...huge, ...huge];
+    changed[1000] = changed[1000]!.replace('"read": ', '"read": 1');
+    await expectSame(a, write("big-b.jsonl", [...huge, ...huge, ...huge].join("\n") + "\n"));
+    await expectSame(a, write("big-c.jsonl", changed.join("\n")));
+    await expectSame(a, write("big-d.jsonl", [...huge, ...huge, ...huge].join("\r\n")));
+    expect((await diffRunJournals(a, join(dir, "big-c.jsonl"))).index).toBe(1000);
+  }, 120_000);
+
+  test("a line past the row limit fails the same way, unless a divergence comes first", async () => {
+    const over = `{"event": "x", "pad": "${"p".repeat(16 * 1024 * 1024)}"}`;
+    const a = write("over-a.jsonl", [...rows.slice(0, 5), over, ...rows.slice(5, 8)].join("\n") + "\n");
+    await expectSame(a, base);
+    await expectSame(base, a);
+    const early = write("over-b.jsonl", [rows[0]!.replace('"ok": true', '"ok": false'), over].join("\n") + "\n");
+    await expectSame(early, base);
+  });
+
+  test("empty and missing journals", async () => {
+    const empty = write("empty.jsonl", "");
+    const blanks = write("blanks.jsonl", "\n\n  \n");
+    await expectSame(empty, blanks);
+    await expectSame(empty, base);
+    await expectSame(base, blanks);
+    await expectSame(join(dir, "missing.jsonl"), base);
+  });
+});
