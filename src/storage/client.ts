@@ -1,6 +1,6 @@
 import { s3Config, type S3Config, type StorageFlags } from "./config.ts";
 import { failureOf, kindOf, kindOfStatus, storageFailure, type StorageFailure } from "./errors.ts";
-import { request, type BodyReader, type RawResponse } from "./http1.ts";
+import { rangeHeader, request, type BodyReader, type RawResponse } from "./http1.ts";
 import type { HttpRef, RemoteRef, S3Ref } from "./ref.ts";
 import { objectPath, signedHeaders } from "./sigv4.ts";
 
@@ -100,7 +100,7 @@ export class RemoteObject {
   }
 
   private async plainGet(method: "GET" | "HEAD", to: PlainTarget, range: { start: number; end: number } | null): Promise<RawResponse> {
-    const headers = this.cfg ? signedHeaders(method, to.origin.host, to.target, this.cfg) : {};
+    const headers = this.cfg ? signedHeaders(method, to.origin.host, to.target, this.cfg, range ? { range: rangeHeader(range) } : {}) : {};
     try {
       return await request(method, to.origin, to.target, headers, range);
     } catch (err) {

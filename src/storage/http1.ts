@@ -274,6 +274,11 @@ class Exchange implements BodyReader {
   }
 }
 
+/** The Range header's value for bytes [start, end). */
+export function rangeHeader(range: { start: number; end: number }): string {
+  return `bytes=${range.start}-${range.end - 1}`;
+}
+
 /**
  * Send `method target` to url's origin with `headers` (and `Range` for [range.start, range.end))
  * and wait for the answer's head; the body is read from `body`. A kept-alive
@@ -283,7 +288,7 @@ export async function request(method: "GET" | "HEAD", url: URL, target: string, 
   const o = originOf(url);
   const lines = [`${method} ${target} HTTP/1.1`, `Host: ${url.host}`];
   for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
-  if (range) lines.push(`Range: bytes=${range.start}-${range.end - 1}`);
+  if (range) lines.push(`Range: ${rangeHeader(range)}`);
   const text = `${lines.join("\r\n")}\r\n\r\n`;
   for (let attempt = 0; ; attempt++) {
     const reused = takeIdle(o);
