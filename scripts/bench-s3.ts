@@ -1,7 +1,7 @@
 /**
  * `bun scripts/bench-s3.ts [--mb 221] [--runs 3]`: journal verify of the
  * benchmark journal (bench/journal-gen.ts, seed 8) from a local file and
- * from object storage — s3:// (SigV4, through Bun.s3) and a public URL —
+ * from object storage — s3:// (SigV4) and a public URL, with one and two threads —
  * against OpenStack Swift with s3api started on loopback
  * (test/helpers/swift-s3.ts). Checks that every place gives the same
  * verdict (and the same divergent_index for a tampered copy), and reports
@@ -79,11 +79,15 @@ try {
   await client.write("bench.jsonl", Bun.file(path));
   await client.write("tampered.jsonl", Bun.file(tamperedPath));
   await s3.putObject("public", "bench.jsonl", Bun.file(path));
+  const one = ["--threads", "1"];
+  const two = ["--threads", "2"];
   const cases: [string, string, Record<string, string>, string[]][] = [
-    ["local file, --threads 1", path, {}, ["--threads", "1"]],
-    ["local file, all cores", path, {}, []],
-    ["s3:// (Bun.s3, SigV4)", `s3://${s3.bucket}/bench.jsonl`, s3.env, []],
-    ["public URL (fetch)", s3.publicUrl("public", "bench.jsonl"), {}, []],
+    ["local file, --threads 1", path, {}, one],
+    ["local file, --threads 2", path, {}, two],
+    ["s3://, --threads 1", `s3://${s3.bucket}/bench.jsonl`, s3.env, one],
+    ["s3://, --threads 2", `s3://${s3.bucket}/bench.jsonl`, s3.env, two],
+    ["public URL, --threads 2", s3.publicUrl("public", "bench.jsonl"), {}, two],
+    ["s3:// through Bun.s3, --threads 2", `s3://${s3.bucket}/bench.jsonl`, { ...s3.env, BERNSTEIN_S3_CLIENT: "bun" }, two],
   ];
   const rows: Record<string, unknown>[] = [];
   let reference: string | null = null;
@@ -95,7 +99,7 @@ try {
     rows.push({ case: name, seconds: +secs.toFixed(2), mb_per_s: Math.round(bytes / 1e6 / secs), peak_rss_mb: Math.round(median(runs.map((r) => r.rssKb)) / 1024), same_verdict: v === reference && runs.every((r) => r.code === 0) });
   }
   const tl = verifyOnce(bin, tamperedPath, {});
-  const tr = verifyOnce(bin, `s3://${s3.bucket}/tampered.jsonl`, s3.env);
+  const tr = verifyOnce(bin, `s3://${s3.bucket}/tampered.jsonl`, s3.env, two);
   console.table(rows);
   console.log(`tampered copy: divergent_index local ${tl.verdict.divergent_index}, s3:// ${tr.verdict.divergent_index}; same verdict: ${JSON.stringify(tl.verdict) === JSON.stringify(tr.verdict)}`);
   writeFileSync(join(OUT, "s3-results.json"), JSON.stringify({ bytes, runs: RUNS, rows, tampered: { local: tl.verdict.divergent_index, s3: tr.verdict.divergent_index } }, null, 2));

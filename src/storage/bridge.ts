@@ -1,3 +1,4 @@
+import { isMainThread, threadId } from "node:worker_threads";
 import { InputError } from "../errors.ts";
 import { storageFlags, type StorageFlags } from "./config.ts";
 import { toError, type StorageFailure } from "./errors.ts";
@@ -5,23 +6,41 @@ import { toError, type StorageFailure } from "./errors.ts";
 /**
  * Synchronous reads of remote objects for the synchronous readers (the
  * fast verifier's range loop, the tar and line readers): this thread posts
- * a request to its own fetcher worker (fetch-worker.ts) and waits on a
- * shared buffer until the answer is there. The fetcher does the HTTP, with
- * its readahead, while this thread blocks.
+ * a request to the process's fetcher worker (fetch-worker.ts) and waits on
+ * its own shared buffer until the answer is there. The fetcher does the
+ * HTTP, with its readahead, while this thread blocks.
+ *
+ * The main thread spawns the fetcher (on its first remote read: the size
+ * of the object, always asked before any worker reads it) and talks to it
+ * by postMessage; a worker thread (the fast verifier's) says hello on a
+ * BroadcastChannel, which the fetcher listens on, and asks there. A worker
+ * in a process without a fetcher (none was spawned by the main thread)
+ * spawns one of its own.
  */
 
 export type ToFetcher =
-  | { kind: "init"; shared: SharedArrayBuffer; flags: StorageFlags }
-  | { kind: "stat"; url: string }
-  | { kind: "stats"; url: string }
-  | { kind: "read"; url: string; pos: number; len: number };
+  | { kind: "init"; client: string; shared: SharedArrayBuffer; flags: StorageFlags; serve: string | null }
+  | { kind: "hello"; client: string; shared: SharedArrayBuffer }
+  | { kind: "stat"; client: string; url: string }
+  | { kind: "stats"; client: string }
+  | { kind: "plan"; client: string; url: string; bounds: number[] }
+  | { kind: "read"; client: string; url: string; pos: number; len: number };
+
+/** The channel the process's fetcher serves the worker threads on. */
+const CHANNEL = "bernstein.storage.fetcher";
+/** How long a worker's hello waits for the process's fetcher before the worker spawns its own. */
+const HELLO_WAIT_MS = 5_000;
 
 /** Int32 slots at the start of the shared buffer. */
 export const CTL = { STATE: 0, N: 1 } as const;
 export const SIZE_OFFSET = 16;
 export const DATA_OFFSET = 64;
-/** The most one read returns: more than any reader asks for at once. */
-const DATA_BYTES = 1 << 20;
+/**
+ * The most one read returns: what the fast verifier asks for at once (its
+ * 256 KiB read area); readers that ask for more get short reads. One such
+ * buffer per reading thread.
+ */
+const DATA_BYTES = 256 << 10;
 /** The fetcher gives up on a stalled request after 30 s; this is only for a fetcher that died. */
 const MAX_WAIT_MS = 120_000;
 
@@ -34,28 +53,55 @@ function fetcherSpecifier(): string {
   return new URL("./fetch-worker.ts", here).href;
 }
 
+function spawnFetcher(client: string, shared: SharedArrayBuffer, serve: string | null): Worker {
+  // smol: a small heap, collected often (the fetcher holds little but passes a lot through).
+  const worker = new Worker(fetcherSpecifier(), { smol: true } as WorkerOptions);
+  // The fetcher never keeps the process alive: it only answers reading threads.
+  worker.unref();
+  worker.postMessage({ kind: "init", client, shared, flags: storageFlags(), serve } satisfies ToFetcher);
+  return worker;
+}
+
 class Bridge {
-  private readonly worker: Worker;
-  private readonly ctl: Int32Array;
-  private readonly sizeCell: Float64Array;
-  private readonly data: Uint8Array;
+  private post!: (m: ToFetcher) => void;
+  private readonly client = String(threadId);
+  private ctl!: Int32Array;
+  private sizeCell!: Float64Array;
+  private data!: Uint8Array;
   private readonly sizes = new Map<string, number>();
 
   constructor() {
+    if (!isMainThread && this.joinProcessFetcher()) return;
+    const shared = this.share();
+    const worker = spawnFetcher(this.client, shared, isMainThread ? CHANNEL : null);
+    this.post = (m) => worker.postMessage(m);
+  }
+
+  private share(): SharedArrayBuffer {
     const shared = new SharedArrayBuffer(DATA_OFFSET + DATA_BYTES);
     this.ctl = new Int32Array(shared, 0, 4);
     this.sizeCell = new Float64Array(shared, SIZE_OFFSET, 1);
     this.data = new Uint8Array(shared, DATA_OFFSET);
-    // smol: a small heap, collected often (the fetcher holds little but passes a lot through).
-    this.worker = new Worker(fetcherSpecifier(), { smol: true } as WorkerOptions);
-    // The fetcher never keeps the process alive: it only answers this thread.
-    this.worker.unref();
-    this.worker.postMessage({ kind: "init", shared, flags: storageFlags() } satisfies ToFetcher);
+    return shared;
+  }
+
+  /** A worker thread: say hello to the main thread's fetcher; false when none answers. */
+  private joinProcessFetcher(): boolean {
+    const shared = this.share();
+    const channel = new BroadcastChannel(CHANNEL);
+    (channel as unknown as { unref?: () => void }).unref?.();
+    channel.postMessage({ kind: "hello", client: this.client, shared } satisfies ToFetcher);
+    if (Atomics.wait(this.ctl, CTL.STATE, 0, HELLO_WAIT_MS) === "timed-out" && Atomics.load(this.ctl, CTL.STATE) === 0) {
+      channel.close();
+      return false;
+    }
+    this.post = (m) => channel.postMessage(m);
+    return true;
   }
 
   private call(msg: ToFetcher): number {
     Atomics.store(this.ctl, CTL.STATE, 0);
-    this.worker.postMessage(msg);
+    this.post(msg);
     const until = Date.now() + MAX_WAIT_MS;
     while (Atomics.load(this.ctl, CTL.STATE) === 0) {
       if (Date.now() > until) throw new InputError("s3_unreachable", "storage fetcher did not answer", { url: "url" in msg ? msg.url : "" });
@@ -72,7 +118,7 @@ class Bridge {
   size(url: string): number {
     const known = this.sizes.get(url);
     if (known !== undefined) return known;
-    this.call({ kind: "stat", url });
+    this.call({ kind: "stat", client: this.client, url });
     const size = this.sizeCell[0]!;
     this.sizes.set(url, size);
     return size;
@@ -80,12 +126,17 @@ class Bridge {
 
   /** Ranged GETs so far and the most in flight at once (diagnostics). */
   stats(): { gets: number; max_in_flight: number } {
-    const n = this.call({ kind: "stats", url: "" });
+    const n = this.call({ kind: "stats", client: this.client });
     return JSON.parse(new TextDecoder().decode(this.data.subarray(0, n)));
   }
 
+  /** The reader's range boundaries of `url` ([0, b1, …, end]): reads at a boundary then ask for that whole range. */
+  plan(url: string, bounds: readonly number[]): void {
+    this.call({ kind: "plan", client: this.client, url, bounds: [...bounds] });
+  }
+
   read(url: string, buf: Uint8Array, off: number, len: number, pos: number): number {
-    const n = this.call({ kind: "read", url, pos, len: Math.min(len, DATA_BYTES) });
+    const n = this.call({ kind: "read", client: this.client, url, pos, len: Math.min(len, DATA_BYTES) });
     buf.set(this.data.subarray(0, n), off);
     return n;
   }

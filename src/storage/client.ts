@@ -1,6 +1,8 @@
 import { s3Config, type S3Config, type StorageFlags } from "./config.ts";
-import { failureOf, kindOfStatus, storageFailure, type StorageFailure } from "./errors.ts";
+import { failureOf, kindOf, kindOfStatus, storageFailure, type StorageFailure } from "./errors.ts";
+import { rangeHeader, request, type BodyReader, type RawResponse } from "./http1.ts";
 import type { HttpRef, RemoteRef, S3Ref } from "./ref.ts";
+import { objectPath, signedHeaders } from "./sigv4.ts";
 
 /**
  * The asynchronous half of object storage: the size of an object and
@@ -35,14 +37,22 @@ export function s3ClientFor(ref: S3Ref, cfg: S3Config): Bun.S3Client {
 export class RemoteObject {
   readonly endpoint: string | null;
   private readonly cfg: S3Config | null;
-  private readonly file: Bun.S3File | null;
+  private s3File: Bun.S3File | null = null;
+  /** The object's URL when it is read over plain http by http1.ts (null: through Bun.s3 / fetch). */
+  private readonly plain: PlainTarget | null;
   constructor(
     readonly ref: RemoteRef,
     flags?: StorageFlags,
   ) {
     this.cfg = ref.kind === "s3" ? s3Config(flags) : null;
     this.endpoint = this.cfg?.endpoint ?? null;
-    this.file = ref.kind === "s3" ? s3ClientFor(ref, this.cfg!).file(ref.key) : null;
+    this.plain = plainUrl(ref, this.cfg);
+  }
+
+  /** Bun.s3's handle on the object, made on first use (reads over plain http never need it; uploads do). */
+  private get file(): Bun.S3File | null {
+    if (this.ref.kind !== "s3") return null;
+    return (this.s3File ??= s3ClientFor(this.ref, this.cfg!).file(this.ref.key));
   }
 
   fail(err: unknown): StorageFailureError {
@@ -52,6 +62,7 @@ export class RemoteObject {
 
   /** The object's size in bytes. */
   async size(): Promise<number> {
+    if (this.plain) return this.plainSize(this.plain);
     if (this.ref.kind === "http") return httpSize(this.ref, this);
     try {
       return (await this.file!.stat()).size;
@@ -77,6 +88,64 @@ export class RemoteObject {
     if (!(end > start)) throw new Error(`empty range [${start}, ${end}) requested`);
     if (this.ref.kind === "http") return httpRange(this.ref, this, start, end);
     return this.file!.slice(start, end).stream() as ReadableStream<Uint8Array>;
+  }
+
+  /** Bytes [start, end) of the object (end > start), pulled as fast as they are read. */
+  async reader(start: number, end: number): Promise<BodyReader> {
+    if (!this.plain) return (await this.range(start, end)).getReader() as BodyReader;
+    if (!(end > start)) throw new Error(`empty range [${start}, ${end}) requested`);
+    const r = await this.plainGet("GET", this.plain, { start, end });
+    if (r.status === 206 || r.status === 200) return r.body;
+    throw await this.plainFailure(r);
+  }
+
+  private async plainGet(method: "GET" | "HEAD", to: PlainTarget, range: { start: number; end: number } | null): Promise<RawResponse> {
+    const headers = this.cfg ? signedHeaders(method, to.origin.host, to.target, this.cfg, range ? { range: rangeHeader(range) } : {}) : {};
+    try {
+      return await request(method, to.origin, to.target, headers, range);
+    } catch (err) {
+      throw this.fail(err);
+    }
+  }
+
+  /** A refusal's kind from its status and the S3 error code in its body (a HEAD has none). */
+  private async plainFailure(r: RawResponse): Promise<StorageFailureError> {
+    let text = "";
+    try {
+      for (;;) {
+        const { done, value } = await r.body.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+    } catch {
+      // the status is enough
+    }
+    await r.body.cancel();
+    const code = /<Code>([^<]{1,64})<\/Code>/.exec(text)?.[1];
+    const kind = code !== undefined && kindOf({ code }) !== "request_failed" ? kindOf({ code }) : kindOfStatus(r.status);
+    return new StorageFailureError(storageFailure(kind, this.ref, this.endpoint, `HTTP ${r.status}${code ? ` ${code}` : ""}`));
+  }
+
+  /** HEAD for a signed object; a one-byte GET for a URL (a presigned URL is signed for GET only). */
+  private async plainSize(url: PlainTarget): Promise<number> {
+    if (this.ref.kind === "s3") {
+      const r = await this.plainGet("HEAD", url, null);
+      const len = r.headers.get("content-length");
+      if (r.status === 200 && len !== undefined && /^\d+$/.test(len)) return Number(len);
+      throw await this.plainFailure(r);
+    }
+    const r = await this.plainGet("GET", url, { start: 0, end: 1 });
+    const total = /\/(\d+)\s*$/.exec(r.headers.get("content-range") ?? "");
+    const len = r.headers.get("content-length");
+    if ((r.status === 206 || r.status === 416) && total) {
+      await r.body.cancel();
+      return Number(total[1]);
+    }
+    if (r.status === 200 && len !== undefined && /^\d+$/.test(len)) {
+      await r.body.cancel();
+      return Number(len);
+    }
+    throw await this.plainFailure(r);
   }
 
   /** Whether the object exists (a refusal or an unreachable endpoint still throws). */
@@ -112,6 +181,29 @@ export class RemoteObject {
       throw this.fail(err);
     }
   }
+}
+
+/** Where a plain-http request goes: the origin, and the request target as sent (and signed), never re-normalised. */
+interface PlainTarget {
+  origin: URL;
+  target: string;
+}
+
+/**
+ * Plain http endpoints and URLs are read by http1.ts; https ones by Bun.s3
+ * and fetch (TLS). BERNSTEIN_S3_CLIENT=bun sends plain http through Bun.s3
+ * and fetch too (the tests cover that path against a plain-http server).
+ */
+function plainUrl(ref: RemoteRef, cfg: S3Config | null): PlainTarget | null {
+  if (process.env.BERNSTEIN_S3_CLIENT === "bun") return null;
+  if (ref.kind === "http") {
+    if (!/^http:\/\//i.test(ref.url)) return null;
+    const u = new URL(ref.url);
+    return { origin: u, target: `${u.pathname}${u.search}` };
+  }
+  if (!cfg || !/^http:\/\//i.test(cfg.endpoint)) return null;
+  const endpoint = new URL(cfg.endpoint);
+  return { origin: endpoint, target: objectPath(endpoint, ref) };
 }
 
 function httpFailure(ref: HttpRef, r: Response): StorageFailureError {

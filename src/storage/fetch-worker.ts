@@ -1,19 +1,25 @@
 /**
- * The storage fetcher: a worker thread that does the network I/O of remote
- * inputs for one reading thread, which waits on a shared buffer for each
- * answer (bridge.ts). The readers (the fast verifier, the receipt and
- * journal readers) are synchronous: this thread is where their bytes come
- * from while they block.
+ * The storage fetcher: one worker thread per process that does the network
+ * I/O of remote inputs for every reading thread (the main thread and the
+ * fast verifier's workers), each of which waits on its own shared buffer
+ * for each answer (bridge.ts). The readers are synchronous: this thread is
+ * where their bytes come from while they block. One fetcher, not one per
+ * reading thread: a Bun worker costs some 6 MB, which the 64 MB bound of a
+ * remote verify has no room for.
  *
- * An object is read sequentially through ranged GETs of SEGMENT bytes,
- * up to IN_FLIGHT at once ahead of the reader, each buffering at most
- * SEGMENT_BUFFER bytes before it stops pulling (the rest waits in the
- * socket): memory stays bounded whatever the object's size. A read away
- * from where the last one ended (a probe for a line start) drops the
- * readahead and starts again there, with one GET until reads run on.
+ * Each reader reads its object sequentially through ranged GETs. When the
+ * verifier has said how it split the object (a plan: its range
+ * boundaries), a read at a range's start asks for that range, in GETs of
+ * at most SEGMENT bytes with READAHEAD more in flight, never past the
+ * range's end (the next range is another thread's). Without a plan a read
+ * away from where the last one ended (a probe for a line start) asks for
+ * PROBE bytes only, and full segments once reads run on. Each GET buffers
+ * at most SEGMENT_BUFFER bytes here before it stops pulling (the rest waits
+ * in the socket): memory stays bounded whatever the object's size.
  *
  * Listed in scripts/worker-entrypoints.txt so the compiled binary embeds it.
  */
+import type { BodyReader } from "./http1.ts";
 import { StorageFailureError, RemoteObject } from "./client.ts";
 import type { StorageFlags } from "./config.ts";
 import { failureOf, storageFailure } from "./errors.ts";
@@ -24,17 +30,23 @@ import { CTL, DATA_OFFSET, SIZE_OFFSET } from "./bridge.ts";
 declare const self: Worker;
 
 /** BERNSTEIN_S3_RANGE_BYTES: a tuning knob (the tests set small ranges to get many GETs from a small object). */
-const SEGMENT = rangeBytes(process.env.BERNSTEIN_S3_RANGE_BYTES) ?? 8 << 20;
-const IN_FLIGHT = 3;
-const SEGMENT_BUFFER = 1 << 20;
+const SEGMENT = rangeBytes(process.env.BERNSTEIN_S3_RANGE_BYTES) ?? 16 << 20;
+/** GETs in flight ahead of the one a reader is on, inside its planned range. */
+const READAHEAD = 1;
+/** A read that is not (yet) sequential asks for this much: a probe reads one 64 KiB window. */
+const PROBE = 64 << 10;
+const SEGMENT_BUFFER = 256 << 10;
 /**
- * Bun's HTTP client hands each body chunk over in a fresh buffer that is
- * freed only by a collection: a full one every 16 MiB keeps a 221 MB
- * object's stream from holding some 15 MB more (measured; see README).
+ * Every chunk a socket or stream hands over is a fresh buffer, freed only
+ * by a collection: a full one (well under a millisecond in this thread's
+ * small heap) every 512 KiB passed through keeps them from piling up. A
+ * remote verify of the 221 MB bench journal with two threads peaks at
+ * 65–66 MB collecting every 1–4 MiB, 62–63 MB at 512 KiB; every 256 KiB
+ * gains nothing more (see README, "Beyond one machine").
  */
-const COLLECT_EVERY = 16 << 20;
+const COLLECT_EVERY = 512 << 10;
 let sinceCollect = 0;
-/** For BERNSTEIN_VERIFY_STATS: ranged GETs started, and the most running at once. */
+/** For BERNSTEIN_VERIFY_STATS: ranged GETs started, and the most running at once (all readers). */
 const stats = { gets: 0, running: 0, max_in_flight: 0 };
 
 function rangeBytes(raw: string | undefined): number | undefined {
@@ -44,11 +56,7 @@ function rangeBytes(raw: string | undefined): number | undefined {
 /** No byte and no answer for this long: the endpoint is taken for unreachable. */
 const STALL_MS = 30_000;
 
-let ctl: Int32Array;
-let sizeCell: Float64Array;
-let data: Uint8Array;
 let flags: StorageFlags = {};
-const sessions = new Map<string, Session>();
 
 function stalled<T>(p: Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -56,6 +64,49 @@ function stalled<T>(p: Promise<T>): Promise<T> {
     timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${STALL_MS / 1000} s`), { code: "Timeout" })), STALL_MS);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** An object as every reader of this process sees it: its size (asked once) and the verifier's plan. */
+class RemoteEntry {
+  readonly obj: RemoteObject;
+  private total: Promise<number> | null = null;
+  /** Range boundaries [0, b1, …, end], ascending, or null. */
+  plan: number[] | null = null;
+
+  constructor(url: string) {
+    this.obj = new RemoteObject(parseRemote(url), flags);
+  }
+
+  size(): Promise<number> {
+    this.total ??= stalled(this.obj.size()).catch((err) => {
+      // A failed size is not kept: the next request asks again.
+      this.total = null;
+      throw err;
+    });
+    return this.total;
+  }
+
+  /** The end of the planned range holding `pos`, or null without a plan. */
+  rangeEnd(pos: number): number | null {
+    if (!this.plan) return null;
+    for (const b of this.plan) if (b > pos) return b;
+    return null;
+  }
+
+  startsRange(pos: number): boolean {
+    return this.plan !== null && this.plan.includes(pos);
+  }
+}
+
+const entries = new Map<string, RemoteEntry>();
+
+function entryOf(url: string): RemoteEntry {
+  let e = entries.get(url);
+  if (!e) {
+    e = new RemoteEntry(url);
+    entries.set(url, e);
+  }
+  return e;
 }
 
 class Segment {
@@ -67,7 +118,7 @@ class Segment {
   private cancelled = false;
   private wake: (() => void) | null = null;
   private room: (() => void) | null = null;
-  private reader: { cancel(): Promise<void> } | null = null;
+  private reader: BodyReader | null = null;
 
   constructor(
     private readonly obj: RemoteObject,
@@ -88,9 +139,9 @@ class Segment {
     stats.gets++;
     stats.max_in_flight = Math.max(stats.max_in_flight, ++stats.running);
     try {
-      const stream = await stalled(this.obj.range(this.start, this.end));
-      const reader = stream.getReader();
+      const reader = await stalled(this.obj.reader(this.start, this.end));
       this.reader = reader;
+      if (this.cancelled) return void (await reader.cancel());
       for (;;) {
         while (this.buffered >= SEGMENT_BUFFER && !this.cancelled) await new Promise<void>((r) => (this.room = r));
         if (this.cancelled) return;
@@ -157,105 +208,132 @@ class Segment {
   }
 }
 
+/** One reader's position in one object, and the GETs ahead of it. */
 class Session {
-  private total: number | null = null;
   private cursor = -1;
   private segments: Segment[] = [];
   private sequential = false;
-  readonly obj: RemoteObject;
 
-  constructor(url: string) {
-    this.obj = new RemoteObject(parseRemote(url), flags);
-  }
+  constructor(readonly entry: RemoteEntry) {}
 
-  async size(): Promise<number> {
-    if (this.total === null) this.total = await stalled(this.obj.size());
-    return this.total;
-  }
-
-  async read(pos: number, len: number): Promise<number> {
-    const total = await this.size();
+  async read(into: Uint8Array, pos: number, len: number): Promise<number> {
+    const total = await this.entry.size();
     if (pos >= total || len <= 0) return 0;
     if (pos !== this.cursor || this.segments.length === 0) {
       for (const s of this.segments) s.cancel();
       this.segments = [];
+      // A planned range's start: the verifier reads that range to its end.
+      this.sequential = this.cursor === pos || this.entry.startsRange(pos);
       this.cursor = pos;
-      this.sequential = false;
     } else {
       this.sequential = true;
     }
-    this.fill(total);
+    this.fill(total, len);
     const seg = this.segments[0]!;
-    const n = await seg.take(data, Math.min(len, data.length));
-    if (n === 0) throw this.obj.fail(new Error(`no bytes at offset ${pos}`));
+    const n = await seg.take(into, Math.min(len, into.length));
+    if (n === 0) throw this.entry.obj.fail(new Error(`no bytes at offset ${pos}`));
     this.cursor += n;
     if (this.cursor >= seg.end) {
       this.segments.shift();
-      this.fill(total);
+      // After a probe, or at a planned range's end (the reader goes on to whichever range it claims next), nothing is fetched ahead.
+      if (this.sequential && !this.entry.startsRange(this.cursor)) this.fill(total, len);
     }
     return n;
   }
 
-  /** Keep the GETs ahead of the cursor going (one until reads are sequential). */
-  private fill(total: number): void {
-    const want = this.sequential ? IN_FLIGHT : 1;
+  /** Keep the GETs ahead of the cursor going (one, PROBE bytes long, until reads are sequential). */
+  private fill(total: number, len: number): void {
+    const want = this.sequential ? 1 + READAHEAD : 1;
+    const limit = this.entry.rangeEnd(this.cursor) ?? total;
     let next = this.segments.length > 0 ? this.segments[this.segments.length - 1]!.end : this.cursor;
-    while (this.segments.length < want && next < total) {
-      const end = Math.min(total, next + SEGMENT);
-      this.segments.push(new Segment(this.obj, next, end));
+    while (this.segments.length < want && next < limit) {
+      const end = Math.min(limit, next + (this.sequential ? SEGMENT : Math.max(PROBE, len)));
+      this.segments.push(new Segment(this.entry.obj, next, end));
       next = end;
     }
   }
 }
 
-function answer(state: number, n: number): void {
-  ctl[CTL.N] = n;
-  Atomics.store(ctl, CTL.STATE, state);
-  Atomics.notify(ctl, CTL.STATE);
+/** A reading thread: its shared buffer, its sessions, and its requests in order. */
+class Client {
+  readonly ctl: Int32Array;
+  readonly sizeCell: Float64Array;
+  readonly data: Uint8Array;
+  readonly sessions = new Map<string, Session>();
+  queue: Promise<void> = Promise.resolve();
+
+  constructor(shared: SharedArrayBuffer) {
+    this.ctl = new Int32Array(shared, 0, 4);
+    this.sizeCell = new Float64Array(shared, SIZE_OFFSET, 1);
+    this.data = new Uint8Array(shared, DATA_OFFSET);
+  }
+
+  answer(state: number, n: number): void {
+    this.ctl[CTL.N] = n;
+    Atomics.store(this.ctl, CTL.STATE, state);
+    Atomics.notify(this.ctl, CTL.STATE);
+  }
+
+  reply(state: number, doc: unknown): void {
+    const bytes = new TextEncoder().encode(JSON.stringify(doc));
+    this.data.set(bytes.subarray(0, this.data.length));
+    this.answer(state, Math.min(bytes.length, this.data.length));
+  }
+
+  session(url: string): Session {
+    let s = this.sessions.get(url);
+    if (!s) {
+      s = new Session(entryOf(url));
+      this.sessions.set(url, s);
+    }
+    return s;
+  }
 }
 
-async function handle(m: ToFetcher): Promise<void> {
-  if (m.kind === "init") return;
-  if (m.kind === "stats") {
-    const bytes = new TextEncoder().encode(JSON.stringify({ gets: stats.gets, max_in_flight: stats.max_in_flight }));
-    data.set(bytes);
-    answer(1, bytes.length);
-    return;
-  }
-  let session: Session | undefined;
+const clients = new Map<string, Client>();
+
+async function handle(c: Client, m: ToFetcher): Promise<void> {
+  if (m.kind === "stats") return c.reply(1, { gets: stats.gets, max_in_flight: stats.max_in_flight });
+  if (m.kind === "init" || m.kind === "hello") return;
   try {
-    session = sessions.get(m.url);
-    if (!session) {
-      session = new Session(m.url);
-      sessions.set(m.url, session);
-    }
-    if (m.kind === "stat") {
-      sizeCell[0] = await session.size();
-      answer(1, 0);
+    if (m.kind === "plan") {
+      entryOf(m.url).plan = [...m.bounds];
+      c.answer(1, 0);
+    } else if (m.kind === "stat") {
+      c.sizeCell[0] = await entryOf(m.url).size();
+      c.answer(1, 0);
     } else {
-      answer(1, await session.read(m.pos, m.len));
+      c.answer(1, await c.session(m.url).read(c.data, m.pos, m.len));
     }
   } catch (err) {
-    const f = err instanceof StorageFailureError ? err.failure : session ? session.obj.fail(err).failure : failureOf(err, parseRemote(m.url), null);
-    // A failed size is not cached: the next request asks again.
-    if (m.kind === "stat") sessions.delete(m.url);
-    const bytes = new TextEncoder().encode(JSON.stringify(f));
-    data.set(bytes.subarray(0, data.length));
-    answer(2, Math.min(bytes.length, data.length));
+    const url = m.url;
+    const f = err instanceof StorageFailureError ? err.failure : entries.has(url) ? entries.get(url)!.obj.fail(err).failure : failureOf(err, parseRemote(url), null);
+    c.reply(2, f);
   }
 }
 
-let queue: Promise<void> = Promise.resolve();
+function onRequest(m: ToFetcher): void {
+  if (m.kind === "init" || m.kind === "hello") {
+    if (m.kind === "init") flags = m.flags;
+    const c = new Client(m.shared);
+    clients.set(m.client, c);
+    // A hello is answered: the reader now knows this fetcher serves it.
+    if (m.kind === "hello") c.answer(1, 0);
+    return;
+  }
+  const c = clients.get(m.client);
+  if (!c) return;
+  // One request at a time per reader (it waits for each answer anyway); readers are served side by side.
+  c.queue = c.queue.then(() => handle(c, m));
+}
 
 self.onmessage = (e: MessageEvent<ToFetcher>) => {
   const m = e.data;
-  if (m.kind === "init") {
-    ctl = new Int32Array(m.shared, 0, 4);
-    sizeCell = new Float64Array(m.shared, SIZE_OFFSET, 1);
-    data = new Uint8Array(m.shared, DATA_OFFSET);
-    flags = m.flags;
-    return;
+  if (m.kind === "init" && m.serve !== null) {
+    // The process's fetcher: the other threads' readers reach it on this channel.
+    const channel = new BroadcastChannel(m.serve);
+    channel.addEventListener("message", (ev) => onRequest((ev as MessageEvent<ToFetcher>).data));
+    (channel as unknown as { unref?: () => void }).unref?.();
   }
-  // One request at a time: the reading thread waits for each answer anyway.
-  queue = queue.then(() => handle(m));
+  onRequest(m);
 };

@@ -19,11 +19,18 @@ export class RemoteInput implements OpenInput {
     readonly size: number,
   ) {}
 
+  /** As a file's pread: all `len` bytes unless the object ends first (a reader may rely on a full header read). */
   read(buf: Uint8Array, off: number, len: number, pos: number): number {
-    if (len <= 0 || pos >= this.size) return 0;
-    const n = threadBridge().read(this.path, buf, off, Math.min(len, this.size - pos), pos);
+    const want = Math.max(0, Math.min(len, this.size - pos));
+    let n = 0;
+    while (n < want) n += threadBridge().read(this.path, buf, off + n, want - n, pos + n);
     this.bytesRead += n;
     return n;
+  }
+
+  /** The reader will read these ranges ([0, b1, …, end]), each from its start: one ranged GET stream per range. */
+  willRead(bounds: readonly number[]): void {
+    threadBridge().plan(this.path, bounds);
   }
 
   close(): void {

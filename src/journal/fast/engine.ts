@@ -63,6 +63,8 @@ export function defaultThreads(): number {
 }
 
 export const MAX_THREADS = 256;
+/** A remote object's threads: past 2–4 ranged GETs in flight the storage server is the limit, and each thread costs memory. */
+export const MAX_REMOTE_THREADS = 4;
 /**
  * Each worker thread compiles the hot loops afresh (a JIT warm-up of some
  * 200 ms of CPU), so a journal smaller than this is verified in one thread.
@@ -104,8 +106,8 @@ function verifyStream(path: string, opts: FastVerifyOptions, base: { mode: Verif
 
 export async function verifyJournalFast(path: string, opts: FastVerifyOptions = {}): Promise<FastVerifyResult> {
   const linksOnly = opts.linksOnly ?? false;
-  // A remote object is verified in this thread: the network, not the CPU, is the bottleneck (src/storage/).
-  const requested = isRemotePath(path) ? 1 : Math.min(MAX_THREADS, Math.max(1, Math.floor(opts.threads ?? defaultThreads())));
+  // A remote object: at most MAX_REMOTE_THREADS ranges read (ranged GETs) at once (src/storage/).
+  const requested = Math.min(isRemotePath(path) ? MAX_REMOTE_THREADS : MAX_THREADS, Math.max(1, Math.floor(opts.threads ?? defaultThreads())));
   const base = { mode: (linksOnly ? "links-only" : "full") as VerifyMode, payloads_checked: !linksOnly };
   if (isStdinPath(path)) return verifyStream(path, opts, base);
   const size0 = fileSize(path);
@@ -206,7 +208,9 @@ function rangeCount(end: number, threads: number, opts: FastVerifyOptions): numb
 
 /** Boundaries [0, b1, ..., end] of n equal ranges at line starts. */
 function boundsOf(input: OpenInput, end: number, n: number): number[] {
-  return n === 1 ? [0, end] : partition(input, end, Array.from({ length: n }, () => 1 / n));
+  const bounds = n === 1 ? [0, end] : partition(input, end, Array.from({ length: n }, () => 1 / n));
+  input.willRead?.(bounds);
+  return bounds;
 }
 
 /** Range boundaries for a journal of `end` bytes (see rangeCount). */

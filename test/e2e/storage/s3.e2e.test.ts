@@ -81,6 +81,57 @@ describe.skipIf(!enabled)("object storage (Swift s3api, SigV4 checked)", () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  describe("--threads 2: every thread's ranges read by parallel ranged GETs of one fetcher", () => {
+    /** 256 KiB verify ranges: the 4 MB journal is split into ~16, claimed by two threads. */
+    const SPLIT = { BERNSTEIN_FAST_VERIFY_MIN_RANGE: String(256 << 10), BERNSTEIN_VERIFY_STATS: "1" };
+
+    test("the same verdict JSON as the local file verified with two threads", async () => {
+      const local = await bernsteinJson(["journal", "verify", journal, "--threads", "2"], { env: SPLIT });
+      const remote = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/runs/r1/journal.jsonl`, "--threads", "2"], { env: env(SPLIT) });
+      expect([local.code, remote.code]).toEqual([0, 0]);
+      expect(local.stderr).toContain("; threads 2");
+      expect(verdict(remote.json)).toEqual(verdict(local.json));
+      expect(remote.json.bytes_read).toBe(readFileSync(journal).length);
+      const stats = /threads (\d+); ranged GETs (\d+), at most (\d+) in flight/.exec(remote.stderr);
+      expect(stats).not.toBeNull();
+      // Both threads read, through the process's one fetcher (its statistics count both): a GET per range at least, two at once.
+      expect(Number(stats![1])).toBe(2);
+      expect(Number(stats![2])).toBeGreaterThanOrEqual(12);
+      expect(Number(stats![3])).toBeGreaterThanOrEqual(2);
+    });
+
+    test("a tampered copy: the same divergent_index as the local file", async () => {
+      const local = await bernsteinJson(["journal", "verify", tampered, "--threads", "2"], { env: SPLIT, cwd: mkdtempSync(join(dir, "cwd-")) });
+      const remote = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/runs/r1/tampered.jsonl`, "--threads", "2"], { env: env(SPLIT) });
+      expect([local.code, remote.code]).toEqual([1, 1]);
+      expect(remote.json.divergent_index).toBe(local.json.divergent_index);
+      expect(remote.json.divergent_index).toBeGreaterThan(1000);
+      expect(verdict(remote.json)).toEqual(verdict(local.json));
+    });
+
+    test("through Bun.s3 and fetch (BERNSTEIN_S3_CLIENT=bun: the https path) as well", async () => {
+      const local = await bernsteinJson(["journal", "verify", journal, "--threads", "2"], { env: SPLIT });
+      for (const target of [`s3://${s3.bucket}/runs/r1/journal.jsonl`, s3.publicUrl("public", "journal.jsonl")]) {
+        const remote = await bernsteinJson(["journal", "verify", target, "--threads", "2"], { env: env({ ...SPLIT, BERNSTEIN_S3_CLIENT: "bun" }) });
+        expect(remote.code).toBe(0);
+        expect(verdict(remote.json)).toEqual(verdict(local.json));
+      }
+      const denied = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/runs/r1/journal.jsonl`], { env: env({ BERNSTEIN_S3_CLIENT: "bun", S3_SECRET_ACCESS_KEY: "wrong" }) });
+      expect([denied.code, denied.json.error]).toEqual([3, "s3_access_denied"]);
+    });
+
+    test("a key that needs encoding in the signed path (space, plus, parentheses, non-ASCII)", async () => {
+      const key = "runs/a b+c/jöurnal (1)*.jsonl";
+      await s3.putObject(s3.bucket, key, Bun.file(journal));
+      const remote = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/${key}`, "--threads", "2"], { env: env(SPLIT) });
+      expect(remote.code).toBe(0);
+      expect(remote.json.count).toBe(6000);
+      const capped = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/${key}`, "--threads", "9"], { env: env() });
+      expect([capped.code, capped.json.count]).toEqual([0, 6000]);
+      expect(capped.stderr).toContain("--threads 9 capped at 4");
+    });
+  });
+
   test("a public URL (plain ranged GETs) gives the same verdict", async () => {
     const local = await bernsteinJson(["journal", "verify", journal]);
     const remote = await bernsteinJson(["journal", "verify", s3.publicUrl("public", "journal.jsonl")], { env: RANGES });

@@ -18,6 +18,7 @@ import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.
 import { basename, dirname } from "node:path";
 import { runsDirArgs } from "../../args.ts";
 import { isRemotePath } from "../../../storage/ref.ts";
+import { MAX_REMOTE_THREADS } from "../../../journal/fast/engine.ts";
 import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 
 const USAGE =
@@ -134,7 +135,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
     }
     if (target.stdin && threads !== undefined && threads > 1) log.info("--threads ignored: standard input is verified as one stream, in one thread");
     const remote = isRemotePath(target.path);
-    if (remote && threads !== undefined && threads > 1) log.info("--threads ignored: a remote object is verified in one thread, fed by parallel ranged GETs");
+    if (remote && threads !== undefined && threads > MAX_REMOTE_THREADS) log.info(`--threads ${threads} capped at ${MAX_REMOTE_THREADS}: a remote object is read by at most ${MAX_REMOTE_THREADS} ranged GETs at once`);
     if (remote && (noteSeal || noteArgs.since)) throw new UsageError("a signed seal or --since needs the journal as a local file", "flag_not_applicable");
     // The signed tree heads reuse this verify: the file's identity before it brackets both passes.
     const identityBefore = (noteSeal || noteArgs.since) && !target.stdin && present ? fileIdentity(target.path) : null;
