@@ -58,8 +58,8 @@ const SEP = Buffer.from(", ");
 /** Python `str()` of the row's event, for an exact-path row. */
 const eventTypeOf = (row: JournalRow): string => pyStr(row.get("event"), "");
 
-/** The state through step `fromStep` (a non-negative integer; Infinity: all rows). */
-export function projectRunFast(path: string, fromStep: number): Projection {
+/** The state through step `fromStep` (a non-negative integer; Infinity: all rows); `eventsCap` is for tests. */
+export function projectRunFast(path: string, fromStep: number, eventsCap = EVENTS_CAP): Projection {
   const upper = Math.max(0, fromStep);
   checkInput(path, { what: "journal" });
   const result: Projection = { head_hash: "", step_count: 0, eventsText: null };
@@ -85,7 +85,7 @@ export function projectRunFast(path: string, fromStep: number): Projection {
     if (events === null) return;
     if (count > 0) events.push(SEP, 0, SEP.length);
     events.push(src, s, e);
-    if (events.len > EVENTS_CAP) events = null;
+    if (events.len > eventsCap) events = null;
   };
   for (const _ of readFastLines(path, {
     fast: (buf, s, e) => {

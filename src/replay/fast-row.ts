@@ -90,6 +90,7 @@ export class FastRowReader {
     em.begin();
     if (b[p] === RBRACE) {
       this.members = 0;
+      this.sortedTop = 0;
       return p + 1 === n;
     }
     const dv = em.dv;
