@@ -41,10 +41,10 @@ export function writerRows(n: number): string[] {
     else if (k === 1) out.push(envelope(i, "agent_spawned", [["agent_id", `agent-${i}`], ["role", s], ["model", "m\u00fcdel"], ["task_ids", [`T-${i}`, `T-${i + 1}`, "T-x"]]]));
     else if (k === 2) out.push(envelope(i, "task_completed", [["task_id", `T-${i}`], ["agent_id", `agent-${i - 1}`], ["cost_usd", pyFloat(i * 1.0625)], ["summary", s]]));
     else if (k === 3) out.push(envelope(i, "tick_start", [["tick", i], ["ticks", new PyNum("12345678901234567890123", false)]]));
-    else if (k === 4) out.push(envelope(i, "tool_call", [["args", new Map<string, PyLike>([["z", 1], ["a", [pyFloat(0.1), pyFloat(1e-7), pyFloat(1e22), pyFloat(-0), null, true, false]], ["m", new Map([["y", s], ["b", []], ["c", new Map()]])]])], ["task_ids", []]]));
+    else if (k === 4) out.push(envelope(i, "tool_call", [["args", { z: 1, a: [pyFloat(0.1), pyFloat(1e-7), pyFloat(1e22), pyFloat(-0), null, true, false], m: { y: s, b: [], c: {} } }], ["task_ids", []]]));
     else if (k === 5) out.push(envelope(i, "task_verification_failed", [["task_id", ""], ["task_ids", ["A", "B", "C"]], ["failed_signals", ["tests", s, "lint", "x"]]]));
     else if (k === 6) out.push(envelope(i, "run_completed", [["run_id", "r"], ["fingerprint", "f".repeat(40)], ["cost_usd", 0], ["model", ""]]));
-    else if (k === 7) out.push(envelope(i, s, [["deep", [[[[new Map([["k", [1, [2, [3]]]]])]]]]], ["agent_id", 7]], new PyNum("1727000100", false)));
+    else if (k === 7) out.push(envelope(i, s, [["deep", [[[[{ k: [1, [2, [3]]] }]]]]], ["agent_id", 7]], new PyNum("1727000100", false)));
     else out.push(envelope(i, "note", [["cost_usd", "1.5"], ["tick", pyFloat(2.5)], ["max_agents", true], ["role", null]]));
   }
   return out;

@@ -3,10 +3,11 @@ import { join } from "node:path";
 import { verifyJournalFast } from "../../../src/journal/fast/engine.ts";
 import { journalTarget, type ParallelVerify } from "./journal.ts";
 import { parserTarget } from "./parser.ts";
+import { displayTarget } from "./display.ts";
 import { receiptTarget } from "./receipt.ts";
 import { serverTarget } from "./server.ts";
 
-export const TARGET_NAMES = ["parser", "journal", "receipt", "server"] as const;
+export const TARGET_NAMES = ["parser", "journal", "receipt", "server", "display"] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export interface TargetOptions {
@@ -46,5 +47,7 @@ export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
       return receiptTarget({ bin: opts.bin, reference: opts.python ? join(REFERENCE_DIR, "verify_receipt.py") : null });
     case "server":
       return serverTarget({ bin: opts.bin });
+    case "display":
+      return displayTarget();
   }
 }
