@@ -1,5 +1,5 @@
 import { MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.ts";
-import { LineSplitter } from "../fsutil/lines.ts";
+import { LineSplitter, type BulkProbe } from "../fsutil/lines.ts";
 import { classifyLine, type LineVerdict } from "../journal/reader.ts";
 
 /**
@@ -26,6 +26,10 @@ export type ExactLine = (verdict: Exclude<LineVerdict, { kind: "blank" }>, bytes
 export interface FastLineReader {
   fast: FastLine;
   exact: ExactLine;
+  /** Takes runs of whole lines at a line start of the read buffer (src/fsutil/lines.ts BulkProbe). */
+  bulk?: BulkProbe;
+  /** The read buffer (a kernel's memory): chunks are read into it, a line feed is kept after each as a sentinel. */
+  buffer?: Uint8Array;
   /** True once the caller needs no more lines (a `--limit` reached): reading stops after the chunk. */
   done(): boolean;
 }
@@ -56,13 +60,16 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       if (reader.done() || overlong !== 0) return true;
       return end - start < FAST_LINE_MAX && reader.fast(buf, start, end, lineNo);
     },
+    reader.bulk ?? null,
   );
-  const buf = new Uint8Array(CHUNK);
+  const buf = reader.buffer ?? new Uint8Array(CHUNK + 8);
+  const chunk = Math.min(CHUNK, buf.length - 8);
   let pos = 0;
   try {
     for (;;) {
-      const n = input.read(buf, 0, CHUNK, pos);
+      const n = input.read(buf, 0, chunk, pos);
       if (n === 0) break;
+      buf[n] = 0x0a; // the sentinel a kernel's scanning loops stop at
       pos += n;
       splitter.push(buf.subarray(0, n));
       if (overlong === 0 && splitter.overlong && !reader.done()) overlong = splitter.lines + 1;

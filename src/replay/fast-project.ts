@@ -7,6 +7,7 @@ import { pyStr } from "../pyjson/python.ts";
 import { sanitizeCell } from "../render/table.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { FastRowReader } from "./fast-row.ts";
+import { KernelMode, VerifyKernel } from "../journal/fast/kernel.ts";
 
 /**
  * `replay <RUN_ID> --from-step N` on the rows' bytes: the state after the
@@ -22,6 +23,13 @@ import { FastRowReader } from "./fast-row.ts";
  * stays bounded at any N (nothing is written before the whole prefix was
  * read: an error at row N-1 leaves stdout empty).
  */
+
+/** The kernel's read area (the chunk size of the projection's reads). */
+const KERNEL_READ = 1 << 18;
+/** In a row the kernel took: the type token ends right before this, and the stored event_hash starts HASH_AFTER_TYPE bytes after its end. */
+const EVENT_KEY = Buffer.from(', "event": "');
+const PREV_KEY = Buffer.from('", "prev_hash": "');
+const HASH_AFTER_TYPE = '", "prev_hash": "'.length - 1 + 64 + '", "payload_hash": "'.length + 64 + '", "event_hash": "'.length;
 
 /** The event list kept in memory up to this many bytes of JSON text. */
 const EVENTS_CAP = 16 << 20;
@@ -67,40 +75,62 @@ export function projectRunFast(path: string, fromStep: number, eventsCap = EVENT
     result.eventsText = new Uint8Array(0);
     return result;
   }
-  const r = new FastRowReader();
-  const em = r.em;
+  const k = new VerifyKernel(KERNEL_READ);
+  const lines = k.lines;
+  const text = Buffer.from(lines.buffer, lines.byteOffset, lines.length);
   let events: AsciiBuffer | null = new AsciiBuffer();
   let count = 0;
+  /** The recomputed head: the kernel's previous-hash slot, which it links the next rows to (when `hasHead`). */
+  const head = k.prev;
   let hasHead = false;
-  let head = ""; // valid only while `stale` is false
-  let stale = false;
-  const headText = (): string => {
-    if (stale) {
-      head = Buffer.from(em.mem.subarray(em.prevHex, em.prevHex + 64)).toString("latin1");
-      stale = false;
-    }
-    return head;
-  };
+  const headText = (): string => (hasHead ? Buffer.from(head).toString("latin1") : "");
+  /** One more row of the projection (its event's JSON text kept while the list is short enough). */
   const addEvent = (src: Uint8Array, s: number, e: number): void => {
+    const first = count++ === 0;
     if (events === null) return;
-    if (count > 0) events.push(SEP, 0, SEP.length);
+    if (!first) events.push(SEP, 0, SEP.length);
     events.push(src, s, e);
     if (events.len > eventsCap) events = null;
   };
-  for (const _ of readFastLines(path, {
-    fast: (buf, s, e) => {
-      if (!r.load(buf, s, e) || !r.payloadPreimage()) return false;
-      em.prevStart = em.prevHex;
-      em.prevEnd = hasHead ? em.prevHex + 64 : em.prevHex;
-      em.hashPayload();
-      if (!em.hashEvent(count)) return false;
-      em.advance();
-      hasHead = true;
-      stale = true;
-      addEvent(em.mem, em.typeStart, em.typeEnd);
-      count++;
-      return true;
+  let crFrom = -1;
+  let crAt = -1;
+  /**
+   * Runs of rows the verify kernel takes in place (chunks are read into its
+   * memory): rows in the writer's spelling whose stored prev_hash is our
+   * recomputed head and whose stored payload and event hashes are the ones
+   * recomputed at their position, so each stored event_hash is the next
+   * head. Each such row is `{"ts": N, "elapsed_s": N, "index": N, "event": T,
+   * "prev_hash": ...` (the kernel's envelope), which locates T.
+   */
+  const bulk = {
+    taken: 0,
+    take(buf: Uint8Array, start: number, end: number): number {
+      bulk.taken = 0;
+      if (!hasHead || count >= upper) return start;
+      // the kernel also takes CR line ends; the line reader's count of them is its own: no bulk there
+      if (crFrom < 0 || start < crFrom || (crAt >= 0 && crAt < start)) {
+        crFrom = start;
+        crAt = buf.indexOf(13, start);
+      }
+      if (crAt >= 0 && crAt < end) return start;
+      k.verify(start, end, count, KernelMode.Chain);
+      const rows = Math.min(k.rows, upper - count);
+      let p = start;
+      for (let i = 0; i < rows; i++) {
+        const t0 = text.indexOf(EVENT_KEY, p) + EVENT_KEY.length - 1;
+        const t1 = text.indexOf(PREV_KEY, t0) + 1;
+        addEvent(lines, t0, t1);
+        if (i === rows - 1 && rows < k.rows) head.set(lines.subarray(t1 + HASH_AFTER_TYPE, t1 + HASH_AFTER_TYPE + 64));
+        p = text.indexOf(10, t1) + 1;
+      }
+      bulk.taken = rows;
+      return p;
     },
+  };
+  for (const _ of readFastLines(path, {
+    buffer: lines,
+    bulk,
+    fast: () => false,
     exact: (v, _bytes, lineNo) => {
       if (v.kind !== "row") return;
       const type = eventTypeOf(v.row);
@@ -110,17 +140,15 @@ export function projectRunFast(path: string, fromStep: number, eventsCap = EVENT
       } catch (err) {
         throw new InputError("unknown_hash_profile", `step ${count} (physical line ${lineNo - 1}): ${(err as Error).message}`, { path, step_index: count });
       }
-      head = eventHash(headText(), type, payloadHash(type, v.row, profile), count, profile);
-      for (let i = 0; i < 64; i++) em.mem[em.prevHex + i] = head.charCodeAt(i);
+      const next = eventHash(headText(), type, payloadHash(type, v.row, profile), count, profile);
+      for (let i = 0; i < 64; i++) head[i] = next.charCodeAt(i);
       hasHead = true;
-      stale = false;
       const token = Buffer.from(encodeString(type, true), "latin1");
       addEvent(token, 0, token.length);
-      count++;
     },
     done: () => count >= upper,
   }));
-  result.head_hash = hasHead ? headText() : "";
+  result.head_hash = headText();
   result.step_count = count;
   result.eventsText = events === null ? null : (events as AsciiBuffer).buf.subarray(0, (events as AsciiBuffer).len);
   return result;
