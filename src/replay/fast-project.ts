@@ -6,7 +6,7 @@ import { encodeString } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { sanitizeCell } from "../render/table.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { FastRowReader } from "./fast-row.ts";
+import type { BulkProbe } from "../fsutil/lines.ts";
 import { KernelMode, VerifyKernel } from "../journal/fast/kernel.ts";
 
 /**
@@ -32,39 +32,110 @@ const PREV_KEY = Buffer.from('", "prev_hash": "');
 const HASH_AFTER_TYPE = '", "prev_hash": "'.length - 1 + 64 + '", "payload_hash": "'.length + 64 + '", "event_hash": "'.length;
 
 /** The event list kept in memory up to this many bytes of JSON text. */
-const EVENTS_CAP = 16 << 20;
+const EVENTS_CAP = 8 << 20;
 
 export interface Projection {
   head_hash: string;
   step_count: number;
   /** The events' JSON strings joined by ", ", or null when they were too many to keep (use eachEventText). */
-  eventsText: Uint8Array | null;
+  eventsText: Uint8Array[] | null;
 }
 
-/** A growable ASCII byte buffer. */
-class AsciiBuffer {
-  buf = new Uint8Array(1 << 16);
+/**
+ * ASCII text kept in blocks of about 1 MiB, each ending between two pushes
+ * (so no event's JSON string is split): growing it never copies, so no
+ * garbage of earlier sizes stays behind.
+ */
+class BlockBuffer {
+  private readonly sealed: Uint8Array[] = [];
+  private cur = new Uint8Array(BLOCK);
+  private at = 0;
+  /** Bytes held. */
   len = 0;
   push(src: Uint8Array, s: number, e: number): void {
     const n = e - s;
-    if (this.len + n > this.buf.length) {
-      const next = new Uint8Array(Math.max(this.buf.length * 2, this.len + n));
-      next.set(this.buf.subarray(0, this.len));
-      this.buf = next;
+    if (this.at + n > this.cur.length) {
+      this.sealed.push(this.cur.subarray(0, this.at));
+      this.cur = new Uint8Array(Math.max(BLOCK, n));
+      this.at = 0;
     }
-    this.buf.set(src.subarray(s, e), this.len);
+    const o = this.cur;
+    let l = this.at;
+    // a token: a loop, not a view (a view per row is garbage the collector lets pile up)
+    if (n > 64) o.set(src.subarray(s, e), l);
+    else for (let i = s; i < e; i++) o[l++] = src[i]!;
+    this.at += n;
     this.len += n;
   }
-  text(t: string): void {
-    const bytes = Buffer.from(t, "latin1");
-    this.push(bytes, 0, bytes.length);
+  /** The blocks, in order (views: valid until the next push). */
+  pieces(): Uint8Array[] {
+    return [...this.sealed, this.cur.subarray(0, this.at)];
+  }
+  /** Hand out what is held and start empty (the current block is reused). */
+  take(): Uint8Array[] {
+    const out = this.pieces().map((p) => p.slice());
+    this.sealed.length = 0;
+    this.at = 0;
+    this.len = 0;
+    return out;
   }
 }
+
+const BLOCK = 1 << 20;
 
 const SEP = Buffer.from(", ");
 
 /** Python `str()` of the row's event, for an exact-path row. */
 const eventTypeOf = (row: JournalRow): string => pyStr(row.get("event"), "");
+
+/**
+ * A bulk line probe (src/fsutil/lines.ts) that lets the verify kernel take
+ * runs of rows in place (the chunks are read into its memory), in `mode`,
+ * at most `room()` of them, the first at position `index()`. Each row it
+ * takes is `{"ts": N, "elapsed_s": N, "index": N, "event": T, "prev_hash": ...`
+ * (the kernel's envelope), which locates T for `onRow`; when fewer rows are
+ * taken than the kernel verified, `onCut` gets where the last one's stored
+ * event_hash starts. Chunks holding a CR are left to the line reader (the
+ * kernel takes CR line ends, the reader counts them its own way).
+ */
+function kernelBulk(
+  k: VerifyKernel,
+  mode: KernelMode,
+  room: () => number,
+  index: () => number,
+  onRow: (typeStart: number, typeEnd: number) => void,
+  onCut: (hashStart: number) => void = () => {},
+): BulkProbe & { taken: number } {
+  const text = Buffer.from(k.lines.buffer, k.lines.byteOffset, k.lines.length);
+  let crFrom = -1;
+  let crAt = -1;
+  const probe = {
+    taken: 0,
+    take(buf: Uint8Array, start: number, end: number): number {
+      probe.taken = 0;
+      const most = room();
+      if (most <= 0) return start;
+      if (crFrom < 0 || start < crFrom || (crAt >= 0 && crAt < start)) {
+        crFrom = start;
+        crAt = buf.indexOf(13, start);
+      }
+      if (crAt >= 0 && crAt < end) return start;
+      k.verify(start, end, index(), mode);
+      const rows = Math.min(k.rows, most);
+      let p = start;
+      for (let i = 0; i < rows; i++) {
+        const t0 = text.indexOf(EVENT_KEY, p) + EVENT_KEY.length - 1;
+        const t1 = text.indexOf(PREV_KEY, t0) + 1;
+        onRow(t0, t1);
+        if (i === rows - 1 && rows < k.rows) onCut(t1 + HASH_AFTER_TYPE);
+        p = text.indexOf(10, t1) + 1;
+      }
+      probe.taken = rows;
+      return p;
+    },
+  };
+  return probe;
+}
 
 /** The state through step `fromStep` (a non-negative integer; Infinity: all rows); `eventsCap` is for tests. */
 export function projectRunFast(path: string, fromStep: number, eventsCap = EVENTS_CAP): Projection {
@@ -72,13 +143,12 @@ export function projectRunFast(path: string, fromStep: number, eventsCap = EVENT
   checkInput(path, { what: "journal" });
   const result: Projection = { head_hash: "", step_count: 0, eventsText: null };
   if (upper === 0) {
-    result.eventsText = new Uint8Array(0);
+    result.eventsText = [];
     return result;
   }
   const k = new VerifyKernel(KERNEL_READ);
   const lines = k.lines;
-  const text = Buffer.from(lines.buffer, lines.byteOffset, lines.length);
-  let events: AsciiBuffer | null = new AsciiBuffer();
+  let events: BlockBuffer | null = new BlockBuffer();
   let count = 0;
   /** The recomputed head: the kernel's previous-hash slot, which it links the next rows to (when `hasHead`). */
   const head = k.prev;
@@ -92,41 +162,11 @@ export function projectRunFast(path: string, fromStep: number, eventsCap = EVENT
     events.push(src, s, e);
     if (events.len > eventsCap) events = null;
   };
-  let crFrom = -1;
-  let crAt = -1;
-  /**
-   * Runs of rows the verify kernel takes in place (chunks are read into its
-   * memory): rows in the writer's spelling whose stored prev_hash is our
-   * recomputed head and whose stored payload and event hashes are the ones
-   * recomputed at their position, so each stored event_hash is the next
-   * head. Each such row is `{"ts": N, "elapsed_s": N, "index": N, "event": T,
-   * "prev_hash": ...` (the kernel's envelope), which locates T.
-   */
-  const bulk = {
-    taken: 0,
-    take(buf: Uint8Array, start: number, end: number): number {
-      bulk.taken = 0;
-      if (!hasHead || count >= upper) return start;
-      // the kernel also takes CR line ends; the line reader's count of them is its own: no bulk there
-      if (crFrom < 0 || start < crFrom || (crAt >= 0 && crAt < start)) {
-        crFrom = start;
-        crAt = buf.indexOf(13, start);
-      }
-      if (crAt >= 0 && crAt < end) return start;
-      k.verify(start, end, count, KernelMode.Chain);
-      const rows = Math.min(k.rows, upper - count);
-      let p = start;
-      for (let i = 0; i < rows; i++) {
-        const t0 = text.indexOf(EVENT_KEY, p) + EVENT_KEY.length - 1;
-        const t1 = text.indexOf(PREV_KEY, t0) + 1;
-        addEvent(lines, t0, t1);
-        if (i === rows - 1 && rows < k.rows) head.set(lines.subarray(t1 + HASH_AFTER_TYPE, t1 + HASH_AFTER_TYPE + 64));
-        p = text.indexOf(10, t1) + 1;
-      }
-      bulk.taken = rows;
-      return p;
-    },
-  };
+  // Rows whose stored prev_hash is our recomputed head and whose stored payload and event
+  // hashes are the ones recomputed at their position: each stored event_hash is the next head.
+  const bulk = kernelBulk(k, KernelMode.Chain, () => (hasHead ? upper - count : 0), () => count, (t0, t1) => addEvent(lines, t0, t1), (at) =>
+    head.set(lines.subarray(at, at + 64)),
+  );
   for (const _ of readFastLines(path, {
     buffer: lines,
     bulk,
@@ -150,7 +190,7 @@ export function projectRunFast(path: string, fromStep: number, eventsCap = EVENT
   }));
   result.head_hash = headText();
   result.step_count = count;
-  result.eventsText = events === null ? null : (events as AsciiBuffer).buf.subarray(0, (events as AsciiBuffer).len);
+  result.eventsText = events === null ? null : (events as BlockBuffer).pieces();
   return result;
 }
 
@@ -160,19 +200,18 @@ export function projectRunFast(path: string, fromStep: number, eventsCap = EVENT
  * list was too long to keep.
  */
 export function* eachEventText(path: string, steps: number): Generator<Uint8Array> {
-  const r = new FastRowReader();
-  const out = new AsciiBuffer();
+  const k = new VerifyKernel(KERNEL_READ);
+  const out = new BlockBuffer();
   let count = 0;
   const add = (src: Uint8Array, s: number, e: number): void => {
     if (count++ > 0) out.push(SEP, 0, SEP.length);
     out.push(src, s, e);
   };
+  const bulk = kernelBulk(k, KernelMode.Classify, () => steps - count, () => count, (t0, t1) => add(k.lines, t0, t1));
   for (const _ of readFastLines(path, {
-    fast: (buf, s, e) => {
-      if (!r.load(buf, s, e) || !r.payloadPreimage()) return false;
-      add(r.em.mem, r.em.typeStart, r.em.typeEnd);
-      return true;
-    },
+    buffer: k.lines,
+    bulk,
+    fast: () => false,
     exact: (v) => {
       if (v.kind !== "row") return;
       const token = Buffer.from(encodeString(eventTypeOf(v.row), true), "latin1");
@@ -180,19 +219,16 @@ export function* eachEventText(path: string, steps: number): Generator<Uint8Arra
     },
     done: () => count >= steps,
   })) {
-    if (out.len >= 1 << 20) {
-      yield out.buf.subarray(0, out.len);
-      out.len = 0;
-    }
+    if (out.len >= BLOCK) yield* out.take();
   }
-  if (out.len > 0) yield out.buf.subarray(0, out.len);
+  if (out.len > 0) yield* out.take();
 }
 
 const ascii = (t: string): Uint8Array => Buffer.from(t, "latin1");
 
 /** The events' JSON text of a projection, kept or read again. */
 function eventTexts(path: string, p: Projection): Iterable<Uint8Array> {
-  return p.eventsText !== null ? [p.eventsText] : eachEventText(path, p.step_count);
+  return p.eventsText !== null ? p.eventsText : eachEventText(path, p.step_count);
 }
 
 /**
