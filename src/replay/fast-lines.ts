@@ -30,6 +30,12 @@ export interface FastLineReader {
   bulk?: BulkProbe;
   /** The read buffer (a kernel's memory): chunks are read into it, a line feed is kept after each as a sentinel. */
   buffer?: Uint8Array;
+  /**
+   * Collect garbage after every this many chunks (default never): a handler
+   * that makes values per row leaves garbage the engine collects late, and
+   * peak memory would grow with it.
+   */
+  gcEvery?: number;
   /** True once the caller needs no more lines (a `--limit` reached): reading stops after the chunk. */
   done(): boolean;
 }
@@ -65,6 +71,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
   const buf = reader.buffer ?? new Uint8Array(CHUNK + 8);
   const chunk = Math.min(CHUNK, buf.length - 8);
   let pos = 0;
+  let chunks = 0;
   try {
     for (;;) {
       const n = input.read(buf, 0, chunk, pos);
@@ -74,6 +81,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       splitter.push(buf.subarray(0, n));
       if (overlong === 0 && splitter.overlong && !reader.done()) overlong = splitter.lines + 1;
       if (overlong !== 0) throw rowTooLarge(path, overlong);
+      if (reader.gcEvery !== undefined && ++chunks % reader.gcEvery === 0) Bun.gc(true);
       yield;
       if (reader.done()) return;
     }

@@ -3,7 +3,7 @@ import { idColumn, Table } from "../render/table.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { displayRow } from "./display.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { EVENT_HASH_SLOT, FastRowReader } from "./fast-row.ts";
+import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader } from "./fast-row.ts";
 import { runRows } from "./run-view.ts";
 import { utf8, type ByteOutput } from "./sink.ts";
 
@@ -69,7 +69,7 @@ function rowText(table: Table, row: PyObject, baseTs: number | null): string {
   return text;
 }
 
-const FLUSH_CHARS = 1 << 20;
+const FLUSH_CHARS = 1 << 16;
 
 export async function writeRunTable(journal: string, baseTs: number | null, limit: number | undefined, table: Table, out: ByteOutput): Promise<void> {
   let buf = table.header() + "\n";
@@ -77,6 +77,8 @@ export async function writeRunTable(journal: string, baseTs: number | null, limi
     const r = new FastRowReader();
     let n = 0;
     for (const _ of readFastLines(journal, {
+      buffer: r.readBuffer,
+      gcEvery: DISPLAY_GC_CHUNKS,
       fast: (b, s, e) => {
         if (!r.load(b, s, e)) return false;
         buf += rowText(table, r.displayFields(EVENT_HASH_SLOT), baseTs);

@@ -3,8 +3,8 @@ import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { numberField } from "./display.ts";
 import { ReplayFingerprint } from "./fingerprint.ts";
-import { FAST_LINE_MAX, readFastLines } from "./fast-lines.ts";
-import { EVENT_HASH_SLOT, FastRowReader, valueAt } from "./fast-row.ts";
+import { readFastLines } from "./fast-lines.ts";
+import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, valueAt } from "./fast-row.ts";
 
 /**
  * The data behind `replay <RUN_ID>`: a first streaming pass that computes
@@ -62,8 +62,9 @@ class ScanTally {
   private runStartedTs: number | null = null;
   private firstRecordedTs: number | null = null;
   private lastEventHash = "";
-  /** The last row's event_hash value as bytes (a fast row's; decoded at the end), or null. */
-  lastHashBytes: Uint8Array | null = null;
+  /** The last row's event_hash value bytes (a fast row's, decoded at the end; -1: the last row was exact). */
+  private lastHashBuf = new Uint8Array(128);
+  private lastHashLen = -1;
 
   /**
    * A row (or the fields of it the display reads: ts, event, and
@@ -77,13 +78,24 @@ class ScanTally {
     if (this.firstRecordedTs === null && row.has("ts")) this.firstRecordedTs = ts;
     if (this.runStartedTs === null && pyStr(row.get("event"), "") === "run_started" && row.has("ts")) this.runStartedTs = ts;
     this.lastEventHash = pyStr(row.get("event_hash"), "");
-    this.lastHashBytes = null;
+    this.lastHashLen = -1;
+  }
+
+  /** The last row's event_hash is the value b[s, e) (s < 0: absent), decoded only if it stays the last. */
+  lastHashAt(b: Uint8Array, s: number, e: number): void {
+    if (s < 0) {
+      this.lastHashLen = 0;
+      return;
+    }
+    if (e - s > this.lastHashBuf.length) this.lastHashBuf = new Uint8Array(e - s);
+    for (let i = s; i < e; i++) this.lastHashBuf[i - s] = b[i]!;
+    this.lastHashLen = e - s;
   }
 
   private lastHashText(): string {
-    const b = this.lastHashBytes;
-    if (b === null) return this.lastEventHash;
-    return b.length === 0 ? "" : pyStr(valueAt(b, 0, b.length), "");
+    const n = this.lastHashLen;
+    if (n < 0) return this.lastEventHash;
+    return n === 0 ? "" : pyStr(valueAt(this.lastHashBuf, 0, n), "");
   }
 
   result(): RunScan {
@@ -123,12 +135,6 @@ export async function scanRun(journal: string, limit?: number, onRow?: (row: PyO
   return tally.result();
 }
 
-/** An absent event_hash (pyStr of a missing value is ""). */
-const NO_HASH = new Uint8Array(0);
-
-/** Fingerprint text is hashed in batches of about this many bytes. */
-const FP_BATCH = 1 << 20;
-
 /**
  * scanRun on the rows' bytes: a row in the writer's spelling is
  * fingerprinted from slices of its bytes and only its display fields are
@@ -138,12 +144,13 @@ const FP_BATCH = 1 << 20;
 export async function scanRunFast(journal: string, limit?: number, onRow?: (row: PyObject) => void): Promise<RunScan> {
   const tally = new ScanTally();
   const r = new FastRowReader();
-  const batch = new Uint8Array(FP_BATCH + 2 * FAST_LINE_MAX + 1024);
+  const em = r.em;
+  // The fingerprint text is assembled in place in the row area and hashed a batch at a time.
   let len = 0;
   let batched = 0;
   let stop = false;
   const flush = (): void => {
-    tally.fp.updateText(batch.subarray(0, len), batched);
+    tally.fp.updateText(em.mem.subarray(em.rowBase, em.rowBase + len), batched);
     len = 0;
     batched = 0;
   };
@@ -154,24 +161,23 @@ export async function scanRunFast(journal: string, limit?: number, onRow?: (row:
     stop = true;
     return true;
   };
-  const em = r.em;
   for (const _ of readFastLines(journal, {
+    buffer: r.readBuffer,
+    gcEvery: DISPLAY_GC_CHUNKS,
     fast: (buf, s, e) => {
       if (!r.load(buf, s, e)) return false;
       if (beyondLimit()) return true;
-      const o = r.fingerprintText(em.rowBase, em.rowBase + em.rowCap);
+      const o = r.fingerprintText(em.rowBase + len, em.rowBase + em.rowCap);
       if (o < 0) return false;
-      const n = o - em.rowBase;
-      batch.set(em.mem.subarray(em.rowBase, o), len);
-      batch[len + n] = 0x0a;
-      len += n + 1;
+      em.mem[o] = 0x0a;
+      len = o + 1 - em.rowBase;
       batched++;
-      if (len >= FP_BATCH) flush();
+      if (len >= FINGERPRINT_BATCH) flush();
       // event_hash matters for the last row only: kept as bytes, not decoded per row
       const row = r.displayFields(EVENT_HASH_SLOT);
       onRow?.(row);
       tally.add(row);
-      tally.lastHashBytes = r.fieldBytes(EVENT_HASH_SLOT) ?? NO_HASH;
+      tally.lastHashAt(em.mem, r.fieldS[EVENT_HASH_SLOT]!, r.fieldE[EVENT_HASH_SLOT]!);
       return true;
     },
     exact: (v, _bytes, lineNo) => {
