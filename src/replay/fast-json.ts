@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { HEX_BYTES } from "../hex.ts";
+import { ByteSink } from "../pyjson/encode-bytes.ts";
 
 /**
  * A journal row's JSON text re-indented at byte level: the bytes
@@ -51,14 +52,14 @@ for (let i = 0; i < 10; i++) HEXVAL[0x30 + i] = i;
 for (let i = 0; i < 6; i++) HEXVAL[0x61 + i] = HEXVAL[0x41 + i] = 10 + i;
 
 const MAX_DEPTH = 64;
+/** afterItem: the container closes. */
+const CLOSE = -2;
 const MAX_INT_DIGITS = 4300;
 /** Objects with more members than this are left to the exact path (the duplicate check is pairwise). */
 const MAX_MEMBERS = 64;
 
-export class RowTranscoder {
-  /** The output; `len` bytes of it are written. */
-  out = new Uint8Array(1 << 21);
-  len = 0;
+/** The output is the ByteSink: `buf[0, len)`. */
+export class RowTranscoder extends ByteSink {
   private b!: Uint8Array;
   private e = 0;
   private high = false;
@@ -67,29 +68,23 @@ export class RowTranscoder {
   private keyE = new Int32Array(MAX_DEPTH * MAX_MEMBERS);
   private keyTop = 0;
   private pad = 0;
+  /** Where afterItem found the closer. */
+  private at = 0;
 
-  /** Make room for `n` more bytes. */
-  reserve(n: number): void {
-    if (this.len + n <= this.out.length) return;
-    let size = this.out.length * 2;
-    while (size < this.len + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.out.subarray(0, this.len));
-    this.out = next;
+  constructor() {
+    super(1 << 21);
   }
 
   /** Append bytes (output of the exact path). */
   append(bytes: Uint8Array): void {
-    this.reserve(bytes.length);
-    this.out.set(bytes, this.len);
-    this.len += bytes.length;
+    this.bytes(bytes);
   }
 
   /** Forget the output (it was written). */
   reset(): void {
     this.len = 0;
     // A huge row's output is not kept around for the next ones.
-    if (this.out.length > 1 << 24) this.out = new Uint8Array(1 << 21);
+    if (this.buf.length > 1 << 24) this.buf = new Uint8Array(1 << 21);
   }
 
   /**
@@ -115,7 +110,7 @@ export class RowTranscoder {
   }
 
   private spaces(n: number): void {
-    const o = this.out;
+    const o = this.buf;
     let l = this.len;
     for (let i = 0; i < n; i++) o[l++] = 0x20;
     this.len = l;
@@ -125,7 +120,7 @@ export class RowTranscoder {
   private newline(level: number, p: number): void {
     const n = this.pad + 2 * level;
     this.reserve(n + 1 + 2 * (this.e - p) + 64);
-    this.out[this.len++] = 0x0a;
+    this.buf[this.len++] = 0x0a;
     this.spaces(n);
   }
 
@@ -160,7 +155,7 @@ export class RowTranscoder {
 
   private copy(s: number, e: number): number {
     const b = this.b;
-    const o = this.out;
+    const o = this.buf;
     let l = this.len;
     for (let i = s; i < e; i++) o[l++] = b[i]!;
     this.len = l;
@@ -176,7 +171,7 @@ export class RowTranscoder {
     const b = this.b;
     const e = this.e;
     this.reserve(e - p + 8);
-    const o = this.out;
+    const o = this.buf;
     let l = this.len;
     o[l++] = QUOTE;
     p++;
@@ -238,16 +233,16 @@ export class RowTranscoder {
     const b = this.b;
     p = this.ws(p + 1);
     if (b[p] === 0x7d) {
-      this.out[this.len++] = 0x7b;
-      this.out[this.len++] = 0x7d;
+      this.buf[this.len++] = 0x7b;
+      this.buf[this.len++] = 0x7d;
       return p + 1;
     }
-    this.out[this.len++] = 0x7b;
+    this.buf[this.len++] = 0x7b;
     const base = this.keyTop;
     let n = 0;
     for (;;) {
       if (b[p] !== QUOTE) return -1;
-      if (n > 0) this.out[this.len++] = 0x2c;
+      if (n > 0) this.buf[this.len++] = 0x2c;
       this.newline(level + 1, p);
       const ks = p;
       const ke = this.string(p);
@@ -258,23 +253,20 @@ export class RowTranscoder {
       this.keyTop = base + n;
       p = this.ws(ke);
       if (b[p] !== 0x3a) return -1;
-      this.out[this.len++] = 0x3a;
-      this.out[this.len++] = 0x20;
-      p = this.value(this.ws(p + 1), level + 1);
-      if (p < 0) return -1;
-      p = this.ws(p);
-      const d = b[p];
-      if (d === 0x2c) {
-        p = this.ws(p + 1);
-        continue;
+      this.buf[this.len++] = 0x3a;
+      this.buf[this.len++] = 0x20;
+      const q = this.afterItem(this.value(this.ws(p + 1), level + 1), 0x7d);
+      if (q === -1) return -1;
+      if (q === CLOSE) {
+        p = this.at;
+        break;
       }
-      if (d !== 0x7d) return -1;
-      break;
+      p = q;
     }
     if (n > 1 && this.duplicateKeys(base, n)) return -1;
     this.keyTop = base;
     this.newline(level, p);
-    this.out[this.len++] = 0x7d;
+    this.buf[this.len++] = 0x7d;
     return p + 1;
   }
 
@@ -298,32 +290,42 @@ export class RowTranscoder {
     return false;
   }
 
+  /**
+   * After an item ending at p (-1: it failed): the next item's start past a
+   * comma, CLOSE when `closer` follows (its offset in `at`), or -1.
+   */
+  private afterItem(p: number, closer: number): number {
+    if (p < 0) return -1;
+    p = this.ws(p);
+    const d = this.b[p];
+    if (d === 0x2c) return this.ws(p + 1);
+    this.at = p;
+    return d === closer ? CLOSE : -1;
+  }
+
   private array(p: number, level: number): number {
     if (level >= MAX_DEPTH) return -1;
     const b = this.b;
     p = this.ws(p + 1);
-    this.out[this.len++] = 0x5b;
+    this.buf[this.len++] = 0x5b;
     if (b[p] === 0x5d) {
-      this.out[this.len++] = 0x5d;
+      this.buf[this.len++] = 0x5d;
       return p + 1;
     }
     let n = 0;
     for (;;) {
-      if (n++ > 0) this.out[this.len++] = 0x2c;
+      if (n++ > 0) this.buf[this.len++] = 0x2c;
       this.newline(level + 1, p);
-      p = this.value(p, level + 1);
-      if (p < 0) return -1;
-      p = this.ws(p);
-      const d = b[p];
-      if (d === 0x2c) {
-        p = this.ws(p + 1);
-        continue;
+      const q = this.afterItem(this.value(p, level + 1), 0x5d);
+      if (q === -1) return -1;
+      if (q === CLOSE) {
+        p = this.at;
+        break;
       }
-      if (d !== 0x5d) return -1;
-      break;
+      p = q;
     }
     this.newline(level, p);
-    this.out[this.len++] = 0x5d;
+    this.buf[this.len++] = 0x5d;
     return p + 1;
   }
 }

@@ -141,33 +141,44 @@ function kernelBulk(
 export function projectRunFast(path: string, fromStep: number, eventsCap = EVENTS_CAP): Projection {
   const upper = Math.max(0, fromStep);
   checkInput(path, { what: "journal" });
-  const result: Projection = { head_hash: "", step_count: 0, eventsText: null };
-  if (upper === 0) {
-    result.eventsText = [];
-    return result;
-  }
+  if (upper === 0) return { head_hash: "", step_count: 0, eventsText: [] };
+  let events: BlockBuffer | null = new BlockBuffer();
+  let first = true;
+  const walked = finish(walkChain(path, upper, (src, s, e) => {
+    if (events === null) return;
+    if (!first) events.push(SEP, 0, SEP.length);
+    first = false;
+    events.push(src, s, e);
+    if (events.len > eventsCap) events = null;
+  }));
+  return { ...walked, eventsText: events === null ? null : (events as BlockBuffer).pieces() };
+}
+
+/**
+ * The recomputed chain over the first `upper` usable rows; `onEvent` gets
+ * each row's event as its JSON text (bytes [s, e) of `src`, valid during
+ * the call), in order.
+ */
+function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: number, e: number) => void): Generator<void, Walked> {
   const k = new VerifyKernel(KERNEL_READ);
   const lines = k.lines;
-  let events: BlockBuffer | null = new BlockBuffer();
   let count = 0;
   /** The recomputed head: the kernel's previous-hash slot, which it links the next rows to (when `hasHead`). */
   const head = k.prev;
   let hasHead = false;
   const headText = (): string => (hasHead ? Buffer.from(head).toString("latin1") : "");
-  /** One more row of the projection (its event's JSON text kept while the list is short enough). */
   const addEvent = (src: Uint8Array, s: number, e: number): void => {
-    const first = count++ === 0;
-    if (events === null) return;
-    if (!first) events.push(SEP, 0, SEP.length);
-    events.push(src, s, e);
-    if (events.len > eventsCap) events = null;
+    count++;
+    onEvent(src, s, e);
   };
   // Rows whose stored prev_hash is our recomputed head and whose stored payload and event
   // hashes are the ones recomputed at their position: each stored event_hash is the next head.
+  // (Only this mode proves every byte of a row: the kernel's classify and links modes leave
+  // the stored hashes unchecked, which may hold bytes the exact reader refuses.)
   const bulk = kernelBulk(k, KernelMode.Chain, () => (hasHead ? upper - count : 0), () => count, (t0, t1) => addEvent(lines, t0, t1), (at) =>
     head.set(lines.subarray(at, at + 64)),
   );
-  for (const _ of readFastLines(path, {
+  yield* readFastLines(path, {
     buffer: lines,
     bulk,
     fast: () => false,
@@ -187,11 +198,21 @@ export function projectRunFast(path: string, fromStep: number, eventsCap = EVENT
       addEvent(token, 0, token.length);
     },
     done: () => count >= upper,
-  }));
-  result.head_hash = headText();
-  result.step_count = count;
-  result.eventsText = events === null ? null : (events as BlockBuffer).pieces();
-  return result;
+  });
+  return { head_hash: headText(), step_count: count };
+}
+
+interface Walked {
+  head_hash: string;
+  step_count: number;
+}
+
+/** Run a walk to its end. */
+function finish(walk: Generator<void, Walked>): Walked {
+  for (;;) {
+    const r = walk.next();
+    if (r.done) return r.value;
+  }
 }
 
 /**
@@ -200,27 +221,15 @@ export function projectRunFast(path: string, fromStep: number, eventsCap = EVENT
  * list was too long to keep.
  */
 export function* eachEventText(path: string, steps: number): Generator<Uint8Array> {
-  const k = new VerifyKernel(KERNEL_READ);
   const out = new BlockBuffer();
-  let count = 0;
-  const add = (src: Uint8Array, s: number, e: number): void => {
-    if (count++ > 0) out.push(SEP, 0, SEP.length);
+  let first = true;
+  const walk = walkChain(path, steps, (src, s, e) => {
+    if (!first) out.push(SEP, 0, SEP.length);
+    first = false;
     out.push(src, s, e);
-  };
-  const bulk = kernelBulk(k, KernelMode.Classify, () => steps - count, () => count, (t0, t1) => add(k.lines, t0, t1));
-  for (const _ of readFastLines(path, {
-    buffer: k.lines,
-    bulk,
-    fast: () => false,
-    exact: (v) => {
-      if (v.kind !== "row") return;
-      const token = Buffer.from(encodeString(eventTypeOf(v.row), true), "latin1");
-      add(token, 0, token.length);
-    },
-    done: () => count >= steps,
-  })) {
-    if (out.len >= BLOCK) yield* out.take();
-  }
+  });
+  // the walk yields after each chunk: what it produced is handed out then
+  while (!walk.next().done) if (out.len >= BLOCK) yield* out.take();
   if (out.len > 0) yield* out.take();
 }
 

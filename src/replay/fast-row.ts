@@ -111,14 +111,10 @@ export class FastRowReader {
     }
     const dv = em.dv;
     for (;;) {
-      if (b[p] !== QUOTE) return false;
       const ks = p + 1;
-      const ke = scanPlainKey(b, dv, ks);
-      if (ke < 0) return false;
-      p = skipWs(b, ke + 1);
-      if (b[p] !== COLON) return false;
-      p = skipWs(b, p + 1);
-      const vs = p;
+      const ke = b[p] === QUOTE ? scanPlainKey(b, dv, ks) : -1;
+      if (ke < 0 || b[(p = skipWs(b, ke + 1))] !== COLON) return false;
+      const vs = (p = skipWs(b, p + 1));
       const kind = envelopeKind(b, ks, ke);
       const m = em.mTop;
       if (kind === Key.HashProfile) return false;
@@ -150,14 +146,12 @@ export class FastRowReader {
       }
       this.noteField(ks, ke, vs, p);
       p = skipWs(b, p);
-      const d = b[p];
-      if (d === COMMA) {
-        p = skipWs(b, p + 1);
-        continue;
+      if (b[p] !== COMMA) {
+        // the row's closing brace, which must end the line
+        if (b[p++] !== RBRACE) return false;
+        break;
       }
-      if (d !== RBRACE) return false;
-      p++;
-      break;
+      p = skipWs(b, p + 1);
     }
     this.members = em.mTop;
     if (2 * this.members + 2 > em.mKeyS.length) return false;

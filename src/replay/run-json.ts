@@ -70,7 +70,7 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
     tc.append(n++ === 0 ? SEP_FIRST : SEP);
     if (!holdsRaw(row)) return tc.append(utf8(indent4(renderJson(row, 2))));
     // A huge row (src/pyjson/row.ts) streams from its bytes: never one string.
-    out.writeSync(tc.out.subarray(0, tc.len));
+    out.writeSync(tc.buf.subarray(0, tc.len));
     tc.reset();
     renderRowJson(row, 2, (text) => out.writeSync(utf8(text)));
   };
@@ -92,14 +92,14 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
       done,
     })) {
       if (tc.len >= FLUSH_BYTES) {
-        await out.write(tc.out.subarray(0, tc.len));
+        await out.write(tc.buf.subarray(0, tc.len));
         tc.reset();
       }
       if (out.closed()) return; // the reader went away: stop reading the journal
     }
   }
   tc.append(utf8(documentTail(n)));
-  await out.write(tc.out.subarray(0, tc.len));
+  await out.write(tc.buf.subarray(0, tc.len));
   tc.reset();
 }
 

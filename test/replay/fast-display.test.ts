@@ -90,7 +90,7 @@ describe("replay display: fast path = exact path", () => {
         expect([j, limit, await json(true, j, limit)]).toEqual([j, limit, await json(false, j, limit)]);
       }
     }
-  });
+  }, 60_000);
 
   test("the scan (events, discarded lines, duration, time base, fingerprint, head, id widths) is the same", async () => {
     for (const j of journals) {
@@ -98,7 +98,7 @@ describe("replay display: fast path = exact path", () => {
         expect([j, limit, await scan(true, j, limit)]).toEqual([j, limit, await scan(false, j, limit)]);
       }
     }
-  });
+  }, 60_000);
 
   test("the table lines are the same at several widths and limits (wrapping, folding, truncation)", async () => {
     for (const j of journals) {
@@ -106,7 +106,7 @@ describe("replay display: fast path = exact path", () => {
         expect([j, width, await table(true, j, width, limit)]).toEqual([j, width, await table(false, j, width, limit)]);
       }
     }
-  });
+  }, 60_000);
 
   test("--from-step N: the same JSON and prose at several N, also when the event list is too long to keep", async () => {
     for (const j of journals) {
@@ -116,7 +116,7 @@ describe("replay display: fast path = exact path", () => {
         expect([j, n, "cap", projectFast(j, n, 64)]).toEqual([j, n, "cap", exact]);
       }
     }
-  });
+  }, 60_000);
 
   test("--from-step: an unknown hash_profile is the same error at the same step", () => {
     const bad = join(dir, "profile.jsonl");

@@ -95,6 +95,12 @@ export const RAW_LINES: Uint8Array[] = [
   Uint8Array.from([...enc.encode('{"event": "bad utf8 '), 0xff, 0xfe, ...enc.encode('"}')]),
   Uint8Array.from([...enc.encode('{"event": "overlong '), 0xc0, 0xaf, ...enc.encode('"}')]),
   Uint8Array.from([...enc.encode('{"event": "surrogate '), 0xed, 0xa0, 0x80, ...enc.encode('"}')]),
+  // the writer's envelope with a byte no reader accepts inside a stored hash (no kernel mode but the chain's checks those bytes)
+  Uint8Array.from([
+    ...enc.encode(`{"ts": 1.5, "elapsed_s": 0.5, "index": 3, "event": "bad hash byte", "prev_hash": "${HASH}", "payload_hash": "${"ab".repeat(20)}`),
+    0xca,
+    ...enc.encode(`${"ab".repeat(11)}a", "event_hash": "${HASH}", "k": 1}`),
+  ]),
 ];
 
 /** A journal of writer rows with hostile lines between them, CRLF and lone CR line ends, blank lines. */
