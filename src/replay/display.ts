@@ -1,4 +1,5 @@
 import { humanValue } from "../render/json.ts";
+import { cellWidth, sanitizeCell } from "../render/table.ts";
 import { rawIsEmpty } from "../pyjson/parse.ts";
 import { rawItems } from "../pyjson/row.ts";
 import { PyNum, PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -124,17 +125,34 @@ export function timeText(row: PyObject, baseTs: number | null): string {
   return offset === null ? "?" : minutesSeconds(offset);
 }
 
+function agentText(row: PyObject): string {
+  const agentId = row.get("agent_id");
+  return truthy(agentId) ? humanValue(agentId) : "";
+}
+
 export function displayRow(row: PyObject, baseTs: number | null): DisplayRow {
   const ev = row.get("event");
   const event = ev === undefined ? "?" : humanValue(ev);
-  const agentId = row.get("agent_id");
   return {
     time: timeText(row, baseTs),
     event,
     eventStyle: eventStyle(event),
     // The full id (Python shows `<role>-<6 chars>`): an id a user copies from the table must work.
-    agent: truthy(agentId) ? humanValue(agentId) : "",
+    agent: agentText(row),
     task: taskText(row),
     detail: detailText(row, event),
   };
+}
+
+const PLAIN_CELL = /^[\x20-\x7e]*$/;
+
+/** Terminal cells of a cell's text once sanitized (plain printable ASCII: its length). */
+function cellsOf(text: string): number {
+  return PLAIN_CELL.test(text) ? text.length : cellWidth(sanitizeCell(text));
+}
+
+/** Widen `ids` to the AGENT and TASK cells of `row` (what displayRow shows in them). */
+export function measureIds(row: PyObject, ids: { agent: number; task: number }): void {
+  ids.agent = Math.max(ids.agent, cellsOf(agentText(row)));
+  ids.task = Math.max(ids.task, cellsOf(taskText(row)));
 }

@@ -25,6 +25,15 @@ export class ReplayFingerprint {
     this.rows++;
   }
 
+  /**
+   * Rows already in canonical text (each followed by "\n", `rows` of them),
+   * as the fast path assembles them from the rows' bytes.
+   */
+  updateText(bytes: Uint8Array, rows: number): void {
+    this.hasher.update(bytes);
+    this.rows += rows;
+  }
+
   /** Rows hashed so far. */
   get count(): number {
     return this.rows;

@@ -3,6 +3,8 @@ import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { numberField } from "./display.ts";
 import { ReplayFingerprint } from "./fingerprint.ts";
+import { readFastLines } from "./fast-lines.ts";
+import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, valueAt } from "./fast-row.ts";
 
 /**
  * The data behind `replay <RUN_ID>`: a first streaming pass that computes
@@ -49,46 +51,148 @@ function tsOf(row: PyObject): number {
   return n === null || Number.isNaN(n) ? 0 : n;
 }
 
-/** `onRow` sees every row the scan reads (the display measures its id columns with it). */
+/** What a scan accumulates, row by row (the exact and the fast scan share it). */
+class ScanTally {
+  readonly fp = new ReplayFingerprint();
+  readonly discarded: number[] = [];
+  events = 0;
+  complete = true;
+  private firstTs: number | null = null;
+  private lastTs = 0;
+  private runStartedTs: number | null = null;
+  private firstRecordedTs: number | null = null;
+  private lastEventHash = "";
+  /** The last row's event_hash value bytes (a fast row's, decoded at the end; -1: the last row was exact). */
+  private lastHashBuf = new Uint8Array(128);
+  private lastHashLen = -1;
+
+  /**
+   * A row (or the fields of it the display reads: ts, event, and
+   * event_hash unless `lastHashBytes` is set after) after it was fingerprinted.
+   */
+  add(row: PyObject): void {
+    this.events++;
+    const ts = tsOf(row);
+    if (this.firstTs === null) this.firstTs = ts;
+    this.lastTs = ts;
+    if (this.firstRecordedTs === null && row.has("ts")) this.firstRecordedTs = ts;
+    if (this.runStartedTs === null && pyStr(row.get("event"), "") === "run_started" && row.has("ts")) this.runStartedTs = ts;
+    this.lastEventHash = pyStr(row.get("event_hash"), "");
+    this.lastHashLen = -1;
+  }
+
+  /** The last row's event_hash is the value b[s, e) (s < 0: absent), decoded only if it stays the last. */
+  lastHashAt(b: Uint8Array, s: number, e: number): void {
+    if (s < 0) {
+      this.lastHashLen = 0;
+      return;
+    }
+    if (e - s > this.lastHashBuf.length) this.lastHashBuf = new Uint8Array(e - s);
+    for (let i = s; i < e; i++) this.lastHashBuf[i - s] = b[i]!;
+    this.lastHashLen = e - s;
+  }
+
+  private lastHashText(): string {
+    const n = this.lastHashLen;
+    if (n < 0) return this.lastEventHash;
+    return n === 0 ? "" : pyStr(valueAt(this.lastHashBuf, 0, n), "");
+  }
+
+  result(): RunScan {
+    const span = this.lastTs - (this.firstTs ?? 0);
+    return {
+      events: this.events,
+      complete: this.complete,
+      discarded: this.discarded,
+      durationSeconds: Number.isFinite(span) ? Math.trunc(span) : 0,
+      baseTs: this.runStartedTs ?? this.firstRecordedTs,
+      fingerprint: this.events === 0 ? "" : this.fp.digest(),
+      lastEventHash: this.lastHashText(),
+    };
+  }
+}
+
+/**
+ * `onRow` sees every row the scan reads (the display measures its id
+ * columns with it). The exact path alone: the reference of scanRunFast.
+ */
 export async function scanRun(journal: string, limit?: number, onRow?: (row: PyObject) => void): Promise<RunScan> {
-  const fp = new ReplayFingerprint();
-  const discarded: number[] = [];
-  let events = 0;
-  let firstTs: number | null = null;
-  let lastTs = 0;
-  let runStartedTs: number | null = null;
-  let firstRecordedTs: number | null = null;
-  let lastEventHash = "";
-  let complete = true;
+  const tally = new ScanTally();
   for await (const item of readJournal(journal)) {
     if (item.kind === "discarded") {
-      discarded.push(item.line);
+      tally.discarded.push(item.line);
       continue;
     }
-    if (limit !== undefined && events >= limit) {
+    if (limit !== undefined && tally.events >= limit) {
       // One row beyond the limit exists: what was read is not the whole journal.
-      complete = false;
+      tally.complete = false;
       break;
     }
-    const row = item.row;
-    events++;
-    onRow?.(row);
-    fp.update(row);
-    const ts = tsOf(row);
-    if (firstTs === null) firstTs = ts;
-    lastTs = ts;
-    if (firstRecordedTs === null && row.has("ts")) firstRecordedTs = ts;
-    if (runStartedTs === null && pyStr(row.get("event"), "") === "run_started" && row.has("ts")) runStartedTs = ts;
-    lastEventHash = pyStr(row.get("event_hash"), "");
+    onRow?.(item.row);
+    tally.fp.update(item.row);
+    tally.add(item.row);
   }
-  const span = lastTs - (firstTs ?? 0);
-  return {
-    events,
-    complete,
-    discarded,
-    durationSeconds: Number.isFinite(span) ? Math.trunc(span) : 0,
-    baseTs: runStartedTs ?? firstRecordedTs,
-    fingerprint: events === 0 ? "" : fp.digest(),
-    lastEventHash,
+  return tally.result();
+}
+
+/**
+ * scanRun on the rows' bytes: a row in the writer's spelling is
+ * fingerprinted from slices of its bytes and only its display fields are
+ * parsed (fast-row.ts); any other line takes the exact path. Same result,
+ * and `onRow` sees the same fields of every row.
+ */
+export async function scanRunFast(journal: string, limit?: number, onRow?: (row: PyObject) => void): Promise<RunScan> {
+  const tally = new ScanTally();
+  const r = new FastRowReader();
+  const em = r.em;
+  // The fingerprint text is assembled in place in the row area and hashed a batch at a time.
+  let len = 0;
+  let batched = 0;
+  let stop = false;
+  const flush = (): void => {
+    tally.fp.updateText(em.mem.subarray(em.rowBase, em.rowBase + len), batched);
+    len = 0;
+    batched = 0;
   };
+  /** True (and the scan stops) when a row arrives after `limit` rows were read. */
+  const beyondLimit = (): boolean => {
+    if (limit === undefined || tally.events < limit) return false;
+    tally.complete = false;
+    stop = true;
+    return true;
+  };
+  for (const _ of readFastLines(journal, {
+    buffer: r.readBuffer,
+    gcEvery: DISPLAY_GC_CHUNKS,
+    fast: (buf, s, e) => {
+      if (!r.load(buf, s, e)) return false;
+      if (beyondLimit()) return true;
+      const o = r.fingerprintText(em.rowBase + len, em.rowBase + em.rowCap);
+      if (o < 0) return false;
+      em.mem[o] = 0x0a;
+      len = o + 1 - em.rowBase;
+      batched++;
+      if (len >= FINGERPRINT_BATCH) flush();
+      // event_hash matters for the last row only: kept as bytes, not decoded per row
+      const row = r.displayFields(EVENT_HASH_SLOT);
+      onRow?.(row);
+      tally.add(row);
+      tally.lastHashAt(em.mem, r.fieldS[EVENT_HASH_SLOT]!, r.fieldE[EVENT_HASH_SLOT]!);
+      return true;
+    },
+    exact: (v, _bytes, lineNo) => {
+      if (v.kind === "discarded") {
+        tally.discarded.push(lineNo - 1);
+        return;
+      }
+      if (beyondLimit()) return;
+      flush();
+      onRow?.(v.row);
+      tally.fp.update(v.row);
+      tally.add(v.row);
+    },
+    done: () => stop,
+  }));
+  flush();
+  return tally.result();
 }

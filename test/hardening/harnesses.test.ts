@@ -16,7 +16,7 @@ import { binPath, ROOT } from "../helpers/cli.ts";
 const SEED = 9;
 const python = pythonAvailable();
 
-const SHORT: Record<TargetName, number> = { parser: 1500, journal: 250, receipt: 250, server: 1500, "replay-diff": 300 };
+const SHORT: Record<TargetName, number> = { parser: 1500, journal: 250, receipt: 250, server: 1500, "replay-diff": 300, display: 150 };
 
 describe("fuzzers (short fixed-seed runs)", () => {
   for (const [name, cases] of Object.entries(SHORT) as [TargetName, number][]) {

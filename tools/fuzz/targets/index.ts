@@ -3,11 +3,12 @@ import { join } from "node:path";
 import { verifyJournalFast } from "../../../src/journal/fast/engine.ts";
 import { journalTarget, type ParallelVerify } from "./journal.ts";
 import { parserTarget } from "./parser.ts";
+import { displayTarget } from "./display.ts";
 import { receiptTarget } from "./receipt.ts";
 import { replayDiffTarget } from "./replay-diff.ts";
 import { serverTarget } from "./server.ts";
 
-export const TARGET_NAMES = ["parser", "journal", "receipt", "server", "replay-diff"] as const;
+export const TARGET_NAMES = ["parser", "journal", "receipt", "server", "replay-diff", "display"] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export interface TargetOptions {
@@ -49,5 +50,7 @@ export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
       return serverTarget({ bin: opts.bin });
     case "replay-diff":
       return replayDiffTarget();
+    case "display":
+      return displayTarget();
   }
 }

@@ -1,8 +1,7 @@
 import { existsSync } from "node:fs";
 import { UsageError, errorMessage } from "../../../errors.ts";
-import { rebuildState } from "../../../journal/rebuild.ts";
+import { projectionJson, projectionProse, projectRunFast } from "../../../replay/fast-project.ts";
 import type { FastVerifyResult } from "../../../journal/model.ts";
-import { dumps } from "../../../pyjson/encode.ts";
 import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
@@ -10,7 +9,7 @@ import { verifyResultJson, fastVerifyNotes, unauthenticatedLine, parseThreads, v
 import { ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
-import { printLines, writeStdout } from "../../output.ts";
+import { printLines, writeStdout, writeStdoutBytes } from "../../output.ts";
 import { journalVerdict } from "../../verdicts.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
@@ -180,20 +179,15 @@ function parseStep(raw: string): number {
 export async function projectRun(ctx: ReplayContext, run: RunRef): Promise<number> {
   refuseFlags(ctx, ["from-step"], "replay <RUN_ID> --from-step");
   const n = parseStep(ctx.args["from-step"]!);
-  const state = await rebuildState(run.journal, n);
+  const state = projectRunFast(run.journal, n);
   // The JSON stays the projection Python prints; the shortfall is said on stderr.
   if (state.step_count < n) {
     log.warn(`--from-step ${n} is beyond the end of ${run.runId}: it has ${state.step_count} step(s); this is the state through step ${state.step_count}`);
   }
   if (ctx.json) {
-    const ordered = { events: state.events, head_hash: state.head_hash, ok: true, step_count: state.step_count };
-    await writeStdout(dumps(ordered, { sortKeys: true }) + "\n");
+    for (const piece of projectionJson(run.journal, state)) await writeStdoutBytes(piece);
     return 0;
   }
-  await printLines(
-    `Rebuilt state for ${run.runId} through step ${state.step_count}`,
-    `head: ${state.head_hash || "(empty)"}`,
-    `events: ${sanitizeCell(state.events.join(", "))}`,
-  );
+  for (const piece of projectionProse(run.runId, run.journal, state)) await writeStdout(piece);
   return 0;
 }

@@ -1,16 +1,16 @@
 import { readMetadata, type RunMetadata } from "../../../journal/metadata.ts";
 import { errorMessage } from "../../../errors.ts";
-import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
-import { holdsRaw } from "../../../pyjson/encode.ts";
-import { renderJson, renderRowJson } from "../../../render/json.ts";
-import { cellWidth, idColumn, joinFitting, sanitizeCell, Table, terminalWidth, wrapCells } from "../../../render/table.ts";
+import { joinFitting, sanitizeCell, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
-import { displayRow } from "../../../replay/display.ts";
+import { measureIds } from "../../../replay/display.ts";
 import { durationText, localTime } from "../../../replay/format.ts";
-import { runRows, scanRun, type RunScan } from "../../../replay/run-view.ts";
+import { scanRunFast, type RunScan } from "../../../replay/run-view.ts";
+import { runTable, writeRunTable } from "../../../replay/run-table.ts";
+import { streamRunJson } from "../../../replay/run-json.ts";
+import type { ByteOutput } from "../../../replay/sink.ts";
 import { log } from "../../log.ts";
-import { printLines, stdoutClosed, writeStdout, writeStdoutSync } from "../../output.ts";
+import { printLines, stdoutClosed, writeStdoutBytes, writeStdoutBytesSync } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { limitOf, refuseFlags } from "./flags.ts";
 import { sealFor, type SealSource } from "./seal-source.ts";
@@ -27,16 +27,12 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
   assertReadable(run);
   const metadata = readMetadata(run.runDir);
   if (ctx.json) {
-    await streamJson(run, metadata, limit);
+    await streamRunJson({ journal: run.journal, runId: run.runId, metadata, limit }, stdoutBytes);
     return 0;
   }
   // The first pass also measures the id columns, so ids get their full width.
   const ids = { agent: 0, task: 0 };
-  const scan = await scanRun(run.journal, limit, (row) => {
-    const d = displayRow(row, null);
-    ids.agent = Math.max(ids.agent, cellWidth(sanitizeCell(d.agent)));
-    ids.task = Math.max(ids.task, cellWidth(sanitizeCell(d.task)));
-  });
+  const scan = await scanRunFast(run.journal, limit, (row) => measureIds(row, ids));
   if (scan.discarded.length > 0) {
     log.warn(
       `${scan.discarded.length} line(s) of ${run.journal} could not be read as events and are not shown ` +
@@ -49,7 +45,7 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
     return 0;
   }
   await printLines(...header(run, scan, metadata));
-  await writeTable(run, scan, limit, ids);
+  await writeRunTable(run.journal, scan.baseTs, limit, runTable(ids, terminalWidth()), stdoutBytes);
   await printLines(...footer(ctx, run, scan));
   return 0;
 }
@@ -75,40 +71,6 @@ function header(run: RunRef, scan: RunScan, metadata: RunMetadata | null): strin
   }
   lines.push("");
   return lines;
-}
-
-/**
- * TIME · EVENT · AGENT · TASK · DETAIL. Ids (AGENT, TASK) get their full
- * measured width and are never cut below `ID_MIN_WIDTH` cells; on a narrow
- * terminal EVENT gives way first, then the ids (to that minimum), and when
- * DETAIL would have fewer than 20 cells it moves below the row, wrapped to
- * the terminal (then TASK too, labelled), so no line is wider than the
- * terminal at any width of 60 or more.
- */
-async function writeTable(run: RunRef, scan: RunScan, limit: number | undefined, ids: { agent: number; task: number }): Promise<void> {
-  const table = new Table(
-    [
-      { header: "TIME", width: 6, minWidth: 4, style: "dim" },
-      { header: "EVENT", width: 24, minWidth: 12, shrinkPriority: 2 },
-      idColumn("AGENT", ids.agent, { shrinkPriority: 1 }),
-      idColumn("TASK", ids.task, { shrinkPriority: 1, fold: "task: ", foldPriority: 1 }),
-      { header: "DETAIL", width: 32, minWidth: 20, flex: true, overflow: "wrap", fold: "", foldPriority: 2 },
-    ],
-    { width: terminalWidth() },
-  );
-  let buf = table.header() + "\n";
-  for await (const row of runRows(run.journal, limit)) {
-    const d = displayRow(row, scan.baseTs);
-    for (const line of table.format([d.time, { text: d.event, style: d.eventStyle }, d.agent, d.task, d.detail])) {
-      buf += line + "\n";
-    }
-    if (buf.length >= 65536) {
-      await writeStdout(buf);
-      buf = "";
-      if (stdoutClosed()) return; // the reader went away: stop reading the journal
-    }
-  }
-  await writeStdout(buf);
 }
 
 /** Prose as [style, text] segments; each segment is wrapped to the terminal on its own lines. */
@@ -164,49 +126,4 @@ function footer(ctx: ReplayContext, run: RunRef, scan: RunScan): string[] {
   ];
 }
 
-function metadataJson(m: RunMetadata | null): unknown {
-  if (!m) return null;
-  return {
-    run_id: m.run_id,
-    started_at: pyFloat(m.started_at),
-    git_sha: m.git_sha,
-    git_branch: m.git_branch,
-    config_hash: m.config_hash,
-    seed_path: m.seed_path,
-  };
-}
-
-const indent4 = (text: string): string => "    " + text.replace(/\n/g, "\n    ");
-
-/**
- * `{"ok": true, "run_id", "metadata", "events": [...]}` exactly as `printJson` would
- * print it (indent 2, raw UTF-8, numbers as recorded), but written row by
- * row so a million-event journal never sits in memory.
- */
-async function streamJson(run: RunRef, metadata: RunMetadata | null, limit: number | undefined): Promise<void> {
-  let buf =
-    "{\n" +
-    `  ${renderJson("ok")}: true,\n` +
-    `  ${renderJson("run_id")}: ${renderJson(run.runId)},\n` +
-    `  ${renderJson("metadata")}: ${renderJson(metadataJson(metadata)).replace(/\n/g, "\n  ")},\n` +
-    `  ${renderJson("events")}: [`;
-  let n = 0;
-  for await (const row of runRows(run.journal, limit)) {
-    if (holdsRaw(row)) {
-      // A huge row (src/pyjson/row.ts) streams from its bytes: never one string.
-      await writeStdout(buf + (n++ === 0 ? "\n" : ",\n"));
-      buf = "";
-      renderRowJson(row, 2, writeStdoutSync);
-      if (stdoutClosed()) return;
-      continue;
-    }
-    buf += (n++ === 0 ? "\n" : ",\n") + indent4(renderJson(row, 2));
-    if (buf.length >= 65536) {
-      await writeStdout(buf);
-      buf = "";
-      if (stdoutClosed()) return; // the reader went away: stop reading the journal
-    }
-  }
-  buf += n === 0 ? "]\n}\n" : "\n  ]\n}\n";
-  await writeStdout(buf);
-}
+const stdoutBytes: ByteOutput = { write: writeStdoutBytes, writeSync: writeStdoutBytesSync, closed: stdoutClosed };

@@ -1,0 +1,94 @@
+import { MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.ts";
+import { LineSplitter, type BulkProbe } from "../fsutil/lines.ts";
+import { classifyLine, type LineVerdict } from "../journal/reader.ts";
+
+/**
+ * The journal reader of the replay display's fast paths: the physical
+ * lines of a run journal exactly as `readJournal` numbers and classifies
+ * them (universal newlines, blank lines skipped, the row limit), but each
+ * `\n`-terminated line is first offered to a byte-level `fast` handler on
+ * the read buffer itself. A line the handler declines (or that the
+ * splitter had to cut at a `\r`) is classified by the exact reader
+ * (`classifyLine`) and handed to `exact`, so every line ends up in exactly
+ * one of the two, in file order.
+ *
+ * A generator that yields after each chunk: the caller writes what the
+ * chunk produced (awaiting the reader of stdout) before more is read, so
+ * memory stays one chunk plus its output whatever the journal's size.
+ */
+
+/** Claims the line `buf[start, end)` (no terminator) when it handles it itself. */
+export type FastLine = (buf: Uint8Array, start: number, end: number, lineNo: number) => boolean;
+
+/** A line the fast handler declined, classified exactly (`lineNo` is 1-based; blank lines never come here). */
+export type ExactLine = (verdict: Exclude<LineVerdict, { kind: "blank" }>, bytes: Uint8Array, lineNo: number) => void;
+
+export interface FastLineReader {
+  fast: FastLine;
+  exact: ExactLine;
+  /** Takes runs of whole lines at a line start of the read buffer (src/fsutil/lines.ts BulkProbe). */
+  bulk?: BulkProbe;
+  /** The read buffer (a kernel's memory): chunks are read into it, a line feed is kept after each as a sentinel. */
+  buffer?: Uint8Array;
+  /**
+   * Collect garbage after every this many chunks (default never): a handler
+   * that makes values per row leaves garbage the engine collects late, and
+   * peak memory would grow with it.
+   */
+  gcEvery?: number;
+  /** True once the caller needs no more lines (a `--limit` reached): reading stops after the chunk. */
+  done(): boolean;
+}
+
+const CHUNK = 1 << 20;
+
+/** Lines of this length and more always take the exact reader (its byte path keeps huge rows as bytes). */
+export const FAST_LINE_MAX = 1 << 16;
+
+export function* readFastLines(path: string, reader: FastLineReader): Generator<void> {
+  const input = openInput(path, { what: "journal" });
+  if (input === null) return;
+  let overlong = 0;
+  const splitter = new LineSplitter(
+    "universal",
+    (bytes, lineNo) => {
+      if (reader.done() || overlong !== 0) return;
+      if (bytes === null) {
+        overlong = lineNo;
+        return;
+      }
+      if (bytes.length === 0) return;
+      const v = classifyLine(bytes);
+      if (v.kind !== "blank") reader.exact(v, bytes, lineNo);
+    },
+    MAX_ROW_BYTES,
+    (buf, start, end, lineNo) => {
+      if (reader.done() || overlong !== 0) return true;
+      return end - start < FAST_LINE_MAX && reader.fast(buf, start, end, lineNo);
+    },
+    reader.bulk ?? null,
+  );
+  const buf = reader.buffer ?? new Uint8Array(CHUNK + 8);
+  const chunk = Math.min(CHUNK, buf.length - 8);
+  let pos = 0;
+  let chunks = 0;
+  try {
+    for (;;) {
+      const n = input.read(buf, 0, chunk, pos);
+      if (n === 0) break;
+      buf[n] = 0x0a; // the sentinel a kernel's scanning loops stop at
+      pos += n;
+      splitter.push(buf.subarray(0, n));
+      if (overlong === 0 && splitter.overlong && !reader.done()) overlong = splitter.lines + 1;
+      if (overlong !== 0) throw rowTooLarge(path, overlong);
+      if (reader.gcEvery !== undefined && ++chunks % reader.gcEvery === 0) Bun.gc(true);
+      yield;
+      if (reader.done()) return;
+    }
+    splitter.end();
+    if (overlong !== 0) throw rowTooLarge(path, overlong);
+    yield;
+  } finally {
+    input.close();
+  }
+}

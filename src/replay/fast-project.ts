@@ -1,0 +1,288 @@
+import { InputError } from "../errors.ts";
+import { checkInput } from "../fsutil/input.ts";
+import { eventHash, hashProfileOf, payloadHash } from "../journal/hash.ts";
+import type { JournalRow } from "../journal/reader.ts";
+import { encodeString } from "../pyjson/encode.ts";
+import { pyStr } from "../pyjson/python.ts";
+import { sanitizeCell } from "../render/table.ts";
+import { readFastLines } from "./fast-lines.ts";
+import type { BulkProbe } from "../fsutil/lines.ts";
+import { KernelMode, VerifyKernel } from "../journal/fast/kernel.ts";
+
+/**
+ * `replay <RUN_ID> --from-step N` on the rows' bytes: the state after the
+ * first N usable rows (src/journal/rebuild.ts, the exact path, is the
+ * reference: the same events, recomputed head and count, the same
+ * unknown_hash_profile error), with rows in the writer's spelling hashed
+ * from slices of their bytes (fast-row.ts) and any other row on the exact
+ * path, at its position in the recomputed chain.
+ *
+ * The events are kept as their JSON text (json.dumps spelling, joined by
+ * ", ") while that stays under EVENTS_CAP; a longer list is not kept, and
+ * `eachEventText` reads the journal a second time to stream it, so memory
+ * stays bounded at any N (nothing is written before the whole prefix was
+ * read: an error at row N-1 leaves stdout empty).
+ */
+
+/** The kernel's read area (the chunk size of the projection's reads). */
+const KERNEL_READ = 1 << 18;
+/** In a row the kernel took: the type token ends right before this, and the stored event_hash starts HASH_AFTER_TYPE bytes after its end. */
+const EVENT_KEY = Buffer.from(', "event": "');
+const PREV_KEY = Buffer.from('", "prev_hash": "');
+const HASH_AFTER_TYPE = '", "prev_hash": "'.length - 1 + 64 + '", "payload_hash": "'.length + 64 + '", "event_hash": "'.length;
+
+/** The event list kept in memory up to this many bytes of JSON text. */
+const EVENTS_CAP = 8 << 20;
+
+export interface Projection {
+  head_hash: string;
+  step_count: number;
+  /** The events' JSON strings joined by ", ", or null when they were too many to keep (use eachEventText). */
+  eventsText: Uint8Array[] | null;
+}
+
+/**
+ * ASCII text kept in blocks of about 1 MiB, each ending between two pushes
+ * (so no event's JSON string is split): growing it never copies, so no
+ * garbage of earlier sizes stays behind.
+ */
+class BlockBuffer {
+  private readonly sealed: Uint8Array[] = [];
+  private cur = new Uint8Array(BLOCK);
+  private at = 0;
+  /** Bytes held. */
+  len = 0;
+  push(src: Uint8Array, s: number, e: number): void {
+    const n = e - s;
+    if (this.at + n > this.cur.length) {
+      this.sealed.push(this.cur.subarray(0, this.at));
+      this.cur = new Uint8Array(Math.max(BLOCK, n));
+      this.at = 0;
+    }
+    const o = this.cur;
+    let l = this.at;
+    // a token: a loop, not a view (a view per row is garbage the collector lets pile up)
+    if (n > 64) o.set(src.subarray(s, e), l);
+    else for (let i = s; i < e; i++) o[l++] = src[i]!;
+    this.at += n;
+    this.len += n;
+  }
+  /** The blocks, in order (views: valid until the next push). */
+  pieces(): Uint8Array[] {
+    return [...this.sealed, this.cur.subarray(0, this.at)];
+  }
+  /** Hand out what is held and start empty (the current block is reused). */
+  take(): Uint8Array[] {
+    const out = this.pieces().map((p) => p.slice());
+    this.sealed.length = 0;
+    this.at = 0;
+    this.len = 0;
+    return out;
+  }
+}
+
+const BLOCK = 1 << 20;
+
+const SEP = Buffer.from(", ");
+
+/** Python `str()` of the row's event, for an exact-path row. */
+const eventTypeOf = (row: JournalRow): string => pyStr(row.get("event"), "");
+
+/**
+ * A bulk line probe (src/fsutil/lines.ts) that lets the verify kernel take
+ * runs of rows in place (the chunks are read into its memory), in `mode`,
+ * at most `room()` of them, the first at position `index()`. Each row it
+ * takes is `{"ts": N, "elapsed_s": N, "index": N, "event": T, "prev_hash": ...`
+ * (the kernel's envelope), which locates T for `onRow`; when fewer rows are
+ * taken than the kernel verified, `onCut` gets where the last one's stored
+ * event_hash starts. Chunks holding a CR are left to the line reader (the
+ * kernel takes CR line ends, the reader counts them its own way).
+ */
+function kernelBulk(
+  k: VerifyKernel,
+  mode: KernelMode,
+  room: () => number,
+  index: () => number,
+  onRow: (typeStart: number, typeEnd: number) => void,
+  onCut: (hashStart: number) => void = () => {},
+): BulkProbe & { taken: number } {
+  const text = Buffer.from(k.lines.buffer, k.lines.byteOffset, k.lines.length);
+  let crFrom = -1;
+  let crAt = -1;
+  const probe = {
+    taken: 0,
+    take(buf: Uint8Array, start: number, end: number): number {
+      probe.taken = 0;
+      const most = room();
+      if (most <= 0) return start;
+      if (crFrom < 0 || start < crFrom || (crAt >= 0 && crAt < start)) {
+        crFrom = start;
+        crAt = buf.indexOf(13, start);
+      }
+      if (crAt >= 0 && crAt < end) return start;
+      k.verify(start, end, index(), mode);
+      const rows = Math.min(k.rows, most);
+      let p = start;
+      for (let i = 0; i < rows; i++) {
+        const t0 = text.indexOf(EVENT_KEY, p) + EVENT_KEY.length - 1;
+        const t1 = text.indexOf(PREV_KEY, t0) + 1;
+        onRow(t0, t1);
+        if (i === rows - 1 && rows < k.rows) onCut(t1 + HASH_AFTER_TYPE);
+        p = text.indexOf(10, t1) + 1;
+      }
+      probe.taken = rows;
+      return p;
+    },
+  };
+  return probe;
+}
+
+/** The state through step `fromStep` (a non-negative integer; Infinity: all rows); `eventsCap` is for tests. */
+export function projectRunFast(path: string, fromStep: number, eventsCap = EVENTS_CAP): Projection {
+  const upper = Math.max(0, fromStep);
+  checkInput(path, { what: "journal" });
+  if (upper === 0) return { head_hash: "", step_count: 0, eventsText: [] };
+  let events: BlockBuffer | null = new BlockBuffer();
+  let first = true;
+  const walked = finish(walkChain(path, upper, (src, s, e) => {
+    if (events === null) return;
+    if (!first) events.push(SEP, 0, SEP.length);
+    first = false;
+    events.push(src, s, e);
+    if (events.len > eventsCap) events = null;
+  }));
+  return { ...walked, eventsText: events === null ? null : (events as BlockBuffer).pieces() };
+}
+
+/**
+ * The recomputed chain over the first `upper` usable rows; `onEvent` gets
+ * each row's event as its JSON text (bytes [s, e) of `src`, valid during
+ * the call), in order.
+ */
+function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: number, e: number) => void): Generator<void, Walked> {
+  const k = new VerifyKernel(KERNEL_READ);
+  const lines = k.lines;
+  let count = 0;
+  /** The recomputed head: the kernel's previous-hash slot, which it links the next rows to (when `hasHead`). */
+  const head = k.prev;
+  let hasHead = false;
+  const headText = (): string => (hasHead ? Buffer.from(head).toString("latin1") : "");
+  const addEvent = (src: Uint8Array, s: number, e: number): void => {
+    count++;
+    onEvent(src, s, e);
+  };
+  // Rows whose stored prev_hash is our recomputed head and whose stored payload and event
+  // hashes are the ones recomputed at their position: each stored event_hash is the next head.
+  // (Only this mode proves every byte of a row: the kernel's classify and links modes leave
+  // the stored hashes unchecked, which may hold bytes the exact reader refuses.)
+  const bulk = kernelBulk(k, KernelMode.Chain, () => (hasHead ? upper - count : 0), () => count, (t0, t1) => addEvent(lines, t0, t1), (at) =>
+    head.set(lines.subarray(at, at + 64)),
+  );
+  yield* readFastLines(path, {
+    buffer: lines,
+    bulk,
+    fast: () => false,
+    exact: (v, _bytes, lineNo) => {
+      if (v.kind !== "row") return;
+      const type = eventTypeOf(v.row);
+      let profile: string;
+      try {
+        profile = hashProfileOf(v.row);
+      } catch (err) {
+        throw new InputError("unknown_hash_profile", `step ${count} (physical line ${lineNo - 1}): ${(err as Error).message}`, { path, step_index: count });
+      }
+      const next = eventHash(headText(), type, payloadHash(type, v.row, profile), count, profile);
+      for (let i = 0; i < 64; i++) head[i] = next.charCodeAt(i);
+      hasHead = true;
+      const token = Buffer.from(encodeString(type, true), "latin1");
+      addEvent(token, 0, token.length);
+    },
+    done: () => count >= upper,
+  });
+  return { head_hash: headText(), step_count: count };
+}
+
+interface Walked {
+  head_hash: string;
+  step_count: number;
+}
+
+/** Run a walk to its end. */
+function finish(walk: Generator<void, Walked>): Walked {
+  for (;;) {
+    const r = walk.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * The JSON text of the first `steps` events, in pieces of about 1 MiB
+ * (joined by ", "), read from the journal again: for a projection whose
+ * list was too long to keep.
+ */
+export function* eachEventText(path: string, steps: number): Generator<Uint8Array> {
+  const out = new BlockBuffer();
+  let first = true;
+  const walk = walkChain(path, steps, (src, s, e) => {
+    if (!first) out.push(SEP, 0, SEP.length);
+    first = false;
+    out.push(src, s, e);
+  });
+  // the walk yields after each chunk: what it produced is handed out then
+  while (!walk.next().done) if (out.len >= BLOCK) yield* out.take();
+  if (out.len > 0) yield* out.take();
+}
+
+const ascii = (t: string): Uint8Array => Buffer.from(t, "latin1");
+
+/** The events' JSON text of a projection, kept or read again. */
+function eventTexts(path: string, p: Projection): Iterable<Uint8Array> {
+  return p.eventsText !== null ? p.eventsText : eachEventText(path, p.step_count);
+}
+
+/**
+ * `{"events", "head_hash", "ok", "step_count"}` as Python's
+ * `json.dumps({**state, "ok": True}, sort_keys=True)` prints it (one line,
+ * ASCII-escaped), then "\n", in pieces.
+ */
+export function* projectionJson(path: string, p: Projection): Generator<Uint8Array> {
+  yield ascii('{"events": [');
+  yield* eventTexts(path, p);
+  yield ascii(`], "head_hash": ${encodeString(p.head_hash)}, "ok": true, "step_count": ${p.step_count}}\n`);
+}
+
+/** The event types of a joined JSON text (`"a", "b"`, or a piece of one starting with ", "). */
+export function* eventStrings(text: Uint8Array): Generator<string> {
+  let p = 0;
+  const n = text.length;
+  while (p < n) {
+    while (p < n && text[p] !== 0x22) p++;
+    if (p >= n) return;
+    const s = p++;
+    let plain = true;
+    while (text[p] !== 0x22) {
+      if (text[p] === 0x5c) {
+        plain = false;
+        p++;
+      }
+      p++;
+    }
+    p++;
+    const token = Buffer.from(text.subarray(s, p)).toString("latin1");
+    yield plain ? token.slice(1, -1) : (JSON.parse(token) as string);
+  }
+}
+
+/** The prose of a projection (three lines; the event list sanitized for the terminal), in pieces. */
+export function* projectionProse(runId: string, path: string, p: Projection): Generator<string> {
+  yield `Rebuilt state for ${runId} through step ${p.step_count}\nhead: ${p.head_hash || "(empty)"}\nevents: `;
+  let first = true;
+  for (const piece of eventTexts(path, p)) {
+    const names = [...eventStrings(piece)];
+    if (names.length === 0) continue;
+    // sanitizeCell maps character by character, so sanitizing each name equals sanitizing the joined line
+    yield (first ? "" : ", ") + names.map(sanitizeCell).join(", ");
+    first = false;
+  }
+  yield "\n";
+}

@@ -1,0 +1,126 @@
+import type { RunMetadata } from "../journal/metadata.ts";
+import type { JournalRow } from "../journal/reader.ts";
+import { holdsRaw } from "../pyjson/encode.ts";
+import { pyFloat } from "../pyjson/types.ts";
+import { renderJson, renderRowJson } from "../render/json.ts";
+import { RowTranscoder } from "./fast-json.ts";
+import { readFastLines } from "./fast-lines.ts";
+import { runRows } from "./run-view.ts";
+import { utf8, type ByteOutput } from "./sink.ts";
+
+/**
+ * `replay <RUN_ID> --as-json`: `{"ok": true, "run_id", "metadata",
+ * "events": [...]}` exactly as `printJson` would print it (indent 2, raw
+ * UTF-8, numbers as recorded), streamed row by row so a million-event
+ * journal never sits in memory.
+ *
+ * `streamRunJson` works on the rows' bytes (fast-json.ts re-indents a row
+ * without parsing it into values) and gives a row it cannot re-indent
+ * with certainty to the exact path; `streamRunJsonExact` is the exact path
+ * alone (every row parsed, then rendered), kept as the reference the
+ * differential tests hold the fast one to.
+ */
+
+function metadataJson(m: RunMetadata | null): unknown {
+  if (!m) return null;
+  return {
+    run_id: m.run_id,
+    started_at: pyFloat(m.started_at),
+    git_sha: m.git_sha,
+    git_branch: m.git_branch,
+    config_hash: m.config_hash,
+    seed_path: m.seed_path,
+  };
+}
+
+function documentHead(runId: string, metadata: RunMetadata | null): string {
+  return (
+    "{\n" +
+    `  ${renderJson("ok")}: true,\n` +
+    `  ${renderJson("run_id")}: ${renderJson(runId)},\n` +
+    `  ${renderJson("metadata")}: ${renderJson(metadataJson(metadata)).replace(/\n/g, "\n  ")},\n` +
+    `  ${renderJson("events")}: [`
+  );
+}
+
+const documentTail = (rows: number): string => (rows === 0 ? "]\n}\n" : "\n  ]\n}\n");
+const separator = (n: number): string => (n === 0 ? "\n" : ",\n");
+const indent4 = (text: string): string => "    " + text.replace(/\n/g, "\n    ");
+
+/** Flush the buffer once it holds this much. */
+const FLUSH_BYTES = 1 << 20;
+
+export interface RunJsonInput {
+  journal: string;
+  runId: string;
+  metadata: RunMetadata | null;
+  /** At most this many rows (undefined: all). */
+  limit?: number;
+}
+
+export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promise<void> {
+  const { limit } = input;
+  const tc = new RowTranscoder();
+  tc.append(utf8(documentHead(input.runId, input.metadata)));
+  let n = 0;
+  const done = (): boolean => (limit !== undefined && n >= limit) || out.closed();
+  const SEP_FIRST = utf8("\n");
+  const SEP = utf8(",\n");
+  const exactRow = (row: JournalRow): void => {
+    tc.append(n++ === 0 ? SEP_FIRST : SEP);
+    if (!holdsRaw(row)) return tc.append(utf8(indent4(renderJson(row, 2))));
+    // A huge row (src/pyjson/row.ts) streams from its bytes: never one string.
+    out.writeSync(tc.buf.subarray(0, tc.len));
+    tc.reset();
+    renderRowJson(row, 2, (text) => out.writeSync(utf8(text)));
+  };
+  if (limit === undefined || limit > 0) {
+    for (const _ of readFastLines(input.journal, {
+      fast: (buf, s, e) => {
+        const mark = tc.len;
+        tc.append(n === 0 ? SEP_FIRST : SEP);
+        if (tc.row(buf, s, e, 4)) {
+          n++;
+          return true;
+        }
+        tc.len = mark;
+        return false;
+      },
+      exact: (v) => {
+        if (v.kind === "row") exactRow(v.row);
+      },
+      done,
+    })) {
+      if (tc.len >= FLUSH_BYTES) {
+        await out.write(tc.buf.subarray(0, tc.len));
+        tc.reset();
+      }
+      if (out.closed()) return; // the reader went away: stop reading the journal
+    }
+  }
+  tc.append(utf8(documentTail(n)));
+  await out.write(tc.buf.subarray(0, tc.len));
+  tc.reset();
+}
+
+/** The exact path alone: every row parsed and rendered (the reference of streamRunJson). */
+export async function streamRunJsonExact(input: RunJsonInput, out: ByteOutput): Promise<void> {
+  let buf = documentHead(input.runId, input.metadata);
+  let n = 0;
+  for await (const row of runRows(input.journal, input.limit)) {
+    if (holdsRaw(row)) {
+      await out.write(utf8(buf + separator(n++)));
+      buf = "";
+      renderRowJson(row, 2, (text) => out.writeSync(utf8(text)));
+      if (out.closed()) return;
+      continue;
+    }
+    buf += separator(n++) + indent4(renderJson(row, 2));
+    if (buf.length >= 65536) {
+      await out.write(utf8(buf));
+      buf = "";
+      if (out.closed()) return;
+    }
+  }
+  await out.write(utf8(buf + documentTail(n)));
+}

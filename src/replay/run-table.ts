@@ -1,0 +1,118 @@
+import { paint } from "../render/ansi.ts";
+import { idColumn, Table } from "../render/table.ts";
+import type { PyObject } from "../pyjson/types.ts";
+import { displayRow } from "./display.ts";
+import { readFastLines } from "./fast-lines.ts";
+import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader } from "./fast-row.ts";
+import { runRows } from "./run-view.ts";
+import { utf8, type ByteOutput } from "./sink.ts";
+
+/**
+ * The rows of `replay <RUN_ID>`'s table: TIME · EVENT · AGENT · TASK ·
+ * DETAIL. Ids (AGENT, TASK) get their full measured width and are never
+ * cut below `ID_MIN_WIDTH` cells; on a narrow terminal EVENT gives way
+ * first, then the ids (to that minimum), and when DETAIL would have fewer
+ * than 20 cells it moves below the row, wrapped to the terminal (then TASK
+ * too, labelled), so no line is wider than the terminal at any width of 60
+ * or more.
+ *
+ * `writeRunTable` reads each row in the writer's spelling for its display
+ * fields only (fast-row.ts) and lays out a row whose cells are plain
+ * printable ASCII that fits its column without the general table code;
+ * anything else takes the exact path (the full row parsed; `Table.format`).
+ * `writeRunTableExact` is the exact path alone, the reference.
+ */
+
+export function runTable(ids: { agent: number; task: number }, width: number): Table {
+  return new Table(
+    [
+      { header: "TIME", width: 6, minWidth: 4, style: "dim" },
+      { header: "EVENT", width: 24, minWidth: 12, shrinkPriority: 2 },
+      idColumn("AGENT", ids.agent, { shrinkPriority: 1 }),
+      idColumn("TASK", ids.task, { shrinkPriority: 1, fold: "task: ", foldPriority: 1 }),
+      { header: "DETAIL", width: 32, minWidth: 20, flex: true, overflow: "wrap", fold: "", foldPriority: 2 },
+    ],
+    { width },
+  );
+}
+
+/** Column styles of runTable (the EVENT cell brings its own). */
+const TIME_STYLE = "dim";
+const PLAIN = /^[\x20-\x7e]*$/;
+
+/**
+ * `table.format(cells)` joined, for a row whose cells are plain printable
+ * ASCII (so sanitizing changes nothing and a character is a cell) that fit
+ * their columns on one line with no folded column; null for any other row.
+ */
+function plainRowText(table: Table, time: string, event: string, eventStyle: string, agent: string, task: string, detail: string): string | null {
+  const w = table.widths;
+  if (table.folded.size !== 0) return null;
+  if (time.length > w[0]! || event.length > w[1]! || agent.length > w[2]! || task.length > w[3]! || detail.length > w[4]!) return null;
+  if (!PLAIN.test(time) || !PLAIN.test(event) || !PLAIN.test(agent) || !PLAIN.test(task) || !PLAIN.test(detail)) return null;
+  // Padding stays outside the styled span; the last cell is not padded; the line is trimmed at its end.
+  const cell = (text: string, width: number, style: string): string => {
+    const fill = " ".repeat(width - text.length);
+    return (style && text !== "" ? paint(style, text) : text) + fill;
+  };
+  const line =
+    cell(time, w[0]!, TIME_STYLE) + "  " + cell(event, w[1]!, eventStyle) + "  " + cell(agent, w[2]!, "") + "  " + cell(task, w[3]!, "") + "  " + detail;
+  return line.trimEnd() + "\n";
+}
+
+function rowText(table: Table, row: PyObject, baseTs: number | null): string {
+  const d = displayRow(row, baseTs);
+  const fast = plainRowText(table, d.time, d.event, d.eventStyle, d.agent, d.task, d.detail);
+  if (fast !== null) return fast;
+  let text = "";
+  for (const line of table.format([d.time, { text: d.event, style: d.eventStyle }, d.agent, d.task, d.detail])) text += line + "\n";
+  return text;
+}
+
+const FLUSH_CHARS = 1 << 16;
+
+export async function writeRunTable(journal: string, baseTs: number | null, limit: number | undefined, table: Table, out: ByteOutput): Promise<void> {
+  let buf = table.header() + "\n";
+  if (limit === undefined || limit > 0) {
+    const r = new FastRowReader();
+    let n = 0;
+    for (const _ of readFastLines(journal, {
+      buffer: r.readBuffer,
+      gcEvery: DISPLAY_GC_CHUNKS,
+      fast: (b, s, e) => {
+        if (!r.load(b, s, e)) return false;
+        buf += rowText(table, r.displayFields(EVENT_HASH_SLOT), baseTs);
+        n++;
+        return true;
+      },
+      exact: (v) => {
+        if (v.kind !== "row") return;
+        buf += rowText(table, v.row, baseTs);
+        n++;
+      },
+      done: () => (limit !== undefined && n >= limit) || out.closed(),
+    })) {
+      if (buf.length >= FLUSH_CHARS) {
+        await out.write(utf8(buf));
+        buf = "";
+      }
+      if (out.closed()) return; // the reader went away: stop reading the journal
+    }
+  }
+  await out.write(utf8(buf));
+}
+
+/** The exact path alone (every row parsed, every row through Table.format): the reference of writeRunTable. */
+export async function writeRunTableExact(journal: string, baseTs: number | null, limit: number | undefined, table: Table, out: ByteOutput): Promise<void> {
+  let buf = table.header() + "\n";
+  for await (const row of runRows(journal, limit)) {
+    const d = displayRow(row, baseTs);
+    for (const line of table.format([d.time, { text: d.event, style: d.eventStyle }, d.agent, d.task, d.detail])) buf += line + "\n";
+    if (buf.length >= 65536) {
+      await out.write(utf8(buf));
+      buf = "";
+      if (out.closed()) return;
+    }
+  }
+  await out.write(utf8(buf));
+}

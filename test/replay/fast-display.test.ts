@@ -1,0 +1,139 @@
+/**
+ * The replay display's fast paths against the exact path they replace:
+ * byte-identical JSON, the same scan facts and id widths, the same table
+ * lines, the same --from-step projection (and errors), on every run-journal
+ * vector and on generated journals full of hostile rows.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { rebuildStateSync } from "../../src/journal/rebuild.ts";
+import { dumps } from "../../src/pyjson/encode.ts";
+import { sanitizeCell } from "../../src/render/table.ts";
+import { measureIds } from "../../src/replay/display.ts";
+import { projectionJson, projectionProse, projectRunFast } from "../../src/replay/fast-project.ts";
+import { streamRunJson, streamRunJsonExact } from "../../src/replay/run-json.ts";
+import { runTable, writeRunTable, writeRunTableExact } from "../../src/replay/run-table.ts";
+import { scanRun, scanRunFast } from "../../src/replay/run-view.ts";
+import { CollectingOutput } from "../../src/replay/sink.ts";
+import { VECTORS } from "../helpers/cli.ts";
+import { HOSTILE_LINES, writeHostileJournal, writeWriterJournal } from "./hostile-rows.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "fast-display-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const hostile = join(dir, "hostile.jsonl");
+writeHostileJournal(hostile, 240);
+const clean = join(dir, "clean.jsonl");
+writeWriterJournal(clean, 300);
+const vectors = readdirSync(join(VECTORS, "run-journal"))
+  .filter((n) => n.endsWith(".jsonl"))
+  .map((n) => join(VECTORS, "run-journal", n));
+const journals = [hostile, clean, ...vectors];
+const metadata = { run_id: "r", started_at: 1727000000.5, git_sha: "abc", git_branch: "main", config_hash: "c0", seed_path: null } as never;
+
+async function json(fast: boolean, journal: string, limit?: number): Promise<string> {
+  const out = new CollectingOutput();
+  await (fast ? streamRunJson : streamRunJsonExact)({ journal, runId: "r", metadata, limit }, out);
+  return out.text();
+}
+
+async function scan(fast: boolean, journal: string, limit?: number) {
+  const ids = { agent: 0, task: 0 };
+  const s = await (fast ? scanRunFast : scanRun)(journal, limit, (row) => measureIds(row, ids));
+  return { ...s, ids };
+}
+
+async function table(fast: boolean, journal: string, width: number, limit?: number): Promise<string> {
+  const s = await scanRun(journal, limit);
+  const out = new CollectingOutput();
+  await (fast ? writeRunTable : writeRunTableExact)(journal, s.baseTs, limit, runTable({ agent: 14, task: 9 }, width), out);
+  return out.text();
+}
+
+function projectExact(journal: string, n: number): { json: string; prose: string } | { error: string } {
+  try {
+    const s = rebuildStateSync(journal, n);
+    return {
+      json: dumps({ events: s.events, head_hash: s.head_hash, ok: true, step_count: s.step_count }, { sortKeys: true }) + "\n",
+      prose: `Rebuilt state for r through step ${s.step_count}\nhead: ${s.head_hash || "(empty)"}\nevents: ${sanitizeCell(s.events.join(", "))}\n`,
+    };
+  } catch (err) {
+    return { error: `${(err as { code?: string }).code}: ${(err as Error).message}` };
+  }
+}
+
+function projectFast(journal: string, n: number, cap?: number): { json: string; prose: string } | { error: string } {
+  try {
+    const p = projectRunFast(journal, n, cap);
+    return {
+      json: Buffer.concat([...projectionJson(journal, p)]).toString("latin1"),
+      prose: [...projectionProse("r", journal, p)].join(""),
+    };
+  } catch (err) {
+    return { error: `${(err as { code?: string }).code}: ${(err as Error).message}` };
+  }
+}
+
+describe("replay display: fast path = exact path", () => {
+  test("the generated journals hold what they should (hostile lines, writer rows)", async () => {
+    const s = await scanRun(hostile);
+    expect(s.discarded.length).toBeGreaterThan(12);
+    expect(s.events).toBeGreaterThan(240 + HOSTILE_LINES.length / 2);
+    expect(vectors.length).toBeGreaterThan(10);
+  });
+
+  test("--as-json: byte-identical on every journal, with and without --limit", async () => {
+    for (const j of journals) {
+      for (const limit of [undefined, 0, 1, 7, 100]) {
+        expect([j, limit, await json(true, j, limit)]).toEqual([j, limit, await json(false, j, limit)]);
+      }
+    }
+  }, 60_000);
+
+  test("the scan (events, discarded lines, duration, time base, fingerprint, head, id widths) is the same", async () => {
+    for (const j of journals) {
+      for (const limit of [undefined, 0, 3, 50]) {
+        expect([j, limit, await scan(true, j, limit)]).toEqual([j, limit, await scan(false, j, limit)]);
+      }
+    }
+  }, 60_000);
+
+  test("the table lines are the same at several widths and limits (wrapping, folding, truncation)", async () => {
+    for (const j of journals) {
+      for (const [width, limit] of [[100, undefined], [60, undefined], [220, 20], [40, undefined]] as const) {
+        expect([j, width, await table(true, j, width, limit)]).toEqual([j, width, await table(false, j, width, limit)]);
+      }
+    }
+  }, 60_000);
+
+  test("--from-step N: the same JSON and prose at several N, also when the event list is too long to keep", async () => {
+    for (const j of journals) {
+      for (const n of [0, 1, 2, 5, 40, 150, 1e9]) {
+        const exact = projectExact(j, n);
+        expect([j, n, projectFast(j, n)]).toEqual([j, n, exact]);
+        expect([j, n, "cap", projectFast(j, n, 64)]).toEqual([j, n, "cap", exact]);
+      }
+    }
+  }, 60_000);
+
+  test("--from-step: an unknown hash_profile is the same error at the same step", () => {
+    const bad = join(dir, "profile.jsonl");
+    writeFileSync(bad, '{"event": "a"}\n{"event": "b", "hash_profile": "nope"}\n{"event": "c"}\n');
+    const exact = projectExact(bad, 10);
+    expect(exact).toHaveProperty("error");
+    expect(projectFast(bad, 10)).toEqual(exact);
+    expect(projectFast(bad, 1)).toEqual(projectExact(bad, 1));
+  });
+
+  test("a journal of writer rows takes the fast paths (the test is not vacuous)", async () => {
+    // the fast JSON differs from the exact only in speed; a change of spelling would show here
+    const fastJson = await json(true, clean);
+    expect(fastJson).toContain('"summary": "caf\u00e9 \u2014 \u{1f600}"');
+    expect(fastJson).toContain("\\ud800 lone \\udfff");
+    const p = projectRunFast(clean, 1e9);
+    expect(p.step_count).toBe(300);
+    expect(p.eventsText).not.toBeNull();
+  });
+});

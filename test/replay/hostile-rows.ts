@@ -1,0 +1,128 @@
+/**
+ * Journals that hold every kind of line the replay display's fast paths
+ * must either reproduce exactly or hand to the exact path: rows in the
+ * Python writer's spelling (with escapes, surrogates, floats, nesting),
+ * rows in other spellings, and lines that are not rows at all.
+ */
+import { writeFileSync } from "node:fs";
+import { dumps } from "../../src/pyjson/encode.ts";
+import { PyNum, pyFloat, type PyLike } from "../../src/pyjson/types.ts";
+
+const enc = new TextEncoder();
+
+/** A row as Python's json.dumps writes it (default separators, ensure_ascii). */
+function writer(fields: [string, PyLike][]): string {
+  return dumps(new Map(fields) as unknown as PyLike);
+}
+
+const HASH = "ab".repeat(32);
+
+function envelope(i: number, event: string, payload: [string, PyLike][], ts: PyLike = pyFloat(1727000000.25 + i * 0.5)): string {
+  return writer([
+    ["ts", ts],
+    ["elapsed_s", pyFloat(i * 0.125)],
+    ["index", i],
+    ["event", event],
+    ["prev_hash", i === 0 ? "" : HASH],
+    ["payload_hash", HASH],
+    ["event_hash", (i % 16).toString(16).repeat(64)],
+    ...payload,
+  ]);
+}
+
+/** Rows in the writer's spelling: what the fast paths take. */
+export function writerRows(n: number): string[] {
+  const out: string[] = [];
+  const strings = ["plain", "caf\u00e9 \u2014 \u{1f600}", "tab\tnew\nline \"q\" \\ \u0000 \u001f \u007f", "\ud800 lone \udfff", "\u2028\u2029", "<\u202e>", "\u4fee\u590d"];
+  for (let i = 0; i < n; i++) {
+    const k = i % 9;
+    const s = strings[i % strings.length]!;
+    if (i === 0) out.push(envelope(i, "run_started", [["run_id", "r-\u00e9"], ["max_agents", 4], ["budget_usd", pyFloat(25)]]));
+    else if (k === 1) out.push(envelope(i, "agent_spawned", [["agent_id", `agent-${i}`], ["role", s], ["model", "m\u00fcdel"], ["task_ids", [`T-${i}`, `T-${i + 1}`, "T-x"]]]));
+    else if (k === 2) out.push(envelope(i, "task_completed", [["task_id", `T-${i}`], ["agent_id", `agent-${i - 1}`], ["cost_usd", pyFloat(i * 1.0625)], ["summary", s]]));
+    else if (k === 3) out.push(envelope(i, "tick_start", [["tick", i], ["ticks", new PyNum("12345678901234567890123", false)]]));
+    else if (k === 4) out.push(envelope(i, "tool_call", [["args", { z: 1, a: [pyFloat(0.1), pyFloat(1e-7), pyFloat(1e22), pyFloat(-0), null, true, false], m: { y: s, b: [], c: {} } }], ["task_ids", []]]));
+    else if (k === 5) out.push(envelope(i, "task_verification_failed", [["task_id", ""], ["task_ids", ["A", "B", "C"]], ["failed_signals", ["tests", s, "lint", "x"]]]));
+    else if (k === 6) out.push(envelope(i, "run_completed", [["run_id", "r"], ["fingerprint", "f".repeat(40)], ["cost_usd", 0], ["model", ""]]));
+    else if (k === 7) out.push(envelope(i, s, [["deep", [[[[{ k: [1, [2, [3]]] }]]]]], ["agent_id", 7]], new PyNum("1727000100", false)));
+    else out.push(envelope(i, "note", [["cost_usd", "1.5"], ["tick", pyFloat(2.5)], ["max_agents", true], ["role", null]]));
+  }
+  return out;
+}
+
+/** Lines in other spellings, and lines that are no rows (each stands alone; some are discarded). */
+export const HOSTILE_LINES: string[] = [
+  '{"event":"compact","ts":1727000001.5,"agent_id":"a1"}',
+  '{ "event" : "spaced" ,\t"ts" : 1E5 , "elapsed_s":1.50 }',
+  '{"event": "floats", "a": 1e400, "b": -0.0, "c": 1E5, "d": 1.50, "e": NaN, "f": Infinity, "g": -Infinity, "h": -0, "i": 5e-324, "j": 0.1000}',
+  `{"event": "big", "n": ${"9".repeat(4300)}}`,
+  `{"event": "too big", "n": ${"9".repeat(4301)}}`,
+  '{"event": "raw utf8 \u00e9\u{1f600}", "agent_id": "\u0430\u0433\u0435\u043d\u0442", "task_id": "\u4efb\u52a1"}',
+  '{"event": "esc", "s": "\\u00E9\\u00e9\\ud83d\\ude00\\ud83d\\u0041\\udc00\\u0000\\u001F\\u007f\\/\\"\\\\\\b\\f\\n\\r\\t\\u2028"}',
+  '{"event": "dup", "event": "second", "ts": 1, "ts": 2}',
+  '{"event": "nested dup", "a": {"k": 1, "k": 2}}',
+  '{"\\u0065vent": "escaped key", "event": "plain key"}',
+  '{"\\u0065vent": "escaped key alone"}',
+  '{"event": "hash profile", "hash_profile": "py-json-v1", "ts": 3}',
+  '{"event": 5, "ts": "not a number", "elapsed_s": "7"}',
+  '{"event": null, "ts": null}',
+  '{"ts": 12}',
+  "{}",
+  "{ }",
+  '  {"event": "padded"}  ',
+  '\ufeff{"event": "bom"}',
+  '{"event": "trailing"} junk',
+  '{"event": "bad escape \\x"}',
+  '{"event": "bad \\u12"}',
+  '{"event": "control \u0001 raw"}',
+  "not json at all",
+  "[1, 2, 3]",
+  '"just a string"',
+  "12",
+  '{"event": "unterminated',
+  `{"event": "deep", "d": ${"[".repeat(70)}${"]".repeat(70)}}`,
+  `{"event": "deep obj", "d": ${'{"a": '.repeat(63)}1${"}".repeat(63)}}`,
+  '{"event": "many keys", ' + Array.from({ length: 80 }, (_, i) => `"k${i}": ${i}`).join(", ") + "}",
+  '{"event": "cost", "cost_usd": 1e400, "tick": 0, "ticks": 0.0, "max_agents": [], "failed_signals": "abcdef"}',
+  '{"event": "cost2", "cost_usd": true, "failed_signals": [{"a": 1}, [2], null, "d"], "task_ids": "XYZ"}',
+  '{"event": "run_started", "ts": 1727000000.5, "run_id": {"o": 1}}',
+  '{"event": "run_completed", "fingerprint": 1234567890123456789, "run_id": ""}',
+  `{"event": "huge", "blob": [${Array.from({ length: 9000 }, (_, i) => `"item-${i}"`).join(", ")}], "agent_id": "h"}`,
+];
+
+/** Bytes that are no valid UTF-8, and line ends that are not LF, as raw lines. */
+export const RAW_LINES: Uint8Array[] = [
+  Uint8Array.from([...enc.encode('{"event": "bad utf8 '), 0xff, 0xfe, ...enc.encode('"}')]),
+  Uint8Array.from([...enc.encode('{"event": "overlong '), 0xc0, 0xaf, ...enc.encode('"}')]),
+  Uint8Array.from([...enc.encode('{"event": "surrogate '), 0xed, 0xa0, 0x80, ...enc.encode('"}')]),
+  // the writer's envelope with a byte no reader accepts inside a stored hash (no kernel mode but the chain's checks those bytes)
+  Uint8Array.from([
+    ...enc.encode(`{"ts": 1.5, "elapsed_s": 0.5, "index": 3, "event": "bad hash byte", "prev_hash": "${HASH}", "payload_hash": "${"ab".repeat(20)}`),
+    0xca,
+    ...enc.encode(`${"ab".repeat(11)}a", "event_hash": "${HASH}", "k": 1}`),
+  ]),
+];
+
+/** A journal of writer rows with hostile lines between them, CRLF and lone CR line ends, blank lines. */
+export function writeHostileJournal(path: string, rows = 200): void {
+  const writerLines = writerRows(rows);
+  const parts: Uint8Array[] = [];
+  let h = 0;
+  let r = 0;
+  writerLines.forEach((line, i) => {
+    parts.push(enc.encode(line + (i % 23 === 5 ? "\r\n" : i % 29 === 7 ? "\r" : "\n")));
+    if (i % 3 === 2 && h < HOSTILE_LINES.length) parts.push(enc.encode(HOSTILE_LINES[h++]! + "\n"));
+    if (i % 17 === 3 && r < RAW_LINES.length) parts.push(RAW_LINES[r++]!, enc.encode("\n"));
+    if (i % 31 === 4) parts.push(enc.encode("\n   \n"));
+  });
+  while (h < HOSTILE_LINES.length) parts.push(enc.encode(HOSTILE_LINES[h++]! + "\n"));
+  while (r < RAW_LINES.length) parts.push(RAW_LINES[r++]!, enc.encode("\n"));
+  // no terminator on the last line
+  parts.push(enc.encode(writer([["event", "last, unterminated"], ["ts", pyFloat(1727000999.5)]])));
+  writeFileSync(path, Buffer.concat(parts));
+}
+
+/** A journal holding only writer rows (every row on the fast paths). */
+export function writeWriterJournal(path: string, rows: number): void {
+  writeFileSync(path, writerRows(rows).join("\n") + "\n");
+}
