@@ -524,7 +524,8 @@
   ;; at $out ($outLen). Returns the offset of the row's line end (LF or CR),
   ;; $next the next line's start; or -1.
   ;; The three hashes are located tentatively (64 bytes and a quote); $verify
-  ;; compares each with a hex digest, which validates every byte.
+  ;; compares each with a hex digest, which validates every byte (or, in the
+  ;; modes that compute no digest, checks that each is hex).
   (func $row (param $p i32) (result i32)
     (local $q i32) (local $ks i32) (local $ke i32) (local $d i32) (local $m i32) (local $o i32) (local $n i32)
     (block $no
@@ -698,6 +699,14 @@
           (i32.gt_u (i32.add (global.get $leafOut) (i32.shl (i32.add (global.get $rows) (i32.const 1)) (i32.const 5))) (global.get $leafEnd))))
         (local.set $e (call $row (local.get $p)))
         (br_if $stop (i32.lt_s (local.get $e) (i32.const 0)))
+        ;; LINKS and CLASSIFY compare no hash with a digest, so nothing else
+        ;; checks the tentative hashes' bytes: they must be hex themselves
+        ;; (a quote or a non-ASCII byte inside one is a line the reader discards)
+        (if (i32.and (local.get $flags) (i32.const 10))
+          (then
+            (br_if $stop (i32.eqz (call $isHex64 (global.get $prevS))))
+            (br_if $stop (i32.eqz (call $isHex64 (global.get $phS))))
+            (br_if $stop (i32.eqz (call $isHex64 (global.get $hashS))))))
         (block $verified
           (br_if $verified (i32.and (local.get $flags) (i32.const 8)))
           (if (i32.and (local.get $flags) (i32.const 1))

@@ -305,6 +305,47 @@ describe("--links-only", () => {
   });
 });
 
+describe("rows whose stored hashes are not hex (the modes that compute no digest)", () => {
+  /**
+   * Links-only and the count past a failure hash nothing, so the kernel
+   * must check the stored hashes' bytes itself: a non-UTF-8 byte in a
+   * payload_hash, or a quote inside an event_hash, makes a line the reader
+   * discards. Found by the display fuzz target: links-only counted such
+   * lines as rows (and could call an intact chain's coverage complete).
+   */
+  test("links-only and after a break: the count, coverage and discarded lines are the exact reader's", async () => {
+    const dir = dirs.make();
+    const gen = generateJournal(join(dir, "sdd"), "r", 400_000, 5);
+    const lines = readFileSync(gen.path).toString("latin1").split("\n");
+    const n = lines.length - 1;
+    const edit = (i: number, field: string, at: number, bytes: string) => {
+      const key = `"${field}": "`;
+      const s = lines[i]!.indexOf(key) + key.length + at;
+      lines[i] = lines[i]!.slice(0, s) + bytes + lines[i]!.slice(s + bytes.length);
+    };
+    edit(Math.floor(n / 4), "payload_hash", 25, "\xca"); // not UTF-8
+    edit(Math.floor(n / 2), "event_hash", 5, '"x"'); // a quote: not JSON any more
+    edit(Math.floor((3 * n) / 4), "payload_hash", 0, "\x7f"); // valid JSON, not hex
+    const intact = join(dir, "intact.jsonl");
+    writeFileSync(intact, Buffer.from(lines.join("\n"), "latin1"));
+    // The same after a prev_hash break near the start (the rest is only counted).
+    edit(3, "prev_hash", 10, lines[3]!.includes('"prev_hash": "0') ? "1" : "0");
+    const broken = join(dir, "broken.jsonl");
+    writeFileSync(broken, Buffer.from(lines.join("\n"), "latin1"));
+    for (const p of [intact, broken]) {
+      const exact = verifyJournalSync(p);
+      expect(exact.discarded_line_indices.length).toBe(2);
+      for (const cfg of CONFIGS) {
+        for (const linksOnly of [true, false]) {
+          const r = await verifyJournalFast(p, { ...cfg, linksOnly });
+          const got = { count: r.count, coverage: r.coverage, discarded: r.discarded_line_indices, ok: r.ok };
+          expect(got).toEqual({ count: exact.count, coverage: exact.coverage, discarded: exact.discarded_line_indices, ok: false });
+        }
+      }
+    }
+  });
+});
+
 describe("a growing journal", () => {
   function liveJournal(): { path: string; rows: string[] } {
     const dir = dirs.make();

@@ -17,8 +17,8 @@ import { prng, stringToken, valueToken, type Rand } from "./rows.ts";
 const encoder = new TextEncoder();
 const latin1 = new TextDecoder("latin1");
 const PREV = "ab".repeat(32);
-const PH = "P".repeat(64);
-const EH = "E".repeat(64);
+const PH = "cd".repeat(32);
+const EH = "ef".repeat(32);
 
 const kernel = new VerifyKernel(1 << 16);
 
