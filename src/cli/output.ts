@@ -81,7 +81,12 @@ function encode(text: string): Uint8Array {
  */
 export async function writeStdout(text: string): Promise<void> {
   if (text.length === 0 || stdoutGone || failure) return;
-  const bytes = encode(text);
+  await writeStdoutBytes(encode(text));
+}
+
+/** writeStdout of bytes already encoded (streamed output built as UTF-8). */
+export async function writeStdoutBytes(bytes: Uint8Array): Promise<void> {
+  if (bytes.length === 0 || stdoutGone || failure) return;
   begun = true;
   try {
     await writeAll(1, bytes);
@@ -94,7 +99,11 @@ export async function writeStdout(text: string): Promise<void> {
 /** writeStdout without yielding to the event loop (signal handlers, exit paths). */
 export function writeStdoutSync(text: string): void {
   if (text.length === 0 || stdoutGone || failure) return;
-  const bytes = encode(text);
+  writeStdoutBytesSync(encode(text));
+}
+
+export function writeStdoutBytesSync(bytes: Uint8Array): void {
+  if (bytes.length === 0 || stdoutGone || failure) return;
   begun = true;
   try {
     writeAllSync(1, bytes);

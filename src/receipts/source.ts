@@ -107,28 +107,77 @@ class Channel<T> {
 }
 class ChannelCancelled extends Error {}
 
-async function* fileEntries(path: string, dialect: LineDialect, maxLineBytes: number): AsyncGenerator<PyObject> {
-  let batch: PyObject[] = [];
-  const splitter = new LineSplitter(
-    dialect,
-    refusingOverlong((line) => {
-      const k = classifyLine(line);
-      if (k.kind === "entry") batch.push(k.row);
-    }, maxLineBytes),
-    maxLineBytes,
-  );
-  for (const chunk of readChunks(path, { what: "journal" })) {
-    splitter.push(chunk);
-    if (batch.length) {
-      yield* batch;
-      batch = [];
-    }
-  }
-  splitter.end();
-  yield* batch;
+/**
+ * What a stream of a source's lines is turned into, batch by batch: the
+ * lines of one input chunk (views valid only during `line`) are collected
+ * and `take` hands them over before the next chunk is read.
+ */
+interface Collector<T> {
+  line(bytes: Uint8Array): void;
+  take(): T | null;
 }
 
-async function* receiptEntries(path: string, limits: ReceiptLimits): AsyncGenerator<PyObject> {
+/** The tolerant reader's entries (parsed). */
+class EntryCollector implements Collector<PyObject[]> {
+  private batch: PyObject[] = [];
+  line(bytes: Uint8Array): void {
+    const k = classifyLine(bytes);
+    if (k.kind === "entry") this.batch.push(k.row);
+  }
+  take(): PyObject[] | null {
+    if (this.batch.length === 0) return null;
+    const b = this.batch;
+    this.batch = [];
+    return b;
+  }
+}
+
+/** A batch of a source's lines as bytes: line k is `buf[ends[k - 1] ?? 0, ends[k])`. */
+export interface LineBatch {
+  buf: Uint8Array;
+  ends: number[];
+}
+
+/** The lines themselves, copied out of the read buffers (blank ones dropped: no reader sees them). */
+class LineCollector implements Collector<LineBatch> {
+  private buf = new Uint8Array(1 << 20);
+  private len = 0;
+  private ends: number[] = [];
+  line(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    if (this.len + bytes.length > this.buf.length) {
+      const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + bytes.length));
+      grown.set(this.buf.subarray(0, this.len));
+      this.buf = grown;
+    }
+    this.buf.set(bytes, this.len);
+    this.len += bytes.length;
+    this.ends.push(this.len);
+  }
+  take(): LineBatch | null {
+    if (this.ends.length === 0) return null;
+    const b = { buf: this.buf.subarray(0, this.len), ends: this.ends };
+    // The consumer keeps the batch until it asks for the next one: a fresh buffer each time.
+    this.buf = new Uint8Array(Math.max(1 << 20, this.buf.length));
+    this.len = 0;
+    this.ends = [];
+    return b;
+  }
+}
+
+async function* fileStream<T>(path: string, dialect: LineDialect, maxLineBytes: number, c: Collector<T>): AsyncGenerator<T> {
+  const splitter = new LineSplitter(dialect, refusingOverlong((line) => c.line(line), maxLineBytes), maxLineBytes);
+  for (const chunk of readChunks(path, { what: "journal" })) {
+    splitter.push(chunk);
+    const b = c.take();
+    if (b !== null) yield b;
+  }
+  splitter.end();
+  const b = c.take();
+  if (b !== null) yield b;
+}
+
+async function* receiptStream<T>(path: string, limits: ReceiptLimits, c: Collector<T>): AsyncGenerator<T> {
   const members: MemberInfo[] = [];
   try {
     await walkArchive(path, (m) => {
@@ -145,21 +194,11 @@ async function* receiptEntries(path: string, limits: ReceiptLimits): AsyncGenera
   if (!inOrder && order.length > limits.maxUnorderedJournalMembers) {
     throw new InputError("receipt_malformed", `receipt has ${order.length} journal members out of name order (limit ${limits.maxUnorderedJournalMembers})`);
   }
-  const ch = new Channel<PyObject[]>();
-  let batch: PyObject[] = [];
-  const splitter = new LineSplitter(
-    "splitlines",
-    refusingOverlong((line) => {
-      const k = classifyLine(line);
-      if (k.kind === "entry") batch.push(k.row);
-    }, limits.maxLineBytes),
-    limits.maxLineBytes,
-  );
+  const ch = new Channel<T>();
+  const splitter = new LineSplitter("splitlines", refusingOverlong((line) => c.line(line), limits.maxLineBytes), limits.maxLineBytes);
   const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const b = batch;
-    batch = [];
-    await ch.put(b);
+    const b = c.take();
+    if (b !== null) await ch.put(b);
   };
   const feedMember = () => {
     let size = 0;
@@ -195,15 +234,24 @@ async function* receiptEntries(path: string, limits: ReceiptLimits): AsyncGenera
     }
   })();
   try {
-    for await (const b of ch) yield* b;
+    yield* ch;
   } finally {
     ch.cancel();
     await producer;
   }
 }
 
+function sourceStream<T>(src: JournalSource, limits: ReceiptLimits, c: Collector<T>): AsyncGenerator<T> {
+  if (src.kind === "receipt") return receiptStream(src.path, limits, c);
+  return fileStream(src.path, "universal", limits.maxLineBytes, c);
+}
+
 /** Entries of a source, streaming. */
-export function sourceEntries(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<PyObject> {
-  if (src.kind === "receipt") return receiptEntries(src.path, limits);
-  return fileEntries(src.path, "universal", limits.maxLineBytes);
+export async function* sourceEntries(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<PyObject> {
+  for await (const b of sourceStream(src, limits, new EntryCollector())) yield* b;
+}
+
+/** The non-blank lines of a source as bytes, a batch per chunk read, streaming (diff-journal's fast path). */
+export function sourceLines(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<LineBatch> {
+  return sourceStream(src, limits, new LineCollector());
 }

@@ -42,6 +42,10 @@ export function stepKernelEnabled(): boolean {
 /** `setMode` bits (kernel.wat): take only rows already in export dict form; report each taken row. */
 export const KERNEL_DICT_FORM = 1;
 export const KERNEL_REPORT = 2;
+/** With KERNEL_DICT_FORM: a ts need only be a float lexeme (the display prints it as spelled). */
+export const KERNEL_DISPLAY = 4;
+/** Stored step hashes are trusted, only links checked: a second pass over rows a first pass verified. */
+export const KERNEL_LINKS = 8;
 
 /** SPANS slots of kernel.wat: per key id, value start and end (absolute addresses; start -1: absent) and a plain-string flag. */
 export const enum SpanKey {
@@ -105,7 +109,7 @@ export class StepKernel {
     this.k.setup(out);
   }
 
-  /** KERNEL_DICT_FORM | KERNEL_REPORT, or 0 (verify only). */
+  /** KERNEL_* bits, or 0 (verify only). */
   setMode(mode: number): void {
     this.k.setMode(mode);
   }
