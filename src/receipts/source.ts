@@ -5,7 +5,7 @@ import { checkInput, inputAsFile, isStdinPath, openInput, readChunks, spoolStdin
 import { isRemotePath } from "../storage/ref.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { LineSplitter, refusingOverlong, type LineDialect } from "../fsutil/lines.ts";
+import { LineSplitter, refusingOverlong, type BulkProbe, type LineDialect } from "../fsutil/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ArchiveError, walkArchive, type MemberInfo } from "./archive.ts";
@@ -115,6 +115,8 @@ class ChannelCancelled extends Error {}
 interface Collector<T> {
   line(bytes: Uint8Array): void;
   take(): T | null;
+  /** Takes whole runs of lines from a chunk (see LineCollector). */
+  readonly bulk?: (dialect: LineDialect) => BulkProbe;
 }
 
 /** The tolerant reader's entries (parsed). */
@@ -132,33 +134,91 @@ class EntryCollector implements Collector<PyObject[]> {
   }
 }
 
-/** A batch of a source's lines as bytes: line k is `buf[ends[k - 1] ?? 0, ends[k])`. */
+/**
+ * A batch of a source's lines as bytes, each followed by a line feed: line
+ * k is `buf[k === 0 ? 0 : ends[k - 1] + 1, ends[k])` (`ends[k]`: its line
+ * feed). `release` hands the buffer back for a later batch once the reader
+ * is done with it.
+ */
 export interface LineBatch {
   buf: Uint8Array;
   ends: number[];
+  release(): void;
 }
 
 /** The lines themselves, copied out of the read buffers (blank ones dropped: no reader sees them). */
 class LineCollector implements Collector<LineBatch> {
-  private buf = new Uint8Array(1 << 20);
+  private readonly free: Uint8Array[] = [];
+  private buf: Uint8Array = new Uint8Array(1 << 20);
   private len = 0;
   private ends: number[] = [];
   line(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
-    if (this.len + bytes.length > this.buf.length) {
-      const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + bytes.length));
+    if (this.len + bytes.length + 1 > this.buf.length) {
+      const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + bytes.length + 1));
       grown.set(this.buf.subarray(0, this.len));
       this.buf = grown;
     }
     this.buf.set(bytes, this.len);
     this.len += bytes.length;
     this.ends.push(this.len);
+    this.buf[this.len++] = 0x0a;
   }
+  /**
+   * A bulk probe for the splitter: the lines of a chunk from `start` up to
+   * its last line feed, copied with one `set`, when that span holds no
+   * other break of the dialect (found with native searches) and no line
+   * over the cap; anything else is left to the splitter line by line.
+   */
+  readonly bulk = (dialect: LineDialect): BulkProbe => {
+    const others = dialect === "universal" ? [0x0d] : dialect === "splitlines" ? [0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0xc2, 0xe2] : [];
+    const probe = {
+      taken: 0,
+      take: (buf: Uint8Array, start: number, end: number, maxLineBytes: number): number => {
+        probe.taken = 0;
+        const last = buf.lastIndexOf(0x0a, end - 1);
+        if (last < start) return start;
+        // whole lines whose line feed comes before `limit` (the first other break, if any)
+        let limit = last + 1;
+        for (const c of others) {
+          const at = buf.indexOf(c, start);
+          if (at !== -1 && at < limit) limit = at;
+        }
+        const lines: number[] = [];
+        for (let p = start, nl = buf.indexOf(0x0a, p); nl !== -1 && nl < limit; p = nl + 1, nl = buf.indexOf(0x0a, p)) {
+          if (nl - p > maxLineBytes) break;
+          lines.push(nl);
+        }
+        if (lines.length === 0) return start;
+        const to = lines[lines.length - 1]! + 1;
+        const n = to - start;
+        if (this.len + n > this.buf.length) {
+          const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + n));
+          grown.set(this.buf.subarray(0, this.len));
+          this.buf = grown;
+        }
+        this.buf.set(buf.subarray(start, to), this.len);
+        const base = this.len - start;
+        let prev = start;
+        for (const nl of lines) {
+          // blank lines are dropped here too (their line feed is kept: it separates nothing)
+          if (nl > prev) this.ends.push(base + nl);
+          prev = nl + 1;
+        }
+        this.len += n;
+        probe.taken = lines.length;
+        return to;
+      },
+    };
+    return probe;
+  };
+
   take(): LineBatch | null {
     if (this.ends.length === 0) return null;
-    const b = { buf: this.buf.subarray(0, this.len), ends: this.ends };
-    // The consumer keeps the batch until it asks for the next one: a fresh buffer each time.
-    this.buf = new Uint8Array(Math.max(1 << 20, this.buf.length));
+    const backing = this.buf;
+    const b = { buf: backing.subarray(0, this.len), ends: this.ends, release: () => void this.free.push(backing) };
+    // The reader keeps a batch until it asks for the next one: a buffer it gave back, or a new one.
+    this.buf = this.free.pop() ?? new Uint8Array(1 << 20);
     this.len = 0;
     this.ends = [];
     return b;
@@ -166,7 +226,7 @@ class LineCollector implements Collector<LineBatch> {
 }
 
 async function* fileStream<T>(path: string, dialect: LineDialect, maxLineBytes: number, c: Collector<T>): AsyncGenerator<T> {
-  const splitter = new LineSplitter(dialect, refusingOverlong((line) => c.line(line), maxLineBytes), maxLineBytes);
+  const splitter = new LineSplitter(dialect, refusingOverlong((line) => c.line(line), maxLineBytes), maxLineBytes, null, c.bulk?.(dialect) ?? null);
   for (const chunk of readChunks(path, { what: "journal" })) {
     splitter.push(chunk);
     const b = c.take();
@@ -195,7 +255,7 @@ async function* receiptStream<T>(path: string, limits: ReceiptLimits, c: Collect
     throw new InputError("receipt_malformed", `receipt has ${order.length} journal members out of name order (limit ${limits.maxUnorderedJournalMembers})`);
   }
   const ch = new Channel<T>();
-  const splitter = new LineSplitter("splitlines", refusingOverlong((line) => c.line(line), limits.maxLineBytes), limits.maxLineBytes);
+  const splitter = new LineSplitter("splitlines", refusingOverlong((line) => c.line(line), limits.maxLineBytes), limits.maxLineBytes, null, c.bulk?.("splitlines") ?? null);
   const flush = async (): Promise<void> => {
     const b = c.take();
     if (b !== null) await ch.put(b);

@@ -169,7 +169,7 @@ describe("tar members are written as tar-stream wrote them", () => {
     for (const [name, size] of [["manifest.json", 313], ["manifest.sig", 88], ["journal/000000.jsonl", 60_403_747], ["journal/000000.jsonl", 0], ["journal/000000.jsonl", 9 * 2 ** 30]] as const) {
       const p = tarPack();
       const chunks: Buffer[] = [];
-      p.on("data", (c: Buffer) => chunks.push(c));
+      p.on("data", (c: unknown) => void chunks.push(c as Buffer));
       p.entry({ name, size, mode: 0o600, mtime, uid: 0, gid: 0, uname: "", gname: "", type: "file" });
       await new Promise((r) => setImmediate(r));
       expect(Buffer.from(ustarHeader(name, size, 0o600, mtime))).toEqual(Buffer.concat(chunks).subarray(0, 512));
