@@ -117,6 +117,9 @@ export async function writeTarAtomic(out: string, members: OutMember[], opts: Ta
     const pad = (RECORD - (total % RECORD)) % RECORD;
     if (pad > 0) writeAll(fd, new Uint8Array(pad));
     fsyncSync(fd);
+    // The rename is the point of no return: a signal that came during the
+    // (long) fsync is handled first, and the receipt is not published.
+    await new Promise<void>((r) => setImmediate(r));
     closeSync(fd);
     closed = true;
     publishTemp(tmp, out, opts.replace ?? true);
