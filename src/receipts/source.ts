@@ -146,10 +146,13 @@ export interface LineBatch {
   release(): void;
 }
 
+/** Input bytes per batch. */
+const BATCH_BYTES = 256 * 1024;
+
 /** The lines themselves, copied out of the read buffers (blank ones dropped: no reader sees them). */
 class LineCollector implements Collector<LineBatch> {
   private readonly free: Uint8Array[] = [];
-  private buf: Uint8Array = new Uint8Array(1 << 20);
+  private buf: Uint8Array = new Uint8Array(2 * BATCH_BYTES);
   private len = 0;
   private ends: number[] = [];
   line(bytes: Uint8Array): void {
@@ -218,7 +221,7 @@ class LineCollector implements Collector<LineBatch> {
     const backing = this.buf;
     const b = { buf: backing.subarray(0, this.len), ends: this.ends, release: () => void this.free.push(backing) };
     // The reader keeps a batch until it asks for the next one: a buffer it gave back, or a new one.
-    this.buf = this.free.pop() ?? new Uint8Array(1 << 20);
+    this.buf = this.free.pop() ?? new Uint8Array(2 * BATCH_BYTES);
     this.len = 0;
     this.ends = [];
     return b;
@@ -227,7 +230,7 @@ class LineCollector implements Collector<LineBatch> {
 
 async function* fileStream<T>(path: string, dialect: LineDialect, maxLineBytes: number, c: Collector<T>): AsyncGenerator<T> {
   const splitter = new LineSplitter(dialect, refusingOverlong((line) => c.line(line), maxLineBytes), maxLineBytes, null, c.bulk?.(dialect) ?? null);
-  for (const chunk of readChunks(path, { what: "journal" })) {
+  for (const chunk of readChunks(path, { what: "journal" }, BATCH_BYTES)) {
     splitter.push(chunk);
     const b = c.take();
     if (b !== null) yield b;
@@ -268,8 +271,11 @@ async function* receiptStream<T>(path: string, limits: ReceiptLimits, c: Collect
         if (chunk.length === 0) return;
         size += chunk.length;
         last = chunk[chunk.length - 1]!;
-        splitter.push(chunk);
-        await flush();
+        // in slices, so a batch (and every buffer a reader holds) stays small
+        for (let off = 0; off < chunk.length; off += BATCH_BYTES) {
+          splitter.push(chunk.subarray(off, off + BATCH_BYTES));
+          await flush();
+        }
       },
       end: async () => {
         if (size > 0 && last !== 0x0a) splitter.push(new Uint8Array([0x0a]));
