@@ -53,7 +53,7 @@ beforeAll(() => {
   writeAgentJournal(sdd, "gen-garbage", journalBytes({ rows: 50, seed: 4, plain: true }) + "{not json\n");
   writeAgentJournal(sdd, "gen-empty", "");
   AGENTS.push("gen-broken", "gen-garbage", "gen-empty");
-});
+}, 60_000);
 
 /** Run `f` with the kernel on or off, at a fixed clock (receipts carry a time). */
 async function both<T>(f: (kernel: boolean) => Promise<T>): Promise<[T | string, T | string, number]> {
@@ -105,7 +105,7 @@ describe("export and publish: the same receipt bytes with the kernel on and off"
         // the fast path ran where it could (the plain journal is all kernel rows)
         if (id === "gen-plain") expect(rows).toBeGreaterThan(5900);
       }
-    });
+    }, 120_000);
   }
 });
 
@@ -122,7 +122,7 @@ describe("agent view --as-json: the same entries with the kernel on and off", ()
         expect({ id, limit, out: fast }).toEqual({ id, limit, out: exact });
       }
     }
-  });
+  }, 120_000);
 });
 
 describe("diff-journal: the same verdict from bytes as from parsed entries", () => {
@@ -160,7 +160,7 @@ describe("diff-journal: the same verdict from bytes as from parsed entries", () 
       const fast = renderJson(await diffJournalSources(l, r));
       expect({ l: l.path, r: r.path, out: fast }).toEqual({ l: l.path, r: r.path, out: exact });
     }
-  });
+  }, 120_000);
 });
 
 describe("tar members are written as tar-stream wrote them", () => {
