@@ -44,10 +44,41 @@ function fieldOf(row: PyObject, f: string): PyValue {
   return row.get(f) ?? null;
 }
 
+/** The length mismatch at entry `i`: `leftEnded` (else the right one did), the longer side having `rest` more. */
+export function lengthMismatch(leftEnded: boolean, i: number, rest: number): JournalDiff {
+  const side = leftEnded ? "right" : "left";
+  const leftSteps = leftEnded ? i : i + rest;
+  const rightSteps = leftEnded ? i + rest : i;
+  return {
+    diverged: true,
+    seq: i,
+    fields_changed: ["length"],
+    left_values: new Map([["steps", pyInt(leftSteps)]]),
+    right_values: new Map([["steps", pyInt(rightSteps)]]),
+    reason: `chain length mismatch: ${side} has ${rest} extra step(s) past seq ${i - 1}; missing step would be at this seq`,
+  };
+}
+
+/** The divergence between the `i`-th entries of both sides, or null when their hashed fields are equal. */
+export function diffRows(a: PyObject, b: PyObject, i: number): JournalDiff | null {
+  const changed = DIFF_FIELDS.filter((f) => !diffEquals(fieldOf(a, f), fieldOf(b, f)));
+  if (changed.length === 0) return null;
+  const seq = pyIntOf(a.get("seq"));
+  return {
+    diverged: true,
+    seq: seq === null ? i : Number(seq),
+    fields_changed: changed,
+    left_values: new Map(changed.map((f) => [f, fieldOf(a, f)])),
+    right_values: new Map(changed.map((f) => [f, fieldOf(b, f)])),
+    reason: `field(s) differ: ${changed.join(", ")}`,
+  };
+}
+
 /**
  * The first differing step between two journals, compared with Python `==`
  * (1 == 1.0 == True; dicts unordered). Only that first step is reported, not
- * the prev_hash cascade after it. Both sides are streamed in lockstep.
+ * the prev_hash cascade after it. Both sides are streamed in lockstep. The
+ * exact path over parsed entries (diff-fast.ts compares lines as bytes first).
  */
 export async function diffJournals(left: AsyncIterator<PyObject>, right: AsyncIterator<PyObject>): Promise<JournalDiff> {
   let i = 0;
@@ -59,30 +90,12 @@ export async function diffJournals(left: AsyncIterator<PyObject>, right: AsyncIt
       let rest = 1;
       const longer = a.done ? right : left;
       while (!(await longer.next()).done) rest++;
-      const side = a.done ? "right" : "left";
-      const leftSteps = a.done ? i : i + rest;
-      const rightSteps = a.done ? i + rest : i;
-      return {
-        diverged: true,
-        seq: i,
-        fields_changed: ["length"],
-        left_values: new Map([["steps", pyInt(leftSteps)]]),
-        right_values: new Map([["steps", pyInt(rightSteps)]]),
-        reason: `chain length mismatch: ${side} has ${rest} extra step(s) past seq ${i - 1}; missing step would be at this seq`,
-      };
+      return lengthMismatch(a.done === true, i, rest);
     }
-    const changed = DIFF_FIELDS.filter((f) => !diffEquals(fieldOf(a.value, f), fieldOf(b.value, f)));
-    if (changed.length > 0) {
-      const seq = pyIntOf(a.value.get("seq"));
+    const d = diffRows(a.value, b.value, i);
+    if (d !== null) {
       await Promise.all([left.return?.(undefined), right.return?.(undefined)]);
-      return {
-        diverged: true,
-        seq: seq === null ? i : Number(seq),
-        fields_changed: changed,
-        left_values: new Map(changed.map((f) => [f, fieldOf(a.value, f)])),
-        right_values: new Map(changed.map((f) => [f, fieldOf(b.value, f)])),
-        reason: `field(s) differ: ${changed.join(", ")}`,
-      };
+      return d;
     }
     i++;
   }

@@ -1,5 +1,8 @@
 import type { KeyObject } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { dirname } from "node:path";
 import { readChunks } from "../fsutil/input.ts";
 import { join } from "node:path";
 import { BernsteinError, InputError, NegativeError, UsageError } from "../errors.ts";
@@ -10,6 +13,11 @@ import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
 import { CanonicalRow } from "../steps/fastrow.ts";
+import { KERNEL_DICT_FORM, KERNEL_REPORT, SpanKey } from "../steps/kernel.ts";
+import { TakenRuns } from "../steps/runs.ts";
+import { stepKernelEnabled } from "../steps/kernel.ts";
+import { trackTemp, untrackTemp } from "../fsutil/temp-files.ts";
+import { FastRedactor, OutHead } from "./redact-fast.ts";
 import { loadSigningKey, signManifest } from "./keys.ts";
 import { buildManifest, manifestBytes } from "./manifest.ts";
 import { DEFAULT_REDACT, dictForm, dictFormLine, redactRow, REDACTABLE, rowLine, RowFormError } from "./rows.ts";
@@ -53,6 +61,7 @@ export interface PublishResult extends ExportResult {
 type Mode = { kind: "export" } | { kind: "publish"; policy: ReadonlySet<string> };
 
 const encoder = new TextEncoder();
+const latin1 = new TextDecoder("latin1");
 const OUT_BATCH = 256 * 1024;
 const HUGE_LINE_BYTES = 4 << 20;
 
@@ -77,6 +86,8 @@ interface Scan {
   leaks: PathLeak[];
   /** Bytes of the longest line. */
   longest: number;
+  /** Export: the journal's bytes are its output as they are (each line a dict-form row that verified); its stat then. */
+  copyable: Stats | null;
 }
 
 function failure(mode: Mode, message: string): NegativeError {
@@ -88,7 +99,8 @@ function failure(mode: Mode, message: string): NegativeError {
  * declared in the tar header and the bytes written agree.
  */
 class RowEmitter {
-  outHead = GENESIS_HASH;
+  /** The head of what is written (publish: the redacted chain, shared with the byte path). */
+  readonly head = new OutHead();
   constructor(
     private readonly mode: Mode,
     private readonly dir: string,
@@ -105,11 +117,11 @@ class RowEmitter {
     const stepHash = d.get("step_hash") as string;
     const refs = d.get("blob_refs") as PyValue[];
     if (this.mode.kind === "publish") {
-      d = redactRow(d, this.mode.policy, this.outHead);
-      this.outHead = d.get("step_hash") as string;
+      d = redactRow(d, this.mode.policy, this.head.text);
+      this.head.text = d.get("step_hash") as string;
       this.leaks?.row(d, lineNo - 1);
     } else {
-      this.outHead = stepHash;
+      this.head.text = stepHash;
     }
     return { line: rowLine(d), refs, stepHash };
   }
@@ -130,7 +142,7 @@ function rowOutput(
   if (line !== null && mode.kind === "export") {
     const f = dictFormLine(line, rows);
     if (f !== null) {
-      emitter.outHead = f.stepHash;
+      emitter.head.text = f.stepHash;
       return { fast: true, text: "", bytes: line.length + 1, refs: f.refs, stepHash: f.stepHash };
     }
   }
@@ -141,46 +153,118 @@ function rowOutput(
 }
 
 /**
- * Universal-newline splitting whose probe hands canonical rows over whole
- * (a canonical row cannot contain another line break), so each row is
- * scanned once per pass instead of split byte by byte (by `rows`, whose
- * spans the sink's readers then reuse).
+ * One pass over the journal. The step kernel takes the rows whose bytes
+ * are their export dict form (and that verify) in runs: export reuses a
+ * run's bytes as they are (`run`), publish rewrites each row from its spans
+ * (`row`: the kernel reports them one by one). Every other line goes to
+ * `line`, the exact path. Universal-newline splitting whose probe hands
+ * canonical rows over whole (a canonical row cannot contain another line
+ * break), so each row is scanned once per pass instead of split byte by
+ * byte (by the walker's scanner, whose spans the sink's readers then reuse).
  */
-function lineSplitter(rows: CanonicalRow, sink: (line: Uint8Array | null, lineNo: number) => void): LineSplitter {
+interface PassSinks {
+  line(line: Uint8Array | null, lineNo: number): void;
+  run?(buf: Uint8Array, start: number, to: number, rows: number): void;
+  row?(u8: Uint8Array, spans: Int32Array, p: number, q: number, lineNo: number): void;
+}
+
+function journalPass(mode: Mode, walker: ChainWalker, sinks: PassSinks): LineSplitter {
+  walker.kernelMode = mode.kind === "export" ? KERNEL_DICT_FORM : KERNEL_DICT_FORM | KERNEL_REPORT;
+  walker.readBuffer();
+  const rows = walker.canonical;
   const probe = (buf: Uint8Array, start: number, end: number, lineNo: number): boolean => {
     const seg = buf.subarray(start, end);
     if (!rows.scanRow(seg)) return false;
-    sink(seg, lineNo);
+    sinks.line(seg, lineNo);
     return true;
   };
-  return new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, probe);
+  const k = walker.stepKernel;
+  let splitter: LineSplitter | null = null;
+  const runs = new TakenRuns(walker, () => splitter!.lines, (buf, start, to, n) => sinks.run?.(buf, start, to, n));
+  const row = sinks.row;
+  if (k !== null && row) k.onRow = (p, q) => row(k.u8, k.spans, p, q, runs.nextRowLine());
+  splitter = new LineSplitter("universal", sinks.line, DEFAULT_MAX_LINE_BYTES, probe, k === null ? null : runs);
+  return splitter;
 }
 
-/** Pass 1: self-verify, count, size the output, collect blob digests. */
-async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
+/**
+ * Pass 1: self-verify, count, size the output, collect blob digests. With
+ * a `spool` (publish) the output lines are written there as they are made,
+ * so the second pass copies them instead of redacting and re-chaining again.
+ */
+async function scan(bucket: string, dir: string, mode: Mode, spool: number | null = null): Promise<Scan> {
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
   const leaks = mode.kind === "publish" ? new PathLeakScanner(mode.policy) : null;
   const emitter = new RowEmitter(mode, dir, leaks);
+  const scanned = leaks === null ? [] : leakSpans(leaks);
   const digests = new Set<string>();
   let steps = 0;
   let outBytes = 0;
   let longest = 0;
-  if (existsSync(bucket)) {
-    const splitter = lineSplitter(walker.canonical, (line, lineNo) => {
-      longest = Math.max(longest, line?.length ?? 0);
-      walker.line(line, lineNo);
-      const out = rowOutput(mode, emitter, walker.canonical, line, lineNo);
-      if (out === null) return;
-      // Canonical output is ASCII: its length is its byte count.
-      outBytes += out.bytes;
-      for (const r of out.refs) {
-        if (typeof r !== "string") throw failure(mode, `journal at ${dir}: line ${lineNo} has a blob_refs item that is not a string`);
-        digests.add(r);
-      }
-      steps++;
+  const spooled = spool === null ? null : new OutBuffer();
+  // Export: true while every line so far was a run the kernel took (the output is then the file's own bytes).
+  let verbatim = true;
+  const before = existsSync(bucket) ? statSync(bucket) : null;
+  if (before !== null) {
+    let redactor: FastRedactor | null = null;
+    const splitter = journalPass(mode, walker, {
+      line: (line, lineNo) => {
+        longest = Math.max(longest, line?.length ?? 0);
+        walker.line(line, lineNo);
+        const out = rowOutput(mode, emitter, walker.canonical, line, lineNo);
+        // A row cut by a chunk's end comes here too: it is still its own output.
+        if (out === null || !out.fast) verbatim = false;
+        if (out === null) return;
+        if (spooled !== null) {
+          if (out.fast) spooled.bytes(line!);
+          else spooled.ascii(out.text);
+        }
+        // Canonical output is ASCII: its length is its byte count.
+        outBytes += out.bytes;
+        for (const r of out.refs) {
+          if (typeof r !== "string") throw failure(mode, `journal at ${dir}: line ${lineNo} has a blob_refs item that is not a string`);
+          digests.add(r);
+        }
+        steps++;
+      },
+      run: (_buf, start, to, rows) => {
+        if (mode.kind !== "export") return;
+        outBytes += to - start;
+        steps += rows;
+        emitter.head.text = walker.head;
+      },
+      row: (u8, spans, p, q, lineNo) => {
+        redactor ??= new FastRedactor((mode as { policy: ReadonlySet<string> }).policy, emitter.head, u8, walker.kernelScratch);
+        const line = redactor.row(spans, p, q);
+        if (line === null) {
+          // too long to build in the kernel's scratch: the exact path
+          const out = rowOutput(mode, emitter, walker.canonical, u8.subarray(p, q), lineNo)!;
+          outBytes += out.bytes;
+          spooled?.ascii(out.text);
+          steps++;
+          return;
+        }
+        outBytes += line.length;
+        spooled?.raw(line);
+        steps++;
+        // The leak check parses a row only when a field it scans may hold a path.
+        if (scanned.some((key) => leaks!.mayHold(u8, spans[4 * key]!, spans[4 * key + 1]!))) {
+          const k = classifyLine(u8.subarray(p, q));
+          if (k.kind === "entry") leaks!.row(dictForm(k.row), lineNo - 1);
+        }
+      },
     });
-    for (const chunk of readChunks(bucket, { what: "journal" })) splitter.push(chunk);
+    let chunks = 0;
+    for (const chunk of readChunks(bucket, { what: "journal" })) {
+      // The per-row garbage of the byte paths (views, ts texts) is young: a minor collection now and then keeps RSS flat.
+      if (++chunks % 8 === 0) Bun.gc(false);
+      // A row's own bytes hold no CR (it is escaped), so one here ends a line the output ends with LF.
+      if (verbatim && chunk.indexOf(0x0d) !== -1) verbatim = false;
+      splitter.push(chunk);
+      if (spooled !== null && (spooled.len >= OUT_BATCH || spooled.hasPieces)) spooled.drainSync((b) => writeAll(spool!, b));
+    }
     splitter.end();
+    spooled?.drainSync((b) => writeAll(spool!, b));
   }
   const verb = mode.kind;
   if (steps === 0) throw failure(mode, `refusing to ${verb} empty journal at ${dir}`);
@@ -188,7 +272,14 @@ async function scan(bucket: string, dir: string, mode: Mode): Promise<Scan> {
   if (v.errors.length > 0) {
     throw failure(mode, `journal at ${dir} fails self-verification before ${verb}: ${v.errors.join("; ")}`);
   }
-  return { steps, head: v.head_hash, outHead: emitter.outHead, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [], longest };
+  const copyable = mode.kind === "export" && verbatim && before !== null && before.size === outBytes ? before : null;
+  return { steps, head: v.head_hash, outHead: emitter.head.text, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [], longest, copyable };
+}
+
+/** The kernel span slots of the fields the leak scanner reads. */
+function leakSpans(leaks: PathLeakScanner): SpanKey[] {
+  const slot: Record<string, SpanKey> = { model: SpanKey.Model, prompt: SpanKey.Prompt, tool_call: SpanKey.ToolCall, tool_result: SpanKey.ToolResult };
+  return leaks.scanned.map((f) => slot[f]!);
 }
 
 /**
@@ -226,6 +317,17 @@ class OutBuffer {
     this.len += b.length;
     this.buf[this.len++] = 0x0a;
   }
+  /** Bytes that already end in their line feeds (a run of rows). */
+  raw(b: Uint8Array): void {
+    if (b.length >= OUT_BATCH) {
+      this.cut();
+      this.pieces.push(b.slice());
+      return;
+    }
+    this.ensure(b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
+  }
   ascii(text: string): void {
     this.ensure(text.length);
     this.len += encoder.encodeInto(text, this.buf.subarray(this.len)).written;
@@ -234,21 +336,69 @@ class OutBuffer {
   get hasPieces(): boolean {
     return this.pieces.length > 0;
   }
-  /** Write what is waiting, in order. */
-  async drain(write: (bytes: Uint8Array) => Promise<void>): Promise<void> {
-    this.cut();
+  /** What is waiting, in order: the batch is a view, written (the tar writer keeps nothing) before the buffer is reused. */
+  private takePieces(): Uint8Array[] {
     const pieces = this.pieces;
     this.pieces = [];
-    for (const p of pieces) await write(p);
+    if (this.len > 0) pieces.push(this.buf.subarray(0, this.len));
+    this.len = 0;
+    return pieces;
+  }
+  /** Write what is waiting, in order. */
+  async drain(write: (bytes: Uint8Array) => Promise<void>): Promise<void> {
+    for (const p of this.takePieces()) await write(p);
+  }
+  drainSync(write: (bytes: Uint8Array) => void): void {
+    for (const p of this.takePieces()) write(p);
   }
 }
 
-/** Pass 2: stream the first `steps` entries again as output lines. */
-function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMember {
+/**
+ * Pass 2 from bytes already made: the first `size` bytes of `path` (the
+ * spool, or the journal itself when it is its own output). Returns the
+ * line feeds seen.
+ */
+async function copyBytes(path: string, size: number, write: (bytes: Uint8Array) => Promise<void>): Promise<number> {
+  const fd = openSync(path, "r");
+  let lines = 0;
+  // One buffer: the tar writer has written a chunk when `write` returns.
+  const chunk = new Uint8Array(OUT_BATCH * 4);
+  try {
+    for (let off = 0; off < size; ) {
+      const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - off), off);
+      if (n === 0) break;
+      const got = chunk.subarray(0, n);
+      for (let i = got.indexOf(0x0a); i !== -1; i = got.indexOf(0x0a, i + 1)) lines++;
+      await write(got);
+      off += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return lines;
+}
+
+const sameFile = (a: Stats, b: Stats): boolean =>
+  a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino && a.dev === b.dev;
+
+/** Pass 2: stream the first `steps` entries again as output lines (or copy them, see Scan). */
+function journalMember(bucket: string, dir: string, mode: Mode, s: Scan, spool: string | null): OutMember {
+  const changed = () => failure(mode, `journal at ${dir} changed while the receipt was being written; nothing was written`);
   return {
     name: `journal/${BUCKET_NAME}`,
     size: s.outBytes,
     async produce(write) {
+      if (spool !== null) {
+        if ((await copyBytes(spool, s.outBytes, write)) !== s.steps) throw changed();
+        return;
+      }
+      const copyable = s.copyable;
+      if (copyable !== null && sameFile(statSync(bucket), copyable)) {
+        // Unchanged since pass 1, which proved every line its own output.
+        const lines = await copyBytes(bucket, s.outBytes, write);
+        if (lines !== s.steps || !sameFile(statSync(bucket), copyable)) throw changed();
+        return;
+      }
       // The first pass's buffers for a multi-megabyte row are garbage now: collect them
       // before this pass builds its own, or peak memory counts them twice.
       if (s.longest >= HUGE_LINE_BYTES) Bun.gc(true);
@@ -256,15 +406,36 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
       let count = 0;
       let lastHash = GENESIS_HASH;
       const out = new OutBuffer();
-      const rows = new CanonicalRow();
-      const splitter = lineSplitter(rows, (line, lineNo) => {
-        if (count >= s.steps) return;
-        const r = rowOutput(mode, emitter, rows, line, lineNo);
-        if (r === null) return;
-        if (r.fast) out.bytes(line!);
-        else out.ascii(r.text);
-        lastHash = r.stepHash;
-        count++;
+      // The walker only drives the kernel (which takes the rows whose bytes are reused); its verdict was pass 1's.
+      const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
+      const splitter = journalPass(mode, walker, {
+        line: (line, lineNo) => {
+          walker.line(line, lineNo);
+          if (count >= s.steps) return;
+          const r = rowOutput(mode, emitter, walker.canonical, line, lineNo);
+          if (r === null) return;
+          if (r.fast) out.bytes(line!);
+          else out.ascii(r.text);
+          lastHash = r.stepHash;
+          count++;
+        },
+        run: (buf, start, to, rows) => {
+          if (count >= s.steps) return;
+          if (count + rows <= s.steps) {
+            out.raw(buf.subarray(start, to));
+            count += rows;
+            lastHash = walker.head;
+            return;
+          }
+          // The journal grew since pass 1: only its first `steps` rows are written.
+          for (let p = start; count < s.steps; count++) {
+            const nl = buf.indexOf(0x0a, p);
+            const line = buf.subarray(p, nl);
+            out.bytes(line);
+            lastHash = dictFormLine(line, walker.canonical)!.stepHash;
+            p = nl + 1;
+          }
+        },
       });
       for (const chunk of readChunks(bucket, { what: "journal" })) {
         splitter.push(chunk);
@@ -274,11 +445,36 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
       splitter.end();
       await out.drain(write);
       // The journal is append-only: the first `steps` rows must be the ones verified.
-      if (count !== s.steps || lastHash !== s.head) {
-        throw failure(mode, `journal at ${dir} changed while the receipt was being written; nothing was written`);
-      }
+      if (count !== s.steps || lastHash !== s.head) throw changed();
     },
   };
+}
+
+/** A private file for publish's first pass to write its lines to (beside the receipt when its directory exists). */
+function openSpool(out: string): { path: string; fd: number; remove(): void } {
+  const dir = existsSync(dirname(out)) ? dirname(out) : tmpdir();
+  const path = join(dir, `.bernstein-publish.${process.pid}.${randomBytes(4).toString("hex")}.spool`);
+  const fd = openSync(path, "wx", 0o600);
+  trackTemp(path);
+  let open = true;
+  return {
+    path,
+    fd,
+    remove() {
+      if (open) closeSync(fd);
+      open = false;
+      try {
+        unlinkSync(path);
+      } catch {
+        /* already gone */
+      }
+      untrackTemp(path);
+    },
+  };
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
 }
 
 async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Scan; signed: boolean }> {
@@ -291,12 +487,29 @@ async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Sc
   const bucket = join(dir, BUCKET_NAME);
   const plan = planReceiptOutput({ out: opts.out, sddDir: opts.sddDir, inputs: [bucket], force: opts.force ?? false, isDefault: opts.defaultOut ?? false });
   const key: KeyObject | null = opts.signingKeyPath ? loadSigningKey(opts.signingKeyPath) : null;
-  const s = await scan(bucket, dir, mode);
+  const spool = mode.kind === "publish" && stepKernelEnabled() ? openSpool(opts.out) : null;
+  try {
+    return await writeWithScan(opts, mode, dir, bucket, plan, key, spool);
+  } finally {
+    spool?.remove();
+  }
+}
+
+async function writeWithScan(
+  opts: ExportOptions,
+  mode: Mode,
+  dir: string,
+  bucket: string,
+  plan: ReturnType<typeof planReceiptOutput>,
+  key: KeyObject | null,
+  spool: ReturnType<typeof openSpool> | null,
+): Promise<{ scan: Scan; signed: boolean }> {
+  const s = await scan(bucket, dir, mode, spool?.fd ?? null);
   const manifest = buildManifest({ agent_id: opts.agentId, head_hash: s.outHead, steps: s.steps, blob_digests: s.blobDigests });
   const mBytes = manifestBytes(manifest);
   const members: OutMember[] = [bytesMember("manifest.json", mBytes)];
   if (key) members.push(bytesMember("manifest.sig", encoder.encode(signManifest(key, mBytes))));
-  members.push(journalMember(bucket, dir, mode, s));
+  members.push(journalMember(bucket, dir, mode, s, spool?.path ?? null));
   try {
     await writeTarAtomic(opts.out, members, { replace: plan.replace, fileMode: plan.fileMode, dirMode: plan.dirMode });
   } catch (err) {

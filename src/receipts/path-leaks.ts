@@ -13,6 +13,10 @@ import { REDACTABLE } from "./rows.ts";
  */
 const ABSOLUTE = /(?:^|[\s"'=:,;(\[])(?:\/[^\s/"'<>|]+\/[^\s"'<>|]*|\/(?:root|home|Users)\b|[A-Za-z]:[\\/]|\\\\[^\s\\]+\\|~\/)/;
 
+/** The characters ABSOLUTE lets stand before a pattern's slash: its prefix class, `~` and a drive's `:`. */
+const BEFORE_SLASH = new Uint8Array(256);
+for (const c of ` \t\n\v\f\r"'=:,;([~`) BEFORE_SLASH[c.charCodeAt(0)] = 1;
+
 export interface PathLeak {
   field: string;
   /** The top-level field `--redact` takes. */
@@ -26,11 +30,45 @@ export class PathLeakScanner {
   private readonly leaks = new Map<string, PathLeak>();
   private readonly fields: string[];
   private readonly home: string | null;
+  /** The home directory as canonical JSON spells it inside a string (an ASCII absolute path), or null. */
+  private readonly homeBytes: Uint8Array | null;
 
   constructor(policy: ReadonlySet<string>) {
     this.fields = REDACTABLE.filter((f) => !policy.has(f));
     const h = homedir();
     this.home = h && h !== "/" ? h : null;
+    this.homeBytes = this.home !== null && /^\/[\x20-\x7e]*$/.test(this.home) && !/["\\]/.test(this.home) ? new TextEncoder().encode(this.home) : null;
+  }
+
+  /** The redactable fields left as they are, which `row` scans. */
+  get scanned(): readonly string[] {
+    return this.fields;
+  }
+
+  /**
+   * False when no string inside the canonical JSON text `bytes[s, e)` can
+   * be a leak, so its row need not be parsed for `row`. Without a
+   * backslash the text holds every string verbatim (its opening quote
+   * standing in for the start of the string), and each pattern then needs
+   * a slash right after one of the characters that may precede it (or
+   * after `~`, or the `:` of a drive); a home directory is a path and is
+   * looked for at every slash. Anything with an escape may hold a leak.
+   */
+  mayHold(bytes: Uint8Array, s: number, e: number): boolean {
+    const home = this.homeBytes;
+    for (let i = s; i < e; i++) {
+      const c = bytes[i]!;
+      if (c === 0x5c) return true;
+      if (c !== 0x2f) continue;
+      if (i > s && BEFORE_SLASH[bytes[i - 1]!] === 1) return true;
+      if (home !== null && e - i >= home.length) {
+        let j = 0;
+        while (j < home.length && bytes[i + j] === home[j]) j++;
+        if (j === home.length) return true;
+      }
+    }
+    // A home that is not an absolute path: not looked for byte by byte.
+    return this.home !== null && home === null;
   }
 
   /** Scan one (already redacted) row. */

@@ -1,5 +1,6 @@
 import { canonical } from "../pyjson/encode.ts";
-import { canonicalNumber, floatRepr } from "../pyjson/float.ts";
+import { floatRepr } from "../pyjson/float.ts";
+import { isReprFloat } from "../steps/lexeme.ts";
 import { Key, type CanonicalRow } from "../steps/fastrow.ts";
 import { pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
 import { materialize } from "../pyjson/parse.ts";
@@ -110,29 +111,6 @@ function isIntLexeme(line: Uint8Array, s: number, e: number): boolean {
 }
 
 /**
- * A float lexeme spelled exactly as Python's `repr` would. Fixed notation in
- * [1e-4, 1e16) uses the same shortest round-trip digits as JS `String()`
- * (Python adds `.0` to integral values); anything else asks `floatRepr`.
- */
-function isCanonicalFloat(line: Uint8Array, s: number, e: number): boolean {
-  if (s < 0 || e - s > 40) return false;
-  let text = "";
-  let dot = false;
-  for (let i = s; i < e; i++) {
-    const c = line[i]!;
-    if (c === 0x2e) dot = true;
-    text += String.fromCharCode(c);
-  }
-  if (!dot && !/[eEIN]/.test(text)) return false; // an int lexeme re-spells as a float
-  const v = Number(text);
-  const a = Math.abs(v);
-  if (/^-?\d+\.\d+$/.test(text) && a >= 1e-4 && a < 1e16) {
-    return Number.isInteger(v) ? text === (Object.is(v, -0) ? "-0" : String(v)) + ".0" : text === String(v);
-  }
-  return canonicalNumber(text, true) === text;
-}
-
-/**
  * Export's fast path: a canonical row that is already exactly its dict form
  * (the eleven keys, `effort` only when non-null, int `seq`/`schema_version`,
  * a float `ts` in Python's spelling, a list of plain strings in
@@ -154,7 +132,7 @@ export function dictFormLine(line: Uint8Array, scan: CanonicalRow): { stepHash: 
   for (const k of [Key.PrevHash, Key.StepHash, Key.InputHash]) if (line[spanStart[k]!] !== 0x22) return null;
   if (!isIntLexeme(line, spanStart[Key.Seq]!, spanEnd[Key.Seq]!)) return null;
   if (!isIntLexeme(line, spanStart[Key.SchemaVersion]!, spanEnd[Key.SchemaVersion]!)) return null;
-  if (!isCanonicalFloat(line, spanStart[Key.Ts]!, spanEnd[Key.Ts]!)) return null;
+  if (!isReprFloat(line, spanStart[Key.Ts]!, spanEnd[Key.Ts]!)) return null;
   const rS = spanStart[Key.BlobRefs]!;
   const rE = spanEnd[Key.BlobRefs]!;
   let refs: string[] = [];

@@ -5,7 +5,7 @@ import { checkInput, inputAsFile, isStdinPath, openInput, readChunks, spoolStdin
 import { isRemotePath } from "../storage/ref.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { LineSplitter, refusingOverlong, type LineDialect } from "../fsutil/lines.ts";
+import { LineSplitter, refusingOverlong, type BulkProbe, type LineDialect } from "../fsutil/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ArchiveError, walkArchive, type MemberInfo } from "./archive.ts";
@@ -107,28 +107,140 @@ class Channel<T> {
 }
 class ChannelCancelled extends Error {}
 
-async function* fileEntries(path: string, dialect: LineDialect, maxLineBytes: number): AsyncGenerator<PyObject> {
-  let batch: PyObject[] = [];
-  const splitter = new LineSplitter(
-    dialect,
-    refusingOverlong((line) => {
-      const k = classifyLine(line);
-      if (k.kind === "entry") batch.push(k.row);
-    }, maxLineBytes),
-    maxLineBytes,
-  );
-  for (const chunk of readChunks(path, { what: "journal" })) {
-    splitter.push(chunk);
-    if (batch.length) {
-      yield* batch;
-      batch = [];
-    }
-  }
-  splitter.end();
-  yield* batch;
+/**
+ * What a stream of a source's lines is turned into, batch by batch: the
+ * lines of one input chunk (views valid only during `line`) are collected
+ * and `take` hands them over before the next chunk is read.
+ */
+interface Collector<T> {
+  line(bytes: Uint8Array): void;
+  take(): T | null;
+  /** Takes whole runs of lines from a chunk (see LineCollector). */
+  readonly bulk?: (dialect: LineDialect) => BulkProbe;
 }
 
-async function* receiptEntries(path: string, limits: ReceiptLimits): AsyncGenerator<PyObject> {
+/** The tolerant reader's entries (parsed). */
+class EntryCollector implements Collector<PyObject[]> {
+  private batch: PyObject[] = [];
+  line(bytes: Uint8Array): void {
+    const k = classifyLine(bytes);
+    if (k.kind === "entry") this.batch.push(k.row);
+  }
+  take(): PyObject[] | null {
+    if (this.batch.length === 0) return null;
+    const b = this.batch;
+    this.batch = [];
+    return b;
+  }
+}
+
+/**
+ * A batch of a source's lines as bytes, each followed by a line feed: line
+ * k is `buf[k === 0 ? 0 : ends[k - 1] + 1, ends[k])` (`ends[k]`: its line
+ * feed). `release` hands the buffer back for a later batch once the reader
+ * is done with it.
+ */
+export interface LineBatch {
+  buf: Uint8Array;
+  ends: number[];
+  release(): void;
+}
+
+/** Input bytes per batch. */
+const BATCH_BYTES = 256 * 1024;
+
+/** The lines themselves, copied out of the read buffers (blank ones dropped: no reader sees them). */
+class LineCollector implements Collector<LineBatch> {
+  private readonly free: Uint8Array[] = [];
+  private buf: Uint8Array = new Uint8Array(2 * BATCH_BYTES);
+  private len = 0;
+  private ends: number[] = [];
+  line(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    if (this.len + bytes.length + 1 > this.buf.length) {
+      const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + bytes.length + 1));
+      grown.set(this.buf.subarray(0, this.len));
+      this.buf = grown;
+    }
+    this.buf.set(bytes, this.len);
+    this.len += bytes.length;
+    this.ends.push(this.len);
+    this.buf[this.len++] = 0x0a;
+  }
+  /**
+   * A bulk probe for the splitter: the lines of a chunk from `start` up to
+   * its last line feed, copied with one `set`, when that span holds no
+   * other break of the dialect (found with native searches) and no line
+   * over the cap; anything else is left to the splitter line by line.
+   */
+  readonly bulk = (dialect: LineDialect): BulkProbe => {
+    const others = dialect === "universal" ? [0x0d] : dialect === "splitlines" ? [0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0xc2, 0xe2] : [];
+    const probe = {
+      taken: 0,
+      take: (buf: Uint8Array, start: number, end: number, maxLineBytes: number): number => {
+        probe.taken = 0;
+        const last = buf.lastIndexOf(0x0a, end - 1);
+        if (last < start) return start;
+        // whole lines whose line feed comes before `limit` (the first other break, if any)
+        let limit = last + 1;
+        for (const c of others) {
+          const at = buf.indexOf(c, start);
+          if (at !== -1 && at < limit) limit = at;
+        }
+        const lines: number[] = [];
+        for (let p = start, nl = buf.indexOf(0x0a, p); nl !== -1 && nl < limit; p = nl + 1, nl = buf.indexOf(0x0a, p)) {
+          if (nl - p > maxLineBytes) break;
+          lines.push(nl);
+        }
+        if (lines.length === 0) return start;
+        const to = lines[lines.length - 1]! + 1;
+        const n = to - start;
+        if (this.len + n > this.buf.length) {
+          const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + n));
+          grown.set(this.buf.subarray(0, this.len));
+          this.buf = grown;
+        }
+        this.buf.set(buf.subarray(start, to), this.len);
+        const base = this.len - start;
+        let prev = start;
+        for (const nl of lines) {
+          // blank lines are dropped here too (their line feed is kept: it separates nothing)
+          if (nl > prev) this.ends.push(base + nl);
+          prev = nl + 1;
+        }
+        this.len += n;
+        probe.taken = lines.length;
+        return to;
+      },
+    };
+    return probe;
+  };
+
+  take(): LineBatch | null {
+    if (this.ends.length === 0) return null;
+    const backing = this.buf;
+    const b = { buf: backing.subarray(0, this.len), ends: this.ends, release: () => void this.free.push(backing) };
+    // The reader keeps a batch until it asks for the next one: a buffer it gave back, or a new one.
+    this.buf = this.free.pop() ?? new Uint8Array(2 * BATCH_BYTES);
+    this.len = 0;
+    this.ends = [];
+    return b;
+  }
+}
+
+async function* fileStream<T>(path: string, dialect: LineDialect, maxLineBytes: number, c: Collector<T>): AsyncGenerator<T> {
+  const splitter = new LineSplitter(dialect, refusingOverlong((line) => c.line(line), maxLineBytes), maxLineBytes, null, c.bulk?.(dialect) ?? null);
+  for (const chunk of readChunks(path, { what: "journal" }, BATCH_BYTES)) {
+    splitter.push(chunk);
+    const b = c.take();
+    if (b !== null) yield b;
+  }
+  splitter.end();
+  const b = c.take();
+  if (b !== null) yield b;
+}
+
+async function* receiptStream<T>(path: string, limits: ReceiptLimits, c: Collector<T>): AsyncGenerator<T> {
   const members: MemberInfo[] = [];
   try {
     await walkArchive(path, (m) => {
@@ -145,21 +257,11 @@ async function* receiptEntries(path: string, limits: ReceiptLimits): AsyncGenera
   if (!inOrder && order.length > limits.maxUnorderedJournalMembers) {
     throw new InputError("receipt_malformed", `receipt has ${order.length} journal members out of name order (limit ${limits.maxUnorderedJournalMembers})`);
   }
-  const ch = new Channel<PyObject[]>();
-  let batch: PyObject[] = [];
-  const splitter = new LineSplitter(
-    "splitlines",
-    refusingOverlong((line) => {
-      const k = classifyLine(line);
-      if (k.kind === "entry") batch.push(k.row);
-    }, limits.maxLineBytes),
-    limits.maxLineBytes,
-  );
+  const ch = new Channel<T>();
+  const splitter = new LineSplitter("splitlines", refusingOverlong((line) => c.line(line), limits.maxLineBytes), limits.maxLineBytes, null, c.bulk?.("splitlines") ?? null);
   const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const b = batch;
-    batch = [];
-    await ch.put(b);
+    const b = c.take();
+    if (b !== null) await ch.put(b);
   };
   const feedMember = () => {
     let size = 0;
@@ -169,8 +271,11 @@ async function* receiptEntries(path: string, limits: ReceiptLimits): AsyncGenera
         if (chunk.length === 0) return;
         size += chunk.length;
         last = chunk[chunk.length - 1]!;
-        splitter.push(chunk);
-        await flush();
+        // in slices, so a batch (and every buffer a reader holds) stays small
+        for (let off = 0; off < chunk.length; off += BATCH_BYTES) {
+          splitter.push(chunk.subarray(off, off + BATCH_BYTES));
+          await flush();
+        }
       },
       end: async () => {
         if (size > 0 && last !== 0x0a) splitter.push(new Uint8Array([0x0a]));
@@ -195,15 +300,24 @@ async function* receiptEntries(path: string, limits: ReceiptLimits): AsyncGenera
     }
   })();
   try {
-    for await (const b of ch) yield* b;
+    yield* ch;
   } finally {
     ch.cancel();
     await producer;
   }
 }
 
+function sourceStream<T>(src: JournalSource, limits: ReceiptLimits, c: Collector<T>): AsyncGenerator<T> {
+  if (src.kind === "receipt") return receiptStream(src.path, limits, c);
+  return fileStream(src.path, "universal", limits.maxLineBytes, c);
+}
+
 /** Entries of a source, streaming. */
-export function sourceEntries(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<PyObject> {
-  if (src.kind === "receipt") return receiptEntries(src.path, limits);
-  return fileEntries(src.path, "universal", limits.maxLineBytes);
+export async function* sourceEntries(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<PyObject> {
+  for await (const b of sourceStream(src, limits, new EntryCollector())) yield* b;
+}
+
+/** The non-blank lines of a source as bytes, a batch per chunk read, streaming (diff-journal's fast path). */
+export function sourceLines(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<LineBatch> {
+  return sourceStream(src, limits, new LineCollector());
 }

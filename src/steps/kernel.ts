@@ -1,5 +1,6 @@
 import { canonicalNumber } from "../pyjson/float.ts";
 import { KernelArena } from "../wasm/arena.ts";
+import { isReprFloat } from "./lexeme.ts";
 import { asciiText, compiledOnce, lengthCachedHasher } from "../wasm/host.ts";
 import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
 
@@ -17,6 +18,7 @@ const PREIMAGE_SLACK = 512;
 
 interface KernelExports {
   setup(out: number): void;
+  setMode(mode: number): void;
   verify(p: number, bound: number, maxLine: number, lo: number, hi: number): number;
   rows(): number;
 }
@@ -37,6 +39,30 @@ export function stepKernelEnabled(): boolean {
   return enabled;
 }
 
+/** `setMode` bits (kernel.wat): take only rows already in export dict form; report each taken row. */
+export const KERNEL_DICT_FORM = 1;
+export const KERNEL_REPORT = 2;
+/** With KERNEL_DICT_FORM: a ts need only be a float lexeme (the display prints it as spelled). */
+export const KERNEL_DISPLAY = 4;
+/** Stored step hashes are trusted, only links checked: a second pass over rows a first pass verified. */
+export const KERNEL_LINKS = 8;
+
+/** SPANS slots of kernel.wat: per key id, value start and end (absolute addresses; start -1: absent) and a plain-string flag. */
+export const enum SpanKey {
+  Seq = 1,
+  StepHash = 2,
+  PrevHash = 3,
+  InputHash = 4,
+  Model = 5,
+  Prompt = 6,
+  ToolCall = 7,
+  ToolResult = 8,
+  Effort = 9,
+  BlobRefs = 10,
+  SchemaVersion = 11,
+  Ts = 12,
+}
+
 export class StepKernel {
   /** The walker's arena: `arenaSize` bytes of the kernel's memory. */
   readonly arena: Uint8Array;
@@ -46,6 +72,12 @@ export class StepKernel {
   private readonly k: KernelExports;
   /** Rows taken by the last verify(). */
   rows = 0;
+  /** The whole memory: the addresses a report hands over index it. */
+  readonly u8: Uint8Array;
+  /** SPANS as i32s: slot k at [4k, 4k + 3) (start, end, plain string). Valid during `onRow`. */
+  readonly spans: Int32Array;
+  /** In report mode: each taken row [p, q) of `u8` (q: its line feed), while SPANS holds its spans. */
+  onRow: (p: number, q: number) => void = () => {};
 
   /** `readCap`: the longest row the arena's read area holds. */
   constructor(arenaSize: number, readCap: number) {
@@ -67,9 +99,19 @@ export class StepKernel {
       const raw = asciiText(u8, s, e);
       return canonicalNumber(raw, true) === raw ? 1 : 0;
     };
-    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hash, floatIsCanonical } });
+    this.u8 = u8;
+    this.spans = new Int32Array(mem.memory.buffer, mem.fixedView("spans", 13 * 16).byteOffset, 13 * 4);
+    const row = (p: number, q: number): void => this.onRow(p, q);
+    // Dict-form mode: the row's ts is spelled as Python's repr (what export would write).
+    const tsIsCanonical = (s: number, e: number): number => (isReprFloat(u8, s, e) ? 1 : 0);
+    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hash, floatIsCanonical, row, tsIsCanonical } });
     this.k = instance.exports as unknown as KernelExports;
     this.k.setup(out);
+  }
+
+  /** KERNEL_* bits, or 0 (verify only). */
+  setMode(mode: number): void {
+    this.k.setMode(mode);
   }
 
   /**

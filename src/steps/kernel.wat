@@ -41,19 +41,39 @@
 ;;   1536  digest (32)    1600  head: the previous step hash, 64 hex digits
 ;;   1792  SPANS: 16 bytes per key id: value start, value end, plain string flag
 ;;
+;;   1664  the key names only dict-form mode reads (blob_refs, schema_version, ts)
+;;
 ;; Key ids: 0 any other key, 1 seq, 2 step_hash, then the hashed ones (whose
 ;; numbers must be spelled as Python re-spells them): 3 prev_hash,
-;; 4 input_hash, 5 model, 6 prompt, 7 tool_call, 8 tool_result, 9 effort.
+;; 4 input_hash, 5 model, 6 prompt, 7 tool_call, 8 tool_result, 9 effort;
+;; then the unhashed keys of the dict form: 10 blob_refs, 11 schema_version,
+;; 12 ts.
+;;
+;; Modes (`setMode`, bits): 1 dict form: a row is taken only when it is also
+;; exactly its export dict form (§2.4: the eleven keys, `effort` only when
+;; non-null, int seq and schema_version, a float ts as Python spells it,
+;; `blob_refs` empty), so its bytes are its export line; 2 report: each
+;; taken row is handed to the host (import `row`) with SPANS still holding
+;; its value spans, for the readers that render or rewrite it; 4 display:
+;; with 1, a ts needs only be a float lexeme (the display prints it as it
+;; is spelled, not re-spelled); 8 links: the stored step_hash is trusted
+;; (not recomputed) and only the links are checked, for a second pass over
+;; rows a first one verified (a row that no longer links goes to the host).
 (module
   (import "env" "memory" (memory 1))
   ;; SHA-256 of the pre-image [out, out+len) into the digest
   (import "env" "hash" (func $hash (param i32)))
   ;; 1 when the float lexeme [s, e) is spelled as Python re-spells its value
   (import "env" "floatIsCanonical" (func $floatIsCanonical (param i32 i32) (result i32)))
+;; 1 when the float lexeme [s, e) is the repr of its value (dict-form mode's ts)
+  (import "env" "tsIsCanonical" (func $tsIsCanonical (param i32 i32) (result i32)))
+  ;; a taken row [p, q) (q: its line feed), in report mode
+  (import "env" "row" (func $onRow (param i32 i32)))
 
   ;; the layout the host reads (src/wasm/arena.ts): fixed addresses, and the first byte it may use
   (global (export "digest") i32 (i32.const 1536))
   (global (export "head") i32 (i32.const 1600))
+  (global (export "spans") i32 (i32.const 1792))
   (global (export "heapBase") i32 (i32.const 4096))
 
   (global $out (mut i32) (i32.const 0))
@@ -61,6 +81,8 @@
   (global $hadEscape (mut i32) (i32.const 0)) ;; set by $scanString
   (global $expected (mut i64) (i64.const 0))  ;; the seq the next row must carry
   (global $rows (mut i32) (i32.const 0))
+  (global $keyCount (mut i32) (i32.const 0)) ;; top-level keys of the row $scanTop read
+  (global $mode (mut i32) (i32.const 0))
 
   (data (i32.const 1280) "seq")
   (data (i32.const 1288) "model")
@@ -80,8 +102,11 @@
   (data (i32.const 1488) ",\"tool_call\":")
   (data (i32.const 1504) ",\"tool_result\":")
   (data (i32.const 1520) "null")
+  (data (i32.const 1664) "blob_refs")
+  (data (i32.const 1680) "schema_version")
 
   (func (export "rows") (result i32) (global.get $rows))
+  (func (export "setMode") (param $m i32) (global.set $mode (local.get $m)))
 
   ;; Tables, and where the pre-image is assembled.
   (func (export "setup") (param $out i32)
@@ -222,6 +247,10 @@
 
   ;; The id of the top-level key [ks, ks+n) (see the header), 0 for any other.
   (func $identify (param $ks i32) (param $n i32) (result i32)
+    (if (i32.eq (local.get $n) (i32.const 2))
+      (then (return (select (i32.const 12) (i32.const 0) (i32.eq (i32.load16_u (local.get $ks)) (i32.const 0x7374))))))
+    (if (i32.eq (local.get $n) (i32.const 14))
+      (then (return (select (i32.const 11) (i32.const 0) (call $eq (local.get $ks) (i32.const 1680) (i32.const 14))))))
     (if (i32.eq (local.get $n) (i32.const 3))
       (then (return (select (i32.const 1) (i32.const 0) (call $eq (local.get $ks) (i32.const 1280) (i32.const 3))))))
     (if (i32.eq (local.get $n) (i32.const 5))
@@ -234,6 +263,7 @@
       (then
         (if (call $eq (local.get $ks) (i32.const 1312) (i32.const 9)) (then (return (i32.const 3))))
         (if (call $eq (local.get $ks) (i32.const 1328) (i32.const 9)) (then (return (i32.const 2))))
+        (if (call $eq (local.get $ks) (i32.const 1664) (i32.const 9)) (then (return (i32.const 10))))
         (return (select (i32.const 7) (i32.const 0) (call $eq (local.get $ks) (i32.const 1344) (i32.const 9))))))
     (if (i32.eq (local.get $n) (i32.const 10))
       (then (return (select (i32.const 4) (i32.const 0) (call $eq (local.get $ks) (i32.const 1360) (i32.const 10))))))
@@ -247,7 +277,8 @@
   (func $scanTop (param $p i32) (result i32)
     (local $ks i32) (local $ke i32) (local $prevS i32) (local $prevE i32) (local $d i32)
     (local $id i32) (local $vs i32) (local $slot i32)
-    (memory.fill (i32.const 1792) (i32.const 0xff) (i32.const 160))
+    (memory.fill (i32.const 1792) (i32.const 0xff) (i32.const 208))
+    (global.set $keyCount (i32.const 0))
     (local.set $p (i32.add (local.get $p) (i32.const 1)))
     (local.set $prevS (i32.const -1))
     (loop $next
@@ -264,8 +295,10 @@
       (if (i32.ne (i32.load8_u offset=1 (local.get $ke)) (i32.const 0x3a)) (then (return (i32.const -1))))
       (local.set $id (call $identify (local.get $ks) (i32.sub (local.get $ke) (local.get $ks))))
       (local.set $vs (i32.add (local.get $ke) (i32.const 2)))
-      (local.set $p (call $scanValue (local.get $vs) (i32.ge_u (local.get $id) (i32.const 3)) (i32.const 1)))
+      (local.set $p (call $scanValue (local.get $vs)
+        (i32.and (i32.ge_u (local.get $id) (i32.const 3)) (i32.le_u (local.get $id) (i32.const 9))) (i32.const 1)))
       (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+      (global.set $keyCount (i32.add (global.get $keyCount) (i32.const 1)))
       (local.set $slot (i32.add (i32.const 1792) (i32.shl (local.get $id) (i32.const 4))))
       (i32.store (local.get $slot) (local.get $vs))
       (i32.store offset=4 (local.get $slot) (local.get $p))
@@ -336,6 +369,72 @@
       (br_if $digit (i32.lt_u (local.get $s) (local.get $e))))
     (i64.eq (local.get $v) (global.get $expected)))
 
+;; The int lexeme [s, e) as export keeps it: at most 18 characters, an
+  ;; optional minus, digits without a leading zero, and not "-0".
+  (func $isIntLexeme (param $s i32) (param $e i32) (result i32)
+    (local $i i32) (local $c i32)
+    (if (i32.or (i32.lt_s (local.get $s) (i32.const 0)) (i32.gt_s (i32.sub (local.get $e) (local.get $s)) (i32.const 18)))
+      (then (return (i32.const 0))))
+    (local.set $i (local.get $s))
+    (if (i32.eq (i32.load8_u (local.get $i)) (i32.const 0x2d)) (then (local.set $i (i32.add (local.get $i) (i32.const 1)))))
+    (if (i32.ge_u (local.get $i) (local.get $e)) (then (return (i32.const 0))))
+    (if (i32.and (i32.eq (i32.load8_u (local.get $i)) (i32.const 0x30)) (i32.ne (i32.sub (local.get $e) (local.get $s)) (i32.const 1)))
+      (then (return (i32.const 0))))
+    (loop $digit
+      (local.set $c (i32.sub (i32.load8_u (local.get $i)) (i32.const 0x30)))
+      (if (i32.ge_u (local.get $c) (i32.const 10)) (then (return (i32.const 0))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $digit (i32.lt_u (local.get $i) (local.get $e))))
+    (i32.const 1))
+
+  ;; Dict-form mode: the row $scanTop just read is exactly its export dict
+  ;; form (see the header). The hashes' spelling is checked by $row.
+  (func $isDictForm (result i32)
+    (local $k i32) (local $s i32) (local $e i32) (local $c i32) (local $want i32) (local $i i32) (local $dot i32)
+    (local.set $want (i32.const 11))
+    (local.set $s (call $spanStart (i32.const 9)))
+    (if (i32.ge_s (local.get $s) (i32.const 0))
+      (then
+        ;; a null effort is dropped by the dict form: not this row's bytes
+        (if (i32.and (i32.eq (i32.sub (call $spanEnd (i32.const 9)) (local.get $s)) (i32.const 4))
+                     (i32.eq (i32.load8_u (local.get $s)) (i32.const 0x6e)))
+          (then (return (i32.const 0))))
+        (local.set $want (i32.const 12))))
+    (if (i32.ne (global.get $keyCount) (local.get $want)) (then (return (i32.const 0))))
+    ;; every key but effort present (keys are strictly ascending, so these are all the keys)
+    (local.set $k (i32.const 1))
+    (loop $key
+      (if (i32.ne (local.get $k) (i32.const 9))
+        (then (if (i32.lt_s (call $spanStart (local.get $k)) (i32.const 0)) (then (return (i32.const 0))))))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $key (i32.le_u (local.get $k) (i32.const 12))))
+    (if (i32.eqz (call $isIntLexeme (call $spanStart (i32.const 1)) (call $spanEnd (i32.const 1)))) (then (return (i32.const 0))))
+    (if (i32.eqz (call $isIntLexeme (call $spanStart (i32.const 11)) (call $spanEnd (i32.const 11)))) (then (return (i32.const 0))))
+    ;; blob_refs: [] (a row with refs goes to the host, which collects them)
+    (local.set $s (call $spanStart (i32.const 10)))
+    (if (i32.or (i32.ne (i32.sub (call $spanEnd (i32.const 10)) (local.get $s)) (i32.const 2))
+                (i32.ne (i32.load16_u (local.get $s)) (i32.const 0x5d5b)))
+      (then (return (i32.const 0))))
+    ;; ts: a float lexeme (a `.` or an exponent; no word) Python spells so
+    (local.set $s (call $spanStart (i32.const 12)))
+    (local.set $e (call $spanEnd (i32.const 12)))
+    (if (i32.gt_s (i32.sub (local.get $e) (local.get $s)) (i32.const 32)) (then (return (i32.const 0))))
+    (local.set $c (i32.load8_u (local.get $s)))
+    (if (i32.and (i32.ne (local.get $c) (i32.const 0x2d)) (i32.ge_u (i32.sub (local.get $c) (i32.const 0x30)) (i32.const 10)))
+      (then (return (i32.const 0))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0x2d)) (i32.eq (i32.load8_u offset=1 (local.get $s)) (i32.const 0x49)))
+      (then (return (i32.const 0))))
+    (local.set $i (local.get $s))
+    (loop $ch
+      (local.set $c (i32.load8_u (local.get $i)))
+      (if (i32.or (i32.eq (local.get $c) (i32.const 0x2e)) (i32.eq (i32.or (local.get $c) (i32.const 0x20)) (i32.const 0x65)))
+        (then (local.set $dot (i32.const 1))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $ch (i32.lt_u (local.get $i) (local.get $e))))
+    (if (i32.eqz (local.get $dot)) (then (return (i32.const 0))))
+    (if (i32.and (global.get $mode) (i32.const 4)) (then (return (i32.const 1))))
+    (call $tsIsCanonical (local.get $s) (local.get $e)))
+
   ;; The value of key id k is a string of 64 bytes (a hash, if anything).
   (func $isHash (param $k i32) (result i32)
     (local $s i32)
@@ -369,16 +468,21 @@
       (then (return (i32.const -1))))
     (if (i32.gt_u (i32.sub (local.get $q) (local.get $p)) (local.get $maxLine)) (then (return (i32.const -1))))
     (if (i32.eqz (call $seqIsExpected)) (then (return (i32.const -1))))
+    (if (i32.and (global.get $mode) (i32.const 1))
+      (then (if (i32.eqz (call $isDictForm)) (then (return (i32.const -1))))))
     ;; the fast path hashes input_hash only as a string without escapes
     (if (i32.ne (i32.load (i32.const 1864)) (i32.const 1)) (then (return (i32.const -1))))
     (if (i32.eqz (i32.and (call $isHash (i32.const 3)) (call $isHash (i32.const 2)))) (then (return (i32.const -1))))
     (if (i32.eqz (call $eq (i32.add (call $spanStart (i32.const 3)) (i32.const 1)) (i32.const 1600) (i32.const 64)))
       (then (return (i32.const -1))))
-    (call $hash (call $preimage))
     (local.set $step (i32.add (call $spanStart (i32.const 2)) (i32.const 1)))
-    (if (i32.eqz (call $isDigestHex (local.get $step))) (then (return (i32.const -1))))
+    (if (i32.eqz (i32.and (global.get $mode) (i32.const 8)))
+      (then
+        (call $hash (call $preimage))
+        (if (i32.eqz (call $isDigestHex (local.get $step))) (then (return (i32.const -1))))))
     (call $copy (i32.const 1600) (local.get $step) (i32.const 64))
     (global.set $expected (i64.add (global.get $expected) (i64.const 1)))
+    (if (i32.and (global.get $mode) (i32.const 2)) (then (call $onRow (local.get $p) (local.get $q))))
     (local.get $q))
 
   ;; Take rows from the line start p while they check out, the first

@@ -1,11 +1,12 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../errors.ts";
-import { checkInput } from "../fsutil/input.ts";
+import { checkInput, readChunks } from "../fsutil/input.ts";
 import { pyRepr, pyPrefix, pyStr } from "../pyjson/python.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { GENESIS_HASH } from "./hash.ts";
-import { DEFAULT_MAX_LINE_BYTES } from "../fsutil/lines.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
+import { TakenRuns } from "./runs.ts";
 import { classifyLine, forEachFileLine } from "./reader.ts";
 import { ChainWalker } from "./walk.ts";
 
@@ -64,14 +65,24 @@ export async function verifyAgentJournal(sddDir: string, agentId: string): Promi
   let entries = 0;
   let lastHash: string | null = null;
   if (existsSync(bucket)) {
-    await forEachFileLine(bucket, "universal", (line, n) => {
+    // The kernel takes the rows that check out in runs (each an entry: it has a step_hash); the rest are read exactly.
+    walker.readBuffer();
+    let splitter: LineSplitter | null = null;
+    const runs = new TakenRuns(walker, () => splitter!.lines, (_buf, _start, _to, rows) => {
+      entries += rows;
+      lastHash = walker.head;
+    });
+    const sink = refusingOverlong((line, n) => {
       walker.line(line, n);
       const k = classifyLine(line);
       if (k.kind === "entry") {
         entries++;
         lastHash = pyStr(k.row.get("step_hash"), "");
       }
-    });
+    }, DEFAULT_MAX_LINE_BYTES);
+    splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, walker.stepKernel === null ? null : runs);
+    for (const chunk of readChunks(bucket, { what: "journal" })) splitter.push(chunk);
+    splitter.end();
   }
   const r = walker.result();
   if (entries > 0 && lastHash !== r.head_hash) {

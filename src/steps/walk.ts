@@ -100,6 +100,12 @@ export class ChainWalker implements BulkProbe {
   /** Lines taken by the last `take`. */
   taken = 0;
   /**
+   * The kernel's mode (kernel.ts KERNEL_DICT_FORM | KERNEL_REPORT), set
+   * before the first `readBuffer()`: readers that reuse taken rows' bytes
+   * have the kernel take only the rows they may reuse.
+   */
+  kernelMode = 0;
+  /**
    * Line starts to leave to the JavaScript path before asking the kernel
    * again, and the next such pause: a kernel that takes nothing at one line
    * start after another (a journal whose chain is broken, or not canonical)
@@ -206,6 +212,7 @@ export class ChainWalker implements BulkProbe {
   readBuffer(): Uint8Array {
     if (this.arena === null) {
       this.kernel = stepKernelEnabled() ? new StepKernel(ARENA_READ + ARENA_SCRATCH, ARENA_READ) : null;
+      this.kernel?.setMode(this.kernelMode);
       this.arena = this.kernel?.arena ?? new Uint8Array(ARENA_READ + ARENA_SCRATCH);
       this.scratch = this.arena.subarray(ARENA_READ);
       this.scratchLen = 0;
@@ -213,6 +220,20 @@ export class ChainWalker implements BulkProbe {
       this.seenView = null;
     }
     return this.arena.subarray(0, ARENA_READ);
+  }
+
+  /**
+   * Where in the kernel's memory a report-mode reader may build bytes while
+   * the kernel reports a row: the arena's scratch, which only the
+   * JavaScript path (never running then) writes.
+   */
+  get kernelScratch(): { at: number; size: number } {
+    return { at: this.arena!.byteOffset + ARENA_READ, size: ARENA_SCRATCH };
+  }
+
+  /** The kernel `take` runs (after `readBuffer()`, when enabled): its spans and `onRow` serve report mode. */
+  get stepKernel(): StepKernel | null {
+    return this.kernel;
   }
 
   /**

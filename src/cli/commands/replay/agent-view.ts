@@ -1,16 +1,15 @@
 import { NegativeError, UsageError } from "../../../errors.ts";
-import { humanValue, renderJson, renderRowJson } from "../../../render/json.ts";
-import { dictForm, RowFormError } from "../../../receipts/rows.ts";
-import { holdsRaw } from "../../../pyjson/encode.ts";
+import { humanValue, renderJson } from "../../../render/json.ts";
 import { pyStr } from "../../../pyjson/python.ts";
 import { rawGet } from "../../../pyjson/row.ts";
-import { PyRaw, type PyObject, type PyValue } from "../../../pyjson/types.ts";
+import { PyRaw, type PyValue } from "../../../pyjson/types.ts";
 import { GENESIS_HASH } from "../../../steps/hash.ts";
 import { readEntries } from "../../../steps/reader.ts";
 import { verifyAgentJournal } from "../../../steps/verify.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
-import { printLines, writeStdout, writeStdoutSync } from "../../output.ts";
+import { printLines, writeStdout, writeStdoutBytes, writeStdoutBytesSync } from "../../output.ts";
+import { writeAgentEntriesJson } from "../../../steps/agent-json.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
 
@@ -18,19 +17,6 @@ function parseLimit(raw: string | undefined): number | null {
   if (raw === undefined) return null;
   if (!/^\d+$/.test(raw)) throw new UsageError(`--limit must be a non-negative integer, got ${JSON.stringify(raw)}`);
   return Number(raw);
-}
-
-function rowView(row: PyObject): PyObject {
-  try {
-    return dictForm(row);
-  } catch (err) {
-    if (err instanceof RowFormError) return row;
-    throw err;
-  }
-}
-
-function indent(text: string, by: string): string {
-  return text.split("\n").map((l) => by + l).join("\n");
 }
 
 /**
@@ -62,18 +48,9 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   if (ctx.json) {
     // Streamed: the document is the same as rendering it whole, without holding every entry.
     const head = renderJson({ ok: true, agent_id: agentId, head_hash: v.head_hash, steps: v.steps });
-    let first = true;
     await writeStdout(head.slice(0, -2) + ',\n  "entries": [');
-    for await (const row of readEntries(bucket, limit)) {
-      const view = rowView(row);
-      if (holdsRaw(view)) {
-        // a huge row (src/pyjson/row.ts) is written in pieces from its bytes, never as one string
-        await writeStdout(first ? "\n" : ",\n");
-        renderRowJson(view, 2, writeStdoutSync);
-      } else await writeStdout((first ? "\n" : ",\n") + indent(renderJson(view), "    "));
-      first = false;
-    }
-    await writeStdout(first ? "]\n}\n" : "\n  ]\n}\n");
+    const n = await writeAgentEntriesJson(bucket, limit, { write: writeStdoutBytes, writeSync: writeStdoutBytesSync });
+    await writeStdout(n === 0 ? "]\n}\n" : "\n  ]\n}\n");
     return 0;
   }
 

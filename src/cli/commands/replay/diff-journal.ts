@@ -1,7 +1,7 @@
 import { UsageError } from "../../../errors.ts";
 import { isStdinPath } from "../../../fsutil/input.ts";
-import { diffJournals } from "../../../receipts/diff.ts";
-import { resolveJournalSource, sourceEntries } from "../../../receipts/source.ts";
+import { diffJournalSources } from "../../../receipts/diff-fast.ts";
+import { resolveJournalSource } from "../../../receipts/source.ts";
 import { pyRepr } from "../../../pyjson/python.ts";
 import type { PyValue } from "../../../pyjson/types.ts";
 import { printJson, printLines } from "../../output.ts";
@@ -21,7 +21,7 @@ export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
   try {
     const right = resolveJournalSource(b, ctx.sddDir);
     try {
-      d = await diffJournals(sourceEntries(left), sourceEntries(right));
+      d = await diffJournalSources(left, right);
     } finally {
       right.cleanup?.();
     }

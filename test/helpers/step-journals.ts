@@ -1,0 +1,127 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { canonical } from "../../src/pyjson/encode.ts";
+import { PyNum, pyFloat, type PyLike } from "../../src/pyjson/types.ts";
+import { GENESIS_HASH, stepHash } from "../../src/steps/hash.ts";
+import { BUCKET_NAME } from "../../src/steps/paths.ts";
+
+/**
+ * Hostile but valid step journals for the fast-path differential tests:
+ * every row chains (so export and publish go through), but the rows vary
+ * in everything the byte paths must get right or leave to the exact path:
+ * unicode and escapes, floats, nesting, empty containers, absolute paths in
+ * redactable fields, legacy rows, an int or oddly spelled `ts`, blob refs,
+ * null and non-null effort, extra keys, unsorted keys, CRLF and blank
+ * lines, rows cut by the 1 MiB read chunks, and a row over 1 MiB.
+ */
+
+/** A small deterministic generator (xorshift32). */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 4294967296;
+  };
+}
+
+const STRINGS = [
+  "plain text",
+  "日本語 and emoji 😀 ✓",
+  'quotes " and backslash \\ and tab \t and newline \n',
+  "control \u0001 and del \u007f and sep \u2028",
+  "lone surrogate \ud800 here",
+  "/home/alice/project/src/main.py",
+  "C:\\Users\\bob\\x.txt",
+  "~/notes.md",
+  "relative/path/only.ts",
+  "",
+];
+
+export interface JournalOptions {
+  rows: number;
+  seed: number;
+  /** Index of a row over 1 MiB (none when absent). */
+  hugeAt?: number;
+  /** Write a top-level NaN model at this row. */
+  nanAt?: number;
+  /** Plain rows only (every one in export dict form, `\n` ends): the verbatim copy path. */
+  plain?: boolean;
+}
+
+function pick<T>(r: () => number, xs: readonly T[]): T {
+  return xs[Math.floor(r() * xs.length)]!;
+}
+
+function value(r: () => number, depth = 0): PyLike {
+  const k = Math.floor(r() * (depth > 2 ? 6 : 9));
+  switch (k) {
+    case 0:
+      return pick(r, STRINGS);
+    case 1:
+      return Math.floor(r() * 2000) - 1000;
+    case 2:
+      return pick(r, [pyFloat(1.5), pyFloat(1e16), pyFloat(-0), pyFloat(1e-5), pyFloat(0.1), pyFloat(3)]);
+    case 3:
+      return pick(r, [true, false, null]);
+    case 4:
+      return pick(r, [{}, []]);
+    case 5:
+      return `${pick(r, STRINGS)} #${Math.floor(r() * 1e6)}`;
+    case 6:
+      return [value(r, depth + 1), value(r, depth + 1)];
+    default:
+      return { b: value(r, depth + 1), a: value(r, depth + 1), path: pick(r, STRINGS) };
+  }
+}
+
+/** One row's line (no terminator), chained onto `prev`; and its step hash. */
+function row(r: () => number, seq: number, prev: string, o: JournalOptions): { line: string; hash: string } {
+  const plain = o.plain === true;
+  const model: PyLike = seq === o.nanAt ? new PyNum("NaN", true) : plain ? "claude-sonnet-4-5" : pick(r, ["claude-sonnet-4-5", null, "m-\u00e9"]);
+  let prompt: PyLike = plain ? `Step ${seq}: ${pick(r, STRINGS)}` : value(r);
+  if (seq === o.hugeAt) prompt = "x".repeat(1_200_000) + " end";
+  const toolCall: PyLike = plain ? { name: "edit", args: { path: pick(r, STRINGS), line: seq } } : value(r);
+  const toolResult: PyLike = plain ? { ok: true, out: pick(r, STRINGS) } : value(r);
+  const effort: PyLike | undefined = plain ? undefined : pick(r, [undefined, undefined, null, "high"]);
+  const fields = { prev_hash: prev, input_hash: `in-${seq}`, model, prompt, tool_call: toolCall, tool_result: toolResult, effort: effort ?? null };
+  const hash = stepHash(fields);
+  const obj: Record<string, PyLike> = { seq, prev_hash: prev, input_hash: `in-${seq}`, model, prompt, tool_call: toolCall, tool_result: toolResult, step_hash: hash };
+  if (effort !== undefined) obj.effort = effort;
+  const legacy = !plain && r() < 0.05;
+  if (!legacy) obj.schema_version = 2;
+  obj.blob_refs = plain || r() < 0.9 ? [] : pick(r, [["sha256:ab12"], null, ["a", "b"]]);
+  if (!plain && r() < 0.05) obj.zzz_extra = "kept";
+  let line = canonical(obj);
+  // ts goes in by hand: its spelling is part of what is tested
+  const ts = plain ? (1796137431.4230797 + seq * 0.0137).toString() : pick(r, [(1796137431.4230797 + seq).toString(), "1796137431", "1.50", "1e9", "1796137431.25"]);
+  line = line.includes(',"zzz_extra"') ? line.replace(',"zzz_extra"', `,"ts":${ts},"zzz_extra"`) : line.slice(0, -1) + `,"ts":${ts}}`;
+  // now and then a row whose keys are not sorted (valid JSON, not canonical)
+  if (!plain && r() < 0.05) line = `{"seq":${seq},` + line.slice(1).replace(`"seq":${seq},`, "");
+  return { line, hash };
+}
+
+/** The journal's bytes. */
+export function journalBytes(o: JournalOptions): string {
+  const r = rng(o.seed);
+  let prev = GENESIS_HASH;
+  let out = "";
+  for (let seq = 0; seq < o.rows; seq++) {
+    const { line, hash } = row(r, seq, prev, o);
+    prev = hash;
+    out += line;
+    if (o.plain) out += "\n";
+    else out += pick(r, ["\n", "\n", "\n", "\n", "\n", "\n", "\r\n", "\n\n", "\n  \n"]);
+  }
+  return out;
+}
+
+/** An `.sdd` holding `agentId`'s journal with these bytes. */
+export function writeAgentJournal(sdd: string, agentId: string, bytes: string | Uint8Array): string {
+  const dir = join(sdd, "runtime", "journal", agentId);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, BUCKET_NAME);
+  writeFileSync(path, bytes);
+  return path;
+}
