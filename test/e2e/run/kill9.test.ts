@@ -119,6 +119,19 @@ function quick(p: Project): Project {
   return p;
 }
 
+/**
+ * Agents of `run` listed in agents.json. An agent is recorded just after it
+ * is spawned, so under load its processes can be seen before it is listed;
+ * only listed agents can be killed by the watchdog or reaped by the next run.
+ */
+function recordedAgents(p: Project, run: string): number {
+  try {
+    return (JSON.parse(readFileSync(join(p.sddDir, "runtime", "agents.json"), "utf8")).agents as { run_id: string }[]).filter((a) => a.run_id === run).length;
+  } catch {
+    return 0; // not written yet, or being replaced
+  }
+}
+
 describe("agents never outlive a killed run (compiled binary)", () => {
   const SLOW = [{ id: "S1" }, { id: "S2" }];
 
@@ -127,6 +140,7 @@ describe("agents never outlive a killed run (compiled binary)", () => {
     const proc = spawnRun(p, ["--max-agents", "2"]);
     await waitFor(() => agentProcesses(p.sddDir).length >= 4, 20000, "two agents and their sleeps");
     const killedRun = runIds(p)[0]!;
+    await waitFor(() => recordedAgents(p, killedRun) >= 2, 20000, "both agents recorded in agents.json");
     proc.kill("SIGKILL");
     await proc.exited;
     expect(await orphansOf(p, [killedRun], 1500)).toBe(0);
@@ -140,6 +154,7 @@ describe("agents never outlive a killed run (compiled binary)", () => {
     const proc = spawnRun(p, ["--max-agents", "2"]);
     await waitFor(() => agentProcesses(p.sddDir).length >= 4, 20000, "two agents");
     const killedRun = runIds(p)[0]!;
+    await waitFor(() => recordedAgents(p, killedRun) >= 2, 20000, "both agents recorded in agents.json");
     // the watchdog: our binary with the internal watchdog variable naming this state dir
     const findWatchdog = () =>
       readdirSync("/proc")
@@ -165,7 +180,7 @@ describe("agents never outlive a killed run (compiled binary)", () => {
     writeFileSync(file, JSON.stringify(doc));
     try {
       const r = await runToEnd(quick(p), ["--max-agents", "2", "--as-json"]);
-      expect({ doc: JSON.parse(r.stdout), stderr: r.stderr.includes("stopped 2 agent(s) left by a previous run") }).toMatchObject({ doc: { ok: true, tasks: { done: 2 } }, stderr: true });
+      expect({ doc: JSON.parse(r.stdout), stderr: r.stderr.includes("stopped 2 agent(s) left by a previous run") || r.stderr }).toMatchObject({ doc: { ok: true, tasks: { done: 2 } }, stderr: true });
       expect(agentProcesses(p.sddDir).filter((a) => a.run === killedRun)).toEqual([]);
       const second = journalEvents(p, runIds(p)[1]!);
       const reaped = second.find((x) => x.get("event") === "agents_reaped")!;
