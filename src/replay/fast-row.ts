@@ -56,12 +56,13 @@ FIELD_BYTES.forEach((bytes, i) => {
 const latin1 = new TextDecoder("latin1");
 
 /**
- * The display's handlers make a few values per row (the fields, the cells,
- * the line), which the engine collects late: collecting every 2 MiB of
- * journal keeps the prose display of the 221 MB bench journal at ~77 MB
- * peak (every 8 MiB: ~98 MB; every 1 MiB: ~69 MB, at twice the collections).
+ * The display's common rows make no values (fast-cells.ts), but the rows
+ * it declines do, and the engine collects them late: collecting every
+ * 16 MiB of journal keeps the prose display of the 221 MB bench journal at
+ * ~57 MB peak (never: ~62 MB; every 4 MiB: ~55 MB at 1.5x the time, a full
+ * collection costing tens of milliseconds).
  */
-export const DISPLAY_GC_CHUNKS = 2;
+export const DISPLAY_GC_CHUNKS = 16;
 
 /** The read area: one chunk of the line reader. */
 const READ_AREA = 1 << 20;

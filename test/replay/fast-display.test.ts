@@ -41,7 +41,7 @@ async function json(fast: boolean, journal: string, limit?: number): Promise<str
 
 async function scan(fast: boolean, journal: string, limit?: number) {
   const ids = { agent: 0, task: 0 };
-  const s = await (fast ? scanRunFast : scanRun)(journal, limit, (row) => measureIds(row, ids));
+  const s = fast ? await scanRunFast(journal, limit, ids) : await scanRun(journal, limit, (row) => measureIds(row, ids));
   return { ...s, ids };
 }
 
