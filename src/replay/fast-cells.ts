@@ -243,7 +243,7 @@ export class FastTableWriter {
     if (!plainString(b, es - 1, ee + 1)) return false;
     const ids = this.ids;
     // the cells but DETAIL are cut to their column with "…" (truncateCells: one cell each, as plain ASCII is)
-    if (this.timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || w[3]! < 2) return false;
+    if (this.timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || w[3]! < 2 || w[4]! < 1) return false;
     this.room(w[0]! + w[1]! + w[2]! + w[3]! + this.detailLen + 128);
     const o = this.out;
     const start = this.pos;
@@ -290,7 +290,7 @@ export class FastTableWriter {
   private wrapDetail(start: number, width: number, indent: number): void {
     const d = this.detail;
     const n = this.detailLen;
-    this.room((n / width + 2) * (indent + width + 2));
+    this.room((Math.ceil(n / width) + 1) * (indent + width + 2));
     let lineStart = start;
     let cs = 0;
     for (let i = 0; i < n; i++) {
@@ -324,12 +324,8 @@ export class FastTableWriter {
     this.out = bigger;
   }
 
-  /** A byte loop, not set(subarray): a view per cell would be garbage per row. */
   private copy(b: Uint8Array, s: number, e: number): void {
-    const o = this.out;
-    let p = this.pos;
-    for (let i = s; i < e; i++) o[p++] = b[i]!;
-    this.pos = p;
+    this.pos = copyBytes(b, s, e, this.out, this.pos);
   }
 
   private pad(n: number): void {
@@ -453,10 +449,7 @@ export class FastTableWriter {
 
   private copyDetail(b: Uint8Array, s: number, e: number): void {
     // a loaded line is under FAST_LINE_MAX bytes, so its detail fits
-    const d = this.detail;
-    let p = this.detailLen;
-    for (let i = s; i < e; i++) d[p++] = b[i]!;
-    this.detailLen = p;
+    this.detailLen = copyBytes(b, s, e, this.detail, this.detailLen);
   }
 
   /** costText: `$` and formatFixed(n, 4), without BigInts when n * 1e4 is far from a tie. */
@@ -477,6 +470,12 @@ export class FastTableWriter {
     const four = q % 1e4;
     for (let d = 1000; d >= 1; d /= 10) this.detail[this.detailLen++] = 0x30 + (Math.floor(four / d) % 10);
   }
+}
+
+/** b[s, e) to `to` at o; returns the end. A byte loop, not set(subarray): a view per cell would be garbage per row. */
+function copyBytes(b: Uint8Array, s: number, e: number, to: Uint8Array, o: number): number {
+  for (let i = s; i < e; i++) to[o++] = b[i]!;
+  return o;
 }
 
 /** String(n) of an integer below 1e21 in magnitude, written at o; returns the end. */

@@ -4,6 +4,7 @@ import type { PyObject } from "../pyjson/types.ts";
 import { displayRow } from "./display.ts";
 import { FastTableWriter } from "./fast-cells.ts";
 import { readFastLines } from "./fast-lines.ts";
+import type { LineSet } from "./line-set.ts";
 import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader } from "./fast-row.ts";
 import { runRows } from "./run-view.ts";
 import { utf8, type ByteOutput } from "./sink.ts";
@@ -70,7 +71,15 @@ function rowText(table: Table, row: PyObject, baseTs: number | null): string {
   return text;
 }
 
-export async function writeRunTable(journal: string, baseTs: number | null, limit: number | undefined, table: Table, out: ByteOutput): Promise<void> {
+/** `fastLines`: the lines the scan pass loaded (run-view.ts), whose fields are then located without validating them again. */
+export async function writeRunTable(
+  journal: string,
+  baseTs: number | null,
+  limit: number | undefined,
+  table: Table,
+  out: ByteOutput,
+  fastLines?: LineSet,
+): Promise<void> {
   // a folded column is never plain: no row takes the byte writer then
   const w = new FastTableWriter(table.folded.size === 0 ? table.widths : null, baseTs);
   w.text(table.header() + "\n");
@@ -80,8 +89,8 @@ export async function writeRunTable(journal: string, baseTs: number | null, limi
     for (const _ of readFastLines(journal, {
       buffer: r.readBuffer,
       gcEvery: DISPLAY_GC_CHUNKS,
-      fast: (b, s, e) => {
-        if (!r.load(b, s, e)) return false;
+      fast: (b, s, e, lineNo) => {
+        if (!(fastLines?.has(lineNo) && r.locate(b, s, e)) && !r.load(b, s, e)) return false;
         if (!w.row(r)) w.text(rowText(table, r.displayFields(EVENT_HASH_SLOT), baseTs));
         n++;
         return true;

@@ -5,6 +5,7 @@ import { measureIds, numberField } from "./display.ts";
 import { IdCells, numberAt, plainNumber } from "./fast-cells.ts";
 import { ReplayFingerprint } from "./fingerprint.ts";
 import { readFastLines } from "./fast-lines.ts";
+import { LineSet } from "./line-set.ts";
 import { DISPLAY_FIELDS, DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, valueAt } from "./fast-row.ts";
 
 /**
@@ -34,6 +35,8 @@ export interface RunScan {
   fingerprint: string;
   /** `event_hash` of the last row read (`""` when none): the Merkle head if the chain is intact. */
   lastEventHash: string;
+  /** The lines scanRunFast loaded on the fast path (absent from scanRun): the table pass trusts them. */
+  fastLines?: LineSet;
 }
 
 /** Rows of a journal, at most `limit` (undefined = all), streamed. */
@@ -197,6 +200,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   const tally = new ScanTally();
   const onRow = ids === undefined ? undefined : (row: PyObject) => measureIds(row, ids);
   const cells = new IdCells();
+  const fastLines = new LineSet();
   const r = new FastRowReader();
   const em = r.em;
   // The fingerprint text is assembled in place in the row area and hashed a batch at a time.
@@ -218,11 +222,12 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   for (const _ of readFastLines(journal, {
     buffer: r.readBuffer,
     gcEvery: DISPLAY_GC_CHUNKS,
-    fast: (buf, s, e) => {
+    fast: (buf, s, e, lineNo) => {
       if (!r.load(buf, s, e)) return false;
       if (beyondLimit()) return true;
       const o = r.fingerprintText(em.rowBase + len, em.rowBase + em.rowCap);
       if (o < 0) return false;
+      fastLines.add(lineNo);
       em.mem[o] = 0x0a;
       len = o + 1 - em.rowBase;
       batched++;
@@ -250,5 +255,5 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
     done: () => stop,
   }));
   flush();
-  return tally.result();
+  return { ...tally.result(), fastLines };
 }

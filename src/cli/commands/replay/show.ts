@@ -44,7 +44,7 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
     return 0;
   }
   await printLines(...header(run, scan, metadata));
-  await writeRunTable(run.journal, scan.baseTs, limit, runTable(ids, terminalWidth()), stdoutBytes);
+  await writeRunTable(run.journal, scan.baseTs, limit, runTable(ids, terminalWidth()), stdoutBytes, scan.fastLines);
   await printLines(...footer(ctx, run, scan));
   return 0;
 }
