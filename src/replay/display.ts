@@ -22,7 +22,7 @@ export interface DisplayRow {
   detail: string;
 }
 
-const EVENT_STYLES: Record<string, string> = {
+export const EVENT_STYLES: Record<string, string> = {
   run_started: "bold bright_green",
   run_completed: "bold bright_green",
   tick_start: "dim",

@@ -31,9 +31,10 @@ export interface FastLineReader {
   /** The read buffer (a kernel's memory): chunks are read into it, a line feed is kept after each as a sentinel. */
   buffer?: Uint8Array;
   /**
-   * Collect garbage after every this many chunks (default never): a handler
-   * that makes values per row leaves garbage the engine collects late, and
-   * peak memory would grow with it.
+   * Collect garbage after every this many chunks, and after a chunk that
+   * ends a megabyte of lines taken by the exact reader (default never): a
+   * handler that makes values per row leaves garbage the engine collects
+   * late, and peak memory would grow with it.
    */
   gcEvery?: number;
   /** True once the caller needs no more lines (a `--limit` reached): reading stops after the chunk. */
@@ -41,6 +42,7 @@ export interface FastLineReader {
 }
 
 const CHUNK = 1 << 20;
+const EXACT_GC_BYTES = 1 << 20;
 
 /** Lines of this length and more always take the exact reader (its byte path keeps huge rows as bytes). */
 export const FAST_LINE_MAX = 1 << 16;
@@ -49,6 +51,8 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
   const input = openInput(path, { what: "journal" });
   if (input === null) return;
   let overlong = 0;
+  /** Bytes of lines the exact reader made values of since the last collection. */
+  let exactBytes = 0;
   const splitter = new LineSplitter(
     "universal",
     (bytes, lineNo) => {
@@ -58,6 +62,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
         return;
       }
       if (bytes.length === 0) return;
+      exactBytes += bytes.length;
       const v = classifyLine(bytes);
       if (v.kind !== "blank") reader.exact(v, bytes, lineNo);
     },
@@ -81,7 +86,11 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       splitter.push(buf.subarray(0, n));
       if (overlong === 0 && splitter.overlong && !reader.done()) overlong = splitter.lines + 1;
       if (overlong !== 0) throw rowTooLarge(path, overlong);
-      if (reader.gcEvery !== undefined && ++chunks % reader.gcEvery === 0) Bun.gc(true);
+      // exact lines are made values of, so a megabyte of them (a huge row) is collected at once too
+      if (reader.gcEvery !== undefined && (++chunks % reader.gcEvery === 0 || exactBytes >= EXACT_GC_BYTES)) {
+        Bun.gc(true);
+        exactBytes = 0;
+      }
       yield;
       if (reader.done()) return;
     }

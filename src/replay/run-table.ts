@@ -2,7 +2,9 @@ import { paint } from "../render/ansi.ts";
 import { idColumn, Table } from "../render/table.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { displayRow } from "./display.ts";
+import { FastTableWriter } from "./fast-cells.ts";
 import { readFastLines } from "./fast-lines.ts";
+import type { LineSet } from "./line-set.ts";
 import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader } from "./fast-row.ts";
 import { runRows } from "./run-view.ts";
 import { utf8, type ByteOutput } from "./sink.ts";
@@ -69,37 +71,45 @@ function rowText(table: Table, row: PyObject, baseTs: number | null): string {
   return text;
 }
 
-const FLUSH_CHARS = 1 << 16;
-
-export async function writeRunTable(journal: string, baseTs: number | null, limit: number | undefined, table: Table, out: ByteOutput): Promise<void> {
-  let buf = table.header() + "\n";
+/** `fastLines`: the lines the scan pass loaded (run-view.ts), whose fields are then located without validating them again. */
+export async function writeRunTable(
+  journal: string,
+  baseTs: number | null,
+  limit: number | undefined,
+  table: Table,
+  out: ByteOutput,
+  fastLines?: LineSet,
+): Promise<void> {
+  // a folded column is never plain: no row takes the byte writer then
+  const w = new FastTableWriter(table.folded.size === 0 ? table.widths : null, baseTs);
+  w.text(table.header() + "\n");
   if (limit === undefined || limit > 0) {
     const r = new FastRowReader();
     let n = 0;
     for (const _ of readFastLines(journal, {
       buffer: r.readBuffer,
       gcEvery: DISPLAY_GC_CHUNKS,
-      fast: (b, s, e) => {
-        if (!r.load(b, s, e)) return false;
-        buf += rowText(table, r.displayFields(EVENT_HASH_SLOT), baseTs);
+      fast: (b, s, e, lineNo) => {
+        if (!(fastLines?.has(lineNo) && r.locate(b, s, e)) && !r.load(b, s, e)) return false;
+        if (!w.row(r)) w.text(rowText(table, r.displayFields(EVENT_HASH_SLOT), baseTs));
         n++;
         return true;
       },
       exact: (v) => {
         if (v.kind !== "row") return;
-        buf += rowText(table, v.row, baseTs);
+        w.text(rowText(table, v.row, baseTs));
         n++;
       },
       done: () => (limit !== undefined && n >= limit) || out.closed(),
     })) {
-      if (buf.length >= FLUSH_CHARS) {
-        await out.write(utf8(buf));
-        buf = "";
+      if (w.flushable()) {
+        await out.write(w.out.subarray(0, w.pos));
+        w.reset();
       }
       if (out.closed()) return; // the reader went away: stop reading the journal
     }
   }
-  await out.write(utf8(buf));
+  await out.write(w.out.subarray(0, w.pos));
 }
 
 /** The exact path alone (every row parsed, every row through Table.format): the reference of writeRunTable. */

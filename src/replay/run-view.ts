@@ -1,10 +1,12 @@
 import { readJournal } from "../journal/reader.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { numberField } from "./display.ts";
+import { measureIds, numberField } from "./display.ts";
+import { IdCells, numberAt, plainNumber } from "./fast-cells.ts";
 import { ReplayFingerprint } from "./fingerprint.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, valueAt } from "./fast-row.ts";
+import { LineSet } from "./line-set.ts";
+import { DISPLAY_FIELDS, DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, valueAt } from "./fast-row.ts";
 
 /**
  * The data behind `replay <RUN_ID>`: a first streaming pass that computes
@@ -33,6 +35,8 @@ export interface RunScan {
   fingerprint: string;
   /** `event_hash` of the last row read (`""` when none): the Merkle head if the chain is intact. */
   lastEventHash: string;
+  /** The lines scanRunFast loaded on the fast path (absent from scanRun): the table pass trusts them. */
+  fastLines?: LineSet;
 }
 
 /** Rows of a journal, at most `limit` (undefined = all), streamed. */
@@ -44,6 +48,23 @@ export async function* runRows(journal: string, limit?: number): AsyncGenerator<
     yield item.row;
     if (limit !== undefined && ++n >= limit) return;
   }
+}
+
+const TS_SLOT = DISPLAY_FIELDS.indexOf("ts");
+const RUN_STARTED = new TextEncoder().encode('"run_started"');
+
+/** tsOf of a row whose ts is the JSON number b[s, e). */
+function tsNumber(b: Uint8Array, s: number, e: number): number {
+  const n = numberAt(b, s, e);
+  return n === 0 || Number.isNaN(n) ? 0 : n;
+}
+
+/** The loaded row's event is "run_started". */
+function isRunStarted(r: FastRowReader): boolean {
+  const s = r.fieldS[0]!;
+  if (s < 0 || r.fieldE[0]! - s !== RUN_STARTED.length) return false;
+  for (let i = 0; i < RUN_STARTED.length; i++) if (r.em.mem[s + i] !== RUN_STARTED[i]) return false;
+  return true;
 }
 
 function tsOf(row: PyObject): number {
@@ -79,7 +100,39 @@ class ScanTally {
     if (this.runStartedTs === null && pyStr(row.get("event"), "") === "run_started" && row.has("ts")) this.runStartedTs = ts;
     this.lastEventHash = pyStr(row.get("event_hash"), "");
     this.lastHashLen = -1;
+    this.lastTsLen = -1;
   }
+
+  /**
+   * add() of a loaded row from its bytes (false: add() must, `ts` is not a
+   * plain number): a ts is made a number only where the facts keep it, the
+   * last one at the end.
+   */
+  addFast(r: FastRowReader): boolean {
+    const b = r.em.mem;
+    const s = r.fieldS[TS_SLOT]!;
+    const e = r.fieldE[TS_SLOT]!;
+    if (s >= 0 && !plainNumber(b, s)) return false;
+    this.events++;
+    this.lastTsLen = s < 0 ? 0 : e - s;
+    if (s < 0) {
+      if (this.firstTs === null) this.firstTs = 0;
+      this.lastTs = 0;
+      return true;
+    }
+    if (e - s > this.lastTsBuf.length) this.lastTsBuf = new Uint8Array(e - s);
+    for (let i = s; i < e; i++) this.lastTsBuf[i - s] = b[i]!;
+    if (this.firstTs !== null && this.firstRecordedTs !== null && (this.runStartedTs !== null || !isRunStarted(r))) return true;
+    const ts = tsNumber(b, s, e);
+    if (this.firstTs === null) this.firstTs = ts;
+    if (this.firstRecordedTs === null) this.firstRecordedTs = ts;
+    if (this.runStartedTs === null && isRunStarted(r)) this.runStartedTs = ts;
+    return true;
+  }
+
+  /** `ts` of the last row added by addFast (-1: by add; 0: it had none). */
+  private lastTsBuf = new Uint8Array(64);
+  private lastTsLen = -1;
 
   /** The last row's event_hash is the value b[s, e) (s < 0: absent), decoded only if it stays the last. */
   lastHashAt(b: Uint8Array, s: number, e: number): void {
@@ -99,6 +152,7 @@ class ScanTally {
   }
 
   result(): RunScan {
+    if (this.lastTsLen > 0) this.lastTs = tsNumber(this.lastTsBuf, 0, this.lastTsLen);
     const span = this.lastTs - (this.firstTs ?? 0);
     return {
       events: this.events,
@@ -136,13 +190,17 @@ export async function scanRun(journal: string, limit?: number, onRow?: (row: PyO
 }
 
 /**
- * scanRun on the rows' bytes: a row in the writer's spelling is
- * fingerprinted from slices of its bytes and only its display fields are
- * parsed (fast-row.ts); any other line takes the exact path. Same result,
- * and `onRow` sees the same fields of every row.
+ * scanRun on the rows' bytes, measuring the id columns into `ids` as
+ * measureIds would: a row in the writer's spelling is fingerprinted from
+ * slices of its bytes and its ids, `ts` and `event` are read from them
+ * (fast-cells.ts; its other display fields are parsed only when those
+ * are not plain); any other line takes the exact path. Same result.
  */
-export async function scanRunFast(journal: string, limit?: number, onRow?: (row: PyObject) => void): Promise<RunScan> {
+export async function scanRunFast(journal: string, limit?: number, ids?: { agent: number; task: number }): Promise<RunScan> {
   const tally = new ScanTally();
+  const onRow = ids === undefined ? undefined : (row: PyObject) => measureIds(row, ids);
+  const cells = new IdCells();
+  const fastLines = new LineSet();
   const r = new FastRowReader();
   const em = r.em;
   // The fingerprint text is assembled in place in the row area and hashed a batch at a time.
@@ -164,19 +222,22 @@ export async function scanRunFast(journal: string, limit?: number, onRow?: (row:
   for (const _ of readFastLines(journal, {
     buffer: r.readBuffer,
     gcEvery: DISPLAY_GC_CHUNKS,
-    fast: (buf, s, e) => {
+    fast: (buf, s, e, lineNo) => {
       if (!r.load(buf, s, e)) return false;
       if (beyondLimit()) return true;
       const o = r.fingerprintText(em.rowBase + len, em.rowBase + em.rowCap);
       if (o < 0) return false;
+      fastLines.add(lineNo);
       em.mem[o] = 0x0a;
       len = o + 1 - em.rowBase;
       batched++;
       if (len >= FINGERPRINT_BATCH) flush();
+      if (ids !== undefined && cells.read(r)) {
+        ids.agent = Math.max(ids.agent, cells.agentLength);
+        ids.task = Math.max(ids.task, cells.taskLength);
+      } else onRow?.(r.displayFields(EVENT_HASH_SLOT));
+      if (!tally.addFast(r)) tally.add(r.displayFields(EVENT_HASH_SLOT));
       // event_hash matters for the last row only: kept as bytes, not decoded per row
-      const row = r.displayFields(EVENT_HASH_SLOT);
-      onRow?.(row);
-      tally.add(row);
       tally.lastHashAt(em.mem, r.fieldS[EVENT_HASH_SLOT]!, r.fieldE[EVENT_HASH_SLOT]!);
       return true;
     },
@@ -194,5 +255,5 @@ export async function scanRunFast(journal: string, limit?: number, onRow?: (row:
     done: () => stop,
   }));
   flush();
-  return tally.result();
+  return { ...tally.result(), fastLines };
 }

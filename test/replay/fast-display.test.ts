@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rebuildStateSync } from "../../src/journal/rebuild.ts";
 import { dumps } from "../../src/pyjson/encode.ts";
+import { setColorEnabled } from "../../src/render/ansi.ts";
 import { sanitizeCell } from "../../src/render/table.ts";
 import { measureIds } from "../../src/replay/display.ts";
 import { projectionJson, projectionProse, projectRunFast } from "../../src/replay/fast-project.ts";
@@ -30,7 +31,28 @@ writeWriterJournal(clean, 300);
 const vectors = readdirSync(join(VECTORS, "run-journal"))
   .filter((n) => n.endsWith(".jsonl"))
   .map((n) => join(VECTORS, "run-journal", n));
-const journals = [hostile, clean, ...vectors];
+// rows the byte table writer (fast-cells.ts) takes, at its edges: cut and wrapped cells, ts a hair
+// from a whole second, cost ties, zero ticks, empty and blank strings
+const edges = join(dir, "edges.jsonl");
+{
+  const lines: string[] = ['{"ts": 1727000000.5, "event": "run_started", "run_id": "r"}'];
+  const costs = ["0.00005", "0.00015", "0.12345", "-0.00004", "0", "-0.0", "12345.6789", "1e-7", "0.1", "3"];
+  const tss = ["1727000001.5", "1727000002.50001", "1727000003.49999999", "1727000004.5000000001", "1727000005", "1e9", "-3.25", "0"];
+  for (let i = 0; i < 160; i++) {
+    const m: string[] = [`"ts": ${tss[i % tss.length]}`, `"event": "${"provider_state_mutation_x".slice(0, 4 + (i % 22))}"`];
+    if (i % 3 === 0) m.push(`"agent_id": "${"agent-".repeat(1 + (i % 5))}${i}"`);
+    if (i % 4 === 1) m.push(`"task_ids": [${['"T-1"', '"T-22"', '"T-333"'].slice(0, i % 4).join(", ")}]`);
+    if (i % 5 === 2) m.push(`"task_id": "${i % 2 ? "" : "T-" + "9".repeat(i % 13)}"`);
+    if (i % 2 === 0) m.push(`"model": "${"claude-sonnet ".repeat(i % 4)}${i % 7 ? "4-5" : " "}"`);
+    if (i % 3 === 1) m.push(`"role": "${i % 6 ? "backend" : ""}"`);
+    if (i % 3 === 2) m.push(`"cost_usd": ${costs[i % costs.length]}`);
+    if (i % 7 === 3) m.push(`"tick": ${["0", "-0", "7", "-12"][i % 4]}`);
+    if (i % 11 === 5) m.push(`"elapsed_s": ${i}.75`);
+    lines.push(`{${m.join(", ")}}`);
+  }
+  writeFileSync(edges, lines.join("\n") + "\n");
+}
+const journals = [hostile, clean, edges, ...vectors];
 const metadata = { run_id: "r", started_at: 1727000000.5, git_sha: "abc", git_branch: "main", config_hash: "c0", seed_path: null } as never;
 
 async function json(fast: boolean, journal: string, limit?: number): Promise<string> {
@@ -41,14 +63,16 @@ async function json(fast: boolean, journal: string, limit?: number): Promise<str
 
 async function scan(fast: boolean, journal: string, limit?: number) {
   const ids = { agent: 0, task: 0 };
-  const s = await (fast ? scanRunFast : scanRun)(journal, limit, (row) => measureIds(row, ids));
+  const { fastLines: _, ...s } = fast ? await scanRunFast(journal, limit, ids) : await scanRun(journal, limit, (row) => measureIds(row, ids));
   return { ...s, ids };
 }
 
 async function table(fast: boolean, journal: string, width: number, limit?: number): Promise<string> {
-  const s = await scanRun(journal, limit);
+  // the fast table trusts the lines the fast scan loaded (FastRowReader.locate), as the command does
+  const s = fast ? await scanRunFast(journal, limit) : await scanRun(journal, limit);
   const out = new CollectingOutput();
-  await (fast ? writeRunTable : writeRunTableExact)(journal, s.baseTs, limit, runTable({ agent: 14, task: 9 }, width), out);
+  const t = runTable({ agent: 14, task: 9 }, width);
+  await (fast ? writeRunTable(journal, s.baseTs, limit, t, out, s.fastLines) : writeRunTableExact(journal, s.baseTs, limit, t, out));
   return out.text();
 }
 
@@ -102,9 +126,22 @@ describe("replay display: fast path = exact path", () => {
 
   test("the table lines are the same at several widths and limits (wrapping, folding, truncation)", async () => {
     for (const j of journals) {
-      for (const [width, limit] of [[100, undefined], [60, undefined], [220, 20], [40, undefined]] as const) {
+      for (const [width, limit] of [[100, undefined], [90, undefined], [60, undefined], [220, 20], [40, undefined]] as const) {
         expect([j, width, await table(true, j, width, limit)]).toEqual([j, width, await table(false, j, width, limit)]);
       }
+    }
+  }, 60_000);
+
+  test("the table lines are the same in colour", async () => {
+    setColorEnabled(true);
+    try {
+      for (const j of journals) {
+        for (const [width, limit] of [[100, undefined], [90, 30]] as const) {
+          expect([j, width, await table(true, j, width, limit)]).toEqual([j, width, await table(false, j, width, limit)]);
+        }
+      }
+    } finally {
+      setColorEnabled(false);
     }
   }, 60_000);
 

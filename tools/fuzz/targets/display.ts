@@ -5,6 +5,7 @@ import { rebuildStateSync } from "../../../src/journal/rebuild.ts";
 import { dumps } from "../../../src/pyjson/encode.ts";
 import { measureIds } from "../../../src/replay/display.ts";
 import { projectionJson, projectRunFast } from "../../../src/replay/fast-project.ts";
+import type { LineSet } from "../../../src/replay/line-set.ts";
 import { streamRunJson, streamRunJsonExact } from "../../../src/replay/run-json.ts";
 import { runTable, writeRunTable, writeRunTableExact } from "../../../src/replay/run-table.ts";
 import { scanRun, scanRunFast } from "../../../src/replay/run-view.ts";
@@ -62,25 +63,29 @@ export function displayTarget(): FuzzTarget {
       const limit = rng.chance(0.5) ? undefined : rng.int(12);
       const doc = { journal: file, runId: "fuzz", metadata: null, limit };
       same("json_fast_vs_exact", await collect((o) => streamRunJson(doc, o)), await collect((o) => streamRunJsonExact(doc, o)));
-      const scanOf = async (scan: typeof scanRun): Promise<string> => {
+      const scanOf = async (fast: boolean): Promise<string> => {
         const ids = { agent: 0, task: 0 };
         try {
-          return JSON.stringify({ ...(await scan(file, limit, (row) => measureIds(row, ids))), ids });
+          const s = fast ? await scanRunFast(file, limit, ids) : await scanRun(file, limit, (row) => measureIds(row, ids));
+          const { fastLines: _, ...facts } = s;
+          return JSON.stringify({ ...facts, ids });
         } catch (err) {
           return `error ${(err as { code?: string }).code}: ${(err as Error).message}`;
         }
       };
-      same("scan_fast_vs_exact", await scanOf(scanRunFast), await scanOf(scanRun));
+      same("scan_fast_vs_exact", await scanOf(true), await scanOf(false));
       let base: number | null = null;
+      let fastLines: LineSet | undefined;
       try {
         base = (await scanRun(file, limit)).baseTs;
+        fastLines = (await scanRunFast(file, limit)).fastLines;
       } catch {
         /* unreadable: both table paths fail alike */
       }
       const table = runTable({ agent: rng.int(30), task: rng.int(30) }, 30 + rng.int(200));
       same(
         "table_fast_vs_exact",
-        await collect((o) => writeRunTable(file, base, limit, table, o)),
+        await collect((o) => writeRunTable(file, base, limit, table, o, fastLines)),
         await collect((o) => writeRunTableExact(file, base, limit, table, o)),
       );
       const n = rng.chance(0.3) ? 1e9 : rng.int(40);

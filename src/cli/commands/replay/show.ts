@@ -3,7 +3,6 @@ import { errorMessage } from "../../../errors.ts";
 import { paint } from "../../../render/ansi.ts";
 import { joinFitting, sanitizeCell, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
-import { measureIds } from "../../../replay/display.ts";
 import { durationText, localTime } from "../../../replay/format.ts";
 import { scanRunFast, type RunScan } from "../../../replay/run-view.ts";
 import { runTable, writeRunTable } from "../../../replay/run-table.ts";
@@ -32,7 +31,7 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
   }
   // The first pass also measures the id columns, so ids get their full width.
   const ids = { agent: 0, task: 0 };
-  const scan = await scanRunFast(run.journal, limit, (row) => measureIds(row, ids));
+  const scan = await scanRunFast(run.journal, limit, ids);
   if (scan.discarded.length > 0) {
     log.warn(
       `${scan.discarded.length} line(s) of ${run.journal} could not be read as events and are not shown ` +
@@ -45,7 +44,7 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
     return 0;
   }
   await printLines(...header(run, scan, metadata));
-  await writeRunTable(run.journal, scan.baseTs, limit, runTable(ids, terminalWidth()), stdoutBytes);
+  await writeRunTable(run.journal, scan.baseTs, limit, runTable(ids, terminalWidth()), stdoutBytes, scan.fastLines);
   await printLines(...footer(ctx, run, scan));
   return 0;
 }

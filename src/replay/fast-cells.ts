@@ -1,0 +1,494 @@
+import { paint } from "../render/ansi.ts";
+import { EVENT_STYLES } from "./display.ts";
+import { DISPLAY_FIELDS, type FastRowReader } from "./fast-row.ts";
+import { FAST_LINE_MAX } from "./fast-lines.ts";
+import { formatFixed } from "./format.ts";
+
+/**
+ * The cells of a row of `replay <RUN_ID>`'s table straight from the bytes
+ * of a row FastRowReader loaded: no py-json values, no strings, nothing
+ * for the collector, for the common row whose display fields are plain
+ * strings (no escape: a loaded string without a backslash is printable
+ * ASCII) and plain numbers. Any other row is DECLINED (false), and the
+ * caller shows it through displayRow (display.ts), which is the
+ * reference: each function here states the branch of it it mirrors.
+ */
+
+const slot = (name: (typeof DISPLAY_FIELDS)[number]): number => DISPLAY_FIELDS.indexOf(name);
+const EVENT = slot("event");
+const TS = slot("ts");
+const ELAPSED = slot("elapsed_s");
+const AGENT = slot("agent_id");
+const TASK_ID = slot("task_id");
+const TASK_IDS = slot("task_ids");
+const MODEL = slot("model");
+const ROLE = slot("role");
+const COST = slot("cost_usd");
+const TICK = slot("tick");
+/** Detail parts shown as their text when truthy, in order. */
+const TEXT_PARTS = [MODEL, ROLE];
+/** Fields whose detail depends on the event or on lists: such rows take displayRow. */
+const RARE = ["run_id", "max_agents", "ticks", "fingerprint", "failed_signals"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const latin1 = new TextDecoder("latin1");
+
+/** True when b[s, e) is a string of printable ASCII without escapes (its text: b[s+1, e-1)). */
+function plainString(b: Uint8Array, s: number, e: number): boolean {
+  if (b[s] !== QUOTE) return false;
+  for (let i = s + 1; i < e - 1; i++) {
+    const c = b[i]!;
+    if (c < 0x20 || c > 0x7e || c === BACKSLASH) return false;
+  }
+  return true;
+}
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+
+/** True when b[s, e) is a JSON number (not NaN/Infinity: those start otherwise). */
+export function plainNumber(b: Uint8Array, s: number): boolean {
+  return isDigit(b[s]!) || (b[s] === 0x2d && isDigit(b[s + 1]!));
+}
+
+const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
+
+/**
+ * `Number(text)` of the validated JSON number b[s, e): exact without a
+ * string when it has at most 15 digits and no exponent (both the digits
+ * and the power of ten are exact doubles, so one division rounds
+ * correctly), else through the text.
+ */
+export function numberAt(b: Uint8Array, s: number, e: number): number {
+  let i = s;
+  const neg = b[i] === 0x2d;
+  if (neg) i++;
+  let m = 0;
+  let digits = 0;
+  let frac = -1;
+  for (; i < e; i++) {
+    const c = b[i]!;
+    if (c === 0x2e) {
+      frac = 0;
+      continue;
+    }
+    if (!isDigit(c)) return Number(latin1.decode(b.subarray(s, e)));
+    m = m * 10 + (c - 0x30);
+    if (m !== 0) digits++;
+    if (frac >= 0) frac++;
+  }
+  if (digits > 15 || frac > 22) return Number(latin1.decode(b.subarray(s, e)));
+  const v = frac > 0 ? m / POW10[frac]! : m;
+  return neg ? -v : v;
+}
+
+/**
+ * `Math.trunc(Number(text) - base)` of the JSON number b[s, e) (a `ts`),
+ * without the text when an estimate (integer part exact, fraction to
+ * ~1e-15) lies far from a whole number: the estimate is within ~1e-6 of
+ * the exact difference. null when the difference is not finite.
+ */
+function secondsSince(b: Uint8Array, s: number, e: number, base: number): number | null {
+  let i = s;
+  const neg = b[i] === 0x2d;
+  if (neg) i++;
+  let whole = 0;
+  for (; i < e && isDigit(b[i]!); i++) whole = whole * 10 + (b[i]! - 0x30);
+  let frac = 0;
+  let scale = 1;
+  if (b[i] === 0x2e) {
+    for (i++; i < e && isDigit(b[i]!); i++) {
+      if (scale < 1e15) {
+        frac = frac * 10 + (b[i]! - 0x30);
+        scale *= 10;
+      }
+    }
+  }
+  // below 1e10 an ulp is under 2e-6, so the estimate's error stays far below the 1e-4 margin
+  if (i === e && whole < 1e10) {
+    const v = whole + frac / scale;
+    const d = (neg ? -v : v) - base;
+    const f = d - Math.floor(d);
+    if (Math.abs(d) < 1e10 && f > 1e-4 && f < 1 - 1e-4) return Math.trunc(d);
+  }
+  const d = Number(latin1.decode(b.subarray(s, e))) - base;
+  return Number.isFinite(d) ? Math.trunc(d) : null;
+}
+
+/** Spans of a row's AGENT and TASK cells (task: up to two ids joined by ", "). */
+export class IdCells {
+  agentS = 0;
+  agentE = 0;
+  /** Task ids shown: 0, 1 or 2. */
+  tasks = 0;
+  readonly taskS = new Int32Array(2);
+  readonly taskE = new Int32Array(2);
+
+  /** Read them from the loaded row; false: displayRow must (agentText, taskText). */
+  read(r: FastRowReader): boolean {
+    const b = r.em.mem;
+    const as = r.fieldS[AGENT]!;
+    this.agentS = this.agentE = 0;
+    if (as >= 0) {
+      if (!plainString(b, as, r.fieldE[AGENT]!)) return false;
+      this.agentS = as + 1;
+      this.agentE = r.fieldE[AGENT]! - 1;
+    }
+    this.tasks = 0;
+    const ts = r.fieldS[TASK_ID]!;
+    if (ts >= 0) {
+      // a falsy task_id ("") falls through to task_ids; any other non-string value is declined
+      if (!plainString(b, ts, r.fieldE[TASK_ID]!)) return false;
+      if (r.fieldE[TASK_ID]! - ts > 2) return this.task(ts + 1, r.fieldE[TASK_ID]! - 1);
+    }
+    const ls = r.fieldS[TASK_IDS]!;
+    return ls < 0 || this.taskList(b, ls, r.fieldE[TASK_IDS]!);
+  }
+
+  private task(s: number, e: number): boolean {
+    this.taskS[this.tasks] = s;
+    this.taskE[this.tasks] = e;
+    this.tasks++;
+    return true;
+  }
+
+  /** The first two items of a list of plain strings (writer spelling: `["a", "b"]`). */
+  private taskList(b: Uint8Array, s: number, e: number): boolean {
+    if (b[s] !== 0x5b) return false;
+    let p = s + 1;
+    while (this.tasks < 2) {
+      while (b[p] === 0x20) p++;
+      if (b[p] === 0x5d) return true;
+      if (b[p] !== QUOTE) return false;
+      const q = p + 1;
+      let i = q;
+      while (b[i] !== QUOTE) if (b[i++] === BACKSLASH) return false;
+      this.task(q, i);
+      p = i + 1;
+      while (b[p] === 0x20) p++;
+      if (b[p] === 0x2c) p++;
+      else if (b[p] !== 0x5d) return false;
+    }
+    return p <= e;
+  }
+
+  get agentLength(): number {
+    return this.agentE - this.agentS;
+  }
+
+  get taskLength(): number {
+    if (this.tasks === 0) return 0;
+    const one = this.taskE[0]! - this.taskS[0]!;
+    return this.tasks === 1 ? one : one + 2 + this.taskE[1]! - this.taskS[1]!;
+  }
+}
+
+/** A style's escapes around a text as bytes ([] when colour is off). */
+function styleBytes(style: string): [Uint8Array, Uint8Array] {
+  const [open, close] = paint(style, "\u0000").split("\u0000") as [string, string];
+  return [new TextEncoder().encode(open), new TextEncoder().encode(close)];
+}
+
+const CELL_GAP = 2;
+const ELLIPSIS = new TextEncoder().encode("\u2026");
+const SPACES = 0x20;
+/** Room for the detail of a loaded line (under FAST_LINE_MAX bytes) and the parts' prefixes. */
+const DETAIL_MAX = 1 << 17;
+const FLUSH_AT = 1 << 16;
+
+/**
+ * Writes table lines as bytes into its buffer; `flushable()` says when the
+ * buffer should go out (the caller awaits the write, then `reset()`s).
+ */
+export class FastTableWriter {
+  out = new Uint8Array(FLUSH_AT * 2);
+  pos = 0;
+  private readonly ids = new IdCells();
+  private readonly detail = new Uint8Array(DETAIL_MAX);
+  private detailLen = 0;
+  private readonly time = new Uint8Array(32);
+  private timeLen = 0;
+  private readonly dim = styleBytes("dim");
+  private readonly eventNames = Object.keys(EVENT_STYLES).map((k) => new TextEncoder().encode(k));
+  private readonly eventStyles = Object.values(EVENT_STYLES).map(styleBytes);
+  private readonly encoder = new TextEncoder();
+
+  constructor(
+    /** The table's column widths (TIME, EVENT, AGENT, TASK, DETAIL); null when a column is folded (never plain). */
+    private readonly widths: readonly number[] | null,
+    private readonly baseTs: number | null,
+  ) {}
+
+  flushable(): boolean {
+    return this.pos >= FLUSH_AT;
+  }
+
+  reset(): void {
+    this.pos = 0;
+  }
+
+  /** Append text made elsewhere (a declined row's lines, the header). */
+  text(t: string): void {
+    this.room(t.length * 3);
+    this.pos += this.encoder.encodeInto(t, this.out.subarray(this.pos)).written;
+  }
+
+  /** Append the loaded row's line; false (nothing appended) when displayRow must make it. */
+  row(r: FastRowReader): boolean {
+    const w = this.widths;
+    if (w === null || r.fieldS[EVENT]! < 0 || !this.readTime(r) || !this.ids.read(r) || !this.readDetail(r)) return false;
+    const b = r.em.mem;
+    const es = r.fieldS[EVENT]! + 1;
+    const ee = r.fieldE[EVENT]! - 1;
+    if (!plainString(b, es - 1, ee + 1)) return false;
+    const ids = this.ids;
+    // the cells but DETAIL are cut to their column with "…" (truncateCells: one cell each, as plain ASCII is)
+    if (this.timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || w[3]! < 2 || w[4]! < 1) return false;
+    this.room(w[0]! + w[1]! + w[2]! + w[3]! + this.detailLen + 128);
+    const o = this.out;
+    const start = this.pos;
+    // cell(text, width, style): padding outside the styled span (cf. run-table.ts plainRowText)
+    this.styled(this.time, 0, this.timeLen, this.dim, w[0]!);
+    this.pad(w[0]! - this.timeLen + CELL_GAP);
+    this.pad(w[1]! - this.styled(b, es, ee, this.eventStyle(b, es, ee), w[1]!) + CELL_GAP);
+    this.pad(w[2]! - this.styled(b, ids.agentS, ids.agentE, null, w[2]!) + CELL_GAP);
+    if (ids.taskLength > w[3]!) {
+      // the cut runs into the second id: both as one text
+      const joined = this.joinedTasks(b);
+      this.styled(joined, 0, ids.taskLength, null, w[3]!);
+    } else {
+      if (ids.tasks > 0) this.copy(b, ids.taskS[0]!, ids.taskE[0]!);
+      if (ids.tasks > 1) {
+        o[this.pos++] = 0x2c;
+        o[this.pos++] = SPACES;
+        this.copy(b, ids.taskS[1]!, ids.taskE[1]!);
+      }
+    }
+    this.pad(w[3]! - Math.min(ids.taskLength, w[3]!) + CELL_GAP);
+    if (this.detailLen <= w[4]!) {
+      this.copy(this.detail, 0, this.detailLen);
+      this.endLine(start);
+      return true;
+    }
+    this.wrapDetail(start, w[4]!, w[0]! + w[1]! + w[2]! + w[3]! + 4 * CELL_GAP);
+    return true;
+  }
+
+  /** trimEnd and the line feed: plain cells hold no whitespace but the space, and escapes end in "m". */
+  private endLine(start: number): void {
+    const o = this.out;
+    while (this.pos > start && o[this.pos - 1] === SPACES) this.pos--;
+    o[this.pos++] = 0x0a;
+  }
+
+  /**
+   * The detail wrapped into the DETAIL column (Table.format: wrapCells of
+   * plain ASCII, one cell a byte), its first piece ending the line begun at
+   * `start`, each other piece on a line of its own under it (the other
+   * cells empty there: spaces, trimmed away when the piece is blank).
+   */
+  private wrapDetail(start: number, width: number, indent: number): void {
+    const d = this.detail;
+    const n = this.detailLen;
+    this.room((Math.ceil(n / width) + 1) * (indent + width + 2));
+    let lineStart = start;
+    let cs = 0;
+    for (let i = 0; i < n; i++) {
+      const ch = d[i]!;
+      if (i - cs + 1 > width && i > cs) {
+        let space = i - 1;
+        while (space >= cs && d[space] !== SPACES) space--;
+        const cut = space > cs && ch !== SPACES ? space + 1 - cs : i - cs;
+        // trimEnd, or the piece as it is when it is all spaces
+        let e = cs + cut;
+        while (e > cs && d[e - 1] === SPACES) e--;
+        this.copy(d, cs, e === cs ? cs + cut : e);
+        this.endLine(lineStart);
+        lineStart = this.pos;
+        this.pad(indent);
+        cs += cut;
+        if (ch === SPACES && cs === i) {
+          cs = i + 1; // a break at a space swallows it
+          continue;
+        }
+      }
+    }
+    this.copy(d, cs, n);
+    this.endLine(lineStart);
+  }
+
+  private room(n: number): void {
+    if (this.pos + n <= this.out.length) return;
+    const bigger = new Uint8Array(Math.max(this.out.length * 2, this.pos + n));
+    bigger.set(this.out.subarray(0, this.pos));
+    this.out = bigger;
+  }
+
+  private copy(b: Uint8Array, s: number, e: number): void {
+    this.pos = copyBytes(b, s, e, this.out, this.pos);
+  }
+
+  private pad(n: number): void {
+    this.out.fill(SPACES, this.pos, this.pos + n);
+    this.pos += n;
+  }
+
+  /** The text b[s, e) cut to `width` cells, painted when not empty; returns the cells written. */
+  private styled(b: Uint8Array, s: number, e: number, style: [Uint8Array, Uint8Array] | null, width: number): number {
+    const cut = e - s > width;
+    if (style !== null && s !== e) this.copy(style[0], 0, style[0].length);
+    this.copy(b, s, cut ? s + width - 1 : e);
+    if (cut) this.copy(ELLIPSIS, 0, ELLIPSIS.length);
+    if (style !== null && s !== e) this.copy(style[1], 0, style[1].length);
+    return cut ? width : e - s;
+  }
+
+  private readonly tasks = new Uint8Array(2 * FAST_LINE_MAX + 2);
+
+  /** The task cell's text ("a, b") in a scratch buffer. */
+  private joinedTasks(b: Uint8Array): Uint8Array {
+    const ids = this.ids;
+    const t = this.tasks;
+    let p = 0;
+    for (let k = 0; k < ids.tasks; k++) {
+      if (k > 0) {
+        t[p++] = 0x2c;
+        t[p++] = SPACES;
+      }
+      for (let i = ids.taskS[k]!; i < ids.taskE[k]!; i++) t[p++] = b[i]!;
+    }
+    return t;
+  }
+
+  /** eventStyle(event) of the event text b[s, e). */
+  private eventStyle(b: Uint8Array, s: number, e: number): [Uint8Array, Uint8Array] | null {
+    const n = e - s;
+    outer: for (let k = 0; k < this.eventNames.length; k++) {
+      const name = this.eventNames[k]!;
+      if (name.length !== n) continue;
+      for (let i = 0; i < n; i++) if (name[i] !== b[s + i]) continue outer;
+      return this.eventStyles[k]!;
+    }
+    return null;
+  }
+
+  /** timeText: `m:ss` of ts - baseTs, else of elapsed_s (a missing one: 0). */
+  private readTime(r: FastRowReader): boolean {
+    const b = r.em.mem;
+    let offset: number | null;
+    const ts = r.fieldS[TS]!;
+    if (ts >= 0 && !plainNumber(b, ts)) return false;
+    if (ts >= 0 && this.baseTs !== null) {
+      offset = secondsSince(b, ts, r.fieldE[TS]!, this.baseTs);
+      if (offset === null) return false;
+    } else {
+      const es = r.fieldS[ELAPSED]!;
+      if (es >= 0 && !plainNumber(b, es)) return false;
+      offset = es < 0 ? 0 : Math.trunc(numberAt(b, es, r.fieldE[ELAPSED]!));
+    }
+    // minutesSeconds; String(m) would switch to exponents far beyond any run's length
+    if (!Number.isFinite(offset) || Math.abs(offset) > 1e15) return false;
+    const m = Math.floor(offset / 60);
+    const sec = offset - m * 60;
+    this.timeLen = writeInt(this.time, 0, m);
+    this.time[this.timeLen++] = 0x3a;
+    this.time[this.timeLen++] = 0x30 + Math.floor(sec / 10);
+    this.time[this.timeLen++] = 0x30 + (sec % 10);
+    return true;
+  }
+
+  /** detailText for a row with none of the RARE fields: model, role, cost_usd, tick. */
+  private readDetail(r: FastRowReader): boolean {
+    for (let i = 0; i < RARE.length; i++) if (r.fieldS[RARE[i]!]! >= 0) return false;
+    const b = r.em.mem;
+    this.detailLen = 0;
+    for (let k = 0; k < TEXT_PARTS.length; k++) {
+      const f = TEXT_PARTS[k]!;
+      const s = r.fieldS[f]!;
+      if (s < 0) continue;
+      const e = r.fieldE[f]!;
+      if (!plainString(b, s, e)) return false;
+      if (e - s > 2) this.part(b, s + 1, e - 1);
+    }
+    const cs = r.fieldS[COST]!;
+    if (cs >= 0) {
+      if (!plainNumber(b, cs)) return false;
+      const n = numberAt(b, cs, r.fieldE[COST]!);
+      if (n !== 0) this.cost(n);
+    }
+    const ks = r.fieldS[TICK]!;
+    if (ks >= 0) {
+      const ke = r.fieldE[TICK]!;
+      let zero = true;
+      for (let i = b[ks] === 0x2d ? ks + 1 : ks; i < ke; i++) {
+        if (!isDigit(b[i]!)) return false; // a float tick shows as Python would print it
+        if (b[i] !== 0x30) zero = false;
+      }
+      if (ks === ke || (b[ks] === 0x2d && ks + 1 === ke)) return false;
+      if (!zero) {
+        this.partText("tick #");
+        this.copyDetail(b, ks, ke);
+      }
+    }
+    return true;
+  }
+
+  private part(b: Uint8Array, s: number, e: number): void {
+    this.partText("");
+    this.copyDetail(b, s, e);
+  }
+
+  /** Start a detail part (two spaces after the previous one), with a literal prefix. */
+  private partText(prefix: string): void {
+    if (this.detailLen > 0) {
+      this.detail[this.detailLen++] = SPACES;
+      this.detail[this.detailLen++] = SPACES;
+    }
+    for (let i = 0; i < prefix.length; i++) this.detail[this.detailLen++] = prefix.charCodeAt(i);
+  }
+
+  private copyDetail(b: Uint8Array, s: number, e: number): void {
+    // a loaded line is under FAST_LINE_MAX bytes, so its detail fits
+    this.detailLen = copyBytes(b, s, e, this.detail, this.detailLen);
+  }
+
+  /** costText: `$` and formatFixed(n, 4), without BigInts when n * 1e4 is far from a tie. */
+  private cost(n: number): void {
+    this.partText("$");
+    const a = Math.abs(n);
+    const x = a * 1e4;
+    const f = x - Math.floor(x);
+    if (a >= 1e4 || Math.abs(f - 0.5) < 1e-6) {
+      const t = formatFixed(n, 4);
+      for (let i = 0; i < t.length; i++) this.detail[this.detailLen++] = t.charCodeAt(i);
+      return;
+    }
+    const q = Math.round(x);
+    if (n < 0) this.detail[this.detailLen++] = 0x2d;
+    this.detailLen = writeInt(this.detail, this.detailLen, Math.floor(q / 1e4));
+    this.detail[this.detailLen++] = 0x2e;
+    const four = q % 1e4;
+    for (let d = 1000; d >= 1; d /= 10) this.detail[this.detailLen++] = 0x30 + (Math.floor(four / d) % 10);
+  }
+}
+
+/** b[s, e) to `to` at o; returns the end. A byte loop, not set(subarray): a view per cell would be garbage per row. */
+function copyBytes(b: Uint8Array, s: number, e: number, to: Uint8Array, o: number): number {
+  for (let i = s; i < e; i++) to[o++] = b[i]!;
+  return o;
+}
+
+/** String(n) of an integer below 1e21 in magnitude, written at o; returns the end. */
+function writeInt(b: Uint8Array, o: number, n: number): number {
+  if (n < 0) {
+    b[o++] = 0x2d;
+    n = -n;
+  }
+  let digits = 1;
+  while (n >= POW10[digits]!) digits++;
+  for (let i = digits - 1; i >= 0; i--) {
+    b[o + i] = 0x30 + (n % 10);
+    n = Math.floor(n / 10);
+  }
+  return o + digits;
+}
