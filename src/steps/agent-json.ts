@@ -140,7 +140,7 @@ export async function writeAgentEntriesJson(bucket: string, limit: number | null
   }, DEFAULT_MAX_LINE_BYTES);
   splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, k === null ? null : runs);
   let chunks = 0;
-  for (const chunk of readChunks(bucket, { what: "journal" })) {
+  for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
     // The rows' views are young garbage: a minor collection now and then keeps RSS flat.
     if (++chunks % 8 === 0) Bun.gc(false);
     splitter.push(chunk);
