@@ -119,7 +119,9 @@ export async function writeAgentEntriesJson(bucket: string, limit: number | null
         const s = spans[4 * key]!;
         if (s < 0) continue; // effort: absent (the kernel took no null one)
         pretty.put(name);
-        pretty.value(s, spans[4 * key + 1]!, 6);
+        // a string the kernel saw no escape in (hashes, most prompts) renders as its bytes
+        if (spans[4 * key + 2] === 1) pretty.copy(s, spans[4 * key + 1]!);
+        else pretty.value(s, spans[4 * key + 1]!, 6);
       }
       pretty.put(ROW_END);
       if (pretty.o < 0) {
