@@ -345,14 +345,16 @@ export function inputSize(path: string): number | null {
 }
 
 /**
- * The bytes of a named input, in chunks of up to `chunkSize` read into one
- * reused buffer (each chunk is valid until the next is requested). A
- * missing file yields nothing; see `openInput` for what is refused.
+ * The bytes of a named input, in chunks of up to `chunk` bytes read into one
+ * reused buffer (each chunk is valid until the next is requested); `chunk`
+ * may be that buffer itself (a chain walker's read area, where the step
+ * kernel scans rows without their being copied there first). A missing
+ * file yields nothing; see `openInput` for what is refused.
  */
-export function* readChunks(path: string, o: InputOptions = {}, chunkSize = 1 << 20): Generator<Uint8Array> {
+export function* readChunks(path: string, o: InputOptions = {}, chunk: number | Uint8Array = 1 << 20): Generator<Uint8Array> {
   const input = openInput(path, o);
   if (input === null) return;
-  const buf = new Uint8Array(chunkSize);
+  const buf = typeof chunk === "number" ? new Uint8Array(chunk) : chunk;
   try {
     for (;;) {
       const n = input.read(buf, 0, buf.length, input.bytesRead);

@@ -255,7 +255,7 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
       },
     });
     let chunks = 0;
-    for (const chunk of readChunks(bucket, { what: "journal" })) {
+    for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
       // The per-row garbage of the byte paths (views, ts texts) is young: a minor collection now and then keeps RSS flat.
       if (++chunks % 8 === 0) Bun.gc(false);
       // A row's own bytes hold no CR (it is escaped), so one here ends a line the output ends with LF.
@@ -437,7 +437,7 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan, spool: 
           }
         },
       });
-      for (const chunk of readChunks(bucket, { what: "journal" })) {
+      for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
         splitter.push(chunk);
         if (out.len >= OUT_BATCH || out.hasPieces) await out.drain(write);
         if (count >= s.steps) break;

@@ -119,7 +119,9 @@ export async function writeAgentEntriesJson(bucket: string, limit: number | null
         const s = spans[4 * key]!;
         if (s < 0) continue; // effort: absent (the kernel took no null one)
         pretty.put(name);
-        pretty.value(s, spans[4 * key + 1]!, 6);
+        // a string the kernel saw no escape in (hashes, most prompts) renders as its bytes
+        if (spans[4 * key + 2] === 1) pretty.copy(s, spans[4 * key + 1]!);
+        else pretty.value(s, spans[4 * key + 1]!, 6);
       }
       pretty.put(ROW_END);
       if (pretty.o < 0) {
@@ -140,7 +142,7 @@ export async function writeAgentEntriesJson(bucket: string, limit: number | null
   }, DEFAULT_MAX_LINE_BYTES);
   splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, k === null ? null : runs);
   let chunks = 0;
-  for (const chunk of readChunks(bucket, { what: "journal" })) {
+  for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
     // The rows' views are young garbage: a minor collection now and then keeps RSS flat.
     if (++chunks % 8 === 0) Bun.gc(false);
     splitter.push(chunk);

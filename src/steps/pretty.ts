@@ -47,6 +47,14 @@ export class PrettyWriter {
     return true;
   }
 
+  /** A value `b[s, e)` whose bytes are already its rendering (a string without escapes), copied at once. */
+  copy(s: number, e: number): boolean {
+    if (this.o < 0 || this.o + e - s > this.limit) return this.fail();
+    this.b.copyWithin(this.o, s, e);
+    this.o += e - s;
+    return true;
+  }
+
   private fail(): false {
     this.o = -1;
     return false;

@@ -81,7 +81,7 @@ export async function verifyAgentJournal(sddDir: string, agentId: string): Promi
       }
     }, DEFAULT_MAX_LINE_BYTES);
     splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, walker.stepKernel === null ? null : runs);
-    for (const chunk of readChunks(bucket, { what: "journal" })) splitter.push(chunk);
+    for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) splitter.push(chunk);
     splitter.end();
   }
   const r = walker.result();

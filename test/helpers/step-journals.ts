@@ -48,6 +48,27 @@ export interface JournalOptions {
   nanAt?: number;
   /** Plain rows only (every one in export dict form, `\n` ends): the verbatim copy path. */
   plain?: boolean;
+  /** With `plain`: each row's ts spelled one of HOSTILE_TS ways (repr or not), the rest of the row still dict form. */
+  hostileTs?: boolean;
+}
+
+/**
+ * ts spellings around the kernel's clock-reading test (src/steps/lexeme.ts):
+ * the shortest repr of a clock reading and longer or shorter ones of it,
+ * trailing zeros, exponents, ints, -0.0, the smallest subnormal, 2^32 and
+ * doubles whose shortest spelling has 17 digits.
+ */
+function hostileTs(r: () => number, seq: number): string {
+  const c = 1796137431.4230797 + seq * 0.0137;
+  const w = r() * 2 ** (1 + Math.floor(r() * 33));
+  return pick(r, [
+    String(c), c.toPrecision(17), c.toPrecision(16), c.toFixed(7), c.toFixed(9), c.toFixed(4), `${c.toFixed(7)}0`,
+    String(w), w.toPrecision(17), w.toFixed(3), `${Math.floor(w) + 1}.0`, `${Math.floor(w) + 1}.00`,
+    "1e16", "1e+16", "1E16", "10000000000000000.0", "9999999999999998.0", "5e-324", "4.9e-324", "1.0", "1", "-0.0", "-0", "0.0",
+    "0.1", "0.10", "1e-1", "0.30000000000000004", "0.30000000000000003", "0.3", "0.0001", "0.00001", "1e-05",
+    "4294967295.9999999", "4294967296.5", "4294967295.5", "2147483648.0000002", "1.0000000000000002", "1.0000000000000001",
+    "-1796137431.25", "1.7961374314230797e9", "1796137431.0", "1796137431.00",
+  ]);
 }
 
 function pick<T>(r: () => number, xs: readonly T[]): T {
@@ -95,7 +116,7 @@ function row(r: () => number, seq: number, prev: string, o: JournalOptions): { l
   if (!plain && r() < 0.05) obj.zzz_extra = "kept";
   let line = canonical(obj);
   // ts goes in by hand: its spelling is part of what is tested
-  const ts = plain ? (1796137431.4230797 + seq * 0.0137).toString() : pick(r, [(1796137431.4230797 + seq).toString(), "1796137431", "1.50", "1e9", "1796137431.25"]);
+  const ts = o.hostileTs ? hostileTs(r, seq) : plain ? (1796137431.4230797 + seq * 0.0137).toString() : pick(r, [(1796137431.4230797 + seq).toString(), "1796137431", "1.50", "1e9", "1796137431.25"]);
   line = line.includes(',"zzz_extra"') ? line.replace(',"zzz_extra"', `,"ts":${ts},"zzz_extra"`) : line.slice(0, -1) + `,"ts":${ts}}`;
   // now and then a row whose keys are not sorted (valid JSON, not canonical)
   if (!plain && r() < 0.05) line = `{"seq":${seq},` + line.slice(1).replace(`"seq":${seq},`, "");

@@ -41,6 +41,7 @@ beforeAll(() => {
     ["gen-huge", { rows: 400, seed: 11, hugeAt: 150 }],
     ["gen-plain", { rows: 6000, seed: 3, plain: true }],
     ["gen-nan", { rows: 300, seed: 5, nanAt: 120 }],
+    ["gen-ts", { rows: 3000, seed: 13, plain: true, hostileTs: true }],
   ];
   for (const [id, o] of gen) {
     writeAgentJournal(sdd, id, journalBytes(o));
@@ -104,6 +105,9 @@ describe("export and publish: the same receipt bytes with the kernel on and off"
         expect({ id, bytes: bytesOf(b) }).toEqual({ id, bytes: bytesOf(a) });
         // the fast path ran where it could (the plain journal is all kernel rows)
         if (id === "gen-plain") expect(rows).toBeGreaterThan(5900);
+        // and took the rows whose ts is spelled as repr, and only those (the rest re-spell it)
+        if (id === "gen-ts") expect(rows).toBeGreaterThan(600);
+        if (id === "gen-ts") expect(rows).toBeLessThan(2900);
       }
     }, 120_000);
   }
