@@ -5,8 +5,7 @@ import { holdsRaw } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { dictForm, RowFormError } from "../receipts/rows.ts";
 import { renderJson, renderRowJson } from "../render/json.ts";
-import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_REPORT, SpanKey } from "./kernel.ts";
-import { PrettyWriter } from "./pretty.ts";
+import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_REPORT } from "./kernel.ts";
 import { classifyLine } from "./reader.ts";
 import { TakenRuns } from "./runs.ts";
 import { ChainWalker } from "./walk.ts";
@@ -20,23 +19,6 @@ export interface ByteOut {
 const enc = new TextEncoder();
 const BATCH = 256 * 1024;
 
-/** The dict form's keys in its order (§1.2), as the agent view's rows print them, indented for the document. */
-const K = (key: string, first = false) => enc.encode(`${first ? "    {\n" : ",\n"}      "${key}": `);
-const FIELDS: [SpanKey, Uint8Array][] = [
-  [SpanKey.Seq, K("seq", true)],
-  [SpanKey.PrevHash, K("prev_hash")],
-  [SpanKey.InputHash, K("input_hash")],
-  [SpanKey.Model, K("model")],
-  [SpanKey.Prompt, K("prompt")],
-  [SpanKey.ToolCall, K("tool_call")],
-  [SpanKey.ToolResult, K("tool_result")],
-  [SpanKey.Effort, K("effort")],
-  [SpanKey.StepHash, K("step_hash")],
-  [SpanKey.Ts, K("ts")],
-  [SpanKey.BlobRefs, K("blob_refs")],
-  [SpanKey.SchemaVersion, K("schema_version")],
-];
-const ROW_END = enc.encode("\n    }");
 const FIRST = enc.encode("\n");
 const NEXT = enc.encode(",\n");
 
@@ -109,27 +91,17 @@ export async function writeAgentEntriesJson(bucket: string, limit: number | null
   const runs = new TakenRuns(walker, () => splitter!.lines, () => {});
   if (k !== null) {
     const area = walker.kernelScratch;
-    const pretty = new PrettyWriter(k.u8, area.at + area.size);
-    const spans = k.spans;
+    const scratchEnd = area.at + area.size;
     k.onRow = (p, q) => {
       if (full()) return;
-      pretty.reset(area.at, area.at + area.size);
-      pretty.put(n === 0 ? FIRST : NEXT);
-      for (const [key, name] of FIELDS) {
-        const s = spans[4 * key]!;
-        if (s < 0) continue; // effort: absent (the kernel took no null one)
-        pretty.put(name);
-        // a string the kernel saw no escape in (hashes, most prompts) renders as its bytes
-        if (spans[4 * key + 2] === 1) pretty.copy(s, spans[4 * key + 1]!);
-        else pretty.value(s, spans[4 * key + 1]!, 6);
-      }
-      pretty.put(ROW_END);
-      if (pretty.o < 0) {
+      // rendered by the kernel from the row's bytes, into the scratch
+      const end = k.prettyRow(n > 0, area.at, scratchEnd);
+      if (end < 0) {
         const e = classifyLine(k.u8.subarray(p, q));
         if (e.kind === "entry") exact(e.row);
         return;
       }
-      batch.add(k.u8.subarray(area.at, pretty.o));
+      batch.add(k.u8.subarray(area.at, end));
       n++;
     };
   }

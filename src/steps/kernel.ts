@@ -21,6 +21,7 @@ interface KernelExports {
   setMode(mode: number): void;
   verify(p: number, bound: number, maxLine: number, lo: number, hi: number): number;
   rows(): number;
+  prettyRow(next: number, o: number, limit: number): number;
 }
 
 /** Compiled once per process; each walker instantiates it over its own memory. */
@@ -112,6 +113,16 @@ export class StepKernel {
   /** KERNEL_* bits, or 0 (verify only). */
   setMode(mode: number): void {
     this.k.setMode(mode);
+  }
+
+  /**
+   * While `onRow` reports a row: the agent view's entry for it (kernel.wat
+   * `prettyRow`), after its separator (`,\n` when `next`, else `\n`), at
+   * `o` of `u8`: its end, or -1 when it may not fit below `limit` or needs
+   * the exact path (a lone surrogate).
+   */
+  prettyRow(next: boolean, o: number, limit: number): number {
+    return this.k.prettyRow(next ? 1 : 0, o, limit);
   }
 
   /**

@@ -42,6 +42,7 @@
 ;;   1792  SPANS: 16 bytes per key id: value start, value end, plain string flag
 ;;
 ;;   1664  the key names only dict-form mode reads (blob_refs, schema_version, ts)
+;;   2048  the agent view's entry layout (prettyRow), 32 bytes per key
 ;;
 ;; Key ids: 0 any other key, 1 seq, 2 step_hash, then the hashed ones (whose
 ;; numbers must be spelled as Python re-spells them): 3 prev_hash,
@@ -104,6 +105,21 @@
   (data (i32.const 1520) "null")
   (data (i32.const 1664) "blob_refs")
   (data (i32.const 1680) "schema_version")
+  ;; The agent view's entry: per key in dict-form order, its key id, the length
+  ;; of its line's opening, that opening (prettyRow); then the closing line.
+  (data (i32.const 2048) "\01\13    {\0a      \22seq\22: ")  ;; seq
+  (data (i32.const 2080) "\03\15,\0a      \22prev_hash\22: ")  ;; prev_hash
+  (data (i32.const 2112) "\04\16,\0a      \22input_hash\22: ")  ;; input_hash
+  (data (i32.const 2144) "\05\11,\0a      \22model\22: ")  ;; model
+  (data (i32.const 2176) "\06\12,\0a      \22prompt\22: ")  ;; prompt
+  (data (i32.const 2208) "\07\15,\0a      \22tool_call\22: ")  ;; tool_call
+  (data (i32.const 2240) "\08\17,\0a      \22tool_result\22: ")  ;; tool_result
+  (data (i32.const 2272) "\09\12,\0a      \22effort\22: ")  ;; effort
+  (data (i32.const 2304) "\02\15,\0a      \22step_hash\22: ")  ;; step_hash
+  (data (i32.const 2336) "\0c\0e,\0a      \22ts\22: ")  ;; ts
+  (data (i32.const 2368) "\0a\15,\0a      \22blob_refs\22: ")  ;; blob_refs
+  (data (i32.const 2400) "\0b\1a,\0a      \22schema_version\22: ")  ;; schema_version
+  (data (i32.const 2432) "\0a    }")  ;; the row's closing line
 
   (func (export "rows") (result i32) (global.get $rows))
   (func (export "setMode") (param $m i32) (global.set $mode (local.get $m)))
@@ -505,6 +521,171 @@
         (br $next)))
     (i32.store8 (local.get $bound) (local.get $saved))
     (local.get $p))
+
+  ;; ---------------------------------------------------------------- display
+
+  ;; The agent view's rendering of a taken row (its bytes are its dict form):
+  ;; `replay <AGENT_ID> --as-json` prints each entry as renderJson of it,
+  ;; indented 4 deeper, keys in dict-form order (the table at 2048). Here,
+  ;; not in JavaScript, because the per-value and per-byte calls cost the
+  ;; view more there than the kernel's whole link pass.
+  ;;
+  ;; prettyRow: the entry, preceded by its separator (`,\n` when `next`,
+  ;; else `\n`), at o: its end, or -1 when it may not fit below `limit` or
+  ;; a value holds a lone surrogate (the host's exact path renders those).
+  (func (export "prettyRow") (param $next i32) (param $o i32) (param $limit i32) (result i32)
+    (local $f i32) (local $slot i32) (local $s i32) (local $e i32) (local $n i32)
+    (if (i32.gt_s (i32.add (local.get $o) (i32.const 2)) (local.get $limit)) (then (return (i32.const -1))))
+    (if (local.get $next)
+      (then (i32.store8 (local.get $o) (i32.const 0x2c)) (local.set $o (i32.add (local.get $o) (i32.const 1)))))
+    (i32.store8 (local.get $o) (i32.const 0x0a))
+    (local.set $o (i32.add (local.get $o) (i32.const 1)))
+    (local.set $f (i32.const 2048))
+    (loop $field
+      (local.set $slot (i32.add (i32.const 1792) (i32.shl (i32.load8_u (local.get $f)) (i32.const 4))))
+      (local.set $s (i32.load (local.get $slot)))
+      ;; an absent key (effort: the kernel took no null one) prints nothing
+      (if (i32.ge_s (local.get $s) (i32.const 0))
+        (then
+          (local.set $e (i32.load offset=4 (local.get $slot)))
+          (local.set $n (i32.load8_u offset=1 (local.get $f)))
+          (if (i32.gt_s (i32.add (i32.add (local.get $o) (local.get $n)) (i32.sub (local.get $e) (local.get $s))) (local.get $limit))
+            (then (return (i32.const -1))))
+          (local.set $o (call $put (local.get $o) (i32.add (local.get $f) (i32.const 2)) (local.get $n)))
+          ;; a string the kernel saw no escape in (hashes, most prompts) renders as its bytes
+          (if (i32.load offset=8 (local.get $slot))
+            (then (local.set $o (call $put (local.get $o) (local.get $s) (i32.sub (local.get $e) (local.get $s)))))
+            (else
+              (local.set $o (call $prettyValue (local.get $s) (local.get $e) (local.get $o) (local.get $limit) (i32.const 6)))
+              (if (i32.lt_s (local.get $o) (i32.const 0)) (then (return (i32.const -1))))))))
+      (local.set $f (i32.add (local.get $f) (i32.const 32)))
+      (br_if $field (i32.lt_u (local.get $f) (i32.const 2432))))
+    (if (i32.gt_s (i32.add (local.get $o) (i32.const 6)) (local.get $limit)) (then (return (i32.const -1))))
+    (call $put (local.get $o) (i32.const 2432) (i32.const 6)))
+
+  ;; The canonical value [s, e) at o, re-indented as renderJson prints it:
+  ;; items a line each at `depth` + 2 spaces, `": "`, empty containers
+  ;; kept, `\uXXXX` of a printable character as its UTF-8 (a pair as one
+  ;; character), control escapes kept. The new end, or -1 when it may pass
+  ;; `limit` (checked with slack) or holds a lone surrogate.
+  (func $prettyValue (param $s i32) (param $e i32) (param $o i32) (param $limit i32) (param $depth i32) (result i32)
+    (local $c i32) (local $cp i32) (local $lo i32)
+    (block $fail
+      (loop $next
+        (if (i32.ge_u (local.get $s) (local.get $e)) (then (return (local.get $o))))
+        (br_if $fail (i32.gt_s (i32.add (i32.add (local.get $o) (local.get $depth)) (i32.const 8)) (local.get $limit)))
+        (local.set $c (i32.load8_u (local.get $s)))
+        (local.set $s (i32.add (local.get $s) (i32.const 1)))
+        (if (i32.eq (local.get $c) (i32.const 0x22))
+          (then
+            (i32.store8 (local.get $o) (i32.const 0x22))
+            (local.set $o (i32.add (local.get $o) (i32.const 1)))
+            (loop $str
+              (br_if $fail (i32.gt_s (i32.add (local.get $o) (i32.const 8)) (local.get $limit)))
+              (local.set $c (i32.load8_u (local.get $s)))
+              (if (i32.eq (local.get $c) (i32.const 0x22))
+                (then
+                  (i32.store8 (local.get $o) (i32.const 0x22))
+                  (local.set $o (i32.add (local.get $o) (i32.const 1)))
+                  (local.set $s (i32.add (local.get $s) (i32.const 1)))
+                  (br $next)))
+              (if (i32.ne (local.get $c) (i32.const 0x5c))
+                (then
+                  (i32.store8 (local.get $o) (local.get $c))
+                  (local.set $o (i32.add (local.get $o) (i32.const 1)))
+                  (local.set $s (i32.add (local.get $s) (i32.const 1)))
+                  (br $str)))
+              (if (i32.ne (i32.load8_u offset=1 (local.get $s)) (i32.const 0x75))
+                (then
+                  ;; a short escape stays as it is
+                  (i32.store16 (local.get $o) (i32.load16_u (local.get $s)))
+                  (local.set $o (i32.add (local.get $o) (i32.const 2)))
+                  (local.set $s (i32.add (local.get $s) (i32.const 2)))
+                  (br $str)))
+              (local.set $cp (call $hex4 (i32.add (local.get $s) (i32.const 2))))
+              (br_if $fail (i32.lt_s (local.get $cp) (i32.const 0)))
+              (if (i32.lt_u (local.get $cp) (i32.const 0x20))
+                (then
+                  ;; a control character keeps its escape
+                  (i32.store (local.get $o) (i32.load (local.get $s)))
+                  (i32.store16 offset=4 (local.get $o) (i32.load16_u offset=4 (local.get $s)))
+                  (local.set $o (i32.add (local.get $o) (i32.const 6)))
+                  (local.set $s (i32.add (local.get $s) (i32.const 6)))
+                  (br $str)))
+              (local.set $s (i32.add (local.get $s) (i32.const 6)))
+              (if (i32.eq (i32.and (local.get $cp) (i32.const 0xf800)) (i32.const 0xd800))
+                (then
+                  ;; a pair becomes one character
+                  (br_if $fail (i32.ge_u (local.get $cp) (i32.const 0xdc00)))
+                  (br_if $fail (i32.ne (i32.load8_u (local.get $s)) (i32.const 0x5c)))
+                  (br_if $fail (i32.ne (i32.load8_u offset=1 (local.get $s)) (i32.const 0x75)))
+                  (local.set $lo (call $hex4 (i32.add (local.get $s) (i32.const 2))))
+                  (br_if $fail (i32.lt_s (local.get $lo) (i32.const 0xdc00)))
+                  (br_if $fail (i32.gt_s (local.get $lo) (i32.const 0xdfff)))
+                  (local.set $cp
+                    (i32.add (i32.const 0x10000)
+                      (i32.or (i32.shl (i32.sub (local.get $cp) (i32.const 0xd800)) (i32.const 10))
+                              (i32.sub (local.get $lo) (i32.const 0xdc00)))))
+                  (local.set $s (i32.add (local.get $s) (i32.const 6)))))
+              (local.set $o (call $putUtf8 (local.get $o) (local.get $cp)))
+              (br $str))))
+        (if (i32.or (i32.eq (local.get $c) (i32.const 0x7b)) (i32.eq (local.get $c) (i32.const 0x5b)))
+          (then
+            (i32.store8 (local.get $o) (local.get $c))
+            (local.set $o (i32.add (local.get $o) (i32.const 1)))
+            (if (i32.eq (i32.load8_u (local.get $s)) (i32.add (local.get $c) (i32.const 2)))
+              (then
+                (i32.store8 (local.get $o) (i32.add (local.get $c) (i32.const 2)))
+                (local.set $o (i32.add (local.get $o) (i32.const 1)))
+                (local.set $s (i32.add (local.get $s) (i32.const 1)))
+                (br $next)))
+            (local.set $depth (i32.add (local.get $depth) (i32.const 2)))
+            (local.set $o (call $newline (local.get $o) (local.get $depth)))
+            (br $next)))
+        (if (i32.or (i32.eq (local.get $c) (i32.const 0x7d)) (i32.eq (local.get $c) (i32.const 0x5d)))
+          (then
+            (local.set $depth (i32.sub (local.get $depth) (i32.const 2)))
+            (local.set $o (call $newline (local.get $o) (local.get $depth)))
+            (i32.store8 (local.get $o) (local.get $c))
+            (local.set $o (i32.add (local.get $o) (i32.const 1)))
+            (br $next)))
+        (i32.store8 (local.get $o) (local.get $c))
+        (local.set $o (i32.add (local.get $o) (i32.const 1)))
+        (if (i32.eq (local.get $c) (i32.const 0x2c))
+          (then (local.set $o (call $newline (local.get $o) (local.get $depth))) (br $next)))
+        (if (i32.eq (local.get $c) (i32.const 0x3a))
+          (then
+            (i32.store8 (local.get $o) (i32.const 0x20))
+            (local.set $o (i32.add (local.get $o) (i32.const 1)))))
+        (br $next)))
+    (i32.const -1))
+
+  ;; A line feed and `depth` spaces at o: the new end.
+  (func $newline (param $o i32) (param $depth i32) (result i32)
+    (i32.store8 (local.get $o) (i32.const 0x0a))
+    (memory.fill (i32.add (local.get $o) (i32.const 1)) (i32.const 0x20) (local.get $depth))
+    (i32.add (i32.add (local.get $o) (i32.const 1)) (local.get $depth)))
+
+  ;; Code point cp as UTF-8 at o: the new end.
+  (func $putUtf8 (param $o i32) (param $cp i32) (result i32)
+    (if (i32.lt_u (local.get $cp) (i32.const 0x80))
+      (then (i32.store8 (local.get $o) (local.get $cp)) (return (i32.add (local.get $o) (i32.const 1)))))
+    (if (i32.lt_u (local.get $cp) (i32.const 0x800))
+      (then
+        (i32.store8 (local.get $o) (i32.or (i32.const 0xc0) (i32.shr_u (local.get $cp) (i32.const 6))))
+        (i32.store8 offset=1 (local.get $o) (i32.or (i32.const 0x80) (i32.and (local.get $cp) (i32.const 63))))
+        (return (i32.add (local.get $o) (i32.const 2)))))
+    (if (i32.lt_u (local.get $cp) (i32.const 0x10000))
+      (then
+        (i32.store8 (local.get $o) (i32.or (i32.const 0xe0) (i32.shr_u (local.get $cp) (i32.const 12))))
+        (i32.store8 offset=1 (local.get $o) (i32.or (i32.const 0x80) (i32.and (i32.shr_u (local.get $cp) (i32.const 6)) (i32.const 63))))
+        (i32.store8 offset=2 (local.get $o) (i32.or (i32.const 0x80) (i32.and (local.get $cp) (i32.const 63))))
+        (return (i32.add (local.get $o) (i32.const 3)))))
+    (i32.store8 (local.get $o) (i32.or (i32.const 0xf0) (i32.shr_u (local.get $cp) (i32.const 18))))
+    (i32.store8 offset=1 (local.get $o) (i32.or (i32.const 0x80) (i32.and (i32.shr_u (local.get $cp) (i32.const 12)) (i32.const 63))))
+    (i32.store8 offset=2 (local.get $o) (i32.or (i32.const 0x80) (i32.and (i32.shr_u (local.get $cp) (i32.const 6)) (i32.const 63))))
+    (i32.store8 offset=3 (local.get $o) (i32.or (i32.const 0x80) (i32.and (local.get $cp) (i32.const 63))))
+    (i32.add (local.get $o) (i32.const 4)))
 
   ;; The byte tables and helpers both kernels share.
   (@include "../wasm/bytes.wat")
