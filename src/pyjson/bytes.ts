@@ -10,7 +10,7 @@ import { PyJsonError } from "./types.ts";
  * it never becomes a tree of JS values (which costs ~50-90x its bytes).
  */
 
-/** JSON's structural bytes (shared with encode-bytes.ts). */
+/** JSON's structural bytes: the one definition every byte-level reader and writer uses. */
 export const BACKSLASH = 0x5c;
 export const COLON = 0x3a;
 export const COMMA = 0x2c;
@@ -20,6 +20,8 @@ export const MINUS = 0x2d;
 export const QUOTE = 0x22;
 export const RBRACE = 0x7d;
 export const RBRACKET = 0x5d;
+export const SPACE = 0x20;
+export const TAB = 0x09;
 
 const enc = new TextEncoder();
 const W_NULL = enc.encode("null");

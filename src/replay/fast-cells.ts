@@ -3,6 +3,7 @@ import { EVENT_STYLES } from "./display.ts";
 import { DISPLAY_FIELDS, type FastRowReader } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { formatFixed } from "./format.ts";
+import { BACKSLASH, QUOTE } from "../pyjson/bytes.ts";
 
 /**
  * The cells of a row of `replay <RUN_ID>`'s table straight from the bytes
@@ -30,8 +31,6 @@ const TEXT_PARTS = [MODEL, ROLE];
 /** Fields whose detail depends on the event or on lists: such rows take displayRow. */
 const RARE = ["run_id", "max_agents", "ticks", "fingerprint", "failed_signals"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const latin1 = new TextDecoder("latin1");
 
 /** True when b[s, e) is a string of printable ASCII without escapes (its text: b[s+1, e-1)). */

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { HEX_BYTES } from "../hex.ts";
 import { ByteSink } from "../pyjson/encode-bytes.ts";
+import { BACKSLASH, MINUS, QUOTE } from "../pyjson/bytes.ts";
 
 /**
  * A journal row's JSON text re-indented at byte level: the bytes
@@ -16,9 +17,6 @@ import { ByteSink } from "../pyjson/encode-bytes.ts";
  * exact path for that row, which also decides whether it is a row at all.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const MINUS = 0x2d;
 
 /** String byte classes: 0 copied as is (printable ASCII, DEL, and UTF-8 bytes, checked once per line), 1 quote, 2 backslash, 3 control (refused). */
 const STR = new Uint8Array(256);

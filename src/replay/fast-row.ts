@@ -1,4 +1,5 @@
-import { CanonicalEmitter, COLON, COMMA, envelopeKind, Key, LBRACE, QUOTE, RBRACE, scanCanonicalString, scanPlainKey, skipWs } from "../journal/fast/emitter.ts";
+import { CanonicalEmitter, envelopeKind, Key, scanCanonicalString, scanPlainKey, skipWs } from "../journal/fast/emitter.ts";
+import { COLON, COMMA, LBRACE, QUOTE, RBRACE } from "../pyjson/bytes.ts";
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";

@@ -1,4 +1,5 @@
 import { floatRepr } from "../pyjson/float.ts";
+import { BACKSLASH, QUOTE } from "../pyjson/bytes.ts";
 
 /**
  * A journal row of a receipt Python wrote is already canonical (CJ: sorted
@@ -31,8 +32,6 @@ export interface CanonicalRow {
   endpoint: Map<string, string | null | undefined>;
 }
 
-const QUOTE = 0x22;
-const BSLASH = 0x5c;
 const MAX_DEPTH = 64;
 const enc = new TextEncoder();
 /** Envelope members, which the payload hash leaves out (journal/hash.ts NON_DETERMINISTIC_FIELDS). */
@@ -60,7 +59,7 @@ function keyIs(b: Uint8Array, ks: number, ke: number, word: Uint8Array): boolean
   for (let k = 0; k < word.length; k++) if (b[ks + 1 + k] !== word[k]) return false;
   return true;
 }
-const SHORT_ESCAPES = new Set([QUOTE, BSLASH, 0x6e, 0x72, 0x74, 0x62, 0x66]); // " \ n r t b f
+const SHORT_ESCAPES = new Set([QUOTE, BACKSLASH, 0x6e, 0x72, 0x74, 0x62, 0x66]); // " \ n r t b f
 const SHORT_FORM_CONTROLS = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 
 function hexVal(c: number): number {
@@ -77,7 +76,7 @@ function stringEnd(b: Uint8Array, p: number): number {
     const c = b[i]!;
     if (c === QUOTE) return i + 1;
     if (c < 0x20 || c >= 0x7f) return -1;
-    if (c !== BSLASH) {
+    if (c !== BACKSLASH) {
       i++;
       continue;
     }
@@ -166,7 +165,7 @@ function plainKeyEnd(b: Uint8Array, p: number): number {
   for (let i = p + 1; i < b.length; i++) {
     const c = b[i]!;
     if (c === QUOTE) return i + 1;
-    if (c === BSLASH || c < 0x20 || c >= 0x7f) return -1;
+    if (c === BACKSLASH || c < 0x20 || c >= 0x7f) return -1;
   }
   return -1;
 }
@@ -222,7 +221,7 @@ function objectEnd(b: Uint8Array, p: number, depth: number, onMember: MemberFn |
 /** A plain string value's span without its quotes, or null when it has escapes or is not a string. */
 function plainSpan(b: Uint8Array, s: number, e: number): [number, number] | null {
   if (b[s] !== QUOTE) return null;
-  for (let i = s + 1; i < e - 1; i++) if (b[i] === BSLASH) return null;
+  for (let i = s + 1; i < e - 1; i++) if (b[i] === BACKSLASH) return null;
   return [s + 1, e - 1];
 }
 

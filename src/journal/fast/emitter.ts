@@ -1,5 +1,6 @@
 import { floatRepr } from "../../pyjson/float.ts";
 import { HEX_BYTES as HEX_CHARS } from "../../hex.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB } from "../../pyjson/bytes.ts";
 
 /**
  * The canonical emitter the record fast path (record-bytes.ts) builds rows
@@ -24,17 +25,6 @@ import { HEX_BYTES as HEX_CHARS } from "../../hex.ts";
  * bounds checks.
  */
 
-export const QUOTE = 0x22;
-export const BACKSLASH = 0x5c;
-export const COMMA = 0x2c;
-export const COLON = 0x3a;
-export const LBRACE = 0x7b;
-export const RBRACE = 0x7d;
-export const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-const MINUS = 0x2d;
-export const SPACE = 0x20;
-export const TAB = 0x09;
 
 /** String byte classes: 0 plain printable ASCII, 1 quote, 2 backslash, 3 refused. */
 const STR_CLASS = new Uint8Array(256).fill(3);

@@ -1,22 +1,5 @@
-import {
-  BACKSLASH,
-  CanonicalEmitter,
-  COLON,
-  COMMA,
-  copyBytes,
-  envelopeKind,
-  Key,
-  LBRACE,
-  LBRACKET,
-  QUOTE,
-  RBRACE,
-  scanCanonicalString,
-  scanPlainKey,
-  SPACE,
-  skipWs,
-  TAB,
-  writeHex,
-} from "./emitter.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, SPACE, TAB } from "../../pyjson/bytes.ts";
+import { CanonicalEmitter, copyBytes, envelopeKind, Key, scanCanonicalString, scanPlainKey, skipWs, writeHex } from "./emitter.ts";
 
 /**
  * `journal record` from stdin at byte level: an input line
