@@ -1,6 +1,7 @@
 import { BACKSLASH, LBRACE, LBRACKET, literalAt, numberEnd, QUOTE, RBRACE, RBRACKET, skipWsBytes, stringEnd } from "./bytes.ts";
 import { compareCodePoints } from "./order.ts";
 import { canonicalNumber } from "./float.ts";
+import { HEX_BYTES } from "../hex.ts";
 
 /**
  * Python's `json.dumps` of a value given as (validated) JSON bytes,
@@ -32,7 +33,6 @@ export const CANONICAL_OPTIONS: ByteDumpsOptions = {
   rawNumbers: false,
 };
 
-const HEX = new TextEncoder().encode("0123456789abcdef");
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
@@ -151,10 +151,10 @@ function hex4(out: ByteSink, u: number): void {
   let l = out.len;
   o[l++] = BACKSLASH;
   o[l++] = 0x75;
-  o[l++] = HEX[(u >> 12) & 15]!;
-  o[l++] = HEX[(u >> 8) & 15]!;
-  o[l++] = HEX[(u >> 4) & 15]!;
-  o[l++] = HEX[u & 15]!;
+  o[l++] = HEX_BYTES[(u >> 12) & 15]!;
+  o[l++] = HEX_BYTES[(u >> 8) & 15]!;
+  o[l++] = HEX_BYTES[(u >> 4) & 15]!;
+  o[l++] = HEX_BYTES[u & 15]!;
   out.len = l;
 }
 
