@@ -719,7 +719,7 @@
           (br_if $stop (i32.eqz (call $eq (global.get $prevS) (local.get $last) (i32.const 64))))
           (if (i32.and (local.get $flags) (i32.const 2))
             (then
-              (br_if $stop (i32.eqz (call $isHex64 (global.get $hashS))))
+              ;; (its event_hash was checked to be hex above)
               (local.set $last (global.get $hashS))
               (br $verified)))
           ;; the payload hash; the stored one must be it (else the exact path decides)
