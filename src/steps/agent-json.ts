@@ -5,9 +5,8 @@ import { holdsRaw } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { dictForm, RowFormError } from "../receipts/rows.ts";
 import { renderJson, renderRowJson } from "../render/json.ts";
-import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_REPORT } from "./kernel.ts";
+import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_RENDER } from "./kernel.ts";
 import { classifyLine } from "./reader.ts";
-import { TakenRuns } from "./runs.ts";
 import { ChainWalker } from "./walk.ts";
 
 /** Where the entries go: bytes in order (`writeSync` for what must go out before a huge row's pieces). */
@@ -17,7 +16,8 @@ export interface ByteOut {
 }
 
 const enc = new TextEncoder();
-const BATCH = 256 * 1024;
+/** The render area: entries are written out in pieces of up to this many bytes. */
+const BATCH = 1 << 20;
 
 const FIRST = enc.encode("\n");
 const NEXT = enc.encode(",\n");
@@ -36,23 +36,58 @@ function indent(text: string, by: string): string {
   return text.split("\n").map((l) => by + l).join("\n");
 }
 
-/** Output collected between writes (the kernel's views are only valid while it reports a row). */
-class Batch {
-  private buf = new Uint8Array(BATCH * 2);
+/**
+ * An entry by the exact path: its separator, then `renderJson` of its
+ * view, indented for the document, to `add`; a huge row (src/pyjson/row.ts)
+ * is rendered in pieces from its bytes, never as one string, to `piece`.
+ */
+function exactEntry(row: PyObject, first: boolean, add: (b: Uint8Array) => void, piece: (b: Uint8Array) => void): void {
+  const view = rowView(row);
+  add(first ? FIRST : NEXT);
+  if (holdsRaw(view)) renderRowJson(view, 2, (text) => piece(enc.encode(text)));
+  else add(enc.encode(indent(renderJson(view), "    ")));
+}
+
+/**
+ * The entries on their way out, in order: a buffer (the step kernel's
+ * render area, which the kernel fills in place) written out between
+ * chunks, and at once when it is full.
+ */
+class OutArea {
   len = 0;
-  add(b: Uint8Array): void {
+  constructor(
+    readonly buf: Uint8Array,
+    private readonly out: ByteOut,
+  ) {}
+
+  /** `n` bytes were put at buf[len, len + n). */
+  commit(n: number): void {
+    this.len += n;
+  }
+
+  readonly add = (b: Uint8Array): void => {
     if (this.len + b.length > this.buf.length) {
-      const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + b.length));
-      grown.set(this.buf.subarray(0, this.len));
-      this.buf = grown;
+      this.flushSync();
+      if (b.length > this.buf.length) return this.out.writeSync(b);
     }
     this.buf.set(b, this.len);
     this.len += b.length;
-  }
-  take(): Uint8Array {
-    const v = this.buf.subarray(0, this.len);
+  };
+
+  /** Bytes that must go out now, after what is held (a huge row's pieces). */
+  readonly piece = (b: Uint8Array): void => {
+    this.flushSync();
+    this.out.writeSync(b);
+  };
+
+  flushSync(): void {
+    if (this.len > 0) this.out.writeSync(this.buf.subarray(0, this.len));
     this.len = 0;
-    return v;
+  }
+
+  async flush(): Promise<void> {
+    if (this.len > 0) await this.out.write(this.buf.subarray(0, this.len));
+    this.len = 0;
   }
 }
 
@@ -61,67 +96,57 @@ class Batch {
  * its separator, `\n` or `,\n`), at most `limit` of them, streamed: the
  * tolerant reader's entries rendered as `renderJson` of their dict form,
  * indented for the document. The step kernel takes the rows already in
- * dict form that check out (the journal was verified just before) and
- * they are rendered from their bytes; every other entry, and a row the
- * byte renderer leaves alone (a lone surrogate, a row too long for the
- * kernel's scratch), takes the exact path. Returns how many were written.
+ * dict form that check out (the journal was verified just before, so it
+ * follows the links only) and renders each in the visit that scans it
+ * (kernel.wat's render mode), into the buffer that is written out; every
+ * other entry, and a row the byte renderer leaves alone (a lone surrogate,
+ * a row too long for the buffer), takes the exact path. Returns how many
+ * were written.
  */
 export async function writeAgentEntriesJson(bucket: string, limit: number | null, out: ByteOut): Promise<number> {
   if (!existsSync(bucket) || limit === 0) return 0;
   let n = 0;
-  const batch = new Batch();
   const full = () => limit !== null && n >= limit;
-  const exact = (row: PyObject): void => {
-    const view = rowView(row);
-    batch.add(n === 0 ? FIRST : NEXT);
-    n++;
-    if (holdsRaw(view)) {
-      // a huge row (src/pyjson/row.ts) is written in pieces from its bytes, never as one string
-      out.writeSync(batch.take());
-      renderRowJson(view, 2, (text) => out.writeSync(enc.encode(text)));
-    } else batch.add(enc.encode(indent(renderJson(view), "    ")));
-  };
-
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
-  // The journal was verified just before: this pass follows the links only.
-  walker.kernelMode = KERNEL_DICT_FORM | KERNEL_REPORT | KERNEL_DISPLAY | KERNEL_LINKS;
+  walker.kernelMode = KERNEL_DICT_FORM | KERNEL_DISPLAY | KERNEL_LINKS | KERNEL_RENDER;
+  walker.kernelRenderBytes = BATCH;
   walker.readBuffer();
   const k = walker.stepKernel;
-  let splitter: LineSplitter | null = null;
-  const runs = new TakenRuns(walker, () => splitter!.lines, () => {});
+  const area = new OutArea(k?.renderArea ?? new Uint8Array(BATCH), out);
+  let arm = () => {};
   if (k !== null) {
-    const area = walker.kernelScratch;
-    const scratchEnd = area.at + area.size;
-    k.onRow = (p, q) => {
-      if (full()) return;
-      // rendered by the kernel from the row's bytes, into the scratch
-      const end = k.prettyRow(n > 0, area.at, scratchEnd);
-      if (end < 0) {
-        const e = classifyLine(k.u8.subarray(p, q));
-        if (e.kind === "entry") exact(e.row);
-        return;
-      }
-      batch.add(k.u8.subarray(area.at, end));
-      n++;
+    const base = k.renderArea.byteOffset;
+    const end = base + k.renderArea.length;
+    arm = () => k.renderArm(base, base + area.len, end, n > 0, limit === null ? Number.MAX_SAFE_INTEGER : limit - n);
+    k.onRendered = (isFull) => {
+      area.commit(k.renderEnd - (base + area.len));
+      n += k.renderCount;
+      if (isFull) area.flushSync();
+      arm();
+      return isFull;
     };
+    arm();
   }
   const sink = refusingOverlong((line, lineNo) => {
     // Every line goes through the walker, so the kernel's chain state follows the journal.
     walker.line(line, lineNo);
     if (full()) return;
     const e = classifyLine(line);
-    if (e.kind === "entry") exact(e.row);
+    if (e.kind !== "entry") return;
+    exactEntry(e.row, n++ === 0, area.add, area.piece);
+    arm();
   }, DEFAULT_MAX_LINE_BYTES);
-  splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, k === null ? null : runs);
+  const splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, k === null ? null : walker);
   let chunks = 0;
   for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
     // The rows' views are young garbage: a minor collection now and then keeps RSS flat.
     if (++chunks % 8 === 0) Bun.gc(false);
     splitter.push(chunk);
-    if (batch.len >= BATCH) await out.write(batch.take());
+    await area.flush();
+    arm();
     if (full()) break;
   }
   if (!full()) splitter.end();
-  await out.write(batch.take());
+  await area.flush();
   return n;
 }

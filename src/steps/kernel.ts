@@ -22,6 +22,10 @@ interface KernelExports {
   verify(p: number, bound: number, maxLine: number, lo: number, hi: number): number;
   rows(): number;
   prettyRow(next: number, o: number, limit: number): number;
+  renderArm(base: number, o: number, limit: number, next: number, left: number): void;
+  renderEnd(): number;
+  renderCount(): number;
+  renderFull(): number;
 }
 
 /** Compiled once per process; each walker instantiates it over its own memory. */
@@ -47,6 +51,8 @@ export const KERNEL_REPORT = 2;
 export const KERNEL_DISPLAY = 4;
 /** Stored step hashes are trusted, only links checked: a second pass over rows a first pass verified. */
 export const KERNEL_LINKS = 8;
+/** With KERNEL_DICT_FORM | KERNEL_DISPLAY: each taken row is also rendered as the agent view's entry (`renderArm`). */
+export const KERNEL_RENDER = 16;
 
 /** SPANS slots of kernel.wat: per key id, value start and end (absolute addresses; start -1: absent) and a plain-string flag. */
 export const enum SpanKey {
@@ -79,17 +85,31 @@ export class StepKernel {
   readonly spans: Int32Array;
   /** In report mode: each taken row [p, q) of `u8` (q: its line feed), while SPANS holds its spans. */
   onRow: (p: number, q: number) => void = () => {};
+  /**
+   * In render mode: after each kernel call, with whether it stopped for
+   * room (`full`); the entries it rendered end at `renderEnd`. The host
+   * takes them and arms the area again, and returns true to have the walk
+   * go on at once (after emptying a full area). Rendered entries never
+   * outlive the verify() that made them.
+   */
+  onRendered: (full: boolean) => boolean = () => false;
+  private rendering = false;
+
+  /** Render mode's area (`renderBytes` of the memory; empty without it). */
+  readonly renderArea: Uint8Array;
 
   /** `readCap`: the longest row the arena's read area holds. */
-  constructor(arenaSize: number, readCap: number) {
+  constructor(arenaSize: number, readCap: number, renderBytes = 0) {
     const module = compiled.get();
     const mem = new KernelArena(module, compiled.binary(), [
       ["arena", arenaSize],
       ["preimage", readCap + PREIMAGE_SLACK],
+      ["render", renderBytes],
     ]);
     const u8 = mem.u8;
     this.buffer = mem.memory.buffer;
     this.arena = mem.view("arena");
+    this.renderArea = mem.view("render");
     this.head = mem.fixedView("head", 64);
 
     // The hash runs in Bun's native SHA-256; the pre-image starts at a fixed address.
@@ -113,6 +133,25 @@ export class StepKernel {
   /** KERNEL_* bits, or 0 (verify only). */
   setMode(mode: number): void {
     this.k.setMode(mode);
+    this.rendering = (mode & KERNEL_RENDER) !== 0;
+  }
+
+  /**
+   * Render mode: entries go to `u8[o, limit)` in the area that starts at
+   * `base`, the first preceded by `,\n` when `next` (else `\n`), at most
+   * `left` more of them (rows past that are taken without rendering).
+   */
+  renderArm(base: number, o: number, limit: number, next: boolean, left: number): void {
+    this.k.renderArm(base, o, limit, next ? 1 : 0, Math.min(left, 0x7fffffff));
+  }
+
+  /** The end of the entries rendered since renderArm, and how many. */
+  get renderEnd(): number {
+    return this.k.renderEnd();
+  }
+
+  get renderCount(): number {
+    return this.k.renderCount();
   }
 
   /**
@@ -133,12 +172,19 @@ export class StepKernel {
    * step hash.
    */
   verify(buf: Uint8Array, start: number, end: number, maxLine: number, expected: number): number {
-    const lo = expected % 4294967296;
-    const hi = (expected - lo) / 4294967296;
     const base = buf.byteOffset;
-    const to = this.k.verify(base + start, base + end, Math.min(maxLine, 0x7fffffff), lo, hi) - base;
-    this.rows = this.k.rows();
-    stepKernelStats.rows += this.rows;
-    return to;
+    let p = base + start;
+    let rows = 0;
+    for (;;) {
+      const seq = expected + rows;
+      const lo = seq % 4294967296;
+      p = this.k.verify(p, base + end, Math.min(maxLine, 0x7fffffff), lo, (seq - lo) / 4294967296);
+      rows += this.k.rows();
+      // a walk stopped for room goes on from the row that did not fit, once the host made room
+      if (!this.rendering || !this.onRendered(this.k.renderFull() !== 0)) break;
+    }
+    this.rows = rows;
+    stepKernelStats.rows += rows;
+    return p - base;
   }
 }

@@ -59,7 +59,12 @@
 ;; with 1, a ts needs only be a float lexeme (the display prints it as it
 ;; is spelled, not re-spelled); 8 links: the stored step_hash is trusted
 ;; (not recomputed) and only the links are checked, for a second pass over
-;; rows a first one verified (a row that no longer links goes to the host).
+;; rows a first one verified (a row that no longer links goes to the host);
+;; 16 render: with 1 and 4, each taken row is also rendered as the agent
+;; view's entry at the render cursor (renderArm), in the same visit that
+;; hashed it; a row that does not fit while the render area holds anything
+;; stops the walk (renderFull) for the host to empty it and call again, and
+;; a row prettyRow leaves to the host is not taken.
 (module
   (import "env" "memory" (memory 1))
   ;; SHA-256 of the pre-image [out, out+len) into the digest
@@ -496,6 +501,8 @@
       (then
         (call $hash (call $preimage))
         (if (i32.eqz (call $isDigestHex (local.get $step))) (then (return (i32.const -1))))))
+    (if (i32.and (global.get $mode) (i32.const 16))
+      (then (if (i32.eqz (call $renderTaken)) (then (return (i32.const -1))))))
     (call $copy (i32.const 1600) (local.get $step) (i32.const 64))
     (global.set $expected (i64.add (global.get $expected) (i64.const 1)))
     (if (i32.and (global.get $mode) (i32.const 2)) (then (call $onRow (local.get $p) (local.get $q))))
@@ -533,7 +540,7 @@
   ;; prettyRow: the entry, preceded by its separator (`,\n` when `next`,
   ;; else `\n`), at o: its end, or -1 when it may not fit below `limit` or
   ;; a value holds a lone surrogate (the host's exact path renders those).
-  (func (export "prettyRow") (param $next i32) (param $o i32) (param $limit i32) (result i32)
+  (func $prettyRow (export "prettyRow") (param $next i32) (param $o i32) (param $limit i32) (result i32)
     (local $f i32) (local $slot i32) (local $s i32) (local $e i32) (local $n i32)
     (if (i32.gt_s (i32.add (local.get $o) (i32.const 2)) (local.get $limit)) (then (return (i32.const -1))))
     (if (local.get $next)
@@ -562,6 +569,50 @@
       (br_if $field (i32.lt_u (local.get $f) (i32.const 2432))))
     (if (i32.gt_s (i32.add (local.get $o) (i32.const 6)) (local.get $limit)) (then (return (i32.const -1))))
     (call $put (local.get $o) (i32.const 2432) (i32.const 6)))
+
+  ;; ---------------------------------------------------------------- render mode
+
+  ;; Mode 16: where taken rows' entries go. The host arms it (its area
+  ;; [base, limit), the cursor o in it, whether an entry precedes the next,
+  ;; how many entries it still wants) before a walk and again after taking
+  ;; what was rendered.
+  (global $rBase (mut i32) (i32.const 0))
+  (global $rOut (mut i32) (i32.const 0))
+  (global $rLimit (mut i32) (i32.const 0))
+  (global $rNext (mut i32) (i32.const 0))
+  (global $rLeft (mut i32) (i32.const 0))
+  (global $rCount (mut i32) (i32.const 0))
+  (global $rFull (mut i32) (i32.const 0))
+
+  (func (export "renderArm") (param $base i32) (param $o i32) (param $limit i32) (param $next i32) (param $left i32)
+    (global.set $rBase (local.get $base))
+    (global.set $rOut (local.get $o))
+    (global.set $rLimit (local.get $limit))
+    (global.set $rNext (local.get $next))
+    (global.set $rLeft (local.get $left))
+    (global.set $rCount (i32.const 0))
+    (global.set $rFull (i32.const 0)))
+  ;; the end of what was rendered since renderArm, how many entries, and whether the walk stopped for room
+  (func (export "renderEnd") (result i32) (global.get $rOut))
+  (func (export "renderCount") (result i32) (global.get $rCount))
+  (func (export "renderFull") (result i32) (global.get $rFull))
+
+  ;; The row $row is taking, rendered at the cursor: 1, or 0 when it is not
+  ;; to be taken (no room while the area holds anything: renderFull, the
+  ;; host empties it and calls again; or prettyRow leaves it to the host).
+  (func $renderTaken (result i32)
+    (local $end i32)
+    (if (i32.eqz (global.get $rLeft)) (then (return (i32.const 1))))
+    (local.set $end (call $prettyRow (global.get $rNext) (global.get $rOut) (global.get $rLimit)))
+    (if (i32.lt_s (local.get $end) (i32.const 0))
+      (then
+        (global.set $rFull (i32.gt_u (global.get $rOut) (global.get $rBase)))
+        (return (i32.const 0))))
+    (global.set $rOut (local.get $end))
+    (global.set $rNext (i32.const 1))
+    (global.set $rLeft (i32.sub (global.get $rLeft) (i32.const 1)))
+    (global.set $rCount (i32.add (global.get $rCount) (i32.const 1)))
+    (i32.const 1))
 
   ;; The canonical value [s, e) at o, re-indented as renderJson prints it:
   ;; items a line each at `depth` + 2 spaces, `": "`, empty containers

@@ -105,6 +105,8 @@ export class ChainWalker implements BulkProbe {
    * have the kernel take only the rows they may reuse.
    */
   kernelMode = 0;
+  /** With KERNEL_RENDER: bytes of the kernel's memory set aside for its rendered entries (`kernelRender`). */
+  kernelRenderBytes = 0;
   /**
    * Line starts to leave to the JavaScript path before asking the kernel
    * again, and the next such pause: a kernel that takes nothing at one line
@@ -211,7 +213,7 @@ export class ChainWalker implements BulkProbe {
    */
   readBuffer(): Uint8Array {
     if (this.arena === null) {
-      this.kernel = stepKernelEnabled() ? new StepKernel(ARENA_READ + ARENA_SCRATCH, ARENA_READ) : null;
+      this.kernel = stepKernelEnabled() ? new StepKernel(ARENA_READ + ARENA_SCRATCH, ARENA_READ, this.kernelRenderBytes) : null;
       this.kernel?.setMode(this.kernelMode);
       this.arena = this.kernel?.arena ?? new Uint8Array(ARENA_READ + ARENA_SCRATCH);
       this.scratch = this.arena.subarray(ARENA_READ);
