@@ -1,12 +1,11 @@
 import { existsSync } from "node:fs";
-import { readChunks } from "../fsutil/input.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
 import { holdsRaw } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { dictForm, RowFormError } from "../receipts/rows.ts";
 import { renderJson, renderRowJson } from "../render/json.ts";
 import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_RENDER } from "./kernel.ts";
-import { classifyLine } from "./reader.ts";
+import { classifyLine, readLineChunks } from "./reader.ts";
 import { ChainWalker } from "./walk.ts";
 
 /** Where the entries go: bytes in order (`writeSync` for what must go out before a huge row's pieces). */
@@ -138,7 +137,7 @@ export async function writeAgentEntriesJson(bucket: string, limit: number | null
   }, DEFAULT_MAX_LINE_BYTES);
   const splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, k === null ? null : walker);
   let chunks = 0;
-  for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
+  for (const chunk of readLineChunks(bucket, walker.readBuffer())) {
     // The rows' views are young garbage: a minor collection now and then keeps RSS flat.
     if (++chunks % 8 === 0) Bun.gc(false);
     splitter.push(chunk);

@@ -1,13 +1,13 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../errors.ts";
-import { checkInput, readChunks } from "../fsutil/input.ts";
+import { checkInput } from "../fsutil/input.ts";
 import { pyRepr, pyPrefix, pyStr } from "../pyjson/python.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { GENESIS_HASH } from "./hash.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
 import { TakenRuns } from "./runs.ts";
-import { classifyLine, forEachFileLine } from "./reader.ts";
+import { classifyLine, forEachFileLine, readLineChunks } from "./reader.ts";
 import { ChainWalker } from "./walk.ts";
 
 export interface StepJournalVerdict {
@@ -81,7 +81,7 @@ export async function verifyAgentJournal(sddDir: string, agentId: string): Promi
       }
     }, DEFAULT_MAX_LINE_BYTES);
     splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, walker.stepKernel === null ? null : runs);
-    for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) splitter.push(chunk);
+    for (const chunk of readLineChunks(bucket, walker.readBuffer())) splitter.push(chunk);
     splitter.end();
   }
   const r = walker.result();
