@@ -100,18 +100,18 @@ class OutArea {
  * (kernel.wat's render mode), into the buffer that is written out; every
  * other entry, and a row the byte renderer leaves alone (a lone surrogate,
  * a row too long for the buffer), takes the exact path. Returns how many
- * were written.
+ * were written. `areaBytes`: the buffer's size (tests vary it).
  */
-export async function writeAgentEntriesJson(bucket: string, limit: number | null, out: ByteOut): Promise<number> {
+export async function writeAgentEntriesJson(bucket: string, limit: number | null, out: ByteOut, areaBytes = BATCH): Promise<number> {
   if (!existsSync(bucket) || limit === 0) return 0;
   let n = 0;
   const full = () => limit !== null && n >= limit;
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
   walker.kernelMode = KERNEL_DICT_FORM | KERNEL_DISPLAY | KERNEL_LINKS | KERNEL_RENDER;
-  walker.kernelRenderBytes = BATCH;
+  walker.kernelRenderBytes = areaBytes;
   walker.readBuffer();
   const k = walker.stepKernel;
-  const area = new OutArea(k?.renderArea ?? new Uint8Array(BATCH), out);
+  const area = new OutArea(k?.renderArea ?? new Uint8Array(areaBytes), out);
   let arm = () => {};
   if (k !== null) {
     const base = k.renderArea.byteOffset;

@@ -146,3 +146,18 @@ export function writeAgentJournal(sdd: string, agentId: string, bytes: string | 
   writeFileSync(path, bytes);
   return path;
 }
+
+/** Dict-form rows (they chain) whose tool_call is `toolCall(seq)`: wide ones render far longer than their line. */
+export function dictFormJournal(rows: number, toolCall: (seq: number) => PyLike): string {
+  let prev = GENESIS_HASH;
+  let out = "";
+  for (let seq = 0; seq < rows; seq++) {
+    const fields = { prev_hash: prev, input_hash: `in-${seq}`, model: "m", prompt: `p ${seq}`, tool_call: toolCall(seq), tool_result: { ok: true }, effort: null };
+    const hash = stepHash(fields);
+    const { effort: _, ...kept } = fields;
+    const line = canonical({ ...kept, seq, step_hash: hash, blob_refs: [], schema_version: 2 });
+    out += `${line.slice(0, -1)},"ts":${1796137431.25 + seq}}\n`;
+    prev = hash;
+  }
+  return out;
+}

@@ -1,0 +1,102 @@
+/**
+ * The agent view's render pass on the step kernel's render mode (each row
+ * the kernel takes is rendered in the visit that scans it, into an area
+ * the host writes out as it fills) against the exact path (the kernel off:
+ * every entry parsed and rendered by renderJson), with render areas from a
+ * few KiB (the kernel stops for room after nearly every row; rows larger
+ * than the area go the exact way) to the product's 1 MiB; and the reader
+ * that hands both passes chunks ending at a line feed.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { PyLike } from "../../src/pyjson/types.ts";
+import { writeAgentEntriesJson } from "../../src/steps/agent-json.ts";
+import { setStepKernelEnabled, stepKernelStats } from "../../src/steps/kernel.ts";
+import { readLineChunks } from "../../src/steps/reader.ts";
+import { dictFormJournal, journalBytes, rng, writeAgentJournal } from "../helpers/step-journals.ts";
+
+const tmp = mkdtempSync(join(tmpdir(), "steps-render-"));
+afterAll(() => {
+  setStepKernelEnabled(true);
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const buckets: Record<string, string> = {};
+beforeAll(() => {
+  const sdd = join(tmp, "sdd");
+  const nested = (depth: number, width: number): PyLike => (depth === 0 ? 7 : Array.from({ length: width }, () => nested(depth - 1, width)));
+  const journals: Record<string, string> = {
+    plain: journalBytes({ rows: 6000, seed: 51, plain: true }),
+    mixed: journalBytes({ rows: 2500, seed: 52 }),
+    huge: journalBytes({ rows: 300, seed: 53, hugeAt: 120 }),
+    // rows of ~30 KB that render to ~700 KB: larger than a small area, and a few per 1 MiB area
+    wide: dictFormJournal(40, (seq) => (seq % 7 === 3 ? nested(4, 10) : { name: "t", n: seq })),
+  };
+  for (const [id, text] of Object.entries(journals)) buckets[id] = writeAgentJournal(sdd, id, text);
+}, 60_000);
+
+async function render(bucket: string, limit: number | null, areaBytes?: number): Promise<{ n: number; text: string }> {
+  const chunks: Uint8Array[] = [];
+  const n = await writeAgentEntriesJson(bucket, limit, { write: async (b) => void chunks.push(b.slice()), writeSync: (b) => void chunks.push(b.slice()) }, areaBytes);
+  return { n, text: Buffer.concat(chunks).toString("utf8") };
+}
+
+async function exactly(bucket: string, limit: number | null): Promise<{ n: number; text: string }> {
+  setStepKernelEnabled(false);
+  try {
+    return await render(bucket, limit);
+  } finally {
+    setStepKernelEnabled(true);
+  }
+}
+
+describe("render mode: the exact path's entries, whatever the area's size", () => {
+  for (const id of ["plain", "mixed", "huge", "wide"]) {
+    test(id, async () => {
+      for (const limit of [null, 1, 250]) {
+        const exact = await exactly(buckets[id]!, limit);
+        for (const area of [2048, 40_000, 1 << 20]) {
+          const before = stepKernelStats.rows;
+          const fast = await render(buckets[id]!, limit, area);
+          expect({ id, limit, area, n: fast.n }).toEqual({ id, limit, area, n: exact.n });
+          expect(fast.text === exact.text).toBe(true);
+          // the kernel rendered rows (most plain ones; those holding a lone surrogate go the exact way)
+          expect(stepKernelStats.rows - before).toBeGreaterThan(id === "plain" && limit === null ? 3000 : 0);
+        }
+      }
+    }, 120_000);
+  }
+});
+
+describe("readLineChunks", () => {
+  test("the file's bytes in order, each chunk ending at a line feed unless it holds none", () => {
+    const r = rng(77);
+    const path = join(tmp, "lines.bin");
+    for (let round = 0; round < 60; round++) {
+      const parts: string[] = [];
+      const total = Math.floor(r() * 5000);
+      while (parts.join("").length < total) {
+        const len = Math.floor(r() * (r() < 0.1 ? 900 : 60));
+        parts.push("x".repeat(len) + (r() < 0.1 ? "\r" : "") + (r() < 0.9 ? "\n" : ""));
+      }
+      const bytes = Buffer.from(parts.join(""));
+      writeFileSync(path, bytes);
+      const buf = new Uint8Array(16 + Math.floor(r() * 300));
+      const got: Buffer[] = [];
+      for (const c of readLineChunks(path, buf)) {
+        expect(c.buffer).toBe(buf.buffer);
+        expect(c.length).toBeGreaterThan(0);
+        got.push(Buffer.from(c));
+      }
+      // every chunk but the last ends at a line feed, or holds none (a line longer than the buffer)
+      for (const c of got.slice(0, -1)) expect(c[c.length - 1] === 0x0a || !c.includes(0x0a)).toBe(true);
+      expect(Buffer.concat(got).equals(bytes)).toBe(true);
+    }
+    expect([...readLineChunks(join(tmp, "missing"), new Uint8Array(8))]).toEqual([]);
+    writeFileSync(path, "");
+    expect([...readLineChunks(path, new Uint8Array(8))]).toEqual([]);
+    expect(readFileSync(path).length).toBe(0);
+  });
+});
