@@ -21,7 +21,6 @@ interface KernelExports {
   setMode(mode: number): void;
   verify(p: number, bound: number, maxLine: number, lo: number, hi: number): number;
   rows(): number;
-  prettyRow(next: number, o: number, limit: number): number;
   renderArm(base: number, o: number, limit: number, next: number, left: number): void;
   renderEnd(): number;
   renderCount(): number;
@@ -152,16 +151,6 @@ export class StepKernel {
 
   get renderCount(): number {
     return this.k.renderCount();
-  }
-
-  /**
-   * While `onRow` reports a row: the agent view's entry for it (kernel.wat
-   * `prettyRow`), after its separator (`,\n` when `next`, else `\n`), at
-   * `o` of `u8`: its end, or -1 when it may not fit below `limit` or needs
-   * the exact path (a lone surrogate).
-   */
-  prettyRow(next: boolean, o: number, limit: number): number {
-    return this.k.prettyRow(next ? 1 : 0, o, limit);
   }
 
   /**

@@ -540,7 +540,7 @@
   ;; prettyRow: the entry, preceded by its separator (`,\n` when `next`,
   ;; else `\n`), at o: its end, or -1 when it may not fit below `limit` or
   ;; a value holds a lone surrogate (the host's exact path renders those).
-  (func $prettyRow (export "prettyRow") (param $next i32) (param $o i32) (param $limit i32) (result i32)
+  (func $prettyRow (param $next i32) (param $o i32) (param $limit i32) (result i32)
     (local $f i32) (local $slot i32) (local $s i32) (local $e i32) (local $n i32)
     (if (i32.gt_s (i32.add (local.get $o) (i32.const 2)) (local.get $limit)) (then (return (i32.const -1))))
     (if (local.get $next)
