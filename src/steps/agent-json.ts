@@ -4,7 +4,8 @@ import { holdsRaw } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { dictForm, RowFormError } from "../receipts/rows.ts";
 import { renderJson, renderRowJson } from "../render/json.ts";
-import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_RENDER } from "./kernel.ts";
+import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_RENDER, KERNEL_REPLAY } from "./kernel.ts";
+import { fileStamp, type SpanRecords } from "./records.ts";
 import { classifyLine, readLineChunks } from "./reader.ts";
 import { ChainWalker } from "./walk.ts";
 
@@ -17,6 +18,8 @@ export interface ByteOut {
 const enc = new TextEncoder();
 /** The render area: entries are written out in pieces of up to this many bytes. */
 const BATCH = 1 << 20;
+/** Span records handed to the kernel at a time (a multiple of SPAN_RECORD_BYTES). */
+const RECORD_FEED = 256 * 1024;
 
 const FIRST = enc.encode("\n");
 const NEXT = enc.encode(",\n");
@@ -100,15 +103,25 @@ class OutArea {
  * (kernel.wat's render mode), into the buffer that is written out; every
  * other entry, and a row the byte renderer leaves alone (a lone surrogate,
  * a row too long for the buffer), takes the exact path. Returns how many
- * were written. `areaBytes`: the buffer's size (tests vary it).
+ * were written. With `records` the verifying pass left for this file (its
+ * stamp unchanged), the rows they cover are not scanned again: their spans
+ * come from the records. `areaBytes`: the buffer's size (tests vary it).
  */
-export async function writeAgentEntriesJson(bucket: string, limit: number | null, out: ByteOut, areaBytes = BATCH): Promise<number> {
+export async function writeAgentEntriesJson(
+  bucket: string,
+  limit: number | null,
+  out: ByteOut,
+  areaBytes = BATCH,
+  records: SpanRecords | null = null,
+): Promise<number> {
   if (!existsSync(bucket) || limit === 0) return 0;
   let n = 0;
   const full = () => limit !== null && n >= limit;
+  const replay = records !== null && records.stamp !== null && records.size > 0 && fileStamp(bucket) === records.stamp;
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
-  walker.kernelMode = KERNEL_DICT_FORM | KERNEL_DISPLAY | KERNEL_LINKS | KERNEL_RENDER;
+  walker.kernelMode = KERNEL_DICT_FORM | KERNEL_DISPLAY | KERNEL_LINKS | KERNEL_RENDER | (replay ? KERNEL_REPLAY : 0);
   walker.kernelRenderBytes = areaBytes;
+  walker.kernelRecordBytes = replay ? RECORD_FEED : 0;
   walker.readBuffer();
   const k = walker.stepKernel;
   const area = new OutArea(k?.renderArea ?? new Uint8Array(areaBytes), out);
@@ -117,11 +130,22 @@ export async function writeAgentEntriesJson(bucket: string, limit: number | null
     const base = k.renderArea.byteOffset;
     const end = base + k.renderArea.length;
     arm = () => k.renderArm(base, base + area.len, end, n > 0, limit === null ? Number.MAX_SAFE_INTEGER : limit - n);
+    let fed = 0;
+    const feed = () => {
+      const got = records!.read(fed, k.recordArea);
+      fed += got;
+      k.recordFeed(k.recordArea.byteOffset, k.recordArea.byteOffset + got, fed < records!.size);
+    };
+    if (replay) feed();
     k.onRendered = (isFull) => {
       area.commit(k.renderEnd - (base + area.len));
       n += k.renderCount;
       if (isFull) area.flushSync();
       arm();
+      if (replay && k.recordsWanted) {
+        feed();
+        return true;
+      }
       return isFull;
     };
     arm();
@@ -137,9 +161,12 @@ export async function writeAgentEntriesJson(bucket: string, limit: number | null
   }, DEFAULT_MAX_LINE_BYTES);
   const splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, k === null ? null : walker);
   let chunks = 0;
+  let offset = 0;
   for (const chunk of readLineChunks(bucket, walker.readBuffer())) {
     // The rows' views are young garbage: a minor collection now and then keeps RSS flat.
     if (++chunks % 8 === 0) Bun.gc(false);
+    k?.setChunk(chunk.byteOffset, offset);
+    offset += chunk.length;
     splitter.push(chunk);
     await area.flush();
     arm();

@@ -25,6 +25,11 @@ interface KernelExports {
   renderEnd(): number;
   renderCount(): number;
   renderFull(): number;
+  setChunk(addr: number, lo: number, hi: number): void;
+  recordArm(o: number, limit: number): void;
+  recordEnd(): number;
+  recordFeed(at: number, end: number, more: number): void;
+  recordsWanted(): number;
 }
 
 /** Compiled once per process; each walker instantiates it over its own memory. */
@@ -52,6 +57,12 @@ export const KERNEL_DISPLAY = 4;
 export const KERNEL_LINKS = 8;
 /** With KERNEL_DICT_FORM | KERNEL_DISPLAY: each taken row is also rendered as the agent view's entry (`renderArm`). */
 export const KERNEL_RENDER = 16;
+/** Each taken row in dict form (KERNEL_DISPLAY: its ts a lexeme) leaves a span record (`recordArm`) for a later pass. */
+export const KERNEL_RECORD = 32;
+/** A row whose record is next (`recordFeed`) is not scanned: its spans come from the record. */
+export const KERNEL_REPLAY = 64;
+/** Bytes of one span record (kernel.wat). */
+export const SPAN_RECORD_BYTES = 64;
 
 /** SPANS slots of kernel.wat: per key id, value start and end (absolute addresses; start -1: absent) and a plain-string flag. */
 export const enum SpanKey {
@@ -85,30 +96,35 @@ export class StepKernel {
   /** In report mode: each taken row [p, q) of `u8` (q: its line feed), while SPANS holds its spans. */
   onRow: (p: number, q: number) => void = () => {};
   /**
-   * In render mode: after each kernel call, with whether it stopped for
-   * room (`full`); the entries it rendered end at `renderEnd`. The host
-   * takes them and arms the area again, and returns true to have the walk
-   * go on at once (after emptying a full area). Rendered entries never
-   * outlive the verify() that made them.
+   * In render, record and replay modes: after each kernel call, with
+   * whether it stopped for room (`full`: the render or record area); the
+   * entries it rendered end at `renderEnd`, its records at `recordEnd`. The
+   * host takes them and arms the areas again (feeds records when
+   * `recordsWanted`), and returns true to have the walk go on at once.
+   * Rendered entries never outlive the verify() that made them.
    */
   onRendered: (full: boolean) => boolean = () => false;
   private rendering = false;
 
   /** Render mode's area (`renderBytes` of the memory; empty without it). */
   readonly renderArea: Uint8Array;
+  /** Record and replay modes' area (`recordBytes`, a multiple of SPAN_RECORD_BYTES). */
+  readonly recordArea: Uint8Array;
 
   /** `readCap`: the longest row the arena's read area holds. */
-  constructor(arenaSize: number, readCap: number, renderBytes = 0) {
+  constructor(arenaSize: number, readCap: number, renderBytes = 0, recordBytes = 0) {
     const module = compiled.get();
     const mem = new KernelArena(module, compiled.binary(), [
       ["arena", arenaSize],
       ["preimage", readCap + PREIMAGE_SLACK],
       ["render", renderBytes],
+      ["records", recordBytes],
     ]);
     const u8 = mem.u8;
     this.buffer = mem.memory.buffer;
     this.arena = mem.view("arena");
     this.renderArea = mem.view("render");
+    this.recordArea = mem.view("records");
     this.head = mem.fixedView("head", 64);
 
     // The hash runs in Bun's native SHA-256; the pre-image starts at a fixed address.
@@ -132,7 +148,7 @@ export class StepKernel {
   /** KERNEL_* bits, or 0 (verify only). */
   setMode(mode: number): void {
     this.k.setMode(mode);
-    this.rendering = (mode & KERNEL_RENDER) !== 0;
+    this.rendering = (mode & (KERNEL_RENDER | KERNEL_RECORD | KERNEL_REPLAY)) !== 0;
   }
 
   /**
@@ -142,6 +158,30 @@ export class StepKernel {
    */
   renderArm(base: number, o: number, limit: number, next: boolean, left: number): void {
     this.k.renderArm(base, o, limit, next ? 1 : 0, Math.min(left, 0x7fffffff));
+  }
+
+  /** The bytes at `addr` of the memory are the file's from `offset` (the chunk a walk is given next). */
+  setChunk(addr: number, offset: number): void {
+    const lo = offset % 4294967296;
+    this.k.setChunk(addr, lo, (offset - lo) / 4294967296);
+  }
+
+  /** Record mode: records go to `u8[o, limit)`; `recordEnd`: where those made so far end. */
+  recordArm(o: number, limit: number): void {
+    this.k.recordArm(o, limit);
+  }
+
+  get recordEnd(): number {
+    return this.k.recordEnd();
+  }
+
+  /** Replay mode: the records at `u8[at, end)` are next; `more`: others follow them (recordsWanted then stops a walk). */
+  recordFeed(at: number, end: number, more: boolean): void {
+    this.k.recordFeed(at, end, more ? 1 : 0);
+  }
+
+  get recordsWanted(): boolean {
+    return this.k.recordsWanted() !== 0;
   }
 
   /** The end of the entries rendered since renderArm, and how many. */

@@ -64,7 +64,14 @@
 ;; view's entry at the render cursor (renderArm), in the same visit that
 ;; hashed it; a row that does not fit while the render area holds anything
 ;; stops the walk (renderFull) for the host to empty it and call again, and
-;; a row prettyRow leaves to the host is not taken.
+;; a row prettyRow leaves to the host is not taken; 32 record: each taken
+;; row in dict form (by isDictForm; with 4 for its ts) shorter than 64 KiB
+;; leaves a span record (recordArm) for a later pass over the same file, a
+;; full record area stopping the walk like a full render area; 64 replay:
+;; a row whose record is next (fed by recordFeed; matched by file offset,
+;; setChunk) takes its spans from it instead of being scanned, and counts
+;; as dict form; a row without one is scanned as usual. Records are the
+;; host's to trust: it feeds them only for the file they were made from.
 (module
   (import "env" "memory" (memory 1))
   ;; SHA-256 of the pre-image [out, out+len) into the digest
@@ -480,16 +487,23 @@
   ;; feed before `bound`, and checks out: the index of that line feed, or -1.
   ;; A taken row's step_hash becomes the head.
   (func $row (param $p i32) (param $bound i32) (param $maxLine i32) (result i32)
-    (local $q i32) (local $step i32)
+    (local $q i32) (local $step i32) (local $replayed i32)
     (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x7b)) (then (return (i32.const -1))))
-    (local.set $q (call $scanTop (local.get $p)))
+    (local.set $q (i32.const -1))
+    (if (i32.and (global.get $mode) (i32.const 64))
+      (then
+        (local.set $q (call $replay (local.get $p)))
+        ;; out of records while more exist: stop here for the host to feed them
+        (if (global.get $recWant) (then (return (i32.const -1))))
+        (local.set $replayed (i32.ge_s (local.get $q) (i32.const 0)))))
+    (if (i32.lt_s (local.get $q) (i32.const 0)) (then (local.set $q (call $scanTop (local.get $p)))))
     (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
     ;; a line feed at `bound` is the sentinel: the row may go on in the next chunk
     (if (i32.or (i32.ge_u (local.get $q) (local.get $bound)) (i32.ne (i32.load8_u (local.get $q)) (i32.const 0x0a)))
       (then (return (i32.const -1))))
     (if (i32.gt_u (i32.sub (local.get $q) (local.get $p)) (local.get $maxLine)) (then (return (i32.const -1))))
     (if (i32.eqz (call $seqIsExpected)) (then (return (i32.const -1))))
-    (if (i32.and (global.get $mode) (i32.const 1))
+    (if (i32.and (i32.and (global.get $mode) (i32.const 1)) (i32.eqz (local.get $replayed)))
       (then (if (i32.eqz (call $isDictForm)) (then (return (i32.const -1))))))
     ;; the fast path hashes input_hash only as a string without escapes
     (if (i32.ne (i32.load (i32.const 1864)) (i32.const 1)) (then (return (i32.const -1))))
@@ -503,6 +517,8 @@
         (if (i32.eqz (call $isDigestHex (local.get $step))) (then (return (i32.const -1))))))
     (if (i32.and (global.get $mode) (i32.const 16))
       (then (if (i32.eqz (call $renderTaken)) (then (return (i32.const -1))))))
+    (if (i32.and (global.get $mode) (i32.const 32))
+      (then (if (i32.eqz (call $recordRow (local.get $p) (local.get $q))) (then (return (i32.const -1))))))
     (call $copy (i32.const 1600) (local.get $step) (i32.const 64))
     (global.set $expected (i64.add (global.get $expected) (i64.const 1)))
     (if (i32.and (global.get $mode) (i32.const 2)) (then (call $onRow (local.get $p) (local.get $q))))
@@ -613,6 +629,100 @@
     (global.set $rLeft (i32.sub (global.get $rLeft) (i32.const 1)))
     (global.set $rCount (i32.add (global.get $rCount) (i32.const 1)))
     (i32.const 1))
+
+  ;; ---------------------------------------------------------------- span records
+
+  ;; A record (64 bytes): the row's file offset (u64), its length (u32), the
+  ;; plain-string flags (u32, bit k for key id k), then for key ids 1..12
+  ;; the value starts (u16 each, 0xffff: absent) and ends (u16 each),
+  ;; relative to the row's start.
+  (global $recOut (mut i32) (i32.const 0))
+  (global $recLimit (mut i32) (i32.const 0))
+  (global $recIn (mut i32) (i32.const 0))
+  (global $recEnd (mut i32) (i32.const 0))
+  (global $recMore (mut i32) (i32.const 0))
+  (global $recWant (mut i32) (i32.const 0))
+  (global $fileBase (mut i64) (i64.const 0))
+  (global $addrBase (mut i32) (i32.const 0))
+
+  ;; The bytes at addr are the file's at offset lo + hi * 2^32 (the chunk being walked).
+  (func (export "setChunk") (param $addr i32) (param $lo i32) (param $hi i32)
+    (global.set $addrBase (local.get $addr))
+    (global.set $fileBase (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo)))))
+  ;; mode 32: records go to [o, limit); recordEnd: where they end
+  (func (export "recordArm") (param $o i32) (param $limit i32)
+    (global.set $recOut (local.get $o))
+    (global.set $recLimit (local.get $limit))
+    (global.set $rFull (i32.const 0)))
+  (func (export "recordEnd") (result i32) (global.get $recOut))
+  ;; mode 64: the records [in, end) are next, and whether more follow them
+  (func (export "recordFeed") (param $in i32) (param $end i32) (param $more i32)
+    (global.set $recIn (local.get $in))
+    (global.set $recEnd (local.get $end))
+    (global.set $recMore (local.get $more))
+    (global.set $recWant (i32.const 0)))
+  (func (export "recordsWanted") (result i32) (global.get $recWant))
+
+  (func $fileOffset (param $p i32) (result i64)
+    (i64.add (global.get $fileBase) (i64.extend_i32_u (i32.sub (local.get $p) (global.get $addrBase)))))
+
+  ;; The row [p, q) $scanTop just read and $row is taking: its record, if it
+  ;; is in dict form and short enough. 0 when the area has no room (renderFull).
+  (func $recordRow (param $p i32) (param $q i32) (result i32)
+    (local $r i32) (local $k i32) (local $slot i32) (local $s i32) (local $flags i32) (local $at i32)
+    (if (i32.ge_u (i32.sub (local.get $q) (local.get $p)) (i32.const 0xffff)) (then (return (i32.const 1))))
+    (if (i32.eqz (call $isDictForm)) (then (return (i32.const 1))))
+    (local.set $r (global.get $recOut))
+    (if (i32.gt_u (i32.add (local.get $r) (i32.const 64)) (global.get $recLimit))
+      (then (global.set $rFull (i32.const 1)) (return (i32.const 0))))
+    (i64.store (local.get $r) (call $fileOffset (local.get $p)))
+    (i32.store offset=8 (local.get $r) (i32.sub (local.get $q) (local.get $p)))
+    (local.set $k (i32.const 1))
+    (loop $key
+      (local.set $slot (i32.add (i32.const 1792) (i32.shl (local.get $k) (i32.const 4))))
+      (local.set $at (i32.add (local.get $r) (i32.shl (i32.sub (local.get $k) (i32.const 1)) (i32.const 1))))
+      (local.set $s (i32.load (local.get $slot)))
+      (if (i32.lt_s (local.get $s) (i32.const 0))
+        (then (i32.store16 offset=16 (local.get $at) (i32.const 0xffff)) (i32.store16 offset=40 (local.get $at) (i32.const 0)))
+        (else
+          (i32.store16 offset=16 (local.get $at) (i32.sub (local.get $s) (local.get $p)))
+          (i32.store16 offset=40 (local.get $at) (i32.sub (i32.load offset=4 (local.get $slot)) (local.get $p)))
+          (local.set $flags (i32.or (local.get $flags) (i32.shl (i32.load offset=8 (local.get $slot)) (local.get $k))))))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $key (i32.le_u (local.get $k) (i32.const 12))))
+    (i32.store offset=12 (local.get $r) (local.get $flags))
+    (global.set $recOut (i32.add (local.get $r) (i32.const 64)))
+    (i32.const 1))
+
+  ;; Mode 64: the row at p from its record (records of rows passed by are
+  ;; skipped): SPANS filled, the row's end (its line feed); -1 when it has
+  ;; none, or the records ran out while more exist (recordsWanted).
+  (func $replay (param $p i32) (result i32)
+    (local $off i64) (local $r i32) (local $k i32) (local $s i32) (local $flags i32) (local $slot i32) (local $at i32)
+    (local.set $off (call $fileOffset (local.get $p)))
+    (loop $skip
+      (if (i32.ge_u (global.get $recIn) (global.get $recEnd))
+        (then (global.set $recWant (global.get $recMore)) (return (i32.const -1))))
+      (local.set $r (global.get $recIn))
+      (if (i64.lt_u (i64.load (local.get $r)) (local.get $off))
+        (then (global.set $recIn (i32.add (local.get $r) (i32.const 64))) (br $skip))))
+    (if (i64.ne (i64.load (local.get $r)) (local.get $off)) (then (return (i32.const -1))))
+    (global.set $recIn (i32.add (local.get $r) (i32.const 64)))
+    (memory.fill (i32.const 1792) (i32.const 0xff) (i32.const 208))
+    (local.set $flags (i32.load offset=12 (local.get $r)))
+    (local.set $k (i32.const 1))
+    (loop $key
+      (local.set $at (i32.add (local.get $r) (i32.shl (i32.sub (local.get $k) (i32.const 1)) (i32.const 1))))
+      (local.set $s (i32.load16_u offset=16 (local.get $at)))
+      (if (i32.ne (local.get $s) (i32.const 0xffff))
+        (then
+          (local.set $slot (i32.add (i32.const 1792) (i32.shl (local.get $k) (i32.const 4))))
+          (i32.store (local.get $slot) (i32.add (local.get $p) (local.get $s)))
+          (i32.store offset=4 (local.get $slot) (i32.add (local.get $p) (i32.load16_u offset=40 (local.get $at))))
+          (i32.store offset=8 (local.get $slot) (i32.and (i32.shr_u (local.get $flags) (local.get $k)) (i32.const 1)))))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $key (i32.le_u (local.get $k) (i32.const 12))))
+    (i32.add (local.get $p) (i32.load offset=8 (local.get $r))))
 
   ;; The canonical value [s, e) at o, re-indented as renderJson prints it:
   ;; items a line each at `depth` + 2 spaces, `": "`, empty containers

@@ -9,6 +9,8 @@ import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsuti
 import { TakenRuns } from "./runs.ts";
 import { classifyLine, forEachFileLine, readLineChunks } from "./reader.ts";
 import { ChainWalker } from "./walk.ts";
+import { KERNEL_DISPLAY, KERNEL_RECORD } from "./kernel.ts";
+import { fileStamp, type SpanRecords } from "./records.ts";
 
 export interface StepJournalVerdict {
   ok: boolean;
@@ -50,12 +52,18 @@ export interface AgentJournalVerdict extends StepJournalVerdict {
   entries: number;
 }
 
+/** The span record area of the verifying pass's kernel (a multiple of SPAN_RECORD_BYTES). */
+const RECORD_AREA = 256 * 1024;
+
 /**
  * Verify the step journal of `agentId` under `sddDir` (`replay <AGENT_ID>`,
  * §3.6): the chain against its own last entry, in one streaming pass. An
  * agent without a journal directory is `agent_journal_missing` (exit 3).
+ * With `records`, the kernel also leaves a span record of each row it takes
+ * in dict form there (for the agent view's render pass; the verdict is the
+ * same), and stamps them with the file they hold for.
  */
-export async function verifyAgentJournal(sddDir: string, agentId: string): Promise<AgentJournalVerdict> {
+export async function verifyAgentJournal(sddDir: string, agentId: string, records: SpanRecords | null = null): Promise<AgentJournalVerdict> {
   const dir = agentJournalDir(sddDir, agentId);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     throw new InputError("agent_journal_missing", `No journal for agent ${agentId} (looked at ${dir})`, { agent_id: agentId });
@@ -66,7 +74,24 @@ export async function verifyAgentJournal(sddDir: string, agentId: string): Promi
   let lastHash: string | null = null;
   if (existsSync(bucket)) {
     // The kernel takes the rows that check out in runs (each an entry: it has a step_hash); the rest are read exactly.
+    const stamp = records === null ? null : fileStamp(bucket);
+    if (records !== null) {
+      // (display: a ts counts as dict form when it is a float lexeme, as the render pass takes it)
+      walker.kernelMode = KERNEL_RECORD | KERNEL_DISPLAY;
+      walker.kernelRecordBytes = RECORD_AREA;
+    }
     walker.readBuffer();
+    const k = records === null ? null : walker.stepKernel;
+    if (k !== null) {
+      const base = k.recordArea.byteOffset;
+      const end = base + k.recordArea.length;
+      k.recordArm(base, end);
+      k.onRendered = (full) => {
+        records!.add(k.u8.subarray(base, k.recordEnd));
+        k.recordArm(base, end);
+        return full;
+      };
+    }
     let splitter: LineSplitter | null = null;
     const runs = new TakenRuns(walker, () => splitter!.lines, (_buf, _start, _to, rows) => {
       entries += rows;
@@ -81,8 +106,15 @@ export async function verifyAgentJournal(sddDir: string, agentId: string): Promi
       }
     }, DEFAULT_MAX_LINE_BYTES);
     splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, walker.stepKernel === null ? null : runs);
-    for (const chunk of readLineChunks(bucket, walker.readBuffer())) splitter.push(chunk);
+    let offset = 0;
+    for (const chunk of readLineChunks(bucket, walker.readBuffer())) {
+      k?.setChunk(chunk.byteOffset, offset);
+      offset += chunk.length;
+      splitter.push(chunk);
+    }
     splitter.end();
+    // the records hold for the file only if it did not change while it was read
+    if (records !== null) records.stamp = stamp !== null && fileStamp(bucket) === stamp ? stamp : null;
   }
   const r = walker.result();
   if (entries > 0 && lastHash !== r.head_hash) {

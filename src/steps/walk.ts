@@ -107,6 +107,8 @@ export class ChainWalker implements BulkProbe {
   kernelMode = 0;
   /** With KERNEL_RENDER: bytes of the kernel's memory set aside for its rendered entries (`kernelRender`). */
   kernelRenderBytes = 0;
+  /** With KERNEL_RECORD or KERNEL_REPLAY: bytes of the kernel's memory for span records. */
+  kernelRecordBytes = 0;
   /**
    * Line starts to leave to the JavaScript path before asking the kernel
    * again, and the next such pause: a kernel that takes nothing at one line
@@ -213,7 +215,7 @@ export class ChainWalker implements BulkProbe {
    */
   readBuffer(): Uint8Array {
     if (this.arena === null) {
-      this.kernel = stepKernelEnabled() ? new StepKernel(ARENA_READ + ARENA_SCRATCH, ARENA_READ, this.kernelRenderBytes) : null;
+      this.kernel = stepKernelEnabled() ? new StepKernel(ARENA_READ + ARENA_SCRATCH, ARENA_READ, this.kernelRenderBytes, this.kernelRecordBytes) : null;
       this.kernel?.setMode(this.kernelMode);
       this.arena = this.kernel?.arena ?? new Uint8Array(ARENA_READ + ARENA_SCRATCH);
       this.scratch = this.arena.subarray(ARENA_READ);

@@ -13,7 +13,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PyLike } from "../../src/pyjson/types.ts";
 import { writeAgentEntriesJson } from "../../src/steps/agent-json.ts";
-import { setStepKernelEnabled, stepKernelStats } from "../../src/steps/kernel.ts";
+import { setStepKernelEnabled, SPAN_RECORD_BYTES, stepKernelStats } from "../../src/steps/kernel.ts";
+import { SpanRecords } from "../../src/steps/records.ts";
+import { verifyAgentJournal } from "../../src/steps/verify.ts";
 import { readLineChunks } from "../../src/steps/reader.ts";
 import { dictFormJournal, journalBytes, rng, writeAgentJournal } from "../helpers/step-journals.ts";
 
@@ -37,10 +39,17 @@ beforeAll(() => {
   for (const [id, text] of Object.entries(journals)) buckets[id] = writeAgentJournal(sdd, id, text);
 }, 60_000);
 
-async function render(bucket: string, limit: number | null, areaBytes?: number): Promise<{ n: number; text: string }> {
+async function render(bucket: string, limit: number | null, areaBytes?: number, records: SpanRecords | null = null): Promise<{ n: number; text: string }> {
   const chunks: Uint8Array[] = [];
-  const n = await writeAgentEntriesJson(bucket, limit, { write: async (b) => void chunks.push(b.slice()), writeSync: (b) => void chunks.push(b.slice()) }, areaBytes);
+  const n = await writeAgentEntriesJson(bucket, limit, { write: async (b) => void chunks.push(b.slice()), writeSync: (b) => void chunks.push(b.slice()) }, areaBytes, records);
   return { n, text: Buffer.concat(chunks).toString("utf8") };
+}
+
+/** The verifying pass's span records of `id`'s journal (held in `memoryBytes`, the rest in a temporary file). */
+async function recordsOf(id: string, memoryBytes?: number): Promise<SpanRecords> {
+  const records = new SpanRecords(memoryBytes);
+  await verifyAgentJournal(join(tmp, "sdd"), id, records);
+  return records;
 }
 
 async function exactly(bucket: string, limit: number | null): Promise<{ n: number; text: string }> {
@@ -58,16 +67,50 @@ describe("render mode: the exact path's entries, whatever the area's size", () =
       for (const limit of [null, 1, 250]) {
         const exact = await exactly(buckets[id]!, limit);
         for (const area of [2048, 40_000, 1 << 20]) {
-          const before = stepKernelStats.rows;
-          const fast = await render(buckets[id]!, limit, area);
-          expect({ id, limit, area, n: fast.n }).toEqual({ id, limit, area, n: exact.n });
-          expect(fast.text === exact.text).toBe(true);
-          // the kernel rendered rows (most plain ones; those holding a lone surrogate go the exact way)
-          expect(stepKernelStats.rows - before).toBeGreaterThan(id === "plain" && limit === null ? 3000 : 0);
+          // without span records, and replaying those the verifying pass left (in memory, or mostly in a file)
+          for (const held of [null, 8 << 20, 4096]) {
+            const records = held === null ? null : await recordsOf(id, held);
+            const before = stepKernelStats.rows;
+            const fast = await render(buckets[id]!, limit, area, records);
+            records?.close();
+            expect({ id, limit, area, held, n: fast.n }).toEqual({ id, limit, area, held, n: exact.n });
+            expect(fast.text === exact.text).toBe(true);
+            // the kernel rendered rows (most plain ones; those holding a lone surrogate go the exact way)
+            expect(stepKernelStats.rows - before).toBeGreaterThan(id === "plain" && limit === null ? 3000 : 0);
+          }
         }
       }
     }, 120_000);
   }
+});
+
+describe("span records", () => {
+  test("the verifying pass leaves one per dict-form row, stamped with the file", async () => {
+    const plain = await recordsOf("plain");
+    expect(plain.stamp).not.toBeNull();
+    // every plain row but those with a lone surrogate (the kernel takes them all: they are canonical)
+    expect(plain.size / SPAN_RECORD_BYTES).toBe(6000);
+    plain.close();
+    const mixed = await recordsOf("mixed", 4096);
+    expect(mixed.size % SPAN_RECORD_BYTES).toBe(0);
+    expect(mixed.size).toBeGreaterThan(4096);
+    mixed.close();
+  });
+
+  test("records of another version of the file are not replayed: the render pass scans it", async () => {
+    const sdd = join(tmp, "sdd");
+    const bucket = writeAgentJournal(sdd, "changing", journalBytes({ rows: 3000, seed: 54, plain: true }));
+    const records = new SpanRecords();
+    await verifyAgentJournal(sdd, "changing", records);
+    // rewritten in place with other rows at other offsets, or only touched: the stamp differs
+    writeFileSync(bucket, journalBytes({ rows: 2000, seed: 55, plain: true }).replaceAll('"ok":true', '"ok": true'));
+    const exact = await exactly(bucket, null);
+    expect((await render(bucket, null, undefined, records)).text === exact.text).toBe(true);
+    writeFileSync(bucket, journalBytes({ rows: 3000, seed: 54, plain: true }));
+    const again = await exactly(bucket, null);
+    expect((await render(bucket, null, undefined, records)).text === again.text).toBe(true);
+    records.close();
+  });
 });
 
 describe("readLineChunks", () => {

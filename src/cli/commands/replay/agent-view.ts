@@ -10,6 +10,7 @@ import { paint } from "../../../render/ansi.ts";
 import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { printLines, writeStdout, writeStdoutBytes, writeStdoutBytesSync } from "../../output.ts";
 import { writeAgentEntriesJson } from "../../../steps/agent-json.ts";
+import { SpanRecords } from "../../../steps/records.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
 
@@ -29,7 +30,17 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   const [agentId] = ctx.positionals;
   if (agentId === undefined) throw new UsageError("usage: bernstein replay <AGENT_ID> [--limit N]");
   const limit = parseLimit(ctx.args.limit);
-  const v = await verifyAgentJournal(ctx.sddDir, agentId);
+  // --as-json: the verifying pass leaves span records, so the render pass need not scan the rows again
+  const records = ctx.json ? new SpanRecords() : null;
+  try {
+    return await showAgent(ctx, agentId, limit, records);
+  } finally {
+    records?.close();
+  }
+}
+
+async function showAgent(ctx: ReplayContext, agentId: string, limit: number | null, records: SpanRecords | null): Promise<number> {
+  const v = await verifyAgentJournal(ctx.sddDir, agentId, records);
   if (v.entries === 0) {
     if (ctx.json) await writeStdout(renderJson({ ok: true, agent_id: agentId, head_hash: GENESIS_HASH, steps: 0, entries: [] }) + "\n");
     else await printLines(`Journal for ${agentId} is empty`);
@@ -49,7 +60,7 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
     // Streamed: the document is the same as rendering it whole, without holding every entry.
     const head = renderJson({ ok: true, agent_id: agentId, head_hash: v.head_hash, steps: v.steps });
     await writeStdout(head.slice(0, -2) + ',\n  "entries": [');
-    const n = await writeAgentEntriesJson(bucket, limit, { write: writeStdoutBytes, writeSync: writeStdoutBytesSync });
+    const n = await writeAgentEntriesJson(bucket, limit, { write: writeStdoutBytes, writeSync: writeStdoutBytesSync }, undefined, records);
     await writeStdout(n === 0 ? "]\n}\n" : "\n  ]\n}\n");
     return 0;
   }
