@@ -30,9 +30,16 @@ export class SpanRecords {
   /** The file's stamp when they were made; null: not to be replayed. */
   stamp: string | null = null;
 
-  /** `memoryBytes`: how many to hold in memory (a multiple of 64; tests make it small). */
-  constructor(memoryBytes = RECORDS_MEMORY) {
-    this.mem = new Uint8Array(memoryBytes);
+  /**
+   * `maxRecords`: no more are kept (a render pass that stops after `--limit`
+   * entries needs only the first rows'); `memoryBytes`: how many bytes to
+   * hold in memory (a multiple of 64; tests make it small).
+   */
+  constructor(
+    private readonly maxRecords: number | null = null,
+    memoryBytes = RECORDS_MEMORY,
+  ) {
+    this.mem = new Uint8Array(maxRecords === null ? memoryBytes : Math.min(memoryBytes, maxRecords * 64));
   }
 
   get size(): number {
@@ -41,6 +48,7 @@ export class SpanRecords {
 
   /** Append records (a view is fine: copied or written before this returns). */
   add(bytes: Uint8Array): void {
+    if (this.maxRecords !== null) bytes = bytes.subarray(0, Math.max(0, this.maxRecords * 64 - this.size));
     if (this.ended || bytes.length === 0) return;
     const room = this.mem.length - this.memLen;
     const inMem = Math.min(room, bytes.length);

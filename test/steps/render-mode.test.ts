@@ -46,8 +46,8 @@ async function render(bucket: string, limit: number | null, areaBytes?: number, 
 }
 
 /** The verifying pass's span records of `id`'s journal (held in `memoryBytes`, the rest in a temporary file). */
-async function recordsOf(id: string, memoryBytes?: number): Promise<SpanRecords> {
-  const records = new SpanRecords(memoryBytes);
+async function recordsOf(id: string, memoryBytes?: number, maxRecords: number | null = null): Promise<SpanRecords> {
+  const records = new SpanRecords(maxRecords, memoryBytes);
   await verifyAgentJournal(join(tmp, "sdd"), id, records);
   return records;
 }
@@ -69,7 +69,7 @@ describe("render mode: the exact path's entries, whatever the area's size", () =
         for (const area of [2048, 40_000, 1 << 20]) {
           // without span records, and replaying those the verifying pass left (in memory, or mostly in a file)
           for (const held of [null, 8 << 20, 4096]) {
-            const records = held === null ? null : await recordsOf(id, held);
+            const records = held === null ? null : await recordsOf(id, held, limit);
             const before = stepKernelStats.rows;
             const fast = await render(buckets[id]!, limit, area, records);
             records?.close();

@@ -31,7 +31,7 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
   if (agentId === undefined) throw new UsageError("usage: bernstein replay <AGENT_ID> [--limit N]");
   const limit = parseLimit(ctx.args.limit);
   // --as-json: the verifying pass leaves span records, so the render pass need not scan the rows again
-  const records = ctx.json ? new SpanRecords() : null;
+  const records = ctx.json ? new SpanRecords(limit) : null;
   try {
     return await showAgent(ctx, agentId, limit, records);
   } finally {
