@@ -103,9 +103,9 @@ class OutArea {
  * (kernel.wat's render mode), into the buffer that is written out; every
  * other entry, and a row the byte renderer leaves alone (a lone surrogate,
  * a row too long for the buffer), takes the exact path. Returns how many
- * were written. With `records` the verifying pass left for this file (its
- * stamp unchanged), the rows they cover are not scanned again: their spans
- * come from the records. `areaBytes`: the buffer's size (tests vary it).
+ * were written. With `records` the verifying pass left for this file, the
+ * rows they cover are not scanned again: their spans come from the records,
+ * while the file's stamp is theirs (checked after each read). `areaBytes`: the buffer's size (tests vary it).
  */
 export async function writeAgentEntriesJson(
   bucket: string,
@@ -117,9 +117,11 @@ export async function writeAgentEntriesJson(
   if (!existsSync(bucket) || limit === 0) return 0;
   let n = 0;
   const full = () => limit !== null && n >= limit;
-  const replay = records !== null && records.stamp !== null && records.size > 0 && fileStamp(bucket) === records.stamp;
+  const unchanged = () => records !== null && records.stamp !== null && fileStamp(bucket) === records.stamp;
+  let replay = records !== null && records.size > 0 && unchanged();
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
-  walker.kernelMode = KERNEL_DICT_FORM | KERNEL_DISPLAY | KERNEL_LINKS | KERNEL_RENDER | (replay ? KERNEL_REPLAY : 0);
+  const mode = KERNEL_DICT_FORM | KERNEL_DISPLAY | KERNEL_LINKS | KERNEL_RENDER;
+  walker.kernelMode = mode | (replay ? KERNEL_REPLAY : 0);
   walker.kernelRenderBytes = areaBytes;
   walker.kernelRecordBytes = replay ? RECORD_FEED : 0;
   walker.readBuffer();
@@ -165,6 +167,11 @@ export async function writeAgentEntriesJson(
   for (const chunk of readLineChunks(bucket, walker.readBuffer())) {
     // The rows' views are young garbage: a minor collection now and then keeps RSS flat.
     if (++chunks % 8 === 0) Bun.gc(false);
+    if (replay && !unchanged()) {
+      // the file changed since the verify pass read it (this chunk may hold the change): scan from here on
+      replay = false;
+      k?.setMode(mode);
+    }
     k?.setChunk(chunk.byteOffset, offset);
     offset += chunk.length;
     splitter.push(chunk);
