@@ -6,7 +6,10 @@ import { BernsteinError, InputError, RefusalError, UsageError } from "../../../s
 import { exportReceipt, publishReceipt } from "../../../src/receipts/export.ts";
 import { verifyReceipt, type ReceiptVerdict } from "../../../src/receipts/verify.ts";
 import { StepJournal } from "../../../src/steps/writer.ts";
-import { verifyStepJournal } from "../../../src/steps/verify.ts";
+import { verifyAgentJournal, verifyStepJournal } from "../../../src/steps/verify.ts";
+import { writeAgentEntriesJson } from "../../../src/steps/agent-json.ts";
+import { setStepKernelEnabled } from "../../../src/steps/kernel.ts";
+import { SpanRecords } from "../../../src/steps/records.ts";
 import { plainDoc, runBinary } from "../binary.ts";
 import { concatBytes, mutateBytes, mutateLines } from "../mutate.ts";
 import { runPythonBatch } from "../python.ts";
@@ -25,11 +28,31 @@ import { violation, type FuzzTarget } from "../types.ts";
  * (`receipt_malformed`); step verify never throws; the writer either
  * recovers (and the journal then verifies with one more step) or refuses
  * with a named error; a journal that exports/publishes yields a receipt
- * that verifies with the same head and step count. The sampled binary
+ * that verifies with the same head and step count; the agent view's
+ * verdict and entries are the same with the step kernel on and off. The sampled binary
  * cases check `replay verify` agrees with the library.
  */
 
 const enc = new TextEncoder();
+
+/** `replay fuzz-agent --as-json`'s verdict and entries, with the step kernel on or off (or the error it stops with). */
+async function agentView(sdd: string, kernel: boolean): Promise<string> {
+  setStepKernelEnabled(kernel);
+  const records = new SpanRecords();
+  const parts: Buffer[] = [];
+  const keep = (b: Uint8Array) => void parts.push(Buffer.from(b));
+  try {
+    const v = await verifyAgentJournal(sdd, "fuzz-agent", records);
+    await writeAgentEntriesJson(v.bucket, null, { write: async (b) => keep(b), writeSync: keep }, undefined, records);
+    return `${v.ok} ${v.head_hash} ${v.steps} ${v.entries} ${v.errors.join("|")}\n${Buffer.concat(parts).toString("latin1")}`;
+  } catch (err) {
+    if (err instanceof BernsteinError) return `${err.code}: ${err.message}`;
+    throw err;
+  } finally {
+    records.close();
+    setStepKernelEnabled(true);
+  }
+}
 const TAR_TOKENS = ["ustar\0", "ustar  \0", "00", "journal/", "journal/000000.jsonl", "manifest.json", "manifest.sig", "../", "/etc/passwd", "\0\0\0\0", "0000644\0", "77777777777\0", "2", "1", "5", "x", "L"].map((t) => enc.encode(t));
 
 /** Manifest field values that break coercions. */
@@ -180,6 +203,9 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
       writeFileSync(bucket, payload);
       const v = await verifyStepJournal(bucket);
       if (v.ok !== (v.errors.length === 0)) throw violation("steps_ok_inconsistent", JSON.stringify(v).slice(0, 200));
+      // The agent view: its verify pass's span records and its render pass on the kernel give the exact path's bytes.
+      const [fast, exact] = [await agentView(sdd, true), await agentView(sdd, false)];
+      if (fast !== exact) throw violation("agent_view_differs", `kernel: ${JSON.stringify(fast.slice(0, 300))} exact: ${JSON.stringify(exact.slice(0, 300))}`);
       // Export / publish round trip: only a self-verifying journal exports, and its receipt verifies.
       for (const kind of ["export", "publish"] as const) {
         const out = join(sdd, `${kind}.tar`);
