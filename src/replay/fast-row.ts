@@ -1,4 +1,4 @@
-import { CanonicalEmitter, envelopeKind, Key, scanCanonicalString, scanPlainKey, skipWs } from "../journal/fast/emitter.ts";
+import { CanonicalEmitter, envelopeKind, Key, scanPlainKey, skipWs } from "../journal/fast/emitter.ts";
 import { COLON, COMMA, LBRACE, QUOTE, RBRACE } from "../pyjson/bytes.ts";
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -163,37 +163,6 @@ export class FastRowReader {
     return p === e && em.sortMembers(this.members, this.sortedTop - this.members);
   }
 
-  /**
-   * The display fields' spans of the line buf[s, e) of `readBuffer`,
-   * WITHOUT validating it: only for a line `load` accepted in an earlier
-   * pass over the same file (LineSet). Values are skipped by their
-   * structure; anything unexpected (a line changed since) is false, and the
-   * caller loads the line.
-   */
-  locate(buf: Uint8Array, s: number, e: number): boolean {
-    const em = this.em;
-    const b = em.mem;
-    if (e - s < 2 || e - s > FAST_LINE_MAX || buf.buffer !== b.buffer || buf.byteOffset !== b.byteOffset || b[e] !== 10) return false;
-    this.fieldS.fill(-1);
-    if (b[s] !== LBRACE) return false;
-    let p = skipWs(b, s + 1);
-    if (b[p] === RBRACE) return p + 1 === e;
-    const dv = em.dv;
-    for (;;) {
-      if (b[p] !== QUOTE) return false;
-      const ks = p + 1;
-      const ke = scanCanonicalString(b, dv, ks);
-      if (ke < 0 || b[(p = skipWs(b, ke + 1))] !== COLON) return false;
-      const vs = (p = skipWs(b, p + 1));
-      p = skipValue(b, dv, p, e);
-      if (p < 0) return false;
-      this.noteField(ks, ke, vs, p);
-      p = skipWs(b, p);
-      if (b[p] !== COMMA) return b[p] === RBRACE && p + 1 === e;
-      p = skipWs(b, p + 1);
-    }
-  }
-
   /** Copy the members but `skipA`/`skipB` (-1: none) to the top of the member table; returns the new top. */
   private copyMembers(skipA: number, skipB: number): number {
     const em = this.em;
@@ -321,32 +290,6 @@ export function valueAt(b: Uint8Array, s: number, e: number): PyValue {
   const text = latin1.decode(b.subarray(s, e));
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return new PyNum(text, FLOAT_CHARS.test(text));
   return parse(text);
-}
-
-/** The end of the (once validated) JSON value at b[p] within the line ending at e; -1 if it looks otherwise. */
-function skipValue(b: Uint8Array, dv: DataView, p: number, e: number): number {
-  const c = b[p]!;
-  if (c === QUOTE) {
-    const q = scanCanonicalString(b, dv, p + 1);
-    return q < 0 ? -1 : q + 1;
-  }
-  if (c === LBRACE || c === 0x5b) {
-    let depth = 0;
-    for (; p < e; p++) {
-      const d = b[p]!;
-      if (d === QUOTE) {
-        p = scanCanonicalString(b, dv, p + 1);
-        if (p < 0) return -1;
-      } else if (d === LBRACE || d === 0x5b) depth++;
-      else if (d === RBRACE || d === 0x5d) {
-        if (--depth === 0) return p + 1;
-      }
-    }
-    return -1;
-  }
-  // a number or an atom: up to the next delimiter
-  while (p < e && b[p] !== COMMA && b[p] !== RBRACE && b[p] !== 0x20 && b[p] !== 0x09) p++;
-  return p < e ? p : -1;
 }
 
 function isNumberStart(c: number): boolean {

@@ -2,10 +2,10 @@ import { readJournal } from "../journal/reader.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { measureIds, numberField } from "./display.ts";
-import { IdCells, numberAt, plainNumber } from "./fast-cells.ts";
+import type { CellSpool } from "./cell-spool.ts";
+import { numberAt, plainNumber, RowCells } from "./fast-cells.ts";
 import { ReplayFingerprint } from "./fingerprint.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { LineSet } from "./line-set.ts";
 import { DISPLAY_FIELDS, DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, valueAt } from "./fast-row.ts";
 
 /**
@@ -35,8 +35,6 @@ export interface RunScan {
   fingerprint: string;
   /** `event_hash` of the last row read (`""` when none): the Merkle head if the chain is intact. */
   lastEventHash: string;
-  /** The lines scanRunFast loaded on the fast path (absent from scanRun): the table pass trusts them. */
-  fastLines?: LineSet;
 }
 
 /** Rows of a journal, at most `limit` (undefined = all), streamed. */
@@ -195,12 +193,13 @@ export async function scanRun(journal: string, limit?: number, onRow?: (row: PyO
  * slices of its bytes and its ids, `ts` and `event` are read from them
  * (fast-cells.ts; its other display fields are parsed only when those
  * are not plain); any other line takes the exact path. Same result.
+ * With a `spool`, each row read also leaves its record there (its cells
+ * when they are plain): the table pass then lays them out (run-table.ts).
  */
-export async function scanRunFast(journal: string, limit?: number, ids?: { agent: number; task: number }): Promise<RunScan> {
+export async function scanRunFast(journal: string, limit?: number, ids?: { agent: number; task: number }, spool?: CellSpool): Promise<RunScan> {
   const tally = new ScanTally();
   const onRow = ids === undefined ? undefined : (row: PyObject) => measureIds(row, ids);
-  const cells = new IdCells();
-  const fastLines = new LineSet();
+  const cells = new RowCells();
   const r = new FastRowReader();
   const em = r.em;
   // The fingerprint text is assembled in place in the row area and hashed a batch at a time.
@@ -222,26 +221,28 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   for (const _ of readFastLines(journal, {
     buffer: r.readBuffer,
     gcEvery: DISPLAY_GC_CHUNKS,
-    fast: (buf, s, e, lineNo) => {
+    fast: (buf, s, e, _lineNo, offset) => {
       if (!r.load(buf, s, e)) return false;
       if (beyondLimit()) return true;
       const o = r.fingerprintText(em.rowBase + len, em.rowBase + em.rowCap);
       if (o < 0) return false;
-      fastLines.add(lineNo);
       em.mem[o] = 0x0a;
       len = o + 1 - em.rowBase;
       batched++;
       if (len >= FINGERPRINT_BATCH) flush();
-      if (ids !== undefined && cells.read(r)) {
-        ids.agent = Math.max(ids.agent, cells.agentLength);
-        ids.task = Math.max(ids.task, cells.taskLength);
+      if (spool === undefined) cells.idsPlain = ids !== undefined && cells.ids.read(r);
+      else if (cells.read(r, undefined)) spool.cells(cells, offset, e - s);
+      else spool.fields(r, offset, e - s);
+      if (ids !== undefined && cells.idsPlain) {
+        ids.agent = Math.max(ids.agent, cells.ids.agentLength);
+        ids.task = Math.max(ids.task, cells.ids.taskLength);
       } else onRow?.(r.displayFields(EVENT_HASH_SLOT));
       if (!tally.addFast(r)) tally.add(r.displayFields(EVENT_HASH_SLOT));
       // event_hash matters for the last row only: kept as bytes, not decoded per row
       tally.lastHashAt(em.mem, r.fieldS[EVENT_HASH_SLOT]!, r.fieldE[EVENT_HASH_SLOT]!);
       return true;
     },
-    exact: (v, _bytes, lineNo) => {
+    exact: (v, bytes, lineNo, offset) => {
       if (v.kind === "discarded") {
         tally.discarded.push(lineNo - 1);
         return;
@@ -251,9 +252,10 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
       onRow?.(v.row);
       tally.fp.update(v.row);
       tally.add(v.row);
+      spool?.exact(offset, bytes.length);
     },
     done: () => stop,
   }));
   flush();
-  return { ...tally.result(), fastLines };
+  return tally.result();
 }
