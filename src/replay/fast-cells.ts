@@ -26,10 +26,11 @@ const MODEL = slot("model");
 const ROLE = slot("role");
 const COST = slot("cost_usd");
 const TICK = slot("tick");
+const FAILED = slot("failed_signals");
 /** Detail parts shown as their text when truthy, in order. */
 const TEXT_PARTS = [MODEL, ROLE];
 /** Fields whose detail depends on the event or on lists: such rows take displayRow. */
-const RARE = ["run_id", "max_agents", "ticks", "fingerprint", "failed_signals"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
+const RARE = ["run_id", "max_agents", "ticks", "fingerprint"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
 
 const latin1 = new TextDecoder("latin1");
 
@@ -317,7 +318,7 @@ export class RowCells extends CellSpans {
     return len >= 0;
   }
 
-  /** detailText for a row with none of the RARE fields: model, role, cost_usd, tick. */
+  /** detailText for a row with none of the RARE fields: model, role, cost_usd, failed_signals, tick. */
   private readDetail(r: FastRowReader): boolean {
     for (let i = 0; i < RARE.length; i++) if (r.fieldS[RARE[i]!]! >= 0) return false;
     const b = r.em.mem;
@@ -336,6 +337,7 @@ export class RowCells extends CellSpans {
       const n = numberAt(b, cs, r.fieldE[COST]!);
       if (n !== 0) this.cost(n);
     }
+    if (r.fieldS[FAILED]! >= 0 && !this.failed(b, r.fieldS[FAILED]!)) return false;
     const ks = r.fieldS[TICK]!;
     if (ks >= 0) {
       const ke = r.fieldE[TICK]!;
@@ -353,6 +355,29 @@ export class RowCells extends CellSpans {
     return true;
   }
 
+  /** `failed: a, b, c` of a failed_signals list whose first three items are plain strings (writer spelling); false for any other value. */
+  private failed(b: Uint8Array, s: number): boolean {
+    if (b[s] !== 0x5b) return false;
+    let p = s + 1;
+    while (b[p] === SPACES) p++;
+    if (b[p] === 0x5d) return true; // [] is falsy: no part
+    this.partText("failed: ");
+    for (let k = 0; k < 3; k++) {
+      if (b[p] !== QUOTE) return false;
+      let i = p + 1;
+      while (b[i] !== QUOTE) if (b[i++] === BACKSLASH) return false;
+      if (k > 0) this.literal(", ");
+      this.copyDetail(b, p + 1, i);
+      p = i + 1;
+      while (b[p] === SPACES) p++;
+      if (b[p] === 0x5d) return true;
+      if (b[p] !== 0x2c) return false;
+      p++;
+      while (b[p] === SPACES) p++;
+    }
+    return true;
+  }
+
   private part(b: Uint8Array, s: number, e: number): void {
     this.partText("");
     this.copyDetail(b, s, e);
@@ -364,7 +389,11 @@ export class RowCells extends CellSpans {
       this.detail[this.detailLen++] = SPACES;
       this.detail[this.detailLen++] = SPACES;
     }
-    for (let i = 0; i < prefix.length; i++) this.detail[this.detailLen++] = prefix.charCodeAt(i);
+    this.literal(prefix);
+  }
+
+  private literal(text: string): void {
+    for (let i = 0; i < text.length; i++) this.detail[this.detailLen++] = text.charCodeAt(i);
   }
 
   private copyDetail(b: Uint8Array, s: number, e: number): void {

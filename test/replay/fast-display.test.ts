@@ -49,6 +49,8 @@ const edges = join(dir, "edges.jsonl");
     if (i % 3 === 2) m.push(`"cost_usd": ${costs[i % costs.length]}`);
     if (i % 7 === 3) m.push(`"tick": ${["0", "-0", "7", "-12"][i % 4]}`);
     if (i % 11 === 5) m.push(`"elapsed_s": ${i}.75`);
+    const failed = ["[]", '["tests"]', '["tests", "lint"]', '["a", "b", "c", "d"]', '[1, "a"]', '"tests"', '["a\\n"]', '[["x"]]', '["x", 2]', '[ "s" ,"t" ]'];
+    if (i % 4 === 3) m.push(`"failed_signals": ${failed[(i >> 2) % failed.length]}`);
     lines.push(`{${m.join(", ")}}`);
   }
   writeFileSync(edges, lines.join("\n") + "\n");
