@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PyObject } from "../pyjson/types.ts";
 import { copyBytes, type CellSpans, type RowCells } from "./fast-cells.ts";
-import { DISPLAY_FIELDS, EVENT_HASH_SLOT, type FastRowReader, valueAt } from "./fast-row.ts";
+import { DISPLAY_FIELDS, EVENT_HASH_SLOT, type LoadedRow, valueAt } from "./fast-row.ts";
 
 /**
  * What the scan pass of `replay <RUN_ID>` leaves for the table pass, so the
@@ -89,13 +89,13 @@ export class CellSpool {
   }
 
   /** The display fields of the loaded row on the line at `offset`. */
-  fields(r: FastRowReader, offset: number, length: number): void {
+  fields(r: LoadedRow, offset: number, length: number): void {
     let n = HEAD;
     for (let i = 0; i < DISPLAY_FIELDS.length; i++) if (i !== EVENT_HASH_SLOT && r.fieldS[i]! >= 0) n += r.fieldE[i]! - r.fieldS[i]!;
     n += 4 * (DISPLAY_FIELDS.length - 1);
     let p = this.begin(n, SpoolKind.Fields, offset, length);
     if (p < 0) return;
-    const b = r.em.mem;
+    const b = r.mem;
     for (let i = 0; i < DISPLAY_FIELDS.length; i++) {
       if (i === EVENT_HASH_SLOT) continue;
       const s = r.fieldS[i]!;

@@ -1,6 +1,6 @@
 import { paint } from "../render/ansi.ts";
 import { EVENT_STYLES } from "./display.ts";
-import { DISPLAY_FIELDS, type FastRowReader } from "./fast-row.ts";
+import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { formatFixed } from "./format.ts";
 import { BACKSLASH, QUOTE } from "../pyjson/bytes.ts";
@@ -125,8 +125,8 @@ export class IdCells {
   readonly taskE = new Int32Array(2);
 
   /** Read them from the loaded row; false: displayRow must (agentText, taskText). */
-  read(r: FastRowReader): boolean {
-    const b = r.em.mem;
+  read(r: LoadedRow): boolean {
+    const b = r.mem;
     const as = r.fieldS[AGENT]!;
     this.agentS = this.agentE = 0;
     if (as >= 0) {
@@ -256,11 +256,11 @@ export class RowCells extends CellSpans {
   private readonly tasks = new Uint8Array(2 * FAST_LINE_MAX + 2);
 
   /** `baseTs` undefined: not known yet (the scan pass); a row with a `ts` then keeps its lexeme (tsPending). */
-  read(r: FastRowReader, baseTs: number | null | undefined): boolean {
+  read(r: LoadedRow, baseTs: number | null | undefined): boolean {
     const ids = this.ids;
     this.idsPlain = ids.read(r);
     if (!this.idsPlain || r.fieldS[EVENT]! < 0 || !this.readTime(r, baseTs) || !this.readDetail(r)) return false;
-    const b = r.em.mem;
+    const b = r.mem;
     const es = r.fieldS[EVENT]!;
     const ee = r.fieldE[EVENT]!;
     if (!plainString(b, es, ee)) return false;
@@ -291,8 +291,8 @@ export class RowCells extends CellSpans {
   }
 
   /** timeText: `m:ss` of ts - baseTs, else of elapsed_s (a missing one: 0). */
-  private readTime(r: FastRowReader, baseTs: number | null | undefined): boolean {
-    const b = r.em.mem;
+  private readTime(r: LoadedRow, baseTs: number | null | undefined): boolean {
+    const b = r.mem;
     const ts = r.fieldS[TS]!;
     this.tsPending = false;
     if (ts >= 0) {
@@ -319,9 +319,9 @@ export class RowCells extends CellSpans {
   }
 
   /** detailText for a row with none of the RARE fields: model, role, cost_usd, failed_signals, tick. */
-  private readDetail(r: FastRowReader): boolean {
+  private readDetail(r: LoadedRow): boolean {
     for (let i = 0; i < RARE.length; i++) if (r.fieldS[RARE[i]!]! >= 0) return false;
-    const b = r.em.mem;
+    const b = r.mem;
     this.detailLen = 0;
     for (let k = 0; k < TEXT_PARTS.length; k++) {
       const f = TEXT_PARTS[k]!;
@@ -455,7 +455,7 @@ export class FastTableWriter {
   }
 
   /** Append the loaded row's line; false (nothing appended) when displayRow must make it. */
-  row(r: FastRowReader): boolean {
+  row(r: LoadedRow): boolean {
     return this.widths !== null && this.cells.read(r, this.baseTs) && this.line(this.cells);
   }
 

@@ -65,16 +65,33 @@ const latin1 = new TextDecoder("latin1");
  */
 export const DISPLAY_GC_CHUNKS = 16;
 
-/** The read area: one chunk of the line reader. */
-const READ_AREA = 1 << 20;
 /** The row area: the fingerprint batch (FINGERPRINT_BATCH) and room for one more row's text. */
 export const FINGERPRINT_BATCH = 1 << 20;
 const ROW_AREA = FINGERPRINT_BATCH + 4 * FAST_LINE_MAX;
 const FLOAT_CHARS = /[.eE]/;
 
-export class FastRowReader {
+/**
+ * A row whose display fields' spans are known (FastRowReader, or the
+ * verify kernel's fingerprint mode: kernel-row.ts): what the scan and the
+ * table read of it.
+ */
+export interface LoadedRow {
+  /** The memory the spans are of. */
+  readonly mem: Uint8Array;
+  /** Value span of each display field (-1: absent; a nested value may be its canonical text elsewhere in `mem`). */
+  readonly fieldS: Int32Array;
+  readonly fieldE: Int32Array;
+  /** The display fields as a row (absent ones and `skip` left out), valid until the next call. */
+  displayFields(skip?: number): PyObject;
+}
+
+/** The read area: one chunk of the line reader. */
+export const READ_AREA = 1 << 20;
+
+export class FastRowReader implements LoadedRow {
   /** The emitter's memory: the read area (chunks are read into it, `readBuffer`), scratch, and the row area (ROW_AREA bytes). */
   readonly em = new CanonicalEmitter(READ_AREA + 64, ROW_AREA);
+  readonly mem = this.em.mem;
   /** Where the line reader reads chunks (lines are then validated in place). */
   readonly readBuffer = this.em.mem.subarray(0, READ_AREA + 8);
   /** Top-level members: [0, members) of the emitter's member table, in line order. */
@@ -163,6 +180,14 @@ export class FastRowReader {
     return p === e && em.sortMembers(this.members, this.sortedTop - this.members);
   }
 
+  /** load() of a line held elsewhere, copied into the read area first. */
+  loadCopy(buf: Uint8Array, s: number, e: number): boolean {
+    if (e - s > FAST_LINE_MAX) return false;
+    this.mem.set(buf.subarray(s, e), 0);
+    this.mem[e - s] = 10;
+    return this.load(this.readBuffer, 0, e - s);
+  }
+
   /** Copy the members but `skipA`/`skipB` (-1: none) to the top of the member table; returns the new top. */
   private copyMembers(skipA: number, skipB: number): number {
     const em = this.em;
@@ -179,15 +204,7 @@ export class FastRowReader {
   }
 
   private noteField(ks: number, ke: number, vs: number, ve: number): void {
-    const b = this.em.mem;
-    const len = ke - ks;
-    if (len >= 32) return;
-    const slot = FIELD_BY_SHAPE[(len << 7) | b[ks]!]! - 1;
-    if (slot < 0) return;
-    const f = FIELD_BYTES[slot]!;
-    for (let i = 1; i < len; i++) if (b[ks + i] !== f[i]) return;
-    this.fieldS[slot] = vs;
-    this.fieldE[slot] = ve;
+    noteField(this.mem, ks, ke, vs, ve, this.fieldS, this.fieldE);
   }
 
   /**
@@ -233,16 +250,32 @@ export class FastRowReader {
    * the next call.
    */
   displayFields(skip = -1): PyObject {
-    const row = this.fields;
-    row.clear();
-    for (let i = 0; i < DISPLAY_FIELDS.length; i++) {
-      const s = this.fieldS[i]!;
-      if (s >= 0 && i !== skip) row.set(DISPLAY_FIELDS[i]!, valueAt(this.em.mem, s, this.fieldE[i]!));
-    }
-    return row;
+    return displayFieldsOf(this.mem, this.fieldS, this.fieldE, skip, this.fields);
   }
 
   private readonly fields: PyObject = new Map();
+}
+
+/** The member key b[ks, ke) with value b[vs, ve): when it is a display field's, its span is noted. */
+export function noteField(b: Uint8Array, ks: number, ke: number, vs: number, ve: number, fieldS: Int32Array, fieldE: Int32Array): void {
+  const len = ke - ks;
+  if (len >= 32) return;
+  const slot = FIELD_BY_SHAPE[(len << 7) | b[ks]!]! - 1;
+  if (slot < 0) return;
+  const f = FIELD_BYTES[slot]!;
+  for (let i = 1; i < len; i++) if (b[ks + i] !== f[i]) return;
+  fieldS[slot] = vs;
+  fieldE[slot] = ve;
+}
+
+/** The display fields of spans of b as a row (absent ones and `skip` left out), refilled into `row`. */
+export function displayFieldsOf(b: Uint8Array, fieldS: Int32Array, fieldE: Int32Array, skip: number, row: PyObject): PyObject {
+  row.clear();
+  for (let i = 0; i < DISPLAY_FIELDS.length; i++) {
+    const s = fieldS[i]!;
+    if (s >= 0 && i !== skip) row.set(DISPLAY_FIELDS[i]!, valueAt(b, s, fieldE[i]!));
+  }
+  return row;
 }
 
 /**
