@@ -661,14 +661,14 @@
   ;; (the payload members and "event" in the member table): the replay
   ;; fingerprint's text of the row, every member but ts and elapsed_s sorted
   ;; and compact, and a line feed, appended at $fpOut; the row's facts at
-  ;; $info. The envelope's index must be canonical and its hashes lowercase
-  ;; hex (then each is its own canonical string); p, or -1.
+  ;; $info. The envelope's index must be canonical and its hashes strings in
+  ;; the writer's spelling (then each is its own canonical text); p, or -1.
   (func $fingerprintRow (param $p i32) (result i32)
     (local $n i32) (local $o i32) (local $i i32)
     (if (i32.ne (call $scanAtom (global.get $ixS)) (global.get $ixE)) (then (return (i32.const -1))))
-    (if (i32.eqz (call $isHex64 (global.get $prevS))) (then (return (i32.const -1))))
-    (if (i32.eqz (call $isHex64 (global.get $phS))) (then (return (i32.const -1))))
-    (if (i32.eqz (call $isHex64 (global.get $hashS))) (then (return (i32.const -1))))
+    (if (i32.ne (call $scanString (global.get $prevS)) (i32.add (global.get $prevS) (i32.const 64))) (then (return (i32.const -1))))
+    (if (i32.ne (call $scanString (global.get $phS)) (i32.add (global.get $phS) (i32.const 64))) (then (return (i32.const -1))))
+    (if (i32.ne (call $scanString (global.get $hashS)) (i32.add (global.get $hashS) (i32.const 64))) (then (return (i32.const -1))))
     ;; the keys' spans in the envelope's fixed spelling, the hashes with their quotes
     (if (i32.eqz (call $pushMember (i32.sub (global.get $ixS) (i32.const 8)) (i32.sub (global.get $ixS) (i32.const 3))
                                    (global.get $ixS) (global.get $ixE))) (then (return (i32.const -1))))
