@@ -127,12 +127,6 @@ export async function writeRunTable(
 const latin1 = new TextDecoder("latin1");
 /** Bytes of rows parsed (Fields and Exact records) after which garbage is collected, as readFastLines does. */
 const GC_BYTES = 1 << 20;
-/**
- * And after every this many writes (~4 MiB of lines): the table pass makes
- * little garbage, but the engine returns it late; measured on the bench
- * journal, peak RSS of the pass varied by ~8 MB from run to run without.
- */
-const GC_FLUSHES = 64;
 
 /** writeRunTable from the spool: plain cells are padded to the widths; the rest is shown as the exact path shows it. */
 async function writeSpooledTable(journal: string, baseTs: number | null, table: Table, out: ByteOutput, spool: CellSpool): Promise<void> {
@@ -144,7 +138,6 @@ async function writeSpooledTable(journal: string, baseTs: number | null, table: 
   const text = (b: Uint8Array, s: number, e: number): string => latin1.decode(b.subarray(s, e));
   let input = null as OpenInput | null;
   let parsed = 0;
-  let flushes = 0;
   /** The row on the record's line, read again from the journal and shown as the exact reader reads it. */
   const exactRow = (): void => {
     input ??= openInput(journal, { what: "journal" });
@@ -192,7 +185,6 @@ async function writeSpooledTable(journal: string, baseTs: number | null, table: 
         await out.write(w.out.subarray(0, w.pos));
         w.reset();
         if (out.closed()) return; // the reader went away
-        if (++flushes % GC_FLUSHES === 0) Bun.gc(true);
       }
     }
   } finally {
