@@ -209,6 +209,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   let batched = 0;
   let stop = false;
   const flush = (): void => {
+    if (batched === 0) return;
     tally.fp.updateText(k.batch(), batched);
     k.clear();
     batched = 0;
