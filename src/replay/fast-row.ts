@@ -61,7 +61,9 @@ const latin1 = new TextDecoder("latin1");
  * it declines do, and the engine collects them late: collecting every
  * 16 MiB of journal keeps the prose display of the 221 MB bench journal at
  * ~57 MB peak (never: ~62 MB; every 4 MiB: ~55 MB at 1.5x the time, a full
- * collection costing tens of milliseconds).
+ * collection costing tens of milliseconds). Measured before the scan
+ * moved to the kernel and the table to the cell spool; it now paces the
+ * table pass without a spool (run-table.ts).
  */
 export const DISPLAY_GC_CHUNKS = 16;
 
