@@ -13,11 +13,11 @@ import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
 import { CanonicalRow } from "../steps/fastrow.ts";
-import { KERNEL_DICT_FORM, KERNEL_REPORT, SpanKey } from "../steps/kernel.ts";
+import { KERNEL_DICT_FORM, KERNEL_PUBLISH } from "../steps/kernel.ts";
 import { TakenRuns } from "../steps/runs.ts";
 import { stepKernelEnabled } from "../steps/kernel.ts";
 import { trackTemp, untrackTemp } from "../fsutil/temp-files.ts";
-import { FastRedactor, OutHead } from "./redact-fast.ts";
+import { fieldSlots, OutHead, startKernelPublish } from "./redact-fast.ts";
 import { loadSigningKey, signManifest } from "./keys.ts";
 import { buildManifest, manifestBytes } from "./manifest.ts";
 import { DEFAULT_REDACT, dictForm, dictFormLine, redactRow, REDACTABLE, rowLine, RowFormError } from "./rows.ts";
@@ -154,10 +154,10 @@ function rowOutput(
 
 /**
  * One pass over the journal. The step kernel takes the rows whose bytes
- * are their export dict form (and that verify) in runs: export reuses a
- * run's bytes as they are (`run`), publish rewrites each row from its spans
- * (`row`: the kernel reports them one by one). Every other line goes to
- * `line`, the exact path. Universal-newline splitting whose probe hands
+ * are their export dict form (and that verify) in runs (`run`): export
+ * reuses a run's bytes as they are, publish's kernel has written the run's
+ * published lines (KERNEL_PUBLISH; it reports the rows that need the leak
+ * scanner to `leak`). Every other line goes to `line`, the exact path. Universal-newline splitting whose probe hands
  * canonical rows over whole (a canonical row cannot contain another line
  * break), so each row is scanned once per pass instead of split byte by
  * byte (by the walker's scanner, whose spans the sink's readers then reuse).
@@ -165,11 +165,11 @@ function rowOutput(
 interface PassSinks {
   line(line: Uint8Array | null, lineNo: number): void;
   run?(buf: Uint8Array, start: number, to: number, rows: number): void;
-  row?(u8: Uint8Array, spans: Int32Array, p: number, q: number, lineNo: number): void;
+  leak?(u8: Uint8Array, spans: Int32Array, p: number, q: number, lineNo: number): void;
 }
 
 function journalPass(mode: Mode, walker: ChainWalker, sinks: PassSinks): LineSplitter {
-  walker.kernelMode = mode.kind === "export" ? KERNEL_DICT_FORM : KERNEL_DICT_FORM | KERNEL_REPORT;
+  walker.kernelMode = mode.kind === "export" ? KERNEL_DICT_FORM : KERNEL_DICT_FORM | KERNEL_PUBLISH;
   walker.readBuffer();
   const rows = walker.canonical;
   const probe = (buf: Uint8Array, start: number, end: number, lineNo: number): boolean => {
@@ -181,8 +181,8 @@ function journalPass(mode: Mode, walker: ChainWalker, sinks: PassSinks): LineSpl
   const k = walker.stepKernel;
   let splitter: LineSplitter | null = null;
   const runs = new TakenRuns(walker, () => splitter!.lines, (buf, start, to, n) => sinks.run?.(buf, start, to, n));
-  const row = sinks.row;
-  if (k !== null && row) k.onRow = (p, q) => row(k.u8, k.spans, p, q, runs.nextRowLine());
+  const leak = sinks.leak;
+  if (k !== null && leak) k.onRow = (p, q) => leak(k.u8, k.spans, p, q, runs.rowLine(k.rowsBefore));
   splitter = new LineSplitter("universal", sinks.line, DEFAULT_MAX_LINE_BYTES, probe, k === null ? null : runs);
   return splitter;
 }
@@ -196,7 +196,7 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
   const leaks = mode.kind === "publish" ? new PathLeakScanner(mode.policy) : null;
   const emitter = new RowEmitter(mode, dir, leaks);
-  const scanned = leaks === null ? [] : leakSpans(leaks);
+  const scanned = leaks === null ? [] : fieldSlots(leaks.scanned);
   const digests = new Set<string>();
   let steps = 0;
   let outBytes = 0;
@@ -206,7 +206,6 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
   let verbatim = true;
   const before = existsSync(bucket) ? statSync(bucket) : null;
   if (before !== null) {
-    let redactor: FastRedactor | null = null;
     const splitter = journalPass(mode, walker, {
       line: (line, lineNo) => {
         longest = Math.max(longest, line?.length ?? 0);
@@ -228,32 +227,29 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
         steps++;
       },
       run: (_buf, start, to, rows) => {
-        if (mode.kind !== "export") return;
-        outBytes += to - start;
         steps += rows;
-        emitter.head.text = walker.head;
-      },
-      row: (u8, spans, p, q, lineNo) => {
-        redactor ??= new FastRedactor((mode as { policy: ReadonlySet<string> }).policy, emitter.head, u8, walker.kernelScratch);
-        const line = redactor.row(spans, p, q);
-        if (line === null) {
-          // too long to build in the kernel's scratch: the exact path
-          const out = rowOutput(mode, emitter, walker.canonical, u8.subarray(p, q), lineNo)!;
-          outBytes += out.bytes;
-          spooled?.ascii(out.text);
-          steps++;
+        if (mode.kind === "export") {
+          outBytes += to - start;
+          emitter.head.text = walker.head;
           return;
         }
-        outBytes += line.length;
-        spooled?.raw(line);
-        steps++;
-        // The leak check parses a row only when a field it scans may hold a path.
+        // The run's published lines, written by the kernel after what the exact path left in the batch.
+        const lines = walker.stepKernel!.published();
+        spooled!.drainSync((b) => writeAll(spool!, b));
+        writeAll(spool!, lines);
+        outBytes += lines.length;
+        emitter.head.changed();
+      },
+      leak: (u8, spans, p, q, lineNo) => {
+        // The kernel's pre-scan is mayHold's; the row is parsed only when a field it scans may hold a path.
         if (scanned.some((key) => leaks!.mayHold(u8, spans[4 * key]!, spans[4 * key + 1]!))) {
           const k = classifyLine(u8.subarray(p, q));
           if (k.kind === "entry") leaks!.row(dictForm(k.row), lineNo - 1);
         }
       },
     });
+    const k = walker.stepKernel;
+    if (k !== null && mode.kind === "publish") startKernelPublish(k, mode.policy, leaks!, emitter.head);
     let chunks = 0;
     for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
       // The per-row garbage of the byte paths (views, ts texts) is young: a minor collection now and then keeps RSS flat.
@@ -274,12 +270,6 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
   }
   const copyable = mode.kind === "export" && verbatim && before !== null && before.size === outBytes ? before : null;
   return { steps, head: v.head_hash, outHead: emitter.head.text, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [], longest, copyable };
-}
-
-/** The kernel span slots of the fields the leak scanner reads. */
-function leakSpans(leaks: PathLeakScanner): SpanKey[] {
-  const slot: Record<string, SpanKey> = { model: SpanKey.Model, prompt: SpanKey.Prompt, tool_call: SpanKey.ToolCall, tool_result: SpanKey.ToolResult };
-  return leaks.scanned.map((f) => slot[f]!);
 }
 
 /**

@@ -40,6 +40,15 @@ export class PathLeakScanner {
     this.homeBytes = this.home !== null && /^\/[\x20-\x7e]*$/.test(this.home) && !/["\\]/.test(this.home) ? new TextEncoder().encode(this.home) : null;
   }
 
+  /**
+   * For the step kernel's pre-scan (its copy of `mayHold`): the home bytes
+   * it looks for at each slash, or `always` when the home is no such path
+   * (then every row may hold it).
+   */
+  get kernelHome(): { bytes: Uint8Array | null; always: boolean } {
+    return { bytes: this.homeBytes, always: this.home !== null && this.homeBytes === null };
+  }
+
   /** The redactable fields left as they are, which `row` scans. */
   get scanned(): readonly string[] {
     return this.fields;

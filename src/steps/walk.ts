@@ -3,7 +3,7 @@ import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { CanonicalRow, Key } from "./fastrow.ts";
-import { StepKernel, stepKernelEnabled } from "./kernel.ts";
+import { KERNEL_PUBLISH, StepKernel, stepKernelEnabled } from "./kernel.ts";
 import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
 import { HEX_BYTES } from "../hex.ts";
@@ -211,7 +211,9 @@ export class ChainWalker implements BulkProbe {
    */
   readBuffer(): Uint8Array {
     if (this.arena === null) {
-      this.kernel = stepKernelEnabled() ? new StepKernel(ARENA_READ + ARENA_SCRATCH, ARENA_READ) : null;
+      // Publish mode writes each chunk's lines to an area of their own (a line is at most 52 bytes longer than its row).
+      const publish = this.kernelMode & KERNEL_PUBLISH ? 2 * ARENA_READ : 0;
+      this.kernel = stepKernelEnabled() ? new StepKernel(ARENA_READ + ARENA_SCRATCH, ARENA_READ, publish) : null;
       this.kernel?.setMode(this.kernelMode);
       this.arena = this.kernel?.arena ?? new Uint8Array(ARENA_READ + ARENA_SCRATCH);
       this.scratch = this.arena.subarray(ARENA_READ);
