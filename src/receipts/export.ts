@@ -1,8 +1,5 @@
 import type { KeyObject } from "node:crypto";
-import { closeSync, existsSync, openSync, readSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
-import { randomBytes } from "node:crypto";
-import { tmpdir } from "node:os";
-import { dirname } from "node:path";
+import { closeSync, existsSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { readChunks } from "../fsutil/input.ts";
 import { join } from "node:path";
 import { BernsteinError, InputError, NegativeError, UsageError } from "../errors.ts";
@@ -16,14 +13,13 @@ import { CanonicalRow } from "../steps/fastrow.ts";
 import { KERNEL_DICT_FORM, KERNEL_PUBLISH } from "../steps/kernel.ts";
 import { TakenRuns } from "../steps/runs.ts";
 import { stepKernelEnabled } from "../steps/kernel.ts";
-import { trackTemp, untrackTemp } from "../fsutil/temp-files.ts";
 import { fieldSlots, OutHead, startKernelPublish } from "./redact-fast.ts";
 import { loadSigningKey, signManifest } from "./keys.ts";
 import { buildManifest, manifestBytes } from "./manifest.ts";
 import { DEFAULT_REDACT, dictForm, dictFormLine, redactRow, REDACTABLE, rowLine, RowFormError } from "./rows.ts";
 import { planReceiptOutput } from "./output.ts";
 import { describeLeak, PathLeakScanner, type PathLeak } from "./path-leaks.ts";
-import { bytesMember, writeTarAtomic, type OutMember } from "./tarwrite.ts";
+import { bytesMember, memberSpan, PlacedTarWriter, writeTarAtomic, type OutMember, type TarWriteOptions } from "./tarwrite.ts";
 import { isRemotePath } from "../storage/ref.ts";
 
 export interface ExportOptions {
@@ -189,10 +185,10 @@ function journalPass(mode: Mode, walker: ChainWalker, sinks: PassSinks): LineSpl
 
 /**
  * Pass 1: self-verify, count, size the output, collect blob digests. With
- * a `spool` (publish) the output lines are written there as they are made,
- * so the second pass copies them instead of redacting and re-chaining again.
+ * a `sink` (publish) the output lines are written there as they are made
+ * (straight into the receipt's temp file), so there is no second pass.
  */
-async function scan(bucket: string, dir: string, mode: Mode, spool: number | null = null): Promise<Scan> {
+async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint8Array) => void) | null = null): Promise<Scan> {
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
   const leaks = mode.kind === "publish" ? new PathLeakScanner(mode.policy) : null;
   const emitter = new RowEmitter(mode, dir, leaks);
@@ -201,7 +197,7 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
   let steps = 0;
   let outBytes = 0;
   let longest = 0;
-  const spooled = spool === null ? null : new OutBuffer();
+  const spooled = sink === null ? null : new OutBuffer();
   // Export: true while every line so far was a run the kernel took (the output is then the file's own bytes).
   let verbatim = true;
   const before = existsSync(bucket) ? statSync(bucket) : null;
@@ -235,8 +231,8 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
         }
         // The run's published lines, written by the kernel after what the exact path left in the batch.
         const lines = walker.stepKernel!.published();
-        spooled!.drainSync((b) => writeAll(spool!, b));
-        writeAll(spool!, lines);
+        spooled!.drainSync(sink!);
+        sink!(lines);
         outBytes += lines.length;
         emitter.head.changed();
       },
@@ -253,14 +249,18 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
     let chunks = 0;
     for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
       // The per-row garbage of the byte paths (views, ts texts) is young: a minor collection now and then keeps RSS flat.
-      if (++chunks % 8 === 0) Bun.gc(false);
+      if (++chunks % 8 === 0) {
+        Bun.gc(false);
+        // and a signal's handler gets its turn (it removes the receipt's temp file)
+        await new Promise<void>((r) => setImmediate(r));
+      }
       // A row's own bytes hold no CR (it is escaped), so one here ends a line the output ends with LF.
       if (verbatim && chunk.indexOf(0x0d) !== -1) verbatim = false;
       splitter.push(chunk);
-      if (spooled !== null && (spooled.len >= OUT_BATCH || spooled.hasPieces)) spooled.drainSync((b) => writeAll(spool!, b));
+      if (spooled !== null && (spooled.len >= OUT_BATCH || spooled.hasPieces)) spooled.drainSync(sink!);
     }
     splitter.end();
-    spooled?.drainSync((b) => writeAll(spool!, b));
+    spooled?.drainSync(sink!);
   }
   const verb = mode.kind;
   if (steps === 0) throw failure(mode, `refusing to ${verb} empty journal at ${dir}`);
@@ -345,8 +345,7 @@ class OutBuffer {
 
 /**
  * Pass 2 from bytes already made: the first `size` bytes of `path` (the
- * spool, or the journal itself when it is its own output). Returns the
- * line feeds seen.
+ * journal itself when it is its own output). Returns the line feeds seen.
  */
 async function copyBytes(path: string, size: number, write: (bytes: Uint8Array) => Promise<void>): Promise<number> {
   const fd = openSync(path, "r");
@@ -372,16 +371,12 @@ const sameFile = (a: Stats, b: Stats): boolean =>
   a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino && a.dev === b.dev;
 
 /** Pass 2: stream the first `steps` entries again as output lines (or copy them, see Scan). */
-function journalMember(bucket: string, dir: string, mode: Mode, s: Scan, spool: string | null): OutMember {
+function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMember {
   const changed = () => failure(mode, `journal at ${dir} changed while the receipt was being written; nothing was written`);
   return {
     name: `journal/${BUCKET_NAME}`,
     size: s.outBytes,
     async produce(write) {
-      if (spool !== null) {
-        if ((await copyBytes(spool, s.outBytes, write)) !== s.steps) throw changed();
-        return;
-      }
       const copyable = s.copyable;
       if (copyable !== null && sameFile(statSync(bucket), copyable)) {
         // Unchanged since pass 1, which proved every line its own output.
@@ -440,33 +435,6 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan, spool: 
   };
 }
 
-/** A private file for publish's first pass to write its lines to (beside the receipt when its directory exists). */
-function openSpool(out: string): { path: string; fd: number; remove(): void } {
-  const dir = existsSync(dirname(out)) ? dirname(out) : tmpdir();
-  const path = join(dir, `.bernstein-publish.${process.pid}.${randomBytes(4).toString("hex")}.spool`);
-  const fd = openSync(path, "wx", 0o600);
-  trackTemp(path);
-  let open = true;
-  return {
-    path,
-    fd,
-    remove() {
-      if (open) closeSync(fd);
-      open = false;
-      try {
-        unlinkSync(path);
-      } catch {
-        /* already gone */
-      }
-      untrackTemp(path);
-    },
-  };
-}
-
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
-}
-
 async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Scan; signed: boolean }> {
   if (isRemotePath(opts.out)) {
     // s3://: made in a private temporary file, then uploaded (src/storage/upload.ts).
@@ -477,36 +445,54 @@ async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Sc
   const bucket = join(dir, BUCKET_NAME);
   const plan = planReceiptOutput({ out: opts.out, sddDir: opts.sddDir, inputs: [bucket], force: opts.force ?? false, isDefault: opts.defaultOut ?? false });
   const key: KeyObject | null = opts.signingKeyPath ? loadSigningKey(opts.signingKeyPath) : null;
-  const spool = mode.kind === "publish" && stepKernelEnabled() ? openSpool(opts.out) : null;
+  const tarOpts = { replace: plan.replace, fileMode: plan.fileMode, dirMode: plan.dirMode };
   try {
-    return await writeWithScan(opts, mode, dir, bucket, plan, key, spool);
-  } finally {
-    spool?.remove();
-  }
-}
-
-async function writeWithScan(
-  opts: ExportOptions,
-  mode: Mode,
-  dir: string,
-  bucket: string,
-  plan: ReturnType<typeof planReceiptOutput>,
-  key: KeyObject | null,
-  spool: ReturnType<typeof openSpool> | null,
-): Promise<{ scan: Scan; signed: boolean }> {
-  const s = await scan(bucket, dir, mode, spool?.fd ?? null);
-  const manifest = buildManifest({ agent_id: opts.agentId, head_hash: s.outHead, steps: s.steps, blob_digests: s.blobDigests });
-  const mBytes = manifestBytes(manifest);
-  const members: OutMember[] = [bytesMember("manifest.json", mBytes)];
-  if (key) members.push(bytesMember("manifest.sig", encoder.encode(signManifest(key, mBytes))));
-  members.push(journalMember(bucket, dir, mode, s, spool?.path ?? null));
-  try {
-    await writeTarAtomic(opts.out, members, { replace: plan.replace, fileMode: plan.fileMode, dirMode: plan.dirMode });
+    if (mode.kind === "publish" && stepKernelEnabled()) return await publishPlaced(opts, mode, dir, bucket, tarOpts, key);
+    const s = await scan(bucket, dir, mode);
+    const members: OutMember[] = headMembers(opts.agentId, s, key).map((h) => bytesMember(h.name, h.bytes));
+    members.push(journalMember(bucket, dir, mode, s));
+    await writeTarAtomic(opts.out, members, tarOpts);
+    return { scan: s, signed: key !== null };
   } catch (err) {
     if (err instanceof BernsteinError) throw err;
     throw failure(mode, `${mode.kind === "export" ? "receipt" : "publish"} write failed: ${(err as Error).message}`);
   }
-  return { scan: s, signed: key !== null };
+}
+
+/** The members before the journal: the manifest of what is written, and its signature. */
+function headMembers(agentId: string, s: Pick<Scan, "outHead" | "steps" | "blobDigests">, key: KeyObject | null): { name: string; bytes: Uint8Array }[] {
+  const mBytes = manifestBytes(buildManifest({ agent_id: agentId, head_hash: s.outHead, steps: s.steps, blob_digests: s.blobDigests }));
+  const heads = [{ name: "manifest.json", bytes: mBytes }];
+  if (key) heads.push({ name: "manifest.sig", bytes: encoder.encode(signManifest(key, mBytes)) });
+  return heads;
+}
+
+/**
+ * Publish in one pass: the redacted lines go straight into the receipt's
+ * temp file, after room for the manifest (known only at the end). The room
+ * is that of a manifest with as many steps as the journal has bytes (no
+ * fewer digits than the real count; the 512-byte block padding absorbs the
+ * difference); when the real one needs other room the data is moved.
+ */
+async function publishPlaced(
+  opts: ExportOptions,
+  mode: Mode,
+  dir: string,
+  bucket: string,
+  tarOpts: TarWriteOptions,
+  key: KeyObject | null,
+): Promise<{ scan: Scan; signed: boolean }> {
+  const bytes = existsSync(bucket) ? statSync(bucket).size : 0;
+  const guess = headMembers(opts.agentId, { outHead: GENESIS_HASH, steps: bytes, blobDigests: [] }, key);
+  const w = new PlacedTarWriter(opts.out, tarOpts, guess.reduce((n, h) => n + memberSpan(h.bytes.length), 0));
+  try {
+    const s = await scan(bucket, dir, mode, (b) => w.write(b));
+    await w.finish(headMembers(opts.agentId, s, key), `journal/${BUCKET_NAME}`);
+    return { scan: s, signed: key !== null };
+  } catch (err) {
+    w.discard();
+    throw err;
+  }
 }
 
 /** `replay export`: a verifiable receipt of one agent's step journal (§4). */
