@@ -1,6 +1,6 @@
 import type { KeyObject } from "node:crypto";
 import { closeSync, existsSync, openSync, readSync, statSync, type Stats } from "node:fs";
-import { readChunks } from "../fsutil/input.ts";
+import { readLineChunks } from "../fsutil/line-chunks.ts";
 import { join } from "node:path";
 import { BernsteinError, InputError, NegativeError, UsageError } from "../errors.ts";
 import type { PyValue } from "../pyjson/types.ts";
@@ -247,7 +247,7 @@ async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint
     const k = walker.stepKernel;
     if (k !== null && mode.kind === "publish") startKernelPublish(k, mode.policy, leaks!, emitter.head);
     let chunks = 0;
-    for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
+    for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
       // The per-row garbage of the byte paths (views, ts texts) is young: a minor collection now and then keeps RSS flat.
       if (++chunks % 8 === 0) {
         Bun.gc(false);
@@ -422,7 +422,7 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
           }
         },
       });
-      for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
+      for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
         splitter.push(chunk);
         if (out.len >= OUT_BATCH || out.hasPieces) await out.drain(write);
         if (count >= s.steps) break;
