@@ -15,9 +15,10 @@ import type { PyLike } from "../../src/pyjson/types.ts";
 import { PathLeakScanner } from "../../src/receipts/path-leaks.ts";
 import { fieldSlots } from "../../src/receipts/redact-fast.ts";
 import { dictForm, redactRow, rowLine } from "../../src/receipts/rows.ts";
-import { GENESIS_HASH, stepHash } from "../../src/steps/hash.ts";
+import { GENESIS_HASH } from "../../src/steps/hash.ts";
 import { KERNEL_DICT_FORM, KERNEL_PUBLISH, StepKernel, stepKernelStats } from "../../src/steps/kernel.ts";
 import { isReprFloat } from "../../src/steps/lexeme.ts";
+import { dictFormJournal, dictFormRow } from "../helpers/step-journals.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -31,21 +32,12 @@ const kernelOf = (mode: number): StepKernel => {
   return k;
 };
 
-/** A dict-form row (sorted keys, `ts` spelled `ts`), linked to `prev`. */
-function dictRow(seq: number, prev: string, f: { model: PyLike; prompt: PyLike; tool_call: PyLike; tool_result: PyLike; effort?: string }, ts: string): { line: string; hash: string } {
-  const fields = { prev_hash: prev, input_hash: `in-${seq}`, model: f.model, prompt: f.prompt, tool_call: f.tool_call, tool_result: f.tool_result, effort: f.effort ?? null };
-  const hash = stepHash(fields);
-  const obj: Record<string, PyLike> = { blob_refs: [], input_hash: `in-${seq}`, model: f.model, prev_hash: prev, prompt: f.prompt, schema_version: 2, seq, step_hash: hash, tool_call: f.tool_call, tool_result: f.tool_result };
-  if (f.effort !== undefined) obj.effort = f.effort;
-  return { line: `${canonical(obj).slice(0, -1)},"ts":${ts}}`, hash };
-}
-
 describe("dict-form ts: the kernel decides clock readings as isReprFloat does", () => {
   const k = kernelOf(KERNEL_DICT_FORM);
   const plainFields = { model: "m", prompt: "p", tool_call: { a: 1 }, tool_result: null };
   /** Whether the kernel takes the row with this ts (the rest of it is dict form and verifies). */
   const takes = (ts: string): boolean => {
-    const bytes = enc.encode(`${dictRow(0, GENESIS_HASH, plainFields, ts).line}\n`);
+    const bytes = enc.encode(`${dictFormRow(0, GENESIS_HASH, plainFields, ts).line}\n`);
     k.arena.set(bytes, 0);
     k.head.set(enc.encode(GENESIS_HASH));
     return k.verify(k.arena, 0, bytes.length, READ, 0) === bytes.length;
@@ -120,16 +112,8 @@ describe("publish mode: the exact path's lines, head and leak rows", () => {
 
   test("every policy and home", () => {
     const r = mulberry32(43);
-    let journal = "";
-    const rows: string[] = [];
-    let prev = GENESIS_HASH;
-    for (let seq = 0; seq < 1500; seq++) {
-      const f = { model: pick(r, ["claude", null, "/models/x", "m/x"]) as PyLike, prompt: value(r), tool_call: value(r), tool_result: value(r), effort: pick(r, [undefined, "high", "/low"]) };
-      const { line, hash } = dictRow(seq, prev, f, (1796137431.4230797 + seq * 0.0137).toString());
-      prev = hash;
-      rows.push(line);
-      journal += `${line}\n`;
-    }
+    const journal = dictFormJournal(1500, () => ({ model: pick(r, ["claude", null, "/models/x", "m/x"]), prompt: value(r), tool_call: value(r), tool_result: value(r), effort: pick(r, [undefined, "high", "/low"]) }));
+    const rows = journal.slice(0, -1).split("\n");
     const bytes = enc.encode(journal);
     let leakRows = 0;
     for (const policyList of POLICIES) {
@@ -180,13 +164,7 @@ describe("publish mode: the exact path's lines, head and leak rows", () => {
     small.setMode(KERNEL_DICT_FORM | KERNEL_PUBLISH);
     small.setPublish(fieldSlots(["prompt"]), null, false);
     small.publishHead.set(enc.encode(GENESIS_HASH));
-    let prev = GENESIS_HASH;
-    let journal = "";
-    for (let seq = 0; seq < 40; seq++) {
-      const { line, hash } = dictRow(seq, prev, { model: "m", prompt: "p".repeat(100), tool_call: 1, tool_result: 2 }, "1.5");
-      prev = hash;
-      journal += `${line}\n`;
-    }
+    const journal = dictFormJournal(40, () => ({ model: "m", prompt: "p".repeat(100), tool_call: 1, tool_result: 2 }));
     const bytes = enc.encode(journal);
     small.arena.set(bytes, 0);
     small.head.set(enc.encode(GENESIS_HASH));
