@@ -490,7 +490,7 @@ async function publishPlaced(
     await w.finish(headMembers(opts.agentId, s, key), `journal/${BUCKET_NAME}`);
     return { scan: s, signed: key !== null };
   } catch (err) {
-    w.discard();
+    await w.discard();
     throw err;
   }
 }

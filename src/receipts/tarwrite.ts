@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fdatasync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fsyncDir } from "../fsutil/atomic.ts";
 import { publishTemp } from "../fsutil/atomic-stream.ts";
@@ -72,6 +72,9 @@ export function ustarHeader(name: string, size: number, mode: number, mtime: Dat
 /** Bytes a member takes in the archive: its header, its data, the padding to a block. */
 export const memberSpan = (size: number): number => BLOCK + Math.ceil(size / BLOCK) * BLOCK;
 
+/** Written bytes after which the temp file's write-out is started ahead of its fsync (see TarTemp.wrote). */
+const FLUSH_AHEAD = 4 << 20;
+
 /**
  * The temp file beside `out` a receipt is written to: created private to
  * this call (`wx`, tracked so a signal removes it), published by fsync and
@@ -84,6 +87,9 @@ class TarTemp {
   private readonly dir: string;
   private readonly madeDir: string | undefined;
   private closed = false;
+  private unflushed = 0;
+  /** The write-out started ahead, while it runs (the descriptor stays open until it ends). */
+  private flushing: Promise<void> | null = null;
   constructor(out: string, opts: TarWriteOptions) {
     this.dir = dirname(out);
     this.madeDir = mkdirSync(this.dir, { recursive: true, mode: opts.dirMode ?? 0o755 });
@@ -92,18 +98,38 @@ class TarTemp {
     this.fd = openSync(this.tmp, "wx+", opts.fileMode ?? 0o644);
     trackTemp(this.tmp);
   }
+  /**
+   * `n` more bytes were written. Every few MB the kernel is asked to start
+   * writing them out (fdatasync on the I/O thread pool, while the receipt
+   * is still being made), so the fsync before the rename waits for the
+   * last few MB instead of the whole receipt (~20 ms of 47 MB here). Only a
+   * head start: that fsync is the guarantee, and reports any error.
+   */
+  wrote(n: number): void {
+    this.unflushed += n;
+    if (this.unflushed < FLUSH_AHEAD || this.flushing !== null) return;
+    this.unflushed = 0;
+    this.flushing = new Promise<void>((resolve) =>
+      fdatasync(this.fd, () => {
+        this.flushing = null;
+        resolve();
+      }),
+    );
+  }
   async publish(out: string, replace: boolean): Promise<void> {
     fsyncSync(this.fd);
     // The rename is the point of no return: a signal that came during the
     // (long) fsync is handled first, and the receipt is not published.
     await new Promise<void>((r) => setImmediate(r));
+    await this.flushing;
     closeSync(this.fd);
     this.closed = true;
     publishTemp(this.tmp, out, replace);
     untrackTemp(this.tmp);
     fsyncDir(this.dir);
   }
-  discard(): void {
+  async discard(): Promise<void> {
+    await this.flushing;
     if (!this.closed) {
       try {
         closeSync(this.fd);
@@ -152,6 +178,7 @@ export async function writeTarAtomic(out: string, members: OutMember[], opts: Ta
     let yielded = 0;
     const emit = async (bytes: Uint8Array): Promise<void> => {
       writeAll(t.fd, bytes);
+      t.wrote(bytes.length);
       total += bytes.length;
       // Give the event loop a turn every few MB so a SIGINT/SIGTERM handler
       // can run (and remove this temp file) instead of waiting for the whole receipt.
@@ -177,7 +204,7 @@ export async function writeTarAtomic(out: string, members: OutMember[], opts: Ta
     if (end > total) writeAll(t.fd, new Uint8Array(end - total));
     await t.publish(out, opts.replace ?? true);
   } catch (err) {
-    t.discard();
+    await t.discard();
     throw err;
   }
 }
@@ -207,6 +234,7 @@ export class PlacedTarWriter {
   write(bytes: Uint8Array): void {
     for (let off = 0; off < bytes.length; ) off += writeSync(this.t.fd, bytes, off, bytes.length - off, this.at + this.size + off);
     this.size += bytes.length;
+    this.t.wrote(bytes.length);
   }
   async finish(heads: { name: string; bytes: Uint8Array }[], name: string): Promise<void> {
     const at = heads.reduce((n, h) => n + memberSpan(h.bytes.length), 0) + BLOCK;
@@ -246,8 +274,8 @@ export class PlacedTarWriter {
     else for (let off = Math.floor((n - 1) / chunk.length) * chunk.length; off >= 0 && n > 0; off -= chunk.length) copy(off);
     this.at = to;
   }
-  discard(): void {
-    this.t.discard();
+  discard(): Promise<void> {
+    return this.t.discard();
   }
 }
 

@@ -208,7 +208,7 @@ describe("publish's placed writer: the layout of the sequential writer whatever 
       // a discarded writer leaves neither its temp file nor the directories it made
       const w = new PlacedTarWriter(join(dir, "new", "deeper", "r.tar"), {}, 1024);
       w.write(new Uint8Array(10));
-      w.discard();
+      await w.discard();
       expect(readdirSync(dir).sort()).not.toContain("new");
     } finally {
       setSystemTime();
