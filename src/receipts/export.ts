@@ -201,9 +201,12 @@ async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint
   // Export: true while every line so far was a run the kernel took (the output is then the file's own bytes).
   let verbatim = true;
   const before = existsSync(bucket) ? statSync(bucket) : null;
+  // Rows read the JavaScript way since the last minor collection (the kernel's leave no garbage).
+  let parsed = 0;
   if (before !== null) {
     const splitter = journalPass(mode, walker, {
       line: (line, lineNo) => {
+        parsed++;
         longest = Math.max(longest, line?.length ?? 0);
         walker.line(line, lineNo);
         const out = rowOutput(mode, emitter, walker.canonical, line, lineNo);
@@ -229,28 +232,39 @@ async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint
           emitter.head.text = walker.head;
           return;
         }
-        // The run's published lines, written by the kernel after what the exact path left in the batch.
-        const lines = walker.stepKernel!.published();
-        spooled!.drainSync(sink!);
-        sink!(lines);
-        outBytes += lines.length;
+        takePublished();
         emitter.head.changed();
       },
       leak: (u8, spans, p, q, lineNo) => {
         // The kernel's pre-scan is mayHold's; the row is parsed only when a field it scans may hold a path.
         if (scanned.some((key) => leaks!.mayHold(u8, spans[4 * key]!, spans[4 * key + 1]!))) {
+          parsed++;
           const k = classifyLine(u8.subarray(p, q));
           if (k.kind === "entry") leaks!.row(dictForm(k.row), lineNo - 1);
         }
       },
     });
     const k = walker.stepKernel;
-    if (k !== null && mode.kind === "publish") startKernelPublish(k, mode.policy, leaks!, emitter.head);
+    // The kernel's published lines (at a run's end, or when its area is full), after what the exact path left in the batch.
+    const takePublished = (): void => {
+      const lines = k!.published();
+      spooled!.drainSync(sink!);
+      sink!(lines);
+      outBytes += lines.length;
+    };
+    if (k !== null && mode.kind === "publish") {
+      startKernelPublish(k, mode.policy, leaks!, emitter.head);
+      k.onFlush = takePublished;
+    }
     let chunks = 0;
     for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
-      // The per-row garbage of the byte paths (views, ts texts) is young: a minor collection now and then keeps RSS flat.
-      if (++chunks % 8 === 0) {
+      // The per-row garbage of the JavaScript paths is young: a minor collection
+      // after every thousand such rows (and now and then) keeps RSS flat.
+      if (parsed >= 1000 || (chunks % 8 === 7 && parsed > 0)) {
         Bun.gc(false);
+        parsed = 0;
+      }
+      if (++chunks % 8 === 0) {
         // and a signal's handler gets its turn (it removes the receipt's temp file)
         await new Promise<void>((r) => setImmediate(r));
       }

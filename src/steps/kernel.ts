@@ -83,6 +83,8 @@ export class StepKernel {
   readonly spans: Int32Array;
   /** In report mode: each taken row [p, q) of `u8` (q: its line feed), while SPANS holds its spans. */
   onRow: (p: number, q: number) => void = () => {};
+  /** Publish mode: the area is full; take its lines (`published()`) now, the kernel then starts it over. */
+  onFlush: () => void = () => {};
   /** Publish mode: where `verify` writes the published lines (0: no such area), and the redacted chain's head. */
   readonly publishAt: number = 0;
   readonly publishHead: Uint8Array;
@@ -124,7 +126,8 @@ export class StepKernel {
       stepKernelStats.tsAsked++;
       return isReprFloat(u8, s, e) ? 1 : 0;
     };
-    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hash, floatIsCanonical, row, tsIsCanonical } });
+    const flush = (): void => this.onFlush();
+    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hash, floatIsCanonical, row, tsIsCanonical, flush } });
     this.k = instance.exports as unknown as KernelExports;
     this.k.setup(out);
   }
@@ -150,7 +153,7 @@ export class StepKernel {
     this.k.setPublish(this.publishAt, this.publishAt + this.publishSize, ids, fits ? home.length : 0, always || (home !== null && !fits) ? 1 : 0);
   }
 
-  /** Publish mode: the lines the last `verify` wrote (a view of the area, valid until the next call). */
+  /** Publish mode: the lines the last `verify` wrote since it started or last flushed (a view of the area, valid until the kernel runs again). */
   published(): Uint8Array {
     return this.u8.subarray(this.publishAt, this.publishAt + this.k.published());
   }

@@ -64,7 +64,8 @@
 ;; rows a first one verified (a row that no longer links goes to the host);
 ;; 64 publish: with 1, each taken row is also redacted and re-chained
 ;; ($publishRow: `replay publish`'s line, as FastRedactor built it in
-;; JavaScript before) into the area `setPublish` names, and handed to the
+;; JavaScript before) into the area `setPublish` names (handed to the host,
+;; import `flush`, whenever the next line may not fit), and handed to the
 ;; host (import `row`) only when a field left unredacted may hold a path.
 (module
   (import "env" "memory" (memory 1))
@@ -76,6 +77,8 @@
   (import "env" "tsIsCanonical" (func $tsIsCanonical (param i32 i32) (result i32)))
   ;; a taken row [p, q) (q: its line feed), in report mode
   (import "env" "row" (func $onRow (param i32 i32)))
+  ;; publish mode: the area is full; the host takes its lines (`published`) and it starts over
+  (import "env" "flush" (func $flush))
 
   ;; the layout the host reads (src/wasm/arena.ts): fixed addresses, and the first byte it may use
   (global (export "digest") i32 (i32.const 1536))
@@ -582,11 +585,16 @@
     (if (i32.or (i32.ge_u (local.get $q) (local.get $bound)) (i32.ne (i32.load8_u (local.get $q)) (i32.const 0x0a)))
       (then (return (i32.const -1))))
     (if (i32.gt_u (i32.sub (local.get $q) (local.get $p)) (local.get $maxLine)) (then (return (i32.const -1))))
-    ;; publish mode: room for the row's line (it grows by at most 13 bytes per redacted value)
+    ;; publish mode: room for the row's line (it grows by at most 13 bytes per redacted value),
+    ;; after the host took the lines before it; a row longer than the area goes to the host
     (if (i32.and (global.get $mode) (i32.const 64))
       (then
+        (if (i32.gt_u (i32.add (global.get $pubAt) (i32.add (i32.sub (local.get $q) (local.get $p)) (i32.const 128))) (global.get $pubLimit))
+          (then (return (i32.const -1))))
         (if (i32.gt_u (i32.add (global.get $pubO) (i32.add (i32.sub (local.get $q) (local.get $p)) (i32.const 128))) (global.get $pubLimit))
-          (then (return (i32.const -1))))))
+          (then
+            (call $flush)
+            (global.set $pubO (global.get $pubAt))))))
     (if (i32.eqz (call $seqIsExpected)) (then (return (i32.const -1))))
     (if (i32.and (global.get $mode) (i32.const 1))
       (then (if (i32.eqz (call $isDictForm)) (then (return (i32.const -1))))))

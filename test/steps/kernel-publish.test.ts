@@ -159,19 +159,36 @@ describe("publish mode: the exact path's lines, head and leak rows", () => {
     expect(leakRows).toBeGreaterThan(1000);
   });
 
-  test("a chunk whose lines would not fit the publish area: the kernel stops before the row that does not fit", () => {
+  test("a publish area smaller than a chunk's lines: handed over whenever full; a row whose line cannot fit is left to the host", () => {
     const small = new StepKernel(READ + 65536, READ, 4096);
     small.setMode(KERNEL_DICT_FORM | KERNEL_PUBLISH);
     small.setPublish(fieldSlots(["prompt"]), null, false);
     small.publishHead.set(enc.encode(GENESIS_HASH));
-    const journal = dictFormJournal(40, () => ({ model: "m", prompt: "p".repeat(100), tool_call: 1, tool_result: 2 }));
+    let out = "";
+    let flushes = 0;
+    small.onFlush = () => {
+      flushes++;
+      out += dec.decode(small.published());
+    };
+    // 40 rows of ~400 bytes, then one whose line is longer than the area
+    const journal = dictFormJournal(41, (seq) => ({ model: "m", prompt: "p".repeat(seq === 40 ? 5000 : 100), tool_call: 1, tool_result: "x".repeat(seq === 40 ? 5000 : 1) }));
     const bytes = enc.encode(journal);
     small.arena.set(bytes, 0);
     small.head.set(enc.encode(GENESIS_HASH));
     const to = small.verify(small.arena, 0, bytes.length, READ, 0);
-    expect(small.rows).toBeGreaterThan(0);
-    expect(small.rows).toBeLessThan(40);
-    expect(to).toBe(journal.split("\n").slice(0, small.rows).join("\n").length + 1);
-    expect(small.published().length).toBeLessThanOrEqual(4096);
+    out += dec.decode(small.published());
+    expect(small.rows).toBe(40);
+    expect(to).toBe(journal.split("\n").slice(0, 40).join("\n").length + 1);
+    expect(flushes).toBeGreaterThan(2);
+    // the lines handed over are the exact path's, in order
+    let head = GENESIS_HASH;
+    let want = "";
+    for (const line of journal.split("\n").slice(0, 40)) {
+      const d = redactRow(dictForm(parse(line) as Map<string, never>), new Set(["prompt"]), head);
+      head = d.get("step_hash") as string;
+      want += rowLine(d);
+    }
+    expect(out === want).toBe(true);
+    expect(dec.decode(small.publishHead)).toBe(head);
   });
 });
