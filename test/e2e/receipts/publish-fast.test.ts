@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { publishReceipt } from "../../../src/receipts/export.ts";
 import { generateKeyPair } from "../../../src/receipts/keys.ts";
-import { setStepKernelEnabled } from "../../../src/steps/kernel.ts";
+import { exactly, timelessTar } from "../../helpers/receipt-bytes.ts";
 import { bernstein, bernsteinJson } from "../../helpers/cli.ts";
 import { dictFormJournal, journalBytes, rng, writeAgentJournal } from "../../helpers/step-journals.ts";
 
@@ -51,31 +51,6 @@ beforeAll(() => {
 }, 120_000);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** A tar with its headers' mtime and checksum, the manifest's created_at and (signed) the signature's bytes blanked: they carry the time. */
-function timeless(path: string): Buffer {
-  const b = Buffer.from(readFileSync(path));
-  for (let off = 0; off + 512 <= b.length; ) {
-    if (b.subarray(off, off + 512).every((x) => x === 0)) break;
-    const name = b.subarray(off, off + 100).toString("latin1").replace(/\0.*$/s, "");
-    const size = parseInt(b.subarray(off + 124, off + 136).toString("latin1").replace(/[\0 ]/g, "") || "0", 8);
-    b.fill(0, off + 136, off + 156);
-    if (name === "manifest.sig") b.fill(0, off + 512, off + 512 + size);
-    off += 512 + Math.ceil(size / 512) * 512;
-  }
-  return Buffer.from(b.toString("latin1").replace(/"created_at":"[^"]*"/, '"created_at":""'), "latin1");
-}
-
-async function exactly<T>(f: () => Promise<T>): Promise<T> {
-  setStepKernelEnabled(false);
-  setSystemTime(new Date("2026-03-04T05:06:07Z"));
-  try {
-    return await f();
-  } finally {
-    setSystemTime();
-    setStepKernelEnabled(true);
-  }
-}
-
 describe("replay publish (binary): the exact path's receipt, heads and warnings", () => {
   const variants: [string, string[]][] = [
     ["default", []],
@@ -93,7 +68,7 @@ describe("replay publish (binary): the exact path's receipt, heads and warnings"
         expect({ label, code: p.code }).toEqual({ label, code: 0 });
         const ref = join(tmp, `${id}-ref.tar`);
         const pr = await exactly(() => publishReceipt({ sddDir: sdd, agentId: id, out: ref, redact, force: true, signingKeyPath: signed ? key : undefined }));
-        expect({ label, same: timeless(out).equals(timeless(ref)) }).toEqual({ label, same: true });
+        expect({ label, same: timelessTar(out).equals(timelessTar(ref)) }).toEqual({ label, same: true });
         expect([p.json.head_hash, p.json.original_head_hash, p.json.steps, p.json.signed, p.json.warnings]).toEqual([pr.head_hash, pr.original_head_hash, pr.steps, pr.signed, pr.warnings]);
         // the same warnings on stderr, one a line
         const warned = p.stderr.split("\n").filter((l) => l.includes("still holds an absolute path"));
@@ -115,7 +90,7 @@ describe("replay publish (binary): the exact path's receipt, heads and warnings"
     expect(p.code).toBe(0);
     const ref = join(tmp, "relhome-ref.tar");
     const pr = await exactly(() => publishReceipt({ sddDir: sdd, agentId: "plain", out: ref }));
-    expect(timeless(out).equals(timeless(ref))).toBe(true);
+    expect(timelessTar(out).equals(timelessTar(ref))).toBe(true);
     expect(p.json.warnings).toEqual(pr.warnings);
     expect(pr.warnings.length).toBeGreaterThan(0);
   }, 120_000);
