@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { publishReceipt } from "../../../src/receipts/export.ts";
 import { generateKeyPair } from "../../../src/receipts/keys.ts";
 import { exactly, timelessTar } from "../../helpers/receipt-bytes.ts";
-import { bernstein, bernsteinJson } from "../../helpers/cli.ts";
+import { bernsteinJson } from "../../helpers/cli.ts";
 import { dictFormJournal, journalBytes, rng, writeAgentJournal } from "../../helpers/step-journals.ts";
 
 /**
