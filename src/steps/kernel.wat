@@ -63,8 +63,8 @@
 ;; (not recomputed) and only the links are checked, for a second pass over
 ;; rows a first one verified (a row that no longer links goes to the host);
 ;; 64 publish: with 1, each taken row is also redacted and re-chained
-;; ($publishRow: `replay publish`'s line, as FastRedactor built it in
-;; JavaScript before) into the area `setPublish` names (handed to the host,
+;; ($publishRow: `replay publish`'s line, byte for byte what rows.ts
+;; redactRow + rowLine make of it) into the area `setPublish` names (handed to the host,
 ;; import `flush`, whenever the next line may not fit), and handed to the
 ;; host (import `row`) only when a field left unredacted may hold a path.
 (module
