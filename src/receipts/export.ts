@@ -1,9 +1,6 @@
 import type { KeyObject } from "node:crypto";
-import { closeSync, existsSync, openSync, readSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
-import { randomBytes } from "node:crypto";
-import { tmpdir } from "node:os";
-import { dirname } from "node:path";
-import { readChunks } from "../fsutil/input.ts";
+import { closeSync, existsSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { readLineChunks } from "../fsutil/line-chunks.ts";
 import { join } from "node:path";
 import { BernsteinError, InputError, NegativeError, UsageError } from "../errors.ts";
 import type { PyValue } from "../pyjson/types.ts";
@@ -13,17 +10,16 @@ import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
 import { CanonicalRow } from "../steps/fastrow.ts";
-import { KERNEL_DICT_FORM, KERNEL_REPORT, SpanKey } from "../steps/kernel.ts";
+import { KERNEL_DICT_FORM, KERNEL_PUBLISH } from "../steps/kernel.ts";
 import { TakenRuns } from "../steps/runs.ts";
 import { stepKernelEnabled } from "../steps/kernel.ts";
-import { trackTemp, untrackTemp } from "../fsutil/temp-files.ts";
-import { FastRedactor, OutHead } from "./redact-fast.ts";
+import { fieldSlots, OutHead, startKernelPublish } from "./redact-fast.ts";
 import { loadSigningKey, signManifest } from "./keys.ts";
 import { buildManifest, manifestBytes } from "./manifest.ts";
 import { DEFAULT_REDACT, dictForm, dictFormLine, redactRow, REDACTABLE, rowLine, RowFormError } from "./rows.ts";
 import { planReceiptOutput } from "./output.ts";
 import { describeLeak, PathLeakScanner, type PathLeak } from "./path-leaks.ts";
-import { bytesMember, writeTarAtomic, type OutMember } from "./tarwrite.ts";
+import { bytesMember, memberSpan, PlacedTarWriter, writeTarAtomic, type OutMember, type TarWriteOptions } from "./tarwrite.ts";
 import { isRemotePath } from "../storage/ref.ts";
 
 export interface ExportOptions {
@@ -154,10 +150,10 @@ function rowOutput(
 
 /**
  * One pass over the journal. The step kernel takes the rows whose bytes
- * are their export dict form (and that verify) in runs: export reuses a
- * run's bytes as they are (`run`), publish rewrites each row from its spans
- * (`row`: the kernel reports them one by one). Every other line goes to
- * `line`, the exact path. Universal-newline splitting whose probe hands
+ * are their export dict form (and that verify) in runs (`run`): export
+ * reuses a run's bytes as they are, publish's kernel has written the run's
+ * published lines (KERNEL_PUBLISH; it reports the rows that need the leak
+ * scanner to `leak`). Every other line goes to `line`, the exact path. Universal-newline splitting whose probe hands
  * canonical rows over whole (a canonical row cannot contain another line
  * break), so each row is scanned once per pass instead of split byte by
  * byte (by the walker's scanner, whose spans the sink's readers then reuse).
@@ -165,11 +161,11 @@ function rowOutput(
 interface PassSinks {
   line(line: Uint8Array | null, lineNo: number): void;
   run?(buf: Uint8Array, start: number, to: number, rows: number): void;
-  row?(u8: Uint8Array, spans: Int32Array, p: number, q: number, lineNo: number): void;
+  leak?(u8: Uint8Array, spans: Int32Array, p: number, q: number, lineNo: number): void;
 }
 
 function journalPass(mode: Mode, walker: ChainWalker, sinks: PassSinks): LineSplitter {
-  walker.kernelMode = mode.kind === "export" ? KERNEL_DICT_FORM : KERNEL_DICT_FORM | KERNEL_REPORT;
+  walker.kernelMode = mode.kind === "export" ? KERNEL_DICT_FORM : KERNEL_DICT_FORM | KERNEL_PUBLISH;
   walker.readBuffer();
   const rows = walker.canonical;
   const probe = (buf: Uint8Array, start: number, end: number, lineNo: number): boolean => {
@@ -181,34 +177,36 @@ function journalPass(mode: Mode, walker: ChainWalker, sinks: PassSinks): LineSpl
   const k = walker.stepKernel;
   let splitter: LineSplitter | null = null;
   const runs = new TakenRuns(walker, () => splitter!.lines, (buf, start, to, n) => sinks.run?.(buf, start, to, n));
-  const row = sinks.row;
-  if (k !== null && row) k.onRow = (p, q) => row(k.u8, k.spans, p, q, runs.nextRowLine());
+  const leak = sinks.leak;
+  if (k !== null && leak) k.onRow = (p, q) => leak(k.u8, k.spans, p, q, runs.rowLine(k.rowsBefore));
   splitter = new LineSplitter("universal", sinks.line, DEFAULT_MAX_LINE_BYTES, probe, k === null ? null : runs);
   return splitter;
 }
 
 /**
  * Pass 1: self-verify, count, size the output, collect blob digests. With
- * a `spool` (publish) the output lines are written there as they are made,
- * so the second pass copies them instead of redacting and re-chaining again.
+ * a `sink` (publish) the output lines are written there as they are made
+ * (straight into the receipt's temp file), so there is no second pass.
  */
-async function scan(bucket: string, dir: string, mode: Mode, spool: number | null = null): Promise<Scan> {
+async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint8Array) => void) | null = null): Promise<Scan> {
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
   const leaks = mode.kind === "publish" ? new PathLeakScanner(mode.policy) : null;
   const emitter = new RowEmitter(mode, dir, leaks);
-  const scanned = leaks === null ? [] : leakSpans(leaks);
+  const scanned = leaks === null ? [] : fieldSlots(leaks.scanned);
   const digests = new Set<string>();
   let steps = 0;
   let outBytes = 0;
   let longest = 0;
-  const spooled = spool === null ? null : new OutBuffer();
+  const spooled = sink === null ? null : new OutBuffer();
   // Export: true while every line so far was a run the kernel took (the output is then the file's own bytes).
   let verbatim = true;
   const before = existsSync(bucket) ? statSync(bucket) : null;
+  // Rows read the JavaScript way since the last minor collection (the kernel's leave no garbage).
+  let parsed = 0;
   if (before !== null) {
-    let redactor: FastRedactor | null = null;
     const splitter = journalPass(mode, walker, {
       line: (line, lineNo) => {
+        parsed++;
         longest = Math.max(longest, line?.length ?? 0);
         walker.line(line, lineNo);
         const out = rowOutput(mode, emitter, walker.canonical, line, lineNo);
@@ -228,43 +226,55 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
         steps++;
       },
       run: (_buf, start, to, rows) => {
-        if (mode.kind !== "export") return;
-        outBytes += to - start;
         steps += rows;
-        emitter.head.text = walker.head;
-      },
-      row: (u8, spans, p, q, lineNo) => {
-        redactor ??= new FastRedactor((mode as { policy: ReadonlySet<string> }).policy, emitter.head, u8, walker.kernelScratch);
-        const line = redactor.row(spans, p, q);
-        if (line === null) {
-          // too long to build in the kernel's scratch: the exact path
-          const out = rowOutput(mode, emitter, walker.canonical, u8.subarray(p, q), lineNo)!;
-          outBytes += out.bytes;
-          spooled?.ascii(out.text);
-          steps++;
+        if (mode.kind === "export") {
+          outBytes += to - start;
+          emitter.head.text = walker.head;
           return;
         }
-        outBytes += line.length;
-        spooled?.raw(line);
-        steps++;
-        // The leak check parses a row only when a field it scans may hold a path.
+        takePublished();
+        emitter.head.changed();
+      },
+      leak: (u8, spans, p, q, lineNo) => {
+        // The kernel's pre-scan is mayHold's; the row is parsed only when a field it scans may hold a path.
         if (scanned.some((key) => leaks!.mayHold(u8, spans[4 * key]!, spans[4 * key + 1]!))) {
+          parsed++;
           const k = classifyLine(u8.subarray(p, q));
           if (k.kind === "entry") leaks!.row(dictForm(k.row), lineNo - 1);
         }
       },
     });
+    const k = walker.stepKernel;
+    // The kernel's published lines (at a run's end, or when its area is full), after what the exact path left in the batch.
+    const takePublished = (): void => {
+      const lines = k!.published();
+      spooled!.drainSync(sink!);
+      sink!(lines);
+      outBytes += lines.length;
+    };
+    if (k !== null && mode.kind === "publish") {
+      startKernelPublish(k, mode.policy, leaks!, emitter.head);
+      k.onFlush = takePublished;
+    }
     let chunks = 0;
-    for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
-      // The per-row garbage of the byte paths (views, ts texts) is young: a minor collection now and then keeps RSS flat.
-      if (++chunks % 8 === 0) Bun.gc(false);
+    for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
+      // The per-row garbage of the JavaScript paths is young: a minor collection
+      // after every thousand such rows (and now and then) keeps RSS flat.
+      if (parsed >= 1000 || (chunks % 8 === 7 && parsed > 0)) {
+        Bun.gc(false);
+        parsed = 0;
+      }
+      if (++chunks % 8 === 0) {
+        // and a signal's handler gets its turn (it removes the receipt's temp file)
+        await new Promise<void>((r) => setImmediate(r));
+      }
       // A row's own bytes hold no CR (it is escaped), so one here ends a line the output ends with LF.
       if (verbatim && chunk.indexOf(0x0d) !== -1) verbatim = false;
       splitter.push(chunk);
-      if (spooled !== null && (spooled.len >= OUT_BATCH || spooled.hasPieces)) spooled.drainSync((b) => writeAll(spool!, b));
+      if (spooled !== null && (spooled.len >= OUT_BATCH || spooled.hasPieces)) spooled.drainSync(sink!);
     }
     splitter.end();
-    spooled?.drainSync((b) => writeAll(spool!, b));
+    spooled?.drainSync(sink!);
   }
   const verb = mode.kind;
   if (steps === 0) throw failure(mode, `refusing to ${verb} empty journal at ${dir}`);
@@ -274,12 +284,6 @@ async function scan(bucket: string, dir: string, mode: Mode, spool: number | nul
   }
   const copyable = mode.kind === "export" && verbatim && before !== null && before.size === outBytes ? before : null;
   return { steps, head: v.head_hash, outHead: emitter.head.text, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [], longest, copyable };
-}
-
-/** The kernel span slots of the fields the leak scanner reads. */
-function leakSpans(leaks: PathLeakScanner): SpanKey[] {
-  const slot: Record<string, SpanKey> = { model: SpanKey.Model, prompt: SpanKey.Prompt, tool_call: SpanKey.ToolCall, tool_result: SpanKey.ToolResult };
-  return leaks.scanned.map((f) => slot[f]!);
 }
 
 /**
@@ -355,8 +359,7 @@ class OutBuffer {
 
 /**
  * Pass 2 from bytes already made: the first `size` bytes of `path` (the
- * spool, or the journal itself when it is its own output). Returns the
- * line feeds seen.
+ * journal itself when it is its own output). Returns the line feeds seen.
  */
 async function copyBytes(path: string, size: number, write: (bytes: Uint8Array) => Promise<void>): Promise<number> {
   const fd = openSync(path, "r");
@@ -382,16 +385,12 @@ const sameFile = (a: Stats, b: Stats): boolean =>
   a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino && a.dev === b.dev;
 
 /** Pass 2: stream the first `steps` entries again as output lines (or copy them, see Scan). */
-function journalMember(bucket: string, dir: string, mode: Mode, s: Scan, spool: string | null): OutMember {
+function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMember {
   const changed = () => failure(mode, `journal at ${dir} changed while the receipt was being written; nothing was written`);
   return {
     name: `journal/${BUCKET_NAME}`,
     size: s.outBytes,
     async produce(write) {
-      if (spool !== null) {
-        if ((await copyBytes(spool, s.outBytes, write)) !== s.steps) throw changed();
-        return;
-      }
       const copyable = s.copyable;
       if (copyable !== null && sameFile(statSync(bucket), copyable)) {
         // Unchanged since pass 1, which proved every line its own output.
@@ -437,7 +436,7 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan, spool: 
           }
         },
       });
-      for (const chunk of readChunks(bucket, { what: "journal" }, walker.readBuffer())) {
+      for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
         splitter.push(chunk);
         if (out.len >= OUT_BATCH || out.hasPieces) await out.drain(write);
         if (count >= s.steps) break;
@@ -450,33 +449,6 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan, spool: 
   };
 }
 
-/** A private file for publish's first pass to write its lines to (beside the receipt when its directory exists). */
-function openSpool(out: string): { path: string; fd: number; remove(): void } {
-  const dir = existsSync(dirname(out)) ? dirname(out) : tmpdir();
-  const path = join(dir, `.bernstein-publish.${process.pid}.${randomBytes(4).toString("hex")}.spool`);
-  const fd = openSync(path, "wx", 0o600);
-  trackTemp(path);
-  let open = true;
-  return {
-    path,
-    fd,
-    remove() {
-      if (open) closeSync(fd);
-      open = false;
-      try {
-        unlinkSync(path);
-      } catch {
-        /* already gone */
-      }
-      untrackTemp(path);
-    },
-  };
-}
-
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
-}
-
 async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Scan; signed: boolean }> {
   if (isRemotePath(opts.out)) {
     // s3://: made in a private temporary file, then uploaded (src/storage/upload.ts).
@@ -487,36 +459,54 @@ async function writeReceipt(opts: ExportOptions, mode: Mode): Promise<{ scan: Sc
   const bucket = join(dir, BUCKET_NAME);
   const plan = planReceiptOutput({ out: opts.out, sddDir: opts.sddDir, inputs: [bucket], force: opts.force ?? false, isDefault: opts.defaultOut ?? false });
   const key: KeyObject | null = opts.signingKeyPath ? loadSigningKey(opts.signingKeyPath) : null;
-  const spool = mode.kind === "publish" && stepKernelEnabled() ? openSpool(opts.out) : null;
+  const tarOpts = { replace: plan.replace, fileMode: plan.fileMode, dirMode: plan.dirMode };
   try {
-    return await writeWithScan(opts, mode, dir, bucket, plan, key, spool);
-  } finally {
-    spool?.remove();
-  }
-}
-
-async function writeWithScan(
-  opts: ExportOptions,
-  mode: Mode,
-  dir: string,
-  bucket: string,
-  plan: ReturnType<typeof planReceiptOutput>,
-  key: KeyObject | null,
-  spool: ReturnType<typeof openSpool> | null,
-): Promise<{ scan: Scan; signed: boolean }> {
-  const s = await scan(bucket, dir, mode, spool?.fd ?? null);
-  const manifest = buildManifest({ agent_id: opts.agentId, head_hash: s.outHead, steps: s.steps, blob_digests: s.blobDigests });
-  const mBytes = manifestBytes(manifest);
-  const members: OutMember[] = [bytesMember("manifest.json", mBytes)];
-  if (key) members.push(bytesMember("manifest.sig", encoder.encode(signManifest(key, mBytes))));
-  members.push(journalMember(bucket, dir, mode, s, spool?.path ?? null));
-  try {
-    await writeTarAtomic(opts.out, members, { replace: plan.replace, fileMode: plan.fileMode, dirMode: plan.dirMode });
+    if (mode.kind === "publish" && stepKernelEnabled()) return await publishPlaced(opts, mode, dir, bucket, tarOpts, key);
+    const s = await scan(bucket, dir, mode);
+    const members: OutMember[] = headMembers(opts.agentId, s, key).map((h) => bytesMember(h.name, h.bytes));
+    members.push(journalMember(bucket, dir, mode, s));
+    await writeTarAtomic(opts.out, members, tarOpts);
+    return { scan: s, signed: key !== null };
   } catch (err) {
     if (err instanceof BernsteinError) throw err;
     throw failure(mode, `${mode.kind === "export" ? "receipt" : "publish"} write failed: ${(err as Error).message}`);
   }
-  return { scan: s, signed: key !== null };
+}
+
+/** The members before the journal: the manifest of what is written, and its signature. */
+function headMembers(agentId: string, s: Pick<Scan, "outHead" | "steps" | "blobDigests">, key: KeyObject | null): { name: string; bytes: Uint8Array }[] {
+  const mBytes = manifestBytes(buildManifest({ agent_id: agentId, head_hash: s.outHead, steps: s.steps, blob_digests: s.blobDigests }));
+  const heads = [{ name: "manifest.json", bytes: mBytes }];
+  if (key) heads.push({ name: "manifest.sig", bytes: encoder.encode(signManifest(key, mBytes)) });
+  return heads;
+}
+
+/**
+ * Publish in one pass: the redacted lines go straight into the receipt's
+ * temp file, after room for the manifest (known only at the end). The room
+ * is that of a manifest with as many steps as the journal has bytes (no
+ * fewer digits than the real count; the 512-byte block padding absorbs the
+ * difference); when the real one needs other room the data is moved.
+ */
+async function publishPlaced(
+  opts: ExportOptions,
+  mode: Mode,
+  dir: string,
+  bucket: string,
+  tarOpts: TarWriteOptions,
+  key: KeyObject | null,
+): Promise<{ scan: Scan; signed: boolean }> {
+  const bytes = existsSync(bucket) ? statSync(bucket).size : 0;
+  const guess = headMembers(opts.agentId, { outHead: GENESIS_HASH, steps: bytes, blobDigests: [] }, key);
+  const w = new PlacedTarWriter(opts.out, tarOpts, guess.reduce((n, h) => n + memberSpan(h.bytes.length), 0));
+  try {
+    const s = await scan(bucket, dir, mode, (b) => w.write(b));
+    await w.finish(headMembers(opts.agentId, s, key), `journal/${BUCKET_NAME}`);
+    return { scan: s, signed: key !== null };
+  } catch (err) {
+    await w.discard();
+    throw err;
+  }
 }
 
 /** `replay export`: a verifiable receipt of one agent's step journal (§4). */

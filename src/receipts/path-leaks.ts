@@ -33,11 +33,20 @@ export class PathLeakScanner {
   /** The home directory as canonical JSON spells it inside a string (an ASCII absolute path), or null. */
   private readonly homeBytes: Uint8Array | null;
 
-  constructor(policy: ReadonlySet<string>) {
+  /** `home`: the user's home directory (tests pass others). */
+  constructor(policy: ReadonlySet<string>, home: string = homedir()) {
     this.fields = REDACTABLE.filter((f) => !policy.has(f));
-    const h = homedir();
-    this.home = h && h !== "/" ? h : null;
+    this.home = home && home !== "/" ? home : null;
     this.homeBytes = this.home !== null && /^\/[\x20-\x7e]*$/.test(this.home) && !/["\\]/.test(this.home) ? new TextEncoder().encode(this.home) : null;
+  }
+
+  /**
+   * For the step kernel's pre-scan (its copy of `mayHold`): the home bytes
+   * it looks for at each slash, or `always` when the home is no such path
+   * (then every row may hold it).
+   */
+  get kernelHome(): { bytes: Uint8Array | null; always: boolean } {
+    return { bytes: this.homeBytes, always: this.home !== null && this.homeBytes === null };
   }
 
   /** The redactable fields left as they are, which `row` scans. */

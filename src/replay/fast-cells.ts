@@ -1,6 +1,6 @@
 import { paint } from "../render/ansi.ts";
 import { EVENT_STYLES } from "./display.ts";
-import { DISPLAY_FIELDS, type FastRowReader } from "./fast-row.ts";
+import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { formatFixed } from "./format.ts";
 import { BACKSLASH, QUOTE } from "../pyjson/bytes.ts";
@@ -26,10 +26,11 @@ const MODEL = slot("model");
 const ROLE = slot("role");
 const COST = slot("cost_usd");
 const TICK = slot("tick");
+const FAILED = slot("failed_signals");
 /** Detail parts shown as their text when truthy, in order. */
 const TEXT_PARTS = [MODEL, ROLE];
 /** Fields whose detail depends on the event or on lists: such rows take displayRow. */
-const RARE = ["run_id", "max_agents", "ticks", "fingerprint", "failed_signals"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
+const RARE = ["run_id", "max_agents", "ticks", "fingerprint"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
 
 const latin1 = new TextDecoder("latin1");
 
@@ -124,8 +125,8 @@ export class IdCells {
   readonly taskE = new Int32Array(2);
 
   /** Read them from the loaded row; false: displayRow must (agentText, taskText). */
-  read(r: FastRowReader): boolean {
-    const b = r.em.mem;
+  read(r: LoadedRow): boolean {
+    const b = r.mem;
     const as = r.fieldS[AGENT]!;
     this.agentS = this.agentE = 0;
     if (as >= 0) {
@@ -194,212 +195,133 @@ const SPACES = 0x20;
 /** Room for the detail of a loaded line (under FAST_LINE_MAX bytes) and the parts' prefixes. */
 const DETAIL_MAX = 1 << 17;
 const FLUSH_AT = 1 << 16;
+const NONE: Uint8Array = new Uint8Array(0);
 
 /**
- * Writes table lines as bytes into its buffer; `flushable()` says when the
- * buffer should go out (the caller awaits the write, then `reset()`s).
+ * The cells of a plain row (printable ASCII, so a character is a terminal
+ * cell and sanitizing changes nothing), each a span of some buffer: TIME,
+ * EVENT, AGENT, TASK (its ids joined by ", ") and DETAIL, exactly the
+ * texts displayRow gives the row. What FastTableWriter lays out.
  */
-export class FastTableWriter {
-  out = new Uint8Array(FLUSH_AT * 2);
-  pos = 0;
-  private readonly ids = new IdCells();
+export class CellSpans {
+  timeB = NONE;
+  timeS = 0;
+  timeE = 0;
+  eventB = NONE;
+  eventS = 0;
+  eventE = 0;
+  agentB = NONE;
+  agentS = 0;
+  agentE = 0;
+  taskB = NONE;
+  taskS = 0;
+  taskE = 0;
+  detailB = NONE;
+  detailS = 0;
+  detailE = 0;
+}
+
+/** minutesSeconds(offset) written at out[0]; its length, or -1 where displayRow must decide. */
+function writeTime(offset: number, out: Uint8Array): number {
+  // String(m) would switch to exponents far beyond any run's length
+  if (!Number.isFinite(offset) || Math.abs(offset) > 1e15) return -1;
+  const m = Math.floor(offset / 60);
+  const sec = offset - m * 60;
+  let n = writeInt(out, 0, m);
+  out[n++] = 0x3a;
+  out[n++] = 0x30 + Math.floor(sec / 10);
+  out[n++] = 0x30 + (sec % 10);
+  return n;
+}
+
+/** timeText of a row whose ts is the plain JSON number b[s, e), measured from baseTs, at out[0]; its length or -1. */
+export function timeFromTs(b: Uint8Array, s: number, e: number, baseTs: number, out: Uint8Array): number {
+  const offset = secondsSince(b, s, e, baseTs);
+  return offset === null ? -1 : writeTime(offset, out);
+}
+
+/**
+ * The cells of a row FastRowReader loaded, straight from its bytes, when
+ * they are plain (read() DECLINES any other row: displayRow must show it).
+ */
+export class RowCells extends CellSpans {
+  readonly ids = new IdCells();
+  /** The last read() found the AGENT and TASK cells plain (their widths: ids.agentLength, ids.taskLength). */
+  idsPlain = false;
+  /** TIME is still the row's ts lexeme (read before the time base was known): resolve it with timeFromTs. */
+  tsPending = false;
+  private readonly time = new Uint8Array(32);
   private readonly detail = new Uint8Array(DETAIL_MAX);
   private detailLen = 0;
-  private readonly time = new Uint8Array(32);
-  private timeLen = 0;
-  private readonly dim = styleBytes("dim");
-  private readonly eventNames = Object.keys(EVENT_STYLES).map((k) => new TextEncoder().encode(k));
-  private readonly eventStyles = Object.values(EVENT_STYLES).map(styleBytes);
-  private readonly encoder = new TextEncoder();
-
-  constructor(
-    /** The table's column widths (TIME, EVENT, AGENT, TASK, DETAIL); null when a column is folded (never plain). */
-    private readonly widths: readonly number[] | null,
-    private readonly baseTs: number | null,
-  ) {}
-
-  flushable(): boolean {
-    return this.pos >= FLUSH_AT;
-  }
-
-  reset(): void {
-    this.pos = 0;
-  }
-
-  /** Append text made elsewhere (a declined row's lines, the header). */
-  text(t: string): void {
-    this.room(t.length * 3);
-    this.pos += this.encoder.encodeInto(t, this.out.subarray(this.pos)).written;
-  }
-
-  /** Append the loaded row's line; false (nothing appended) when displayRow must make it. */
-  row(r: FastRowReader): boolean {
-    const w = this.widths;
-    if (w === null || r.fieldS[EVENT]! < 0 || !this.readTime(r) || !this.ids.read(r) || !this.readDetail(r)) return false;
-    const b = r.em.mem;
-    const es = r.fieldS[EVENT]! + 1;
-    const ee = r.fieldE[EVENT]! - 1;
-    if (!plainString(b, es - 1, ee + 1)) return false;
-    const ids = this.ids;
-    // the cells but DETAIL are cut to their column with "…" (truncateCells: one cell each, as plain ASCII is)
-    if (this.timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || w[3]! < 2 || w[4]! < 1) return false;
-    this.room(w[0]! + w[1]! + w[2]! + w[3]! + this.detailLen + 128);
-    const o = this.out;
-    const start = this.pos;
-    // cell(text, width, style): padding outside the styled span (cf. run-table.ts plainRowText)
-    this.styled(this.time, 0, this.timeLen, this.dim, w[0]!);
-    this.pad(w[0]! - this.timeLen + CELL_GAP);
-    this.pad(w[1]! - this.styled(b, es, ee, this.eventStyle(b, es, ee), w[1]!) + CELL_GAP);
-    this.pad(w[2]! - this.styled(b, ids.agentS, ids.agentE, null, w[2]!) + CELL_GAP);
-    if (ids.taskLength > w[3]!) {
-      // the cut runs into the second id: both as one text
-      const joined = this.joinedTasks(b);
-      this.styled(joined, 0, ids.taskLength, null, w[3]!);
-    } else {
-      if (ids.tasks > 0) this.copy(b, ids.taskS[0]!, ids.taskE[0]!);
-      if (ids.tasks > 1) {
-        o[this.pos++] = 0x2c;
-        o[this.pos++] = SPACES;
-        this.copy(b, ids.taskS[1]!, ids.taskE[1]!);
-      }
-    }
-    this.pad(w[3]! - Math.min(ids.taskLength, w[3]!) + CELL_GAP);
-    if (this.detailLen <= w[4]!) {
-      this.copy(this.detail, 0, this.detailLen);
-      this.endLine(start);
-      return true;
-    }
-    this.wrapDetail(start, w[4]!, w[0]! + w[1]! + w[2]! + w[3]! + 4 * CELL_GAP);
-    return true;
-  }
-
-  /** trimEnd and the line feed: plain cells hold no whitespace but the space, and escapes end in "m". */
-  private endLine(start: number): void {
-    const o = this.out;
-    while (this.pos > start && o[this.pos - 1] === SPACES) this.pos--;
-    o[this.pos++] = 0x0a;
-  }
-
-  /**
-   * The detail wrapped into the DETAIL column (Table.format: wrapCells of
-   * plain ASCII, one cell a byte), its first piece ending the line begun at
-   * `start`, each other piece on a line of its own under it (the other
-   * cells empty there: spaces, trimmed away when the piece is blank).
-   */
-  private wrapDetail(start: number, width: number, indent: number): void {
-    const d = this.detail;
-    const n = this.detailLen;
-    this.room((Math.ceil(n / width) + 1) * (indent + width + 2));
-    let lineStart = start;
-    let cs = 0;
-    for (let i = 0; i < n; i++) {
-      const ch = d[i]!;
-      if (i - cs + 1 > width && i > cs) {
-        let space = i - 1;
-        while (space >= cs && d[space] !== SPACES) space--;
-        const cut = space > cs && ch !== SPACES ? space + 1 - cs : i - cs;
-        // trimEnd, or the piece as it is when it is all spaces
-        let e = cs + cut;
-        while (e > cs && d[e - 1] === SPACES) e--;
-        this.copy(d, cs, e === cs ? cs + cut : e);
-        this.endLine(lineStart);
-        lineStart = this.pos;
-        this.pad(indent);
-        cs += cut;
-        if (ch === SPACES && cs === i) {
-          cs = i + 1; // a break at a space swallows it
-          continue;
-        }
-      }
-    }
-    this.copy(d, cs, n);
-    this.endLine(lineStart);
-  }
-
-  private room(n: number): void {
-    if (this.pos + n <= this.out.length) return;
-    const bigger = new Uint8Array(Math.max(this.out.length * 2, this.pos + n));
-    bigger.set(this.out.subarray(0, this.pos));
-    this.out = bigger;
-  }
-
-  private copy(b: Uint8Array, s: number, e: number): void {
-    this.pos = copyBytes(b, s, e, this.out, this.pos);
-  }
-
-  private pad(n: number): void {
-    this.out.fill(SPACES, this.pos, this.pos + n);
-    this.pos += n;
-  }
-
-  /** The text b[s, e) cut to `width` cells, painted when not empty; returns the cells written. */
-  private styled(b: Uint8Array, s: number, e: number, style: [Uint8Array, Uint8Array] | null, width: number): number {
-    const cut = e - s > width;
-    if (style !== null && s !== e) this.copy(style[0], 0, style[0].length);
-    this.copy(b, s, cut ? s + width - 1 : e);
-    if (cut) this.copy(ELLIPSIS, 0, ELLIPSIS.length);
-    if (style !== null && s !== e) this.copy(style[1], 0, style[1].length);
-    return cut ? width : e - s;
-  }
-
   private readonly tasks = new Uint8Array(2 * FAST_LINE_MAX + 2);
 
-  /** The task cell's text ("a, b") in a scratch buffer. */
-  private joinedTasks(b: Uint8Array): Uint8Array {
+  /** `baseTs` undefined: not known yet (the scan pass); a row with a `ts` then keeps its lexeme (tsPending). */
+  read(r: LoadedRow, baseTs: number | null | undefined): boolean {
     const ids = this.ids;
-    const t = this.tasks;
-    let p = 0;
-    for (let k = 0; k < ids.tasks; k++) {
-      if (k > 0) {
-        t[p++] = 0x2c;
-        t[p++] = SPACES;
-      }
-      for (let i = ids.taskS[k]!; i < ids.taskE[k]!; i++) t[p++] = b[i]!;
+    this.idsPlain = ids.read(r);
+    if (!this.idsPlain || r.fieldS[EVENT]! < 0 || !this.readTime(r, baseTs) || !this.readDetail(r)) return false;
+    const b = r.mem;
+    const es = r.fieldS[EVENT]!;
+    const ee = r.fieldE[EVENT]!;
+    if (!plainString(b, es, ee)) return false;
+    this.eventB = b;
+    this.eventS = es + 1;
+    this.eventE = ee - 1;
+    this.agentB = b;
+    this.agentS = ids.agentS;
+    this.agentE = ids.agentE;
+    if (ids.tasks < 2) {
+      this.taskB = b;
+      this.taskS = ids.tasks === 0 ? 0 : ids.taskS[0]!;
+      this.taskE = ids.tasks === 0 ? 0 : ids.taskE[0]!;
+    } else {
+      // "a, b" in a scratch buffer
+      const t = this.tasks;
+      let p = copyBytes(b, ids.taskS[0]!, ids.taskE[0]!, t, 0);
+      t[p++] = 0x2c;
+      t[p++] = SPACES;
+      this.taskB = t;
+      this.taskS = 0;
+      this.taskE = copyBytes(b, ids.taskS[1]!, ids.taskE[1]!, t, p);
     }
-    return t;
-  }
-
-  /** eventStyle(event) of the event text b[s, e). */
-  private eventStyle(b: Uint8Array, s: number, e: number): [Uint8Array, Uint8Array] | null {
-    const n = e - s;
-    outer: for (let k = 0; k < this.eventNames.length; k++) {
-      const name = this.eventNames[k]!;
-      if (name.length !== n) continue;
-      for (let i = 0; i < n; i++) if (name[i] !== b[s + i]) continue outer;
-      return this.eventStyles[k]!;
-    }
-    return null;
+    this.detailB = this.detail;
+    this.detailS = 0;
+    this.detailE = this.detailLen;
+    return true;
   }
 
   /** timeText: `m:ss` of ts - baseTs, else of elapsed_s (a missing one: 0). */
-  private readTime(r: FastRowReader): boolean {
-    const b = r.em.mem;
-    let offset: number | null;
+  private readTime(r: LoadedRow, baseTs: number | null | undefined): boolean {
+    const b = r.mem;
     const ts = r.fieldS[TS]!;
-    if (ts >= 0 && !plainNumber(b, ts)) return false;
-    if (ts >= 0 && this.baseTs !== null) {
-      offset = secondsSince(b, ts, r.fieldE[TS]!, this.baseTs);
-      if (offset === null) return false;
-    } else {
-      const es = r.fieldS[ELAPSED]!;
-      if (es >= 0 && !plainNumber(b, es)) return false;
-      offset = es < 0 ? 0 : Math.trunc(numberAt(b, es, r.fieldE[ELAPSED]!));
+    this.tsPending = false;
+    if (ts >= 0) {
+      if (!plainNumber(b, ts)) return false;
+      if (baseTs === undefined) {
+        this.tsPending = true;
+        this.timeB = b;
+        this.timeS = ts;
+        this.timeE = r.fieldE[TS]!;
+        return true;
+      }
+      if (baseTs !== null) return this.timeOf(timeFromTs(b, ts, r.fieldE[TS]!, baseTs, this.time));
     }
-    // minutesSeconds; String(m) would switch to exponents far beyond any run's length
-    if (!Number.isFinite(offset) || Math.abs(offset) > 1e15) return false;
-    const m = Math.floor(offset / 60);
-    const sec = offset - m * 60;
-    this.timeLen = writeInt(this.time, 0, m);
-    this.time[this.timeLen++] = 0x3a;
-    this.time[this.timeLen++] = 0x30 + Math.floor(sec / 10);
-    this.time[this.timeLen++] = 0x30 + (sec % 10);
-    return true;
+    const es = r.fieldS[ELAPSED]!;
+    if (es >= 0 && !plainNumber(b, es)) return false;
+    return this.timeOf(writeTime(es < 0 ? 0 : Math.trunc(numberAt(b, es, r.fieldE[ELAPSED]!)), this.time));
   }
 
-  /** detailText for a row with none of the RARE fields: model, role, cost_usd, tick. */
-  private readDetail(r: FastRowReader): boolean {
+  private timeOf(len: number): boolean {
+    this.timeB = this.time;
+    this.timeS = 0;
+    this.timeE = len;
+    return len >= 0;
+  }
+
+  /** detailText for a row with none of the RARE fields: model, role, cost_usd, failed_signals, tick. */
+  private readDetail(r: LoadedRow): boolean {
     for (let i = 0; i < RARE.length; i++) if (r.fieldS[RARE[i]!]! >= 0) return false;
-    const b = r.em.mem;
+    const b = r.mem;
     this.detailLen = 0;
     for (let k = 0; k < TEXT_PARTS.length; k++) {
       const f = TEXT_PARTS[k]!;
@@ -415,6 +337,7 @@ export class FastTableWriter {
       const n = numberAt(b, cs, r.fieldE[COST]!);
       if (n !== 0) this.cost(n);
     }
+    if (r.fieldS[FAILED]! >= 0 && !this.failed(b, r.fieldS[FAILED]!)) return false;
     const ks = r.fieldS[TICK]!;
     if (ks >= 0) {
       const ke = r.fieldE[TICK]!;
@@ -432,6 +355,29 @@ export class FastTableWriter {
     return true;
   }
 
+  /** `failed: a, b, c` of a failed_signals list whose first three items are plain strings (writer spelling); false for any other value. */
+  private failed(b: Uint8Array, s: number): boolean {
+    if (b[s] !== 0x5b) return false;
+    let p = s + 1;
+    while (b[p] === SPACES) p++;
+    if (b[p] === 0x5d) return true; // [] is falsy: no part
+    this.partText("failed: ");
+    for (let k = 0; k < 3; k++) {
+      if (b[p] !== QUOTE) return false;
+      let i = p + 1;
+      while (b[i] !== QUOTE) if (b[i++] === BACKSLASH) return false;
+      if (k > 0) this.literal(", ");
+      this.copyDetail(b, p + 1, i);
+      p = i + 1;
+      while (b[p] === SPACES) p++;
+      if (b[p] === 0x5d) return true;
+      if (b[p] !== 0x2c) return false;
+      p++;
+      while (b[p] === SPACES) p++;
+    }
+    return true;
+  }
+
   private part(b: Uint8Array, s: number, e: number): void {
     this.partText("");
     this.copyDetail(b, s, e);
@@ -443,7 +389,11 @@ export class FastTableWriter {
       this.detail[this.detailLen++] = SPACES;
       this.detail[this.detailLen++] = SPACES;
     }
-    for (let i = 0; i < prefix.length; i++) this.detail[this.detailLen++] = prefix.charCodeAt(i);
+    this.literal(prefix);
+  }
+
+  private literal(text: string): void {
+    for (let i = 0; i < text.length; i++) this.detail[this.detailLen++] = text.charCodeAt(i);
   }
 
   private copyDetail(b: Uint8Array, s: number, e: number): void {
@@ -471,8 +421,155 @@ export class FastTableWriter {
   }
 }
 
+/**
+ * Writes table lines as bytes into its buffer; `flushable()` says when the
+ * buffer should go out (the caller awaits the write, then `reset()`s).
+ */
+export class FastTableWriter {
+  out = new Uint8Array(FLUSH_AT * 2);
+  pos = 0;
+  private readonly cells = new RowCells();
+  private readonly dim = styleBytes("dim");
+  private readonly eventNames = Object.keys(EVENT_STYLES).map((k) => new TextEncoder().encode(k));
+  private readonly eventStyles = Object.values(EVENT_STYLES).map(styleBytes);
+  private readonly encoder = new TextEncoder();
+
+  constructor(
+    /** The table's column widths (TIME, EVENT, AGENT, TASK, DETAIL); null when a column is folded (never plain). */
+    private readonly widths: readonly number[] | null,
+    private readonly baseTs: number | null,
+  ) {}
+
+  flushable(): boolean {
+    return this.pos >= FLUSH_AT;
+  }
+
+  reset(): void {
+    this.pos = 0;
+  }
+
+  /** Append text made elsewhere (a declined row's lines, the header). */
+  text(t: string): void {
+    this.room(t.length * 3);
+    this.pos += this.encoder.encodeInto(t, this.out.subarray(this.pos)).written;
+  }
+
+  /** Append the loaded row's line; false (nothing appended) when displayRow must make it. */
+  row(r: LoadedRow): boolean {
+    return this.widths !== null && this.cells.read(r, this.baseTs) && this.line(this.cells);
+  }
+
+  /**
+   * Append the line of a row's plain cells (TIME resolved); false (nothing
+   * appended) when they need the general table code: a folded column, or
+   * TIME wider than its column, or a column too narrow for a cut.
+   */
+  line(c: CellSpans): boolean {
+    const w = this.widths;
+    const timeLen = c.timeE - c.timeS;
+    // the cells but DETAIL are cut to their column with "…" (truncateCells: one cell each, as plain ASCII is)
+    if (w === null || timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || w[3]! < 2 || w[4]! < 1) return false;
+    const detailLen = c.detailE - c.detailS;
+    this.room(w[0]! + w[1]! + w[2]! + w[3]! + detailLen + 128);
+    const start = this.pos;
+    // cell(text, width, style): padding outside the styled span (cf. run-table.ts plainRowText)
+    this.styled(c.timeB, c.timeS, c.timeE, this.dim, w[0]!);
+    this.pad(w[0]! - timeLen + CELL_GAP);
+    this.pad(w[1]! - this.styled(c.eventB, c.eventS, c.eventE, this.eventStyle(c.eventB, c.eventS, c.eventE), w[1]!) + CELL_GAP);
+    this.pad(w[2]! - this.styled(c.agentB, c.agentS, c.agentE, null, w[2]!) + CELL_GAP);
+    this.pad(w[3]! - this.styled(c.taskB, c.taskS, c.taskE, null, w[3]!) + CELL_GAP);
+    if (detailLen <= w[4]!) {
+      this.copy(c.detailB, c.detailS, c.detailE);
+      this.endLine(start);
+      return true;
+    }
+    this.wrapDetail(c.detailB, c.detailS, c.detailE, start, w[4]!, w[0]! + w[1]! + w[2]! + w[3]! + 4 * CELL_GAP);
+    return true;
+  }
+
+  /** trimEnd and the line feed: plain cells hold no whitespace but the space, and escapes end in "m". */
+  private endLine(start: number): void {
+    const o = this.out;
+    while (this.pos > start && o[this.pos - 1] === SPACES) this.pos--;
+    o[this.pos++] = 0x0a;
+  }
+
+  /**
+   * The detail d[ds, de) wrapped into the DETAIL column (Table.format:
+   * wrapCells of plain ASCII, one cell a byte), its first piece ending the
+   * line begun at `start`, each other piece on a line of its own under it
+   * (the other cells empty there: spaces, trimmed away when the piece is blank).
+   */
+  private wrapDetail(d: Uint8Array, ds: number, de: number, start: number, width: number, indent: number): void {
+    this.room((Math.ceil((de - ds) / width) + 1) * (indent + width + 2));
+    let lineStart = start;
+    let cs = ds;
+    for (let i = ds; i < de; i++) {
+      const ch = d[i]!;
+      if (i - cs + 1 > width && i > cs) {
+        let space = i - 1;
+        while (space >= cs && d[space] !== SPACES) space--;
+        const cut = space > cs && ch !== SPACES ? space + 1 - cs : i - cs;
+        // trimEnd, or the piece as it is when it is all spaces
+        let e = cs + cut;
+        while (e > cs && d[e - 1] === SPACES) e--;
+        this.copy(d, cs, e === cs ? cs + cut : e);
+        this.endLine(lineStart);
+        lineStart = this.pos;
+        this.pad(indent);
+        cs += cut;
+        if (ch === SPACES && cs === i) {
+          cs = i + 1; // a break at a space swallows it
+          continue;
+        }
+      }
+    }
+    this.copy(d, cs, de);
+    this.endLine(lineStart);
+  }
+
+  private room(n: number): void {
+    if (this.pos + n <= this.out.length) return;
+    const bigger = new Uint8Array(Math.max(this.out.length * 2, this.pos + n));
+    bigger.set(this.out.subarray(0, this.pos));
+    this.out = bigger;
+  }
+
+  private copy(b: Uint8Array, s: number, e: number): void {
+    this.pos = copyBytes(b, s, e, this.out, this.pos);
+  }
+
+  private pad(n: number): void {
+    // a cell's padding is short: a loop beats fill(), a native call
+    const o = this.out;
+    for (let i = 0; i < n; i++) o[this.pos++] = SPACES;
+  }
+
+  /** The text b[s, e) cut to `width` cells, painted when not empty; returns the cells written. */
+  private styled(b: Uint8Array, s: number, e: number, style: [Uint8Array, Uint8Array] | null, width: number): number {
+    const cut = e - s > width;
+    if (style !== null && s !== e) this.copy(style[0], 0, style[0].length);
+    this.copy(b, s, cut ? s + width - 1 : e);
+    if (cut) this.copy(ELLIPSIS, 0, ELLIPSIS.length);
+    if (style !== null && s !== e) this.copy(style[1], 0, style[1].length);
+    return cut ? width : e - s;
+  }
+
+  /** eventStyle(event) of the event text b[s, e). */
+  private eventStyle(b: Uint8Array, s: number, e: number): [Uint8Array, Uint8Array] | null {
+    const n = e - s;
+    outer: for (let k = 0; k < this.eventNames.length; k++) {
+      const name = this.eventNames[k]!;
+      if (name.length !== n) continue;
+      for (let i = 0; i < n; i++) if (name[i] !== b[s + i]) continue outer;
+      return this.eventStyles[k]!;
+    }
+    return null;
+  }
+}
+
 /** b[s, e) to `to` at o; returns the end. A byte loop, not set(subarray): a view per cell would be garbage per row. */
-function copyBytes(b: Uint8Array, s: number, e: number, to: Uint8Array, o: number): number {
+export function copyBytes(b: Uint8Array, s: number, e: number, to: Uint8Array, o: number): number {
   for (let i = s; i < e; i++) to[o++] = b[i]!;
   return o;
 }

@@ -17,11 +17,11 @@ import { classifyLine, type LineVerdict } from "../journal/reader.ts";
  * memory stays one chunk plus its output whatever the journal's size.
  */
 
-/** Claims the line `buf[start, end)` (no terminator) when it handles it itself. */
-export type FastLine = (buf: Uint8Array, start: number, end: number, lineNo: number) => boolean;
+/** Claims the line `buf[start, end)` (no terminator; `offset`: its first byte's in the file) when it handles it itself. */
+export type FastLine = (buf: Uint8Array, start: number, end: number, lineNo: number, offset: number) => boolean;
 
 /** A line the fast handler declined, classified exactly (`lineNo` is 1-based; blank lines never come here). */
-export type ExactLine = (verdict: Exclude<LineVerdict, { kind: "blank" }>, bytes: Uint8Array, lineNo: number) => void;
+export type ExactLine = (verdict: Exclude<LineVerdict, { kind: "blank" }>, bytes: Uint8Array, lineNo: number, offset: number) => void;
 
 export interface FastLineReader {
   fast: FastLine;
@@ -53,9 +53,13 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
   let overlong = 0;
   /** Bytes of lines the exact reader made values of since the last collection. */
   let exactBytes = 0;
-  const splitter = new LineSplitter(
+  /** File offset of the line being handed out: where the previous one ended (after its terminator). */
+  let lineStart = 0;
+  const splitter: LineSplitter = new LineSplitter(
     "universal",
     (bytes, lineNo) => {
+      const offset = lineStart;
+      lineStart = splitter.nextLineStart;
       if (reader.done() || overlong !== 0) return;
       if (bytes === null) {
         overlong = lineNo;
@@ -64,12 +68,17 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       if (bytes.length === 0) return;
       exactBytes += bytes.length;
       const v = classifyLine(bytes);
-      if (v.kind !== "blank") reader.exact(v, bytes, lineNo);
+      if (v.kind !== "blank") reader.exact(v, bytes, lineNo, offset);
     },
     MAX_ROW_BYTES,
     (buf, start, end, lineNo) => {
-      if (reader.done() || overlong !== 0) return true;
-      return end - start < FAST_LINE_MAX && reader.fast(buf, start, end, lineNo);
+      if (reader.done() || overlong !== 0) {
+        lineStart = splitter.nextLineStart;
+        return true;
+      }
+      if (end - start >= FAST_LINE_MAX || !reader.fast(buf, start, end, lineNo, lineStart)) return false;
+      lineStart = splitter.nextLineStart;
+      return true;
     },
     reader.bulk ?? null,
   );

@@ -1,4 +1,4 @@
-import { CanonicalEmitter, envelopeKind, Key, scanCanonicalString, scanPlainKey, skipWs } from "../journal/fast/emitter.ts";
+import { CanonicalEmitter, envelopeKind, Key, scanPlainKey, skipWs } from "../journal/fast/emitter.ts";
 import { COLON, COMMA, LBRACE, QUOTE, RBRACE } from "../pyjson/bytes.ts";
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -61,20 +61,39 @@ const latin1 = new TextDecoder("latin1");
  * it declines do, and the engine collects them late: collecting every
  * 16 MiB of journal keeps the prose display of the 221 MB bench journal at
  * ~57 MB peak (never: ~62 MB; every 4 MiB: ~55 MB at 1.5x the time, a full
- * collection costing tens of milliseconds).
+ * collection costing tens of milliseconds). Measured before the scan
+ * moved to the kernel and the table to the cell spool; it now paces the
+ * table pass without a spool (run-table.ts).
  */
 export const DISPLAY_GC_CHUNKS = 16;
 
-/** The read area: one chunk of the line reader. */
-const READ_AREA = 1 << 20;
 /** The row area: the fingerprint batch (FINGERPRINT_BATCH) and room for one more row's text. */
 export const FINGERPRINT_BATCH = 1 << 20;
 const ROW_AREA = FINGERPRINT_BATCH + 4 * FAST_LINE_MAX;
 const FLOAT_CHARS = /[.eE]/;
 
-export class FastRowReader {
+/**
+ * A row whose display fields' spans are known (FastRowReader, or the
+ * verify kernel's fingerprint mode: kernel-row.ts): what the scan and the
+ * table read of it.
+ */
+export interface LoadedRow {
+  /** The memory the spans are of. */
+  readonly mem: Uint8Array;
+  /** Value span of each display field (-1: absent; a nested value may be its canonical text elsewhere in `mem`). */
+  readonly fieldS: Int32Array;
+  readonly fieldE: Int32Array;
+  /** The display fields as a row (absent ones and `skip` left out), valid until the next call. */
+  displayFields(skip?: number): PyObject;
+}
+
+/** The read area: one chunk of the line reader. */
+export const READ_AREA = 1 << 20;
+
+export class FastRowReader implements LoadedRow {
   /** The emitter's memory: the read area (chunks are read into it, `readBuffer`), scratch, and the row area (ROW_AREA bytes). */
   readonly em = new CanonicalEmitter(READ_AREA + 64, ROW_AREA);
+  readonly mem = this.em.mem;
   /** Where the line reader reads chunks (lines are then validated in place). */
   readonly readBuffer = this.em.mem.subarray(0, READ_AREA + 8);
   /** Top-level members: [0, members) of the emitter's member table, in line order. */
@@ -163,35 +182,12 @@ export class FastRowReader {
     return p === e && em.sortMembers(this.members, this.sortedTop - this.members);
   }
 
-  /**
-   * The display fields' spans of the line buf[s, e) of `readBuffer`,
-   * WITHOUT validating it: only for a line `load` accepted in an earlier
-   * pass over the same file (LineSet). Values are skipped by their
-   * structure; anything unexpected (a line changed since) is false, and the
-   * caller loads the line.
-   */
-  locate(buf: Uint8Array, s: number, e: number): boolean {
-    const em = this.em;
-    const b = em.mem;
-    if (e - s < 2 || e - s > FAST_LINE_MAX || buf.buffer !== b.buffer || buf.byteOffset !== b.byteOffset || b[e] !== 10) return false;
-    this.fieldS.fill(-1);
-    if (b[s] !== LBRACE) return false;
-    let p = skipWs(b, s + 1);
-    if (b[p] === RBRACE) return p + 1 === e;
-    const dv = em.dv;
-    for (;;) {
-      if (b[p] !== QUOTE) return false;
-      const ks = p + 1;
-      const ke = scanCanonicalString(b, dv, ks);
-      if (ke < 0 || b[(p = skipWs(b, ke + 1))] !== COLON) return false;
-      const vs = (p = skipWs(b, p + 1));
-      p = skipValue(b, dv, p, e);
-      if (p < 0) return false;
-      this.noteField(ks, ke, vs, p);
-      p = skipWs(b, p);
-      if (b[p] !== COMMA) return b[p] === RBRACE && p + 1 === e;
-      p = skipWs(b, p + 1);
-    }
+  /** load() of a line held elsewhere, copied into the read area first. */
+  loadCopy(buf: Uint8Array, s: number, e: number): boolean {
+    if (e - s > FAST_LINE_MAX) return false;
+    this.mem.set(buf.subarray(s, e), 0);
+    this.mem[e - s] = 10;
+    return this.load(this.readBuffer, 0, e - s);
   }
 
   /** Copy the members but `skipA`/`skipB` (-1: none) to the top of the member table; returns the new top. */
@@ -210,15 +206,7 @@ export class FastRowReader {
   }
 
   private noteField(ks: number, ke: number, vs: number, ve: number): void {
-    const b = this.em.mem;
-    const len = ke - ks;
-    if (len >= 32) return;
-    const slot = FIELD_BY_SHAPE[(len << 7) | b[ks]!]! - 1;
-    if (slot < 0) return;
-    const f = FIELD_BYTES[slot]!;
-    for (let i = 1; i < len; i++) if (b[ks + i] !== f[i]) return;
-    this.fieldS[slot] = vs;
-    this.fieldE[slot] = ve;
+    noteField(this.mem, ks, ke, vs, ve, this.fieldS, this.fieldE);
   }
 
   /**
@@ -264,16 +252,32 @@ export class FastRowReader {
    * the next call.
    */
   displayFields(skip = -1): PyObject {
-    const row = this.fields;
-    row.clear();
-    for (let i = 0; i < DISPLAY_FIELDS.length; i++) {
-      const s = this.fieldS[i]!;
-      if (s >= 0 && i !== skip) row.set(DISPLAY_FIELDS[i]!, valueAt(this.em.mem, s, this.fieldE[i]!));
-    }
-    return row;
+    return displayFieldsOf(this.mem, this.fieldS, this.fieldE, skip, this.fields);
   }
 
   private readonly fields: PyObject = new Map();
+}
+
+/** The member key b[ks, ke) with value b[vs, ve): when it is a display field's, its span is noted. */
+export function noteField(b: Uint8Array, ks: number, ke: number, vs: number, ve: number, fieldS: Int32Array, fieldE: Int32Array): void {
+  const len = ke - ks;
+  if (len >= 32) return;
+  const slot = FIELD_BY_SHAPE[(len << 7) | b[ks]!]! - 1;
+  if (slot < 0) return;
+  const f = FIELD_BYTES[slot]!;
+  for (let i = 1; i < len; i++) if (b[ks + i] !== f[i]) return;
+  fieldS[slot] = vs;
+  fieldE[slot] = ve;
+}
+
+/** The display fields of spans of b as a row (absent ones and `skip` left out), refilled into `row`. */
+export function displayFieldsOf(b: Uint8Array, fieldS: Int32Array, fieldE: Int32Array, skip: number, row: PyObject): PyObject {
+  row.clear();
+  for (let i = 0; i < DISPLAY_FIELDS.length; i++) {
+    const s = fieldS[i]!;
+    if (s >= 0 && i !== skip) row.set(DISPLAY_FIELDS[i]!, valueAt(b, s, fieldE[i]!));
+  }
+  return row;
 }
 
 /**
@@ -321,32 +325,6 @@ export function valueAt(b: Uint8Array, s: number, e: number): PyValue {
   const text = latin1.decode(b.subarray(s, e));
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return new PyNum(text, FLOAT_CHARS.test(text));
   return parse(text);
-}
-
-/** The end of the (once validated) JSON value at b[p] within the line ending at e; -1 if it looks otherwise. */
-function skipValue(b: Uint8Array, dv: DataView, p: number, e: number): number {
-  const c = b[p]!;
-  if (c === QUOTE) {
-    const q = scanCanonicalString(b, dv, p + 1);
-    return q < 0 ? -1 : q + 1;
-  }
-  if (c === LBRACE || c === 0x5b) {
-    let depth = 0;
-    for (; p < e; p++) {
-      const d = b[p]!;
-      if (d === QUOTE) {
-        p = scanCanonicalString(b, dv, p + 1);
-        if (p < 0) return -1;
-      } else if (d === LBRACE || d === 0x5b) depth++;
-      else if (d === RBRACE || d === 0x5d) {
-        if (--depth === 0) return p + 1;
-      }
-    }
-    return -1;
-  }
-  // a number or an atom: up to the next delimiter
-  while (p < e && b[p] !== COMMA && b[p] !== RBRACE && b[p] !== 0x20 && b[p] !== 0x09) p++;
-  return p < e ? p : -1;
 }
 
 function isNumberStart(c: number): boolean {

@@ -1,10 +1,12 @@
 import { paint } from "../render/ansi.ts";
 import { idColumn, Table } from "../render/table.ts";
+import { openInput, type OpenInput } from "../fsutil/input.ts";
+import { classifyLine } from "../journal/reader.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { displayRow } from "./display.ts";
-import { FastTableWriter } from "./fast-cells.ts";
+import { SpoolKind, type CellSpool } from "./cell-spool.ts";
+import { displayRow, eventStyle, type DisplayRow } from "./display.ts";
+import { CellSpans, FastTableWriter, timeFromTs } from "./fast-cells.ts";
 import { readFastLines } from "./fast-lines.ts";
-import type { LineSet } from "./line-set.ts";
 import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader } from "./fast-row.ts";
 import { runRows } from "./run-view.ts";
 import { utf8, type ByteOutput } from "./sink.ts";
@@ -18,11 +20,12 @@ import { utf8, type ByteOutput } from "./sink.ts";
  * too, labelled), so no line is wider than the terminal at any width of 60
  * or more.
  *
- * `writeRunTable` reads each row in the writer's spelling for its display
- * fields only (fast-row.ts) and lays out a row whose cells are plain
- * printable ASCII that fits its column without the general table code;
- * anything else takes the exact path (the full row parsed; `Table.format`).
- * `writeRunTableExact` is the exact path alone, the reference.
+ * `writeRunTable` lays out the rows the scan pass left in its spool
+ * (cell-spool.ts), or without one reads each row in the writer's spelling
+ * for its display fields only (fast-row.ts); a row whose cells are plain
+ * printable ASCII that fits its column is laid out without the general
+ * table code; anything else takes the exact path (the full row parsed;
+ * `Table.format`). `writeRunTableExact` is the exact path alone, the reference.
  */
 
 export function runTable(ids: { agent: number; task: number }, width: number): Table {
@@ -62,8 +65,8 @@ function plainRowText(table: Table, time: string, event: string, eventStyle: str
   return line.trimEnd() + "\n";
 }
 
-function rowText(table: Table, row: PyObject, baseTs: number | null): string {
-  const d = displayRow(row, baseTs);
+/** The lines of a row's display cells. */
+function cellsText(table: Table, d: DisplayRow): string {
   const fast = plainRowText(table, d.time, d.event, d.eventStyle, d.agent, d.task, d.detail);
   if (fast !== null) return fast;
   let text = "";
@@ -71,15 +74,24 @@ function rowText(table: Table, row: PyObject, baseTs: number | null): string {
   return text;
 }
 
-/** `fastLines`: the lines the scan pass loaded (run-view.ts), whose fields are then located without validating them again. */
+function rowText(table: Table, row: PyObject, baseTs: number | null): string {
+  return cellsText(table, displayRow(row, baseTs));
+}
+
+/**
+ * `spool`: what the scan pass (run-view.ts scanRunFast) left, which holds
+ * the rows it read (at most `limit`); without one (or a broken one) the
+ * journal is read again.
+ */
 export async function writeRunTable(
   journal: string,
   baseTs: number | null,
   limit: number | undefined,
   table: Table,
   out: ByteOutput,
-  fastLines?: LineSet,
+  spool?: CellSpool,
 ): Promise<void> {
+  if (spool?.finish()) return writeSpooledTable(journal, baseTs, table, out, spool);
   // a folded column is never plain: no row takes the byte writer then
   const w = new FastTableWriter(table.folded.size === 0 ? table.widths : null, baseTs);
   w.text(table.header() + "\n");
@@ -89,8 +101,8 @@ export async function writeRunTable(
     for (const _ of readFastLines(journal, {
       buffer: r.readBuffer,
       gcEvery: DISPLAY_GC_CHUNKS,
-      fast: (b, s, e, lineNo) => {
-        if (!(fastLines?.has(lineNo) && r.locate(b, s, e)) && !r.load(b, s, e)) return false;
+      fast: (b, s, e) => {
+        if (!r.load(b, s, e)) return false;
         if (!w.row(r)) w.text(rowText(table, r.displayFields(EVENT_HASH_SLOT), baseTs));
         n++;
         return true;
@@ -108,6 +120,75 @@ export async function writeRunTable(
       }
       if (out.closed()) return; // the reader went away: stop reading the journal
     }
+  }
+  await out.write(w.out.subarray(0, w.pos));
+}
+
+const latin1 = new TextDecoder("latin1");
+/** Bytes of rows parsed (Fields and Exact records) after which garbage is collected, as readFastLines does. */
+const GC_BYTES = 1 << 20;
+
+/** writeRunTable from the spool: plain cells are padded to the widths; the rest is shown as the exact path shows it. */
+async function writeSpooledTable(journal: string, baseTs: number | null, table: Table, out: ByteOutput, spool: CellSpool): Promise<void> {
+  const w = new FastTableWriter(table.folded.size === 0 ? table.widths : null, baseTs);
+  w.text(table.header() + "\n");
+  const rows = spool.reader();
+  const c = new CellSpans();
+  const time = new Uint8Array(32);
+  const text = (b: Uint8Array, s: number, e: number): string => latin1.decode(b.subarray(s, e));
+  let input = null as OpenInput | null;
+  let parsed = 0;
+  /** The row on the record's line, read again from the journal and shown as the exact reader reads it. */
+  const exactRow = (): void => {
+    input ??= openInput(journal, { what: "journal" });
+    const bytes = new Uint8Array(rows.length);
+    let got = 0;
+    while (input !== null && got < bytes.length) {
+      const n = input.read(bytes, got, bytes.length - got, rows.offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    const v = classifyLine(bytes.subarray(0, got));
+    if (v.kind === "row") w.text(rowText(table, v.row, baseTs));
+    parsed += got;
+  };
+  try {
+    while (rows.next()) {
+      if (rows.kind === SpoolKind.Exact) exactRow();
+      else if (rows.kind === SpoolKind.Fields) {
+        w.text(rowText(table, rows.fieldsRow(), baseTs));
+        parsed += rows.length;
+      } else {
+        rows.cells(c);
+        // a row with a ts was read, so the time base is known; a TIME that is not plain is the exact path's
+        const n = rows.kind === SpoolKind.Time ? 0 : baseTs === null ? -1 : timeFromTs(c.timeB, c.timeS, c.timeE, baseTs, time);
+        if (n < 0) exactRow();
+        else {
+          if (rows.kind === SpoolKind.Ts) {
+            c.timeB = time;
+            c.timeS = 0;
+            c.timeE = n;
+          }
+          if (!w.line(c)) {
+            const event = text(c.eventB, c.eventS, c.eventE);
+            const agent = text(c.agentB, c.agentS, c.agentE);
+            const task = text(c.taskB, c.taskS, c.taskE);
+            w.text(cellsText(table, { time: text(c.timeB, c.timeS, c.timeE), event, eventStyle: eventStyle(event), agent, task, detail: text(c.detailB, c.detailS, c.detailE) }));
+          }
+        }
+      }
+      if (parsed >= GC_BYTES) {
+        Bun.gc(true);
+        parsed = 0;
+      }
+      if (w.flushable()) {
+        await out.write(w.out.subarray(0, w.pos));
+        w.reset();
+        if (out.closed()) return; // the reader went away
+      }
+    }
+  } finally {
+    input?.close();
   }
   await out.write(w.out.subarray(0, w.pos));
 }

@@ -2,11 +2,12 @@ import { readJournal } from "../journal/reader.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { measureIds, numberField } from "./display.ts";
-import { IdCells, numberAt, plainNumber } from "./fast-cells.ts";
+import type { CellSpool } from "./cell-spool.ts";
+import { numberAt, plainNumber, RowCells } from "./fast-cells.ts";
 import { ReplayFingerprint } from "./fingerprint.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { LineSet } from "./line-set.ts";
-import { DISPLAY_FIELDS, DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, valueAt } from "./fast-row.ts";
+import { DISPLAY_FIELDS, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, type LoadedRow, valueAt } from "./fast-row.ts";
+import { KernelRowReader } from "./kernel-row.ts";
 
 /**
  * The data behind `replay <RUN_ID>`: a first streaming pass that computes
@@ -35,8 +36,6 @@ export interface RunScan {
   fingerprint: string;
   /** `event_hash` of the last row read (`""` when none): the Merkle head if the chain is intact. */
   lastEventHash: string;
-  /** The lines scanRunFast loaded on the fast path (absent from scanRun): the table pass trusts them. */
-  fastLines?: LineSet;
 }
 
 /** Rows of a journal, at most `limit` (undefined = all), streamed. */
@@ -60,10 +59,10 @@ function tsNumber(b: Uint8Array, s: number, e: number): number {
 }
 
 /** The loaded row's event is "run_started". */
-function isRunStarted(r: FastRowReader): boolean {
+function isRunStarted(r: LoadedRow): boolean {
   const s = r.fieldS[0]!;
   if (s < 0 || r.fieldE[0]! - s !== RUN_STARTED.length) return false;
-  for (let i = 0; i < RUN_STARTED.length; i++) if (r.em.mem[s + i] !== RUN_STARTED[i]) return false;
+  for (let i = 0; i < RUN_STARTED.length; i++) if (r.mem[s + i] !== RUN_STARTED[i]) return false;
   return true;
 }
 
@@ -108,8 +107,8 @@ class ScanTally {
    * plain number): a ts is made a number only where the facts keep it, the
    * last one at the end.
    */
-  addFast(r: FastRowReader): boolean {
-    const b = r.em.mem;
+  addFast(r: LoadedRow): boolean {
+    const b = r.mem;
     const s = r.fieldS[TS_SLOT]!;
     const e = r.fieldE[TS_SLOT]!;
     if (s >= 0 && !plainNumber(b, s)) return false;
@@ -195,21 +194,24 @@ export async function scanRun(journal: string, limit?: number, onRow?: (row: PyO
  * slices of its bytes and its ids, `ts` and `event` are read from them
  * (fast-cells.ts; its other display fields are parsed only when those
  * are not plain); any other line takes the exact path. Same result.
+ * With a `spool`, each row read also leaves its record there (its cells
+ * when they are plain): the table pass then lays them out (run-table.ts).
  */
-export async function scanRunFast(journal: string, limit?: number, ids?: { agent: number; task: number }): Promise<RunScan> {
+export async function scanRunFast(journal: string, limit?: number, ids?: { agent: number; task: number }, spool?: CellSpool): Promise<RunScan> {
   const tally = new ScanTally();
   const onRow = ids === undefined ? undefined : (row: PyObject) => measureIds(row, ids);
-  const cells = new IdCells();
-  const fastLines = new LineSet();
+  const cells = new RowCells();
+  // Lines in the writer's spelling are taken by the kernel (kernel-row.ts), other ones the kernel
+  // declines by FastRowReader; the fingerprint text of both is batched in the kernel's memory.
+  const k = new KernelRowReader();
   const r = new FastRowReader();
   const em = r.em;
-  // The fingerprint text is assembled in place in the row area and hashed a batch at a time.
-  let len = 0;
   let batched = 0;
   let stop = false;
   const flush = (): void => {
-    tally.fp.updateText(em.mem.subarray(em.rowBase, em.rowBase + len), batched);
-    len = 0;
+    if (batched === 0) return;
+    tally.fp.updateText(k.batch(), batched);
+    k.clear();
     batched = 0;
   };
   /** True (and the scan stops) when a row arrives after `limit` rows were read. */
@@ -220,28 +222,42 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
     return true;
   };
   for (const _ of readFastLines(journal, {
-    buffer: r.readBuffer,
-    gcEvery: DISPLAY_GC_CHUNKS,
-    fast: (buf, s, e, lineNo) => {
-      if (!r.load(buf, s, e)) return false;
-      if (beyondLimit()) return true;
-      const o = r.fingerprintText(em.rowBase + len, em.rowBase + em.rowCap);
-      if (o < 0) return false;
-      fastLines.add(lineNo);
-      em.mem[o] = 0x0a;
-      len = o + 1 - em.rowBase;
+    buffer: k.readBuffer,
+    // only after a megabyte of exact lines: the kernel's rows make no garbage, and measured on the bench
+    // journal, periodic full collections cost ~60 ms and raised the peak (~58 -> ~60 MB)
+    gcEvery: Number.POSITIVE_INFINITY,
+    fast: (buf, s, e, _lineNo, offset) => {
+      const mark = k.textEnd;
+      let row: LoadedRow = k;
+      if (!k.take(s, e)) {
+        if (!r.loadCopy(buf, s, e)) return false;
+        row = r;
+      }
+      if (beyondLimit()) {
+        k.rewind(mark);
+        return true;
+      }
+      if (row === r) {
+        const o = r.fingerprintText(em.rowBase, em.rowBase + Math.min(em.rowCap, k.maxText));
+        if (o < 0) return false;
+        if (!k.fits(o - em.rowBase + 1)) flush();
+        k.append(em.mem, em.rowBase, o);
+      }
       batched++;
-      if (len >= FINGERPRINT_BATCH) flush();
-      if (ids !== undefined && cells.read(r)) {
-        ids.agent = Math.max(ids.agent, cells.agentLength);
-        ids.task = Math.max(ids.task, cells.taskLength);
-      } else onRow?.(r.displayFields(EVENT_HASH_SLOT));
-      if (!tally.addFast(r)) tally.add(r.displayFields(EVENT_HASH_SLOT));
+      if (k.textLength() >= FINGERPRINT_BATCH) flush();
+      if (spool === undefined) cells.idsPlain = ids !== undefined && cells.ids.read(row);
+      else if (cells.read(row, undefined)) spool.cells(cells, offset, e - s);
+      else spool.fields(row, offset, e - s);
+      if (ids !== undefined && cells.idsPlain) {
+        ids.agent = Math.max(ids.agent, cells.ids.agentLength);
+        ids.task = Math.max(ids.task, cells.ids.taskLength);
+      } else onRow?.(row.displayFields(EVENT_HASH_SLOT));
+      if (!tally.addFast(row)) tally.add(row.displayFields(EVENT_HASH_SLOT));
       // event_hash matters for the last row only: kept as bytes, not decoded per row
-      tally.lastHashAt(em.mem, r.fieldS[EVENT_HASH_SLOT]!, r.fieldE[EVENT_HASH_SLOT]!);
+      tally.lastHashAt(row.mem, row.fieldS[EVENT_HASH_SLOT]!, row.fieldE[EVENT_HASH_SLOT]!);
       return true;
     },
-    exact: (v, _bytes, lineNo) => {
+    exact: (v, bytes, lineNo, offset) => {
       if (v.kind === "discarded") {
         tally.discarded.push(lineNo - 1);
         return;
@@ -251,9 +267,10 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
       onRow?.(v.row);
       tally.fp.update(v.row);
       tally.add(v.row);
+      spool?.exact(offset, bytes.length);
     },
     done: () => stop,
   }));
   flush();
-  return { ...tally.result(), fastLines };
+  return tally.result();
 }

@@ -6,7 +6,8 @@ import { dictForm, RowFormError } from "../receipts/rows.ts";
 import { renderJson, renderRowJson } from "../render/json.ts";
 import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_RENDER, KERNEL_REPLAY } from "./kernel.ts";
 import { fileStamp, type SpanRecords } from "./records.ts";
-import { classifyLine, readLineChunks } from "./reader.ts";
+import { classifyLine } from "./reader.ts";
+import { readLineChunks } from "../fsutil/line-chunks.ts";
 import { ChainWalker } from "./walk.ts";
 
 /** Where the entries go: bytes in order (`writeSync` for what must go out before a huge row's pieces). */
@@ -164,7 +165,7 @@ export async function writeAgentEntriesJson(
   const splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, k === null ? null : walker);
   let chunks = 0;
   let offset = 0;
-  for (const chunk of readLineChunks(bucket, walker.readBuffer())) {
+  for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
     // The rows' views are young garbage: a minor collection now and then keeps RSS flat.
     if (++chunks % 8 === 0) Bun.gc(false);
     if (replay && !unchanged()) {

@@ -21,6 +21,8 @@ interface KernelExports {
   setMode(mode: number): void;
   verify(p: number, bound: number, maxLine: number, lo: number, hi: number): number;
   rows(): number;
+  setPublish(at: number, limit: number, redact: number, homeLen: number, always: number): void;
+  published(): number;
   renderArm(base: number, o: number, limit: number, next: number, left: number): void;
   renderEnd(): number;
   renderCount(): number;
@@ -37,7 +39,7 @@ const compiled = compiledOnce(KERNEL_WASM_BASE64);
 let enabled = true;
 
 /** Rows taken by any kernel of this process (tests check that it runs, and when it must not). */
-export const stepKernelStats = { rows: 0 };
+export const stepKernelStats = { rows: 0, tsAsked: 0 };
 
 /** Whether walkers made from now on use the kernel (tests compare both ways). */
 export function setStepKernelEnabled(on: boolean): void {
@@ -59,8 +61,10 @@ export const KERNEL_LINKS = 8;
 export const KERNEL_RENDER = 16;
 /** Each taken row in dict form (KERNEL_DISPLAY: its ts a lexeme) leaves a span record (`recordArm`) for a later pass. */
 export const KERNEL_RECORD = 32;
+/** With KERNEL_DICT_FORM: each taken row is also redacted and re-chained into the publish area (see `publish`). */
+export const KERNEL_PUBLISH = 64;
 /** A row whose record is next (`recordFeed`) is not scanned: its spans come from the record. */
-export const KERNEL_REPLAY = 64;
+export const KERNEL_REPLAY = 128;
 /** Bytes of one span record (kernel.wat). */
 export const SPAN_RECORD_BYTES = 64;
 
@@ -95,6 +99,13 @@ export class StepKernel {
   readonly spans: Int32Array;
   /** In report mode: each taken row [p, q) of `u8` (q: its line feed), while SPANS holds its spans. */
   onRow: (p: number, q: number) => void = () => {};
+  /** Publish mode: the area is full; take its lines (`published()`) now, the kernel then starts it over. */
+  onFlush: () => void = () => {};
+  /** Publish mode: where `verify` writes the published lines (0: no such area), and the redacted chain's head. */
+  readonly publishAt: number = 0;
+  readonly publishHead: Uint8Array;
+  private readonly publishSize: number;
+  private readonly publishHome: number;
   /**
    * In render, record and replay modes: after each kernel call, with
    * whether it stopped for room (`full`: the render or record area); the
@@ -105,26 +116,36 @@ export class StepKernel {
    */
   onRendered: (full: boolean) => boolean = () => false;
   private rendering = false;
-
-  /** Render mode's area (`renderBytes` of the memory; empty without it). */
+  /** Render mode's area (empty without one). */
   readonly renderArea: Uint8Array;
-  /** Record and replay modes' area (`recordBytes`, a multiple of SPAN_RECORD_BYTES). */
+  /** Record and replay modes' area (a multiple of SPAN_RECORD_BYTES; empty without one). */
   readonly recordArea: Uint8Array;
 
-  /** `readCap`: the longest row the arena's read area holds. */
-  constructor(arenaSize: number, readCap: number, renderBytes = 0, recordBytes = 0) {
+  /**
+   * `readCap`: the longest row the arena's read area holds; `extra`: the
+   * bytes of the mode areas to make (publish mode's output, render mode's
+   * entries, record and replay modes' records; 0: none).
+   */
+  constructor(arenaSize: number, readCap: number, extra: { publish?: number; render?: number; records?: number } = {}) {
     const module = compiled.get();
-    const mem = new KernelArena(module, compiled.binary(), [
+    const publishBytes = extra.publish ?? 0;
+    const areas: [string, number][] = [
       ["arena", arenaSize],
       ["preimage", readCap + PREIMAGE_SLACK],
-      ["render", renderBytes],
-      ["records", recordBytes],
-    ]);
+      ["render", extra.render ?? 0],
+      ["records", extra.records ?? 0],
+    ];
+    if (publishBytes > 0) areas.push(["publish", publishBytes]);
+    const mem = new KernelArena(module, compiled.binary(), areas);
+    this.renderArea = mem.view("render");
+    this.recordArea = mem.view("records");
+    this.publishSize = publishBytes;
+    if (publishBytes > 0) this.publishAt = mem.at("publish");
+    this.publishHead = mem.fixedView("pubHead", 64);
+    this.publishHome = mem.addr("pubHome");
     const u8 = mem.u8;
     this.buffer = mem.memory.buffer;
     this.arena = mem.view("arena");
-    this.renderArea = mem.view("render");
-    this.recordArea = mem.view("records");
     this.head = mem.fixedView("head", 64);
 
     // The hash runs in Bun's native SHA-256; the pre-image starts at a fixed address.
@@ -139,8 +160,13 @@ export class StepKernel {
     this.spans = new Int32Array(mem.memory.buffer, mem.fixedView("spans", 13 * 16).byteOffset, 13 * 4);
     const row = (p: number, q: number): void => this.onRow(p, q);
     // Dict-form mode: the row's ts is spelled as Python's repr (what export would write).
-    const tsIsCanonical = (s: number, e: number): number => (isReprFloat(u8, s, e) ? 1 : 0);
-    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hash, floatIsCanonical, row, tsIsCanonical } });
+    // (only for spellings the kernel's own clock-reading test leaves undecided)
+    const tsIsCanonical = (s: number, e: number): number => {
+      stepKernelStats.tsAsked++;
+      return isReprFloat(u8, s, e) ? 1 : 0;
+    };
+    const flush = (): void => this.onFlush();
+    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hash, floatIsCanonical, row, tsIsCanonical, flush } });
     this.k = instance.exports as unknown as KernelExports;
     this.k.setup(out);
   }
@@ -149,6 +175,32 @@ export class StepKernel {
   setMode(mode: number): void {
     this.k.setMode(mode);
     this.rendering = (mode & (KERNEL_RENDER | KERNEL_RECORD | KERNEL_REPLAY)) !== 0;
+  }
+
+  /**
+   * Publish mode's policy: the SpanKey ids to redact, and the home
+   * directory the leak pre-scan looks for at each slash (as canonical JSON
+   * spells it; null: none), or `always` to report every row. The output
+   * area must exist (constructor's `publishBytes`).
+   */
+  setPublish(redact: readonly SpanKey[], home: Uint8Array | null, always: boolean): void {
+    if (this.publishSize === 0) throw new Error("step kernel made without a publish area");
+    let ids = 0;
+    for (const k of redact) ids |= 1 << k;
+    // A home the kernel's 256 bytes cannot hold: every row goes to the host's own check.
+    const fits = home !== null && home.length <= 256;
+    if (fits) this.u8.set(home, this.publishHome);
+    this.k.setPublish(this.publishAt, this.publishAt + this.publishSize, ids, fits ? home.length : 0, always || (home !== null && !fits) ? 1 : 0);
+  }
+
+  /** Publish mode: the lines the last `verify` wrote since it started or last flushed (a view of the area, valid until the kernel runs again). */
+  published(): Uint8Array {
+    return this.u8.subarray(this.publishAt, this.publishAt + this.k.published());
+  }
+
+  /** While `onRow` reports a row: how many rows this `verify` took before it. */
+  get rowsBefore(): number {
+    return this.k.rows();
   }
 
   /**

@@ -43,6 +43,8 @@
 ;;
 ;;   1664  the key names only dict-form mode reads (blob_refs, schema_version, ts)
 ;;   2048  the agent view's entry layout (prettyRow), 32 bytes per key
+;;   3072  publish mode: the redacted chain's head (64 hex digits), its line's
+;;         pieces, the leak scan's byte table (3328) and home directory (3584)
 ;;
 ;; Key ids: 0 any other key, 1 seq, 2 step_hash, then the hashed ones (whose
 ;; numbers must be spelled as Python re-spells them): 3 prev_hash,
@@ -67,10 +69,15 @@
 ;; a row prettyRow leaves to the host is not taken; 32 record: each taken
 ;; row in dict form (by isDictForm; with 4 for its ts) shorter than 64 KiB
 ;; leaves a span record (recordArm) for a later pass over the same file, a
-;; full record area stopping the walk like a full render area; 64 replay:
-;; a row whose record is next (fed by recordFeed; matched by file offset,
-;; setChunk) takes its spans from it instead of being scanned, and counts
-;; as dict form; a row without one is scanned as usual. Records are the
+;; full record area stopping the walk like a full render area;
+;; 64 publish: with 1, each taken row is also redacted and re-chained
+;; ($publishRow: `replay publish`'s line, byte for byte what rows.ts
+;; redactRow + rowLine make of it) into the area `setPublish` names (handed to the host,
+;; import `flush`, whenever the next line may not fit), and handed to the
+;; host (import `row`) only when a field left unredacted may hold a path;
+;; 128 replay: a row whose record is next (fed by recordFeed; matched by
+;; file offset, setChunk) takes its spans from it instead of being
+;; scanned, and counts as dict form; a row without one is scanned as usual. Records are the
 ;; host's to trust: it feeds them only for the file they were made from.
 (module
   (import "env" "memory" (memory 1))
@@ -82,11 +89,15 @@
   (import "env" "tsIsCanonical" (func $tsIsCanonical (param i32 i32) (result i32)))
   ;; a taken row [p, q) (q: its line feed), in report mode
   (import "env" "row" (func $onRow (param i32 i32)))
+  ;; publish mode: the area is full; the host takes its lines (`published`) and it starts over
+  (import "env" "flush" (func $flush))
 
   ;; the layout the host reads (src/wasm/arena.ts): fixed addresses, and the first byte it may use
   (global (export "digest") i32 (i32.const 1536))
   (global (export "head") i32 (i32.const 1600))
   (global (export "spans") i32 (i32.const 1792))
+  (global (export "pubHead") i32 (i32.const 3072))
+  (global (export "pubHome") i32 (i32.const 3584))
   (global (export "heapBase") i32 (i32.const 4096))
 
   (global $out (mut i32) (i32.const 0))
@@ -96,6 +107,16 @@
   (global $rows (mut i32) (i32.const 0))
   (global $keyCount (mut i32) (i32.const 0)) ;; top-level keys of the row $scanTop read
   (global $mode (mut i32) (i32.const 0))
+  ;; publish mode: its output area [$pubAt, $pubLimit), the end of what the
+  ;; current `verify` wrote, the key ids to redact and to scan for leaks (bit
+  ;; per id), the home directory's length at 3584, and whether every row is reported
+  (global $pubAt (mut i32) (i32.const 0))
+  (global $pubO (mut i32) (i32.const 0))
+  (global $pubLimit (mut i32) (i32.const 0))
+  (global $redactIds (mut i32) (i32.const 0))
+  (global $leakIds (mut i32) (i32.const 0))
+  (global $homeLen (mut i32) (i32.const 0))
+  (global $leakAlways (mut i32) (i32.const 0))
 
   (data (i32.const 1280) "seq")
   (data (i32.const 1288) "model")
@@ -132,6 +153,13 @@
   (data (i32.const 2368) "\0a\15,\0a      \22blob_refs\22: ")  ;; blob_refs
   (data (i32.const 2400) "\0b\1a,\0a      \22schema_version\22: ")  ;; schema_version
   (data (i32.const 2432) "\0a    }")  ;; the row's closing line
+  ;; publish mode's line pieces (the head at 3072 is written by the host)
+  (data (i32.const 3136) "{\22blob_refs\22:[],")
+  (data (i32.const 3152) ",\22schema_version\22:")
+  (data (i32.const 3184) ",\22seq\22:")
+  (data (i32.const 3192) ",\22step_hash\22:\22")
+  (data (i32.const 3208) ",\22ts\22:")
+  (data (i32.const 3216) "\22<<redacted>>\22")
 
   (func (export "rows") (result i32) (global.get $rows))
   (func (export "setMode") (param $m i32) (global.set $mode (local.get $m)))
@@ -461,7 +489,81 @@
       (br_if $ch (i32.lt_u (local.get $i) (local.get $e))))
     (if (i32.eqz (local.get $dot)) (then (return (i32.const 0))))
     (if (i32.and (global.get $mode) (i32.const 4)) (then (return (i32.const 1))))
+    ;; a clock reading is decided here; any other spelling by the host
+    (local.set $c (call $fixedIsRepr (local.get $s) (local.get $e)))
+    (if (i32.ge_s (local.get $c) (i32.const 0)) (then (return (local.get $c))))
     (call $tsIsCanonical (local.get $s) (local.get $e)))
+
+  ;; lexeme.ts fixedIsRepr, operation for operation (the same IEEE doubles):
+  ;; whether the float lexeme [s, e), `-?I.F` with 1 <= I < 2^32 and F of at
+  ;; most 15 digits, is spelled as Python's repr: 1 or 0, or -1 to leave it
+  ;; to the host's exact test (any other form, ties and ends).
+  (func $fixedIsRepr (param $s i32) (param $e i32) (result i32)
+    (local $i i32) (local $c i32) (local $intStart i32) (local $m i32) (local $b i32)
+    (local $int i64) (local $frac i64) (local $pow i64)
+    (local $S f64) (local $P f64) (local $fs f64) (local $q f64) (local $r2 f64) (local $j f64)
+    (local $off f64) (local $T f64) (local $lo f64) (local $hi f64) (local $at f64)
+    (local.set $i (local.get $s))
+    (if (i32.eq (i32.load8_u (local.get $i)) (i32.const 0x2d)) (then (local.set $i (i32.add (local.get $i) (i32.const 1)))))
+    ;; I = 0 (or a leading zero)
+    (if (i32.eq (i32.load8_u (local.get $i)) (i32.const 0x30)) (then (return (i32.const -1))))
+    (local.set $intStart (local.get $i))
+    (block $end
+      (loop $digit
+        (br_if $end (i32.ge_u (local.get $i) (local.get $e)))
+        (local.set $c (i32.sub (i32.load8_u (local.get $i)) (i32.const 0x30)))
+        (br_if $end (i32.ge_u (local.get $c) (i32.const 10)))
+        (local.set $int (i64.add (i64.mul (local.get $int) (i64.const 10)) (i64.extend_i32_u (local.get $c))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $digit)))
+    (if (i32.or
+          (i32.or (i32.eq (local.get $i) (local.get $intStart)) (i32.gt_u (i32.sub (local.get $i) (local.get $intStart)) (i32.const 10)))
+          (i32.or (i32.ge_u (local.get $i) (local.get $e)) (i32.ne (i32.load8_u (local.get $i)) (i32.const 0x2e))))
+      (then (return (i32.const -1))))
+    (local.set $i (i32.add (local.get $i) (i32.const 1)))
+    (local.set $m (i32.sub (local.get $e) (local.get $i)))
+    (if (i32.or (i32.lt_s (local.get $m) (i32.const 1)) (i32.gt_s (local.get $m) (i32.const 15))) (then (return (i32.const -1))))
+    (local.set $pow (i64.const 1))
+    (loop $digit
+      (local.set $c (i32.sub (i32.load8_u (local.get $i)) (i32.const 0x30)))
+      (if (i32.ge_u (local.get $c) (i32.const 10)) (then (return (i32.const -1))))
+      (local.set $frac (i64.add (i64.mul (local.get $frac) (i64.const 10)) (i64.extend_i32_u (local.get $c))))
+      (local.set $pow (i64.mul (local.get $pow) (i64.const 10)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $digit (i32.lt_u (local.get $i) (local.get $e))))
+    ;; "I.0" is repr(I); "I.00" is not
+    (if (i64.eqz (local.get $frac)) (then (return (i32.eq (local.get $m) (i32.const 1)))))
+    ;; a trailing zero: a shorter spelling reads the same
+    (if (i32.eq (i32.load8_u (i32.sub (local.get $e) (i32.const 1))) (i32.const 0x30)) (then (return (i32.const 0))))
+    (if (i64.ge_u (local.get $int) (i64.const 0x100000000)) (then (return (i32.const -1))))
+    (local.set $b (i32.sub (i32.const 31) (i32.clz (i32.wrap_i64 (local.get $int)))))
+    (local.set $S (f64.convert_i64_u (i64.shl (i64.const 1) (i64.extend_i32_u (i32.sub (i32.const 52) (local.get $b))))))
+    (local.set $P (f64.convert_i64_u (local.get $pow)))
+    (if (f64.gt (f64.mul (f64.mul (f64.const 2) (local.get $S)) (local.get $P)) (f64.const 9007199254740992)) (then (return (i32.const -1))))
+    (local.set $fs (f64.mul (f64.convert_i64_u (local.get $frac)) (local.get $S)))
+    ;; the quotient rounded may be one off: fs - q·P is exact
+    (local.set $q (f64.floor (f64.div (local.get $fs) (local.get $P))))
+    (if (f64.lt (f64.sub (local.get $fs) (f64.mul (local.get $q) (local.get $P))) (f64.const 0))
+      (then (local.set $q (f64.sub (local.get $q) (f64.const 1))))
+      (else
+        (if (f64.ge (f64.sub (local.get $fs) (f64.mul (local.get $q) (local.get $P))) (local.get $P))
+          (then (local.set $q (f64.add (local.get $q) (f64.const 1)))))))
+    (local.set $r2 (f64.mul (f64.const 2) (f64.sub (local.get $fs) (f64.mul (local.get $q) (local.get $P)))))
+    (if (f64.eq (local.get $r2) (local.get $P)) (then (return (i32.const -1))))
+    (local.set $j (select (f64.add (local.get $q) (f64.const 1)) (local.get $q) (f64.gt (local.get $r2) (local.get $P))))
+    (if (i32.or (f64.eq (local.get $j) (f64.const 0)) (f64.eq (local.get $j) (local.get $S))) (then (return (i32.const -1))))
+    ;; F within half a step of j/S
+    (local.set $off (f64.mul (f64.const 2) (f64.abs (f64.sub (local.get $fs) (f64.mul (local.get $j) (local.get $P))))))
+    (if (f64.eq (local.get $off) (local.get $S)) (then (return (i32.const -1))))
+    (if (f64.gt (local.get $off) (local.get $S)) (then (return (i32.const 0))))
+    ;; a decimal k/T (T = 10^(m-1)) within 1/(2S) of j/S
+    (local.set $T (f64.div (local.get $P) (f64.const 10)))
+    (local.set $lo (f64.mul (f64.sub (f64.mul (f64.const 2) (local.get $j)) (f64.const 1)) (local.get $T)))
+    (local.set $hi (f64.mul (f64.add (f64.mul (f64.const 2) (local.get $j)) (f64.const 1)) (local.get $T)))
+    (local.set $at (f64.mul (f64.mul (f64.const 2) (local.get $S))
+                            (f64.ceil (f64.div (local.get $lo) (f64.mul (f64.const 2) (local.get $S))))))
+    (if (i32.or (f64.eq (local.get $at) (local.get $lo)) (f64.eq (local.get $at) (local.get $hi))) (then (return (i32.const -1))))
+    (f64.ge (local.get $at) (local.get $hi)))
 
   ;; The value of key id k is a string of 64 bytes (a hash, if anything).
   (func $isHash (param $k i32) (result i32)
@@ -490,7 +592,7 @@
     (local $q i32) (local $step i32) (local $replayed i32)
     (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x7b)) (then (return (i32.const -1))))
     (local.set $q (i32.const -1))
-    (if (i32.and (global.get $mode) (i32.const 64))
+    (if (i32.and (global.get $mode) (i32.const 128))
       (then
         (local.set $q (call $replay (local.get $p)))
         ;; out of records while more exist: stop here for the host to feed them
@@ -502,6 +604,16 @@
     (if (i32.or (i32.ge_u (local.get $q) (local.get $bound)) (i32.ne (i32.load8_u (local.get $q)) (i32.const 0x0a)))
       (then (return (i32.const -1))))
     (if (i32.gt_u (i32.sub (local.get $q) (local.get $p)) (local.get $maxLine)) (then (return (i32.const -1))))
+    ;; publish mode: room for the row's line (it grows by at most 13 bytes per redacted value),
+    ;; after the host took the lines before it; a row longer than the area goes to the host
+    (if (i32.and (global.get $mode) (i32.const 64))
+      (then
+        (if (i32.gt_u (i32.add (global.get $pubAt) (i32.add (i32.sub (local.get $q) (local.get $p)) (i32.const 128))) (global.get $pubLimit))
+          (then (return (i32.const -1))))
+        (if (i32.gt_u (i32.add (global.get $pubO) (i32.add (i32.sub (local.get $q) (local.get $p)) (i32.const 128))) (global.get $pubLimit))
+          (then
+            (call $flush)
+            (global.set $pubO (global.get $pubAt))))))
     (if (i32.eqz (call $seqIsExpected)) (then (return (i32.const -1))))
     (if (i32.and (i32.and (global.get $mode) (i32.const 1)) (i32.eqz (local.get $replayed)))
       (then (if (i32.eqz (call $isDictForm)) (then (return (i32.const -1))))))
@@ -522,6 +634,7 @@
     (call $copy (i32.const 1600) (local.get $step) (i32.const 64))
     (global.set $expected (i64.add (global.get $expected) (i64.const 1)))
     (if (i32.and (global.get $mode) (i32.const 2)) (then (call $onRow (local.get $p) (local.get $q))))
+    (if (i32.and (global.get $mode) (i32.const 64)) (then (call $publishRow (local.get $p) (local.get $q))))
     (local.get $q))
 
   ;; Take rows from the line start p while they check out, the first
@@ -532,6 +645,7 @@
     (local $saved i32) (local $q i32)
     (global.set $expected (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo))))
     (global.set $rows (i32.const 0))
+    (global.set $pubO (global.get $pubAt))
     (local.set $saved (i32.load8_u (local.get $bound)))
     (i32.store8 (local.get $bound) (i32.const 0x0a))
     (block $done
@@ -544,6 +658,144 @@
         (br $next)))
     (i32.store8 (local.get $bound) (local.get $saved))
     (local.get $p))
+
+  ;; ---------------------------------------------------------------- publish
+
+  ;; Publish mode's output area [at, limit), the key ids to redact (bit per
+  ;; id: 5 model .. 8 tool_result), the length of the home directory the
+  ;; host put at 3584 (0: none), and `always`: report every row (a home the
+  ;; byte scan cannot look for). The other redactable fields are scanned.
+  (func (export "setPublish") (param $at i32) (param $limit i32) (param $redact i32) (param $homeLen i32) (param $always i32)
+    (global.set $pubAt (local.get $at))
+    (global.set $pubO (local.get $at))
+    (global.set $pubLimit (local.get $limit))
+    (global.set $redactIds (local.get $redact))
+    (global.set $leakIds (i32.and (i32.const 0x1e0) (i32.xor (local.get $redact) (i32.const -1))))
+    (global.set $homeLen (local.get $homeLen))
+    (global.set $leakAlways (local.get $always))
+    ;; the characters PathLeakScanner's pattern lets stand before a slash: " \t\n\v\f\r\"'=:,;([~"
+    (memory.fill (i32.const 3328) (i32.const 0) (i32.const 256))
+    (memory.fill (i32.const 3337) (i32.const 1) (i32.const 5)) ;; \t \n \v \f \r
+    (i32.store8 (i32.const 3360) (i32.const 1)) ;; space
+    (i32.store8 (i32.const 3362) (i32.const 1)) ;; "
+    (i32.store8 (i32.const 3367) (i32.const 1)) ;; '
+    (i32.store8 (i32.const 3368) (i32.const 1)) ;; (
+    (i32.store8 (i32.const 3372) (i32.const 1)) ;; ,
+    (i32.store8 (i32.const 3386) (i32.const 1)) ;; :
+    (i32.store8 (i32.const 3387) (i32.const 1)) ;; ;
+    (i32.store8 (i32.const 3389) (i32.const 1)) ;; =
+    (i32.store8 (i32.const 3419) (i32.const 1)) ;; [
+    (i32.store8 (i32.const 3454) (i32.const 1))) ;; ~
+
+  ;; Bytes publish mode wrote in the last `verify`, from `at`.
+  (func (export "published") (result i32) (i32.sub (global.get $pubO) (global.get $pubAt)))
+
+  ;; Append key id k's value as published: the redaction mark when k is
+  ;; redacted and the value is not null, else its own bytes.
+  (func $pubValue (param $o i32) (param $k i32) (result i32)
+    (local $s i32) (local $e i32)
+    (local.set $s (call $spanStart (local.get $k)))
+    (local.set $e (call $spanEnd (local.get $k)))
+    (if (i32.and (i32.shr_u (global.get $redactIds) (local.get $k)) (i32.const 1))
+      (then
+        (if (i32.eqz (i32.and (i32.eq (i32.sub (local.get $e) (local.get $s)) (i32.const 4))
+                              (i32.eq (i32.load8_u (local.get $s)) (i32.const 0x6e))))
+          (then (return (call $put (local.get $o) (i32.const 3216) (i32.const 14)))))))
+    (call $put (local.get $o) (local.get $s) (i32.sub (local.get $e) (local.get $s))))
+
+  ;; PathLeakScanner.mayHold of the value [s, e): a backslash, a slash after
+  ;; a byte of the table at 3328, or the home directory at a slash.
+  (func $mayHold (param $s i32) (param $e i32) (result i32)
+    (local $i i32) (local $c i32)
+    (local.set $i (local.get $s))
+    (block $done
+      (loop $byte
+        (br_if $done (i32.ge_u (local.get $i) (local.get $e)))
+        (local.set $c (i32.load8_u (local.get $i)))
+        (if (i32.eq (local.get $c) (i32.const 0x5c)) (then (return (i32.const 1))))
+        (if (i32.eq (local.get $c) (i32.const 0x2f))
+          (then
+            (if (i32.gt_u (local.get $i) (local.get $s))
+              (then
+                (if (i32.load8_u (i32.add (i32.const 3328) (i32.load8_u (i32.sub (local.get $i) (i32.const 1)))))
+                  (then (return (i32.const 1))))))
+            (if (i32.and (i32.ne (global.get $homeLen) (i32.const 0))
+                         (i32.ge_u (i32.sub (local.get $e) (local.get $i)) (global.get $homeLen)))
+              (then
+                (if (call $eq (local.get $i) (i32.const 3584) (global.get $homeLen)) (then (return (i32.const 1))))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $byte)))
+    (i32.const 0))
+
+  ;; Whether the host must scan the row for leaks: a field it scans may hold a path.
+  (func $mayLeak (result i32)
+    (local $k i32)
+    (if (global.get $leakAlways) (then (return (i32.const 1))))
+    (local.set $k (i32.const 5))
+    (loop $field
+      (if (i32.and (i32.shr_u (global.get $leakIds) (local.get $k)) (i32.const 1))
+        (then
+          (if (call $mayHold (call $spanStart (local.get $k)) (call $spanEnd (local.get $k))) (then (return (i32.const 1))))))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $field (i32.le_u (local.get $k) (i32.const 8))))
+    (i32.const 0))
+
+  ;; The taken row [p, q) (in dict form) redacted and re-chained (§5): its
+  ;; redacted pre-image, linked to the head at 3072, is hashed at `out`; the
+  ;; head becomes that digest's hex; the published line (sorted keys,
+  ;; blob_refs first, ts last, hashed values as in the pre-image) is
+  ;; appended at $pubO.
+  (func $publishRow (param $p i32) (param $q i32)
+    (local $o i32) (local $inputAt i32) (local $preTail i32) (local $preEnd i32) (local $i i32) (local $effort i32)
+    (local.set $effort (i32.ge_s (call $spanStart (i32.const 9)) (i32.const 0)))
+    (local.set $o (global.get $out))
+    (if (local.get $effort)
+      (then
+        (local.set $o (call $put (local.get $o) (i32.const 1392) (i32.const 10)))
+        (local.set $o (call $putValue (local.get $o) (i32.const 9)))
+        (local.set $inputAt (i32.add (local.get $o) (i32.const 1)))
+        (local.set $o (call $put (local.get $o) (i32.const 1424) (i32.const 14))))
+      (else
+        (local.set $inputAt (i32.add (local.get $o) (i32.const 1)))
+        (local.set $o (call $put (local.get $o) (i32.const 1408) (i32.const 14)))))
+    (local.set $o (call $putValue (local.get $o) (i32.const 4)))
+    (local.set $o (call $pubValue (call $put (local.get $o) (i32.const 1440) (i32.const 9)) (i32.const 5)))
+    (local.set $o (call $put (local.get $o) (i32.const 1456) (i32.const 13)))
+    (i32.store8 (local.get $o) (i32.const 0x22))
+    (local.set $o (call $put (i32.add (local.get $o) (i32.const 1)) (i32.const 3072) (i32.const 64)))
+    (i32.store8 (local.get $o) (i32.const 0x22))
+    (local.set $o (i32.add (local.get $o) (i32.const 1)))
+    (local.set $o (call $pubValue (call $put (local.get $o) (i32.const 1472) (i32.const 10)) (i32.const 6)))
+    (local.set $preTail (local.get $o))
+    (local.set $o (call $pubValue (call $put (local.get $o) (i32.const 1488) (i32.const 13)) (i32.const 7)))
+    (local.set $o (call $pubValue (call $put (local.get $o) (i32.const 1504) (i32.const 15)) (i32.const 8)))
+    (local.set $preEnd (local.get $o))
+    (i32.store8 (local.get $o) (i32.const 0x7d))
+    (call $hash (i32.sub (i32.add (local.get $o) (i32.const 1)) (global.get $out)))
+    ;; the line, from the pre-image's pieces (they hold the old head as prev_hash)
+    (local.set $o (call $put (global.get $pubO) (i32.const 3136) (i32.const 16)))
+    (if (local.get $effort)
+      (then
+        (local.set $o (call $putValue (call $put (local.get $o) (i32.const 1393) (i32.const 9)) (i32.const 9)))
+        (i32.store8 (local.get $o) (i32.const 0x2c))
+        (local.set $o (i32.add (local.get $o) (i32.const 1)))))
+    (local.set $o (call $put (local.get $o) (local.get $inputAt) (i32.sub (local.get $preTail) (local.get $inputAt))))
+    (local.set $o (call $putValue (call $put (local.get $o) (i32.const 3152) (i32.const 18)) (i32.const 11)))
+    (local.set $o (call $putValue (call $put (local.get $o) (i32.const 3184) (i32.const 7)) (i32.const 1)))
+    (local.set $o (call $put (local.get $o) (i32.const 3192) (i32.const 14)))
+    ;; the new head: the digest's hex
+    (loop $byte
+      (i32.store16 (i32.add (i32.const 3072) (i32.shl (local.get $i) (i32.const 1)))
+        (i32.load16_u (i32.add (i32.const 512) (i32.shl (i32.load8_u (i32.add (i32.const 1536) (local.get $i))) (i32.const 1)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $byte (i32.lt_u (local.get $i) (i32.const 32))))
+    (local.set $o (call $put (local.get $o) (i32.const 3072) (i32.const 64)))
+    (i32.store8 (local.get $o) (i32.const 0x22))
+    (local.set $o (call $put (i32.add (local.get $o) (i32.const 1)) (local.get $preTail) (i32.sub (local.get $preEnd) (local.get $preTail))))
+    (local.set $o (call $putValue (call $put (local.get $o) (i32.const 3208) (i32.const 6)) (i32.const 12)))
+    (i32.store16 (local.get $o) (i32.const 0x0a7d)) ;; "}\n"
+    (global.set $pubO (i32.add (local.get $o) (i32.const 2)))
+    (if (call $mayLeak) (then (call $onRow (local.get $p) (local.get $q)))))
 
   ;; ---------------------------------------------------------------- display
 

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { openInput, readChunks } from "../fsutil/input.ts";
+import { readChunks } from "../fsutil/input.ts";
 import { loadsLine } from "../pyjson/row.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong, type FastProbe, type LineDialect } from "../fsutil/lines.ts";
@@ -36,43 +36,6 @@ export function forEachFileLineSync(
   // The splitter may keep a view of a chunk only within a call: one buffer serves every read.
   for (const chunk of readChunks(path, { what: "journal" }, READ_CHUNK)) splitter.push(chunk);
   splitter.end();
-}
-
-/**
- * A step journal's bytes, read into `buf`, in chunks that end at a line
- * feed (views of `buf`, valid until the next one): the bytes after a
- * chunk's last line feed are moved to the front of `buf` and the next read
- * goes after them, so no row shorter than `buf` is cut between two chunks
- * and the step kernel takes every row where it was read (a row the
- * splitter carries over a chunk's end goes the JavaScript way). A read
- * holding no line feed is handed out whole. The same bytes, in order, as
- * readChunks.
- */
-export function* readLineChunks(path: string, buf: Uint8Array): Generator<Uint8Array> {
-  const input = openInput(path, { what: "journal" });
-  if (input === null) return;
-  let kept = 0;
-  try {
-    for (;;) {
-      const n = input.read(buf, kept, buf.length - kept, input.bytesRead);
-      const end = kept + n;
-      if (n === 0) {
-        if (end > 0) yield buf.subarray(0, end);
-        return;
-      }
-      const cut = buf.subarray(0, end).lastIndexOf(0x0a) + 1;
-      if (cut === 0) {
-        yield buf.subarray(0, end);
-        kept = 0;
-        continue;
-      }
-      yield buf.subarray(0, cut);
-      buf.copyWithin(0, cut, end);
-      kept = end - cut;
-    }
-  } finally {
-    input.close();
-  }
 }
 
 /**

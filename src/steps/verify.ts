@@ -7,7 +7,8 @@ import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { GENESIS_HASH } from "./hash.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
 import { TakenRuns } from "./runs.ts";
-import { classifyLine, forEachFileLine, readLineChunks } from "./reader.ts";
+import { classifyLine, forEachFileLine } from "./reader.ts";
+import { readLineChunks } from "../fsutil/line-chunks.ts";
 import { ChainWalker } from "./walk.ts";
 import { KERNEL_DISPLAY, KERNEL_RECORD } from "./kernel.ts";
 import { fileStamp, type SpanRecords } from "./records.ts";
@@ -107,7 +108,7 @@ export async function verifyAgentJournal(sddDir: string, agentId: string, record
     }, DEFAULT_MAX_LINE_BYTES);
     splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, walker.stepKernel === null ? null : runs);
     let offset = 0;
-    for (const chunk of readLineChunks(bucket, walker.readBuffer())) {
+    for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
       k?.setChunk(chunk.byteOffset, offset);
       offset += chunk.length;
       splitter.push(chunk);

@@ -147,17 +147,41 @@ export function writeAgentJournal(sdd: string, agentId: string, bytes: string | 
   return path;
 }
 
-/** Dict-form rows (they chain) whose tool_call is `toolCall(seq)`: wide ones render far longer than their line. */
-export function dictFormJournal(rows: number, toolCall: (seq: number) => PyLike): string {
+/** The redactable fields (and effort) of a row `dictFormRow` writes. */
+export interface DictFields {
+  model: PyLike;
+  prompt: PyLike;
+  tool_call: PyLike;
+  tool_result: PyLike;
+  effort?: string;
+}
+
+/**
+ * A row exactly in export dict form (sorted keys, `blob_refs` empty,
+ * schema_version 2, `ts` spelled `ts`: the step kernel takes it), linked
+ * to `prev`; and its step hash.
+ */
+export function dictFormRow(seq: number, prev: string, f: DictFields, ts: string): { line: string; hash: string } {
+  const fields = { prev_hash: prev, input_hash: `in-${seq}`, model: f.model, prompt: f.prompt, tool_call: f.tool_call, tool_result: f.tool_result, effort: f.effort ?? null };
+  const hash = stepHash(fields);
+  const obj: Record<string, PyLike> = { blob_refs: [], input_hash: `in-${seq}`, model: f.model, prev_hash: prev, prompt: f.prompt, schema_version: 2, seq, step_hash: hash, tool_call: f.tool_call, tool_result: f.tool_result };
+  if (f.effort !== undefined) obj.effort = f.effort;
+  return { line: `${canonical(obj).slice(0, -1)},"ts":${ts}}`, hash };
+}
+
+/** A journal of `dictFormRow`s (`\n` ends), the fields of row `seq` from `fields(seq)`, a clock reading as ts. */
+export function dictFormJournal(rows: number, fields: (seq: number) => DictFields): string {
   let prev = GENESIS_HASH;
   let out = "";
   for (let seq = 0; seq < rows; seq++) {
-    const fields = { prev_hash: prev, input_hash: `in-${seq}`, model: "m", prompt: `p ${seq}`, tool_call: toolCall(seq), tool_result: { ok: true }, effort: null };
-    const hash = stepHash(fields);
-    const { effort: _, ...kept } = fields;
-    const line = canonical({ ...kept, seq, step_hash: hash, blob_refs: [], schema_version: 2 });
-    out += `${line.slice(0, -1)},"ts":${1796137431.25 + seq}}\n`;
+    const { line, hash } = dictFormRow(seq, prev, fields(seq), (1796137431.4230797 + seq * 0.0137).toString());
     prev = hash;
+    out += `${line}\n`;
   }
   return out;
+}
+
+/** The fields of a `dictFormRow` whose tool_call is `toolCall` (a nested one renders far longer than its line). */
+export function wideRow(seq: number, toolCall: PyLike): DictFields {
+  return { model: "m", prompt: `p ${seq}`, tool_call: toolCall, tool_result: { ok: true } };
 }

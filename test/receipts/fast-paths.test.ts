@@ -8,7 +8,7 @@ import { exportReceipt, publishReceipt } from "../../src/receipts/export.ts";
 import { diffJournals } from "../../src/receipts/diff.ts";
 import { diffJournalSources } from "../../src/receipts/diff-fast.ts";
 import { sourceEntries, type JournalSource } from "../../src/receipts/source.ts";
-import { ustarHeader } from "../../src/receipts/tarwrite.ts";
+import { bytesMember, memberSpan, PlacedTarWriter, ustarHeader, writeTarAtomic } from "../../src/receipts/tarwrite.ts";
 import { renderJson } from "../../src/render/json.ts";
 import { writeAgentEntriesJson } from "../../src/steps/agent-json.ts";
 import { setStepKernelEnabled, stepKernelStats } from "../../src/steps/kernel.ts";
@@ -178,6 +178,41 @@ describe("tar members are written as tar-stream wrote them", () => {
       await new Promise((r) => setImmediate(r));
       expect(Buffer.from(ustarHeader(name, size, 0o600, mtime))).toEqual(Buffer.concat(chunks).subarray(0, 512));
       p.destroy();
+    }
+  });
+});
+
+describe("publish's placed writer: the layout of the sequential writer whatever room it reserved", () => {
+  test("a right, too small and too large reservation, data of 0 bytes to several move chunks", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "placed-tar-"));
+    setSystemTime(new Date("2026-03-04T05:06:07Z"));
+    try {
+      for (const dataSize of [0, 1, 511, 512, 9 * 2 ** 20 + 77]) {
+        const data = new Uint8Array(dataSize).map((_, i) => (i * 31 + 7) & 0xff);
+        const heads = [
+          { name: "manifest.json", bytes: new TextEncoder().encode("m".repeat(700)) },
+          { name: "manifest.sig", bytes: new TextEncoder().encode("s".repeat(88)) },
+        ];
+        const want = join(dir, "want.tar");
+        await writeTarAtomic(want, [...heads.map((h) => bytesMember(h.name, h.bytes)), bytesMember("journal/000000.jsonl", data)]);
+        const right = heads.reduce((n, h) => n + memberSpan(h.bytes.length), 0);
+        for (const reserve of [right, 0, right - 512, right + 512, right + 5 * 2 ** 20]) {
+          const out = join(dir, `got-${reserve}.tar`);
+          const w = new PlacedTarWriter(out, {}, reserve);
+          // in pieces, as publish's scan writes them
+          for (let off = 0; off < data.length; off += 300_001) w.write(data.subarray(off, off + 300_001));
+          await w.finish(heads, "journal/000000.jsonl");
+          expect({ dataSize, reserve, same: readFileSync(out).equals(readFileSync(want)) }).toEqual({ dataSize, reserve, same: true });
+        }
+      }
+      // a discarded writer leaves neither its temp file nor the directories it made
+      const w = new PlacedTarWriter(join(dir, "new", "deeper", "r.tar"), {}, 1024);
+      w.write(new Uint8Array(10));
+      await w.discard();
+      expect(readdirSync(dir).sort()).not.toContain("new");
+    } finally {
+      setSystemTime();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

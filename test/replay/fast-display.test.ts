@@ -17,6 +17,7 @@ import { projectionJson, projectionProse, projectRunFast } from "../../src/repla
 import { streamRunJson, streamRunJsonExact } from "../../src/replay/run-json.ts";
 import { runTable, writeRunTable, writeRunTableExact } from "../../src/replay/run-table.ts";
 import { scanRun, scanRunFast } from "../../src/replay/run-view.ts";
+import { CellSpool } from "../../src/replay/cell-spool.ts";
 import { CollectingOutput } from "../../src/replay/sink.ts";
 import { VECTORS } from "../helpers/cli.ts";
 import { HOSTILE_LINES, writeHostileJournal, writeWriterJournal } from "./hostile-rows.ts";
@@ -48,6 +49,8 @@ const edges = join(dir, "edges.jsonl");
     if (i % 3 === 2) m.push(`"cost_usd": ${costs[i % costs.length]}`);
     if (i % 7 === 3) m.push(`"tick": ${["0", "-0", "7", "-12"][i % 4]}`);
     if (i % 11 === 5) m.push(`"elapsed_s": ${i}.75`);
+    const failed = ["[]", '["tests"]', '["tests", "lint"]', '["a", "b", "c", "d"]', '[1, "a"]', '"tests"', '["a\\n"]', '[["x"]]', '["x", 2]', '[ "s" ,"t" ]'];
+    if (i % 4 === 3) m.push(`"failed_signals": ${failed[(i >> 2) % failed.length]}`);
     lines.push(`{${m.join(", ")}}`);
   }
   writeFileSync(edges, lines.join("\n") + "\n");
@@ -63,16 +66,30 @@ async function json(fast: boolean, journal: string, limit?: number): Promise<str
 
 async function scan(fast: boolean, journal: string, limit?: number) {
   const ids = { agent: 0, task: 0 };
-  const { fastLines: _, ...s } = fast ? await scanRunFast(journal, limit, ids) : await scanRun(journal, limit, (row) => measureIds(row, ids));
-  return { ...s, ids };
+  const spool = fast ? CellSpool.open()! : undefined;
+  try {
+    const s = fast ? await scanRunFast(journal, limit, ids, spool) : await scanRun(journal, limit, (row) => measureIds(row, ids));
+    return { ...s, ids };
+  } finally {
+    spool?.close();
+  }
 }
 
-async function table(fast: boolean, journal: string, width: number, limit?: number): Promise<string> {
-  // the fast table trusts the lines the fast scan loaded (FastRowReader.locate), as the command does
-  const s = fast ? await scanRunFast(journal, limit) : await scanRun(journal, limit);
+/** The table of the exact path, of the fast path from the scan's spool (as the command does), or without one ("journal"). */
+async function table(path: "exact" | "spool" | "journal", journal: string, width: number, limit?: number): Promise<string> {
   const out = new CollectingOutput();
   const t = runTable({ agent: 14, task: 9 }, width);
-  await (fast ? writeRunTable(journal, s.baseTs, limit, t, out, s.fastLines) : writeRunTableExact(journal, s.baseTs, limit, t, out));
+  if (path === "exact") {
+    await writeRunTableExact(journal, (await scanRun(journal, limit)).baseTs, limit, t, out);
+    return out.text();
+  }
+  const spool = path === "spool" ? CellSpool.open()! : undefined;
+  try {
+    const s = await scanRunFast(journal, limit, undefined, spool);
+    await writeRunTable(journal, s.baseTs, limit, t, out, spool);
+  } finally {
+    spool?.close();
+  }
   return out.text();
 }
 
@@ -124,10 +141,12 @@ describe("replay display: fast path = exact path", () => {
     }
   }, 60_000);
 
-  test("the table lines are the same at several widths and limits (wrapping, folding, truncation)", async () => {
+  test("the table lines are the same at several widths and limits (wrapping, folding, truncation), from the spool and without one", async () => {
     for (const j of journals) {
-      for (const [width, limit] of [[100, undefined], [90, undefined], [60, undefined], [220, 20], [40, undefined]] as const) {
-        expect([j, width, await table(true, j, width, limit)]).toEqual([j, width, await table(false, j, width, limit)]);
+      for (const [width, limit] of [[100, undefined], [90, undefined], [60, undefined], [220, 20], [40, undefined], [120, 0], [120, 1]] as const) {
+        const exact = await table("exact", j, width, limit);
+        expect([j, width, limit, await table("spool", j, width, limit)]).toEqual([j, width, limit, exact]);
+        expect([j, width, limit, await table("journal", j, width, limit)]).toEqual([j, width, limit, exact]);
       }
     }
   }, 60_000);
@@ -137,7 +156,7 @@ describe("replay display: fast path = exact path", () => {
     try {
       for (const j of journals) {
         for (const [width, limit] of [[100, undefined], [90, 30]] as const) {
-          expect([j, width, await table(true, j, width, limit)]).toEqual([j, width, await table(false, j, width, limit)]);
+          expect([j, width, await table("spool", j, width, limit)]).toEqual([j, width, await table("exact", j, width, limit)]);
         }
       }
     } finally {

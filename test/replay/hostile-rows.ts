@@ -126,3 +126,35 @@ export function writeHostileJournal(path: string, rows = 200): void {
 export function writeWriterJournal(path: string, rows: number): void {
   writeFileSync(path, writerRows(rows).join("\n") + "\n");
 }
+
+/**
+ * A journal holding every kind of record the prose display's cell spool
+ * keeps (src/replay/cell-spool.ts), in the order that tests its time base:
+ * rows before run_started (their TIME measured from a base only known
+ * later), a row without ts (TIME from elapsed_s), rows whose cells are not
+ * plain (kept as display fields), lines only the exact reader reads
+ * (re-read from the journal by offset: a duplicate key, a line longer than
+ * the fast paths take, a ts whose TIME is not a number), a discarded line,
+ * blank lines, CRLF and lone-CR line ends, no terminator at the end.
+ */
+export function spoolJournalBytes(): Uint8Array {
+  const ts = (s: number) => pyFloat(1727000000 + s);
+  const lines: [string, string][] = [
+    [envelope(0, "tool_call", [["agent_id", "agent-1"], ["task_id", "T-1"]], ts(10.5)), "\n"],
+    [writer([["event", "note"], ["elapsed_s", pyFloat(65.5)], ["model", "m-1"]]), "\n"],
+    [envelope(2, "agent_spawned", [["agent_id", "\u00e9-agent"], ["role", "backend"]], ts(11)), "\n"],
+    [envelope(3, "run_started", [["run_id", "r"], ["max_agents", 3]], ts(20.25)), "\n"],
+    [envelope(4, "task_claimed", [["agent_id", "agent-1"], ["task_ids", ["T-2", "T-3", "T-4"]]], ts(0)), "\n"],
+    ['{"event": "dup", "event": "second", "ts": 1727000030}', "\n"],
+    ["not json", "\n"],
+    ["", "\n"],
+    [envelope(6, "task_completed", [["task_id", "T-2"], ["cost_usd", pyFloat(0.125)]], ts(95)), "\r\n"],
+    [envelope(7, "tick_start", [["tick", 7]], ts(96)), "\r"],
+    [envelope(8, "task_verification_failed", [["task_id", "T-3"], ["failed_signals", ["tests", "lint"]]], ts(97)), "\n"],
+    [envelope(9, "clock", [], new PyNum("1e400", true)), "\n"],
+    [writer([["event", "huge"], ["ts", ts(120)], ["agent_id", "agent-2"], ["blob", "x".repeat(70_000)]]), "\n"],
+    [envelope(11, "task_completed", [["task_id", "T-4"], ["summary", "caf\u00e9"]], ts(3725.75)), "\n"],
+    [envelope(12, "run_completed", [["run_id", "r"], ["fingerprint", "f".repeat(40)]], ts(3726)), ""],
+  ];
+  return enc.encode(lines.map(([l, end]) => l + end).join(""));
+}

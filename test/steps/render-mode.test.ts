@@ -4,11 +4,11 @@
  * the host writes out as it fills) against the exact path (the kernel off:
  * every entry parsed and rendered by renderJson), with render areas from a
  * few KiB (the kernel stops for room after nearly every row; rows larger
- * than the area go the exact way) to the product's 1 MiB; and the reader
- * that hands both passes chunks ending at a line feed.
+ * than the area go the exact way) to the product's 1 MiB, with and without
+ * the span records the verifying pass leaves.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PyLike } from "../../src/pyjson/types.ts";
@@ -16,8 +16,7 @@ import { writeAgentEntriesJson } from "../../src/steps/agent-json.ts";
 import { setStepKernelEnabled, SPAN_RECORD_BYTES, stepKernelStats } from "../../src/steps/kernel.ts";
 import { SpanRecords } from "../../src/steps/records.ts";
 import { verifyAgentJournal } from "../../src/steps/verify.ts";
-import { readLineChunks } from "../../src/steps/reader.ts";
-import { dictFormJournal, journalBytes, rng, writeAgentJournal } from "../helpers/step-journals.ts";
+import { dictFormJournal, journalBytes, wideRow, writeAgentJournal } from "../helpers/step-journals.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "steps-render-"));
 afterAll(() => {
@@ -34,7 +33,7 @@ beforeAll(() => {
     mixed: journalBytes({ rows: 2500, seed: 52 }),
     huge: journalBytes({ rows: 300, seed: 53, hugeAt: 120 }),
     // rows of ~30 KB that render to ~700 KB: larger than a small area, and a few per 1 MiB area
-    wide: dictFormJournal(40, (seq) => (seq % 7 === 3 ? nested(4, 10) : { name: "t", n: seq })),
+    wide: dictFormJournal(40, (seq) => wideRow(seq, seq % 7 === 3 ? nested(4, 10) : { name: "t", n: seq })),
   };
   for (const [id, text] of Object.entries(journals)) buckets[id] = writeAgentJournal(sdd, id, text);
 }, 60_000);
@@ -110,36 +109,5 @@ describe("span records", () => {
     const again = await exactly(bucket, null);
     expect((await render(bucket, null, undefined, records)).text === again.text).toBe(true);
     records.close();
-  });
-});
-
-describe("readLineChunks", () => {
-  test("the file's bytes in order, each chunk ending at a line feed unless it holds none", () => {
-    const r = rng(77);
-    const path = join(tmp, "lines.bin");
-    for (let round = 0; round < 60; round++) {
-      const parts: string[] = [];
-      const total = Math.floor(r() * 5000);
-      while (parts.join("").length < total) {
-        const len = Math.floor(r() * (r() < 0.1 ? 900 : 60));
-        parts.push("x".repeat(len) + (r() < 0.1 ? "\r" : "") + (r() < 0.9 ? "\n" : ""));
-      }
-      const bytes = Buffer.from(parts.join(""));
-      writeFileSync(path, bytes);
-      const buf = new Uint8Array(16 + Math.floor(r() * 300));
-      const got: Buffer[] = [];
-      for (const c of readLineChunks(path, buf)) {
-        expect(c.buffer).toBe(buf.buffer);
-        expect(c.length).toBeGreaterThan(0);
-        got.push(Buffer.from(c));
-      }
-      // every chunk but the last ends at a line feed, or holds none (a line longer than the buffer)
-      for (const c of got.slice(0, -1)) expect(c[c.length - 1] === 0x0a || !c.includes(0x0a)).toBe(true);
-      expect(Buffer.concat(got).equals(bytes)).toBe(true);
-    }
-    expect([...readLineChunks(join(tmp, "missing"), new Uint8Array(8))]).toEqual([]);
-    writeFileSync(path, "");
-    expect([...readLineChunks(path, new Uint8Array(8))]).toEqual([]);
-    expect(readFileSync(path).length).toBe(0);
   });
 });

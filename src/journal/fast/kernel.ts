@@ -28,6 +28,8 @@ export const enum KernelMode {
   Classify = 8,
   /** Also write each hashed row's 32-byte event digest to `leaves`, in order. */
   Leaves = 16,
+  /** No links, no hashing: append each row's replay fingerprint text (FingerprintKernel). */
+  Fprint = 32,
 }
 
 interface KernelExports {
@@ -36,6 +38,41 @@ interface KernelExports {
   rows(): number;
   lastRow(): number;
   field(i: number): number;
+  fingerprintTo(out: number, outEnd: number, info: number): number;
+}
+
+const MODES = [
+  ["FIRST", KernelMode.First],
+  ["LINKS", KernelMode.Links],
+  ["GUESS", KernelMode.Guess],
+  ["CLASSIFY", KernelMode.Classify],
+  ["LEAVES", KernelMode.Leaves],
+  ["FPRINT", KernelMode.Fprint],
+] as const;
+
+/** The module's memory laid out in `areas`, its modes checked against KernelMode. */
+function arenaOf(areas: readonly (readonly [string, number])[]): KernelArena {
+  const mem = new KernelArena(kernelModule(), compiled.binary(), areas);
+  for (const [name, mode] of MODES) {
+    if (mem.addr(name) !== mode) throw new Error(`kernel mode ${name} is ${mem.addr(name)}, not ${mode}`);
+  }
+  return mem;
+}
+
+/**
+ * The floatIsRepr import over `u8`: a float the kernel cannot decide by its
+ * digits alone (scientific notation, 16+ significant digits, below 1e-4):
+ * Python's repr decides.
+ */
+function floatCheck(u8: Uint8Array): (s: number, e: number) => number {
+  let lastFloat = "";
+  return (s, e) => {
+    const text = asciiText(u8, s, e);
+    if (text === lastFloat) return 1;
+    if (floatRepr(Number(text)) !== text) return 0;
+    lastFloat = text;
+    return 1;
+  };
 }
 
 /** The pieces of a range's first row, after a First call (offsets in the read area). */
@@ -86,7 +123,7 @@ export class VerifyKernel {
   /** `readCap`: the read area, which is the longest line verified in place. */
   constructor(readCap: number) {
     const module = kernelModule();
-    const mem = new KernelArena(module, compiled.binary(), [
+    const mem = arenaOf([
       ["lines", readCap + 8],
       ["prev", 64],
       ["scratch", 2 * readCap],
@@ -95,15 +132,6 @@ export class VerifyKernel {
       // A row is at least 280 bytes (its envelope alone), so a call takes fewer than readCap / 256 rows.
       ["leaves", 32 * (Math.ceil(readCap / 256) + 1)],
     ]);
-    for (const [name, mode] of [
-      ["FIRST", KernelMode.First],
-      ["LINKS", KernelMode.Links],
-      ["GUESS", KernelMode.Guess],
-      ["CLASSIFY", KernelMode.Classify],
-      ["LEAVES", KernelMode.Leaves],
-    ] as const) {
-      if (mem.addr(name) !== mode) throw new Error(`kernel mode ${name} is ${mem.addr(name)}, not ${mode}`);
-    }
     const u8 = mem.u8;
     this.linesAt = mem.at("lines");
     this.prevAt = mem.at("prev");
@@ -118,17 +146,7 @@ export class VerifyKernel {
     const eventEnd = mem.addr("eventEnd");
     const hashPayload = lengthCachedHasher((len) => u8.subarray(outAt, outAt + len), mem.fixedView("payloadDigest", 32));
     const hashEvent = lengthCachedHasher((len) => u8.subarray(eventEnd - len, eventEnd), mem.fixedView("eventDigest", 32));
-    // A float the kernel cannot decide by its digits alone (scientific
-    // notation, 16+ significant digits, below 1e-4): Python's repr decides.
-    let lastFloat = "";
-    const floatIsRepr = (s: number, e: number): number => {
-      const text = asciiText(u8, s, e);
-      if (text === lastFloat) return 1;
-      if (floatRepr(Number(text)) !== text) return 0;
-      lastFloat = text;
-      return 1;
-    };
-    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hashPayload, hashEvent, floatIsRepr } });
+    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hashPayload, hashEvent, floatIsRepr: floatCheck(u8) } });
     this.k = instance.exports as unknown as KernelExports;
     const scratch = mem.at("scratch");
     const mt = mem.at("members");
@@ -159,5 +177,87 @@ export class VerifyKernel {
     const at = this.linesAt;
     const f = (i: number) => this.k.field(i) - at;
     return { typeStart: f(0), typeEnd: f(1), prev: f(2), hash: f(3), indexStart: f(4), indexEnd: f(5), guessed: this.k.field(6) === 1 };
+  }
+}
+
+/** FPRINT hashes nothing: its hash imports are never called. */
+function noHash(): void {
+  throw new Error("the fingerprint kernel hashed");
+}
+
+/**
+ * The kernel in FPRINT mode, a row a call (the replay display's scan,
+ * src/replay/kernel-row.ts): a line in Python's writer spelling with the
+ * writer's envelope is validated and its replay fingerprint text appended
+ * to the text area; its members (top level, sorted) are then in the member
+ * table and its other facts in `info`. All addresses are of `u8`.
+ */
+export class FingerprintKernel {
+  /** All of the kernel's memory. */
+  readonly u8: Uint8Array;
+  readonly i32: Int32Array;
+  /** The read area (lines are read into it, then taken in place). */
+  readonly lines: Uint8Array;
+  readonly linesAt: number;
+  /** The member table's start (16-byte entries: key start, end, value start, end). */
+  readonly membersAt: number;
+  /** The fingerprint text area [textAt, textEnd). */
+  readonly textAt: number;
+  readonly textEnd: number;
+  /** i32 index (in `i32`) of the facts take() leaves: ts start, end, elapsed_s start, end, member table end, event type token start, end, text end. */
+  readonly info: number;
+  private readonly infoAt: number;
+  private readonly prevAt: number;
+  private readonly k: KernelExports;
+
+  constructor(readCap: number, textCap: number, scratchCap: number) {
+    const mem = arenaOf([
+      ["lines", readCap + 8],
+      ["prev", 64],
+      ["scratch", scratchCap],
+      ["out", 64],
+      ["members", MEMBER_SLOTS * 16],
+      ["leaves", 32],
+      ["text", textCap],
+      ["info", 32],
+    ]);
+    const u8 = mem.u8;
+    this.u8 = u8;
+    this.i32 = new Int32Array(mem.memory.buffer);
+    this.linesAt = mem.at("lines");
+    this.lines = u8.subarray(this.linesAt, this.linesAt + readCap + 8);
+    this.prevAt = mem.at("prev");
+    this.membersAt = mem.at("members");
+    this.textAt = mem.at("text");
+    this.textEnd = this.textAt + textCap;
+    this.infoAt = mem.at("info");
+    this.info = this.infoAt >> 2;
+    const instance = new WebAssembly.Instance(kernelModule(), { env: { memory: mem.memory, hashPayload: noHash, hashEvent: noHash, floatIsRepr: floatCheck(u8) } });
+    this.k = instance.exports as unknown as KernelExports;
+    const scratch = mem.at("scratch");
+    const out = mem.at("out");
+    const leaves = mem.at("leaves");
+    this.k.setup(scratch, scratch + scratchCap, out, out + 64, this.membersAt, this.membersAt + MEMBER_SLOTS * 16, leaves, leaves + 32);
+    this.textTo(this.textAt);
+  }
+
+  /**
+   * Take the line lines[s, e) (a line feed at e): true when the kernel
+   * validated it and appended its text. The row must end the line (a row
+   * ending at a carriage return inside it is declined: another line follows).
+   */
+  take(s: number, e: number): boolean {
+    const at = this.linesAt;
+    return this.k.verify(at + s, at + e + 1, 0, 0, this.prevAt, KernelMode.Fprint | KernelMode.First) === at + e + 1;
+  }
+
+  /** Where the next row's text goes (the text area's start after its text was hashed, or back after a rollback). */
+  textTo(p: number): void {
+    this.k.fingerprintTo(p, this.textEnd, this.infoAt);
+  }
+
+  /** The end of the text appended so far. */
+  textPos(): number {
+    return this.k.fingerprintTo(0, 0, 0);
   }
 }

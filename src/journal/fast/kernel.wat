@@ -15,7 +15,8 @@
 ;; a row is left to the exact path (checkRow), which decides its verdict, so
 ;; this kernel only has to be exact for the rows it ACCEPTS: two tiers, no
 ;; third. Its modes (see verify) cover a range's first row, links-only and
-;; the counting of rows past a failure; lines end in LF, CR or CRLF.
+;; the counting of rows past a failure, and the replay display's fingerprint
+;; text (FPRINT); lines end in LF, CR or CRLF.
 ;;
 ;; Memory (imported; src/wasm/arena.ts lays it out from the exported
 ;; globals below): [0, heapBase) holds this module's tables and constants;
@@ -57,6 +58,7 @@
   (global (export "GUESS") i32 (i32.const 4))
   (global (export "CLASSIFY") i32 (i32.const 8))
   (global (export "LEAVES") i32 (i32.const 16))
+  (global (export "FPRINT") i32 (i32.const 32))
 
   ;; areas (set by $setup)
   (global $scratch (mut i32) (i32.const 0))
@@ -81,6 +83,15 @@
   (global $ixS (mut i32) (i32.const 0))     ;; the stored index lexeme
   (global $ixE (mut i32) (i32.const 0))
   (global $next (mut i32) (i32.const 0))    ;; the next line's start (after LF, CR or CRLF)
+  (global $tsS (mut i32) (i32.const 0))     ;; the ts and elapsed_s lexemes
+  (global $tsE (mut i32) (i32.const 0))
+  (global $elS (mut i32) (i32.const 0))
+  (global $elE (mut i32) (i32.const 0))
+  ;; FPRINT (set by $fingerprintTo): the fingerprint text's next byte, its area's end, the row facts' area
+  (global $fprint (mut i32) (i32.const 0))
+  (global $fpOut (mut i32) (i32.const 0))
+  (global $fpEnd (mut i32) (i32.const 0))
+  (global $info (mut i32) (i32.const 0))
   ;; per-call results
   (global $idxLen (mut i32) (i32.const 0))
   (global $usedGuess (mut i32) (i32.const 0))
@@ -123,6 +134,18 @@
       (return (global.get $ixS)))
       (return (global.get $ixE)))
     (global.get $usedGuess))
+
+;; FPRINT's areas: the fingerprint text is appended from `out` (before
+  ;; outEnd); each row taken leaves its facts at `info` (i32s: ts start, end,
+  ;; elapsed_s start, end, the member table's end, the event type token's
+  ;; start, end; the text's end). A call with out = 0 only reads the text's end.
+  (func (export "fingerprintTo") (param $out i32) (param $outEnd i32) (param $info i32) (result i32)
+    (if (local.get $out)
+      (then
+        (global.set $fpOut (local.get $out))
+        (global.set $fpEnd (local.get $outEnd))
+        (global.set $info (local.get $info))))
+    (global.get $fpOut))
 
   ;; Tables, and the areas above heapBase.
   (func (export "setup") (param $scratch i32) (param $scratchEnd i32) (param $out i32) (param $outEnd i32)
@@ -531,11 +554,15 @@
     (block $no
       ;; {"ts": N, "elapsed_s": N, "index": N, "event": "T", "prev_hash": "H", "payload_hash": "H", "event_hash": "H"
       (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1280) (i32.const 7))))
-      (local.set $p (call $skipNumber (i32.add (local.get $p) (i32.const 7))))
+      (global.set $tsS (i32.add (local.get $p) (i32.const 7)))
+      (local.set $p (call $skipNumber (global.get $tsS)))
       (br_if $no (i32.lt_s (local.get $p) (i32.const 0)))
+      (global.set $tsE (local.get $p))
       (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1296) (i32.const 15))))
-      (local.set $p (call $skipNumber (i32.add (local.get $p) (i32.const 15))))
+      (global.set $elS (i32.add (local.get $p) (i32.const 15)))
+      (local.set $p (call $skipNumber (global.get $elS)))
       (br_if $no (i32.lt_s (local.get $p) (i32.const 0)))
+      (global.set $elE (local.get $p))
       (br_if $no (i32.eqz (call $eq (local.get $p) (i32.const 1312) (i32.const 11))))
       (global.set $ixS (i32.add (local.get $p) (i32.const 11)))
       (local.set $p (call $skipNumber (global.get $ixS)))
@@ -609,6 +636,7 @@
       (i32.store offset=4 (local.get $m) (i32.sub (global.get $typeS) (i32.const 3)))
       (i32.store offset=8 (local.get $m) (global.get $typeS))
       (i32.store offset=12 (local.get $m) (global.get $typeE))
+      (if (global.get $fprint) (then (return (call $fingerprintRow (local.get $p)))))
       (local.set $n (i32.shr_u (i32.sub (global.get $mTop) (global.get $mt)) (i32.const 4)))
       (br_if $no (i32.eqz (call $sortMembers (global.get $mt) (local.get $n))))
       (local.set $o (call $assemble (global.get $mt) (local.get $n) (global.get $out) (global.get $outEnd)))
@@ -616,6 +644,59 @@
       (global.set $outLen (i32.sub (local.get $o) (global.get $out)))
       (return (local.get $p)))
     (i32.const -1))
+
+  ;; One more member entry: key [ks, ke), value [vs, ve); 0 when the table is full.
+  (func $pushMember (param $ks i32) (param $ke i32) (param $vs i32) (param $ve i32) (result i32)
+    (local $m i32)
+    (local.set $m (global.get $mTop))
+    (if (i32.ge_u (local.get $m) (global.get $mtEnd)) (then (return (i32.const 0))))
+    (global.set $mTop (i32.add (local.get $m) (i32.const 16)))
+    (i32.store (local.get $m) (local.get $ks))
+    (i32.store offset=4 (local.get $m) (local.get $ke))
+    (i32.store offset=8 (local.get $m) (local.get $vs))
+    (i32.store offset=12 (local.get $m) (local.get $ve))
+    (i32.const 1))
+
+  ;; $row's end in FPRINT mode, for the row scanned up to its line end p
+  ;; (the payload members and "event" in the member table): the replay
+  ;; fingerprint's text of the row, every member but ts and elapsed_s sorted
+  ;; and compact, and a line feed, appended at $fpOut; the row's facts at
+  ;; $info. The envelope's index must be canonical and its hashes strings in
+  ;; the writer's spelling (then each is its own canonical text); p, or -1.
+  (func $fingerprintRow (param $p i32) (result i32)
+    (local $n i32) (local $o i32) (local $i i32)
+    (if (i32.ne (call $scanAtom (global.get $ixS)) (global.get $ixE)) (then (return (i32.const -1))))
+    (if (i32.ne (call $scanString (global.get $prevS)) (i32.add (global.get $prevS) (i32.const 64))) (then (return (i32.const -1))))
+    (if (i32.ne (call $scanString (global.get $phS)) (i32.add (global.get $phS) (i32.const 64))) (then (return (i32.const -1))))
+    (if (i32.ne (call $scanString (global.get $hashS)) (i32.add (global.get $hashS) (i32.const 64))) (then (return (i32.const -1))))
+    ;; the keys' spans in the envelope's fixed spelling, the hashes with their quotes
+    (if (i32.eqz (call $pushMember (i32.sub (global.get $ixS) (i32.const 8)) (i32.sub (global.get $ixS) (i32.const 3))
+                                   (global.get $ixS) (global.get $ixE))) (then (return (i32.const -1))))
+    (if (i32.eqz (call $pushMember (i32.sub (global.get $prevS) (i32.const 13)) (i32.sub (global.get $prevS) (i32.const 4))
+                                   (i32.sub (global.get $prevS) (i32.const 1)) (i32.add (global.get $prevS) (i32.const 65))))
+      (then (return (i32.const -1))))
+    (if (i32.eqz (call $pushMember (i32.sub (global.get $phS) (i32.const 16)) (i32.sub (global.get $phS) (i32.const 4))
+                                   (i32.sub (global.get $phS) (i32.const 1)) (i32.add (global.get $phS) (i32.const 65))))
+      (then (return (i32.const -1))))
+    (if (i32.eqz (call $pushMember (i32.sub (global.get $hashS) (i32.const 14)) (i32.sub (global.get $hashS) (i32.const 4))
+                                   (i32.sub (global.get $hashS) (i32.const 1)) (i32.add (global.get $hashS) (i32.const 65))))
+      (then (return (i32.const -1))))
+    (local.set $n (i32.shr_u (i32.sub (global.get $mTop) (global.get $mt)) (i32.const 4)))
+    (if (i32.eqz (call $sortMembers (global.get $mt) (local.get $n))) (then (return (i32.const -1))))
+    (local.set $o (call $assemble (global.get $mt) (local.get $n) (global.get $fpOut) (i32.sub (global.get $fpEnd) (i32.const 1))))
+    (if (i32.lt_s (local.get $o) (i32.const 0)) (then (return (i32.const -1))))
+    (i32.store8 (local.get $o) (i32.const 10))
+    (global.set $fpOut (i32.add (local.get $o) (i32.const 1)))
+    (local.set $i (global.get $info))
+    (i32.store (local.get $i) (global.get $tsS))
+    (i32.store offset=4 (local.get $i) (global.get $tsE))
+    (i32.store offset=8 (local.get $i) (global.get $elS))
+    (i32.store offset=12 (local.get $i) (global.get $elE))
+    (i32.store offset=16 (local.get $i) (global.get $mTop))
+    (i32.store offset=20 (local.get $i) (global.get $typeS))
+    (i32.store offset=24 (local.get $i) (global.get $typeE))
+    (i32.store offset=28 (local.get $i) (global.get $fpOut))
+    (local.get $p))
 
   ;; The 64 bytes at p are lowercase hex digits (LOWERHEX at 256).
   (func $isHex64 (param $p i32) (result i32)
@@ -684,6 +765,8 @@
   ;;   CLASSIFY  past a failure: count the rows in Python's spelling, check nothing
   ;;   LEAVES    also write each hashed row's 32-byte event digest, in order,
   ;;             to the leaves area (a Merkle tree is built from them)
+  ;;   FPRINT    no links, no hashing: append each row's replay fingerprint
+  ;;             text (see $fingerprintRow; the areas: fingerprintTo)
   (func (export "verify") (param $p i32) (param $bound i32) (param $lo i32) (param $hi i32) (param $last i32)
     (param $flags i32) (result i32)
     (local $slot i32) (local $e i32) (local $tLen i32) (local $o i32)
@@ -691,6 +774,7 @@
     (global.set $bound (local.get $bound))
     (global.set $rows (i32.const 0))
     (global.set $usedGuess (i32.const 0))
+    (global.set $fprint (i32.ne (i32.and (local.get $flags) (i32.const 32)) (i32.const 0)))
     (call $setIndex (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo))))
     (block $stop
       (loop $next
@@ -708,7 +792,7 @@
             (br_if $stop (i32.eqz (call $isHex64 (global.get $phS))))
             (br_if $stop (i32.eqz (call $isHex64 (global.get $hashS))))))
         (block $verified
-          (br_if $verified (i32.and (local.get $flags) (i32.const 8)))
+          (br_if $verified (i32.and (local.get $flags) (i32.const 40)))
           (if (i32.and (local.get $flags) (i32.const 1))
             (then
               (br_if $stop (i32.eqz (call $isHex64 (global.get $prevS))))

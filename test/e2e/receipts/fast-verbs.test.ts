@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +6,7 @@ import { exportReceipt, publishReceipt } from "../../../src/receipts/export.ts";
 import { diffJournals } from "../../../src/receipts/diff.ts";
 import { sourceEntries } from "../../../src/receipts/source.ts";
 import { renderJson } from "../../../src/render/json.ts";
-import { setStepKernelEnabled } from "../../../src/steps/kernel.ts";
+import { exactly, timelessTar } from "../../helpers/receipt-bytes.ts";
 import { bernstein, bernsteinJson } from "../../helpers/cli.ts";
 import { exactAgentView } from "../../helpers/agent-view.ts";
 import { journalBytes, writeAgentJournal } from "../../helpers/step-journals.ts";
@@ -28,29 +28,6 @@ beforeAll(() => {
 }, 120_000);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** A tar with its headers' mtime and checksum fields, and the manifest's created_at, blanked (they carry the time). */
-function timeless(path: string): Buffer {
-  const b = Buffer.from(readFileSync(path));
-  for (let off = 0; off + 512 <= b.length; ) {
-    const size = parseInt(b.subarray(off + 124, off + 136).toString("latin1").replace(/[\0 ]/g, "") || "0", 8);
-    if (b.subarray(off, off + 512).every((x) => x === 0)) break;
-    b.fill(0, off + 136, off + 156);
-    off += 512 + Math.ceil(size / 512) * 512;
-  }
-  return Buffer.from(b.toString("latin1").replace(/"created_at":"[^"]*"/, '"created_at":""'), "latin1");
-}
-
-async function exactly<T>(f: () => Promise<T>): Promise<T> {
-  setStepKernelEnabled(false);
-  setSystemTime(new Date("2026-03-04T05:06:07Z"));
-  try {
-    return await f();
-  } finally {
-    setSystemTime();
-    setStepKernelEnabled(true);
-  }
-}
-
 describe("replay export / publish (binary, 20,000 steps)", () => {
   for (const id of ["plain", "mixed"]) {
     test(`${id}: the receipt the exact path writes, and it verifies`, async () => {
@@ -60,7 +37,7 @@ describe("replay export / publish (binary, 20,000 steps)", () => {
       expect(r.json.steps).toBe(20_000);
       const ref = join(tmp, `${id}-ref.tar`);
       await exactly(() => exportReceipt({ sddDir: sdd, agentId: id, out: ref }));
-      expect(timeless(out).equals(timeless(ref))).toBe(true);
+      expect(timelessTar(out).equals(timelessTar(ref))).toBe(true);
       const v = await bernsteinJson(["replay", "verify", out, "--as-json"]);
       expect([v.code, v.json.ok, v.json.steps, v.json.head_hash]).toEqual([0, true, 20_000, r.json.head_hash]);
 
@@ -69,7 +46,7 @@ describe("replay export / publish (binary, 20,000 steps)", () => {
       expect(p.code).toBe(0);
       const pubRef = join(tmp, `${id}-ref.published.tar`);
       const pr = await exactly(() => publishReceipt({ sddDir: sdd, agentId: id, out: pubRef, redact: ["tool_call"] }));
-      expect(timeless(pub).equals(timeless(pubRef))).toBe(true);
+      expect(timelessTar(pub).equals(timelessTar(pubRef))).toBe(true);
       expect([p.json.head_hash, p.json.original_head_hash, p.json.warnings]).toEqual([pr.head_hash, pr.original_head_hash, pr.warnings]);
       const pv = await bernsteinJson(["replay", "verify", pub, "--as-json"]);
       expect([pv.code, pv.json.head_hash]).toEqual([0, pr.head_hash]);

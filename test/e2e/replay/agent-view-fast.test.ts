@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { PyLike } from "../../../src/pyjson/types.ts";
 import { exactAgentView } from "../../helpers/agent-view.ts";
 import { bernstein } from "../../helpers/cli.ts";
-import { dictFormJournal, journalBytes, writeAgentJournal } from "../../helpers/step-journals.ts";
+import { dictFormJournal, journalBytes, wideRow, writeAgentJournal } from "../../helpers/step-journals.ts";
 
 /**
  * `replay <AGENT_ID>` through the compiled binary (both passes read in
@@ -30,7 +30,7 @@ beforeAll(() => {
     mixed: journalBytes({ rows: 2500, seed: 62 }),
     huge: journalBytes({ rows: 300, seed: 63, hugeAt: 150 }),
     // rows rendering to ~200 KB and ~2 MB (more than the 1 MiB render area)
-    wide: dictFormJournal(30, (seq) => (seq % 9 === 4 ? nested(4, 10) : seq === 20 ? nested(5, 10) : { name: "t", n: seq })),
+    wide: dictFormJournal(30, (seq) => wideRow(seq, seq % 9 === 4 ? nested(4, 10) : seq === 20 ? nested(5, 10) : { name: "t", n: seq })),
     many: journalBytes({ rows: 20_000, seed: 64, plain: true }),
     "broken-mid": lines.map((l, i) => (i === 1500 ? l.replace('"ok":true', '"ok":false') : l)).join("\n"),
     "relinked-mid": lines.map((l, i) => (i === 1700 ? l.replace(/"prev_hash":"[0-9a-f]{4}/, '"prev_hash":"0000') : l)).join("\n"),

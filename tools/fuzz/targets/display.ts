@@ -5,10 +5,10 @@ import { rebuildStateSync } from "../../../src/journal/rebuild.ts";
 import { dumps } from "../../../src/pyjson/encode.ts";
 import { measureIds } from "../../../src/replay/display.ts";
 import { projectionJson, projectRunFast } from "../../../src/replay/fast-project.ts";
-import type { LineSet } from "../../../src/replay/line-set.ts";
 import { streamRunJson, streamRunJsonExact } from "../../../src/replay/run-json.ts";
 import { runTable, writeRunTable, writeRunTableExact } from "../../../src/replay/run-table.ts";
 import { scanRun, scanRunFast } from "../../../src/replay/run-view.ts";
+import { CellSpool } from "../../../src/replay/cell-spool.ts";
 import { CollectingOutput } from "../../../src/replay/sink.ts";
 import { mutateBytes, mutateLines } from "../mutate.ts";
 import { runJournalVectors } from "../seeds.ts";
@@ -67,27 +67,32 @@ export function displayTarget(): FuzzTarget {
         const ids = { agent: 0, task: 0 };
         try {
           const s = fast ? await scanRunFast(file, limit, ids) : await scanRun(file, limit, (row) => measureIds(row, ids));
-          const { fastLines: _, ...facts } = s;
-          return JSON.stringify({ ...facts, ids });
+          return JSON.stringify({ ...s, ids });
         } catch (err) {
           return `error ${(err as { code?: string }).code}: ${(err as Error).message}`;
         }
       };
       same("scan_fast_vs_exact", await scanOf(true), await scanOf(false));
       let base: number | null = null;
-      let fastLines: LineSet | undefined;
       try {
         base = (await scanRun(file, limit)).baseTs;
-        fastLines = (await scanRunFast(file, limit)).fastLines;
       } catch {
         /* unreadable: both table paths fail alike */
       }
       const table = runTable({ agent: rng.int(30), task: rng.int(30) }, 30 + rng.int(200));
-      same(
-        "table_fast_vs_exact",
-        await collect((o) => writeRunTable(file, base, limit, table, o, fastLines)),
-        await collect((o) => writeRunTableExact(file, base, limit, table, o)),
-      );
+      const exact = await collect((o) => writeRunTableExact(file, base, limit, table, o));
+      // the table from the scan's spool (as the command lays it out), and without one
+      const spool = CellSpool.open()!;
+      try {
+        same(
+          "table_spool_vs_exact",
+          await collect(async (o) => writeRunTable(file, (await scanRunFast(file, limit, undefined, spool)).baseTs, limit, table, o, spool)),
+          exact,
+        );
+      } finally {
+        spool.close();
+      }
+      same("table_fast_vs_exact", await collect((o) => writeRunTable(file, base, limit, table, o)), exact);
       const n = rng.chance(0.3) ? 1e9 : rng.int(40);
       const cap = rng.chance(0.5) ? 16 : undefined;
       same(

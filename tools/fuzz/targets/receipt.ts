@@ -1,14 +1,14 @@
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip, gzipSync } from "node:zlib";
 import { BernsteinError, InputError, RefusalError, UsageError } from "../../../src/errors.ts";
 import { exportReceipt, publishReceipt } from "../../../src/receipts/export.ts";
 import { verifyReceipt, type ReceiptVerdict } from "../../../src/receipts/verify.ts";
+import { setStepKernelEnabled } from "../../../src/steps/kernel.ts";
 import { StepJournal } from "../../../src/steps/writer.ts";
 import { verifyAgentJournal, verifyStepJournal } from "../../../src/steps/verify.ts";
 import { writeAgentEntriesJson } from "../../../src/steps/agent-json.ts";
-import { setStepKernelEnabled } from "../../../src/steps/kernel.ts";
 import { SpanRecords } from "../../../src/steps/records.ts";
 import { plainDoc, runBinary } from "../binary.ts";
 import { concatBytes, mutateBytes, mutateLines } from "../mutate.ts";
@@ -28,7 +28,8 @@ import { violation, type FuzzTarget } from "../types.ts";
  * (`receipt_malformed`); step verify never throws; the writer either
  * recovers (and the journal then verifies with one more step) or refuses
  * with a named error; a journal that exports/publishes yields a receipt
- * that verifies with the same head and step count; the agent view's
+ * that verifies with the same head and step count, and publish's fast
+ * path (the step kernel) writes the exact path's receipt; the agent view's
  * verdict and entries are the same with the step kernel on and off. The sampled binary
  * cases check `replay verify` agrees with the library.
  */
@@ -193,6 +194,23 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
     }
   };
 
+  /** Publish again with the step kernel off: the same result and members (but for the time in the manifest). */
+  const samePublishExactly = async (sdd: string, fast: string, res: object): Promise<void> => {
+    const exact = join(sdd, "publish-exact.tar");
+    setStepKernelEnabled(false);
+    let ref: object;
+    try {
+      ref = { ...(await publishReceipt({ sddDir: sdd, agentId: "fuzz-agent", out: exact })), path: "" };
+    } finally {
+      setStepKernelEnabled(true);
+    }
+    const members = (p: string) =>
+      JSON.stringify(readTar(readFileSync(p)).map((m) => [m.name, new TextDecoder().decode(m.data).replace(/"created_at":"[^"]*"/, "")]));
+    if (JSON.stringify({ ...res, path: "" }) !== JSON.stringify(ref) || members(fast) !== members(exact)) {
+      throw violation("publish_fast_differs", "publish's fast path wrote another receipt than the exact path");
+    }
+  };
+
   const runBucket = async (payload: Uint8Array): Promise<void> => {
     stats.buckets++;
     const sdd = join(dir, `sdd-${caseNo}`);
@@ -217,6 +235,7 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
           if (!rv.ok || rv.steps !== res.steps || rv.head_hash !== res.head_hash) {
             throw violation(`${kind}_roundtrip`, `receipt of ${res.steps} steps head ${res.head_hash.slice(0, 16)} verifies as ok=${rv.ok} ${rv.steps} ${rv.head_hash.slice(0, 16)}: ${rv.errors[0] ?? ""}`);
           }
+          if (kind === "publish") await samePublishExactly(sdd, out, res);
         } catch (err) {
           if (!(err instanceof BernsteinError) || err instanceof UsageError) throw err;
           // blob_refs is not hashed, so a verifying journal may still carry

@@ -2,6 +2,7 @@ import { readMetadata, type RunMetadata } from "../../../journal/metadata.ts";
 import { errorMessage } from "../../../errors.ts";
 import { paint } from "../../../render/ansi.ts";
 import { joinFitting, sanitizeCell, terminalWidth, wrapCells } from "../../../render/table.ts";
+import { CellSpool } from "../../../replay/cell-spool.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { durationText, localTime } from "../../../replay/format.ts";
 import { scanRunFast, type RunScan } from "../../../replay/run-view.ts";
@@ -16,9 +17,10 @@ import { sealFor, type SealSource } from "./seal-source.ts";
 
 /**
  * `bernstein replay <RUN_ID> | latest`: a deterministic re-display of the
- * recorded events (nothing is re-executed). Two streaming passes over the
- * journal (facts for the header, then the rows), each stopping after
- * `--limit` rows, so memory stays flat and `--limit` never reads the rest.
+ * recorded events (nothing is re-executed). A streaming pass over the
+ * journal (facts for the header) that leaves each row's cells in a
+ * temporary spool, then the table laid out from the spool; the pass stops
+ * after `--limit` rows, so memory stays flat and `--limit` never reads the rest.
  */
 export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> {
   refuseFlags(ctx, ["limit", "seal"], "replay <RUN_ID>");
@@ -29,9 +31,18 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
     await streamRunJson({ journal: run.journal, runId: run.runId, metadata, limit }, stdoutBytes);
     return 0;
   }
+  const spool = CellSpool.open();
+  try {
+    return await showRunTable(ctx, run, metadata, limit, spool ?? undefined);
+  } finally {
+    spool?.close();
+  }
+}
+
+async function showRunTable(ctx: ReplayContext, run: RunRef, metadata: RunMetadata | null, limit: number | undefined, spool?: CellSpool): Promise<number> {
   // The first pass also measures the id columns, so ids get their full width.
   const ids = { agent: 0, task: 0 };
-  const scan = await scanRunFast(run.journal, limit, ids);
+  const scan = await scanRunFast(run.journal, limit, ids, spool);
   if (scan.discarded.length > 0) {
     log.warn(
       `${scan.discarded.length} line(s) of ${run.journal} could not be read as events and are not shown ` +
@@ -44,7 +55,7 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
     return 0;
   }
   await printLines(...header(run, scan, metadata));
-  await writeRunTable(run.journal, scan.baseTs, limit, runTable(ids, terminalWidth()), stdoutBytes, scan.fastLines);
+  await writeRunTable(run.journal, scan.baseTs, limit, runTable(ids, terminalWidth()), stdoutBytes, spool);
   await printLines(...footer(ctx, run, scan));
   return 0;
 }

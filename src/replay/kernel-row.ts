@@ -1,0 +1,105 @@
+import { FingerprintKernel } from "../journal/fast/kernel.ts";
+import type { PyObject } from "../pyjson/types.ts";
+import { copyBytes } from "./fast-cells.ts";
+import { FAST_LINE_MAX } from "./fast-lines.ts";
+import { DISPLAY_FIELDS, displayFieldsOf, FINGERPRINT_BATCH, type LoadedRow, noteField, READ_AREA } from "./fast-row.ts";
+
+/**
+ * The replay display's scan on the verify kernel (src/journal/fast/
+ * kernel.wat, FPRINT mode): a line in Python's writer spelling with the
+ * writer's envelope (`{"ts": …, "elapsed_s": …, "index": …, "event": …,
+ * "prev_hash": …, "payload_hash": …, "event_hash": …, …}`, each hash 64
+ * characters) is validated as the verifier validates it, its replay
+ * fingerprint text (the row without ts/elapsed_s, sorted keys, compact,
+ * and "\n") appended to a batch in the kernel's memory, and its display
+ * fields located in the kernel's member table. Any other line is declined
+ * and goes to FastRowReader, whose text the caller appends with `append`
+ * (then the exact path), so the batch keeps the rows' order.
+ */
+
+const SLOT = (name: (typeof DISPLAY_FIELDS)[number]): number => DISPLAY_FIELDS.indexOf(name);
+const TS = SLOT("ts");
+const ELAPSED = SLOT("elapsed_s");
+/** Room in the kernel's scratch for a row's nested values, re-emitted (a line is under FAST_LINE_MAX bytes). */
+const SCRATCH = 4 * FAST_LINE_MAX;
+/** The text area: a batch, then room for one more row's text. */
+const TEXT_AREA = FINGERPRINT_BATCH + 2 * FAST_LINE_MAX;
+
+export class KernelRowReader implements LoadedRow {
+  private readonly k = new FingerprintKernel(READ_AREA, TEXT_AREA, SCRATCH);
+  readonly mem = this.k.u8;
+  /** Where the line reader reads chunks (lines are taken in place). */
+  readonly readBuffer = this.k.lines;
+  readonly fieldS = new Int32Array(DISPLAY_FIELDS.length);
+  readonly fieldE = new Int32Array(DISPLAY_FIELDS.length);
+  /** The end of the batch's text (it starts at the text area's start). */
+  textEnd = this.k.textAt;
+  private readonly fields: PyObject = new Map();
+
+  /** Take the line readBuffer[s, e) (a line feed at e): false when the kernel declines it. */
+  take(s: number, e: number): boolean {
+    const k = this.k;
+    if (!k.take(s, e)) {
+      // a row it took that does not end the line (a carriage return inside) leaves no text
+      k.textTo(this.textEnd);
+      return false;
+    }
+    const i32 = k.i32;
+    const info = k.info;
+    const fs = this.fieldS;
+    const fe = this.fieldE;
+    // (fill() is a native call: for 16 slots a loop is cheaper)
+    for (let i = 0; i < fs.length; i++) fs[i] = -1;
+    const b = this.mem;
+    const end = i32[info + 4]! >> 2;
+    for (let m = k.membersAt >> 2; m < end; m += 4) noteField(b, i32[m]!, i32[m + 1]!, i32[m + 2]!, i32[m + 3]!, fs, fe);
+    fs[TS] = i32[info]!;
+    fe[TS] = i32[info + 1]!;
+    fs[ELAPSED] = i32[info + 2]!;
+    fe[ELAPSED] = i32[info + 3]!;
+    this.textEnd = i32[info + 7]!;
+    return true;
+  }
+
+  /** Room for `n` more bytes of text before the area's end. */
+  fits(n: number): boolean {
+    return this.textEnd + n <= this.k.textEnd;
+  }
+
+  /** The largest row text `append` takes into an empty batch. */
+  get maxText(): number {
+    return TEXT_AREA - 1;
+  }
+
+  /** Append a row's text b[s, e) and its "\n" (the caller made room: fits). */
+  append(b: Uint8Array, s: number, e: number): void {
+    const o = copyBytes(b, s, e, this.mem, this.textEnd);
+    this.mem[o] = 0x0a;
+    this.rewind(o + 1);
+  }
+
+  /** Set the batch's end (back to `p`: the rows after it are not in it). */
+  rewind(p: number): void {
+    this.textEnd = p;
+    this.k.textTo(p);
+  }
+
+  /** Bytes of text in the batch. */
+  textLength(): number {
+    return this.textEnd - this.k.textAt;
+  }
+
+  /** The batch's text (a view valid until the next take). */
+  batch(): Uint8Array {
+    return this.mem.subarray(this.k.textAt, this.textEnd);
+  }
+
+  /** Empty the batch (after it was hashed). */
+  clear(): void {
+    this.rewind(this.k.textAt);
+  }
+
+  displayFields(skip = -1): PyObject {
+    return displayFieldsOf(this.mem, this.fieldS, this.fieldE, skip, this.fields);
+  }
+}
