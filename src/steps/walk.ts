@@ -236,15 +236,6 @@ export class ChainWalker implements BulkProbe {
     return this.arena.subarray(0, ARENA_READ);
   }
 
-  /**
-   * Where in the kernel's memory a report-mode reader may build bytes while
-   * the kernel reports a row: the arena's scratch, which only the
-   * JavaScript path (never running then) writes.
-   */
-  get kernelScratch(): { at: number; size: number } {
-    return { at: this.arena!.byteOffset + ARENA_READ, size: ARENA_SCRATCH };
-  }
-
   /** The kernel `take` runs (after `readBuffer()`, when enabled): its spans and `onRow` serve report mode. */
   get stepKernel(): StepKernel | null {
     return this.kernel;
