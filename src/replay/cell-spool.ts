@@ -1,6 +1,5 @@
-import { closeSync, mkdtempSync, openSync, readSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { closeSync, readSync, writeSync } from "node:fs";
+import { openAnonymousFile } from "../fsutil/anonymous-file.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { copyBytes, type CellSpans, type RowCells } from "./fast-cells.ts";
 import { DISPLAY_FIELDS, EVENT_HASH_SLOT, type LoadedRow, valueAt } from "./fast-row.ts";
@@ -8,8 +7,8 @@ import { DISPLAY_FIELDS, EVENT_HASH_SLOT, type LoadedRow, valueAt } from "./fast
 /**
  * What the scan pass of `replay <RUN_ID>` leaves for the table pass, so the
  * table is laid out without reading the journal again: per row read, in
- * order, one record in an anonymous temporary file (created 0600 in a
- * private directory, both unlinked at once: nothing is left behind, and
+ * order, one record in an anonymous temporary file (fsutil/anonymous-file.ts:
+ * unlinked as soon as it is made, so nothing is left behind, and
  * memory stays one buffer whatever the journal's size). A record is
  *
  *  - Time / Ts: the row's plain cells (RowCells), TIME as text, or (Ts) as
@@ -51,28 +50,10 @@ export class CellSpool {
 
   /** A new spool, or null when no temporary file can be made (the table pass then reads the journal). */
   static open(): CellSpool | null {
-    let dir: string;
     try {
-      dir = mkdtempSync(join(tmpdir(), "bernstein-cells-"));
+      return new CellSpool(openAnonymousFile("cells"));
     } catch {
       return null;
-    }
-    const path = join(dir, "cells");
-    try {
-      return new CellSpool(openSync(path, "wx+", 0o600));
-    } catch {
-      return null;
-    } finally {
-      try {
-        unlinkSync(path);
-      } catch {
-        /* never created */
-      }
-      try {
-        rmdirSync(dir);
-      } catch {
-        /* left for the system's temp cleaner */
-      }
     }
   }
 

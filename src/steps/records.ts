@@ -1,8 +1,5 @@
-import { closeSync, openSync, readSync, statSync, unlinkSync, writeSync } from "node:fs";
-import { randomBytes } from "node:crypto";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { trackTemp, untrackTemp } from "../fsutil/temp-files.ts";
+import { closeSync, readSync, statSync, writeSync } from "node:fs";
+import { openAnonymousFile } from "../fsutil/anonymous-file.ts";
 
 /** Records held in memory; beyond this they go to an anonymous temporary file. */
 const RECORDS_MEMORY = 8 << 20;
@@ -57,7 +54,7 @@ export class SpanRecords {
     if (inMem === bytes.length) return;
     try {
       const rest = bytes.subarray(inMem);
-      const fd = (this.fd ??= openAnonymous());
+      const fd = (this.fd ??= openAnonymousFile("records"));
       for (let w = 0; w < rest.length; ) w += writeSync(fd, rest, w, rest.length - w, this.fileLen + w);
       this.fileLen += rest.length;
     } catch {
@@ -95,23 +92,5 @@ export function fileStamp(path: string): string | null {
     return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
   } catch {
     return null;
-  }
-}
-
-/** A new file under the temp directory, open for reading and writing, already unlinked. */
-function openAnonymous(): number {
-  const path = join(tmpdir(), `.bernstein-records.${process.pid}.${randomBytes(6).toString("hex")}`);
-  trackTemp(path);
-  try {
-    const fd = openSync(path, "wx+", 0o600);
-    try {
-      unlinkSync(path);
-    } catch (err) {
-      closeSync(fd);
-      throw err;
-    }
-    return fd;
-  } finally {
-    untrackTemp(path);
   }
 }
