@@ -133,8 +133,14 @@ export class LineSplitter {
 
   /** `line` as handed to the sink, made safe to keep after the callback when it lives in the splitter's own buffer. */
   detach(line: Uint8Array): Uint8Array {
-    return line.buffer === this.carry.buffer ? line.slice() : line;
+    if (line.buffer !== this.carry.buffer) return line;
+    // A very long line's carry is dropped once it is handed out (flushCarry), never written
+    // again: the line may keep it, and a huge row is not held twice.
+    return this.releasing ? line : line.slice();
   }
+
+  /** The carry being handed out is dropped after (flushCarry): detach need not copy from it. */
+  private releasing = false;
 
   push(input: Uint8Array): void {
     // Node Buffers are a Uint8Array subclass; viewing every chunk as a plain
@@ -184,9 +190,14 @@ export class LineSplitter {
     const n = this.carryLen;
     this.carryLen = 0;
     this.carryScanned = 0;
-    this.segment(this.carry, 0, n, terminated, segEnd);
     // A very long line's buffer is not kept around for the next ones.
-    if (this.carry.length > 1 << 20) this.carry = new Uint8Array(0);
+    this.releasing = this.carry.length > 1 << 20;
+    try {
+      this.segment(this.carry, 0, n, terminated, segEnd);
+    } finally {
+      if (this.releasing) this.carry = new Uint8Array(0);
+      this.releasing = false;
+    }
   }
 
   /** Carry `chunk[from, to)` (no `\n` in it) over to the next chunk; lines it completes at other breaks are handed out now. */
