@@ -145,17 +145,20 @@ function floatText(raw: string): string {
   return t;
 }
 
-function hex4(out: ByteSink, u: number): void {
-  out.reserve(6);
-  const o = out.buf;
-  let l = out.len;
+/** `\uXXXX` (lowercase hex, as json.dumps writes it) for the code unit `u` at o[l]; returns the end. */
+export function writeUnicodeEscape(o: Uint8Array, l: number, u: number): number {
   o[l++] = BACKSLASH;
   o[l++] = 0x75;
   o[l++] = HEX_BYTES[(u >> 12) & 15]!;
   o[l++] = HEX_BYTES[(u >> 8) & 15]!;
   o[l++] = HEX_BYTES[(u >> 4) & 15]!;
   o[l++] = HEX_BYTES[u & 15]!;
-  out.len = l;
+  return l;
+}
+
+function hex4(out: ByteSink, u: number): void {
+  out.reserve(6);
+  out.len = writeUnicodeEscape(out.buf, out.len, u);
 }
 
 function hexVal(c: number): number {

@@ -1,6 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { HEX_BYTES } from "../hex.ts";
-import { ByteSink } from "../pyjson/encode-bytes.ts";
+import { ByteSink, writeUnicodeEscape } from "../pyjson/encode-bytes.ts";
 import { BACKSLASH, MINUS, QUOTE } from "../pyjson/bytes.ts";
 
 /**
@@ -220,7 +219,7 @@ export class RowTranscoder extends ByteSink {
           p += 6;
         } else {
           // a lone surrogate cannot be UTF-8: the renderer escapes it
-          l = escape(o, l, u);
+          l = writeUnicodeEscape(o, l, u);
         }
       }
     }
@@ -347,20 +346,11 @@ function unit(o: Uint8Array, l: number, u: number): number {
     o[l++] = s;
     return l;
   }
-  if (u < 0x20) return escape(o, l, u);
+  if (u < 0x20) return writeUnicodeEscape(o, l, u);
   o[l++] = u;
   return l;
 }
 
-function escape(o: Uint8Array, l: number, u: number): number {
-  o[l++] = BACKSLASH;
-  o[l++] = 0x75;
-  o[l++] = HEX_BYTES[(u >> 12) & 15]!;
-  o[l++] = HEX_BYTES[(u >> 8) & 15]!;
-  o[l++] = HEX_BYTES[(u >> 4) & 15]!;
-  o[l++] = HEX_BYTES[u & 15]!;
-  return l;
-}
 
 /**
  * Python's number grammar at p, `-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?`

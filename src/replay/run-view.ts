@@ -223,7 +223,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   };
   for (const _ of readFastLines(journal, {
     buffer: k.readBuffer,
-    // only after a megabyte of exact lines: the kernel's rows make no garbage, and measured on the bench
+    // only after EXACT_GC_BYTES of exact lines (fast-lines.ts): the kernel's rows make no garbage, and measured on the bench
     // journal, periodic full collections cost ~60 ms and raised the peak (~58 -> ~60 MB)
     gcEvery: Number.POSITIVE_INFINITY,
     fast: (buf, s, e, _lineNo, offset) => {
