@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { journalPath, runDir } from "../journal/paths.ts";
-import { EventChainWalker as ChainWalker } from "../journal/chain.ts";
+import { EventChainWalker } from "../journal/chain.ts";
 import { canonical } from "../pyjson/encode.ts";
 import { pyRepr, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -56,7 +56,7 @@ function refusal(runId: string, what: string): RefusalError {
 /** The journal rows as embedded (without `ts`/`elapsed_s`), after the strict scan and the chain walk. */
 function journalRows(path: string, runId: string): PyObject[] {
   const rows: PyObject[] = [];
-  const walker = new ChainWalker();
+  const walker = new EventChainWalker();
   const partial = "a receipt is never signed over a partial journal";
   const shape = "a receipt is never signed over a malformed journal";
   for (const { line, row } of strictObjects(path, (n, what) => refusal(runId, `journal line ${n} ${what}; ${partial}`))) {

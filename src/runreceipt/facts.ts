@@ -1,7 +1,7 @@
 import { canonical } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
-import { EventChainWalker as ChainWalker } from "../journal/chain.ts";
+import { EventChainWalker } from "../journal/chain.ts";
 import { canonicalRow, type CanonicalRow } from "./fastrow.ts";
 import { EndpointSet, extensionsOf } from "./binding.ts";
 import type { ReceiptVisitor } from "./scan.ts";
@@ -37,7 +37,7 @@ function freshBase(present: boolean, isObject: boolean): BlockBase {
 }
 
 export interface JournalFacts extends BlockBase {
-  walker: ChainWalker;
+  walker: EventChainWalker;
   lastEventHash: PyValue | undefined;
   endpoints: EndpointSet;
   extensions: PyValue[] | null;
@@ -56,7 +56,7 @@ export interface AuditFacts extends BlockBase {
 }
 
 function freshJournal(present = false, isObject = false): JournalFacts {
-  return { ...freshBase(present, isObject), walker: new ChainWalker(), lastEventHash: undefined, endpoints: new EndpointSet(), extensions: null, toolCalls: 0 };
+  return { ...freshBase(present, isObject), walker: new EventChainWalker(), lastEventHash: undefined, endpoints: new EndpointSet(), extensions: null, toolCalls: 0 };
 }
 function freshSpine(present = false, isObject = false): SpineFacts {
   return { ...freshBase(present, isObject), walker: new SpineWalker() };
@@ -174,8 +174,8 @@ export class ReceiptFacts implements ReceiptVisitor {
   }
 }
 
-/** ChainWalker.push for a row whose payload pre-image is already known (same rule, same messages). */
-function advance(w: ChainWalker, r: CanonicalRow): void {
+/** EventChainWalker.push for a row whose payload pre-image is already known (same rule, same messages). */
+function advance(w: EventChainWalker, r: CanonicalRow): void {
   const i = w.count++;
   if (w.divergence !== null) return;
   // All three strings are plain ASCII (fastrow.ts), so the pre-image needs no escaping (journal/hash.ts eventPreimage).

@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { inputSize, isStdinPath, type OpenInput } from "../../fsutil/input.ts";
 import { isRemotePath } from "../../storage/ref.ts";
-import { EventChainWalker as ChainWalker, verdictOf } from "../chain.ts";
+import { EventChainWalker, verdictOf } from "../chain.ts";
 import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
 export type { FastVerifyOptions, FastVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
@@ -32,9 +32,8 @@ import type { TreeRequest, TreeSpec } from "./subtrees.ts";
  *  4. If the file grew while we read and the snapshot ended inside a line
  *     (a write in progress), verify again up to the last complete line.
  *
- * Memory is under 2 MiB of buffers per thread whatever the journal size
- * (peak RSS of the whole process: about 50 MB with one thread, 58 MB with
- * two — this thread plus one worker — on 220 MB and 2 GB journals alike).
+ * Memory is a few MiB of buffers per thread whatever the journal size, so
+ * peak RSS does not grow with the journal (the bench reports it).
  */
 
 function rowsByPath(results: readonly RangeResult[]): RowsByPath {
@@ -66,8 +65,9 @@ export const MAX_THREADS = 256;
 /** A remote object's threads: past 2–4 ranged GETs in flight the storage server is the limit, and each thread costs memory. */
 export const MAX_REMOTE_THREADS = 4;
 /**
- * Each worker thread compiles the hot loops afresh (a JIT warm-up of some
- * 200 ms of CPU), so a journal smaller than this is verified in one thread.
+ * Each worker thread compiles the hot loops afresh (a JIT warm-up that costs
+ * more than a small journal's hashing), so a journal smaller than this is
+ * verified in one thread.
  */
 const MIN_PARALLEL_BYTES = 64 << 20;
 /**
@@ -114,7 +114,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   // Opening refuses a non-regular file and validates readability (permissions) with the reader's error.
   if (size0 === null) {
     // Missing file: an empty, consistent chain (mismatched against a seal).
-    const v = verdictOf({ path, exists: false, walker: new ChainWalker(), discarded: [], seal: opts.seal });
+    const v = verdictOf({ path, exists: false, walker: new EventChainWalker(), discarded: [], seal: opts.seal });
     return { ...v, ...base, snapshot_bytes: 0, grew_by: 0, threads: 1, bytes_read: 0, stream: false, rows_by_path: rowsByPath([]) };
   }
   const input = openJournal(path);
@@ -127,7 +127,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     snapshot = Math.min(opts.endOffset ?? size, size);
     progress = new ProgressTracker(snapshot, opts.onProgress);
     const count = rangeCount(snapshot, requested, opts);
-    // Spawn the workers before partitioning: they load (~20 ms) while this thread partitions.
+    // Spawn the workers before partitioning: they load while this thread partitions.
     const threads = opts.inProcess ? 1 : Math.min(requested, count);
     exec = threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
     bounds = boundsOf(input, snapshot, count);

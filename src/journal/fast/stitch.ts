@@ -1,7 +1,7 @@
 import { rowTooLarge } from "../../fsutil/input.ts";
 import { eventHash } from "../hash.ts";
 import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
-import { EventChainWalker as ChainWalker, verdictOf } from "../chain.ts";
+import { EventChainWalker, verdictOf } from "../chain.ts";
 import type { Divergence, JournalSeal, JournalVerifyResult } from "../model.ts";
 import type { RangeResult } from "./range.ts";
 
@@ -83,7 +83,7 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
     for (const d of r.discarded) discarded.push(lineBase + d);
     lineBase += r.physLines;
   }
-  const walker = new ChainWalker();
+  const walker = new EventChainWalker();
   walker.count = base;
   walker.prefixHead = prev;
   walker.divergence = divergence;
