@@ -18,3 +18,29 @@ export function randomHex(bytes: number): string {
   for (const x of b) s += HEX_DIGITS[x >> 4]! + HEX_DIGITS[x & 15]!;
   return s;
 }
+
+/** Each byte's value as a hex digit, either case (0–15), or -1: the one hex decoder of the tree. */
+export const HEX_VALUE = new Int8Array(256).fill(-1);
+/** Each byte's value as a lowercase hex digit, or -1: the only case a canonical spelling (a hash, Python's `\u` escape) uses. */
+export const LOWER_HEX_VALUE = new Int8Array(256).fill(-1);
+for (let i = 0; i < 16; i++) {
+  HEX_VALUE[HEX_BYTES[i]!] = i;
+  LOWER_HEX_VALUE[HEX_BYTES[i]!] = i;
+  if (i >= 10) HEX_VALUE[HEX_BYTES[i]! - 0x20] = i;
+}
+
+/** The code unit that the four hex digits (either case) at b[p..p+4) spell, or -1 when one is not a hex digit (or is past the end). */
+export function hex4(b: Uint8Array, p: number): number {
+  const h0 = HEX_VALUE[b[p] ?? 0]!;
+  const h1 = HEX_VALUE[b[p + 1] ?? 0]!;
+  const h2 = HEX_VALUE[b[p + 2] ?? 0]!;
+  const h3 = HEX_VALUE[b[p + 3] ?? 0]!;
+  if ((h0 | h1 | h2 | h3) < 0) return -1;
+  return (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+}
+
+/** True for exactly 64 lowercase hex digits: a SHA-256 as every file of the tree spells it. */
+export function isLowerHex64(s: string): boolean {
+  return LOWER_HEX64.test(s);
+}
+const LOWER_HEX64 = /^[0-9a-f]{64}$/;

@@ -1,3 +1,4 @@
+import { isLowerHex64 } from "../hex.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, NegativeError, RefusalError, UsageError } from "../errors.ts";
@@ -18,7 +19,6 @@ import { checkToken, parseBundle, timeStampRequest, tokenOf, tstInfoOf } from ".
  */
 
 export const ANCHOR_FILE = "seal_anchor.json";
-const HEX64 = /^[0-9a-f]{64}$/;
 
 export interface AnchorRecord {
   anchor_kind: "rfc3161";
@@ -173,7 +173,7 @@ function loadRecord(path: string, runId: string): AnchorRecord {
   if (!(v instanceof Map)) throw bad("not a JSON object");
   for (const k of ["anchor_kind", "head_sha256", "run_id", "schema_version", "rfc3161_token_b64"]) if (typeof v.get(k) !== "string") throw bad(`missing or non-string field ${k}`);
   if (v.get("anchor_kind") !== "rfc3161") throw bad(`unknown anchor_kind ${JSON.stringify(v.get("anchor_kind"))} (this tool checks rfc3161 anchors)`);
-  if (!HEX64.test(v.get("head_sha256") as string)) throw bad("head_sha256 is not 64 lowercase hex characters");
+  if (!isLowerHex64(v.get("head_sha256") as string)) throw bad("head_sha256 is not 64 lowercase hex characters");
   const url = v.get("rfc3161_tsa_url");
   return { anchor_kind: "rfc3161", head_sha256: v.get("head_sha256") as string, rfc3161_token_b64: v.get("rfc3161_token_b64") as string, rfc3161_tsa_url: typeof url === "string" ? url : null, run_id: v.get("run_id") as string, schema_version: "1.0.0" };
 }

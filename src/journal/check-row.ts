@@ -1,3 +1,4 @@
+import { isLowerHex64 } from "../hex.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { eventHash, hashProfileOf, payloadHash } from "./hash.ts";
 import type { JournalRow } from "./reader.ts";
@@ -26,7 +27,6 @@ export interface RowCheck {
   failure: { kind: FailureKind; message: string } | null;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
 const FORMAT = "event_hash is not a 64-character lowercase hex SHA-256 digest";
 
 /**
@@ -54,7 +54,7 @@ export function checkRow(row: JournalRow, prev: string | null, index: number, li
   const check: RowCheck = { eventType, storedHash, storedPrev, profile, profileError, payloadHash: ph, expected, failure: null };
   if (profileError !== null) check.failure = { kind: "profile", message: profileError };
   else if (storedPrev !== link) check.failure = { kind: "prev_hash break", message: "prev_hash break" };
-  else if (linksOnly ? !HEX64.test(storedHash) : storedHash !== expected) {
+  else if (linksOnly ? !isLowerHex64(storedHash) : storedHash !== expected) {
     check.failure = linksOnly ? { kind: "hash format", message: FORMAT } : { kind: "event_hash mismatch", message: "event_hash mismatch" };
   }
   return check;

@@ -1,3 +1,4 @@
+import { HEX_VALUE } from "../hex.ts";
 import { dumps } from "../pyjson/encode.ts";
 import { pyInt, pyStr } from "../pyjson/python.ts";
 import { rawIsEmpty } from "../pyjson/parse.ts";
@@ -36,7 +37,7 @@ const NEEDLE = Buffer.from(MUTATION_EVENT);
 const ESCAPE = Buffer.from("\\u00");
 
 function hexDigit(c: number | undefined): boolean {
-  return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+  return c !== undefined && HEX_VALUE[c]! >= 0;
 }
 
 /** True when the line has a `\u00XX` escape of a printable ASCII character (0x20..0x7e). */

@@ -1,3 +1,4 @@
+import { hex4 } from "../hex.ts";
 import { DEFAULT_MAX_DEPTH, INT_MAX_STR_DIGITS } from "./parse.ts";
 import { PyJsonError } from "./types.ts";
 
@@ -112,24 +113,9 @@ function errorAt(b: Uint8Array, msg: string, pos: number): PyJsonError {
   return new PyJsonError(`${msg}: line ${lineno} column ${cp - lineStartCp + 1} (char ${cp})`, pos);
 }
 
-function hexDigit(c: number | undefined): number {
-  if (c === undefined) return -1;
-  if (c >= 0x30 && c <= 0x39) return c - 0x30;
-  if (c >= 0x61 && c <= 0x66) return c - 0x61 + 10;
-  if (c >= 0x41 && c <= 0x46) return c - 0x41 + 10;
-  return -1;
-}
-
 /** The 4 hex digits at `at` as a code unit, or -1 (parse.ts's readHex4, same quirk at the end). */
 export function hex4At(b: Uint8Array, at: number, len = b.length): number {
-  if (at + 4 >= len) return -1;
-  let v = 0;
-  for (let i = 0; i < 4; i++) {
-    const d = hexDigit(b[at + i]);
-    if (d < 0) return -1;
-    v = v * 16 + d;
-  }
-  return v;
+  return at + 4 >= len ? -1 : hex4(b, at);
 }
 
 /** One top-level object member: key token [keyStart, keyEnd) (quotes included), value [valueStart, valueEnd). */

@@ -1,7 +1,7 @@
 import { BACKSLASH, LBRACE, LBRACKET, literalAt, numberEnd, QUOTE, RBRACE, RBRACKET, skipWsBytes, stringEnd } from "./bytes.ts";
 import { compareCodePoints } from "./order.ts";
 import { canonicalNumber } from "./float.ts";
-import { HEX_BYTES } from "../hex.ts";
+import { HEX_BYTES, hex4 } from "../hex.ts";
 
 /**
  * Python's `json.dumps` of a value given as (validated) JSON bytes,
@@ -156,17 +156,9 @@ export function writeUnicodeEscape(o: Uint8Array, l: number, u: number): number 
   return l;
 }
 
-function hex4(out: ByteSink, u: number): void {
+function escapeUnit(out: ByteSink, u: number): void {
   out.reserve(6);
   out.len = writeUnicodeEscape(out.buf, out.len, u);
-}
-
-function hexVal(c: number): number {
-  return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x61 + 10;
-}
-
-function unitAt(b: Uint8Array, p: number): number {
-  return (hexVal(b[p]!) << 12) | (hexVal(b[p + 1]!) << 8) | (hexVal(b[p + 2]!) << 4) | hexVal(b[p + 3]!);
 }
 
 /** A code unit below 0x80 as Python escapes it (`"`, `\`, controls), or written plain. */
@@ -174,7 +166,7 @@ function asciiUnit(out: ByteSink, u: number, ensureAscii: boolean): void {
   if (u === QUOTE) out.ascii('\\"');
   else if (u === BACKSLASH) out.ascii("\\\\");
   else if (u >= 0x20) {
-    if (u === 0x7f && ensureAscii) hex4(out, u);
+    if (u === 0x7f && ensureAscii) escapeUnit(out, u);
     else out.byte(u);
   } else {
     switch (u) {
@@ -183,7 +175,7 @@ function asciiUnit(out: ByteSink, u: number, ensureAscii: boolean): void {
       case 0x09: out.ascii("\\t"); break;
       case 0x08: out.ascii("\\b"); break;
       case 0x0c: out.ascii("\\f"); break;
-      default: hex4(out, u);
+      default: escapeUnit(out, u);
     }
   }
 }
@@ -237,22 +229,22 @@ export function encodeStringToken(b: Uint8Array, pos: number, out: ByteSink, ens
         p += 2;
         continue;
       }
-      const u = unitAt(b, p + 2);
+      const u = hex4(b, p + 2);
       p += 6;
       if (u < 0x80) asciiUnit(out, u, ensureAscii);
-      else if (ensureAscii) hex4(out, u);
+      else if (ensureAscii) escapeUnit(out, u);
       else if (u >= 0xd800 && u <= 0xdbff && b[p] === BACKSLASH && b[p + 1] === 0x75) {
-        const lo = unitAt(b, p + 2);
+        const lo = hex4(b, p + 2);
         if (lo >= 0xdc00 && lo <= 0xdfff) {
           utf8Unit(out, 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00));
           p += 6;
-        } else hex4(out, u);
-      } else if (u >= 0xd800 && u <= 0xdfff) hex4(out, u);
+        } else escapeUnit(out, u);
+      } else if (u >= 0xd800 && u <= 0xdfff) escapeUnit(out, u);
       else utf8Unit(out, u);
       continue;
     }
     if (c === 0x7f) {
-      if (ensureAscii) hex4(out, c);
+      if (ensureAscii) escapeUnit(out, c);
       else out.byte(c);
       p++;
       continue;
@@ -273,9 +265,9 @@ export function encodeStringToken(b: Uint8Array, pos: number, out: ByteSink, ens
     if (!ensureAscii) out.bytes(b, p, p + n);
     else if (cp > 0xffff) {
       const v = cp - 0x10000;
-      hex4(out, 0xd800 + (v >> 10));
-      hex4(out, 0xdc00 + (v & 0x3ff));
-    } else hex4(out, cp);
+      escapeUnit(out, 0xd800 + (v >> 10));
+      escapeUnit(out, 0xdc00 + (v & 0x3ff));
+    } else escapeUnit(out, cp);
     p += n;
   }
 }

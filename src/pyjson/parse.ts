@@ -1,3 +1,4 @@
+import { HEX_VALUE } from "../hex.ts";
 import { PyJsonError, PyNum, type PyObject, type PyRaw, type PyValue } from "./types.ts";
 
 /**
@@ -120,11 +121,8 @@ export function parse(text: string, options: ParseOptions = {}): PyValue {
     let v = 0;
     for (let i = 0; i < 4; i++) {
       const c = text.charCodeAt(at + i);
-      let d: number;
-      if (c >= 0x30 && c <= 0x39) d = c - 0x30;
-      else if (c >= 0x61 && c <= 0x66) d = c - 0x61 + 10;
-      else if (c >= 0x41 && c <= 0x46) d = c - 0x41 + 10;
-      else return -1;
+      const d = c < 0x80 ? HEX_VALUE[c]! : -1;
+      if (d < 0) return -1;
       v = v * 16 + d;
     }
     return v;

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { ByteSink, writeUnicodeEscape } from "../pyjson/encode-bytes.ts";
 import { BACKSLASH, MINUS, QUOTE } from "../pyjson/bytes.ts";
+import { hex4 } from "../hex.ts";
 
 /**
  * A journal row's JSON text re-indented at byte level: the bytes
@@ -44,9 +45,6 @@ UNESCAPE[0x6e] = 0x0a;
 UNESCAPE[0x72] = 0x0d;
 UNESCAPE[0x74] = 0x09;
 
-const HEXVAL = new Int8Array(256).fill(-1);
-for (let i = 0; i < 10; i++) HEXVAL[0x30 + i] = i;
-for (let i = 0; i < 6; i++) HEXVAL[0x61 + i] = HEXVAL[0x41 + i] = 10 + i;
 
 const MAX_DEPTH = 64;
 /** afterItem: the container closes. */
@@ -196,7 +194,7 @@ export class RowTranscoder extends ByteSink {
         p += 2;
         continue;
       }
-      const u = hex4(b, p + 2, e);
+      const u = hex4Before(b, p + 2, e);
       if (u < 0) return -1;
       p += 6;
       if (u < 0x80) l = unit(o, l, u);
@@ -209,7 +207,7 @@ export class RowTranscoder extends ByteSink {
         o[l++] = 0x80 | (u & 63);
       } else {
         // a surrogate: a high one followed by an escaped low one is one code point (as Python reads it)
-        const lo = u <= 0xdbff && b[p] === BACKSLASH && b[p + 1] === 0x75 ? hex4(b, p + 2, e) : -1;
+        const lo = u <= 0xdbff && b[p] === BACKSLASH && b[p + 1] === 0x75 ? hex4Before(b, p + 2, e) : -1;
         if (lo >= 0xdc00 && lo <= 0xdfff) {
           const cp = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
           o[l++] = 0xf0 | (cp >> 18);
@@ -328,14 +326,8 @@ export class RowTranscoder extends ByteSink {
 }
 
 /** The value of the 4 hex digits at p (any case), or -1; they must end before `e` (a closing quote follows). */
-function hex4(b: Uint8Array, p: number, e: number): number {
-  if (p + 4 >= e) return -1;
-  const h0 = HEXVAL[b[p]!]!;
-  const h1 = HEXVAL[b[p + 1]!]!;
-  const h2 = HEXVAL[b[p + 2]!]!;
-  const h3 = HEXVAL[b[p + 3]!]!;
-  if ((h0 | h1 | h2 | h3) < 0) return -1;
-  return (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+function hex4Before(b: Uint8Array, p: number, e: number): number {
+  return p + 4 >= e ? -1 : hex4(b, p);
 }
 
 /** A code unit below 0x80 as the renderer writes it: short escape, `\u00XX` for other controls, else itself. */

@@ -1,3 +1,4 @@
+import { LOWER_HEX_VALUE } from "../hex.ts";
 import { floatRepr } from "../pyjson/float.ts";
 import { BACKSLASH, QUOTE } from "../pyjson/bytes.ts";
 
@@ -62,12 +63,6 @@ function keyIs(b: Uint8Array, ks: number, ke: number, word: Uint8Array): boolean
 const SHORT_ESCAPES = new Set([QUOTE, BACKSLASH, 0x6e, 0x72, 0x74, 0x62, 0x66]); // " \ n r t b f
 const SHORT_FORM_CONTROLS = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 
-function hexVal(c: number): number {
-  if (c >= 0x30 && c <= 0x39) return c - 0x30;
-  if (c >= 0x61 && c <= 0x66) return c - 0x57;
-  return -1; // uppercase hex is not canonical
-}
-
 /** End of a canonical string starting at the quote at `p`, or -1. */
 function stringEnd(b: Uint8Array, p: number): number {
   let i = p + 1;
@@ -88,7 +83,7 @@ function stringEnd(b: Uint8Array, p: number): number {
     if (e !== 0x75 || i + 5 >= n) return -1; // only \uXXXX is left
     let v = 0;
     for (let k = 2; k < 6; k++) {
-      const h = hexVal(b[i + k]!);
+      const h = LOWER_HEX_VALUE[b[i + k]!]!; // uppercase hex is not canonical
       if (h < 0) return -1;
       v = v * 16 + h;
     }

@@ -1,3 +1,4 @@
+import { LOWER_HEX_VALUE } from "../hex.ts";
 import { isCanonicalFloat } from "../pyjson/encode-bytes.ts";
 import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
 
@@ -57,7 +58,7 @@ STR[0x22] = 1;
 STR[0x5c] = 2;
 
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
-const isLowerHex = (c: number): boolean => isDigit(c) || (c >= 0x61 && c <= 0x66);
+const isLowerHex = (c: number): boolean => LOWER_HEX_VALUE[c]! >= 0;
 
 function keyLess(b: Uint8Array, aS: number, aE: number, bS: number, bE: number): boolean {
   const n = Math.min(aE - aS, bE - bS);

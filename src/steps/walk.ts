@@ -6,7 +6,7 @@ import { CanonicalRow, Key } from "./fastrow.ts";
 import { KERNEL_PUBLISH, StepKernel, stepKernelEnabled } from "./kernel.ts";
 import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
-import { HEX_BYTES } from "../hex.ts";
+import { HEX_BYTES, LOWER_HEX_VALUE } from "../hex.ts";
 
 /**
  * The chain walk shared by the on-disk verifier (§1.5) and the receipt
@@ -296,7 +296,7 @@ export class ChainWalker implements BulkProbe {
     const h = this.headBytes;
     for (let i = 0; i < 64; i++) {
       const c = h[i]!;
-      if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+      if (LOWER_HEX_VALUE[c]! < 0) return false;
       dst[i] = c;
     }
     return true;

@@ -1,5 +1,5 @@
 import { floatRepr } from "../../pyjson/float.ts";
-import { HEX_BYTES as HEX_CHARS } from "../../hex.ts";
+import { HEX_BYTES as HEX_CHARS, LOWER_HEX_VALUE } from "../../hex.ts";
 import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB } from "../../pyjson/bytes.ts";
 
 /**
@@ -36,10 +36,6 @@ STR_CLASS[BACKSLASH] = 2;
 const SHORT_ESCAPE = new Uint8Array(256);
 for (const ch of '"\\nrtbf') SHORT_ESCAPE[ch.charCodeAt(0)] = 1;
 
-/** Lowercase hex digit values; -1 for anything else (uppercase is not canonical). */
-const LOWER_HEX = new Int8Array(256).fill(-1);
-for (let i = 0; i < 10; i++) LOWER_HEX[0x30 + i] = i;
-for (let i = 0; i < 6; i++) LOWER_HEX[0x61 + i] = 10 + i;
 
 /** Code units that json.dumps writes with a short escape (so `\u00XX` for them is not canonical). */
 function hasShortEscape(v: number): boolean {
@@ -700,13 +696,13 @@ export function scanCanonicalString(b: Uint8Array, dv: DataView, p: number): num
       continue;
     }
     if (d !== 0x75) return -1;
-    const h0 = LOWER_HEX[b[p + 2]!]!;
+    const h0 = LOWER_HEX_VALUE[b[p + 2]!]!;
     if (h0 < 0) return -1;
-    const h1 = LOWER_HEX[b[p + 3]!]!;
+    const h1 = LOWER_HEX_VALUE[b[p + 3]!]!;
     if (h1 < 0) return -1;
-    const h2 = LOWER_HEX[b[p + 4]!]!;
+    const h2 = LOWER_HEX_VALUE[b[p + 4]!]!;
     if (h2 < 0) return -1;
-    const h3 = LOWER_HEX[b[p + 5]!]!;
+    const h3 = LOWER_HEX_VALUE[b[p + 5]!]!;
     if (h3 < 0) return -1;
     const v = (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
     // json.dumps escapes only controls (short form where one exists) and >= 0x7f
