@@ -4,10 +4,11 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { generateJournal, generateStepJournal } from "./journal-gen.ts";
+import { generateJournal, generateStepJournal, type JournalShape } from "./journal-gen.ts";
 import { run } from "./measure.ts";
 
 export interface BenchJournal {
+  shape: JournalShape;
   path: string;
   bytes: number;
   rows: number;
@@ -15,31 +16,36 @@ export interface BenchJournal {
 
 const RUN_SEED = 8;
 
-/** The benchmark run journal `<out>/sdd/runs/bench-<mb>mb`, regenerated only when its parameters changed. */
-export function ensureJournal(out: string, mb: number): BenchJournal {
+/**
+ * The benchmark run journal of `shape`, `<out>/sdd/runs/bench-<mb>mb` (the
+ * default shape, as before) or `<out>/sdd/runs/<shape>-<mb>mb`, regenerated
+ * only when its parameters changed.
+ */
+export function ensureJournal(out: string, mb: number, shape: JournalShape = "bench"): BenchJournal {
   const sdd = join(out, "sdd");
-  const runId = `bench-${mb}mb`;
+  const runId = `${shape}-${mb}mb`;
   const metaPath = join(out, `${runId}.meta.json`);
   const path = join(sdd, "runs", runId, "journal.jsonl");
   if (existsSync(metaPath) && existsSync(path)) {
-    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as { bytes: number; rows: number; seed: number };
-    if (meta.seed === RUN_SEED && statSync(path).size === meta.bytes) return { path, bytes: meta.bytes, rows: meta.rows };
+    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as { bytes: number; rows: number; seed: number; shape?: string };
+    if (meta.seed === RUN_SEED && (meta.shape ?? "bench") === shape && statSync(path).size === meta.bytes) return { shape, path, bytes: meta.bytes, rows: meta.rows };
   }
-  console.error(`generating a ${mb} MB journal with the project's writer ...`);
+  console.error(`generating a ${mb} MB journal of shape ${shape} ${shape === "python" ? "with python3" : "with the project's writer"} ...`);
   const t = performance.now();
-  const g = generateJournal(sdd, runId, mb * 1e6, RUN_SEED);
+  const g = generateJournal(sdd, runId, mb * 1e6, RUN_SEED, shape);
   console.error(`  ${g.rows} rows, ${(g.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  writeFileSync(metaPath, JSON.stringify({ bytes: g.bytes, rows: g.rows, seed: RUN_SEED }));
-  return { path: g.path, bytes: g.bytes, rows: g.rows };
+  writeFileSync(metaPath, JSON.stringify({ bytes: g.bytes, rows: g.rows, seed: RUN_SEED, shape }));
+  return { shape, path: g.path, bytes: g.bytes, rows: g.rows };
 }
 
 /**
  * Two runs `a` and `b` with the same journal, alone in `<out>/verbs-sdd-<mb>`
+ * (`verbs-sdd-<shape>-<mb>` for the shapes other than `bench`)
  * (so `replay list` lists exactly them). Copies, not hard links: `replay
  * repair` refuses a journal with more than one link.
  */
 export function ensureTwoRuns(out: string, source: BenchJournal, mb: number): { sdd: string; a: string; b: string } {
-  const sdd = join(out, `verbs-sdd-${mb}`);
+  const sdd = join(out, source.shape === "bench" ? `verbs-sdd-${mb}` : `verbs-sdd-${source.shape}-${mb}`);
   const paths = { a: join(sdd, "runs", "a", "journal.jsonl"), b: join(sdd, "runs", "b", "journal.jsonl") };
   for (const path of [paths.a, paths.b]) {
     if (existsSync(path) && statSync(path).size === source.bytes) continue;

@@ -10,13 +10,16 @@ import { join } from "node:path";
 import { BernsteinError } from "../src/errors.ts";
 import { journalPath } from "../src/journal/paths.ts";
 import { agentJournalDir, BUCKET_NAME } from "../src/steps/paths.ts";
-import { generateJournal, generateStepJournal } from "./journal-gen.ts";
+import { generateJournal, generateStepJournal, isShape, type JournalShape, SHAPES } from "./journal-gen.ts";
 
-export const USAGE = `usage: bun bench/journal-gen.ts --sdd DIR --run ID --bytes N [--seed N] [--force]
+export const USAGE = `usage: bun bench/journal-gen.ts --sdd DIR --run ID --bytes N [--shape S] [--seed N] [--force]
        bun bench/journal-gen.ts --sdd DIR --agent ID --steps N [--seed N] [--force]
 
   --run ID --bytes N   a run journal of at least N bytes (221e6 = the bench's 221 MB) at DIR/runs/ID/journal.jsonl,
                        written in batches of 4,096 rows (~2.1 MB), so at least one batch
+  --shape S            bench (default: the bench's realistic run), mixed (every event kind, nested payloads,
+                       unicode, hard floats, multi-KB tool output; ends with run_completed), large-rows
+                       (~1 MB rows, one per batch) or python (rows written by python3, bench/journal_py.py)
   --agent ID --steps N an agent step journal of N steps at DIR/runtime/journal/ID/000000.jsonl
   --seed N             0..4294967295 (default 8 for run journals, 5 for step journals);
                        same seed and size = same run journal bytes (step journals: same steps
@@ -24,7 +27,7 @@ export const USAGE = `usage: bun bench/journal-gen.ts --sdd DIR --run ID --bytes
   --force              replace an existing journal
   -h, --help           this text`;
 
-const VALUE_FLAGS = new Set(["--sdd", "--run", "--bytes", "--agent", "--steps", "--seed"]);
+const VALUE_FLAGS = new Set(["--sdd", "--run", "--bytes", "--agent", "--steps", "--seed", "--shape"]);
 
 class ArgError extends Error {}
 /** Arguments that parse but name a journal that already exists: exit 2 without the usage text. */
@@ -34,7 +37,7 @@ interface Parsed {
   sdd: string;
   seed: number | undefined;
   force: boolean;
-  target: { kind: "run"; runId: string; bytes: number } | { kind: "agent"; agentId: string; steps: number };
+  target: { kind: "run"; runId: string; bytes: number; shape: JournalShape } | { kind: "agent"; agentId: string; steps: number };
 }
 
 function parse(argv: string[]): Parsed | "help" {
@@ -62,9 +65,12 @@ function parse(argv: string[]): Parsed | "help" {
     if (values.has("--steps")) throw new ArgError("--steps goes with --agent, not --run");
     const bytes = values.get("--bytes");
     if (bytes === undefined) throw new ArgError("--run needs --bytes N");
-    return { sdd, seed, force, target: { kind: "run", runId: run, bytes: positive("--bytes", bytes) } };
+    const shape = values.get("--shape") ?? "bench";
+    if (!isShape(shape)) throw new ArgError(`--shape takes one of ${SHAPES.join(", ")}, got ${JSON.stringify(shape)}`);
+    return { sdd, seed, force, target: { kind: "run", runId: run, bytes: positive("--bytes", bytes), shape } };
   }
   if (values.has("--bytes")) throw new ArgError("--bytes goes with --run, not --agent");
+  if (values.has("--shape")) throw new ArgError("--shape goes with --run, not --agent");
   const steps = values.get("--steps");
   if (steps === undefined) throw new ArgError("--agent needs --steps N");
   return { sdd, seed, force, target: { kind: "agent", agentId: agent!, steps: integer("--steps", steps, 1, Number.MAX_SAFE_INTEGER) } };
@@ -91,7 +97,7 @@ function generate(p: Parsed): Record<string, unknown> {
     const path = journalPath(p.sdd, t.runId);
     if (existsSync(path) && !p.force) throw new ExistsError(`${path} exists (--force replaces it)`);
     const seed = p.seed ?? 8;
-    return { kind: "run", ...generateJournal(p.sdd, t.runId, t.bytes, seed), seed };
+    return { kind: "run", shape: t.shape, ...generateJournal(p.sdd, t.runId, t.bytes, seed, t.shape), seed };
   }
   const dir = agentJournalDir(p.sdd, t.agentId);
   if (existsSync(join(dir, BUCKET_NAME))) {

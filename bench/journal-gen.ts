@@ -8,11 +8,17 @@
  * run-cumulative costs, tool calls with nested token counts and file lists,
  * unicode summaries, provider-state captures. Same seed + same size = same
  * bytes (the clock is simulated too), so benchmark runs are comparable.
+ * That is the `bench` shape; the others (`mixed`, `large-rows`: see
+ * journal-shapes.ts; `python`: rows python3 writes, journal_py.py) keep the
+ * verbs from being tuned to it.
  */
 import { EventJournal, type JournalClock, type RecordItem } from "../src/journal/writer.ts";
 import { pyFloat } from "../src/pyjson/types.ts";
+import { join } from "node:path";
+import { journalPath } from "../src/journal/paths.ts";
 import { StepJournal } from "../src/steps/writer.ts";
 import { mulberry32 } from "../tools/fuzz/rng.ts";
+import { largeRowEvents, mixedEvents, runCompleted } from "./journal-shapes.ts";
 
 /** The seeded float generator shared with the fuzzers (mulberry32). */
 export const prng = mulberry32;
@@ -165,32 +171,72 @@ export function steppingClock(seed: number, start = 1727000000.1234567): Journal
   };
 }
 
+/** The journal shapes the bench measures every verb on; `bench` is the original (and default) one. */
+export const SHAPES = ["bench", "mixed", "large-rows", "python"] as const;
+export type JournalShape = (typeof SHAPES)[number];
+
+export function isShape(s: string): s is JournalShape {
+  return (SHAPES as readonly string[]).includes(s);
+}
+
+/** Rows per `recordMany` call between size checks: about 2 MB of rows for each shape. */
+const BATCH_ROWS: Record<Exclude<JournalShape, "python">, number> = { bench: 4096, mixed: 512, "large-rows": 1 };
+
+const PYTHON_WRITER = join(import.meta.dir, "journal_py.py");
+
 /**
- * Write a journal of about `targetBytes` under `<sddDir>/runs/<runId>/`
- * (any existing one is replaced). Returns the path and the row count.
+ * Write a journal of about `targetBytes` (at least one batch of rows) of
+ * shape `shape` under `<sddDir>/runs/<runId>/` (any existing one is
+ * replaced). Returns the path and the row count. Same shape, seed and size,
+ * same bytes. `python` rows are written by python3 (bench/journal_py.py).
  */
 export function generateJournal(
   sddDir: string,
   runId: string,
   targetBytes: number,
   seed = 8,
+  shape: JournalShape = "bench",
 ): { path: string; rows: number; bytes: number } {
+  if (shape === "python") return generatePythonJournal(sddDir, runId, targetBytes, seed);
   const journal = EventJournal.create(runId, { sddDir, overwrite: true, clock: steppingClock(seed), env: {} });
   let rows = 0;
+  let ticks = 0;
   try {
-    const events = realisticEvents(seed, runId);
+    const events = shape === "mixed" ? mixedEvents(seed, runId) : shape === "large-rows" ? largeRowEvents(seed, runId) : realisticEvents(seed, runId);
     const batch: RecordItem[] = [];
     for (;;) {
       batch.length = 0;
-      for (let i = 0; i < 4096; i++) batch.push(events.next().value as RecordItem);
+      for (let i = 0; i < BATCH_ROWS[shape]; i++) {
+        const item = events.next().value as RecordItem;
+        if (item.event === "tick_start") ticks++;
+        batch.push(item);
+      }
       journal.recordMany(batch);
       rows += batch.length;
       if (journal.mark().size >= targetBytes) break;
+    }
+    if (shape === "mixed") {
+      const last = runCompleted(runId, ticks, journal.head());
+      journal.record(last.event, last.payload);
+      rows++;
     }
     return { path: journal.path, rows, bytes: journal.mark().size };
   } finally {
     journal.close();
   }
+}
+
+/** A `python` journal: python3 writes it (and its metadata.json) with its own json and hashlib. */
+function generatePythonJournal(sddDir: string, runId: string, targetBytes: number, seed: number): { path: string; rows: number; bytes: number } {
+  // the same run-id rule and containment as the project's writer, before python3 touches the disk
+  const path = journalPath(sddDir, runId);
+  const p = Bun.spawnSync(["python3", PYTHON_WRITER, "--sdd", sddDir, "--run", runId, "--bytes", String(targetBytes), "--seed", String(seed)], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (p.exitCode !== 0) throw new Error(`python3 ${PYTHON_WRITER} failed (exit ${p.exitCode}): ${p.stderr.toString().slice(0, 500)}`);
+  const out = JSON.parse(p.stdout.toString()) as { rows: number; bytes: number };
+  return { path, rows: out.rows, bytes: out.bytes };
 }
 
 /**

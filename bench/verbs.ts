@@ -5,10 +5,16 @@
  *
  *   run journal (two identical runs a and b): baseline `journal verify --threads 1`
  *   agent step journal and its receipt:       baseline `replay verify agent.tar`
+ *
+ * Issue 28: the run-journal verbs run on every journal shape asked for
+ * (bench/journal-gen.ts SHAPES), each against its baseline on the same
+ * shape; `verbTable` is the first shape's table (the default `bench` shape:
+ * the figures of before), `shapeTable` the verb × shape table.
  */
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ensureJournal, ensureReceipt, ensureTwoRuns } from "./inputs.ts";
+import type { JournalShape } from "./journal-gen.ts";
 import { type Contender, median, run, type Sample, interleaved, table } from "./measure.ts";
 
 /** The issue's peak RSS bound, for every verb at any journal size. */
@@ -19,6 +25,8 @@ export interface VerbOptions {
   /** Scratch directory (inputs, outputs). */
   out: string;
   mb: number;
+  /** The run-journal shapes, in order; the first is the single-shape table's. */
+  shapes: JournalShape[];
   receiptSteps: number;
   reps: number;
   /** Verb keys to measure (the baselines always run); null = all. */
@@ -47,12 +55,28 @@ export interface VerbRow {
   stdout_bytes: number;
 }
 
+export interface ShapeResults {
+  shape: JournalShape;
+  bytes: number;
+  rows: number;
+  from_step: number;
+  /** The run-journal verbs on this shape, the baseline first. */
+  verbs: VerbRow[];
+}
+
 export interface VerbResults {
-  params: { mb: number; reps: number; receipt_steps: number; picked: string[] | null };
-  run_journal: { bytes: number; rows: number; from_step: number } | null;
+  params: { mb: number; reps: number; receipt_steps: number; picked: string[] | null; shapes: JournalShape[] };
+  /** The first shape's journal (the single-shape table's). */
+  run_journal: { shape: JournalShape; bytes: number; rows: number; from_step: number } | null;
   receipt: { steps: number; tar_bytes: number } | null;
+  /** The single-shape table: the first shape's run-journal verbs, then the agent verbs. */
   rows: VerbRow[];
+  /** Every shape's run-journal verbs. */
+  shapes: ShapeResults[];
+  /** Every target met in the single-shape table. */
   all_met: boolean;
+  /** Every target met on every shape and by the agent verbs. */
+  all_shapes_met: boolean;
 }
 
 export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "repair"] as const;
@@ -164,17 +188,19 @@ async function measureGroup(verbs: Verb[], reps: number): Promise<VerbRow[]> {
 
 export async function benchVerbs(o: VerbOptions): Promise<VerbResults> {
   const wanted = (v: Verb) => v.target === null || o.pick === null || o.pick.has(v.key);
-  const rows: VerbRow[] = [];
-  let runJournal: VerbResults["run_journal"] = null;
+  const shapes: ShapeResults[] = [];
+  const agentRows: VerbRow[] = [];
   let receipt: VerbResults["receipt"] = null;
   if (o.pick === null || RUN_VERBS.some((k) => o.pick!.has(k))) {
-    const source = ensureJournal(o.out, o.mb);
-    const runs = ensureTwoRuns(o.out, source, o.mb);
-    // warm the page cache once: every contender reads from memory
-    for (const p of [runs.a, runs.b]) await run(["cat", p]);
-    runJournal = { bytes: source.bytes, rows: source.rows, from_step: fromStepOf(source.rows) };
-    console.error(`verbs on a run journal: ${(source.bytes / 1e6).toFixed(1)} MB, ${source.rows} rows, ${o.reps} interleaved repetitions`);
-    rows.push(...(await measureGroup(runJournalVerbs(o, runs.sdd, runs.a, source.rows).filter(wanted), o.reps)));
+    for (const shape of o.shapes) {
+      const source = ensureJournal(o.out, o.mb, shape);
+      const runs = ensureTwoRuns(o.out, source, o.mb);
+      // warm the page cache once: every contender reads from memory
+      for (const p of [runs.a, runs.b]) await run(["cat", p]);
+      console.error(`verbs on a ${shape} run journal: ${(source.bytes / 1e6).toFixed(1)} MB, ${source.rows} rows, ${o.reps} interleaved repetitions`);
+      const verbs = await measureGroup(runJournalVerbs(o, runs.sdd, runs.a, source.rows).filter(wanted), o.reps);
+      shapes.push({ shape, bytes: source.bytes, rows: source.rows, from_step: fromStepOf(source.rows), verbs });
+    }
   }
   if (o.pick === null || AGENT_VERBS.some((k) => o.pick!.has(k))) {
     const r = await ensureReceipt(o.out, o.bin, o.receiptSteps);
@@ -183,10 +209,20 @@ export async function benchVerbs(o: VerbOptions): Promise<VerbResults> {
     if (!existsSync(twin) || statSync(twin).size !== statSync(r.tar).size) copyFileSync(r.tar, twin);
     receipt = { steps: o.receiptSteps, tar_bytes: statSync(r.tar).size };
     console.error(`verbs on a ${o.receiptSteps}-step agent journal: ${o.reps} interleaved repetitions`);
-    rows.push(...(await measureGroup(agentVerbs(o, r, twin).filter(wanted), o.reps)));
+    agentRows.push(...(await measureGroup(agentVerbs(o, r, twin).filter(wanted), o.reps)));
   }
-  const allMet = rows.every((r) => r.ratio_met !== false && r.rss_met);
-  return { params: { mb: o.mb, reps: o.reps, receipt_steps: o.receiptSteps, picked: o.pick ? [...o.pick] : null }, run_journal: runJournal, receipt, rows, all_met: allMet };
+  const first = shapes[0];
+  const rows = [...(first?.verbs ?? []), ...agentRows];
+  const met = (r: VerbRow) => r.ratio_met !== false && r.rss_met;
+  return {
+    params: { mb: o.mb, reps: o.reps, receipt_steps: o.receiptSteps, picked: o.pick ? [...o.pick] : null, shapes: o.shapes },
+    run_journal: first ? { shape: first.shape, bytes: first.bytes, rows: first.rows, from_step: first.from_step } : null,
+    receipt,
+    rows,
+    shapes,
+    all_met: rows.every(met),
+    all_shapes_met: shapes.every((s) => s.verbs.every(met)) && agentRows.every(met),
+  };
 }
 
 const yesNo = (b: boolean | null): string => (b === null ? "-" : b ? "yes" : "**no**");
@@ -208,7 +244,45 @@ export function verbTable(r: VerbResults): string {
 /** The heading line above the table: what was measured. */
 export function verbCaption(r: VerbResults): string {
   const parts: string[] = [];
-  if (r.run_journal) parts.push(`run journal ${(r.run_journal.bytes / 1e6).toFixed(1)} MB, ${r.run_journal.rows.toLocaleString("en-US")} rows (baseline \`journal verify --threads 1\`)`);
+  if (r.run_journal) parts.push(`${r.run_journal.shape === "bench" ? "" : `${r.run_journal.shape} `}run journal ${(r.run_journal.bytes / 1e6).toFixed(1)} MB, ${r.run_journal.rows.toLocaleString("en-US")} rows (baseline \`journal verify --threads 1\`)`);
   if (r.receipt) parts.push(`agent journal ${r.receipt.steps.toLocaleString("en-US")} steps, receipt ${(r.receipt.tar_bytes / 1e6).toFixed(1)} MB (baseline \`replay verify\`)`);
   return `Verbs: ${parts.join("; ")}; median of ${r.params.reps}, interleaved`;
+}
+
+/** A verb's name in the verb × shape table (from-step's N differs per shape). */
+function shapeLabel(v: VerbRow): string {
+  return v.key === "from-step" ? "`replay a --from-step N --as-json` (last 5%, at most 20,000 rows)" : v.verb;
+}
+
+const over = (text: string, met: boolean | null): string => (met === false ? `**${text}**` : text);
+
+/**
+ * Every verb on every shape: wall s, × baseline (`journal verify --threads
+ * 1` on the same shape; agent verbs: `replay verify` on the agent journal),
+ * peak RSS MB; a figure past its target in bold. Null when fewer than two
+ * shapes were measured (the single-shape table says it all).
+ */
+export function shapeTable(r: VerbResults): string | null {
+  if (r.shapes.length < 2) return null;
+  const agent = r.rows.filter((v) => !(RUN_VERBS as readonly string[]).includes(v.key) && v.key !== "verify");
+  const groups: { name: string; rows: VerbRow[] }[] = [...r.shapes.map((s) => ({ name: s.shape, rows: s.verbs })), ...(agent.length > 0 ? [{ name: "agent", rows: agent }] : [])];
+  const verbs: VerbRow[] = [];
+  for (const g of groups) for (const v of g.rows) if (!verbs.some((x) => x.key === v.key)) verbs.push(v);
+  const headers = ["verb", ...groups.flatMap((g) => [`${g.name} s`, `${g.name} ×`, `${g.name} MB`])];
+  const rows = verbs.map((v) => [
+    shapeLabel(v),
+    ...groups.flatMap((g) => {
+      const x = g.rows.find((y) => y.key === v.key);
+      if (!x) return ["-", "-", "-"];
+      return [x.wall_s.toFixed(3), x.target_ratio === null ? "1" : over(x.ratio.toFixed(2) + "×", x.ratio_met), over(x.rss_mb.toFixed(1), x.rss_met)];
+    }),
+  ]);
+  return table(headers, rows);
+}
+
+/** The heading line above the verb × shape table. */
+export function shapeCaption(r: VerbResults): string {
+  const parts = r.shapes.map((s) => `${s.shape} ${(s.bytes / 1e6).toFixed(1)} MB, ${s.rows.toLocaleString("en-US")} rows`);
+  if (r.receipt) parts.push(`agent ${r.receipt.steps.toLocaleString("en-US")} steps`);
+  return `Verbs × shapes (× = ratio to \`journal verify --threads 1\` on the same shape; agent: to \`replay verify\`): ${parts.join("; ")}; median of ${r.params.reps}, interleaved`;
 }

@@ -26,18 +26,21 @@
  *     ratio to `journal verify --threads 1` (receipt verbs: to `replay
  *     verify`), interleaved, with peak RSS and the issue's targets.
  *     `--verbs` measures only that table (`--pick list,diff,...` a subset).
+ *     The run-journal verbs run on every journal shape (issue 28: bench,
+ *     mixed, large-rows, python; `--shapes a,b` a subset, the first one's
+ *     table printed as before), then one verb × shape table.
  *
  *   bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
  *                        [--record-events 1000000] [--receipt-steps 100000] [--scale-mb 1000]
- *                        [--verbs] [--pick KEY,...] [--work-dir DIR] [--results FILE]
+ *                        [--verbs] [--pick KEY,...] [--shapes S,...] [--size MB] [--work-dir DIR] [--results FILE]
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { ensureJournal as ensureJournalIn, ensureReceipt } from "../bench/inputs.ts";
-import { prng } from "../bench/journal-gen.ts";
+import { isShape, type JournalShape, prng, SHAPES } from "../bench/journal-gen.ts";
 import { type Contender, interleaved, median, run, type Sample, table, useScratchDir } from "../bench/measure.ts";
-import { benchVerbs, verbCaption, verbTable, VerbFailed, VERB_KEYS, type VerbResults } from "../bench/verbs.ts";
+import { benchVerbs, shapeCaption, shapeTable, verbCaption, verbTable, VerbFailed, VERB_KEYS, type VerbResults } from "../bench/verbs.ts";
 import { dumps } from "../src/pyjson/encode.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -57,6 +60,8 @@ interface Args {
   /** Only the verb table. */
   verbsOnly: boolean;
   pick: Set<string> | null;
+  /** The run-journal shapes the verb table measures, in order. */
+  shapes: JournalShape[];
   workDir: string | null;
   results: string | null;
 }
@@ -64,12 +69,13 @@ interface Args {
 /** A bad command line: one line on stderr and exit 2, no stack trace. */
 class BenchUsageError extends Error {}
 
-const VALUE_FLAGS = new Set(["--mb", "--reps", "--threads", "--bin", "--record-events", "--receipt-steps", "--scale-mb", "--pick", "--work-dir", "--results"]);
+const VALUE_FLAGS = new Set(["--mb", "--size", "--shapes", "--reps", "--threads", "--bin", "--record-events", "--receipt-steps", "--scale-mb", "--pick", "--work-dir", "--results"]);
 const BOOLEAN_FLAGS = new Set(["--quick", "--skip-python", "--verbs"]);
 
 const USAGE = `usage: bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]
                             [--record-events 1000000] [--receipt-steps 100000] [--scale-mb 1000]
-                            [--verbs] [--pick ${VERB_KEYS.join(",")}] [--work-dir DIR] [--results FILE]
+                            [--verbs] [--pick ${VERB_KEYS.join(",")}] [--shapes ${SHAPES.join(",")}] [--size MB (= --mb)]
+                            [--work-dir DIR] [--results FILE]
 (see bench/README.md)`;
 
 /** Refuse what the bench would otherwise ignore: a misspelt flag must not measure something else. */
@@ -97,8 +103,9 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isFinite(n) || n <= 0) throw new BenchUsageError(`${flag} needs a positive number, got ${raw}`);
     return n;
   };
+  if (get("--mb") !== undefined && get("--size") !== undefined) throw new BenchUsageError("give --mb or --size (the same journal size), not both");
   return {
-    mb: num("--mb", quick ? 20 : 220),
+    mb: get("--size") !== undefined ? num("--size", 0) : num("--mb", quick ? 20 : 220),
     quick,
     reps: Math.floor(num("--reps", quick ? 1 : 3)),
     threads: Math.floor(num("--threads", availableParallelism())),
@@ -109,6 +116,7 @@ function parseArgs(argv: string[]): Args {
     scaleMb: get("--scale-mb") === "0" ? 0 : Math.floor(num("--scale-mb", quick ? 0 : 1000)),
     verbsOnly: argv.includes("--verbs"),
     pick: pickOf(get("--pick")),
+    shapes: shapesOf(get("--shapes")),
     workDir: get("--work-dir") ?? null,
     results: get("--results") ?? null,
   };
@@ -120,6 +128,16 @@ function pickOf(raw: string | undefined): Set<string> | null {
   const bad = keys.filter((k) => !VERB_KEYS.includes(k));
   if (keys.length === 0 || bad.length > 0) throw new BenchUsageError(`--pick takes verbs from ${VERB_KEYS.join(",")}; got ${JSON.stringify(raw)}`);
   return new Set(keys);
+}
+
+function shapesOf(raw: string | undefined): JournalShape[] {
+  if (raw === undefined) return [...SHAPES];
+  const names = raw.split(",").map((k) => k.trim()).filter((k) => k !== "");
+  const shapes = names.filter(isShape);
+  if (names.length === 0 || shapes.length !== names.length || new Set(shapes).size !== shapes.length) {
+    throw new BenchUsageError(`--shapes takes distinct shapes from ${SHAPES.join(",")}; got ${JSON.stringify(raw)}`);
+  }
+  return shapes;
 }
 
 interface Figure {
@@ -410,10 +428,16 @@ function machine(): Record<string, unknown> {
 
 /** The verb table of issue 19, printed. */
 async function benchVerbTable(args: Args, bin: string): Promise<VerbResults> {
-  const r = await benchVerbs({ bin, out: OUT, mb: args.mb, receiptSteps: args.receiptSteps, reps: args.reps, pick: args.pick });
+  const r = await benchVerbs({ bin, out: OUT, mb: args.mb, shapes: args.shapes, receiptSteps: args.receiptSteps, reps: args.reps, pick: args.pick });
   console.log(`\n${verbCaption(r)}; ${cpus().length} CPUs; load average ${loadavg().map((x) => x.toFixed(2)).join(", ")}\n`);
   console.log(verbTable(r));
   console.log(`\nevery target met: ${r.all_met ? "yes" : "no"}`);
+  const byShape = shapeTable(r);
+  if (byShape !== null) {
+    console.log(`\n${shapeCaption(r)}\n`);
+    console.log(byShape);
+    console.log(`\nevery target met on every shape: ${r.all_shapes_met ? "yes" : "no"}`);
+  }
   return r;
 }
 

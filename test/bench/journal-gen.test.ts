@@ -28,7 +28,8 @@ describe("bun bench/journal-gen.ts", () => {
   test("--help prints the usage on stdout (exit 0); no arguments print it on stderr (exit 2)", () => {
     const help = gen(["--help"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toStartWith("usage: bun bench/journal-gen.ts --sdd DIR --run ID --bytes N [--seed N] [--force]\n");
+    expect(help.stdout).toStartWith("usage: bun bench/journal-gen.ts --sdd DIR --run ID --bytes N [--shape S] [--seed N] [--force]\n");
+    expect(help.stdout).toContain("--shape S ");
     expect(help.stdout).toContain("--agent ID --steps N");
     const none = gen([]);
     expect(none.code).toBe(2);

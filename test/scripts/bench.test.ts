@@ -1,7 +1,7 @@
 /**
- * scripts/bench.ts's verb table in a tiny mode (one 2 MB journal, a
- * 200-step receipt, one repetition) through the binary under test. Checks
- * the table's structure and that its numbers are sane, never a speed.
+ * scripts/bench.ts's verb table in a tiny mode (1 MB journals of every
+ * shape, a 200-step receipt, one repetition) through the binary under test.
+ * Checks the tables' structure and that their numbers are sane, never a speed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,11 +38,17 @@ function tiny(results: string, more: string[] = [], bin = binPath()): string[] {
   return ["--verbs", "--mb", "1", "--receipt-steps", "200", "--reps", "1", "--bin", bin, "--work-dir", join(dir, "work"), "--results", results, ...more];
 }
 
-/** The table's body lines (after the header and the |---| line). */
-function tableRows(stdout: string): string[] {
-  const lines = stdout.split("\n").filter((l) => l.startsWith("|"));
-  return lines.slice(2);
+/** The body lines (after the header and the |---| line) of the `n`th table printed (0: the single-shape one). */
+function tableRows(stdout: string, n = 0): string[] {
+  return tableLines(stdout, n).slice(2);
 }
+
+function tableLines(stdout: string, n: number): string[] {
+  const tables = stdout.split(/\n(?!\|)/).map((block) => block.split("\n").filter((l) => l.startsWith("|"))).filter((t) => t.length > 0);
+  return tables[n] ?? [];
+}
+
+const cellsOf = (line: string): string[] => line.split("|").slice(1, -1).map((c) => c.trim());
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "bernstein-bench-"));
@@ -82,7 +88,7 @@ describe("npm run bench -- --verbs", () => {
     const table = tableRows(r.stdout);
     expect(table).toHaveLength(ISSUE_TARGETS.length);
     table.forEach((line, i) => {
-      const cells = line.split("|").slice(1, -1).map((c) => c.trim());
+      const cells = cellsOf(line);
       const v = rows[i]!;
       expect(cells[0]).toBe(v.verb);
       expect(cells[1]).toBe(v.wall_s.toFixed(3));
@@ -93,6 +99,46 @@ describe("npm run bench -- --verbs", () => {
       expect(cells[6]).toBe(v.rss_met ? "yes" : "**no**");
     });
     expect(r.stdout).toContain(`every target met: ${doc.verbs.all_met ? "yes" : "no"}`);
+
+    // issue 28: by default the run-journal verbs ran on every shape, each against its own baseline
+    expect(doc.verbs.params.shapes).toEqual(["bench", "mixed", "large-rows", "python"]);
+    expect(doc.verbs.run_journal.shape).toBe("bench");
+    const runKeys = ISSUE_TARGETS.slice(0, 7).map(([k]) => k);
+    for (const s of doc.verbs.shapes) {
+      expect(s.verbs.map((v: Row) => v.key)).toEqual(runKeys);
+      expect(s.verbs[0].ratio).toBe(1);
+      expect(s.rows).toBeGreaterThan(1);
+      expect(s.bytes).toBeGreaterThanOrEqual(1e6);
+    }
+    expect(doc.verbs.shapes[0].verbs).toEqual(rows.slice(0, 7));
+    const shapeHead = cellsOf(tableLines(r.stdout, 1)[0]!);
+    expect(shapeHead).toEqual(["verb", ...["bench", "mixed", "large-rows", "python", "agent"].flatMap((g) => [`${g} s`, `${g} ×`, `${g} MB`])]);
+    const byShape = tableRows(r.stdout, 1);
+    expect(byShape).toHaveLength(ISSUE_TARGETS.length);
+    const python = doc.verbs.shapes[3].verbs as Row[];
+    byShape.slice(0, 7).forEach((line, i) => {
+      const cells = cellsOf(line);
+      expect(cells[10]).toBe(python[i]!.wall_s.toFixed(3));
+      expect(cells[12]).toContain(python[i]!.rss_mb.toFixed(1));
+      expect(cells.slice(13)).toEqual(["-", "-", "-"]);
+    });
+    expect(cellsOf(byShape[7]!).slice(1, 13)).toEqual(Array(12).fill("-"));
+    expect(r.stdout).toContain(`every target met on every shape: ${doc.verbs.all_shapes_met ? "yes" : "no"}`);
+  }, 240_000);
+
+  test("--shapes picks the shapes (the first one's table printed first), --size is the journal size", async () => {
+    const results = join(dir, "shapes.json");
+    const r = await bench(["--verbs", "--size", "1", "--shapes", "python,mixed", "--pick", "from-step", "--reps", "1", "--bin", binPath(), "--work-dir", join(dir, "work"), "--results", results]);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(readFileSync(results, "utf8"));
+    expect(doc.verbs.params).toMatchObject({ mb: 1, shapes: ["python", "mixed"] });
+    expect(doc.verbs.shapes.map((s: { shape: string }) => s.shape)).toEqual(["python", "mixed"]);
+    expect(doc.verbs.run_journal.shape).toBe("python");
+    expect(doc.verbs.rows).toEqual(doc.verbs.shapes[0].verbs);
+    expect(r.stdout).toContain("Verbs: python run journal ");
+    expect(tableRows(r.stdout, 0).map((l) => cellsOf(l)[0])).toEqual(["`journal verify --threads 1`", `\`replay a --from-step ${doc.verbs.run_journal.from_step} --as-json\``]);
+    expect(cellsOf(tableLines(r.stdout, 1)[0]!)).toEqual(["verb", "python s", "python ×", "python MB", "mixed s", "mixed ×", "mixed MB"]);
+    expect(tableRows(r.stdout, 1)).toHaveLength(2);
   }, 120_000);
 
   test("--pick measures those verbs and their baseline only", async () => {
@@ -119,7 +165,17 @@ describe("npm run bench -- --verbs", () => {
   }, 60_000);
 
   test("a misspelt flag or an unknown verb is refused (exit 2), nothing is measured", async () => {
-    for (const args of [["--verb"], ["--verbs", "--pick", "lsit"], ["--verbs", "--reps", "0"], ["--verbs", "--mb"]]) {
+    for (const args of [
+      ["--verb"],
+      ["--verbs", "--pick", "lsit"],
+      ["--verbs", "--reps", "0"],
+      ["--verbs", "--mb"],
+      ["--verbs", "--shapes", "nope"],
+      ["--verbs", "--shapes", "bench,bench"],
+      ["--verbs", "--shapes", ","],
+      ["--verbs", "--mb", "1", "--size", "1"],
+      ["--verbs", "--size", "0"],
+    ]) {
       const r = await bench(args);
       expect(r.code).toBe(2);
       expect(r.stderr).toStartWith("bench: ");
