@@ -1,4 +1,5 @@
 import { formatWithOptions } from "node:util";
+import { createConsola, type ConsolaInstance, type ConsolaReporter, type LogObject } from "consola/core";
 import { isTerminal } from "../render/terminal.ts";
 import { writeStderr } from "./output.ts";
 
@@ -6,13 +7,14 @@ import { writeStderr } from "./output.ts";
  * Human diagnostics go to stderr, always; stdout is reserved for the
  * command's result (a table, prose or exactly one JSON document).
  *
- * Our own level and reporter, decided only by `--debug` and
- * BERNSTEIN_LOG_LEVEL: consola picked both from NODE_ENV, TEST and CI at
- * run time (TEST=1 hid info lines, CI=true changed their format), collapsed
- * repeated lines on a timer, and its environment probe created
- * `process.stdout` (which made stdout non-blocking; see fd-write.ts). The
- * line format is the one consola printed on a plain terminal, so existing
- * output reads the same: `ℹ info`, `✔ success`, `⚙ debug`, and the
+ * consola's core (`consola/core`: `createConsola` without its default
+ * reporters and without the environment probe of the full package, which
+ * created `process.stdout` and so made stdout non-blocking; see
+ * fd-write.ts) with our own reporter, which writes through fd-write.ts, and
+ * our own level, decided only by `--debug` and BERNSTEIN_LOG_LEVEL (never
+ * by NODE_ENV, TEST or CI). Throttling is off: every line is written at
+ * once, none is collapsed on a timer. The line format is the one consola
+ * printed on a plain terminal: `ℹ info`, `✔ success`, `⚙ debug`, and the
  * ` WARN ` / ` ERROR ` badges between blank lines.
  */
 
@@ -31,8 +33,6 @@ interface Config {
   /** A warning about the configuration itself, printed once. */
   note: string | null;
 }
-
-let config: Config | null = null;
 
 /** argv before `--`. */
 function flagGiven(name: string): boolean {
@@ -75,21 +75,32 @@ export function formatLine(kind: Kind, message: string, colour: boolean): string
   return `${sgr(COLOUR[kind], ICON[kind]!)} ${message}\n`;
 }
 
-function emit(kind: Kind, args: unknown[]): void {
-  if (config === null) {
-    config = configure();
-    if (config.note !== null) writeStderr(formatLine("warn", config.note, config.colour));
-  }
-  if (LEVEL_OF[kind] > config.level) return;
-  writeStderr(formatLine(kind, text(args), config.colour));
+/** Writes each log object as formatLine spells it, through fd-write (never process.stderr). */
+function reporter(colour: boolean): ConsolaReporter {
+  return {
+    log(obj: LogObject) {
+      const kind = (Object.hasOwn(LEVEL_OF, obj.type) ? obj.type : "info") as Kind;
+      writeStderr(formatLine(kind, text(obj.args), colour));
+    },
+  };
+}
+
+let logger: ConsolaInstance | null = null;
+
+function instance(): ConsolaInstance {
+  if (logger !== null) return logger;
+  const c = configure();
+  logger = createConsola({ level: c.level, throttle: 0, reporters: [reporter(c.colour)] });
+  if (c.note !== null) logger.warn(c.note);
+  return logger;
 }
 
 type LogFn = (message: unknown, ...args: unknown[]) => void;
 
 export const log: { info: LogFn; warn: LogFn; error: LogFn; success: LogFn; debug: LogFn } = {
-  info: (m, ...a) => emit("info", [m, ...a]),
-  warn: (m, ...a) => emit("warn", [m, ...a]),
-  error: (m, ...a) => emit("error", [m, ...a]),
-  success: (m, ...a) => emit("success", [m, ...a]),
-  debug: (m, ...a) => emit("debug", [m, ...a]),
+  info: (m, ...a) => void instance().info(m, ...a),
+  warn: (m, ...a) => void instance().warn(m, ...a),
+  error: (m, ...a) => void instance().error(m, ...a),
+  success: (m, ...a) => void instance().success(m, ...a),
+  debug: (m, ...a) => void instance().debug(m, ...a),
 };

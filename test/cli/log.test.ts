@@ -32,3 +32,48 @@ describe("formatLine", () => {
     expect(formatLine("error", "broken", true)).toBe("\n\x1b[41m\x1b[30m ERROR \x1b[0m broken\n\n");
   });
 });
+
+describe("log (consola/core with our reporter)", () => {
+  // A child process: the logger is configured once per process, from argv and the environment.
+  const run = (body: string, env: Record<string, string> = {}) => {
+    const script = `import { log } from ${JSON.stringify(`${import.meta.dir}/../../src/cli/log.ts`)};\n${body}`;
+    const r = Bun.spawnSync([process.execPath, "-e", script], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    return { stdout: r.stdout.toString(), stderr: r.stderr.toString(), exitCode: r.exitCode };
+  };
+
+  test("every line is written at once, a repeated one too (no throttling), to stderr only", () => {
+    const r = run(`for (let i = 0; i < 8; i++) log.info("same line");\nlog.success("done");`);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe("ℹ same line\n".repeat(8) + "✔ done\n");
+  });
+
+  test("the level is ours: debug hidden at info, shown with BERNSTEIN_LOG_LEVEL=debug; NODE_ENV, TEST and CI change nothing", () => {
+    const body = `log.debug("dbg"); log.info("inf"); log.warn("wrn");`;
+    expect(run(body, { NODE_ENV: "test", TEST: "1", CI: "true" }).stderr).toBe("ℹ inf\n\n WARN  wrn\n\n");
+    expect(run(body, { BERNSTEIN_LOG_LEVEL: "debug" }).stderr).toBe("⚙ dbg\nℹ inf\n\n WARN  wrn\n\n");
+    expect(run(body, { BERNSTEIN_LOG_LEVEL: "silent" }).stderr).toBe("");
+  });
+
+  test("an Error is shown by its message, never a stack", () => {
+    const r = run(`log.error(new Error("boom"));`);
+    expect(r.stderr).toBe("\n ERROR  boom\n\n");
+  });
+});
+
+test("src/ loads consola only through consola/core (the full package probes the environment and creates process.stdout)", () => {
+  const { readdirSync, readFileSync } = require("node:fs") as typeof import("node:fs");
+  const { join } = require("node:path") as typeof import("node:path");
+  const root = join(import.meta.dir, "../../src");
+  const offenders: string[] = [];
+  for (const f of readdirSync(root, { recursive: true }) as string[]) {
+    if (!f.endsWith(".ts")) continue;
+    const text = readFileSync(join(root, f), "utf8");
+    if (/from\s+["']consola(\/(?!core["'])[^"']*)?["']/.test(text) || /import\(\s*["']consola["']/.test(text)) offenders.push(f);
+  }
+  expect(offenders).toEqual([]);
+});
