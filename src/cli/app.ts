@@ -64,6 +64,8 @@ async function helpPage(cmd: AnyCommand, parent: AnyCommand | undefined, path: s
 /** Flags that may stand beside `--version` (main.ts answers a lone `--version` before loading this module). */
 const VERSION_FLAGS = new Set(["--version", "-v"]);
 const GLOBAL_FLAGS = new Set(["--as-json", "--json", "--no-color", "--debug"]);
+/** What a command group (no command of its own) accepts: help, the version at the root, and the global flags. */
+const GROUP_FLAGS = ["--help", "-h", ...VERSION_FLAGS, ...GLOBAL_FLAGS];
 
 function asksVersion(argv: string[]): boolean {
   return argv.some((a) => VERSION_FLAGS.has(a)) && argv.every((a) => VERSION_FLAGS.has(a) || GLOBAL_FLAGS.has(a));
@@ -71,6 +73,8 @@ function asksVersion(argv: string[]): boolean {
 
 export async function main(argv: string[]): Promise<void> {
   const json = wantsJson(argv);
+  // `bernstein help [COMMAND...]` is `bernstein [COMMAND...] --help`.
+  if (argv[0] === "help") argv = [...argv.slice(1), "--help"];
   try {
     if (asksVersion(argv)) {
       if (json) await printJson(versionDocument());
@@ -88,6 +92,13 @@ export async function main(argv: string[]): Promise<void> {
     }
     const subs = await resolve(cmd.subCommands);
     if (subs && Object.keys(subs).length > 0 && !cmd.run) {
+      const where = path.length ? `bernstein ${path.join(" ")}` : "bernstein";
+      const unknown = rest.find((a) => a.startsWith("-") && !GROUP_FLAGS.includes(a.split("=")[0]!));
+      if (unknown !== undefined) {
+        const name = unknown.split("=")[0]!;
+        const hint = closest(name, GROUP_FLAGS);
+        throw new UsageError(`unknown option '${name}' for '${where}'${hint ? ` (did you mean '${hint}'?)` : ""}`);
+      }
       throw new UsageError(`missing command: one of ${Object.keys(subs).join(", ")}`);
     }
     await runCommand(cmd, { rawArgs: rest, data: { path, root: rootCommand } satisfies CommandData });

@@ -1,4 +1,5 @@
 import { UsageError } from "../../../errors.ts";
+import { closest } from "../../suggest.ts";
 import { defineCliCommand } from "../../command.ts";
 import { replayArgs } from "./args.ts";
 import type { ReplayContext, ReplayHandler } from "./context.ts";
@@ -45,7 +46,11 @@ const replay = defineCliCommand({
     const verb = VERBS[first];
     if (verb) return (await verb())(ctx);
     // `replay <RUN> --html OUT` is the one target form with a second word.
-    if (rest.length > (args.html ? 1 : 0)) throw new UsageError(USAGE);
+    if (rest.length > (args.html ? 1 : 0)) {
+      const hint = closest(first, [...VERB_NAMES]);
+      if (hint === undefined) throw new UsageError(USAGE);
+      throw new UsageError(`unknown command '${first}' for 'bernstein replay' (did you mean '${hint}'?)`, "usage", { suggestion: hint });
+    }
     ctx.positionals = [first, ...rest];
     const { runTarget } = await import("./target.ts");
     return runTarget(ctx);
