@@ -176,6 +176,7 @@ export const ERROR_CATALOGUE = {
   signing_key_unreadable: [3, "the --sign key is missing, unreadable or not an Ed25519 private key"],
   trace_not_found: [3, "no trace for this task id"],
   trace_without_snapshot: [3, "a trace that does not carry the task snapshot needed to replay it"],
+  trust_store_corrupt: [3, "--remember: the remembered checkpoint of an origin (the trust-on-first-use store) is not a readable regular file holding that origin's signed note"],
   tsa_bundle_unreadable: [3, "the --rfc3161-trusted-tsa-bundle file cannot be read or holds no PEM certificate"],
   unknown_hash_profile: [3, "a journal row names a hash_profile this tool does not know"],
   // 70: internal or output failure
