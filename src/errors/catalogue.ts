@@ -116,7 +116,7 @@ export const ERROR_CATALOGUE = {
   listen_failed: [2, "the task server could not listen on the address"],
   nothing_to_do: [2, "the command was given nothing to act on"],
   output_exists: [2, "the output file exists and --force was not given"],
-  output_forbidden: [2, "the output would replace a journal, something under .sdd/runs or .sdd/runtime/journal, or a non-regular file"],
+  output_forbidden: [2, "the output would replace a journal, something under .sdd/runs or .sdd/runtime/journal, a non-regular file, or a symlink to anything but a regular file (/dev/stdout, a link into /proc)"],
   port_in_use: [2, "the task server's port is taken"],
   repair_refused: [2, "`replay repair` refused: middle corruption or a seal that disagrees (nothing touched)"],
   run_receipt_refused: [2, "`verify run` refused to sign: a journal, spine or audit line that is not a usable object, or a chain that does not verify"],
@@ -176,6 +176,7 @@ export const ERROR_CATALOGUE = {
   signing_key_unreadable: [3, "the --sign key is missing, unreadable or not an Ed25519 private key"],
   trace_not_found: [3, "no trace for this task id"],
   trace_without_snapshot: [3, "a trace that does not carry the task snapshot needed to replay it"],
+  trust_store_corrupt: [3, "--remember: the remembered checkpoint of an origin (the trust-on-first-use store) is not a readable regular file holding that origin's signed note"],
   tsa_bundle_unreadable: [3, "the --rfc3161-trusted-tsa-bundle file cannot be read or holds no PEM certificate"],
   unknown_hash_profile: [3, "a journal row names a hash_profile this tool does not know"],
   // 70: internal or output failure

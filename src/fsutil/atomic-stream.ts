@@ -2,15 +2,18 @@ import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, rename
 import { basename, dirname, join } from "node:path";
 import { RefusalError } from "../errors.ts";
 import { fsyncDir } from "./atomic.ts";
+import { checkOutputTarget } from "./output-target.ts";
 import { trackTemp, untrackTemp } from "./temp-files.ts";
 
 /**
  * Put a finished temp file under its final name. Without `replace`,
  * link() creates the name only if it does not exist (atomic: a file that
  * appeared since the caller's checks is never overwritten); filesystems
- * without hard links fall back to check-then-rename.
+ * without hard links fall back to check-then-rename. The target is checked
+ * again here (output-target.ts), right before it would be replaced.
  */
 export function publishTemp(tmp: string, out: string, replace: boolean): void {
+  checkOutputTarget(out);
   if (replace) return renameSync(tmp, out);
   try {
     linkSync(tmp, out);

@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { checkOutputTarget } from "./output-target.ts";
 import { trackTemp, untrackTemp } from "./temp-files.ts";
 import { randomHex } from "../hex.ts";
 
@@ -12,9 +13,12 @@ export interface AtomicWriteOptions {
  * Write a file so that a crash at any instant leaves either the old content
  * or the new, never a torn file: write a temp file beside it
  * (`<name>.tmp.<pid>.<8 hex>`, as the Python writer names it), fsync, rename
- * over the target, fsync the directory.
+ * over the target, fsync the directory. A target the rename must not
+ * replace (a device, a FIFO, a symlink into /proc: see output-target.ts) is
+ * refused before anything is created.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  checkOutputTarget(path);
   const dir = dirname(path);
   const tmp = join(dir, `${basename(path)}.tmp.${process.pid}.${randomSuffix()}`);
   const fd = openSync(tmp, "wx", options.mode ?? 0o644);

@@ -65,7 +65,8 @@ const PSEUDO_FS = new Set([
   0xde5e81e4, // efivarfs
 ]);
 
-function kindOf(st: Stats): string {
+/** What a non-regular file is, for messages ("a FIFO (named pipe)", "a character device", …). */
+export function kindOf(st: Stats): string {
   if (st.isFIFO()) return "a FIFO (named pipe)";
   if (st.isCharacterDevice()) return "a character device";
   if (st.isBlockDevice()) return "a block device";
@@ -83,7 +84,8 @@ function notRegular(what: string, path: string, kind: string): InputError {
   );
 }
 
-function onPseudoFs(path: string): boolean {
+/** True when `path` is on a pseudo filesystem (/proc, /sys, …) whose files are not files of bytes. */
+export function onPseudoFs(path: string): boolean {
   try {
     return PSEUDO_FS.has(Number(statfsSync(path).type));
   } catch {

@@ -1,6 +1,7 @@
 import { lstatSync, statSync, type Stats } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { RefusalError, UsageError } from "../errors.ts";
+import { checkOutputTarget } from "../fsutil/output-target.ts";
 import { isInsideDir, stateWritePath } from "../fsutil/state-path.ts";
 import { realpathOfExistingPrefix } from "../journal/paths.ts";
 
@@ -11,7 +12,9 @@ import { realpathOfExistingPrefix } from "../journal/paths.ts";
  *    or a symlink to it counts), nor anywhere under `<sdd>/runs` or
  *    `<sdd>/runtime/journal` (journals, locks, seals) — `output_forbidden`;
  *  - never over something that is not a regular file (a device, a FIFO, a
- *    socket, a directory, also through a symlink) — `output_forbidden`;
+ *    socket, a directory), nor through a symlink to anything but a regular
+ *    file in a writable directory (`/dev/stdout`, a link to /proc/self/fd/1),
+ *    even with --force — `output_forbidden` (src/fsutil/output-target.ts);
  *  - over an existing regular file only with `--force` — `output_exists`;
  *    the default path under `<sdd>/runtime/receipts` is bernstein's own and
  *    is refreshed by every export;
@@ -84,8 +87,7 @@ export function planReceiptOutput(req: OutputRequest): OutputPlan {
       if (s && s.dev === target.dev && s.ino === target.ino) throw forbidden(out, `it is the journal ${what} is made from (${input})`, what);
     }
   }
-  if (link && !link.isSymbolicLink() && !link.isFile()) throw forbidden(out, "it exists and is not a regular file", what);
-  if (link?.isSymbolicLink() && target && !target.isFile()) throw forbidden(out, "it is a symlink to something that is not a regular file", what);
+  checkOutputTarget(out, what);
   if (link && !req.force && !req.isDefault) {
     throw new RefusalError("output_exists", `refusing to overwrite ${out}: it exists (pass --force to replace it)`, { output: out });
   }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { checkOutputTarget } from "../fsutil/output-target.ts";
 import { journalPath, runDir } from "../journal/paths.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { canonical } from "../pyjson/encode.ts";
@@ -119,6 +120,8 @@ export function buildRunReceipt(o: BuildOptions): BuiltReceipt {
   if (!existsSync(jpath)) {
     throw new InputError("run_not_found", `no journal events for run ${pyRepr(o.runId)} at ${jpath}; an empty run has no identity to attest`, { run_id: o.runId, path: jpath });
   }
+  // Refused before anything is read or written (an audit key may be created below).
+  checkOutputTarget(o.out ?? join(runDir(o.sddDir, o.runId), RUN_RECEIPT_NAME), "the run receipt");
   const rows = journalRows(jpath, o.runId);
   const spine = spineEntries(o.sddDir, o.runId);
   const audit: AuditRange | null = o.audit ? readAuditRange(o.sddDir, o.audit.since, o.audit.until, o.audit.key) : null;

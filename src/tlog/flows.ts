@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { InputError, NegativeError, UsageError } from "../errors.ts";
 import { checkInput } from "../fsutil/input.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { checkOutputTarget } from "../fsutil/output-target.ts";
 import { eventHash, hashProfileOf, payloadHash } from "../journal/hash.ts";
 import { journalPath, runDir } from "../journal/paths.ts";
 import { lockJournalOrRefuse, sealJournalDetailed } from "../journal/seal.ts";
@@ -232,6 +233,8 @@ export async function writeCheckpoint(
   const jpath = journalPath(sddDir, runId);
   if (!existsSync(jpath)) throw new InputError("journal_missing", `no journal for run ${runId}: ${jpath}`, { run_id: runId, path: jpath });
   const out = opts.out ?? join(runDir(sddDir, runId), CHECKPOINT_NAME);
+  // Before the existing checkpoint is read: /dev/stdout or a link into /proc is no checkpoint file.
+  checkOutputTarget(out, "the checkpoint");
   const previous = existsSync(out) ? treeHead(out, readNote(out)) : null;
   const origin = opts.origin ?? previous?.origin ?? defaultOrigin(runId);
   const lock = lockJournalOrRefuse(jpath, runId, "checkpoint");

@@ -1,5 +1,6 @@
 import { UsageError } from "../../../errors.ts";
 import { writeFileAtomic } from "../../../fsutil/atomic.ts";
+import { checkOutputTarget } from "../../../fsutil/output-target.ts";
 import { consistencyProofText, proveConsistency } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
@@ -18,6 +19,7 @@ export default defineCliCommand({
   async run({ args, json }) {
     const words = args._.map(String);
     if (words.length !== 1 || !args.from) throw new UsageError(USAGE);
+    if (args.out) checkOutputTarget(args.out, "the proof");
     const proof = await proveConsistency(args["sdd-dir"] ?? ".sdd", words[0]!, args.from);
     if (args.out) writeFileAtomic(args.out, consistencyProofText(proof));
     if (json) await printJson(args.out ? { ...proof, path: args.out } : proof);

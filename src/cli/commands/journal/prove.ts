@@ -1,5 +1,6 @@
 import { UsageError } from "../../../errors.ts";
 import { writeFileAtomic } from "../../../fsutil/atomic.ts";
+import { checkOutputTarget } from "../../../fsutil/output-target.ts";
 import { inclusionProofText, proveInclusion } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
@@ -21,8 +22,11 @@ export default defineCliCommand({
     const words = args._.map(String);
     if (words.length !== 1 || args.index === undefined) throw new UsageError(USAGE);
     if (!/^(0|[1-9][0-9]*)$/.test(args.index)) throw new UsageError("--index must be a non-negative integer");
-    const proof = await proveInclusion(args["sdd-dir"] ?? ".sdd", words[0]!, Number(args.index), args.checkpoint);
     const rowOut = args["row-out"] ?? (args.out ? `${args.out}.row` : undefined);
+    // Both outputs are checked before either is written.
+    if (args.out) checkOutputTarget(args.out, "the proof");
+    if (rowOut) checkOutputTarget(rowOut, "the row");
+    const proof = await proveInclusion(args["sdd-dir"] ?? ".sdd", words[0]!, Number(args.index), args.checkpoint);
     if (args.out) writeFileAtomic(args.out, inclusionProofText(proof));
     if (rowOut) writeFileAtomic(rowOut, proof.row + "\n");
     if (json) await printJson({ ...proof, ...(args.out ? { path: args.out } : {}), ...(rowOut ? { row_path: rowOut } : {}) });

@@ -4,21 +4,26 @@ import { exportReceipt } from "../../../receipts/index.ts";
 import { validateAgentId } from "../../../steps/paths.ts";
 import { withInterrupts, type InterruptOptions } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
+import { ReceiptToStdout } from "../../receipt-stdout.ts";
 import type { ReplayContext } from "./context.ts";
 import { pyBool, refuseInapplicableFlags, STORAGE_FLAGS } from "./flags.ts";
 
-export const EXPORT_USAGE = "usage: bernstein replay export <AGENT_ID> [OUT] [--force] [--sign KEY]";
+export const EXPORT_USAGE = "usage: bernstein replay export <AGENT_ID> [OUT | -] [--force] [--sign KEY]";
 
-/** `bernstein replay export <AGENT_ID> [OUT] [--sign KEY]` */
+/** `bernstein replay export <AGENT_ID> [OUT | -] [--sign KEY]` (`-`: the receipt on stdout, nothing else there) */
 export async function runExport(ctx: ReplayContext): Promise<number> {
   refuseInapplicableFlags(ctx, "export", ["sign", "force", ...STORAGE_FLAGS]);
   const [agentId, out, ...extra] = ctx.positionals;
   if (agentId === undefined || extra.length > 0) throw new UsageError(EXPORT_USAGE);
   validateAgentId(agentId);
+  const stdout = out === "-" ? new ReceiptToStdout(ctx.json, "replay export") : null;
   const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.tar`);
-  const r = await withInterrupts(receiptInterrupt(ctx.json, "replay export", agentId, output), () =>
-    exportReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, force: ctx.args.force === true, defaultOut: out === undefined }),
+  const r = await withInterrupts(receiptInterrupt(ctx.json, "replay export", agentId, output, stdout), () =>
+    sendingTo(stdout, () =>
+      exportReceipt({ sddDir: ctx.sddDir, agentId, out: stdout?.path ?? output, signingKeyPath: ctx.args.sign, force: ctx.args.force === true || stdout !== null, defaultOut: out === undefined }),
+    ),
   );
+  if (stdout) return 0;
   if (ctx.json) {
     await printJson({ ok: true, agent_id: agentId, output, head_hash: r.head_hash, steps: r.steps, signed: r.signed });
   } else {
@@ -32,7 +37,18 @@ export async function runExport(ctx: ReplayContext): Promise<number> {
   return 0;
 }
 
-/** The interrupt guard of export and publish: the receipt was not written (its temp file is removed). */
-export function receiptInterrupt(json: boolean, command: string, agentId: string, output: string): InterruptOptions {
-  return { json, command, facts: () => ({ agent_id: agentId, output, written: false }), doing: () => `writing ${output}` };
+/** The interrupt guard of export and publish: the receipt was not written (its temp file, and for `-` its temp directory, is removed). */
+export function receiptInterrupt(json: boolean, command: string, agentId: string, output: string, stdout: ReceiptToStdout | null = null): InterruptOptions {
+  return { json, command, facts: () => ({ agent_id: agentId, output, written: false }), doing: () => `writing ${output}`, cleanup: () => stdout?.remove() };
+}
+
+/** Make the receipt; for `-`, then copy it to stdout. The temp directory is removed either way. */
+export async function sendingTo<T>(stdout: ReceiptToStdout | null, make: () => Promise<T>): Promise<T> {
+  try {
+    const r = await make();
+    await stdout?.send();
+    return r;
+  } finally {
+    stdout?.remove();
+  }
 }

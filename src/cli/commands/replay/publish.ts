@@ -6,11 +6,12 @@ import { withInterrupts } from "../../interrupt.ts";
 import { repeated } from "../../tlog-flags.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines } from "../../output.ts";
-import { receiptInterrupt } from "./export.ts";
+import { ReceiptToStdout } from "../../receipt-stdout.ts";
+import { receiptInterrupt, sendingTo } from "./export.ts";
 import type { ReplayContext } from "./context.ts";
 import { pyBool, refuseInapplicableFlags, STORAGE_FLAGS } from "./flags.ts";
 
-const USAGE = "usage: bernstein replay publish <AGENT_ID> [OUT] --yes-i-want-to-publish [--redact FIELD]... [--force] [--sign KEY]";
+const USAGE = "usage: bernstein replay publish <AGENT_ID> [OUT | -] --yes-i-want-to-publish [--redact FIELD]... [--force] [--sign KEY]";
 
 /** `bernstein replay publish <AGENT_ID> [OUT] --yes-i-want-to-publish` */
 export async function runPublish(ctx: ReplayContext): Promise<number> {
@@ -28,11 +29,15 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
   // --redact is repeatable (read from the raw words: the parser keeps only the last) and each value may be comma-separated.
   const redact = repeated(ctx.rawArgs, "redact").flatMap((v) => v.split(",")).map((s) => s.trim()).filter(Boolean);
   redactionPolicy(redact);
+  const stdout = out === "-" ? new ReceiptToStdout(ctx.json, "replay publish") : null;
   const output = out ?? join(ctx.sddDir, "runtime", "receipts", `${agentId}.published.tar`);
-  const r = await withInterrupts(receiptInterrupt(ctx.json, "replay publish", agentId, output), () =>
-    publishReceipt({ sddDir: ctx.sddDir, agentId, out: output, signingKeyPath: ctx.args.sign, redact, force: ctx.args.force === true, defaultOut: out === undefined }),
+  const r = await withInterrupts(receiptInterrupt(ctx.json, "replay publish", agentId, output, stdout), () =>
+    sendingTo(stdout, () =>
+      publishReceipt({ sddDir: ctx.sddDir, agentId, out: stdout?.path ?? output, signingKeyPath: ctx.args.sign, redact, force: ctx.args.force === true || stdout !== null, defaultOut: out === undefined }),
+    ),
   );
   for (const w of r.warnings) log.warn(w);
+  if (stdout) return 0;
   if (ctx.json) {
     await printJson({
       ok: true,

@@ -67,7 +67,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
     description: "Write an offline-verifiable receipt (tar) of an agent's step journal",
     positionals: [
       { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
-      { name: "out", description: "Output file or s3://BUCKET/KEY (default <sdd-dir>/runtime/receipts/<AGENT_ID>.tar)", required: false },
+      { name: "out", description: "Output file, s3://BUCKET/KEY or - for stdout (default <sdd-dir>/runtime/receipts/<AGENT_ID>.tar)", required: false },
     ],
     flags: ["sign", "s3-endpoint", "s3-region"],
   },
@@ -75,7 +75,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
     description: "Write a redacted receipt meant to leave the machine (needs --yes-i-want-to-publish)",
     positionals: [
       { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
-      { name: "out", description: "Output file or s3://BUCKET/KEY (default <sdd-dir>/runtime/receipts/<AGENT_ID>.published.tar)", required: false },
+      { name: "out", description: "Output file, s3://BUCKET/KEY or - for stdout (default <sdd-dir>/runtime/receipts/<AGENT_ID>.published.tar)", required: false },
     ],
     flags: ["yes-i-want-to-publish", "redact", "sign", "s3-endpoint", "s3-region"],
   },
