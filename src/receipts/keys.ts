@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { InputError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { sha256Hex } from "../steps/hash.ts";
+import { decodeBase64Canonical, ED25519_SIGNATURE_BYTES } from "../base64.ts";
 
 /**
  * Ed25519 keys for receipt signatures (§2.3). A key file is PEM (PKCS#8
@@ -92,16 +93,15 @@ export function signManifest(key: KeyObject, manifestBytes: Uint8Array): string 
 }
 
 /**
- * Base64 is decoded leniently as Python's `b64decode` does (characters
- * outside the alphabet are dropped); a signature that does not decode to 64
- * bytes simply fails verification (Python raises there).
+ * `manifest.sig` must be exactly what signManifest writes: canonical
+ * standard Base64 of a 64-byte signature (padded, no newline, zero unused
+ * bits). Python's decoder is lenient, so a malleated text (a trailing
+ * newline, missing padding, stray bits) would still verify there; here it
+ * fails like a wrong signature.
  */
 export function verifyManifestSignature(key: KeyObject, manifestBytes: Uint8Array, sigText: string): boolean {
-  const cleaned = sigText.replace(/[^A-Za-z0-9+/=]/g, "");
-  const body = cleaned.replace(/=+$/, "");
-  if (body.length % 4 === 1 || /=/.test(body)) return false;
-  const sig = Buffer.from(body, "base64");
-  if (sig.length !== 64) return false;
+  const sig = decodeBase64Canonical(sigText, { length: ED25519_SIGNATURE_BYTES });
+  if (sig === null) return false;
   try {
     return verify(null, manifestBytes, key, sig);
   } catch {
