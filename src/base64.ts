@@ -47,3 +47,17 @@ export function encodedLength(n: number, form: Base64Form = "std"): number {
 export const ED25519_SIGNATURE_BYTES = 64;
 /** An Ed25519 public key's raw bytes. */
 export const ED25519_PUBLIC_KEY_BYTES = 32;
+
+/**
+ * The DER inside a PEM block with `label` (RFC 7468's strict form), or null:
+ * only whitespace around the block, `-----BEGIN label-----`, the body in
+ * lines of 64 characters (the last 1–64) that join to canonical standard
+ * Base64, `-----END label-----`. Lines may end in LF or CRLF.
+ */
+export function decodePem(text: string, label: string): Uint8Array | null {
+  const lines = text.trim().split(/\r?\n/);
+  if (lines.length < 3 || lines[0] !== `-----BEGIN ${label}-----` || lines.at(-1) !== `-----END ${label}-----`) return null;
+  const body = lines.slice(1, -1);
+  if (body.some((l, i) => l.length === 0 || l.length > 64 || (i < body.length - 1 && l.length !== 64))) return null;
+  return decodeBase64Canonical(body.join(""));
+}

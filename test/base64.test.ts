@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { decodeBase64Canonical, encodeBase64, encodedLength } from "../src/base64.ts";
+import { decodeBase64Canonical, decodePem, encodeBase64, encodedLength } from "../src/base64.ts";
 
 const bytes = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 37 + 11) & 0xff);
 
@@ -51,5 +51,32 @@ describe("decodeBase64Canonical", () => {
     expect(decodeBase64Canonical("+/+/Pn8", { form: "url" })).toBeNull();
     expect(decodeBase64Canonical(url, { form: "std" })).toBeNull();
     expect(decodeBase64Canonical("-_-_Pn9", { form: "url" })).toBeNull();
+  });
+});
+
+describe("decodePem", () => {
+  const der = bytes(100);
+  const body = encodeBase64(der);
+  const pem = `-----BEGIN PUBLIC KEY-----\n${body.slice(0, 64)}\n${body.slice(64, 128)}\n${body.slice(128)}\n-----END PUBLIC KEY-----\n`;
+
+  test("the strict form, with LF or CRLF and whitespace around the block", () => {
+    expect(decodePem(pem, "PUBLIC KEY")).toEqual(der);
+    expect(decodePem(pem.replace(/\n/g, "\r\n"), "PUBLIC KEY")).toEqual(der);
+    expect(decodePem(`\n  ${pem}  \n`, "PUBLIC KEY")).toEqual(der);
+  });
+
+  test("anything else is refused", () => {
+    const lines = pem.trim().split("\n");
+    const bad = [
+      pem.replace("PUBLIC KEY-----\n", "PRIVATE KEY-----\n"),
+      `-----BEGIN PUBLIC KEY-----\n${body.slice(0, 60)}\n${body.slice(60)}\n-----END PUBLIC KEY-----\n`,
+      `-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY-----\n`,
+      [lines[0], lines[1] + " ", ...lines.slice(2)].join("\n"),
+      [lines[0], "", ...lines.slice(1)].join("\n"),
+      "comment\n" + pem,
+      pem.replace(/=+\n-----END/, "\n-----END"),
+    ];
+    for (const t of bad) expect([t, decodePem(t, "PUBLIC KEY")]).toEqual([t, null]);
+    expect(decodePem(pem, "PRIVATE KEY")).toBeNull();
   });
 });

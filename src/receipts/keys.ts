@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { InputError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { sha256Hex } from "../steps/hash.ts";
-import { decodeBase64Canonical, ED25519_SIGNATURE_BYTES } from "../base64.ts";
+import { decodeBase64Canonical, decodePem, ED25519_SIGNATURE_BYTES } from "../base64.ts";
 
 /**
  * Ed25519 keys for receipt signatures (§2.3). A key file is PEM (PKCS#8
@@ -84,7 +84,22 @@ export function loadPublicKey(path: string): KeyObject {
     key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw32(data, path, "public")]), format: "der", type: "spki" });
   }
   if (key.asymmetricKeyType !== "ed25519") throw new InputError("public_key_unreadable", `public key ${path} is not Ed25519`);
+  const odd = isPem(data) ? nonCanonicalPublicPem(data.toString("latin1"), key) : null;
+  if (odd !== null) throw new InputError("public_key_unreadable", `invalid PEM public key ${path}: ${odd}`);
   return key;
+}
+
+/**
+ * Why the PEM text of Ed25519 public key `key` is not its one canonical
+ * text, or null. OpenSSL's PEM reader skips stray characters and ignores
+ * unused bits, so it is not trusted with that: the body must be canonical
+ * Base64 of exactly the 44-byte SPKI DER of the key.
+ */
+export function nonCanonicalPublicPem(pem: string, key: KeyObject): string | null {
+  const der = decodePem(pem, "PUBLIC KEY");
+  if (der === null) return "not one canonical PUBLIC KEY block (64-character lines of canonical Base64, nothing else)";
+  const spki = key.export({ format: "der", type: "spki" }) as Buffer;
+  return spki.equals(der) ? null : `the DER is not exactly the ${spki.length}-byte Ed25519 SubjectPublicKeyInfo`;
 }
 
 /** `manifest.sig` content: standard Base64 (padded, no newline) of the Ed25519 signature. */

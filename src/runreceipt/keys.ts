@@ -2,6 +2,7 @@ import { createPublicKey, verify, type KeyObject } from "node:crypto";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { pyRepr } from "../pyjson/python.ts";
 import { dumps } from "../pyjson/encode.ts";
+import { nonCanonicalPublicPem } from "../receipts/keys.ts";
 import { decodeBase64Canonical, encodeBase64, ED25519_PUBLIC_KEY_BYTES, ED25519_SIGNATURE_BYTES } from "../base64.ts";
 
 /**
@@ -48,6 +49,8 @@ export function pinnedKey(pem: string): { key: KeyObject } | { reason: string } 
     return { reason: `pinned public key is not valid PEM: ${(err as Error).message}` };
   }
   if (key.asymmetricKeyType !== "ed25519") return { reason: `pinned public key is not Ed25519 (got ${key.asymmetricKeyType ?? "unknown"})` };
+  const odd = nonCanonicalPublicPem(pem, key);
+  if (odd !== null) return { reason: `pinned public key is not valid PEM: ${odd}` };
   return { key };
 }
 
