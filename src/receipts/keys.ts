@@ -124,9 +124,10 @@ export function verifyManifestSignature(key: KeyObject, manifestBytes: Uint8Arra
   }
 }
 
-/** The raw 32-byte public key. */
+/** The raw 32-byte public key of an Ed25519 key (public or private). */
 export function rawPublicKey(key: KeyObject): Buffer {
-  const der = key.export({ format: "der", type: "spki" }) as Buffer;
+  const pub = key.type === "private" ? createPublicKey(key) : key;
+  const der = pub.export({ format: "der", type: "spki" }) as Buffer;
   return der.subarray(der.length - 32);
 }
 

@@ -10,7 +10,8 @@ import { pyRepr, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { readAuditRange, type AuditRange } from "./audit.ts";
 import { bindingBlock, bindingBytes, CURRENT_SCHEMA, EndpointSet, extensionsOf, pae, PAYLOAD_TYPE, RECEIPT_TYPE } from "./binding.ts";
-import { DEFAULT_KEY_ID, encodeBase64Url, KEY_ALG, rawOfKey } from "./keys.ts";
+import { DEFAULT_KEY_ID, encodeBase64Url, KEY_ALG } from "./keys.ts";
+import { rawPublicKey } from "../receipts/keys.ts";
 import { SPINE_FIELDS, SpineWalker, missingFieldsRepr } from "./spine.ts";
 import { strictObjects } from "./strict-lines.ts";
 
@@ -156,7 +157,7 @@ export function buildRunReceipt(o: BuildOptions): BuiltReceipt {
         ["alg", KEY_ALG],
         ["key_id", keyId],
         ["payload_type", PAYLOAD_TYPE],
-        ["public_key_jwk", new Map<string, PyValue>([["alg", KEY_ALG], ["crv", "Ed25519"], ["kid", keyId], ["kty", "OKP"], ["x", encodeBase64Url(rawOfKey(o.key))]])],
+        ["public_key_jwk", new Map<string, PyValue>([["alg", KEY_ALG], ["crv", "Ed25519"], ["kid", keyId], ["kty", "OKP"], ["x", encodeBase64Url(rawPublicKey(o.key))]])],
         ["signature_b64", signature.toString("base64")],
       ]),
     ],

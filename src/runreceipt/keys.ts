@@ -19,13 +19,6 @@ export function keyFromRaw(raw: Uint8Array): KeyObject {
   return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: encodeBase64Url(raw) }, format: "jwk" });
 }
 
-/** The raw 32-byte public key of an Ed25519 key (public or private). */
-export function rawOfKey(key: KeyObject): Buffer {
-  const pub = key.type === "private" ? createPublicKey(key) : key;
-  const der = pub.export({ format: "der", type: "spki" }) as Buffer;
-  return der.subarray(der.length - ED25519_PUBLIC_KEY_BYTES);
-}
-
 /** The embedded JWK's raw key, or the reason it is not a usable Ed25519 key (Python's texts). */
 export function jwkRawKey(jwk: PyObject): { raw: Buffer } | { reason: string } {
   const kty = jwk.get("kty");

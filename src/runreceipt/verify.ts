@@ -8,7 +8,8 @@ import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { ValueTooLarge } from "./cursor.ts";
 import { bindingBlock, bindingBytes, pae, PAYLOAD_TYPE, RECEIPT_TYPE, SCHEMA_VERSIONS, HASH_PROFILES } from "./binding.ts";
 import { AUDIT_GENESIS, ReceiptFacts, memberStr } from "./facts.ts";
-import { decodeSignature, isObject, jwkRawKey, keyMetadataProblem, pinnedKey, rawOfKey, verifyEd25519 } from "./keys.ts";
+import { decodeSignature, isObject, jwkRawKey, keyMetadataProblem, pinnedKey, verifyEd25519 } from "./keys.ts";
+import { rawPublicKey } from "../receipts/keys.ts";
 import { canonicalDigestsOfFile, scanReceipt, scanVector, ScanTrouble, type ReceiptDigests } from "./scan.ts";
 import { pythonUtf8Error } from "./utf8.ts";
 
@@ -140,7 +141,7 @@ function checkSignature(signing: PyObject, message: Uint8Array, pin: ReturnType<
   if ("reason" in raw) return fail("malformed", `embedded JWK is not a usable Ed25519 key: ${raw.reason}`);
   if (pin) {
     if ("reason" in pin) return fail("malformed", pin.reason);
-    if (!rawOfKey(pin.key).equals(raw.raw)) return fail("tampered", "embedded receipt key does not match the pinned public key");
+    if (!rawPublicKey(pin.key).equals(raw.raw)) return fail("tampered", "embedded receipt key does not match the pinned public key");
   }
   const sigText = signing.get("signature_b64");
   if (typeof sigText !== "string") return fail("malformed", "receipt.signing.signature_b64 missing");

@@ -1,5 +1,9 @@
 import { createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from "node:crypto";
 import { decodeBase64Canonical } from "../base64.ts";
+import { rawPublicKey } from "../receipts/keys.ts";
+
+/** The raw 32-byte public key of an Ed25519 key (one helper, kept under this name for the tlog callers). */
+export { rawPublicKey };
 
 /**
  * C2SP signed notes (c2sp.org/signed-note), Ed25519 only (signature type 0x01):
@@ -88,13 +92,6 @@ export function parseVerifierKey(text: string): VerifierKey {
   const keyId = parseInt(idHex, 16) >>> 0;
   if (keyIdOf(name, publicKey) !== keyId) throw new NoteError("verifier key id does not match its name and public key");
   return { name, keyId, publicKey };
-}
-
-/** Raw 32-byte public key of an Ed25519 KeyObject (public or private). */
-export function rawPublicKey(key: KeyObject): Uint8Array {
-  const pub = key.type === "private" ? createPublicKey(key) : key;
-  const der = pub.export({ format: "der", type: "spki" }) as Buffer;
-  return new Uint8Array(der.subarray(der.length - 32));
 }
 
 function publicKeyObject(raw: Uint8Array): KeyObject {
