@@ -2,6 +2,7 @@ import { isLowerHex64 } from "../hex.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, NegativeError, RefusalError, UsageError } from "../errors.ts";
+import { decodeBase64Canonical } from "../base64.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { journalPath, runDir } from "../journal/paths.ts";
 import { readSealFile, sealPathFor } from "../journal/seal.ts";
@@ -197,10 +198,10 @@ export async function verifyAnchor(o: { sddDir: string; runId: string; bundlePat
     return { ...base, status: "mismatched", gen_time: null, tsa_subject: null, errors: [`anchor witnesses head ${record.head_sha256}, artifacts recompute to ${now}`] };
   }
   if (roots === null) return { ...base, status: "unverifiable", gen_time: null, tsa_subject: null, errors: ["no trusted TSA certificates supplied - the timestamp chain was not checked"] };
-  const der = Buffer.from(record.rfc3161_token_b64, "base64");
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(record.rfc3161_token_b64) || der.length === 0) {
+  const der = decodeBase64Canonical(record.rfc3161_token_b64);
+  if (der === null || der.length === 0) {
     return { ...base, status: "invalid", gen_time: null, tsa_subject: null, errors: ["rfc3161 chain: the token is not Base64"] };
   }
-  const c = checkToken(new Uint8Array(der), new Uint8Array(Buffer.from(record.head_sha256, "hex")), roots);
+  const c = checkToken(der, new Uint8Array(Buffer.from(record.head_sha256, "hex")), roots);
   return { ...base, status: c.ok ? "verified" : "invalid", gen_time: c.genTime, tsa_subject: c.tsaSubject, errors: c.errors.map((e) => `rfc3161 chain: ${e}`) };
 }

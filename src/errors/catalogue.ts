@@ -72,7 +72,7 @@ export const ERROR_CATALOGUE = {
   seal_mismatch: [1, "the journal disagrees with its seal (head or event count), or the sealed journal is gone"],
   server_error: [1, "the task server answered with an error status and no error document"],
   server_unreachable: [1, "the task server cannot be reached"],
-  signature_invalid: [1, "--public-key given: the manifest signature does not verify over the stored manifest bytes"],
+  signature_invalid: [1, "a signature does not verify or is not canonical Base64 of its exact length, or a run receipt's alg / key_id / kid does not belong to its key"],
   signature_missing: [1, "--public-key given: the receipt carries no manifest.sig"],
   stop_refused: [1, "the server refused or failed the stop request"],
   stop_timeout: [1, "agents did not finish within the stop timeout"],

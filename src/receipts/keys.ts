@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { InputError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { sha256Hex } from "../steps/hash.ts";
+import { decodeBase64Canonical, decodePem, ED25519_SIGNATURE_BYTES } from "../base64.ts";
 
 /**
  * Ed25519 keys for receipt signatures (§2.3). A key file is PEM (PKCS#8
@@ -83,7 +84,22 @@ export function loadPublicKey(path: string): KeyObject {
     key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw32(data, path, "public")]), format: "der", type: "spki" });
   }
   if (key.asymmetricKeyType !== "ed25519") throw new InputError("public_key_unreadable", `public key ${path} is not Ed25519`);
+  const odd = isPem(data) ? nonCanonicalPublicPem(data.toString("latin1"), key) : null;
+  if (odd !== null) throw new InputError("public_key_unreadable", `invalid PEM public key ${path}: ${odd}`);
   return key;
+}
+
+/**
+ * Why the PEM text of Ed25519 public key `key` is not its one canonical
+ * text, or null. OpenSSL's PEM reader skips stray characters and ignores
+ * unused bits, so it is not trusted with that: the body must be canonical
+ * Base64 of exactly the 44-byte SPKI DER of the key.
+ */
+export function nonCanonicalPublicPem(pem: string, key: KeyObject): string | null {
+  const der = decodePem(pem, "PUBLIC KEY");
+  if (der === null) return "not one canonical PUBLIC KEY block (64-character lines of canonical Base64, nothing else)";
+  const spki = key.export({ format: "der", type: "spki" }) as Buffer;
+  return spki.equals(der) ? null : `the DER is not exactly the ${spki.length}-byte Ed25519 SubjectPublicKeyInfo`;
 }
 
 /** `manifest.sig` content: standard Base64 (padded, no newline) of the Ed25519 signature. */
@@ -92,16 +108,15 @@ export function signManifest(key: KeyObject, manifestBytes: Uint8Array): string 
 }
 
 /**
- * Base64 is decoded leniently as Python's `b64decode` does (characters
- * outside the alphabet are dropped); a signature that does not decode to 64
- * bytes simply fails verification (Python raises there).
+ * `manifest.sig` must be exactly what signManifest writes: canonical
+ * standard Base64 of a 64-byte signature (padded, no newline, zero unused
+ * bits). Python's decoder is lenient, so a malleated text (a trailing
+ * newline, missing padding, stray bits) would still verify there; here it
+ * fails like a wrong signature.
  */
 export function verifyManifestSignature(key: KeyObject, manifestBytes: Uint8Array, sigText: string): boolean {
-  const cleaned = sigText.replace(/[^A-Za-z0-9+/=]/g, "");
-  const body = cleaned.replace(/=+$/, "");
-  if (body.length % 4 === 1 || /=/.test(body)) return false;
-  const sig = Buffer.from(body, "base64");
-  if (sig.length !== 64) return false;
+  const sig = decodeBase64Canonical(sigText, { length: ED25519_SIGNATURE_BYTES });
+  if (sig === null) return false;
   try {
     return verify(null, manifestBytes, key, sig);
   } catch {
@@ -109,9 +124,10 @@ export function verifyManifestSignature(key: KeyObject, manifestBytes: Uint8Arra
   }
 }
 
-/** The raw 32-byte public key. */
+/** The raw 32-byte public key of an Ed25519 key (public or private). */
 export function rawPublicKey(key: KeyObject): Buffer {
-  const der = key.export({ format: "der", type: "spki" }) as Buffer;
+  const pub = key.type === "private" ? createPublicKey(key) : key;
+  const der = pub.export({ format: "der", type: "spki" }) as Buffer;
   return der.subarray(der.length - 32);
 }
 

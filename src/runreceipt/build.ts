@@ -11,7 +11,8 @@ import { pyRepr, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { readAuditRange, type AuditRange } from "./audit.ts";
 import { bindingBlock, bindingBytes, CURRENT_SCHEMA, EndpointSet, extensionsOf, pae, PAYLOAD_TYPE, RECEIPT_TYPE } from "./binding.ts";
-import { encodeBase64Url, rawOfKey } from "./keys.ts";
+import { DEFAULT_KEY_ID, encodeBase64Url, KEY_ALG } from "./keys.ts";
+import { rawPublicKey } from "../receipts/keys.ts";
 import { SPINE_FIELDS, SpineWalker, missingFieldsRepr } from "./spine.ts";
 import { strictObjects } from "./strict-lines.ts";
 
@@ -23,7 +24,6 @@ import { strictObjects } from "./strict-lines.ts";
  */
 
 export const RUN_RECEIPT_NAME = "run-receipt.json";
-const DEFAULT_KEY_ID = "run-receipt-key";
 const int = (n: number) => new PyNum(String(n), false);
 
 export interface BuildOptions {
@@ -157,10 +157,10 @@ export function buildRunReceipt(o: BuildOptions): BuiltReceipt {
     [
       "signing",
       new Map<string, PyValue>([
-        ["alg", "EdDSA"],
+        ["alg", KEY_ALG],
         ["key_id", keyId],
         ["payload_type", PAYLOAD_TYPE],
-        ["public_key_jwk", new Map<string, PyValue>([["alg", "EdDSA"], ["crv", "Ed25519"], ["kid", keyId], ["kty", "OKP"], ["x", encodeBase64Url(rawOfKey(o.key))]])],
+        ["public_key_jwk", new Map<string, PyValue>([["alg", KEY_ALG], ["crv", "Ed25519"], ["kid", keyId], ["kty", "OKP"], ["x", encodeBase64Url(rawPublicKey(o.key))]])],
         ["signature_b64", signature.toString("base64")],
       ]),
     ],

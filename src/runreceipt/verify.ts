@@ -8,7 +8,8 @@ import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { ValueTooLarge } from "./cursor.ts";
 import { bindingBlock, bindingBytes, pae, PAYLOAD_TYPE, RECEIPT_TYPE, SCHEMA_VERSIONS, HASH_PROFILES } from "./binding.ts";
 import { AUDIT_GENESIS, ReceiptFacts, memberStr } from "./facts.ts";
-import { decodeBase64Strict, isObject, jwkRawKey, pinnedKey, rawOfKey, verifyEd25519 } from "./keys.ts";
+import { decodeSignature, isObject, jwkRawKey, keyMetadataProblem, pinnedKey, verifyEd25519 } from "./keys.ts";
+import { rawPublicKey } from "../receipts/keys.ts";
 import { canonicalDigestsOfFile, scanReceipt, scanVector, ScanTrouble, type ReceiptDigests } from "./scan.ts";
 import { pythonUtf8Error } from "./utf8.ts";
 
@@ -49,6 +50,8 @@ export interface RunReceiptVerdict {
   binding: { block: PyObject; bytes_b64: string; sha256: string; pae_sha256: string } | null;
   /** "embedded" (trust on first use) or "pinned". */
   key_trust: "embedded" | "pinned";
+  /** The error code of the first failure when it is not the status's own (a non-canonical signature or key metadata); not printed. */
+  failure_code?: "signature_invalid" | null;
 }
 
 export interface VerifyReceiptOptions {
@@ -123,7 +126,7 @@ function schemaProblem(f: ReceiptFacts): { py: string; mcp: string } | null {
 
 interface SignatureCheck {
   /** Python's status and message for rows 22–26, or null when the signature verifies. */
-  py: { status: Status; message: string } | null;
+  py: { status: Status; message: string; code?: "signature_invalid" } | null;
   /** The check-list outcome. */
   outcome: Outcome;
   detail: string;
@@ -131,21 +134,26 @@ interface SignatureCheck {
 
 function checkSignature(signing: PyObject, message: Uint8Array, pin: ReturnType<typeof pinnedKey> | null): SignatureCheck {
   const fail = (status: Status, msg: string, detail = msg): SignatureCheck => ({ py: { status, message: msg }, outcome: "fail", detail });
+  const invalid = (msg: string): SignatureCheck => ({ py: { status: "tampered", message: msg, code: "signature_invalid" }, outcome: "fail", detail: msg });
   const jwk = signing.get("public_key_jwk");
   if (!isObject(jwk)) return fail("malformed", "receipt.signing.public_key_jwk missing or not an object");
   const raw = jwkRawKey(jwk);
   if ("reason" in raw) return fail("malformed", `embedded JWK is not a usable Ed25519 key: ${raw.reason}`);
   if (pin) {
     if ("reason" in pin) return fail("malformed", pin.reason);
-    if (!rawOfKey(pin.key).equals(raw.raw)) return fail("tampered", "embedded receipt key does not match the pinned public key");
+    if (!rawPublicKey(pin.key).equals(raw.raw)) return fail("tampered", "embedded receipt key does not match the pinned public key");
   }
   const sigText = signing.get("signature_b64");
   if (typeof sigText !== "string") return fail("malformed", "receipt.signing.signature_b64 missing");
-  const sig = decodeBase64Strict(sigText);
-  if (sig === null) return fail("malformed", "receipt.signing.signature_b64 is not valid base64");
+  // Stricter than Python (which accepts stray bits in the last character):
+  // a signature has one text, so a malleated one is refused, not verified.
+  const sig = decodeSignature(sigText);
+  if (sig === null) return invalid("receipt.signing.signature_b64 is not canonical Base64 of a 64-byte Ed25519 signature (padded, no whitespace, zero unused bits)");
   if (!verifyEd25519(raw.raw, message, sig)) {
     return fail("tampered", "Ed25519 signature does not verify over the recomputed subject binding", "Ed25519 signature does not verify over the recomputed binding");
   }
+  const meta = keyMetadataProblem(signing, jwk, raw.raw);
+  if (meta !== null) return invalid(meta);
   const detail = pin ? "Ed25519 over DSSE PAE(binding) with the pinned public key" : "Ed25519 over DSSE PAE(binding) with embedded JWK (trust-on-first-use)";
   return { py: null, outcome: "ok", detail };
 }
@@ -280,8 +288,8 @@ function decide(f: ReceiptFacts, digests: ReceiptDigests, pin: ReturnType<typeof
   const s = f.spine;
   const a = f.audit;
   const out = new Outcomes();
-  const pyFail: { status: Status; message: string; step?: number }[] = [];
-  const py = (status: Status, message: string, step?: number) => pyFail.push({ status, message, step });
+  const pyFail: { status: Status; message: string; step?: number; code?: "signature_invalid" }[] = [];
+  const py = (status: Status, message: string, step?: number, code?: "signature_invalid") => pyFail.push({ status, message, step, code });
   out.add("schema", "ok", "");
 
   // 12–14: the journal walk, then its stated head and count.
@@ -368,7 +376,7 @@ function decide(f: ReceiptFacts, digests: ReceiptDigests, pin: ReturnType<typeof
   // 22–26: the key and the signature over PAE(binding).
   const message = pae(PAYLOAD_TYPE, bytes);
   const sig = checkSignature(t.get("signing") as PyObject, message, pin);
-  if (sig.py) py(sig.py.status, sig.py.message);
+  if (sig.py) py(sig.py.status, sig.py.message, undefined, sig.py.code);
   out.add("signature", sig.outcome, sig.detail);
 
   const firstPy = pyFail[0];
@@ -390,6 +398,7 @@ function decide(f: ReceiptFacts, digests: ReceiptDigests, pin: ReturnType<typeof
     receipt_canonical_sha256: digests.canonical,
     binding: { block, bytes_b64: Buffer.from(bytes).toString("base64"), sha256: recomputed, pae_sha256: Bun.SHA256.hash(message, "hex") as string },
     key_trust: pin ? "pinned" : "embedded",
+    failure_code: firstPy?.code ?? null,
   };
 }
 
@@ -397,7 +406,7 @@ function decide(f: ReceiptFacts, digests: ReceiptDigests, pin: ReturnType<typeof
 export function receiptOutcome(v: RunReceiptVerdict): { exitCode: 0 | 1 | 3; error: ErrorCode | null; detail: string | null } {
   if (v.ok) return { exitCode: 0, error: null, detail: null };
   if (v.status === "malformed") return { exitCode: 3, error: "run_receipt_malformed", detail: v.errors[0] ?? "" };
-  if (v.status === "tampered") return { exitCode: 1, error: "run_receipt_tampered", detail: v.errors[0] ?? "" };
+  if (v.status === "tampered") return { exitCode: 1, error: v.failure_code ?? "run_receipt_tampered", detail: v.errors[0] ?? "" };
   const failed = v.checks.find((c) => c.outcome === "fail")!;
   return { exitCode: 1, error: "run_receipt_check_failed", detail: `${failed.name}: ${failed.detail}` };
 }

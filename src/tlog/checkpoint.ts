@@ -1,4 +1,5 @@
 import { NoteError } from "./note.ts";
+import { decodeBase64Canonical } from "../base64.ts";
 
 /**
  * Note texts: the C2SP checkpoint (c2sp.org/tlog-checkpoint) and our own
@@ -36,8 +37,8 @@ function b64(root: Uint8Array): string {
 }
 
 function decodeRoot(s: string, what: string): Uint8Array {
-  const b = Buffer.from(s, "base64");
-  if (b.length !== 32 || b.toString("base64") !== s) throw new NoteError(`${what}: root hash must be base64 of 32 bytes`);
+  const b = decodeBase64Canonical(s, { length: 32 });
+  if (b === null) throw new NoteError(`${what}: root hash must be base64 of 32 bytes`);
   return new Uint8Array(b);
 }
 

@@ -2,6 +2,7 @@ import type { KeyObject } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, NegativeError, UsageError } from "../errors.ts";
+import { decodeBase64Canonical } from "../base64.ts";
 import { checkInput } from "../fsutil/input.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { checkOutputTarget } from "../fsutil/output-target.ts";
@@ -335,9 +336,9 @@ function parseProofFile(path: string, version: string): { fields: Map<string, nu
       fields.set(m[1]!, Number(m[2]));
       continue;
     }
-    const h = Buffer.from(line, "base64");
-    if (h.length !== 32 || h.toString("base64") !== line) throw new InputError("proof_malformed", `${path}: not a base64 hash: ${line.slice(0, 80)}`, { path });
-    hashes.push(new Uint8Array(h));
+    const h = decodeBase64Canonical(line, { length: 32 });
+    if (h === null) throw new InputError("proof_malformed", `${path}: not a base64 hash: ${line.slice(0, 80)}`, { path });
+    hashes.push(h);
   }
   return { fields, hashes };
 }

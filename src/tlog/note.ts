@@ -1,4 +1,9 @@
 import { createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from "node:crypto";
+import { decodeBase64Canonical } from "../base64.ts";
+import { rawPublicKey } from "../receipts/keys.ts";
+
+/** The raw 32-byte public key of an Ed25519 key (one helper, kept under this name for the tlog callers). */
+export { rawPublicKey };
 
 /**
  * C2SP signed notes (c2sp.org/signed-note), Ed25519 only (signature type 0x01):
@@ -81,26 +86,12 @@ export function parseVerifierKey(text: string): VerifierKey {
   const material = t.slice(b + 1);
   if (!validName(name)) throw new NoteError(`invalid key name in verifier key: ${JSON.stringify(name)}`);
   if (!/^[0-9a-f]{8}$/.test(idHex)) throw new NoteError("verifier key id must be 8 lowercase hex digits");
-  const raw = strictBase64(material);
+  const raw = decodeBase64Canonical(material);
   if (raw === null || raw.length !== 33 || raw[0] !== ED25519) throw new NoteError("verifier key is not an Ed25519 (type 0x01) key");
   const publicKey = raw.subarray(1);
   const keyId = parseInt(idHex, 16) >>> 0;
   if (keyIdOf(name, publicKey) !== keyId) throw new NoteError("verifier key id does not match its name and public key");
   return { name, keyId, publicKey };
-}
-
-function strictBase64(s: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return null;
-  const b = Buffer.from(s, "base64");
-  // Reject non-canonical encodings (stray bits in the last character).
-  return b.toString("base64") === s ? new Uint8Array(b) : null;
-}
-
-/** Raw 32-byte public key of an Ed25519 KeyObject (public or private). */
-export function rawPublicKey(key: KeyObject): Uint8Array {
-  const pub = key.type === "private" ? createPublicKey(key) : key;
-  const der = pub.export({ format: "der", type: "spki" }) as Buffer;
-  return new Uint8Array(der.subarray(der.length - 32));
 }
 
 function publicKeyObject(raw: Uint8Array): KeyObject {
@@ -124,7 +115,7 @@ export function parseNote(note: string): ParsedNote {
     const sp = rest.indexOf(" ");
     if (sp <= 0) throw new NoteError("malformed signature line: no key name");
     const name = rest.slice(0, sp);
-    const raw = strictBase64(rest.slice(sp + 1));
+    const raw = decodeBase64Canonical(rest.slice(sp + 1));
     if (!validName(name) || raw === null || raw.length < 5) throw new NoteError(`malformed signature line for ${JSON.stringify(name)}`);
     const keyId = ((raw[0]! << 24) | (raw[1]! << 16) | (raw[2]! << 8) | raw[3]!) >>> 0;
     signatures.push({ name, keyId, sig: raw.subarray(4) });

@@ -71,6 +71,21 @@ describe.skipIf(!available("openssl", hasOpenssl(), "the openssl CLI is not inst
     expect(t.json.errors).toContain("rfc3161 chain: the CMS signature does not verify with the signer's certificate");
     writeFileSync(anchorPath(), saved);
 
+    // The same token bytes in a non-canonical text (issue 29): stray bits in the last character, or a
+    // '=' after a full group. A lenient decoder reads the same token; only the canonical text is accepted.
+    const b64 = rec.rfc3161_token_b64 as string;
+    const A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const body = b64.replace(/=+$/, "");
+    const malleated = b64.endsWith("=") ? body.slice(0, -1) + A[A.indexOf(body.at(-1)!) | 1] + b64.slice(body.length) : b64 + "=";
+    expect(Buffer.from(malleated, "base64").equals(Buffer.from(b64, "base64"))).toBe(true);
+    for (const text of [malleated, b64 + "\n", b64.replace(/=+$/, "")]) {
+      if (text === b64) continue;
+      writeFileSync(anchorPath(), JSON.stringify({ ...rec, rfc3161_token_b64: text }, null, 2) + "\n");
+      const n = await bernsteinJson(["seal", "verify", "r1", "--rfc3161-trusted-tsa-bundle", tsa.caPem], { cwd });
+      expect([JSON.stringify(text.slice(-4)), n.code, n.json.status, n.json.error, n.json.errors]).toEqual([JSON.stringify(text.slice(-4)), 1, "invalid", "anchor_invalid", ["rfc3161 chain: the token is not Base64"]]);
+    }
+    writeFileSync(anchorPath(), saved);
+
     const moved = mkdtempSync(join(tmpdir(), "seal-moved-"));
     try {
       cpSync(join(cwd, ".sdd"), join(moved, ".sdd"), { recursive: true });

@@ -18,7 +18,7 @@ export default defineCliCommand({
     const v = await verifyRunReceipt(String(args.path), { publicKeyPath: args["public-key"], vector: args.vector === true });
     const o = receiptOutcome(v);
     if (json) {
-      const { ok, ...rest } = v;
+      const { ok, failure_code: _code, ...rest } = v;
       await printJson({ ok, ...(o.error ? { error: o.error, detail: o.detail } : {}), ...rest });
       return o.exitCode;
     }
