@@ -8,11 +8,12 @@ import type { HelpHost } from "../../command.ts";
 import type { FormHost } from "../../completion.ts";
 
 const USAGE =
-  "usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list> | <RUN_ID | latest> --html [OUT] | diff RUN_A RUN_B | repair RUN_ID | export|publish|verify|diff-journal|debug ...";
+  "usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list> | agents [RUN_ID] | <RUN_ID | latest> --html [OUT] | diff RUN_A RUN_B | repair RUN_ID | export|publish|verify|diff-journal|debug ...";
 
 /** Verbs with their own handler module, loaded only when used. */
 const VERBS: Record<string, () => Promise<ReplayHandler>> = {
   list: () => import("./list.ts").then((m) => m.runList),
+  agents: () => import("./agents.ts").then((m) => m.runAgentsList),
   diff: () => import("./diff.ts").then((m) => m.runDiff),
   repair: () => import("./repair.ts").then((m) => m.runRepair),
   export: () => import("./export.ts").then((m) => m.runExport),
@@ -27,7 +28,7 @@ const DESCRIPTION = "Replay, verify, diff, repair and export run and agent journ
 const replay = defineCliCommand({
   meta: { name: "replay", description: DESCRIPTION },
   args: {
-    target: { type: "positional", required: false, description: "list | latest | RUN_ID | AGENT_ID | TASK_ID | diff | repair | export | publish | verify | diff-journal | debug" },
+    target: { type: "positional", required: false, description: "list | agents | latest | RUN_ID | AGENT_ID | TASK_ID | diff | repair | export | publish | verify | diff-journal | debug" },
     ...replayArgs,
   },
   verbs: VERB_NAMES,

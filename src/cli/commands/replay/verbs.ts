@@ -39,6 +39,11 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
     flags: ["limit"],
     flagText: { limit: "Show at most N runs (the newest)" },
   },
+  agents: {
+    description: "List a run's agents (default: latest): task, role, adapter, outcome, steps",
+    positionals: [{ name: "run_id", description: "Run id (or latest, the default)", required: false }],
+    flags: [],
+  },
   latest: {
     description: "The run that started last: show it, or --verify / --from-step N / --html it",
     positionals: [RUN_OUT],

@@ -1,0 +1,56 @@
+import { paint } from "../../../render/ansi.ts";
+import { Table, idColumn, measure, terminalWidth, type Column } from "../../../render/table.ts";
+import { runAgents, type AgentSummary } from "../../../replay/agents.ts";
+import { printJson, printLines } from "../../output.ts";
+import type { ReplayContext } from "./context.ts";
+import { refuseFlags } from "./flags.ts";
+import { UsageError } from "../../../errors.ts";
+import { resolveNamedRun } from "./target.ts";
+
+const USAGE = "usage: bernstein replay agents [RUN_ID | latest] [--sdd-dir DIR] [--as-json]";
+
+/**
+ * `bernstein replay agents [RUN]`: the agent ids a run spawned (the latest
+ * run when none is named), with task, adapter, outcome and step count — the
+ * ids `replay <AGENT_ID>`, `export` and `publish` take.
+ */
+export async function runAgentsList(ctx: ReplayContext): Promise<number> {
+  if (ctx.positionals.length > 1) throw new UsageError(USAGE);
+  refuseFlags(ctx, [], "replay agents");
+  const run = resolveNamedRun(ctx, ctx.positionals[0] ?? "latest", true);
+  const agents = runAgents(ctx.sddDir, run);
+  if (ctx.json) {
+    await printJson({ run_id: run.runId, agents });
+    return 0;
+  }
+  if (agents.length === 0) {
+    await printLines(paint("dim", `Run ${run.runId} spawned no agents.`));
+    return 0;
+  }
+  await printLines(paint("bold", `Agents of run ${run.runId}`), ...renderTable(agents));
+  return 0;
+}
+
+function renderTable(agents: AgentSummary[]): string[] {
+  const rows = agents.map((a) => [
+    a.agent_id,
+    a.task_ids.join(", ") || "-",
+    a.role ?? "-",
+    a.adapter ?? "-",
+    a.outcome + (a.reason ? `: ${a.reason}` : ""),
+    a.steps === null ? "-" : String(a.steps),
+  ]);
+  const col = (header: string, i: number, extra: Partial<Column> = {}): Column => ({ header, width: measure(header, rows.map((r) => r[i]!)), ...extra });
+  const table = new Table(
+    [
+      idColumn("Agent ID", measure("", rows.map((r) => r[0]!))),
+      col("Task", 1, { minWidth: 6 }),
+      col("Role", 2, { minWidth: 4 }),
+      col("Adapter", 3, { minWidth: 7 }),
+      col("Outcome", 4, { minWidth: 7, overflow: "wrap" }),
+      { ...col("Steps", 5, { align: "right" }), minWidth: measure("Steps", rows.map((r) => r[5]!)) },
+    ],
+    { width: terminalWidth() },
+  );
+  return [table.header(), ...rows.flatMap((r) => table.format(r))];
+}
