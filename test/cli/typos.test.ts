@@ -44,3 +44,11 @@ describe("help is a command", () => {
     expect(r.stderr).toContain("(did you mean 'replay'?)");
   });
 });
+
+test("--as-json is refused where a command has no JSON form (completion prints a script)", () => {
+  const r = run("completion", "bash", "--as-json");
+  expect(r.code).toBe(2);
+  expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "flag_not_applicable" });
+  expect(r.stdout).not.toContain("_bernstein_complete");
+  expect(run("completion", "bash").stdout).toContain("_bernstein_complete");
+});

@@ -18,12 +18,13 @@ export default defineCliCommand({
   args: {
     shell: { type: "positional", required: false, description: "bash | zsh | fish" },
   },
-  async run({ args, data }) {
+  async run({ args, data, json }) {
     const words = args._.map(String);
     const shell = words[0];
     if (words.length !== 1 || !shell || !(shell in SHELLS)) {
       throw new UsageError(`usage: bernstein completion bash|zsh|fish${shell && !(shell in SHELLS) ? ` (unknown shell '${shell}')` : ""}`);
     }
+    if (json) throw new UsageError("'bernstein completion' prints a shell script and has no JSON form; leave out --as-json", "flag_not_applicable");
     // The tree comes from main: the registry imports this command, so this command cannot import the registry.
     if (data?.root === undefined) throw new Error("completion needs the command tree from main");
     const tree = await completionTree(data.root, "bernstein");
