@@ -1,6 +1,6 @@
 import { relative, isAbsolute, resolve } from "node:path";
 import { RefusalError } from "../errors.ts";
-import { realpathOfExistingPrefix } from "../journal/paths.ts";
+import { realpathOfExistingPrefix } from "./realpath.ts";
 
 /**
  * The symlink rule for writes under the state directory (`.sdd`):

@@ -1,6 +1,7 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, basename, join, resolve, sep } from "node:path";
 import { UsageError } from "../errors.ts";
+import { realpathOfExistingPrefix } from "../fsutil/realpath.ts";
 
 /**
  * Where a run's files live: `<sdd>/runs/<run_id>/`. A run id becomes a path
@@ -39,44 +40,12 @@ export function validateRunId(runId: string): string {
   return runId;
 }
 
+export { realpathOfExistingPrefix };
+
 export function runsRoot(sddDir: string): string {
   return join(resolve(sddDir), RUNS_DIR_NAME);
 }
 
-/**
- * Resolve symlinks of the longest existing prefix of `p` (the rest does not
- * exist yet, so it cannot be a link). A dangling symlink is followed to
- * where it points: creating the file would create it there.
- */
-export function realpathOfExistingPrefix(p: string, hops = 0): string {
-  const abs = resolve(p);
-  const tail: string[] = [];
-  let cur = abs;
-  for (;;) {
-    let isLink = false;
-    let present = false;
-    try {
-      isLink = lstatSync(cur).isSymbolicLink();
-      present = true;
-    } catch {
-      /* does not exist: climb */
-    }
-    if (present) {
-      try {
-        return join(realpathSync(cur), ...tail.reverse());
-      } catch {
-        if (isLink && hops < 40) {
-          const target = resolve(dirname(cur), readlinkSync(cur));
-          return realpathOfExistingPrefix(join(target, ...tail.reverse()), hops + 1);
-        }
-      }
-    }
-    const parent = dirname(cur);
-    if (parent === cur) return abs;
-    tail.push(basename(cur));
-    cur = parent;
-  }
-}
 
 function isInside(child: string, root: string): boolean {
   return child === root || child.startsWith(root.endsWith(sep) ? root : root + sep);

@@ -1,8 +1,7 @@
 import type { JournalVerifyResult } from "../journal/verify.ts";
 import { readChunks } from "../fsutil/input.ts";
 import { auditKeyPath, loadAuditKey } from "./key.ts";
-import { verifySpine, type SpineVerdict } from "./spine.ts";
-import type { SpineReport } from "./report.ts";
+import { verifySpine, type SpineReport, type SpineVerdict } from "./spine.ts";
 
 /**
  * A run journal's identity from its lineage-spine seal, as upstream's

@@ -1,27 +1,14 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { Identity, JournalVerifyResult } from "../journal/verify.ts";
-import type { SpineVerdict } from "./spine.ts";
+import type { JournalVerifyResult } from "../journal/verify.ts";
+import type { SpineReport } from "./spine.ts";
+export type { SpineReport } from "./spine.ts";
 
 /**
  * The lineage-spine part of a verify's verdict, and its rendering. Kept
  * apart from the checks (identity.ts, spine.ts, key.ts: node:crypto) so a
  * verify of a run without a spine never loads them.
  */
-
-export interface SpineReport {
-  spine: SpineVerdict;
-  /** The audit key file used, or the path looked at when there was none. */
-  key_path: string;
-  identity: Identity;
-  /** True/false: the sealed content_hash against the journal's bytes now; null when not compared. */
-  content_hash_matches: boolean | null;
-  checked: string[];
-  not_checked: string[];
-  /** Negative findings (they make the verdict fail). */
-  errors: string[];
-  notes: string[];
-}
 
 /** Check the spine of `runId` when it has one (loading the spine code only then); null otherwise. */
 export async function applySpineIfAny(r: JournalVerifyResult, sddDir: string, runId: string): Promise<SpineReport | null> {

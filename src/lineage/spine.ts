@@ -6,6 +6,7 @@ import { compareCodePoints, dumps } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
 import { pyEquals, pyInt, pyPrefix, pyRepr, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
+import type { Identity } from "../journal/model.ts";
 import { lineageKey, type AuditKey } from "./key.ts";
 
 /**
@@ -236,4 +237,19 @@ export function verifySpine(sddDir: string, runId: string, key: AuditKey | null)
   else if (head instanceof Map && (profile === null || unsupported !== null)) checkHeadFile(head, v, k2);
   v.status = lines.length === 0 ? "no_entries" : errors.length > 0 ? "tampered" : w.sealOnly ? "seal_only" : "ok";
   return v;
+}
+
+/** The lineage-spine part of a verify's verdict (identity.ts builds it, report.ts renders it). */
+export interface SpineReport {
+  spine: SpineVerdict;
+  /** The audit key file used, or the path looked at when there was none. */
+  key_path: string;
+  identity: Identity;
+  /** True/false: the sealed content_hash against the journal's bytes now; null when not compared. */
+  content_hash_matches: boolean | null;
+  checked: string[];
+  not_checked: string[];
+  /** Negative findings (they make the verdict fail). */
+  errors: string[];
+  notes: string[];
 }

@@ -16,16 +16,8 @@ import { orderByStart, type SkippedRun } from "./start-order.ts";
  * is the run that started last (`start-order.ts`), not the greatest name as
  * in Python: a run named `torn` must not beat every timestamped run.
  */
-export interface RunRef {
-  runId: string;
-  runDir: string;
-  journal: string;
-}
-
-export interface FoundRun extends RunRef {
-  /** stat of the journal (followed when it is a contained symlink), with ns mtimes. */
-  stat: BigIntStats;
-}
+import type { FoundRun, RunRef } from "./run-ref.ts";
+export type { FoundRun, RunRef } from "./run-ref.ts";
 
 function isValidRunId(name: string): boolean {
   try {

@@ -5,7 +5,7 @@ import { readJournalSync } from "../journal/reader.ts";
 import { readMetadata } from "../journal/metadata.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { numberField } from "./display.ts";
-import type { FoundRun } from "./discovery.ts";
+import type { FoundRun } from "./run-ref.ts";
 import { ListCache, sameToken, statToken, type CachedMetadata, type CachedRun } from "./list-cache.ts";
 
 /**

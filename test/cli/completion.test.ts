@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bernstein, bernsteinJson, binPath } from "../helpers/cli.ts";
 
-const VERBS = ["list", "latest", "diff", "repair", "export", "publish", "verify", "diff-journal", "debug"];
+const VERBS = ["list", "agents", "latest", "diff", "repair", "export", "publish", "verify", "diff-journal", "debug"];
 const COMMANDS = ["replay", "journal", "run", "stop", "status", "server", "session", "keys", "verify", "seal", "checkpoint", "wrap-up", "completion"];
 
 /** What bash's completion function offers for the words typed so far (the last one being completed). */

@@ -1,5 +1,5 @@
 import { renderJson } from "../../src/render/json.ts";
-import { writeAgentEntriesJson } from "../../src/steps/agent-json.ts";
+import { writeAgentEntriesJson } from "../../src/replay/agent-json.ts";
 import { GENESIS_HASH } from "../../src/steps/hash.ts";
 import { setStepKernelEnabled } from "../../src/steps/kernel.ts";
 import { verifyAgentJournal } from "../../src/steps/verify.ts";

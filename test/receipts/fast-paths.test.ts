@@ -10,7 +10,7 @@ import { diffJournalSources } from "../../src/receipts/diff-fast.ts";
 import { sourceEntries, type JournalSource } from "../../src/receipts/source.ts";
 import { bytesMember, memberSpan, PlacedTarWriter, ustarHeader, writeTarAtomic } from "../../src/receipts/tarwrite.ts";
 import { renderJson } from "../../src/render/json.ts";
-import { writeAgentEntriesJson } from "../../src/steps/agent-json.ts";
+import { writeAgentEntriesJson } from "../../src/replay/agent-json.ts";
 import { setStepKernelEnabled, stepKernelStats } from "../../src/steps/kernel.ts";
 import { verifyAgentJournal } from "../../src/steps/verify.ts";
 import { VECTORS } from "../helpers/cli.ts";

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PyLike } from "../../src/pyjson/types.ts";
-import { writeAgentEntriesJson } from "../../src/steps/agent-json.ts";
+import { writeAgentEntriesJson } from "../../src/replay/agent-json.ts";
 import { setStepKernelEnabled, SPAN_RECORD_BYTES, stepKernelStats } from "../../src/steps/kernel.ts";
 import { SpanRecords } from "../../src/steps/records.ts";
 import { verifyAgentJournal } from "../../src/steps/verify.ts";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { bernstein, bernsteinJson, binPath } from "../../helpers/cli.ts";
 import { RUN_VECTORS, makeSdd, writeMetadata, type SddTree } from "./fixture.ts";
 
-const VERBS = ["list", "latest", "diff", "repair", "export", "publish", "verify", "diff-journal", "debug"];
+const VERBS = ["list", "agents", "latest", "diff", "repair", "export", "publish", "verify", "diff-journal", "debug"];
 /** Every flag `replay` declares; a verb's page shows only its own. */
 const ALL_REPLAY_FLAGS = ["--limit", "--verify", "--from-step", "--seal", "--threads", "--links-only", "--head", "--public-key", "--sign", "--redact", "--yes-i-want-to-publish", "--model", "--extra-context", "--timeout"];
 const OWN_FLAGS: Record<string, string[]> = {

@@ -8,7 +8,7 @@ import { verifyReceipt, type ReceiptVerdict } from "../../../src/receipts/verify
 import { setStepKernelEnabled } from "../../../src/steps/kernel.ts";
 import { StepJournal } from "../../../src/steps/writer.ts";
 import { verifyAgentJournal, verifyStepJournal } from "../../../src/steps/verify.ts";
-import { writeAgentEntriesJson } from "../../../src/steps/agent-json.ts";
+import { writeAgentEntriesJson } from "../../../src/replay/agent-json.ts";
 import { SpanRecords } from "../../../src/steps/records.ts";
 import { plainDoc, runBinary } from "../binary.ts";
 import { concatBytes, mutateBytes, mutateLines } from "../mutate.ts";

@@ -9,7 +9,7 @@ import { verifyAgentJournal } from "../../../steps/verify.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { printLines, writeStdout, writeStdoutBytes, writeStdoutBytesSync } from "../../output.ts";
-import { writeAgentEntriesJson } from "../../../steps/agent-json.ts";
+import { writeAgentEntriesJson } from "../../../replay/agent-json.ts";
 import { SpanRecords } from "../../../steps/records.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseInapplicableFlags } from "./flags.ts";

@@ -2,13 +2,13 @@ import { existsSync } from "node:fs";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
 import { holdsRaw } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { dictForm, RowFormError } from "../receipts/rows.ts";
+import { dictForm, RowFormError } from "../steps/dict-form.ts";
 import { renderJson, renderRowJson } from "../render/json.ts";
-import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_RENDER, KERNEL_REPLAY } from "./kernel.ts";
-import { fileStamp, type SpanRecords } from "./records.ts";
-import { classifyLine } from "./reader.ts";
+import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_RENDER, KERNEL_REPLAY } from "../steps/kernel.ts";
+import { fileStamp, type SpanRecords } from "../steps/records.ts";
+import { classifyLine } from "../steps/reader.ts";
 import { readLineChunks } from "../fsutil/line-chunks.ts";
-import { ChainWalker } from "./walk.ts";
+import { ChainWalker } from "../steps/walk.ts";
 
 /** Where the entries go: bytes in order (`writeSync` for what must go out before a huge row's pieces). */
 export interface ByteOut {
