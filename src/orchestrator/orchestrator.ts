@@ -83,6 +83,8 @@ export interface RunSummary {
   server_url: string;
   /** What stopped the run (`SIGTERM`, `POST /stop`, `SIGINT`), null when it was not stopped. */
   stopped_by: string | null;
+  /** Tasks an agent failed for good in this run, with their failed signals (`auth`, `gate:tests`, …). */
+  failures: { task_id: string; signals: string[] }[];
   /** Set when the run ended because of an error (plan_invalid, ...). */
   error: { code: ErrorCode; detail: string } | null;
 }
@@ -157,6 +159,7 @@ export class Orchestrator {
    * -> when it goes back to the queue, ms). They stay in_progress, so nobody
    * claims them early; a stop or the end of the loop releases them at once.
    */
+  private readonly failures: RunSummary["failures"] = [];
   private readonly backingOff = new Map<string, { dueAt: number; costUsd: number; summary: string | null }>();
   private readonly finished: { agent: RunningAgent; result: AttemptResult }[] = [];
   private spent = 0;
@@ -774,6 +777,7 @@ export class Orchestrator {
     } else {
       const reason = `${result.failedSignals.join(", ")}${summary ? `: ${summary}` : ""}`.slice(0, 2000);
       await this.store.fail(task.id, { reason, cost_usd: result.costUsd });
+      this.failures.push({ task_id: task.id, signals: result.failedSignals });
       this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason });
       this.o.report(`failed ${task.id} after ${current.attempts} attempt(s)${permanent ? ` (${cls}: not retried)` : ""}: ${reason}`);
       if (task.role === MANAGER_ROLE) {
@@ -866,6 +870,7 @@ export class Orchestrator {
       sealed,
       server_url: this.server.url,
       stopped_by: this.stopping?.reason ?? null,
+      failures: this.failures,
       error: this.planError,
     };
   }

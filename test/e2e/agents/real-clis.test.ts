@@ -251,7 +251,9 @@ for (const cli of ["claude", "codex", "gemini"] as const) {
       const r = await bernsteinIn(p, ["run", "plan.yaml", "--port", "0", "--as-json"]);
       const took = Date.now() - started;
       expect(r.code).toBe(1);
-      expect(JSON.parse(r.stdout)).toMatchObject({ outcome: "failed", tasks: { done: 2, failed: 2 } });
+      const summary = JSON.parse(r.stdout);
+      expect(summary).toMatchObject({ outcome: "failed", tasks: { done: 2, failed: 2 } });
+      expect(summary.detail).toMatch(/^some tasks failed for good: (U \(auth\), E \(invalid_request\)|E \(invalid_request\), U \(auth\))$/);
       expect(world.leftovers()).toEqual([]);
       const reqs = await assertClosedWorld(r, cli, before);
       const rows = events(p);

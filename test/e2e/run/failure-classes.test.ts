@@ -55,7 +55,9 @@ describe("provider failures by class (stand-in CLIs)", () => {
     configure(p, "claude", "max_retries: 2\n");
     const r = await runToEnd(p, ["--as-json"], { PATH: `${bin}:${process.env.PATH}` });
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "tasks_failed", tasks: { failed: 1 } });
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ ok: false, error: "tasks_failed", tasks: { failed: 1 }, failures: [{ task_id: "A1", signals: ["auth"] }] });
+    expect(j.detail).toBe("some tasks failed for good: A1 (auth)");
     expect(calls(p)).toEqual(["call max_retries=0"]);
     const t = storedTasks(p)[0]!;
     expect(t).toMatchObject({ status: "failed", attempts: 1 });
