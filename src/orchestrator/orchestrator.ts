@@ -154,12 +154,12 @@ export class Orchestrator {
   private fromBacklog = false;
 
   private readonly running = new Map<string, RunningAgent>();
+  private readonly failures: RunSummary["failures"] = [];
   /**
    * Tasks waiting out a back-off after a transient provider failure (task id
    * -> when it goes back to the queue, ms). They stay in_progress, so nobody
    * claims them early; a stop or the end of the loop releases them at once.
    */
-  private readonly failures: RunSummary["failures"] = [];
   private readonly backingOff = new Map<string, { dueAt: number; costUsd: number; summary: string | null }>();
   private readonly finished: { agent: RunningAgent; result: AttemptResult }[] = [];
   private spent = 0;

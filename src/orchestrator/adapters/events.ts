@@ -67,7 +67,8 @@ export function providerMessage(text: string, depth = 0): string {
 export function statusClass(status: number): FailureClass | null {
   if (status === 401 || status === 403) return "auth";
   if (status === 400 || status === 404 || status === 413 || status === 422) return "invalid_request";
-  if (status === 408 || status === 429) return "rate_limited";
+  if (status === 429) return "rate_limited";
+  if (status === 408) return "network";
   if (status >= 500 && status <= 599) return "server_error";
   return null;
 }

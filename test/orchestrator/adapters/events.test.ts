@@ -7,6 +7,7 @@ describe("classifyFailure: a provider failure as each CLI reports it", () => {
     expect(statusClass(403)).toBe("auth");
     expect(statusClass(400)).toBe("invalid_request");
     expect(statusClass(429)).toBe("rate_limited");
+    expect(statusClass(408)).toBe("network");
     expect(statusClass(529)).toBe("server_error");
     expect(statusClass(200)).toBeNull();
     expect(classifyFailure("anything", 401)).toBe("auth");
