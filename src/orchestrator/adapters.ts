@@ -13,6 +13,10 @@
  *  command `agent.command` template; placeholders {prompt} {prompt_file} {model} {effort} {task_id} {agent_id} {title} {workdir}
  *  script  `agent.script [args]`, prompt on stdin; `.ts/.js` scripts run on the bundled Bun runtime
  *
+ * Each CLI's own request retries are turned off (claude CLAUDE_CODE_MAX_RETRIES=0,
+ * codex request/stream_max_retries = 0 with agent.base_url, gemini general.maxAttempts = 1):
+ * bernstein retries by failure class instead (fails at once on auth/invalid_request).
+ *
  * `agent.permission_mode` (edits | read_only | full | cli) maps to each
  * CLI's own flags; `agent.base_url` / `agent.api_key_env` to its endpoint
  * mechanism (environment, a generated CODEX_HOME, a per-attempt HOME).
@@ -24,7 +28,7 @@ import type { AdapterName, AgentConfig } from "./config.ts";
 import { parseAgentOutput, parseAiderOutput, type AgentResult } from "./result.ts";
 import { CLAUDE_PERMISSION, parseClaudeOutput } from "./adapters/claude.ts";
 import { CODEX_SANDBOX, insideGitRepo, parseCodexOutput, writeCodexHome } from "./adapters/codex.ts";
-import { GEMINI_APPROVAL, parseGeminiOutput, writeGeminiHome } from "./adapters/gemini.ts";
+import { GEMINI_APPROVAL, geminiRetryDefaults, parseGeminiOutput, writeGeminiHome } from "./adapters/gemini.ts";
 
 export interface InvocationRequest {
   prompt: string;
@@ -130,6 +134,9 @@ function claudeShape(cfg: AgentConfig): CliShape {
       const env: Record<string, string> = {};
       const key = apiKey(cfg);
       if (key !== undefined) env.ANTHROPIC_API_KEY = key;
+      // claude retries a failed request itself (10 times by default, a 401 included: minutes of
+      // back-off, then seen as a timeout). No retries inside: bernstein retries by failure class.
+      if (cfg.env.CLAUDE_CODE_MAX_RETRIES === undefined) env.CLAUDE_CODE_MAX_RETRIES = "0";
       if (cfg.base_url) {
         env.ANTHROPIC_BASE_URL = cfg.base_url.replace(/\/+$/, "").replace(/\/v1$/, "");
         // A gateway run talks to the gateway only (no update checks, telemetry, error reports).
@@ -170,6 +177,7 @@ function geminiShape(cfg: AgentConfig): CliShape {
       if (key !== undefined) env.GEMINI_API_KEY = key;
       if (cfg.base_url) env.GOOGLE_GEMINI_BASE_URL = cfg.base_url.replace(/\/+$/, "");
       if (cfg.base_url || cfg.api_key_env) env.HOME = writeGeminiHome(req.attemptDir);
+      else Object.assign(env, geminiRetryDefaults(req.attemptDir, { ...process.env, ...cfg.env }));
       return env;
     },
     stdin: true,

@@ -8,8 +8,8 @@ import type { GateSpec } from "./config.ts";
 import type { AgentAdapter, AgentInvocation } from "./adapters.ts";
 import { runGates, type GateRun } from "./gates.ts";
 import { planFromAgentOutput, type Plan } from "./plan.ts";
-import { priced, type CostSource, type Price, type TokenUsage, type ToolCall } from "./result.ts";
-import { lastLines, providerMessage } from "./adapters/events.ts";
+import { priced, type CostSource, type FailureClass, type Price, type TokenUsage, type ToolCall } from "./result.ts";
+import { classifyFailure, lastLines, providerMessage, retryAfterIn } from "./adapters/events.ts";
 import { spawnLogged, type RunningProcess } from "./process.ts";
 import type { Task } from "../server/model.ts";
 import { errorMessage } from "../errors.ts";
@@ -57,9 +57,14 @@ export interface AttemptResult {
   agentFailure: AgentFailure | null;
   /**
    * Why a failed attempt failed: `exit_code:N`, `timeout`, `spawn_error`, `gate:<name>`, `plan_invalid`,
-   * or what the adapter read from the output: `permission_denied`, `agent_error`, `no_result`, `invalid_cost`.
+   * or what the adapter read from the output: `permission_denied`, `agent_error`, `no_result`, `invalid_cost`;
+   * a provider failure of a known class is its class instead (`auth`, `invalid_request`, `rate_limited`, …).
    */
   failedSignals: string[];
+  /** The provider failure behind a failed attempt, when the agent's output or stderr says which. */
+  failureClass: FailureClass | null;
+  /** How long the provider asked to wait before a retry (seconds), when the CLI showed it. */
+  retryAfterS: number | null;
   gates: GateRun["results"];
   plan: Plan | null;
   /** The manager's malformed answer, explained. */
@@ -119,25 +124,36 @@ export class Attempt {
       sessionId: parsed.sessionId,
       toolCalls: parsed.toolCalls,
       agentFailure: null as AgentFailure | null,
+      failureClass: null as FailureClass | null,
+      retryAfterS: null as number | null,
     };
     const now = () => Date.now() / 1000;
     if (this.killed || r.killed) return { ...result, outcome: "killed", failedSignals: ["stopped"], endedAt: r.endedAt };
-    const agentFailed = (signal: string, reason: string): AttemptResult => {
+    /** `classify`: read the provider failure from the parsed output ("parsed"), and from stderr too ("stderr"). */
+    const agentFailed = (signal: string, reason: string, classify: "no" | "parsed" | "stderr" = "no"): AttemptResult => {
       const stderrTail = lastLines(r.stderr);
       const said = reason || (stderrTail ? providerMessage(stderrTail.split("\n").at(-1)!) : "") || "no message on stdout or stderr";
       const agentFailure = { exit_code: r.exitCode, reason: said, stderr_tail: stderrTail, log_path: this.spec.logPath };
-      return { ...result, agentFailure, resultSummary: `${said} (log: ${this.spec.logPath})`, outcome: "failed", failedSignals: [signal], endedAt: r.endedAt };
+      // A CLI that exited non-zero: its parsed error says which provider failure it was, else its stderr may.
+      const both = `${said}\n${stderrTail}`;
+      const failureClass = classify === "no" ? null : (parsed.errorClass ?? (classify === "stderr" ? classifyFailure(both) : null));
+      const retryAfterS = failureClass === null ? null : (parsed.retryAfterS ?? retryAfterIn(both));
+      const failedSignals = [failureClass ?? signal];
+      return { ...result, agentFailure, failureClass, retryAfterS, resultSummary: `${said} (log: ${this.spec.logPath})`, outcome: "failed", failedSignals, endedAt: r.endedAt };
     };
     if (r.spawnError !== null) return agentFailed("spawn_error", `could not start the agent: ${r.spawnError}`);
     if (r.timedOut) return agentFailed("timeout", `the agent did not finish within ${this.spec.timeoutMs / 1000}s (agent.timeout_s) and was killed`);
     if (r.exitCode !== 0) {
       const signal = r.exitCode === null ? `signal:${r.signal ?? "unknown"}` : `exit_code:${r.exitCode}`;
-      return agentFailed(signal, parsed.failureDetail ?? "");
+      // Only the provider CLIs' stderr is read for a provider failure: a script's own errors are its business.
+      const cli = this.spec.adapter.name !== "script" && this.spec.adapter.name !== "command";
+      return agentFailed(signal, parsed.failureDetail ?? "", r.exitCode === null ? "no" : cli ? "stderr" : "parsed");
     }
     // Exit 0 is not enough: the adapter read a failure (denied tools, an
     // error result, no result, an invalid cost) from the agent's own output.
     if (parsed.failure !== null) {
-      return { ...result, resultSummary: parsed.failureDetail, outcome: "failed", failedSignals: [parsed.failure], endedAt: r.endedAt };
+      const failedSignals = [parsed.errorClass ?? parsed.failure];
+      return { ...result, failureClass: parsed.errorClass, retryAfterS: parsed.retryAfterS, resultSummary: parsed.failureDetail, outcome: "failed", failedSignals, endedAt: r.endedAt };
     }
     if (this.spec.isManager) {
       try {
@@ -167,4 +183,20 @@ export class Attempt {
       endedAt: now(),
     };
   }
+}
+
+/** Back-off of a transient provider failure: 2 s doubling per attempt, capped at 60 s, jittered to 50–100 %. */
+export const BACKOFF_BASE_S = 2;
+export const BACKOFF_MAX_S = 60;
+/** A provider's Retry-After is honoured up to this long; a longer wait is better left to a later run. */
+export const RETRY_AFTER_MAX_S = 300;
+
+/**
+ * Seconds to wait before retry number `retry` (1 = the first retry) of an
+ * attempt that failed transiently: the jittered exponential back-off, but
+ * never less than the provider's Retry-After (bounded by RETRY_AFTER_MAX_S).
+ */
+export function retryDelayS(retry: number, retryAfterS: number | null, random: () => number = Math.random): number {
+  const backoff = Math.min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** Math.max(0, retry - 1)) * (0.5 + 0.5 * random());
+  return retryAfterS === null ? backoff : Math.max(backoff, Math.min(retryAfterS, RETRY_AFTER_MAX_S));
 }

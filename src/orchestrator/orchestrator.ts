@@ -32,7 +32,8 @@ import { TraceRecorder } from "../traces/writer.ts";
 import { createAdapter, type AgentAdapter } from "./adapters.ts";
 import { agentStartTime, killOrphanedAgents, removeAgentsFile, writeAgentsFile, type AgentEntry } from "./agents-file.ts";
 import { startWatchdog } from "./watchdog.ts";
-import { Attempt, type AttemptResult } from "./attempt.ts";
+import { Attempt, retryDelayS, type AttemptResult } from "./attempt.ts";
+import { PERMANENT_FAILURES } from "./result.ts";
 import { gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
 import { gitFacts } from "./git.ts";
 import { loadPlanFile, type Plan } from "./plan.ts";
@@ -82,6 +83,8 @@ export interface RunSummary {
   server_url: string;
   /** What stopped the run (`SIGTERM`, `POST /stop`, `SIGINT`), null when it was not stopped. */
   stopped_by: string | null;
+  /** Tasks an agent failed for good in this run, with their failed signals (`auth`, `gate:tests`, …). */
+  failures: { task_id: string; signals: string[] }[];
   /** Set when the run ended because of an error (plan_invalid, ...). */
   error: { code: ErrorCode; detail: string } | null;
 }
@@ -151,6 +154,13 @@ export class Orchestrator {
   private fromBacklog = false;
 
   private readonly running = new Map<string, RunningAgent>();
+  private readonly failures: RunSummary["failures"] = [];
+  /**
+   * Tasks waiting out a back-off after a transient provider failure (task id
+   * -> when it goes back to the queue, ms). They stay in_progress, so nobody
+   * claims them early; a stop or the end of the loop releases them at once.
+   */
+  private readonly backingOff = new Map<string, { dueAt: number; costUsd: number; summary: string | null }>();
   private readonly finished: { agent: RunningAgent; result: AttemptResult }[] = [];
   private spent = 0;
   private ticks = 0;
@@ -453,8 +463,36 @@ export class Orchestrator {
   }
 
   private async loop(): Promise<void> {
+    try {
+      await this.loopUntilDone();
+    } finally {
+      // Whatever ended the loop (done, stop, budget, a failed plan), no task stays parked in a back-off.
+      await this.releaseBackoffs(true);
+    }
+  }
+
+  /** Put tasks whose back-off is over (all of them with `all`) back in the queue; how many went back. */
+  private async releaseBackoffs(all: boolean): Promise<number> {
+    let n = 0;
+    for (const [id, wait] of [...this.backingOff]) {
+      if (!all && wait.dueAt > Date.now()) continue;
+      this.backingOff.delete(id);
+      try {
+        await this.store.transition(id, "open", { cost_usd: wait.costUsd, result_summary: wait.summary });
+        if (this.stopping !== null) this.record("task_requeued", { task_id: id, agent_id: null, reason: "stopped" });
+        n++;
+      } catch (err) {
+        // A client cancelled or moved the task meanwhile: it is no longer ours to requeue.
+        if (!(err instanceof IllegalTransitionError || err instanceof TaskNotFoundError)) throw err;
+      }
+    }
+    return n;
+  }
+
+  private async loopUntilDone(): Promise<void> {
     for (;;) {
       this.alarm.clear();
+      if (this.backingOff.size > 0) await this.releaseBackoffs(this.stopping !== null);
       const capacity = this.maxAgents - this.running.size;
       const ready = this.canClaim() && capacity > 0 ? await this.store.ready(capacity) : [];
       if (this.finished.length > 0 || ready.length > 0) {
@@ -466,6 +504,11 @@ export class Orchestrator {
       }
       if (this.running.size > 0) {
         await this.alarm.sleep(1000);
+        continue;
+      }
+      if (this.backingOff.size > 0 && this.canClaim()) {
+        const next = Math.min(...[...this.backingOff.values()].map((w) => w.dueAt));
+        await this.alarm.sleep(Math.max(10, Math.min(1000, next - Date.now())));
         continue;
       }
       // Nothing running and nothing ready.
@@ -697,26 +740,46 @@ export class Orchestrator {
       this.o.report(`stopped ${agent.agentId}; ${task.id} goes back to the queue`);
       return;
     }
+    const cls = result.failureClass;
     if (result.agentFailure) {
       const f = result.agentFailure;
-      this.record("agent_failed", { task_id: task.id, agent_id: agent.agentId, exit_code: f.exit_code, signal: result.failedSignals[0] ?? null, reason: f.reason, stderr_tail: f.stderr_tail, log_path: f.log_path });
+      this.record("agent_failed", {
+        task_id: task.id,
+        agent_id: agent.agentId,
+        exit_code: f.exit_code,
+        signal: result.failedSignals[0] ?? null,
+        reason: f.reason,
+        stderr_tail: f.stderr_tail,
+        log_path: f.log_path,
+        ...(cls ? { failure_class: cls } : {}),
+      });
       this.o.report(`agent ${agent.agentId} failed on ${task.id} (${result.failedSignals.join(", ")}): ${f.reason}${f.stderr_tail ? `\n  stderr: ${f.stderr_tail.split("\n").join("\n          ")}` : ""}\n  log: ${f.log_path}`);
     }
     this.record("task_verification_failed", { task_id: task.id, failed_signals: result.failedSignals });
     const current = await this.store.require(task.id);
-    if (current.attempts <= this.maxRetries && this.stopping === null) {
+    // A rejected key or request gets the same answer every time: fail now, whatever max_retries says.
+    const permanent = cls !== null && PERMANENT_FAILURES.includes(cls);
+    if (!permanent && cls !== null && current.attempts <= this.maxRetries && this.stopping === null) {
+      // Rate limit, 5xx, network: wait (back-off, Retry-After) before the task goes back to the queue.
+      const delay = retryDelayS(current.attempts, result.retryAfterS);
+      this.backingOff.set(task.id, { dueAt: Date.now() + delay * 1000, costUsd: result.costUsd, summary });
+      this.record("task_retried", { task_id: task.id, failure_class: cls, delay_s: pyFloat(Math.round(delay * 1000) / 1000) });
+      const asked = result.retryAfterS !== null ? ` (the provider asked for ${result.retryAfterS}s)` : "";
+      this.o.report(`attempt failed for ${task.id} (${cls}): retry ${current.attempts} of ${this.maxRetries} in ${delay.toFixed(1)}s${asked}`);
+    } else if (!permanent && current.attempts <= this.maxRetries && this.stopping === null) {
       await this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
       this.record("task_retried", { task_id: task.id });
       this.o.report(`${result.agentFailure ? "attempt failed" : "verification failed"} for ${task.id} (${result.failedSignals.join(", ")}): retry ${current.attempts} of ${this.maxRetries}`);
-    } else if (this.stopping !== null && current.attempts <= this.maxRetries) {
+    } else if (!permanent && this.stopping !== null && current.attempts <= this.maxRetries) {
       // Stopping: do not retry now, but leave the task for a resumed run.
       await this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
       this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
     } else {
       const reason = `${result.failedSignals.join(", ")}${summary ? `: ${summary}` : ""}`.slice(0, 2000);
       await this.store.fail(task.id, { reason, cost_usd: result.costUsd });
+      this.failures.push({ task_id: task.id, signals: result.failedSignals });
       this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason });
-      this.o.report(`failed ${task.id} after ${current.attempts} attempt(s): ${reason}`);
+      this.o.report(`failed ${task.id} after ${current.attempts} attempt(s)${permanent ? ` (${cls}: not retried)` : ""}: ${reason}`);
       if (task.role === MANAGER_ROLE) {
         this.planError = { code: "plan_invalid", detail: result.planError ?? `the manager agent failed (${result.failedSignals.join(", ")})` };
       }
@@ -807,6 +870,7 @@ export class Orchestrator {
       sealed,
       server_url: this.server.url,
       stopped_by: this.stopping?.reason ?? null,
+      failures: this.failures,
       error: this.planError,
     };
   }

@@ -37,6 +37,17 @@ export interface ToolCall {
   output: string | null;
 }
 
+/**
+ * What kind of provider failure an agent reported, as its CLI shows it:
+ * `auth` (401/403, an invalid key) and `invalid_request` (400) fail the task
+ * at once (a retry gets the same answer); `rate_limited` (429),
+ * `server_error` (5xx, overloaded) and `network` (no connection) are
+ * transient and retried with back-off.
+ */
+export const FAILURE_CLASSES = ["auth", "invalid_request", "rate_limited", "server_error", "network"] as const;
+export type FailureClass = (typeof FAILURE_CLASSES)[number];
+export const PERMANENT_FAILURES: readonly FailureClass[] = ["auth", "invalid_request"];
+
 export interface AgentResult {
   resultSummary: string | null;
   costUsd: number;
@@ -53,6 +64,10 @@ export interface AgentResult {
   failure: string | null;
   /** One line explaining `failure`; for a CLI that failed, its own message. */
   failureDetail: string | null;
+  /** The provider failure behind `failure`, when the CLI's output says which (see FailureClass). */
+  errorClass: FailureClass | null;
+  /** How long the provider asked to wait before a retry (Retry-After, "retry in 2s"), in seconds, when shown. */
+  retryAfterS: number | null;
 }
 
 /** Result summaries are stored on the task; keep them bounded. */
@@ -73,7 +88,7 @@ export function validCost(x: unknown): number | null {
   return typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : null;
 }
 
-const EMPTY = { tokens: null, sessionId: null, reportedModel: null, answerText: null, toolCalls: [] as ToolCall[] };
+const EMPTY = { tokens: null, sessionId: null, reportedModel: null, answerText: null, toolCalls: [] as ToolCall[], errorClass: null, retryAfterS: null };
 
 export function ok(resultSummary: string | null, costUsd: number, costSource: CostSource = "cli"): AgentResult {
   return { ...EMPTY, resultSummary, costUsd, costSource, failure: null, failureDetail: null };

@@ -15,6 +15,9 @@
  *                then, once the tool result comes back, an answer
  *   error_400    HTTP 400 with the message FAKE_400_MESSAGE
  *   error_401    HTTP 401
+ *   error_429_once  HTTP 429 with `Retry-After: FAKE_RETRY_AFTER` seconds (default 2) the first
+ *                time a conversation keyed `FAKE_ONCE=<token>` asks, then the default answer
+ *   error_500_once  HTTP 500 the first time (keyed likewise), then the default answer
  *   hang         accepts the request and never answers
  *   multiline    a three-line answer
  *   (planning)   a JSON plan of two tasks, the second depending on the first
@@ -31,6 +34,8 @@
 
 export const FAKE_400_MESSAGE = "fake provider: max_tokens is too large for this model (400 test)";
 export const FAKE_401_MESSAGE = "fake provider: invalid x-api-key (401 test)";
+export const FAKE_429_MESSAGE = "fake provider: rate limit reached (429 test)";
+export const FAKE_500_MESSAGE = "fake provider: internal server error (500 test)";
 
 export interface LoggedRequest {
   method: string;
@@ -45,6 +50,8 @@ export interface LoggedRequest {
   authed: boolean;
   /** `FAKE_MARK=<x>` tokens found in the body: a test puts them at both ends of a huge prompt to see it arrive whole. */
   marks: string[];
+  /** When the request arrived (Unix milliseconds). */
+  at: number;
 }
 
 export interface FakeProvider {
@@ -57,7 +64,7 @@ export interface FakeProvider {
 type Answer =
   | { kind: "text"; text: string }
   | { kind: "tool"; path: string; content: string }
-  | { kind: "error"; status: number; message: string }
+  | { kind: "error"; status: number; message: string; retryAfterS?: number }
   | { kind: "hang" };
 
 const PLAN = [
@@ -70,10 +77,22 @@ function marker(text: string, name: string): string | null {
   return m ? m[1]! : null;
 }
 
-/** Decide the answer from all the text of the conversation and whether a tool already ran. */
-function decide(text: string, lastUserText: string, toolDone: boolean, model: string | null): Answer {
+/** Decide the answer from all the text of the conversation and whether a tool already ran; `seen` holds the FAKE_ONCE tokens already failed once. */
+function decide(text: string, lastUserText: string, toolDone: boolean, model: string | null, seen: Set<string>): Answer {
   const scenario = marker(lastUserText, "FAKE_SCENARIO") ?? marker(text, "FAKE_SCENARIO");
+  const firstTime = (): boolean => {
+    const key = `${scenario}:${marker(text, "FAKE_ONCE") ?? ""}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  };
   switch (scenario) {
+    case "error_429_once":
+      if (firstTime()) return { kind: "error", status: 429, message: FAKE_429_MESSAGE, retryAfterS: Number(marker(text, "FAKE_RETRY_AFTER") ?? 2) };
+      break;
+    case "error_500_once":
+      if (firstTime()) return { kind: "error", status: 500, message: FAKE_500_MESSAGE };
+      break;
     case "error_400":
       return { kind: "error", status: 400, message: FAKE_400_MESSAGE };
     case "error_401":
@@ -126,6 +145,10 @@ function hangResponse(signal: AbortSignal): Response {
   );
 }
 
+function retryAfter(answer: { retryAfterS?: number }): Record<string, string> {
+  return answer.retryAfterS === undefined ? {} : { "retry-after": String(answer.retryAfterS) };
+}
+
 // ------------------------------------------------------------- Anthropic
 
 interface AnthropicBody {
@@ -146,8 +169,8 @@ function anthropicLastUser(body: AnthropicBody): { text: string; toolDone: boole
 function anthropic(body: AnthropicBody, answer: Answer, req: Request): Response {
   const model = body.model ?? "claude-fake";
   if (answer.kind === "error") {
-    const type = answer.status === 401 ? "authentication_error" : "invalid_request_error";
-    return Response.json({ type: "error", error: { type, message: answer.message } }, { status: answer.status });
+    const type = ({ 401: "authentication_error", 429: "rate_limit_error", 500: "api_error" } as Record<number, string>)[answer.status] ?? "invalid_request_error";
+    return Response.json({ type: "error", error: { type, message: answer.message } }, { status: answer.status, headers: retryAfter(answer) });
   }
   if (answer.kind === "hang") return hangResponse(req.signal);
   const usage = { input_tokens: TOKENS.input, output_tokens: TOKENS.output, cache_read_input_tokens: TOKENS.cached, cache_creation_input_tokens: 0 };
@@ -206,7 +229,10 @@ function codexWriteCall(body: ResponsesBody, path: string, content: string): Rec
 
 function openai(body: ResponsesBody, answer: Answer, req: Request): Response {
   if (answer.kind === "error") {
-    return Response.json({ error: { message: answer.message, type: answer.status === 401 ? "invalid_api_key" : "invalid_request_error", param: null, code: null } }, { status: answer.status });
+    const type = ({ 401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error" } as Record<number, string>)[answer.status] ?? "invalid_request_error";
+    // OpenAI says how long to wait in the message too ("Please try again in 2s.").
+    const message = answer.retryAfterS !== undefined ? `${answer.message}. Please try again in ${answer.retryAfterS}s.` : answer.message;
+    return Response.json({ error: { message, type, param: null, code: answer.status === 429 ? "rate_limit_exceeded" : null } }, { status: answer.status, headers: retryAfter(answer) });
   }
   if (answer.kind === "hang") return hangResponse(req.signal);
   const id = `resp_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -246,8 +272,12 @@ function geminiLastUser(body: GeminiBody): { text: string; toolDone: boolean } {
 
 function gemini(body: GeminiBody, answer: Answer, stream: boolean, req: Request): Response {
   if (answer.kind === "error") {
-    const status = answer.status === 401 ? "UNAUTHENTICATED" : "INVALID_ARGUMENT";
-    return Response.json({ error: { code: answer.status, message: answer.message, status } }, { status: answer.status });
+    const status = ({ 401: "UNAUTHENTICATED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL" } as Record<number, string>)[answer.status] ?? "INVALID_ARGUMENT";
+    // Google says how long to wait in the message and in a RetryInfo detail.
+    const wait = answer.retryAfterS;
+    const message = wait !== undefined ? `${answer.message}. Please retry in ${wait}s.` : answer.message;
+    const details = wait !== undefined ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${wait}s` }] : undefined;
+    return Response.json({ error: { code: answer.status, message, status, ...(details ? { details } : {}) } }, { status: answer.status, headers: retryAfter(answer) });
   }
   if (answer.kind === "hang") return hangResponse(req.signal);
   const part = answer.kind === "tool" ? { functionCall: { name: "write_file", args: { file_path: answer.path, content: answer.content } } } : { text: answer.text };
@@ -270,6 +300,7 @@ function keyOf(req: Request, url: URL): string | null {
 
 export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiKey?: string } = {}): FakeProvider {
   const requests: LoggedRequest[] = [];
+  const seen = new Set<string>();
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -283,10 +314,10 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
       } catch {
         /* not JSON: answered as 'other' */
       }
-      const log = (entry: Omit<LoggedRequest, "method" | "path" | "bytes" | "authed" | "marks">): void => {
+      const log = (entry: Omit<LoggedRequest, "method" | "path" | "bytes" | "authed" | "marks" | "at">): void => {
         const marks = [...new Set([...raw.matchAll(/FAKE_MARK=([A-Za-z0-9_-]+)/g)].map((m) => m[1]!))];
         const authed = opts.apiKey === undefined || keyOf(req, url) === opts.apiKey;
-        const r = { method: req.method, path: url.pathname, bytes: Buffer.byteLength(raw, "utf8"), authed, marks, ...entry };
+        const r = { method: req.method, path: url.pathname, bytes: Buffer.byteLength(raw, "utf8"), authed, marks, at: Date.now(), ...entry };
         requests.push(r);
         opts.log?.(r);
       };
@@ -298,14 +329,14 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
       if (req.method === "POST" && url.pathname.endsWith("/v1/messages")) {
         const b = body as AnthropicBody;
         const last = anthropicLastUser(b);
-        const answer = decide(all, last.text, last.toolDone, b.model ?? null);
+        const answer = decide(all, last.text, last.toolDone, b.model ?? null, seen);
         log({ api: "anthropic", model: b.model ?? null, scenario: scenarioName(answer, all), stream: Boolean(b.stream) });
         return anthropic(b, answer, req);
       }
       if (req.method === "POST" && url.pathname.endsWith("/v1/responses")) {
         const b = body as ResponsesBody;
         const last = openaiLastUser(b);
-        const answer = decide(all, last.text, last.toolDone, b.model ?? null);
+        const answer = decide(all, last.text, last.toolDone, b.model ?? null, seen);
         log({ api: "openai", model: b.model ?? null, scenario: scenarioName(answer, all), stream: true });
         return openai(b, answer, req);
       }
@@ -318,7 +349,7 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
         }
         const b = body as GeminiBody;
         const last = geminiLastUser(b);
-        const answer = decide(all, last.text, last.toolDone, model);
+        const answer = decide(all, last.text, last.toolDone, model, seen);
         const stream = g[2] === "streamGenerateContent";
         log({ api: "gemini", model, scenario: scenarioName(answer, all), stream });
         return gemini(b, answer, stream, req);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAgentOutput, parseAiderOutput, priced } from "../../src/orchestrator/result.ts";
@@ -343,7 +343,8 @@ describe("CLI adapters' invocation: permission modes, effort, endpoint wiring", 
     try {
       const agent = { base_url: "http://127.0.0.1:9999/", api_key_env: "UNIT_GATEWAY_KEY" };
       const claude = createAdapter(cfgFor("claude", agent), dir).invocation(req(dir));
-      expect(claude.env).toEqual({ ANTHROPIC_API_KEY: "k-123", ANTHROPIC_BASE_URL: "http://127.0.0.1:9999", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" });
+      // no retries inside claude: bernstein retries by failure class
+      expect(claude.env).toEqual({ ANTHROPIC_API_KEY: "k-123", ANTHROPIC_BASE_URL: "http://127.0.0.1:9999", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", CLAUDE_CODE_MAX_RETRIES: "0" });
       const codex = createAdapter(cfgFor("codex", agent), dir).invocation(req(dir));
       const toml = readFileSync(join(codex.env.CODEX_HOME!, "config.toml"), "utf8");
       expect(toml).toContain('base_url = "http://127.0.0.1:9999/v1"');
@@ -352,10 +353,17 @@ describe("CLI adapters' invocation: permission modes, effort, endpoint wiring", 
       expect(toml).not.toContain("k-123"); // the key stays in the environment
       const gemini = createAdapter(cfgFor("gemini", agent), dir).invocation(req(dir));
       expect(gemini.env).toMatchObject({ GEMINI_API_KEY: "k-123", GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:9999", GEMINI_CLI_NO_RELAUNCH: "true" });
-      expect(JSON.parse(readFileSync(join(gemini.env.HOME!, ".gemini", "settings.json"), "utf8")).security.auth.selectedType).toBe("gemini-api-key");
-      // without an endpoint, the user's own login and homes are used
+      const settings = JSON.parse(readFileSync(join(gemini.env.HOME!, ".gemini", "settings.json"), "utf8"));
+      expect(settings.security.auth.selectedType).toBe("gemini-api-key");
+      expect(settings.general.maxAttempts).toBe(1);
+      // without an endpoint, the user's own login and homes are used (gemini's retry limit as a lowest-precedence system default)
       expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).env).toEqual({});
-      expect(createAdapter(cfgFor("gemini"), dir).invocation(req(dir)).env).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
+      const own = createAdapter(cfgFor("gemini"), dir).invocation(req(dir)).env;
+      if (existsSync("/etc/gemini-cli/system-defaults.json")) expect(own).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
+      else {
+        expect(own).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true", GEMINI_CLI_SYSTEM_DEFAULTS_PATH: join(dir, "gemini-system-defaults.json") });
+        expect(JSON.parse(readFileSync(own.GEMINI_CLI_SYSTEM_DEFAULTS_PATH!, "utf8"))).toEqual({ general: { maxAttempts: 1 } });
+      }
     } finally {
       delete process.env.UNIT_GATEWAY_KEY;
     }

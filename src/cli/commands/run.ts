@@ -32,9 +32,16 @@ function leftDetail(s: RunSummary): string {
   return `stopped by ${s.stopped_by ?? "a stop request"} with ${left} task(s) not done (${s.tasks.done} done, ${s.tasks.failed} failed); run again to resume`;
 }
 
+/** Which tasks failed and why, in short: `some tasks failed for good: U (auth), E (invalid_request)`. */
+function failedDetail(s: RunSummary): string {
+  const shown = s.failures.slice(0, 10).map((f) => `${f.task_id} (${f.signals.join(", ")})`);
+  const more = s.failures.length > shown.length ? `, and ${s.failures.length - shown.length} more` : "";
+  return shown.length ? `some tasks failed for good: ${shown.join(", ")}${more}` : "some tasks failed for good";
+}
+
 const NEGATIVE_CODES: Record<string, [ErrorCode, string | ((s: RunSummary) => string)]> = {
   stopped: ["run_incomplete", leftDetail],
-  failed: ["tasks_failed", "some tasks failed for good"],
+  failed: ["tasks_failed", failedDetail],
   budget_exhausted: ["budget_exhausted", "the budget was reached before all tasks were done"],
   interrupted: ["interrupted", "interrupted (Ctrl-C); the session was saved, run again to resume"],
 };

@@ -8,7 +8,7 @@
  */
 import type { PermissionMode } from "../config.ts";
 import { answerSummary, failed, parseAgentOutput, reportedCost, type AgentResult } from "../result.ts";
-import { clip, jsonObjects, MAX_REASON_CHARS, num, obj, providerMessage, str, ToolCalls, type JsonObject } from "./events.ts";
+import { classifyFailure, clip, jsonObjects, MAX_REASON_CHARS, num, obj, providerMessage, retryAfterIn, str, ToolCalls, type JsonObject } from "./events.ts";
 
 export const CLAUDE_PERMISSION: Record<PermissionMode, string[]> = {
   edits: ["--permission-mode", "acceptEdits"],
@@ -37,7 +37,11 @@ function verdict(o: JsonObject, summary: string | null): AgentResult | null {
     const said = (typeof o.result === "string" && o.result.trim()) || errors[0] || "";
     const status = typeof o.api_error_status === "number" ? ` (HTTP ${o.api_error_status})` : typeof o.subtype === "string" && o.subtype !== "success" ? ` (${o.subtype})` : "";
     if (!said && o.is_error !== true) return failed(summary, "no_result", "the agent's JSON result has no 'result' text");
-    return failed(summary, "agent_error", clip(`claude reported an error${status}${said ? `: ${providerMessage(said.replace(/^API Error: \d+ /, ""))}` : ""}`, MAX_REASON_CHARS));
+    const r = failed(summary, "agent_error", clip(`claude reported an error${status}${said ? `: ${providerMessage(said.replace(/^API Error: \d+ /, ""))}` : ""}`, MAX_REASON_CHARS));
+    // claude names the provider's status (api_error_status) and error type; the text is the fallback.
+    const httpStatus = typeof o.api_error_status === "number" ? o.api_error_status : null;
+    const text = [said, str(o.api_error_type) ?? "", ...errors].join("\n");
+    return { ...r, errorClass: classifyFailure(text, httpStatus), retryAfterS: retryAfterIn(text) };
   }
   return null;
 }

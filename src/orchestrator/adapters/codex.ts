@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentConfig, PermissionMode } from "../config.ts";
 import { answerSummary, failed, ok, type AgentResult } from "../result.ts";
-import { jsonObjects, num, obj, providerMessage, str, ToolCalls } from "./events.ts";
+import { classifyFailure, jsonObjects, num, obj, providerMessage, retryAfterIn, str, ToolCalls } from "./events.ts";
 
 export const CODEX_SANDBOX: Record<PermissionMode, string[]> = {
   edits: ["--sandbox", "workspace-write"],
@@ -77,17 +77,23 @@ export function parseCodexOutput(stdout: string): AgentResult {
       tokens.input += num(u.input_tokens);
       tokens.cached += num(u.cached_input_tokens);
       tokens.output += num(u.output_tokens);
-    } else if (o.type === "turn.failed") failure = providerMessage(str(obj(o.error).message) ?? JSON.stringify(o.error));
-    else if (o.type === "error") lastError = providerMessage(str(o.message) ?? "");
+    } else if (o.type === "turn.failed") failure = str(obj(o.error).message) ?? JSON.stringify(o.error);
+    else if (o.type === "error") lastError = str(o.message) ?? "";
     else if (o.type === "item.started" || o.type === "item.completed") item(tools, obj(o.item), o.type === "item.completed", (text) => (got.answer = text));
   }
   const answer = got.answer;
+  const failureText = failure ?? "";
   const facts = { tokens: turns > 0 || failure ? tokens : null, sessionId, answerText: answer, toolCalls: tools.list };
-  if (failure !== null) return { ...failed(null, "agent_error", `codex: ${failure}`), ...facts };
+  if (failure !== null) return { ...failed(null, "agent_error", `codex: ${providerMessage(failureText)}`), ...facts, ...provider(failureText) };
   if (answer === null) {
-    return { ...failed(null, "no_result", lastError ? `codex: ${lastError}` : "codex printed no final message (codex exec --json)"), ...facts };
+    return { ...failed(null, "no_result", lastError ? `codex: ${providerMessage(lastError)}` : "codex printed no final message (codex exec --json)"), ...facts, ...(lastError ? provider(lastError) : {}) };
   }
   return { ...ok(answerSummary(answer), 0, "unknown"), ...facts };
+}
+
+/** The class and wait codex's raw error text shows ("unexpected status 401 Unauthorized: …", a 400's JSON body, "last status: 429"). */
+function provider(text: string): Pick<AgentResult, "errorClass" | "retryAfterS"> {
+  return { errorClass: classifyFailure(text), retryAfterS: retryAfterIn(text) };
 }
 
 /** One item event: tool calls begin at `item.started` (or at completion, for items that only complete). */

@@ -9,11 +9,12 @@
  * HOME whose ~/.gemini/settings.json selects API-key auth (the
  * environment alone is refused: "Invalid auth method selected.").
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { platform } from "node:os";
+import { dirname, join } from "node:path";
 import type { PermissionMode } from "../config.ts";
 import { answerSummary, failed, ok, type AgentResult } from "../result.ts";
-import { jsonObjects, num, obj, providerMessage, str, ToolCalls } from "./events.ts";
+import { classifyFailure, jsonObjects, num, obj, providerMessage, retryAfterIn, str, ToolCalls } from "./events.ts";
 
 export const GEMINI_APPROVAL: Record<PermissionMode, string[]> = {
   edits: ["--skip-trust", "--approval-mode", "auto_edit"],
@@ -22,17 +23,39 @@ export const GEMINI_APPROVAL: Record<PermissionMode, string[]> = {
   cli: [],
 };
 
-/** The per-attempt HOME with API-key auth and no usage statistics; returns its path. */
+/**
+ * gemini retries a failed model request itself, up to `general.maxAttempts`
+ * (default 10) times with back-off — a rejected key included. One attempt
+ * each: bernstein retries by failure class (see attempt.ts retryDelayS).
+ */
+export const GEMINI_MAX_ATTEMPTS = 1;
+
+/** The per-attempt HOME with API-key auth, no usage statistics and no retries inside the CLI; returns its path. */
 export function writeGeminiHome(dir: string): string {
   const home = join(dir, "home");
   mkdirSync(join(home, ".gemini"), { recursive: true, mode: 0o700 });
   const settings = {
     security: { auth: { selectedType: "gemini-api-key" } },
     privacy: { usageStatisticsEnabled: false },
-    general: { disableAutoUpdate: true, disableUpdateNag: true },
+    general: { disableAutoUpdate: true, disableUpdateNag: true, maxAttempts: GEMINI_MAX_ATTEMPTS },
   };
   writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify(settings, null, 2) + "\n", { mode: 0o600 });
   return home;
+}
+
+/**
+ * Without a generated HOME (the user's own login), the retry limit goes in
+ * a system-defaults file (GEMINI_CLI_SYSTEM_DEFAULTS_PATH), the lowest
+ * precedence: the user's own settings still win. Not when one is already
+ * named or installed. Returns the variables to set.
+ */
+export function geminiRetryDefaults(dir: string, env: Record<string, string | undefined>): Record<string, string> {
+  if (env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH) return {};
+  const systemSettings = env.GEMINI_CLI_SYSTEM_SETTINGS_PATH ?? (platform() === "darwin" ? "/Library/Application Support/GeminiCli/settings.json" : "/etc/gemini-cli/settings.json");
+  if (existsSync(join(dirname(systemSettings), "system-defaults.json"))) return {};
+  const path = join(dir, "gemini-system-defaults.json");
+  writeFileSync(path, JSON.stringify({ general: { maxAttempts: GEMINI_MAX_ATTEMPTS } }, null, 2) + "\n", { mode: 0o600 });
+  return { GEMINI_CLI_SYSTEM_DEFAULTS_PATH: path };
 }
 
 export function parseGeminiOutput(stdout: string): AgentResult {
@@ -63,7 +86,9 @@ export function parseGeminiOutput(stdout: string): AgentResult {
   if (result === null) return { ...failed(null, "no_result", "gemini printed no result (gemini --output-format stream-json)"), ...facts };
   if (result.status !== "success") {
     const e = obj(result.error);
-    return { ...failed(null, "agent_error", `gemini: ${providerMessage(str(e.message) ?? JSON.stringify(result.error ?? result.status))}`), ...facts };
+    const text = str(e.message) ?? JSON.stringify(result.error ?? result.status);
+    const r = failed(null, "agent_error", `gemini: ${providerMessage(text)}`);
+    return { ...r, ...facts, errorClass: classifyFailure(text), retryAfterS: retryAfterIn(text) };
   }
   return { ...ok(answerSummary(answer), 0, "unknown"), ...facts };
 }

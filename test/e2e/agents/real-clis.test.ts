@@ -10,7 +10,9 @@
  *   run A  a file-writing task, a 400, a 401 and a hang, side by side;
  *   run B  a 1 MB multi-byte goal planned by the manager agent into two tasks;
  *   run C  (codex, gemini) budget_usd stops a run priced from models.prices;
- *   run D  (claude) `bernstein replay <task> --model <other>` through the CLI.
+ *   run D  (claude) `bernstein replay <task> --model <other>` through the CLI;
+ *   run E  failures by class: a 401 and a 400 fail at once (auth, invalid_request),
+ *          a 429 (Retry-After) and a 500 are retried after a back-off and done.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -52,7 +54,7 @@ interface Project {
 }
 
 /** A project for `cli`: `agent` lines go under agent:, `top` lines after models: (indented lines continue models:). */
-function project(cli: RealCli, cfg: { agent?: string; top?: string }, plan: string | null): Project {
+function project(cli: RealCli, cfg: { agent?: string; top?: string; retries?: number | null }, plan: string | null): Project {
   const root = mkdtempSync(join(tmpdir(), `bern-real-${cli}-`));
   made.push(root);
   const dir = join(root, "work");
@@ -65,7 +67,7 @@ function project(cli: RealCli, cfg: { agent?: string; top?: string }, plan: stri
     `  base_url: ${world.url}`,
     "  api_key_env: FAKE_PROVIDER_KEY",
     ...(cfg.agent ? [cfg.agent] : []),
-    "max_retries: 0",
+    ...(cfg.retries === undefined ? ["max_retries: 0"] : cfg.retries === null ? [] : [`max_retries: ${cfg.retries}`]),
     "models:",
     `  default: ${MODELS[cli]}`,
     cfg.top ?? "",
@@ -77,8 +79,7 @@ function project(cli: RealCli, cfg: { agent?: string; top?: string }, plan: stri
     HOME: home,
     TMPDIR: tmp,
     FAKE_PROVIDER_KEY: world.apiKey,
-    // A 401 must fail at once instead of being retried for minutes.
-    CLAUDE_CODE_MAX_RETRIES: "0",
+    // No CLAUDE_CODE_MAX_RETRIES here: the claude adapter sets it (run E shows a 401 fails at once).
   };
   return { dir, sdd: join(dir, ".sdd"), env };
 }
@@ -87,10 +88,10 @@ function task(id: string, title: string, description: string, extra = ""): strin
   return `- id: ${id}\n  title: ${JSON.stringify(title)}\n  description: ${JSON.stringify(description)}\n${extra}`;
 }
 
-function tasks(p: Project): Record<string, { status: string; result_summary: string | null; fail_reason: string | null; cost_usd: number }> {
+function tasks(p: Project): Record<string, { status: string; result_summary: string | null; fail_reason: string | null; cost_usd: number; attempts: number; claimed_at: number; updated_at: number }> {
   const db = new Database(join(p.sdd, "runtime", "tasks.db"), { readonly: true });
   try {
-    const rows = db.query("SELECT id, status, result_summary, fail_reason, cost_usd FROM tasks").all() as any[];
+    const rows = db.query("SELECT id, status, result_summary, fail_reason, cost_usd, attempts, claimed_at, updated_at FROM tasks").all() as any[];
     return Object.fromEntries(rows.map((r) => [r.id, r]));
   } finally {
     db.close();
@@ -232,6 +233,77 @@ for (const cli of ["claude", "codex", "gemini"] as const) {
       expect(tasks(p).P1!.status).toBe("done");
       expect(readFileSync(join(p.dir, "parser.txt"), "utf8")).toBe("parser\n");
     }, 180_000);
+
+    test("run E: 401 fails at once as auth, 400 as invalid_request (not retried); a 429 with Retry-After and a 500 are retried after a wait and done", async () => {
+      const once = crypto.randomUUID();
+      const p = project(
+        cli,
+        { agent: "  timeout_s: 50", top: "max_agents: 4", retries: null /* the default, 2 */ },
+        [
+          task("U", "provoke a 401", "FAKE_SCENARIO=error_401"),
+          task("E", "provoke a 400", "FAKE_SCENARIO=error_400"),
+          task("R", "rate limited once", `FAKE_SCENARIO=error_429_once FAKE_RETRY_AFTER=3 FAKE_ONCE=${once} FAKE_MARK=rate-${cli}`),
+          task("S", "server error once", `FAKE_SCENARIO=error_500_once FAKE_ONCE=${once} FAKE_MARK=server-${cli}`),
+        ].join(""),
+      );
+      const before = (await world.requests()).length;
+      const started = Date.now();
+      const r = await bernsteinIn(p, ["run", "plan.yaml", "--port", "0", "--as-json"]);
+      const took = Date.now() - started;
+      expect(r.code).toBe(1);
+      const summary = JSON.parse(r.stdout);
+      expect(summary).toMatchObject({ outcome: "failed", tasks: { done: 2, failed: 2 } });
+      expect(summary.detail).toMatch(/^some tasks failed for good: (U \(auth\), E \(invalid_request\)|E \(invalid_request\), U \(auth\))$/);
+      expect(world.leftovers()).toEqual([]);
+      const reqs = await assertClosedWorld(r, cli, before);
+      const rows = events(p);
+      const t = tasks(p);
+      const spawnedFor = (id: string) => rows.filter((x) => x.get("event") === "task_claimed" && x.get("task_id") === id).length;
+
+      // 401: one attempt, reason auth, the CLI's message; one request reached the API (no retries inside the CLI)
+      expect(t.U!.status).toBe("failed");
+      expect(t.U!.fail_reason).toMatch(/^auth: /);
+      expect(t.U!.fail_reason).toContain("401");
+      expect(spawnedFor("U")).toBe(1);
+      expect(eventFor(rows, "task_failed", "U")!.get("reason")).toMatch(/^auth: /);
+      const failedU = eventFor(rows, "agent_failed", "U");
+      if (failedU) expect(failedU.get("failure_class")).toBe("auth");
+      expect(reqs.filter((q) => q.scenario === "error_401").length).toBe(1);
+      expect(t.U!.attempts).toBe(1);
+      expect(t.U!.updated_at - t.U!.claimed_at).toBeLessThan(30); // seconds, not minutes
+
+      // 400: one attempt, reason invalid_request, the provider's message
+      expect(t.E!.status).toBe("failed");
+      expect(t.E!.fail_reason).toMatch(/^invalid_request: /);
+      expect(t.E!.fail_reason).toContain(FAKE_400_MESSAGE);
+      expect(spawnedFor("E")).toBe(1);
+      expect(rows.some((x) => x.get("event") === "task_retried" && (x.get("task_id") === "E" || x.get("task_id") === "U"))).toBe(false);
+      // (claude itself re-sends a 400 a few times within one attempt; bounded)
+      expect(reqs.filter((q) => q.scenario === "error_400").length).toBeLessThanOrEqual(10);
+
+      // 429 then success: retried once after a wait, done; gemini shows the Retry-After (3 s) and it is honoured
+      expect(t.R!.status).toBe("done");
+      expect(spawnedFor("R")).toBe(2);
+      const retriedR = eventFor(rows, "task_retried", "R")!;
+      expect(retriedR.get("failure_class")).toBe("rate_limited");
+      const rateReqs = reqs.filter((q) => q.marks.includes(`rate-${cli}`) && q.scenario !== "count_tokens");
+      expect(rateReqs[0]!.scenario).toBe("error_429");
+      const gap = rateReqs.at(-1)!.at - rateReqs[0]!.at;
+      if (cli === "gemini") {
+        expect(n(retriedR.get("delay_s"))).toBeGreaterThanOrEqual(3);
+        expect(gap).toBeGreaterThanOrEqual(3000);
+      } else {
+        expect(n(retriedR.get("delay_s"))).toBeGreaterThanOrEqual(1);
+        expect(gap).toBeGreaterThanOrEqual(1000);
+      }
+
+      // 500 then success: retried after a back-off, done
+      expect(t.S!.status).toBe("done");
+      expect(spawnedFor("S")).toBe(2);
+      expect(eventFor(rows, "task_retried", "S")!.get("failure_class")).toBe("server_error");
+      expect(n(eventFor(rows, "task_retried", "S")!.get("delay_s"))).toBeGreaterThanOrEqual(1);
+      expect(took).toBeLessThan(60_000);
+    }, 90_000);
 
     if (cli !== "claude") {
       test("run C: budget_usd stops a run whose cost is priced from models.prices", async () => {
