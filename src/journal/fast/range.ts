@@ -61,11 +61,15 @@ export interface FirstRow {
   profile: string;
   /** The unknown-hash_profile message, which precedes any link check in Python's walk. */
   profileError: string | null;
+  /** Its physical line (0-based, within the range). */
+  line: number;
 }
 
 export interface RangeFailure {
   /** Row position inside the range. */
   local: number;
+  /** Its physical line (0-based, within the range). */
+  line: number;
   kind: FailureKind;
   expected: string | null;
   actual: string;
@@ -424,6 +428,7 @@ export class RangeVerifier {
         storedHash: latin1.decode(b.subarray(f.hash, f.hash + 64)),
         profile: "py-json-v1",
         profileError: null,
+        line: this.lineNo,
       };
       if (tree) this.kernelLeaves(k, p, 1);
       this.taken(k, 1);
@@ -491,19 +496,19 @@ export class RangeVerifier {
     }
     if (this.rows === 0 && this.task.guessBase) this.base = storedIndex(v.row) ?? this.base;
     this.keep(this.base + this.rows, bytes);
-    this.checkExact(v.row, this.rows, this.base + this.rows);
+    this.checkExact(v.row, this.rows, this.base + this.rows, lineNo);
   }
 
   /** checkRow against the in-range previous hash (a range's first row: its own stored prev_hash). */
-  private checkExact(row: JournalRow, local: number, index: number): void {
+  private checkExact(row: JournalRow, local: number, index: number, line: number): void {
     this.rows++;
     this.exactRows++;
     const c = checkRow(row, local === 0 ? null : this.lastHashString(), index, this.task.linksOnly);
     if (local === 0) {
-      this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile, profileError: c.profileError };
+      this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile, profileError: c.profileError, line };
     }
     if (c.failure !== null) {
-      this.fail({ local, kind: c.failure.kind, expected: c.expected, actual: c.storedHash, message: c.failure.message });
+      this.fail({ local, line, kind: c.failure.kind, expected: c.expected, actual: c.storedHash, message: c.failure.message });
       return;
     }
     // Passed: the stored hash is 64 lowercase hex (it equals a computed digest, or was format-checked).
