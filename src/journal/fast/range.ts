@@ -1,6 +1,7 @@
 import { openInput, unreadableInput, type OpenInput } from "../../fsutil/input.ts";
 import { PyNum } from "../../pyjson/types.ts";
 import { checkRow, type FailureKind } from "../check-row.ts";
+import { DEFAULT_PROFILE } from "../hash-profiles.ts";
 import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { KernelMode, VerifyKernel } from "./kernel.ts";
@@ -58,6 +59,7 @@ export interface FirstRow {
   /** Null when it cannot be computed (unknown hash_profile) or in links-only mode. */
   payloadHash: string | null;
   storedHash: string;
+  /** Its hash profile's name (a value that crosses the worker boundary; hash-profiles.ts has the profile). */
   profile: string;
   /** The unknown-hash_profile message, which precedes any link check in Python's walk. */
   profileError: string | null;
@@ -190,7 +192,9 @@ export class RangeVerifier {
   /** The memory (and kernel) for a task, each set up on first use and kept. */
   private pickMemory(task: RangeTask): void {
     const bytes = task.end - task.start;
-    if (this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES)) {
+    // The kernel takes only rows that name no hash_profile, and hashes them in the default profile's spelling.
+    const kernelOk = DEFAULT_PROFILE.fastKernels;
+    if (kernelOk && (this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES))) {
       const k = (this.withKernel ??= new VerifyKernel(this.readCap));
       this.kernel = k;
       this.mem = k.lines;
@@ -426,7 +430,7 @@ export class RangeVerifier {
         eventType: JSON.parse(latin1.decode(b.subarray(f.typeStart, f.typeEnd))) as string,
         payloadHash: this.task.linksOnly ? null : latin1.decode(k.payloadHex),
         storedHash: latin1.decode(b.subarray(f.hash, f.hash + 64)),
-        profile: "py-json-v1",
+        profile: DEFAULT_PROFILE.name,
         profileError: null,
         line: this.lineNo,
       };
@@ -505,7 +509,7 @@ export class RangeVerifier {
     this.exactRows++;
     const c = checkRow(row, local === 0 ? null : this.lastHashString(), index, this.task.linksOnly);
     if (local === 0) {
-      this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile, profileError: c.profileError, line };
+      this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile.name, profileError: c.profileError, line };
     }
     if (c.failure !== null) {
       this.fail({ local, line, kind: c.failure.kind, expected: c.expected, actual: c.storedHash, message: c.failure.message });

@@ -1,5 +1,6 @@
 import { rowTooLarge } from "../../fsutil/input.ts";
 import { eventHash } from "../hash.ts";
+import { journalProfile } from "../hash-profiles.ts";
 import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { EventChainWalker, verdictOf } from "../chain.ts";
 import type { Divergence, JournalSeal, JournalVerifyResult } from "../model.ts";
@@ -69,7 +70,7 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
       if (f.profileError !== null) {
         divergence = { index: base, line: lineBase + f.line, expected: null, actual: f.storedHash, error: `step ${base}: ${f.profileError}` };
       } else if (f.prev !== prev) {
-        const expected = f.payloadHash === null ? null : eventHash(prev, f.eventType, f.payloadHash, base, f.profile);
+        const expected = f.payloadHash === null ? null : eventHash(prev, f.eventType, f.payloadHash, base, journalProfile(f.profile));
         divergence = { index: base, line: lineBase + f.line, expected, actual: f.storedHash, error: `step ${base}: prev_hash break` };
       } else if (r.failure !== null) {
         const i = base + r.failure.local;

@@ -235,7 +235,7 @@ describe("fast verify = exact verify", () => {
     const foreign = "ab".repeat(32);
     const rechained = rows[5]!.replace(row5.prev_hash, foreign).replace(
       row5.event_hash,
-      eventHash(foreign, row5.event, row5.payload_hash, 5, "py-json-v1"),
+      eventHash(foreign, row5.event, row5.payload_hash, 5),
     );
     for (const [name, lines] of [
       ["rechained", rows.map((r, i) => (i === 5 ? rechained : r))],
@@ -455,7 +455,7 @@ describe("divergent_line: the divergent row's 1-based physical line, from the ve
       // Row k re-chained onto a foreign prev_hash: consistent on its own, so the kernel takes it as a range's first row.
       const row = JSON.parse(rows[k]!) as { event: string; prev_hash: string; payload_hash: string; event_hash: string };
       const foreign = "ab".repeat(32);
-      const rechained = rows[k]!.replace(`"prev_hash": "${row.prev_hash}"`, `"prev_hash": "${foreign}"`).replace(row.event_hash, eventHash(foreign, row.event, row.payload_hash, k, "py-json-v1"));
+      const rechained = rows[k]!.replace(`"prev_hash": "${row.prev_hash}"`, `"prev_hash": "${foreign}"`).replace(row.event_hash, eventHash(foreign, row.event, row.payload_hash, k));
       const relinked = write(`relink-${k}.jsonl`, rows.map((r, i) => (i === k ? rechained : r)));
       // The deleted row's successor breaks the chain at row k, on the line row k now occupies (the last row has none).
       for (const [p, line] of [[edited, lineOf[k]], [deleted, k === 11 ? null : lineOf[k]], [relinked, lineOf[k]]] as const) {
