@@ -1,6 +1,6 @@
 import { canonical, compareCodePoints } from "../pyjson/encode.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
-import { DEFAULT_PROFILE, HASH_PROFILE_FIELD, hashProfile, profileNames } from "../journal/hash-profiles.ts";
+import { DEFAULT_PROFILE, HASH_PROFILE_FIELD, hashProfile } from "../journal/hash-profiles.ts";
 
 /**
  * The binding block (spec §1.6): what the signature covers, rebuilt by the
@@ -12,8 +12,6 @@ export const RECEIPT_TYPE = "https://bernstein.run/attestations/run-receipt/v1";
 export const PAYLOAD_TYPE = "application/vnd.bernstein.run-receipt+json";
 export const SCHEMA_VERSIONS = ["1.0.0", "1.1.0"] as const;
 export const CURRENT_SCHEMA = "1.1.0";
-/** The hash profiles a receipt may name (hash-profiles.ts). */
-export const HASH_PROFILES: readonly string[] = profileNames("receiptBinding");
 
 export interface Endpoint {
   adapter: string;
