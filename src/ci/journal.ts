@@ -1,42 +1,20 @@
-import { physicalLines } from "../fsutil/lines.ts";
-import { classifyLine } from "../journal/reader.ts";
 import type { JournalSeal, JournalVerifyResult } from "../journal/verify.ts";
 import { clip, untrusted, type CiOutcome, type CiProblem, type OutcomeBase } from "./outcome.ts";
 
-/**
- * The 1-based physical line of the file holding row `rowIndex` (the chain
- * index: rows are the lines that are neither blank nor discarded), or null
- * when the file has fewer rows. `discarded` are the verdict's 0-based
- * discarded line indices; a non-blank line not among them is a row, so only
- * lines that do not start with `{` are classified (to tell a blank line
- * made of whitespace from a row). One streaming pass up to that row.
- */
-export function rowFileLine(path: string, rowIndex: number, discarded: readonly number[], endOffset?: number): number | null {
-  const skip = new Set(discarded);
-  let row = 0;
-  for (const line of physicalLines(path, endOffset === undefined ? {} : { endOffset })) {
-    if (skip.has(line.index) || line.bytes.length === 0) continue;
-    if (line.bytes[0] !== 0x7b && classifyLine(line.bytes).kind === "blank") continue;
-    if (row === rowIndex) return line.index + 1;
-    row++;
-  }
-  return null;
-}
-
 export interface JournalOutcomeInput {
   base: OutcomeBase;
-  result: JournalVerifyResult & { snapshot_bytes?: number; payloads_checked?: boolean };
+  result: JournalVerifyResult & { payloads_checked?: boolean };
   seal: JournalSeal | null;
 }
 
-/** A run journal's verdict as a CI outcome; reads the journal again only to find a divergent row's file line. */
+/** A run journal's verdict as a CI outcome (a divergent row's file line is the verify's `divergent_line`). */
 export function journalOutcome({ base, result: r, seal }: JournalOutcomeInput): CiOutcome {
   const problems: CiProblem[] = [];
   let verdict: string;
   const what = r.payloads_checked === false ? "links intact (payloads NOT checked)" : "chain intact";
   if (!r.chain_consistent) {
     const step = r.divergent_index ?? 0;
-    const line = rowFileLine(r.path, step, r.discarded_line_indices, r.snapshot_bytes);
+    const line = r.divergent_line;
     const at = line === null ? "" : ` (line ${line})`;
     const expected = r.expected_hash ?? "(not computable)";
     const actual = untrusted(r.actual_hash || "(empty)", 100);

@@ -45,6 +45,7 @@ export function verifyResultJson(r: FastVerifyResult, runId: string | null): Rec
     count: r.count,
     head: r.head,
     divergent_index: r.divergent_index,
+    divergent_line: r.divergent_line,
     step_index: r.divergent_index,
     expected_hash: r.expected_hash,
     actual_hash: r.actual_hash,

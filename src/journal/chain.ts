@@ -23,12 +23,13 @@ export class EventChainWalker {
   prefixHead = "";
   divergence: Divergence | null = null;
 
-  push(row: JournalRow): void {
+  /** `line`: the row's 0-based physical line, reported with a divergence (null: not from a file). */
+  push(row: JournalRow, line: number | null = null): void {
     const i = this.count++;
     if (this.divergence !== null) return;
     const c = checkRow(row, this.prefixHead, i);
     if (c.failure !== null) {
-      this.divergence = { index: i, expected: c.expected, actual: c.storedHash, error: `step ${i}: ${c.failure.message}` };
+      this.divergence = { index: i, line, expected: c.expected, actual: c.storedHash, error: `step ${i}: ${c.failure.message}` };
     } else {
       this.prefixHead = c.storedHash;
     }
@@ -90,6 +91,7 @@ export function verdictOf({ path, exists, walker, discarded, seal }: VerdictInpu
     count: walker.count,
     head: walker.prefixHead,
     divergent_index: d ? d.index : null,
+    divergent_line: d && d.line != null ? d.line + 1 : null,
     expected_hash: d ? d.expected : null,
     actual_hash: d ? d.actual : null,
     discarded_line_indices: discarded,

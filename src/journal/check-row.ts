@@ -1,6 +1,7 @@
 import { isLowerHex64 } from "../hex.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { eventHash, hashProfileOf, payloadHash } from "./hash.ts";
+import { DEFAULT_PROFILE, type HashProfile } from "./hash-profiles.ts";
 import type { JournalRow } from "./reader.ts";
 
 /**
@@ -16,7 +17,7 @@ export interface RowCheck {
   eventType: string;
   storedHash: string;
   storedPrev: string;
-  profile: string;
+  profile: HashProfile;
   /** The unknown-hash_profile message, which precedes any link check in Python's walk. */
   profileError: string | null;
   /** Null when it cannot be computed (unknown hash_profile) or in links-only mode. */
@@ -39,7 +40,7 @@ export function checkRow(row: JournalRow, prev: string | null, index: number, li
   const eventType = pyStr(row.get("event"), "");
   const storedHash = pyStr(row.get("event_hash"), "");
   const storedPrev = pyStr(row.get("prev_hash"), "");
-  let profile = "py-json-v1";
+  let profile = DEFAULT_PROFILE;
   let profileError: string | null = null;
   if (!linksOnly) {
     try {

@@ -27,6 +27,8 @@ export interface JournalVerifyResult {
    */
   head: string;
   divergent_index: number | null;
+  /** 1-based physical line of the divergent row in the file (null: no divergence, or rows not read from a file). */
+  divergent_line: number | null;
   expected_hash: string | null;
   actual_hash: string | null;
   discarded_line_indices: number[];
@@ -36,6 +38,8 @@ export interface JournalVerifyResult {
 
 export interface Divergence {
   index: number;
+  /** 0-based physical line of the row (absent or null when the rows did not come from a file). */
+  line?: number | null;
   /** Null when the row's hash cannot be computed (unknown hash_profile). */
   expected: string | null;
   actual: string;

@@ -1,7 +1,7 @@
 import { InputError } from "../errors.ts";
 import { checkInput } from "../fsutil/input.ts";
 import { pyStr } from "../pyjson/python.ts";
-import { eventHash, hashProfileOf, payloadHash } from "./hash.ts";
+import { eventHash, hashProfileOf, payloadHash, type HashProfile } from "./hash.ts";
 import { readJournalSync } from "./reader.ts";
 
 /**
@@ -31,7 +31,7 @@ export function rebuildStateSync(path: string, fromStep: number): RebuiltState {
     const i = events.length;
     const row = item.row;
     const eventType = pyStr(row.get("event"), "");
-    let profile: string;
+    let profile: HashProfile;
     try {
       profile = hashProfileOf(row);
     } catch (err) {

@@ -6,7 +6,8 @@ import { InputError, RefusalError } from "../errors.ts";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
-import { canonicalizer, dumps, UnknownHashProfileError } from "../pyjson/encode.ts";
+import { dumps } from "../pyjson/encode.ts";
+import { HASH_PROFILE_FIELD, journalProfile, UnknownHashProfileError } from "./hash-profiles.ts";
 import { parse } from "../pyjson/parse.ts";
 import type { TreeRequest } from "./fast/subtrees.ts";
 import type { FastVerifyResult } from "./model.ts";
@@ -47,11 +48,11 @@ export function sealFromValue(value: PyValue, path: string): JournalSeal {
   if (!(count instanceof PyNum) || count.isFloat || count.raw.startsWith("-")) {
     throw malformed(path, '"event_count" must be a non-negative integer');
   }
-  const profile = value.get("hash_profile");
+  const profile = value.get(HASH_PROFILE_FIELD);
   if (profile !== undefined) {
     try {
       if (typeof profile !== "string") throw new UnknownHashProfileError(dumps(profile));
-      canonicalizer(profile);
+      journalProfile(profile);
     } catch (err) {
       throw new InputError("unknown_hash_profile", `seal file ${path}: ${(err as Error).message}`, { seal: path });
     }

@@ -41,7 +41,7 @@ export function verifyJournalSync(
   const discarded: number[] = [];
   // A line over MAX_LINE_BYTES is `row_too_large` (thrown by the reader).
   for (const item of readJournalSync(path, opts)) {
-    if (item.kind === "row") walker.push(item.row);
+    if (item.kind === "row") walker.push(item.row, item.line);
     else discarded.push(item.line);
   }
   return verdictOf({ path, exists, walker, discarded, seal: opts.seal });

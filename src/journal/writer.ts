@@ -6,7 +6,8 @@ import type { FileLock } from "../fsutil/lock.ts";
 import { dumps, dumpsRowBytes, holdsRaw } from "../pyjson/encode.ts";
 import { pyRound } from "../pyjson/python.ts";
 import { pyFloat, pyInt, type PyLike, type PyValue } from "../pyjson/types.ts";
-import { eventHash, HASH_PROFILE_FIELD, payloadHash, PY_JSON_V1, type Payload } from "./hash.ts";
+import { eventHash, HASH_PROFILE_FIELD, payloadHash, type Payload } from "./hash.ts";
+import { DEFAULT_PROFILE } from "./hash-profiles.ts";
 import { writeMetadata, type RunMetadata } from "./metadata.ts";
 import { journalPath, METADATA_FILE_NAME, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
@@ -132,10 +133,11 @@ function checkRecordInput(event: unknown, entries: [string, PyLike][]): void {
     if (CHAIN_FIELDS.has(k)) {
       throw new UsageError(`payload key "${k}" is a chain field the writer computes`, "invalid_payload", { key: k });
     }
-    if (k === HASH_PROFILE_FIELD && v !== PY_JSON_V1) {
+    // The writer hashes every row with the default profile: a row may name only that one.
+    if (k === HASH_PROFILE_FIELD && v !== DEFAULT_PROFILE.name) {
       throw new InputError(
         "unknown_hash_profile",
-        `unknown hash_profile ${JSON.stringify(v)}: this writer records only ${PY_JSON_V1}`,
+        `unknown hash_profile ${JSON.stringify(v)}: this writer records only ${DEFAULT_PROFILE.name}`,
       );
     }
   }

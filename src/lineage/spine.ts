@@ -8,6 +8,7 @@ import { pyEquals, pyInt, pyPrefix, pyRepr, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import type { Identity } from "../journal/model.ts";
 import { lineageKey, type AuditKey } from "./key.ts";
+import { HASH_PROFILE_FIELD, hashProfile } from "../journal/hash-profiles.ts";
 
 /**
  * The lineage spine of a run (upstream-parity §2): `<sdd>/lineage/<run>/
@@ -204,11 +205,12 @@ export function verifySpine(sddDir: string, runId: string, key: AuditKey | null)
   const errors: string[] = [];
   let profile: string | null = null;
   let unsupported: string | null = null;
-  if (head instanceof Map && head.has("hash_profile")) {
-    const p = head.get("hash_profile")!;
+  if (head instanceof Map && head.has(HASH_PROFILE_FIELD)) {
+    const p = head.get(HASH_PROFILE_FIELD)!;
     profile = pyStr(p);
-    if (p === "jcs-v2") unsupported = "jcs-v2";
-    else errors.push(`unknown hash_profile ${pyRepr(p)}`);
+    const known = hashProfile(p, "spineHead");
+    if (known === undefined) errors.push(`unknown hash_profile ${pyRepr(p)}`);
+    else if (!known.spineTags) unsupported = known.name;
   }
   const tagKey = unsupported === null ? key : null;
   const k2 = tagKey ? lineageKey(tagKey.master) : null;

@@ -1,7 +1,7 @@
 import { canonicalNumber, floatRepr } from "./float.ts";
 import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText } from "./encode-bytes.ts";
 import { compareCodePoints } from "./order.ts";
-import { DEFAULT_HASH_PROFILE, PyNum, PyRaw, type PyLike } from "./types.ts";
+import { PyNum, PyRaw, type PyLike } from "./types.ts";
 import { HEX_DIGITS as HEX } from "../hex.ts";
 
 /**
@@ -246,22 +246,6 @@ function canonicalText(v: PyLike): string {
 }
 
 const pyJsonV1: Canonicalizer = canonicalText;
-
-const PROFILES: Record<string, Canonicalizer> = { "py-json-v1": pyJsonV1 };
-
-export class UnknownHashProfileError extends Error {
-  constructor(profile: string) {
-    super(`unknown hash_profile ${JSON.stringify(profile)}: refusing to verify (known: ${Object.keys(PROFILES).join(", ")})`);
-    this.name = "UnknownHashProfileError";
-  }
-}
-
-/** Look up a canonicaliser; an unknown profile fails closed. */
-export function canonicalizer(profile: string = DEFAULT_HASH_PROFILE): Canonicalizer {
-  const c = PROFILES[profile];
-  if (!c) throw new UnknownHashProfileError(profile);
-  return c;
-}
 
 /** Canonical py-json-v1 text (sorted keys, compact, ASCII-escaped). */
 export function canonical(value: PyLike): string {

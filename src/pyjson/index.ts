@@ -3,10 +3,8 @@ export {
   dumps,
   canonical,
   canonicalBytes,
-  canonicalizer,
   compareCodePoints,
   encodeString,
-  UnknownHashProfileError,
   type Canonicalizer,
   type DumpsOptions,
 } from "./encode.ts";

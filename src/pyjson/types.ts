@@ -79,7 +79,3 @@ export class PyJsonError extends Error {
     this.pos = pos;
   }
 }
-
-/** Canonicalisation profiles for hash pre-images. */
-export type HashProfile = "py-json-v1";
-export const DEFAULT_HASH_PROFILE: HashProfile = "py-json-v1";

@@ -1,6 +1,6 @@
 import { InputError } from "../errors.ts";
 import { checkInput } from "../fsutil/input.ts";
-import { eventHash, hashProfileOf, payloadHash } from "../journal/hash.ts";
+import { eventHash, hashProfileOf, payloadHash, type HashProfile } from "../journal/hash.ts";
 import type { JournalRow } from "../journal/reader.ts";
 import { encodeString } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
@@ -185,7 +185,7 @@ function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: n
     exact: (v, _bytes, lineNo) => {
       if (v.kind !== "row") return;
       const type = eventTypeOf(v.row);
-      let profile: string;
+      let profile: HashProfile;
       try {
         profile = hashProfileOf(v.row);
       } catch (err) {

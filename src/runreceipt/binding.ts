@@ -1,6 +1,6 @@
 import { canonical, compareCodePoints } from "../pyjson/encode.ts";
-import { materialize } from "../pyjson/parse.ts";
-import { PyNum, PyRaw, type PyValue } from "../pyjson/types.ts";
+import { PyNum, type PyValue } from "../pyjson/types.ts";
+import { DEFAULT_PROFILE, HASH_PROFILE_FIELD, hashProfile } from "../journal/hash-profiles.ts";
 
 /**
  * The binding block (spec §1.6): what the signature covers, rebuilt by the
@@ -12,7 +12,6 @@ export const RECEIPT_TYPE = "https://bernstein.run/attestations/run-receipt/v1";
 export const PAYLOAD_TYPE = "application/vnd.bernstein.run-receipt+json";
 export const SCHEMA_VERSIONS = ["1.0.0", "1.1.0"] as const;
 export const CURRENT_SCHEMA = "1.1.0";
-export const HASH_PROFILES = ["py-json-v1", "jcs-v2"] as const;
 
 export interface Endpoint {
   adapter: string;
@@ -54,7 +53,7 @@ export function bindingBlock(b: BindingInput): Map<string, PyValue> {
   m.set("run_id", b.runId);
   m.set("spine_entry_count", int(b.spineEntryCount));
   m.set("spine_head", b.spineHead);
-  if (b.hashProfile !== "py-json-v1") m.set("hash_profile", b.hashProfile);
+  if (b.hashProfile !== DEFAULT_PROFILE.name) m.set(HASH_PROFILE_FIELD, b.hashProfile);
   if (b.endpoints.length) {
     m.set(
       "endpoints",
@@ -80,10 +79,10 @@ export function bindingBlock(b: BindingInput): Map<string, PyValue> {
   return m;
 }
 
-/** The bytes that are hashed into `subject.digest.sha256` and signed. */
-export function bindingBytes(block: Map<string, PyValue>, hashProfile: string): Uint8Array {
-  const text = hashProfile === "jcs-v2" ? jcs(block) : canonical(block);
-  return new TextEncoder().encode(text);
+/** The bytes that are hashed into `subject.digest.sha256` and signed: the block in the receipt's profile (an unknown one: the default). */
+export function bindingBytes(block: Map<string, PyValue>, profileName: string): Uint8Array {
+  const profile = hashProfile(profileName, "receiptBinding") ?? DEFAULT_PROFILE;
+  return new TextEncoder().encode(profile.canonical(block));
 }
 
 /** DSSE v1 PAE: `DSSEv1 <len(type)> <type> <len(body)> <body>`. */
@@ -125,20 +124,4 @@ export function extensionsOf(row: Map<string, PyValue>): PyValue[] | null {
   const ext = row.get("extensions");
   if (!Array.isArray(ext) || !ext.every((e) => e instanceof Map)) return null;
   return ext;
-}
-
-/**
- * RFC 8785 (JCS) text of a py-json value: keys in UTF-16 code-unit order,
- * ECMAScript number spelling, strings escaped only where JSON requires.
- */
-export function jcs(v: PyValue): string {
-  if (v === null) return "null";
-  if (v === true) return "true";
-  if (v === false) return "false";
-  if (typeof v === "string") return JSON.stringify(v);
-  if (v instanceof PyNum) return String(Number(v.raw));
-  if (Array.isArray(v)) return "[" + v.map(jcs).join(",") + "]";
-  if (v instanceof PyRaw) return jcs(materialize(v));
-  const keys = [...v.keys()].sort();
-  return "{" + keys.map((k) => JSON.stringify(k) + ":" + jcs(v.get(k)!)).join(",") + "}";
 }

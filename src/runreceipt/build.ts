@@ -6,6 +6,7 @@ import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { checkOutputTarget } from "../fsutil/output-target.ts";
 import { journalPath, runDir } from "../journal/paths.ts";
 import { EventChainWalker } from "../journal/chain.ts";
+import { DEFAULT_PROFILE } from "../journal/hash-profiles.ts";
 import { canonical } from "../pyjson/encode.ts";
 import { pyRepr, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -134,7 +135,7 @@ export function buildRunReceipt(o: BuildOptions): BuiltReceipt {
   const journalHead = pyStr(rows[rows.length - 1]!.get("event_hash"));
   const block = bindingBlock({
     schemaVersion: CURRENT_SCHEMA,
-    hashProfile: "py-json-v1",
+    hashProfile: DEFAULT_PROFILE.name,
     runId: o.runId,
     journalEventCount: rows.length,
     journalHead,
@@ -144,7 +145,7 @@ export function buildRunReceipt(o: BuildOptions): BuiltReceipt {
     extensions,
     audit: audit && { headSha256: audit.head_sha256, eventCount: int(audit.events.length), headHmac: audit.head_hmac, since: audit.since, until: audit.until },
   });
-  const bytes = bindingBytes(block, "py-json-v1");
+  const bytes = bindingBytes(block, DEFAULT_PROFILE.name);
   const signature = sign(null, pae(PAYLOAD_TYPE, bytes), o.key);
   const keyId = o.keyId || DEFAULT_KEY_ID;
   const receipt = new Map<string, PyValue>([

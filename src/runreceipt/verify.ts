@@ -6,7 +6,8 @@ import { dumps } from "../pyjson/encode.ts";
 import { pyEquals, pyRepr, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { ValueTooLarge } from "./cursor.ts";
-import { bindingBlock, bindingBytes, pae, PAYLOAD_TYPE, RECEIPT_TYPE, SCHEMA_VERSIONS, HASH_PROFILES } from "./binding.ts";
+import { bindingBlock, bindingBytes, pae, PAYLOAD_TYPE, RECEIPT_TYPE, SCHEMA_VERSIONS } from "./binding.ts";
+import { DEFAULT_PROFILE, HASH_PROFILE_FIELD, hashProfile } from "../journal/hash-profiles.ts";
 import { AUDIT_GENESIS, ReceiptFacts, memberStr } from "./facts.ts";
 import { decodeSignature, isObject, jwkRawKey, keyMetadataProblem, pinnedKey, verifyEd25519 } from "./keys.ts";
 import { rawPublicKey } from "../receipts/keys.ts";
@@ -106,8 +107,8 @@ function schemaProblem(f: ReceiptFacts): { py: string; mcp: string } | null {
     const m = `unsupported schema_version ${jsonish(sv)}`;
     return { py: m, mcp: m };
   }
-  const hp = t.get("hash_profile");
-  if (hp !== undefined && (typeof hp !== "string" || !(HASH_PROFILES as readonly string[]).includes(hp))) {
+  const hp = t.get(HASH_PROFILE_FIELD);
+  if (hp !== undefined && hashProfile(hp, "receiptBinding") === undefined) {
     const m = `unsupported hash_profile ${jsonish(hp)}`;
     return { py: m, mcp: m };
   }
@@ -168,11 +169,11 @@ function summaryOf(f: ReceiptFacts, schemaOk: boolean): Record<string, unknown> 
   const producerText = isObject(producer)
     ? `${pyStr(producer.get("name"), "")} ${pyStr(producer.get("version"), "")} (${pyStr(producer.get("agent"), "")})`
     : null;
-  const hp = t.get("hash_profile");
+  const hp = t.get(HASH_PROFILE_FIELD);
   return {
     run_id: truthy(t.get("run_id")) ? pyStr(t.get("run_id")) : null,
     schema_version: t.get("schema_version") ?? null,
-    hash_profile: hp === undefined ? "py-json-v1" : hp,
+    hash_profile: hp === undefined ? DEFAULT_PROFILE.name : hp,
     journal_events: schemaOk ? f.journal.count : null,
     spine_entries: schemaOk ? f.spine.count : null,
     audit_events: f.audit.present && f.audit.isObject && f.audit.listOk ? f.audit.count : null,
@@ -340,10 +341,10 @@ function decide(f: ReceiptFacts, digests: ReceiptDigests, pin: ReturnType<typeof
 
   // 21: the subject digest over the binding rebuilt from recomputed values.
   const schemaVersion = t.get("schema_version") as string;
-  const hashProfile = (t.get("hash_profile") as string | undefined) ?? "py-json-v1";
+  const profileName = (t.get(HASH_PROFILE_FIELD) as string | undefined) ?? DEFAULT_PROFILE.name;
   const block = bindingBlock({
     schemaVersion,
-    hashProfile,
+    hashProfile: profileName,
     runId: pyStr(t.get("run_id")),
     journalEventCount: j.count,
     journalHead: lastHash,
@@ -353,7 +354,7 @@ function decide(f: ReceiptFacts, digests: ReceiptDigests, pin: ReturnType<typeof
     extensions: j.extensions,
     audit: auditHead === null ? null : { headSha256: auditHead, eventCount: a.members.get("event_count"), headHmac: a.members.get("head_hmac"), since: a.members.get("since"), until: a.members.get("until") },
   });
-  const bytes = bindingBytes(block, hashProfile);
+  const bytes = bindingBytes(block, profileName);
   const recomputed = Bun.SHA256.hash(bytes, "hex") as string;
   const subject = t.get("subject");
   let stated = "";

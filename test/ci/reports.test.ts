@@ -1,17 +1,10 @@
-/** The src/ci report builders, in-process: escaping, caps, budgets, XML safety, exit-code ranking, row → file line. */
-import { afterAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+/** The src/ci report builders, in-process: escaping, caps, budgets, XML safety, exit-code ranking. */
+import { describe, expect, test } from "bun:test";
 import { annotations, escapeData, escapeProperty, stopCommandsBlock, workflowCommand } from "../../src/ci/annotations.ts";
-import { rowFileLine } from "../../src/ci/journal.ts";
 import { junitXml, xmlAttr, xmlSafe } from "../../src/ci/junit.ts";
 import { untrusted, worstExitCode, type CiOutcome } from "../../src/ci/outcome.ts";
 import { githubOutputText, outputLine } from "../../src/ci/outputs.ts";
 import { markdownCell, summaryMarkdown } from "../../src/ci/summary.ts";
-import { tempDirs } from "../journal/tmp.ts";
-
-const dirs = tempDirs("ci-unit");
-afterAll(() => dirs.cleanup());
 
 function outcome(over: Partial<CiOutcome> = {}): CiOutcome {
   return {
@@ -91,11 +84,4 @@ test("worst exit code: 70 > 3 > 2 > 1 > 0", () => {
   expect(worstExitCode([1, 2])).toBe(2);
   expect(worstExitCode([3, 2, 1])).toBe(3);
   expect(worstExitCode([3, 70])).toBe(70);
-});
-
-test("rowFileLine: blank, whitespace-only and discarded lines are not rows; CRLF and lone CR end lines", () => {
-  const p = join(dirs.make(), "j.jsonl");
-  writeFileSync(p, '{"r":0}\r\n\n   \r{"r":1}\njunk\n {"r":2}\n{"r":3}');
-  // physical lines: 0 row, 1 blank, 2 whitespace, 3 row, 4 junk (discarded), 5 row (leading space), 6 row
-  expect([0, 1, 2, 3, 4].map((i) => rowFileLine(p, i, [4]))).toEqual([1, 4, 6, 7, null]);
 });

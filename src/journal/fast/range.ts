@@ -1,6 +1,7 @@
 import { openInput, unreadableInput, type OpenInput } from "../../fsutil/input.ts";
 import { PyNum } from "../../pyjson/types.ts";
 import { checkRow, type FailureKind } from "../check-row.ts";
+import { DEFAULT_PROFILE } from "../hash-profiles.ts";
 import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { KernelMode, VerifyKernel } from "./kernel.ts";
@@ -58,14 +59,19 @@ export interface FirstRow {
   /** Null when it cannot be computed (unknown hash_profile) or in links-only mode. */
   payloadHash: string | null;
   storedHash: string;
+  /** Its hash profile's name (a value that crosses the worker boundary; hash-profiles.ts has the profile). */
   profile: string;
   /** The unknown-hash_profile message, which precedes any link check in Python's walk. */
   profileError: string | null;
+  /** Its physical line (0-based, within the range). */
+  line: number;
 }
 
 export interface RangeFailure {
   /** Row position inside the range. */
   local: number;
+  /** Its physical line (0-based, within the range). */
+  line: number;
   kind: FailureKind;
   expected: string | null;
   actual: string;
@@ -186,7 +192,9 @@ export class RangeVerifier {
   /** The memory (and kernel) for a task, each set up on first use and kept. */
   private pickMemory(task: RangeTask): void {
     const bytes = task.end - task.start;
-    if (this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES)) {
+    // The kernel takes only rows that name no hash_profile, and hashes them in the default profile's spelling.
+    const kernelOk = DEFAULT_PROFILE.fastKernels;
+    if (kernelOk && (this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES))) {
       const k = (this.withKernel ??= new VerifyKernel(this.readCap));
       this.kernel = k;
       this.mem = k.lines;
@@ -422,8 +430,9 @@ export class RangeVerifier {
         eventType: JSON.parse(latin1.decode(b.subarray(f.typeStart, f.typeEnd))) as string,
         payloadHash: this.task.linksOnly ? null : latin1.decode(k.payloadHex),
         storedHash: latin1.decode(b.subarray(f.hash, f.hash + 64)),
-        profile: "py-json-v1",
+        profile: DEFAULT_PROFILE.name,
         profileError: null,
+        line: this.lineNo,
       };
       if (tree) this.kernelLeaves(k, p, 1);
       this.taken(k, 1);
@@ -491,19 +500,19 @@ export class RangeVerifier {
     }
     if (this.rows === 0 && this.task.guessBase) this.base = storedIndex(v.row) ?? this.base;
     this.keep(this.base + this.rows, bytes);
-    this.checkExact(v.row, this.rows, this.base + this.rows);
+    this.checkExact(v.row, this.rows, this.base + this.rows, lineNo);
   }
 
   /** checkRow against the in-range previous hash (a range's first row: its own stored prev_hash). */
-  private checkExact(row: JournalRow, local: number, index: number): void {
+  private checkExact(row: JournalRow, local: number, index: number, line: number): void {
     this.rows++;
     this.exactRows++;
     const c = checkRow(row, local === 0 ? null : this.lastHashString(), index, this.task.linksOnly);
     if (local === 0) {
-      this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile, profileError: c.profileError };
+      this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile.name, profileError: c.profileError, line };
     }
     if (c.failure !== null) {
-      this.fail({ local, kind: c.failure.kind, expected: c.expected, actual: c.storedHash, message: c.failure.message });
+      this.fail({ local, line, kind: c.failure.kind, expected: c.expected, actual: c.storedHash, message: c.failure.message });
       return;
     }
     // Passed: the stored hash is 64 lowercase hex (it equals a computed digest, or was format-checked).

@@ -1,5 +1,6 @@
 import { rowTooLarge } from "../../fsutil/input.ts";
 import { eventHash } from "../hash.ts";
+import { journalProfile } from "../hash-profiles.ts";
 import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { EventChainWalker, verdictOf } from "../chain.ts";
 import type { Divergence, JournalSeal, JournalVerifyResult } from "../model.ts";
@@ -67,13 +68,13 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
       if (r.baseIndex !== base) throw new Error(`range at byte ${r.start} was verified at row ${r.baseIndex}, not ${base}`);
       const f = r.first!;
       if (f.profileError !== null) {
-        divergence = { index: base, expected: null, actual: f.storedHash, error: `step ${base}: ${f.profileError}` };
+        divergence = { index: base, line: lineBase + f.line, expected: null, actual: f.storedHash, error: `step ${base}: ${f.profileError}` };
       } else if (f.prev !== prev) {
-        const expected = f.payloadHash === null ? null : eventHash(prev, f.eventType, f.payloadHash, base, f.profile);
-        divergence = { index: base, expected, actual: f.storedHash, error: `step ${base}: prev_hash break` };
+        const expected = f.payloadHash === null ? null : eventHash(prev, f.eventType, f.payloadHash, base, journalProfile(f.profile));
+        divergence = { index: base, line: lineBase + f.line, expected, actual: f.storedHash, error: `step ${base}: prev_hash break` };
       } else if (r.failure !== null) {
         const i = base + r.failure.local;
-        divergence = { index: i, expected: r.failure.expected, actual: r.failure.actual, error: `step ${i}: ${r.failure.message}` };
+        divergence = { index: i, line: lineBase + r.failure.line, expected: r.failure.expected, actual: r.failure.actual, error: `step ${i}: ${r.failure.message}` };
         prev = r.failure.prefixHash ?? prev; // the head of the verified prefix
       } else {
         prev = r.lastHash!;

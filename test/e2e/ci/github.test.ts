@@ -55,6 +55,27 @@ describe("--format github: annotations", () => {
     expect(view.inert[0]).toBe(`DIVERGENCE at step 236: expected ${EXPECTED_236} actual ${ACTUAL_236}`);
   });
 
+  test("the divergent line comes from the verify (`divergent_line`): CRLF, blank and junk lines, one range or many", async () => {
+    const g = githubDir();
+    // hazards-payload-edit (row 236 tampered) with CRLF endings, blank, whitespace-only and junk lines before and after many ranges' starts.
+    const lines = vectorLines("hazards-payload-edit");
+    for (const at of [250, 200, 120, 10]) lines.splice(at, 0, "", "   ", "not json", "[1]");
+    writeFileSync(join(g.dir, "crlf.jsonl"), lines.map((l) => `${l}\r\n`).join(""));
+    const oracle = Bun.spawnSync(["python3", "-c", "import json,sys\nfor n,l in enumerate(open(sys.argv[1]),1):\n  try: d=json.loads(l)\n  except Exception: continue\n  if isinstance(d,dict) and d.get('index')==236: print(n)", join(g.dir, "crlf.jsonl")]);
+    const want = Number(oracle.stdout.toString().trim());
+    expect(want).toBe(236 + 1 + 3 * 4);
+    for (const env of [{}, { BERNSTEIN_FAST_VERIFY_MIN_RANGE: "1" }]) {
+      for (const threads of ["1", "2"]) {
+        const json = await bernsteinJson(["journal", "verify", "crlf.jsonl", "--threads", threads], { cwd: g.dir, env });
+        expect([threads, env, json.json.divergent_index, json.json.divergent_line]).toEqual([threads, env, 236, want]);
+        const r = await bernstein(["journal", "verify", "crlf.jsonl", "--threads", threads, "--format", "github"], { cwd: g.dir, env: { ...g.env, ...env } });
+        expect(r.code).toBe(1);
+        expect(runnerView(r.stdout).commands[0]).toStartWith(`::error file=crlf.jsonl,line=${want},title=Chain divergence at step 236::`);
+      }
+    }
+    expect(readFileSync(g.summary, "utf8")).toContain(`DIVERGENCE at step 236 (line ${want})`);
+  });
+
   test("escaping: %, CR and LF in data; also : and , in properties (golden lines)", async () => {
     const g = githubDir();
     const weird = "cr\rlf\nc,d:50%.jsonl";

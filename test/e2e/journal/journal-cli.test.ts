@@ -18,7 +18,7 @@ afterAll(() => dirs.cleanup());
 const VDIR = join(VECTORS, "run-journal");
 
 const VERDICT_KEYS = [
-  "ok", "run_id", "path", "chain_consistent", "coverage", "identity", "count", "head", "divergent_index", "step_index",
+  "ok", "run_id", "path", "chain_consistent", "coverage", "identity", "count", "head", "divergent_index", "divergent_line", "step_index",
   "expected_hash", "actual_hash", "discarded_line_indices", "errors", "unauthenticated_fields",
   // how the verify was done (the fast verifier): full or links-only, the snapshot verified and the bytes read
   "mode", "payloads_checked", "snapshot_bytes", "grew_by", "bytes_read",

@@ -235,7 +235,7 @@ describe("fast verify = exact verify", () => {
     const foreign = "ab".repeat(32);
     const rechained = rows[5]!.replace(row5.prev_hash, foreign).replace(
       row5.event_hash,
-      eventHash(foreign, row5.event, row5.payload_hash, 5, "py-json-v1"),
+      eventHash(foreign, row5.event, row5.payload_hash, 5),
     );
     for (const [name, lines] of [
       ["rechained", rows.map((r, i) => (i === 5 ? rechained : r))],
@@ -406,4 +406,74 @@ test("copy helper sanity: vectors are read-only inputs, copies are writable", ()
   const p = join(dir, "c.jsonl");
   copyFileSync(join(VDIR, "chain-4.jsonl"), p);
   expect(statSync(p).size).toBe(statSync(join(VDIR, "chain-4.jsonl")).size);
+});
+
+describe("divergent_line: the divergent row's 1-based physical line, from the verify itself", () => {
+  /**
+   * 12 rows laid out among blank, whitespace-only and junk (discarded)
+   * lines, a row with a leading space (exact path), and LF, CRLF and lone-CR
+   * terminators; `lineOf[k]` is row k's 1-based physical line.
+   */
+  function layout(dir: string): { rows: string[]; write: (name: string, rows: string[]) => string; lineOf: number[] } {
+    const j = EventJournal.create("lines", { sddDir: join(dir, "sdd") });
+    try {
+      for (let i = 0; i < 12; i++) j.record(i % 3 ? "step" : "tâche", { n: i, note: "x" });
+    } finally {
+      j.close();
+    }
+    const rows = readFileSync(join(dir, "sdd", "runs", "lines", "journal.jsonl"), "utf8").split("\n").filter(Boolean);
+    const fillers: Record<number, string[]> = { 0: [], 2: ["", "   "], 5: ["junk"], 6: ["", "{not json", ""], 9: ["[1, 2]"] };
+    const terminators = ["\n", "\r\n", "\r"];
+    const lineOf: number[] = [];
+    const write = (name: string, rs: string[]): string => {
+      let text = "";
+      let line = 0;
+      rs.forEach((r, k) => {
+        for (const f of fillers[k] ?? []) {
+          text += f + terminators[line % 3];
+          line++;
+        }
+        lineOf[k] = ++line;
+        text += (k === 7 ? " " : "") + r + terminators[line % 3];
+      });
+      const p = join(dir, name);
+      writeFileSync(p, text);
+      return p;
+    };
+    write("clean.jsonl", rows);
+    return { rows, write, lineOf: [...lineOf] };
+  }
+
+  test("a payload edit and a deleted row, exact and fast (one range, tiny ranges, kernel ranges split at every line)", async () => {
+    const dir = dirs.make();
+    const { rows, write, lineOf } = layout(dir);
+    expect(verifyJournalSync(join(dir, "clean.jsonl"))).toMatchObject({ chain_consistent: true, count: 12, divergent_line: null });
+    let kernelRows = 0;
+    for (const k of [0, 1, 2, 3, 6, 7, 9, 11]) {
+      const edited = write(`edit-${k}.jsonl`, rows.map((r, i) => (i === k ? r.replace('"note": "x"', '"note": "y"') : r)));
+      const deleted = write(`del-${k}.jsonl`, rows.filter((_, i) => i !== k));
+      // Row k re-chained onto a foreign prev_hash: consistent on its own, so the kernel takes it as a range's first row.
+      const row = JSON.parse(rows[k]!) as { event: string; prev_hash: string; payload_hash: string; event_hash: string };
+      const foreign = "ab".repeat(32);
+      const rechained = rows[k]!.replace(`"prev_hash": "${row.prev_hash}"`, `"prev_hash": "${foreign}"`).replace(row.event_hash, eventHash(foreign, row.event, row.payload_hash, k));
+      const relinked = write(`relink-${k}.jsonl`, rows.map((r, i) => (i === k ? rechained : r)));
+      // The deleted row's successor breaks the chain at row k, on the line row k now occupies (the last row has none).
+      for (const [p, line] of [[edited, lineOf[k]], [deleted, k === 11 ? null : lineOf[k]], [relinked, lineOf[k]]] as const) {
+        const exact = verifyJournalSync(p);
+        expect([p, exact.divergent_index, exact.divergent_line]).toEqual([p, line === null ? null : k, line]);
+        await expectSameAsExact(p, [...CONFIGS, { threads: 2, minRangeBytes: 1 }]);
+        // Two ranges on the kernel, split at each line boundary: the divergence in either range, or at the seam.
+        const bytes = readFileSync(p);
+        for (let s = 1; s < bytes.length; s++) {
+          if (bytes[s - 1] !== 0x0a && !(bytes[s - 1] === 0x0d && bytes[s] !== 0x0a)) continue;
+          const v = new RangeVerifier(1 << 16, "always");
+          const a = v.run({ path: p, start: 0, end: s, isLast: false, baseIndex: 0, linksOnly: false });
+          const b = v.run({ path: p, start: s, end: bytes.length, isLast: true, baseIndex: a.rows, linksOnly: false });
+          kernelRows += a.kernelRows + b.kernelRows;
+          expect({ p, s, v: stitch({ path: p, exists: true, results: [a, b] }) }).toEqual({ p, s, v: exact });
+        }
+      }
+    }
+    expect(kernelRows).toBeGreaterThan(0);
+  }, 60_000);
 });
