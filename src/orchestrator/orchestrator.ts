@@ -27,6 +27,7 @@ import type { PortChoice } from "../server/ports.ts";
 import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
 import { decideResume, resumeBacklog, type ResumeDecision } from "../session/resume.ts";
 import { SessionSaver } from "../session/saver.ts";
+import { notifyTask } from "../session/task-notifications.ts";
 import { hasUnfinishedWork, sessionFromTasks } from "../session/state.ts";
 import { TraceRecorder } from "../traces/writer.ts";
 import { createAdapter, type AgentAdapter } from "./adapters.ts";
@@ -710,6 +711,25 @@ export class Orchestrator {
     );
     const settled = (await this.store.get(task.id)) ?? task;
     this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled), "trace");
+    // For whoever waits on the run (a parent agent, a chat bridge): one row per finished attempt.
+    this.tryWrite(
+      () =>
+        notifyTask(this.o.sddDir, {
+          task_id: task.id,
+          session_id: this.runId,
+          status: result.outcome === "success" ? "completed" : result.outcome === "killed" ? "killed" : "failed",
+          summary: summary ?? "",
+          result: result.outcome === "success" ? "" : result.failedSignals.join(", "),
+          usage: {
+            agent_id: agent.agentId,
+            model: agent.model,
+            cost_usd: result.costSource === "unknown" ? null : pyFloat(result.costUsd),
+            input_tokens: result.tokens?.input ?? null,
+            output_tokens: result.tokens?.output ?? null,
+          },
+        }),
+      "task notification",
+    );
     this.saver.notify();
     if (this.budget !== null && !this.budgetHit && (this.spent >= this.budget || (result.costSource === "unknown" && result.outcome !== "killed"))) {
       // A cost nobody knows cannot be held against the budget: stop claiming rather than count it as 0.
