@@ -43,8 +43,12 @@ export function runJournalContent(path: string): JournalContent {
 export interface ContentOptions {
   /** `--allow-empty`: an empty input is 0 events, not a refusal. */
   allowEmpty?: boolean;
-  /** What the input should have been, for the detail ("run journal", "agent step journal"). */
+  /** The command has no `--allow-empty` (an empty journal is never sealed): the detail does not offer it. */
+  noAllowEmpty?: boolean;
+  /** What the input should have been, with its article ("a run journal"). */
   what?: string;
+  /** What a row of it is ("run-journal row (an object with event and event_hash)"). */
+  row?: string;
 }
 
 /**
@@ -52,14 +56,14 @@ export interface ContentOptions {
  * `not_a_journal`, exit 3, the detail naming the input as given.
  */
 export function refuseContent(content: JournalContent, input: string, o: ContentOptions = {}): void {
-  const what = o.what ?? "run journal";
   if (content === "empty" && !o.allowEmpty) {
-    throw new InputError("input_empty", `${input} is empty (no ${what} rows, only blank lines or 0 bytes); --allow-empty accepts it as 0 events`, {
-      path: input,
-    });
+    const hint = o.noAllowEmpty ? "" : "; --allow-empty takes it as a journal of 0 events";
+    throw new InputError("input_empty", `${input} is empty (0 bytes or blank lines only)${hint}`, { path: input });
   }
   if (content === "foreign") {
-    throw new InputError("not_a_journal", `${input} is not a ${what}: none of its lines is a ${what} row`, { path: input });
+    const what = o.what ?? "a run journal";
+    const row = o.row ?? "run-journal row (an object with event and event_hash)";
+    throw new InputError("not_a_journal", `${input} is not ${what}: none of its lines is a ${row}`, { path: input });
   }
 }
 
