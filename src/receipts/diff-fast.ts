@@ -2,8 +2,7 @@ import { DEFAULT_MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { CanonicalRow, Key } from "../steps/fastrow.ts";
 import { KERNEL_LINKS, KERNEL_REPORT, SpanKey } from "../steps/kernel.ts";
-import { classifyLine, stepJournalContent } from "../steps/reader.ts";
-import { refuseContent } from "../journal/content.ts";
+import { classifyLine, refuseNonStepJournal } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
 import { diffRows, lengthMismatch, type JournalDiff } from "./diff.ts";
 import { sourceLines, type JournalSource, type LineBatch } from "./source.ts";
@@ -221,7 +220,7 @@ export async function diffJournalLines(left: AsyncIterator<LineBatch>, right: As
  */
 export function refuseNonJournalSource(src: JournalSource, allowEmpty = false): void {
   if (src.kind === "receipt") return;
-  refuseContent(stepJournalContent(src.path), src.input ?? src.path, { allowEmpty, what: "an agent step journal", row: "step (an object with a step_hash)" });
+  refuseNonStepJournal(src.path, src.input ?? src.path, allowEmpty);
 }
 
 /** The first divergence between two sources (`diffJournals` over `sourceEntries` is the exact path). */

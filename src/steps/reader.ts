@@ -4,7 +4,7 @@ import { loadsLine } from "../pyjson/row.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong, type FastProbe, type LineDialect } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
-import type { JournalContent } from "../journal/content.ts";
+import { refuseContent, type JournalContent } from "../journal/content.ts";
 
 /** Read size for journal files: large enough that per-chunk work is noise. */
 export const READ_CHUNK = 1 << 20;
@@ -120,4 +120,12 @@ export function stepJournalContent(path: string): JournalContent {
     throw err;
   }
   return lines ? "foreign" : "empty";
+}
+
+/**
+ * Refuse the step journal at `path` (named `input`) when it is empty (unless
+ * `allowEmpty`) or holds no step: `input_empty` / `not_a_journal`, exit 3.
+ */
+export function refuseNonStepJournal(path: string, input: string, allowEmpty = false): void {
+  refuseContent(stepJournalContent(path), input, { allowEmpty, what: "an agent step journal", row: "step (an object with a step_hash)" });
 }

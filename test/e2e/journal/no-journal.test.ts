@@ -229,3 +229,58 @@ describe("replay diff-journal and replay diff", () => {
     expect([same.code, same.json.diverged]).toEqual([0, false]);
   });
 });
+
+describe("agent step journals: replay <AGENT>, replay debug; gateway logs in replay diff", () => {
+  /** An .sdd with an empty agent journal (e), a foreign one (f) and a real one (a). */
+  function agents(): string {
+    const cwd = dirs.make();
+    const f = inputs();
+    for (const [id, src] of [["agent-e", f.empty!], ["agent-f", f.plan!], ["agent-a", AGENT_JOURNAL]] as const) {
+      mkdirSync(join(cwd, ".sdd", "runtime", "journal", id), { recursive: true });
+      copyFileSync(src, join(cwd, ".sdd", "runtime", "journal", id, "000000.jsonl"));
+    }
+    return cwd;
+  }
+
+  test("replay <AGENT>: empty → input_empty, foreign → not_a_journal (was ok, 0 steps); --allow-empty: the empty view", async () => {
+    const cwd = agents();
+    expectRefused(await bernsteinJson(["replay", "agent-e"], { cwd }), "input_empty", "agent-e");
+    expectRefused(await bernsteinJson(["replay", "agent-f"], { cwd }), "not_a_journal", "agent-f");
+    expectRefused(await bernsteinJson(["replay", "agent-f", "--allow-empty"], { cwd }), "not_a_journal", "agent-f");
+    const allowed = await bernsteinJson(["replay", "agent-e", "--allow-empty"], { cwd });
+    expect([allowed.code, allowed.json.ok, allowed.json.steps]).toEqual([0, true, 0]);
+    // (the fixture's entries hold Python-only JSON such as NaN: read as text)
+    const real = await bernstein(["replay", "agent-a", "--as-json"], { cwd });
+    expect([real.code, real.stdout.startsWith('{\n  "ok": true')]).toEqual([0, true]);
+  });
+
+  test("replay debug: one or two empty or foreign journals are refused; --allow-empty: the old empty results", async () => {
+    const cwd = agents();
+    expectRefused(await bernsteinJson(["replay", "debug", "agent-e"], { cwd }), "input_empty", "agent-e");
+    expectRefused(await bernsteinJson(["replay", "debug", "agent-f"], { cwd }), "not_a_journal", "agent-f");
+    expectRefused(await bernsteinJson(["replay", "debug", "agent-f", "agent-f"], { cwd }), "not_a_journal", "agent-f");
+    expectRefused(await bernsteinJson(["replay", "debug", "agent-a", "agent-e"], { cwd }), "input_empty", "agent-e");
+    const single = await bernsteinJson(["replay", "debug", "agent-e", "--allow-empty"], { cwd });
+    expect([single.code, single.json.ok, single.json.steps]).toEqual([0, true, 0]);
+    const two = await bernsteinJson(["replay", "debug", "agent-e", "agent-e", "--allow-empty"], { cwd });
+    expect([two.code, two.json.ok, two.json.diverged]).toEqual([0, true, false]);
+  });
+
+  test("replay diff over gateway logs (events.jsonl): an empty log is input_empty, a foreign one not_a_journal", async () => {
+    const cwd = dirs.make();
+    const f = inputs();
+    const row = '{"kind": "tool", "key": "k", "response": 1}\n';
+    for (const [id, text] of [["empty", ""], ["foreign", readFileSync(f.plan!, "utf8")], ["one", row]] as const) {
+      mkdirSync(join(cwd, ".sdd", "runs", id), { recursive: true });
+      copyFileSync(RUN_JOURNAL, join(cwd, ".sdd", "runs", id, "journal.jsonl"));
+      writeFileSync(join(cwd, ".sdd", "runs", id, "events.jsonl"), text);
+    }
+    expectRefused(await bernsteinJson(["replay", "diff", "empty", "empty"], { cwd }), "input_empty", join("empty", "events.jsonl"));
+    expectRefused(await bernsteinJson(["replay", "diff", "foreign", "foreign"], { cwd }), "not_a_journal", join("foreign", "events.jsonl"));
+    expectRefused(await bernsteinJson(["replay", "diff", "one", "foreign", "--allow-empty"], { cwd }), "not_a_journal", join("foreign", "events.jsonl"));
+    const allowed = await bernsteinJson(["replay", "diff", "empty", "empty", "--allow-empty"], { cwd });
+    expect([allowed.code, allowed.json.log, allowed.json.diverged]).toEqual([0, "events.jsonl", false]);
+    const same = await bernsteinJson(["replay", "diff", "one", "one"], { cwd });
+    expect([same.code, same.json.diverged]).toEqual([0, false]);
+  });
+});
