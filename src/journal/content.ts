@@ -49,6 +49,8 @@ export interface ContentOptions {
   what?: string;
   /** What a row of it is ("run-journal row (an object with event and event_hash)"). */
   row?: string;
+  /** How the detail names what is empty (default: the input; a receipt: "the journal of R.tar"). */
+  name?: string;
 }
 
 /**
@@ -58,7 +60,7 @@ export interface ContentOptions {
 export function refuseContent(content: JournalContent, input: string, o: ContentOptions = {}): void {
   if (content === "empty" && !o.allowEmpty) {
     const hint = o.noAllowEmpty ? "" : "; --allow-empty takes it as a journal of 0 events";
-    throw new InputError("input_empty", `${input} is empty (0 bytes or blank lines only)${hint}`, { path: input });
+    throw new InputError("input_empty", `${o.name ?? input} is empty (0 bytes or blank lines only)${hint}`, { path: input });
   }
   if (content === "foreign") {
     const what = o.what ?? "a run journal";

@@ -3,6 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join } from "node:path";
 import { bernstein, bernsteinJson, binPath, VECTORS } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";
+import { craftTar } from "../../receipts/tarcraft.ts";
 
 /**
  * No green without a journal (issue 29): an empty input (0 bytes, blank
@@ -282,5 +283,22 @@ describe("agent step journals: replay <AGENT>, replay debug; gateway logs in rep
     expect([allowed.code, allowed.json.log, allowed.json.diverged]).toEqual([0, "events.jsonl", false]);
     const same = await bernsteinJson(["replay", "diff", "one", "one"], { cwd });
     expect([same.code, same.json.diverged]).toEqual([0, false]);
+  });
+});
+
+describe("replay verify of a receipt", () => {
+  test("a receipt whose journal member is empty (manifest: 0 steps): input_empty, exit 3; --allow-empty: ok, 0 steps", async () => {
+    const cwd = dirs.make();
+    const genesis = "0".repeat(64);
+    const manifest = JSON.stringify({ agent_id: "agent-e", blob_digests: [], created_at: "2026-01-01T00:00:00Z", format_version: 1, head_hash: genesis, steps: 0 });
+    const receipt = join(cwd, "empty.tar");
+    writeFileSync(receipt, craftTar([{ name: "manifest.json", data: manifest }, { name: "journal/000000.jsonl", data: "" }]));
+    const r = await bernsteinJson(["replay", "verify", receipt], { cwd });
+    expectRefused(r, "input_empty", receipt);
+    expect(r.json.detail).toContain(`the journal of ${receipt} is empty`);
+    const allowed = await bernsteinJson(["replay", "verify", receipt, "--allow-empty"], { cwd });
+    expect([allowed.code, allowed.json.ok, allowed.json.steps]).toEqual([0, true, 0]);
+    const real = await bernsteinJson(["replay", "verify", join(VECTORS, "agent-journal", "agent-a.tar")], { cwd });
+    expect([real.code, real.json.ok]).toEqual([0, true]);
   });
 });
