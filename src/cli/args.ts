@@ -24,3 +24,12 @@ export const sddDirArgs = {
 export const runsDirArgs = {
   "sdd-dir": { type: "string", description: "State directory holding runs/ (default .sdd)" },
 } as const satisfies ArgsDef;
+
+/**
+ * `--allow-empty` of every verb that reads a journal: an empty input (0 bytes
+ * or blank lines only) is `input_empty` (exit 3) unless it is given; with it
+ * the verdict on an empty journal is the old one (ok, 0 events).
+ */
+export const allowEmptyArgs = {
+  "allow-empty": { type: "boolean", description: "Accept an empty journal (0 bytes or blank lines only) as 0 events instead of refusing it (input_empty)" },
+} as const satisfies ArgsDef;

@@ -24,6 +24,8 @@ export interface JournalVerdictSpec<T> {
   seal: JournalSeal | null;
   threads: number | undefined;
   linksOnly: boolean;
+  /** `--allow-empty`: verify an empty journal as 0 events instead of refusing it. */
+  allowEmpty?: boolean;
   /** Build these Merkle subtrees in the verify pass (the signed tree heads then need no second pass). */
   tree?: TreeRequest;
   /** Where a negative verdict's divergence report goes (null: none). */
@@ -47,6 +49,7 @@ export async function journalVerdict<T = never>(spec: JournalVerdictSpec<T>): Pr
       seal: spec.seal,
       threads: spec.threads,
       linksOnly: spec.linksOnly,
+      allowEmpty: spec.allowEmpty,
       tree: spec.tree,
       onProgress: progress.onProgress,
       runId: spec.runId,

@@ -13,6 +13,7 @@ import { loadSigningKey } from "../receipts/keys.ts";
 import { sourceEntries } from "../receipts/source.ts";
 import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
 import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
+import { refuseNonStepJournal } from "../steps/reader.ts";
 import { verifyStepJournal } from "../steps/verify.ts";
 
 /**
@@ -41,6 +42,8 @@ export interface DebugOptions {
   limit?: number;
   full?: boolean;
   jumpToFailure?: boolean;
+  /** `--allow-empty`: an empty step journal is 0 steps instead of refused (`input_empty`). */
+  allowEmpty?: boolean;
 }
 
 function bucketOf(sddDir: string, id: string): string | null {
@@ -185,6 +188,8 @@ export async function debugSingleRun(run: string, o: DebugOptions & { forkFrom?:
     count++;
   }
   const jump = o.jumpToFailure ? { jump_to_seq: null } : {};
+  // Nothing read: an empty journal (refused unless allowed) or one without a step (refused).
+  if (count === 0) refuseNonStepJournal(path, run, o.allowEmpty);
   if (count === 0) return { mode: "single-run", run, verified: true, head_hash: GENESIS_HASH, steps: 0, receipt: null, projection: [], ...jump };
   const v = await verifyStepJournal(path, last);
   if (!v.ok) {
@@ -227,6 +232,9 @@ export async function debugTwoRuns(left: string, right: string, o: DebugOptions)
   const lp = bucketOf(o.sddDir, left);
   const rp = bucketOf(o.sddDir, right);
   if (lp === null || rp === null) throw new InputError("agent_journal_missing", "One or both journals are missing.", { left, right });
+  // Two empty or foreign journals would "match" (reads each up to its first step).
+  refuseNonStepJournal(lp, left, o.allowEmpty);
+  refuseNonStepJournal(rp, right, o.allowEmpty);
   const d = await diffJournals(entries(lp), entries(rp));
   const upTo = d.diverged ? d.seq : Number.POSITIVE_INFINITY;
   const steps: Map<string, PyValue>[] = [];

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { physicalLines } from "../fsutil/lines.ts";
+import { refuseContent } from "../journal/content.ts";
 import { classifyLine } from "../journal/reader.ts";
 import { pyEquals, pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
@@ -164,5 +165,18 @@ export function diffGatewayLogs(pathA: string, pathB: string): GatewayDiff {
   d.skipped_lines = { a: a.skipped, b: b.skipped };
   d.key_schemes = { a: [...a.schemes].sort(), b: [...b.schemes].sort() };
   schemeNote(d);
+  return d;
+}
+
+/**
+ * `replay diff` of two gateway logs: `diffGatewayLogs`, then a log with no
+ * row is refused (journal/content.ts) instead of compared: `input_empty`
+ * when it had no line either (unless `allowEmpty`), else `not_a_journal`.
+ */
+export function diffGatewayInputs(pathA: string, pathB: string, opts: { allowEmpty?: boolean } = {}): GatewayDiff {
+  const d = diffGatewayLogs(pathA, pathB);
+  for (const [path, rows, skipped] of [[pathA, d.a_rows, d.skipped_lines.a], [pathB, d.b_rows, d.skipped_lines.b]] as const) {
+    if (rows === 0) refuseContent(skipped === 0 ? "empty" : "foreign", path, { allowEmpty: opts.allowEmpty, what: "a ReplayGateway log", row: "row (a JSON object)" });
+  }
   return d;
 }

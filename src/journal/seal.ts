@@ -14,6 +14,7 @@ import type { FastVerifyResult } from "./model.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
 import { journalPath, lockPathFor, runDir, SEAL_FILE_NAME } from "./paths.ts";
 import { verifyJournal, type JournalSeal } from "./verify.ts";
+import { refuseContent, verdictContent } from "./content.ts";
 
 /**
  * External seals: a commitment `{head, event_count}` kept apart from the
@@ -140,18 +141,14 @@ export async function sealJournalDetailed(sddDir: string, runId: string, opts: S
   const lock = lockJournalOrRefuse(jpath, runId, "seal");
   try {
     const r = await verifyJournal(jpath, { tree: opts.tree });
+    // Nothing to seal in an empty journal, and a file with no journal row is no journal (exit 3, content.ts).
+    refuseContent(verdictContent(r, jpath), jpath, { noAllowEmpty: true });
     if (!r.chain_consistent || r.coverage !== "complete") {
       throw new RefusalError(
         "seal_refused",
         `refusing to seal run ${runId}: the journal does not verify (${r.errors.join("; ")})`,
         { run_id: runId, path: jpath, errors: r.errors },
       );
-    }
-    if (r.count === 0) {
-      throw new RefusalError("seal_refused", `refusing to seal run ${runId}: the journal has no events`, {
-        run_id: runId,
-        path: jpath,
-      });
     }
     await opts.afterVerify?.(r);
     const seal: JournalSeal = { head: r.head ?? "", event_count: r.count };

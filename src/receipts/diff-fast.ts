@@ -2,7 +2,7 @@ import { DEFAULT_MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { CanonicalRow, Key } from "../steps/fastrow.ts";
 import { KERNEL_LINKS, KERNEL_REPORT, SpanKey } from "../steps/kernel.ts";
-import { classifyLine } from "../steps/reader.ts";
+import { classifyLine, refuseNonStepJournal } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
 import { diffRows, lengthMismatch, type JournalDiff } from "./diff.ts";
 import { sourceLines, type JournalSource, type LineBatch } from "./source.ts";
@@ -213,7 +213,24 @@ export async function diffJournalLines(left: AsyncIterator<LineBatch>, right: As
   }
 }
 
-/** `replay diff-journal`: the first divergence between two sources (`diffJournals` over `sourceEntries` is the exact path). */
+/**
+ * Refuse a journal file or agent journal that is empty (unless allowed) or
+ * holds no step (journal/content.ts): two of them would "match". A receipt's
+ * journal is the receipt reader's to judge.
+ */
+export function refuseNonJournalSource(src: JournalSource, allowEmpty = false): void {
+  if (src.kind === "receipt") return;
+  refuseNonStepJournal(src.path, src.input ?? src.path, allowEmpty);
+}
+
+/** The first divergence between two sources (`diffJournals` over `sourceEntries` is the exact path). */
 export function diffJournalSources(left: JournalSource, right: JournalSource): Promise<JournalDiff> {
   return diffJournalLines(sourceLines(left), sourceLines(right));
+}
+
+/** `replay diff-journal`: `diffJournalSources` once both sides are known to be journals (`refuseNonJournalSource`). */
+export function diffJournalInputs(left: JournalSource, right: JournalSource, opts: { allowEmpty?: boolean } = {}): Promise<JournalDiff> {
+  refuseNonJournalSource(left, opts.allowEmpty);
+  refuseNonJournalSource(right, opts.allowEmpty);
+  return diffJournalSources(left, right);
 }

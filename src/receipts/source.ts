@@ -19,6 +19,8 @@ import { DEFAULT_RECEIPT_LIMITS, type ReceiptLimits } from "./verify.ts";
 export type JournalSource = ({ kind: "agent"; agentId: string; path: string } | { kind: "file"; path: string } | { kind: "receipt"; path: string }) & {
   /** Standard input spooled to a temporary file: remove it when done. */
   cleanup?: () => void;
+  /** The input as it was given (`-`, a path, an agent id), for refusals. */
+  input?: string;
 };
 
 /** True when the file starts like a tar (ustar magic) or a gzip stream. */
@@ -46,7 +48,7 @@ export function resolveJournalSource(spec: string, sddDir: string): JournalSourc
   if (isStdinPath(spec)) {
     const spool = spoolStdin({ what: "journal" });
     try {
-      return { ...(looksLikeArchive(spool.path) ? { kind: "receipt" as const } : { kind: "file" as const }), path: spool.path, cleanup: spool.cleanup };
+      return { ...(looksLikeArchive(spool.path) ? { kind: "receipt" as const } : { kind: "file" as const }), path: spool.path, cleanup: spool.cleanup, input: spec };
     } catch (err) {
       spool.cleanup();
       throw err;
@@ -54,16 +56,16 @@ export function resolveJournalSource(spec: string, sddDir: string): JournalSourc
   }
   if (isRemotePath(spec)) {
     // A journal in storage is read in place; a receipt (walked by descriptor, in more than one pass) is copied first.
-    if (!looksLikeArchive(spec)) return { kind: "file", path: spec };
+    if (!looksLikeArchive(spec)) return { kind: "file", path: spec, input: spec };
     const copy = inputAsFile(spec, { what: "receipt" })!;
     return { kind: "receipt", path: copy.path, cleanup: copy.cleanup };
   }
   if (checkInput(spec, { what: "journal" }) === "regular") {
-    return looksLikeArchive(spec) ? { kind: "receipt", path: spec } : { kind: "file", path: spec };
+    return looksLikeArchive(spec) ? { kind: "receipt", path: spec, input: spec } : { kind: "file", path: spec, input: spec };
   }
   const dir = agentJournalDir(sddDir, spec);
   if (!existsSync(dir)) throw new InputError("agent_journal_missing", `no journal for agent ${spec}`, { agent_id: spec });
-  return { kind: "agent", agentId: spec, path: join(dir, BUCKET_NAME) };
+  return { kind: "agent", agentId: spec, path: join(dir, BUCKET_NAME), input: spec };
 }
 
 /** A one-slot hand-off between a push producer and a pull consumer. */

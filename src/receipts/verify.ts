@@ -5,6 +5,7 @@ import { withInputFile } from "../fsutil/input.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
 import { ChainWalker, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
+import { refuseContent } from "../journal/content.ts";
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, walkArchive, type ArchiveLimits, type MemberInfo } from "./archive.ts";
 import { ManifestError, parseManifest } from "./manifest.ts";
 
@@ -38,6 +39,8 @@ export interface VerifyReceiptOptions {
   expectedHead?: string | null;
   publicKeyPath?: string | null;
   limits?: Partial<ReceiptLimits>;
+  /** `--allow-empty`: a receipt whose journal holds no step (and nothing else) verifies as 0 steps instead of `input_empty`. */
+  allowEmpty?: boolean;
 }
 
 export interface ReceiptLimits extends ArchiveLimits {
@@ -124,7 +127,10 @@ export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {
   // `-`: standard input, spooled (the walk may take more than one pass); a non-regular file is refused unopened.
   return withInputFile(path, { what: "receipt" }, async (file, bytes) => {
     if (bytes === null) throw new InputError("receipt_not_found", `receipt not found: ${path}`, { path });
-    return { ...(await verifyReceiptFile(file, opts)), bytes_read: bytes };
+    const v = await verifyReceiptFile(file, opts);
+    // A journal with no step and nothing wrong is empty: no verdict on it unless allowed (journal/content.ts).
+    if (v.steps === 0 && v.errors.length === 0) refuseContent("empty", path, { allowEmpty: opts.allowEmpty, name: `the journal of ${path}` });
+    return { ...v, bytes_read: bytes };
   });
 }
 

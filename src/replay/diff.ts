@@ -1,3 +1,4 @@
+import { refuseContent, runJournalContent } from "../journal/content.ts";
 import { readJournal } from "../journal/reader.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { comparePair, endVerdict, lengthVerdict, verdictMaker, type JournalDiff } from "./diff-compare.ts";
@@ -19,6 +20,17 @@ async function* rowsOf(path: string): AsyncGenerator<PyObject> {
  */
 export async function diffRunJournals(pathA: string, pathB: string, rules: DiffRules = diffRules()): Promise<JournalDiff> {
   return diffRunJournalsFast(pathA, pathB, rules);
+}
+
+/**
+ * `replay diff` of two runs' journals: refused (journal/content.ts) when one
+ * is empty (unless `allowEmpty`) or holds no run-journal row, since two such
+ * files would "match"; then `diffRunJournals`. Reading up to the first row
+ * with journal members costs one row per journal.
+ */
+export async function diffRunInputs(pathA: string, pathB: string, rules: DiffRules, opts: { allowEmpty?: boolean } = {}): Promise<JournalDiff> {
+  for (const p of [pathA, pathB]) refuseContent(runJournalContent(p), p, { allowEmpty: opts.allowEmpty });
+  return diffRunJournals(pathA, pathB, rules);
 }
 
 /** The reference: both journals through the exact reader, every step through comparePair. */

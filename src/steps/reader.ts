@@ -4,6 +4,7 @@ import { loadsLine } from "../pyjson/row.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong, type FastProbe, type LineDialect } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
+import { refuseContent, type JournalContent } from "../journal/content.ts";
 
 /** Read size for journal files: large enough that per-chunk work is noise. */
 export const READ_CHUNK = 1 << 20;
@@ -96,4 +97,35 @@ export async function* readEntries(path: string, limit: number | null): AsyncGen
   }
   splitter.end();
   yield* batch;
+}
+
+/** Ends a read at the first entry (stepJournalContent). */
+class FoundEntry extends Error {}
+
+/**
+ * What a step journal file holds (journal/content.ts): a journal once a line
+ * is an entry (reading stops there), foreign when lines were read and none
+ * was, empty when no line was more than blank (a missing file has no lines).
+ */
+export function stepJournalContent(path: string): JournalContent {
+  let lines = false;
+  try {
+    forEachFileLineSync(path, "universal", (line) => {
+      const k = classifyLine(line);
+      if (k.kind === "entry") throw new FoundEntry();
+      if (k.kind !== "blank") lines = true;
+    });
+  } catch (err) {
+    if (err instanceof FoundEntry) return "journal";
+    throw err;
+  }
+  return lines ? "foreign" : "empty";
+}
+
+/**
+ * Refuse the step journal at `path` (named `input`) when it is empty (unless
+ * `allowEmpty`) or holds no step: `input_empty` / `not_a_journal`, exit 3.
+ */
+export function refuseNonStepJournal(path: string, input: string, allowEmpty = false): void {
+  refuseContent(stepJournalContent(path), input, { allowEmpty, what: "an agent step journal", row: "step (an object with a step_hash)" });
 }

@@ -1,5 +1,6 @@
 import { InputError } from "../errors.ts";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";
+import { refuseContent, verdictContent } from "../journal/content.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
 import { readJournal } from "../journal/reader.ts";
 import { journalVerdictFailure, type JournalFailure } from "../journal/verdict-failure.ts";
@@ -36,6 +37,8 @@ export interface TimelineInput {
   threads?: number;
   maxEvents?: number;
   onProgress?: (done: number, total: number) => void;
+  /** `--allow-empty`: draw an empty journal (0 events) instead of refusing it (`input_empty`). */
+  allowEmpty?: boolean;
 }
 
 /**
@@ -61,6 +64,8 @@ export interface TimelineResult {
 
 export async function renderTimeline(input: TimelineInput, sink: TimelineSink): Promise<TimelineResult> {
   const verdict = await verifyJournal(input.journal, { seal: input.seal, threads: input.threads, onProgress: input.onProgress });
+  // Before the page's first byte: no page of an empty input (unless allowed) or of one with no journal row.
+  refuseContent(verdictContent(verdict, input.journal), input.journal, { allowEmpty: input.allowEmpty });
   const failure = journalVerdictFailure(verdict);
   let open = (await sink(pageHead(input.runId, banner(verdict, failure, input.sealPath)))) !== false;
   const put = async (chunk: string): Promise<boolean> => (open &&= (await sink(chunk)) !== false);

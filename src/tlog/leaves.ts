@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { InputError, NegativeError } from "../errors.ts";
 import { verifyJournal } from "../journal/verify.ts";
+import { refuseContent, verdictContent } from "../journal/content.ts";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { TreeRequest, type Subtree, type TreeSpec } from "../journal/fast/subtrees.ts";
 import { fileIdentity } from "./sniff.ts";
@@ -65,6 +66,8 @@ export async function verifiedTree(path: string, opts: TreeOptions = {}): Promis
   const before = reuse?.identityBefore ?? fileIdentity(path);
   const request = reuse?.tree ?? new TreeRequest(want);
   const verdict = reuse?.verdict ?? (await verifyJournal(path, { endOffset: statSync(path).size, tree: request }));
+  // No tree over an empty input or one with no journal row (a reused verdict was judged by its verify).
+  if (!reuse) refuseContent(verdictContent(verdict, path), path, { noAllowEmpty: true });
   if (!verdict.chain_consistent || verdict.coverage !== "complete" || !verdict.payloads_checked) {
     throw new NegativeError("chain_broken", `journal ${path} does not verify: ${verdict.errors.join("; ") || "payloads not checked"}`, {
       path,

@@ -101,7 +101,7 @@ describe("journal verify reads standard input to its end", () => {
     expect([code, verdict(JSON.parse(stdout))]).toEqual([file.code, verdict(file.json)]);
   }, 20_000);
 
-  test("--threads is ignored for standard input, with a note on stderr; an empty stdin is an empty chain of 0 bytes read", async () => {
+  test("--threads is ignored for standard input, with a note on stderr; an empty stdin is input_empty, or with --allow-empty an empty chain of 0 bytes read", async () => {
     const cwd = dirs.make();
     const f = join(VDIR, "hazards.jsonl");
     const p = await piped(f, ["journal", "verify", "-", "--threads", "3"], cwd, { BERNSTEIN_FAST_VERIFY_MIN_RANGE: "1" });
@@ -109,7 +109,9 @@ describe("journal verify reads standard input to its end", () => {
     expect(verdict(p.json)).toEqual(verdict((await bernsteinJson(["journal", "verify", f], { cwd })).json));
     const empty = join(cwd, "empty");
     writeFileSync(empty, "");
-    const e = await piped(empty, ["journal", "verify", "-"], cwd);
+    const refused = await piped(empty, ["journal", "verify", "-"], cwd);
+    expect([refused.code, refused.json.ok, refused.json.error]).toEqual([3, false, "input_empty"]);
+    const e = await piped(empty, ["journal", "verify", "-", "--allow-empty"], cwd);
     expect([e.code, e.json.ok, e.json.count, e.json.bytes_read]).toEqual([0, true, 0, 0]);
   }, 20_000);
 

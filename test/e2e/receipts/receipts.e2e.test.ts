@@ -279,7 +279,11 @@ describe("replay diff-journal and the agent view (binary)", () => {
     expect(p.stdout).toContain("0      e811dd7ab84f9b2b... 0000000000000000... -                        edit");
     expect(p.stdout).toContain("Use 'bernstein replay export agent-a' to produce an offline-verifiable receipt.");
     mkdirSync(join(cwd, ".sdd/runtime/journal/fresh"));
-    const empty = await bernstein(["replay", "fresh"], { cwd });
+    // An agent with no steps yet: refused (input_empty, exit 3) unless --allow-empty shows the empty view.
+    const refused = await bernstein(["replay", "fresh"], { cwd });
+    expect([refused.code, refused.stdout]).toEqual([3, ""]);
+    expect(refused.stderr).toContain("fresh is empty");
+    const empty = await bernstein(["replay", "fresh", "--allow-empty"], { cwd });
     expect([empty.code, empty.stdout]).toEqual([0, "Journal for fresh is empty\n"]);
   });
 

@@ -42,11 +42,15 @@ beforeAll(() => {
   for (const [id, text] of Object.entries(journals)) writeAgentJournal(sdd, id, text);
 }, 60_000);
 
+/** The empty journals are viewed with --allow-empty (without it they are refused as input_empty). */
+const allowEmpty = (id: string): string[] => (id === "empty" || id === "blanks" ? ["--allow-empty"] : []);
+
 describe("replay <AGENT_ID> --as-json (binary): the exact path's output", () => {
   for (const id of ["mixed", "huge", "wide", "many", "broken-mid", "relinked-mid", "torn", "no-final-newline", "empty", "blanks"]) {
     test(id, async () => {
       for (const limit of [null, 1, 37]) {
-        const args = ["replay", id, "--as-json", "--sdd-dir", sdd, ...(limit === null ? [] : ["--limit", String(limit)])];
+        // (an empty journal is refused unless --allow-empty: test/e2e/journal/no-journal.test.ts; here its document)
+        const args = ["replay", id, "--as-json", "--sdd-dir", sdd, ...(limit === null ? [] : ["--limit", String(limit)]), ...allowEmpty(id)];
         const r = await bernstein(args);
         const exact = await exactAgentView(sdd, id, limit);
         if ("document" in exact) {
@@ -65,7 +69,7 @@ describe("replay <AGENT_ID> --as-json (binary): the exact path's output", () => 
 
   test("the prose view of the same journals: the table of the entries, or the refusal", async () => {
     for (const id of ["mixed", "many", "broken-mid", "torn", "empty"]) {
-      const r = await bernstein(["replay", id, "--sdd-dir", sdd]);
+      const r = await bernstein(["replay", id, "--sdd-dir", sdd, ...allowEmpty(id)]);
       const exact = await exactAgentView(sdd, id);
       if ("refused" in exact) {
         expect({ id, code: r.code }).toEqual({ id, code: 1 });

@@ -121,12 +121,14 @@ describe("replay diff RUN_A RUN_B (compiled binary)", () => {
     expect(len.json.a_event.index).toBe(297);
   });
 
-  test("both empty is not a divergence", async () => {
+  test("both empty is refused (input_empty, exit 3); with --allow-empty it is not a divergence", async () => {
     for (const n of ["e1", "e2"]) {
       mkdirSync(t.runDir(n), { recursive: true });
       writeFileSync(t.journal(n), "");
     }
-    const r = await bernsteinJson(["replay", "diff", "e1", "e2"], { cwd: t.cwd });
+    const refused = await bernsteinJson(["replay", "diff", "e1", "e2"], { cwd: t.cwd });
+    expect([refused.code, refused.json.error]).toEqual([3, "input_empty"]);
+    const r = await bernsteinJson(["replay", "diff", "e1", "e2", "--allow-empty"], { cwd: t.cwd });
     expect(r.code).toBe(0);
     expect(r.json).toMatchObject({ diverged: false, reason_code: "both_empty", reason: "both event logs are empty" });
   });

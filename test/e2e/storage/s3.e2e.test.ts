@@ -145,10 +145,13 @@ describe.skipIf(!enabled)("object storage (Swift s3api, SigV4 checked)", () => {
     const empty = join(dir, "empty.jsonl");
     writeFileSync(empty, "");
     await s3.putObject(s3.bucket, "empty.jsonl", "");
-    const local = await bernsteinJson(["journal", "verify", empty]);
-    const remote = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/empty.jsonl`], { env: env() });
+    const local = await bernsteinJson(["journal", "verify", empty, "--allow-empty"]);
+    const remote = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/empty.jsonl`, "--allow-empty"], { env: env() });
     expect(remote.code).toBe(local.code);
     expect(verdict(remote.json)).toEqual(verdict(local.json));
+    // Without --allow-empty both are refused alike (input_empty, exit 3): an empty object is no green.
+    const refused = await bernsteinJson(["journal", "verify", `s3://${s3.bucket}/empty.jsonl`], { env: env() });
+    expect([refused.code, refused.json.error]).toEqual([3, "input_empty"]);
   });
 
   test("the bucket is the URL's, even with S3_BUCKET / AWS_BUCKET set", async () => {

@@ -34,7 +34,7 @@ function runs(a: Call[] | null, b: Call[] | null, opts: { journal?: boolean; v1?
   return cwd;
 }
 
-const diff = (cwd: string) => bernsteinJson(["replay", "diff", "A", "B"], { cwd });
+const diff = (cwd: string, extra: string[] = []) => bernsteinJson(["replay", "diff", "A", "B", ...extra], { cwd });
 
 describe("replay diff over gateway logs", () => {
   test("identical calls (different clocks): exit 0, upstream's reason, the log named", async () => {
@@ -63,15 +63,18 @@ describe("replay diff over gateway logs", () => {
     expect(prose.stdout).toContain("compared: the gateway logs (events.jsonl) of A (3 events) and B (3 events)");
   });
 
-  test("one log longer: length_mismatch at the shorter length; both empty: not diverged", async () => {
+  test("one log longer: length_mismatch at the shorter length; an empty log refused, or with --allow-empty compared (both empty: not diverged)", async () => {
     const more = [...CALLS, { kind: "tool", key: "x", response: 1 }, { kind: "tool", key: "y", response: 2 }];
     const r = await diff(runs(CALLS, more));
     expect(r.code).toBe(1);
     expect(r.json).toMatchObject({ index: 3, reason: "run_b has 2 extra event(s) after index 2", reason_code: "length_mismatch", a_event: null, a_rows: 3, b_rows: 5 });
     expect(r.json.b_event.key).toMatch(/^v1:/);
-    const shortA = await diff(runs([CALLS[0]!], []));
+    // An empty log is refused (input_empty, exit 3) unless --allow-empty, which compares it as 0 events.
+    const refused = await diff(runs([CALLS[0]!], []));
+    expect([refused.code, refused.json.error]).toEqual([3, "input_empty"]);
+    const shortA = await diff(runs([CALLS[0]!], []), ["--allow-empty"]);
     expect(shortA.json).toMatchObject({ index: 0, reason: "run_a has 1 extra event(s) after index 0", reason_code: "length_mismatch" });
-    const empty = await diff(runs([], []));
+    const empty = await diff(runs([], []), ["--allow-empty"]);
     expect([empty.code, empty.json.reason, empty.json.reason_code]).toEqual([0, "both event logs are empty", ""]);
   });
 

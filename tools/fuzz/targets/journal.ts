@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RefusalError } from "../../../src/errors.ts";
 import { eventHash, payloadHash } from "../../../src/journal/hash.ts";
+import { verdictContent } from "../../../src/journal/content.ts";
 import { loadEventsSync } from "../../../src/journal/reader.ts";
 import { repairJournalTailSync, scanTail } from "../../../src/journal/repair.ts";
 import { verifyJournalSync, verifyRows, type JournalVerifyResult } from "../../../src/journal/verify.ts";
@@ -216,7 +217,14 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
     async runBinary(input) {
       writeFileSync(file, input);
       const lib = verifyJournalSync(file);
-      const r = await runBinary({ bin: opts.bin!, args: ["journal", "verify", file, "--as-json"], allowed: [0, 1] });
+      // No verdict on a file with no journal row (issue 29); an empty one is verified as 0 events under --allow-empty.
+      if (verdictContent(lib, file) === "foreign") {
+        const refused = await runBinary({ bin: opts.bin!, args: ["journal", "verify", file, "--allow-empty", "--as-json"], allowed: [3] });
+        const error = (plainDoc(refused.doc) as Record<string, unknown>).error;
+        if (error !== "not_a_journal") throw violation("binary_not_a_journal", `error ${String(error)}`);
+        return;
+      }
+      const r = await runBinary({ bin: opts.bin!, args: ["journal", "verify", file, "--allow-empty", "--as-json"], allowed: [0, 1] });
       const doc = plainDoc(r.doc) as Record<string, unknown>;
       const asText = (v: unknown): unknown => (typeof v === "number" ? String(v) : Array.isArray(v) ? v.map(asText) : v);
       const libDoc = Object.fromEntries(Object.entries(lib).map(([k, v]) => [k, asText(v)]));
@@ -248,7 +256,8 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
               const diff = sameVerdict(p as never, r as never);
               if (diff) throw violation("single_vs_parallel", `${name}: ${diff}`);
             }
-            if (opts.bin) await runBinary({ bin: opts.bin, args: ["journal", "verify", big, "--as-json"], allowed: [1], timeoutMs: 60_000 });
+            // A file of nothing but the discarded line holds no journal row: not_a_journal (exit 3); beside rows, coverage_partial (1).
+            if (opts.bin) await runBinary({ bin: opts.bin, args: ["journal", "verify", big, "--as-json"], allowed: [r.count === 0 ? 3 : 1], timeoutMs: 60_000 });
           } finally {
             rmSync(big, { force: true });
           }

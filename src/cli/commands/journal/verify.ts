@@ -16,13 +16,13 @@ import type { NoteSealVerdict } from "../../../tlog/flows.ts";
 import type { TreeRequest } from "../../../journal/fast/subtrees.ts";
 import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
 import { basename, dirname } from "node:path";
-import { runsDirArgs } from "../../args.ts";
+import { allowEmptyArgs, runsDirArgs } from "../../args.ts";
 import { isRemotePath } from "../../../storage/ref.ts";
 import { MAX_REMOTE_THREADS } from "../../../journal/fast/engine.ts";
 import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 
 const USAGE =
-  "usage: bernstein journal verify <FILE|RUN_ID|-|s3://BUCKET/KEY|https://URL>... [--seal FILE] [--s3-endpoint URL] [--s3-region REGION] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
+  "usage: bernstein journal verify <FILE|RUN_ID|-|s3://BUCKET/KEY|https://URL>... [--seal FILE] [--s3-endpoint URL] [--s3-region REGION] [--sdd-dir DIR] [--threads N] [--links-only] [--allow-empty] [--format text|github] [--junit FILE]";
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
@@ -66,6 +66,7 @@ export default defineCliCommand({
     },
     since: { type: "string", description: "An older seal.note or checkpoint: prove the journal only grew from it (consistency: extends | forked | truncated)" },
     remember: { type: "boolean", description: "Keep the signed tree head as the last verified one of its origin; refuse one not consistent with it" },
+    ...allowEmptyArgs,
     ...keyArgs,
     ...ciArgs,
     ...storageArgs,
@@ -107,6 +108,7 @@ interface VerifyArgs {
   seal?: string;
   "sdd-dir"?: string;
   "links-only"?: boolean;
+  "allow-empty"?: boolean;
 }
 
 /** One journal's verdict (a run id picks up its seal.json); missing or unreadable input throws. */
@@ -152,6 +154,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       seal,
       threads,
       linksOnly: Boolean(args["links-only"]),
+      allowEmpty: Boolean(args["allow-empty"]),
       tree,
       // Best effort, as in Python: a read-only location must not turn a verdict into an error.
       reportDir: target.stdin || remote ? null : target.runDirPath,

@@ -4,7 +4,7 @@ import { pyStr } from "../../../pyjson/python.ts";
 import { rawGet } from "../../../pyjson/row.ts";
 import { PyRaw, type PyValue } from "../../../pyjson/types.ts";
 import { GENESIS_HASH } from "../../../steps/hash.ts";
-import { readEntries } from "../../../steps/reader.ts";
+import { readEntries, refuseNonStepJournal } from "../../../steps/reader.ts";
 import { verifyAgentJournal } from "../../../steps/verify.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
@@ -26,7 +26,7 @@ function parseLimit(raw: string | undefined): number | null {
  * dispatcher when `<sdd>/runtime/journal/<AGENT_ID>` exists.
  */
 export async function runAgentView(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "<AGENT_ID>", ["limit"]);
+  refuseInapplicableFlags(ctx, "<AGENT_ID>", ["limit", "allow-empty"]);
   const [agentId] = ctx.positionals;
   if (agentId === undefined) throw new UsageError("usage: bernstein replay <AGENT_ID> [--limit N]");
   const limit = parseLimit(ctx.args.limit);
@@ -42,6 +42,8 @@ export async function runAgentView(ctx: ReplayContext): Promise<number> {
 async function showAgent(ctx: ReplayContext, agentId: string, limit: number | null, records: SpanRecords | null): Promise<number> {
   const v = await verifyAgentJournal(ctx.sddDir, agentId, records);
   if (v.entries === 0) {
+    // No step read: empty (refused unless --allow-empty) or no step journal at all (refused).
+    refuseNonStepJournal(v.bucket, agentId, ctx.args["allow-empty"] === true);
     if (ctx.json) await writeStdout(renderJson({ ok: true, agent_id: agentId, head_hash: GENESIS_HASH, steps: 0, entries: [] }) + "\n");
     else await printLines(`Journal for ${agentId} is empty`);
     return 0;

@@ -1,6 +1,6 @@
 import type { ArgsDef } from "citty";
 import { ciArgs } from "../../ci-flags.ts";
-import { sddDirArgs } from "../../args.ts";
+import { allowEmptyArgs, sddDirArgs } from "../../args.ts";
 import { storageArgs } from "../../storage-flags.ts";
 
 /**
@@ -32,6 +32,8 @@ export const replayArgs = {
   ignore: { type: "string", description: "diff: leave this field out of the comparison (dotted path into nested objects; repeatable)" },
   // Only its negation means something: --no-default-ignores.
   "default-ignores": { type: "boolean", description: "diff: --no-default-ignores compares every field as recorded (run_id, git_sha, agent ids, …)" },
+  // <RUN_ID> --verify, diff, diff-journal: accept an empty journal as 0 events
+  ...allowEmptyArgs,
   // verify and <RUN_ID> --verify: --format text|github, --junit FILE
   ...ciArgs,
   // verify, diff-journal, export, publish: s3:// inputs and outputs

@@ -10,7 +10,7 @@ const USAGE = "Usage: bernstein replay debug <RUN> [--fork-from N] [--sign KEY] 
 
 /** `bernstein replay debug <RUN> | <LEFT> <RIGHT>` (spec §6.1). */
 export async function runDebug(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "debug", ["fork-from", "jump-to-failure", "full", "limit", "sign"]);
+  refuseInapplicableFlags(ctx, "debug", ["fork-from", "jump-to-failure", "full", "limit", "sign", "allow-empty"]);
   const ids = ctx.positionals;
   if (ids.length !== 1 && ids.length !== 2) throw new UsageError(USAGE);
   const base = {
@@ -18,6 +18,7 @@ export async function runDebug(ctx: ReplayContext): Promise<number> {
     limit: ctx.args.limit === undefined ? undefined : parseCount(ctx.args.limit, "limit"),
     full: ctx.args.full === true,
     jumpToFailure: ctx.args["jump-to-failure"] === true,
+    allowEmpty: ctx.args["allow-empty"] === true,
   };
   if (ids.length === 2) {
     if (ctx.args["fork-from"] !== undefined) throw new UsageError("--fork-from applies to single-run debug only.", "flag_not_applicable");

@@ -1,4 +1,4 @@
-import { diffGatewayLogs, gatewayLogPath, type GatewayDiff } from "../../../gateway/diff.ts";
+import { diffGatewayInputs, gatewayLogPath, type GatewayDiff } from "../../../gateway/diff.ts";
 import { paint } from "../../../render/ansi.ts";
 import { renderJson } from "../../../render/json.ts";
 import { sanitizeCell } from "../../../render/table.ts";
@@ -15,7 +15,7 @@ import type { ReplayContext } from "./context.ts";
 export async function runGatewayDiff(ctx: ReplayContext, a: RunRef, b: RunRef): Promise<number> {
   const pa = gatewayLogPath(a.runDir);
   const pb = gatewayLogPath(b.runDir);
-  const d = diffGatewayLogs(pa, pb);
+  const d = diffGatewayInputs(pa, pb, { allowEmpty: ctx.args["allow-empty"] === true });
   if (ctx.json) {
     await printJson({
       ok: !d.diverged,

@@ -1,6 +1,6 @@
 import { UsageError } from "../../../errors.ts";
 import { isStdinPath } from "../../../fsutil/input.ts";
-import { diffJournalSources } from "../../../receipts/diff-fast.ts";
+import { diffJournalInputs } from "../../../receipts/diff-fast.ts";
 import { resolveJournalSource } from "../../../receipts/source.ts";
 import { pyRepr } from "../../../pyjson/python.ts";
 import type { PyValue } from "../../../pyjson/types.ts";
@@ -12,7 +12,7 @@ const USAGE = "usage: bernstein replay diff-journal <LEFT> <RIGHT>   (each an ag
 
 /** `bernstein replay diff-journal A B`: exit 0 when the chains match, 1 at the first divergence. */
 export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "diff-journal", [...STORAGE_FLAGS]);
+  refuseInapplicableFlags(ctx, "diff-journal", [...STORAGE_FLAGS, "allow-empty"]);
   if (ctx.positionals.length !== 2) throw new UsageError(USAGE);
   const [a, b] = ctx.positionals as [string, string];
   if (isStdinPath(a) && isStdinPath(b)) throw new UsageError("standard input can be only one side of diff-journal (- and /dev/stdin are the same stream)");
@@ -21,7 +21,7 @@ export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
   try {
     const right = resolveJournalSource(b, ctx.sddDir);
     try {
-      d = await diffJournalSources(left, right);
+      d = await diffJournalInputs(left, right, { allowEmpty: Boolean(ctx.args["allow-empty"]) });
     } finally {
       right.cleanup?.();
     }

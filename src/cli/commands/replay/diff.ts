@@ -2,7 +2,7 @@ import type { PyObject } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
 import { renderJson } from "../../../render/json.ts";
 import { Table, sanitizeCell, terminalWidth, type Cell } from "../../../render/table.ts";
-import { diffRunJournals, IGNORED_FIELDS, type JournalDiff } from "../../../replay/diff.ts";
+import { diffRunInputs, IGNORED_FIELDS, type JournalDiff } from "../../../replay/diff.ts";
 import { diffRules } from "../../../replay/diff-rules.ts";
 import { repeated } from "../../tlog-flags.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
@@ -25,7 +25,7 @@ const USAGE = "bernstein replay diff RUN_A RUN_B [--ignore FIELD]... [--no-defau
  */
 export async function runDiff(ctx: ReplayContext): Promise<number> {
   const [idA, idB] = expectPositionals(ctx, 2, USAGE);
-  refuseFlags(ctx, ["ignore", "default-ignores"], "replay diff");
+  refuseFlags(ctx, ["ignore", "default-ignores", "allow-empty"], "replay diff");
   const rules = diffRules({ ignore: repeated(ctx.rawArgs, "ignore"), noDefaultIgnores: ctx.args["default-ignores"] === false });
   const a = resolveNamedRun(ctx, idA!, false);
   const b = resolveNamedRun(ctx, idB!, false);
@@ -37,7 +37,7 @@ export async function runDiff(ctx: ReplayContext): Promise<number> {
   for (const r of [a, b]) assertJournalExists(r);
   assertReadable(a);
   assertReadable(b);
-  const d = await diffRunJournals(a.journal, b.journal, rules);
+  const d = await diffRunInputs(a.journal, b.journal, rules, { allowEmpty: Boolean(ctx.args["allow-empty"]) });
   if (ctx.json) {
     await printJson({
       ok: !d.diverged,

@@ -81,6 +81,7 @@ const VERB_FLAGS = [
   "full",
   "s3-endpoint",
   "s3-region",
+  "allow-empty",
 ] as const;
 
 /**

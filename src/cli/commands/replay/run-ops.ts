@@ -30,7 +30,7 @@ import { sealFor } from "./seal-source.ts";
  * `divergence_report.json` written next to the journal.
  */
 export async function verifyRun(ctx: ReplayContext, run: RunRef): Promise<number> {
-  refuseFlags(ctx, ["verify", "seal", "threads", "links-only", "format", "junit"], "replay <RUN_ID> --verify");
+  refuseFlags(ctx, ["verify", "seal", "threads", "links-only", "format", "junit", "allow-empty"], "replay <RUN_ID> --verify");
   const threads = parseThreads(ctx.args.threads);
   const mode = ciModeOf(ctx.args, ctx.json);
   const reports = await verifyEach("journal", [run.runId], () => runVerdict(ctx, run, threads));
@@ -49,6 +49,7 @@ async function runVerdict(ctx: ReplayContext, run: RunRef, threads: number | und
     seal: source.seal,
     threads,
     linksOnly: Boolean(ctx.args["links-only"]),
+    allowEmpty: Boolean(ctx.args["allow-empty"]),
     reportDir: existsSync(run.runDir) ? run.runDir : null,
     facts: (progress) => ({ run_id: run.runId, ...verifyFacts(run.journal, progress) }),
     onReportError: (err) => log.warn(`could not write the divergence report: ${errorMessage(err)}`),

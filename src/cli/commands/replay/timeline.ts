@@ -26,7 +26,7 @@ export const TIMELINE_USAGE = "usage: bernstein replay <RUN_ID | latest> --html 
  * divergence) and exits 1.
  */
 export async function runTimeline(ctx: ReplayContext, run: RunRef): Promise<number> {
-  refuseFlags(ctx, ["html", "seal", "threads", "force"], "replay <RUN_ID> --html");
+  refuseFlags(ctx, ["html", "seal", "threads", "force", "allow-empty"], "replay <RUN_ID> --html");
   const [, outArg, ...extra] = ctx.positionals;
   if (extra.length > 0) throw new UsageError(TIMELINE_USAGE);
   const toStdout = outArg === "-";
@@ -51,7 +51,7 @@ export async function runTimeline(ctx: ReplayContext, run: RunRef): Promise<numb
         return new AtomicFileStream(plan.path, { replace: plan.replace, fileMode: plan.fileMode, dirMode: plan.dirMode });
       })();
   const progress = byteProgress("verifying");
-  const input = { runId: run.runId, journal: run.journal, metadata: readMetadata(run.runDir), seal: source.seal, sealPath: source.path, threads, onProgress: progress.onProgress };
+  const input = { runId: run.runId, journal: run.journal, metadata: readMetadata(run.runDir), seal: source.seal, sealPath: source.path, threads, onProgress: progress.onProgress, allowEmpty: Boolean(ctx.args["allow-empty"]) };
   const guard = { json: ctx.json, command: "replay --html", facts: () => ({ run_id: run.runId, output, written: false }), doing: () => `writing ${output}` };
   let r: TimelineResult;
   try {

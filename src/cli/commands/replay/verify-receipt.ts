@@ -27,7 +27,7 @@ const MISSING_PROSE = "Signature: MISSING (the receipt is unsigned but --public-
  * several receipts, one verdict each and the worst exit code.
  */
 export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "verify", ["head", "public-key", "format", "junit", ...STORAGE_FLAGS]);
+  refuseInapplicableFlags(ctx, "verify", ["head", "public-key", "format", "junit", "allow-empty", ...STORAGE_FLAGS]);
   const receipts = ctx.positionals;
   if (receipts.length === 0) throw new UsageError(USAGE);
   if (ctx.args.head !== undefined && receipts.length > 1) {
@@ -45,7 +45,7 @@ export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
 
 async function verifyOne(ctx: ReplayContext, receipt: string): Promise<InputVerdict> {
   const guard = { json: ctx.json, command: "replay verify", facts: () => ({ receipt }), doing: () => `verifying ${receipt}` };
-  const v = await withInterrupts(guard, () => verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"] }));
+  const v = await withInterrupts(guard, () => verifyReceipt(receipt, { expectedHead: ctx.args.head, publicKeyPath: ctx.args["public-key"], allowEmpty: ctx.args["allow-empty"] === true }));
   await writeVerifyStats(`steps by kernel ${stepKernelStats.rows} of ${v.steps}`);
   const sigLine = v.error === "signature_missing" ? MISSING_PROSE : SIGNATURE_PROSE[v.signature];
   const lines = v.ok
