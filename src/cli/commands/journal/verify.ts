@@ -22,7 +22,7 @@ import { MAX_REMOTE_THREADS } from "../../../journal/fast/engine.ts";
 import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 
 const USAGE =
-  "usage: bernstein journal verify <FILE|RUN_ID|-|s3://BUCKET/KEY|https://URL>... [--seal FILE] [--s3-endpoint URL] [--s3-region REGION] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
+  "usage: bernstein journal verify <FILE|RUN_ID|-|s3://BUCKET/KEY|https://URL>... [--seal FILE] [--s3-endpoint URL] [--s3-region REGION] [--s3-deadline S] [--s3-min-rate RATE/WINDOW] [--sdd-dir DIR] [--threads N] [--links-only] [--format text|github] [--junit FILE]";
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
