@@ -150,6 +150,8 @@ export interface OpenInput {
   bytesRead: number;
   /** Read up to `len` bytes into `buf[off…]`: at `pos` for a file, the next bytes for a stream. 0 at the end. */
   read(buf: Uint8Array, off: number, len: number, pos: number): number;
+  /** As read, without blocking the thread while the bytes come (a remote input); absent: read is quick. */
+  readAsync?(buf: Uint8Array, off: number, len: number, pos: number): Promise<number>;
   /** A hint that the input will be read in these ranges ([0, b1, …, end]), each from its start (a remote input maps them onto ranged GETs). */
   willRead?(bounds: readonly number[]): void;
   close(): void;

@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { inputSize, isStdinPath, type OpenInput } from "../../fsutil/input.ts";
+import { remoteSizeAsync } from "../../storage/input.ts";
 import { isRemotePath } from "../../storage/ref.ts";
 import { EventChainWalker as ChainWalker, verdictOf } from "../chain.ts";
 import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
@@ -110,6 +111,14 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   const requested = Math.min(isRemotePath(path) ? MAX_REMOTE_THREADS : MAX_THREADS, Math.max(1, Math.floor(opts.threads ?? defaultThreads())));
   const base = { mode: (linksOnly ? "links-only" : "full") as VerifyMode, payloads_checked: !linksOnly };
   if (isStdinPath(path)) return verifyStream(path, opts, base);
+  // A remote object is never waited on by this thread while it blocks: its
+  // size is awaited here (later asks are answered from the bridge's cache),
+  // partition probes are awaited, and every range is verified by a worker
+  // (remoteOnly below). A signal handler runs only when this thread's event
+  // loop does: a read blocked here would hold off SIGINT/SIGTERM for as long
+  // as a slow server takes.
+  const remote = isRemotePath(path);
+  if (remote) await remoteSizeAsync(path);
   const size0 = fileSize(path);
   // Opening refuses a non-regular file and validates readability (permissions) with the reader's error.
   if (size0 === null) {
@@ -129,8 +138,9 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     const count = rangeCount(snapshot, requested, opts);
     // Spawn the workers before partitioning: they load (~20 ms) while this thread partitions.
     const threads = opts.inProcess ? 1 : Math.min(requested, count);
-    exec = threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
-    bounds = boundsOf(input, snapshot, count);
+    if (remote && !opts.inProcess) exec = WorkerPool.spawn(threads, () => progress.poll(), !linksOnly, { mainLane: false });
+    else exec = threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
+    bounds = await boundsOf(input, snapshot, count);
   } catch (err) {
     exec?.close();
     throw err;
@@ -150,7 +160,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
       end = last.lastLineStart;
       const again = openJournal(path);
       try {
-        bounds = planRanges(again, end, requested, opts);
+        bounds = await planRanges(again, end, requested, opts);
       } finally {
         again.close();
       }
@@ -207,14 +217,14 @@ function rangeCount(end: number, threads: number, opts: FastVerifyOptions): numb
 }
 
 /** Boundaries [0, b1, ..., end] of n equal ranges at line starts. */
-function boundsOf(input: OpenInput, end: number, n: number): number[] {
-  const bounds = n === 1 ? [0, end] : partition(input, end, Array.from({ length: n }, () => 1 / n));
+async function boundsOf(input: OpenInput, end: number, n: number): Promise<number[]> {
+  const bounds = n === 1 ? [0, end] : await partition(input, end, Array.from({ length: n }, () => 1 / n));
   input.willRead?.(bounds);
   return bounds;
 }
 
 /** Range boundaries for a journal of `end` bytes (see rangeCount). */
-function planRanges(input: OpenInput, end: number, threads: number, opts: FastVerifyOptions): number[] {
+function planRanges(input: OpenInput, end: number, threads: number, opts: FastVerifyOptions): Promise<number[]> {
   return boundsOf(input, end, rangeCount(end, threads, opts));
 }
 
