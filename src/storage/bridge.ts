@@ -120,10 +120,18 @@ class Bridge {
     Atomics.store(this.ctl, CTL.STATE, 0);
     this.post(msg);
     const until = Date.now() + MAX_WAIT_MS;
-    while (Atomics.load(this.ctl, CTL.STATE) === 0) {
-      if (Date.now() > until) throw fetcherSilent(msg);
-      const w = waitAsync(this.ctl, CTL.STATE, 0, 1000);
-      if (w.async) await w.value;
+    // A pending Atomics.waitAsync does not keep the process alive (and the
+    // fetcher is unref'd): without this timer the process would exit 0
+    // mid-read, its work unfinished.
+    const alive = setInterval(() => undefined, 60_000);
+    try {
+      while (Atomics.load(this.ctl, CTL.STATE) === 0) {
+        if (Date.now() > until) throw fetcherSilent(msg);
+        const w = waitAsync(this.ctl, CTL.STATE, 0, 1000);
+        if (w.async) await w.value;
+      }
+    } finally {
+      clearInterval(alive);
     }
     return this.answer();
   }

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Socket, TCPSocketListener } from "bun";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeBigJournal } from "../../helpers/big-journal.ts";
@@ -19,6 +19,8 @@ import { bernsteinJson, binPath } from "../../helpers/cli.ts";
 const PACE: Record<string, { bytes: number; everyMs: number }> = {
   // 1 byte/s: the red-team server.
   "/slow/journal.jsonl": { bytes: 1, everyMs: 1000 },
+  // The same bytes as a "receipt": `replay verify` copies a remote receipt to a private file first.
+  "/slow/receipt.tar": { bytes: 1, everyMs: 1000 },
   // 500 B/s: above a 100 B/s minimum, but the 18 KB object takes ~37 s.
   "/steady/journal.jsonl": { bytes: 50, everyMs: 100 },
 };
@@ -129,6 +131,12 @@ describe("remote reads have a deadline and a minimum rate (s3_timeout, exit 3)",
     expect(seconds).toBeLessThan(30);
   }, 60_000);
 
+  test("replay verify of a trickling receipt: s3_timeout while it is being copied, not exit 0 nor a hang", async () => {
+    const r = await bernsteinJson(["replay", "verify", `${base}/slow/receipt.tar`, "--s3-min-rate", "1KiB/2s"], { timeoutMs: 60_000 });
+    expect(r.code).toBe(3);
+    expect(r.json).toMatchObject({ ok: false, error: "s3_timeout", timeout: "min_rate", url: `${base}/slow/receipt.tar` });
+  }, 60_000);
+
   test("malformed limits are usage errors (exit 2) before any request", async () => {
     const before = bodiesStarted;
     for (const [args, env] of [
@@ -147,16 +155,24 @@ describe("remote reads have a deadline and a minimum rate (s3_timeout, exit 3)",
 
 describe.skipIf(process.platform !== "linux")("SIGINT/SIGTERM end a verify blocked on a trickling server (default limits)", () => {
   const EXIT = { SIGTERM: 143, SIGINT: 130 } as const;
-  const cases: { sig: "SIGTERM" | "SIGINT"; args: string[]; env: Record<string, string> }[] = [
-    { sig: "SIGTERM", args: [], env: {} },
-    { sig: "SIGINT", args: [], env: {} },
+  const journal = () => `${base}/slow/journal.jsonl`;
+  const cases: { sig: "SIGTERM" | "SIGINT"; argv: () => string[]; env: Record<string, string>; what: string; command: string }[] = [
+    { sig: "SIGTERM", argv: () => ["journal", "verify", journal()], env: {}, what: "journal verify", command: "journal verify" },
+    { sig: "SIGINT", argv: () => ["journal", "verify", journal()], env: {}, what: "journal verify", command: "journal verify" },
     // Several ranges: partition probes and two verifying threads, each blocked on its own GET.
-    { sig: "SIGTERM", args: ["--threads", "2"], env: { BERNSTEIN_FAST_VERIFY_MIN_RANGE: "4096" } },
+    {
+      sig: "SIGTERM",
+      argv: () => ["journal", "verify", journal(), "--threads", "2"],
+      env: { BERNSTEIN_FAST_VERIFY_MIN_RANGE: "4096" },
+      what: "journal verify --threads 2, several ranges",
+      command: "journal verify",
+    },
+    { sig: "SIGINT", argv: () => ["replay", "verify", `${base}/slow/receipt.tar`], env: {}, what: "replay verify of a receipt being copied", command: "replay verify" },
   ];
-  for (const { sig, args, env } of cases) {
-    test(`${sig}${args.length ? ` (${args.join(" ")}, several ranges)` : ""}: exit ${EXIT[sig]} within 2 s, one interrupted document`, async () => {
+  for (const { sig, argv, env, what, command } of cases) {
+    test(`${sig} during ${what}: exit ${EXIT[sig]} within 2 s, one interrupted document`, async () => {
       const before = bodiesStarted;
-      const proc = Bun.spawn([binPath(), "journal", "verify", `${base}/slow/journal.jsonl`, "--as-json", ...args], {
+      const proc = Bun.spawn([binPath(), ...argv(), "--as-json"], {
         env: { ...process.env, NO_COLOR: "1", ...env },
         stdin: "ignore",
         stdout: "pipe",
@@ -179,9 +195,14 @@ describe.skipIf(process.platform !== "linux")("SIGINT/SIGTERM end a verify block
         // 2 s is the contract; the rest is headroom for a loaded 2-core machine.
         expect(ms).toBeLessThan(5000);
         const doc = JSON.parse(stdout);
-        expect(doc).toMatchObject({ ok: false, error: "interrupted", signal: sig, command: "journal verify", path: `${base}/slow/journal.jsonl` });
+        expect(doc).toMatchObject({ ok: false, error: "interrupted", signal: sig, command });
         // One range: the size is known and the range is being read. Several: the signal may come while the boundaries are probed, before the snapshot.
-        if (args.length === 0) expect(doc.bytes_total).toBe(object.length);
+        if (argv().length === 3 && command === "journal verify") expect(doc).toMatchObject({ path: journal(), bytes_total: object.length });
+        if (command === "replay verify") {
+          // The private copy of the receipt being made is removed, not left in the temp directory.
+          expect(doc.temp_files_removed).toHaveLength(1);
+          expect(existsSync(doc.temp_files_removed[0])).toBe(false);
+        }
         expect(stderr).toBe("");
       } finally {
         if (proc.exitCode === null) proc.kill("SIGKILL");
