@@ -71,7 +71,7 @@ function guarded<T>(entry: RemoteEntry, p: Promise<T>, slow?: () => StorageFailu
     timers.push(setTimeout(() => reject(Object.assign(new Error(`no answer within ${STALL_MS / 1000} s`), { code: "Timeout" })), STALL_MS));
     const left = entry.deadlineLeftMs();
     if (Number.isFinite(left)) timers.push(setTimeout(() => reject(entry.pastDeadline()), Math.max(0, left)));
-    if (slow) {
+    if (slow && limits.minRate > 0) {
       const every = Math.min(1000, Math.max(100, (limits.windowS * 1000) / 8));
       timers.push(
         setInterval(() => {
