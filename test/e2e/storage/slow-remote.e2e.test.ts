@@ -35,8 +35,15 @@ let base: string;
 let bodiesStarted = 0;
 const sockets = new Set<Socket<Conn>>();
 
+/** Requests for /silent/…, which are never answered (not even a status line). */
+let silentRequests = 0;
+
 function answer(s: Socket<Conn>, req: string): void {
   const path = /^GET (\S+)/.exec(req)?.[1] ?? "";
+  if (path.startsWith("/silent/")) {
+    silentRequests++;
+    return;
+  }
   const pace = PACE[path];
   const m = /\r\nRange: bytes=(\d+)-(\d+)/i.exec(req);
   if (!pace || !m) {
@@ -137,6 +144,12 @@ describe("remote reads have a deadline and a minimum rate (s3_timeout, exit 3)",
     expect(r.json).toMatchObject({ ok: false, error: "s3_timeout", timeout: "min_rate", url: `${base}/slow/receipt.tar` });
   }, 60_000);
 
+  test("a missing object is still s3_not_found (the verify stats it inside its signal guard now)", async () => {
+    const r = await bernsteinJson(["journal", "verify", `${base}/nothing/journal.jsonl`]);
+    expect(r.code).toBe(3);
+    expect(r.json).toMatchObject({ ok: false, error: "s3_not_found" });
+  });
+
   test("malformed limits are usage errors (exit 2) before any request", async () => {
     const before = bodiesStarted;
     for (const [args, env] of [
@@ -169,6 +182,30 @@ describe.skipIf(process.platform !== "linux")("SIGINT/SIGTERM end a verify block
     },
     { sig: "SIGINT", argv: () => ["replay", "verify", `${base}/slow/receipt.tar`], env: {}, what: "replay verify of a receipt being copied", command: "replay verify" },
   ];
+  test("SIGTERM while the object's size is asked of a server that never answers: one interrupted document, not a bare kill", async () => {
+    const before = silentRequests;
+    const proc = Bun.spawn([binPath(), "journal", "verify", `${base}/silent/journal.jsonl`, "--as-json"], { env: { ...process.env, NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    try {
+      const until = performance.now() + 30_000;
+      while (silentRequests === before && proc.exitCode === null && performance.now() < until) await Bun.sleep(10);
+      expect(silentRequests).toBeGreaterThan(before);
+      await Bun.sleep(500);
+      expect(proc.exitCode).toBeNull();
+      const t0 = performance.now();
+      proc.kill("SIGTERM");
+      const code = await proc.exited;
+      const ms = performance.now() - t0;
+      const [stdout, stderr] = await out;
+      expect(code).toBe(143);
+      expect(ms).toBeLessThan(5000);
+      expect(JSON.parse(stdout)).toMatchObject({ ok: false, error: "interrupted", signal: "SIGTERM", command: "journal verify" });
+      expect(stderr).toBe("");
+    } finally {
+      if (proc.exitCode === null) proc.kill("SIGKILL");
+    }
+  }, 60_000);
+
   for (const { sig, argv, env, what, command } of cases) {
     test(`${sig} during ${what}: exit ${EXIT[sig]} within 2 s, one interrupted document`, async () => {
       const before = bodiesStarted;
