@@ -170,6 +170,7 @@ export const ERROR_CATALOGUE = {
   s3_access_denied: [3, "object storage refused the credentials or the request (403, a bad signature, an unknown access key)"],
   s3_not_found: [3, "no such object or bucket in object storage (404)"],
   s3_request_failed: [3, "object storage answered with an error other than 403/404, or a body shorter than asked for"],
+  s3_timeout: [3, "a remote object came too slowly: its whole-object deadline (--s3-deadline) or minimum transfer rate (--s3-min-rate) was missed"],
   s3_unreachable: [3, "the object-storage endpoint did not answer (connection refused, DNS, reset, timeout)"],
   seal_malformed: [3, "a seal file that is not {\"head\", \"event_count\"}"],
   seal_unreadable: [3, "a seal file that does not exist or cannot be read"],

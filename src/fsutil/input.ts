@@ -2,8 +2,9 @@ import { closeSync, constants, fstatSync, mkdtempSync, openSync, readSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InputError, isErrorCode, type ErrorCode } from "../errors.ts";
-import { openRemoteInput, remoteSize } from "../storage/input.ts";
+import { openRemoteInput, remoteSize, remoteSizeAsync } from "../storage/input.ts";
 import { isRemotePath } from "../storage/ref.ts";
+import { trackTemp, untrackTemp } from "./temp-files.ts";
 
 /**
  * The one place where a journal or receipt named on the command line (or
@@ -152,6 +153,8 @@ export interface OpenInput {
   bytesRead: number;
   /** Read up to `len` bytes into `buf[off…]`: at `pos` for a file, the next bytes for a stream. 0 at the end. */
   read(buf: Uint8Array, off: number, len: number, pos: number): number;
+  /** As read, without blocking the thread while the bytes come (a remote input); absent: read is quick. */
+  readAsync?(buf: Uint8Array, off: number, len: number, pos: number): Promise<number>;
   /** A hint that the input will be read in these ranges ([0, b1, …, end]), each from its start (a remote input maps them onto ranged GETs). */
   willRead?(bounds: readonly number[]): void;
   close(): void;
@@ -297,28 +300,79 @@ export function spoolStdin(o: InputOptions = {}): { path: string; bytes: number;
 
 /** Copy an open input (standard input, a remote object) to a private temporary file; see spoolStdin. */
 function spoolInput(input: OpenInput): { path: string; bytes: number; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), "bernstein-stdin-"));
-  const cleanup = () => rmSync(dir, { recursive: true, force: true });
-  const path = join(dir, "stdin");
+  const spool = newSpool();
   try {
-    const out = openSync(path, "wx", 0o600);
-    const buf = new Uint8Array(1 << 20);
-    try {
-      for (;;) {
-        const n = input.read(buf, 0, buf.length, input.bytesRead);
-        if (n === 0) break;
-        let w = 0;
-        while (w < n) w += writeSync(out, buf, w, n - w);
-      }
-    } finally {
-      closeSync(out);
-      input.close();
+    for (;;) {
+      const n = input.read(spool.buf, 0, spool.buf.length, input.bytesRead);
+      if (n === 0) break;
+      spool.write(n);
     }
-    return { path, bytes: input.bytesRead, cleanup };
+    return spool.done(input);
+  } catch (err) {
+    spool.fail(input);
+    throw err;
+  }
+}
+
+/**
+ * As spoolInput, awaiting each read: a remote object is copied while this
+ * thread's event loop keeps running (a SIGINT/SIGTERM handler can run; a
+ * thread blocked on a slow server never sees a signal).
+ */
+async function spoolInputAsync(input: OpenInput): Promise<{ path: string; bytes: number; cleanup: () => void }> {
+  const spool = newSpool();
+  try {
+    for (;;) {
+      const n = input.readAsync ? await input.readAsync(spool.buf, 0, spool.buf.length, input.bytesRead) : input.read(spool.buf, 0, spool.buf.length, input.bytesRead);
+      if (n === 0) break;
+      spool.write(n);
+    }
+    return spool.done(input);
+  } catch (err) {
+    spool.fail(input);
+    throw err;
+  }
+}
+
+/** A private temporary file (0600 in a 0700 directory) being filled 1 MiB at a time from `buf`. */
+function newSpool() {
+  const dir = mkdtempSync(join(tmpdir(), "bernstein-stdin-"));
+  // Tracked: a SIGINT/SIGTERM (which ends the process without unwinding) removes the copy too.
+  trackTemp(dir);
+  const cleanup = () => {
+    untrackTemp(dir);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const path = join(dir, "stdin");
+  let out: number;
+  try {
+    out = openSync(path, "wx", 0o600);
   } catch (err) {
     cleanup();
     throw err;
   }
+  const buf = new Uint8Array(1 << 20);
+  return {
+    buf,
+    write(n: number): void {
+      let w = 0;
+      while (w < n) w += writeSync(out, buf, w, n - w);
+    },
+    done(input: OpenInput): { path: string; bytes: number; cleanup: () => void } {
+      closeSync(out);
+      input.close();
+      return { path, bytes: input.bytesRead, cleanup };
+    },
+    fail(input: OpenInput): void {
+      try {
+        closeSync(out);
+      } catch {
+        /* closed by done() */
+      }
+      input.close();
+      cleanup();
+    },
+  };
 }
 
 /**
@@ -378,7 +432,8 @@ export async function withInputFile<T>(path: string, o: InputOptions, fn: (file:
     const kind = checkInput(path, o);
     return fn(path, kind === "regular" ? statSync(path).size : null);
   }
-  const spool = inputAsFile(path, o)!;
+  // A remote object is copied without blocking this thread (its size first, awaited: openRemoteInput then finds it known).
+  const spool = isRemotePath(path) ? (await remoteSizeAsync(path), await spoolInputAsync(openRemoteInput(path))) : inputAsFile(path, o)!;
   try {
     return await fn(spool.path, spool.bytes);
   } finally {

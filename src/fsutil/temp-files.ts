@@ -1,4 +1,4 @@
-import { unlinkSync } from "node:fs";
+import { rmSync } from "node:fs";
 
 /**
  * Temp files being written right now (`<name>.tmp.<pid>.<hex>` of atomic
@@ -17,12 +17,12 @@ export function untrackTemp(path: string): void {
   live.delete(path);
 }
 
-/** Remove every temp file still being written; returns the paths removed. */
+/** Remove every temp file still being written (a tracked private directory, with what it holds); returns the paths removed. */
 export function removeLiveTemps(): string[] {
   const removed: string[] = [];
   for (const path of live) {
     try {
-      unlinkSync(path);
+      rmSync(path, { recursive: true });
       removed.push(path);
     } catch {
       /* already renamed into place or removed */

@@ -41,7 +41,7 @@ export const DATA_OFFSET = 64;
  * buffer per reading thread.
  */
 const DATA_BYTES = 256 << 10;
-/** The fetcher gives up on a stalled request after 30 s; this is only for a fetcher that died. */
+/** The fetcher gives up on a stalled request after 30 s (one read answers as soon as any byte is there); this is only for a fetcher that died. */
 const MAX_WAIT_MS = 120_000;
 
 function fetcherSpecifier(): string {
@@ -104,9 +104,40 @@ class Bridge {
     this.post(msg);
     const until = Date.now() + MAX_WAIT_MS;
     while (Atomics.load(this.ctl, CTL.STATE) === 0) {
-      if (Date.now() > until) throw new InputError("s3_unreachable", "storage fetcher did not answer", { url: "url" in msg ? msg.url : "" });
+      if (Date.now() > until) throw fetcherSilent(msg);
       Atomics.wait(this.ctl, CTL.STATE, 0, 1000);
     }
+    return this.answer();
+  }
+
+  /**
+   * As call, without blocking this thread: the main thread's event loop
+   * keeps running while the fetcher works (its SIGINT/SIGTERM handler can
+   * run; a blocked main thread never sees a signal). One request at a time,
+   * as call: the caller awaits each.
+   */
+  private async callAsync(msg: ToFetcher): Promise<number> {
+    Atomics.store(this.ctl, CTL.STATE, 0);
+    this.post(msg);
+    const until = Date.now() + MAX_WAIT_MS;
+    // A pending Atomics.waitAsync does not keep the process alive (and the
+    // fetcher is unref'd): without this timer the process would exit 0
+    // mid-read, its work unfinished.
+    const alive = setInterval(() => undefined, 60_000);
+    try {
+      while (Atomics.load(this.ctl, CTL.STATE) === 0) {
+        if (Date.now() > until) throw fetcherSilent(msg);
+        const w = waitAsync(this.ctl, CTL.STATE, 0, 1000);
+        if (w.async) await w.value;
+      }
+    } finally {
+      clearInterval(alive);
+    }
+    return this.answer();
+  }
+
+  /** The answer in the shared buffer: its byte count, or the fetcher's failure thrown. */
+  private answer(): number {
     const n = this.ctl[CTL.N]!;
     if (Atomics.load(this.ctl, CTL.STATE) === 2) {
       const failure = JSON.parse(new TextDecoder().decode(this.data.subarray(0, n))) as StorageFailure;
@@ -119,6 +150,15 @@ class Bridge {
     const known = this.sizes.get(url);
     if (known !== undefined) return known;
     this.call({ kind: "stat", client: this.client, url });
+    const size = this.sizeCell[0]!;
+    this.sizes.set(url, size);
+    return size;
+  }
+
+  async sizeAsync(url: string): Promise<number> {
+    const known = this.sizes.get(url);
+    if (known !== undefined) return known;
+    await this.callAsync({ kind: "stat", client: this.client, url });
     const size = this.sizeCell[0]!;
     this.sizes.set(url, size);
     return size;
@@ -140,7 +180,22 @@ class Bridge {
     buf.set(this.data.subarray(0, n), off);
     return n;
   }
+
+  async readAsync(url: string, buf: Uint8Array, off: number, len: number, pos: number): Promise<number> {
+    const n = await this.callAsync({ kind: "read", client: this.client, url, pos, len: Math.min(len, DATA_BYTES) });
+    buf.set(this.data.subarray(0, n), off);
+    return n;
+  }
 }
+
+function fetcherSilent(msg: ToFetcher): InputError {
+  return new InputError("s3_unreachable", "storage fetcher did not answer", { url: "url" in msg ? msg.url : "" });
+}
+
+/** Atomics.waitAsync (ES2024; not in this lib's typings yet). */
+const waitAsync = (Atomics as unknown as {
+  waitAsync(a: Int32Array, i: number, v: number, ms: number): { async: false; value: string } | { async: true; value: Promise<string> };
+}).waitAsync;
 
 let bridge: Bridge | null = null;
 

@@ -7,15 +7,17 @@ import { redactUrl, whereOf, type RemoteRef } from "./ref.ts";
  *  - s3_not_found: no such key or bucket (404);
  *  - s3_access_denied: the credentials are refused (403, a bad signature, an unknown key id, 401);
  *  - s3_unreachable: no answer from the endpoint (refused, DNS, reset, timeout);
- *  - s3_request_failed: any other answer (a 5xx, a short body, a 416).
+ *  - s3_request_failed: any other answer (a 5xx, a short body, a 416);
+ *  - s3_timeout: an answer, but too slow (the whole-object deadline or the minimum rate missed, config.ts).
  */
-export type StorageErrorKind = "not_found" | "access_denied" | "unreachable" | "request_failed";
+export type StorageErrorKind = "not_found" | "access_denied" | "unreachable" | "request_failed" | "timeout";
 
 const CODES: Record<StorageErrorKind, ErrorCode> = {
   not_found: "s3_not_found",
   access_denied: "s3_access_denied",
   unreachable: "s3_unreachable",
   request_failed: "s3_request_failed",
+  timeout: "s3_timeout",
 };
 
 const NOT_FOUND = new Set(["NoSuchKey", "NoSuchBucket", "NotFound", "404"]);
@@ -56,6 +58,7 @@ const WHAT: Record<StorageErrorKind, string> = {
   access_denied: "access denied",
   unreachable: "storage endpoint unreachable",
   request_failed: "storage request failed",
+  timeout: "storage read too slow",
 };
 
 /** The error a command reports (plain data, so a worker can hand it to the thread that waits). */
@@ -65,10 +68,10 @@ export interface StorageFailure {
   facts: Record<string, unknown>;
 }
 
-export function storageFailure(kind: StorageErrorKind, ref: RemoteRef, endpoint: string | null, why: string): StorageFailure {
+export function storageFailure(kind: StorageErrorKind, ref: RemoteRef, endpoint: string | null, why: string, more: Record<string, unknown> = {}): StorageFailure {
   const where = whereOf(ref, endpoint);
   const at = ref.kind === "s3" ? `${ref.url} (endpoint ${endpoint})` : redactUrl(ref.url);
-  return { kind, message: `${WHAT[kind]}: ${at}${why ? `: ${why}` : ""}`, facts: { ...where, reason: why } };
+  return { kind, message: `${WHAT[kind]}: ${at}${why ? `: ${why}` : ""}`, facts: { ...where, reason: why, ...more } };
 }
 
 export function failureOf(err: unknown, ref: RemoteRef, endpoint: string | null): StorageFailure {

@@ -21,7 +21,7 @@
  */
 import type { BodyReader } from "./http1.ts";
 import { StorageFailureError, RemoteObject } from "./client.ts";
-import type { StorageFlags } from "./config.ts";
+import { deadlineFor, readLimits, type ReadLimits, type StorageFlags } from "./config.ts";
 import { failureOf, storageFailure } from "./errors.ts";
 import { parseRemote } from "./ref.ts";
 import type { ToFetcher } from "./bridge.ts";
@@ -57,13 +57,74 @@ function rangeBytes(raw: string | undefined): number | undefined {
 const STALL_MS = 30_000;
 
 let flags: StorageFlags = {};
+/** The whole-object deadline and the minimum rate (config.ts), from the flags the process was given. */
+let limits: ReadLimits = readLimits({});
 
-function stalled<T>(p: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+/**
+ * `p`, unless it takes too long: no answer for STALL_MS (s3_unreachable),
+ * the object's deadline passing (s3_timeout), or `slow()` finding the
+ * transfer under the minimum rate while it waits (s3_timeout).
+ */
+function guarded<T>(entry: RemoteEntry, p: Promise<T>, slow?: () => StorageFailureError | null): Promise<T> {
+  const timers: ReturnType<typeof setTimeout>[] = [];
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${STALL_MS / 1000} s`), { code: "Timeout" })), STALL_MS);
+    timers.push(setTimeout(() => reject(Object.assign(new Error(`no answer within ${STALL_MS / 1000} s`), { code: "Timeout" })), STALL_MS));
+    const left = entry.deadlineLeftMs();
+    if (Number.isFinite(left)) timers.push(setTimeout(() => reject(entry.pastDeadline()), Math.max(0, left)));
+    if (slow && limits.minRate > 0) {
+      const every = Math.min(1000, Math.max(100, (limits.windowS * 1000) / 8));
+      timers.push(
+        setInterval(() => {
+          const e = slow();
+          if (e) reject(e);
+        }, every),
+      );
+    }
   });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([p, timeout]).finally(() => timers.forEach((t) => clearTimeout(t)));
+}
+
+/**
+ * One ranged GET's transfer: how long it waited on the network and what it
+ * got for it. The rate is judged over the last `windowS` seconds of waiting
+ * (time with the socket paused, the reader busy verifying, is not counted);
+ * a window with no byte at all is a stall (s3_unreachable after 30 s), not
+ * a slow transfer.
+ */
+class RateMeter {
+  /** [ms waited, bytes got], oldest first, trimmed to a little over the window. */
+  private samples: [number, number][] = [];
+  private waitingSince: number | null = null;
+
+  waiting(): void {
+    this.waitingSince = performance.now();
+  }
+
+  got(bytes: number): void {
+    const now = performance.now();
+    this.samples.push([now - (this.waitingSince ?? now), bytes]);
+    this.waitingSince = null;
+    let total = 0;
+    for (let i = this.samples.length - 1; i >= 0; i--) {
+      total += this.samples[i]![0];
+      if (total > limits.windowS * 2000) {
+        this.samples = this.samples.slice(i);
+        break;
+      }
+    }
+  }
+
+  /** [bytes, seconds] over the last window of waiting, or null while less than a window was waited. */
+  window(): [number, number] | null {
+    const windowMs = limits.windowS * 1000;
+    let waited = this.waitingSince === null ? 0 : performance.now() - this.waitingSince;
+    let bytes = 0;
+    for (let i = this.samples.length - 1; i >= 0 && waited < windowMs; i--) {
+      waited += this.samples[i]![0];
+      bytes += this.samples[i]![1];
+    }
+    return waited < windowMs ? null : [bytes, waited / 1000];
+  }
 }
 
 /** An object as every reader of this process sees it: its size (asked once) and the verifier's plan. */
@@ -72,17 +133,75 @@ class RemoteEntry {
   private total: Promise<number> | null = null;
   /** Range boundaries [0, b1, …, end], ascending, or null. */
   plan: number[] | null = null;
+  /** When the object was first asked for (its deadline runs from there), its size once known, bytes received. */
+  private startedAt: number | null = null;
+  private knownSize: number | null = null;
+  received = 0;
 
   constructor(url: string) {
     this.obj = new RemoteObject(parseRemote(url), flags);
   }
 
+  deadlineLeftMs(): number {
+    this.startedAt ??= performance.now();
+    return this.startedAt + deadlineFor(limits, this.knownSize) * 1000 - performance.now();
+  }
+
+  pastDeadline(): StorageFailureError {
+    const deadline = deadlineFor(limits, this.knownSize);
+    const elapsed = (performance.now() - (this.startedAt ?? performance.now())) / 1000;
+    const of = this.knownSize === null ? "before its size was known" : `${this.received} of ${this.knownSize} bytes received`;
+    const how = limits.deadlineS === null ? "the default, 600 s + 4 s per MiB; --s3-deadline" : "--s3-deadline";
+    return new StorageFailureError(
+      storageFailure("timeout", this.obj.ref, this.obj.endpoint, `missed the whole-object deadline of ${deadline.toFixed(1)} s (${how}): ${of} after ${elapsed.toFixed(1)} s`, {
+        timeout: "deadline",
+        deadline_s: round1(deadline),
+        elapsed_s: round1(elapsed),
+        bytes_received: this.received,
+        object_bytes: this.knownSize,
+      }),
+    );
+  }
+
+  /** s3_timeout when `meter`'s last window of waiting on bytes [start, end) came in under the minimum rate. */
+  tooSlow(meter: RateMeter, start: number, end: number): StorageFailureError | null {
+    if (!(limits.minRate > 0)) return null;
+    const w = meter.window();
+    if (w === null) return null;
+    const [bytes, seconds] = w;
+    if (bytes === 0 || bytes >= limits.minRate * seconds) return null;
+    const rate = bytes / seconds;
+    return new StorageFailureError(
+      storageFailure(
+        "timeout",
+        this.obj.ref,
+        this.obj.endpoint,
+        `bytes ${start}-${end - 1} came at ${rate.toFixed(1)} B/s (${bytes} bytes in the last ${seconds.toFixed(1)} s of waiting), under the minimum rate of ${limits.minRate} B/s over ${limits.windowS} s (--s3-min-rate)`,
+        {
+          timeout: "min_rate",
+          rate_bytes_per_s: round1(rate),
+          min_rate_bytes_per_s: limits.minRate,
+          window_s: limits.windowS,
+          bytes_received: this.received,
+          object_bytes: this.knownSize,
+        },
+      ),
+    );
+  }
+
   size(): Promise<number> {
-    this.total ??= stalled(this.obj.size()).catch((err) => {
-      // A failed size is not kept: the next request asks again.
-      this.total = null;
-      throw err;
-    });
+    this.deadlineLeftMs();
+    this.total ??= guarded(this, this.obj.size()).then(
+      (n) => {
+        this.knownSize = n;
+        return n;
+      },
+      (err) => {
+        // A failed size is not kept: the next request asks again.
+        this.total = null;
+        throw err;
+      },
+    );
     return this.total;
   }
 
@@ -96,6 +215,10 @@ class RemoteEntry {
   startsRange(pos: number): boolean {
     return this.plan !== null && this.plan.includes(pos);
   }
+}
+
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
 }
 
 const entries = new Map<string, RemoteEntry>();
@@ -121,11 +244,15 @@ class Segment {
   private reader: BodyReader | null = null;
 
   constructor(
-    private readonly obj: RemoteObject,
+    private readonly entry: RemoteEntry,
     readonly start: number,
     readonly end: number,
   ) {
     void this.pump();
+  }
+
+  private get obj(): RemoteObject {
+    return this.entry.obj;
   }
 
   private signal(): void {
@@ -138,15 +265,23 @@ class Segment {
     let got = 0;
     stats.gets++;
     stats.max_in_flight = Math.max(stats.max_in_flight, ++stats.running);
+    const meter = new RateMeter();
+    const slow = () => this.entry.tooSlow(meter, this.start, this.end);
     try {
-      const reader = await stalled(this.obj.reader(this.start, this.end));
+      meter.waiting();
+      const reader = await guarded(this.entry, this.obj.reader(this.start, this.end), slow);
       this.reader = reader;
       if (this.cancelled) return void (await reader.cancel());
       for (;;) {
         while (this.buffered >= SEGMENT_BUFFER && !this.cancelled) await new Promise<void>((r) => (this.room = r));
         if (this.cancelled) return;
-        const { done, value } = await stalled(reader.read());
+        meter.waiting();
+        const { done, value } = await guarded(this.entry, reader.read(), slow);
         if (done) break;
+        meter.got(value.length);
+        this.entry.received += value.length;
+        const tooSlow = slow();
+        if (tooSlow) throw tooSlow;
         got += value.length;
         this.chunks.push(value);
         this.buffered += value.length;
@@ -159,6 +294,8 @@ class Segment {
       }
     } catch (err) {
       if (!this.cancelled) this.error = err;
+      // A GET given up on (too slow, stalled) lets go of its connection.
+      this.reader?.cancel().catch(() => undefined);
     } finally {
       stats.running--;
       this.done = true;
@@ -248,7 +385,7 @@ class Session {
     let next = this.segments.length > 0 ? this.segments[this.segments.length - 1]!.end : this.cursor;
     while (this.segments.length < want && next < limit) {
       const end = Math.min(limit, next + (this.sequential ? SEGMENT : Math.max(PROBE, len)));
-      this.segments.push(new Segment(this.entry.obj, next, end));
+      this.segments.push(new Segment(this.entry, next, end));
       next = end;
     }
   }
@@ -314,7 +451,10 @@ async function handle(c: Client, m: ToFetcher): Promise<void> {
 
 function onRequest(m: ToFetcher): void {
   if (m.kind === "init" || m.kind === "hello") {
-    if (m.kind === "init") flags = m.flags;
+    if (m.kind === "init") {
+      flags = m.flags;
+      limits = readLimits(flags);
+    }
     const c = new Client(m.shared);
     clients.set(m.client, c);
     // A hello is answered: the reader now knows this fetcher serves it.

@@ -28,6 +28,15 @@ export class RemoteInput implements OpenInput {
     return n;
   }
 
+  /** As read, awaiting the fetcher instead of blocking this thread (the main thread stays responsive to signals). */
+  async readAsync(buf: Uint8Array, off: number, len: number, pos: number): Promise<number> {
+    const want = Math.max(0, Math.min(len, this.size - pos));
+    let n = 0;
+    while (n < want) n += await threadBridge().readAsync(this.path, buf, off + n, want - n, pos + n);
+    this.bytesRead += n;
+    return n;
+  }
+
   /** The reader will read these ranges ([0, b1, …, end]), each from its start: one ranged GET stream per range. */
   willRead(bounds: readonly number[]): void {
     threadBridge().plan(this.path, bounds);
@@ -42,6 +51,12 @@ export class RemoteInput implements OpenInput {
 export function remoteSize(path: string): number {
   parseRemote(path);
   return threadBridge().size(path);
+}
+
+/** The size of a remote object, asked without blocking this thread (later sync asks get it from the cache). */
+export function remoteSizeAsync(path: string): Promise<number> {
+  parseRemote(path);
+  return threadBridge().sizeAsync(path);
 }
 
 export function openRemoteInput(path: string): RemoteInput {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { s3Config } from "../../src/storage/config.ts";
+import { deadlineFor, parseDeadline, parseMinRate, readLimits, s3Config } from "../../src/storage/config.ts";
 import { kindOf, kindOfStatus } from "../../src/storage/errors.ts";
 import { isRemotePath, parseRemote, redactUrl } from "../../src/storage/ref.ts";
 
@@ -40,5 +40,23 @@ describe("storage configuration", () => {
     expect(kindOf({ code: "Timeout" })).toBe("unreachable");
     expect(kindOf({ code: "InternalError" })).toBe("request_failed");
     expect([404, 403, 401, 500, 416].map(kindOfStatus)).toEqual(["not_found", "access_denied", "access_denied", "request_failed", "request_failed"]);
+  });
+
+  test("read limits: defaults, flags over BERNSTEIN_S3_*, units and windows, 0 for none", () => {
+    expect(readLimits({}, {})).toEqual({ deadlineS: null, minRate: 1024, windowS: 30 });
+    // The default deadline: 600 s, plus 4 s per MiB once the size is known.
+    expect(deadlineFor(readLimits({}, {}), null)).toBe(600);
+    expect(deadlineFor(readLimits({}, {}), 1 << 30)).toBe(600 + 4 * 1024);
+    expect(readLimits({}, { BERNSTEIN_S3_DEADLINE: "90", BERNSTEIN_S3_MIN_RATE: "4KiB/10s" })).toEqual({ deadlineS: 90, minRate: 4096, windowS: 10 });
+    expect(readLimits({ deadline: "5", minRate: "100" }, { BERNSTEIN_S3_DEADLINE: "90", BERNSTEIN_S3_MIN_RATE: "4KiB/10s" })).toEqual({ deadlineS: 5, minRate: 100, windowS: 30 });
+    expect(deadlineFor(readLimits({ deadline: "5" }, {}), 1 << 30)).toBe(5);
+    expect(parseDeadline("0")).toBe(Infinity);
+    expect(parseDeadline("2.5s")).toBe(2.5);
+    for (const bad of ["", "-1", "soon", "1m", "1e3"]) expect(parseDeadline(bad)).toBeNull();
+    expect(parseMinRate("0")).toEqual({ bytesPerS: 0, windowS: 30 });
+    expect(parseMinRate("1KiB/30s")).toEqual({ bytesPerS: 1024, windowS: 30 });
+    expect(parseMinRate("2M/5")).toEqual({ bytesPerS: 2 << 20, windowS: 5 });
+    expect(parseMinRate("512B/s/2s")).toEqual({ bytesPerS: 512, windowS: 2 });
+    for (const bad of ["", "fast", "1KiB/0s", "-5", "1 GiB", "1KiB/"]) expect(parseMinRate(bad)).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { inputSize, isStdinPath, type OpenInput } from "../../fsutil/input.ts";
+import { remoteSizeAsync } from "../../storage/input.ts";
 import { isRemotePath } from "../../storage/ref.ts";
 import { EventChainWalker, verdictOf } from "../chain.ts";
 import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
@@ -77,8 +78,15 @@ const MIN_PARALLEL_BYTES = 64 << 20;
  */
 const DEFAULT_RANGE_BYTES = 8 << 20;
 const MAX_RANGES_PER_THREAD = 16;
-/** Ranges of a single-threaded verify of a big journal: ~0.1 s of work each. */
-const SINGLE_THREAD_RANGE_BYTES = 64 << 20;
+/**
+ * Ranges of a single-threaded verify (and of any journal under
+ * MIN_PARALLEL_BYTES): between two ranges the verifying thread yields to
+ * its event loop, the only place a SIGINT/SIGTERM handler runs, so a range
+ * must take well under the 2 s the signals contract allows. 16 MiB: ~0.05 s
+ * in Python's spelling, ~0.25 s on the exact path, ~0.4 s for the latter at
+ * load average 12 on 2 cores (64 MiB ranges took up to 1.5 s there).
+ */
+const SINGLE_THREAD_RANGE_BYTES = 16 << 20;
 
 /** Null: no such file; -1: cannot be stat'ed (the open then reports why). A remote object: its size. */
 const fileSize = inputSize;
@@ -110,6 +118,14 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   const requested = Math.min(isRemotePath(path) ? MAX_REMOTE_THREADS : MAX_THREADS, Math.max(1, Math.floor(opts.threads ?? defaultThreads())));
   const base = { mode: (linksOnly ? "links-only" : "full") as VerifyMode, payloads_checked: !linksOnly };
   if (isStdinPath(path)) return verifyStream(path, opts, base);
+  // A remote object is never waited on by this thread while it blocks: its
+  // size is awaited here (later asks are answered from the bridge's cache),
+  // partition probes are awaited, and every range is verified by a worker
+  // (remoteOnly below). A signal handler runs only when this thread's event
+  // loop does: a read blocked here would hold off SIGINT/SIGTERM for as long
+  // as a slow server takes.
+  const remote = isRemotePath(path);
+  if (remote) await remoteSizeAsync(path);
   const size0 = fileSize(path);
   // Opening refuses a non-regular file and validates readability (permissions) with the reader's error.
   if (size0 === null) {
@@ -128,9 +144,10 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     progress = new ProgressTracker(snapshot, opts.onProgress);
     const count = rangeCount(snapshot, requested, opts);
     // Spawn the workers before partitioning: they load while this thread partitions.
-    const threads = opts.inProcess ? 1 : Math.min(requested, count);
-    exec = threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
-    bounds = boundsOf(input, snapshot, count);
+    const threads = opts.inProcess || oneThread(snapshot, opts) ? 1 : Math.min(requested, count);
+    if (remote && !opts.inProcess) exec = WorkerPool.spawn(threads, () => progress.poll(), !linksOnly, { mainLane: false });
+    else exec = threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
+    bounds = await boundsOf(input, snapshot, count);
   } catch (err) {
     exec?.close();
     throw err;
@@ -150,7 +167,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
       end = last.lastLineStart;
       const again = openJournal(path);
       try {
-        bounds = planRanges(again, end, requested, opts);
+        bounds = await planRanges(again, end, requested, opts);
       } finally {
         again.close();
       }
@@ -188,7 +205,7 @@ function envMinRange(): number | undefined {
 }
 
 /**
- * How many ranges: one when single-threaded or the journal is small, else
+ * How many ranges: SINGLE_THREAD_RANGE_BYTES each when single-threaded or the journal is small, else
  * equal ranges of about DEFAULT_RANGE_BYTES (1 to 16 per thread), so that
  * a thread slowed down (by another process, a busy core) costs at most one
  * small range at the end. (partition() may merge ranges that would hold no
@@ -199,22 +216,27 @@ function rangeCount(end: number, threads: number, opts: FastVerifyOptions): numb
   const size = Math.max(1, override ?? DEFAULT_RANGE_BYTES);
   let wanted: number;
   if (opts.ranges !== undefined) wanted = opts.ranges;
-  else if (override === undefined && end < MIN_PARALLEL_BYTES) wanted = 1;
+  else if (oneThread(end, opts)) return Math.max(1, Math.round(end / SINGLE_THREAD_RANGE_BYTES));
   // One thread still takes a big journal in ranges of SINGLE_THREAD_RANGE_BYTES: between them it yields to the event loop (signals).
   else if (threads === 1) return Math.max(1, Math.round(end / Math.max(size, SINGLE_THREAD_RANGE_BYTES)));
   else wanted = Math.min(MAX_RANGES_PER_THREAD * threads, Math.max(threads, Math.round(end / size)));
   return Math.max(1, Math.min(wanted, Math.floor(end / size)));
 }
 
+/** A journal too small for worker threads to pay off (their JIT warm-up): verified in one thread, in ranges (rangeCount). */
+function oneThread(end: number, opts: FastVerifyOptions): boolean {
+  return opts.ranges === undefined && (opts.minRangeBytes ?? envMinRange()) === undefined && end < MIN_PARALLEL_BYTES;
+}
+
 /** Boundaries [0, b1, ..., end] of n equal ranges at line starts. */
-function boundsOf(input: OpenInput, end: number, n: number): number[] {
-  const bounds = n === 1 ? [0, end] : partition(input, end, Array.from({ length: n }, () => 1 / n));
+async function boundsOf(input: OpenInput, end: number, n: number): Promise<number[]> {
+  const bounds = n === 1 ? [0, end] : await partition(input, end, Array.from({ length: n }, () => 1 / n));
   input.willRead?.(bounds);
   return bounds;
 }
 
 /** Range boundaries for a journal of `end` bytes (see rangeCount). */
-function planRanges(input: OpenInput, end: number, threads: number, opts: FastVerifyOptions): number[] {
+function planRanges(input: OpenInput, end: number, threads: number, opts: FastVerifyOptions): Promise<number[]> {
   return boundsOf(input, end, rangeCount(end, threads, opts));
 }
 

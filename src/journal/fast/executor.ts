@@ -106,14 +106,19 @@ export class WorkerPool implements Executor {
   private constructor(
     workers: number,
     private readonly onChunk?: () => void,
+    private readonly mainLane = true,
   ) {
-    this.threads = workers + 1;
+    this.threads = workers + (mainLane ? 1 : 0);
     this.progress = new Float64Array(new SharedArrayBuffer(8 * Math.max(1, workers)));
   }
 
-  /** Spawn `workers` workers (they load in the background; nothing is awaited); `hashing`: not a links-only run. */
-  static spawn(workers: number, onChunk?: () => void, hashing = true): WorkerPool {
-    const pool = new WorkerPool(workers, onChunk);
+  /**
+   * Spawn `workers` workers (they load in the background; nothing is awaited); `hashing`: not a links-only run.
+   * `mainLane: false`: this thread verifies no range while a worker lives, it only awaits them (a remote
+   * object: a read blocked on the network in this thread would hold off SIGINT/SIGTERM).
+   */
+  static spawn(workers: number, onChunk?: () => void, hashing = true, o: { mainLane?: boolean } = {}): WorkerPool {
+    const pool = new WorkerPool(workers, onChunk, o.mainLane ?? true);
     const spec = workerSpecifier();
     for (let i = 0; i < workers; i++) {
       let w: Worker;
@@ -146,7 +151,7 @@ export class WorkerPool implements Executor {
     });
     try {
       // This thread's lane: claim and verify until no range is left.
-      for (let mine = 0; ; mine++) {
+      for (let mine = 0; this.mainLane || this.workers.every((w) => w === null); mine++) {
         if (mine > 0) await yieldToEventLoop();
         const k = Atomics.add(counter, 0, 1);
         if (k >= tasks.length) break;

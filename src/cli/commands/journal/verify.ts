@@ -22,7 +22,7 @@ import { MAX_REMOTE_THREADS } from "../../../journal/fast/engine.ts";
 import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 
 const USAGE =
-  "usage: bernstein journal verify <FILE|RUN_ID|-|s3://BUCKET/KEY|https://URL>... [--seal FILE] [--s3-endpoint URL] [--s3-region REGION] [--sdd-dir DIR] [--threads N] [--links-only] [--allow-empty] [--format text|github] [--junit FILE]";
+  "usage: bernstein journal verify <FILE|RUN_ID|-|s3://BUCKET/KEY|https://URL>... [--seal FILE] [--s3-endpoint URL] [--s3-region REGION] [--s3-deadline S] [--s3-min-rate RATE/WINDOW] [--sdd-dir DIR] [--threads N] [--links-only] [--allow-empty] [--format text|github] [--junit FILE]";
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
@@ -124,8 +124,11 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       });
     }
     const seal: JournalSeal | null = sealPath ? readSealFile(sealPath) : null;
+    const remote = isRemotePath(target.path);
     // Checked before any read: a FIFO, device or directory is refused (input_not_regular_file), never waited on.
-    const present = checkInput(target.path, { what: "journal" }) !== "missing";
+    // A remote object is stat'ed by the verify itself, inside its signal guard and without blocking this
+    // thread (a missing one is s3_not_found there): a slow endpoint must not hold off SIGINT/SIGTERM.
+    const present = remote || checkInput(target.path, { what: "journal" }) !== "missing";
     if (!seal && !present) {
       if (target.byRunId) {
         throw new InputError("journal_missing", `no journal for run ${target.runId}: ${target.path}`, {
@@ -136,7 +139,6 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       throw new InputError("journal_unreadable", `journal not found: ${target.path}`, { path: target.path });
     }
     if (target.stdin && threads !== undefined && threads > 1) log.info("--threads ignored: standard input is verified as one stream, in one thread");
-    const remote = isRemotePath(target.path);
     if (remote && threads !== undefined && threads > MAX_REMOTE_THREADS) log.info(`--threads ${threads} capped at ${MAX_REMOTE_THREADS}: a remote object is read by at most ${MAX_REMOTE_THREADS} ranged GETs at once`);
     if (remote && (noteSeal || noteArgs.since)) throw new UsageError("a signed seal or --since needs the journal as a local file", "flag_not_applicable");
     // The signed tree heads reuse this verify: the file's identity before it brackets both passes.

@@ -1,6 +1,6 @@
 import { UsageError } from "../../../errors.ts";
 import { replayArgs } from "./args.ts";
-import { applyStorageFlags } from "../../storage-flags.ts";
+import { applyStorageFlags, STORAGE_FLAG_NAMES } from "../../storage-flags.ts";
 import type { ReplayContext } from "./context.ts";
 
 /**
@@ -79,9 +79,8 @@ const VERB_FLAGS = [
   "fork-from",
   "jump-to-failure",
   "full",
-  "s3-endpoint",
-  "s3-region",
   "allow-empty",
+  ...STORAGE_FLAG_NAMES,
 ] as const;
 
 /**
@@ -102,8 +101,8 @@ export function refuseInapplicableFlags(ctx: ReplayContext, verb: string, allowe
   }
 }
 
-/** `--s3-endpoint`, `--s3-region`: for the verbs that read or write object storage. */
-export const STORAGE_FLAGS = ["s3-endpoint", "s3-region"] as const;
+/** `--s3-endpoint`, `--s3-region`, `--s3-deadline`, `--s3-min-rate`: for the verbs that read or write object storage. */
+export const STORAGE_FLAGS = STORAGE_FLAG_NAMES;
 
 /** Python-style booleans in prose, as the reference prints them. */
 export const pyBool = (b: boolean): string => (b ? "True" : "False");

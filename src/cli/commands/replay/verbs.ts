@@ -1,6 +1,7 @@
 import type { ArgsDef, CommandDef } from "citty";
 import { commonArgs } from "../../command.ts";
 import { replayArgs } from "./args.ts";
+import { STORAGE_FLAG_NAMES } from "../../storage-flags.ts";
 
 /**
  * What each form of `bernstein replay` takes, for help pages, completions and
@@ -74,7 +75,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
       { name: "out", description: "Output file, s3://BUCKET/KEY or - for stdout (default <sdd-dir>/runtime/receipts/<AGENT_ID>.tar)", required: false },
     ],
-    flags: ["sign", "s3-endpoint", "s3-region"],
+    flags: ["sign", ...STORAGE_FLAG_NAMES],
   },
   publish: {
     description: "Write a redacted receipt meant to leave the machine (needs --yes-i-want-to-publish)",
@@ -82,12 +83,12 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
       { name: "out", description: "Output file, s3://BUCKET/KEY or - for stdout (default <sdd-dir>/runtime/receipts/<AGENT_ID>.published.tar)", required: false },
     ],
-    flags: ["yes-i-want-to-publish", "redact", "sign", "s3-endpoint", "s3-region"],
+    flags: ["yes-i-want-to-publish", "redact", "sign", ...STORAGE_FLAG_NAMES],
   },
   verify: {
     description: "Verify a receipt offline (exit 1 when its chain or signature does not verify)",
     positionals: [{ name: "receipt", description: "Receipt tar (plain or gzip): a file, -, s3://BUCKET/KEY or an https:// URL", required: true }],
-    flags: ["head", "public-key", "s3-endpoint", "s3-region"],
+    flags: ["head", "public-key", ...STORAGE_FLAG_NAMES],
   },
   "diff-journal": {
     description: "First step where two agent step journals diverge (exit 1 when they do)",
@@ -95,7 +96,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "left", description: "Agent id, step journal file or receipt (a path, s3:// or https:// URL)", required: true },
       { name: "right", description: "Agent id, step journal file or receipt (a path, s3:// or https:// URL)", required: true },
     ],
-    flags: ["s3-endpoint", "s3-region"],
+    flags: [...STORAGE_FLAG_NAMES],
   },
   debug: {
     description: "Debug one agent step journal (verify, receipt, steps, --fork-from N) or compare two",
