@@ -269,7 +269,10 @@ async function walkStreamed(path: string, compression: Compression, visit: Membe
     return visit(info);
   };
   try {
-    return await readTar(source.next, onMember);
+    const onEnd = (dangling: string, names: string[]) => {
+      if (admit !== null && dangling !== "") admit.dangling(dangling, names);
+    };
+    return await readTar(source.next, onMember, onEnd);
   } catch (err) {
     if (err instanceof TarError) throw new ArchiveError(`receipt is not a valid tar archive: ${err.message}`);
     throw err;

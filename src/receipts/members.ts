@@ -23,7 +23,8 @@ import type { TarHeader } from "./plaintar.ts";
  *    name-setting extended headers (or a `K`, an old-GNU `N`), a PAX key
  *    beyond path/size/times/owner/comment or a malformed PAX record, a
  *    global PAX header with anything but a comment, a GNU header with a
- *    prefix field, or a member after an end-of-archive block.
+ *    prefix field, a member after an end-of-archive block, or extended
+ *    headers at the end that no member follows.
  * The name handed on is the normalised one, so `manifest.json` and
  * `./manifest.json` are read as the same member.
  */
@@ -69,18 +70,27 @@ const REGULAR = new Set(["file", "contiguous-file"]);
 export class ReceiptMembers {
   private readonly seen = new Map<string, string>();
 
+  /** Extended headers at the end of the archive that no member followed: refused (tarfile extracts an unknown type such as `N` as a file). */
+  dangling(flags: string, names: string[]): never {
+    const name = names[0] ?? "";
+    throw new AmbiguousMemberError(name, `receipt member ${JSON.stringify(name)} is an extended header (${JSON.stringify(flags)}) that no member follows; tar and tarfile would not extract what is verified`);
+  }
+
   /** The member's normalised name, or `AmbiguousMemberError`. */
   admit(h: TarHeader): string {
     const q = h.quirks;
     // As the archive spells it: a long name before the reader stripped its slashes.
-    const raw = q?.longName ?? h.name;
+    let raw = q?.longName ?? h.name;
     const refuse = (why: string): never => {
       throw new AmbiguousMemberError(raw, `receipt member ${JSON.stringify(raw)} ${why}; tar and tarfile would not extract what is verified`);
     };
     if (q !== undefined) {
       if (q.afterEnd) refuse("comes after the end-of-archive marker (GNU tar and tarfile stop at the first zero block)");
       if (q.extended.length > 1 || (q.extended !== "" && q.extended !== "x" && q.extended !== "L")) {
-        refuse(`is shaped by extended headers ${JSON.stringify(q.extended)} (more than one name-setting header, or a K or N header)`);
+        // An unusual header (tarfile extracts an N or an unknown long type as a file of that name) is named itself.
+        const odd = [...q.extended].findIndex((f) => f !== "x" && f !== "L");
+        if (odd !== -1) raw = q.extendedNames[odd] ?? raw;
+        refuse(`is shaped by extended headers ${JSON.stringify(q.extended)} (one PAX 'x' or GNU 'L' header at most; tarfile and GNU tar resolve more, or a g, K or N, differently)`);
       }
       if (q.paxMalformed) refuse("has a malformed PAX record");
       const badKey = q.paxKeys.find((k) => !PAX_KEYS.has(k));

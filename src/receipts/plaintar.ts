@@ -39,6 +39,8 @@ export interface TarHeader {
 export interface TarQuirks {
   /** Type flags of the extended headers ('x', 'L', 'K', 'N', ...) since the previous member, in order. */
   extended: string;
+  /** Those headers' own names (their ustar name fields), in the same order. */
+  extendedNames: string[];
   /** The name as the single name-setting extended header spelled it (before any slash was stripped), else null. */
   longName: string | null;
   /** Keys of the PAX extended headers applied to the member. */
@@ -289,6 +291,8 @@ class Chunks {
 export async function readTar(
   source: () => Promise<Uint8Array | null>,
   onMember: (h: TarHeader) => Promise<TarDataSink | null> | TarDataSink | null,
+  /** Called at the end with the type flags of extended headers no member followed (tarfile reads an unknown one, like `N`, as a file). */
+  onEnd?: (dangling: string, names: string[]) => void,
 ): Promise<number> {
   const buf = new Chunks();
   const more = async (): Promise<boolean> => {
@@ -310,6 +314,7 @@ export async function readTar(
   let members = 0;
   // What the member's quirks will say (reset at each member).
   let extended = "";
+  let extendedNames: string[] = [];
   let longName: string | null = null;
   let memberPaxKeys: string[] = [];
   let globalKeys: string[] = [];
@@ -373,7 +378,10 @@ export async function readTar(
     }
     if (buf.buffered < 512) {
       if (await more()) continue;
-      if (buf.buffered === 0 && missing === 0) return members;
+      if (buf.buffered === 0 && missing === 0) {
+        onEnd?.(extended, extendedNames);
+        return members;
+      }
       throw new TarError(END);
     }
     const h = decodeHeader(buf.take(512)!);
@@ -385,6 +393,7 @@ export async function readTar(
     if (h.gnuPrefix) gnuPrefix = true;
     if (h.type !== null && LONG.has(h.type)) {
       extended += String.fromCharCode(h.flag);
+      extendedNames.push(h.name);
       longPending = true;
       missing = h.size;
       if (missing > MAX_LONG_HEADER) throw new TarError("Header exceeds max size");
@@ -393,8 +402,9 @@ export async function readTar(
       continue;
     }
     applyLong(h);
-    h.quirks = { extended, longName, paxKeys: memberPaxKeys, globalKeys, paxMalformed, gnuPrefix, afterEnd };
+    h.quirks = { extended, extendedNames, longName, paxKeys: memberPaxKeys, globalKeys, paxMalformed, gnuPrefix, afterEnd };
     extended = "";
+    extendedNames = [];
     longName = null;
     memberPaxKeys = [];
     paxMalformed = false;
