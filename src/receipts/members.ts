@@ -111,7 +111,8 @@ export class ReceiptMembers {
     const key = name.toLowerCase();
     const earlier = this.seen.get(key);
     if (earlier !== undefined) {
-      refuse(`names the same file as the earlier member ${JSON.stringify(earlier)} (${JSON.stringify(name)}); on extraction the later one wins`);
+      const both = earlier === name && raw === name ? "" : ` (both are ${JSON.stringify(name)})`;
+      refuse(`names the same file as the earlier member ${JSON.stringify(earlier)}${both}; on extraction the later one wins`);
     }
     this.seen.set(key, raw);
     return name;
