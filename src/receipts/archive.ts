@@ -269,8 +269,8 @@ async function walkStreamed(path: string, compression: Compression, visit: Membe
     return visit(info);
   };
   try {
-    const onEnd = (dangling: string, names: string[]) => {
-      if (admit !== null && dangling !== "") admit.dangling(dangling, names);
+    const onEnd = (dangling: string, names: string[], strayEnd: boolean) => {
+      if (admit !== null) admit.end(dangling, names, strayEnd);
     };
     return await readTar(source.next, onMember, onEnd);
   } catch (err) {

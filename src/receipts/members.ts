@@ -23,8 +23,8 @@ import type { TarHeader } from "./plaintar.ts";
  *    name-setting extended headers (or a `K`, an old-GNU `N`), a PAX key
  *    beyond path/size/times/owner/comment or a malformed PAX record, a
  *    global PAX header with anything but a comment, a GNU header with a
- *    prefix field, a member after an end-of-archive block, or extended
- *    headers at the end that no member follows.
+ *    prefix field, a member after an end-of-archive block, an end block
+ *    with a checksum, or extended headers at the end that no member follows.
  * The name handed on is the normalised one, so `manifest.json` and
  * `./manifest.json` are read as the same member.
  */
@@ -70,10 +70,19 @@ const REGULAR = new Set(["file", "contiguous-file"]);
 export class ReceiptMembers {
   private readonly seen = new Map<string, string>();
 
-  /** Extended headers at the end of the archive that no member followed: refused (tarfile extracts an unknown type such as `N` as a file). */
-  dangling(flags: string, names: string[]): never {
-    const name = names[0] ?? "";
-    throw new AmbiguousMemberError(name, `receipt member ${JSON.stringify(name)} is an extended header (${JSON.stringify(flags)}) that no member follows; tar and tarfile would not extract what is verified`);
+  /**
+   * The end of the archive: extended headers no member followed are refused
+   * (tarfile extracts an unknown type such as `N` as a file), and so is an
+   * end block that is zero but for its checksum.
+   */
+  end(flags: string, names: string[], strayEnd: boolean): void {
+    if (flags !== "") {
+      const name = names[0] ?? "";
+      throw new AmbiguousMemberError(name, `receipt member ${JSON.stringify(name)} is an extended header (${JSON.stringify(flags)}) that no member follows; tar and tarfile would not extract what is verified`);
+    }
+    if (strayEnd) {
+      throw new AmbiguousMemberError("", "receipt ends with a block that is zero but for its checksum field (tarfile may read it as a nameless member); tar and tarfile would not extract what is verified");
+    }
   }
 
   /** The member's normalised name, or `AmbiguousMemberError`. */

@@ -173,6 +173,11 @@ function paxKeys(data: Uint8Array): { keys: string[]; malformed: boolean } {
   return { keys, malformed: false };
 }
 
+function allZero(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) if (b[i] !== 0) return false;
+  return true;
+}
+
 /** Zero padding after `size` bytes of data. */
 function padding(size: number): number {
   const r = size & 511;
@@ -212,6 +217,8 @@ export function planPlainTar(fd: number, maxMembers: number, accept: (name: stri
     if (h === null) {
       off += 512;
       afterEnd = true;
+      // Streamed instead, where it is reported.
+      if (!allZero(block)) return null;
       continue;
     }
     // Streamed instead, where the member's quirks are reported.
@@ -292,7 +299,7 @@ export async function readTar(
   source: () => Promise<Uint8Array | null>,
   onMember: (h: TarHeader) => Promise<TarDataSink | null> | TarDataSink | null,
   /** Called at the end with the type flags of extended headers no member followed (tarfile reads an unknown one, like `N`, as a file). */
-  onEnd?: (dangling: string, names: string[]) => void,
+  onEnd?: (dangling: string, names: string[], strayEnd: boolean) => void,
 ): Promise<number> {
   const buf = new Chunks();
   const more = async (): Promise<boolean> => {
@@ -320,6 +327,8 @@ export async function readTar(
   let globalKeys: string[] = [];
   let paxMalformed = false;
   let afterEnd = false;
+  /** An end block that is zero but for its checksum field (tarfile may read it as a nameless member). */
+  let strayEnd = false;
   let gnuPrefix = false;
 
   const decodeLong = (data: Uint8Array | null): void => {
@@ -379,15 +388,17 @@ export async function readTar(
     if (buf.buffered < 512) {
       if (await more()) continue;
       if (buf.buffered === 0 && missing === 0) {
-        onEnd?.(extended, extendedNames);
+        onEnd?.(extended, extendedNames, strayEnd);
         return members;
       }
       throw new TarError(END);
     }
-    const h = decodeHeader(buf.take(512)!);
+    const block = buf.take(512)!;
+    const h = decodeHeader(block);
     header = h ?? header;
     if (h === null) {
       afterEnd = true;
+      if (!allZero(block)) strayEnd = true;
       continue;
     }
     if (h.gnuPrefix) gnuPrefix = true;
