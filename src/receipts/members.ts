@@ -25,8 +25,11 @@ import type { TarHeader } from "./plaintar.ts";
  *    global PAX header with anything but a comment, a GNU header with a
  *    prefix field, a member after an end-of-archive block, an end block
  *    with a checksum, or extended headers at the end that no member follows.
- * The name handed on is the normalised one, so `manifest.json` and
- * `./manifest.json` are read as the same member.
+ *  - a file is spelled otherwise than its normalised name (`./manifest.json`):
+ *    tar writes it as `manifest.json`, a reader of exact names (Python's
+ *    verifier) does not see it, so the two verdicts could part ways.
+ * Duplicates are found on the normalised names first, so the refusal of a
+ * respelled second copy names the copy it collides with.
  */
 export class AmbiguousMemberError extends Error {
   constructor(
@@ -123,6 +126,8 @@ export class ReceiptMembers {
       const both = earlier === name && raw === name ? "" : ` (both are ${JSON.stringify(name)})`;
       refuse(`names the same file as the earlier member ${JSON.stringify(earlier)}${both}; on extraction the later one wins`);
     }
+    // Spelled otherwise (./, //, /./), it is the same file to tar but not to a reader of exact names (Python's verifier).
+    if (h.name !== name) refuse(`is spelled otherwise than the receipt format names it (${JSON.stringify(name)})`);
     this.seen.set(key, raw);
     return name;
   }

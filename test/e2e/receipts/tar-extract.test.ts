@@ -174,7 +174,7 @@ describe("receipts are read as tar extracts them (issue 29)", () => {
     expect(problems).toEqual([]);
   }, 120_000);
 
-  test("the same refusal through diff-journal, and for a receipt Python wrote and one GNU tar repacked: they verify", async () => {
+  test("the same refusal through diff-journal; a receipt Python wrote verifies, one GNU tar repacked with ./ names is refused", async () => {
     const tar = join(cwd, "dup.tar");
     writeFileSync(tar, appended([file("./journal/000000.jsonl", evilJournal)]));
     const d = await bernsteinJson(["replay", "diff-journal", "signed.tar", tar], { cwd });
@@ -182,11 +182,17 @@ describe("receipts are read as tar extracts them (issue 29)", () => {
     // The Python reference's own receipt (test/fixtures/vectors/agent-journal/agent-a.tar).
     const py = await bernsteinJson(["replay", "verify", join(AJ, "agent-a.tar")], { cwd });
     expect([py.code, py.json.ok]).toEqual([0, true]);
-    // Extracted and packed again with `tar -C d -cf r.tar .`: ./ names, directory members.
+    // Extracted and packed again with `tar -C d -cf r.tar .`: ./ names, which Python's verifier does not read as the receipt's.
     const gnu = extractGnu(join(cwd, "signed.tar"), join(cwd, "repack"));
     expect(gnu.error).toBeNull();
     expect(Bun.spawnSync(["tar", "-C", join(cwd, "repack"), "-cf", join(cwd, "repacked.tar"), "."]).exitCode).toBe(0);
     const re = await bernsteinJson(["replay", "verify", "repacked.tar", "--public-key", "keys/victim.pub"], { cwd });
-    expect([re.code, re.json.ok, re.json.signature]).toEqual([0, true, "valid"]);
+    expect([re.code, re.json.error]).toEqual([1, "receipt_ambiguous"]);
+    expect(re.json.member).toStartWith("./");
+    expect(re.json.detail).toContain("is spelled otherwise than the receipt format names it");
+    // Packed with the receipt's own names, it verifies.
+    expect(Bun.spawnSync(["tar", "-C", join(cwd, "repack"), "-cf", join(cwd, "repacked2.tar"), "manifest.json", "manifest.sig", "journal"]).exitCode).toBe(0);
+    const re2 = await bernsteinJson(["replay", "verify", "repacked2.tar", "--public-key", "keys/victim.pub"], { cwd });
+    expect([re2.code, re2.json.ok, re2.json.signature]).toEqual([0, true, "valid"]);
   }, 60_000);
 });
