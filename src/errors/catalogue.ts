@@ -64,6 +64,7 @@ export const ERROR_CATALOGUE = {
   proof_mismatch: [1, "a proof for other tree sizes than the checkpoints it is checked with"],
   provider_state_mutation: [1, "`replay <RUN> --verify`: a provider_state_mutation row is flagged or its content address does not recompute"],
   publish_failed: [1, "a redacted receipt could not be published"],
+  receipt_ambiguous: [1, "a receipt tar that `tar -x` or Python's tarfile would extract differently from what is verified: a member named twice (after normalising `./`, `//`, long names) or spelled otherwise than the format names it, a link, device or directory where a file belongs, or a member the format does not define; the detail names it"],
   replay_task_lost: [1, "a replayed task vanished from the task server before it finished"],
   row_mismatch: [1, "a row whose content does not hash to its stored event_hash at the proven index"],
   run_incomplete: [1, "`bernstein run` stopped with tasks still open"],

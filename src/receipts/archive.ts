@@ -1,6 +1,7 @@
 import { closeSync, createReadStream, readSync, statSync } from "node:fs";
 import { InputError } from "../errors.ts";
 import { openInput } from "../fsutil/input.ts";
+import { ReceiptMembers } from "./members.ts";
 import { planPlainTar, readTar, TarError, type PlainMember, type TarHeader } from "./plaintar.ts";
 
 /**
@@ -17,6 +18,10 @@ import { planPlainTar, readTar, TarError, type PlainMember, type TarHeader } fro
  *  - truncated data (declared size past the end) or an unreadable size: refused;
  *  - PAX/GNU long names rename the member as Python's tarfile reads them
  *    (an unusual name is an unrelated member).
+ * `walkReceipt` also admits every member by the receipt format's rules
+ * (src/receipts/members.ts: names normalised as tar extracts them, and
+ * anything that tar and tarfile might extract differently from what is read
+ * refused with `AmbiguousMemberError`); the visitor sees normalised names.
  * bzip2 and xz receipts (which Python would open) are refused by name: the
  * standalone binary carries no decompressor for them.
  *
@@ -173,7 +178,7 @@ const YIELD_EVERY = 16;
 /** The plain path's reusable read buffer (a walk takes it, so concurrent walks never share one). */
 let readBuffer: Uint8Array | null = null;
 
-async function walkPlain(fd: number, members: PlainMember[], visit: MemberVisitor): Promise<number> {
+async function walkPlain(fd: number, members: PlainMember[], visit: MemberVisitor, admit: ReceiptMembers | null): Promise<number> {
   // A walk in progress (visitor awaiting) keeps its buffer; a concurrent walk gets its own.
   const buf = readBuffer ?? new Uint8Array(READ_CHUNK);
   readBuffer = null;
@@ -181,8 +186,9 @@ async function walkPlain(fd: number, members: PlainMember[], visit: MemberVisito
   try {
     for (let index = 0; index < members.length; index++) {
       const m = members[index]!;
+      const name = admit === null ? m.name : admit.admit(m);
       if (m.type === "directory") continue;
-      const sink = visit({ index, name: m.name, size: m.size, type: m.type });
+      const sink = visit({ index, name, size: m.size, type: m.type });
       if (sink === null) continue;
       const into = sink.buffer !== undefined && sink.buffer.length > 0 ? sink.buffer : buf;
       let pos = m.offset;
@@ -205,32 +211,52 @@ async function walkPlain(fd: number, members: PlainMember[], visit: MemberVisito
   }
 }
 
-/** Walk every member once, in archive order. */
+/** Walk every member once, in archive order (names as the archive spells them; no receipt rules). */
 export async function walkArchive(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
+  return walk(path, visit, limits, null);
+}
+
+/**
+ * Walk a receipt's members once, in archive order, each admitted by the
+ * receipt format's rules first (`AmbiguousMemberError` at the first that is
+ * not); the visitor sees normalised names. Every reader of a receipt walks it
+ * this way.
+ */
+export async function walkReceipt(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
+  return walk(path, visit, limits, new ReceiptMembers());
+}
+
+async function walk(path: string, visit: MemberVisitor, limits: ArchiveLimits, admit: ReceiptMembers | null): Promise<number> {
   const compression = compressionOf(sniff(path));
   const plan = compression === "none" ? plainPlan(path, limits) : null;
   if (plan !== null) {
     try {
-      return await walkPlain(plan.fd, plan.members, visit);
+      return await walkPlain(plan.fd, plan.members, visit, admit);
     } finally {
       closeSync(plan.fd);
     }
   }
-  return walkStreamed(path, compression, visit, limits);
+  return walkStreamed(path, compression, visit, limits, admit);
 }
 
 /** The streamed walk (any archive; the plain fast path must agree with it member for member). */
 export async function walkArchiveStreamed(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
-  return walkStreamed(path, compressionOf(sniff(path)), visit, limits);
+  return walkStreamed(path, compressionOf(sniff(path)), visit, limits, null);
 }
 
-async function walkStreamed(path: string, compression: Compression, visit: MemberVisitor, limits: ArchiveLimits): Promise<number> {
+/** `walkReceipt` always streamed (tests hold the fast path to it). */
+export async function walkReceiptStreamed(path: string, visit: MemberVisitor, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<number> {
+  return walkStreamed(path, compressionOf(sniff(path)), visit, limits, new ReceiptMembers());
+}
+
+async function walkStreamed(path: string, compression: Compression, visit: MemberVisitor, limits: ArchiveLimits, admit: ReceiptMembers | null): Promise<number> {
   const source = await tarChunks(path, compression, limits);
   let index = 0;
   const onMember = (h: TarHeader) => {
     if (index >= limits.maxMembers) throw new ArchiveError(`receipt has more than ${limits.maxMembers} members`);
     checkName(h.name);
-    const info: MemberInfo = { index, name: h.name, size: h.size, type: h.type };
+    const name = admit === null ? h.name : admit.admit(h);
+    const info: MemberInfo = { index, name, size: h.size, type: h.type };
     index++;
     if (h.type === "directory") return null;
     if (h.type === null || !REGULAR.has(h.type)) {
@@ -243,7 +269,10 @@ async function walkStreamed(path: string, compression: Compression, visit: Membe
     return visit(info);
   };
   try {
-    return await readTar(source.next, onMember);
+    const onEnd = (dangling: string, names: string[], strayEnd: boolean) => {
+      if (admit !== null) admit.end(dangling, names, strayEnd);
+    };
+    return await readTar(source.next, onMember, onEnd);
   } catch (err) {
     if (err instanceof TarError) throw new ArchiveError(`receipt is not a valid tar archive: ${err.message}`);
     throw err;

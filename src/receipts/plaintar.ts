@@ -27,6 +27,32 @@ export interface TarHeader {
   /** As decoded: null for a base-256 field tar-stream could not read, NaN or negative for nonsense. */
   size: number;
   type: string | null;
+  /**
+   * What else shaped the member, for readers that must refuse what other
+   * tar implementations read differently (src/receipts/members.ts); set by
+   * `readTar` on the members it hands out.
+   */
+  quirks?: TarQuirks;
+}
+
+/** Header facts on which GNU tar and Python's tarfile may part ways. */
+export interface TarQuirks {
+  /** Type flags of the extended headers ('x', 'L', 'K', 'N', ...) since the previous member, in order. */
+  extended: string;
+  /** Those headers' own names (their ustar name fields), in the same order. */
+  extendedNames: string[];
+  /** The name as the single name-setting extended header spelled it (before any slash was stripped), else null. */
+  longName: string | null;
+  /** Keys of the PAX extended headers applied to the member. */
+  paxKeys: string[];
+  /** Keys of the PAX global headers in force. */
+  globalKeys: string[];
+  /** A PAX header held a record that is not `<len> <key>=<value>\n` (readers disagree on where it stops). */
+  paxMalformed: boolean;
+  /** A GNU-magic header with bytes in the ustar prefix field (tarfile prepends them to the name, GNU tar does not). */
+  gnuPrefix: boolean;
+  /** The member came after an end-of-archive block (GNU tar and tarfile stop at the first zero block). */
+  afterEnd: boolean;
 }
 
 const MAX_LONG_HEADER = 4 * 1024 * 1024;
@@ -79,8 +105,14 @@ function magicIs(h: Uint8Array, bytes: readonly number[]): boolean {
 const USTAR = [0x75, 0x73, 0x74, 0x61, 0x72, 0x00];
 const GNU = [0x75, 0x73, 0x74, 0x61, 0x72, 0x20, 0x20, 0x00];
 
+/** A decoded header block: its raw type flag byte, and whether a GNU header carried a prefix field. */
+export interface DecodedHeader extends TarHeader {
+  flag: number;
+  gnuPrefix?: true;
+}
+
 /** One 512-byte header block; null for a block that is zero but for its checksum field (skipped). */
-export function decodeHeader(h: Uint8Array): TarHeader | null {
+export function decodeHeader(h: Uint8Array): DecodedHeader | null {
   // The type comes from the flag alone ('0' with a trailing '/' in the name stays a file).
   const flag = h[156] === 0 ? 0 : h[156]! - 0x30;
   let name = decodeStr(h, 0, 100);
@@ -94,8 +126,10 @@ export function decodeHeader(h: Uint8Array): TarHeader | null {
     if (h[345]) name = decodeStr(h, 345, 155) + "/" + name;
   } else if (!magicIs(h, GNU)) {
     throw new TarError("Invalid tar header: unknown format.");
+  } else if (h[345]) {
+    return { name, size, type: TYPES[flag] ?? null, flag: h[156]!, gnuPrefix: true };
   }
-  return { name, size, type: TYPES[flag] ?? null };
+  return { name, size, type: TYPES[flag] ?? null, flag: h[156]! };
 }
 
 /** PAX records `<len> <key>=<value>\n`, read as tar-stream does (it stops at the first record it cannot read). */
@@ -114,6 +148,34 @@ function decodePax(input: Uint8Array): Record<string, string> {
     buf = buf.subarray(len);
   }
   return result;
+}
+
+/**
+ * The keys of a PAX header's records, read strictly: each record
+ * `<len> <key>=<value>\n` with `len` its exact decimal length, up to the end
+ * or a NUL; `malformed` when a record is not that (tar-stream stops there,
+ * tarfile and GNU tar refuse or read on).
+ */
+function paxKeys(data: Uint8Array): { keys: string[]; malformed: boolean } {
+  const keys: string[] = [];
+  let pos = 0;
+  while (pos < data.length && data[pos] !== 0) {
+    let i = pos;
+    while (i < data.length && data[i]! >= 0x30 && data[i]! <= 0x39) i++;
+    const len = i > pos && i - pos < 16 ? parseInt(utf8(data.subarray(pos, i)), 10) : 0;
+    const end = pos + len;
+    if (len === 0 || data[i] !== 0x20 || end > data.length || data[end - 1] !== 0x0a) return { keys, malformed: true };
+    const eq = indexOf(data, 0x3d, i + 1, end - 1);
+    if (eq === end - 1 || eq === i + 1) return { keys, malformed: true };
+    keys.push(utf8(data.subarray(i + 1, eq)));
+    pos = end;
+  }
+  return { keys, malformed: false };
+}
+
+function allZero(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) if (b[i] !== 0) return false;
+  return true;
 }
 
 /** Zero padding after `size` bytes of data. */
@@ -143,9 +205,10 @@ export function planPlainTar(fd: number, maxMembers: number, accept: (name: stri
   const block = new Uint8Array(512);
   const members: PlainMember[] = [];
   let off = 0;
+  let afterEnd = false;
   while (off < fileSize) {
     if (fileSize - off < 512 || readSync(fd, block, 0, 512, off) !== 512) return null;
-    let h: TarHeader | null;
+    let h: DecodedHeader | null;
     try {
       h = decodeHeader(block);
     } catch {
@@ -153,8 +216,13 @@ export function planPlainTar(fd: number, maxMembers: number, accept: (name: stri
     }
     if (h === null) {
       off += 512;
+      afterEnd = true;
+      // Streamed instead, where it is reported.
+      if (!allZero(block)) return null;
       continue;
     }
+    // Streamed instead, where the member's quirks are reported.
+    if (afterEnd || h.gnuPrefix) return null;
     const type = h.type;
     if (type !== "file" && type !== "contiguous-file" && type !== "directory") return null;
     if (!Number.isSafeInteger(h.size) || h.size < 0 || (type === "directory" && h.size !== 0)) return null;
@@ -230,6 +298,8 @@ class Chunks {
 export async function readTar(
   source: () => Promise<Uint8Array | null>,
   onMember: (h: TarHeader) => Promise<TarDataSink | null> | TarDataSink | null,
+  /** Called at the end with the type flags of extended headers no member followed (tarfile reads an unknown one, like `N`, as a file). */
+  onEnd?: (dangling: string, names: string[], strayEnd: boolean) => void,
 ): Promise<number> {
   const buf = new Chunks();
   const more = async (): Promise<boolean> => {
@@ -249,6 +319,17 @@ export async function readTar(
   /** The name the first name-setting header since the last member gave (tarfile's rule). */
   let first: string | undefined;
   let members = 0;
+  // What the member's quirks will say (reset at each member).
+  let extended = "";
+  let extendedNames: string[] = [];
+  let longName: string | null = null;
+  let memberPaxKeys: string[] = [];
+  let globalKeys: string[] = [];
+  let paxMalformed = false;
+  let afterEnd = false;
+  /** An end block that is zero but for its checksum field (tarfile may read it as a nameless member). */
+  let strayEnd = false;
+  let gnuPrefix = false;
 
   const decodeLong = (data: Uint8Array | null): void => {
     const type = header!.type;
@@ -256,15 +337,23 @@ export async function readTar(
     if (data === null) return;
     if (type === "gnu-long-path") {
       gnuLongPath = decodeStr(data, 0, data.length);
+      if (longName === null) longName = gnuLongPath;
       if (first === undefined) first = gnuLongPath;
     } else if (type === "pax-global-header") {
       paxGlobal = decodePax(data);
+      const scan = paxKeys(data);
+      globalKeys = scan.keys;
+      if (scan.malformed) paxMalformed = true;
     } else if (type === "pax-header") {
+      const scan = paxKeys(data);
+      memberPaxKeys.push(...scan.keys);
+      if (scan.malformed) paxMalformed = true;
       pax = paxGlobal === null ? decodePax(data) : Object.assign({}, paxGlobal, decodePax(data));
       const path = pax.path;
       // Keys of an earlier PAX header win over a later one's.
       if (pending) pax = { ...pax, ...pending };
       if (first === undefined && path !== undefined) first = path.replace(/\/+$/, "");
+      if (longName === null && path !== undefined) longName = path;
     }
   };
 
@@ -298,13 +387,24 @@ export async function readTar(
     }
     if (buf.buffered < 512) {
       if (await more()) continue;
-      if (buf.buffered === 0 && missing === 0) return members;
+      if (buf.buffered === 0 && missing === 0) {
+        onEnd?.(extended, extendedNames, strayEnd);
+        return members;
+      }
       throw new TarError(END);
     }
-    const h = decodeHeader(buf.take(512)!);
+    const block = buf.take(512)!;
+    const h = decodeHeader(block);
     header = h ?? header;
-    if (h === null) continue;
+    if (h === null) {
+      afterEnd = true;
+      if (!allZero(block)) strayEnd = true;
+      continue;
+    }
+    if (h.gnuPrefix) gnuPrefix = true;
     if (h.type !== null && LONG.has(h.type)) {
+      extended += String.fromCharCode(h.flag);
+      extendedNames.push(h.name);
       longPending = true;
       missing = h.size;
       if (missing > MAX_LONG_HEADER) throw new TarError("Header exceeds max size");
@@ -313,6 +413,13 @@ export async function readTar(
       continue;
     }
     applyLong(h);
+    h.quirks = { extended, extendedNames, longName, paxKeys: memberPaxKeys, globalKeys, paxMalformed, gnuPrefix, afterEnd };
+    extended = "";
+    extendedNames = [];
+    longName = null;
+    memberPaxKeys = [];
+    paxMalformed = false;
+    gnuPrefix = false;
     if (!(h.size >= 0)) throw new TarError("Invalid header");
     members++;
     const sink = await onMember(h);

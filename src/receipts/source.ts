@@ -8,8 +8,9 @@ import type { PyObject } from "../pyjson/types.ts";
 import { LineSplitter, refusingOverlong, type BulkProbe, type LineDialect } from "../fsutil/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
-import { ArchiveError, walkArchive, type MemberInfo } from "./archive.ts";
-import { DEFAULT_RECEIPT_LIMITS, type ReceiptLimits } from "./verify.ts";
+import { ArchiveError, walkReceipt, type MemberInfo } from "./archive.ts";
+import { AmbiguousMemberError } from "./members.ts";
+import { ambiguous, DEFAULT_RECEIPT_LIMITS, type ReceiptLimits } from "./verify.ts";
 
 /**
  * Where a journal comes from for `diff-journal`: an agent id, a journal
@@ -245,12 +246,13 @@ async function* fileStream<T>(path: string, dialect: LineDialect, maxLineBytes: 
 async function* receiptStream<T>(path: string, limits: ReceiptLimits, c: Collector<T>): AsyncGenerator<T> {
   const members: MemberInfo[] = [];
   try {
-    await walkArchive(path, (m) => {
+    await walkReceipt(path, (m) => {
       if (m.name.startsWith("journal/")) members.push(m);
       return null;
     }, limits);
   } catch (err) {
     if (err instanceof ArchiveError) throw new InputError("receipt_malformed", err.message);
+    if (err instanceof AmbiguousMemberError) throw ambiguous(err);
     throw err;
   }
   if (members.length === 0) throw new InputError("receipt_malformed", `receipt missing journal payload: ${path}`);
@@ -289,16 +291,16 @@ async function* receiptStream<T>(path: string, limits: ReceiptLimits, c: Collect
     try {
       if (inOrder) {
         const wanted = new Set(members.map((m) => m.index));
-        await walkArchive(path, (m) => (wanted.has(m.index) ? feedMember() : null), limits);
+        await walkReceipt(path, (m) => (wanted.has(m.index) ? feedMember() : null), limits);
       } else {
-        for (const target of order) await walkArchive(path, (m) => (m.index === target.index ? feedMember() : null), limits);
+        for (const target of order) await walkReceipt(path, (m) => (m.index === target.index ? feedMember() : null), limits);
       }
       splitter.end();
       await flush();
       ch.close();
     } catch (err) {
       if (err instanceof ChannelCancelled) return ch.close();
-      ch.close(err instanceof ArchiveError ? new InputError("receipt_malformed", err.message) : err);
+      ch.close(err instanceof ArchiveError ? new InputError("receipt_malformed", err.message) : err instanceof AmbiguousMemberError ? ambiguous(err) : err);
     }
   })();
   try {

@@ -1,12 +1,13 @@
 import { pyPrefix } from "../pyjson/python.ts";
 import type { KeyObject } from "node:crypto";
-import { firstOfErrors, InputError, type ErrorCode } from "../errors.ts";
+import { firstOfErrors, InputError, NegativeError, type ErrorCode } from "../errors.ts";
 import { withInputFile } from "../fsutil/input.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
 import { ChainWalker, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
 import { refuseContent } from "../journal/content.ts";
-import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, walkArchive, type ArchiveLimits, type MemberInfo } from "./archive.ts";
+import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, walkReceipt, type ArchiveLimits, type MemberInfo } from "./archive.ts";
+import { AmbiguousMemberError } from "./members.ts";
 import { ManifestError, parseManifest } from "./manifest.ts";
 
 /**
@@ -65,6 +66,11 @@ function malformed(message: string): InputError {
   return new InputError("receipt_malformed", message);
 }
 
+/** A member tar and tarfile would extract otherwise than it is read (exit 1, the member named). */
+export function ambiguous(err: AmbiguousMemberError): NegativeError {
+  return new NegativeError("receipt_ambiguous", err.message, { member: err.member });
+}
+
 /** Collects a small member (manifest, signature) with a hard size cap. */
 function smallSink(name: string, size: number, cap: number, done: (bytes: Uint8Array) => void) {
   if (size > cap) throw new ArchiveError(`receipt member ${name} is ${size} bytes (limit ${cap})`);
@@ -120,7 +126,8 @@ const NEWLINE = new Uint8Array([0x0a]);
  * Verify a receipt (§5b) by recomputing every step, streaming: members are
  * read chunk by chunk and lines split incrementally, so memory stays bounded
  * whatever the journal size. A file that is not a receipt throws
- * `receipt_malformed` (exit 3); a receipt whose chain does not verify is a
+ * `receipt_malformed` (exit 3), one that tar would extract otherwise than it
+ * is read `receipt_ambiguous` (exit 1); a receipt whose chain does not verify is a
  * verdict (`ok: false`), never an exception.
  */
 export async function verifyReceipt(path: string, opts: VerifyReceiptOptions = {}): Promise<ReceiptVerdict> {
@@ -159,7 +166,7 @@ async function verifyReceiptFile(path: string, opts: VerifyReceiptOptions): Prom
 
   let walked: WalkResult;
   try {
-    await walkArchive(path, visitAll, limits);
+    await walkReceipt(path, visitAll, limits);
     if (manifestRaw === null) throw malformed(`receipt missing manifest: ${path}`);
     if (journal.length === 0) throw malformed(`receipt missing journal payload: ${path}`);
     if (inOrder) {
@@ -172,12 +179,13 @@ async function verifyReceiptFile(path: string, opts: VerifyReceiptOptions): Prom
       const order = journal.map((m, i) => ({ m, i })).sort((a, b) => compareCodePoints(a.m.name, b.m.name) || a.i - b.i);
       feed = new JournalFeed(limits.maxLineBytes);
       for (const { m: target } of order) {
-        await walkArchive(path, (m) => (m.index === target.index ? feed.member() : null), limits);
+        await walkReceipt(path, (m) => (m.index === target.index ? feed.member() : null), limits);
       }
       walked = feed.finish();
     }
   } catch (err) {
     if (err instanceof ArchiveError) throw malformed(err.message);
+    if (err instanceof AmbiguousMemberError) throw ambiguous(err);
     if (err instanceof UndecodableLineError) throw malformed(err.message);
     throw err;
   }

@@ -231,18 +231,18 @@ describe("hostile receipts", () => {
   };
   const malformed = async (p: string, limits = {}) => code(verifyReceipt(p, { limits }));
 
-  test("links, devices, traversal and absolute names are refused", async () => {
-    const cases: [string, object, string][] = [
-      ["dotdot", { name: "journal/../../etc/x", data: "x" }, "contains '..'"],
-      ["abs", { name: "/etc/passwd", data: "x" }, "has an absolute path"],
-      ["symlink", { name: "journal/link", type: "2", linkname: "/etc/passwd" }, "is a symlink"],
-      ["hardlink", { name: "journal/hard", type: "1", linkname: "manifest.json" }, "is a link"],
-      ["chardev", { name: "dev", type: "3" }, "is a character-device"],
-      ["fifo", { name: "fifo", type: "6" }, "is a fifo"],
+  test("traversal and absolute names are malformed; links and devices are ambiguous", async () => {
+    const cases: [string, object, string, string][] = [
+      ["dotdot", { name: "journal/../../etc/x", data: "x" }, "receipt_malformed/3: ", "contains '..'"],
+      ["abs", { name: "/etc/passwd", data: "x" }, "receipt_malformed/3: ", "has an absolute path"],
+      ["symlink", { name: "journal/link", type: "2", linkname: "/etc/passwd" }, "receipt_ambiguous/1: ", "is a symlink"],
+      ["hardlink", { name: "journal/hard", type: "1", linkname: "manifest.json" }, "receipt_ambiguous/1: ", "is a link"],
+      ["chardev", { name: "dev", type: "3" }, "receipt_ambiguous/1: ", "is a character-device"],
+      ["fifo", { name: "fifo", type: "6" }, "receipt_ambiguous/1: ", "is a fifo"],
     ];
-    for (const [name, entry, why] of cases) {
+    for (const [name, entry, prefix, why] of cases) {
       const msg = await malformed(write(`${name}.tar`, craftTar([...good, entry as never])));
-      expect(msg).toStartWith("receipt_malformed/3: ");
+      expect(msg).toStartWith(prefix);
       expect(msg).toContain(why);
     }
   });
@@ -270,7 +270,7 @@ describe("hostile receipts", () => {
 
   test("gzip receipts verify; a gzip bomb is refused by the ratio cap", async () => {
     expect(await verifyReceipt(write("gz.tar.gz", gzipSync(craftTar(good))))).toMatchObject({ ok: true, head_hash: HEAD });
-    const bomb = craftTar([...good, { name: "padding", data: new Uint8Array(8 * 1024 * 1024) }]);
+    const bomb = craftTar([...good, { name: "blobs/padding", data: new Uint8Array(8 * 1024 * 1024) }]);
     const msg = await malformed(write("bomb.tar.gz", gzipSync(bomb, { level: 9 })), { gzipFloorBytes: 1024 * 1024, gzipMaxRatio: 50 });
     expect(msg).toContain("refusing a likely gzip bomb");
   });
@@ -281,19 +281,26 @@ describe("hostile receipts", () => {
     expect(await malformed(write("toomany.tar", craftTar([...good, ...many])), { maxMembers: 2000 })).toContain("more than 2000 members");
   });
 
-  test("PAX headers rename members; an unusual PAX path is just another member", async () => {
+  test("PAX headers rename members; a PAX path is read as tar extracts it", async () => {
     const pax = (path: string) => ({ name: "PaxHeader/x", type: "x", data: paxRecord("path", path) });
     expect(await verifyReceipt(write("pax.tar", craftTar([pax("manifest.json"), { name: "ignored-name", data: manifest }, good[1]!])))).toMatchObject({ ok: true });
+    // Renamed ./manifest.json: tar extracts it as manifest.json, Python's verifier finds no manifest: refused.
     expect(await malformed(write("pax2.tar", craftTar([pax("./manifest.json"), { name: "manifest.json", data: manifest }, good[1]!])))).toStartWith(
-      "receipt_malformed/3: receipt missing manifest",
+      'receipt_ambiguous/1: receipt member "./manifest.json" is spelled otherwise than the receipt format names it ("manifest.json")',
+    );
+    // ./manifest.json and manifest.json are one file on extraction: refused, never the first or the last silently.
+    expect(await malformed(write("pax3.tar", craftTar([{ name: "manifest.json", data: manifest }, pax("./manifest.json"), { name: "x", data: "{}" }, good[1]!])))).toStartWith(
+      'receipt_ambiguous/1: receipt member "./manifest.json" names the same file as the earlier member "manifest.json" (both are "manifest.json")',
     );
   });
 
-  test("journal members are read sorted by name; the last duplicate manifest wins", async () => {
+  test("journal members are read sorted by name; a duplicate manifest is ambiguous", async () => {
     const text = journal.toString("utf8");
     const cut = text.indexOf("\n", text.length / 2) + 1;
-    const split = craftTar([{ name: "manifest.json", data: "garbage" }, { name: "journal/b", data: text.slice(cut) }, { name: "journal/a", data: text.slice(0, cut - 1) }, { name: "manifest.json", data: manifest }]);
+    const split = craftTar([{ name: "journal/b", data: text.slice(cut) }, { name: "journal/a", data: text.slice(0, cut - 1) }, { name: "manifest.json", data: manifest }]);
     expect(await verifyReceipt(write("split.tar", split))).toMatchObject({ ok: true, steps: 60, head_hash: HEAD });
+    const twice = craftTar([{ name: "manifest.json", data: "garbage" }, good[1]!, { name: "manifest.json", data: manifest }]);
+    expect(await malformed(write("twice.tar", twice))).toStartWith('receipt_ambiguous/1: receipt member "manifest.json" names the same file');
   });
 
   test("non-UTF-8 and overlong journal lines are malformed; a bad seq is a chain error", async () => {

@@ -7,8 +7,9 @@ import { displayTarget } from "./display.ts";
 import { receiptTarget } from "./receipt.ts";
 import { replayDiffTarget } from "./replay-diff.ts";
 import { serverTarget } from "./server.ts";
+import { tarTarget } from "./tar.ts";
 
-export const TARGET_NAMES = ["parser", "journal", "receipt", "server", "replay-diff", "display"] as const;
+export const TARGET_NAMES = ["parser", "journal", "receipt", "server", "replay-diff", "display", "tar"] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export interface TargetOptions {
@@ -52,5 +53,7 @@ export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
       return replayDiffTarget();
     case "display":
       return displayTarget();
+    case "tar":
+      return tarTarget({ bin: opts.bin, python: opts.python });
   }
 }

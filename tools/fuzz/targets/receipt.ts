@@ -2,7 +2,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip, gzipSync } from "node:zlib";
-import { BernsteinError, InputError, RefusalError, UsageError } from "../../../src/errors.ts";
+import { BernsteinError, InputError, NegativeError, RefusalError, UsageError } from "../../../src/errors.ts";
 import { exportReceipt, publishReceipt } from "../../../src/receipts/export.ts";
 import { verifyReceipt, type ReceiptVerdict } from "../../../src/receipts/verify.ts";
 import { setStepKernelEnabled } from "../../../src/steps/kernel.ts";
@@ -25,7 +25,7 @@ import { violation, type FuzzTarget } from "../types.ts";
  *   1 + bucket bytes -> on-disk step-journal verify, writer recovery
  *                       (open/append), and an export/publish round trip.
  * Invariants: verifyReceipt returns a verdict or throws `InputError`
- * (`receipt_malformed`); step verify never throws; the writer either
+ * (`receipt_malformed`) or `receipt_ambiguous`; step verify never throws; the writer either
  * recovers (and the journal then verifies with one more step) or refuses
  * with a named error; a journal that exports/publishes yields a receipt
  * that verifies with the same head and step count, and publish's fast
@@ -167,9 +167,10 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
   const tarPath = join(dir, "receipt.tar");
   let caseNo = 0;
   let batch: { file: string; ours: ReceiptVerdict; input: Uint8Array }[] = [];
-  const stats = { receipts: 0, receipts_ok: 0, receipts_malformed: 0, buckets: 0, recovered: 0, refused: 0, exported: 0, python_checked: 0, python_compared: 0, python_strip_ambiguity: 0 };
+  const stats = { receipts: 0, receipts_ok: 0, receipts_malformed: 0, receipts_ambiguous: 0, buckets: 0, recovered: 0, refused: 0, exported: 0, python_checked: 0, python_compared: 0, python_strip_ambiguity: 0 };
 
-  const verifyTar = async (path: string): Promise<ReceiptVerdict | InputError> => {
+  /** A verdict, or the named refusal (InputError, or NegativeError `receipt_ambiguous`). */
+  const verifyTar = async (path: string): Promise<ReceiptVerdict | BernsteinError> => {
     try {
       const v = await verifyReceipt(path);
       if (v.ok !== (v.errors.length === 0)) throw violation("receipt_ok_inconsistent", JSON.stringify(v).slice(0, 200));
@@ -177,6 +178,7 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
       return v;
     } catch (err) {
       if (err instanceof InputError && (err.code === "receipt_malformed" || err.code === "receipt_not_found" || err.code === "row_too_large")) return err;
+      if (err instanceof NegativeError && err.code === "receipt_ambiguous") return err;
       throw err;
     }
   };
@@ -186,8 +188,9 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
     writeFileSync(tarPath, payload);
     const r = await verifyTar(tarPath);
     if (r instanceof InputError) stats.receipts_malformed++;
+    else if (r instanceof BernsteinError) stats.receipts_ambiguous++;
     else if (r.ok) stats.receipts_ok++;
-    if (keep && !(r instanceof InputError)) {
+    if (keep && !(r instanceof BernsteinError)) {
       const kept = join(dir, `ref-${caseNo}.tar`);
       writeFileSync(kept, payload);
       batch.push({ file: kept, ours: r, input: concatBytes(new Uint8Array([0]), payload) });
@@ -331,8 +334,8 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
       const lib = await verifyTar(tarPath);
       const r = await runBinary({ bin: opts.bin!, args: ["replay", "verify", tarPath, "--as-json"], allowed: [0, 1, 3] });
       const doc = plainDoc(r.doc) as Record<string, unknown>;
-      if (lib instanceof InputError) {
-        if (r.code !== 3 || doc.error !== lib.code) throw violation("binary_vs_library", `library refused (${lib.code}) but the binary exited ${r.code} ${String(doc.error)}`);
+      if (lib instanceof BernsteinError) {
+        if (r.code !== lib.exitCode || doc.error !== lib.code) throw violation("binary_vs_library", `library refused (${lib.code}) but the binary exited ${r.code} ${String(doc.error)}`);
       } else if (r.code !== (lib.ok ? 0 : 1) || doc.ok !== lib.ok || doc.head_hash !== lib.head_hash || String(doc.steps) !== String(lib.steps)) {
         throw violation("binary_vs_library", `library ok=${lib.ok} steps=${lib.steps}, binary exit ${r.code} ok=${String(doc.ok)} steps=${String(doc.steps)}`);
       }
@@ -345,7 +348,7 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
           await make();
           try {
             const r = await verifyTar(bomb);
-            if (!(r instanceof InputError)) throw violation("extreme_accepted", `${name}: verified as ok=${r.ok}`);
+            if (!(r instanceof BernsteinError)) throw violation("extreme_accepted", `${name}: verified as ok=${r.ok}`);
             if (opts.bin) await runBinary({ bin: opts.bin, args: ["replay", "verify", bomb, "--as-json"], allowed: [3], timeoutMs: 120_000 });
           } finally {
             rmSync(bomb, { force: true });
