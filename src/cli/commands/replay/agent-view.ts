@@ -12,6 +12,7 @@ import { printLines, writeStdout, writeStdoutBytes, writeStdoutBytesSync } from 
 import { writeAgentEntriesJson } from "../../../replay/agent-json.ts";
 import { SpanRecords } from "../../../steps/records.ts";
 import type { ReplayContext } from "./context.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
 import { refuseInapplicableFlags } from "./flags.ts";
 
 function parseLimit(raw: string | undefined): number | null {
@@ -26,7 +27,7 @@ function parseLimit(raw: string | undefined): number | null {
  * dispatcher when `<sdd>/runtime/journal/<AGENT_ID>` exists.
  */
 export async function runAgentView(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "<AGENT_ID>", ["limit", "allow-empty"]);
+  refuseInapplicableFlags(ctx, "<AGENT_ID>", REPLAY_TARGETS.AGENT_ID!.flags);
   const [agentId] = ctx.positionals;
   if (agentId === undefined) throw new UsageError("usage: bernstein replay <AGENT_ID> [--limit N]");
   const limit = parseLimit(ctx.args.limit);

@@ -3,6 +3,7 @@ import { Table, idColumn, measure, terminalWidth, type Column } from "../../../r
 import { runAgents, type AgentSummary } from "../../../replay/agents.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
 import { refuseFlags } from "./flags.ts";
 import { UsageError } from "../../../errors.ts";
 import { resolveNamedRun } from "./target.ts";
@@ -16,7 +17,7 @@ const USAGE = "usage: bernstein replay agents [RUN_ID | latest] [--sdd-dir DIR] 
  */
 export async function runAgentsList(ctx: ReplayContext): Promise<number> {
   if (ctx.positionals.length > 1) throw new UsageError(USAGE);
-  refuseFlags(ctx, [], "replay agents");
+  refuseFlags(ctx, REPLAY_VERBS.agents!.flags, "replay agents");
   const run = resolveNamedRun(ctx, ctx.positionals[0] ?? "latest", true);
   const agents = runAgents(ctx.sddDir, run);
   if (ctx.json) {

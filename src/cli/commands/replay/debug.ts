@@ -4,13 +4,14 @@ import { pyRepr } from "../../../pyjson/python.ts";
 import type { PyValue } from "../../../pyjson/types.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
 import { parseCount, pyBool, refuseInapplicableFlags } from "./flags.ts";
 
 const USAGE = "Usage: bernstein replay debug <RUN> [--fork-from N] [--sign KEY] OR bernstein replay debug <LEFT> <RIGHT>";
 
 /** `bernstein replay debug <RUN> | <LEFT> <RIGHT>` (spec §6.1). */
 export async function runDebug(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "debug", ["fork-from", "jump-to-failure", "full", "limit", "sign", "allow-empty"]);
+  refuseInapplicableFlags(ctx, "debug", REPLAY_VERBS.debug!.flags);
   const ids = ctx.positionals;
   if (ids.length !== 1 && ids.length !== 2) throw new UsageError(USAGE);
   const base = {

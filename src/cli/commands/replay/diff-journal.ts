@@ -6,13 +6,14 @@ import { pyRepr } from "../../../pyjson/python.ts";
 import type { PyValue } from "../../../pyjson/types.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
-import { refuseInapplicableFlags, STORAGE_FLAGS } from "./flags.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
+import { refuseInapplicableFlags } from "./flags.ts";
 
 const USAGE = "usage: bernstein replay diff-journal <LEFT> <RIGHT>   (each an agent id, a journal file or a receipt)";
 
 /** `bernstein replay diff-journal A B`: exit 0 when the chains match, 1 at the first divergence. */
 export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "diff-journal", [...STORAGE_FLAGS, "allow-empty"]);
+  refuseInapplicableFlags(ctx, "diff-journal", REPLAY_VERBS["diff-journal"]!.flags);
   if (ctx.positionals.length !== 2) throw new UsageError(USAGE);
   const [a, b] = ctx.positionals as [string, string];
   if (isStdinPath(a) && isStdinPath(b)) throw new UsageError("standard input can be only one side of diff-journal (- and /dev/stdin are the same stream)");

@@ -9,6 +9,7 @@ import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { resolveNamedRun } from "./target.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
 import { GATEWAY_LOG, hasGatewayLog } from "../../../gateway/diff.ts";
 import { runGatewayDiff } from "./diff-gateway.ts";
 import { assertJournalExists } from "../../../replay/discovery.ts";
@@ -25,7 +26,7 @@ const USAGE = "bernstein replay diff RUN_A RUN_B [--ignore FIELD]... [--no-defau
  */
 export async function runDiff(ctx: ReplayContext): Promise<number> {
   const [idA, idB] = expectPositionals(ctx, 2, USAGE);
-  refuseFlags(ctx, ["ignore", "default-ignores", "allow-empty"], "replay diff");
+  refuseFlags(ctx, REPLAY_VERBS.diff!.flags, "replay diff");
   const rules = diffRules({ ignore: repeated(ctx.rawArgs, "ignore"), noDefaultIgnores: ctx.args["default-ignores"] === false });
   const a = resolveNamedRun(ctx, idA!, false);
   const b = resolveNamedRun(ctx, idB!, false);

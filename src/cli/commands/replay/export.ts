@@ -6,13 +6,14 @@ import { withInterrupts, type InterruptOptions } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 import { ReceiptToStdout } from "../../receipt-stdout.ts";
 import type { ReplayContext } from "./context.ts";
-import { pyBool, refuseInapplicableFlags, STORAGE_FLAGS } from "./flags.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
+import { pyBool, refuseInapplicableFlags } from "./flags.ts";
 
 export const EXPORT_USAGE = "usage: bernstein replay export <AGENT_ID> [OUT | -] [--force] [--sign KEY]";
 
 /** `bernstein replay export <AGENT_ID> [OUT | -] [--sign KEY]` (`-`: the receipt on stdout, nothing else there) */
 export async function runExport(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "export", ["sign", "force", ...STORAGE_FLAGS]);
+  refuseInapplicableFlags(ctx, "export", REPLAY_VERBS.export!.flags);
   const [agentId, out, ...extra] = ctx.positionals;
   if (agentId === undefined || extra.length > 0) throw new UsageError(EXPORT_USAGE);
   validateAgentId(agentId);

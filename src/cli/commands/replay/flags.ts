@@ -101,8 +101,5 @@ export function refuseInapplicableFlags(ctx: ReplayContext, verb: string, allowe
   }
 }
 
-/** `--s3-endpoint`, `--s3-region`, `--s3-deadline`, `--s3-min-rate`: for the verbs that read or write object storage. */
-export const STORAGE_FLAGS = STORAGE_FLAG_NAMES;
-
 /** Python-style booleans in prose, as the reference prints them. */
 export const pyBool = (b: boolean): string => (b ? "True" : "False");

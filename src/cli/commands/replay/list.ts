@@ -7,6 +7,7 @@ import { listRuns, type RunListEntry } from "../../../replay/list.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
 import { expectPositionals, limitOf, refuseFlags } from "./flags.ts";
 
 /**
@@ -18,7 +19,7 @@ import { expectPositionals, limitOf, refuseFlags } from "./flags.ts";
  */
 export async function runList(ctx: ReplayContext): Promise<number> {
   expectPositionals(ctx, 0, "bernstein replay list [--limit N] [--sdd-dir DIR] [--as-json]");
-  refuseFlags(ctx, ["limit"], "replay list");
+  refuseFlags(ctx, REPLAY_VERBS.list!.flags, "replay list");
   const limit = limitOf(ctx);
   const list = await listRuns(ctx.sddDir, { limit });
   for (const name of list.skipped) log.warn(`skipped ${name}: its journal resolves outside ${list.runsDir}`);

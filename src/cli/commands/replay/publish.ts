@@ -9,7 +9,8 @@ import { printJson, printLines } from "../../output.ts";
 import { ReceiptToStdout } from "../../receipt-stdout.ts";
 import { receiptInterrupt, sendingTo } from "./export.ts";
 import type { ReplayContext } from "./context.ts";
-import { pyBool, refuseInapplicableFlags, STORAGE_FLAGS } from "./flags.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
+import { pyBool, refuseInapplicableFlags } from "./flags.ts";
 
 const USAGE = "usage: bernstein replay publish <AGENT_ID> [OUT | -] --yes-i-want-to-publish [--redact FIELD]... [--force] [--sign KEY]";
 
@@ -22,7 +23,7 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
       "confirmation_required",
     );
   }
-  refuseInapplicableFlags(ctx, "publish", ["sign", "redact", "force", ...STORAGE_FLAGS]);
+  refuseInapplicableFlags(ctx, "publish", REPLAY_VERBS.publish!.flags);
   const [agentId, out, ...extra] = ctx.positionals;
   if (agentId === undefined || extra.length > 0) throw new UsageError(USAGE);
   validateAgentId(agentId);

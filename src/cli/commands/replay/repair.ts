@@ -2,6 +2,7 @@ import { RefusalError } from "../../../errors.ts";
 import { repairJournalTail } from "../../../journal/repair.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
 import { expectPositionals, refuseFlags } from "./flags.ts";
 import { sealFor } from "./seal-source.ts";
 import { resolveNamedRun } from "./target.ts";
@@ -19,7 +20,7 @@ const USAGE = "bernstein replay repair <RUN_ID> [--seal FILE] [--sdd-dir DIR] [-
  */
 export async function runRepair(ctx: ReplayContext): Promise<number> {
   const [id] = expectPositionals(ctx, 1, USAGE);
-  refuseFlags(ctx, ["seal"], "replay repair");
+  refuseFlags(ctx, REPLAY_VERBS.repair!.flags, "replay repair");
   const run = resolveNamedRun(ctx, id!, true);
   const { seal } = sealFor(ctx, run);
   let result;

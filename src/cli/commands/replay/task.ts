@@ -8,6 +8,7 @@ import { printJson, printLines } from "../../output.ts";
 import { progressLine } from "../../progress.ts";
 import { parseTimeoutSeconds } from "../../stop-report.ts";
 import type { ReplayContext } from "./context.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
 import { refuseFlags } from "./flags.ts";
 
 /** Seconds to wait for the replayed task when `--timeout` is not given (Python polls 30 s). */
@@ -30,7 +31,7 @@ function colourDiff(diff: string): string[] {
  * has that id.
  */
 export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
-  refuseFlags(ctx, ["model", "extra-context", "timeout"], "replay <TASK_ID>");
+  refuseFlags(ctx, REPLAY_TARGETS.TASK_ID!.flags, "replay <TASK_ID>");
   const taskId = ctx.positionals[0] ?? "";
   if (!isSafeTaskId(taskId)) {
     throw new UsageError(`invalid task id ${JSON.stringify(taskId)}: must match ^[A-Za-z0-9_.-]{1,64}$`, "invalid_task_id");

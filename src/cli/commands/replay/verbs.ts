@@ -9,7 +9,7 @@ import { STORAGE_FLAG_NAMES } from "../../storage-flags.ts";
  * CLI's shape: the first word selects the verb), so these are descriptions,
  * not dispatch: the handlers still refuse flags that do not apply to them.
  */
-type ReplayFlag = keyof typeof replayArgs;
+type ReplayFlag = Exclude<keyof typeof replayArgs, "sdd-dir">;
 
 export interface ReplayForm {
   description: string;
@@ -21,7 +21,8 @@ export interface ReplayForm {
   flagText?: Partial<Record<ReplayFlag, string>>;
 }
 
-const RUN_FLAGS: ReplayFlag[] = ["limit", "verify", "from-step", "html", "force", "seal", "threads", "links-only"];
+/** Every flag some operation on a run takes (each handler refuses the ones its operation does not). */
+const RUN_FLAGS: ReplayFlag[] = ["limit", "verify", "from-step", "html", "force", "seal", "threads", "links-only", "format", "junit", "allow-empty"];
 const RUN_TEXT: ReplayForm["flagText"] = {
   limit: "Show at most N events (only those are read)",
   verify: "Verify the journal's chain, coverage and seal (exit 1 on divergence)",
@@ -57,7 +58,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "run_a", description: "Run id (or latest)", required: true },
       { name: "run_b", description: "Run id (or latest)", required: true },
     ],
-    flags: ["ignore", "default-ignores"],
+    flags: ["ignore", "default-ignores", "allow-empty"],
     flagText: {
       ignore: "Leave this field out of the comparison: a name or a dotted path into nested objects (repeatable)",
       "default-ignores": "Leave identity fields (run_id, git_sha, …) out, agent ids by order of appearance; --no-default-ignores compares all",
@@ -75,7 +76,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
       { name: "out", description: "Output file, s3://BUCKET/KEY or - for stdout (default <sdd-dir>/runtime/receipts/<AGENT_ID>.tar)", required: false },
     ],
-    flags: ["sign", ...STORAGE_FLAG_NAMES],
+    flags: ["sign", "force", ...STORAGE_FLAG_NAMES],
   },
   publish: {
     description: "Write a redacted receipt meant to leave the machine (needs --yes-i-want-to-publish)",
@@ -83,12 +84,12 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "agent_id", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
       { name: "out", description: "Output file, s3://BUCKET/KEY or - for stdout (default <sdd-dir>/runtime/receipts/<AGENT_ID>.published.tar)", required: false },
     ],
-    flags: ["yes-i-want-to-publish", "redact", "sign", ...STORAGE_FLAG_NAMES],
+    flags: ["yes-i-want-to-publish", "redact", "sign", "force", ...STORAGE_FLAG_NAMES],
   },
   verify: {
     description: "Verify a receipt offline (exit 1 when its chain or signature does not verify)",
     positionals: [{ name: "receipt", description: "Receipt tar (plain or gzip): a file, -, s3://BUCKET/KEY or an https:// URL", required: true }],
-    flags: ["head", "public-key", ...STORAGE_FLAG_NAMES],
+    flags: ["head", "public-key", "format", "junit", "allow-empty", ...STORAGE_FLAG_NAMES],
   },
   "diff-journal": {
     description: "First step where two agent step journals diverge (exit 1 when they do)",
@@ -96,7 +97,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "left", description: "Agent id, step journal file or receipt (a path, s3:// or https:// URL)", required: true },
       { name: "right", description: "Agent id, step journal file or receipt (a path, s3:// or https:// URL)", required: true },
     ],
-    flags: [...STORAGE_FLAG_NAMES],
+    flags: ["allow-empty", ...STORAGE_FLAG_NAMES],
   },
   debug: {
     description: "Debug one agent step journal (verify, receipt, steps, --fork-from N) or compare two",
@@ -104,7 +105,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
       { name: "run", description: "Agent id under <sdd-dir>/runtime/journal", required: true },
       { name: "right", description: "A second agent id to compare with", required: false },
     ],
-    flags: ["fork-from", "jump-to-failure", "full", "limit", "sign"],
+    flags: ["fork-from", "jump-to-failure", "full", "limit", "sign", "allow-empty"],
     flagText: { limit: "Show at most N steps (default 200)", sign: "Sign the debug receipt with this Ed25519 private key" },
   },
 };
@@ -120,7 +121,7 @@ export const REPLAY_TARGETS: Record<string, ReplayForm> = {
   AGENT_ID: {
     description: "Show an agent's step journal after verifying its chain",
     positionals: [],
-    flags: ["limit"],
+    flags: ["limit", "allow-empty"],
     flagText: { limit: "Show at most N entries" },
   },
   TASK_ID: {

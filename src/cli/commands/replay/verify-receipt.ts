@@ -7,7 +7,8 @@ import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts"
 import { withInterrupts } from "../../interrupt.ts";
 import { writeVerifyStats } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
-import { refuseInapplicableFlags, STORAGE_FLAGS } from "./flags.ts";
+import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
+import { refuseInapplicableFlags } from "./flags.ts";
 
 const USAGE = "usage: bernstein replay verify <RECEIPT>... [--head HEX] [--public-key KEY] [--format text|github] [--junit FILE]";
 
@@ -27,7 +28,7 @@ const MISSING_PROSE = "Signature: MISSING (the receipt is unsigned but --public-
  * several receipts, one verdict each and the worst exit code.
  */
 export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
-  refuseInapplicableFlags(ctx, "verify", ["head", "public-key", "format", "junit", "allow-empty", ...STORAGE_FLAGS]);
+  refuseInapplicableFlags(ctx, "verify", REPLAY_VERBS.verify!.flags);
   const receipts = ctx.positionals;
   if (receipts.length === 0) throw new UsageError(USAGE);
   if (ctx.args.head !== undefined && receipts.length > 1) {
