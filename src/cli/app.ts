@@ -7,6 +7,7 @@ import { isTerminal } from "../render/terminal.ts";
 import { stripAnsi } from "../render/ansi.ts";
 import { rootCommand } from "./registry.ts";
 import { closest } from "./suggest.ts";
+import { helpWidth, wrapHelp } from "./help-wrap.ts";
 
 type AnyCommand = CommandDef<any>;
 
@@ -86,7 +87,7 @@ export async function main(argv: string[]): Promise<void> {
     const before = helpIdx >= 0 ? argv.slice(0, helpIdx) : argv;
     const { cmd, parent, rest, path } = await resolveChain(before);
     if (helpIdx >= 0 || argv.length === 0) {
-      await writeStdout(stripAnsiIfNeeded(await helpPage(cmd, parent, path, rest)) + "\n");
+      await writeStdout(fitted(stripAnsiIfNeeded(await helpPage(cmd, parent, path, rest))) + "\n");
       process.exitCode = 0;
       return;
     }
@@ -125,6 +126,13 @@ async function withoutWordAliases(cmd: AnyCommand): Promise<AnyCommand> {
     shown[name] = { ...(def as object), alias: list.filter((a) => a.length === 1) };
   }
   return { ...cmd, args: shown as AnyCommand["args"] };
+}
+
+/** The page as it is when every line fits the width; otherwise wrapped (without colour, whose codes would be counted as columns). */
+function fitted(page: string): string {
+  const width = helpWidth();
+  const plain = stripAnsi(page);
+  return plain.split("\n").some((l) => [...l.trimEnd()].length > width) ? wrapHelp(plain, width) : page;
 }
 
 function stripAnsiIfNeeded(s: string): string {

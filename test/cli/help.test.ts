@@ -6,6 +6,7 @@ const COMMANDS = [
   [],
   ["replay"],
   ["replay", "list"],
+  ["replay", "agents"],
   ["replay", "latest"],
   ["replay", "diff"],
   ["replay", "repair"],
@@ -54,4 +55,20 @@ describe("--help of every command (compiled binary, NO_COLOR)", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("USAGE bernstein");
   });
+});
+
+describe("help fits the width", () => {
+  const width = (text: string) => Math.max(...text.split("\n").map((l) => [...l].length));
+  test("80 columns when stdout is no terminal (every page), COLUMNS when it says", async () => {
+    for (const words of COMMANDS) {
+      const r = await bernstein([...words, "--help"], { env: { ...process.env, COLUMNS: "" } });
+      expect({ words, width: width(r.stdout) <= 80 }).toEqual({ words, width: true });
+    }
+    const wide = await bernstein(["replay", "--help"], { env: { ...process.env, COLUMNS: "200" } });
+    expect(width(wide.stdout)).toBeGreaterThan(80);
+    const narrow = await bernstein(["replay", "--help"], { env: { ...process.env, COLUMNS: "60" } });
+    expect(width(narrow.stdout)).toBeLessThanOrEqual(60);
+    // Wrapping cuts no word: the page says the same in fewer columns.
+    expect(narrow.stdout.replace(/\s+/g, "")).toBe(wide.stdout.replace(/\s+/g, ""));
+  }, 60_000);
 });
