@@ -1,4 +1,5 @@
 import { canonical, compareCodePoints, dumps, encodeString } from "../../pyjson/encode.ts";
+import { codePointOrder } from "../../pyjson/order.ts";
 import { canonicalNumber, floatRepr } from "../../pyjson/float.ts";
 import { PyNum, type PyLike } from "../../pyjson/types.ts";
 import { COLON, COMMA, LBRACE, RBRACE } from "../../pyjson/bytes.ts";
@@ -101,50 +102,6 @@ let order: number[] = [];
 /** Objects up to this many members take the string path with an insertion sort (no allocation); wider ones wideRecordLine. */
 const INSERTION_SORT_MAX = 32;
 
-/** A NUL or a surrogate: code unit order may differ from code point order, or the tag's terminator is not below every unit. */
-const NOT_PLAIN = /[\u0000\ud800-\udfff]/;
-
-/**
- * `k` re-spelt so that code unit order is Python's code point order and no
- * unit is 0: two units per code point (a lone surrogate is its own code
- * point), `(cp >> 10) + 1` and `(cp & 0x3ff) + 1`.
- */
-function codePointForm(k: string): string {
-  let out = "";
-  for (let i = 0; i < k.length; ) {
-    const cp = k.codePointAt(i)!;
-    out += String.fromCharCode((cp >> 10) + 1, (cp & 0x3ff) + 1);
-    i += cp > 0xffff ? 2 : 1;
-  }
-  return out;
-}
-
-/**
- * The member indices `[0, m)` sorted by `keys` (code point order). Keys
- * are distinct (they come from one Map, and "event" is refused as a
- * payload key), so the order is total and any correct sort gives it.
- *
- * Sorted by the engine's native string sort (no comparator call per
- * comparison: a JS comparator over 1.3 M keys took tens of seconds,
- * insertion sort 14 CPU minutes): each key is tagged with its index after
- * a NUL terminator, the tags sorted, the indices read back. The
- * terminator sorts below every unit of a key, so a key sorts before its
- * extensions, and distinct keys are ordered before the index is reached.
- */
-function sortOrder(m: number): Int32Array {
-  let plain = true;
-  for (let i = 0; i < m && plain; i++) if (NOT_PLAIN.test(keys[i]!)) plain = false;
-  const tags = new Array<string>(m);
-  for (let i = 0; i < m; i++) tags[i] = (plain ? keys[i]! : codePointForm(keys[i]!)) + "\u0000" + String.fromCharCode(i >>> 16, i & 0xffff);
-  tags.sort();
-  const out = new Int32Array(m);
-  for (let i = 0; i < m; i++) {
-    const t = tags[i]!;
-    out[i] = t.charCodeAt(t.length - 2) * 0x10000 + t.charCodeAt(t.length - 1);
-  }
-  return out;
-}
-
 /** `order[0, m)` = the member indices sorted by `keys`, for a small object (no allocation). */
 function insertionSortOrder(m: number): void {
   for (let i = 0; i < m; i++) order[i] = i;
@@ -245,7 +202,7 @@ function envelope(eventText: string, index: number, prevHash: string, ph: string
  * small multiple of the row: the member texts are written as ASCII bytes
  * (every text here is ensure_ascii), not appended to a string (a string of
  * a million appends is slow to flatten), and the keys sorted natively
- * (sortOrder).
+ * (codePointOrder).
  */
 function wideRecordLine(
   event: string,
@@ -281,7 +238,8 @@ function wideRecordLine(
   encKeys[m] = '"event"';
   canonVals[m] = eventText;
   m++;
-  const sorted = sortOrder(m);
+  // sort the payload members by key (code points), "event" included
+  const sorted = codePointOrder(keys, m);
   keys = [];
   const pre = new ByteSink(tail.len + 64);
   pre.byte(LBRACE);
