@@ -7,7 +7,8 @@ import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes } from "../pyjson/row.ts";
 import { pyStrip } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { validateRecordInput, type EventJournal, type RawRecordItem, type RecordItem } from "./writer.ts";
-import { RecordEncoder, WORKER_LINE_MIN } from "./fast/record-encoder.ts";
+import { RecordEncoder, WORKER_LINE_MIN, WORKER_MEMBERS_MIN } from "./fast/record-encoder.ts";
+import { topLevelCommas } from "../pyjson/bytes.ts";
 
 /** Events per `recordMany` call, and input bytes (a batch of big rows stays small in memory). */
 const BATCH = 2048;
@@ -74,9 +75,10 @@ interface LongLine {
  * (as encoded) would be over it, before anything of it is written; a bad
  * line is `invalid_event_line` (all exit 3, naming the 1-based line).
  * Lines in json.dumps spelling are recorded without decoding them
- * (src/journal/fast/record-bytes.ts); a line of WORKER_LINE_MIN bytes or
- * more is encoded on a worker thread while this one awaits it, so a signal
- * is taken within moments however long the row takes. `onRecorded` sees
+ * (src/journal/fast/record-bytes.ts); a wide line (WORKER_LINE_MIN bytes
+ * or more, WORKER_MEMBERS_MIN top-level members or more) is encoded on a
+ * worker thread while this one awaits it, so a signal is taken within
+ * moments however long the row takes. `onRecorded` sees
  * the running count. Returns the number of events recorded.
  */
 export async function recordLines(
@@ -122,7 +124,7 @@ export async function recordLines(
       const kept = splitter.detach(line);
       const end = kept.length;
       const bytes = end > 0 && kept[end - 1] === 13 ? kept.subarray(0, end - 1) : kept;
-      if (bytes.length >= WORKER_LINE_MIN) {
+      if (bytes.length >= WORKER_LINE_MIN && topLevelCommas(bytes, WORKER_MEMBERS_MIN) >= WORKER_MEMBERS_MIN) {
         endBatch();
         steps.push({ long: bytes, line: lineNo });
         return;

@@ -336,3 +336,24 @@ export function skipWsBytes(b: Uint8Array, pos: number): number {
   while (isWsByte(b[pos])) pos++;
   return pos;
 }
+
+/**
+ * Commas at the top level of an object or array line (members - 1 of a
+ * well-formed one), counted until `enough`: a cheap look at how wide a
+ * line is before deciding how to parse it. Strings are skipped; the bytes
+ * need not be valid (the count is then meaningless but bounded).
+ */
+export function topLevelCommas(b: Uint8Array, enough: number): number {
+  let depth = 0;
+  let n = 0;
+  const len = b.length;
+  for (let p = 0; p < len; p++) {
+    const c = b[p]!;
+    if (c === QUOTE) {
+      for (p++; p < len && b[p] !== QUOTE; p++) if (b[p] === BACKSLASH) p++;
+    } else if (c === LBRACE || c === LBRACKET) depth++;
+    else if (c === RBRACE || c === RBRACKET) depth--;
+    else if (c === COMMA && depth === 1 && ++n >= enough) return n;
+  }
+  return n;
+}

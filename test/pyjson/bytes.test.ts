@@ -9,6 +9,7 @@ import { canonical, dumps, parse, type DumpsOptions, type PyValue } from "../../
 import { loadsLine, parseRowBytes, setBytePathMin } from "../../src/pyjson/row.ts";
 import { canonicalParts, sha256Parts } from "../../src/pyjson/encode.ts";
 import { PyRaw } from "../../src/pyjson/types.ts";
+import { topLevelCommas } from "../../src/pyjson/bytes.ts";
 import { runPython } from "../helpers/python.ts";
 import { Gen } from "./gen.ts";
 
@@ -248,5 +249,18 @@ describe("a huge step row read from its bytes", () => {
     expect(rowLine(dictForm(viaBytes))).toBe(rowLine(dictForm(parse(text) as Map<string, PyValue>)));
     expect(rawGet(viaBytes.get("tool_call") as PyRaw, "name")).toBe("write");
     expect(rawGet(viaBytes.get("tool_call") as PyRaw, "nope")).toBeUndefined();
+  });
+});
+
+describe("topLevelCommas (how wide a line is, before journal record decides where to encode it)", () => {
+  const enc = (s: string) => new TextEncoder().encode(s);
+  test("counts only the outermost container's commas, skipping strings and nested containers", () => {
+    expect(topLevelCommas(enc('{"a": 1, "b": [1, 2, 3], "c": {"x": 1, "y": 2}, "d": "p,q\\",r"}'), 100)).toBe(3);
+    expect(topLevelCommas(enc("[1,2,3]"), 100)).toBe(2);
+    expect(topLevelCommas(enc("{}"), 100)).toBe(0);
+  });
+  test("stops at enough; unterminated input is bounded", () => {
+    expect(topLevelCommas(enc("[" + "1,".repeat(1000) + "1]"), 10)).toBe(10);
+    expect(topLevelCommas(enc('{"a": 1, "b'), 100)).toBe(1);
   });
 });

@@ -1,13 +1,18 @@
 import { fromWire, type WireError } from "./protocol.ts";
 
 /**
- * `journal record` hands an input line this long to a worker thread
- * (record-worker.ts) to be parsed and encoded, and awaits the row. Encoding
- * a 16 MiB row takes seconds of CPU; done on the main thread it would hold
- * off the SIGINT/SIGTERM handler (src/cli/interrupt.ts) until it finished.
- * Shorter lines are encoded in place (milliseconds each).
+ * `journal record` hands an input line this long, with this many top-level
+ * members, to a worker thread (record-worker.ts) to be parsed and encoded,
+ * and awaits the row. Each top-level member of a long line becomes a value
+ * of its own (a long line's big containers stay bytes: src/pyjson/row.ts),
+ * so a 16 MiB object of a million members takes seconds of CPU; done on
+ * the main thread it would hold off the SIGINT/SIGTERM handler
+ * (src/cli/interrupt.ts) until it finished. Other lines are encoded in
+ * place, streamed from their bytes (a dense 16 MiB list: a fraction of a
+ * second), without the worker's second heap (~20 MB).
  */
 export const WORKER_LINE_MIN = 1 << 20;
+export const WORKER_MEMBERS_MIN = 1 << 15;
 
 export interface EncodeRequest {
   kind: "encode";
@@ -42,7 +47,8 @@ export class RecordEncoder {
   private readonly waiting = new Map<number, { resolve: (r: { line: Uint8Array; hash: string } | null) => void; reject: (e: Error) => void }>();
 
   private start(): Worker {
-    const w = new Worker(workerSpecifier());
+    // smol: a small heap, collected often (it holds one long line and its row at a time)
+    const w = new Worker(workerSpecifier(), { smol: true } as WorkerOptions);
     w.onmessage = (event: MessageEvent<EncodeReply>) => {
       const msg = event.data;
       const p = this.waiting.get(msg.id);
