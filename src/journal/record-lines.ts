@@ -8,7 +8,7 @@ import { pyStrip } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { validateRecordInput, type EventJournal, type RawRecordItem, type RecordItem } from "./writer.ts";
 import { RecordEncoder, WORKER_LINE_MIN, WORKER_MEMBERS_MIN } from "./fast/record-encoder.ts";
-import { topLevelCommas } from "../pyjson/bytes.ts";
+import { widestObject } from "../pyjson/bytes.ts";
 
 /** Events per `recordMany` call, and input bytes (a batch of big rows stays small in memory). */
 const BATCH = 2048;
@@ -76,8 +76,8 @@ interface LongLine {
  * line is `invalid_event_line` (all exit 3, naming the 1-based line).
  * Lines in json.dumps spelling are recorded without decoding them
  * (src/journal/fast/record-bytes.ts); a wide line (WORKER_LINE_MIN bytes
- * or more, WORKER_MEMBERS_MIN top-level members or more) is encoded on a
- * worker thread while this one awaits it, so a signal is taken within
+ * or more, with an object of WORKER_MEMBERS_MIN members or more at any
+ * depth) is encoded on a worker thread while this one awaits it, so a signal is taken within
  * moments however long the row takes. `onRecorded` sees
  * the running count. Returns the number of events recorded.
  */
@@ -124,7 +124,7 @@ export async function recordLines(
       const kept = splitter.detach(line);
       const end = kept.length;
       const bytes = end > 0 && kept[end - 1] === 13 ? kept.subarray(0, end - 1) : kept;
-      if (bytes.length >= WORKER_LINE_MIN && topLevelCommas(bytes, WORKER_MEMBERS_MIN) >= WORKER_MEMBERS_MIN) {
+      if (bytes.length >= WORKER_LINE_MIN && widestObject(bytes, WORKER_MEMBERS_MIN) >= WORKER_MEMBERS_MIN) {
         endBatch();
         steps.push({ long: bytes, line: lineNo });
         return;

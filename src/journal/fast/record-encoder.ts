@@ -1,15 +1,14 @@
 import { fromWire, type WireError } from "./protocol.ts";
 
 /**
- * `journal record` hands an input line this long, with this many top-level
- * members, to a worker thread (record-worker.ts) to be parsed and encoded,
- * and awaits the row. Each top-level member of a long line becomes a value
- * of its own (a long line's big containers stay bytes: src/pyjson/row.ts),
- * so a 16 MiB object of a million members takes seconds of CPU; done on
- * the main thread it would hold off the SIGINT/SIGTERM handler
- * (src/cli/interrupt.ts) until it finished. Other lines are encoded in
- * place, streamed from their bytes (a dense 16 MiB list: a fraction of a
- * second), without the worker's second heap (~20 MB).
+ * `journal record` hands an input line this long, holding an object of
+ * this many members (at any depth), to a worker thread (record-worker.ts)
+ * to be parsed and encoded, and awaits the row. Sorting and encoding a
+ * million members takes seconds of CPU; done on the main thread it would
+ * hold off the SIGINT/SIGTERM handler (src/cli/interrupt.ts) until it
+ * finished. Other lines are encoded in place, streamed from their bytes
+ * (a dense 16 MiB list: a fraction of a second), without the worker's
+ * second heap (~20 MB).
  */
 export const WORKER_LINE_MIN = 1 << 20;
 export const WORKER_MEMBERS_MIN = 1 << 15;
