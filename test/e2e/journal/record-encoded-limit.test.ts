@@ -31,8 +31,8 @@ function strays(runDir: string): string[] {
   return existsSync(runDir) ? readdirSync(runDir).filter((n) => n.endsWith(".lock") || /\.tmp/.test(n)) : [];
 }
 
-/** `{"event": "wide", <n members>}`: keys in a scrambled (not sorted) order, compact or json.dumps spelling. */
-function wideLine(n: number, compact: boolean): string {
+/** `{"event": "wide", <n members>}` (or `{"event": "wide", "data": {<n members>}}` when nested): keys in a scrambled (not sorted) order, compact or json.dumps spelling. */
+function wideLine(n: number, compact: boolean, nested = false): string {
   const parts: string[] = new Array(n + 1);
   parts[0] = compact ? '"event":"wide"' : '"event": "wide"';
   // i * 7919 mod n visits every index once (n not a multiple of 7919): distinct keys, scrambled
@@ -40,6 +40,7 @@ function wideLine(n: number, compact: boolean): string {
     const k = ((i * 7919) % n).toString(36);
     parts[i + 1] = compact ? `"${k}":${i % 10}` : `"${k}": ${i % 10}`;
   }
+  if (nested) return '{"event":"wide","data":{' + parts.slice(1).join(",") + "}}\n";
   return "{" + parts.join(compact ? "," : ", ") + "}\n";
 }
 
@@ -109,6 +110,7 @@ describe.skipIf(process.platform !== "linux")("journal record of a wide object: 
   let cwd: string;
   let wideFile: string;
   let slowFile: string;
+  let nestedFile: string;
   beforeAll(() => {
     cwd = dirs.make();
     wideFile = join(cwd, "wide.jsonl");
@@ -117,6 +119,10 @@ describe.skipIf(process.platform !== "linux")("journal record of a wide object: 
     slowFile = join(cwd, "slow.jsonl");
     writeFileSync(slowFile, wideLine(1_700_000, true));
     expect(statSync(slowFile).size).toBeLessThan(MAX_ROW);
+    // the same members one level down: they sort as long
+    nestedFile = join(cwd, "nested.jsonl");
+    writeFileSync(nestedFile, wideLine(1_700_000, true, true));
+    expect(statSync(nestedFile).size).toBeLessThan(MAX_ROW);
   });
 
   test("1.3 M scrambled top-level keys (15.8 MB): recorded well within 60 s, and the journal verifies", async () => {
@@ -131,27 +137,30 @@ describe.skipIf(process.platform !== "linux")("journal record of a wide object: 
     expect(v.json).toMatchObject({ ok: true, count: 1, head: r.json.head });
   }, 150_000);
 
-  test("SIGTERM while a long row encodes: the interrupted document within seconds, exit 143, the journal unchanged, no lock", async () => {
-    const seed = await bernsteinJson(["journal", "record", "sig"], { cwd, stdin: '{"event": "a"}\n' });
-    expect(seed.code).toBe(0);
-    const runDir = join(cwd, ".sdd", "runs", "sig");
-    const before = readFileSync(join(runDir, "journal.jsonl"));
-    const { proc, out } = await recordEncoding(cwd, "sig", slowFile);
-    expect(proc.exitCode).toBeNull();
-    const t0 = performance.now();
-    proc.kill("SIGTERM");
-    const code = await proc.exited;
-    const seconds = (performance.now() - t0) / 1000;
-    const [stdout, stderr] = await out;
-    expect(code).toBe(143);
-    // the contract is 2 s; the margin is for a loaded machine
-    expect(seconds).toBeLessThan(5);
-    const doc = JSON.parse(stdout);
-    expect(doc).toMatchObject({ ok: false, error: "interrupted", signal: "SIGTERM", command: "journal record", run_id: "sig", count: 1 });
-    expect(stderr).toBe("");
-    expect(readFileSync(join(runDir, "journal.jsonl")).equals(before)).toBe(true);
-    expect(strays(runDir)).toEqual([]);
-  }, 90_000);
+  for (const nested of [false, true]) {
+    test(`SIGTERM while a long row encodes (${nested ? "a wide nested object" : "a wide top-level object"}): the interrupted document within seconds, exit 143, the journal unchanged, no lock`, async () => {
+      const run = nested ? "sig-nested" : "sig";
+      const seed = await bernsteinJson(["journal", "record", run], { cwd, stdin: '{"event": "a"}\n' });
+      expect(seed.code).toBe(0);
+      const runDir = join(cwd, ".sdd", "runs", run);
+      const before = readFileSync(join(runDir, "journal.jsonl"));
+      const { proc, out } = await recordEncoding(cwd, run, nested ? nestedFile : slowFile);
+      expect(proc.exitCode).toBeNull();
+      const t0 = performance.now();
+      proc.kill("SIGTERM");
+      const code = await proc.exited;
+      const seconds = (performance.now() - t0) / 1000;
+      const [stdout, stderr] = await out;
+      expect(code).toBe(143);
+      // the contract is 2 s; the margin is for a loaded machine
+      expect(seconds).toBeLessThan(5);
+      const doc = JSON.parse(stdout);
+      expect(doc).toMatchObject({ ok: false, error: "interrupted", signal: "SIGTERM", command: "journal record", run_id: run, count: 1 });
+      expect(stderr).toBe("");
+      expect(readFileSync(join(runDir, "journal.jsonl")).equals(before)).toBe(true);
+      expect(strays(runDir)).toEqual([]);
+    }, 90_000);
+  }
 
   test("SIGKILL while the first row of a new run encodes: no empty journal; the run records and verifies afterwards", async () => {
     const { proc } = await recordEncoding(cwd, "killed", slowFile);
