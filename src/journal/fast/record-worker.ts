@@ -20,8 +20,8 @@ const ascii = new TextEncoder();
 self.onmessage = (event: MessageEvent<EncodeRequest | { kind: "close" }>) => {
   const msg = event.data;
   if (msg.kind === "close") {
-    self.onmessage = null;
-    process.exit(0);
+    (self as unknown as { close(): void }).close();
+    return;
   }
   let reply: EncodeReply;
   try {
