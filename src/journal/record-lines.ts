@@ -7,6 +7,8 @@ import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes } from "../pyjson/row.ts";
 import { pyStrip } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { validateRecordInput, type EventJournal, type RawRecordItem, type RecordItem } from "./writer.ts";
+import { RecordEncoder, WORKER_LINE_MIN, WORKER_MEMBERS_MIN } from "./fast/record-encoder.ts";
+import { widestObject } from "../pyjson/bytes.ts";
 
 /** Events per `recordMany` call, and input bytes (a batch of big rows stays small in memory). */
 const BATCH = 2048;
@@ -28,14 +30,15 @@ export function parseObject(text: string | Uint8Array, what: string, code: Error
 }
 
 /** One input line `{"event": "...", ...payload}` (text, or valid UTF-8 bytes) as an event, or an InputError naming the line. */
-function eventOfLine(text: string | Uint8Array, lineNo: number): RecordItem {
+export function eventOfLine(text: string | Uint8Array, lineNo: number): RecordItem {
   const facts = { line: lineNo };
   const obj = parseObject(text, `stdin line ${lineNo}`, "invalid_event_line", facts);
   const event = obj.get("event");
   if (typeof event !== "string" || event === "") {
     throw new InputError("invalid_event_line", `stdin line ${lineNo}: "event" must be a non-empty string`, facts);
   }
-  const payload = new Map(obj);
+  // the parsed object is ours: it becomes the payload (no copy of a wide object)
+  const payload = obj;
   payload.delete("event");
   try {
     validateRecordInput(event, payload);
@@ -43,10 +46,10 @@ function eventOfLine(text: string | Uint8Array, lineNo: number): RecordItem {
     if (err instanceof BernsteinError) throw new InputError("invalid_event_line", `stdin line ${lineNo}: ${err.message}`, facts);
     throw err;
   }
-  return { event, payload };
+  return { event, payload, line: lineNo };
 }
 
-function decodeLine(bytes: Uint8Array, lineNo: number): string | Uint8Array {
+export function decodeLine(bytes: Uint8Array, lineNo: number): string | Uint8Array {
   if (bytes.length >= BYTE_PATH_MIN) {
     if (isUtf8(bytes)) return bytes;
     throw new InputError("invalid_event_line", `stdin line ${lineNo} is not valid UTF-8`, { line: lineNo });
@@ -58,15 +61,25 @@ function decodeLine(bytes: Uint8Array, lineNo: number): string | Uint8Array {
   }
 }
 
+/** A long input line, encoded off the main thread (fast/record-encoder.ts). */
+interface LongLine {
+  long: Uint8Array;
+  line: number;
+}
+
 /**
  * Append the JSON Lines of `chunks` (`{"event": ..., ...payload}`, LF or
  * CRLF separated, blank lines skipped) to `journal`, all or nothing: on any
  * error what this call appended is rolled back and the error rethrown. A
- * line over the row limit is `row_too_large`, a bad line
- * `invalid_event_line` (both exit 3, naming the 1-based line). Lines in
- * json.dumps spelling are recorded without decoding them
- * (src/journal/fast/record-bytes.ts). `onRecorded` sees the running count.
- * Returns the number of events recorded.
+ * line over the row limit is `row_too_large`, and so is a line whose row
+ * (as encoded) would be over it, before anything of it is written; a bad
+ * line is `invalid_event_line` (all exit 3, naming the 1-based line).
+ * Lines in json.dumps spelling are recorded without decoding them
+ * (src/journal/fast/record-bytes.ts); a wide line (WORKER_LINE_MIN bytes
+ * or more, with an object of WORKER_MEMBERS_MIN members or more at any
+ * depth) is encoded on a worker thread while this one awaits it, so a signal is taken within
+ * moments however long the row takes. `onRecorded` sees
+ * the running count. Returns the number of events recorded.
  */
 export async function recordLines(
   journal: EventJournal,
@@ -75,14 +88,33 @@ export async function recordLines(
 ): Promise<number> {
   const start = journal.mark();
   let recorded = 0;
+  // What the splitter produced, in input order: batches of short lines, and long lines.
+  let steps: ((RecordItem | RawRecordItem)[] | LongLine)[] = [];
   let batch: (RecordItem | RawRecordItem)[] = [];
   let batchBytes = 0;
-  const flush = (): void => {
-    journal.recordMany(batch);
-    recorded += batch.length;
+  let encoder: RecordEncoder | null = null;
+  const endBatch = (): void => {
+    if (batch.length > 0) steps.push(batch);
     batch = [];
     batchBytes = 0;
-    onRecorded(recorded);
+  };
+  const drain = async (): Promise<void> => {
+    endBatch();
+    const todo = steps;
+    steps = [];
+    for (const step of todo) {
+      if (Array.isArray(step)) {
+        journal.recordMany(step);
+        recorded += step.length;
+      } else {
+        const ctx = journal.nextRow();
+        const row = await (encoder ??= new RecordEncoder()).encode(step.long, step.line, ctx);
+        if (row === null) continue; // a blank line
+        journal.appendRow(row.line, row.hash, ctx, step.line);
+        recorded++;
+      }
+      onRecorded(recorded);
+    }
   };
   const splitter: LineSplitter = new LineSplitter(
     "lf",
@@ -92,16 +124,21 @@ export async function recordLines(
       const kept = splitter.detach(line);
       const end = kept.length;
       const bytes = end > 0 && kept[end - 1] === 13 ? kept.subarray(0, end - 1) : kept;
+      if (bytes.length >= WORKER_LINE_MIN && widestObject(bytes, WORKER_MEMBERS_MIN) >= WORKER_MEMBERS_MIN) {
+        endBatch();
+        steps.push({ long: bytes, line: lineNo });
+        return;
+      }
       batchBytes += bytes.length;
       if (bytes[0] === 0x7b) {
         // "{": the writer takes it at byte level, or calls parse()
-        batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo) });
+        batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo), line: lineNo });
       } else {
         const text = decodeLine(bytes, lineNo);
         if ((typeof text === "string" ? pyStrip(text) : pyStripBytes(text)).length === 0) return;
         batch.push(eventOfLine(text, lineNo));
       }
-      if (batch.length >= BATCH || batchBytes >= BATCH_BYTES) flush();
+      if (batch.length >= BATCH || batchBytes >= BATCH_BYTES) endBatch();
     },
     MAX_ROW_BYTES,
   );
@@ -110,12 +147,15 @@ export async function recordLines(
       splitter.push(chunk);
       // The row limit holds while a line streams in: it is never assembled past it.
       if (splitter.overlong) throw rowTooLarge("stdin", splitter.lines + 1);
+      await drain();
     }
     splitter.end();
-    flush();
+    await drain();
   } catch (err) {
     journal.rollback(start);
     throw err;
+  } finally {
+    (encoder as RecordEncoder | null)?.close();
   }
   return recorded;
 }

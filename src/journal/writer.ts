@@ -1,7 +1,8 @@
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { fsyncDir } from "../fsutil/atomic.ts";
 import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError, UsageError } from "../errors.ts";
+import { MAX_ROW_BYTES } from "../fsutil/input.ts";
 import type { FileLock } from "../fsutil/lock.ts";
 import { dumps, dumpsRowBytes, holdsRaw } from "../pyjson/encode.ts";
 import { pyRound } from "../pyjson/python.ts";
@@ -75,6 +76,8 @@ function writeRunMetadata(dir: string, startedAt: number, runId: string, metadat
 export interface RecordItem {
   event: string;
   payload: Payload;
+  /** The 1-based input line it came from (named when its row is refused). */
+  line?: number;
 }
 
 /**
@@ -86,6 +89,71 @@ export interface RecordItem {
 export interface RawRecordItem {
   raw: Uint8Array;
   parse: () => RecordItem;
+  line?: number;
+}
+
+/**
+ * The writer never writes a row its own readers refuse: a row line (as
+ * encoded, not as it came in: the re-encoding can be larger, e.g. a
+ * compact `[1,1,…]` gains a space per element) over MAX_ROW_BYTES is
+ * `row_too_large` before anything is written. `line` is the 1-based input
+ * line, when there is one.
+ */
+export function checkRowSize(line: string | Uint8Array, index: number, inputLine?: number): void {
+  const text = typeof line === "string";
+  // a UTF-16 unit is at most 3 UTF-8 bytes: most rows are settled without measuring
+  if ((text ? 3 * line.length : line.length) <= MAX_ROW_BYTES + 1) return;
+  const last = text ? line.charCodeAt(line.length - 1) : line[line.length - 1];
+  const exact = (text ? Buffer.byteLength(line, "utf8") : line.length) - (last === 10 ? 1 : 0);
+  if (exact <= MAX_ROW_BYTES) return;
+  const from = inputLine === undefined ? "" : ` (stdin line ${inputLine})`;
+  throw new InputError(
+    "row_too_large",
+    `event ${index}${from} would be a journal row of ${exact} bytes, over the row limit of ${MAX_ROW_BYTES} bytes (16 MiB) every reader enforces; refusing to write it (the journal is unchanged)`,
+    { ...(inputLine === undefined ? {} : { path: "stdin", line: inputLine }), index, row_bytes: exact, limit_bytes: MAX_ROW_BYTES },
+  );
+}
+
+/** Everything a row needs besides its event: its place in the chain and its clock readings. */
+export interface RowContext {
+  index: number;
+  prev: string;
+  ts: number;
+  elapsed: number;
+}
+
+/**
+ * The row line (with its "\n") and event hash of a validated event at
+ * `ctx`: the string-level hot path (src/journal/fast/record-row.ts) when it
+ * applies, else the generic encoder (payloads that overwrite envelope
+ * fields, rows holding raw bytes). Same bytes either way. Pure: no journal,
+ * no clock (the record worker calls it too).
+ */
+export function encodeRow(event: string, payload: Payload, entries: [string, PyLike][], ctx: RowContext): { line: string | Uint8Array; hash: string } {
+  const fast = holdsRaw(payload) ? null : recordLine(event, entries, ctx.index, ctx.prev, ctx.ts, ctx.elapsed);
+  if (fast) return { line: fast.line, hash: fast.eventHash };
+  const { line, hash } = buildRowAt(event, payload, entries, ctx);
+  return { line, hash };
+}
+
+function buildRowAt(event: string, payload: Payload, entries: [string, PyLike][], ctx: RowContext): { row: Map<string, PyValue>; line: string | Uint8Array; hash: string } {
+  const { index, prev, ts, elapsed } = ctx;
+  const ph = payloadHash(event, payload);
+  const eh = eventHash(prev, event, ph, index);
+  const row = new Map<string, PyLike>([
+    ["ts", pyFloat(ts)],
+    ["elapsed_s", pyFloat(elapsed)],
+    ["index", pyInt(index)],
+    ["event", event],
+    ["prev_hash", prev],
+    ["payload_hash", ph],
+    ["event_hash", eh],
+  ]);
+  // dict.update: envelope-named keys overwrite in place, others append.
+  for (const [k, v] of entries) row.set(k, v);
+  // A huge row's large members are still bytes (PyRaw): its line is built as bytes too.
+  const line = holdsRaw(row) ? dumpsRowBytes(row, "\n") : dumps(row as unknown as PyLike) + "\n";
+  return { row: row as Map<string, PyValue>, line, hash: eh };
 }
 
 /** Where the journal stood at some point; `rollback` returns to it. */
@@ -105,7 +173,7 @@ function writeFailed(path: string, err: unknown): BernsteinError {
   );
 }
 
-function entriesOf(payload: Payload): [string, PyLike][] {
+export function entriesOf(payload: Payload): [string, PyLike][] {
   if (payload instanceof Map) return [...payload.entries()];
   return Object.entries(payload).filter(([, v]) => v !== undefined);
 }
@@ -122,7 +190,7 @@ export function validateRecordInput(event: unknown, payload: Payload): void {
   checkRecordInput(event, entriesOf(payload));
 }
 
-function checkRecordInput(event: unknown, entries: [string, PyLike][]): void {
+export function checkRecordInput(event: unknown, entries: [string, PyLike][]): void {
   if (typeof event !== "string" || event.length === 0) {
     throw new UsageError("event type must be a non-empty string", "invalid_event");
   }
@@ -175,6 +243,16 @@ export class EventJournal {
   private created: boolean;
   /** Byte-level row builder for raw input lines (recordMany), created on first use. */
   private rawBuilder: RecordRowBuilder | null = null;
+  /**
+   * The journal file does not exist yet (fd -1): it is created with the
+   * first row that is ready to be written, so a refused or interrupted
+   * first append leaves no empty journal behind. `pendingMetadata` is the
+   * new run's metadata.json, written just before that file.
+   */
+  private pendingMetadata: Partial<RunMetadata> | null = null;
+  /** This writer created the journal file (and `wroteMetadata`: its metadata.json): a rollback to nothing removes them again. */
+  private createdFile = false;
+  private wroteMetadata = false;
 
   private constructor(init: {
     runId: string;
@@ -287,9 +365,10 @@ export class EventJournal {
           divergent_index: walker.divergence.index,
         });
       }
+      // A missing journal is created by the first append (fd -1 until then).
       const created = !existsSync(path);
-      const fd = openSync(path, "a");
-      const size = fstatSync(fd).size;
+      const fd = created ? -1 : openSync(path, "a");
+      const size = created ? 0 : fstatSync(fd).size;
       const last = lastByte(path, size);
       return new EventJournal({
         runId,
@@ -319,7 +398,9 @@ export class EventJournal {
     const j = EventJournal.resumeSync(runId, opts);
     try {
       if (j.size === 0 && !existsSync(join(j.runDirPath, METADATA_FILE_NAME))) {
-        writeRunMetadata(j.runDirPath, j.startTs, runId, opts.metadata);
+        // a new run: its metadata.json comes with its first row
+        if (j.fd < 0) j.pendingMetadata = opts.metadata ?? {};
+        else writeRunMetadata(j.runDirPath, j.startTs, runId, opts.metadata);
       }
     } catch (err) {
       j.close();
@@ -329,41 +410,33 @@ export class EventJournal {
   }
 
   /** Build the row and its line for the next index without writing. */
-  private buildRow(
-    event: string,
-    payload: Payload,
-    index: number,
-    prev: string,
-    checked?: { entries: [string, PyLike][]; ts: number; elapsed: number },
-  ): { row: Map<string, PyValue>; line: string | Uint8Array; hash: string } {
-    const entries = checked?.entries ?? entriesOf(payload);
-    if (!checked) checkRecordInput(event, entries);
-    const ph = payloadHash(event, payload);
-    const eh = eventHash(prev, event, ph, index);
-    const ts = checked?.ts ?? this.clock.now();
-    const elapsed = checked?.elapsed ?? pyRound(this.clock.now() - this.startTs, 3);
-    const row = new Map<string, PyLike>([
-      ["ts", pyFloat(ts)],
-      ["elapsed_s", pyFloat(elapsed)],
-      ["index", pyInt(index)],
-      ["event", event],
-      ["prev_hash", prev],
-      ["payload_hash", ph],
-      ["event_hash", eh],
-    ]);
-    // dict.update: envelope-named keys overwrite in place, others append.
-    for (const [k, v] of entries) row.set(k, v);
-    // A huge row's large members are still bytes (PyRaw): its line is built as bytes too.
-    const line = holdsRaw(row) ? dumpsRowBytes(row, "\n") : dumps(row as unknown as PyLike) + "\n";
-    return { row: row as Map<string, PyValue>, line, hash: eh };
+  private buildRow(event: string, payload: Payload, index: number, prev: string): { row: Map<string, PyValue>; line: string | Uint8Array; hash: string } {
+    const entries = entriesOf(payload);
+    checkRecordInput(event, entries);
+    const ts = this.clock.now();
+    const elapsed = pyRound(this.clock.now() - this.startTs, 3);
+    return buildRowAt(event, payload, entries, { index, prev, ts, elapsed });
   }
 
   private ensureOpen(): void {
     if (this.closed) throw new UsageError(`journal ${this.path} is closed`, "journal_closed");
   }
 
+  /** Create the journal file (and a new run's metadata.json) for its first row. */
+  private materialize(): void {
+    if (this.pendingMetadata && !this.wroteMetadata) {
+      writeRunMetadata(this.runDirPath, this.startTs, this.runId, this.pendingMetadata);
+      this.wroteMetadata = true;
+    }
+    this.created = !existsSync(this.path);
+    this.fd = openSync(this.path, "a");
+    this.createdFile = this.created;
+    this.size = fstatSync(this.fd).size;
+  }
+
   /** Write `text` (complete lines) in one call; on failure cut back to the last complete row. */
   private append(text: string | Uint8Array): number {
+    if (this.fd < 0) this.materialize();
     const bytes =
       typeof text === "string"
         ? Buffer.from(this.needsNewline ? "\n" + text : text, "utf8")
@@ -391,6 +464,7 @@ export class EventJournal {
   record(event: string, payload: Payload = {}): Map<string, PyValue> {
     this.ensureOpen();
     const { row, line, hash } = this.buildRow(event, payload, this.index, this.headHash);
+    checkRowSize(line, this.index);
     this.append(line);
     this.index++;
     this.headHash = hash;
@@ -433,15 +507,11 @@ export class EventJournal {
         } else {
           const prev: string = head ?? raw.head();
           const ev = "raw" in item ? item.parse() : item;
-          // The string-level hot path (src/journal/fast/record-row.ts): same
-          // bytes as buildRow, which still takes payloads that overwrite
-          // envelope fields.
           const entries = entriesOf(ev.payload);
           checkRecordInput(ev.event, entries);
-          const fast = holdsRaw(ev.payload) ? null : recordLine(ev.event, entries, index, prev, ts, elapsed);
-          const { line, hash } = fast
-            ? { line: fast.line, hash: fast.eventHash }
-            : this.buildRow(ev.event, ev.payload, index, prev, { entries, ts, elapsed });
+          const { line, hash } = encodeRow(ev.event, ev.payload, entries, { index, prev, ts, elapsed });
+          // refused before anything of it is written (the caller rolls the batch back)
+          checkRowSize(line, index, item.line);
           const alone = typeof line !== "string" || !raw.hasRoomFor(3 * line.length);
           if (alone) flush();
           if (typeof line !== "string" || !raw.hasRoomFor(3 * line.length)) {
@@ -465,6 +535,28 @@ export class EventJournal {
     flush();
   }
 
+  /** The chain position and clock readings of the next row (for a row encoded elsewhere: `appendRow`). */
+  nextRow(): RowContext {
+    this.ensureOpen();
+    const ts = this.clock.now();
+    const elapsed = fastRound3(this.clock.now() - this.startTs, pyRound);
+    return { index: this.index, prev: this.headHash, ts, elapsed };
+  }
+
+  /**
+   * Append a row line built by `encodeRow` at `ctx` (from `nextRow`, with
+   * nothing appended since), e.g. by the record worker; `inputLine` is
+   * named when the row is refused (`row_too_large`, nothing written).
+   */
+  appendRow(line: string | Uint8Array, hash: string, ctx: RowContext, inputLine?: number): void {
+    this.ensureOpen();
+    if (ctx.index !== this.index || ctx.prev !== this.headHash) throw new Error("appendRow: the journal moved since nextRow()");
+    checkRowSize(line, ctx.index, inputLine);
+    this.append(line);
+    this.index++;
+    this.headHash = hash;
+  }
+
   /** The current position, for `rollback`. */
   mark(): JournalMark {
     return { size: this.size, index: this.index, head: this.headHash, needsNewline: this.needsNewline };
@@ -476,6 +568,34 @@ export class EventJournal {
    */
   rollback(m: JournalMark): void {
     this.ensureOpen();
+    if (m.size === 0 && this.createdFile && this.fd >= 0) {
+      // Back to before the file existed: remove what this writer created (it holds the lock).
+      closeSync(this.fd);
+      this.fd = -1;
+      this.createdFile = false;
+      this.created = false;
+      unlinkSync(this.path);
+      if (this.wroteMetadata) {
+        this.wroteMetadata = false;
+        try {
+          unlinkSync(join(this.runDirPath, METADATA_FILE_NAME));
+        } catch {
+          /* already gone */
+        }
+      }
+      this.dirty = false;
+      this.size = 0;
+      this.index = m.index;
+      this.headHash = m.head;
+      this.needsNewline = m.needsNewline;
+      return;
+    }
+    if (this.fd < 0) {
+      this.index = m.index;
+      this.headHash = m.head;
+      this.needsNewline = m.needsNewline;
+      return;
+    }
     ftruncateSync(this.fd, m.size);
     this.dirty = true;
     this.size = m.size;
@@ -502,7 +622,7 @@ export class EventJournal {
    */
   sync(): void {
     this.ensureOpen();
-    if (!this.dirty) return;
+    if (!this.dirty || this.fd < 0) return;
     try {
       fsyncSync(this.fd);
     } catch (err) {
@@ -523,7 +643,7 @@ export class EventJournal {
     } finally {
       this.closed = true;
       try {
-        closeSync(this.fd);
+        if (this.fd >= 0) closeSync(this.fd);
       } finally {
         this.lock.release();
       }

@@ -322,3 +322,36 @@ export function skipWsBytes(b: Uint8Array, pos: number): number {
   while (isWsByte(b[pos])) pos++;
   return pos;
 }
+
+/** Containers nested deeper than this are not counted by widestObject. */
+const WIDEST_DEPTH_MAX = 4096;
+const widestStack = new Int32Array(WIDEST_DEPTH_MAX + 1);
+
+/**
+ * The commas of the widest object in a line (its members - 1, when well
+ * formed) at any depth, counted until `enough`: a cheap look at how much
+ * key sorting a line holds before deciding where to encode it. Arrays do
+ * not count (a dense list needs no sorting). Strings are skipped; the
+ * bytes need not be valid (the count is then meaningless but bounded).
+ */
+export function widestObject(b: Uint8Array, enough: number): number {
+  // per open container: its comma count, or -1 for an array
+  const stack = widestStack;
+  let depth = 0;
+  let widest = 0;
+  const len = b.length;
+  for (let p = 0; p < len; p++) {
+    const c = b[p]!;
+    if (c === QUOTE) {
+      for (p++; p < len && b[p] !== QUOTE; p++) if (b[p] === BACKSLASH) p++;
+    } else if (c === LBRACE || c === LBRACKET) {
+      if (++depth <= WIDEST_DEPTH_MAX) stack[depth] = c === LBRACE ? 0 : -1;
+    } else if (c === RBRACE || c === RBRACKET) {
+      if (depth > 0) depth--;
+    } else if (c === COMMA && depth > 0 && depth <= WIDEST_DEPTH_MAX && stack[depth]! >= 0) {
+      const n = ++stack[depth]!;
+      if (n > widest && (widest = n) >= enough) return widest;
+    }
+  }
+  return widest;
+}

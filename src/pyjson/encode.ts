@@ -1,6 +1,6 @@
 import { canonicalNumber, floatRepr } from "./float.ts";
 import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText } from "./encode-bytes.ts";
-import { compareCodePoints } from "./order.ts";
+import { sortEntries, sortKeys } from "./order.ts";
 import { PyNum, PyRaw, type PyLike } from "./types.ts";
 import { HEX_DIGITS as HEX } from "../hex.ts";
 
@@ -91,7 +91,7 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
     let entries: [string, PyLike][];
     if (v instanceof Map) entries = [...(v as Map<string, PyLike>).entries()];
     else entries = Object.entries(v as Record<string, PyLike>).filter(([, x]) => x !== undefined);
-    if (sortKeys) entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+    if (sortKeys) sortEntries(entries);
     return entries;
   };
 
@@ -169,7 +169,7 @@ export function dumpsStream(value: Map<string, PyLike>, options: DumpsOptions, o
   const nl = indent === null ? "" : "\n" + " ".repeat(indent * (level + 1));
   const byteOpts = { sortKeys: options.sortKeys ?? false, itemSep, keySep, indent, ensureAscii, rawNumbers: options.rawNumbers ?? false, level: level + 1 };
   const entries = [...value].filter(([, v]) => v !== undefined);
-  if (options.sortKeys) entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+  if (options.sortKeys) sortEntries(entries);
   if (entries.length === 0) return onText("{}");
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   let text = "{";
@@ -236,7 +236,7 @@ function canonicalText(v: PyLike): string {
     get = (k) => o[k];
   }
   if (keys.length === 0) return "{}";
-  keys.sort(compareCodePoints);
+  sortKeys(keys);
   let out = "{";
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
@@ -304,7 +304,7 @@ export function canonicalParts(value: PyLike): PreimagePart[] {
   let raw = false;
   for (const v of m.values()) if (v instanceof PyRaw) raw = true;
   if (!raw) return [canonical(value)];
-  const keys = [...m.keys()].filter((k) => m.get(k) !== undefined).sort(compareCodePoints);
+  const keys = sortKeys([...m.keys()].filter((k) => m.get(k) !== undefined));
   const parts: PreimagePart[] = [];
   let text = "{";
   keys.forEach((k, i) => {

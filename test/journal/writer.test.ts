@@ -268,3 +268,47 @@ describe("EventJournal.open", () => {
     expect(readFileSync(metaPath, "utf8")).toBe(meta);
   });
 });
+
+describe("a new run's files appear with its first row; the row limit is the written row's (issue 29)", () => {
+  test("open() of a new run creates no journal.jsonl or metadata.json until a row is written", async () => {
+    const dir = dirs.make();
+    const j = EventJournal.open("fresh", { sddDir: dir });
+    expect(existsSync(j.path)).toBe(false);
+    expect(existsSync(join(j.runDirPath, "metadata.json"))).toBe(false);
+    j.record("first", { n: 1 });
+    expect(existsSync(j.path)).toBe(true);
+    expect(readMetadata(j.runDirPath)?.run_id).toBe("fresh");
+    j.close();
+    expect(await verifyJournal(j.path)).toMatchObject({ ok: true, count: 1 });
+  });
+
+  test("a rollback to before the first row removes the journal and metadata it created", async () => {
+    const dir = dirs.make();
+    const j = EventJournal.open("undo", { sddDir: dir });
+    const start = j.mark();
+    j.recordMany([{ event: "a", payload: {} }, { event: "b", payload: { x: 1 } }]);
+    expect(statSync(j.path).size).toBeGreaterThan(0);
+    j.rollback(start);
+    expect(existsSync(j.path)).toBe(false);
+    expect(existsSync(join(j.runDirPath, "metadata.json"))).toBe(false);
+    // and the writer goes on from genesis
+    j.record("again");
+    j.close();
+    expect(await verifyJournal(j.path)).toMatchObject({ ok: true, count: 1 });
+  });
+
+  test("an event whose row would pass 16 MiB is refused before anything is written (row_too_large)", () => {
+    const dir = dirs.make();
+    const j = EventJournal.open("big", { sddDir: dir });
+    j.record("ok");
+    const before = readFileSync(j.path);
+    // 5.6 M one-byte elements: an 11 MB value, a 16.8 MB row ("1, " each)
+    const data = new Array(5_600_000).fill(1);
+    expect(() => j.record("big", { data })).toThrow(expect.objectContaining({ code: "row_too_large", exitCode: 3 }));
+    expect(() => j.recordMany([{ event: "big", payload: { data }, line: 7 }])).toThrow(
+      expect.objectContaining({ code: "row_too_large", facts: expect.objectContaining({ line: 7, index: 1 }) }),
+    );
+    j.close();
+    expect(readFileSync(j.path).equals(before)).toBe(true);
+  });
+});

@@ -9,6 +9,7 @@ import { canonical, dumps, parse, type DumpsOptions, type PyValue } from "../../
 import { loadsLine, parseRowBytes, setBytePathMin } from "../../src/pyjson/row.ts";
 import { canonicalParts, sha256Parts } from "../../src/pyjson/encode.ts";
 import { PyRaw } from "../../src/pyjson/types.ts";
+import { widestObject } from "../../src/pyjson/bytes.ts";
 import { runPython } from "../helpers/python.ts";
 import { Gen } from "./gen.ts";
 
@@ -248,5 +249,19 @@ describe("a huge step row read from its bytes", () => {
     expect(rowLine(dictForm(viaBytes))).toBe(rowLine(dictForm(parse(text) as Map<string, PyValue>)));
     expect(rawGet(viaBytes.get("tool_call") as PyRaw, "name")).toBe("write");
     expect(rawGet(viaBytes.get("tool_call") as PyRaw, "nope")).toBeUndefined();
+  });
+});
+
+describe("widestObject (how much key sorting a line holds, before journal record decides where to encode it)", () => {
+  const enc = (s: string) => new TextEncoder().encode(s);
+  test("the widest object's commas at any depth; arrays and strings do not count", () => {
+    expect(widestObject(enc('{"a": 1, "b": [1, 2, 3, 4, 5], "c": {"x": 1, "y": 2, "z": 3, "w": 4}, "d": "p,q\\",r"}'), 100)).toBe(3);
+    expect(widestObject(enc("[1,2,3]"), 100)).toBe(0);
+    expect(widestObject(enc('{"event": "x", "data": {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}}'), 100)).toBe(4);
+    expect(widestObject(enc("{}"), 100)).toBe(0);
+  });
+  test("stops at enough; unterminated input is bounded", () => {
+    expect(widestObject(enc("{" + '"k": 1, '.repeat(1000) + '"z": 1}'), 10)).toBe(10);
+    expect(widestObject(enc('{"a": 1, "b'), 100)).toBe(1);
   });
 });

@@ -63,13 +63,13 @@ export function toWire(err: unknown): WireError {
 }
 
 /** Re-raise a worker's error in the coordinator with its code and exit status intact. */
-export function fromWire(w: WireError): Error {
+export function fromWire(w: WireError, worker = "fast verify worker"): Error {
   if (w.code !== null && w.exitCode !== null && isErrorCode(w.code)) {
     const err = new BernsteinError(w.code, w.message, w.exitCode as ExitCodeValue, w.facts);
     err.name = w.name;
     return err;
   }
-  const err = new Error(`fast verify worker failed: ${w.message}`);
+  const err = new Error(`${worker} failed: ${w.message}`);
   err.name = w.name;
   return err;
 }
