@@ -7,7 +7,7 @@
  */
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { BernsteinError } from "../src/errors.ts";
+import { BernsteinError } from "../src/errors/index.ts";
 import { journalPath } from "../src/journal/paths.ts";
 import { agentJournalDir, BUCKET_NAME } from "../src/steps/paths.ts";
 import { generateJournal, generateStepJournal, isShape, type JournalShape, SHAPES } from "./journal-gen.ts";

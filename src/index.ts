@@ -15,5 +15,5 @@ export { EventJournal, verifyJournal, sealJournal, rebuildState, repairJournalTa
 export { StepJournal, verifyStepJournal } from "./steps/index.ts";
 export { exportReceipt, publishReceipt, verifyReceipt } from "./receipts/index.ts";
 export { saveSession, loadSession, sessionFromTasks, type SessionState } from "./session/state.ts";
-export { BernsteinError, UsageError, InputError, RefusalError, NegativeError, ExitCode } from "./errors.ts";
+export { BernsteinError, UsageError, InputError, RefusalError, NegativeError, ExitCode } from "./errors/index.ts";
 export { VERSION } from "./version.ts";

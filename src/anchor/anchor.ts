@@ -1,7 +1,7 @@
 import { isLowerHex64 } from "../hex.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { InputError, NegativeError, RefusalError, UsageError } from "../errors.ts";
+import { InputError, NegativeError, RefusalError, UsageError } from "../errors/index.ts";
 import { decodeBase64Canonical } from "../base64.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { journalPath, runDir } from "../journal/paths.ts";

@@ -1,5 +1,5 @@
 import { renderUsage, runCommand, type CommandDef } from "citty";
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 import { reportError, wantsJson, type CommandData, type HelpHost } from "./command.ts";
 import { printJson, writeStdout } from "./output.ts";
 import { VERSION, versionDocument } from "../version.ts";

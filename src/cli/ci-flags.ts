@@ -1,5 +1,5 @@
 import type { ArgsDef } from "citty";
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 
 /**
  * `--format text|github` and `--junit FILE`, declared once for every verify

@@ -5,7 +5,7 @@ import { junitXml } from "../ci/junit.ts";
 import { errorOutcome, worstExitCode, worstStatus, type CiKind, type CiOutcome, type OutcomeBase } from "../ci/outcome.ts";
 import { githubOutputText } from "../ci/outputs.ts";
 import { STEP_SUMMARY_LIMIT, summaryMarkdown } from "../ci/summary.ts";
-import { BernsteinError, ExitCode, errorMessage } from "../errors.ts";
+import { BernsteinError, ExitCode, errorMessage } from "../errors/index.ts";
 import type { CiMode } from "./ci-flags.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { log } from "./log.ts";

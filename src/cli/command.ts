@@ -1,5 +1,5 @@
 import { defineCommand, type ArgsDef, type CommandDef, type CommandMeta, type ParsedArgs } from "citty";
-import { BernsteinError, ExitCode, UsageError, errorMessage } from "../errors.ts";
+import { BernsteinError, ExitCode, UsageError, errorMessage } from "../errors/index.ts";
 import { setColorEnabled, shouldUseColor } from "../render/ansi.ts";
 import { log } from "./log.ts";
 import { outputFailure, printJson, writeStderr } from "./output.ts";

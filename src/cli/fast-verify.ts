@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 import { MAX_THREADS } from "../journal/fast/engine.ts";
 import type { FastVerifyResult } from "../journal/model.ts";
 import { journalVerdictFailure } from "../journal/verdict-failure.ts";

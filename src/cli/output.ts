@@ -1,4 +1,4 @@
-import { BernsteinError, ExitCode } from "../errors.ts";
+import { BernsteinError, ExitCode } from "../errors/index.ts";
 import { renderJson } from "../render/json.ts";
 import { writeAll, writeAllSync } from "./fd-write.ts";
 

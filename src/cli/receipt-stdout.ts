@@ -1,7 +1,7 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 import { isTerminal } from "../render/terminal.ts";
 import { stdoutClosed, writeStdoutBytes } from "./output.ts";
 

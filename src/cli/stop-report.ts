@@ -1,4 +1,4 @@
-import { NegativeError, UsageError, type BernsteinError } from "../errors.ts";
+import { NegativeError, UsageError, type BernsteinError } from "../errors/index.ts";
 import { paint } from "../render/ansi.ts";
 import { ServerUnreachableError } from "../server/errors.ts";
 import type { StopReport } from "../session/stop.ts";

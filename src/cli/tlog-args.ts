@@ -1,6 +1,6 @@
 import { createPublicKey } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { InputError, UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors/index.ts";
 import { loadPublicKey, loadSigningKey } from "../receipts/keys.ts";
 import type { Signer, TrustedKeys } from "../tlog/flows.ts";
 import { repeated } from "./tlog-flags.ts";

@@ -1,4 +1,4 @@
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 
 /**
  * Flags of the seal, checkpoint and proof commands, declared once. Kept

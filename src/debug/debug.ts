@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { InputError, RefusalError, UsageError } from "../errors.ts";
+import { InputError, RefusalError, UsageError } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { physicalLines } from "../fsutil/lines.ts";
 import { canonical } from "../pyjson/encode.ts";

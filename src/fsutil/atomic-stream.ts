@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { RefusalError } from "../errors.ts";
+import { RefusalError } from "../errors/index.ts";
 import { fsyncDir } from "./atomic.ts";
 import { checkOutputTarget } from "./output-target.ts";
 import { trackTemp, untrackTemp } from "./temp-files.ts";

@@ -1,4 +1,4 @@
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { MAX_ROW_BYTES, openInput, rowTooLarge } from "./input.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { RefusalError } from "../errors.ts";
+import { RefusalError } from "../errors/index.ts";
 import { kindOf, onPseudoFs } from "./input.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { relative, isAbsolute, resolve } from "node:path";
-import { RefusalError } from "../errors.ts";
+import { RefusalError } from "../errors/index.ts";
 import { realpathOfExistingPrefix } from "./realpath.ts";
 
 /**

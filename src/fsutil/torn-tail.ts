@@ -1,5 +1,5 @@
 import { closeSync, constants, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync } from "node:fs";
-import { RefusalError } from "../errors.ts";
+import { RefusalError } from "../errors/index.ts";
 import { writeFileAtomic } from "./atomic.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { isStdinPath } from "../fsutil/input.ts";
 import { isRemotePath } from "../storage/ref.ts";
 import type { JournalVerifyResult } from "./model.ts";

@@ -1,6 +1,6 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, basename, join, resolve, sep } from "node:path";
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 import { realpathOfExistingPrefix } from "../fsutil/realpath.ts";
 
 /**

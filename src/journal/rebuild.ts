@@ -1,4 +1,4 @@
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { checkInput } from "../fsutil/input.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { eventHash, hashProfileOf, payloadHash, type HashProfile } from "./hash.ts";

@@ -1,4 +1,4 @@
-import { BernsteinError, InputError, type ErrorCode } from "../errors.ts";
+import { BernsteinError, InputError, type ErrorCode } from "../errors/index.ts";
 import { MAX_ROW_BYTES, rowTooLarge } from "../fsutil/input.ts";
 import { LineSplitter } from "../fsutil/lines.ts";
 import { isUtf8 } from "node:buffer";

@@ -2,7 +2,7 @@ import { closeSync, existsSync, fsyncSync, openSync, readFileSync } from "node:f
 import { join } from "node:path";
 import * as v from "valibot";
 import { checkInput, isStdinPath } from "../fsutil/input.ts";
-import { InputError, RefusalError } from "../errors.ts";
+import { InputError, RefusalError } from "../errors/index.ts";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { fsyncDir } from "../fsutil/atomic.ts";
 import { join } from "node:path";
-import { BernsteinError, ExitCode, InputError, RefusalError, UsageError } from "../errors.ts";
+import { BernsteinError, ExitCode, InputError, RefusalError, UsageError } from "../errors/index.ts";
 import { MAX_ROW_BYTES } from "../fsutil/input.ts";
 import type { FileLock } from "../fsutil/lock.ts";
 import { dumps, dumpsRowBytes, holdsRaw } from "../pyjson/encode.ts";

@@ -2,7 +2,7 @@ import { hkdfSync } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { InputError, RefusalError } from "../errors.ts";
+import { InputError, RefusalError } from "../errors/index.ts";
 import { stripBytes } from "../receipts/keys.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { compareCodePoints, dumps } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
 import { pyEquals, pyInt, pyPrefix, pyRepr, pyStr } from "../pyjson/python.ts";

@@ -23,7 +23,7 @@
  */
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { InputError, RefusalError } from "../errors.ts";
+import { InputError, RefusalError } from "../errors/index.ts";
 import type { AdapterName, AgentConfig } from "./config.ts";
 import { parseAgentOutput, parseAiderOutput, type AgentResult } from "./result.ts";
 import { CLAUDE_PERMISSION, parseClaudeOutput } from "./adapters/claude.ts";

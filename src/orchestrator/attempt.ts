@@ -12,7 +12,7 @@ import { priced, type CostSource, type FailureClass, type Price, type TokenUsage
 import { classifyFailure, lastLines, providerMessage, retryAfterIn } from "./adapters/events.ts";
 import { spawnLogged, type RunningProcess } from "./process.ts";
 import type { Task } from "../server/model.ts";
-import { errorMessage } from "../errors.ts";
+import { errorMessage } from "../errors/index.ts";
 
 export interface AttemptSpec {
   task: Task;

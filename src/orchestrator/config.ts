@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import * as v from "valibot";
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 
 export const ADAPTER_NAMES = ["claude", "codex", "gemini", "aider", "command", "script"] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];

@@ -13,7 +13,7 @@
 import { randomBytes } from "node:crypto";
 import { rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { errorMessage, UsageError, type ErrorCode } from "../errors.ts";
+import { errorMessage, UsageError, type ErrorCode } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { EventJournal } from "../journal/writer.ts";
 import { sealJournal } from "../journal/seal.ts";

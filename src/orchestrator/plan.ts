@@ -11,7 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { TASK_ID_PATTERN, type TaskCreate } from "../server/model.ts";
 import { newTaskId } from "../server/store.ts";
 

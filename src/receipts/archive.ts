@@ -1,5 +1,5 @@
 import { closeSync, createReadStream, readSync, statSync } from "node:fs";
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { openInput } from "../fsutil/input.ts";
 import { ReceiptMembers } from "./members.ts";
 import { planPlainTar, readTar, TarError, type PlainMember, type TarHeader } from "./plaintar.ts";

@@ -2,7 +2,7 @@ import type { KeyObject } from "node:crypto";
 import { closeSync, existsSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { readLineChunks } from "../fsutil/line-chunks.ts";
 import { join } from "node:path";
-import { BernsteinError, InputError, NegativeError, UsageError } from "../errors.ts";
+import { BernsteinError, InputError, NegativeError, UsageError } from "../errors/index.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH } from "../steps/hash.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { InputError, UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { sha256Hex } from "../steps/hash.ts";
 import { decodeBase64Canonical, decodePem, ED25519_SIGNATURE_BYTES } from "../base64.ts";

@@ -1,6 +1,6 @@
 import { lstatSync, statSync, type Stats } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { RefusalError, UsageError } from "../errors.ts";
+import { RefusalError, UsageError } from "../errors/index.ts";
 import { checkOutputTarget } from "../fsutil/output-target.ts";
 import { isInsideDir, stateWritePath } from "../fsutil/state-path.ts";
 import { realpathOfExistingPrefix } from "../journal/paths.ts";

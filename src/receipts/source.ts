@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { InputError, UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors/index.ts";
 import { checkInput, inputAsFile, isStdinPath, openInput, readChunks, spoolStdin } from "../fsutil/input.ts";
 import { isRemotePath } from "../storage/ref.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";

@@ -1,6 +1,6 @@
 import { pyPrefix } from "../pyjson/python.ts";
 import type { KeyObject } from "node:crypto";
-import { firstOfErrors, InputError, NegativeError, type ErrorCode } from "../errors.ts";
+import { firstOfErrors, InputError, NegativeError, type ErrorCode } from "../errors/index.ts";
 import { withInputFile } from "../fsutil/input.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";

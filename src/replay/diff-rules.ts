@@ -1,4 +1,4 @@
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 import { encodeString } from "../pyjson/encode.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 

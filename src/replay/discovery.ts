@@ -1,7 +1,7 @@
 import { checkInput } from "../fsutil/input.ts";
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, statSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import { JOURNAL_FILE_NAME, journalPath, runDir, runsRoot, validateRunId } from "../journal/paths.ts";
 import { ListCache } from "./list-cache.ts";

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { BernsteinError, errorMessage } from "../errors.ts";
+import { BernsteinError, errorMessage } from "../errors/index.ts";
 import { readJournalSync } from "../journal/reader.ts";
 import { readMetadata } from "../journal/metadata.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";

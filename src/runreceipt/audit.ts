@@ -2,12 +2,12 @@ import { createHmac } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { auditKeyPath, loadAuditKey } from "../lineage/key.ts";
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { canonical } from "../pyjson/encode.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { AUDIT_GENESIS } from "./facts.ts";
 import { strictObjects } from "./strict-lines.ts";
-import { RefusalError } from "../errors.ts";
+import { RefusalError } from "../errors/index.ts";
 
 /**
  * The opt-in audit range of a run receipt (spec §1.5): the events of

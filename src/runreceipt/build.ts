@@ -1,7 +1,7 @@
 import { sign, type KeyObject } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors.ts";
+import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { checkOutputTarget } from "../fsutil/output-target.ts";
 import { journalPath, runDir } from "../journal/paths.ts";

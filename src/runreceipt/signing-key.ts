@@ -1,5 +1,5 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
-import { InputError, UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors/index.ts";
 import { loadSigningKey } from "../receipts/keys.ts";
 
 /**

@@ -2,7 +2,7 @@ import { physicalLines } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
 import { parse } from "../pyjson/parse.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { RefusalError } from "../errors.ts";
+import { RefusalError } from "../errors/index.ts";
 import { pythonUtf8Error } from "./utf8.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { InputError, type ErrorCode } from "../errors.ts";
+import { InputError, type ErrorCode } from "../errors/index.ts";
 import { openInput, withInputFile, MAX_ROW_BYTES, type OpenInput } from "../fsutil/input.ts";
 import { parse } from "../pyjson/parse.ts";
 import { dumps } from "../pyjson/encode.ts";

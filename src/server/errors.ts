@@ -3,7 +3,7 @@
  * status the server answers with, so the store's refusals reach HTTP clients
  * and in-process callers with the same code and message.
  */
-import { BernsteinError, ExitCode, exitCodeOf, isErrorCode, type ErrorCode, type ExitCodeValue } from "../errors.ts";
+import { BernsteinError, ExitCode, exitCodeOf, isErrorCode, type ErrorCode, type ExitCodeValue } from "../errors/index.ts";
 
 export class TaskServerError extends BernsteinError {
   readonly httpStatus: number;

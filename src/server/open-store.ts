@@ -1,4 +1,4 @@
-import { InputError, UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors/index.ts";
 import type { OrchestratorStore } from "./store-api.ts";
 import { TaskStore } from "./store.ts";
 import { redactPassword } from "./store-url.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 
 /**
  * `auto` (the default of `bernstein server` and `bernstein run`): the port

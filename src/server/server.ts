@@ -29,7 +29,7 @@
  */
 import * as v from "valibot";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
-import { RefusalError, UsageError } from "../errors.ts";
+import { RefusalError, UsageError } from "../errors/index.ts";
 import { generateToken, bearerToken, tokenMatches } from "./auth.ts";
 import { TaskServerError } from "./errors.ts";
 import { readServerInfo, removeServerInfo, writeServerInfo, type ServerInfo } from "./info.ts";

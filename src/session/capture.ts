@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { errorMessage } from "../errors.ts";
+import { errorMessage } from "../errors/index.ts";
 import { findServer, TaskClient } from "../server/client.ts";
 import { ServerUnreachableError } from "../server/errors.ts";
 import type { ServerStatus } from "../server/model.ts";

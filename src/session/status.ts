@@ -1,4 +1,4 @@
-import { errorMessage } from "../errors.ts";
+import { errorMessage } from "../errors/index.ts";
 import { findServer, TaskClient } from "../server/client.ts";
 import type { ServerStatus, Task } from "../server/model.ts";
 import { loadSession, sessionPath } from "./state.ts";

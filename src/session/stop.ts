@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { errorMessage } from "../errors.ts";
+import { errorMessage } from "../errors/index.ts";
 import { findServer, TaskClient, type ServerLocation } from "../server/client.ts";
 import { pidAlive } from "../fsutil/owner.ts";
 import { orchestratorInfoPath } from "../server/paths.ts";

@@ -1,6 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 import { realpathOfExistingPrefix } from "../journal/paths.ts";
 
 /**

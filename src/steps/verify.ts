@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { checkInput } from "../fsutil/input.ts";
 import { pyRepr, pyPrefix, pyStr } from "../pyjson/python.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";

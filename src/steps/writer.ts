@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors.ts";
+import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors/index.ts";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { cutTornTail, endsWithTerminator, repairRefused, tailVerdict } from "../fsutil/torn-tail.ts";

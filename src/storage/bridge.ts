@@ -1,5 +1,5 @@
 import { isMainThread, threadId } from "node:worker_threads";
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import { storageFlags, type StorageFlags } from "./config.ts";
 import { toError, type StorageFailure } from "./errors.ts";
 

@@ -1,4 +1,4 @@
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 
 /**
  * How to reach S3: the usual variables, with `--s3-endpoint` / `--s3-region`

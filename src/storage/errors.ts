@@ -1,4 +1,4 @@
-import { InputError, type ErrorCode } from "../errors.ts";
+import { InputError, type ErrorCode } from "../errors/index.ts";
 import { redactUrl, whereOf, type RemoteRef } from "./ref.ts";
 
 /**

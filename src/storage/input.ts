@@ -1,4 +1,4 @@
-import type { OpenInput } from "../fsutil/input.ts";
+import type { OpenInput } from "../fsutil/open-input.ts";
 import { threadBridge } from "./bridge.ts";
 import { parseRemote } from "./ref.ts";
 

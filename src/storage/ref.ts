@@ -1,4 +1,4 @@
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 
 /**
  * Inputs and outputs that live in object storage instead of on this

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RefusalError, UsageError } from "../errors.ts";
+import { RefusalError, UsageError } from "../errors/index.ts";
 import { RemoteObject, StorageFailureError } from "./client.ts";
 import { storageFlags } from "./config.ts";
 import { toError } from "./errors.ts";

@@ -1,4 +1,4 @@
-import { InputError } from "../errors.ts";
+import { InputError } from "../errors/index.ts";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { refuseContent, verdictContent } from "../journal/content.ts";
 import type { RunMetadata } from "../journal/metadata.ts";

@@ -1,7 +1,7 @@
 import type { KeyObject } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { InputError, NegativeError, UsageError } from "../errors.ts";
+import { InputError, NegativeError, UsageError } from "../errors/index.ts";
 import { decodeBase64Canonical } from "../base64.ts";
 import { checkInput } from "../fsutil/input.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { InputError, NegativeError } from "../errors.ts";
+import { InputError, NegativeError } from "../errors/index.ts";
 import { verifyJournal } from "../journal/verify.ts";
 import { refuseContent, verdictContent } from "../journal/content.ts";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";

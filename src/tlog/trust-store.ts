@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { BernsteinError, InputError } from "../errors.ts";
+import { BernsteinError, InputError } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { openInput } from "../fsutil/input.ts";
 import { treeHeadOf } from "./checkpoint.ts";

@@ -1,7 +1,7 @@
 /** CLI glue of the fast verifier: --threads parsing. */
 import { describe, expect, test } from "bun:test";
 import { parseThreads } from "../../src/cli/fast-verify.ts";
-import { UsageError } from "../../src/errors.ts";
+import { UsageError } from "../../src/errors/index.ts";
 
 describe("parseThreads", () => {
   test("positive integers up to the cap; anything else is a usage error", () => {

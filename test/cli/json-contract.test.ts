@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { ERROR_CATALOGUE, isErrorCode } from "../../src/errors.ts";
+import { ERROR_CATALOGUE, isErrorCode } from "../../src/errors/index.ts";
 import { makeSdd, type SddTree } from "../e2e/replay/fixture.ts";
 import { bernstein, bernsteinJson, VECTORS } from "../helpers/cli.ts";
 import { runPython } from "../helpers/python.ts";

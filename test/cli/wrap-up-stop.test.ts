@@ -3,7 +3,7 @@ import { wrapUpStopOutcome } from "../../src/cli/commands/wrap-up.ts";
 import { stopDocument, stopFailure } from "../../src/cli/stop-report.ts";
 import type { StopReport } from "../../src/session/stop.ts";
 import type { WrapUpBrief } from "../../src/session/wrapup.ts";
-import type { ErrorCode } from "../../src/errors.ts";
+import type { ErrorCode } from "../../src/errors/index.ts";
 
 /**
  * The stop failures a live run cannot be made to produce on demand (a

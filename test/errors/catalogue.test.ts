@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { README, renderErrorSection, withErrorSection } from "../../scripts/gen-readme-errors.ts";
-import { ERROR_CATALOGUE, ExitCode, isErrorCode } from "../../src/errors.ts";
+import { ERROR_CATALOGUE, ExitCode, isErrorCode } from "../../src/errors/index.ts";
 import { ROOT } from "../helpers/cli.ts";
 import { sources } from "../helpers/sources.ts";
 

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BernsteinError } from "../../src/errors.ts";
+import { BernsteinError } from "../../src/errors/index.ts";
 import { isRunJournalRow, refuseContent, runJournalContent, verdictContent } from "../../src/journal/content.ts";
 import { verifyJournal, verifyJournalExact } from "../../src/journal/verify.ts";
 import { VECTORS } from "../helpers/cli.ts";

@@ -15,7 +15,7 @@ import { TraceRecorder, traceStamp } from "../../src/traces/writer.ts";
 import { SessionSaver } from "../../src/session/saver.ts";
 import { loadSession, sessionFromTasks } from "../../src/session/state.ts";
 import { TaskStore } from "../../src/server/store.ts";
-import { InputError } from "../../src/errors.ts";
+import { InputError } from "../../src/errors/index.ts";
 import { runPython } from "../helpers/python.ts";
 import { mkdirSync } from "node:fs";
 

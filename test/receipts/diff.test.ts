@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { diffJournals } from "../../src/receipts/diff.ts";
 import { resolveJournalSource, sourceEntries } from "../../src/receipts/source.ts";
-import { BernsteinError } from "../../src/errors.ts";
+import { BernsteinError } from "../../src/errors/index.ts";
 import { VECTORS } from "../helpers/cli.ts";
 import { runPython } from "../helpers/python.ts";
 

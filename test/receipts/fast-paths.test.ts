@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pack as tarPack } from "tar-stream";
-import { BernsteinError } from "../../src/errors.ts";
+import { BernsteinError } from "../../src/errors/index.ts";
 import { exportReceipt, publishReceipt } from "../../src/receipts/export.ts";
 import { diffJournals } from "../../src/receipts/diff.ts";
 import { diffJournalSources } from "../../src/receipts/diff-fast.ts";

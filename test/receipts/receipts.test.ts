@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { generateKeyPairSync } from "node:crypto";
-import { BernsteinError } from "../../src/errors.ts";
+import { BernsteinError } from "../../src/errors/index.ts";
 import { exportReceipt, generateKeyPair, publishReceipt, redactionPolicy, verifyReceipt } from "../../src/receipts/index.ts";
 import { VERSION } from "../../src/version.ts";
 import { VECTORS, ROOT } from "../helpers/cli.ts";

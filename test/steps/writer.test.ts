@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BernsteinError } from "../../src/errors.ts";
+import { BernsteinError } from "../../src/errors/index.ts";
 import { agentJournalDir, GENESIS_HASH, StepJournal, validateAgentId, verifyStepJournal } from "../../src/steps/index.ts";
 import { ROOT } from "../helpers/cli.ts";
 

@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { InputError, RefusalError } from "../../src/errors.ts";
+import { InputError, RefusalError } from "../../src/errors/index.ts";
 import { scanTail } from "../../src/journal/repair.ts";
 import { readSealFile } from "../../src/journal/seal.ts";
 import { verifyJournalSync } from "../../src/journal/verify.ts";

@@ -1,6 +1,6 @@
 import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BernsteinError } from "../../src/errors.ts";
+import { BernsteinError } from "../../src/errors/index.ts";
 import { EventJournal } from "../../src/journal/writer.ts";
 import { verifyJournalSync } from "../../src/journal/verify.ts";
 import { StepJournal } from "../../src/steps/writer.ts";

@@ -1,4 +1,4 @@
-import { UsageError } from "../../errors.ts";
+import { UsageError } from "../../errors/index.ts";
 import { defineCliCommand } from "../command.ts";
 import { bashScript, completionTree, fishScript, zshScript } from "../completion.ts";
 import { writeStdout } from "../output.ts";

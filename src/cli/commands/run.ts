@@ -1,4 +1,4 @@
-import { InputError, UsageError, type ErrorCode } from "../../errors.ts";
+import { InputError, UsageError, type ErrorCode } from "../../errors/index.ts";
 import { exitCodeOf, Orchestrator, type RunSummary } from "../../orchestrator/orchestrator.ts";
 import { DEFAULT_HOST } from "../../server/server.ts";
 import { parsePort } from "../../server/ports.ts";

@@ -1,4 +1,4 @@
-import { UsageError } from "../../errors.ts";
+import { UsageError } from "../../errors/index.ts";
 import { paint } from "../../render/ansi.ts";
 import { collectStatus, type SessionSummary, type StatusReport } from "../../session/status.ts";
 import { defineCliCommand } from "../command.ts";

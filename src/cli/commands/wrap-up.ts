@@ -1,4 +1,4 @@
-import { BernsteinError, UsageError } from "../../errors.ts";
+import { BernsteinError, UsageError } from "../../errors/index.ts";
 import { paint } from "../../render/ansi.ts";
 import { captureWrapUp } from "../../session/capture.ts";
 import { stopRun, type StopReport } from "../../session/stop.ts";

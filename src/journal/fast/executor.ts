@@ -1,4 +1,4 @@
-import { BernsteinError } from "../../errors.ts";
+import { BernsteinError } from "../../errors/index.ts";
 import type { FromWorker, RunMessage, ToWorker } from "./protocol.ts";
 import { kernelModule } from "./kernel.ts";
 import { fromWire } from "./protocol.ts";

@@ -1,4 +1,4 @@
-import { BernsteinError, isErrorCode, type ExitCodeValue } from "../../errors.ts";
+import { BernsteinError, isErrorCode, type ExitCodeValue } from "../../errors/index.ts";
 import type { RangeResult, RangeTask } from "./range.ts";
 
 /**

@@ -5,7 +5,7 @@
  * With STEPS it appends that many and exits 0, or exits 2 printing the
  * error code when the journal cannot be opened (the concurrent-writer trials).
  */
-import { BernsteinError } from "../../../src/errors.ts";
+import { BernsteinError } from "../../../src/errors/index.ts";
 import { StepJournal } from "../../../src/steps/writer.ts";
 import { Rng } from "../rng.ts";
 

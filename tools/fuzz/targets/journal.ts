@@ -1,8 +1,8 @@
-import { InputError } from "../../../src/errors.ts";
+import { InputError } from "../../../src/errors/index.ts";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RefusalError } from "../../../src/errors.ts";
+import { RefusalError } from "../../../src/errors/index.ts";
 import { eventHash, payloadHash } from "../../../src/journal/hash.ts";
 import { verdictContent } from "../../../src/journal/content.ts";
 import { loadEventsSync } from "../../../src/journal/reader.ts";

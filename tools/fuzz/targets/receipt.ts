@@ -2,7 +2,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip, gzipSync } from "node:zlib";
-import { BernsteinError, InputError, NegativeError, RefusalError, UsageError } from "../../../src/errors.ts";
+import { BernsteinError, InputError, NegativeError, RefusalError, UsageError } from "../../../src/errors/index.ts";
 import { exportReceipt, publishReceipt } from "../../../src/receipts/export.ts";
 import { verifyReceipt, type ReceiptVerdict } from "../../../src/receipts/verify.ts";
 import { setStepKernelEnabled } from "../../../src/steps/kernel.ts";

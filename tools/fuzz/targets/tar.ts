@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { BernsteinError } from "../../../src/errors.ts";
+import { BernsteinError } from "../../../src/errors/index.ts";
 import { verifyReceipt } from "../../../src/receipts/verify.ts";
 import { plainDoc, runBinary } from "../binary.ts";
 import { extractGnu, extractionDiffers, extractPython, readMembers } from "../extract.ts";

@@ -1,4 +1,4 @@
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { writeFileAtomic } from "../../../fsutil/atomic.ts";
 import { checkOutputTarget } from "../../../fsutil/output-target.ts";
 import { inclusionProofText, proveInclusion } from "../../../tlog/flows.ts";

@@ -1,4 +1,4 @@
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { parseObject, recordLines } from "../../../journal/record-lines.ts";
 import { EventJournal, validateRecordInput } from "../../../journal/writer.ts";
 import type { PyObject } from "../../../pyjson/types.ts";

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { sealJournalDetailed } from "../../../journal/seal.ts";
 import { defineCliCommand } from "../../command.ts";
 import { withInterrupts } from "../../interrupt.ts";

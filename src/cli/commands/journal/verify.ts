@@ -1,4 +1,4 @@
-import { InputError, UsageError } from "../../../errors.ts";
+import { InputError, UsageError } from "../../../errors/index.ts";
 import { checkInput } from "../../../fsutil/input.ts";
 import { resolveJournalTarget } from "../../../journal/target.ts";
 import { readSealFile } from "../../../journal/seal.ts";

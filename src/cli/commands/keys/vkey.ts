@@ -1,4 +1,4 @@
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { formatVerifierKey, NoteError } from "../../../tlog/note.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";

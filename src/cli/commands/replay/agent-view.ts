@@ -1,4 +1,4 @@
-import { NegativeError, UsageError } from "../../../errors.ts";
+import { NegativeError, UsageError } from "../../../errors/index.ts";
 import { humanValue, renderJson } from "../../../render/json.ts";
 import { pyStr } from "../../../pyjson/python.ts";
 import { rawGet } from "../../../pyjson/row.ts";

@@ -5,7 +5,7 @@ import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
 import { refuseFlags } from "./flags.ts";
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { resolveNamedRun } from "./target.ts";
 
 const USAGE = "usage: bernstein replay agents [RUN_ID | latest] [--sdd-dir DIR] [--as-json]";

@@ -1,4 +1,4 @@
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { debugSingleRun, debugTwoRuns } from "../../../debug/debug.ts";
 import { pyRepr } from "../../../pyjson/python.ts";
 import type { PyValue } from "../../../pyjson/types.ts";

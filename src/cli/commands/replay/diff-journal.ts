@@ -1,4 +1,4 @@
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { isStdinPath } from "../../../fsutil/input.ts";
 import { diffJournalInputs } from "../../../receipts/diff-fast.ts";
 import { resolveJournalSource } from "../../../receipts/source.ts";

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { exportReceipt } from "../../../receipts/index.ts";
 import { validateAgentId } from "../../../steps/paths.ts";
 import { withInterrupts, type InterruptOptions } from "../../interrupt.ts";

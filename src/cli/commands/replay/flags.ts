@@ -1,4 +1,4 @@
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { replayArgs } from "./args.ts";
 import { applyStorageFlags, STORAGE_FLAG_NAMES } from "../../storage-flags.ts";
 import type { ReplayContext } from "./context.ts";

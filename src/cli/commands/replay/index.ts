@@ -1,4 +1,4 @@
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { closest } from "../../suggest.ts";
 import { defineCliCommand } from "../../command.ts";
 import { replayArgs } from "./args.ts";

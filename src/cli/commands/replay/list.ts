@@ -1,4 +1,4 @@
-import { InputError } from "../../../errors.ts";
+import { InputError } from "../../../errors/index.ts";
 import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, idColumn, measure, terminalWidth, type Column } from "../../../render/table.ts";

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { publishReceipt, redactionPolicy } from "../../../receipts/index.ts";
 import { validateAgentId } from "../../../steps/paths.ts";
 import { withInterrupts } from "../../interrupt.ts";

@@ -1,4 +1,4 @@
-import { RefusalError } from "../../../errors.ts";
+import { RefusalError } from "../../../errors/index.ts";
 import { repairJournalTail } from "../../../journal/repair.ts";
 import { printJson, printLines } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { UsageError, errorMessage } from "../../../errors.ts";
+import { UsageError, errorMessage } from "../../../errors/index.ts";
 import { projectionJson, projectionProse, projectRunFast } from "../../../replay/fast-project.ts";
 import type { FastVerifyResult } from "../../../journal/model.ts";
 import { paint } from "../../../render/ansi.ts";

@@ -1,5 +1,5 @@
 import { readMetadata, type RunMetadata } from "../../../journal/metadata.ts";
-import { errorMessage } from "../../../errors.ts";
+import { errorMessage } from "../../../errors/index.ts";
 import { paint } from "../../../render/ansi.ts";
 import { joinFitting, sanitizeCell, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { CellSpool } from "../../../replay/cell-spool.ts";

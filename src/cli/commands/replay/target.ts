@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { validateRunId } from "../../../journal/paths.ts";
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { closest } from "../../suggest.ts";
 import { VERB_NAMES } from "./verbs.ts";
 import { assertJournalExists, resolveRun, type RunRef } from "../../../replay/discovery.ts";

@@ -1,4 +1,4 @@
-import { InputError, NegativeError, UsageError } from "../../../errors.ts";
+import { InputError, NegativeError, UsageError } from "../../../errors/index.ts";
 import { TaskClient, requireServer } from "../../../server/client.ts";
 import { paint } from "../../../render/ansi.ts";
 import { isSafeTaskId, latestTraceForTask, tracesDir } from "../../../traces/reader.ts";

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { AtomicFileStream } from "../../../fsutil/atomic-stream.ts";
 import { readMetadata } from "../../../journal/metadata.ts";
 import { planReceiptOutput } from "../../../receipts/output.ts";

@@ -1,4 +1,4 @@
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { verifyReceipt, type SignatureState } from "../../../receipts/verify.ts";
 import { stepKernelStats } from "../../../steps/kernel.ts";
 import { receiptOutcome } from "../../../ci/receipt.ts";

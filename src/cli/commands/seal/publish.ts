@@ -1,4 +1,4 @@
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { publishAnchor } from "../../../anchor/anchor.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStderr } from "../../output.ts";

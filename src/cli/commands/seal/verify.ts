@@ -1,5 +1,5 @@
 import { verifyAnchor } from "../../../anchor/anchor.ts";
-import type { ErrorCode } from "../../../errors.ts";
+import type { ErrorCode } from "../../../errors/index.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
 

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { DEFAULT_HOST, DEFAULT_LEASE_S, startTaskServer } from "../../../server/server.ts";
 import { tasksDbPath } from "../../../server/paths.ts";
 import { defineCliCommand } from "../../command.ts";

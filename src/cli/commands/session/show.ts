@@ -1,4 +1,4 @@
-import { InputError, NegativeError } from "../../../errors.ts";
+import { InputError, NegativeError } from "../../../errors/index.ts";
 import { loadSession, sessionPath } from "../../../session/state.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { UsageError } from "../../../errors.ts";
+import { UsageError } from "../../../errors/index.ts";
 import { loadOrCreateAuditKey } from "../../../runreceipt/audit.ts";
 import { buildRunReceipt } from "../../../runreceipt/build.ts";
 import { resolveSigningKey } from "../../../runreceipt/signing-key.ts";

@@ -1,10 +1,10 @@
 /**
- * The exit-code contract and the error codes live in the catalogue
- * (src/errors/catalogue.ts); they are re-exported here so the library and
- * the CLI import one module.
+ * The error classes. The exit-code contract and the error codes live in the
+ * catalogue (catalogue.ts beside this file); they are re-exported here so
+ * the library and the CLI import one module.
  */
-import { ExitCode, type ErrorCode, type ExitCodeValue } from "./errors/catalogue.ts";
-export { ERROR_CATALOGUE, ExitCode, exitCodeOf, isErrorCode, type ErrorCode, type ExitCodeValue } from "./errors/catalogue.ts";
+import { ExitCode, type ErrorCode, type ExitCodeValue } from "./catalogue.ts";
+export { ERROR_CATALOGUE, ExitCode, exitCodeOf, isErrorCode, type ErrorCode, type ExitCodeValue } from "./catalogue.ts";
 
 /**
  * An expected failure. `code` is the machine-readable error code printed as
