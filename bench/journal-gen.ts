@@ -18,15 +18,11 @@ import { join } from "node:path";
 import { journalPath } from "../src/journal/paths.ts";
 import { StepJournal } from "../src/steps/writer.ts";
 import { mulberry32 } from "../tools/fuzz/rng.ts";
-import { largeRowEvents, mixedEvents, runCompleted } from "./journal-shapes.ts";
+import { hex, largeRowEvents, mixedEvents, MODELS, pick, PROVIDERS, ROLES, runCompleted, TOOLS } from "./journal-shapes.ts";
 
 /** The seeded float generator shared with the fuzzers (mulberry32). */
 export const prng = mulberry32;
 
-const MODELS = ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5-codex", "gemini-2.5-pro", "qwen3-coder-480b"];
-const PROVIDERS = ["anthropic", "openai", "google", "openrouter"];
-const ROLES = ["backend", "frontend", "qa", "security", "docs", "architect"];
-const TOOLS = ["read_file", "edit_file", "run_tests", "grep", "git_diff", "bash"];
 const FILES = [
   "src/core/orchestrator.py",
   "src/core/replay/journal.py",
@@ -47,15 +43,7 @@ const SUMMARIES = [
   "Tabs\tand\nnewlines survive the journal",
 ];
 
-function hex(rand: () => number, n: number): string {
-  let s = "";
-  for (let i = 0; i < n; i++) s += "0123456789abcdef"[Math.floor(rand() * 16)];
-  return s;
-}
 
-function pick<T>(rand: () => number, xs: readonly T[]): T {
-  return xs[Math.floor(rand() * xs.length)]!;
-}
 
 /** An endless stream of realistic events (one run: started, ticks, agents, tasks). */
 export function* realisticEvents(seed: number, runId: string): Generator<RecordItem> {

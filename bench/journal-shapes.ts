@@ -30,10 +30,10 @@ const WORDS = [
   "ümlaut", "€", "½", "Ω", "\u2028sep", "zero\u200bwidth", "path/to/file.py", "<html>&amp;</html>",
 ];
 
-const MODELS = ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5-codex", "gemini-2.5-pro", "qwen3-coder-480b"];
-const PROVIDERS = ["anthropic", "openai", "google", "openrouter"];
-const ROLES = ["backend", "frontend", "qa", "security", "docs", "architect"];
-const TOOLS = ["read_file", "edit_file", "run_tests", "grep", "git_diff", "bash"];
+export const MODELS = ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5-codex", "gemini-2.5-pro", "qwen3-coder-480b"];
+export const PROVIDERS = ["anthropic", "openai", "google", "openrouter"];
+export const ROLES = ["backend", "frontend", "qa", "security", "docs", "architect"];
+export const TOOLS = ["read_file", "edit_file", "run_tests", "grep", "git_diff", "bash"];
 const SIGNALS = ["tests", "lint", "typecheck", "security_scan", "coverage", "review"];
 const FILES = [
   "src/core/orchestrator.py",
@@ -45,13 +45,13 @@ const FILES = [
   "src/adapters/claude.py",
 ];
 
-function hex(rand: () => number, n: number): string {
+export function hex(rand: () => number, n: number): string {
   let s = "";
   for (let i = 0; i < n; i++) s += "0123456789abcdef"[Math.floor(rand() * 16)];
   return s;
 }
 
-function pick<T>(rand: () => number, xs: readonly T[]): T {
+export function pick<T>(rand: () => number, xs: readonly T[]): T {
   return xs[Math.floor(rand() * xs.length)]!;
 }
 

@@ -97,3 +97,21 @@ export function readTar(bytes: Uint8Array): TarMember[] {
   }
   return out;
 }
+
+/** One header block for `m`, edited by `edit`, with its checksum recomputed (hostile headers the writer cannot make). */
+export function edited(m: TarMember, edit: (h: Uint8Array) => void): Uint8Array {
+  const h = header(m);
+  edit(h);
+  h.fill(0x20, 148, 156);
+  let sum = 0;
+  for (const b of h) sum += b;
+  h.set(enc.encode(sum.toString(8).padStart(6, "0") + "\0 "), 148);
+  return h;
+}
+
+/** `data` padded with zeros to whole 512-byte blocks. */
+export function padded(data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(Math.ceil(data.length / 512) * 512);
+  out.set(data);
+  return out;
+}

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { bernsteinJson, VECTORS } from "../../helpers/cli.ts";
-import { buildTar, header, paxPath, readTar, type TarMember } from "../../../tools/fuzz/tar.ts";
+import { buildTar, edited, header, padded, paxPath, readTar, type TarMember } from "../../../tools/fuzz/tar.ts";
 import { extractGnu, extractionDiffers, extractPython, readMembers } from "../../../tools/fuzz/extract.ts";
 
 const AJ = join(VECTORS, "agent-journal");
@@ -50,22 +50,7 @@ function victimBody(): Uint8Array {
   return signed.subarray(0, off);
 }
 
-/** A header block edited by `edit`, its checksum recomputed. */
-function edited(m: TarMember, edit: (h: Uint8Array) => void): Uint8Array {
-  const h = header(m);
-  edit(h);
-  h.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const b of h) sum += b;
-  h.set(enc.encode(sum.toString(8).padStart(6, "0") + "\0 "), 148);
-  return h;
-}
 
-function block(data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(Math.ceil(data.length / 512) * 512);
-  out.set(data);
-  return out;
-}
 
 /** The victim's members, then `extra` (members or raw bytes), then the end blocks. */
 function appended(extra: (TarMember | Uint8Array)[]): Uint8Array {
@@ -123,7 +108,7 @@ const CASES: Case[] = [
   { name: "PAX linkpath", bytes: () => appended([paxRec("linkpath", "manifest.json"), file("journal/000001.jsonl", evilJournal)]), member: "journal/000001.jsonl" },
   {
     name: "GNU header with a prefix field",
-    bytes: () => appended([edited(file("000001.jsonl", evilJournal), (h) => (h.set(enc.encode("ustar  \0"), 257), h.set(enc.encode("journal\0"), 345))), block(evilJournal)]),
+    bytes: () => appended([edited(file("000001.jsonl", evilJournal), (h) => (h.set(enc.encode("ustar  \0"), 257), h.set(enc.encode("journal\0"), 345))), padded(evilJournal)]),
     member: "000001.jsonl",
   },
   { name: "old GNU N header before a member", bytes: () => appended([file("journal/000001.jsonl", evilJournal, "N"), file("x", enc.encode("x"))]), member: "journal/000001.jsonl" },

@@ -8,7 +8,7 @@ import { plainDoc, runBinary } from "../binary.ts";
 import { extractGnu, extractionDiffers, extractPython, readMembers } from "../extract.ts";
 import type { Rng } from "../rng.ts";
 import { receiptVectors } from "../seeds.ts";
-import { buildTar, header, paxPath, readTar, type TarMember } from "../tar.ts";
+import { buildTar, edited, header, padded, paxPath, readTar, type TarMember } from "../tar.ts";
 import { violation, type FuzzTarget } from "../types.ts";
 
 /**
@@ -35,22 +35,7 @@ const NAMES = [
 const TYPES = ["0", "0", "0", "\0", "7", "1", "2", "3", "5", "6", "A", "S", "N", "K", "V"];
 const WRAPS = ["none", "none", "none", "pax", "L", "pax+L", "L+L", "pax+pax", "global", "gnu-prefix", "ustar-prefix", "empty-L"] as const;
 
-/** One header block with a checksum recomputed after `edit`. */
-function edited(m: TarMember, edit: (h: Uint8Array) => void): Uint8Array {
-  const h = header(m);
-  edit(h);
-  h.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const b of h) sum += b;
-  h.set(enc.encode(sum.toString(8).padStart(6, "0") + "\0 "), 148);
-  return h;
-}
 
-function padded(data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(Math.ceil(data.length / 512) * 512);
-  out.set(data);
-  return out;
-}
 
 const longLink = (name: string): TarMember => ({ name: "././@LongLink", type: "L", data: enc.encode(name + "\0") });
 
