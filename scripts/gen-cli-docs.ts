@@ -166,10 +166,18 @@ function section(node: DocNode, examples: string[]): string[] {
   if (node.path.length > 0) {
     out.push(
       codes.length > 0
-        ? "Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 unreadable input, 70 output failure ([all codes](../errors.md)). Error codes that name this command:"
-        : "Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 unreadable input, 70 output failure ([all codes](../errors.md)).",
+        ? "Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 missing or unreadable input, 70 internal or output failure, 130/143 interrupted ([all codes](../errors.md)). Error codes that name this command:"
+        : "Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 missing or unreadable input, 70 internal or output failure, 130/143 interrupted ([all codes](../errors.md)).",
       "",
     );
+    if ("as-json" in node.args) {
+      out.push(
+        node.path.join(" ") === "replay list"
+          ? "With `--as-json`: a JSON array of runs on success (as the Python CLI prints it); on failure one document `{\"ok\": false, \"error\", \"detail\"}`."
+          : "With `--as-json`: exactly one JSON document on stdout, `\"ok\": true` on success; on failure `{\"ok\": false, \"error\", \"detail\"}` with `error` one of the [error codes](../errors.md).",
+        "",
+      );
+    }
     if (codes.length > 0) {
       out.push("| error code | exit | meaning |", "|---|---:|---|");
       for (const [code, exit, meaning] of codes) out.push(`| \`${code}\` | ${exit} | ${cell(meaning)} |`);
