@@ -2,7 +2,7 @@
  * Every error code the tool can print, named once with its exit code and a
  * one-line meaning. `BernsteinError` only accepts a code from this table
  * (the type checker refuses any other string), a test checks that each
- * construction site's exit class agrees with the entry, and the README's
+ * construction site's exit class agrees with the entry, and docs/errors.md's
  * error table is generated from it (`bun scripts/gen-readme-errors.ts`).
  * Adding a code is adding one line here.
  */
@@ -24,7 +24,7 @@ export const ExitCode = {
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** What each exit code means (the README's exit-code table is generated from this). */
+/** What each exit code means (docs/errors.md's exit-code table and the README's summary are generated from this). */
 export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
   ["0", "success: the whole input was read and every requested check passed"],
   ["1", "a negative verdict: chain broken, coverage partial, seal mismatch, divergence, a receipt or signature that does not verify, a run with failed or open tasks; also a task server that cannot be reached"],

@@ -60,7 +60,7 @@ const AgentSchema = v.object({
   /** Override the executable of a CLI adapter (e.g. a wrapper around `claude`). */
   binary: v.optional(v.pipe(v.string("expected a string"), v.minLength(1))),
   /**
-   * What a CLI agent may do without a human (README "Agent adapters"):
+   * What a CLI agent may do without a human (docs/orchestrator.md, "Agent adapters"):
    * `edits` (default: edit files in the workdir), `read_only`, `full` (any
    * command, no sandbox), `cli` (pass nothing: the CLI's own settings decide).
    */

@@ -42,7 +42,7 @@ const SEGMENT_BUFFER = 256 << 10;
  * small heap) every 512 KiB passed through keeps them from piling up. A
  * remote verify of the 221 MB bench journal with two threads peaks at
  * 65–66 MB collecting every 1–4 MiB, 62–63 MB at 512 KiB; every 256 KiB
- * gains nothing more (see README, "Beyond one machine").
+ * gains nothing more (see docs/scale-out.md).
  */
 const COLLECT_EVERY = 512 << 10;
 let sinceCollect = 0;

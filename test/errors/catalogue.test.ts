@@ -1,13 +1,14 @@
 /**
  * The error-code catalogue is the one list of codes: every code the source
  * constructs or prints is in it, with the exit code the construction gives,
- * and the README's tables are exactly what the catalogue generates.
+ * and the tables in docs/errors.md and README.md are exactly what the catalogue generates.
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { README, renderErrorSection, withErrorSection } from "../../scripts/gen-readme-errors.ts";
+import { ERRORS_PAGE, README, renderErrorSection, renderExitSummary, withErrorSection, withExitSummary } from "../../scripts/gen-readme-errors.ts";
 import { ERROR_CATALOGUE, ExitCode, isErrorCode } from "../../src/errors/index.ts";
+import { EXIT_MEANINGS } from "../../src/errors/catalogue.ts";
 import { ROOT } from "../helpers/cli.ts";
 import { sources } from "../helpers/sources.ts";
 
@@ -154,20 +155,32 @@ describe("error-code catalogue", () => {
     expect(problems).toEqual([]);
   });
 
-  test("README.md's exit-code and error-code tables are the ones the catalogue generates", () => {
-    const readme = readFileSync(README, "utf8");
+  test("docs/errors.md's exit-code and error-code tables are the ones the catalogue generates", () => {
+    const page = readFileSync(ERRORS_PAGE, "utf8");
     // Stale tables: run `bun scripts/gen-readme-errors.ts`.
-    expect(withErrorSection(readme)).toBe(readme);
+    expect(withErrorSection(page)).toBe(page);
     const section = renderErrorSection();
     for (const code of Object.keys(ERROR_CATALOGUE)) expect(section).toContain(`| \`${code}\` |`);
     expect(section.split("\n").filter((l) => l.startsWith("| `")).length).toBe(Object.keys(ERROR_CATALOGUE).length);
   });
 
-  test("the generator notices a stale README", () => {
-    const readme = readFileSync(README, "utf8");
-    const stale = readme.replace("| `usage` | 2 |", "| `usage` | 3 |");
-    expect(stale).not.toBe(readme);
-    expect(withErrorSection(stale)).toBe(readme);
+  test("the generator notices a stale error page", () => {
+    const page = readFileSync(ERRORS_PAGE, "utf8");
+    const stale = page.replace("| `usage` | 2 |", "| `usage` | 3 |");
+    expect(stale).not.toBe(page);
+    expect(withErrorSection(stale)).toBe(page);
     expect(() => withErrorSection("no markers here")).toThrow();
+  });
+
+  test("README.md's exit-code summary is the one the catalogue generates, one row per exit code", () => {
+    const readme = readFileSync(README, "utf8");
+    // Stale summary: run `bun scripts/gen-readme-errors.ts`.
+    expect(withExitSummary(readme)).toBe(readme);
+    const summary = renderExitSummary();
+    for (const [code] of EXIT_MEANINGS) expect(summary).toContain(`| ${code} | `);
+    const stale = readme.replace("| 2 | usage error or refusal |", "| 2 | something else |");
+    expect(stale).not.toBe(readme);
+    expect(withExitSummary(stale)).toBe(readme);
+    expect(() => withExitSummary("no markers here")).toThrow();
   });
 });
