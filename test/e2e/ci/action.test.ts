@@ -66,6 +66,8 @@ interface RunnerOptions {
   repository?: string;
   /** RUNNER_TOOL_CACHE (default: none set). */
   toolCache?: string;
+  /** A file every step reads as its stdin (default: none). */
+  stdinFile?: string;
 }
 
 function runAction(workspace: string, inputs: Record<string, string>, opts: RunnerOptions = {}): ActionRun {
@@ -103,7 +105,13 @@ function runAction(workspace: string, inputs: Record<string, string>, opts: Runn
       ...(opts.toolCache ? { RUNNER_TOOL_CACHE: opts.toolCache } : {}),
     };
     for (const [k, v] of Object.entries(step.env ?? {})) env[k] = evaluate(String(v), ctx);
-    const r = Bun.spawnSync(["bash", "--noprofile", "--norc", "-eo", "pipefail", script], { cwd: workspace, env, stdout: "pipe", stderr: "pipe" });
+    const r = Bun.spawnSync(["bash", "--noprofile", "--norc", "-eo", "pipefail", script], {
+      cwd: workspace,
+      env,
+      stdin: opts.stdinFile ? Bun.file(opts.stdinFile) : "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     stepsRun.push(step.id);
     stdout += r.stdout.toString();
     stderr += r.stderr.toString();
@@ -205,6 +213,18 @@ describe("action.yml", () => {
     const nowhere = runAction(ws, { journal: "journals/a.jsonl" }, { path: dirname(Bun.which("bash")!) + ":/usr/bin:/bin" });
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain("cannot tell which repository's releases to install");
+  });
+
+  test("a `-` journal (the step's stdin) is annotated as `stdin`, or by the `stdin-name` input", () => {
+    const ws = workspace();
+    const stdinFile = join(ws, "tampered.jsonl");
+    const plain = runAction(ws, { journal: "-", binary: binPath() }, { stdinFile });
+    expect(plain.code).toBe(1);
+    expect(runnerView(plain.stdout).commands).toEqual([expect.stringMatching(/^::error file=stdin,line=237,title=Chain divergence at step 236::/)]);
+    const named = runAction(ws, { journal: "-", "stdin-name": "logs/piped.jsonl", binary: binPath() }, { stdinFile });
+    expect(named.code).toBe(1);
+    expect(runnerView(named.stdout).commands).toEqual([expect.stringMatching(/^::error file=logs\/piped\.jsonl,line=237,title=Chain divergence at step 236::/)]);
+    expect(parseJunit(join(ws, "bernstein-junit", "journal.xml")).cases.map((c) => c.name)).toEqual(["logs/piped.jsonl"]);
   });
 
   test("installs through scripts/install.sh --version V --dir DIR --base-url URL when no binary is at hand", () => {
