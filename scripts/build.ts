@@ -174,13 +174,13 @@ export function sha256File(file: string): string {
 /**
  * What a binary's bytes depend on: the build flags, Bun's version, the
  * commit, and every source file bundled (src/, the build script, the worker
- * list, package.json and the lock file), as one SHA-256.
+ * list, package.json, the lock file, bunfig.toml and tsconfig.json), as one SHA-256.
  */
 export function inputsDigest(): string {
   const h = new Bun.CryptoHasher("sha256");
   h.update(JSON.stringify({ bun: Bun.version, revision: Bun.revision, args: buildArgs() }));
   const files = [...new Bun.Glob("src/**/*").scanSync({ cwd: root, onlyFiles: true })].sort();
-  files.push("scripts/build.ts", "scripts/worker-entrypoints.txt", "package.json", "package-lock.json");
+  files.push("scripts/build.ts", "scripts/worker-entrypoints.txt", "package.json", "package-lock.json", "bunfig.toml", "tsconfig.json");
   for (const f of files) {
     let data: Uint8Array;
     try {

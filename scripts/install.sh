@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
     --dir) [ $# -ge 2 ] || usage "--dir needs a value"; DIR=$2; shift 2 ;;
     --base-url) [ $# -ge 2 ] || usage "--base-url needs a value"; BASE_URL=$2; shift 2 ;;
     --public-key) [ $# -ge 2 ] || usage "--public-key needs a value"; PUBLIC_KEY=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) usage "unknown argument: $1" ;;
   esac
 done
