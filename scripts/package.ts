@@ -1,7 +1,9 @@
 /**
  * Release archives: `bun scripts/package.ts` builds the six binaries (unless
- * --no-build) and writes dist/bernstein-<platform>.tar.gz (.zip for Windows)
- * plus dist/SHA256SUMS over the archives and the bare binaries.
+ * --no-build; a binary already built from the same inputs is reused, never
+ * compiled again, so the archives hold the bytes that were tested) and writes
+ * dist/bernstein-<platform>.tar.gz (.zip for Windows) plus dist/SHA256SUMS over
+ * the archives and the bare binaries.
  * Archives are reproducible: one member `bernstein` (`bernstein.exe`), fixed
  * mtime (SOURCE_DATE_EPOCH, else 0), uid/gid 0, no user names, fixed gzip header.
  */

@@ -13,14 +13,17 @@ export const ciArgs = {
     description: "text | github (annotations, step summary, outputs; default on GitHub Actions)",
   },
   junit: { type: "string", description: "Write a JUnit XML report (one testcase per input)" },
+  "stdin-name": { type: "string", description: "Name the `-` (stdin) input has in annotations, summary and JUnit (default stdin)" },
 } as const satisfies ArgsDef;
 
 export interface CiMode {
   github: boolean;
   junit: string | null;
+  /** What the reports call the `-` input (the CLI's stdin). */
+  stdinName: string;
 }
 
-export function ciModeOf(args: { format?: string; junit?: string }, json: boolean): CiMode {
+export function ciModeOf(args: { format?: string; junit?: string; "stdin-name"?: string }, json: boolean): CiMode {
   let github: boolean;
   if (args.format === undefined) github = !json && process.env.GITHUB_ACTIONS === "true";
   else if (args.format === "github" || args.format === "text") github = args.format === "github";
@@ -30,6 +33,8 @@ export function ciModeOf(args: { format?: string; junit?: string }, json: boolea
   }
   const junit = args.junit ?? null;
   if (junit !== null && (junit === "" || junit === "-")) throw new UsageError("--junit needs a file path (the report is written to a file, never stdout)");
-  return { github, junit };
+  const stdinName = args["stdin-name"] ?? "stdin";
+  if (stdinName.trim() === "" || /[\r\n]/.test(stdinName)) throw new UsageError("--stdin-name needs a non-empty one-line name");
+  return { github, junit, stdinName };
 }
 

@@ -50,9 +50,15 @@ interface InputReport {
 /**
  * Verify each input in turn. An expected failure of one input (missing,
  * unreadable, malformed, refused) becomes that input's result and the others
- * are still verified; an unexpected error ends the call.
+ * are still verified; an unexpected error ends the call. The reports call the
+ * `-` input `stdinName`.
  */
-export async function verifyEach(kind: CiKind, inputs: readonly string[], one: (input: string) => Promise<InputVerdict>): Promise<InputReport[]> {
+export async function verifyEach(
+  kind: CiKind,
+  inputs: readonly string[],
+  one: (input: string) => Promise<InputVerdict>,
+  stdinName = "stdin",
+): Promise<InputReport[]> {
   const reports: InputReport[] = [];
   for (const input of inputs) {
     const t0 = performance.now();
@@ -65,7 +71,9 @@ export async function verifyEach(kind: CiKind, inputs: readonly string[], one: (
       error = err;
     }
     const seconds = (performance.now() - t0) / 1000;
-    const base: OutcomeBase = { kind, input, file: displayPath(verdict?.file ?? input), seconds };
+    // `-` is stdin: the reports name it as the caller asked (--stdin-name), never `file=-`.
+    const stdin = input === "-";
+    const base: OutcomeBase = { kind, input: stdin ? stdinName : input, file: stdin ? stdinName : displayPath(verdict?.file ?? input), seconds };
     reports.push({ input, exitCode: error ? error.exitCode : verdict!.ok ? 0 : 1, verdict, error, base });
   }
   return reports;

@@ -4,9 +4,10 @@
  * cannot be fetched fails naming that runtime.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { buildAll, hostPlatform } from "../../scripts/build.ts";
 import { ROOT } from "../helpers/cli.ts";
 
 const BUILD = join(ROOT, "scripts", "build.ts");
@@ -48,6 +49,54 @@ describe("scripts/build.ts", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  const onLinuxX64 = process.platform === "linux" && process.arch === "x64" && hostPlatform() === "linux-x64";
+  test.skipIf(!onLinuxX64)("on x64 Linux the host build IS the linux-x64 release build: same sha256, whatever the output is named", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bernstein-onebin-"));
+    try {
+      const host = join(dir, "host", "bernstein");
+      const release = join(dir, "dist", "bernstein-linux-x64");
+      const env = envWith({});
+      const a = await build(["--out", host], env);
+      expect(a.code).toBe(0);
+      const b = await build(["--target", "linux-x64", "--out", release], env);
+      expect(b.code).toBe(0);
+      const sha = (f: string) => new Bun.CryptoHasher("sha256").update(readFileSync(f)).digest("hex");
+      expect(sha(host)).toBe(sha(release));
+      expect(a.stderr).toContain(`linux-x64 release build, sha256 ${sha(host)}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  test.skipIf(!onLinuxX64)("build --all reuses a current binary, rebuilds a tampered one, and dist/bernstein is the host's release bytes", async () => {
+    const dist = mkdtempSync(join(tmpdir(), "bernstein-reuse-"));
+    try {
+      const first = await buildAll(dist, ["linux-x64"]);
+      expect(first).toEqual({ built: ["bernstein-linux-x64"], reused: [] });
+      const bin = join(dist, "bernstein-linux-x64");
+      const bytes = readFileSync(bin);
+      const ino = statSync(bin).ino;
+      expect(Buffer.compare(readFileSync(join(dist, "bernstein")), bytes)).toBe(0);
+      const sums = readFileSync(join(dist, "SHA256SUMS"), "utf8");
+      expect(sums).toBe(`${new Bun.CryptoHasher("sha256").update(bytes).digest("hex")}  bernstein-linux-x64\n`);
+
+      const second = await buildAll(dist, ["linux-x64"]);
+      expect(second).toEqual({ built: [], reused: ["bernstein-linux-x64"] });
+      expect(statSync(bin).ino).toBe(ino);
+      expect(readFileSync(join(dist, "SHA256SUMS"), "utf8")).toBe(sums);
+
+      // Bytes that no longer hash as BUILDINFO recorded are never shipped: rebuilt.
+      const tampered = Buffer.from(bytes);
+      tampered[tampered.length - 100] ^= 1;
+      writeFileSync(bin, tampered);
+      const third = await buildAll(dist, ["linux-x64"]);
+      expect(third).toEqual({ built: ["bernstein-linux-x64"], reused: [] });
+      expect(readFileSync(join(dist, "SHA256SUMS"), "utf8")).toBe(sums);
+    } finally {
+      rmSync(dist, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   test("a cross build whose runtime cannot be fetched names the runtime and exits 1", async () => {
     const dir = mkdtempSync(join(tmpdir(), "bernstein-nofetch-"));

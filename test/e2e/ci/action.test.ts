@@ -4,11 +4,14 @@
  * `bash --noprofile --norc -eo pipefail`, its `env` evaluated from the
  * inputs and earlier steps' outputs, a fresh `$GITHUB_OUTPUT` and
  * `$GITHUB_STEP_SUMMARY` per step, stopping at the first failing step.
- * The binary under test comes in through the `binary` input (or PATH).
+ * The binary under test comes in through the `binary` input (or PATH), or
+ * is installed from a signed release of its own bytes (see "installs from
+ * `version` alone" below).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { archiveName, tarGz } from "../../../scripts/package.ts";
 import { ROOT, binPath } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";
 import { AGENT_VECTORS, RUN_VECTORS, parseGithubOutput, parseJunit, runnerView } from "./fixture.ts";
@@ -56,8 +59,24 @@ function evaluate(text: string, ctx: { inputs: Record<string, string>; github: R
   });
 }
 
-function runAction(workspace: string, inputs: Record<string, string>, opts: { path?: string; actionPath?: string; repository?: string } = {}): ActionRun {
-  const github = { action_path: opts.actionPath ?? ROOT, action_repository: opts.repository ?? "" };
+interface RunnerOptions {
+  path?: string;
+  actionPath?: string;
+  /** github.action_repository: empty, as composite actions see it on some runners. */
+  repository?: string;
+  /** RUNNER_TOOL_CACHE (default: none set). */
+  toolCache?: string;
+  /** A file every step reads as its stdin (default: none). */
+  stdinFile?: string;
+}
+
+function runAction(workspace: string, inputs: Record<string, string>, opts: RunnerOptions = {}): ActionRun {
+  const github = {
+    action_path: opts.actionPath ?? ROOT,
+    action_repository: opts.repository ?? "",
+    repository: "someone/their-project",
+    workspace,
+  };
   const ctx = { inputs, github, steps: {} as Record<string, Record<string, string>> };
   const tmp = dirs.make();
   let stdout = "";
@@ -81,9 +100,18 @@ function runAction(workspace: string, inputs: Record<string, string>, opts: { pa
       GITHUB_OUTPUT: output,
       GITHUB_STEP_SUMMARY: stepSummary,
       RUNNER_TEMP: tmp,
+      RUNNER_OS: "Linux",
+      RUNNER_ARCH: "X64",
+      ...(opts.toolCache ? { RUNNER_TOOL_CACHE: opts.toolCache } : {}),
     };
     for (const [k, v] of Object.entries(step.env ?? {})) env[k] = evaluate(String(v), ctx);
-    const r = Bun.spawnSync(["bash", "--noprofile", "--norc", "-eo", "pipefail", script], { cwd: workspace, env, stdout: "pipe", stderr: "pipe" });
+    const r = Bun.spawnSync(["bash", "--noprofile", "--norc", "-eo", "pipefail", script], {
+      cwd: workspace,
+      env,
+      stdin: opts.stdinFile ? Bun.file(opts.stdinFile) : "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     stepsRun.push(step.id);
     stdout += r.stdout.toString();
     stderr += r.stderr.toString();
@@ -181,17 +209,30 @@ describe("action.yml", () => {
     const bad = runAction(ws, { journal: "journals/a.jsonl", binary: notExec });
     expect([bad.code, bad.stepsRun]).toEqual([2, ["install"]]);
     expect(bad.stderr).toContain("is not an executable file");
-    // No binary, no bernstein on PATH, no release location: a clear refusal, not a download attempt.
+    // No binary, no bernstein on PATH, an action path that names no repository and no `repository`: a clear refusal, not a download attempt.
     const nowhere = runAction(ws, { journal: "journals/a.jsonl" }, { path: dirname(Bun.which("bash")!) + ":/usr/bin:/bin" });
     expect(nowhere.code).toBe(2);
-    expect(nowhere.stderr).toContain("cannot tell which release to install");
+    expect(nowhere.stderr).toContain("cannot tell which repository's releases to install");
+  });
+
+  test("a `-` journal (the step's stdin) is annotated as `stdin`, or by the `stdin-name` input", () => {
+    const ws = workspace();
+    const stdinFile = join(ws, "tampered.jsonl");
+    const plain = runAction(ws, { journal: "-", binary: binPath() }, { stdinFile });
+    expect(plain.code).toBe(1);
+    expect(runnerView(plain.stdout).commands).toEqual([expect.stringMatching(/^::error file=stdin,line=237,title=Chain divergence at step 236::/)]);
+    const named = runAction(ws, { journal: "-", "stdin-name": "logs/piped.jsonl", binary: binPath() }, { stdinFile });
+    expect(named.code).toBe(1);
+    expect(runnerView(named.stdout).commands).toEqual([expect.stringMatching(/^::error file=logs\/piped\.jsonl,line=237,title=Chain divergence at step 236::/)]);
+    expect(parseJunit(join(ws, "bernstein-junit", "journal.xml")).cases.map((c) => c.name)).toEqual(["logs/piped.jsonl"]);
   });
 
   test("installs through scripts/install.sh --version V --dir DIR --base-url URL when no binary is at hand", () => {
     const ws = workspace();
     // A stand-in install.sh (the real one is tested on its own): it records its arguments and installs the test binary.
-    const actionDir = dirs.make();
-    mkdirSync(join(actionDir, "scripts"));
+    // Where a runner checks out `uses: acme/bernstein@v1`; github.action_repository stays empty.
+    const actionDir = join(dirs.make(), "_actions", "acme", "bernstein", "v1");
+    mkdirSync(join(actionDir, "scripts"), { recursive: true });
     copyFileSync(join(ROOT, "package.json"), join(actionDir, "package.json"));
     const log = join(actionDir, "install-args");
     writeFileSync(
@@ -200,13 +241,138 @@ describe("action.yml", () => {
     );
     chmodSync(join(actionDir, "scripts", "install.sh"), 0o755);
     const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
-    const r = runAction(ws, { journal: "journals/a.jsonl" }, { actionPath: actionDir, repository: "acme/bernstein" });
+    const r = runAction(ws, { journal: "journals/a.jsonl" }, { actionPath: actionDir });
     expect(r.code).toBe(0);
     const args = readFileSync(log, "utf8").trim().split("\n");
-    expect(args).toEqual(["--version", version, "--dir", expect.stringMatching(new RegExp(`/bernstein-${version.replace(/\./g, "\\.")}$`)), "--base-url", "https://github.com/acme/bernstein/releases/download"]);
+    expect(args).toEqual(["--version", version, "--dir", expect.stringMatching(new RegExp(`/bernstein/${version.replace(/\./g, "\\.")}/Linux-X64$`)), "--base-url", "https://github.com/acme/bernstein/releases/download"]);
     const pinned = runAction(ws, { journal: "journals/a.jsonl", version: "v9.9.9", "base-url": "http://127.0.0.1:9/rel" }, { actionPath: actionDir });
     expect(pinned.code).toBe(0);
-    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(["--version", "9.9.9", "--dir", expect.stringMatching(/\/bernstein-9\.9\.9$/), "--base-url", "http://127.0.0.1:9/rel"]);
+    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(["--version", "9.9.9", "--dir", expect.stringMatching(/\/bernstein\/9\.9\.9\/Linux-X64$/), "--base-url", "http://127.0.0.1:9/rel"]);
+    // An explicit `repository` wins over the checkout path.
+    const other = runAction(ws, { journal: "journals/a.jsonl", version: "9.9.7", repository: "fork/bernstein" }, { actionPath: actionDir });
+    expect(other.code).toBe(0);
+    expect(readFileSync(log, "utf8").trim().split("\n").at(-1)).toBe("https://github.com/fork/bernstein/releases/download");
     expect(pinned.outputs.verdict).toBe("verified");
   });
+});
+
+/**
+ * The whole install path under a simulated runner: the action checked out at
+ * …/_actions/acme/bernstein/v1 with an empty github.action_repository, the
+ * real scripts/install.sh, and releases of the binary under test (its exact
+ * bytes, packaged as `npm run package` does, SHA256SUMS signed with a
+ * throwaway Ed25519 key whose public half is the checkout's
+ * release-signing.pub). No network: a `curl` first on PATH serves
+ * https://github.com/<repo>/releases/download/… from a local folder (file://)
+ * and logs every URL asked for.
+ */
+describe("installs from `version` alone (simulated runner, signed local releases)", () => {
+  const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+  const HOST = `linux-${process.arch === "arm64" ? "arm64" : "x64"}` as const;
+  const sha256 = (b: Uint8Array) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
+  const root = dirs.make();
+  const actionDir = join(root, "_actions", "acme", "bernstein", "v1");
+  const releases = join(root, "github.com", "acme", "bernstein", "releases", "download");
+  const shim = join(root, "shim");
+  const urlLog = join(root, "urls");
+  const key = join(root, "release.key");
+  const otherKey = join(root, "other.key");
+  const openssl = (args: string[]) => {
+    const r = Bun.spawnSync(["openssl", ...args], { stderr: "pipe" });
+    if (r.exitCode !== 0) throw new Error(`openssl ${args.join(" ")}: ${r.stderr.toString()}`);
+  };
+  const sign = (dir: string, signer: string) =>
+    openssl(["pkeyutl", "-sign", "-inkey", signer, "-rawin", "-in", join(dir, "SHA256SUMS"), "-out", join(dir, "SHA256SUMS.sig")]);
+  /** One release folder: the archive, SHA256SUMS listing `listed`'s digest, signed by `signer` (null: unsigned). */
+  const publish = (tag: string, archive: Uint8Array, listed: Uint8Array, signer: string | null) => {
+    const dir = join(releases, tag);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, archiveName(HOST)), archive);
+    writeFileSync(join(dir, "SHA256SUMS"), `${sha256(listed)}  ${archiveName(HOST)}\n`);
+    if (signer) sign(dir, signer);
+  };
+  const urls = (): string[] => (existsSync(urlLog) ? readFileSync(urlLog, "utf8").trim().split("\n").filter(Boolean) : []);
+  const path = `${shim}:${dirname(Bun.which("bash")!)}:/usr/bin:/bin`;
+  const ready = (async () => {
+    mkdirSync(join(actionDir, "scripts"), { recursive: true });
+    copyFileSync(join(ROOT, "scripts", "install.sh"), join(actionDir, "scripts", "install.sh"));
+    copyFileSync(join(ROOT, "package.json"), join(actionDir, "package.json"));
+    openssl(["genpkey", "-algorithm", "ed25519", "-out", key]);
+    openssl(["pkey", "-in", key, "-pubout", "-out", join(actionDir, "release-signing.pub")]);
+    openssl(["genpkey", "-algorithm", "ed25519", "-out", otherKey]);
+    mkdirSync(shim);
+    writeFileSync(
+      join(shim, "curl"),
+      `#!/bin/bash\nargs=()\nfor a in "$@"; do\n  case "$a" in https://github.com/*) echo "$a" >> '${urlLog}'; a="file://${root}/github.com/\${a#https://github.com/}" ;; http*://*) echo "network refused: $a" >&2; exit 7 ;; esac\n  args+=("$a")\ndone\nexec '${Bun.which("curl")}' "\${args[@]}"\n`,
+    );
+    chmodSync(join(shim, "curl"), 0o755);
+    const good = await tarGz("bernstein", readFileSync(binPath()));
+    const tampered = Uint8Array.from(good);
+    tampered[Math.floor(tampered.length / 2)] ^= 0x01;
+    publish(`v${VERSION}`, good, good, key);
+    publish("v9.9.8", tampered, good, key); // archive altered after signing
+    publish("v9.9.7", tampered, tampered, null); // SHA256SUMS rewritten for the tampered archive …
+    copyFileSync(join(releases, `v${VERSION}`, "SHA256SUMS.sig"), join(releases, "v9.9.7", "SHA256SUMS.sig")); // … under the genuine signature
+    publish("v9.9.6", good, good, otherKey); // signed by someone else
+    publish("v9.9.5", good, good, null); // no signature at all
+  })();
+
+  test("a fresh tool cache: downloads from the checkout's repository, checks signature and checksum, caches, outputs the path; then a cache hit", async () => {
+    await ready;
+    const ws = workspace();
+    const cache = dirs.make();
+    rmSync(urlLog, { force: true });
+    const r = runAction(ws, { journal: "journals/a.jsonl", version: `v${VERSION}` }, { actionPath: actionDir, toolCache: cache, path });
+    expect(r.stderr).not.toContain("network refused");
+    expect([r.code, r.stepsRun]).toEqual([0, ["install", "verify"]]);
+    const bin = join(cache, "bernstein", VERSION, "Linux-X64", "bernstein");
+    expect(r.outputs).toMatchObject({ path: bin, "cache-hit": "false", verdict: "verified" });
+    const base = `https://github.com/acme/bernstein/releases/download/v${VERSION}`;
+    expect(urls()).toEqual([`${base}/SHA256SUMS`, `${base}/SHA256SUMS.sig`, `${base}/${archiveName(HOST)}`]);
+    expect(sha256(readFileSync(bin))).toBe(sha256(readFileSync(binPath())));
+    expect(existsSync(`${join(cache, "bernstein", VERSION, "Linux-X64")}.complete`)).toBe(true);
+
+    rmSync(urlLog, { force: true });
+    const again = runAction(ws, { journal: "journals/a.jsonl", version: VERSION }, { actionPath: actionDir, toolCache: cache, path });
+    expect(again.code).toBe(0);
+    expect(again.outputs).toMatchObject({ path: bin, "cache-hit": "true", verdict: "verified" });
+    expect(urls()).toEqual([]);
+  });
+
+  test("an interrupted install (no .complete marker) is not a cache hit: installed again", async () => {
+    await ready;
+    const ws = workspace();
+    const cache = dirs.make();
+    const dir = join(cache, "bernstein", VERSION, "Linux-X64");
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(binPath(), join(dir, "bernstein"));
+    chmodSync(join(dir, "bernstein"), 0o755);
+    rmSync(urlLog, { force: true });
+    const r = runAction(ws, { journal: "journals/a.jsonl", version: VERSION }, { actionPath: actionDir, toolCache: cache, path });
+    expect(r.code).toBe(0);
+    expect(r.outputs["cache-hit"]).toBe("false");
+    expect(urls()).toHaveLength(3);
+  });
+
+  for (const [tag, what, message] of [
+    ["9.9.8", "a tampered archive", "checksum mismatch"],
+    ["9.9.7", "a tampered SHA256SUMS (genuine signature)", "bad signature"],
+    ["9.9.6", "a signature by another key", "bad signature"],
+    ["9.9.5", "a missing signature", "refusing an unsigned release"],
+  ] as const) {
+    test(`${what} is refused: the step fails, nothing verified, nothing cached`, async () => {
+      await ready;
+      const ws = workspace();
+      const cache = dirs.make();
+      const r = runAction(ws, { journal: "journals/a.jsonl", version: tag }, { actionPath: actionDir, toolCache: cache, path });
+      expect(r.code).toBe(1);
+      expect(r.stepsRun).toEqual(["install"]);
+      expect(r.stderr).toContain(message);
+      expect(r.stderr).toContain("nothing installed");
+      expect(r.outputs.path).toBe("");
+      const left = existsSync(join(cache, "bernstein")) ? readdirSync(join(cache, "bernstein", tag)) : [];
+      expect(left.filter((f) => f.endsWith(".complete"))).toEqual([]);
+      expect(existsSync(join(cache, "bernstein", tag, "Linux-X64", "bernstein"))).toBe(false);
+    });
+  }
 });

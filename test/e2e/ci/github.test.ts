@@ -410,3 +410,34 @@ describe("several inputs per call", () => {
     expect(runnerView(missing.stdout).commands[0]).toStartWith("::error file=run-gone,title=Journal not verified%3A ");
   });
 });
+
+describe("stdin (`-`) in the CI reports", () => {
+  test("annotated and reported as `stdin`, or the name --stdin-name gives; never `file=-`", async () => {
+    const g = githubDir();
+    const tampered = readFileSync(join(RUN_VECTORS, "hazards-payload-edit.jsonl"));
+    const plain = await bernstein(["journal", "verify", "-", "--format", "github", "--junit", "plain.xml"], { cwd: g.dir, env: g.env, stdin: tampered });
+    expect(plain.code).toBe(1);
+    expect(runnerView(plain.stdout).commands).toEqual([expect.stringMatching(/^::error file=stdin,line=237,title=Chain divergence at step 236::/)]);
+    expect(parseJunit(join(g.dir, "plain.xml")).cases.map((c) => c.name)).toEqual(["stdin"]);
+    const named = await bernstein(["journal", "verify", "-", "--format", "github", "--stdin-name", "logs/run 7.jsonl", "--junit", "named.xml"], {
+      cwd: g.dir,
+      env: g.env,
+      stdin: tampered,
+    });
+    expect(named.code).toBe(1);
+    expect(runnerView(named.stdout).commands).toEqual([expect.stringMatching(/^::error file=logs\/run 7\.jsonl,line=237,title=Chain divergence at step 236::/)]);
+    expect(parseJunit(join(g.dir, "named.xml")).cases.map((c) => c.name)).toEqual(["logs/run 7.jsonl"]);
+    expect(readFileSync(g.summary, "utf8")).toContain("logs/run 7.jsonl");
+  });
+
+  test("replay verify takes --stdin-name; an empty name is a usage error; other replay verbs refuse it", async () => {
+    const g = githubDir();
+    const r = await bernstein(["replay", "verify", "-", "--junit", "r.xml", "--stdin-name", "agent.tar"], { cwd: g.dir, stdin: readFileSync(join(AGENT_VECTORS, "agent-a.tar")) });
+    expect(r.code).toBe(0);
+    expect(parseJunit(join(g.dir, "r.xml")).cases.map((c) => c.name)).toEqual(["agent.tar"]);
+    const empty = await bernsteinJson(["journal", "verify", "-", "--stdin-name", ""], { cwd: g.dir, stdin: "" });
+    expect([empty.code, empty.json.ok]).toEqual([2, false]);
+    const misplaced = await bernsteinJson(["replay", "list", "--stdin-name", "x"], { cwd: g.dir });
+    expect([misplaced.code, misplaced.json.error]).toEqual([2, "flag_not_applicable"]);
+  });
+});

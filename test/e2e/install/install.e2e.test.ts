@@ -2,6 +2,9 @@
  * scripts/install.sh against release archives served from 127.0.0.1: the
  * good archive installs a binary that runs; a tampered or unlisted archive is
  * refused and nothing is installed (an existing install stays as it was).
+ * Every release's SHA256SUMS is signed (Ed25519, openssl) with a throwaway
+ * key given through --public-key; a missing or bad signature, or a
+ * SHA256SUMS altered after signing, is refused before any archive is fetched.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -24,8 +27,30 @@ let server: Server<undefined>;
 let base: string;
 const work = mkdtempSync(join(tmpdir(), "bernstein-install-e2e-"));
 
-/** Publish one release under /<tag>/: every Unix platform name gets `archive`, SHA256SUMS lists `listed`. */
-function publish(tag: string, archive: Uint8Array, listed: Uint8Array | null): void {
+const KEY = join(work, "release.key");
+const PUB = join(work, "release.pub");
+const OTHER_KEY = join(work, "other.key");
+
+function openssl(args: string[]): void {
+  const r = Bun.spawnSync(["openssl", ...args], { stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`openssl ${args.join(" ")}: ${r.stderr.toString()}`);
+}
+
+/** Detached Ed25519 signature of `data`, as the release workflow makes it. */
+function sign(data: Uint8Array, key = KEY): Uint8Array {
+  const dir = mkdtempSync(join(work, "sign-"));
+  writeFileSync(join(dir, "SHA256SUMS"), data);
+  openssl(["pkeyutl", "-sign", "-inkey", key, "-rawin", "-in", join(dir, "SHA256SUMS"), "-out", join(dir, "SHA256SUMS.sig")]);
+  const sig = readFileSync(join(dir, "SHA256SUMS.sig"));
+  rmSync(dir, { recursive: true, force: true });
+  return sig;
+}
+
+/**
+ * Publish one release under /<tag>/: every Unix platform name gets `archive`,
+ * SHA256SUMS lists `listed` and is signed with `signer` (none: no .sig).
+ */
+function publish(tag: string, archive: Uint8Array, listed: Uint8Array | null, signer: string | null = KEY): void {
   const lines: string[] = [];
   for (const [p] of TARGETS) {
     if (p.startsWith("windows")) continue;
@@ -33,16 +58,22 @@ function publish(tag: string, archive: Uint8Array, listed: Uint8Array | null): v
     if (listed) lines.push(`${sha256(listed)}  ${archiveName(p)}`);
   }
   lines.push(`${"0".repeat(64)}  unrelated.txt`);
-  files.set(`/${tag}/SHA256SUMS`, new TextEncoder().encode(lines.join("\n") + "\n"));
+  const sums = new TextEncoder().encode(lines.join("\n") + "\n");
+  files.set(`/${tag}/SHA256SUMS`, sums);
+  if (signer) files.set(`/${tag}/SHA256SUMS.sig`, sign(sums, signer));
 }
 
-async function install(args: string[]): Promise<{ code: number; stderr: string }> {
-  const proc = Bun.spawn(["sh", INSTALL, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, TMPDIR: work } });
+/** install.sh with the throwaway release key, unless `releaseKey` (the key built into the script) is asked for. */
+async function install(args: string[], releaseKey = false): Promise<{ code: number; stderr: string }> {
+  const proc = Bun.spawn(["sh", INSTALL, ...args, ...(releaseKey ? [] : ["--public-key", PUB])], { stdout: "pipe", stderr: "pipe", env: { ...process.env, TMPDIR: work } });
   const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
   return { code, stderr };
 }
 
 beforeAll(async () => {
+  openssl(["genpkey", "-algorithm", "ed25519", "-out", KEY]);
+  openssl(["pkey", "-in", KEY, "-pubout", "-out", PUB]);
+  openssl(["genpkey", "-algorithm", "ed25519", "-out", OTHER_KEY]);
   const good = await tarGz("bernstein", readFileSync(binPath()));
   const tampered = Uint8Array.from(good);
   tampered[Math.floor(tampered.length / 2)] ^= 0x01;
@@ -51,6 +82,11 @@ beforeAll(async () => {
   publish("v9.9.7", good, null); // SHA256SUMS does not list the archive at all
   const broken = await tarGz("bernstein", new TextEncoder().encode("#!/bin/sh\necho 'libstdc++.so.6: cannot open shared object file' >&2\nexit 127\n"));
   publish("v9.9.6", broken, broken); // checks out, but cannot run on this machine
+  publish("v9.9.5", good, good, null); // no SHA256SUMS.sig
+  publish("v9.9.4", good, good, OTHER_KEY); // signed, but not by the release key
+  // The archive was altered and SHA256SUMS rewritten to match it; the signature is the original's.
+  publish("v9.9.3", tampered, tampered);
+  files.set("/v9.9.3/SHA256SUMS.sig", files.get(`/v${VERSION}/SHA256SUMS.sig`)!);
   server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -76,7 +112,7 @@ describe("scripts/install.sh", () => {
     const r = await install(["--version", VERSION, "--dir", dir, "--base-url", base]);
     expect(r.stderr).toContain(`installed bernstein ${VERSION} (${HOST}) to ${dir}/bernstein`);
     expect(r.code).toBe(0);
-    expect(requests).toEqual([`/v${VERSION}/SHA256SUMS`, `/v${VERSION}/bernstein-${HOST}.tar.gz`]);
+    expect(requests).toEqual([`/v${VERSION}/SHA256SUMS`, `/v${VERSION}/SHA256SUMS.sig`, `/v${VERSION}/bernstein-${HOST}.tar.gz`]);
     expect(readdirSync(dir)).toEqual(["bernstein"]);
     const v = Bun.spawnSync([join(dir, "bernstein"), "--version"]);
     expect(v.exitCode).toBe(0);
@@ -119,6 +155,52 @@ describe("scripts/install.sh", () => {
     const r = await install(["--version", "0.0.0", "--dir", dir, "--base-url", base]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`could not download ${base}/v0.0.0/SHA256SUMS`);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  test("a release without SHA256SUMS.sig is refused before the archive is fetched", async () => {
+    const dir = join(work, "unsigned");
+    requests.length = 0;
+    const r = await install(["--version", "9.9.5", "--dir", dir, "--base-url", base]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("could not download");
+    expect(r.stderr).toContain("SHA256SUMS.sig: refusing an unsigned release; nothing installed");
+    expect(requests).toEqual(["/v9.9.5/SHA256SUMS", "/v9.9.5/SHA256SUMS.sig"]);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  test("a signature by another key is refused", async () => {
+    const dir = join(work, "otherkey");
+    requests.length = 0;
+    const r = await install(["--version", "9.9.4", "--dir", dir, "--base-url", base]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("bad signature: SHA256SUMS.sig does not verify SHA256SUMS against the release key; nothing installed");
+    expect(requests).toEqual(["/v9.9.4/SHA256SUMS", "/v9.9.4/SHA256SUMS.sig"]);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  test("a SHA256SUMS rewritten to match a tampered archive fails its signature: refused, existing install untouched", async () => {
+    const dir = join(work, "rewritten");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "bernstein"), "previous install\n");
+    requests.length = 0;
+    const r = await install(["--version", "9.9.3", "--dir", dir, "--base-url", base]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("bad signature");
+    expect(requests).not.toContain(`/v9.9.3/bernstein-${HOST}.tar.gz`);
+    expect(readdirSync(dir)).toEqual(["bernstein"]);
+    expect(readFileSync(join(dir, "bernstein"), "utf8")).toBe("previous install\n");
+  });
+
+  test("without --public-key the script trusts only the release key it carries (= release-signing.pub)", async () => {
+    const embedded = /RELEASE_PUBLIC_KEY='([^']*)'/.exec(readFileSync(INSTALL, "utf8"))?.[1];
+    expect(embedded).toBeDefined();
+    expect(embedded + "\n").toBe(readFileSync(join(ROOT, "release-signing.pub"), "utf8"));
+    // The test release is signed by a throwaway key, so the carried key refuses it.
+    const dir = join(work, "releasekey");
+    const r = await install(["--version", VERSION, "--dir", dir, "--base-url", base], true);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("bad signature");
     expect(existsSync(dir)).toBe(false);
   });
 

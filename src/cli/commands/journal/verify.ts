@@ -90,7 +90,7 @@ export default defineCliCommand({
     if ((notes.since || notes.remember) && words.length > 1) {
       throw new UsageError("--since and --remember name one journal's tree heads", "flag_not_applicable", { flags: ["--since", "--remember"] });
     }
-    const reports = await verifyEach("journal", words, (word) => verifyOne(word, args, threads, json, notes));
+    const reports = await verifyEach("journal", words, (word) => verifyOne(word, args, threads, json, notes), mode.stdinName);
     return finishVerify(reports, { command: "journal verify", json, mode });
   },
 });

@@ -74,6 +74,7 @@ const VERB_FLAGS = [
   "timeout",
   "format",
   "junit",
+  "stdin-name",
   "ignore",
   "default-ignores",
   "fork-from",

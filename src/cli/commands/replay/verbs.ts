@@ -89,7 +89,7 @@ export const REPLAY_VERBS: Record<string, ReplayForm> = {
   verify: {
     description: "Verify a receipt offline (exit 1 when its chain or signature does not verify)",
     positionals: [{ name: "receipt", description: "Receipt tar (plain or gzip): a file, -, s3://BUCKET/KEY or an https:// URL", required: true }],
-    flags: ["head", "public-key", "format", "junit", "allow-empty", ...STORAGE_FLAG_NAMES],
+    flags: ["head", "public-key", "format", "junit", "stdin-name", "allow-empty", ...STORAGE_FLAG_NAMES],
   },
   "diff-journal": {
     description: "First step where two agent step journals diverge (exit 1 when they do)",

@@ -40,7 +40,7 @@ export async function runVerifyReceipt(ctx: ReplayContext): Promise<number> {
     throw new UsageError(`--head must be a full 64-hex head (got ${head.length} characters); a prefix is not accepted`);
   }
   const mode = ciModeOf(ctx.args, ctx.json);
-  const reports = await verifyEach("receipt", receipts, (receipt) => verifyOne(ctx, receipt));
+  const reports = await verifyEach("receipt", receipts, (receipt) => verifyOne(ctx, receipt), mode.stdinName);
   return finishVerify(reports, { command: "replay verify", json: ctx.json, mode });
 }
 
