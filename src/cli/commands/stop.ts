@@ -11,7 +11,7 @@ export default defineCliCommand({
     timeout: {
       type: "string",
       default: String(DEFAULT_STOP_TIMEOUT_S),
-      description: "Seconds running agents may take to finish before they are sent SIGTERM (default 0: at once)",
+      description: "Seconds running agents may take to finish before they are sent SIGTERM (0: at once)",
     },
     grace: { type: "string", description: "Seconds signalled agents get between SIGTERM and SIGKILL (default: the run's --grace / stop_grace_s, 5)" },
     ...sddDirArgs,
