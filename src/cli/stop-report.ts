@@ -9,8 +9,13 @@ import { progressLine } from "./progress.ts";
  * `bernstein wrap-up --stop` so both say and exit the same for the same stop.
  */
 
-/** Seconds running agents may take to finish when `--timeout` is not given (stop, wrap-up --stop). */
-export const DEFAULT_STOP_TIMEOUT_S = 30;
+/**
+ * Seconds running agents may take to finish when `--timeout` is not given
+ * (stop, wrap-up --stop): none, they are sent SIGTERM at once and get the
+ * run's grace window (`run --grace`, `stop_grace_s`, 5 s) before SIGKILL, so
+ * a stop fits a container's 10 s budget. `--timeout S` lets them finish first.
+ */
+export const DEFAULT_STOP_TIMEOUT_S = 0;
 
 /** `--timeout S`: seconds (fractions allowed), 0..86400 like the server accepts. */
 export function parseTimeoutSeconds(raw: string, flag = "timeout"): number {
@@ -93,7 +98,9 @@ export function stopLines(report: StopReport): string[] {
     lines.push(`${paint("yellow", "Session not saved")}: ${report.session_error}`);
   }
   const force = report.force;
-  lines.push(`${force ? "Hard" : "Graceful"} stop requested${force ? "" : ` (agents get up to ${report.timeout_s}s)`}: ${report.stop_detail}`);
+  const window = report.grace_s === null ? "" : `, then ${report.grace_s}s after SIGTERM`;
+  const allowance = report.timeout_s > 0 ? `agents get up to ${report.timeout_s}s to finish${window}` : `agents signalled now${window}`;
+  lines.push(`${force ? "Hard" : "Graceful"} stop requested${force ? "" : ` (${allowance})`}: ${report.stop_detail}`);
   if (report.exited) lines.push(`${report.pid_role === "server" ? "Task server" : "Orchestrator"} (pid ${report.pid}) exited after ${report.waited_s}s.`);
   return lines;
 }

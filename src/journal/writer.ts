@@ -12,6 +12,7 @@ import { DEFAULT_PROFILE } from "./hash-profiles.ts";
 import { writeMetadata, type RunMetadata } from "./metadata.ts";
 import { journalPath, METADATA_FILE_NAME, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
+import { ensureStateDir } from "../fsutil/state-dir.ts";
 import { scanTail } from "./repair.ts";
 import { applyRetention } from "./retention.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
@@ -64,6 +65,7 @@ function lockRunJournal(sddDir: string, runId: string): { dir: string; path: str
   const dir = runDir(sddDir, runId);
   const path = journalPath(sddDir, runId);
   stateWritePath(sddDir, path, `the journal of run ${runId}`);
+  ensureStateDir(sddDir);
   mkdirSync(dir, { recursive: true });
   return { dir, path, lock: lockJournalOrRefuse(path, runId, "record to") };
 }

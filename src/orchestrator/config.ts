@@ -71,6 +71,9 @@ const AgentSchema = v.object({
   api_key_env: v.optional(v.pipe(v.string("expected an environment variable name"), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name"))),
 });
 
+/** Seconds a stopped run's agents get between SIGTERM and SIGKILL unless `--grace` or `stop_grace_s` says otherwise. */
+export const DEFAULT_STOP_GRACE_S = 5;
+
 const SessionSchema = v.object(
   {
     resume: v.optional(v.boolean("expected a bool (true/false)"), true),
@@ -90,6 +93,15 @@ export const ConfigSchema = v.object(
     budget_usd: v.optional(v.nullable(v.pipe(v.number("expected a number of USD"), v.minValue(0, "expected a non-negative number of USD"))), null),
     verify: v.optional(v.array(GateSchema), () => []),
     session: v.optional(SessionSchema, () => ({})),
+    /**
+     * Seconds between SIGTERM and SIGKILL to the agents' process groups when
+     * the run is stopped (SIGTERM to `bernstein run`, `bernstein stop`); the
+     * default keeps the whole stop inside a container's 10 s kill budget.
+     */
+    stop_grace_s: v.optional(
+      v.pipe(v.number("expected a number of seconds"), v.minValue(0, "expected 0 to 86400 seconds"), v.maxValue(86_400, "expected 0 to 86400 seconds")),
+      DEFAULT_STOP_GRACE_S,
+    ),
   },
   "expected a mapping at the top level",
 );
@@ -100,7 +112,7 @@ export type GateSpec = { name: string; run: string; timeout_s: number };
 
 /** Keys each mapping knows; anything else is warned about. */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
-  "": ["goal", "agent", "models", "max_agents", "max_retries", "budget_usd", "verify", "session"],
+  "": ["goal", "agent", "models", "max_agents", "max_retries", "budget_usd", "verify", "session", "stop_grace_s"],
   agent: ["adapter", "script", "command", "args", "env", "timeout_s", "binary", "permission_mode", "base_url", "api_key_env"],
   session: ["resume", "stale_after_minutes"],
 };

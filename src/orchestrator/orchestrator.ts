@@ -35,7 +35,7 @@ import { agentStartTime, killOrphanedAgents, removeAgentsFile, writeAgentsFile, 
 import { startWatchdog } from "./watchdog.ts";
 import { Attempt, retryDelayS, type AttemptResult } from "./attempt.ts";
 import { PERMANENT_FAILURES } from "./result.ts";
-import { gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
+import { DEFAULT_STOP_GRACE_S, gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
 import { gitFacts } from "./git.ts";
 import { loadPlanFile, type Plan } from "./plan.ts";
 import { agentPrompt, MANAGER_ROLE, managerDescription } from "./prompt.ts";
@@ -56,6 +56,8 @@ export interface OrchestratorOptions {
   maxAgents?: number;
   budgetUsd?: number | null;
   maxRetries?: number;
+  /** Seconds between SIGTERM and SIGKILL to the agents on a stop (default: stop_grace_s of bernstein.yaml, 5). */
+  graceS?: number;
   fresh: boolean;
   keepAlive: boolean;
   host: string;
@@ -142,6 +144,8 @@ export class Orchestrator {
   private maxAgents = 1;
   private maxRetries = 0;
   private budget: number | null = null;
+  /** Seconds a signalled agent gets before SIGKILL (`--grace`, `stop_grace_s`). */
+  private graceS = DEFAULT_STOP_GRACE_S;
 
   private store!: OrchestratorStore;
   /** Every task as this process last saw it commit, in creation order: the session snapshot reads it synchronously. */
@@ -171,6 +175,8 @@ export class Orchestrator {
 
   private stopping: { force: boolean; interrupted: boolean; reason: string } | null = null;
   private stopDeadline: ReturnType<typeof setTimeout> | null = null;
+  /** Set once a stop has signalled the agents: an agent spawned while that stop was arriving is signalled too (ms before SIGKILL). */
+  private signalledGraceMs: number | null = null;
   private readonly alarm = new Wakeup();
 
   constructor(opts: OrchestratorOptions) {
@@ -188,6 +194,7 @@ export class Orchestrator {
     this.goal = this.o.goal ?? this.plan?.goal ?? this.config.goal ?? "";
     this.maxAgents = this.o.maxAgents ?? this.config.max_agents;
     this.maxRetries = this.o.maxRetries ?? this.config.max_retries;
+    this.graceS = this.o.graceS ?? this.config.stop_grace_s;
     this.budget = this.o.budgetUsd !== undefined ? this.o.budgetUsd : this.config.budget_usd;
     this.gates = gatesOf(this.config);
     this.adapter = createAdapter(this.config.agent, this.o.workdir);
@@ -236,24 +243,43 @@ export class Orchestrator {
     }
   }
 
-  /** Ask the run to stop (SIGTERM, `POST /stop`, SIGINT). */
-  requestStop(opts: StopOptions & { interrupted?: boolean; reason: string }): { accepted: boolean; detail: string } {
-    if (this.stopping?.force && !opts.interrupted) return { accepted: true, detail: "already stopping (force)" };
+  /**
+   * Ask the run to stop (SIGTERM, `POST /stop`, SIGINT). No task is claimed
+   * any more; running agents may finish for `timeout_s` seconds, then their
+   * process groups get SIGTERM and, `grace_s` (default: the run's
+   * `--grace`/`stop_grace_s`) later, SIGKILL. `force` kills at once (SIGKILL
+   * after 0.5 s). With `timeout_s: 0` the agents are signalled right away, so
+   * the whole stop takes about the grace window.
+   */
+  requestStop(opts: StopOptions & { interrupted?: boolean; reason: string }): { accepted: boolean; detail: string; grace_s: number } {
+    const graceS = opts.grace_s ?? this.graceS;
+    if (this.stopping?.force && !opts.interrupted) return { accepted: true, detail: "already stopping (force)", grace_s: graceS };
     const force = opts.force || (this.stopping?.force ?? false);
     this.stopping = { force, interrupted: Boolean(opts.interrupted || this.stopping?.interrupted), reason: opts.reason };
+    const signalAgents = (graceMs: number): void => {
+      this.signalledGraceMs = graceMs;
+      for (const a of this.running.values()) a.attempt.kill(graceMs);
+    };
+    let detail: string;
     if (force) {
-      for (const a of this.running.values()) a.attempt.kill(500);
-    } else if (!this.stopDeadline) {
-      this.stopDeadline = setTimeout(() => {
-        this.o.report(`stop: timeout of ${opts.timeout_s}s reached, stopping the remaining agent(s)`);
-        for (const a of this.running.values()) a.attempt.kill();
-      }, opts.timeout_s * 1000);
+      signalAgents(500);
+      detail = "stopping now: agents are being killed";
+    } else if (opts.timeout_s <= 0) {
+      if (this.stopDeadline) clearTimeout(this.stopDeadline);
+      this.stopDeadline = null;
+      signalAgents(graceS * 1000);
+      detail = `stopping now: running agents were sent SIGTERM and get ${graceS}s before SIGKILL`;
+    } else {
+      if (!this.stopDeadline) {
+        this.stopDeadline = setTimeout(() => {
+          this.o.report(`stop: timeout of ${opts.timeout_s}s reached, stopping the remaining agent(s) (SIGTERM, SIGKILL after ${graceS}s)`);
+          signalAgents(graceS * 1000);
+        }, opts.timeout_s * 1000);
+      }
+      detail = `stopping: no new tasks; running agents get ${opts.timeout_s}s to finish, then SIGTERM and ${graceS}s before SIGKILL`;
     }
     this.alarm.wake();
-    return {
-      accepted: true,
-      detail: force ? "stopping now: agents are being killed" : `stopping: no new tasks; running agents get ${opts.timeout_s}s to finish`,
-    };
+    return { accepted: true, detail, grace_s: graceS };
   }
 
   /** Save the session now (signal handlers). */
@@ -448,7 +474,7 @@ export class Orchestrator {
         priority: 0,
       });
       this.record("plan_requested", { task_id: t.id, goal: this.goal });
-      this.o.report(`plan: manager agent will decompose the goal (task ${t.id})`);
+      this.o.report(`plan: no PLAN file given; the manager agent will decompose the goal (task ${t.id})`);
       return;
     }
     if (!this.o.keepAlive) {
@@ -637,6 +663,8 @@ export class Orchestrator {
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
       const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir };
       this.running.set(agentId, agent);
+      // A stop that signalled the agents while this one was being claimed covers it too.
+      if (this.signalledGraceMs !== null) attempt.kill(this.signalledGraceMs);
       this.agentsSpawned++;
       this.writeAgents();
       this.o.report(`spawned ${agentId} on ${task.id} "${task.title}"${model ? ` (model ${model})` : ""}`);
@@ -801,7 +829,10 @@ export class Orchestrator {
       this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason });
       this.o.report(`failed ${task.id} after ${current.attempts} attempt(s)${permanent ? ` (${cls}: not retried)` : ""}: ${reason}`);
       if (task.role === MANAGER_ROLE) {
-        this.planError = { code: "plan_invalid", detail: result.planError ?? `the manager agent failed (${result.failedSignals.join(", ")})` };
+        const why = result.planError ?? `the manager agent failed (${result.failedSignals.join(", ")})`;
+        // Without a plan file the goal went to the manager: say so, an operator may have expected a plan file to be read.
+        const context = this.o.planPath === null ? `no PLAN file was given (bernstein run PLAN), so the manager agent planned the goal; ` : "";
+        this.planError = { code: "plan_invalid", detail: `${context}${why}` };
       }
     }
   }

@@ -10,6 +10,7 @@
  * the task and the field, never a crash.
  */
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import * as v from "valibot";
 import { InputError } from "../errors/index.ts";
 import { TASK_ID_PATTERN, type TaskCreate } from "../server/model.ts";
@@ -119,7 +120,12 @@ export function loadPlanFile(path: string): Plan {
     text = readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError(code === "ENOENT" ? "plan_not_found" : "plan_unreadable", `cannot read plan ${path}: ${code === "ENOENT" ? "no such file" : (code ?? String(err))}`, { path });
+    const looked = resolve(path);
+    throw new InputError(
+      code === "ENOENT" ? "plan_not_found" : "plan_unreadable",
+      `cannot read plan ${path}: ${code === "ENOENT" ? `no such file (looked for ${looked})` : (code ?? String(err))}`,
+      { path, looked_for: [looked] },
+    );
   }
   let doc: unknown;
   try {
@@ -155,5 +161,7 @@ export function planFromAgentOutput(output: string, source = "manager output"): 
     }
     return planFromDocument(doc, source);
   }
-  throw new InputError("plan_invalid", `${source}: the manager did not answer with a JSON task list: ${lastError}`);
+  const firstLine = trimmed.split("\n", 1)[0]!;
+  const begins = firstLine ? `; its answer begins ${JSON.stringify(firstLine.length > 80 ? `${firstLine.slice(0, 80)}…` : firstLine)}` : "; its answer is empty";
+  throw new InputError("plan_invalid", `${source}: the manager did not answer with a JSON task list: ${lastError}${begins}`);
 }

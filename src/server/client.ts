@@ -81,6 +81,8 @@ export interface StopResult {
   detail: string;
   force: boolean;
   timeout_s: number;
+  /** SIGTERM-to-SIGKILL window of the agents (seconds); absent from older servers. */
+  grace_s?: number | null;
 }
 
 export interface TaskClientOptions {

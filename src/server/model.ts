@@ -150,6 +150,8 @@ export type StatusChangeRequest = v.InferInput<typeof StatusChangeSchema>;
 export const StopSchema = v.strictObject({
   force: v.optional(v.boolean(), false),
   timeout_s: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(86_400)), 30),
+  /** Seconds between SIGTERM and SIGKILL to the agents once they are signalled; null: the run's own (`--grace`, `stop_grace_s`). */
+  grace_s: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0), v.maxValue(86_400))), null),
 });
 export type StopRequest = v.InferInput<typeof StopSchema>;
 export type StopOptions = v.InferOutput<typeof StopSchema>;

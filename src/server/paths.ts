@@ -1,5 +1,6 @@
 import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { ensureStateDir } from "../fsutil/state-dir.ts";
 
 /**
  * Runtime state (task descriptions, results, tokens, agent output) is the
@@ -37,6 +38,7 @@ export function narrow(path: string, mode: number, dir: boolean): void {
 }
 
 export function ensureRuntimeDir(sddDir: string): string {
+  ensureStateDir(sddDir);
   const dir = runtimeDir(sddDir);
   ensurePrivateDir(dir);
   return dir;

@@ -21,7 +21,7 @@
  * (default 300, `--lease-s`) after the claim or its last heartbeat; the task
  * goes back to `open` (journaled) and the old claim_id answers 409
  * lease_expired.
- *   POST /stop                        {force?, timeout_s?} -> 202; stops the attached orchestrator
+ *   POST /stop                        {force?, timeout_s?, grace_s?} -> 202; stops the attached orchestrator
  *                                     (a standalone server shuts itself down)
  *   POST /shutdown                    202; graceful stop of this process
  * Errors are `{"error": code, "detail": message, ...}` with a 4xx status; an
@@ -66,6 +66,8 @@ export const DEFAULT_LEASE_S = 300;
 export interface StopOutcome {
   accepted: boolean;
   detail: string;
+  /** The SIGTERM-to-SIGKILL window the orchestrator applies to its agents (seconds), when it has one. */
+  grace_s?: number | null;
 }
 
 /** What an in-process orchestrator lends the server. */
@@ -281,7 +283,10 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
   const requestStop = (o: StopOptions, viaShutdown: boolean): Response => {
     if (hooks.stop) {
       const outcome = hooks.stop(o);
-      return json({ accepted: outcome.accepted, detail: outcome.detail, force: o.force, timeout_s: o.timeout_s }, outcome.accepted ? 202 : 409);
+      return json(
+        { accepted: outcome.accepted, detail: outcome.detail, force: o.force, timeout_s: o.timeout_s, grace_s: outcome.grace_s ?? o.grace_s },
+        outcome.accepted ? 202 : 409,
+      );
     }
     // Answer first: the shutdown closes the listener right after.
     setTimeout(() => resolveShutdown(o), 20);

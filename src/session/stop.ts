@@ -5,7 +5,7 @@ import { pidAlive } from "../fsutil/owner.ts";
 import { orchestratorInfoPath } from "../server/paths.ts";
 import type { ServerStatus, Task } from "../server/model.ts";
 import { decodeFile } from "./files.ts";
-import { saveSession, sessionFromTasks, sessionPath } from "./state.ts";
+import { loadSession, saveSession, sessionFromTasks, sessionPath, type SessionState } from "./state.ts";
 import { writeStopFallback, type StopFallback } from "./stop-fallback.ts";
 
 /**
@@ -30,10 +30,10 @@ export function readOrchestratorInfo(sddDir: string): OrchestratorInfo | null {
 
 export interface StopOptions {
   force: boolean;
-  /** Seconds the orchestrator may let running agents finish (graceful stop). */
+  /** Seconds the orchestrator may let running agents finish before it signals them (0: signal them at once). */
   timeoutSeconds: number;
-  /** Extra seconds to wait for the process after the orchestrator's own deadline. */
-  graceSeconds?: number;
+  /** Seconds signalled agents get between SIGTERM and SIGKILL; null or absent: the run's own (`run --grace`, `stop_grace_s`). */
+  graceSeconds?: number | null;
   /** Called while waiting, e.g. for a progress line. */
   onWait?: (pid: number, elapsedSeconds: number) => void;
 }
@@ -46,13 +46,18 @@ export type StopReport =
       session_path: string | null;
       /** Why session.json could not be written (the stop still went ahead). */
       session_error: string | null;
+      /** Task counts of the session: the run's final save once the orchestrator exited, else the one `stop` made. */
       completed: number;
       pending: number;
       open: number;
+      /** Where the counts come from: `final_session` (saved by the orchestrator on its way out) or `stop_request` (the task list when stop was asked). */
+      counts_from: "final_session" | "stop_request";
       stop_accepted: boolean;
       stop_detail: string;
       force: boolean;
       timeout_s: number;
+      /** The agents' SIGTERM-to-SIGKILL window the orchestrator applies (seconds); null when it did not say. */
+      grace_s: number | null;
       /** The process we waited for: the orchestrator, else a standalone server. */
       pid: number | null;
       pid_role: "orchestrator" | "server" | null;
@@ -67,6 +72,11 @@ export type StopReport =
       fallback: StopFallback;
     };
 
+/** Seconds to wait for the stopped process beyond the orchestrator's own deadline. */
+const WAIT_MARGIN_S = 10;
+/** The grace window assumed when the server did not report one (an older orchestrator). */
+const UNKNOWN_GRACE_S = 30;
+
 async function waitForExit(pid: number, timeoutMs: number, onWait?: (pid: number, elapsed: number) => void): Promise<boolean> {
   const started = Date.now();
   while (pidAlive(pid)) {
@@ -76,6 +86,13 @@ async function waitForExit(pid: number, timeoutMs: number, onWait?: (pid: number
     await Bun.sleep(Math.min(100, timeoutMs - elapsed));
   }
   return true;
+}
+
+/** The session the stopped orchestrator saved after `savedAfter` (Unix seconds), or null when there is none newer. */
+function finalSession(sddDir: string, savedAfter: number): SessionState | null {
+  const loaded = loadSession(sddDir);
+  if (loaded.state === null || (loaded.status !== "ok" && loaded.status !== "stale")) return null;
+  return loaded.state.saved_at > savedAfter ? loaded.state : null;
 }
 
 function unreachable(sddDir: string, loc: ServerLocation | null, reason: string): StopReport {
@@ -111,10 +128,12 @@ export async function stopRun(sddDir: string, options: StopOptions): Promise<Sto
 
   let accepted = false;
   let detail = "";
+  let graceS: number | null = options.graceSeconds ?? null;
   try {
-    const r = await client.stop({ force: options.force, timeout_s: options.timeoutSeconds });
+    const r = await client.stop({ force: options.force, timeout_s: options.timeoutSeconds, grace_s: options.graceSeconds ?? null });
     accepted = r.accepted;
     detail = r.detail;
+    graceS = typeof r.grace_s === "number" ? r.grace_s : graceS;
   } catch (err) {
     detail = errorMessage(err);
   }
@@ -131,22 +150,29 @@ export async function stopRun(sddDir: string, options: StopOptions): Promise<Sto
   const started = Date.now();
   let exited: boolean | null = null;
   if (accepted && pid !== null && pid !== process.pid) {
-    const budget = options.force ? (options.graceSeconds ?? 10) : options.timeoutSeconds + (options.graceSeconds ?? 10);
+    // The orchestrator's own deadline (agents' time to finish, then their grace window), plus a margin to save and exit.
+    const budget = options.force ? WAIT_MARGIN_S : options.timeoutSeconds + (graceS ?? UNKNOWN_GRACE_S) + WAIT_MARGIN_S;
     exited = await waitForExit(pid, budget * 1000, options.onWait);
   }
+  // The counts above are stale once the run ends (an agent let finish is done by then): an orchestrator that
+  // exited saved the session on its way out, later than ours; that save is the run's final state.
+  const final = exited === true && role === "orchestrator" ? finalSession(sddDir, state.saved_at) : null;
+  const counts = final ?? state;
   return {
     reachable: true,
     url: loc.url,
     session_saved: sessionError === null,
     session_path: sessionError === null ? sessionPath(sddDir) : null,
     session_error: sessionError,
-    completed: state.completed_task_ids.length,
-    pending: state.pending_task_ids.length,
-    open: state.open_task_ids.length,
+    completed: counts.completed_task_ids.length,
+    pending: counts.pending_task_ids.length,
+    open: counts.open_task_ids.length,
+    counts_from: final ? "final_session" : "stop_request",
     stop_accepted: accepted,
     stop_detail: detail,
     force: options.force,
     timeout_s: options.timeoutSeconds,
+    grace_s: graceS,
     pid,
     pid_role: role,
     exited,

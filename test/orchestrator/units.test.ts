@@ -137,6 +137,16 @@ describe("config", () => {
     ];
     for (const [doc, msg] of cases) expect(() => validateConfig(doc, "b.yaml")).toThrow(msg);
   });
+
+  test("stop_grace_s: 5 s by default (inside a container's 10 s), any seconds 0..86400, fractions allowed", () => {
+    expect(validateConfig({}, "b.yaml").config.stop_grace_s).toBe(5);
+    expect(validateConfig({ stop_grace_s: 0 }, "b.yaml").config.stop_grace_s).toBe(0);
+    const { config, warnings } = validateConfig({ stop_grace_s: 2.5 }, "b.yaml");
+    expect(config.stop_grace_s).toBe(2.5);
+    expect(warnings).toEqual([]);
+    expect(() => validateConfig({ stop_grace_s: -1 }, "b.yaml")).toThrow("b.yaml: stop_grace_s: expected 0 to 86400 seconds, got -1");
+    expect(() => validateConfig({ stop_grace_s: "5s" }, "b.yaml")).toThrow('b.yaml: stop_grace_s: expected a number of seconds, got "5s"');
+  });
 });
 
 describe("run ids", () => {

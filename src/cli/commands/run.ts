@@ -7,6 +7,7 @@ import { log } from "../log.ts";
 import { printJson, printLines, writeStderr, writeStdoutSync } from "../output.ts";
 import { paint } from "../../render/ansi.ts";
 import { sddDirArgs } from "../args.ts";
+import { parseTimeoutSeconds } from "../stop-report.ts";
 
 function positiveInt(raw: string | undefined, flag: string): number | undefined {
   if (raw === undefined) return undefined;
@@ -63,6 +64,10 @@ export default defineCliCommand({
     "max-agents": { type: "string", description: "Agents running at once (default: max_agents of bernstein.yaml, 3)" },
     budget: { type: "string", description: "Stop claiming tasks once this many USD are spent" },
     "max-retries": { type: "string", description: "Retries of a task whose verification failed (default: max_retries, 2)" },
+    grace: {
+      type: "string",
+      description: "On a stop (SIGTERM, bernstein stop), seconds agents get between SIGTERM and SIGKILL (default: stop_grace_s of bernstein.yaml, 5)",
+    },
     fresh: { type: "boolean", description: "Ignore the saved session and start from scratch" },
     "keep-alive": { type: "boolean", description: "After the backlog drains, keep serving and run new tasks until stopped" },
     config: { type: "string", description: "Config file (default: bernstein.yaml if present)" },
@@ -85,6 +90,7 @@ export default defineCliCommand({
       maxAgents: positiveInt(args["max-agents"], "--max-agents"),
       budgetUsd: usd(args.budget),
       maxRetries: nonNegativeInt(args["max-retries"], "--max-retries"),
+      graceS: args.grace === undefined ? undefined : parseTimeoutSeconds(args.grace, "grace"),
       fresh: Boolean(args.fresh),
       keepAlive: Boolean(args["keep-alive"]),
       host: args.host,
@@ -99,10 +105,11 @@ export default defineCliCommand({
       interrupts++;
       if (interrupts === 1) writeStderr("\nCtrl+C received - saving state...\n");
       orch.saveNow();
-      orch.requestStop({ force: true, timeout_s: 0, interrupted: true, reason: "SIGINT" });
+      orch.requestStop({ force: true, timeout_s: 0, grace_s: null, interrupted: true, reason: "SIGINT" });
     };
+    // A container's stop: agents are signalled at once and get the grace window, then the state is saved and the run exits 143.
     const onSigterm = () => {
-      orch.requestStop({ force: false, timeout_s: 30, reason: "SIGTERM" });
+      orch.requestStop({ force: false, timeout_s: 0, grace_s: null, reason: "SIGTERM" });
     };
     process.on("SIGINT", onSigint);
     process.on("SIGTERM", onSigterm);

@@ -8,14 +8,20 @@ export default defineCliCommand({
   meta: { name: "stop", description: "Stop the running orchestrator (graceful by default) and save the session" },
   args: {
     force: { type: "boolean", alias: ["hard"], description: "End running agents now instead of letting them finish (also --hard)" },
-    timeout: { type: "string", default: String(DEFAULT_STOP_TIMEOUT_S), description: "Seconds running agents may take to finish (graceful stop)" },
+    timeout: {
+      type: "string",
+      default: String(DEFAULT_STOP_TIMEOUT_S),
+      description: "Seconds running agents may take to finish before they are sent SIGTERM (0: at once)",
+    },
+    grace: { type: "string", description: "Seconds signalled agents get between SIGTERM and SIGKILL (default: the run's --grace / stop_grace_s, 5)" },
     ...sddDirArgs,
   },
   async run({ args, json }) {
     const timeoutSeconds = parseTimeoutSeconds(args.timeout);
+    const graceSeconds = args.grace === undefined ? null : parseTimeoutSeconds(args.grace, "grace");
     const force = Boolean(args.force);
     const progress = stopProgress(json);
-    const report: StopReport = await stopRun(args["sdd-dir"], { force, timeoutSeconds, onWait: progress.onWait });
+    const report: StopReport = await stopRun(args["sdd-dir"], { force, timeoutSeconds, graceSeconds, onWait: progress.onWait });
     progress.end();
 
     const failure = stopFailure(report);

@@ -62,7 +62,7 @@ export default defineCliCommand({
       type: "boolean",
       description: "Once the brief is written, stop the run gracefully as 'bernstein stop' does (exit 1 if it cannot be stopped)",
     },
-    timeout: { type: "string", description: `With --stop: seconds running agents may take to finish (default ${DEFAULT_STOP_TIMEOUT_S})` },
+    timeout: { type: "string", description: `With --stop: seconds running agents may take to finish before they are sent SIGTERM (default ${DEFAULT_STOP_TIMEOUT_S}: at once)` },
     ...sddDirArgs,
   },
   async run({ args, json }) {

@@ -142,21 +142,23 @@ describe("sessions: stop, save and resume (compiled binary)", () => {
     });
   }
 
-  test("SIGTERM is graceful: no new claims, running agents finish, journal finalised; open tasks left -> exit 143, run_incomplete", async () => {
-    const p = makeProject({ tasks: [{ id: "S1" }, { id: "S2" }, { id: "S3" }, { id: "S4" }], agentEnv: { AGENT_SLEEP: "0.5" } });
+  test("SIGTERM signals running agents at once (a container's stop): no new claims, journal finalised; open tasks left -> exit 143, run_incomplete", async () => {
+    const p = makeProject({ tasks: [{ id: "S1" }, { id: "S2" }, { id: "S3" }, { id: "S4" }], agentEnv: { AGENT_SLEEP: "30" } });
     const proc = spawnRun(p, ["--max-agents", "2", "--as-json"]);
     await waitFor(() => readLedger(p).filter((l) => l.kind === "start").length === 2, 20000, "two agents");
     proc.kill("SIGTERM");
     const [out, , code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     expect(code).toBe(143);
     const s = JSON.parse(out);
-    expect(s).toMatchObject({ ok: false, error: "run_incomplete", outcome: "stopped", stopped_by: "SIGTERM", sealed: true, tasks: { done: 2, open: 2 } });
-    expect(s.detail).toContain("stopped by SIGTERM with 2 task(s) not done");
+    expect(s).toMatchObject({ ok: false, error: "run_incomplete", outcome: "stopped", stopped_by: "SIGTERM", sealed: true, tasks: { done: 0, open: 4 } });
+    expect(s.detail).toContain("stopped by SIGTERM with 4 task(s) not done");
     const ledger = readLedger(p);
+    // the two running agents were ended (their 30 s sleep did not hold the stop up), nothing new was claimed
     expect(ledger.filter((l) => l.kind === "start")).toHaveLength(2);
-    expect(ledger.filter((l) => l.kind === "end")).toHaveLength(2);
-    expect(readSession(p).open_task_ids.sort()).toEqual(["S3", "S4"]);
+    expect(ledger.filter((l) => l.kind === "end")).toHaveLength(0);
+    expect(readSession(p).open_task_ids.sort()).toEqual(["S1", "S2", "S3", "S4"]);
     const rows = journalEvents(p, runIds(p)[0]!);
+    expect(rows.filter((x) => x.get("event") === "task_requeued").map((x) => x.get("reason"))).toEqual(["stopped", "stopped"]);
     expect(rows.at(-1)!.get("event")).toBe("run_completed");
     expect(rows.at(-1)!.get("outcome")).toBe("stopped");
   });
