@@ -94,6 +94,8 @@ export function detailText(row: PyObject, event: string): string {
   if (truthy(get("model"))) parts.push(humanValue(get("model")));
   if (truthy(get("role"))) parts.push(humanValue(get("role")));
   if (truthy(get("cost_usd"))) parts.push(costText(get("cost_usd")!));
+  // A run whose total is not all known says so (run_completed.cost_known, written by this project's runs).
+  if (event === "run_completed" && get("cost_known") === false) parts.push(truthy(get("cost_usd")) ? "+ unknown" : "cost unknown");
   if ((event === "run_started" || event === "run_completed") && truthy(get("run_id"))) parts.push(`id=${humanValue(get("run_id"))}`);
   if (truthy(get("max_agents"))) parts.push(`max_agents=${humanValue(get("max_agents"))}`);
   if (truthy(get("ticks"))) parts.push(`ticks=${humanValue(get("ticks"))}`);

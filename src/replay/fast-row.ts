@@ -42,6 +42,7 @@ export const DISPLAY_FIELDS = [
   "tick",
   "reason",
   "failure_class",
+  "cost_known",
   "event_hash",
 ] as const;
 

@@ -37,6 +37,13 @@ describe("replay display model", () => {
     expect(long).toBe("y".repeat(159) + "…");
   });
 
+  test("run_completed says when its cost is not all known", () => {
+    expect(detailText(row('{"cost_usd": 0.0, "cost_known": false}'), "run_completed")).toBe("cost unknown");
+    expect(detailText(row('{"cost_usd": 0.03, "cost_known": false}'), "run_completed")).toBe("$0.0300  + unknown");
+    expect(detailText(row('{"cost_usd": 0.03, "cost_known": true}'), "run_completed")).toBe("$0.0300");
+    expect(detailText(row('{"cost_usd": 0.0, "cost_known": false}'), "task_completed")).toBe("");
+  });
+
   test("TIME is the offset from run_started, falling back to elapsed_s", () => {
     expect(timeText(row('{"ts": 1000.9, "elapsed_s": 50}'), 1000.5)).toBe("0:00");
     expect(timeText(row('{"ts": 1125.0}'), 1000)).toBe("2:05");

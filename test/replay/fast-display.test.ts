@@ -62,6 +62,13 @@ const edges = join(dir, "edges.jsonl");
     if (i % 4 === 1) m.push(`"cost_usd": 0.5`, `"rxason": "not a display field"`, `"ruason": 1`);
     lines.push(`{${m.join(", ")}}`);
   }
+  // run_completed's cost_known (display.ts): with and without a run_id, with and without a cost
+  for (let i = 0; i < 16; i++) {
+    const m = [`"ts": 1727000200.${i}`, `"event": "${i % 4 ? "run_completed" : "task_completed"}"`, `"cost_known": ${["false", "true", "0", "null"][i % 4]}`];
+    if (i % 2) m.push(`"cost_usd": ${i % 3 ? "0.03" : "0.0"}`);
+    if (i % 3 === 1) m.push(`"run_id": "r"`);
+    lines.push(`{${m.join(", ")}}`);
+  }
   writeFileSync(edges, lines.join("\n") + "\n");
 }
 const journals = [hostile, clean, edges, ...vectors];
