@@ -5,9 +5,11 @@
  * cost nobody reported reads `unknown`, never `$0.0000`.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { bernstein } from "../../helpers/cli.ts";
 import { PyNum } from "../../../src/pyjson/types.ts";
-import { cleanupProjects, journalEvents, makeProject, runIds, runToEnd } from "./fixture.ts";
+import { cleanupProjects, journalEvents, makeProject, runIds, runToEnd, spawnRun, waitFor } from "./fixture.ts";
 
 afterAll(cleanupProjects);
 
@@ -60,4 +62,30 @@ describe("run costs", () => {
     expect(j.code).toBe(0);
     expect(JSON.parse(j.stdout)).toMatchObject({ ok: true, cost_usd: 0, cost_known: false });
   });
+
+  test("a claude attempt stopped before its result keeps the tokens its messages reported (agent_usage)", async () => {
+    const p = makeProject({ tasks: [{ id: "K1" }] });
+    const bin = join(p.dir, "bin");
+    mkdirSync(bin);
+    const mark = join(p.dir, "working");
+    const assistant = JSON.stringify({ type: "assistant", session_id: "s1", message: { id: "m1", usage: { input_tokens: 40, cache_read_input_tokens: 0, output_tokens: 12 }, content: [{ type: "text", text: "working" }] } });
+    writeFileSync(
+      join(bin, "claude"),
+      `#!/bin/sh\ncat > /dev/null\nprintf '%s\\n' '{"type":"system","subtype":"init","session_id":"s1"}' '${assistant}'\ntouch "${mark}"\nexec sleep 30\n`,
+    );
+    chmodSync(join(bin, "claude"), 0o755);
+    writeFileSync(join(p.dir, "bernstein.yaml"), "agent:\n  adapter: claude\n");
+    const proc = spawnRun(p, ["--as-json"], { PATH: `${bin}:${process.env.PATH}` });
+    await waitFor(() => existsSync(mark) && existsSync(join(p.sddDir, "runtime", "server.json")), 20000, "the agent to report a message");
+    const info = JSON.parse(readFileSync(join(p.sddDir, "runtime", "server.json"), "utf8")) as { url: string; token: string };
+    const res = await fetch(`${info.url}/stop`, { method: "POST", headers: { authorization: `Bearer ${info.token}` }, body: JSON.stringify({ force: true }) });
+    expect(res.status).toBe(202);
+    await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const rows = journalEvents(p, runIds(p)[0]!);
+    expect(rows.find((x) => x.get("event") === "task_requeued")!.get("reason")).toBe("stopped");
+    const usage = rows.find((x) => x.get("event") === "agent_usage")!;
+    expect(num(usage.get("input_tokens"))).toBe(40);
+    expect(num(usage.get("output_tokens"))).toBe(12);
+    expect(usage.get("session_id")).toBe("s1");
+  }, 60_000);
 });
