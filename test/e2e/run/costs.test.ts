@@ -55,6 +55,11 @@ describe("run costs", () => {
     const shown = await bernstein(["replay", run], { cwd: p.dir, env: { COLUMNS: "300" } });
     expect(shown.code).toBe(0);
     expect(shown.stdout.split("\n").find((l) => /\brun_completed\b/.test(l))).toContain("cost unknown");
+    // the HTML timeline's summary says so too (its page then reads "unknown", not "$0.0000 in total")
+    const html = await bernstein(["replay", run, "--html", "-"], { cwd: p.dir });
+    expect(html.code).toBe(0);
+    const summary = JSON.parse(/<script type="application\/json" class="tl-data" data-kind="summary">([^<]*)<\/script>/.exec(html.stdout)![1]!);
+    expect(summary).toMatchObject({ cost_usd: 0, cost_known: false });
 
     // --as-json keeps cost_usd a number and says beside it that the cost is not known
     const p2 = makeProject({ tasks: [{ id: "M" }], agentEnv: { AGENT_COST: "null" } });
