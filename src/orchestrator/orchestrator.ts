@@ -76,6 +76,8 @@ export interface RunSummary {
   done_previously: number;
   tasks: { total: number; done: number; failed: number; open: number; pending: number };
   cost_usd: number;
+  /** False when an attempt of this run reported no cost (cost_usd is then the known part only). */
+  cost_known: boolean;
   budget_usd: number | null;
   ticks: number;
   agents_spawned: number;
@@ -171,6 +173,8 @@ export class Orchestrator {
   private ticks = 0;
   private agentsSpawned = 0;
   private budgetHit = false;
+  /** Attempts of this run whose cost nobody knows (cost_source unknown; a stopped attempt's is not counted, as for the budget). */
+  private unknownCosts = 0;
   private planError: { code: ErrorCode; detail: string } | null = null;
 
   private stopping: { force: boolean; interrupted: boolean; reason: string } | null = null;
@@ -226,6 +230,7 @@ export class Orchestrator {
         run_id: this.runId || null,
         goal: this.goal,
         cost_usd: round4(this.spent),
+        cost_known: this.unknownCosts === 0,
         budget_usd: this.budget,
         orchestrator: { pid: process.pid, running_agents: this.running.size, stopping: this.stopping !== null },
       }),
@@ -692,6 +697,7 @@ export class Orchestrator {
     this.writeAgents();
     const task = agent.task;
     this.spent += result.costUsd;
+    if (result.costSource === "unknown" && result.outcome !== "killed") this.unknownCosts++;
     const summary = result.planError ?? result.resultSummary;
     try {
       await this.settle(agent, result, summary);
@@ -777,8 +783,17 @@ export class Orchestrator {
     const task = agent.task;
     if (result.outcome === "success") {
       await this.store.complete(task.id, { result_summary: summary, cost_usd: result.costUsd });
-      this.record("task_completed", { task_id: task.id, agent_id: agent.agentId, cost_usd: pyFloat(round4(this.spent)) });
-      this.o.report(`done ${task.id} by ${agent.agentId}${summary ? `: ${summary}` : ""}${result.costUsd ? ` ($${result.costUsd.toFixed(4)})` : ""}`);
+      // cost_usd is run-cumulative, as upstream writes it (spec: run-journal §9; the timeline reads it so);
+      // task_cost_usd is this attempt's own cost, null when unknown.
+      this.record("task_completed", {
+        task_id: task.id,
+        agent_id: agent.agentId,
+        cost_usd: pyFloat(round4(this.spent)),
+        task_cost_usd: result.costSource === "unknown" ? null : pyFloat(result.costUsd),
+        cost_source: result.costSource,
+      });
+      const cost = result.costSource === "unknown" ? " (cost unknown)" : result.costUsd ? ` ($${result.costUsd.toFixed(4)})` : "";
+      this.o.report(`done ${task.id} by ${agent.agentId}${summary ? `: ${summary}` : ""}${cost}`);
       if (result.plan) await this.acceptPlan(task, result.plan);
       return;
     }
@@ -885,7 +900,8 @@ export class Orchestrator {
   private async finish(): Promise<RunSummary> {
     const outcome = await this.outcome();
     const fingerprint = this.journal.head();
-    this.record("run_completed", { run_id: this.runId, ticks: this.ticks, fingerprint, outcome });
+    // The run's total (upstream's run_completed has no cost; these two keys follow its own).
+    this.record("run_completed", { run_id: this.runId, ticks: this.ticks, fingerprint, outcome, cost_usd: pyFloat(round4(this.spent)), cost_known: this.unknownCosts === 0 });
     const head = this.journal.head();
     const count = this.journal.count();
     const path = this.journal.path;
@@ -912,6 +928,7 @@ export class Orchestrator {
         pending: c.claimed + c.in_progress,
       },
       cost_usd: round4(this.spent),
+      cost_known: this.unknownCosts === 0,
       budget_usd: this.budget,
       ticks: this.ticks,
       agents_spawned: this.agentsSpawned,

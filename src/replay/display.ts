@@ -1,5 +1,5 @@
 import { humanValue } from "../render/json.ts";
-import { cellWidth, sanitizeCell } from "../render/table.ts";
+import { cellWidth, sanitizeCell, truncateCells } from "../render/table.ts";
 import { rawIsEmpty } from "../pyjson/parse.ts";
 import { rawItems } from "../pyjson/row.ts";
 import { PyNum, PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -94,6 +94,8 @@ export function detailText(row: PyObject, event: string): string {
   if (truthy(get("model"))) parts.push(humanValue(get("model")));
   if (truthy(get("role"))) parts.push(humanValue(get("role")));
   if (truthy(get("cost_usd"))) parts.push(costText(get("cost_usd")!));
+  // A run whose total is not all known says so (run_completed.cost_known, written by this project's runs).
+  if (event === "run_completed" && get("cost_known") === false) parts.push(truthy(get("cost_usd")) ? "+ unknown" : "cost unknown");
   if ((event === "run_started" || event === "run_completed") && truthy(get("run_id"))) parts.push(`id=${humanValue(get("run_id"))}`);
   if (truthy(get("max_agents"))) parts.push(`max_agents=${humanValue(get("max_agents"))}`);
   if (truthy(get("ticks"))) parts.push(`ticks=${humanValue(get("ticks"))}`);
@@ -108,8 +110,17 @@ export function detailText(row: PyObject, event: string): string {
     parts.push(`failed: ${items.join(", ")}`);
   }
   if (truthy(get("tick"))) parts.push(`tick #${humanValue(get("tick"))}`);
+  if (REASON_EVENTS.has(event)) {
+    if (truthy(get("reason"))) parts.push(truncateCells(humanValue(get("reason")), REASON_CELLS));
+    if (truthy(get("failure_class"))) parts.push(`class=${humanValue(get("failure_class"))}`);
+  }
   return parts.join("  ");
 }
+
+/** Events whose DETAIL shows the payload's `reason` (and `failure_class`): why an attempt or task failed or went back to the queue. */
+export const REASON_EVENTS: ReadonlySet<string> = new Set(["agent_failed", "task_failed", "task_requeued"]);
+/** A reason is clipped to this many cells (a task_failed reason may be 2000 characters of agent output). */
+const REASON_CELLS = 160;
 
 /**
  * TIME: whole seconds since the run started (`m:ss`, Python `int()` then

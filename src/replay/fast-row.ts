@@ -40,16 +40,19 @@ export const DISPLAY_FIELDS = [
   "fingerprint",
   "failed_signals",
   "tick",
+  "reason",
+  "failure_class",
+  "cost_known",
   "event_hash",
 ] as const;
 
 export const EVENT_HASH_SLOT = DISPLAY_FIELDS.indexOf("event_hash");
 
 const FIELD_BYTES = DISPLAY_FIELDS.map((f) => new TextEncoder().encode(f));
-/** (length << 7 | first byte) -> slot + 1 (no two display fields share a length and first byte). */
+/** (length << 7 | second byte) -> slot + 1 (no two display fields share a length and second byte: run_id and reason share the first). */
 const FIELD_BY_SHAPE = new Int8Array(32 << 7);
 FIELD_BYTES.forEach((bytes, i) => {
-  const k = (bytes.length << 7) | bytes[0]!;
+  const k = (bytes.length << 7) | bytes[1]!;
   if (FIELD_BY_SHAPE[k] !== 0) throw new Error(`display field table collision: ${DISPLAY_FIELDS[i]}`);
   FIELD_BY_SHAPE[k] = i + 1;
 });
@@ -261,11 +264,11 @@ export class FastRowReader implements LoadedRow {
 /** The member key b[ks, ke) with value b[vs, ve): when it is a display field's, its span is noted. */
 export function noteField(b: Uint8Array, ks: number, ke: number, vs: number, ve: number, fieldS: Int32Array, fieldE: Int32Array): void {
   const len = ke - ks;
-  if (len >= 32) return;
-  const slot = FIELD_BY_SHAPE[(len << 7) | b[ks]!]! - 1;
+  if (len < 2 || len >= 32) return;
+  const slot = FIELD_BY_SHAPE[(len << 7) | (b[ks + 1]! & 0x7f)]! - 1;
   if (slot < 0) return;
   const f = FIELD_BYTES[slot]!;
-  for (let i = 1; i < len; i++) if (b[ks + i] !== f[i]) return;
+  for (let i = 0; i < len; i++) if (b[ks + i] !== f[i]) return;
   fieldS[slot] = vs;
   fieldE[slot] = ve;
 }

@@ -163,6 +163,8 @@ export interface ServerStatus {
   total: number;
   counts: Record<TaskStatus, number>;
   cost_usd: number;
+  /** False when the attached run had an attempt whose cost is unknown (cost_usd is then the known part); true without a run to say otherwise. */
+  cost_known: boolean;
   budget_usd: number | null;
   orchestrator: { pid: number; running_agents: number; stopping: boolean } | null;
   server: { pid: number; url: string; started_at: number };

@@ -75,7 +75,7 @@ export interface ServerHooks {
   /** `POST /stop` / `POST /shutdown`: ask the orchestrator to stop. */
   stop?(opts: StopOptions): StopOutcome;
   /** Extra `/status` fields owned by the orchestrator. */
-  status?(): Partial<Pick<ServerStatus, "run_id" | "goal" | "cost_usd" | "budget_usd" | "orchestrator">>;
+  status?(): Partial<Pick<ServerStatus, "run_id" | "goal" | "cost_usd" | "cost_known" | "budget_usd" | "orchestrator">>;
   /**
    * Journal a change the server made or was asked for (`task_requeued` on a
    * lease expiry, `task_cancelled`). Without this hook the server appends
@@ -302,6 +302,7 @@ export async function startTaskServer(opts: StartServerOptions): Promise<Running
       total: Object.values(counts).reduce((a, b) => a + b, 0),
       counts,
       cost_usd: extra.cost_usd ?? (await store.totalCost()),
+      cost_known: extra.cost_known ?? true,
       budget_usd: extra.budget_usd ?? null,
       orchestrator: extra.orchestrator ?? null,
       server: { pid: process.pid, url, started_at: startedAt },

@@ -278,7 +278,12 @@
     chart("ticks-svg", series.ticks, null, "tk", function (m) { return m + " ticks / " + fmtSpan(series.bucket_ms); });
   }
   drawCharts();
-  $("cost-total").textContent = summary.cost_usd === null ? "no cost recorded" : "$" + summary.cost_usd.toFixed(4) + " in total";
+  // An agent that reported no cost makes the total unknown (or a known part of it), never a "$0.0000" that reads as free.
+  $("cost-total").textContent = summary.cost_usd === null
+    ? (summary.cost_known === false ? "unknown (an agent reported no cost)" : "no cost recorded")
+    : summary.cost_known === false
+      ? (summary.cost_usd > 0 ? "$" + summary.cost_usd.toFixed(4) + " + unknown in total" : "unknown (an agent reported no cost)")
+      : "$" + summary.cost_usd.toFixed(4) + " in total";
   $("tokens-total").textContent = summary.tokens ? summary.tokens + " tokens in total" : "";
   $("ticks-total").textContent = summary.ticks + " ticks";
 

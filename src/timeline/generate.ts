@@ -158,6 +158,8 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   let head = "";
   let ticks = 0;
   let cost: number | null = null;
+  /** False once a row says an attempt's cost is unknown (this project's task_completed.cost_source, run_completed.cost_known). */
+  let costKnown = true;
   let tokens = 0;
   let git = { branch: "", sha: "" };
   const flush = async (force: boolean): Promise<boolean> => {
@@ -188,6 +190,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     const event = pyStr(row.get("event"), "");
     const c = costOf(row, event);
     if (c !== null) cost = cost === null ? c : Math.max(cost, c);
+    if ((event === "task_completed" && row.get("cost_source") === "unknown") || (event === "run_completed" && row.get("cost_known") === false)) costKnown = false;
     const tk = tokensOf(row);
     tokens += tk;
     if (event === "tick_start") ticks++;
@@ -226,6 +229,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     duration_ms: lastT,
     ticks,
     cost_usd: cost,
+    cost_known: costKnown,
     tokens,
     types: Object.fromEntries(types),
     series: series.toJson(),

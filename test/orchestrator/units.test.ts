@@ -67,6 +67,23 @@ describe("agent output contract", () => {
     expect(parseClaudeOutput("plain text, no JSON").failure).toBe("no_result");
     expect(parseClaudeOutput('{"type":"result","result":"done","total_cost_usd":0.1,"permission_denials":[]}').failure).toBeNull();
   });
+
+  test("claude: an attempt stopped before its result keeps the tokens its messages reported (one usage per message id)", () => {
+    const msg = (id: string, usage: object, text: string) => JSON.stringify({ type: "assistant", session_id: "s1", message: { id, usage, content: [{ type: "text", text }] } });
+    const stream = [
+      '{"type":"system","subtype":"init","session_id":"s1"}',
+      msg("m1", { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 5, output_tokens: 7 }, "a"),
+      // the same message again (its next content block): counted once
+      msg("m1", { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 5, output_tokens: 7 }, "b"),
+      msg("m2", { input_tokens: 3, output_tokens: 4 }, "c"),
+    ].join("\n");
+    const r = parseClaudeOutput(stream);
+    expect(r.failure).toBe("no_result");
+    expect(r.tokens).toEqual({ input: 115 + 3, output: 11, cached: 100 });
+    expect(r.sessionId).toBe("s1");
+    // no message, no tokens
+    expect(parseClaudeOutput('{"type":"system","subtype":"init","session_id":"s1"}').tokens).toBeNull();
+  });
 });
 
 describe("plans", () => {

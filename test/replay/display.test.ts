@@ -28,6 +28,22 @@ describe("replay display model", () => {
     expect(detailText(t, "tick")).toBe("");
   });
 
+  test("DETAIL shows the reason (clipped) and failure_class of agent_failed, task_failed and task_requeued only", () => {
+    expect(detailText(row('{"event": "agent_failed", "reason": "printed no result", "failure_class": "auth"}'), "agent_failed")).toBe("printed no result  class=auth");
+    expect(detailText(row('{"event": "task_failed", "reason": "agent_exit_1: boom", "cost_usd": 0.5}'), "task_failed")).toBe("$0.5000  agent_exit_1: boom");
+    expect(detailText(row('{"event": "task_requeued", "reason": "stopped", "failure_class": ""}'), "task_requeued")).toBe("stopped");
+    expect(detailText(row('{"event": "task_retried", "reason": "x", "failure_class": "rate_limit"}'), "task_retried")).toBe("");
+    const long = detailText(row(`{"event": "task_failed", "reason": "${"y".repeat(500)}"}`), "task_failed");
+    expect(long).toBe("y".repeat(159) + "…");
+  });
+
+  test("run_completed says when its cost is not all known", () => {
+    expect(detailText(row('{"cost_usd": 0.0, "cost_known": false}'), "run_completed")).toBe("cost unknown");
+    expect(detailText(row('{"cost_usd": 0.03, "cost_known": false}'), "run_completed")).toBe("$0.0300  + unknown");
+    expect(detailText(row('{"cost_usd": 0.03, "cost_known": true}'), "run_completed")).toBe("$0.0300");
+    expect(detailText(row('{"cost_usd": 0.0, "cost_known": false}'), "task_completed")).toBe("");
+  });
+
   test("TIME is the offset from run_started, falling back to elapsed_s", () => {
     expect(timeText(row('{"ts": 1000.9, "elapsed_s": 50}'), 1000.5)).toBe("0:00");
     expect(timeText(row('{"ts": 1125.0}'), 1000)).toBe("2:05");

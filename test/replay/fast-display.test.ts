@@ -53,6 +53,22 @@ const edges = join(dir, "edges.jsonl");
     if (i % 4 === 3) m.push(`"failed_signals": ${failed[(i >> 2) % failed.length]}`);
     lines.push(`{${m.join(", ")}}`);
   }
+  // failure reasons (display.ts REASON_EVENTS): shown on three events only, clipped, escaped; keys shaped like display fields
+  const reasons = ['"agent_exit_1: boom"', '""', "null", '"line one\\nline two"', '"caf\\u00e9 \\u2028"', `"${"x".repeat(300)}"`, "7", '["a"]'];
+  const reasonEvents = ["agent_failed", "task_failed", "task_requeued", "task_retried", "agent_spawned"];
+  for (let i = 0; i < 40; i++) {
+    const m = [`"ts": 1727000100.${i}`, `"event": "${reasonEvents[i % reasonEvents.length]}"`, `"task_id": "T-${i}"`, `"reason": ${reasons[i % reasons.length]}`];
+    if (i % 3 === 0) m.push(`"failure_class": "${i % 2 ? "auth" : ""}"`);
+    if (i % 4 === 1) m.push(`"cost_usd": 0.5`, `"rxason": "not a display field"`, `"ruason": 1`);
+    lines.push(`{${m.join(", ")}}`);
+  }
+  // run_completed's cost_known (display.ts): with and without a run_id, with and without a cost
+  for (let i = 0; i < 16; i++) {
+    const m = [`"ts": 1727000200.${i}`, `"event": "${i % 4 ? "run_completed" : "task_completed"}"`, `"cost_known": ${["false", "true", "0", "null"][i % 4]}`];
+    if (i % 2) m.push(`"cost_usd": ${i % 3 ? "0.03" : "0.0"}`);
+    if (i % 3 === 1) m.push(`"run_id": "r"`);
+    lines.push(`{${m.join(", ")}}`);
+  }
   writeFileSync(edges, lines.join("\n") + "\n");
 }
 const journals = [hostile, clean, edges, ...vectors];
@@ -150,6 +166,16 @@ describe("replay display: fast path = exact path", () => {
       }
     }
   }, 60_000);
+
+  test("a failure's reason reaches DETAIL on the fast paths too (declined to the exact path)", async () => {
+    for (const path of ["spool", "journal"] as const) {
+      const lines = (await table(path, edges, 200)).split("\n");
+      expect(lines.find((l) => l.includes("agent_failed") && l.includes("T-0 "))).toEndWith("agent_exit_1: boom");
+      expect(lines.find((l) => l.includes("task_requeued") && l.includes("T-27 "))).toEndWith("line one\\x0aline two  class=auth");
+      expect(lines.find((l) => l.includes("task_failed") && l.includes("T-16 "))).toEndWith("agent_exit_1: boom");
+      expect(lines.find((l) => l.includes("agent_spawned") && l.includes(" T-24"))).not.toContain("boom");
+    }
+  });
 
   test("the table lines are the same in colour", async () => {
     setColorEnabled(true);

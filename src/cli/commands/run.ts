@@ -1,5 +1,6 @@
 import { InputError, UsageError, type ErrorCode } from "../../errors/index.ts";
 import { exitCodeOf, Orchestrator, type RunSummary } from "../../orchestrator/orchestrator.ts";
+import { costLabel } from "../../render/cost.ts";
 import { DEFAULT_HOST } from "../../server/server.ts";
 import { parsePort } from "../../server/ports.ts";
 import { defineCliCommand } from "../command.ts";
@@ -51,7 +52,7 @@ function summaryLines(s: RunSummary): string[] {
   const t = s.tasks;
   const style = s.outcome === "completed" || s.outcome === "drained" ? "bold bright_green" : s.outcome === "stopped" ? "bright_yellow" : "bold bright_red";
   return [
-    `${paint(style, `run ${s.run_id} ${s.outcome}`)}: ${t.done} done, ${t.failed} failed, ${t.open + t.pending} left; cost $${s.cost_usd.toFixed(4)}${s.budget_usd !== null ? ` of $${s.budget_usd.toFixed(2)}` : ""}; ${s.ticks} tick(s), ${s.agents_spawned} agent(s)`,
+    `${paint(style, `run ${s.run_id} ${s.outcome}`)}: ${t.done} done, ${t.failed} failed, ${t.open + t.pending} left; cost ${costLabel(s.cost_usd, s.cost_known)}${s.budget_usd !== null ? ` of $${s.budget_usd.toFixed(2)}` : ""}; ${s.ticks} tick(s), ${s.agents_spawned} agent(s)`,
     `journal ${s.journal} (${s.event_count} events, head ${s.head.slice(0, 16)}…${s.sealed ? ", sealed" : ""})`,
   ];
 }

@@ -1,5 +1,6 @@
 import { UsageError } from "../../errors/index.ts";
 import { paint } from "../../render/ansi.ts";
+import { costLabel } from "../../render/cost.ts";
 import { collectStatus, type SessionSummary, type StatusReport } from "../../session/status.ts";
 import { defineCliCommand } from "../command.ts";
 import { printJson, printLines } from "../output.ts";
@@ -45,7 +46,7 @@ function render(r: StatusReport): string[] {
   else lines.push(`Server   ${paint("red", "down")}  ${s.url ? `${s.url}: ` : ""}${s.error ?? ""}`);
   if (r.run) {
     const run = r.run;
-    const cost = `$${run.cost_usd.toFixed(2)}${run.budget_usd !== null ? ` of $${run.budget_usd.toFixed(2)}` : ""}`;
+    const cost = `${costLabel(run.cost_usd, run.cost_known !== false, 2)}${run.budget_usd !== null ? ` of $${run.budget_usd.toFixed(2)}` : ""}`;
     lines.push(`Run      ${run.run_id ?? "(no run)"}  goal: ${run.goal ? JSON.stringify(run.goal) : "(none)"}  cost: ${cost}`);
     if (run.orchestrator) {
       const o = run.orchestrator;

@@ -7,7 +7,7 @@
  * only that last object; it parses the same.)
  */
 import type { PermissionMode } from "../config.ts";
-import { answerSummary, failed, parseAgentOutput, reportedCost, type AgentResult } from "../result.ts";
+import { answerSummary, failed, parseAgentOutput, reportedCost, type AgentResult, type TokenUsage } from "../result.ts";
 import { classifyFailure, clip, jsonObjects, MAX_REASON_CHARS, num, obj, providerMessage, retryAfterIn, str, ToolCalls, type JsonObject } from "./events.ts";
 
 export const CLAUDE_PERMISSION: Record<PermissionMode, string[]> = {
@@ -46,32 +46,46 @@ function verdict(o: JsonObject, summary: string | null): AgentResult | null {
   return null;
 }
 
+/** Tokens of a claude `usage` object: input counts cache reads and cache writes. */
+function tokensOf(usage: JsonObject): TokenUsage {
+  const cached = num(usage.cache_read_input_tokens);
+  return { input: num(usage.input_tokens) + cached + num(usage.cache_creation_input_tokens), output: num(usage.output_tokens), cached };
+}
+
 export function parseClaudeOutput(stdout: string): AgentResult {
   const tools = new ToolCalls();
   let sessionId: string | null = null;
   let final: JsonObject | null = null;
+  /** Each assistant message's usage (one event per content block repeats it: keyed by message id). */
+  const usages = new Map<string, JsonObject>();
   for (const o of jsonObjects(stdout)) {
     sessionId = str(o.session_id) ?? sessionId;
     const content = Array.isArray(obj(o.message).content) ? (obj(o.message).content as unknown[]) : [];
     if (o.type === "assistant") {
+      const m = obj(o.message);
+      if ("usage" in m) usages.set(str(m.id) ?? `#${usages.size}`, obj(m.usage));
       for (const c of content.map(obj)) if (c.type === "tool_use") tools.start(str(c.id), str(c.name) ?? "?", c.input);
     } else if (o.type === "user") {
       for (const c of content.map(obj)) if (c.type === "tool_result") tools.finish(str(c.tool_use_id), c.is_error === true ? "error" : "ok", c.content);
     } else if (isResult(o)) final = o;
   }
   if (final === null) {
+    // No result (a stopped or killed attempt, say): the tokens its messages reported so far are kept.
+    let tokens: TokenUsage | null = null;
+    for (const u of usages.values()) {
+      const t = tokensOf(u);
+      tokens = tokens === null ? t : { input: tokens.input + t.input, output: tokens.output + t.output, cached: tokens.cached + t.cached };
+    }
     const generic = parseAgentOutput(stdout);
     // claude was asked for JSON output and printed none: it produced no result.
-    if (generic.failure) return generic;
-    return { ...failed(generic.resultSummary, "no_result", "the agent printed no JSON result (claude -p --output-format stream-json)"), toolCalls: tools.list, sessionId };
+    if (generic.failure) return { ...generic, tokens };
+    return { ...failed(generic.resultSummary, "no_result", "the agent printed no JSON result (claude -p --output-format stream-json)"), toolCalls: tools.list, sessionId, tokens };
   }
   const text = typeof final.result === "string" ? final.result : "";
   const summary = answerSummary(text);
   const field = final.total_cost_usd !== undefined ? "total_cost_usd" : "cost_usd";
   const cost = reportedCost(summary, field, final.total_cost_usd ?? final.cost_usd);
-  const usage = obj(final.usage);
-  const cached = num(usage.cache_read_input_tokens);
-  const tokens = "usage" in final ? { input: num(usage.input_tokens) + cached + num(usage.cache_creation_input_tokens), output: num(usage.output_tokens), cached } : null;
+  const tokens = "usage" in final ? tokensOf(obj(final.usage)) : null;
   const models = Object.keys(obj(final.modelUsage));
   const facts = { tokens, sessionId, reportedModel: models[0] ?? null, answerText: text || null, toolCalls: tools.list };
   // A refused cost is reported first: the budget must never read it as 0.

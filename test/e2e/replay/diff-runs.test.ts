@@ -74,10 +74,10 @@ describe("replay diff of two real runs (compiled binary)", () => {
     expect(first).toBeGreaterThan(0);
     expect(r.json).toMatchObject({ diverged: true, index: first, reason_code: "payload_mismatch", fields_changed: ["model"] });
     expect([r.json.a_event.model, r.json.b_event.model]).toEqual(["demo-large", "demo-xl"]);
-    // Ignoring the model moves the divergence to the cost that follows from it.
+    // Ignoring the model moves the divergence to the cost that follows from it (task_completed: the running total and the task's own).
     const past = await diff("a", "model", "--ignore", "model");
     expect(past.json.index).toBeGreaterThan(first);
-    expect(past.json.fields_changed).toEqual(["cost_usd"]);
+    expect(past.json.fields_changed).toEqual(["cost_usd", "task_cost_usd"]);
     expect(past.json.ignored_fields).toContain("model");
   });
 

@@ -78,14 +78,15 @@ describe("bernstein run (compiled binary)", () => {
     expect(keysOf(spawned).slice(0, 5)).toEqual(["agent_id", "role", "model", "provider", "task_ids"]);
     expect(keysOf(rows.find((r) => r.get("event") === "task_claimed")!)).toEqual(["task_id", "agent_id", "model"]);
     const completed = rows.filter((r) => r.get("event") === "task_completed");
-    expect(keysOf(completed[0]!)).toEqual(["task_id", "agent_id", "cost_usd"]);
-    // cost_usd is the run-cumulative spend as a Python float
+    // upstream's keys first, then this project's: the attempt's own cost and where it came from
+    expect(keysOf(completed[0]!)).toEqual(["task_id", "agent_id", "cost_usd", "task_cost_usd", "cost_source"]);
+    // cost_usd is the run-cumulative spend as a Python float (as upstream writes it)
     const costs = completed.map((r) => r.get("cost_usd") as PyNum);
     expect(costs.every((c) => c.isFloat)).toBe(true);
     expect(costs.map((c) => c.toNumber())).toEqual([...costs.map((c) => c.toNumber())].sort((a, b) => a - b));
     expect(costs.at(-1)!.toNumber()).toBeCloseTo(0.0293, 6);
     const last = rows.at(-1)!;
-    expect(keysOf(last)).toEqual(["run_id", "ticks", "fingerprint", "outcome"]);
+    expect(keysOf(last)).toEqual(["run_id", "ticks", "fingerprint", "outcome", "cost_usd", "cost_known"]);
     expect(last.get("fingerprint")).toBe(rows.at(-2)!.get("event_hash"));
     expect(last.get("outcome")).toBe("completed");
 

@@ -48,6 +48,7 @@ describe("replay <RUN> --html (compiled binary)", () => {
     const [summary] = blocks(html, "summary");
     expect(summary).toMatchObject({ run_id: run.runId, events: rows.length, attempts: 5, head: rows.at(-1)!.event_hash, ticks: rows.filter((row) => row.event === "tick_start").length });
     expect(summary.cost_usd).toBe(Math.max(...rows.filter((row) => row.event === "task_completed").map((row) => row.cost_usd)));
+    expect(summary.cost_known).toBe(true);
     expect(summary.verdict.ok).toBe(true);
 
     const prose = await bernstein(["replay", run.runId, "--html", "--sdd-dir", run.sddDir]);
