@@ -1,5 +1,5 @@
 import { isStdinPath } from "../fsutil/input.ts";
-import { isTornTail as repairPolicyTornTail } from "./repair.ts";
+import { isTornTail as repairPolicyTornTail } from "./tail-scan.ts";
 import { firstOfErrors, type ErrorCode } from "../errors/index.ts";
 import type { JournalVerifyResult } from "./model.ts";
 
