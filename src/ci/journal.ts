@@ -1,14 +1,25 @@
 import type { JournalSeal, JournalVerifyResult } from "../journal/verify.ts";
+import type { ProviderStateVerdict } from "../journal/provider-state.ts";
 import { clip, untrusted, type CiOutcome, type CiProblem, type OutcomeBase } from "./outcome.ts";
 
 export interface JournalOutcomeInput {
   base: OutcomeBase;
   result: JournalVerifyResult & { payloads_checked?: boolean };
   seal: JournalSeal | null;
+  /** The provider-state gate, when `replay <RUN_ID> --verify` met it (a failed one names the verdict). */
+  gate?: ProviderStateVerdict | null;
 }
 
 /** A run journal's verdict as a CI outcome (a divergent row's file line is the verify's `divergent_line`). */
-export function journalOutcome({ base, result: r, seal }: JournalOutcomeInput): CiOutcome {
+export function journalOutcome(input: JournalOutcomeInput): CiOutcome {
+  const chain = chainOutcome(input);
+  const gate = input.gate;
+  if (!gate || gate.ok) return chain;
+  const problems = gate.errors.map((message) => ({ title: "Provider-state mutation", message, line: null }));
+  return { ...chain, verdict: `PROVIDER STATE: ${gate.errors[0]}`, problems: [...chain.problems, ...problems] };
+}
+
+function chainOutcome({ base, result: r, seal }: JournalOutcomeInput): CiOutcome {
   const problems: CiProblem[] = [];
   let verdict: string;
   const what = r.payloads_checked === false ? "links intact (payloads NOT checked)" : "chain intact";

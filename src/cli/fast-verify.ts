@@ -2,7 +2,6 @@ import { statSync } from "node:fs";
 import { UsageError } from "../errors/index.ts";
 import { MAX_THREADS } from "../journal/fast/engine.ts";
 import type { FastVerifyResult } from "../journal/model.ts";
-import { journalVerdictFailure } from "../journal/verdict-failure.ts";
 import type { InterruptOptions } from "./interrupt.ts";
 import { writeVerifyStats } from "./output.ts";
 import type { ByteProgress } from "./progress.ts";
@@ -11,8 +10,9 @@ import { isRemotePath } from "../storage/ref.ts";
 
 /**
  * CLI glue shared by `journal verify` and `replay <RUN_ID> --verify` for
- * the fast verifier: `--threads` parsing, the fields it adds to the JSON
- * verdict and the prose notes (the progress line is progress.ts).
+ * the fast verifier: `--threads` parsing, the stats line and the prose
+ * notes (the progress line is progress.ts; the verdict and its JSON are
+ * journal/verdict.ts).
  */
 
 /** Parse `--threads N`: an integer from 1 to MAX_THREADS (undefined: the engine's default, all cores). */
@@ -25,45 +25,6 @@ export function parseThreads(raw: unknown): number | undefined {
     });
   }
   return Number(t);
-}
-
-/**
- * The `--as-json` verdict document shared by `journal verify` and
- * `replay <RUN_ID> --verify`: the verdict fields in this order (with `error`
- * and `detail` after `ok` when it is negative), then how the verify was done.
- */
-export function verifyResultJson(r: FastVerifyResult, runId: string | null): Record<string, unknown> {
-  return {
-    ok: r.ok,
-    ...journalVerdictFailure(r),
-    // Python's report keys (run_id, step_index) beside ours, so scripts written for upstream read the same names.
-    run_id: runId,
-    path: r.path,
-    chain_consistent: r.chain_consistent,
-    coverage: r.coverage,
-    identity: r.identity,
-    count: r.count,
-    head: r.head,
-    divergent_index: r.divergent_index,
-    divergent_line: r.divergent_line,
-    step_index: r.divergent_index,
-    expected_hash: r.expected_hash,
-    actual_hash: r.actual_hash,
-    discarded_line_indices: r.discarded_line_indices,
-    errors: r.errors,
-    unauthenticated_fields: r.unauthenticated_fields,
-    ...fastVerifyJson(r),
-  };
-}
-
-export function fastVerifyJson(r: FastVerifyResult): Record<string, unknown> {
-  return {
-    mode: r.mode,
-    payloads_checked: r.payloads_checked,
-    snapshot_bytes: r.snapshot_bytes,
-    grew_by: r.grew_by,
-    bytes_read: r.bytes_read,
-  };
 }
 
 /** Under BERNSTEIN_VERIFY_STATS=1 (writeVerifyStats): which path verified how many rows, and the thread count. */

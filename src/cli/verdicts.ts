@@ -1,8 +1,8 @@
 import type { JournalSeal, FastVerifyResult } from "../journal/model.ts";
 import type { TreeRequest } from "../journal/fast/subtrees.ts";
-import { verifyRunJournal, type RunJournalVerdict } from "../journal/verify-run.ts";
+import { verifyRunJournal, type RunJournalVerdict, type SignedHeadsCheck } from "../journal/verify-run.ts";
+import type { SignedHeads, SpineJudgement } from "../journal/verdict.ts";
 import { journalOutcome } from "../ci/journal.ts";
-import type { CiOutcome } from "../ci/outcome.ts";
 import type { InputVerdict } from "./ci-report.ts";
 import { reportVerifyStats, verifyInterrupt } from "./fast-verify.ts";
 import { withInterrupts } from "./interrupt.ts";
@@ -14,9 +14,10 @@ import { tornTailFix, tornTailProse, withTornTailJson } from "./torn-hint.ts";
  * commands (`journal verify`, `replay <RUN_ID> --verify`): the progress
  * line and the interrupt guard around the library's `verifyRunJournal`,
  * the stats line, then the command's own prose and JSON, with the torn-tail
- * hint added to both. Each command keeps its wording in `render`.
+ * hint added to both. The verdict is the library's (journal/verdict.ts);
+ * each command keeps its wording in `render`.
  */
-export interface JournalVerdictSpec<T> {
+export interface JournalVerdictSpec<H extends SignedHeads, S extends SpineJudgement> {
   command: string;
   json: boolean;
   path: string;
@@ -32,20 +33,22 @@ export interface JournalVerdictSpec<T> {
   reportDir: string | null;
   /** What an interrupted verify states (default: path and bytes verified). */
   facts?: (progress: ByteProgress) => Record<string, unknown>;
-  refine?: (result: FastVerifyResult) => Promise<T>;
+  /** The further checks folded into the verdict (journal/verify-run.ts). */
+  signedHeads?: SignedHeadsCheck<H>;
+  spine?: (result: FastVerifyResult) => Promise<S | null>;
+  providerState?: boolean;
   onReportError?: (err: unknown) => void;
-  wantsReport?: (result: FastVerifyResult, refined: T | null) => boolean;
-  /** The CI outcome from the chain's (default: the chain's as is). */
-  outcome?: (chain: CiOutcome, v: RunJournalVerdict<T>) => CiOutcome;
-  render(v: RunJournalVerdict<T>): { lines: string[]; doc: Record<string, unknown> };
+  render(v: RunJournalVerdict<H, S>): { lines: string[]; doc: Record<string, unknown> };
 }
 
-export async function journalVerdict<T = never>(spec: JournalVerdictSpec<T>): Promise<InputVerdict> {
+export async function journalVerdict<H extends SignedHeads = SignedHeads, S extends SpineJudgement = SpineJudgement>(
+  spec: JournalVerdictSpec<H, S>,
+): Promise<InputVerdict> {
   const progress = byteProgress("verifying");
   const guard = verifyInterrupt(spec.command, spec.json, spec.path, progress);
   if (spec.facts) guard.facts = () => spec.facts!(progress);
   const v = await withInterrupts(guard, () =>
-    verifyRunJournal<T>(spec.path, {
+    verifyRunJournal<H, S>(spec.path, {
       seal: spec.seal,
       threads: spec.threads,
       linksOnly: spec.linksOnly,
@@ -54,11 +57,12 @@ export async function journalVerdict<T = never>(spec: JournalVerdictSpec<T>): Pr
       onProgress: progress.onProgress,
       runId: spec.runId,
       reportDir: spec.reportDir,
-      wantsReport: spec.wantsReport,
-      refine: spec.refine ? async (r) => (await stats(r, progress), spec.refine!(r)) : undefined,
+      afterChain: (r) => stats(r, progress),
+      signedHeads: spec.signedHeads,
+      spine: spec.spine,
+      providerState: spec.providerState,
     }).finally(progress.finish),
   );
-  if (!spec.refine) await stats(v.result, progress);
   if (v.reportError !== null) spec.onReportError?.(v.reportError);
   const { lines, doc } = spec.render(v);
   const fix = tornTailFix(doc, spec.path);
@@ -67,10 +71,7 @@ export async function journalVerdict<T = never>(spec: JournalVerdictSpec<T>): Pr
     lines: [...lines, ...(fix ? [tornTailProse(fix)] : [])],
     doc: withTornTailJson(doc, fix),
     file: spec.path,
-    outcome: (base) => {
-      const chain = journalOutcome({ base, result: v.result, seal: spec.seal });
-      return spec.outcome ? spec.outcome(chain, v) : chain;
-    },
+    outcome: (base) => journalOutcome({ base, result: v.result, seal: spec.seal, gate: v.checks.gate }),
   };
 }
 

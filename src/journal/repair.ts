@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
-import { cutTornTail, repairRefused, tailVerdict, type TailVerdict } from "../fsutil/torn-tail.ts";
+import { cutTornTail, repairRefused } from "../fsutil/torn-tail.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
-import { pyStr } from "../pyjson/python.ts";
-import { physicalLines } from "../fsutil/lines.ts";
-import { classifyLine, type JournalRow } from "./reader.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
 import { verifyJournal, type JournalSeal } from "./verify.ts";
+import { scanTail } from "./tail-scan.ts";
+
+export { isTornTail, scanTail, type TailScan } from "./tail-scan.ts";
 
 /**
  * `replay repair` (spec §8) under the one torn-tail policy of
@@ -15,46 +15,6 @@ import { verifyJournal, type JournalSeal } from "./verify.ts";
  * byte is written.
  */
 
-export interface TailScan {
-  /** Usable rows. */
-  count: number;
-  /** `str()` of the last row's event_hash ("" for none). */
-  head: string;
-  discarded: number[];
-  /** True when the discards are exactly what the policy repairs: one unterminated final line. */
-  tornTail: boolean;
-  /** Byte offset where the first discarded line starts (the cut point), or null. */
-  cutOffset: number | null;
-  verdict: TailVerdict;
-}
-
-/** One streaming pass classifying the tail. */
-export function scanTail(path: string, onRow?: (row: JournalRow) => void): TailScan {
-  let count = 0;
-  let head = "";
-  const discarded: number[] = [];
-  let cutOffset: number | null = null;
-  let lastLine = -1;
-  let lastTerminated = true;
-  for (const line of physicalLines(path)) {
-    lastLine = line.index;
-    lastTerminated = line.terminated;
-    const v = classifyLine(line.bytes);
-    if (v.kind === "discarded") {
-      if (cutOffset === null) cutOffset = line.start;
-      discarded.push(line.index);
-      continue;
-    }
-    if (v.kind === "row") {
-      count++;
-      onRow?.(v.row);
-      head = pyStr(v.row.get("event_hash"), "");
-    }
-  }
-  const verdict = tailVerdict({ path, discarded, lastLine, firstDiscardedAt: cutOffset, terminated: lastTerminated });
-  return { count, head, discarded, tornTail: verdict.kind === "torn", cutOffset, verdict };
-}
-
 export interface RepairResult {
   repaired: boolean;
   removed_line_indices: number[];
@@ -63,11 +23,6 @@ export interface RepairResult {
   /** Where the removed fragment was saved (`journal.jsonl.torn-<ms>`), when repaired. */
   saved_fragment?: string;
   removed_bytes?: number;
-}
-
-/** Whether the discards of `path` are a repairable torn tail (what `resume` tells apart from corruption). */
-export function isTornTail(path: string): boolean {
-  return scanTail(path).tornTail;
 }
 
 /**

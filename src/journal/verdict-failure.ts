@@ -1,7 +1,7 @@
 import { isStdinPath } from "../fsutil/input.ts";
-import { isTornTail as repairPolicyTornTail } from "./repair.ts";
+import { isTornTail as repairPolicyTornTail } from "./tail-scan.ts";
 import { firstOfErrors, type ErrorCode } from "../errors/index.ts";
-import type { JournalVerifyResult } from "./verify.ts";
+import type { JournalVerifyResult } from "./model.ts";
 
 export type JournalFailure = Extract<ErrorCode, "chain_broken" | "torn_tail" | "coverage_partial" | "seal_mismatch">;
 

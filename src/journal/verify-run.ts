@@ -1,25 +1,52 @@
 import type { FastVerifyOptions, FastVerifyResult } from "./model.ts";
 import { refuseContent, verdictContent } from "./content.ts";
+import { verifyProviderState } from "./provider-state.ts";
+import {
+  chainIntact,
+  foldProviderState,
+  foldSignedHeads,
+  foldSpine,
+  providerStateApplies,
+  wantsDivergenceReport,
+  type SignedHeads,
+  type SpineJudgement,
+  type VerdictChecks,
+} from "./verdict.ts";
 import { verifyJournal, writeDivergenceReport } from "./verify.ts";
 
-export interface RunJournalVerifyOptions<T> extends FastVerifyOptions {
+/** `--seal NOTE` / `--since OLD`: the signed tree heads, checked by the caller's layer (tlog). */
+export interface SignedHeadsCheck<H extends SignedHeads> {
+  /** A signed seal note was given (a chain it cannot be checked on is then `mismatched`). */
+  sealNote: boolean;
+  /** Refuse a verify the heads cannot be checked on (standard input, links-only), whatever the chain's state. */
+  admit(result: FastVerifyResult): void;
+  /** Check the heads against the intact chain. */
+  check(result: FastVerifyResult): Promise<H>;
+}
+
+export interface RunJournalVerifyOptions<H extends SignedHeads = SignedHeads, S extends SpineJudgement = SpineJudgement> extends FastVerifyOptions {
   runId: string;
   /** Where a negative verdict's `divergence_report.json` goes (null: nowhere, e.g. standard input). */
   reportDir: string | null;
-  /** Further checks folded into the verdict before the report is written (the signed tree heads). */
-  refine?: (result: FastVerifyResult) => Promise<T>;
-  /** Whether a negative verdict gets a divergence report (default: yes; not for a failure of a check other than the chain's). */
-  wantsReport?: (result: FastVerifyResult, refined: T | null) => boolean;
   /** `--allow-empty`: an empty journal is verified as 0 events instead of refused (`input_empty`). */
   allowEmpty?: boolean;
   /** How the input is named in a refusal (default: the path). */
   input?: string;
+  /** Called once the chain's verdict stands, before any further check (the CLI's stats line). */
+  afterChain?: (result: FastVerifyResult) => Promise<void>;
+  /** The signed tree heads to fold into the verdict. */
+  signedHeads?: SignedHeadsCheck<H>;
+  /** The lineage spine's judgement of the journal (null: the run has none). */
+  spine?: (result: FastVerifyResult) => Promise<S | null>;
+  /** Meet upstream's provider-state gate (`replay <RUN_ID> --verify`). */
+  providerState?: boolean;
 }
 
-export interface RunJournalVerdict<T> {
+export interface RunJournalVerdict<H extends SignedHeads = SignedHeads, S extends SpineJudgement = SpineJudgement> {
+  /** The verdict, every check folded in (verdict.ts). */
   result: FastVerifyResult;
-  /** What `refine` returned (null without one). */
-  refined: T | null;
+  /** The further checks' own reports. */
+  checks: VerdictChecks<H, S>;
   /** The divergence report written, if any. */
   reportPath: string | null;
   /** Why the report could not be written (best effort, as in Python: never turns a verdict into an error). */
@@ -28,23 +55,41 @@ export interface RunJournalVerdict<T> {
 
 /**
  * Verify a run journal as `journal verify` and `replay <RUN_ID> --verify`
- * do: the fast verify (against the seal, if any), the caller's further
- * checks, then for a negative verdict `divergence_report.json` beside it.
- * An empty input (unless allowed) and one without a journal row are
- * refused (content.ts) before any further check or report.
+ * do: the fast verify (against the seal, if any), the further checks asked
+ * for folded in (verdict.ts's order), then for a negative verdict
+ * `divergence_report.json` beside it. An empty input (unless allowed) and
+ * one without a journal row are refused (content.ts) before any further
+ * check or report.
  */
-export async function verifyRunJournal<T = never>(path: string, o: RunJournalVerifyOptions<T>): Promise<RunJournalVerdict<T>> {
+export async function verifyRunJournal<H extends SignedHeads = SignedHeads, S extends SpineJudgement = SpineJudgement>(
+  path: string,
+  o: RunJournalVerifyOptions<H, S>,
+): Promise<RunJournalVerdict<H, S>> {
   const result = await verifyJournal(path, { seal: o.seal, threads: o.threads, linksOnly: o.linksOnly, onProgress: o.onProgress, tree: o.tree });
   refuseContent(verdictContent(result, path), o.input ?? path, { allowEmpty: o.allowEmpty });
-  const refined = o.refine ? await o.refine(result) : null;
+  await o.afterChain?.(result);
+  const checks: VerdictChecks<H, S> = { signedHeads: null, spine: null, gate: null };
+  if (o.signedHeads) {
+    o.signedHeads.admit(result);
+    checks.signedHeads = chainIntact(result) ? await o.signedHeads.check(result) : null;
+    foldSignedHeads(result, o.signedHeads.sealNote, checks.signedHeads);
+  }
+  if (o.spine) {
+    checks.spine = await o.spine(result);
+    foldSpine(result, checks.spine);
+  }
+  if (o.providerState && providerStateApplies(result)) {
+    checks.gate = verifyProviderState(path, { endOffset: result.snapshot_bytes });
+    foldProviderState(result, checks.gate);
+  }
   let reportPath: string | null = null;
   let reportError: unknown = null;
-  if (!result.ok && o.reportDir !== null && (o.wantsReport?.(result, refined) ?? true)) {
+  if (o.reportDir !== null && wantsDivergenceReport(result, checks)) {
     try {
       reportPath = writeDivergenceReport(o.reportDir, o.runId, result);
     } catch (err) {
       reportError = err;
     }
   }
-  return { result, refined, reportPath, reportError };
+  return { result, checks, reportPath, reportError };
 }

@@ -6,10 +6,12 @@ import type { LineReadOptions } from "../fsutil/lines.ts";
 import { DIVERGENCE_REPORT_NAME } from "./paths.ts";
 import { readJournalSync, type JournalRow } from "./reader.ts";
 import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult } from "./model.ts";
-import { EventChainWalker, verdictOf } from "./chain.ts";
+import { EventChainWalker } from "./chain.ts";
+import { chainVerdict } from "./verdict.ts";
 
 export type { Coverage, Divergence, Identity, JournalSeal, JournalVerifyResult } from "./model.ts";
-export { EventChainWalker, verdictOf, type VerdictInput } from "./chain.ts";
+export { EventChainWalker } from "./chain.ts";
+export { chainVerdict, type VerdictInput } from "./verdict.ts";
 
 /**
  * Chain verification (spec §1.9). Three separate verdicts, because a clean
@@ -44,7 +46,7 @@ export function verifyJournalSync(
     if (item.kind === "row") walker.push(item.row, item.line);
     else discarded.push(item.line);
   }
-  return verdictOf({ path, exists, walker, discarded, seal: opts.seal });
+  return chainVerdict({ path, exists, walk: walker, discarded, seal: opts.seal });
 }
 
 /**
@@ -71,7 +73,7 @@ export async function verifyJournal(path: string, opts: FastVerifyOptions = {}):
 export function verifyRows(rows: Iterable<JournalRow>, seal?: JournalSeal | null): JournalVerifyResult {
   const walker = new EventChainWalker();
   for (const row of rows) walker.push(row);
-  return verdictOf({ path: "", exists: true, walker, discarded: [], seal });
+  return chainVerdict({ path: "", exists: true, walk: walker, discarded: [], seal });
 }
 
 /** The bytes of `divergence_report.json`: sorted keys, indent 2, trailing newline. */

@@ -45,13 +45,12 @@ function judge(r: JournalVerifyResult, s: SpineVerdict, keyed: boolean, rep: Spi
 }
 
 /**
- * Fold the spine of `runId` (under `sddDir`) into a finished verdict: its
- * identity joins the seal.json one (a mismatch of either fails; a verified
- * spine lifts an unverifiable verdict), its findings join `errors`. Null
- * when the run has no spine. Throws for an audit key that is named but
- * unreadable, or insecure.
+ * Judge a finished verdict's journal by the spine of `runId` (under
+ * `sddDir`): the report's identity and findings, which journal/verdict.ts
+ * folds into the verdict (`foldSpine`). Null when the run has no spine.
+ * Throws for an audit key that is named but unreadable, or insecure.
  */
-export function applySpine(r: JournalVerifyResult, sddDir: string, runId: string, env: Record<string, string | undefined> = process.env): SpineReport | null {
+export function judgeBySpine(r: JournalVerifyResult, sddDir: string, runId: string, env: Record<string, string | undefined> = process.env): SpineReport | null {
   const key = loadAuditKey(env);
   const s = verifySpine(sddDir, runId, key);
   if (s === null) return null;
@@ -78,13 +77,6 @@ export function applySpine(r: JournalVerifyResult, sddDir: string, runId: string
     if (!rep.content_hash_matches) {
       rep.notes.push("the journal's bytes differ from those sealed (content_hash): rows were appended, or fields no hash covers (ts, elapsed_s) or the spelling of rows changed since sealing");
     }
-  }
-  if (rep.identity === "mismatched") {
-    r.identity = "mismatched";
-    r.ok = false;
-    r.errors.push(...rep.errors);
-  } else if (rep.identity === "verified" && r.identity === "unverifiable") {
-    r.identity = "verified";
   }
   return rep;
 }

@@ -10,11 +10,11 @@ export type { SpineReport } from "./spine.ts";
  * verify of a run without a spine never loads them.
  */
 
-/** Check the spine of `runId` when it has one (loading the spine code only then); null otherwise. */
-export async function applySpineIfAny(r: JournalVerifyResult, sddDir: string, runId: string): Promise<SpineReport | null> {
+/** Judge the journal by the spine of `runId` when it has one (loading the spine code only then); null otherwise. */
+export async function spineReportIfAny(r: JournalVerifyResult, sddDir: string, runId: string): Promise<SpineReport | null> {
   if (!existsSync(join(sddDir, "lineage", runId, "spine.jsonl"))) return null;
-  const { applySpine } = await import("./identity.ts");
-  return applySpine(r, sddDir, runId);
+  const { judgeBySpine } = await import("./identity.ts");
+  return judgeBySpine(r, sddDir, runId);
 }
 
 /** The `spine` member of a verify's JSON document. */

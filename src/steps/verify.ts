@@ -2,9 +2,8 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../errors/index.ts";
 import { checkInput } from "../fsutil/input.ts";
-import { pyRepr, pyPrefix, pyStr } from "../pyjson/python.ts";
+import { pyStr } from "../pyjson/python.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
-import { GENESIS_HASH } from "./hash.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
 import { TakenRuns } from "./runs.ts";
 import { classifyLine, forEachFileLine } from "./reader.ts";
@@ -12,13 +11,9 @@ import { readLineChunks } from "../fsutil/line-chunks.ts";
 import { ChainWalker } from "./walk.ts";
 import { KERNEL_DISPLAY, KERNEL_RECORD } from "./kernel.ts";
 import { fileStamp, type SpanRecords } from "./records.ts";
+import { agentVerdict, missingStepJournalVerdict, stepVerdict, type AgentJournalVerdict, type StepJournalVerdict } from "./verdict.ts";
 
-export interface StepJournalVerdict {
-  ok: boolean;
-  head_hash: string;
-  steps: number;
-  errors: string[];
-}
+export type { AgentJournalVerdict, StepJournalVerdict } from "./verdict.ts";
 
 /**
  * Verify an on-disk step journal (`000000.jsonl`) per §1.5: every
@@ -28,29 +23,11 @@ export interface StepJournalVerdict {
 export async function verifyStepJournal(path: string, expectedHead?: string | null): Promise<StepJournalVerdict> {
   // A FIFO, device or directory is refused (input_not_regular_file), never read as "no journal".
   if (checkInput(path, { what: "journal" }) === "missing") {
-    const ok = expectedHead === undefined || expectedHead === null || expectedHead === GENESIS_HASH;
-    return {
-      ok,
-      head_hash: GENESIS_HASH,
-      steps: 0,
-      errors: ok ? [] : [`no journal file at ${path}; expected head ${pyRepr(expectedHead)}`],
-    };
+    return missingStepJournalVerdict(path, expectedHead);
   }
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
   await forEachFileLine(path, "universal", (line, lineNo) => walker.line(line, lineNo), DEFAULT_MAX_LINE_BYTES, walker.probe);
-  const r = walker.result();
-  if (expectedHead !== undefined && expectedHead !== null && expectedHead !== r.head_hash) {
-    r.errors.push(`head mismatch: expected ${pyPrefix(expectedHead, 16)}..., got ${pyPrefix(r.head_hash, 16)}...`);
-  }
-  return { ok: r.errors.length === 0, ...r };
-}
-
-export interface AgentJournalVerdict extends StepJournalVerdict {
-  agent_id: string;
-  /** The agent's step journal (it may not exist: no steps yet). */
-  bucket: string;
-  /** Entries the tolerant reader sees (rows with a step_hash). */
-  entries: number;
+  return stepVerdict(walker.result(), expectedHead);
 }
 
 /** The span record area of the verifying pass's kernel (a multiple of SPAN_RECORD_BYTES). */
@@ -117,9 +94,5 @@ export async function verifyAgentJournal(sddDir: string, agentId: string, record
     // the records hold for the file only if it did not change while it was read
     if (records !== null) records.stamp = stamp !== null && fileStamp(bucket) === stamp ? stamp : null;
   }
-  const r = walker.result();
-  if (entries > 0 && lastHash !== r.head_hash) {
-    r.errors.push(`head mismatch: expected ${lastHash!.slice(0, 16)}..., got ${r.head_hash.slice(0, 16)}...`);
-  }
-  return { ok: r.errors.length === 0, agent_id: agentId, bucket, entries, ...r };
+  return agentVerdict(walker.result(), agentId, bucket, entries, lastHash);
 }

@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { inputSize, isStdinPath, type OpenInput } from "../../fsutil/input.ts";
 import { remoteSizeAsync } from "../../storage/input.ts";
 import { isRemotePath } from "../../storage/ref.ts";
-import { EventChainWalker, verdictOf } from "../chain.ts";
+import { chainVerdict } from "../verdict.ts";
 import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
 export type { FastVerifyOptions, FastVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
@@ -130,7 +130,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   // Opening refuses a non-regular file and validates readability (permissions) with the reader's error.
   if (size0 === null) {
     // Missing file: an empty, consistent chain (mismatched against a seal).
-    const v = verdictOf({ path, exists: false, walker: new EventChainWalker(), discarded: [], seal: opts.seal });
+    const v = chainVerdict({ path, exists: false, walk: { count: 0, prefixHead: "", divergence: null }, discarded: [], seal: opts.seal });
     return { ...v, ...base, snapshot_bytes: 0, grew_by: 0, threads: 1, bytes_read: 0, stream: false, rows_by_path: rowsByPath([]) };
   }
   const input = openJournal(path);

@@ -2,7 +2,7 @@ import { rowTooLarge } from "../../fsutil/input.ts";
 import { eventHash } from "../hash.ts";
 import { journalProfile } from "../hash-profiles.ts";
 import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
-import { EventChainWalker, verdictOf } from "../chain.ts";
+import { chainVerdict } from "../verdict.ts";
 import type { Divergence, JournalSeal, JournalVerifyResult } from "../model.ts";
 import type { RangeResult } from "./range.ts";
 
@@ -84,11 +84,7 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
     for (const d of r.discarded) discarded.push(lineBase + d);
     lineBase += r.physLines;
   }
-  const walker = new EventChainWalker();
-  walker.count = base;
-  walker.prefixHead = prev;
-  walker.divergence = divergence;
-  return verdictOf({ path, exists, walker, discarded, seal });
+  return chainVerdict({ path, exists, walk: { count: base, prefixHead: prev, divergence }, discarded, seal });
 }
 
 /**

@@ -5,7 +5,7 @@ import { readSealFile } from "../../../journal/seal.ts";
 import type { FastVerifyResult, JournalSeal } from "../../../journal/model.ts";
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
-import { fastVerifyNotes, parseThreads, unauthenticatedLine, verifyResultJson } from "../../fast-verify.ts";
+import { fastVerifyNotes, parseThreads, unauthenticatedLine } from "../../fast-verify.ts";
 import { ciArgs, ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
@@ -14,7 +14,9 @@ import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
 import { fileIdentity, isNoteFile } from "../../../tlog/sniff.ts";
 import type { NoteSealVerdict } from "../../../tlog/flows.ts";
 import type { TreeRequest } from "../../../journal/fast/subtrees.ts";
-import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
+import { spineReportIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
+import { journalVerifyJson } from "../../../journal/verdict.ts";
+import type { SignedHeadsCheck } from "../../../journal/verify-run.ts";
 import { basename, dirname } from "node:path";
 import { allowEmptyArgs, runsDirArgs } from "../../args.ts";
 import { isRemotePath } from "../../../storage/ref.ts";
@@ -160,19 +162,12 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       tree,
       // Best effort, as in Python: a read-only location must not turn a verdict into an error.
       reportDir: target.stdin || remote ? null : target.runDirPath,
-      refine: async (result) => {
-        const notes = await checkNotes(target.path, target.stdin, result, noteSeal, noteArgs, identityBefore, tree);
-        const spine = spineSdd === null ? null : await applySpineIfAny(result, spineSdd, target.runId);
-        return { notes, spine };
-      },
-      render: ({ result, refined, reportPath }) => {
-        const notes = refined?.notes ?? null;
-        const spine = refined?.spine ?? null;
-        return {
-          lines: [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...spineLines(spine), ...implicit, ...(notes ? noteLines(notes) : [])],
-          doc: withNotes({ ...verifyResultJson(result, target.stdin ? null : target.runId), seal: sealPath ?? noteSeal, spine: spineJson(spine) }, notes),
-        };
-      },
+      signedHeads: noteSeal || noteArgs.since ? signedHeads(target.path, target.stdin, noteSeal, noteArgs, identityBefore, tree) : undefined,
+      spine: spineSdd === null ? undefined : (result) => spineReportIfAny(result, spineSdd, target.runId),
+      render: ({ result, checks, reportPath }) => ({
+        lines: [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...spineLines(checks.spine), ...implicit, ...(checks.signedHeads ? noteLines(checks.signedHeads) : [])],
+        doc: journalVerifyJson({ result, checks, runId: target.stdin ? null : target.runId, seal: sealPath ?? noteSeal, spine: spineJson(checks.spine) }),
+      }),
     });
 }
 
@@ -185,51 +180,30 @@ async function noteTree(noteSeal: string | null, since: string | undefined): Pro
 
 /**
  * `--seal NOTE` / `--since OLD`: once the chain verified, the signed tree
- * heads are checked against it and folded into the verdict (identity from
+ * heads are checked against it (the verdict folds them in: identity from
  * the signed seal; a fork or truncation since OLD makes it negative).
  */
-async function checkNotes(
+function signedHeads(
   path: string,
   stdin: boolean,
-  result: FastVerifyResult,
   noteSeal: string | null,
   a: NoteArgs,
   identityBefore: string | null,
   tree: TreeRequest | undefined,
-): Promise<NoteSealVerdict | null> {
-  if (!noteSeal && !a.since) return null;
-  if (stdin) throw new UsageError("a signed seal or --since needs the journal as a file, not standard input", "flag_not_applicable");
-  if (!result.payloads_checked) throw new UsageError("--links-only does not recompute the event hashes a Merkle root is built from", "flag_not_applicable");
-  if (!result.chain_consistent || result.coverage !== "complete") {
-    if (noteSeal) result.identity = "mismatched";
-    return null;
-  }
-  const verified = identityBefore ? { verdict: result, identityBefore, tree } : undefined;
-  const [{ trustedKeysFrom }, { verifyJournalAgainstNotes }] = await Promise.all([import("../../tlog-args.ts"), import("../../../tlog/flows.ts")]);
-  const trusted = trustedKeysFrom(a.rawArgs);
-  const notes = await verifyJournalAgainstNotes(path, { sealNote: noteSeal ?? undefined, since: a.since, trusted, minSignatures: a.minSignatures, remember: a.remember, verified });
-  if (notes.identity !== "unverifiable") result.identity = notes.identity;
-  result.errors.push(...notes.errors);
-  result.ok = result.ok && notes.errors.length === 0;
-  return notes;
-}
-
-function withNotes(doc: Record<string, unknown>, n: NoteSealVerdict | null): Record<string, unknown> {
-  if (!n) return doc;
-  const out: Record<string, unknown> = {
-    ...doc,
-    signature: n.signature?.signature ?? null,
-    signed_by: n.signature?.signed_by ?? [],
-    root: n.root,
-    consistency: n.consistency,
-    since: n.since,
-    since_size: n.since_size,
+): SignedHeadsCheck<NoteSealVerdict> {
+  return {
+    sealNote: noteSeal !== null,
+    admit: (result) => {
+      if (stdin) throw new UsageError("a signed seal or --since needs the journal as a file, not standard input", "flag_not_applicable");
+      if (!result.payloads_checked) throw new UsageError("--links-only does not recompute the event hashes a Merkle root is built from", "flag_not_applicable");
+    },
+    check: async (result) => {
+      const verified = identityBefore ? { verdict: result, identityBefore, tree } : undefined;
+      const [{ trustedKeysFrom }, { verifyJournalAgainstNotes }] = await Promise.all([import("../../tlog-args.ts"), import("../../../tlog/flows.ts")]);
+      const trusted = trustedKeysFrom(a.rawArgs);
+      return verifyJournalAgainstNotes(path, { sealNote: noteSeal ?? undefined, since: a.since, trusted, minSignatures: a.minSignatures, remember: a.remember, verified });
+    },
   };
-  if (n.consistency && n.consistency !== "extends" && n.identity !== "mismatched") {
-    out.error = n.consistency === "forked" ? "consistency_forked" : "consistency_truncated";
-    out.detail = n.errors[n.errors.length - 1];
-  }
-  return out;
 }
 
 function noteLines(n: NoteSealVerdict): string[] {

@@ -3,9 +3,9 @@ import { humanValue, renderJson } from "../../../render/json.ts";
 import { pyStr } from "../../../pyjson/python.ts";
 import { rawGet } from "../../../pyjson/row.ts";
 import { PyRaw, type PyValue } from "../../../pyjson/types.ts";
-import { GENESIS_HASH } from "../../../steps/hash.ts";
 import { readEntries, refuseNonStepJournal } from "../../../steps/reader.ts";
 import { verifyAgentJournal } from "../../../steps/verify.ts";
+import { agentVerdictJson, emptyAgentJson } from "../../../steps/verdict.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { printLines, writeStdout, writeStdoutBytes, writeStdoutBytesSync } from "../../output.ts";
@@ -45,7 +45,7 @@ async function showAgent(ctx: ReplayContext, agentId: string, limit: number | nu
   if (v.entries === 0) {
     // No step read: empty (refused unless --allow-empty) or no step journal at all (refused).
     refuseNonStepJournal(v.bucket, agentId, ctx.args["allow-empty"] === true);
-    if (ctx.json) await writeStdout(renderJson({ ok: true, agent_id: agentId, head_hash: GENESIS_HASH, steps: 0, entries: [] }) + "\n");
+    if (ctx.json) await writeStdout(renderJson(emptyAgentJson(agentId)) + "\n");
     else await printLines(`Journal for ${agentId} is empty`);
     return 0;
   }
@@ -61,7 +61,7 @@ async function showAgent(ctx: ReplayContext, agentId: string, limit: number | nu
 
   if (ctx.json) {
     // Streamed: the document is the same as rendering it whole, without holding every entry.
-    const head = renderJson({ ok: true, agent_id: agentId, head_hash: v.head_hash, steps: v.steps });
+    const head = renderJson(agentVerdictJson(v));
     await writeStdout(head.slice(0, -2) + ',\n  "entries": [');
     const n = await writeAgentEntriesJson(bucket, limit, { write: writeStdoutBytes, writeSync: writeStdoutBytesSync }, undefined, records);
     await writeStdout(n === 0 ? "]\n}\n" : "\n  ]\n}\n");

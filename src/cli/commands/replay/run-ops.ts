@@ -5,7 +5,7 @@ import type { FastVerifyResult } from "../../../journal/model.ts";
 import { paint } from "../../../render/ansi.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
-import { verifyResultJson, fastVerifyNotes, unauthenticatedLine, parseThreads, verifyFacts } from "../../fast-verify.ts";
+import { fastVerifyNotes, unauthenticatedLine, parseThreads, verifyFacts } from "../../fast-verify.ts";
 import { ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
@@ -13,9 +13,9 @@ import { printLines, writeStdout, writeStdoutBytes } from "../../output.ts";
 import { journalVerdict } from "../../verdicts.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
-import { verifyProviderState, type ProviderStateVerdict } from "../../../journal/provider-state.ts";
-import { applySpineIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
-import type { CiOutcome } from "../../../ci/outcome.ts";
+import type { ProviderStateVerdict } from "../../../journal/provider-state.ts";
+import { replayVerifyJson } from "../../../journal/verdict.ts";
+import { spineReportIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
 import { sealFor } from "./seal-source.ts";
 
 /**
@@ -53,50 +53,17 @@ async function runVerdict(ctx: ReplayContext, run: RunRef, threads: number | und
     reportDir: existsSync(run.runDir) ? run.runDir : null,
     facts: (progress) => ({ run_id: run.runId, ...verifyFacts(run.journal, progress) }),
     onReportError: (err) => log.warn(`could not write the divergence report: ${errorMessage(err)}`),
-    refine: async (result) => {
-      const spine = await applySpineIfAny(result, ctx.sddDir, run.runId);
-      // Upstream's order: a chain failure is reported as a divergence; only an intact chain meets the provider-state gate.
-      const gate = result.ok ? verifyProviderState(run.journal, { endOffset: result.snapshot_bytes }) : null;
-      if (gate && !gate.ok) {
-        result.ok = false;
-        result.errors.push(...gate.errors);
-      }
-      return { spine, gate };
-    },
-    // A failed gate is no divergence of the chain: no divergence report for it.
-    wantsReport: (_result, refined) => !refined?.gate,
-    outcome: (chain, v) => gateOutcome(chain, v.refined?.gate ?? null),
-    render: ({ result, refined, reportPath }) => {
-      const spine = refined?.spine ?? null;
-      const gate = refined?.gate ?? null;
+    spine: (result) => spineReportIfAny(result, ctx.sddDir, run.runId),
+    providerState: true,
+    render: ({ result, checks, reportPath }) => {
+      const gate = checks.gate;
       const prose = gate && !gate.ok ? gateProse(run, result, gate) : verifyProse(run, result, source.path, reportPath);
       return {
-        lines: [...prose, ...spineLines(spine)],
-        doc: withGate({ ...verifyJson(run, result), seal: source.path, spine: spineJson(spine) }, gate),
+        lines: [...prose, ...spineLines(checks.spine)],
+        doc: replayVerifyJson({ result, checks, runId: run.runId, seal: source.path, spine: spineJson(checks.spine) }),
       };
     },
   });
-}
-
-/**
- * A failed provider-state gate: upstream's document keys (`verified`,
- * `reason_code`, `flagged_steps`) added to our verdict, whose `error` then
- * names the gate.
- */
-function withGate(doc: Record<string, unknown>, gate: ProviderStateVerdict | null): Record<string, unknown> {
-  if (!gate || gate.ok) return gate ? { ...doc, provider_state: { mutations: gate.mutations, flagged_steps: [] } } : doc;
-  // The chain verdict's own error/detail (it reads a failed gate as a seal mismatch) give way to the gate's.
-  const { run_id, ok: _ok, error: _error, detail: _detail, ...rest } = doc;
-  return {
-    run_id,
-    ok: false,
-    error: "provider_state_mutation",
-    detail: gate.errors[0],
-    ...rest,
-    verified: false,
-    reason_code: "provider_state_mutation",
-    flagged_steps: gate.flagged_steps,
-  };
 }
 
 function gateProse(run: RunRef, r: FastVerifyResult, gate: ProviderStateVerdict): string[] {
@@ -106,17 +73,6 @@ function gateProse(run: RunRef, r: FastVerifyResult, gate: ProviderStateVerdict)
     ...gate.errors.map((e) => `  - ${sanitizeCell(e)}`),
     paint("dim", unauthenticatedLine(r)),
   ];
-}
-
-function gateOutcome(o: CiOutcome, gate: ProviderStateVerdict | null): CiOutcome {
-  if (!gate || gate.ok) return o;
-  const problems = gate.errors.map((message) => ({ title: "Provider-state mutation", message, line: null }));
-  return { ...o, verdict: `PROVIDER STATE: ${gate.errors[0]}`, problems: [...o.problems, ...problems] };
-}
-
-/** The `journal verify --as-json` document (same fields, same order), preceded by `run_id`. */
-function verifyJson(run: RunRef, r: FastVerifyResult): Record<string, unknown> {
-  return { run_id: run.runId, ...verifyResultJson(r, run.runId) };
 }
 
 function verifyProse(run: RunRef, r: FastVerifyResult, sealPath: string | null, reportPath: string | null): string[] {

@@ -6,7 +6,8 @@ import { planReceiptOutput } from "../../../receipts/output.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertJournalExists, type RunRef } from "../../../replay/discovery.ts";
 import { renderTimeline, type TimelineResult } from "../../../timeline/generate.ts";
-import { verifyResultJson, parseThreads } from "../../fast-verify.ts";
+import { parseThreads } from "../../fast-verify.ts";
+import { verdictJson } from "../../../journal/verdict.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { log } from "../../log.ts";
 import { printJson, printLines, stdoutClosed, writeStdout } from "../../output.ts";
@@ -76,7 +77,7 @@ async function toStdoutSink(chunk: string): Promise<boolean> {
 async function report(ctx: ReplayContext, run: RunRef, r: TimelineResult, output: string, bytes: number | null): Promise<void> {
   const facts = { run_id: run.runId, output, bytes, events: r.events, embedded_events: r.embedded, attempts: r.attempts, untracked_claims: r.untracked };
   if (ctx.json) {
-    const verdict = verifyResultJson(r.verdict, run.runId);
+    const verdict = verdictJson(r.verdict, run.runId);
     await printJson(r.failure ? { ok: false, error: r.failure.error, detail: r.failure.detail, ...facts, verify: verdict } : { ok: true, ...facts, verify: verdict });
     return;
   }
