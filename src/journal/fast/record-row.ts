@@ -204,14 +204,7 @@ function envelope(eventText: string, index: number, prevHash: string, ph: string
  * a million appends is slow to flatten), and the keys sorted natively
  * (codePointOrder).
  */
-function wideRecordLine(
-  event: string,
-  entries: readonly (readonly [string, PyLike])[],
-  index: number,
-  prevHash: string,
-  ts: number,
-  elapsed: number,
-): RecordLine | null {
+function wideRecordLine(...[event, entries, index, prevHash, ts, elapsed]: Parameters<typeof recordLine>): RecordLine | null {
   const n = entries.length;
   keys = new Array<string>(n + 1);
   const encKeys = new Array<string>(n + 1);
