@@ -68,6 +68,7 @@ describe("one story across resumes (compiled binary)", () => {
     const js = await bernsteinJson(["replay", run2, "--with-previous", "--sdd-dir", p.sddDir]);
     expect(js.code).toBe(0);
     expect(js.json.runs.map((r: any) => r.run_id)).toEqual([run1, run2]);
+    expect(js.json.ok).toBe(true);
     expect(js.json.missing_previous).toBeNull();
     const single = await bernsteinJson(["replay", run1, "--sdd-dir", p.sddDir]);
     expect(js.json.runs[0]).toEqual(single.json);

@@ -33,7 +33,7 @@ export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> 
  * `replay <RUN> --with-previous`: the runs this run continues (its
  * `run_started` names them, see `replay/chain.ts`), oldest first, each
  * shown exactly as `replay <RUN>` shows it under a header line naming the
- * run. `--as-json`: one document `{"runs": [<each run's document>], "missing_previous": …}`.
+ * run. `--as-json`: one document `{"ok": true, "runs": [<each run's document>], "missing_previous": …}`.
  * A predecessor that is gone is a note (`missing_previous`), not an error.
  */
 async function showChain(ctx: ReplayContext, run: RunRef): Promise<number> {
@@ -41,7 +41,7 @@ async function showChain(ctx: ReplayContext, run: RunRef): Promise<number> {
   const chain = runChain(ctx.sddDir, run);
   const note = chain.missing ? `previous run ${chain.missing.runId} not shown: ${chain.missing.reason}` : null;
   if (ctx.json) {
-    await stdoutBytes.write(utf8('{\n"runs": [\n'));
+    await stdoutBytes.write(utf8('{\n"ok": true,\n"runs": [\n'));
     for (const [i, r] of chain.runs.entries()) {
       if (i > 0) await stdoutBytes.write(utf8(",\n"));
       await streamRunJson({ journal: r.journal, runId: r.runId, metadata: readMetadata(r.runDir), limit: limitOf(ctx) }, stdoutBytes);
