@@ -25,7 +25,7 @@ import { openTaskStore } from "../server/open-store.ts";
 import type { OrchestratorStore } from "../server/store-api.ts";
 import type { PortChoice } from "../server/ports.ts";
 import { IllegalTransitionError, TaskNotFoundError } from "../server/errors.ts";
-import { decideResume, resumeBacklog, type ResumeDecision } from "../session/resume.ts";
+import { decideResume, previousRunId, resumeBacklog, sessionId, type ResumeDecision } from "../session/resume.ts";
 import { SessionSaver } from "../session/saver.ts";
 import { notifyTask } from "../session/task-notifications.ts";
 import { hasUnfinishedWork, sessionFromTasks } from "../session/state.ts";
@@ -316,6 +316,9 @@ export class Orchestrator {
       throw new UsageError("nothing to do: give a PLAN file, --goal TEXT, or goal: in bernstein.yaml (or --keep-alive to wait for tasks)", "nothing_to_do");
     }
 
+    // A resumed run names the run it continues (the latest run before it) and the session snapshot it resumed from.
+    const previousRun = this.decision.action === "fresh" ? null : previousRunId(this.o.sddDir);
+    const previousSession = this.decision.action === "fresh" || !this.decision.state || this.decision.reason.startsWith("session_") ? null : sessionId(this.decision.state.saved_at);
     this.runId = newRunId(this.o.sddDir);
     const git = gitFacts(this.o.workdir);
     const startedAt = Date.now() / 1000;
@@ -331,6 +334,7 @@ export class Orchestrator {
       git_sha: git.sha,
       git_branch: git.branch,
       config_hash: this.configHash,
+      ...(this.decision.action === "fresh" ? {} : { resumed_from_run: previousRun, resumed_from_session: previousSession }),
     });
 
     // Agents a crashed orchestrator left behind must not race the new run

@@ -17,7 +17,8 @@ import { writeFileAtomic } from "../fsutil/atomic.ts";
  */
 export const LIST_CACHE_FILE = ".replay-list-cache.json";
 /** 2: `event_count` optional, `first_ts` added (the start-time order of `latest` / `replay list`). */
-export const LIST_CACHE_VERSION = 2;
+/** 3: `continues` added (the run a resumed run continues); a version-2 cache is ignored and rebuilt. */
+export const LIST_CACHE_VERSION = 3;
 
 const StatTokenSchema = v.object({ size: v.number(), mtime_ns: v.string(), ino: v.string() });
 export type StatToken = v.InferOutput<typeof StatTokenSchema>;
@@ -36,6 +37,8 @@ const CachedRunSchema = v.object({
   event_count: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   /** `ts` of the first row at this journal token (null: none usable); absent when not read. */
   first_ts: v.optional(v.nullable(v.number())),
+  /** `resumed_from_run` of the first row at this journal token (null: none); absent when not read. */
+  continues: v.optional(v.nullable(v.string())),
   /** null when the run has no (readable) metadata.json, keyed by its absence. */
   metadata: v.nullable(CachedMetadataSchema),
 });

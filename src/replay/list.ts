@@ -3,6 +3,7 @@ import { readJournalSync } from "../journal/reader.ts";
 import { verifyJournal } from "../journal/verify.ts";
 import { DEFAULT_CHUNK_SIZE } from "../fsutil/lines.ts";
 import { runsRoot } from "../journal/paths.ts";
+import { continuesRun } from "./chain.ts";
 import { discoverRuns } from "./discovery.ts";
 import { ListCache, sameToken, statToken } from "./list-cache.ts";
 import { orderByStart, unreadableReason, type SkippedRun, type StartedRun } from "./start-order.ts";
@@ -26,6 +27,8 @@ export interface RunListEntry {
   event_count: number;
   size_bytes: number;
   journal: string;
+  /** The run this resumed run continues (its `run_started`'s `resumed_from_run`), null when none. */
+  continues: string | null;
 }
 
 export interface RunList {
@@ -73,11 +76,14 @@ async function listEntry(s: StartedRun, cache: ListCache): Promise<{ entry: RunL
   const cached = cache.get(run.runId);
   const fresh = cached !== undefined && sameToken(cached.journal, token) && cached.event_count !== undefined;
   const eventCount = fresh ? cached.event_count! : await countUsableRows(run.journal, token.size);
+  // Only the first row is read for it (run_started), once per journal token.
+  const atToken = cached && sameToken(cached.journal, token) ? cached : undefined;
+  const continues = atToken?.continues !== undefined ? atToken.continues : continuesRun(run.journal);
   // A journal appended to while it was counted is not cached: its token no longer matches the count.
   const after = statSync(run.journal, { bigint: true, throwIfNoEntry: false });
-  if (!fresh && after !== undefined && sameToken(statToken(after), token)) {
-    const base = cached && sameToken(cached.journal, token) ? cached : { journal: token, metadata };
-    cache.set(run.runId, { ...base, metadata, event_count: eventCount });
+  if ((!fresh || atToken?.continues === undefined) && after !== undefined && sameToken(statToken(after), token)) {
+    const base = atToken ?? { journal: token, metadata };
+    cache.set(run.runId, { ...base, metadata, event_count: eventCount, continues });
   }
   return {
     counted: !fresh,
@@ -89,6 +95,7 @@ async function listEntry(s: StartedRun, cache: ListCache): Promise<{ entry: RunL
       event_count: eventCount,
       size_bytes: token.size,
       journal: run.journal,
+      continues,
     },
   };
 }

@@ -6,6 +6,10 @@
  * it, is unknown and never "changed"). A snapshot with unfinished work always
  * resumes; only a fully drained one short-circuits planning.
  */
+import { runsRoot } from "../journal/paths.ts";
+import { discoverRuns } from "../replay/discovery.ts";
+import { ListCache } from "../replay/list-cache.ts";
+import { orderByStart } from "../replay/start-order.ts";
 import { formatAge, hasUnfinishedWork, loadSession, type SessionState } from "./state.ts";
 
 export type ResumeAction = "resume" | "drained" | "fresh";
@@ -101,4 +105,24 @@ export function resumeBacklog<T extends { id?: string | null; depends_on?: strin
     kept.push(t.depends_on ? { ...t, depends_on: t.depends_on.filter((d) => !done.has(d)) } : t);
   }
   return { tasks: kept, skipped };
+}
+
+/**
+ * The run a resumed run continues: the run `latest` names before the new
+ * run is created (null when there is none, or the runs cannot be read:
+ * naming the predecessor never stops a run from starting). The `replay
+ * list` cache is read, never written: a run leaves the runs folder as it found it.
+ */
+export function previousRunId(sddDir: string): string | null {
+  try {
+    const { ordered } = orderByStart(discoverRuns(sddDir).runs, ListCache.load(runsRoot(sddDir)));
+    return ordered[0]?.run.runId ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The id of a saved session, as the wrap-up brief names it: its `saved_at`, whole seconds. */
+export function sessionId(savedAt: number): string | null {
+  return Number.isFinite(savedAt) && savedAt > 0 ? String(Math.trunc(savedAt)) : null;
 }

@@ -50,6 +50,7 @@ describe("replay list (compiled binary)", () => {
       event_count: 300,
       size_bytes: statSync(t.journal("20260102-090000")).size,
       journal: t.journal("20260102-090000"),
+      continues: null,
     });
     expect(r.json[3].started_at).toBeNull();
   });
@@ -83,7 +84,7 @@ describe("replay list (compiled binary)", () => {
     await bernstein(["replay", "list"], { cwd: t.cwd });
     const cachePath = join(t.sdd, "runs", CACHE);
     const cache = JSON.parse(readFileSync(cachePath, "utf8"));
-    expect(cache.version).toBe(2);
+    expect(cache.version).toBe(3);
     expect(Object.keys(cache.runs).sort()).toEqual(["20260101-090000", "20260102-090000", "20260103-090000", "20260104-090000"]);
     // Served from the cache while the journal is unchanged: a planted count shows through.
     cache.runs["20260101-090000"].event_count = 41;
@@ -98,12 +99,12 @@ describe("replay list (compiled binary)", () => {
 
   test("a corrupt or foreign cache file is ignored and replaced", async () => {
     const cachePath = join(t.sdd, "runs", CACHE);
-    for (const junk of ["{not json", "[]", JSON.stringify({ version: 99, runs: {} }), JSON.stringify({ version: 2, runs: { x: { event_count: -1 } } })]) {
+    for (const junk of ["{not json", "[]", JSON.stringify({ version: 99, runs: {} }), JSON.stringify({ version: 3, runs: { x: { event_count: -1 } } })]) {
       writeFileSync(cachePath, junk);
       const r = await bernsteinJson(["replay", "list"], { cwd: t.cwd });
       expect(r.code).toBe(0);
       expect(r.json.find((e: any) => e.run_id === "20260102-090000").event_count).toBe(300);
-      expect(JSON.parse(readFileSync(cachePath, "utf8")).version).toBe(2);
+      expect(JSON.parse(readFileSync(cachePath, "utf8")).version).toBe(3);
     }
   });
 

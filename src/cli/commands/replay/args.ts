@@ -15,6 +15,7 @@ export const replayArgs = {
   "from-step": { type: "string", description: "RUN_ID: project the state through step N (events, head_hash, step_count)" },
   seal: { type: "string", description: "RUN_ID --verify / repair: seal file {head, event_count} (default <run_dir>/seal.json)" },
   html: { type: "boolean", description: "RUN_ID: write the run's timeline as one self-contained HTML page to OUT (default <run_dir>/timeline.html; - for stdout) after verifying the journal" },
+  "with-previous": { type: "boolean", description: "RUN_ID: also show the runs this resumed run continues, oldest first" },
   threads: { type: "string", description: "Worker threads for --verify (default: cores)" },
   "links-only": { type: "boolean", description: "--verify checks prev_hash linkage only" },
   head: { type: "string", description: "verify: expected head hash of the receipt" },

@@ -58,6 +58,7 @@ export function expectPositionals(ctx: ReplayContext, n: number, usage: string):
 /** Replay flags that only some verbs accept; the rest are refused by name. */
 const VERB_FLAGS = [
   "limit",
+  "with-previous",
   "html",
   "verify",
   "from-step",

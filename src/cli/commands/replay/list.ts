@@ -57,6 +57,7 @@ function toJson(e: RunListEntry): Record<string, unknown> {
     event_count: e.event_count,
     size_bytes: e.size_bytes,
     journal: e.journal,
+    continues: e.continues,
   };
 }
 
@@ -68,6 +69,7 @@ function renderTable(runs: RunListEntry[]): string[] {
     r.git_sha ? Array.from(r.git_sha).slice(0, 8).join("") : "-",
     String(r.event_count),
     sizeKb(r.size_bytes),
+    r.continues ?? "",
   ]);
   const col = (header: string, i: number, extra: Partial<Column> = {}): Column => ({
     header,
@@ -88,6 +90,7 @@ function renderTable(runs: RunListEntry[]): string[] {
       col("SHA", 3, { minWidth: 3, fold: "sha: ", foldPriority: 2, placeholder: "-" }),
       fixed("Events", 4, { align: "right" }),
       fixed("Size", 5, { align: "right" }),
+      ...(rows.some((r) => r[6]) ? [col("Continues", 6, { minWidth: 8, fold: "continues: ", foldPriority: 3, placeholder: "-" })] : []),
     ],
     { width: terminalWidth() },
   );

@@ -3,6 +3,7 @@ import { errorMessage } from "../../../errors/index.ts";
 import { paint } from "../../../render/ansi.ts";
 import { joinFitting, sanitizeCell, terminalWidth, wrapCells } from "../../../render/table.ts";
 import { CellSpool } from "../../../replay/cell-spool.ts";
+import { runChain } from "../../../replay/chain.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { durationText, localTime } from "../../../replay/format.ts";
 import { scanRunFast, type RunScan } from "../../../replay/run-view.ts";
@@ -23,7 +24,44 @@ import { sealFor, type SealSource } from "./seal-source.ts";
  * after `--limit` rows, so memory stays flat and `--limit` never reads the rest.
  */
 export async function showRun(ctx: ReplayContext, run: RunRef): Promise<number> {
-  refuseFlags(ctx, ["limit", "seal"], "replay <RUN_ID>");
+  refuseFlags(ctx, ["limit", "seal", "with-previous"], "replay <RUN_ID>");
+  if (ctx.args["with-previous"]) return showChain(ctx, run);
+  return showOne(ctx, run);
+}
+
+/**
+ * `replay <RUN> --with-previous`: the runs this run continues (its
+ * `run_started` names them, see `replay/chain.ts`), oldest first, each
+ * shown exactly as `replay <RUN>` shows it under a header line naming the
+ * run. `--as-json`: one document `{"ok": true, "runs": [<each run's document>], "missing_previous": …}`.
+ * A predecessor that is gone is a note (`missing_previous`), not an error.
+ */
+async function showChain(ctx: ReplayContext, run: RunRef): Promise<number> {
+  assertReadable(run);
+  const chain = runChain(ctx.sddDir, run);
+  const note = chain.missing ? `previous run ${chain.missing.runId} not shown: ${chain.missing.reason}` : null;
+  if (ctx.json) {
+    await stdoutBytes.write(utf8('{\n"ok": true,\n"runs": [\n'));
+    for (const [i, r] of chain.runs.entries()) {
+      if (i > 0) await stdoutBytes.write(utf8(",\n"));
+      await streamRunJson({ journal: r.journal, runId: r.runId, metadata: readMetadata(r.runDir), limit: limitOf(ctx) }, stdoutBytes);
+      if (stdoutBytes.closed()) return 0;
+    }
+    const missing = chain.missing ? { run_id: chain.missing.runId, reason: chain.missing.reason } : null;
+    await stdoutBytes.write(utf8(`],\n"missing_previous": ${JSON.stringify(missing)}\n}\n`));
+    return 0;
+  }
+  if (note) await printLines(paint("yellow", `Note: ${note}.`), "");
+  for (const [i, r] of chain.runs.entries()) {
+    const cont = i > 0 ? ` (continues ${chain.runs[i - 1]!.runId})` : "";
+    await printLines(paint("bold", `=== Run ${i + 1} of ${chain.runs.length}: ${r.runId}${cont} ===`));
+    await showOne(ctx, r);
+    if (i < chain.runs.length - 1) await printLines("");
+  }
+  return 0;
+}
+
+async function showOne(ctx: ReplayContext, run: RunRef): Promise<number> {
   const limit = limitOf(ctx);
   assertReadable(run);
   const metadata = readMetadata(run.runDir);
@@ -135,5 +173,7 @@ function footer(ctx: ReplayContext, run: RunRef, scan: RunScan): string[] {
     ...wrapSegments(sealStatus(ctx, run, scan), width),
   ];
 }
+
+const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 const stdoutBytes: ByteOutput = { write: writeStdoutBytes, writeSync: writeStdoutBytesSync, closed: stdoutClosed };

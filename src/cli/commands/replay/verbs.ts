@@ -22,9 +22,10 @@ export interface ReplayForm {
 }
 
 /** Every flag some operation on a run takes (each handler refuses the ones its operation does not). */
-const RUN_FLAGS: ReplayFlag[] = ["limit", "verify", "from-step", "html", "force", "seal", "threads", "links-only", "format", "junit", "allow-empty"];
+const RUN_FLAGS: ReplayFlag[] = ["limit", "with-previous", "verify", "from-step", "html", "force", "seal", "threads", "links-only", "format", "junit", "allow-empty"];
 const RUN_TEXT: ReplayForm["flagText"] = {
   limit: "Show at most N events (only those are read)",
+  "with-previous": "Also show the runs this resumed run continues (oldest first, each under a header line)",
   verify: "Verify the journal's chain, coverage and seal (exit 1 on divergence)",
   "from-step": "Project the state through step N: {events, head_hash, step_count}",
   seal: "Seal file {head, event_count} to check against (default <run_dir>/seal.json)",
