@@ -52,6 +52,8 @@ export interface AttemptResult {
   costSource: CostSource;
   tokens: TokenUsage | null;
   sessionId: string | null;
+  /** The model the CLI says it used, when it says. */
+  reportedModel: string | null;
   toolCalls: ToolCall[];
   /** Set when the agent process itself failed (not a gate, not its answer). */
   agentFailure: AgentFailure | null;
@@ -122,6 +124,7 @@ export class Attempt {
       costSource: parsed.costSource,
       tokens: parsed.tokens,
       sessionId: parsed.sessionId,
+      reportedModel: parsed.reportedModel,
       toolCalls: parsed.toolCalls,
       agentFailure: null as AgentFailure | null,
       failureClass: null as FailureClass | null,
