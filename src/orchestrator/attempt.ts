@@ -8,7 +8,7 @@ import type { GateSpec } from "./config.ts";
 import type { AgentAdapter, AgentInvocation } from "./adapters.ts";
 import { runGates, type GateRun } from "./gates.ts";
 import { planFromAgentOutput, type Plan } from "./plan.ts";
-import { priced, type CostSource, type FailureClass, type Price, type TokenUsage, type ToolCall } from "./result.ts";
+import { priced, type CostSource, type FailureClass, type Price, type TokenUsage, type ToolCall, type AssistantMessage } from "./result.ts";
 import { classifyFailure, lastLines, providerMessage, retryAfterIn } from "./adapters/events.ts";
 import { spawnLogged, type RunningProcess } from "./process.ts";
 import type { Task } from "../server/model.ts";
@@ -55,6 +55,8 @@ export interface AttemptResult {
   /** The model the CLI says it used, when it says. */
   reportedModel: string | null;
   toolCalls: ToolCall[];
+  /** The assistant's text messages between the tool calls, when the adapter reads them. */
+  messages: AssistantMessage[];
   /** Set when the agent process itself failed (not a gate, not its answer). */
   agentFailure: AgentFailure | null;
   /**
@@ -126,6 +128,7 @@ export class Attempt {
       sessionId: parsed.sessionId,
       reportedModel: parsed.reportedModel,
       toolCalls: parsed.toolCalls,
+      messages: parsed.messages ?? [],
       agentFailure: null as AgentFailure | null,
       failureClass: null as FailureClass | null,
       retryAfterS: null as number | null,

@@ -99,6 +99,7 @@ export function finalizeTrace(trace: TraceRecorder, result: AttemptResult, summa
       costUsd: result.costUsd,
       costSource: result.costSource,
       toolCalls: result.toolCalls,
+      messages: result.messages,
       filesChanged,
     },
     endTs: result.endedAt,

@@ -58,6 +58,8 @@ export interface TraceUsage {
   costUsd: number;
   costSource: string;
   toolCalls: TraceToolCall[];
+  /** The assistant's text messages, each after the first `afterTools` tool calls. */
+  messages?: { afterTools: number; text: string }[];
   /** Files the work tree shows changed between the attempt's start and end. */
   filesChanged: string[];
 }
@@ -192,13 +194,20 @@ export class TraceRecorder {
     const u = end?.usage;
     const model = this.start.model ?? u?.reportedModel ?? null;
     const totalTokens = u?.tokens ? u.tokens.input + u.tokens.output : 0;
-    const toolSteps: TraceStep[] = (u?.toolCalls ?? []).map((call, i) => ({
-      type: toolStepType(call.name),
-      timestamp: end!.endTs,
-      detail: `${call.name}: ${call.status ?? "no result reported"}`,
-      turn_number: i + 1,
-      tool_call: call,
-    }));
+    // The transcript: the assistant's messages (`plan` steps, the text as detail) between its tool calls, in order.
+    const turns: TraceStep[] = [];
+    const messages = u?.messages ?? [];
+    const say = (upTo: number) => {
+      for (const m of messages) {
+        if (m.afterTools === upTo) turns.push({ type: "plan", timestamp: end!.endTs, detail: m.text, turn_number: turns.length + 1 });
+      }
+    };
+    (u?.toolCalls ?? []).forEach((call, i) => {
+      say(i);
+      turns.push({ type: toolStepType(call.name), timestamp: end!.endTs, detail: `${call.name}: ${call.status ?? "no result reported"}`, turn_number: turns.length + 1, tool_call: call });
+    });
+    say(u?.toolCalls.length ?? 0);
+    const toolSteps = turns;
     const steps = [this.spawnStep(model), ...toolSteps, ...(end?.steps ?? [])];
     const durationMs = end ? Math.max(0, (end.endTs - this.start.spawnTs) * 1000) : 0;
     if (end) {

@@ -68,7 +68,10 @@ export function parseClaudeOutput(stdout: string): AgentResult {
       const m = obj(o.message);
       streamModel = str(m.model) ?? streamModel;
       if ("usage" in m) usages.set(str(m.id) ?? `#${usages.size}`, obj(m.usage));
-      for (const c of content.map(obj)) if (c.type === "tool_use") tools.start(str(c.id), str(c.name) ?? "?", c.input);
+      for (const c of content.map(obj)) {
+        if (c.type === "tool_use") tools.start(str(c.id), str(c.name) ?? "?", c.input);
+        else if (c.type === "text" && typeof c.text === "string") tools.say(c.text);
+      }
     } else if (o.type === "user") {
       for (const c of content.map(obj)) if (c.type === "tool_result") tools.finish(str(c.tool_use_id), c.is_error === true ? "error" : "ok", c.content);
     } else if (isResult(o)) final = o;
@@ -83,7 +86,7 @@ export function parseClaudeOutput(stdout: string): AgentResult {
     const generic = parseAgentOutput(stdout);
     // claude was asked for JSON output and printed none: it produced no result.
     if (generic.failure) return { ...generic, tokens, reportedModel: streamModel };
-    return { ...failed(generic.resultSummary, "no_result", "the agent printed no JSON result (claude -p --output-format stream-json)"), toolCalls: tools.list, sessionId, tokens, reportedModel: streamModel };
+    return { ...failed(generic.resultSummary, "no_result", "the agent printed no JSON result (claude -p --output-format stream-json)"), toolCalls: tools.list, messages: tools.messages, sessionId, tokens, reportedModel: streamModel };
   }
   const text = typeof final.result === "string" ? final.result : "";
   const summary = answerSummary(text);
@@ -91,7 +94,7 @@ export function parseClaudeOutput(stdout: string): AgentResult {
   const cost = reportedCost(summary, field, final.total_cost_usd ?? final.cost_usd);
   const tokens = "usage" in final ? tokensOf(obj(final.usage)) : null;
   const models = Object.keys(obj(final.modelUsage));
-  const facts = { tokens, sessionId, reportedModel: models[0] ?? streamModel, answerText: text || null, toolCalls: tools.list };
+  const facts = { tokens, sessionId, reportedModel: models[0] ?? streamModel, answerText: text || null, toolCalls: tools.list, messages: tools.messages };
   // A refused cost is reported first: the budget must never read it as 0.
   if (cost.failure) return { ...cost, ...facts };
   const v = verdict(final, summary);

@@ -84,10 +84,11 @@ function standInClaude(p: Project): string {
   mkdirSync(bin, { recursive: true });
   const lines = [
     { type: "system", subtype: "init", session_id: "sess-1", model: "claude-stand-in-1" },
-    { type: "assistant", message: { id: "m1", model: "claude-stand-in-1", content: [{ type: "tool_use", id: "tu1", name: "Write", input: { file_path: "hello.txt", content: "hi\n" } }], usage: { input_tokens: 10, output_tokens: 5 } } },
+    { type: "assistant", message: { id: "m1", model: "claude-stand-in-1", content: [{ type: "text", text: "I will write hello.txt." }, { type: "tool_use", id: "tu1", name: "Write", input: { file_path: "hello.txt", content: "hi\n" } }], usage: { input_tokens: 10, output_tokens: 5 } } },
     { type: "user", message: { content: [{ type: "tool_result", tool_use_id: "tu1", content: "File created successfully at: hello.txt" }] } },
     { type: "assistant", message: { id: "m2", model: "claude-stand-in-1", content: [{ type: "tool_use", id: "tu2", name: "Bash", input: { command: "false" } }], usage: { input_tokens: 20, output_tokens: 6 } } },
     { type: "user", message: { content: [{ type: "tool_result", tool_use_id: "tu2", is_error: true, content: "Exit code 1" }] } },
+    { type: "assistant", message: { id: "m3", model: "claude-stand-in-1", content: [{ type: "text", text: "Wrote hello.txt; the check failed." }], usage: { input_tokens: 1, output_tokens: 1 } } },
     { type: "result", subtype: "success", is_error: false, result: "RESULT: wrote hello.txt", session_id: "sess-1", total_cost_usd: 0.0123, usage: { input_tokens: 30, cache_read_input_tokens: 4, output_tokens: 11 }, modelUsage: { "claude-stand-in-1": {} } },
   ];
   const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
@@ -97,7 +98,7 @@ function standInClaude(p: Project): string {
 }
 
 describe("task trace: tool calls (stand-in claude)", () => {
-  test("each tool call is a step with its input and outcome; tokens, cost and the CLI's model are recorded", async () => {
+  test("the transcript: the assistant's messages and each tool call (input, outcome) as steps in order; tokens, cost and the CLI's model", async () => {
     const p = makeProject({ tasks: [{ id: "T1" }] });
     const bin = standInClaude(p);
     writeFileSync(join(p.dir, "bernstein.yaml"), "agent:\n  adapter: claude\n  timeout_s: 30\n");
@@ -108,16 +109,20 @@ describe("task trace: tool calls (stand-in claude)", () => {
     expect(t.model).toBe("claude-stand-in-1");
     expect(t.reported_model).toBe("claude-stand-in-1");
     expect(t.steps[0].detail).toBe("Spawned auto agent (claude-stand-in-1/default) via claude for tasks: T1");
-    const tools = t.steps.filter((s: any) => s.tool_call);
-    expect(tools.map((s: any) => [s.type, s.turn_number, s.detail])).toEqual([
-      ["edit", 1, "Write: ok"],
-      ["edit", 2, "Bash: error"],
+    const turns = t.steps.filter((s: any) => s.turn_number > 0);
+    expect(turns.map((s: any) => [s.type, s.turn_number, s.detail])).toEqual([
+      ["plan", 1, "I will write hello.txt."],
+      ["edit", 2, "Write: ok"],
+      ["edit", 3, "Bash: error"],
+      ["plan", 4, "Wrote hello.txt; the check failed."],
     ]);
+    const tools = t.steps.filter((s: any) => s.tool_call);
+    expect(tools.map((s: any) => s.tool_call.name)).toEqual(["Write", "Bash"]);
     expect(JSON.parse(tools[0].tool_call.input)).toEqual({ file_path: "hello.txt", content: "hi\n" });
     expect(tools[0].tool_call.output).toBe("File created successfully at: hello.txt");
     expect(JSON.parse(tools[1].tool_call.input)).toEqual({ command: "false" });
     expect(tools[1].tool_call).toMatchObject({ status: "error", output: "Exit code 1" });
-    expect(t.turn_count).toBe(2);
+    expect(t.turn_count).toBe(4);
     expect(t.tokens).toEqual({ input: 34, cached_input: 4, output: 11 });
     expect(t.total_consumed).toBe(45);
     expect(t.steps.at(-1).tokens).toBe(45);
