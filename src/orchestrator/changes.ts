@@ -31,7 +31,7 @@ function signature(path: string): string {
 
 function gitDirtyPaths(workdir: string): string[] | null {
   try {
-    const r = Bun.spawnSync(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "."], { cwd: workdir, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
+    const r = Bun.spawnSync(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", ".", ":(exclude).sdd"], { cwd: workdir, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
     if (r.exitCode !== 0) return null;
     const prefix = Bun.spawnSync(["git", "rev-parse", "--show-prefix"], { cwd: workdir, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
     const pre = prefix.exitCode === 0 ? prefix.stdout.toString().trim() : "";
