@@ -8,7 +8,7 @@ import type { GateSpec } from "./config.ts";
 import type { AgentAdapter, AgentInvocation } from "./adapters.ts";
 import { runGates, type GateRun } from "./gates.ts";
 import { planFromAgentOutput, type Plan } from "./plan.ts";
-import { priced, type CostSource, type FailureClass, type Price, type TokenUsage, type ToolCall } from "./result.ts";
+import { priced, type CostSource, type FailureClass, type Price, type TokenUsage, type ToolCall, type AssistantMessage } from "./result.ts";
 import { classifyFailure, lastLines, providerMessage, retryAfterIn } from "./adapters/events.ts";
 import { spawnLogged, type RunningProcess } from "./process.ts";
 import type { Task } from "../server/model.ts";
@@ -52,7 +52,11 @@ export interface AttemptResult {
   costSource: CostSource;
   tokens: TokenUsage | null;
   sessionId: string | null;
+  /** The model the CLI says it used, when it says. */
+  reportedModel: string | null;
   toolCalls: ToolCall[];
+  /** The assistant's text messages between the tool calls, when the adapter reads them. */
+  messages: AssistantMessage[];
   /** Set when the agent process itself failed (not a gate, not its answer). */
   agentFailure: AgentFailure | null;
   /**
@@ -122,7 +126,9 @@ export class Attempt {
       costSource: parsed.costSource,
       tokens: parsed.tokens,
       sessionId: parsed.sessionId,
+      reportedModel: parsed.reportedModel,
       toolCalls: parsed.toolCalls,
+      messages: parsed.messages ?? [],
       agentFailure: null as AgentFailure | null,
       failureClass: null as FailureClass | null,
       retryAfterS: null as number | null,

@@ -42,6 +42,7 @@ import { agentPrompt, MANAGER_ROLE, managerDescription } from "./prompt.ts";
 import { newRunId } from "./runid.ts";
 import { removeStaleTempFiles } from "./tempfiles.ts";
 import { appendAgentStep, finalizeTrace } from "./records.ts";
+import { changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
 import { Wakeup } from "./wakeup.ts";
 
 export type RunOutcome = "completed" | "drained" | "failed" | "plan_failed" | "budget_exhausted" | "stopped" | "interrupted";
@@ -107,6 +108,8 @@ interface RunningAgent {
   procStart: number | null;
   /** Private per-attempt directory (prompt file, generated CLI homes); removed at reap. */
   attemptDir: string;
+  /** The work tree at spawn, compared at reap for the trace's files. */
+  treeBefore: WorkdirSnapshot;
 }
 
 /**
@@ -640,6 +643,8 @@ export class Orchestrator {
       });
       this.record("task_claimed", { task_id: task.id, agent_id: agentId, model });
 
+      // The work tree before the agent starts: the trace lists what changed from it.
+      const treeBefore = snapshotWorkdir(this.o.workdir);
       const trace = new TraceRecorder(this.o.sddDir, {
         taskIds: [task.id],
         sessionId: agentId,
@@ -650,6 +655,7 @@ export class Orchestrator {
         logPath,
         tasks: [task],
         settings: { adapter: this.adapter.name, run_id: this.runId, attempt: task.attempts, max_retries: this.maxRetries },
+        adapter: this.adapter.name,
       });
       this.tryWrite(() => trace.writeSpawn(), "trace");
 
@@ -670,7 +676,7 @@ export class Orchestrator {
         prices: this.config.models.prices,
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir };
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore };
       this.running.set(agentId, agent);
       // A stop that signalled the agents while this one was being claimed covers it too.
       if (this.signalledGraceMs !== null) attempt.kill(this.signalledGraceMs);
@@ -748,7 +754,7 @@ export class Orchestrator {
       "step journal",
     );
     const settled = (await this.store.get(task.id)) ?? task;
-    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled), "trace");
+    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled, this.adapter.name, changedFiles(agent.treeBefore, snapshotWorkdir(this.o.workdir), this.o.workdir)), "trace");
     // For whoever waits on the run (a parent agent, a chat bridge): one row per finished attempt.
     this.tryWrite(
       () =>

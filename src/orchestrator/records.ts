@@ -85,9 +85,23 @@ export function appendAgentStep(r: AttemptRecord): void {
   }
 }
 
-/** Finalise the trace: outcome, result, the task as it now stands, gate steps. */
-export function finalizeTrace(trace: TraceRecorder, result: AttemptResult, summary: string | null, after: Task): void {
+/**
+ * Finalise the trace: outcome, result, the task as it now stands, the tool
+ * calls the CLI reported, gate steps, and what the attempt cost and changed
+ * (`filesChanged` read from the work tree by the caller).
+ */
+export function finalizeTrace(trace: TraceRecorder, result: AttemptResult, summary: string | null, after: Task, adapter: string, filesChanged: string[]): void {
   trace.finalize({
+    usage: {
+      adapter,
+      reportedModel: result.reportedModel,
+      tokens: result.tokens,
+      costUsd: result.costUsd,
+      costSource: result.costSource,
+      toolCalls: result.toolCalls,
+      messages: result.messages,
+      filesChanged,
+    },
     endTs: result.endedAt,
     outcome: result.outcome === "success" ? "success" : "failed",
     resultSummary: summary,

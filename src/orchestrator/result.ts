@@ -37,6 +37,12 @@ export interface ToolCall {
   output: string | null;
 }
 
+/** A text message of the assistant's, placed after the first `afterTools` tool calls (bounded). */
+export interface AssistantMessage {
+  afterTools: number;
+  text: string;
+}
+
 /**
  * What kind of provider failure an agent reported, as its CLI shows it:
  * `auth` (401/403, an invalid key) and `invalid_request` (400) fail the task
@@ -60,6 +66,8 @@ export interface AgentResult {
   /** The whole final answer (unbounded): the manager's plan is read from it. Null = read stdout. */
   answerText: string | null;
   toolCalls: ToolCall[];
+  /** The assistant's text messages, in order, when the adapter reads them (claude, codex). */
+  messages?: AssistantMessage[];
   /** Why this output is not a success although the agent exited 0 (a failed signal), or null. */
   failure: string | null;
   /** One line explaining `failure`; for a CLI that failed, its own message. */

@@ -32,6 +32,36 @@ export interface TraceStep {
   timestamp: number;
   detail: string;
   duration_ms?: number;
+  files?: string[];
+  tokens?: number;
+  turn_number?: number;
+  /** Ours, after the spec's keys: the tool call this step records. */
+  tool_call?: TraceToolCall;
+}
+
+/** One tool call the agent's CLI reported, with its input and outcome (bounded texts). */
+export interface TraceToolCall {
+  name: string;
+  input: string;
+  /** "ok", "error", or null when the CLI never reported the result. */
+  status: string | null;
+  output: string | null;
+}
+
+/** What the attempt did, beyond upstream's fields (written after them). */
+export interface TraceUsage {
+  /** The model the CLI said it used, when it said. */
+  reportedModel: string | null;
+  /** The adapter that ran the agent (claude, codex, gemini, script, command). */
+  adapter: string;
+  tokens: { input: number; cached: number; output: number } | null;
+  costUsd: number;
+  costSource: string;
+  toolCalls: TraceToolCall[];
+  /** The assistant's text messages, each after the first `afterTools` tool calls. */
+  messages?: { afterTools: number; text: string }[];
+  /** Files the work tree shows changed between the attempt's start and end. */
+  filesChanged: string[];
 }
 
 export interface TraceStart {
@@ -45,6 +75,8 @@ export interface TraceStart {
   logPath: string;
   tasks: Task[];
   settings: Record<string, PyLike>;
+  /** The adapter that runs the agent, named in the spawn step. */
+  adapter?: string;
 }
 
 export interface TraceEnd {
@@ -55,6 +87,8 @@ export interface TraceEnd {
   tasks: Task[];
   /** Steps between spawn and the final complete/fail (e.g. verify). */
   steps?: TraceStep[];
+  /** Tool calls, files, tokens, cost; absent = none known (the trace reads as before). */
+  usage?: TraceUsage;
 }
 
 export function tracesDir(sddDir: string): string {
@@ -76,10 +110,10 @@ function stepObject(s: TraceStep): Record<string, PyLike> {
     type: s.type,
     timestamp: pyFloat(s.timestamp),
     detail: s.detail,
-    files: [],
-    tokens: 0,
+    files: [...(s.files ?? [])],
+    tokens: pyInt(s.tokens ?? 0),
     duration_ms: pyFloat(s.duration_ms ?? 0),
-    turn_number: 0,
+    turn_number: pyInt(s.turn_number ?? 0),
     allocated_budget: 0,
     consumed_this_turn: 0,
     remaining_budget: 0,
@@ -87,8 +121,19 @@ function stepObject(s: TraceStep): Record<string, PyLike> {
     compaction_tokens_before: 0,
     compaction_tokens_after: 0,
     compaction_reason: "",
+    ...(s.tool_call ? { tool_call: { name: s.tool_call.name, input: s.tool_call.input, status: s.tool_call.status, output: s.tool_call.output } } : {}),
   };
 }
+
+/** Upstream's step type for a tool, by what its name says it does: reading is `orient`, a to-do list `plan`, anything else `edit`. */
+export function toolStepType(name: string): TraceStepType {
+  const n = name.toLowerCase();
+  if (/todo|plan/.test(n)) return "plan";
+  if (/^(read|read_file|read_many_files|glob|grep|ls|list_directory|search_file_content|web_?fetch|web_?search|google_web_search|notebookread)$/.test(n)) return "orient";
+  return "edit";
+}
+
+const modelName = (m: string | null): string => m ?? "CLI default";
 
 const float = (n: number | null): PyLike => (n === null ? null : pyFloat(n));
 
@@ -124,27 +169,55 @@ export class TraceRecorder {
   readonly traceId: string;
   private readonly dir: string;
   private readonly start: TraceStart;
-  private readonly spawnStep: TraceStep;
 
   constructor(sddDir: string, start: TraceStart) {
     this.dir = tracesDir(sddDir);
     this.traceId = newTraceId();
     this.start = start;
-    this.spawnStep = {
+  }
+
+  /**
+   * Upstream's spawn detail, naming the model actually used: the
+   * configured one, else the one the CLI reported, else "CLI default"
+   * (never "None"); likewise the effort ("default" when unset).
+   */
+  private spawnStep(model: string | null): TraceStep {
+    const via = this.start.adapter ? ` via ${this.start.adapter}` : "";
+    return {
       type: "spawn",
-      timestamp: start.spawnTs,
-      detail: `Spawned ${start.role} agent (${start.model ?? "None"}/${start.effort ?? "None"}) for tasks: ${start.taskIds.join(", ")}`,
+      timestamp: this.start.spawnTs,
+      detail: `Spawned ${this.start.role} agent (${modelName(model)}/${this.start.effort ?? "default"})${via} for tasks: ${this.start.taskIds.join(", ")}`,
     };
   }
 
   private traceObject(end: TraceEnd | null): Record<string, PyLike> {
-    const steps = [this.spawnStep, ...(end?.steps ?? [])];
+    const u = end?.usage;
+    const model = this.start.model ?? u?.reportedModel ?? null;
+    const totalTokens = u?.tokens ? u.tokens.input + u.tokens.output : 0;
+    // The transcript: the assistant's messages (`plan` steps, the text as detail) between its tool calls, in order.
+    const turns: TraceStep[] = [];
+    const messages = u?.messages ?? [];
+    const say = (upTo: number) => {
+      for (const m of messages) {
+        if (m.afterTools === upTo) turns.push({ type: "plan", timestamp: end!.endTs, detail: m.text, turn_number: turns.length + 1 });
+      }
+    };
+    (u?.toolCalls ?? []).forEach((call, i) => {
+      say(i);
+      turns.push({ type: toolStepType(call.name), timestamp: end!.endTs, detail: `${call.name}: ${call.status ?? "no result reported"}`, turn_number: turns.length + 1, tool_call: call });
+    });
+    say(u?.toolCalls.length ?? 0);
+    const toolSteps = turns;
+    const steps = [this.spawnStep(model), ...toolSteps, ...(end?.steps ?? [])];
+    const durationMs = end ? Math.max(0, (end.endTs - this.start.spawnTs) * 1000) : 0;
     if (end) {
       steps.push({
         type: end.outcome === "success" ? "complete" : "fail",
         timestamp: end.endTs,
         detail: `Agent exited with outcome: ${end.outcome}`,
-        duration_ms: Math.max(0, (end.endTs - this.start.spawnTs) * 1000),
+        duration_ms: durationMs,
+        files: u?.filesChanged ?? [],
+        tokens: totalTokens,
       });
     }
     return {
@@ -152,7 +225,7 @@ export class TraceRecorder {
       session_id: this.start.sessionId,
       task_ids: [...this.start.taskIds],
       agent_role: this.start.role,
-      model: this.start.model,
+      model,
       effort: this.start.effort,
       spawn_ts: pyFloat(this.start.spawnTs),
       end_ts: end ? pyFloat(end.endTs) : null,
@@ -161,10 +234,21 @@ export class TraceRecorder {
       log_path: this.start.logPath,
       task_snapshots: (end ? end.tasks : this.start.tasks).map(taskSnapshot),
       total_allocated_budget: 0,
-      total_consumed: 0,
-      turn_count: 0,
+      total_consumed: pyInt(totalTokens),
+      turn_count: pyInt(toolSteps.length),
       settings_snapshot: this.start.settings,
       result_summary: end ? end.resultSummary : null,
+      ...(u
+        ? {
+            adapter: u.adapter,
+            reported_model: u.reportedModel,
+            duration_ms: pyFloat(durationMs),
+            tokens: u.tokens ? { input: pyInt(u.tokens.input), cached_input: pyInt(u.tokens.cached), output: pyInt(u.tokens.output) } : null,
+            cost_usd: pyFloat(u.costUsd),
+            cost_source: u.costSource,
+            files_changed: [...u.filesChanged],
+          }
+        : {}),
     };
   }
 

@@ -231,7 +231,7 @@ print(json.dumps(out))
     expect(py[1].same).toBe(true);
     expect(whole).toBe(lines.split("\n")[1] + "\n");
     expect(whole).toContain('"title": "Fix login \\ud83d\\ude80"');
-    expect(whole).toContain('"detail": "Spawned backend agent (opus/None) for tasks: T-1"');
+    expect(whole).toContain('"detail": "Spawned backend agent (opus/default) for tasks: T-1"');
   });
 });
 

@@ -149,3 +149,39 @@ describe("snapshot and original result summary", () => {
     expect(originalResultSummary(t, "T-1")).toBe("");
   });
 });
+
+describe("traces with the attempt's transcript (issue 31)", () => {
+  test("a finalised trace with tool steps, files and usage reads back and replays from its snapshot", async () => {
+    const { TraceRecorder } = await import("../../src/traces/writer.ts");
+    const { TaskStore } = await import("../../src/server/store.ts");
+    const { buildReplayRequest } = await import("../../src/traces/replay.ts");
+    const d = sdd();
+    const store = new TaskStore(":memory:");
+    const [task] = store.createMany([{ id: "T-9", title: "Write hello" }]);
+    const rec = new TraceRecorder(d, { taskIds: ["T-9"], sessionId: "a-1", role: "auto", model: null, effort: null, spawnTs: 1_747_000_000, logPath: "l.log", tasks: [task!], settings: {}, adapter: "claude" });
+    rec.writeSpawn();
+    rec.finalize({
+      endTs: 1_747_000_003,
+      outcome: "success",
+      resultSummary: "wrote hello",
+      tasks: [task!],
+      usage: {
+        adapter: "claude",
+        reportedModel: "m-1",
+        tokens: { input: 10, cached: 2, output: 3 },
+        costUsd: 0.5,
+        costSource: "cli",
+        toolCalls: [{ name: "Write", input: '{"file_path":"h.txt"}', status: "ok", output: "done" }],
+        filesChanged: ["h.txt"],
+      },
+    });
+    const { trace, warnings } = latestTraceForTask(d, "T-9");
+    expect(warnings).toEqual([]);
+    expect(trace!.header.model).toBe("m-1");
+    expect(trace!.header.steps.map((s) => s.type)).toEqual(["spawn", "edit", "complete"]);
+    expect(originalResultSummary(trace!, "T-9")).toBe("wrote hello");
+    const raw = trace!.raw;
+    expect(raw.get("files_changed")).toEqual(["h.txt"]);
+    expect(buildReplayRequest(trace!, "T-9")).toMatchObject({ title: "[replay] Write hello", role: "auto", model: "m-1" });
+  });
+});

@@ -56,15 +56,22 @@ export function parseClaudeOutput(stdout: string): AgentResult {
   const tools = new ToolCalls();
   let sessionId: string | null = null;
   let final: JsonObject | null = null;
+  /** The model named by `system/init` or an assistant message (the result's `modelUsage` wins). */
+  let streamModel: string | null = null;
   /** Each assistant message's usage (one event per content block repeats it: keyed by message id). */
   const usages = new Map<string, JsonObject>();
   for (const o of jsonObjects(stdout)) {
     sessionId = str(o.session_id) ?? sessionId;
+    if (o.type === "system") streamModel = str(o.model) ?? streamModel;
     const content = Array.isArray(obj(o.message).content) ? (obj(o.message).content as unknown[]) : [];
     if (o.type === "assistant") {
       const m = obj(o.message);
+      streamModel = str(m.model) ?? streamModel;
       if ("usage" in m) usages.set(str(m.id) ?? `#${usages.size}`, obj(m.usage));
-      for (const c of content.map(obj)) if (c.type === "tool_use") tools.start(str(c.id), str(c.name) ?? "?", c.input);
+      for (const c of content.map(obj)) {
+        if (c.type === "tool_use") tools.start(str(c.id), str(c.name) ?? "?", c.input);
+        else if (c.type === "text" && typeof c.text === "string") tools.say(c.text);
+      }
     } else if (o.type === "user") {
       for (const c of content.map(obj)) if (c.type === "tool_result") tools.finish(str(c.tool_use_id), c.is_error === true ? "error" : "ok", c.content);
     } else if (isResult(o)) final = o;
@@ -78,8 +85,8 @@ export function parseClaudeOutput(stdout: string): AgentResult {
     }
     const generic = parseAgentOutput(stdout);
     // claude was asked for JSON output and printed none: it produced no result.
-    if (generic.failure) return { ...generic, tokens };
-    return { ...failed(generic.resultSummary, "no_result", "the agent printed no JSON result (claude -p --output-format stream-json)"), toolCalls: tools.list, sessionId, tokens };
+    if (generic.failure) return { ...generic, tokens, reportedModel: streamModel };
+    return { ...failed(generic.resultSummary, "no_result", "the agent printed no JSON result (claude -p --output-format stream-json)"), toolCalls: tools.list, messages: tools.messages, sessionId, tokens, reportedModel: streamModel };
   }
   const text = typeof final.result === "string" ? final.result : "";
   const summary = answerSummary(text);
@@ -87,7 +94,7 @@ export function parseClaudeOutput(stdout: string): AgentResult {
   const cost = reportedCost(summary, field, final.total_cost_usd ?? final.cost_usd);
   const tokens = "usage" in final ? tokensOf(obj(final.usage)) : null;
   const models = Object.keys(obj(final.modelUsage));
-  const facts = { tokens, sessionId, reportedModel: models[0] ?? null, answerText: text || null, toolCalls: tools.list };
+  const facts = { tokens, sessionId, reportedModel: models[0] ?? streamModel, answerText: text || null, toolCalls: tools.list, messages: tools.messages };
   // A refused cost is reported first: the budget must never read it as 0.
   if (cost.failure) return { ...cost, ...facts };
   const v = verdict(final, summary);

@@ -79,11 +79,14 @@ export function parseCodexOutput(stdout: string): AgentResult {
       tokens.output += num(u.output_tokens);
     } else if (o.type === "turn.failed") failure = str(obj(o.error).message) ?? JSON.stringify(o.error);
     else if (o.type === "error") lastError = str(o.message) ?? "";
-    else if (o.type === "item.started" || o.type === "item.completed") item(tools, obj(o.item), o.type === "item.completed", (text) => (got.answer = text));
+    else if (o.type === "item.started" || o.type === "item.completed") item(tools, obj(o.item), o.type === "item.completed", (text) => {
+        got.answer = text;
+        tools.say(text);
+      });
   }
   const answer = got.answer;
   const failureText = failure ?? "";
-  const facts = { tokens: turns > 0 || failure ? tokens : null, sessionId, answerText: answer, toolCalls: tools.list };
+  const facts = { tokens: turns > 0 || failure ? tokens : null, sessionId, answerText: answer, toolCalls: tools.list, messages: tools.messages };
   if (failure !== null) return { ...failed(null, "agent_error", `codex: ${providerMessage(failureText)}`), ...facts, ...provider(failureText) };
   if (answer === null) {
     return { ...failed(null, "no_result", lastError ? `codex: ${providerMessage(lastError)}` : "codex printed no final message (codex exec --json)"), ...facts, ...(lastError ? provider(lastError) : {}) };

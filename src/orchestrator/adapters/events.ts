@@ -3,7 +3,7 @@
  * bounded text, a provider's error message dug out of the JSON a CLI
  * wraps it in, and the tool-call list.
  */
-import type { FailureClass, ToolCall } from "../result.ts";
+import type { AssistantMessage, FailureClass, ToolCall } from "../result.ts";
 
 /** A tool's input/output as recorded in the step journal: bounded, so a 1 MB file write is not copied whole. */
 export const MAX_TOOL_TEXT = 2000;
@@ -136,12 +136,19 @@ export function lastLines(text: string, n = 5): string {
 /** Tool calls in order, with results attached by id when they arrive. */
 export class ToolCalls {
   readonly list: ToolCall[] = [];
+  /** The assistant's text messages between the calls (for the task trace). */
+  readonly messages: AssistantMessage[] = [];
   private readonly byId = new Map<string, ToolCall>();
 
   start(id: string | null, name: string, input: unknown): void {
     const call: ToolCall = { name: clip(name, 200), input: clip(typeof input === "string" ? input : JSON.stringify(input ?? null), MAX_TOOL_TEXT), status: null, output: null };
     this.list.push(call);
     if (id) this.byId.set(id, call);
+  }
+
+  /** An assistant text message, after the calls seen so far. */
+  say(text: string): void {
+    if (text.trim() !== "") this.messages.push({ afterTools: this.list.length, text: clip(text.trim(), MAX_TOOL_TEXT) });
   }
 
   has(id: string | null): boolean {

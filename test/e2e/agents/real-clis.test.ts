@@ -192,6 +192,17 @@ for (const cli of ["claude", "codex", "gemini"] as const) {
       expect(view.code).toBe(0);
       expect(view.stdout).toMatch(new RegExp(`\\b${TOOL[cli]}\\s*$`, "m"));
       expect(view.stdout).not.toContain("<tool>");
+      // the task trace: the tool call with its input and outcome, the file written (read from the work tree), tokens, model
+      const traceW = JSON.parse(readFileSync(join(p.sdd, "traces", readdirSync(join(p.sdd, "traces")).find((n) => /^W-\d{8}T\d{9}Z\.json$/.test(n))!), "utf8"));
+      const toolSteps = traceW.steps.filter((x: any) => x.tool_call);
+      expect(toolSteps.map((x: any) => x.tool_call.name)).toEqual([TOOL[cli]]);
+      expect(toolSteps[0].tool_call.input).toContain("written.txt");
+      expect(toolSteps[0].tool_call.status).toBe("ok");
+      expect(traceW.files_changed).toContain("written.txt");
+      expect(traceW.steps.at(-1).files).toContain("written.txt");
+      expect(traceW.tokens.output).toBe(600);
+      expect(traceW.model).toBe(MODELS[cli]);
+      expect(traceW.cost_source).toBe(usage.get("cost_source"));
 
       // 400: the provider's own message is the reason, in the task, the journal, the step and the trace
       expect(t.E!.status).toBe("failed");

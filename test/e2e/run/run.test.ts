@@ -109,6 +109,8 @@ describe("bernstein run (compiled binary)", () => {
     expect([...trace.keys()]).toEqual([
       "trace_id", "session_id", "task_ids", "agent_role", "model", "effort", "spawn_ts", "end_ts", "steps", "outcome",
       "log_path", "task_snapshots", "total_allocated_budget", "total_consumed", "turn_count", "settings_snapshot", "result_summary",
+      // ours, after upstream's fields (docs/journal.md, task traces)
+      "adapter", "reported_model", "duration_ms", "tokens", "cost_usd", "cost_source", "files_changed",
     ]);
     expect(trace.get("outcome")).toBe("success");
     expect(trace.get("model")).toBe("demo-large");
