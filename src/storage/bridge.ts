@@ -2,6 +2,7 @@ import { isMainThread, threadId } from "node:worker_threads";
 import { InputError } from "../errors/index.ts";
 import { storageFlags, type StorageFlags } from "./config.ts";
 import { toError, type StorageFailure } from "./errors.ts";
+import { workerEntry } from "../fsutil/worker-entry.ts";
 
 /**
  * Synchronous reads of remote objects for the synchronous readers (the
@@ -45,12 +46,7 @@ const DATA_BYTES = 256 << 10;
 const MAX_WAIT_MS = 120_000;
 
 function fetcherSpecifier(): string {
-  const here = import.meta.url;
-  if (here.startsWith("file:///$bunfs/") || here.startsWith("file:///B:/~BUN/")) {
-    // Compiled: entry points are embedded relative to their common root (src/).
-    return `${import.meta.dir}/storage/fetch-worker.ts`;
-  }
-  return new URL("./fetch-worker.ts", here).href;
+  return workerEntry("storage/fetch-worker.ts");
 }
 
 function spawnFetcher(client: string, shared: SharedArrayBuffer, serve: string | null): Worker {

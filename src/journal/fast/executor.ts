@@ -3,6 +3,7 @@ import type { FromWorker, RunMessage, ToWorker } from "./protocol.ts";
 import { kernelModule } from "./kernel.ts";
 import { fromWire } from "./protocol.ts";
 import { RangeVerifier, type RangeResult, type RangeTask } from "./range.ts";
+import { workerEntry } from "../../fsutil/worker-entry.ts";
 
 /**
  * Where range jobs run: in this thread (one range after another), or in
@@ -60,14 +61,8 @@ export class InProcessExecutor implements Executor {
   close(): void {}
 }
 
-/** The worker module: next to this file in a source run, at its embedded path in the compiled binary. */
 function workerSpecifier(): string {
-  const here = import.meta.url;
-  if (here.startsWith("file:///$bunfs/") || here.startsWith("file:///B:/~BUN/")) {
-    // Compiled: entry points are embedded relative to their common root (src/).
-    return `${import.meta.dir}/journal/fast/worker.ts`;
-  }
-  return new URL("./worker.ts", here).href;
+  return workerEntry("journal/fast/worker.ts");
 }
 
 /** One run in progress: results by range, and the workers still working on it. */

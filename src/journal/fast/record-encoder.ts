@@ -1,4 +1,5 @@
 import { fromWire, type WireError } from "./protocol.ts";
+import { workerEntry } from "../../fsutil/worker-entry.ts";
 
 /**
  * `journal record` hands an input line this long, holding an object of
@@ -31,12 +32,7 @@ export type EncodeReply =
   | { kind: "error"; id: number; error: WireError };
 
 function workerSpecifier(): string {
-  const here = import.meta.url;
-  if (here.startsWith("file:///$bunfs/") || here.startsWith("file:///B:/~BUN/")) {
-    // Compiled: entry points are embedded relative to their common root (src/).
-    return `${import.meta.dir}/journal/fast/record-worker.ts`;
-  }
-  return new URL("./record-worker.ts", here).href;
+  return workerEntry("journal/fast/record-worker.ts");
 }
 
 /** One worker for the process's life, started on first use; referenced only while a line is being encoded. */
