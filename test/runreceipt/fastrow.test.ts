@@ -6,7 +6,7 @@
  * NaN, Infinity, an escaped key or `hash_profile`.
  */
 import { expect, test } from "bun:test";
-import { canonical, isPyObject, parse, type PyValue } from "../../src/pyjson/index.ts";
+import { canonical, isPyObject, parse, PyNum, type PyValue } from "../../src/pyjson/index.ts";
 import { canonicalRow } from "../../src/runreceipt/fastrow.ts";
 import { Gen } from "../pyjson/gen.ts";
 
@@ -35,8 +35,8 @@ function rows(seed: number, n: number): string[] {
     if (g.chance(0.8)) v.set("event", g.pick(["tool_call", "agent_spawned", "x\\y", "é"]));
     if (g.chance(0.9)) v.set("prev_hash", "0".repeat(64));
     if (g.chance(0.9)) v.set("event_hash", "a".repeat(64));
-    if (g.chance(0.3)) v.set("ts", 1.5);
-    if (g.chance(0.3)) v.set("endpoint_url", g.pick(["http://x", 'q"', 3]));
+    if (g.chance(0.3)) v.set("ts", new PyNum("1.5", true));
+    if (g.chance(0.3)) v.set("endpoint_url", g.pick<PyValue>(["http://x", 'q"', new PyNum("3", false)]));
     if (g.chance(0.05)) v.set("hash_profile", "p");
     const text = canonical(v);
     out.push(text, g.chance(0.5) ? text.replace(":", ": ") : text + "]");
