@@ -74,12 +74,19 @@ export const enum Spell {
   KeyNotPlain = 1 << 11,
   /** NaN, Infinity or -Infinity somewhere (Python writes them; strict JSON consumers refuse them). */
   NonFinite = 1 << 12,
+  /**
+   * A float whose digits alone do not tell whether it is Python's repr (17
+   * significant digits, exponent form): decided only when a consumer asks
+   * (`RowIndex.spelling`), since most never need it (a row's `ts` is one,
+   * and no hash covers it).
+   */
+  FloatUndecided = 1 << 13,
 }
 
 /** Flags under which a value's bytes are already its compact, sorted canonical JSON (the hash pre-image spelling). */
-export const NOT_COMPACT_CANONICAL = Spell.Utf8 | Spell.NotPython | Spell.Unsorted | Spell.Spaced | Spell.OddSpace | Spell.KeyNotPlain;
+export const NOT_COMPACT_CANONICAL = Spell.Utf8 | Spell.NotPython | Spell.Unsorted | Spell.Spaced | Spell.OddSpace | Spell.KeyNotPlain | Spell.FloatUndecided;
 /** Flags under which a value's bytes are what Python's default `json.dumps` writes (keys in any order). */
-export const NOT_PYTHON_DEFAULT = Spell.Utf8 | Spell.NotPython | Spell.Tight | Spell.OddSpace;
+export const NOT_PYTHON_DEFAULT = Spell.Utf8 | Spell.NotPython | Spell.Tight | Spell.OddSpace | Spell.FloatUndecided;
 
 /** Deepest nesting the codec takes; deeper rows go to the exact path. */
 export const MAX_DEPTH = 64;
@@ -94,18 +101,18 @@ const MAX_INT_DIGITS = 4300;
 export class KeyTable {
   readonly names: readonly string[];
   private readonly bytes: Uint8Array[];
-  /** (length, first byte, last byte) -> candidate ids */
-  private readonly probe = new Map<number, number[]>();
+  /** Open-addressed ids by (length, first byte, last byte); 0 = empty slot. */
+  private readonly table = new Int32Array(PROBE_SLOTS);
 
   constructor(names: readonly string[]) {
+    if (names.length >= PROBE_SLOTS / 2) throw new Error("KeyTable: too many names");
     this.names = names;
     const enc = new TextEncoder();
     this.bytes = names.map((n) => enc.encode(n));
     this.bytes.forEach((k, i) => {
-      const h = probeKey(k, 0, k.length);
-      const list = this.probe.get(h) ?? [];
-      list.push(i + 1);
-      this.probe.set(h, list);
+      let h = probeKey(k, 0, k.length);
+      while (this.table[h] !== 0) h = (h + 1) & (PROBE_SLOTS - 1);
+      this.table[h] = i + 1;
     });
   }
 
@@ -115,16 +122,16 @@ export class KeyTable {
 
   /** The id of the key bytes b[s, e) (without quotes), or 0. */
   idOf(b: Uint8Array, s: number, e: number): number {
-    const list = this.probe.get(probeKey(b, s, e));
-    if (list === undefined) return 0;
-    for (const id of list) {
+    const n = e - s;
+    for (let h = probeKey(b, s, e); ; h = (h + 1) & (PROBE_SLOTS - 1)) {
+      const id = this.table[h]!;
+      if (id === 0) return 0;
       const k = this.bytes[id - 1]!;
-      if (k.length !== e - s) continue;
+      if (k.length !== n) continue;
       let i = 0;
-      while (i < k.length && b[s + i] === k[i]) i++;
-      if (i === k.length) return id;
+      while (i < n && b[s + i] === k[i]) i++;
+      if (i === n) return id;
     }
-    return 0;
   }
 
   /** The bytes of the key with this id. */
@@ -133,9 +140,11 @@ export class KeyTable {
   }
 }
 
+const PROBE_SLOTS = 256;
+
 function probeKey(b: Uint8Array, s: number, e: number): number {
   const n = e - s;
-  return n === 0 ? 0 : (n << 16) | (b[s]! << 8) | b[e - 1]!;
+  return n === 0 ? 0 : (n * 31 + b[s]! * 7 + b[e - 1]!) & (PROBE_SLOTS - 1);
 }
 
 const NO_KEYS = new KeyTable([]);
@@ -191,6 +200,34 @@ export class RowIndex {
   memberValue(m: number): number {
     return this.member[m]! + 1;
   }
+  /**
+   * Token t's flags with every float inside it decided (no FloatUndecided
+   * left): the flags a consumer that cares about number spelling reads.
+   */
+  spelling(t: number): number {
+    const tape = this.tape;
+    if ((tape[4 * t]! & Spell.FloatUndecided) === 0) return tape[4 * t]! & ~KIND_MASK;
+    const end = tape[4 * t + 3]!;
+    for (let u = t; u < end; u++) {
+      const w = tape[4 * u]!;
+      if ((w & KIND_MASK) === Tok.Float && (w & Spell.FloatUndecided) !== 0) {
+        tape[4 * u] = (w & ~Spell.FloatUndecided) | (isPythonFloat(this.buf, tape[4 * u + 1]!, tape[4 * u + 2]!) ? 0 : Spell.NotPython);
+      }
+    }
+    // containers from the innermost out: the number-spelling bits again from their
+    // children's (a container has no number spelling of its own)
+    const NUM = Spell.FloatUndecided | Spell.NotPython;
+    for (let u = end - 1; u >= t; u--) {
+      const w = tape[4 * u]!;
+      const k = w & KIND_MASK;
+      if (k !== Tok.Object && k !== Tok.Array) continue;
+      let f = w & ~NUM;
+      for (let c = u + 1, ce = tape[4 * u + 3]!; c < ce; c = tape[4 * c + 3]!) f |= tape[4 * c]! & NUM;
+      tape[4 * u] = f;
+    }
+    return tape[4 * t]! & ~KIND_MASK;
+  }
+
   /** The text of a string token whose spelling is plain (no escapes): its bytes between the quotes as Latin-1. */
   plainText(t: number): string {
     let s = "";
@@ -233,7 +270,10 @@ export function indexObjectAt(b: Uint8Array, s: number, limit: number, ix: RowIn
   ix.slot.fill(-1);
   if (s >= limit || b[s] !== LBRACE) return -1;
   const sc = scanner;
-  sc.b = b;
+  if (sc.b !== b) {
+    sc.b = b;
+    sc.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
   sc.e = limit;
   sc.ix = ix;
   const end = sc.object(s, 1, true);
@@ -253,10 +293,10 @@ function skipAnyWs(b: Uint8Array, p: number, e: number): number {
 /** The scan's state between calls, one per thread (rows are indexed one at a time). */
 class Scanner {
   b: Uint8Array = new Uint8Array(0);
+  /** A view of `b` for word loads (kept while the caller keeps handing the same buffer). */
+  dv: DataView = new DataView(new ArrayBuffer(0));
   e = 0;
   ix: RowIndex = new RowIndex();
-  /** The last float lexeme found to be a repr (rows repeat their floats). */
-  private floatText = "";
 
   /** Push a token; returns its tape position. */
   private push(word: number, s: number, end: number): number {
@@ -437,7 +477,21 @@ class Scanner {
     const e = this.e;
     let flags = 0;
     p++;
+    const dv = this.dv;
     for (;;) {
+      // four plain bytes (printable ASCII but `"` and `\`) at a time, SWAR style
+      while (p + 4 <= e) {
+        const x = dv.getInt32(p, true);
+        const q = x ^ 0x22222222;
+        const bs = x ^ 0x5c5c5c5c;
+        const special =
+          ((x - 0x20202020) & ~x) | // a byte < 0x20
+          ((x + 0x01010101) | x) | // a byte >= 0x7f
+          ((q - 0x01010101) & ~q) | // a quote
+          ((bs - 0x01010101) & ~bs); // a backslash
+        if ((special & 0x80808080) !== 0) break;
+        p += 4;
+      }
       while (p < e && STR_CLASS[b[p]!] === 0) p++;
       if (p >= e) return -1;
       const c = b[p]!;
@@ -527,7 +581,8 @@ class Scanner {
       this.push(Tok.Int | (negZero ? Spell.NotPython : 0), start, p);
       return p;
     }
-    this.push(Tok.Float | (this.floatIsRepr(start, p) ? 0 : Spell.NotPython), start, p);
+    const quick = p - start > 32 ? -1 : fixedFloatIsRepr(b, start, p);
+    this.push(Tok.Float | (quick > 0 ? 0 : quick < 0 ? Spell.NotPython : Spell.FloatUndecided), start, p);
     return p;
   }
 
@@ -539,22 +594,25 @@ class Scanner {
     return p + w.length;
   }
 
-  /** True when the float lexeme [s, e) is exactly Python's repr of its value. */
-  private floatIsRepr(s: number, e: number): boolean {
-    const b = this.b;
-    if (e - s > 32) return false;
-    const quick = fixedFloatIsRepr(b, s, e);
-    if (quick !== 0) return quick > 0;
-    let text = "";
-    for (let i = s; i < e; i++) text += String.fromCharCode(b[i]!);
-    if (text === this.floatText) return true;
-    if (floatRepr(Number(text)) !== text) return false;
-    this.floatText = text;
-    return true;
-  }
 }
 
 const scanner = new Scanner();
+
+/** The last float lexeme found to be a repr (rows repeat their floats). */
+let lastPythonFloat = "";
+
+/** True when the float lexeme b[s, e) is exactly Python's repr of its value. */
+export function isPythonFloat(b: Uint8Array, s: number, e: number): boolean {
+  if (e - s > 32) return false;
+  const quick = fixedFloatIsRepr(b, s, e);
+  if (quick !== 0) return quick > 0;
+  let text = "";
+  for (let i = s; i < e; i++) text += String.fromCharCode(b[i]!);
+  if (text === lastPythonFloat) return true;
+  if (floatRepr(Number(text)) !== text) return false;
+  lastPythonFloat = text;
+  return true;
+}
 
 /** Length of the valid UTF-8 sequence at p (Python's strict decoder: no overlongs, no surrogates, <= U+10FFFF), or -1. */
 function utf8Length(b: Uint8Array, p: number, e: number): number {

@@ -50,7 +50,7 @@ const ascii = new TextDecoder();
 /** The row at the start of `b` in canonical form, or null when it is not (see the module comment). */
 export function canonicalRow(b: Uint8Array): CanonicalRow | null {
   const end = indexObjectAt(b, 0, b.length, ix, KEYS);
-  if (end < 0 || (ix.rowFlags & DECLINE) !== 0 || ix.slot[K_PROFILE]! >= 0) return null;
+  if (end < 0 || (ix.spelling(0) & DECLINE) !== 0 || ix.slot[K_PROFILE]! >= 0) return null;
   const event = plainString(K_EVENT);
   const prev = plainString(K_PREV);
   const hash = plainString(K_HASH);

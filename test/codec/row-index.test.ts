@@ -133,7 +133,7 @@ describe("row index vs the exact reference", () => {
         if (!beyondCodec(text)) bad.push({ text, why: "declined" });
         continue;
       }
-      const f = ix.rowFlags;
+      const f = ix.spelling(0);
       const v = parse(text);
       const unique = keyTokens() === treeKeys(v);
       // a claim of the compact sorted spelling is always true
