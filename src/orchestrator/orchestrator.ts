@@ -16,7 +16,7 @@ import { join, resolve } from "node:path";
 import { errorMessage, UsageError, type ErrorCode } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { EventJournal } from "../journal/writer.ts";
-import { sealJournal } from "../journal/seal.ts";
+import { sealRun } from "../lineage/seal-run.ts";
 import { pyFloat, type PyLike } from "../pyjson/types.ts";
 import type { Task, StopOptions } from "../server/model.ts";
 import { agentLogPath, ensurePrivateDir, ensureRuntimeDir, orchestratorInfoPath, PRIVATE_FILE_MODE } from "../server/paths.ts";
@@ -61,6 +61,8 @@ export interface OrchestratorOptions {
   graceS?: number;
   fresh: boolean;
   keepAlive: boolean;
+  /** Leave the journal unsealed when the run ends (`run --no-seal`). */
+  noSeal?: boolean;
   host: string;
   port: PortChoice;
   /** A shared task store (`postgres://…`) instead of `<sdd>/runtime/tasks.db`. */
@@ -917,11 +919,16 @@ export class Orchestrator {
     const path = this.journal.path;
     this.journal.close();
     let sealed = false;
-    try {
-      await sealJournal(this.o.sddDir, this.runId);
-      sealed = true;
-    } catch (err) {
-      this.o.warn(`could not seal the journal: ${errorMessage(err)}`);
+    if (outcome === "stopped" || outcome === "interrupted") {
+      // Work is left: a seal would commit to a journal the run is not done with.
+      this.o.report(`journal left unsealed (the run stopped with work left); once it is complete: bernstein journal seal ${this.runId}`);
+    } else if (!this.o.noSeal) {
+      try {
+        await sealRun(this.o.sddDir, this.runId);
+        sealed = true;
+      } catch (err) {
+        this.o.warn(`could not seal the journal: ${errorMessage(err)}`);
+      }
     }
     this.saver.flush();
     const c = await this.store.counts();
