@@ -99,7 +99,7 @@ export const ConfigSchema = v.object(
      * or the scalar `changed` / `none`. Absent: `changed` in a git work tree
      * (see src/orchestrator/outcome.ts).
      */
-    verify: v.optional(v.union([v.array(GateSchema), v.picklist(VERIFY_MODES)], `expected a list of gate commands, or one of ${VERIFY_MODES.join(", ")}`)),
+    verify: v.optional(v.array(GateSchema)),
     session: v.optional(SessionSchema, () => ({})),
     /**
      * Seconds between SIGTERM and SIGKILL to the agents' process groups when
@@ -168,6 +168,14 @@ export function validateConfig(doc: unknown, source: string): { config: Bernstei
       throw new InputError("config_invalid", `${source}: ${key}: expected a mapping, got ${describeValue(x)}`, { path: source, key });
     }
   }
+  // `verify: changed` / `verify: none` are the lists [changed] / [] (the work-tree check alone, or nothing).
+  const verify = (doc as Record<string, unknown>).verify;
+  if (typeof verify === "string") {
+    if (!(VERIFY_MODES as readonly string[]).includes(verify)) {
+      throw new InputError("config_invalid", `${source}: verify: expected a list of gate commands, or one of ${VERIFY_MODES.join(", ")}, got ${describeValue(verify)}`, { path: source, key: "verify" });
+    }
+    doc = { ...(doc as Record<string, unknown>), verify: verify === "changed" ? ["changed"] : [] };
+  }
   const r = v.safeParse(ConfigSchema, doc);
   if (!r.success) {
     const issue = r.issues[0];
@@ -216,15 +224,13 @@ const CHANGED: VerifyMode = "changed";
 
 /** The work-tree check `verify` configures: `changed`/`none` as said (listing `changed` among gates is `changed`), null when not configured. */
 export function verifyModeOf(config: BernsteinConfig): VerifyMode | null {
-  const v = config.verify;
-  if (v === undefined) return null;
-  if (typeof v === "string") return v;
-  return v.includes(CHANGED) ? "changed" : "none";
+  if (config.verify === undefined) return null;
+  return config.verify.includes(CHANGED) ? "changed" : "none";
 }
 
 /** The verification gates with names filled in (`gate-1`, ...). */
 export function gatesOf(config: BernsteinConfig): GateSpec[] {
-  const list = Array.isArray(config.verify) ? config.verify.filter((g) => g !== CHANGED) : [];
+  const list = (config.verify ?? []).filter((g) => g !== CHANGED);
   return list.map((g, i) =>
     typeof g === "string"
       ? { name: `gate-${i + 1}`, run: g, timeout_s: 600 }
