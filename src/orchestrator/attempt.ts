@@ -201,14 +201,22 @@ export class Attempt {
       },
     });
     if (this.killed) return { ...result, gates: g.results, outcome: "killed", failedSignals: ["stopped"], endedAt: now() };
+    // A failed gate is the result: what the agent said it did is not repeated as if it were.
+    const failedGate = g.failedSignals.length ? g.results.at(-1) : undefined;
     return {
       ...result,
+      ...(failedGate ? { resultSummary: gateFailure(failedGate, this.spec.logPath) } : {}),
       gates: g.results,
       outcome: g.failedSignals.length ? "failed" : "success",
       failedSignals: g.failedSignals,
       endedAt: now(),
     };
   }
+}
+
+/** One line for a failed verification gate (its output is in the agent's log). */
+export function gateFailure(gate: GateRun["results"][number], logPath: string): string {
+  return `verify gate '${gate.name}' ${gate.timed_out ? "timed out" : gate.exit_code === null ? "was killed" : `exited ${gate.exit_code}`}; its output is in ${logPath}`;
 }
 
 /** Back-off of a transient provider failure: 2 s doubling per attempt, capped at 60 s, jittered to 50–100 %. */

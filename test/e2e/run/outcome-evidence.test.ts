@@ -120,6 +120,12 @@ describe("verify: changed (the default in a git work tree)", () => {
     const t = byId(both);
     expect(t.NOOP!.fail_reason).toMatch(/^no_change: /);
     expect(t.WRITE!.status).toBe("done");
+    // a failed gate is the reason, not the agent's claim
+    const gated = claimerProject("- id: WRITE\n  title: writes\n", { gitTree: true, writeTasks: "WRITE", config: 'verify: [changed, {name: tests, run: "exit 3"}]' });
+    expect((await runToEnd(gated)).code).toBe(1);
+    const g = byId(gated).WRITE!;
+    expect(g.fail_reason).toMatch(/^gate:tests: verify gate 'tests' exited 3; its output is in \S+\.log$/);
+    expect(g.fail_reason).not.toContain(CLAIM);
     // not a git work tree: no check by default, but the task asks for it
     const plain = claimerProject("- id: DEFAULT\n  title: no-op\n- id: ASKED\n  title: no-op, checked\n  verify: changed\n", { gitTree: false });
     expect(existsSync(join(plain.dir, ".git"))).toBe(false);
