@@ -173,5 +173,11 @@ describe("refused tool calls", () => {
     expect(refused.get("reason")).toBe("permission_denied");
     expect(refused.get("output")).toContain("haven't granted it");
     expect(steps[1]!.get("tool_result").get("failed_signals")).toEqual(["permission_denied"]);
+    // and the task trace's tool step
+    const traces = readdirSync(join(p.sddDir, "traces")).filter((n) => /^W-\d{8}T\d{9}Z\.json$/.test(n));
+    expect(traces).toHaveLength(1);
+    const trace = JSON.parse(readFileSync(join(p.sddDir, "traces", traces[0]!), "utf8"));
+    expect(trace.outcome).toBe("failed");
+    expect(trace.steps.filter((x: any) => x.tool_call).map((x: any) => x.tool_call)).toEqual([expect.objectContaining({ name: "Write", status: "denied", reason: "permission_denied" })]);
   });
 });
