@@ -211,5 +211,9 @@ export function withRolloutRefusals(r: AgentResult, env: Record<string, string |
     return r;
   }
   const refused = codexRolloutRefusals(text);
-  return refused.length ? { ...r, toolCalls: [...r.toolCalls, ...refused] } : r;
+  if (refused.length === 0) return r;
+  // The final answer came after every call, the refused ones included: the transcript keeps it last.
+  const total = r.toolCalls.length + refused.length;
+  const messages = r.messages?.map((m, i, all) => (i === all.length - 1 && m.afterTools === r.toolCalls.length ? { ...m, afterTools: total } : m));
+  return { ...r, toolCalls: [...r.toolCalls, ...refused], ...(messages ? { messages } : {}) };
 }

@@ -104,6 +104,9 @@ describe("codex: sandbox refusals", () => {
     expect(stream.toolCalls).toEqual([]);
     const done = withRolloutRefusals(stream, { CODEX_HOME: home });
     expect(done.toolCalls.map((c) => [c.name, c.status])).toEqual([["shell", "denied"]]);
+    // the final answer stays after the calls in the transcript
+    expect(stream.messages).toEqual([{ afterTools: 0, text: "RESULT: wrote w.txt" }]);
+    expect(done.messages).toEqual([{ afterTools: 1, text: "RESULT: wrote w.txt" }]);
     // ~/.codex when CODEX_HOME is not set; no rollout, no change
     expect(withRolloutRefusals(stream, { HOME: join(home, "nobody") }).toolCalls).toEqual([]);
   });
