@@ -137,6 +137,20 @@ describe("verify: changed (the default in a git work tree)", () => {
   });
 });
 
+describe("a task's declaration across a resume", () => {
+  test("a read_only task left open by one run (budget) is still read-only when the next run resumes it", async () => {
+    const plan = "- id: A\n  title: writes first\n  priority: 0\n- id: R\n  title: review afterwards\n  read_only: true\n  depends_on: [A]\n";
+    const p = claimerProject(plan, { gitTree: true, writeTasks: "A", config: "budget_usd: 0.005" });
+    const first = await runToEnd(p, ["--as-json"]);
+    expect(first.code).toBe(1);
+    expect(JSON.parse(first.stdout)).toMatchObject({ outcome: "budget_exhausted", tasks: { done: 1, open: 1 } });
+    const second = await runToEnd(p, ["--budget", "5", "--as-json"]);
+    expect(JSON.parse(second.stdout)).toMatchObject({ resume: { decision: "resume" }, tasks: { done: 2, failed: 0 } });
+    expect(second.code).toBe(0);
+    expect(byId(p).R!.status).toBe("done");
+  });
+});
+
 /** A stand-in claude printing what claude 2.1.332 prints when its permission mode refuses a Write. */
 function deniedClaude(p: Project): string {
   const bin = join(p.dir, "bin");
