@@ -55,7 +55,8 @@ export function appendAgentStep(r: AttemptRecord): void {
         model: r.model,
         prompt: null,
         tool_call: { name: call.name, input: call.input, task_id: r.task.id },
-        tool_result: { status: call.status, output: call.output },
+        // A refused call says why (`permission_denied`, `no_write_tool`): status `denied`.
+        tool_result: { status: call.status, output: call.output, ...(call.refused ? { reason: call.refused } : {}) },
         ...(r.effort ? { effort: r.effort } : {}),
       });
     }
