@@ -290,6 +290,9 @@ function skipAnyWs(b: Uint8Array, p: number, e: number): number {
   return p;
 }
 
+/** afterValue's answer when the container closed. */
+const CLOSED = -2;
+
 /** The scan's state between calls, one per thread (rows are indexed one at a time). */
 class Scanner {
   b: Uint8Array = new Uint8Array(0);
@@ -377,18 +380,10 @@ class Scanner {
       flags |= this.gap(p + 1, true);
       p = this.value(this.at, depth);
       if (p < 0) return -1;
-      g = this.gap(p, false);
-      if (g !== 0) flags |= Spell.OddSpace;
-      p = this.at;
-      if (p >= this.e) return -1;
-      const c = b[p]!;
-      if (c === COMMA) {
-        flags |= this.gap(p + 1, true);
-        p = this.at;
-        continue;
-      }
-      if (c !== RBRACE) return -1;
-      return this.close(t, flags, p + 1);
+      p = this.afterValue(p, RBRACE);
+      flags |= this.sepFlags;
+      if (p === CLOSED) return this.close(t, flags, this.at);
+      if (p < 0) return -1;
     }
   }
 
@@ -402,18 +397,34 @@ class Scanner {
     for (;;) {
       p = this.value(p, depth);
       if (p < 0) return -1;
-      if (this.gap(p, false) !== 0) flags |= Spell.OddSpace;
-      p = this.at;
-      if (p >= this.e) return -1;
-      const c = b[p]!;
-      if (c === COMMA) {
-        flags |= this.gap(p + 1, true);
-        p = this.at;
-        continue;
-      }
-      if (c !== RBRACKET) return -1;
-      return this.close(t, flags, p + 1);
+      p = this.afterValue(p, RBRACKET);
+      flags |= this.sepFlags;
+      if (p === CLOSED) return this.close(t, flags, this.at);
+      if (p < 0) return -1;
     }
+  }
+
+  /** Spelling of the separator afterValue read. */
+  private sepFlags = 0;
+
+  /**
+   * What follows a value at p: a comma (returns the next value's start) or
+   * `closer` (returns CLOSED, the container's end in `at`); -1 for anything
+   * else. The separator's spelling is left in sepFlags.
+   */
+  private afterValue(p: number, closer: number): number {
+    let f = this.gap(p, false) !== 0 ? Spell.OddSpace : 0;
+    p = this.at;
+    if (p >= this.e) return -1;
+    const c = this.b[p]!;
+    if (c === COMMA) {
+      this.sepFlags = f | this.gap(p + 1, true);
+      return this.at;
+    }
+    this.sepFlags = f;
+    if (c !== closer) return -1;
+    this.at = p + 1;
+    return CLOSED;
   }
 
   /** End container t at `end`: fold its children's flags in, set its span's end and its next. */
