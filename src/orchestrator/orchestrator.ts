@@ -715,7 +715,8 @@ export class Orchestrator {
       const model = this.modelFor(task);
       const effort = task.effort;
       const prompt = agentPrompt(task, this.goal, workdir);
-      const attemptDir = join(this.o.sddDir, "runtime", "agents", agentId);
+      // Absolute: an agent under worktree isolation runs elsewhere than the project folder .sdd is relative to.
+      const attemptDir = join(resolve(this.o.sddDir), "runtime", "agents", agentId);
       ensurePrivateDir(attemptDir);
       const promptFile = join(attemptDir, "prompt.txt");
       writeFileSync(promptFile, prompt, { mode: PRIVATE_FILE_MODE });

@@ -12,7 +12,7 @@
  * are serialized.
  */
 import { existsSync, readdirSync, realpathSync, rmdirSync, rmSync } from "node:fs";
-import { join, resolve, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 
 export const ISOLATION_MODES = ["worktree", "none"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
@@ -128,7 +128,9 @@ export function createWorktree(repo: GitRepo, sddDir: string, runId: string, tas
 /** Commit whatever the agent left in its work tree on its branch; the branch head after (the base when nothing changed). */
 export function commitWorktree(wt: Worktree, message: string): string {
   if (existsSync(wt.path)) {
-    must(wt.path, ["add", "--all"]);
+    // Never a state directory (an agent's own `.sdd`): the project's state is not project content.
+    const sdd = relative(wt.path, join(wt.cwd, ".sdd")).split(sep).join("/");
+    must(wt.path, ["add", "--all", "--", ".", `:(exclude)${sdd}`]);
     if (git(wt.path, ["diff", "--cached", "--quiet"]).code === 1) {
       must(wt.path, [...COMMIT_CONFIG, "commit", "--quiet", "--no-verify", "-m", message], identityEnv(wt.path));
     }
