@@ -149,7 +149,7 @@ export function mergeWorktree(repo: GitRepo, wt: Worktree, message: string): Mer
   const current = must(repo.top, ["rev-parse", "--verify", "HEAD^{commit}"]).trim();
   if (git(repo.top, ["merge-base", "--is-ancestor", head, current]).code === 0) return { ok: true, mode: "no_changes", commit: current };
   const ff = git(repo.top, ["merge-base", "--is-ancestor", current, head]).code === 0;
-  const r = git(repo.top, [...COMMIT_CONFIG, "merge", "--no-edit", "--no-verify", "--quiet", "-m", message, wt.branch], identityEnv(repo.top));
+  const r = git(repo.top, [...COMMIT_CONFIG, "merge", "--ff", "--no-edit", "--no-verify", "--quiet", "-m", message, wt.branch], identityEnv(repo.top));
   if (r.code === 0) return { ok: true, mode: ff ? "fast_forward" : "merge_commit", commit: must(repo.top, ["rev-parse", "HEAD"]).trim() };
   const conflicts = git(repo.top, ["diff", "--name-only", "-z", "--diff-filter=U"]).stdout.split("\0").filter(Boolean).sort();
   if (git(repo.top, ["rev-parse", "--verify", "--quiet", "MERGE_HEAD"]).code === 0) git(repo.top, ["merge", "--abort"]);

@@ -106,8 +106,9 @@ describe("worktrees, commits and merges", () => {
     expect(branchChangedFiles(wt.cwd, wt.base, wt.base)).toEqual([]);
   });
 
-  test("merge: fast-forward, then a merge commit, then nothing to merge; the merged branch can go", () => {
+  test("merge: fast-forward, then a merge commit (even with merge.ff=only configured), then nothing to merge; the merged branch can go", () => {
     const r = repo();
+    git(r.top, "config", "merge.ff", "only");
     const g = findRepo(r.project)!;
     const a = createWorktree(g, r.sdd, "run1", "A");
     const b = createWorktree(g, r.sdd, "run1", "B");
