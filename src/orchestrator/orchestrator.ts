@@ -11,7 +11,7 @@
  * ready task and a free slot), so an idle keep-alive run writes nothing.
  */
 import { randomBytes } from "node:crypto";
-import { rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, UsageError, type ErrorCode } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -43,7 +43,7 @@ import { newRunId } from "./runid.ts";
 import { removeStaleTempFiles } from "./tempfiles.ts";
 import { appendAgentStep, finalizeTrace } from "./records.ts";
 import { branchChangedFiles, changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
-import { commitWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, removeWorktree, type GitRepo, type MergeResult, type Worktree } from "./worktree.ts";
+import { commitWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, removeWorktree, worktreesRoot, type GitRepo, type MergeResult, type Worktree } from "./worktree.ts";
 import { Wakeup } from "./wakeup.ts";
 
 export type RunOutcome = "completed" | "drained" | "failed" | "plan_failed" | "budget_exhausted" | "stopped" | "interrupted";
@@ -425,7 +425,7 @@ export class Orchestrator {
       if (previous === null || task.status === "open") this.alarm.wake();
     });
 
-    if (this.repo) this.reapWorktrees();
+    this.tryWrite(() => this.reapWorktrees(), "worktrees");
 
     writeFileAtomic(
       orchestratorInfoPath(this.o.sddDir),
@@ -496,9 +496,15 @@ export class Orchestrator {
     }
   }
 
-  /** Remove the worktrees a run that did not end cleanly (`kill -9`) left under `.sdd/worktrees/`; branches with work on them are kept. */
+  /**
+   * Remove the worktrees a run that did not end cleanly (`kill -9`) left
+   * under `.sdd/worktrees/`; branches with work on them are kept. Also
+   * when this run is not isolated (the config changed since).
+   */
   private reapWorktrees(): void {
-    const { removed, kept } = reapLeftoverWorktrees(this.repo!, this.o.sddDir);
+    const repo = this.repo ?? (existsSync(worktreesRoot(this.o.sddDir)) ? findRepo(this.o.workdir) : null);
+    if (!repo) return;
+    const { removed, kept } = reapLeftoverWorktrees(repo, this.o.sddDir);
     if (removed.length === 0) return;
     this.record("worktrees_reaped", { paths: removed, branches_kept: kept });
     this.o.report(`removed ${removed.length} worktree(s) left by an earlier run${kept.length ? `; branch(es) with work kept: ${kept.join(", ")}` : ""}`);

@@ -267,6 +267,29 @@ describe("isolation: worktree (a git repository)", () => {
   );
 
   test(
+    "kill -9, then a run with isolation: none: the leftover worktrees are still reaped",
+    async () => {
+      const hold = join(tmpHold(), "hold");
+      const p = repoProject([{ id: "A" }], { HOLD: hold });
+      const proc = spawnRun(p, []);
+      await waitFor(() => existsSync(join(p.cwdLog, "A")), 20_000, "the agent to start");
+      proc.kill("SIGKILL");
+      await proc.exited;
+      expect(extraWorktrees(p)).toHaveLength(1);
+      rmSync(hold, { force: true });
+      writeFileSync(join(p.dir, "bernstein.yaml"), readFileSync(join(p.dir, "bernstein.yaml"), "utf8") + "isolation: none\n");
+      const r = await runToEnd(p, []);
+      expect(r.code).toBe(0);
+      const rows = journalEvents(p, runIds(p).at(-1)!);
+      expect(ev(rows, "worktrees_reaped")).toHaveLength(1);
+      expect(ev(rows, "task_worktree")).toEqual([]);
+      expect(cwdOf(p, "A")).toBe(p.dir);
+      noWorktreeLeft(p);
+    },
+    E2E_TIMEOUT,
+  );
+
+  test(
     "isolation: none in a git repository: agents work in the project folder, no worktree, no branch, no merge",
     async () => {
       const p = repoProject([{ id: "A" }], {}, "isolation: none\n");
