@@ -808,7 +808,9 @@ export class Orchestrator {
     this.spent += result.costUsd;
     if (result.costSource === "unknown" && result.outcome !== "killed") this.unknownCosts++;
     const summary = result.planError ?? result.resultSummary;
-    const landed = this.land(agent, result);
+    // A task a client moved meanwhile (cancelled, say) is no longer ours to merge: its branch is kept.
+    const ours = agent.worktree !== null && result.outcome === "success" ? (await this.store.get(task.id))?.status === "in_progress" : true;
+    const landed = this.land(agent, result, ours);
     try {
       await this.settle(agent, result, summary, landed);
     } catch (err) {
@@ -903,7 +905,7 @@ export class Orchestrator {
    * project's current branch. The branch is kept (`keep`) when it holds
    * work the project does not: a failed, stopped or conflicting attempt's.
    */
-  private land(agent: RunningAgent, result: AttemptResult): Landed {
+  private land(agent: RunningAgent, result: AttemptResult, mergeable: boolean): Landed {
     const wt = agent.worktree;
     if (!wt) return { merge: null, files: [], keep: false, head: null };
     let head: string;
@@ -914,7 +916,7 @@ export class Orchestrator {
       return { merge: result.outcome === "success" ? { ok: false, conflicts: [], message } : null, files: [], keep: true, head: null };
     }
     const files = branchChangedFiles(wt.cwd, wt.base, head);
-    if (result.outcome !== "success") return { merge: null, files, keep: head !== wt.base, head };
+    if (result.outcome !== "success" || !mergeable) return { merge: null, files, keep: head !== wt.base, head };
     let merge: MergeResult;
     try {
       merge = mergeWorktree(this.repo!, wt, `bernstein: merge ${agent.task.id} (${agent.agentId})`);
