@@ -12,7 +12,7 @@
  * are serialized.
  */
 import { existsSync, readdirSync, realpathSync, rmdirSync, rmSync } from "node:fs";
-import { join, relative, resolve, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 
 export const ISOLATION_MODES = ["worktree", "none"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
@@ -81,8 +81,18 @@ function identityEnv(cwd: string): Record<string, string> {
   return env;
 }
 
+/** Whether `dir` or a folder above it holds a `.git` (a cheap test before asking git; GIT_DIR set means ask). */
+function mayBeInRepo(dir: string): boolean {
+  if (process.env.GIT_DIR) return true;
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    if (existsSync(join(d, ".git"))) return true;
+    if (dirname(d) === d) return false;
+  }
+}
+
 /** The repository `workdir` is in, null outside one; `hasHead` false while it has no commit yet. */
 export function findRepo(workdir: string): (GitRepo & { hasHead: boolean }) | null {
+  if (!mayBeInRepo(workdir)) return null;
   const r = git(workdir, ["rev-parse", "--is-inside-work-tree", "--show-toplevel", "--show-prefix"]);
   if (r.code !== 0) return null;
   const [inside, top, prefix] = r.stdout.split("\n");
