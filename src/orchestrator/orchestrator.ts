@@ -244,6 +244,11 @@ export class Orchestrator {
       this.o.warn(`${why}: they share the project folder (commit once for per-agent worktrees, or set isolation: none to silence this)`);
       return null;
     }
+    if (!repo.inHead) {
+      // A folder the repository does not hold (ignored or untracked, like a scratch workspace in a checkout) is, for the project, outside git.
+      if (explicit) throw new UsageError(`isolation: worktree: ${this.o.workdir} is not part of the last commit of ${repo.top}, so a worktree would not contain it (commit it, or set isolation: none)`, "isolation_unavailable");
+      return null;
+    }
     return { top: repo.top, prefix: repo.prefix };
   }
 

@@ -90,14 +90,22 @@ function mayBeInRepo(dir: string): boolean {
   }
 }
 
-/** The repository `workdir` is in, null outside one; `hasHead` false while it has no commit yet. */
-export function findRepo(workdir: string): (GitRepo & { hasHead: boolean }) | null {
+/**
+ * The repository `workdir` is in, null outside one; `hasHead` false while
+ * it has no commit yet; `inHead` false when the folder is not part of HEAD
+ * (untracked or ignored, e.g. a scratch folder inside a checkout), so a
+ * worktree would not even contain it.
+ */
+export function findRepo(workdir: string): (GitRepo & { hasHead: boolean; inHead: boolean }) | null {
   if (!mayBeInRepo(workdir)) return null;
   const r = git(workdir, ["rev-parse", "--is-inside-work-tree", "--show-toplevel", "--show-prefix"]);
   if (r.code !== 0) return null;
-  const [inside, top, prefix] = r.stdout.split("\n");
+  const [inside, top, rawPrefix] = r.stdout.split("\n");
   if (inside !== "true" || !top) return null;
-  return { top, prefix: prefix ?? "", hasHead: git(workdir, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).code === 0 };
+  const prefix = rawPrefix ?? "";
+  const hasHead = git(workdir, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).code === 0;
+  const inHead = hasHead && (prefix === "" || git(top, ["ls-tree", "-d", "--name-only", "HEAD", "--", prefix.replace(/\/$/, "")]).stdout.trim() !== "");
+  return { top, prefix, hasHead, inHead };
 }
 
 /** A branch name component from a task id: what git accepts in a ref, never empty. */

@@ -52,14 +52,18 @@ function repo(sub = ""): { top: string; project: string; sdd: string } {
 }
 
 describe("findRepo", () => {
-  test("a folder outside git is null; an unborn repository has no HEAD; a subfolder has its prefix", () => {
+  test("a folder outside git is null; an unborn repository has no HEAD; a subfolder has its prefix; an untracked folder is not in HEAD", () => {
     const plain = mkdtempSync(join(tmpdir(), "bern-wt-plain-"));
     made.push(plain);
     expect(findRepo(plain)).toBeNull();
     git(plain, "init", "-q");
-    expect(findRepo(plain)).toMatchObject({ hasHead: false, prefix: "" });
+    expect(findRepo(plain)).toMatchObject({ hasHead: false, inHead: false, prefix: "" });
     const r = repo("pkg/app");
-    expect(findRepo(r.project)).toEqual({ top: r.top, prefix: "pkg/app/", hasHead: true });
+    expect(findRepo(r.project)).toEqual({ top: r.top, prefix: "pkg/app/", hasHead: true, inHead: true });
+    expect(findRepo(r.top)).toMatchObject({ prefix: "", inHead: true });
+    // a folder the last commit does not hold (untracked or ignored): a worktree would not contain it
+    mkdirSync(join(r.top, "scratch", "ws"), { recursive: true });
+    expect(findRepo(join(r.top, "scratch", "ws"))).toEqual({ top: r.top, prefix: "scratch/ws/", hasHead: true, inHead: false });
   });
 });
 

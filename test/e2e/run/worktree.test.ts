@@ -321,6 +321,31 @@ describe("isolation: worktree (a git repository)", () => {
   );
 
   test(
+    "a project folder the repository does not hold (an ignored scratch workspace inside a checkout) runs as outside git",
+    async () => {
+      const p = makeProject({ tasks: [{ id: "A" }] });
+      writeFileSync(join(p.dir, ".gitignore"), "ws/\nledger.txt\n");
+      git(p.dir, "init", "-q");
+      git(p.dir, "add", "-A");
+      git(p.dir, "commit", "-qm", "base");
+      const ws = join(p.dir, "ws");
+      mkdirSync(ws);
+      for (const f of ["bernstein.yaml", "plan.yaml", "agent.sh"]) writeFileSync(join(ws, f), readFileSync(join(p.dir, f)));
+      chmodSync(join(ws, "agent.sh"), 0o755);
+      const proc = Bun.spawn([binPath(), "run", "plan.yaml", "--port", "0"], { cwd: ws, env: { ...process.env, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+      const [, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      expect(code).toBe(0);
+      expect(stderr).toBe("");
+      const [run] = readdirSync(join(ws, ".sdd", "runs"));
+      const rows = readFileSync(join(ws, ".sdd", "runs", run!, "journal.jsonl"), "utf8");
+      expect(rows).not.toContain('"task_worktree"');
+      expect(extraWorktrees(p)).toEqual([]);
+      expect(existsSync(join(ws, ".sdd", "worktrees"))).toBe(false);
+    },
+    E2E_TIMEOUT,
+  );
+
+  test(
     "a repository without a commit: agents share the project folder, with a warning",
     async () => {
       const p = makeProject({ tasks: [{ id: "A" }] });
