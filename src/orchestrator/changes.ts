@@ -7,7 +7,9 @@
  * already-dirty file shows too); elsewhere it is every regular file under
  * the workdir with its size and mtime. `.sdd/` and `.git/` are never
  * counted. Agents that run at the same time share the work tree, so one
- * attempt's list can include a concurrent attempt's files.
+ * attempt's list can include a concurrent attempt's files — except under
+ * `isolation: worktree`, where `branchChangedFiles` reads the attempt's own
+ * branch diff instead.
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
@@ -95,4 +97,29 @@ export function changedFiles(before: WorkdirSnapshot, after: WorkdirSnapshot, wo
     if (a === undefined || a !== b) out.push(p);
   }
   return out.sort();
+}
+
+/**
+ * Under `isolation: worktree`: the files an attempt changed are its branch's
+ * diff from the commit it started on (`base..head`, run in the attempt's
+ * work tree), relative to the project folder like the snapshots' paths.
+ * Only this attempt's commits count, never a concurrent agent's files.
+ */
+export function branchChangedFiles(worktreeCwd: string, base: string, head: string): string[] {
+  if (base === head) return [];
+  try {
+    const r = Bun.spawnSync(["git", "diff", "--name-only", "-z", "--no-renames", base, head], { cwd: worktreeCwd, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
+    if (r.exitCode !== 0) return [];
+    const prefix = Bun.spawnSync(["git", "rev-parse", "--show-prefix"], { cwd: worktreeCwd, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
+    const pre = prefix.exitCode === 0 ? prefix.stdout.toString().trim() : "";
+    return r.stdout
+      .toString()
+      .split("\0")
+      .filter(Boolean)
+      .map((p) => (pre && p.startsWith(pre) ? p.slice(pre.length) : p))
+      .filter((p) => !ignored(p))
+      .sort();
+  } catch {
+    return [];
+  }
 }

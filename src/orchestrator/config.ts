@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import * as v from "valibot";
 import { InputError } from "../errors/index.ts";
+import { ISOLATION_MODES } from "./worktree.ts";
 
 export const ADAPTER_NAMES = ["claude", "codex", "gemini", "aider", "command", "script"] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
@@ -102,6 +103,12 @@ export const ConfigSchema = v.object(
     verify: v.optional(v.array(GateSchema)),
     session: v.optional(SessionSchema, () => ({})),
     /**
+     * `worktree`: each attempt works in its own git worktree and branch,
+     * merged back on success (the default when the project folder is a git
+     * work tree); `none`: agents share the project folder (the default elsewhere).
+     */
+    isolation: v.optional(v.picklist(ISOLATION_MODES, `expected one of ${ISOLATION_MODES.join(", ")}`)),
+    /**
      * Seconds between SIGTERM and SIGKILL to the agents' process groups when
      * the run is stopped (SIGTERM to `bernstein run`, `bernstein stop`); the
      * default keeps the whole stop inside a container's 10 s kill budget.
@@ -120,7 +127,7 @@ export type GateSpec = { name: string; run: string; timeout_s: number };
 
 /** Keys each mapping knows; anything else is warned about. */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
-  "": ["goal", "agent", "models", "max_agents", "max_retries", "budget_usd", "verify", "session", "stop_grace_s"],
+  "": ["goal", "agent", "models", "max_agents", "max_retries", "budget_usd", "verify", "session", "stop_grace_s", "isolation"],
   agent: ["adapter", "script", "command", "args", "env", "timeout_s", "binary", "permission_mode", "base_url", "api_key_env"],
   session: ["resume", "stale_after_minutes"],
 };

@@ -11,7 +11,7 @@
  * ready task and a free slot), so an idle keep-alive run writes nothing.
  */
 import { randomBytes } from "node:crypto";
-import { rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, UsageError, type ErrorCode } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -43,7 +43,8 @@ import { agentPrompt, MANAGER_ROLE, managerDescription } from "./prompt.ts";
 import { newRunId } from "./runid.ts";
 import { removeStaleTempFiles } from "./tempfiles.ts";
 import { appendAgentStep, finalizeTrace } from "./records.ts";
-import { changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
+import { branchChangedFiles, changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
+import { commitWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, removeWorktree, worktreesRoot, type GitRepo, type MergeResult, type Worktree } from "./worktree.ts";
 import { Wakeup } from "./wakeup.ts";
 
 /** Task store meta key prefix of a task's declared work-tree check. */
@@ -114,8 +115,12 @@ interface RunningAgent {
   procStart: number | null;
   /** Private per-attempt directory (prompt file, generated CLI homes); removed at reap. */
   attemptDir: string;
-  /** The work tree at spawn, compared at reap for the trace's files. */
+  /** The work tree at spawn, compared at reap for the trace's files (empty under worktree isolation). */
   treeBefore: WorkdirSnapshot;
+  /** The attempt's own git worktree and branch (`isolation: worktree`), else null. */
+  worktree: Worktree | null;
+  /** Claim order in this run: under worktree isolation attempts are reaped, and so merged, in this order. */
+  seq: number;
 }
 
 /**
@@ -139,6 +144,18 @@ function safeRole(role: string): string {
   return r || "agent";
 }
 
+/** What became of an attempt's worktree branch (see Orchestrator.land). */
+interface Landed {
+  /** A successful attempt's merge into the project's branch; null otherwise. */
+  merge: MergeResult | null;
+  /** The branch's changed files (its diff from where it started). */
+  files: string[];
+  /** The branch stays (it holds work the project does not have). */
+  keep: boolean;
+  /** The branch head after the commit of the attempt's work. */
+  head: string | null;
+}
+
 export function newAgentId(role: string): string {
   return `${safeRole(role)}-${randomBytes(4).toString("hex")}`;
 }
@@ -159,6 +176,9 @@ export class Orchestrator {
   private graceS = DEFAULT_STOP_GRACE_S;
   /** The work-tree check of a task that declares none (`verify`, else `changed` in a git work tree). */
   private verifyDefault: VerifyMode = "none";
+  /** The project's repository when attempts work in their own worktrees (`isolation: worktree`), else null. */
+  private repo: GitRepo | null = null;
+  private claimSeq = 0;
 
   private store!: OrchestratorStore;
   /** Every task as this process last saw it commit, in creation order: the session snapshot reads it synchronously. */
@@ -215,6 +235,30 @@ export class Orchestrator {
     this.verifyDefault = defaultVerifyMode(verifyModeOf(this.config), this.config.agent.permission_mode, isGitWorkTree(this.o.workdir));
     this.adapter = createAdapter(this.config.agent, this.o.workdir);
     this.adapter.check(this.o.workdir);
+    this.repo = this.isolation();
+  }
+
+  /** Worktree isolation: asked for (`isolation: worktree`) or, by default, whenever the project folder is in a git work tree with a commit. */
+  private isolation(): GitRepo | null {
+    if (this.config.isolation === "none") return null;
+    const explicit = this.config.isolation === "worktree";
+    const repo = findRepo(this.o.workdir);
+    if (repo === null) {
+      if (explicit) throw new UsageError(`isolation: worktree needs a git work tree, and ${this.o.workdir} is not in one (set isolation: none)`, "isolation_unavailable");
+      return null;
+    }
+    if (!repo.hasHead) {
+      const why = `the git repository at ${repo.top} has no commit yet, so agents cannot get their own worktree`;
+      if (explicit) throw new UsageError(`isolation: worktree: ${why} (commit once, or set isolation: none)`, "isolation_unavailable");
+      this.o.warn(`${why}: they share the project folder (commit once for per-agent worktrees, or set isolation: none to silence this)`);
+      return null;
+    }
+    if (!repo.inHead) {
+      // A folder the repository does not hold (ignored or untracked, like a scratch workspace in a checkout) is, for the project, outside git.
+      if (explicit) throw new UsageError(`isolation: worktree: ${this.o.workdir} is not part of the last commit of ${repo.top}, so a worktree would not contain it (commit it, or set isolation: none)`, "isolation_unavailable");
+      return null;
+    }
+    return { top: repo.top, prefix: repo.prefix };
   }
 
   // ---------------------------------------------------------------- public
@@ -395,6 +439,8 @@ export class Orchestrator {
       if (previous === null || task.status === "open") this.alarm.wake();
     });
 
+    this.tryWrite(() => this.reapWorktrees(), "worktrees");
+
     writeFileAtomic(
       orchestratorInfoPath(this.o.sddDir),
       JSON.stringify({ pid: process.pid, run_id: this.runId, server_url: this.server.url }, null, 2) + "\n",
@@ -413,6 +459,11 @@ export class Orchestrator {
     } finally {
       // An error left agents running: they must not outlive the run.
       for (const a of this.running.values()) a.attempt.kill(200);
+      // Nor their worktrees (the next run's reaper takes any this cannot remove while an agent still dies).
+      if (this.repo && this.running.size > 0) {
+        await Promise.race([Promise.all([...this.running.values()].map((a) => a.attempt.done)), Bun.sleep(1000)]);
+        this.tryWrite(() => this.reapWorktrees(), "worktrees");
+      }
       unsubscribe();
       if (this.stopDeadline) clearTimeout(this.stopDeadline);
       this.saver.close();
@@ -457,6 +508,20 @@ export class Orchestrator {
         this.record("task_requeued", { task_id: t.id, agent_id: t.assigned_agent, reason: "agent_gone" });
       }
     }
+  }
+
+  /**
+   * Remove the worktrees a run that did not end cleanly (`kill -9`) left
+   * under `.sdd/worktrees/`; branches with work on them are kept. Also
+   * when this run is not isolated (the config changed since).
+   */
+  private reapWorktrees(): void {
+    const repo = this.repo ?? (existsSync(worktreesRoot(this.o.sddDir)) ? findRepo(this.o.workdir) : null);
+    if (!repo) return;
+    const { removed, kept } = reapLeftoverWorktrees(repo, this.o.sddDir);
+    if (removed.length === 0) return;
+    this.record("worktrees_reaped", { paths: removed, branches_kept: kept });
+    this.o.report(`removed ${removed.length} worktree(s) left by an earlier run${kept.length ? `; branch(es) with work kept: ${kept.join(", ")}` : ""}`);
   }
 
   /** Resume with an empty store: the plan file's tasks minus those the session saved as done; never a manager task (no re-planning). */
@@ -554,12 +619,12 @@ export class Orchestrator {
     for (;;) {
       this.alarm.clear();
       if (this.backingOff.size > 0) await this.releaseBackoffs(this.stopping !== null);
-      const capacity = this.maxAgents - this.running.size;
+      const capacity = this.maxAgents - this.busy();
       const ready = this.canClaim() && capacity > 0 ? await this.store.ready(capacity) : [];
-      if (this.finished.length > 0 || ready.length > 0) {
+      if (this.nextReap() >= 0 || ready.length > 0) {
         this.ticks++;
         this.record("tick_start", { tick: this.ticks });
-        while (this.finished.length > 0) await this.reap(this.finished.shift()!);
+        for (let i = this.nextReap(); i >= 0; i = this.nextReap()) await this.reap(this.finished.splice(i, 1)[0]!);
         if (this.canClaim()) await this.spawnReady();
         continue;
       }
@@ -589,6 +654,28 @@ export class Orchestrator {
     }
   }
 
+  /** Agents holding a slot: under worktree isolation a finished attempt waiting for its turn to merge holds none. */
+  private busy(): number {
+    return this.running.size - (this.repo ? this.finished.length : 0);
+  }
+
+  /**
+   * Which finished attempt to reap next (an index into `finished`, -1 for
+   * none). Without isolation: the first to finish. Under worktree isolation
+   * attempts are reaped, and their branches merged, in claim order (the
+   * plan's order for tasks ready together): an attempt that finished early
+   * waits until every attempt claimed before it has been reaped, so which
+   * of several agents editing one file is merged first does not depend on
+   * which finished first.
+   */
+  private nextReap(): number {
+    if (this.finished.length === 0) return -1;
+    if (!this.repo) return 0;
+    let first = Infinity;
+    for (const a of this.running.values()) first = Math.min(first, a.seq);
+    return this.finished.findIndex((f) => f.agent.seq === first);
+  }
+
   /** Open tasks that wait on a failed or cancelled dependency can never run: fail them. */
   private async failBlockedTasks(): Promise<number> {
     const all = (await this.store.list()).tasks;
@@ -616,7 +703,7 @@ export class Orchestrator {
     return task.model ?? this.config.models.roles[task.role] ?? this.config.models.roles.default ?? null;
   }
 
-  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string, promptFile: string): Record<string, string | undefined> {
+  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string, promptFile: string, workdir: string): Record<string, string | undefined> {
     return {
       ...process.env,
       ...this.config.agent.env,
@@ -632,27 +719,43 @@ export class Orchestrator {
       BERNSTEIN_PROMPT: boundedEnv(prompt),
       BERNSTEIN_PROMPT_FILE: promptFile,
       BERNSTEIN_SDD_DIR: resolve(this.o.sddDir),
-      BERNSTEIN_WORKDIR: this.o.workdir,
+      BERNSTEIN_WORKDIR: workdir,
       BERNSTEIN_SERVER_URL: this.server.url,
     };
   }
 
   private async spawnReady(): Promise<void> {
-    while (this.running.size < this.maxAgents && this.canClaim()) {
+    while (this.busy() < this.maxAgents && this.canClaim()) {
       const [claimed] = await this.store.claim(null, 1);
       if (!claimed) return;
       const agentId = newAgentId(claimed.role);
       const task = await this.store.transition(claimed.id, "in_progress", { assigned_agent: agentId });
+      let worktree: Worktree | null = null;
+      if (this.repo) {
+        try {
+          worktree = createWorktree(this.repo, this.o.sddDir, this.runId, task.id);
+        } catch (err) {
+          const reason = `worktree_failed: ${errorMessage(err)}`.slice(0, 2000);
+          await this.store.fail(task.id, { reason });
+          this.failures.push({ task_id: task.id, signals: ["worktree_failed"] });
+          this.record("task_failed", { task_id: task.id, agent_id: agentId, reason });
+          this.o.report(`failed ${task.id}: ${reason}`);
+          continue;
+        }
+      }
+      // Where the agent works: its worktree's copy of the project folder, or the project folder itself.
+      const workdir = worktree ? worktree.cwd : this.o.workdir;
       const model = this.modelFor(task);
       const effort = task.effort;
-      const prompt = agentPrompt(task, this.goal, this.o.workdir);
-      const attemptDir = join(this.o.sddDir, "runtime", "agents", agentId);
+      const prompt = agentPrompt(task, this.goal, workdir);
+      // Absolute: an agent under worktree isolation runs elsewhere than the project folder .sdd is relative to.
+      const attemptDir = join(resolve(this.o.sddDir), "runtime", "agents", agentId);
       ensurePrivateDir(attemptDir);
       const promptFile = join(attemptDir, "prompt.txt");
       writeFileSync(promptFile, prompt, { mode: PRIVATE_FILE_MODE });
-      const invocation = this.adapter.invocation({ prompt, promptFile, model, effort, taskId: task.id, agentId, title: task.title, workdir: this.o.workdir, attemptDir });
+      const invocation = this.adapter.invocation({ prompt, promptFile, model, effort, taskId: task.id, agentId, title: task.title, workdir, attemptDir });
       const logPath = agentLogPath(this.o.sddDir, agentId);
-      const env = { ...this.agentEnv(task, agentId, model, effort, prompt, promptFile), ...invocation.env };
+      const env = { ...this.agentEnv(task, agentId, model, effort, prompt, promptFile, workdir), ...invocation.env };
       const spawnTs = Date.now() / 1000;
 
       this.record("agent_spawned", {
@@ -664,9 +767,10 @@ export class Orchestrator {
         agent_source: "adapter",
       });
       this.record("task_claimed", { task_id: task.id, agent_id: agentId, model });
+      if (worktree) this.record("task_worktree", { task_id: task.id, agent_id: agentId, branch: worktree.branch, path: worktree.path, base: worktree.base });
 
-      // The work tree before the agent starts: the trace lists what changed from it.
-      const treeBefore = snapshotWorkdir(this.o.workdir);
+      // The work tree before the agent starts: the trace lists what changed from it (under isolation: the branch's diff).
+      const treeBefore: WorkdirSnapshot = worktree ? new Map() : snapshotWorkdir(this.o.workdir);
       const verify = await this.verifyFor(task);
       const trace = new TraceRecorder(this.o.sddDir, {
         taskIds: [task.id],
@@ -691,17 +795,18 @@ export class Orchestrator {
         adapter: this.adapter,
         invocation,
         env,
-        workdir: this.o.workdir,
+        workdir,
         logPath,
         timeoutMs: this.config.agent.timeout_s * 1000,
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
         prices: this.config.models.prices,
         verify,
-        treeBefore,
+        // `verify: changed` compares the attempt's own tree before and after: its worktree under isolation
+        treeBefore: worktree && verify === "changed" ? snapshotWorkdir(workdir) : treeBefore,
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore };
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, worktree, seq: ++this.claimSeq };
       this.running.set(agentId, agent);
       // A stop that signalled the agents while this one was being claimed covers it too.
       if (this.signalledGraceMs !== null) attempt.kill(this.signalledGraceMs);
@@ -734,8 +839,11 @@ export class Orchestrator {
     this.spent += result.costUsd;
     if (result.costSource === "unknown" && result.outcome !== "killed") this.unknownCosts++;
     const summary = result.planError ?? result.resultSummary;
+    // A task a client moved meanwhile (cancelled, say) is no longer ours to merge: its branch is kept.
+    const ours = agent.worktree !== null && result.outcome === "success" ? (await this.store.get(task.id))?.status === "in_progress" : true;
+    const landed = this.land(agent, result, ours);
     try {
-      await this.settle(agent, result, summary);
+      await this.settle(agent, result, summary, landed);
     } catch (err) {
       // A client moved the task (cancelled it, say) while the agent worked.
       if (!(err instanceof IllegalTransitionError || err instanceof TaskNotFoundError)) throw err;
@@ -778,8 +886,17 @@ export class Orchestrator {
         }),
       "step journal",
     );
+    if (agent.worktree) {
+      const wt = agent.worktree;
+      // A failed or stopped attempt's work stays on its branch for inspection (a conflict's was named above).
+      if (landed.keep && !(result.outcome === "success" && landed.merge && !landed.merge.ok)) {
+        this.record("task_branch_kept", { task_id: task.id, agent_id: agent.agentId, branch: wt.branch, commit: landed.head, outcome: result.outcome });
+      }
+      this.tryWrite(() => removeWorktree(this.repo!, wt, !landed.keep), `worktree ${wt.path}`);
+    }
     const settled = (await this.store.get(task.id)) ?? task;
-    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled, this.adapter.name, changedFiles(agent.treeBefore, snapshotWorkdir(this.o.workdir), this.o.workdir)), "trace");
+    const files = agent.worktree ? landed.files : changedFiles(agent.treeBefore, snapshotWorkdir(this.o.workdir), this.o.workdir);
+    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled, this.adapter.name, files), "trace");
     // For whoever waits on the run (a parent agent, a chat bridge): one row per finished attempt.
     this.tryWrite(
       () =>
@@ -813,10 +930,53 @@ export class Orchestrator {
     }
   }
 
+  /**
+   * Under worktree isolation: commit what the attempt left in its worktree
+   * on its branch, and merge a successful attempt's branch into the
+   * project's current branch. The branch is kept (`keep`) when it holds
+   * work the project does not: a failed, stopped or conflicting attempt's.
+   */
+  private land(agent: RunningAgent, result: AttemptResult, mergeable: boolean): Landed {
+    const wt = agent.worktree;
+    if (!wt) return { merge: null, files: [], keep: false, head: null };
+    let head: string;
+    try {
+      head = commitWorktree(wt, `bernstein: ${agent.task.id} by ${agent.agentId} (${result.outcome})\n\n${agent.task.title}`);
+    } catch (err) {
+      const message = `could not commit the worktree: ${errorMessage(err)}`;
+      return { merge: result.outcome === "success" ? { ok: false, conflicts: [], message } : null, files: [], keep: true, head: null };
+    }
+    const files = branchChangedFiles(wt.cwd, wt.base, head);
+    if (result.outcome !== "success" || !mergeable) return { merge: null, files, keep: head !== wt.base, head };
+    let merge: MergeResult;
+    try {
+      merge = mergeWorktree(this.repo!, wt, `bernstein: merge ${agent.task.id} (${agent.agentId})`);
+    } catch (err) {
+      merge = { ok: false, conflicts: [], message: errorMessage(err) };
+    }
+    return { merge, files, keep: !merge.ok, head };
+  }
+
   /** Apply an attempt's outcome to the task store and the run journal. */
-  private async settle(agent: RunningAgent, result: AttemptResult, summary: string | null): Promise<void> {
+  private async settle(agent: RunningAgent, result: AttemptResult, summary: string | null, landed: Landed): Promise<void> {
     const task = agent.task;
+    const wt = agent.worktree;
+    if (result.outcome === "success" && wt && landed.merge && !landed.merge.ok) {
+      // The work is done but cannot land: the task fails (no retry would land it either) and the branch stays.
+      const m = landed.merge;
+      const reason = `merge_conflict: ${m.conflicts.length ? m.conflicts.join(", ") : m.message} (branch ${wt.branch} kept)`.slice(0, 2000);
+      this.record("task_merge_conflict", { task_id: task.id, agent_id: agent.agentId, branch: wt.branch, commit: landed.head, conflicts: m.conflicts, detail: m.message });
+      this.record("task_verification_failed", { task_id: task.id, failed_signals: ["merge_conflict"] });
+      await this.store.fail(task.id, { reason, cost_usd: result.costUsd });
+      this.failures.push({ task_id: task.id, signals: ["merge_conflict"] });
+      this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason, branch: wt.branch });
+      this.o.report(`failed ${task.id}: ${reason}`);
+      return;
+    }
     if (result.outcome === "success") {
+      if (wt && landed.merge?.ok) {
+        this.record("task_merged", { task_id: task.id, agent_id: agent.agentId, branch: wt.branch, merge: landed.merge.mode, commit: landed.merge.commit, files: landed.files });
+      }
       await this.store.complete(task.id, { result_summary: summary, cost_usd: result.costUsd });
       // cost_usd is run-cumulative, as upstream writes it (spec: run-journal §9; the timeline reads it so);
       // task_cost_usd is this attempt's own cost, null when unknown.
@@ -873,10 +1033,11 @@ export class Orchestrator {
       await this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
       this.record("task_requeued", { task_id: task.id, agent_id: agent.agentId, reason: "stopped" });
     } else {
-      const reason = `${result.failedSignals.join(", ")}${summary ? `: ${summary}` : ""}`.slice(0, 2000);
+      const kept = wt && landed.keep ? ` (branch ${wt.branch} kept)` : "";
+      const reason = `${result.failedSignals.join(", ")}${kept}${summary ? `: ${summary}` : ""}`.slice(0, 2000);
       await this.store.fail(task.id, { reason, cost_usd: result.costUsd });
       this.failures.push({ task_id: task.id, signals: result.failedSignals });
-      this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason });
+      this.record("task_failed", { task_id: task.id, agent_id: agent.agentId, reason, ...(wt && landed.keep ? { branch: wt.branch } : {}) });
       this.o.report(`failed ${task.id} after ${current.attempts} attempt(s)${permanent ? ` (${cls}: not retried)` : ""}: ${reason}`);
       if (task.role === MANAGER_ROLE) {
         const why = result.planError ?? `the manager agent failed (${result.failedSignals.join(", ")})`;

@@ -164,6 +164,16 @@ describe("config", () => {
     expect(() => validateConfig({ stop_grace_s: -1 }, "b.yaml")).toThrow("b.yaml: stop_grace_s: expected 0 to 86400 seconds, got -1");
     expect(() => validateConfig({ stop_grace_s: "5s" }, "b.yaml")).toThrow('b.yaml: stop_grace_s: expected a number of seconds, got "5s"');
   });
+
+  test("isolation: unset by default (the run decides from git), worktree or none, anything else refused", () => {
+    expect(validateConfig({}, "b.yaml").config.isolation).toBeUndefined();
+    for (const mode of ["worktree", "none"] as const) {
+      const { config, warnings } = validateConfig({ isolation: mode }, "b.yaml");
+      expect(config.isolation).toBe(mode);
+      expect(warnings).toEqual([]);
+    }
+    expect(() => validateConfig({ isolation: "branch" }, "b.yaml")).toThrow('b.yaml: isolation: expected one of worktree, none, got "branch"');
+  });
 });
 
 describe("run ids", () => {
