@@ -35,7 +35,8 @@ import { agentStartTime, killOrphanedAgents, removeAgentsFile, writeAgentsFile, 
 import { startWatchdog } from "./watchdog.ts";
 import { Attempt, retryDelayS, type AttemptResult } from "./attempt.ts";
 import { PERMANENT_FAILURES } from "./result.ts";
-import { DEFAULT_STOP_GRACE_S, gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
+import { DEFAULT_STOP_GRACE_S, gatesOf, loadConfig, modelOfRole, roleAgentConfig, type AgentConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
+import { clearResumePoints, continuationPrompt, dropResumePoint, readResumePoint, restoreSessionHomes, resumeDecision, resumeFailure, saveResumePoint, type ResumePoint } from "./resume.ts";
 import { gitFacts } from "./git.ts";
 import { loadPlanFile, type Plan } from "./plan.ts";
 import { agentPrompt, MANAGER_ROLE, managerDescription } from "./prompt.ts";
@@ -60,6 +61,8 @@ export interface OrchestratorOptions {
   /** Seconds between SIGTERM and SIGKILL to the agents on a stop (default: stop_grace_s of bernstein.yaml, 5). */
   graceS?: number;
   fresh: boolean;
+  /** Start every attempt fresh: no stopped attempt's CLI session is continued (`run --fresh-agents`). */
+  freshAgents?: boolean;
   keepAlive: boolean;
   host: string;
   port: PortChoice;
@@ -110,6 +113,11 @@ interface RunningAgent {
   attemptDir: string;
   /** The work tree at spawn, compared at reap for the trace's files. */
   treeBefore: WorkdirSnapshot;
+  /** The adapter of the task's role, and its configuration (`roles.<role>` over `agent:`). */
+  adapter: AgentAdapter;
+  agentConfig: AgentConfig;
+  /** The resume point this attempt continues (the same CLI session), or null for a fresh attempt. */
+  resumed: ResumePoint | null;
 }
 
 /**
@@ -133,6 +141,9 @@ function safeRole(role: string): string {
   return r || "agent";
 }
 
+/** The key of `agent:`'s adapter among the per-role ones (no role is named so). */
+const DEFAULT_ROLE = "\u0000agent";
+
 export function newAgentId(role: string): string {
   return `${safeRole(role)}-${randomBytes(4).toString("hex")}`;
 }
@@ -142,7 +153,9 @@ export class Orchestrator {
   private config!: BernsteinConfig;
   private configHash = "";
   private configFile: string | null = null;
-  private adapter!: AgentAdapter;
+  /** One adapter per task role (`roles:`; `agent:` for every other role), made on first use. */
+  private readonly adapters = new Map<string, { adapter: AgentAdapter; config: AgentConfig }>();
+  private resumeAgents = true;
   private gates: GateSpec[] = [];
   private plan: Plan | null = null;
   private goal = "";
@@ -204,8 +217,10 @@ export class Orchestrator {
     this.graceS = this.o.graceS ?? this.config.stop_grace_s;
     this.budget = this.o.budgetUsd !== undefined ? this.o.budgetUsd : this.config.budget_usd;
     this.gates = gatesOf(this.config);
-    this.adapter = createAdapter(this.config.agent, this.o.workdir);
-    this.adapter.check(this.o.workdir);
+    this.resumeAgents = this.config.resume_agents && !this.o.freshAgents;
+    // Every adapter the run may need is checked before anything starts: the default and each role's.
+    this.adapterFor(DEFAULT_ROLE).adapter.check(this.o.workdir);
+    for (const role of Object.keys(this.config.roles)) this.adapterFor(role).adapter.check(this.o.workdir);
   }
 
   // ---------------------------------------------------------------- public
@@ -364,6 +379,8 @@ export class Orchestrator {
 
     if (this.decision.action === "fresh") {
       await this.store.clear();
+      // A fresh run's tasks are new: no stopped session of an earlier run is theirs.
+      this.tryWrite(() => clearResumePoints(this.o.sddDir), "resume points");
       this.spent = 0;
     } else {
       this.spent = st?.cost_spent ?? 0;
@@ -591,13 +608,25 @@ export class Orchestrator {
   }
 
   private modelFor(task: Task): string | null {
-    return task.model ?? this.config.models.roles[task.role] ?? this.config.models.roles.default ?? null;
+    return task.model ?? modelOfRole(this.config, task.role) ?? this.config.models.roles[task.role] ?? this.config.models.roles.default ?? null;
   }
 
-  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string, promptFile: string): Record<string, string | undefined> {
+  /** The adapter of a task role: `roles.<role>` over `agent:`. */
+  private adapterFor(role: string): { adapter: AgentAdapter; config: AgentConfig } {
+    const key = Object.hasOwn(this.config.roles, role) ? role : DEFAULT_ROLE;
+    let a = this.adapters.get(key);
+    if (!a) {
+      const config = roleAgentConfig(this.config, role);
+      a = { adapter: createAdapter(config, this.o.workdir), config };
+      this.adapters.set(key, a);
+    }
+    return a;
+  }
+
+  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string, promptFile: string, agentConfig: AgentConfig): Record<string, string | undefined> {
     return {
       ...process.env,
-      ...this.config.agent.env,
+      ...agentConfig.env,
       BERNSTEIN_RUN_ID: this.runId,
       BERNSTEIN_TASK_ID: task.id,
       BERNSTEIN_TASK_TITLE: task.title,
@@ -619,29 +648,63 @@ export class Orchestrator {
     while (this.running.size < this.maxAgents && this.canClaim()) {
       const [claimed] = await this.store.claim(null, 1);
       if (!claimed) return;
-      const agentId = newAgentId(claimed.role);
+      const { adapter, config: agentConfig } = this.adapterFor(claimed.role);
+      // A stopped attempt's CLI session is continued when it can be (resume.ts); otherwise the task starts fresh, said why.
+      const decided = resumeDecision(readResumePoint(this.o.sddDir, claimed.id), { enabled: this.resumeAgents, adapter: adapter.name, canResume: adapter.canResume });
+      const resumed = decided !== null && "resume" in decided ? decided.resume : null;
+      const agentId = resumed?.agent_id ?? newAgentId(claimed.role);
       const task = await this.store.transition(claimed.id, "in_progress", { assigned_agent: agentId });
       const model = this.modelFor(task);
       const effort = task.effort;
-      const prompt = agentPrompt(task, this.goal, this.o.workdir);
+      const prompt = resumed ? continuationPrompt(task, resumed) : agentPrompt(task, this.goal, this.o.workdir);
       const attemptDir = join(this.o.sddDir, "runtime", "agents", agentId);
       ensurePrivateDir(attemptDir);
+      if (resumed) this.tryWrite(() => restoreSessionHomes(this.o.sddDir, task.id, attemptDir), "resumed session's CLI home");
       const promptFile = join(attemptDir, "prompt.txt");
       writeFileSync(promptFile, prompt, { mode: PRIVATE_FILE_MODE });
-      const invocation = this.adapter.invocation({ prompt, promptFile, model, effort, taskId: task.id, agentId, title: task.title, workdir: this.o.workdir, attemptDir });
+      const invocation = adapter.invocation({
+        prompt,
+        promptFile,
+        model,
+        effort,
+        taskId: task.id,
+        agentId,
+        title: task.title,
+        workdir: this.o.workdir,
+        attemptDir,
+        resumeSessionId: resumed?.session_id ?? null,
+      });
       const logPath = agentLogPath(this.o.sddDir, agentId);
-      const env = { ...this.agentEnv(task, agentId, model, effort, prompt, promptFile), ...invocation.env };
+      const env = { ...this.agentEnv(task, agentId, model, effort, prompt, promptFile, agentConfig), ...invocation.env };
       const spawnTs = Date.now() / 1000;
 
       this.record("agent_spawned", {
         agent_id: agentId,
         role: task.role,
         model,
-        provider: this.adapter.name,
+        provider: adapter.name,
         task_ids: [task.id],
         agent_source: "adapter",
+        // After upstream's keys: the adapter that runs the agent (replay shows it in DETAIL).
+        adapter: adapter.name,
       });
       this.record("task_claimed", { task_id: task.id, agent_id: agentId, model });
+      if (resumed) {
+        this.record("task_resumed", {
+          task_id: task.id,
+          agent_id: agentId,
+          adapter: adapter.name,
+          session_id: resumed.session_id,
+          steps_done: resumed.steps_done.length,
+          tools_done: resumed.steps_done,
+          stopped_in_run: resumed.run_id || null,
+        });
+        this.o.report(`resuming ${task.id} in ${adapter.name} session ${resumed.session_id} (${resumed.steps_done.length} tool call(s) already done)`);
+      } else if (decided !== null && "fallback" in decided) {
+        this.record("task_resume_fallback", { task_id: task.id, agent_id: agentId, session_id: decided.point?.session_id ?? null, reason: decided.fallback, detail: decided.detail });
+        this.o.report(`${task.id} starts fresh (${decided.fallback}): ${decided.detail}`);
+        this.tryWrite(() => dropResumePoint(this.o.sddDir, task.id), "resume point");
+      }
 
       // The work tree before the agent starts: the trace lists what changed from it.
       const treeBefore = snapshotWorkdir(this.o.workdir);
@@ -654,8 +717,8 @@ export class Orchestrator {
         spawnTs,
         logPath,
         tasks: [task],
-        settings: { adapter: this.adapter.name, run_id: this.runId, attempt: task.attempts, max_retries: this.maxRetries },
-        adapter: this.adapter.name,
+        settings: { adapter: adapter.name, run_id: this.runId, attempt: task.attempts, max_retries: this.maxRetries },
+        adapter: adapter.name,
       });
       this.tryWrite(() => trace.writeSpawn(), "trace");
 
@@ -665,18 +728,18 @@ export class Orchestrator {
         model,
         effort,
         prompt,
-        adapter: this.adapter,
+        adapter,
         invocation,
         env,
         workdir: this.o.workdir,
         logPath,
-        timeoutMs: this.config.agent.timeout_s * 1000,
+        timeoutMs: agentConfig.timeout_s * 1000,
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
         prices: this.config.models.prices,
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore };
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, adapter, agentConfig, resumed };
       this.running.set(agentId, agent);
       // A stop that signalled the agents while this one was being claimed covers it too.
       if (this.signalledGraceMs !== null) attempt.kill(this.signalledGraceMs);
@@ -731,6 +794,7 @@ export class Orchestrator {
       tool_calls: result.toolCalls.length,
     });
     this.record("agent_reaped", { agent_id: agent.agentId });
+    this.tryWrite(() => this.keepOrDropResumePoint(agent, result), "resume point");
     try {
       rmSync(agent.attemptDir, { recursive: true, force: true });
     } catch (err) {
@@ -741,7 +805,7 @@ export class Orchestrator {
         appendAgentStep({
           sddDir: this.o.sddDir,
           agentId: agent.agentId,
-          adapter: this.adapter.name,
+          adapter: agent.adapter.name,
           recordedArgv: agent.attempt.spec.invocation.recordedArgv,
           workdir: this.o.workdir,
           task,
@@ -754,7 +818,7 @@ export class Orchestrator {
       "step journal",
     );
     const settled = (await this.store.get(task.id)) ?? task;
-    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled, this.adapter.name, changedFiles(agent.treeBefore, snapshotWorkdir(this.o.workdir), this.o.workdir)), "trace");
+    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled, agent.adapter.name, changedFiles(agent.treeBefore, snapshotWorkdir(this.o.workdir), this.o.workdir)), "trace");
     // For whoever waits on the run (a parent agent, a chat bridge): one row per finished attempt.
     this.tryWrite(
       () =>
@@ -788,9 +852,50 @@ export class Orchestrator {
     }
   }
 
+  /**
+   * A stopped attempt whose CLI named its session leaves a resume point (its
+   * session homes moved out of the attempt directory); any other outcome
+   * ends the task's session: the point goes.
+   */
+  private keepOrDropResumePoint(agent: RunningAgent, result: AttemptResult): void {
+    const sessionId = result.sessionId ?? agent.resumed?.session_id ?? null;
+    if (result.outcome === "killed" && sessionId !== null && agent.adapter.canResume) {
+      saveResumePoint(
+        this.o.sddDir,
+        {
+          task_id: agent.task.id,
+          agent_id: agent.agentId,
+          adapter: agent.adapter.name,
+          session_id: sessionId,
+          run_id: this.runId,
+          // Tool calls whose result came back are done; one the stop interrupted is not.
+          steps_done: [...(agent.resumed?.steps_done ?? []), ...result.toolCalls.filter((c) => c.status !== null).map((c) => c.name)],
+          model: agent.model,
+          stopped_at: result.endedAt,
+        },
+        agent.attemptDir,
+      );
+    } else {
+      dropResumePoint(this.o.sddDir, agent.task.id);
+    }
+  }
+
   /** Apply an attempt's outcome to the task store and the run journal. */
   private async settle(agent: RunningAgent, result: AttemptResult, summary: string | null): Promise<void> {
     const task = agent.task;
+    if (agent.resumed && this.stopping === null) {
+      // A CLI that could not continue its session: the task goes back for a fresh attempt, said why (not a failed try).
+      const f = result.agentFailure;
+      const text = [f?.reason ?? "", f?.stderr_tail ?? "", result.resultSummary ?? ""].join("\n");
+      const why = resumeFailure(result, text);
+      if (why !== null) {
+        const detail = (f?.reason ?? result.resultSummary ?? result.failedSignals.join(", ")).slice(0, 500);
+        await this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
+        this.record("task_resume_fallback", { task_id: task.id, agent_id: agent.agentId, session_id: agent.resumed.session_id, reason: why, detail });
+        this.o.report(`${agent.adapter.name} could not continue session ${agent.resumed.session_id} of ${task.id} (${why}): ${detail}; the task starts fresh`);
+        return;
+      }
+    }
     if (result.outcome === "success") {
       await this.store.complete(task.id, { result_summary: summary, cost_usd: result.costUsd });
       // cost_usd is run-cumulative, as upstream writes it (spec: run-journal §9; the timeline reads it so);

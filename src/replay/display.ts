@@ -93,6 +93,10 @@ export function detailText(row: PyObject, event: string): string {
   const get = (k: string): PyValue | undefined => row.get(k);
   if (truthy(get("model"))) parts.push(humanValue(get("model")));
   if (truthy(get("role"))) parts.push(humanValue(get("role")));
+  // The adapter that ran the agent (this project's runs write `adapter` after upstream's keys; upstream rows have none).
+  if (event === "agent_spawned" && truthy(get("adapter"))) parts.push(`adapter=${humanValue(get("adapter"))}`);
+  if (event === "task_resumed" && truthy(get("session_id"))) parts.push(`session=${humanValue(get("session_id"))}  steps_done=${humanValue(get("steps_done") ?? 0)}`);
+  if (event === "task_resume_fallback" && truthy(get("reason"))) parts.push(`fresh: ${humanValue(get("reason"))}`);
   if (truthy(get("cost_usd"))) parts.push(costText(get("cost_usd")!));
   // A run whose total is not all known says so (run_completed.cost_known, written by this project's runs).
   if (event === "run_completed" && get("cost_known") === false) parts.push(truthy(get("cost_usd")) ? "+ unknown" : "cost unknown");
