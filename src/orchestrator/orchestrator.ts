@@ -11,7 +11,7 @@
  * ready task and a free slot), so an idle keep-alive run writes nothing.
  */
 import { randomBytes } from "node:crypto";
-import { rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, UsageError, type ErrorCode } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -156,6 +156,8 @@ export class Orchestrator {
   /** One adapter per task role (`roles:`; `agent:` for every other role), made on first use. */
   private readonly adapters = new Map<string, { adapter: AgentAdapter; config: AgentConfig }>();
   private resumeAgents = true;
+  /** The run this one continues (resumed runs), for the resume points of attempts it left unreaped. */
+  private previousRun: string | null = null;
   private gates: GateSpec[] = [];
   private plan: Plan | null = null;
   private goal = "";
@@ -336,6 +338,7 @@ export class Orchestrator {
 
     // A resumed run names the run it continues (the latest run before it) and the session snapshot it resumed from.
     const previousRun = this.decision.action === "fresh" ? null : previousRunId(this.o.sddDir);
+    this.previousRun = previousRun;
     const previousSession = this.decision.action === "fresh" || !this.decision.state || this.decision.reason.startsWith("session_") ? null : sessionId(this.decision.state.saved_at);
     this.runId = newRunId(this.o.sddDir);
     const git = gitFacts(this.o.workdir);
@@ -463,8 +466,39 @@ export class Orchestrator {
       for (const t of (await this.store.list({ status })).tasks) {
         await this.store.transition(t.id, "open", {});
         this.record("task_requeued", { task_id: t.id, agent_id: t.assigned_agent, reason: "agent_gone" });
+        if (t.assigned_agent) this.tryWrite(() => this.recoverResumePoint(t), "resume point");
       }
     }
+  }
+
+  /**
+   * An attempt whose orchestrator died (kill -9) was never reaped: its CLI's
+   * stream is still in its attempt directory. When that names a session the
+   * adapter can continue, the task gets a resume point as a stopped attempt would.
+   */
+  private recoverResumePoint(t: Task): void {
+    const agentId = t.assigned_agent!;
+    if (!/^[A-Za-z0-9_.-]+$/.test(agentId) || readResumePoint(this.o.sddDir, t.id) !== null) return;
+    const attemptDir = join(this.o.sddDir, "runtime", "agents", agentId);
+    const stream = join(attemptDir, "stdout.jsonl");
+    const { adapter } = this.adapterFor(t.role);
+    if (!adapter.canResume || !existsSync(stream)) return;
+    const parsed = adapter.parseOutput(readFileSync(stream, "utf8"));
+    if (parsed.sessionId === null) return;
+    saveResumePoint(
+      this.o.sddDir,
+      {
+        task_id: t.id,
+        agent_id: agentId,
+        adapter: adapter.name,
+        session_id: parsed.sessionId,
+        run_id: this.previousRun ?? "",
+        steps_done: parsed.toolCalls.filter((c) => c.status !== null).map((c) => c.name),
+        model: t.model,
+        stopped_at: Date.now() / 1000,
+      },
+      attemptDir,
+    );
   }
 
   /** Resume with an empty store: the plan file's tasks minus those the session saved as done; never a manager task (no re-planning). */

@@ -126,6 +126,27 @@ describe("agent-level fast resume (stand-in claude)", () => {
     expect(table.stdout).toMatch(/task_resumed .* adapter=claude {2}steps_done=1/);
   }, 90_000);
 
+  test("an orchestrator killed with kill -9 mid-attempt: the next run finds the session in the dead agent's stream and resumes it", async () => {
+    const s = setup();
+    const proc = spawnRun(s.p, [], s.env);
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(join(s.calls, "working"))) {
+      if (Date.now() > deadline) throw new Error("the stand-in never started working");
+      await Bun.sleep(50);
+    }
+    proc.kill("SIGKILL");
+    await proc.exited;
+    const r = await runToEnd(s.p, ["--as-json"], s.env);
+    expect(r.code).toBe(0);
+    const rows = journalEvents(s.p, runIds(s.p)[1]!);
+    expect(ofEvent(rows, "task_requeued")[0]!.get("reason")).toBe("agent_gone");
+    const resumed = ofEvent(rows, "task_resumed");
+    expect(resumed.length).toBe(1);
+    expect(resumed[0]!.get("session_id")).toBe("s-123");
+    expect(n(resumed[0]!.get("steps_done"))).toBe(1);
+    expect(invocations(s).at(-1)!.argv.slice(0, 3)).toEqual(["-p", "--resume", "s-123"]);
+  }, 90_000);
+
   test("a session the CLI cannot find falls back to a fresh attempt, the reason journaled", async () => {
     const s = setup();
     await runAndStop(s);
