@@ -59,7 +59,7 @@ export interface LoggedRequest {
   marks: string[];
   /** When the request arrived (Unix milliseconds). */
   at: number;
-  /** Tool results the conversation sent back (the earlier turns of a multi-turn session). */
+  /** Tool results the conversation sent back (the earlier turns of a multi-turn session), counted by distinct call id. */
   tool_results: number;
   /** The file a tool call of this answer writes, when it is one. */
   tool_path: string | null;
@@ -185,7 +185,8 @@ interface AnthropicBody {
 
 function anthropicLastUser(body: AnthropicBody): { text: string; toolResults: number } {
   const msgs = body.messages ?? [];
-  const toolResults = msgs.reduce((n, m) => n + (Array.isArray(m.content) ? (m.content as { type?: string }[]).filter((c) => c.type === "tool_result").length : 0), 0);
+  const ids = msgs.flatMap((m) => (Array.isArray(m.content) ? (m.content as { type?: string; tool_use_id?: string }[]).filter((c) => c.type === "tool_result").map((c, i) => c.tool_use_id ?? `#${i}`) : []));
+  const toolResults = new Set(ids).size;
   const lastUser = [...msgs].reverse().find((m) => m.role === "user");
   return { text: lastUser ? allText(lastUser.content).join("\n") : "", toolResults };
 }
@@ -230,7 +231,8 @@ interface ResponsesBody {
 
 function openaiLastUser(body: ResponsesBody): { text: string; toolResults: number } {
   const items = body.input ?? [];
-  const toolResults = items.filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output").length;
+  const outputs = items.filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output") as { call_id?: string }[];
+  const toolResults = new Set(outputs.map((o, i) => o.call_id ?? `#${i}`)).size;
   const users = items.filter((i) => i.role === "user");
   return { text: users.length ? allText(users.at(-1)!.content).join("\n") : "", toolResults };
 }
@@ -289,7 +291,9 @@ interface GeminiBody {
 
 function geminiLastUser(body: GeminiBody): { text: string; toolResults: number } {
   const contents = body.contents ?? [];
-  const toolResults = contents.reduce((n, c) => n + (c.parts ?? []).filter((p) => p.functionResponse !== undefined).length, 0);
+  // Distinct calls: gemini 0.61 sends a resumed session's last function response twice.
+  const ids = contents.flatMap((c) => (c.parts ?? []).filter((p) => p.functionResponse !== undefined).map((p, i) => (p.functionResponse as { id?: string }).id ?? `#${i}`));
+  const toolResults = new Set(ids).size;
   const users = contents.filter((c) => c.role === "user" && (c.parts ?? []).some((p) => typeof p.text === "string"));
   return { text: users.length ? allText(users.at(-1)!.parts).join("\n") : "", toolResults };
 }

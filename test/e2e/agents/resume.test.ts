@@ -1,6 +1,6 @@
 /**
  * Agent-level fast resume and adapters per role, with the REAL claude,
- * codex and gemini CLIs (pinned in test/real-clis) against the fake
+ * codex and gemini CLIs (all three resume headless in their pinned versions) (pinned in test/real-clis) against the fake
  * provider API (test/helpers/fake-provider.ts), through the compiled binary:
  *
  *  - stop a task during its agent's second tool call (the fake's `resumable`
@@ -112,7 +112,7 @@ function resumablePlan(mark: string): string {
   return `- id: T\n  title: "write two files"\n  description: "FAKE_SCENARIO=resumable FAKE_FILE=first.txt FAKE_FILE2=second.txt FAKE_CONTENT=c FAKE_ONCE=${once} FAKE_MARK=${mark}"\n`;
 }
 
-for (const cli of ["claude", "codex"] as const) {
+for (const cli of ["claude", "codex", "gemini"] as const) {
   describe.skipIf(!RUN)(`${cli}: a stopped attempt resumes its own CLI session`, () => {
     test("stopped during the second tool call, the next run continues the same session: first file written once, task_resumed, chain intact, fewer tokens than a fresh redo", async () => {
       // ---- resumed
@@ -185,8 +185,9 @@ for (const cli of ["claude", "codex"] as const) {
       expect((await world.requests()).filter((q) => q.marks.includes(markF) && q.tool_path === "first.txt").length).toBe(2);
       const freshTokens = served(afterF) * TOKENS_PER_ANSWER;
       expect(resumedTokens).toBeLessThan(freshTokens);
-      if (cli === "claude") {
-        // claude reports each invocation's own tokens: the journal shows the saving too
+      if (cli !== "codex") {
+        // claude and gemini report each invocation's own tokens: the journal shows the saving too
+        // (codex reports the session's running total, which includes the stopped turn)
         const out = (rows: Map<string, any>[]) => n(eventOf(rows, "agent_usage")[0]!.get("output_tokens"));
         expect(out(run2)).toBeLessThan(out(redoRows));
       }
