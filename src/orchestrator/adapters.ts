@@ -9,6 +9,9 @@
  *  claude  `claude -p --output-format stream-json --verbose [--permission-mode …] [--model M] [--effort E] [args]`
  *  codex   `codex exec --json [--sandbox …] [--skip-git-repo-check] [--model M] [-c model_reasoning_effort=E] [args] -`
  *  gemini  `gemini [--model M] [--skip-trust --approval-mode …] --output-format stream-json [args]`
+ *  resumed (a stopped attempt's own CLI session continued, prompt = a short continuation):
+ *    claude `claude -p --resume <id> …`, codex `codex exec resume --json [-c sandbox_mode=…] … <id> -`,
+ *    gemini `gemini --resume <id> …`; aider, command and script cannot resume (a fresh attempt).
  *  aider   `aider --yes-always --no-pretty --no-stream [--model M] [--reasoning-effort E] [args] --message-file <file>` (aider's Cost: line)
  *  command `agent.command` template; placeholders {prompt} {prompt_file} {model} {effort} {task_id} {agent_id} {title} {workdir}
  *  script  `agent.script [args]`, prompt on stdin; `.ts/.js` scripts run on the bundled Bun runtime
@@ -27,7 +30,7 @@ import { InputError, RefusalError } from "../errors/index.ts";
 import type { AdapterName, AgentConfig } from "./config.ts";
 import { parseAgentOutput, parseAiderOutput, type AgentResult } from "./result.ts";
 import { CLAUDE_PERMISSION, parseClaudeOutput } from "./adapters/claude.ts";
-import { CODEX_SANDBOX, insideGitRepo, parseCodexOutput, withRolloutRefusals, writeCodexHome } from "./adapters/codex.ts";
+import { CODEX_RESUME_SANDBOX, CODEX_SANDBOX, insideGitRepo, parseCodexOutput, withRolloutRefusals, writeCodexHome } from "./adapters/codex.ts";
 import { GEMINI_APPROVAL, geminiRetryDefaults, parseGeminiOutput, writeGeminiHome } from "./adapters/gemini.ts";
 
 export interface InvocationRequest {
@@ -42,6 +45,8 @@ export interface InvocationRequest {
   workdir: string;
   /** A private (0700) directory of this attempt: generated homes and configs go here. */
   attemptDir: string;
+  /** Continue this CLI session (its id, as the CLI reported it) instead of starting one; only for an adapter with `canResume`. */
+  resumeSessionId?: string | null;
 }
 
 export interface AgentInvocation {
@@ -58,6 +63,8 @@ export interface AgentInvocation {
 
 export interface AgentAdapter {
   readonly name: AdapterName;
+  /** Whether invocation() can continue a CLI session (InvocationRequest.resumeSessionId). */
+  readonly canResume: boolean;
   /** Refuse early (before planning) when the adapter cannot run here. */
   check(workdir: string): void;
   invocation(req: InvocationRequest): AgentInvocation;
@@ -97,6 +104,8 @@ interface CliShape {
   env(req: InvocationRequest): Record<string, string>;
   /** Whether the prompt goes on stdin (else the args name the prompt file). */
   stdin: boolean;
+  /** argv after the binary that continues session `id` (the prompt still on stdin); absent when the CLI cannot. */
+  resumeArgs?(req: InvocationRequest, id: string): string[];
   parse(stdout: string): AgentResult;
   complete?: AgentAdapter["complete"];
 }
@@ -106,6 +115,7 @@ function cliAdapter(name: AdapterName, defaultBinary: string, cfg: AgentConfig, 
   const bin = cfg.binary ?? defaultBinary;
   return {
     name,
+    canResume: shape.resumeArgs !== undefined,
     check() {
       if (isAbsolute(bin) || bin.includes("/")) {
         if (!isExecutable(bin)) throw missingCli(name, bin);
@@ -119,7 +129,8 @@ function cliAdapter(name: AdapterName, defaultBinary: string, cfg: AgentConfig, 
       }
     },
     invocation(req) {
-      const argv = [bin, ...shape.args(req)];
+      const resume = req.resumeSessionId && shape.resumeArgs ? req.resumeSessionId : null;
+      const argv = [bin, ...(resume !== null ? shape.resumeArgs!(req, resume) : shape.args(req))];
       const recordedArgv = argv.map((a) => (a === req.prompt ? "{prompt}" : a === req.promptFile ? "{prompt_file}" : a));
       // The CLIs' JSON streams go to a file: a node CLI may exit before a pipe is drained.
       return { argv, stdin: shape.stdin ? req.prompt : null, env: shape.env(req), recordedArgv, stdoutPath: join(req.attemptDir, "stdout.jsonl") };
@@ -132,8 +143,10 @@ function cliAdapter(name: AdapterName, defaultBinary: string, cfg: AgentConfig, 
 const withModel = (model: string | null, flag = "--model") => (model ? [flag, model] : []);
 
 function claudeShape(cfg: AgentConfig): CliShape {
+  const rest = (req: InvocationRequest) => ["--output-format", "stream-json", "--verbose", ...CLAUDE_PERMISSION[cfg.permission_mode], ...withModel(req.model), ...withModel(req.effort, "--effort"), ...cfg.args];
   return {
-    args: (req) => ["-p", "--output-format", "stream-json", "--verbose", ...CLAUDE_PERMISSION[cfg.permission_mode], ...withModel(req.model), ...withModel(req.effort, "--effort"), ...cfg.args],
+    args: (req) => ["-p", ...rest(req)],
+    resumeArgs: (req, id) => ["-p", "--resume", id, ...rest(req)],
     env() {
       const env: Record<string, string> = {};
       const key = apiKey(cfg);
@@ -165,6 +178,19 @@ function codexShape(cfg: AgentConfig): CliShape {
       ...cfg.args,
       "-",
     ],
+    // `exec resume` has no --sandbox: the same mode as a config override.
+    resumeArgs: (req, id) => [
+      "exec",
+      "resume",
+      "--json",
+      ...CODEX_RESUME_SANDBOX[cfg.permission_mode],
+      ...(insideGitRepo(req.workdir) ? [] : ["--skip-git-repo-check"]),
+      ...withModel(req.model),
+      ...(req.effort ? ["-c", `model_reasoning_effort=${req.effort}`] : []),
+      ...cfg.args,
+      id,
+      "-",
+    ],
     env: (req): Record<string, string> => (cfg.base_url ? { CODEX_HOME: writeCodexHome(req.attemptDir, cfg) } : {}),
     stdin: true,
     parse: parseCodexOutput,
@@ -175,6 +201,8 @@ function codexShape(cfg: AgentConfig): CliShape {
 function geminiShape(cfg: AgentConfig): CliShape {
   return {
     args: (req) => [...withModel(req.model), ...GEMINI_APPROVAL[cfg.permission_mode], "--output-format", "stream-json", ...cfg.args],
+    // gemini 0.61 resumes a session by its id (or "latest", or an index) headless too.
+    resumeArgs: (req, id) => ["--resume", id, ...withModel(req.model), ...GEMINI_APPROVAL[cfg.permission_mode], "--output-format", "stream-json", ...cfg.args],
     env(req) {
       // No relaunch of itself in a child node process: ~0.7 s per attempt.
       const env: Record<string, string> = { GEMINI_CLI_NO_RELAUNCH: "true" };
@@ -233,6 +261,7 @@ export function createAdapter(cfg: AgentConfig, workdir: string): AgentAdapter {
       const template = cfg.command!;
       return {
         name: "command",
+        canResume: false,
         check() {
           const bin = template[0]!;
           if (bin.includes("{")) return;
@@ -253,6 +282,7 @@ export function createAdapter(cfg: AgentConfig, workdir: string): AgentAdapter {
       const viaRuntime = SCRIPT_RUNTIME_EXTENSIONS.test(script);
       return {
         name: "script",
+        canResume: false,
         check() {
           if (!existsSync(script)) {
             throw new InputError("agent_script_missing", `agent script not found: ${cfg.script} (set 'agent.script' in bernstein.yaml)`, {

@@ -78,6 +78,25 @@ const AgentSchema = v.object({
 /** Seconds a stopped run's agents get between SIGTERM and SIGKILL unless `--grace` or `stop_grace_s` says otherwise. */
 export const DEFAULT_STOP_GRACE_S = 5;
 
+/**
+ * `roles:` — per task role, the adapter (and its options) that runs that role's tasks:
+ * `roles: {manager: {adapter: claude, model: opus}, backend: {adapter: codex}}`. Keys not given
+ * come from `agent:`; when the role names another adapter than `agent:`, the adapter-specific
+ * keys of `agent:` (binary, args, script, command) are not inherited.
+ */
+const RoleSchema = v.object(
+  {
+    // agent:'s keys without their defaults: a key the role does not give comes from agent:.
+    ...(Object.fromEntries(Object.entries(AgentSchema.entries).map(([k, e]) => [k, v.optional((e as unknown as { wrapped: v.GenericSchema }).wrapped)])) as {
+      [K in keyof typeof AgentSchema.entries]: v.OptionalSchema<(typeof AgentSchema.entries)[K]["wrapped"], undefined>;
+    }),
+    /** The model of this role's tasks (overrides `models.<role>` and `models.default`). */
+    model: v.optional(v.pipe(v.string("expected a string"), v.minLength(1))),
+  },
+  "expected a mapping",
+);
+export type RoleConfig = v.InferOutput<typeof RoleSchema>;
+
 const SessionSchema = v.object(
   {
     resume: v.optional(v.boolean("expected a bool (true/false)"), true),
@@ -102,6 +121,13 @@ export const ConfigSchema = v.object(
      */
     verify: v.optional(v.array(GateSchema)),
     session: v.optional(SessionSchema, () => ({})),
+    /** Per-role adapters (see RoleSchema); `agent:` is the default of every role. */
+    roles: v.optional(v.record(v.string(), RoleSchema), () => ({})),
+    /**
+     * Resume a stopped or killed attempt's own CLI session (claude `--resume`, `codex exec
+     * resume`, gemini `--resume`) rather than starting the task over; `run --fresh-agents` turns it off for one run.
+     */
+    resume_agents: v.optional(v.boolean("expected a bool (true/false)"), true),
     /**
      * `worktree`: each attempt works in its own git worktree and branch,
      * merged back on success (the default when the project folder is a git
@@ -127,7 +153,7 @@ export type GateSpec = { name: string; run: string; timeout_s: number };
 
 /** Keys each mapping knows; anything else is warned about. */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
-  "": ["goal", "agent", "models", "max_agents", "max_retries", "budget_usd", "verify", "session", "stop_grace_s", "isolation"],
+  "": ["goal", "agent", "models", "max_agents", "max_retries", "budget_usd", "verify", "session", "stop_grace_s", "isolation", "roles", "resume_agents"],
   agent: ["adapter", "script", "command", "args", "env", "timeout_s", "binary", "permission_mode", "base_url", "api_key_env"],
   session: ["resume", "stale_after_minutes"],
 };
@@ -169,7 +195,7 @@ export function validateConfig(doc: unknown, source: string): { config: Bernstei
   if (!isMapping(doc)) {
     throw new InputError("config_invalid", `${source}: expected a mapping at the top level, got ${describeValue(doc)}`, { path: source, key: null });
   }
-  for (const key of ["agent", "models", "session"]) {
+  for (const key of ["agent", "models", "session", "roles"]) {
     const x = (doc as Record<string, unknown>)[key];
     if (x !== undefined && !isMapping(x)) {
       throw new InputError("config_invalid", `${source}: ${key}: expected a mapping, got ${describeValue(x)}`, { path: source, key });
@@ -194,6 +220,18 @@ export function validateConfig(doc: unknown, source: string): { config: Bernstei
     );
   }
   const cfg = r.output;
+  for (const role of Object.keys(cfg.roles)) {
+    const raw = (doc as { roles?: Record<string, unknown> }).roles?.[role];
+    const unknown = isMapping(raw) ? Object.keys(raw as object).filter((k) => k !== "model" && !KNOWN_KEYS.agent!.includes(k)) : [];
+    for (const k of unknown) warnings.push(`${source}: unknown key 'roles.${role}.${k}' (ignored)`);
+    const merged = roleAgentConfig(cfg, role);
+    if (merged.adapter === "script" && !merged.script) {
+      throw new InputError("config_invalid", `${source}: roles.${role}.script: the 'script' adapter needs a script (roles.${role}.script)`, { path: source, key: `roles.${role}.script` });
+    }
+    if (merged.adapter === "command" && !merged.command) {
+      throw new InputError("config_invalid", `${source}: roles.${role}.command: the 'command' adapter needs an argv template (roles.${role}.command)`, { path: source, key: `roles.${role}.command` });
+    }
+  }
   if (cfg.agent.adapter === "script" && !cfg.agent.script) {
     throw new InputError("config_invalid", `${source}: agent.script: the 'script' adapter needs agent.script (path of the agent script)`, { path: source, key: "agent.script" });
   }
@@ -233,6 +271,30 @@ const CHANGED: VerifyMode = "changed";
 export function verifyModeOf(config: BernsteinConfig): VerifyMode | null {
   if (config.verify === undefined) return null;
   return config.verify.includes(CHANGED) ? "changed" : "none";
+}
+
+/** Keys of `agent:` that belong to one adapter: a role naming another adapter does not inherit them. */
+const ADAPTER_SPECIFIC_KEYS = ["binary", "args", "script", "command"] as const;
+
+/** The agent configuration of one task role: `roles.<role>` over `agent:` (the role's own `model` is read by modelOfRole). */
+export function roleAgentConfig(config: BernsteinConfig, role: string): AgentConfig {
+  const rc = Object.hasOwn(config.roles, role) ? config.roles[role]! : null;
+  if (rc === null) return config.agent;
+  const base: AgentConfig = { ...config.agent };
+  const { model: _model, ...own } = rc;
+  if (own.adapter !== undefined && own.adapter !== config.agent.adapter) {
+    for (const k of ADAPTER_SPECIFIC_KEYS) delete (base as Record<string, unknown>)[k];
+    base.args = [];
+  }
+  const merged = { ...base } as Record<string, unknown>;
+  for (const [k, val] of Object.entries(own)) if (val !== undefined) merged[k] = val;
+  if (own.env) merged.env = { ...config.agent.env, ...own.env };
+  return merged as AgentConfig;
+}
+
+/** The model `roles.<role>.model` names, or null. */
+export function modelOfRole(config: BernsteinConfig, role: string): string | null {
+  return Object.hasOwn(config.roles, role) ? (config.roles[role]!.model ?? null) : null;
 }
 
 /** The verification gates with names filled in (`gate-1`, ...). */

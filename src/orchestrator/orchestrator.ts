@@ -11,7 +11,7 @@
  * ready task and a free slot), so an idle keep-alive run writes nothing.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, UsageError, type ErrorCode } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
@@ -35,7 +35,8 @@ import { agentStartTime, killOrphanedAgents, removeAgentsFile, writeAgentsFile, 
 import { startWatchdog } from "./watchdog.ts";
 import { Attempt, retryDelayS, type AttemptResult } from "./attempt.ts";
 import { PERMANENT_FAILURES } from "./result.ts";
-import { DEFAULT_STOP_GRACE_S, gatesOf, loadConfig, verifyModeOf, VERIFY_MODES, type BernsteinConfig, type GateSpec, type VerifyMode } from "./config.ts";
+import { DEFAULT_STOP_GRACE_S, gatesOf, loadConfig, modelOfRole, roleAgentConfig, verifyModeOf, VERIFY_MODES, type AgentConfig, type BernsteinConfig, type GateSpec, type VerifyMode } from "./config.ts";
+import { clearResumePoints, continuationPrompt, dropResumePoint, readResumePoint, restoreSessionHomes, resumeDecision, resumeFailure, saveResumePoint, type ResumePoint } from "./resume.ts";
 import { gitFacts, isGitWorkTree } from "./git.ts";
 import { defaultVerifyMode, taskVerifyMode } from "./outcome.ts";
 import { loadPlanFile, type Plan } from "./plan.ts";
@@ -65,6 +66,8 @@ export interface OrchestratorOptions {
   /** Seconds between SIGTERM and SIGKILL to the agents on a stop (default: stop_grace_s of bernstein.yaml, 5). */
   graceS?: number;
   fresh: boolean;
+  /** Start every attempt fresh: no stopped attempt's CLI session is continued (`run --fresh-agents`). */
+  freshAgents?: boolean;
   keepAlive: boolean;
   /** Leave the journal unsealed when the run ends (`run --no-seal`). */
   noSeal?: boolean;
@@ -121,6 +124,11 @@ interface RunningAgent {
   worktree: Worktree | null;
   /** Claim order in this run: under worktree isolation attempts are reaped, and so merged, in this order. */
   seq: number;
+  /** The adapter of the task's role, and its configuration (`roles.<role>` over `agent:`). */
+  adapter: AgentAdapter;
+  agentConfig: AgentConfig;
+  /** The resume point this attempt continues (the same CLI session), or null for a fresh attempt. */
+  resumed: ResumePoint | null;
 }
 
 /**
@@ -155,6 +163,8 @@ interface Landed {
   /** The branch head after the commit of the attempt's work. */
   head: string | null;
 }
+/** The key of `agent:`'s adapter among the per-role ones (no role is named so). */
+const DEFAULT_ROLE = "\u0000agent";
 
 export function newAgentId(role: string): string {
   return `${safeRole(role)}-${randomBytes(4).toString("hex")}`;
@@ -165,7 +175,11 @@ export class Orchestrator {
   private config!: BernsteinConfig;
   private configHash = "";
   private configFile: string | null = null;
-  private adapter!: AgentAdapter;
+  /** One adapter per task role (`roles:`; `agent:` for every other role), made on first use. */
+  private readonly adapters = new Map<string, { adapter: AgentAdapter; config: AgentConfig }>();
+  private resumeAgents = true;
+  /** The run this one continues (resumed runs), for the resume points of attempts it left unreaped. */
+  private previousRun: string | null = null;
   private gates: GateSpec[] = [];
   private plan: Plan | null = null;
   private goal = "";
@@ -233,8 +247,10 @@ export class Orchestrator {
     this.budget = this.o.budgetUsd !== undefined ? this.o.budgetUsd : this.config.budget_usd;
     this.gates = gatesOf(this.config);
     this.verifyDefault = defaultVerifyMode(verifyModeOf(this.config), this.config.agent.permission_mode, isGitWorkTree(this.o.workdir));
-    this.adapter = createAdapter(this.config.agent, this.o.workdir);
-    this.adapter.check(this.o.workdir);
+    this.resumeAgents = this.config.resume_agents && !this.o.freshAgents;
+    // Every adapter the run may need is checked before anything starts: the default and each role's.
+    this.adapterFor(DEFAULT_ROLE).adapter.check(this.o.workdir);
+    for (const role of Object.keys(this.config.roles)) this.adapterFor(role).adapter.check(this.o.workdir);
     this.repo = this.isolation();
   }
 
@@ -374,6 +390,7 @@ export class Orchestrator {
 
     // A resumed run names the run it continues (the latest run before it) and the session snapshot it resumed from.
     const previousRun = this.decision.action === "fresh" ? null : previousRunId(this.o.sddDir);
+    this.previousRun = previousRun;
     const previousSession = this.decision.action === "fresh" || !this.decision.state || this.decision.reason.startsWith("session_") ? null : sessionId(this.decision.state.saved_at);
     this.runId = newRunId(this.o.sddDir);
     const git = gitFacts(this.o.workdir);
@@ -417,6 +434,8 @@ export class Orchestrator {
 
     if (this.decision.action === "fresh") {
       await this.store.clear();
+      // A fresh run's tasks are new: no stopped session of an earlier run is theirs.
+      this.tryWrite(() => clearResumePoints(this.o.sddDir), "resume points");
       this.spent = 0;
     } else {
       this.spent = st?.cost_spent ?? 0;
@@ -506,6 +525,7 @@ export class Orchestrator {
       for (const t of (await this.store.list({ status })).tasks) {
         await this.store.transition(t.id, "open", {});
         this.record("task_requeued", { task_id: t.id, agent_id: t.assigned_agent, reason: "agent_gone" });
+        if (t.assigned_agent) this.tryWrite(() => this.recoverResumePoint(t), "resume point");
       }
     }
   }
@@ -522,6 +542,36 @@ export class Orchestrator {
     if (removed.length === 0) return;
     this.record("worktrees_reaped", { paths: removed, branches_kept: kept });
     this.o.report(`removed ${removed.length} worktree(s) left by an earlier run${kept.length ? `; branch(es) with work kept: ${kept.join(", ")}` : ""}`);
+  }
+
+  /**
+   * An attempt whose orchestrator died (kill -9) was never reaped: its CLI's
+   * stream is still in its attempt directory. When that names a session the
+   * adapter can continue, the task gets a resume point as a stopped attempt would.
+   */
+  private recoverResumePoint(t: Task): void {
+    const agentId = t.assigned_agent!;
+    if (!/^[A-Za-z0-9_.-]+$/.test(agentId) || readResumePoint(this.o.sddDir, t.id) !== null) return;
+    const attemptDir = join(this.o.sddDir, "runtime", "agents", agentId);
+    const stream = join(attemptDir, "stdout.jsonl");
+    const { adapter } = this.adapterFor(t.role);
+    if (!adapter.canResume || !existsSync(stream)) return;
+    const parsed = adapter.parseOutput(readFileSync(stream, "utf8"));
+    if (parsed.sessionId === null) return;
+    saveResumePoint(
+      this.o.sddDir,
+      {
+        task_id: t.id,
+        agent_id: agentId,
+        adapter: adapter.name,
+        session_id: parsed.sessionId,
+        run_id: this.previousRun ?? "",
+        steps_done: parsed.toolCalls.filter((c) => c.status !== null).map((c) => c.name),
+        model: t.model,
+        stopped_at: Date.now() / 1000,
+      },
+      attemptDir,
+    );
   }
 
   /** Resume with an empty store: the plan file's tasks minus those the session saved as done; never a manager task (no re-planning). */
@@ -700,13 +750,25 @@ export class Orchestrator {
   }
 
   private modelFor(task: Task): string | null {
-    return task.model ?? this.config.models.roles[task.role] ?? this.config.models.roles.default ?? null;
+    return task.model ?? modelOfRole(this.config, task.role) ?? this.config.models.roles[task.role] ?? this.config.models.roles.default ?? null;
   }
 
-  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string, promptFile: string, workdir: string): Record<string, string | undefined> {
+  /** The adapter of a task role: `roles.<role>` over `agent:`. */
+  private adapterFor(role: string): { adapter: AgentAdapter; config: AgentConfig } {
+    const key = Object.hasOwn(this.config.roles, role) ? role : DEFAULT_ROLE;
+    let a = this.adapters.get(key);
+    if (!a) {
+      const config = roleAgentConfig(this.config, role);
+      a = { adapter: createAdapter(config, this.o.workdir), config };
+      this.adapters.set(key, a);
+    }
+    return a;
+  }
+
+  private agentEnv(task: Task, agentId: string, model: string | null, effort: string | null, prompt: string, promptFile: string, workdir: string, agentConfig: AgentConfig): Record<string, string | undefined> {
     return {
       ...process.env,
-      ...this.config.agent.env,
+      ...agentConfig.env,
       BERNSTEIN_RUN_ID: this.runId,
       BERNSTEIN_TASK_ID: task.id,
       BERNSTEIN_TASK_TITLE: task.title,
@@ -728,7 +790,11 @@ export class Orchestrator {
     while (this.busy() < this.maxAgents && this.canClaim()) {
       const [claimed] = await this.store.claim(null, 1);
       if (!claimed) return;
-      const agentId = newAgentId(claimed.role);
+      const { adapter, config: agentConfig } = this.adapterFor(claimed.role);
+      // A stopped attempt's CLI session is continued when it can be (resume.ts); otherwise the task starts fresh, said why.
+      const decided = resumeDecision(readResumePoint(this.o.sddDir, claimed.id), { enabled: this.resumeAgents, adapter: adapter.name, canResume: adapter.canResume });
+      const resumed = decided !== null && "resume" in decided ? decided.resume : null;
+      const agentId = resumed?.agent_id ?? newAgentId(claimed.role);
       const task = await this.store.transition(claimed.id, "in_progress", { assigned_agent: agentId });
       let worktree: Worktree | null = null;
       if (this.repo) {
@@ -747,27 +813,57 @@ export class Orchestrator {
       const workdir = worktree ? worktree.cwd : this.o.workdir;
       const model = this.modelFor(task);
       const effort = task.effort;
-      const prompt = agentPrompt(task, this.goal, workdir);
+      const prompt = resumed ? continuationPrompt(task, resumed) : agentPrompt(task, this.goal, workdir);
       // Absolute: an agent under worktree isolation runs elsewhere than the project folder .sdd is relative to.
       const attemptDir = join(resolve(this.o.sddDir), "runtime", "agents", agentId);
       ensurePrivateDir(attemptDir);
+      if (resumed) this.tryWrite(() => restoreSessionHomes(this.o.sddDir, task.id, attemptDir), "resumed session's CLI home");
       const promptFile = join(attemptDir, "prompt.txt");
       writeFileSync(promptFile, prompt, { mode: PRIVATE_FILE_MODE });
-      const invocation = this.adapter.invocation({ prompt, promptFile, model, effort, taskId: task.id, agentId, title: task.title, workdir, attemptDir });
+      const invocation = adapter.invocation({
+        prompt,
+        promptFile,
+        model,
+        effort,
+        taskId: task.id,
+        agentId,
+        title: task.title,
+        workdir,
+        attemptDir,
+        resumeSessionId: resumed?.session_id ?? null,
+      });
       const logPath = agentLogPath(this.o.sddDir, agentId);
-      const env = { ...this.agentEnv(task, agentId, model, effort, prompt, promptFile, workdir), ...invocation.env };
+      const env = { ...this.agentEnv(task, agentId, model, effort, prompt, promptFile, workdir, agentConfig), ...invocation.env };
       const spawnTs = Date.now() / 1000;
 
       this.record("agent_spawned", {
         agent_id: agentId,
         role: task.role,
         model,
-        provider: this.adapter.name,
+        provider: adapter.name,
         task_ids: [task.id],
         agent_source: "adapter",
+        // After upstream's keys: the adapter that runs the agent (replay shows it in DETAIL).
+        adapter: adapter.name,
       });
       this.record("task_claimed", { task_id: task.id, agent_id: agentId, model });
       if (worktree) this.record("task_worktree", { task_id: task.id, agent_id: agentId, branch: worktree.branch, path: worktree.path, base: worktree.base });
+      if (resumed) {
+        this.record("task_resumed", {
+          task_id: task.id,
+          agent_id: agentId,
+          adapter: adapter.name,
+          session_id: resumed.session_id,
+          steps_done: resumed.steps_done.length,
+          tools_done: resumed.steps_done,
+          stopped_in_run: resumed.run_id || null,
+        });
+        this.o.report(`resuming ${task.id} in ${adapter.name} session ${resumed.session_id} (${resumed.steps_done.length} tool call(s) already done)`);
+      } else if (decided !== null && "fallback" in decided) {
+        this.record("task_resume_fallback", { task_id: task.id, agent_id: agentId, session_id: decided.point?.session_id ?? null, reason: decided.fallback, detail: decided.detail });
+        this.o.report(`${task.id} starts fresh (${decided.fallback}): ${decided.detail}`);
+        this.tryWrite(() => dropResumePoint(this.o.sddDir, task.id), "resume point");
+      }
 
       // The work tree before the agent starts: the trace lists what changed from it (under isolation: the branch's diff).
       const treeBefore: WorkdirSnapshot = worktree ? new Map() : snapshotWorkdir(this.o.workdir);
@@ -781,8 +877,8 @@ export class Orchestrator {
         spawnTs,
         logPath,
         tasks: [task],
-        settings: { adapter: this.adapter.name, run_id: this.runId, attempt: task.attempts, max_retries: this.maxRetries },
-        adapter: this.adapter.name,
+        settings: { adapter: adapter.name, run_id: this.runId, attempt: task.attempts, max_retries: this.maxRetries },
+        adapter: adapter.name,
       });
       this.tryWrite(() => trace.writeSpawn(), "trace");
 
@@ -792,12 +888,12 @@ export class Orchestrator {
         model,
         effort,
         prompt,
-        adapter: this.adapter,
+        adapter,
         invocation,
         env,
         workdir,
         logPath,
-        timeoutMs: this.config.agent.timeout_s * 1000,
+        timeoutMs: agentConfig.timeout_s * 1000,
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
         prices: this.config.models.prices,
@@ -806,7 +902,7 @@ export class Orchestrator {
         treeBefore: worktree && verify === "changed" ? snapshotWorkdir(workdir) : treeBefore,
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, worktree, seq: ++this.claimSeq };
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, worktree, seq: ++this.claimSeq, adapter, agentConfig, resumed };
       this.running.set(agentId, agent);
       // A stop that signalled the agents while this one was being claimed covers it too.
       if (this.signalledGraceMs !== null) attempt.kill(this.signalledGraceMs);
@@ -864,6 +960,7 @@ export class Orchestrator {
       tool_calls: result.toolCalls.length,
     });
     this.record("agent_reaped", { agent_id: agent.agentId });
+    this.tryWrite(() => this.keepOrDropResumePoint(agent, result), "resume point");
     try {
       rmSync(agent.attemptDir, { recursive: true, force: true });
     } catch (err) {
@@ -874,7 +971,7 @@ export class Orchestrator {
         appendAgentStep({
           sddDir: this.o.sddDir,
           agentId: agent.agentId,
-          adapter: this.adapter.name,
+          adapter: agent.adapter.name,
           recordedArgv: agent.attempt.spec.invocation.recordedArgv,
           workdir: this.o.workdir,
           task,
@@ -896,7 +993,7 @@ export class Orchestrator {
     }
     const settled = (await this.store.get(task.id)) ?? task;
     const files = agent.worktree ? landed.files : changedFiles(agent.treeBefore, snapshotWorkdir(this.o.workdir), this.o.workdir);
-    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled, this.adapter.name, files), "trace");
+    this.tryWrite(() => finalizeTrace(agent.trace, result, summary, settled, agent.adapter.name, files), "trace");
     // For whoever waits on the run (a parent agent, a chat bridge): one row per finished attempt.
     this.tryWrite(
       () =>
@@ -957,9 +1054,50 @@ export class Orchestrator {
     return { merge, files, keep: !merge.ok, head };
   }
 
+  /**
+   * A stopped attempt whose CLI named its session leaves a resume point (its
+   * session homes moved out of the attempt directory); any other outcome
+   * ends the task's session: the point goes.
+   */
+  private keepOrDropResumePoint(agent: RunningAgent, result: AttemptResult): void {
+    const sessionId = result.sessionId ?? agent.resumed?.session_id ?? null;
+    if (result.outcome === "killed" && sessionId !== null && agent.adapter.canResume) {
+      saveResumePoint(
+        this.o.sddDir,
+        {
+          task_id: agent.task.id,
+          agent_id: agent.agentId,
+          adapter: agent.adapter.name,
+          session_id: sessionId,
+          run_id: this.runId,
+          // Tool calls whose result came back are done; one the stop interrupted is not.
+          steps_done: [...(agent.resumed?.steps_done ?? []), ...result.toolCalls.filter((c) => c.status !== null).map((c) => c.name)],
+          model: agent.model,
+          stopped_at: result.endedAt,
+        },
+        agent.attemptDir,
+      );
+    } else {
+      dropResumePoint(this.o.sddDir, agent.task.id);
+    }
+  }
+
   /** Apply an attempt's outcome to the task store and the run journal. */
   private async settle(agent: RunningAgent, result: AttemptResult, summary: string | null, landed: Landed): Promise<void> {
     const task = agent.task;
+    if (agent.resumed && this.stopping === null) {
+      // A CLI that could not continue its session: the task goes back for a fresh attempt, said why (not a failed try).
+      const f = result.agentFailure;
+      const text = [f?.reason ?? "", f?.stderr_tail ?? "", result.resultSummary ?? ""].join("\n");
+      const why = resumeFailure(result, text);
+      if (why !== null) {
+        const detail = (f?.reason ?? result.resultSummary ?? result.failedSignals.join(", ")).slice(0, 500);
+        await this.store.transition(task.id, "open", { cost_usd: result.costUsd, result_summary: summary });
+        this.record("task_resume_fallback", { task_id: task.id, agent_id: agent.agentId, session_id: agent.resumed.session_id, reason: why, detail });
+        this.o.report(`${agent.adapter.name} could not continue session ${agent.resumed.session_id} of ${task.id} (${why}): ${detail}; the task starts fresh`);
+        return;
+      }
+    }
     const wt = agent.worktree;
     if (result.outcome === "success" && wt && landed.merge && !landed.merge.ok) {
       // The work is done but cannot land: the task fails (no retry would land it either) and the branch stays.

@@ -93,6 +93,11 @@ export function detailText(row: PyObject, event: string): string {
   const get = (k: string): PyValue | undefined => row.get(k);
   if (truthy(get("model"))) parts.push(humanValue(get("model")));
   if (truthy(get("role"))) parts.push(humanValue(get("role")));
+  // The adapter that ran the agent, and what a resumed attempt continued (this project's own keys and events;
+  // upstream rows have neither, so their tables are unchanged).
+  if ((event === "agent_spawned" || event === "task_resumed") && truthy(get("adapter"))) parts.push(`adapter=${humanValue(get("adapter"))}`);
+  if (event === "task_resumed" && get("steps_done") !== undefined) parts.push(`steps_done=${humanValue(get("steps_done")!)}`);
+  if (event === "task_resume_fallback" && truthy(get("reason"))) parts.push(`fresh: ${humanValue(get("reason"))}`);
   if (truthy(get("cost_usd"))) parts.push(costText(get("cost_usd")!));
   // A run whose total is not all known says so (run_completed.cost_known, written by this project's runs).
   if (event === "run_completed" && get("cost_known") === false) parts.push(truthy(get("cost_usd")) ? "+ unknown" : "cost unknown");

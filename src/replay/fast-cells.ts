@@ -30,7 +30,7 @@ const FAILED = slot("failed_signals");
 /** Detail parts shown as their text when truthy, in order. */
 const TEXT_PARTS = [MODEL, ROLE];
 /** Fields whose detail depends on the event or on lists: such rows take displayRow (a failure's reason: rare, and clipped by cell width). */
-const RARE = ["run_id", "max_agents", "ticks", "fingerprint", "reason", "failure_class", "cost_known"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
+const RARE = ["run_id", "max_agents", "ticks", "fingerprint", "reason", "failure_class", "cost_known", "adapter", "steps_done"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
 
 const latin1 = new TextDecoder("latin1");
 

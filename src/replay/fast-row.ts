@@ -43,6 +43,8 @@ export const DISPLAY_FIELDS = [
   "reason",
   "failure_class",
   "cost_known",
+  "adapter",
+  "steps_done",
   "event_hash",
 ] as const;
 

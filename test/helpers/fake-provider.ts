@@ -13,6 +13,12 @@
  *
  *   write_file   a tool call that writes `FAKE_FILE=<path>` with `FAKE_CONTENT=<text>`,
  *                then, once the tool result comes back, an answer
+ *   resumable    a multi-turn session: a tool call writing `FAKE_FILE`, then (its result in
+ *                the conversation) a second one writing `FAKE_FILE2` — which hangs the first
+ *                time a conversation keyed `FAKE_ONCE=<token>` gets there, so a test can stop
+ *                the agent during its second tool call — then (two results back) an answer.
+ *                Resumed, the CLI must send the earlier turns back: the fake answers from the
+ *                tool results it is sent, so a fresh redo writes `FAKE_FILE` again.
  *   error_400    HTTP 400 with the message FAKE_400_MESSAGE
  *   error_401    HTTP 401
  *   error_429_once  HTTP 429 with `Retry-After: FAKE_RETRY_AFTER` seconds (default 2) the first
@@ -20,7 +26,8 @@
  *   error_500_once  HTTP 500 the first time (keyed likewise), then the default answer
  *   hang         accepts the request and never answers
  *   multiline    a three-line answer
- *   (planning)   a JSON plan of two tasks, the second depending on the first
+ *   (planning)   a JSON plan of two tasks, the second depending on the first (roles from
+ *                `FAKE_ROLES=<role1>,<role2>` in the goal)
  *   (default)    "fake answer from <model>", so a replay on another model shows a diff
  *
  * Every request is counted and logged (method, path, model, scenario) so a
@@ -52,6 +59,10 @@ export interface LoggedRequest {
   marks: string[];
   /** When the request arrived (Unix milliseconds). */
   at: number;
+  /** Tool results the conversation sent back (the earlier turns of a multi-turn session), counted by distinct call id. */
+  tool_results: number;
+  /** The file a tool call of this answer writes, when it is one. */
+  tool_path: string | null;
 }
 
 export interface FakeProvider {
@@ -77,8 +88,9 @@ function marker(text: string, name: string): string | null {
   return m ? m[1]! : null;
 }
 
-/** Decide the answer from all the text of the conversation and whether a tool already ran; `seen` holds the FAKE_ONCE tokens already failed once. */
-function decide(text: string, lastUserText: string, toolDone: boolean, model: string | null, seen: Set<string>): Answer {
+/** Decide the answer from all the text of the conversation and how many tool results it sent back; `seen` holds the FAKE_ONCE tokens already failed once. */
+function decide(text: string, lastUserText: string, toolResults: number, model: string | null, seen: Set<string>): Answer {
+  const toolDone = toolResults > 0;
   const scenario = marker(lastUserText, "FAKE_SCENARIO") ?? marker(text, "FAKE_SCENARIO");
   const firstTime = (): boolean => {
     const key = `${scenario}:${marker(text, "FAKE_ONCE") ?? ""}`;
@@ -101,20 +113,32 @@ function decide(text: string, lastUserText: string, toolDone: boolean, model: st
       return { kind: "hang" };
     case "multiline":
       return { kind: "text", text: `first line of the answer from ${model ?? "the default model"}\nsecond line\nRESULT: answered on three lines by ${model ?? "the default model"}` };
+    case "resumable": {
+      const first = marker(text, "FAKE_FILE") ?? "first.txt";
+      const second = marker(text, "FAKE_FILE2") ?? "second.txt";
+      if (toolResults === 0) return { kind: "tool", path: first, content: `${marker(text, "FAKE_CONTENT") ?? "first"}\n` };
+      if (toolResults === 1) return firstTime() ? { kind: "hang" } : { kind: "tool", path: second, content: `${marker(text, "FAKE_CONTENT") ?? "second"}-2\n` };
+      return { kind: "text", text: `I wrote ${first} and ${second}.\nRESULT: wrote ${first} and ${second}` };
+    }
     case "write_file": {
       const path = marker(text, "FAKE_FILE") ?? "out.txt";
       if (toolDone) return { kind: "text", text: `I wrote ${path}.\nRESULT: wrote ${path}` };
       return { kind: "tool", path, content: (marker(text, "FAKE_CONTENT") ?? "hello") + "\n" };
     }
   }
-  if (text.includes("Break the goal below into small tasks")) return { kind: "text", text: "Here is the plan:\n```json\n" + JSON.stringify(PLAN, null, 2) + "\n```" };
+  if (text.includes("Break the goal below into small tasks")) {
+    // `FAKE_ROLES=a,b` in the goal gives the plan's two tasks those roles (a plan whose roles pick adapters).
+    const roles = marker(text, "FAKE_ROLES")?.split(",") ?? [];
+    const plan = PLAN.map((t, i) => (roles[i] ? { ...t, role: roles[i] } : t));
+    return { kind: "text", text: "Here is the plan:\n```json\n" + JSON.stringify(plan, null, 2) + "\n```" };
+  }
   return { kind: "text", text: `fake answer from ${model ?? "the default model"}\nRESULT: answered by ${model ?? "the default model"}` };
 }
 
 function scenarioName(a: Answer, text: string): string {
   if (a.kind === "error") return `error_${a.status}`;
   if (a.kind === "hang") return "hang";
-  if (a.kind === "tool") return "write_file";
+  if (a.kind === "tool") return marker(text, "FAKE_SCENARIO") === "resumable" ? "resumable" : "write_file";
   return marker(text, "FAKE_SCENARIO") ?? (text.includes("Break the goal below") ? "plan" : "answer");
 }
 
@@ -159,11 +183,12 @@ interface AnthropicBody {
   tools?: { name: string }[];
 }
 
-function anthropicLastUser(body: AnthropicBody): { text: string; toolDone: boolean } {
+function anthropicLastUser(body: AnthropicBody): { text: string; toolResults: number } {
   const msgs = body.messages ?? [];
-  const toolDone = msgs.some((m) => Array.isArray(m.content) && (m.content as { type?: string }[]).some((c) => c.type === "tool_result"));
+  const ids = msgs.flatMap((m) => (Array.isArray(m.content) ? (m.content as { type?: string; tool_use_id?: string }[]).filter((c) => c.type === "tool_result").map((c, i) => c.tool_use_id ?? `#${i}`) : []));
+  const toolResults = new Set(ids).size;
   const lastUser = [...msgs].reverse().find((m) => m.role === "user");
-  return { text: lastUser ? allText(lastUser.content).join("\n") : "", toolDone };
+  return { text: lastUser ? allText(lastUser.content).join("\n") : "", toolResults };
 }
 
 function anthropic(body: AnthropicBody, answer: Answer, req: Request): Response {
@@ -204,11 +229,12 @@ interface ResponsesBody {
   tools?: { type: string; name?: string }[];
 }
 
-function openaiLastUser(body: ResponsesBody): { text: string; toolDone: boolean } {
+function openaiLastUser(body: ResponsesBody): { text: string; toolResults: number } {
   const items = body.input ?? [];
-  const toolDone = items.some((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output");
+  const outputs = items.filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output") as { call_id?: string }[];
+  const toolResults = new Set(outputs.map((o, i) => o.call_id ?? `#${i}`)).size;
   const users = items.filter((i) => i.role === "user");
-  return { text: users.length ? allText(users.at(-1)!.content).join("\n") : "", toolDone };
+  return { text: users.length ? allText(users.at(-1)!.content).join("\n") : "", toolResults };
 }
 
 /** A codex tool call that writes the file: apply_patch when offered, else a shell command. */
@@ -263,11 +289,13 @@ interface GeminiBody {
   tools?: { functionDeclarations?: { name: string }[] }[];
 }
 
-function geminiLastUser(body: GeminiBody): { text: string; toolDone: boolean } {
+function geminiLastUser(body: GeminiBody): { text: string; toolResults: number } {
   const contents = body.contents ?? [];
-  const toolDone = contents.some((c) => (c.parts ?? []).some((p) => p.functionResponse !== undefined));
+  // Distinct calls: gemini 0.61 sends a resumed session's last function response twice.
+  const ids = contents.flatMap((c) => (c.parts ?? []).filter((p) => p.functionResponse !== undefined).map((p, i) => (p.functionResponse as { id?: string }).id ?? `#${i}`));
+  const toolResults = new Set(ids).size;
   const users = contents.filter((c) => c.role === "user" && (c.parts ?? []).some((p) => typeof p.text === "string"));
-  return { text: users.length ? allText(users.at(-1)!.parts).join("\n") : "", toolDone };
+  return { text: users.length ? allText(users.at(-1)!.parts).join("\n") : "", toolResults };
 }
 
 function gemini(body: GeminiBody, answer: Answer, stream: boolean, req: Request): Response {
@@ -314,10 +342,12 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
       } catch {
         /* not JSON: answered as 'other' */
       }
-      const log = (entry: Omit<LoggedRequest, "method" | "path" | "bytes" | "authed" | "marks" | "at">): void => {
+      const log = (entry: Omit<LoggedRequest, "method" | "path" | "bytes" | "authed" | "marks" | "at" | "tool_results" | "tool_path"> & { answer?: Answer; toolResults?: number }): void => {
         const marks = [...new Set([...raw.matchAll(/FAKE_MARK=([A-Za-z0-9_-]+)/g)].map((m) => m[1]!))];
         const authed = opts.apiKey === undefined || keyOf(req, url) === opts.apiKey;
-        const r = { method: req.method, path: url.pathname, bytes: Buffer.byteLength(raw, "utf8"), authed, marks, at: Date.now(), ...entry };
+        const { answer, toolResults, ...rest } = entry;
+        const tool_path = answer?.kind === "tool" ? answer.path : null;
+        const r = { method: req.method, path: url.pathname, bytes: Buffer.byteLength(raw, "utf8"), authed, marks, at: Date.now(), tool_results: toolResults ?? 0, tool_path, ...rest };
         requests.push(r);
         opts.log?.(r);
       };
@@ -329,15 +359,15 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
       if (req.method === "POST" && url.pathname.endsWith("/v1/messages")) {
         const b = body as AnthropicBody;
         const last = anthropicLastUser(b);
-        const answer = decide(all, last.text, last.toolDone, b.model ?? null, seen);
-        log({ api: "anthropic", model: b.model ?? null, scenario: scenarioName(answer, all), stream: Boolean(b.stream) });
+        const answer = decide(all, last.text, last.toolResults, b.model ?? null, seen);
+        log({ api: "anthropic", model: b.model ?? null, scenario: scenarioName(answer, all), stream: Boolean(b.stream), answer, toolResults: last.toolResults });
         return anthropic(b, answer, req);
       }
       if (req.method === "POST" && url.pathname.endsWith("/v1/responses")) {
         const b = body as ResponsesBody;
         const last = openaiLastUser(b);
-        const answer = decide(all, last.text, last.toolDone, b.model ?? null, seen);
-        log({ api: "openai", model: b.model ?? null, scenario: scenarioName(answer, all), stream: true });
+        const answer = decide(all, last.text, last.toolResults, b.model ?? null, seen);
+        log({ api: "openai", model: b.model ?? null, scenario: scenarioName(answer, all), stream: true, answer, toolResults: last.toolResults });
         return openai(b, answer, req);
       }
       const g = /\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(url.pathname);
@@ -349,9 +379,9 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
         }
         const b = body as GeminiBody;
         const last = geminiLastUser(b);
-        const answer = decide(all, last.text, last.toolDone, model, seen);
+        const answer = decide(all, last.text, last.toolResults, model, seen);
         const stream = g[2] === "streamGenerateContent";
-        log({ api: "gemini", model, scenario: scenarioName(answer, all), stream });
+        log({ api: "gemini", model, scenario: scenarioName(answer, all), stream, answer, toolResults: last.toolResults });
         return gemini(b, answer, stream, req);
       }
       log({ api: "other", model: null, scenario: "unknown", stream: false });

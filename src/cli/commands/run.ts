@@ -70,6 +70,7 @@ export default defineCliCommand({
       description: "On a stop (SIGTERM, bernstein stop), seconds agents get between SIGTERM and SIGKILL (default: stop_grace_s of bernstein.yaml, 5)",
     },
     fresh: { type: "boolean", description: "Ignore the saved session and start from scratch" },
+    "fresh-agents": { type: "boolean", description: "Redo stopped tasks from scratch instead of continuing their agents' CLI sessions (resume_agents: false for this run)" },
     "keep-alive": { type: "boolean", description: "After the backlog drains, keep serving and run new tasks until stopped" },
     "no-seal": {
       type: "boolean",
@@ -97,6 +98,7 @@ export default defineCliCommand({
       maxRetries: nonNegativeInt(args["max-retries"], "--max-retries"),
       graceS: args.grace === undefined ? undefined : parseTimeoutSeconds(args.grace, "grace"),
       fresh: Boolean(args.fresh),
+      freshAgents: Boolean(args["fresh-agents"]),
       keepAlive: Boolean(args["keep-alive"]),
       // citty reads `--no-seal` as the negation of `seal`
       noSeal: Boolean(args["no-seal"]) || (args as Record<string, unknown>).seal === false,

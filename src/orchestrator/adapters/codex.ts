@@ -23,6 +23,14 @@ export const CODEX_SANDBOX: Record<PermissionMode, string[]> = {
   cli: [],
 };
 
+/** `codex exec resume` takes no --sandbox flag: the same modes as config overrides. */
+export const CODEX_RESUME_SANDBOX: Record<PermissionMode, string[]> = {
+  edits: ["-c", 'sandbox_mode="workspace-write"'],
+  read_only: ["-c", 'sandbox_mode="read-only"'],
+  full: ["-c", 'sandbox_mode="danger-full-access"'],
+  cli: [],
+};
+
 /** codex refuses a directory outside a git work tree unless told; bernstein does not require git. */
 export function insideGitRepo(dir: string): boolean {
   for (let d = dir; ; d = dirname(d)) {
