@@ -254,7 +254,7 @@
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.appendChild(sv("line", { x1: pad, x2: W, y1: H - 14, y2: H - 14, "class": "grid" }));
     var mx = sv("text", { x: 0, y: 10 }); mx.textContent = label(max); svg.appendChild(mx);
-    var end = sv("text", { x: W - 60, y: H - 2 }); end.textContent = fmtSpan(total); svg.appendChild(end);
+    var end = sv("text", { x: W - 60, y: H - 2 }); end.textContent = fmtSpan(Math.max(1, summary.duration_ms)); svg.appendChild(end);
     var zero = sv("text", { x: pad, y: H - 2 }); zero.textContent = "0"; svg.appendChild(zero);
     var ph = H - 30;
     if (bars) {
@@ -292,13 +292,9 @@
     var svg = $("density-svg"); clear(svg);
     var W = svg.clientWidth || 900, LH = 30, n = 1, max = 0;
     d.lanes.forEach(function (l) { n = Math.max(n, l.busy.length); l.busy.forEach(function (v) { if (v > max) max = v; }); });
-    var H = d.lanes.length * LH + 4, pw = W - LABEL_W - 8, bw = pw / n;
+    var H = d.lanes.length * LH + 16, pw = W - LABEL_W - 8, bw = pw / n;
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("height", H);
-    if (win && win.t0 !== null) {
-      var wx = LABEL_W + win.t0 / d.bucket_ms * bw, ww = Math.max(2, (win.t1 - win.t0) / d.bucket_ms * bw);
-      svg.appendChild(sv("rect", { x: wx, y: 0, width: ww, height: H, "class": "dwin" }));
-    }
     d.lanes.forEach(function (l, r) {
       var y0 = r * LH, base = y0 + LH - 3, ph = LH - 8, g = sv("g", { "class": "dlane", "data-lane": l.key });
       if (r % 2 === 0) g.appendChild(sv("rect", { x: 0, y: y0, width: W, height: LH, "class": "lane-bg" }));
@@ -316,6 +312,13 @@
       g.appendChild(lt);
       svg.appendChild(g);
     });
+    var ax0 = sv("text", { x: LABEL_W, y: H - 3, "class": "daxis" }); ax0.textContent = "0"; svg.appendChild(ax0);
+    var ax1 = sv("text", { x: W - 70, y: H - 3, "class": "daxis" }); ax1.textContent = fmtSpan(Math.max(1, summary.duration_ms)); svg.appendChild(ax1);
+    // Over the lanes, translucent: where the window's bars and table are.
+    if (win && win.t0 !== null) {
+      var wx = LABEL_W + win.t0 / d.bucket_ms * bw, ww = Math.max(2, (win.t1 - win.t0) / d.bucket_ms * bw);
+      svg.appendChild(sv("rect", { x: wx, y: 0, width: ww, height: H - 14, "class": "dwin" }));
+    }
   }
   drawDensity();
 
