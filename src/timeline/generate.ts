@@ -25,14 +25,14 @@ import { clipText, pagePaths, type PathNames } from "./bounds.ts";
  * The page's size is bounded whatever the journal's: its table holds the
  * events of one window (`window`, default the whole run) up to `maxEvents`
  * and EVENT_BYTES, each payload cut at PAYLOAD_CHARS; attempts are drawn
- * one bar each while there are at most `densityThreshold` of them (and
+ * one bar each while there are at most `maxBars` of them (and
  * ATTEMPT_BYTES); beyond that the run's attempts are drawn as bucketed
  * curves per lane (role, agent or model) and only the window's attempts
  * as bars. Every string from the journal outside a payload is cut at
  * FIELD_CHARS; event types, lanes and buckets have fixed bounds.
  */
 export const DEFAULT_MAX_EVENTS = 100_000;
-export const DEFAULT_DENSITY_THRESHOLD = 5000;
+export const DEFAULT_MAX_BARS = 5000;
 export const EVENT_BYTES = 6_000_000;
 export const ATTEMPT_BYTES = 2_000_000;
 export const PAYLOAD_CHARS = 65_536;
@@ -63,7 +63,7 @@ export interface TimelineInput {
   /** The events shown in full (`--from` / `--to`, both ends included); default the whole run. */
   window?: { from?: WindowBound; to?: WindowBound };
   /** Attempts drawn one bar each up to this many; beyond it, curves per lane. */
-  densityThreshold?: number;
+  maxBars?: number;
   /** Bytes of the journal drawn so far, of the verified total (the page's pass, after the verify's). */
   onDrawProgress?: (done: number, total: number) => void;
   /** Absolute paths that may appear in verdict text, and what the page says instead. */
@@ -255,7 +255,7 @@ function past(b: WindowBound, i: number, ts: number | null): boolean {
 
 async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: (chunk: string) => Promise<boolean>, shown: (s: string) => string) {
   const maxEvents = input.maxEvents ?? DEFAULT_MAX_EVENTS;
-  const threshold = input.densityThreshold ?? DEFAULT_DENSITY_THRESHOLD;
+  const threshold = input.maxBars ?? DEFAULT_MAX_BARS;
   const by = input.lanes ?? "role";
   const win = new EventWindow(input.window?.from, input.window?.to, maxEvents);
   const fp = new ReplayFingerprint();

@@ -1,6 +1,6 @@
 /**
  * A timeline that scales: the page's size is bounded whatever the journal's
- * (curves per lane past --density-threshold, the table a window of at most
+ * (curves per lane past --max-bars, the table a window of at most
  * --max-events, payloads and journal text cut), lanes by role by default,
  * --from/--to windows by index and by time, no absolute local path in the
  * page, and a drawing progress line on a terminal only. The thresholds are
@@ -42,7 +42,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("replay <RUN> --html at scale (compiled binary)", () => {
   test("past the thresholds the page is bounded: attempts as curves per role lane, bars and table for the window", async () => {
     const file = out();
-    const r = await bernsteinJson(["replay", RUN, "--html", file, "--max-events", "2000", "--density-threshold", "500", "--sdd-dir", sdd]);
+    const r = await bernsteinJson(["replay", RUN, "--html", file, "--max-events", "2000", "--max-bars", "500", "--sdd-dir", sdd]);
     expect(r.code).toBe(0);
     expect(r.json).toMatchObject({ ok: true, events: big.count, embedded_events: 2000, attempts: big.attempts, curves: true, window: { from: 0, to: 1999 } });
     expect(r.json.drawn_attempts).toBeGreaterThan(0);
@@ -72,14 +72,14 @@ describe("replay <RUN> --html at scale (compiled binary)", () => {
     const failed = summary.density.lanes.reduce((s: number, l: any) => s + l.failed.reduce((a: number, b: number) => a + b, 0), 0);
     expect(failed).toBe(rows.filter((row) => row.event === "task_verification_failed" || row.event === "task_requeued").length);
 
-    const prose = await bernstein(["replay", RUN, "--html", out(), "--max-events", "2000", "--density-threshold", "500", "--sdd-dir", sdd]);
+    const prose = await bernstein(["replay", RUN, "--html", out(), "--max-events", "2000", "--max-bars", "500", "--sdd-dir", sdd]);
     expect(prose.stdout).toContain(`  events:   ${big.count} (#0..#1999, 2000 listed in the page's table)`);
     expect(prose.stdout).toMatch(/attempts: \d+ \(drawn as curves per lane; \d+ as bars\)/);
   });
 
   test("--lanes agent: one curve per agent up to the lane bound, the rest folded into (other); still bounded", async () => {
     const file = out();
-    const r = await bernsteinJson(["replay", RUN, "--html", file, "--lanes", "agent", "--max-events", "100", "--density-threshold", "100", "--sdd-dir", sdd]);
+    const r = await bernsteinJson(["replay", RUN, "--html", file, "--lanes", "agent", "--max-events", "100", "--max-bars", "100", "--sdd-dir", sdd]);
     expect(r.code).toBe(0);
     const [summary] = blocks(readFileSync(file, "utf8"), "summary");
     expect(summary.lanes).toBe("agent");
@@ -108,7 +108,7 @@ describe("replay <RUN> --html at scale (compiled binary)", () => {
 
   test("--from/--to by event index and by ISO time: exactly that window in full", async () => {
     const byIndex = out();
-    const r = await bernsteinJson(["replay", RUN, "--html", byIndex, "--from", "100", "--to", "199", "--density-threshold", "50", "--sdd-dir", sdd]);
+    const r = await bernsteinJson(["replay", RUN, "--html", byIndex, "--from", "100", "--to", "199", "--max-bars", "50", "--sdd-dir", sdd]);
     expect(r.code).toBe(0);
     expect(r.json).toMatchObject({ embedded_events: 100, window: { from: 100, to: 199 }, curves: true });
     const html = readFileSync(byIndex, "utf8");
@@ -150,7 +150,7 @@ describe("replay <RUN> --html at scale (compiled binary)", () => {
       ["--from", "2026-12-02T00:00:00Z", "--to", "2026-12-01T00:00:00Z"],
       ["--lanes", "team"],
       ["--max-events", "-1"],
-      ["--density-threshold", "many"],
+      ["--max-bars", "many"],
     ]) {
       const r = await bernsteinJson(["replay", RUN, "--html", file, ...args, "--sdd-dir", sdd]);
       expect(r.code).toBe(2);
@@ -158,7 +158,7 @@ describe("replay <RUN> --html at scale (compiled binary)", () => {
       expect(r.stderr).not.toContain("    at ");
     }
     expect(() => statSync(file)).toThrow();
-    for (const flag of ["--lanes", "--from", "--to", "--max-events", "--density-threshold"]) {
+    for (const flag of ["--lanes", "--from", "--to", "--max-events", "--max-bars"]) {
       const r = await bernsteinJson(["replay", RUN, flag, "1", "--sdd-dir", sdd]);
       expect(r.code).toBe(2);
       expect(r.json.error).toBe("flag_not_applicable");

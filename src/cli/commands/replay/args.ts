@@ -19,7 +19,7 @@ export const replayArgs = {
   from: { type: "string", description: "--html: the first event shown in full: an event index or an ISO time (default the run's start)" },
   to: { type: "string", description: "--html: the last event shown in full: an event index or an ISO time, included (default the run's end)" },
   "max-events": { type: "string", description: "--html: list at most N events in full in the page (default 100000; the page's byte bound applies too)" },
-  "density-threshold": { type: "string", description: "--html: draw attempts one bar each up to N of them (default 5000); beyond it, curves per lane and bars for the window" },
+  "max-bars": { type: "string", description: "--html: draw attempts one bar each up to N of them (default 5000); beyond it, curves per lane and bars for the window" },
   "with-previous": { type: "boolean", description: "RUN_ID: also show the runs this resumed run continues, oldest first" },
   threads: { type: "string", description: "Worker threads for --verify (default: cores)" },
   "links-only": { type: "boolean", description: "--verify checks prev_hash linkage only" },

@@ -64,7 +64,7 @@ const VERB_FLAGS = [
   "from",
   "to",
   "max-events",
-  "density-threshold",
+  "max-bars",
   "verify",
   "from-step",
   "seal",

@@ -17,7 +17,7 @@ import { parseCount, refuseFlags } from "./flags.ts";
 import { sealFor } from "./seal-source.ts";
 
 export const TIMELINE_USAGE =
-  "usage: bernstein replay <RUN_ID | latest> --html [OUT | -] [--force] [--seal F] [--lanes role|agent|model] [--from I|TIME] [--to I|TIME] [--max-events N] [--density-threshold N]";
+  "usage: bernstein replay <RUN_ID | latest> --html [OUT | -] [--force] [--seal F] [--lanes role|agent|model] [--from I|TIME] [--to I|TIME] [--max-events N] [--max-bars N]";
 
 /** `--from` / `--to`: an event index (digits) or an ISO 8601 time (a date, optionally with a time and zone). */
 export function parseBound(value: string, flag: string): WindowBound {
@@ -40,7 +40,7 @@ function timelineOptions(ctx: ReplayContext) {
     lanes: lanes as LaneGrouping,
     window: from || to ? { from, to } : undefined,
     maxEvents: a["max-events"] === undefined ? undefined : parseCount(a["max-events"], "max-events"),
-    densityThreshold: a["density-threshold"] === undefined ? undefined : parseCount(a["density-threshold"], "density-threshold"),
+    maxBars: a["max-bars"] === undefined ? undefined : parseCount(a["max-bars"], "max-bars"),
   };
 }
 
@@ -53,7 +53,7 @@ function timelineOptions(ctx: ReplayContext) {
  * divergence) and exits 1.
  */
 export async function runTimeline(ctx: ReplayContext, run: RunRef): Promise<number> {
-  refuseFlags(ctx, ["html", "seal", "threads", "force", "allow-empty", "lanes", "from", "to", "max-events", "density-threshold"], "replay <RUN_ID> --html");
+  refuseFlags(ctx, ["html", "seal", "threads", "force", "allow-empty", "lanes", "from", "to", "max-events", "max-bars"], "replay <RUN_ID> --html");
   const [, outArg, ...extra] = ctx.positionals;
   if (extra.length > 0) throw new UsageError(TIMELINE_USAGE);
   const toStdout = outArg === "-";
