@@ -284,20 +284,23 @@
     var d = summary.density;
     if (!d || !verdict.ok) return;
     $("density").hidden = false;
-    $("density-note").textContent = summary.attempts + " attempts, too many for one bar each: one curve per " + d.by +
+    $("density-note").textContent = summary.attempts + " attempts, too many for one bar each: one curve per " + d.by + ", each on its own scale" +
       " (attempts running at once; red: attempts that did not end done) over the whole run; the bars below are the attempts of the window" +
       (win && win.t0 !== null ? ", " + fmtMs(win.t0) + " to " + fmtMs(win.t1) + " (events #" + win.from + " to #" + win.to + ")" : " (no event is in it)") +
       (d.undrawn ? "; " + d.undrawn + " of them are beyond the page's bound and not drawn" : "") +
       (d.folded_attempts ? "; lanes beyond the first " + (d.lanes.length - 1) + " are folded into (other)" : "") + ".";
     var svg = $("density-svg"); clear(svg);
-    var W = svg.clientWidth || 900, LH = 30, n = 1, max = 0;
-    d.lanes.forEach(function (l) { n = Math.max(n, l.busy.length); l.busy.forEach(function (v) { if (v > max) max = v; }); });
+    var W = svg.clientWidth || 900, LH = 30, n = 1;
+    d.lanes.forEach(function (l) { n = Math.max(n, l.busy.length); });
     var H = d.lanes.length * LH + 16, pw = W - LABEL_W - 8, bw = pw / n;
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("height", H);
     d.lanes.forEach(function (l, r) {
       var y0 = r * LH, base = y0 + LH - 3, ph = LH - 8, g = sv("g", { "class": "dlane", "data-lane": l.key });
       if (r % 2 === 0) g.appendChild(sv("rect", { x: 0, y: y0, width: W, height: LH, "class": "lane-bg" }));
+      // Each lane on its own scale (its peak in its title): a lane of one short-lived agent stays visible beside (other).
+      var max = 0;
+      l.busy.forEach(function (v) { if (v > max) max = v; });
       var pts = [LABEL_W + "," + base];
       for (var k = 0; k < l.busy.length; k++) {
         var y = base - (max ? l.busy[k] / max * ph : 0);
@@ -308,7 +311,7 @@
       g.appendChild(sv("polygon", { points: pts.join(" "), "class": "darea" }));
       var lt = sv("text", { x: 4, y: y0 + 18, "class": "lane-label" }), lab = cell(l.key);
       lt.textContent = lab.length > 26 ? lab.slice(0, 25) + "\u2026" : lab;
-      var tt = sv("title", {}); tt.textContent = cell(l.key) + " · " + l.attempts + " attempt(s)"; lt.appendChild(tt);
+      var tt = sv("title", {}); tt.textContent = cell(l.key) + " · " + l.attempts + " attempt(s) · at most " + max + " at once (mean over " + fmtSpan(d.bucket_ms) + ")"; lt.appendChild(tt);
       g.appendChild(lt);
       svg.appendChild(g);
     });

@@ -82,7 +82,7 @@ export function pageHead(runId: string, banner: Banner): string {
 <span><button id="zoom-out" type="button">−</button> <button id="zoom-in" type="button">+</button> <button id="zoom-fit" type="button">fit</button></span>
 <div id="legend" class="legend"></div>
 </div>
-<div id="density" hidden><p id="density-note" class="note"></p><svg id="density-svg"></svg></div>
+<div id="density" hidden><p id="density-note" class="note"></p><div class="dscroll"><svg id="density-svg"></svg></div></div>
 <p id="gantt-empty" class="note" hidden>No task attempt (task_claimed) was recorded.</p>
 <div id="gantt"><div id="gantt-sizer"></div></div>
 <p class="note">One bar per task attempt, from its task_claimed to its agent's reap; click a bar for its events and payloads.</p>
