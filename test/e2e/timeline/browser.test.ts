@@ -222,6 +222,33 @@ describe.skipIf(!chromiumAvailable())("the timeline page in Chromium", () => {
     await p.close();
   });
 
+  test("a --from/--to window: its events in the table, the bars on the window's time axis", async () => {
+    const sdd = join(scratch, "window-sdd");
+    const run = writeBigRun(sdd, "20990101-000003", 2000);
+    const file = join(scratch, "window.html");
+    const r = await bernsteinJson(["replay", "20990101-000003", "--html", file, "--from", "500", "--to", "599", "--sdd-dir", sdd]);
+    expect(r.code).toBe(0);
+    const { p, problems } = await open(file);
+    expect(problems).toEqual([]);
+    const first = await visibleRows(p);
+    expect(first[0]![0]).toBe("500");
+    expect(await p.textContent("#shown")).toBe(
+      `showing 100 of 100 event(s) in this page; the run has ${run.count} (events #500 to #599 are embedded; 'bernstein replay 20990101-000003 --as-json' prints all)`,
+    );
+    // Below --max-bars every attempt is in the page; the axis starts at the window's first event, not at the run's start.
+    const rows = journalRows(run.path);
+    const origin = Math.round((rows[500]!.ts - rows[0]!.ts) * 1000);
+    const labels = await p.$$eval("#gantt .axis text", (ts) => ts.map((t) => t.textContent));
+    expect(labels[0]).not.toBe("0 ms");
+    // fmtSpan's spellings: "850 ms", "12.5 s", "1 min 57 s".
+    const seconds = (text: string): number => {
+      const m = /^(?:(\d+) min )?([\d.]+) (ms|s)$/.exec(text);
+      return m ? Number(m[1] ?? 0) * 60 + Number(m[2]) / (m[3] === "ms" ? 1000 : 1) : NaN;
+    };
+    expect(Math.abs(seconds(labels[0]!) - origin / 1000)).toBeLessThan(1);
+    await p.close();
+  });
+
   test("a 100,000-event journal: a bounded page, attempts as curves per role, the window's bars, a virtual filterable table", async () => {
     const sdd = join(scratch, "big-sdd");
     const big = writeBigRun(sdd, "20990101-000002", 100_000);
