@@ -29,14 +29,23 @@ import { clipText, pagePaths, type PathNames } from "./bounds.ts";
  * ATTEMPT_BYTES); beyond that the run's attempts are drawn as bucketed
  * curves per lane (role, agent or model) and only the window's attempts
  * as bars. Every string from the journal outside a payload is cut at
- * FIELD_CHARS; event types, lanes and buckets have fixed bounds.
+ * FIELD_CHARS (event type names and lane names at KEY_CHARS); event types,
+ * lanes and buckets have fixed bounds.
+ *
+ * The bound, counted in the page's escaped bytes (`scriptJson` writes `<`
+ * as six characters): table ≤ EVENT_BYTES (5 MB) + bars ≤ ATTEMPT_BYTES
+ * (2 MB) + event types ≤ 1000 × 6 × KEY_CHARS (0.8 MB) + lanes ≤ 256 ×
+ * (6 × KEY_CHARS + 512 buckets × ~8) (1.2 MB) + the banner's ≤ 22 lines of
+ * ≤ 2048 characters, HTML-escaped (0.3 MB) + the script, style and curves
+ * (< 0.1 MB): under 10 MB whatever the journal.
  */
 export const DEFAULT_MAX_EVENTS = 100_000;
 export const DEFAULT_MAX_BARS = 5000;
-export const EVENT_BYTES = 6_000_000;
+export const EVENT_BYTES = 5_000_000;
 export const ATTEMPT_BYTES = 2_000_000;
 export const PAYLOAD_CHARS = 65_536;
 export const FIELD_CHARS = 512;
+export const KEY_CHARS = 128;
 export const MAX_DENSITY_LANES = 256;
 const BLOCK_ROWS = 2000;
 const MAX_EVENT_TYPES = 1000;
@@ -186,7 +195,7 @@ function attemptTuple(a: Attempt): unknown[] {
 /** An attempt's lane under a grouping (the script's "(none)" for an empty one). */
 function laneOf(a: Attempt, by: LaneGrouping): string {
   const key = by === "agent" ? a.agent : by === "model" ? a.model : a.role;
-  return clipText(key || "(none)", FIELD_CHARS);
+  return clipText(key || "(none)", KEY_CHARS);
 }
 
 /** A payload as the page holds it: cut at PAYLOAD_CHARS, saying so. */
@@ -265,7 +274,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   let rows: string[] = [];
   let closed: unknown[][] = [];
   /** Attempts held back until it is known whether they all fit as bars (null: they do not; the page draws curves). */
-  let held: { tuple: unknown[]; claim: number; end: number | null }[] | null = [];
+  let held: { tuple: unknown[]; claim: number; end: number | null; bytes: number }[] | null = [];
   let heldBytes = 0;
   let drawnBytes = 0;
   let drawn = 0;
@@ -283,18 +292,18 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   const tracker = new AttemptTracker((a) => {
     density.add(laneOf(a, by), a.start, a.end, a.outcome !== "done");
     const tuple = attemptTuple(a);
-    const bytes = JSON.stringify(tuple).length + 1;
+    const bytes = scriptJson(tuple).length + 1;
     const claim = a.events[0] ?? 0;
     const end = a.closeIndex;
     if (held === null) {
       if (win.overlaps(claim, end)) draw(tuple, bytes);
       return;
     }
-    held.push({ tuple, claim, end });
+    held.push({ tuple, claim, end, bytes });
     heldBytes += bytes;
     if (held.length > threshold || heldBytes > ATTEMPT_BYTES) {
       // Too many to draw one bar each: from here on the run is curves, and bars only for the window.
-      for (const h of held) if (win.overlaps(h.claim, h.end)) draw(h.tuple, JSON.stringify(h.tuple).length + 1);
+      for (const h of held) if (win.overlaps(h.claim, h.end)) draw(h.tuple, h.bytes);
       held = null;
     }
   });
@@ -347,7 +356,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     if (event === "tick_start") ticks++;
     if (event === "run_started" && !git.branch && !git.sha) git = { branch: textField(row, "git_branch"), sha: textField(row, "git_sha") };
     series.add(at, { tick: event === "tick_start", cost: c, tokens: tk });
-    const typeName = clipText(event, FIELD_CHARS);
+    const typeName = clipText(event, KEY_CHARS);
     const typeKey = types.has(typeName) || types.size < MAX_EVENT_TYPES ? typeName : "(other)";
     types.set(typeKey, (types.get(typeKey) ?? 0) + 1);
     tracker.push(row, i, at);
@@ -355,7 +364,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     const size = (): number => {
       const d = displayRow(row, null);
       const f = (s: string) => clipText(s, FIELD_CHARS);
-      entry = scriptJson([i, t, f(d.event), f(d.agent), f(d.task), f(d.detail), payloadText(renderJson(row, null))]);
+      entry = scriptJson([i, t, clipText(d.event, KEY_CHARS), f(d.agent), f(d.task), f(d.detail), payloadText(renderJson(row, null))]);
       return entry.length + 1;
     };
     if (win.take(i, lastTs, at, size)) rows.push(entry);

@@ -189,6 +189,27 @@ describe("replay <RUN> --html at scale (compiled binary)", () => {
     expect(attempt[3]).toHaveLength(513);
   });
 
+  test("text that grows sixfold when escaped for the page still stays within the table's byte bound", async () => {
+    // 400 rows of 10 KB of "<" (each written into the page as \u003c), each with its own long event name.
+    const runId = "20990101-000012";
+    const j = new JournalFile(sdd, runId);
+    for (let i = 0; i < 400; i++) j.add(`${i}${"<".repeat(300)}`, { output: "<".repeat(10_000) });
+    j.close();
+    expect(statSync(j.path).size).toBeLessThan(5_000_000);
+    const file = out();
+    const r = await bernsteinJson(["replay", runId, "--html", file, "--sdd-dir", sdd]);
+    expect(r.code).toBe(0);
+    expect(r.json.events).toBe(400);
+    // ~24 MB if every row were embedded; the table stops at 5 MB.
+    expect(r.json.embedded_events).toBeLessThan(100);
+    expect(r.json.embedded_events).toBeGreaterThan(50);
+    expect(statSync(file).size).toBeLessThan(5_600_000);
+    const [summary] = blocks(readFileSync(file, "utf8"), "summary");
+    // Event type names are cut at 128 characters in the filter's list.
+    expect(Object.keys(summary.types)).toHaveLength(400);
+    expect(Object.keys(summary.types).every((k) => k.length === 129 && k.endsWith("…"))).toBe(true);
+  });
+
   test("no absolute local path in the page, even where the verdict names the seal", async () => {
     const runDir = join(sdd, "runs", RUN);
     writeFileSync(join(runDir, "seal.json"), JSON.stringify({ head: "0".repeat(64), event_count: big.count }));
