@@ -30,6 +30,8 @@ export interface Attempt {
   reason: string;
   /** Indices of the attempt's events (claim, outcome, reap), at most MAX_ATTEMPT_EVENTS. */
   events: number[];
+  /** Index of the event that closed it (reap, run_completed, a new claim); null: open at the journal's end. */
+  closeIndex: number | null;
 }
 
 const MAX_ATTEMPT_EVENTS = 32;
@@ -101,13 +103,16 @@ export class AttemptTracker {
   private claim(agent: string, task: string, model: string, index: number, t: number): void {
     const key = `${agent}\0${task}`;
     const previous = this.open.get(key);
-    if (previous) this.close(previous, t, null, previous.outcome === "unknown" ? "unfinished" : previous.outcome);
+    if (previous) {
+      this.close(previous, t, null, previous.outcome === "unknown" ? "unfinished" : previous.outcome);
+      previous.closeIndex = index;
+    }
     if (this.open.size >= MAX_OPEN_ATTEMPTS) {
       this.untracked++;
       return;
     }
     const info = this.agents.get(agent);
-    const a: Attempt = { agent, task, model: model || info?.model || "", role: info?.role ?? "", start: t, end: t, outcome: "unknown", signals: [], reason: "", events: [] };
+    const a: Attempt = { agent, task, model: model || info?.model || "", role: info?.role ?? "", start: t, end: t, outcome: "unknown", signals: [], reason: "", events: [], closeIndex: null };
     this.note(a, index);
     this.open.set(key, a);
     this.openByTask.set(task, a);
@@ -152,6 +157,7 @@ export class AttemptTracker {
     if (this.openByTask.get(a.task) === a) this.openByTask.delete(a.task);
     a.end = Math.max(a.start, t);
     a.outcome = outcome;
+    a.closeIndex = index;
     if (index !== null) this.note(a, index);
     this.closed.push(a);
     if (this.closed.length > CLOSED_QUEUE) this.emit(this.closed.shift()!);

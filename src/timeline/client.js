@@ -86,12 +86,17 @@
   if (!summary) { $("status").textContent = "This page is incomplete: its summary block is missing."; return; }
   var verdict = summary.verdict;
   // Attempt tuples: [agent, task, model, role, start_ms, end_ms, outcome, signals, reason, event indices]
-  function payloadOf(idx) {
-    return idx < events.length && events[idx][0] === idx ? events[idx][6] : null;
+  // The table holds one window of the run's events (all of them, for most runs): event idx is events[idx - base].
+  var base = events.length ? events[0][0] : 0, win = summary.window || null;
+  function eventAt(idx) {
+    var k = idx - base;
+    return k >= 0 && k < events.length && events[k][0] === idx ? events[k] : null;
   }
-  function eventName(idx) {
-    if (idx < events.length && events[idx][0] === idx) return events[idx][2];
-    return "";
+  function payloadOf(idx) { var e = eventAt(idx); return e ? e[6] : null; }
+  function eventName(idx) { var e = eventAt(idx); return e ? e[2] : ""; }
+  function embeddedText() {
+    if (!win) return "only the first " + summary.embedded + " events are embedded";
+    return summary.embedded ? "only events #" + win.from + " to #" + win.to + " are embedded" : "no event is embedded";
   }
 
   // -------------------------------------------------------------- header
@@ -115,8 +120,12 @@
   fact("Verdict", verdict.text, "f-verdict");
 
   // --------------------------------------------------------------- gantt
-  var total = Math.max(1, summary.duration_ms);
-  var gantt = $("gantt"), sizer = $("gantt-sizer"), zoom = 1, grouping = "agent", ganttRows = [], selected = -1;
+  // The bars span the run, or the window's time when the page has one.
+  var origin = win && win.t0 !== null ? win.t0 : 0;
+  var total = Math.max(1, win && win.t1 !== null ? win.t1 - origin : summary.duration_ms);
+  var grouping = summary.lanes || "agent";
+  $("group").value = grouping;
+  var gantt = $("gantt"), sizer = $("gantt-sizer"), zoom = 1, ganttRows = [], selected = -1;
   var legend = $("legend"), counts = {};
   for (var i = 0; i < attempts.length; i++) counts[attempts[i][6]] = (counts[attempts[i][6]] || 0) + 1;
   OUTCOMES.forEach(function (o) {
@@ -171,7 +180,7 @@
       };
       for (var k = 0; k < row.bars.length; k++) {
         var ai = row.bars[k], at = attempts[ai];
-        var x0 = LABEL_W + at[4] * scale, x1 = LABEL_W + at[5] * scale;
+        var x0 = LABEL_W + (at[4] - origin) * scale, x1 = LABEL_W + (at[5] - origin) * scale;
         if (x1 < left - 2 || x0 > left + viewW + 2) continue;
         // Bars narrower than a pixel that touch merge, so a huge run draws at most a few per pixel.
         if (runIdx >= 0 && x1 - x0 < 2 && (runEnd - runStart < 2 || runN > 1) && at[6] === runCls && x0 <= runEnd + 1) {
@@ -197,7 +206,7 @@
       var x = LABEL_W + t * scale;
       if (x < left - 60 || x > left + viewW + 60) continue;
       axis.appendChild(sv("line", { x1: x, x2: x, y1: top + AXIS_H - 4, y2: top + Math.min(H, viewH) }));
-      var tx = sv("text", { x: x + 2, y: top + 12 }); tx.textContent = fmtSpan(t); axis.appendChild(tx);
+      var tx = sv("text", { x: x + 2, y: top + 12 }); tx.textContent = fmtSpan(origin + t); axis.appendChild(tx);
     }
     svg.appendChild(axis);
     var old = $("gantt-svg");
@@ -245,7 +254,7 @@
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.appendChild(sv("line", { x1: pad, x2: W, y1: H - 14, y2: H - 14, "class": "grid" }));
     var mx = sv("text", { x: 0, y: 10 }); mx.textContent = label(max); svg.appendChild(mx);
-    var end = sv("text", { x: W - 60, y: H - 2 }); end.textContent = fmtSpan(total); svg.appendChild(end);
+    var end = sv("text", { x: W - 60, y: H - 2 }); end.textContent = fmtSpan(Math.max(1, summary.duration_ms)); svg.appendChild(end);
     var zero = sv("text", { x: pad, y: H - 2 }); zero.textContent = "0"; svg.appendChild(zero);
     var ph = H - 30;
     if (bars) {
@@ -268,6 +277,54 @@
       svg.appendChild(sv("polyline", { points: pts.join(" "), "class": "line" }));
     }
   }
+  // ------------------------------------------------------------- density
+  // A run with too many attempts for one bar each: per lane, the attempts running at once (the curve) and those that
+  // did not end done (red ticks), over the whole run; the window's span is shaded, its attempts are the bars above.
+  function drawDensity() {
+    var d = summary.density;
+    if (!d || !verdict.ok) return;
+    $("density").hidden = false;
+    $("density-note").textContent = summary.attempts + " attempts, too many for one bar each: one curve per " + d.by + ", each on its own scale" +
+      " (attempts running at once; red: attempts that did not end done) over the whole run; the bars below are the attempts of the window" +
+      (win && win.t0 !== null ? ", " + fmtMs(win.t0) + " to " + fmtMs(win.t1) + " (events #" + win.from + " to #" + win.to + ")" : " (no event is in it)") +
+      (d.undrawn ? "; " + d.undrawn + " of them are beyond the page's bound and not drawn" : "") +
+      (d.folded_attempts ? "; lanes beyond the first " + (d.lanes.length - 1) + " are folded into (other)" : "") + ".";
+    var svg = $("density-svg"); clear(svg);
+    var W = svg.clientWidth || 900, LH = 30, n = 1;
+    d.lanes.forEach(function (l) { n = Math.max(n, l.busy.length); });
+    var H = d.lanes.length * LH + 16, pw = W - LABEL_W - 8, bw = pw / n;
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    svg.setAttribute("height", H);
+    d.lanes.forEach(function (l, r) {
+      var y0 = r * LH, base = y0 + LH - 3, ph = LH - 8, g = sv("g", { "class": "dlane", "data-lane": l.key });
+      if (r % 2 === 0) g.appendChild(sv("rect", { x: 0, y: y0, width: W, height: LH, "class": "lane-bg" }));
+      // Each lane on its own scale (its peak in its title): a lane of one short-lived agent stays visible beside (other).
+      var max = 0;
+      l.busy.forEach(function (v) { if (v > max) max = v; });
+      var pts = [LABEL_W + "," + base];
+      for (var k = 0; k < l.busy.length; k++) {
+        var y = base - (max ? l.busy[k] / max * ph : 0);
+        pts.push((LABEL_W + k * bw) + "," + y, (LABEL_W + (k + 1) * bw) + "," + y);
+        if (l.failed[k]) g.appendChild(sv("rect", { x: LABEL_W + k * bw, y: base - 4, width: Math.max(1, bw), height: 4, "class": "dfail" }));
+      }
+      pts.push((LABEL_W + l.busy.length * bw) + "," + base);
+      g.appendChild(sv("polygon", { points: pts.join(" "), "class": "darea" }));
+      var lt = sv("text", { x: 4, y: y0 + 18, "class": "lane-label" }), lab = cell(l.key);
+      lt.textContent = lab.length > 26 ? lab.slice(0, 25) + "\u2026" : lab;
+      var tt = sv("title", {}); tt.textContent = cell(l.key) + " · " + l.attempts + " attempt(s) · at most " + max + " at once (mean over " + fmtSpan(d.bucket_ms) + ")"; lt.appendChild(tt);
+      g.appendChild(lt);
+      svg.appendChild(g);
+    });
+    var ax0 = sv("text", { x: LABEL_W, y: H - 3, "class": "daxis" }); ax0.textContent = "0"; svg.appendChild(ax0);
+    var ax1 = sv("text", { x: W - 70, y: H - 3, "class": "daxis" }); ax1.textContent = fmtSpan(Math.max(1, summary.duration_ms)); svg.appendChild(ax1);
+    // Over the lanes, translucent: where the window's bars and table are.
+    if (win && win.t0 !== null) {
+      var wx = LABEL_W + win.t0 / d.bucket_ms * bw, ww = Math.max(2, (win.t1 - win.t0) / d.bucket_ms * bw);
+      svg.appendChild(sv("rect", { x: wx, y: 0, width: ww, height: H - 14, "class": "dwin" }));
+    }
+  }
+  drawDensity();
+
   var series = summary.series;
   function drawCharts() {
     chart("cost-svg", series.cost, null, null, function (m) { return "$" + m.toFixed(4); });
@@ -292,7 +349,7 @@
     var p = payloadOf(idx);
     $("payload-title").textContent = "Event #" + idx + (eventName(idx) ? " · " + cell(eventName(idx)) : "");
     $("payload").textContent = p === null
-      ? "The payload of event #" + idx + " is not in this page (only the first " + summary.embedded + " events are embedded); 'bernstein replay " + vis(summary.run_id) + " --as-json' prints every event."
+      ? "The payload of event #" + idx + " is not in this page (" + embeddedText() + "); 'bernstein replay " + vis(summary.run_id) + " --as-json' prints every event."
       : vis(pretty(p));
     $("payload").hidden = false;
   }
@@ -364,7 +421,7 @@
       view[viewN++] = i;
     }
     $("shown").textContent = "showing " + viewN + " of " + events.length + " event(s) in this page" +
-      (summary.embedded < summary.events ? "; the run has " + summary.events + " (the first " + summary.embedded + " are embedded; 'bernstein replay " + vis(summary.run_id) + " --as-json' prints all)" : "");
+      (summary.embedded < summary.events ? "; the run has " + summary.events + " (" + (win ? embeddedText().replace("only ", "") : "the first " + summary.embedded + " are embedded") + "; 'bernstein replay " + vis(summary.run_id) + " --as-json' prints all)" : "");
     rowsSizer.style.height = viewN * ROW_H + "px";
     rowsBox.scrollTop = 0;
     drawRows();

@@ -2,7 +2,7 @@ import { InputError } from "../errors/index.ts";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { refuseContent, verdictContent } from "../journal/content.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
-import { readJournal } from "../journal/reader.ts";
+import { readJournalSync } from "../journal/reader.ts";
 import { journalVerdictFailure, type JournalFailure } from "../journal/verdict-failure.ts";
 import { verifyJournal, type JournalSeal } from "../journal/verify.ts";
 import { pyStr } from "../pyjson/python.ts";
@@ -11,22 +11,50 @@ import { renderJson } from "../render/json.ts";
 import { displayRow, numberField } from "../replay/display.ts";
 import { ReplayFingerprint } from "../replay/fingerprint.ts";
 import { AttemptTracker, type Attempt } from "./attempts.ts";
-import { dataBlock, pageHead, pageTail, type Banner } from "./page.ts";
-import { Series } from "./series.ts";
+import { dataBlock, dataBlockOf, pageHead, pageTail, scriptJson, type Banner } from "./page.ts";
+import { LaneDensity, Series } from "./series.ts";
+import { clipText, pagePaths, type PathNames } from "./bounds.ts";
 
 /**
  * `replay <RUN> --html`: verify the run journal, then write one
  * self-contained HTML page of it in a single streaming pass over the
  * verified bytes (rows appended meanwhile are not read). Memory does not
  * grow with the journal: rows go out in blocks as they are read, attempts
- * as they close, the curves live in fixed buckets. For a huge run the page
- * embeds the first `maxEvents` events in its table (with their payloads)
- * and draws every attempt (with its signals and reason) and every bucket
- * of the whole run; payloads of later events are not in the page.
+ * as they close, the curves live in fixed buckets.
+ *
+ * The page's size is bounded whatever the journal's: its table holds the
+ * events of one window (`window`, default the whole run) up to `maxEvents`
+ * and EVENT_BYTES, each payload cut at PAYLOAD_CHARS; attempts are drawn
+ * one bar each while there are at most `maxBars` of them (and
+ * ATTEMPT_BYTES); beyond that the run's attempts are drawn as bucketed
+ * curves per lane (role, agent or model) and only the window's attempts
+ * as bars. Every string from the journal outside a payload is cut at
+ * FIELD_CHARS (event type names and lane names at KEY_CHARS); event types,
+ * lanes and buckets have fixed bounds.
+ *
+ * The bound, counted in the page's escaped bytes (`scriptJson` writes `<`
+ * as six characters): table ≤ EVENT_BYTES (5 MB) + bars ≤ ATTEMPT_BYTES
+ * (2 MB) + event types ≤ 1000 × 6 × KEY_CHARS (0.8 MB) + lanes ≤ 256 ×
+ * (6 × KEY_CHARS + 512 buckets × ~8) (1.2 MB) + the banner's ≤ 22 lines of
+ * ≤ 2048 characters, HTML-escaped (0.3 MB) + the script, style and curves
+ * (< 0.1 MB): under 10 MB whatever the journal.
  */
 export const DEFAULT_MAX_EVENTS = 100_000;
+export const DEFAULT_MAX_BARS = 5000;
+export const EVENT_BYTES = 5_000_000;
+export const ATTEMPT_BYTES = 2_000_000;
+export const PAYLOAD_CHARS = 65_536;
+export const FIELD_CHARS = 512;
+export const KEY_CHARS = 128;
+export const MAX_DENSITY_LANES = 256;
 const BLOCK_ROWS = 2000;
 const MAX_EVENT_TYPES = 1000;
+
+export type LaneGrouping = "role" | "agent" | "model";
+export const LANE_GROUPINGS: readonly LaneGrouping[] = ["role", "agent", "model"];
+
+/** One end of the table's window: an event index, or a time (seconds since the epoch, as the rows' `ts`). */
+export type WindowBound = { index: number } | { time: number };
 
 export interface TimelineInput {
   runId: string;
@@ -39,6 +67,16 @@ export interface TimelineInput {
   onProgress?: (done: number, total: number) => void;
   /** `--allow-empty`: draw an empty journal (0 events) instead of refusing it (`input_empty`). */
   allowEmpty?: boolean;
+  /** How attempts are grouped into lanes (default role). */
+  lanes?: LaneGrouping;
+  /** The events shown in full (`--from` / `--to`, both ends included); default the whole run. */
+  window?: { from?: WindowBound; to?: WindowBound };
+  /** Attempts drawn one bar each up to this many; beyond it, curves per lane. */
+  maxBars?: number;
+  /** Bytes of the journal drawn so far, of the verified total (the page's pass, after the verify's). */
+  onDrawProgress?: (done: number, total: number) => void;
+  /** Absolute paths that may appear in verdict text, and what the page says instead. */
+  paths?: PathNames;
 }
 
 /**
@@ -60,6 +98,12 @@ export interface TimelineResult {
   durationMs: number;
   /** The sink said its reader went away before the page was complete. */
   stopped: boolean;
+  /** The run's attempts are drawn as curves per lane (too many for one bar each). */
+  curves: boolean;
+  /** Attempts drawn as bars. */
+  drawnAttempts: number;
+  /** The events shown in full, when the page has a window (--from/--to, or curves). */
+  window: { from: number | null; to: number | null } | null;
 }
 
 export async function renderTimeline(input: TimelineInput, sink: TimelineSink): Promise<TimelineResult> {
@@ -67,9 +111,10 @@ export async function renderTimeline(input: TimelineInput, sink: TimelineSink): 
   // Before the page's first byte: no page of an empty input (unless allowed) or of one with no journal row.
   refuseContent(verdictContent(verdict, input.journal), input.journal, { allowEmpty: input.allowEmpty });
   const failure = journalVerdictFailure(verdict);
-  let open = (await sink(pageHead(input.runId, banner(verdict, failure, input.sealPath)))) !== false;
+  const shown = pagePaths(input.paths ?? { [input.journal]: "journal.jsonl" });
+  let open = (await sink(pageHead(input.runId, banner(verdict, failure, input.sealPath, shown)))) !== false;
   const put = async (chunk: string): Promise<boolean> => (open &&= (await sink(chunk)) !== false);
-  const body = await writeBody(input, verdict, put);
+  const body = await writeBody(input, verdict, put, shown);
   if (!open) return { verdict, failure, ...body, stopped: true };
   if (body.events !== verdict.count) {
     throw new InputError(
@@ -83,7 +128,8 @@ export async function renderTimeline(input: TimelineInput, sink: TimelineSink): 
 }
 
 /** The verdict as the page's banner says it (written before any row, so it is known first). */
-function banner(v: FastVerifyResult, failure: TimelineResult["failure"], sealPath: string | null): Banner {
+function banner(v: FastVerifyResult, failure: TimelineResult["failure"], sealPathAbs: string | null, shown: (s: string) => string): Banner {
+  const sealPath = sealPathAbs === null ? null : shown(sealPathAbs);
   if (failure) {
     const title =
       failure.error === "chain_broken"
@@ -91,7 +137,9 @@ function banner(v: FastVerifyResult, failure: TimelineResult["failure"], sealPat
         : failure.error === "seal_mismatch"
           ? `SEAL MISMATCH: the chain is consistent over ${v.count} rows, but it is not the journal that was sealed (${sealPath ?? "seal"}). The timeline is not drawn.`
           : `INCOMPLETE: ${v.discarded_line_indices.length} line(s) could not be read (${failure.error}). The timeline is not drawn.`;
-    const lines = [failure.detail, ...v.errors.slice(0, 20).filter((e) => e !== failure.detail), ...(v.errors.length > 20 ? [`… ${v.errors.length - 20} more`] : [])];
+    const lines = [failure.detail, ...v.errors.slice(0, 20).filter((e) => e !== failure.detail), ...(v.errors.length > 20 ? [`… ${v.errors.length - 20} more`] : [])].map((l) =>
+      clipText(shown(l), FIELD_CHARS * 4),
+    );
     if (!v.chain_consistent) lines.push(`expected: ${v.expected_hash ?? "(not computable)"}`, `actual:   ${v.actual_hash || "(empty)"}`);
     return { level: "bad", title, lines };
   }
@@ -105,8 +153,8 @@ function banner(v: FastVerifyResult, failure: TimelineResult["failure"], sealPat
   };
 }
 
-function verdictText(v: FastVerifyResult, failure: TimelineResult["failure"]): string {
-  if (failure) return `${failure.error}: ${failure.detail}`;
+function verdictText(v: FastVerifyResult, failure: TimelineResult["failure"], shown: (s: string) => string): string {
+  if (failure) return clipText(shown(`${failure.error}: ${failure.detail}`), FIELD_CHARS * 4);
   return v.identity === "verified" ? "verified (chain intact, seal matches)" : "chain intact, no seal (identity unverifiable)";
 }
 
@@ -138,23 +186,133 @@ function costOf(row: PyObject, event: string): number | null {
   return v !== null && Number.isFinite(v) ? v : null;
 }
 
-/** An attempt in the page (the script's tuple order). */
+/** An attempt in the page (the script's tuple order), its journal text cut at FIELD_CHARS. */
 function attemptTuple(a: Attempt): unknown[] {
-  return [a.agent, a.task, a.model, a.role, a.start, a.end, a.outcome, a.signals, a.reason, a.events];
+  const c = (s: string) => clipText(s, FIELD_CHARS);
+  return [c(a.agent), c(a.task), c(a.model), c(a.role), a.start, a.end, a.outcome, a.signals.slice(0, 32).map(c), c(a.reason), a.events];
 }
 
-async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: (chunk: string) => Promise<boolean>) {
+/** An attempt's lane under a grouping (the script's "(none)" for an empty one). */
+function laneOf(a: Attempt, by: LaneGrouping): string {
+  const key = by === "agent" ? a.agent : by === "model" ? a.model : a.role;
+  return clipText(key || "(none)", KEY_CHARS);
+}
+
+/** A payload as the page holds it: cut at PAYLOAD_CHARS, saying so. */
+function payloadText(json: string): string {
+  return json.length <= PAYLOAD_CHARS ? json : `${json.slice(0, PAYLOAD_CHARS)} … [cut: ${json.length} characters as recorded; 'bernstein replay <RUN> --as-json' prints it whole]`;
+}
+
+/** Where the table's window stands as the rows go by. */
+class EventWindow {
+  /** Index and time (ms) of the first and last event shown in full; null before the first. */
+  first: number | null = null;
+  last: number | null = null;
+  t0: number | null = null;
+  t1: number | null = null;
+  /** Why the window ended before its `to` (or the run's end): the event count or the byte bound. */
+  cut: "max-events" | "bytes" | null = null;
+  private closed = false;
+  count = 0;
+  bytes = 0;
+
+  constructor(
+    private readonly from: WindowBound | undefined,
+    private readonly to: WindowBound | undefined,
+    private readonly maxEvents: number,
+  ) {}
+
+  /** Whether row `i` (time `ts` in epoch seconds, its block entry `size` bytes) goes into the table. */
+  take(i: number, ts: number | null, at: number, size: () => number): boolean {
+    if (this.closed) return false;
+    if (this.first === null && !reached(this.from, i, ts)) return false;
+    if (this.to && past(this.to, i, ts)) return this.close(null);
+    if (this.count >= this.maxEvents) return this.close("max-events");
+    const n = size();
+    if (this.bytes + n > EVENT_BYTES) return this.close("bytes");
+    this.bytes += n;
+    this.count++;
+    if (this.first === null) [this.first, this.t0] = [i, at];
+    [this.last, this.t1] = [i, at];
+    return true;
+  }
+
+  private close(cut: EventWindow["cut"]): false {
+    this.closed = true;
+    this.cut = cut;
+    return false;
+  }
+
+  /** Whether an attempt from event `claim` to event `end` (null: the journal's end) overlaps the window (as far as it is known now). */
+  overlaps(claim: number, end: number | null): boolean {
+    if (this.first === null) return false;
+    const last = this.closed ? (this.last ?? -1) : Infinity;
+    return claim <= last && (end ?? Infinity) >= this.first;
+  }
+}
+
+/** `from` is reached at row `i` (a time bound needs the row's time). */
+function reached(b: WindowBound | undefined, i: number, ts: number | null): boolean {
+  if (!b) return true;
+  return "index" in b ? i >= b.index : ts !== null && ts >= b.time;
+}
+
+/** Row `i` lies beyond `to`. */
+function past(b: WindowBound, i: number, ts: number | null): boolean {
+  return "index" in b ? i > b.index : ts !== null && ts > b.time;
+}
+
+async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: (chunk: string) => Promise<boolean>, shown: (s: string) => string) {
   const maxEvents = input.maxEvents ?? DEFAULT_MAX_EVENTS;
+  const threshold = input.maxBars ?? DEFAULT_MAX_BARS;
+  const by = input.lanes ?? "role";
+  const win = new EventWindow(input.window?.from, input.window?.to, maxEvents);
   const fp = new ReplayFingerprint();
   const series = new Series();
-  let rows: unknown[][] = [];
+  const density = new LaneDensity(by, MAX_DENSITY_LANES);
+  /** Table rows, each already in its page form (`scriptJson`). */
+  let rows: string[] = [];
   let closed: unknown[][] = [];
-  const tracker = new AttemptTracker((a) => closed.push(attemptTuple(a)));
+  /** Attempts held back until it is known whether they all fit as bars (null: they do not; the page draws curves). */
+  let held: { tuple: unknown[]; claim: number; end: number | null; bytes: number }[] | null = [];
+  let heldBytes = 0;
+  let drawnBytes = 0;
+  let drawn = 0;
+  /** Attempts of the window not drawn because the bars' byte bound was reached. */
+  let undrawn = 0;
+  const draw = (tuple: unknown[], bytes: number): void => {
+    if (drawnBytes + bytes > ATTEMPT_BYTES) {
+      undrawn++;
+      return;
+    }
+    drawnBytes += bytes;
+    drawn++;
+    closed.push(tuple);
+  };
+  const tracker = new AttemptTracker((a) => {
+    density.add(laneOf(a, by), a.start, a.end, a.outcome !== "done");
+    const tuple = attemptTuple(a);
+    const bytes = scriptJson(tuple).length + 1;
+    const claim = a.events[0] ?? 0;
+    const end = a.closeIndex;
+    if (held === null) {
+      if (win.overlaps(claim, end)) draw(tuple, bytes);
+      return;
+    }
+    held.push({ tuple, claim, end, bytes });
+    heldBytes += bytes;
+    if (held.length > threshold || heldBytes > ATTEMPT_BYTES) {
+      // Too many to draw one bar each: from here on the run is curves, and bars only for the window.
+      for (const h of held) if (win.overlaps(h.claim, h.end)) draw(h.tuple, h.bytes);
+      held = null;
+    }
+  });
   const types = new Map<string, number>();
   let n = 0;
   let discarded = 0;
   let t0: number | null = null;
   let lastT = 0;
+  let lastTs: number | null = null;
   let head = "";
   let ticks = 0;
   let cost: number | null = null;
@@ -164,7 +322,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   let git = { branch: "", sha: "" };
   const flush = async (force: boolean): Promise<boolean> => {
     if (rows.length > 0 && (force || rows.length >= BLOCK_ROWS)) {
-      if (!(await sink(dataBlock("events", rows)))) return false;
+      if (!(await sink(dataBlockOf("events", rows)))) return false;
       rows = [];
     }
     if (closed.length > 0 && (force || closed.length >= BLOCK_ROWS)) {
@@ -173,7 +331,8 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     }
     return true;
   };
-  for await (const item of readJournal(input.journal, { endOffset: verdict.snapshot_bytes })) {
+  const total = verdict.snapshot_bytes;
+  for (const item of readJournalSync(input.journal, { endOffset: verdict.snapshot_bytes })) {
     if (item.kind !== "row") {
       discarded++;
       continue;
@@ -183,6 +342,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     fp.update(row);
     head = pyStr(row.get("event_hash"), "");
     const ts = hasTs(row);
+    if (ts !== null) lastTs = ts;
     if (ts !== null && t0 === null) t0 = ts;
     const t = ts === null || t0 === null ? null : Math.round((ts - t0) * 1000);
     if (t !== null) lastT = Math.max(lastT, t);
@@ -196,30 +356,42 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     if (event === "tick_start") ticks++;
     if (event === "run_started" && !git.branch && !git.sha) git = { branch: textField(row, "git_branch"), sha: textField(row, "git_sha") };
     series.add(at, { tick: event === "tick_start", cost: c, tokens: tk });
-    const typeKey = types.has(event) || types.size < MAX_EVENT_TYPES ? event : "(other)";
+    const typeName = clipText(event, KEY_CHARS);
+    const typeKey = types.has(typeName) || types.size < MAX_EVENT_TYPES ? typeName : "(other)";
     types.set(typeKey, (types.get(typeKey) ?? 0) + 1);
-    const embedded = i < maxEvents;
     tracker.push(row, i, at);
-    if (embedded) {
+    let entry = "";
+    const size = (): number => {
       const d = displayRow(row, null);
-      rows.push([i, t, d.event, d.agent, d.task, d.detail, renderJson(row, null)]);
-    }
-    if (!(await flush(false))) break;
+      const f = (s: string) => clipText(s, FIELD_CHARS);
+      entry = scriptJson([i, t, clipText(d.event, KEY_CHARS), f(d.agent), f(d.task), f(d.detail), payloadText(renderJson(row, null))]);
+      return entry.length + 1;
+    };
+    if (win.take(i, lastTs, at, size)) rows.push(entry);
+    if ((rows.length >= BLOCK_ROWS || closed.length >= BLOCK_ROWS) && !(await flush(false))) break;
     // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn now and then.
-    if (n % BLOCK_ROWS === 0) await new Promise<void>((r) => setImmediate(r));
+    if (n % BLOCK_ROWS === 0) {
+      input.onDrawProgress?.(item.offset, total);
+      await new Promise<void>((r) => setImmediate(r));
+    }
   }
   tracker.finish(lastT);
+  density.extend(lastT);
+  const curves = held === null;
+  if (held !== null) for (const h of held) closed.push(h.tuple);
+  held = null;
   await flush(true);
   const m = input.metadata;
   const started = m?.started_at ?? t0;
   const fingerprint = n === 0 ? "" : fp.digest();
+  const windowed = curves || input.window?.from !== undefined || input.window?.to !== undefined;
   const summary = {
     run_id: input.runId,
     started: started === null ? null : new Date(started * 1000).toISOString(),
-    git_branch: m?.git_branch || git.branch,
-    git_sha: m?.git_sha || git.sha,
+    git_branch: clipText(m?.git_branch || git.branch, FIELD_CHARS),
+    git_sha: clipText(m?.git_sha || git.sha, FIELD_CHARS),
     events: n,
-    embedded: Math.min(n, maxEvents),
+    embedded: win.count,
     attempts: tracker.count,
     untracked: tracker.untracked,
     discarded,
@@ -233,8 +405,24 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     tokens,
     types: Object.fromEntries(types),
     series: series.toJson(),
-    verdict: { ok: verdict.ok, text: verdictText(verdict, journalVerdictFailure(verdict)), divergent_index: verdict.divergent_index },
+    verdict: { ok: verdict.ok, text: verdictText(verdict, journalVerdictFailure(verdict), shown), divergent_index: verdict.divergent_index },
+    lanes: by,
+    // The table's window (and, with curves, the bars' time span): null when the table starts at event 0 and bars are one per attempt.
+    window: windowed ? { from: win.first, to: win.last, t0: win.t0, t1: win.t1, cut: win.cut } : null,
+    // Attempts as curves per lane when there are too many to draw one bar each; the bars are then the window's.
+    density: curves ? { ...density.toJson(), drawn, undrawn } : null,
   };
   await sink(dataBlock("summary", summary));
-  return { events: n, embedded: summary.embedded, attempts: tracker.count, untracked: tracker.untracked, fingerprint, head, durationMs: lastT };
+  return {
+    events: n,
+    embedded: win.count,
+    attempts: tracker.count,
+    untracked: tracker.untracked,
+    fingerprint,
+    head,
+    durationMs: lastT,
+    curves,
+    drawnAttempts: curves ? drawn : tracker.count,
+    window: windowed ? { from: win.first, to: win.last } : null,
+  };
 }

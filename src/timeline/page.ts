@@ -33,6 +33,11 @@ export function dataBlock(kind: "events" | "attempts" | "summary", value: unknow
   return `<script type="application/json" class="tl-data" data-kind="${kind}">${scriptJson(value)}</script>\n`;
 }
 
+/** A data block of items already in their `scriptJson` form (the same bytes as `dataBlock` of the items). */
+export function dataBlockOf(kind: "events" | "attempts", items: readonly string[]): string {
+  return `<script type="application/json" class="tl-data" data-kind="${kind}">[${items.join(",")}]</script>\n`;
+}
+
 function sha256Base64(text: string): string {
   return new Bun.CryptoHasher("sha256").update(text).digest("base64");
 }
@@ -73,10 +78,11 @@ export function pageHead(runId: string, banner: Banner): string {
 <section id="timeline">
 <h2>Attempts</h2>
 <div class="bar-controls">
-<label>Lanes <select id="group"><option value="agent">per agent</option><option value="model">per model</option><option value="role">per role</option></select></label>
+<label>Lanes <select id="group"><option value="role">per role</option><option value="agent">per agent</option><option value="model">per model</option></select></label>
 <span><button id="zoom-out" type="button">−</button> <button id="zoom-in" type="button">+</button> <button id="zoom-fit" type="button">fit</button></span>
 <div id="legend" class="legend"></div>
 </div>
+<div id="density" hidden><p id="density-note" class="note"></p><div class="dscroll"><svg id="density-svg"></svg></div></div>
 <p id="gantt-empty" class="note" hidden>No task attempt (task_claimed) was recorded.</p>
 <div id="gantt"><div id="gantt-sizer"></div></div>
 <p class="note">One bar per task attempt, from its task_claimed to its agent's reap; click a bar for its events and payloads.</p>

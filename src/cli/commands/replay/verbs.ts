@@ -22,7 +22,7 @@ export interface ReplayForm {
 }
 
 /** Every flag some operation on a run takes (each handler refuses the ones its operation does not). */
-const RUN_FLAGS: ReplayFlag[] = ["limit", "with-previous", "verify", "from-step", "html", "force", "seal", "threads", "links-only", "format", "junit", "allow-empty"];
+const RUN_FLAGS: ReplayFlag[] = ["limit", "with-previous", "verify", "from-step", "html", "lanes", "from", "to", "max-events", "max-bars", "force", "seal", "threads", "links-only", "format", "junit", "allow-empty"];
 const RUN_TEXT: ReplayForm["flagText"] = {
   limit: "Show at most N events (only those are read)",
   "with-previous": "Also show the runs this resumed run continues (oldest first, each under a header line)",
