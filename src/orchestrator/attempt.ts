@@ -31,6 +31,8 @@ export interface AttemptSpec {
   isManager: boolean;
   /** `models.prices`: the cost of agents that report tokens only. */
   prices: Record<string, Price>;
+  /** The agent's stdout as it arrives (live-stream.ts), for CLIs whose stream goes to a file. */
+  onStdout?: (chunk: Uint8Array) => void;
 }
 
 /** An agent that failed by itself (exit code, signal, timeout, spawn error), as reported. */
@@ -94,6 +96,7 @@ export class Attempt {
       logPath: spec.logPath,
       timeoutMs: spec.timeoutMs,
       ...(spec.invocation.stdoutPath ? { stdoutPath: spec.invocation.stdoutPath } : {}),
+      ...(spec.onStdout ? { onStdout: spec.onStdout } : {}),
     });
     this.done = this.run();
   }

@@ -44,6 +44,7 @@ import { removeStaleTempFiles } from "./tempfiles.ts";
 import { appendAgentStep, finalizeTrace } from "./records.ts";
 import { changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
 import { Wakeup } from "./wakeup.ts";
+import { LiveAgent, removeLeftoverAgentDirs } from "./live-stream.ts";
 
 export type RunOutcome = "completed" | "drained" | "failed" | "plan_failed" | "budget_exhausted" | "stopped" | "interrupted";
 
@@ -110,6 +111,8 @@ interface RunningAgent {
   attemptDir: string;
   /** The work tree at spawn, compared at reap for the trace's files. */
   treeBefore: WorkdirSnapshot;
+  /** Its stream read as it arrives: tool calls journaled live, live.json for `status --watch`. */
+  live: LiveAgent;
 }
 
 /**
@@ -348,6 +351,9 @@ export class Orchestrator {
       this.o.report(`stopped ${orphans.length} agent(s) left by a previous run: ${orphans.join(", ")}`);
       this.record("agents_reaped", { agent_ids: orphans, reason: "previous_run_died" });
     }
+    // Their folders (stream file, prompt, CLI homes) and those of agents killed with an earlier run go too.
+    const leftovers = removeLeftoverAgentDirs(this.o.sddDir);
+    if (leftovers.length) this.o.report(`removed the runtime folders of ${leftovers.length} agent(s) no run owns: ${leftovers.join(", ")}`);
     writeAgentsFile(this.o.sddDir, []);
     startWatchdog(this.o.sddDir, this.runId, this.o.warn);
     removeStaleTempFiles([join(this.o.sddDir, "runtime"), join(this.o.sddDir, "traces")]);
@@ -659,6 +665,20 @@ export class Orchestrator {
       });
       this.tryWrite(() => trace.writeSpawn(), "trace");
 
+      const live = new LiveAgent({
+        sddDir: this.o.sddDir,
+        runId: this.runId,
+        agentId,
+        taskId: task.id,
+        taskTitle: task.title,
+        role: task.role,
+        model,
+        effort,
+        adapter: this.adapter.name,
+        parse: (stdout) => this.adapter.parseOutput(stdout),
+        prices: this.config.models.prices,
+        warn: this.o.warn,
+      });
       const attempt = new Attempt({
         task,
         agentId,
@@ -674,9 +694,10 @@ export class Orchestrator {
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
         prices: this.config.models.prices,
+        onStdout: live.onStdout,
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore };
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, live };
       this.running.set(agentId, agent);
       // A stop that signalled the agents while this one was being claimed covers it too.
       if (this.signalledGraceMs !== null) attempt.kill(this.signalledGraceMs);
@@ -750,6 +771,7 @@ export class Orchestrator {
           prompt: agent.prompt,
           result,
           summary,
+          toolCallsJournaled: agent.live.toolCallsJournaled,
         }),
       "step journal",
     );

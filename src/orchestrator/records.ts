@@ -7,9 +7,10 @@ import { createHash } from "node:crypto";
 import { isAbsolute, relative, sep } from "node:path";
 import { pyFloat } from "../pyjson/types.ts";
 import type { Task } from "../server/model.ts";
-import { StepJournal } from "../steps/writer.ts";
+import { StepJournal, type StepInput } from "../steps/writer.ts";
 import type { TraceRecorder } from "../traces/writer.ts";
 import type { AttemptResult } from "./attempt.ts";
+import type { ToolCall } from "./result.ts";
 
 export interface AttemptRecord {
   sddDir: string;
@@ -23,6 +24,20 @@ export interface AttemptRecord {
   prompt: string;
   result: AttemptResult;
   summary: string | null;
+  /** The first this many tool calls are in the step journal already (appended live while the agent ran). */
+  toolCallsJournaled?: number;
+}
+
+/** The step of one tool call the CLI reported: the same row whether appended live or at reap. */
+export function toolCallStep(call: ToolCall, taskId: string, model: string | null, effort: string | null): StepInput {
+  return {
+    input_hash: sha256(`${call.name}\n${call.input}`),
+    model,
+    prompt: null,
+    tool_call: { name: call.name, input: call.input, task_id: taskId },
+    tool_result: { status: call.status, output: call.output },
+    ...(effort ? { effort } : {}),
+  };
 }
 
 /**
@@ -49,16 +64,8 @@ const sha256 = (text: string): string => createHash("sha256").update(text, "utf8
 export function appendAgentStep(r: AttemptRecord): void {
   const j = StepJournal.open(r.sddDir, r.agentId);
   try {
-    for (const call of r.result.toolCalls) {
-      j.append({
-        input_hash: sha256(`${call.name}\n${call.input}`),
-        model: r.model,
-        prompt: null,
-        tool_call: { name: call.name, input: call.input, task_id: r.task.id },
-        tool_result: { status: call.status, output: call.output },
-        ...(r.effort ? { effort: r.effort } : {}),
-      });
-    }
+    // Calls already appended live (live-stream.ts), as they finished, are not written twice.
+    for (const call of r.result.toolCalls.slice(r.toolCallsJournaled ?? 0)) j.append(toolCallStep(call, r.task.id, r.model, r.effort));
     const t = r.result.tokens;
     j.append({
       input_hash: sha256(r.prompt),

@@ -20,6 +20,8 @@
  *   error_500_once  HTTP 500 the first time (keyed likewise), then the default answer
  *   hang         accepts the request and never answers
  *   multiline    a three-line answer
+ *   FAKE_SLOW_MS=<n>  (with any scenario) the answer to a request that carries a tool result
+ *                waits n ms: an agent is seen between its tool call and its exit
  *   (planning)   a JSON plan of two tasks, the second depending on the first
  *   (default)    "fake answer from <model>", so a replay on another model shows a diff
  *
@@ -109,6 +111,12 @@ function decide(text: string, lastUserText: string, toolDone: boolean, model: st
   }
   if (text.includes("Break the goal below into small tasks")) return { kind: "text", text: "Here is the plan:\n```json\n" + JSON.stringify(PLAN, null, 2) + "\n```" };
   return { kind: "text", text: `fake answer from ${model ?? "the default model"}\nRESULT: answered by ${model ?? "the default model"}` };
+}
+
+/** FAKE_SLOW_MS: hold the answer that follows a tool result. */
+async function slowAfterTool(text: string, toolDone: boolean): Promise<void> {
+  const ms = Number(marker(text, "FAKE_SLOW_MS") ?? 0);
+  if (toolDone && ms > 0) await Bun.sleep(ms);
 }
 
 function scenarioName(a: Answer, text: string): string {
@@ -331,6 +339,7 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
         const last = anthropicLastUser(b);
         const answer = decide(all, last.text, last.toolDone, b.model ?? null, seen);
         log({ api: "anthropic", model: b.model ?? null, scenario: scenarioName(answer, all), stream: Boolean(b.stream) });
+        await slowAfterTool(all, last.toolDone);
         return anthropic(b, answer, req);
       }
       if (req.method === "POST" && url.pathname.endsWith("/v1/responses")) {
@@ -338,6 +347,7 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
         const last = openaiLastUser(b);
         const answer = decide(all, last.text, last.toolDone, b.model ?? null, seen);
         log({ api: "openai", model: b.model ?? null, scenario: scenarioName(answer, all), stream: true });
+        await slowAfterTool(all, last.toolDone);
         return openai(b, answer, req);
       }
       const g = /\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(url.pathname);
@@ -352,6 +362,7 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
         const answer = decide(all, last.text, last.toolDone, model, seen);
         const stream = g[2] === "streamGenerateContent";
         log({ api: "gemini", model, scenario: scenarioName(answer, all), stream });
+        await slowAfterTool(all, last.toolDone);
         return gemini(b, answer, stream, req);
       }
       log({ api: "other", model: null, scenario: "unknown", stream: false });

@@ -60,6 +60,7 @@ const VERB_FLAGS = [
   "limit",
   "with-previous",
   "html",
+  "follow",
   "verify",
   "from-step",
   "seal",
