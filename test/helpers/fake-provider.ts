@@ -22,6 +22,7 @@
  *   multiline    a three-line answer
  *   FAKE_SLOW_MS=<n>  (with any scenario) the answer to a request that carries a tool result
  *                waits n ms: an agent is seen between its tool call and its exit
+ *   FAKE_HOLD_UNTIL=<path>  likewise, the answer waits until that file exists (a test releases it)
  *   (planning)   a JSON plan of two tasks, the second depending on the first
  *   (default)    "fake answer from <model>", so a replay on another model shows a diff
  *
@@ -113,10 +114,13 @@ function decide(text: string, lastUserText: string, toolDone: boolean, model: st
   return { kind: "text", text: `fake answer from ${model ?? "the default model"}\nRESULT: answered by ${model ?? "the default model"}` };
 }
 
-/** FAKE_SLOW_MS: hold the answer that follows a tool result. */
+/** FAKE_SLOW_MS / FAKE_HOLD_UNTIL: hold the answer that follows a tool result. */
 async function slowAfterTool(text: string, toolDone: boolean): Promise<void> {
+  if (!toolDone) return;
   const ms = Number(marker(text, "FAKE_SLOW_MS") ?? 0);
-  if (toolDone && ms > 0) await Bun.sleep(ms);
+  if (ms > 0) await Bun.sleep(ms);
+  const hold = marker(text, "FAKE_HOLD_UNTIL");
+  if (hold) while (!(await Bun.file(hold).exists())) await Bun.sleep(50);
 }
 
 function scenarioName(a: Answer, text: string): string {
