@@ -58,7 +58,7 @@ function project(tasks: string[] = ["T1"]): Project {
 function spawnBin(p: Project, args: string[]) {
   const proc = Bun.spawn([binPath(), ...args], { cwd: p.dir, env: { ...process.env, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
   const lines: string[] = [];
-  let waiter: (() => void) | null = null;
+  let waiter = null as (() => void) | null;
   const reading = (async () => {
     let buf = "";
     const dec = new TextDecoder();
