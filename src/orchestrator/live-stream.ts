@@ -29,7 +29,7 @@ import { readAgentsFile } from "./agents-file.ts";
 
 /** The live state file in an agent's runtime folder. */
 export const LIVE_FILE = "live.json";
-/** Past this much stream text the live view stops re-reading (the end-of-run parse still reads the tail, as always). */
+/** Past this much stream text the live view stops (the reaper writes the rest, from the tail it reads as always). */
 export const MAX_LIVE_TEXT = 16 * 1024 * 1024;
 
 export function agentRuntimeDir(sddDir: string, agentId: string): string {
@@ -69,9 +69,20 @@ export interface LiveStreamOptions {
   onToolCalls: (calls: ToolCall[]) => void;
   /** The progress changed. */
   onProgress: (p: LiveProgress) => void;
+  /** Least time between two parses (default MIN_PARSE_INTERVAL_MS; 0: parse at every line end, for tests). */
+  minIntervalMs?: number;
 }
 
-/** Feeds a CLI's stream to its parser line by line as it arrives. */
+/** Parse no more often than this, nor more often than every 10x the last parse took (a long stream is re-read whole). */
+export const MIN_PARSE_INTERVAL_MS = 100;
+
+/**
+ * Feeds a CLI's stream to its parser line by line as it arrives. Parsing is
+ * throttled (at most ~10 % of one core on a long stream); a stretch that
+ * arrives meanwhile is parsed by a timer, or by `close()`'s caller never:
+ * after close nothing is reported, so whoever reads `toolCallsFinished`
+ * after closing sees the final count.
+ */
 export class LiveStream {
   private readonly decoder = new TextDecoder();
   private text = "";
@@ -79,6 +90,8 @@ export class LiveStream {
   private finished = 0;
   private last = "";
   private stopped = false;
+  private nextParseAt = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly o: LiveStreamOptions) {}
 
@@ -91,14 +104,36 @@ export class LiveStream {
     if (this.stopped) return;
     this.text += this.decoder.decode(chunk, { stream: true });
     if (this.text.length > MAX_LIVE_TEXT) {
-      this.stopped = true;
-      this.text = "";
+      this.close();
       return;
     }
+    if (this.text.lastIndexOf("\n") <= this.parsedTo) return;
+    const wait = this.nextParseAt - performance.now();
+    if (wait <= 0) this.parse();
+    else this.timer ??= setTimeout(() => {
+      this.timer = null;
+      this.parse();
+    }, wait);
+  }
+
+  /** Stop: no further reports (a pending parse is dropped; the caller writes what is left). */
+  close(): void {
+    this.stopped = true;
+    this.text = "";
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private parse(): void {
+    if (this.stopped) return;
     const end = this.text.lastIndexOf("\n");
     if (end <= this.parsedTo) return;
     this.parsedTo = end;
+    const t0 = performance.now();
     const r = priced(this.o.parse(this.text.slice(0, end + 1)), this.o.model, this.o.prices);
+    const took = performance.now() - t0;
+    const min = this.o.minIntervalMs ?? MIN_PARSE_INTERVAL_MS;
+    this.nextParseAt = min === 0 ? 0 : performance.now() + Math.max(min, 10 * took);
     const calls = r.toolCalls;
     const ready: ToolCall[] = [];
     while (this.finished < calls.length && calls[this.finished]!.status !== null) ready.push(calls[this.finished++]!);
@@ -175,9 +210,14 @@ export class LiveAgent {
   /** For SpawnSpec.onStdout. */
   readonly onStdout = (chunk: Uint8Array): void => this.stream.push(chunk);
 
-  /** How many of the attempt's tool calls are in the step journal already. */
+  /** How many of the attempt's tool calls are in the step journal already (final once `close()` was called). */
   get toolCallsJournaled(): number {
     return this.journaled;
+  }
+
+  /** The attempt ended: no more live rows (the reaper writes the rest). */
+  close(): void {
+    this.stream.close();
   }
 
   private journal(calls: ToolCall[]): void {

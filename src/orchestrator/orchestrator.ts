@@ -725,6 +725,8 @@ export class Orchestrator {
 
   private async reap({ agent, result }: { agent: RunningAgent; result: AttemptResult }): Promise<void> {
     this.running.delete(agent.agentId);
+    // Before the step journal is written: no live row may come after the reaper's rows.
+    agent.live.close();
     this.writeAgents();
     const task = agent.task;
     this.spent += result.costUsd;

@@ -26,9 +26,9 @@ export interface SpawnSpec {
    */
   stdoutPath?: string;
   /**
-   * Each stretch of the agent's stdout as it arrives (with stdoutPath: read
-   * from the file every LIVE_POLL_MS while the agent runs, so the log gets
-   * it live too), the last one before `done` resolves.
+   * Each stretch of the agent's stdout as it arrives (from the pipe, or with
+   * stdoutPath read from the file every LIVE_POLL_MS while the agent runs, so
+   * the log gets it live too), the last one before `done` resolves.
    */
   onStdout?: (chunk: Uint8Array) => void;
 }
@@ -189,11 +189,18 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
   };
   const out = tail(MAX_CAPTURE);
   const err = tail(MAX_STDERR_CAPTURE);
-  const pump = async (stream: ReadableStream<Uint8Array>, into: ReturnType<typeof tail>): Promise<void> => {
+  const pump = async (stream: ReadableStream<Uint8Array>, into: ReturnType<typeof tail>, onChunk?: (chunk: Uint8Array) => void): Promise<void> => {
     try {
       for await (const chunk of stream) {
         write(chunk);
         into.push(chunk);
+        if (onChunk) {
+          try {
+            onChunk(chunk);
+          } catch {
+            /* a live reader's failure must not lose the agent's output */
+          }
+        }
       }
     } catch {
       /* stream torn down by a kill */
@@ -214,7 +221,7 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
         }, LIVE_POLL_MS);
 
   const done = (async (): Promise<ProcessOutcome> => {
-    const pumps = Promise.all([stdoutFd === null ? pump(proc.stdout as ReadableStream<Uint8Array>, out) : null, pump(proc.stderr as ReadableStream<Uint8Array>, err)]);
+    const pumps = Promise.all([stdoutFd === null ? pump(proc.stdout as ReadableStream<Uint8Array>, out, spec.onStdout) : null, pump(proc.stderr as ReadableStream<Uint8Array>, err)]);
     await proc.exited;
     exited = true;
     clearTimeout(timeout);

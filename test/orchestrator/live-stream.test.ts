@@ -19,7 +19,7 @@ const CLAUDE =
 function feed(text: string, cut: (bytes: Uint8Array) => Uint8Array[], parse: (s: string) => AgentResult) {
   const batches: ToolCall[][] = [];
   const progress: LiveProgress[] = [];
-  const s = new LiveStream({ parse, model: null, prices: {}, onToolCalls: (c) => batches.push(c.map((x) => ({ ...x }))), onProgress: (p) => progress.push(p) });
+  const s = new LiveStream({ parse, model: null, prices: {}, minIntervalMs: 0, onToolCalls: (c) => batches.push(c.map((x) => ({ ...x }))), onProgress: (p) => progress.push(p) });
   for (const chunk of cut(new TextEncoder().encode(text))) s.push(chunk);
   return { batches, progress, finished: s.toolCallsFinished };
 }
@@ -60,7 +60,7 @@ describe("LiveStream: the adapter's parser driven line by line", () => {
       line({ type: "turn.completed", usage: { input_tokens: 1_000_000, cached_input_tokens: 0, output_tokens: 0 } });
     const batches: ToolCall[][] = [];
     const progress: LiveProgress[] = [];
-    const s = new LiveStream({ parse: parseCodexOutput, model: "g", prices: { g: { input_usd_per_mtok: 2, output_usd_per_mtok: 8 } }, onToolCalls: (c) => batches.push(c), onProgress: (p) => progress.push(p) });
+    const s = new LiveStream({ parse: parseCodexOutput, minIntervalMs: 0, model: "g", prices: { g: { input_usd_per_mtok: 2, output_usd_per_mtok: 8 } }, onToolCalls: (c) => batches.push(c), onProgress: (p) => progress.push(p) });
     const lines = text.split("\n").filter(Boolean);
     s.push(new TextEncoder().encode(lines[0] + "\n" + lines[1] + "\n"));
     expect(batches).toEqual([]);
@@ -68,5 +68,33 @@ describe("LiveStream: the adapter's parser driven line by line", () => {
     s.push(new TextEncoder().encode(lines[2] + "\n" + lines[3] + "\n"));
     expect(batches.flat().map((c) => [c.name, c.status])).toEqual([["shell", "ok"]]);
     expect(progress.at(-1)).toMatchObject({ cost_usd: 2, cost_source: "price_table", session_id: "th" });
+  });
+
+  test("throttled (the default): a line that arrives right after a parse is read by a timer, not lost; after close nothing is reported", async () => {
+    const lines = CLAUDE.split("\n").filter(Boolean);
+    const names: string[] = [];
+    let release: () => void = () => {};
+    const third = new Promise<void>((r) => (release = r));
+    const s = new LiveStream({
+      parse: parseClaudeOutput,
+      model: null,
+      prices: {},
+      onToolCalls: (c) => {
+        names.push(...c.map((x) => x.name));
+        if (names.includes("Write")) release();
+      },
+      onProgress: () => {},
+    });
+    s.push(new TextEncoder().encode(lines.slice(0, 4).join("\n") + "\n"));
+    expect(names).toEqual(["Read", "Grep"]);
+    s.push(new TextEncoder().encode(lines.slice(4, 6).join("\n") + "\n"));
+    await third;
+    expect(names).toEqual(["Read", "Grep", "Write"]);
+    expect(s.toolCallsFinished).toBe(3);
+    // closed: a later stretch is not read
+    const closed = new LiveStream({ parse: parseClaudeOutput, model: null, prices: {}, onToolCalls: (c) => names.push(...c.map((x) => x.name)), onProgress: () => {} });
+    closed.close();
+    closed.push(new TextEncoder().encode(CLAUDE));
+    expect(closed.toolCallsFinished).toBe(0);
   });
 });
