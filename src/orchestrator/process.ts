@@ -85,7 +85,8 @@ function signalGroup(pid: number, sig: NodeJS.Signals, leaderToo = true): void {
  */
 function copyStdoutFile(fd: number, from: number, write: (chunk: Uint8Array) => void, out: { push(chunk: Uint8Array): void }, onStdout?: (chunk: Uint8Array) => void): number {
   const size = fstatSync(fd).size;
-  const buf = new Uint8Array(1024 * 1024);
+  if (size <= from) return from;
+  const buf = new Uint8Array(Math.min(1024 * 1024, size - from));
   let at = from;
   while (at < size) {
     const n = readSync(fd, buf, 0, Math.min(buf.length, size - at), at);

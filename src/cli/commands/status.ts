@@ -5,7 +5,7 @@ import { collectStatus, type SessionSummary, type StatusReport } from "../../ses
 import { defineCliCommand } from "../command.ts";
 import { outputFailure, printJson, printLines, stdoutClosed, writeStdout } from "../output.ts";
 import { isTerminal } from "../../render/terminal.ts";
-import { sanitizeCell } from "../../render/table.ts";
+import { sanitizeCell, terminalWidth, truncateCells } from "../../render/table.ts";
 import { watchLiveRun, type LiveRunSnapshot } from "../../orchestrator/live-watch.ts";
 import { sddDirArgs } from "../args.ts";
 
@@ -112,7 +112,8 @@ async function watch(sddDir: string | undefined, json: boolean): Promise<number>
       async (snap) => {
         if (json) await writeStdout(JSON.stringify({ ok: true, at: Date.now() / 1000, ...snap }) + "\n");
         else {
-          const lines = renderLive(snap);
+          // On a terminal each line fits its width, so the redraw below goes back exactly as many rows.
+          const lines = tty ? renderLive(snap).map((l) => truncateCells(l, terminalWidth() - 1)) : renderLive(snap);
           // Redraw in place: back to the first line of the last screen, erase to the end.
           await writeStdout((tty && shown > 0 ? `\x1b[${shown}F\x1b[J` : shown > 0 ? "\n" : "") + lines.map((l) => l + "\n").join(""));
           shown = lines.length;
