@@ -10,7 +10,8 @@
  *  - `replay latest --follow` prints every event as it is appended and ends
  *    with the run and its verdict; a tampered line appended mid-follow ends it
  *    with exit 1 and the divergent index; Ctrl-C ends it with the verdict so far;
- *  - a run killed with -9 leaves its agent's runtime folder; the next run removes it.
+ *  - a run killed with -9 leaves its agent's runtime folder; the next run removes it;
+ *  - an agent killed with -9 after its live row: the reaper adds only the invocation (no second copy).
  * (test/e2e/agents/live-real-clis.test.ts does the first against the real CLIs.)
  */
 import { afterAll, describe, expect, test } from "bun:test";
@@ -268,5 +269,22 @@ describe("live runs (compiled binary, a stand-in claude that waits for the test)
     expect(again.lines.join("\n") + r.stderr).toContain(`removed the runtime folders of 2 agent(s) no run owns: ${agent}, stray-0000`);
     expect(existsSync(folder)).toBe(false);
     expect(readdirSync(join(p.sdd, "runtime", "agents"))).toEqual([]);
+  }, 120000);
+
+  test("an agent killed with -9 mid-task: its tool call is in the step journal and its stream in the log; its folder goes at reap", async () => {
+    const p = project();
+    const run = spawnBin(p, ["run", "plan.yaml", "--port", "0"]);
+    const agent = await waitFor(() => runningAgent(p), "the agent to be spawned");
+    await waitFor(() => stepRows(p, agent).length === 1, "the live step row");
+    const pid = JSON.parse(readFileSync(join(p.sdd, "runtime", "agents.json"), "utf8")).agents[0].pid as number;
+    process.kill(-pid, "SIGKILL");
+    const r = await run.finished();
+    expect(r.code).toBe(1); // the task failed (max_retries: 0)
+    const rows = stepRows(p, agent);
+    expect(rows.map((x) => x.get("tool_call").get("name"))).toEqual(["Write", "claude"]);
+    expect(rows[0]!.get("tool_result").get("status")).toBe("ok");
+    expect(rows[1]!.get("tool_result").get("outcome")).toBe("failed");
+    expect(readFileSync(join(p.sdd, "runtime", "logs", `${agent}.log`), "utf8")).toContain('"tool_use"');
+    expect(existsSync(join(p.sdd, "runtime", "agents", agent))).toBe(false);
   }, 120000);
 });
