@@ -111,6 +111,7 @@ export const ERROR_CATALOGUE = {
   journal_corrupt: [2, "a journal with unreadable lines in the middle: refused for resuming"],
   journal_exists: [2, "a new journal would replace an existing one"],
   journal_locked: [2, "another process holds the run journal's writer lock"],
+  spine_locked: [2, "another process is appending to the run's lineage spine"],
   journal_sealed: [2, "an append to a sealed run journal"],
   journal_torn_tail: [2, "a journal whose last line is a torn write: repair it first (`replay repair`)"],
   key_exists: [2, "`keys generate` would overwrite an existing key file"],

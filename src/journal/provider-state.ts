@@ -5,6 +5,7 @@ import { rawIsEmpty } from "../pyjson/parse.ts";
 import { PyNum, PyRaw, type PyValue } from "../pyjson/types.ts";
 import { sha256Hex } from "./hash.ts";
 import { openInput } from "../fsutil/input.ts";
+import { DEFAULT_CHUNK_SIZE, LineSplitter } from "../fsutil/lines.ts";
 import { classifyLine, type JournalRow, type LineVerdict } from "./reader.ts";
 
 /**
@@ -97,72 +98,46 @@ function checkRow(row: JournalRow, i: number, out: ProviderStateVerdict): void {
   }
 }
 
-const LF = 10;
-const CR = 13;
-const CHUNK = 1 << 20;
-
 /**
  * The physical lines of `[0, end)` with their row index, handed to `onLine`
- * only when they may hold a mutation row (the needle, or an escaped printable): a chunked
- * scan with no per-line allocation, since almost every line is skipped.
- * Universal newlines (LF, CR, CRLF) as the journal reader splits them.
+ * only when they may hold a mutation row (the needle, or an escaped
+ * printable): the one line splitter (universal newlines, as the journal
+ * reader splits them, and its cap), with no per-line allocation, since
+ * almost every line is skipped. The chain verified whole before this gate
+ * runs, so no line is over the cap; one would count as a row.
  */
 function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, index: number) => void): void {
   const input = openInput(path, { what: "journal" });
   if (input === null) return;
-  let buf = Buffer.alloc(CHUNK);
-  let have = 0; // bytes of buf in use (an unfinished line is carried at the front)
-  let pos = 0;
   let index = 0;
+  const splitter = new LineSplitter("universal", (line) => {
+    if (line === null) {
+      index++;
+      return;
+    }
+    if (line.length === 0) return;
+    const text = Buffer.from(line.buffer, line.byteOffset, line.length);
+    const candidate = text.indexOf(NEEDLE) >= 0 || escapesPrintable(text);
+    if (!candidate && line[0] === 0x7b) {
+      index++;
+      return;
+    }
+    const v = classifyLine(line);
+    if (v.kind === "blank") return;
+    if (candidate) onLine(v, index);
+    index++;
+  });
+  const buf = new Uint8Array(DEFAULT_CHUNK_SIZE);
+  let pos = 0;
   try {
     for (;;) {
-      if (have === buf.length) buf = Buffer.concat([buf, Buffer.alloc(buf.length)]); // a line longer than the buffer
-      const want = Math.min(buf.length - have, end - pos);
-      const n = want > 0 ? input.read(buf, have, want, pos) : 0;
+      const want = Math.min(buf.length, end - pos);
+      const n = want > 0 ? input.read(buf, 0, want, pos) : 0;
+      if (n === 0) break;
       pos += n;
-      have += n;
-      const atEnd = n === 0 || pos >= end;
-      const data = buf.subarray(0, have);
-      const hasCR = data.indexOf(CR) >= 0;
-      let start = 0;
-      let needle = data.indexOf(NEEDLE);
-      let escape = data.indexOf(ESCAPE);
-      while (start < have) {
-        let stop = data.indexOf(LF, start);
-        let next = stop + 1;
-        if (hasCR) {
-          const cr = data.indexOf(CR, start);
-          if (cr >= 0 && (stop < 0 || cr < stop)) {
-            stop = cr;
-            if (cr + 1 === have && !atEnd) stop = -1; // a CR at the end of the data may be half of a CRLF
-            else next = data[cr + 1] === LF ? cr + 2 : cr + 1;
-          }
-        }
-        if (stop < 0) {
-          if (!atEnd) break; // unfinished: carried into the next read
-          stop = have;
-          next = have;
-        }
-        if (stop > start) {
-          while (needle >= 0 && needle < start) needle = data.indexOf(NEEDLE, start);
-          while (escape >= 0 && escape < start) escape = data.indexOf(ESCAPE, start);
-          const candidate = (needle >= 0 && needle < stop) || (escape >= 0 && escape < stop && escapesPrintable(data.subarray(start, stop)));
-          if (candidate || data[start] !== 0x7b) {
-            const v = classifyLine(data.subarray(start, stop));
-            if (v.kind !== "blank") {
-              if (candidate) onLine(v, index);
-              index++;
-            }
-          } else {
-            index++;
-          }
-        }
-        start = next;
-      }
-      if (atEnd) return;
-      buf.copyWithin(0, start, have);
-      have -= start;
+      splitter.push(buf.subarray(0, n));
     }
+    splitter.end();
   } finally {
     input.close();
   }

@@ -1,9 +1,10 @@
 import { hkdfSync } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { InputError, RefusalError } from "../errors/index.ts";
 import { stripBytes } from "../receipts/keys.ts";
+import { randomHex } from "../hex.ts";
 
 /**
  * The audit (master) key that tags lineage-spine rows (upstream-parity
@@ -69,4 +70,35 @@ export function loadAuditKey(env: Env = process.env): AuditKey | null {
 /** The v2 spine key: HKDF-SHA256(IKM = master, no salt, info = "lineage", 32 bytes). */
 export function lineageKey(master: Uint8Array): Uint8Array {
   return new Uint8Array(hkdfSync("sha256", master, new Uint8Array(0), "lineage", 32));
+}
+
+/**
+ * The audit key for sealing a run into its spine: the configured key, or
+ * null when none is (no BERNSTEIN_AUDIT_KEY_PATH and no default key file —
+ * a run never creates a secret the user did not ask for). A key file that
+ * BERNSTEIN_AUDIT_KEY_PATH names but that does not exist yet is created as
+ * upstream's load_or_create_audit_key creates it: 64 hex characters, mode
+ * 0600, its folder 0700; a concurrent creator's key is adopted.
+ */
+export function auditKeyForSealing(env: Env = process.env): AuditKey | null {
+  const { path, explicit } = auditKeyPath(env);
+  if (explicit && !existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    let fd: number;
+    try {
+      fd = openSync(path, "wx", 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+        throw new InputError("audit_key_unreadable", `cannot create the audit key ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { path });
+      }
+      return loadAuditKey(env);
+    }
+    try {
+      writeSync(fd, randomHex(32));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return loadAuditKey(env);
 }

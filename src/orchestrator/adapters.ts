@@ -27,7 +27,7 @@ import { InputError, RefusalError } from "../errors/index.ts";
 import type { AdapterName, AgentConfig } from "./config.ts";
 import { parseAgentOutput, parseAiderOutput, type AgentResult } from "./result.ts";
 import { CLAUDE_PERMISSION, parseClaudeOutput } from "./adapters/claude.ts";
-import { CODEX_SANDBOX, insideGitRepo, parseCodexOutput, writeCodexHome } from "./adapters/codex.ts";
+import { CODEX_SANDBOX, insideGitRepo, parseCodexOutput, withRolloutRefusals, writeCodexHome } from "./adapters/codex.ts";
 import { GEMINI_APPROVAL, geminiRetryDefaults, parseGeminiOutput, writeGeminiHome } from "./adapters/gemini.ts";
 
 export interface InvocationRequest {
@@ -62,6 +62,8 @@ export interface AgentAdapter {
   check(workdir: string): void;
   invocation(req: InvocationRequest): AgentInvocation;
   parseOutput(stdout: string): AgentResult;
+  /** Complete a parsed result with what the CLI recorded outside its stream (codex's rollout: the refused calls), given the agent's environment. */
+  complete?(result: AgentResult, env: Record<string, string | undefined>): AgentResult;
 }
 
 const SCRIPT_RUNTIME_EXTENSIONS = /\.(ts|tsx|js|mjs|cjs|jsx)$/;
@@ -96,6 +98,7 @@ interface CliShape {
   /** Whether the prompt goes on stdin (else the args name the prompt file). */
   stdin: boolean;
   parse(stdout: string): AgentResult;
+  complete?: AgentAdapter["complete"];
 }
 
 /** A CLI adapter: the CLI's argv, endpoint environment and output parser around one binary. */
@@ -122,6 +125,7 @@ function cliAdapter(name: AdapterName, defaultBinary: string, cfg: AgentConfig, 
       return { argv, stdin: shape.stdin ? req.prompt : null, env: shape.env(req), recordedArgv, stdoutPath: join(req.attemptDir, "stdout.jsonl") };
     },
     parseOutput: shape.parse,
+    ...(shape.complete ? { complete: shape.complete } : {}),
   };
 }
 
@@ -164,6 +168,7 @@ function codexShape(cfg: AgentConfig): CliShape {
     env: (req): Record<string, string> => (cfg.base_url ? { CODEX_HOME: writeCodexHome(req.attemptDir, cfg) } : {}),
     stdin: true,
     parse: parseCodexOutput,
+    complete: withRolloutRefusals,
   };
 }
 

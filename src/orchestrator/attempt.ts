@@ -4,7 +4,9 @@
  * manager's planning task). The attempt only computes an outcome; the
  * orchestrator records it (task store, journals, trace) when it reaps.
  */
-import type { GateSpec } from "./config.ts";
+import type { GateSpec, VerifyMode } from "./config.ts";
+import { changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
+import { changeEvidence, refusalOf, type Evidence } from "./outcome.ts";
 import type { AgentAdapter, AgentInvocation } from "./adapters.ts";
 import { runGates, type GateRun } from "./gates.ts";
 import { planFromAgentOutput, type Plan } from "./plan.ts";
@@ -33,6 +35,10 @@ export interface AttemptSpec {
   prices: Record<string, Price>;
   /** The agent's stdout as it arrives (live-stream.ts), for CLIs whose stream goes to a file. */
   onStdout?: (chunk: Uint8Array) => void;
+  /** This task's work-tree check (`changed`: an answer that left the tree as it was fails `no_change`). */
+  verify?: VerifyMode;
+  /** The work tree before the agent started, compared with it after for `verify: changed`. */
+  treeBefore?: WorkdirSnapshot;
 }
 
 /** An agent that failed by itself (exit code, signal, timeout, spawn error), as reported. */
@@ -64,6 +70,7 @@ export interface AttemptResult {
   /**
    * Why a failed attempt failed: `exit_code:N`, `timeout`, `spawn_error`, `gate:<name>`, `plan_invalid`,
    * or what the adapter read from the output: `permission_denied`, `agent_error`, `no_result`, `invalid_cost`;
+   * or what the outcome evidence says (outcome.ts): `permission_denied`, `no_write_tool`, `no_change`;
    * a provider failure of a known class is its class instead (`auth`, `invalid_request`, `rate_limited`, …).
    */
   failedSignals: string[];
@@ -112,6 +119,15 @@ export class Attempt {
     this.gate?.kill(graceMs);
   }
 
+  /** What speaks against a success the agent reported (see outcome.ts), or null. */
+  private evidence(toolCalls: ToolCall[]): Evidence | null {
+    const refused = refusalOf(toolCalls);
+    if (refused) return refused;
+    const { verify, treeBefore, workdir } = this.spec;
+    if (verify !== "changed" || !treeBefore) return null;
+    return changeEvidence(changedFiles(treeBefore, snapshotWorkdir(workdir), workdir));
+  }
+
   private async run(): Promise<AttemptResult> {
     const r = await this.agent.done;
     const base = {
@@ -121,7 +137,8 @@ export class Attempt {
       planError: null as string | null,
       startedAt: r.startedAt,
     };
-    const parsed = priced(this.spec.adapter.parseOutput(r.stdout), this.spec.model, this.spec.prices);
+    const output = this.spec.adapter.parseOutput(r.stdout);
+    const parsed = priced(this.spec.adapter.complete ? this.spec.adapter.complete(output, this.spec.env) : output, this.spec.model, this.spec.prices);
     const result = {
       ...base,
       resultSummary: parsed.resultSummary,
@@ -164,6 +181,9 @@ export class Attempt {
       const failedSignals = [parsed.errorClass ?? parsed.failure];
       return { ...result, failureClass: parsed.errorClass, retryAfterS: parsed.retryAfterS, resultSummary: parsed.failureDetail, outcome: "failed", failedSignals, endedAt: r.endedAt };
     }
+    // An answer is not evidence: a refused tool call, or an unchanged tree where a change was due, fails the attempt.
+    const evidence = this.spec.isManager ? null : this.evidence(parsed.toolCalls);
+    if (evidence) return { ...result, resultSummary: evidence.detail, outcome: "failed", failedSignals: [evidence.signal], endedAt: r.endedAt };
     if (this.spec.isManager) {
       try {
         // The plan is in the answer's text, not in the CLI's JSON wrapper around it.
@@ -184,14 +204,22 @@ export class Attempt {
       },
     });
     if (this.killed) return { ...result, gates: g.results, outcome: "killed", failedSignals: ["stopped"], endedAt: now() };
+    // A failed gate is the result: what the agent said it did is not repeated as if it were.
+    const failedGate = g.failedSignals.length ? g.results.at(-1) : undefined;
     return {
       ...result,
+      ...(failedGate ? { resultSummary: gateFailure(failedGate, this.spec.logPath) } : {}),
       gates: g.results,
       outcome: g.failedSignals.length ? "failed" : "success",
       failedSignals: g.failedSignals,
       endedAt: now(),
     };
   }
+}
+
+/** One line for a failed verification gate (its output is in the agent's log). */
+export function gateFailure(gate: GateRun["results"][number], logPath: string): string {
+  return `verify gate '${gate.name}' ${gate.timed_out ? "timed out" : gate.exit_code === null ? "was killed" : `exited ${gate.exit_code}`}; its output is in ${logPath}`;
 }
 
 /** Back-off of a transient provider failure: 2 s doubling per attempt, capped at 60 s, jittered to 50–100 %. */

@@ -14,6 +14,9 @@ export const ADAPTER_NAMES = ["claude", "codex", "gemini", "aider", "command", "
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 export const PERMISSION_MODES = ["edits", "read_only", "full", "cli"] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
+/** What verifies a task besides its gates: `changed` (the work tree must change) or `none` (see outcome.ts). */
+export const VERIFY_MODES = ["changed", "none"] as const;
+export type VerifyMode = (typeof VERIFY_MODES)[number];
 
 const positiveInt = (what: string) => v.pipe(v.number(`expected ${what}`), v.integer(`expected ${what}`), v.minValue(1, `expected ${what}`));
 const nonNegativeInt = (what: string) => v.pipe(v.number(`expected ${what}`), v.integer(`expected ${what}`), v.minValue(0, `expected ${what}`));
@@ -91,7 +94,12 @@ export const ConfigSchema = v.object(
     max_agents: v.optional(positiveInt("a positive integer"), 3),
     max_retries: v.optional(nonNegativeInt("a non-negative integer"), 2),
     budget_usd: v.optional(v.nullable(v.pipe(v.number("expected a number of USD"), v.minValue(0, "expected a non-negative number of USD"))), null),
-    verify: v.optional(v.array(GateSchema), () => []),
+    /**
+     * Gate commands, and/or the word `changed` (the work tree must change);
+     * or the scalar `changed` / `none`. Absent: `changed` in a git work tree
+     * (see src/orchestrator/outcome.ts).
+     */
+    verify: v.optional(v.array(GateSchema)),
     session: v.optional(SessionSchema, () => ({})),
     /**
      * Seconds between SIGTERM and SIGKILL to the agents' process groups when
@@ -160,6 +168,14 @@ export function validateConfig(doc: unknown, source: string): { config: Bernstei
       throw new InputError("config_invalid", `${source}: ${key}: expected a mapping, got ${describeValue(x)}`, { path: source, key });
     }
   }
+  // `verify: changed` / `verify: none` are the lists [changed] / [] (the work-tree check alone, or nothing).
+  const verify = (doc as Record<string, unknown>).verify;
+  if (typeof verify === "string") {
+    if (!(VERIFY_MODES as readonly string[]).includes(verify)) {
+      throw new InputError("config_invalid", `${source}: verify: expected a list of gate commands, or one of ${VERIFY_MODES.join(", ")}, got ${describeValue(verify)}`, { path: source, key: "verify" });
+    }
+    doc = { ...(doc as Record<string, unknown>), verify: verify === "changed" ? ["changed"] : [] };
+  }
   const r = v.safeParse(ConfigSchema, doc);
   if (!r.success) {
     const issue = r.issues[0];
@@ -203,9 +219,19 @@ export function loadConfig(path: string | null, explicit: boolean): LoadedConfig
   return { config, path: file, hash: createHash("sha256").update(bytes).digest("hex"), warnings };
 }
 
+/** The `verify` entry that names the work-tree check rather than a gate command. */
+const CHANGED: VerifyMode = "changed";
+
+/** The work-tree check `verify` configures: `changed`/`none` as said (listing `changed` among gates is `changed`), null when not configured. */
+export function verifyModeOf(config: BernsteinConfig): VerifyMode | null {
+  if (config.verify === undefined) return null;
+  return config.verify.includes(CHANGED) ? "changed" : "none";
+}
+
 /** The verification gates with names filled in (`gate-1`, ...). */
 export function gatesOf(config: BernsteinConfig): GateSpec[] {
-  return config.verify.map((g, i) =>
+  const list = (config.verify ?? []).filter((g) => g !== CHANGED);
+  return list.map((g, i) =>
     typeof g === "string"
       ? { name: `gate-${i + 1}`, run: g, timeout_s: 600 }
       : { name: g.name ?? `gate-${i + 1}`, run: g.run, timeout_s: g.timeout_s ?? 600 },

@@ -22,7 +22,7 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { errorMessage } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
-import { StepJournal } from "../steps/writer.ts";
+import { StepJournal, type StepInput } from "../steps/writer.ts";
 import { priced, type AgentResult, type Price, type ToolCall } from "./result.ts";
 import { toolCallStep } from "./records.ts";
 import { readAgentsFile } from "./agents-file.ts";
@@ -173,7 +173,7 @@ export interface LiveAgentOptions {
 /** One running agent's live recording: step-journal rows and live.json, from its stream. */
 export class LiveAgent {
   private readonly stream: LiveStream;
-  private journaled = 0;
+  private readonly journaled: StepInput[] = [];
   private journalBroken = false;
   private state: LiveAgentState;
 
@@ -210,8 +210,8 @@ export class LiveAgent {
   /** For SpawnSpec.onStdout. */
   readonly onStdout = (chunk: Uint8Array): void => this.stream.push(chunk);
 
-  /** How many of the attempt's tool calls are in the step journal already (final once `close()` was called). */
-  get toolCallsJournaled(): number {
+  /** The steps of the attempt's first tool calls, in the step journal already (final once `close()` was called). */
+  get toolCallsJournaled(): readonly StepInput[] {
     return this.journaled;
   }
 
@@ -226,8 +226,9 @@ export class LiveAgent {
       const j = StepJournal.open(this.o.sddDir, this.o.agentId);
       try {
         for (const call of calls) {
-          j.append(toolCallStep(call, this.o.taskId, this.o.model, this.o.effort));
-          this.journaled++;
+          const step = toolCallStep(call, this.o.taskId, this.o.model, this.o.effort);
+          j.append(step);
+          this.journaled.push(step);
         }
       } finally {
         j.close(); // fsyncs the batch

@@ -16,7 +16,7 @@ import { join, resolve } from "node:path";
 import { errorMessage, UsageError, type ErrorCode } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { EventJournal } from "../journal/writer.ts";
-import { sealJournal } from "../journal/seal.ts";
+import { sealRun } from "../lineage/seal-run.ts";
 import { pyFloat, type PyLike } from "../pyjson/types.ts";
 import type { Task, StopOptions } from "../server/model.ts";
 import { agentLogPath, ensurePrivateDir, ensureRuntimeDir, orchestratorInfoPath, PRIVATE_FILE_MODE } from "../server/paths.ts";
@@ -35,8 +35,9 @@ import { agentStartTime, killOrphanedAgents, removeAgentsFile, writeAgentsFile, 
 import { startWatchdog } from "./watchdog.ts";
 import { Attempt, retryDelayS, type AttemptResult } from "./attempt.ts";
 import { PERMANENT_FAILURES } from "./result.ts";
-import { DEFAULT_STOP_GRACE_S, gatesOf, loadConfig, type BernsteinConfig, type GateSpec } from "./config.ts";
-import { gitFacts } from "./git.ts";
+import { DEFAULT_STOP_GRACE_S, gatesOf, loadConfig, verifyModeOf, VERIFY_MODES, type BernsteinConfig, type GateSpec, type VerifyMode } from "./config.ts";
+import { gitFacts, isGitWorkTree } from "./git.ts";
+import { defaultVerifyMode, taskVerifyMode } from "./outcome.ts";
 import { loadPlanFile, type Plan } from "./plan.ts";
 import { agentPrompt, MANAGER_ROLE, managerDescription } from "./prompt.ts";
 import { newRunId } from "./runid.ts";
@@ -45,6 +46,9 @@ import { appendAgentStep, finalizeTrace } from "./records.ts";
 import { changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
 import { Wakeup } from "./wakeup.ts";
 import { LiveAgent, removeLeftoverAgentDirs } from "./live-stream.ts";
+
+/** Task store meta key prefix of a task's declared work-tree check. */
+const VERIFY_META = "verify:";
 
 export type RunOutcome = "completed" | "drained" | "failed" | "plan_failed" | "budget_exhausted" | "stopped" | "interrupted";
 
@@ -62,6 +66,8 @@ export interface OrchestratorOptions {
   graceS?: number;
   fresh: boolean;
   keepAlive: boolean;
+  /** Leave the journal unsealed when the run ends (`run --no-seal`). */
+  noSeal?: boolean;
   host: string;
   port: PortChoice;
   /** A shared task store (`postgres://…`) instead of `<sdd>/runtime/tasks.db`. */
@@ -154,6 +160,8 @@ export class Orchestrator {
   private budget: number | null = null;
   /** Seconds a signalled agent gets before SIGKILL (`--grace`, `stop_grace_s`). */
   private graceS = DEFAULT_STOP_GRACE_S;
+  /** The work-tree check of a task that declares none (`verify`, else `changed` in a git work tree). */
+  private verifyDefault: VerifyMode = "none";
 
   private store!: OrchestratorStore;
   /** Every task as this process last saw it commit, in creation order: the session snapshot reads it synchronously. */
@@ -207,6 +215,7 @@ export class Orchestrator {
     this.graceS = this.o.graceS ?? this.config.stop_grace_s;
     this.budget = this.o.budgetUsd !== undefined ? this.o.budgetUsd : this.config.budget_usd;
     this.gates = gatesOf(this.config);
+    this.verifyDefault = defaultVerifyMode(verifyModeOf(this.config), this.config.agent.permission_mode, isGitWorkTree(this.o.workdir));
     this.adapter = createAdapter(this.config.agent, this.o.workdir);
     this.adapter.check(this.o.workdir);
   }
@@ -465,8 +474,20 @@ export class Orchestrator {
     }
     const { tasks: wanted, skipped } = resumeBacklog(this.plan.tasks, this.decision.state!);
     const tasks = await this.store.createMany(wanted);
+    await this.declareVerify(this.plan);
     this.record("plan_loaded", { source: "plan_file_resume", path: this.o.planPath, task_count: tasks.length, task_ids: tasks.map((t) => t.id), skipped_task_ids: skipped });
     this.o.report(`resume: ${tasks.length} task(s) from ${this.o.planPath}, ${skipped.length} skipped as done previously (${done} done in the saved session)`);
+  }
+
+  /** The tasks' own work-tree checks (`verify:`, `read_only:`), kept in the store's meta so a resumed run knows them. */
+  private async declareVerify(plan: Plan): Promise<void> {
+    for (const [id, mode] of Object.entries(plan.verify)) await this.store.setMeta(`${VERIFY_META}${id}`, mode);
+  }
+
+  /** The work-tree check of one task: its declaration, else the run's default. */
+  private async verifyFor(task: Task): Promise<VerifyMode> {
+    const declared = await this.store.getMeta(`${VERIFY_META}${task.id}`);
+    return taskVerifyMode((VERIFY_MODES as readonly string[]).includes(declared ?? "") ? (declared as VerifyMode) : null, this.verifyDefault);
   }
 
   /** Plan from the plan file, or the manager agent, when the store has no tasks. */
@@ -479,6 +500,7 @@ export class Orchestrator {
     }
     if (this.plan) {
       const tasks = await this.store.createMany(this.plan.tasks);
+      await this.declareVerify(this.plan);
       this.record("plan_loaded", { source: "plan_file", path: this.o.planPath, task_count: tasks.length, task_ids: tasks.map((t) => t.id) });
       this.o.report(`plan: ${tasks.length} task(s) from ${this.o.planPath}`);
       return;
@@ -651,6 +673,7 @@ export class Orchestrator {
 
       // The work tree before the agent starts: the trace lists what changed from it.
       const treeBefore = snapshotWorkdir(this.o.workdir);
+      const verify = await this.verifyFor(task);
       const trace = new TraceRecorder(this.o.sddDir, {
         taskIds: [task.id],
         sessionId: agentId,
@@ -695,6 +718,8 @@ export class Orchestrator {
         isManager: task.role === MANAGER_ROLE,
         prices: this.config.models.prices,
         onStdout: live.onStdout,
+        verify,
+        treeBefore,
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
       const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, live };
@@ -889,6 +914,7 @@ export class Orchestrator {
   private async acceptPlan(managerTask: Task, plan: Plan): Promise<void> {
     try {
       const tasks = await this.store.createMany(plan.tasks);
+      await this.declareVerify(plan);
       this.record("plan_loaded", { source: "manager", path: null, task_count: tasks.length, task_ids: tasks.map((t) => t.id) });
       this.o.report(`plan: ${tasks.length} task(s) from the manager agent`);
     } catch (err) {
@@ -941,11 +967,16 @@ export class Orchestrator {
     const path = this.journal.path;
     this.journal.close();
     let sealed = false;
-    try {
-      await sealJournal(this.o.sddDir, this.runId);
-      sealed = true;
-    } catch (err) {
-      this.o.warn(`could not seal the journal: ${errorMessage(err)}`);
+    if (outcome === "stopped" || outcome === "interrupted") {
+      // Work is left: a seal would commit to a journal the run is not done with.
+      this.o.report(`journal left unsealed (the run stopped with work left); once it is complete: bernstein journal seal ${this.runId}`);
+    } else if (!this.o.noSeal) {
+      try {
+        await sealRun(this.o.sddDir, this.runId);
+        sealed = true;
+      } catch (err) {
+        this.o.warn(`could not seal the journal: ${errorMessage(err)}`);
+      }
     }
     this.saver.flush();
     const c = await this.store.counts();

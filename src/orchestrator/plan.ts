@@ -6,7 +6,7 @@
  *    last `[...]` span.
  * Each task: `title` (required), `id`, `description`, `role`, `priority`,
  * `scope`, `complexity`, `model`, `effort`, `depends_on` (ids or titles of
- * other tasks of the same plan). A malformed plan is an `InputError` naming
+ * other tasks of the same plan), `read_only`, `verify` (`changed` | `none`). A malformed plan is an `InputError` naming
  * the task and the field, never a crash.
  */
 import { readFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import * as v from "valibot";
 import { InputError } from "../errors/index.ts";
 import { TASK_ID_PATTERN, type TaskCreate } from "../server/model.ts";
 import { newTaskId } from "../server/store.ts";
+import { VERIFY_MODES, type VerifyMode } from "./config.ts";
 
 const PlanTaskSchema = v.object({
   id: v.optional(v.pipe(v.union([v.string(), v.number()], "expected a string"), v.transform(String), v.regex(TASK_ID_PATTERN, "must match ^[A-Za-z0-9_.-]{1,64}$"))),
@@ -27,12 +28,18 @@ const PlanTaskSchema = v.object({
   model: v.optional(v.nullable(v.pipe(v.string("expected a string"), v.maxLength(1000))), null),
   effort: v.optional(v.nullable(v.pipe(v.string("expected a string"), v.maxLength(1000))), null),
   depends_on: v.optional(v.array(v.pipe(v.union([v.string(), v.number()], "expected a string"), v.transform(String))), () => []),
+  /** The task only reads (a review, a question): exempt from `verify: changed`. */
+  read_only: v.optional(v.boolean("expected true or false")),
+  /** This task's work-tree check, over the run's default: `changed` or `none`. */
+  verify: v.optional(v.picklist(VERIFY_MODES, `expected one of ${VERIFY_MODES.join(", ")}`)),
 });
 type PlanTask = v.InferOutput<typeof PlanTaskSchema>;
 
 export interface Plan {
   goal: string | null;
   tasks: TaskCreate[];
+  /** The work-tree check of the tasks that declare one (`verify:`, `read_only: true` = `none`), by task id. */
+  verify: Record<string, VerifyMode>;
 }
 
 /** Validate a parsed plan document and resolve `depends_on` to task ids. */
@@ -96,7 +103,15 @@ export function planFromDocument(doc: unknown, source: string): Plan {
     };
   });
   assertNoCycle(tasks, source);
-  return { goal, tasks };
+  const verify: Record<string, VerifyMode> = {};
+  parsed.forEach((t, i) => {
+    if (t.read_only === true && t.verify === "changed") {
+      throw new InputError("plan_invalid", `${source}: task ${i + 1} ('${t.title}'): read_only: true and verify: changed contradict each other`, { path: source, task_index: i });
+    }
+    const mode = t.read_only === true ? "none" : t.verify;
+    if (mode) verify[ids[i]!] = mode;
+  });
+  return { goal, tasks, verify };
 }
 
 function assertNoCycle(tasks: TaskCreate[], source: string): void {

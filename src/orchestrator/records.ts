@@ -24,8 +24,8 @@ export interface AttemptRecord {
   prompt: string;
   result: AttemptResult;
   summary: string | null;
-  /** The first this many tool calls are in the step journal already (appended live while the agent ran). */
-  toolCallsJournaled?: number;
+  /** The steps of the first tool calls, as appended live while the agent ran (live-stream.ts). */
+  toolCallsJournaled?: readonly StepInput[];
 }
 
 /** The step of one tool call the CLI reported: the same row whether appended live or at reap. */
@@ -35,9 +35,14 @@ export function toolCallStep(call: ToolCall, taskId: string, model: string | nul
     model,
     prompt: null,
     tool_call: { name: call.name, input: call.input, task_id: taskId },
-    tool_result: { status: call.status, output: call.output },
+    // A refused call says why (`permission_denied`, `no_write_tool`): status `denied`.
+    tool_result: { status: call.status, output: call.output, ...(call.refused ? { reason: call.refused } : {}) },
     ...(effort ? { effort } : {}),
   };
+}
+
+function sameStep(a: StepInput, b: StepInput): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /**
@@ -64,8 +69,14 @@ const sha256 = (text: string): string => createHash("sha256").update(text, "utf8
 export function appendAgentStep(r: AttemptRecord): void {
   const j = StepJournal.open(r.sddDir, r.agentId);
   try {
-    // Calls already appended live (live-stream.ts), as they finished, are not written twice.
-    for (const call of r.result.toolCalls.slice(r.toolCallsJournaled ?? 0)) j.append(toolCallStep(call, r.task.id, r.model, r.effort));
+    // Calls already appended live (live-stream.ts) are not written twice; one whose final word
+    // differs from its live row (a denial an older claude reports only in its result) is written again.
+    const live = r.toolCallsJournaled ?? [];
+    r.result.toolCalls.forEach((call, i) => {
+      const step = toolCallStep(call, r.task.id, r.model, r.effort);
+      if (i < live.length && sameStep(live[i]!, step)) return;
+      j.append(step);
+    });
     const t = r.result.tokens;
     j.append({
       input_hash: sha256(r.prompt),

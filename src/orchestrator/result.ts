@@ -31,11 +31,20 @@ export interface ToolCall {
   name: string;
   /** The call's input as JSON text, bounded. */
   input: string;
-  /** "ok", "error", or null when the CLI never reported the result. */
+  /**
+   * "ok", "error", "denied" (the CLI refused it: its permission mode or
+   * sandbox, or the tool is not offered), or null when the CLI never
+   * reported the result.
+   */
   status: string | null;
   /** First part of the tool's output, when reported. */
   output: string | null;
+  /** Why a `denied` call was refused: the permission mode or sandbox, or no tool able to write was offered. */
+  refused?: Refusal;
 }
+
+/** Why the CLI refused a tool call (see ToolCall.refused and src/orchestrator/outcome.ts). */
+export type Refusal = "permission_denied" | "no_write_tool";
 
 /** A text message of the assistant's, placed after the first `afterTools` tool calls (bounded). */
 export interface AssistantMessage {

@@ -1,4 +1,5 @@
 import { hex4 } from "../hex.ts";
+import { BACKSLASH, COLON, COMMA, isDigitByte, isWsByte, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET } from "../codec/bytes.ts";
 import { DEFAULT_MAX_DEPTH, INT_MAX_STR_DIGITS } from "./parse.ts";
 import { PyJsonError } from "./types.ts";
 
@@ -11,19 +12,6 @@ import { PyJsonError } from "./types.ts";
  * it never becomes a tree of JS values (which costs ~50-90x its bytes).
  */
 
-/** JSON's structural bytes: the one definition every byte-level reader and writer uses. */
-export const BACKSLASH = 0x5c;
-export const COLON = 0x3a;
-export const COMMA = 0x2c;
-export const LBRACE = 0x7b;
-export const LBRACKET = 0x5b;
-export const MINUS = 0x2d;
-export const QUOTE = 0x22;
-export const RBRACE = 0x7d;
-export const RBRACKET = 0x5d;
-export const SPACE = 0x20;
-export const TAB = 0x09;
-
 const enc = new TextEncoder();
 const W_NULL = enc.encode("null");
 const W_TRUE = enc.encode("true");
@@ -31,14 +19,6 @@ const W_FALSE = enc.encode("false");
 const W_NAN = enc.encode("NaN");
 const W_INF = enc.encode("Infinity");
 const W_NEGINF = enc.encode("-Infinity");
-
-export function isWsByte(c: number | undefined): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-}
-
-export function isDigitByte(c: number | undefined): boolean {
-  return c !== undefined && c >= 0x30 && c <= 0x39;
-}
 
 /** bytes[pos..] starts with `word`. */
 export function startsWithBytes(b: Uint8Array, pos: number, word: Uint8Array): boolean {

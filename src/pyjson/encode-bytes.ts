@@ -1,4 +1,5 @@
-import { BACKSLASH, LBRACE, LBRACKET, literalAt, numberEnd, QUOTE, RBRACE, RBRACKET, skipWsBytes, stringEnd } from "./bytes.ts";
+import { BACKSLASH, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from "../codec/bytes.ts";
+import { literalAt, numberEnd, skipWsBytes, stringEnd } from "./bytes.ts";
 import { compareCodePoints } from "./order.ts";
 import { canonicalNumber } from "./float.ts";
 import { HEX_BYTES, hex4 } from "../hex.ts";

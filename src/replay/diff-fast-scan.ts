@@ -1,5 +1,5 @@
 import { skipPlain } from "../journal/fast/emitter.ts";
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET } from "../pyjson/bytes.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET } from "../codec/bytes.ts";
 import { NON_DETERMINISTIC_FIELDS } from "../journal/hash.ts";
 import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
 import type { DiffRules } from "./diff-rules.ts";

@@ -3,7 +3,7 @@ import { EVENT_STYLES } from "./display.ts";
 import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { formatFixed } from "./format.ts";
-import { BACKSLASH, QUOTE } from "../pyjson/bytes.ts";
+import { BACKSLASH, QUOTE } from "../codec/bytes.ts";
 
 /**
  * The cells of a row of `replay <RUN_ID>`'s table straight from the bytes

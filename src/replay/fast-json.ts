@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { ByteSink, writeUnicodeEscape } from "../pyjson/encode-bytes.ts";
-import { BACKSLASH, MINUS, QUOTE } from "../pyjson/bytes.ts";
+import { BACKSLASH, MINUS, QUOTE } from "../codec/bytes.ts";
 import { hex4 } from "../hex.ts";
 
 /**

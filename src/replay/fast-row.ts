@@ -1,5 +1,5 @@
 import { CanonicalEmitter, envelopeKind, Key, scanPlainKey, skipWs } from "../journal/fast/emitter.ts";
-import { COLON, COMMA, LBRACE, QUOTE, RBRACE } from "../pyjson/bytes.ts";
+import { COLON, COMMA, LBRACE, QUOTE, RBRACE } from "../codec/bytes.ts";
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";

@@ -43,9 +43,11 @@ export interface TraceStep {
 export interface TraceToolCall {
   name: string;
   input: string;
-  /** "ok", "error", or null when the CLI never reported the result. */
+  /** "ok", "error", "denied" (refused by the CLI), or null when the CLI never reported the result. */
   status: string | null;
   output: string | null;
+  /** Why a denied call was refused: `permission_denied` or `no_write_tool`. */
+  refused?: string;
 }
 
 /** What the attempt did, beyond upstream's fields (written after them). */
@@ -121,7 +123,7 @@ function stepObject(s: TraceStep): Record<string, PyLike> {
     compaction_tokens_before: 0,
     compaction_tokens_after: 0,
     compaction_reason: "",
-    ...(s.tool_call ? { tool_call: { name: s.tool_call.name, input: s.tool_call.input, status: s.tool_call.status, output: s.tool_call.output } } : {}),
+    ...(s.tool_call ? { tool_call: { name: s.tool_call.name, input: s.tool_call.input, status: s.tool_call.status, output: s.tool_call.output, ...(s.tool_call.refused ? { reason: s.tool_call.refused } : {}) } } : {}),
   };
 }
 

@@ -71,6 +71,10 @@ export default defineCliCommand({
     },
     fresh: { type: "boolean", description: "Ignore the saved session and start from scratch" },
     "keep-alive": { type: "boolean", description: "After the backlog drains, keep serving and run new tasks until stopped" },
+    "no-seal": {
+      type: "boolean",
+      description: "Do not seal the journal when the run ends (neither seal.json nor the lineage-spine entry; 'journal seal RUN' seals it later)",
+    },
     config: { type: "string", description: "Config file (default: bernstein.yaml if present)" },
     ...sddDirArgs,
     host: { type: "string", default: DEFAULT_HOST, description: "Address of the task server" },
@@ -94,6 +98,8 @@ export default defineCliCommand({
       graceS: args.grace === undefined ? undefined : parseTimeoutSeconds(args.grace, "grace"),
       fresh: Boolean(args.fresh),
       keepAlive: Boolean(args["keep-alive"]),
+      // citty reads `--no-seal` as the negation of `seal`
+      noSeal: Boolean(args["no-seal"]) || (args as Record<string, unknown>).seal === false,
       host: args.host,
       port: parsePort(args.port),
       storeUrl: args.store ?? (process.env.BERNSTEIN_STORE || undefined),

@@ -1,6 +1,6 @@
 import { floatRepr } from "../../pyjson/float.ts";
 import { HEX_BYTES as HEX_CHARS, LOWER_HEX_VALUE } from "../../hex.ts";
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB } from "../../pyjson/bytes.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB } from "../../codec/bytes.ts";
 
 /**
  * The canonical emitter the record fast path (record-bytes.ts) builds rows

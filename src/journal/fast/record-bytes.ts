@@ -1,4 +1,4 @@
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, SPACE, TAB } from "../../pyjson/bytes.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, SPACE, TAB } from "../../codec/bytes.ts";
 import { CanonicalEmitter, copyBytes, envelopeKind, Key, scanCanonicalString, scanPlainKey, skipWs, writeHex } from "./emitter.ts";
 
 /**

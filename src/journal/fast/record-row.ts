@@ -2,7 +2,7 @@ import { canonical, compareCodePoints, dumps, encodeString } from "../../pyjson/
 import { codePointOrder } from "../../pyjson/order.ts";
 import { canonicalNumber, floatRepr } from "../../pyjson/float.ts";
 import { PyNum, type PyLike } from "../../pyjson/types.ts";
-import { COLON, COMMA, LBRACE, RBRACE } from "../../pyjson/bytes.ts";
+import { COLON, COMMA, LBRACE, RBRACE } from "../../codec/bytes.ts";
 import { ByteSink } from "../../pyjson/encode-bytes.ts";
 
 /**

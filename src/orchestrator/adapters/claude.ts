@@ -63,6 +63,8 @@ export function parseClaudeOutput(stdout: string): AgentResult {
   for (const o of jsonObjects(stdout)) {
     sessionId = str(o.session_id) ?? sessionId;
     if (o.type === "system") streamModel = str(o.model) ?? streamModel;
+    // claude 2.x reports each refusal as it happens (`system/permission_denied`), before the tool's error result.
+    if (o.type === "system" && o.subtype === "permission_denied") tools.deny(str(o.tool_use_id), "permission_denied", o.message);
     const content = Array.isArray(obj(o.message).content) ? (obj(o.message).content as unknown[]) : [];
     if (o.type === "assistant") {
       const m = obj(o.message);
@@ -74,6 +76,10 @@ export function parseClaudeOutput(stdout: string): AgentResult {
       }
     } else if (o.type === "user") {
       for (const c of content.map(obj)) if (c.type === "tool_result") tools.finish(str(c.tool_use_id), c.is_error === true ? "error" : "ok", c.content);
+      // A result the permission check rejected (not executed) says so in its metadata.
+      for (const m of (Array.isArray(o.tool_result_meta) ? o.tool_result_meta : []).map(obj)) {
+        if (m.non_execution_kind === "user-rejected" || obj(m.permission_decision).decision === "reject") tools.deny(str(m.id), "permission_denied");
+      }
     } else if (isResult(o)) final = o;
   }
   if (final === null) {
@@ -88,6 +94,8 @@ export function parseClaudeOutput(stdout: string): AgentResult {
     if (generic.failure) return { ...generic, tokens, reportedModel: streamModel };
     return { ...failed(generic.resultSummary, "no_result", "the agent printed no JSON result (claude -p --output-format stream-json)"), toolCalls: tools.list, messages: tools.messages, sessionId, tokens, reportedModel: streamModel };
   }
+  // The result lists every denied call (older CLIs report denials only here).
+  for (const d of (Array.isArray(final.permission_denials) ? final.permission_denials : []).map(obj)) tools.deny(str(d.tool_use_id), "permission_denied");
   const text = typeof final.result === "string" ? final.result : "";
   const summary = answerSummary(text);
   const field = final.total_cost_usd !== undefined ? "total_cost_usd" : "cost_usd";

@@ -10,11 +10,11 @@
  * the adapter writes a CODEX_HOME with a config.toml naming a custom
  * provider (Responses API, no retries, no analytics or plugin lookups).
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentConfig, PermissionMode } from "../config.ts";
-import { answerSummary, failed, ok, type AgentResult } from "../result.ts";
-import { classifyFailure, jsonObjects, num, obj, providerMessage, retryAfterIn, str, ToolCalls } from "./events.ts";
+import { answerSummary, failed, ok, type AgentResult, type ToolCall } from "../result.ts";
+import { classifyFailure, jsonObjects, num, obj, providerMessage, retryAfterIn, str, ToolCalls, tryJson } from "./events.ts";
 
 export const CODEX_SANDBOX: Record<PermissionMode, string[]> = {
   edits: ["--sandbox", "workspace-write"],
@@ -113,10 +113,12 @@ function item(tools: ToolCalls, it: Record<string, unknown>, completed: boolean,
     case "command_execution":
       call("shell", it.command);
       if (completed) tools.finish(id, it.exit_code === 0 ? "ok" : `error (exit ${String(it.exit_code ?? "?")})`, it.aggregated_output);
+      if (completed && (it.status === "declined" || (it.exit_code !== 0 && sandboxRefused(str(it.aggregated_output) ?? "")))) tools.deny(id, "permission_denied");
       return;
     case "file_change":
       call("apply_patch", it.changes);
       if (completed) tools.finish(id, status, null);
+      if (completed && it.status === "declined") tools.deny(id, "permission_denied");
       return;
     case "mcp_tool_call":
       call(`${str(it.server) ?? "mcp"}.${str(it.tool) ?? "?"}`, it.arguments);
@@ -126,4 +128,92 @@ function item(tools: ToolCalls, it: Record<string, unknown>, completed: boolean,
       call("web_search", it.query);
       if (completed) tools.finish(id, "ok", null);
   }
+}
+
+/**
+ * What a command's output shows when codex's sandbox refused it: a write
+ * under `--sandbox read-only` (or outside the workspace) fails with EROFS.
+ */
+export function sandboxRefused(output: string): boolean {
+  return /Read-only file system|\bEROFS\b|sandbox (?:denied|refused|blocked)/i.test(output);
+}
+
+/** The rollout codex wrote for a thread: `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl`; null when absent. */
+export function findCodexRollout(codexHome: string, threadId: string): string | null {
+  const suffix = `-${threadId}.jsonl`;
+  const sessions = join(codexHome, "sessions");
+  // Newest days first: the attempt's rollout is from today (or yesterday, across midnight).
+  const below = (dir: string): string[] => {
+    try {
+      return readdirSync(dir).sort().reverse();
+    } catch {
+      return [];
+    }
+  };
+  for (const y of below(sessions).slice(0, 2))
+    for (const m of below(join(sessions, y)).slice(0, 2))
+      for (const d of below(join(sessions, y, m)).slice(0, 2)) {
+        const hit = below(join(sessions, y, m, d)).find((f) => f.endsWith(suffix));
+        if (hit) return join(sessions, y, m, d, hit);
+      }
+  return null;
+}
+
+/**
+ * Tool calls codex's sandbox refused, read from the thread's rollout.
+ * `codex exec --json` leaves a command the read-only sandbox refused out
+ * of its stream altogether (no `command_execution` item: the model is told
+ * "Read-only file system" and may claim success); the rollout has the call
+ * and its output.
+ */
+export function codexRolloutRefusals(rollout: string): ToolCall[] {
+  const tools = new ToolCalls();
+  for (const o of jsonObjects(rollout)) {
+    if (o.type !== "response_item") continue;
+    const p = obj(o.payload);
+    const id = str(p.call_id);
+    if (p.type === "function_call" || p.type === "custom_tool_call") {
+      const input = p.type === "function_call" ? (tryJson(str(p.arguments) ?? "") ?? p.arguments) : p.input;
+      const name = str(p.name) ?? "?";
+      // A shell call is named as the stream names its commands (`shell`), with the command as input.
+      const shell = /^(?:exec_command|shell_command|shell|local_shell)$/.test(name);
+      const a = obj(input);
+      const command = a.cmd ?? a.command;
+      tools.start(id, shell ? "shell" : name, shell && command !== undefined ? (Array.isArray(command) ? command.join(" ") : command) : input);
+    } else if (p.type === "function_call_output" || p.type === "custom_tool_call_output") {
+      const out = typeof p.output === "string" ? p.output : JSON.stringify(p.output ?? null);
+      const failedExit = /Process exited with code [1-9]\d*/.test(out);
+      tools.finish(id, failedExit ? "error" : "ok", out);
+      if (sandboxRefused(out)) tools.deny(id, "permission_denied");
+    }
+  }
+  return tools.list.filter((c) => c.status === "denied");
+}
+
+/** The codex home an attempt ran with: the generated one, else CODEX_HOME, else ~/.codex. */
+export function codexHomeOf(env: Record<string, string | undefined>): string | null {
+  return env.CODEX_HOME ?? (env.HOME ? join(env.HOME, ".codex") : null);
+}
+
+/**
+ * A parsed codex result completed with the refusals its rollout shows and
+ * its stream left out (none are added when the stream reported one).
+ */
+export function withRolloutRefusals(r: AgentResult, env: Record<string, string | undefined>): AgentResult {
+  if (r.sessionId === null || r.toolCalls.some((c) => c.status === "denied")) return r;
+  const home = codexHomeOf(env);
+  const path = home ? findCodexRollout(home, r.sessionId) : null;
+  if (!path) return r;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return r;
+  }
+  const refused = codexRolloutRefusals(text);
+  if (refused.length === 0) return r;
+  // The final answer came after every call, the refused ones included: the transcript keeps it last.
+  const total = r.toolCalls.length + refused.length;
+  const messages = r.messages?.map((m, i, all) => (i === all.length - 1 && m.afterTools === r.toolCalls.length ? { ...m, afterTools: total } : m));
+  return { ...r, toolCalls: [...r.toolCalls, ...refused], ...(messages ? { messages } : {}) };
 }

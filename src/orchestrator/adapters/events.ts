@@ -3,7 +3,7 @@
  * bounded text, a provider's error message dug out of the JSON a CLI
  * wraps it in, and the tool-call list.
  */
-import type { AssistantMessage, FailureClass, ToolCall } from "../result.ts";
+import type { AssistantMessage, FailureClass, Refusal, ToolCall } from "../result.ts";
 
 /** A tool's input/output as recorded in the step journal: bounded, so a 1 MB file write is not copied whole. */
 export const MAX_TOOL_TEXT = 2000;
@@ -36,7 +36,8 @@ export const str = (x: unknown): string | null => (typeof x === "string" ? x : n
 export const num = (x: unknown): number => (typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : 0);
 export const obj = (x: unknown): JsonObject => (x && typeof x === "object" && !Array.isArray(x) ? (x as JsonObject) : {});
 
-function tryJson(text: string): unknown {
+/** The JSON value of `text`, or undefined when it is not JSON. */
+export function tryJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -151,14 +152,28 @@ export class ToolCalls {
     if (text.trim() !== "") this.messages.push({ afterTools: this.list.length, text: clip(text.trim(), MAX_TOOL_TEXT) });
   }
 
+  get(id: string | null): ToolCall | undefined {
+    return id === null ? undefined : this.byId.get(id);
+  }
+
   has(id: string | null): boolean {
     return id !== null && this.byId.has(id);
+  }
+
+  /** The CLI refused the call (a denial event may come before or after its result): status `denied`, whatever the result says. */
+  deny(id: string | null, refused: Refusal, output?: unknown): void {
+    const call = id ? this.byId.get(id) : undefined;
+    if (!call) return;
+    call.status = "denied";
+    call.refused = refused;
+    if (output !== undefined && call.output === null) this.finish(id, "denied", output);
   }
 
   finish(id: string | null, status: string, output: unknown): void {
     const call = id ? this.byId.get(id) : undefined;
     if (!call) return;
-    call.status = status;
+    // A refusal already reported stays one: the tool's error result is its consequence.
+    if (call.status !== "denied") call.status = status;
     const text = typeof output === "string" ? output : output === undefined || output === null ? null : JSON.stringify(output);
     call.output = text === null ? null : clip(text, MAX_TOOL_TEXT);
   }

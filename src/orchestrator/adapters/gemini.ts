@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { platform } from "node:os";
 import { dirname, join } from "node:path";
 import type { PermissionMode } from "../config.ts";
-import { answerSummary, failed, ok, type AgentResult } from "../result.ts";
+import { answerSummary, failed, ok, type AgentResult, type Refusal } from "../result.ts";
 import { classifyFailure, jsonObjects, num, obj, providerMessage, retryAfterIn, str, ToolCalls } from "./events.ts";
 
 export const GEMINI_APPROVAL: Record<PermissionMode, string[]> = {
@@ -78,6 +78,8 @@ export function parseGeminiOutput(stdout: string): AgentResult {
       segment = "";
     } else if (o.type === "tool_result") {
       tools.finish(str(o.tool_id), o.status === "success" ? "ok" : "error", o.output ?? o.error);
+      const refused = geminiRefusal(str(obj(o.error).type), tools.get(str(o.tool_id))?.name ?? "");
+      if (o.status !== "success" && refused) tools.deny(str(o.tool_id), refused);
     } else if (o.type === "result") result = o;
   }
   const stats = obj(result?.stats);
@@ -91,4 +93,20 @@ export function parseGeminiOutput(stdout: string): AgentResult {
     return { ...r, ...facts, errorClass: classifyFailure(text), retryAfterS: retryAfterIn(text) };
   }
   return { ...ok(answerSummary(answer), 0, "unknown"), ...facts };
+}
+
+/** gemini's tools that change the work tree (its read-only approval mode does not offer them). */
+export const GEMINI_WRITE_TOOL = /^(?:write_file|replace|edit|run_shell_command|shell|apply_patch|create_file|delete_file|move_file)$/;
+
+/**
+ * Why gemini refused a tool call, from its result's `error.type`: a tool
+ * the session does not offer (`tool_not_registered`; under
+ * `--approval-mode default` the write tools are not registered) is
+ * `no_write_tool` when it was a tool that writes; a call its policy
+ * refused is `permission_denied`. Null for an ordinary tool error.
+ */
+export function geminiRefusal(errorType: string | null, toolName: string): Refusal | null {
+  if (!errorType) return null;
+  if (errorType === "tool_not_registered") return GEMINI_WRITE_TOOL.test(toolName) ? "no_write_tool" : null;
+  return /denied|polic|permission|not_allowed|rejected/i.test(errorType) ? "permission_denied" : null;
 }

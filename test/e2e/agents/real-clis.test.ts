@@ -12,7 +12,10 @@
  *   run C  (codex, gemini) budget_usd stops a run priced from models.prices;
  *   run D  (claude) `bernstein replay <task> --model <other>` through the CLI;
  *   run E  failures by class: a 401 and a 400 fail at once (auth, invalid_request),
- *          a 429 (Retry-After) and a 500 are retried after a back-off and done.
+ *          a 429 (Retry-After) and a 500 are retried after a back-off and done;
+ *   run F  permission_mode read_only: the refused write is a denied step, the task fails
+ *          permission_denied (claude, codex) or no_write_tool (gemini);
+ *   run G  a git work tree: a no-op "done" fails no_change, a read_only task passes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -33,6 +36,8 @@ if (RUN && !netnsAvailable) console.warn("real-clis: no loopback-only network na
 const MODELS: Record<RealCli, string> = { claude: "claude-fake-1", codex: "gpt-fake-1", gemini: "gemini-fake-1" };
 const TOOL: Record<RealCli, string> = { claude: "Write", codex: "shell", gemini: "write_file" };
 const API: Record<RealCli, LoggedRequest["api"]> = { claude: "anthropic", codex: "openai", gemini: "gemini" };
+/** Why each CLI's read-only mode refuses the write: claude and codex deny it, gemini offers no tool that writes. */
+const REFUSAL: Record<RealCli, string> = { claude: "permission_denied", codex: "permission_denied", gemini: "no_write_tool" };
 /** $10 / $30 per million input / output tokens: one fake answer (1200 in, 200 of them cached, 300 out) costs $0.021. */
 const PRICE = "{input_usd_per_mtok: 10, output_usd_per_mtok: 30}";
 
@@ -135,6 +140,15 @@ async function assertClosedWorld(r: WorldResult, cli: RealCli, since: number): P
     expect(q.authed).toBe(true);
   }
   return reqs;
+}
+
+/** Make `dir` a git work tree with everything committed (the agents then start from a clean tree). */
+function gitCommitAll(dir: string): void {
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: dir, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" };
+  for (const args of [["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]]) {
+    const g = Bun.spawnSync(["git", ...args], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
+    if (g.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${g.stderr.toString()}`);
+  }
 }
 
 function agentOf(rows: Map<string, any>[], taskId: string): string {
@@ -314,6 +328,55 @@ for (const cli of ["claude", "codex", "gemini"] as const) {
       expect(eventFor(rows, "task_retried", "S")!.get("failure_class")).toBe("server_error");
       expect(n(eventFor(rows, "task_retried", "S")!.get("delay_s"))).toBeGreaterThanOrEqual(1);
       expect(took).toBeLessThan(60_000);
+    }, 90_000);
+
+    test(`run F: under permission_mode read_only the refused write is a denied step and the task fails ${REFUSAL[cli]}, not done`, async () => {
+      const p = project(cli, { agent: "  permission_mode: read_only\n  timeout_s: 30" }, task("W", "write the greeting", `FAKE_SCENARIO=write_file FAKE_FILE=written.txt FAKE_CONTENT=hello-from-${cli}`));
+      const before = (await world.requests()).length;
+      const r = await bernsteinIn(p, ["run", "plan.yaml", "--port", "0", "--as-json"]);
+      expect(r.code).toBe(1);
+      const summary = JSON.parse(r.stdout);
+      expect(summary).toMatchObject({ outcome: "failed", tasks: { done: 0, failed: 1 }, failures: [{ task_id: "W", signals: [REFUSAL[cli]] }] });
+      await assertClosedWorld(r, cli, before);
+      expect(existsSync(join(p.dir, "written.txt"))).toBe(false);
+      const t = tasks(p);
+      expect(t.W!.status).toBe("failed");
+      expect(t.W!.fail_reason).toMatch(new RegExp(`^${REFUSAL[cli]}: `));
+      // the agent's claim ("wrote written.txt") is not the reason
+      expect(t.W!.fail_reason).not.toContain("wrote written.txt");
+      // the refused call reached the step journal with its status
+      const s = steps(p, agentOf(events(p), "W"));
+      expect(s.map((x) => x.get("tool_call").get("name"))).toEqual([TOOL[cli], cli]);
+      expect(s[0]!.get("tool_call").get("input")).toContain("written.txt");
+      expect(s[0]!.get("tool_result").get("status")).toBe("denied");
+      expect(s[0]!.get("tool_result").get("reason")).toBe(REFUSAL[cli]);
+      expect(s[1]!.get("tool_result").get("failed_signals")).toEqual([REFUSAL[cli]]);
+      // the run table's DETAIL shows the reason
+      const table = await bernsteinIn(p, ["replay", summary.run_id]);
+      expect(table.code).toBe(0);
+      expect(table.stdout).toMatch(new RegExp(`task_failed\\s+\\S+\\s+W\\s+${REFUSAL[cli]}: `));
+    }, 90_000);
+
+    test("run G: in a git work tree a no-op 'done' fails no_change, a read_only task passes unchanged, a write is done", async () => {
+      const p = project(
+        cli,
+        { agent: "  timeout_s: 30", top: "max_agents: 1" },
+        [task("N", "claims a change", "answer briefly"), task("R", "review only", "answer briefly", "  read_only: true\n"), task("W", "write the greeting", `FAKE_SCENARIO=write_file FAKE_FILE=written.txt FAKE_CONTENT=hello-from-${cli}`)].join(""),
+      );
+      gitCommitAll(p.dir);
+      const before = (await world.requests()).length;
+      const r = await bernsteinIn(p, ["run", "plan.yaml", "--port", "0", "--as-json"]);
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toMatchObject({ outcome: "failed", tasks: { done: 2, failed: 1 }, failures: [{ task_id: "N", signals: ["no_change"] }] });
+      await assertClosedWorld(r, cli, before);
+      const t = tasks(p);
+      expect(t.N!.status).toBe("failed");
+      expect(t.N!.fail_reason).toMatch(/^no_change: the agent ended without an error but the work tree is unchanged/);
+      expect(t.N!.fail_reason).not.toContain(`answered by ${MODELS[cli]}`);
+      expect(t.R!.status).toBe("done");
+      expect(t.R!.result_summary).toBe(`answered by ${MODELS[cli]}`);
+      expect(t.W!.status).toBe("done");
+      expect(readFileSync(join(p.dir, "written.txt"), "utf8")).toBe(`hello-from-${cli}\n`);
     }, 90_000);
 
     if (cli !== "claude") {

@@ -145,8 +145,12 @@ describe("stop within a container's budget", () => {
       expect(report).toMatchObject({ counts_from: "final_session", completed: 1, pending: 0, open: 2 });
       expect(readSession(p)).toMatchObject({ completed_task_ids: ["D1"], pending_task_ids: [] });
       expect(r.code).toBe(1);
-      expect(JSON.parse(r.stdout)).toMatchObject({ outcome: "stopped", stopped_by: "POST /stop" });
+      const summary = JSON.parse(r.stdout);
+      expect(summary).toMatchObject({ outcome: "stopped", stopped_by: "POST /stop", sealed: false });
       expect(groupAlive(pid)).toBe(false);
+      // work was left: no seal, and the run says how to seal it by hand once it is known complete
+      expect(existsSync(join(p.sddDir, "runs", summary.run_id, "seal.json"))).toBe(false);
+      expect(r.stderr).toContain(`bernstein journal seal ${summary.run_id}`);
     },
     E2E_TIMEOUT,
   );

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../../errors/index.ts";
-import { sealJournalDetailed } from "../../../journal/seal.ts";
+import { sealRun } from "../../../lineage/seal-run.ts";
 import { defineCliCommand } from "../../command.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
@@ -8,19 +8,20 @@ import { signArgs } from "../../tlog-flags.ts";
 import { runsDirArgs } from "../../args.ts";
 import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 
-const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [--key-name N]] [--out s3://BUCKET/KEY] [--sdd-dir DIR]";
+const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [--key-name N]] [--no-spine] [--out s3://BUCKET/KEY] [--sdd-dir DIR]";
 
 export default defineCliCommand({
   meta: {
     name: "seal",
     description:
-      "Seal a run journal: verify it, then commit its head and event count to <run_dir>/seal.json (used by 'journal verify')",
+      "Seal a run journal: verify it, then commit its head and event count to <run_dir>/seal.json (used by 'journal verify') and, with an audit key configured, its head to the run's lineage spine (used by upstream's identity check)",
   },
   args: {
     run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
     ...signArgs,
     ...runsDirArgs,
     out: { type: "string", description: "Also put a copy of seal.json at s3://BUCKET/KEY (never replacing a different one)" },
+    "no-spine": { type: "boolean", description: "Write seal.json only, not the lineage-spine entry (which needs an audit key: BERNSTEIN_AUDIT_KEY_PATH or the default key file)" },
     ...storageArgs,
   },
   async run({ args, json, rawArgs }) {
@@ -53,9 +54,12 @@ export default defineCliCommand({
       return 0;
     }
     if (args.origin !== undefined || args["key-name"] !== undefined) throw new UsageError("--origin and --key-name need --sign KEY");
-    const out = await withInterrupts({ json, command: "journal seal", facts: () => ({ run_id: runId, sealed: false }), doing: () => "verifying the journal before sealing" }, () =>
-      sealJournalDetailed(args["sdd-dir"] ?? ".sdd", runId),
+    const sealed = await withInterrupts({ json, command: "journal seal", facts: () => ({ run_id: runId, sealed: false }), doing: () => "verifying the journal before sealing" }, () =>
+      // citty reads `--no-spine` as the negation of `spine`
+      sealRun(args["sdd-dir"] ?? ".sdd", runId, { spine: !args["no-spine"] && (args as Record<string, unknown>).spine !== false }),
     );
+    const out = sealed.seal;
+    const spine = sealed.spine;
     const copy = args.out !== undefined ? await (await import("../../../storage/upload.ts")).putOnce(args.out, readFileSync(out.path)) : null;
     if (json) {
       await printJson({
@@ -65,12 +69,19 @@ export default defineCliCommand({
         event_count: out.seal.event_count,
         head: out.seal.head,
         already_sealed: out.alreadySealed,
+        spine: spine === null ? null : { path: spine.path, entry_hash: spine.entry_hash, count: spine.count, appended: spine.appended },
+        ...(sealed.spine_skipped ? { spine_skipped: sealed.spine_skipped } : {}),
         ...(copy ? { out: args.out, uploaded: copy.uploaded } : {}),
       });
     } else {
       await printLines(
         `${out.alreadySealed ? "already sealed" : "sealed"} run ${runId}: ${out.seal.event_count} events, head ${out.seal.head}`,
         `seal: ${out.path}`,
+        spine !== null
+          ? `lineage spine: ${spine.path} (${spine.appended ? "entry appended" : "already sealed this head"}, ${spine.entry_hash})`
+          : sealed.spine_skipped === "no_audit_key"
+            ? "lineage spine: not written (no audit key: set BERNSTEIN_AUDIT_KEY_PATH, or create ~/.local/state/bernstein/audit.key)"
+            : "lineage spine: not written (--no-spine)",
         ...(copy ? [`copy: ${args.out}${copy.uploaded ? "" : " (already there, unchanged)"}`] : []),
       );
     }

@@ -1,0 +1,51 @@
+/**
+ * JSON's structural bytes and the byte tables every row reader shares: the
+ * one definition of each (the codec's scanners, pyjson's exact reference
+ * and the renderers all read these).
+ */
+export const BACKSLASH = 0x5c;
+export const COLON = 0x3a;
+export const COMMA = 0x2c;
+export const LBRACE = 0x7b;
+export const LBRACKET = 0x5b;
+export const MINUS = 0x2d;
+export const QUOTE = 0x22;
+export const RBRACE = 0x7d;
+export const RBRACKET = 0x5d;
+export const SPACE = 0x20;
+export const TAB = 0x09;
+export const LF = 0x0a;
+export const CR = 0x0d;
+
+/**
+ * String byte classes: 0 plain (printable ASCII but `"` and `\`), 1 quote,
+ * 2 backslash, 3 a control byte (never raw inside a JSON string), 4 a byte
+ * of a UTF-8 sequence (>= 0x80; DEL 0x7f is plain for JSON but escaped by
+ * Python's ensure_ascii writer, so it has class 5).
+ */
+export const STR_CLASS = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) STR_CLASS[c] = 3;
+STR_CLASS[QUOTE] = 1;
+STR_CLASS[BACKSLASH] = 2;
+STR_CLASS[0x7f] = 5;
+for (let c = 0x80; c < 0x100; c++) STR_CLASS[c] = 4;
+
+/** The byte after a backslash that makes a two-byte escape JSON accepts (`\u` is read apart). */
+export const SHORT_ESCAPE_VALUE = new Int16Array(256).fill(-1);
+for (const [ch, v] of [['"', 0x22], ["\\", 0x5c], ["/", 0x2f], ["b", 0x08], ["f", 0x0c], ["n", 0x0a], ["r", 0x0d], ["t", 0x09]] as const) {
+  SHORT_ESCAPE_VALUE[ch.charCodeAt(0)] = v;
+}
+
+/** Code units Python's json.dumps writes with a two-byte escape, not `\u00XX`. */
+export function hasShortEscape(v: number): boolean {
+  return v === 0x08 || v === 0x09 || v === 0x0a || v === 0x0c || v === 0x0d || v === 0x22 || v === 0x5c;
+}
+
+/** JSON whitespace as Python's json module skips it. */
+export function isWsByte(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+export function isDigitByte(c: number | undefined): boolean {
+  return c !== undefined && c >= 0x30 && c <= 0x39;
+}

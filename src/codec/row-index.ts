@@ -1,0 +1,694 @@
+import { HEX_VALUE, LOWER_HEX_VALUE } from "../hex.ts";
+import { floatRepr } from "../pyjson/float.ts";
+import {
+  BACKSLASH,
+  COLON,
+  COMMA,
+  hasShortEscape,
+  LBRACE,
+  LBRACKET,
+  MINUS,
+  QUOTE,
+  RBRACE,
+  RBRACKET,
+  SHORT_ESCAPE_VALUE,
+  SPACE,
+  STR_CLASS,
+} from "./bytes.ts";
+
+/**
+ * The row index: one scan of a JSON row into a tape of its tokens, which
+ * every fast reader of a row consumes instead of scanning the bytes again
+ * (etcd's one WAL decoder, msgpack's one decode loop). A token is four
+ * int32s on the tape: kind and spelling flags, start, end, and the tape
+ * position just past it (for a container: past its whole subtree, so a
+ * consumer skips a value in one step). A container's flags are the OR of
+ * everything inside it, so "is this value already in the spelling I need"
+ * is one mask test, and a value that is can be copied as bytes.
+ *
+ * The scan accepts exactly the JSON that Python's `json.loads` accepts,
+ * minus what it declines: nesting deeper than MAX_DEPTH, an integer longer
+ * than Python converts, raw control bytes or invalid UTF-8 in a string.
+ * It declines (returns false) rather than judging: the exact reference
+ * (pyjson) decides every row the codec does not take, with Python's error.
+ */
+
+/** Token kinds: the low four bits of a token's first word. */
+export const enum Tok {
+  Object = 1,
+  Array = 2,
+  /** An object key (its span includes the quotes). */
+  Key = 3,
+  String = 4,
+  Int = 5,
+  Float = 6,
+  /** true, false, null */
+  Literal = 7,
+  /** NaN, Infinity, -Infinity (Python writes them; JSON proper has no such tokens) */
+  NonFinite = 8,
+}
+
+export const KIND_MASK = 15;
+
+/** Spelling flags: a token's own, OR-ed into every container around it. */
+export const enum Spell {
+  /** A string or key with a backslash escape. */
+  Escaped = 1 << 4,
+  /** Raw UTF-8 (bytes >= 0x80) in a string or key: what `ensure_ascii=False` writes. */
+  Utf8 = 1 << 5,
+  /**
+   * Spelled unlike Python's `json.dumps` (ensure_ascii) would: `\/`, an
+   * uppercase or needless `\u` escape, a raw DEL, a number that is not
+   * Python's repr (`1.50`, `1E5`, `-0`, `1e400`).
+   */
+  NotPython = 1 << 6,
+  /** An object whose keys are not strictly ascending (a duplicate key included). */
+  Unsorted = 1 << 7,
+  /** A `,` or `:` separator with nothing after it (the compact spelling). */
+  Tight = 1 << 8,
+  /** A `, ` or `: ` separator (json.dumps' default spelling). */
+  Spaced = 1 << 9,
+  /** Any other whitespace between tokens. */
+  OddSpace = 1 << 10,
+  /** A key with an escape or raw UTF-8, whose byte order need not be its code-point order. */
+  KeyNotPlain = 1 << 11,
+  /** NaN, Infinity or -Infinity somewhere (Python writes them; strict JSON consumers refuse them). */
+  NonFinite = 1 << 12,
+  /**
+   * A float whose digits alone do not tell whether it is Python's repr (17
+   * significant digits, exponent form): decided only when a consumer asks
+   * (`RowIndex.spelling`), since most never need it (a row's `ts` is one,
+   * and no hash covers it).
+   */
+  FloatUndecided = 1 << 13,
+}
+
+/** Flags under which a value's bytes are already its compact, sorted canonical JSON (the hash pre-image spelling). */
+export const NOT_COMPACT_CANONICAL = Spell.Utf8 | Spell.NotPython | Spell.Unsorted | Spell.Spaced | Spell.OddSpace | Spell.KeyNotPlain | Spell.FloatUndecided;
+/** Flags under which a value's bytes are what Python's default `json.dumps` writes (keys in any order). */
+export const NOT_PYTHON_DEFAULT = Spell.Utf8 | Spell.NotPython | Spell.Tight | Spell.OddSpace | Spell.FloatUndecided;
+
+/** Deepest nesting the codec takes; deeper rows go to the exact path. */
+export const MAX_DEPTH = 64;
+/** Longest integer Python's json converts (CPython's int_max_str_digits). */
+const MAX_INT_DIGITS = 4300;
+
+/**
+ * Names recognised among a row's top-level keys, as small ids (1-based, in
+ * the order given; 0 = not a named key). A journal kind passes its table
+ * (the run journal's envelope keys, the step journal's keys) as a value.
+ */
+export class KeyTable {
+  readonly names: readonly string[];
+  private readonly bytes: Uint8Array[];
+  /** Open-addressed ids by (length, first byte, last byte); 0 = empty slot. */
+  private readonly table = new Int32Array(PROBE_SLOTS);
+
+  constructor(names: readonly string[]) {
+    if (names.length >= PROBE_SLOTS / 2) throw new Error("KeyTable: too many names");
+    this.names = names;
+    const enc = new TextEncoder();
+    this.bytes = names.map((n) => enc.encode(n));
+    this.bytes.forEach((k, i) => {
+      let h = probeKey(k, 0, k.length);
+      while (this.table[h] !== 0) h = (h + 1) & (PROBE_SLOTS - 1);
+      this.table[h] = i + 1;
+    });
+  }
+
+  get size(): number {
+    return this.names.length;
+  }
+
+  /** The id of the key bytes b[s, e) (without quotes), or 0. */
+  idOf(b: Uint8Array, s: number, e: number): number {
+    const n = e - s;
+    for (let h = probeKey(b, s, e); ; h = (h + 1) & (PROBE_SLOTS - 1)) {
+      const id = this.table[h]!;
+      if (id === 0) return 0;
+      const k = this.bytes[id - 1]!;
+      if (k.length !== n) continue;
+      let i = 0;
+      while (i < n && b[s + i] === k[i]) i++;
+      if (i === n) return id;
+    }
+  }
+
+  /** The bytes of the key with this id. */
+  bytesOf(id: number): Uint8Array {
+    return this.bytes[id - 1]!;
+  }
+}
+
+const PROBE_SLOTS = 256;
+
+function probeKey(b: Uint8Array, s: number, e: number): number {
+  const n = e - s;
+  return n === 0 ? 0 : (n * 31 + b[s]! * 7 + b[e - 1]!) & (PROBE_SLOTS - 1);
+}
+
+const NO_KEYS = new KeyTable([]);
+
+export class RowIndex {
+  /** Four int32s per token: kind | flags, start, end, next. */
+  tape = new Int32Array(4 * 256);
+  /** Tokens on the tape. */
+  count = 0;
+  /** The bytes the last row was indexed from, and the row's bounds in them. */
+  buf: Uint8Array = new Uint8Array(0);
+  rowStart = 0;
+  rowEnd = 0;
+  /** Top-level members: tape position of each key (its value is the next token). */
+  member = new Int32Array(64);
+  members = 0;
+  /** Per top-level member, its key's id in the key table (0: not a named key). */
+  keyId = new Int32Array(64);
+  /** Per named key id, the member position holding it (the last one when repeated, as json.loads keeps), or -1. */
+  slot = new Int32Array(1);
+  /** Some named key appears more than once at the top level. */
+  repeatedName = false;
+  keys: KeyTable = NO_KEYS;
+
+  /** Kind of token t. */
+  kind(t: number): Tok {
+    return (this.tape[4 * t]! & KIND_MASK) as Tok;
+  }
+  /** Spelling flags of token t (with everything inside it, for a container). */
+  flags(t: number): number {
+    return this.tape[4 * t]! & ~KIND_MASK;
+  }
+  start(t: number): number {
+    return this.tape[4 * t + 1]!;
+  }
+  end(t: number): number {
+    return this.tape[4 * t + 2]!;
+  }
+  /** The token after t and everything inside it. */
+  next(t: number): number {
+    return this.tape[4 * t + 3]!;
+  }
+  /** The root object's flags: the whole row's spelling. */
+  get rowFlags(): number {
+    return this.flags(0);
+  }
+  /** Tape position of the value of the named key `id`, or -1. */
+  valueOf(id: number): number {
+    const m = this.slot[id]!;
+    return m < 0 ? -1 : this.member[m]! + 1;
+  }
+  /** Tape position of member m's value. */
+  memberValue(m: number): number {
+    return this.member[m]! + 1;
+  }
+  /**
+   * Token t's flags with every float inside it decided (no FloatUndecided
+   * left): the flags a consumer that cares about number spelling reads.
+   */
+  spelling(t: number): number {
+    const tape = this.tape;
+    if ((tape[4 * t]! & Spell.FloatUndecided) === 0) return tape[4 * t]! & ~KIND_MASK;
+    const end = tape[4 * t + 3]!;
+    for (let u = t; u < end; u++) {
+      const w = tape[4 * u]!;
+      if ((w & KIND_MASK) === Tok.Float && (w & Spell.FloatUndecided) !== 0) {
+        tape[4 * u] = (w & ~Spell.FloatUndecided) | (isPythonFloat(this.buf, tape[4 * u + 1]!, tape[4 * u + 2]!) ? 0 : Spell.NotPython);
+      }
+    }
+    // containers from the innermost out: the number-spelling bits again from their
+    // children's (a container has no number spelling of its own)
+    const NUM = Spell.FloatUndecided | Spell.NotPython;
+    for (let u = end - 1; u >= t; u--) {
+      const w = tape[4 * u]!;
+      const k = w & KIND_MASK;
+      if (k !== Tok.Object && k !== Tok.Array) continue;
+      let f = w & ~NUM;
+      for (let c = u + 1, ce = tape[4 * u + 3]!; c < ce; c = tape[4 * c + 3]!) f |= tape[4 * c]! & NUM;
+      tape[4 * u] = f;
+    }
+    return tape[4 * t]! & ~KIND_MASK;
+  }
+
+  /** The text of a string token whose spelling is plain (no escapes): its bytes between the quotes as Latin-1. */
+  plainText(t: number): string {
+    let s = "";
+    const b = this.buf;
+    for (let i = this.start(t) + 1, e = this.end(t) - 1; i < e; i++) s += String.fromCharCode(b[i]!);
+    return s;
+  }
+}
+
+/**
+ * Index the JSON object that is the row b[s, e) (whitespace around it
+ * allowed, as json.loads allows it). Returns false, leaving the row to the
+ * exact path, when the row is not an object or not in what the codec takes.
+ */
+export function indexRow(b: Uint8Array, s: number, e: number, ix: RowIndex, keys: KeyTable = NO_KEYS): boolean {
+  const p = skipAnyWs(b, s, e);
+  const end = indexObjectAt(b, p, e, ix, keys);
+  if (end < 0) return false;
+  ix.rowStart = s;
+  ix.rowEnd = e;
+  return skipAnyWs(b, end, e) === e;
+}
+
+/**
+ * Index the JSON object starting at b[s] (no whitespace before it), reading
+ * no further than `limit`: returns the end of the object, or -1 when it is
+ * not one the codec takes. For rows embedded in a larger document.
+ */
+export function indexObjectAt(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS): number {
+  ix.buf = b;
+  ix.rowStart = s;
+  ix.rowEnd = limit;
+  ix.count = 0;
+  ix.members = 0;
+  ix.repeatedName = false;
+  if (ix.keys !== keys || ix.slot.length !== keys.size + 1) {
+    ix.keys = keys;
+    ix.slot = new Int32Array(keys.size + 1);
+  }
+  ix.slot.fill(-1);
+  if (s >= limit || b[s] !== LBRACE) return -1;
+  const sc = scanner;
+  if (sc.b !== b) {
+    sc.b = b;
+    sc.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
+  sc.e = limit;
+  sc.ix = ix;
+  const end = sc.object(s, 1, true);
+  if (end >= 0) ix.rowEnd = end;
+  return end;
+}
+
+function skipAnyWs(b: Uint8Array, p: number, e: number): number {
+  while (p < e) {
+    const c = b[p]!;
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
+    p++;
+  }
+  return p;
+}
+
+/** The scan's state between calls, one per thread (rows are indexed one at a time). */
+class Scanner {
+  b: Uint8Array = new Uint8Array(0);
+  /** A view of `b` for word loads (kept while the caller keeps handing the same buffer). */
+  dv: DataView = new DataView(new ArrayBuffer(0));
+  e = 0;
+  ix: RowIndex = new RowIndex();
+
+  /** Push a token; returns its tape position. */
+  private push(word: number, s: number, end: number): number {
+    const ix = this.ix;
+    const t = ix.count++;
+    if (4 * ix.count > ix.tape.length) {
+      const grown = new Int32Array(ix.tape.length * 2);
+      grown.set(ix.tape);
+      ix.tape = grown;
+    }
+    const o = 4 * t;
+    ix.tape[o] = word;
+    ix.tape[o + 1] = s;
+    ix.tape[o + 2] = end;
+    ix.tape[o + 3] = t + 1;
+    return t;
+  }
+
+  /** Whitespace after a separator or bracket: its spelling flag, and the next token's start in `this.at`. */
+  at = 0;
+  private gap(p: number, afterSep: boolean): number {
+    const b = this.b;
+    const e = this.e;
+    if (p >= e) {
+      this.at = p;
+      return 0;
+    }
+    const c = b[p]!;
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) {
+      this.at = p;
+      return afterSep ? Spell.Tight : 0;
+    }
+    if (c === SPACE && afterSep) {
+      const d = p + 1 < e ? b[p + 1]! : -1;
+      if (d !== 0x20 && d !== 0x09 && d !== 0x0a && d !== 0x0d) {
+        this.at = p + 1;
+        return Spell.Spaced;
+      }
+    }
+    this.at = skipAnyWs(b, p, e);
+    return Spell.OddSpace;
+  }
+
+  object(p: number, depth: number, top: boolean): number {
+    if (depth > MAX_DEPTH) return -1;
+    const b = this.b;
+    const ix = this.ix;
+    const t = this.push(Tok.Object, p, 0);
+    let flags = 0;
+    let g = this.gap(p + 1, false);
+    flags |= g;
+    p = this.at;
+    if (p < this.e && b[p] === RBRACE) {
+      return this.close(t, flags, p + 1);
+    }
+    let prevS = -1;
+    let prevE = -1;
+    for (;;) {
+      if (p >= this.e || b[p] !== QUOTE) return -1;
+      const kt = this.push(Tok.Key, p, 0);
+      const ke = this.string(p);
+      if (ke < 0) return -1;
+      let kf = this.strFlags;
+      if (kf & (Spell.Escaped | Spell.Utf8)) kf |= Spell.KeyNotPlain;
+      ix.tape[4 * kt] = Tok.Key | kf;
+      ix.tape[4 * kt + 2] = ke;
+      flags |= kf;
+      // Key order by bytes: code-point order for plain and raw UTF-8 keys alike.
+      if (prevS >= 0 && compareSpans(b, prevS, prevE, p + 1, ke - 1) >= 0) flags |= Spell.Unsorted;
+      prevS = p + 1;
+      prevE = ke - 1;
+      if (top) this.noteMember(kt, p + 1, ke - 1);
+      // `:` with its whitespace
+      g = this.gap(ke, false);
+      if (g !== 0) flags |= Spell.OddSpace;
+      p = this.at;
+      if (p >= this.e || b[p] !== COLON) return -1;
+      flags |= this.gap(p + 1, true);
+      p = this.value(this.at, depth);
+      if (p < 0) return -1;
+      g = this.gap(p, false);
+      if (g !== 0) flags |= Spell.OddSpace;
+      p = this.at;
+      if (p >= this.e) return -1;
+      const c = b[p]!;
+      if (c === COMMA) {
+        flags |= this.gap(p + 1, true);
+        p = this.at;
+        continue;
+      }
+      if (c !== RBRACE) return -1;
+      return this.close(t, flags, p + 1);
+    }
+  }
+
+  array(p: number, depth: number): number {
+    if (depth > MAX_DEPTH) return -1;
+    const b = this.b;
+    const t = this.push(Tok.Array, p, 0);
+    let flags = this.gap(p + 1, false);
+    p = this.at;
+    if (p < this.e && b[p] === RBRACKET) return this.close(t, flags, p + 1);
+    for (;;) {
+      p = this.value(p, depth);
+      if (p < 0) return -1;
+      if (this.gap(p, false) !== 0) flags |= Spell.OddSpace;
+      p = this.at;
+      if (p >= this.e) return -1;
+      const c = b[p]!;
+      if (c === COMMA) {
+        flags |= this.gap(p + 1, true);
+        p = this.at;
+        continue;
+      }
+      if (c !== RBRACKET) return -1;
+      return this.close(t, flags, p + 1);
+    }
+  }
+
+  /** End container t at `end`: fold its children's flags in, set its span's end and its next. */
+  private close(t: number, flags: number, end: number): number {
+    const ix = this.ix;
+    const tape = ix.tape;
+    for (let c = t + 1; c < ix.count; c = tape[4 * c + 3]!) flags |= tape[4 * c]! & ~KIND_MASK;
+    tape[4 * t] |= flags;
+    tape[4 * t + 2] = end;
+    tape[4 * t + 3] = ix.count;
+    return end;
+  }
+
+  private noteMember(kt: number, ks: number, ke: number): void {
+    const ix = this.ix;
+    const m = ix.members++;
+    if (m >= ix.member.length) {
+      const a = new Int32Array(ix.member.length * 2);
+      a.set(ix.member);
+      ix.member = a;
+      const k = new Int32Array(ix.keyId.length * 2);
+      k.set(ix.keyId);
+      ix.keyId = k;
+    }
+    ix.member[m] = kt;
+    const id = ix.keys.size === 0 ? 0 : ix.keys.idOf(this.b, ks, ke);
+    ix.keyId[m] = id;
+    if (id !== 0) {
+      if (ix.slot[id]! >= 0) ix.repeatedName = true;
+      ix.slot[id] = m;
+    }
+  }
+
+  value(p: number, depth: number): number {
+    const b = this.b;
+    if (p >= this.e) return -1;
+    const c = b[p]!;
+    if (c === QUOTE) {
+      const t = this.push(Tok.String, p, 0);
+      const end = this.string(p);
+      if (end < 0) return -1;
+      this.ix.tape[4 * t] = Tok.String | this.strFlags;
+      this.ix.tape[4 * t + 2] = end;
+      return end;
+    }
+    if (c === LBRACE) return this.object(p, depth + 1, false);
+    if (c === LBRACKET) return this.array(p, depth + 1);
+    return this.atom(p);
+  }
+
+  /** Flags of the last string scanned. */
+  strFlags = 0;
+
+  /**
+   * The string token at p (its opening quote): returns the end past its
+   * closing quote, or -1 (an invalid escape, a raw control byte, invalid
+   * UTF-8, or the row's end first); sets strFlags.
+   */
+  string(p: number): number {
+    const b = this.b;
+    const e = this.e;
+    let flags = 0;
+    p++;
+    const dv = this.dv;
+    for (;;) {
+      // four plain bytes (printable ASCII but `"` and `\`) at a time, SWAR style
+      while (p + 4 <= e) {
+        const x = dv.getInt32(p, true);
+        const q = x ^ 0x22222222;
+        const bs = x ^ 0x5c5c5c5c;
+        const special =
+          ((x - 0x20202020) & ~x) | // a byte < 0x20
+          ((x + 0x01010101) | x) | // a byte >= 0x7f
+          ((q - 0x01010101) & ~q) | // a quote
+          ((bs - 0x01010101) & ~bs); // a backslash
+        if ((special & 0x80808080) !== 0) break;
+        p += 4;
+      }
+      while (p < e && STR_CLASS[b[p]!] === 0) p++;
+      if (p >= e) return -1;
+      const c = b[p]!;
+      const cls = STR_CLASS[c]!;
+      if (cls === 1) {
+        this.strFlags = flags;
+        return p + 1;
+      }
+      if (cls === 2) {
+        flags |= Spell.Escaped;
+        const d = p + 1 < e ? b[p + 1]! : -1;
+        if (d === 0x75) {
+          if (p + 6 > e) return -1;
+          const h0 = HEX_VALUE[b[p + 2]!]!;
+          const h1 = HEX_VALUE[b[p + 3]!]!;
+          const h2 = HEX_VALUE[b[p + 4]!]!;
+          const h3 = HEX_VALUE[b[p + 5]!]!;
+          if ((h0 | h1 | h2 | h3) < 0) return -1;
+          const v = (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+          if (
+            (LOWER_HEX_VALUE[b[p + 2]!]! | LOWER_HEX_VALUE[b[p + 3]!]! | LOWER_HEX_VALUE[b[p + 4]!]! | LOWER_HEX_VALUE[b[p + 5]!]!) < 0 ||
+            (v >= 0x20 && v < 0x7f) ||
+            (v < 0x20 && hasShortEscape(v))
+          ) {
+            flags |= Spell.NotPython;
+          }
+          p += 6;
+          continue;
+        }
+        if (d < 0 || SHORT_ESCAPE_VALUE[d]! < 0) return -1;
+        if (d === 0x2f) flags |= Spell.NotPython;
+        p += 2;
+        continue;
+      }
+      if (cls === 3) return -1;
+      if (cls === 5) {
+        flags |= Spell.NotPython;
+        p++;
+        continue;
+      }
+      // UTF-8 sequence: validated as Python's strict decoder does
+      const n = utf8Length(b, p, e);
+      if (n < 0) return -1;
+      flags |= Spell.Utf8;
+      p += n;
+    }
+  }
+
+  /** A number or literal at p; returns its end or -1. */
+  private atom(p: number): number {
+    const b = this.b;
+    const e = this.e;
+    const c = b[p]!;
+    if (c === 0x74) return this.word(p, "true", Tok.Literal);
+    if (c === 0x66) return this.word(p, "false", Tok.Literal);
+    if (c === 0x6e) return this.word(p, "null", Tok.Literal);
+    if (c === 0x4e) return this.word(p, "NaN", Tok.NonFinite | Spell.NonFinite);
+    if (c === 0x49) return this.word(p, "Infinity", Tok.NonFinite | Spell.NonFinite);
+    if (c === MINUS && p + 1 < e && b[p + 1] === 0x49) return this.word(p, "-Infinity", Tok.NonFinite | Spell.NonFinite);
+    const start = p;
+    if (c === MINUS) p++;
+    let d = p < e ? b[p]! : -1;
+    if (d === 0x30) p++;
+    else if (d >= 0x31 && d <= 0x39) {
+      p++;
+      while (p < e && (d = b[p]!) >= 0x30 && d <= 0x39) p++;
+    } else return -1;
+    let isFloat = false;
+    if (p + 1 < e && b[p] === 0x2e && (d = b[p + 1]!) >= 0x30 && d <= 0x39) {
+      p += 2;
+      while (p < e && (d = b[p]!) >= 0x30 && d <= 0x39) p++;
+      isFloat = true;
+    }
+    if (p < e && (b[p] === 0x65 || b[p] === 0x45)) {
+      let q = p + 1;
+      if (q < e && (b[q] === 0x2b || b[q] === MINUS)) q++;
+      if (q < e && (d = b[q]!) >= 0x30 && d <= 0x39) {
+        p = q + 1;
+        while (p < e && (d = b[p]!) >= 0x30 && d <= 0x39) p++;
+        isFloat = true;
+      }
+    }
+    if (!isFloat) {
+      const digits = p - start - (b[start] === MINUS ? 1 : 0);
+      if (digits > MAX_INT_DIGITS) return -1;
+      const negZero = b[start] === MINUS && b[start + 1] === 0x30 && p === start + 2;
+      this.push(Tok.Int | (negZero ? Spell.NotPython : 0), start, p);
+      return p;
+    }
+    const quick = p - start > 32 ? -1 : fixedFloatIsRepr(b, start, p);
+    this.push(Tok.Float | (quick > 0 ? 0 : quick < 0 ? Spell.NotPython : Spell.FloatUndecided), start, p);
+    return p;
+  }
+
+  private word(p: number, w: string, kind: number): number {
+    const b = this.b;
+    if (p + w.length > this.e) return -1;
+    for (let i = 0; i < w.length; i++) if (b[p + i] !== w.charCodeAt(i)) return -1;
+    this.push(kind, p, p + w.length);
+    return p + w.length;
+  }
+
+}
+
+const scanner = new Scanner();
+
+/** The last float lexeme found to be a repr (rows repeat their floats). */
+let lastPythonFloat = "";
+
+/** True when the float lexeme b[s, e) is exactly Python's repr of its value. */
+export function isPythonFloat(b: Uint8Array, s: number, e: number): boolean {
+  if (e - s > 32) return false;
+  const quick = fixedFloatIsRepr(b, s, e);
+  if (quick !== 0) return quick > 0;
+  let text = "";
+  for (let i = s; i < e; i++) text += String.fromCharCode(b[i]!);
+  if (text === lastPythonFloat) return true;
+  if (floatRepr(Number(text)) !== text) return false;
+  lastPythonFloat = text;
+  return true;
+}
+
+/** Length of the valid UTF-8 sequence at p (Python's strict decoder: no overlongs, no surrogates, <= U+10FFFF), or -1. */
+function utf8Length(b: Uint8Array, p: number, e: number): number {
+  const c = b[p]!;
+  if (c < 0xc2) return -1;
+  if (c < 0xe0) return p + 1 < e && (b[p + 1]! & 0xc0) === 0x80 ? 2 : -1;
+  if (c < 0xf0) {
+    if (p + 2 >= e) return -1;
+    const c1 = b[p + 1]!;
+    if ((c1 & 0xc0) !== 0x80 || (b[p + 2]! & 0xc0) !== 0x80) return -1;
+    if (c === 0xe0 && c1 < 0xa0) return -1;
+    if (c === 0xed && c1 >= 0xa0) return -1;
+    return 3;
+  }
+  if (c < 0xf5) {
+    if (p + 3 >= e) return -1;
+    const c1 = b[p + 1]!;
+    if ((c1 & 0xc0) !== 0x80 || (b[p + 2]! & 0xc0) !== 0x80 || (b[p + 3]! & 0xc0) !== 0x80) return -1;
+    if (c === 0xf0 && c1 < 0x90) return -1;
+    if (c === 0xf4 && c1 >= 0x90) return -1;
+    return 4;
+  }
+  return -1;
+}
+
+/** Byte order of two spans (code-point order for UTF-8). */
+export function compareSpans(b: Uint8Array, a0: number, a1: number, c0: number, c1: number): number {
+  const la = a1 - a0;
+  const lc = c1 - c0;
+  const n = la < lc ? la : lc;
+  for (let i = 0; i < n; i++) {
+    const x = b[a0 + i]!;
+    const y = b[c0 + i]!;
+    if (x !== y) return x - y;
+  }
+  return la - lc;
+}
+
+/**
+ * Decide without conversion whether a fixed-notation float lexeme
+ * (`-?digits.digits`) is Python's repr: 1 yes, -1 no, 0 undecided (use the
+ * slow check). A decimal of at most 15 significant digits round-trips
+ * through a double and no shorter decimal maps to the same double (15 =
+ * DBL_DIG), so such a lexeme is the shortest repr exactly when it has no
+ * superfluous zeros and its exponent is in repr's fixed range [-4, 16).
+ */
+export function fixedFloatIsRepr(b: Uint8Array, s: number, e: number): number {
+  let p = s;
+  if (b[p] === MINUS) p++;
+  const intStart = p;
+  while (b[p]! >= 0x30 && b[p]! <= 0x39) p++;
+  const intEnd = p;
+  if (b[p] !== 0x2e) return 0; // exponent form: slow check
+  const fracStart = p + 1;
+  if (e - fracStart < 1) return 0;
+  for (let i = fracStart; i < e; i++) if (b[i]! < 0x30 || b[i]! > 0x39) return 0;
+  const intLen = intEnd - intStart;
+  if (intLen === 0 || (intLen > 1 && b[intStart] === 0x30)) return 0;
+  const intIsZero = intLen === 1 && b[intStart] === 0x30;
+  if (e - fracStart === 1 && b[fracStart] === 0x30) {
+    // X.0: an integral value; repr is fixed for magnitudes below 1e16
+    if (intLen > 16) return 0;
+    let lastNonZero = intEnd - 1;
+    while (lastNonZero > intStart && b[lastNonZero] === 0x30) lastNonZero--;
+    return lastNonZero - intStart + 1 <= 15 ? 1 : 0;
+  }
+  if (b[e - 1] === 0x30) return -1; // trailing zero in the fraction: never shortest
+  let sig: number;
+  if (intIsZero) {
+    let z = fracStart;
+    while (b[z] === 0x30) z++;
+    if (z - fracStart > 3) return 0; // below 1e-4: repr is scientific (slow check decides)
+    sig = e - z;
+  } else {
+    if (intLen > 16) return 0;
+    sig = intLen + (e - fracStart);
+  }
+  return sig <= 15 ? 1 : 0;
+}

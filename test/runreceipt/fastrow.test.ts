@@ -1,0 +1,85 @@
+/**
+ * The run receipt's fast row reader (src/runreceipt/fastrow.ts, a consumer
+ * of the codec's row index) against the exact path: whenever it takes a
+ * row, the row is in the canonical spelling and every field it hands out
+ * equals what the parsed row gives; it takes every canonical row without
+ * NaN, Infinity, an escaped key or `hash_profile`.
+ */
+import { expect, test } from "bun:test";
+import { canonical, isPyObject, parse, PyNum, type PyValue } from "../../src/pyjson/index.ts";
+import { canonicalRow } from "../../src/runreceipt/fastrow.ts";
+import { Gen } from "../pyjson/gen.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const ENVELOPE = ["elapsed_s", "event_hash", "index", "payload_hash", "prev_hash", "ts"];
+
+/** Every key in the tree is spelled without an escape (an escaped key's order is not its bytes': those rows go to the exact path). */
+function plainKeys(v: PyValue): boolean {
+  if (isPyObject(v)) return [...v].every(([k, x]) => !canonical(k).includes("\\") && plainKeys(x));
+  if (Array.isArray(v)) return v.every(plainKeys);
+  return true;
+}
+
+function rows(seed: number, n: number): string[] {
+  const g = new Gen(seed);
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    let v: PyValue;
+    try {
+      v = parse(dec.decode(enc.encode(g.objectText(0, 1))));
+    } catch {
+      continue;
+    }
+    if (!isPyObject(v)) continue;
+    if (g.chance(0.8)) v.set("event", g.pick(["tool_call", "agent_spawned", "x\\y", "é"]));
+    if (g.chance(0.9)) v.set("prev_hash", "0".repeat(64));
+    if (g.chance(0.9)) v.set("event_hash", "a".repeat(64));
+    if (g.chance(0.3)) v.set("ts", new PyNum("1.5", true));
+    if (g.chance(0.3)) v.set("endpoint_url", g.pick<PyValue>(["http://x", 'q"', new PyNum("3", false)]));
+    if (g.chance(0.05)) v.set("hash_profile", "p");
+    const text = canonical(v);
+    out.push(text, g.chance(0.5) ? text.replace(":", ": ") : text + "]");
+  }
+  return out;
+}
+
+test("every row it takes gives the exact path's fields", () => {
+  const bad: unknown[] = [];
+  let taken = 0;
+  for (const text of rows(31001, 3000)) {
+    const b = enc.encode(text);
+    const r = canonicalRow(b);
+    let v: PyValue | null = null;
+    const end = text.endsWith("]") ? text.length - 1 : text.length;
+    try {
+      v = parse(text.slice(0, end));
+    } catch {}
+    const isCanonical = v !== null && isPyObject(v) && canonical(v) === text.slice(0, end) && !/NaN|Infinity/.test(text);
+    const plain = (k: string) => typeof (v as Map<string, PyValue>).get(k) === "string" && !canonical((v as Map<string, PyValue>).get(k)!).includes("\\");
+    const takeable = isCanonical && plainKeys(v!) && !(v as Map<string, PyValue>).has("hash_profile") && plain("event") && plain("prev_hash") && plain("event_hash");
+    if (r === null) {
+      if (takeable) bad.push({ text, why: "declined a canonical row" });
+      continue;
+    }
+    taken++;
+    if (!takeable) {
+      bad.push({ text, why: "took a row it must not" });
+      continue;
+    }
+    const row = v as Map<string, PyValue>;
+    const payload = new Map([...row].filter(([k]) => !ENVELOPE.includes(k)));
+    const want = { eventType: row.get("event"), prevHash: row.get("prev_hash"), eventHash: row.get("event_hash"), payload: canonical(payload), end };
+    const got = { eventType: r.eventType, prevHash: r.prevHash, eventHash: r.eventHash, payload: r.payload, end: r.end };
+    if (JSON.stringify(got) !== JSON.stringify(want)) bad.push({ text, got, want });
+    for (const [k, val] of row) {
+      if (!k.startsWith("endpoint_")) continue;
+      const e = r.endpoint.get(k);
+      const expected = typeof val !== "string" ? null : canonical(val).includes("\\") ? undefined : val;
+      if (e !== expected) bad.push({ text, key: k, e, expected });
+    }
+    if (bad.length > 5) break;
+  }
+  expect(bad).toEqual([]);
+  expect(taken).toBeGreaterThan(50);
+}, 60_000);
