@@ -47,6 +47,7 @@ import { appendAgentStep, finalizeTrace } from "./records.ts";
 import { branchChangedFiles, changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
 import { commitWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, removeWorktree, worktreesRoot, type GitRepo, type MergeResult, type Worktree } from "./worktree.ts";
 import { Wakeup } from "./wakeup.ts";
+import { LiveAgent, removeLeftoverAgentDirs } from "./live-stream.ts";
 
 /** Task store meta key prefix of a task's declared work-tree check. */
 const VERIFY_META = "verify:";
@@ -129,6 +130,8 @@ interface RunningAgent {
   agentConfig: AgentConfig;
   /** The resume point this attempt continues (the same CLI session), or null for a fresh attempt. */
   resumed: ResumePoint | null;
+  /** Its stream read as it arrives: tool calls journaled live, live.json for `status --watch`. */
+  live: LiveAgent;
 }
 
 /**
@@ -441,6 +444,10 @@ export class Orchestrator {
       this.spent = st?.cost_spent ?? 0;
       await this.requeueOrphanedTasks();
     }
+    // The folders (stream file, prompt, CLI homes) of agents no run owns go, once a killed
+    // attempt's stream has been read for its resume point (requeueOrphanedTasks).
+    const leftovers = removeLeftoverAgentDirs(this.o.sddDir);
+    if (leftovers.length) this.o.report(`removed the runtime folders of ${leftovers.length} agent(s) no run owns: ${leftovers.join(", ")}`);
     await this.store.setMeta("run_id", this.runId);
     await this.store.setMeta("goal", this.goal);
 
@@ -882,6 +889,20 @@ export class Orchestrator {
       });
       this.tryWrite(() => trace.writeSpawn(), "trace");
 
+      const live = new LiveAgent({
+        sddDir: this.o.sddDir,
+        runId: this.runId,
+        agentId,
+        taskId: task.id,
+        taskTitle: task.title,
+        role: task.role,
+        model,
+        effort,
+        adapter: adapter.name,
+        parse: (stdout) => adapter.parseOutput(stdout),
+        prices: this.config.models.prices,
+        warn: this.o.warn,
+      });
       const attempt = new Attempt({
         task,
         agentId,
@@ -897,12 +918,13 @@ export class Orchestrator {
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
         prices: this.config.models.prices,
+        onStdout: live.onStdout,
         verify,
         // `verify: changed` compares the attempt's own tree before and after: its worktree under isolation
         treeBefore: worktree && verify === "changed" ? snapshotWorkdir(workdir) : treeBefore,
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, worktree, seq: ++this.claimSeq, adapter, agentConfig, resumed };
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, worktree, seq: ++this.claimSeq, adapter, agentConfig, resumed, live };
       this.running.set(agentId, agent);
       // A stop that signalled the agents while this one was being claimed covers it too.
       if (this.signalledGraceMs !== null) attempt.kill(this.signalledGraceMs);
@@ -930,6 +952,8 @@ export class Orchestrator {
 
   private async reap({ agent, result }: { agent: RunningAgent; result: AttemptResult }): Promise<void> {
     this.running.delete(agent.agentId);
+    // Before the step journal is written: no live row may come after the reaper's rows.
+    agent.live.close();
     this.writeAgents();
     const task = agent.task;
     this.spent += result.costUsd;
@@ -980,6 +1004,7 @@ export class Orchestrator {
           prompt: agent.prompt,
           result,
           summary,
+          toolCallsJournaled: agent.live.toolCallsJournaled,
         }),
       "step journal",
     );
