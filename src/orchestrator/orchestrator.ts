@@ -249,7 +249,10 @@ export class Orchestrator {
     this.graceS = this.o.graceS ?? this.config.stop_grace_s;
     this.budget = this.o.budgetUsd !== undefined ? this.o.budgetUsd : this.config.budget_usd;
     this.gates = gatesOf(this.config);
-    this.verifyDefault = defaultVerifyMode(verifyModeOf(this.config), this.config.agent.permission_mode, isGitWorkTree(this.o.workdir));
+    // `verify: changed` by default where git can see the project's changes: as for isolation, a
+    // folder the repository ignores (a scratch workspace in a checkout) is outside git.
+    const repo = isGitWorkTree(this.o.workdir) ? findRepo(this.o.workdir) : null;
+    this.verifyDefault = defaultVerifyMode(verifyModeOf(this.config), this.config.agent.permission_mode, repo !== null && (repo.inHead || !repo.hasHead));
     this.resumeAgents = this.config.resume_agents && !this.o.freshAgents;
     // Every adapter the run may need is checked before anything starts: the default and each role's.
     this.adapterFor(DEFAULT_ROLE).adapter.check(this.o.workdir);
