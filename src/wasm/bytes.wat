@@ -112,33 +112,37 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $byte))))
 
-  ;; Skip whole 8-byte words of plain string bytes (printable ASCII but the
-  ;; quote and the backslash), SWAR style; returns the start of the first
-  ;; word holding any other byte. Each test is exact for "any byte of the
-  ;; word": a borrow or carry only crosses out of a byte that is itself
-  ;; special. A line's terminator is special, so this never passes it.
+  ;; Skip plain string bytes (printable ASCII but the quote and the
+  ;; backslash), eight at a time, SWAR style; returns the first other byte.
+  ;; A borrow or carry only crosses out of a byte that is itself special,
+  ;; into a higher one, so every byte below the first special one tests
+  ;; clean and that one is flagged: the lowest flag (ctz) is its position,
+  ;; with no byte loop after the word loop. A line's terminator is special,
+  ;; so this never passes it.
   (func $plainWords (param $p i32) (result i32)
-    (local $x i64) (local $q i64) (local $bs i64)
+    (local $x i64) (local $q i64) (local $bs i64) (local $m i64)
     (loop $word
       (local.set $x (i64.load (local.get $p)))
       (local.set $q (i64.xor (local.get $x) (i64.const 0x2222222222222222)))
       (local.set $bs (i64.xor (local.get $x) (i64.const 0x5c5c5c5c5c5c5c5c)))
-      (if (i64.eqz
-            (i64.and
-              (i64.or
-                (i64.or
-                  ;; a byte below 0x20
-                  (i64.and (i64.sub (local.get $x) (i64.const 0x2020202020202020)) (i64.xor (local.get $x) (i64.const -1)))
-                  ;; a byte of 0x7f or above
-                  (i64.or (i64.add (local.get $x) (i64.const 0x0101010101010101)) (local.get $x)))
-                (i64.or
-                  ;; a quote
-                  (i64.and (i64.sub (local.get $q) (i64.const 0x0101010101010101)) (i64.xor (local.get $q) (i64.const -1)))
-                  ;; a backslash
-                  (i64.and (i64.sub (local.get $bs) (i64.const 0x0101010101010101)) (i64.xor (local.get $bs) (i64.const -1)))))
-              (i64.const 0x8080808080808080)))
+      (local.set $m
+        (i64.and
+          (i64.or
+            (i64.or
+              ;; a byte below 0x20
+              (i64.and (i64.sub (local.get $x) (i64.const 0x2020202020202020)) (i64.xor (local.get $x) (i64.const -1)))
+              ;; a byte of 0x7f or above
+              (i64.or (i64.add (local.get $x) (i64.const 0x0101010101010101)) (local.get $x)))
+            (i64.or
+              ;; a quote
+              (i64.and (i64.sub (local.get $q) (i64.const 0x0101010101010101)) (i64.xor (local.get $q) (i64.const -1)))
+              ;; a backslash
+              (i64.and (i64.sub (local.get $bs) (i64.const 0x0101010101010101)) (i64.xor (local.get $bs) (i64.const -1)))))
+          (i64.const 0x8080808080808080)))
+      (if (i64.eqz (local.get $m))
         (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
-    (local.get $p))
+    ;; little-endian loads: the lowest flag is the first byte
+    (i32.add (local.get $p) (i32.wrap_i64 (i64.shr_u (i64.ctz (local.get $m)) (i64.const 3)))))
 
   ;; A string of plain bytes only (keys, no escapes), from its first content
   ;; byte: the index of its closing quote, or -1.
