@@ -27,6 +27,23 @@ export function parseThreads(raw: unknown): number | undefined {
   return Number(t);
 }
 
+/** The largest `--max-row-bytes` taken: a row is held whole in memory (about twice its size) while it is hashed. */
+const MAX_ROW_LIMIT = 4 * 1024 ** 3;
+
+/**
+ * Parse `--max-row-bytes N`: bytes, or with a K, M or G suffix (powers of
+ * 1024), from 1 KiB to 4 GiB (undefined: the verify default, 256 MiB).
+ */
+export function parseMaxRowBytes(raw: unknown): number | undefined {
+  if (raw === undefined || raw === null || raw === false) return undefined;
+  const m = /^([0-9]+)([KMG]?)(?:i?B)?$/i.exec(String(raw).trim());
+  const n = m ? Number(m[1]) * 1024 ** " KMG".indexOf((m[2] || " ").toUpperCase()) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1024 || n > MAX_ROW_LIMIT) {
+    throw new UsageError(`--max-row-bytes must be a size from 1K to 4G (bytes, or with a K, M or G suffix), got ${JSON.stringify(String(raw))}`, "invalid_row_limit", { value: String(raw) });
+  }
+  return n;
+}
+
 /** Under BERNSTEIN_VERIFY_STATS=1 (writeVerifyStats): which path verified how many rows, and the thread count. */
 export async function reportVerifyStats(r: FastVerifyResult): Promise<void> {
   const p = r.rows_by_path;

@@ -25,6 +25,8 @@ export interface JournalVerdictSpec<H extends SignedHeads, S extends SpineJudgem
   seal: JournalSeal | null;
   threads: number | undefined;
   linksOnly: boolean;
+  /** `--max-row-bytes`: the longest row verified (undefined: the verify default, 256 MiB). */
+  maxRowBytes?: number;
   /** `--allow-empty`: verify an empty journal as 0 events instead of refusing it. */
   allowEmpty?: boolean;
   /** Build these Merkle subtrees in the verify pass (the signed tree heads then need no second pass). */
@@ -52,6 +54,7 @@ export async function journalVerdict<H extends SignedHeads = SignedHeads, S exte
       seal: spec.seal,
       threads: spec.threads,
       linksOnly: spec.linksOnly,
+      maxRowBytes: spec.maxRowBytes,
       allowEmpty: spec.allowEmpty,
       tree: spec.tree,
       onProgress: progress.onProgress,

@@ -107,6 +107,7 @@ export const ERROR_CATALOGUE = {
   invalid_run_id: [2, "a run id outside ^[A-Za-z0-9_.-]{1,64}$ or outside .sdd"],
   invalid_task_id: [2, "a task id outside ^[A-Za-z0-9_.-]{1,64}$"],
   invalid_threads: [2, "--threads outside 1..the maximum"],
+  invalid_row_limit: [2, "a --max-row-bytes that is not a size from 1K to 4G"],
   isolation_unavailable: [2, "`isolation: worktree` in bernstein.yaml, but the project folder is not in a git work tree with a commit"],
   journal_closed: [2, "an append to a run journal after it was closed"],
   journal_corrupt: [2, "a journal with unreadable lines in the middle: refused for resuming"],

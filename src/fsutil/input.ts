@@ -42,6 +42,12 @@ export function isStdinPath(path: string): boolean {
  * kilobytes, rarely a megabyte) and keeps the worst case under ~1 GB.
  */
 export const MAX_ROW_BYTES = 16 * 1024 * 1024;
+/**
+ * The longest row `journal verify` (and every verify: replay --verify, seal,
+ * CI) takes by default: verify hashes a row from its bytes, so a row costs
+ * about twice its size in memory, not a tree of values (`--max-row-bytes`).
+ */
+export const VERIFY_MAX_ROW_BYTES = 256 * 1024 * 1024;
 
 /** `row_too_large` for the 1-based line `line` of `path`. */
 export function rowTooLarge(path: string, line: number, limit = MAX_ROW_BYTES): InputError {

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { InputError } from "../errors/index.ts";
-import { isStdinPath } from "../fsutil/input.ts";
+import { isStdinPath, VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { isRemotePath } from "../storage/ref.ts";
 import type { JournalVerifyResult } from "./model.ts";
 import { readJournalSync, type JournalRow } from "./reader.ts";
@@ -31,9 +31,9 @@ export function isRunJournalRow(row: JournalRow): boolean {
  * first run-journal row: a journal costs one row, anything else is read to
  * its end (row_too_large still refuses an overlong line).
  */
-export function runJournalContent(path: string): JournalContent {
+export function runJournalContent(path: string, maxRowBytes?: number): JournalContent {
   let lines = false;
-  for (const item of readJournalSync(path)) {
+  for (const item of readJournalSync(path, maxRowBytes === undefined ? {} : { maxLineBytes: maxRowBytes })) {
     if (item.kind === "row" && isRunJournalRow(item.row)) return "journal";
     lines = true;
   }
@@ -78,10 +78,11 @@ export function refuseContent(content: JournalContent, input: string, o: Content
  * the break stands (never ok). A missing file (a verdict against a seal)
  * is not judged here.
  */
-export function verdictContent(r: JournalVerifyResult, path: string): JournalContent {
+/** What a verify's verdict says the input is; a re-read takes rows up to the verify's own limit. */
+export function verdictContent(r: JournalVerifyResult, path: string, maxRowBytes = VERIFY_MAX_ROW_BYTES): JournalContent {
   const stdin = isStdinPath(path);
   if (!stdin && !isRemotePath(path) && !existsSync(path)) return "journal";
   if (r.count === 0) return r.discarded_line_indices.length === 0 ? "empty" : "foreign";
-  if (r.divergent_index === 0 && !stdin) return runJournalContent(path);
+  if (r.divergent_index === 0 && !stdin) return runJournalContent(path, maxRowBytes);
   return "journal";
 }

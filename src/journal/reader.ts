@@ -33,14 +33,14 @@ export type LineVerdict =
 const BLANK: LineVerdict = { kind: "blank" };
 const UNDECODABLE: LineVerdict = { kind: "discarded", reason: "undecodable bytes (not valid UTF-8)" };
 const NON_OBJECT: LineVerdict = { kind: "discarded", reason: "non-object row" };
-const OVERLONG: LineVerdict = { kind: "discarded", reason: `line longer than ${MAX_LINE_BYTES} bytes (not read)` };
-
-/** Classify one physical line (content bytes without the terminator). */
-export function classifyLine(bytes: Uint8Array): LineVerdict {
+/**
+ * Classify one physical line (content bytes without the terminator). A line
+ * over `maxBytes` (the reader's row limit: the readers refuse such a line
+ * before it gets here) is discarded unread, never parsed.
+ */
+export function classifyLine(bytes: Uint8Array, maxBytes = MAX_LINE_BYTES): LineVerdict {
   if (bytes.length === 0) return BLANK;
-  // Bounded memory: a line past the limit is refused unread (physicalLines
-  // hands over only its first MAX_LINE_BYTES + 1 bytes).
-  if (bytes.length > MAX_LINE_BYTES) return { ...OVERLONG };
+  if (bytes.length > maxBytes) return { kind: "discarded", reason: `line longer than ${maxBytes} bytes (not read)` };
   const v = loadsLine(bytes);
   if (v.kind === "blank") return BLANK;
   if (v.kind === "undecodable") return { ...UNDECODABLE };
@@ -53,7 +53,7 @@ export function classifyLine(bytes: Uint8Array): LineVerdict {
 /** Synchronous core of `readJournal` (blank lines skipped). */
 export function* readJournalSync(path: string, opts: LineReadOptions = {}): Generator<ReadItem> {
   for (const line of physicalLines(path, opts)) {
-    const v = classifyLine(line.bytes);
+    const v = classifyLine(line.bytes, opts.maxLineBytes);
     if (v.kind === "blank") continue;
     if (v.kind === "row") yield { kind: "row", line: line.index, row: v.row, offset: line.start };
     else yield { kind: "discarded", line: line.index, reason: v.reason, offset: line.start };

@@ -65,8 +65,8 @@ export async function verifyRunJournal<H extends SignedHeads = SignedHeads, S ex
   path: string,
   o: RunJournalVerifyOptions<H, S>,
 ): Promise<RunJournalVerdict<H, S>> {
-  const result = await verifyJournal(path, { seal: o.seal, threads: o.threads, linksOnly: o.linksOnly, onProgress: o.onProgress, tree: o.tree });
-  refuseContent(verdictContent(result, path), o.input ?? path, { allowEmpty: o.allowEmpty });
+  const result = await verifyJournal(path, { seal: o.seal, threads: o.threads, linksOnly: o.linksOnly, onProgress: o.onProgress, tree: o.tree, maxRowBytes: o.maxRowBytes });
+  refuseContent(verdictContent(result, path, o.maxRowBytes), o.input ?? path, { allowEmpty: o.allowEmpty });
   await o.afterChain?.(result);
   const checks: VerdictChecks<H, S> = { signedHeads: null, spine: null, gate: null };
   if (o.signedHeads) {

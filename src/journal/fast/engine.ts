@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { inputSize, isStdinPath, type OpenInput } from "../../fsutil/input.ts";
+import { inputSize, isStdinPath, VERIFY_MAX_ROW_BYTES, type OpenInput } from "../../fsutil/input.ts";
 import { remoteSizeAsync } from "../../storage/input.ts";
 import { isRemotePath } from "../../storage/ref.ts";
 import { chainVerdict } from "../verdict.ts";
@@ -100,10 +100,19 @@ function bytesRead(results: readonly RangeResult[]): number {
  * (no size to split, no second pass), with the same per-row code and
  * stitch as a file, so the verdict is the file's byte for byte.
  */
+/**
+ * The longest row verify takes: a row is hashed from its bytes (never a
+ * tree of values), so memory stays near twice the row, and a row Python
+ * wrote with a 20 MB tool result still verifies.
+ */
+function rowLimitOf(opts: FastVerifyOptions): number {
+  return opts.maxRowBytes ?? VERIFY_MAX_ROW_BYTES;
+}
+
 function verifyStream(path: string, opts: FastVerifyOptions, base: { mode: VerifyMode; payloads_checked: boolean }): FastVerifyResult {
   const linksOnly = base.mode === "links-only";
   const r = new RangeVerifier().run(
-    { path, start: 0, end: Number.MAX_SAFE_INTEGER, isLast: true, baseIndex: 0, linksOnly, chunkSize: opts.chunkSize, tree: opts.tree?.spec ?? null },
+    { path, start: 0, end: Number.MAX_SAFE_INTEGER, isLast: true, baseIndex: 0, linksOnly, chunkSize: opts.chunkSize, tree: opts.tree?.spec ?? null, maxRowBytes: rowLimitOf(opts) },
     opts.onProgress ? (done) => opts.onProgress!(done, done) : undefined,
   );
   const results = [r];
@@ -157,7 +166,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   opts.afterSnapshot?.(snapshot);
   progress.start(exec);
   try {
-    let results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress, opts.tree?.spec ?? null);
+    let results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress, opts.tree?.spec ?? null, rowLimitOf(opts));
     let end = snapshot;
     let grewBy = Math.max(0, (fileSize(path) ?? 0) - snapshot);
     const last = results[results.length - 1];
@@ -172,7 +181,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
         again.close();
       }
       progress.reset(end);
-      results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress, opts.tree?.spec ?? null);
+      results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress, opts.tree?.spec ?? null, rowLimitOf(opts));
       grewBy = Math.max(0, (fileSize(path) ?? 0) - end);
     }
     const verdict = stitch({ path, exists: true, results, seal: opts.seal });
@@ -253,6 +262,7 @@ async function runRanges(
   chunkSize: number | undefined,
   progress: ProgressTracker,
   tree: TreeSpec | null,
+  maxRowBytes: number,
 ): Promise<RangeResult[]> {
   const n = bounds.length - 1;
   const task = (k: number, baseIndex: number, guessBase: boolean): RangeTask => ({
@@ -265,6 +275,7 @@ async function runRanges(
     linksOnly,
     chunkSize,
     tree,
+    maxRowBytes,
   });
   // Links-only never hashes an index: no guess needed.
   const results = await exec.runAll(Array.from({ length: n }, (_, k) => task(k, 0, k > 0 && !linksOnly)));

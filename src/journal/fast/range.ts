@@ -49,6 +49,8 @@ export interface RangeTask {
   chunkSize?: number;
   /** Also build the range's Merkle subtrees over the rows it verifies (a checkpoint's or proof's one pass). */
   tree?: TreeSpec | null;
+  /** Longest row taken (default MAX_LINE_BYTES); a longer line refuses the input (`row_too_large`). */
+  maxRowBytes?: number;
 }
 
 /** The range's first usable row, re-checked against the real chain head at the stitch. */
@@ -92,6 +94,8 @@ export interface RangeResult {
   discarded: number[];
   /** The physical line (within the range) longer than MAX_LINE_BYTES, where the range stopped reading; the input is then `row_too_large`. */
   overlong: number[];
+  /** The row limit the range read with (what `row_too_large` names). */
+  rowLimit: number;
   /** Bytes of the input this range read (for a stream: all of it). */
   bytesRead: number;
   first: FirstRow | null;
@@ -270,6 +274,7 @@ export class RangeVerifier {
       physLines: this.lineNo,
       discarded: this.discarded,
       overlong: this.overlong,
+      rowLimit: this.task.maxRowBytes ?? MAX_LINE_BYTES,
       first: this.first,
       lastHash: this.failure ? null : this.rows === 0 ? "" : this.lastHashString(),
       failure: this.failure,
@@ -301,13 +306,14 @@ export class RangeVerifier {
   /**
    * A physical line longer than the read area, starting at file offset
    * `start`: assembled like the exact reader does (reading stops once it
-   * passes MAX_LINE_BYTES: the input is then refused as `row_too_large`),
+   * passes the task's row limit: the input is then refused as `row_too_large`),
    * classified on the exact path. Returns the offset just past its terminator.
    */
   private longLine(input: OpenInput, start: number): number {
     const b = this.mem;
     const cap = this.readCap;
-    const keep = MAX_LINE_BYTES + 1;
+    const limit = this.task.maxRowBytes ?? MAX_LINE_BYTES;
+    const keep = limit + 1;
     const parts: Uint8Array[] = [];
     let kept = 0;
     let pos = start;
@@ -330,7 +336,7 @@ export class RangeVerifier {
       const piece = b.slice(0, Math.min(contentEnd, keep - kept));
       parts.push(piece);
       kept += piece.length;
-      if (kept > MAX_LINE_BYTES) {
+      if (kept > limit) {
         // Too long to be a row: stop here, the input is refused (refuseOverlong).
         this.overlong.push(this.lineNo++);
         return pos + n;
@@ -487,7 +493,7 @@ export class RangeVerifier {
   }
 
   private classifyExact(bytes: Uint8Array, lineNo: number): void {
-    const v = classifyLine(bytes);
+    const v = classifyLine(bytes, this.task.maxRowBytes ?? MAX_LINE_BYTES);
     if (v.kind === "blank") return;
     if (this.failure !== null) {
       if (v.kind === "row") this.rows++;

@@ -88,14 +88,14 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
 }
 
 /**
- * As the exact reader: a line over MAX_LINE_BYTES anywhere refuses the
+ * As the exact reader: a line over the row limit anywhere refuses the
  * whole input (`row_too_large`), named by its 1-based line number — the
  * first such line in file order, whichever thread found it first.
  */
 export function refuseOverlong(path: string, results: readonly RangeResult[]): void {
   let lineBase = 0;
   for (const r of results) {
-    if (r.overlong.length > 0) throw rowTooLarge(path, lineBase + r.overlong[0]! + 1, MAX_LINE_BYTES);
+    if (r.overlong.length > 0) throw rowTooLarge(path, lineBase + r.overlong[0]! + 1, r.rowLimit);
     lineBase += r.physLines;
   }
 }

@@ -228,10 +228,11 @@ describe("row limit (16 MiB): a longer row is refused up front, never parsed", (
     mkdirSync(runDir, { recursive: true });
     writeFileSync(join(runDir, "journal.jsonl"), Buffer.concat([Buffer.from("\n"), row]));
     writeFileSync(join(cwd, "event.jsonl"), Buffer.concat([Buffer.from('{"event": "ok"}\n'), Buffer.from('{"event": "big", "data": ['), Buffer.from("1.5, ".repeat(6 * MIB)), Buffer.from("1.5]}\n")]));
+    // verify takes rows up to 256 MiB by default (issue 30); --max-row-bytes 16M is the old limit
     const cases: [string[], string | undefined, number][] = [
-      [["journal", "verify", join(runDir, "journal.jsonl")], undefined, 2],
-      [["journal", "verify", "big", "--threads", "2"], undefined, 2],
-      [["journal", "verify", "-"], join(runDir, "journal.jsonl"), 2],
+      [["journal", "verify", join(runDir, "journal.jsonl"), "--max-row-bytes", "16M"], undefined, 2],
+      [["journal", "verify", "big", "--threads", "2", "--max-row-bytes", "16M"], undefined, 2],
+      [["journal", "verify", "-", "--max-row-bytes", "16M"], join(runDir, "journal.jsonl"), 2],
       [["replay", "big"], undefined, 2],
       [["replay", "big", "--from-step", "1"], undefined, 2],
       [["journal", "record", "rec"], join(cwd, "event.jsonl"), 2],
@@ -243,6 +244,11 @@ describe("row limit (16 MiB): a longer row is refused up front, never parsed", (
       expect(json.detail).toContain(`line ${line} `);
       // Refused while reading: far below the 64 MB + 3 x row bound (the row itself is never held whole).
       if (r.kb !== null) expect({ args, kb: r.kb < 200_000 }).toEqual({ args, kb: true });
+    }
+    // Under the default limit the row is read and judged as Python judges it: its hashes are wrong.
+    for (const [args, stdin] of [[["journal", "verify", "big"], undefined], [["journal", "verify", "-"], join(runDir, "journal.jsonl")]] as const) {
+      const r = await peakKb([...args], cwd, stdin);
+      expect({ args, code: r.code, error: JSON.parse(r.stdout).error }).toEqual({ args, code: 1, error: "chain_broken" });
     }
     // All or nothing: the refused batch recorded nothing.
     expect(existsSync(join(cwd, ".sdd", "runs", "rec", "journal.jsonl")) ? statSync(join(cwd, ".sdd", "runs", "rec", "journal.jsonl")).size : 0).toBe(0);

@@ -5,7 +5,7 @@ import { readSealFile } from "../../../journal/seal.ts";
 import type { FastVerifyResult, JournalSeal } from "../../../journal/model.ts";
 import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
-import { fastVerifyNotes, parseThreads, unauthenticatedLine } from "../../fast-verify.ts";
+import { fastVerifyNotes, parseMaxRowBytes, parseThreads, unauthenticatedLine } from "../../fast-verify.ts";
 import { ciArgs, ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
@@ -24,7 +24,7 @@ import { MAX_REMOTE_THREADS } from "../../../journal/fast/engine.ts";
 import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 
 const USAGE =
-  "usage: bernstein journal verify <FILE|RUN_ID|-|s3://BUCKET/KEY|https://URL>... [--seal FILE] [--s3-endpoint URL] [--s3-region REGION] [--s3-deadline S] [--s3-min-rate RATE/WINDOW] [--sdd-dir DIR] [--threads N] [--links-only] [--allow-empty] [--format text|github] [--junit FILE]";
+  "usage: bernstein journal verify <FILE|RUN_ID|-|s3://BUCKET/KEY|https://URL>... [--seal FILE] [--s3-endpoint URL] [--s3-region REGION] [--s3-deadline S] [--s3-min-rate RATE/WINDOW] [--sdd-dir DIR] [--threads N] [--links-only] [--max-row-bytes SIZE] [--allow-empty] [--format text|github] [--junit FILE]";
 
 function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath: string | null): string[] {
   const identity =
@@ -66,6 +66,10 @@ export default defineCliCommand({
       type: "boolean",
       description: "Check only prev_hash links and hash format, without re-hashing payloads (a quick pass)",
     },
+    "max-row-bytes": {
+      type: "string",
+      description: "Longest row verified: bytes, or with a K, M or G suffix (default 256M; a row costs about twice its size in memory); a longer line is row_too_large (exit 3)",
+    },
     since: { type: "string", description: "An older seal.note or checkpoint: prove the journal only grew from it (consistency: extends | forked | truncated)" },
     remember: { type: "boolean", description: "Keep the signed tree head as the last verified one of its origin; refuse one not consistent with it" },
     ...allowEmptyArgs,
@@ -81,6 +85,7 @@ export default defineCliCommand({
     }
     const mode = ciModeOf(args, json);
     const threads = parseThreads(args.threads);
+    const maxRowBytes = parseMaxRowBytes(args["max-row-bytes"]);
     applyStorageFlags(args);
     const notes: NoteArgs = {
       since: args.since,
@@ -92,7 +97,7 @@ export default defineCliCommand({
     if ((notes.since || notes.remember) && words.length > 1) {
       throw new UsageError("--since and --remember name one journal's tree heads", "flag_not_applicable", { flags: ["--since", "--remember"] });
     }
-    const reports = await verifyEach("journal", words, (word) => verifyOne(word, args, threads, json, notes), mode.stdinName);
+    const reports = await verifyEach("journal", words, (word) => verifyOne(word, { ...args, maxRowBytes }, threads, json, notes), mode.stdinName);
     return finishVerify(reports, { command: "journal verify", json, mode });
   },
 });
@@ -111,6 +116,7 @@ interface VerifyArgs {
   "sdd-dir"?: string;
   "links-only"?: boolean;
   "allow-empty"?: boolean;
+  maxRowBytes?: number;
 }
 
 /** One journal's verdict (a run id picks up its seal.json); missing or unreadable input throws. */
@@ -158,6 +164,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       seal,
       threads,
       linksOnly: Boolean(args["links-only"]),
+      maxRowBytes: args.maxRowBytes,
       allowEmpty: Boolean(args["allow-empty"]),
       tree,
       // Best effort, as in Python: a read-only location must not turn a verdict into an error.
