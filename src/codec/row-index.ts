@@ -100,43 +100,59 @@ const MAX_INT_DIGITS = 4300;
  */
 export class KeyTable {
   readonly names: readonly string[];
-  private readonly bytes: Uint8Array[];
+  readonly size: number;
+  /** The names' bytes back to back; name id's at [off[id], off[id] + len[id]). */
+  private readonly flat: Uint8Array;
+  private readonly off: Int32Array;
+  private readonly len: Int32Array;
   /** Open-addressed ids by (length, first byte, last byte); 0 = empty slot. */
   private readonly table = new Int32Array(PROBE_SLOTS);
 
   constructor(names: readonly string[]) {
     if (names.length >= PROBE_SLOTS / 2) throw new Error("KeyTable: too many names");
     this.names = names;
+    this.size = names.length;
     const enc = new TextEncoder();
-    this.bytes = names.map((n) => enc.encode(n));
-    this.bytes.forEach((k, i) => {
+    const bytes = names.map((n) => enc.encode(n));
+    this.flat = new Uint8Array(bytes.reduce((n, k) => n + k.length, 0));
+    this.off = new Int32Array(names.length + 1);
+    this.len = new Int32Array(names.length + 1);
+    let o = 0;
+    bytes.forEach((k, i) => {
+      this.flat.set(k, o);
+      this.off[i + 1] = o;
+      this.len[i + 1] = k.length;
+      o += k.length;
       let h = probeKey(k, 0, k.length);
       while (this.table[h] !== 0) h = (h + 1) & (PROBE_SLOTS - 1);
       this.table[h] = i + 1;
     });
   }
 
-  get size(): number {
-    return this.names.length;
-  }
-
   /** The id of the key bytes b[s, e) (without quotes), or 0. */
   idOf(b: Uint8Array, s: number, e: number): number {
     const n = e - s;
-    for (let h = probeKey(b, s, e); ; h = (h + 1) & (PROBE_SLOTS - 1)) {
-      const id = this.table[h]!;
+    if (n === 0) return 0;
+    const table = this.table;
+    const len = this.len;
+    for (let h = (n * 31 + b[s]! * 7 + b[e - 1]!) & (PROBE_SLOTS - 1); ; h = (h + 1) & (PROBE_SLOTS - 1)) {
+      const id = table[h]!;
       if (id === 0) return 0;
-      const k = this.bytes[id - 1]!;
-      if (k.length !== n) continue;
-      let i = 0;
-      while (i < n && b[s + i] === k[i]) i++;
-      if (i === n) return id;
+      if (len[id] !== n) continue;
+      const flat = this.flat;
+      let o = this.off[id]!;
+      let i = s;
+      while (i < e && b[i] === flat[o]) {
+        i++;
+        o++;
+      }
+      if (i === e) return id;
     }
   }
 
   /** The bytes of the key with this id. */
   bytesOf(id: number): Uint8Array {
-    return this.bytes[id - 1]!;
+    return this.flat.subarray(this.off[id]!, this.off[id]! + this.len[id]!);
   }
 }
 
@@ -288,6 +304,13 @@ function skipAnyWs(b: Uint8Array, p: number, e: number): number {
     p++;
   }
   return p;
+}
+
+/** The high bit of every byte of the little-endian word x that is not a plain string byte (< 0x20, >= 0x7f, `"`, `\`). */
+function specialBytes(x: number): number {
+  const q = x ^ 0x22222222;
+  const bs = x ^ 0x5c5c5c5c;
+  return (((x - 0x20202020) & ~x) | ((x + 0x01010101) | x) | ((q - 0x01010101) & ~q) | ((bs - 0x01010101) & ~bs)) & 0x80808080;
 }
 
 /** afterValue's answer when the container closed. */
@@ -450,7 +473,8 @@ class Scanner {
       ix.keyId = k;
     }
     ix.member[m] = kt;
-    const id = ix.keys.size === 0 ? 0 : ix.keys.idOf(this.b, ks, ke);
+    const keys = ix.keys;
+    const id = keys.size === 0 ? 0 : keys.idOf(this.b, ks, ke);
     ix.keyId[m] = id;
     if (id !== 0) {
       if (ix.slot[id]! >= 0) ix.repeatedName = true;
@@ -490,17 +514,15 @@ class Scanner {
     p++;
     const dv = this.dv;
     for (;;) {
-      // four plain bytes (printable ASCII but `"` and `\`) at a time, SWAR style
+      // Four plain bytes (printable ASCII but `"` and `\`) at a time, SWAR
+      // style; the lowest flagged byte is the first special one (a borrow or
+      // carry only runs upward, out of a byte that is itself special).
       while (p + 4 <= e) {
-        const x = dv.getInt32(p, true);
-        const q = x ^ 0x22222222;
-        const bs = x ^ 0x5c5c5c5c;
-        const special =
-          ((x - 0x20202020) & ~x) | // a byte < 0x20
-          ((x + 0x01010101) | x) | // a byte >= 0x7f
-          ((q - 0x01010101) & ~q) | // a quote
-          ((bs - 0x01010101) & ~bs); // a backslash
-        if ((special & 0x80808080) !== 0) break;
+        const m = specialBytes(dv.getInt32(p, true));
+        if (m !== 0) {
+          p += (31 - Math.clz32(m & -m)) >> 3;
+          break;
+        }
         p += 4;
       }
       while (p < e && STR_CLASS[b[p]!] === 0) p++;
