@@ -575,7 +575,7 @@ export class Orchestrator {
         steps_done: parsed.toolCalls.filter((c) => c.status !== null).map((c) => c.name),
         model: t.model,
         stopped_at: Date.now() / 1000,
-        ...(note ? (head !== null ? { branch: note.branch, head, base: note.base } : { branch: null, head: null, base: null }) : {}),
+        ...(note ? (head !== null ? { branch: note.branch, head, base: note.base, worktree: note.path } : { branch: null, head: null, base: null }) : {}),
       },
       attemptDir,
     );
@@ -804,7 +804,7 @@ export class Orchestrator {
       let worktree: Worktree | null = null;
       // Under isolation the session's earlier work is on its kept branch: the resumed attempt works on a checkout of it, or starts fresh.
       if (resumed && typeof resumed.branch === "string") {
-        const kept = { branch: resumed.branch, head: resumed.head!, base: resumed.base! };
+        const kept = { branch: resumed.branch, head: resumed.head!, base: resumed.base!, path: resumed.worktree ?? null };
         const on = this.repo ? continueWorktree(this.repo, this.o.sddDir, this.runId, claimed.id, kept) : { refused: "isolation_off" as const, detail: `the session's work is on branch ${kept.branch}, and this run gives agents no worktree (isolation: none)` };
         if ("refused" in on) {
           decided = { fallback: on.refused, point: resumed, detail: on.detail };
@@ -1103,7 +1103,7 @@ export class Orchestrator {
           model: agent.model,
           stopped_at: result.endedAt,
           // The kept branch the next attempt continues on (none when the session wrote nothing: a fresh worktree is the same).
-          ...(wt ? (landed.keep ? { branch: wt.branch, head: landed.head, base: wt.base } : { branch: null, head: null, base: null }) : {}),
+          ...(wt ? (landed.keep ? { branch: wt.branch, head: landed.head, base: wt.base, worktree: wt.path } : { branch: null, head: null, base: null }) : {}),
         },
         agent.attemptDir,
       );

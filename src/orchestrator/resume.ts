@@ -49,6 +49,8 @@ export interface ResumePoint {
   head?: string | null;
   /** The commit the task's first attempt branched from: the task's changes are `base..head`. */
   base?: string | null;
+  /** Where the stopped attempt's worktree was: the resumed one is made there again when it can be (some CLIs key sessions by folder). */
+  worktree?: string | null;
 }
 
 /** Why a task with a resume point starts fresh instead. */
@@ -119,6 +121,7 @@ export function readResumePoint(sddDir: string, taskId: string): TakenPoint {
       optionalName(p.branch) &&
       optionalName(p.head) &&
       optionalName(p.base) &&
+      (p.worktree === undefined || p.worktree === null || typeof p.worktree === "string") &&
       (typeof p.branch !== "string" || (typeof p.head === "string" && typeof p.base === "string"));
     if (!ok) return { unreadable: `${file}: not a resume point of task ${taskId}` };
     return { point: { run_id: "", model: null, stopped_at: 0, ...p } as ResumePoint };
@@ -146,15 +149,17 @@ export function restoreSessionHomes(sddDir: string, taskId: string, attemptDir: 
 const WORKTREE_NOTE = "worktree.json";
 
 /** Note in the attempt directory which branch the attempt works on, and from which base. */
-export function noteAttemptWorktree(attemptDir: string, wt: { branch: string; base: string }): void {
-  writeFileAtomic(join(attemptDir, WORKTREE_NOTE), JSON.stringify({ branch: wt.branch, base: wt.base }) + "\n", { mode: PRIVATE_FILE_MODE });
+export function noteAttemptWorktree(attemptDir: string, wt: { branch: string; base: string; path: string }): void {
+  writeFileAtomic(join(attemptDir, WORKTREE_NOTE), JSON.stringify({ branch: wt.branch, base: wt.base, path: wt.path }) + "\n", { mode: PRIVATE_FILE_MODE });
 }
 
-/** The branch and base a dead attempt worked on, or null (no isolation, or an unreadable note). */
-export function attemptWorktreeNote(attemptDir: string): { branch: string; base: string } | null {
+/** The branch, base and worktree path a dead attempt worked on, or null (no isolation, or an unreadable note). */
+export function attemptWorktreeNote(attemptDir: string): { branch: string; base: string; path: string | null } | null {
   try {
-    const n = JSON.parse(readFileSync(join(attemptDir, WORKTREE_NOTE), "utf8")) as { branch?: unknown; base?: unknown };
-    return optionalName(n.branch) && typeof n.branch === "string" && optionalName(n.base) && typeof n.base === "string" ? { branch: n.branch, base: n.base } : null;
+    const n = JSON.parse(readFileSync(join(attemptDir, WORKTREE_NOTE), "utf8")) as { branch?: unknown; base?: unknown; path?: unknown };
+    return optionalName(n.branch) && typeof n.branch === "string" && optionalName(n.base) && typeof n.base === "string"
+      ? { branch: n.branch, base: n.base, path: typeof n.path === "string" ? n.path : null }
+      : null;
   } catch {
     return null;
   }

@@ -166,17 +166,21 @@ export function continueWorktree(
   sddDir: string,
   runId: string,
   taskId: string,
-  kept: { branch: string; head: string; base: string },
+  kept: { branch: string; head: string; base: string; path?: string | null },
 ): { worktree: Worktree } | { refused: ContinueRefusal; detail: string } {
   const tip = branchHead(repo, kept.branch);
   if (tip === null) return { refused: "branch_gone", detail: `branch ${kept.branch} with the stopped attempt's work no longer exists` };
   if (tip !== kept.head && git(repo.top, ["merge-base", "--is-ancestor", kept.head, tip]).code !== 0) {
     return { refused: "branch_moved", detail: `branch ${kept.branch} is at ${tip.slice(0, 12)}, which does not contain ${kept.head.slice(0, 12)}, where the stopped attempt left it` };
   }
-  const stem = refSafe(taskId);
-  let name = stem;
-  for (let n = 2; existsSync(join(worktreesRoot(sddDir), runId, name)); n++) name = `${stem}-${n}`;
-  const path = join(worktreesRoot(sddDir), runId, name);
+  // The stopped attempt's own path when it is free: CLIs that keep sessions per project folder (gemini) find theirs there.
+  let path = kept.path && ownWorktreePath(sddDir, kept.path) && !existsSync(kept.path) ? resolve(kept.path) : null;
+  if (path === null) {
+    const stem = refSafe(taskId);
+    let name = stem;
+    for (let n = 2; existsSync(join(worktreesRoot(sddDir), runId, name)); n++) name = `${stem}-${n}`;
+    path = join(worktreesRoot(sddDir), runId, name);
+  }
   const r = git(repo.top, ["worktree", "add", "--quiet", path, kept.branch]);
   if (r.code !== 0) {
     rmSync(path, { recursive: true, force: true });
@@ -187,6 +191,12 @@ export function continueWorktree(
   // The task's changes run from its original base; were that no longer below the tip, from where the tip left HEAD's history.
   const base = git(repo.top, ["merge-base", "--is-ancestor", kept.base, tip]).code === 0 ? kept.base : git(repo.top, ["merge-base", tip, "HEAD"]).stdout.trim() || tip;
   return { worktree: { path, cwd: repo.prefix ? join(path, repo.prefix) : path, branch: kept.branch, base } };
+}
+
+/** Whether `path` is an attempt's worktree place, `<sdd>/worktrees/<run>/<name>`. */
+function ownWorktreePath(sddDir: string, path: string): boolean {
+  const rel = relative(worktreesRoot(sddDir), resolve(path)).split(sep);
+  return rel.length === 2 && rel.every((c) => c !== "" && c !== "." && c !== "..");
 }
 
 /** Commit whatever the agent left in its work tree on its branch; the branch head after (the base when nothing changed). */

@@ -90,7 +90,7 @@ describe("resume points", () => {
 describe("resume points under worktree isolation", () => {
   test("a point names the kept branch, its head and base (or null: nothing written); a branch without its head, or a name like an option, is refused", () => {
     const sdd = tempDir();
-    const onBranch = point({ branch: "bernstein/20261202-010000/T1", head: "a".repeat(40), base: "b".repeat(40) });
+    const onBranch = point({ branch: "bernstein/20261202-010000/T1", head: "a".repeat(40), base: "b".repeat(40), worktree: "/p/.sdd/worktrees/20261202-010000/T1" });
     saveResumePoint(sdd, onBranch, join(sdd, "none"));
     expect(readResumePoint(sdd, "T1")).toEqual({ point: onBranch });
     const nothing = point({ branch: null, head: null, base: null });
@@ -106,8 +106,8 @@ describe("resume points under worktree isolation", () => {
   test("an attempt directory notes its worktree branch for a run that recovers it after kill -9; no note or a broken one is null", () => {
     const attempt = tempDir();
     expect(attemptWorktreeNote(attempt)).toBeNull();
-    noteAttemptWorktree(attempt, { branch: "bernstein/r/T1", base: "c".repeat(40) });
-    expect(attemptWorktreeNote(attempt)).toEqual({ branch: "bernstein/r/T1", base: "c".repeat(40) });
+    noteAttemptWorktree(attempt, { branch: "bernstein/r/T1", base: "c".repeat(40), path: "/p/.sdd/worktrees/r/T1" });
+    expect(attemptWorktreeNote(attempt)).toEqual({ branch: "bernstein/r/T1", base: "c".repeat(40), path: "/p/.sdd/worktrees/r/T1" });
     writeFileSync(join(attempt, "worktree.json"), '{"branch": 3}');
     expect(attemptWorktreeNote(attempt)).toBeNull();
   });

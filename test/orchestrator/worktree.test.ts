@@ -178,7 +178,8 @@ describe("continueWorktree (a resumed attempt on its stopped predecessor's kept 
     writeFileSync(join(first.cwd, "a.txt"), "a\n");
     const head = commitWorktree(first, "stopped");
     removeWorktree(g, first, false);
-    const kept = { branch: first.branch, head, base: first.base };
+    // a path outside .sdd/worktrees is never used
+    const kept = { branch: first.branch, head, base: first.base, path: join(r.top, "elsewhere") };
     // the project moved on meanwhile: the base stays the task's own
     writeFileSync(join(r.project, "other.txt"), "o\n");
     git(r.top, "add", "-A");
@@ -198,8 +199,15 @@ describe("continueWorktree (a resumed attempt on its stopped predecessor's kept 
     // a branch reset below the head the session left
     git(r.top, "branch", "-f", first.branch, first.base);
     expect(continueWorktree(g, r.sdd, "run3", "T1", { ...kept, head: after })).toMatchObject({ refused: "branch_moved" });
+    // the stopped attempt's own path, when free, is where the resumed worktree goes (CLIs that key sessions by folder find theirs)
+    git(r.top, "branch", "-f", first.branch, after);
+    const again = continueWorktree(g, r.sdd, "run3", "T1", { ...kept, head: after, path: first.path });
+    if (!("worktree" in again)) throw new Error(again.detail);
+    expect(again.worktree.path).toBe(first.path);
+    removeWorktree(g, again.worktree, false);
     git(r.top, "branch", "-D", first.branch);
     expect(continueWorktree(g, r.sdd, "run3", "T1", kept)).toMatchObject({ refused: "branch_gone", detail: expect.stringContaining(first.branch) });
+    expect(existsSync(join(r.top, "elsewhere"))).toBe(false);
   });
 });
 

@@ -9,6 +9,9 @@
  *    second time, the run journal says `task_resumed`, the step journal of
  *    the stopped agent goes on (chain intact) and the provider serves fewer
  *    tokens than a redo with `--fresh-agents` (which writes the file again);
+ *  - the same in a git project (worktree isolation): the resumed session works on a checkout of
+ *    the stopped attempt's kept branch, at the same path (gemini keys its sessions by folder), so
+ *    the first file is there; one merge lands both files;
  *  - a session that is gone falls back to a fresh attempt, the reason journaled;
  *  - `roles:` a plan whose manager is claude and whose workers are codex and gemini.
  */
@@ -207,10 +210,11 @@ function git(cwd: string, ...args: string[]): string {
   return r.stdout.toString();
 }
 
-describe.skipIf(!RUN)("claude under worktree isolation (a git project)", () => {
+for (const cli of ["claude", "codex", "gemini"] as const) {
+describe.skipIf(!RUN)(`${cli} under worktree isolation (a git project)`, () => {
   test("stopped during the second tool call, the resumed session continues on the kept branch: first.txt is in its worktree and not written again; one merge holds both files; no worktree left", async () => {
-    const mark = `wt-claude-${crypto.randomUUID().slice(0, 8)}`;
-    const p = project("claude", "", resumablePlan(mark));
+    const mark = `wt-${cli}-${crypto.randomUUID().slice(0, 8)}`;
+    const p = project(cli, "", resumablePlan(mark));
     git(p.dir, "init", "-q", "-b", "main");
     git(p.dir, "add", "-A");
     git(p.dir, "commit", "-qm", "base");
@@ -249,6 +253,7 @@ describe.skipIf(!RUN)("claude under worktree isolation (a git project)", () => {
     expect(existsSync(join(p.sdd, "worktrees"))).toBe(false);
   }, 240_000);
 });
+}
 
 describe.skipIf(!RUN)("a session that is gone", () => {
   test("claude: the stopped session's files are gone; the next run falls back to a fresh attempt and journals why", async () => {

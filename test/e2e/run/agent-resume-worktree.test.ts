@@ -134,8 +134,10 @@ function expectContinuedOnBranch(s: Setup, run1: string, run2: string, head: str
   expect(calls.length).toBe(2);
   expect(calls[1]!.argv.slice(0, 3)).toEqual(["-p", "--resume", "s-123"]);
   expect(calls[1]!.prompt).toContain("1 tool call completed");
-  // the resumed session worked in this run's worktree, which held what it wrote before the stop
-  expect(calls[1]!.cwd).toBe(join(s.p.sddDir, "worktrees", run2, "X1"));
+  // the resumed session worked in a checkout of the kept branch, made where the stopped one was (CLIs that key sessions
+  // by folder find theirs), and it held what the session wrote before the stop
+  expect(calls[1]!.cwd).toBe(join(s.p.sddDir, "worktrees", run1, "X1"));
+  expect(calls[0]!.cwd).toBe(calls[1]!.cwd);
   expect(calls[1]!.saw).toContain("a.txt");
   expect(calls[1]!.saw).not.toContain("b.txt");
   // a.txt was written once, by the first attempt
@@ -167,7 +169,7 @@ describe("agent resume under worktree isolation (stand-in claude, git project)",
     expect(git(s.p.dir, "show", `${branch}:a.txt`)).toBe("a by the session\n");
     const head = git(s.p.dir, "rev-parse", branch).trim();
     const point = resumePoint(s.p);
-    expect(point).toMatchObject({ session_id: "s-123", branch, head, base: git(s.p.dir, "rev-parse", "main").trim() });
+    expect(point).toMatchObject({ session_id: "s-123", branch, head, base: git(s.p.dir, "rev-parse", "main").trim(), worktree: join(s.p.sddDir, "worktrees", run1!, "X1") });
     noWorktreeLeft(s.p);
 
     const r = await runToEnd(s.p, ["--as-json"], s.env);
