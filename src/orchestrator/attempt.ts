@@ -33,6 +33,8 @@ export interface AttemptSpec {
   isManager: boolean;
   /** `models.prices`: the cost of agents that report tokens only. */
   prices: Record<string, Price>;
+  /** The agent's stdout as it arrives (live-stream.ts), for CLIs whose stream goes to a file. */
+  onStdout?: (chunk: Uint8Array) => void;
   /** This task's work-tree check (`changed`: an answer that left the tree as it was fails `no_change`). */
   verify?: VerifyMode;
   /** The work tree before the agent started, compared with it after for `verify: changed`. */
@@ -103,6 +105,7 @@ export class Attempt {
       logPath: spec.logPath,
       timeoutMs: spec.timeoutMs,
       ...(spec.invocation.stdoutPath ? { stdoutPath: spec.invocation.stdoutPath } : {}),
+      ...(spec.onStdout ? { onStdout: spec.onStdout } : {}),
     });
     this.done = this.run();
   }

@@ -47,6 +47,7 @@ import { appendAgentStep, finalizeTrace } from "./records.ts";
 import { branchChangedFiles, changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
 import { branchHead, commitWorktree, continueWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, removeWorktree, worktreesRoot, type GitRepo, type MergeResult, type Worktree } from "./worktree.ts";
 import { Wakeup } from "./wakeup.ts";
+import { LiveAgent, removeLeftoverAgentDirs } from "./live-stream.ts";
 
 /** Task store meta key prefix of a task's declared work-tree check. */
 const VERIFY_META = "verify:";
@@ -129,6 +130,8 @@ interface RunningAgent {
   agentConfig: AgentConfig;
   /** The resume point this attempt continues (the same CLI session), or null for a fresh attempt. */
   resumed: ResumePoint | null;
+  /** Its stream read as it arrives: tool calls journaled live, live.json for `status --watch`. */
+  live: LiveAgent;
 }
 
 /**
@@ -246,7 +249,10 @@ export class Orchestrator {
     this.graceS = this.o.graceS ?? this.config.stop_grace_s;
     this.budget = this.o.budgetUsd !== undefined ? this.o.budgetUsd : this.config.budget_usd;
     this.gates = gatesOf(this.config);
-    this.verifyDefault = defaultVerifyMode(verifyModeOf(this.config), this.config.agent.permission_mode, isGitWorkTree(this.o.workdir));
+    // `verify: changed` by default where git can see the project's changes: as for isolation, a
+    // folder the repository ignores (a scratch workspace in a checkout) is outside git.
+    const repo = isGitWorkTree(this.o.workdir) ? findRepo(this.o.workdir) : null;
+    this.verifyDefault = defaultVerifyMode(verifyModeOf(this.config), this.config.agent.permission_mode, repo !== null && (repo.inHead || !repo.hasHead));
     this.resumeAgents = this.config.resume_agents && !this.o.freshAgents;
     // Every adapter the run may need is checked before anything starts: the default and each role's.
     this.adapterFor(DEFAULT_ROLE).adapter.check(this.o.workdir);
@@ -445,6 +451,10 @@ export class Orchestrator {
       this.spent = st?.cost_spent ?? 0;
       await this.requeueOrphanedTasks();
     }
+    // The folders (stream file, prompt, CLI homes) of agents no run owns go, once a killed
+    // attempt's stream has been read for its resume point (requeueOrphanedTasks).
+    const leftovers = removeLeftoverAgentDirs(this.o.sddDir);
+    if (leftovers.length) this.o.report(`removed the runtime folders of ${leftovers.length} agent(s) no run owns: ${leftovers.join(", ")}`);
     await this.store.setMeta("run_id", this.runId);
     await this.store.setMeta("goal", this.goal);
 
@@ -905,6 +915,20 @@ export class Orchestrator {
       });
       this.tryWrite(() => trace.writeSpawn(), "trace");
 
+      const live = new LiveAgent({
+        sddDir: this.o.sddDir,
+        runId: this.runId,
+        agentId,
+        taskId: task.id,
+        taskTitle: task.title,
+        role: task.role,
+        model,
+        effort,
+        adapter: adapter.name,
+        parse: (stdout) => adapter.parseOutput(stdout),
+        prices: this.config.models.prices,
+        warn: this.o.warn,
+      });
       const attempt = new Attempt({
         task,
         agentId,
@@ -920,6 +944,7 @@ export class Orchestrator {
         gates: task.role === MANAGER_ROLE ? [] : this.gates,
         isManager: task.role === MANAGER_ROLE,
         prices: this.config.models.prices,
+        onStdout: live.onStdout,
         verify,
         // `verify: changed` compares the attempt's own tree before and after: its worktree under isolation
         treeBefore: worktree && verify === "changed" ? snapshotWorkdir(workdir) : treeBefore,
@@ -927,7 +952,7 @@ export class Orchestrator {
         changedBefore: worktree && resumed?.head ? branchChangedFiles(worktree.cwd, worktree.base, resumed.head) : [],
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
-      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, worktree, seq: ++this.claimSeq, adapter, agentConfig, resumed };
+      const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, worktree, seq: ++this.claimSeq, adapter, agentConfig, resumed, live };
       this.running.set(agentId, agent);
       // A stop that signalled the agents while this one was being claimed covers it too.
       if (this.signalledGraceMs !== null) attempt.kill(this.signalledGraceMs);
@@ -955,6 +980,8 @@ export class Orchestrator {
 
   private async reap({ agent, result }: { agent: RunningAgent; result: AttemptResult }): Promise<void> {
     this.running.delete(agent.agentId);
+    // Before the step journal is written: no live row may come after the reaper's rows.
+    agent.live.close();
     this.writeAgents();
     const task = agent.task;
     this.spent += result.costUsd;
@@ -1005,6 +1032,7 @@ export class Orchestrator {
           prompt: agent.prompt,
           result,
           summary,
+          toolCallsJournaled: agent.live.toolCallsJournaled,
         }),
       "step journal",
     );

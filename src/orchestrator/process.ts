@@ -25,7 +25,16 @@ export interface SpawnSpec {
    * slower than it (measured: 262 KB of 1.08 MB arrived).
    */
   stdoutPath?: string;
+  /**
+   * Each stretch of the agent's stdout as it arrives (from the pipe, or with
+   * stdoutPath read from the file every LIVE_POLL_MS while the agent runs, so
+   * the log gets it live too), the last one before `done` resolves.
+   */
+  onStdout?: (chunk: Uint8Array) => void;
 }
+
+/** How often a stdout file is read while its agent runs. */
+export const LIVE_POLL_MS = 150;
 
 export interface ProcessOutcome {
   /** null when killed by a signal or never started. */
@@ -69,18 +78,32 @@ function signalGroup(pid: number, sig: NodeJS.Signals, leaderToo = true): void {
   }
 }
 
-/** Append a finished process's stdout file to its log and keep its tail as the captured stdout. */
-function copyStdoutFile(fd: number, write: (chunk: Uint8Array) => void, out: { push(chunk: Uint8Array): void }): void {
+/**
+ * Append a process's stdout file from byte `from` to its log and keep its
+ * tail as the captured stdout; returns the offset copied up to. Called while
+ * the process runs (live) and once more after it ends (the rest).
+ */
+function copyStdoutFile(fd: number, from: number, write: (chunk: Uint8Array) => void, out: { push(chunk: Uint8Array): void }, onStdout?: (chunk: Uint8Array) => void): number {
   const size = fstatSync(fd).size;
-  const buf = new Uint8Array(1024 * 1024);
-  for (let at = 0; at < size; ) {
-    const n = readSync(fd, buf, 0, buf.length, at);
+  if (size <= from) return from;
+  const buf = new Uint8Array(Math.min(1024 * 1024, size - from));
+  let at = from;
+  while (at < size) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, size - at), at);
     if (n <= 0) break;
     const chunk = buf.subarray(0, n);
     write(chunk);
     out.push(chunk);
+    if (onStdout) {
+      try {
+        onStdout(chunk);
+      } catch {
+        /* a live reader's failure must not lose the agent's output */
+      }
+    }
     at += n;
   }
+  return at;
 }
 
 export function spawnLogged(spec: SpawnSpec): RunningProcess {
@@ -167,19 +190,39 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
   };
   const out = tail(MAX_CAPTURE);
   const err = tail(MAX_STDERR_CAPTURE);
-  const pump = async (stream: ReadableStream<Uint8Array>, into: ReturnType<typeof tail>): Promise<void> => {
+  const pump = async (stream: ReadableStream<Uint8Array>, into: ReturnType<typeof tail>, onChunk?: (chunk: Uint8Array) => void): Promise<void> => {
     try {
       for await (const chunk of stream) {
         write(chunk);
         into.push(chunk);
+        if (onChunk) {
+          try {
+            onChunk(chunk);
+          } catch {
+            /* a live reader's failure must not lose the agent's output */
+          }
+        }
       }
     } catch {
       /* stream torn down by a kill */
     }
   };
 
+  // The stdout file is read as it grows: the log and the live reader see each event when the CLI prints it.
+  let copied = 0;
+  const livePoll =
+    stdoutFd === null
+      ? undefined
+      : setInterval(() => {
+          try {
+            copied = copyStdoutFile(stdoutFd!, copied, write, out, spec.onStdout);
+          } catch {
+            /* read again at the next tick, or at the end */
+          }
+        }, LIVE_POLL_MS);
+
   const done = (async (): Promise<ProcessOutcome> => {
-    const pumps = Promise.all([stdoutFd === null ? pump(proc.stdout as ReadableStream<Uint8Array>, out) : null, pump(proc.stderr as ReadableStream<Uint8Array>, err)]);
+    const pumps = Promise.all([stdoutFd === null ? pump(proc.stdout as ReadableStream<Uint8Array>, out, spec.onStdout) : null, pump(proc.stderr as ReadableStream<Uint8Array>, err)]);
     await proc.exited;
     exited = true;
     clearTimeout(timeout);
@@ -188,8 +231,9 @@ export function spawnLogged(spec: SpawnSpec): RunningProcess {
     // the pipes open) goes too. Group only: the leader's pid may be reused.
     signalGroup(pid, "SIGKILL", false);
     await pumps;
+    if (livePoll) clearInterval(livePoll);
     if (stdoutFd !== null) {
-      copyStdoutFile(stdoutFd, write, out);
+      copyStdoutFile(stdoutFd, copied, write, out, spec.onStdout);
       closeSync(stdoutFd);
     }
     closeSync(logFd);

@@ -7,9 +7,10 @@ import { createHash } from "node:crypto";
 import { isAbsolute, relative, sep } from "node:path";
 import { pyFloat } from "../pyjson/types.ts";
 import type { Task } from "../server/model.ts";
-import { StepJournal } from "../steps/writer.ts";
+import { StepJournal, type StepInput } from "../steps/writer.ts";
 import type { TraceRecorder } from "../traces/writer.ts";
 import type { AttemptResult } from "./attempt.ts";
+import type { ToolCall } from "./result.ts";
 
 export interface AttemptRecord {
   sddDir: string;
@@ -23,6 +24,25 @@ export interface AttemptRecord {
   prompt: string;
   result: AttemptResult;
   summary: string | null;
+  /** The steps of the first tool calls, as appended live while the agent ran (live-stream.ts). */
+  toolCallsJournaled?: readonly StepInput[];
+}
+
+/** The step of one tool call the CLI reported: the same row whether appended live or at reap. */
+export function toolCallStep(call: ToolCall, taskId: string, model: string | null, effort: string | null): StepInput {
+  return {
+    input_hash: sha256(`${call.name}\n${call.input}`),
+    model,
+    prompt: null,
+    tool_call: { name: call.name, input: call.input, task_id: taskId },
+    // A refused call says why (`permission_denied`, `no_write_tool`): status `denied`.
+    tool_result: { status: call.status, output: call.output, ...(call.refused ? { reason: call.refused } : {}) },
+    ...(effort ? { effort } : {}),
+  };
+}
+
+function sameStep(a: StepInput, b: StepInput): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /**
@@ -49,17 +69,14 @@ const sha256 = (text: string): string => createHash("sha256").update(text, "utf8
 export function appendAgentStep(r: AttemptRecord): void {
   const j = StepJournal.open(r.sddDir, r.agentId);
   try {
-    for (const call of r.result.toolCalls) {
-      j.append({
-        input_hash: sha256(`${call.name}\n${call.input}`),
-        model: r.model,
-        prompt: null,
-        tool_call: { name: call.name, input: call.input, task_id: r.task.id },
-        // A refused call says why (`permission_denied`, `no_write_tool`): status `denied`.
-        tool_result: { status: call.status, output: call.output, ...(call.refused ? { reason: call.refused } : {}) },
-        ...(r.effort ? { effort: r.effort } : {}),
-      });
-    }
+    // Calls already appended live (live-stream.ts) are not written twice; one whose final word
+    // differs from its live row (a denial an older claude reports only in its result) is written again.
+    const live = r.toolCallsJournaled ?? [];
+    r.result.toolCalls.forEach((call, i) => {
+      const step = toolCallStep(call, r.task.id, r.model, r.effort);
+      if (i < live.length && sameStep(live[i]!, step)) return;
+      j.append(step);
+    });
     const t = r.result.tokens;
     j.append({
       input_hash: sha256(r.prompt),

@@ -26,6 +26,9 @@
  *   error_500_once  HTTP 500 the first time (keyed likewise), then the default answer
  *   hang         accepts the request and never answers
  *   multiline    a three-line answer
+ *   FAKE_SLOW_MS=<n>  (with any scenario) the answer to a request that carries a tool result
+ *                waits n ms: an agent is seen between its tool call and its exit
+ *   FAKE_HOLD_UNTIL=<path>  likewise, the answer waits until that file exists (a test releases it)
  *   (planning)   a JSON plan of two tasks, the second depending on the first (roles from
  *                `FAKE_ROLES=<role1>,<role2>` in the goal)
  *   (default)    "fake answer from <model>", so a replay on another model shows a diff
@@ -133,6 +136,15 @@ function decide(text: string, lastUserText: string, toolResults: number, model: 
     return { kind: "text", text: "Here is the plan:\n```json\n" + JSON.stringify(plan, null, 2) + "\n```" };
   }
   return { kind: "text", text: `fake answer from ${model ?? "the default model"}\nRESULT: answered by ${model ?? "the default model"}` };
+}
+
+/** FAKE_SLOW_MS / FAKE_HOLD_UNTIL: hold the answer that follows a tool result. */
+async function slowAfterTool(text: string, toolDone: boolean): Promise<void> {
+  if (!toolDone) return;
+  const ms = Number(marker(text, "FAKE_SLOW_MS") ?? 0);
+  if (ms > 0) await Bun.sleep(ms);
+  const hold = marker(text, "FAKE_HOLD_UNTIL");
+  if (hold) while (!(await Bun.file(hold).exists())) await Bun.sleep(50);
 }
 
 function scenarioName(a: Answer, text: string): string {
@@ -361,6 +373,7 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
         const last = anthropicLastUser(b);
         const answer = decide(all, last.text, last.toolResults, b.model ?? null, seen);
         log({ api: "anthropic", model: b.model ?? null, scenario: scenarioName(answer, all), stream: Boolean(b.stream), answer, toolResults: last.toolResults });
+        await slowAfterTool(all, last.toolResults > 0);
         return anthropic(b, answer, req);
       }
       if (req.method === "POST" && url.pathname.endsWith("/v1/responses")) {
@@ -368,6 +381,7 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
         const last = openaiLastUser(b);
         const answer = decide(all, last.text, last.toolResults, b.model ?? null, seen);
         log({ api: "openai", model: b.model ?? null, scenario: scenarioName(answer, all), stream: true, answer, toolResults: last.toolResults });
+        await slowAfterTool(all, last.toolResults > 0);
         return openai(b, answer, req);
       }
       const g = /\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(url.pathname);
@@ -382,6 +396,7 @@ export function startFakeProvider(opts: { log?: (r: LoggedRequest) => void; apiK
         const answer = decide(all, last.text, last.toolResults, model, seen);
         const stream = g[2] === "streamGenerateContent";
         log({ api: "gemini", model, scenario: scenarioName(answer, all), stream, answer, toolResults: last.toolResults });
+        await slowAfterTool(all, last.toolResults > 0);
         return gemini(b, answer, stream, req);
       }
       log({ api: "other", model: null, scenario: "unknown", stream: false });

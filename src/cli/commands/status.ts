@@ -3,7 +3,10 @@ import { paint } from "../../render/ansi.ts";
 import { costLabel } from "../../render/cost.ts";
 import { collectStatus, type SessionSummary, type StatusReport } from "../../session/status.ts";
 import { defineCliCommand } from "../command.ts";
-import { printJson, printLines } from "../output.ts";
+import { outputFailure, printJson, printLines, stdoutClosed, writeStdout } from "../output.ts";
+import { isTerminal } from "../../render/terminal.ts";
+import { sanitizeCell, terminalWidth, truncateCells } from "../../render/table.ts";
+import { watchLiveRun, type LiveRunSnapshot } from "../../orchestrator/live-watch.ts";
 import { sddDirArgs } from "../args.ts";
 
 /** `--stale-after MINUTES`: a positive integer (Python's `stale_after_minutes`). */
@@ -71,13 +74,73 @@ function render(r: StatusReport): string[] {
   return lines;
 }
 
+/** One screen of `status --watch`: the run, then one line per running agent. */
+export function renderLive(s: LiveRunSnapshot): string[] {
+  if (!s.running) return [`Run      ${paint("dim", "no run in progress")}`];
+  const t = s.tokens;
+  const lines = [
+    `Run      ${s.run_id}  ${s.agents.length} agent(s) running  tokens ${t.input} in / ${t.output} out  cost so far: ${costLabel(s.cost_usd, s.cost_known, 4)}`,
+  ];
+  if (s.agents.length === 0) return lines;
+  const idW = Math.max(5, ...s.agents.map((a) => a.agent_id.length));
+  const taskW = Math.max(4, ...s.agents.map((a) => a.task_id.length));
+  lines.push(`  ${"AGENT".padEnd(idW)}  ${"TASK".padEnd(taskW)}  TOOLS  ${"TOKENS IN/OUT".padEnd(15)}  ${"COST".padEnd(9)}  LAST TOOL`);
+  for (const a of s.agents) {
+    const tok = a.tokens ? `${a.tokens.input}/${a.tokens.output}` : "-";
+    const cost = a.cost_usd === null ? "unknown" : `$${a.cost_usd.toFixed(4)}`;
+    const tool = a.last_tool ? `${a.last_tool.name} ${a.last_tool.status ?? "running"}: ${a.last_tool.input}` : "-";
+    lines.push(sanitizeCell(`  ${a.agent_id.padEnd(idW)}  ${a.task_id.padEnd(taskW)}  ${String(a.tool_calls).padStart(5)}  ${tok.padEnd(15)}  ${cost.padEnd(9)}  ${tool}`).slice(0, 200));
+  }
+  return lines;
+}
+
+/**
+ * `status --watch`: one JSON document per line per change under --as-json;
+ * on a terminal the screen is redrawn in place, otherwise each change is
+ * printed as a block. Ends when the run ends, or on SIGINT/SIGTERM (exit 0).
+ */
+async function watch(sddDir: string | undefined, json: boolean): Promise<number> {
+  const abort = new AbortController();
+  const stop = (): void => abort.abort();
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  const tty = !json && isTerminal(1);
+  let shown = 0;
+  try {
+    await watchLiveRun(
+      sddDir ?? ".sdd",
+      async (snap) => {
+        if (json) await writeStdout(JSON.stringify({ ok: true, at: Date.now() / 1000, ...snap }) + "\n");
+        else {
+          // On a terminal each line fits its width, so the redraw below goes back exactly as many rows.
+          const lines = tty ? renderLive(snap).map((l) => truncateCells(l, terminalWidth() - 1)) : renderLive(snap);
+          // Redraw in place: back to the first line of the last screen, erase to the end.
+          await writeStdout((tty && shown > 0 ? `\x1b[${shown}F\x1b[J` : shown > 0 ? "\n" : "") + lines.map((l) => l + "\n").join(""));
+          shown = lines.length;
+        }
+        if (stdoutClosed() || outputFailure()) abort.abort();
+      },
+      abort.signal,
+    );
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+  return 0;
+}
+
 export default defineCliCommand({
   meta: { name: "status", description: "Show the task server, the run, its tasks and whether a resumable session exists" },
   args: {
     ...sddDirArgs,
     "stale-after": { type: "string", description: "Minutes after which a saved session counts as stale (default 30)" },
+    watch: { type: "boolean", description: "Follow the run in progress: agents, their task, last tool call, tokens and cost so far, redrawn on each change (--as-json: one document per line per change); ends with the run or on Ctrl-C" },
   },
   async run({ args, json }) {
+    if (args.watch) {
+      if (args["stale-after"] !== undefined) throw new UsageError("--stale-after applies to the session summary, not to --watch", "flag_not_applicable");
+      return watch(args["sdd-dir"], json);
+    }
     const report = await collectStatus(args["sdd-dir"], { staleAfterMinutes: parseStaleAfter(args["stale-after"]) });
     if (json) await printJson({ ok: true, ...report });
     else await printLines(...render(report));

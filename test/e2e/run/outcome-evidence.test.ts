@@ -124,7 +124,8 @@ describe("verify: changed (the default in a git work tree)", () => {
     const gated = claimerProject("- id: WRITE\n  title: writes\n", { gitTree: true, writeTasks: "WRITE", config: 'verify: [changed, {name: tests, run: "exit 3"}]' });
     expect((await runToEnd(gated)).code).toBe(1);
     const g = byId(gated).WRITE!;
-    expect(g.fail_reason).toMatch(/^gate:tests: verify gate 'tests' exited 3; its output is in \S+\.log$/);
+    // (in a git tree the attempt ran in its own worktree, whose branch the reason names)
+    expect(g.fail_reason).toMatch(/^gate:tests(?: \(branch \S+ kept\))?: verify gate 'tests' exited 3; its output is in \S+\.log$/);
     expect(g.fail_reason).not.toContain(CLAIM);
     // not a git work tree: no check by default, but the task asks for it
     const plain = claimerProject("- id: DEFAULT\n  title: no-op\n- id: ASKED\n  title: no-op, checked\n  verify: changed\n", { gitTree: false });

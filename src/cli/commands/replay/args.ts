@@ -14,6 +14,7 @@ export const replayArgs = {
   verify: { type: "boolean", description: "RUN_ID: verify the journal's chain, coverage and seal (exit 1 on divergence)" },
   "from-step": { type: "string", description: "RUN_ID: project the state through step N (events, head_hash, step_count)" },
   seal: { type: "string", description: "RUN_ID --verify / repair: seal file {head, event_count} (default <run_dir>/seal.json)" },
+  follow: { type: "boolean", description: "RUN_ID: print the run's events as they are appended, verifying the chain as it grows; ends with the run (or Ctrl-C) and the verdict" },
   html: { type: "boolean", description: "RUN_ID: write the run's timeline as one self-contained HTML page to OUT (default <run_dir>/timeline.html; - for stdout) after verifying the journal" },
   lanes: { type: "string", description: "--html: group the attempts' lanes by role (default), agent or model" },
   from: { type: "string", description: "--html: the first event shown in full: an event index or an ISO time (default the run's start)" },

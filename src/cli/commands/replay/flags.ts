@@ -65,6 +65,7 @@ const VERB_FLAGS = [
   "to",
   "max-events",
   "max-bars",
+  "follow",
   "verify",
   "from-step",
   "seal",

@@ -11,6 +11,7 @@ import type { ReplayContext } from "./context.ts";
 /**
  * `bernstein replay <ID>`: decide what ID names, in this order:
  *  0. `--html [OUT]` → the run's timeline page (the run, or `latest`, then OUT);
+ *     `--follow` → the run's events as they are appended (replay/follow.ts);
  *  1. `--verify` / `--from-step` → run-journal operation on the run (or `latest`);
  *  2. `list` → the run list;
  *  3. `<sdd>/runtime/journal/<ID>` exists → the agent step-journal view;
@@ -30,6 +31,11 @@ export async function runTarget(ctx: ReplayContext): Promise<number> {
     return runTimeline(ctx, resolveNamedRun(ctx, id, true));
   }
   if (id === undefined || ctx.positionals.length !== 1) throw new UsageError("usage: bernstein replay <RUN_ID | AGENT_ID | TASK_ID | latest | list>");
+
+  if (ctx.args.follow) {
+    const { followRun } = await import("./follow.ts");
+    return followRun(ctx, resolveNamedRun(ctx, id, true));
+  }
 
   if (ctx.args.verify || ctx.args["from-step"] !== undefined) {
     if (ctx.args.verify && ctx.args["from-step"] !== undefined) {

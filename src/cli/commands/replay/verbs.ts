@@ -22,7 +22,7 @@ export interface ReplayForm {
 }
 
 /** Every flag some operation on a run takes (each handler refuses the ones its operation does not). */
-const RUN_FLAGS: ReplayFlag[] = ["limit", "with-previous", "verify", "from-step", "html", "lanes", "from", "to", "max-events", "max-bars", "force", "seal", "threads", "links-only", "format", "junit", "allow-empty"];
+const RUN_FLAGS: ReplayFlag[] = ["limit", "with-previous", "follow", "verify", "from-step", "html", "lanes", "from", "to", "max-events", "max-bars", "force", "seal", "threads", "links-only", "format", "junit", "allow-empty"];
 const RUN_TEXT: ReplayForm["flagText"] = {
   limit: "Show at most N events (only those are read)",
   "with-previous": "Also show the runs this resumed run continues (oldest first, each under a header line)",
@@ -30,6 +30,7 @@ const RUN_TEXT: ReplayForm["flagText"] = {
   "from-step": "Project the state through step N: {events, head_hash, step_count}",
   seal: "Seal file {head, event_count} to check against (default <run_dir>/seal.json)",
   html: "Verify, then write the timeline page to OUT (default <run_dir>/timeline.html)",
+  follow: "Print the events as they are appended, each verified first; ends with the run (exit 1 at a divergent line) or on Ctrl-C, with the verdict",
   force: "--html: replace an existing OUT file",
 };
 const RUN_OUT = { name: "out", description: "--html: the page's file (default <run_dir>/timeline.html; - for stdout)", required: false };
