@@ -39,6 +39,8 @@ export interface AttemptSpec {
   verify?: VerifyMode;
   /** The work tree before the agent started, compared with it after for `verify: changed`. */
   treeBefore?: WorkdirSnapshot;
+  /** Files a resumed session changed in its earlier attempts (committed on the branch it continues): they count for `verify: changed`. */
+  changedBefore?: readonly string[];
 }
 
 /** An agent that failed by itself (exit code, signal, timeout, spawn error), as reported. */
@@ -123,9 +125,9 @@ export class Attempt {
   private evidence(toolCalls: ToolCall[]): Evidence | null {
     const refused = refusalOf(toolCalls);
     if (refused) return refused;
-    const { verify, treeBefore, workdir } = this.spec;
+    const { verify, treeBefore, workdir, changedBefore = [] } = this.spec;
     if (verify !== "changed" || !treeBefore) return null;
-    return changeEvidence(changedFiles(treeBefore, snapshotWorkdir(workdir), workdir));
+    return changeEvidence([...changedBefore, ...changedFiles(treeBefore, snapshotWorkdir(workdir), workdir)]);
   }
 
   private async run(): Promise<AttemptResult> {

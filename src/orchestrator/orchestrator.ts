@@ -36,7 +36,7 @@ import { startWatchdog } from "./watchdog.ts";
 import { Attempt, retryDelayS, type AttemptResult } from "./attempt.ts";
 import { PERMANENT_FAILURES } from "./result.ts";
 import { DEFAULT_STOP_GRACE_S, gatesOf, loadConfig, modelOfRole, roleAgentConfig, verifyModeOf, VERIFY_MODES, type AgentConfig, type BernsteinConfig, type GateSpec, type VerifyMode } from "./config.ts";
-import { clearResumePoints, continuationPrompt, dropResumePoint, readResumePoint, restoreSessionHomes, resumeDecision, resumeFailure, saveResumePoint, type ResumePoint } from "./resume.ts";
+import { attemptWorktreeNote, clearResumePoints, continuationPrompt, dropResumePoint, noteAttemptWorktree, readResumePoint, restoreSessionHomes, resumeDecision, resumeFailure, saveResumePoint, type ResumePoint } from "./resume.ts";
 import { gitFacts, isGitWorkTree } from "./git.ts";
 import { defaultVerifyMode, taskVerifyMode } from "./outcome.ts";
 import { loadPlanFile, type Plan } from "./plan.ts";
@@ -45,7 +45,7 @@ import { newRunId } from "./runid.ts";
 import { removeStaleTempFiles } from "./tempfiles.ts";
 import { appendAgentStep, finalizeTrace } from "./records.ts";
 import { branchChangedFiles, changedFiles, snapshotWorkdir, type WorkdirSnapshot } from "./changes.ts";
-import { commitWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, removeWorktree, worktreesRoot, type GitRepo, type MergeResult, type Worktree } from "./worktree.ts";
+import { branchHead, commitWorktree, continueWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, removeWorktree, worktreesRoot, type GitRepo, type MergeResult, type Worktree } from "./worktree.ts";
 import { Wakeup } from "./wakeup.ts";
 import { LiveAgent, removeLeftoverAgentDirs } from "./live-stream.ts";
 
@@ -438,6 +438,10 @@ export class Orchestrator {
       open: st ? st.open_task_ids.length : 0,
     });
 
+    // Worktrees a killed run left are reaped first: their work is then committed on their kept branches, which the
+    // resume points of the tasks requeued below continue on.
+    this.tryWrite(() => this.reapWorktrees(), "worktrees");
+
     if (this.decision.action === "fresh") {
       await this.store.clear();
       // A fresh run's tasks are new: no stopped session of an earlier run is theirs.
@@ -467,8 +471,6 @@ export class Orchestrator {
       // A task created by a client (e.g. `bernstein replay <task>`) is new work.
       if (previous === null || task.status === "open") this.alarm.wake();
     });
-
-    this.tryWrite(() => this.reapWorktrees(), "worktrees");
 
     writeFileAtomic(
       orchestratorInfoPath(this.o.sddDir),
@@ -568,6 +570,10 @@ export class Orchestrator {
     if (!adapter.canResume || !existsSync(stream)) return;
     const parsed = adapter.parseOutput(readFileSync(stream, "utf8"));
     if (parsed.sessionId === null) return;
+    // Under isolation its work was committed on its branch by the worktree reaper, which ran first; the branch is gone when it held none.
+    const note = attemptWorktreeNote(attemptDir);
+    const repo = note ? (this.repo ?? findRepo(this.o.workdir)) : null;
+    const head = note && repo ? branchHead(repo, note.branch) : null;
     saveResumePoint(
       this.o.sddDir,
       {
@@ -579,6 +585,7 @@ export class Orchestrator {
         steps_done: parsed.toolCalls.filter((c) => c.status !== null).map((c) => c.name),
         model: t.model,
         stopped_at: Date.now() / 1000,
+        ...(note ? (head !== null ? { branch: note.branch, head, base: note.base, worktree: note.path } : { branch: null, head: null, base: null }) : {}),
       },
       attemptDir,
     );
@@ -802,12 +809,23 @@ export class Orchestrator {
       if (!claimed) return;
       const { adapter, config: agentConfig } = this.adapterFor(claimed.role);
       // A stopped attempt's CLI session is continued when it can be (resume.ts); otherwise the task starts fresh, said why.
-      const decided = resumeDecision(readResumePoint(this.o.sddDir, claimed.id), { enabled: this.resumeAgents, adapter: adapter.name, canResume: adapter.canResume });
-      const resumed = decided !== null && "resume" in decided ? decided.resume : null;
+      let decided = resumeDecision(readResumePoint(this.o.sddDir, claimed.id), { enabled: this.resumeAgents, adapter: adapter.name, canResume: adapter.canResume });
+      let resumed = decided !== null && "resume" in decided ? decided.resume : null;
+      let worktree: Worktree | null = null;
+      // Under isolation the session's earlier work is on its kept branch: the resumed attempt works on a checkout of it, or starts fresh.
+      if (resumed && typeof resumed.branch === "string") {
+        const kept = { branch: resumed.branch, head: resumed.head!, base: resumed.base!, path: resumed.worktree ?? null };
+        const on = this.repo ? continueWorktree(this.repo, this.o.sddDir, this.runId, claimed.id, kept) : { refused: "isolation_off" as const, detail: `the session's work is on branch ${kept.branch}, and this run gives agents no worktree (isolation: none)` };
+        if ("refused" in on) {
+          decided = { fallback: on.refused, point: resumed, detail: on.detail };
+          resumed = null;
+        } else {
+          worktree = on.worktree;
+        }
+      }
       const agentId = resumed?.agent_id ?? newAgentId(claimed.role);
       const task = await this.store.transition(claimed.id, "in_progress", { assigned_agent: agentId });
-      let worktree: Worktree | null = null;
-      if (this.repo) {
+      if (this.repo && worktree === null) {
         try {
           worktree = createWorktree(this.repo, this.o.sddDir, this.runId, task.id);
         } catch (err) {
@@ -857,7 +875,12 @@ export class Orchestrator {
         adapter: adapter.name,
       });
       this.record("task_claimed", { task_id: task.id, agent_id: agentId, model });
-      if (worktree) this.record("task_worktree", { task_id: task.id, agent_id: agentId, branch: worktree.branch, path: worktree.path, base: worktree.base });
+      if (worktree) {
+        // A resumed attempt's worktree is its stopped predecessor's branch, continued from the head it left.
+        this.record("task_worktree", { task_id: task.id, agent_id: agentId, branch: worktree.branch, path: worktree.path, base: worktree.base, ...(resumed?.head ? { continues: resumed.head } : {}) });
+        // Where this attempt works, for a run that recovers it after a kill -9 (recoverResumePoint).
+        this.tryWrite(() => noteAttemptWorktree(attemptDir, worktree!), "attempt worktree note");
+      }
       if (resumed) {
         this.record("task_resumed", {
           task_id: task.id,
@@ -925,6 +948,8 @@ export class Orchestrator {
         verify,
         // `verify: changed` compares the attempt's own tree before and after: its worktree under isolation
         treeBefore: worktree && verify === "changed" ? snapshotWorkdir(workdir) : treeBefore,
+        // What the session changed before it was stopped counts for it too (committed on the branch it continues).
+        changedBefore: worktree && resumed?.head ? branchChangedFiles(worktree.cwd, worktree.base, resumed.head) : [],
       });
       const procStart = attempt.pid === null ? null : agentStartTime(attempt.pid);
       const agent: RunningAgent = { agentId, task, attempt, trace, model, effort, prompt, spawnTs, procStart, attemptDir, treeBefore, worktree, seq: ++this.claimSeq, adapter, agentConfig, resumed, live };
@@ -987,7 +1012,7 @@ export class Orchestrator {
       tool_calls: result.toolCalls.length,
     });
     this.record("agent_reaped", { agent_id: agent.agentId });
-    this.tryWrite(() => this.keepOrDropResumePoint(agent, result), "resume point");
+    this.tryWrite(() => this.keepOrDropResumePoint(agent, result, landed), "resume point");
     try {
       rmSync(agent.attemptDir, { recursive: true, force: true });
     } catch (err) {
@@ -1087,9 +1112,12 @@ export class Orchestrator {
    * session homes moved out of the attempt directory); any other outcome
    * ends the task's session: the point goes.
    */
-  private keepOrDropResumePoint(agent: RunningAgent, result: AttemptResult): void {
+  private keepOrDropResumePoint(agent: RunningAgent, result: AttemptResult, landed: Landed): void {
     const sessionId = result.sessionId ?? agent.resumed?.session_id ?? null;
-    if (result.outcome === "killed" && sessionId !== null && agent.adapter.canResume) {
+    const wt = agent.worktree;
+    // Under isolation the session's work is what its branch holds; work that could not be committed cannot be continued.
+    const resumable = wt === null || !landed.keep || landed.head !== null;
+    if (result.outcome === "killed" && sessionId !== null && agent.adapter.canResume && resumable) {
       saveResumePoint(
         this.o.sddDir,
         {
@@ -1102,6 +1130,8 @@ export class Orchestrator {
           steps_done: [...(agent.resumed?.steps_done ?? []), ...result.toolCalls.filter((c) => c.status !== null).map((c) => c.name)],
           model: agent.model,
           stopped_at: result.endedAt,
+          // The kept branch the next attempt continues on (none when the session wrote nothing: a fresh worktree is the same).
+          ...(wt ? (landed.keep ? { branch: wt.branch, head: landed.head, base: wt.base, worktree: wt.path } : { branch: null, head: null, base: null }) : {}),
         },
         agent.attemptDir,
       );

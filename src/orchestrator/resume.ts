@@ -12,6 +12,13 @@
  * attempt directory that is removed at reap. The next attempt at the task
  * takes the point: it resumes when it can, and otherwise starts fresh with
  * the reason (see ResumeFallback) journaled.
+ *
+ * Under worktree isolation the stopped attempt's work was committed on its
+ * branch, which is kept: the point names it (`branch`, its `head` at the
+ * stop, and the `base` the task's first attempt started from), and the
+ * resumed attempt's worktree is a checkout of that branch, so the files the
+ * session wrote before the stop are there. A branch that is gone, moved
+ * elsewhere or cannot be checked out means a fresh attempt instead.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -32,6 +39,18 @@ export interface ResumePoint {
   steps_done: string[];
   model: string | null;
   stopped_at: number;
+  /**
+   * Under worktree isolation: the kept branch holding what the session wrote
+   * (null when it wrote nothing, so there is nothing to continue on).
+   * Absent for a point saved without isolation.
+   */
+  branch?: string | null;
+  /** The branch's head at the stop: the resumed attempt continues from exactly this. */
+  head?: string | null;
+  /** The commit the task's first attempt branched from: the task's changes are `base..head`. */
+  base?: string | null;
+  /** Where the stopped attempt's worktree was: the resumed one is made there again when it can be (some CLIs key sessions by folder). */
+  worktree?: string | null;
 }
 
 /** Why a task with a resume point starts fresh instead. */
@@ -41,7 +60,11 @@ export type ResumeFallback =
   | "adapter_changed" // the role's adapter is another than the one that stopped
   | "resume_point_unreadable"
   | "session_gone" // the CLI could not find the session
-  | "resume_failed"; // the resumed CLI failed before doing anything
+  | "resume_failed" // the resumed CLI failed before doing anything
+  | "branch_gone" // the kept branch with the session's work was deleted
+  | "branch_moved" // the kept branch no longer holds the head the session left
+  | "branch_unavailable" // the kept branch could not be checked out (e.g. checked out elsewhere)
+  | "isolation_off"; // the session's work is on a branch, and this run gives agents no worktree
 
 /** Generated CLI homes of an attempt directory that hold a CLI's sessions (adapters.ts writes them). */
 const SESSION_HOMES = ["codex-home", "home"];
@@ -94,12 +117,21 @@ export function readResumePoint(sddDir: string, taskId: string): TakenPoint {
       typeof p.adapter === "string" &&
       typeof p.session_id === "string" &&
       p.session_id.length > 0 &&
-      Array.isArray(p.steps_done);
+      Array.isArray(p.steps_done) &&
+      optionalName(p.branch) &&
+      optionalName(p.head) &&
+      optionalName(p.base) &&
+      (p.worktree === undefined || p.worktree === null || typeof p.worktree === "string") &&
+      (typeof p.branch !== "string" || (typeof p.head === "string" && typeof p.base === "string"));
     if (!ok) return { unreadable: `${file}: not a resume point of task ${taskId}` };
     return { point: { run_id: "", model: null, stopped_at: 0, ...p } as ResumePoint };
   } catch (err) {
     return { unreadable: `${file}: ${(err as Error).message}` };
   }
+}
+
+function optionalName(x: unknown): boolean {
+  return x === undefined || x === null || (typeof x === "string" && x.length > 0 && !x.startsWith("-"));
 }
 
 /** Move the point's session homes into the new attempt's directory (the adapter then writes its config into them again). */
@@ -110,6 +142,26 @@ export function restoreSessionHomes(sddDir: string, taskId: string, attemptDir: 
     if (!SESSION_HOMES.includes(name)) continue;
     rmSync(join(attemptDir, name), { recursive: true, force: true });
     renameSync(join(homes, name), join(attemptDir, name));
+  }
+}
+
+/** The file in an attempt directory naming the attempt's worktree branch (read back after a kill -9). */
+const WORKTREE_NOTE = "worktree.json";
+
+/** Note in the attempt directory which branch the attempt works on, and from which base. */
+export function noteAttemptWorktree(attemptDir: string, wt: { branch: string; base: string; path: string }): void {
+  writeFileAtomic(join(attemptDir, WORKTREE_NOTE), JSON.stringify({ branch: wt.branch, base: wt.base, path: wt.path }) + "\n", { mode: PRIVATE_FILE_MODE });
+}
+
+/** The branch, base and worktree path a dead attempt worked on, or null (no isolation, or an unreadable note). */
+export function attemptWorktreeNote(attemptDir: string): { branch: string; base: string; path: string | null } | null {
+  try {
+    const n = JSON.parse(readFileSync(join(attemptDir, WORKTREE_NOTE), "utf8")) as { branch?: unknown; base?: unknown; path?: unknown };
+    return optionalName(n.branch) && typeof n.branch === "string" && optionalName(n.base) && typeof n.base === "string"
+      ? { branch: n.branch, base: n.base, path: typeof n.path === "string" ? n.path : null }
+      : null;
+  } catch {
+    return null;
   }
 }
 

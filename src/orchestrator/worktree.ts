@@ -123,6 +123,12 @@ export function worktreesRoot(sddDir: string): string {
   return join(resolve(sddDir), "worktrees");
 }
 
+/** The commit a branch points at, null when there is no such branch. */
+export function branchHead(repo: GitRepo, branch: string): string | null {
+  const r = git(repo.top, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`]);
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
 function branchExists(top: string, branch: string): boolean {
   return git(top, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`]).code === 0;
 }
@@ -141,6 +147,56 @@ export function createWorktree(repo: GitRepo, sddDir: string, runId: string, tas
   const path = join(worktreesRoot(sddDir), runId, name);
   must(repo.top, ["worktree", "add", "--quiet", "-b", branch, path, base]);
   return { path, cwd: repo.prefix ? join(path, repo.prefix) : path, branch, base };
+}
+
+/** Why a kept branch cannot be continued (see continueWorktree). */
+export type ContinueRefusal = "branch_gone" | "branch_moved" | "branch_unavailable";
+
+/**
+ * A work tree for an attempt that continues a stopped one: a checkout of
+ * the stopped attempt's kept `branch` (no new branch), under this run's
+ * `<sdd>/worktrees/<run>/`. The branch must still hold `head`, the commit
+ * the stopped attempt left: otherwise (deleted, reset, rewritten) the
+ * session's view of its files would be wrong and a refusal says why. The
+ * work tree's `base` is the task's original base, so the task's changes
+ * (and its one merge) cover every attempt's work.
+ */
+export function continueWorktree(
+  repo: GitRepo,
+  sddDir: string,
+  runId: string,
+  taskId: string,
+  kept: { branch: string; head: string; base: string; path?: string | null },
+): { worktree: Worktree } | { refused: ContinueRefusal; detail: string } {
+  const tip = branchHead(repo, kept.branch);
+  if (tip === null) return { refused: "branch_gone", detail: `branch ${kept.branch} with the stopped attempt's work no longer exists` };
+  if (tip !== kept.head && git(repo.top, ["merge-base", "--is-ancestor", kept.head, tip]).code !== 0) {
+    return { refused: "branch_moved", detail: `branch ${kept.branch} is at ${tip.slice(0, 12)}, which does not contain ${kept.head.slice(0, 12)}, where the stopped attempt left it` };
+  }
+  // The stopped attempt's own path when it is free: CLIs that keep sessions per project folder (gemini) find theirs there.
+  let path = kept.path && ownWorktreePath(sddDir, kept.path) && !existsSync(kept.path) ? resolve(kept.path) : null;
+  if (path === null) {
+    const stem = refSafe(taskId);
+    let name = stem;
+    for (let n = 2; existsSync(join(worktreesRoot(sddDir), runId, name)); n++) name = `${stem}-${n}`;
+    path = join(worktreesRoot(sddDir), runId, name);
+  }
+  const r = git(repo.top, ["worktree", "add", "--quiet", path, kept.branch]);
+  if (r.code !== 0) {
+    rmSync(path, { recursive: true, force: true });
+    removeEmptyDirs(join(path, ".."));
+    removeEmptyDirs(join(path, "..", ".."));
+    return { refused: "branch_unavailable", detail: `git worktree add ${kept.branch}: ${(r.stderr || r.stdout).trim().split("\n").slice(-2).join(" ")}` };
+  }
+  // The task's changes run from its original base; were that no longer below the tip, from where the tip left HEAD's history.
+  const base = git(repo.top, ["merge-base", "--is-ancestor", kept.base, tip]).code === 0 ? kept.base : git(repo.top, ["merge-base", tip, "HEAD"]).stdout.trim() || tip;
+  return { worktree: { path, cwd: repo.prefix ? join(path, repo.prefix) : path, branch: kept.branch, base } };
+}
+
+/** Whether `path` is an attempt's worktree place, `<sdd>/worktrees/<run>/<name>`. */
+function ownWorktreePath(sddDir: string, path: string): boolean {
+  const rel = relative(worktreesRoot(sddDir), resolve(path)).split(sep);
+  return rel.length === 2 && rel.every((c) => c !== "" && c !== "." && c !== "..");
 }
 
 /** Commit whatever the agent left in its work tree on its branch; the branch head after (the base when nothing changed). */

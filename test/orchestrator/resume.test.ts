@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { createAdapter } from "../../src/orchestrator/adapters.ts";
 import { modelOfRole, roleAgentConfig, validateConfig } from "../../src/orchestrator/config.ts";
 import {
+  attemptWorktreeNote,
   clearResumePoints,
+  noteAttemptWorktree,
   continuationPrompt,
   dropResumePoint,
   readResumePoint,
@@ -82,6 +84,32 @@ describe("resume points", () => {
     // an agent id that could escape the journal directory is refused too
     writeFileSync(file, JSON.stringify(point({ agent_id: "../x" })));
     expect(readResumePoint(sdd, "T1")).toEqual({ unreadable: expect.any(String) });
+  });
+});
+
+describe("resume points under worktree isolation", () => {
+  test("a point names the kept branch, its head and base (or null: nothing written); a branch without its head, or a name like an option, is refused", () => {
+    const sdd = tempDir();
+    const onBranch = point({ branch: "bernstein/20261202-010000/T1", head: "a".repeat(40), base: "b".repeat(40), worktree: "/p/.sdd/worktrees/20261202-010000/T1" });
+    saveResumePoint(sdd, onBranch, join(sdd, "none"));
+    expect(readResumePoint(sdd, "T1")).toEqual({ point: onBranch });
+    const nothing = point({ branch: null, head: null, base: null });
+    saveResumePoint(sdd, nothing, join(sdd, "none"));
+    expect(readResumePoint(sdd, "T1")).toEqual({ point: nothing });
+    const file = join(resumeRoot(sdd), "T1", "resume.json");
+    writeFileSync(file, JSON.stringify(point({ branch: "bernstein/r/T1", head: null, base: null })));
+    expect(readResumePoint(sdd, "T1")).toEqual({ unreadable: expect.any(String) });
+    writeFileSync(file, JSON.stringify(point({ branch: "--orphan", head: "a".repeat(40), base: "b".repeat(40) })));
+    expect(readResumePoint(sdd, "T1")).toEqual({ unreadable: expect.any(String) });
+  });
+
+  test("an attempt directory notes its worktree branch for a run that recovers it after kill -9; no note or a broken one is null", () => {
+    const attempt = tempDir();
+    expect(attemptWorktreeNote(attempt)).toBeNull();
+    noteAttemptWorktree(attempt, { branch: "bernstein/r/T1", base: "c".repeat(40), path: "/p/.sdd/worktrees/r/T1" });
+    expect(attemptWorktreeNote(attempt)).toEqual({ branch: "bernstein/r/T1", base: "c".repeat(40), path: "/p/.sdd/worktrees/r/T1" });
+    writeFileSync(join(attempt, "worktree.json"), '{"branch": 3}');
+    expect(attemptWorktreeNote(attempt)).toBeNull();
   });
 });
 

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { branchChangedFiles } from "../../src/orchestrator/changes.ts";
-import { branchMerged, commitWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, refSafe, removeWorktree, worktreesRoot } from "../../src/orchestrator/worktree.ts";
+import { branchMerged, commitWorktree, continueWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, refSafe, removeWorktree, worktreesRoot } from "../../src/orchestrator/worktree.ts";
 
 const made: string[] = [];
 const saved = { GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM };
@@ -167,6 +167,47 @@ describe("worktrees, commits and merges", () => {
     expect(m.ok).toBe(false);
     expect((m as { message: string }).message).toContain("base.txt");
     expect(readFileSync(join(r.top, "base.txt"), "utf8")).toBe("edited by hand\n");
+  });
+});
+
+describe("continueWorktree (a resumed attempt on its stopped predecessor's kept branch)", () => {
+  test("a checkout of the kept branch under this run, with the task's original base; the branch gone, moved or checked out elsewhere is refused with its reason", () => {
+    const r = repo("sub");
+    const g = findRepo(r.project)!;
+    const first = createWorktree(g, r.sdd, "run1", "T1");
+    writeFileSync(join(first.cwd, "a.txt"), "a\n");
+    const head = commitWorktree(first, "stopped");
+    removeWorktree(g, first, false);
+    // a path outside .sdd/worktrees is never used
+    const kept = { branch: first.branch, head, base: first.base, path: join(r.top, "elsewhere") };
+    // the project moved on meanwhile: the base stays the task's own
+    writeFileSync(join(r.project, "other.txt"), "o\n");
+    git(r.top, "add", "-A");
+    git(r.top, "commit", "-qm", "other");
+    const on = continueWorktree(g, r.sdd, "run2", "T1", kept);
+    if (!("worktree" in on)) throw new Error(on.detail);
+    expect(on.worktree).toEqual({ path: join(worktreesRoot(r.sdd), "run2", "T1"), cwd: join(worktreesRoot(r.sdd), "run2", "T1", "sub/"), branch: first.branch, base: first.base });
+    expect(readFileSync(join(on.worktree.cwd, "a.txt"), "utf8")).toBe("a\n");
+    writeFileSync(join(on.worktree.cwd, "b.txt"), "b\n");
+    const after = commitWorktree(on.worktree, "resumed");
+    expect(branchChangedFiles(on.worktree.cwd, on.worktree.base, after)).toEqual(["a.txt", "b.txt"]);
+    // checked out in a worktree already: git refuses a second checkout
+    const twice = continueWorktree(g, r.sdd, "run3", "T1", { ...kept, head: after });
+    expect(twice).toMatchObject({ refused: "branch_unavailable" });
+    expect(existsSync(join(worktreesRoot(r.sdd), "run3"))).toBe(false);
+    removeWorktree(g, on.worktree, false);
+    // a branch reset below the head the session left
+    git(r.top, "branch", "-f", first.branch, first.base);
+    expect(continueWorktree(g, r.sdd, "run3", "T1", { ...kept, head: after })).toMatchObject({ refused: "branch_moved" });
+    // the stopped attempt's own path, when free, is where the resumed worktree goes (CLIs that key sessions by folder find theirs)
+    git(r.top, "branch", "-f", first.branch, after);
+    const again = continueWorktree(g, r.sdd, "run3", "T1", { ...kept, head: after, path: first.path });
+    if (!("worktree" in again)) throw new Error(again.detail);
+    expect(again.worktree.path).toBe(first.path);
+    removeWorktree(g, again.worktree, false);
+    git(r.top, "branch", "-D", first.branch);
+    expect(continueWorktree(g, r.sdd, "run3", "T1", kept)).toMatchObject({ refused: "branch_gone", detail: expect.stringContaining(first.branch) });
+    expect(existsSync(join(r.top, "elsewhere"))).toBe(false);
   });
 });
 

@@ -9,6 +9,9 @@
  *    second time, the run journal says `task_resumed`, the step journal of
  *    the stopped agent goes on (chain intact) and the provider serves fewer
  *    tokens than a redo with `--fresh-agents` (which writes the file again);
+ *  - the same in a git project (worktree isolation): the resumed session works on a checkout of
+ *    the stopped attempt's kept branch, at the same path (gemini keys its sessions by folder), so
+ *    the first file is there; one merge lands both files;
  *  - a session that is gone falls back to a fresh attempt, the reason journaled;
  *  - `roles:` a plan whose manager is claude and whose workers are codex and gemini.
  */
@@ -193,6 +196,63 @@ for (const cli of ["claude", "codex", "gemini"] as const) {
       }
     }, 240_000);
   });
+}
+
+/** git in a test project, with an identity of its own (the runs under test get none). */
+function git(cwd: string, ...args: string[]): string {
+  const r = Bun.spawnSync(["git", ...args], {
+    cwd,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
+  });
+  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
+  return r.stdout.toString();
+}
+
+for (const cli of ["claude", "codex", "gemini"] as const) {
+describe.skipIf(!RUN)(`${cli} under worktree isolation (a git project)`, () => {
+  test("stopped during the second tool call, the resumed session continues on the kept branch: first.txt is in its worktree and not written again; one merge holds both files; no worktree left", async () => {
+    const mark = `wt-${cli}-${crypto.randomUUID().slice(0, 8)}`;
+    const p = project(cli, "", resumablePlan(mark));
+    git(p.dir, "init", "-q", "-b", "main");
+    git(p.dir, "add", "-A");
+    git(p.dir, "commit", "-qm", "base");
+    const { first, requestsAtStop } = await runUntilSecondToolCallThenStop(p, mark);
+    expect(first.code).toBe(1);
+    const [run1] = runJournals(p);
+    const runId1 = eventOf(run1!, "run_started")[0]!.get("run_id");
+    const branch = `bernstein/${runId1}/T`;
+    // the stop committed first.txt on the kept branch; the project itself has nothing yet
+    expect(git(p.dir, "show", `${branch}:first.txt`)).toBe("c\n");
+    expect(existsSync(join(p.dir, "first.txt"))).toBe(false);
+    const sessionId = eventOf(run1!, "agent_usage")[0]!.get("session_id");
+
+    const second = await bernsteinIn(p, ["run", "plan.yaml", "--port", "0", "--as-json"]);
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ outcome: "completed", tasks: { done: 1, failed: 0 } });
+    expect(world.leftovers()).toEqual([]);
+    const run2 = runJournals(p)[1]!;
+    expect(eventOf(run2, "task_resume_fallback")).toEqual([]);
+    expect(eventOf(run2, "task_resumed").map((x) => x.get("session_id"))).toEqual([sessionId]);
+    expect(eventOf(run2, "agent_usage")[0]!.get("session_id")).toBe(sessionId);
+    expect(eventOf(run2, "task_worktree").map((x) => x.get("branch"))).toEqual([branch]);
+    // the fake was sent the earlier turns; first.txt was written once, second.txt once
+    const after = (await world.requests()).slice(requestsAtStop).filter((q) => q.marks.includes(mark) && q.scenario !== "count_tokens");
+    expect(after.length).toBeGreaterThan(0);
+    for (const q of after) expect(q.tool_results).toBeGreaterThanOrEqual(1);
+    const all = (await world.requests()).filter((q) => q.marks.includes(mark));
+    expect(all.filter((q) => q.tool_path === "first.txt").length).toBe(1);
+    expect(all.filter((q) => q.tool_path === "second.txt").length).toBe(1);
+    // one merge of the branch, with both attempts' files
+    expect(eventOf(run2, "task_merged").map((x) => [x.get("branch"), x.get("files")])).toEqual([[branch, ["first.txt", "second.txt"]]]);
+    expect(readFileSync(join(p.dir, "first.txt"), "utf8")).toBe("c\n");
+    expect(readFileSync(join(p.dir, "second.txt"), "utf8")).toBe("c-2\n");
+    expect(git(p.dir, "for-each-ref", "--format=%(refname:short)", "refs/heads/bernstein/")).toBe("");
+    expect(git(p.dir, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length).toBe(1);
+    expect(existsSync(join(p.sdd, "worktrees"))).toBe(false);
+  }, 240_000);
+});
 }
 
 describe.skipIf(!RUN)("a session that is gone", () => {
