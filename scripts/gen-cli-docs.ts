@@ -2,8 +2,11 @@
  * Generate docs/cli/ from the citty command tree (src/cli/registry.ts): one page per top-level
  * command (its subcommands, and `replay`'s verbs and target forms, as sections) and an index.
  * Each section: synopsis, description, arguments, every flag with its description and default,
- * the error codes the catalogue ties to the command, and examples taken from the README's
- * quick start. The same definitions drive the parser, the help pages and the completions.
+ * the exit codes (with the command's own meanings where it declares them), the error codes the
+ * catalogue ties to the command, the fields of each `--as-json` document (declared once beside
+ * the code that builds it: `CommandDocs` in src/json-fields.ts), and examples: the documents'
+ * own and the README's quick start. The same definitions drive the parser, the help pages and
+ * the completions.
  *   bun scripts/gen-cli-docs.ts          rewrite docs/cli/
  *   bun scripts/gen-cli-docs.ts --check  exit 1 when docs/cli/ differs from the tree
  * test/scripts/gen-cli-docs.test.ts fails while they differ.
@@ -15,6 +18,8 @@ import { rootCommand } from "../src/cli/registry.ts";
 import { REPLAY_TARGETS, replayFormHelp } from "../src/cli/commands/replay/verbs.ts";
 import { ERROR_CATALOGUE, EXIT_MEANINGS } from "../src/errors/catalogue.ts";
 import type { FormHost } from "../src/cli/completion.ts";
+import type { DocsHost } from "../src/cli/command.ts";
+import type { CommandDocs, JsonDoc } from "../src/json-fields.ts";
 
 const ROOT = join(import.meta.dir, "..");
 export const CLI_DOCS = join(ROOT, "docs", "cli");
@@ -29,6 +34,8 @@ export interface DocNode {
   description: string;
   args: ArgsDef;
   children: DocNode[];
+  /** What the command declares about its JSON documents, exits and examples. */
+  docs?: CommandDocs;
 }
 
 async function resolve<T>(v: T | (() => T | Promise<T>) | Promise<T>): Promise<T> {
@@ -39,6 +46,8 @@ async function docNode(cmd: AnyCommand, path: string[]): Promise<DocNode> {
   const meta = await resolve(cmd.meta ?? {});
   const args = (await resolve(cmd.args ?? {})) as ArgsDef;
   const node: DocNode = { path, description: meta.description ?? "", args, children: [] };
+  const docs = (cmd as DocsHost).docs;
+  if (docs) node.docs = docs;
   const subs = (await resolve(cmd.subCommands ?? {})) as Record<string, unknown>;
   for (const [sub, def] of Object.entries(subs)) {
     const loaded = (await resolve(def as AnyCommand)) as AnyCommand & { default?: AnyCommand };
@@ -170,6 +179,12 @@ function section(node: DocNode, examples: string[]): string[] {
         : "Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 missing or unreadable input, 70 internal or output failure, 130/143 interrupted ([all codes](../errors.md)).",
       "",
     );
+    const exits = node.docs?.exits;
+    if (exits) {
+      out.push("| exit | for this command |", "|---:|---|");
+      for (const [code, meaning] of Object.entries(exits)) out.push(`| ${code} | ${cell(meaning)} |`);
+      out.push("");
+    }
     if ("as-json" in node.args) {
       out.push(
         node.path.join(" ") === "replay list"
@@ -177,6 +192,7 @@ function section(node: DocNode, examples: string[]): string[] {
           : "With `--as-json`: exactly one JSON document on stdout, `\"ok\": true` on success; on failure `{\"ok\": false, \"error\", \"detail\"}` with `error` one of the [error codes](../errors.md).",
         "",
       );
+      for (const doc of node.docs?.json ?? []) out.push(...jsonSection(doc));
     }
     if (codes.length > 0) {
       out.push("| error code | exit | meaning |", "|---|---:|---|");
@@ -184,7 +200,23 @@ function section(node: DocNode, examples: string[]): string[] {
       out.push("");
     }
   }
+  const own = [...(node.docs?.json ?? []).flatMap((d) => (d.example ? [d.example] : [])), ...(node.docs?.examples ?? [])];
+  const ownExamples = [...new Set(own)];
+  if (ownExamples.length > 0) {
+    const vars = ["$RUN", "$AGENT"].filter((v) => ownExamples.some((e) => e.includes(v)));
+    const note = vars.length > 0 ? `, with ${vars.map((v) => `\`${v}\` ${v === "$RUN" ? "a run id (`bernstein replay list`)" : "an agent id (`bernstein replay agents`)"}`).join(" and ")}` : "";
+    out.push(`Examples (in the demo workspace of \`npm run demo\`${note}; test/e2e/docs/json-fields.test.ts runs them with \`--as-json\`):`, "", "```sh", ...ownExamples, "```", "");
+  }
   if (examples.length > 0) out.push("Examples (from the [quick start](../../README.md#quick-start)):", "", "```sh", ...examples, "```", "");
+  return out;
+}
+
+/** One `--as-json` document's fields as a table. */
+function jsonSection(doc: JsonDoc): string[] {
+  const what = doc.shape === "array" ? "an array; each element's fields" : "its top-level fields";
+  const out = [`\`--as-json\` document${doc.when ? ` ${doc.when}` : ""} (${what}):`, "", "| field | type | meaning |", "|---|---|---|"];
+  for (const f of doc.fields) out.push(`| \`${f.name}\` | ${cell(`\`${f.type}\``)} | ${cell(f.optional ? `${f.meaning} (not always present)` : f.meaning)} |`);
+  out.push("");
   return out;
 }
 

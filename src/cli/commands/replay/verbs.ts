@@ -1,7 +1,8 @@
 import type { ArgsDef, CommandDef } from "citty";
-import { commonArgs } from "../../command.ts";
+import { commonArgs, type DocsHost } from "../../command.ts";
 import { replayArgs } from "./args.ts";
 import { STORAGE_FLAG_NAMES } from "../../storage-flags.ts";
+import type { CommandDocs } from "../../../json-fields.ts";
 
 /**
  * What each form of `bernstein replay` takes, for help pages, completions and
@@ -19,6 +20,8 @@ export interface ReplayForm {
   flags: ReplayFlag[];
   /** Flag descriptions worded for this form (the shared ones name the form they apply to). */
   flagText?: Partial<Record<ReplayFlag, string>>;
+  /** Its `--as-json` documents, exit meanings and examples (docs/cli/replay.md). */
+  docs?: CommandDocs;
 }
 
 /** Every flag some operation on a run takes (each handler refuses the ones its operation does not). */
@@ -145,10 +148,12 @@ function pick(flags: readonly ReplayFlag[], text: ReplayForm["flagText"] = {}): 
   return { ...out, ...commonArgs };
 }
 
-function formCommand(name: string, form: ReplayForm): CommandDef<any> {
+function formCommand(name: string, form: ReplayForm): CommandDef<any> & DocsHost {
   const args: ArgsDef = {};
   for (const p of form.positionals) args[p.name] = { type: "positional", required: p.required, description: p.description };
-  return { meta: { name, description: form.description }, args: { ...args, ...pick(form.flags, form.flagText) } };
+  const command: CommandDef<any> & DocsHost = { meta: { name, description: form.description }, args: { ...args, ...pick(form.flags, form.flagText) } };
+  if (form.docs) command.docs = form.docs;
+  return command;
 }
 
 /**

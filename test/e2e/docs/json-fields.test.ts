@@ -1,0 +1,127 @@
+/**
+ * docs/cli/ lists the top-level fields of every `--as-json` document a command declares
+ * (`CommandDocs.json`, src/json-fields.ts). Each declared document's example runs here, as
+ * docs/cli/ shows it, with `--as-json` added, in the workspace `npm run demo` leaves (scripts/demo.ts,
+ * run with the binary under test): a key the document prints that the docs do not list fails,
+ * and so does a listed field that is not marked optional but is missing.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cliTree, type DocNode } from "../../../scripts/gen-cli-docs.ts";
+import { binPath, ROOT } from "../../helpers/cli.ts";
+import type { JsonDoc } from "../../../src/json-fields.ts";
+
+function flatten(node: DocNode): DocNode[] {
+  return [node, ...node.children.flatMap(flatten)];
+}
+
+const tree = await cliTree();
+const nodes = flatten(tree).filter((n) => "as-json" in n.args);
+const declared = nodes.flatMap((n) => (n.docs?.json ?? []).map((doc) => ({ name: n.path.join(" "), doc })));
+
+/**
+ * Commands with an `--as-json` form whose document is not declared yet. A new command must
+ * declare its document (this list only shrinks); declaring one here means removing it.
+ */
+const UNDECLARED: string[] = [
+  "replay",
+  "replay list",
+  "replay agents",
+  "replay latest",
+  "replay diff",
+  "replay repair",
+  "replay export",
+  "replay publish",
+  "replay verify",
+  "replay diff-journal",
+  "replay debug",
+  "replay <RUN_ID>",
+  "replay <AGENT_ID>",
+  "replay <TASK_ID>",
+  "journal record",
+  "journal seal",
+  "journal checkpoint",
+  "journal prove",
+  "journal prove-consistency",
+  "journal verify-consistency",
+  "journal verify-inclusion",
+  "run",
+  "stop",
+  "status",
+  "server",
+  "session show",
+  "keys generate",
+  "keys vkey",
+  "verify receipt",
+  "verify run",
+  "seal publish",
+  "seal verify",
+  "checkpoint",
+  "wrap-up",
+  "completion",
+];
+
+describe("--as-json documents in docs/cli/", () => {
+  test("every command with --as-json declares its document's fields (or is listed as not yet declared)", () => {
+    const missing = nodes.filter((n) => (n.docs?.json ?? []).length === 0).map((n) => n.path.join(" "));
+    expect(missing).toEqual(UNDECLARED);
+  });
+
+  test("every declared document has an example, and the field names are unique", () => {
+    for (const { name, doc } of declared) {
+      expect({ name, when: doc.when, example: doc.example?.startsWith(`bernstein ${name.replace(/ <[A-Z_]+>$/, "")}`) }).toEqual({ name, when: doc.when, example: true });
+      const names = doc.fields.map((f) => f.name);
+      expect({ name, names: [...new Set(names)] }).toEqual({ name, names });
+    }
+  });
+});
+
+describe("each declared document's example, through the compiled binary", () => {
+  let top = "";
+  let workspace = "";
+  let env: Record<string, string | undefined> = {};
+
+  beforeAll(() => {
+    top = mkdtempSync(join(tmpdir(), "bernstein-json-fields-"));
+    mkdirSync(join(top, "dist"));
+    symlinkSync(binPath(), join(top, "dist", "bernstein"));
+    workspace = join(top, "demo-workspace");
+    env = { ...process.env, NO_COLOR: "1", BERNSTEIN_BIN: join(top, "dist", "bernstein"), PATH: `${join(top, "dist")}:${process.env.PATH}` };
+    for (const k of ["GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_WORKSPACE"]) delete env[k];
+    const demo = Bun.spawnSync([process.execPath, join(ROOT, "scripts", "demo.ts"), "--workspace", workspace], { cwd: top, env, stdout: "pipe", stderr: "pipe" });
+    if (demo.exitCode !== 0) throw new Error(`demo failed: ${demo.stdout.toString()}${demo.stderr.toString()}`);
+    const agents = readdirSync(join(workspace, ".sdd", "runtime", "journal")).sort();
+    const runs = readdirSync(join(workspace, ".sdd", "runs")).sort();
+    env.AGENT = agents[0];
+    env.AGENT2 = agents[1];
+    env.RUN = runs.at(-1);
+  }, 120_000);
+
+  afterAll(() => {
+    Bun.spawnSync([binPath(), "stop", "--force"], { cwd: workspace, stdout: "ignore", stderr: "ignore" });
+    rmSync(top, { recursive: true, force: true });
+  });
+
+  const keysOf = (doc: JsonDoc, parsed: unknown): string[][] =>
+    doc.shape === "array" ? (parsed as Record<string, unknown>[]).map((e) => Object.keys(e)) : [Object.keys(parsed as Record<string, unknown>)];
+
+  for (const { name, doc } of declared) {
+    if (!doc.example) continue;
+    test(`${doc.example} --as-json${doc.when ? ` (${doc.when})` : ""}`, async () => {
+      const proc = Bun.spawn(["bash", "-c", `${doc.example} --as-json`], { cwd: workspace, env, stdout: "pipe", stderr: "pipe" });
+      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      // The example works: a verdict (0 or 1), not a usage error or an unreadable input.
+      expect({ name, code: code <= 1 ? "0 or 1" : code, err: code <= 1 ? "" : err }).toEqual({ name, code: "0 or 1", err: "" });
+      const parsed = JSON.parse(out) as unknown;
+      expect(Array.isArray(parsed)).toBe(doc.shape === "array");
+      const listed = new Set(doc.fields.map((f) => f.name));
+      const required = doc.fields.filter((f) => !f.optional).map((f) => f.name);
+      for (const keys of keysOf(doc, parsed)) {
+        expect({ name, undocumented: keys.filter((k) => !listed.has(k)) }).toEqual({ name, undocumented: [] });
+        expect({ name, missing: required.filter((k) => !keys.includes(k)) }).toEqual({ name, missing: [] });
+      }
+    }, 60_000);
+  }
+});
