@@ -54,14 +54,19 @@ async function docNode(cmd: AnyCommand, path: string[]): Promise<DocNode> {
     node.children.push(await docNode(loaded.default ?? loaded, [...path, sub]));
   }
   const forms = (cmd as FormHost).completionForms?.();
+  const formDocs = async (child: DocNode, form: string): Promise<DocNode> => {
+    const d = await (cmd as DocsHost).formDocs?.(form);
+    if (d) child.docs = d;
+    return child;
+  };
   if (forms) {
     for (const form of forms) {
       const fm = await resolve(form.meta ?? {});
-      if (fm.name) node.children.push(await docNode(form, [...path, fm.name]));
+      if (fm.name) node.children.push(await formDocs(await docNode(form, [...path, fm.name]), fm.name));
     }
     // `replay <RUN_ID>`, `<AGENT_ID>`, `<TASK_ID>`: the forms that take an id instead of a verb.
     if (path.join(" ") === "replay") {
-      for (const target of Object.keys(REPLAY_TARGETS)) node.children.push(await docNode(replayFormHelp(target)!, [...path, `<${target}>`]));
+      for (const target of Object.keys(REPLAY_TARGETS)) node.children.push(await formDocs(await docNode(replayFormHelp(target)!, [...path, `<${target}>`]), target));
     }
   }
   return node;

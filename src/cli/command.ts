@@ -147,6 +147,8 @@ export async function reportError(err: unknown, json: boolean, debug: boolean): 
 /** A command definition that carries its docs (`CliCommandSpec.docs`) for the generator. */
 export interface DocsHost {
   docs?: CommandDocs;
+  /** A command whose forms are not subcommands (`replay`): each form's docs, by verb or target name (`RUN_ID`). */
+  formDocs?: (form: string) => Promise<CommandDocs | undefined>;
 }
 
 export function defineCliCommand<T extends ArgsDef = {}>(spec: CliCommandSpec<T>): CommandDef<T & typeof commonArgs> {

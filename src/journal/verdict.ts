@@ -194,10 +194,12 @@ export const VERDICT_FIELDS: JsonFields = jsonFields([
   ["bytes_read", "number", "Bytes read to reach the verdict"],
 ]);
 
-/** The members `journalVerifyJson` and `replayVerifyJson` add to the verdict. */
+/** The members `journalVerifyJson` and `replayVerifyJson` add to the verdict (and cli/torn-hint.ts's, on a torn tail). */
 const SEAL_SPINE_FIELDS: JsonFields = jsonFields([
   ["seal", "string | null", "The seal file the identity was checked against"],
   ["spine", "object | null", "The run's lineage spine check, when it has one"],
+  ["torn_tail", "true", "The last line was cut mid-write", "optional"],
+  ["fix", "string | null", "A torn tail: the command that repairs it", "optional"],
 ]);
 
 /** `journal verify --as-json`. */

@@ -27,18 +27,6 @@ const declared = nodes.flatMap((n) => (n.docs?.json ?? []).map((doc) => ({ name:
  */
 const UNDECLARED: string[] = [
   "replay",
-  "replay list",
-  "replay agents",
-  "replay latest",
-  "replay diff",
-  "replay repair",
-  "replay export",
-  "replay publish",
-  "replay verify",
-  "replay diff-journal",
-  "replay debug",
-  "replay <RUN_ID>",
-  "replay <AGENT_ID>",
   "replay <TASK_ID>",
   "journal record",
   "journal seal",

@@ -1,8 +1,7 @@
 import type { ArgsDef, CommandDef } from "citty";
-import { commonArgs, type DocsHost } from "../../command.ts";
+import { commonArgs } from "../../command.ts";
 import { replayArgs } from "./args.ts";
 import { STORAGE_FLAG_NAMES } from "../../storage-flags.ts";
-import type { CommandDocs } from "../../../json-fields.ts";
 
 /**
  * What each form of `bernstein replay` takes, for help pages, completions and
@@ -20,8 +19,6 @@ export interface ReplayForm {
   flags: ReplayFlag[];
   /** Flag descriptions worded for this form (the shared ones name the form they apply to). */
   flagText?: Partial<Record<ReplayFlag, string>>;
-  /** Its `--as-json` documents, exit meanings and examples (docs/cli/replay.md). */
-  docs?: CommandDocs;
 }
 
 /** Every flag some operation on a run takes (each handler refuses the ones its operation does not). */
@@ -148,12 +145,10 @@ function pick(flags: readonly ReplayFlag[], text: ReplayForm["flagText"] = {}): 
   return { ...out, ...commonArgs };
 }
 
-function formCommand(name: string, form: ReplayForm): CommandDef<any> & DocsHost {
+function formCommand(name: string, form: ReplayForm): CommandDef<any> {
   const args: ArgsDef = {};
   for (const p of form.positionals) args[p.name] = { type: "positional", required: p.required, description: p.description };
-  const command: CommandDef<any> & DocsHost = { meta: { name, description: form.description }, args: { ...args, ...pick(form.flags, form.flagText) } };
-  if (form.docs) command.docs = form.docs;
-  return command;
+  return { meta: { name, description: form.description }, args: { ...args, ...pick(form.flags, form.flagText) } };
 }
 
 /**
