@@ -178,16 +178,16 @@ function section(node: DocNode, examples: string[]): string[] {
   }
   const codes = errorCodesFor(node);
   if (node.path.length > 0) {
-    out.push(
-      codes.length > 0
-        ? "Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 missing or unreadable input, 70 internal or output failure, 130/143 interrupted ([all codes](../errors.md)). Error codes that name this command:"
-        : "Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 missing or unreadable input, 70 internal or output failure, 130/143 interrupted ([all codes](../errors.md)).",
-      "",
-    );
+    out.push("Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 missing or unreadable input, 70 internal or output failure, 130/143 interrupted ([all codes](../errors.md)).", "");
     const exits = node.docs?.exits;
     if (exits) {
       out.push("| exit | for this command |", "|---:|---|");
       for (const [code, meaning] of Object.entries(exits)) out.push(`| ${code} | ${cell(meaning)} |`);
+      out.push("");
+    }
+    if (codes.length > 0) {
+      out.push("Error codes that name this command:", "", "| error code | exit | meaning |", "|---|---:|---|");
+      for (const [code, exit, meaning] of codes) out.push(`| \`${code}\` | ${exit} | ${cell(meaning)} |`);
       out.push("");
     }
     if ("as-json" in node.args) {
@@ -199,17 +199,16 @@ function section(node: DocNode, examples: string[]): string[] {
       );
       for (const doc of node.docs?.json ?? []) out.push(...jsonSection(doc));
     }
-    if (codes.length > 0) {
-      out.push("| error code | exit | meaning |", "|---|---:|---|");
-      for (const [code, exit, meaning] of codes) out.push(`| \`${code}\` | ${exit} | ${cell(meaning)} |`);
-      out.push("");
-    }
   }
-  const own = [...(node.docs?.json ?? []).flatMap((d) => (d.example ? [d.example] : [])), ...(node.docs?.examples ?? [])];
-  const ownExamples = [...new Set(own)];
+  const ownExamples = [...new Set((node.docs?.json ?? []).flatMap((d) => (d.example ? [d.example] : [])))];
   if (ownExamples.length > 0) {
-    const vars = ["$RUN", "$AGENT"].filter((v) => ownExamples.some((e) => e.includes(v)));
-    const note = vars.length > 0 ? `, with ${vars.map((v) => `\`${v}\` ${v === "$RUN" ? "a run id (`bernstein replay list`)" : "an agent id (`bernstein replay agents`)"}`).join(" and ")}` : "";
+    const uses = (word: string): boolean => ownExamples.some((e) => e.includes(word));
+    const notes: string[] = [];
+    if (uses("$RUN")) notes.push("`$RUN` a run id (`bernstein replay list`)");
+    if (uses("$AGENT")) notes.push(uses("$AGENT2") ? "`$AGENT` and `$AGENT2` agent ids (`bernstein replay agents`)" : "`$AGENT` an agent id (`bernstein replay agents`)");
+    if (uses("keys/bernstein-receipt")) notes.push("`keys/` from `bernstein keys generate --out-dir keys`");
+    if (uses("run-receipt.json")) notes.push("the run receipt `bernstein verify run` writes");
+    const note = notes.length > 0 ? `, with ${notes.join(" and ")}` : "";
     out.push(`Examples (in the demo workspace of \`npm run demo\`${note}; test/e2e/docs/json-fields.test.ts runs them with \`--as-json\`):`, "", "```sh", ...ownExamples, "```", "");
   }
   if (examples.length > 0) out.push("Examples (from the [quick start](../../README.md#quick-start)):", "", "```sh", ...examples, "```", "");

@@ -47,6 +47,4 @@ export interface CommandDocs {
   json?: readonly JsonDoc[];
   /** What each exit code means for this command (the generic meanings otherwise). */
   exits?: Readonly<Partial<Record<0 | 1 | 2 | 3 | 70, string>>>;
-  /** More example lines (besides the JSON documents' examples and the README quick start's). */
-  examples?: readonly string[];
 }
