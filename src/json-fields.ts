@@ -40,6 +40,11 @@ export interface JsonDoc {
    * an example and run by the test.
    */
   example?: string;
+  /**
+   * The example and a task server: `starts` one that keeps serving (`bernstein server`),
+   * `needs` one running, `stops` it. The test runs them in that order, after the others.
+   */
+  server?: "starts" | "needs" | "stops";
 }
 
 /** What docs/cli/ says about a command beyond its flags. */

@@ -28,20 +28,16 @@ const declared = nodes.flatMap((n) => (n.docs?.json ?? []).map((doc) => ({ name:
  * declare its document (this list only shrinks); declaring one here means removing it.
  */
 const UNDECLARED: string[] = [
-  "replay",
   "replay <TASK_ID>",
-  "stop",
-  "server",
   "seal publish",
   "seal verify",
-  "checkpoint",
-  "wrap-up",
   "completion",
 ];
 
 describe("--as-json documents in docs/cli/", () => {
   test("every command with --as-json declares its document's fields (or is listed as not yet declared)", () => {
-    const missing = nodes.filter((n) => (n.docs?.json ?? []).length === 0).map((n) => n.path.join(" "));
+    // `replay` itself prints nothing of its own: its forms (verbs and targets) carry the documents.
+    const missing = nodes.filter((n) => n.children.length === 0 && (n.docs?.json ?? []).length === 0).map((n) => n.path.join(" "));
     expect(missing).toEqual(UNDECLARED);
   });
 
@@ -89,21 +85,76 @@ describe("each declared document's example, through the compiled binary", () => 
   const keysOf = (doc: JsonDoc, parsed: unknown): string[][] =>
     doc.shape === "array" ? (parsed as Record<string, unknown>[]).map((e) => Object.keys(e)) : [Object.keys(parsed as Record<string, unknown>)];
 
+  /** The document's keys against its declared fields: none undeclared, none required missing. */
+  const checkKeys = (name: string, doc: JsonDoc, out: string): void => {
+    const parsed = JSON.parse(out) as unknown;
+    expect(Array.isArray(parsed)).toBe(doc.shape === "array");
+    const listed = new Set(doc.fields.map((f) => f.name));
+    const required = doc.fields.filter((f) => !f.optional).map((f) => f.name);
+    for (const keys of keysOf(doc, parsed)) {
+      expect({ name, undocumented: keys.filter((k) => !listed.has(k)) }).toEqual({ name, undocumented: [] });
+      expect({ name, missing: required.filter((k) => !keys.includes(k)) }).toEqual({ name, missing: [] });
+    }
+  };
+
+  const runExample = async (name: string, doc: JsonDoc): Promise<void> => {
+    const proc = Bun.spawn(["bash", "-c", `${doc.example} --as-json`], { cwd: workspace, env, stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    // The example works: a verdict (0 or 1), not a usage error or an unreadable input.
+    expect({ name, code: code <= 1 ? "0 or 1" : code, err: code <= 1 ? "" : err }).toEqual({ name, code: "0 or 1", err: "" });
+    checkKeys(name, doc, out);
+  };
+
+  const title = (doc: JsonDoc): string => `${doc.example} --as-json${doc.when ? ` (${doc.when})` : ""}`;
+
   for (const { name, doc } of declared) {
-    if (!doc.example) continue;
-    test(`${doc.example} --as-json${doc.when ? ` (${doc.when})` : ""}`, async () => {
-      const proc = Bun.spawn(["bash", "-c", `${doc.example} --as-json`], { cwd: workspace, env, stdout: "pipe", stderr: "pipe" });
-      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-      // The example works: a verdict (0 or 1), not a usage error or an unreadable input.
-      expect({ name, code: code <= 1 ? "0 or 1" : code, err: code <= 1 ? "" : err }).toEqual({ name, code: "0 or 1", err: "" });
-      const parsed = JSON.parse(out) as unknown;
-      expect(Array.isArray(parsed)).toBe(doc.shape === "array");
-      const listed = new Set(doc.fields.map((f) => f.name));
-      const required = doc.fields.filter((f) => !f.optional).map((f) => f.name);
-      for (const keys of keysOf(doc, parsed)) {
-        expect({ name, undocumented: keys.filter((k) => !listed.has(k)) }).toEqual({ name, undocumented: [] });
-        expect({ name, missing: required.filter((k) => !keys.includes(k)) }).toEqual({ name, missing: [] });
+    if (!doc.example || doc.server) continue;
+    test(title(doc), () => runExample(name, doc), 60_000);
+  }
+
+  // Then the examples that start, use and stop a task server, in that order.
+  const starts = declared.filter(({ doc }) => doc.server === "starts");
+  const needs = declared.filter(({ doc }) => doc.server === "needs");
+  const stops = declared.filter(({ doc }) => doc.server === "stops");
+  let server: ReturnType<typeof Bun.spawn> | null = null;
+
+  test("one example starts a task server, and one stops it", () => {
+    expect({ starts: starts.length, stops: stops.length }).toEqual({ starts: 1, stops: 1 });
+  });
+
+  for (const { name, doc } of starts) {
+    test(title(doc), async () => {
+      const proc = Bun.spawn(["bash", "-c", `exec ${doc.example} --as-json`], { cwd: workspace, env, stdout: "pipe", stderr: "pipe" });
+      server = proc;
+      // Read until the document is whole (the server keeps running after it).
+      const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      let parsed = false;
+      while (!parsed) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        try {
+          JSON.parse(text);
+          parsed = true;
+        } catch {
+          // not whole yet
+        }
       }
+      reader.releaseLock();
+      expect({ name, parsed }).toEqual({ name, parsed: true });
+      checkKeys(name, doc, text);
     }, 60_000);
   }
+  for (const { name, doc } of [...needs, ...stops]) test(title(doc), () => runExample(name, doc), 60_000);
+
+  test("the server the examples started has exited", async () => {
+    expect(server).not.toBeNull();
+    expect(await server!.exited).toBe(0);
+  }, 60_000);
+
+  afterAll(() => {
+    if (server && server.exitCode === null) server.kill("SIGKILL");
+  });
 });
