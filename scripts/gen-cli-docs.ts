@@ -208,6 +208,8 @@ function section(node: DocNode, examples: string[]): string[] {
     if (uses("$AGENT")) notes.push(uses("$AGENT2") ? "`$AGENT` and `$AGENT2` agent ids (`bernstein replay agents`)" : "`$AGENT` an agent id (`bernstein replay agents`)");
     if (uses("keys/bernstein-receipt")) notes.push("`keys/` from `bernstein keys generate --out-dir keys`");
     if (uses("run-receipt.json")) notes.push("the run receipt `bernstein verify run` writes");
+    if (uses("token.tsr")) notes.push("`token.tsr` an RFC 3161 time-stamp token of the run's head (from a TSA)");
+    if (uses("tsa-roots.pem")) notes.push("`tsa-roots.pem` that TSA's root certificate");
     const note = notes.length > 0 ? `, with ${notes.join(" and ")}` : "";
     out.push(`Examples (in the demo workspace of \`npm run demo\`${note}; test/e2e/docs/json-fields.test.ts runs them with \`--as-json\`):`, "", "```sh", ...ownExamples, "```", "");
   }
