@@ -190,7 +190,10 @@ function section(node: DocNode, examples: string[]): string[] {
       for (const [code, exit, meaning] of codes) out.push(`| \`${code}\` | ${exit} | ${cell(meaning)} |`);
       out.push("");
     }
-    if ("as-json" in node.args) {
+    const noJson = node.docs?.noJson;
+    if (noJson) {
+      out.push(`No JSON form: it prints ${noJson.prints}, and \`--as-json\` is refused (\`flag_not_applicable\`, exit 2).`, "");
+    } else if ("as-json" in node.args) {
       out.push(
         node.path.join(" ") === "replay list"
           ? "With `--as-json`: a JSON array of runs on success (as the Python CLI prints it); on failure one document `{\"ok\": false, \"error\", \"detail\"}`."
@@ -200,7 +203,7 @@ function section(node: DocNode, examples: string[]): string[] {
       for (const doc of node.docs?.json ?? []) out.push(...jsonSection(doc));
     }
   }
-  const ownExamples = [...new Set((node.docs?.json ?? []).flatMap((d) => (d.example ? [d.example] : [])))];
+  const ownExamples = [...new Set([...(node.docs?.json ?? []).flatMap((d) => (d.example ? [d.example] : [])), ...(node.docs?.noJson ? [node.docs.noJson.example] : [])])];
   if (ownExamples.length > 0) {
     const uses = (word: string): boolean => ownExamples.some((e) => e.includes(word));
     const notes: string[] = [];
@@ -211,7 +214,8 @@ function section(node: DocNode, examples: string[]): string[] {
     if (uses("token.tsr")) notes.push("`token.tsr` an RFC 3161 time-stamp token of the run's head (from a TSA)");
     if (uses("tsa-roots.pem")) notes.push("`tsa-roots.pem` that TSA's root certificate");
     const note = notes.length > 0 ? `, with ${notes.join(" and ")}` : "";
-    out.push(`Examples (in the demo workspace of \`npm run demo\`${note}; test/e2e/docs/json-fields.test.ts runs them with \`--as-json\`):`, "", "```sh", ...ownExamples, "```", "");
+    const tested = node.docs?.noJson ? "runs it with `--as-json` to see it refused" : "runs them with `--as-json`";
+    out.push(`Examples (in the demo workspace of \`npm run demo\`${note}; test/e2e/docs/json-fields.test.ts ${tested}):`, "", "```sh", ...ownExamples, "```", "");
   }
   if (examples.length > 0) out.push("Examples (from the [quick start](../../README.md#quick-start)):", "", "```sh", ...examples, "```", "");
   return out;

@@ -50,6 +50,11 @@ export interface JsonDoc {
 /** What docs/cli/ says about a command beyond its flags. */
 export interface CommandDocs {
   json?: readonly JsonDoc[];
+  /**
+   * A command that has no JSON form (it refuses `--as-json` with `flag_not_applicable`):
+   * what it prints instead, and a command line the test runs with `--as-json` to see it refused.
+   */
+  noJson?: { prints: string; example: string };
   /** What each exit code means for this command (the generic meanings otherwise). */
   exits?: Readonly<Partial<Record<0 | 1 | 2 | 3 | 70, string>>>;
 }

@@ -38,6 +38,7 @@ const FORM_DOCS: Record<string, () => Promise<CommandDocs>> = {
   debug: () => import("./debug.ts").then((m) => m.DEBUG_DOCS),
   RUN_ID: () => import("./run-docs.ts").then((m) => m.runDocs("$RUN")),
   AGENT_ID: () => import("./run-docs.ts").then((m) => m.AGENT_DOCS),
+  TASK_ID: () => import("./task.ts").then((m) => m.TASK_DOCS),
 };
 
 const DESCRIPTION = "Replay, verify, diff, repair and export run and agent journals";
