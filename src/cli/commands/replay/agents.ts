@@ -68,4 +68,5 @@ export const AGENTS_DOCS: CommandDocs = {
       ]),
     },
   ],
+  exits: { 0: "listed", 3: "no such run (run_not_found), or no run at all for latest (no_runs)" },
 };

@@ -70,4 +70,5 @@ export const EXPORT_DOCS: CommandDocs = {
       ]),
     },
   ],
+  exits: { 0: "written", 2: "refused: the output exists and --force was not given (output_exists)", 3: "no step journal for this agent (agent_journal_missing)" },
 };

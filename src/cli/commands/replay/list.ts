@@ -116,4 +116,5 @@ export const LIST_DOCS: CommandDocs = {
       ]),
     },
   ],
+  exits: { 0: "listed (an empty array when there is no run)" },
 };

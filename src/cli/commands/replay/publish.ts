@@ -81,4 +81,5 @@ export const PUBLISH_DOCS: CommandDocs = {
       ]),
     },
   ],
+  exits: { 0: "written", 2: "refused: no --yes-i-want-to-publish (confirmation_required), or the output exists without --force", 3: "no step journal for this agent" },
 };

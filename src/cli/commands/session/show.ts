@@ -21,7 +21,7 @@ export default defineCliCommand({
       fields: jsonFields([
         ["ok", "true", "The session file was looked at"],
         ["path", "string", "The session.json"],
-        ["status", "\"ok\" | \"stale\" | \"missing\" | \"corrupt\"", "What was found"],
+        ["status", "\"ok\" | \"stale\"", "Resumable, or too old to resume"],
         ["resumable", "boolean", "A run would resume it"],
         ["stale", "boolean", "Too old to resume (--stale-after)"],
         ["age_seconds", "number | null", "Its age"],
@@ -29,6 +29,7 @@ export default defineCliCommand({
       ]),
     },
     ],
+    exits: { 0: "a session file was found (resumable or stale)", 1: "there is none (no_session)", 3: "it cannot be parsed (session_corrupt)" },
   },
   meta: { name: "show", description: "Show the saved session state and whether it is resumable" },
   args: {
