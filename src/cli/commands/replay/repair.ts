@@ -80,5 +80,5 @@ export const REPAIR_DOCS: CommandDocs = {
       ]),
     },
   ],
-  exits: { 0: "the journal ends whole", 2: "refused: cutting would remove more than a torn tail, or disagree with the seal" },
+  exits: { 0: "the journal ends whole", 2: "refused (repair_refused): corruption before the tail, or a seal that disagrees; nothing is touched" },
 };
