@@ -2,8 +2,11 @@
  * Generate docs/cli/ from the citty command tree (src/cli/registry.ts): one page per top-level
  * command (its subcommands, and `replay`'s verbs and target forms, as sections) and an index.
  * Each section: synopsis, description, arguments, every flag with its description and default,
- * the error codes the catalogue ties to the command, and examples taken from the README's
- * quick start. The same definitions drive the parser, the help pages and the completions.
+ * the exit codes (with the command's own meanings where it declares them), the error codes the
+ * catalogue ties to the command, the fields of each `--as-json` document (declared once beside
+ * the code that builds it: `CommandDocs` in src/json-fields.ts), and examples: the documents'
+ * own and the README's quick start. The same definitions drive the parser, the help pages and
+ * the completions.
  *   bun scripts/gen-cli-docs.ts          rewrite docs/cli/
  *   bun scripts/gen-cli-docs.ts --check  exit 1 when docs/cli/ differs from the tree
  * test/scripts/gen-cli-docs.test.ts fails while they differ.
@@ -15,6 +18,8 @@ import { rootCommand } from "../src/cli/registry.ts";
 import { REPLAY_TARGETS, replayFormHelp } from "../src/cli/commands/replay/verbs.ts";
 import { ERROR_CATALOGUE, EXIT_MEANINGS } from "../src/errors/catalogue.ts";
 import type { FormHost } from "../src/cli/completion.ts";
+import type { DocsHost } from "../src/cli/command.ts";
+import type { CommandDocs, JsonDoc } from "../src/json-fields.ts";
 
 const ROOT = join(import.meta.dir, "..");
 export const CLI_DOCS = join(ROOT, "docs", "cli");
@@ -29,6 +34,8 @@ export interface DocNode {
   description: string;
   args: ArgsDef;
   children: DocNode[];
+  /** What the command declares about its JSON documents, exits and examples. */
+  docs?: CommandDocs;
 }
 
 async function resolve<T>(v: T | (() => T | Promise<T>) | Promise<T>): Promise<T> {
@@ -39,20 +46,27 @@ async function docNode(cmd: AnyCommand, path: string[]): Promise<DocNode> {
   const meta = await resolve(cmd.meta ?? {});
   const args = (await resolve(cmd.args ?? {})) as ArgsDef;
   const node: DocNode = { path, description: meta.description ?? "", args, children: [] };
+  const docs = (cmd as DocsHost).docs;
+  if (docs) node.docs = docs;
   const subs = (await resolve(cmd.subCommands ?? {})) as Record<string, unknown>;
   for (const [sub, def] of Object.entries(subs)) {
     const loaded = (await resolve(def as AnyCommand)) as AnyCommand & { default?: AnyCommand };
     node.children.push(await docNode(loaded.default ?? loaded, [...path, sub]));
   }
   const forms = (cmd as FormHost).completionForms?.();
+  const formDocs = async (child: DocNode, form: string): Promise<DocNode> => {
+    const d = await (cmd as DocsHost).formDocs?.(form);
+    if (d) child.docs = d;
+    return child;
+  };
   if (forms) {
     for (const form of forms) {
       const fm = await resolve(form.meta ?? {});
-      if (fm.name) node.children.push(await docNode(form, [...path, fm.name]));
+      if (fm.name) node.children.push(await formDocs(await docNode(form, [...path, fm.name]), fm.name));
     }
     // `replay <RUN_ID>`, `<AGENT_ID>`, `<TASK_ID>`: the forms that take an id instead of a verb.
     if (path.join(" ") === "replay") {
-      for (const target of Object.keys(REPLAY_TARGETS)) node.children.push(await docNode(replayFormHelp(target)!, [...path, `<${target}>`]));
+      for (const target of Object.keys(REPLAY_TARGETS)) node.children.push(await formDocs(await docNode(replayFormHelp(target)!, [...path, `<${target}>`]), target));
     }
   }
   return node;
@@ -164,27 +178,55 @@ function section(node: DocNode, examples: string[]): string[] {
   }
   const codes = errorCodesFor(node);
   if (node.path.length > 0) {
-    out.push(
-      codes.length > 0
-        ? "Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 missing or unreadable input, 70 internal or output failure, 130/143 interrupted ([all codes](../errors.md)). Error codes that name this command:"
-        : "Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 missing or unreadable input, 70 internal or output failure, 130/143 interrupted ([all codes](../errors.md)).",
-      "",
-    );
-    if ("as-json" in node.args) {
+    out.push("Exit codes: 0 ok, 1 negative verdict, 2 usage or refusal, 3 missing or unreadable input, 70 internal or output failure, 130/143 interrupted ([all codes](../errors.md)).", "");
+    const exits = node.docs?.exits;
+    if (exits) {
+      out.push("| exit | for this command |", "|---:|---|");
+      for (const [code, meaning] of Object.entries(exits)) out.push(`| ${code} | ${cell(meaning)} |`);
+      out.push("");
+    }
+    if (codes.length > 0) {
+      out.push("Error codes that name this command:", "", "| error code | exit | meaning |", "|---|---:|---|");
+      for (const [code, exit, meaning] of codes) out.push(`| \`${code}\` | ${exit} | ${cell(meaning)} |`);
+      out.push("");
+    }
+    const noJson = node.docs?.noJson;
+    if (noJson) {
+      out.push(`No JSON form: it prints ${noJson.prints}, and \`--as-json\` is refused (\`flag_not_applicable\`, exit 2).`, "");
+    } else if ("as-json" in node.args) {
       out.push(
         node.path.join(" ") === "replay list"
           ? "With `--as-json`: a JSON array of runs on success (as the Python CLI prints it); on failure one document `{\"ok\": false, \"error\", \"detail\"}`."
           : "With `--as-json`: exactly one JSON document on stdout, `\"ok\": true` on success; on failure `{\"ok\": false, \"error\", \"detail\"}` with `error` one of the [error codes](../errors.md).",
         "",
       );
-    }
-    if (codes.length > 0) {
-      out.push("| error code | exit | meaning |", "|---|---:|---|");
-      for (const [code, exit, meaning] of codes) out.push(`| \`${code}\` | ${exit} | ${cell(meaning)} |`);
-      out.push("");
+      for (const doc of node.docs?.json ?? []) out.push(...jsonSection(doc));
     }
   }
+  const ownExamples = [...new Set([...(node.docs?.json ?? []).flatMap((d) => (d.example ? [d.example] : [])), ...(node.docs?.noJson ? [node.docs.noJson.example] : [])])];
+  if (ownExamples.length > 0) {
+    const uses = (word: string): boolean => ownExamples.some((e) => e.includes(word));
+    const notes: string[] = [];
+    if (uses("$RUN")) notes.push("`$RUN` a run id (`bernstein replay list`)");
+    if (uses("$AGENT")) notes.push(uses("$AGENT2") ? "`$AGENT` and `$AGENT2` agent ids (`bernstein replay agents`)" : "`$AGENT` an agent id (`bernstein replay agents`)");
+    if (uses("keys/bernstein-receipt")) notes.push("`keys/` from `bernstein keys generate --out-dir keys`");
+    if (uses("run-receipt.json")) notes.push("the run receipt `bernstein verify run` writes");
+    if (uses("token.tsr")) notes.push("`token.tsr` an RFC 3161 time-stamp token of the run's head (from a TSA)");
+    if (uses("tsa-roots.pem")) notes.push("`tsa-roots.pem` that TSA's root certificate");
+    const note = notes.length > 0 ? `, with ${notes.join(" and ")}` : "";
+    const tested = node.docs?.noJson ? "runs it with `--as-json` to see it refused" : "runs them with `--as-json`";
+    out.push(`Examples (in the demo workspace of \`npm run demo\`${note}; test/e2e/docs/json-fields.test.ts ${tested}):`, "", "```sh", ...ownExamples, "```", "");
+  }
   if (examples.length > 0) out.push("Examples (from the [quick start](../../README.md#quick-start)):", "", "```sh", ...examples, "```", "");
+  return out;
+}
+
+/** One `--as-json` document's fields as a table. */
+function jsonSection(doc: JsonDoc): string[] {
+  const what = doc.shape === "array" ? "an array; each element's fields" : "its top-level fields";
+  const out = [`\`--as-json\` document${doc.when ? ` ${doc.when}` : ""} (${what}):`, "", "| field | type | meaning |", "|---|---|---|"];
+  for (const f of doc.fields) out.push(`| \`${f.name}\` | ${cell(`\`${f.type}\``)} | ${cell(f.optional ? `${f.meaning} (not always present)` : f.meaning)} |`);
+  out.push("");
   return out;
 }
 

@@ -1,3 +1,4 @@
+import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { annotations, stopCommandsBlock } from "../ci/annotations.ts";
@@ -140,6 +141,14 @@ function outcomeOf(r: InputReport): CiOutcome {
 function errorDoc(err: BernsteinError): Record<string, unknown> {
   return { ok: false, error: err.code, detail: err.message, ...err.facts };
 }
+
+/** The fields of the several-inputs document below (docs/cli/). */
+export const MULTI_VERDICT_FIELDS: JsonFields = jsonFields([
+  ["ok", "boolean", "Every input verified"],
+  ["error", "\"verify_failed\"", "Some input did not verify", "optional"],
+  ["detail", "string", "How many inputs failed, and how", "optional"],
+  ["results", "object[]", "One verdict per input, in order, each opening with `input` (the single-input document's fields, or an error document)"],
+]);
 
 /** `{"ok", "results"}` (with `error`/`detail` when not ok); each result names its input first. */
 function multiDoc(reports: readonly InputReport[]): Record<string, unknown> {

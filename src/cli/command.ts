@@ -5,6 +5,7 @@ import { log } from "./log.ts";
 import { outputFailure, printJson, writeStderr } from "./output.ts";
 import { closest } from "./suggest.ts";
 import { commonArgs } from "./args.ts";
+import type { CommandDocs } from "../json-fields.ts";
 
 export { commonArgs };
 
@@ -25,6 +26,8 @@ export interface CliCommandSpec<T extends ArgsDef> {
    * (`replay diff`): errors then name `bernstein replay diff`.
    */
   verbs?: readonly string[];
+  /** Its `--as-json` documents, exit meanings and examples, for docs/cli/ (scripts/gen-cli-docs.ts). */
+  docs?: CommandDocs;
   /**
    * Runs the command. Return the exit code (0 when omitted). Throw a
    * `BernsteinError` for expected failures; the wrapper renders it as one
@@ -141,9 +144,16 @@ export async function reportError(err: unknown, json: boolean, debug: boolean): 
   return ExitCode.INTERNAL;
 }
 
+/** A command definition that carries its docs (`CliCommandSpec.docs`) for the generator. */
+export interface DocsHost {
+  docs?: CommandDocs;
+  /** A command whose forms are not subcommands (`replay`): each form's docs, by verb or target name (`RUN_ID`). */
+  formDocs?: (form: string) => Promise<CommandDocs | undefined>;
+}
+
 export function defineCliCommand<T extends ArgsDef = {}>(spec: CliCommandSpec<T>): CommandDef<T & typeof commonArgs> {
   const args = { ...(spec.args ?? ({} as T)), ...commonArgs } as T & typeof commonArgs;
-  return defineCommand({
+  const command = defineCommand({
     meta: spec.meta,
     args,
     async run(ctx) {
@@ -160,5 +170,7 @@ export function defineCliCommand<T extends ArgsDef = {}>(spec: CliCommandSpec<T>
       // A write to stdout failed but the command went on (it caught the error): still exit 70.
       if (outputFailure() !== null && process.exitCode !== outputFailure()!.exitCode) process.exitCode = await reportError(null, json, debug);
     },
-  }) as CommandDef<T & typeof commonArgs>;
+  }) as CommandDef<T & typeof commonArgs> & DocsHost;
+  if (spec.docs) command.docs = spec.docs;
+  return command;
 }

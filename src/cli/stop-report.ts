@@ -1,3 +1,4 @@
+import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { NegativeError, UsageError, type BernsteinError } from "../errors/index.ts";
 import { paint } from "../render/ansi.ts";
 import { ServerUnreachableError } from "../server/errors.ts";
@@ -78,6 +79,44 @@ export function stopFailure(report: StopReport): BernsteinError | null {
   }
   return null;
 }
+
+/** `stopDocument` of a stop the server took (docs/cli/stop.md; `stop_refused`/`stop_timeout` add error and detail). */
+export const STOP_FIELDS: JsonFields = jsonFields([
+  ["ok", "boolean", "The run (or server) was stopped"],
+  ["error", "\"stop_refused\" | \"stop_timeout\"", "The server did not accept the stop, or the process outlived the wait", "optional"],
+  ["detail", "string", "One line saying what failed", "optional"],
+  ["reachable", "true", "The task server answered"],
+  ["url", "string", "Its URL"],
+  ["session_saved", "boolean", "session.json was written"],
+  ["session_path", "string | null", "Where"],
+  ["session_error", "string | null", "Why it was not (the stop still went ahead)"],
+  ["completed", "number", "Tasks done"],
+  ["pending", "number", "Tasks pending"],
+  ["open", "number", "Tasks open"],
+  ["counts_from", "\"final_session\" | \"stop_request\"", "Where the counts come from: the run's final save, or the task list when the stop was asked"],
+  ["stop_accepted", "boolean", "The server accepted POST /stop"],
+  ["stop_detail", "string", "What it said"],
+  ["force", "boolean", "--force: agents killed at once"],
+  ["timeout_s", "number", "--timeout: seconds agents could finish first"],
+  ["grace_s", "number | null", "Seconds between SIGTERM and SIGKILL"],
+  ["pid", "number | null", "The process waited for"],
+  ["pid_role", "\"orchestrator\" | \"server\" | null", "What it is"],
+  ["exited", "boolean | null", "It exited within the wait"],
+  ["waited_s", "number", "Seconds waited"],
+]);
+
+/** `stopDocument` when no task server answers (`server_unreachable`, exit 1). */
+export const STOP_UNREACHABLE_FIELDS: JsonFields = jsonFields([
+  ["ok", "false", "Nothing could be stopped"],
+  ["error", "\"server_unreachable\"", "No task server answered"],
+  ["detail", "string", "Why, and where the diagnostic file went"],
+  ["url", "string | null", "The URL tried"],
+  ["fallback_written", "true", "The diagnostic session_state.json was written"],
+  ["fallback_path", "string", "Where"],
+  ["stopped_at", "number", "When (seconds since the epoch)"],
+  ["open_tasks", "number", "Open tasks it lists"],
+  ["claimed_tasks", "number", "Claimed tickets it lists"],
+]);
 
 /** The JSON document `bernstein stop --as-json` prints for this report (success or failure). */
 export function stopDocument(report: StopReport): Record<string, unknown> {

@@ -1,3 +1,4 @@
+import { FAILURE_FIELDS, jsonFields, type JsonFields } from "../json-fields.ts";
 import { NON_DETERMINISTIC_FIELDS } from "./hash.ts";
 import type { Coverage, Divergence, FastVerifyResult, Identity, JournalSeal, JournalVerifyResult } from "./model.ts";
 import type { ProviderStateVerdict } from "./provider-state.ts";
@@ -166,6 +167,66 @@ export function wantsDivergenceReport(r: JournalVerifyResult, checks: VerdictChe
 }
 
 // ------------------------------------------------------------------ documents
+
+/** The members `verdictJson` writes, in its order (rendered into docs/cli/ by scripts/gen-cli-docs.ts). */
+export const VERDICT_FIELDS: JsonFields = jsonFields([
+  ["ok", "boolean", "The verdict: chain intact, coverage complete, identity not mismatched"],
+  ...FAILURE_FIELDS.map((f) => [f.name, f.type, f.meaning, "optional"] as const),
+  ["run_id", "string | null", "The run (Python's key), null for a journal given by path"],
+  ["path", "string", "The journal file verified"],
+  ["chain_consistent", "boolean", "Every row's prev_hash and event_hash check out"],
+  ["coverage", "\"complete\" | \"partial\"", "Partial: rows were discarded or the chain stopped early"],
+  ["identity", "\"verified\" | \"mismatched\" | \"unverifiable\"", "The head against the seal (unverifiable: no seal)"],
+  ["count", "number", "Usable rows read"],
+  ["head", "string", "Head of the verified prefix (\"\" when no row checked out)"],
+  ["divergent_index", "number | null", "0-based row where the chain first breaks"],
+  ["divergent_line", "number | null", "1-based physical line of that row"],
+  ["step_index", "number | null", "Python's name for divergent_index"],
+  ["expected_hash", "string | null", "The hash the divergent row should carry"],
+  ["actual_hash", "string | null", "The hash it carries"],
+  ["discarded_line_indices", "number[]", "Lines that are not journal rows (torn or not JSON)"],
+  ["errors", "string[]", "Every finding, one line each"],
+  ["unauthenticated_fields", "string[]", "Row fields no hash covers"],
+  ["mode", "\"full\" | \"links-only\"", "Links-only: prev_hash links checked, payloads not re-hashed"],
+  ["payloads_checked", "boolean", "Payload hashes were recomputed"],
+  ["snapshot_bytes", "number", "Bytes of the file verified"],
+  ["grew_by", "number", "Bytes appended while verifying"],
+  ["bytes_read", "number", "Bytes read to reach the verdict"],
+]);
+
+/** The members `journalVerifyJson` and `replayVerifyJson` add to the verdict (and cli/torn-hint.ts's, on a torn tail). */
+const SEAL_SPINE_FIELDS: JsonFields = jsonFields([
+  ["seal", "string | null", "The seal file the identity was checked against"],
+  ["spine", "object | null", "The run's lineage spine check, when it has one"],
+  ["torn_tail", "true", "The last line was cut mid-write", "optional"],
+  ["fix", "string | null", "A torn tail: the command that repairs it", "optional"],
+]);
+
+/** `journal verify --as-json`. */
+export const JOURNAL_VERIFY_FIELDS: JsonFields = [
+  ...VERDICT_FIELDS,
+  ...SEAL_SPINE_FIELDS,
+  ...jsonFields([
+    ["signature", "string | null", "A signed seal note (--seal NOTE) or --since: its signature", "optional"],
+    ["signed_by", "string[]", "The same: the keys that signed it", "optional"],
+    ["root", "string", "The same: the Merkle root of the journal", "optional"],
+    ["consistency", "\"extends\" | \"forked\" | \"truncated\" | null", "--since: how the journal relates to the older head", "optional"],
+    ["since", "string | null", "--since: the older root", "optional"],
+    ["since_size", "number | null", "--since: the older tree's size", "optional"],
+  ]),
+];
+
+/** `replay <RUN_ID> --verify --as-json`. */
+export const REPLAY_VERIFY_FIELDS: JsonFields = [
+  ...VERDICT_FIELDS,
+  ...SEAL_SPINE_FIELDS,
+  ...jsonFields([
+    ["provider_state", "object", "The provider-state gate: {mutations, flagged_steps}, when the run records provider state", "optional"],
+    ["verified", "false", "A failed provider-state gate (upstream's key)", "optional"],
+    ["reason_code", "string", "A failed provider-state gate: provider_state_mutation", "optional"],
+    ["flagged_steps", "array", "A failed provider-state gate: the steps that mutated state", "optional"],
+  ]),
+];
 
 /**
  * The `--as-json` verdict fields shared by `journal verify`,

@@ -1,3 +1,4 @@
+import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { InputError } from "../errors/index.ts";
 import { checkInput } from "../fsutil/input.ts";
 import { eventHash, hashProfileOf, payloadHash, type HashProfile } from "../journal/hash.ts";
@@ -286,3 +287,11 @@ export function* projectionProse(runId: string, path: string, p: Projection): Ge
   }
   yield "\n";
 }
+
+/** The document `projectionJson` writes (`replay <RUN_ID> --from-step N --as-json`; docs/cli/replay.md). */
+export const PROJECTION_FIELDS: JsonFields = jsonFields([
+  ["ok", "true", "The projection was built"],
+  ["events", "object[]", "The events through step N"],
+  ["head_hash", "string", "The chain's head after them"],
+  ["step_count", "number", "How many there are"],
+]);

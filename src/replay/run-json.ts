@@ -1,3 +1,4 @@
+import { jsonFields, type JsonFields } from "../json-fields.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
 import type { JournalRow } from "../journal/reader.ts";
 import { holdsRaw } from "../pyjson/encode.ts";
@@ -124,3 +125,11 @@ export async function streamRunJsonExact(input: RunJsonInput, out: ByteOutput): 
   }
   await out.write(utf8(buf + documentTail(n)));
 }
+
+/** The document `streamRunJson` writes (`replay <RUN_ID> --as-json`; docs/cli/replay.md). */
+export const RUN_JSON_FIELDS: JsonFields = jsonFields([
+  ["ok", "true", "The run was read"],
+  ["run_id", "string", "The run"],
+  ["metadata", "object", "Its metadata.json: run_id, started_at, git_sha, git_branch, config_hash, seed_path (nulls when absent)"],
+  ["events", "object[]", "Its journal rows, in order (at most --limit)"],
+]);

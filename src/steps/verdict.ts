@@ -1,3 +1,4 @@
+import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { pyPrefix, pyRepr } from "../pyjson/python.ts";
 import { GENESIS_HASH } from "./hash.ts";
 import type { WalkResult } from "./walk.ts";
@@ -55,3 +56,12 @@ export function agentVerdictJson(v: AgentJournalVerdict): Record<string, unknown
 export function emptyAgentJson(agentId: string): Record<string, unknown> {
   return { ok: true, agent_id: agentId, head_hash: GENESIS_HASH, steps: 0, entries: [] };
 }
+
+/** `replay <AGENT_ID> --as-json`: the verdict members above, then `entries` (docs/cli/replay.md). */
+export const AGENT_VIEW_FIELDS: JsonFields = jsonFields([
+  ["ok", "boolean", "The agent's step journal verifies (chain and head)"],
+  ["agent_id", "string", "The agent"],
+  ["head_hash", "string", "The step journal's head"],
+  ["steps", "number", "Steps in its chain"],
+  ["entries", "object[]", "Its entries, in order (at most --limit)"],
+]);

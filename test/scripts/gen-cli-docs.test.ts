@@ -59,6 +59,6 @@ describe("docs/cli/", () => {
     expect(run).toContain("bernstein run plan.yaml --fresh");
     expect(run).toContain("| `--port=<port>` | `auto` |");
     const withoutQuickStart = (await renderCliDocs("# no quick start here\n")).get("run.md")!;
-    expect(withoutQuickStart).not.toContain("Examples");
+    expect(withoutQuickStart).not.toContain("from the [quick start]");
   });
 });

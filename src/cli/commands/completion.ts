@@ -11,6 +11,7 @@ const SHELLS = { bash: bashScript, zsh: zshScript, fish: fishScript } as const;
  * under `.sdd/runs` for `replay`).
  */
 export default defineCliCommand({
+  docs: { noJson: { prints: "a shell script", example: "bernstein completion bash" } },
   meta: {
     name: "completion",
     description: "Print a shell completion script: bash (source <(bernstein completion bash)), zsh, or fish (| source)",

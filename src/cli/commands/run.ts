@@ -1,3 +1,4 @@
+import { jsonFields } from "../../json-fields.ts";
 import { InputError, UsageError, type ErrorCode } from "../../errors/index.ts";
 import { exitCodeOf, Orchestrator, type RunSummary } from "../../orchestrator/orchestrator.ts";
 import { costLabel } from "../../render/cost.ts";
@@ -58,6 +59,36 @@ function summaryLines(s: RunSummary): string[] {
 }
 
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein run plan.yaml --fresh",
+      fields: jsonFields([
+        ["ok", "boolean", "The backlog drained with no failed task"],
+        ["error", "string", "The error code (docs/errors.md), when not ok", "optional"],
+        ["detail", "string", "One line saying what failed, when not ok", "optional"],
+        ["run_id", "string", "The run"],
+        ["outcome", "string", "How it ended (drained, failed, stopped …)"],
+        ["resume", "object", "Whether it resumed a session: {decision, reason, message}"],
+        ["done_previously", "number", "Tasks done before this run"],
+        ["tasks", "object", "{total, done, failed, open, pending}"],
+        ["cost_usd", "number", "Cost of this run's attempts"],
+        ["cost_known", "boolean", "Every attempt reported its cost"],
+        ["budget_usd", "number | null", "The budget"],
+        ["ticks", "number", "Scheduler ticks"],
+        ["agents_spawned", "number", "Agents started"],
+        ["journal", "string", "The run's journal.jsonl"],
+        ["head", "string", "Its head hash"],
+        ["event_count", "number", "Its events"],
+        ["sealed", "boolean", "It was sealed"],
+        ["server_url", "string", "The task server used"],
+        ["stopped_by", "string | null", "What stopped it (SIGTERM, POST /stop, SIGINT)"],
+        ["failures", "object[]", "Tasks failed for good: {task_id, signals}"],
+      ]),
+    },
+    ],
+    exits: { 0: "the backlog drained with no failed task", 1: "failed tasks (tasks_failed) or a stop that left tasks undone (run_incomplete)", 2: "usage error or refusal", 3: "no such plan, or a plan or config that cannot be read" },
+  },
   meta: { name: "run", description: "Plan a goal into tasks and run agents on them, recording the run journal" },
   args: {
     plan: { type: "positional", required: false, description: "Plan file (YAML list of tasks with depends_on)" },

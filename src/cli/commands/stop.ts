@@ -1,3 +1,4 @@
+import { STOP_FIELDS, STOP_UNREACHABLE_FIELDS } from "../stop-report.ts";
 import { stopRun, type StopReport } from "../../session/stop.ts";
 import { defineCliCommand } from "../command.ts";
 import { printJson, printLines } from "../output.ts";
@@ -5,6 +6,13 @@ import { DEFAULT_STOP_TIMEOUT_S, parseTimeoutSeconds, stopDocument, stopFailure,
 import { sddDirArgs } from "../args.ts";
 
 export default defineCliCommand({
+  docs: {
+    json: [
+      { when: "when no task server answers", fields: STOP_UNREACHABLE_FIELDS, example: "bernstein stop" },
+      { when: "when the server answers", fields: STOP_FIELDS, example: "bernstein stop", server: "stops" },
+    ],
+    exits: { 0: "stopped, the session saved", 1: "no task server answered (a diagnostic file is written instead), the stop was refused, or the process outlived the wait" },
+  },
   meta: { name: "stop", description: "Stop the running orchestrator (graceful by default) and save the session" },
   args: {
     force: { type: "boolean", alias: ["hard"], description: "End running agents now instead of letting them finish (also --hard)" },

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { defaultOrigin, writeCheckpoint } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -9,6 +10,23 @@ import { runsDirArgs } from "../../args.ts";
 const USAGE = "usage: bernstein journal checkpoint <RUN_ID> --sign KEY [--origin O] [--key-name N] [--out FILE] [--sdd-dir DIR]";
 
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein journal checkpoint $RUN --sign keys/bernstein-receipt.key",
+      fields: jsonFields([
+        ["ok", "true", "The checkpoint was written"],
+        ["run_id", "string", "The run"],
+        ["origin", "string", "The log origin line"],
+        ["size", "number", "The tree's size (events)"],
+        ["root", "string", "Its Merkle root (base64)"],
+        ["head", "string", "The journal's head hash"],
+        ["path", "string", "The checkpoint file"],
+        ["extends_size", "number | null", "The size of the checkpoint it replaced, which it extends"],
+      ]),
+    },
+    ],
+  },
   meta: {
     name: "checkpoint",
     description: "Write a signed C2SP checkpoint (origin, size, RFC 6962 root over the recomputed event hashes) to <run_dir>/checkpoint",

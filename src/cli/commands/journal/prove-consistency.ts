@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { writeFileAtomic } from "../../../fsutil/atomic.ts";
 import { checkOutputTarget } from "../../../fsutil/output-target.ts";
@@ -9,6 +10,24 @@ import { runsDirArgs } from "../../args.ts";
 const USAGE = "usage: bernstein journal prove-consistency <RUN_ID> --from OLD_CHECKPOINT [--out PROOF] [--sdd-dir DIR]";
 
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein journal prove-consistency $RUN --from .sdd/runs/$RUN/seal.note --out consistency.proof",
+      fields: jsonFields([
+        ["ok", "true", "The proof was built", "optional"],
+        ["kind", "\"consistency\"", "A consistency proof"],
+        ["origin", "string", "The log origin line"],
+        ["old_size", "number", "The older tree's size"],
+        ["new_size", "number", "The tree's size now"],
+        ["old_root", "string", "The older root (base64)"],
+        ["new_root", "string", "The root now (base64)"],
+        ["hashes", "string[]", "The proof (base64)"],
+        ["path", "string", "--out: the proof file", "optional"],
+      ]),
+    },
+    ],
+  },
   meta: { name: "prove-consistency", description: "Print the RFC 9162 consistency proof from an older checkpoint or seal note to the journal now" },
   args: {
     run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },

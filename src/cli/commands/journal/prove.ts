@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { writeFileAtomic } from "../../../fsutil/atomic.ts";
 import { checkOutputTarget } from "../../../fsutil/output-target.ts";
@@ -9,6 +10,24 @@ import { runsDirArgs } from "../../args.ts";
 const USAGE = "usage: bernstein journal prove <RUN_ID> --index N [--checkpoint C] [--out PROOF] [--row-out ROW] [--sdd-dir DIR]";
 
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein journal prove $RUN --index 3 --out inclusion.proof",
+      fields: jsonFields([
+        ["ok", "true", "The proof was built", "optional"],
+        ["kind", "\"inclusion\"", "An inclusion proof"],
+        ["index", "number", "The event's 0-based index"],
+        ["size", "number", "The tree size it proves against"],
+        ["root", "string", "That tree's Merkle root (base64)"],
+        ["hashes", "string[]", "The audit path (base64)"],
+        ["row", "object", "The event row"],
+        ["path", "string", "--out: the proof file", "optional"],
+        ["row_path", "string", "--out: the row file", "optional"],
+      ]),
+    },
+    ],
+  },
   meta: { name: "prove", description: "Print an inclusion proof for one event (against the journal now, or an older --checkpoint)" },
   args: {
     run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },

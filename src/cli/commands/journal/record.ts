@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { parseObject, recordLines } from "../../../journal/record-lines.ts";
 import { EventJournal, validateRecordInput } from "../../../journal/writer.ts";
@@ -10,6 +11,22 @@ import { runsDirArgs } from "../../args.ts";
 const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [--sdd-dir DIR]  (without EVENT: JSON Lines on stdin)";
 
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein journal record my-run note --data '{\"text\": \"hello\"}'",
+      fields: jsonFields([
+        ["ok", "true", "The events were appended"],
+        ["run_id", "string", "The run"],
+        ["path", "string", "Its journal.jsonl"],
+        ["recorded", "number", "Events appended now"],
+        ["count", "number", "Events the journal holds"],
+        ["head", "string", "Its head hash now"],
+      ]),
+    },
+    ],
+    exits: { 0: "appended", 2: "refused: the run is sealed (journal_sealed), or another writer holds the journal (journal_locked)" },
+  },
   meta: {
     name: "record",
     description:

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../../errors/index.ts";
 import { sealRun } from "../../../lineage/seal-run.ts";
@@ -11,6 +12,43 @@ import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [--key-name N]] [--no-spine] [--out s3://BUCKET/KEY] [--sdd-dir DIR]";
 
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein journal seal $RUN",
+      fields: jsonFields([
+        ["ok", "true", "The run is sealed"],
+        ["run_id", "string", "The run"],
+        ["path", "string", "Its seal.json"],
+        ["event_count", "number", "Events sealed"],
+        ["head", "string", "The head sealed"],
+        ["already_sealed", "boolean", "It was sealed before, with this head"],
+        ["spine", "object | null", "The lineage spine entry appended: {path, entry_hash, count, appended}"],
+        ["spine_skipped", "string", "Why no spine entry was appended (no_audit_key …)", "optional"],
+        ["out", "string", "--out: where a copy of the seal went", "optional"],
+        ["uploaded", "boolean", "--out: the copy was uploaded", "optional"],
+      ]),
+    },
+    {
+      when: "with --sign KEY",
+      example: "bernstein journal seal $RUN --sign keys/bernstein-receipt.key",
+      fields: jsonFields([
+        ["ok", "true", "The run is sealed and its seal note signed"],
+        ["run_id", "string", "The run"],
+        ["event_count", "number", "Events sealed"],
+        ["head", "string", "The head sealed"],
+        ["root", "string", "The Merkle root (base64) of the journal's tree"],
+        ["origin", "string", "The log origin line"],
+        ["seal", "string", "The seal.json"],
+        ["note", "string", "The signed seal.note"],
+        ["already_sealed", "boolean", "It was sealed before"],
+        ["key_name", "string", "The signer's name"],
+        ["verifier_key", "string", "The C2SP verifier key (name+id+base64) that checks the note"],
+      ]),
+    },
+    ],
+    exits: { 0: "sealed (or already sealed with this head)", 2: "refused (seal_refused): the journal does not verify, or an existing seal commits to another head", 3: "no such run" },
+  },
   meta: {
     name: "seal",
     description:

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { verifyConsistencyFiles } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -8,6 +9,26 @@ import { trustedKeysFrom } from "../../tlog-args.ts";
 const USAGE = "usage: bernstein journal verify-consistency OLD_CHECKPOINT NEW_CHECKPOINT PROOF [--public-key K] [--vkey V] [--min-signatures N] [--remember]";
 
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein journal verify-consistency .sdd/runs/$RUN/seal.note .sdd/runs/$RUN/checkpoint consistency.proof --public-key keys/bernstein-receipt.pub",
+      fields: jsonFields([
+        ["ok", "boolean", "NEW extends OLD and both carry enough trusted signatures"],
+        ["error", "string", "The error code (docs/errors.md), when not ok", "optional"],
+        ["detail", "string", "One line saying what failed, when not ok", "optional"],
+        ["consistency", "\"extends\" | \"forked\" | \"truncated\" | null", "How NEW relates to OLD"],
+        ["origin", "string", "The log origin line"],
+        ["old_size", "number", "OLD's tree size"],
+        ["new_size", "number", "NEW's tree size"],
+        ["old", "object", "OLD's signatures: {signature, signed_by, ignored_signatures}"],
+        ["new", "object", "NEW's signatures, the same"],
+        ["remembered", "boolean", "--remember: NEW was kept as the last verified checkpoint"],
+      ]),
+    },
+    ],
+    exits: { 0: "NEW extends OLD", 1: "it does not (forked, truncated), or a signature does not verify" },
+  },
   meta: { name: "verify-consistency", description: "Check offline that NEW extends OLD (two checkpoints and a consistency proof; no journal needed)" },
   args: {
     ...keyArgs,

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { verifyInclusionFiles } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -8,6 +9,25 @@ import { trustedKeysFrom } from "../../tlog-args.ts";
 const USAGE = "usage: bernstein journal verify-inclusion CHECKPOINT PROOF ROW [--public-key K] [--vkey V] [--min-signatures N]";
 
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein journal verify-inclusion .sdd/runs/$RUN/checkpoint inclusion.proof inclusion.proof.row --public-key keys/bernstein-receipt.pub",
+      fields: jsonFields([
+        ["ok", "boolean", "The row, rehashed at its index, is in the checkpoint's tree"],
+        ["error", "string", "The error code (docs/errors.md), when not ok", "optional"],
+        ["detail", "string", "One line saying what failed, when not ok", "optional"],
+        ["included", "boolean", "The same, as upstream names it", "optional"],
+        ["origin", "string", "The log origin line", "optional"],
+        ["index", "number", "The row's index", "optional"],
+        ["size", "number", "The checkpoint's tree size"],
+        ["event_hash", "string", "The row's hash, recomputed", "optional"],
+        ["signature", "object", "The checkpoint's signatures: {signature, signed_by, ignored_signatures}", "optional"],
+      ]),
+    },
+    ],
+    exits: { 0: "the row is in the tree", 1: "it is not, or a signature does not verify" },
+  },
   meta: { name: "verify-inclusion", description: "Check offline that an event row (rehashed at its index) is in a checkpoint's tree" },
   args: { ...keyArgs },
   async run({ args, json, rawArgs }) {

@@ -7,7 +7,7 @@ import { paint } from "../../../render/ansi.ts";
 import { defineCliCommand } from "../../command.ts";
 import { fastVerifyNotes, parseMaxRowBytes, parseThreads, unauthenticatedLine } from "../../fast-verify.ts";
 import { ciArgs, ciModeOf } from "../../ci-flags.ts";
-import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
+import { finishVerify, MULTI_VERDICT_FIELDS, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
 import { journalVerdict } from "../../verdicts.ts";
 import { keyArgs, minSignaturesFrom } from "../../tlog-flags.ts";
@@ -15,7 +15,7 @@ import { fileIdentity, isNoteFile } from "../../../tlog/sniff.ts";
 import type { NoteSealVerdict } from "../../../tlog/flows.ts";
 import type { TreeRequest } from "../../../journal/fast/subtrees.ts";
 import { spineReportIfAny, spineJson, spineLines } from "../../../lineage/report.ts";
-import { journalVerifyJson } from "../../../journal/verdict.ts";
+import { JOURNAL_VERIFY_FIELDS, journalVerifyJson } from "../../../journal/verdict.ts";
 import type { SignedHeadsCheck } from "../../../journal/verify-run.ts";
 import { basename, dirname } from "node:path";
 import { allowEmptyArgs, runsDirArgs } from "../../args.ts";
@@ -49,6 +49,13 @@ function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath
 }
 
 export default defineCliCommand({
+  docs: {
+    json: [
+      { fields: JOURNAL_VERIFY_FIELDS, example: "bernstein journal verify $RUN" },
+      { when: "for more than one TARGET", fields: MULTI_VERDICT_FIELDS, example: "bernstein journal verify $RUN .sdd/runs/$RUN/journal.jsonl" },
+    ],
+    exits: { 0: "every journal verified: chain intact, coverage complete, seal (if any) matches", 1: "a chain break, partial coverage, a seal mismatch, or a fork since --since", 3: "no such run or journal file, or it holds no journal row" },
+  },
   meta: {
     name: "verify",
     description:

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { generateKeyPair } from "../../../receipts/keys.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -7,6 +8,20 @@ const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** `bernstein keys generate [--out-dir D] [--name N]`: an Ed25519 pair for `--sign` / `--public-key`. */
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein keys generate --out-dir my-keys",
+      fields: jsonFields([
+        ["ok", "true", "The pair was written"],
+        ["private_key", "string", "The private key file (0600)"],
+        ["public_key", "string", "The public key file"],
+        ["fingerprint", "string", "SHA-256 (hex) of the raw public key"],
+      ]),
+    },
+    ],
+    exits: { 2: "refused: a key file is already there" },
+  },
   meta: { name: "generate", description: "Generate an Ed25519 key pair for signing receipts" },
   args: {
     "out-dir": { type: "string", default: ".", description: "Directory for the key files (created if missing)" },

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { formatVerifierKey, NoteError } from "../../../tlog/note.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -6,6 +7,18 @@ import { publicKeyOfFile } from "../../tlog-args.ts";
 
 /** `bernstein keys vkey --key K --name N`: the C2SP verifier key text of a key. */
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein keys vkey --key keys/bernstein-receipt.pub --name bernstein/$RUN",
+      fields: jsonFields([
+        ["ok", "true", "The key was read"],
+        ["name", "string", "The key name given"],
+        ["vkey", "string", "The verifier key: name+id+base64"],
+      ]),
+    },
+    ],
+  },
   meta: { name: "vkey", description: "Print the C2SP verifier key (name+id+base64) of a key, for --vkey and witnesses" },
   args: {
     key: { type: "string", description: "Private or public Ed25519 key file" },

@@ -1,3 +1,4 @@
+import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { debugSingleRun, debugTwoRuns } from "../../../debug/debug.ts";
 import { pyRepr } from "../../../pyjson/python.ts";
@@ -69,3 +70,50 @@ export async function runDebug(ctx: ReplayContext): Promise<number> {
   );
   return 0;
 }
+
+/** `replay debug --as-json`: one agent, or two compared (docs/cli/replay.md). */
+export const DEBUG_DOCS: CommandDocs = {
+  json: [
+    {
+      when: "for one agent",
+      example: "bernstein replay debug $AGENT",
+      fields: jsonFields([
+        ["ok", "boolean", "The step journal verifies"],
+        ["error", "\"chain_broken\"", "It does not", "optional"],
+        ["detail", "string", "The first finding", "optional"],
+        ["mode", "\"single-run\"", "One agent"],
+        ["run", "string", "The agent id"],
+        ["verified", "boolean", "The same as ok (upstream's key)"],
+        ["head_hash", "string", "Verified: the step journal's head", "optional"],
+        ["steps", "number", "Verified: its steps", "optional"],
+        ["receipt", "object | null", "Verified: the debug receipt written {path, head_hash, steps, signed}", "optional"],
+        ["projection", "object[]", "Verified: the steps, projected", "optional"],
+        ["fork", "object", "--fork-from N: the forked journal", "optional"],
+        ["errors", "string[]", "Not verified: every finding", "optional"],
+        ["seq", "number | null", "Not verified: the first step that does not check out", "optional"],
+        ["first_divergent_field", "string | null", "Not verified: the field that breaks there", "optional"],
+        ["expected_hash", "string | null", "Not verified: the hash it should carry", "optional"],
+        ["actual_hash", "string | null", "Not verified: the hash it carries", "optional"],
+        ["jump_to_seq", "number | null", "--jump-to-failure: the step to jump to", "optional"],
+      ]),
+    },
+    {
+      when: "for two agents",
+      example: "bernstein replay debug $AGENT $AGENT2",
+      fields: jsonFields([
+        ["ok", "boolean", "The step journals do not diverge"],
+        ["error", "\"divergence\"", "They do", "optional"],
+        ["detail", "string", "The divergence's reason", "optional"],
+        ["mode", "\"two-run\"", "Two agents compared"],
+        ["left", "string", "The first agent id"],
+        ["right", "string", "The second"],
+        ["artifact_path", "string", "The diff artifact written"],
+        ["diff_hash", "string", "Its hash"],
+        ["diverged", "boolean", "Some step differs"],
+        ["divergence", "object | null", "The first divergent step: seq, reason, fields_changed, left_values, right_values"],
+        ["steps", "object[]", "The steps side by side"],
+        ["jump_to_seq", "number | null", "--jump-to-failure: the step to jump to", "optional"],
+      ]),
+    },
+  ],
+};

@@ -4,7 +4,8 @@ import { defineCliCommand } from "../../command.ts";
 import { replayArgs } from "./args.ts";
 import type { ReplayContext, ReplayHandler } from "./context.ts";
 import { replayFormHelp, replayOverviewHelp, VERB_NAMES } from "./verbs.ts";
-import type { HelpHost } from "../../command.ts";
+import type { DocsHost, HelpHost } from "../../command.ts";
+import type { CommandDocs } from "../../../json-fields.ts";
 import type { FormHost } from "../../completion.ts";
 
 const USAGE =
@@ -21,6 +22,23 @@ const VERBS: Record<string, () => Promise<ReplayHandler>> = {
   verify: () => import("./verify-receipt.ts").then((m) => m.runVerifyReceipt),
   "diff-journal": () => import("./diff-journal.ts").then((m) => m.runDiffJournal),
   debug: () => import("./debug.ts").then((m) => m.runDebug),
+};
+
+/** Each form's docs (docs/cli/replay.md), declared in its handler module and loaded only by the generator. */
+const FORM_DOCS: Record<string, () => Promise<CommandDocs>> = {
+  list: () => import("./list.ts").then((m) => m.LIST_DOCS),
+  agents: () => import("./agents.ts").then((m) => m.AGENTS_DOCS),
+  latest: () => import("./run-docs.ts").then((m) => m.runDocs("latest")),
+  diff: () => import("./diff.ts").then((m) => m.DIFF_DOCS),
+  repair: () => import("./repair.ts").then((m) => m.REPAIR_DOCS),
+  export: () => import("./export.ts").then((m) => m.EXPORT_DOCS),
+  publish: () => import("./publish.ts").then((m) => m.PUBLISH_DOCS),
+  verify: () => import("./verify-receipt.ts").then((m) => m.VERIFY_RECEIPT_DOCS),
+  "diff-journal": () => import("./diff-journal.ts").then((m) => m.DIFF_JOURNAL_DOCS),
+  debug: () => import("./debug.ts").then((m) => m.DEBUG_DOCS),
+  RUN_ID: () => import("./run-docs.ts").then((m) => m.runDocs("$RUN")),
+  AGENT_ID: () => import("./run-docs.ts").then((m) => m.AGENT_DOCS),
+  TASK_ID: () => import("./task.ts").then((m) => m.TASK_DOCS),
 };
 
 const DESCRIPTION = "Replay, verify, diff, repair and export run and agent journals";
@@ -63,4 +81,5 @@ export default Object.assign(replay, {
   helpFor: (words: string[]) => replayFormHelp(words[0]),
   helpOverview: replayOverviewHelp(DESCRIPTION),
   completionForms: () => VERB_NAMES.map((v) => replayFormHelp(v)!),
-} satisfies HelpHost & FormHost);
+  formDocs: (form: string) => FORM_DOCS[form]?.() ?? Promise.resolve(undefined),
+} satisfies HelpHost & FormHost & DocsHost);

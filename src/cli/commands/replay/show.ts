@@ -1,3 +1,4 @@
+import { jsonFields, type JsonFields } from "../../../json-fields.ts";
 import { readMetadata, type RunMetadata } from "../../../journal/metadata.ts";
 import { errorMessage } from "../../../errors/index.ts";
 import { paint } from "../../../render/ansi.ts";
@@ -177,3 +178,10 @@ function footer(ctx: ReplayContext, run: RunRef, scan: RunScan): string[] {
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 const stdoutBytes: ByteOutput = { write: writeStdoutBytes, writeSync: writeStdoutBytesSync, closed: stdoutClosed };
+
+/** The document `showChain` writes (`replay <RUN_ID> --with-previous --as-json`; docs/cli/replay.md). */
+export const CHAIN_FIELDS: JsonFields = jsonFields([
+  ["ok", "true", "The runs were read"],
+  ["runs", "object[]", "Each run's `replay <RUN_ID> --as-json` document, oldest first"],
+  ["missing_previous", "object | null", "A predecessor that is gone: {run_id, reason}"],
+]);

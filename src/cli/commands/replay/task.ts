@@ -1,4 +1,5 @@
 import { InputError, NegativeError, UsageError } from "../../../errors/index.ts";
+import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
 import { TaskClient, requireServer } from "../../../server/client.ts";
 import { paint } from "../../../render/ansi.ts";
 import { isSafeTaskId, latestTraceForTask, tracesDir } from "../../../traces/reader.ts";
@@ -106,3 +107,27 @@ export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
   await printLines(...lines);
   return ok ? 0 : 1;
 }
+
+/** `replay <TASK_ID> --as-json`: `ok` (with error and detail when not done), then the outcome (docs/cli/replay.md). */
+export const TASK_DOCS: CommandDocs = {
+  json: [
+    {
+      example: "bernstein replay design-api --timeout 1",
+      server: "needs",
+      fields: jsonFields([
+        ["ok", "boolean", "The replay task finished done"],
+        ["error", "string", "replay_timeout, replay_failed or replay_cancelled", "optional"],
+        ["detail", "string", "One line saying how it ended", "optional"],
+        ["task_id", "string", "The traced task replayed"],
+        ["replay_task_id", "string", "The task the replay created on the server"],
+        ["status", "\"done\" | \"failed\" | \"cancelled\" | \"timeout\"", "How it ended"],
+        ["original_result_summary", "string", "The traced run's result summary"],
+        ["result_summary", "string | null", "The replay's"],
+        ["diff", "string", "A unified diff of the two summaries (\"\" when equal or none)"],
+        ["cancelled", "boolean", "On timeout: the replay task was cancelled", "optional"],
+        ["cancel_error", "string", "On timeout: why the cancel failed", "optional"],
+      ]),
+    },
+  ],
+  exits: { 0: "the replay finished done", 1: "it failed, was cancelled or timed out, or no task server answers", 3: "no trace of that task" },
+};

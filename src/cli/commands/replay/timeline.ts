@@ -1,3 +1,4 @@
+import { jsonFields, type JsonFields } from "../../../json-fields.ts";
 import { isAbsolute, join, resolve } from "node:path";
 import { UsageError } from "../../../errors/index.ts";
 import { AtomicFileStream } from "../../../fsutil/atomic-stream.ts";
@@ -171,3 +172,21 @@ function eventsNote(r: TimelineResult): string {
   if (r.window) return r.embedded === 0 ? " (none listed in the page's table: the window is empty)" : ` (#${r.window.from}..#${r.window.to}, ${r.embedded} listed in the page's table)`;
   return r.embedded < r.events ? ` (the first ${r.embedded} listed in the page's table)` : "";
 }
+
+/** The document `report` prints (`replay <RUN_ID> --html --as-json`; docs/cli/replay.md). */
+export const TIMELINE_FIELDS: JsonFields = jsonFields([
+  ["ok", "boolean", "The page was written and the journal verified"],
+  ["error", "string", "Why not (the verify's error code)", "optional"],
+  ["detail", "string", "One line saying what failed", "optional"],
+  ["run_id", "string", "The run drawn"],
+  ["output", "string", "The page's file (- for stdout)"],
+  ["bytes", "number | null", "Size of the page written"],
+  ["events", "number", "Journal events read"],
+  ["embedded_events", "number", "Events embedded in the page"],
+  ["attempts", "number", "Task attempts found"],
+  ["untracked_claims", "number", "Claims without a matching attempt"],
+  ["drawn_attempts", "number", "Attempts drawn as bars"],
+  ["curves", "object", "The curves drawn (cost, tokens, agents …)"],
+  ["window", "object", "The time window drawn (--from, --to)"],
+  ["verify", "object", "The journal's verdict (the fields of `journal verify --as-json`)"],
+]);

@@ -1,9 +1,10 @@
+import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { verifyReceipt, type SignatureState } from "../../../receipts/verify.ts";
 import { stepKernelStats } from "../../../steps/kernel.ts";
 import { receiptOutcome } from "../../../ci/receipt.ts";
 import { ciModeOf } from "../../ci-flags.ts";
-import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
+import { finishVerify, MULTI_VERDICT_FIELDS, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { writeVerifyStats } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
@@ -71,3 +72,26 @@ async function verifyOne(ctx: ReplayContext, receipt: string): Promise<InputVerd
     outcome: (base) => receiptOutcome(base, v),
   };
 }
+
+/** The document `verifyOne` builds (`replay verify --as-json`; docs/cli/replay.md). */
+export const VERIFY_RECEIPT_DOCS: CommandDocs = {
+  json: [
+    {
+      example: "bernstein replay verify receipt.tar",
+      fields: jsonFields([
+        ["ok", "boolean", "The receipt verifies: chain, manifest, head (--head) and signature (--public-key)"],
+        ["error", "string", "The first failed check: signature_missing, signature_invalid, chain_broken, manifest_mismatch or head_mismatch", "optional"],
+        ["detail", "string", "One line saying what failed", "optional"],
+        ["head_hash", "string", "The receipt's step chain head"],
+        ["steps", "number", "Steps in it"],
+        ["errors", "string[]", "Every finding, one line each"],
+        ["signed", "boolean", "The receipt carries a signature"],
+        ["signature", "\"absent\" | \"unchecked\" | \"valid\" | \"invalid\"", "What is known of it (unchecked: no --public-key given)"],
+        ["signature_checked", "boolean", "A --public-key was given and the signature rule applied"],
+        ["bytes_read", "number", "Bytes of the receipt taken in"],
+      ]),
+    },
+    { when: "for more than one RECEIPT", fields: MULTI_VERDICT_FIELDS, example: "bernstein replay verify receipt.tar published.tar" },
+  ],
+  exits: { 0: "every receipt verifies", 1: "a chain, manifest, head or signature that does not verify", 3: "no such receipt, or one that is not a receipt (malformed, empty)" },
+};

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { resolve } from "node:path";
 import { UsageError } from "../../../errors/index.ts";
 import { DEFAULT_HOST, DEFAULT_LEASE_S, startTaskServer } from "../../../server/server.ts";
@@ -15,6 +16,25 @@ import { sddDirArgs } from "../../args.ts";
  * older docs; it is the only action.
  */
 export default defineCliCommand({
+  docs: {
+    json: [
+      {
+        when: "once it listens (it then serves until stopped)",
+        example: "bernstein server",
+        server: "starts",
+        fields: jsonFields([
+          ["ok", "true", "The server listens"],
+          ["url", "string", "Its URL"],
+          ["host", "string", "The address bound"],
+          ["port", "number", "The port"],
+          ["pid", "number", "Its process id"],
+          ["store", "\"sqlite\" | \"postgres\"", "The task store"],
+          ["db", "string", "The SQLite file, or the PostgreSQL location"],
+        ]),
+      },
+    ],
+    exits: { 0: "stopped by SIGINT, SIGTERM or a shutdown request", 2: "usage, or a server already running for the state directory (server_running)" },
+  },
   meta: { name: "server", description: "Run the task server (SQLite store at <sdd>/runtime/tasks.db, or --store postgres://…) in the foreground" },
   args: {
     action: { type: "positional", required: false, description: "Only 'start' (the default)" },

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { InputError, NegativeError } from "../../../errors/index.ts";
 import { loadSession, sessionPath } from "../../../session/state.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -13,6 +14,23 @@ import { sddDirArgs } from "../../args.ts";
  * unreadable one is malformed input (exit 3).
  */
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein session show",
+      fields: jsonFields([
+        ["ok", "true", "The session file was looked at"],
+        ["path", "string", "The session.json"],
+        ["status", "\"ok\" | \"stale\"", "Resumable, or too old to resume"],
+        ["resumable", "boolean", "A run would resume it"],
+        ["stale", "boolean", "Too old to resume (--stale-after)"],
+        ["age_seconds", "number | null", "Its age"],
+        ["session", "object | null", "Its contents: saved_at, goal, completed/pending/open task ids, cost_spent"],
+      ]),
+    },
+    ],
+    exits: { 0: "a session file was found (resumable or stale)", 1: "there is none (no_session)", 3: "it cannot be parsed (session_corrupt)" },
+  },
   meta: { name: "show", description: "Show the saved session state and whether it is resumable" },
   args: {
     ...sddDirArgs,

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { receiptOutcome, verifyRunReceipt } from "../../../runreceipt/verify.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStderr } from "../../output.ts";
@@ -8,6 +9,33 @@ import { printJson, printLines, writeStderr } from "../../output.ts";
  * (or a failed check of the full list), 3 malformed.
  */
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein verify receipt .sdd/runs/$RUN/run-receipt.json",
+      fields: jsonFields([
+        ["ok", "boolean", "Every check passed (status ok)"],
+        ["error", "string", "The error code (docs/errors.md), when not ok", "optional"],
+        ["detail", "string", "One line saying what failed, when not ok", "optional"],
+        ["status", "\"ok\" | \"tampered\" | \"malformed\"", "Upstream's verdict"],
+        ["run_id", "string | null", "The run the receipt is of"],
+        ["journal_events", "number", "Journal rows in it"],
+        ["spine_entries", "number", "Spine entries in it"],
+        ["divergent_step", "number | null", "Tampered: the first journal step that does not check out"],
+        ["errors", "string[]", "Every finding"],
+        ["verdict", "string", "bernstein-mcp's verdict over the checks"],
+        ["failing_check", "string | null", "The first check that failed"],
+        ["summary", "object", "What the receipt says: run_id, schema_version, hash_profile, counts, key_id, producer …"],
+        ["receipt_sha256", "string", "SHA-256 of the canonical bytes + newline"],
+        ["receipt_canonical_sha256", "string", "SHA-256 of the canonical bytes"],
+        ["binding", "object", "The binding block: {block, bytes_b64, sha256, pae_sha256}"],
+        ["checks", "object[]", "Each check: {name, outcome: ok | fail | unverifiable | skipped, detail}"],
+        ["key_trust", "string", "Where the verifying key came from (embedded, --public-key)"],
+      ]),
+    },
+    ],
+    exits: { 0: "the receipt verifies", 1: "tampered, or a check failed", 3: "malformed: not a run receipt" },
+  },
   meta: { name: "receipt", description: "Verify a run-receipt.json offline: embedded journal, spine, audit range, binding and Ed25519 signature" },
   args: {
     path: { type: "positional", required: true, description: "The run-receipt.json (- for standard input)" },

@@ -1,3 +1,4 @@
+import { jsonFields } from "../../../json-fields.ts";
 import { join } from "node:path";
 import { UsageError } from "../../../errors/index.ts";
 import { loadOrCreateAuditKey } from "../../../runreceipt/audit.ts";
@@ -10,6 +11,27 @@ const short = (h: string) => `${h.slice(0, 16)}\u2026`;
 
 /** `bernstein verify run RUN_ID --signing-key-path K`: write a signed run-receipt.json of one of our runs. */
 export default defineCliCommand({
+  docs: {
+    json: [
+    {
+      example: "bernstein verify run $RUN --signing-key-path keys/bernstein-receipt.key",
+      fields: jsonFields([
+        ["ok", "true", "The signed run receipt was written"],
+        ["path", "string", "The run-receipt.json"],
+        ["run_id", "string", "The run"],
+        ["journal_head", "string", "The journal's head hash"],
+        ["journal_events", "number", "Journal rows embedded"],
+        ["spine_head", "string", "The lineage spine's head (\"\" when none)"],
+        ["spine_entries", "number", "Spine entries embedded"],
+        ["audit_range_head", "string | null", "--include-audit-range: the audit range's head"],
+        ["audit_events", "number | null", "--include-audit-range: its events"],
+        ["receipt_sha256", "string", "SHA-256 of the receipt file"],
+        ["key_id", "string", "The signing key's id"],
+      ]),
+    },
+    ],
+    exits: { 0: "written", 2: "refused: a journal or spine that does not verify is never signed", 3: "no such run or key" },
+  },
   meta: { name: "run", description: "Write a signed run-receipt.json of a run (journal, lineage spine, optional audit range)" },
   args: {
     run_id: { type: "positional", required: true, description: "Run id under <sdd-dir>/runs" },
