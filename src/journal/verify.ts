@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import { VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { dumps } from "../pyjson/encode.ts";
 import type { LineReadOptions } from "../fsutil/lines.ts";
@@ -41,8 +42,8 @@ export function verifyJournalSync(
   const exists = fileExists(path);
   const walker = new EventChainWalker();
   const discarded: number[] = [];
-  // A line over MAX_LINE_BYTES is `row_too_large` (thrown by the reader).
-  for (const item of readJournalSync(path, opts)) {
+  // A line over the row limit (verify's, 256 MiB, unless given) is `row_too_large` (thrown by the reader).
+  for (const item of readJournalSync(path, { maxLineBytes: VERIFY_MAX_ROW_BYTES, ...opts })) {
     if (item.kind === "row") walker.push(item.row, item.line);
     else discarded.push(item.line);
   }

@@ -93,9 +93,10 @@ describe("run-journal reader memory bound (fuzz: journal extreme)", () => {
       big[0] = 0x22;
       writeFileSync(file, Buffer.concat([Buffer.from("{}\n\n"), big, Buffer.from("\n{}\n")]));
       const facts = { line: 3, limit_bytes: MAX_LINE_BYTES };
-      expect(() => verifyJournalSync(file)).toThrow(expect.objectContaining({ code: "row_too_large", facts: expect.objectContaining(facts) }));
+      // the limit set explicitly (verify's default is 256 MiB), the same for both
+      expect(() => verifyJournalSync(file, { maxLineBytes: MAX_LINE_BYTES })).toThrow(expect.objectContaining({ code: "row_too_large", facts: expect.objectContaining(facts) }));
       for (const threads of [1, 2]) {
-        await expect(verifyJournal(file, { threads, minRangeBytes: 1 << 20 })).rejects.toMatchObject({ code: "row_too_large", facts });
+        await expect(verifyJournal(file, { threads, minRangeBytes: 1 << 20, maxRowBytes: MAX_LINE_BYTES })).rejects.toMatchObject({ code: "row_too_large", facts });
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

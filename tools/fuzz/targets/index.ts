@@ -31,11 +31,11 @@ export const REFERENCE_DIR = join(import.meta.dir, "..", "..", "..", "test", "re
  */
 export function parallelVerifier(): ParallelVerify {
   let calls = 0;
-  return async (path) => {
+  return async (path, opts = {}) => {
     calls++;
     const ranges = 1 + (calls % 6);
-    if (calls % 40 === 0) return verifyJournalFast(path, { threads: 2, minRangeBytes: 1 });
-    return verifyJournalFast(path, { threads: ranges, ranges, minRangeBytes: 1, inProcess: true, chunkSize: 64 + ((calls * 97) % 4096) });
+    if (calls % 40 === 0) return verifyJournalFast(path, { threads: 2, minRangeBytes: 1, maxRowBytes: opts.maxRowBytes });
+    return verifyJournalFast(path, { threads: ranges, ranges, minRangeBytes: 1, inProcess: true, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes });
   };
 }
 

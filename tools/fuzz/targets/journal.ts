@@ -7,6 +7,7 @@ import { eventHash, payloadHash } from "../../../src/journal/hash.ts";
 import { verdictContent } from "../../../src/journal/content.ts";
 import { loadEventsSync } from "../../../src/journal/reader.ts";
 import { repairJournalTailSync, scanTail } from "../../../src/journal/repair.ts";
+import { MAX_LINE_BYTES } from "../../../src/fsutil/lines.ts";
 import { verifyJournalSync, verifyRows, type JournalVerifyResult } from "../../../src/journal/verify.ts";
 import { dumps } from "../../../src/pyjson/encode.ts";
 import { parse } from "../../../src/pyjson/parse.ts";
@@ -36,7 +37,7 @@ import { violation, type FuzzTarget } from "../types.ts";
  * whose verdict must be identical.
  */
 
-export type ParallelVerify = (path: string) => Promise<JournalVerifyResult>;
+export type ParallelVerify = (path: string, opts?: { maxRowBytes?: number }) => Promise<JournalVerifyResult>;
 
 export interface JournalTargetOptions {
   bin?: string | null;
@@ -278,9 +279,10 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
               }
               throw violation("extreme_verdict", `${name}: not refused as row_too_large`);
             };
-            await refusal(() => verifyJournalSync(big));
-            if (opts.parallel) await refusal(() => opts.parallel!(big));
-            if (opts.bin) await runBinary({ bin: opts.bin, args: ["journal", "verify", big, "--as-json"], allowed: [3], timeoutMs: 60_000 });
+            // The old 16 MiB limit, set explicitly (verify's default is 256 MiB): a longer row is refused alike everywhere.
+            await refusal(() => verifyJournalSync(big, { maxLineBytes: MAX_LINE_BYTES }));
+            if (opts.parallel) await refusal(() => opts.parallel!(big, { maxRowBytes: MAX_LINE_BYTES }));
+            if (opts.bin) await runBinary({ bin: opts.bin, args: ["journal", "verify", big, "--as-json", "--max-row-bytes", "16M"], allowed: [3], timeoutMs: 60_000 });
           } finally {
             rmSync(big, { force: true });
           }
