@@ -371,9 +371,7 @@ class Scanner {
     const b = this.b;
     const ix = this.ix;
     const t = this.push(Tok.Object, p, 0);
-    let flags = 0;
-    let g = this.gap(p + 1, false);
-    flags |= g;
+    let flags = this.gap(p + 1, false);
     p = this.at;
     if (p < this.e && b[p] === RBRACE) {
       return this.close(t, flags, p + 1);
@@ -395,14 +393,17 @@ class Scanner {
       prevS = p + 1;
       prevE = ke - 1;
       if (top) this.noteMember(kt, p + 1, ke - 1);
-      // `:` with its whitespace
-      g = this.gap(ke, false);
-      if (g !== 0) flags |= Spell.OddSpace;
-      p = this.at;
-      if (p >= this.e || b[p] !== COLON) return -1;
+      // `:` with its whitespace (none before it, in every spelling Python writes)
+      p = ke;
+      if (p >= this.e || b[p] !== COLON) {
+        if (this.gap(p, false) !== 0) flags |= Spell.OddSpace;
+        p = this.at;
+        if (p >= this.e || b[p] !== COLON) return -1;
+      }
       flags |= this.gap(p + 1, true);
       p = this.value(this.at, depth);
       if (p < 0) return -1;
+      flags |= this.valFlags;
       p = this.afterValue(p, RBRACE);
       flags |= this.sepFlags;
       if (p === CLOSED) return this.close(t, flags, this.at);
@@ -420,6 +421,7 @@ class Scanner {
     for (;;) {
       p = this.value(p, depth);
       if (p < 0) return -1;
+      flags |= this.valFlags;
       p = this.afterValue(p, RBRACKET);
       flags |= this.sepFlags;
       if (p === CLOSED) return this.close(t, flags, this.at);
@@ -436,10 +438,14 @@ class Scanner {
    * else. The separator's spelling is left in sepFlags.
    */
   private afterValue(p: number, closer: number): number {
-    let f = this.gap(p, false) !== 0 ? Spell.OddSpace : 0;
-    p = this.at;
-    if (p >= this.e) return -1;
-    const c = this.b[p]!;
+    let f = 0;
+    let c = p < this.e ? this.b[p]! : -1;
+    if (c !== COMMA && c !== closer) {
+      f = this.gap(p, false) !== 0 ? Spell.OddSpace : 0;
+      p = this.at;
+      if (p >= this.e) return -1;
+      c = this.b[p]!;
+    }
     if (c === COMMA) {
       this.sepFlags = f | this.gap(p + 1, true);
       return this.at;
@@ -450,16 +456,19 @@ class Scanner {
     return CLOSED;
   }
 
-  /** End container t at `end`: fold its children's flags in, set its span's end and its next. */
+  /** End container t at `end` with `flags` (its own and everything inside it): set its span's end and its next. */
   private close(t: number, flags: number, end: number): number {
     const ix = this.ix;
     const tape = ix.tape;
-    for (let c = t + 1; c < ix.count; c = tape[4 * c + 3]!) flags |= tape[4 * c]! & ~KIND_MASK;
     tape[4 * t] |= flags;
     tape[4 * t + 2] = end;
     tape[4 * t + 3] = ix.count;
+    this.valFlags = flags;
     return end;
   }
+
+  /** Flags of the value value() last read (a container's: everything inside it). */
+  private valFlags = 0;
 
   private noteMember(kt: number, ks: number, ke: number): void {
     const ix = this.ix;
@@ -492,6 +501,7 @@ class Scanner {
       if (end < 0) return -1;
       this.ix.tape[4 * t] = Tok.String | this.strFlags;
       this.ix.tape[4 * t + 2] = end;
+      this.valFlags = this.strFlags;
       return end;
     }
     if (c === LBRACE) return this.object(p, depth + 1, false);
@@ -611,11 +621,13 @@ class Scanner {
       const digits = p - start - (b[start] === MINUS ? 1 : 0);
       if (digits > MAX_INT_DIGITS) return -1;
       const negZero = b[start] === MINUS && b[start + 1] === 0x30 && p === start + 2;
-      this.push(Tok.Int | (negZero ? Spell.NotPython : 0), start, p);
+      this.valFlags = negZero ? Spell.NotPython : 0;
+      this.push(Tok.Int | this.valFlags, start, p);
       return p;
     }
     const quick = p - start > 32 ? -1 : fixedFloatIsRepr(b, start, p);
-    this.push(Tok.Float | (quick > 0 ? 0 : quick < 0 ? Spell.NotPython : Spell.FloatUndecided), start, p);
+    this.valFlags = quick > 0 ? 0 : quick < 0 ? Spell.NotPython : Spell.FloatUndecided;
+    this.push(Tok.Float | this.valFlags, start, p);
     return p;
   }
 
@@ -623,6 +635,7 @@ class Scanner {
     const b = this.b;
     if (p + w.length > this.e) return -1;
     for (let i = 0; i < w.length; i++) if (b[p + i] !== w.charCodeAt(i)) return -1;
+    this.valFlags = kind & ~KIND_MASK;
     this.push(kind, p, p + w.length);
     return p + w.length;
   }
