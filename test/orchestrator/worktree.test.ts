@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { branchChangedFiles } from "../../src/orchestrator/changes.ts";
 import { branchMerged, commitWorktree, continueWorktree, createWorktree, findRepo, mergeWorktree, reapLeftoverWorktrees, refSafe, removeWorktree, worktreesRoot } from "../../src/orchestrator/worktree.ts";
+import { git } from "../helpers/git.ts";
 
 const made: string[] = [];
 const saved = { GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM };
@@ -27,16 +28,6 @@ afterAll(() => {
   for (const d of made) rmSync(d, { recursive: true, force: true });
 });
 
-function git(cwd: string, ...args: string[]): string {
-  const r = Bun.spawnSync(["git", ...args], {
-    cwd,
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
-  });
-  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
-  return r.stdout.toString();
-}
 
 /** A repository with one commit (`base.txt`); the project folder is `sub` when given. */
 function repo(sub = ""): { top: string; project: string; sdd: string } {

@@ -1,4 +1,5 @@
 import { floatRepr } from "../../pyjson/float.ts";
+import { fixedFloatIsRepr } from "../../codec/row-index.ts";
 import { HEX_BYTES as HEX_CHARS, LOWER_HEX_VALUE } from "../../hex.ts";
 import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB } from "../../codec/bytes.ts";
 
@@ -728,47 +729,6 @@ function skipDigits(b: Uint8Array, dv: DataView, p: number): number {
   return p;
 }
 
-/**
- * Decide without conversion whether a fixed-notation float lexeme
- * (`-?digits.digits`) is Python's repr: 1 yes, -1 no, 0 undecided (use the
- * slow check). A decimal of at most 15 significant digits round-trips
- * through a double and no shorter decimal maps to the same double (15 =
- * DBL_DIG), so such a lexeme is the shortest repr exactly when it has no
- * superfluous zeros and its exponent is in repr's fixed range [-4, 16).
- */
-function fixedFloatIsRepr(b: Uint8Array, s: number, e: number): number {
-  let p = s;
-  if (b[p] === MINUS) p++;
-  const intStart = p;
-  while (b[p]! >= 0x30 && b[p]! <= 0x39) p++;
-  const intEnd = p;
-  if (b[p] !== 0x2e) return 0; // exponent form: slow check
-  const fracStart = p + 1;
-  if (e - fracStart < 1) return 0;
-  for (let i = fracStart; i < e; i++) if (b[i]! < 0x30 || b[i]! > 0x39) return 0;
-  const intLen = intEnd - intStart;
-  if (intLen === 0 || (intLen > 1 && b[intStart] === 0x30)) return 0;
-  const intIsZero = intLen === 1 && b[intStart] === 0x30;
-  if (e - fracStart === 1 && b[fracStart] === 0x30) {
-    // X.0: an integral value; repr is fixed for magnitudes below 1e16
-    if (intLen > 16) return 0;
-    let lastNonZero = intEnd - 1;
-    while (lastNonZero > intStart && b[lastNonZero] === 0x30) lastNonZero--;
-    return lastNonZero - intStart + 1 <= 15 ? 1 : 0;
-  }
-  if (b[e - 1] === 0x30) return -1; // trailing zero in the fraction: never shortest
-  let sig: number;
-  if (intIsZero) {
-    let z = fracStart;
-    while (b[z] === 0x30) z++;
-    if (z - fracStart > 3) return 0; // below 1e-4: repr is scientific (slow check decides)
-    sig = e - z;
-  } else {
-    if (intLen > 16) return 0;
-    sig = intLen + (e - fracStart);
-  }
-  return sig <= 15 ? 1 : 0;
-}
 
 function matchWord(b: Uint8Array, p: number, word: string): number {
   for (let i = 0; i < word.length; i++) if (b[p + i] !== word.charCodeAt(i)) return -1;

@@ -16,6 +16,7 @@ import { binPath } from "../../helpers/cli.ts";
 import { available } from "../../helpers/require-service.ts";
 import { AgentWorld, realClisInstalled, REAL_CLI_BIN, type RealCli } from "../../helpers/agent-world.ts";
 import { parse } from "../../../src/pyjson/parse.ts";
+import { git } from "../../helpers/git.ts";
 
 const RUN = available("real-clis", realClisInstalled, `the agent CLIs are not installed in ${REAL_CLI_BIN} (npm ci --prefix test/real-clis)`);
 const MODELS: Record<RealCli, string> = { claude: "claude-fake-1", codex: "gpt-fake-1", gemini: "gemini-fake-1" };
@@ -30,16 +31,6 @@ afterAll(async () => {
   if (world) await world.stop();
 });
 
-function git(cwd: string, ...args: string[]): string {
-  const r = Bun.spawnSync(["git", ...args], {
-    cwd,
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
-  });
-  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
-  return r.stdout.toString();
-}
 
 interface Repo {
   dir: string;

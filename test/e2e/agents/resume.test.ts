@@ -24,6 +24,7 @@ import { available } from "../../helpers/require-service.ts";
 import { AgentWorld, realClisInstalled, REAL_CLI_BIN, type RealCli, type WorldResult } from "../../helpers/agent-world.ts";
 import type { LoggedRequest } from "../../helpers/fake-provider.ts";
 import { parse } from "../../../src/pyjson/parse.ts";
+import { git } from "../../helpers/git.ts";
 
 const RUN = available("real-clis", realClisInstalled, `the agent CLIs are not installed in ${REAL_CLI_BIN} (npm ci --prefix test/real-clis)`);
 const MODELS: Record<RealCli, string> = { claude: "claude-fake-1", codex: "gpt-fake-1", gemini: "gemini-fake-1" };
@@ -198,17 +199,6 @@ for (const cli of ["claude", "codex", "gemini"] as const) {
   });
 }
 
-/** git in a test project, with an identity of its own (the runs under test get none). */
-function git(cwd: string, ...args: string[]): string {
-  const r = Bun.spawnSync(["git", ...args], {
-    cwd,
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
-  });
-  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
-  return r.stdout.toString();
-}
 
 for (const cli of ["claude", "codex", "gemini"] as const) {
 describe.skipIf(!RUN)(`${cli} under worktree isolation (a git project)`, () => {

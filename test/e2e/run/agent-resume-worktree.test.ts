@@ -15,6 +15,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from "node:path";
 import { bernstein } from "../../helpers/cli.ts";
 import { cleanupProjects, journalEvents, makeProject, runIds, runToEnd, spawnRun, waitFor, type Project } from "./fixture.ts";
+import { git } from "../../helpers/git.ts";
 
 afterAll(cleanupProjects);
 
@@ -48,16 +49,6 @@ printf '%s\\n' "$res2" '{"type":"result","subtype":"success","is_error":false,"r
 `;
 
 /** The test's own git commands carry an identity; the runs under test get none. */
-function git(cwd: string, ...args: string[]): string {
-  const r = Bun.spawnSync(["git", ...args], {
-    cwd,
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
-  });
-  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
-  return r.stdout.toString();
-}
 
 interface Setup {
   p: Project;

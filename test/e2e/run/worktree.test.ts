@@ -13,22 +13,13 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, wr
 import { join } from "node:path";
 import { binPath } from "../../helpers/cli.ts";
 import { cleanupProjects, journalEvents, makeProject, runIds, runToEnd, spawnRun, storedTasks, waitFor, type Project } from "./fixture.ts";
+import { git } from "../../helpers/git.ts";
 
 afterAll(cleanupProjects);
 
 const E2E_TIMEOUT = 60_000;
 
 /** The test's own git commands carry an identity; the runs under test get none (the binary supplies one when git has none). */
-function git(cwd: string, ...args: string[]): string {
-  const r = Bun.spawnSync(["git", ...args], {
-    cwd,
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
-  });
-  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
-  return r.stdout.toString();
-}
 
 /**
  * An agent that records where it runs (`$CWD_LOG/<task>`), sleeps
