@@ -33,12 +33,13 @@ export function renderRowJson(row: Map<string, PyLike>, level: number, write: (t
   const pad = " ".repeat(2 * level);
   if (!holdsRaw(row)) return write(pad + renderJson(row).replace(/\n/g, "\n" + pad));
   write(pad);
-  // The pieces are garbage once written; collect every few megabytes so they do not pile up.
+  // The pieces are garbage once written; collect every megabyte so they do not pile up (a row of
+  // many small objects otherwise peaked within a few MB of 64 MB + 4x the row).
   let since = 0;
   dumpsStream(row, { ...RENDER_OPTIONS, level }, (text) => {
     write(text);
     since += text.length;
-    if (since >= 4 << 20) {
+    if (since >= 1 << 20) {
       since = 0;
       Bun.gc(false);
     }
