@@ -1,5 +1,5 @@
 import { floatRepr } from "../../pyjson/float.ts";
-import { fixedFloatIsRepr } from "../../codec/row-index.ts";
+import { compareSpans, fixedFloatIsRepr } from "../../codec/row-index.ts";
 import { HEX_BYTES as HEX_CHARS, LOWER_HEX_VALUE } from "../../hex.ts";
 import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB } from "../../codec/bytes.ts";
 
@@ -749,19 +749,6 @@ export function envelopeKind(b: Uint8Array, ks: number, ke: number): Key {
   if (key.length !== n) return Key.Payload;
   for (let i = 0; i < n; i++) if (b[ks + i] !== key[i]) return Key.Payload;
   return slot as Key;
-}
-
-/** Compare two key spans by bytes (= code points for printable ASCII). */
-function compareSpans(b: Uint8Array, a0: number, a1: number, c0: number, c1: number): number {
-  const la = a1 - a0;
-  const lc = c1 - c0;
-  const n = la < lc ? la : lc;
-  for (let i = 0; i < n; i++) {
-    const x = b[a0 + i]!;
-    const y = b[c0 + i]!;
-    if (x !== y) return x - y;
-  }
-  return la - lc;
 }
 
 /**
