@@ -104,6 +104,7 @@ describe("every success document has ok: true", () => {
     ["replay", "diff", "hazards", "copy"],
     ["replay", "repair", "hazards"],
     ["replay", "agent-a", "--limit", "1"],
+    ["replay", "agents", "hazards"],
     ["replay", "export", "agent-a", "a.tar"],
     ["replay", "verify", "a.tar"],
     ["replay", "publish", "agent-a", "p.tar", "--yes-i-want-to-publish"],

@@ -22,7 +22,7 @@ export async function runAgentsList(ctx: ReplayContext): Promise<number> {
   const run = resolveNamedRun(ctx, ctx.positionals[0] ?? "latest", true);
   const agents = runAgents(ctx.sddDir, run);
   if (ctx.json) {
-    await printJson({ run_id: run.runId, agents });
+    await printJson({ ok: true, run_id: run.runId, agents });
     return 0;
   }
   if (agents.length === 0) {
@@ -63,6 +63,7 @@ export const AGENTS_DOCS: CommandDocs = {
     {
       example: "bernstein replay agents",
       fields: jsonFields([
+        ["ok", "boolean", "Always true (a run that cannot be read is an error document)"],
         ["run_id", "string", "The run whose agents these are"],
         ["agents", "object[]", "One per agent, in spawn order: its id, task, role, adapter, outcome and step count"],
       ]),

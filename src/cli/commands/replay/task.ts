@@ -84,7 +84,7 @@ export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
       const [error, detail] =
         outcome.status === "timeout"
           ? ["replay_timeout", `the replay task did not finish within ${timeoutSeconds}s; ${outcome.cancelled ? "it was cancelled" : `it could not be cancelled (${outcome.cancel_error})`}`]
-          : [`replay_${outcome.status}`, `the replay task ended ${outcome.status}`];
+          : [outcome.status === "cancelled" ? "replay_cancelled" : "replay_failed", `the replay task ended ${outcome.status}`];
       await printJson({ ok, error, detail, ...outcome });
     }
     return ok ? 0 : 1;
