@@ -58,7 +58,6 @@ STR[0x22] = 1;
 STR[0x5c] = 2;
 
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
-const isLowerHex = (c: number): boolean => LOWER_HEX_VALUE[c]! >= 0;
 
 function keyLess(b: Uint8Array, aS: number, aE: number, bS: number, bE: number): boolean {
   const n = Math.min(aE - aS, bE - bS);
@@ -160,9 +159,9 @@ export class CanonicalRow {
       if (e !== 0x75 || p + 6 > n) return -1;
       let v = 0;
       for (let i = 2; i < 6; i++) {
-        const h = b[p + i]!;
-        if (!isLowerHex(h)) return -1;
-        v = v * 16 + (h <= 0x39 ? h - 0x30 : h - 0x57);
+        const h = LOWER_HEX_VALUE[b[p + i]!]!;
+        if (h < 0) return -1;
+        v = v * 16 + h;
       }
       // Python writes \uXXXX only for controls without a short form and
       // for everything above '~'.
