@@ -79,8 +79,8 @@ export interface VerbResults {
   all_shapes_met: boolean;
 }
 
-export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "repair"] as const;
-export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view"] as const;
+export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "repair", "html"] as const;
+export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug"] as const;
 export const VERB_KEYS: readonly string[] = [...RUN_VERBS, ...AGENT_VERBS];
 
 function exitedZero(s: Sample): void {
@@ -145,6 +145,7 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
     verb("show-prose", "`replay a` (prose, to a pipe)", 3, [bin, "replay", "a", ...at], begins(/^Deterministic Replay\nRun: a /)),
     verb("from-step", `\`replay a --from-step ${fromStepOf(rows)} --as-json\``, 2, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), "--as-json", ...at], begins(/^\{[^]*"events": \[/)),
     verb("repair", "`replay repair a` (clean, no-op)", 1, [bin, "replay", "repair", "a", "--as-json", ...at], jsonSays("repaired: false", (d) => d.repaired === false)),
+    verb("html", "`replay a --html -` (the timeline page, to a pipe)", 3, [bin, "replay", "a", "--html", "-", ...at], begins(/^<!doctype html>/i)),
   ];
 }
 
@@ -157,6 +158,8 @@ function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: stri
     verb("publish", "`replay publish`", 2, [bin, "replay", "publish", r.agentId, join(o.out, "verbs-publish.tar"), "--yes-i-want-to-publish", "--force", ...at], exitedZero),
     verb("diff-journal", "`replay diff-journal e.tar agent.tar` (identical)", 2.5, [bin, "replay", "diff-journal", twin, r.tar, "--as-json"], jsonSays("diverged: false", (d) => d.diverged === false)),
     verb("agent-view", "`replay <AGENT_ID> --as-json`", 2, [bin, "replay", r.agentId, "--as-json", ...at], begins(/^\{[^]*"agent_id": "agent-bench"[^]*"entries": \[/)),
+    verb("agent-prose", "`replay <AGENT_ID>` (prose, to a pipe)", 3, [bin, "replay", r.agentId, ...at], begins(/agent-bench/)),
+    verb("debug", "`replay debug <AGENT_ID>`", 3, [bin, "replay", "debug", r.agentId, ...at], exitedZero),
   ];
 }
 
