@@ -297,6 +297,11 @@ export class LineSplitter {
     const segStart = segEnd - n - (terminated ? 1 : 0);
     let start = 0;
     let i = 0;
+    if (!splitlines) {
+      // LF or universal: the only break inside a segment is `\r`, found natively (a journal line rarely has one).
+      i = this.hasBreaks ? seg.indexOf(0x0d) : -1;
+      if (i < 0) i = n;
+    }
     while (i < n) {
       const b = seg[i]!;
       if (table[b] === 0) {
