@@ -246,11 +246,23 @@ export class RowIndex {
 
   /** The text of a string token whose spelling is plain (no escapes): its bytes between the quotes as Latin-1. */
   plainText(t: number): string {
-    let s = "";
-    const b = this.buf;
-    for (let i = this.start(t) + 1, e = this.end(t) - 1; i < e; i++) s += String.fromCharCode(b[i]!);
-    return s;
+    return this.latin1(this.start(t) + 1, this.end(t) - 1);
   }
+
+  /** The bytes buf[s, e) as Latin-1 text (a number's lexeme, a plain string's content). */
+  latin1(s: number, e: number): string {
+    const b = this.buf;
+    // A Buffer view of the row's bytes, kept while rows come from the same buffer: its
+    // latin1Slice makes a flat string in one copy (a char-by-char build makes a rope).
+    if (this.textBuf !== b) {
+      this.textBuf = b;
+      this.textView = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    }
+    return this.textView.toString("latin1", s, e);
+  }
+
+  private textBuf: Uint8Array | null = null;
+  private textView: Buffer = Buffer.alloc(0);
 }
 
 /**
