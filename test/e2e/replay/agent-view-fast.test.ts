@@ -5,6 +5,9 @@ import { join } from "node:path";
 import type { PyLike } from "../../../src/pyjson/types.ts";
 import { exactAgentView } from "../../helpers/agent-view.ts";
 import { bernstein } from "../../helpers/cli.ts";
+import { exactAgentCells } from "../../../src/replay/agent-table.ts";
+import { readEntries } from "../../../src/steps/reader.ts";
+import { BUCKET_NAME } from "../../../src/steps/paths.ts";
 import { dictFormJournal, journalBytes, wideRow, writeAgentJournal } from "../../helpers/step-journals.ts";
 
 /**
@@ -84,6 +87,23 @@ describe("replay <AGENT_ID> --as-json (binary): the exact path's output", () => 
       }
       const rows = r.stdout.split("\n").slice(5, 5 + entries.length);
       expect(rows.map((l) => l.split(/\s+/).slice(0, 2))).toEqual(entries.map((e) => [JSON.stringify(e.seq), `${e.step_hash.slice(0, 16)}...`]));
+    }
+  }, 120_000);
+
+  test("the prose table, byte for byte: every entry's cells as the exact parse reads them", async () => {
+    const widths = [6, 19, 19, 24, 0];
+    for (const id of ["mixed", "huge", "wide", "many", "no-final-newline"]) {
+      for (const limit of [null, 1, 37]) {
+        const r = await bernstein(["replay", id, "--sdd-dir", sdd, ...(limit === null ? [] : ["--limit", String(limit)])], { env: { COLUMNS: "120" } });
+        expect({ id, limit, code: r.code }).toEqual({ id, limit, code: 0 });
+        const want: string[] = [];
+        for await (const row of readEntries(join(sdd, "runtime", "journal", id, BUCKET_NAME), limit)) {
+          want.push(exactAgentCells(row).map((c, i) => c.padEnd(widths[i]!)).join(" ").trimEnd());
+        }
+        const lines = r.stdout.split("\n");
+        expect({ id, limit, rows: lines.slice(5, 5 + want.length) }).toEqual({ id, limit, rows: want });
+        expect(lines.slice(5 + want.length)).toEqual(["", `Use 'bernstein replay export ${id}' to produce an offline-verifiable receipt.`, ""]);
+      }
     }
   }, 120_000);
 });

@@ -1,9 +1,7 @@
 import { NegativeError, UsageError } from "../../../errors/index.ts";
-import { humanValue, renderJson } from "../../../render/json.ts";
-import { pyStr } from "../../../pyjson/python.ts";
-import { rawGet } from "../../../pyjson/row.ts";
-import { PyRaw, type PyValue } from "../../../pyjson/types.ts";
-import { readEntries, refuseNonStepJournal } from "../../../steps/reader.ts";
+import { renderJson } from "../../../render/json.ts";
+import { refuseNonStepJournal } from "../../../steps/reader.ts";
+import { agentTableCells } from "../../../replay/agent-table.ts";
 import { verifyAgentJournal } from "../../../steps/verify.ts";
 import { agentVerdictJson, emptyAgentJson } from "../../../steps/verdict.ts";
 import { paint } from "../../../render/ansi.ts";
@@ -73,21 +71,10 @@ async function showAgent(ctx: ReplayContext, agentId: string, limit: number | nu
   // Python's fixed layout where it fits; a narrower terminal folds model and tool below each row.
   const narrow = terminalWidth() < AGENT_TABLE_WIDTH ? narrowAgentTable(header) : null;
   await printLines(narrow ? narrow.header() : paint("bold", header.map((h, i) => h.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd()));
-  for await (const row of readEntries(bucket, limit)) {
-    const tc = row.get("tool_call");
-    // Values as JSON (never Python's `None`/`True`/`{'a': 1}`); hashes are strings on every valid row.
-    // a huge row's large tool_call stays bytes (src/pyjson/row.ts): its name is read from them
-    const name = tc instanceof Map ? tc.get("name") : tc instanceof PyRaw ? rawGet(tc, "name") : undefined;
-    const tool = tc === null || tc === undefined ? "-" : name !== undefined ? humanValue(name) : "<tool>";
-    const model = row.get("model");
-    const cells = [
-      humanValue(row.get("seq") as PyValue),
-      pyStr(row.get("step_hash"), "").slice(0, 16) + "...",
-      pyStr(row.get("prev_hash"), "").slice(0, 16) + "...",
-      model === null || model === undefined ? "-" : humanValue(model),
-      tool,
-    ];
-    await printLines(...(narrow ? narrow.format(cells) : [cells.map((c, i) => c.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd()]));
+  for await (const batch of agentTableCells(bucket, limit)) {
+    // One write per read chunk, not per row.
+    const lines = narrow ? batch.flatMap((cells) => narrow.format(cells)) : batch.map((cells) => cells.map((c, i) => c.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd());
+    if (lines.length > 0) await printLines(...lines);
   }
   const hint = `Use 'bernstein replay export ${agentId}' to produce an offline-verifiable receipt.`;
   await printLines("", ...(narrow ? wrapCells(hint, terminalWidth()) : [hint]));
