@@ -10,7 +10,8 @@ import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { diffJournals } from "../receipts/diff.ts";
 import { exportReceipt } from "../receipts/export.ts";
 import { loadSigningKey } from "../receipts/keys.ts";
-import { sourceEntries } from "../receipts/source.ts";
+import { sourceEntries, sourceEntryValues } from "../receipts/source.ts";
+import { IndexedEntries, plainString, StepKey } from "../steps/indexed.ts";
 import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
 import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
 import { refuseNonStepJournal } from "../steps/reader.ts";
@@ -172,21 +173,48 @@ export type SingleRunDebug =
       jump_to_seq?: null;
     };
 
+/**
+ * The tolerant reader's entries of a step journal: the first `cap` as
+ * debug projects them, the last one's step_hash (the head the chain is
+ * checked against) and how many there are. Past the projected steps only
+ * that hash is wanted: it is read from the codec's index where it is a
+ * plain string.
+ */
+export async function projectSteps(path: string, cap: number): Promise<{ projection: Map<string, PyValue>[]; last: string; count: number }> {
+  const projection: Map<string, PyValue>[] = [];
+  let last = GENESIS_HASH;
+  let count = 0;
+  const steps = new IndexedEntries<true>(
+    (ix) => {
+      const hash = count < cap ? null : plainString(ix, ix.valueOf(StepKey.StepHash));
+      if (hash === null) return null;
+      last = hash;
+      count++;
+      return true;
+    },
+    (row) => {
+      if (count < cap) {
+        projection.push(new Map<string, PyValue>([["seq", row.get("seq") ?? null], ["step_hash", row.get("step_hash") ?? null], ["prev_hash", row.get("prev_hash") ?? null], ["model", row.get("model") ?? null], ["tool_call", toolName(row.get("tool_call"))]]));
+      }
+      last = pyStr(row.get("step_hash"), "");
+      count++;
+      return true;
+    },
+  );
+  let batches = 0;
+  for await (const _ of sourceEntryValues({ kind: "file", path }, steps)) {
+    // The line views and texts are garbage at once: collecting every few MB keeps RSS flat.
+    if (++batches % 16 === 0) Bun.gc(true);
+  }
+  return { projection, last, count };
+}
+
 /** `replay debug <RUN> [--fork-from N] [--sign KEY]`. */
 export async function debugSingleRun(run: string, o: DebugOptions & { forkFrom?: number; signingKeyPath?: string }): Promise<SingleRunDebug> {
   const path = bucketOf(o.sddDir, run);
   if (path === null) throw new InputError("agent_journal_missing", `No journal for run ${run} (looked at ${agentJournalDir(o.sddDir, run)})`, { run });
   const cap = capOf(o);
-  const projection: Map<string, PyValue>[] = [];
-  let last = GENESIS_HASH;
-  let count = 0;
-  for await (const row of entries(path)) {
-    if (count < cap) {
-      projection.push(new Map<string, PyValue>([["seq", row.get("seq") ?? null], ["step_hash", row.get("step_hash") ?? null], ["prev_hash", row.get("prev_hash") ?? null], ["model", row.get("model") ?? null], ["tool_call", toolName(row.get("tool_call"))]]));
-    }
-    last = pyStr(row.get("step_hash"), "");
-    count++;
-  }
+  const { projection, last, count } = await projectSteps(path, cap);
   const jump = o.jumpToFailure ? { jump_to_seq: null } : {};
   // Nothing read: an empty journal (refused unless allowed) or one without a step (refused).
   if (count === 0) refuseNonStepJournal(path, run, o.allowEmpty);

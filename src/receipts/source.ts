@@ -7,6 +7,7 @@ import { compareCodePoints } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { LineSplitter, refusingOverlong, type BulkProbe, type LineDialect } from "../fsutil/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
+import type { IndexedEntries } from "../steps/indexed.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ArchiveError, walkReceipt, type MemberInfo } from "./archive.ts";
 import { AmbiguousMemberError } from "./members.ts";
@@ -130,6 +131,22 @@ class EntryCollector implements Collector<PyObject[]> {
     if (k.kind === "entry") this.batch.push(k.row);
   }
   take(): PyObject[] | null {
+    if (this.batch.length === 0) return null;
+    const b = this.batch;
+    this.batch = [];
+    return b;
+  }
+}
+
+/** Values of the entries (steps/indexed.ts: from the codec's index where it can answer). */
+class IndexedCollector<T> implements Collector<T[]> {
+  private batch: T[] = [];
+  constructor(private readonly entries: IndexedEntries<T>) {}
+  line(bytes: Uint8Array): void {
+    const v = this.entries.line(bytes);
+    if (v !== undefined) this.batch.push(v);
+  }
+  take(): T[] | null {
     if (this.batch.length === 0) return null;
     const b = this.batch;
     this.batch = [];
@@ -319,6 +336,11 @@ function sourceStream<T>(src: JournalSource, limits: ReceiptLimits, c: Collector
 /** Entries of a source, streaming. */
 export async function* sourceEntries(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<PyObject> {
   for await (const b of sourceStream(src, limits, new EntryCollector())) yield* b;
+}
+
+/** A value per entry of a source (`entries` decides each line), streaming: a batch per chunk read. */
+export function sourceEntryValues<T>(src: JournalSource, entries: IndexedEntries<T>, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<T[]> {
+  return sourceStream(src, limits, new IndexedCollector(entries));
 }
 
 /** The non-blank lines of a source as bytes, a batch per chunk read, streaming (diff-journal's fast path). */

@@ -1,23 +1,22 @@
 import { existsSync } from "node:fs";
-import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import type { RowIndex } from "../codec/row-index.ts";
+import { Spell, Tok } from "../codec/row-index.ts";
 import { readChunks } from "../fsutil/input.ts";
 import { LineSplitter } from "../fsutil/lines.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { rawGet } from "../pyjson/row.ts";
 import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { humanValue } from "../render/json.ts";
-import { classifyLine } from "../steps/reader.ts";
+import { IndexedEntries, plainString, StepKey } from "../steps/indexed.ts";
 
 /**
  * The cells of the agent view's prose table (`replay <AGENT_ID>`): seq,
  * step_hash and prev_hash cut to 16 characters, model, tool name, one row
  * per entry of the tolerant reader (a parsed object with `step_hash`).
  *
- * A row the codec indexes, whose cells are plain ASCII strings and integers
- * in Python's spelling, has its cells read straight from the index: no
- * value tree, no parse. Every other row (an escaped or non-ASCII key or
- * cell, a cell of another type, a row the codec declines) takes the exact
- * path, the tolerant reader's parse, which decides it as before.
+ * A row whose cells are plain ASCII strings and integers in Python's
+ * spelling has them read straight from the codec's index: no value tree,
+ * no parse. Every other row takes the exact path (steps/indexed.ts).
  */
 export type AgentCells = [seq: string, stepHash: string, prevHash: string, model: string, tool: string];
 
@@ -38,25 +37,7 @@ export function exactAgentCells(row: PyObject): AgentCells {
   ];
 }
 
-/** Bytes read at a time: one batch of rows (a batch's strings live until it is written). */
-const READ_BYTES = 1 << 18;
-
-const KEYS = new KeyTable(["seq", "step_hash", "prev_hash", "model", "tool_call"]);
-const K_SEQ = 1;
-const K_STEP = 2;
-const K_PREV = 3;
-const K_MODEL = 4;
-const K_TOOL = 5;
 const NAME = new TextEncoder().encode("name");
-/** Flags under which a string's bytes are its text: no escape, no raw UTF-8, no raw DEL. */
-const NOT_PLAIN = Spell.Escaped | Spell.Utf8 | Spell.NotPython;
-
-/** The text of string token t when plain (at most its first `max` characters), else null (the exact path decides). */
-function plainString(ix: RowIndex, t: number, max = Infinity): string | null {
-  if (ix.kind(t) !== Tok.String || (ix.flags(t) & NOT_PLAIN) !== 0) return null;
-  const s = ix.start(t) + 1;
-  return ix.latin1(s, Math.min(ix.end(t) - 1, s + max));
-}
 
 /** `null` literal at t. */
 function isNull(ix: RowIndex, t: number): boolean {
@@ -77,25 +58,18 @@ function nameValue(ix: RowIndex, o: number): number {
   return found;
 }
 
-/**
- * The cells of the indexed row, or null when the exact path must decide
- * them. `undefined`: the row is indexed and is not an entry (no step_hash).
- */
-function indexedCells(ix: RowIndex): AgentCells | null | undefined {
-  // A key with an escape may spell a named key otherwise: only plain keys are matched by bytes.
-  if ((ix.rowFlags & Spell.KeyNotPlain) !== 0) return null;
-  const step = ix.valueOf(K_STEP);
-  if (step < 0) return undefined;
-  const seqAt = ix.valueOf(K_SEQ);
+/** The cells of an indexed entry, or null when the exact path must decide them. */
+function indexedCells(ix: RowIndex): AgentCells | null {
+  const seqAt = ix.valueOf(StepKey.Seq);
   if (seqAt < 0 || ix.kind(seqAt) !== Tok.Int || (ix.flags(seqAt) & Spell.NotPython) !== 0) return null;
-  const stepText = plainString(ix, step, 16);
-  const prevAt = ix.valueOf(K_PREV);
+  const stepText = plainString(ix, ix.valueOf(StepKey.StepHash), 16);
+  const prevAt = ix.valueOf(StepKey.PrevHash);
   const prevText = prevAt < 0 ? "" : plainString(ix, prevAt, 16);
   if (stepText === null || prevText === null) return null;
-  const modelAt = ix.valueOf(K_MODEL);
+  const modelAt = ix.valueOf(StepKey.Model);
   const model = modelAt < 0 || isNull(ix, modelAt) ? "-" : plainString(ix, modelAt);
   if (model === null) return null;
-  const toolAt = ix.valueOf(K_TOOL);
+  const toolAt = ix.valueOf(StepKey.ToolCall);
   let tool: string | null = "-";
   if (toolAt >= 0 && !isNull(ix, toolAt)) {
     const nameAt = ix.kind(toolAt) === Tok.Object ? nameValue(ix, toolAt) : -1;
@@ -104,6 +78,9 @@ function indexedCells(ix: RowIndex): AgentCells | null | undefined {
   }
   return [ix.latin1(ix.start(seqAt), ix.end(seqAt)), stepText + "...", prevText + "...", model, tool];
 }
+
+/** Bytes read at a time: one batch of rows (a batch's strings live until it is written). */
+const READ_BYTES = 1 << 18;
 
 /**
  * The agent view's table cells for the step journal at `path`, at most
@@ -114,24 +91,14 @@ export async function* agentTableCells(path: string, limit: number | null): Asyn
   if (!existsSync(path) || limit === 0) return;
   let batch: AgentCells[] = [];
   let seen = 0;
-  const ix = new RowIndex();
-  // Lines are views of one read buffer: the codec is handed that buffer whole (it keeps per-buffer state).
-  let whole: Uint8Array = new Uint8Array(0);
+  // the cells are made before the line's buffer is reused: a huge row need not be copied
+  const entries = new IndexedEntries(indexedCells, exactAgentCells, true);
   const splitter = new LineSplitter("universal", (line) => {
-    if ((limit !== null && seen >= limit) || line === null) return;
-    if (whole.buffer !== line.buffer) whole = new Uint8Array(line.buffer);
-    const cells = line.length > 0 && indexRow(whole, line.byteOffset, line.byteOffset + line.length, ix, KEYS) ? indexedCells(ix) : null;
+    if (limit !== null && seen >= limit) return;
+    const cells = entries.line(line);
     if (cells === undefined) return;
-    if (cells !== null) {
-      batch.push(cells);
-      seen++;
-      return;
-    }
-    const k = classifyLine(line, true);
-    if (k.kind === "entry") {
-      batch.push(exactAgentCells(k.row));
-      seen++;
-    }
+    batch.push(cells);
+    seen++;
   });
   let chunks = 0;
   for (const chunk of readChunks(path, { what: "journal" }, READ_BYTES)) {

@@ -185,3 +185,44 @@ export function dictFormJournal(rows: number, fields: (seq: number) => DictField
 export function wideRow(seq: number, toolCall: PyLike): DictFields {
   return { model: "m", prompt: `p ${seq}`, tool_call: toolCall, tool_result: { ok: true } };
 }
+
+const HOSTILE_H = "0123456789abcdef".repeat(4);
+/**
+ * Step-journal lines made to take every branch of a reader that answers
+ * from the codec's index and falls back to the exact parse: escaped and
+ * non-ASCII keys and cells, repeated keys, cells of other types, rows that
+ * are not entries, lines that are not rows (no chain: they do not verify).
+ */
+export const HOSTILE_STEP_LINES = [
+  `{"seq": 0, "step_hash": "${HOSTILE_H}", "prev_hash": "${HOSTILE_H}", "model": "m", "tool_call": {"name": "edit", "args": {}}}`,
+  // escaped and non-ASCII cells
+  `{"seq": 1, "step_hash": "\\u0041${HOSTILE_H}", "prev_hash": "${HOSTILE_H}", "model": "m\\u00e9", "tool_call": {"name": "ed\\"it"}}`,
+  `{"seq": 2, "step_hash": "${HOSTILE_H}", "prev_hash": "${HOSTILE_H}", "model": "mé", "tool_call": {"name": "édit"}}`,
+  // a key spelled with an escape is the same key
+  `{"seq": 3, "step\\u005fhash": "${HOSTILE_H}", "prev_hash": "x", "model": "m", "tool_call": null}`,
+  `{"seq": 4, "st\\u0065p_hash": "A", "step_hash": "B", "model": "m", "tool_call": {"n\\u0061me": "x", "name": "y"}}`,
+  // repeated keys: json.loads keeps the last
+  `{"seq": 5, "step_hash": "first", "step_hash": "second", "model": "a", "model": null, "tool_call": {"name": "a", "name": "b"}}`,
+  // cells of other types
+  `{"seq": 6.0, "step_hash": null, "prev_hash": 7, "model": true, "tool_call": "edit"}`,
+  `{"seq": "7", "step_hash": ["x"], "model": {"a": 1}, "tool_call": [1, 2]}`,
+  `{"seq": -0, "step_hash": "${HOSTILE_H}", "tool_call": {"name": null}}`,
+  `{"seq": 123456789012345678901234567890, "step_hash": "${HOSTILE_H}", "tool_call": {"name": 5}}`,
+  `{"seq": NaN, "step_hash": "${HOSTILE_H}", "model": Infinity, "tool_call": {}}`,
+  `{"step_hash": "${HOSTILE_H}"}`,
+  `{"seq": 1e3, "step_hash": "short", "prev_hash": "", "model": "", "tool_call": {"name": ""}}`,
+  // a DEL and a needless escape in a cell
+  `{"seq": 12, "step_hash": "a\x7fb", "model": "\\u0061", "tool_call": {"name": "\\/"}}`,
+  // not entries
+  `{"seq": 13, "prev_hash": "${HOSTILE_H}"}`,
+  `[1, 2]`,
+  `"step_hash"`,
+  `{"seq": 14, "step_hash": "${HOSTILE_H}",}`,
+  `{"seq": 15, "step_hash": "\xff"}`,
+  `   `,
+  ``,
+  `{"seq": 16, "step_hash": "${HOSTILE_H}"} trailing`,
+  // whitespace around and inside
+  ` \t{"seq":17,"step_hash":"${HOSTILE_H}","model":"m","tool_call":{"name":"t"}}\t `,
+  `{ "seq" : 18 , "step_hash" : "${HOSTILE_H}" }`,
+];

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agentTableCells, exactAgentCells, type AgentCells } from "../../src/replay/agent-table.ts";
 import { readEntries } from "../../src/steps/reader.ts";
-import { journalBytes } from "../helpers/step-journals.ts";
+import { HOSTILE_STEP_LINES as HOSTILE, journalBytes } from "../helpers/step-journals.ts";
 
 /**
  * The agent view's prose cells (`replay <AGENT_ID>`): read from the codec's
@@ -36,40 +36,6 @@ function file(name: string, text: string): string {
   return p;
 }
 
-const H = "0123456789abcdef".repeat(4);
-const HOSTILE = [
-  `{"seq": 0, "step_hash": "${H}", "prev_hash": "${H}", "model": "m", "tool_call": {"name": "edit", "args": {}}}`,
-  // escaped and non-ASCII cells
-  `{"seq": 1, "step_hash": "\\u0041${H}", "prev_hash": "${H}", "model": "m\\u00e9", "tool_call": {"name": "ed\\"it"}}`,
-  `{"seq": 2, "step_hash": "${H}", "prev_hash": "${H}", "model": "mé", "tool_call": {"name": "édit"}}`,
-  // a key spelled with an escape is the same key
-  `{"seq": 3, "step\\u005fhash": "${H}", "prev_hash": "x", "model": "m", "tool_call": null}`,
-  `{"seq": 4, "st\\u0065p_hash": "A", "step_hash": "B", "model": "m", "tool_call": {"n\\u0061me": "x", "name": "y"}}`,
-  // repeated keys: json.loads keeps the last
-  `{"seq": 5, "step_hash": "first", "step_hash": "second", "model": "a", "model": null, "tool_call": {"name": "a", "name": "b"}}`,
-  // cells of other types
-  `{"seq": 6.0, "step_hash": null, "prev_hash": 7, "model": true, "tool_call": "edit"}`,
-  `{"seq": "7", "step_hash": ["x"], "model": {"a": 1}, "tool_call": [1, 2]}`,
-  `{"seq": -0, "step_hash": "${H}", "tool_call": {"name": null}}`,
-  `{"seq": 123456789012345678901234567890, "step_hash": "${H}", "tool_call": {"name": 5}}`,
-  `{"seq": NaN, "step_hash": "${H}", "model": Infinity, "tool_call": {}}`,
-  `{"step_hash": "${H}"}`,
-  `{"seq": 1e3, "step_hash": "short", "prev_hash": "", "model": "", "tool_call": {"name": ""}}`,
-  // a DEL and a needless escape in a cell
-  `{"seq": 12, "step_hash": "a\x7fb", "model": "\\u0061", "tool_call": {"name": "\\/"}}`,
-  // not entries
-  `{"seq": 13, "prev_hash": "${H}"}`,
-  `[1, 2]`,
-  `"step_hash"`,
-  `{"seq": 14, "step_hash": "${H}",}`,
-  `{"seq": 15, "step_hash": "\xff"}`,
-  `   `,
-  ``,
-  `{"seq": 16, "step_hash": "${H}"} trailing`,
-  // whitespace around and inside
-  ` \t{"seq":17,"step_hash":"${H}","model":"m","tool_call":{"name":"t"}}\t `,
-  `{ "seq" : 18 , "step_hash" : "${H}" }`,
-];
 
 describe("agent prose cells: the index's reading is the exact path's", () => {
   test("hostile lines, each line ending (LF, CRLF, CR)", async () => {

@@ -1,0 +1,63 @@
+import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import type { PyObject } from "../pyjson/types.ts";
+import { classifyLine } from "./reader.ts";
+
+/**
+ * A step journal's lines read as the tolerant reader reads them (an entry
+ * is a parsed object with `step_hash`), each entry turned into a value of
+ * the caller's: from the codec's index of the line when `fromIndex` can
+ * answer, else from the exact parse (`fromRow`), which decides every line
+ * the index cannot: a line the codec declines, a row with an escaped or
+ * non-ASCII key (its named keys are matched by their bytes), or whatever
+ * `fromIndex` returns null for.
+ */
+export class IndexedEntries<T> {
+  private readonly ix = new RowIndex();
+  /** Lines are views of a read buffer: the codec is handed that buffer whole (it keeps per-buffer state). */
+  private whole: Uint8Array = new Uint8Array(0);
+
+  /**
+   * `transient`: `fromRow` is done with the row before the line's buffer is
+   * reused (a huge row's large values may then stay views of it, uncopied).
+   */
+  constructor(
+    private readonly fromIndex: (ix: RowIndex) => T | null,
+    private readonly fromRow: (row: PyObject) => T,
+    private readonly transient = false,
+  ) {}
+
+  /** The entry's value, or undefined when the line is not an entry (null: a line over the reader's cap). */
+  line(line: Uint8Array | null): T | undefined {
+    if (line !== null && line.length > 0) {
+      if (this.whole.buffer !== line.buffer) this.whole = new Uint8Array(line.buffer);
+      const ix = this.ix;
+      if (indexRow(this.whole, line.byteOffset, line.byteOffset + line.length, ix, STEP_KEYS) && (ix.rowFlags & Spell.KeyNotPlain) === 0) {
+        if (ix.valueOf(StepKey.StepHash) < 0) return undefined;
+        const v = this.fromIndex(ix);
+        if (v !== null) return v;
+      }
+    }
+    const k = classifyLine(line, this.transient);
+    return k.kind === "entry" ? this.fromRow(k.row) : undefined;
+  }
+}
+
+/** The step-row keys a consumer of the index reads by id. */
+export const STEP_KEYS = new KeyTable(["seq", "step_hash", "prev_hash", "model", "tool_call"]);
+export const enum StepKey {
+  Seq = 1,
+  StepHash = 2,
+  PrevHash = 3,
+  Model = 4,
+  ToolCall = 5,
+}
+
+/** Flags under which a string's bytes are its text: no escape, no raw UTF-8, no raw DEL. */
+const NOT_PLAIN = Spell.Escaped | Spell.Utf8 | Spell.NotPython;
+
+/** The text of string token t when plain (at most its first `max` characters), else null. */
+export function plainString(ix: RowIndex, t: number, max = Infinity): string | null {
+  if (ix.kind(t) !== Tok.String || (ix.flags(t) & NOT_PLAIN) !== 0) return null;
+  const s = ix.start(t) + 1;
+  return ix.latin1(s, Math.min(ix.end(t) - 1, s + max));
+}
