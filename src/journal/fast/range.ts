@@ -142,6 +142,15 @@ function storedIndex(row: JournalRow): number | null {
  */
 const KERNEL_MIN_BYTES = 32 << 10;
 
+/**
+ * The longest line the WebAssembly kernel verifies (in a second kernel
+ * sized to the line: its read area, twice that of scratch, and as much
+ * again for the payload pre-image); a longer line goes to the exact path.
+ * Chosen so a thread's kernels stay within the bound verify keeps,
+ * 64 MB + 2x the longest row (measured: docs/journal.md).
+ */
+export const KERNEL_MAX_ROW = 8 << 20;
+
 /** When a RangeVerifier uses the WebAssembly kernel: "auto" for ranges of KERNEL_MIN_BYTES and more. */
 export type KernelUse = "auto" | "always" | "never";
 
@@ -158,6 +167,8 @@ export class RangeVerifier {
   private kernel: VerifyKernel | null = null;
   private plain: { mem: Uint8Array; prev: Uint8Array } | null = null;
   private withKernel: VerifyKernel | null = null;
+  /** The kernel for lines longer than the read area (see longKernelLine), sized to the longest so far. */
+  private bigKernel: VerifyKernel | null = null;
 
   // ---- per-range state ----
   private task!: RangeTask;
@@ -310,6 +321,10 @@ export class RangeVerifier {
    * classified on the exact path. Returns the offset just past its terminator.
    */
   private longLine(input: OpenInput, start: number): number {
+    if (this.kernel !== null) {
+      const next = this.longKernelLine(input, start);
+      if (next >= 0) return next;
+    }
     const b = this.mem;
     const cap = this.readCap;
     const limit = this.task.maxRowBytes ?? MAX_LINE_BYTES;
@@ -358,6 +373,94 @@ export class RangeVerifier {
       this.longLineDone(start, parts, kept, true);
       return next;
     }
+  }
+
+  /**
+   * A line longer than the read area, for the kernel: read whole into a
+   * kernel sized to it (doubling from twice the read area) while it is at
+   * most KERNEL_MAX_ROW bytes and within the row limit, then verified like
+   * any line (the kernel, or the exact path for a row it declines).
+   * Returns the offset just past its terminator, or -1 for a line too long
+   * for it (nothing was recorded: longLine reads it again on the exact path).
+   */
+  private longKernelLine(input: OpenInput, start: number): number {
+    const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? MAX_LINE_BYTES);
+    const end = this.task.end;
+    let k = this.bigKernel;
+    if (k === null || k.readCap < 2 * this.readCap) k = this.growBigKernel(2 * this.readCap, 0);
+    let len = 0; // bytes of the line read into k.lines
+    let pos = start;
+    for (;;) {
+      if (len === k.readCap) {
+        // The line fills the kernel's read area: a larger one, or the exact path.
+        if (k.readCap > maxRow) return -1;
+        k = this.growBigKernel(Math.min(2 * k.readCap, maxRow + 1), len);
+      }
+      const b = k.lines;
+      const n = pos < end ? input.read(b, len, Math.min(k.readCap - len, end - pos), pos) : 0;
+      if (n === 0) {
+        // The snapshot ends inside the line: an unterminated final line, on the exact path.
+        const lineNo = this.lineNo++;
+        this.lastLineStart = start;
+        this.lastLineTerminated = false;
+        this.classifyExact(b.slice(0, len), lineNo);
+        return pos;
+      }
+      let t = -1;
+      for (let i = len; i < len + n; i++) {
+        const c = b[i];
+        if (c === LF || c === CR) {
+          t = i;
+          break;
+        }
+      }
+      len += n;
+      pos += n;
+      if (t < 0) continue;
+      if (t > maxRow) return -1;
+      let next = start + t + 1;
+      if (b[t] === CR) {
+        // CRLF: the LF may be in this read or the next byte of the file
+        if (t + 1 < len) {
+          if (b[t + 1] === LF) next++;
+        } else if (next < end) {
+          const one = new Uint8Array(1);
+          if (input.read(one, 0, 1, next) === 1 && one[0] === LF) next++;
+        }
+      }
+      this.kernelLine(k, start, t);
+      return next;
+    }
+  }
+
+  /** A big kernel with a read area of at least `cap` bytes, holding the first `keep` bytes of the current one's. */
+  private growBigKernel(cap: number, keep: number): VerifyKernel {
+    const old = this.bigKernel;
+    // One line a call: room for one leaf.
+    const k = new VerifyKernel(cap, 1);
+    if (old !== null && keep > 0) k.lines.set(old.lines.subarray(0, keep), 0);
+    this.bigKernel = k;
+    return k;
+  }
+
+  /**
+   * The line k.lines[0, len) starting at file offset `start` (this.fileBase),
+   * terminated: the kernel takes it as the next row (linked from this
+   * range's previous hash), or the exact path decides it.
+   */
+  private kernelLine(k: VerifyKernel, start: number, len: number): void {
+    const b = k.lines;
+    b[len] = LF; // its terminator (a CR or CRLF in the file: one line all the same)
+    b[len + 1] = LF; // the sentinel
+    k.prev.set(this.prev);
+    if (this.takeKernelRows(k, 0, len + 1) > 0) {
+      this.prev.set(k.prev);
+      return;
+    }
+    const lineNo = this.lineNo++;
+    this.lastLineStart = start;
+    this.lastLineTerminated = true;
+    this.classifyExact(b.subarray(0, len), lineNo);
   }
 
   private longLineDone(start: number, parts: Uint8Array[], kept: number, terminated: boolean): void {
@@ -429,7 +532,7 @@ export class RangeVerifier {
       const q = k.verify(p, dataEnd, this.base, KernelMode.First | links | (this.task.guessBase ? KernelMode.Guess : 0));
       if (k.rows === 0) return p;
       const f = k.firstRow();
-      const b = this.mem;
+      const b = k.lines;
       if (f.guessed) this.base = Number(latin1.decode(b.subarray(f.indexStart, f.indexEnd)));
       this.first = {
         prev: latin1.decode(b.subarray(f.prev, f.prev + 64)),
@@ -461,7 +564,7 @@ export class RangeVerifier {
     const first = this.base + this.rows;
     if (want === null || want < first || want >= first + n) return;
     // Each row the kernel takes is one line ending in LF, CR or CRLF.
-    const b = this.mem;
+    const b = k.lines;
     let s = p;
     for (let i = first; ; i++) {
       let e = s;
