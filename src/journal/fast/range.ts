@@ -154,6 +154,28 @@ export const KERNEL_MAX_ROW = 8 << 20;
 /** When a RangeVerifier uses the WebAssembly kernel: "auto" for ranges of KERNEL_MIN_BYTES and more. */
 export type KernelUse = "auto" | "always" | "never";
 
+/** The offset of the first LF or CR in b[s, e), or -1. */
+function terminatorIn(b: Uint8Array, s: number, e: number): number {
+  const part = b.subarray(s, e);
+  const lf = part.indexOf(LF);
+  const cr = part.indexOf(CR, 0);
+  const t = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+  return t < 0 ? -1 : s + t;
+}
+
+/**
+ * The read area of a kernel for a line of `len` bytes (its terminator and
+ * the sentinel after it): the next of 1, 1.5, 2, 3, 4, 6 ... times a power
+ * of two, so rows of similar lengths share one kernel, and no larger than
+ * the longest line it may take needs.
+ */
+function kernelCapFor(len: number, maxRow: number, readCap: number): number {
+  const need = Math.max(len + 2, 2 * readCap);
+  let cap = 1 << Math.floor(Math.log2(need));
+  if (cap < need) cap = cap * 1.5 >= need ? cap * 1.5 : cap * 2;
+  return Math.min(cap, maxRow + 2);
+}
+
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder();
 
@@ -377,43 +399,41 @@ export class RangeVerifier {
 
   /**
    * A line longer than the read area, for the kernel: read whole into a
-   * kernel sized to it (doubling from twice the read area) while it is at
-   * most KERNEL_MAX_ROW bytes and within the row limit, then verified like
-   * any line (the kernel, or the exact path for a row it declines).
-   * Returns the offset just past its terminator, or -1 for a line too long
-   * for it (nothing was recorded: longLine reads it again on the exact path).
+   * kernel sized to it, while it is at most KERNEL_MAX_ROW bytes and within
+   * the row limit, then verified like any line (the kernel, or the exact
+   * path for a row it declines). The kernel is kept for the lines after it
+   * and replaced only by a longer line, sized once that line's end is
+   * found (a kernel grown step by step would leave every smaller step's
+   * memory behind). Returns the offset just past the line's terminator, or
+   * -1 for a line too long for it (nothing was recorded: longLine reads it
+   * again on the exact path).
    */
   private longKernelLine(input: OpenInput, start: number): number {
     const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? MAX_LINE_BYTES);
     const end = this.task.end;
     let k = this.bigKernel;
-    if (k === null || k.readCap < 2 * this.readCap) k = this.growBigKernel(2 * this.readCap, 0);
     let len = 0; // bytes of the line read into k.lines
     let pos = start;
     for (;;) {
-      if (len === k.readCap) {
-        // The line fills the kernel's read area: a larger one, or the exact path.
-        if (k.readCap > maxRow) return -1;
-        k = this.growBigKernel(Math.min(2 * k.readCap, maxRow + 1), len);
+      if (k === null || len === k.readCap) {
+        // The line fills the kernel's read area (or there is none yet): one sized to the line, or the exact path.
+        if (k !== null && k.readCap > maxRow) return -1;
+        const lineLen = this.lineLength(input, pos, start, maxRow);
+        if (lineLen < 0) return -1;
+        k = this.newBigKernel(kernelCapFor(lineLen, maxRow, this.readCap), k, len);
       }
       const b = k.lines;
       const n = pos < end ? input.read(b, len, Math.min(k.readCap - len, end - pos), pos) : 0;
       if (n === 0) {
         // The snapshot ends inside the line: an unterminated final line, on the exact path.
+        if (len > maxRow) return -1;
         const lineNo = this.lineNo++;
         this.lastLineStart = start;
         this.lastLineTerminated = false;
         this.classifyExact(b.slice(0, len), lineNo);
         return pos;
       }
-      let t = -1;
-      for (let i = len; i < len + n; i++) {
-        const c = b[i];
-        if (c === LF || c === CR) {
-          t = i;
-          break;
-        }
-      }
+      const t = terminatorIn(b, len, len + n);
       len += n;
       pos += n;
       if (t < 0) continue;
@@ -433,9 +453,27 @@ export class RangeVerifier {
     }
   }
 
-  /** A big kernel with a read area of at least `cap` bytes, holding the first `keep` bytes of the current one's. */
-  private growBigKernel(cap: number, keep: number): VerifyKernel {
-    const old = this.bigKernel;
+  /**
+   * The length of the line starting at file offset `start`, its bytes
+   * before `from` known to hold no terminator (read through the read area,
+   * which is free while a long line is handled), or -1 when it is longer
+   * than `maxRow`.
+   */
+  private lineLength(input: OpenInput, from: number, start: number, maxRow: number): number {
+    const b = this.mem;
+    const end = this.task.end;
+    for (let pos = from; ; ) {
+      if (pos - start > maxRow) return -1;
+      const n = pos < end ? input.read(b, 0, Math.min(this.readCap, end - pos), pos) : 0;
+      if (n === 0) return pos - start;
+      const t = terminatorIn(b, 0, n);
+      if (t >= 0) return pos + t - start > maxRow ? -1 : pos + t - start;
+      pos += n;
+    }
+  }
+
+  /** A big kernel with a read area of `cap` bytes, holding the first `keep` bytes of `old`'s. */
+  private newBigKernel(cap: number, old: VerifyKernel | null, keep: number): VerifyKernel {
     // One line a call: room for one leaf.
     const k = new VerifyKernel(cap, 1);
     if (old !== null && keep > 0) k.lines.set(old.lines.subarray(0, keep), 0);
