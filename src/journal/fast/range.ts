@@ -191,6 +191,8 @@ export class RangeVerifier {
   private withKernel: VerifyKernel | null = null;
   /** The kernel for lines longer than the read area (see longKernelLine), sized to the longest so far. */
   private bigKernel: VerifyKernel | null = null;
+  /** A line too long for the big kernel: the bytes of it that longKernelLine read (see longLine). */
+  private longPrefix: Uint8Array | null = null;
 
   // ---- per-range state ----
   private task!: RangeTask;
@@ -338,15 +340,29 @@ export class RangeVerifier {
 
   /**
    * A physical line longer than the read area, starting at file offset
-   * `start`: assembled like the exact reader does (reading stops once it
-   * passes the task's row limit: the input is then refused as `row_too_large`),
-   * classified on the exact path. Returns the offset just past its terminator.
+   * `start`: on the kernel when it fits one (longKernelLine), else
+   * assembled like the exact reader does (reading stops once it passes the
+   * task's row limit: the input is then refused as `row_too_large`) and
+   * classified on the exact path. Returns the offset just past its
+   * terminator. Nothing is read twice but the read area's bytes (standard
+   * input keeps 1 MiB for that): the bytes the kernel read are handed on.
    */
   private longLine(input: OpenInput, start: number): number {
+    let prefix: Uint8Array | null = null;
     if (this.kernel !== null) {
       const next = this.longKernelLine(input, start);
       if (next >= 0) return next;
+      prefix = this.longPrefix;
+      this.longPrefix = null;
     }
+    return this.longLineExact(input, start, prefix);
+  }
+
+  /**
+   * The exact path's long line, read in pieces after `prefix`, its first
+   * bytes the kernel already read (no terminator among them).
+   */
+  private longLineExact(input: OpenInput, start: number, prefix: Uint8Array | null): number {
     const b = this.mem;
     const cap = this.readCap;
     const limit = this.task.maxRowBytes ?? MAX_LINE_BYTES;
@@ -354,6 +370,15 @@ export class RangeVerifier {
     const parts: Uint8Array[] = [];
     let kept = 0;
     let pos = start;
+    if (prefix !== null) {
+      parts.push(prefix.subarray(0, Math.min(prefix.length, keep)));
+      kept = parts[0]!.length;
+      pos += prefix.length;
+      if (kept > limit) {
+        this.overlong.push(this.lineNo++);
+        return pos;
+      }
+    }
     const end = this.task.end;
     for (;;) {
       const n = pos < end ? input.read(b, 0, Math.min(cap, end - pos), pos) : 0;
@@ -361,14 +386,7 @@ export class RangeVerifier {
         this.longLineDone(start, parts, kept, false);
         return pos;
       }
-      let t = -1;
-      for (let i = 0; i < n; i++) {
-        const c = b[i];
-        if (c === LF || c === CR) {
-          t = i;
-          break;
-        }
-      }
+      const t = terminatorIn(b, 0, n);
       const contentEnd = t < 0 ? n : t;
       const piece = b.slice(0, Math.min(contentEnd, keep - kept));
       parts.push(piece);
@@ -402,11 +420,12 @@ export class RangeVerifier {
    * kernel sized to it, while it is at most KERNEL_MAX_ROW bytes and within
    * the row limit, then verified like any line (the kernel, or the exact
    * path for a row it declines). The kernel is kept for the lines after it
-   * and replaced only by a longer line, sized once that line's end is
-   * found (a kernel grown step by step would leave every smaller step's
-   * memory behind). Returns the offset just past the line's terminator, or
-   * -1 for a line too long for it (nothing was recorded: longLine reads it
-   * again on the exact path).
+   * and replaced only by a longer line: from a file sized once that line's
+   * end is found (a kernel grown step by step would leave every smaller
+   * step's memory behind); from a stream, which cannot be read twice,
+   * doubled as it fills. Returns the offset just past the line's
+   * terminator, or -1 for a line too long for it, whose bytes read so far
+   * (no terminator among them) are then in `longPrefix`.
    */
   private longKernelLine(input: OpenInput, start: number): number {
     const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? MAX_LINE_BYTES);
@@ -416,17 +435,33 @@ export class RangeVerifier {
     let pos = start;
     for (;;) {
       if (k === null || len === k.readCap) {
-        // The line fills the kernel's read area (or there is none yet): one sized to the line, or the exact path.
-        if (k !== null && k.readCap > maxRow) return -1;
-        const lineLen = this.lineLength(input, pos, start, maxRow);
-        if (lineLen < 0) return -1;
-        k = this.newBigKernel(kernelCapFor(lineLen, maxRow, this.readCap), k, len);
+        // The line fills the kernel's read area (or there is none yet): a larger one, or the exact path.
+        if (k !== null && k.readCap > maxRow) {
+          this.longPrefix = k.lines.subarray(0, len);
+          return -1;
+        }
+        let cap: number;
+        if (input.stream) cap = k === null ? kernelCapFor(0, maxRow, this.readCap) : Math.min(2 * k.readCap, maxRow + 2);
+        else {
+          const lineLen = this.lineLength(input, pos, start, maxRow);
+          if (lineLen < 0) {
+            this.longPrefix = k === null ? new Uint8Array(0) : k.lines.subarray(0, len);
+            return -1;
+          }
+          cap = kernelCapFor(lineLen, maxRow, this.readCap);
+        }
+        k = this.newBigKernel(cap, k, len);
       }
       const b = k.lines;
-      const n = pos < end ? input.read(b, len, Math.min(k.readCap - len, end - pos), pos) : 0;
+      // From a stream at most a read area at a time: what is read past the line's end is read again, from the stream's kept bytes.
+      const want = Math.min(k.readCap - len, end - pos, input.stream ? this.readCap : Infinity);
+      const n = want > 0 ? input.read(b, len, want, pos) : 0;
       if (n === 0) {
         // The snapshot ends inside the line: an unterminated final line, on the exact path.
-        if (len > maxRow) return -1;
+        if (len > maxRow) {
+          this.longPrefix = b.subarray(0, len);
+          return -1;
+        }
         const lineNo = this.lineNo++;
         this.lastLineStart = start;
         this.lastLineTerminated = false;
@@ -437,7 +472,11 @@ export class RangeVerifier {
       len += n;
       pos += n;
       if (t < 0) continue;
-      if (t > maxRow) return -1;
+      if (t > maxRow) {
+        // Too long for the kernel: the exact path goes on from the terminator's place, with the bytes before it.
+        this.longPrefix = b.subarray(0, t);
+        return -1;
+      }
       let next = start + t + 1;
       if (b[t] === CR) {
         // CRLF: the LF may be in this read or the next byte of the file
@@ -457,7 +496,7 @@ export class RangeVerifier {
    * The length of the line starting at file offset `start`, its bytes
    * before `from` known to hold no terminator (read through the read area,
    * which is free while a long line is handled), or -1 when it is longer
-   * than `maxRow`.
+   * than `maxRow`. Files only: a stream is not read twice.
    */
   private lineLength(input: OpenInput, from: number, start: number, maxRow: number): number {
     const b = this.mem;

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { generateJournal } from "../../../bench/journal-gen.ts";
 import { eventHash } from "../../../src/journal/hash.ts";
 import { leafHash, TreeBuilder, verifyInclusion } from "../../../src/tlog/merkle.ts";
-import { bernstein, bernsteinJson } from "../../helpers/cli.ts";
+import { bernstein, bernsteinJson, ROOT } from "../../helpers/cli.ts";
 import { referenceVerdicts, tempDirs } from "../../journal/tmp.ts";
 
 const dirs = tempDirs("e2e-long-rows");
@@ -81,6 +81,36 @@ describe("journal verify on ~1 MB rows (compiled binary)", () => {
     // links-only: the kernel checks the long rows' links
     const links = await bernsteinJson(["journal", "verify", gen.path, "--links-only"], { env: STATS });
     expect([links.code, stats(links.stderr).slice(0, 2)]).toEqual([0, [lines.length - 1, 1]]);
+  }, 120_000);
+
+  test("standard input: rows of 3 MB (on the kernel, never read back further than the stream keeps) and of 9 MB (over the kernel's 8 MiB: the exact path)", async () => {
+    const dir = dirs.make();
+    for (const mb of [3, 9]) {
+      const path = join(dir, `big${mb}`, "runs", "big", "journal.jsonl");
+      const w = Bun.spawnSync(["python3", join(ROOT, "test", "fixtures", "big-row", "write_big_row.py"), String(mb * 1e6), path]);
+      expect(w.exitCode).toBe(0);
+      const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
+      const k = 1;
+      const tampered = join(dir, `big${mb}-tampered.jsonl`);
+      writeFileSync(tampered, [lines[0], lines[k]!.replace("break", "brake"), ...lines.slice(2)].join("\n") + "\n");
+      const python = referenceVerdicts([path, tampered]);
+      expect(python.map((v) => v.ok)).toEqual([true, false]);
+      for (const [i, file] of [path, tampered].entries()) {
+        const fromFile = await bernsteinJson(["journal", "verify", file], { env: STATS });
+        const fromStdin = await bernsteinJson(["journal", "verify", "-"], { env: STATS, stdin: readFileSync(file) });
+        for (const r of [fromFile, fromStdin]) {
+          expect([mb, i, r.code, r.json.error]).toEqual([mb, i, python[i]!.ok ? 0 : 1, python[i]!.ok ? undefined : "chain_broken"]);
+          for (const key of ["ok", "count", "head", "divergent_index", "expected_hash", "actual_hash"]) {
+            expect([mb, i, key, r.json[key]]).toEqual([mb, i, key, python[i]![key]]);
+          }
+        }
+        // intact: the 3 MB row on the kernel, the 9 MB one exactly (both ways in), the run_completed row after it on the kernel;
+        // tampered: the big row fails on the exact path, the row after it is only counted
+        const want = i === 1 ? [0, 2] : mb === 3 ? [2, 1] : [1, 2];
+        expect([mb, i, stats(fromFile.stderr).slice(0, 2)]).toEqual([mb, i, want]);
+        expect([mb, i, stats(fromStdin.stderr).slice(0, 2)]).toEqual([mb, i, want]);
+      }
+    }
   }, 120_000);
 
   test("journal prove over ~1 MB rows: the root and audit path of the rows' event hashes, and the row's line itself", async () => {

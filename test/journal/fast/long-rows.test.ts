@@ -187,6 +187,38 @@ describe("rows longer than the read area, on the kernel", () => {
     expect(KERNEL_MAX_ROW).toBeGreaterThanOrEqual(1 << 20);
   });
 
+  test("a row over KERNEL_MAX_ROW (within the row limit): the exact path, handed the bytes the kernel read; the rows around it on the kernel", () => {
+    const dir = dirs.make();
+    // a row past KERNEL_MAX_ROW between rows over the read area, as our writer writes them
+    const j2 = join(dir, "huge");
+    const r = prng(6);
+    const w = EventJournal.create("huge", { sddDir: j2 });
+    try {
+      w.record("run_started", { n: 0 });
+      w.record("tool_call", { result: { output: text(r, 300_000) } });
+      w.record("tool_call", { result: { output: text(r, KERNEL_MAX_ROW + 100_000), chunks: [{ a: 1 }] } });
+      w.record("tool_call", { result: { output: text(r, 300_000) } });
+    } finally {
+      w.close();
+    }
+    const huge = join(j2, "runs", "huge", "journal.jsonl");
+    const hugeLines = readFileSync(huge, "utf8").split("\n").filter(Boolean);
+    expect(Buffer.byteLength(hugeLines[2]!)).toBeGreaterThan(KERNEL_MAX_ROW);
+    const exact = verifyJournalSync(huge);
+    expect(exact.chain_consistent).toBe(true);
+    const withKernel = runRange(huge, "always", 1 << 18);
+    expect(stitch({ path: huge, exists: true, results: [withKernel] })).toEqual(exact);
+    // the genesis row and the huge one exactly, the others on the kernel (the one after it linked from the exact path's hash)
+    expect([withKernel.kernelRows, withKernel.exactRows]).toEqual([2, 2]);
+    // tampered inside the huge row: the same verdict as the exact verifier's
+    const mid = hugeLines[2]!.indexOf("alpha", hugeLines[2]!.length >> 1);
+    hugeLines[2] = hugeLines[2]!.slice(0, mid) + "alphb" + hugeLines[2]!.slice(mid + 5);
+    const bad = write(dir, "huge-bad.jsonl", hugeLines);
+    const badExact = verifyJournalSync(bad);
+    expect(badExact.divergent_index).toBe(2);
+    expect(stitch({ path: bad, exists: true, results: [runRange(bad, "always", 1 << 18)] })).toEqual(badExact);
+  }, 60_000);
+
   test("verifyJournalFast on one and two threads (in process and on workers) gives the exact verdict on long rows", async () => {
     const dir = dirs.make();
     const { path, lines } = journal(dir, 10, [2, 3, 4, 6, 7], 280_000, 4);
