@@ -166,6 +166,37 @@ describe("rows longer than the read area, on the kernel", () => {
     for (const [kind, tampered] of tamperings(lines, 8)) expectAgree(write(dir, `small-${kind.replace(" ", "-")}.jsonl`, tampered, kind !== "unterminated"), 1000, 8);
   }, 120_000);
 
+  test("seeded layouts: long rows among junk, blank and whitespace lines, LF / CRLF / lone CR ends, an unterminated last line, every read area and chunk size", () => {
+    const dir = dirs.make();
+    const { lines } = journal(dir, 10, [2, 4, 5, 8], 6_000, 7);
+    const r = prng(99);
+    const fillers = ["", "   ", "x".repeat(3000), " ".repeat(2500), '{"a": ' + '"z'.repeat(1) + "y".repeat(4000) + '"}', "[1, 2]"];
+    const ends = ["\n", "\r\n", "\r"];
+    let taken = 0;
+    for (let t = 0; t < 24; t++) {
+      let text = "";
+      for (const [i, line] of lines.entries()) {
+        if (r() < 0.3) text += fillers[Math.floor(r() * fillers.length)]! + ends[Math.floor(r() * 3)]!;
+        // a leading space (the exact path's) now and then, a tampered row once in a while
+        let l = r() < 0.05 ? " " + line : line;
+        if (t % 4 === 3 && i === 5) l = l.replace("alpha", "alphb");
+        text += l + (i === lines.length - 1 && t % 3 === 0 ? "" : ends[Math.floor(r() * 3)]!);
+      }
+      const p = join(dir, `layout-${t}.jsonl`);
+      writeFileSync(p, text);
+      const exact = verifyJournalSync(p);
+      for (const cap of [256, 1000, 4096]) {
+        for (const kernel of ["always", "never"] as const) {
+          const chunkSize = 64 + Math.floor(r() * 3000);
+          const res = runRange(p, kernel, cap, { chunkSize });
+          if (kernel === "always") taken += res.kernelRows;
+          expect({ t, cap, kernel, chunkSize, v: stitch({ path: p, exists: true, results: [res] }) }).toEqual({ t, cap, kernel, chunkSize, v: exact });
+        }
+      }
+    }
+    expect(taken).toBeGreaterThan(24 * 3 * 4);
+  }, 120_000);
+
   test("a line over KERNEL_MAX_ROW or the row limit stays on the exact path", () => {
     const dir = dirs.make();
     const { path } = journal(dir, 4, [2], 40_000, 3);
