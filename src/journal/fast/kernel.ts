@@ -120,8 +120,15 @@ export class VerifyKernel {
   rows = 0;
   lastRow = 0;
 
-  /** `readCap`: the read area, which is the longest line verified in place. */
-  constructor(readCap: number) {
+  /**
+   * `readCap`: the read area, which is the longest line verified in place.
+   * `maxRows`: the most rows one call takes (the leaves area's size); by
+   * default as many as fit in the read area.
+   */
+  constructor(
+    readonly readCap: number,
+    maxRows = Math.ceil(readCap / 256),
+  ) {
     const module = kernelModule();
     const mem = arenaOf([
       ["lines", readCap + 8],
@@ -130,7 +137,7 @@ export class VerifyKernel {
       ["out", readCap],
       ["members", MEMBER_SLOTS * 16],
       // A row is at least 280 bytes (its envelope alone), so a call takes fewer than readCap / 256 rows.
-      ["leaves", 32 * (Math.ceil(readCap / 256) + 1)],
+      ["leaves", 32 * (maxRows + 1)],
     ]);
     const u8 = mem.u8;
     this.linesAt = mem.at("lines");

@@ -142,8 +142,39 @@ function storedIndex(row: JournalRow): number | null {
  */
 const KERNEL_MIN_BYTES = 32 << 10;
 
+/**
+ * The longest line the WebAssembly kernel verifies (in a second kernel
+ * sized to the line: its read area, twice that of scratch, and as much
+ * again for the payload pre-image); a longer line goes to the exact path.
+ * Chosen so a thread's kernels stay within the bound verify keeps,
+ * 64 MB + 2x the longest row (measured: docs/journal.md).
+ */
+export const KERNEL_MAX_ROW = 8 << 20;
+
 /** When a RangeVerifier uses the WebAssembly kernel: "auto" for ranges of KERNEL_MIN_BYTES and more. */
 export type KernelUse = "auto" | "always" | "never";
+
+/** The offset of the first LF or CR in b[s, e), or -1. */
+function terminatorIn(b: Uint8Array, s: number, e: number): number {
+  const part = b.subarray(s, e);
+  const lf = part.indexOf(LF);
+  const cr = part.indexOf(CR, 0);
+  const t = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+  return t < 0 ? -1 : s + t;
+}
+
+/**
+ * The read area of a kernel for a line of `len` bytes (its terminator and
+ * the sentinel after it): the next of 1, 1.5, 2, 3, 4, 6 ... times a power
+ * of two, so rows of similar lengths share one kernel, and no larger than
+ * the longest line it may take needs.
+ */
+function kernelCapFor(len: number, maxRow: number, readCap: number): number {
+  const need = Math.max(len + 2, 2 * readCap);
+  let cap = 1 << Math.floor(Math.log2(need));
+  if (cap < need) cap = cap * 1.5 >= need ? cap * 1.5 : cap * 2;
+  return Math.min(cap, maxRow + 2);
+}
 
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder();
@@ -158,6 +189,10 @@ export class RangeVerifier {
   private kernel: VerifyKernel | null = null;
   private plain: { mem: Uint8Array; prev: Uint8Array } | null = null;
   private withKernel: VerifyKernel | null = null;
+  /** The kernel for lines longer than the read area (see longKernelLine), sized to the longest so far. */
+  private bigKernel: VerifyKernel | null = null;
+  /** A line too long for the big kernel: the bytes of it that longKernelLine read (see longLine). */
+  private longPrefix: Uint8Array | null = null;
 
   // ---- per-range state ----
   private task!: RangeTask;
@@ -305,11 +340,29 @@ export class RangeVerifier {
 
   /**
    * A physical line longer than the read area, starting at file offset
-   * `start`: assembled like the exact reader does (reading stops once it
-   * passes the task's row limit: the input is then refused as `row_too_large`),
-   * classified on the exact path. Returns the offset just past its terminator.
+   * `start`: on the kernel when it fits one (longKernelLine), else
+   * assembled like the exact reader does (reading stops once it passes the
+   * task's row limit: the input is then refused as `row_too_large`) and
+   * classified on the exact path. Returns the offset just past its
+   * terminator. Nothing is read twice but the read area's bytes (standard
+   * input keeps 1 MiB for that): the bytes the kernel read are handed on.
    */
   private longLine(input: OpenInput, start: number): number {
+    let prefix: Uint8Array | null = null;
+    if (this.kernel !== null) {
+      const next = this.longKernelLine(input, start);
+      if (next >= 0) return next;
+      prefix = this.longPrefix;
+      this.longPrefix = null;
+    }
+    return this.longLineExact(input, start, prefix);
+  }
+
+  /**
+   * The exact path's long line, read in pieces after `prefix`, its first
+   * bytes the kernel already read (no terminator among them).
+   */
+  private longLineExact(input: OpenInput, start: number, prefix: Uint8Array | null): number {
     const b = this.mem;
     const cap = this.readCap;
     const limit = this.task.maxRowBytes ?? MAX_LINE_BYTES;
@@ -317,6 +370,15 @@ export class RangeVerifier {
     const parts: Uint8Array[] = [];
     let kept = 0;
     let pos = start;
+    if (prefix !== null) {
+      parts.push(prefix.subarray(0, Math.min(prefix.length, keep)));
+      kept = parts[0]!.length;
+      pos += prefix.length;
+      if (kept > limit) {
+        this.overlong.push(this.lineNo++);
+        return pos;
+      }
+    }
     const end = this.task.end;
     for (;;) {
       const n = pos < end ? input.read(b, 0, Math.min(cap, end - pos), pos) : 0;
@@ -324,14 +386,7 @@ export class RangeVerifier {
         this.longLineDone(start, parts, kept, false);
         return pos;
       }
-      let t = -1;
-      for (let i = 0; i < n; i++) {
-        const c = b[i];
-        if (c === LF || c === CR) {
-          t = i;
-          break;
-        }
-      }
+      const t = terminatorIn(b, 0, n);
       const contentEnd = t < 0 ? n : t;
       const piece = b.slice(0, Math.min(contentEnd, keep - kept));
       parts.push(piece);
@@ -358,6 +413,131 @@ export class RangeVerifier {
       this.longLineDone(start, parts, kept, true);
       return next;
     }
+  }
+
+  /**
+   * A line longer than the read area, for the kernel: read whole into a
+   * kernel sized to it, while it is at most KERNEL_MAX_ROW bytes and within
+   * the row limit, then verified like any line (the kernel, or the exact
+   * path for a row it declines). The kernel is kept for the lines after it
+   * and replaced only by a longer line: from a file sized once that line's
+   * end is found (a kernel grown step by step would leave every smaller
+   * step's memory behind); from a stream, which cannot be read twice,
+   * doubled as it fills. Returns the offset just past the line's
+   * terminator, or -1 for a line too long for it, whose bytes read so far
+   * (no terminator among them) are then in `longPrefix`.
+   */
+  private longKernelLine(input: OpenInput, start: number): number {
+    const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? MAX_LINE_BYTES);
+    const end = this.task.end;
+    let k = this.bigKernel;
+    let len = 0; // bytes of the line read into k.lines
+    let pos = start;
+    for (;;) {
+      if (k === null || len === k.readCap) {
+        // The line fills the kernel's read area (or there is none yet): a larger one, or the exact path.
+        if (k !== null && k.readCap > maxRow) {
+          this.longPrefix = k.lines.subarray(0, len);
+          return -1;
+        }
+        let cap: number;
+        if (input.stream) cap = k === null ? kernelCapFor(0, maxRow, this.readCap) : Math.min(2 * k.readCap, maxRow + 2);
+        else {
+          const lineLen = this.lineLength(input, pos, start, maxRow);
+          if (lineLen < 0) {
+            this.longPrefix = k === null ? new Uint8Array(0) : k.lines.subarray(0, len);
+            return -1;
+          }
+          cap = kernelCapFor(lineLen, maxRow, this.readCap);
+        }
+        k = this.newBigKernel(cap, k, len);
+      }
+      const b = k.lines;
+      // From a stream at most a read area at a time: what is read past the line's end is read again, from the stream's kept bytes.
+      const want = Math.min(k.readCap - len, end - pos, input.stream ? this.readCap : Infinity);
+      const n = want > 0 ? input.read(b, len, want, pos) : 0;
+      if (n === 0) {
+        // The snapshot ends inside the line: an unterminated final line, on the exact path.
+        if (len > maxRow) {
+          this.longPrefix = b.subarray(0, len);
+          return -1;
+        }
+        const lineNo = this.lineNo++;
+        this.lastLineStart = start;
+        this.lastLineTerminated = false;
+        this.classifyExact(b.slice(0, len), lineNo);
+        return pos;
+      }
+      const t = terminatorIn(b, len, len + n);
+      len += n;
+      pos += n;
+      if (t < 0) continue;
+      if (t > maxRow) {
+        // Too long for the kernel: the exact path goes on from the terminator's place, with the bytes before it.
+        this.longPrefix = b.subarray(0, t);
+        return -1;
+      }
+      let next = start + t + 1;
+      if (b[t] === CR) {
+        // CRLF: the LF may be in this read or the next byte of the file
+        if (t + 1 < len) {
+          if (b[t + 1] === LF) next++;
+        } else if (next < end) {
+          const one = new Uint8Array(1);
+          if (input.read(one, 0, 1, next) === 1 && one[0] === LF) next++;
+        }
+      }
+      this.kernelLine(k, start, t);
+      return next;
+    }
+  }
+
+  /**
+   * The length of the line starting at file offset `start`, its bytes
+   * before `from` known to hold no terminator (read through the read area,
+   * which is free while a long line is handled), or -1 when it is longer
+   * than `maxRow`. Files only: a stream is not read twice.
+   */
+  private lineLength(input: OpenInput, from: number, start: number, maxRow: number): number {
+    const b = this.mem;
+    const end = this.task.end;
+    for (let pos = from; ; ) {
+      if (pos - start > maxRow) return -1;
+      const n = pos < end ? input.read(b, 0, Math.min(this.readCap, end - pos), pos) : 0;
+      if (n === 0) return pos - start;
+      const t = terminatorIn(b, 0, n);
+      if (t >= 0) return pos + t - start > maxRow ? -1 : pos + t - start;
+      pos += n;
+    }
+  }
+
+  /** A big kernel with a read area of `cap` bytes, holding the first `keep` bytes of `old`'s. */
+  private newBigKernel(cap: number, old: VerifyKernel | null, keep: number): VerifyKernel {
+    // One line a call: room for one leaf.
+    const k = new VerifyKernel(cap, 1);
+    if (old !== null && keep > 0) k.lines.set(old.lines.subarray(0, keep), 0);
+    this.bigKernel = k;
+    return k;
+  }
+
+  /**
+   * The line k.lines[0, len) starting at file offset `start` (this.fileBase),
+   * terminated: the kernel takes it as the next row (linked from this
+   * range's previous hash), or the exact path decides it.
+   */
+  private kernelLine(k: VerifyKernel, start: number, len: number): void {
+    const b = k.lines;
+    b[len] = LF; // its terminator (a CR or CRLF in the file: one line all the same)
+    b[len + 1] = LF; // the sentinel
+    k.prev.set(this.prev);
+    if (this.takeKernelRows(k, 0, len + 1) > 0) {
+      this.prev.set(k.prev);
+      return;
+    }
+    const lineNo = this.lineNo++;
+    this.lastLineStart = start;
+    this.lastLineTerminated = true;
+    this.classifyExact(b.subarray(0, len), lineNo);
   }
 
   private longLineDone(start: number, parts: Uint8Array[], kept: number, terminated: boolean): void {
@@ -429,7 +609,7 @@ export class RangeVerifier {
       const q = k.verify(p, dataEnd, this.base, KernelMode.First | links | (this.task.guessBase ? KernelMode.Guess : 0));
       if (k.rows === 0) return p;
       const f = k.firstRow();
-      const b = this.mem;
+      const b = k.lines;
       if (f.guessed) this.base = Number(latin1.decode(b.subarray(f.indexStart, f.indexEnd)));
       this.first = {
         prev: latin1.decode(b.subarray(f.prev, f.prev + 64)),
@@ -461,7 +641,7 @@ export class RangeVerifier {
     const first = this.base + this.rows;
     if (want === null || want < first || want >= first + n) return;
     // Each row the kernel takes is one line ending in LF, CR or CRLF.
-    const b = this.mem;
+    const b = k.lines;
     let s = p;
     for (let i = first; ; i++) {
       let e = s;

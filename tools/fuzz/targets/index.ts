@@ -1,6 +1,10 @@
 import type { FuzzTarget } from "../types.ts";
+import { statSync } from "node:fs";
 import { join } from "node:path";
+import { VERIFY_MAX_ROW_BYTES } from "../../../src/fsutil/input.ts";
 import { verifyJournalFast } from "../../../src/journal/fast/engine.ts";
+import { RangeVerifier } from "../../../src/journal/fast/range.ts";
+import { stitch } from "../../../src/journal/fast/stitch.ts";
 import { journalTarget, type ParallelVerify } from "./journal.ts";
 import { parserTarget } from "./parser.ts";
 import { displayTarget } from "./display.ts";
@@ -26,8 +30,9 @@ export const REFERENCE_DIR = join(import.meta.dir, "..", "..", "..", "test", "re
 
 /**
  * The fast engine as the fuzzer drives it: many ranges in this thread with
- * tiny reads (every range/chunk boundary lands somewhere new), and every
- * 40th call real worker threads.
+ * tiny reads (every range/chunk boundary lands somewhere new), every third
+ * call one range with a tiny read area (the kernel for lines longer than
+ * it), and every 40th call real worker threads.
  */
 export function parallelVerifier(): ParallelVerify {
   let calls = 0;
@@ -35,6 +40,12 @@ export function parallelVerifier(): ParallelVerify {
     calls++;
     const ranges = 1 + (calls % 6);
     if (calls % 40 === 0) return verifyJournalFast(path, { threads: 2, minRangeBytes: 1, maxRowBytes: opts.maxRowBytes });
+    if (calls % 3 === 1) {
+      // One range with a read area of a few hundred bytes: most lines are longer, so the kernel sized to a long line takes them.
+      const v = new RangeVerifier(256 + ((calls * 131) % 4000), "always");
+      const task = { path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes ?? VERIFY_MAX_ROW_BYTES };
+      return stitch({ path, exists: true, results: [v.run(task)] });
+    }
     return verifyJournalFast(path, { threads: ranges, ranges, minRangeBytes: 1, inProcess: true, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes });
   };
 }
