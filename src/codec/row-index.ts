@@ -374,6 +374,8 @@ export function indexObjectAtWasm(b: Uint8Array, s: number, limit: number, ix: R
 
 /** Bytes between the row's sentinel and the tape: what the module's word loads may read past it. */
 const WASM_SLACK = 16;
+/** Top-level members the module writes out; a row with more has them read off its tape. */
+const WASM_MEMBERS = 4096;
 /** The row area's first size (it doubles to fit a longer row). */
 const WASM_MIN_ROW = 1 << 16;
 /** Room for this many tokens is made before a scan (the module grows its memory for more). */
@@ -437,7 +439,7 @@ class WasmScanner {
   /** Lay the memory out for rows up to rowCap bytes (growing it first: if that throws, nothing changed). */
   private layout(rowCap: number): void {
     const members0 = (this.base + rowCap + WASM_SLACK + 15) & ~15;
-    const tape0 = members0 + 8 * ((rowCap >> 2) + 1);
+    const tape0 = members0 + 8 * WASM_MEMBERS;
     const need = tape0 + 16 * WASM_MIN_TOKENS;
     if (need > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / 65536));
     this.rowCap = rowCap;
@@ -476,8 +478,11 @@ class WasmScanner {
     ix.count = i32[this.counts]!;
     const mw = this.members0 >> 2;
     const mn = i32[this.counts + 1]!;
-    if (!this.keysIn) {
-      const tape = this.tape;
+    const tape = this.tape;
+    if (mn > WASM_MEMBERS) {
+      // the members off the tape: key, value, the next key past the value's subtree
+      for (let t = 1, n = ix.count; t < n; t = tape[4 * (t + 1) + 3]!) noteMember(ix, b, t, tape[4 * t + 1]! + 1, tape[4 * t + 2]! - 1);
+    } else if (!this.keysIn) {
       for (let m = 0; m < mn; m++) {
         const kt = i32[mw + 2 * m]!;
         noteMember(ix, b, kt, tape[4 * kt + 1]! + 1, tape[4 * kt + 2]! - 1);

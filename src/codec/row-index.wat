@@ -18,7 +18,7 @@
 ;;   4088  the last $scan's token count and top-level member count (i32 each)
 ;;   4096  heapBase: the host puts the row here, then a sentinel 0 byte at
 ;;         its end and slack, then the top-level members (8 bytes each: the
-;;         key's token, its name's id), then the tape (16-byte tokens: kind |
+;;         key's token, its name's id; a fixed number), then the tape (16-byte tokens: kind |
 ;;         flags, start, end, next; spans are written with the host's bias
 ;;         added, so they are offsets into the caller's buffer).
 ;;
@@ -134,8 +134,8 @@
   ;; Scan the object at p (the row copied at heapBase, its sentinel at e);
   ;; the tape from tape0 (16-byte aligned, past e's slack), its token count
   ;; and member count at `counts`. Returns the
-  ;; object's end (an address) or -1. The top-level members go to `members`
-  ;; (room for one per 4 row bytes, more than a row can hold).
+  ;; object's end (an address) or -1. The top-level members go to `members`,
+  ;; as many as fit before the tape.
   (func (export "scan") (param $p i32) (param $e i32) (param $members i32) (param $tape0 i32) (param $bias i32) (result i32)
     (global.set $members0 (local.get $members))
     (global.set $mp (local.get $members))
@@ -266,8 +266,12 @@
       (local.set $prevE (i32.sub (local.get $ke) (i32.const 1)))
       (if (i32.eq (local.get $depth) (i32.const 1))
         (then
-          (i32.store (global.get $mp) (i32.shr_u (i32.sub (local.get $kt) (global.get $tape0)) (i32.const 4)))
-          (i32.store offset=4 (global.get $mp) (call $keyId (local.get $prevS) (local.get $prevE)))
+          ;; counted always, written while the area has room (the host reads
+          ;; the members of a row with more off the tape)
+          (if (i32.lt_u (global.get $mp) (global.get $tape0))
+            (then
+              (i32.store (global.get $mp) (i32.shr_u (i32.sub (local.get $kt) (global.get $tape0)) (i32.const 4)))
+              (i32.store offset=4 (global.get $mp) (call $keyId (local.get $prevS) (local.get $prevE)))))
           (global.set $mp (i32.add (global.get $mp) (i32.const 8)))))
       (local.set $p (local.get $ke))
       (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a))
