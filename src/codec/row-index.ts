@@ -33,6 +33,10 @@ import { KERNEL_WASM_BASE64 as ROW_SCAN_WASM_BASE64 } from "./row-index-wasm.ts"
  * than Python converts, raw control bytes or invalid UTF-8 in a string.
  * It declines (returns false) rather than judging: the exact reference
  * (pyjson) decides every row the codec does not take, with Python's error.
+ *
+ * Two scanners write the tape, word for word the same and declining the
+ * same rows: the WebAssembly one (row-index.wat) and the JavaScript Scanner
+ * below; indexObjectAt picks one by the row's length.
  */
 
 /** Token kinds: the low four bits of a token's first word. */
@@ -188,7 +192,11 @@ function probeKey(b: Uint8Array, s: number, e: number): number {
 const NO_KEYS = new KeyTable([]);
 
 export class RowIndex {
-  /** Four int32s per token: kind | flags, start, end, next. */
+  /**
+   * Four int32s per token: kind | flags, start, end, next. Valid until this
+   * index indexes another row (it may then be a different array: a view of
+   * the WebAssembly scanner's memory, or a grown one).
+   */
   tape = new Int32Array(4 * 256);
   /** Tokens on the tape. */
   count = 0;
@@ -398,7 +406,11 @@ interface RowScanExports {
   useKeys(on: number): void;
 }
 
-/** One instance of the module per thread: the row is copied in, the tape copied out. */
+/**
+ * One instance of the module, owned by one RowIndex: the row is copied into
+ * its memory, and the index's tape is a view of the memory the module wrote
+ * it to (two indexes never share a tape).
+ */
 class WasmScanner {
   readonly memory: WebAssembly.Memory;
   private readonly x: RowScanExports;
