@@ -1,6 +1,7 @@
 /**
  * Assembles the WebAssembly kernels (src/journal/fast/kernel.wat, the run
- * journal's; src/steps/kernel.wat, the step journal's) with wabt (a pinned
+ * journal's; src/steps/kernel.wat, the step journal's; src/codec/row-index.wat,
+ * the codec's row scanner) with wabt (a pinned
  * devDependency) and writes each one's bytes as base64 into the
  * kernel-wasm.ts beside it, so the product embeds the kernels without
  * reading files or depending on an assembler at run time (wabt never ships).
@@ -21,11 +22,14 @@ export const KERNEL_WAT = join(ROOT, "src", "journal", "fast", "kernel.wat");
 export const KERNEL_WASM_TS = join(ROOT, "src", "journal", "fast", "kernel-wasm.ts");
 export const STEP_KERNEL_WAT = join(ROOT, "src", "steps", "kernel.wat");
 export const STEP_KERNEL_WASM_TS = join(ROOT, "src", "steps", "kernel-wasm.ts");
+export const ROW_INDEX_WAT = join(ROOT, "src", "codec", "row-index.wat");
+export const ROW_INDEX_WASM_TS = join(ROOT, "src", "codec", "row-index-wasm.ts");
 
 /** Every kernel the product embeds: [source, generated module]. */
 export const KERNELS: readonly (readonly [string, string])[] = [
   [KERNEL_WAT, KERNEL_WASM_TS],
   [STEP_KERNEL_WAT, STEP_KERNEL_WASM_TS],
+  [ROW_INDEX_WAT, ROW_INDEX_WASM_TS],
 ];
 
 const USAGE = "usage: bun scripts/build-wasm.ts [--check] [in.wat out.ts]";

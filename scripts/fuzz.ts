@@ -1,7 +1,7 @@
 /**
  * `npm run fuzz` — mutation fuzzers seeded from the shared vectors.
  *
- *   bun scripts/fuzz.ts --target parser|journal|receipt|server|replay-diff|display|tar|all --seed N --seconds S [--cases N]
+ *   bun scripts/fuzz.ts --target parser|journal|receipt|server|replay-diff|display|tar|row-index|all --seed N --seconds S [--cases N]
  *                       [--bin PATH | --no-binary] [--binary-sample F] [--no-python] [--no-extremes] [--json] [--out FILE]
  *
  * The binary defaults to BERNSTEIN_BIN, else a fresh build of the tree into
@@ -35,7 +35,7 @@ interface Flags {
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`fuzz: ${msg}\nusage: bun scripts/fuzz.ts --target parser|journal|receipt|server|replay-diff|display|tar|all --seed N --seconds S [--cases N] [--bin PATH | --no-binary] [--binary-sample F] [--no-python] [--no-extremes] [--json] [--out FILE]\n`);
+  process.stderr.write(`fuzz: ${msg}\nusage: bun scripts/fuzz.ts --target parser|journal|receipt|server|replay-diff|display|tar|row-index|all --seed N --seconds S [--cases N] [--bin PATH | --no-binary] [--binary-sample F] [--no-python] [--no-extremes] [--json] [--out FILE]\n`);
   process.exit(2);
 }
 

@@ -1,5 +1,6 @@
 import { HEX_VALUE, LOWER_HEX_VALUE } from "../hex.ts";
 import { floatRepr } from "../pyjson/float.ts";
+import { compiledOnce } from "../wasm/host.ts";
 import {
   BACKSLASH,
   COLON,
@@ -15,6 +16,7 @@ import {
   SPACE,
   STR_CLASS,
 } from "./bytes.ts";
+import { KERNEL_WASM_BASE64 as ROW_SCAN_WASM_BASE64 } from "./row-index-wasm.ts";
 
 /**
  * The row index: one scan of a JSON row into a tape of its tokens, which
@@ -31,6 +33,10 @@ import {
  * than Python converts, raw control bytes or invalid UTF-8 in a string.
  * It declines (returns false) rather than judging: the exact reference
  * (pyjson) decides every row the codec does not take, with Python's error.
+ *
+ * Two scanners write the tape, word for word the same and declining the
+ * same rows: the WebAssembly one (row-index.wat) and the JavaScript Scanner
+ * below; indexObjectAt picks one by the row's length.
  */
 
 /** Token kinds: the low four bits of a token's first word. */
@@ -150,6 +156,26 @@ export class KeyTable {
     }
   }
 
+  /**
+   * Write this table where the row scanner module (row-index.wat) reads
+   * it: the probe slots at `probe`, per id its name's offset (from `bytes`)
+   * and length at `names`, the names' bytes at `bytes`, before `end`.
+   * False when the names do not fit.
+   */
+  writeTo(u8: Uint8Array, probe: number, names: number, bytes: number, end: number): boolean {
+    if (bytes + this.flat.length > end) return false;
+    for (let h = 0; h < PROBE_SLOTS; h++) u8[probe + h] = this.table[h]!;
+    for (let id = 1; id <= this.size; id++) {
+      const o = names + 4 * id;
+      u8[o] = this.off[id]! & 0xff;
+      u8[o + 1] = this.off[id]! >> 8;
+      u8[o + 2] = this.len[id]! & 0xff;
+      u8[o + 3] = this.len[id]! >> 8;
+    }
+    u8.set(this.flat, bytes);
+    return true;
+  }
+
   /** The bytes of the key with this id. */
   bytesOf(id: number): Uint8Array {
     return this.flat.subarray(this.off[id]!, this.off[id]! + this.len[id]!);
@@ -166,7 +192,11 @@ function probeKey(b: Uint8Array, s: number, e: number): number {
 const NO_KEYS = new KeyTable([]);
 
 export class RowIndex {
-  /** Four int32s per token: kind | flags, start, end, next. */
+  /**
+   * Four int32s per token: kind | flags, start, end, next. Valid until this
+   * index indexes another row (it may then be a different array: a view of
+   * the WebAssembly scanner's memory, or a grown one).
+   */
   tape = new Int32Array(4 * 256);
   /** Tokens on the tape. */
   count = 0;
@@ -184,6 +214,8 @@ export class RowIndex {
   /** Some named key appears more than once at the top level. */
   repeatedName = false;
   keys: KeyTable = NO_KEYS;
+  /** This index's own instance of the WebAssembly scanner (its tape is a view of that memory), once used. */
+  wasm: WasmScanner | undefined = undefined;
 
   /** Kind of token t. */
   kind(t: number): Tok {
@@ -285,6 +317,18 @@ export function indexRow(b: Uint8Array, s: number, e: number, ix: RowIndex, keys
  * not one the codec takes. For rows embedded in a larger document.
  */
 export function indexObjectAt(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS): number {
+  // Both scanners write the same tape. The WebAssembly one scans faster but
+  // each call has a fixed cost (the row copied into its memory, the call,
+  // the members read back) that a short row's scan does not earn back, so
+  // short rows stay with the JavaScript one.
+  return limit - s >= WASM_FROM ? indexObjectAtWasm(b, s, limit, ix, keys) : indexObjectAtJs(b, s, limit, ix, keys);
+}
+
+/** Rows (bounds given to indexObjectAt) at least this long go to the WebAssembly scanner. */
+const WASM_FROM = 256;
+
+/** Reset ix for a scan of b[s, limit); false when b[s] cannot start an object. */
+function begin(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable): boolean {
   ix.buf = b;
   ix.rowStart = s;
   ix.rowEnd = limit;
@@ -296,7 +340,12 @@ export function indexObjectAt(b: Uint8Array, s: number, limit: number, ix: RowIn
     ix.slot = new Int32Array(keys.size + 1);
   }
   ix.slot.fill(-1);
-  if (s >= limit || b[s] !== LBRACE) return -1;
+  return s < limit && b[s] === LBRACE;
+}
+
+/** indexObjectAt by the JavaScript scanner. */
+export function indexObjectAtJs(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS): number {
+  if (!begin(b, s, limit, ix, keys)) return -1;
   const sc = scanner;
   if (sc.b !== b) {
     sc.b = b;
@@ -307,6 +356,201 @@ export function indexObjectAt(b: Uint8Array, s: number, limit: number, ix: RowIn
   const end = sc.object(s, 1, true);
   if (end >= 0) ix.rowEnd = end;
   return end;
+}
+
+/**
+ * indexObjectAt by the WebAssembly scanner (row-index.wat): the same tape,
+ * word for word; the top-level members are read off it here.
+ */
+export function indexObjectAtWasm(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS): number {
+  if (!begin(b, s, limit, ix, keys)) return -1;
+  const sc = (ix.wasm ??= new WasmScanner());
+  const end = sc.scan(b, s, limit, ix, keys);
+  if (sc.bytes > WASM_KEEP_BYTES) {
+    // a huge row grew the memory: give it back, keeping the tape
+    ix.tape = ix.tape.slice(0, Math.max(4 * ix.count, 1024));
+    ix.wasm = undefined;
+  }
+  if (end === WASM_TRAPPED) {
+    ix.tape = new Int32Array(1024);
+    return indexObjectAtJs(b, s, limit, ix, keys);
+  }
+  if (end < 0) return -1;
+  ix.rowEnd = end;
+  return end;
+}
+
+/** Bytes between the row's sentinel and the tape: what the module's word loads may read past it. */
+const WASM_SLACK = 16;
+/** Top-level members the module writes out; a row with more has them read off its tape. */
+const WASM_MEMBERS = 4096;
+/** The row area's first size (it doubles to fit a longer row). */
+const WASM_MIN_ROW = 1 << 16;
+/** Room for this many tokens is made before a scan (the module grows its memory for more). */
+const WASM_MIN_TOKENS = 256;
+/** A scanner whose memory grew past this (a huge row) is dropped, so the memory goes back. */
+const WASM_KEEP_BYTES = 32 << 20;
+/** scan()'s answer when the module trapped (its memory could not grow): the JavaScript scanner decides. */
+const WASM_TRAPPED = -3;
+
+const rowScanModule = compiledOnce(ROW_SCAN_WASM_BASE64);
+
+interface RowScanExports {
+  memory: WebAssembly.Memory;
+  heapBase: WebAssembly.Global;
+  keyProbe: WebAssembly.Global;
+  keyName: WebAssembly.Global;
+  keyBytes: WebAssembly.Global;
+  counts: WebAssembly.Global;
+  scan(p: number, e: number, members: number, tape0: number, bias: number): number;
+  useKeys(on: number): void;
+}
+
+/**
+ * One instance of the module, owned by one RowIndex: the row is copied into
+ * its memory, and the index's tape is a view of the memory the module wrote
+ * it to (two indexes never share a tape).
+ */
+class WasmScanner {
+  readonly memory: WebAssembly.Memory;
+  private readonly x: RowScanExports;
+  private readonly base: number;
+  /** Where scan() leaves its token and member counts (an index into i32). */
+  private readonly counts: number;
+  private u8: Uint8Array;
+  private i32: Int32Array;
+  /** The key table the module holds, and whether it could take it (else the members' ids are found here). */
+  private keys: KeyTable | undefined;
+  private keysIn = false;
+  /**
+   * The layout: the row area's size (it only grows, so the tape's place and
+   * the view over it change only when a longer row arrives), the members
+   * area after it, the tape after that to the memory's end.
+   */
+  private rowCap = 0;
+  private members0 = 0;
+  private tape0 = 0;
+  /** The tape: a view of the memory (the RowIndex holds it; no copy). */
+  tape = new Int32Array(0);
+
+  constructor() {
+    this.x = new WebAssembly.Instance(rowScanModule.get(), {}).exports as unknown as RowScanExports;
+    this.memory = this.x.memory;
+    this.base = this.x.heapBase.value as number;
+    this.counts = (this.x.counts.value as number) >> 2;
+    this.u8 = new Uint8Array(0);
+    this.i32 = new Int32Array(0);
+    this.layout(WASM_MIN_ROW);
+  }
+
+  /** The memory's size now. */
+  get bytes(): number {
+    return this.u8.length;
+  }
+
+  /** Lay the memory out for rows up to rowCap bytes (growing it first: if that throws, nothing changed). */
+  private layout(rowCap: number): void {
+    const members0 = (this.base + rowCap + WASM_SLACK + 15) & ~15;
+    const tape0 = members0 + 8 * WASM_MEMBERS;
+    const need = tape0 + 16 * WASM_MIN_TOKENS;
+    if (need > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / 65536));
+    this.rowCap = rowCap;
+    this.members0 = members0;
+    this.tape0 = tape0;
+    this.views();
+  }
+
+  private views(): void {
+    const buf = this.memory.buffer;
+    this.u8 = new Uint8Array(buf);
+    this.i32 = new Int32Array(buf);
+    this.tape = new Int32Array(buf, this.tape0);
+  }
+
+  /** Scan the object at b[s] (before limit) onto ix's tape and members: its end in b, -1, or WASM_TRAPPED. */
+  scan(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable): number {
+    if (keys !== this.keys) this.loadKeys(keys);
+    const n = limit - s;
+    const base = this.base;
+    let end: number;
+    try {
+      if (n > this.rowCap) this.layout(Math.max(n, 2 * this.rowCap));
+      this.u8.set(s === 0 && limit === b.length ? b : b.subarray(s, limit), base);
+      end = this.x.scan(base, base + n, this.members0, this.tape0, s - base);
+    } catch {
+      // the memory could not grow (in the module or here)
+      if (this.u8.length === 0) this.views();
+      return WASM_TRAPPED;
+    }
+    // a grown memory detaches the views (their length reads 0)
+    if (this.u8.length === 0) this.views();
+    ix.tape = this.tape;
+    if (end < 0) return -1;
+    const i32 = this.i32;
+    ix.count = i32[this.counts]!;
+    const mw = this.members0 >> 2;
+    const mn = i32[this.counts + 1]!;
+    const tape = this.tape;
+    if (mn > WASM_MEMBERS) {
+      // the members off the tape: key, value, the next key past the value's subtree
+      for (let t = 1, n = ix.count; t < n; t = tape[4 * (t + 1) + 3]!) noteMember(ix, b, t, tape[4 * t + 1]! + 1, tape[4 * t + 2]! - 1);
+    } else if (!this.keysIn) {
+      for (let m = 0; m < mn; m++) {
+        const kt = i32[mw + 2 * m]!;
+        noteMember(ix, b, kt, tape[4 * kt + 1]! + 1, tape[4 * kt + 2]! - 1);
+      }
+    } else {
+      if (ix.member.length < mn) {
+        let size = ix.member.length;
+        while (size < mn) size *= 2;
+        ix.member = new Int32Array(size);
+        ix.keyId = new Int32Array(size);
+      }
+      const member = ix.member;
+      const keyId = ix.keyId;
+      const slot = ix.slot;
+      for (let m = 0; m < mn; m++) {
+        member[m] = i32[mw + 2 * m]!;
+        const id = i32[mw + 2 * m + 1]!;
+        keyId[m] = id;
+        if (id !== 0) {
+          if (slot[id]! >= 0) ix.repeatedName = true;
+          slot[id] = m;
+        }
+      }
+      ix.members = mn;
+    }
+    return end + s - base;
+  }
+
+  private loadKeys(keys: KeyTable): void {
+    this.keys = keys;
+    const written = keys.size > 0 && keys.writeTo(this.u8, this.x.keyProbe.value as number, this.x.keyName.value as number, this.x.keyBytes.value as number, this.x.counts.value as number);
+    this.keysIn = keys.size === 0 || written;
+    this.x.useKeys(written ? 1 : 0);
+  }
+}
+
+
+/** Record top-level member kt (its key's text at b[ks, ke)) with its key id. */
+function noteMember(ix: RowIndex, b: Uint8Array, kt: number, ks: number, ke: number): void {
+  const m = ix.members++;
+  if (m >= ix.member.length) {
+    const a = new Int32Array(ix.member.length * 2);
+    a.set(ix.member);
+    ix.member = a;
+    const k = new Int32Array(ix.keyId.length * 2);
+    k.set(ix.keyId);
+    ix.keyId = k;
+  }
+  ix.member[m] = kt;
+  const keys = ix.keys;
+  const id = keys.size === 0 ? 0 : keys.idOf(b, ks, ke);
+  ix.keyId[m] = id;
+  if (id !== 0) {
+    if (ix.slot[id]! >= 0) ix.repeatedName = true;
+    ix.slot[id] = m;
+  }
 }
 
 function skipAnyWs(b: Uint8Array, p: number, e: number): number {
@@ -404,7 +648,7 @@ class Scanner {
       if (prevS >= 0 && compareSpans(b, prevS, prevE, p + 1, ke - 1) >= 0) flags |= Spell.Unsorted;
       prevS = p + 1;
       prevE = ke - 1;
-      if (top) this.noteMember(kt, p + 1, ke - 1);
+      if (top) noteMember(ix, b, kt, p + 1, ke - 1);
       // `:` with its whitespace (none before it, in every spelling Python writes)
       p = ke;
       if (p >= this.e || b[p] !== COLON) {
@@ -481,27 +725,6 @@ class Scanner {
 
   /** Flags of the value value() last read (a container's: everything inside it). */
   private valFlags = 0;
-
-  private noteMember(kt: number, ks: number, ke: number): void {
-    const ix = this.ix;
-    const m = ix.members++;
-    if (m >= ix.member.length) {
-      const a = new Int32Array(ix.member.length * 2);
-      a.set(ix.member);
-      ix.member = a;
-      const k = new Int32Array(ix.keyId.length * 2);
-      k.set(ix.keyId);
-      ix.keyId = k;
-    }
-    ix.member[m] = kt;
-    const keys = ix.keys;
-    const id = keys.size === 0 ? 0 : keys.idOf(this.b, ks, ke);
-    ix.keyId[m] = id;
-    if (id !== 0) {
-      if (ix.slot[id]! >= 0) ix.repeatedName = true;
-      ix.slot[id] = m;
-    }
-  }
 
   value(p: number, depth: number): number {
     const b = this.b;

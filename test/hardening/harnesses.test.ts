@@ -17,7 +17,7 @@ const SEED = 9;
 const python = pythonAvailable();
 
 // The tar target's short form is test/hardening/fuzz-tar.test.ts.
-const SHORT: Record<Exclude<TargetName, "tar">, number> = { parser: 1500, journal: 250, receipt: 250, server: 1500, "replay-diff": 300, display: 150 };
+const SHORT: Record<Exclude<TargetName, "tar">, number> = { parser: 1500, journal: 250, receipt: 250, server: 1500, "replay-diff": 300, display: 150, "row-index": 3000 };
 
 describe("fuzzers (short fixed-seed runs)", () => {
   for (const [name, cases] of Object.entries(SHORT) as [Exclude<TargetName, "tar">, number][]) {

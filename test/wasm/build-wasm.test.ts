@@ -75,11 +75,9 @@ describe("scripts/build-wasm.ts", () => {
   });
 
   const SRC = join(import.meta.dir, "..", "..", "src");
-  for (const dir of [join(SRC, "journal", "fast"), join(SRC, "steps")]) {
-    const KERNEL_WAT = join(dir, "kernel.wat");
-    const KERNEL_TS = join(dir, "kernel-wasm.ts");
-    test(`${KERNEL_TS.slice(SRC.length + 1)} is current with kernel.wat`, async () => {
-      expect(readFileSync(KERNEL_TS, "utf8")).toBe(await kernelSourceOf(KERNEL_WAT));
+  for (const [wat, ts] of [["journal/fast/kernel.wat", "journal/fast/kernel-wasm.ts"], ["steps/kernel.wat", "steps/kernel-wasm.ts"], ["codec/row-index.wat", "codec/row-index-wasm.ts"]]) {
+    test(`${ts} is current with ${wat}`, async () => {
+      expect(readFileSync(join(SRC, ts!), "utf8")).toBe(await kernelSourceOf(join(SRC, wat!)));
     });
   }
 
@@ -88,16 +86,18 @@ describe("scripts/build-wasm.ts", () => {
     expect(KERNELS.map(([wat, ts]) => [wat.slice(SRC.length + 1), ts.slice(SRC.length + 1)])).toEqual([
       ["journal/fast/kernel.wat", "journal/fast/kernel-wasm.ts"],
       ["steps/kernel.wat", "steps/kernel-wasm.ts"],
+      ["codec/row-index.wat", "codec/row-index-wasm.ts"],
     ]);
     const r = runScript("--check");
     expect(r.code).toBe(0);
     expect(r.out).toContain("journal/fast/kernel-wasm.ts is current");
     expect(r.out).toContain("steps/kernel-wasm.ts is current");
+    expect(r.out).toContain("codec/row-index-wasm.ts is current");
     expect(runScript("only-one.wat").code).toBe(2);
   });
 
   test("the binary embeds only the committed modules, never wabt", () => {
-    for (const f of ["journal/fast/kernel.ts", "steps/kernel.ts", "wasm/host.ts"]) {
+    for (const f of ["journal/fast/kernel.ts", "steps/kernel.ts", "wasm/host.ts", "codec/row-index.ts"]) {
       expect(readFileSync(join(SRC, f), "utf8")).not.toContain("wabt");
     }
     expect(existsSync(join(SRC, "wasm", "wat.ts"))).toBe(false);

@@ -10,10 +10,11 @@ import { parserTarget } from "./parser.ts";
 import { displayTarget } from "./display.ts";
 import { receiptTarget } from "./receipt.ts";
 import { replayDiffTarget } from "./replay-diff.ts";
+import { rowIndexTarget } from "./row-index.ts";
 import { serverTarget } from "./server.ts";
 import { tarTarget } from "./tar.ts";
 
-export const TARGET_NAMES = ["parser", "journal", "receipt", "server", "replay-diff", "display", "tar"] as const;
+export const TARGET_NAMES = ["parser", "journal", "receipt", "server", "replay-diff", "display", "tar", "row-index"] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export interface TargetOptions {
@@ -66,5 +67,7 @@ export function makeTarget(name: TargetName, opts: TargetOptions): FuzzTarget {
       return displayTarget();
     case "tar":
       return tarTarget({ bin: opts.bin, python: opts.python });
+    case "row-index":
+      return rowIndexTarget();
   }
 }

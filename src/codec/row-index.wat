@@ -1,0 +1,585 @@
+;; The codec's row scanner as WebAssembly: the same scan as the JavaScript
+;; Scanner in row-index.ts, writing the same tape (every word identical) for
+;; every row that one takes and declining exactly the rows it declines.
+;; row-index.ts copies a row into this module's memory, calls $scan and
+;; copies the tape out; it fills the top-level members from the tape.
+;;
+;; Memory (exported; the module grows it when the tape needs more room):
+;;      0  STRCLASS[256]  0 plain printable ASCII, 1 quote, 2 backslash,
+;;                        3 a control byte, 4 a UTF-8 byte (>= 0x80), 5 DEL
+;;    256  HEXVAL[256]    a hex digit's value, | 0x10 for an uppercase one
+;;                        (A-F); 0x80 for any other byte
+;;    512  SHORTESC[256]  1 for the bytes JSON accepts after a backslash
+;;                        (but u, read apart)
+;;    768  KEYPROBE[256]  the key table's probe slots (row-index.ts KeyTable):
+;;                        a name's id, 0 empty
+;;   1024  KEYNAME[128]   per id: u16 offset (from 1536) and u16 length of its name
+;;   1536  the names' bytes, up to 4088
+;;   4088  the last $scan's token count and top-level member count (i32 each)
+;;   4096  heapBase: the host puts the row here, then a sentinel 0 byte at
+;;         its end and slack, then the top-level members (8 bytes each: the
+;;         key's token, its name's id; a fixed number), then the tape (16-byte tokens: kind |
+;;         flags, start, end, next; spans are written with the host's bias
+;;         added, so they are offsets into the caller's buffer).
+;;
+;; The sentinel replaces the JavaScript scan's end checks: a 0 byte is no
+;; JSON token, no whitespace and no digit, and refused inside a string, so
+;; every path that would read past the row's end reaches it first and
+;; declines exactly where the JavaScript scan declines. Word loads may read
+;; up to 15 bytes past it (the slack).
+(module
+  (memory (export "memory") 1)
+  (global (export "keyProbe") i32 (i32.const 768))
+  (global (export "keyName") i32 (i32.const 1024))
+  (global (export "keyBytes") i32 (i32.const 1536))
+  (global (export "counts") i32 (i32.const 4088))
+  (global (export "heapBase") i32 (i32.const 4096))
+
+  ;; token kinds and spelling flags (row-index.ts Tok and Spell)
+  ;; Object 1, Array 2, Key 3, String 4, Int 5, Float 6, Literal 7, NonFinite 8
+  ;; Escaped 16, Utf8 32, NotPython 64, Unsorted 128, Tight 256, Spaced 512,
+  ;; OddSpace 1024, KeyNotPlain 2048, NonFinite 4096, FloatUndecided 8192
+
+  (global $tape0 (mut i32) (i32.const 0))   ;; the tape's first byte
+  (global $tapeEnd (mut i32) (i32.const 0)) ;; the end of memory
+  (global $count (mut i32) (i32.const 0))   ;; tokens on the tape
+  (global $bias (mut i32) (i32.const 0))    ;; added to every span offset
+  (global $at (mut i32) (i32.const 0))      ;; set by $gap and $afterValue
+  (global $sepFlags (mut i32) (i32.const 0))
+  (global $valFlags (mut i32) (i32.const 0))
+  (global $strFlags (mut i32) (i32.const 0))
+  (global $members0 (mut i32) (i32.const 0)) ;; the members area
+  (global $mp (mut i32) (i32.const 0))       ;; its next free entry
+  (global $keysOn (mut i32) (i32.const 0))   ;; a key table is loaded
+
+  (func $setupTables
+    (local $i i32)
+    ;; STRCLASS
+    (memory.fill (i32.const 0) (i32.const 3) (i32.const 0x20))
+    (memory.fill (i32.const 0x20) (i32.const 0) (i32.const 0x5f))
+    (i32.store8 (i32.const 0x22) (i32.const 1))
+    (i32.store8 (i32.const 0x5c) (i32.const 2))
+    (i32.store8 (i32.const 0x7f) (i32.const 5))
+    (memory.fill (i32.const 0x80) (i32.const 4) (i32.const 0x80))
+    ;; HEXVAL
+    (memory.fill (i32.const 256) (i32.const 0x80) (i32.const 256))
+    (loop $digits
+      (i32.store8 (i32.add (i32.const 0x130) (local.get $i)) (local.get $i))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $digits (i32.lt_u (local.get $i) (i32.const 10))))
+    (local.set $i (i32.const 0))
+    (loop $letters
+      (i32.store8 (i32.add (i32.const 0x161) (local.get $i)) (i32.add (i32.const 10) (local.get $i)))
+      (i32.store8 (i32.add (i32.const 0x141) (local.get $i)) (i32.add (i32.const 0x1a) (local.get $i)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $letters (i32.lt_u (local.get $i) (i32.const 6))))
+    ;; SHORTESC: " \ / b f n r t
+    (memory.fill (i32.const 512) (i32.const 0) (i32.const 256))
+    (i32.store8 (i32.const 546) (i32.const 1))
+    (i32.store8 (i32.const 604) (i32.const 1))
+    (i32.store8 (i32.const 559) (i32.const 1))
+    (i32.store8 (i32.const 610) (i32.const 1))
+    (i32.store8 (i32.const 614) (i32.const 1))
+    (i32.store8 (i32.const 622) (i32.const 1))
+    (i32.store8 (i32.const 626) (i32.const 1))
+    (i32.store8 (i32.const 628) (i32.const 1)))
+
+  (start $setupTables)
+
+  ;; Whether a key table is loaded (the host wrote its tables).
+  (func (export "useKeys") (param $on i32) (global.set $keysOn (local.get $on)))
+
+  ;; The id of the key name [s, e) in the loaded key table, or 0.
+  (func $keyId (param $s i32) (param $e i32) (result i32)
+    (local $n i32) (local $h i32) (local $id i32) (local $name i32)
+    (local.set $n (i32.sub (local.get $e) (local.get $s)))
+    (if (i32.or (i32.eqz (global.get $keysOn)) (i32.eqz (local.get $n))) (then (return (i32.const 0))))
+    (local.set $h
+      (i32.and
+        (i32.add
+          (i32.add (i32.mul (local.get $n) (i32.const 31)) (i32.mul (i32.load8_u (local.get $s)) (i32.const 7)))
+          (i32.load8_u (i32.sub (local.get $e) (i32.const 1))))
+        (i32.const 255)))
+    (loop $probe
+      (local.set $id (i32.load8_u offset=768 (local.get $h)))
+      (if (i32.eqz (local.get $id)) (then (return (i32.const 0))))
+      (local.set $name (i32.add (i32.const 1024) (i32.shl (local.get $id) (i32.const 2))))
+      (if (i32.eq (i32.load16_u offset=2 (local.get $name)) (local.get $n))
+        (then
+          (if (call $same (local.get $s) (i32.add (i32.const 1536) (i32.load16_u (local.get $name))) (local.get $n))
+            (then (return (local.get $id))))))
+      (local.set $h (i32.and (i32.add (local.get $h) (i32.const 1)) (i32.const 255)))
+      (br $probe))
+    (i32.const 0))
+
+  ;; n bytes at a and c are equal.
+  (func $same (param $a i32) (param $c i32) (param $n i32) (result i32)
+    (local $i i32)
+    (block $done
+      (loop $word
+        (br_if $done (i32.gt_s (i32.add (local.get $i) (i32.const 8)) (local.get $n)))
+        (if (i64.ne (i64.load (i32.add (local.get $a) (local.get $i))) (i64.load (i32.add (local.get $c) (local.get $i))))
+          (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 8)))
+        (br $word)))
+    (block $done
+      (loop $byte
+        (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
+        (if (i32.ne (i32.load8_u (i32.add (local.get $a) (local.get $i))) (i32.load8_u (i32.add (local.get $c) (local.get $i))))
+          (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $byte)))
+    (i32.const 1))
+
+  ;; Scan the object at p (the row copied at heapBase, its sentinel at e);
+  ;; the tape from tape0 (16-byte aligned, past e's slack), its token count
+  ;; and member count at `counts`. Returns the
+  ;; object's end (an address) or -1. The top-level members go to `members`,
+  ;; as many as fit before the tape.
+  (func (export "scan") (param $p i32) (param $e i32) (param $members i32) (param $tape0 i32) (param $bias i32) (result i32)
+    (global.set $members0 (local.get $members))
+    (global.set $mp (local.get $members))
+    (global.set $tape0 (local.get $tape0))
+    (global.set $tapeEnd (i32.shl (memory.size) (i32.const 16)))
+    (global.set $count (i32.const 0))
+    (global.set $bias (local.get $bias))
+    (i32.store8 (local.get $e) (i32.const 0))
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x7b)) (then (return (i32.const -1))))
+    (local.set $p (call $object (local.get $p) (i32.const 1)))
+    (i32.store (i32.const 4088) (global.get $count))
+    (i32.store (i32.const 4092) (i32.shr_u (i32.sub (global.get $mp) (global.get $members0)) (i32.const 3)))
+    (local.get $p))
+
+  ;; Push a token; returns its tape address.
+  (func $push (param $word i32) (param $s i32) (param $end i32) (result i32)
+    (local $a i32) (local $pages i32)
+    (local.set $a (i32.add (global.get $tape0) (i32.shl (global.get $count) (i32.const 4))))
+    (if (i32.gt_u (i32.add (local.get $a) (i32.const 16)) (global.get $tapeEnd))
+      (then
+        (local.set $pages (memory.size))
+        (if (i32.eq (memory.grow (local.get $pages)) (i32.const -1)) (then unreachable))
+        (global.set $tapeEnd (i32.shl (memory.size) (i32.const 16)))))
+    (global.set $count (i32.add (global.get $count) (i32.const 1)))
+    (i32.store (local.get $a) (local.get $word))
+    (i32.store offset=4 (local.get $a) (i32.add (local.get $s) (global.get $bias)))
+    (i32.store offset=8 (local.get $a) (i32.add (local.get $end) (global.get $bias)))
+    (i32.store offset=12 (local.get $a) (global.get $count))
+    (local.get $a))
+
+  (func $isWs (param $c i32) (result i32)
+    (i32.or
+      (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 0x0a)))
+      (i32.or (i32.eq (local.get $c) (i32.const 0x09)) (i32.eq (local.get $c) (i32.const 0x0d)))))
+
+  (func $skipAnyWs (param $p i32) (result i32)
+    (loop $ws
+      (if (call $isWs (i32.load8_u (local.get $p)))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $ws))))
+    (local.get $p))
+
+  ;; Whitespace after a separator or bracket: its spelling flag; the next
+  ;; token's start in $at.
+  (func $gap (param $p i32) (param $afterSep i32) (result i32)
+    (local $c i32)
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eqz (call $isWs (local.get $c)))
+      (then
+        (global.set $at (local.get $p))
+        (return (select (i32.const 256) (i32.const 0) (local.get $afterSep)))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0x20)) (local.get $afterSep))
+      (then
+        (if (i32.eqz (call $isWs (i32.load8_u offset=1 (local.get $p))))
+          (then
+            (global.set $at (i32.add (local.get $p) (i32.const 1)))
+            (return (i32.const 512))))))
+    (global.set $at (call $skipAnyWs (local.get $p)))
+    (i32.const 1024))
+
+  ;; End container token a at `end` with `flags`.
+  (func $close (param $a i32) (param $flags i32) (param $end i32) (result i32)
+    (i32.store (local.get $a) (i32.or (i32.load (local.get $a)) (local.get $flags)))
+    (i32.store offset=8 (local.get $a) (i32.add (local.get $end) (global.get $bias)))
+    (i32.store offset=12 (local.get $a) (global.get $count))
+    (global.set $valFlags (local.get $flags))
+    (local.get $end))
+
+  ;; What follows a value at p: a comma (returns the next value's start) or
+  ;; `closer` (returns -2, the container's end in $at); -1 otherwise.
+  (func $afterValue (param $p i32) (param $closer i32) (result i32)
+    (local $f i32) (local $c i32)
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.and (i32.ne (local.get $c) (i32.const 0x2c)) (i32.ne (local.get $c) (local.get $closer)))
+      (then
+        (if (call $gap (local.get $p) (i32.const 0)) (then (local.set $f (i32.const 1024))))
+        (local.set $p (global.get $at))
+        (local.set $c (i32.load8_u (local.get $p)))))
+    (if (i32.eq (local.get $c) (i32.const 0x2c))
+      (then
+        (global.set $sepFlags (i32.or (local.get $f) (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 1))))
+        (return (global.get $at))))
+    (global.set $sepFlags (local.get $f))
+    (if (i32.ne (local.get $c) (local.get $closer)) (then (return (i32.const -1))))
+    (global.set $at (i32.add (local.get $p) (i32.const 1)))
+    (i32.const -2))
+
+  ;; Byte order of two spans.
+  (func $cmp (param $a0 i32) (param $a1 i32) (param $c0 i32) (param $c1 i32) (result i32)
+    (local $n i32) (local $i i32) (local $x i32) (local $y i32)
+    (local.set $n (i32.sub (local.get $a1) (local.get $a0)))
+    (if (i32.gt_s (local.get $n) (i32.sub (local.get $c1) (local.get $c0)))
+      (then (local.set $n (i32.sub (local.get $c1) (local.get $c0)))))
+    (block $done
+      (loop $byte
+        (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
+        (local.set $x (i32.load8_u (i32.add (local.get $a0) (local.get $i))))
+        (local.set $y (i32.load8_u (i32.add (local.get $c0) (local.get $i))))
+        (if (i32.ne (local.get $x) (local.get $y)) (then (return (i32.sub (local.get $x) (local.get $y)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $byte)))
+    (i32.sub (i32.sub (local.get $a1) (local.get $a0)) (i32.sub (local.get $c1) (local.get $c0))))
+
+  (func $object (param $p i32) (param $depth i32) (result i32)
+    (local $t i32) (local $flags i32) (local $kt i32) (local $ke i32) (local $kf i32)
+    (local $prevS i32) (local $prevE i32)
+    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
+    (local.set $t (call $push (i32.const 1) (local.get $p) (i32.const 0)))
+    (local.set $flags (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 0)))
+    (local.set $p (global.get $at))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x7d))
+      (then (return (call $close (local.get $t) (local.get $flags) (i32.add (local.get $p) (i32.const 1))))))
+    (local.set $prevS (i32.const -1))
+    (loop $member
+      (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
+      (local.set $kt (call $push (i32.const 3) (local.get $p) (i32.const 0)))
+      (local.set $ke (call $string (local.get $p)))
+      (if (i32.lt_s (local.get $ke) (i32.const 0)) (then (return (i32.const -1))))
+      (local.set $kf (global.get $strFlags))
+      (if (i32.and (local.get $kf) (i32.const 48)) (then (local.set $kf (i32.or (local.get $kf) (i32.const 2048)))))
+      (i32.store (local.get $kt) (i32.or (i32.const 3) (local.get $kf)))
+      (i32.store offset=8 (local.get $kt) (i32.add (local.get $ke) (global.get $bias)))
+      (local.set $flags (i32.or (local.get $flags) (local.get $kf)))
+      (if (i32.ge_s (local.get $prevS) (i32.const 0))
+        (then
+          (if (i32.ge_s (call $cmp (local.get $prevS) (local.get $prevE) (i32.add (local.get $p) (i32.const 1)) (i32.sub (local.get $ke) (i32.const 1))) (i32.const 0))
+            (then (local.set $flags (i32.or (local.get $flags) (i32.const 128)))))))
+      (local.set $prevS (i32.add (local.get $p) (i32.const 1)))
+      (local.set $prevE (i32.sub (local.get $ke) (i32.const 1)))
+      (if (i32.eq (local.get $depth) (i32.const 1))
+        (then
+          ;; counted always, written while the area has room (the host reads
+          ;; the members of a row with more off the tape)
+          (if (i32.lt_u (global.get $mp) (global.get $tape0))
+            (then
+              (i32.store (global.get $mp) (i32.shr_u (i32.sub (local.get $kt) (global.get $tape0)) (i32.const 4)))
+              (i32.store offset=4 (global.get $mp) (call $keyId (local.get $prevS) (local.get $prevE)))))
+          (global.set $mp (i32.add (global.get $mp) (i32.const 8)))))
+      (local.set $p (local.get $ke))
+      (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a))
+        (then
+          (if (call $gap (local.get $p) (i32.const 0)) (then (local.set $flags (i32.or (local.get $flags) (i32.const 1024)))))
+          (local.set $p (global.get $at))
+          (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a)) (then (return (i32.const -1))))))
+      (local.set $flags (i32.or (local.get $flags) (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 1))))
+      (local.set $p (call $value (global.get $at) (local.get $depth)))
+      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+      (local.set $flags (i32.or (local.get $flags) (global.get $valFlags)))
+      (local.set $p (call $afterValue (local.get $p) (i32.const 0x7d)))
+      (local.set $flags (i32.or (local.get $flags) (global.get $sepFlags)))
+      (if (i32.eq (local.get $p) (i32.const -2))
+        (then (return (call $close (local.get $t) (local.get $flags) (global.get $at)))))
+      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+      (br $member))
+    (i32.const -1))
+
+  (func $array (param $p i32) (param $depth i32) (result i32)
+    (local $t i32) (local $flags i32)
+    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
+    (local.set $t (call $push (i32.const 2) (local.get $p) (i32.const 0)))
+    (local.set $flags (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 0)))
+    (local.set $p (global.get $at))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d))
+      (then (return (call $close (local.get $t) (local.get $flags) (i32.add (local.get $p) (i32.const 1))))))
+    (loop $element
+      (local.set $p (call $value (local.get $p) (local.get $depth)))
+      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+      (local.set $flags (i32.or (local.get $flags) (global.get $valFlags)))
+      (local.set $p (call $afterValue (local.get $p) (i32.const 0x5d)))
+      (local.set $flags (i32.or (local.get $flags) (global.get $sepFlags)))
+      (if (i32.eq (local.get $p) (i32.const -2))
+        (then (return (call $close (local.get $t) (local.get $flags) (global.get $at)))))
+      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+      (br $element))
+    (i32.const -1))
+
+  (func $value (param $p i32) (param $depth i32) (result i32)
+    (local $c i32) (local $t i32) (local $end i32)
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eq (local.get $c) (i32.const 0x22))
+      (then
+        (local.set $t (call $push (i32.const 4) (local.get $p) (i32.const 0)))
+        (local.set $end (call $string (local.get $p)))
+        (if (i32.lt_s (local.get $end) (i32.const 0)) (then (return (i32.const -1))))
+        (i32.store (local.get $t) (i32.or (i32.const 4) (global.get $strFlags)))
+        (i32.store offset=8 (local.get $t) (i32.add (local.get $end) (global.get $bias)))
+        (global.set $valFlags (global.get $strFlags))
+        (return (local.get $end))))
+    (if (i32.eq (local.get $c) (i32.const 0x7b))
+      (then (return (call $object (local.get $p) (i32.add (local.get $depth) (i32.const 1))))))
+    (if (i32.eq (local.get $c) (i32.const 0x5b))
+      (then (return (call $array (local.get $p) (i32.add (local.get $depth) (i32.const 1))))))
+    (call $atom (local.get $p)))
+
+  ;; Skip plain string bytes (printable ASCII but `"` and `\`) eight at a
+  ;; time; returns the first other byte (the lowest flagged byte: a borrow
+  ;; or carry only runs upward, out of a byte that is itself special).
+  (func $plainWords (param $p i32) (result i32)
+    (local $x i64) (local $q i64) (local $bs i64) (local $m i64)
+    (loop $word
+      (local.set $x (i64.load (local.get $p)))
+      (local.set $q (i64.xor (local.get $x) (i64.const 0x2222222222222222)))
+      (local.set $bs (i64.xor (local.get $x) (i64.const 0x5c5c5c5c5c5c5c5c)))
+      (local.set $m
+        (i64.and
+          (i64.or
+            (i64.or
+              (i64.and (i64.sub (local.get $x) (i64.const 0x2020202020202020)) (i64.xor (local.get $x) (i64.const -1)))
+              (i64.or (i64.add (local.get $x) (i64.const 0x0101010101010101)) (local.get $x)))
+            (i64.or
+              (i64.and (i64.sub (local.get $q) (i64.const 0x0101010101010101)) (i64.xor (local.get $q) (i64.const -1)))
+              (i64.and (i64.sub (local.get $bs) (i64.const 0x0101010101010101)) (i64.xor (local.get $bs) (i64.const -1)))))
+          (i64.const 0x8080808080808080)))
+      (if (i64.eqz (local.get $m))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
+    (i32.add (local.get $p) (i32.wrap_i64 (i64.shr_u (i64.ctz (local.get $m)) (i64.const 3)))))
+
+  ;; The string token at p (its opening quote): the end past its closing
+  ;; quote, or -1; sets $strFlags.
+  (func $string (param $p i32) (result i32)
+    (local $flags i32) (local $c i32) (local $cls i32) (local $d i32) (local $h i32) (local $v i32) (local $n i32)
+    (local.set $p (i32.add (local.get $p) (i32.const 1)))
+    (loop $scan
+      (local.set $p (call $plainWords (local.get $p)))
+      (local.set $c (i32.load8_u (local.get $p)))
+      (local.set $cls (i32.load8_u (local.get $c)))
+      (if (i32.eq (local.get $cls) (i32.const 1))
+        (then
+          (global.set $strFlags (local.get $flags))
+          (return (i32.add (local.get $p) (i32.const 1)))))
+      (if (i32.eq (local.get $cls) (i32.const 2))
+        (then
+          (local.set $flags (i32.or (local.get $flags) (i32.const 16)))
+          (local.set $d (i32.load8_u offset=1 (local.get $p)))
+          (if (i32.eq (local.get $d) (i32.const 0x75))
+            (then
+              (local.set $h
+                (i32.or
+                  (i32.or
+                    (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $p)))
+                    (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $p))))
+                  (i32.or
+                    (i32.load8_u offset=256 (i32.load8_u offset=4 (local.get $p)))
+                    (i32.load8_u offset=256 (i32.load8_u offset=5 (local.get $p))))))
+              (if (i32.and (local.get $h) (i32.const 0x80)) (then (return (i32.const -1))))
+              (local.set $v
+                (i32.or
+                  (i32.or
+                    (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $p))) (i32.const 15)) (i32.const 12))
+                    (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $p))) (i32.const 15)) (i32.const 8)))
+                  (i32.or
+                    (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=4 (local.get $p))) (i32.const 15)) (i32.const 4))
+                    (i32.and (i32.load8_u offset=256 (i32.load8_u offset=5 (local.get $p))) (i32.const 15)))))
+              ;; NotPython: an uppercase digit, a printable ASCII code, or a
+              ;; control code Python writes with a short escape (\b \t \n \f \r)
+              (if (i32.or
+                    (i32.or (i32.and (local.get $h) (i32.const 0x10))
+                            (i32.lt_u (i32.sub (local.get $v) (i32.const 0x20)) (i32.const 0x5f)))
+                    (i32.or (i32.lt_u (i32.sub (local.get $v) (i32.const 8)) (i32.const 3))
+                            (i32.lt_u (i32.sub (local.get $v) (i32.const 12)) (i32.const 2))))
+                (then (local.set $flags (i32.or (local.get $flags) (i32.const 64)))))
+              (local.set $p (i32.add (local.get $p) (i32.const 6)))
+              (br $scan)))
+          (if (i32.eqz (i32.load8_u offset=512 (local.get $d))) (then (return (i32.const -1))))
+          (if (i32.eq (local.get $d) (i32.const 0x2f)) (then (local.set $flags (i32.or (local.get $flags) (i32.const 64)))))
+          (local.set $p (i32.add (local.get $p) (i32.const 2)))
+          (br $scan)))
+      (if (i32.eq (local.get $cls) (i32.const 3)) (then (return (i32.const -1))))
+      (if (i32.eq (local.get $cls) (i32.const 5))
+        (then
+          (local.set $flags (i32.or (local.get $flags) (i32.const 64)))
+          (local.set $p (i32.add (local.get $p) (i32.const 1)))
+          (br $scan)))
+      ;; a UTF-8 sequence, validated as Python's strict decoder does
+      (local.set $n (call $utf8Length (local.get $p) (local.get $c)))
+      (if (i32.lt_s (local.get $n) (i32.const 0)) (then (return (i32.const -1))))
+      (local.set $flags (i32.or (local.get $flags) (i32.const 32)))
+      (local.set $p (i32.add (local.get $p) (local.get $n)))
+      (br $scan))
+    (i32.const -1))
+
+  ;; Length of the valid UTF-8 sequence at p (lead byte c): no overlongs, no
+  ;; surrogates, <= U+10FFFF; or -1.
+  (func $utf8Length (param $p i32) (param $c i32) (result i32)
+    (local $c1 i32)
+    (if (i32.lt_u (local.get $c) (i32.const 0xc2)) (then (return (i32.const -1))))
+    (local.set $c1 (i32.load8_u offset=1 (local.get $p)))
+    (if (i32.ne (i32.and (local.get $c1) (i32.const 0xc0)) (i32.const 0x80)) (then (return (i32.const -1))))
+    (if (i32.lt_u (local.get $c) (i32.const 0xe0)) (then (return (i32.const 2))))
+    (if (i32.ne (i32.and (i32.load8_u offset=2 (local.get $p)) (i32.const 0xc0)) (i32.const 0x80)) (then (return (i32.const -1))))
+    (if (i32.lt_u (local.get $c) (i32.const 0xf0))
+      (then
+        (if (i32.and (i32.eq (local.get $c) (i32.const 0xe0)) (i32.lt_u (local.get $c1) (i32.const 0xa0))) (then (return (i32.const -1))))
+        (if (i32.and (i32.eq (local.get $c) (i32.const 0xed)) (i32.ge_u (local.get $c1) (i32.const 0xa0))) (then (return (i32.const -1))))
+        (return (i32.const 3))))
+    (if (i32.ge_u (local.get $c) (i32.const 0xf5)) (then (return (i32.const -1))))
+    (if (i32.ne (i32.and (i32.load8_u offset=3 (local.get $p)) (i32.const 0xc0)) (i32.const 0x80)) (then (return (i32.const -1))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0xf0)) (i32.lt_u (local.get $c1) (i32.const 0x90))) (then (return (i32.const -1))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0xf4)) (i32.ge_u (local.get $c1) (i32.const 0x90))) (then (return (i32.const -1))))
+    (i32.const 4))
+
+  (func $isDigit (param $c i32) (result i32)
+    (i32.lt_u (i32.sub (local.get $c) (i32.const 0x30)) (i32.const 10)))
+
+  ;; ASCII digits at p, eight at a time while a whole word is digits.
+  (func $skipDigits (param $p i32) (result i32)
+    (local $x i64)
+    (loop $word
+      (local.set $x (i64.load (local.get $p)))
+      (if (i32.and
+            (i64.eq (i64.and (local.get $x) (i64.const 0xf0f0f0f0f0f0f0f0)) (i64.const 0x3030303030303030))
+            (i64.eq (i64.and (i64.add (local.get $x) (i64.const 0x0606060606060606)) (i64.const 0xf0f0f0f0f0f0f0f0))
+                    (i64.const 0x3030303030303030)))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
+    (loop $byte
+      (if (call $isDigit (i32.load8_u (local.get $p)))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
+    (local.get $p))
+
+  ;; The literal of n bytes at p (already compared): push it; its end.
+  (func $literal (param $p i32) (param $n i32) (param $kind i32) (result i32)
+    (global.set $valFlags (i32.and (local.get $kind) (i32.const -16)))
+    (drop (call $push (local.get $kind) (local.get $p) (i32.add (local.get $p) (local.get $n))))
+    (i32.add (local.get $p) (local.get $n)))
+
+  ;; A number or literal at p: its end or -1.
+  (func $atom (param $p i32) (result i32)
+    (local $c i32) (local $start i32) (local $neg i32) (local $isFloat i32) (local $q i32) (local $quick i32) (local $f i32)
+    (local.set $c (i32.load8_u (local.get $p)))
+    ;; the sentinel stops each comparison at the row's end: no literal byte is 0
+    (if (i32.eq (local.get $c) (i32.const 0x74))
+      (then (return (if (result i32) (i32.eq (i32.load (local.get $p)) (i32.const 0x65757274))
+        (then (call $literal (local.get $p) (i32.const 4) (i32.const 7))) (else (i32.const -1))))))
+    (if (i32.eq (local.get $c) (i32.const 0x66))
+      (then (return (if (result i32) (i32.and (i32.eq (i32.load (local.get $p)) (i32.const 0x736c6166))
+                                              (i32.eq (i32.load8_u offset=4 (local.get $p)) (i32.const 0x65)))
+        (then (call $literal (local.get $p) (i32.const 5) (i32.const 7))) (else (i32.const -1))))))
+    (if (i32.eq (local.get $c) (i32.const 0x6e))
+      (then (return (if (result i32) (i32.eq (i32.load (local.get $p)) (i32.const 0x6c6c756e))
+        (then (call $literal (local.get $p) (i32.const 4) (i32.const 7))) (else (i32.const -1))))))
+    (if (i32.eq (local.get $c) (i32.const 0x4e))
+      (then (return (if (result i32) (i32.eq (i32.and (i32.load (local.get $p)) (i32.const 0xffffff)) (i32.const 0x4e614e))
+        (then (call $literal (local.get $p) (i32.const 3) (i32.const 4104))) (else (i32.const -1))))))
+    (if (i32.eq (local.get $c) (i32.const 0x49))
+      (then (return (if (result i32) (i64.eq (i64.load (local.get $p)) (i64.const 0x7974696e69666e49))
+        (then (call $literal (local.get $p) (i32.const 8) (i32.const 4104))) (else (i32.const -1))))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0x2d)) (i32.eq (i32.load8_u offset=1 (local.get $p)) (i32.const 0x49)))
+      (then (return (if (result i32) (i64.eq (i64.load offset=1 (local.get $p)) (i64.const 0x7974696e69666e49))
+        (then (call $literal (local.get $p) (i32.const 9) (i32.const 4104))) (else (i32.const -1))))))
+    (local.set $start (local.get $p))
+    (if (i32.eq (local.get $c) (i32.const 0x2d))
+      (then (local.set $neg (i32.const 1)) (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $c (i32.load8_u (local.get $p)))
+    (if (i32.eq (local.get $c) (i32.const 0x30))
+      (then (local.set $p (i32.add (local.get $p) (i32.const 1))))
+      (else
+        (if (i32.lt_u (i32.sub (local.get $c) (i32.const 0x31)) (i32.const 9))
+          (then (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 1)))))
+          (else (return (i32.const -1))))))
+    (if (i32.and (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2e)) (call $isDigit (i32.load8_u offset=1 (local.get $p))))
+      (then
+        (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 2))))
+        (local.set $isFloat (i32.const 1))))
+    (if (i32.eq (i32.or (i32.load8_u (local.get $p)) (i32.const 0x20)) (i32.const 0x65))
+      (then
+        (local.set $q (i32.add (local.get $p) (i32.const 1)))
+        (local.set $c (i32.load8_u (local.get $q)))
+        (if (i32.or (i32.eq (local.get $c) (i32.const 0x2b)) (i32.eq (local.get $c) (i32.const 0x2d)))
+          (then (local.set $q (i32.add (local.get $q) (i32.const 1)))))
+        (if (call $isDigit (i32.load8_u (local.get $q)))
+          (then
+            (local.set $p (call $skipDigits (i32.add (local.get $q) (i32.const 1))))
+            (local.set $isFloat (i32.const 1))))))
+    (if (i32.eqz (local.get $isFloat))
+      (then
+        (if (i32.gt_s (i32.sub (i32.sub (local.get $p) (local.get $start)) (local.get $neg)) (i32.const 4300))
+          (then (return (i32.const -1))))
+        ;; -0 is not Python's spelling of zero
+        (local.set $f
+          (select (i32.const 64) (i32.const 0)
+            (i32.and (local.get $neg)
+              (i32.and (i32.eq (i32.load8_u offset=1 (local.get $start)) (i32.const 0x30))
+                       (i32.eq (local.get $p) (i32.add (local.get $start) (i32.const 2)))))))
+        (global.set $valFlags (local.get $f))
+        (drop (call $push (i32.or (i32.const 5) (local.get $f)) (local.get $start) (local.get $p)))
+        (return (local.get $p))))
+    (local.set $quick
+      (if (result i32) (i32.gt_s (i32.sub (local.get $p) (local.get $start)) (i32.const 32))
+        (then (i32.const -1))
+        (else (call $fixedFloatIsRepr (local.get $start) (local.get $p)))))
+    (local.set $f
+      (if (result i32) (i32.gt_s (local.get $quick) (i32.const 0))
+        (then (i32.const 0))
+        (else (select (i32.const 64) (i32.const 8192) (i32.lt_s (local.get $quick) (i32.const 0))))))
+    (global.set $valFlags (local.get $f))
+    (drop (call $push (i32.or (i32.const 6) (local.get $f)) (local.get $start) (local.get $p)))
+    (local.get $p))
+
+  ;; row-index.ts fixedFloatIsRepr: whether the fixed-notation float lexeme
+  ;; [s, e) is Python's repr by its digits alone: 1 yes, -1 no, 0 undecided.
+  (func $fixedFloatIsRepr (param $s i32) (param $e i32) (result i32)
+    (local $p i32) (local $intStart i32) (local $intEnd i32) (local $fracStart i32) (local $intLen i32)
+    (local $i i32) (local $last i32) (local $z i32) (local $sig i32)
+    (local.set $p (local.get $s))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d)) (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $intStart (local.get $p))
+    (loop $int
+      (if (call $isDigit (i32.load8_u (local.get $p)))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $int))))
+    (local.set $intEnd (local.get $p))
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x2e)) (then (return (i32.const 0))))
+    (local.set $fracStart (i32.add (local.get $p) (i32.const 1)))
+    (if (i32.lt_s (i32.sub (local.get $e) (local.get $fracStart)) (i32.const 1)) (then (return (i32.const 0))))
+    (local.set $i (local.get $fracStart))
+    (block $done
+      (loop $frac
+        (br_if $done (i32.ge_s (local.get $i) (local.get $e)))
+        (if (i32.eqz (call $isDigit (i32.load8_u (local.get $i)))) (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $frac)))
+    (local.set $intLen (i32.sub (local.get $intEnd) (local.get $intStart)))
+    (if (i32.eqz (local.get $intLen)) (then (return (i32.const 0))))
+    (if (i32.and (i32.gt_s (local.get $intLen) (i32.const 1)) (i32.eq (i32.load8_u (local.get $intStart)) (i32.const 0x30)))
+      (then (return (i32.const 0))))
+    (if (i32.and (i32.eq (i32.sub (local.get $e) (local.get $fracStart)) (i32.const 1))
+                 (i32.eq (i32.load8_u (local.get $fracStart)) (i32.const 0x30)))
+      (then
+        ;; X.0: an integral value; repr is fixed for magnitudes below 1e16
+        (if (i32.gt_s (local.get $intLen) (i32.const 16)) (then (return (i32.const 0))))
+        (local.set $last (i32.sub (local.get $intEnd) (i32.const 1)))
+        (loop $zeros
+          (if (i32.and (i32.gt_s (local.get $last) (local.get $intStart)) (i32.eq (i32.load8_u (local.get $last)) (i32.const 0x30)))
+            (then (local.set $last (i32.sub (local.get $last) (i32.const 1))) (br $zeros))))
+        (return (i32.le_s (i32.add (i32.sub (local.get $last) (local.get $intStart)) (i32.const 1)) (i32.const 15)))))
+    (if (i32.eq (i32.load8_u (i32.sub (local.get $e) (i32.const 1))) (i32.const 0x30)) (then (return (i32.const -1))))
+    (if (i32.and (i32.eq (local.get $intLen) (i32.const 1)) (i32.eq (i32.load8_u (local.get $intStart)) (i32.const 0x30)))
+      (then
+        (local.set $z (local.get $fracStart))
+        (loop $lead
+          (if (i32.eq (i32.load8_u (local.get $z)) (i32.const 0x30))
+            (then (local.set $z (i32.add (local.get $z) (i32.const 1))) (br $lead))))
+        (if (i32.gt_s (i32.sub (local.get $z) (local.get $fracStart)) (i32.const 3)) (then (return (i32.const 0))))
+        (local.set $sig (i32.sub (local.get $e) (local.get $z))))
+      (else
+        (if (i32.gt_s (local.get $intLen) (i32.const 16)) (then (return (i32.const 0))))
+        (local.set $sig (i32.add (local.get $intLen) (i32.sub (local.get $e) (local.get $fracStart))))))
+    (i32.le_s (local.get $sig) (i32.const 15)))
+)
