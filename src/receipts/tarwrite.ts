@@ -102,7 +102,7 @@ class TarTemp {
    * `n` more bytes were written. Every few MB the kernel is asked to start
    * writing them out (fdatasync on the I/O thread pool, while the receipt
    * is still being made), so the fsync before the rename waits for the
-   * last few MB instead of the whole receipt (~20 ms of 47 MB here). Only a
+   * last few MB instead of the whole receipt. Only a
    * head start: that fsync is the guarantee, and reports any error.
    */
   wrote(n: number): void {

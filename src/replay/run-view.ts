@@ -223,8 +223,8 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   };
   for (const _ of readFastLines(journal, {
     buffer: k.readBuffer,
-    // only after EXACT_GC_BYTES of exact lines (fast-lines.ts): the kernel's rows make no garbage, and measured on the bench
-    // journal, periodic full collections cost ~60 ms and raised the peak (~58 -> ~60 MB)
+    // only after EXACT_GC_BYTES of exact lines (fast-lines.ts): the kernel's rows make no garbage, and periodic
+    // full collections cost time without lowering the peak
     gcEvery: Number.POSITIVE_INFINITY,
     fast: (buf, s, e, _lineNo, offset) => {
       const mark = k.textEnd;
