@@ -224,7 +224,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   for (const _ of readFastLines(journal, {
     buffer: k.readBuffer,
     // only after EXACT_GC_BYTES of exact lines (fast-lines.ts): the kernel's rows make no garbage, and periodic
-    // full collections cost time without lowering the peak
+    // full collections cost time and raised the peak
     gcEvery: Number.POSITIVE_INFINITY,
     fast: (buf, s, e, _lineNo, offset) => {
       const mark = k.textEnd;
