@@ -3,6 +3,7 @@ import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { refuseContent, verdictContent } from "../journal/content.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
 import { readJournalSync } from "../journal/reader.ts";
+import { readPageRows, type PageRow } from "./rows.ts";
 import { journalVerdictFailure, type JournalFailure } from "../journal/verdict-failure.ts";
 import { verifyJournal, type JournalSeal } from "../journal/verify.ts";
 import { pyStr } from "../pyjson/python.ts";
@@ -77,6 +78,8 @@ export interface TimelineInput {
   onDrawProgress?: (done: number, total: number) => void;
   /** Absolute paths that may appear in verdict text, and what the page says instead. */
   paths?: PathNames;
+  /** Read every row whole (the reference pass the fast one is tested against: same page, byte for byte). */
+  exactPass?: boolean;
 }
 
 /**
@@ -320,26 +323,38 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   let costKnown = true;
   let tokens = 0;
   let git = { branch: "", sha: "" };
-  const flush = async (force: boolean): Promise<boolean> => {
+  let stopped = false;
+  /** Blocks of the page made and not yet written (the rows are read synchronously; the sink is awaited between). */
+  const ready: string[] = [];
+  const flush = (force: boolean): void => {
     if (rows.length > 0 && (force || rows.length >= BLOCK_ROWS)) {
-      if (!(await sink(dataBlockOf("events", rows)))) return false;
+      ready.push(dataBlockOf("events", rows));
       rows = [];
     }
     if (closed.length > 0 && (force || closed.length >= BLOCK_ROWS)) {
-      if (!(await sink(dataBlock("attempts", closed)))) return false;
+      ready.push(dataBlock("attempts", closed));
       closed = [];
+    }
+  };
+  /** Write the blocks made so far; false once the sink's reader went away (the pass stops there). */
+  const drain = async (): Promise<boolean> => {
+    for (let c = ready.shift(); c !== undefined; c = ready.shift()) {
+      if (!(await sink(c))) {
+        ready.length = 0;
+        stopped = true;
+        return false;
+      }
     }
     return true;
   };
   const total = verdict.snapshot_bytes;
-  for (const item of readJournalSync(input.journal, { endOffset: verdict.snapshot_bytes })) {
-    if (item.kind !== "row") {
-      discarded++;
-      continue;
-    }
-    const row = item.row;
+  /**
+   * One row: `row` holds at least the keys rows.ts PAGE_FIELDS names, as
+   * the full row has them; `full()` is the whole row (the table's).
+   */
+  const step = (r: PageRow): void => {
+    const row = r.fields;
     const i = n++;
-    fp.update(row);
     head = pyStr(row.get("event_hash"), "");
     const ts = hasTs(row);
     if (ts !== null) lastTs = ts;
@@ -364,14 +379,39 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     const size = (): number => {
       const d = displayRow(row, null);
       const f = (s: string) => clipText(s, FIELD_CHARS);
-      entry = scriptJson([i, t, clipText(d.event, KEY_CHARS), f(d.agent), f(d.task), f(d.detail), payloadText(renderJson(row, null))]);
+      entry = scriptJson([i, t, clipText(d.event, KEY_CHARS), f(d.agent), f(d.task), f(d.detail), payloadText(r.json() ?? renderJson(r.full(), null))]);
       return entry.length + 1;
     };
     if (win.take(i, lastTs, at, size)) rows.push(entry);
-    if ((rows.length >= BLOCK_ROWS || closed.length >= BLOCK_ROWS) && !(await flush(false))) break;
-    // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn now and then.
-    if (n % BLOCK_ROWS === 0) {
-      input.onDrawProgress?.(item.offset, total);
+    if (rows.length >= BLOCK_ROWS || closed.length >= BLOCK_ROWS) flush(false);
+  };
+  if (input.exactPass) {
+    // The reference: every row parsed whole (readJournalSync), written block by block as it is made.
+    for (const item of readJournalSync(input.journal, { endOffset: verdict.snapshot_bytes })) {
+      if (item.kind !== "row") {
+        discarded++;
+        continue;
+      }
+      const row = item.row;
+      fp.update(row);
+      step({ fields: row, full: () => row, json: () => null });
+      if (ready.length > 0 && !(await drain())) break;
+      // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn now and then.
+      if (n % BLOCK_ROWS === 0) {
+        input.onDrawProgress?.(item.offset, total);
+        await new Promise<void>((r) => setImmediate(r));
+      }
+    }
+  } else {
+    const pageRows = {
+      row: step,
+      discarded: () => void discarded++,
+      done: () => false,
+    };
+    for (const offset of readPageRows(input.journal, total, fp, pageRows)) {
+      if (ready.length > 0 && !(await drain())) break;
+      input.onDrawProgress?.(offset, total);
+      // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn after each chunk.
       await new Promise<void>((r) => setImmediate(r));
     }
   }
@@ -380,7 +420,10 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   const curves = held === null;
   if (held !== null) for (const h of held) closed.push(h.tuple);
   held = null;
-  await flush(true);
+  if (!stopped) {
+    flush(true);
+    await drain();
+  }
   const m = input.metadata;
   const started = m?.started_at ?? t0;
   const fingerprint = n === 0 ? "" : fp.digest();
