@@ -3,13 +3,13 @@ import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { refuseContent, verdictContent } from "../journal/content.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
 import { readJournalSync } from "../journal/reader.ts";
-import { readPageRows, type PageRow } from "./rows.ts";
+import { fieldNumber, LastText, readPageRows, type PageRow } from "./rows.ts";
 import { journalVerdictFailure, type JournalFailure } from "../journal/verdict-failure.ts";
 import { verifyJournal, type JournalSeal } from "../journal/verify.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { renderJson } from "../render/json.ts";
-import { displayRow, numberField } from "../replay/display.ts";
+import { displayRow } from "../replay/display.ts";
 import { ReplayFingerprint } from "../replay/fingerprint.ts";
 import { AttemptTracker, type Attempt } from "./attempts.ts";
 import { dataBlock, dataBlockOf, pageHead, pageTail, scriptJson, type Banner } from "./page.ts";
@@ -162,8 +162,8 @@ function verdictText(v: FastVerifyResult, failure: TimelineResult["failure"], sh
 }
 
 const hasTs = (row: PyObject): number | null => {
-  if (!row.has("ts")) return null;
-  const n = numberField(row.get("ts"));
+  const n = fieldNumber(row, "ts");
+  if (n === undefined) return null;
   return n === null || !Number.isFinite(n) ? null : n;
 };
 
@@ -175,7 +175,7 @@ function textField(row: PyObject, key: string): string {
 /** Token figures of a row: `tokens` or `total_tokens`, else `input_tokens + output_tokens`. */
 function tokensOf(row: PyObject): number {
   const num = (k: string): number => {
-    const v = row.has(k) ? numberField(row.get(k)) : null;
+    const v = fieldNumber(row, k) ?? null;
     return v !== null && Number.isFinite(v) && v > 0 ? v : 0;
   };
   return num("tokens") || num("total_tokens") || num("input_tokens") + num("output_tokens");
@@ -184,9 +184,8 @@ function tokensOf(row: PyObject): number {
 /** The run-cumulative cost a row records: `task_completed.cost_usd` (run-cumulative by the spec), `budget_exhausted.spent_usd`. */
 function costOf(row: PyObject, event: string): number | null {
   const key = event === "task_completed" ? "cost_usd" : event === "budget_exhausted" ? "spent_usd" : null;
-  if (key === null || !row.has(key)) return null;
-  const v = numberField(row.get(key));
-  return v !== null && Number.isFinite(v) ? v : null;
+  const v = key === null ? null : fieldNumber(row, key);
+  return v !== null && v !== undefined && Number.isFinite(v) ? v : null;
 }
 
 /** An attempt in the page (the script's tuple order), its journal text cut at FIELD_CHARS. */
@@ -316,7 +315,8 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   let t0: number | null = null;
   let lastT = 0;
   let lastTs: number | null = null;
-  let head = "";
+  /** The last row's event_hash. */
+  const lastHash = new LastText();
   let ticks = 0;
   let cost: number | null = null;
   /** False once a row says an attempt's cost is unknown (this project's task_completed.cost_source, run_completed.cost_known). */
@@ -355,7 +355,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   const step = (r: PageRow): void => {
     const row = r.fields;
     const i = n++;
-    head = pyStr(row.get("event_hash"), "");
+    lastHash.keep(row, "event_hash");
     const ts = hasTs(row);
     if (ts !== null) lastTs = ts;
     if (ts !== null && t0 === null) t0 = ts;
@@ -415,6 +415,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
       await new Promise<void>((r) => setImmediate(r));
     }
   }
+  const head = lastHash.value();
   tracker.finish(lastT);
   density.extend(lastT);
   const curves = held === null;

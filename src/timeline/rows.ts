@@ -1,8 +1,11 @@
 import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { classifyLine, type LineVerdict } from "../journal/reader.ts";
 import { parse } from "../pyjson/parse.ts";
+import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { readFastLines } from "../replay/fast-lines.ts";
+import { numberField } from "../replay/display.ts";
+import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
 import { DISPLAY_FIELDS, FastRowReader, FINGERPRINT_BATCH, valueAt } from "../replay/fast-row.ts";
 import type { ReplayFingerprint } from "../replay/fingerprint.ts";
@@ -72,6 +75,7 @@ export interface PageRow {
 }
 
 const utf8 = new TextDecoder();
+const latin1 = new TextDecoder("latin1");
 
 /** The value of tape token t (a row the codec took), as the exact parser gives it. */
 function tapeValue(ix: RowIndex, t: number): PyValue {
@@ -110,6 +114,42 @@ class TapeFields extends Map<string, PyValue> {
     return id !== undefined && this.ix.valueOf(id) >= 0;
   }
 
+  /** numberField of the key's value, made from the tape (a string's value only is decoded); undefined: no such key. */
+  number(key: string): number | null | undefined {
+    const id = FIELD_ID.get(key);
+    if (id === undefined) return undefined;
+    const ix = this.ix;
+    const t = ix.valueOf(id);
+    if (t < 0) return undefined;
+    switch (ix.kind(t)) {
+      case Tok.Int:
+      case Tok.Float: {
+        const n = lexemeNumber(ix.buf, ix.start(t), ix.end(t));
+        return n === 0 ? 0 : n;
+      }
+      case Tok.Object:
+      case Tok.Array:
+        // falsy when empty (0), else not a number
+        return ix.next(t) === t + 1 ? 0 : null;
+      default:
+        return numberField(this.get(key));
+    }
+  }
+
+  /** The key's value when it is a string of plain ASCII (no escapes) that fits `out`: copied there, its length; else -1. */
+  plainString(key: string, out: Uint8Array): number {
+    const id = FIELD_ID.get(key);
+    const ix = this.ix;
+    const t = id === undefined ? -1 : ix.valueOf(id);
+    if (t < 0 || ix.kind(t) !== Tok.String || (ix.flags(t) & (Spell.Escaped | Spell.Utf8)) !== 0) return -1;
+    const s = ix.start(t) + 1;
+    const n = ix.end(t) - 1 - s;
+    if (n > out.length) return -1;
+    const b = ix.buf;
+    for (let i = 0; i < n; i++) out[i] = b[s + i]!;
+    return n;
+  }
+
   override get(key: string): PyValue | undefined {
     const id = FIELD_ID.get(key);
     if (id === undefined) return undefined;
@@ -120,6 +160,53 @@ class TapeFields extends Map<string, PyValue> {
     this.cache[id] = v;
     return v;
   }
+}
+
+/** Room for a number's lexeme, and a view of each length (no view made per number). */
+const LEXEME = new Uint8Array(32);
+const LEXEME_VIEWS = Array.from({ length: LEXEME.length + 1 }, (_, n) => LEXEME.subarray(0, n));
+
+/** `Number(text)` of the JSON number b[s, e) (a timestamp has 17 digits: too many for numberAt's exact shortcut). */
+function lexemeNumber(b: Uint8Array, s: number, e: number): number {
+  const n = e - s;
+  if (n <= 15 || n > LEXEME.length) return numberAt(b, s, e);
+  for (let i = 0; i < n; i++) LEXEME[i] = b[s + i]!;
+  return Number(latin1.decode(LEXEME_VIEWS[n]!));
+}
+
+/**
+ * `pyStr(row.get(key), "")` of the last row kept, made only when asked:
+ * a row on the tape whose value is a plain string leaves its bytes (the
+ * page needs the last row's event_hash, and decoding every row's cost a
+ * string each).
+ */
+export class LastText {
+  private bytes = new Uint8Array(128);
+  /** Bytes kept (-1: `text` holds the value). */
+  private len = -1;
+  private text = "";
+
+  keep(row: PyObject, key: string): void {
+    if (row instanceof TapeFields) {
+      const n = row.plainString(key, this.bytes);
+      if (n >= 0) {
+        this.len = n;
+        return;
+      }
+    }
+    this.len = -1;
+    this.text = pyStr(row.get(key), "");
+  }
+
+  value(): string {
+    return this.len < 0 ? this.text : latin1.decode(this.bytes.subarray(0, this.len));
+  }
+}
+
+/** numberField of `row`'s `key` (undefined: the row has no such key), from the tape when the row is on one. */
+export function fieldNumber(row: PyObject, key: string): number | null | undefined {
+  if (row instanceof TapeFields) return row.number(key);
+  return row.has(key) ? numberField(row.get(key)) : undefined;
 }
 
 /**
