@@ -411,6 +411,10 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     for (const offset of readPageRows(input.journal, total, fp, pageRows)) {
       if (ready.length > 0 && !(await drain())) break;
       input.onDrawProgress?.(offset, total);
+      // The chunk's values and table text are garbage by now, and the engine collects them late. Measured on the
+      // 30 MB generated journals (interleaved, load ~6): peak 100-126 MB without, 88-107 MB with a young-generation
+      // collection per chunk (1 MiB), 75-89 MB with a full one at ~+0.15 s CPU of ~1 s.
+      Bun.gc(true);
       // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn after each chunk.
       await new Promise<void>((r) => setImmediate(r));
     }

@@ -249,6 +249,8 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
   for (const _ of readFastLines(path, {
     buffer: k.readBuffer,
     endOffset,
+    // a full collection after half a megabyte of lines the exact reader made values of (fast-lines.ts; a huge row's)
+    gcEvery: Number.POSITIVE_INFINITY,
     fast: (buf, s, e, _lineNo, at) => {
       if (!indexRow(buf, s, e, ix, KEYS) || ix.kind(0) !== Tok.Object) return false;
       if (!k.take(s, e)) {
