@@ -63,6 +63,8 @@ export class RowTranscoder extends ByteSink {
   private keyE = new Int32Array(MAX_DEPTH * MAX_MEMBERS);
   private keyTop = 0;
   private pad = 0;
+  /** One line, `renderJson(row, null)`'s spelling (`", "` / `": "`): no line breaks, no indent. */
+  private inline = false;
   /** Where afterItem found the closer. */
   private at = 0;
 
@@ -87,7 +89,21 @@ export class RowTranscoder extends ByteSink {
    * spaces too. False (output unchanged) when it must take the exact path.
    */
   row(b: Uint8Array, s: number, e: number, pad: number): boolean {
+    return this.take(b, s, e, pad, false);
+  }
+
+  /**
+   * Append the row `b[s, e)` on one line as `renderJson(row, null)` prints
+   * it (`", "` and `": "`, nothing else between tokens). False (output
+   * unchanged) when it must take the exact path.
+   */
+  rowInline(b: Uint8Array, s: number, e: number): boolean {
+    return this.take(b, s, e, 0, true);
+  }
+
+  private take(b: Uint8Array, s: number, e: number, pad: number, inline: boolean): boolean {
     if (b[s] !== 0x7b || b[e - 1] !== 0x7d) return false;
+    this.inline = inline;
     const start = this.len;
     this.b = b;
     this.e = e;
@@ -115,6 +131,7 @@ export class RowTranscoder extends ByteSink {
   private newline(level: number, p: number): void {
     const n = this.pad + 2 * level;
     this.reserve(n + 1 + 2 * (this.e - p) + 64);
+    if (this.inline) return;
     this.buf[this.len++] = 0x0a;
     this.spaces(n);
   }
@@ -237,7 +254,7 @@ export class RowTranscoder extends ByteSink {
     let n = 0;
     for (;;) {
       if (b[p] !== QUOTE) return -1;
-      if (n > 0) this.buf[this.len++] = 0x2c;
+      if (n > 0) this.separator();
       this.newline(level + 1, p);
       const ks = p;
       const ke = this.string(p);
@@ -263,6 +280,12 @@ export class RowTranscoder extends ByteSink {
     this.newline(level, p);
     this.buf[this.len++] = 0x7d;
     return p + 1;
+  }
+
+  /** The item separator: `,` before a line break, `, ` inline (the room was reserved with the previous item). */
+  private separator(): void {
+    this.buf[this.len++] = 0x2c;
+    if (this.inline) this.buf[this.len++] = 0x20;
   }
 
   /** Two equal keys (or a key with an escape, which could equal another once decoded). */
@@ -309,7 +332,7 @@ export class RowTranscoder extends ByteSink {
     }
     let n = 0;
     for (;;) {
-      if (n++ > 0) this.buf[this.len++] = 0x2c;
+      if (n++ > 0) this.separator();
       this.newline(level + 1, p);
       const q = this.afterItem(this.value(p, level + 1), 0x5d);
       if (q === -1) return -1;

@@ -39,6 +39,8 @@ export interface FastLineReader {
   gcEvery?: number;
   /** True once the caller needs no more lines (a `--limit` reached): reading stops after the chunk. */
   done(): boolean;
+  /** Treat the file as ending at this byte offset (a snapshot of a growing file: the bytes a verify read). */
+  endOffset?: number;
 }
 
 const CHUNK = 1 << 20;
@@ -90,11 +92,14 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
   );
   const buf = reader.buffer ?? new Uint8Array(CHUNK + 8);
   const chunk = Math.min(CHUNK, buf.length - 8);
+  const limit = reader.endOffset ?? Number.POSITIVE_INFINITY;
   let pos = 0;
   let chunks = 0;
   try {
     for (;;) {
-      const n = input.read(buf, 0, chunk, pos);
+      const want = Math.min(chunk, limit - pos);
+      if (want <= 0) break;
+      const n = input.read(buf, 0, want, pos);
       if (n === 0) break;
       buf[n] = 0x0a; // the sentinel a kernel's scanning loops stop at
       pos += n;

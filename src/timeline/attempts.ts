@@ -44,6 +44,8 @@ const str = (v: PyValue | undefined): string => (v === undefined || v === null ?
 
 export class AttemptTracker {
   private readonly open = new Map<string, Attempt>();
+  /** The keys in `open` of each agent's attempts, in the order they opened (a reap closes them without a walk of every open attempt). */
+  private readonly openByAgent = new Map<string, Set<string>>();
   /** The open attempt of each task (the latest claim). */
   private readonly openByTask = new Map<string, Attempt>();
   private readonly agents = new Map<string, { model: string; role: string }>();
@@ -115,6 +117,9 @@ export class AttemptTracker {
     const a: Attempt = { agent, task, model: model || info?.model || "", role: info?.role ?? "", start: t, end: t, outcome: "unknown", signals: [], reason: "", events: [], closeIndex: null };
     this.note(a, index);
     this.open.set(key, a);
+    const keys = this.openByAgent.get(agent);
+    if (keys) keys.add(key);
+    else this.openByAgent.set(agent, new Set([key]));
     this.openByTask.set(task, a);
     this.count++;
   }
@@ -142,8 +147,12 @@ export class AttemptTracker {
   }
 
   private reap(agent: string, index: number, t: number): void {
-    for (const [key, a] of this.open) {
-      if (a.agent === agent) this.close(a, t, index, a.outcome, key);
+    const keys = this.openByAgent.get(agent);
+    if (keys) {
+      for (const key of [...keys]) {
+        const a = this.open.get(key)!;
+        this.close(a, t, index, a.outcome, key);
+      }
     }
     this.agents.delete(agent);
   }
@@ -154,6 +163,8 @@ export class AttemptTracker {
 
   private close(a: Attempt, t: number, index: number | null, outcome: Outcome, key = `${a.agent}\0${a.task}`): void {
     this.open.delete(key);
+    const keys = this.openByAgent.get(a.agent);
+    if (keys?.delete(key) && keys.size === 0) this.openByAgent.delete(a.agent);
     if (this.openByTask.get(a.task) === a) this.openByTask.delete(a.task);
     a.end = Math.max(a.start, t);
     a.outcome = outcome;

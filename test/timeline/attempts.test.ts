@@ -63,6 +63,32 @@ describe("AttemptTracker", () => {
   });
 });
 
+describe("AttemptTracker reaps by agent", () => {
+  test("a reap closes exactly its agent's open attempts, in the order they opened; a re-claim moves an attempt to the end", () => {
+    const a = track([
+      [0, "task_claimed", { task_id: "T1", agent_id: "A", model: "m" }],
+      [1, "task_claimed", { task_id: "T2", agent_id: "B", model: "m" }],
+      [2, "task_claimed", { task_id: "T3", agent_id: "A", model: "m" }],
+      [3, "task_claimed", { task_id: "T4", agent_id: "A", model: "m" }],
+      // the same agent and task again: the first attempt closes, the new one opens last
+      [4, "task_claimed", { task_id: "T1", agent_id: "A", model: "m" }],
+      [5, "task_completed", { task_id: "T3", agent_id: "A" }],
+      [6, "agent_reaped", { agent_id: "A" }],
+      [7, "agent_reaped", { agent_id: "nobody" }],
+      [8, "task_claimed", { task_id: "T5", agent_id: "A", model: "m" }],
+      [9, "agents_reaped", { agent_ids: ["B", "A"] }],
+    ]);
+    expect(a.map((x) => [x.agent, x.task, x.start, x.end, x.outcome, x.closeIndex])).toEqual([
+      ["A", "T1", 0, 4, "unfinished", 4],
+      ["A", "T3", 2, 6, "done", 6],
+      ["A", "T4", 3, 6, "unknown", 6],
+      ["A", "T1", 4, 6, "unknown", 6],
+      ["B", "T2", 1, 9, "unknown", 9],
+      ["A", "T5", 8, 9, "unknown", 9],
+    ]);
+  });
+});
+
 describe("Series", () => {
   test("fixed buckets over any span; cumulative cost carried forward", () => {
     const s = new Series();

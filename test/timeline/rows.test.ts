@@ -1,0 +1,243 @@
+/**
+ * The timeline page's fast pass (src/timeline/rows.ts: rows through the
+ * codec index, the fingerprint from the verify kernel, table payloads from
+ * the bytes) against the reference pass (every row parsed whole,
+ * `exactPass`): the same page, byte for byte, on generated journals of
+ * every shape, on journals of hostile lines, on the run-journal fixtures,
+ * and under every option that changes which rows the table shows.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateJournal, SHAPES } from "../../bench/journal-gen.ts";
+import { readMetadata } from "../../src/journal/metadata.ts";
+import { renderTimeline, type TimelineInput } from "../../src/timeline/generate.ts";
+import { PAGE_FIELDS } from "../../src/timeline/rows.ts";
+import { DISPLAY_FIELDS } from "../../src/replay/fast-row.ts";
+import { JournalFile, writeBigRun, writeHostileRun } from "../e2e/timeline/synthetic.ts";
+import { writeHostileJournal, writeWriterJournal } from "../replay/hostile-rows.ts";
+import { writeFileSync } from "node:fs";
+import { dumps } from "../../src/pyjson/encode.ts";
+import { PyNum, pyFloat, type PyLike } from "../../src/pyjson/types.ts";
+import { mulberry32 } from "../../tools/fuzz/rng.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "bern-timeline-rows-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Options = Partial<Pick<TimelineInput, "window" | "maxEvents" | "maxBars" | "lanes">>;
+
+/** The page (or the refusal) one pass writes. */
+async function page(journal: string, runDir: string, exactPass: boolean, options: Options = {}): Promise<string> {
+  let out = "";
+  try {
+    const r = await renderTimeline(
+      { runId: "r1", journal, metadata: readMetadata(runDir), seal: null, sealPath: null, threads: 1, allowEmpty: true, exactPass, ...options },
+      (chunk) => {
+        out += chunk;
+      },
+    );
+    return `${out}\n--\n${JSON.stringify({ ...r, verdict: undefined })}`;
+  } catch (err) {
+    return `${out}\n--\nrefused: ${(err as Error).message}`;
+  }
+}
+
+async function expectSamePage(journal: string, runDir: string, options: Options = {}): Promise<string> {
+  const exact = await page(journal, runDir, true, options);
+  const fast = await page(journal, runDir, false, options);
+  // compared as booleans first: a diff of megabytes is not a useful failure message
+  if (fast !== exact) {
+    let i = 0;
+    while (i < fast.length && fast[i] === exact[i]) i++;
+    expect(fast.slice(Math.max(0, i - 200), i + 200)).toBe(exact.slice(Math.max(0, i - 200), i + 200));
+  }
+  expect(fast === exact).toBe(true);
+  return fast;
+}
+
+/** Options that move the table's window, cut it, and switch the attempts to curves. */
+const VARIANTS: [string, Options][] = [
+  ["defaults", {}],
+  ["a window by index", { window: { from: { index: 17 }, to: { index: 400 } } }],
+  ["a window by time", { window: { from: { time: 1727000100 } } }],
+  ["few events, few bars, agent lanes", { maxEvents: 50, maxBars: 3, lanes: "agent" }],
+];
+
+/** Values of every JSON type and spelling a field the page reads may hold. */
+const VALUES: PyLike[] = [
+  "plain",
+  "",
+  "unknown",
+  "caf\u00e9 \u{1f600}",
+  "tab\tnew\nline \"q\" \\",
+  "\ud800 lone",
+  0,
+  7,
+  -3,
+  pyFloat(0.5),
+  pyFloat(1727000123.25),
+  new PyNum("1E5", true),
+  new PyNum("1.50", true),
+  new PyNum("NaN", true),
+  "12.5",
+  " 3 ",
+  "inf",
+  null,
+  true,
+  false,
+  [],
+  ["gate:tests", "lint", "x", "y"],
+  ["caf\u00e9", 5, null],
+  {},
+  { input: 3, output: 4 },
+];
+const EVENTS = [
+  "run_started",
+  "tick_start",
+  "agent_spawned",
+  "task_claimed",
+  "task_completed",
+  "task_verification_failed",
+  "task_retried",
+  "task_failed",
+  "task_requeued",
+  "task_cancelled",
+  "task_result_discarded",
+  "budget_exhausted",
+  "agent_reaped",
+  "agents_reaped",
+  "run_completed",
+  "task_resumed",
+  "agent_failed",
+  "something_else",
+];
+/** Every key the page reads (written out here, not taken from the code under test). */
+const PAGE_KEYS = [
+  ...["agent_id", "task_id", "task_ids", "model", "role", "failed_signals", "reason", "agent_ids", "failure_class", "adapter", "steps_done"],
+  ...["cost_usd", "spent_usd", "cost_source", "cost_known", "tokens", "total_tokens", "input_tokens", "output_tokens"],
+  ...["git_branch", "git_sha", "run_id", "max_agents", "ticks", "fingerprint", "tick", "elapsed_s", "ts", "event", "event_hash"],
+];
+
+/**
+ * Rows of the orchestrator's events whose fields the page reads hold values
+ * of every type, in the writer's spelling, compact, and with raw UTF-8;
+ * agent and task ids from a small set so attempts open and close.
+ */
+function writeFieldJournal(path: string, rows: number, seed: number): void {
+  const rand = mulberry32(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const lines: string[] = [];
+  let ts = 1727000000.5;
+  for (let i = 0; i < rows; i++) {
+    ts += rand() < 0.1 ? 30 : rand();
+    const event = i === 0 ? "run_started" : pick(EVENTS);
+    const row = new Map<string, PyLike>([
+      ["ts", rand() < 0.05 ? pick(VALUES) : pyFloat(Math.round(ts * 1000) / 1000)],
+      ["elapsed_s", pyFloat(i * 0.5)],
+      ["index", i],
+      ["event", rand() < 0.03 ? pick(VALUES) : event],
+      ["event_hash", (i % 16).toString(16).repeat(64)],
+      ["agent_id", rand() < 0.1 ? pick(VALUES) : `agent-${Math.floor(rand() * 6)}`],
+      ["task_id", rand() < 0.1 ? pick(VALUES) : `T-${Math.floor(rand() * 8)}`],
+    ]);
+    // the cost flags only where a seed asks for them: one such row decides the page's cost_known
+    for (const k of PAGE_KEYS) if (!row.has(k) && rand() < 0.3 && !k.startsWith("cost_")) row.set(k, pick(VALUES));
+    if (i === 0) row.set("git_branch", "main").set("git_sha", seed % 2 ? "0123abc" : "caf\u00e9");
+    if (event === "agents_reaped" && rand() < 0.7) row.set("agent_ids", ["agent-1", "agent-2", `agent-${Math.floor(rand() * 6)}`]);
+    if (rand() < 0.2) row.set("cost_usd", pick(VALUES));
+    if (seed === 2 && event === "task_completed" && rand() < 0.5) row.set("cost_source", rand() < 0.5 ? "unknown" : pick(VALUES));
+    if (seed === 3 && event === "run_completed" && rand() < 0.5) row.set("cost_known", rand() < 0.5 ? false : pick(VALUES));
+    const style = rand();
+    const text =
+      style < 0.6
+        ? dumps(row as unknown as PyLike)
+        : style < 0.8
+          ? dumps(row as unknown as PyLike, { separators: [",", ":"] })
+          : dumps(row as unknown as PyLike, { ensureAscii: false });
+    lines.push(text);
+  }
+  writeFileSync(path, lines.join("\n") + "\n");
+}
+
+describe("timeline fast pass = exact pass", () => {
+  test("every field the page reads, holding values of every type and spelling", async () => {
+    const runDir = join(dir, "fields", "runs", "r1");
+    mkdirSync(runDir, { recursive: true });
+    const journal = join(runDir, "journal.jsonl");
+    for (const seed of [1, 2, 3]) {
+      writeFieldJournal(journal, 1500, seed);
+      for (const [, options] of VARIANTS) await expectSamePage(journal, runDir, options);
+    }
+  }, 60_000);
+
+  for (const shape of SHAPES) {
+    test(`generated ${shape} journal`, async () => {
+      const sdd = join(dir, `sdd-${shape}`);
+      const { path, rows } = generateJournal(sdd, "r1", shape === "large-rows" ? 3e6 : 2e6, 5, shape);
+      expect(rows).toBeGreaterThan(2);
+      for (const [, options] of VARIANTS) await expectSamePage(path, join(sdd, "runs", "r1"), options);
+    }, 120_000);
+  }
+
+  test("one row's cost flag decides the page's cost_known (task_completed.cost_source, run_completed.cost_known)", async () => {
+    const sdd = join(dir, "cost");
+    for (const [name, event, payload] of [
+      ["source", "task_completed", { task_id: "T-1", agent_id: "a-1", cost_usd: pyFloat(0.25), cost_source: "unknown" }],
+      ["known", "run_completed", { run_id: "known", cost_known: false }],
+    ] as [string, string, Record<string, PyLike>][]) {
+      const j = new JournalFile(sdd, name);
+      j.add("run_started", { run_id: name, git_branch: "main", git_sha: "0123abc" });
+      j.add("task_claimed", { task_id: "T-1", agent_id: "a-1", model: "m" });
+      j.add(event, payload);
+      j.close();
+      expect(await expectSamePage(j.path, join(sdd, "runs", name))).toContain('"cost_known":false');
+    }
+  });
+
+  test("journals of hostile lines (other spellings, escapes, duplicates, huge and broken lines, CR line ends)", async () => {
+    const runDir = join(dir, "hostile", "runs", "r1");
+    mkdirSync(runDir, { recursive: true });
+    const journal = join(runDir, "journal.jsonl");
+    writeHostileJournal(journal, 300);
+    for (const [, options] of VARIANTS) await expectSamePage(journal, runDir, options);
+    writeWriterJournal(journal, 500);
+    for (const [, options] of VARIANTS) await expectSamePage(journal, runDir, options);
+  }, 60_000);
+
+  test("the timeline tests' synthetic runs (a big run, a run whose every field is hostile)", async () => {
+    const sdd = join(dir, "synthetic");
+    const big = writeBigRun(sdd, "big", 12_000);
+    for (const [, options] of VARIANTS) await expectSamePage(big.path, join(sdd, "runs", "big"), options);
+    const hostile = writeHostileRun(sdd, "hostile");
+    expect(await expectSamePage(hostile.path, join(sdd, "runs", "hostile"))).toContain("Chain intact");
+  }, 60_000);
+
+  test("the run-journal fixtures (test/fixtures/vectors/run-journal, upstream golden-100)", async () => {
+    const vectors = join(ROOT, "test", "fixtures", "vectors", "run-journal");
+    const files = [
+      ...readdirSync(vectors)
+        .filter((f) => f.endsWith(".jsonl"))
+        .map((f) => join(vectors, f)),
+      join(ROOT, "test", "fixtures", "upstream", "verdicts", "golden-100", "journal.jsonl"),
+    ];
+    expect(files.length).toBeGreaterThan(10);
+    for (const file of files) {
+      const runDir = join(dir, "fixtures", "runs", "r1");
+      mkdirSync(runDir, { recursive: true });
+      const journal = join(runDir, "journal.jsonl");
+      copyFileSync(file, journal);
+      await expectSamePage(journal, runDir);
+      await expectSamePage(journal, runDir, { maxEvents: 2, window: { from: { index: 1 } } });
+    }
+  }, 60_000);
+});
+
+test("the fast pass reads every display field of a row (the table's cells)", () => {
+  for (const f of DISPLAY_FIELDS) expect(PAGE_FIELDS).toContain(f);
+});
