@@ -336,6 +336,23 @@ export function dumpsRowBytes(row: Map<string, PyLike>, tail = ""): Uint8Array {
   let size = 64 + tail.length;
   for (const v of row.values()) if (v instanceof PyRaw) size += v.bytes.length + (v.bytes.length >> 3);
   const sink = new ByteSink(size);
+  writeRow(row, tail, sink, null, 0);
+  return sink.view();
+}
+
+/**
+ * `dumpsRowBytes(row, tail)` handed over in pieces of about `chunkBytes`
+ * (`onChunk`, a view valid during the call): a huge row is never whole in
+ * memory (but for an object member, which is held to apply the duplicate-key
+ * rule). The pieces joined are exactly `dumpsRowBytes(row, tail)`.
+ */
+export function dumpsRowChunks(row: Map<string, PyLike>, tail: string, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 20): void {
+  const sink = new ByteSink(Math.min(chunkBytes, 1 << 16) * 2);
+  writeRow(row, tail, sink, onChunk, chunkBytes);
+  if (sink.len > 0) onChunk(sink.view());
+}
+
+function writeRow(row: Map<string, PyLike>, tail: string, sink: ByteSink, onChunk: ((bytes: Uint8Array) => void) | null, chunkBytes: number): void {
   const opts = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: true, rawNumbers: false };
   let text = "{";
   let first = true;
@@ -346,11 +363,12 @@ export function dumpsRowBytes(row: Map<string, PyLike>, tail = ""): Uint8Array {
     if (v instanceof PyRaw) {
       sink.ascii(text);
       text = "";
-      new BytesEncoder(v.bytes, opts, sink).value(0);
+      const e = new BytesEncoder(v.bytes, opts, sink, onChunk, chunkBytes);
+      e.value(0);
+      e.finish();
     } else text += dumps(v);
   }
   sink.ascii(text + "}" + tail);
-  return sink.view();
 }
 
 const STOP = Symbol("preview complete");
