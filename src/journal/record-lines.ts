@@ -69,6 +69,20 @@ interface LongLine {
   line: number;
 }
 
+/** A very long input line, recorded in pieces with turns of the event loop (EventJournal.recordLong). */
+interface StreamLine {
+  stream: Uint8Array;
+  line: number;
+}
+
+/**
+ * Lines this long (not wide enough for the worker) are recorded by
+ * `recordLong`: hashing and writing them takes turns of the event loop, so
+ * a signal is taken while a row of hundreds of megabytes is written.
+ * Shorter ones are settled in a fraction of a second in the batch.
+ */
+const STREAM_LINE_MIN = 8 << 20;
+
 /**
  * Append the JSON Lines of `chunks` (`{"event": ..., ...payload}`, LF or
  * CRLF separated, blank lines skipped) to `journal`, all or nothing: on any
@@ -93,7 +107,7 @@ export async function recordLines(
   const limit = journal.maxRowBytes;
   let recorded = 0;
   // What the splitter produced, in input order: batches of short lines, and long lines.
-  let steps: ((RecordItem | RawRecordItem)[] | LongLine)[] = [];
+  let steps: ((RecordItem | RawRecordItem)[] | LongLine | StreamLine)[] = [];
   let batch: (RecordItem | RawRecordItem)[] = [];
   let batchBytes = 0;
   let encoder: RecordEncoder | null = null;
@@ -110,6 +124,11 @@ export async function recordLines(
       if (Array.isArray(step)) {
         journal.recordMany(step);
         recorded += step.length;
+      } else if ("stream" in step) {
+        const text = decodeLine(step.stream, step.line);
+        if ((typeof text === "string" ? pyStrip(text) : pyStripBytes(text)).length === 0) continue; // a blank line
+        await journal.recordLong(eventOfLine(text, step.line));
+        recorded++;
       } else {
         const ctx = journal.nextRow();
         const row = await (encoder ??= new RecordEncoder()).encode(step.long, step.line, ctx, journal.maxRowBytes);
@@ -133,6 +152,11 @@ export async function recordLines(
       if (bytes.length >= WORKER_LINE_MIN && widestObject(bytes, WORKER_MEMBERS_MIN) >= WORKER_MEMBERS_MIN) {
         endBatch();
         steps.push({ long: bytes, line: lineNo });
+        return;
+      }
+      if (bytes.length >= STREAM_LINE_MIN) {
+        endBatch();
+        steps.push({ stream: bytes, line: lineNo });
         return;
       }
       batchBytes += bytes.length;

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError, UsageError } from "../errors/index.ts";
 import { rowLimitText, VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import type { FileLock } from "../fsutil/lock.ts";
-import { dumps, dumpsRowBytes, dumpsRowChunks, holdsRaw } from "../pyjson/encode.ts";
+import { dumps, dumpsRowBytes, dumpsRowChunks, dumpsRowChunksAsync, holdsRaw } from "../pyjson/encode.ts";
 import { pyRound } from "../pyjson/python.ts";
 import { pyFloat, pyInt, PyRaw, type PyLike, type PyValue } from "../pyjson/types.ts";
-import { eventHash, HASH_PROFILE_FIELD, payloadHash, type Payload } from "./hash.ts";
+import { eventHash, HASH_PROFILE_FIELD, payloadHash, payloadHashAsync, type Payload } from "./hash.ts";
 import { DEFAULT_PROFILE } from "./hash-profiles.ts";
 import { writeMetadata, type RunMetadata } from "./metadata.ts";
 import { journalPath, METADATA_FILE_NAME, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
@@ -148,8 +148,29 @@ const RAW_GROWTH = 5;
  * encoder, only when a bound on it passes the limit.
  */
 export function streamedRow(event: string, payload: Payload, entries: [string, PyLike][], ctx: RowContext, limit: number, inputLine?: number): StreamedRow {
+  const r = rowWithHashes(event, entries, ctx, payloadHash(event, payload));
+  if (sizeBound(r.row) > limit) {
+    r.size = 0;
+    dumpsRowChunks(r.row, "", (piece) => (r.size += piece.length));
+    if (r.size > limit) throw rowOverLimit(r.size, ctx.index, inputLine, limit);
+  }
+  return r;
+}
+
+/** `streamedRow`, taking turns of the event loop while its long values are hashed and measured (a signal is taken meanwhile). */
+export async function streamedRowAsync(event: string, payload: Payload, entries: [string, PyLike][], ctx: RowContext, limit: number, inputLine?: number): Promise<StreamedRow> {
+  const r = rowWithHashes(event, entries, ctx, await payloadHashAsync(event, payload));
+  if (sizeBound(r.row) > limit) {
+    r.size = 0;
+    await dumpsRowChunksAsync(r.row, "", (piece) => (r.size += piece.length));
+    if (r.size > limit) throw rowOverLimit(r.size, ctx.index, inputLine, limit);
+  }
+  return r;
+}
+
+/** The row (envelope, then the payload in order) with payload hash `ph`; size not measured. */
+function rowWithHashes(event: string, entries: [string, PyLike][], ctx: RowContext, ph: string): StreamedRow {
   const { index, prev, ts, elapsed } = ctx;
-  const ph = payloadHash(event, payload);
   const hash = eventHash(prev, event, ph, index);
   const row = new Map<string, PyLike>([
     ["ts", pyFloat(ts)],
@@ -161,6 +182,11 @@ export function streamedRow(event: string, payload: Payload, entries: [string, P
     ["event_hash", hash],
   ]);
   for (const [k, v] of entries) row.set(k, v);
+  return { row, hash, size: -1 };
+}
+
+/** An upper bound on the bytes of `row`'s line: when it is within the limit, the row need not be measured. */
+function sizeBound(row: Map<string, PyLike>): number {
   let bound = 512;
   for (const [k, v] of row) {
     bound += 6 * k.length + 8;
@@ -168,13 +194,7 @@ export function streamedRow(event: string, payload: Payload, entries: [string, P
     else if (typeof v === "string") bound += 6 * v.length + 2;
     else bound += dumps(v).length;
   }
-  let size = -1;
-  if (bound > limit) {
-    size = 0;
-    dumpsRowChunks(row, "", (piece) => (size += piece.length));
-    if (size > limit) throw rowOverLimit(size, index, inputLine, limit);
-  }
-  return { row, hash, size };
+  return bound;
 }
 
 /** Everything a row needs besides its event: its place in the chain and its clock readings. */
@@ -537,29 +557,81 @@ export class EventJournal {
    * checked against what was written.
    */
   private appendStreamed(r: StreamedRow): void {
-    if (this.fd < 0) this.materialize();
+    const w = this.pieceWriter(r);
+    try {
+      w.begin();
+      dumpsRowChunks(r.row, "\n", w.put);
+      w.end();
+    } catch (err) {
+      throw w.fail(err);
+    }
+  }
+
+  /** `appendStreamed`, with turns of the event loop between pieces (a signal's handler rolls back what was written). */
+  private async appendStreamedAsync(r: StreamedRow): Promise<void> {
+    const w = this.pieceWriter(r);
+    try {
+      w.begin();
+      await dumpsRowChunksAsync(r.row, "\n", w.put);
+      w.end();
+    } catch (err) {
+      throw w.fail(err);
+    }
+  }
+
+  /** Writing one StreamedRow's pieces: `begin`, `put` each, `end`; on any failure `fail` cuts the file back and returns the error to throw. */
+  private pieceWriter(r: StreamedRow): { begin(): void; put(bytes: Uint8Array): void; end(): void; fail(err: unknown): unknown } {
     let written = 0;
     const put = (bytes: Uint8Array): void => {
       let off = 0;
       while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
       written += bytes.length;
     };
-    try {
-      if (this.needsNewline) put(NEWLINE);
-      dumpsRowChunks(r.row, "\n", put);
-      const expected = r.size < 0 ? written : r.size + 1 + (this.needsNewline ? 1 : 0);
-      if (written !== expected) throw new Error(`journal row of ${written} bytes, measured as ${expected}`);
-    } catch (err) {
-      try {
-        ftruncateSync(this.fd, this.size);
-      } catch {
-        /* the next reader sees a torn tail, which repair removes */
-      }
-      throw (err as NodeJS.ErrnoException).code === undefined ? err : writeFailed(this.path, err);
-    }
-    this.needsNewline = false;
-    this.size += written;
-    this.dirty = true;
+    return {
+      begin: () => {
+        if (this.fd < 0) this.materialize();
+        if (this.needsNewline) put(NEWLINE);
+      },
+      put,
+      end: () => {
+        const expected = r.size < 0 ? written : r.size + 1 + (this.needsNewline ? 1 : 0);
+        if (written !== expected) throw new Error(`journal row of ${written} bytes, measured as ${expected}`);
+        this.needsNewline = false;
+        this.size += written;
+        this.dirty = true;
+      },
+      fail: (err) => {
+        if (this.fd >= 0) {
+          try {
+            ftruncateSync(this.fd, this.size);
+          } catch {
+            /* the next reader sees a torn tail, which repair removes */
+          }
+        }
+        return (err as NodeJS.ErrnoException).code === undefined ? err : writeFailed(this.path, err);
+      },
+    };
+  }
+
+  /**
+   * Append one event read from a long input line (its large values still
+   * bytes, `PyRaw`: src/pyjson/row.ts) without ever holding its row: it is
+   * hashed, measured when it could pass the row limit, and written in
+   * pieces, with turns of the event loop in between, so SIGINT/SIGTERM is
+   * taken within moments (the command's handler rolls back what was
+   * written). An event without such values takes `recordMany`.
+   */
+  async recordLong(ev: RecordItem): Promise<void> {
+    this.ensureOpen();
+    const entries = entriesOf(ev.payload);
+    checkRecordInput(ev.event, entries);
+    if (!holdsRaw(ev.payload)) return this.recordMany([ev]);
+    const ctx = this.nextRow();
+    const big = await streamedRowAsync(ev.event, ev.payload, entries, ctx, this.maxRowBytes, ev.line);
+    if (ctx.index !== this.index || ctx.prev !== this.headHash) throw new Error("recordLong: the journal moved meanwhile");
+    await this.appendStreamedAsync(big);
+    this.index++;
+    this.headHash = big.hash;
   }
 
   /** Append one event; returns the row as written. */

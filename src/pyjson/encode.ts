@@ -1,5 +1,7 @@
 import { canonicalNumber, floatRepr } from "./float.ts";
-import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText } from "./encode-bytes.ts";
+import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText, type ByteDumpsOptions } from "./encode-bytes.ts";
+import { skipWsBytes } from "./bytes.ts";
+import { LBRACKET, RBRACKET } from "../codec/bytes.ts";
 import { sortEntries, sortKeys } from "./order.ts";
 import { PyNum, PyRaw, type PyLike } from "./types.ts";
 import { HEX_DIGITS as HEX } from "../hex.ts";
@@ -351,6 +353,91 @@ export function dumpsRowChunks(row: Map<string, PyLike>, tail: string, onChunk: 
   writeRow(row, tail, sink, onChunk, chunkBytes);
   if (sink.len > 0) onChunk(sink.view());
 }
+
+/** Input bytes of a long value encoded between two turns of the event loop (see encodeRawAsync). */
+const YIELD_BYTES = 4 << 20;
+
+/** One turn of the event loop: a signal handler waiting for it runs now. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * `BytesEncoder(raw.bytes, opts, sink, onChunk, chunkBytes).value(0)`, then
+ * `finish()` (everything handed over): the same bytes, but an array is
+ * encoded element by element with a turn of the event loop every few
+ * megabytes of input, so a signal is taken within moments however long the
+ * value (an object, or one element, is encoded in one go). For layouts
+ * without indentation (the row and the pre-image).
+ */
+export async function encodeRawAsync(raw: PyRaw, opts: ByteDumpsOptions, sink: ByteSink, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 20): Promise<void> {
+  const b = raw.bytes;
+  const e = new BytesEncoder(b, opts, sink, onChunk, chunkBytes);
+  if (raw.kind !== "array" || opts.indent !== null) {
+    e.value(0);
+    e.finish();
+    return;
+  }
+  let p = skipWsBytes(b, 1);
+  if (b[p] === RBRACKET) {
+    sink.ascii("[]");
+    e.finish();
+    return;
+  }
+  sink.byte(LBRACKET);
+  let turn = p + YIELD_BYTES;
+  for (let i = 0; ; i++) {
+    if (i > 0) sink.ascii(opts.itemSep);
+    p = skipWsBytes(b, e.value(p, 1));
+    if (sink.len >= chunkBytes) e.finish();
+    if (p >= turn) {
+      await nextTurn();
+      turn = p + YIELD_BYTES;
+    }
+    if (b[p] === RBRACKET) break;
+    p = skipWsBytes(b, p + 1); // the comma
+  }
+  sink.byte(RBRACKET);
+  e.finish();
+}
+
+/** `dumpsRowChunks`, taking a turn of the event loop every few megabytes (encodeRawAsync). */
+export async function dumpsRowChunksAsync(row: Map<string, PyLike>, tail: string, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 20): Promise<void> {
+  const sink = new ByteSink(Math.min(chunkBytes, 1 << 16) * 2);
+  let text = "{";
+  let first = true;
+  for (const [k, v] of row) {
+    if (v === undefined) continue;
+    text += (first ? "" : ", ") + encodeString(k, true) + ": ";
+    first = false;
+    if (v instanceof PyRaw) {
+      sink.ascii(text);
+      text = "";
+      await encodeRawAsync(v, ROW_OPTIONS, sink, onChunk, chunkBytes);
+    } else text += dumps(v);
+  }
+  sink.ascii(text + "}" + tail);
+  if (sink.len > 0) onChunk(sink.view());
+}
+
+/** `sha256Parts`, taking a turn of the event loop every few megabytes of a `PyRaw` piece (encodeRawAsync). */
+export async function sha256PartsAsync(parts: readonly PreimagePart[]): Promise<string> {
+  const h = new Bun.CryptoHasher("sha256");
+  let text = "";
+  for (const p of parts) {
+    if (typeof p === "string") {
+      text += p;
+      continue;
+    }
+    if (text) h.update(text);
+    text = "";
+    await encodeRawAsync(p, CANONICAL_OPTIONS, new ByteSink(), (chunk) => h.update(chunk), 1 << 16);
+  }
+  if (text) h.update(text);
+  return h.digest("hex");
+}
+
+const ROW_OPTIONS: ByteDumpsOptions = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: true, rawNumbers: false };
 
 function writeRow(row: Map<string, PyLike>, tail: string, sink: ByteSink, onChunk: ((bytes: Uint8Array) => void) | null, chunkBytes: number): void {
   const opts = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: true, rawNumbers: false };
