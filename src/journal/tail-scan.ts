@@ -33,7 +33,8 @@ export function scanTail(path: string, onRow?: (row: JournalRow) => void, maxLin
   for (const line of physicalLines(path, { maxLineBytes })) {
     lastLine = line.index;
     lastTerminated = line.terminated;
-    const v = classifyLine(line.bytes, maxLineBytes);
+    // the row is checked and dropped before the next line is read: no copy of a long line
+    const v = classifyLine(line.bytes, maxLineBytes, true);
     if (v.kind === "discarded") {
       if (cutOffset === null) cutOffset = line.start;
       discarded.push(line.index);

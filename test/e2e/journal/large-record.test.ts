@@ -9,7 +9,7 @@
  * figures are in docs/input.md).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bernsteinJson, binPath, ROOT } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";
@@ -108,9 +108,12 @@ describe("journal record of a row over the old 16 MiB limit (compiled binary)", 
         expect([v.code, v.json.ok, v.json.count, v.json.head]).toEqual([0, true, 2, r.json.head]);
       }
 
-      // the writer resumes a journal holding the row (its tail scan reads it) and appends after it
-      const next = await bernsteinJson(["journal", "record", run], { cwd, stdin: '{"event": "after"}\n', timeoutMs: 100_000 });
+      // the writer resumes a journal holding the row (its tail scan reads it, in the same bound) and appends after it
+      const after = join(cwd, "after.jsonl");
+      writeFileSync(after, '{"event": "after"}\n');
+      const next = await record(cwd, run, after);
       expect(next.json).toMatchObject({ ok: true, recorded: 1, count: 3 });
+      if (next.kb !== null) expect({ kb: next.kb, within: next.kb * 1024 <= 64 * 1024 * 1024 + 2 * rowBytes }).toEqual({ kb: next.kb, within: true });
       // and the Python reference's verdict is the same
       expect(referenceVerdict(journal)).toMatchObject({ ok: true, count: 3, head: next.json.head });
     }, 200_000);
