@@ -3,7 +3,7 @@ import { rowTooLarge } from "../fsutil/input.ts";
 import { LineSplitter } from "../fsutil/lines.ts";
 import { isUtf8 } from "node:buffer";
 import { parse } from "../pyjson/parse.ts";
-import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes } from "../pyjson/row.ts";
+import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes, RAW_MEMBER_MIN } from "../pyjson/row.ts";
 import { pyStrip } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { validateRecordInput, type EventJournal, type RawRecordItem, type RecordItem } from "./writer.ts";
@@ -18,12 +18,19 @@ const GC_HINT_MIN = 4 << 20;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
+/**
+ * String members this long of a long input line stay bytes (`PyRaw`): the
+ * row is written from them in pieces, never decoded into a string (a tool
+ * result of hundreds of megabytes is often one string).
+ */
+const RAW_STRING_MIN = 1 << 20;
+
 /** `text` as a JSON object, or an InputError `code` saying what `what` is. */
 export function parseObject(text: string | Uint8Array, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {
   let v: PyValue;
   try {
     // a long line is read without a value tree (src/pyjson/row.ts)
-    v = typeof text === "string" ? parse(text) : parseRowBytes(text);
+    v = typeof text === "string" ? parse(text) : parseRowBytes(text, RAW_MEMBER_MIN, RAW_STRING_MIN);
   } catch (err) {
     throw new InputError(code, `${what} is not valid JSON: ${(err as Error).message}`, facts);
   }

@@ -22,6 +22,9 @@ export interface TailScan {
   verdict: TailVerdict;
 }
 
+/** A long row's string members this long are hashed from their bytes by the tail scan. */
+const RAW_STRING_MIN = 1 << 20;
+
 /** One streaming pass classifying the tail; a line over `maxLineBytes` (default: every reader's 16 MiB) is `row_too_large`. */
 export function scanTail(path: string, onRow?: (row: JournalRow) => void, maxLineBytes = MAX_LINE_BYTES): TailScan {
   let count = 0;
@@ -33,8 +36,9 @@ export function scanTail(path: string, onRow?: (row: JournalRow) => void, maxLin
   for (const line of physicalLines(path, { maxLineBytes })) {
     lastLine = line.index;
     lastTerminated = line.terminated;
-    // the row is checked and dropped before the next line is read: no copy of a long line
-    const v = classifyLine(line.bytes, maxLineBytes, true);
+    // the row is checked and dropped before the next line is read: no copy of a long line, and
+    // its long strings are hashed from their bytes (never decoded)
+    const v = classifyLine(line.bytes, maxLineBytes, true, RAW_STRING_MIN);
     if (v.kind === "discarded") {
       if (cutOffset === null) cutOffset = line.start;
       discarded.push(line.index);

@@ -290,7 +290,7 @@ export function checkRecordInput(event: unknown, entries: [string, PyLike][]): v
     if (k === HASH_PROFILE_FIELD && v !== DEFAULT_PROFILE.name) {
       throw new InputError(
         "unknown_hash_profile",
-        `unknown hash_profile ${JSON.stringify(v)}: this writer records only ${DEFAULT_PROFILE.name}`,
+        `unknown hash_profile ${v instanceof PyRaw ? `(a value of ${v.bytes.length} bytes)` : JSON.stringify(v)}: this writer records only ${DEFAULT_PROFILE.name}`,
       );
     }
   }

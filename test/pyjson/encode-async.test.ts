@@ -14,13 +14,13 @@ import { Gen } from "./gen.ts";
 
 const enc = new TextEncoder();
 
-/** A row whose large members stay bytes (PyRaw), as `journal record` parses a long line. */
-function rowOf(text: string): Map<string, PyLike> | null {
+/** A row whose members stay bytes (PyRaw; strings too with `strings`), as `journal record` parses a long line. */
+function rowOf(text: string, strings = false): Map<string, PyLike> | null {
   const b = enc.encode(text);
   if (!isUtf8(b)) return null;
   let v;
   try {
-    v = parseRowBytes(b, 0);
+    v = parseRowBytes(b, 0, strings ? 0 : Infinity);
   } catch {
     return null;
   }
@@ -57,12 +57,28 @@ describe("async row encoders = sync ones", () => {
       const members: string[] = [];
       const n = 1 + g.int(5);
       for (let i = 0; i < n; i++) members.push(`"k${i}"${g.ws()}:${g.ws()}${g.chance(0.6) ? "[" + Array.from({ length: g.int(6) }, () => g.valueText(3)).join("," + g.ws()) + "]" : g.valueText(3)}`);
-      const row = rowOf("{" + members.join(", ") + "}");
+      const row = rowOf("{" + members.join(", ") + "}", seed % 2 === 0);
       if (row === null) continue;
       await agree(row, 1 + g.int(64));
       checked++;
     }
     expect(checked).toBeGreaterThan(200);
+  });
+
+  test("strings kept as bytes: pieces of a ~12 MB string (escapes, surrogate pairs, raw UTF-8 at every piece boundary) and many short ones", async () => {
+    const g = new Gen(99);
+    const parts: string[] = [];
+    let n = 0;
+    while (n < 12 << 20) {
+      const t = g.stringText(40).slice(1, -1);
+      parts.push(t, "\\u00e9\\ud83d\\ude80\\n\\\\\\\"é🚀x");
+      n += t.length + 24;
+    }
+    const big = '"' + parts.join("") + '"';
+    const row = rowOf('{"event": "x", "out": ' + big + ', "small": "\\u0041b", "n": 1}', true);
+    expect(row).not.toBeNull();
+    expect((row!.get("out") as PyRaw).kind).toBe("string");
+    await agree(row!, 1 << 20);
   });
 
   test("an array of ~15 MB (turns of the event loop inside it), small objects and strings with escapes", async () => {

@@ -83,9 +83,10 @@ describe("journal record of a row over the old 16 MiB limit (compiled binary)", 
   for (const [label, flags] of [
     ["ASCII input (json.dumps' spelling)", []],
     ["raw UTF-8, compact input (the row is re-spelled, longer than the line)", ["--raw-utf8", "--compact"]],
+    ["one ~40 MB string (never decoded into a string)", ["--one-string"]],
   ] as const) {
     test(`a ~40 MB event, ${label}: recorded in <= 64 MB + 2x the row, the bytes Python writes, verified by verify and by the Python reference, resumable`, async () => {
-      const run = flags.length === 0 ? "ascii" : "utf8";
+      const run = flags.length === 0 ? "ascii" : flags[0] === "--one-string" ? "string" : "utf8";
       const events = bigEvents(cwd, `${run}.jsonl`, 40 * MB, ...flags);
       const r = await record(cwd, run, events);
       expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
