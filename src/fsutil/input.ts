@@ -46,14 +46,25 @@ export const MAX_ROW_BYTES = 16 * 1024 * 1024;
  * The longest row `journal verify` (and every verify: replay --verify, seal,
  * CI) takes by default: verify hashes a row from its bytes, so a row costs
  * about twice its size in memory, not a tree of values (`--max-row-bytes`).
+ * `journal record` (the journal writer) keeps the same default, for the rows
+ * it reads when it resumes and for the rows it writes: the writer never
+ * writes a row verify refuses.
  */
 export const VERIFY_MAX_ROW_BYTES = 256 * 1024 * 1024;
+
+/** A row limit for messages: "16 MiB", "1.5 MiB", "4 KiB", "1000 bytes". */
+export function rowLimitText(limit: number): string {
+  for (const [unit, size] of [["GiB", 1024 ** 3], ["MiB", 1024 ** 2], ["KiB", 1024]] as const) {
+    if (limit >= size) return `${Math.round((limit / size) * 100) / 100} ${unit}`;
+  }
+  return `${limit} bytes`;
+}
 
 /** `row_too_large` for the 1-based line `line` of `path`. */
 export function rowTooLarge(path: string, line: number, limit = MAX_ROW_BYTES): InputError {
   return new InputError(
     "row_too_large",
-    `line ${line} of ${path} is longer than the row limit of ${limit} bytes (16 MiB); refusing to read it`,
+    `line ${line} of ${path} is longer than the row limit of ${limit} bytes (${rowLimitText(limit)}); refusing to read it`,
     { path, line, limit_bytes: limit },
   );
 }

@@ -52,6 +52,18 @@ export interface BulkProbe {
 export const DEFAULT_MAX_LINE_BYTES = MAX_ROW_BYTES;
 export const MAX_LINE_BYTES = MAX_ROW_BYTES;
 export const DEFAULT_CHUNK_SIZE = 1 << 20;
+/**
+ * While a line's carry passes every multiple of this size, a full
+ * collection: the input chunks it was copied from are garbage (a few
+ * collections per huge line, instead of a line's worth of dead chunks).
+ */
+const GROWTH_GC_MIN = 32 << 20;
+/** A carry growing to this size is allocated at the line cap at once (see grow). */
+const RESERVE_MIN = 8 << 20;
+/** Room past the cap: a dialect with breaks other than `\n` holds up to a chunk more before it cuts. */
+const RESERVE_SLACK = 4 << 20;
+/** The largest typed array the engine makes. */
+const MAX_RESERVE = 4 * 1024 ** 3 - 1;
 
 /** A line over the row limit: the whole input is refused (`row_too_large`, exit 3), whoever reads it. */
 export class OverlongLineError extends InputError {
@@ -141,6 +153,8 @@ export class LineSplitter {
 
   /** The carry being handed out is dropped after (flushCarry): detach need not copy from it. */
   private releasing = false;
+  /** Carry length at which the next full collection runs. */
+  private nextGc = GROWTH_GC_MIN;
 
   push(input: Uint8Array): void {
     // Node Buffers are a Uint8Array subclass; viewing every chunk as a plain
@@ -190,6 +204,7 @@ export class LineSplitter {
     const n = this.carryLen;
     this.carryLen = 0;
     this.carryScanned = 0;
+    this.nextGc = GROWTH_GC_MIN;
     // A very long line's buffer is not kept around for the next ones.
     this.releasing = this.carry.length > 1 << 20;
     try {
@@ -212,13 +227,13 @@ export class LineSplitter {
       if (this.carry.length > 1 << 20) this.carry = new Uint8Array(0);
       return;
     }
-    if (this.carryLen + len > this.carry.length) {
-      const grown = new Uint8Array(Math.max(this.carryLen + len, this.carry.length * 2, 4096));
-      grown.set(this.carry.subarray(0, this.carryLen));
-      this.carry = grown;
-    }
+    if (this.carryLen + len > this.carry.length) this.grow(this.carryLen + len);
     this.carry.set(chunk.subarray(from, to), this.carryLen);
     this.carryLen += len;
+    if (this.carryLen >= this.nextGc) {
+      Bun.gc(true);
+      this.nextGc = this.carryLen + GROWTH_GC_MIN;
+    }
     if (this.hasBreaks) this.splitCarry();
     const keep = this.dropping ? 2 : this.maxLineBytes;
     if (this.carryLen > keep) {
@@ -235,6 +250,31 @@ export class LineSplitter {
         this.carry = small;
       }
     }
+  }
+
+  /**
+   * Make room for `need` bytes of carry. A long line's carry is allocated
+   * once at the line cap (plus a chunk's slack): the engine commits a
+   * buffer's pages as they are written, so it costs what the line holds.
+   * Growing by copying would hold the old and the new buffer at once (and
+   * the allocator keeps freed pages a while): about twice a huge line.
+   */
+  private grow(need: number): void {
+    const want = Math.max(need, this.carry.length * 2, 4096);
+    let grown: Uint8Array<ArrayBuffer> | null = null;
+    if (want >= RESERVE_MIN) {
+      const reserve = Math.max(need, Math.min(MAX_RESERVE, this.maxLineBytes + RESERVE_SLACK));
+      if (reserve > want) {
+        try {
+          grown = new Uint8Array(reserve);
+        } catch {
+          grown = null; // no address space for it: grow as needed
+        }
+      }
+    }
+    grown ??= new Uint8Array(want);
+    grown.set(this.carry.subarray(0, this.carryLen));
+    this.carry = grown;
   }
 
   /** Hand out the lines of the carry that end at a break of the dialect; keep the unfinished rest. */

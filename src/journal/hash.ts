@@ -1,4 +1,4 @@
-import { canonical, sha256Parts } from "../pyjson/encode.ts";
+import { canonical, sha256Parts, sha256PartsAsync } from "../pyjson/encode.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { sha256Hex } from "../hex.ts";
 import { DEFAULT_PROFILE, HASH_PROFILE_FIELD, journalProfile, UnknownHashProfileError, type HashProfile, type Payload } from "./hash-profiles.ts";
@@ -31,6 +31,11 @@ export function payloadPreimage(eventType: string, payload: Payload, profile: Ha
 
 export function payloadHash(eventType: string, payload: Payload, profile: HashProfile = DEFAULT_PROFILE): string {
   return sha256Parts(profile.payloadPreimage(eventType, payload));
+}
+
+/** `payloadHash`, taking turns of the event loop while a long `PyRaw` value is hashed (a signal is taken meanwhile). */
+export function payloadHashAsync(eventType: string, payload: Payload, profile: HashProfile = DEFAULT_PROFILE): Promise<string> {
+  return sha256PartsAsync(profile.payloadPreimage(eventType, payload));
 }
 
 /** The event pre-image: `{"event_type":…,"index":…,"payload_hash":…,"prev_hash":…}` in the profile's spelling. */

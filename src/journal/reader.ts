@@ -36,12 +36,15 @@ const NON_OBJECT: LineVerdict = { kind: "discarded", reason: "non-object row" };
 /**
  * Classify one physical line (content bytes without the terminator). A line
  * over `maxBytes` (the reader's row limit: the readers refuse such a line
- * before it gets here) is discarded unread, never parsed.
+ * before it gets here) is discarded unread, never parsed. `transient`: the
+ * caller is done with the row before `bytes` can change (a long line's row
+ * then keeps views of them instead of a copy); `rawStringMin`: its long
+ * string members stay bytes (see loadsLine).
  */
-export function classifyLine(bytes: Uint8Array, maxBytes = MAX_LINE_BYTES): LineVerdict {
+export function classifyLine(bytes: Uint8Array, maxBytes = MAX_LINE_BYTES, transient = false, rawStringMin = Infinity): LineVerdict {
   if (bytes.length === 0) return BLANK;
   if (bytes.length > maxBytes) return { kind: "discarded", reason: `line longer than ${maxBytes} bytes (not read)` };
-  const v = loadsLine(bytes);
+  const v = loadsLine(bytes, transient, rawStringMin);
   if (v.kind === "blank") return BLANK;
   if (v.kind === "undecodable") return { ...UNDECODABLE };
   if (v.kind === "error") return { kind: "discarded", reason: `unparsable (${v.message})` };

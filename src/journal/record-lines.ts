@@ -1,9 +1,9 @@
 import { BernsteinError, InputError, type ErrorCode } from "../errors/index.ts";
-import { MAX_ROW_BYTES, rowTooLarge } from "../fsutil/input.ts";
+import { rowTooLarge } from "../fsutil/input.ts";
 import { LineSplitter } from "../fsutil/lines.ts";
 import { isUtf8 } from "node:buffer";
 import { parse } from "../pyjson/parse.ts";
-import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes } from "../pyjson/row.ts";
+import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes, RAW_MEMBER_MIN } from "../pyjson/row.ts";
 import { pyStrip } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { validateRecordInput, type EventJournal, type RawRecordItem, type RecordItem } from "./writer.ts";
@@ -13,15 +13,24 @@ import { widestObject } from "../pyjson/bytes.ts";
 /** Events per `recordMany` call, and input bytes (a batch of big rows stays small in memory). */
 const BATCH = 2048;
 const BATCH_BYTES = 4 << 20;
+/** A line this long is preceded by a full collection (as src/pyjson/row.ts loadsLine does). */
+const GC_HINT_MIN = 4 << 20;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * String members this long of a long input line stay bytes (`PyRaw`): the
+ * row is written from them in pieces, never decoded into a string (a tool
+ * result of hundreds of megabytes is often one string).
+ */
+const RAW_STRING_MIN = 1 << 20;
 
 /** `text` as a JSON object, or an InputError `code` saying what `what` is. */
 export function parseObject(text: string | Uint8Array, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {
   let v: PyValue;
   try {
     // a long line is read without a value tree (src/pyjson/row.ts)
-    v = typeof text === "string" ? parse(text) : parseRowBytes(text);
+    v = typeof text === "string" ? parse(text) : parseRowBytes(text, RAW_MEMBER_MIN, RAW_STRING_MIN);
   } catch (err) {
     throw new InputError(code, `${what} is not valid JSON: ${(err as Error).message}`, facts);
   }
@@ -67,12 +76,27 @@ interface LongLine {
   line: number;
 }
 
+/** A very long input line, recorded in pieces with turns of the event loop (EventJournal.recordLong). */
+interface StreamLine {
+  stream: Uint8Array;
+  line: number;
+}
+
+/**
+ * Lines this long (not wide enough for the worker) are recorded by
+ * `recordLong`: hashing and writing them takes turns of the event loop, so
+ * a signal is taken while a row of hundreds of megabytes is written.
+ * Shorter ones are settled in a fraction of a second in the batch.
+ */
+const STREAM_LINE_MIN = 8 << 20;
+
 /**
  * Append the JSON Lines of `chunks` (`{"event": ..., ...payload}`, LF or
  * CRLF separated, blank lines skipped) to `journal`, all or nothing: on any
  * error what this call appended is rolled back and the error rethrown. A
- * line over the row limit is `row_too_large`, and so is a line whose row
- * (as encoded) would be over it, before anything of it is written; a bad
+ * line over the journal's row limit (`journal.maxRowBytes`, what verify
+ * takes by default) is `row_too_large`, and so is a line whose row (as
+ * encoded) would be over it, before anything of it is written; a bad
  * line is `invalid_event_line` (all exit 3, naming the 1-based line).
  * Lines in json.dumps spelling are recorded without decoding them
  * (src/journal/fast/record-bytes.ts); a wide line (WORKER_LINE_MIN bytes
@@ -87,9 +111,10 @@ export async function recordLines(
   onRecorded: (recorded: number) => void = () => {},
 ): Promise<number> {
   const start = journal.mark();
+  const limit = journal.maxRowBytes;
   let recorded = 0;
   // What the splitter produced, in input order: batches of short lines, and long lines.
-  let steps: ((RecordItem | RawRecordItem)[] | LongLine)[] = [];
+  let steps: ((RecordItem | RawRecordItem)[] | LongLine | StreamLine)[] = [];
   let batch: (RecordItem | RawRecordItem)[] = [];
   let batchBytes = 0;
   let encoder: RecordEncoder | null = null;
@@ -106,9 +131,14 @@ export async function recordLines(
       if (Array.isArray(step)) {
         journal.recordMany(step);
         recorded += step.length;
+      } else if ("stream" in step) {
+        const text = decodeLine(step.stream, step.line);
+        if ((typeof text === "string" ? pyStrip(text) : pyStripBytes(text)).length === 0) continue; // a blank line
+        await journal.recordLong(eventOfLine(text, step.line));
+        recorded++;
       } else {
         const ctx = journal.nextRow();
-        const row = await (encoder ??= new RecordEncoder()).encode(step.long, step.line, ctx);
+        const row = await (encoder ??= new RecordEncoder()).encode(step.long, step.line, ctx, journal.maxRowBytes);
         if (row === null) continue; // a blank line
         journal.appendRow(row.line, row.hash, ctx, step.line);
         recorded++;
@@ -119,14 +149,21 @@ export async function recordLines(
   const splitter: LineSplitter = new LineSplitter(
     "lf",
     (line, lineNo) => {
-      if (line === null) throw rowTooLarge("stdin", lineNo);
+      if (line === null) throw rowTooLarge("stdin", lineNo, limit);
       // The line is kept until its batch is written: copied when it lives in the splitter's buffer.
       const kept = splitter.detach(line);
       const end = kept.length;
       const bytes = end > 0 && kept[end - 1] === 13 ? kept.subarray(0, end - 1) : kept;
+      // the buffers a long line was assembled in are garbage now: collected before its row is built
+      if (bytes.length >= GC_HINT_MIN) Bun.gc(true);
       if (bytes.length >= WORKER_LINE_MIN && widestObject(bytes, WORKER_MEMBERS_MIN) >= WORKER_MEMBERS_MIN) {
         endBatch();
         steps.push({ long: bytes, line: lineNo });
+        return;
+      }
+      if (bytes.length >= STREAM_LINE_MIN) {
+        endBatch();
+        steps.push({ stream: bytes, line: lineNo });
         return;
       }
       batchBytes += bytes.length;
@@ -140,13 +177,13 @@ export async function recordLines(
       }
       if (batch.length >= BATCH || batchBytes >= BATCH_BYTES) endBatch();
     },
-    MAX_ROW_BYTES,
+    limit,
   );
   try {
     for await (const chunk of chunks) {
       splitter.push(chunk);
       // The row limit holds while a line streams in: it is never assembled past it.
-      if (splitter.overlong) throw rowTooLarge("stdin", splitter.lines + 1);
+      if (splitter.overlong) throw rowTooLarge("stdin", splitter.lines + 1, limit);
       await drain();
     }
     splitter.end();

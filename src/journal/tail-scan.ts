@@ -1,5 +1,5 @@
 import { tailVerdict, type TailVerdict } from "../fsutil/torn-tail.ts";
-import { physicalLines } from "../fsutil/lines.ts";
+import { MAX_LINE_BYTES, physicalLines } from "../fsutil/lines.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { classifyLine, type JournalRow } from "./reader.ts";
 
@@ -22,18 +22,23 @@ export interface TailScan {
   verdict: TailVerdict;
 }
 
-/** One streaming pass classifying the tail. */
-export function scanTail(path: string, onRow?: (row: JournalRow) => void): TailScan {
+/** A long row's string members this long are hashed from their bytes by the tail scan. */
+const RAW_STRING_MIN = 1 << 20;
+
+/** One streaming pass classifying the tail; a line over `maxLineBytes` (default: every reader's 16 MiB) is `row_too_large`. */
+export function scanTail(path: string, onRow?: (row: JournalRow) => void, maxLineBytes = MAX_LINE_BYTES): TailScan {
   let count = 0;
   let head = "";
   const discarded: number[] = [];
   let cutOffset: number | null = null;
   let lastLine = -1;
   let lastTerminated = true;
-  for (const line of physicalLines(path)) {
+  for (const line of physicalLines(path, { maxLineBytes })) {
     lastLine = line.index;
     lastTerminated = line.terminated;
-    const v = classifyLine(line.bytes);
+    // the row is checked and dropped before the next line is read: no copy of a long line, and
+    // its long strings are hashed from their bytes (never decoded)
+    const v = classifyLine(line.bytes, maxLineBytes, true, RAW_STRING_MIN);
     if (v.kind === "discarded") {
       if (cutOffset === null) cutOffset = line.start;
       discarded.push(line.index);

@@ -2,12 +2,12 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, 
 import { fsyncDir } from "../fsutil/atomic.ts";
 import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError, UsageError } from "../errors/index.ts";
-import { MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { rowLimitText, VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import type { FileLock } from "../fsutil/lock.ts";
-import { dumps, dumpsRowBytes, holdsRaw } from "../pyjson/encode.ts";
+import { dumps, dumpsRowBytes, dumpsRowChunks, dumpsRowChunksAsync, holdsRaw } from "../pyjson/encode.ts";
 import { pyRound } from "../pyjson/python.ts";
-import { pyFloat, pyInt, type PyLike, type PyValue } from "../pyjson/types.ts";
-import { eventHash, HASH_PROFILE_FIELD, payloadHash, type Payload } from "./hash.ts";
+import { pyFloat, pyInt, PyRaw, type PyLike, type PyValue } from "../pyjson/types.ts";
+import { eventHash, HASH_PROFILE_FIELD, payloadHash, payloadHashAsync, type Payload } from "./hash.ts";
 import { DEFAULT_PROFILE } from "./hash-profiles.ts";
 import { writeMetadata, type RunMetadata } from "./metadata.ts";
 import { journalPath, METADATA_FILE_NAME, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
@@ -50,6 +50,8 @@ export interface CreateOptions {
   overwrite?: boolean;
   env?: Record<string, string | undefined>;
   clock?: JournalClock;
+  /** Longest row written (default VERIFY_MAX_ROW_BYTES, what verify takes): a longer one is `row_too_large`, nothing written. */
+  maxRowBytes?: number;
 }
 
 export interface ResumeOptions {
@@ -58,6 +60,8 @@ export interface ResumeOptions {
   clock?: JournalClock;
   /** Append even when `<run_dir>/seal.json` exists (the seal will then mismatch). */
   allowSealed?: boolean;
+  /** Longest row read (resuming) or written (default VERIFY_MAX_ROW_BYTES, what verify takes): a longer one is `row_too_large`. */
+  maxRowBytes?: number;
 }
 
 /** The run's directory (made) and journal path (kept inside the state directory), with the writer lock held. */
@@ -95,25 +99,102 @@ export interface RawRecordItem {
 }
 
 /**
- * The writer never writes a row its own readers refuse: a row line (as
+ * The writer never writes a row its own reader refuses: a row line (as
  * encoded, not as it came in: the re-encoding can be larger, e.g. a
- * compact `[1,1,…]` gains a space per element) over MAX_ROW_BYTES is
- * `row_too_large` before anything is written. `line` is the 1-based input
- * line, when there is one.
+ * compact `[1,1,…]` gains a space per element) over `limit` (default
+ * VERIFY_MAX_ROW_BYTES, what `journal verify` takes) is `row_too_large`
+ * before anything is written. `line` is the 1-based input line, when there
+ * is one.
  */
-export function checkRowSize(line: string | Uint8Array, index: number, inputLine?: number): void {
+export function checkRowSize(line: string | Uint8Array, index: number, inputLine?: number, limit = VERIFY_MAX_ROW_BYTES): void {
   const text = typeof line === "string";
   // a UTF-16 unit is at most 3 UTF-8 bytes: most rows are settled without measuring
-  if ((text ? 3 * line.length : line.length) <= MAX_ROW_BYTES + 1) return;
+  if ((text ? 3 * line.length : line.length) <= limit + 1) return;
   const last = text ? line.charCodeAt(line.length - 1) : line[line.length - 1];
   const exact = (text ? Buffer.byteLength(line, "utf8") : line.length) - (last === 10 ? 1 : 0);
-  if (exact <= MAX_ROW_BYTES) return;
+  if (exact > limit) throw rowOverLimit(exact, index, inputLine, limit);
+}
+
+/** `row_too_large` for the row of `rowBytes` bytes (without its "\n") event `index` would be. */
+function rowOverLimit(rowBytes: number, index: number, inputLine: number | undefined, limit: number): InputError {
   const from = inputLine === undefined ? "" : ` (stdin line ${inputLine})`;
-  throw new InputError(
+  return new InputError(
     "row_too_large",
-    `event ${index}${from} would be a journal row of ${exact} bytes, over the row limit of ${MAX_ROW_BYTES} bytes (16 MiB) every reader enforces; refusing to write it (the journal is unchanged)`,
-    { ...(inputLine === undefined ? {} : { path: "stdin", line: inputLine }), index, row_bytes: exact, limit_bytes: MAX_ROW_BYTES },
+    `event ${index}${from} would be a journal row of ${rowBytes} bytes, over the row limit of ${limit} bytes (${rowLimitText(limit)}) journal verify takes; refusing to write it (the journal is unchanged)`,
+    { ...(inputLine === undefined ? {} : { path: "stdin", line: inputLine }), index, row_bytes: rowBytes, limit_bytes: limit },
   );
+}
+
+/**
+ * A row whose payload holds values still in their input bytes (`PyRaw`: a
+ * long input line, src/pyjson/row.ts), to be written in pieces
+ * (`dumpsRowChunks`) and never held whole: the input line and pieces of
+ * about a megabyte are all the memory it takes. `size` is the exact row
+ * line (without its "\n"), or -1 when it cannot reach the limit (it was
+ * not measured).
+ */
+export interface StreamedRow {
+  row: Map<string, PyLike>;
+  hash: string;
+  size: number;
+}
+
+/** Output bytes per input byte a validated JSON value can take in json.dumps' default layout (a float's repr: `1e15` → `1000000000000000.0`). */
+const RAW_GROWTH = 5;
+
+/**
+ * The StreamedRow of a validated event at `ctx`, refused with `row_too_large`
+ * when its line would be over `limit`: measured by a counting pass of the
+ * encoder, only when a bound on it passes the limit.
+ */
+export function streamedRow(event: string, payload: Payload, entries: [string, PyLike][], ctx: RowContext, limit: number, inputLine?: number): StreamedRow {
+  const r = rowWithHashes(event, entries, ctx, payloadHash(event, payload));
+  if (sizeBound(r.row) > limit) {
+    r.size = 0;
+    dumpsRowChunks(r.row, "", (piece) => (r.size += piece.length));
+    if (r.size > limit) throw rowOverLimit(r.size, ctx.index, inputLine, limit);
+  }
+  return r;
+}
+
+/** `streamedRow`, taking turns of the event loop while its long values are hashed and measured (a signal is taken meanwhile). */
+export async function streamedRowAsync(event: string, payload: Payload, entries: [string, PyLike][], ctx: RowContext, limit: number, inputLine?: number): Promise<StreamedRow> {
+  const r = rowWithHashes(event, entries, ctx, await payloadHashAsync(event, payload));
+  if (sizeBound(r.row) > limit) {
+    r.size = 0;
+    await dumpsRowChunksAsync(r.row, "", (piece) => (r.size += piece.length));
+    if (r.size > limit) throw rowOverLimit(r.size, ctx.index, inputLine, limit);
+  }
+  return r;
+}
+
+/** The row (envelope, then the payload in order) with payload hash `ph`; size not measured. */
+function rowWithHashes(event: string, entries: [string, PyLike][], ctx: RowContext, ph: string): StreamedRow {
+  const { index, prev, ts, elapsed } = ctx;
+  const hash = eventHash(prev, event, ph, index);
+  const row = new Map<string, PyLike>([
+    ["ts", pyFloat(ts)],
+    ["elapsed_s", pyFloat(elapsed)],
+    ["index", pyInt(index)],
+    ["event", event],
+    ["prev_hash", prev],
+    ["payload_hash", ph],
+    ["event_hash", hash],
+  ]);
+  for (const [k, v] of entries) row.set(k, v);
+  return { row, hash, size: -1 };
+}
+
+/** An upper bound on the bytes of `row`'s line: when it is within the limit, the row need not be measured. */
+function sizeBound(row: Map<string, PyLike>): number {
+  let bound = 512;
+  for (const [k, v] of row) {
+    bound += 6 * k.length + 8;
+    if (v instanceof PyRaw) bound += RAW_GROWTH * v.bytes.length;
+    else if (typeof v === "string") bound += 6 * v.length + 2;
+    else bound += dumps(v).length;
+  }
+  return bound;
 }
 
 /** Everything a row needs besides its event: its place in the chain and its clock readings. */
@@ -166,6 +247,8 @@ export interface JournalMark {
   readonly needsNewline: boolean;
 }
 
+const NEWLINE = new Uint8Array([10]);
+
 function writeFailed(path: string, err: unknown): BernsteinError {
   return new BernsteinError(
     "journal_write_failed",
@@ -207,7 +290,7 @@ export function checkRecordInput(event: unknown, entries: [string, PyLike][]): v
     if (k === HASH_PROFILE_FIELD && v !== DEFAULT_PROFILE.name) {
       throw new InputError(
         "unknown_hash_profile",
-        `unknown hash_profile ${JSON.stringify(v)}: this writer records only ${DEFAULT_PROFILE.name}`,
+        `unknown hash_profile ${v instanceof PyRaw ? `(a value of ${v.bytes.length} bytes)` : JSON.stringify(v)}: this writer records only ${DEFAULT_PROFILE.name}`,
       );
     }
   }
@@ -239,6 +322,8 @@ export class EventJournal {
   private readonly startTs: number;
   private readonly clock: JournalClock;
   private closed = false;
+  /** Longest row line this writer reads (resuming) and writes (`row_too_large` beyond it). */
+  readonly maxRowBytes: number;
   /** Bytes were appended (or cut) since the last fsync. */
   private dirty = false;
   /** The journal file was created by this writer: its directory entry needs an fsync too. */
@@ -268,8 +353,10 @@ export class EventJournal {
     needsNewline: boolean;
     clock: JournalClock;
     created: boolean;
+    maxRowBytes?: number;
   }) {
     this.created = init.created;
+    this.maxRowBytes = init.maxRowBytes ?? VERIFY_MAX_ROW_BYTES;
     this.runId = init.runId;
     this.path = init.path;
     this.runDirPath = init.runDirPath;
@@ -308,7 +395,7 @@ export class EventJournal {
         size = 0;
       }
       const clock = opts.clock ?? systemClock;
-      const journal = new EventJournal({ runId, path, runDirPath: dir, fd, lock, index: 0, head: "", size, needsNewline: false, clock, created });
+      const journal = new EventJournal({ runId, path, runDirPath: dir, fd, lock, index: 0, head: "", size, needsNewline: false, clock, created, maxRowBytes: opts.maxRowBytes });
       // a new file needs its directory entry synced; a truncated one its new length
       journal.dirty = created || opts.overwrite === true;
       writeRunMetadata(dir, journal.startTs, runId, opts.metadata);
@@ -344,7 +431,8 @@ export class EventJournal {
       }
       applyRetention(runsRoot(opts.sddDir), runId, opts.env);
       const walker = new EventChainWalker();
-      const scan = scanTail(path, (row) => walker.push(row));
+      // the rows this writer may have written: up to its row limit (verify's by default)
+      const scan = scanTail(path, (row) => walker.push(row), opts.maxRowBytes ?? VERIFY_MAX_ROW_BYTES);
       if (scan.discarded.length > 0) {
         const lines = scan.discarded.join(", ");
         if (scan.tornTail) {
@@ -384,6 +472,7 @@ export class EventJournal {
         needsNewline: size > 0 && last !== 10 && last !== 13,
         clock: opts.clock ?? systemClock,
         created,
+        maxRowBytes: opts.maxRowBytes,
       });
     } catch (err) {
       lock.release();
@@ -462,11 +551,94 @@ export class EventJournal {
     return bytes.length;
   }
 
+  /**
+   * Write a StreamedRow in pieces of about a megabyte; on failure cut back
+   * to the last complete row (as `append`). `size`, when measured, is
+   * checked against what was written.
+   */
+  private appendStreamed(r: StreamedRow): void {
+    const w = this.pieceWriter(r);
+    try {
+      w.begin();
+      dumpsRowChunks(r.row, "\n", w.put);
+      w.end();
+    } catch (err) {
+      throw w.fail(err);
+    }
+  }
+
+  /** `appendStreamed`, with turns of the event loop between pieces (a signal's handler rolls back what was written). */
+  private async appendStreamedAsync(r: StreamedRow): Promise<void> {
+    const w = this.pieceWriter(r);
+    try {
+      w.begin();
+      await dumpsRowChunksAsync(r.row, "\n", w.put);
+      w.end();
+    } catch (err) {
+      throw w.fail(err);
+    }
+  }
+
+  /** Writing one StreamedRow's pieces: `begin`, `put` each, `end`; on any failure `fail` cuts the file back and returns the error to throw. */
+  private pieceWriter(r: StreamedRow): { begin(): void; put(bytes: Uint8Array): void; end(): void; fail(err: unknown): unknown } {
+    let written = 0;
+    const put = (bytes: Uint8Array): void => {
+      let off = 0;
+      while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
+      written += bytes.length;
+    };
+    return {
+      begin: () => {
+        if (this.fd < 0) this.materialize();
+        if (this.needsNewline) put(NEWLINE);
+      },
+      put,
+      end: () => {
+        const expected = r.size < 0 ? written : r.size + 1 + (this.needsNewline ? 1 : 0);
+        if (written !== expected) throw new Error(`journal row of ${written} bytes, measured as ${expected}`);
+        this.needsNewline = false;
+        this.size += written;
+        this.dirty = true;
+      },
+      fail: (err) => {
+        if (this.fd >= 0) {
+          try {
+            ftruncateSync(this.fd, this.size);
+          } catch {
+            /* the next reader sees a torn tail, which repair removes */
+          }
+        }
+        return (err as NodeJS.ErrnoException).code === undefined ? err : writeFailed(this.path, err);
+      },
+    };
+  }
+
+  /**
+   * Append one event read from a long input line (its large values still
+   * bytes, `PyRaw`: src/pyjson/row.ts) without ever holding its row: it is
+   * hashed, measured when it could pass the row limit, and written in
+   * pieces, with turns of the event loop in between, so SIGINT/SIGTERM is
+   * taken within moments (the command's handler rolls back what was
+   * written). An event without such values takes `recordMany`.
+   */
+  async recordLong(ev: RecordItem): Promise<void> {
+    this.ensureOpen();
+    const entries = entriesOf(ev.payload);
+    checkRecordInput(ev.event, entries);
+    if (!holdsRaw(ev.payload)) return this.recordMany([ev]);
+    const ctx = this.nextRow();
+    const big = await streamedRowAsync(ev.event, ev.payload, entries, ctx, this.maxRowBytes, ev.line);
+    if (ctx.index !== this.index || ctx.prev !== this.headHash) throw new Error("recordLong: the journal moved meanwhile");
+    await this.appendStreamedAsync(big);
+    this.index++;
+    this.headHash = big.hash;
+  }
+
   /** Append one event; returns the row as written. */
   record(event: string, payload: Payload = {}): Map<string, PyValue> {
     this.ensureOpen();
     const { row, line, hash } = this.buildRow(event, payload, this.index, this.headHash);
-    checkRowSize(line, this.index);
+    checkRowSize(line, this.index, undefined, this.maxRowBytes);
     this.append(line);
     this.index++;
     this.headHash = hash;
@@ -511,9 +683,21 @@ export class EventJournal {
           const ev = "raw" in item ? item.parse() : item;
           const entries = entriesOf(ev.payload);
           checkRecordInput(ev.event, entries);
+          if (holdsRaw(ev.payload)) {
+            // a long input line: its row is written in pieces, never whole in memory (refused before any is written)
+            const big = streamedRow(ev.event, ev.payload, entries, { index, prev, ts, elapsed }, this.maxRowBytes, item.line);
+            flush();
+            this.appendStreamed(big);
+            this.index = index + 1;
+            this.headHash = big.hash;
+            head = big.hash;
+            raw.setHead(head);
+            index++;
+            continue;
+          }
           const { line, hash } = encodeRow(ev.event, ev.payload, entries, { index, prev, ts, elapsed });
           // refused before anything of it is written (the caller rolls the batch back)
-          checkRowSize(line, index, item.line);
+          checkRowSize(line, index, item.line, this.maxRowBytes);
           const alone = typeof line !== "string" || !raw.hasRoomFor(3 * line.length);
           if (alone) flush();
           if (typeof line !== "string" || !raw.hasRoomFor(3 * line.length)) {
@@ -553,7 +737,7 @@ export class EventJournal {
   appendRow(line: string | Uint8Array, hash: string, ctx: RowContext, inputLine?: number): void {
     this.ensureOpen();
     if (ctx.index !== this.index || ctx.prev !== this.headHash) throw new Error("appendRow: the journal moved since nextRow()");
-    checkRowSize(line, ctx.index, inputLine);
+    checkRowSize(line, ctx.index, inputLine, this.maxRowBytes);
     this.append(line);
     this.index++;
     this.headHash = hash;

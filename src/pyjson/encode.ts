@@ -1,5 +1,7 @@
 import { canonicalNumber, floatRepr } from "./float.ts";
-import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText } from "./encode-bytes.ts";
+import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText, encodeStringToken, type ByteDumpsOptions } from "./encode-bytes.ts";
+import { skipWsBytes } from "./bytes.ts";
+import { BACKSLASH as BACKSLASH_BYTE, LBRACKET, QUOTE as QUOTE_BYTE, RBRACKET } from "../codec/bytes.ts";
 import { sortEntries, sortKeys } from "./order.ts";
 import { PyNum, PyRaw, type PyLike } from "./types.ts";
 import { HEX_DIGITS as HEX } from "../hex.ts";
@@ -278,6 +280,10 @@ export function hashParts(parts: readonly PreimagePart[], hasher: Bun.CryptoHash
     }
     if (text) hasher.update(text);
     text = "";
+    if (p.kind === "string") {
+      encodeStringPieces(p.bytes, new ByteSink(), (chunk) => hasher.update(chunk));
+      continue;
+    }
     const e = new BytesEncoder(p.bytes, CANONICAL_OPTIONS, new ByteSink(), (chunk) => hasher.update(chunk));
     e.value(0);
     e.finish();
@@ -336,6 +342,191 @@ export function dumpsRowBytes(row: Map<string, PyLike>, tail = ""): Uint8Array {
   let size = 64 + tail.length;
   for (const v of row.values()) if (v instanceof PyRaw) size += v.bytes.length + (v.bytes.length >> 3);
   const sink = new ByteSink(size);
+  writeRow(row, tail, sink, null, 0);
+  return sink.view();
+}
+
+/**
+ * `dumpsRowBytes(row, tail)` handed over in pieces of about `chunkBytes`
+ * (`onChunk`, a view valid during the call): a huge row is never whole in
+ * memory (but for an object member, which is held to apply the duplicate-key
+ * rule). The pieces joined are exactly `dumpsRowBytes(row, tail)`.
+ */
+export function dumpsRowChunks(row: Map<string, PyLike>, tail: string, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 20): void {
+  const sink = new ByteSink(Math.min(chunkBytes, 1 << 16) * 2);
+  writeRow(row, tail, sink, onChunk, chunkBytes);
+  if (sink.len > 0) onChunk(sink.view());
+}
+
+/** Input bytes of a long value encoded between two turns of the event loop (see encodeRawAsync). */
+const YIELD_BYTES = 4 << 20;
+
+/** One turn of the event loop: a signal handler waiting for it runs now. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * `BytesEncoder(raw.bytes, opts, sink, onChunk, chunkBytes).value(0)`, then
+ * `finish()` (everything handed over): the same bytes, but an array is
+ * encoded element by element with a turn of the event loop every few
+ * megabytes of input, so a signal is taken within moments however long the
+ * value (an object, or one element, is encoded in one go). For layouts
+ * without indentation (the row and the pre-image).
+ */
+export async function encodeRawAsync(raw: PyRaw, opts: ByteDumpsOptions, sink: ByteSink, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 20): Promise<void> {
+  const b = raw.bytes;
+  if (raw.kind === "string" && opts.ensureAscii) return encodeStringAsync(b, sink, onChunk, chunkBytes);
+  const e = new BytesEncoder(b, opts, sink, onChunk, chunkBytes);
+  if (raw.kind !== "array" || opts.indent !== null) {
+    e.value(0);
+    e.finish();
+    return;
+  }
+  let p = skipWsBytes(b, 1);
+  if (b[p] === RBRACKET) {
+    sink.ascii("[]");
+    e.finish();
+    return;
+  }
+  sink.byte(LBRACKET);
+  let turn = p + YIELD_BYTES;
+  for (let i = 0; ; i++) {
+    if (i > 0) sink.ascii(opts.itemSep);
+    p = skipWsBytes(b, e.value(p, 1));
+    if (sink.len >= chunkBytes) e.finish();
+    if (p >= turn) {
+      await nextTurn();
+      turn = p + YIELD_BYTES;
+    }
+    if (b[p] === RBRACKET) break;
+    p = skipWsBytes(b, p + 1); // the comma
+  }
+  sink.byte(RBRACKET);
+  e.finish();
+}
+
+/** Input bytes of a long string re-encoded at a time (a piece ends between two characters). */
+const STRING_PIECE = 1 << 20;
+
+/**
+ * The string token `b` (validated), re-encoded with ensure_ascii as
+ * `encodeStringToken` does, a piece at a time: its pieces are handed over
+ * as they are written and the event loop takes turns, so a string of
+ * hundreds of megabytes is never whole in memory twice. A piece ends
+ * between two characters (never inside an escape or a UTF-8 sequence);
+ * with ensure_ascii every character's spelling is its own, so the pieces
+ * joined are the whole string's.
+ */
+async function encodeStringAsync(b: Uint8Array, sink: ByteSink, onChunk: (bytes: Uint8Array) => void, chunkBytes: number): Promise<void> {
+  const w = new StringPieces(b, sink, onChunk, chunkBytes);
+  while (!w.done()) {
+    w.run(YIELD_BYTES);
+    await nextTurn();
+  }
+}
+
+/** `encodeStringAsync` without the turns (a string hashed where no signal needs taking meanwhile). */
+export function encodeStringPieces(b: Uint8Array, sink: ByteSink, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 16): void {
+  new StringPieces(b, sink, onChunk, chunkBytes).run(Infinity);
+}
+
+/** The state of a string token re-encoded a piece at a time (see encodeStringAsync). */
+class StringPieces {
+  private s = 1;
+  private readonly end: number;
+  private scratch = new Uint8Array(0);
+  constructor(
+    private readonly b: Uint8Array,
+    private readonly sink: ByteSink,
+    private readonly onChunk: (bytes: Uint8Array) => void,
+    private readonly chunkBytes: number,
+  ) {
+    this.end = b.length - 1; // the closing quote
+    sink.byte(QUOTE_BYTE);
+  }
+
+  done(): boolean {
+    return this.s > this.end;
+  }
+
+  /** Encode about `budget` more input bytes; the whole token (and everything handed over) once it is done. */
+  run(budget: number): void {
+    const { b, sink, end } = this;
+    const stop = Math.min(end, this.s + budget);
+    while (this.s < stop) {
+      const s = this.s;
+      const want = Math.min(end, s + STRING_PIECE);
+      let e = s;
+      while (e < want) {
+        const c = b[e]!;
+        if (c === BACKSLASH_BYTE) e += b[e + 1] === 0x75 ? 6 : 2;
+        else e += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+      }
+      // the piece as a token of its own: its quotes are dropped from the output again
+      if (this.scratch.length < e - s + 2) this.scratch = new Uint8Array(e - s + 2);
+      const t = this.scratch;
+      t[0] = QUOTE_BYTE;
+      t.set(b.subarray(s, e), 1);
+      t[e - s + 1] = QUOTE_BYTE;
+      const at = sink.len;
+      encodeStringToken(t, 0, sink, true);
+      sink.buf.copyWithin(at, at + 1, sink.len - 1);
+      sink.len -= 2;
+      if (sink.len >= this.chunkBytes) {
+        this.onChunk(sink.view());
+        sink.len = 0;
+      }
+      this.s = e;
+    }
+    if (this.s >= end && !this.done()) {
+      sink.byte(QUOTE_BYTE);
+      this.onChunk(sink.view());
+      sink.len = 0;
+      this.s = end + 1;
+    }
+  }
+}
+
+/** `dumpsRowChunks`, taking a turn of the event loop every few megabytes (encodeRawAsync). */
+export async function dumpsRowChunksAsync(row: Map<string, PyLike>, tail: string, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 20): Promise<void> {
+  const sink = new ByteSink(Math.min(chunkBytes, 1 << 16) * 2);
+  let text = "{";
+  let first = true;
+  for (const [k, v] of row) {
+    if (v === undefined) continue;
+    text += (first ? "" : ", ") + encodeString(k, true) + ": ";
+    first = false;
+    if (v instanceof PyRaw) {
+      sink.ascii(text);
+      text = "";
+      await encodeRawAsync(v, ROW_OPTIONS, sink, onChunk, chunkBytes);
+    } else text += dumps(v);
+  }
+  sink.ascii(text + "}" + tail);
+  if (sink.len > 0) onChunk(sink.view());
+}
+
+/** `sha256Parts`, taking a turn of the event loop every few megabytes of a `PyRaw` piece (encodeRawAsync). */
+export async function sha256PartsAsync(parts: readonly PreimagePart[]): Promise<string> {
+  const h = new Bun.CryptoHasher("sha256");
+  let text = "";
+  for (const p of parts) {
+    if (typeof p === "string") {
+      text += p;
+      continue;
+    }
+    if (text) h.update(text);
+    text = "";
+    await encodeRawAsync(p, CANONICAL_OPTIONS, new ByteSink(), (chunk) => h.update(chunk), 1 << 16);
+  }
+  if (text) h.update(text);
+  return h.digest("hex");
+}
+
+const ROW_OPTIONS: ByteDumpsOptions = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: true, rawNumbers: false };
+
+function writeRow(row: Map<string, PyLike>, tail: string, sink: ByteSink, onChunk: ((bytes: Uint8Array) => void) | null, chunkBytes: number): void {
   const opts = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: true, rawNumbers: false };
   let text = "{";
   let first = true;
@@ -346,11 +537,12 @@ export function dumpsRowBytes(row: Map<string, PyLike>, tail = ""): Uint8Array {
     if (v instanceof PyRaw) {
       sink.ascii(text);
       text = "";
-      new BytesEncoder(v.bytes, opts, sink).value(0);
+      const e = new BytesEncoder(v.bytes, opts, sink, onChunk, chunkBytes);
+      e.value(0);
+      e.finish();
     } else text += dumps(v);
   }
   sink.ascii(text + "}" + tail);
-  return sink.view();
 }
 
 const STOP = Symbol("preview complete");

@@ -66,9 +66,10 @@ export function pyStripBytes(b: Uint8Array): Uint8Array {
   return a === 0 && e === b.length ? b : b.subarray(a, e);
 }
 
-/** The tree of one validated member value, or its bytes when it is a large container. */
-function memberValue(b: Uint8Array, m: MemberSpan, rawMin: number): PyValue {
+/** The tree of one validated member value, or its bytes when it is a large container (or a string of `rawStringMin` bytes or more). */
+function memberValue(b: Uint8Array, m: MemberSpan, rawMin: number, rawStringMin = Infinity): PyValue {
   const c = b[m.valueStart];
+  if (c === 0x22 && m.valueEnd - m.valueStart >= rawStringMin) return new PyRaw(b.subarray(m.valueStart, m.valueEnd), "string");
   if (c === 0x5b || c === 0x7b) {
     const bytes = b.subarray(m.valueStart, m.valueEnd);
     if (bytes.length >= rawMin) return new PyRaw(bytes, c === 0x5b ? "array" : "object");
@@ -93,10 +94,13 @@ const latin1 = new TextDecoder("latin1");
 /**
  * `json.loads` of already stripped, valid UTF-8 `b` without a tree for its
  * large parts: an object's big array/object members become `PyRaw`; a big
- * top-level array or object that is not a row is one `PyRaw`. Throws
- * `PyJsonError` exactly as `parse()` would. The result keeps views of `b`.
+ * top-level array or object that is not a row is one `PyRaw`. With
+ * `rawStringMin`, an object's string members that long stay bytes too (a
+ * `PyRaw` of kind "string": only for a caller that writes them out again
+ * from their bytes, `journal record`). Throws `PyJsonError` exactly as
+ * `parse()` would. The result keeps views of `b`.
  */
-export function parseRowBytes(b: Uint8Array, rawMin = RAW_MEMBER_MIN): PyValue {
+export function parseRowBytes(b: Uint8Array, rawMin = RAW_MEMBER_MIN, rawStringMin = Infinity): PyValue {
   const { members } = validateBytes(b);
   if (members === null) {
     let s = 0;
@@ -111,9 +115,15 @@ export function parseRowBytes(b: Uint8Array, rawMin = RAW_MEMBER_MIN): PyValue {
   }
   // dict semantics: a duplicate key keeps its first position and takes the last value
   const row: PyObject = new Map();
-  for (const m of members) row.set(decodeStringToken(b, m.keyStart), memberValue(b, m, rawMin));
+  for (const m of members) {
+    const k = decodeStringToken(b, m.keyStart);
+    row.set(k, memberValue(b, m, rawMin, DECODED_KEYS.has(k) ? Infinity : rawStringMin));
+  }
   return row;
 }
+
+/** Members readers compare as strings (a journal row's envelope, event type and hash profile): never kept as bytes. */
+const DECODED_KEYS = new Set(["ts", "elapsed_s", "index", "event", "prev_hash", "payload_hash", "event_hash", "hash_profile"]);
 
 /** Lines at least this long take the byte path (tests lower it to cover every line). */
 let byteMin = BYTE_PATH_MIN;
@@ -129,8 +139,10 @@ export function setBytePathMin(n: number): number {
  * Decode, strip and parse one physical line (content bytes, no terminator)
  * the way Python's reader does. `transient`: the caller is done with the
  * value before `bytes` can change (it need not own them: no copy).
+ * `rawStringMin`: a long line's string members this long stay bytes
+ * (parseRowBytes), for a caller that only hashes the row.
  */
-export function loadsLine(bytes: Uint8Array, transient = false): LineValue {
+export function loadsLine(bytes: Uint8Array, transient = false, rawStringMin = Infinity): LineValue {
   if (bytes.length === 0) return BLANK;
   if (bytes.length >= byteMin) {
     if (bytes.length >= GC_HINT_MIN) Bun.gc(true);
@@ -140,7 +152,7 @@ export function loadsLine(bytes: Uint8Array, transient = false): LineValue {
     const t = pyStripBytes(owned ? bytes : bytes.slice());
     if (t.length === 0) return BLANK;
     try {
-      return { kind: "value", value: parseRowBytes(t) };
+      return { kind: "value", value: parseRowBytes(t, RAW_MEMBER_MIN, rawStringMin) };
     } catch (err) {
       return { kind: "error", message: (err as Error).message };
     }

@@ -37,7 +37,8 @@ export class PyRaw {
   constructor(
     /** Exactly the value's JSON text (UTF-8), validated with json.loads semantics. */
     readonly bytes: Uint8Array,
-    readonly kind: "array" | "object",
+    /** "string" only where a reader asked for long strings as bytes (`journal record`: src/pyjson/row.ts parseRowBytes). */
+    readonly kind: "array" | "object" | "string",
   ) {}
 }
 

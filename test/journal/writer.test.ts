@@ -297,9 +297,9 @@ describe("a new run's files appear with its first row; the row limit is the writ
     expect(await verifyJournal(j.path)).toMatchObject({ ok: true, count: 1 });
   });
 
-  test("an event whose row would pass 16 MiB is refused before anything is written (row_too_large)", () => {
+  test("an event whose row would pass the row limit (here 16 MiB) is refused before anything is written (row_too_large)", () => {
     const dir = dirs.make();
-    const j = EventJournal.open("big", { sddDir: dir });
+    const j = EventJournal.open("big", { sddDir: dir, maxRowBytes: 16 * 1024 * 1024 });
     j.record("ok");
     const before = readFileSync(j.path);
     // 5.6 M one-byte elements: an 11 MB value, a 16.8 MB row ("1, " each)
@@ -310,5 +310,41 @@ describe("a new run's files appear with its first row; the row limit is the writ
     );
     j.close();
     expect(readFileSync(j.path).equals(before)).toBe(true);
+  });
+});
+
+describe("a long event's row written in pieces (issue 30)", () => {
+  test("recordMany's streamed row, recordLong's and record()'s tree row are the same bytes, and verify", async () => {
+    const { steppingClock } = await import("../../bench/journal-gen.ts");
+    const { eventOfLine } = await import("../../src/journal/record-lines.ts");
+    const el = '{"b": [1.5, 1E5, -0, "\\u00e9\\n"], "a": "R\\u00e9sum\\u00e9 \\ud83d\\ude80", "a": null}';
+    const lines = [
+      '{"event": "big", "data": [' + Array.from({ length: 3000 }, (_, i) => (i % 2 ? el : String(i))).join(",") + '], "k": 1}',
+      '{"ts": 5, "event": "over", "rows": [' + Array.from({ length: 10000 }, (_, i) => '"s' + i + '"').join(", ") + "]}",
+      '{"event":"obj","o":{' + Array.from({ length: 9000 }, (_, i) => `"k${i % 7000}":${i}`).join(",") + "}}",
+    ];
+    const bytesOf = (t: string) => new TextEncoder().encode(t);
+    const written: Buffer[] = [];
+    for (const mode of ["many", "long", "tree"] as const) {
+      const dir = dirs.make();
+      const j = EventJournal.open("r", { sddDir: dir, clock: steppingClock(7) });
+      for (const [n, text] of lines.entries()) {
+        const b = bytesOf(text);
+        expect(b.length).toBeGreaterThan(1 << 16);
+        if (mode === "many") j.recordMany([{ raw: b, parse: () => eventOfLine(b, n + 1), line: n + 1 }]);
+        else if (mode === "long") await j.recordLong(eventOfLine(b, n + 1));
+        else {
+          const v = parse(text) as PyObject;
+          const event = v.get("event") as string;
+          v.delete("event");
+          j.record(event, v);
+        }
+      }
+      j.close();
+      written.push(readFileSync(j.path));
+      expect(await verifyJournal(j.path)).toMatchObject({ ok: true, count: lines.length });
+    }
+    expect(written[0]!.equals(written[2]!)).toBe(true);
+    expect(written[1]!.equals(written[2]!)).toBe(true);
   });
 });

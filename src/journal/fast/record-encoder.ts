@@ -22,6 +22,8 @@ export interface EncodeRequest {
   /** Its 1-based line number on stdin. */
   line: number;
   ctx: { index: number; prev: string; ts: number; elapsed: number };
+  /** The journal's row limit (a longer row is `row_too_large`). */
+  limit: number;
 }
 
 export type EncodeReply =
@@ -64,13 +66,13 @@ export class RecordEncoder {
   }
 
   /** The row of input line `line` (`bytes`, copied) at `ctx`; null for a blank line; or the error the line deserves. */
-  encode(bytes: Uint8Array, line: number, ctx: EncodeRequest["ctx"]): Promise<{ line: Uint8Array; hash: string } | null> {
+  encode(bytes: Uint8Array, line: number, ctx: EncodeRequest["ctx"], limit: number): Promise<{ line: Uint8Array; hash: string } | null> {
     const w = (this.worker ??= this.start());
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       w.ref();
-      w.postMessage({ kind: "encode", id, bytes, line, ctx } satisfies EncodeRequest);
+      w.postMessage({ kind: "encode", id, bytes, line, ctx, limit } satisfies EncodeRequest);
     });
   }
 

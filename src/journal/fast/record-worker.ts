@@ -34,7 +34,7 @@ self.onmessage = (event: MessageEvent<EncodeRequest | { kind: "close" }>) => {
     const entries = entriesOf(ev.payload);
     checkRecordInput(ev.event, entries);
     const { line, hash } = encodeRow(ev.event, ev.payload, entries, msg.ctx);
-    checkRowSize(line, msg.ctx.index, msg.line);
+    checkRowSize(line, msg.ctx.index, msg.line, msg.limit);
     const bytes = typeof line === "string" ? ascii.encode(line) : line;
     reply = { kind: "row", id: msg.id, line: bytes, hash };
   } catch (err) {

@@ -228,14 +228,14 @@ describe("row limit (16 MiB): a longer row is refused up front, never parsed", (
     mkdirSync(runDir, { recursive: true });
     writeFileSync(join(runDir, "journal.jsonl"), Buffer.concat([Buffer.from("\n"), row]));
     writeFileSync(join(cwd, "event.jsonl"), Buffer.concat([Buffer.from('{"event": "ok"}\n'), Buffer.from('{"event": "big", "data": ['), Buffer.from("1.5, ".repeat(6 * MIB)), Buffer.from("1.5]}\n")]));
-    // verify takes rows up to 256 MiB by default (issue 30); --max-row-bytes 16M is the old limit
+    // verify and record take rows up to 256 MiB by default (issue 30); --max-row-bytes 16M is the old limit
     const cases: [string[], string | undefined, number][] = [
       [["journal", "verify", join(runDir, "journal.jsonl"), "--max-row-bytes", "16M"], undefined, 2],
       [["journal", "verify", "big", "--threads", "2", "--max-row-bytes", "16M"], undefined, 2],
       [["journal", "verify", "-", "--max-row-bytes", "16M"], join(runDir, "journal.jsonl"), 2],
       [["replay", "big"], undefined, 2],
       [["replay", "big", "--from-step", "1"], undefined, 2],
-      [["journal", "record", "rec"], join(cwd, "event.jsonl"), 2],
+      [["journal", "record", "rec", "--max-row-bytes", "16M"], join(cwd, "event.jsonl"), 2],
     ];
     for (const [args, stdin, line] of cases) {
       const r = await peakKb(args, cwd, stdin);

@@ -9,7 +9,8 @@ import { tempDirs } from "../../journal/tmp.ts";
  * encode neither runs for minutes nor ignores signals. Every case spawns
  * the compiled binary.
  *
- *  - the 16 MiB row limit is checked on the row as encoded: a 12 MB line
+ *  - the row limit (here `--max-row-bytes 16M`; the default, 256 MiB, is
+ *    large-record.test.ts's) is checked on the row as encoded: a 12 MB line
  *    `[1,1,…]` (6 M elements) becomes an 18 MB row (json.dumps puts a space
  *    after each comma), refused with row_too_large before anything is
  *    written: an existing journal stays byte-identical, a new run gets no
@@ -81,7 +82,7 @@ describe("journal record: the row limit is checked on the row as written (compil
     expect(seed.code).toBe(0);
     const journal = join(cwd, ".sdd", "runs", "r", "journal.jsonl");
     const before = readFileSync(journal);
-    const r = await bernsteinJson(["journal", "record", "r"], { cwd, stdin: readFileSync(bigFile), timeoutMs: 60_000 });
+    const r = await bernsteinJson(["journal", "record", "r", "--max-row-bytes", "16M"], { cwd, stdin: readFileSync(bigFile), timeoutMs: 60_000 });
     expect(r.code).toBe(3);
     expect(r.json).toMatchObject({ ok: false, error: "row_too_large", line: 2, index: 4, limit_bytes: MAX_ROW });
     expect(r.json.row_bytes).toBeGreaterThan(MAX_ROW);
@@ -90,7 +91,7 @@ describe("journal record: the row limit is checked on the row as written (compil
     expect(readFileSync(journal).equals(before)).toBe(true);
     expect(strays(join(cwd, ".sdd", "runs", "r"))).toEqual([]);
     // nothing stuck behind a row nobody can read
-    const next = await bernsteinJson(["journal", "record", "r"], { cwd, stdin: '{"event": "d"}\n' });
+    const next = await bernsteinJson(["journal", "record", "r", "--max-row-bytes", "16M"], { cwd, stdin: '{"event": "d"}\n' });
     expect(next.json).toMatchObject({ ok: true, recorded: 1, count: 4 });
     const v = await bernsteinJson(["journal", "verify", "r"], { cwd });
     expect(v.code).toBe(0);
@@ -98,7 +99,7 @@ describe("journal record: the row limit is checked on the row as written (compil
   }, 90_000);
 
   test("a new run: refused, and no journal.jsonl, metadata.json or lock is left", async () => {
-    const r = await bernsteinJson(["journal", "record", "fresh"], { cwd, stdin: readFileSync(bigFile), timeoutMs: 60_000 });
+    const r = await bernsteinJson(["journal", "record", "fresh", "--max-row-bytes", "16M"], { cwd, stdin: readFileSync(bigFile), timeoutMs: 60_000 });
     expect(r.code).toBe(3);
     expect(r.json.error).toBe("row_too_large");
     const dir = join(cwd, ".sdd", "runs", "fresh");

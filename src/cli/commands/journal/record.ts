@@ -7,8 +7,9 @@ import { defineCliCommand } from "../../command.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 import { runsDirArgs } from "../../args.ts";
+import { parseMaxRowBytes } from "../../fast-verify.ts";
 
-const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [--sdd-dir DIR]  (without EVENT: JSON Lines on stdin)";
+const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [--max-row-bytes SIZE] [--sdd-dir DIR]  (without EVENT: JSON Lines on stdin)";
 
 export default defineCliCommand({
   docs: {
@@ -25,7 +26,11 @@ export default defineCliCommand({
       ]),
     },
     ],
-    exits: { 0: "appended", 2: "refused: the run is sealed (journal_sealed), or another writer holds the journal (journal_locked)" },
+    exits: {
+      0: "appended",
+      2: "refused: the run is sealed (journal_sealed), or another writer holds the journal (journal_locked); a bad --max-row-bytes (invalid_row_limit)",
+      3: "unreadable or malformed input: a bad line (invalid_event_line), a row over the row limit (row_too_large); nothing appended",
+    },
   },
   meta: {
     name: "record",
@@ -36,6 +41,11 @@ export default defineCliCommand({
     run_id: { type: "positional", required: false, description: "Run id (journal at <sdd-dir>/runs/<RUN_ID>/journal.jsonl)" },
     event: { type: "positional", required: false, description: "Event type; omit to read JSON Lines from stdin" },
     data: { type: "string", description: "Payload of EVENT as a JSON object (default {})" },
+    "max-row-bytes": {
+      type: "string",
+      description:
+        "Longest row read or written: bytes, or with a K, M or G suffix (default 256M, as journal verify); a longer one is row_too_large (exit 3), nothing written",
+    },
     ...runsDirArgs,
   },
   async run({ args, json }) {
@@ -43,6 +53,7 @@ export default defineCliCommand({
     if (words.length < 1 || words.length > 2) throw new UsageError(USAGE);
     const [runId, event] = words as [string, string | undefined];
     const sddDir = args["sdd-dir"] ?? ".sdd";
+    const maxRowBytes = parseMaxRowBytes(args["max-row-bytes"]);
     let payload: PyObject | null = null;
     if (event !== undefined) {
       payload = parseObject(args.data ?? "{}", "--data", "invalid_data");
@@ -51,7 +62,7 @@ export default defineCliCommand({
       throw new UsageError("--data needs an EVENT (stdin mode takes the payload from each line)");
     }
     // Open first: a held lock or a torn tail is reported before any input is read.
-    const journal = EventJournal.open(runId, { sddDir });
+    const journal = EventJournal.open(runId, { sddDir, maxRowBytes });
     let recorded = 0;
     // All or nothing, also when a signal ends it: what this command appended is rolled back.
     const start = journal.mark();
