@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { cutTornTail, repairRefused } from "../fsutil/torn-tail.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
@@ -74,7 +75,8 @@ export function repairJournalTailSync(path: string, opts: RepairOptions = {}): R
 
 /** The exact tail scan and its verdict; the caller holds the writer lock. */
 function repairLocked(path: string, opts: RepairOptions): RepairResult {
-  const scan = scanTail(path);
+  // rows as long as verify and record take them: a journal the writer wrote can be repaired
+  const scan = scanTail(path, undefined, VERIFY_MAX_ROW_BYTES);
   const v = scan.verdict;
   if (v.kind === "clean") return { repaired: false, removed_line_indices: [], event_count: scan.count, head: scan.head };
   if (v.kind === "refused") throw repairRefused(path, v.reason, { discarded_line_indices: scan.discarded });

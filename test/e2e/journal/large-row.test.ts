@@ -62,4 +62,20 @@ describe("rows over 16 MiB", () => {
     expect(prose.code).toBe(3);
     expect(prose.stderr).toContain("row limit");
   });
+
+  test(
+    "replay repair cuts a torn tail after a 20 MB row (it reads rows up to the limit the writer writes them)",
+    async () => {
+      const path = bigRowJournal(20e6);
+      const sdd = join(path, "..", "..", "..");
+      const whole = readFileSync(path);
+      const torn = Buffer.concat([whole, Buffer.from('{"ts": 1727000003.5, "index": 3, "event": "tor')]);
+      writeFileSync(path, torn);
+      const r = await bernsteinJson(["replay", "repair", "big", "--sdd-dir", sdd]);
+      expect([r.code, r.json.ok, r.json.repaired, r.json.removed_line_indices, r.json.event_count]).toEqual([0, true, true, [3], 3]);
+      expect(readFileSync(path).equals(whole)).toBe(true);
+      expect(r.json.head).toBe(reference(path).head);
+    },
+    120_000,
+  );
 });
