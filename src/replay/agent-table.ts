@@ -7,7 +7,7 @@ import { pyStr } from "../pyjson/python.ts";
 import { rawGet } from "../pyjson/row.ts";
 import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { humanValue } from "../render/json.ts";
-import { IndexedEntries, plainString, StepKey } from "../steps/indexed.ts";
+import { IndexedEntries, plainStart, StepKey } from "../steps/indexed.ts";
 
 /**
  * The cells of the agent view's prose table (`replay <AGENT_ID>`): seq,
@@ -58,25 +58,59 @@ function nameValue(ix: RowIndex, o: number): number {
   return found;
 }
 
+/** Where an indexed entry's cells lie (read by readSpans): a span of the row's bytes, or a fixed text. */
+const DASH = -1;
+const TOOL = -2;
+const NO_HASH = -3;
+const sp = { seqS: 0, seqE: 0, stepS: 0, stepE: 0, prevS: 0, prevE: 0, modelS: 0, modelE: 0, toolS: 0, toolE: 0 };
+
+/**
+ * Read the cells' spans of an indexed entry into `sp`; false when the exact
+ * path must decide them (a cell not a plain ASCII string, seq not an
+ * integer in Python's spelling).
+ */
+function readSpans(ix: RowIndex): boolean {
+  const seqAt = ix.valueOf(StepKey.Seq);
+  if (seqAt < 0 || ix.kind(seqAt) !== Tok.Int || (ix.flags(seqAt) & Spell.NotPython) !== 0) return false;
+  sp.seqS = ix.start(seqAt);
+  sp.seqE = ix.end(seqAt);
+  const step = ix.valueOf(StepKey.StepHash);
+  sp.stepS = plainStart(ix, step);
+  if (sp.stepS < 0) return false;
+  sp.stepE = Math.min(ix.end(step) - 1, sp.stepS + 16);
+  const prevAt = ix.valueOf(StepKey.PrevHash);
+  if (prevAt < 0) sp.prevS = NO_HASH;
+  else {
+    sp.prevS = plainStart(ix, prevAt);
+    if (sp.prevS < 0) return false;
+    sp.prevE = Math.min(ix.end(prevAt) - 1, sp.prevS + 16);
+  }
+  const modelAt = ix.valueOf(StepKey.Model);
+  if (modelAt < 0 || isNull(ix, modelAt)) sp.modelS = DASH;
+  else {
+    sp.modelS = plainStart(ix, modelAt);
+    if (sp.modelS < 0) return false;
+    sp.modelE = ix.end(modelAt) - 1;
+  }
+  const toolAt = ix.valueOf(StepKey.ToolCall);
+  if (toolAt < 0 || isNull(ix, toolAt)) sp.toolS = DASH;
+  else {
+    const nameAt = ix.kind(toolAt) === Tok.Object ? nameValue(ix, toolAt) : -1;
+    if (nameAt < 0) sp.toolS = TOOL;
+    else {
+      sp.toolS = plainStart(ix, nameAt);
+      if (sp.toolS < 0) return false;
+      sp.toolE = ix.end(nameAt) - 1;
+    }
+  }
+  return true;
+}
+
 /** The cells of an indexed entry, or null when the exact path must decide them. */
 function indexedCells(ix: RowIndex): AgentCells | null {
-  const seqAt = ix.valueOf(StepKey.Seq);
-  if (seqAt < 0 || ix.kind(seqAt) !== Tok.Int || (ix.flags(seqAt) & Spell.NotPython) !== 0) return null;
-  const stepText = plainString(ix, ix.valueOf(StepKey.StepHash), 16);
-  const prevAt = ix.valueOf(StepKey.PrevHash);
-  const prevText = prevAt < 0 ? "" : plainString(ix, prevAt, 16);
-  if (stepText === null || prevText === null) return null;
-  const modelAt = ix.valueOf(StepKey.Model);
-  const model = modelAt < 0 || isNull(ix, modelAt) ? "-" : plainString(ix, modelAt);
-  if (model === null) return null;
-  const toolAt = ix.valueOf(StepKey.ToolCall);
-  let tool: string | null = "-";
-  if (toolAt >= 0 && !isNull(ix, toolAt)) {
-    const nameAt = ix.kind(toolAt) === Tok.Object ? nameValue(ix, toolAt) : -1;
-    tool = nameAt < 0 ? "<tool>" : plainString(ix, nameAt);
-    if (tool === null) return null;
-  }
-  return [ix.latin1(ix.start(seqAt), ix.end(seqAt)), stepText + "...", prevText + "...", model, tool];
+  if (!readSpans(ix)) return null;
+  const text = (s: number, e: number): string => (s === DASH ? "-" : s === TOOL ? "<tool>" : s === NO_HASH ? "" : ix.latin1(s, e));
+  return [ix.latin1(sp.seqS, sp.seqE), text(sp.stepS, sp.stepE) + "...", text(sp.prevS, sp.prevE) + "...", text(sp.modelS, sp.modelE), text(sp.toolS, sp.toolE)];
 }
 
 /** Bytes read at a time: one batch of rows (a batch's strings live until it is written). */
@@ -111,4 +145,112 @@ export async function* agentTableCells(path: string, limit: number | null): Asyn
   }
   splitter.end();
   yield batch;
+}
+
+/** The table's lines as bytes, a batch at a time (the buffer is reused once the caller asks for the next). */
+class LineBytes {
+  buf = new Uint8Array(1 << 18);
+  len = 0;
+  private readonly enc = new TextEncoder();
+
+  private room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + n));
+    grown.set(this.buf.subarray(0, this.len));
+    this.buf = grown;
+  }
+
+  /** A line of text (the exact path's), with its line feed. */
+  text(line: string): void {
+    this.room(3 * line.length + 1);
+    this.len += this.enc.encodeInto(line, this.buf.subarray(this.len)).written;
+    this.buf[this.len++] = 0x0a;
+  }
+
+  /** src[s, e), then spaces up to `width` bytes in all (padEnd: a longer cell is not cut). */
+  cell(src: Uint8Array, s: number, e: number, width: number): void {
+    const n = e - s;
+    this.room(Math.max(n, width) + 4);
+    this.buf.set(src.subarray(s, e), this.len);
+    this.len += n;
+    this.pad(n, width);
+  }
+
+  /** ASCII text, then spaces up to `width`. */
+  word(w: Uint8Array, width: number): void {
+    this.room(Math.max(w.length, width) + 4);
+    this.buf.set(w, this.len);
+    this.len += w.length;
+    this.pad(w.length, width);
+  }
+
+  pad(n: number, width: number): void {
+    for (let i = n; i < width; i++) this.buf[this.len++] = 0x20;
+  }
+
+  /** End the line: trailing spaces dropped (trimEnd: a plain ASCII cell holds no other whitespace), a line feed. */
+  endLine(): void {
+    while (this.len > 0 && this.buf[this.len - 1] === 0x20) this.len--;
+    this.room(1);
+    this.buf[this.len++] = 0x0a;
+  }
+}
+
+const ASCII = new TextEncoder();
+const DOTS = ASCII.encode("...");
+const DASH_TEXT = ASCII.encode("-");
+const TOOL_TEXT = ASCII.encode("<tool>");
+
+/**
+ * The agent view's table rows in the fixed layout (`widths`: each column
+ * padded to its width as `padEnd` pads, joined by one space, trailing
+ * spaces dropped, a line feed after each), at most `limit` entries, as
+ * bytes a batch per read chunk. An indexed row is written from its bytes
+ * (no string made); every other row's cells go through `format` (the
+ * same layout as text).
+ */
+export async function* agentTableBytes(path: string, limit: number | null, widths: readonly number[], format: (cells: AgentCells) => string): AsyncGenerator<Uint8Array> {
+  if (!existsSync(path) || limit === 0) return;
+  const out = new LineBytes();
+  let seen = 0;
+  const [wSeq, wStep, wPrev, wModel] = widths as [number, number, number, number];
+  const entries = new IndexedEntries<true>(
+    (ix) => {
+      if (!readSpans(ix)) return null;
+      const b = ix.buf;
+      out.cell(b, sp.seqS, sp.seqE, wSeq);
+      out.pad(0, 1);
+      out.cell(b, sp.stepS, sp.stepE, 0);
+      out.word(DOTS, wStep - (sp.stepE - sp.stepS));
+      out.pad(0, 1);
+      if (sp.prevS !== NO_HASH) out.cell(b, sp.prevS, sp.prevE, 0);
+      out.word(DOTS, wPrev - (sp.prevS === NO_HASH ? 0 : sp.prevE - sp.prevS));
+      out.pad(0, 1);
+      if (sp.modelS === DASH) out.word(DASH_TEXT, wModel);
+      else out.cell(b, sp.modelS, sp.modelE, wModel);
+      out.pad(0, 1);
+      if (sp.toolS === DASH) out.word(DASH_TEXT, 0);
+      else if (sp.toolS === TOOL) out.word(TOOL_TEXT, 0);
+      else out.cell(b, sp.toolS, sp.toolE, 0);
+      out.endLine();
+      return true;
+    },
+    (row) => {
+      out.text(format(exactAgentCells(row)));
+      return true;
+    },
+    true,
+  );
+  const splitter = new LineSplitter("universal", (line) => {
+    if (limit !== null && seen >= limit) return;
+    if (entries.line(line) !== undefined) seen++;
+  });
+  for (const chunk of readChunks(path, { what: "journal" }, READ_BYTES)) {
+    splitter.push(chunk);
+    yield out.buf.subarray(0, out.len);
+    out.len = 0;
+    if (limit !== null && seen >= limit) return;
+  }
+  splitter.end();
+  yield out.buf.subarray(0, out.len);
 }

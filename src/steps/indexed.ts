@@ -55,9 +55,13 @@ export const enum StepKey {
 /** Flags under which a string's bytes are its text: no escape, no raw UTF-8, no raw DEL. */
 const NOT_PLAIN = Spell.Escaped | Spell.Utf8 | Spell.NotPython;
 
+/** Where the content of string token t starts when it is plain (its bytes are its text: ASCII, no escape), else -1. */
+export function plainStart(ix: RowIndex, t: number): number {
+  return ix.kind(t) === Tok.String && (ix.flags(t) & NOT_PLAIN) === 0 ? ix.start(t) + 1 : -1;
+}
+
 /** The text of string token t when plain (at most its first `max` characters), else null. */
 export function plainString(ix: RowIndex, t: number, max = Infinity): string | null {
-  if (ix.kind(t) !== Tok.String || (ix.flags(t) & NOT_PLAIN) !== 0) return null;
-  const s = ix.start(t) + 1;
-  return ix.latin1(s, Math.min(ix.end(t) - 1, s + max));
+  const s = plainStart(ix, t);
+  return s < 0 ? null : ix.latin1(s, Math.min(ix.end(t) - 1, s + max));
 }

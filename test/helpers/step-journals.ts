@@ -222,6 +222,10 @@ export const HOSTILE_STEP_LINES = [
   `   `,
   ``,
   `{"seq": 16, "step_hash": "${HOSTILE_H}"} trailing`,
+  // cells longer than their column, trailing spaces (the line is trimmed), an empty tool name
+  `{"seq": 1234567, "step_hash": "${HOSTILE_H}", "prev_hash": "ab", "model": "a-model-name-longer-than-its-column", "tool_call": {"name": "edit  "}}`,
+  `{"seq": 19, "step_hash": "${HOSTILE_H}", "model": "m  ", "tool_call": {"name": ""}}`,
+  `{"seq": 20, "step_hash": "${HOSTILE_H}", "model": "m", "tool_call": {"name": " "}}`,
   // whitespace around and inside
   ` \t{"seq":17,"step_hash":"${HOSTILE_H}","model":"m","tool_call":{"name":"t"}}\t `,
   `{ "seq" : 18 , "step_hash" : "${HOSTILE_H}" }`,

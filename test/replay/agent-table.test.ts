@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { agentTableCells, exactAgentCells, type AgentCells } from "../../src/replay/agent-table.ts";
+import { agentTableBytes, agentTableCells, exactAgentCells, type AgentCells } from "../../src/replay/agent-table.ts";
 import { readEntries } from "../../src/steps/reader.ts";
 import { HOSTILE_STEP_LINES as HOSTILE, journalBytes } from "../helpers/step-journals.ts";
 
@@ -22,6 +22,16 @@ async function viaTable(path: string, limit: number | null): Promise<AgentCells[
   const out: AgentCells[] = [];
   for await (const batch of agentTableCells(path, limit)) out.push(...batch);
   return out;
+}
+
+const WIDTHS = [6, 19, 19, 24, 0];
+const line = (cells: string[]) => cells.map((c, i) => c.padEnd(WIDTHS[i]!)).join(" ").trimEnd();
+
+/** The fixed layout's text as the byte writer makes it (a copy of each batch: its buffer is reused). */
+async function viaBytes(path: string, limit: number | null): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const b of agentTableBytes(path, limit, WIDTHS, line)) parts.push(Buffer.from(b));
+  return Buffer.concat(parts).toString("utf8");
 }
 
 async function exact(path: string, limit: number | null): Promise<AgentCells[]> {
@@ -44,6 +54,7 @@ describe("agent prose cells: the index's reading is the exact path's", () => {
       const want = await exact(p, null);
       expect(want.length).toBeGreaterThan(10);
       expect({ name, cells: await viaTable(p, null) }).toEqual({ name, cells: want });
+      expect({ name, text: await viaBytes(p, null) }).toEqual({ name, text: want.map((c) => line(c) + "\n").join("") });
     }
   });
 
@@ -58,7 +69,9 @@ describe("agent prose cells: the index's reading is the exact path's", () => {
     for (const [name, text] of Object.entries(journals)) {
       const p = file(`${name}.jsonl`, text);
       for (const limit of [null, 0, 1, 37]) {
-        expect({ name, limit, cells: await viaTable(p, limit) }).toEqual({ name, limit, cells: await exact(p, limit) });
+        const want = await exact(p, limit);
+        expect({ name, limit, cells: await viaTable(p, limit) }).toEqual({ name, limit, cells: want });
+        expect({ name, limit, text: await viaBytes(p, limit) }).toEqual({ name, limit, text: want.map((c) => line(c) + "\n").join("") });
       }
     }
   });

@@ -1,7 +1,7 @@
 import { NegativeError, UsageError } from "../../../errors/index.ts";
 import { renderJson } from "../../../render/json.ts";
 import { refuseNonStepJournal } from "../../../steps/reader.ts";
-import { agentTableCells } from "../../../replay/agent-table.ts";
+import { agentTableBytes, agentTableCells } from "../../../replay/agent-table.ts";
 import { verifyAgentJournal } from "../../../steps/verify.ts";
 import { agentVerdictJson, emptyAgentJson } from "../../../steps/verdict.ts";
 import { paint } from "../../../render/ansi.ts";
@@ -71,10 +71,12 @@ async function showAgent(ctx: ReplayContext, agentId: string, limit: number | nu
   // Python's fixed layout where it fits; a narrower terminal folds model and tool below each row.
   const narrow = terminalWidth() < AGENT_TABLE_WIDTH ? narrowAgentTable(header) : null;
   await printLines(narrow ? narrow.header() : paint("bold", header.map((h, i) => h.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd()));
-  for await (const batch of agentTableCells(bucket, limit)) {
-    // One write per read chunk, not per row.
-    const lines = narrow ? batch.flatMap((cells) => narrow.format(cells)) : batch.map((cells) => cells.map((c, i) => c.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd());
-    if (lines.length > 0) await printLines(...lines);
+  // One write per read chunk, not per row; the fixed layout is written from the rows' bytes.
+  if (narrow) {
+    for await (const batch of agentTableCells(bucket, limit)) if (batch.length > 0) await printLines(...batch.flatMap((cells) => narrow.format(cells)));
+  } else {
+    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd();
+    for await (const bytes of agentTableBytes(bucket, limit, AGENT_COLUMNS, line)) await writeStdoutBytes(bytes);
   }
   const hint = `Use 'bernstein replay export ${agentId}' to produce an offline-verifiable receipt.`;
   await printLines("", ...(narrow ? wrapCells(hint, terminalWidth()) : [hint]));
