@@ -11,7 +11,7 @@ import { diffJournals } from "../receipts/diff.ts";
 import { exportReceipt } from "../receipts/export.ts";
 import { loadSigningKey } from "../receipts/keys.ts";
 import { sourceEntries, sourceEntryValues } from "../receipts/source.ts";
-import { IndexedEntries, plainString, StepKey } from "../steps/indexed.ts";
+import { IndexedEntries, plainStart, StepKey } from "../steps/indexed.ts";
 import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
 import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
 import { refuseNonStepJournal } from "../steps/reader.ts";
@@ -184,11 +184,19 @@ export async function projectSteps(path: string, cap: number): Promise<{ project
   const projection: Map<string, PyValue>[] = [];
   let last = GENESIS_HASH;
   let count = 0;
+  // Past the projected steps only the last step_hash is wanted: its bytes are kept (not a string per row) while it is plain.
+  let lastBytes = new Uint8Array(64);
+  let lastLen = -1;
   const steps = new IndexedEntries<true>(
     (ix) => {
-      const hash = count < cap ? null : plainString(ix, ix.valueOf(StepKey.StepHash));
-      if (hash === null) return null;
-      last = hash;
+      if (count < cap) return null;
+      const t = ix.valueOf(StepKey.StepHash);
+      const s = plainStart(ix, t);
+      if (s < 0) return null;
+      const n = ix.end(t) - 1 - s;
+      if (n > lastBytes.length) lastBytes = new Uint8Array(n);
+      lastBytes.set(ix.buf.subarray(s, s + n));
+      lastLen = n;
       count++;
       return true;
     },
@@ -197,15 +205,17 @@ export async function projectSteps(path: string, cap: number): Promise<{ project
         projection.push(new Map<string, PyValue>([["seq", row.get("seq") ?? null], ["step_hash", row.get("step_hash") ?? null], ["prev_hash", row.get("prev_hash") ?? null], ["model", row.get("model") ?? null], ["tool_call", toolName(row.get("tool_call"))]]));
       }
       last = pyStr(row.get("step_hash"), "");
+      lastLen = -1;
       count++;
       return true;
     },
   );
   let batches = 0;
   for await (const _ of sourceEntryValues({ kind: "file", path }, steps)) {
-    // The line views and texts are garbage at once: collecting every few MB keeps RSS flat.
-    if (++batches % 16 === 0) Bun.gc(true);
+    // The lines' views are garbage at once: collecting every few MB keeps RSS flat.
+    if (++batches % 32 === 0) Bun.gc(true);
   }
+  if (lastLen >= 0) last = Buffer.from(lastBytes.buffer, 0, lastLen).toString("latin1");
   return { projection, last, count };
 }
 
