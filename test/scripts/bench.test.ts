@@ -19,12 +19,17 @@ const ISSUE_TARGETS: [string, number | null][] = [
   ["show-prose", 3],
   ["from-step", 2],
   ["repair", 1],
+  ["html", 3],
   ["receipt-verify", null],
   ["export", 2],
   ["publish", 2],
   ["diff-journal", 2.5],
   ["agent-view", 2],
+  ["agent-prose", 3],
+  ["debug", 3],
 ];
+/** The run-journal verbs (baseline first): those before the receipt group's baseline. */
+const RUN_VERB_COUNT = ISSUE_TARGETS.findIndex(([k]) => k === "receipt-verify");
 
 let dir: string;
 
@@ -79,7 +84,7 @@ describe("npm run bench -- --verbs", () => {
       } else expect(v.ratio_met).toBe(v.ratio <= v.target_ratio);
     }
     // the displays wrote their output through the pipe (counted, not kept)
-    for (const k of ["show-json", "show-prose", "from-step", "agent-view"]) expect(rows.find((v) => v.key === k)!.stdout_bytes).toBeGreaterThan(1000);
+    for (const k of ["show-json", "show-prose", "from-step", "html", "agent-view", "agent-prose"]) expect(rows.find((v) => v.key === k)!.stdout_bytes).toBeGreaterThan(1000);
     expect(doc.verbs.run_journal.rows).toBe(4096);
     expect(doc.verbs.run_journal.from_step).toBe(4096 - 205);
     expect(doc.verbs.receipt.steps).toBe(200);
@@ -103,26 +108,26 @@ describe("npm run bench -- --verbs", () => {
     // issue 28: by default the run-journal verbs ran on every shape, each against its own baseline
     expect(doc.verbs.params.shapes).toEqual(["bench", "mixed", "large-rows", "python"]);
     expect(doc.verbs.run_journal.shape).toBe("bench");
-    const runKeys = ISSUE_TARGETS.slice(0, 7).map(([k]) => k);
+    const runKeys = ISSUE_TARGETS.slice(0, RUN_VERB_COUNT).map(([k]) => k);
     for (const s of doc.verbs.shapes) {
       expect(s.verbs.map((v: Row) => v.key)).toEqual(runKeys);
       expect(s.verbs[0].ratio).toBe(1);
       expect(s.rows).toBeGreaterThan(1);
       expect(s.bytes).toBeGreaterThanOrEqual(1e6);
     }
-    expect(doc.verbs.shapes[0].verbs).toEqual(rows.slice(0, 7));
+    expect(doc.verbs.shapes[0].verbs).toEqual(rows.slice(0, RUN_VERB_COUNT));
     const shapeHead = cellsOf(tableLines(r.stdout, 1)[0]!);
     expect(shapeHead).toEqual(["verb", ...["bench", "mixed", "large-rows", "python", "agent"].flatMap((g) => [`${g} s`, `${g} ×`, `${g} MB`])]);
     const byShape = tableRows(r.stdout, 1);
     expect(byShape).toHaveLength(ISSUE_TARGETS.length);
     const python = doc.verbs.shapes[3].verbs as Row[];
-    byShape.slice(0, 7).forEach((line, i) => {
+    byShape.slice(0, RUN_VERB_COUNT).forEach((line, i) => {
       const cells = cellsOf(line);
       expect(cells[10]).toBe(python[i]!.wall_s.toFixed(3));
       expect(cells[12]).toContain(python[i]!.rss_mb.toFixed(1));
       expect(cells.slice(13)).toEqual(["-", "-", "-"]);
     });
-    expect(cellsOf(byShape[7]!).slice(1, 13)).toEqual(Array(12).fill("-"));
+    expect(cellsOf(byShape[RUN_VERB_COUNT]!).slice(1, 13)).toEqual(Array(12).fill("-"));
     expect(r.stdout).toContain(`every target met on every shape: ${doc.verbs.all_shapes_met ? "yes" : "no"}`);
   }, 240_000);
 
