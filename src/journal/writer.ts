@@ -170,19 +170,23 @@ export async function streamedRowAsync(event: string, payload: Payload, entries:
 
 /** The row (envelope, then the payload in order) with payload hash `ph`; size not measured. */
 function rowWithHashes(event: string, entries: [string, PyLike][], ctx: RowContext, ph: string): StreamedRow {
-  const { index, prev, ts, elapsed } = ctx;
-  const hash = eventHash(prev, event, ph, index);
+  const hash = eventHash(ctx.prev, event, ph, ctx.index);
+  return { row: rowOf(event, entries, ctx, ph, hash), hash, size: -1 };
+}
+
+/** The row as Python builds it: the envelope, then the payload (dict.update: envelope-named keys overwrite in place, others append). */
+function rowOf(event: string, entries: [string, PyLike][], ctx: RowContext, ph: string, hash: string): Map<string, PyLike> {
   const row = new Map<string, PyLike>([
-    ["ts", pyFloat(ts)],
-    ["elapsed_s", pyFloat(elapsed)],
-    ["index", pyInt(index)],
+    ["ts", pyFloat(ctx.ts)],
+    ["elapsed_s", pyFloat(ctx.elapsed)],
+    ["index", pyInt(ctx.index)],
     ["event", event],
-    ["prev_hash", prev],
+    ["prev_hash", ctx.prev],
     ["payload_hash", ph],
     ["event_hash", hash],
   ]);
   for (const [k, v] of entries) row.set(k, v);
-  return { row, hash, size: -1 };
+  return row;
 }
 
 /** An upper bound on the bytes of `row`'s line: when it is within the limit, the row need not be measured. */
@@ -220,20 +224,9 @@ export function encodeRow(event: string, payload: Payload, entries: [string, PyL
 }
 
 function buildRowAt(event: string, payload: Payload, entries: [string, PyLike][], ctx: RowContext): { row: Map<string, PyValue>; line: string | Uint8Array; hash: string } {
-  const { index, prev, ts, elapsed } = ctx;
   const ph = payloadHash(event, payload);
-  const eh = eventHash(prev, event, ph, index);
-  const row = new Map<string, PyLike>([
-    ["ts", pyFloat(ts)],
-    ["elapsed_s", pyFloat(elapsed)],
-    ["index", pyInt(index)],
-    ["event", event],
-    ["prev_hash", prev],
-    ["payload_hash", ph],
-    ["event_hash", eh],
-  ]);
-  // dict.update: envelope-named keys overwrite in place, others append.
-  for (const [k, v] of entries) row.set(k, v);
+  const eh = eventHash(ctx.prev, event, ph, ctx.index);
+  const row = rowOf(event, entries, ctx, ph, eh);
   // A huge row's large members are still bytes (PyRaw): its line is built as bytes too.
   const line = holdsRaw(row) ? dumpsRowBytes(row, "\n") : dumps(row as unknown as PyLike) + "\n";
   return { row: row as Map<string, PyValue>, line, hash: eh };

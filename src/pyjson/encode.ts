@@ -491,6 +491,15 @@ class StringPieces {
 /** `dumpsRowChunks`, taking a turn of the event loop every few megabytes (encodeRawAsync). */
 export async function dumpsRowChunksAsync(row: Map<string, PyLike>, tail: string, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 20): Promise<void> {
   const sink = new ByteSink(Math.min(chunkBytes, 1 << 16) * 2);
+  for (const part of rowParts(row, tail)) {
+    if (typeof part === "string") sink.ascii(part);
+    else await encodeRawAsync(part, ROW_OPTIONS, sink, onChunk, chunkBytes);
+  }
+  if (sink.len > 0) onChunk(sink.view());
+}
+
+/** A row's line in Python's writer spelling as pieces: ASCII text, and the raw values to encode between them. */
+function* rowParts(row: Map<string, PyLike>, tail: string): Generator<string | PyRaw> {
   let text = "{";
   let first = true;
   for (const [k, v] of row) {
@@ -498,13 +507,12 @@ export async function dumpsRowChunksAsync(row: Map<string, PyLike>, tail: string
     text += (first ? "" : ", ") + encodeString(k, true) + ": ";
     first = false;
     if (v instanceof PyRaw) {
-      sink.ascii(text);
+      yield text;
       text = "";
-      await encodeRawAsync(v, ROW_OPTIONS, sink, onChunk, chunkBytes);
+      yield v;
     } else text += dumps(v);
   }
-  sink.ascii(text + "}" + tail);
-  if (sink.len > 0) onChunk(sink.view());
+  yield text + "}" + tail;
 }
 
 /** `sha256Parts`, taking a turn of the event loop every few megabytes of a `PyRaw` piece (encodeRawAsync). */
@@ -527,22 +535,15 @@ export async function sha256PartsAsync(parts: readonly PreimagePart[]): Promise<
 const ROW_OPTIONS: ByteDumpsOptions = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: true, rawNumbers: false };
 
 function writeRow(row: Map<string, PyLike>, tail: string, sink: ByteSink, onChunk: ((bytes: Uint8Array) => void) | null, chunkBytes: number): void {
-  const opts = { sortKeys: false, itemSep: ", ", keySep: ": ", indent: null, ensureAscii: true, rawNumbers: false };
-  let text = "{";
-  let first = true;
-  for (const [k, v] of row) {
-    if (v === undefined) continue;
-    text += (first ? "" : ", ") + encodeString(k, true) + ": ";
-    first = false;
-    if (v instanceof PyRaw) {
-      sink.ascii(text);
-      text = "";
-      const e = new BytesEncoder(v.bytes, opts, sink, onChunk, chunkBytes);
-      e.value(0);
-      e.finish();
-    } else text += dumps(v);
+  for (const part of rowParts(row, tail)) {
+    if (typeof part === "string") {
+      sink.ascii(part);
+      continue;
+    }
+    const e = new BytesEncoder(part.bytes, ROW_OPTIONS, sink, onChunk, chunkBytes);
+    e.value(0);
+    e.finish();
   }
-  sink.ascii(text + "}" + tail);
 }
 
 const STOP = Symbol("preview complete");
