@@ -66,6 +66,8 @@ async function showAgent(ctx: ReplayContext, agentId: string, limit: number | nu
     return 0;
   }
 
+  // The verifying pass's garbage is collected before the table's pass starts, so the two do not add up.
+  Bun.gc(true);
   await printLines(`Replay for ${agentId}`, `head_hash: ${v.head_hash}`, `steps: ${v.steps}`, "");
   const header = ["seq", "step_hash", "prev_hash", "model", "tool"];
   // Python's fixed layout where it fits; a narrower terminal folds model and tool below each row.
