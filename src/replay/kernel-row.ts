@@ -2,7 +2,7 @@ import { FingerprintKernel } from "../journal/fast/kernel.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { copyBytes } from "./fast-cells.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
-import { DISPLAY_FIELDS, displayFieldsOf, FINGERPRINT_BATCH, type LoadedRow, noteField, READ_AREA } from "./fast-row.ts";
+import { DISPLAY_FIELDS, displayFieldsOf, type FastRowReader, FINGERPRINT_BATCH, type LoadedRow, noteField, READ_AREA } from "./fast-row.ts";
 
 /**
  * The replay display's scan on the verify kernel (src/journal/fast/
@@ -76,6 +76,20 @@ export class KernelRowReader implements LoadedRow {
     const o = copyBytes(b, s, e, this.mem, this.textEnd);
     this.mem[o] = 0x0a;
     this.rewind(o + 1);
+  }
+
+  /**
+   * Append the fingerprint text of the row `r` holds (one the kernel
+   * declined), with its "\n"; `flush` empties the batch first when the text
+   * does not fit. False when `r` cannot make the text.
+   */
+  appendFrom(r: FastRowReader, flush: () => void): boolean {
+    const em = r.em;
+    const o = r.fingerprintText(em.rowBase, em.rowBase + Math.min(em.rowCap, this.maxText));
+    if (o < 0) return false;
+    if (!this.fits(o - em.rowBase + 1)) flush();
+    this.append(em.mem, em.rowBase, o);
+    return true;
   }
 
   /** Set the batch's end (back to `p`: the rows after it are not in it). */

@@ -205,7 +205,6 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   // declines by FastRowReader; the fingerprint text of both is batched in the kernel's memory.
   const k = new KernelRowReader();
   const r = new FastRowReader();
-  const em = r.em;
   let batched = 0;
   let stop = false;
   const flush = (): void => {
@@ -237,12 +236,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
         k.rewind(mark);
         return true;
       }
-      if (row === r) {
-        const o = r.fingerprintText(em.rowBase, em.rowBase + Math.min(em.rowCap, k.maxText));
-        if (o < 0) return false;
-        if (!k.fits(o - em.rowBase + 1)) flush();
-        k.append(em.mem, em.rowBase, o);
-      }
+      if (row === r && !k.appendFrom(r, flush)) return false;
       batched++;
       if (k.textLength() >= FINGERPRINT_BATCH) flush();
       if (spool === undefined) cells.idsPlain = ids !== undefined && cells.ids.read(row);

@@ -59,9 +59,3 @@ const NOT_PLAIN = Spell.Escaped | Spell.Utf8 | Spell.NotPython;
 export function plainStart(ix: RowIndex, t: number): number {
   return ix.kind(t) === Tok.String && (ix.flags(t) & NOT_PLAIN) === 0 ? ix.start(t) + 1 : -1;
 }
-
-/** The text of string token t when plain (at most its first `max` characters), else null. */
-export function plainString(ix: RowIndex, t: number, max = Infinity): string | null {
-  const s = plainStart(ix, t);
-  return s < 0 ? null : ix.latin1(s, Math.min(ix.end(t) - 1, s + max));
-}

@@ -219,7 +219,6 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
   const ix = new RowIndex();
   const k = new KernelRowReader();
   const r = new FastRowReader();
-  const em = r.em;
   const fields = new TapeFields(ix);
   let batched = 0;
   let offset = 0;
@@ -254,11 +253,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     fast: (buf, s, e, _lineNo, at) => {
       if (!indexRow(buf, s, e, ix, KEYS) || ix.kind(0) !== Tok.Object) return false;
       if (!k.take(s, e)) {
-        if (!r.loadCopy(buf, s, e)) return false;
-        const o = r.fingerprintText(em.rowBase, em.rowBase + Math.min(em.rowCap, k.maxText));
-        if (o < 0) return false;
-        if (!k.fits(o - em.rowBase + 1)) flush();
-        k.append(em.mem, em.rowBase, o);
+        if (!r.loadCopy(buf, s, e) || !k.appendFrom(r, flush)) return false;
       }
       batched++;
       if (k.textLength() >= FINGERPRINT_BATCH) flush();
