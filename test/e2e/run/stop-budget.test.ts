@@ -18,10 +18,12 @@ const ENV = { BERNSTEIN_SERVER_URL: "", BERNSTEIN_AUTH_TOKEN: "" };
  * An agent that records its pid (the leader of its own process group), then
  * works for a minute. On SIGTERM it takes 6 s to wind down and then writes
  * `finished-<task>`: longer than the default grace window, shorter than 9 s.
+ * The trap is set before the pid is written: the tests signal as soon as the
+ * pid file exists, and a SIGTERM between the two would kill the shell outright.
  */
 const SLOW_AGENT = `#!/bin/sh
-echo $$ > "agent-$BERNSTEIN_TASK_ID.pid"
 trap 'sleep 6; echo done > "finished-$BERNSTEIN_TASK_ID"; exit 0' TERM
+echo $$ > "agent-$BERNSTEIN_TASK_ID.pid"
 cat > /dev/null
 sleep 60
 `;
