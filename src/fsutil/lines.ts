@@ -205,8 +205,9 @@ export class LineSplitter {
     this.carryLen = 0;
     this.carryScanned = 0;
     this.nextGc = GROWTH_GC_MIN;
-    // A very long line's buffer is not kept around for the next ones.
-    this.releasing = this.carry.length > 1 << 20;
+    // A buffer reserved at the line cap (a huge line's) is not kept around for the next lines; a smaller one is
+    // reused, so a journal of megabyte rows does not make a carry's worth of garbage per row.
+    this.releasing = this.carry.length >= RESERVE_MIN;
     try {
       this.segment(this.carry, 0, n, terminated, segEnd);
     } finally {
