@@ -26,6 +26,11 @@ export type ExactLine = (verdict: Exclude<LineVerdict, { kind: "blank" }>, bytes
 export interface FastLineReader {
   fast: FastLine;
   exact: ExactLine;
+  /**
+   * Claims a line of FAST_LINE_MAX bytes or more (the reader assembled it
+   * whole: `bytes`, no terminator) before the exact reader would classify it.
+   */
+  long?: (bytes: Uint8Array, lineNo: number, offset: number) => boolean;
   /** Takes runs of whole lines at a line start of the read buffer (src/fsutil/lines.ts BulkProbe). */
   bulk?: BulkProbe;
   /** The read buffer (a kernel's memory): chunks are read into it, a line feed is kept after each as a sentinel. */
@@ -74,6 +79,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
         return;
       }
       if (bytes.length === 0) return;
+      if (bytes.length >= FAST_LINE_MAX && reader.long?.(bytes, lineNo, offset)) return;
       exactBytes += bytes.length;
       const v = classifyLine(bytes);
       if (v.kind !== "blank") reader.exact(v, bytes, lineNo, offset);

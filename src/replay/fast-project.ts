@@ -9,6 +9,7 @@ import { sanitizeCell } from "../render/table.ts";
 import { readFastLines } from "./fast-lines.ts";
 import type { BulkProbe } from "../fsutil/lines.ts";
 import { KernelMode, VerifyKernel } from "../journal/fast/kernel.ts";
+import { KERNEL_MAX_ROW } from "../journal/fast/range.ts";
 
 /**
  * `replay <RUN_ID> --from-step N` on the rows' bytes: the state after the
@@ -179,10 +180,32 @@ function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: n
   const bulk = kernelBulk(k, KernelMode.Chain, () => (hasHead ? upper - count : 0), () => count, (t0, t1) => addEvent(lines, t0, t1), (at) =>
     head.set(lines.subarray(at, at + 64)),
   );
+  let big: VerifyKernel | null = null;
   yield* readFastLines(path, {
     buffer: lines,
     bulk,
     fast: () => false,
+    // a line the reader assembled whole: on a kernel sized to it (as verify's long rows), linked from the head
+    long: (bytes) => {
+      const n = bytes.length;
+      if (!hasHead || count >= upper || n > KERNEL_MAX_ROW) return false;
+      if (big === null || big.readCap < n + 1) {
+        big = null; // the old kernel's memory is garbage before the new one is made
+        big = new VerifyKernel(n + 1 + (n >> 1), 1);
+      }
+      const b = big.lines;
+      b.set(bytes, 0);
+      b[n] = 0x0a;
+      b[n + 1] = 0x0a; // the sentinel
+      big.prev.set(head);
+      if (big.verify(0, n + 1, count, KernelMode.Chain) !== n + 1 || big.rows !== 1) return false;
+      const text = Buffer.from(b.buffer, b.byteOffset, n);
+      const t0 = text.indexOf(EVENT_KEY) + EVENT_KEY.length - 1;
+      const t1 = text.indexOf(PREV_KEY, t0) + 1;
+      head.set(big.prev);
+      addEvent(b, t0, t1);
+      return true;
+    },
     exact: (v, _bytes, lineNo) => {
       if (v.kind !== "row") return;
       const type = eventTypeOf(v.row);

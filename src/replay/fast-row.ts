@@ -92,6 +92,13 @@ export interface LoadedRow {
   displayFields(skip?: number): PyObject;
 }
 
+/** Bytes of a loaded row's display fields' values, all but event_hash. */
+export function displayBytes(r: LoadedRow): number {
+  let n = 0;
+  for (let i = 0; i < DISPLAY_FIELDS.length; i++) if (i !== EVENT_HASH_SLOT && r.fieldS[i]! >= 0) n += r.fieldE[i]! - r.fieldS[i]!;
+  return n;
+}
+
 /** The read area: one chunk of the line reader. */
 export const READ_AREA = 1 << 20;
 

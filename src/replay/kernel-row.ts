@@ -1,4 +1,5 @@
 import { FingerprintKernel } from "../journal/fast/kernel.ts";
+import { KERNEL_MAX_ROW } from "../journal/fast/range.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { copyBytes } from "./fast-cells.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
@@ -26,15 +27,27 @@ const SCRATCH = 4 * FAST_LINE_MAX;
 const TEXT_AREA = FINGERPRINT_BATCH + 2 * FAST_LINE_MAX;
 
 export class KernelRowReader implements LoadedRow {
-  private readonly k = new FingerprintKernel(READ_AREA, TEXT_AREA, SCRATCH);
-  readonly mem = this.k.u8;
+  private readonly k: FingerprintKernel;
+  readonly mem: Uint8Array;
   /** Where the line reader reads chunks (lines are taken in place). */
-  readonly readBuffer = this.k.lines;
+  readonly readBuffer: Uint8Array;
   readonly fieldS = new Int32Array(DISPLAY_FIELDS.length);
   readonly fieldE = new Int32Array(DISPLAY_FIELDS.length);
   /** The end of the batch's text (it starts at the text area's start). */
-  textEnd = this.k.textAt;
+  textEnd: number;
   private readonly fields: PyObject = new Map();
+
+  /** The display's sizes by default; LongLineKernel sizes one to a long line. */
+  constructor(
+    readonly readCap = READ_AREA,
+    textCap = TEXT_AREA,
+    scratchCap = SCRATCH,
+  ) {
+    this.k = new FingerprintKernel(readCap, textCap, scratchCap);
+    this.mem = this.k.u8;
+    this.readBuffer = this.k.lines;
+    this.textEnd = this.k.textAt;
+  }
 
   /** Take the line readBuffer[s, e) (a line feed at e): false when the kernel declines it. */
   take(s: number, e: number): boolean {
@@ -115,5 +128,41 @@ export class KernelRowReader implements LoadedRow {
 
   displayFields(skip = -1): PyObject {
     return displayFieldsOf(this.mem, this.fieldS, this.fieldE, skip, this.fields);
+  }
+}
+
+/**
+ * The longest line LongLineKernel takes: as verify's long-row kernel
+ * (journal/fast/range.ts KERNEL_MAX_ROW), so the display keeps verify's
+ * memory bound; a longer line goes to the exact path.
+ */
+export const LONG_LINE_MAX = KERNEL_MAX_ROW;
+
+/**
+ * The display's kernel for lines of FAST_LINE_MAX bytes and more (the line
+ * reader hands them over whole): a KernelRowReader sized to the line, its
+ * text and scratch areas each the line's length again (a row whose
+ * fingerprint text or nested values need more is declined, to the exact
+ * path), kept for the lines after it and replaced only by a longer one.
+ */
+export class LongLineKernel {
+  private reader: KernelRowReader | null = null;
+
+  /** The line `bytes` taken (its text the reader's whole batch), or null when the kernel declines it. */
+  take(bytes: Uint8Array): KernelRowReader | null {
+    const n = bytes.length;
+    if (n > LONG_LINE_MAX) return null;
+    let k = this.reader;
+    if (k === null || k.readCap < n + 1) {
+      // the next of 1, 1.5, 2, 3, 4, 6 ... times a power of two: rows of similar lengths share one kernel
+      let cap = 1 << Math.floor(Math.log2(n + 1));
+      if (cap < n + 1) cap = cap * 1.5 >= n + 1 ? cap * 1.5 : cap * 2;
+      this.reader = null; // the old kernel's memory is garbage before the new one is made
+      k = this.reader = new KernelRowReader(cap, cap + FAST_LINE_MAX, cap + FAST_LINE_MAX);
+    }
+    k.clear();
+    k.readBuffer.set(bytes, 0);
+    k.readBuffer[n] = 0x0a;
+    return k.take(0, n) ? k : null;
   }
 }

@@ -75,18 +75,20 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
     tc.reset();
     renderRowJson(row, 2, (text) => out.writeSync(utf8(text)));
   };
+  const fastRow = (b: Uint8Array, s: number, e: number): boolean => {
+    const mark = tc.len;
+    tc.append(n === 0 ? SEP_FIRST : SEP);
+    if (tc.row(b, s, e, 4)) {
+      n++;
+      return true;
+    }
+    tc.len = mark;
+    return false;
+  };
   if (limit === undefined || limit > 0) {
     for (const _ of readFastLines(input.journal, {
-      fast: (buf, s, e) => {
-        const mark = tc.len;
-        tc.append(n === 0 ? SEP_FIRST : SEP);
-        if (tc.row(buf, s, e, 4)) {
-          n++;
-          return true;
-        }
-        tc.len = mark;
-        return false;
-      },
+      fast: (buf, s, e) => fastRow(buf, s, e),
+      long: (bytes) => fastRow(bytes, 0, bytes.length),
       exact: (v) => {
         if (v.kind === "row") exactRow(v.row);
       },

@@ -5,9 +5,9 @@ import { measureIds, numberField } from "./display.ts";
 import type { CellSpool } from "./cell-spool.ts";
 import { numberAt, plainNumber, RowCells } from "./fast-cells.ts";
 import { ReplayFingerprint } from "./fingerprint.ts";
-import { readFastLines } from "./fast-lines.ts";
-import { DISPLAY_FIELDS, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, type LoadedRow, valueAt } from "./fast-row.ts";
-import { KernelRowReader } from "./kernel-row.ts";
+import { FAST_LINE_MAX, readFastLines } from "./fast-lines.ts";
+import { DISPLAY_FIELDS, displayBytes, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, type LoadedRow, valueAt } from "./fast-row.ts";
+import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
 
 /**
  * The data behind `replay <RUN_ID>`: a first streaming pass that computes
@@ -220,6 +220,24 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
     stop = true;
     return true;
   };
+  /** Everything but the fingerprint of a row taken from its bytes (the line at `offset`, `length` bytes). */
+  const taken = (row: LoadedRow, offset: number, length: number): void => {
+    // cells and ids are read into buffers sized for lines under FAST_LINE_MAX bytes: a longer row's display fields are parsed
+    if (length >= FAST_LINE_MAX && displayBytes(row) >= FAST_LINE_MAX) {
+      cells.idsPlain = false;
+      spool?.fields(row, offset, length);
+    } else if (spool === undefined) cells.idsPlain = ids !== undefined && cells.ids.read(row);
+    else if (cells.read(row, undefined)) spool.cells(cells, offset, length);
+    else spool.fields(row, offset, length);
+    if (ids !== undefined && cells.idsPlain) {
+      ids.agent = Math.max(ids.agent, cells.ids.agentLength);
+      ids.task = Math.max(ids.task, cells.ids.taskLength);
+    } else onRow?.(row.displayFields(EVENT_HASH_SLOT));
+    if (!tally.addFast(row)) tally.add(row.displayFields(EVENT_HASH_SLOT));
+    // event_hash matters for the last row only: kept as bytes, not decoded per row
+    tally.lastHashAt(row.mem, row.fieldS[EVENT_HASH_SLOT]!, row.fieldE[EVENT_HASH_SLOT]!);
+  };
+  const long = new LongLineKernel();
   for (const _ of readFastLines(journal, {
     buffer: k.readBuffer,
     // only after EXACT_GC_BYTES of exact lines (fast-lines.ts): the kernel's rows make no garbage, and periodic
@@ -239,16 +257,17 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
       if (row === r && !k.appendFrom(r, flush)) return false;
       batched++;
       if (k.textLength() >= FINGERPRINT_BATCH) flush();
-      if (spool === undefined) cells.idsPlain = ids !== undefined && cells.ids.read(row);
-      else if (cells.read(row, undefined)) spool.cells(cells, offset, e - s);
-      else spool.fields(row, offset, e - s);
-      if (ids !== undefined && cells.idsPlain) {
-        ids.agent = Math.max(ids.agent, cells.ids.agentLength);
-        ids.task = Math.max(ids.task, cells.ids.taskLength);
-      } else onRow?.(row.displayFields(EVENT_HASH_SLOT));
-      if (!tally.addFast(row)) tally.add(row.displayFields(EVENT_HASH_SLOT));
-      // event_hash matters for the last row only: kept as bytes, not decoded per row
-      tally.lastHashAt(row.mem, row.fieldS[EVENT_HASH_SLOT]!, row.fieldE[EVENT_HASH_SLOT]!);
+      taken(row, offset, e - s);
+      return true;
+    },
+    long: (bytes, _lineNo, offset) => {
+      const row = long.take(bytes);
+      if (row === null) return false;
+      if (beyondLimit()) return true;
+      // its text is hashed after the rows before it, on its own
+      flush();
+      tally.fp.updateText(row.batch(), 1);
+      taken(row, offset, bytes.length);
       return true;
     },
     exact: (v, bytes, lineNo, offset) => {

@@ -9,7 +9,7 @@ import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
 import { DISPLAY_FIELDS, FastRowReader, FINGERPRINT_BATCH, valueAt } from "../replay/fast-row.ts";
 import type { ReplayFingerprint } from "../replay/fingerprint.ts";
-import { KernelRowReader } from "../replay/kernel-row.ts";
+import { KernelRowReader, LongLineKernel } from "../replay/kernel-row.ts";
 
 /**
  * The rows of the timeline page's pass, read the fast way: every line is
@@ -245,6 +245,16 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     },
   };
   const exact: PageRow = { fields: new Map(), full: () => exact.fields, json: () => null };
+  /** Hand the sink the row the codec indexed, the line buf[s, e) at file offset `at`. */
+  const taken = (buf: Uint8Array, s: number, e: number, at: number): void => {
+    fields.next();
+    line = buf;
+    lineS = s;
+    lineE = e;
+    offset = at;
+    sink.row(fast);
+  };
+  const long = new LongLineKernel();
   for (const _ of readFastLines(path, {
     buffer: k.readBuffer,
     endOffset,
@@ -257,12 +267,17 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
       }
       batched++;
       if (k.textLength() >= FINGERPRINT_BATCH) flush();
-      fields.next();
-      line = buf;
-      lineS = s;
-      lineE = e;
-      offset = at;
-      sink.row(fast);
+      taken(buf, s, e, at);
+      return true;
+    },
+    long: (bytes, _lineNo, at) => {
+      if (!indexRow(bytes, 0, bytes.length, ix, KEYS) || ix.kind(0) !== Tok.Object) return false;
+      const row = long.take(bytes);
+      if (row === null) return false;
+      // its text is hashed after the rows before it, on its own
+      flush();
+      fp.updateText(row.batch(), 1);
+      taken(bytes, 0, bytes.length, at);
       return true;
     },
     exact: (v, _bytes, _lineNo, at) => {

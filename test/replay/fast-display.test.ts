@@ -17,10 +17,14 @@ import { projectionJson, projectionProse, projectRunFast } from "../../src/repla
 import { streamRunJson, streamRunJsonExact } from "../../src/replay/run-json.ts";
 import { runTable, writeRunTable, writeRunTableExact } from "../../src/replay/run-table.ts";
 import { scanRun, scanRunFast } from "../../src/replay/run-view.ts";
+import { LongLineKernel } from "../../src/replay/kernel-row.ts";
+import { VerifyKernel } from "../../src/journal/fast/kernel.ts";
+import { FAST_LINE_MAX } from "../../src/replay/fast-lines.ts";
+import { generateJournal } from "../../bench/journal-gen.ts";
 import { CellSpool } from "../../src/replay/cell-spool.ts";
 import { CollectingOutput } from "../../src/replay/sink.ts";
 import { VECTORS } from "../helpers/cli.ts";
-import { HOSTILE_LINES, writeHostileJournal, writeWriterJournal } from "./hostile-rows.ts";
+import { HOSTILE_LINES, writeHostileJournal, writeLongRowJournal, writeWriterJournal } from "./hostile-rows.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fast-display-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,6 +33,10 @@ const hostile = join(dir, "hostile.jsonl");
 writeHostileJournal(hostile, 240);
 const clean = join(dir, "clean.jsonl");
 writeWriterJournal(clean, 300);
+const long = join(dir, "long.jsonl");
+writeLongRowJournal(long);
+// a chained journal of ~1 MB rows (the bench's large-rows shape): --from-step links them on the long-row kernel
+const largeRows = generateJournal(join(dir, "large-rows"), "r1", 3e6, 5, "large-rows").path;
 const vectors = readdirSync(join(VECTORS, "run-journal"))
   .filter((n) => n.endsWith(".jsonl"))
   .map((n) => join(VECTORS, "run-journal", n));
@@ -71,7 +79,7 @@ const edges = join(dir, "edges.jsonl");
   }
   writeFileSync(edges, lines.join("\n") + "\n");
 }
-const journals = [hostile, clean, edges, ...vectors];
+const journals = [hostile, clean, edges, long, largeRows, ...vectors];
 const metadata = { run_id: "r", started_at: 1727000000.5, git_sha: "abc", git_branch: "main", config_hash: "c0", seed_path: null } as never;
 
 async function json(fast: boolean, journal: string, limit?: number): Promise<string> {
@@ -207,6 +215,46 @@ describe("replay display: fast path = exact path", () => {
     expect(exact).toHaveProperty("error");
     expect(projectFast(bad, 10)).toEqual(exact);
     expect(projectFast(bad, 1)).toEqual(projectExact(bad, 1));
+  });
+
+  test("long rows take the long-line kernel, and lines it must not take go on to the exact path (the test is not vacuous)", async () => {
+    const take = LongLineKernel.prototype.take;
+    let taken = 0;
+    let declined = 0;
+    LongLineKernel.prototype.take = function (this: LongLineKernel, bytes: Uint8Array) {
+      const r = take.call(this, bytes);
+      if (r === null) declined++;
+      else taken++;
+      return r;
+    };
+    try {
+      await scanRunFast(long);
+    } finally {
+      LongLineKernel.prototype.take = take;
+    }
+    // 39 of the 40 writer rows with a blob (the first is one the kernel declines, short or long), 4 with long display
+    // fields, the last row; that first row, 3 other spellings and a line that is no row are declined
+    expect(taken).toBe(44);
+    expect(declined).toBe(5);
+  });
+
+  test("--from-step links long rows on a kernel sized to them (the test is not vacuous)", () => {
+    const verify = VerifyKernel.prototype.verify;
+    let long = 0;
+    VerifyKernel.prototype.verify = function (this: VerifyKernel, p: number, bound: number, index: number, mode: number) {
+      const end = verify.call(this, p, bound, index, mode);
+      if (end === bound && this.rows === 1 && bound > FAST_LINE_MAX) long++;
+      return end;
+    };
+    let steps: number;
+    try {
+      steps = projectRunFast(largeRows, 1e9).step_count;
+    } finally {
+      VerifyKernel.prototype.verify = verify;
+    }
+    // every ~1 MB row but the first (the chain's head comes from the exact path)
+    expect(steps).toBeGreaterThan(3);
+    expect(long).toBeGreaterThanOrEqual(2);
   });
 
   test("a journal of writer rows takes the fast paths (the test is not vacuous)", async () => {

@@ -158,3 +158,40 @@ export function spoolJournalBytes(): Uint8Array {
   ];
   return enc.encode(lines.map(([l, end]) => l + end).join(""));
 }
+
+/**
+ * A journal of lines of 64 KiB and more (the length at which the display's
+ * line reader hands a line over whole, fast-lines.ts FAST_LINE_MAX): writer
+ * rows with a long payload (escapes, surrogates, nesting), rows whose
+ * display fields themselves are long (AGENT, TASK, DETAIL), long lines in
+ * other spellings or none, long lines ended by CRLF and a lone CR, and
+ * ordinary rows between them.
+ */
+export function writeLongRowJournal(path: string): void {
+  const big = (i: number): PyLike => ({
+    text: `caf\u00e9 \u2014 \u{1f600} "q" \\ \t ${"x".repeat(40_000 + i * 997)}`,
+    items: Array.from({ length: 2_000 }, (_, j) => (j % 3 === 0 ? pyFloat(j / 7) : j % 3 === 1 ? `item-${j}-\u4fee` : [j, null, true])),
+    nested: { z: { y: [{ b: 1, a: "\ud800" }] }, a: [] },
+  });
+  const rows = writerRows(40);
+  const lines: string[] = [];
+  rows.forEach((row, i) => {
+    lines.push(row);
+    const long = row.slice(0, -1) + `, "blob": ${dumps(big(i))}}`;
+    lines.push(long);
+  });
+  const ts = (s: number) => pyFloat(1727000000 + s);
+  lines.push(
+    envelope(100, "agent_spawned", [["agent_id", "a".repeat(70_000)], ["role", "r"], ["task_ids", ["T-1", "T-".repeat(40_000)]]], ts(200)),
+    envelope(101, "task_failed", [["task_id", "T-9"], ["reason", "why ".repeat(30_000)], ["failure_class", "x".repeat(70_000)]], ts(201)),
+    envelope(102, "task_verification_failed", [["failed_signals", ["s".repeat(70_000), "lint", "t"]], ["model", "m".repeat(66_000)]], ts(202)),
+    envelope(103, "task_completed", [["task_id", "T-2"], ["cost_usd", pyFloat(0.125)], ["summary", "\u00e9".repeat(30_000)]], ts(203)),
+    // other spellings: compact separators, raw UTF-8, a duplicate key, a long line that is no row
+    `{"event":"compact","ts":1727000300.5,"blob":"${"y".repeat(80_000)}"}`,
+    `{"event": "raw utf8 \u00e9", "ts": 1727000301.5, "blob": "${"\u00e9\u{1f600}".repeat(20_000)}"}`,
+    `{"event": "dup", "ts": 1727000302.5, "blob": "${"z".repeat(70_000)}", "event": "second"}`,
+    `not json ${"n".repeat(70_000)}`,
+  );
+  const parts = lines.map((l, i) => l + (i === 7 ? "\r\n" : i === 13 ? "\r" : "\n"));
+  writeFileSync(path, parts.join("") + envelope(104, "run_completed", [["run_id", "r"], ["blob", "w".repeat(90_000)]], ts(300)));
+}

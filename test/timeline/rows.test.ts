@@ -16,7 +16,7 @@ import { renderTimeline, type TimelineInput } from "../../src/timeline/generate.
 import { PAGE_FIELDS } from "../../src/timeline/rows.ts";
 import { DISPLAY_FIELDS } from "../../src/replay/fast-row.ts";
 import { JournalFile, writeBigRun, writeHostileRun } from "../e2e/timeline/synthetic.ts";
-import { writeHostileJournal, writeWriterJournal } from "../replay/hostile-rows.ts";
+import { writeHostileJournal, writeLongRowJournal, writeWriterJournal } from "../replay/hostile-rows.ts";
 import { writeFileSync } from "node:fs";
 import { dumps } from "../../src/pyjson/encode.ts";
 import { PyNum, pyFloat, type PyLike } from "../../src/pyjson/types.ts";
@@ -207,6 +207,9 @@ describe("timeline fast pass = exact pass", () => {
     writeHostileJournal(journal, 300);
     for (const [, options] of VARIANTS) await expectSamePage(journal, runDir, options);
     writeWriterJournal(journal, 500);
+    for (const [, options] of VARIANTS) await expectSamePage(journal, runDir, options);
+    // lines of 64 KiB and more: the ones the line reader hands over whole (the long-line kernel's)
+    writeLongRowJournal(journal);
     for (const [, options] of VARIANTS) await expectSamePage(journal, runDir, options);
   }, 60_000);
 
