@@ -74,6 +74,10 @@ class JournalSide {
   private qHead = 0;
   /** The next CR at or after the last line start probed in the current chunk (Infinity: none). */
   private crAt = -1;
+  /** A line that spanned two reads, copied (see spanned), and its views. */
+  private spannedBuf = new Uint8Array(0);
+  private spannedDv = new DataView(this.spannedBuf.buffer);
+  private spannedNb = Buffer.from(this.spannedBuf.buffer);
   /** The view of the chunk handed to the splitter (the probe sees lines in it, or in the splitter's own buffer). */
   private pushed: Uint8Array | null = null;
 
@@ -146,11 +150,27 @@ class JournalSide {
     // a line that spanned two reads, in the splitter's own buffer: copied, with a sentinel
     const line = buf.subarray(start, end);
     if (line.indexOf(13) >= 0) return false;
-    const own = new Uint8Array(line.length + 16);
+    const own = this.spanned(line.length + 16);
     own.set(line);
     own[line.length] = 10;
     this.queue(Item.Line, 0, line.length, own);
     return true;
+  }
+
+  /**
+   * The buffer for a line that spanned two reads: one a read holds at most
+   * (its first line), and it is done with before the next read, so one
+   * buffer serves them all, grown to the longest: a journal of megabyte
+   * rows then makes no garbage per row.
+   */
+  private spanned(n: number): Uint8Array {
+    if (this.spannedBuf.length < n) {
+      this.spannedBuf = new Uint8Array(0); // the old one is garbage before the new one is made
+      this.spannedBuf = new Uint8Array(n + (n >> 2));
+      this.spannedDv = new DataView(this.spannedBuf.buffer);
+      this.spannedNb = Buffer.from(this.spannedBuf.buffer);
+    }
+    return this.spannedBuf;
   }
 
   private fill(): void {
@@ -189,6 +209,10 @@ class JournalSide {
         this.b = this.chunk;
         this.dv = this.chunkDv;
         this.nb = this.chunkNb;
+      } else if (own === this.spannedBuf) {
+        this.b = own;
+        this.dv = this.spannedDv;
+        this.nb = this.spannedNb;
       } else {
         this.b = own;
         this.dv = new DataView(own.buffer);

@@ -5,7 +5,7 @@
  * run-journal vectors and for generated pairs with hostile differences.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prose } from "../../src/cli/commands/replay/diff.ts";
@@ -13,6 +13,7 @@ import { renderJson } from "../../src/render/json.ts";
 import { diffRunJournals, diffRunJournalsExact } from "../../src/replay/diff.ts";
 import { diffRules, type DiffRules } from "../../src/replay/diff-rules.ts";
 import { VECTORS } from "../helpers/cli.ts";
+import { writeLongRowJournal } from "./hostile-rows.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "diff-fast-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -158,6 +159,18 @@ describe("replay diff fast path = exact path", () => {
     await expectSame(a, write("big-c.jsonl", changed.join("\n")));
     await expectSame(a, write("big-d.jsonl", [...huge, ...huge, ...huge].join("\r\n")));
     expect((await diffRunJournals(a, join(dir, "big-c.jsonl"))).index).toBe(1000);
+  }, 120_000);
+
+  test("journals of lines of 64 KiB and more, each spanning reads (one buffer reused for them), alike and differing late", async () => {
+    const a = join(dir, "long-a.jsonl");
+    writeLongRowJournal(a);
+    const text = readFileSync(a, "latin1");
+    const b = write("long-b.jsonl", text);
+    const at = text.lastIndexOf("x".repeat(1000));
+    const c = write("long-c.jsonl", Buffer.from(text.slice(0, at) + "X" + text.slice(at + 1), "latin1"));
+    await expectSame(a, b);
+    await expectSame(a, c);
+    await expectSame(c, a);
   }, 120_000);
 
   test("a line past the row limit fails the same way, unless a divergence comes first", async () => {
