@@ -11,11 +11,12 @@ import { diffJournals } from "../receipts/diff.ts";
 import { exportReceipt } from "../receipts/export.ts";
 import { loadSigningKey } from "../receipts/keys.ts";
 import { sourceEntries, sourceEntryValues } from "../receipts/source.ts";
-import { IndexedEntries, plainStart, StepKey } from "../steps/indexed.ts";
+import { IndexedEntries } from "../steps/indexed.ts";
 import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
 import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
 import { refuseNonStepJournal } from "../steps/reader.ts";
-import { verifyStepJournal } from "../steps/verify.ts";
+import { walkStepJournal } from "../steps/verify.ts";
+import { stepVerdict } from "../steps/verdict.ts";
 
 /**
  * `bernstein replay debug` (spec §6.1) over agent step journals.
@@ -174,49 +175,29 @@ export type SingleRunDebug =
     };
 
 /**
- * The tolerant reader's entries of a step journal: the first `cap` as
- * debug projects them, the last one's step_hash (the head the chain is
- * checked against) and how many there are. Past the projected steps only
- * that hash is wanted: it is read from the codec's index where it is a
- * plain string.
+ * The tolerant reader's first `cap` entries of a step journal as debug
+ * projects them; the reading stops there (the verifying pass reads the
+ * whole journal, and finds the head it is checked against).
  */
-export async function projectSteps(path: string, cap: number): Promise<{ projection: Map<string, PyValue>[]; last: string; count: number }> {
+export async function projectSteps(path: string, cap: number): Promise<Map<string, PyValue>[]> {
   const projection: Map<string, PyValue>[] = [];
-  let last = GENESIS_HASH;
-  let count = 0;
-  // Past the projected steps only the last step_hash is wanted: its bytes are kept (not a string per row) while it is plain.
-  let lastBytes = new Uint8Array(64);
-  let lastLen = -1;
+  if (cap <= 0) return projection;
   const steps = new IndexedEntries<true>(
-    (ix) => {
-      if (count < cap) return null;
-      const t = ix.valueOf(StepKey.StepHash);
-      const s = plainStart(ix, t);
-      if (s < 0) return null;
-      const n = ix.end(t) - 1 - s;
-      if (n > lastBytes.length) lastBytes = new Uint8Array(n);
-      lastBytes.set(ix.buf.subarray(s, s + n));
-      lastLen = n;
-      count++;
-      return true;
-    },
+    () => null,
     (row) => {
-      if (count < cap) {
+      if (projection.length < cap) {
         projection.push(new Map<string, PyValue>([["seq", row.get("seq") ?? null], ["step_hash", row.get("step_hash") ?? null], ["prev_hash", row.get("prev_hash") ?? null], ["model", row.get("model") ?? null], ["tool_call", toolName(row.get("tool_call"))]]));
       }
-      last = pyStr(row.get("step_hash"), "");
-      lastLen = -1;
-      count++;
       return true;
     },
   );
   let batches = 0;
   for await (const _ of sourceEntryValues({ kind: "file", path }, steps)) {
+    if (projection.length >= cap) break;
     // The lines' views are garbage at once: collecting every few MB keeps RSS flat.
     if (++batches % 32 === 0) Bun.gc(true);
   }
-  if (lastLen >= 0) last = Buffer.from(lastBytes.buffer, 0, lastLen).toString("latin1");
-  return { projection, last, count };
+  return projection;
 }
 
 /** `replay debug <RUN> [--fork-from N] [--sign KEY]`. */
@@ -224,12 +205,14 @@ export async function debugSingleRun(run: string, o: DebugOptions & { forkFrom?:
   const path = bucketOf(o.sddDir, run);
   if (path === null) throw new InputError("agent_journal_missing", `No journal for run ${run} (looked at ${agentJournalDir(o.sddDir, run)})`, { run });
   const cap = capOf(o);
-  const { projection, last, count } = await projectSteps(path, cap);
+  const projection = await projectSteps(path, cap);
+  // The chain against the journal's own last entry, in one pass.
+  const { walk, entries, lastHash } = await walkStepJournal(path);
   const jump = o.jumpToFailure ? { jump_to_seq: null } : {};
   // Nothing read: an empty journal (refused unless allowed) or one without a step (refused).
-  if (count === 0) refuseNonStepJournal(path, run, o.allowEmpty);
-  if (count === 0) return { mode: "single-run", run, verified: true, head_hash: GENESIS_HASH, steps: 0, receipt: null, projection: [], ...jump };
-  const v = await verifyStepJournal(path, last);
+  if (entries === 0) refuseNonStepJournal(path, run, o.allowEmpty);
+  if (entries === 0) return { mode: "single-run", run, verified: true, head_hash: GENESIS_HASH, steps: 0, receipt: null, projection: [], ...jump };
+  const v = stepVerdict(walk, lastHash);
   if (!v.ok) {
     const m = await firstMismatch(path);
     return { mode: "single-run", run, verified: false, errors: v.errors, ...m, ...(o.jumpToFailure ? { jump_to_seq: m.seq } : {}) };

@@ -6,9 +6,9 @@ import { pyStr } from "../pyjson/python.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
 import { TakenRuns } from "./runs.ts";
-import { classifyLine, forEachFileLine } from "./reader.ts";
+import { classifyLine } from "./reader.ts";
 import { readLineChunks } from "../fsutil/line-chunks.ts";
-import { ChainWalker } from "./walk.ts";
+import { ChainWalker, type WalkResult } from "./walk.ts";
 import { KERNEL_DISPLAY, KERNEL_RECORD } from "./kernel.ts";
 import { fileStamp, type SpanRecords } from "./records.ts";
 import { agentVerdict, missingStepJournalVerdict, stepVerdict, type AgentJournalVerdict, type StepJournalVerdict } from "./verdict.ts";
@@ -25,9 +25,7 @@ export async function verifyStepJournal(path: string, expectedHead?: string | nu
   if (checkInput(path, { what: "journal" }) === "missing") {
     return missingStepJournalVerdict(path, expectedHead);
   }
-  const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
-  await forEachFileLine(path, "universal", (line, lineNo) => walker.line(line, lineNo), DEFAULT_MAX_LINE_BYTES, walker.probe);
-  return stepVerdict(walker.result(), expectedHead);
+  return stepVerdict((await walkStepJournal(path)).walk, expectedHead);
 }
 
 /** The span record area of the verifying pass's kernel (a multiple of SPAN_RECORD_BYTES). */
@@ -47,6 +45,17 @@ export async function verifyAgentJournal(sddDir: string, agentId: string, record
     throw new InputError("agent_journal_missing", `No journal for agent ${agentId} (looked at ${dir})`, { agent_id: agentId });
   }
   const bucket = join(dir, BUCKET_NAME);
+  const { walk, entries, lastHash } = await walkStepJournal(bucket, records);
+  return agentVerdict(walk, agentId, bucket, entries, lastHash);
+}
+
+/**
+ * One verifying pass over the step journal file `bucket` (none: no rows): the
+ * walk, its entries (rows with a step_hash) and the last entry's
+ * step_hash (null: no entry). The kernel takes the rows that check out in
+ * runs; the rest are read exactly. With `records`, see verifyAgentJournal.
+ */
+export async function walkStepJournal(bucket: string, records: SpanRecords | null = null): Promise<{ walk: WalkResult; entries: number; lastHash: string | null }> {
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
   let entries = 0;
   let lastHash: string | null = null;
@@ -94,5 +103,5 @@ export async function verifyAgentJournal(sddDir: string, agentId: string, record
     // the records hold for the file only if it did not change while it was read
     if (records !== null) records.stamp = stamp !== null && fileStamp(bucket) === stamp ? stamp : null;
   }
-  return agentVerdict(walker.result(), agentId, bucket, entries, lastHash);
+  return { walk: walker.result(), entries, lastHash };
 }

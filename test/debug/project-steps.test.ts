@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { projectSteps } from "../../src/debug/debug.ts";
+import { walkStepJournal } from "../../src/steps/verify.ts";
 import { pyStr } from "../../src/pyjson/python.ts";
 import type { PyValue } from "../../src/pyjson/types.ts";
 import { sourceEntries } from "../../src/receipts/source.ts";
@@ -10,9 +11,10 @@ import { GENESIS_HASH } from "../../src/steps/hash.ts";
 import { HOSTILE_STEP_LINES, journalBytes } from "../helpers/step-journals.ts";
 
 /**
- * `replay debug <RUN>`'s first pass: the projected steps, the last entry's
- * step_hash and the entry count, read from the codec's index where it can
- * answer, held to the exact path alone (every entry parsed).
+ * `replay debug <RUN>`'s passes against the exact path alone (every entry
+ * parsed): the projected steps (the first pass, which stops after them),
+ * and the verifying pass's entry count and last entry's step_hash (the
+ * head the chain is checked against).
  */
 
 const tmp = mkdtempSync(join(tmpdir(), "project-steps-"));
@@ -33,7 +35,7 @@ async function exact(path: string, cap: number) {
   return { projection, last, count };
 }
 
-describe("debug's projection pass: the index's reading is the exact path's", () => {
+describe("debug's passes: the projection and the verifying pass's count and head are the exact path's", () => {
   const journals: Record<string, string> = {
     hostile: HOSTILE_STEP_LINES.join("\n") + "\n",
     "hostile-crlf": HOSTILE_STEP_LINES.join("\r\n"),
@@ -49,7 +51,10 @@ describe("debug's projection pass: the index's reading is the exact path's", () 
       const p = join(tmp, `${name}.jsonl`);
       writeFileSync(p, text);
       for (const cap of [0, 1, 5, 200, Number.POSITIVE_INFINITY]) {
-        expect({ name, cap, got: await projectSteps(p, cap) }).toEqual({ name, cap, got: await exact(p, cap) });
+        const want = await exact(p, cap);
+        expect({ name, cap, got: await projectSteps(p, cap) }).toEqual({ name, cap, got: want.projection });
+        const { entries, lastHash } = await walkStepJournal(p);
+        expect({ name, count: entries, last: lastHash ?? GENESIS_HASH }).toEqual({ name, count: want.count, last: want.last });
       }
     });
   }
