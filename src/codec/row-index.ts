@@ -1,5 +1,5 @@
 import { HEX_VALUE, LOWER_HEX_VALUE } from "../hex.ts";
-import { floatRepr } from "../pyjson/float.ts";
+import { isFloatRepr } from "../pyjson/float.ts";
 import { compiledOnce } from "../wasm/host.ts";
 import {
   BACKSLASH,
@@ -890,7 +890,7 @@ export function isPythonFloat(b: Uint8Array, s: number, e: number): boolean {
   let text = "";
   for (let i = s; i < e; i++) text += String.fromCharCode(b[i]!);
   if (text === lastPythonFloat) return true;
-  if (floatRepr(Number(text)) !== text) return false;
+  if (!isFloatRepr(text)) return false;
   lastPythonFloat = text;
   return true;
 }

@@ -35,6 +35,25 @@ export function floatRepr(n: number): string {
   return neg ? "-" + body : body;
 }
 
+/**
+ * `floatRepr(Number(text)) === text`, with fewer strings made: in repr's
+ * fixed range [1e-4, 1e16), which lies inside ECMAScript's fixed range
+ * [1e-6, 1e21), Number-to-String lays out the same shortest digits, but
+ * for the ".0" an integral value gets. (Readers decide most lexemes
+ * without a string at all; this is their slow check, hot for timestamps of
+ * 16-17 digits.)
+ */
+export function isFloatRepr(text: string): boolean {
+  const n = Number(text);
+  const a = Math.abs(n);
+  if (a >= 1e-4 && a < 1e16) {
+    const js = String(n);
+    if (!Number.isInteger(n)) return js === text;
+    return text.length === js.length + 2 && text.endsWith(".0") && text.startsWith(js);
+  }
+  return floatRepr(n) === text;
+}
+
 /** The canonical (Python) spelling of a parsed number lexeme. */
 export function canonicalNumber(raw: string, isFloat: boolean): string {
   if (!isFloat) return raw === "-0" ? "0" : raw;

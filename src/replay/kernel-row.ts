@@ -49,6 +49,11 @@ export class KernelRowReader implements LoadedRow {
     this.textEnd = this.k.textAt;
   }
 
+  /** Whether `buf` is a view of readBuffer from its start (a line of it is taken in place). */
+  holds(buf: Uint8Array): boolean {
+    return buf.buffer === this.readBuffer.buffer && buf.byteOffset === this.readBuffer.byteOffset;
+  }
+
   /** Take the line readBuffer[s, e) (a line feed at e): false when the kernel declines it. */
   take(s: number, e: number): boolean {
     const k = this.k;
@@ -139,11 +144,12 @@ export class KernelRowReader implements LoadedRow {
 export const LONG_LINE_MAX = KERNEL_MAX_ROW;
 
 /**
- * The display's kernel for lines of FAST_LINE_MAX bytes and more (the line
- * reader hands them over whole): a KernelRowReader sized to the line, its
- * text and scratch areas each the line's length again (a row whose
- * fingerprint text or nested values need more is declined, to the exact
- * path), kept for the lines after it and replaced only by a longer one.
+ * The display's kernel for lines that are not in the read buffer: those
+ * the line reader assembled because they spanned two reads, or because
+ * they are FAST_LINE_MAX bytes or longer. A KernelRowReader sized to the
+ * line, its text and scratch areas each the line's length again (a row
+ * whose fingerprint text or nested values need more is declined, to the
+ * exact path), kept for the lines after it and replaced only by a longer one.
  */
 export class LongLineKernel {
   private reader: KernelRowReader | null = null;
@@ -154,8 +160,8 @@ export class LongLineKernel {
     if (n > LONG_LINE_MAX) return null;
     let k = this.reader;
     if (k === null || k.readCap < n + 1) {
-      // the next of 1, 1.5, 2, 3, 4, 6 ... times a power of two: rows of similar lengths share one kernel
-      let cap = 1 << Math.floor(Math.log2(n + 1));
+      // FAST_LINE_MAX, or the next of 1, 1.5, 2, 3, 4, 6 ... times a power of two: rows of similar lengths share one kernel
+      let cap = Math.max(FAST_LINE_MAX, 1 << Math.floor(Math.log2(n + 1)));
       if (cap < n + 1) cap = cap * 1.5 >= n + 1 ? cap * 1.5 : cap * 2;
       this.reader = null; // the old kernel's memory is garbage before the new one is made
       k = this.reader = new KernelRowReader(cap, cap + FAST_LINE_MAX, cap + FAST_LINE_MAX);

@@ -204,7 +204,8 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   // Lines in the writer's spelling are taken by the kernel (kernel-row.ts), other ones the kernel
   // declines by FastRowReader; the fingerprint text of both is batched in the kernel's memory.
   const k = new KernelRowReader();
-  const r = new FastRowReader();
+  // only for the rows both kernels decline (not in the writer's envelope): made when the first one comes
+  let fastRows: FastRowReader | null = null;
   let batched = 0;
   let stop = false;
   const flush = (): void => {
@@ -237,39 +238,44 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
     // event_hash matters for the last row only: kept as bytes, not decoded per row
     tally.lastHashAt(row.mem, row.fieldS[EVENT_HASH_SLOT]!, row.fieldE[EVENT_HASH_SLOT]!);
   };
-  const long = new LongLineKernel();
+  const copies = new LongLineKernel();
+  /** A line the reader assembled (it spanned two reads, or is long), taken from a copy; false: declined. */
+  const copied = (bytes: Uint8Array, offset: number): boolean => {
+    const row = copies.take(bytes);
+    if (row === null) return false;
+    if (beyondLimit()) return true;
+    // its text is hashed after the rows before it, on its own
+    flush();
+    tally.fp.updateText(row.batch(), 1);
+    taken(row, offset, bytes.length);
+    return true;
+  };
   for (const _ of readFastLines(journal, {
     buffer: k.readBuffer,
     // only after EXACT_GC_BYTES of exact lines (fast-lines.ts): the kernel's rows make no garbage, and periodic
     // full collections cost time and raised the peak
     gcEvery: Number.POSITIVE_INFINITY,
     fast: (buf, s, e, _lineNo, offset) => {
+      const inPlace = k.holds(buf);
+      if (!inPlace && copied(buf.subarray(s, e), offset)) return true;
       const mark = k.textEnd;
       let row: LoadedRow = k;
-      if (!k.take(s, e)) {
-        if (!r.loadCopy(buf, s, e)) return false;
-        row = r;
+      if (!inPlace || !k.take(s, e)) {
+        fastRows ??= new FastRowReader();
+        if (!fastRows.loadCopy(buf, s, e)) return false;
+        row = fastRows;
       }
       if (beyondLimit()) {
         k.rewind(mark);
         return true;
       }
-      if (row === r && !k.appendFrom(r, flush)) return false;
+      if (row !== k && !k.appendFrom(fastRows!, flush)) return false;
       batched++;
       if (k.textLength() >= FINGERPRINT_BATCH) flush();
       taken(row, offset, e - s);
       return true;
     },
-    long: (bytes, _lineNo, offset) => {
-      const row = long.take(bytes);
-      if (row === null) return false;
-      if (beyondLimit()) return true;
-      // its text is hashed after the rows before it, on its own
-      flush();
-      tally.fp.updateText(row.batch(), 1);
-      taken(row, offset, bytes.length);
-      return true;
-    },
+    long: (bytes, _lineNo, offset) => copied(bytes, offset),
     exact: (v, bytes, lineNo, offset) => {
       if (v.kind === "discarded") {
         tally.discarded.push(lineNo - 1);

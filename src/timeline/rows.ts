@@ -218,7 +218,8 @@ export function fieldNumber(row: PyObject, key: string): number | null | undefin
 export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerprint, sink: PageRowSink): Generator<number> {
   const ix = new RowIndex();
   const k = new KernelRowReader();
-  const r = new FastRowReader();
+  // only for the rows both kernels decline (not in the writer's envelope): made when the first one comes
+  let fastRows: FastRowReader | null = null;
   const fields = new TapeFields(ix);
   let batched = 0;
   let offset = 0;
@@ -254,7 +255,17 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     offset = at;
     sink.row(fast);
   };
-  const long = new LongLineKernel();
+  const copies = new LongLineKernel();
+  /** The line buf[s, e) the reader assembled (it spanned two reads, or is long), indexed, taken from a copy; false: declined. */
+  const copied = (buf: Uint8Array, s: number, e: number, at: number): boolean => {
+    const row = copies.take(buf.subarray(s, e));
+    if (row === null) return false;
+    // its text is hashed after the rows before it, on its own
+    flush();
+    fp.updateText(row.batch(), 1);
+    taken(buf, s, e, at);
+    return true;
+  };
   for (const _ of readFastLines(path, {
     buffer: k.readBuffer,
     endOffset,
@@ -262,24 +273,18 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     // per row, +0.3 s for 30 MB; the pass collects on the growth of its resident set instead (generate.ts)
     fast: (buf, s, e, _lineNo, at) => {
       if (!indexRow(buf, s, e, ix, KEYS) || ix.kind(0) !== Tok.Object) return false;
-      if (!k.take(s, e)) {
-        if (!r.loadCopy(buf, s, e) || !k.appendFrom(r, flush)) return false;
+      const inPlace = k.holds(buf);
+      if (!inPlace && copied(buf, s, e, at)) return true;
+      if (!inPlace || !k.take(s, e)) {
+        fastRows ??= new FastRowReader();
+        if (!fastRows.loadCopy(buf, s, e) || !k.appendFrom(fastRows, flush)) return false;
       }
       batched++;
       if (k.textLength() >= FINGERPRINT_BATCH) flush();
       taken(buf, s, e, at);
       return true;
     },
-    long: (bytes, _lineNo, at) => {
-      if (!indexRow(bytes, 0, bytes.length, ix, KEYS) || ix.kind(0) !== Tok.Object) return false;
-      const row = long.take(bytes);
-      if (row === null) return false;
-      // its text is hashed after the rows before it, on its own
-      flush();
-      fp.updateText(row.batch(), 1);
-      taken(bytes, 0, bytes.length, at);
-      return true;
-    },
+    long: (bytes, _lineNo, at) => indexRow(bytes, 0, bytes.length, ix, KEYS) && ix.kind(0) === Tok.Object && copied(bytes, 0, bytes.length, at),
     exact: (v, _bytes, _lineNo, at) => {
       offset = at;
       if (v.kind !== "row") {

@@ -1,4 +1,4 @@
-import { floatRepr } from "../../pyjson/float.ts";
+import { isFloatRepr } from "../../pyjson/float.ts";
 import { compareSpans, fixedFloatIsRepr } from "../../codec/row-index.ts";
 import { HEX_BYTES as HEX_CHARS, LOWER_HEX_VALUE } from "../../hex.ts";
 import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB } from "../../codec/bytes.ts";
@@ -277,7 +277,7 @@ export class CanonicalEmitter {
     let text = "";
     for (let i = s; i < e; i++) text += String.fromCharCode(b[i]!);
     if (text === this.floatText) return true;
-    if (floatRepr(Number(text)) !== text) return false;
+    if (!isFloatRepr(text)) return false;
     this.floatText = text;
     return true;
   }

@@ -1,4 +1,4 @@
-import { floatRepr } from "../../pyjson/float.ts";
+import { isFloatRepr } from "../../pyjson/float.ts";
 import { KernelArena } from "../../wasm/arena.ts";
 import { asciiText, compiledOnce, lengthCachedHasher } from "../../wasm/host.ts";
 import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
@@ -69,7 +69,7 @@ function floatCheck(u8: Uint8Array): (s: number, e: number) => number {
   return (s, e) => {
     const text = asciiText(u8, s, e);
     if (text === lastFloat) return 1;
-    if (floatRepr(Number(text)) !== text) return 0;
+    if (!isFloatRepr(text)) return 0;
     lastFloat = text;
     return 1;
   };
