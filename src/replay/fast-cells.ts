@@ -1,6 +1,6 @@
 import { paint } from "../render/ansi.ts";
 import { EVENT_STYLES } from "./display.ts";
-import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
+import { DISPLAY_FIELDS, displayBytes, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { formatFixed } from "./format.ts";
 import { BACKSLASH, QUOTE } from "../codec/bytes.ts";
@@ -456,7 +456,8 @@ export class FastTableWriter {
 
   /** Append the loaded row's line; false (nothing appended) when displayRow must make it. */
   row(r: LoadedRow): boolean {
-    return this.widths !== null && this.cells.read(r, this.baseTs) && this.line(this.cells);
+    // the cells' buffers are sized for display fields under FAST_LINE_MAX bytes (a long row's are laid out by the table code)
+    return this.widths !== null && displayBytes(r) < FAST_LINE_MAX && this.cells.read(r, this.baseTs) && this.line(this.cells);
   }
 
   /**

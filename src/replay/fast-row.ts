@@ -1,26 +1,12 @@
-import { CanonicalEmitter, envelopeKind, Key, scanPlainKey, skipWs } from "../journal/fast/emitter.ts";
-import { COLON, COMMA, LBRACE, QUOTE, RBRACE } from "../codec/bytes.ts";
+import { QUOTE } from "../codec/bytes.ts";
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
-import { FAST_LINE_MAX } from "./fast-lines.ts";
-import { numberEnd } from "./fast-json.ts";
 
 /**
- * One journal line in Python's writer spelling (json.dumps defaults:
- * ASCII-escaped, repr floats), read at byte level with the fast
- * verifier's canonical emitter (src/journal/fast/emitter.ts): every member
- * value is validated as it is re-emitted canonically (sorted keys,
- * compact), so an accepted line is a row exactly as `json.loads` reads it,
- * and the canonical forms the display needs come from slices of its bytes:
- *
- *  - the replay fingerprint's row text (the row without ts/elapsed_s);
- *  - the payload hash pre-image (`--from-step`'s recomputed chain);
- *  - the few fields the table shows, as py-json values.
- *
- * `load` DECLINES (false) anything else — other spellings, raw UTF-8,
- * duplicate keys, a `hash_profile`, an `event` that is not a string, deep
- * nesting — and the caller takes the exact path for that row. `ts` and
- * `elapsed_s` may be any valid JSON number (they are in neither pre-image).
+ * What the replay display reads of a row its kernel took
+ * (kernel-row.ts): the display fields' value spans (LoadedRow), named by
+ * slot, and made py-json values only where a consumer needs them
+ * (valueAt, displayFieldsOf; short strings found again by their bytes).
  */
 
 /** The fields the replay table reads, in slot order (EVENT_HASH_SLOT: the scan's last one). */
@@ -74,13 +60,11 @@ export const DISPLAY_GC_CHUNKS = 16;
 
 /** The row area: the fingerprint batch (FINGERPRINT_BATCH) and room for one more row's text. */
 export const FINGERPRINT_BATCH = 1 << 20;
-const ROW_AREA = FINGERPRINT_BATCH + 4 * FAST_LINE_MAX;
 const FLOAT_CHARS = /[.eE]/;
 
 /**
- * A row whose display fields' spans are known (FastRowReader, or the
- * verify kernel's fingerprint mode: kernel-row.ts): what the scan and the
- * table read of it.
+ * A row whose display fields' spans are known (the verify kernel's
+ * fingerprint mode: kernel-row.ts): what the scan and the table read of it.
  */
 export interface LoadedRow {
   /** The memory the spans are of. */
@@ -101,174 +85,6 @@ export function displayBytes(r: LoadedRow): number {
 
 /** The read area: one chunk of the line reader. */
 export const READ_AREA = 1 << 20;
-
-export class FastRowReader implements LoadedRow {
-  /** The emitter's memory: the read area (chunks are read into it, `readBuffer`), scratch, and the row area (ROW_AREA bytes). */
-  readonly em = new CanonicalEmitter(READ_AREA + 64, ROW_AREA);
-  readonly mem = this.em.mem;
-  /** Where the line reader reads chunks (lines are then validated in place). */
-  readonly readBuffer = this.em.mem.subarray(0, READ_AREA + 8);
-  /** Top-level members: [0, members) of the emitter's member table, in line order. */
-  members = 0;
-  /** Value span in the line of each display field (-1: absent). */
-  readonly fieldS = new Int32Array(DISPLAY_FIELDS.length);
-  readonly fieldE = new Int32Array(DISPLAY_FIELDS.length);
-  /** Member index of the envelope keys met (-1: absent). */
-  private eventKey = -1;
-  private tsMember = -1;
-  private elapsedMember = -1;
-  /** End of the sorted copy of the members (see load). */
-  private sortedTop = 0;
-
-  /**
-   * Load and validate the line buf[s, e) of `readBuffer` (its line end is
-   * a line feed, which stops every scanning loop); false when it must take
-   * the exact path (also for a line the reader assembled elsewhere: the one
-   * that spans two chunks).
-   */
-  load(buf: Uint8Array, s: number, e: number): boolean {
-    const em = this.em;
-    const b = em.mem;
-    if (e - s < 2 || e - s > FAST_LINE_MAX || buf.buffer !== b.buffer || buf.byteOffset !== b.byteOffset || b[e] !== 10) return false;
-    this.fieldS.fill(-1);
-    this.eventKey = -1;
-    this.tsMember = -1;
-    this.elapsedMember = -1;
-    if (b[s] !== LBRACE) return false;
-    let p = skipWs(b, s + 1);
-    em.begin();
-    if (b[p] === RBRACE) {
-      this.members = 0;
-      this.sortedTop = 0;
-      return p + 1 === e;
-    }
-    const dv = em.dv;
-    for (;;) {
-      const ks = p + 1;
-      const ke = b[p] === QUOTE ? scanPlainKey(b, dv, ks) : -1;
-      if (ke < 0 || b[(p = skipWs(b, ke + 1))] !== COLON) return false;
-      const vs = (p = skipWs(b, p + 1));
-      const kind = envelopeKind(b, ks, ke);
-      const m = em.mTop;
-      if (kind === Key.HashProfile) return false;
-      if ((kind === Key.Ts || kind === Key.ElapsedS) && isNumberStart(b[p]!)) {
-        // any JSON number spelling: it is in no pre-image
-        const q = numberEnd(b, p);
-        if (q < 0) return false;
-        em.mTop++;
-        em.mKeyS[m] = ks;
-        em.mKeyE[m] = ke;
-        em.mValS[m] = p;
-        em.mValE[m] = q;
-        p = q;
-      } else {
-        p = em.member(p, ks, ke, 0);
-        if (p < 0) return false;
-      }
-      if (kind === Key.Event) {
-        if (b[vs] !== QUOTE || this.eventKey >= 0) return false;
-        this.eventKey = m;
-        em.typeStart = vs;
-        em.typeEnd = p;
-      } else if (kind === Key.Ts) {
-        if (this.tsMember >= 0) return false;
-        this.tsMember = m;
-      } else if (kind === Key.ElapsedS) {
-        if (this.elapsedMember >= 0) return false;
-        this.elapsedMember = m;
-      }
-      this.noteField(ks, ke, vs, p);
-      p = skipWs(b, p);
-      if (b[p] !== COMMA) {
-        // the row's closing brace, which must end the line
-        if (b[p++] !== RBRACE) return false;
-        break;
-      }
-      p = skipWs(b, p + 1);
-    }
-    this.members = em.mTop;
-    if (2 * this.members + 2 > em.mKeyS.length) return false;
-    // A sorted copy of the members but ts/elapsed_s: the fingerprint's member order, and the check
-    // for duplicate keys (json.loads keeps the last value; the exact path applies that).
-    this.sortedTop = this.copyMembers(this.tsMember, this.elapsedMember);
-    return p === e && em.sortMembers(this.members, this.sortedTop - this.members);
-  }
-
-  /** load() of a line held elsewhere, copied into the read area first. */
-  loadCopy(buf: Uint8Array, s: number, e: number): boolean {
-    if (e - s > FAST_LINE_MAX) return false;
-    this.mem.set(buf.subarray(s, e), 0);
-    this.mem[e - s] = 10;
-    return this.load(this.readBuffer, 0, e - s);
-  }
-
-  /** Copy the members but `skipA`/`skipB` (-1: none) to the top of the member table; returns the new top. */
-  private copyMembers(skipA: number, skipB: number): number {
-    const em = this.em;
-    let t = this.members;
-    for (let m = 0; m < this.members; m++) {
-      if (m === skipA || m === skipB) continue;
-      em.mKeyS[t] = em.mKeyS[m]!;
-      em.mKeyE[t] = em.mKeyE[m]!;
-      em.mValS[t] = em.mValS[m]!;
-      em.mValE[t] = em.mValE[m]!;
-      t++;
-    }
-    return t;
-  }
-
-  private noteField(ks: number, ke: number, vs: number, ve: number): void {
-    noteField(this.mem, ks, ke, vs, ve, this.fieldS, this.fieldE);
-  }
-
-  /**
-   * The replay fingerprint's text of the loaded row (canonical, without
-   * ts/elapsed_s), written at `o` of the emitter's memory; returns its end
-   * (or -1 when it does not fit before `limit`).
-   */
-  fingerprintText(o: number, limit: number): number {
-    return this.em.assemble(this.members, this.sortedTop - this.members, o, limit);
-  }
-
-  /** The loaded row's payload pre-image into the emitter's out area (false: no `event` string, or too long). */
-  payloadPreimage(): boolean {
-    if (this.eventKey < 0) return false;
-    const em = this.em;
-    const b = em.mem;
-    const eventKeyS = em.mKeyS[this.eventKey]!;
-    // finishPayload sorts [0, mTop): keep the payload members (the top-level spans are not needed again)
-    let t = 0;
-    for (let m = 0; m < this.members; m++) {
-      if (m === this.eventKey || envelopeKind(b, em.mKeyS[m]!, em.mKeyE[m]!) !== Key.Payload) continue;
-      em.mKeyS[t] = em.mKeyS[m]!;
-      em.mKeyE[t] = em.mKeyE[m]!;
-      em.mValS[t] = em.mValS[m]!;
-      em.mValE[t] = em.mValE[m]!;
-      t++;
-    }
-    em.mTop = t;
-    this.members = 0;
-    return em.finishPayload(eventKeyS);
-  }
-
-  /** The py-json value of display field `slot`, or undefined when the row has no such member. */
-  field(slot: number): PyValue | undefined {
-    const s = this.fieldS[slot]!;
-    if (s < 0) return undefined;
-    return valueAt(this.em.mem, s, this.fieldE[slot]!);
-  }
-
-  /**
-   * The display fields as a row (absent ones left out): what `displayRow`
-   * reads of the full row. One Map, refilled for every row: valid until
-   * the next call.
-   */
-  displayFields(skip = -1): PyObject {
-    return displayFieldsOf(this.mem, this.fieldS, this.fieldE, skip, this.fields);
-  }
-
-  private readonly fields: PyObject = new Map();
-}
 
 /** The member key b[ks, ke) with value b[vs, ve): when it is a display field's, its span is noted. */
 export function noteField(b: Uint8Array, ks: number, ke: number, vs: number, ve: number, fieldS: Int32Array, fieldE: Int32Array): void {
@@ -337,8 +153,4 @@ export function valueAt(b: Uint8Array, s: number, e: number): PyValue {
   const text = latin1.decode(b.subarray(s, e));
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return new PyNum(text, FLOAT_CHARS.test(text));
   return parse(text);
-}
-
-function isNumberStart(c: number): boolean {
-  return c === 0x2d || (c >= 0x30 && c <= 0x39);
 }

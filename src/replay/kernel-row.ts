@@ -1,9 +1,8 @@
 import { FingerprintKernel } from "../journal/fast/kernel.ts";
 import { KERNEL_MAX_ROW } from "../journal/fast/range.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { copyBytes } from "./fast-cells.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
-import { DISPLAY_FIELDS, displayFieldsOf, type FastRowReader, FINGERPRINT_BATCH, type LoadedRow, noteField, READ_AREA } from "./fast-row.ts";
+import { DISPLAY_FIELDS, displayFieldsOf, FINGERPRINT_BATCH, type LoadedRow, noteField, READ_AREA } from "./fast-row.ts";
 
 /**
  * The replay display's scan on the verify kernel (src/journal/fast/
@@ -14,8 +13,8 @@ import { DISPLAY_FIELDS, displayFieldsOf, type FastRowReader, FINGERPRINT_BATCH,
  * fingerprint text (the row without ts/elapsed_s, sorted keys, compact,
  * and "\n") appended to a batch in the kernel's memory, and its display
  * fields located in the kernel's member table. Any other line is declined
- * and goes to FastRowReader, whose text the caller appends with `append`
- * (then the exact path), so the batch keeps the rows' order.
+ * and goes to the exact path (the caller hashes the batch first, so the
+ * rows' order holds).
  */
 
 const SLOT = (name: (typeof DISPLAY_FIELDS)[number]): number => DISPLAY_FIELDS.indexOf(name);
@@ -76,37 +75,6 @@ export class KernelRowReader implements LoadedRow {
     fs[ELAPSED] = i32[info + 2]!;
     fe[ELAPSED] = i32[info + 3]!;
     this.textEnd = i32[info + 7]!;
-    return true;
-  }
-
-  /** Room for `n` more bytes of text before the area's end. */
-  fits(n: number): boolean {
-    return this.textEnd + n <= this.k.textEnd;
-  }
-
-  /** The largest row text `append` takes into an empty batch. */
-  get maxText(): number {
-    return TEXT_AREA - 1;
-  }
-
-  /** Append a row's text b[s, e) and its "\n" (the caller made room: fits). */
-  append(b: Uint8Array, s: number, e: number): void {
-    const o = copyBytes(b, s, e, this.mem, this.textEnd);
-    this.mem[o] = 0x0a;
-    this.rewind(o + 1);
-  }
-
-  /**
-   * Append the fingerprint text of the row `r` holds (one the kernel
-   * declined), with its "\n"; `flush` empties the batch first when the text
-   * does not fit. False when `r` cannot make the text.
-   */
-  appendFrom(r: FastRowReader, flush: () => void): boolean {
-    const em = r.em;
-    const o = r.fingerprintText(em.rowBase, em.rowBase + Math.min(em.rowCap, this.maxText));
-    if (o < 0) return false;
-    if (!this.fits(o - em.rowBase + 1)) flush();
-    this.append(em.mem, em.rowBase, o);
     return true;
   }
 

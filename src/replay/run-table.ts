@@ -7,7 +7,8 @@ import { SpoolKind, type CellSpool } from "./cell-spool.ts";
 import { displayRow, eventStyle, type DisplayRow } from "./display.ts";
 import { CellSpans, FastTableWriter, timeFromTs } from "./fast-cells.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, FastRowReader } from "./fast-row.ts";
+import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, type LoadedRow } from "./fast-row.ts";
+import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
 import { runRows } from "./run-view.ts";
 import { utf8, type ByteOutput } from "./sink.ts";
 
@@ -21,8 +22,8 @@ import { utf8, type ByteOutput } from "./sink.ts";
  * or more.
  *
  * `writeRunTable` lays out the rows the scan pass left in its spool
- * (cell-spool.ts), or without one reads each row in the writer's spelling
- * for its display fields only (fast-row.ts); a row whose cells are plain
+ * (cell-spool.ts), or without one reads each row in the writer's envelope
+ * on the display's kernel (kernel-row.ts); a row whose cells are plain
  * printable ASCII that fits its column is laid out without the general
  * table code; anything else takes the exact path (the full row parsed;
  * `Table.format`). `writeRunTableExact` is the exact path alone, the reference.
@@ -96,16 +97,30 @@ export async function writeRunTable(
   const w = new FastTableWriter(table.folded.size === 0 ? table.widths : null, baseTs);
   w.text(table.header() + "\n");
   if (limit === undefined || limit > 0) {
-    const r = new FastRowReader();
+    // rows in the writer's envelope on the display's kernel (in the read buffer, or from a copy); any other on the exact path
+    const k = new KernelRowReader();
+    const copies = new LongLineKernel();
     let n = 0;
+    const show = (row: LoadedRow): true => {
+      if (!w.row(row)) w.text(rowText(table, row.displayFields(EVENT_HASH_SLOT), baseTs));
+      n++;
+      return true;
+    };
     for (const _ of readFastLines(journal, {
-      buffer: r.readBuffer,
+      buffer: k.readBuffer,
       gcEvery: DISPLAY_GC_CHUNKS,
       fast: (b, s, e) => {
-        if (!r.load(b, s, e)) return false;
-        if (!w.row(r)) w.text(rowText(table, r.displayFields(EVENT_HASH_SLOT), baseTs));
-        n++;
-        return true;
+        if (!k.holds(b)) {
+          const row = copies.take(b.subarray(s, e));
+          return row !== null && show(row);
+        }
+        // the fingerprint text the kernel appends is not wanted here
+        k.clear();
+        return k.take(s, e) && show(k);
+      },
+      long: (bytes) => {
+        const row = copies.take(bytes);
+        return row !== null && show(row);
       },
       exact: (v) => {
         if (v.kind !== "row") return;

@@ -6,7 +6,7 @@ import type { CellSpool } from "./cell-spool.ts";
 import { numberAt, plainNumber, RowCells } from "./fast-cells.ts";
 import { ReplayFingerprint } from "./fingerprint.ts";
 import { FAST_LINE_MAX, readFastLines } from "./fast-lines.ts";
-import { DISPLAY_FIELDS, displayBytes, EVENT_HASH_SLOT, FastRowReader, FINGERPRINT_BATCH, type LoadedRow, valueAt } from "./fast-row.ts";
+import { DISPLAY_FIELDS, displayBytes, EVENT_HASH_SLOT, FINGERPRINT_BATCH, type LoadedRow, valueAt } from "./fast-row.ts";
 import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
 
 /**
@@ -190,7 +190,7 @@ export async function scanRun(journal: string, limit?: number, onRow?: (row: PyO
 
 /**
  * scanRun on the rows' bytes, measuring the id columns into `ids` as
- * measureIds would: a row in the writer's spelling is fingerprinted from
+ * measureIds would: a row in the writer's envelope is fingerprinted from
  * slices of its bytes and its ids, `ts` and `event` are read from them
  * (fast-cells.ts; its other display fields are parsed only when those
  * are not plain); any other line takes the exact path. Same result.
@@ -201,11 +201,9 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   const tally = new ScanTally();
   const onRow = ids === undefined ? undefined : (row: PyObject) => measureIds(row, ids);
   const cells = new RowCells();
-  // Lines in the writer's spelling are taken by the kernel (kernel-row.ts), other ones the kernel
-  // declines by FastRowReader; the fingerprint text of both is batched in the kernel's memory.
+  // Lines in the writer's envelope are taken by the kernel (kernel-row.ts) where they were read (their fingerprint text
+  // batched in its memory), or from a copy (a line that crossed a read, or a long one); any other line is exact.
   const k = new KernelRowReader();
-  // only for the rows both kernels decline (not in the writer's envelope): made when the first one comes
-  let fastRows: FastRowReader | null = null;
   let batched = 0;
   let stop = false;
   const flush = (): void => {
@@ -256,23 +254,16 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
     // full collections cost time and raised the peak
     gcEvery: Number.POSITIVE_INFINITY,
     fast: (buf, s, e, _lineNo, offset) => {
-      const inPlace = k.holds(buf);
-      if (!inPlace && copied(buf.subarray(s, e), offset)) return true;
+      if (!k.holds(buf)) return copied(buf.subarray(s, e), offset);
       const mark = k.textEnd;
-      let row: LoadedRow = k;
-      if (!inPlace || !k.take(s, e)) {
-        fastRows ??= new FastRowReader();
-        if (!fastRows.loadCopy(buf, s, e)) return false;
-        row = fastRows;
-      }
+      if (!k.take(s, e)) return false;
       if (beyondLimit()) {
         k.rewind(mark);
         return true;
       }
-      if (row !== k && !k.appendFrom(fastRows!, flush)) return false;
       batched++;
       if (k.textLength() >= FINGERPRINT_BATCH) flush();
-      taken(row, offset, e - s);
+      taken(k, offset, e - s);
       return true;
     },
     long: (bytes, _lineNo, offset) => copied(bytes, offset),

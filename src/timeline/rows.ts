@@ -7,7 +7,7 @@ import { readFastLines } from "../replay/fast-lines.ts";
 import { numberField } from "../replay/display.ts";
 import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
-import { DISPLAY_FIELDS, FastRowReader, FINGERPRINT_BATCH, valueAt } from "../replay/fast-row.ts";
+import { DISPLAY_FIELDS, FINGERPRINT_BATCH, valueAt } from "../replay/fast-row.ts";
 import type { ReplayFingerprint } from "../replay/fingerprint.ts";
 import { KernelRowReader, LongLineKernel } from "../replay/kernel-row.ts";
 
@@ -16,11 +16,11 @@ import { KernelRowReader, LongLineKernel } from "../replay/kernel-row.ts";
  * indexed by the row codec (src/codec/row-index.ts), and the few fields the
  * page reads of every row (PAGE_FIELDS) are taken from the tape into one
  * small map, refilled per row; the row's replay fingerprint text comes from
- * the verify kernel in fingerprint mode (kernel-row.ts), or from
- * FastRowReader for a line the kernel declines, batched in the kernel's
- * memory. Only a row the page's table shows is parsed whole (`full`), and
- * only when the table asks for it. A line the codec or both fingerprint
- * readers decline takes the exact path (classifyLine: the full row, as the
+ * the verify kernel in fingerprint mode (kernel-row.ts), batched in its
+ * memory (a line that crossed a read, or a long one, from a copy). Only a
+ * row the page's table shows is parsed whole (`full`), and only when the
+ * table asks for it. A line the codec or the kernel declines (a row outside
+ * the writer's envelope) takes the exact path (classifyLine: the full row, as the
  * reference pass reads it), so every row's facts are the exact pass's.
  */
 
@@ -218,8 +218,6 @@ export function fieldNumber(row: PyObject, key: string): number | null | undefin
 export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerprint, sink: PageRowSink): Generator<number> {
   const ix = new RowIndex();
   const k = new KernelRowReader();
-  // only for the rows both kernels decline (not in the writer's envelope): made when the first one comes
-  let fastRows: FastRowReader | null = null;
   const fields = new TapeFields(ix);
   let batched = 0;
   let offset = 0;
@@ -273,12 +271,8 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     // per row, +0.3 s for 30 MB; the pass collects on the growth of its resident set instead (generate.ts)
     fast: (buf, s, e, _lineNo, at) => {
       if (!indexRow(buf, s, e, ix, KEYS) || ix.kind(0) !== Tok.Object) return false;
-      const inPlace = k.holds(buf);
-      if (!inPlace && copied(buf, s, e, at)) return true;
-      if (!inPlace || !k.take(s, e)) {
-        fastRows ??= new FastRowReader();
-        if (!fastRows.loadCopy(buf, s, e) || !k.appendFrom(fastRows, flush)) return false;
-      }
+      if (!k.holds(buf)) return copied(buf, s, e, at);
+      if (!k.take(s, e)) return false;
       batched++;
       if (k.textLength() >= FINGERPRINT_BATCH) flush();
       taken(buf, s, e, at);
