@@ -72,6 +72,9 @@ export const HOSTILE_LINES: string[] = [
   '  {"event": "padded"}  ',
   '\ufeff{"event": "bom"}',
   '{"event": "trailing"} junk',
+  // a CR between tokens: universal newlines read two lines here
+  '{"event": "cr between tokens", "files": ["a",\r "b"], "ts": 1}',
+  '{"event": "tab between tokens",\t"ts": 2}',
   '{"event": "bad escape \\x"}',
   '{"event": "bad \\u12"}',
   '{"event": "control \u0001 raw"}',
