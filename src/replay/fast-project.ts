@@ -9,7 +9,7 @@ import { sanitizeCell } from "../render/table.ts";
 import { readFastLines } from "./fast-lines.ts";
 import type { BulkProbe } from "../fsutil/lines.ts";
 import { KernelMode, VerifyKernel } from "../journal/fast/kernel.ts";
-import { KERNEL_MAX_ROW } from "../journal/fast/range.ts";
+import { LONG_LINE_MAX } from "./kernel-row.ts";
 
 /**
  * `replay <RUN_ID> --from-step N` on the rows' bytes: the state after the
@@ -188,7 +188,7 @@ function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: n
     // a line the reader assembled whole: on a kernel sized to it (as verify's long rows), linked from the head
     long: (bytes) => {
       const n = bytes.length;
-      if (!hasHead || count >= upper || n > KERNEL_MAX_ROW) return false;
+      if (!hasHead || count >= upper || n > LONG_LINE_MAX) return false;
       if (big === null || big.readCap < n + 1) {
         big = null; // the old kernel's memory is garbage before the new one is made
         big = new VerifyKernel(n + 1 + (n >> 1), 1);

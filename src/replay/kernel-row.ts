@@ -1,5 +1,4 @@
 import { FingerprintKernel } from "../journal/fast/kernel.ts";
-import { KERNEL_MAX_ROW } from "../journal/fast/range.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { DISPLAY_FIELDS, displayFieldsOf, FINGERPRINT_BATCH, type LoadedRow, noteField, READ_AREA } from "./fast-row.ts";
@@ -105,11 +104,14 @@ export class KernelRowReader implements LoadedRow {
 }
 
 /**
- * The longest line LongLineKernel takes: as verify's long-row kernel
- * (journal/fast/range.ts KERNEL_MAX_ROW), so the display keeps verify's
- * memory bound; a longer line goes to the exact path.
+ * The longest line the display takes from a copy (LongLineKernel, the
+ * --as-json transcoder, --from-step's kernel): each holds about three
+ * times the line (the copy, its fingerprint text or re-indented text, the
+ * kernel's scratch); a longer line goes to the exact path, whose byte
+ * reader keeps a huge row within 64 MB + 3x the row (measured on rows of
+ * ~8 MB: the copies took 77-87 MB where the exact path took 63-73 MB).
  */
-export const LONG_LINE_MAX = KERNEL_MAX_ROW;
+export const LONG_LINE_MAX = 2 << 20;
 
 /**
  * The display's kernel for lines that are not in the read buffer: those

@@ -6,6 +6,7 @@ import { pyFloat } from "../pyjson/types.ts";
 import { renderJson, renderRowJson } from "../render/json.ts";
 import { RowTranscoder } from "./fast-json.ts";
 import { readFastLines } from "./fast-lines.ts";
+import { LONG_LINE_MAX } from "./kernel-row.ts";
 import { runRows } from "./run-view.ts";
 import { utf8, type ByteOutput } from "./sink.ts";
 
@@ -88,7 +89,8 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
   if (limit === undefined || limit > 0) {
     for (const _ of readFastLines(input.journal, {
       fast: (buf, s, e) => fastRow(buf, s, e),
-      long: (bytes) => fastRow(bytes, 0, bytes.length),
+      // (the transcoder holds a row's output whole: up to ~4.5x a row of many small objects)
+      long: (bytes) => bytes.length <= LONG_LINE_MAX && fastRow(bytes, 0, bytes.length),
       exact: (v) => {
         if (v.kind === "row") exactRow(v.row);
       },

@@ -9,7 +9,7 @@ import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
 import { DISPLAY_FIELDS, FINGERPRINT_BATCH, valueAt } from "../replay/fast-row.ts";
 import type { ReplayFingerprint } from "../replay/fingerprint.ts";
-import { KernelRowReader, LongLineKernel } from "../replay/kernel-row.ts";
+import { KernelRowReader, LONG_LINE_MAX, LongLineKernel } from "../replay/kernel-row.ts";
 
 /**
  * The rows of the timeline page's pass, read the fast way: every line is
@@ -278,7 +278,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
       taken(buf, s, e, at);
       return true;
     },
-    long: (bytes, _lineNo, at) => indexRow(bytes, 0, bytes.length, ix, KEYS) && ix.kind(0) === Tok.Object && copied(bytes, 0, bytes.length, at),
+    long: (bytes, _lineNo, at) => bytes.length <= LONG_LINE_MAX && indexRow(bytes, 0, bytes.length, ix, KEYS) && ix.kind(0) === Tok.Object && copied(bytes, 0, bytes.length, at),
     exact: (v, _bytes, _lineNo, at) => {
       offset = at;
       if (v.kind !== "row") {
