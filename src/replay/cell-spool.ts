@@ -205,7 +205,7 @@ export class SpoolReader {
     c.detailE = c.detailS + dv.getUint32(p, true);
   }
 
-  /** The record's display fields (Fields) as a row, as FastRowReader.displayFields gave them: valid until the next call. */
+  /** The record's display fields (Fields) as a row, as the kernel's row gave them (displayFields): valid until the next call. */
   fieldsRow(): PyObject {
     const row = this.fields;
     row.clear();
