@@ -13,6 +13,7 @@ import { CollectingOutput } from "../../../src/replay/sink.ts";
 import { mutateBytes, mutateLines } from "../mutate.ts";
 import { runJournalVectors } from "../seeds.ts";
 import { violation, type FuzzTarget } from "../types.ts";
+import type { Rng } from "../rng.ts";
 
 /**
  * (e) `replay <RUN_ID>`'s display (--as-json, the prose scan and table,
@@ -47,6 +48,28 @@ function same(invariant: string, fast: string, exact: string): void {
   throw violation(invariant, `differs at ${i}: fast ${JSON.stringify(fast.slice(i, i + 80))} vs exact ${JSON.stringify(exact.slice(i, i + 80))}`);
 }
 
+/** Fillers for a string value: plain, escaped, \u escapes (a surrogate pair too), raw UTF-8. */
+const FILLERS = ["x", "ab\\n", "\\u00e9", "\\ud83d\\ude00", "\u00e9", " \\\"q\\\" "];
+
+/**
+ * A line made 64 KiB to ~300 KiB long by filling the first string value
+ * after a `": "` (or `":"`): the display's long-line paths (the copy
+ * kernel, the transcoder, --from-step's kernel), with every other mutation
+ * still in the input.
+ */
+function lengthen(rng: Rng, input: Uint8Array): Uint8Array {
+  const text = Buffer.from(input).toString("latin1");
+  const lines = text.split("\n");
+  const i = rng.int(lines.length);
+  const line = lines[i]!;
+  const at = line.search(/": ?"/);
+  if (at < 0) return input;
+  const q = line.indexOf('"', at + 2) + 1;
+  const filler = Buffer.from(rng.pick(FILLERS), "utf8").toString("latin1");
+  lines[i] = line.slice(0, q) + filler.repeat(Math.ceil(rng.range(65_536, 300_000) / filler.length)) + line.slice(q);
+  return Buffer.from(lines.join("\n"), "latin1");
+}
+
 export function displayTarget(): FuzzTarget {
   const dir = mkdtempSync(join(tmpdir(), "bernstein-fuzz-display-"));
   const file = join(dir, "journal.jsonl");
@@ -56,7 +79,8 @@ export function displayTarget(): FuzzTarget {
     seeds: () => runJournalVectors().map((v) => v.bytes),
     mutate(rng, seeds) {
       const base = rng.pick(seeds);
-      return rng.chance(0.5) ? mutateLines(rng, base, { corpus: seeds, maxBytes: 1 << 20 }) : mutateBytes(rng, base, { corpus: seeds, maxBytes: 1 << 20 });
+      const out = rng.chance(0.5) ? mutateLines(rng, base, { corpus: seeds, maxBytes: 1 << 20 }) : mutateBytes(rng, base, { corpus: seeds, maxBytes: 1 << 20 });
+      return rng.chance(0.2) ? lengthen(rng, out) : out;
     },
     async run(input, rng) {
       writeFileSync(file, input);
