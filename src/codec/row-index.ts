@@ -1,6 +1,6 @@
 import { HEX_VALUE, LOWER_HEX_VALUE } from "../hex.ts";
 import { isFloatRepr } from "../pyjson/float.ts";
-import { compiledOnce } from "../wasm/host.ts";
+import { asciiText, compiledOnce } from "../wasm/host.ts";
 import {
   BACKSLASH,
   COLON,
@@ -887,8 +887,7 @@ export function isPythonFloat(b: Uint8Array, s: number, e: number): boolean {
   if (e - s > 32) return false;
   const quick = fixedFloatIsRepr(b, s, e);
   if (quick !== 0) return quick > 0;
-  let text = "";
-  for (let i = s; i < e; i++) text += String.fromCharCode(b[i]!);
+  const text = asciiText(b, s, e);
   if (text === lastPythonFloat) return true;
   if (!isFloatRepr(text)) return false;
   lastPythonFloat = text;

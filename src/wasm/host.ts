@@ -39,9 +39,19 @@ export function lengthCachedHasher(viewOf: (len: number) => Uint8Array, digest: 
   };
 }
 
-/** The ASCII bytes mem[s, e) as a string (a lexeme the kernel asks about). */
+/** A Buffer view of the last memory asciiText read (a kernel's, or a row's read buffer), kept while it is asked again. */
+let textMem: Uint8Array | null = null;
+let textView: Buffer = Buffer.alloc(0);
+
+/**
+ * The ASCII bytes mem[s, e) as a string (a lexeme the kernel asks about),
+ * made flat in one copy: a string built a character at a time is a rope
+ * of as many pieces, and Number() of it flattens it again.
+ */
 export function asciiText(mem: Uint8Array, s: number, e: number): string {
-  let text = "";
-  for (let i = s; i < e; i++) text += String.fromCharCode(mem[i]!);
-  return text;
+  if (mem !== textMem || textView.buffer !== mem.buffer) {
+    textMem = mem;
+    textView = Buffer.from(mem.buffer, mem.byteOffset, mem.byteLength);
+  }
+  return textView.toString("latin1", s, e);
 }

@@ -1,4 +1,5 @@
 import { isFloatRepr } from "../../pyjson/float.ts";
+import { asciiText } from "../../wasm/host.ts";
 import { compareSpans, fixedFloatIsRepr } from "../../codec/row-index.ts";
 import { HEX_BYTES as HEX_CHARS, LOWER_HEX_VALUE } from "../../hex.ts";
 import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB } from "../../codec/bytes.ts";
@@ -274,8 +275,7 @@ export class CanonicalEmitter {
     if (e - s > 32) return false;
     const quick = fixedFloatIsRepr(b, s, e);
     if (quick !== 0) return quick > 0;
-    let text = "";
-    for (let i = s; i < e; i++) text += String.fromCharCode(b[i]!);
+    const text = asciiText(b, s, e);
     if (text === this.floatText) return true;
     if (!isFloatRepr(text)) return false;
     this.floatText = text;
