@@ -1,6 +1,6 @@
 import { paint } from "../render/ansi.ts";
 import { EVENT_STYLES } from "./display.ts";
-import { DISPLAY_FIELDS, displayBytes, type LoadedRow } from "./fast-row.ts";
+import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { formatFixed } from "./format.ts";
 import { BACKSLASH, QUOTE } from "../codec/bytes.ts";
@@ -192,7 +192,7 @@ function styleBytes(style: string): [Uint8Array, Uint8Array] {
 const CELL_GAP = 2;
 const ELLIPSIS = new TextEncoder().encode("\u2026");
 const SPACES = 0x20;
-/** Room for the detail of a loaded line (under FAST_LINE_MAX bytes) and the parts' prefixes. */
+/** Room for a row's detail and its parts' prefixes: a longer one (a long row's) declines the row to the table code (read). */
 const DETAIL_MAX = 1 << 17;
 const FLUSH_AT = 1 << 16;
 const NONE: Uint8Array = new Uint8Array(0);
@@ -283,7 +283,10 @@ export class RowCells extends CellSpans {
       this.taskB = t;
       this.taskS = 0;
       this.taskE = copyBytes(b, ids.taskS[1]!, ids.taskE[1]!, t, p);
+      if (this.taskE > t.length) return false;
     }
+    // a typed array drops writes past its end while the count runs on: a longer detail (a long row's) is the table code's
+    if (this.detailLen > this.detail.length) return false;
     this.detailB = this.detail;
     this.detailS = 0;
     this.detailE = this.detailLen;
@@ -397,7 +400,7 @@ export class RowCells extends CellSpans {
   }
 
   private copyDetail(b: Uint8Array, s: number, e: number): void {
-    // a loaded line is under FAST_LINE_MAX bytes, so its detail fits
+    // past the buffer's end the bytes are dropped, the length still counts them (read() then declines the row)
     this.detailLen = copyBytes(b, s, e, this.detail, this.detailLen);
   }
 
@@ -456,8 +459,7 @@ export class FastTableWriter {
 
   /** Append the loaded row's line; false (nothing appended) when displayRow must make it. */
   row(r: LoadedRow): boolean {
-    // the cells' buffers are sized for display fields under FAST_LINE_MAX bytes (a long row's are laid out by the table code)
-    return this.widths !== null && displayBytes(r) < FAST_LINE_MAX && this.cells.read(r, this.baseTs) && this.line(this.cells);
+    return this.widths !== null && this.cells.read(r, this.baseTs) && this.line(this.cells);
   }
 
   /**

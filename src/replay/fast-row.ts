@@ -58,7 +58,7 @@ const latin1 = new TextDecoder("latin1");
  */
 export const DISPLAY_GC_CHUNKS = 16;
 
-/** The row area: the fingerprint batch (FINGERPRINT_BATCH) and room for one more row's text. */
+/** Bytes of fingerprint text the display's kernel gathers before hashing them in one call. */
 export const FINGERPRINT_BATCH = 1 << 20;
 const FLOAT_CHARS = /[.eE]/;
 
@@ -74,13 +74,6 @@ export interface LoadedRow {
   readonly fieldE: Int32Array;
   /** The display fields as a row (absent ones and `skip` left out), valid until the next call. */
   displayFields(skip?: number): PyObject;
-}
-
-/** Bytes of a loaded row's display fields' values, all but event_hash. */
-export function displayBytes(r: LoadedRow): number {
-  let n = 0;
-  for (let i = 0; i < DISPLAY_FIELDS.length; i++) if (i !== EVENT_HASH_SLOT && r.fieldS[i]! >= 0) n += r.fieldE[i]! - r.fieldS[i]!;
-  return n;
 }
 
 /** The read area: one chunk of the line reader. */

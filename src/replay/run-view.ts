@@ -5,8 +5,8 @@ import { measureIds, numberField } from "./display.ts";
 import type { CellSpool } from "./cell-spool.ts";
 import { numberAt, plainNumber, RowCells } from "./fast-cells.ts";
 import { ReplayFingerprint } from "./fingerprint.ts";
-import { FAST_LINE_MAX, readFastLines } from "./fast-lines.ts";
-import { DISPLAY_FIELDS, displayBytes, EVENT_HASH_SLOT, FINGERPRINT_BATCH, type LoadedRow, valueAt } from "./fast-row.ts";
+import { readFastLines } from "./fast-lines.ts";
+import { DISPLAY_FIELDS, EVENT_HASH_SLOT, FINGERPRINT_BATCH, type LoadedRow, valueAt } from "./fast-row.ts";
 import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
 
 /**
@@ -221,11 +221,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
   };
   /** Everything but the fingerprint of a row taken from its bytes (the line at `offset`, `length` bytes). */
   const taken = (row: LoadedRow, offset: number, length: number): void => {
-    // cells and ids are read into buffers sized for lines under FAST_LINE_MAX bytes: a longer row's display fields are parsed
-    if (length >= FAST_LINE_MAX && displayBytes(row) >= FAST_LINE_MAX) {
-      cells.idsPlain = false;
-      spool?.fields(row, offset, length);
-    } else if (spool === undefined) cells.idsPlain = ids !== undefined && cells.ids.read(row);
+    if (spool === undefined) cells.idsPlain = ids !== undefined && cells.ids.read(row);
     else if (cells.read(row, undefined)) spool.cells(cells, offset, length);
     else spool.fields(row, offset, length);
     if (ids !== undefined && cells.idsPlain) {
