@@ -10,8 +10,7 @@ import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { diffJournals } from "../receipts/diff.ts";
 import { exportReceipt } from "../receipts/export.ts";
 import { loadSigningKey } from "../receipts/keys.ts";
-import { sourceEntries, sourceEntryValues } from "../receipts/source.ts";
-import { IndexedEntries } from "../steps/indexed.ts";
+import { sourceEntries } from "../receipts/source.ts";
 import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
 import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
 import { refuseNonStepJournal } from "../steps/reader.ts";
@@ -182,20 +181,9 @@ export type SingleRunDebug =
 export async function projectSteps(path: string, cap: number): Promise<Map<string, PyValue>[]> {
   const projection: Map<string, PyValue>[] = [];
   if (cap <= 0) return projection;
-  const steps = new IndexedEntries<true>(
-    () => null,
-    (row) => {
-      if (projection.length < cap) {
-        projection.push(new Map<string, PyValue>([["seq", row.get("seq") ?? null], ["step_hash", row.get("step_hash") ?? null], ["prev_hash", row.get("prev_hash") ?? null], ["model", row.get("model") ?? null], ["tool_call", toolName(row.get("tool_call"))]]));
-      }
-      return true;
-    },
-  );
-  let batches = 0;
-  for await (const _ of sourceEntryValues({ kind: "file", path }, steps)) {
+  for await (const row of sourceEntries({ kind: "file", path })) {
+    projection.push(new Map<string, PyValue>([["seq", row.get("seq") ?? null], ["step_hash", row.get("step_hash") ?? null], ["prev_hash", row.get("prev_hash") ?? null], ["model", row.get("model") ?? null], ["tool_call", toolName(row.get("tool_call"))]]));
     if (projection.length >= cap) break;
-    // The lines' views are garbage at once: collecting every few MB keeps RSS flat.
-    if (++batches % 32 === 0) Bun.gc(true);
   }
   return projection;
 }
