@@ -9,7 +9,7 @@ import { sanitizeCell } from "../render/table.ts";
 import { readFastLines } from "./fast-lines.ts";
 import type { BulkProbe } from "../fsutil/lines.ts";
 import { KernelMode, VerifyKernel } from "../journal/fast/kernel.ts";
-import { LONG_LINE_MAX } from "./kernel-row.ts";
+import { copyCapFor, LONG_LINE_MAX } from "./kernel-row.ts";
 
 /**
  * `replay <RUN_ID> --from-step N` on the rows' bytes: the state after the
@@ -191,7 +191,7 @@ function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: n
       if (!hasHead || count >= upper || n > LONG_LINE_MAX) return false;
       if (big === null || big.readCap < n + 1) {
         big = null; // the old kernel's memory is garbage before the new one is made
-        big = new VerifyKernel(n + 1 + (n >> 1), 1);
+        big = new VerifyKernel(copyCapFor(n), 1);
       }
       const b = big.lines;
       b.set(bytes, 0);

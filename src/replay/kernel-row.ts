@@ -1,4 +1,5 @@
 import { FingerprintKernel } from "../journal/fast/kernel.ts";
+import { kernelCapFor } from "../journal/fast/range.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { DISPLAY_FIELDS, displayFieldsOf, FINGERPRINT_BATCH, type LoadedRow, noteField, READ_AREA } from "./fast-row.ts";
@@ -113,6 +114,11 @@ export class KernelRowReader implements LoadedRow {
  */
 export const LONG_LINE_MAX = 2 << 20;
 
+/** The read area of a copy kernel for a line of `n` bytes: at least FAST_LINE_MAX, shared by lines of similar lengths (range.ts kernelCapFor). */
+export function copyCapFor(n: number): number {
+  return kernelCapFor(n, LONG_LINE_MAX, FAST_LINE_MAX / 2);
+}
+
 /**
  * The display's kernel for lines that are not in the read buffer: those
  * the line reader assembled because they spanned two reads, or because
@@ -130,9 +136,7 @@ export class LongLineKernel {
     if (n > LONG_LINE_MAX) return null;
     let k = this.reader;
     if (k === null || k.readCap < n + 1) {
-      // FAST_LINE_MAX, or the next of 1, 1.5, 2, 3, 4, 6 ... times a power of two: rows of similar lengths share one kernel
-      let cap = Math.max(FAST_LINE_MAX, 1 << Math.floor(Math.log2(n + 1)));
-      if (cap < n + 1) cap = cap * 1.5 >= n + 1 ? cap * 1.5 : cap * 2;
+      const cap = copyCapFor(n);
       this.reader = null; // the old kernel's memory is garbage before the new one is made
       k = this.reader = new KernelRowReader(cap, cap + FAST_LINE_MAX, cap + FAST_LINE_MAX);
     }

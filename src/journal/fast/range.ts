@@ -169,7 +169,7 @@ function terminatorIn(b: Uint8Array, s: number, e: number): number {
  * of two, so rows of similar lengths share one kernel, and no larger than
  * the longest line it may take needs.
  */
-function kernelCapFor(len: number, maxRow: number, readCap: number): number {
+export function kernelCapFor(len: number, maxRow: number, readCap: number): number {
   const need = Math.max(len + 2, 2 * readCap);
   let cap = 1 << Math.floor(Math.log2(need));
   if (cap < need) cap = cap * 1.5 >= need ? cap * 1.5 : cap * 2;
