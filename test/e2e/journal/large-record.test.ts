@@ -13,6 +13,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { join } from "node:path";
 import { bernsteinJson, binPath, ROOT } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";
+import { recordEncoding } from "./record-spawn.ts";
 
 const dirs = tempDirs("e2e-large-record");
 afterAll(() => dirs.cleanup());
@@ -186,18 +187,8 @@ describe.skipIf(process.platform !== "linux")("SIGTERM while a huge row is recor
     expect(seed.code).toBe(0);
     const events = bigEvents(cwd, "huge.jsonl", 120 * MB);
     const before = snapshot(join(cwd, ".sdd"));
-    const proc = Bun.spawn([binPath(), "journal", "record", "sig", "--as-json"], {
-      cwd,
-      env: { ...process.env, NO_COLOR: "1" },
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
     // once the pipe has taken the whole input, the command is hashing or writing the row (seconds of work)
-    proc.stdin.write(readFileSync(events));
-    await proc.stdin.end();
-    await Bun.sleep(300);
+    const { proc, out } = await recordEncoding(cwd, "sig", events);
     expect(proc.exitCode).toBeNull();
     const t0 = performance.now();
     proc.kill("SIGTERM");

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bernsteinJson, binPath } from "../../helpers/cli.ts";
+import { bernsteinJson } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";
+import { recordEncoding } from "./record-spawn.ts";
 
 /**
  * Issue 29: the writer never writes what the reader refuses, and a long
@@ -43,27 +44,6 @@ function wideLine(n: number, compact: boolean, nested = false): string {
   }
   if (nested) return '{"event":"wide","data":{' + parts.slice(1).join(",") + "}}\n";
   return "{" + parts.join(compact ? "," : ", ") + "}\n";
-}
-
-/**
- * Spawn `journal record RUN --as-json`, pipe `stdinFile` into it and close
- * its stdin; resolves once the pipe took all of it (the command then has
- * the whole line, or all but a pipe buffer of it) and a moment more, so the
- * long row is being encoded when it returns.
- */
-async function recordEncoding(cwd: string, run: string, stdinFile: string) {
-  const proc = Bun.spawn([binPath(), "journal", "record", run, "--as-json"], {
-    cwd,
-    env: { ...process.env, NO_COLOR: "1" },
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-  proc.stdin.write(readFileSync(stdinFile));
-  await proc.stdin.end();
-  await Bun.sleep(300);
-  return { proc, out };
 }
 
 describe("journal record: the row limit is checked on the row as written (compiled binary)", () => {
