@@ -13,7 +13,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { join } from "node:path";
 import { bernsteinJson, binPath, ROOT } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";
-import { recordEncoding } from "./record-spawn.ts";
+import { recordEncoding, terminate } from "./record-spawn.ts";
 
 const dirs = tempDirs("e2e-large-record");
 afterAll(() => dirs.cleanup());
@@ -188,13 +188,9 @@ describe.skipIf(process.platform !== "linux")("SIGTERM while a huge row is recor
     const events = bigEvents(cwd, "huge.jsonl", 120 * MB);
     const before = snapshot(join(cwd, ".sdd"));
     // once the pipe has taken the whole input, the command is hashing or writing the row (seconds of work)
-    const { proc, out } = await recordEncoding(cwd, "sig", events);
-    expect(proc.exitCode).toBeNull();
-    const t0 = performance.now();
-    proc.kill("SIGTERM");
-    const code = await proc.exited;
-    const seconds = (performance.now() - t0) / 1000;
-    const [stdout, stderr] = await out;
+    const started = await recordEncoding(cwd, "sig", events);
+    expect(started.proc.exitCode).toBeNull();
+    const { code, seconds, stdout, stderr } = await terminate(started);
     expect(code).toBe(143);
     // the contract is 2 s; the margin is for a loaded machine
     expect(seconds).toBeLessThan(5);

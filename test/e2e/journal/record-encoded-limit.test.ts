@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { join } from "node:path";
 import { bernsteinJson } from "../../helpers/cli.ts";
 import { tempDirs } from "../../journal/tmp.ts";
-import { recordEncoding } from "./record-spawn.ts";
+import { recordEncoding, terminate } from "./record-spawn.ts";
 
 /**
  * Issue 29: the writer never writes what the reader refuses, and a long
@@ -125,13 +125,9 @@ describe.skipIf(process.platform !== "linux")("journal record of a wide object: 
       expect(seed.code).toBe(0);
       const runDir = join(cwd, ".sdd", "runs", run);
       const before = readFileSync(join(runDir, "journal.jsonl"));
-      const { proc, out } = await recordEncoding(cwd, run, nested ? nestedFile : slowFile);
-      expect(proc.exitCode).toBeNull();
-      const t0 = performance.now();
-      proc.kill("SIGTERM");
-      const code = await proc.exited;
-      const seconds = (performance.now() - t0) / 1000;
-      const [stdout, stderr] = await out;
+      const started = await recordEncoding(cwd, run, nested ? nestedFile : slowFile);
+      expect(started.proc.exitCode).toBeNull();
+      const { code, seconds, stdout, stderr } = await terminate(started);
       expect(code).toBe(143);
       // the contract is 2 s; the margin is for a loaded machine
       expect(seconds).toBeLessThan(5);

@@ -21,3 +21,13 @@ export async function recordEncoding(cwd: string, run: string, stdinFile: string
   await Bun.sleep(300);
   return { proc, out };
 }
+
+/** SIGTERM the process recordEncoding started: its exit code, seconds from the signal to its exit, and its output. */
+export async function terminate(started: Awaited<ReturnType<typeof recordEncoding>>) {
+  const t0 = performance.now();
+  started.proc.kill("SIGTERM");
+  const code = await started.proc.exited;
+  const seconds = (performance.now() - t0) / 1000;
+  const [stdout, stderr] = await started.out;
+  return { code, seconds, stdout, stderr };
+}
