@@ -39,19 +39,15 @@ export function lengthCachedHasher(viewOf: (len: number) => Uint8Array, digest: 
   };
 }
 
-/** A Buffer view of the last memory asciiText read (a kernel's, or a row's read buffer), kept while it is asked again. */
-let textMem: Uint8Array | null = null;
-let textView: Buffer = Buffer.alloc(0);
+const latin1 = new TextDecoder("latin1");
 
 /**
  * The ASCII bytes mem[s, e) as a string (a lexeme the kernel asks about),
- * made flat in one copy: a string built a character at a time is a rope
- * of as many pieces, and Number() of it flattens it again.
+ * made flat in one decode: a string built a character at a time is a rope
+ * of as many pieces, and Number() of it flattens it again. No view of the
+ * memory is kept between calls: it would keep a dropped kernel's memory
+ * (a huge row's) alive.
  */
 export function asciiText(mem: Uint8Array, s: number, e: number): string {
-  if (mem !== textMem || textView.buffer !== mem.buffer) {
-    textMem = mem;
-    textView = Buffer.from(mem.buffer, mem.byteOffset, mem.byteLength);
-  }
-  return textView.toString("latin1", s, e);
+  return latin1.decode(mem.subarray(s, e));
 }
