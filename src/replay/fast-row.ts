@@ -36,14 +36,53 @@ export const DISPLAY_FIELDS = [
 
 export const EVENT_HASH_SLOT = DISPLAY_FIELDS.indexOf("event_hash");
 
-const FIELD_BYTES = DISPLAY_FIELDS.map((f) => new TextEncoder().encode(f));
-/** (length << 7 | second byte) -> slot + 1 (no two display fields share a length and second byte: run_id and reason share the first). */
-const FIELD_BY_SHAPE = new Int8Array(32 << 7);
-FIELD_BYTES.forEach((bytes, i) => {
-  const k = (bytes.length << 7) | bytes[1]!;
-  if (FIELD_BY_SHAPE[k] !== 0) throw new Error(`display field table collision: ${DISPLAY_FIELDS[i]}`);
-  FIELD_BY_SHAPE[k] = i + 1;
-});
+/**
+ * Names looked up among a row's member keys by the kernel readers
+ * (kernel-row.ts notes each one's value span in its slot, the names'
+ * order): a key is found by its length and second byte, then compared.
+ * The display's table and the timeline page's (a superset) are values of
+ * it; no two names of one table may share a length and second byte.
+ */
+export class FieldTable {
+  readonly names: readonly string[];
+  private readonly bytes: Uint8Array[];
+  /** (length << 7 | second byte) -> slot + 1 */
+  private readonly byShape = new Int8Array(32 << 7);
+  private readonly slots: Map<string, number>;
+
+  constructor(names: readonly string[]) {
+    if (names.length > 127) throw new Error("field table: too many names");
+    this.names = names;
+    this.bytes = names.map((f) => new TextEncoder().encode(f));
+    this.slots = new Map(names.map((n, i) => [n, i]));
+    this.bytes.forEach((b, i) => {
+      if (b.length < 2 || b.length >= 32) throw new Error(`field table: ${names[i]} is not 2-31 bytes`);
+      const k = (b.length << 7) | b[1]!;
+      if (this.byShape[k] !== 0) throw new Error(`field table collision: ${names[i]}`);
+      this.byShape[k] = i + 1;
+    });
+  }
+
+  /** The slot of `name` (-1: not in the table). */
+  slot(name: string): number {
+    return this.slots.get(name) ?? -1;
+  }
+
+  /** The member key b[ks, ke) with value b[vs, ve): when it is one of the table's names, its span is noted in that slot. */
+  note(b: Uint8Array, ks: number, ke: number, vs: number, ve: number, fieldS: Int32Array, fieldE: Int32Array): void {
+    const len = ke - ks;
+    if (len < 2 || len >= 32) return;
+    const slot = this.byShape[(len << 7) | (b[ks + 1]! & 0x7f)]! - 1;
+    if (slot < 0) return;
+    const f = this.bytes[slot]!;
+    for (let i = 0; i < len; i++) if (b[ks + i] !== f[i]) return;
+    fieldS[slot] = vs;
+    fieldE[slot] = ve;
+  }
+}
+
+/** The replay display's fields (run-view.ts, run-table.ts). */
+export const DISPLAY_TABLE = new FieldTable(DISPLAY_FIELDS);
 
 const latin1 = new TextDecoder("latin1");
 
@@ -79,24 +118,12 @@ export interface LoadedRow {
 /** The read area: one chunk of the line reader. */
 export const READ_AREA = 1 << 20;
 
-/** The member key b[ks, ke) with value b[vs, ve): when it is a display field's, its span is noted. */
-export function noteField(b: Uint8Array, ks: number, ke: number, vs: number, ve: number, fieldS: Int32Array, fieldE: Int32Array): void {
-  const len = ke - ks;
-  if (len < 2 || len >= 32) return;
-  const slot = FIELD_BY_SHAPE[(len << 7) | (b[ks + 1]! & 0x7f)]! - 1;
-  if (slot < 0) return;
-  const f = FIELD_BYTES[slot]!;
-  for (let i = 0; i < len; i++) if (b[ks + i] !== f[i]) return;
-  fieldS[slot] = vs;
-  fieldE[slot] = ve;
-}
-
-/** The display fields of spans of b as a row (absent ones and `skip` left out), refilled into `row`. */
-export function displayFieldsOf(b: Uint8Array, fieldS: Int32Array, fieldE: Int32Array, skip: number, row: PyObject): PyObject {
+/** The fields of `names` (slot order) at spans of b as a row (absent ones and `skip` left out), refilled into `row`. */
+export function displayFieldsOf(names: readonly string[], b: Uint8Array, fieldS: Int32Array, fieldE: Int32Array, skip: number, row: PyObject): PyObject {
   row.clear();
-  for (let i = 0; i < DISPLAY_FIELDS.length; i++) {
+  for (let i = 0; i < names.length; i++) {
     const s = fieldS[i]!;
-    if (s >= 0 && i !== skip) row.set(DISPLAY_FIELDS[i]!, valueAt(b, s, fieldE[i]!));
+    if (s >= 0 && i !== skip) row.set(names[i]!, valueAt(b, s, fieldE[i]!));
   }
   return row;
 }

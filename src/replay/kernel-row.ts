@@ -2,7 +2,7 @@ import { FingerprintKernel } from "../journal/fast/kernel.ts";
 import { kernelCapFor } from "../journal/fast/range.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
-import { DISPLAY_FIELDS, displayFieldsOf, FINGERPRINT_BATCH, type LoadedRow, noteField, READ_AREA } from "./fast-row.ts";
+import { DISPLAY_TABLE, displayFieldsOf, type FieldTable, FINGERPRINT_BATCH, type LoadedRow, READ_AREA } from "./fast-row.ts";
 
 /**
  * The replay display's scan on the verify kernel (src/journal/fast/
@@ -14,12 +14,10 @@ import { DISPLAY_FIELDS, displayFieldsOf, FINGERPRINT_BATCH, type LoadedRow, not
  * and "\n") appended to a batch in the kernel's memory, and its display
  * fields located in the kernel's member table. Any other line is declined
  * and goes to the exact path (the caller hashes the batch first, so the
- * rows' order holds).
+ * rows' order holds). Which fields are located is a FieldTable passed in
+ * (the display's by default; the timeline page reads more).
  */
 
-const SLOT = (name: (typeof DISPLAY_FIELDS)[number]): number => DISPLAY_FIELDS.indexOf(name);
-const TS = SLOT("ts");
-const ELAPSED = SLOT("elapsed_s");
 /** Room in the kernel's scratch for a row's nested values, re-emitted (a line is under FAST_LINE_MAX bytes). */
 const SCRATCH = 4 * FAST_LINE_MAX;
 /** The text area: a batch, then room for one more row's text. */
@@ -30,18 +28,32 @@ export class KernelRowReader implements LoadedRow {
   readonly mem: Uint8Array;
   /** Where the line reader reads chunks (lines are taken in place). */
   readonly readBuffer: Uint8Array;
-  readonly fieldS = new Int32Array(DISPLAY_FIELDS.length);
-  readonly fieldE = new Int32Array(DISPLAY_FIELDS.length);
+  readonly fieldS: Int32Array;
+  readonly fieldE: Int32Array;
   /** The end of the batch's text (it starts at the text area's start). */
   textEnd: number;
   private readonly fields: PyObject = new Map();
+  /** The slots of ts and elapsed_s (-1: the table has none): the kernel leaves their spans apart from the members. */
+  private readonly tsSlot: number;
+  private readonly elapsedSlot: number;
 
-  /** The display's sizes by default; LongLineKernel sizes one to a long line. */
+  /**
+   * The display's fields and sizes by default; LongLineKernel sizes one to
+   * a long line. `declineObjects`: a row whose located fields hold an
+   * object is declined (the display makes every located field a value);
+   * a reader that makes them lazily checks each with holdsObject instead.
+   */
   constructor(
+    readonly table: FieldTable = DISPLAY_TABLE,
+    readonly declineObjects = true,
     readonly readCap = READ_AREA,
     textCap = TEXT_AREA,
     scratchCap = SCRATCH,
   ) {
+    this.fieldS = new Int32Array(table.names.length);
+    this.fieldE = new Int32Array(table.names.length);
+    this.tsSlot = table.slot("ts");
+    this.elapsedSlot = table.slot("elapsed_s");
     this.k = new FingerprintKernel(readCap, textCap, scratchCap);
     this.mem = this.k.u8;
     this.readBuffer = this.k.lines;
@@ -53,7 +65,7 @@ export class KernelRowReader implements LoadedRow {
     return buf.buffer === this.readBuffer.buffer && buf.byteOffset === this.readBuffer.byteOffset;
   }
 
-  /** Take the line readBuffer[s, e) (a line feed at e): false when the kernel declines it. */
+  /** Take the line readBuffer[s, e) (a line feed at e): false when the kernel declines it (or, with declineObjects, a field holds an object). */
   take(s: number, e: number): boolean {
     const k = this.k;
     if (!k.take(s, e)) {
@@ -68,12 +80,21 @@ export class KernelRowReader implements LoadedRow {
     // (fill() is a native call: for 16 slots a loop is cheaper)
     for (let i = 0; i < fs.length; i++) fs[i] = -1;
     const b = this.mem;
+    const table = this.table;
     const end = i32[info + 4]! >> 2;
-    for (let m = k.membersAt >> 2; m < end; m += 4) noteField(b, i32[m]!, i32[m + 1]!, i32[m + 2]!, i32[m + 3]!, fs, fe);
-    fs[TS] = i32[info]!;
-    fe[TS] = i32[info + 1]!;
-    fs[ELAPSED] = i32[info + 2]!;
-    fe[ELAPSED] = i32[info + 3]!;
+    for (let m = k.membersAt >> 2; m < end; m += 4) table.note(b, i32[m]!, i32[m + 1]!, i32[m + 2]!, i32[m + 3]!, fs, fe);
+    if (this.tsSlot >= 0) {
+      fs[this.tsSlot] = i32[info]!;
+      fe[this.tsSlot] = i32[info + 1]!;
+    }
+    if (this.elapsedSlot >= 0) {
+      fs[this.elapsedSlot] = i32[info + 2]!;
+      fe[this.elapsedSlot] = i32[info + 3]!;
+    }
+    if (this.declineObjects && anyHoldsObject(b, fs, fe)) {
+      k.textTo(this.textEnd);
+      return false;
+    }
     this.textEnd = i32[info + 7]!;
     return true;
   }
@@ -100,9 +121,32 @@ export class KernelRowReader implements LoadedRow {
   }
 
   displayFields(skip = -1): PyObject {
-    return displayFieldsOf(this.mem, this.fieldS, this.fieldE, skip, this.fields);
+    return displayFieldsOf(this.table.names, this.mem, this.fieldS, this.fieldE, skip, this.fields);
   }
 }
+
+/**
+ * Whether the located value b[s, e) holds an object: the kernel keeps a
+ * nested value in its sorted, compact spelling, but an object's keys are
+ * shown in the row's order (the exact reader's), so such a value is not
+ * made from its span. (A brace inside a string inside a list counts too:
+ * rare, and only slower.)
+ */
+export function holdsObject(b: Uint8Array, s: number, e: number): boolean {
+  const c = b[s]!;
+  if (c === LBRACE) return true;
+  if (c === LBRACKET) for (let p = s + 1; p < e; p++) if (b[p] === LBRACE) return true;
+  return false;
+}
+
+/** Whether any located field's value holds an object (holdsObject). */
+function anyHoldsObject(b: Uint8Array, fs: Int32Array, fe: Int32Array): boolean {
+  for (let i = 0; i < fs.length; i++) if (fs[i]! >= 0 && holdsObject(b, fs[i]!, fe[i]!)) return true;
+  return false;
+}
+
+const LBRACE = 0x7b;
+const LBRACKET = 0x5b;
 
 /**
  * The longest line the display takes from a copy (LongLineKernel, the
@@ -130,6 +174,11 @@ export function copyCapFor(n: number): number {
 export class LongLineKernel {
   private reader: KernelRowReader | null = null;
 
+  constructor(
+    private readonly table: FieldTable = DISPLAY_TABLE,
+    private readonly declineObjects = true,
+  ) {}
+
   /** The line `bytes` taken (its text the reader's whole batch), or null when the kernel declines it. */
   take(bytes: Uint8Array): KernelRowReader | null {
     const n = bytes.length;
@@ -138,7 +187,7 @@ export class LongLineKernel {
     if (k === null || k.readCap < n + 1) {
       const cap = copyCapFor(n);
       this.reader = null; // the old kernel's memory is garbage before the new one is made
-      k = this.reader = new KernelRowReader(cap, cap + FAST_LINE_MAX, cap + FAST_LINE_MAX);
+      k = this.reader = new KernelRowReader(this.table, this.declineObjects, cap, cap + FAST_LINE_MAX, cap + FAST_LINE_MAX);
     }
     k.clear();
     k.readBuffer.set(bytes, 0);

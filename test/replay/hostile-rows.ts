@@ -91,6 +91,14 @@ export const HOSTILE_LINES: string[] = [
   '{"event": "run_started", "ts": 1727000000.5, "run_id": {"o": 1}}',
   '{"event": "run_completed", "fingerprint": 1234567890123456789, "run_id": ""}',
   `{"event": "huge", "blob": [${Array.from({ length: 9000 }, (_, i) => `"item-${i}"`).join(", ")}], "agent_id": "h"}`,
+  // the writer's envelope, display fields holding objects with keys out of order: shown in the row's order (the kernel
+  // keeps a nested value sorted, so the fast paths must decline the row)
+  envelope(5, "task_failed", [
+    ["task_id", "T-1"],
+    ["reason", { z: 1, a: [{ y: 2, b: 3 }] }],
+    ["failed_signals", [{ q: 1, c: 2 }]],
+  ]),
+  envelope(6, "run_started", [["run_id", { o: 1, k: 2 }]]),
 ];
 
 /** Bytes that are no valid UTF-8, and line ends that are not LF, as raw lines. */
