@@ -1,26 +1,26 @@
-import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { classifyLine, type LineVerdict } from "../journal/reader.ts";
-import { parse } from "../pyjson/parse.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { readFastLines } from "../replay/fast-lines.ts";
 import { numberField } from "../replay/display.ts";
 import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
-import { DISPLAY_FIELDS, FINGERPRINT_BATCH, valueAt } from "../replay/fast-row.ts";
+import { DISPLAY_FIELDS, FieldTable, FINGERPRINT_BATCH, valueAt } from "../replay/fast-row.ts";
 import type { ReplayFingerprint } from "../replay/fingerprint.ts";
-import { KernelRowReader, LONG_LINE_MAX, LongLineKernel } from "../replay/kernel-row.ts";
+import { holdsObject, KernelRowReader, LONG_LINE_MAX, LongLineKernel } from "../replay/kernel-row.ts";
 
 /**
- * The rows of the timeline page's pass, read the fast way: every line is
- * indexed by the row codec (src/codec/row-index.ts), and the few fields the
- * page reads of every row (PAGE_FIELDS) are taken from the tape into one
- * small map, refilled per row; the row's replay fingerprint text comes from
- * the verify kernel in fingerprint mode (kernel-row.ts), batched in its
- * memory (a line that crossed a read, or a long one, from a copy). Only a
- * row the page's table shows is parsed whole (`full`), and only when the
- * table asks for it. A line the codec or the kernel declines (a row outside
- * the writer's envelope) takes the exact path (classifyLine: the full row, as the
+ * The rows of the timeline page's pass, read the fast way, one scan a row:
+ * the verify kernel in fingerprint mode (kernel-row.ts) validates a line
+ * in the writer's spelling, appends its replay fingerprint text to a batch
+ * in its memory (a line that crossed a read, or a long one, from a copy),
+ * and leaves the value spans of the few fields the page reads of every row
+ * (PAGE_FIELDS) in its member table; they are made values only when read
+ * (a value holding an object from the row parsed whole: the kernel keeps
+ * a nested value sorted, the exact reader in the row's key order).
+ * Only a row the page's table shows is parsed whole (`full`), and only
+ * when the table asks for it. A line the kernel declines (a row outside the
+ * writer's envelope) takes the exact path (classifyLine: the full row, as the
  * reference pass reads it), so every row's facts are the exact pass's.
  */
 
@@ -52,7 +52,7 @@ export const PAGE_FIELDS: readonly string[] = [...new Set<string>([
   ...DISPLAY_FIELDS,
 ])];
 
-const KEYS = new KeyTable(PAGE_FIELDS);
+const PAGE_TABLE = new FieldTable(PAGE_FIELDS);
 
 /** One row as the page's pass sees it. */
 export interface PageRowSink {
@@ -74,90 +74,88 @@ export interface PageRow {
   json(): string | null;
 }
 
-const utf8 = new TextDecoder();
 const latin1 = new TextDecoder("latin1");
-
-/** The value of tape token t (a row the codec took), as the exact parser gives it. */
-function tapeValue(ix: RowIndex, t: number): PyValue {
-  const b = ix.buf;
-  const s = ix.start(t);
-  const e = ix.end(t);
-  // valueAt reads ASCII; raw UTF-8 is decoded and parsed as the exact reader does
-  if ((ix.flags(t) & Spell.Utf8) !== 0) return parse(utf8.decode(b.subarray(s, e)));
-  return valueAt(b, s, e);
-}
-
-const FIELD_ID = new Map(PAGE_FIELDS.map((k, i) => [k, i + 1]));
+const utf8 = new TextDecoder();
+const LBRACE = 0x7b;
+const LBRACKET = 0x5b;
+const BACKSLASH = 0x5c;
 
 /**
- * The PAGE_FIELDS of the row on the tape, as a row (`get` / `has`: all the
- * page's readers use): a value is made when it is first read, once per row.
- * Any other key reads as absent; the differential test holds the readers
- * to PAGE_FIELDS.
+ * The PAGE_FIELDS of the row a kernel reader took, as a row (`get` /
+ * `has`: all the page's readers use): a value is made from its span when
+ * it is first read, once per row. Any other key reads as absent; the
+ * differential test holds the readers to PAGE_FIELDS.
  */
-class TapeFields extends Map<string, PyValue> {
+class KernelFields extends Map<string, PyValue> {
   private row = 1;
-  private readonly made = new Int32Array(PAGE_FIELDS.length + 1);
-  private readonly cache: (PyValue | undefined)[] = new Array(PAGE_FIELDS.length + 1);
+  private r: KernelRowReader | null = null;
+  private readonly made = new Int32Array(PAGE_FIELDS.length);
+  private readonly cache: (PyValue | undefined)[] = new Array(PAGE_FIELDS.length);
 
-  constructor(private readonly ix: RowIndex) {
+  /** `full`: the row parsed whole, for a value that holds an object (its keys in the row's order; holdsObject). */
+  constructor(private readonly full: () => PyObject) {
     super();
   }
 
-  /** The tape holds the next row: forget the values made. */
-  next(): void {
+  /** The reader `r` holds the next row: forget the values made. */
+  at(r: KernelRowReader): void {
+    this.r = r;
     this.row++;
   }
 
   override has(key: string): boolean {
-    const id = FIELD_ID.get(key);
-    return id !== undefined && this.ix.valueOf(id) >= 0;
+    const slot = PAGE_TABLE.slot(key);
+    return slot >= 0 && this.r!.fieldS[slot]! >= 0;
   }
 
-  /** numberField of the key's value, made from the tape (a string's value only is decoded); undefined: no such key. */
+  /** numberField of the key's value, made from its span (a string's value only is decoded); undefined: no such key. */
   number(key: string): number | null | undefined {
-    const id = FIELD_ID.get(key);
-    if (id === undefined) return undefined;
-    const ix = this.ix;
-    const t = ix.valueOf(id);
-    if (t < 0) return undefined;
-    switch (ix.kind(t)) {
-      case Tok.Int:
-      case Tok.Float: {
-        const n = lexemeNumber(ix.buf, ix.start(t), ix.end(t));
-        return n === 0 ? 0 : n;
-      }
-      case Tok.Object:
-      case Tok.Array:
-        // falsy when empty (0), else not a number
-        return ix.next(t) === t + 1 ? 0 : null;
-      default:
-        return numberField(this.get(key));
+    const slot = PAGE_TABLE.slot(key);
+    if (slot < 0) return undefined;
+    const r = this.r!;
+    const s = r.fieldS[slot]!;
+    if (s < 0) return undefined;
+    const b = r.mem;
+    const e = r.fieldE[slot]!;
+    const c = b[s]!;
+    if ((c >= 0x30 && c <= 0x39) || (c === 0x2d && b[s + 1]! >= 0x30 && b[s + 1]! <= 0x39)) {
+      const n = lexemeNumber(b, s, e);
+      return n === 0 ? 0 : n;
     }
+    // a container: falsy when empty (0), else not a number
+    if (c === LBRACE || c === LBRACKET) return e - s === 2 ? 0 : null;
+    return numberField(this.get(key));
   }
 
-  /** The key's value when it is a string of plain ASCII (no escapes) that fits `out`: copied there, its length; else -1. */
+  /** The key's value when it is a string without escapes that fits `out`: copied there, its length; else -1. */
   plainString(key: string, out: Uint8Array): number {
-    const id = FIELD_ID.get(key);
-    const ix = this.ix;
-    const t = id === undefined ? -1 : ix.valueOf(id);
-    if (t < 0 || ix.kind(t) !== Tok.String || (ix.flags(t) & (Spell.Escaped | Spell.Utf8)) !== 0) return -1;
-    const s = ix.start(t) + 1;
-    const n = ix.end(t) - 1 - s;
+    const slot = PAGE_TABLE.slot(key);
+    const r = this.r!;
+    const s0 = slot < 0 ? -1 : r.fieldS[slot]!;
+    if (s0 < 0) return -1;
+    const b = r.mem;
+    if (b[s0] !== 0x22) return -1;
+    const s = s0 + 1;
+    const n = r.fieldE[slot]! - 1 - s;
     if (n > out.length) return -1;
-    const b = ix.buf;
-    for (let i = 0; i < n; i++) out[i] = b[s + i]!;
+    for (let i = 0; i < n; i++) {
+      const c = b[s + i]!;
+      if (c === BACKSLASH) return -1;
+      out[i] = c;
+    }
     return n;
   }
 
   override get(key: string): PyValue | undefined {
-    const id = FIELD_ID.get(key);
-    if (id === undefined) return undefined;
-    if (this.made[id] === this.row) return this.cache[id];
-    const t = this.ix.valueOf(id);
-    const v = t < 0 ? undefined : tapeValue(this.ix, t);
-    this.made[id] = this.row;
-    this.cache[id] = v;
+    const slot = PAGE_TABLE.slot(key);
+    if (slot < 0) return undefined;
+    if (this.made[slot] === this.row) return this.cache[slot];
+    const r = this.r!;
+    const s = r.fieldS[slot]!;
+    const e = r.fieldE[slot]!;
+    const v = s < 0 ? undefined : holdsObject(r.mem, s, e) ? this.full().get(key) : valueAt(r.mem, s, e);
+    this.made[slot] = this.row;
+    this.cache[slot] = v;
     return v;
   }
 }
@@ -187,7 +185,7 @@ export class LastText {
   private text = "";
 
   keep(row: PyObject, key: string): void {
-    if (row instanceof TapeFields) {
+    if (row instanceof KernelFields) {
       const n = row.plainString(key, this.bytes);
       if (n >= 0) {
         this.len = n;
@@ -205,7 +203,7 @@ export class LastText {
 
 /** numberField of `row`'s `key` (undefined: the row has no such key), from the tape when the row is on one. */
 export function fieldNumber(row: PyObject, key: string): number | null | undefined {
-  if (row instanceof TapeFields) return row.number(key);
+  if (row instanceof KernelFields) return row.number(key);
   return row.has(key) ? numberField(row.get(key)) : undefined;
 }
 
@@ -216,9 +214,7 @@ export function fieldNumber(row: PyObject, key: string): number | null | undefin
  * what it produced, and lets a signal handler run).
  */
 export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerprint, sink: PageRowSink): Generator<number> {
-  const ix = new RowIndex();
-  const k = new KernelRowReader();
-  const fields = new TapeFields(ix);
+  const k = new KernelRowReader(PAGE_TABLE, false);
   let batched = 0;
   let offset = 0;
   const flush = (): void => {
@@ -230,38 +226,47 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
   let line: Uint8Array = new Uint8Array(0);
   let lineS = 0;
   let lineE = 0;
+  /** The row on the line, parsed whole (null: not yet, this row). */
+  let whole: PyObject | null = null;
+  const full = (): PyObject => {
+    if (whole !== null) return whole;
+    const v: LineVerdict = classifyLine(line.subarray(lineS, lineE));
+    if (v.kind !== "row") throw new Error("timeline: a row the kernel took is not a row to the exact reader");
+    return (whole = v.row);
+  };
+  const fields = new KernelFields(full);
   const tc = new RowTranscoder();
   const fast: PageRow = {
     fields,
-    full: (): PyObject => {
-      const v: LineVerdict = classifyLine(line.subarray(lineS, lineE));
-      if (v.kind !== "row") throw new Error("timeline: a row the codec took is not a row to the exact reader");
-      return v.row;
-    },
+    full,
     json: (): string | null => {
+      // the kernel took the row: it starts the line and closes right before the line's end (a CR may follow it)
+      let e = lineE;
+      while (e > lineS && line[e - 1] !== 0x7d) e--;
       tc.reset();
-      return tc.rowInline(line, ix.start(0), ix.end(0)) ? utf8.decode(tc.buf.subarray(0, tc.len)) : null;
+      return tc.rowInline(line, lineS, e) ? utf8.decode(tc.buf.subarray(0, tc.len)) : null;
     },
   };
   const exact: PageRow = { fields: new Map(), full: () => exact.fields, json: () => null };
-  /** Hand the sink the row the codec indexed, the line buf[s, e) at file offset `at`. */
-  const taken = (buf: Uint8Array, s: number, e: number, at: number): void => {
-    fields.next();
+  /** Hand the sink the row reader `r` took, the line buf[s, e) at file offset `at`. */
+  const taken = (r: KernelRowReader, buf: Uint8Array, s: number, e: number, at: number): void => {
+    fields.at(r);
+    whole = null;
     line = buf;
     lineS = s;
     lineE = e;
     offset = at;
     sink.row(fast);
   };
-  const copies = new LongLineKernel();
-  /** The line buf[s, e) the reader assembled (it spanned two reads, or is long), indexed, taken from a copy; false: declined. */
+  const copies = new LongLineKernel(PAGE_TABLE, false);
+  /** The line buf[s, e) the reader assembled (it spanned two reads, or is long), taken from a copy; false: declined. */
   const copied = (buf: Uint8Array, s: number, e: number, at: number): boolean => {
     const row = copies.take(buf.subarray(s, e));
     if (row === null) return false;
     // its text is hashed after the rows before it, on its own
     flush();
     fp.updateText(row.batch(), 1);
-    taken(buf, s, e, at);
+    taken(row, buf, s, e, at);
     return true;
   };
   for (const _ of readFastLines(path, {
@@ -270,15 +275,14 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     // no collection per exact line's bytes (fast-lines.ts gcEvery): on a journal of ~1 MB rows that was a full collection
     // per row, +0.3 s for 30 MB; the pass collects on the growth of its resident set instead (generate.ts)
     fast: (buf, s, e, _lineNo, at) => {
-      if (!indexRow(buf, s, e, ix, KEYS) || ix.kind(0) !== Tok.Object) return false;
       if (!k.holds(buf)) return copied(buf, s, e, at);
       if (!k.take(s, e)) return false;
       batched++;
       if (k.textLength() >= FINGERPRINT_BATCH) flush();
-      taken(buf, s, e, at);
+      taken(k, buf, s, e, at);
       return true;
     },
-    long: (bytes, _lineNo, at) => bytes.length <= LONG_LINE_MAX && indexRow(bytes, 0, bytes.length, ix, KEYS) && ix.kind(0) === Tok.Object && copied(bytes, 0, bytes.length, at),
+    long: (bytes, _lineNo, at) => bytes.length <= LONG_LINE_MAX && copied(bytes, 0, bytes.length, at),
     exact: (v, _bytes, _lineNo, at) => {
       offset = at;
       if (v.kind !== "row") {
