@@ -136,7 +136,9 @@ export function displayFieldsOf(names: readonly string[], b: Uint8Array, fieldS:
 const CACHE_SLOTS = 4096;
 const CACHE_MAX_LEN = 48;
 const cacheText: (string | undefined)[] = new Array(CACHE_SLOTS);
-const cacheBytes: (Uint8Array | undefined)[] = new Array(CACHE_SLOTS);
+/** Each slot's bytes at slot * CACHE_MAX_LEN, and their length (-1: empty): one arena, not an array per string made (ids seen once miss, and each would be a buffer of its own until collected). */
+const cacheBytes = new Uint8Array(CACHE_SLOTS * CACHE_MAX_LEN);
+const cacheLength = new Int32Array(CACHE_SLOTS).fill(-1);
 
 function asciiText(b: Uint8Array, s: number, e: number): string {
   const n = e - s;
@@ -144,14 +146,15 @@ function asciiText(b: Uint8Array, s: number, e: number): string {
   let h = 0x811c9dc5;
   for (let i = s; i < e; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
   const slot = (h >>> 0) & (CACHE_SLOTS - 1);
-  const known = cacheBytes[slot];
-  if (known !== undefined && known.length === n) {
+  const at = slot * CACHE_MAX_LEN;
+  if (cacheLength[slot] === n) {
     let i = 0;
-    while (i < n && known[i] === b[s + i]) i++;
+    while (i < n && cacheBytes[at + i] === b[s + i]) i++;
     if (i === n) return cacheText[slot]!;
   }
   const t = latin1.decode(b.subarray(s, e));
-  cacheBytes[slot] = b.slice(s, e);
+  for (let i = 0; i < n; i++) cacheBytes[at + i] = b[s + i]!;
+  cacheLength[slot] = n;
   cacheText[slot] = t;
   return t;
 }

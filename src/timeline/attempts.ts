@@ -40,6 +40,22 @@ const CLOSED_QUEUE = 256;
 /** Open attempts tracked at once; a journal that claims more without reaping gets the rest counted, not drawn. */
 export const MAX_OPEN_ATTEMPTS = 65536;
 
+/** The events `push` reads; every other row leaves the attempts as they are (its ids are not even made strings). */
+const TRACKED = new Set([
+  "agent_spawned",
+  "task_claimed",
+  "task_completed",
+  "task_verification_failed",
+  "task_retried",
+  "task_failed",
+  "task_requeued",
+  "task_cancelled",
+  "task_result_discarded",
+  "agent_reaped",
+  "agents_reaped",
+  "run_completed",
+]);
+
 const str = (v: PyValue | undefined): string => (v === undefined || v === null ? "" : humanValue(v));
 
 export class AttemptTracker {
@@ -58,6 +74,7 @@ export class AttemptTracker {
 
   push(row: PyObject, index: number, t: number): void {
     const event = str(row.get("event"));
+    if (!TRACKED.has(event)) return;
     const task = str(row.get("task_id"));
     const agent = str(row.get("agent_id"));
     switch (event) {

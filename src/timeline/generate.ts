@@ -295,14 +295,13 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   };
   const tracker = new AttemptTracker((a) => {
     density.add(laneOf(a, by), a.start, a.end, a.outcome !== "done");
-    const tuple = attemptTuple(a);
-    const bytes = scriptJson(tuple).length + 1;
     const claim = a.events[0] ?? 0;
     const end = a.closeIndex;
-    if (held === null) {
-      if (win.overlaps(claim, end)) draw(tuple, bytes);
-      return;
-    }
+    // curves: only the window's attempts are bars, and no bar is made of the others
+    if (held === null && !win.overlaps(claim, end)) return;
+    const tuple = attemptTuple(a);
+    const bytes = scriptJson(tuple).length + 1;
+    if (held === null) return draw(tuple, bytes);
     held.push({ tuple, claim, end, bytes });
     heldBytes += bytes;
     if (held.length > threshold || heldBytes > ATTEMPT_BYTES) {
@@ -349,6 +348,18 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     }
     return true;
   };
+  /** The row `step` is at, and its table entry once `entrySize` made it (the window asks only while it is open). */
+  let current: PageRow | null = null;
+  let currentIndex = 0;
+  let currentT: number | null = null;
+  let entry = "";
+  const entrySize = (): number => {
+    const r = current!;
+    const d = displayRow(r.fields, null);
+    const f = (s: string) => clipText(s, FIELD_CHARS);
+    entry = scriptJson([currentIndex, currentT, clipText(d.event, KEY_CHARS), f(d.agent), f(d.task), f(d.detail), payloadText(r.json() ?? renderJson(r.full(), null))]);
+    return entry.length + 1;
+  };
   const total = verdict.snapshot_bytes;
   /**
    * One row: `row` holds at least the keys rows.ts PAGE_FIELDS names, as
@@ -377,14 +388,10 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     const typeKey = types.has(typeName) || types.size < MAX_EVENT_TYPES ? typeName : "(other)";
     types.set(typeKey, (types.get(typeKey) ?? 0) + 1);
     tracker.push(row, i, at);
-    let entry = "";
-    const size = (): number => {
-      const d = displayRow(row, null);
-      const f = (s: string) => clipText(s, FIELD_CHARS);
-      entry = scriptJson([i, t, clipText(d.event, KEY_CHARS), f(d.agent), f(d.task), f(d.detail), payloadText(r.json() ?? renderJson(r.full(), null))]);
-      return entry.length + 1;
-    };
-    if (win.take(i, lastTs, at, size)) rows.push(entry);
+    current = r;
+    currentIndex = i;
+    currentT = t;
+    if (win.take(i, lastTs, at, entrySize)) rows.push(entry);
     if (rows.length >= BLOCK_ROWS || closed.length >= BLOCK_ROWS) flush(false);
   };
   if (input.exactPass) {
