@@ -57,7 +57,8 @@ const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
  * `Number(text)` of the validated JSON number b[s, e): exact without a
  * string when it has at most 15 digits and no exponent (both the digits
  * and the power of ten are exact doubles, so one division rounds
- * correctly), else through the text.
+ * correctly) or its whole part dominates (wholeDominated: a timestamp),
+ * else through the text.
  */
 export function numberAt(b: Uint8Array, s: number, e: number): number {
   let i = s;
@@ -77,9 +78,56 @@ export function numberAt(b: Uint8Array, s: number, e: number): number {
     if (m !== 0) digits++;
     if (frac >= 0) frac++;
   }
-  if (digits > 15 || frac > 22) return Number(latin1.decode(b.subarray(s, e)));
+  if (digits > 15 || frac > 22) {
+    const v = frac > 0 ? wholeDominated(b, neg ? s + 1 : s, e, frac) : NaN;
+    if (!Number.isNaN(v)) return neg ? -v : v;
+    return Number(latin1.decode(b.subarray(s, e)));
+  }
   const v = frac > 0 ? m / POW10[frac]! : m;
   return neg ? -v : v;
+}
+
+const TWO53 = 2 ** 53;
+
+/**
+ * The double nearest the decimal b[s, e) = I.F (digits, one point, `k`
+ * fraction digits; no sign), exactly as Number() rounds it, when its
+ * whole part dominates (a timestamp's 17 digits: 10 whole, 7 fraction);
+ * NaN when this way cannot be exact. For 1 <= I < 2^53 with 2^p <= I <
+ * 2^(p+1), every double in [2^p, 2^(p+1)) is a multiple of 2^-sh, sh =
+ * 52 - p: the value in those units is I * 2^sh plus F * 2^sh / 10^k,
+ * whose whole part and remainder integer arithmetic in doubles gives
+ * exactly while F * 2^sh < 2^53; rounding the remainder half to even (in
+ * those units) is then Number()'s rounding, and scaling back by 2^-sh is exact.
+ */
+function wholeDominated(b: Uint8Array, s: number, e: number, k: number): number {
+  if (k > 15) return NaN;
+  let whole = 0;
+  let i = s;
+  for (; i < e && b[i] !== 0x2e; i++) whole = whole * 10 + (b[i]! - 0x30);
+  if (whole < 1 || whole >= TWO53 || i - s > 16) return NaN;
+  let f = 0;
+  for (i++; i < e; i++) f = f * 10 + (b[i]! - 0x30);
+  let p = Math.floor(Math.log2(whole));
+  if (2 ** p > whole) p--;
+  else if (2 ** (p + 1) <= whole) p++;
+  const sh = 52 - p;
+  const unit = 2 ** sh;
+  const n = f * unit;
+  if (n >= TWO53) return NaN;
+  const ten = POW10[k]!;
+  let q = Math.floor(n / ten);
+  let r = n - q * ten;
+  if (r < 0) {
+    q--;
+    r += ten;
+  } else if (r >= ten) {
+    q++;
+    r -= ten;
+  }
+  // half to even: even in the result's last unit, not in q's
+  const units = whole * unit + q;
+  return (2 * r > ten || (2 * r === ten && units % 2 === 1) ? units + 1 : units) / unit;
 }
 
 /**

@@ -119,7 +119,7 @@ class KernelFields extends Map<string, PyValue> {
     const e = r.fieldE[slot]!;
     const c = b[s]!;
     if ((c >= 0x30 && c <= 0x39) || (c === 0x2d && b[s + 1]! >= 0x30 && b[s + 1]! <= 0x39)) {
-      const n = lexemeNumber(b, s, e);
+      const n = numberAt(b, s, e);
       return n === 0 ? 0 : n;
     }
     // a container: falsy when empty (0), else not a number
@@ -158,18 +158,6 @@ class KernelFields extends Map<string, PyValue> {
     this.cache[slot] = v;
     return v;
   }
-}
-
-/** Room for a number's lexeme, and a view of each length (no view made per number). */
-const LEXEME = new Uint8Array(32);
-const LEXEME_VIEWS = Array.from({ length: LEXEME.length + 1 }, (_, n) => LEXEME.subarray(0, n));
-
-/** `Number(text)` of the JSON number b[s, e) (a timestamp has 17 digits: too many for numberAt's exact shortcut). */
-function lexemeNumber(b: Uint8Array, s: number, e: number): number {
-  const n = e - s;
-  if (n <= 15 || n > LEXEME.length) return numberAt(b, s, e);
-  for (let i = 0; i < n; i++) LEXEME[i] = b[s + i]!;
-  return Number(latin1.decode(LEXEME_VIEWS[n]!));
 }
 
 /**
