@@ -48,13 +48,15 @@ export class FieldTable {
   private readonly bytes: Uint8Array[];
   /** (length << 7 | second byte) -> slot + 1 */
   private readonly byShape = new Int8Array(32 << 7);
-  private readonly slots: Map<string, number>;
+  /** name -> slot, a dictionary object (cheaper to probe with a literal key than a Map). */
+  private readonly slots: Record<string, number>;
 
   constructor(names: readonly string[]) {
     if (names.length > 127) throw new Error("field table: too many names");
     this.names = names;
     this.bytes = names.map((f) => new TextEncoder().encode(f));
-    this.slots = new Map(names.map((n, i) => [n, i]));
+    this.slots = Object.create(null) as Record<string, number>;
+    names.forEach((n, i) => (this.slots[n] = i));
     this.bytes.forEach((b, i) => {
       if (b.length < 2 || b.length >= 32) throw new Error(`field table: ${names[i]} is not 2-31 bytes`);
       const k = (b.length << 7) | b[1]!;
@@ -65,7 +67,7 @@ export class FieldTable {
 
   /** The slot of `name` (-1: not in the table). */
   slot(name: string): number {
-    return this.slots.get(name) ?? -1;
+    return this.slots[name] ?? -1;
   }
 
   /** The member key b[ks, ke) with value b[vs, ve): when it is one of the table's names, its span is noted in that slot. */
