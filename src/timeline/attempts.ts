@@ -59,9 +59,10 @@ const TRACKED = new Set([
 const str = (v: PyValue | undefined): string => (v === undefined || v === null ? "" : humanValue(v));
 
 export class AttemptTracker {
-  private readonly open = new Map<string, Attempt>();
-  /** The keys in `open` of each agent's attempts, in the order they opened (a reap closes them without a walk of every open attempt). */
-  private readonly openByAgent = new Map<string, Set<string>>();
+  /** Open attempts by agent, then task (an agent's in the order they opened): no key string is made per event. */
+  private readonly open = new Map<string, Map<string, Attempt>>();
+  /** Every open attempt, in the order they opened (closeAll's order). */
+  private readonly openOrder = new Set<Attempt>();
   /** The open attempt of each task (the latest claim). */
   private readonly openByTask = new Map<string, Attempt>();
   private readonly agents = new Map<string, { model: string; role: string }>();
@@ -120,23 +121,22 @@ export class AttemptTracker {
   }
 
   private claim(agent: string, task: string, model: string, index: number, t: number): void {
-    const key = `${agent}\0${task}`;
-    const previous = this.open.get(key);
+    const previous = this.open.get(agent)?.get(task);
     if (previous) {
       this.close(previous, t, null, previous.outcome === "unknown" ? "unfinished" : previous.outcome);
       previous.closeIndex = index;
     }
-    if (this.open.size >= MAX_OPEN_ATTEMPTS) {
+    if (this.openOrder.size >= MAX_OPEN_ATTEMPTS) {
       this.untracked++;
       return;
     }
     const info = this.agents.get(agent);
     const a: Attempt = { agent, task, model: model || info?.model || "", role: info?.role ?? "", start: t, end: t, outcome: "unknown", signals: [], reason: "", events: [], closeIndex: null };
     this.note(a, index);
-    this.open.set(key, a);
-    const keys = this.openByAgent.get(agent);
-    if (keys) keys.add(key);
-    else this.openByAgent.set(agent, new Set([key]));
+    const mine = this.open.get(agent);
+    if (mine) mine.set(task, a);
+    else this.open.set(agent, new Map([[task, a]]));
+    this.openOrder.add(a);
     this.openByTask.set(task, a);
     this.count++;
   }
@@ -144,7 +144,7 @@ export class AttemptTracker {
   /** The attempt an outcome event names: by agent and task, else the task's open attempt, else its last closed one. */
   private find(task: string, agent: string): Attempt | undefined {
     if (agent) {
-      const a = this.open.get(`${agent}\0${task}`);
+      const a = this.open.get(agent)?.get(task);
       if (a) return a;
     }
     const open = this.openByTask.get(task);
@@ -164,24 +164,23 @@ export class AttemptTracker {
   }
 
   private reap(agent: string, index: number, t: number): void {
-    const keys = this.openByAgent.get(agent);
-    if (keys) {
-      for (const key of [...keys]) {
-        const a = this.open.get(key)!;
-        this.close(a, t, index, a.outcome, key);
-      }
-    }
+    // (close deletes each from the map being walked: a Map's iteration allows it)
+    const mine = this.open.get(agent);
+    if (mine) for (const a of mine.values()) this.close(a, t, index, a.outcome);
     this.agents.delete(agent);
   }
 
   private closeAll(t: number, index: number | null): void {
-    for (const [key, a] of this.open) this.close(a, t, index, a.outcome === "unknown" ? "unfinished" : a.outcome, key);
+    for (const a of this.openOrder) this.close(a, t, index, a.outcome === "unknown" ? "unfinished" : a.outcome);
   }
 
-  private close(a: Attempt, t: number, index: number | null, outcome: Outcome, key = `${a.agent}\0${a.task}`): void {
-    this.open.delete(key);
-    const keys = this.openByAgent.get(a.agent);
-    if (keys?.delete(key) && keys.size === 0) this.openByAgent.delete(a.agent);
+  private close(a: Attempt, t: number, index: number | null, outcome: Outcome): void {
+    const mine = this.open.get(a.agent);
+    if (mine?.get(a.task) === a) {
+      mine.delete(a.task);
+      if (mine.size === 0) this.open.delete(a.agent);
+    }
+    this.openOrder.delete(a);
     if (this.openByTask.get(a.task) === a) this.openByTask.delete(a.task);
     a.end = Math.max(a.start, t);
     a.outcome = outcome;
