@@ -169,42 +169,6 @@
     (global.set $out (local.get $out))
     (call $setupTables))
 
-  ;; ---------------------------------------------------------------- strings
-
-  ;; A string in json.dumps(ensure_ascii=True) spelling, from its first
-  ;; content byte: the index of its closing quote, or -1. Sets $hadEscape
-  ;; (the fast path takes hash fields only as strings without escapes).
-  (func $scanString (param $p i32) (result i32)
-    (local $t i32) (local $d i32) (local $v i32)
-    (global.set $hadEscape (i32.const 0))
-    (block $fail
-      (loop $words
-        (local.set $p (call $plainWords (local.get $p)))
-        (loop $byte
-          (local.set $t (i32.load8_u (i32.load8_u (local.get $p))))
-          (if (i32.eqz (local.get $t))
-            (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
-        (if (i32.eq (local.get $t) (i32.const 1)) (then (return (local.get $p))))
-        (br_if $fail (i32.eq (local.get $t) (i32.const 3)))
-        ;; a backslash
-        (global.set $hadEscape (i32.const 1))
-        (local.set $d (i32.load8_u offset=1 (local.get $p)))
-        (if (i32.load8_u (i32.add (i32.const 1024) (local.get $d)))
-          (then (local.set $p (i32.add (local.get $p) (i32.const 2))) (br $words)))
-        (br_if $fail (i32.ne (local.get $d) (i32.const 0x75)))
-        (local.set $v (call $hex4 (i32.add (local.get $p) (i32.const 2))))
-        (br_if $fail (i32.lt_s (local.get $v) (i32.const 0)))
-        ;; json.dumps escapes only controls (the short form where one exists) and 0x7f up
-        (br_if $fail (i32.and (i32.ge_u (local.get $v) (i32.const 0x20)) (i32.lt_u (local.get $v) (i32.const 0x7f))))
-        (br_if $fail
-          (i32.or
-            (i32.or (i32.eq (local.get $v) (i32.const 8)) (i32.eq (local.get $v) (i32.const 9)))
-            (i32.or (i32.eq (local.get $v) (i32.const 10))
-              (i32.or (i32.eq (local.get $v) (i32.const 12)) (i32.eq (local.get $v) (i32.const 13))))))
-        (local.set $p (i32.add (local.get $p) (i32.const 6)))
-        (br $words)))
-    (i32.const -1))
-
   ;; ---------------------------------------------------------------- values
 
   ;; A word or a number at p: its end, or -1. `strict` (a hashed field): a

@@ -74,6 +74,7 @@
   (global $mTop (mut i32) (i32.const 0))    ;; next free member entry (16 bytes: keyS keyE valS valE)
   (global $bound (mut i32) (i32.const 0))   ;; the data's sentinel
   (global $isFloat (mut i32) (i32.const 0)) ;; set by $skipNumber
+  (global $hadEscape (mut i32) (i32.const 0)) ;; set by $scanString
   (global $typeS (mut i32) (i32.const 0))   ;; event type token, quotes included
   (global $typeE (mut i32) (i32.const 0))
   (global $prevS (mut i32) (i32.const 0))   ;; the three stored 64-byte hashes
@@ -180,39 +181,6 @@
       (if (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 9)))
         (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $ws))))
     (local.get $p))
-
-  ;; ---------------------------------------------------------------- strings
-
-  ;; A string in json.dumps(ensure_ascii=True) spelling, from its first
-  ;; content byte: the index of its closing quote, or -1.
-  (func $scanString (param $p i32) (result i32)
-    (local $t i32) (local $d i32) (local $v i32)
-    (block $fail
-      (loop $words
-        (local.set $p (call $plainWords (local.get $p)))
-        (loop $byte
-          (local.set $t (i32.load8_u (i32.load8_u (local.get $p))))
-          (if (i32.eqz (local.get $t))
-            (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
-        (if (i32.eq (local.get $t) (i32.const 1)) (then (return (local.get $p))))
-        (br_if $fail (i32.eq (local.get $t) (i32.const 3)))
-        ;; a backslash
-        (local.set $d (i32.load8_u offset=1 (local.get $p)))
-        (if (i32.load8_u (i32.add (i32.const 1024) (local.get $d)))
-          (then (local.set $p (i32.add (local.get $p) (i32.const 2))) (br $words)))
-        (br_if $fail (i32.ne (local.get $d) (i32.const 0x75)))
-        (local.set $v (call $hex4 (i32.add (local.get $p) (i32.const 2))))
-        (br_if $fail (i32.lt_s (local.get $v) (i32.const 0)))
-        ;; json.dumps escapes only controls (the short form where one exists) and 0x7f up
-        (br_if $fail (i32.and (i32.ge_u (local.get $v) (i32.const 0x20)) (i32.lt_u (local.get $v) (i32.const 0x7f))))
-        (br_if $fail
-          (i32.or
-            (i32.or (i32.eq (local.get $v) (i32.const 8)) (i32.eq (local.get $v) (i32.const 9)))
-            (i32.or (i32.eq (local.get $v) (i32.const 10))
-              (i32.or (i32.eq (local.get $v) (i32.const 12)) (i32.eq (local.get $v) (i32.const 13))))))
-        (local.set $p (i32.add (local.get $p) (i32.const 6)))
-        (br $words)))
-    (i32.const -1))
 
   ;; ---------------------------------------------------------------- numbers
 
