@@ -40,22 +40,6 @@ const CLOSED_QUEUE = 256;
 /** Open attempts tracked at once; a journal that claims more without reaping gets the rest counted, not drawn. */
 export const MAX_OPEN_ATTEMPTS = 65536;
 
-/** The events `push` reads; every other row leaves the attempts as they are (its ids are not even made strings). */
-const TRACKED = new Set([
-  "agent_spawned",
-  "task_claimed",
-  "task_completed",
-  "task_verification_failed",
-  "task_retried",
-  "task_failed",
-  "task_requeued",
-  "task_cancelled",
-  "task_result_discarded",
-  "agent_reaped",
-  "agents_reaped",
-  "run_completed",
-]);
-
 const str = (v: PyValue | undefined): string => (v === undefined || v === null ? "" : humanValue(v));
 
 export class AttemptTracker {
@@ -74,36 +58,36 @@ export class AttemptTracker {
   constructor(private readonly emit: (a: Attempt) => void) {}
 
   push(row: PyObject, index: number, t: number): void {
+    // each case reads the ids it needs: most rows (tool calls, ticks) read none
     const event = str(row.get("event"));
-    if (!TRACKED.has(event)) return;
-    const task = str(row.get("task_id"));
-    const agent = str(row.get("agent_id"));
     switch (event) {
-      case "agent_spawned":
+      case "agent_spawned": {
+        const agent = str(row.get("agent_id"));
         if (this.agents.size < MAX_OPEN_ATTEMPTS || this.agents.has(agent)) this.agents.set(agent, { model: str(row.get("model")), role: str(row.get("role")) });
         return;
+      }
       case "task_claimed":
-        return this.claim(agent, task, str(row.get("model")), index, t);
+        return this.claim(str(row.get("agent_id")), str(row.get("task_id")), str(row.get("model")), index, t);
       case "task_completed":
-        return this.settle(this.find(task, agent), index, "done");
+        return this.settle(this.named(row), index, "done");
       case "task_verification_failed": {
-        const a = this.find(task, agent);
+        const a = this.named(row);
         const signals = row.get("failed_signals");
         if (a) a.signals = Array.isArray(signals) ? signals.map(str) : signals === undefined ? [] : [str(signals)];
         return this.settle(a, index, "failed");
       }
       case "task_retried": {
-        const a = this.find(task, agent);
+        const a = this.named(row);
         return this.settle(a, index, a?.outcome === "failed" ? "retried" : a?.outcome ?? "retried");
       }
       case "task_failed":
-        return this.settle(this.find(task, agent), index, "failed", str(row.get("reason")));
+        return this.settle(this.named(row), index, "failed", str(row.get("reason")));
       case "task_requeued":
       case "task_cancelled":
       case "task_result_discarded":
-        return this.settle(this.find(task, agent), index, "cancelled", str(row.get("reason")) || event);
+        return this.settle(this.named(row), index, "cancelled", str(row.get("reason")) || event);
       case "agent_reaped":
-        return this.reap(agent, index, t);
+        return this.reap(str(row.get("agent_id")), index, t);
       case "agents_reaped": {
         const ids = row.get("agent_ids");
         for (const id of Array.isArray(ids) ? ids : []) this.reap(str(id), index, t);
@@ -113,6 +97,12 @@ export class AttemptTracker {
         return this.closeAll(t, index);
     }
   }
+
+  /** The attempt an outcome row names by its task_id and agent_id (find). */
+  private named(row: PyObject): Attempt | undefined {
+    return this.find(str(row.get("task_id")), str(row.get("agent_id")));
+  }
+
 
   /** The end of the journal: attempts still open were running when it ends. */
   finish(t: number): void {
