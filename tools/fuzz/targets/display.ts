@@ -10,6 +10,7 @@ import { runTable, writeRunTable, writeRunTableExact } from "../../../src/replay
 import { scanRun, scanRunFast } from "../../../src/replay/run-view.ts";
 import { CellSpool } from "../../../src/replay/cell-spool.ts";
 import { CollectingOutput } from "../../../src/replay/sink.ts";
+import { renderTimeline } from "../../../src/timeline/generate.ts";
 import { mutateBytes, mutateLines } from "../mutate.ts";
 import { runJournalVectors } from "../seeds.ts";
 import { violation, type FuzzTarget } from "../types.ts";
@@ -17,10 +18,11 @@ import type { Rng } from "../rng.ts";
 
 /**
  * (e) `replay <RUN_ID>`'s display (--as-json, the prose scan and table,
- * --from-step): run journals mutated from the vectors go through the fast
- * paths (byte-level rows, exact path for the rest) and through the exact
- * path alone; the outputs must be identical byte for byte (or both fail
- * with the same error), at a random --limit, table width and step.
+ * --from-step, the --html page): run journals mutated from the vectors go
+ * through the fast paths (byte-level rows, exact path for the rest) and
+ * through the exact path alone; the outputs must be identical byte for
+ * byte (or both fail with the same error), at a random --limit, table
+ * width, step, and page bounds.
  */
 
 async function collect(run: (out: CollectingOutput) => Promise<void>): Promise<string> {
@@ -127,6 +129,21 @@ export function displayTarget(): FuzzTarget {
           return dumps({ events: s.events, head_hash: s.head_hash, ok: true, step_count: s.step_count }, { sortKeys: true }) + "\n";
         }),
       );
+      const maxEvents = rng.chance(0.5) ? undefined : 1 + rng.int(20);
+      const maxBars = rng.chance(0.5) ? undefined : rng.int(5);
+      const pageOf = async (exactPass: boolean): Promise<string> => {
+        let page = "";
+        try {
+          const input = { runId: "fuzz", journal: file, metadata: null, seal: null, sealPath: null, threads: 1, allowEmpty: true, exactPass, maxEvents, maxBars };
+          const r = await renderTimeline(input, (chunk) => {
+            page += chunk;
+          });
+          return `${page}\n${JSON.stringify({ ...r, verdict: undefined })}`;
+        } catch (err) {
+          return `${page}\nerror ${(err as { code?: string }).code}: ${(err as Error).message}`;
+        }
+      };
+      same("page_fast_vs_exact", await pageOf(false), await pageOf(true));
       compared++;
     },
     stats: () => ({ compared }),
