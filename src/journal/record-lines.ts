@@ -90,6 +90,18 @@ interface StreamLine {
  */
 const STREAM_LINE_MIN = 8 << 20;
 
+/** An input line for the writer's byte path; parsed only when the writer declines its bytes (no closure made per line). */
+class RawLine implements RawRecordItem {
+  constructor(
+    readonly raw: Uint8Array,
+    readonly line: number,
+  ) {}
+
+  parse(): RecordItem {
+    return eventOfLine(decodeLine(this.raw, this.line), this.line);
+  }
+}
+
 /**
  * Append the JSON Lines of `chunks` (`{"event": ..., ...payload}`, LF or
  * CRLF separated, blank lines skipped) to `journal`, all or nothing: on any
@@ -169,7 +181,7 @@ export async function recordLines(
       batchBytes += bytes.length;
       if (bytes[0] === 0x7b) {
         // "{": the writer takes it at byte level, or calls parse()
-        batch.push({ raw: bytes, parse: () => eventOfLine(decodeLine(bytes, lineNo), lineNo), line: lineNo });
+        batch.push(new RawLine(bytes, lineNo));
       } else {
         const text = decodeLine(bytes, lineNo);
         if ((typeof text === "string" ? pyStrip(text) : pyStripBytes(text)).length === 0) return;
