@@ -67,19 +67,26 @@ export function numberAt(b: Uint8Array, s: number, e: number): number {
   let m = 0;
   let digits = 0;
   let frac = -1;
+  /** The digits before the point, and the fraction's digits as an integer (wholeDominated's inputs). */
+  let whole = 0;
+  let f = 0;
   for (; i < e; i++) {
     const c = b[i]!;
     if (c === 0x2e) {
       frac = 0;
+      whole = m;
       continue;
     }
     if (!isDigit(c)) return Number(latin1.decode(b.subarray(s, e)));
     m = m * 10 + (c - 0x30);
     if (m !== 0) digits++;
-    if (frac >= 0) frac++;
+    if (frac >= 0) {
+      frac++;
+      f = f * 10 + (c - 0x30);
+    }
   }
   if (digits > 15 || frac > 22) {
-    const v = frac > 0 ? wholeDominated(b, neg ? s + 1 : s, e, frac) : NaN;
+    const v = frac > 0 ? wholeDominated(whole, f, frac) : NaN;
     if (!Number.isNaN(v)) return neg ? -v : v;
     return Number(latin1.decode(b.subarray(s, e)));
   }
@@ -90,24 +97,20 @@ export function numberAt(b: Uint8Array, s: number, e: number): number {
 const TWO53 = 2 ** 53;
 
 /**
- * The double nearest the decimal b[s, e) = I.F (digits, one point, `k`
- * fraction digits; no sign), exactly as Number() rounds it, when its
- * whole part dominates (a timestamp's 17 digits: 10 whole, 7 fraction);
- * NaN when this way cannot be exact. For 1 <= I < 2^53 with 2^p <= I <
+ * The double nearest the decimal I.F (`whole` = I, `f` = F as an integer
+ * of `k` digits; no sign), exactly as Number() rounds it, when its whole
+ * part dominates (a timestamp's 17 digits: 10 whole, 7 fraction); NaN
+ * when this way cannot be exact. For 1 <= I < 2^53 with 2^p <= I <
  * 2^(p+1), every double in [2^p, 2^(p+1)) is a multiple of 2^-sh, sh =
  * 52 - p: the value in those units is I * 2^sh plus F * 2^sh / 10^k,
  * whose whole part and remainder integer arithmetic in doubles gives
  * exactly while F * 2^sh < 2^53; rounding the remainder half to even (in
  * those units) is then Number()'s rounding, and scaling back by 2^-sh is exact.
+ * (I and F are exact: each is below 2^53 when this is taken, and their
+ * digits accumulate exactly below that.)
  */
-function wholeDominated(b: Uint8Array, s: number, e: number, k: number): number {
-  if (k > 15) return NaN;
-  let whole = 0;
-  let i = s;
-  for (; i < e && b[i] !== 0x2e; i++) whole = whole * 10 + (b[i]! - 0x30);
-  if (whole < 1 || whole >= TWO53 || i - s > 16) return NaN;
-  let f = 0;
-  for (i++; i < e; i++) f = f * 10 + (b[i]! - 0x30);
+function wholeDominated(whole: number, f: number, k: number): number {
+  if (k > 15 || whole < 1 || whole >= TWO53) return NaN;
   let p = Math.floor(Math.log2(whole));
   if (2 ** p > whole) p--;
   else if (2 ** (p + 1) <= whole) p++;
