@@ -1,3 +1,4 @@
+import { LBRACE, LBRACKET } from "../codec/bytes.ts";
 import { FingerprintKernel } from "../journal/fast/kernel.ts";
 import { kernelCapFor } from "../journal/fast/range.ts";
 import type { PyObject } from "../pyjson/types.ts";
@@ -144,9 +145,6 @@ function anyHoldsObject(b: Uint8Array, fs: Int32Array, fe: Int32Array): boolean 
   for (let i = 0; i < fs.length; i++) if (fs[i]! >= 0 && holdsObject(b, fs[i]!, fe[i]!)) return true;
   return false;
 }
-
-const LBRACE = 0x7b;
-const LBRACKET = 0x5b;
 
 /**
  * The longest line the display takes from a copy (LongLineKernel, the

@@ -103,7 +103,6 @@ export class AttemptTracker {
     return this.find(str(row.get("task_id")), str(row.get("agent_id")));
   }
 
-
   /** The end of the journal: attempts still open were running when it ends. */
   finish(t: number): void {
     this.closeAll(t, null);

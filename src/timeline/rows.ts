@@ -1,3 +1,4 @@
+import { BACKSLASH, LBRACE, LBRACKET, QUOTE, RBRACE } from "../codec/bytes.ts";
 import { classifyLine, type LineVerdict } from "../journal/reader.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
@@ -76,9 +77,6 @@ export interface PageRow {
 
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder();
-const LBRACE = 0x7b;
-const LBRACKET = 0x5b;
-const BACKSLASH = 0x5c;
 
 /**
  * The PAGE_FIELDS of the row a kernel reader took, as a row (`get` /
@@ -134,7 +132,7 @@ class KernelFields extends Map<string, PyValue> {
     const s0 = slot < 0 ? -1 : r.fieldS[slot]!;
     if (s0 < 0) return -1;
     const b = r.mem;
-    if (b[s0] !== 0x22) return -1;
+    if (b[s0] !== QUOTE) return -1;
     const s = s0 + 1;
     const n = r.fieldE[slot]! - 1 - s;
     if (n > out.length) return -1;
@@ -230,7 +228,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     json: (): string | null => {
       // the kernel took the row: it starts the line and closes right before the line's end (a CR may follow it)
       let e = lineE;
-      while (e > lineS && line[e - 1] !== 0x7d) e--;
+      while (e > lineS && line[e - 1] !== RBRACE) e--;
       tc.reset();
       return tc.rowInline(line, lineS, e) ? utf8.decode(tc.buf.subarray(0, tc.len)) : null;
     },
