@@ -11,7 +11,7 @@
  * repository; the orchestrator calls it from one place at a time, so merges
  * are serialized.
  */
-import { existsSync, readdirSync, realpathSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 
 export const ISOLATION_MODES = ["worktree", "none"] as const;
@@ -81,13 +81,24 @@ function identityEnv(cwd: string): Record<string, string> {
   return env;
 }
 
-/** Whether `dir` or a folder above it holds a `.git` (a cheap test before asking git; GIT_DIR set means ask). */
-function mayBeInRepo(dir: string): boolean {
-  if (process.env.GIT_DIR) return true;
+/**
+ * Whether `dir` or a folder above it holds a git marker: a `.git` file (a
+ * linked worktree, a submodule) or a `.git` folder with a HEAD. An empty
+ * `.git` folder is none: codex's workspace-write sandbox leaves one in
+ * /tmp, and git itself does not take it for a repository.
+ */
+export function gitMarkerAbove(dir: string): boolean {
   for (let d = resolve(dir); ; d = dirname(d)) {
-    if (existsSync(join(d, ".git"))) return true;
+    const marker = join(d, ".git");
+    const st = statSync(marker, { throwIfNoEntry: false });
+    if (st && (st.isFile() || existsSync(join(marker, "HEAD")))) return true;
     if (dirname(d) === d) return false;
   }
+}
+
+/** Whether `dir` may be in a repository (a cheap test before asking git; GIT_DIR set means ask). */
+function mayBeInRepo(dir: string): boolean {
+  return process.env.GIT_DIR ? true : gitMarkerAbove(dir);
 }
 
 /**

@@ -17,7 +17,7 @@ import { loadSession, sessionFromTasks } from "../../src/session/state.ts";
 import { TaskStore } from "../../src/server/store.ts";
 import { InputError } from "../../src/errors/index.ts";
 import { runPython } from "../helpers/python.ts";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -369,8 +369,11 @@ describe("CLI adapters' invocation: permission modes, effort, endpoint wiring", 
     }
     expect(createAdapter(cfgFor("claude"), dir).invocation(req(dir)).argv).toContain("--effort");
     expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).argv).toContain("model_reasoning_effort=high");
-    // codex inside a git work tree keeps its repository check
+    // an empty .git folder (codex's sandbox leaves one in /tmp) is no repository: the check is still skipped
     mkdirSync(join(dir, ".git"));
+    expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).argv).toContain("--skip-git-repo-check");
+    // codex inside a git work tree keeps its repository check
+    writeFileSync(join(dir, ".git", "HEAD"), "ref: refs/heads/main\n");
     expect(createAdapter(cfgFor("codex"), dir).invocation(req(dir)).argv).not.toContain("--skip-git-repo-check");
   });
 

@@ -10,9 +10,10 @@
  * the adapter writes a CODEX_HOME with a config.toml naming a custom
  * provider (Responses API, no retries, no analytics or plugin lookups).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { AgentConfig, PermissionMode } from "../config.ts";
+import { gitMarkerAbove } from "../worktree.ts";
 import { answerSummary, failed, ok, type AgentResult, type ToolCall } from "../result.ts";
 import { classifyFailure, jsonObjects, num, obj, providerMessage, retryAfterIn, str, ToolCalls, tryJson } from "./events.ts";
 
@@ -33,10 +34,7 @@ export const CODEX_RESUME_SANDBOX: Record<PermissionMode, string[]> = {
 
 /** codex refuses a directory outside a git work tree unless told; bernstein does not require git. */
 export function insideGitRepo(dir: string): boolean {
-  for (let d = dir; ; d = dirname(d)) {
-    if (existsSync(join(d, ".git"))) return true;
-    if (dirname(d) === d) return false;
-  }
+  return gitMarkerAbove(dir);
 }
 
 const toml = (s: string): string => JSON.stringify(s);
