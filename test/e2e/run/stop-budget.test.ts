@@ -21,11 +21,14 @@ const ENV = { BERNSTEIN_SERVER_URL: "", BERNSTEIN_AUTH_TOKEN: "" };
  * The trap is set before the pid is written: the tests signal as soon as the
  * pid file exists, and a SIGTERM between the two would kill the shell outright.
  */
+// The long sleep runs in the background and is waited for: sh runs a trap only between commands, so a TERM landing
+// after one command and before a foreground sleep started would wait out the whole sleep; wait is cut short by it.
 const SLOW_AGENT = `#!/bin/sh
-trap 'sleep 6; echo done > "finished-$BERNSTEIN_TASK_ID"; exit 0' TERM
+trap 'kill $! 2>/dev/null; sleep 6; echo done > "finished-$BERNSTEIN_TASK_ID"; exit 0' TERM
 echo $$ > "agent-$BERNSTEIN_TASK_ID.pid"
 cat > /dev/null
-sleep 60
+sleep 60 &
+wait $!
 `;
 
 function slowProject(config = ""): Project {
