@@ -10,7 +10,7 @@ import { changeEvidence, refusalOf, type Evidence } from "./outcome.ts";
 import type { AgentAdapter, AgentInvocation } from "./adapters.ts";
 import { runGates, type GateRun } from "./gates.ts";
 import { planFromAgentOutput, type Plan } from "./plan.ts";
-import { priced, type CostSource, type FailureClass, type Price, type TokenUsage, type ToolCall, type AssistantMessage } from "./result.ts";
+import { priced, type AgentReport, type FailureClass, type Price, type ToolCall, type AssistantMessage } from "./result.ts";
 import { classifyFailure, lastLines, providerMessage, retryAfterIn } from "./adapters/events.ts";
 import { spawnLogged, type RunningProcess } from "./process.ts";
 import type { Task } from "../server/model.ts";
@@ -54,17 +54,9 @@ export interface AgentFailure {
 
 export type AttemptOutcome = "success" | "failed" | "killed";
 
-export interface AttemptResult {
+export interface AttemptResult extends AgentReport {
   outcome: AttemptOutcome;
   exitCode: number | null;
-  resultSummary: string | null;
-  costUsd: number;
-  costSource: CostSource;
-  tokens: TokenUsage | null;
-  sessionId: string | null;
-  /** The model the CLI says it used, when it says. */
-  reportedModel: string | null;
-  toolCalls: ToolCall[];
   /** The assistant's text messages between the tool calls, when the adapter reads them. */
   messages: AssistantMessage[];
   /** Set when the agent process itself failed (not a gate, not its answer). */
@@ -78,8 +70,6 @@ export interface AttemptResult {
   failedSignals: string[];
   /** The provider failure behind a failed attempt, when the agent's output or stderr says which. */
   failureClass: FailureClass | null;
-  /** How long the provider asked to wait before a retry (seconds), when the CLI showed it. */
-  retryAfterS: number | null;
   gates: GateRun["results"];
   plan: Plan | null;
   /** The manager's malformed answer, explained. */

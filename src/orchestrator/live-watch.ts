@@ -6,6 +6,7 @@
  * business.
  */
 import { readFileSync } from "node:fs";
+import { pidAlive } from "../fsutil/owner.ts";
 import { orchestratorInfoPath } from "../server/paths.ts";
 import { readLiveAgents, type LiveAgentState } from "./live-stream.ts";
 import { sleepUnlessAborted } from "../replay/follow.ts";
@@ -22,15 +23,6 @@ export interface LiveRunSnapshot {
   tokens: { input: number; cached_input: number; output: number };
   cost_usd: number;
   cost_known: boolean;
-}
-
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** The orchestrator of a run in progress here: its pid and run id, when orchestrator.json names a live process. */

@@ -63,7 +63,8 @@ export const FAILURE_CLASSES = ["auth", "invalid_request", "rate_limited", "serv
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 export const PERMANENT_FAILURES: readonly FailureClass[] = ["auth", "invalid_request"];
 
-export interface AgentResult {
+/** What an agent's output says of its work: what an adapter reads (AgentResult) and an attempt keeps (AttemptResult). */
+export interface AgentReport {
   resultSummary: string | null;
   costUsd: number;
   costSource: CostSource;
@@ -72,9 +73,14 @@ export interface AgentResult {
   sessionId: string | null;
   /** The model the CLI says it used, when it says. */
   reportedModel: string | null;
+  toolCalls: ToolCall[];
+  /** How long the provider asked to wait before a retry (Retry-After, "retry in 2s"), in seconds, when shown. */
+  retryAfterS: number | null;
+}
+
+export interface AgentResult extends AgentReport {
   /** The whole final answer (unbounded): the manager's plan is read from it. Null = read stdout. */
   answerText: string | null;
-  toolCalls: ToolCall[];
   /** The assistant's text messages, in order, when the adapter reads them (claude, codex). */
   messages?: AssistantMessage[];
   /** Why this output is not a success although the agent exited 0 (a failed signal), or null. */
@@ -83,8 +89,6 @@ export interface AgentResult {
   failureDetail: string | null;
   /** The provider failure behind `failure`, when the CLI's output says which (see FailureClass). */
   errorClass: FailureClass | null;
-  /** How long the provider asked to wait before a retry (Retry-After, "retry in 2s"), in seconds, when shown. */
-  retryAfterS: number | null;
 }
 
 /** Result summaries are stored on the task; keep them bounded. */
