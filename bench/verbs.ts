@@ -253,11 +253,12 @@ export function verbCaption(r: VerbResults): string {
 }
 
 /** A verb's name in the verb × shape table (from-step's N differs per shape). */
-function shapeLabel(v: VerbRow): string {
+export function shapeLabel(v: VerbRow): string {
   return v.key === "from-step" ? "`replay a --from-step N --as-json` (last 5%, at most 20,000 rows)" : v.verb;
 }
 
-const over = (text: string, met: boolean | null): string => (met === false ? `**${text}**` : text);
+/** A figure past its target, in bold. */
+export const over = (text: string, met: boolean | null): string => (met === false ? `**${text}**` : text);
 
 /**
  * Every verb on every shape: wall s, × baseline (`journal verify --threads

@@ -40,7 +40,9 @@ import { basename, dirname, join, resolve } from "node:path";
 import { ensureJournal as ensureJournalIn, ensureReceipt } from "../bench/inputs.ts";
 import { isShape, type JournalShape, prng, SHAPES } from "../bench/journal-gen.ts";
 import { type Contender, interleaved, median, run, type Sample, table, useScratchDir } from "../bench/measure.ts";
-import { benchVerbs, shapeCaption, shapeTable, verbCaption, verbTable, VerbFailed, VERB_KEYS, type VerbResults } from "../bench/verbs.ts";
+import { type Figure, suiteTables, type SuiteResults, verbTables } from "../bench/report.ts";
+import { benchVerbs, VerbFailed, VERB_KEYS, type VerbResults } from "../bench/verbs.ts";
+import { RESULTS, writePerformanceDocs } from "./gen-performance.ts";
 import { dumps } from "../src/pyjson/encode.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -138,15 +140,6 @@ function shapesOf(raw: string | undefined): JournalShape[] {
     throw new BenchUsageError(`--shapes takes distinct shapes from ${SHAPES.join(",")}; got ${JSON.stringify(raw)}`);
   }
   return shapes;
-}
-
-interface Figure {
-  name: string;
-  wallS: number;
-  mbPerS: number;
-  rowsPerS: number;
-  rssMB: number;
-  cpuS: number;
 }
 
 async function ensureBinary(args: Args): Promise<string> {
@@ -248,7 +241,7 @@ async function benchSeals(
 }
 
 /** The verify, record, receipt, start-up and scaling figures (issue 8); printed, and returned for results.json. */
-async function benchSuite(args: Args, bin: string): Promise<Record<string, unknown>> {
+async function benchSuite(args: Args, bin: string): Promise<SuiteResults> {
   const journal = ensureJournal(args.mb);
   const N = args.threads;
   const expectOk = (s: Sample): void => {
@@ -359,51 +352,13 @@ async function benchSuite(args: Args, bin: string): Promise<Record<string, unkno
     "receipt verify >= 10 x python": ratios.receipt_vs_python >= 10,
     "--version <= 15 ms": versionMs <= 15,
   };
-  const scaleTarget = scaling ? scaling.speedup >= 1.7 : null;
 
-  const rowsOf = (f: Figure) => [
-    f.name,
-    f.wallS.toFixed(3),
-    f.mbPerS.toFixed(0),
-    Math.round(f.rowsPerS).toLocaleString("en-US"),
-    f.cpuS.toFixed(2),
-    f.rssMB.toFixed(1),
-  ];
-  console.log(`\nJournal verify: ${(journal.bytes / 1e6).toFixed(1)} MB, ${journal.rows.toLocaleString("en-US")} rows; ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}); median of ${args.reps}\n`);
-  console.log(table(["contender", "wall s", "MB/s", "rows/s", "CPU s", "peak RSS MB"], figs.map(rowsOf)));
-  console.log(`\nload average during the run: ${loadavg().map((x) => x.toFixed(2)).join(", ")} (wall-clock ratios assume an otherwise idle machine)`);
-  console.log(`\npeak RSS on a ${(small.bytes / 1e6).toFixed(0)} MB journal: ${smallRss.toFixed(1)} MB (vs ${many.rssMB.toFixed(1)} MB on ${(journal.bytes / 1e6).toFixed(0)} MB)`);
-  if (scaling) {
-    console.log(`\nThread scaling: ${(scaling.bytes / 1e6).toFixed(1)} MB, ${scaling.rows.toLocaleString("en-US")} rows; median of ${args.reps}\n`);
-    console.log(table(["contender", "wall s", "MB/s", "rows/s", "CPU s", "peak RSS MB"], [scaling.one, scaling.many].map(rowsOf)));
-  }
-  console.log("");
-  console.log(
-    table(
-      ["figure", "value", "target", "met"],
-      [
-        ["verify --threads N / sha256sum (MB/s)", ratios.verify_vs_sha256sum.toFixed(2) + " x", ">= 1.5 x", String(targets["verify >= 1.5 x sha256sum"])],
-        ["verify --threads N / python reference", ratios.verify_vs_python === null ? "-" : ratios.verify_vs_python.toFixed(1) + " x", ">= 25 x", String(targets["verify >= 25 x python"])],
-        [`--threads ${N} / --threads 1 speed-up`, ratios.threads_speedup.toFixed(2) + " x", ">= 1.7 x", String(targets[`--threads ${N} >= 1.7 x --threads 1`])],
-        ...(scaling
-          ? [[`  same on ${(scaling.bytes / 1e6).toFixed(0)} MB (${scaling.one.wallS.toFixed(2)} s / ${scaling.many.wallS.toFixed(2)} s)`, scaling.speedup.toFixed(2) + " x", ">= 1.7 x", String(scaleTarget)]]
-          : []),
-        ["peak RSS (verify)", Math.max(one.rssMB, many.rssMB).toFixed(1) + " MB", "<= 64 MB", String(targets["peak RSS <= 64 MB"])],
-        ["journal record from stdin", Math.round(args.recordEvents / recordWall).toLocaleString("en-US") + " events/s", ">= 200,000", String(targets["record >= 200,000 events/s"])],
-        [`receipt verify (${args.receiptSteps.toLocaleString("en-US")} steps) / python`, ratios.receipt_vs_python.toFixed(1) + " x", ">= 10 x", String(targets["receipt verify >= 10 x python"])],
-        ["journal checkpoint / verify --threads N", seals.ratio.toFixed(2) + " x", "<= 1.5 x", String(seals.ratio <= 1.5)],
-        ["journal prove-consistency (half -> whole)", seals.proveS.toFixed(2) + " s", "<= 1 s", String(seals.proveS <= 1)],
-        ["peak RSS (checkpoint)", seals.rssMB.toFixed(1) + " MB", "<= 64 MB", String(seals.rssMB <= 64)],
-        [`bernstein --version (spawning true: ${spawnFloorMs.toFixed(1)} ms)`, versionMs.toFixed(1) + " ms", "<= 15 ms", String(targets["--version <= 15 ms"])],
-      ],
-    ),
-  );
-
-  return {
+  const suite: SuiteResults & { targets: Record<string, boolean | null> } = {
     params: { mb: args.mb, reps: args.reps, threads: N, quick: args.quick },
     journal: { bytes: journal.bytes, rows: journal.rows },
     verify: figs,
     small_journal_rss_mb: smallRss,
+    small_journal_bytes: small.bytes,
     record: { events: args.recordEvents, wall_s: recordWall, events_per_s: args.recordEvents / recordWall },
     receipt: { steps: args.receiptSteps, tar_bytes: tarBytes, ours: rOurs, python: rPy },
     version_ms: versionMs,
@@ -413,6 +368,9 @@ async function benchSuite(args: Args, bin: string): Promise<Record<string, unkno
     ratios,
     targets,
   };
+  console.log(`\n${suiteTables(suite)}`);
+  console.log(`\nload average during the run: ${loadavg().map((x) => x.toFixed(2)).join(", ")} (wall-clock ratios assume an otherwise idle machine)`);
+  return suite;
 }
 
 function machine(): Record<string, unknown> {
@@ -429,15 +387,8 @@ function machine(): Record<string, unknown> {
 /** The verb table of issue 19, printed. */
 async function benchVerbTable(args: Args, bin: string): Promise<VerbResults> {
   const r = await benchVerbs({ bin, out: OUT, mb: args.mb, shapes: args.shapes, receiptSteps: args.receiptSteps, reps: args.reps, pick: args.pick });
-  console.log(`\n${verbCaption(r)}; ${cpus().length} CPUs; load average ${loadavg().map((x) => x.toFixed(2)).join(", ")}\n`);
-  console.log(verbTable(r));
-  console.log(`\nevery target met: ${r.all_met ? "yes" : "no"}`);
-  const byShape = shapeTable(r);
-  if (byShape !== null) {
-    console.log(`\n${shapeCaption(r)}\n`);
-    console.log(byShape);
-    console.log(`\nevery target met on every shape: ${r.all_shapes_met ? "yes" : "no"}`);
-  }
+  console.log(`\n${verbTables(r)}`);
+  console.log(`\n${cpus().length} CPUs; load average ${loadavg().map((x) => x.toFixed(2)).join(", ")}`);
   return r;
 }
 
@@ -460,7 +411,7 @@ async function main(): Promise<void> {
   if (args.workDir) OUT = resolve(args.workDir);
   mkdirSync(OUT, { recursive: true });
   useScratchDir(OUT);
-  const file = args.results ? resolve(args.results) : args.quick ? join(OUT, "results.quick.json") : join(ROOT, "bench", "results.json");
+  const file = args.results ? resolve(args.results) : args.quick ? join(OUT, "results.quick.json") : RESULTS;
   const bin = await ensureBinary(args);
   const stamp = (generatedAt: string) => ({ generated_at: generatedAt, machine: machine() });
   let results: Record<string, unknown>;
@@ -480,6 +431,8 @@ async function main(): Promise<void> {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
   console.error(`\nwrote ${file}`);
+  // the project's results: the docs' tables are made from them, never copied by hand
+  if (file === RESULTS) for (const path of writePerformanceDocs()) console.error(`wrote ${path}`);
 }
 
 try {
