@@ -279,6 +279,7 @@
         (return (local.get $q))))
     (if (i32.gt_s (i32.sub (local.get $q) (local.get $p)) (i32.const 32)) (then (return (i32.const -1))))
     (local.set $r (call $fixedFloat (local.get $p) (local.get $q)))
+    (if (i32.eqz (local.get $r)) (then (local.set $r (call $floatExact (local.get $p) (local.get $q)))))
     (if (i32.eqz (local.get $r))
       (then (local.set $r (select (i32.const 1) (i32.const -1) (call $floatIsRepr (local.get $p) (local.get $q))))))
     (select (local.get $q) (i32.const -1) (i32.gt_s (local.get $r) (i32.const 0))))
@@ -807,4 +808,5 @@
 
   ;; The byte tables and helpers both kernels share.
   (@include "../../wasm/bytes.wat")
+  (@include "../../wasm/float.wat")
 )
