@@ -175,7 +175,7 @@
   ;; number must be spelled as Python re-spells it, "-0" is not, and a float
   ;; is for JavaScript to decide (canonicalNumber, as scanNumber does).
   (func $scanAtom (param $p i32) (param $strict i32) (result i32)
-    (local $c i32) (local $q i32)
+    (local $c i32) (local $q i32) (local $r i32)
     (local.set $c (i32.load8_u (local.get $p)))
     (if (i32.eq (local.get $c) (i32.const 0x74)) ;; true
       (then (return (select (i32.add (local.get $p) (i32.const 4)) (i32.const -1)
@@ -206,7 +206,10 @@
                            (i32.eq (i32.load16_u (local.get $p)) (i32.const 0x302d)))))))
     ;; no float repr is this long: spare the call
     (if (i32.gt_s (i32.sub (local.get $q) (local.get $p)) (i32.const 32)) (then (return (i32.const -1))))
-    (select (local.get $q) (i32.const -1) (call $floatIsCanonical (local.get $p) (local.get $q))))
+    ;; decided here when the digits tell (float.wat), else by the host
+    (local.set $r (call $floatRepr (local.get $p) (local.get $q)))
+    (if (i32.eqz (local.get $r)) (then (local.set $r (select (i32.const 1) (i32.const -1) (call $floatIsCanonical (local.get $p) (local.get $q))))))
+    (select (local.get $q) (i32.const -1) (i32.gt_s (local.get $r) (i32.const 0))))
 
   ;; Any canonical value at p: its end, or -1. Nesting deeper than 64 is
   ;; refused (the JavaScript scanner goes to 1000).
@@ -1066,4 +1069,5 @@
 
   ;; The byte tables and helpers both kernels share.
   (@include "../wasm/bytes.wat")
+  (@include "../wasm/float.wat")
 )

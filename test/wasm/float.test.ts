@@ -15,7 +15,7 @@ import { ROOT } from "../helpers/cli.ts";
 /** float.wat in a module of its own, its decision exported (the kernels keep theirs inside). */
 async function decider(): Promise<(lexeme: string) => number> {
   const wat = readFileSync(join(ROOT, "src", "wasm", "float.wat"), "utf8");
-  const text = `(module (memory (export "mem") 1)\n${wat}\n(func (export "decide") (param i32 i32) (result i32) (call $floatExact (local.get 0) (local.get 1))))`;
+  const text = `(module (memory (export "mem") 1)\n${wat}\n(func (export "decide") (param i32 i32) (result i32) (call $floatRepr (local.get 0) (local.get 1))))`;
   const x = new WebAssembly.Instance(new WebAssembly.Module(await assembleWat("float-test.wat", text)), {}).exports as {
     mem: WebAssembly.Memory;
     decide(s: number, e: number): number;

@@ -184,66 +184,6 @@
 
   ;; ---------------------------------------------------------------- numbers
 
-  (func $isDigit (param $a i32) (result i32)
-    (i32.lt_u (i32.sub (i32.load8_u (local.get $a)) (i32.const 0x30)) (i32.const 10)))
-
-  ;; Whether a fixed-notation float lexeme [s, e) is Python's repr, without
-  ;; conversion: 1 yes, -1 no, 0 undecided (floatIsRepr decides). A decimal
-  ;; of at most 15 significant digits round-trips through a double and no
-  ;; shorter decimal maps to the same double (15 = DBL_DIG), so such a lexeme
-  ;; is the shortest repr exactly when it has no superfluous zeros and its
-  ;; exponent is in repr's fixed range [-4, 16).
-  (func $fixedFloat (param $s i32) (param $e i32) (result i32)
-    (local $p i32) (local $intStart i32) (local $intEnd i32) (local $fracStart i32)
-    (local $intLen i32) (local $i i32) (local $z i32) (local $sig i32)
-    (local.set $p (local.get $s))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d))
-      (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
-    (local.set $intStart (local.get $p))
-    (loop $int
-      (if (call $isDigit (local.get $p))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $int))))
-    (local.set $intEnd (local.get $p))
-    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x2e)) (then (return (i32.const 0))))
-    (local.set $fracStart (i32.add (local.get $p) (i32.const 1)))
-    (if (i32.lt_s (i32.sub (local.get $e) (local.get $fracStart)) (i32.const 1)) (then (return (i32.const 0))))
-    (local.set $i (local.get $fracStart))
-    (block $done
-      (loop $frac
-        (br_if $done (i32.ge_u (local.get $i) (local.get $e)))
-        (if (i32.eqz (call $isDigit (local.get $i))) (then (return (i32.const 0))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $frac)))
-    (local.set $intLen (i32.sub (local.get $intEnd) (local.get $intStart)))
-    (if (i32.eqz (local.get $intLen)) (then (return (i32.const 0))))
-    (if (i32.and (i32.gt_u (local.get $intLen) (i32.const 1)) (i32.eq (i32.load8_u (local.get $intStart)) (i32.const 0x30)))
-      (then (return (i32.const 0))))
-    (if (i32.and (i32.eq (i32.sub (local.get $e) (local.get $fracStart)) (i32.const 1))
-                 (i32.eq (i32.load8_u (local.get $fracStart)) (i32.const 0x30)))
-      (then
-        ;; X.0: an integral value; repr is fixed for magnitudes below 1e16
-        (if (i32.gt_u (local.get $intLen) (i32.const 16)) (then (return (i32.const 0))))
-        (local.set $z (i32.sub (local.get $intEnd) (i32.const 1)))
-        (loop $zeros
-          (if (i32.and (i32.gt_u (local.get $z) (local.get $intStart)) (i32.eq (i32.load8_u (local.get $z)) (i32.const 0x30)))
-            (then (local.set $z (i32.sub (local.get $z) (i32.const 1))) (br $zeros))))
-        (return (i32.le_s (i32.add (i32.sub (local.get $z) (local.get $intStart)) (i32.const 1)) (i32.const 15)))))
-    ;; a trailing zero in the fraction: never the shortest
-    (if (i32.eq (i32.load8_u (i32.sub (local.get $e) (i32.const 1))) (i32.const 0x30)) (then (return (i32.const -1))))
-    (if (i32.and (i32.eq (local.get $intLen) (i32.const 1)) (i32.eq (i32.load8_u (local.get $intStart)) (i32.const 0x30)))
-      (then
-        (local.set $z (local.get $fracStart))
-        (loop $lead
-          (if (i32.eq (i32.load8_u (local.get $z)) (i32.const 0x30))
-            (then (local.set $z (i32.add (local.get $z) (i32.const 1))) (br $lead))))
-        ;; below 1e-4 repr is scientific: undecided
-        (if (i32.gt_s (i32.sub (local.get $z) (local.get $fracStart)) (i32.const 3)) (then (return (i32.const 0))))
-        (local.set $sig (i32.sub (local.get $e) (local.get $z))))
-      (else
-        (if (i32.gt_u (local.get $intLen) (i32.const 16)) (then (return (i32.const 0))))
-        (local.set $sig (i32.add (local.get $intLen) (i32.sub (local.get $e) (local.get $fracStart))))))
-    (i32.le_s (local.get $sig) (i32.const 15)))
-
   ;; An atom (number or literal) at p in canonical spelling: its end, or -1.
   (func $scanAtom (param $p i32) (result i32)
     (local $c i32) (local $q i32) (local $r i32)
@@ -278,8 +218,7 @@
           (then (return (i32.const -1))))
         (return (local.get $q))))
     (if (i32.gt_s (i32.sub (local.get $q) (local.get $p)) (i32.const 32)) (then (return (i32.const -1))))
-    (local.set $r (call $fixedFloat (local.get $p) (local.get $q)))
-    (if (i32.eqz (local.get $r)) (then (local.set $r (call $floatExact (local.get $p) (local.get $q)))))
+    (local.set $r (call $floatRepr (local.get $p) (local.get $q)))
     (if (i32.eqz (local.get $r))
       (then (local.set $r (select (i32.const 1) (i32.const -1) (call $floatIsRepr (local.get $p) (local.get $q))))))
     (select (local.get $q) (i32.const -1) (i32.gt_s (local.get $r) (i32.const 0))))
