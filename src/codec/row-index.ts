@@ -214,6 +214,13 @@ export class RowIndex {
   /** Some named key appears more than once at the top level. */
   repeatedName = false;
   keys: KeyTable = NO_KEYS;
+  /**
+   * The tape holds the row's top level only (indexRow's `topLevel` on a long
+   * row): the root, its keys and their values, a container value as one
+   * token whose flags still cover everything inside it and whose `next` is
+   * the token after it.
+   */
+  topLevel = false;
   /** This index's own instance of the WebAssembly scanner (its tape is a view of that memory), once used. */
   wasm: WasmScanner | undefined = undefined;
 
@@ -256,19 +263,25 @@ export class RowIndex {
     const tape = this.tape;
     if ((tape[4 * t]! & Spell.FloatUndecided) === 0) return tape[4 * t]! & ~KIND_MASK;
     const end = tape[4 * t + 3]!;
+    const NUM = Spell.FloatUndecided | Spell.NotPython;
     for (let u = t; u < end; u++) {
       const w = tape[4 * u]!;
-      if ((w & KIND_MASK) === Tok.Float && (w & Spell.FloatUndecided) !== 0) {
+      if ((w & Spell.FloatUndecided) === 0) continue;
+      const k = w & KIND_MASK;
+      if (k === Tok.Float) {
         tape[4 * u] = (w & ~Spell.FloatUndecided) | (isPythonFloat(this.buf, tape[4 * u + 1]!, tape[4 * u + 2]!) ? 0 : Spell.NotPython);
+      } else if (this.topLevel && tape[4 * u + 3] === u + 1) {
+        // a container whose inside is not on a top-level tape: its floats decided from a full index of it alone
+        tape[4 * u] = (w & ~NUM) | (containerSpelling(this.buf, tape[4 * u + 1]!, tape[4 * u + 2]!) & NUM);
       }
     }
     // containers from the innermost out: the number-spelling bits again from their
-    // children's (a container has no number spelling of its own)
-    const NUM = Spell.FloatUndecided | Spell.NotPython;
+    // children's (a container has no number spelling of its own; one with none on
+    // the tape keeps what it has)
     for (let u = end - 1; u >= t; u--) {
       const w = tape[4 * u]!;
       const k = w & KIND_MASK;
-      if (k !== Tok.Object && k !== Tok.Array) continue;
+      if ((k !== Tok.Object && k !== Tok.Array) || tape[4 * u + 3] === u + 1) continue;
       let f = w & ~NUM;
       for (let c = u + 1, ce = tape[4 * u + 3]!; c < ce; c = tape[4 * c + 3]!) f |= tape[4 * c]! & NUM;
       tape[4 * u] = f;
@@ -302,9 +315,9 @@ export class RowIndex {
  * allowed, as json.loads allows it). Returns false, leaving the row to the
  * exact path, when the row is not an object or not in what the codec takes.
  */
-export function indexRow(b: Uint8Array, s: number, e: number, ix: RowIndex, keys: KeyTable = NO_KEYS): boolean {
+export function indexRow(b: Uint8Array, s: number, e: number, ix: RowIndex, keys: KeyTable = NO_KEYS, topLevel = false): boolean {
   const p = skipAnyWs(b, s, e);
-  const end = indexObjectAt(b, p, e, ix, keys);
+  const end = indexObjectAt(b, p, e, ix, keys, topLevel);
   if (end < 0) return false;
   ix.rowStart = s;
   ix.rowEnd = e;
@@ -316,16 +329,23 @@ export function indexRow(b: Uint8Array, s: number, e: number, ix: RowIndex, keys
  * no further than `limit`: returns the end of the object, or -1 when it is
  * not one the codec takes. For rows embedded in a larger document.
  */
-export function indexObjectAt(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS): number {
+export function indexObjectAt(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS, topLevel = false): number {
   // Both scanners write the same tape. The WebAssembly one scans faster but
   // each call has a fixed cost (the row copied into its memory, the call,
   // the members read back) that a short row's scan does not earn back, so
   // short rows stay with the JavaScript one.
-  return limit - s >= WASM_FROM ? indexObjectAtWasm(b, s, limit, ix, keys) : indexObjectAtJs(b, s, limit, ix, keys);
+  const n = limit - s;
+  // A consumer of the top level only (`topLevel`): a huge row is read where it
+  // lies, with a tape of its top level, instead of copied into the module and
+  // given a token per value (a row of a million numbers: tens of MB of tape).
+  if (topLevel && n >= TOP_LEVEL_FROM) return indexObjectAtJs(b, s, limit, ix, keys, true);
+  return n >= WASM_FROM ? indexObjectAtWasm(b, s, limit, ix, keys) : indexObjectAtJs(b, s, limit, ix, keys);
 }
 
 /** Rows (bounds given to indexObjectAt) at least this long go to the WebAssembly scanner. */
 const WASM_FROM = 256;
+/** Rows at least this long, indexed for their top level only, get a top-level tape (see indexObjectAt). */
+export const TOP_LEVEL_FROM = 1 << 20;
 
 /** Reset ix for a scan of b[s, limit); false when b[s] cannot start an object. */
 function begin(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable): boolean {
@@ -335,6 +355,7 @@ function begin(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyT
   ix.count = 0;
   ix.members = 0;
   ix.repeatedName = false;
+  ix.topLevel = false;
   if (ix.keys !== keys || ix.slot.length !== keys.size + 1) {
     ix.keys = keys;
     ix.slot = new Int32Array(keys.size + 1);
@@ -344,18 +365,31 @@ function begin(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyT
 }
 
 /** indexObjectAt by the JavaScript scanner. */
-export function indexObjectAtJs(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS): number {
+export function indexObjectAtJs(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS, topLevel = false): number {
   if (!begin(b, s, limit, ix, keys)) return -1;
-  const sc = scanner;
-  if (sc.b !== b) {
-    sc.b = b;
-    sc.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  }
-  sc.e = limit;
-  sc.ix = ix;
+  ix.topLevel = topLevel;
+  const sc = scanner.over(b, limit, ix, topLevel);
   const end = sc.object(s, 1, true);
   if (end >= 0) ix.rowEnd = end;
   return end;
+}
+
+/** The full index a top-level tape's container is decided from (RowIndex.spelling). */
+const aside = new RowIndex();
+
+/** `spelling` of the container value b[s, e) (which a top-level scan took), from a full index of it alone. */
+function containerSpelling(b: Uint8Array, s: number, e: number): number {
+  aside.buf = b;
+  aside.count = 0;
+  aside.members = 0;
+  aside.topLevel = false;
+  const end = scanner.over(b, e, aside, false).value(s, 1);
+  // the top-level scan took these bytes, so the full scan takes them too
+  if (end !== e) throw new Error("codec: a container a top-level scan took does not scan again");
+  const flags = aside.spelling(0);
+  // a huge container's tape is not kept for the next one
+  if (aside.tape.length > 1 << 16) aside.tape = new Int32Array(1024);
+  return flags;
 }
 
 /**
@@ -579,9 +613,27 @@ class Scanner {
   dv: DataView = new DataView(new ArrayBuffer(0));
   e = 0;
   ix: RowIndex = new RowIndex();
+  /** Record the top level only: the values of the root's members are one token each. */
+  private topLevel = false;
+  /** Containers open below the top level (topLevel): while > 0 no token is recorded. */
+  private below = 0;
 
-  /** Push a token; returns its tape position. */
+  /** Ready to scan `b` up to `limit` onto ix's tape. */
+  over(b: Uint8Array, limit: number, ix: RowIndex, topLevel: boolean): this {
+    if (this.b !== b) {
+      this.b = b;
+      this.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    }
+    this.e = limit;
+    this.ix = ix;
+    this.topLevel = topLevel;
+    this.below = 0;
+    return this;
+  }
+
+  /** Push a token; returns its tape position (-1: not recorded, below the top level). */
   private push(word: number, s: number, end: number): number {
+    if (this.below > 0) return -1;
     const ix = this.ix;
     const t = ix.count++;
     if (4 * ix.count > ix.tape.length) {
@@ -627,10 +679,12 @@ class Scanner {
     const b = this.b;
     const ix = this.ix;
     const t = this.push(Tok.Object, p, 0);
+    const inner = this.topLevel && depth >= 2;
+    if (inner) this.below++;
     let flags = this.gap(p + 1, false);
     p = this.at;
     if (p < this.e && b[p] === RBRACE) {
-      return this.close(t, flags, p + 1);
+      return this.close(t, flags, p + 1, inner);
     }
     let prevS = -1;
     let prevE = -1;
@@ -641,8 +695,10 @@ class Scanner {
       if (ke < 0) return -1;
       let kf = this.strFlags;
       if (kf & (Spell.Escaped | Spell.Utf8)) kf |= Spell.KeyNotPlain;
-      ix.tape[4 * kt] = Tok.Key | kf;
-      ix.tape[4 * kt + 2] = ke;
+      if (kt >= 0) {
+        ix.tape[4 * kt] = Tok.Key | kf;
+        ix.tape[4 * kt + 2] = ke;
+      }
       flags |= kf;
       // Key order by bytes: code-point order for plain and raw UTF-8 keys alike.
       if (prevS >= 0 && compareSpans(b, prevS, prevE, p + 1, ke - 1) >= 0) flags |= Spell.Unsorted;
@@ -662,7 +718,7 @@ class Scanner {
       flags |= this.valFlags;
       p = this.afterValue(p, RBRACE);
       flags |= this.sepFlags;
-      if (p === CLOSED) return this.close(t, flags, this.at);
+      if (p === CLOSED) return this.close(t, flags, this.at, inner);
       if (p < 0) return -1;
     }
   }
@@ -671,16 +727,18 @@ class Scanner {
     if (depth > MAX_DEPTH) return -1;
     const b = this.b;
     const t = this.push(Tok.Array, p, 0);
+    const inner = this.topLevel && depth >= 2;
+    if (inner) this.below++;
     let flags = this.gap(p + 1, false);
     p = this.at;
-    if (p < this.e && b[p] === RBRACKET) return this.close(t, flags, p + 1);
+    if (p < this.e && b[p] === RBRACKET) return this.close(t, flags, p + 1, inner);
     for (;;) {
       p = this.value(p, depth);
       if (p < 0) return -1;
       flags |= this.valFlags;
       p = this.afterValue(p, RBRACKET);
       flags |= this.sepFlags;
-      if (p === CLOSED) return this.close(t, flags, this.at);
+      if (p === CLOSED) return this.close(t, flags, this.at, inner);
       if (p < 0) return -1;
     }
   }
@@ -712,13 +770,19 @@ class Scanner {
     return CLOSED;
   }
 
-  /** End container t at `end` with `flags` (its own and everything inside it): set its span's end and its next. */
-  private close(t: number, flags: number, end: number): number {
-    const ix = this.ix;
-    const tape = ix.tape;
-    tape[4 * t] |= flags;
-    tape[4 * t + 2] = end;
-    tape[4 * t + 3] = ix.count;
+  /**
+   * End container t at `end` with `flags` (its own and everything inside it):
+   * set its span's end and its next. `inner`: its inside was not recorded.
+   */
+  private close(t: number, flags: number, end: number, inner: boolean): number {
+    if (inner) this.below--;
+    if (t >= 0) {
+      const ix = this.ix;
+      const tape = ix.tape;
+      tape[4 * t] |= flags;
+      tape[4 * t + 2] = end;
+      tape[4 * t + 3] = ix.count;
+    }
     this.valFlags = flags;
     return end;
   }
@@ -734,8 +798,10 @@ class Scanner {
       const t = this.push(Tok.String, p, 0);
       const end = this.string(p);
       if (end < 0) return -1;
-      this.ix.tape[4 * t] = Tok.String | this.strFlags;
-      this.ix.tape[4 * t + 2] = end;
+      if (t >= 0) {
+        this.ix.tape[4 * t] = Tok.String | this.strFlags;
+        this.ix.tape[4 * t + 2] = end;
+      }
       this.valFlags = this.strFlags;
       return end;
     }
