@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { CanonicalRow, Key } from "../steps/fastrow.ts";
+import { CanonicalRow, Key } from "../steps/canonical-row.ts";
 import { KERNEL_LINKS, KERNEL_REPORT, SpanKey } from "../steps/kernel.ts";
 import { classifyLine, refuseNonStepJournal } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
-import { CanonicalRow } from "../steps/fastrow.ts";
+import { CanonicalRow } from "../steps/canonical-row.ts";
 import { KERNEL_DICT_FORM, KERNEL_PUBLISH } from "../steps/kernel.ts";
 import { TakenRuns } from "../steps/runs.ts";
 import { stepKernelEnabled } from "../steps/kernel.ts";

@@ -1,7 +1,7 @@
 import { canonical } from "../pyjson/encode.ts";
 import { floatRepr } from "../pyjson/float.ts";
 import { isReprFloat } from "../steps/lexeme.ts";
-import { Key, type CanonicalRow } from "../steps/fastrow.ts";
+import { Key, type CanonicalRow } from "../steps/canonical-row.ts";
 import { pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
 import { materialize } from "../pyjson/parse.ts";
 import { PyNum, PyRaw, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";

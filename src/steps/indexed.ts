@@ -1,5 +1,6 @@
-import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import { indexRow, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import type { PyObject } from "../pyjson/types.ts";
+import { Key, STEP_ROW_KEYS } from "./canonical-row.ts";
 import { classifyLine } from "./reader.ts";
 
 /**
@@ -31,8 +32,8 @@ export class IndexedEntries<T> {
     if (line !== null && line.length > 0) {
       if (this.whole.buffer !== line.buffer) this.whole = new Uint8Array(line.buffer);
       const ix = this.ix;
-      if (indexRow(this.whole, line.byteOffset, line.byteOffset + line.length, ix, STEP_KEYS) && (ix.rowFlags & Spell.KeyNotPlain) === 0) {
-        if (ix.valueOf(StepKey.StepHash) < 0) return undefined;
+      if (indexRow(this.whole, line.byteOffset, line.byteOffset + line.length, ix, STEP_ROW_KEYS) && (ix.rowFlags & Spell.KeyNotPlain) === 0) {
+        if (ix.valueOf(Key.StepHash) < 0) return undefined;
         const v = this.fromIndex(ix);
         if (v !== null) return v;
       }
@@ -40,16 +41,6 @@ export class IndexedEntries<T> {
     const k = classifyLine(line, this.transient);
     return k.kind === "entry" ? this.fromRow(k.row) : undefined;
   }
-}
-
-/** The step-row keys a consumer of the index reads by id. */
-export const STEP_KEYS = new KeyTable(["seq", "step_hash", "prev_hash", "model", "tool_call"]);
-export const enum StepKey {
-  Seq = 1,
-  StepHash = 2,
-  PrevHash = 3,
-  Model = 4,
-  ToolCall = 5,
 }
 
 /** Flags under which a string's bytes are its text: no escape, no raw UTF-8, no raw DEL. */

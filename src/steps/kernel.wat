@@ -2,23 +2,23 @@
 ;; already in canonical form (compact, sorted keys, ASCII, Python's string
 ;; escapes and number spellings), as WebAssembly.
 ;;
-;; Why WebAssembly: the JavaScript scanner (fastrow.ts) spends ~50 ms of a
-;; one-shot `replay verify` being JIT-compiled before it runs at full speed;
-;; a WebAssembly module compiles in a few milliseconds and runs at native
+;; Why WebAssembly: a JavaScript scanner spends much of a one-shot
+;; `replay verify` being JIT-compiled before it runs at full speed; a
+;; WebAssembly module compiles in a few milliseconds and runs at native
 ;; speed from its first row. SHA-256 stays native: the kernel calls back
 ;; into Bun's hasher (import `hash`).
 ;;
 ;; Contract (kernel.ts drives it; the walker's `take` calls it for the line
 ;; splitter): `verify` walks consecutive `\n`-terminated rows from a line
 ;; start and returns at the first row it does not take. It takes a row only
-;; when scanCanonicalRange would accept it, ChainWalker.fast would hash it,
-;; and it checks out: seq is the expected one, prev_hash is the head and
-;; step_hash is the recomputed digest. Every other row (a spelling it does
+;; when it is canonical (compact, sorted keys, ASCII, Python's escapes, and
+;; Python's number spelling where the hash covers it), ChainWalker.fast
+;; would hash it, and it checks out: seq is the expected one, prev_hash is
+;; the head and step_hash is the recomputed digest. Every other row (a spelling it does
 ;; not prove, an error to report, a line break other than `\n`, a row cut
 ;; by the end of the data) is left to the JavaScript path, which decides it
 ;; exactly as before; so this kernel only has to be exact for the rows it
-;; takes. The rules below are ported from fastrow.ts, rule by rule; where
-;; the kernel is stricter (nesting depth, long floats) it only refuses more.
+;; takes. Where the kernel is stricter (long floats) it only refuses more.
 ;;
 ;; A canonical row holds only printable ASCII outside its terminator, so it
 ;; contains no line break of either splitting dialect: each row it takes is

@@ -2,7 +2,7 @@ import { loadsLine } from "../pyjson/row.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
-import { CanonicalRow, Key } from "./fastrow.ts";
+import { CanonicalRow, Key } from "./canonical-row.ts";
 import { KERNEL_PUBLISH, StepKernel, stepKernelEnabled } from "./kernel.ts";
 import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";

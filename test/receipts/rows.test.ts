@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "../../src/pyjson/parse.ts";
 import { dictForm, dictFormLine, rowLine } from "../../src/receipts/rows.ts";
-import { CanonicalRow } from "../../src/steps/fastrow.ts";
+import { CanonicalRow } from "../../src/steps/canonical-row.ts";
 import { VECTORS } from "../helpers/cli.ts";
 import { runPython } from "../helpers/python.ts";
 
