@@ -72,6 +72,25 @@ export interface FastVerifyOptions {
   tree?: TreeRequest;
   /** Longest row taken (default VERIFY_MAX_ROW_BYTES, 256 MiB); a longer line is `row_too_large`. */
   maxRowBytes?: number;
+  /** Worker threads to use and keep (several journals verified one after another); default: spawned and let go by this verify. */
+  workers?: VerifyWorkers;
+}
+
+/**
+ * Worker threads kept across the verifies of several journals, one after
+ * another (`replay list` counting its runs): pass the same object to each,
+ * close it after the last. Each verify would otherwise start a thread (a
+ * heap of its own) while the last one's was still ending; kept, each
+ * thread collects between two verifies what the last one left.
+ */
+export class VerifyWorkers {
+  /** The pool, once a verify spawned it (the engine's; a verify of the same mode uses it). */
+  pool: { readonly hashing: boolean; close(): void } | null = null;
+
+  close(): void {
+    this.pool?.close();
+    this.pool = null;
+  }
 }
 
 export interface FastVerifyResult extends JournalVerifyResult {

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { readJournalSync } from "../journal/reader.ts";
 import { verifyJournal } from "../journal/verify.ts";
 import { DEFAULT_CHUNK_SIZE } from "../fsutil/lines.ts";
+import { VerifyWorkers } from "../journal/model.ts";
 import { runsRoot } from "../journal/paths.ts";
 import { continuesRun } from "./chain.ts";
 import { discoverRuns } from "./discovery.ts";
@@ -64,18 +65,18 @@ export function countEvents(journal: string, sizeHint = DEFAULT_CHUNK_SIZE): num
 export const FAST_COUNT_BYTES = 8 << 20;
 
 /** Usable rows of a journal of `size` bytes, by whichever pass is cheaper for that size. */
-export async function countUsableRows(journal: string, size: number, fastFrom = FAST_COUNT_BYTES): Promise<number> {
+export async function countUsableRows(journal: string, size: number, fastFrom = FAST_COUNT_BYTES, workers?: VerifyWorkers): Promise<number> {
   if (size < fastFrom) return countEvents(journal, size);
-  return (await verifyJournal(journal, { linksOnly: true, endOffset: size })).count;
+  return (await verifyJournal(journal, { linksOnly: true, endOffset: size, workers })).count;
 }
 
 /** The entry of one ordered run: its count (cached while the journal token is unchanged). */
-async function listEntry(s: StartedRun, cache: ListCache): Promise<{ entry: RunListEntry; counted: boolean }> {
+async function listEntry(s: StartedRun, cache: ListCache, workers: VerifyWorkers): Promise<{ entry: RunListEntry; counted: boolean }> {
   const { run, metadata } = s;
   const token = statToken(run.stat);
   const cached = cache.get(run.runId);
   const fresh = cached !== undefined && sameToken(cached.journal, token) && cached.event_count !== undefined;
-  const eventCount = fresh ? cached.event_count! : await countUsableRows(run.journal, token.size);
+  const eventCount = fresh ? cached.event_count! : await countUsableRows(run.journal, token.size, FAST_COUNT_BYTES, workers);
   // Only the first row is read for it (run_started), once per journal token.
   const atToken = cached && sameToken(cached.journal, token) ? cached : undefined;
   const continues = atToken?.continues !== undefined ? atToken.continues : continuesRun(run.journal);
@@ -112,15 +113,21 @@ export async function listRuns(sddDir: string, options: { limit?: number } = {})
   const { ordered, skipped: unreadable } = orderByStart(found.runs, cache);
   let counted = 0;
   const runs: RunListEntry[] = [];
-  for (const s of ordered) {
-    if (options.limit !== undefined && runs.length >= options.limit) break;
-    try {
-      const r = await listEntry(s, cache);
-      if (r.counted) counted++;
-      runs.push(r.entry);
-    } catch (err) {
-      unreadable.push({ runId: s.run.runId, reason: unreadableReason(err) });
+  // one set of worker threads counts every run's journal
+  const workers = new VerifyWorkers();
+  try {
+    for (const s of ordered) {
+      if (options.limit !== undefined && runs.length >= options.limit) break;
+      try {
+        const r = await listEntry(s, cache, workers);
+        if (r.counted) counted++;
+        runs.push(r.entry);
+      } catch (err) {
+        unreadable.push({ runId: s.run.runId, reason: unreadableReason(err) });
+      }
     }
+  } finally {
+    workers.close();
   }
   if (found.runsDirExists) {
     cache.retain(new Set(found.runs.map((r) => r.runId)));

@@ -3,7 +3,7 @@ import { inputSize, isStdinPath, VERIFY_MAX_ROW_BYTES, type OpenInput } from "..
 import { remoteSizeAsync } from "../../storage/input.ts";
 import { isRemotePath } from "../../storage/ref.ts";
 import { chainVerdict } from "../verdict.ts";
-import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
+import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, RowsByPath, VerifyMode, VerifyWorkers } from "../model.ts";
 export type { FastVerifyOptions, FastVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
 import { partition } from "./partition.ts";
@@ -155,10 +155,10 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     // Spawn the workers before partitioning: they load while this thread partitions.
     const threads = opts.inProcess || oneThread(snapshot, opts) ? 1 : Math.min(requested, count);
     if (remote && !opts.inProcess) exec = WorkerPool.spawn(threads, () => progress.poll(), !linksOnly, { mainLane: false });
-    else exec = threads > 1 ? WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
+    else exec = threads > 1 ? workersFor(opts.workers, threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
     bounds = await boundsOf(input, snapshot, count);
   } catch (err) {
-    exec?.close();
+    if (!isKept(exec, opts)) exec?.close();
     throw err;
   } finally {
     input.close();
@@ -198,8 +198,33 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     };
   } finally {
     progress.stop();
-    exec.close();
+    if (!isKept(exec, opts)) exec.close();
+    else {
+      // Another verify follows on the same threads: what this one left is collected before it allocates, in
+      // every thread, so the threads' heaps do not grow from one journal to the next.
+      (exec as WorkerPool).collect();
+      Bun.gc(true);
+    }
   }
+}
+
+/** `exec` is the caller's kept pool (closed by the caller, not by this verify). */
+function isKept(exec: Executor | null, opts: FastVerifyOptions): boolean {
+  return exec !== null && exec === (opts.workers?.pool as unknown);
+}
+
+/** A pool of `n` workers: the kept one (spawned into `kept` on first use) when its mode fits, else one of this verify's own. */
+function workersFor(kept: VerifyWorkers | undefined, n: number, onChunk: () => void, hashing: boolean): WorkerPool {
+  if (kept === undefined) return WorkerPool.spawn(n, onChunk, hashing);
+  const pool = kept.pool;
+  if (pool instanceof WorkerPool && pool.hashing === hashing) {
+    pool.onChunk = onChunk;
+    return pool;
+  }
+  if (pool !== null) return WorkerPool.spawn(n, onChunk, hashing);
+  const made = WorkerPool.spawn(n, onChunk, hashing);
+  kept.pool = made;
+  return made;
 }
 
 /**

@@ -100,7 +100,10 @@ export class WorkerPool implements Executor {
 
   private constructor(
     workers: number,
-    private readonly onChunk?: () => void,
+    /** Called as this thread verifies (a kept pool's next verify sets its own). */
+    public onChunk: (() => void) | undefined,
+    /** Not a links-only pool: the workers hold the kernel's hashing module. */
+    readonly hashing: boolean,
     private readonly mainLane = true,
   ) {
     this.threads = workers + (mainLane ? 1 : 0);
@@ -113,7 +116,7 @@ export class WorkerPool implements Executor {
    * object: a read blocked on the network in this thread would hold off SIGINT/SIGTERM).
    */
   static spawn(workers: number, onChunk?: () => void, hashing = true, o: { mainLane?: boolean } = {}): WorkerPool {
-    const pool = new WorkerPool(workers, onChunk, o.mainLane ?? true);
+    const pool = new WorkerPool(workers, onChunk, hashing, o.mainLane ?? true);
     const spec = workerSpecifier();
     for (let i = 0; i < workers; i++) {
       let w: Worker;
@@ -185,6 +188,11 @@ export class WorkerPool implements Executor {
     let sum = run.finishedBytes + this.mainCurrent;
     for (let i = 0; i < this.progress.length; i++) sum += this.progress[i]!;
     return sum;
+  }
+
+  /** Ask each worker to collect its garbage now (it does so when it is idle: between two runs). */
+  collect(): void {
+    for (const w of this.workers) w?.postMessage({ kind: "collect" } satisfies ToWorker);
   }
 
   /**

@@ -35,7 +35,12 @@ export interface CloseMessage {
   kind: "close";
 }
 
-export type ToWorker = InitMessage | RunMessage | CloseMessage;
+/** A kept pool's verify is over and another will follow: collect what it left (see VerifyWorkers). */
+export interface CollectMessage {
+  kind: "collect";
+}
+
+export type ToWorker = InitMessage | RunMessage | CloseMessage | CollectMessage;
 
 /** A BernsteinError (or any error) flattened for postMessage. */
 export interface WireError {

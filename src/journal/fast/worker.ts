@@ -61,5 +61,9 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
     (self as unknown as { close(): void }).close();
     return;
   }
+  if (msg.kind === "collect") {
+    Bun.gc(true);
+    return;
+  }
   run(msg);
 };

@@ -10,6 +10,7 @@ import { generateJournal } from "../../../bench/journal-gen.ts";
 import { verifyJournalFast, type FastVerifyOptions, type FastVerifyResult } from "../../../src/journal/fast/engine.ts";
 import { RangeVerifier } from "../../../src/journal/fast/range.ts";
 import { stitch } from "../../../src/journal/fast/stitch.ts";
+import { VerifyWorkers } from "../../../src/journal/model.ts";
 import { verifyJournalSync, type JournalVerifyResult } from "../../../src/journal/verify.ts";
 import { EventJournal } from "../../../src/journal/writer.ts";
 import { eventHash } from "../../../src/journal/hash.ts";
@@ -60,6 +61,34 @@ describe("fast verify = exact verify", () => {
   test("on real worker threads (3 workers over tiny ranges)", async () => {
     for (const f of VECTOR_FILES) await expectSameAsExact(f, [{ threads: 3, minRangeBytes: 1 }]);
   }, 30_000);
+
+  test("worker threads kept across journals (VerifyWorkers): every verdict the exact one, one pool per mode, closed by the caller", async () => {
+    const kept = new VerifyWorkers();
+    try {
+      // full verifies of every vector, one after another on the same threads
+      for (const f of VECTOR_FILES) await expectSameAsExact(f, [{ threads: 3, minRangeBytes: 1, workers: kept }]);
+      const pool = kept.pool;
+      expect(pool?.hashing).toBe(true);
+      // links-only on the kept hashing pool: a pool of its own (the kept one stays), the same counts
+      for (const f of VECTOR_FILES) {
+        const links = await verifyJournalFast(f, { threads: 3, minRangeBytes: 1, linksOnly: true, workers: kept });
+        const alone = await verifyJournalFast(f, { threads: 3, minRangeBytes: 1, linksOnly: true });
+        expect({ f, count: links.count, ok: links.ok, divergent: links.divergent_index }).toEqual({ f, count: alone.count, ok: alone.ok, divergent: alone.divergent_index });
+      }
+      expect(kept.pool).toBe(pool);
+    } finally {
+      kept.close();
+    }
+    expect(kept.pool).toBeNull();
+    // a links-only sequence keeps a links-only pool
+    const links = new VerifyWorkers();
+    try {
+      for (const f of VECTOR_FILES.slice(0, 4)) await verifyJournalFast(f, { threads: 2, minRangeBytes: 1, linksOnly: true, workers: links });
+      expect(links.pool?.hashing).toBe(false);
+    } finally {
+      links.close();
+    }
+  }, 60_000);
 
   test("seeded tampering (byte edit, deleted/swapped/duplicated lines, junk, blank, CR, whitespace, truncation) agrees with exact and with Python", async () => {
     const dir = dirs.make();
