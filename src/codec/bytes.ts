@@ -46,6 +46,13 @@ export function isWsByte(c: number | undefined): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 }
 
+/** `a` copied into an array twice its length: the growth step of every tape and stack of the byte layer. */
+export function doubled(a: Int32Array): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(a.length * 2);
+  grown.set(a);
+  return grown;
+}
+
 export function isDigitByte(c: number | undefined): boolean {
   return c !== undefined && c >= 0x30 && c <= 0x39;
 }

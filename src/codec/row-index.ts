@@ -5,6 +5,7 @@ import {
   BACKSLASH,
   COLON,
   COMMA,
+  doubled,
   hasShortEscape,
   LBRACE,
   LBRACKET,
@@ -570,12 +571,8 @@ class WasmScanner {
 function noteMember(ix: RowIndex, b: Uint8Array, kt: number, ks: number, ke: number): void {
   const m = ix.members++;
   if (m >= ix.member.length) {
-    const a = new Int32Array(ix.member.length * 2);
-    a.set(ix.member);
-    ix.member = a;
-    const k = new Int32Array(ix.keyId.length * 2);
-    k.set(ix.keyId);
-    ix.keyId = k;
+    ix.member = doubled(ix.member);
+    ix.keyId = doubled(ix.keyId);
   }
   ix.member[m] = kt;
   const keys = ix.keys;
@@ -636,11 +633,7 @@ class Scanner {
     if (this.below > 0) return -1;
     const ix = this.ix;
     const t = ix.count++;
-    if (4 * ix.count > ix.tape.length) {
-      const grown = new Int32Array(ix.tape.length * 2);
-      grown.set(ix.tape);
-      ix.tape = grown;
-    }
+    if (4 * ix.count > ix.tape.length) ix.tape = doubled(ix.tape);
     const o = 4 * t;
     ix.tape[o] = word;
     ix.tape[o + 1] = s;

@@ -1,4 +1,4 @@
-import { BACKSLASH, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from "../codec/bytes.ts";
+import { BACKSLASH, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, doubled } from "../codec/bytes.ts";
 import { literalAt, numberEnd, skipWsBytes, stringEnd } from "./bytes.ts";
 import { compareCodePoints } from "./order.ts";
 import { canonicalNumber } from "./float.ts";
@@ -494,12 +494,8 @@ export class BytesEncoder {
 
   private push(keyStart: number, keyEnd: number, segStart: number, segEnd: number): void {
     if (2 * this.top + 2 > this.keys.length) {
-      const k = new Int32Array(this.keys.length * 2);
-      k.set(this.keys);
-      this.keys = k;
-      const g = new Int32Array(this.segs.length * 2);
-      g.set(this.segs);
-      this.segs = g;
+      this.keys = doubled(this.keys);
+      this.segs = doubled(this.segs);
     }
     this.keys[2 * this.top] = keyStart;
     this.keys[2 * this.top + 1] = keyEnd;

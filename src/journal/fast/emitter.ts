@@ -2,7 +2,7 @@ import { isFloatRepr } from "../../pyjson/float.ts";
 import { asciiText } from "../../wasm/host.ts";
 import { compareSpans, fixedFloatIsRepr } from "../../codec/row-index.ts";
 import { HEX_BYTES as HEX_CHARS, LOWER_HEX_VALUE } from "../../hex.ts";
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB } from "../../codec/bytes.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB, hasShortEscape } from "../../codec/bytes.ts";
 
 /**
  * The canonical emitter the record fast path (record-bytes.ts) builds rows
@@ -37,12 +37,6 @@ STR_CLASS[BACKSLASH] = 2;
 /** Escapes that are canonical after a backslash (`\uXXXX` is checked separately). */
 const SHORT_ESCAPE = new Uint8Array(256);
 for (const ch of '"\\nrtbf') SHORT_ESCAPE[ch.charCodeAt(0)] = 1;
-
-
-/** Code units that json.dumps writes with a short escape (so `\u00XX` for them is not canonical). */
-function hasShortEscape(v: number): boolean {
-  return v === 0x08 || v === 0x09 || v === 0x0a || v === 0x0c || v === 0x0d || v === 0x22 || v === 0x5c;
-}
 
 
 /** Envelope keys, recognised by their bytes. */
