@@ -296,32 +296,18 @@ const BACK = 1 << 20;
  * archive in more than one pass. Constant memory (1 MiB at a time); the
  * copy is removed by `cleanup`. `bytes` is how many bytes were received.
  */
-export function spoolStdin(o: InputOptions = {}): { path: string; bytes: number; cleanup: () => void } {
+export function spoolStdin(o: InputOptions = {}): Promise<{ path: string; bytes: number; cleanup: () => void }> {
   return spoolInput(new StreamInput("-", 0, o));
 }
 
-/** Copy an open input (standard input, a remote object) to a private temporary file; see spoolStdin. */
-function spoolInput(input: OpenInput): { path: string; bytes: number; cleanup: () => void } {
-  const spool = newSpool();
-  try {
-    for (;;) {
-      const n = input.read(spool.buf, 0, spool.buf.length, input.bytesRead);
-      if (n === 0) break;
-      spool.write(n);
-    }
-    return spool.done(input);
-  } catch (err) {
-    spool.fail(input);
-    throw err;
-  }
-}
-
 /**
- * As spoolInput, awaiting each read: a remote object is copied while this
- * thread's event loop keeps running (a SIGINT/SIGTERM handler can run; a
- * thread blocked on a slow server never sees a signal).
+ * Copy an open input (standard input, a remote object) to a private
+ * temporary file (see spoolStdin), awaiting each read an input can do
+ * asynchronously: a remote object is copied while this thread's event loop
+ * keeps running (a SIGINT/SIGTERM handler can run; a thread blocked on a
+ * slow server never sees a signal).
  */
-async function spoolInputAsync(input: OpenInput): Promise<{ path: string; bytes: number; cleanup: () => void }> {
+async function spoolInput(input: OpenInput): Promise<{ path: string; bytes: number; cleanup: () => void }> {
   const spool = newSpool();
   try {
     for (;;) {
@@ -382,9 +368,10 @@ function newSpool() {
  * receipt walker): the file itself, or for standard input and a remote
  * object a private copy (remove it with `cleanup`). Null for a missing file.
  */
-export function inputAsFile(path: string, o: InputOptions = {}): { path: string; bytes: number; cleanup?: () => void } | null {
+export async function inputAsFile(path: string, o: InputOptions = {}): Promise<{ path: string; bytes: number; cleanup?: () => void } | null> {
   if (isStdinPath(path)) return spoolStdin(o);
-  if (isRemotePath(path)) return spoolInput(openRemoteInput(path));
+  // its size first, awaited: openRemoteInput then finds it known
+  if (isRemotePath(path)) return (await remoteSizeAsync(path), spoolInput(openRemoteInput(path)));
   return checkInput(path, o) === "regular" ? { path, bytes: statSync(path).size } : null;
 }
 
@@ -434,8 +421,7 @@ export async function withInputFile<T>(path: string, o: InputOptions, fn: (file:
     const kind = checkInput(path, o);
     return fn(path, kind === "regular" ? statSync(path).size : null);
   }
-  // A remote object is copied without blocking this thread (its size first, awaited: openRemoteInput then finds it known).
-  const spool = isRemotePath(path) ? (await remoteSizeAsync(path), await spoolInputAsync(openRemoteInput(path))) : inputAsFile(path, o)!;
+  const spool = (await inputAsFile(path, o))!;
   try {
     return await fn(spool.path, spool.bytes);
   } finally {

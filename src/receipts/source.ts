@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, UsageError } from "../errors/index.ts";
 import { checkInput, inputAsFile, isStdinPath, openInput, readChunks, spoolStdin } from "../fsutil/input.ts";
+import { remoteSizeAsync } from "../storage/input.ts";
 import { isRemotePath } from "../storage/ref.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
@@ -26,12 +27,20 @@ export type JournalSource = ({ kind: "agent"; agentId: string; path: string } | 
 };
 
 /** True when the file starts like a tar (ustar magic) or a gzip stream. */
-export function looksLikeArchive(path: string): boolean {
+export async function looksLikeArchive(path: string): Promise<boolean> {
+  // a remote object's size first, awaited: opening it then asks nothing of the server
+  if (isRemotePath(path)) await remoteSizeAsync(path);
   const input = openInput(path, { what: "journal" });
   if (input === null) return false;
   try {
+    // a remote object's bytes are awaited (a signal handler can run meanwhile) and may come a few at a time
     const head = new Uint8Array(263);
-    const got = input.read(head, 0, head.length, 0);
+    let got = 0;
+    while (got < head.length) {
+      const n = input.readAsync ? await input.readAsync(head, got, head.length - got, got) : input.read(head, got, head.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
     if (got >= 2 && head[0] === 0x1f && head[1] === 0x8b) return true;
     return got >= 262 && new TextDecoder("latin1").decode(head.subarray(257, 262)) === "ustar";
   } finally {
@@ -46,11 +55,11 @@ export function looksLikeArchive(path: string): boolean {
  * read in more than one pass; remove it with `cleanup`); anything else is an
  * agent id.
  */
-export function resolveJournalSource(spec: string, sddDir: string): JournalSource {
+export async function resolveJournalSource(spec: string, sddDir: string): Promise<JournalSource> {
   if (isStdinPath(spec)) {
-    const spool = spoolStdin({ what: "journal" });
+    const spool = await spoolStdin({ what: "journal" });
     try {
-      return { ...(looksLikeArchive(spool.path) ? { kind: "receipt" as const } : { kind: "file" as const }), path: spool.path, cleanup: spool.cleanup, input: spec };
+      return { ...((await looksLikeArchive(spool.path)) ? { kind: "receipt" as const } : { kind: "file" as const }), path: spool.path, cleanup: spool.cleanup, input: spec };
     } catch (err) {
       spool.cleanup();
       throw err;
@@ -58,12 +67,12 @@ export function resolveJournalSource(spec: string, sddDir: string): JournalSourc
   }
   if (isRemotePath(spec)) {
     // A journal in storage is read in place; a receipt (walked by descriptor, in more than one pass) is copied first.
-    if (!looksLikeArchive(spec)) return { kind: "file", path: spec, input: spec };
-    const copy = inputAsFile(spec, { what: "receipt" })!;
+    if (!(await looksLikeArchive(spec))) return { kind: "file", path: spec, input: spec };
+    const copy = (await inputAsFile(spec, { what: "receipt" }))!;
     return { kind: "receipt", path: copy.path, cleanup: copy.cleanup };
   }
   if (checkInput(spec, { what: "journal" }) === "regular") {
-    return looksLikeArchive(spec) ? { kind: "receipt", path: spec, input: spec } : { kind: "file", path: spec, input: spec };
+    return (await looksLikeArchive(spec)) ? { kind: "receipt", path: spec, input: spec } : { kind: "file", path: spec, input: spec };
   }
   const dir = agentJournalDir(sddDir, spec);
   if (!existsSync(dir)) throw new InputError("agent_journal_missing", `no journal for agent ${spec}`, { agent_id: spec });

@@ -16,7 +16,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const bucket = (a: string) => join(SDD, "runtime", "journal", a, "000000.jsonl");
 
 async function diff(a: string, b: string) {
-  return diffJournals(sourceEntries(resolveJournalSource(a, SDD)), sourceEntries(resolveJournalSource(b, SDD)));
+  return diffJournals(sourceEntries(await resolveJournalSource(a, SDD)), sourceEntries(await resolveJournalSource(b, SDD)));
 }
 
 function file(name: string, text: string): string {
@@ -57,18 +57,18 @@ describe("diff-journal", () => {
   });
 
   test("missing agents and bad ids are refused", async () => {
-    const err = (fn: () => unknown) => {
+    const err = async (fn: () => unknown) => {
       try {
-        fn();
+        await fn();
       } catch (e) {
         return (e as BernsteinError).code;
       }
       return "none";
     };
-    expect(err(() => resolveJournalSource("nobody", SDD))).toBe("agent_journal_missing");
-    expect(err(() => resolveJournalSource("../../no-such-agent-dir", SDD))).toBe("invalid_agent_id");
+    expect(await err(() => resolveJournalSource("nobody", SDD))).toBe("agent_journal_missing");
+    expect(await err(() => resolveJournalSource("../../no-such-agent-dir", SDD))).toBe("invalid_agent_id");
     // An existing directory named as an input is refused before any read.
-    expect(err(() => resolveJournalSource(import.meta.dir, SDD))).toBe("input_not_regular_file");
+    expect(await err(() => resolveJournalSource(import.meta.dir, SDD))).toBe("input_not_regular_file");
   });
 
   test("field equality follows Python == (checked against python3)", async () => {

@@ -181,6 +181,8 @@ describe.skipIf(process.platform !== "linux")("SIGINT/SIGTERM end a verify block
       command: "journal verify",
     },
     { sig: "SIGINT", argv: () => ["replay", "verify", `${base}/slow/receipt.tar`], env: {}, what: "replay verify of a receipt being copied", command: "replay verify" },
+    // diff-journal first reads a remote side's first bytes (is it a receipt?), awaiting them as they trickle in.
+    { sig: "SIGTERM", argv: () => ["replay", "diff-journal", `${base}/slow/receipt.tar`, "agent-a"], env: {}, what: "replay diff-journal of a receipt being copied", command: "replay diff-journal" },
   ];
   test("SIGTERM while the object's size is asked of a server that never answers: one interrupted document, not a bare kill", async () => {
     const before = silentRequests;

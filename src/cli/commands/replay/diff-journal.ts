@@ -3,6 +3,7 @@ import { UsageError } from "../../../errors/index.ts";
 import { isStdinPath } from "../../../fsutil/input.ts";
 import { diffJournalInputs } from "../../../receipts/diff-fast.ts";
 import { resolveJournalSource } from "../../../receipts/source.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { pyRepr } from "../../../pyjson/python.ts";
 import type { PyValue } from "../../../pyjson/types.ts";
 import { printJson, printLines } from "../../output.ts";
@@ -18,18 +19,20 @@ export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
   if (ctx.positionals.length !== 2) throw new UsageError(USAGE);
   const [a, b] = ctx.positionals as [string, string];
   if (isStdinPath(a) && isStdinPath(b)) throw new UsageError("standard input can be only one side of diff-journal (- and /dev/stdin are the same stream)");
-  const left = resolveJournalSource(a, ctx.sddDir);
-  let d;
-  try {
-    const right = resolveJournalSource(b, ctx.sddDir);
+  // A side copied first (standard input, a remote receipt) may take long: a signal then ends it with its report.
+  const d = await withInterrupts({ json: ctx.json, command: "replay diff-journal", doing: () => `comparing ${a} with ${b}` }, async () => {
+    const left = await resolveJournalSource(a, ctx.sddDir);
     try {
-      d = await diffJournalInputs(left, right, { allowEmpty: Boolean(ctx.args["allow-empty"]) });
+      const right = await resolveJournalSource(b, ctx.sddDir);
+      try {
+        return await diffJournalInputs(left, right, { allowEmpty: Boolean(ctx.args["allow-empty"]) });
+      } finally {
+        right.cleanup?.();
+      }
     } finally {
-      right.cleanup?.();
+      left.cleanup?.();
     }
-  } finally {
-    left.cleanup?.();
-  }
+  });
   if (ctx.json) {
     await printJson({ ok: !d.diverged, ...(d.diverged ? { error: "divergence", detail: d.reason } : {}), ...d });
   } else if (!d.diverged) {
