@@ -1,5 +1,6 @@
 import { skipPlain } from "../journal/fast/emitter.ts";
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET } from "../codec/bytes.ts";
+import { BACKSLASH, COLON, COMMA, isDigitByte as isDigit, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, SPACE, TAB } from "../codec/bytes.ts";
+import { hex4 } from "../hex.ts";
 import { NON_DETERMINISTIC_FIELDS } from "../journal/hash.ts";
 import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
 import type { DiffRules } from "./diff-rules.ts";
@@ -18,19 +19,11 @@ import type { DiffRules } from "./diff-rules.ts";
  * relies on to call two rows equal.
  */
 
-const SPACE = 0x20;
-const TAB = 0x09;
-
 /** Deeper values take the exact reader (Python's own limit is far above). */
 const MAX_DEPTH = 64;
 /** Top-level members of a row the scanner takes. */
 export const MAX_MEMBERS = 1024;
 
-/** Escapes Python's json accepts after a backslash (`\u` is checked on its own). */
-const ESCAPE = new Uint8Array(256);
-for (const ch of '"\\/bfnrt') ESCAPE[ch.charCodeAt(0)] = 1;
-const HEX = new Uint8Array(256);
-for (const ch of "0123456789abcdefABCDEF") HEX[ch.charCodeAt(0)] = 1;
 
 function skipWs(b: Uint8Array, p: number): number {
   let c = b[p];
@@ -46,14 +39,10 @@ function stringEnd(b: Uint8Array, dv: DataView, p: number): number {
     if (c === QUOTE) return p + 1;
     if (c !== BACKSLASH) return -1; // a control byte (the line end included) or non-ASCII
     const d = b[p + 1]!;
-    if (ESCAPE[d] === 1) p += 2;
-    else if (d === 0x75 && HEX[b[p + 2]!] === 1 && HEX[b[p + 3]!] === 1 && HEX[b[p + 4]!] === 1 && HEX[b[p + 5]!] === 1) p += 6;
+    if (SHORT_ESCAPE_VALUE[d]! >= 0) p += 2;
+    else if (d === 0x75 && hex4(b, p + 2) >= 0) p += 6;
     else return -1;
   }
-}
-
-function isDigit(c: number | undefined): boolean {
-  return c !== undefined && c >= 0x30 && c <= 0x39;
 }
 
 function matchWord(b: Uint8Array, p: number, word: string): number {
