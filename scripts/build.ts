@@ -116,6 +116,14 @@ function compileFailure(stderr: string, platform: string, target: string | undef
 }
 
 /**
+ * The profile the binary's bytecode is laid out by (Bun's --bytecode-order):
+ * the functions the verbs load, recorded by scripts/record-bytecode-order.ts,
+ * placed together at the front so a verb pages in less of the binary.
+ * Relative to the repository root (the build runs there): the flags are hashed.
+ */
+export const BYTECODE_ORDER = "scripts/bytecode.order";
+
+/**
  * Every flag but the output and target. A host build and a release build share
  * these, so the one binary the suite runs is byte-for-byte the shipped one.
  */
@@ -126,6 +134,7 @@ function buildArgs(): string[] {
     "--compile",
     "--splitting",
     "--bytecode",
+    ...(existsSync(join(root, BYTECODE_ORDER)) ? [`--bytecode-order=${BYTECODE_ORDER}`] : []),
     "--format=esm",
     "--minify",
     "--no-compile-autoload-dotenv",
@@ -180,7 +189,7 @@ export function inputsDigest(): string {
   const h = new Bun.CryptoHasher("sha256");
   h.update(JSON.stringify({ bun: Bun.version, revision: Bun.revision, args: buildArgs() }));
   const files = [...new Bun.Glob("src/**/*").scanSync({ cwd: root, onlyFiles: true })].sort();
-  files.push("scripts/build.ts", "scripts/worker-entrypoints.txt", "package.json", "package-lock.json", "bunfig.toml", "tsconfig.json");
+  files.push("scripts/build.ts", "scripts/worker-entrypoints.txt", BYTECODE_ORDER, "package.json", "package-lock.json", "bunfig.toml", "tsconfig.json");
   for (const f of files) {
     let data: Uint8Array;
     try {
