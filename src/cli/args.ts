@@ -15,6 +15,16 @@ export const commonArgs = {
   debug: { type: "boolean", description: "Print stack traces of unexpected errors" },
 } as const satisfies ArgsDef;
 
+/** RUN_ID of the commands that address one run under `<sdd-dir>/runs`. */
+export const runIdArgs = {
+  run_id: { type: "positional", required: true, description: "Run id under <sdd-dir>/runs" },
+} as const satisfies ArgsDef;
+
+/** The same, optional to citty: the `journal` commands say themselves what is missing (usage, exit 2). */
+export const optionalRunIdArgs = {
+  run_id: { ...runIdArgs.run_id, required: false },
+} as const satisfies ArgsDef;
+
 /** `--sdd-dir` of the session, server and replay commands (default `.sdd`). */
 export const sddDirArgs = {
   "sdd-dir": { type: "string", default: ".sdd", description: "State directory" },

@@ -5,7 +5,7 @@ import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
 import { signArgs } from "../../tlog-flags.ts";
 import { signersFrom } from "../../tlog-args.ts";
-import { runsDirArgs } from "../../args.ts";
+import { optionalRunIdArgs, runsDirArgs } from "../../args.ts";
 
 const USAGE = "usage: bernstein journal checkpoint <RUN_ID> --sign KEY [--origin O] [--key-name N] [--out FILE] [--sdd-dir DIR]";
 
@@ -32,7 +32,7 @@ export default defineCliCommand({
     description: "Write a signed C2SP checkpoint (origin, size, RFC 6962 root over the recomputed event hashes) to <run_dir>/checkpoint",
   },
   args: {
-    run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
+    ...optionalRunIdArgs,
     ...signArgs,
     out: { type: "string", description: "Checkpoint file (default <run_dir>/checkpoint); an existing one must be a prefix of the new tree" },
     ...runsDirArgs,

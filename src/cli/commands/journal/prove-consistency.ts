@@ -5,7 +5,7 @@ import { checkOutputTarget } from "../../../fsutil/output-target.ts";
 import { consistencyProofText, proveConsistency } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
-import { runsDirArgs } from "../../args.ts";
+import { optionalRunIdArgs, runsDirArgs } from "../../args.ts";
 
 const USAGE = "usage: bernstein journal prove-consistency <RUN_ID> --from OLD_CHECKPOINT [--out PROOF] [--sdd-dir DIR]";
 
@@ -30,7 +30,7 @@ export default defineCliCommand({
   },
   meta: { name: "prove-consistency", description: "Print the RFC 9162 consistency proof from an older checkpoint or seal note to the journal now" },
   args: {
-    run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
+    ...optionalRunIdArgs,
     from: { type: "string", description: "The older checkpoint (or seal.note)" },
     out: { type: "string", description: "Write the proof to this file instead of stdout" },
     ...runsDirArgs,

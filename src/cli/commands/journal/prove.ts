@@ -5,7 +5,7 @@ import { checkOutputTarget } from "../../../fsutil/output-target.ts";
 import { inclusionProofText, proveInclusion } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStdout } from "../../output.ts";
-import { runsDirArgs } from "../../args.ts";
+import { optionalRunIdArgs, runsDirArgs } from "../../args.ts";
 
 const USAGE = "usage: bernstein journal prove <RUN_ID> --index N [--checkpoint C] [--out PROOF] [--row-out ROW] [--sdd-dir DIR]";
 
@@ -30,7 +30,7 @@ export default defineCliCommand({
   },
   meta: { name: "prove", description: "Print an inclusion proof for one event (against the journal now, or an older --checkpoint)" },
   args: {
-    run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
+    ...optionalRunIdArgs,
     index: { type: "string", description: "0-based event index" },
     checkpoint: { type: "string", description: "Prove against this checkpoint's tree size and root" },
     out: { type: "string", description: "Write the proof to this file instead of stdout" },

@@ -6,7 +6,7 @@ import { defineCliCommand } from "../../command.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 import { signArgs } from "../../tlog-flags.ts";
-import { runsDirArgs } from "../../args.ts";
+import { optionalRunIdArgs, runsDirArgs } from "../../args.ts";
 import { applyStorageFlags, storageArgs } from "../../storage-flags.ts";
 
 const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [--key-name N]] [--no-spine] [--out s3://BUCKET/KEY] [--sdd-dir DIR]";
@@ -55,7 +55,7 @@ export default defineCliCommand({
       "Seal a run journal: verify it, then commit its head and event count to <run_dir>/seal.json (used by 'journal verify') and, with an audit key configured, its head to the run's lineage spine (used by upstream's identity check)",
   },
   args: {
-    run_id: { type: "positional", required: false, description: "Run id under <sdd-dir>/runs" },
+    ...optionalRunIdArgs,
     ...signArgs,
     ...runsDirArgs,
     out: { type: "string", description: "Also put a copy of seal.json at s3://BUCKET/KEY (never replacing a different one)" },

@@ -3,6 +3,7 @@ import { UsageError } from "../../../errors/index.ts";
 import { publishAnchor } from "../../../anchor/anchor.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStderr } from "../../output.ts";
+import { runIdArgs } from "../../args.ts";
 
 /** `bernstein seal publish RUN_ID (--tsa-url URL | --token FILE)`: write <run>/seal_anchor.json. */
 export default defineCliCommand({
@@ -26,7 +27,7 @@ export default defineCliCommand({
   },
   meta: { name: "publish", description: "Anchor a run's recomputed journal head: ask a time-stamping authority (--tsa-url) or store a token (--token)" },
   args: {
-    run_id: { type: "positional", required: true, description: "Run id under <sdd-dir>/runs" },
+    ...runIdArgs,
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory (default .sdd)" },
     "tsa-url": { type: "string", description: "RFC 3161 time-stamping authority (http or https): the only network access; with --token only recorded" },
     token: { type: "string", description: "A DER TimeStampResp or TimeStampToken obtained elsewhere (offline)" },

@@ -3,6 +3,7 @@ import { verifyAnchor } from "../../../anchor/anchor.ts";
 import type { ErrorCode } from "../../../errors/index.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
+import { runIdArgs } from "../../args.ts";
 
 const CODES: Record<string, ErrorCode> = { mismatched: "anchor_mismatched", unverifiable: "anchor_unverifiable", invalid: "anchor_invalid" };
 
@@ -31,7 +32,7 @@ export default defineCliCommand({
   },
   meta: { name: "verify", description: "Check a run's seal_anchor.json offline against its journal and trusted TSA roots (exit 0 only when verified)" },
   args: {
-    run_id: { type: "positional", required: true, description: "Run id under <sdd-dir>/runs" },
+    ...runIdArgs,
     "sdd-dir": { type: "string", default: ".sdd", description: "State directory (default .sdd)" },
     "rfc3161-trusted-tsa-bundle": { type: "string", description: "PEM bundle of trusted TSA (root) certificates; without it the verdict is unverifiable" },
   },

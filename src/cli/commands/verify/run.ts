@@ -6,6 +6,7 @@ import { buildRunReceipt } from "../../../runreceipt/build.ts";
 import { resolveSigningKey } from "../../../runreceipt/signing-key.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines } from "../../output.ts";
+import { runIdArgs } from "../../args.ts";
 
 const short = (h: string) => `${h.slice(0, 16)}\u2026`;
 
@@ -34,7 +35,7 @@ export default defineCliCommand({
   },
   meta: { name: "run", description: "Write a signed run-receipt.json of a run (journal, lineage spine, optional audit range)" },
   args: {
-    run_id: { type: "positional", required: true, description: "Run id under <sdd-dir>/runs" },
+    ...runIdArgs,
     workdir: { type: "string", alias: ["w"], description: "Project root; its .sdd is used (default .)" },
     "sdd-dir": { type: "string", description: "State directory (default <workdir>/.sdd)" },
     "signing-key-path": { type: "string", description: "Ed25519 private key file: PEM PKCS#8 or a raw 32-byte seed" },
