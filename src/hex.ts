@@ -31,10 +31,19 @@ for (let i = 0; i < 16; i++) {
 
 /** The code unit that the four hex digits (either case) at b[p..p+4) spell, or -1 when one is not a hex digit (or is past the end). */
 export function hex4(b: Uint8Array, p: number): number {
-  const h0 = HEX_VALUE[b[p] ?? 0]!;
-  const h1 = HEX_VALUE[b[p + 1] ?? 0]!;
-  const h2 = HEX_VALUE[b[p + 2] ?? 0]!;
-  const h3 = HEX_VALUE[b[p + 3] ?? 0]!;
+  return hex4By(HEX_VALUE, b, p);
+}
+
+/** hex4 for lowercase digits only (a canonical `\u` escape's): -1 when one is not. */
+export function lowerHex4(b: Uint8Array, p: number): number {
+  return hex4By(LOWER_HEX_VALUE, b, p);
+}
+
+function hex4By(digit: Int8Array, b: Uint8Array, p: number): number {
+  const h0 = digit[b[p] ?? 0]!;
+  const h1 = digit[b[p + 1] ?? 0]!;
+  const h2 = digit[b[p + 2] ?? 0]!;
+  const h3 = digit[b[p + 3] ?? 0]!;
   if ((h0 | h1 | h2 | h3) < 0) return -1;
   return (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
 }

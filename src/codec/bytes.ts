@@ -41,6 +41,36 @@ export function hasShortEscape(v: number): boolean {
   return v === 0x08 || v === 0x09 || v === 0x0a || v === 0x0c || v === 0x0d || v === 0x22 || v === 0x5c;
 }
 
+/**
+ * The bytes of the little-endian word x that are not plain string bytes
+ * (printable ASCII but `"` and `\`), SWAR style: each such byte's high bit
+ * set, 0 when all four are plain. The lowest flagged byte is the first
+ * special one (a borrow or carry only runs upward, out of a byte that is
+ * itself special); a higher one may be flagged wrongly.
+ */
+export function specialBytes(x: number): number {
+  const q = x ^ 0x22222222;
+  const bs = x ^ 0x5c5c5c5c;
+  return (
+    (((x - 0x20202020) & ~x) | // a byte < 0x20
+      ((x + 0x01010101) | x) | // a byte >= 0x7f
+      ((q - 0x01010101) & ~q) | // a quote
+      ((bs - 0x01010101) & ~bs)) & // a backslash
+    0x80808080
+  );
+}
+
+/**
+ * The first byte at or after p that is not a plain string byte, four at a
+ * time. Unbounded: the caller's buffer holds such a byte (a line end, a
+ * sentinel) before its end, and up to 3 bytes after it may be read.
+ */
+export function skipPlain(b: Uint8Array, dv: DataView, p: number): number {
+  while (specialBytes(dv.getInt32(p, true)) === 0) p += 4;
+  while (STR_CLASS[b[p]!] === 0) p++;
+  return p;
+}
+
 /** JSON whitespace as Python's json module skips it. */
 export function isWsByte(c: number | undefined): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;

@@ -15,6 +15,7 @@ import {
   RBRACKET,
   SHORT_ESCAPE_VALUE,
   SPACE,
+  specialBytes,
   STR_CLASS,
 } from "./bytes.ts";
 import { KERNEL_WASM_BASE64 as ROW_SCAN_WASM_BASE64 } from "./row-index-wasm.ts";
@@ -591,13 +592,6 @@ function skipAnyWs(b: Uint8Array, p: number, e: number): number {
     p++;
   }
   return p;
-}
-
-/** The high bit of every byte of the little-endian word x that is not a plain string byte (< 0x20, >= 0x7f, `"`, `\`). */
-function specialBytes(x: number): number {
-  const q = x ^ 0x22222222;
-  const bs = x ^ 0x5c5c5c5c;
-  return (((x - 0x20202020) & ~x) | ((x + 0x01010101) | x) | ((q - 0x01010101) & ~q) | ((bs - 0x01010101) & ~bs)) & 0x80808080;
 }
 
 /** afterValue's answer when the container closed. */

@@ -1,5 +1,4 @@
-import { skipPlain } from "../journal/fast/emitter.ts";
-import { BACKSLASH, COLON, COMMA, isDigitByte as isDigit, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, SPACE, TAB } from "../codec/bytes.ts";
+import { BACKSLASH, COLON, COMMA, isDigitByte as isDigit, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, skipPlain, SPACE, TAB } from "../codec/bytes.ts";
 import { hex4 } from "../hex.ts";
 import { NON_DETERMINISTIC_FIELDS } from "../journal/hash.ts";
 import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";

@@ -1,8 +1,8 @@
 import { isFloatRepr } from "../../pyjson/float.ts";
 import { asciiText } from "../../wasm/host.ts";
 import { compareSpans, fixedFloatIsRepr } from "../../codec/row-index.ts";
-import { HEX_BYTES as HEX_CHARS, LOWER_HEX_VALUE } from "../../hex.ts";
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SPACE, TAB, hasShortEscape } from "../../codec/bytes.ts";
+import { HEX_BYTES as HEX_CHARS, lowerHex4 } from "../../hex.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, SPACE, STR_CLASS, TAB, hasShortEscape, skipPlain } from "../../codec/bytes.ts";
 
 /**
  * The canonical emitter the record fast path (record-bytes.ts) builds rows
@@ -28,15 +28,6 @@ import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACK
  */
 
 
-/** String byte classes: 0 plain printable ASCII, 1 quote, 2 backslash, 3 refused. */
-const STR_CLASS = new Uint8Array(256).fill(3);
-for (let c = 0x20; c < 0x7f; c++) STR_CLASS[c] = 0;
-STR_CLASS[QUOTE] = 1;
-STR_CLASS[BACKSLASH] = 2;
-
-/** Escapes that are canonical after a backslash (`\uXXXX` is checked separately). */
-const SHORT_ESCAPE = new Uint8Array(256);
-for (const ch of '"\\nrtbf') SHORT_ESCAPE[ch.charCodeAt(0)] = 1;
 
 
 /** Envelope keys, recognised by their bytes. */
@@ -642,34 +633,6 @@ export function skipWs(b: Uint8Array, p: number): number {
   return p;
 }
 
-/**
- * Skip whole 4-byte words of plain string bytes (printable ASCII except `"`
- * and `\`) at p, SWAR style; returns the start of the first word holding
- * any other byte. The line's terminator or sentinel is such a byte, so this
- * never passes a line end (it may look at the 3 bytes after it).
- */
-function skipPlainWords(dv: DataView, p: number): number {
-  for (;;) {
-    const x = dv.getInt32(p, true);
-    const q = x ^ 0x22222222;
-    const bs = x ^ 0x5c5c5c5c;
-    const special =
-      ((x - 0x20202020) & ~x) | // a byte < 0x20
-      ((x + 0x01010101) | x) | // a byte >= 0x7f
-      ((q - 0x01010101) & ~q) | // a quote
-      ((bs - 0x01010101) & ~bs); // a backslash
-    if ((special & 0x80808080) !== 0) return p;
-    p += 4;
-  }
-}
-
-/** The first byte at or after p that is not a plain string byte. */
-export function skipPlain(b: Uint8Array, dv: DataView, p: number): number {
-  p = skipPlainWords(dv, p);
-  while (STR_CLASS[b[p]!] === 0) p++;
-  return p;
-}
-
 export function scanPlainKey(b: Uint8Array, dv: DataView, p: number): number {
   p = skipPlain(b, dv, p);
   return STR_CLASS[b[p]!] === 1 ? p : -1;
@@ -684,22 +647,17 @@ export function scanCanonicalString(b: Uint8Array, dv: DataView, p: number): num
     p = skipPlain(b, dv, p);
     const t = STR_CLASS[b[p]!]!;
     if (t === 1) return p;
-    if (t === 3) return -1;
+    // a control byte, DEL or non-ASCII: json.dumps(ensure_ascii=True) writes none raw
+    if (t !== 2) return -1;
     const d = b[p + 1]!;
-    if (SHORT_ESCAPE[d] === 1) {
+    // the two-byte escapes json.dumps writes (never `\/`)
+    if (hasShortEscape(SHORT_ESCAPE_VALUE[d]!)) {
       p += 2;
       continue;
     }
     if (d !== 0x75) return -1;
-    const h0 = LOWER_HEX_VALUE[b[p + 2]!]!;
-    if (h0 < 0) return -1;
-    const h1 = LOWER_HEX_VALUE[b[p + 3]!]!;
-    if (h1 < 0) return -1;
-    const h2 = LOWER_HEX_VALUE[b[p + 4]!]!;
-    if (h2 < 0) return -1;
-    const h3 = LOWER_HEX_VALUE[b[p + 5]!]!;
-    if (h3 < 0) return -1;
-    const v = (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+    const v = lowerHex4(b, p + 2);
+    if (v < 0) return -1;
     // json.dumps escapes only controls (short form where one exists) and >= 0x7f
     if (v >= 0x20 && v < 0x7f) return -1;
     if (v < 0x20 && hasShortEscape(v)) return -1;
@@ -710,7 +668,7 @@ export function scanCanonicalString(b: Uint8Array, dv: DataView, p: number): num
 /**
  * Skip ASCII digits at p, four at a time while a whole word is digits
  * (a byte is a digit when its high nibble is 3 and adding 6 keeps it 3).
- * May look at the 3 bytes after the line's terminator, like skipPlainWords.
+ * May look at the 3 bytes after the line's terminator, like skipPlain.
  */
 function skipDigits(b: Uint8Array, dv: DataView, p: number): number {
   for (;;) {
