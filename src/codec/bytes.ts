@@ -36,6 +36,19 @@ for (const [ch, v] of [['"', 0x22], ["\\", 0x5c], ["/", 0x2f], ["b", 0x08], ["f"
   SHORT_ESCAPE_VALUE[ch.charCodeAt(0)] = v;
 }
 
+/** The letter json.dumps writes after a backslash for a code unit below 0x80 (0: none; `/` is never escaped). */
+export const SHORT_ESCAPE_LETTER = new Uint8Array(128);
+for (let d = 0; d < 256; d++) {
+  const v = SHORT_ESCAPE_VALUE[d]!;
+  if (v >= 0 && d !== 0x2f) SHORT_ESCAPE_LETTER[v] = d;
+}
+
+/**
+ * Nesting the fast readers take (deeper rows go to the exact reference,
+ * whose own limit is far above): one bound for every reader of the subset.
+ */
+export const MAX_DEPTH = 64;
+
 /** Code units Python's json.dumps writes with a two-byte escape, not `\u00XX`. */
 export function hasShortEscape(v: number): boolean {
   return v === 0x08 || v === 0x09 || v === 0x0a || v === 0x0c || v === 0x0d || v === 0x22 || v === 0x5c;

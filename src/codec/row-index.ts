@@ -1,5 +1,6 @@
 import { HEX_VALUE, LOWER_HEX_VALUE } from "../hex.ts";
 import { isFloatRepr } from "../pyjson/float.ts";
+import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
 import { asciiText, compiledOnce } from "../wasm/host.ts";
 import {
   BACKSLASH,
@@ -9,6 +10,7 @@ import {
   hasShortEscape,
   LBRACE,
   LBRACKET,
+  MAX_DEPTH,
   MINUS,
   QUOTE,
   RBRACE,
@@ -96,10 +98,6 @@ export const NOT_COMPACT_CANONICAL = Spell.Utf8 | Spell.NotPython | Spell.Unsort
 /** Flags under which a value's bytes are what Python's default `json.dumps` writes (keys in any order). */
 export const NOT_PYTHON_DEFAULT = Spell.Utf8 | Spell.NotPython | Spell.Tight | Spell.OddSpace | Spell.FloatUndecided;
 
-/** Deepest nesting the codec takes; deeper rows go to the exact path. */
-export const MAX_DEPTH = 64;
-/** Longest integer Python's json converts (CPython's int_max_str_digits). */
-const MAX_INT_DIGITS = 4300;
 
 /**
  * Names recognised among a row's top-level keys, as small ids (1-based, in
@@ -907,7 +905,7 @@ class Scanner {
     }
     if (!isFloat) {
       const digits = p - start - (b[start] === MINUS ? 1 : 0);
-      if (digits > MAX_INT_DIGITS) return -1;
+      if (digits > INT_MAX_STR_DIGITS) return -1;
       const negZero = b[start] === MINUS && b[start + 1] === 0x30 && p === start + 2;
       this.valFlags = negZero ? Spell.NotPython : 0;
       this.push(Tok.Int | this.valFlags, start, p);

@@ -1,4 +1,4 @@
-import { BACKSLASH, COLON, COMMA, isDigitByte as isDigit, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, skipPlain, SPACE, TAB } from "../codec/bytes.ts";
+import { BACKSLASH, COLON, COMMA, isDigitByte as isDigit, LBRACE, LBRACKET, MAX_DEPTH, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, skipPlain, SPACE, TAB } from "../codec/bytes.ts";
 import { hex4 } from "../hex.ts";
 import { NON_DETERMINISTIC_FIELDS } from "../journal/hash.ts";
 import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
@@ -18,8 +18,6 @@ import type { DiffRules } from "./diff-rules.ts";
  * relies on to call two rows equal.
  */
 
-/** Deeper values take the exact reader (Python's own limit is far above). */
-const MAX_DEPTH = 64;
 /** Top-level members of a row the scanner takes. */
 export const MAX_MEMBERS = 1024;
 

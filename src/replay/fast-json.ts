@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { ByteSink, writeUnicodeEscape } from "../pyjson/encode-bytes.ts";
-import { BACKSLASH, MINUS, QUOTE } from "../codec/bytes.ts";
+import { BACKSLASH, MAX_DEPTH, MINUS, QUOTE, SHORT_ESCAPE_LETTER, SHORT_ESCAPE_VALUE } from "../codec/bytes.ts";
+import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
 import { hex4 } from "../hex.ts";
 
 /**
@@ -24,32 +25,8 @@ for (let c = 0; c < 0x20; c++) STR[c] = 3;
 STR[QUOTE] = 1;
 STR[BACKSLASH] = 2;
 
-/** The short escapes json.dumps writes for these code units (0: none). */
-const SHORT = new Uint8Array(128);
-SHORT[0x08] = 0x62;
-SHORT[0x09] = 0x74;
-SHORT[0x0a] = 0x6e;
-SHORT[0x0c] = 0x66;
-SHORT[0x0d] = 0x72;
-SHORT[QUOTE] = QUOTE;
-SHORT[BACKSLASH] = BACKSLASH;
-
-/** What an escape letter stands for (0: not a short escape). */
-const UNESCAPE = new Uint8Array(128);
-UNESCAPE[QUOTE] = QUOTE;
-UNESCAPE[BACKSLASH] = BACKSLASH;
-UNESCAPE[0x2f] = 0x2f;
-UNESCAPE[0x62] = 0x08;
-UNESCAPE[0x66] = 0x0c;
-UNESCAPE[0x6e] = 0x0a;
-UNESCAPE[0x72] = 0x0d;
-UNESCAPE[0x74] = 0x09;
-
-
-const MAX_DEPTH = 64;
 /** afterItem: the container closes. */
 const CLOSE = -2;
-const MAX_INT_DIGITS = 4300;
 /** Objects with more members than this are left to the exact path (the duplicate check is pairwise). */
 const MAX_MEMBERS = 64;
 
@@ -205,8 +182,8 @@ export class RowTranscoder extends ByteSink {
       // an escape
       const d = b[p + 1]!;
       if (d !== 0x75) {
-        const u = d < 128 ? UNESCAPE[d]! : 0;
-        if (u === 0) return -1;
+        const u = SHORT_ESCAPE_VALUE[d]!;
+        if (u < 0) return -1;
         l = unit(o, l, u);
         p += 2;
         continue;
@@ -355,7 +332,7 @@ function hex4Before(b: Uint8Array, p: number, e: number): number {
 
 /** A code unit below 0x80 as the renderer writes it: short escape, `\u00XX` for other controls, else itself. */
 function unit(o: Uint8Array, l: number, u: number): number {
-  const s = SHORT[u]!;
+  const s = SHORT_ESCAPE_LETTER[u]!;
   if (s !== 0) {
     o[l++] = BACKSLASH;
     o[l++] = s;
@@ -399,6 +376,6 @@ export function numberEnd(b: Uint8Array, p: number): number {
       isFloat = true;
     }
   }
-  if (!isFloat && p - s - (b[s] === MINUS ? 1 : 0) > MAX_INT_DIGITS) return -1;
+  if (!isFloat && p - s - (b[s] === MINUS ? 1 : 0) > INT_MAX_STR_DIGITS) return -1;
   return p;
 }

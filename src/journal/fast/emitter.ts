@@ -1,8 +1,9 @@
 import { isFloatRepr } from "../../pyjson/float.ts";
+import { INT_MAX_STR_DIGITS } from "../../pyjson/parse.ts";
 import { asciiText } from "../../wasm/host.ts";
 import { compareSpans, fixedFloatIsRepr } from "../../codec/row-index.ts";
 import { HEX_BYTES as HEX_CHARS, lowerHex4 } from "../../hex.ts";
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, SPACE, STR_CLASS, TAB, hasShortEscape, skipPlain } from "../../codec/bytes.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MAX_DEPTH, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, SPACE, STR_CLASS, TAB, hasShortEscape, skipPlain } from "../../codec/bytes.ts";
 
 /**
  * The canonical emitter the record fast path (record-bytes.ts) builds rows
@@ -64,10 +65,6 @@ for (const [name, kind] of [
   ENVELOPE_BYTES[kind] = bytes;
 }
 
-/** Deepest nesting taken; deeper values take the exact path. */
-const MAX_DEPTH = 64;
-/** Longest integer Python's json accepts (CPython's int_max_str_digits). */
-const MAX_INT_DIGITS = 4300;
 
 const EH_PREFIX = new TextEncoder().encode('{"event_type":');
 const EH_INDEX = new TextEncoder().encode(',"index":');
@@ -249,7 +246,7 @@ export class CanonicalEmitter {
       while ((c = b[p]!) >= 0x30 && c <= 0x39) p++;
       isFloat = true;
     }
-    if (!isFloat && p - start > MAX_INT_DIGITS) return -1; // Python refuses it; exact path decides
+    if (!isFloat && p - start > INT_MAX_STR_DIGITS) return -1; // Python refuses it; exact path decides
     this.numIsFloat = isFloat;
     return p;
   }
