@@ -76,6 +76,19 @@ export function numberEnd(b: Uint8Array, pos: number, out: { isFloat: boolean })
   return p;
 }
 
+const anyNumber = { isFloat: false };
+
+/**
+ * numberEnd for the fast readers, which decline what Python refuses: -1
+ * also for an integer of more than INT_MAX_STR_DIGITS digits (Python raises
+ * ValueError converting it; the exact path reports that).
+ */
+export function convertibleNumberEnd(b: Uint8Array, pos: number): number {
+  const p = numberEnd(b, pos, anyNumber);
+  if (p >= 0 && !anyNumber.isFloat && p - pos - (b[pos] === MINUS ? 1 : 0) > INT_MAX_STR_DIGITS) return -1;
+  return p;
+}
+
 /** parse.ts's errorAt over bytes: Python's line, column and char (code points). */
 function errorAt(b: Uint8Array, msg: string, pos: number): PyJsonError {
   let lineno = 1;

@@ -1,7 +1,7 @@
-import { BACKSLASH, COLON, COMMA, isDigitByte as isDigit, LBRACE, LBRACKET, MAX_DEPTH, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, skipPlain, SPACE, TAB } from "../codec/bytes.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MAX_DEPTH, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, skipPlain, SPACE, TAB } from "../codec/bytes.ts";
 import { hex4 } from "../hex.ts";
 import { NON_DETERMINISTIC_FIELDS } from "../journal/hash.ts";
-import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
+import { convertibleNumberEnd, literalAt } from "../pyjson/bytes.ts";
 import type { DiffRules } from "./diff-rules.ts";
 
 /**
@@ -42,43 +42,10 @@ function stringEnd(b: Uint8Array, dv: DataView, p: number): number {
   }
 }
 
-function matchWord(b: Uint8Array, p: number, word: string): number {
-  for (let i = 0; i < word.length; i++) if (b[p + i] !== word.charCodeAt(i)) return -1;
-  return p + word.length;
-}
-
-/** A number or literal at p in JSON grammar (plus Python's NaN, Infinity, -Infinity): its end, or -1. */
+/** A literal (true, false, null, NaN, Infinity, -Infinity) or a number Python converts at p: its end, or -1. */
 function atomEnd(b: Uint8Array, p: number): number {
-  const c = b[p];
-  if (c === 0x74) return matchWord(b, p, "true");
-  if (c === 0x66) return matchWord(b, p, "false");
-  if (c === 0x6e) return matchWord(b, p, "null");
-  if (c === 0x4e) return matchWord(b, p, "NaN");
-  if (c === 0x49) return matchWord(b, p, "Infinity");
-  const start = p;
-  if (c === MINUS) {
-    if (b[p + 1] === 0x49) return matchWord(b, p, "-Infinity");
-    p++;
-  }
-  if (b[p] === 0x30) p++;
-  else if (isDigit(b[p]) && b[p] !== 0x30) while (isDigit(b[p])) p++;
-  else return -1;
-  let float = false;
-  if (b[p] === 0x2e) {
-    if (!isDigit(b[++p])) return -1;
-    while (isDigit(b[p])) p++;
-    float = true;
-  }
-  if (b[p] === 0x65 || b[p] === 0x45) {
-    p++;
-    if (b[p] === 0x2b || b[p] === MINUS) p++;
-    if (!isDigit(b[p])) return -1;
-    while (isDigit(b[p])) p++;
-    float = true;
-  }
-  // Python refuses longer integers; the exact reader says how
-  if (!float && p - start > INT_MAX_STR_DIGITS) return -1;
-  return p;
+  const word = literalAt(b, p);
+  return word !== null ? p + word.length : convertibleNumberEnd(b, p);
 }
 
 /** The end of the value at p, or -1 (refused). */

@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { ByteSink, writeUnicodeEscape } from "../pyjson/encode-bytes.ts";
 import { BACKSLASH, MAX_DEPTH, MINUS, QUOTE, SHORT_ESCAPE_LETTER, SHORT_ESCAPE_VALUE } from "../codec/bytes.ts";
-import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
+import { convertibleNumberEnd } from "../pyjson/bytes.ts";
 import { hex4 } from "../hex.ts";
 
 /**
@@ -152,7 +152,7 @@ export class RowTranscoder extends ByteSink {
   }
 
   private number(p: number): number {
-    const q = numberEnd(this.b, p);
+    const q = convertibleNumberEnd(this.b, p);
     return q < 0 || q > this.e ? -1 : this.copy(p, q);
   }
 
@@ -344,38 +344,3 @@ function unit(o: Uint8Array, l: number, u: number): number {
 }
 
 
-/**
- * Python's number grammar at p, `-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?`
- * (an int of at most 4300 digits, CPython's limit): its end, or -1. A
- * byte that is not part of a number must follow (the line's `}` does).
- */
-export function numberEnd(b: Uint8Array, p: number): number {
-  const s = p;
-  if (b[p] === MINUS) p++;
-  let c = b[p]!;
-  if (c === 0x30) p++;
-  else if (c >= 0x31 && c <= 0x39) {
-    p++;
-    while ((c = b[p]!) >= 0x30 && c <= 0x39) p++;
-  } else return -1;
-  let isFloat = false;
-  if (b[p] === 0x2e && (c = b[p + 1]!) >= 0x30 && c <= 0x39) {
-    p += 2;
-    while ((c = b[p]!) >= 0x30 && c <= 0x39) p++;
-    isFloat = true;
-  }
-  c = b[p]!;
-  if (c === 0x65 || c === 0x45) {
-    let q = p + 1;
-    c = b[q]!;
-    if (c === 0x2b || c === MINUS) c = b[++q]!;
-    if (c >= 0x30 && c <= 0x39) {
-      q++;
-      while ((c = b[q]!) >= 0x30 && c <= 0x39) q++;
-      p = q;
-      isFloat = true;
-    }
-  }
-  if (!isFloat && p - s - (b[s] === MINUS ? 1 : 0) > INT_MAX_STR_DIGITS) return -1;
-  return p;
-}
