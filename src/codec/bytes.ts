@@ -84,6 +84,13 @@ export function skipPlain(b: Uint8Array, dv: DataView, p: number): number {
   return p;
 }
 
+/** The first byte at or after p that is not a space or a tab (the blanks a fast reader takes between tokens; other whitespace is the exact path's). */
+export function skipBlanks(b: Uint8Array, p: number): number {
+  let c = b[p];
+  while (c === SPACE || c === TAB) c = b[++p];
+  return p;
+}
+
 /** JSON whitespace as Python's json module skips it. */
 export function isWsByte(c: number | undefined): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;

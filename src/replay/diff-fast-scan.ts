@@ -1,4 +1,4 @@
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MAX_DEPTH, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, skipPlain, SPACE, TAB } from "../codec/bytes.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MAX_DEPTH, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, skipBlanks, skipPlain, SPACE, TAB } from "../codec/bytes.ts";
 import { hex4 } from "../hex.ts";
 import { NON_DETERMINISTIC_FIELDS } from "../journal/hash.ts";
 import { convertibleNumberEnd, literalAt } from "../pyjson/bytes.ts";
@@ -21,12 +21,6 @@ import type { DiffRules } from "./diff-rules.ts";
 /** Top-level members of a row the scanner takes. */
 export const MAX_MEMBERS = 1024;
 
-
-function skipWs(b: Uint8Array, p: number): number {
-  let c = b[p];
-  while (c === SPACE || c === TAB) c = b[++p];
-  return p;
-}
 
 /** The end (past the closing quote) of the string whose content starts at p, or -1. */
 function stringEnd(b: Uint8Array, dv: DataView, p: number): number {
@@ -55,24 +49,24 @@ function valueEnd(b: Uint8Array, dv: DataView, p: number, depth: number): number
   if (c === LBRACE || c === LBRACKET) {
     if (depth >= MAX_DEPTH) return -1;
     const close = c === LBRACE ? RBRACE : RBRACKET;
-    p = skipWs(b, p + 1);
+    p = skipBlanks(b, p + 1);
     if (b[p] === close) return p + 1;
     for (;;) {
       if (c === LBRACE) {
         if (b[p] !== QUOTE) return -1;
         p = stringEnd(b, dv, p + 1);
         if (p < 0) return -1;
-        p = skipWs(b, p);
+        p = skipBlanks(b, p);
         if (b[p] !== COLON) return -1;
-        p = skipWs(b, p + 1);
+        p = skipBlanks(b, p + 1);
       }
       p = valueEnd(b, dv, p, depth + 1);
       if (p < 0) return -1;
-      p = skipWs(b, p);
+      p = skipBlanks(b, p);
       const d = b[p];
       if (d === close) return p + 1;
       if (d !== COMMA) return -1;
-      p = skipWs(b, p + 1);
+      p = skipBlanks(b, p + 1);
     }
   }
   return atomEnd(b, p);
@@ -198,7 +192,7 @@ export class RowScan {
     this.repeated = false;
     this.eventS = -1;
     let n = 0;
-    let p = skipWs(b, s + 1);
+    let p = skipBlanks(b, s + 1);
     if (b[p] !== RBRACE) {
       const keyS = this.keyS;
       const keyE = this.keyE;
@@ -212,9 +206,9 @@ export class RowScan {
         keyS[n] = ks;
         keyE[n] = ke;
         p = ke + 1;
-        if (b[p] !== COLON) p = skipWs(b, p);
+        if (b[p] !== COLON) p = skipBlanks(b, p);
         if (b[p] !== COLON) return false;
-        p = skipWs(b, p + 1);
+        p = skipBlanks(b, p + 1);
         let ve: number;
         if (b[p] === QUOTE) {
           ve = skipPlain(b, dv, p + 1);
@@ -239,9 +233,9 @@ export class RowScan {
         n++;
         p = ve;
         let d = b[p];
-        if (d === SPACE || d === TAB) d = b[(p = skipWs(b, p))];
+        if (d === SPACE || d === TAB) d = b[(p = skipBlanks(b, p))];
         if (d === COMMA) {
-          p = skipWs(b, p + 1);
+          p = skipBlanks(b, p + 1);
           continue;
         }
         if (d !== RBRACE) return false;
@@ -264,34 +258,34 @@ export class RowScan {
 export function pathReaches(b: Uint8Array, dv: DataView, p: number, segs: readonly Uint8Array[], d: number): number {
   const c = b[p];
   if (c === LBRACKET) {
-    p = skipWs(b, p + 1);
+    p = skipBlanks(b, p + 1);
     if (b[p] === RBRACKET) return 0;
     for (;;) {
       const r = pathReaches(b, dv, p, segs, d);
       if (r !== 0) return r;
-      p = skipWs(b, valueEnd(b, dv, p, 0));
+      p = skipBlanks(b, valueEnd(b, dv, p, 0));
       if (b[p] !== COMMA) return 0;
-      p = skipWs(b, p + 1);
+      p = skipBlanks(b, p + 1);
     }
   }
   if (c !== LBRACE) return 0;
   const seg = segs[d]!;
   const last = d === segs.length - 1;
   let inner = -1;
-  p = skipWs(b, p + 1);
+  p = skipBlanks(b, p + 1);
   if (b[p] === RBRACE) return 0;
   for (;;) {
     const ke = skipPlain(b, dv, p + 1) + 1;
     if (b[ke - 1] !== QUOTE) return -1; // an escaped key: the exact path reads it
     const hit = ke - p - 2 === seg.length && seg.every((x, i) => b[p + 1 + i] === x);
-    p = skipWs(b, skipWs(b, ke) + 1);
+    p = skipBlanks(b, skipBlanks(b, ke) + 1);
     if (hit) {
       if (last) return 1;
       inner = p;
     }
-    p = skipWs(b, valueEnd(b, dv, p, 0));
+    p = skipBlanks(b, valueEnd(b, dv, p, 0));
     if (b[p] !== COMMA) break;
-    p = skipWs(b, p + 1);
+    p = skipBlanks(b, p + 1);
   }
   return inner < 0 ? 0 : pathReaches(b, dv, inner, segs, d + 1);
 }

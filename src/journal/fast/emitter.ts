@@ -3,7 +3,7 @@ import { INT_MAX_STR_DIGITS } from "../../pyjson/parse.ts";
 import { asciiText } from "../../wasm/host.ts";
 import { compareSpans, fixedFloatIsRepr } from "../../codec/row-index.ts";
 import { HEX_BYTES as HEX_CHARS, lowerHex4 } from "../../hex.ts";
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MAX_DEPTH, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, SPACE, STR_CLASS, TAB, hasShortEscape, skipPlain } from "../../codec/bytes.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MAX_DEPTH, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, STR_CLASS, hasShortEscape, skipBlanks, skipPlain } from "../../codec/bytes.ts";
 
 /**
  * The canonical emitter the record fast path (record-bytes.ts) builds rows
@@ -268,7 +268,7 @@ export class CanonicalEmitter {
   emitObject(p: number, depth: number): number {
     if (depth > MAX_DEPTH) return -1;
     const b = this.mem;
-    p = skipWs(b, p + 1);
+    p = skipBlanks(b, p + 1);
     if (b[p] === RBRACE) {
       if (!this.room(2)) return -1;
       b[this.sp++] = LBRACE;
@@ -282,14 +282,14 @@ export class CanonicalEmitter {
       const ks = p + 1;
       const ke = scanPlainKey(b, this.dv, ks);
       if (ke < 0) return -1;
-      p = skipWs(b, ke + 1);
+      p = skipBlanks(b, ke + 1);
       if (b[p] !== COLON) return -1;
-      p = this.member(skipWs(b, p + 1), ks, ke, depth);
+      p = this.member(skipBlanks(b, p + 1), ks, ke, depth);
       if (p < 0) return -1;
-      p = skipWs(b, p);
+      p = skipBlanks(b, p);
       const d = b[p];
       if (d === COMMA) {
-        p = skipWs(b, p + 1);
+        p = skipBlanks(b, p + 1);
         continue;
       }
       if (d !== RBRACE) return -1;
@@ -314,7 +314,7 @@ export class CanonicalEmitter {
   emitArray(p: number, depth: number): number {
     if (depth > MAX_DEPTH) return -1;
     const b = this.mem;
-    p = skipWs(b, p + 1);
+    p = skipBlanks(b, p + 1);
     if (!this.room(1)) return -1;
     b[this.sp++] = LBRACKET;
     if (b[p] === RBRACKET) {
@@ -338,12 +338,12 @@ export class CanonicalEmitter {
         if (!this.copyToScratch(p, q)) return -1;
         p = q;
       }
-      p = skipWs(b, p);
+      p = skipBlanks(b, p);
       const d = b[p];
       if (!this.room(1)) return -1;
       if (d === COMMA) {
         b[this.sp++] = COMMA;
-        p = skipWs(b, p + 1);
+        p = skipBlanks(b, p + 1);
         continue;
       }
       if (d !== RBRACKET) return -1;
@@ -622,12 +622,6 @@ function equalBytes(dv: DataView, a: number, c: number, n: number): boolean {
   const last = n - 4;
   for (let i = 0; i < last; i += 4) if (dv.getInt32(a + i, true) !== dv.getInt32(c + i, true)) return false;
   return dv.getInt32(a + last, true) === dv.getInt32(c + last, true);
-}
-
-export function skipWs(b: Uint8Array, p: number): number {
-  let c = b[p];
-  while (c === SPACE || c === TAB) c = b[++p];
-  return p;
 }
 
 export function scanPlainKey(b: Uint8Array, dv: DataView, p: number): number {

@@ -1,5 +1,5 @@
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, SPACE, TAB } from "../../codec/bytes.ts";
-import { CanonicalEmitter, copyBytes, envelopeKind, Key, scanCanonicalString, scanPlainKey, skipWs, writeHex } from "./emitter.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, skipBlanks, SPACE, TAB } from "../../codec/bytes.ts";
+import { CanonicalEmitter, copyBytes, envelopeKind, Key, scanCanonicalString, scanPlainKey, writeHex } from "./emitter.ts";
 
 /**
  * `journal record` from stdin at byte level: an input line
@@ -129,7 +129,7 @@ export class RecordRowBuilder {
     const dv = em.dv;
     let p = s;
     if (b[p] !== LBRACE) return false;
-    p = skipWs(b, p + 1);
+    p = skipBlanks(b, p + 1);
     if (b[p] === RBRACE) return false;
     em.begin();
     this.rCount = 0;
@@ -139,9 +139,9 @@ export class RecordRowBuilder {
       const ks = p + 1;
       const ke = scanPlainKey(b, dv, ks);
       if (ke < 0) return false;
-      p = skipWs(b, ke + 1);
+      p = skipBlanks(b, ke + 1);
       if (b[p] !== COLON) return false;
-      p = skipWs(b, p + 1);
+      p = skipBlanks(b, p + 1);
       const kind = envelopeKind(b, ks, ke);
       if (kind === Key.Event) {
         if (eventKeyS >= 0 || b[p] !== QUOTE) return false;
@@ -163,10 +163,10 @@ export class RecordRowBuilder {
         if (p < 0) return false;
         this.rValE[r] = p;
       }
-      p = skipWs(b, p);
+      p = skipBlanks(b, p);
       const d = b[p];
       if (d === COMMA) {
-        p = skipWs(b, p + 1);
+        p = skipBlanks(b, p + 1);
         continue;
       }
       if (d !== RBRACE) return false;
