@@ -1,4 +1,4 @@
-import { HEX_VALUE, LOWER_HEX_VALUE } from "../hex.ts";
+import { hex4, lowerHex4 } from "../hex.ts";
 import { isFloatRepr } from "../pyjson/float.ts";
 import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
 import { asciiText, compiledOnce } from "../wasm/host.ts";
@@ -592,6 +592,70 @@ function skipAnyWs(b: Uint8Array, p: number, e: number): number {
   return p;
 }
 
+/** The spelling flags (Spell) of the string jsonStringEnd last took. */
+export const scannedString = { flags: 0 };
+
+/**
+ * The JSON string whose opening quote is at b[p], read no further than e
+ * (dv a view of b): its end past the closing quote, or -1 where json.loads
+ * refuses it (an invalid escape, a raw control byte, invalid UTF-8) or e
+ * comes first. Its spelling (Escaped, NotPython, Utf8) in
+ * scannedString.flags: the one JSON string reader of the fast paths, which
+ * decline by those flags what they cannot copy as it is.
+ */
+export function jsonStringEnd(b: Uint8Array, dv: DataView, p: number, e: number): number {
+  let flags = 0;
+  p++;
+  for (;;) {
+    // four plain bytes at a time; the lowest flagged byte is the first special one
+    while (p + 4 <= e) {
+      const m = specialBytes(dv.getInt32(p, true));
+      if (m !== 0) {
+        p += (31 - Math.clz32(m & -m)) >> 3;
+        break;
+      }
+      p += 4;
+    }
+    while (p < e && STR_CLASS[b[p]!] === 0) p++;
+    if (p >= e) return -1;
+    const cls = STR_CLASS[b[p]!]!;
+    if (cls === 1) {
+      scannedString.flags = flags;
+      return p + 1;
+    }
+    if (cls === 2) {
+      flags |= Spell.Escaped;
+      const d = p + 1 < e ? b[p + 1]! : -1;
+      if (d === 0x75) {
+        if (p + 6 > e) return -1;
+        // Python writes a `\u` escape in lowercase, and only for what has no other spelling
+        const v = lowerHex4(b, p + 2);
+        if (v < 0) {
+          if (hex4(b, p + 2) < 0) return -1;
+          flags |= Spell.NotPython;
+        } else if ((v >= 0x20 && v < 0x7f) || (v < 0x20 && hasShortEscape(v))) flags |= Spell.NotPython;
+        p += 6;
+        continue;
+      }
+      if (d < 0 || SHORT_ESCAPE_VALUE[d]! < 0) return -1;
+      if (d === 0x2f) flags |= Spell.NotPython;
+      p += 2;
+      continue;
+    }
+    if (cls === 3) return -1;
+    if (cls === 5) {
+      flags |= Spell.NotPython;
+      p++;
+      continue;
+    }
+    // UTF-8 sequence: validated as Python's strict decoder does
+    const n = utf8Length(b, p, e);
+    if (n < 0) return -1;
+    flags |= Spell.Utf8;
+    p += n;
+  }
+}
+
 /** afterValue's answer when the container closed. */
 const CLOSED = -2;
 
@@ -798,75 +862,11 @@ class Scanner {
   /** Flags of the last string scanned. */
   strFlags = 0;
 
-  /**
-   * The string token at p (its opening quote): returns the end past its
-   * closing quote, or -1 (an invalid escape, a raw control byte, invalid
-   * UTF-8, or the row's end first); sets strFlags.
-   */
+  /** The string token at p (its opening quote): jsonStringEnd within the row, its flags in strFlags. */
   string(p: number): number {
-    const b = this.b;
-    const e = this.e;
-    let flags = 0;
-    p++;
-    const dv = this.dv;
-    for (;;) {
-      // Four plain bytes (printable ASCII but `"` and `\`) at a time, SWAR
-      // style; the lowest flagged byte is the first special one (a borrow or
-      // carry only runs upward, out of a byte that is itself special).
-      while (p + 4 <= e) {
-        const m = specialBytes(dv.getInt32(p, true));
-        if (m !== 0) {
-          p += (31 - Math.clz32(m & -m)) >> 3;
-          break;
-        }
-        p += 4;
-      }
-      while (p < e && STR_CLASS[b[p]!] === 0) p++;
-      if (p >= e) return -1;
-      const c = b[p]!;
-      const cls = STR_CLASS[c]!;
-      if (cls === 1) {
-        this.strFlags = flags;
-        return p + 1;
-      }
-      if (cls === 2) {
-        flags |= Spell.Escaped;
-        const d = p + 1 < e ? b[p + 1]! : -1;
-        if (d === 0x75) {
-          if (p + 6 > e) return -1;
-          const h0 = HEX_VALUE[b[p + 2]!]!;
-          const h1 = HEX_VALUE[b[p + 3]!]!;
-          const h2 = HEX_VALUE[b[p + 4]!]!;
-          const h3 = HEX_VALUE[b[p + 5]!]!;
-          if ((h0 | h1 | h2 | h3) < 0) return -1;
-          const v = (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
-          if (
-            (LOWER_HEX_VALUE[b[p + 2]!]! | LOWER_HEX_VALUE[b[p + 3]!]! | LOWER_HEX_VALUE[b[p + 4]!]! | LOWER_HEX_VALUE[b[p + 5]!]!) < 0 ||
-            (v >= 0x20 && v < 0x7f) ||
-            (v < 0x20 && hasShortEscape(v))
-          ) {
-            flags |= Spell.NotPython;
-          }
-          p += 6;
-          continue;
-        }
-        if (d < 0 || SHORT_ESCAPE_VALUE[d]! < 0) return -1;
-        if (d === 0x2f) flags |= Spell.NotPython;
-        p += 2;
-        continue;
-      }
-      if (cls === 3) return -1;
-      if (cls === 5) {
-        flags |= Spell.NotPython;
-        p++;
-        continue;
-      }
-      // UTF-8 sequence: validated as Python's strict decoder does
-      const n = utf8Length(b, p, e);
-      if (n < 0) return -1;
-      flags |= Spell.Utf8;
-      p += n;
-    }
+    const end = jsonStringEnd(this.b, this.dv, p, this.e);
+    this.strFlags = scannedString.flags;
+    return end;
   }
 
   /** A number or literal at p; returns its end or -1. */

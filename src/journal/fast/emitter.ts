@@ -1,9 +1,9 @@
 import { isFloatRepr } from "../../pyjson/float.ts";
 import { INT_MAX_STR_DIGITS } from "../../pyjson/parse.ts";
 import { asciiText } from "../../wasm/host.ts";
-import { compareSpans, fixedFloatIsRepr } from "../../codec/row-index.ts";
-import { HEX_BYTES as HEX_CHARS, lowerHex4 } from "../../hex.ts";
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MAX_DEPTH, MINUS, QUOTE, RBRACE, RBRACKET, SHORT_ESCAPE_VALUE, STR_CLASS, hasShortEscape, skipBlanks, skipPlain } from "../../codec/bytes.ts";
+import { compareSpans, fixedFloatIsRepr, jsonStringEnd, scannedString, Spell } from "../../codec/row-index.ts";
+import { HEX_BYTES as HEX_CHARS } from "../../hex.ts";
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MAX_DEPTH, MINUS, QUOTE, RBRACE, RBRACKET, STR_CLASS, hasShortEscape, skipBlanks, skipPlain } from "../../codec/bytes.ts";
 
 /**
  * The canonical emitter the record fast path (record-bytes.ts) builds rows
@@ -631,29 +631,12 @@ export function scanPlainKey(b: Uint8Array, dv: DataView, p: number): number {
 
 /**
  * A string in json.dumps(ensure_ascii=True) spelling, from its first
- * content byte: returns the index of the closing quote, or -1.
+ * content byte: returns the index of the closing quote, or -1 (the codec's
+ * string reader, declining a spelling Python's writer does not produce).
  */
 export function scanCanonicalString(b: Uint8Array, dv: DataView, p: number): number {
-  for (;;) {
-    p = skipPlain(b, dv, p);
-    const t = STR_CLASS[b[p]!]!;
-    if (t === 1) return p;
-    // a control byte, DEL or non-ASCII: json.dumps(ensure_ascii=True) writes none raw
-    if (t !== 2) return -1;
-    const d = b[p + 1]!;
-    // the two-byte escapes json.dumps writes (never `\/`)
-    if (hasShortEscape(SHORT_ESCAPE_VALUE[d]!)) {
-      p += 2;
-      continue;
-    }
-    if (d !== 0x75) return -1;
-    const v = lowerHex4(b, p + 2);
-    if (v < 0) return -1;
-    // json.dumps escapes only controls (short form where one exists) and >= 0x7f
-    if (v >= 0x20 && v < 0x7f) return -1;
-    if (v < 0x20 && hasShortEscape(v)) return -1;
-    p += 6;
-  }
+  const end = jsonStringEnd(b, dv, p - 1, b.length);
+  return end < 0 || (scannedString.flags & (Spell.Utf8 | Spell.NotPython)) !== 0 ? -1 : end - 1;
 }
 
 /**
