@@ -5,9 +5,9 @@ import { stdoutBegun, writeStdoutSync } from "./output.ts";
 import { clearProgress } from "./progress.ts";
 
 /**
- * SIGINT / SIGTERM during a command that verifies or writes (journal
- * verify/record/seal, replay --verify, export, publish, receipt verify):
- * end it cleanly instead of dying mid-line. The progress line is erased,
+ * SIGINT / SIGTERM during a command that verifies, writes or reads a whole
+ * journal (journal verify/record/seal, every replay form): end it cleanly
+ * instead of dying mid-line. The progress line is erased,
  * temp files being written are removed (nothing half-written stays beside
  * its target), and the caller gets a verdict it cannot mistake for a
  * result: under `--as-json` exactly one document
@@ -52,6 +52,8 @@ export function interruptedReport(sig: InterruptSignal, opts: InterruptOptions, 
  */
 export async function withInterrupts<T>(opts: InterruptOptions, work: () => Promise<T>): Promise<T> {
   const handler = (sig: InterruptSignal) => {
+    // Guards nest (a command's around its verb's): the innermost one reports, with its facts.
+    if (guards[guards.length - 1] !== handler) return;
     clearProgress();
     const removed = removeLiveTemps();
     try {
@@ -71,6 +73,7 @@ export async function withInterrupts<T>(opts: InterruptOptions, work: () => Prom
     // exiting here truncates nothing; the work itself must not go on.
     process.exit(INTERRUPT_EXIT[sig]);
   };
+  guards.push(handler);
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);
   try {
@@ -78,5 +81,9 @@ export async function withInterrupts<T>(opts: InterruptOptions, work: () => Prom
   } finally {
     process.off("SIGINT", handler);
     process.off("SIGTERM", handler);
+    guards.splice(guards.lastIndexOf(handler), 1);
   }
 }
+
+/** The handlers of the guards in effect, innermost last. */
+const guards: ((sig: InterruptSignal) => void)[] = [];

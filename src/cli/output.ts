@@ -1,6 +1,7 @@
 import { BernsteinError, ExitCode } from "../errors/index.ts";
 import { renderJson } from "../render/json.ts";
 import { writeAll, writeAllSync } from "./fd-write.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /**
  * stdout and stderr of every command, written by our own loop over fd 1
@@ -94,7 +95,11 @@ export async function writeStdoutBytes(bytes: Uint8Array): Promise<void> {
   } catch (err) {
     onStdoutError(err, bytes.length);
   }
+  // a stdout that takes every write at once never makes the writer wait: a signal's handler gets its turn here
+  if (stdoutTurns.due()) await nextTurn();
 }
+
+const stdoutTurns = new TurnPacer();
 
 /** writeStdoutBytes without yielding to the event loop. */
 export function writeStdoutBytesSync(bytes: Uint8Array): void {

@@ -6,6 +6,7 @@ import type { PyObject } from "../pyjson/types.ts";
 import { DiffPlan, MAX_MEMBERS, pathReaches, RowScan } from "./diff-fast-scan.ts";
 import { RowProjector, type DiffRules } from "./diff-rules.ts";
 import { comparePair, endVerdict, lengthVerdict, verdictMaker, type JournalDiff } from "./diff-compare.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /**
  * `replay diff` on the fast path: both journals in lockstep, each through
@@ -410,7 +411,9 @@ export async function diffRunJournalsFast(pathA: string, pathB: string, rules: D
   try {
     b = new JournalSide(pathB, plan, new RowProjector(rules));
     const verdict = verdictMaker(rules, () => [...a.applied(), ...b!.applied()]);
+    const turns = new TurnPacer(100, 256);
     for (let i = 0; ; i++) {
+      if (turns.due()) await nextTurn();
       const ka = a.next();
       const kb = b.next();
       if (ka === Row.End && kb === Row.End) return endVerdict(i, verdict);
@@ -418,7 +421,10 @@ export async function diffRunJournalsFast(pathA: string, pathB: string, rules: D
         const longer = ka === Row.End ? b : a;
         const first = longer.rowObject();
         let extra = 1;
-        while (longer.next() !== Row.End) extra++;
+        while (longer.next() !== Row.End) {
+          extra++;
+          if (turns.due()) await nextTurn();
+        }
         return lengthVerdict(i, ka === Row.End ? null : first, kb === Row.End ? null : first, extra, verdict);
       }
       if (ka === Row.Fast && kb === Row.Fast && fastEqual(a, b, mode)) continue;

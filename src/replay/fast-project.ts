@@ -10,6 +10,7 @@ import { readFastLines } from "./fast-lines.ts";
 import type { BulkProbe } from "../fsutil/lines.ts";
 import { KernelMode, VerifyKernel } from "../journal/fast/kernel.ts";
 import { copyCapFor, LONG_LINE_MAX } from "./kernel-row.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /**
  * `replay <RUN_ID> --from-step N` on the rows' bytes: the state after the
@@ -140,13 +141,13 @@ function kernelBulk(
 }
 
 /** The state through step `fromStep` (a non-negative integer; Infinity: all rows); `eventsCap` is for tests. */
-export function projectRunFast(path: string, fromStep: number, eventsCap = EVENTS_CAP): Projection {
+export async function projectRunFast(path: string, fromStep: number, eventsCap = EVENTS_CAP): Promise<Projection> {
   const upper = Math.max(0, fromStep);
   checkInput(path, { what: "journal" });
   if (upper === 0) return { head_hash: "", step_count: 0, eventsText: [] };
   let events: BlockBuffer | null = new BlockBuffer();
   let first = true;
-  const walked = finish(walkChain(path, upper, (src, s, e) => {
+  const walked = await finish(walkChain(path, upper, (src, s, e) => {
     if (events === null) return;
     if (!first) events.push(SEP, 0, SEP.length);
     first = false;
@@ -231,11 +232,13 @@ interface Walked {
   step_count: number;
 }
 
-/** Run a walk to its end. */
-function finish(walk: Generator<void, Walked>): Walked {
+/** Run a walk to its end, a turn of the event loop now and then (fsutil/turn.ts). */
+async function finish(walk: Generator<void, Walked>): Promise<Walked> {
+  const turns = new TurnPacer();
   for (;;) {
     const r = walk.next();
     if (r.done) return r.value;
+    if (turns.due()) await nextTurn();
   }
 }
 

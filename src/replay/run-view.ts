@@ -8,6 +8,7 @@ import { ReplayFingerprint } from "./fingerprint.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { DISPLAY_FIELDS, EVENT_HASH_SLOT, FINGERPRINT_BATCH, type LoadedRow, valueAt } from "./fast-row.ts";
 import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /**
  * The data behind `replay <RUN_ID>`: a first streaming pass that computes
@@ -244,6 +245,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
     taken(row, offset, bytes.length);
     return true;
   };
+  const turns = new TurnPacer();
   for (const _ of readFastLines(journal, {
     buffer: k.readBuffer,
     // only after EXACT_GC_BYTES of exact lines (fast-lines.ts): the kernel's rows make no garbage, and periodic
@@ -276,7 +278,9 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
       spool?.exact(offset, bytes.length);
     },
     done: () => stop,
-  }));
+  })) {
+    if (turns.due()) await nextTurn();
+  }
   flush();
   return tally.result();
 }

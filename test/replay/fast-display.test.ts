@@ -129,9 +129,9 @@ function projectExact(journal: string, n: number): { json: string; prose: string
   }
 }
 
-function projectFast(journal: string, n: number, cap?: number): { json: string; prose: string } | { error: string } {
+async function projectFast(journal: string, n: number, cap?: number): Promise<{ json: string; prose: string } | { error: string }> {
   try {
-    const p = projectRunFast(journal, n, cap);
+    const p = await projectRunFast(journal, n, cap);
     return {
       json: Buffer.concat([...projectionJson(journal, p)]).toString("latin1"),
       prose: [...projectionProse("r", journal, p)].join(""),
@@ -202,19 +202,19 @@ describe("replay display: fast path = exact path", () => {
     for (const j of journals) {
       for (const n of [0, 1, 2, 5, 40, 150, 1e9]) {
         const exact = projectExact(j, n);
-        expect([j, n, projectFast(j, n)]).toEqual([j, n, exact]);
-        expect([j, n, "cap", projectFast(j, n, 64)]).toEqual([j, n, "cap", exact]);
+        expect([j, n, await projectFast(j, n)]).toEqual([j, n, exact]);
+        expect([j, n, "cap", await projectFast(j, n, 64)]).toEqual([j, n, "cap", exact]);
       }
     }
   }, 60_000);
 
-  test("--from-step: an unknown hash_profile is the same error at the same step", () => {
+  test("--from-step: an unknown hash_profile is the same error at the same step", async () => {
     const bad = join(dir, "profile.jsonl");
     writeFileSync(bad, '{"event": "a"}\n{"event": "b", "hash_profile": "nope"}\n{"event": "c"}\n');
     const exact = projectExact(bad, 10);
     expect(exact).toHaveProperty("error");
-    expect(projectFast(bad, 10)).toEqual(exact);
-    expect(projectFast(bad, 1)).toEqual(projectExact(bad, 1));
+    expect(await projectFast(bad, 10)).toEqual(exact);
+    expect(await projectFast(bad, 1)).toEqual(projectExact(bad, 1));
   });
 
   test("long rows take the long-line kernel, and lines it must not take go on to the exact path (the test is not vacuous)", async () => {
@@ -238,7 +238,7 @@ describe("replay display: fast path = exact path", () => {
     expect(declined).toBe(5);
   });
 
-  test("--from-step links long rows on a kernel sized to them (the test is not vacuous)", () => {
+  test("--from-step links long rows on a kernel sized to them (the test is not vacuous)", async () => {
     const verify = VerifyKernel.prototype.verify;
     let long = 0;
     VerifyKernel.prototype.verify = function (this: VerifyKernel, p: number, bound: number, index: number, mode: number) {
@@ -248,7 +248,7 @@ describe("replay display: fast path = exact path", () => {
     };
     let steps: number;
     try {
-      steps = projectRunFast(largeRows, 1e9).step_count;
+      steps = (await projectRunFast(largeRows, 1e9)).step_count;
     } finally {
       VerifyKernel.prototype.verify = verify;
     }
@@ -262,7 +262,7 @@ describe("replay display: fast path = exact path", () => {
     const fastJson = await json(true, clean);
     expect(fastJson).toContain('"summary": "caf\u00e9 \u2014 \u{1f600}"');
     expect(fastJson).toContain("\\ud800 lone \\udfff");
-    const p = projectRunFast(clean, 1e9);
+    const p = await projectRunFast(clean, 1e9);
     expect(p.step_count).toBe(300);
     expect(p.eventsText).not.toBeNull();
   });

@@ -4,6 +4,7 @@ import { kernelModule } from "./kernel.ts";
 import { fromWire } from "./protocol.ts";
 import { RangeVerifier, type RangeResult, type RangeTask } from "./range.ts";
 import { workerEntry } from "../../fsutil/worker-entry.ts";
+import { nextTurn } from "../../fsutil/turn.ts";
 
 /**
  * Where range jobs run: in this thread (one range after another), or in
@@ -19,17 +20,7 @@ export interface Executor {
   close(): void;
 }
 
-/**
- * Between two ranges of this thread: let the event loop run, so that a
- * SIGINT/SIGTERM handler (the CLI's interrupted verdict), worker messages
- * and timers are not held up for the whole verify. A range is at most a
- * few tens of MiB, i.e. well under a second of work.
- */
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Runs every range in the calling thread, one after another. */
+/** Runs every range in the calling thread, one after another (a turn of the event loop between two: see fsutil/turn.ts). */
 export class InProcessExecutor implements Executor {
   readonly threads = 1;
   private readonly verifier = new RangeVerifier();
@@ -41,7 +32,7 @@ export class InProcessExecutor implements Executor {
     this.finished = 0;
     const results: RangeResult[] = [];
     for (const task of tasks) {
-      if (results.length > 0) await yieldToEventLoop();
+      if (results.length > 0) await nextTurn();
       results.push(
         this.verifier.run(task, (done) => {
           this.current = done;
@@ -150,7 +141,7 @@ export class WorkerPool implements Executor {
     try {
       // This thread's lane: claim and verify until no range is left.
       for (let mine = 0; this.mainLane || this.workers.every((w) => w === null); mine++) {
-        if (mine > 0) await yieldToEventLoop();
+        if (mine > 0) await nextTurn();
         const k = Atomics.add(counter, 0, 1);
         if (k >= tasks.length) break;
         this.verifyHere(run, tasks, k);

@@ -35,9 +35,9 @@ async function collect(run: (out: CollectingOutput) => Promise<void>): Promise<s
   return out.text();
 }
 
-function attempt(fn: () => string): string {
+async function attempt(fn: () => string | Promise<string>): Promise<string> {
   try {
-    return fn();
+    return await fn();
   } catch (err) {
     return `error ${(err as { code?: string }).code}: ${(err as Error).message}`;
   }
@@ -123,8 +123,8 @@ export function displayTarget(): FuzzTarget {
       const cap = rng.chance(0.5) ? 16 : undefined;
       same(
         "from_step_fast_vs_exact",
-        attempt(() => Buffer.concat([...projectionJson(file, projectRunFast(file, n, cap))]).toString("latin1")),
-        attempt(() => {
+        await attempt(async () => Buffer.concat([...projectionJson(file, await projectRunFast(file, n, cap))]).toString("latin1")),
+        await attempt(() => {
           const s = rebuildStateSync(file, n);
           return dumps({ events: s.events, head_hash: s.head_hash, ok: true, step_count: s.step_count }, { sortKeys: true }) + "\n";
         }),

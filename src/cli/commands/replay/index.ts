@@ -63,7 +63,10 @@ const replay = defineCliCommand({
     if (first === undefined) throw new UsageError(USAGE);
     const ctx: ReplayContext = { positionals: rest, args, json, sddDir: args["sdd-dir"] ?? ".sdd", rawArgs };
     const verb = VERBS[first];
-    if (verb) return (await verb())(ctx);
+    // A signal ends any replay form with its report (a verb that holds more facts has its own guard inside);
+    // loaded here, not with the command list `--help` reads
+    const { withInterrupts } = await import("../../interrupt.ts");
+    if (verb) return withInterrupts({ json, command: `replay ${first}` }, async () => (await verb())(ctx));
     // `replay <RUN> --html OUT` is the one target form with a second word.
     if (rest.length > (args.html ? 1 : 0)) {
       const hint = closest(first, [...VERB_NAMES]);
@@ -72,7 +75,7 @@ const replay = defineCliCommand({
     }
     ctx.positionals = [first, ...rest];
     const { runTarget } = await import("./target.ts");
-    return runTarget(ctx);
+    return withInterrupts({ json, command: "replay" }, () => runTarget(ctx));
   },
 });
 

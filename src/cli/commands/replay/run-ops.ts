@@ -136,7 +136,7 @@ function parseStep(raw: string): number {
 export async function projectRun(ctx: ReplayContext, run: RunRef): Promise<number> {
   refuseFlags(ctx, ["from-step"], "replay <RUN_ID> --from-step");
   const n = parseStep(ctx.args["from-step"]!);
-  const state = projectRunFast(run.journal, n);
+  const state = await projectRunFast(run.journal, n);
   // The JSON stays the projection Python prints; the shortfall is said on stderr.
   if (state.step_count < n) {
     log.warn(`--from-step ${n} is beyond the end of ${run.runId}: it has ${state.step_count} step(s); this is the state through step ${state.step_count}`);
