@@ -16,6 +16,7 @@ import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
 import { refuseNonStepJournal } from "../steps/reader.ts";
 import { walkStepJournal } from "../steps/verify.ts";
 import { stepVerdict } from "../steps/verdict.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /**
  * `bernstein replay debug` (spec §6.1) over agent step journals.
@@ -249,7 +250,9 @@ export async function debugTwoRuns(left: string, right: string, o: DebugOptions)
   const steps: Map<string, PyValue>[] = [];
   const li = entries(lp);
   const ri = entries(rp);
+  const turns = new TurnPacer(100, 256);
   for (let i = 0; i <= upTo; i++) {
+    if (turns.due()) await nextTurn();
     const [a, b] = await Promise.all([li.next(), ri.next()]);
     if (a.done && b.done) break;
     const seq = a.done ? seqOf(b.value as PyObject, i) : seqOf(a.value, i);
@@ -269,11 +272,16 @@ export async function debugTwoRuns(left: string, right: string, o: DebugOptions)
     ? new Map<string, PyValue>([["seq", new PyNum(String(d.seq), false)], ["fields_changed", [...d.fields_changed].sort()], ["left_values", d.left_values], ["right_values", d.right_values], ["reason", d.reason]])
     : null;
   const body = new Map<string, PyValue>([["diverged", d.diverged], ["divergence", divergence], ["steps", steps]]);
-  const diffHash = Bun.SHA256.hash(canonical(body), "hex") as string;
+  // a turn between the long steps below, for a signal's handler
+  await nextTurn();
+  const text = canonical(body);
+  const diffHash = Bun.SHA256.hash(text, "hex") as string;
+  await nextTurn();
   const dir = join(o.sddDir, "runtime", "debug");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const artifact = join(dir, `${left}__${right}.pathdiff.json`);
-  writeFileAtomic(artifact, canonical(new Map<string, PyValue>([["diff_hash", diffHash], ...body])) + "\n");
+  // the body with its hash as the first member: canonical text sorts "diff_hash" before the body's keys
+  writeFileAtomic(artifact, `{"diff_hash":"${diffHash}",${text.slice(1)}\n`);
   return {
     mode: "two-run",
     left,

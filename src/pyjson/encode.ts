@@ -5,7 +5,6 @@ import { BACKSLASH as BACKSLASH_BYTE, LBRACKET, QUOTE as QUOTE_BYTE, RBRACKET } 
 import { sortEntries, sortKeys } from "./order.ts";
 import { PyNum, PyRaw, type PyLike } from "./types.ts";
 import { HEX_DIGITS as HEX } from "../hex.ts";
-import { nextTurn } from "../fsutil/turn.ts";
 
 /**
  * Python's `json.dumps` for py-json values and plain JS values.
@@ -362,6 +361,10 @@ export function dumpsRowChunks(row: Map<string, PyLike>, tail: string, onChunk: 
 /** Input bytes of a long value encoded between two turns of the event loop (see encodeRawAsync). */
 const YIELD_BYTES = 4 << 20;
 
+/** One turn of the event loop: a signal handler waiting for it runs now. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /**
  * `BytesEncoder(raw.bytes, opts, sink, onChunk, chunkBytes).value(0)`, then

@@ -1,5 +1,6 @@
 import { pyEquals, pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
 import { PyNum, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /** The hashed fields, in the order divergences list them (§6). */
 export const DIFF_FIELDS = ["prev_hash", "input_hash", "model", "prompt", "tool_call", "tool_result", "effort"] as const;
@@ -82,14 +83,20 @@ export function diffRows(a: PyObject, b: PyObject, i: number): JournalDiff | nul
  */
 export async function diffJournals(left: AsyncIterator<PyObject>, right: AsyncIterator<PyObject>): Promise<JournalDiff> {
   let i = 0;
+  // awaiting the entries is no turn of the event loop: one now and then, for a signal's handler
+  const turns = new TurnPacer(100, 256);
   for (;;) {
+    if (turns.due()) await nextTurn();
     const [a, b] = await Promise.all([left.next(), right.next()]);
     if (a.done && b.done) return { diverged: false };
     if (a.done || b.done) {
       // Count the longer side's remaining steps to report the lengths.
       let rest = 1;
       const longer = a.done ? right : left;
-      while (!(await longer.next()).done) rest++;
+      while (!(await longer.next()).done) {
+        rest++;
+        if (turns.due()) await nextTurn();
+      }
       return lengthMismatch(a.done === true, i, rest);
     }
     const d = diffRows(a.value, b.value, i);

@@ -5,6 +5,7 @@ import { pyStr } from "../pyjson/python.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { agentBucketPath } from "../steps/paths.ts";
 import type { RunRef } from "./discovery.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /**
  * `replay agents [RUN]`: the agents a run spawned, from its journal
@@ -29,9 +30,11 @@ export interface AgentSummary {
 
 const text = (v: PyValue | undefined): string | null => (v === undefined || v === null ? null : pyStr(v, "None"));
 
-export function runAgents(sddDir: string, run: RunRef): AgentSummary[] {
+export async function runAgents(sddDir: string, run: RunRef): Promise<AgentSummary[]> {
   const agents = new Map<string, AgentSummary>();
+  const turns = new TurnPacer(100, 256);
   for (const item of readJournalSync(run.journal)) {
+    if (turns.due()) await nextTurn();
     if (item.kind !== "row") continue;
     const row = item.row;
     const event = text(row.get("event"));

@@ -20,7 +20,7 @@ export async function runAgentsList(ctx: ReplayContext): Promise<number> {
   if (ctx.positionals.length > 1) throw new UsageError(USAGE);
   refuseFlags(ctx, REPLAY_VERBS.agents!.flags, "replay agents");
   const run = resolveNamedRun(ctx, ctx.positionals[0] ?? "latest", true);
-  const agents = runAgents(ctx.sddDir, run);
+  const agents = await runAgents(ctx.sddDir, run);
   if (ctx.json) {
     await printJson({ ok: true, run_id: run.runId, agents });
     return 0;
