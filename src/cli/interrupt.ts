@@ -85,5 +85,19 @@ export async function withInterrupts<T>(opts: InterruptOptions, work: () => Prom
   }
 }
 
-/** The handlers of the guards in effect, innermost last. */
+/**
+ * Run `work`, which answers SIGINT/SIGTERM itself (a watch that ends with
+ * what it saw, exit 0): a guard around it stands aside meanwhile.
+ */
+export async function withOwnSignalHandling<T>(work: () => Promise<T>): Promise<T> {
+  const standAside = (): void => {};
+  guards.push(standAside);
+  try {
+    return await work();
+  } finally {
+    guards.splice(guards.lastIndexOf(standAside), 1);
+  }
+}
+
+/** The handlers of the guards in effect, innermost last (a work that answers signals itself: a no-op). */
 const guards: ((sig: InterruptSignal) => void)[] = [];

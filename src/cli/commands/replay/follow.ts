@@ -10,6 +10,7 @@ import { followJournal, type FollowEnd } from "../../../replay/follow.ts";
 import { outputFailure, stdoutClosed, writeStdout } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
+import { withOwnSignalHandling } from "../../interrupt.ts";
 
 const ENDED: Record<FollowEnd, string> = {
   run_completed: "the run completed",
@@ -27,6 +28,11 @@ const ENDED: Record<FollowEnd, string> = {
 export async function followRun(ctx: ReplayContext, run: RunRef): Promise<number> {
   refuseFlags(ctx, ["follow"], "replay <RUN_ID> --follow");
   assertReadable(run);
+  // a signal ends the follow with the verdict so far, not replay's interrupted report
+  return withOwnSignalHandling(() => follow(ctx, run));
+}
+
+async function follow(ctx: ReplayContext, run: RunRef): Promise<number> {
   const abort = new AbortController();
   const stop = (): void => abort.abort();
   process.on("SIGINT", stop);
