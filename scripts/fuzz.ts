@@ -2,14 +2,14 @@
  * `npm run fuzz` — mutation fuzzers seeded from the shared vectors.
  *
  *   bun scripts/fuzz.ts --target parser|journal|receipt|server|replay-diff|display|tar|row-index|all --seed N --seconds S [--cases N]
- *                       [--bin PATH | --no-binary] [--binary-sample F] [--no-python] [--no-extremes] [--json] [--out FILE]
+ *                       [--bin PATH | --no-binary] [--binary-sample F] [--no-python] [--no-extremes] [--json] [--out FILE] [--no-save]
  *
  * The binary defaults to BERNSTEIN_BIN, else a fresh build of the tree into
  * bench/out/harness-bin/.
  *
  * Prints cases run and distinct crashes (deduplicated by error signature)
  * per target; the first input of each crash is saved under
- * bench/out/fuzz-crashes/ (git-ignored). Exit 0 when no target crashed,
+ * bench/out/fuzz-crashes/ (git-ignored; --no-save: nowhere, as the test suite runs it). Exit 0 when no target crashed,
  * 1 otherwise, 2 on bad flags. With --seconds and target "all" the budget
  * is split evenly across the targets.
  */
@@ -32,15 +32,16 @@ interface Flags {
   out: string | null;
   skipExtremes: boolean;
   noBinary: boolean;
+  noSave: boolean;
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`fuzz: ${msg}\nusage: bun scripts/fuzz.ts --target parser|journal|receipt|server|replay-diff|display|tar|row-index|all --seed N --seconds S [--cases N] [--bin PATH | --no-binary] [--binary-sample F] [--no-python] [--no-extremes] [--json] [--out FILE]\n`);
+  process.stderr.write(`fuzz: ${msg}\nusage: bun scripts/fuzz.ts --target parser|journal|receipt|server|replay-diff|display|tar|row-index|all --seed N --seconds S [--cases N] [--bin PATH | --no-binary] [--binary-sample F] [--no-python] [--no-extremes] [--json] [--out FILE] [--no-save]\n`);
   process.exit(2);
 }
 
 function parseFlags(argv: string[]): Flags {
-  const f: Flags = { target: "all", seed: 1, bin: null, binarySample: 0.01, python: true, json: false, out: null, skipExtremes: false, noBinary: false };
+  const f: Flags = { target: "all", seed: 1, bin: null, binarySample: 0.01, python: true, json: false, out: null, skipExtremes: false, noBinary: false, noSave: false };
   const num = (name: string, v: string | undefined): number => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n < 0) usage(`--${name} needs a non-negative number`);
@@ -59,6 +60,7 @@ function parseFlags(argv: string[]): Flags {
       case "--no-binary": f.noBinary = true; break;
       case "--no-extremes": f.skipExtremes = true; break;
       case "--json": f.json = true; break;
+      case "--no-save": f.noSave = true; break;
       case "--out": f.out = resolve(argv[++i] ?? usage("--out needs a path")); break;
       case "-h": case "--help": usage("help");
       default: usage(`unknown flag ${a}`);
@@ -90,7 +92,7 @@ for (const name of names) {
     seconds: perTargetSeconds,
     cases: flags.cases,
     binarySample: flags.bin ? flags.binarySample : 0,
-    crashDir: join(root, "bench", "out", "fuzz-crashes"),
+    crashDir: flags.noSave ? null : join(root, "bench", "out", "fuzz-crashes"),
     skipExtremes: flags.skipExtremes,
     onProgress: flags.json ? undefined : (p) => process.stderr.write(`\r${p.target}: ${p.cases} cases, ${p.crashes} distinct crash(es), ${(p.elapsedMs / 1000).toFixed(0)} s   `),
   });
