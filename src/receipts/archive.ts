@@ -3,6 +3,7 @@ import { InputError } from "../errors/index.ts";
 import { openInput } from "../fsutil/input.ts";
 import { ReceiptMembers } from "./members.ts";
 import { planPlainTar, readTar, TarError, type PlainMember, type TarHeader } from "./plaintar.ts";
+import { nextTurn } from "../fsutil/turn.ts";
 
 /**
  * Streaming, read-only walk over a receipt archive (plain or gzip tar),
@@ -105,7 +106,7 @@ async function tarChunks(path: string, compression: Compression, limits: Archive
     return {
       next: async () => {
         // Let a long walk share the event loop (a server verifying a large receipt).
-        if (++reads % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (++reads % YIELD_EVERY === 0) await nextTurn();
         const chunk = new Uint8Array(READ_CHUNK);
         const got = readSync(fd, chunk, 0, READ_CHUNK, pos);
         pos += got;
@@ -200,7 +201,7 @@ async function walkPlain(fd: number, members: PlainMember[], visit: MemberVisito
         const r = sink.data(into.subarray(0, got));
         if (r !== undefined) await r;
         // Let a long walk share the event loop (a server verifying a large receipt).
-        if (++chunks % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (++chunks % YIELD_EVERY === 0) await nextTurn();
       }
       const r = sink.end();
       if (r !== undefined) await r;

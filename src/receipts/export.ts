@@ -21,6 +21,7 @@ import { planReceiptOutput } from "./output.ts";
 import { describeLeak, PathLeakScanner, type PathLeak } from "./path-leaks.ts";
 import { bytesMember, memberSpan, PlacedTarWriter, writeTarAtomic, type OutMember, type TarWriteOptions } from "./tarwrite.ts";
 import { isRemotePath } from "../storage/ref.ts";
+import { nextTurn } from "../fsutil/turn.ts";
 
 export interface ExportOptions {
   sddDir: string;
@@ -266,7 +267,7 @@ async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint
       }
       if (++chunks % 8 === 0) {
         // and a signal's handler gets its turn (it removes the receipt's temp file)
-        await new Promise<void>((r) => setImmediate(r));
+        await nextTurn();
       }
       // A row's own bytes hold no CR (it is escaped), so one here ends a line the output ends with LF.
       if (verbatim && chunk.indexOf(0x0d) !== -1) verbatim = false;

@@ -4,6 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { fsyncDir } from "../fsutil/atomic.ts";
 import { publishTemp } from "../fsutil/atomic-stream.ts";
 import { trackTemp, untrackTemp } from "../fsutil/temp-files.ts";
+import { nextTurn } from "../fsutil/turn.ts";
 
 export interface TarWriteOptions {
   /** Rename over an existing file (default); false: create only, refused atomically when the name exists. */
@@ -120,7 +121,7 @@ class TarTemp {
     fsyncSync(this.fd);
     // The rename is the point of no return: a signal that came during the
     // (long) fsync is handled first, and the receipt is not published.
-    await new Promise<void>((r) => setImmediate(r));
+    await nextTurn();
     await this.flushing;
     closeSync(this.fd);
     this.closed = true;
@@ -184,7 +185,7 @@ export async function writeTarAtomic(out: string, members: OutMember[], opts: Ta
       // can run (and remove this temp file) instead of waiting for the whole receipt.
       if (total - yielded >= YIELD_EVERY_BYTES) {
         yielded = total;
-        await new Promise<void>((r) => setImmediate(r));
+        await nextTurn();
       }
     };
     const mtime = new Date(Math.floor(Date.now() / 1000) * 1000);

@@ -15,6 +15,7 @@ import { AttemptTracker, type Attempt } from "./attempts.ts";
 import { dataBlock, dataBlockOf, pageHead, pageTail, scriptJson, type Banner } from "./page.ts";
 import { LaneDensity, Series } from "./series.ts";
 import { clipText, pagePaths, type PathNames } from "./bounds.ts";
+import { nextTurn } from "../fsutil/turn.ts";
 
 /**
  * `replay <RUN> --html`: verify the run journal, then write one
@@ -408,7 +409,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
       // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn now and then.
       if (n % BLOCK_ROWS === 0) {
         input.onDrawProgress?.(item.offset, total);
-        await new Promise<void>((r) => setImmediate(r));
+        await nextTurn();
       }
     }
   } else {
@@ -431,7 +432,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
         gcMark = process.memoryUsage.rss();
       }
       // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn after each chunk.
-      await new Promise<void>((r) => setImmediate(r));
+      await nextTurn();
     }
   }
   const head = lastHash.value();
