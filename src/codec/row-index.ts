@@ -114,8 +114,11 @@ export class KeyTable {
   /** Open-addressed ids by (length, first byte, last byte); 0 = empty slot. */
   private readonly table = new Int32Array(PROBE_SLOTS);
 
+  /** A table holds fewer names than this (its probe slots stay at most half full). */
+  static readonly MAX_NAMES = 128;
+
   constructor(names: readonly string[]) {
-    if (names.length >= PROBE_SLOTS / 2) throw new Error("KeyTable: too many names");
+    if (names.length >= KeyTable.MAX_NAMES) throw new Error("KeyTable: too many names");
     this.names = names;
     this.size = names.length;
     const enc = new TextEncoder();
@@ -296,18 +299,31 @@ export class RowIndex {
 
   /** The bytes buf[s, e) as Latin-1 text (a number's lexeme, a plain string's content). */
   latin1(s: number, e: number): string {
-    const b = this.buf;
-    // A Buffer view of the row's bytes, kept while rows come from the same buffer: its
-    // latin1Slice makes a flat string in one copy (a char-by-char build makes a rope).
-    if (this.textBuf !== b) {
-      this.textBuf = b;
-      this.textView = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-    }
-    return this.textView.toString("latin1", s, e);
+    // latin1Slice makes a flat string in one copy (a char-by-char build makes a rope)
+    return this.viewsOfBuf().node.toString("latin1", s, e);
   }
 
-  private textBuf: Uint8Array | null = null;
-  private textView: Buffer = Buffer.alloc(0);
+  /**
+   * Views of `buf` (word loads, Buffer copies and slices), made once per
+   * buffer the rows come from and kept per index: a consumer reading rows
+   * from two buffers in turn (diff's two journals) makes none per row.
+   */
+  viewsOfBuf(): BufViews {
+    const b = this.buf;
+    if (this.viewsFor !== b) {
+      this.viewsFor = b;
+      this.views = { dv: new DataView(b.buffer, b.byteOffset, b.byteLength), node: Buffer.from(b.buffer, b.byteOffset, b.byteLength) };
+    }
+    return this.views;
+  }
+
+  private viewsFor: Uint8Array | null = null;
+  private views: BufViews = { dv: new DataView(new ArrayBuffer(0)), node: Buffer.alloc(0) };
+}
+
+interface BufViews {
+  dv: DataView;
+  node: Buffer;
 }
 
 /**
@@ -335,10 +351,11 @@ export function indexObjectAt(b: Uint8Array, s: number, limit: number, ix: RowIn
   // the members read back) that a short row's scan does not earn back, so
   // short rows stay with the JavaScript one.
   const n = limit - s;
-  // A consumer of the top level only (`topLevel`): a huge row is read where it
-  // lies, with a tape of its top level, instead of copied into the module and
-  // given a token per value (a row of a million numbers: tens of MB of tape).
-  if (topLevel && n >= TOP_LEVEL_FROM) return indexObjectAtJs(b, s, limit, ix, keys, true);
+  // A consumer of the top level only (`topLevel`): a huge row gets a full tape
+  // from the module only within a budget of memory; a row with more tokens (a
+  // million numbers: tens of MB of tape) is read where it lies, with a tape
+  // of its top level.
+  if (topLevel && n >= TOP_LEVEL_FROM) return indexObjectAtWasm(b, s, limit, ix, keys, true);
   return n >= WASM_FROM ? indexObjectAtWasm(b, s, limit, ix, keys) : indexObjectAtJs(b, s, limit, ix, keys);
 }
 
@@ -394,12 +411,14 @@ function containerSpelling(b: Uint8Array, s: number, e: number): number {
 
 /**
  * indexObjectAt by the WebAssembly scanner (row-index.wat): the same tape,
- * word for word; the top-level members are read off it here.
+ * word for word; the top-level members are read off it here. `topLevel`:
+ * the tape may take at most TOP_LEVEL_TAPE of the row's length, and a row
+ * that needs more gets the JavaScript scanner's top-level tape instead.
  */
-export function indexObjectAtWasm(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS): number {
+export function indexObjectAtWasm(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS, topLevel = false): number {
   if (!begin(b, s, limit, ix, keys)) return -1;
   const sc = (ix.wasm ??= new WasmScanner());
-  const end = sc.scan(b, s, limit, ix, keys);
+  const end = sc.scan(b, s, limit, ix, keys, topLevel ? Math.floor((limit - s) * TOP_LEVEL_TAPE) : -1);
   if (sc.bytes > WASM_KEEP_BYTES) {
     // a huge row grew the memory: give it back, keeping the tape
     ix.tape = ix.tape.slice(0, Math.max(4 * ix.count, 1024));
@@ -407,7 +426,7 @@ export function indexObjectAtWasm(b: Uint8Array, s: number, limit: number, ix: R
   }
   if (end === WASM_TRAPPED) {
     ix.tape = new Int32Array(1024);
-    return indexObjectAtJs(b, s, limit, ix, keys);
+    return indexObjectAtJs(b, s, limit, ix, keys, topLevel);
   }
   if (end < 0) return -1;
   ix.rowEnd = end;
@@ -424,7 +443,9 @@ const WASM_MIN_ROW = 1 << 16;
 const WASM_MIN_TOKENS = 256;
 /** A scanner whose memory grew past this (a huge row) is dropped, so the memory goes back. */
 const WASM_KEEP_BYTES = 32 << 20;
-/** scan()'s answer when the module trapped (its memory could not grow): the JavaScript scanner decides. */
+/** The tape a huge row indexed for its top level may take, as a share of the row's length (a token per 64 bytes on average). */
+const TOP_LEVEL_TAPE = 1 / 4;
+/** scan()'s answer when the module trapped (its memory could not grow, or the tape went past its budget): the JavaScript scanner decides. */
 const WASM_TRAPPED = -3;
 
 const rowScanModule = compiledOnce(ROW_SCAN_WASM_BASE64);
@@ -436,7 +457,7 @@ interface RowScanExports {
   keyName: WebAssembly.Global;
   keyBytes: WebAssembly.Global;
   counts: WebAssembly.Global;
-  scan(p: number, e: number, members: number, tape0: number, bias: number): number;
+  scan(p: number, e: number, members: number, tape0: number, bias: number, maxPages: number): number;
   useKeys(on: number): void;
 }
 
@@ -486,11 +507,18 @@ class WasmScanner {
   private layout(rowCap: number): void {
     const members0 = (this.base + rowCap + WASM_SLACK + 15) & ~15;
     const tape0 = members0 + 8 * WASM_MEMBERS;
-    const need = tape0 + 16 * WASM_MIN_TOKENS;
-    if (need > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / 65536));
+    this.reserve(tape0 + 16 * WASM_MIN_TOKENS);
     this.rowCap = rowCap;
     this.members0 = members0;
     this.tape0 = tape0;
+    this.views();
+  }
+
+  /** Grow the memory to at least `need` bytes (if that throws, nothing changed). */
+  private reserve(need: number): void {
+    const have = this.memory.buffer.byteLength;
+    if (need <= have) return;
+    this.memory.grow(Math.ceil((need - have) / 65536));
     this.views();
   }
 
@@ -501,16 +529,27 @@ class WasmScanner {
     this.tape = new Int32Array(buf, this.tape0);
   }
 
-  /** Scan the object at b[s] (before limit) onto ix's tape and members: its end in b, -1, or WASM_TRAPPED. */
-  scan(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable): number {
+  /**
+   * Scan the object at b[s] (before limit) onto ix's tape and members: its
+   * end in b, -1, or WASM_TRAPPED. A tape budget (bytes; -1 none) is room
+   * made before the scan, which the module may then not grow past (untouched
+   * pages cost no memory).
+   */
+  scan(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable, tapeBudget: number): number {
     if (keys !== this.keys) this.loadKeys(keys);
     const n = limit - s;
     const base = this.base;
     let end: number;
     try {
       if (n > this.rowCap) this.layout(Math.max(n, 2 * this.rowCap));
-      this.u8.set(s === 0 && limit === b.length ? b : b.subarray(s, limit), base);
-      end = this.x.scan(base, base + n, this.members0, this.tape0, s - base);
+      let maxPages = 1 << 16;
+      if (tapeBudget >= 0) {
+        this.reserve(this.tape0 + tapeBudget);
+        maxPages = this.memory.buffer.byteLength >>> 16;
+      }
+      // a Buffer copy from the index's view: no view object made per row
+      ix.viewsOfBuf().node.copy(this.u8, base, s, limit);
+      end = this.x.scan(base, base + n, this.members0, this.tape0, s - base, maxPages);
     } catch {
       // the memory could not grow (in the module or here)
       if (this.u8.length === 0) this.views();
@@ -662,7 +701,7 @@ const CLOSED = -2;
 /** The scan's state between calls, one per thread (rows are indexed one at a time). */
 class Scanner {
   b: Uint8Array = new Uint8Array(0);
-  /** A view of `b` for word loads (kept while the caller keeps handing the same buffer). */
+  /** A view of `b` for word loads (the index's, kept while the caller keeps handing the same buffer). */
   dv: DataView = new DataView(new ArrayBuffer(0));
   e = 0;
   ix: RowIndex = new RowIndex();
@@ -675,7 +714,8 @@ class Scanner {
   over(b: Uint8Array, limit: number, ix: RowIndex, topLevel: boolean): this {
     if (this.b !== b) {
       this.b = b;
-      this.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+      ix.buf = b;
+      this.dv = ix.viewsOfBuf().dv;
     }
     this.e = limit;
     this.ix = ix;

@@ -42,6 +42,7 @@
 
   (global $tape0 (mut i32) (i32.const 0))   ;; the tape's first byte
   (global $tapeEnd (mut i32) (i32.const 0)) ;; the end of memory
+  (global $maxPages (mut i32) (i32.const 0)) ;; the memory's size, in pages, that the tape may not grow past
   (global $count (mut i32) (i32.const 0))   ;; tokens on the tape
   (global $bias (mut i32) (i32.const 0))    ;; added to every span offset
   (global $at (mut i32) (i32.const 0))      ;; set by $gap and $afterValue
@@ -135,8 +136,10 @@
   ;; the tape from tape0 (16-byte aligned, past e's slack), its token count
   ;; and member count at `counts`. Returns the
   ;; object's end (an address) or -1. The top-level members go to `members`,
-  ;; as many as fit before the tape.
-  (func (export "scan") (param $p i32) (param $e i32) (param $members i32) (param $tape0 i32) (param $bias i32) (result i32)
+  ;; as many as fit before the tape. A tape that would grow the memory past
+  ;; maxPages traps (the host then scans the row another way).
+  (func (export "scan") (param $p i32) (param $e i32) (param $members i32) (param $tape0 i32) (param $bias i32) (param $maxPages i32) (result i32)
+    (global.set $maxPages (local.get $maxPages))
     (global.set $members0 (local.get $members))
     (global.set $mp (local.get $members))
     (global.set $tape0 (local.get $tape0))
@@ -157,6 +160,7 @@
     (if (i32.gt_u (i32.add (local.get $a) (i32.const 16)) (global.get $tapeEnd))
       (then
         (local.set $pages (memory.size))
+        (if (i32.gt_u (i32.shl (local.get $pages) (i32.const 1)) (global.get $maxPages)) (then unreachable))
         (if (i32.eq (memory.grow (local.get $pages)) (i32.const -1)) (then unreachable))
         (global.set $tapeEnd (i32.shl (memory.size) (i32.const 16)))))
     (global.set $count (i32.add (global.get $count) (i32.const 1)))

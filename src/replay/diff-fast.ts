@@ -1,9 +1,9 @@
 import { openInput, rowTooLarge, type OpenInput } from "../fsutil/input.ts";
 import { LineSplitter, MAX_LINE_BYTES } from "../fsutil/lines.ts";
-import { scanCanonicalString } from "../journal/fast/emitter.ts";
+import { Spell, Tok } from "../codec/row-index.ts";
 import { classifyLine } from "../journal/reader.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { DiffPlan, MAX_MEMBERS, pathReaches, RowScan } from "./diff-fast-scan.ts";
+import { collapsed, DiffPlan, MAX_MEMBERS, pathReaches, RowScan } from "./diff-fast-scan.ts";
 import { RowProjector, type DiffRules } from "./diff-rules.ts";
 import { comparePair, endVerdict, lengthVerdict, verdictMaker, type JournalDiff } from "./diff-compare.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
@@ -13,7 +13,7 @@ import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
  * the one line reader (src/fsutil/lines.ts, universal newlines, the row
  * limit) into a 1 MiB read buffer, one row of each compared at a time.
  *
- * A pair of rows the scanner (./diff-fast-scan.ts) takes is compared on
+ * A pair of rows the codec's row index takes (./diff-fast-scan.ts) is compared on
  * its bytes: same event token, then the compared members (everything but
  * the clock and chain fields, `event` and the ignored keys) in row order,
  * runs of plain members as one byte span, aligned ids by their
@@ -221,7 +221,7 @@ class JournalSide {
       }
       this.s = this.qS[h]!;
       this.e = this.qE[h]!;
-      if (kind === Item.Line && this.scan.scan(this.b, this.dv, this.s, this.e)) return (this.kind = Row.Fast);
+      if (kind === Item.Line && this.scan.scan(this.b, this.s, this.e)) return (this.kind = Row.Fast);
       const v = classifyLine(this.b.subarray(this.s, this.e));
       if (v.kind === "row") {
         this.row = v.row;
@@ -257,7 +257,7 @@ class JournalSide {
       if (r.ignored >= 0) this.ignoredSeen[r.ignored] = 1;
       for (let j = 0; j < r.dotted.length; j++) {
         const k = r.dotted[j]!;
-        const x = pathReaches(this.b, this.dv, sc.valS[m]!, this.plan.segments[k]!, 1);
+        const x = pathReaches(sc.ix, sc.valT[m]!, this.plan.segments[k]!, 1);
         if (x < 0) return false;
         if (x > 0) this.ignoredSeen[k] = 1;
       }
@@ -265,46 +265,43 @@ class JournalSide {
     }
     for (let k = 0; k < this.alignedAt.length; k++) {
       const m = this.alignedAt[k]!;
-      if (m >= 0 && this.alias(sc.valS[m]!, false) === null) return false;
+      if (m >= 0 && this.alias(sc.valT[m]!, false) === null) return false;
     }
     for (let k = 0; k < this.alignedAt.length; k++) {
       const m = this.alignedAt[k]!;
       if (m < 0) continue;
       this.alignedSeen[k] = 1;
-      this.sig[m] = this.alias(sc.valS[m]!, true)!;
+      this.sig[m] = this.alias(sc.valT[m]!, true)!;
     }
     return true;
   }
 
   /**
-   * The aligned value at p as compared: a string is its ordinal, a list the
-   * ordinals and atoms it holds ("#n", "=atom", nested "[...]"), any other
-   * atom "=atom". Null (refused): an object, or a string not in canonical
-   * spelling (the alias table is keyed by canonical tokens). Without
-   * `assign` it only checks, and returns 0.
+   * The aligned value at tape position t as compared: a string is its
+   * ordinal, a list the ordinals and atoms it holds ("#n", "=atom", nested
+   * "[...]"), any other atom "=atom". Null (declined): an object, a list
+   * whose inside is not on the tape, or a string not in canonical spelling
+   * (the alias table is keyed by canonical tokens). Without `assign` it only
+   * checks, and returns 0.
    */
-  private alias(p: number, assign: boolean): number | string | null {
-    const b = this.b;
-    const c = b[p];
-    if (c === 0x22) {
-      const q = scanCanonicalString(b, this.dv, p + 1);
-      if (q < 0) return null;
-      return assign ? this.proj.ordinals.of(b, p, q + 1) : 0;
+  private alias(t: number, assign: boolean): number | string | null {
+    const ix = this.scan.ix;
+    const kind = ix.kind(t);
+    if (kind === Tok.String) {
+      if ((ix.flags(t) & (Spell.Utf8 | Spell.NotPython)) !== 0) return null;
+      return assign ? this.proj.ordinals.of(this.b, ix.start(t), ix.end(t)) : 0;
     }
-    if (c === 0x7b) return null;
-    if (c === 0x5b) {
+    if (kind === Tok.Object || collapsed(ix, t)) return null;
+    if (kind === Tok.Array) {
       const parts: string[] = [];
-      let q = skipBlank(b, p + 1);
-      while (b[q] !== 0x5d) {
-        const x = this.alias(q, assign);
+      for (let c = t + 1, end = ix.next(t); c < end; c = ix.next(c)) {
+        const x = this.alias(c, assign);
         if (x === null) return null;
         if (assign) parts.push(typeof x === "number" ? `#${x}` : x);
-        q = skipBlank(b, elementEnd(b, q));
-        if (b[q] === 0x2c) q = skipBlank(b, q + 1);
       }
       return assign ? `[${parts.join(",")}]` : 0;
     }
-    return assign ? `=${tokenText(b, p, elementEnd(b, p))}` : 0;
+    return assign ? `=${tokenText(this.b, ix.start(t), ix.end(t))}` : 0;
   }
 
   /** Ignored paths and aligned fields the compared rows of this run held. */
@@ -316,39 +313,11 @@ class JournalSide {
   }
 }
 
-function skipBlank(b: Uint8Array, p: number): number {
-  while (b[p] === 0x20 || b[p] === 0x09) p++;
-  return p;
-}
-
-/** The end of the (scanned, so valid) value at p inside an array: strings by their quote, containers by depth. */
-function elementEnd(b: Uint8Array, p: number): number {
-  let depth = 0;
-  for (;;) {
-    const c = b[p]!;
-    if (c === 0x22) {
-      p++;
-      while (b[p] !== 0x22) p += b[p] === 0x5c ? 2 : 1;
-      p++;
-      if (depth === 0) return p;
-      continue;
-    }
-    if (c === 0x5b || c === 0x7b) depth++;
-    else if (c === 0x5d || c === 0x7d || c === 0x2c || c === 0x20 || c === 0x09) {
-      if (depth === 0) return p;
-      if (c === 0x5d || c === 0x7d) {
-        depth--;
-        if (depth === 0) return p + 1;
-      }
-    }
-    p++;
-  }
-}
-
 /**
- * Equal bytes a.b[as, ae) and b.b[bs, be)? Spans of scanned rows are ASCII,
- * so eight of their bytes never spell a NaN or a negative zero: comparing
- * them as float64 is comparing their bits.
+ * Equal bytes a.b[as, ae) and b.b[bs, be)? Eight bytes of a row compared as
+ * a float64: two different words compare equal only as +0 and -0, which
+ * need seven zero bytes (a row has none); a NaN word never compares equal,
+ * which only sends the pair to the exact path.
  */
 function sameBytes(a: JournalSide, as: number, ae: number, b: JournalSide, bs: number, be: number): boolean {
   const n = ae - as;
@@ -393,7 +362,7 @@ function fastEqual(a: JournalSide, b: JournalSide, mode: Uint8Array): boolean {
         i++;
         j++;
       }
-      if (!sameBytes(a, A.keyS[i0]! - 1, A.valE[i]!, b, B.keyS[j0]! - 1, B.valE[j]!)) return false;
+      if (!sameBytes(a, A.keyS[i0]!, A.valE[i]!, b, B.keyS[j0]!, B.valE[j]!)) return false;
     }
     i = nextCompared(A, i + 1, mode);
     j = nextCompared(B, j + 1, mode);

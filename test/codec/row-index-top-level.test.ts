@@ -106,4 +106,24 @@ describe("the codec's top-level index is the full index without the inside of it
     expect(indexRow(small, 0, small.length, ix, STEP_KEYS, true)).toBe(true);
     expect({ topLevel: ix.topLevel, count: ix.count }).toEqual({ topLevel: false, count: 105 });
   });
+
+  test("a row over TOP_LEVEL_FROM with few tokens gets the full tape (the module's, within its budget), the JavaScript scanner's word for word", () => {
+    const text = "x\\u00e9 \\n ".repeat(90_000);
+    const big = enc.encode(`{"seq":1,"tool_result":{"out":"${text}","lines":[1,2.5,"${text}"]},"ts":1.5}`);
+    expect(big.length).toBeGreaterThan(TOP_LEVEL_FROM);
+    const ix = new RowIndex();
+    expect(indexRow(big, 0, big.length, ix, STEP_KEYS, true)).toBe(true);
+    const js = new RowIndex();
+    expect(indexObjectAtJs(big, 0, big.length, js, STEP_KEYS, false)).toBe(big.length);
+    expect({ topLevel: ix.topLevel, count: ix.count }).toEqual({ topLevel: false, count: 14 });
+    expect(Array.from(ix.tape.subarray(0, 4 * ix.count))).toEqual(Array.from(js.tape.subarray(0, 4 * js.count)));
+    expect(Array.from(ix.member.subarray(0, ix.members))).toEqual(Array.from(js.member.subarray(0, js.members)));
+    // then a dense one past the budget: the top-level tape again, from the same index
+    const inner = Array.from({ length: 300_000 }, (_, i) => `${i}`).join(",");
+    const dense = enc.encode(`{"seq":2,"tool_result":[${inner}]}`);
+    expect(dense.length).toBeGreaterThan(TOP_LEVEL_FROM);
+    expect(indexRow(dense, 0, dense.length, ix, STEP_KEYS, true)).toBe(true);
+    expect({ topLevel: ix.topLevel, count: ix.count }).toEqual({ topLevel: true, count: 5 });
+    expect(difference(dense, 0, dense.length, STEP_KEYS)).toBeNull();
+  });
 });
