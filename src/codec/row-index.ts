@@ -226,6 +226,8 @@ export class RowIndex {
   topLevel = false;
   /** This index's own instance of the WebAssembly scanner (its tape is a view of that memory), once used. */
   wasm: WasmScanner | undefined = undefined;
+  /** The tape is the one that instance wrote (the row is in its memory). */
+  wasmTape = false;
 
   /** Kind of token t. */
   kind(t: number): Tok {
@@ -373,6 +375,7 @@ function begin(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyT
   ix.members = 0;
   ix.repeatedName = false;
   ix.topLevel = false;
+  ix.wasmTape = false;
   if (ix.keys !== keys || ix.slot.length !== keys.size + 1) {
     ix.keys = keys;
     ix.slot = new Int32Array(keys.size + 1);
@@ -418,7 +421,8 @@ function containerSpelling(b: Uint8Array, s: number, e: number): number {
 export function indexObjectAtWasm(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS, topLevel = false): number {
   if (!begin(b, s, limit, ix, keys)) return -1;
   const sc = (ix.wasm ??= new WasmScanner());
-  const end = sc.scan(b, s, limit, ix, keys, topLevel ? Math.floor((limit - s) * TOP_LEVEL_TAPE) : -1);
+  const n = limit - s;
+  const end = sc.scan(b, s, limit, ix, keys, topLevel && n >= TOP_LEVEL_FROM ? Math.floor(n * TOP_LEVEL_TAPE) : -1);
   if (sc.bytes > WASM_KEEP_BYTES) {
     // a huge row grew the memory: give it back, keeping the tape
     ix.tape = ix.tape.slice(0, Math.max(4 * ix.count, 1024));
@@ -430,7 +434,28 @@ export function indexObjectAtWasm(b: Uint8Array, s: number, limit: number, ix: R
   }
   if (end < 0) return -1;
   ix.rowEnd = end;
+  ix.wasmTape = true;
   return end;
+}
+
+/** Where renderJsonOf appends its bytes (pyjson's ByteSink). */
+export interface OutBytes {
+  buf: Uint8Array;
+  len: number;
+  reserve(n: number): void;
+}
+
+/**
+ * Append the row ix indexed as `renderJson(row, 2)` prints the parsed row,
+ * every line indented by `pad` more spaces (`inline`: on one line, as
+ * `renderJson(row, null)` prints it), rendered by the module from the tape
+ * it wrote (row-index.wat `render`). False, `out` unchanged: the tape is
+ * not the module's (the row was indexed another way), or the row holds what
+ * the renderer leaves to the exact path (a repeated key, an escaped key
+ * beside others, an object with keys out of order and more than 64 of them).
+ */
+export function renderJsonOf(ix: RowIndex, pad: number, inline: boolean, out: OutBytes): boolean {
+  return ix.wasmTape && ix.wasm !== undefined && ix.wasm.render(ix, pad, inline, out);
 }
 
 /** Bytes between the row's sentinel and the tape: what the module's word loads may read past it. */
@@ -458,6 +483,7 @@ interface RowScanExports {
   keyBytes: WebAssembly.Global;
   counts: WebAssembly.Global;
   scan(p: number, e: number, members: number, tape0: number, bias: number, maxPages: number): number;
+  render(out: number, pad: number, inline: number): number;
   useKeys(on: number): void;
 }
 
@@ -474,6 +500,8 @@ class WasmScanner {
   private readonly counts: number;
   private u8: Uint8Array;
   private i32: Int32Array;
+  /** The memory as a Buffer (a copy out of it makes no view object). */
+  private node = Buffer.alloc(0);
   /** The key table the module holds, and whether it could take it (else the members' ids are found here). */
   private keys: KeyTable | undefined;
   private keysIn = false;
@@ -524,6 +552,7 @@ class WasmScanner {
 
   private views(): void {
     const buf = this.memory.buffer;
+    this.node = Buffer.from(buf);
     this.u8 = new Uint8Array(buf);
     this.i32 = new Int32Array(buf);
     this.tape = new Int32Array(buf, this.tape0);
@@ -594,6 +623,26 @@ class WasmScanner {
       ix.members = mn;
     }
     return end + s - base;
+  }
+
+  /** renderJsonOf on the row this scanner last indexed for ix. */
+  render(ix: RowIndex, pad: number, inline: boolean, out: OutBytes): boolean {
+    const at = (this.tape0 + 16 * ix.count + 15) & ~15;
+    // a token's line: its break, indent (nesting is at most MAX_DEPTH), separator; its bytes never grow
+    const bound = ix.rowEnd - ix.rowStart + ix.count * (pad + 2 * MAX_DEPTH + 8) + pad + 64;
+    try {
+      this.reserve(at + bound);
+    } catch {
+      return false;
+    }
+    ix.tape = this.tape;
+    const end = this.x.render(at, pad, inline ? 1 : 0);
+    if (end < 0) return false;
+    const n = end - at;
+    out.reserve(n);
+    this.node.copy(out.buf, out.len, at, end);
+    out.len += n;
+    return true;
   }
 
   private loadKeys(keys: KeyTable): void {

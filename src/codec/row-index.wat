@@ -586,4 +586,308 @@
         (if (i32.gt_s (local.get $intLen) (i32.const 16)) (then (return (i32.const 0))))
         (local.set $sig (i32.add (local.get $intLen) (i32.sub (local.get $e) (local.get $fracStart))))))
     (i32.le_s (local.get $sig) (i32.const 15)))
+  ;; ---- Rendering from the tape (the last scan's): renderJson(row, 2) ----
+  ;; A consumer's rendering, reading the index, never the grammar again: the
+  ;; row re-indented as renderJson(row, 2) prints the parsed row (indent 2,
+  ;; "," / ": ", raw UTF-8, escapes decoded but for the ones the renderer
+  ;; writes, lone surrogates escaped, numbers as recorded, keys in their
+  ;; order), every line indented by $pad more spaces; $inline: one line,
+  ;; renderJson(row, null)'s ", " / ": ". It declines an object with a
+  ;; repeated key, with an escaped key beside others (it could equal one
+  ;; once decoded), or with keys out of order and more than 64 of them (the
+  ;; repeat check is pairwise). The host made room for the output.
+
+  (global $op (mut i32) (i32.const 0))    ;; the output's next byte
+  (global $pad (mut i32) (i32.const 0))
+  (global $inline (mut i32) (i32.const 0))
+
+  ;; Render the tape's root at $out: the output's end, or -1 (declined).
+  (func (export "render") (param $out i32) (param $pad i32) (param $inline i32) (result i32)
+    (global.set $op (local.get $out))
+    (global.set $pad (local.get $pad))
+    (global.set $inline (local.get $inline))
+    (call $fill (local.get $pad))
+    (if (i32.eqz (call $render (i32.const 0) (i32.const 0))) (then (return (i32.const -1))))
+    (global.get $op))
+
+  (func $tok (param $t i32) (result i32)
+    (i32.add (global.get $tape0) (i32.shl (local.get $t) (i32.const 4))))
+  (func $nextOf (param $t i32) (result i32)
+    (i32.load offset=12 (call $tok (local.get $t))))
+
+  (func $put (param $c i32)
+    (i32.store8 (global.get $op) (local.get $c))
+    (global.set $op (i32.add (global.get $op) (i32.const 1))))
+
+  ;; A line break and the indent of `level` (nothing inline).
+  (func $newline (param $level i32)
+    (local $n i32)
+    (if (global.get $inline) (then (return)))
+    (call $put (i32.const 0x0a))
+    (local.set $n (i32.add (global.get $pad) (i32.shl (local.get $level) (i32.const 1))))
+    (call $fill (local.get $n)))
+
+  ;; n spaces, eight at a time (the output has room past its end: what is
+  ;; written past the n is written over next).
+  (func $fill (param $n i32)
+    (local $o i32) (local $end i32)
+    (local.set $o (global.get $op))
+    (local.set $end (i32.add (local.get $o) (local.get $n)))
+    (block $done
+      (loop $words
+        (br_if $done (i32.ge_u (local.get $o) (local.get $end)))
+        (i64.store (local.get $o) (i64.const 0x2020202020202020))
+        (local.set $o (i32.add (local.get $o) (i32.const 8)))
+        (br $words)))
+    (global.set $op (local.get $end)))
+
+  (func $separator
+    (call $put (i32.const 0x2c))
+    (if (global.get $inline) (then (call $put (i32.const 0x20)))))
+
+  (func $render (param $t i32) (param $level i32) (result i32)
+    (local $a i32) (local $kind i32) (local $end i32) (local $c i32)
+    (local.set $a (call $tok (local.get $t)))
+    (local.set $kind (i32.and (i32.load (local.get $a)) (i32.const 15)))
+    (if (i32.or (i32.eq (local.get $kind) (i32.const 4)) (i32.eq (local.get $kind) (i32.const 3)))
+      (then (call $renderString (local.get $a)) (return (i32.const 1))))
+    (if (i32.gt_u (local.get $kind) (i32.const 2))
+      (then (call $copyToken (local.get $a)) (return (i32.const 1))))
+    (local.set $end (i32.load offset=12 (local.get $a)))
+    ;; { or [
+    (call $put (select (i32.const 0x7b) (i32.const 0x5b) (i32.eq (local.get $kind) (i32.const 1))))
+    (if (i32.eq (local.get $end) (i32.add (local.get $t) (i32.const 1)))
+      (then
+        (call $put (select (i32.const 0x7d) (i32.const 0x5d) (i32.eq (local.get $kind) (i32.const 1))))
+        (return (i32.const 1))))
+    (local.set $c (i32.add (local.get $t) (i32.const 1)))
+    (if (i32.eq (local.get $kind) (i32.const 1))
+      (then
+        (if (i32.eqz (call $distinctKeys (local.get $t) (local.get $end))) (then (return (i32.const 0))))
+        (loop $member
+          (if (i32.ne (local.get $c) (i32.add (local.get $t) (i32.const 1))) (then (call $separator)))
+          (call $newline (i32.add (local.get $level) (i32.const 1)))
+          (call $renderString (call $tok (local.get $c)))
+          (call $put (i32.const 0x3a))
+          (call $put (i32.const 0x20))
+          (if (i32.eqz (call $render (i32.add (local.get $c) (i32.const 1)) (i32.add (local.get $level) (i32.const 1))))
+            (then (return (i32.const 0))))
+          (local.set $c (call $nextOf (i32.add (local.get $c) (i32.const 1))))
+          (br_if $member (i32.lt_u (local.get $c) (local.get $end))))
+        (call $newline (local.get $level))
+        (call $put (i32.const 0x7d))
+        (return (i32.const 1))))
+    (loop $element
+      (if (i32.ne (local.get $c) (i32.add (local.get $t) (i32.const 1))) (then (call $separator)))
+      (call $newline (i32.add (local.get $level) (i32.const 1)))
+      (if (i32.eqz (call $render (local.get $c) (i32.add (local.get $level) (i32.const 1))))
+        (then (return (i32.const 0))))
+      (local.set $c (call $nextOf (local.get $c)))
+      (br_if $element (i32.lt_u (local.get $c) (local.get $end))))
+    (call $newline (local.get $level))
+    (call $put (i32.const 0x5d))
+    (i32.const 1))
+
+  ;; The keys of object t (its subtree ends at `end`) are distinct as json.loads reads them.
+  (func $distinctKeys (param $t i32) (param $end i32) (result i32)
+    (local $k i32) (local $j i32) (local $n i32) (local $ka i32) (local $ja i32) (local $len i32)
+    (local.set $k (i32.add (local.get $t) (i32.const 1)))
+    (if (i32.eq (call $nextOf (i32.add (local.get $k) (i32.const 1))) (local.get $end)) (then (return (i32.const 1))))
+    (loop $keys
+      (if (i32.and (i32.load (call $tok (local.get $k))) (i32.const 16)) (then (return (i32.const 0))))
+      (local.set $n (i32.add (local.get $n) (i32.const 1)))
+      (local.set $k (call $nextOf (i32.add (local.get $k) (i32.const 1))))
+      (br_if $keys (i32.lt_u (local.get $k) (local.get $end))))
+    ;; Unsorted covers the objects inside too: without it none has keys out of order, so none repeats one
+    (if (i32.eqz (i32.and (i32.load (call $tok (local.get $t))) (i32.const 128))) (then (return (i32.const 1))))
+    (if (i32.gt_u (local.get $n) (i32.const 64)) (then (return (i32.const 0))))
+    (local.set $k (i32.add (local.get $t) (i32.const 1)))
+    (loop $outer
+      (local.set $ka (call $tok (local.get $k)))
+      (local.set $len (i32.sub (i32.load offset=8 (local.get $ka)) (i32.load offset=4 (local.get $ka))))
+      (local.set $j (i32.add (local.get $t) (i32.const 1)))
+      (block $inner_done
+        (loop $inner
+          (br_if $inner_done (i32.ge_u (local.get $j) (local.get $k)))
+          (local.set $ja (call $tok (local.get $j)))
+          (if (i32.eq (i32.sub (i32.load offset=8 (local.get $ja)) (i32.load offset=4 (local.get $ja))) (local.get $len))
+            (then
+              (if (call $same
+                    (i32.sub (i32.load offset=4 (local.get $ka)) (global.get $bias))
+                    (i32.sub (i32.load offset=4 (local.get $ja)) (global.get $bias))
+                    (local.get $len))
+                (then (return (i32.const 0))))))
+          (local.set $j (call $nextOf (i32.add (local.get $j) (i32.const 1))))
+          (br $inner)))
+      (local.set $k (call $nextOf (i32.add (local.get $k) (i32.const 1))))
+      (br_if $outer (i32.lt_u (local.get $k) (local.get $end))))
+    (i32.const 1))
+
+  ;; The token at tape address a, its bytes as they are.
+  (func $copyToken (param $a i32)
+    (local $n i32) (local $src i32) (local $o i32) (local $end i32)
+    (local.set $n (i32.sub (i32.load offset=8 (local.get $a)) (i32.load offset=4 (local.get $a))))
+    (local.set $src (i32.sub (i32.load offset=4 (local.get $a)) (global.get $bias)))
+    (if (i32.gt_u (local.get $n) (i32.const 64))
+      (then
+        (memory.copy (global.get $op) (local.get $src) (local.get $n))
+        (global.set $op (i32.add (global.get $op) (local.get $n)))
+        (return)))
+    ;; a short token eight bytes at a time: the row is followed by its slack, the
+    ;; output has room past its end (what is written past the n is written over next)
+    (local.set $o (global.get $op))
+    (local.set $end (i32.add (local.get $o) (local.get $n)))
+    (block $done
+      (loop $words
+        (br_if $done (i32.ge_u (local.get $o) (local.get $end)))
+        (i64.store (local.get $o) (i64.load (local.get $src)))
+        (local.set $o (i32.add (local.get $o) (i32.const 8)))
+        (local.set $src (i32.add (local.get $src) (i32.const 8)))
+        (br $words)))
+    (global.set $op (local.get $end)))
+
+  (func $hexDigit (param $n i32) (result i32)
+    (i32.add (local.get $n) (select (i32.const 0x30) (i32.const 0x57) (i32.lt_u (local.get $n) (i32.const 10)))))
+
+  ;; \uXXXX, lowercase, as the renderer writes a code unit it escapes, at o: returns the output's end.
+  (func $unicodeEscape (param $o i32) (param $u i32) (result i32)
+    (i32.store16 (local.get $o) (i32.const 0x755c))
+    (i32.store8 offset=2 (local.get $o) (call $hexDigit (i32.and (i32.shr_u (local.get $u) (i32.const 12)) (i32.const 15))))
+    (i32.store8 offset=3 (local.get $o) (call $hexDigit (i32.and (i32.shr_u (local.get $u) (i32.const 8)) (i32.const 15))))
+    (i32.store8 offset=4 (local.get $o) (call $hexDigit (i32.and (i32.shr_u (local.get $u) (i32.const 4)) (i32.const 15))))
+    (i32.store8 offset=5 (local.get $o) (call $hexDigit (i32.and (local.get $u) (i32.const 15))))
+    (i32.add (local.get $o) (i32.const 6)))
+
+  ;; A code unit below 0x80 as the renderer writes it, at o: its short escape,
+  ;; \u00XX for another control, else itself. Returns the output's end.
+  (func $unit (param $o i32) (param $u i32) (result i32)
+    (local $letter i32)
+    (block $found
+      (local.set $letter (i32.const 0x22))
+      (br_if $found (i32.eq (local.get $u) (i32.const 0x22)))
+      (local.set $letter (i32.const 0x5c))
+      (br_if $found (i32.eq (local.get $u) (i32.const 0x5c)))
+      (local.set $letter (i32.const 0x62))
+      (br_if $found (i32.eq (local.get $u) (i32.const 0x08)))
+      (local.set $letter (i32.const 0x74))
+      (br_if $found (i32.eq (local.get $u) (i32.const 0x09)))
+      (local.set $letter (i32.const 0x6e))
+      (br_if $found (i32.eq (local.get $u) (i32.const 0x0a)))
+      (local.set $letter (i32.const 0x66))
+      (br_if $found (i32.eq (local.get $u) (i32.const 0x0c)))
+      (local.set $letter (i32.const 0x72))
+      (br_if $found (i32.eq (local.get $u) (i32.const 0x0d)))
+      (if (i32.lt_u (local.get $u) (i32.const 0x20)) (then (return (call $unicodeEscape (local.get $o) (local.get $u)))))
+      (i32.store8 (local.get $o) (local.get $u))
+      (return (i32.add (local.get $o) (i32.const 1))))
+    (i32.store8 (local.get $o) (i32.const 0x5c))
+    (i32.store8 offset=1 (local.get $o) (local.get $letter))
+    (i32.add (local.get $o) (i32.const 2)))
+
+  ;; The code unit a short escape's letter d stands for (" \ / as themselves).
+  (func $shortValue (param $d i32) (result i32)
+    (if (i32.eq (local.get $d) (i32.const 0x62)) (then (return (i32.const 0x08))))
+    (if (i32.eq (local.get $d) (i32.const 0x66)) (then (return (i32.const 0x0c))))
+    (if (i32.eq (local.get $d) (i32.const 0x6e)) (then (return (i32.const 0x0a))))
+    (if (i32.eq (local.get $d) (i32.const 0x72)) (then (return (i32.const 0x0d))))
+    (if (i32.eq (local.get $d) (i32.const 0x74)) (then (return (i32.const 0x09))))
+    (local.get $d))
+
+  ;; The value of the (valid) hex digits at p..p+3.
+  (func $hex4At (param $p i32) (result i32)
+    (i32.or
+      (i32.or
+        (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u (local.get $p))) (i32.const 15)) (i32.const 12))
+        (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=1 (local.get $p))) (i32.const 15)) (i32.const 8)))
+      (i32.or
+        (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $p))) (i32.const 15)) (i32.const 4))
+        (i32.and (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $p))) (i32.const 15)))))
+
+  ;; The string or key token at tape address a as the renderer writes it.
+  (func $renderString (param $a i32)
+    (local $p i32) (local $e i32) (local $o i32) (local $w i64) (local $c i32) (local $d i32) (local $u i32) (local $lo i32) (local $cp i32)
+    (if (i32.eqz (i32.and (i32.load (local.get $a)) (i32.const 16)))
+      (then (call $copyToken (local.get $a)) (return)))
+    (local.set $p (i32.sub (i32.load offset=4 (local.get $a)) (global.get $bias)))
+    ;; the closing quote
+    (local.set $e (i32.sub (i32.sub (i32.load offset=8 (local.get $a)) (global.get $bias)) (i32.const 1)))
+    (local.set $o (global.get $op))
+    (i32.store8 (local.get $o) (i32.const 0x22))
+    (local.set $o (i32.add (local.get $o) (i32.const 1)))
+    (local.set $p (i32.add (local.get $p) (i32.const 1)))
+    (block $done
+      (loop $bytes
+        ;; eight bytes at a time while they end before the closing quote: copied
+        ;; whole, the output moved past those before the first backslash
+        (if (i32.le_u (i32.add (local.get $p) (i32.const 8)) (local.get $e))
+          (then
+            (local.set $w (i64.xor (i64.load (local.get $p)) (i64.const 0x5c5c5c5c5c5c5c5c)))
+            (local.set $w
+              (i64.and (i64.and (i64.sub (local.get $w) (i64.const 0x0101010101010101)) (i64.xor (local.get $w) (i64.const -1)))
+                       (i64.const 0x8080808080808080)))
+            (i64.store (local.get $o) (i64.load (local.get $p)))
+            (if (i64.eqz (local.get $w))
+              (then
+                (local.set $o (i32.add (local.get $o) (i32.const 8)))
+                (local.set $p (i32.add (local.get $p) (i32.const 8)))
+                (br $bytes)))
+            ;; the lowest flagged byte is the first backslash
+            (local.set $c (i32.wrap_i64 (i64.shr_u (i64.ctz (local.get $w)) (i64.const 3))))
+            (local.set $o (i32.add (local.get $o) (local.get $c)))
+            (local.set $p (i32.add (local.get $p) (local.get $c))))
+          (else
+            (br_if $done (i32.ge_u (local.get $p) (local.get $e)))
+            (local.set $c (i32.load8_u (local.get $p)))
+            (if (i32.ne (local.get $c) (i32.const 0x5c))
+              (then
+                (i32.store8 (local.get $o) (local.get $c))
+                (local.set $o (i32.add (local.get $o) (i32.const 1)))
+                (local.set $p (i32.add (local.get $p) (i32.const 1)))
+                (br $bytes)))))
+        (local.set $d (i32.load8_u offset=1 (local.get $p)))
+        (if (i32.ne (local.get $d) (i32.const 0x75))
+          (then
+            (local.set $o (call $unit (local.get $o) (call $shortValue (local.get $d))))
+            (local.set $p (i32.add (local.get $p) (i32.const 2)))
+            (br $bytes)))
+        (local.set $u (call $hex4At (i32.add (local.get $p) (i32.const 2))))
+        (local.set $p (i32.add (local.get $p) (i32.const 6)))
+        (if (i32.lt_u (local.get $u) (i32.const 0x80))
+          (then (local.set $o (call $unit (local.get $o) (local.get $u))) (br $bytes)))
+        (if (i32.lt_u (local.get $u) (i32.const 0x800))
+          (then
+            (i32.store8 (local.get $o) (i32.or (i32.const 0xc0) (i32.shr_u (local.get $u) (i32.const 6))))
+            (i32.store8 offset=1 (local.get $o) (i32.or (i32.const 0x80) (i32.and (local.get $u) (i32.const 63))))
+            (local.set $o (i32.add (local.get $o) (i32.const 2)))
+            (br $bytes)))
+        (if (i32.ne (i32.and (local.get $u) (i32.const 0xf800)) (i32.const 0xd800))
+          (then
+            (i32.store8 (local.get $o) (i32.or (i32.const 0xe0) (i32.shr_u (local.get $u) (i32.const 12))))
+            (i32.store8 offset=1 (local.get $o) (i32.or (i32.const 0x80) (i32.and (i32.shr_u (local.get $u) (i32.const 6)) (i32.const 63))))
+            (i32.store8 offset=2 (local.get $o) (i32.or (i32.const 0x80) (i32.and (local.get $u) (i32.const 63))))
+            (local.set $o (i32.add (local.get $o) (i32.const 3)))
+            (br $bytes)))
+        ;; a surrogate: a high one followed by an escaped low one is one code point (as Python reads it)
+        (local.set $lo (i32.const -1))
+        (if (i32.and
+              (i32.and (i32.le_u (local.get $u) (i32.const 0xdbff)) (i32.lt_u (local.get $p) (local.get $e)))
+              (i32.and (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5c)) (i32.eq (i32.load8_u offset=1 (local.get $p)) (i32.const 0x75))))
+          (then (local.set $lo (call $hex4At (i32.add (local.get $p) (i32.const 2))))))
+        (if (i32.eq (i32.and (local.get $lo) (i32.const -1024)) (i32.const 0xdc00))
+          (then
+            (local.set $cp
+              (i32.add (i32.const 0x10000)
+                (i32.or (i32.shl (i32.sub (local.get $u) (i32.const 0xd800)) (i32.const 10)) (i32.sub (local.get $lo) (i32.const 0xdc00)))))
+            (i32.store8 (local.get $o) (i32.or (i32.const 0xf0) (i32.shr_u (local.get $cp) (i32.const 18))))
+            (i32.store8 offset=1 (local.get $o) (i32.or (i32.const 0x80) (i32.and (i32.shr_u (local.get $cp) (i32.const 12)) (i32.const 63))))
+            (i32.store8 offset=2 (local.get $o) (i32.or (i32.const 0x80) (i32.and (i32.shr_u (local.get $cp) (i32.const 6)) (i32.const 63))))
+            (i32.store8 offset=3 (local.get $o) (i32.or (i32.const 0x80) (i32.and (local.get $cp) (i32.const 63))))
+            (local.set $o (i32.add (local.get $o) (i32.const 4)))
+            (local.set $p (i32.add (local.get $p) (i32.const 6)))
+            (br $bytes)))
+        ;; a lone surrogate cannot be UTF-8: the renderer escapes it
+        (local.set $o (call $unicodeEscape (local.get $o) (local.get $u)))
+        (br $bytes)))
+    (i32.store8 (local.get $o) (i32.const 0x22))
+    (global.set $op (i32.add (local.get $o) (i32.const 1))))
 )

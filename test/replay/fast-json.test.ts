@@ -8,7 +8,8 @@ import { describe, expect, test } from "bun:test";
 import { classifyLine } from "../../src/journal/reader.ts";
 import { renderJson } from "../../src/render/json.ts";
 import { RowTranscoder } from "../../src/replay/fast-json.ts";
-import { HOSTILE_LINES, writerRows } from "./hostile-rows.ts";
+import { TOP_LEVEL_FROM } from "../../src/codec/row-index.ts";
+import { HOSTILE_LINES, RAW_LINES, writerRows } from "./hostile-rows.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -40,4 +41,41 @@ describe("RowTranscoder = renderJson of the parsed row", () => {
       expect(taken).toBeGreaterThan(120);
     });
   }
+
+  test("huge rows, key order, and bytes no reader takes: rendered exactly or declined, never in between", () => {
+    const unit = "\\u00e9 \\ud83d\\ude00 \\ud800 lone \\n\\t\\\"q\\\" \\/ \\u001b[0m plain text ";
+    const esc = unit.repeat(30_000);
+    const long = `{"event": "long", "out": "${esc}", "nested": {"z": [1, 2.5, "${unit.repeat(100)}"], "a": null}}`;
+    const dense = `{"event": "dense", "n": [${Array.from({ length: 600_000 }, (_, i) => i % 10).join(",")}]}`;
+    const sortedMany = "{" + Array.from({ length: 90 }, (_, i) => `"k${String(i).padStart(3, "0")}": ${i}`).join(", ") + "}";
+    const unsortedMany = "{" + Array.from({ length: 90 }, (_, i) => `"k${String(89 - i).padStart(3, "0")}": ${i}`).join(", ") + "}";
+    const unsortedDup = "{" + Array.from({ length: 10 }, (_, i) => `"k${9 - i}": ${i}`).join(", ") + ', "k3": 0}';
+    expect(long.length).toBeGreaterThan(TOP_LEVEL_FROM);
+    expect(dense.length).toBeGreaterThan(TOP_LEVEL_FROM);
+    const tc = new RowTranscoder();
+    const cases: [Uint8Array, boolean][] = [
+      [enc.encode(long), true],
+      [enc.encode('{"event": "after a long one", "s": "\\u00e9"}'), true],
+      [enc.encode(dense), false], // past the module's tape budget for a huge row: the exact path's
+      [enc.encode(sortedMany), true],
+      [enc.encode(unsortedMany), false], // keys out of order, more than the pairwise check takes
+      [enc.encode(unsortedDup), false],
+      ...RAW_LINES.map((b): [Uint8Array, boolean] => [b, false]),
+    ];
+    for (const [b, takes] of cases) {
+      for (const inline of [false, true]) {
+        tc.reset();
+        const ok = inline ? tc.rowInline(b, 0, b.length) : tc.row(b, 0, b.length, 4);
+        expect(ok).toBe(takes);
+        if (!ok) {
+          expect(tc.len).toBe(0);
+          continue;
+        }
+        const v = classifyLine(b);
+        if (v.kind !== "row") throw new Error("not a row");
+        const want = inline ? renderJson(v.row, null) : renderJson(v.row, 2).replace(/^/gm, "    ");
+        expect(dec.decode(tc.buf.subarray(0, tc.len)) === want).toBe(true);
+      }
+    }
+  });
 });
