@@ -762,8 +762,8 @@ class Scanner {
   /** Ready to scan `b` up to `limit` onto ix's tape. */
   over(b: Uint8Array, limit: number, ix: RowIndex, topLevel: boolean): this {
     if (this.b !== b) {
+      // every caller has set ix.buf to b (begin, containerSpelling)
       this.b = b;
-      ix.buf = b;
       this.dv = ix.viewsOfBuf().dv;
     }
     this.e = limit;

@@ -384,14 +384,7 @@
                     (i32.load8_u offset=256 (i32.load8_u offset=4 (local.get $p)))
                     (i32.load8_u offset=256 (i32.load8_u offset=5 (local.get $p))))))
               (if (i32.and (local.get $h) (i32.const 0x80)) (then (return (i32.const -1))))
-              (local.set $v
-                (i32.or
-                  (i32.or
-                    (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $p))) (i32.const 15)) (i32.const 12))
-                    (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $p))) (i32.const 15)) (i32.const 8)))
-                  (i32.or
-                    (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=4 (local.get $p))) (i32.const 15)) (i32.const 4))
-                    (i32.and (i32.load8_u offset=256 (i32.load8_u offset=5 (local.get $p))) (i32.const 15)))))
+              (local.set $v (call $hex4At (i32.add (local.get $p) (i32.const 2))))
               ;; NotPython: an uppercase digit, a printable ASCII code, or a
               ;; control code Python writes with a short escape (\b \t \n \f \r)
               (if (i32.or
@@ -793,7 +786,7 @@
     (if (i32.eq (local.get $d) (i32.const 0x74)) (then (return (i32.const 0x09))))
     (local.get $d))
 
-  ;; The value of the (valid) hex digits at p..p+3.
+  ;; The value of the hex digits at p..p+3 (valid: the scan checked them).
   (func $hex4At (param $p i32) (result i32)
     (i32.or
       (i32.or

@@ -74,16 +74,12 @@ export class DiffPlan {
   }
 }
 
-/** One indexed row: its members' spans and classes in a reusable table. */
+/**
+ * One indexed row: its members as the index holds them (member m's class is
+ * its key id, `ix.keyId[m]`), and its event token.
+ */
 export class RowScan {
   readonly ix = new RowIndex();
-  /** Key start (its opening quote) and value spans of the top-level members, in row order. */
-  readonly keyS = new Int32Array(MAX_MEMBERS);
-  readonly valS = new Int32Array(MAX_MEMBERS);
-  readonly valE = new Int32Array(MAX_MEMBERS);
-  /** Each member's value token on the index's tape. */
-  readonly valT = new Int32Array(MAX_MEMBERS);
-  readonly cls = new Int32Array(MAX_MEMBERS);
   n = 0;
   /** The event member's value (a string token, quotes included), or -1; -2 when it is not a string. */
   eventS = -1;
@@ -92,6 +88,21 @@ export class RowScan {
 
   constructor(readonly plan: DiffPlan) {
     this.eventId = plan.roles.findIndex((r) => r.event) + 1;
+  }
+
+  /** Member m's key start (its opening quote). */
+  keyStart(m: number): number {
+    return this.ix.start(this.ix.member[m]!);
+  }
+
+  /** Member m's value token on the tape. */
+  valueTok(m: number): number {
+    return this.ix.member[m]! + 1;
+  }
+
+  /** The end of member m's value. */
+  valueEnd(m: number): number {
+    return this.ix.end(this.ix.member[m]! + 1);
   }
 
   /** Index the line b[s, e) as one object, nothing around it. False: declined, the exact reader decides. */
@@ -103,19 +114,8 @@ export class RowScan {
     if (keys === null || indexObjectAt(b, s, e, ix, keys, true) !== e || ix.repeatedName) return false;
     const n = ix.members;
     if (n > MAX_MEMBERS) return false;
-    const tape = ix.tape;
-    const member = ix.member;
-    const keyId = ix.keyId;
-    for (let m = 0; m < n; m++) {
-      const kt = member[m]!;
-      if ((tape[4 * kt]! & Spell.Escaped) !== 0) return false;
-      const vt = kt + 1;
-      this.keyS[m] = tape[4 * kt + 1]!;
-      this.valS[m] = tape[4 * vt + 1]!;
-      this.valE[m] = tape[4 * vt + 2]!;
-      this.valT[m] = vt;
-      this.cls[m] = keyId[m]!;
-    }
+    // an escaped key may spell a key the rules name
+    for (let m = 0; m < n; m++) if ((ix.flags(ix.member[m]!) & Spell.Escaped) !== 0) return false;
     this.n = n;
     const ev = ix.valueOf(this.eventId);
     if (ev < 0) this.eventS = -1;

@@ -251,13 +251,13 @@ class JournalSide {
     const roles = this.plan.roles;
     for (let k = 0; k < this.alignedAt.length; k++) this.alignedAt[k] = -1;
     for (let m = 0; m < sc.n; m++) {
-      const c = sc.cls[m]!;
+      const c = sc.ix.keyId[m]!;
       if (c === 0) continue;
       const r = roles[c - 1]!;
       if (r.ignored >= 0) this.ignoredSeen[r.ignored] = 1;
       for (let j = 0; j < r.dotted.length; j++) {
         const k = r.dotted[j]!;
-        const x = pathReaches(sc.ix, sc.valT[m]!, this.plan.segments[k]!, 1);
+        const x = pathReaches(sc.ix, sc.valueTok(m), this.plan.segments[k]!, 1);
         if (x < 0) return false;
         if (x > 0) this.ignoredSeen[k] = 1;
       }
@@ -265,13 +265,13 @@ class JournalSide {
     }
     for (let k = 0; k < this.alignedAt.length; k++) {
       const m = this.alignedAt[k]!;
-      if (m >= 0 && this.alias(sc.valT[m]!, false) === null) return false;
+      if (m >= 0 && this.alias(sc.valueTok(m), false) === null) return false;
     }
     for (let k = 0; k < this.alignedAt.length; k++) {
       const m = this.alignedAt[k]!;
       if (m < 0) continue;
       this.alignedSeen[k] = 1;
-      this.sig[m] = this.alias(sc.valT[m]!, true)!;
+      this.sig[m] = this.alias(sc.valueTok(m), true)!;
     }
     return true;
   }
@@ -336,7 +336,7 @@ function sameBytes(a: JournalSide, as: number, ae: number, b: JournalSide, bs: n
 /** The first member at or after m that is compared (not SKIP), or n. */
 function nextCompared(sc: RowScan, m: number, mode: Uint8Array): number {
   const n = sc.n;
-  const cls = sc.cls;
+  const cls = sc.ix.keyId;
   while (m < n && mode[cls[m]!] === SKIP) m++;
   return m;
 }
@@ -347,8 +347,8 @@ function fastEqual(a: JournalSide, b: JournalSide, mode: Uint8Array): boolean {
   const B = b.scan;
   if (A.eventS < 0 || B.eventS < 0 || !sameBytes(a, A.eventS, A.eventE, b, B.eventS, B.eventE)) return false;
   if (!a.project() || !b.project()) return false;
-  const ca = A.cls;
-  const cb = B.cls;
+  const ca = A.ix.keyId;
+  const cb = B.ix.keyId;
   let i = nextCompared(A, 0, mode);
   let j = nextCompared(B, 0, mode);
   while (i < A.n && j < B.n) {
@@ -362,7 +362,7 @@ function fastEqual(a: JournalSide, b: JournalSide, mode: Uint8Array): boolean {
         i++;
         j++;
       }
-      if (!sameBytes(a, A.keyS[i0]!, A.valE[i]!, b, B.keyS[j0]!, B.valE[j]!)) return false;
+      if (!sameBytes(a, A.keyStart(i0), A.valueEnd(i), b, B.keyStart(j0), B.valueEnd(j))) return false;
     }
     i = nextCompared(A, i + 1, mode);
     j = nextCompared(B, j + 1, mode);

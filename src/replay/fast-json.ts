@@ -61,7 +61,8 @@ export class RowTranscoder extends ByteSink {
 
   private take(b: Uint8Array, s: number, e: number, pad: number, inline: boolean): boolean {
     const ix = this.ix;
-    if (b[s] !== 0x7b || b[e - 1] !== 0x7d || indexObjectAtWasm(b, s, e, ix, undefined, true) !== e) return false;
+    // an object that starts at s and ends at e: nothing around it
+    if (indexObjectAtWasm(b, s, e, ix, undefined, true) !== e) return false;
     // A CR between tokens is JSON whitespace to the index, but universal newlines read such a line as two
     if ((ix.rowFlags & Spell.OddSpace) !== 0 && holdsCr(b, s, e)) return false;
     return renderJsonOf(ix, pad, inline, this);
