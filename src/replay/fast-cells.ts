@@ -1,5 +1,5 @@
 import { paint } from "../render/ansi.ts";
-import { EVENT_STYLES } from "./display.ts";
+import { EVENT_STYLES, REASON_EVENTS } from "./display.ts";
 import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { formatFixed } from "./format.ts";
@@ -29,8 +29,28 @@ const TICK = slot("tick");
 const FAILED = slot("failed_signals");
 /** Detail parts shown as their text when truthy, in order. */
 const TEXT_PARTS = [MODEL, ROLE];
-/** Fields whose detail depends on the event or on lists: such rows take displayRow (a failure's reason: rare, and clipped by cell width). */
-const RARE = ["run_id", "max_agents", "ticks", "fingerprint", "reason", "failure_class", "cost_known", "adapter", "steps_done"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
+/** Fields detailText shows for any event: a row holding one takes displayRow. */
+const SHOWN_ALWAYS = ["max_agents", "ticks"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
+/**
+ * Fields detailText shows only for some events (EVENT_SHOWN): a row of
+ * such an event holding one takes displayRow (a failure's reason: rare,
+ * and clipped by cell width); on any other event they are not shown.
+ */
+const SHOWN_BY_EVENT = ["run_id", "fingerprint", "reason", "failure_class", "cost_known", "adapter", "steps_done"].map((f) => DISPLAY_FIELDS.indexOf(f as never));
+/** Every event detailText reads a SHOWN_BY_EVENT field of (REASON_EVENTS and the events it names). */
+const EVENT_SHOWN = [...REASON_EVENTS, "task_resume_fallback", "agent_spawned", "task_resumed", "run_started", "run_completed"].map((e) => new TextEncoder().encode(e));
+
+/** The row's event, a string b[s, e) (quotes included), is one of EVENT_SHOWN (an escaped spelling counts as one). */
+function eventShowsMore(b: Uint8Array, s: number, e: number): boolean {
+  for (const name of EVENT_SHOWN) {
+    if (e - s - 2 !== name.length) continue;
+    let i = 0;
+    while (i < name.length && b[s + 1 + i] === name[i]) i++;
+    if (i === name.length) return true;
+  }
+  for (let i = s + 1; i < e - 1; i++) if (b[i] === BACKSLASH) return true;
+  return false;
+}
 
 const latin1 = new TextDecoder("latin1");
 
@@ -372,9 +392,13 @@ export class RowCells extends CellSpans {
     return len >= 0;
   }
 
-  /** detailText for a row with none of the RARE fields: model, role, cost_usd, failed_signals, tick. */
+  /** detailText for a row with no field its event shows but these: model, role, cost_usd, failed_signals, tick. */
   private readDetail(r: LoadedRow): boolean {
-    for (let i = 0; i < RARE.length; i++) if (r.fieldS[RARE[i]!]! >= 0) return false;
+    for (let i = 0; i < SHOWN_ALWAYS.length; i++) if (r.fieldS[SHOWN_ALWAYS[i]!]! >= 0) return false;
+    const es = r.fieldS[EVENT]!;
+    for (let i = 0; i < SHOWN_BY_EVENT.length; i++) {
+      if (r.fieldS[SHOWN_BY_EVENT[i]!]! >= 0 && (es < 0 || eventShowsMore(r.mem, es, r.fieldE[EVENT]!))) return false;
+    }
     const b = r.mem;
     this.detailLen = 0;
     for (let k = 0; k < TEXT_PARTS.length; k++) {

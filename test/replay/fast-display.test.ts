@@ -77,6 +77,16 @@ const edges = join(dir, "edges.jsonl");
     if (i % 3 === 1) m.push(`"run_id": "r"`);
     lines.push(`{${m.join(", ")}}`);
   }
+  // fields detailText shows only on some events (fast-cells.ts SHOWN_BY_EVENT), or on any (SHOWN_ALWAYS), on
+  // events that show them, events that do not, and an event name spelled with an escape
+  const byEvent = ["run_id", "fingerprint", "reason", "failure_class", "cost_known", "adapter", "steps_done", "max_agents", "ticks"];
+  const shownOn = ["run_started", "run_completed", "agent_spawned", "task_resumed", "task_resume_fallback", "task_failed", "dispatch_knob_selection", "provider_state_capability", "agent\\u005fspawned", "run_complete"];
+  const values = ['"claude_code"', "false", "3", '""', '"fp0123456789abcdef"', "0"];
+  for (let i = 0; i < byEvent.length * shownOn.length; i++) {
+    const m = [`"ts": 1727000300.${i}`, `"event": "${shownOn[i % shownOn.length]}"`, `"${byEvent[Math.floor(i / shownOn.length)]}": ${values[i % values.length]}`];
+    if (i % 3 === 0) m.push(`"model": "m-${i}"`, `"${byEvent[(i + 4) % byEvent.length]}": ${values[(i + 1) % values.length]}`);
+    lines.push(`{${m.join(", ")}}`);
+  }
   writeFileSync(edges, lines.join("\n") + "\n");
 }
 const journals = [hostile, clean, edges, long, largeRows, ...vectors];
