@@ -20,11 +20,12 @@ import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
  * from slices of their bytes (fast-row.ts) and any other row on the exact
  * path, at its position in the recomputed chain.
  *
- * The events are kept as their JSON text (json.dumps spelling, joined by
- * ", ") while that stays under EVENTS_CAP; a longer list is not kept, and
- * `eachEventText` reads the journal a second time to stream it, so memory
- * stays bounded at any N (nothing is written before the whole prefix was
- * read: an error at row N-1 leaves stdout empty).
+ * The events are kept as an EventList (each distinct type's JSON text
+ * once, json.dumps spelling, and a 16-bit id per event) while that stays
+ * under EVENTS_CAP bytes; a longer list, or one of too many distinct types,
+ * is not kept, and `eachEventText` reads the journal a second time to
+ * stream it, so memory stays bounded at any N (nothing is written before
+ * the whole prefix was read: an error at row N-1 leaves stdout empty).
  */
 
 /** The kernel's read area (the chunk size of the projection's reads). */
@@ -34,15 +35,114 @@ const EVENT_KEY = Buffer.from(', "event": "');
 const PREV_KEY = Buffer.from('", "prev_hash": "');
 const HASH_AFTER_TYPE = '", "prev_hash": "'.length - 1 + 64 + '", "payload_hash": "'.length + 64 + '", "event_hash": "'.length;
 
-/** The event list kept in memory up to this many bytes of JSON text. */
+/** The event list kept in memory up to this many bytes (EventList.bytes). */
 const EVENTS_CAP = 8 << 20;
 
 export interface Projection {
   head_hash: string;
   step_count: number;
-  /** The events' JSON strings joined by ", ", or null when they were too many to keep (use eachEventText). */
-  eventsText: Uint8Array[] | null;
+  /** The events, or null when they were too many to keep (use eachEventText). */
+  events: EventList | null;
 }
+
+/**
+ * A list of events as the JSON text of their types: each distinct token
+ * once (a run has a few dozen types; its events, hundreds of thousands),
+ * and per event its token's id in blocks of 16-bit ids, so the list costs
+ * two bytes an event and growing it never copies.
+ */
+export class EventList {
+  private tokens = new Uint8Array(4096);
+  private tokensLen = 0;
+  private readonly tokenStart = new Int32Array(TOKENS_MAX + 1);
+  /** Open addressing by the token's hash: a token's id + 1 (0: empty slot). */
+  private readonly slots = new Uint16Array(SLOTS);
+  private readonly blocks: Uint16Array[] = [];
+  private cur = new Uint16Array(0);
+  private at = 0;
+  private distinct = 0;
+  /** Events held. */
+  length = 0;
+
+  /** Memory held: ids, tokens and the table. */
+  get bytes(): number {
+    return this.length * 2 + this.tokens.length + this.slots.byteLength + this.tokenStart.byteLength;
+  }
+
+  /** Add the event whose type's JSON text is src[s, e); false when the list holds TOKENS_MAX types already and this is a new one. */
+  push(src: Uint8Array, s: number, e: number): boolean {
+    const id = this.idOf(src, s, e);
+    if (id < 0) return false;
+    if (this.at === this.cur.length) {
+      this.cur = new Uint16Array(ID_BLOCK);
+      this.blocks.push(this.cur);
+      this.at = 0;
+    }
+    this.cur[this.at++] = id;
+    this.length++;
+    return true;
+  }
+
+  private idOf(src: Uint8Array, s: number, e: number): number {
+    let h = 0x811c9dc5;
+    for (let i = s; i < e; i++) h = Math.imul(h ^ src[i]!, 0x01000193);
+    const n = e - s;
+    for (let slot = (h >>> 0) & (SLOTS - 1); ; slot = (slot + 1) & (SLOTS - 1)) {
+      const held = this.slots[slot]!;
+      if (held === 0) break;
+      const ts = this.tokenStart[held - 1]!;
+      if (this.tokenStart[held]! - ts !== n) continue;
+      let i = 0;
+      while (i < n && this.tokens[ts + i] === src[s + i]) i++;
+      if (i === n) return held - 1;
+    }
+    if (this.distinct === TOKENS_MAX) return -1;
+    if (this.tokensLen + n > this.tokens.length) {
+      const grown = new Uint8Array(Math.max(2 * this.tokens.length, this.tokensLen + n));
+      grown.set(this.tokens.subarray(0, this.tokensLen));
+      this.tokens = grown;
+    }
+    this.tokens.set(src.subarray(s, e), this.tokensLen);
+    this.tokensLen += n;
+    const id = this.distinct++;
+    this.tokenStart[id + 1] = this.tokensLen;
+    let slot = (h >>> 0) & (SLOTS - 1);
+    while (this.slots[slot] !== 0) slot = (slot + 1) & (SLOTS - 1);
+    this.slots[slot] = id + 1;
+    return id;
+  }
+
+  /** The events' JSON text joined by ", ", in pieces of about 1 MiB (one buffer: a piece is valid until the next). */
+  *texts(): Generator<Uint8Array> {
+    let out = new Uint8Array(BLOCK);
+    let pos = 0;
+    let k = 0;
+    for (const block of this.blocks) {
+      const n = Math.min(block.length, this.length - k);
+      for (let i = 0; i < n; i++, k++) {
+        const id = block[i]!;
+        const ts = this.tokenStart[id]!;
+        const te = this.tokenStart[id + 1]!;
+        if (pos + 2 + te - ts > out.length) {
+          if (pos > 0) yield out.subarray(0, pos);
+          pos = 0;
+          if (te - ts + 2 > out.length) out = new Uint8Array(te - ts + 2);
+        }
+        if (k > 0) {
+          out[pos++] = 0x2c;
+          out[pos++] = 0x20;
+        }
+        for (let j = ts; j < te; j++) out[pos++] = this.tokens[j]!;
+      }
+    }
+    if (pos > 0) yield out.subarray(0, pos);
+  }
+}
+
+/** Distinct types an EventList holds (its ids are 16 bits; the table stays at most half full). */
+const TOKENS_MAX = 1 << 15;
+const SLOTS = 1 << 16;
+const ID_BLOCK = 1 << 16;
 
 /**
  * ASCII text kept in blocks of about 1 MiB, each ending between two pushes
@@ -70,13 +170,9 @@ class BlockBuffer {
     this.at += n;
     this.len += n;
   }
-  /** The blocks, in order (views: valid until the next push). */
-  pieces(): Uint8Array[] {
-    return [...this.sealed, this.cur.subarray(0, this.at)];
-  }
   /** Hand out what is held and start empty (the current block is reused). */
   take(): Uint8Array[] {
-    const out = this.pieces().map((p) => p.slice());
+    const out = [...this.sealed, this.cur.subarray(0, this.at).slice()];
     this.sealed.length = 0;
     this.at = 0;
     this.len = 0;
@@ -144,17 +240,12 @@ function kernelBulk(
 export async function projectRunFast(path: string, fromStep: number, eventsCap = EVENTS_CAP): Promise<Projection> {
   const upper = Math.max(0, fromStep);
   checkInput(path, { what: "journal" });
-  if (upper === 0) return { head_hash: "", step_count: 0, eventsText: [] };
-  let events: BlockBuffer | null = new BlockBuffer();
-  let first = true;
+  let events: EventList | null = new EventList();
+  if (upper === 0) return { head_hash: "", step_count: 0, events };
   const walked = await finish(walkChain(path, upper, (src, s, e) => {
-    if (events === null) return;
-    if (!first) events.push(SEP, 0, SEP.length);
-    first = false;
-    events.push(src, s, e);
-    if (events.len > eventsCap) events = null;
+    if (events !== null && (!events.push(src, s, e) || events.bytes > eventsCap)) events = null;
   }));
-  return { ...walked, eventsText: events === null ? null : (events as BlockBuffer).pieces() };
+  return { ...walked, events };
 }
 
 /**
@@ -182,31 +273,33 @@ function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: n
     head.set(lines.subarray(at, at + 64)),
   );
   let big: VerifyKernel | null = null;
+  /** A line the reader assembled whole (it spanned two reads, or is long): on a kernel sized to it (as verify's long rows), linked from the head. */
+  const assembled = (bytes: Uint8Array): boolean => {
+    const n = bytes.length;
+    if (!hasHead || count >= upper || n > LONG_LINE_MAX) return false;
+    if (big === null || big.readCap < n + 1) {
+      big = null; // the old kernel's memory is garbage before the new one is made
+      big = new VerifyKernel(copyCapFor(n), 1);
+    }
+    const b = big.lines;
+    b.set(bytes, 0);
+    b[n] = 0x0a;
+    b[n + 1] = 0x0a; // the sentinel
+    big.prev.set(head);
+    if (big.verify(0, n + 1, count, KernelMode.Chain) !== n + 1 || big.rows !== 1) return false;
+    const text = Buffer.from(b.buffer, b.byteOffset, n);
+    const t0 = text.indexOf(EVENT_KEY) + EVENT_KEY.length - 1;
+    const t1 = text.indexOf(PREV_KEY, t0) + 1;
+    head.set(big.prev);
+    addEvent(b, t0, t1);
+    return true;
+  };
   yield* readFastLines(path, {
     buffer: lines,
     bulk,
-    fast: () => false,
-    // a line the reader assembled whole: on a kernel sized to it (as verify's long rows), linked from the head
-    long: (bytes) => {
-      const n = bytes.length;
-      if (!hasHead || count >= upper || n > LONG_LINE_MAX) return false;
-      if (big === null || big.readCap < n + 1) {
-        big = null; // the old kernel's memory is garbage before the new one is made
-        big = new VerifyKernel(copyCapFor(n), 1);
-      }
-      const b = big.lines;
-      b.set(bytes, 0);
-      b[n] = 0x0a;
-      b[n + 1] = 0x0a; // the sentinel
-      big.prev.set(head);
-      if (big.verify(0, n + 1, count, KernelMode.Chain) !== n + 1 || big.rows !== 1) return false;
-      const text = Buffer.from(b.buffer, b.byteOffset, n);
-      const t0 = text.indexOf(EVENT_KEY) + EVENT_KEY.length - 1;
-      const t1 = text.indexOf(PREV_KEY, t0) + 1;
-      head.set(big.prev);
-      addEvent(b, t0, t1);
-      return true;
-    },
+    // a line in the read buffer the bulk probe left is the exact path's; one that spanned two reads is not in it
+    fast: (buf, s, e) => buf !== lines && assembled(buf.subarray(s, e)),
+    long: assembled,
     exact: (v, _bytes, lineNo) => {
       if (v.kind !== "row") return;
       const type = eventTypeOf(v.row);
@@ -264,7 +357,7 @@ const ascii = (t: string): Uint8Array => Buffer.from(t, "latin1");
 
 /** The events' JSON text of a projection, kept or read again. */
 function eventTexts(path: string, p: Projection): Iterable<Uint8Array> {
-  return p.eventsText !== null ? p.eventsText : eachEventText(path, p.step_count);
+  return p.events !== null ? p.events.texts() : eachEventText(path, p.step_count);
 }
 
 /**
