@@ -177,11 +177,13 @@ function textField(row: PyObject, key: string): string {
 
 /** Token figures of a row: `tokens` or `total_tokens`, else `input_tokens + output_tokens`. */
 function tokensOf(row: PyObject): number {
-  const num = (k: string): number => {
-    const v = fieldNumber(row, k) ?? null;
-    return v !== null && Number.isFinite(v) && v > 0 ? v : 0;
-  };
-  return num("tokens") || num("total_tokens") || num("input_tokens") + num("output_tokens");
+  return tokenCount(row, "tokens") || tokenCount(row, "total_tokens") || tokenCount(row, "input_tokens") + tokenCount(row, "output_tokens");
+}
+
+/** A positive finite number at `key`, else 0 (a function, not a closure per row: each would be garbage). */
+function tokenCount(row: PyObject, key: string): number {
+  const v = fieldNumber(row, key) ?? null;
+  return v !== null && Number.isFinite(v) && v > 0 ? v : 0;
 }
 
 /** The run-cumulative cost a row records: `task_completed.cost_usd` (run-cumulative by the spec), `budget_exhausted.spent_usd`. */
@@ -384,7 +386,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     tokens += tk;
     if (event === "tick_start") ticks++;
     if (event === "run_started" && !git.branch && !git.sha) git = { branch: textField(row, "git_branch"), sha: textField(row, "git_sha") };
-    series.add(at, { tick: event === "tick_start", cost: c, tokens: tk });
+    series.add(at, event === "tick_start", c, tk);
     const typeName = clipText(event, KEY_CHARS);
     const typeKey = types.has(typeName) || types.size < MAX_EVENT_TYPES ? typeName : "(other)";
     types.set(typeKey, (types.get(typeKey) ?? 0) + 1);

@@ -26,12 +26,13 @@ export class Series {
   private readonly cost = new Float64Array(BUCKETS).fill(NaN);
   private maxT = 0;
 
-  add(t: number, f: { tick: boolean; cost: number | null; tokens: number }): void {
+  /** One event at `t` (its facts as arguments: an object per row would be garbage). */
+  add(t: number, tick: boolean, cost: number | null, tokens: number): void {
     const i = this.slot(t);
     this.events[i]!++;
-    if (f.tick) this.ticks[i]!++;
-    if (f.tokens) this.tokens[i]! += f.tokens;
-    if (f.cost !== null) this.cost[i] = Math.max(Number.isNaN(this.cost[i]!) ? -Infinity : this.cost[i]!, f.cost);
+    if (tick) this.ticks[i]!++;
+    if (tokens) this.tokens[i]! += tokens;
+    if (cost !== null) this.cost[i] = Math.max(Number.isNaN(this.cost[i]!) ? -Infinity : this.cost[i]!, cost);
   }
 
   private slot(t: number): number {

@@ -92,9 +92,9 @@ describe("AttemptTracker reaps by agent", () => {
 describe("Series", () => {
   test("fixed buckets over any span; cumulative cost carried forward", () => {
     const s = new Series();
-    s.add(0, { tick: true, cost: null, tokens: 10 });
-    s.add(500, { tick: false, cost: 0.5, tokens: 0 });
-    s.add(3_600_000, { tick: true, cost: 1.25, tokens: 5 });
+    s.add(0, true, null, 10);
+    s.add(500, false, 0.5, 0);
+    s.add(3_600_000, true, 1.25, 5);
     const j = s.toJson();
     expect(j.events.length).toBeLessThanOrEqual(BUCKETS);
     expect(j.bucket_ms * BUCKETS).toBeGreaterThan(3_600_000);

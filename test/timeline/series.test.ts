@@ -22,8 +22,8 @@ describe("LaneDensity", () => {
     expect(backend.busy.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     // Every lane shares the run series' time axis.
     const s = new Series();
-    s.add(0, { tick: false, cost: null, tokens: 0 });
-    s.add(3_600_500, { tick: false, cost: null, tokens: 0 });
+    s.add(0, false, null, 0);
+    s.add(3_600_500, false, null, 0);
     expect(s.toJson().bucket_ms).toBe(j.bucket_ms);
     for (const l of j.lanes) expect(l.busy).toHaveLength(s.toJson().events.length);
   });
