@@ -481,7 +481,9 @@ interface RowScanExports {
   keyProbe: WebAssembly.Global;
   keyName: WebAssembly.Global;
   keyBytes: WebAssembly.Global;
+  lexeme: WebAssembly.Global;
   counts: WebAssembly.Global;
+  floatRepr(n: number): number;
   scan(p: number, e: number, members: number, tape0: number, bias: number, maxPages: number): number;
   render(out: number, pad: number, inline: number): number;
   useKeys(on: number): void;
@@ -645,9 +647,22 @@ class WasmScanner {
     return true;
   }
 
+  /**
+   * Whether the float lexeme b[s, e) (at most LEXEME_MAX bytes) is Python's
+   * repr, by the module's exact integer test (src/wasm/float.wat): 1 yes,
+   * -1 no, 0 undecided.
+   */
+  floatRepr(b: Uint8Array, s: number, e: number): number {
+    const at = this.x.lexeme.value as number;
+    const u8 = this.u8;
+    for (let i = s; i < e; i++) u8[at + i - s] = b[i]!;
+    u8[at + e - s] = 0;
+    return this.x.floatRepr(e - s);
+  }
+
   private loadKeys(keys: KeyTable): void {
     this.keys = keys;
-    const written = keys.size > 0 && keys.writeTo(this.u8, this.x.keyProbe.value as number, this.x.keyName.value as number, this.x.keyBytes.value as number, this.x.counts.value as number);
+    const written = keys.size > 0 && keys.writeTo(this.u8, this.x.keyProbe.value as number, this.x.keyName.value as number, this.x.keyBytes.value as number, this.x.lexeme.value as number);
     this.keysIn = keys.size === 0 || written;
     this.x.useKeys(written ? 1 : 0);
   }
@@ -1022,11 +1037,24 @@ const scanner = new Scanner();
 /** The last float lexeme found to be a repr (rows repeat their floats). */
 let lastPythonFloat = "";
 
-/** True when the float lexeme b[s, e) is exactly Python's repr of its value. */
+/** The module instance that decides float lexemes the digits alone leave open (isPythonFloat). */
+let floatDecider: WasmScanner | undefined;
+
+/**
+ * True when the float lexeme b[s, e) is exactly Python's repr of its value:
+ * by its digits, else by the module's exact test (no string made) once the
+ * process has the module (compiling it only for this would page in the
+ * engine's WebAssembly compiler, megabytes of resident code), else (a tie,
+ * or no module) by converting it.
+ */
 export function isPythonFloat(b: Uint8Array, s: number, e: number): boolean {
   if (e - s > 32) return false;
   const quick = fixedFloatIsRepr(b, s, e);
   if (quick !== 0) return quick > 0;
+  if (rowScanModule.isCompiled()) {
+    const exact = (floatDecider ??= new WasmScanner()).floatRepr(b, s, e);
+    if (exact !== 0) return exact > 0;
+  }
   const text = asciiText(b, s, e);
   if (text === lastPythonFloat) return true;
   if (!isFloatRepr(text)) return false;

@@ -14,7 +14,8 @@
 ;;    768  KEYPROBE[256]  the key table's probe slots (row-index.ts KeyTable):
 ;;                        a name's id, 0 empty
 ;;   1024  KEYNAME[128]   per id: u16 offset (from 1536) and u16 length of its name
-;;   1536  the names' bytes, up to 4088
+;;   1536  the names' bytes, up to 4040
+;;   4040  LEXEME[48]     a float lexeme the host asks about (floatRepr)
 ;;   4088  the last $scan's token count and top-level member count (i32 each)
 ;;   4096  heapBase: the host puts the row here, then a sentinel 0 byte at
 ;;         its end and slack, then the top-level members (8 bytes each: the
@@ -32,6 +33,7 @@
   (global (export "keyProbe") i32 (i32.const 768))
   (global (export "keyName") i32 (i32.const 1024))
   (global (export "keyBytes") i32 (i32.const 1536))
+  (global (export "lexeme") i32 (i32.const 4040))
   (global (export "counts") i32 (i32.const 4088))
   (global (export "heapBase") i32 (i32.const 4096))
 
@@ -433,9 +435,6 @@
     (if (i32.and (i32.eq (local.get $c) (i32.const 0xf4)) (i32.ge_u (local.get $c1) (i32.const 0x90))) (then (return (i32.const -1))))
     (i32.const 4))
 
-  (func $isDigit (param $c i32) (result i32)
-    (i32.lt_u (i32.sub (local.get $c) (i32.const 0x30)) (i32.const 10)))
-
   ;; ASCII digits at p, eight at a time while a whole word is digits.
   (func $skipDigits (param $p i32) (result i32)
     (local $x i64)
@@ -447,7 +446,7 @@
                     (i64.const 0x3030303030303030)))
         (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
     (loop $byte
-      (if (call $isDigit (i32.load8_u (local.get $p)))
+      (if (call $isDigit (local.get $p))
         (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
     (local.get $p))
 
@@ -491,7 +490,7 @@
         (if (i32.lt_u (i32.sub (local.get $c) (i32.const 0x31)) (i32.const 9))
           (then (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 1)))))
           (else (return (i32.const -1))))))
-    (if (i32.and (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2e)) (call $isDigit (i32.load8_u offset=1 (local.get $p))))
+    (if (i32.and (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2e)) (call $isDigit (i32.add (local.get $p) (i32.const 1))))
       (then
         (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 2))))
         (local.set $isFloat (i32.const 1))))
@@ -501,7 +500,7 @@
         (local.set $c (i32.load8_u (local.get $q)))
         (if (i32.or (i32.eq (local.get $c) (i32.const 0x2b)) (i32.eq (local.get $c) (i32.const 0x2d)))
           (then (local.set $q (i32.add (local.get $q) (i32.const 1)))))
-        (if (call $isDigit (i32.load8_u (local.get $q)))
+        (if (call $isDigit (local.get $q))
           (then
             (local.set $p (call $skipDigits (i32.add (local.get $q) (i32.const 1))))
             (local.set $isFloat (i32.const 1))))))
@@ -521,7 +520,7 @@
     (local.set $quick
       (if (result i32) (i32.gt_s (i32.sub (local.get $p) (local.get $start)) (i32.const 32))
         (then (i32.const -1))
-        (else (call $fixedFloatIsRepr (local.get $start) (local.get $p)))))
+        (else (call $fixedFloat (local.get $start) (local.get $p)))))
     (local.set $f
       (if (result i32) (i32.gt_s (local.get $quick) (i32.const 0))
         (then (i32.const 0))
@@ -530,55 +529,12 @@
     (drop (call $push (i32.or (i32.const 6) (local.get $f)) (local.get $start) (local.get $p)))
     (local.get $p))
 
-  ;; row-index.ts fixedFloatIsRepr: whether the fixed-notation float lexeme
-  ;; [s, e) is Python's repr by its digits alone: 1 yes, -1 no, 0 undecided.
-  (func $fixedFloatIsRepr (param $s i32) (param $e i32) (result i32)
-    (local $p i32) (local $intStart i32) (local $intEnd i32) (local $fracStart i32) (local $intLen i32)
-    (local $i i32) (local $last i32) (local $z i32) (local $sig i32)
-    (local.set $p (local.get $s))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d)) (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
-    (local.set $intStart (local.get $p))
-    (loop $int
-      (if (call $isDigit (i32.load8_u (local.get $p)))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $int))))
-    (local.set $intEnd (local.get $p))
-    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x2e)) (then (return (i32.const 0))))
-    (local.set $fracStart (i32.add (local.get $p) (i32.const 1)))
-    (if (i32.lt_s (i32.sub (local.get $e) (local.get $fracStart)) (i32.const 1)) (then (return (i32.const 0))))
-    (local.set $i (local.get $fracStart))
-    (block $done
-      (loop $frac
-        (br_if $done (i32.ge_s (local.get $i) (local.get $e)))
-        (if (i32.eqz (call $isDigit (i32.load8_u (local.get $i)))) (then (return (i32.const 0))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $frac)))
-    (local.set $intLen (i32.sub (local.get $intEnd) (local.get $intStart)))
-    (if (i32.eqz (local.get $intLen)) (then (return (i32.const 0))))
-    (if (i32.and (i32.gt_s (local.get $intLen) (i32.const 1)) (i32.eq (i32.load8_u (local.get $intStart)) (i32.const 0x30)))
-      (then (return (i32.const 0))))
-    (if (i32.and (i32.eq (i32.sub (local.get $e) (local.get $fracStart)) (i32.const 1))
-                 (i32.eq (i32.load8_u (local.get $fracStart)) (i32.const 0x30)))
-      (then
-        ;; X.0: an integral value; repr is fixed for magnitudes below 1e16
-        (if (i32.gt_s (local.get $intLen) (i32.const 16)) (then (return (i32.const 0))))
-        (local.set $last (i32.sub (local.get $intEnd) (i32.const 1)))
-        (loop $zeros
-          (if (i32.and (i32.gt_s (local.get $last) (local.get $intStart)) (i32.eq (i32.load8_u (local.get $last)) (i32.const 0x30)))
-            (then (local.set $last (i32.sub (local.get $last) (i32.const 1))) (br $zeros))))
-        (return (i32.le_s (i32.add (i32.sub (local.get $last) (local.get $intStart)) (i32.const 1)) (i32.const 15)))))
-    (if (i32.eq (i32.load8_u (i32.sub (local.get $e) (i32.const 1))) (i32.const 0x30)) (then (return (i32.const -1))))
-    (if (i32.and (i32.eq (local.get $intLen) (i32.const 1)) (i32.eq (i32.load8_u (local.get $intStart)) (i32.const 0x30)))
-      (then
-        (local.set $z (local.get $fracStart))
-        (loop $lead
-          (if (i32.eq (i32.load8_u (local.get $z)) (i32.const 0x30))
-            (then (local.set $z (i32.add (local.get $z) (i32.const 1))) (br $lead))))
-        (if (i32.gt_s (i32.sub (local.get $z) (local.get $fracStart)) (i32.const 3)) (then (return (i32.const 0))))
-        (local.set $sig (i32.sub (local.get $e) (local.get $z))))
-      (else
-        (if (i32.gt_s (local.get $intLen) (i32.const 16)) (then (return (i32.const 0))))
-        (local.set $sig (i32.add (local.get $intLen) (i32.sub (local.get $e) (local.get $fracStart))))))
-    (i32.le_s (local.get $sig) (i32.const 15)))
+  ;; Whether the float lexeme the host wrote at LEXEME (`n` bytes, a 0 byte
+  ;; after it) is Python's repr of its value: 1 yes, -1 no, 0 undecided
+  ;; (only the host's exact test tells: ties, and forms float.wat leaves).
+  (func (export "floatRepr") (param $n i32) (result i32)
+    (call $floatRepr (i32.const 4040) (i32.add (i32.const 4040) (local.get $n))))
+
   ;; ---- Rendering from the tape (the last scan's): renderJson(row, 2) ----
   ;; A consumer's rendering, reading the index, never the grammar again: the
   ;; row re-indented as renderJson(row, 2) prints the parsed row (indent 2,
@@ -883,4 +839,6 @@
         (br $bytes)))
     (i32.store8 (local.get $o) (i32.const 0x22))
     (global.set $op (i32.add (local.get $o) (i32.const 1))))
+
+  (@include "../wasm/float.wat")
 )

@@ -1,6 +1,6 @@
 ;; Whether a float lexeme is Python's repr of the double it reads as,
-;; decided without the host (both kernels include this file): what the
-;; kernels used to ask the host for (a string made and parsed per float),
+;; decided without the host (both kernels and the codec's row scanner
+;; include this file): what the kernels used to ask the host for (a string made and parsed per float),
 ;; which on journals of random-looking floats (scores, costs, durations) was
 ;; a call and a few strings for one row in six, or for every float of a step
 ;; row. $floatRepr: up to 15 significant digits the spelling decides

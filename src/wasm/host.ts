@@ -9,12 +9,13 @@
 const VIEW_CACHE = 16384;
 
 /** A module compiled on first use and then shared (also with worker threads, which are handed it). */
-export function compiledOnce(base64: string): { get(): WebAssembly.Module; set(m: WebAssembly.Module): void; binary(): Uint8Array } {
+export function compiledOnce(base64: string): { get(): WebAssembly.Module; set(m: WebAssembly.Module): void; binary(): Uint8Array; isCompiled(): boolean } {
   let compiled: WebAssembly.Module | undefined;
   let bytes: Uint8Array | undefined;
   const binary = () => (bytes ??= Buffer.from(base64, "base64"));
   return {
     binary,
+    isCompiled: () => compiled !== undefined,
     get: () => (compiled ??= new WebAssembly.Module(binary())),
     set: (m) => {
       compiled = m;

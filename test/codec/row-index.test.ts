@@ -8,7 +8,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { canonical, dumps, isPyObject, parse, type PyValue } from "../../src/pyjson/index.ts";
-import { indexRow, KeyTable, NOT_COMPACT_CANONICAL, NOT_PYTHON_DEFAULT, RowIndex, Spell, Tok } from "../../src/codec/row-index.ts";
+import { indexRow, isPythonFloat, KeyTable, NOT_COMPACT_CANONICAL, NOT_PYTHON_DEFAULT, RowIndex, Spell, Tok } from "../../src/codec/row-index.ts";
+import { floatRepr, isFloatRepr } from "../../src/pyjson/float.ts";
 import { Gen } from "../pyjson/gen.ts";
 
 const enc = new TextEncoder();
@@ -161,5 +162,34 @@ describe("row index vs the exact reference", () => {
       const b = enc.encode(text);
       expect(indexRow(b, 0, b.length, ix)).toBe(ok);
     }
+  });
+});
+
+describe("isPythonFloat", () => {
+  test("is the exact test on 16-17 digit lexemes, their near misses, exponents and ties (what the digits alone leave to the module)", () => {
+    const enc = new TextEncoder();
+    let seed = 0x9e3779b9;
+    const rnd = (): number => {
+      seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+      return seed / 4294967296;
+    };
+    const wrong: string[] = [];
+    const check = (lexeme: string): void => {
+      // in a row, with bytes on both sides
+      const b = enc.encode(`[${lexeme}, 1]`);
+      if (isPythonFloat(b, 1, 1 + lexeme.length) !== isFloatRepr(lexeme) && wrong.length < 10) wrong.push(lexeme);
+    };
+    for (let i = 0; i < 30_000; i++) {
+      const v = rnd() < 0.5 ? 1.7e9 + rnd() * 1e8 : rnd() * 10 ** (Math.floor(rnd() * 40) - 20);
+      const t = floatRepr(v);
+      check(t);
+      check(v.toPrecision(17));
+      check(v.toPrecision(16));
+      // a last digit off by one
+      const last = t.charCodeAt(t.length - 1);
+      if (last > 0x30 && last < 0x39) check(t.slice(0, -1) + String.fromCharCode(last + 1));
+    }
+    for (const l of ["9007199254740993.0", "0.30000000000000004", "1e-05", "1e+16", "5e-324", "1.7976931348623157e+308", "1E+16", "123456789012345678.5", "0.00010000000000000001"]) check(l);
+    expect(wrong).toEqual([]);
   });
 });
