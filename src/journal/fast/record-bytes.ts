@@ -1,21 +1,26 @@
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, skipBlanks, SPACE, TAB } from "../../codec/bytes.ts";
-import { CanonicalEmitter, copyBytes, envelopeKind, Key, scanCanonicalString, scanPlainKey, writeHex } from "./emitter.ts";
+import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, SPACE } from "../../codec/bytes.ts";
+import { compareSpans, indexObjectAt, indexObjectAtJs, KeyTable, KIND_MASK, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
+import { copyBytes, RecordHasher, writeHex } from "./record-hasher.ts";
 
 /**
  * `journal record` from stdin at byte level: an input line
- * `{"event": T, "k": v, ...}` already in json.dumps spelling (what a
- * Python producer writes) becomes its journal row without decoding a
- * string or building a Map:
+ * `{"event": T, "k": v, ...}` in json.dumps spelling (what a Python
+ * producer writes, with any whitespace between tokens) becomes its journal
+ * row without decoding a string or building a Map. The line is read once,
+ * by the codec (src/codec/row-index.ts), into an index; both outputs are
+ * written from the index:
  *
- *   payload pre-image = the input's members plus "event", sorted, compact
- *                       (the canonical emitter, emitter.ts);
+ *   payload pre-image = the input's members (with "event"), sorted, compact;
+ *                       nested objects sorted too;
  *   row               = envelope, then the members in input order with
  *                       json.dumps' default ", " / ": " separators.
  *
- * Anything else — non-ASCII bytes, foreign spellings, duplicate keys,
- * payload keys that overwrite or collide with envelope fields, a
- * `hash_profile` — is refused (false) and the caller takes the exact path
- * (parse, validate, encode), which also produces the proper errors.
+ * Tokens are copied as written, so the index must say each is Python's
+ * spelling. Anything else is refused (false) and the caller takes the exact
+ * path (parse, validate, encode), which also makes the proper errors: raw
+ * UTF-8, escaped keys, foreign spellings (the index's flags), a duplicate
+ * key at any depth (the exact path keeps the last), any envelope key or
+ * `hash_profile` among the members, an empty or non-string event type.
  */
 
 const enc = new TextEncoder();
@@ -28,15 +33,30 @@ const P_PREV = enc.encode(', "prev_hash": "');
 const P_PH = enc.encode('", "payload_hash": "');
 const P_EH = enc.encode('", "event_hash": "');
 
+/** The keys an input line may not hold on this path, "event" first (its id is 1): the envelope the writer computes, and hash_profile. */
+const INPUT_KEYS = new KeyTable(["event", "ts", "elapsed_s", "index", "prev_hash", "payload_hash", "event_hash", "hash_profile"]);
+const EVENT_ID = 1;
+/** Spellings a token copied into the pre-image or the row may not have (floats are decided first). */
+const NOT_PYTHON = Spell.Utf8 | Spell.NotPython | Spell.KeyNotPlain;
+/**
+ * Input lines at least this long may go to the codec's WebAssembly scanner
+ * (indexObjectAt); shorter ones, the common event, to its JavaScript one:
+ * a run of short events then never compiles the module, which would page
+ * in the engine's WebAssembly compiler (megabytes of resident code) for a
+ * scan the JavaScript one does about as fast on such lines.
+ */
+const MODULE_FROM = 8 << 10;
+/** A container whose bytes are json.dumps' default spelling already: no compact separator, no other whitespace. */
+const NOT_DEFAULT_SPACING = Spell.Tight | Spell.OddSpace;
+
 export class RecordRowBuilder {
-  /** The memory (read area, pre-images, and the row area at its rowBase) and the canonical re-emission. */
-  private readonly em: CanonicalEmitter;
-  // input-order members (the row keeps the producer's order)
-  private rKeyS = new Int32Array(1024);
-  private rKeyE = new Int32Array(1024);
-  private rValS = new Int32Array(1024);
-  private rValE = new Int32Array(1024);
-  private rCount = 0;
+  /** The memory (read area, pre-images, and the row area at its rowBase) and the hashes. */
+  private readonly h: RecordHasher;
+  private readonly ix = new RowIndex();
+  /** Key tokens of the objects being sorted, a segment per nesting level. */
+  private order = new Int32Array(256);
+  /** Per entry of `order`, its key's sort prefix (sortKeys). */
+  private prefix = new Int32Array(256);
   private hasHead = false;
   /** End of the rows built so far in the row area (the batch to write). */
   private rowEnd = 0;
@@ -49,53 +69,53 @@ export class RecordRowBuilder {
     readCap = 1 << 16,
     readonly batchBytes = 1 << 20,
   ) {
-    this.em = new CanonicalEmitter(readCap, batchBytes + 2 * readCap + 4096);
-    this.rowEnd = this.em.rowBase;
+    this.h = new RecordHasher(readCap, batchBytes + 2 * readCap + 4096);
+    this.rowEnd = this.h.rowBase;
   }
 
   /** Bytes of rows waiting to be written. */
   batchLength(): number {
-    return this.rowEnd - this.em.rowBase;
+    return this.rowEnd - this.h.rowBase;
   }
 
   /** The rows built since the last reset (a view: write it before building more). */
   batchView(): Uint8Array {
-    return this.em.mem.subarray(this.em.rowBase, this.rowEnd);
+    return this.h.mem.subarray(this.h.rowBase, this.rowEnd);
   }
 
   resetBatch(): void {
-    this.rowEnd = this.em.rowBase;
+    this.rowEnd = this.h.rowBase;
   }
 
   /** Append a line built elsewhere (the generic path), keeping the batch in chain order. */
   appendLine(line: string): void {
-    const room = this.em.rowBase + this.em.rowCap - this.rowEnd;
-    const r = LINE_ENCODER.encodeInto(line, this.em.mem.subarray(this.rowEnd, this.rowEnd + room));
+    const room = this.h.rowBase + this.h.rowCap - this.rowEnd;
+    const r = LINE_ENCODER.encodeInto(line, this.h.mem.subarray(this.rowEnd, this.rowEnd + room));
     if (r.read !== line.length) throw new Error("record batch overflow");
     this.rowEnd += r.written;
   }
 
   /** Room for one more row of any size this builder takes, plus `extra` bytes of text? */
   hasRoomFor(extraBytes: number): boolean {
-    return this.em.rowBase + this.em.rowCap - this.rowEnd >= Math.max(extraBytes, 2 * this.em.readCap + 2048);
+    return this.h.rowBase + this.h.rowCap - this.rowEnd >= Math.max(extraBytes, 2 * this.h.readCap + 2048);
   }
 
   /** Largest input line this builder takes (longer lines take the exact path). */
   get maxLine(): number {
-    return this.em.readCap - 8;
+    return this.h.readCap - 8;
   }
 
   /** Continue the chain from `head` ("" = genesis): 64 hex characters or nothing. */
   setHead(head: string): void {
     this.hasHead = head.length > 0;
-    if (this.hasHead) for (let i = 0; i < 64; i++) this.em.mem[this.em.prevHex + i] = head.charCodeAt(i);
+    if (this.hasHead) for (let i = 0; i < 64; i++) this.h.mem[this.h.prevHex + i] = head.charCodeAt(i);
   }
 
   /** The head after the last built row. */
   head(): string {
     if (!this.hasHead) return "";
     let t = "";
-    for (let i = 0; i < 64; i++) t += String.fromCharCode(this.em.mem[this.em.prevHex + i]!);
+    for (let i = 0; i < 64; i++) t += String.fromCharCode(this.h.mem[this.h.prevHex + i]!);
     return t;
   }
 
@@ -107,94 +127,173 @@ export class RecordRowBuilder {
   build(line: Uint8Array, index: number, tsText: string, elapsedText: string): boolean {
     const n = line.length;
     if (n > this.maxLine || n < 2) return false;
-    const em = this.em;
-    em.mem.set(line, 0);
-    em.mem[n] = 10; // sentinel
-    if (!this.scanInput(0, n)) return false;
+    const h = this.h;
+    const ix = this.ix;
+    h.mem.set(line, 0);
+    const end = n < MODULE_FROM ? indexObjectAtJs(h.mem, 0, n, ix, INPUT_KEYS) : indexObjectAt(h.mem, 0, n, ix, INPUT_KEYS);
+    if (end !== n || !this.takes()) return false;
+    const o = this.preImage(h.outBase);
+    if (o < 0) return false;
+    h.outLen = o - h.outBase;
+    const type = ix.valueOf(EVENT_ID);
+    h.typeStart = ix.start(type);
+    h.typeEnd = ix.end(type);
     // chain: prev = our head (prevHex slot), payload hash, event hash
-    em.prevStart = em.prevHex;
-    em.prevEnd = this.hasHead ? em.prevHex + 64 : em.prevHex;
-    em.hashPayload();
-    if (!em.hashEvent(index)) return false;
+    h.prevStart = h.prevHex;
+    h.prevEnd = this.hasHead ? h.prevHex + 64 : h.prevHex;
+    h.hashPayload();
+    if (!h.hashEvent(index)) return false;
     this.writeRow(index, tsText, elapsedText);
-    em.advance();
+    h.advance();
     this.hasHead = true;
     return true;
   }
 
-  /** Validate an input event line and assemble its payload pre-image. */
-  private scanInput(s: number, e: number): boolean {
-    const em = this.em;
-    const b = em.mem;
-    const dv = em.dv;
-    let p = s;
-    if (b[p] !== LBRACE) return false;
-    p = skipBlanks(b, p + 1);
-    if (b[p] === RBRACE) return false;
-    em.begin();
-    this.rCount = 0;
-    let eventKeyS = -1;
-    for (;;) {
-      if (b[p] !== QUOTE) return false;
-      const ks = p + 1;
-      const ke = scanPlainKey(b, dv, ks);
-      if (ke < 0) return false;
-      p = skipBlanks(b, ke + 1);
-      if (b[p] !== COLON) return false;
-      p = skipBlanks(b, p + 1);
-      const kind = envelopeKind(b, ks, ke);
-      if (kind === Key.Event) {
-        if (eventKeyS >= 0 || b[p] !== QUOTE) return false;
-        const q = scanCanonicalString(b, dv, p + 1);
-        if (q < 0 || q === p + 1) return false; // an empty event type is refused by the exact path
-        em.typeStart = p;
-        em.typeEnd = q + 1;
-        eventKeyS = ks;
-        p = q + 1;
-      } else if (kind !== Key.Payload) {
-        return false; // envelope overwrite, chain field or hash_profile: exact path decides
-      } else {
-        const r = this.rCount++;
-        if (r >= this.rKeyS.length) return false;
-        this.rKeyS[r] = ks;
-        this.rKeyE[r] = ke;
-        this.rValS[r] = p;
-        p = em.member(p, ks, ke, 0);
-        if (p < 0) return false;
-        this.rValE[r] = p;
-      }
-      p = skipBlanks(b, p);
-      const d = b[p];
-      if (d === COMMA) {
-        p = skipBlanks(b, p + 1);
-        continue;
-      }
-      if (d !== RBRACE) return false;
-      p++;
-      break;
+  /** The indexed line is one this path writes: Python's spelling, one non-empty string "event", no other envelope key. */
+  private takes(): boolean {
+    const ix = this.ix;
+    if ((ix.spelling(0) & NOT_PYTHON) !== 0 || ix.repeatedName) return false;
+    for (let m = 0; m < ix.members; m++) if (ix.keyId[m]! > EVENT_ID) return false;
+    const type = ix.valueOf(EVENT_ID);
+    // an empty event type is refused by the exact path
+    return type >= 0 && ix.kind(type) === Tok.String && ix.end(type) - ix.start(type) > 2;
+  }
+
+  /** The payload pre-image at o: every top-level member, sorted by key, compact. Returns its end, or -1 (a duplicate key). */
+  private preImage(o: number): number {
+    const ix = this.ix;
+    const n = ix.members;
+    const order = this.segment(0, n);
+    for (let m = 0; m < n; m++) order[m] = ix.member[m]!;
+    if (!this.sortKeys(0, n)) return -1;
+    return this.members(0, n, o);
+  }
+
+  /** `{"k":v,...}` for the key tokens order[at, at+n) (sorted), values compact; at o. */
+  private members(at: number, n: number, o: number): number {
+    const b = this.h.mem;
+    const tape = this.ix.tape;
+    b[o++] = LBRACE;
+    for (let i = 0; i < n; i++) {
+      if (i > 0) b[o++] = COMMA;
+      const k = this.order[at + i]!;
+      o = this.copy(tape[4 * k + 1]!, tape[4 * k + 2]!, o);
+      b[o++] = COLON;
+      const w = tape[4 * k + 4]!;
+      const kind = w & KIND_MASK;
+      // a scalar, or a container already compact and sorted: its bytes
+      if ((kind !== Tok.Object && kind !== Tok.Array) || (w & NOT_COMPACT_CANONICAL) === 0) o = this.copy(tape[4 * k + 5]!, tape[4 * k + 6]!, o);
+      else if ((o = this.compact(k + 1, at + n, o)) < 0) return -1;
     }
-    if (p !== e || eventKeyS < 0) return false;
-    // duplicate keys (the exact path applies last-wins) and oversize pre-images are refused here
-    return em.finishPayload(eventKeyS);
+    b[o++] = RBRACE;
+    return o;
+  }
+
+  /** Token t in the pre-image's spelling (compact, objects sorted) at o; `free`: the first unused entry of `order`. Returns the end, or -1. */
+  private compact(t: number, free: number, o: number): number {
+    const tape = this.ix.tape;
+    const w = tape[4 * t]!;
+    const kind = w & KIND_MASK;
+    // a scalar, or a container already compact and sorted: its bytes
+    if ((kind !== Tok.Object && kind !== Tok.Array) || (w & NOT_COMPACT_CANONICAL) === 0) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
+    const b = this.h.mem;
+    const end = tape[4 * t + 3]!;
+    if (kind === Tok.Array) {
+      b[o++] = LBRACKET;
+      for (let c = t + 1; c < end; c = tape[4 * c + 3]!) {
+        if (c > t + 1) b[o++] = COMMA;
+        o = this.compact(c, free, o);
+        if (o < 0) return -1;
+      }
+      b[o++] = RBRACKET;
+      return o;
+    }
+    let n = 0;
+    for (let k = t + 1; k < end; k = tape[4 * (k + 1) + 3]!) n++;
+    const order = this.segment(free, n);
+    let i = free;
+    for (let k = t + 1; k < end; k = tape[4 * (k + 1) + 3]!) order[i++] = k;
+    if ((w & Spell.Unsorted) !== 0 && !this.sortKeys(free, n)) return -1;
+    return this.members(free, n, o);
+  }
+
+  /** `order` with room for n entries from `at`. */
+  private segment(at: number, n: number): Int32Array {
+    if (at + n > this.order.length) {
+      const grown = new Int32Array(Math.max(2 * this.order.length, at + n));
+      grown.set(this.order);
+      this.order = grown;
+      this.prefix = new Int32Array(grown.length);
+    }
+    return this.order;
+  }
+
+  /**
+   * Insertion-sort the key tokens order[at, at+n) by their text (plain
+   * ASCII keys, so byte order is Python's code-point order). Equal keys (a
+   * duplicate) return false: the exact path keeps the last.
+   */
+  private sortKeys(at: number, n: number): boolean {
+    const order = this.order;
+    const pre = this.prefix;
+    const tape = this.ix.tape;
+    const b = this.h.mem;
+    const dv = this.h.dv;
+    // Each key's first four bytes, big-endian, zero-padded: comparing two of these
+    // orders the keys unless they are equal (a plain key holds no zero byte, and its
+    // top byte is below 0x80: no sign trouble).
+    for (let i = at; i < at + n; i++) {
+      const k = order[i]!;
+      const s = tape[4 * k + 1]! + 1;
+      const len = tape[4 * k + 2]! - 1 - s;
+      const x = dv.getInt32(s, false);
+      pre[i] = len >= 4 ? x : len === 0 ? 0 : x & ~(-1 >>> (8 * len));
+    }
+    for (let i = at + 1; i < at + n; i++) {
+      const k = order[i]!;
+      const kp = pre[i]!;
+      let j = i - 1;
+      for (; j >= at; j--) {
+        const jp = pre[j]!;
+        if (jp < kp) break;
+        if (jp === kp) {
+          const q = order[j]!;
+          const c = compareSpans(b, tape[4 * q + 1]! + 1, tape[4 * q + 2]! - 1, tape[4 * k + 1]! + 1, tape[4 * k + 2]! - 1);
+          if (c === 0) return false;
+          if (c < 0) break;
+        }
+        order[j + 1] = order[j]!;
+        pre[j + 1] = jp;
+      }
+      order[j + 1] = k;
+      pre[j + 1] = kp;
+    }
+    return true;
+  }
+
+  /** Copy mem[s, e) to o; returns the end. */
+  private copy(s: number, e: number, o: number): number {
+    copyBytes(this.h.mem, this.h.dv, o, s, e - s);
+    return o + e - s;
   }
 
   private put(o: number, bytes: Uint8Array): number {
-    const b = this.em.mem;
+    const b = this.h.mem;
     for (let i = 0; i < bytes.length; i++) b[o++] = bytes[i]!;
     return o;
   }
 
   private putText(o: number, text: string): number {
-    const b = this.em.mem;
+    const b = this.h.mem;
     for (let i = 0; i < text.length; i++) b[o++] = text.charCodeAt(i);
     return o;
   }
 
-  /** The row line: envelope, then the input members in order, default separators. */
+  /** The row line: envelope, then the input members but "event" in order, default separators. */
   private writeRow(index: number, tsText: string, elapsedText: string): void {
-    const em = this.em;
-    const b = em.mem;
-    const dv = em.dv;
+    const h = this.h;
+    const ix = this.ix;
+    const b = h.mem;
     let o = this.rowEnd;
     o = this.put(o, P_TS);
     o = this.putText(o, tsText);
@@ -203,71 +302,53 @@ export class RecordRowBuilder {
     o = this.put(o, P_INDEX);
     o = this.putText(o, String(index));
     o = this.put(o, P_EVENT);
-    copyBytes(b, dv, o, em.typeStart, em.typeEnd - em.typeStart);
-    o += em.typeEnd - em.typeStart;
+    o = this.copy(h.typeStart, h.typeEnd, o);
     o = this.put(o, P_PREV);
-    if (em.prevEnd > em.prevStart) {
-      copyBytes(b, dv, o, em.prevStart, 64);
-      o += 64;
-    }
+    if (h.prevEnd > h.prevStart) o = this.copy(h.prevStart, h.prevStart + 64, o);
     o = this.put(o, P_PH);
-    o = writeHex(dv, o, em.payloadDigest);
+    o = writeHex(h.dv, o, h.payloadDigest);
     o = this.put(o, P_EH);
-    copyBytes(b, dv, o, em.curHex, 64);
-    o += 64;
+    o = this.copy(h.curHex, h.curHex + 64, o);
     b[o++] = QUOTE;
-    for (let r = 0; r < this.rCount; r++) {
+    for (let m = 0; m < ix.members; m++) {
+      if (ix.keyId[m] === EVENT_ID) continue;
+      const k = ix.member[m]!;
       b[o++] = COMMA;
       b[o++] = SPACE;
-      const k0 = this.rKeyS[r]! - 1;
-      const k1 = this.rKeyE[r]! + 1;
-      copyBytes(b, dv, o, k0, k1 - k0);
-      o += k1 - k0;
+      o = this.copy(ix.start(k), ix.end(k), o);
       b[o++] = COLON;
       b[o++] = SPACE;
-      const v0 = this.rValS[r]!;
-      const v1 = this.rValE[r]!;
-      const c = b[v0];
-      if (c === LBRACE || c === LBRACKET) o = this.respace(o, v0, v1);
-      else {
-        copyBytes(b, dv, o, v0, v1 - v0);
-        o += v1 - v0;
-      }
+      o = this.spaced(k + 1, o);
     }
     b[o++] = RBRACE;
     b[o++] = 10;
     this.rowEnd = o;
   }
 
-  /**
-   * Copy a validated compound value in json.dumps' default layout: tokens
-   * as written (they are canonical), whitespace dropped, ", " and ": "
-   * between them, member order kept.
-   */
-  private respace(o: number, s: number, e: number): number {
-    const b = this.em.mem;
-    for (let p = s; p < e; p++) {
-      const c = b[p]!;
-      if (c === QUOTE) {
-        b[o++] = c;
-        for (p++; ; p++) {
-          const d = b[p]!;
-          b[o++] = d;
-          if (d === BACKSLASH) {
-            b[o++] = b[++p]!;
-          } else if (d === QUOTE) {
-            break;
-          }
-        }
-      } else if (c === SPACE || c === TAB) {
-        continue;
-      } else if (c === COMMA || c === COLON) {
-        b[o++] = c;
+  /** Token t in json.dumps' default spelling (", " and ": ", members in input order) at o; returns the end. */
+  private spaced(t: number, o: number): number {
+    const tape = this.ix.tape;
+    const w = tape[4 * t]!;
+    const kind = w & KIND_MASK;
+    // a scalar, or a container spelled so already: its bytes
+    if ((kind !== Tok.Object && kind !== Tok.Array) || (w & NOT_DEFAULT_SPACING) === 0) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
+    const b = this.h.mem;
+    const end = tape[4 * t + 3]!;
+    b[o++] = kind === Tok.Array ? LBRACKET : LBRACE;
+    for (let c = t + 1; c < end; c = tape[4 * c + 3]!) {
+      if (c > t + 1) {
+        b[o++] = COMMA;
         b[o++] = SPACE;
-      } else {
-        b[o++] = c;
       }
+      if (kind === Tok.Object) {
+        o = this.copy(tape[4 * c + 1]!, tape[4 * c + 2]!, o);
+        b[o++] = COLON;
+        b[o++] = SPACE;
+        c++;
+      }
+      o = this.spaced(c, o);
     }
+    b[o++] = kind === Tok.Array ? RBRACKET : RBRACE;
     return o;
   }
 }

@@ -15,7 +15,8 @@ import { parse } from "../../../src/pyjson/parse.ts";
 import { pyRound } from "../../../src/pyjson/python.ts";
 import type { PyObject } from "../../../src/pyjson/types.ts";
 import { referenceVerdicts, tempDirs } from "../tmp.ts";
-import { prng, stringToken, valueToken } from "./rows.ts";
+import { prng, stringToken, valueToken, withOddness } from "./rows.ts";
+import { RecordRowBuilder } from "../../../src/journal/fast/record-bytes.ts";
 
 const dirs = tempDirs("fast-record");
 afterAll(() => dirs.cleanup());
@@ -87,6 +88,47 @@ describe("recordMany fast paths", () => {
     writeWith(sdd, (j) => j.recordMany(raw));
     const [v] = referenceVerdicts([join(sdd, "runs", "r", "journal.jsonl")]);
     expect([v!.ok, v!.count]).toEqual([true, 3000]);
+  });
+
+  test("lines as a Python producer spells them take the byte path, in any key order and spacing, nested too; the bytes are record()'s", () => {
+    // ASCII keys only (an escaped key is the exact path's), every token in Python's spelling
+    const r = prng(91);
+    const keys = ["agent_id", "model", "cost_usd", "tokens", "files", "a", "a b", "ab", "B", "_", "~", "Z"];
+    const lines = withOddness(0, () => {
+      const out: string[] = [];
+      while (out.length < 3000) {
+        const members = [`"event": "${["tool_call", "task_claimed", "a\\u00e9\\\\x"][out.length % 3]}"`];
+        const m = Math.floor(r() * 7);
+        for (let i = 0; i < m; i++) members.push(`"${keys[Math.floor(r() * keys.length)]}"${r() < 0.5 ? ": " : ":"}${valueToken(r, 0)}`);
+        if (r() < 0.5) members.reverse();
+        const line = "{" + members.join(r() < 0.5 ? ", " : r() < 0.5 ? "," : " ,\t") + "}";
+        if (itemOf(line)) out.push(line);
+      }
+      return out;
+    });
+    let fast = 0;
+    const build = RecordRowBuilder.prototype.build;
+    RecordRowBuilder.prototype.build = function (...args) {
+      const took = build.apply(this, args);
+      if (took) fast++;
+      return took;
+    };
+    const enc = new TextEncoder();
+    let viaRaw: string;
+    try {
+      viaRaw = writeWith(dirs.make(), (j) => j.recordMany(lines.map((l) => ({ raw: enc.encode(l), parse: () => itemOf(l)! }))));
+    } finally {
+      RecordRowBuilder.prototype.build = build;
+    }
+    const viaRecord = writeWith(dirs.make(), (j) => {
+      for (const l of lines) {
+        const it = itemOf(l)!;
+        j.record(it.event, it.payload);
+      }
+    });
+    expect(viaRaw).toBe(viaRecord);
+    // the rest: duplicate keys (the exact path keeps the last), envelope keys among the members
+    expect(fast).toBeGreaterThan(lines.length * 0.6);
   });
 
   test("an invalid raw line throws from parse() with every earlier line recorded", () => {

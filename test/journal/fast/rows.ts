@@ -18,6 +18,17 @@ function hex4(c: number, upper: boolean): string {
 /** Probability of an odd (non-canonical or invalid) spelling; set per row. */
 let oddness = 0.15;
 
+/** `make()` with spellings odd at probability `x` (0: every token as a Python writer spells it). */
+export function withOddness<T>(x: number, make: () => T): T {
+  const was = oddness;
+  oddness = x;
+  try {
+    return make();
+  } finally {
+    oddness = was;
+  }
+}
+
 /** One character, spelled canonically most of the time, otherwise any other way. */
 function spellChar(r: Rand, ch: string): string {
   const c = ch.charCodeAt(0);
