@@ -310,15 +310,30 @@ export class RecordRowBuilder {
     o = this.put(o, P_EH);
     o = this.copy(h.curHex, h.curHex + 64, o);
     b[o++] = QUOTE;
-    for (let m = 0; m < ix.members; m++) {
-      if (ix.keyId[m] === EVENT_ID) continue;
-      const k = ix.member[m]!;
-      b[o++] = COMMA;
-      b[o++] = SPACE;
-      o = this.copy(ix.start(k), ix.end(k), o);
-      b[o++] = COLON;
-      b[o++] = SPACE;
-      o = this.spaced(k + 1, o);
+    const tape = ix.tape;
+    if ((tape[0]! & NOT_DEFAULT_SPACING) === 0) {
+      // The line is in json.dumps' default spacing throughout: each run of members
+      // between "event"s is the line's own bytes, ", " before each.
+      for (let m = 0; m < ix.members; m++) {
+        if (ix.keyId[m] === EVENT_ID) continue;
+        let last = m;
+        while (last + 1 < ix.members && ix.keyId[last + 1] !== EVENT_ID) last++;
+        b[o++] = COMMA;
+        b[o++] = SPACE;
+        o = this.copy(tape[4 * ix.member[m]! + 1]!, tape[4 * (ix.member[last]! + 1) + 2]!, o);
+        m = last;
+      }
+    } else {
+      for (let m = 0; m < ix.members; m++) {
+        if (ix.keyId[m] === EVENT_ID) continue;
+        const k = ix.member[m]!;
+        b[o++] = COMMA;
+        b[o++] = SPACE;
+        o = this.copy(tape[4 * k + 1]!, tape[4 * k + 2]!, o);
+        b[o++] = COLON;
+        b[o++] = SPACE;
+        o = this.spaced(k + 1, o);
+      }
     }
     b[o++] = RBRACE;
     b[o++] = 10;
