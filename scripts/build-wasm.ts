@@ -37,7 +37,7 @@ const USAGE = "usage: bun scripts/build-wasm.ts [--check] [in.wat out.ts]";
 /**
  * A .wat file with its `(@include "relative/path.wat")` fields replaced by
  * the named files' text (module fields shared by several kernels, e.g.
- * src/wasm/bytes.wat). An include stands on a line of its own; kernels put
+ * src/codec/bytes.wat). An include stands on a line of its own; kernels put
  * theirs last, so line numbers in wabt's messages stay those of the kernel's
  * own text. Included files may not include others.
  */

@@ -649,7 +649,7 @@ class WasmScanner {
 
   /**
    * Whether the float lexeme b[s, e) (at most LEXEME_MAX bytes) is Python's
-   * repr, by the module's exact integer test (src/wasm/float.wat): 1 yes,
+   * repr, by the module's exact integer test (src/codec/float.wat): 1 yes,
    * -1 no, 0 undecided.
    */
   floatRepr(b: Uint8Array, s: number, e: number): number {

@@ -5,16 +5,12 @@
 ;; copies the tape out; it fills the top-level members from the tape.
 ;;
 ;; Memory (exported; the module grows it when the tape needs more room):
-;;      0  STRCLASS[256]  0 plain printable ASCII, 1 quote, 2 backslash,
-;;                        3 a control byte, 4 a UTF-8 byte (>= 0x80), 5 DEL
-;;    256  HEXVAL[256]    a hex digit's value, | 0x10 for an uppercase one
-;;                        (A-F); 0x80 for any other byte
-;;    512  SHORTESC[256]  1 for the bytes JSON accepts after a backslash
-;;                        (but u, read apart)
-;;    768  KEYPROBE[256]  the key table's probe slots (row-index.ts KeyTable):
+;;      0  the byte tables of bytes.wat (STRCLASS, HEXVAL, HEXPAIR, SHORTESC),
+;;         up to 1280
+;;   1280  KEYPROBE[256]  the key table's probe slots (row-index.ts KeyTable):
 ;;                        a name's id, 0 empty
-;;   1024  KEYNAME[128]   per id: u16 offset (from 1536) and u16 length of its name
-;;   1536  the names' bytes, up to 4040
+;;   1536  KEYNAME[128]   per id: u16 offset (from 2048) and u16 length of its name
+;;   2048  the names' bytes, up to 4040
 ;;   4040  LEXEME[48]     a float lexeme the host asks about (floatRepr)
 ;;   4088  the last $scan's token count and top-level member count (i32 each)
 ;;   4096  heapBase: the host puts the row here, then a sentinel 0 byte at
@@ -30,9 +26,9 @@
 ;; up to 15 bytes past it (the slack).
 (module
   (memory (export "memory") 1)
-  (global (export "keyProbe") i32 (i32.const 768))
-  (global (export "keyName") i32 (i32.const 1024))
-  (global (export "keyBytes") i32 (i32.const 1536))
+  (global (export "keyProbe") i32 (i32.const 1280))
+  (global (export "keyName") i32 (i32.const 1536))
+  (global (export "keyBytes") i32 (i32.const 2048))
   (global (export "lexeme") i32 (i32.const 4040))
   (global (export "counts") i32 (i32.const 4088))
   (global (export "heapBase") i32 (i32.const 4096))
@@ -50,42 +46,9 @@
   (global $at (mut i32) (i32.const 0))      ;; set by $gap and $afterValue
   (global $sepFlags (mut i32) (i32.const 0))
   (global $valFlags (mut i32) (i32.const 0))
-  (global $strFlags (mut i32) (i32.const 0))
   (global $members0 (mut i32) (i32.const 0)) ;; the members area
   (global $mp (mut i32) (i32.const 0))       ;; its next free entry
   (global $keysOn (mut i32) (i32.const 0))   ;; a key table is loaded
-
-  (func $setupTables
-    (local $i i32)
-    ;; STRCLASS
-    (memory.fill (i32.const 0) (i32.const 3) (i32.const 0x20))
-    (memory.fill (i32.const 0x20) (i32.const 0) (i32.const 0x5f))
-    (i32.store8 (i32.const 0x22) (i32.const 1))
-    (i32.store8 (i32.const 0x5c) (i32.const 2))
-    (i32.store8 (i32.const 0x7f) (i32.const 5))
-    (memory.fill (i32.const 0x80) (i32.const 4) (i32.const 0x80))
-    ;; HEXVAL
-    (memory.fill (i32.const 256) (i32.const 0x80) (i32.const 256))
-    (loop $digits
-      (i32.store8 (i32.add (i32.const 0x130) (local.get $i)) (local.get $i))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $digits (i32.lt_u (local.get $i) (i32.const 10))))
-    (local.set $i (i32.const 0))
-    (loop $letters
-      (i32.store8 (i32.add (i32.const 0x161) (local.get $i)) (i32.add (i32.const 10) (local.get $i)))
-      (i32.store8 (i32.add (i32.const 0x141) (local.get $i)) (i32.add (i32.const 0x1a) (local.get $i)))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $letters (i32.lt_u (local.get $i) (i32.const 6))))
-    ;; SHORTESC: " \ / b f n r t
-    (memory.fill (i32.const 512) (i32.const 0) (i32.const 256))
-    (i32.store8 (i32.const 546) (i32.const 1))
-    (i32.store8 (i32.const 604) (i32.const 1))
-    (i32.store8 (i32.const 559) (i32.const 1))
-    (i32.store8 (i32.const 610) (i32.const 1))
-    (i32.store8 (i32.const 614) (i32.const 1))
-    (i32.store8 (i32.const 622) (i32.const 1))
-    (i32.store8 (i32.const 626) (i32.const 1))
-    (i32.store8 (i32.const 628) (i32.const 1)))
 
   (start $setupTables)
 
@@ -104,35 +67,16 @@
           (i32.load8_u (i32.sub (local.get $e) (i32.const 1))))
         (i32.const 255)))
     (loop $probe
-      (local.set $id (i32.load8_u offset=768 (local.get $h)))
+      (local.set $id (i32.load8_u offset=1280 (local.get $h)))
       (if (i32.eqz (local.get $id)) (then (return (i32.const 0))))
-      (local.set $name (i32.add (i32.const 1024) (i32.shl (local.get $id) (i32.const 2))))
+      (local.set $name (i32.add (i32.const 1536) (i32.shl (local.get $id) (i32.const 2))))
       (if (i32.eq (i32.load16_u offset=2 (local.get $name)) (local.get $n))
         (then
-          (if (call $same (local.get $s) (i32.add (i32.const 1536) (i32.load16_u (local.get $name))) (local.get $n))
+          (if (call $eq (local.get $s) (i32.add (i32.const 2048) (i32.load16_u (local.get $name))) (local.get $n))
             (then (return (local.get $id))))))
       (local.set $h (i32.and (i32.add (local.get $h) (i32.const 1)) (i32.const 255)))
       (br $probe))
     (i32.const 0))
-
-  ;; n bytes at a and c are equal.
-  (func $same (param $a i32) (param $c i32) (param $n i32) (result i32)
-    (local $i i32)
-    (block $done
-      (loop $word
-        (br_if $done (i32.gt_s (i32.add (local.get $i) (i32.const 8)) (local.get $n)))
-        (if (i64.ne (i64.load (i32.add (local.get $a) (local.get $i))) (i64.load (i32.add (local.get $c) (local.get $i))))
-          (then (return (i32.const 0))))
-        (local.set $i (i32.add (local.get $i) (i32.const 8)))
-        (br $word)))
-    (block $done
-      (loop $byte
-        (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
-        (if (i32.ne (i32.load8_u (i32.add (local.get $a) (local.get $i))) (i32.load8_u (i32.add (local.get $c) (local.get $i))))
-          (then (return (i32.const 0))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $byte)))
-    (i32.const 1))
 
   ;; Scan the object at p (the row copied at heapBase, its sentinel at e);
   ;; the tape from tape0 (16-byte aligned, past e's slack), its token count
@@ -228,22 +172,6 @@
     (global.set $at (i32.add (local.get $p) (i32.const 1)))
     (i32.const -2))
 
-  ;; Byte order of two spans.
-  (func $cmp (param $a0 i32) (param $a1 i32) (param $c0 i32) (param $c1 i32) (result i32)
-    (local $n i32) (local $i i32) (local $x i32) (local $y i32)
-    (local.set $n (i32.sub (local.get $a1) (local.get $a0)))
-    (if (i32.gt_s (local.get $n) (i32.sub (local.get $c1) (local.get $c0)))
-      (then (local.set $n (i32.sub (local.get $c1) (local.get $c0)))))
-    (block $done
-      (loop $byte
-        (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
-        (local.set $x (i32.load8_u (i32.add (local.get $a0) (local.get $i))))
-        (local.set $y (i32.load8_u (i32.add (local.get $c0) (local.get $i))))
-        (if (i32.ne (local.get $x) (local.get $y)) (then (return (i32.sub (local.get $x) (local.get $y)))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $byte)))
-    (i32.sub (i32.sub (local.get $a1) (local.get $a0)) (i32.sub (local.get $c1) (local.get $c0))))
-
   (func $object (param $p i32) (param $depth i32) (result i32)
     (local $t i32) (local $flags i32) (local $kt i32) (local $ke i32) (local $kf i32)
     (local $prevS i32) (local $prevE i32)
@@ -334,121 +262,6 @@
     (if (i32.eq (local.get $c) (i32.const 0x5b))
       (then (return (call $array (local.get $p) (i32.add (local.get $depth) (i32.const 1))))))
     (call $atom (local.get $p)))
-
-  ;; Skip plain string bytes (printable ASCII but `"` and `\`) eight at a
-  ;; time; returns the first other byte (the lowest flagged byte: a borrow
-  ;; or carry only runs upward, out of a byte that is itself special).
-  (func $plainWords (param $p i32) (result i32)
-    (local $x i64) (local $q i64) (local $bs i64) (local $m i64)
-    (loop $word
-      (local.set $x (i64.load (local.get $p)))
-      (local.set $q (i64.xor (local.get $x) (i64.const 0x2222222222222222)))
-      (local.set $bs (i64.xor (local.get $x) (i64.const 0x5c5c5c5c5c5c5c5c)))
-      (local.set $m
-        (i64.and
-          (i64.or
-            (i64.or
-              (i64.and (i64.sub (local.get $x) (i64.const 0x2020202020202020)) (i64.xor (local.get $x) (i64.const -1)))
-              (i64.or (i64.add (local.get $x) (i64.const 0x0101010101010101)) (local.get $x)))
-            (i64.or
-              (i64.and (i64.sub (local.get $q) (i64.const 0x0101010101010101)) (i64.xor (local.get $q) (i64.const -1)))
-              (i64.and (i64.sub (local.get $bs) (i64.const 0x0101010101010101)) (i64.xor (local.get $bs) (i64.const -1)))))
-          (i64.const 0x8080808080808080)))
-      (if (i64.eqz (local.get $m))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
-    (i32.add (local.get $p) (i32.wrap_i64 (i64.shr_u (i64.ctz (local.get $m)) (i64.const 3)))))
-
-  ;; The string token at p (its opening quote): the end past its closing
-  ;; quote, or -1; sets $strFlags.
-  (func $string (param $p i32) (result i32)
-    (local $flags i32) (local $c i32) (local $cls i32) (local $d i32) (local $h i32) (local $v i32) (local $n i32)
-    (local.set $p (i32.add (local.get $p) (i32.const 1)))
-    (loop $scan
-      (local.set $p (call $plainWords (local.get $p)))
-      (local.set $c (i32.load8_u (local.get $p)))
-      (local.set $cls (i32.load8_u (local.get $c)))
-      (if (i32.eq (local.get $cls) (i32.const 1))
-        (then
-          (global.set $strFlags (local.get $flags))
-          (return (i32.add (local.get $p) (i32.const 1)))))
-      (if (i32.eq (local.get $cls) (i32.const 2))
-        (then
-          (local.set $flags (i32.or (local.get $flags) (i32.const 16)))
-          (local.set $d (i32.load8_u offset=1 (local.get $p)))
-          (if (i32.eq (local.get $d) (i32.const 0x75))
-            (then
-              (local.set $h
-                (i32.or
-                  (i32.or
-                    (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $p)))
-                    (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $p))))
-                  (i32.or
-                    (i32.load8_u offset=256 (i32.load8_u offset=4 (local.get $p)))
-                    (i32.load8_u offset=256 (i32.load8_u offset=5 (local.get $p))))))
-              (if (i32.and (local.get $h) (i32.const 0x80)) (then (return (i32.const -1))))
-              (local.set $v (call $hex4At (i32.add (local.get $p) (i32.const 2))))
-              ;; NotPython: an uppercase digit, a printable ASCII code, or a
-              ;; control code Python writes with a short escape (\b \t \n \f \r)
-              (if (i32.or
-                    (i32.or (i32.and (local.get $h) (i32.const 0x10))
-                            (i32.lt_u (i32.sub (local.get $v) (i32.const 0x20)) (i32.const 0x5f)))
-                    (i32.or (i32.lt_u (i32.sub (local.get $v) (i32.const 8)) (i32.const 3))
-                            (i32.lt_u (i32.sub (local.get $v) (i32.const 12)) (i32.const 2))))
-                (then (local.set $flags (i32.or (local.get $flags) (i32.const 64)))))
-              (local.set $p (i32.add (local.get $p) (i32.const 6)))
-              (br $scan)))
-          (if (i32.eqz (i32.load8_u offset=512 (local.get $d))) (then (return (i32.const -1))))
-          (if (i32.eq (local.get $d) (i32.const 0x2f)) (then (local.set $flags (i32.or (local.get $flags) (i32.const 64)))))
-          (local.set $p (i32.add (local.get $p) (i32.const 2)))
-          (br $scan)))
-      (if (i32.eq (local.get $cls) (i32.const 3)) (then (return (i32.const -1))))
-      (if (i32.eq (local.get $cls) (i32.const 5))
-        (then
-          (local.set $flags (i32.or (local.get $flags) (i32.const 64)))
-          (local.set $p (i32.add (local.get $p) (i32.const 1)))
-          (br $scan)))
-      ;; a UTF-8 sequence, validated as Python's strict decoder does
-      (local.set $n (call $utf8Length (local.get $p) (local.get $c)))
-      (if (i32.lt_s (local.get $n) (i32.const 0)) (then (return (i32.const -1))))
-      (local.set $flags (i32.or (local.get $flags) (i32.const 32)))
-      (local.set $p (i32.add (local.get $p) (local.get $n)))
-      (br $scan))
-    (i32.const -1))
-
-  ;; Length of the valid UTF-8 sequence at p (lead byte c): no overlongs, no
-  ;; surrogates, <= U+10FFFF; or -1.
-  (func $utf8Length (param $p i32) (param $c i32) (result i32)
-    (local $c1 i32)
-    (if (i32.lt_u (local.get $c) (i32.const 0xc2)) (then (return (i32.const -1))))
-    (local.set $c1 (i32.load8_u offset=1 (local.get $p)))
-    (if (i32.ne (i32.and (local.get $c1) (i32.const 0xc0)) (i32.const 0x80)) (then (return (i32.const -1))))
-    (if (i32.lt_u (local.get $c) (i32.const 0xe0)) (then (return (i32.const 2))))
-    (if (i32.ne (i32.and (i32.load8_u offset=2 (local.get $p)) (i32.const 0xc0)) (i32.const 0x80)) (then (return (i32.const -1))))
-    (if (i32.lt_u (local.get $c) (i32.const 0xf0))
-      (then
-        (if (i32.and (i32.eq (local.get $c) (i32.const 0xe0)) (i32.lt_u (local.get $c1) (i32.const 0xa0))) (then (return (i32.const -1))))
-        (if (i32.and (i32.eq (local.get $c) (i32.const 0xed)) (i32.ge_u (local.get $c1) (i32.const 0xa0))) (then (return (i32.const -1))))
-        (return (i32.const 3))))
-    (if (i32.ge_u (local.get $c) (i32.const 0xf5)) (then (return (i32.const -1))))
-    (if (i32.ne (i32.and (i32.load8_u offset=3 (local.get $p)) (i32.const 0xc0)) (i32.const 0x80)) (then (return (i32.const -1))))
-    (if (i32.and (i32.eq (local.get $c) (i32.const 0xf0)) (i32.lt_u (local.get $c1) (i32.const 0x90))) (then (return (i32.const -1))))
-    (if (i32.and (i32.eq (local.get $c) (i32.const 0xf4)) (i32.ge_u (local.get $c1) (i32.const 0x90))) (then (return (i32.const -1))))
-    (i32.const 4))
-
-  ;; ASCII digits at p, eight at a time while a whole word is digits.
-  (func $skipDigits (param $p i32) (result i32)
-    (local $x i64)
-    (loop $word
-      (local.set $x (i64.load (local.get $p)))
-      (if (i32.and
-            (i64.eq (i64.and (local.get $x) (i64.const 0xf0f0f0f0f0f0f0f0)) (i64.const 0x3030303030303030))
-            (i64.eq (i64.and (i64.add (local.get $x) (i64.const 0x0606060606060606)) (i64.const 0xf0f0f0f0f0f0f0f0))
-                    (i64.const 0x3030303030303030)))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
-    (loop $byte
-      (if (call $isDigit (local.get $p))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
-    (local.get $p))
 
   ;; The literal of n bytes at p (already compared): push it; its end.
   (func $literal (param $p i32) (param $n i32) (param $kind i32) (result i32)
@@ -661,7 +474,7 @@
           (local.set $ja (call $tok (local.get $j)))
           (if (i32.eq (i32.sub (i32.load offset=8 (local.get $ja)) (i32.load offset=4 (local.get $ja))) (local.get $len))
             (then
-              (if (call $same
+              (if (call $eq
                     (i32.sub (i32.load offset=4 (local.get $ka)) (global.get $bias))
                     (i32.sub (i32.load offset=4 (local.get $ja)) (global.get $bias))
                     (local.get $len))
@@ -695,16 +508,13 @@
         (br $words)))
     (global.set $op (local.get $end)))
 
-  (func $hexDigit (param $n i32) (result i32)
-    (i32.add (local.get $n) (select (i32.const 0x30) (i32.const 0x57) (i32.lt_u (local.get $n) (i32.const 10)))))
-
   ;; \uXXXX, lowercase, as the renderer writes a code unit it escapes, at o: returns the output's end.
   (func $unicodeEscape (param $o i32) (param $u i32) (result i32)
     (i32.store16 (local.get $o) (i32.const 0x755c))
-    (i32.store8 offset=2 (local.get $o) (call $hexDigit (i32.and (i32.shr_u (local.get $u) (i32.const 12)) (i32.const 15))))
-    (i32.store8 offset=3 (local.get $o) (call $hexDigit (i32.and (i32.shr_u (local.get $u) (i32.const 8)) (i32.const 15))))
-    (i32.store8 offset=4 (local.get $o) (call $hexDigit (i32.and (i32.shr_u (local.get $u) (i32.const 4)) (i32.const 15))))
-    (i32.store8 offset=5 (local.get $o) (call $hexDigit (i32.and (local.get $u) (i32.const 15))))
+    (i32.store8 offset=2 (local.get $o) (call $hexChar (i32.and (i32.shr_u (local.get $u) (i32.const 12)) (i32.const 15))))
+    (i32.store8 offset=3 (local.get $o) (call $hexChar (i32.and (i32.shr_u (local.get $u) (i32.const 8)) (i32.const 15))))
+    (i32.store8 offset=4 (local.get $o) (call $hexChar (i32.and (i32.shr_u (local.get $u) (i32.const 4)) (i32.const 15))))
+    (i32.store8 offset=5 (local.get $o) (call $hexChar (i32.and (local.get $u) (i32.const 15))))
     (i32.add (local.get $o) (i32.const 6)))
 
   ;; A code unit below 0x80 as the renderer writes it, at o: its short escape,
@@ -741,16 +551,6 @@
     (if (i32.eq (local.get $d) (i32.const 0x72)) (then (return (i32.const 0x0d))))
     (if (i32.eq (local.get $d) (i32.const 0x74)) (then (return (i32.const 0x09))))
     (local.get $d))
-
-  ;; The value of the hex digits at p..p+3 (valid: the scan checked them).
-  (func $hex4At (param $p i32) (result i32)
-    (i32.or
-      (i32.or
-        (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u (local.get $p))) (i32.const 15)) (i32.const 12))
-        (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=1 (local.get $p))) (i32.const 15)) (i32.const 8)))
-      (i32.or
-        (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $p))) (i32.const 15)) (i32.const 4))
-        (i32.and (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $p))) (i32.const 15)))))
 
   ;; The string or key token at tape address a as the renderer writes it.
   (func $renderString (param $a i32)
@@ -840,5 +640,6 @@
     (i32.store8 (local.get $o) (i32.const 0x22))
     (global.set $op (i32.add (local.get $o) (i32.const 1))))
 
-  (@include "../wasm/float.wat")
+  (@include "bytes.wat")
+  (@include "float.wat")
 )

@@ -101,8 +101,6 @@
   (global (export "heapBase") i32 (i32.const 4096))
 
   (global $out (mut i32) (i32.const 0))
-  (global $isFloat (mut i32) (i32.const 0))   ;; set by $skipNumber
-  (global $hadEscape (mut i32) (i32.const 0)) ;; set by $scanString
   (global $expected (mut i64) (i64.const 0))  ;; the seq the next row must carry
   (global $rows (mut i32) (i32.const 0))
   (global $keyCount (mut i32) (i32.const 0)) ;; top-level keys of the row $scanTop read
@@ -1068,6 +1066,6 @@
     (i32.add (local.get $o) (i32.const 4)))
 
   ;; The byte tables and helpers both kernels share.
-  (@include "../wasm/bytes.wat")
-  (@include "../wasm/float.wat")
+  (@include "../codec/bytes.wat")
+  (@include "../codec/float.wat")
 )

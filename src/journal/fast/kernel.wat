@@ -73,8 +73,6 @@
   (global $sp (mut i32) (i32.const 0))      ;; next free scratch byte
   (global $mTop (mut i32) (i32.const 0))    ;; next free member entry (16 bytes: keyS keyE valS valE)
   (global $bound (mut i32) (i32.const 0))   ;; the data's sentinel
-  (global $isFloat (mut i32) (i32.const 0)) ;; set by $skipNumber
-  (global $hadEscape (mut i32) (i32.const 0)) ;; set by $scanString
   (global $typeS (mut i32) (i32.const 0))   ;; event type token, quotes included
   (global $typeE (mut i32) (i32.const 0))
   (global $prevS (mut i32) (i32.const 0))   ;; the three stored 64-byte hashes
@@ -746,6 +744,6 @@
     (local.get $p))
 
   ;; The byte tables and helpers both kernels share.
-  (@include "../../wasm/bytes.wat")
-  (@include "../../wasm/float.wat")
+  (@include "../../codec/bytes.wat")
+  (@include "../../codec/float.wat")
 )

@@ -1,5 +1,5 @@
 /**
- * src/wasm/float.wat decides, in the kernels, whether a float lexeme is
+ * src/codec/float.wat decides, in the kernels and the row scanner, whether a float lexeme is
  * Python's repr of its value: 1, -1, or 0 to leave it to the host's exact
  * test (pyjson/float.ts isFloatRepr, itself held to Python by the pyjson
  * tests). Every decision it makes must be the host's, and it must make
@@ -14,7 +14,7 @@ import { ROOT } from "../helpers/cli.ts";
 
 /** float.wat in a module of its own, its decision exported (the kernels keep theirs inside). */
 async function decider(): Promise<(lexeme: string) => number> {
-  const wat = readFileSync(join(ROOT, "src", "wasm", "float.wat"), "utf8");
+  const wat = readFileSync(join(ROOT, "src", "codec", "float.wat"), "utf8");
   const text = `(module (memory (export "mem") 1)\n${wat}\n(func (export "decide") (param i32 i32) (result i32) (call $floatRepr (local.get 0) (local.get 1))))`;
   const x = new WebAssembly.Instance(new WebAssembly.Module(await assembleWat("float-test.wat", text)), {}).exports as {
     mem: WebAssembly.Memory;

@@ -1,30 +1,39 @@
-;; What both verify kernels (src/journal/fast/kernel.wat, src/steps/kernel.wat)
-;; share: the byte tables at the bottom of their memory and the byte-level
-;; helpers that scan strings, keys and numbers in Python's json.dumps
-;; spelling, compare and copy. Not a module of its own: each kernel ends
-;; with an include of this file, which scripts/build-wasm.ts (readWat) replaces
-;; with these fields, so a fix here reaches both kernels.
+;; The codec's byte layer in WebAssembly, beside bytes.ts: the byte tables
+;; at the bottom of a module's memory and the byte-level helpers that read
+;; JSON strings, keys and numbers, compare and copy. Not a module of its own:
+;; the row scanner (row-index.wat) and both verify kernels
+;; (src/journal/fast/kernel.wat, src/steps/kernel.wat) include this file,
+;; which scripts/build-wasm.ts (readWat) replaces with these fields, so each
+;; reads a string with the one reader here ($string).
 ;;
-;; The including module declares the memory, `(global $isFloat (mut i32))`
-;; (set by $skipNumber) and `(global $hadEscape (mut i32))` (set by
-;; $scanString), and calls $setupTables once before any scan.
+;; The including module declares the memory and runs $setupTables once
+;; before any scan.
 ;;
-;; Fixed addresses (the including kernel keeps [0, 1280) for them):
-;;      0  STRCLASS[256]  string byte classes: 0 plain printable ASCII, 1 quote, 2 backslash, 3 refused
-;;    256  LOWERHEX[256]  lowercase hex digit values, 0xff otherwise
+;; Fixed addresses (the including module keeps [0, 1280) for them):
+;;      0  STRCLASS[256]  string byte classes: 0 plain printable ASCII, 1 quote,
+;;                        2 backslash, 3 a control byte, 4 a UTF-8 byte
+;;                        (>= 0x80), 5 DEL
+;;    256  HEXVAL[256]    a hex digit's value, | 0x10 for an uppercase one
+;;                        (A-F); 0x80 for any other byte
 ;;    512  HEXPAIR[256]   u16: a byte's two lowercase hex digits, in memory order
-;;   1024  SHORTESC[256]  1 for the bytes after a backslash json.dumps writes (" \ n r t b f)
+;;   1024  SHORTESC[256]  1 for the bytes JSON accepts after a backslash (but
+;;                        u, read apart)
+
+  (global $isFloat (mut i32) (i32.const 0))   ;; set by $skipNumber
+  (global $strFlags (mut i32) (i32.const 0))  ;; set by $string: Escaped 16, Utf8 32, NotPython 64
+  (global $hadEscape (mut i32) (i32.const 0)) ;; set by $scanString
 
   (func $setupTables
     (local $i i32)
-    ;; STRCLASS: printable ASCII 0x20..0x7e is plain, except the quote and the backslash
-    (memory.fill (i32.const 0) (i32.const 3) (i32.const 256))
+    ;; STRCLASS
+    (memory.fill (i32.const 0) (i32.const 3) (i32.const 0x20))
     (memory.fill (i32.const 0x20) (i32.const 0) (i32.const 0x5f))
     (i32.store8 (i32.const 0x22) (i32.const 1))
     (i32.store8 (i32.const 0x5c) (i32.const 2))
-    ;; LOWERHEX (uppercase is not canonical)
-    (memory.fill (i32.const 256) (i32.const 0xff) (i32.const 256))
-    (local.set $i (i32.const 0))
+    (i32.store8 (i32.const 0x7f) (i32.const 5))
+    (memory.fill (i32.const 0x80) (i32.const 4) (i32.const 0x80))
+    ;; HEXVAL
+    (memory.fill (i32.const 256) (i32.const 0x80) (i32.const 256))
     (loop $digits
       (i32.store8 (i32.add (i32.const 0x130) (local.get $i)) (local.get $i))
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
@@ -32,6 +41,7 @@
     (local.set $i (i32.const 0))
     (loop $letters
       (i32.store8 (i32.add (i32.const 0x161) (local.get $i)) (i32.add (i32.const 10) (local.get $i)))
+      (i32.store8 (i32.add (i32.const 0x141) (local.get $i)) (i32.add (i32.const 0x1a) (local.get $i)))
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $letters (i32.lt_u (local.get $i) (i32.const 6))))
     ;; HEXPAIR
@@ -43,15 +53,16 @@
           (i32.shl (call $hexChar (i32.and (local.get $i) (i32.const 15))) (i32.const 8))))
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $pairs (i32.lt_u (local.get $i) (i32.const 256))))
-    ;; SHORTESC: the short escapes json.dumps writes (not \/)
+    ;; SHORTESC: " \ / b f n r t
     (memory.fill (i32.const 1024) (i32.const 0) (i32.const 256))
-    (i32.store8 (i32.const 1058) (i32.const 1)) ;; "
-    (i32.store8 (i32.const 1116) (i32.const 1)) ;; \
-    (i32.store8 (i32.const 1134) (i32.const 1)) ;; n
-    (i32.store8 (i32.const 1138) (i32.const 1)) ;; r
-    (i32.store8 (i32.const 1140) (i32.const 1)) ;; t
-    (i32.store8 (i32.const 1122) (i32.const 1)) ;; b
-    (i32.store8 (i32.const 1126) (i32.const 1))) ;; f
+    (i32.store8 (i32.const 1058) (i32.const 1))
+    (i32.store8 (i32.const 1116) (i32.const 1))
+    (i32.store8 (i32.const 1071) (i32.const 1))
+    (i32.store8 (i32.const 1122) (i32.const 1))
+    (i32.store8 (i32.const 1126) (i32.const 1))
+    (i32.store8 (i32.const 1134) (i32.const 1))
+    (i32.store8 (i32.const 1138) (i32.const 1))
+    (i32.store8 (i32.const 1140) (i32.const 1)))
 
   (func $hexChar (param $n i32) (result i32)
     (if (result i32) (i32.lt_u (local.get $n) (i32.const 10))
@@ -113,39 +124,97 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $byte))))
 
-  ;; A string in json.dumps(ensure_ascii=True) spelling, from its first
-  ;; content byte: the index of its closing quote, or -1. Sets $hadEscape
-  ;; (the step kernel takes a hash field only as a string without escapes).
-  (func $scanString (param $p i32) (result i32)
-    (local $t i32) (local $d i32) (local $v i32)
-    (global.set $hadEscape (i32.const 0))
-    (block $fail
-      (loop $words
-        (local.set $p (call $plainWords (local.get $p)))
-        (loop $byte
-          (local.set $t (i32.load8_u (i32.load8_u (local.get $p))))
-          (if (i32.eqz (local.get $t))
-            (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
-        (if (i32.eq (local.get $t) (i32.const 1)) (then (return (local.get $p))))
-        (br_if $fail (i32.eq (local.get $t) (i32.const 3)))
-        ;; a backslash
-        (global.set $hadEscape (i32.const 1))
-        (local.set $d (i32.load8_u offset=1 (local.get $p)))
-        (if (i32.load8_u (i32.add (i32.const 1024) (local.get $d)))
-          (then (local.set $p (i32.add (local.get $p) (i32.const 2))) (br $words)))
-        (br_if $fail (i32.ne (local.get $d) (i32.const 0x75)))
-        (local.set $v (call $hex4 (i32.add (local.get $p) (i32.const 2))))
-        (br_if $fail (i32.lt_s (local.get $v) (i32.const 0)))
-        ;; json.dumps escapes only controls (the short form where one exists) and 0x7f up
-        (br_if $fail (i32.and (i32.ge_u (local.get $v) (i32.const 0x20)) (i32.lt_u (local.get $v) (i32.const 0x7f))))
-        (br_if $fail
-          (i32.or
-            (i32.or (i32.eq (local.get $v) (i32.const 8)) (i32.eq (local.get $v) (i32.const 9)))
-            (i32.or (i32.eq (local.get $v) (i32.const 10))
-              (i32.or (i32.eq (local.get $v) (i32.const 12)) (i32.eq (local.get $v) (i32.const 13))))))
-        (local.set $p (i32.add (local.get $p) (i32.const 6)))
-        (br $words)))
+  ;; The string token at p (its opening quote): the end past its closing
+  ;; quote, or -1 where json.loads refuses it (an invalid escape, a raw
+  ;; control byte, invalid UTF-8); its spelling in $strFlags: Escaped 16,
+  ;; Utf8 32 (raw UTF-8), NotPython 64 (`\/`, an uppercase or needless `\u`
+  ;; escape, a raw DEL).
+  (func $string (param $p i32) (result i32)
+    (local $flags i32) (local $c i32) (local $cls i32) (local $d i32) (local $h i32) (local $v i32) (local $n i32)
+    (local.set $p (i32.add (local.get $p) (i32.const 1)))
+    (loop $scan
+      (local.set $p (call $plainWords (local.get $p)))
+      (local.set $c (i32.load8_u (local.get $p)))
+      (local.set $cls (i32.load8_u (local.get $c)))
+      (if (i32.eq (local.get $cls) (i32.const 1))
+        (then
+          (global.set $strFlags (local.get $flags))
+          (return (i32.add (local.get $p) (i32.const 1)))))
+      (if (i32.eq (local.get $cls) (i32.const 2))
+        (then
+          (local.set $flags (i32.or (local.get $flags) (i32.const 16)))
+          (local.set $d (i32.load8_u offset=1 (local.get $p)))
+          (if (i32.eq (local.get $d) (i32.const 0x75))
+            (then
+              (local.set $h
+                (i32.or
+                  (i32.or
+                    (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $p)))
+                    (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $p))))
+                  (i32.or
+                    (i32.load8_u offset=256 (i32.load8_u offset=4 (local.get $p)))
+                    (i32.load8_u offset=256 (i32.load8_u offset=5 (local.get $p))))))
+              (if (i32.and (local.get $h) (i32.const 0x80)) (then (return (i32.const -1))))
+              (local.set $v (call $hex4At (i32.add (local.get $p) (i32.const 2))))
+              ;; NotPython: an uppercase digit, a printable ASCII code, or a
+              ;; control code Python writes with a short escape (\b \t \n \f \r)
+              (if (i32.or
+                    (i32.or (i32.and (local.get $h) (i32.const 0x10))
+                            (i32.lt_u (i32.sub (local.get $v) (i32.const 0x20)) (i32.const 0x5f)))
+                    (i32.or (i32.lt_u (i32.sub (local.get $v) (i32.const 8)) (i32.const 3))
+                            (i32.lt_u (i32.sub (local.get $v) (i32.const 12)) (i32.const 2))))
+                (then (local.set $flags (i32.or (local.get $flags) (i32.const 64)))))
+              (local.set $p (i32.add (local.get $p) (i32.const 6)))
+              (br $scan)))
+          (if (i32.eqz (i32.load8_u offset=1024 (local.get $d))) (then (return (i32.const -1))))
+          (if (i32.eq (local.get $d) (i32.const 0x2f)) (then (local.set $flags (i32.or (local.get $flags) (i32.const 64)))))
+          (local.set $p (i32.add (local.get $p) (i32.const 2)))
+          (br $scan)))
+      (if (i32.eq (local.get $cls) (i32.const 3)) (then (return (i32.const -1))))
+      (if (i32.eq (local.get $cls) (i32.const 5))
+        (then
+          (local.set $flags (i32.or (local.get $flags) (i32.const 64)))
+          (local.set $p (i32.add (local.get $p) (i32.const 1)))
+          (br $scan)))
+      ;; a UTF-8 sequence, validated as Python's strict decoder does
+      (local.set $n (call $utf8Length (local.get $p) (local.get $c)))
+      (if (i32.lt_s (local.get $n) (i32.const 0)) (then (return (i32.const -1))))
+      (local.set $flags (i32.or (local.get $flags) (i32.const 32)))
+      (local.set $p (i32.add (local.get $p) (local.get $n)))
+      (br $scan))
     (i32.const -1))
+
+  ;; Length of the valid UTF-8 sequence at p (lead byte c): no overlongs, no
+  ;; surrogates, <= U+10FFFF; or -1.
+  (func $utf8Length (param $p i32) (param $c i32) (result i32)
+    (local $c1 i32)
+    (if (i32.lt_u (local.get $c) (i32.const 0xc2)) (then (return (i32.const -1))))
+    (local.set $c1 (i32.load8_u offset=1 (local.get $p)))
+    (if (i32.ne (i32.and (local.get $c1) (i32.const 0xc0)) (i32.const 0x80)) (then (return (i32.const -1))))
+    (if (i32.lt_u (local.get $c) (i32.const 0xe0)) (then (return (i32.const 2))))
+    (if (i32.ne (i32.and (i32.load8_u offset=2 (local.get $p)) (i32.const 0xc0)) (i32.const 0x80)) (then (return (i32.const -1))))
+    (if (i32.lt_u (local.get $c) (i32.const 0xf0))
+      (then
+        (if (i32.and (i32.eq (local.get $c) (i32.const 0xe0)) (i32.lt_u (local.get $c1) (i32.const 0xa0))) (then (return (i32.const -1))))
+        (if (i32.and (i32.eq (local.get $c) (i32.const 0xed)) (i32.ge_u (local.get $c1) (i32.const 0xa0))) (then (return (i32.const -1))))
+        (return (i32.const 3))))
+    (if (i32.ge_u (local.get $c) (i32.const 0xf5)) (then (return (i32.const -1))))
+    (if (i32.ne (i32.and (i32.load8_u offset=3 (local.get $p)) (i32.const 0xc0)) (i32.const 0x80)) (then (return (i32.const -1))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0xf0)) (i32.lt_u (local.get $c1) (i32.const 0x90))) (then (return (i32.const -1))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0xf4)) (i32.ge_u (local.get $c1) (i32.const 0x90))) (then (return (i32.const -1))))
+    (i32.const 4))
+
+  ;; A string in json.dumps(ensure_ascii=True) spelling, from its first
+  ;; content byte: the index of its closing quote, or -1 ($string, declining
+  ;; raw UTF-8 and any spelling Python does not write). Sets $hadEscape (the
+  ;; step kernel takes a hash field only as a string without escapes).
+  (func $scanString (param $p i32) (result i32)
+    (local $e i32)
+    (local.set $e (call $string (i32.sub (local.get $p) (i32.const 1))))
+    (if (i32.or (i32.lt_s (local.get $e) (i32.const 0)) (i32.and (global.get $strFlags) (i32.const 96)))
+      (then (return (i32.const -1))))
+    (global.set $hadEscape (i32.and (global.get $strFlags) (i32.const 16)))
+    (i32.sub (local.get $e) (i32.const 1)))
 
   ;; Skip plain string bytes (printable ASCII but the quote and the
   ;; backslash), eight at a time, SWAR style; returns the first other byte.
@@ -194,16 +263,23 @@
 
   ;; Four lowercase hex digits at a: their value, or -1.
   (func $hex4 (param $a i32) (result i32)
-    (local $h0 i32) (local $h1 i32) (local $h2 i32) (local $h3 i32)
-    (local.set $h0 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u (local.get $a)))))
-    (local.set $h1 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=1 (local.get $a)))))
-    (local.set $h2 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=2 (local.get $a)))))
-    (local.set $h3 (i32.load8_u (i32.add (i32.const 256) (i32.load8_u offset=3 (local.get $a)))))
-    (if (i32.and (i32.or (i32.or (local.get $h0) (local.get $h1)) (i32.or (local.get $h2) (local.get $h3))) (i32.const 0xf0))
+    (if (i32.and
+          (i32.or
+            (i32.or (i32.load8_u offset=256 (i32.load8_u (local.get $a))) (i32.load8_u offset=256 (i32.load8_u offset=1 (local.get $a))))
+            (i32.or (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $a))) (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $a)))))
+          (i32.const 0xf0))
       (then (return (i32.const -1))))
+    (call $hex4At (local.get $a)))
+
+  ;; The value of the four hex digits at p, either case (valid: the caller checked them).
+  (func $hex4At (param $p i32) (result i32)
     (i32.or
-      (i32.or (i32.shl (local.get $h0) (i32.const 12)) (i32.shl (local.get $h1) (i32.const 8)))
-      (i32.or (i32.shl (local.get $h2) (i32.const 4)) (local.get $h3))))
+      (i32.or
+        (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u (local.get $p))) (i32.const 15)) (i32.const 12))
+        (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=1 (local.get $p))) (i32.const 15)) (i32.const 8)))
+      (i32.or
+        (i32.shl (i32.and (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $p))) (i32.const 15)) (i32.const 4))
+        (i32.and (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $p))) (i32.const 15)))))
 
   ;; ASCII digits at p, eight at a time while a whole word is digits (a byte
   ;; is a digit when its high nibble is 3 and adding 6 keeps it 3).
