@@ -8,7 +8,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { steppingClock } from "../../../bench/journal-gen.ts";
-import { fastFloatRepr, fastRound3 } from "../../../src/journal/fast/record-row.ts";
+import { fastFloatRepr, fastRound3, recordLine } from "../../../src/journal/fast/record-row.ts";
+import { heapStats } from "bun:jsc";
 import { EventJournal, validateRecordInput, type RawRecordItem, type RecordItem } from "../../../src/journal/writer.ts";
 import { floatRepr } from "../../../src/pyjson/float.ts";
 import { parse } from "../../../src/pyjson/parse.ts";
@@ -148,6 +149,21 @@ describe("recordMany fast paths", () => {
     expect(j.count()).toBe(2);
     j.close();
     expect(readFileSync(j.path, "utf8").split("\n").filter(Boolean).length).toBe(2);
+  });
+
+  test("a row's text is not kept after recordLine returns (a huge list's pieces are not marked by every later collection)", () => {
+    const live = (): number => {
+      Bun.gc(true);
+      return heapStats().objectTypeCounts.string ?? 0;
+    };
+    const before = live();
+    (() => {
+      const data = new Array(500_000).fill(1);
+      const r = recordLine("big", [["data", data]], 1, "a".repeat(64), 1727000000.5, 0.25);
+      expect(r?.eventHash).toHaveLength(64);
+    })();
+    // the list's canonical text was a rope of one piece per element
+    expect(live() - before).toBeLessThan(50_000);
   });
 
   test("float repr and round(x, 3) shortcuts equal the exact routines", () => {
