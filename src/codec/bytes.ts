@@ -54,6 +54,13 @@ export function hasShortEscape(v: number): boolean {
   return v === 0x08 || v === 0x09 || v === 0x0a || v === 0x0c || v === 0x0d || v === 0x22 || v === 0x5c;
 }
 
+/** FNV-1a of the bytes b[s, e): the hash of the byte layer's small lookup tables. */
+export function fnv1a(b: Uint8Array, s: number, e: number): number {
+  let h = 0x811c9dc5;
+  for (let i = s; i < e; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return h >>> 0;
+}
+
 /**
  * The bytes of the little-endian word x that are not plain string bytes
  * (printable ASCII but `"` and `\`), SWAR style: each such byte's high bit

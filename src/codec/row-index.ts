@@ -648,7 +648,7 @@ class WasmScanner {
   }
 
   /**
-   * Whether the float lexeme b[s, e) (at most LEXEME_MAX bytes) is Python's
+   * Whether the float lexeme b[s, e) (at most 47 bytes: the module's LEXEME area holds it and a 0 byte) is Python's
    * repr, by the module's exact integer test (src/codec/float.wat): 1 yes,
    * -1 no, 0 undecided.
    */

@@ -40,7 +40,10 @@ const SHOWN_BY_EVENT = ["run_id", "fingerprint", "reason", "failure_class", "cos
 /** Every event detailText reads a SHOWN_BY_EVENT field of (REASON_EVENTS and the events it names). */
 const EVENT_SHOWN = [...REASON_EVENTS, "task_resume_fallback", "agent_spawned", "task_resumed", "run_started", "run_completed"].map((e) => new TextEncoder().encode(e));
 
-/** The row's event, a string b[s, e) (quotes included), is one of EVENT_SHOWN (an escaped spelling counts as one). */
+/**
+ * The row's event, a string b[s, e) (quotes included), is one of
+ * EVENT_SHOWN as written (read() declines an event spelled with an escape).
+ */
 function eventShowsMore(b: Uint8Array, s: number, e: number): boolean {
   for (const name of EVENT_SHOWN) {
     if (e - s - 2 !== name.length) continue;
@@ -48,7 +51,6 @@ function eventShowsMore(b: Uint8Array, s: number, e: number): boolean {
     while (i < name.length && b[s + 1 + i] === name[i]) i++;
     if (i === name.length) return true;
   }
-  for (let i = s + 1; i < e - 1; i++) if (b[i] === BACKSLASH) return true;
   return false;
 }
 
@@ -392,12 +394,11 @@ export class RowCells extends CellSpans {
     return len >= 0;
   }
 
-  /** detailText for a row with no field its event shows but these: model, role, cost_usd, failed_signals, tick. */
+  /** detailText for a row (with an event: read() checked) with no field its event shows but these: model, role, cost_usd, failed_signals, tick. */
   private readDetail(r: LoadedRow): boolean {
     for (let i = 0; i < SHOWN_ALWAYS.length; i++) if (r.fieldS[SHOWN_ALWAYS[i]!]! >= 0) return false;
-    const es = r.fieldS[EVENT]!;
     for (let i = 0; i < SHOWN_BY_EVENT.length; i++) {
-      if (r.fieldS[SHOWN_BY_EVENT[i]!]! >= 0 && (es < 0 || eventShowsMore(r.mem, es, r.fieldE[EVENT]!))) return false;
+      if (r.fieldS[SHOWN_BY_EVENT[i]!]! >= 0 && eventShowsMore(r.mem, r.fieldS[EVENT]!, r.fieldE[EVENT]!)) return false;
     }
     const b = r.mem;
     this.detailLen = 0;

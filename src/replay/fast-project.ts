@@ -1,3 +1,4 @@
+import { fnv1a } from "../codec/bytes.ts";
 import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { InputError } from "../errors/index.ts";
 import { checkInput } from "../fsutil/input.ts";
@@ -84,10 +85,9 @@ export class EventList {
   }
 
   private idOf(src: Uint8Array, s: number, e: number): number {
-    let h = 0x811c9dc5;
-    for (let i = s; i < e; i++) h = Math.imul(h ^ src[i]!, 0x01000193);
+    const h = fnv1a(src, s, e);
     const n = e - s;
-    for (let slot = (h >>> 0) & (SLOTS - 1); ; slot = (slot + 1) & (SLOTS - 1)) {
+    for (let slot = h & (SLOTS - 1); ; slot = (slot + 1) & (SLOTS - 1)) {
       const held = this.slots[slot]!;
       if (held === 0) break;
       const ts = this.tokenStart[held - 1]!;
@@ -106,7 +106,7 @@ export class EventList {
     this.tokensLen += n;
     const id = this.distinct++;
     this.tokenStart[id + 1] = this.tokensLen;
-    let slot = (h >>> 0) & (SLOTS - 1);
+    let slot = h & (SLOTS - 1);
     while (this.slots[slot] !== 0) slot = (slot + 1) & (SLOTS - 1);
     this.slots[slot] = id + 1;
     return id;

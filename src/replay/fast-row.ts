@@ -1,4 +1,4 @@
-import { QUOTE } from "../codec/bytes.ts";
+import { fnv1a, QUOTE } from "../codec/bytes.ts";
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 
@@ -145,9 +145,7 @@ const cacheLength = new Int32Array(CACHE_SLOTS).fill(-1);
 function asciiText(b: Uint8Array, s: number, e: number): string {
   const n = e - s;
   if (n > CACHE_MAX_LEN) return latin1.decode(b.subarray(s, e));
-  let h = 0x811c9dc5;
-  for (let i = s; i < e; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-  const slot = (h >>> 0) & (CACHE_SLOTS - 1);
+  const slot = fnv1a(b, s, e) & (CACHE_SLOTS - 1);
   const at = slot * CACHE_MAX_LEN;
   if (cacheLength[slot] === n) {
     let i = 0;

@@ -49,6 +49,12 @@ const MODULE_FROM = 8 << 10;
 /** A container whose bytes are json.dumps' default spelling already: no compact separator, no other whitespace. */
 const NOT_DEFAULT_SPACING = Spell.Tight | Spell.OddSpace;
 
+/** A token (its first tape word w) is written as its bytes: a scalar, or a container with none of the `unlike` spelling flags. */
+function copiedWhole(w: number, unlike: number): boolean {
+  const kind = w & KIND_MASK;
+  return (kind !== Tok.Object && kind !== Tok.Array) || (w & unlike) === 0;
+}
+
 export class RecordRowBuilder {
   /** The memory (read area, pre-images, and the row area at its rowBase) and the hashes. */
   private readonly h: RecordHasher;
@@ -179,11 +185,8 @@ export class RecordRowBuilder {
       const k = this.order[at + i]!;
       o = this.copy(tape[4 * k + 1]!, tape[4 * k + 2]!, o);
       b[o++] = COLON;
-      const w = tape[4 * k + 4]!;
-      const kind = w & KIND_MASK;
-      // a scalar, or a container already compact and sorted: its bytes
-      if ((kind !== Tok.Object && kind !== Tok.Array) || (w & NOT_COMPACT_CANONICAL) === 0) o = this.copy(tape[4 * k + 5]!, tape[4 * k + 6]!, o);
-      else if ((o = this.compact(k + 1, at + n, o)) < 0) return -1;
+      o = this.compact(k + 1, at + n, o);
+      if (o < 0) return -1;
     }
     b[o++] = RBRACE;
     return o;
@@ -194,8 +197,7 @@ export class RecordRowBuilder {
     const tape = this.ix.tape;
     const w = tape[4 * t]!;
     const kind = w & KIND_MASK;
-    // a scalar, or a container already compact and sorted: its bytes
-    if ((kind !== Tok.Object && kind !== Tok.Array) || (w & NOT_COMPACT_CANONICAL) === 0) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
+    if (copiedWhole(w, NOT_COMPACT_CANONICAL)) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
     const b = this.h.mem;
     const end = tape[4 * t + 3]!;
     if (kind === Tok.Array) {
@@ -345,8 +347,7 @@ export class RecordRowBuilder {
     const tape = this.ix.tape;
     const w = tape[4 * t]!;
     const kind = w & KIND_MASK;
-    // a scalar, or a container spelled so already: its bytes
-    if ((kind !== Tok.Object && kind !== Tok.Array) || (w & NOT_DEFAULT_SPACING) === 0) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
+    if (copiedWhole(w, NOT_DEFAULT_SPACING)) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
     const b = this.h.mem;
     const end = tape[4 * t + 3]!;
     b[o++] = kind === Tok.Array ? LBRACKET : LBRACE;

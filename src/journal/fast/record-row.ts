@@ -103,17 +103,16 @@ let order: number[] = [];
 const INSERTION_SORT_MAX = 32;
 
 /**
- * Drop the first m entries of the reused arrays, returning `result`: a
- * member's canonical text may be a rope of millions of pieces (a huge list),
- * which the array would otherwise keep alive until a later row overwrote it,
- * and every collection until then would mark it.
+ * Drop the first m entries of the reused arrays: a member's canonical text
+ * may be a rope of millions of pieces (a huge list), which the array would
+ * otherwise keep alive until a later row overwrote it, and every collection
+ * until then would mark it.
  */
-function forget<T>(m: number, result: T): T {
+function forget(m: number): void {
   for (let i = 0; i < m; i++) {
     keys[i] = "";
     canon[i] = "";
   }
-  return result;
 }
 
 /** `order[0, m)` = the member indices sorted by `keys`, for a small object (no allocation). */
@@ -162,7 +161,10 @@ export function recordLine(
   for (let i = 0; i < n; i++) {
     const [k, v] = entries[i]!;
     if (v === undefined) continue;
-    if (ENVELOPE_OVERWRITES.has(k)) return forget(m, null);
+    if (ENVELOPE_OVERWRITES.has(k)) {
+      forget(m);
+      return null;
+    }
     const ek = encodeKey(k);
     const atom = atomText(v);
     rowTail += ", " + ek + ": " + (atom ?? dumps(v));
@@ -179,7 +181,7 @@ export function recordLine(
   let pre = "{" + canon[order[0]!]!;
   for (let i = 1; i < m; i++) pre += "," + canon[order[i]!]!;
   pre += "}";
-  forget(m, null);
+  forget(m);
   // py-json-v1 pre-images are ASCII: the string is its UTF-8 bytes
   const ph = Bun.SHA256.hash(pre, "hex") as string;
   const { head, eh } = envelope(eventText, index, prevHash, ph, ts, elapsed);
