@@ -12,7 +12,9 @@ import { renderJson } from "../render/json.ts";
 import { displayRow } from "../replay/display.ts";
 import { ReplayFingerprint } from "../replay/fingerprint.ts";
 import { AttemptTracker, type Attempt } from "./attempts.ts";
-import { dataBlock, dataBlockOf, pageHead, pageTail, scriptJson, type Banner } from "./page.ts";
+import { appendScriptString, appendText, dataBlock, eventsBlock, pageHead, pageTail, scriptJson, utf16Length, type Banner } from "./page.ts";
+import { COMMA, QUOTE, RBRACKET } from "../codec/bytes.ts";
+import { ByteSink } from "../pyjson/encode-bytes.ts";
 import { LaneDensity, Series } from "./series.ts";
 import { clipText, pagePaths, type PathNames } from "./bounds.ts";
 import { nextTurn } from "../fsutil/turn.ts";
@@ -89,7 +91,7 @@ export interface TimelineInput {
  * Where the page goes, in order; the caller makes it atomic (or streams it
  * to stdout). `false` says the reader went away: the pass stops there.
  */
-export type TimelineSink = (chunk: string) => void | boolean | Promise<void | boolean>;
+export type TimelineSink = (chunk: string | Uint8Array) => void | boolean | Promise<void | boolean>;
 
 export interface TimelineResult {
   verdict: FastVerifyResult;
@@ -119,7 +121,7 @@ export async function renderTimeline(input: TimelineInput, sink: TimelineSink): 
   const failure = journalVerdictFailure(verdict);
   const shown = pagePaths(input.paths ?? { [input.journal]: "journal.jsonl" });
   let open = (await sink(pageHead(input.runId, banner(verdict, failure, input.sealPath, shown)))) !== false;
-  const put = async (chunk: string): Promise<boolean> => (open &&= (await sink(chunk)) !== false);
+  const put = async (chunk: string | Uint8Array): Promise<boolean> => (open &&= (await sink(chunk)) !== false);
   const body = await writeBody(input, verdict, put, shown);
   if (!open) return { verdict, failure, ...body, stopped: true };
   if (body.events !== verdict.count) {
@@ -207,7 +209,33 @@ function laneOf(a: Attempt, by: LaneGrouping): string {
 
 /** A payload as the page holds it: cut at PAYLOAD_CHARS, saying so. */
 function payloadText(json: string): string {
-  return json.length <= PAYLOAD_CHARS ? json : `${json.slice(0, PAYLOAD_CHARS)} … [cut: ${json.length} characters as recorded; 'bernstein replay <RUN> --as-json' prints it whole]`;
+  return json.length <= PAYLOAD_CHARS ? json : `${json.slice(0, PAYLOAD_CHARS)}${cutNote(json.length)}`;
+}
+
+/** What follows a payload cut at PAYLOAD_CHARS of its `length` UTF-16 units. */
+function cutNote(length: number): string {
+  return ` … [cut: ${length} characters as recorded; 'bernstein replay <RUN> --as-json' prints it whole]`;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * `scriptJson(payloadText(json))` for the UTF-8 text `json`, appended to
+ * `out` as UTF-8 without making a string of it; its UTF-16 length.
+ */
+function appendPayload(out: ByteSink, json: Uint8Array): number {
+  out.byte(QUOTE);
+  let units = 2;
+  const total = json.length > PAYLOAD_CHARS ? utf16Length(json, 0, json.length) : 0;
+  if (total > PAYLOAD_CHARS) {
+    units += appendScriptString(out, json, 0, json.length, PAYLOAD_CHARS);
+    const note = encoder.encode(cutNote(total));
+    units += appendScriptString(out, note, 0, note.length);
+  } else {
+    units += appendScriptString(out, json, 0, json.length);
+  }
+  out.byte(QUOTE);
+  return units;
 }
 
 /** Where the table's window stands as the rows go by. */
@@ -269,7 +297,7 @@ function past(b: WindowBound, i: number, ts: number | null): boolean {
   return "index" in b ? i > b.index : ts !== null && ts > b.time;
 }
 
-async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: (chunk: string) => Promise<boolean>, shown: (s: string) => string) {
+async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: (chunk: string | Uint8Array) => Promise<boolean>, shown: (s: string) => string) {
   const maxEvents = input.maxEvents ?? DEFAULT_MAX_EVENTS;
   const threshold = input.maxBars ?? DEFAULT_MAX_BARS;
   const by = input.lanes ?? "role";
@@ -277,8 +305,9 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   const fp = new ReplayFingerprint();
   const series = new Series();
   const density = new LaneDensity(by, MAX_DENSITY_LANES);
-  /** Table rows, each already in its page form (`scriptJson`). */
-  let rows: string[] = [];
+  /** Table rows of the next events block, each in its page form (`scriptJson`, UTF-8), joined by commas. */
+  let rows = new ByteSink(1 << 16);
+  let blockRows = 0;
   let closed: unknown[][] = [];
   /** Attempts held back until it is known whether they all fit as bars (null: they do not; the page draws curves). */
   let held: { tuple: unknown[]; claim: number; end: number | null; bytes: number }[] | null = [];
@@ -329,11 +358,14 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   let git = { branch: "", sha: "" };
   let stopped = false;
   /** Blocks of the page made and not yet written (the rows are read synchronously; the sink is awaited between). */
-  const ready: string[] = [];
+  const ready: (string | Uint8Array)[] = [];
   const flush = (force: boolean): void => {
-    if (rows.length > 0 && (force || rows.length >= BLOCK_ROWS)) {
-      ready.push(dataBlockOf("events", rows));
-      rows = [];
+    if (blockRows > 0 && (force || blockRows >= BLOCK_ROWS)) {
+      ready.push(eventsBlock(rows.view()));
+      rows.len = 0;
+      blockRows = 0;
+      // a block of huge payloads leaves no huge buffer behind
+      if (rows.buf.length > 1 << 23) rows = new ByteSink(1 << 16);
     }
     if (closed.length > 0 && (force || closed.length >= BLOCK_ROWS)) {
       ready.push(dataBlock("attempts", closed));
@@ -355,13 +387,28 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   let current: PageRow | null = null;
   let currentIndex = 0;
   let currentT: number | null = null;
-  let entry = "";
+  /** Where the entry `entrySize` wrote begins in `rows` (-1: it wrote none). */
+  let entryAt = -1;
+  /** Write the row's table entry to `rows`; its size as the window counts it (its UTF-16 length and a separator). */
   const entrySize = (): number => {
     const r = current!;
     const d = displayRow(r.fields, null);
     const f = (s: string) => clipText(s, FIELD_CHARS);
-    entry = scriptJson([currentIndex, currentT, clipText(d.event, KEY_CHARS), f(d.agent), f(d.task), f(d.detail), payloadText(r.json() ?? renderJson(r.full(), null))]);
-    return entry.length + 1;
+    entryAt = rows.len;
+    if (blockRows > 0) rows.byte(COMMA);
+    const head = [currentIndex, currentT, clipText(d.event, KEY_CHARS), f(d.agent), f(d.task), f(d.detail)];
+    if (input.exactPass) {
+      // the reference: the entry made as a string
+      head.push(payloadText(renderJson(r.full(), null)));
+      return appendText(rows, scriptJson(head)) + 1;
+    }
+    // the fields' JSON with its closing bracket made the payload's separator, then the payload from bytes
+    const fields = scriptJson(head);
+    appendText(rows, fields);
+    rows.buf[rows.len - 1] = COMMA;
+    const units = fields.length + appendPayload(rows, r.json() ?? encoder.encode(renderJson(r.full(), null)));
+    rows.byte(RBRACKET);
+    return units + 2;
   };
   const total = verdict.snapshot_bytes;
   /**
@@ -394,8 +441,10 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     current = r;
     currentIndex = i;
     currentT = t;
-    if (win.take(i, lastTs, at, entrySize)) rows.push(entry);
-    if (rows.length >= BLOCK_ROWS || closed.length >= BLOCK_ROWS) flush(false);
+    entryAt = -1;
+    if (win.take(i, lastTs, at, entrySize)) blockRows++;
+    else if (entryAt >= 0) rows.len = entryAt;
+    if (blockRows >= BLOCK_ROWS || closed.length >= BLOCK_ROWS) flush(false);
   };
   if (input.exactPass) {
     // The reference: every row parsed whole (readJournalSync), written block by block as it is made.

@@ -1,5 +1,6 @@
 import CLIENT_JS from "./client.js" with { type: "text" };
 import STYLE_CSS from "./style.css" with { type: "text" };
+import { ByteSink, writeUnicodeEscape } from "../pyjson/encode-bytes.ts";
 
 /**
  * The timeline page's fixed parts: the document head (a Content-Security-
@@ -30,12 +31,154 @@ export function scriptJson(value: unknown): string {
 }
 
 export function dataBlock(kind: "events" | "attempts" | "summary", value: unknown): string {
-  return `<script type="application/json" class="tl-data" data-kind="${kind}">${scriptJson(value)}</script>\n`;
+  return `${blockOpen(kind)}${scriptJson(value)}</script>\n`;
 }
 
-/** A data block of items already in their `scriptJson` form (the same bytes as `dataBlock` of the items). */
-export function dataBlockOf(kind: "events" | "attempts", items: readonly string[]): string {
-  return `<script type="application/json" class="tl-data" data-kind="${kind}">[${items.join(",")}]</script>\n`;
+function blockOpen(kind: string): string {
+  return `<script type="application/json" class="tl-data" data-kind="${kind}">`;
+}
+
+const utf8 = new TextEncoder();
+const EVENTS_OPEN = utf8.encode(`${blockOpen("events")}[`);
+const BLOCK_CLOSE = utf8.encode("]</script>\n");
+
+/**
+ * The events data block of items already in their `scriptJson` form, as
+ * UTF-8 and joined by commas (`items`): the bytes of `dataBlock("events", …)`
+ * of the items.
+ */
+export function eventsBlock(items: Uint8Array): Uint8Array {
+  const out = new Uint8Array(EVENTS_OPEN.length + items.length + BLOCK_CLOSE.length);
+  out.set(EVENTS_OPEN, 0);
+  out.set(items, EVENTS_OPEN.length);
+  out.set(BLOCK_CLOSE, EVENTS_OPEN.length + items.length);
+  return out;
+}
+
+/** Append `text` as UTF-8 to `out`; its UTF-16 length. */
+export function appendText(out: ByteSink, text: string): number {
+  out.reserve(text.length * 3);
+  out.len += utf8.encodeInto(text, out.buf.subarray(out.len)).written;
+  return text.length;
+}
+
+/** What a byte of UTF-8 text is to appendScriptString. */
+const enum Byte {
+  Plain = 0,
+  /** `"`, `\`, a control character, `<`, `>`, `&`: written escaped */
+  Escaped = 1,
+  /** the first byte of a two- or three-byte character (one UTF-16 unit) */
+  Lead = 2,
+  /** the first byte of a four-byte character (a surrogate pair) */
+  Lead4 = 3,
+  /** E2, which begins U+2028 and U+2029 */
+  E2 = 4,
+}
+
+const BYTE_CLASS = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) BYTE_CLASS[c] = Byte.Escaped;
+for (const c of [0x22, 0x5c, 0x3c, 0x3e, 0x26]) BYTE_CLASS[c] = Byte.Escaped;
+for (let c = 0xc0; c < 0xf0; c++) BYTE_CLASS[c] = Byte.Lead;
+for (let c = 0xf0; c < 0x100; c++) BYTE_CLASS[c] = Byte.Lead4;
+BYTE_CLASS[0xe2] = Byte.E2;
+/** JSON.stringify's two-character escapes (0: none). */
+const SHORT = new Uint8Array(0x60);
+for (const [c, l] of [[0x08, 0x62], [0x09, 0x74], [0x0a, 0x6e], [0x0c, 0x66], [0x0d, 0x72], [0x22, 0x22], [0x5c, 0x5c]] as const) SHORT[c] = l;
+
+/**
+ * Append the UTF-8 text `b[s, e)` as `scriptJson` writes it inside a JSON
+ * string (no quotes): `"`, `\` and controls escaped as JSON.stringify
+ * escapes them, `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes, the rest
+ * as it is; only the text's first `maxUnits` UTF-16 code units, as `slice`
+ * cuts a string (a pair cut in half leaves its high surrogate, which
+ * JSON.stringify writes as an escape). Returns the UTF-16 length of what
+ * it appended. The text must be valid UTF-8.
+ */
+export function appendScriptString(out: ByteSink, b: Uint8Array, s: number, e: number, maxUnits = Number.MAX_SAFE_INTEGER): number {
+  out.reserve(e - s);
+  let o: Uint8Array = out.buf;
+  let l = out.len;
+  let taken = 0;
+  let units = 0;
+  let p = s;
+  while (p < e && taken < maxUnits) {
+    const c = b[p]!;
+    const k = BYTE_CLASS[c]!;
+    if (k === Byte.Plain) {
+      if (l === o.length) o = grown(out, l, e - p);
+      o[l++] = c;
+      p++;
+      taken++;
+      units++;
+      continue;
+    }
+    if (k === Byte.Lead4) {
+      if (taken + 1 === maxUnits) {
+        // the pair's high surrogate alone
+        const cp = ((c & 7) << 18) | ((b[p + 1]! & 63) << 12) | ((b[p + 2]! & 63) << 6) | (b[p + 3]! & 63);
+        if (l + 6 > o.length) o = grown(out, l, 6);
+        l = writeUnicodeEscape(o, l, 0xd800 + ((cp - 0x10000) >> 10));
+        units += 6;
+        break;
+      }
+      if (l + 4 > o.length) o = grown(out, l, 4);
+      o[l++] = c;
+      o[l++] = b[p + 1]!;
+      o[l++] = b[p + 2]!;
+      o[l++] = b[p + 3]!;
+      p += 4;
+      taken += 2;
+      units += 2;
+      continue;
+    }
+    if (k === Byte.Escaped) {
+      if (l + 6 > o.length) o = grown(out, l, 6);
+      const short = c < 0x60 ? SHORT[c]! : 0;
+      if (short !== 0) {
+        o[l++] = 0x5c;
+        o[l++] = short;
+        units += 2;
+      } else {
+        l = writeUnicodeEscape(o, l, c);
+        units += 6;
+      }
+      p++;
+      taken++;
+      continue;
+    }
+    // a two- or three-byte character
+    const n = c < 0xe0 ? 2 : 3;
+    if (k === Byte.E2 && b[p + 1] === 0x80 && (b[p + 2] === 0xa8 || b[p + 2] === 0xa9)) {
+      if (l + 6 > o.length) o = grown(out, l, 6);
+      l = writeUnicodeEscape(o, l, b[p + 2] === 0xa8 ? 0x2028 : 0x2029);
+      units += 6;
+    } else {
+      if (l + n > o.length) o = grown(out, l, n);
+      for (let i = 0; i < n; i++) o[l++] = b[p + i]!;
+      units++;
+    }
+    p += n;
+    taken++;
+  }
+  out.len = l;
+  return units;
+}
+
+/** `out`'s buffer grown to hold `n` more bytes after its first `l`. */
+function grown(out: ByteSink, l: number, n: number): Uint8Array {
+  out.len = l;
+  out.reserve(n + 64);
+  return out.buf;
+}
+
+/** UTF-16 code units of the valid UTF-8 text `b[s, e)`. */
+export function utf16Length(b: Uint8Array, s: number, e: number): number {
+  let n = 0;
+  for (let p = s; p < e; p++) {
+    const c = b[p]!;
+    if ((c & 0xc0) !== 0x80) n += c >= 0xf0 ? 2 : 1;
+  }
+  return n;
 }
 
 function sha256Base64(text: string): string {

@@ -71,12 +71,11 @@ export interface PageRow {
   fields: PyObject;
   /** The whole row, parsed (the exact reader's). */
   full(): PyObject;
-  /** `renderJson(full(), null)` made from the row's bytes, or null where only the exact path makes it. */
-  json(): string | null;
+  /** `renderJson(full(), null)` as UTF-8, made from the row's bytes (valid until the next row), or null where only the exact path makes it. */
+  json(): Uint8Array | null;
 }
 
 const latin1 = new TextDecoder("latin1");
-const utf8 = new TextDecoder();
 
 /**
  * The PAGE_FIELDS of the row a kernel reader took, as a row (`get` /
@@ -225,12 +224,12 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
   const fast: PageRow = {
     fields,
     full,
-    json: (): string | null => {
+    json: (): Uint8Array | null => {
       // the kernel took the row: it starts the line and closes right before the line's end (a CR may follow it)
       let e = lineE;
       while (e > lineS && line[e - 1] !== RBRACE) e--;
       tc.reset();
-      return tc.rowInline(line, lineS, e) ? utf8.decode(tc.buf.subarray(0, tc.len)) : null;
+      return tc.rowInline(line, lineS, e) ? tc.view() : null;
     },
   };
   const exact: PageRow = { fields: new Map(), full: () => exact.fields, json: () => null };

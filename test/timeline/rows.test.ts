@@ -40,7 +40,7 @@ async function page(journal: string, runDir: string, exactPass: boolean, options
     const r = await renderTimeline(
       { runId: "r1", journal, metadata: readMetadata(runDir), seal: null, sealPath: null, threads: 1, allowEmpty: true, exactPass, ...options },
       (chunk) => {
-        out += chunk;
+        out += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
       },
     );
     return `${out}\n--\n${JSON.stringify({ ...r, verdict: undefined })}`;
@@ -238,6 +238,23 @@ describe("timeline fast pass = exact pass", () => {
     // lines of 64 KiB and more: the ones the line reader hands over whole (the long-line kernel's)
     writeLongRowJournal(journal);
     for (const [, options] of VARIANTS) await expectSamePage(journal, runDir, options);
+  }, 60_000);
+
+  test("payloads cut at the page's bound (a pair cut in half, text that grows when escaped), and the table cut at its byte bound", async () => {
+    const sdd = join(dir, "cut");
+    const j = new JournalFile(sdd, "cut");
+    j.add("run_started", { run_id: "cut", git_branch: "main", git_sha: "0123abc" });
+    // each payload over PAYLOAD_CHARS, the cut falling on every alignment against the pairs; ~40 of them fill the table's bytes
+    for (let k = 0; k < 60; k++) j.add("tool_result", { agent_id: "a-1", output: `${"a".repeat(k)}${"\u{1f600}<\u00e9\u2028".repeat(14_000)}`, n: k });
+    j.add("tick_start", { tick: 1 });
+    j.close();
+    const page = await expectSamePage(j.path, join(sdd, "runs", "cut"));
+    expect(page).toContain(" … [cut: ");
+    // the table stopped at its byte bound, well before the run's end
+    const result = JSON.parse(page.slice(page.lastIndexOf("\n--\n") + 4));
+    expect(result.events).toBe(62);
+    expect(result.embedded).toBeGreaterThan(10);
+    expect(result.embedded).toBeLessThan(50);
   }, 60_000);
 
   test("the timeline tests' synthetic runs (a big run, a run whose every field is hostile)", async () => {

@@ -33,7 +33,7 @@ async function exactPage(sdd: string, runDir: string, journal: string): Promise<
       paths: { [journal]: "<run_dir>/journal.jsonl", [runDir]: "<run_dir>", [sdd]: "<sdd_dir>" },
     },
     (chunk) => {
-      page += chunk;
+      page += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
     },
   );
   return page;

@@ -11,7 +11,7 @@ import { parseThreads } from "../../fast-verify.ts";
 import { verdictJson } from "../../../journal/verdict.ts";
 import { withInterrupts } from "../../interrupt.ts";
 import { log } from "../../log.ts";
-import { printJson, printLines, stdoutClosed, writeStdout } from "../../output.ts";
+import { printJson, printLines, stdoutClosed, writeStdout, writeStdoutBytes } from "../../output.ts";
 import { byteProgress } from "../../progress.ts";
 import type { ReplayContext } from "./context.ts";
 import { parseCount, refuseFlags } from "./flags.ts";
@@ -128,8 +128,8 @@ function pathNames(pairs: [string, string][]): Record<string, string> {
 }
 
 /** Standard output as the page's sink: stop generating once its reader has gone. */
-async function toStdoutSink(chunk: string): Promise<boolean> {
-  await writeStdout(chunk);
+async function toStdoutSink(chunk: string | Uint8Array): Promise<boolean> {
+  await (typeof chunk === "string" ? writeStdout(chunk) : writeStdoutBytes(chunk));
   return !stdoutClosed();
 }
 
