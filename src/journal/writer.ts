@@ -18,7 +18,7 @@ import { applyRetention } from "./retention.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
 import { EventChainWalker } from "./chain.ts";
 import { RecordRowBuilder } from "./fast/record-bytes.ts";
-import { fastFloatRepr, fastRound3, recordLine } from "./fast/record-row.ts";
+import { fastRound3, recordLine } from "./fast/record-row.ts";
 
 /**
  * The run-journal writer (spec §1.2). Each `record` appends one complete
@@ -669,7 +669,7 @@ export class EventJournal {
         if (!raw.hasRoomFor(0)) flush();
         const ts = this.clock.now();
         const elapsed = fastRound3(this.clock.now() - this.startTs, pyRound);
-        if ("raw" in item && raw.build(item.raw, index, fastFloatRepr(ts), fastFloatRepr(elapsed))) {
+        if ("raw" in item && raw.build(item.raw, index, ts, elapsed)) {
           head = null;
         } else {
           const prev: string = head ?? raw.head();

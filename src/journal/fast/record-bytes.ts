@@ -1,6 +1,7 @@
 import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, SPACE } from "../../codec/bytes.ts";
 import { compareSpans, indexObjectAt, indexObjectAtJs, KeyTable, KIND_MASK, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
 import { copyBytes, RecordHasher, writeHex } from "./record-hasher.ts";
+import { fastFloatRepr } from "./record-row.ts";
 
 /**
  * `journal record` from stdin at byte level: an input line
@@ -53,6 +54,48 @@ const NOT_DEFAULT_SPACING = Spell.Tight | Spell.OddSpace;
 function copiedWhole(w: number, unlike: number): boolean {
   const kind = w & KIND_MASK;
   return (kind !== Tok.Object && kind !== Tok.Array) || (w & unlike) === 0;
+}
+
+/** The decimal digits of the integer 0 <= n < 2^53 at b[o]; returns the end. */
+export function writeDigits(b: Uint8Array, o: number, n: number): number {
+  let len = 1;
+  for (let t = n; t >= 10; t = Math.floor(t / 10)) len++;
+  const end = o + len;
+  for (let p = end - 1; p >= o; p--) {
+    const q = Math.floor(n / 10);
+    b[p] = 0x30 + (n - q * 10);
+    n = q;
+  }
+  return end;
+}
+
+/**
+ * Python's repr of the float x at b[o]; returns the end. A value with at
+ * most three decimals (the writer's elapsed_s, `round(…, 3)`) is written
+ * from the integer k = x * 1000: the decimal k/1000 has at most 15
+ * significant digits, so it is the only such decimal that reads back as x,
+ * and repr's shortest round-trip digits are its own (trailing zeros
+ * dropped, one kept), in fixed notation. Any other value takes
+ * fastFloatRepr (the engine's shortest digits; `ts` is full precision).
+ */
+export function writeFloatRepr(b: Uint8Array, o: number, x: number): number {
+  const k = Math.round(x * 1000);
+  if (k > 0 && k < 1e15 && k / 1000 === x) {
+    const whole = Math.floor(k / 1000);
+    const frac = k - whole * 1000;
+    o = writeDigits(b, o, whole);
+    b[o++] = 0x2e;
+    const d1 = Math.floor(frac / 100);
+    const d2 = Math.floor(frac / 10) - d1 * 10;
+    const d3 = frac % 10;
+    b[o++] = 0x30 + d1;
+    if (d2 !== 0 || d3 !== 0) b[o++] = 0x30 + d2;
+    if (d3 !== 0) b[o++] = 0x30 + d3;
+    return o;
+  }
+  const text = fastFloatRepr(x);
+  for (let i = 0; i < text.length; i++) b[o++] = text.charCodeAt(i);
+  return o;
 }
 
 export class RecordRowBuilder {
@@ -130,7 +173,7 @@ export class RecordRowBuilder {
    * when the line is not in fast form (nothing changed). On success the row
    * (with its "\n") is appended to the batch, and the head has advanced.
    */
-  build(line: Uint8Array, index: number, tsText: string, elapsedText: string): boolean {
+  build(line: Uint8Array, index: number, ts: number, elapsed: number): boolean {
     const n = line.length;
     if (n > this.maxLine || n < 2) return false;
     const h = this.h;
@@ -149,7 +192,7 @@ export class RecordRowBuilder {
     h.prevEnd = this.hasHead ? h.prevHex + 64 : h.prevHex;
     h.hashPayload();
     if (!h.hashEvent(index)) return false;
-    this.writeRow(index, tsText, elapsedText);
+    this.writeRow(index, ts, elapsed);
     h.advance();
     this.hasHead = true;
     return true;
@@ -285,24 +328,18 @@ export class RecordRowBuilder {
     return o;
   }
 
-  private putText(o: number, text: string): number {
-    const b = this.h.mem;
-    for (let i = 0; i < text.length; i++) b[o++] = text.charCodeAt(i);
-    return o;
-  }
-
   /** The row line: envelope, then the input members but "event" in order, default separators. */
-  private writeRow(index: number, tsText: string, elapsedText: string): void {
+  private writeRow(index: number, ts: number, elapsed: number): void {
     const h = this.h;
     const ix = this.ix;
     const b = h.mem;
     let o = this.rowEnd;
     o = this.put(o, P_TS);
-    o = this.putText(o, tsText);
+    o = writeFloatRepr(b, o, ts);
     o = this.put(o, P_ELAPSED);
-    o = this.putText(o, elapsedText);
+    o = writeFloatRepr(b, o, elapsed);
     o = this.put(o, P_INDEX);
-    o = this.putText(o, String(index));
+    o = writeDigits(b, o, index);
     o = this.put(o, P_EVENT);
     o = this.copy(h.typeStart, h.typeEnd, o);
     o = this.put(o, P_PREV);

@@ -17,7 +17,7 @@ import { pyRound } from "../../../src/pyjson/python.ts";
 import type { PyObject } from "../../../src/pyjson/types.ts";
 import { referenceVerdicts, tempDirs } from "../tmp.ts";
 import { prng, stringToken, valueToken, withOddness } from "./rows.ts";
-import { RecordRowBuilder } from "../../../src/journal/fast/record-bytes.ts";
+import { RecordRowBuilder, writeDigits, writeFloatRepr } from "../../../src/journal/fast/record-bytes.ts";
 
 const dirs = tempDirs("fast-record");
 afterAll(() => dirs.cleanup());
@@ -177,6 +177,21 @@ describe("recordMany fast paths", () => {
     for (const tie of [0.0005, 0.0015, 1.0005, 2.675, 1.2345, 0.1235, 1e-4, 0, 86399.9995]) {
       expect([tie, fastRound3(tie, pyRound)]).toEqual([tie, pyRound(tie, 3)]);
       expect([tie, fastFloatRepr(tie)]).toEqual([tie, floatRepr(tie)]);
+    }
+  });
+
+  test("the row's floats and index written as digits equal repr and str (elapsed_s from its thousandths)", () => {
+    const r = prng(7);
+    const b = new Uint8Array(64);
+    const text = (n: number) => new TextDecoder().decode(b.subarray(0, n));
+    const values: number[] = [0, -0, 0.001, 0.01, 0.1, 0.5, 1, 9.999, 10, 99.9, 100.05, 999999999999.999, 1e12, 1e-4, 1e-5, 1e15, 1e16, 123456789012.345, -1.5, 1727000000.1234567, NaN, Infinity];
+    for (let i = 0; i < 50000; i++) {
+      // round(x, 3) of times up to years, as the writer makes elapsed_s, and any double
+      values.push(pyRound(r() * 10 ** Math.floor(r() * 12), 3), Math.floor(r() * 1e15) / 1000, (r() - 0.5) * 10 ** (Math.floor(r() * 40) - 20));
+    }
+    for (const x of values) expect([x, text(writeFloatRepr(b, 0, x))]).toEqual([x, floatRepr(x)]);
+    for (const n of [0, 1, 9, 10, 99, 100, 65535, 2 ** 31, 2 ** 53 - 1, ...Array.from({ length: 2000 }, () => Math.floor(r() * 10 ** Math.floor(r() * 16)))]) {
+      expect(text(writeDigits(b, 0, n))).toBe(String(n));
     }
   });
 });
