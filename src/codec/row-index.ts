@@ -229,6 +229,25 @@ export class RowIndex {
   /** The tape is the one that instance wrote (the row is in its memory). */
   wasmTape = false;
 
+  /**
+   * Done with this index for now: its WebAssembly scanner goes back for the
+   * next index to use (what it indexed is then not to be read). An index
+   * made per operation (a diff's side) releases it when the operation ends:
+   * each scanner holds a WebAssembly memory, and the engine runs a full
+   * collection whenever too many are alive, so a process that diffs many
+   * small journals (the server, the test suite) did one every diff.
+   */
+  release(): void {
+    const sc = this.wasm;
+    if (sc === undefined) return;
+    this.wasm = undefined;
+    this.wasmTape = false;
+    this.tape = new Int32Array(4 * 256);
+    this.count = 0;
+    // one a long row grew is let go, not kept
+    if (idleScanners.length < IDLE_SCANNERS_MAX && sc.bytes <= IDLE_SCANNER_BYTES) idleScanners.push(sc);
+  }
+
   /** Kind of token t. */
   kind(t: number): Tok {
     return (this.tape[4 * t]! & KIND_MASK) as Tok;
@@ -420,7 +439,7 @@ function containerSpelling(b: Uint8Array, s: number, e: number): number {
  */
 export function indexObjectAtWasm(b: Uint8Array, s: number, limit: number, ix: RowIndex, keys: KeyTable = NO_KEYS, topLevel = false): number {
   if (!begin(b, s, limit, ix, keys)) return -1;
-  const sc = (ix.wasm ??= new WasmScanner());
+  const sc = (ix.wasm ??= idleScanners.pop() ?? new WasmScanner());
   const n = limit - s;
   const end = sc.scan(b, s, limit, ix, keys, topLevel && n >= TOP_LEVEL_FROM ? Math.floor(n * TOP_LEVEL_TAPE) : -1);
   if (sc.bytes > WASM_KEEP_BYTES) {
@@ -468,6 +487,10 @@ const WASM_MIN_ROW = 1 << 16;
 const WASM_MIN_TOKENS = 256;
 /** A scanner whose memory grew past this (a huge row) is dropped, so the memory goes back. */
 const WASM_KEEP_BYTES = 32 << 20;
+/** Released scanners kept for the next index (RowIndex.release). */
+const idleScanners: WasmScanner[] = [];
+const IDLE_SCANNERS_MAX = 4;
+const IDLE_SCANNER_BYTES = 4 << 20;
 /** The tape a huge row indexed for its top level may take, as a share of the row's length (a token per 64 bytes on average). */
 const TOP_LEVEL_TAPE = 1 / 4;
 /** scan()'s answer when the module trapped (its memory could not grow, or the tape went past its budget): the JavaScript scanner decides. */

@@ -193,6 +193,22 @@ export function openInput(path: string, o: InputOptions = {}): OpenInput | null 
   return new FileInput(path, fd, st.size, o);
 }
 
+/** The smallest read buffer readBufferSize gives. */
+const MIN_READ_BUFFER = 4096;
+
+/**
+ * A read buffer for `input` from `from` on, at most `max` bytes: no larger
+ * than what is left of a file when it was opened, and one byte more (the
+ * read that finds the end). Every reader allocates its own; a 1 MiB buffer
+ * for a journal of a few KB is memory the engine counts towards its next
+ * full collection, and a process that reads many small journals (a server,
+ * the test suite) ran one every few reads.
+ */
+export function readBufferSize(input: OpenInput | null, max: number, from = 0): number {
+  if (input === null || input.size === null) return max;
+  return Math.min(max, Math.max(MIN_READ_BUFFER, input.size - from + 1));
+}
+
 class FileInput implements OpenInput {
   readonly stream = false;
   bytesRead = 0;

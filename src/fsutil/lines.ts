@@ -1,5 +1,5 @@
 import { InputError } from "../errors/index.ts";
-import { MAX_ROW_BYTES, openInput, rowTooLarge } from "./input.ts";
+import { MAX_ROW_BYTES, openInput, readBufferSize, rowTooLarge } from "./input.ts";
 
 /**
  * The one line reader: incremental splitting of byte chunks into lines, in
@@ -419,8 +419,8 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   const limit = options.endOffset ?? Number.POSITIVE_INFINITY;
   const cap = options.maxLineBytes ?? MAX_LINE_BYTES;
-  const buf = new Uint8Array(chunkSize);
   let filePos = options.startOffset ?? 0;
+  const buf = new Uint8Array(readBufferSize(input, chunkSize, filePos));
   const ready: PhysicalLine[] = [];
   let overlongLine = 0;
   let lineStart = filePos;
@@ -446,7 +446,7 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
   }
   try {
     for (;;) {
-      const want = Math.min(chunkSize, limit - filePos);
+      const want = Math.min(buf.length, limit - filePos);
       if (want <= 0) break;
       const n = input.read(buf, 0, want, filePos);
       if (n === 0) break;

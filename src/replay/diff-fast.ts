@@ -1,4 +1,4 @@
-import { openInput, rowTooLarge, type OpenInput } from "../fsutil/input.ts";
+import { openInput, readBufferSize, rowTooLarge, type OpenInput } from "../fsutil/input.ts";
 import { LineSplitter, MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import { Spell, Tok } from "../codec/row-index.ts";
 import { classifyLine } from "../journal/reader.ts";
@@ -59,9 +59,10 @@ function tokenText(b: Uint8Array, s: number, e: number): string {
 
 /** One journal's side: its reader, the current row, and its run's alias table and rule marks. */
 class JournalSide {
-  private readonly chunk = new Uint8Array(CHUNK + 16);
-  private readonly chunkDv = new DataView(this.chunk.buffer);
-  private readonly chunkNb = Buffer.from(this.chunk.buffer);
+  /** The read area (CHUNK at most; its last 16 bytes slack past the data read) and its views. */
+  private readonly chunk: Uint8Array;
+  private readonly chunkDv: DataView;
+  private readonly chunkNb: Buffer;
   private readonly input: OpenInput | null;
   private readonly splitter: LineSplitter;
   private filePos = 0;
@@ -84,9 +85,9 @@ class JournalSide {
 
   /** The current row. */
   kind = Row.End;
-  b: Uint8Array = this.chunk;
-  dv: DataView = this.chunkDv;
-  nb: Buffer = this.chunkNb;
+  b: Uint8Array;
+  dv: DataView;
+  nb: Buffer;
   s = 0;
   e = 0;
   private row: PyObject | null = null;
@@ -118,9 +119,13 @@ class JournalSide {
     );
     this.input = openInput(path, { what: "journal" });
     if (this.input === null) this.eof = true; // a missing journal has no rows, as for the exact reader
+    this.b = this.chunk = new Uint8Array(readBufferSize(this.input, CHUNK) + 16);
+    this.dv = this.chunkDv = new DataView(this.chunk.buffer);
+    this.nb = this.chunkNb = Buffer.from(this.chunk.buffer);
   }
 
   close(): void {
+    this.scan.ix.release();
     this.input?.close();
   }
 
@@ -181,7 +186,7 @@ class JournalSide {
     this.qOwn.length = 0;
     this.qHead = 0;
     this.crAt = -1;
-    const n = this.input!.read(this.chunk, 0, CHUNK, this.filePos);
+    const n = this.input!.read(this.chunk, 0, this.chunk.length - 16, this.filePos);
     if (n === 0) {
       this.eof = true;
       this.splitter.end();

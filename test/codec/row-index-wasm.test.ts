@@ -239,3 +239,26 @@ describe("the WebAssembly row scanner writes the JavaScript scanner's index", ()
     }
   });
 });
+
+describe("a released WebAssembly scanner", () => {
+  test("serves the next index, which reads its rows as a fresh one does (a scanner with other keys loaded included)", () => {
+    const row = enc.encode(JSON.stringify({ ts: 1.5, event: "tool_call", payload: { k: "v".repeat(300), n: [1, 2.5, null] }, index: 3 }));
+    const first = new RowIndex();
+    expect(indexObjectAtWasm(row, 0, row.length, first, ENVELOPE)).toBe(row.length);
+    const scanner = first.wasm;
+    expect(scanner).toBeDefined();
+    first.release();
+    expect(first.wasm).toBeUndefined();
+    const next = new RowIndex();
+    const fresh = new RowIndex();
+    for (const keys of [NONE, ENVELOPE]) {
+      const a = indexObjectAtWasm(row, 0, row.length, next, keys);
+      const b = indexObjectAtJs(row, 0, row.length, fresh, keys);
+      expect(state(next, a)).toEqual(state(fresh, b));
+    }
+    expect(next.wasm).toBe(scanner);
+    // an index scans again after releasing (a new scanner, or the same one back)
+    next.release();
+    expect(indexObjectAtWasm(row, 0, row.length, first, ENVELOPE)).toBe(row.length);
+  });
+});
