@@ -8,7 +8,7 @@ export type { FastVerifyOptions, FastVerifyResult, RowsByPath, VerifyMode } from
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
 import { partition } from "./partition.ts";
 import { openJournal, type RangeResult, type RangeTask } from "./range.ts";
-import { RangeVerifier } from "./range.ts";
+import { threadVerifier } from "./range.ts";
 import { rangesToRedo, refuseOverlong, stitch, trueBases } from "./stitch.ts";
 import type { TreeRequest, TreeSpec } from "./subtrees.ts";
 
@@ -111,10 +111,12 @@ function rowLimitOf(opts: FastVerifyOptions): number {
 
 function verifyStream(path: string, opts: FastVerifyOptions, base: { mode: VerifyMode; payloads_checked: boolean }): FastVerifyResult {
   const linksOnly = base.mode === "links-only";
-  const r = new RangeVerifier().run(
+  const verifier = threadVerifier();
+  const r = verifier.run(
     { path, start: 0, end: Number.MAX_SAFE_INTEGER, isLast: true, baseIndex: 0, linksOnly, chunkSize: opts.chunkSize, tree: opts.tree?.spec ?? null, maxRowBytes: rowLimitOf(opts) },
     opts.onProgress ? (done) => opts.onProgress!(done, done) : undefined,
   );
+  verifier.settle();
   const results = [r];
   const verdict = stitch({ path, exists: true, results, seal: opts.seal });
   fillTree(opts.tree, verdict, results);

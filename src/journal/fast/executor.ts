@@ -2,7 +2,7 @@ import { BernsteinError } from "../../errors/index.ts";
 import type { FromWorker, RunMessage, ToWorker } from "./protocol.ts";
 import { kernelModule } from "./kernel.ts";
 import { fromWire } from "./protocol.ts";
-import { RangeVerifier, type RangeResult, type RangeTask } from "./range.ts";
+import { threadVerifier, type RangeResult, type RangeTask } from "./range.ts";
 import { workerEntry } from "../../fsutil/worker-entry.ts";
 import { nextTurn } from "../../fsutil/turn.ts";
 
@@ -23,7 +23,7 @@ export interface Executor {
 /** Runs every range in the calling thread, one after another (a turn of the event loop between two: see fsutil/turn.ts). */
 export class InProcessExecutor implements Executor {
   readonly threads = 1;
-  private readonly verifier = new RangeVerifier();
+  private readonly verifier = threadVerifier();
   private finished = 0;
   private current = 0;
   constructor(private readonly onChunk?: () => void) {}
@@ -42,6 +42,7 @@ export class InProcessExecutor implements Executor {
       this.current = 0;
       this.finished += task.end - task.start;
     }
+    this.verifier.settle();
     return results;
   }
 
@@ -84,7 +85,7 @@ export class WorkerPool implements Executor {
   readonly threads: number;
   private readonly workers: (Worker | null)[] = [];
   private readonly progress: Float64Array;
-  private readonly verifier = new RangeVerifier();
+  private readonly verifier = threadVerifier();
   private run: Run | null = null;
   private runIds = 0;
   private mainCurrent = 0;
@@ -156,6 +157,7 @@ export class WorkerPool implements Executor {
       return run.results as RangeResult[];
     } finally {
       this.run = null;
+      this.verifier.settle();
     }
   }
 

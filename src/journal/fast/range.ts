@@ -179,6 +179,23 @@ export function kernelCapFor(len: number, maxRow: number, readCap: number): numb
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder();
 
+/** A kernel a long row grew larger than this is not kept from one verify to the next (RangeVerifier.settle). */
+const BIG_KERNEL_KEEP = 4 << 20;
+
+let threadShared: RangeVerifier | null = null;
+
+/**
+ * The calling thread's RangeVerifier, shared by every verify it runs: its
+ * kernels are kept from one verify to the next. Each kernel holds a
+ * WebAssembly memory, and the engine runs a full collection about every
+ * third one made, so a process that verifies many journals (the server,
+ * the test suite) ran one every few verifies. `run` is synchronous, so
+ * verifies interleaved at their turns of the event loop share it safely.
+ */
+export function threadVerifier(): RangeVerifier {
+  return (threadShared ??= new RangeVerifier());
+}
+
 /** Reusable per-thread state: the read area and the kernel survive between ranges. */
 export class RangeVerifier {
   /** The read area of the current range (the kernel's, or `plain`), with room for a sentinel and word loads past it. */
@@ -244,6 +261,12 @@ export class RangeVerifier {
       this.mem = plain.mem;
       this.prev = plain.prev;
     }
+  }
+
+  /** A verify is done: a kernel a long row grew is let go (the next long row makes its own). */
+  settle(): void {
+    if (this.bigKernel !== null && this.bigKernel.readCap > BIG_KERNEL_KEEP) this.bigKernel = null;
+    this.longPrefix = null;
   }
 
   run(task: RangeTask, onChunk?: (bytesDone: number) => void): RangeResult {

@@ -41,10 +41,12 @@ function run(msg: RunMessage): void {
       if (progress) progress[slot] = finished;
       post({ kind: "result", id: msg.id, k, result });
     } catch (err) {
+      v.settle();
       post({ kind: "error", id: msg.id, k, error: toWire(err) });
       return;
     }
   }
+  v.settle();
   post({ kind: "idle", id: msg.id });
 }
 

@@ -506,3 +506,38 @@ describe("divergent_line: the divergent row's 1-based physical line, from the ve
     expect(kernelRows).toBeGreaterThan(0);
   }, 60_000);
 });
+
+describe("one thread's verifies share its kernels", () => {
+  test("a second verify in the process makes no WebAssembly memory; a kernel a long row grew is let go after its verify", async () => {
+    const dir = dirs.make();
+    const gen = generateJournal(join(dir, "sdd"), "gen", 600_000, 9);
+    const long = join(dir, "long.jsonl");
+    const j = EventJournal.create("long", { sddDir: join(dir, "sdd2"), env: {} });
+    j.record("tool_result", { output: "x".repeat(6 << 20) });
+    j.close();
+    copyFileSync(join(dir, "sdd2", "runs", "long", "journal.jsonl"), long);
+    const made: number[] = [];
+    const Memory = WebAssembly.Memory;
+    const counting = function (this: unknown, d: WebAssembly.MemoryDescriptor) {
+      made.push(d.initial);
+      return new Memory(d);
+    } as unknown as typeof WebAssembly.Memory;
+    counting.prototype = Memory.prototype;
+    const first = await verifyJournalFast(gen.path, { threads: 1 });
+    expect(first.ok).toBe(true);
+    (WebAssembly as { Memory: typeof WebAssembly.Memory }).Memory = counting;
+    try {
+      expect((await verifyJournalFast(gen.path, { threads: 1 })).ok).toBe(true);
+      expect(made).toEqual([]);
+      // the long row needs a kernel of its own, made for it and not kept
+      expect((await verifyJournalFast(long, { threads: 1 })).ok).toBe(true);
+      expect(made.length).toBe(1);
+      expect((await verifyJournalFast(long, { threads: 1 })).ok).toBe(true);
+      expect(made.length).toBe(2);
+      expect((await verifyJournalFast(gen.path, { threads: 1 })).ok).toBe(true);
+      expect(made.length).toBe(2);
+    } finally {
+      (WebAssembly as { Memory: typeof WebAssembly.Memory }).Memory = Memory;
+    }
+  });
+});
