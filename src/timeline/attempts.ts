@@ -40,6 +40,22 @@ const CLOSED_QUEUE = 256;
 /** Open attempts tracked at once; a journal that claims more without reaping gets the rest counted, not drawn. */
 export const MAX_OPEN_ATTEMPTS = 65536;
 
+/** The events push acts on (apply's cases). */
+const TRACKED = new Set([
+  "agent_spawned",
+  "task_claimed",
+  "task_completed",
+  "task_verification_failed",
+  "task_retried",
+  "task_failed",
+  "task_requeued",
+  "task_cancelled",
+  "task_result_discarded",
+  "agent_reaped",
+  "agents_reaped",
+  "run_completed",
+]);
+
 const str = (v: PyValue | undefined): string => (v === undefined || v === null ? "" : humanValue(v));
 
 export class AttemptTracker {
@@ -58,8 +74,14 @@ export class AttemptTracker {
   constructor(private readonly emit: (a: Attempt) => void) {}
 
   push(row: PyObject, index: number, t: number): void {
-    // each case reads the ids it needs: most rows (tool calls, ticks) read none
+    // most rows (tool calls, ticks) are none of the tracker's: one lookup, and the
+    // engine optimizes this small function apart from the cases below
     const event = str(row.get("event"));
+    if (TRACKED.has(event)) this.apply(event, row, index, t);
+  }
+
+  /** A row of one of the TRACKED events: each case reads the ids it needs. */
+  private apply(event: string, row: PyObject, index: number, t: number): void {
     switch (event) {
       case "agent_spawned": {
         const agent = str(row.get("agent_id"));
