@@ -234,8 +234,8 @@ export class RowIndex {
    * next index to use (what it indexed is then not to be read). An index
    * made per operation (a diff's side) releases it when the operation ends:
    * each scanner holds a WebAssembly memory, and the engine runs a full
-   * collection whenever too many are alive, so a process that diffs many
-   * small journals (the server, the test suite) did one every diff.
+   * collection about every third memory made, so a long-lived process that
+   * diffs many journals (the test suite) did one every diff or two.
    */
   release(): void {
     const sc = this.wasm;

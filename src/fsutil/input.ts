@@ -201,8 +201,7 @@ const MIN_READ_BUFFER = 4096;
  * than what is left of a file when it was opened, and one byte more (the
  * read that finds the end). Every reader allocates its own; a 1 MiB buffer
  * for a journal of a few KB is memory the engine counts towards its next
- * full collection, and a process that reads many small journals (a server,
- * the test suite) ran one every few reads.
+ * full collection in a long-lived process that reads many small journals.
  */
 export function readBufferSize(input: OpenInput | null, max: number, from = 0): number {
   if (input === null || input.size === null) return max;

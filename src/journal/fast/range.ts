@@ -188,8 +188,8 @@ let threadShared: RangeVerifier | null = null;
  * The calling thread's RangeVerifier, shared by every verify it runs: its
  * kernels are kept from one verify to the next. Each kernel holds a
  * WebAssembly memory, and the engine runs a full collection about every
- * third one made, so a process that verifies many journals (the server,
- * the test suite) ran one every few verifies. `run` is synchronous, so
+ * third one made, so a long-lived process that verifies many journals
+ * (the test suite) ran one every few verifies. `run` is synchronous, so
  * verifies interleaved at their turns of the event loop share it safely.
  */
 export function threadVerifier(): RangeVerifier {
