@@ -1,6 +1,6 @@
 import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, SPACE } from "../../codec/bytes.ts";
 import { compareSpans, indexObjectAt, indexObjectAtJs, KeyTable, KIND_MASK, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
-import { copyBytes, RecordHasher, writeHex } from "./record-hasher.ts";
+import { copyBytes, RecordHasher, writeDecimal, writeHex } from "./record-hasher.ts";
 import { fastFloatRepr } from "./record-row.ts";
 
 /**
@@ -56,19 +56,6 @@ function copiedWhole(w: number, unlike: number): boolean {
   return (kind !== Tok.Object && kind !== Tok.Array) || (w & unlike) === 0;
 }
 
-/** The decimal digits of the integer 0 <= n < 2^53 at b[o]; returns the end. */
-export function writeDigits(b: Uint8Array, o: number, n: number): number {
-  let len = 1;
-  for (let t = n; t >= 10; t = Math.floor(t / 10)) len++;
-  const end = o + len;
-  for (let p = end - 1; p >= o; p--) {
-    const q = Math.floor(n / 10);
-    b[p] = 0x30 + (n - q * 10);
-    n = q;
-  }
-  return end;
-}
-
 /**
  * Python's repr of the float x at b[o]; returns the end. A value with at
  * most three decimals (the writer's elapsed_s, `round(…, 3)`) is written
@@ -83,7 +70,7 @@ export function writeFloatRepr(b: Uint8Array, o: number, x: number): number {
   if (k > 0 && k < 1e15 && k / 1000 === x) {
     const whole = Math.floor(k / 1000);
     const frac = k - whole * 1000;
-    o = writeDigits(b, o, whole);
+    o = writeDecimal(b, o, whole);
     b[o++] = 0x2e;
     const d1 = Math.floor(frac / 100);
     const d2 = Math.floor(frac / 10) - d1 * 10;
@@ -339,7 +326,8 @@ export class RecordRowBuilder {
     o = this.put(o, P_ELAPSED);
     o = writeFloatRepr(b, o, elapsed);
     o = this.put(o, P_INDEX);
-    o = writeDigits(b, o, index);
+    // hashEvent prepared the index's digits for the event pre-image
+    o = h.putIndex(o);
     o = this.put(o, P_EVENT);
     o = this.copy(h.typeStart, h.typeEnd, o);
     o = this.put(o, P_PREV);

@@ -225,8 +225,8 @@ export class RecordHasher {
     return this.indexLen;
   }
 
-  /** Write the prepared index digits at o; returns the end. */
-  private putIndex(o: number): number {
+  /** Write the index digits hashEvent prepared at o; returns the end. */
+  putIndex(o: number): number {
     const d = this.indexDigits;
     const b = this.mem;
     for (let i = 0; i < this.indexLen; i++) b[o++] = d[i]!;
@@ -280,7 +280,8 @@ export function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number,
   for (let i = 0; i < n; i++) b[dst + i] = b[src + i]!;
 }
 
-function writeDecimal(b: Uint8Array, o: number, n: number): number {
+/** The decimal digits of the integer 0 <= n < 2^53 at b[o]; returns the end. */
+export function writeDecimal(b: Uint8Array, o: number, n: number): number {
   if (n < 10) {
     b[o] = 0x30 + n;
     return o + 1;

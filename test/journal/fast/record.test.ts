@@ -17,7 +17,8 @@ import { pyRound } from "../../../src/pyjson/python.ts";
 import type { PyObject } from "../../../src/pyjson/types.ts";
 import { referenceVerdicts, tempDirs } from "../tmp.ts";
 import { prng, stringToken, valueToken, withOddness } from "./rows.ts";
-import { RecordRowBuilder, writeDigits, writeFloatRepr } from "../../../src/journal/fast/record-bytes.ts";
+import { RecordRowBuilder, writeFloatRepr } from "../../../src/journal/fast/record-bytes.ts";
+import { writeDecimal } from "../../../src/journal/fast/record-hasher.ts";
 
 const dirs = tempDirs("fast-record");
 afterAll(() => dirs.cleanup());
@@ -191,7 +192,7 @@ describe("recordMany fast paths", () => {
     }
     for (const x of values) expect([x, text(writeFloatRepr(b, 0, x))]).toEqual([x, floatRepr(x)]);
     for (const n of [0, 1, 9, 10, 99, 100, 65535, 2 ** 31, 2 ** 53 - 1, ...Array.from({ length: 2000 }, () => Math.floor(r() * 10 ** Math.floor(r() * 16)))]) {
-      expect(text(writeDigits(b, 0, n))).toBe(String(n));
+      expect(text(writeDecimal(b, 0, n))).toBe(String(n));
     }
   });
 });
