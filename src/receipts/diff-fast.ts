@@ -102,6 +102,11 @@ class SameLines {
     }
   }
 
+  /** Done comparing: the walker's kernel memory goes to the next walker. */
+  release(): void {
+    this.walker.release();
+  }
+
   /** One line: an entry (its parsed row when parsing told), or not. */
   entry(line: Uint8Array): PyObject | boolean {
     if (this.scan.scanRow(line)) return this.scan.spanStart[Key.StepHash]! >= 0;
@@ -210,6 +215,7 @@ export async function diffJournalLines(left: AsyncIterator<LineBatch>, right: As
     }
   } finally {
     await Promise.all([a.close(), b.close()]);
+    same.release();
   }
 }
 

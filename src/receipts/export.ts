@@ -284,7 +284,9 @@ async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint
     throw failure(mode, `journal at ${dir} fails self-verification before ${verb}: ${v.errors.join("; ")}`);
   }
   const copyable = mode.kind === "export" && verbatim && before !== null && before.size === outBytes ? before : null;
-  return { steps, head: v.head_hash, outHead: emitter.head.text, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [], longest, copyable };
+  const result = { steps, head: v.head_hash, outHead: emitter.head.text, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [], longest, copyable };
+  walker.release();
+  return result;
 }
 
 /**
@@ -444,6 +446,7 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
       }
       splitter.end();
       await out.drain(write);
+      walker.release();
       // The journal is append-only: the first `steps` rows must be the ones verified.
       if (count !== s.steps || lastHash !== s.head) throw changed();
     },

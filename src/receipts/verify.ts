@@ -117,7 +117,9 @@ class JournalFeed {
   }
   finish(): WalkResult {
     this.splitter.end();
-    return this.walker.result();
+    const walked = this.walker.result();
+    this.walker.release();
+    return walked;
   }
 }
 const NEWLINE = new Uint8Array([0x0a]);
@@ -177,6 +179,7 @@ async function verifyReceiptFile(path: string, opts: VerifyReceiptOptions): Prom
         throw malformed(`receipt has ${journal.length} journal members out of name order (limit ${limits.maxUnorderedJournalMembers})`);
       }
       const order = journal.map((m, i) => ({ m, i })).sort((a, b) => compareCodePoints(a.m.name, b.m.name) || a.i - b.i);
+      feed.walker.release();
       feed = new JournalFeed(limits.maxLineBytes);
       for (const { m: target } of order) {
         await walkReceipt(path, (m) => (m.index === target.index ? feed.member() : null), limits);

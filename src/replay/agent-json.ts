@@ -182,5 +182,6 @@ export async function writeAgentEntriesJson(
   }
   if (!full()) splitter.end();
   await area.flush();
+  walker.release();
   return n;
 }

@@ -91,6 +91,7 @@ export class StepKernel {
   readonly head: Uint8Array;
   readonly buffer: ArrayBuffer;
   private readonly k: KernelExports;
+  private readonly mem: KernelArena;
   /** Rows taken by the last verify(). */
   rows = 0;
   /** The whole memory: the addresses a report hands over index it. */
@@ -137,6 +138,7 @@ export class StepKernel {
     ];
     if (publishBytes > 0) areas.push(["publish", publishBytes]);
     const mem = new KernelArena(module, compiled.binary(), areas);
+    this.mem = mem;
     this.renderArea = mem.view("render");
     this.recordArea = mem.view("records");
     this.publishSize = publishBytes;
@@ -169,6 +171,11 @@ export class StepKernel {
     const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hash, floatIsCanonical, row, tsIsCanonical, flush } });
     this.k = instance.exports as unknown as KernelExports;
     this.k.setup(out);
+  }
+
+  /** Done with this kernel: its memory goes to the next kernel of its size (KernelArena.release); nothing may use this one again. */
+  release(): void {
+    this.mem.release();
   }
 
   /** KERNEL_* bits, or 0 (verify only). */

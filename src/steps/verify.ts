@@ -103,5 +103,7 @@ export async function walkStepJournal(bucket: string, records: SpanRecords | nul
     // the records hold for the file only if it did not change while it was read
     if (records !== null) records.stamp = stamp !== null && fileStamp(bucket) === stamp ? stamp : null;
   }
-  return { walk: walker.result(), entries, lastHash };
+  const walk = walker.result();
+  walker.release();
+  return { walk, entries, lastHash };
 }

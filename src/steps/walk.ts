@@ -236,6 +236,24 @@ export class ChainWalker implements BulkProbe {
     return this.arena.subarray(0, ARENA_READ);
   }
 
+  /**
+   * Done reading: the kernel's memory goes back for the next walker (see
+   * KernelArena.release), so no buffer `readBuffer()` returned, nor any view
+   * of the kernel, may be used again. The walk's result and head stay; a
+   * later `readBuffer()` starts a new arena.
+   */
+  release(): void {
+    const k = this.kernel;
+    if (k === null) return;
+    this.kernel = null;
+    this.arena = null;
+    this.scratch = new Uint8Array(4096);
+    this.scratchLen = 0;
+    this.views = [];
+    this.seenView = null;
+    k.release();
+  }
+
   /** The kernel `take` runs (after `readBuffer()`, when enabled): its spans and `onRow` serve report mode. */
   get stepKernel(): StepKernel | null {
     return this.kernel;

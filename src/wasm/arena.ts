@@ -80,6 +80,26 @@ export function layoutOf(module: WebAssembly.Module, binary: Uint8Array): Readon
 /** Bytes left after each area for small fixed writes and word loads past its end. */
 export const AREA_SLACK = 256;
 
+/**
+ * Memories handed back (KernelArena.release), for the next arena of the same
+ * size on this thread. The engine runs a full collection about every third
+ * WebAssembly memory made, so a long-lived process that walks many journals
+ * (the test suite) paid one every walk or two.
+ */
+const idleMemories: WebAssembly.Memory[] = [];
+const IDLE_MEMORIES_MAX = 4;
+const IDLE_MEMORY_BYTES = 8 << 20;
+
+/** A memory of exactly `pages` pages: an idle one zeroed (as a new one is), else a new one. */
+function memoryOf(pages: number): WebAssembly.Memory {
+  const bytes = pages * 65536;
+  const i = idleMemories.findIndex((m) => m.buffer.byteLength === bytes);
+  if (i < 0) return new WebAssembly.Memory({ initial: pages });
+  const m = idleMemories.splice(i, 1)[0]!;
+  new Uint8Array(m.buffer).fill(0);
+  return m;
+}
+
 export class KernelArena {
   readonly memory: WebAssembly.Memory;
   /** All of the memory. */
@@ -99,8 +119,17 @@ export class KernelArena {
       this.areas.set(name, { at, size });
       top = at + size + AREA_SLACK;
     }
-    this.memory = new WebAssembly.Memory({ initial: Math.ceil(top / 65536) });
+    this.memory = memoryOf(Math.ceil(top / 65536));
     this.u8 = new Uint8Array(this.memory.buffer);
+  }
+
+  /**
+   * Done with this arena: its memory goes back for the next arena of its
+   * size, so nothing may read or write it through this arena, its views or
+   * the instance over it again. One that grew large is let go, not kept.
+   */
+  release(): void {
+    if (idleMemories.length < IDLE_MEMORIES_MAX && this.memory.buffer.byteLength <= IDLE_MEMORY_BYTES && !idleMemories.includes(this.memory)) idleMemories.push(this.memory);
   }
 
   /** A fixed address the module exports (a digest, the end of a pre-image). */

@@ -135,6 +135,9 @@ describe("ChainWalker fed through the arena read buffer", () => {
       splitter.end();
     } catch (err) {
       return (err as Error).message;
+    } finally {
+      // the next walk takes this one's kernel memory (what release promises: no trace of this walk in it)
+      walker.release();
     }
     return walker.result();
   }

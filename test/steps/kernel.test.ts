@@ -69,6 +69,8 @@ function walk(journal: Uint8Array, chunk: number, kernel: boolean, maxLineBytes 
   } catch (err) {
     return { outcome: { thrown: `${(err as Error).constructor.name}: ${(err as Error).message}` }, kernelRows: stepKernelStats.rows - before };
   } finally {
+    // the next walk takes this one's kernel memory (what release promises: no trace of this walk in it)
+    walker.release();
     setStepKernelEnabled(true);
   }
 }
