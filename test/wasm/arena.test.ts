@@ -5,25 +5,19 @@ import { verifyStepJournal } from "../../src/steps/index.ts";
 import { KernelArena } from "../../src/wasm/arena.ts";
 import { compiledOnce } from "../../src/wasm/host.ts";
 import { VECTORS } from "../helpers/cli.ts";
+import { countMemories } from "../helpers/wasm-memories.ts";
 
 const stepModule = compiledOnce(KERNEL_WASM_BASE64);
 const arena = (bytes: number) => new KernelArena(stepModule.get(), stepModule.binary(), [["area", bytes]]);
 
-/** The sizes (pages) of the WebAssembly memories made while a test runs. */
+/** The WebAssembly memories made while a test runs. */
+let counted: ReturnType<typeof countMemories>;
 let made: number[] = [];
-const Memory = WebAssembly.Memory;
 beforeEach(() => {
-  made = [];
-  const counting = function (this: unknown, d: WebAssembly.MemoryDescriptor) {
-    made.push(d.initial);
-    return new Memory(d);
-  } as unknown as typeof WebAssembly.Memory;
-  counting.prototype = Memory.prototype;
-  (WebAssembly as { Memory: typeof WebAssembly.Memory }).Memory = counting;
+  counted = countMemories();
+  made = counted.made;
 });
-afterEach(() => {
-  (WebAssembly as { Memory: typeof WebAssembly.Memory }).Memory = Memory;
-});
+afterEach(() => counted.restore());
 
 describe("KernelArena.release", () => {
   // An odd size, so no memory another test file released has its page count.

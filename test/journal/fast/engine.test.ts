@@ -15,6 +15,7 @@ import { verifyJournalSync, type JournalVerifyResult } from "../../../src/journa
 import { EventJournal } from "../../../src/journal/writer.ts";
 import { eventHash } from "../../../src/journal/hash.ts";
 import { VECTORS } from "../../helpers/cli.ts";
+import { countMemories } from "../../helpers/wasm-memories.ts";
 import { referenceVerdicts, tempDirs } from "../tmp.ts";
 import { prng } from "./rows.ts";
 
@@ -516,16 +517,9 @@ describe("one thread's verifies share its kernels", () => {
     j.record("tool_result", { output: "x".repeat(6 << 20) });
     j.close();
     copyFileSync(join(dir, "sdd2", "runs", "long", "journal.jsonl"), long);
-    const made: number[] = [];
-    const Memory = WebAssembly.Memory;
-    const counting = function (this: unknown, d: WebAssembly.MemoryDescriptor) {
-      made.push(d.initial);
-      return new Memory(d);
-    } as unknown as typeof WebAssembly.Memory;
-    counting.prototype = Memory.prototype;
     const first = await verifyJournalFast(gen.path, { threads: 1 });
     expect(first.ok).toBe(true);
-    (WebAssembly as { Memory: typeof WebAssembly.Memory }).Memory = counting;
+    const { made, restore } = countMemories();
     try {
       expect((await verifyJournalFast(gen.path, { threads: 1 })).ok).toBe(true);
       expect(made).toEqual([]);
@@ -537,7 +531,7 @@ describe("one thread's verifies share its kernels", () => {
       expect((await verifyJournalFast(gen.path, { threads: 1 })).ok).toBe(true);
       expect(made.length).toBe(2);
     } finally {
-      (WebAssembly as { Memory: typeof WebAssembly.Memory }).Memory = Memory;
+      restore();
     }
   });
 });
