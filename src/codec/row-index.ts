@@ -718,23 +718,30 @@ function skipAnyWs(b: Uint8Array, p: number, e: number): number {
   return p;
 }
 
-/** The spelling flags (Spell) of the string jsonStringEnd last took. */
-export const scannedString = { flags: 0 };
+/**
+ * What jsonStringEnd last found: the spelling flags (Spell) of the string it
+ * took, or, where it refused one, the byte it stopped at (`stop`): e or past
+ * it where the string runs off the end, else the refused byte itself (a
+ * backslash that starts a bad escape, a raw control byte, a bad UTF-8 lead).
+ */
+export const scannedString = { flags: 0, stop: 0 };
 
 /**
  * The JSON string whose opening quote is at b[p], read no further than e
- * (dv a view of b): its end past the closing quote, or -1 where json.loads
+ * (dv a view of b, for reading four bytes at a time; null: one at a time):
+ * its end past the closing quote, or -1 where json.loads
  * refuses it (an invalid escape, a raw control byte, invalid UTF-8) or e
  * comes first. Its spelling (Escaped, NotPython, Utf8) in
- * scannedString.flags: the one JSON string reader of the fast paths, which
- * decline by those flags what they cannot copy as it is.
+ * scannedString.flags: the one JSON string reader in TypeScript (the exact
+ * byte path and the fast paths alike), whose callers decline by those flags
+ * what they cannot copy as it is.
  */
-export function jsonStringEnd(b: Uint8Array, dv: DataView, p: number, e: number): number {
+export function jsonStringEnd(b: Uint8Array, dv: DataView | null, p: number, e: number): number {
   let flags = 0;
   p++;
   for (;;) {
     // four plain bytes at a time; the lowest flagged byte is the first special one
-    while (p + 4 <= e) {
+    if (dv !== null) while (p + 4 <= e) {
       const m = specialBytes(dv.getInt32(p, true));
       if (m !== 0) {
         p += (31 - Math.clz32(m & -m)) >> 3;
@@ -743,7 +750,7 @@ export function jsonStringEnd(b: Uint8Array, dv: DataView, p: number, e: number)
       p += 4;
     }
     while (p < e && STR_CLASS[b[p]!] === 0) p++;
-    if (p >= e) return -1;
+    if (p >= e) return refused(p);
     const cls = STR_CLASS[b[p]!]!;
     if (cls === 1) {
       scannedString.flags = flags;
@@ -753,22 +760,25 @@ export function jsonStringEnd(b: Uint8Array, dv: DataView, p: number, e: number)
       flags |= Spell.Escaped;
       const d = p + 1 < e ? b[p + 1]! : -1;
       if (d === 0x75) {
-        if (p + 6 > e) return -1;
+        // the closing quote must follow the four digits: the escape is refused
+        // when they end the input (json.loads' quirk: its \uXXXX error, not
+        // an unterminated string)
+        if (p + 6 >= e) return refused(p);
         // Python writes a `\u` escape in lowercase, and only for what has no other spelling
         const v = lowerHex4(b, p + 2);
         if (v < 0) {
-          if (hex4(b, p + 2) < 0) return -1;
+          if (hex4(b, p + 2) < 0) return refused(p);
           flags |= Spell.NotPython;
         } else if ((v >= 0x20 && v < 0x7f) || (v < 0x20 && hasShortEscape(v))) flags |= Spell.NotPython;
         p += 6;
         continue;
       }
-      if (d < 0 || SHORT_ESCAPE_VALUE[d]! < 0) return -1;
+      if (d < 0 || SHORT_ESCAPE_VALUE[d]! < 0) return refused(p);
       if (d === 0x2f) flags |= Spell.NotPython;
       p += 2;
       continue;
     }
-    if (cls === 3) return -1;
+    if (cls === 3) return refused(p);
     if (cls === 5) {
       flags |= Spell.NotPython;
       p++;
@@ -776,10 +786,24 @@ export function jsonStringEnd(b: Uint8Array, dv: DataView, p: number, e: number)
     }
     // UTF-8 sequence: validated as Python's strict decoder does
     const n = utf8Length(b, p, e);
-    if (n < 0) return -1;
+    if (n < 0) return refused(p);
     flags |= Spell.Utf8;
     p += n;
   }
+}
+
+function refused(stop: number): number {
+  scannedString.stop = stop;
+  return -1;
+}
+
+/**
+ * jsonStringEnd for a caller that holds no word view of `b` (short strings,
+ * or few of them): the string token at b[p] read no further than e, byte
+ * by byte; its spelling and refusal in scannedString.
+ */
+export function stringTokenEnd(b: Uint8Array, p: number, e = b.length): number {
+  return jsonStringEnd(b, null, p, e);
 }
 
 /** afterValue's answer when the container closed. */

@@ -1,5 +1,5 @@
-import { hex4 } from "../hex.ts";
 import { BACKSLASH, COLON, COMMA, isDigitByte, isWsByte, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET } from "../codec/bytes.ts";
+import { jsonStringEnd, scannedString, stringTokenEnd } from "../codec/row-index.ts";
 import { DEFAULT_MAX_DEPTH, INT_MAX_STR_DIGITS } from "./parse.ts";
 import { PyJsonError } from "./types.ts";
 
@@ -106,9 +106,21 @@ function errorAt(b: Uint8Array, msg: string, pos: number): PyJsonError {
   return new PyJsonError(`${msg}: line ${lineno} column ${cp - lineStartCp + 1} (char ${cp})`, pos);
 }
 
-/** The 4 hex digits at `at` as a code unit, or -1 (parse.ts's readHex4, same quirk at the end). */
-export function hex4At(b: Uint8Array, at: number, len = b.length): number {
-  return at + 4 >= len ? -1 : hex4(b, at);
+/**
+ * json.loads' error for the string token at `begin` that jsonStringEnd
+ * refused at `stop` (valid UTF-8 assumed): parse()'s message and position.
+ */
+function stringError(b: Uint8Array, begin: number, stop: number): PyJsonError {
+  const len = b.length;
+  if (stop >= len) return errorAt(b, "Unterminated string starting at", begin);
+  if (b[stop] === BACKSLASH) {
+    if (stop + 1 >= len) return errorAt(b, "Unterminated string starting at", begin);
+    if (b[stop + 1] === 0x75) return errorAt(b, "Invalid \\uXXXX escape", stop + 1);
+    return errorAt(b, "Invalid \\escape", stop);
+  }
+  if (b[stop]! < 0x20) return errorAt(b, "Invalid control character at", stop);
+  // validateBytes' input is valid UTF-8: a refused lead byte is a caller's bug
+  throw new Error(`validateBytes: invalid UTF-8 at byte ${stop}`);
 }
 
 /** One top-level object member: key token [keyStart, keyEnd) (quotes included), value [valueStart, valueEnd). */
@@ -139,37 +151,11 @@ export function validateBytes(b: Uint8Array, maxDepth = DEFAULT_MAX_DEPTH): Vali
     while (pos < len && isWsByte(b[pos])) pos++;
   };
 
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const parseString = (): void => {
-    const begin = pos;
-    pos++;
-    for (;;) {
-      // the next quote, backslash or control byte (non-ASCII bytes are plain)
-      let c = -1;
-      while (pos < len) {
-        c = b[pos]!;
-        if (c === QUOTE || c === BACKSLASH || c < 0x20) break;
-        pos++;
-      }
-      if (pos >= len) throw errorAt(b, "Unterminated string starting at", begin);
-      if (c === QUOTE) {
-        pos++;
-        return;
-      }
-      if (c < 0x20) throw errorAt(b, "Invalid control character at", pos);
-      pos++;
-      if (pos >= len) throw errorAt(b, "Unterminated string starting at", begin);
-      switch (b[pos]) {
-        case 0x22: case 0x5c: case 0x2f: case 0x62: case 0x66: case 0x6e: case 0x72: case 0x74:
-          pos++;
-          break;
-        case 0x75:
-          if (hex4At(b, pos + 1, len) < 0) throw errorAt(b, "Invalid \\uXXXX escape", pos);
-          pos += 5;
-          break;
-        default:
-          throw errorAt(b, "Invalid \\escape", pos - 1);
-      }
-    }
+    const end = jsonStringEnd(b, dv, pos, len);
+    if (end < 0) throw stringError(b, pos, scannedString.stop);
+    pos = end;
   };
 
   const parseNumber = (): boolean => {
@@ -274,18 +260,19 @@ export function validateBytes(b: Uint8Array, maxDepth = DEFAULT_MAX_DEPTH): Vali
 
 /**
  * The end of the (validated) value starting at `pos`: strings by their
- * closing quote, containers by bracket depth (quotes skipped).
+ * closing quote (the codec's string reader), containers by bracket depth
+ * (strings skipped).
  */
 export function skipValue(b: Uint8Array, pos: number): number {
   const c = b[pos];
-  if (c === QUOTE) return stringEnd(b, pos);
+  if (c === QUOTE) return stringTokenEnd(b, pos);
   if (c === LBRACE || c === LBRACKET) {
     let depth = 0;
     let p = pos;
     for (;;) {
       const d = b[p]!;
       if (d === QUOTE) {
-        p = stringEnd(b, p);
+        p = stringTokenEnd(b, p);
         continue;
       }
       if (d === LBRACE || d === LBRACKET) depth++;
@@ -299,16 +286,6 @@ export function skipValue(b: Uint8Array, pos: number): number {
   const lit = literalAt(b, pos);
   if (lit !== null) return pos + lit.length;
   return numberEnd(b, pos, { isFloat: false });
-}
-
-/** Just past the closing quote of the (validated) string token at `pos`. */
-export function stringEnd(b: Uint8Array, pos: number): number {
-  let p = pos + 1;
-  for (;;) {
-    const c = b[p]!;
-    if (c === QUOTE) return p + 1;
-    p += c === BACKSLASH ? 2 : 1;
-  }
 }
 
 export function skipWsBytes(b: Uint8Array, pos: number): number {
@@ -336,7 +313,10 @@ export function widestObject(b: Uint8Array, enough: number): number {
   for (let p = 0; p < len; p++) {
     const c = b[p]!;
     if (c === QUOTE) {
-      for (p++; p < len && b[p] !== QUOTE; p++) if (b[p] === BACKSLASH) p++;
+      const end = stringTokenEnd(b, p);
+      // a string json.loads refuses: the line is refused too, whatever the count
+      if (end < 0) return widest;
+      p = end - 1;
     } else if (c === LBRACE || c === LBRACKET) {
       if (++depth <= WIDEST_DEPTH_MAX) stack[depth] = c === LBRACE ? 0 : -1;
     } else if (c === RBRACE || c === RBRACKET) {

@@ -1,5 +1,6 @@
 import { BACKSLASH, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, doubled } from "../codec/bytes.ts";
-import { literalAt, numberEnd, skipWsBytes, stringEnd } from "./bytes.ts";
+import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
+import { literalAt, numberEnd, skipWsBytes } from "./bytes.ts";
 import { compareCodePoints } from "./order.ts";
 import { canonicalNumber } from "./float.ts";
 import { HEX_BYTES, hex4 } from "../hex.ts";
@@ -275,15 +276,8 @@ export function encodeStringToken(b: Uint8Array, pos: number, out: ByteSink, ens
 
 /** The decoded JS string of the (validated) string token at `pos`. */
 export function decodeStringToken(b: Uint8Array, pos: number): string {
-  const end = stringEnd(b, pos);
-  let plain = true;
-  for (let i = pos + 1; i < end - 1; i++) {
-    if (b[i] === BACKSLASH) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) return utf8.decode(b.subarray(pos + 1, end - 1));
+  const end = stringTokenEnd(b, pos);
+  if ((scannedString.flags & Spell.Escaped) === 0) return utf8.decode(b.subarray(pos + 1, end - 1));
   // JSON.parse decodes the same escapes (lone surrogates included) for a validated token
   return JSON.parse(utf8.decode(b.subarray(pos, end))) as string;
 }

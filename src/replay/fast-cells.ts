@@ -4,6 +4,7 @@ import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { formatFixed } from "./format.ts";
 import { BACKSLASH, QUOTE } from "../codec/bytes.ts";
+import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
 
 /**
  * The cells of a row of `replay <RUN_ID>`'s table straight from the bytes
@@ -233,10 +234,10 @@ export class IdCells {
       while (b[p] === 0x20) p++;
       if (b[p] === 0x5d) return true;
       if (b[p] !== QUOTE) return false;
-      const q = p + 1;
-      let i = q;
-      while (b[i] !== QUOTE) if (b[i++] === BACKSLASH) return false;
-      this.task(q, i);
+      // the item's closing quote; an escaped id is displayRow's to unescape
+      const i = stringTokenEnd(b, p, e) - 1;
+      if (i < 0 || (scannedString.flags & Spell.Escaped) !== 0) return false;
+      this.task(p + 1, i);
       p = i + 1;
       while (b[p] === 0x20) p++;
       if (b[p] === 0x2c) p++;
@@ -443,8 +444,8 @@ export class RowCells extends CellSpans {
     this.partText("failed: ");
     for (let k = 0; k < 3; k++) {
       if (b[p] !== QUOTE) return false;
-      let i = p + 1;
-      while (b[i] !== QUOTE) if (b[i++] === BACKSLASH) return false;
+      const i = stringTokenEnd(b, p) - 1;
+      if (i < 0 || (scannedString.flags & Spell.Escaped) !== 0) return false;
       if (k > 0) this.literal(", ");
       this.copyDetail(b, p + 1, i);
       p = i + 1;

@@ -1,4 +1,5 @@
 import { fnv1a } from "../codec/bytes.ts";
+import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
 import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { InputError } from "../errors/index.ts";
 import { checkInput } from "../fsutil/input.ts";
@@ -378,18 +379,12 @@ export function* eventStrings(text: Uint8Array): Generator<string> {
   while (p < n) {
     while (p < n && text[p] !== 0x22) p++;
     if (p >= n) return;
-    const s = p++;
-    let plain = true;
-    while (text[p] !== 0x22) {
-      if (text[p] === 0x5c) {
-        plain = false;
-        p++;
-      }
-      p++;
-    }
-    p++;
+    const s = p;
+    p = stringTokenEnd(text, s);
+    // the text is the projection's own writing: a token it cannot read is a bug, not input
+    if (p < 0) throw new Error(`projection event text: no string at byte ${s}`);
     const token = Buffer.from(text.subarray(s, p)).toString("latin1");
-    yield plain ? token.slice(1, -1) : (JSON.parse(token) as string);
+    yield (scannedString.flags & Spell.Escaped) === 0 ? token.slice(1, -1) : (JSON.parse(token) as string);
   }
 }
 

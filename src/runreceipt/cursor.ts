@@ -1,3 +1,4 @@
+import { jsonStringEnd, scannedString } from "../codec/row-index.ts";
 import type { OpenInput } from "../fsutil/input.ts";
 
 /**
@@ -16,9 +17,13 @@ export class ScanTrouble extends Error {
 }
 
 const CHUNK = 1 << 16;
+/** The most bytes the codec's string reader looks at past where it refuses a string (`\uXXXX` and a closing quote). */
+const LONGEST_ESCAPE = 7;
 
 export class ByteCursor {
   private buf = new Uint8Array(CHUNK * 4);
+  /** A word view of buf, for the codec's string reader. */
+  private dv = new DataView(this.buf.buffer);
   /** Absolute file offset of buf[0]. */
   private base = 0;
   /** Valid bytes in buf. */
@@ -68,6 +73,7 @@ export class ByteCursor {
       const grown = new Uint8Array(this.buf.length * 2);
       grown.set(this.buf.subarray(0, this.len));
       this.buf = grown;
+      this.dv = new DataView(grown.buffer);
     }
     const n = this.input.read(this.buf, this.len, this.buf.length - this.len, this.base + this.len);
     if (n === 0) {
@@ -129,24 +135,40 @@ export class ByteCursor {
     return { bytes, start };
   }
 
+  /**
+   * Past the string token at the cursor (its opening quote), by the codec's
+   * string reader. A token that runs past the window is read on from where
+   * the reader stopped (a byte that starts a character or an escape) once
+   * more is read: the window keeps it, as it keeps the whole value.
+   */
   private skipString(): void {
-    this.i++; // opening quote
+    // the reader takes b[from] as the quote and reads on from the byte after it
+    let from = this.i;
     for (;;) {
-      if (this.i >= this.len && !this.fill()) throw new ScanTrouble("unterminated string");
-      const b = this.buf[this.i++]!;
-      if (b === 0x22) return;
-      if (b === 0x5c) {
-        if (this.i >= this.len && !this.fill()) throw new ScanTrouble("unterminated string");
-        this.i++;
+      const end = jsonStringEnd(this.buf, this.dv, from, this.len);
+      if (end >= 0) {
+        this.i = end;
+        return;
       }
+      const stop = scannedString.stop;
+      // refused with the longest escape and its closing quote in the window: final
+      if (stop + LONGEST_ESCAPE < this.len) throw this.refusedString(stop);
+      // fill moves the window: the stop is kept as a distance from the quote
+      const ahead = stop - this.i;
+      const more = this.fill();
+      const at = this.i + ahead;
+      if (!more) throw at < this.len ? this.refusedString(at) : new ScanTrouble("unterminated string");
+      from = at - 1;
     }
   }
 
+  /** A string json.loads refuses, named as parsing the value it is in would name it. */
+  private refusedString(stop: number): ScanTrouble {
+    return new ScanTrouble(this.buf[stop]! >= 0x80 ? "invalid UTF-8" : "invalid JSON value");
+  }
+
   private skipContainer(): void {
-    // One state machine over the window, kept across refills (locals: this is the hot loop).
     let depth = 0;
-    let inStr = false;
-    let esc = false;
     for (;;) {
       if (this.i >= this.len && !this.fill()) throw new ScanTrouble("unterminated container");
       const buf = this.buf;
@@ -154,18 +176,15 @@ export class ByteCursor {
       let i = this.i;
       for (; i < len; i++) {
         const b = buf[i]!;
-        if (inStr) {
-          if (esc) esc = false;
-          else if (b === 0x5c) esc = true;
-          else if (b === 0x22) inStr = false;
-        } else if (b === 0x22) inStr = true;
-        else if (b === 0x7b || b === 0x5b) depth++;
+        if (b === 0x22) break;
+        if (b === 0x7b || b === 0x5b) depth++;
         else if ((b === 0x7d || b === 0x5d) && --depth === 0) {
           this.i = i + 1;
           return;
         }
       }
       this.i = i;
+      if (i < len) this.skipString();
     }
   }
 

@@ -5,7 +5,7 @@
  * the list's bound is refused (the projection then reads the journal again).
  */
 import { expect, test } from "bun:test";
-import { EventList } from "../../src/replay/fast-project.ts";
+import { EventList, eventStrings } from "../../src/replay/fast-project.ts";
 
 const enc = new TextEncoder();
 
@@ -56,4 +56,11 @@ test("tokens that share a hash slot or a length stay distinct; the 32,769th dist
   expect(push(list, '"t0"')).toBe(true);
   tokens.push('"t0"');
   expect(textOf(list)).toBe(tokens.join(", "));
+});
+
+test("eventStrings: the event types of a joined text or of a piece of one, escapes decoded", () => {
+  const names = (t: string): string[] => [...eventStrings(enc.encode(t))];
+  expect(names('"task_claimed", "a\\u00e9", "q\\"uote\\\\", ""')).toEqual(["task_claimed", "a\u00e9", 'q"uote\\', ""]);
+  expect(names(', "tick", "\\ud83d\\ude80"')).toEqual(["tick", "\u{1F680}"]);
+  expect(names("")).toEqual([]);
 });
