@@ -16,15 +16,22 @@ export interface JsonField {
 
 export type JsonFields = readonly JsonField[];
 
-/** Shorthand for a field table: `[name, type, meaning, optional?]` rows. */
-export function jsonFields(rows: readonly (readonly [string, string, string, ("optional" | undefined)?])[]): JsonFields {
-  return rows.map(([name, type, meaning, optional]) => (optional ? { name, type, meaning, optional: true } : { name, type, meaning }));
+/**
+ * One row of a field table: `[name, type, meaning]`, the name ending in `?`
+ * for an optional member, as a TypeScript interface marks one (`"fix?"` is
+ * the member `fix`, present only in some documents).
+ */
+export type JsonFieldRow = readonly [name: string, type: string, meaning: string];
+
+/** Shorthand for a field table: `[name, type, meaning]` rows (see JsonFieldRow). */
+export function jsonFields(rows: readonly JsonFieldRow[]): JsonFields {
+  return rows.map(([name, type, meaning]) => (name.endsWith("?") ? { name: name.slice(0, -1), type, meaning, optional: true } : { name, type, meaning }));
 }
 
 /** Fields every negative document may carry beside its own (the output contract). */
 export const FAILURE_FIELDS: JsonFields = jsonFields([
-  ["error", "string", "The error code (docs/errors.md), when not ok", "optional"],
-  ["detail", "string", "One line saying what failed, when not ok", "optional"],
+  ["error?", "string", "The error code (docs/errors.md), when not ok"],
+  ["detail?", "string", "One line saying what failed, when not ok"],
 ]);
 
 /** One `--as-json` document of a command. */

@@ -145,8 +145,8 @@ function errorDoc(err: BernsteinError): Record<string, unknown> {
 /** The fields of the several-inputs document below (docs/cli/). */
 export const MULTI_VERDICT_FIELDS: JsonFields = jsonFields([
   ["ok", "boolean", "Every input verified"],
-  ["error", "\"verify_failed\"", "Some input did not verify", "optional"],
-  ["detail", "string", "How many inputs failed, and how", "optional"],
+  ["error?", "\"verify_failed\"", "Some input did not verify"],
+  ["detail?", "string", "How many inputs failed, and how"],
   ["results", "object[]", "One verdict per input, in order, each opening with `input` (the single-input document's fields, or an error document)"],
 ]);
 

@@ -83,8 +83,8 @@ export function stopFailure(report: StopReport): BernsteinError | null {
 /** `stopDocument` of a stop the server took (docs/cli/stop.md; `stop_refused`/`stop_timeout` add error and detail). */
 export const STOP_FIELDS: JsonFields = jsonFields([
   ["ok", "boolean", "The run (or server) was stopped"],
-  ["error", "\"stop_refused\" | \"stop_timeout\"", "The server did not accept the stop, or the process outlived the wait", "optional"],
-  ["detail", "string", "One line saying what failed", "optional"],
+  ["error?", "\"stop_refused\" | \"stop_timeout\"", "The server did not accept the stop, or the process outlived the wait"],
+  ["detail?", "string", "One line saying what failed"],
   ["reachable", "true", "The task server answered"],
   ["url", "string", "Its URL"],
   ["session_saved", "boolean", "session.json was written"],

@@ -171,7 +171,7 @@ export function wantsDivergenceReport(r: JournalVerifyResult, checks: VerdictChe
 /** The members `verdictJson` writes, in its order (rendered into docs/cli/ by scripts/gen-cli-docs.ts). */
 export const VERDICT_FIELDS: JsonFields = jsonFields([
   ["ok", "boolean", "The verdict: chain intact, coverage complete, identity not mismatched"],
-  ...FAILURE_FIELDS.map((f) => [f.name, f.type, f.meaning, "optional"] as const),
+  ...FAILURE_FIELDS.map((f) => [`${f.name}?`, f.type, f.meaning] as const),
   ["run_id", "string | null", "The run (Python's key), null for a journal given by path"],
   ["path", "string", "The journal file verified"],
   ["chain_consistent", "boolean", "Every row's prev_hash and event_hash check out"],
@@ -198,8 +198,8 @@ export const VERDICT_FIELDS: JsonFields = jsonFields([
 const SEAL_SPINE_FIELDS: JsonFields = jsonFields([
   ["seal", "string | null", "The seal file the identity was checked against"],
   ["spine", "object | null", "The run's lineage spine check, when it has one"],
-  ["torn_tail", "true", "The last line was cut mid-write", "optional"],
-  ["fix", "string | null", "A torn tail: the command that repairs it", "optional"],
+  ["torn_tail?", "true", "The last line was cut mid-write"],
+  ["fix?", "string | null", "A torn tail: the command that repairs it"],
 ]);
 
 /** `journal verify --as-json`. */
@@ -207,12 +207,12 @@ export const JOURNAL_VERIFY_FIELDS: JsonFields = [
   ...VERDICT_FIELDS,
   ...SEAL_SPINE_FIELDS,
   ...jsonFields([
-    ["signature", "string | null", "A signed seal note (--seal NOTE) or --since: its signature", "optional"],
-    ["signed_by", "string[]", "The same: the keys that signed it", "optional"],
-    ["root", "string", "The same: the Merkle root of the journal", "optional"],
-    ["consistency", "\"extends\" | \"forked\" | \"truncated\" | null", "--since: how the journal relates to the older head", "optional"],
-    ["since", "string | null", "--since: the older root", "optional"],
-    ["since_size", "number | null", "--since: the older tree's size", "optional"],
+    ["signature?", "string | null", "A signed seal note (--seal NOTE) or --since: its signature"],
+    ["signed_by?", "string[]", "The same: the keys that signed it"],
+    ["root?", "string", "The same: the Merkle root of the journal"],
+    ["consistency?", "\"extends\" | \"forked\" | \"truncated\" | null", "--since: how the journal relates to the older head"],
+    ["since?", "string | null", "--since: the older root"],
+    ["since_size?", "number | null", "--since: the older tree's size"],
   ]),
 ];
 
@@ -221,10 +221,10 @@ export const REPLAY_VERIFY_FIELDS: JsonFields = [
   ...VERDICT_FIELDS,
   ...SEAL_SPINE_FIELDS,
   ...jsonFields([
-    ["provider_state", "object", "The provider-state gate: {mutations, flagged_steps}, when the run records provider state", "optional"],
-    ["verified", "false", "A failed provider-state gate (upstream's key)", "optional"],
-    ["reason_code", "string", "A failed provider-state gate: provider_state_mutation", "optional"],
-    ["flagged_steps", "array", "A failed provider-state gate: the steps that mutated state", "optional"],
+    ["provider_state?", "object", "The provider-state gate: {mutations, flagged_steps}, when the run records provider state"],
+    ["verified?", "false", "A failed provider-state gate (upstream's key)"],
+    ["reason_code?", "string", "A failed provider-state gate: provider_state_mutation"],
+    ["flagged_steps?", "array", "A failed provider-state gate: the steps that mutated state"],
   ]),
 ];
 

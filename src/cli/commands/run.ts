@@ -65,8 +65,8 @@ export default defineCliCommand({
       example: "bernstein run plan.yaml --fresh",
       fields: jsonFields([
         ["ok", "boolean", "The backlog drained with no failed task"],
-        ["error", "string", "The error code (docs/errors.md), when not ok", "optional"],
-        ["detail", "string", "One line saying what failed, when not ok", "optional"],
+        ["error?", "string", "The error code (docs/errors.md), when not ok"],
+        ["detail?", "string", "One line saying what failed, when not ok"],
         ["run_id", "string", "The run"],
         ["outcome", "string", "How it ended (drained, failed, stopped …)"],
         ["resume", "object", "Whether it resumed a session: {decision, reason, message}"],

@@ -69,7 +69,7 @@ export default defineCliCommand({
           ["git_diff_stat", "string", "git diff --stat of the work tree"],
           ["learnings", "string[]", "What the run learned"],
           ["next_session_brief", "string", "What the next session should start from"],
-          ["stop", "object", "--stop: the stop, as `bernstein stop --as-json` prints it", "optional"],
+          ["stop?", "object", "--stop: the stop, as `bernstein stop --as-json` prints it"],
         ]),
       },
     ],

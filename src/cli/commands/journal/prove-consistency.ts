@@ -15,7 +15,7 @@ export default defineCliCommand({
     {
       example: "bernstein journal prove-consistency $RUN --from .sdd/runs/$RUN/seal.note --out consistency.proof",
       fields: jsonFields([
-        ["ok", "true", "The proof was built", "optional"],
+        ["ok?", "true", "The proof was built"],
         ["kind", "\"consistency\"", "A consistency proof"],
         ["origin", "string", "The log origin line"],
         ["old_size", "number", "The older tree's size"],
@@ -23,7 +23,7 @@ export default defineCliCommand({
         ["old_root", "string", "The older root (base64)"],
         ["new_root", "string", "The root now (base64)"],
         ["hashes", "string[]", "The proof (base64)"],
-        ["path", "string", "--out: the proof file", "optional"],
+        ["path?", "string", "--out: the proof file"],
       ]),
     },
     ],

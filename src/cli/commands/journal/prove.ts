@@ -15,15 +15,15 @@ export default defineCliCommand({
     {
       example: "bernstein journal prove $RUN --index 3 --out inclusion.proof",
       fields: jsonFields([
-        ["ok", "true", "The proof was built", "optional"],
+        ["ok?", "true", "The proof was built"],
         ["kind", "\"inclusion\"", "An inclusion proof"],
         ["index", "number", "The event's 0-based index"],
         ["size", "number", "The tree size it proves against"],
         ["root", "string", "That tree's Merkle root (base64)"],
         ["hashes", "string[]", "The audit path (base64)"],
         ["row", "object", "The event row"],
-        ["path", "string", "--out: the proof file", "optional"],
-        ["row_path", "string", "--out: the row file", "optional"],
+        ["path?", "string", "--out: the proof file"],
+        ["row_path?", "string", "--out: the row file"],
       ]),
     },
     ],

@@ -24,9 +24,9 @@ export default defineCliCommand({
         ["head", "string", "The head sealed"],
         ["already_sealed", "boolean", "It was sealed before, with this head"],
         ["spine", "object | null", "The lineage spine entry appended: {path, entry_hash, count, appended}"],
-        ["spine_skipped", "string", "Why no spine entry was appended (no_audit_key …)", "optional"],
-        ["out", "string", "--out: where a copy of the seal went", "optional"],
-        ["uploaded", "boolean", "--out: the copy was uploaded", "optional"],
+        ["spine_skipped?", "string", "Why no spine entry was appended (no_audit_key …)"],
+        ["out?", "string", "--out: where a copy of the seal went"],
+        ["uploaded?", "boolean", "--out: the copy was uploaded"],
       ]),
     },
     {

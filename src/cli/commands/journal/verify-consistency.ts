@@ -15,8 +15,8 @@ export default defineCliCommand({
       example: "bernstein journal verify-consistency .sdd/runs/$RUN/seal.note .sdd/runs/$RUN/checkpoint consistency.proof --public-key keys/bernstein-receipt.pub",
       fields: jsonFields([
         ["ok", "boolean", "NEW extends OLD and both carry enough trusted signatures"],
-        ["error", "string", "The error code (docs/errors.md), when not ok", "optional"],
-        ["detail", "string", "One line saying what failed, when not ok", "optional"],
+        ["error?", "string", "The error code (docs/errors.md), when not ok"],
+        ["detail?", "string", "One line saying what failed, when not ok"],
         ["consistency", "\"extends\" | \"forked\" | \"truncated\" | null", "How NEW relates to OLD"],
         ["origin", "string", "The log origin line"],
         ["old_size", "number", "OLD's tree size"],

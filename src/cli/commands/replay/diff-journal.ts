@@ -56,8 +56,8 @@ export const DIFF_JOURNAL_DOCS: CommandDocs = {
       example: "bernstein replay diff-journal $AGENT $AGENT2",
       fields: jsonFields([
         ["ok", "boolean", "The step journals do not diverge"],
-        ["error", "\"divergence\"", "They do", "optional"],
-        ["detail", "string", "The divergence's reason", "optional"],
+        ["error?", "\"divergence\"", "They do"],
+        ["detail?", "string", "The divergence's reason"],
         ["diverged", "boolean", "Some step differs, or one journal has more steps"],
         ["seq", "number | null", "The first divergent step"],
         ["fields_changed", "string[]", "Fields that differ there"],

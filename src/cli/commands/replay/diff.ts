@@ -124,8 +124,8 @@ export const DIFF_DOCS: CommandDocs = {
       example: "bernstein replay diff $RUN latest",
       fields: jsonFields([
         ["ok", "boolean", "The runs do not diverge"],
-        ["error", "\"divergence\"", "They do", "optional"],
-        ["detail", "string", "The divergence's reason", "optional"],
+        ["error?", "\"divergence\"", "They do"],
+        ["detail?", "string", "The divergence's reason"],
         ["log", "string", "The log compared (journal.jsonl)"],
         ["diverged", "boolean", "Some event differs, or one run has more events"],
         ["index", "number | null", "0-based index of the first divergent event"],

@@ -176,8 +176,8 @@ function eventsNote(r: TimelineResult): string {
 /** The document `report` prints (`replay <RUN_ID> --html --as-json`; docs/cli/replay.md). */
 export const TIMELINE_FIELDS: JsonFields = jsonFields([
   ["ok", "boolean", "The page was written and the journal verified"],
-  ["error", "string", "Why not (the verify's error code)", "optional"],
-  ["detail", "string", "One line saying what failed", "optional"],
+  ["error?", "string", "Why not (the verify's error code)"],
+  ["detail?", "string", "One line saying what failed"],
   ["run_id", "string", "The run drawn"],
   ["output", "string", "The page's file (- for stdout)"],
   ["bytes", "number | null", "Size of the page written"],

@@ -80,8 +80,8 @@ export const VERIFY_RECEIPT_DOCS: CommandDocs = {
       example: "bernstein replay verify receipt.tar",
       fields: jsonFields([
         ["ok", "boolean", "The receipt verifies: chain, manifest, head (--head) and signature (--public-key)"],
-        ["error", "string", "The first failed check: signature_missing, signature_invalid, chain_broken, manifest_mismatch or head_mismatch", "optional"],
-        ["detail", "string", "One line saying what failed", "optional"],
+        ["error?", "string", "The first failed check: signature_missing, signature_invalid, chain_broken, manifest_mismatch or head_mismatch"],
+        ["detail?", "string", "One line saying what failed"],
         ["head_hash", "string", "The receipt's step chain head"],
         ["steps", "number", "Steps in it"],
         ["errors", "string[]", "Every finding, one line each"],

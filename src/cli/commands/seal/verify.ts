@@ -15,8 +15,8 @@ export default defineCliCommand({
         example: "bernstein seal verify $RUN --rfc3161-trusted-tsa-bundle tsa-roots.pem",
         fields: jsonFields([
           ["ok", "boolean", "status is verified"],
-          ["error", "string", "anchor_mismatched, anchor_unverifiable or anchor_invalid", "optional"],
-          ["detail", "string", "The first finding", "optional"],
+          ["error?", "string", "anchor_mismatched, anchor_unverifiable or anchor_invalid"],
+          ["detail?", "string", "The first finding"],
           ["run_id", "string", "The run"],
           ["status", "\"verified\" | \"mismatched\" | \"unverifiable\" | \"invalid\"", "The anchor's verdict (unverifiable: no bundle given)"],
           ["head_sha256", "string", "The journal's recomputed head"],

@@ -15,8 +15,8 @@ export default defineCliCommand({
       example: "bernstein verify receipt .sdd/runs/$RUN/run-receipt.json",
       fields: jsonFields([
         ["ok", "boolean", "Every check passed (status ok)"],
-        ["error", "string", "The error code (docs/errors.md), when not ok", "optional"],
-        ["detail", "string", "One line saying what failed, when not ok", "optional"],
+        ["error?", "string", "The error code (docs/errors.md), when not ok"],
+        ["detail?", "string", "One line saying what failed, when not ok"],
         ["status", "\"ok\" | \"tampered\" | \"malformed\"", "Upstream's verdict"],
         ["run_id", "string | null", "The run the receipt is of"],
         ["journal_events", "number", "Journal rows in it"],
