@@ -54,6 +54,15 @@ export interface JsonDoc {
   server?: "starts" | "needs" | "stops";
 }
 
+/**
+ * One `--as-json` document from what says when and how it is printed (its
+ * example, and `when`, `shape` or `server` where they apply) and its field
+ * table's rows: the form every command's docs write their documents in.
+ */
+export function jsonDoc(about: Omit<JsonDoc, "fields">, rows: readonly JsonFieldRow[]): JsonDoc {
+  return { ...about, fields: jsonFields(rows) };
+}
+
 /** What docs/cli/ says about a command beyond its flags. */
 export interface CommandDocs {
   json?: readonly JsonDoc[];

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../json-fields.ts";
+import { jsonDoc } from "../../json-fields.ts";
 import { captureCheckpoint } from "../../session/capture.ts";
 import { defineCliCommand } from "../command.ts";
 import { printJson, printLines } from "../output.ts";
@@ -7,21 +7,17 @@ import { sddDirArgs } from "../args.ts";
 export default defineCliCommand({
   docs: {
     json: [
-      {
-        example: "bernstein checkpoint --goal 'ship the store'",
-        server: "needs",
-        fields: jsonFields([
-          ["ok", "true", "The checkpoint was written"],
-          ["path", "string", "Its file under .sdd/sessions/"],
-          ["timestamp", "number", "When (seconds since the epoch)"],
-          ["goal", "string", "The goal recorded"],
-          ["completed_task_ids", "string[]", "Tasks done"],
-          ["in_flight_task_ids", "string[]", "Tasks claimed and running"],
-          ["next_steps", "string[]", "Open tasks (title, else id)"],
-          ["git_sha", "string", "The commit (\"\" outside a git repository)"],
-          ["cost_spent", "number", "Cost so far"],
-        ]),
-      },
+      jsonDoc({ example: "bernstein checkpoint --goal 'ship the store'", server: "needs" }, [
+        ["ok", "true", "The checkpoint was written"],
+        ["path", "string", "Its file under .sdd/sessions/"],
+        ["timestamp", "number", "When (seconds since the epoch)"],
+        ["goal", "string", "The goal recorded"],
+        ["completed_task_ids", "string[]", "Tasks done"],
+        ["in_flight_task_ids", "string[]", "Tasks claimed and running"],
+        ["next_steps", "string[]", "Open tasks (title, else id)"],
+        ["git_sha", "string", "The commit (\"\" outside a git repository)"],
+        ["cost_spent", "number", "Cost so far"],
+      ]),
     ],
     exits: { 0: "written", 1: "the task server cannot be reached (server_unreachable)" },
   },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../json-fields.ts";
+import { jsonDoc } from "../../json-fields.ts";
 import { InputError, UsageError, type ErrorCode } from "../../errors/index.ts";
 import { exitCodeOf, Orchestrator, type RunSummary } from "../../orchestrator/orchestrator.ts";
 import { costLabel } from "../../render/cost.ts";
@@ -61,9 +61,7 @@ function summaryLines(s: RunSummary): string[] {
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein run plan.yaml --fresh",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein run plan.yaml --fresh" }, [
         ["ok", "boolean", "The backlog drained with no failed task"],
         ["error?", "string", "The error code (docs/errors.md), when not ok"],
         ["detail?", "string", "One line saying what failed, when not ok"],
@@ -85,7 +83,6 @@ export default defineCliCommand({
         ["stopped_by", "string | null", "What stopped it (SIGTERM, POST /stop, SIGINT)"],
         ["failures", "object[]", "Tasks failed for good: {task_id, signals}"],
       ]),
-    },
     ],
     exits: { 0: "the backlog drained with no failed task", 1: "failed tasks (tasks_failed) or a stop that left tasks undone (run_incomplete)", 2: "usage error or refusal", 3: "no such plan, or a plan or config that cannot be read" },
   },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../json-fields.ts";
+import { jsonDoc } from "../../json-fields.ts";
 import { UsageError } from "../../errors/index.ts";
 import { paint } from "../../render/ansi.ts";
 import { costLabel } from "../../render/cost.ts";
@@ -133,16 +133,13 @@ async function watch(sddDir: string | undefined, json: boolean): Promise<number>
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein status",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein status" }, [
         ["ok", "true", "The status was read (a server that is down is not an error)"],
         ["server", "object", "The task server: {reachable, url, pid, source, error}"],
         ["run", "object | null", "The run the server is serving: run_id, goal, cost, counts, orchestrator …"],
         ["tasks", "object | null", "Its tasks by status"],
         ["session", "object", "The saved session: {status, resumable, path, saved_at, age_seconds, goal, completed, pending, open, cost_spent, warning}"],
       ]),
-    },
     ],
   },
   meta: { name: "status", description: "Show the task server, the run, its tasks and whether a resumable session exists" },

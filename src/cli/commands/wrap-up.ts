@@ -1,4 +1,4 @@
-import { jsonFields } from "../../json-fields.ts";
+import { jsonDoc } from "../../json-fields.ts";
 import { BernsteinError, UsageError } from "../../errors/index.ts";
 import { paint } from "../../render/ansi.ts";
 import { captureWrapUp } from "../../session/capture.ts";
@@ -56,22 +56,18 @@ function briefLines(path: string, brief: WrapUpBrief): string[] {
 export default defineCliCommand({
   docs: {
     json: [
-      {
-        example: "bernstein wrap-up",
-        server: "needs",
-        fields: jsonFields([
-          ["ok", "true", "The brief was written (and with --stop, the run stopped)"],
-          ["path", "string", "Its file under .sdd/sessions/"],
-          ["timestamp", "number", "When (seconds since the epoch)"],
-          ["session_id", "string", "The session it sums up"],
-          ["completed_task_ids", "string[]", "Tasks done"],
-          ["changes_summary", "string", "What changed"],
-          ["git_diff_stat", "string", "git diff --stat of the work tree"],
-          ["learnings", "string[]", "What the run learned"],
-          ["next_session_brief", "string", "What the next session should start from"],
-          ["stop?", "object", "--stop: the stop, as `bernstein stop --as-json` prints it"],
-        ]),
-      },
+      jsonDoc({ example: "bernstein wrap-up", server: "needs" }, [
+        ["ok", "true", "The brief was written (and with --stop, the run stopped)"],
+        ["path", "string", "Its file under .sdd/sessions/"],
+        ["timestamp", "number", "When (seconds since the epoch)"],
+        ["session_id", "string", "The session it sums up"],
+        ["completed_task_ids", "string[]", "Tasks done"],
+        ["changes_summary", "string", "What changed"],
+        ["git_diff_stat", "string", "git diff --stat of the work tree"],
+        ["learnings", "string[]", "What the run learned"],
+        ["next_session_brief", "string", "What the next session should start from"],
+        ["stop?", "object", "--stop: the stop, as `bernstein stop --as-json` prints it"],
+      ]),
     ],
     exits: { 0: "written (and stopped)", 1: "the task server cannot be reached (nothing written or stopped), or the stop failed (the brief is kept)" },
   },

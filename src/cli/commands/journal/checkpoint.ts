@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { defaultOrigin, writeCheckpoint } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -12,9 +12,7 @@ const USAGE = "usage: bernstein journal checkpoint <RUN_ID> --sign KEY [--origin
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein journal checkpoint $RUN --sign keys/bernstein-receipt.key",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein journal checkpoint $RUN --sign keys/bernstein-receipt.key" }, [
         ["ok", "true", "The checkpoint was written"],
         ["run_id", "string", "The run"],
         ["origin", "string", "The log origin line"],
@@ -24,7 +22,6 @@ export default defineCliCommand({
         ["path", "string", "The checkpoint file"],
         ["extends_size", "number | null", "The size of the checkpoint it replaced, which it extends"],
       ]),
-    },
     ],
   },
   meta: {

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { writeFileAtomic } from "../../../fsutil/atomic.ts";
 import { checkOutputTarget } from "../../../fsutil/output-target.ts";
@@ -12,9 +12,7 @@ const USAGE = "usage: bernstein journal prove-consistency <RUN_ID> --from OLD_CH
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein journal prove-consistency $RUN --from .sdd/runs/$RUN/seal.note --out consistency.proof",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein journal prove-consistency $RUN --from .sdd/runs/$RUN/seal.note --out consistency.proof" }, [
         ["ok?", "true", "The proof was built"],
         ["kind", "\"consistency\"", "A consistency proof"],
         ["origin", "string", "The log origin line"],
@@ -25,7 +23,6 @@ export default defineCliCommand({
         ["hashes", "string[]", "The proof (base64)"],
         ["path?", "string", "--out: the proof file"],
       ]),
-    },
     ],
   },
   meta: { name: "prove-consistency", description: "Print the RFC 9162 consistency proof from an older checkpoint or seal note to the journal now" },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { writeFileAtomic } from "../../../fsutil/atomic.ts";
 import { checkOutputTarget } from "../../../fsutil/output-target.ts";
@@ -12,9 +12,7 @@ const USAGE = "usage: bernstein journal prove <RUN_ID> --index N [--checkpoint C
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein journal prove $RUN --index 3 --out inclusion.proof",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein journal prove $RUN --index 3 --out inclusion.proof" }, [
         ["ok?", "true", "The proof was built"],
         ["kind", "\"inclusion\"", "An inclusion proof"],
         ["index", "number", "The event's 0-based index"],
@@ -25,7 +23,6 @@ export default defineCliCommand({
         ["path?", "string", "--out: the proof file"],
         ["row_path?", "string", "--out: the row file"],
       ]),
-    },
     ],
   },
   meta: { name: "prove", description: "Print an inclusion proof for one event (against the journal now, or an older --checkpoint)" },

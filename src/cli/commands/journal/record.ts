@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { parseObject, recordLines } from "../../../journal/record-lines.ts";
 import { EventJournal, validateRecordInput } from "../../../journal/writer.ts";
@@ -14,9 +14,7 @@ const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [-
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein journal record my-run note --data '{\"text\": \"hello\"}'",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein journal record my-run note --data '{\"text\": \"hello\"}'" }, [
         ["ok", "true", "The events were appended"],
         ["run_id", "string", "The run"],
         ["path", "string", "Its journal.jsonl"],
@@ -24,7 +22,6 @@ export default defineCliCommand({
         ["count", "number", "Events the journal holds"],
         ["head", "string", "Its head hash now"],
       ]),
-    },
     ],
     exits: {
       0: "appended",

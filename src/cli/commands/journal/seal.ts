@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../../errors/index.ts";
 import { sealRun } from "../../../lineage/seal-run.ts";
@@ -14,9 +14,7 @@ const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein journal seal $RUN",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein journal seal $RUN" }, [
         ["ok", "true", "The run is sealed"],
         ["run_id", "string", "The run"],
         ["path", "string", "Its seal.json"],
@@ -28,11 +26,7 @@ export default defineCliCommand({
         ["out?", "string", "--out: where a copy of the seal went"],
         ["uploaded?", "boolean", "--out: the copy was uploaded"],
       ]),
-    },
-    {
-      when: "with --sign KEY",
-      example: "bernstein journal seal $RUN --sign keys/bernstein-receipt.key",
-      fields: jsonFields([
+      jsonDoc({ when: "with --sign KEY", example: "bernstein journal seal $RUN --sign keys/bernstein-receipt.key" }, [
         ["ok", "true", "The run is sealed and its seal note signed"],
         ["run_id", "string", "The run"],
         ["event_count", "number", "Events sealed"],
@@ -45,7 +39,6 @@ export default defineCliCommand({
         ["key_name", "string", "The signer's name"],
         ["verifier_key", "string", "The C2SP verifier key (name+id+base64) that checks the note"],
       ]),
-    },
     ],
     exits: { 0: "sealed (or already sealed with this head)", 2: "refused (seal_refused): the journal does not verify, or an existing seal commits to another head", 3: "no such run" },
   },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { verifyConsistencyFiles } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -11,9 +11,7 @@ const USAGE = "usage: bernstein journal verify-consistency OLD_CHECKPOINT NEW_CH
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein journal verify-consistency .sdd/runs/$RUN/seal.note .sdd/runs/$RUN/checkpoint consistency.proof --public-key keys/bernstein-receipt.pub",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein journal verify-consistency .sdd/runs/$RUN/seal.note .sdd/runs/$RUN/checkpoint consistency.proof --public-key keys/bernstein-receipt.pub" }, [
         ["ok", "boolean", "NEW extends OLD and both carry enough trusted signatures"],
         ["error?", "string", "The error code (docs/errors.md), when not ok"],
         ["detail?", "string", "One line saying what failed, when not ok"],
@@ -25,7 +23,6 @@ export default defineCliCommand({
         ["new", "object", "NEW's signatures, the same"],
         ["remembered", "boolean", "--remember: NEW was kept as the last verified checkpoint"],
       ]),
-    },
     ],
     exits: { 0: "NEW extends OLD", 1: "it does not (forked, truncated), or a signature does not verify" },
   },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { verifyInclusionFiles } from "../../../tlog/flows.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -11,9 +11,7 @@ const USAGE = "usage: bernstein journal verify-inclusion CHECKPOINT PROOF ROW [-
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein journal verify-inclusion .sdd/runs/$RUN/checkpoint inclusion.proof inclusion.proof.row --public-key keys/bernstein-receipt.pub",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein journal verify-inclusion .sdd/runs/$RUN/checkpoint inclusion.proof inclusion.proof.row --public-key keys/bernstein-receipt.pub" }, [
         ["ok", "boolean", "The row, rehashed at its index, is in the checkpoint's tree"],
         ["error?", "string", "The error code (docs/errors.md), when not ok"],
         ["detail?", "string", "One line saying what failed, when not ok"],
@@ -24,7 +22,6 @@ export default defineCliCommand({
         ["event_hash?", "string", "The row's hash, recomputed"],
         ["signature?", "object", "The checkpoint's signatures: {signature, signed_by, ignored_signatures}"],
       ]),
-    },
     ],
     exits: { 0: "the row is in the tree", 1: "it is not, or a signature does not verify" },
   },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { generateKeyPair } from "../../../receipts/keys.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -10,15 +10,12 @@ const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein keys generate --out-dir my-keys",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein keys generate --out-dir my-keys" }, [
         ["ok", "true", "The pair was written"],
         ["private_key", "string", "The private key file (0600)"],
         ["public_key", "string", "The public key file"],
         ["fingerprint", "string", "SHA-256 (hex) of the raw public key"],
       ]),
-    },
     ],
     exits: { 2: "refused: a key file is already there" },
   },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { formatVerifierKey, NoteError } from "../../../tlog/note.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -9,14 +9,11 @@ import { publicKeyOfFile } from "../../tlog-args.ts";
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein keys vkey --key keys/bernstein-receipt.pub --name bernstein/$RUN",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein keys vkey --key keys/bernstein-receipt.pub --name bernstein/$RUN" }, [
         ["ok", "true", "The key was read"],
         ["name", "string", "The key name given"],
         ["vkey", "string", "The verifier key: name+id+base64"],
       ]),
-    },
     ],
   },
   meta: { name: "vkey", description: "Print the C2SP verifier key (name+id+base64) of a key, for --vkey and witnesses" },

@@ -1,4 +1,4 @@
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import { paint } from "../../../render/ansi.ts";
 import { Table, idColumn, measure, terminalWidth, type Column } from "../../../render/table.ts";
 import { runAgents, type AgentSummary } from "../../../replay/agents.ts";
@@ -60,14 +60,11 @@ function renderTable(agents: AgentSummary[]): string[] {
 /** `replay agents --as-json` (docs/cli/replay.md). */
 export const AGENTS_DOCS: CommandDocs = {
   json: [
-    {
-      example: "bernstein replay agents",
-      fields: jsonFields([
-        ["ok", "boolean", "Always true (a run that cannot be read is an error document)"],
-        ["run_id", "string", "The run whose agents these are"],
-        ["agents", "object[]", "One per agent, in spawn order: its id, task, role, adapter, outcome and step count"],
-      ]),
-    },
+    jsonDoc({ example: "bernstein replay agents" }, [
+      ["ok", "boolean", "Always true (a run that cannot be read is an error document)"],
+      ["run_id", "string", "The run whose agents these are"],
+      ["agents", "object[]", "One per agent, in spawn order: its id, task, role, adapter, outcome and step count"],
+    ]),
   ],
   exits: { 0: "listed", 3: "no such run (run_not_found), or no run at all for latest (no_runs)" },
 };

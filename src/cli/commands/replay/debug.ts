@@ -1,4 +1,4 @@
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { debugSingleRun, debugTwoRuns } from "../../../debug/debug.ts";
 import { pyRepr } from "../../../pyjson/python.ts";
@@ -74,46 +74,38 @@ export async function runDebug(ctx: ReplayContext): Promise<number> {
 /** `replay debug --as-json`: one agent, or two compared (docs/cli/replay.md). */
 export const DEBUG_DOCS: CommandDocs = {
   json: [
-    {
-      when: "for one agent",
-      example: "bernstein replay debug $AGENT",
-      fields: jsonFields([
-        ["ok", "boolean", "The step journal verifies"],
-        ["error?", "\"chain_broken\"", "It does not"],
-        ["detail?", "string", "The first finding"],
-        ["mode", "\"single-run\"", "One agent"],
-        ["run", "string", "The agent id"],
-        ["verified", "boolean", "The same as ok (upstream's key)"],
-        ["head_hash?", "string", "Verified: the step journal's head"],
-        ["steps?", "number", "Verified: its steps"],
-        ["receipt?", "object | null", "Verified: the debug receipt written {path, head_hash, steps, signed}"],
-        ["projection?", "object[]", "Verified: the steps, projected"],
-        ["fork?", "object", "--fork-from N: the forked journal"],
-        ["errors?", "string[]", "Not verified: every finding"],
-        ["seq?", "number | null", "Not verified: the first step that does not check out"],
-        ["first_divergent_field?", "string | null", "Not verified: the field that breaks there"],
-        ["expected_hash?", "string | null", "Not verified: the hash it should carry"],
-        ["actual_hash?", "string | null", "Not verified: the hash it carries"],
-        ["jump_to_seq?", "number | null", "--jump-to-failure: the step to jump to"],
-      ]),
-    },
-    {
-      when: "for two agents",
-      example: "bernstein replay debug $AGENT $AGENT2",
-      fields: jsonFields([
-        ["ok", "boolean", "The step journals do not diverge"],
-        ["error?", "\"divergence\"", "They do"],
-        ["detail?", "string", "The divergence's reason"],
-        ["mode", "\"two-run\"", "Two agents compared"],
-        ["left", "string", "The first agent id"],
-        ["right", "string", "The second"],
-        ["artifact_path", "string", "The diff artifact written"],
-        ["diff_hash", "string", "Its hash"],
-        ["diverged", "boolean", "Some step differs"],
-        ["divergence", "object | null", "The first divergent step: seq, reason, fields_changed, left_values, right_values"],
-        ["steps", "object[]", "The steps side by side"],
-        ["jump_to_seq?", "number | null", "--jump-to-failure: the step to jump to"],
-      ]),
-    },
+    jsonDoc({ when: "for one agent", example: "bernstein replay debug $AGENT" }, [
+      ["ok", "boolean", "The step journal verifies"],
+      ["error?", "\"chain_broken\"", "It does not"],
+      ["detail?", "string", "The first finding"],
+      ["mode", "\"single-run\"", "One agent"],
+      ["run", "string", "The agent id"],
+      ["verified", "boolean", "The same as ok (upstream's key)"],
+      ["head_hash?", "string", "Verified: the step journal's head"],
+      ["steps?", "number", "Verified: its steps"],
+      ["receipt?", "object | null", "Verified: the debug receipt written {path, head_hash, steps, signed}"],
+      ["projection?", "object[]", "Verified: the steps, projected"],
+      ["fork?", "object", "--fork-from N: the forked journal"],
+      ["errors?", "string[]", "Not verified: every finding"],
+      ["seq?", "number | null", "Not verified: the first step that does not check out"],
+      ["first_divergent_field?", "string | null", "Not verified: the field that breaks there"],
+      ["expected_hash?", "string | null", "Not verified: the hash it should carry"],
+      ["actual_hash?", "string | null", "Not verified: the hash it carries"],
+      ["jump_to_seq?", "number | null", "--jump-to-failure: the step to jump to"],
+    ]),
+    jsonDoc({ when: "for two agents", example: "bernstein replay debug $AGENT $AGENT2" }, [
+      ["ok", "boolean", "The step journals do not diverge"],
+      ["error?", "\"divergence\"", "They do"],
+      ["detail?", "string", "The divergence's reason"],
+      ["mode", "\"two-run\"", "Two agents compared"],
+      ["left", "string", "The first agent id"],
+      ["right", "string", "The second"],
+      ["artifact_path", "string", "The diff artifact written"],
+      ["diff_hash", "string", "Its hash"],
+      ["diverged", "boolean", "Some step differs"],
+      ["divergence", "object | null", "The first divergent step: seq, reason, fields_changed, left_values, right_values"],
+      ["steps", "object[]", "The steps side by side"],
+      ["jump_to_seq?", "number | null", "--jump-to-failure: the step to jump to"],
+    ]),
   ],
 };

@@ -1,4 +1,4 @@
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { isStdinPath } from "../../../fsutil/input.ts";
 import { diffJournalInputs } from "../../../receipts/diff-fast.ts";
@@ -52,20 +52,17 @@ export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
 /** `replay diff-journal --as-json` (docs/cli/replay.md). */
 export const DIFF_JOURNAL_DOCS: CommandDocs = {
   json: [
-    {
-      example: "bernstein replay diff-journal $AGENT $AGENT2",
-      fields: jsonFields([
-        ["ok", "boolean", "The step journals do not diverge"],
-        ["error?", "\"divergence\"", "They do"],
-        ["detail?", "string", "The divergence's reason"],
-        ["diverged", "boolean", "Some step differs, or one journal has more steps"],
-        ["seq", "number | null", "The first divergent step"],
-        ["fields_changed", "string[]", "Fields that differ there"],
-        ["left_values", "object | null", "The left step's values of those fields"],
-        ["right_values", "object | null", "The right step's values of those fields"],
-        ["reason", "string | null", "Why it diverges, in words"],
-      ]),
-    },
+    jsonDoc({ example: "bernstein replay diff-journal $AGENT $AGENT2" }, [
+      ["ok", "boolean", "The step journals do not diverge"],
+      ["error?", "\"divergence\"", "They do"],
+      ["detail?", "string", "The divergence's reason"],
+      ["diverged", "boolean", "Some step differs, or one journal has more steps"],
+      ["seq", "number | null", "The first divergent step"],
+      ["fields_changed", "string[]", "Fields that differ there"],
+      ["left_values", "object | null", "The left step's values of those fields"],
+      ["right_values", "object | null", "The right step's values of those fields"],
+      ["reason", "string | null", "Why it diverges, in words"],
+    ]),
   ],
   exits: { 0: "the step journals do not diverge", 1: "they diverge" },
 };

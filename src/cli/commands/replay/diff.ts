@@ -1,4 +1,4 @@
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import type { PyObject } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
 import { renderJson } from "../../../render/json.ts";
@@ -120,25 +120,22 @@ function field(row: PyObject | null, key: string, changed: ReadonlySet<string>, 
 /** `replay diff --as-json` (docs/cli/replay.md). */
 export const DIFF_DOCS: CommandDocs = {
   json: [
-    {
-      example: "bernstein replay diff $RUN latest",
-      fields: jsonFields([
-        ["ok", "boolean", "The runs do not diverge"],
-        ["error?", "\"divergence\"", "They do"],
-        ["detail?", "string", "The divergence's reason"],
-        ["log", "string", "The log compared (journal.jsonl)"],
-        ["diverged", "boolean", "Some event differs, or one run has more events"],
-        ["index", "number | null", "0-based index of the first divergent event"],
-        ["reason", "string | null", "Why it diverges, in words"],
-        ["reason_code", "string | null", "The same, as a code"],
-        ["a_event", "object | null", "The first run's event at index"],
-        ["b_event", "object | null", "The second run's event at index"],
-        ["fields_changed", "string[]", "Fields that differ there"],
-        ["ignored_fields", "string[]", "Fields left out of the comparison (--ignore, the default ignores)"],
-        ["aligned_fields", "string[]", "Fields compared by order of appearance (agent ids)"],
-        ["rules_applied", "string[]", "The ignore rules that left something out"],
-      ]),
-    },
+    jsonDoc({ example: "bernstein replay diff $RUN latest" }, [
+      ["ok", "boolean", "The runs do not diverge"],
+      ["error?", "\"divergence\"", "They do"],
+      ["detail?", "string", "The divergence's reason"],
+      ["log", "string", "The log compared (journal.jsonl)"],
+      ["diverged", "boolean", "Some event differs, or one run has more events"],
+      ["index", "number | null", "0-based index of the first divergent event"],
+      ["reason", "string | null", "Why it diverges, in words"],
+      ["reason_code", "string | null", "The same, as a code"],
+      ["a_event", "object | null", "The first run's event at index"],
+      ["b_event", "object | null", "The second run's event at index"],
+      ["fields_changed", "string[]", "Fields that differ there"],
+      ["ignored_fields", "string[]", "Fields left out of the comparison (--ignore, the default ignores)"],
+      ["aligned_fields", "string[]", "Fields compared by order of appearance (agent ids)"],
+      ["rules_applied", "string[]", "The ignore rules that left something out"],
+    ]),
   ],
   exits: { 0: "the runs' journals do not diverge", 1: "they diverge (the first divergent event is reported)", 3: "no such run, or a journal that cannot be read" },
 };

@@ -1,4 +1,4 @@
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import { join } from "node:path";
 import { UsageError } from "../../../errors/index.ts";
 import { exportReceipt } from "../../../receipts/index.ts";
@@ -58,17 +58,14 @@ export async function sendingTo<T>(stdout: ReceiptToStdout | null, make: () => P
 /** `replay export --as-json` (docs/cli/replay.md). */
 export const EXPORT_DOCS: CommandDocs = {
   json: [
-    {
-      example: "bernstein replay export $AGENT receipt.tar --force",
-      fields: jsonFields([
-        ["ok", "true", "The receipt was written"],
-        ["agent_id", "string", "The agent whose step journal it holds"],
-        ["output", "string", "Where it was written"],
-        ["head_hash", "string", "The step journal's head: what `replay verify --head` checks"],
-        ["steps", "number", "Steps in it"],
-        ["signed", "boolean", "Signed with --sign"],
-      ]),
-    },
+    jsonDoc({ example: "bernstein replay export $AGENT receipt.tar --force" }, [
+      ["ok", "true", "The receipt was written"],
+      ["agent_id", "string", "The agent whose step journal it holds"],
+      ["output", "string", "Where it was written"],
+      ["head_hash", "string", "The step journal's head: what `replay verify --head` checks"],
+      ["steps", "number", "Steps in it"],
+      ["signed", "boolean", "Signed with --sign"],
+    ]),
   ],
   exits: { 0: "written", 2: "refused: the output exists and --force was not given (output_exists)", 3: "no step journal for this agent (agent_journal_missing)" },
 };

@@ -1,4 +1,4 @@
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import { InputError } from "../../../errors/index.ts";
 import { pyFloat } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
@@ -101,20 +101,16 @@ function renderTable(runs: RunListEntry[]): string[] {
 /** `replay list --as-json`: the array `toJson` builds (docs/cli/replay.md). */
 export const LIST_DOCS: CommandDocs = {
   json: [
-    {
-      shape: "array",
-      example: "bernstein replay list",
-      fields: jsonFields([
-        ["run_id", "string", "The run's id (its folder under <sdd-dir>/runs)"],
-        ["started_at", "number | null", "Start time, seconds since the epoch"],
-        ["git_branch", "string | null", "Branch the run started on"],
-        ["git_sha", "string | null", "Commit the run started at"],
-        ["event_count", "number", "Rows in its journal"],
-        ["size_bytes", "number", "Size of its journal"],
-        ["journal", "string", "Its journal.jsonl"],
-        ["continues", "string | null", "The run this one resumed, if any"],
-      ]),
-    },
+    jsonDoc({ shape: "array", example: "bernstein replay list" }, [
+      ["run_id", "string", "The run's id (its folder under <sdd-dir>/runs)"],
+      ["started_at", "number | null", "Start time, seconds since the epoch"],
+      ["git_branch", "string | null", "Branch the run started on"],
+      ["git_sha", "string | null", "Commit the run started at"],
+      ["event_count", "number", "Rows in its journal"],
+      ["size_bytes", "number", "Size of its journal"],
+      ["journal", "string", "Its journal.jsonl"],
+      ["continues", "string | null", "The run this one resumed, if any"],
+    ]),
   ],
   exits: { 0: "listed (an empty array when there is no run)" },
 };

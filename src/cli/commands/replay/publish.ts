@@ -1,4 +1,4 @@
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import { join } from "node:path";
 import { UsageError } from "../../../errors/index.ts";
 import { publishReceipt, redactionPolicy } from "../../../receipts/index.ts";
@@ -67,19 +67,16 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
 /** `replay publish --as-json` (docs/cli/replay.md). */
 export const PUBLISH_DOCS: CommandDocs = {
   json: [
-    {
-      example: "bernstein replay publish $AGENT published.tar --yes-i-want-to-publish --force",
-      fields: jsonFields([
-        ["ok", "true", "The redacted receipt was written"],
-        ["agent_id", "string", "The agent whose step journal it holds"],
-        ["output", "string", "Where it was written"],
-        ["original_head_hash", "string", "The local step journal's head"],
-        ["head_hash", "string", "The redacted chain's head: what the published receipt verifies against"],
-        ["steps", "number", "Steps in it"],
-        ["signed", "boolean", "Signed with --sign"],
-        ["warnings", "string[]", "What the redaction could not vouch for"],
-      ]),
-    },
+    jsonDoc({ example: "bernstein replay publish $AGENT published.tar --yes-i-want-to-publish --force" }, [
+      ["ok", "true", "The redacted receipt was written"],
+      ["agent_id", "string", "The agent whose step journal it holds"],
+      ["output", "string", "Where it was written"],
+      ["original_head_hash", "string", "The local step journal's head"],
+      ["head_hash", "string", "The redacted chain's head: what the published receipt verifies against"],
+      ["steps", "number", "Steps in it"],
+      ["signed", "boolean", "Signed with --sign"],
+      ["warnings", "string[]", "What the redaction could not vouch for"],
+    ]),
   ],
   exits: { 0: "written", 2: "refused: no --yes-i-want-to-publish (confirmation_required), or the output exists without --force", 3: "no step journal for this agent" },
 };

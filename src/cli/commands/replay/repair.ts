@@ -1,4 +1,4 @@
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import { RefusalError } from "../../../errors/index.ts";
 import { repairJournalTail } from "../../../journal/repair.ts";
 import { printJson, printLines } from "../../output.ts";
@@ -65,20 +65,17 @@ export async function runRepair(ctx: ReplayContext): Promise<number> {
 /** `replay repair --as-json` (docs/cli/replay.md). */
 export const REPAIR_DOCS: CommandDocs = {
   json: [
-    {
-      example: "bernstein replay repair $RUN",
-      fields: jsonFields([
-        ["ok", "true", "The journal ends whole (repaired or already intact)"],
-        ["run_id", "string", "The run repaired"],
-        ["journal", "string", "Its journal.jsonl"],
-        ["repaired", "boolean", "A torn tail was cut"],
-        ["removed_line_indices", "number[]", "Lines cut"],
-        ["event_count", "number", "Events the journal holds now"],
-        ["head", "string", "Its head hash now"],
-        ["saved_fragment", "string | null", "Where the cut bytes were saved"],
-        ["removed_bytes", "number", "Bytes cut"],
-      ]),
-    },
+    jsonDoc({ example: "bernstein replay repair $RUN" }, [
+      ["ok", "true", "The journal ends whole (repaired or already intact)"],
+      ["run_id", "string", "The run repaired"],
+      ["journal", "string", "Its journal.jsonl"],
+      ["repaired", "boolean", "A torn tail was cut"],
+      ["removed_line_indices", "number[]", "Lines cut"],
+      ["event_count", "number", "Events the journal holds now"],
+      ["head", "string", "Its head hash now"],
+      ["saved_fragment", "string | null", "Where the cut bytes were saved"],
+      ["removed_bytes", "number", "Bytes cut"],
+    ]),
   ],
   exits: { 0: "the journal ends whole", 2: "refused (repair_refused): corruption before the tail, or a seal that disagrees; nothing is touched" },
 };

@@ -1,5 +1,5 @@
 import { InputError, NegativeError, UsageError } from "../../../errors/index.ts";
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import { TaskClient, requireServer } from "../../../server/client.ts";
 import { paint } from "../../../render/ansi.ts";
 import { isSafeTaskId, latestTraceForTask, tracesDir } from "../../../traces/reader.ts";
@@ -111,23 +111,19 @@ export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
 /** `replay <TASK_ID> --as-json`: `ok` (with error and detail when not done), then the outcome (docs/cli/replay.md). */
 export const TASK_DOCS: CommandDocs = {
   json: [
-    {
-      example: "bernstein replay design-api --timeout 1",
-      server: "needs",
-      fields: jsonFields([
-        ["ok", "boolean", "The replay task finished done"],
-        ["error?", "string", "replay_timeout, replay_failed or replay_cancelled"],
-        ["detail?", "string", "One line saying how it ended"],
-        ["task_id", "string", "The traced task replayed"],
-        ["replay_task_id", "string", "The task the replay created on the server"],
-        ["status", "\"done\" | \"failed\" | \"cancelled\" | \"timeout\"", "How it ended"],
-        ["original_result_summary", "string", "The traced run's result summary"],
-        ["result_summary", "string | null", "The replay's"],
-        ["diff", "string", "A unified diff of the two summaries (\"\" when equal or none)"],
-        ["cancelled?", "boolean", "On timeout: the replay task was cancelled"],
-        ["cancel_error?", "string", "On timeout: why the cancel failed"],
-      ]),
-    },
+    jsonDoc({ example: "bernstein replay design-api --timeout 1", server: "needs" }, [
+      ["ok", "boolean", "The replay task finished done"],
+      ["error?", "string", "replay_timeout, replay_failed or replay_cancelled"],
+      ["detail?", "string", "One line saying how it ended"],
+      ["task_id", "string", "The traced task replayed"],
+      ["replay_task_id", "string", "The task the replay created on the server"],
+      ["status", "\"done\" | \"failed\" | \"cancelled\" | \"timeout\"", "How it ended"],
+      ["original_result_summary", "string", "The traced run's result summary"],
+      ["result_summary", "string | null", "The replay's"],
+      ["diff", "string", "A unified diff of the two summaries (\"\" when equal or none)"],
+      ["cancelled?", "boolean", "On timeout: the replay task was cancelled"],
+      ["cancel_error?", "string", "On timeout: why the cancel failed"],
+    ]),
   ],
   exits: { 0: "the replay finished done", 1: "it failed, was cancelled or timed out, or no task server answers", 3: "no trace of that task" },
 };

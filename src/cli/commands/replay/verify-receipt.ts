@@ -1,4 +1,4 @@
-import { jsonFields, type CommandDocs } from "../../../json-fields.ts";
+import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { verifyReceipt, type SignatureState } from "../../../receipts/verify.ts";
 import { stepKernelStats } from "../../../steps/kernel.ts";
@@ -76,21 +76,18 @@ async function verifyOne(ctx: ReplayContext, receipt: string): Promise<InputVerd
 /** The document `verifyOne` builds (`replay verify --as-json`; docs/cli/replay.md). */
 export const VERIFY_RECEIPT_DOCS: CommandDocs = {
   json: [
-    {
-      example: "bernstein replay verify receipt.tar",
-      fields: jsonFields([
-        ["ok", "boolean", "The receipt verifies: chain, manifest, head (--head) and signature (--public-key)"],
-        ["error?", "string", "The first failed check: signature_missing, signature_invalid, chain_broken, manifest_mismatch or head_mismatch"],
-        ["detail?", "string", "One line saying what failed"],
-        ["head_hash", "string", "The receipt's step chain head"],
-        ["steps", "number", "Steps in it"],
-        ["errors", "string[]", "Every finding, one line each"],
-        ["signed", "boolean", "The receipt carries a signature"],
-        ["signature", "\"absent\" | \"unchecked\" | \"valid\" | \"invalid\"", "What is known of it (unchecked: no --public-key given)"],
-        ["signature_checked", "boolean", "A --public-key was given and the signature rule applied"],
-        ["bytes_read", "number", "Bytes of the receipt taken in"],
-      ]),
-    },
+    jsonDoc({ example: "bernstein replay verify receipt.tar" }, [
+      ["ok", "boolean", "The receipt verifies: chain, manifest, head (--head) and signature (--public-key)"],
+      ["error?", "string", "The first failed check: signature_missing, signature_invalid, chain_broken, manifest_mismatch or head_mismatch"],
+      ["detail?", "string", "One line saying what failed"],
+      ["head_hash", "string", "The receipt's step chain head"],
+      ["steps", "number", "Steps in it"],
+      ["errors", "string[]", "Every finding, one line each"],
+      ["signed", "boolean", "The receipt carries a signature"],
+      ["signature", "\"absent\" | \"unchecked\" | \"valid\" | \"invalid\"", "What is known of it (unchecked: no --public-key given)"],
+      ["signature_checked", "boolean", "A --public-key was given and the signature rule applied"],
+      ["bytes_read", "number", "Bytes of the receipt taken in"],
+    ]),
     { when: "for more than one RECEIPT", fields: MULTI_VERDICT_FIELDS, example: "bernstein replay verify receipt.tar published.tar" },
   ],
   exits: { 0: "every receipt verifies", 1: "a chain, manifest, head or signature that does not verify", 3: "no such receipt, or one that is not a receipt (malformed, empty)" },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { UsageError } from "../../../errors/index.ts";
 import { publishAnchor } from "../../../anchor/anchor.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -9,19 +9,16 @@ import { runIdArgs } from "../../args.ts";
 export default defineCliCommand({
   docs: {
     json: [
-      {
-        example: "bernstein seal publish $RUN --token token.tsr",
-        fields: jsonFields([
-          ["ok", "true", "The anchor record was written"],
-          ["anchor_kind", "\"rfc3161\"", "An RFC 3161 time-stamp"],
-          ["head_sha256", "string", "The journal's recomputed head, the token's imprint"],
-          ["rfc3161_token_b64", "string", "The time-stamp token (base64 DER)"],
-          ["rfc3161_tsa_url", "string | null", "The TSA asked (null for --token without --tsa-url)"],
-          ["run_id", "string", "The run"],
-          ["schema_version", "string", "The record's schema"],
-          ["path", "string", "The seal_anchor.json written"],
-        ]),
-      },
+      jsonDoc({ example: "bernstein seal publish $RUN --token token.tsr" }, [
+        ["ok", "true", "The anchor record was written"],
+        ["anchor_kind", "\"rfc3161\"", "An RFC 3161 time-stamp"],
+        ["head_sha256", "string", "The journal's recomputed head, the token's imprint"],
+        ["rfc3161_token_b64", "string", "The time-stamp token (base64 DER)"],
+        ["rfc3161_tsa_url", "string | null", "The TSA asked (null for --token without --tsa-url)"],
+        ["run_id", "string", "The run"],
+        ["schema_version", "string", "The record's schema"],
+        ["path", "string", "The seal_anchor.json written"],
+      ]),
     ],
     exits: { 0: "anchored", 1: "the TSA refused or could not be reached", 2: "refused (anchor_refused): the journal does not verify, disagrees with its seal.json, or the token witnesses another head", 3: "no such run, or a --token that is not a time-stamp token" },
   },

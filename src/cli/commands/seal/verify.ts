@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { verifyAnchor } from "../../../anchor/anchor.ts";
 import type { ErrorCode } from "../../../errors/index.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -11,22 +11,19 @@ const CODES: Record<string, ErrorCode> = { mismatched: "anchor_mismatched", unve
 export default defineCliCommand({
   docs: {
     json: [
-      {
-        example: "bernstein seal verify $RUN --rfc3161-trusted-tsa-bundle tsa-roots.pem",
-        fields: jsonFields([
-          ["ok", "boolean", "status is verified"],
-          ["error?", "string", "anchor_mismatched, anchor_unverifiable or anchor_invalid"],
-          ["detail?", "string", "The first finding"],
-          ["run_id", "string", "The run"],
-          ["status", "\"verified\" | \"mismatched\" | \"unverifiable\" | \"invalid\"", "The anchor's verdict (unverifiable: no bundle given)"],
-          ["head_sha256", "string", "The journal's recomputed head"],
-          ["anchored_head_sha256", "string", "The head the anchor commits to"],
-          ["gen_time", "string | null", "The token's time"],
-          ["tsa_subject", "string | null", "The TSA certificate's subject"],
-          ["tsa_url", "string | null", "The TSA recorded"],
-          ["errors", "string[]", "Every finding"],
-        ]),
-      },
+      jsonDoc({ example: "bernstein seal verify $RUN --rfc3161-trusted-tsa-bundle tsa-roots.pem" }, [
+        ["ok", "boolean", "status is verified"],
+        ["error?", "string", "anchor_mismatched, anchor_unverifiable or anchor_invalid"],
+        ["detail?", "string", "The first finding"],
+        ["run_id", "string", "The run"],
+        ["status", "\"verified\" | \"mismatched\" | \"unverifiable\" | \"invalid\"", "The anchor's verdict (unverifiable: no bundle given)"],
+        ["head_sha256", "string", "The journal's recomputed head"],
+        ["anchored_head_sha256", "string", "The head the anchor commits to"],
+        ["gen_time", "string | null", "The token's time"],
+        ["tsa_subject", "string | null", "The TSA certificate's subject"],
+        ["tsa_url", "string | null", "The TSA recorded"],
+        ["errors", "string[]", "Every finding"],
+      ]),
     ],
     exits: { 0: "verified", 1: "mismatched, unverifiable or invalid", 3: "no such run, no seal_anchor.json, or a bundle with no PEM certificate" },
   },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { resolve } from "node:path";
 import { UsageError } from "../../../errors/index.ts";
 import { DEFAULT_HOST, DEFAULT_LEASE_S, startTaskServer } from "../../../server/server.ts";
@@ -18,20 +18,15 @@ import { sddDirArgs } from "../../args.ts";
 export default defineCliCommand({
   docs: {
     json: [
-      {
-        when: "once it listens (it then serves until stopped)",
-        example: "bernstein server",
-        server: "starts",
-        fields: jsonFields([
-          ["ok", "true", "The server listens"],
-          ["url", "string", "Its URL"],
-          ["host", "string", "The address bound"],
-          ["port", "number", "The port"],
-          ["pid", "number", "Its process id"],
-          ["store", "\"sqlite\" | \"postgres\"", "The task store"],
-          ["db", "string", "The SQLite file, or the PostgreSQL location"],
-        ]),
-      },
+      jsonDoc({ when: "once it listens (it then serves until stopped)", example: "bernstein server", server: "starts" }, [
+        ["ok", "true", "The server listens"],
+        ["url", "string", "Its URL"],
+        ["host", "string", "The address bound"],
+        ["port", "number", "The port"],
+        ["pid", "number", "Its process id"],
+        ["store", "\"sqlite\" | \"postgres\"", "The task store"],
+        ["db", "string", "The SQLite file, or the PostgreSQL location"],
+      ]),
     ],
     exits: { 0: "stopped by SIGINT, SIGTERM or a shutdown request", 2: "usage, or a server already running for the state directory (server_running)" },
   },

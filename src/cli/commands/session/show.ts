@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { InputError, NegativeError } from "../../../errors/index.ts";
 import { loadSession, sessionPath } from "../../../session/state.ts";
 import { defineCliCommand } from "../../command.ts";
@@ -16,9 +16,7 @@ import { sddDirArgs } from "../../args.ts";
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein session show",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein session show" }, [
         ["ok", "true", "The session file was looked at"],
         ["path", "string", "The session.json"],
         ["status", "\"ok\" | \"stale\"", "Resumable, or too old to resume"],
@@ -27,7 +25,6 @@ export default defineCliCommand({
         ["age_seconds", "number | null", "Its age"],
         ["session", "object | null", "Its contents: saved_at, goal, completed/pending/open task ids, cost_spent"],
       ]),
-    },
     ],
     exits: { 0: "a session file was found (resumable or stale)", 1: "there is none (no_session)", 3: "it cannot be parsed (session_corrupt)" },
   },

@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { receiptOutcome, verifyRunReceipt } from "../../../runreceipt/verify.ts";
 import { defineCliCommand } from "../../command.ts";
 import { printJson, printLines, writeStderr } from "../../output.ts";
@@ -11,9 +11,7 @@ import { printJson, printLines, writeStderr } from "../../output.ts";
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein verify receipt .sdd/runs/$RUN/run-receipt.json",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein verify receipt .sdd/runs/$RUN/run-receipt.json" }, [
         ["ok", "boolean", "Every check passed (status ok)"],
         ["error?", "string", "The error code (docs/errors.md), when not ok"],
         ["detail?", "string", "One line saying what failed, when not ok"],
@@ -32,7 +30,6 @@ export default defineCliCommand({
         ["checks", "object[]", "Each check: {name, outcome: ok | fail | unverifiable | skipped, detail}"],
         ["key_trust", "string", "Where the verifying key came from (embedded, --public-key)"],
       ]),
-    },
     ],
     exits: { 0: "the receipt verifies", 1: "tampered, or a check failed", 3: "malformed: not a run receipt" },
   },

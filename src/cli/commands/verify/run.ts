@@ -1,4 +1,4 @@
-import { jsonFields } from "../../../json-fields.ts";
+import { jsonDoc } from "../../../json-fields.ts";
 import { join } from "node:path";
 import { UsageError } from "../../../errors/index.ts";
 import { loadOrCreateAuditKey } from "../../../runreceipt/audit.ts";
@@ -14,9 +14,7 @@ const short = (h: string) => `${h.slice(0, 16)}\u2026`;
 export default defineCliCommand({
   docs: {
     json: [
-    {
-      example: "bernstein verify run $RUN --signing-key-path keys/bernstein-receipt.key",
-      fields: jsonFields([
+      jsonDoc({ example: "bernstein verify run $RUN --signing-key-path keys/bernstein-receipt.key" }, [
         ["ok", "true", "The signed run receipt was written"],
         ["path", "string", "The run-receipt.json"],
         ["run_id", "string", "The run"],
@@ -29,7 +27,6 @@ export default defineCliCommand({
         ["receipt_sha256", "string", "SHA-256 of the receipt file"],
         ["key_id", "string", "The signing key's id"],
       ]),
-    },
     ],
     exits: { 0: "written", 2: "refused: a journal or spine that does not verify is never signed", 3: "no such run or key" },
   },
