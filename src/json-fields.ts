@@ -63,14 +63,14 @@ export function jsonDoc(about: Omit<JsonDoc, "fields">, rows: readonly JsonField
   return { ...about, fields: jsonFields(rows) };
 }
 
-/** What docs/cli/ says about a command beyond its flags. */
+/** What docs/cli/ says about a command beyond its flags, in the order its page shows them (a command's `docs` writes them in that order too). */
 export interface CommandDocs {
+  /** What each exit code means for this command (the generic meanings otherwise). */
+  exits?: Readonly<Partial<Record<0 | 1 | 2 | 3 | 70, string>>>;
   json?: readonly JsonDoc[];
   /**
    * A command that has no JSON form (it refuses `--as-json` with `flag_not_applicable`):
    * what it prints instead, and a command line the test runs with `--as-json` to see it refused.
    */
   noJson?: { prints: string; example: string };
-  /** What each exit code means for this command (the generic meanings otherwise). */
-  exits?: Readonly<Partial<Record<0 | 1 | 2 | 3 | 70, string>>>;
 }

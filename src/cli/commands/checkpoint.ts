@@ -6,6 +6,7 @@ import { sddDirArgs } from "../args.ts";
 
 export default defineCliCommand({
   docs: {
+    exits: { 0: "written", 1: "the task server cannot be reached (server_unreachable)" },
     json: [
       jsonDoc({ example: "bernstein checkpoint --goal 'ship the store'", server: "needs" }, [
         ["ok", "true", "The checkpoint was written"],
@@ -19,7 +20,6 @@ export default defineCliCommand({
         ["cost_spent", "number", "Cost so far"],
       ]),
     ],
-    exits: { 0: "written", 1: "the task server cannot be reached (server_unreachable)" },
   },
   meta: { name: "checkpoint", description: "Write a checkpoint of the current session under .sdd/sessions" },
   args: {

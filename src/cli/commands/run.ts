@@ -60,6 +60,7 @@ function summaryLines(s: RunSummary): string[] {
 
 export default defineCliCommand({
   docs: {
+    exits: { 0: "the backlog drained with no failed task", 1: "failed tasks (tasks_failed) or a stop that left tasks undone (run_incomplete)", 2: "usage error or refusal", 3: "no such plan, or a plan or config that cannot be read" },
     json: [
       jsonDoc({ example: "bernstein run plan.yaml --fresh" }, [
         ["ok", "boolean", "The backlog drained with no failed task"],
@@ -84,7 +85,6 @@ export default defineCliCommand({
         ["failures", "object[]", "Tasks failed for good: {task_id, signals}"],
       ]),
     ],
-    exits: { 0: "the backlog drained with no failed task", 1: "failed tasks (tasks_failed) or a stop that left tasks undone (run_incomplete)", 2: "usage error or refusal", 3: "no such plan, or a plan or config that cannot be read" },
   },
   meta: { name: "run", description: "Plan a goal into tasks and run agents on them, recording the run journal" },
   args: {

@@ -7,11 +7,11 @@ import { sddDirArgs } from "../args.ts";
 
 export default defineCliCommand({
   docs: {
+    exits: { 0: "stopped, the session saved", 1: "no task server answered (a diagnostic file is written instead), the stop was refused, or the process outlived the wait" },
     json: [
       { when: "when no task server answers", fields: STOP_UNREACHABLE_FIELDS, example: "bernstein stop" },
       { when: "when the server answers", fields: STOP_FIELDS, example: "bernstein stop", server: "stops" },
     ],
-    exits: { 0: "stopped, the session saved", 1: "no task server answered (a diagnostic file is written instead), the stop was refused, or the process outlived the wait" },
   },
   meta: { name: "stop", description: "Stop the running orchestrator (graceful by default) and save the session" },
   args: {

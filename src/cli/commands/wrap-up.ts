@@ -55,6 +55,7 @@ function briefLines(path: string, brief: WrapUpBrief): string[] {
 
 export default defineCliCommand({
   docs: {
+    exits: { 0: "written (and stopped)", 1: "the task server cannot be reached (nothing written or stopped), or the stop failed (the brief is kept)" },
     json: [
       jsonDoc({ example: "bernstein wrap-up", server: "needs" }, [
         ["ok", "true", "The brief was written (and with --stop, the run stopped)"],
@@ -69,12 +70,8 @@ export default defineCliCommand({
         ["stop?", "object", "--stop: the stop, as `bernstein stop --as-json` prints it"],
       ]),
     ],
-    exits: { 0: "written (and stopped)", 1: "the task server cannot be reached (nothing written or stopped), or the stop failed (the brief is kept)" },
   },
-  meta: {
-    name: "wrap-up",
-    description: "Write a wrap-up brief under .sdd/sessions; with --stop, then stop the run",
-  },
+  meta: { name: "wrap-up", description: "Write a wrap-up brief under .sdd/sessions; with --stop, then stop the run" },
   args: {
     stop: {
       type: "boolean",

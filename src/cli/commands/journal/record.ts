@@ -13,6 +13,11 @@ const USAGE = "usage: bernstein journal record <RUN_ID> [EVENT] [--data JSON] [-
 
 export default defineCliCommand({
   docs: {
+    exits: {
+      0: "appended",
+      2: "refused: the run is sealed (journal_sealed), or another writer holds the journal (journal_locked); a bad --max-row-bytes (invalid_row_limit)",
+      3: "unreadable or malformed input: a bad line (invalid_event_line), a row over the row limit (row_too_large); nothing appended",
+    },
     json: [
       jsonDoc({ example: "bernstein journal record my-run note --data '{\"text\": \"hello\"}'" }, [
         ["ok", "true", "The events were appended"],
@@ -23,11 +28,6 @@ export default defineCliCommand({
         ["head", "string", "Its head hash now"],
       ]),
     ],
-    exits: {
-      0: "appended",
-      2: "refused: the run is sealed (journal_sealed), or another writer holds the journal (journal_locked); a bad --max-row-bytes (invalid_row_limit)",
-      3: "unreadable or malformed input: a bad line (invalid_event_line), a row over the row limit (row_too_large); nothing appended",
-    },
   },
   meta: {
     name: "record",

@@ -13,6 +13,7 @@ const USAGE = "usage: bernstein journal seal <RUN_ID> [--sign KEY [--origin O] [
 
 export default defineCliCommand({
   docs: {
+    exits: { 0: "sealed (or already sealed with this head)", 2: "refused (seal_refused): the journal does not verify, or an existing seal commits to another head", 3: "no such run" },
     json: [
       jsonDoc({ example: "bernstein journal seal $RUN" }, [
         ["ok", "true", "The run is sealed"],
@@ -40,7 +41,6 @@ export default defineCliCommand({
         ["verifier_key", "string", "The C2SP verifier key (name+id+base64) that checks the note"],
       ]),
     ],
-    exits: { 0: "sealed (or already sealed with this head)", 2: "refused (seal_refused): the journal does not verify, or an existing seal commits to another head", 3: "no such run" },
   },
   meta: {
     name: "seal",

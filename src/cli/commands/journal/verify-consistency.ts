@@ -10,6 +10,7 @@ const USAGE = "usage: bernstein journal verify-consistency OLD_CHECKPOINT NEW_CH
 
 export default defineCliCommand({
   docs: {
+    exits: { 0: "NEW extends OLD", 1: "it does not (forked, truncated), or a signature does not verify" },
     json: [
       jsonDoc({ example: "bernstein journal verify-consistency .sdd/runs/$RUN/seal.note .sdd/runs/$RUN/checkpoint consistency.proof --public-key keys/bernstein-receipt.pub" }, [
         ["ok", "boolean", "NEW extends OLD and both carry enough trusted signatures"],
@@ -24,7 +25,6 @@ export default defineCliCommand({
         ["remembered", "boolean", "--remember: NEW was kept as the last verified checkpoint"],
       ]),
     ],
-    exits: { 0: "NEW extends OLD", 1: "it does not (forked, truncated), or a signature does not verify" },
   },
   meta: { name: "verify-consistency", description: "Check offline that NEW extends OLD (two checkpoints and a consistency proof; no journal needed)" },
   args: {

@@ -10,6 +10,7 @@ const USAGE = "usage: bernstein journal verify-inclusion CHECKPOINT PROOF ROW [-
 
 export default defineCliCommand({
   docs: {
+    exits: { 0: "the row is in the tree", 1: "it is not, or a signature does not verify" },
     json: [
       jsonDoc({ example: "bernstein journal verify-inclusion .sdd/runs/$RUN/checkpoint inclusion.proof inclusion.proof.row --public-key keys/bernstein-receipt.pub" }, [
         ["ok", "boolean", "The row, rehashed at its index, is in the checkpoint's tree"],
@@ -23,7 +24,6 @@ export default defineCliCommand({
         ["signature?", "object", "The checkpoint's signatures: {signature, signed_by, ignored_signatures}"],
       ]),
     ],
-    exits: { 0: "the row is in the tree", 1: "it is not, or a signature does not verify" },
   },
   meta: { name: "verify-inclusion", description: "Check offline that an event row (rehashed at its index) is in a checkpoint's tree" },
   args: { ...keyArgs },

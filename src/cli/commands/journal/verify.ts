@@ -50,11 +50,11 @@ function verdictLines(r: FastVerifyResult, sealSource: string | null, reportPath
 
 export default defineCliCommand({
   docs: {
+    exits: { 0: "every journal verified: chain intact, coverage complete, seal (if any) matches", 1: "a chain break, partial coverage, a seal mismatch, or a fork since --since", 3: "no such run or journal file, or it holds no journal row" },
     json: [
       { fields: JOURNAL_VERIFY_FIELDS, example: "bernstein journal verify $RUN" },
       { when: "for more than one TARGET", fields: MULTI_VERDICT_FIELDS, example: "bernstein journal verify $RUN .sdd/runs/$RUN/journal.jsonl" },
     ],
-    exits: { 0: "every journal verified: chain intact, coverage complete, seal (if any) matches", 1: "a chain break, partial coverage, a seal mismatch, or a fork since --since", 3: "no such run or journal file, or it holds no journal row" },
   },
   meta: {
     name: "verify",

@@ -9,6 +9,7 @@ const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 /** `bernstein keys generate [--out-dir D] [--name N]`: an Ed25519 pair for `--sign` / `--public-key`. */
 export default defineCliCommand({
   docs: {
+    exits: { 2: "refused: a key file is already there" },
     json: [
       jsonDoc({ example: "bernstein keys generate --out-dir my-keys" }, [
         ["ok", "true", "The pair was written"],
@@ -17,7 +18,6 @@ export default defineCliCommand({
         ["fingerprint", "string", "SHA-256 (hex) of the raw public key"],
       ]),
     ],
-    exits: { 2: "refused: a key file is already there" },
   },
   meta: { name: "generate", description: "Generate an Ed25519 key pair for signing receipts" },
   args: {

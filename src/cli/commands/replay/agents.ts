@@ -59,6 +59,7 @@ function renderTable(agents: AgentSummary[]): string[] {
 
 /** `replay agents --as-json` (docs/cli/replay.md). */
 export const AGENTS_DOCS: CommandDocs = {
+  exits: { 0: "listed", 3: "no such run (run_not_found), or no run at all for latest (no_runs)" },
   json: [
     jsonDoc({ example: "bernstein replay agents" }, [
       ["ok", "boolean", "Always true (a run that cannot be read is an error document)"],
@@ -66,5 +67,4 @@ export const AGENTS_DOCS: CommandDocs = {
       ["agents", "object[]", "One per agent, in spawn order: its id, task, role, adapter, outcome and step count"],
     ]),
   ],
-  exits: { 0: "listed", 3: "no such run (run_not_found), or no run at all for latest (no_runs)" },
 };

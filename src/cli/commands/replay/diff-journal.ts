@@ -51,6 +51,7 @@ export async function runDiffJournal(ctx: ReplayContext): Promise<number> {
 
 /** `replay diff-journal --as-json` (docs/cli/replay.md). */
 export const DIFF_JOURNAL_DOCS: CommandDocs = {
+  exits: { 0: "the step journals do not diverge", 1: "they diverge" },
   json: [
     jsonDoc({ example: "bernstein replay diff-journal $AGENT $AGENT2" }, [
       ["ok", "boolean", "The step journals do not diverge"],
@@ -64,5 +65,4 @@ export const DIFF_JOURNAL_DOCS: CommandDocs = {
       ["reason", "string | null", "Why it diverges, in words"],
     ]),
   ],
-  exits: { 0: "the step journals do not diverge", 1: "they diverge" },
 };

@@ -119,6 +119,7 @@ function field(row: PyObject | null, key: string, changed: ReadonlySet<string>, 
 
 /** `replay diff --as-json` (docs/cli/replay.md). */
 export const DIFF_DOCS: CommandDocs = {
+  exits: { 0: "the runs' journals do not diverge", 1: "they diverge (the first divergent event is reported)", 3: "no such run, or a journal that cannot be read" },
   json: [
     jsonDoc({ example: "bernstein replay diff $RUN latest" }, [
       ["ok", "boolean", "The runs do not diverge"],
@@ -137,5 +138,4 @@ export const DIFF_DOCS: CommandDocs = {
       ["rules_applied", "string[]", "The ignore rules that left something out"],
     ]),
   ],
-  exits: { 0: "the runs' journals do not diverge", 1: "they diverge (the first divergent event is reported)", 3: "no such run, or a journal that cannot be read" },
 };

@@ -57,6 +57,7 @@ export async function sendingTo<T>(stdout: ReceiptToStdout | null, make: () => P
 
 /** `replay export --as-json` (docs/cli/replay.md). */
 export const EXPORT_DOCS: CommandDocs = {
+  exits: { 0: "written", 2: "refused: the output exists and --force was not given (output_exists)", 3: "no step journal for this agent (agent_journal_missing)" },
   json: [
     jsonDoc({ example: "bernstein replay export $AGENT receipt.tar --force" }, [
       ["ok", "true", "The receipt was written"],
@@ -67,5 +68,4 @@ export const EXPORT_DOCS: CommandDocs = {
       ["signed", "boolean", "Signed with --sign"],
     ]),
   ],
-  exits: { 0: "written", 2: "refused: the output exists and --force was not given (output_exists)", 3: "no step journal for this agent (agent_journal_missing)" },
 };

@@ -100,6 +100,7 @@ function renderTable(runs: RunListEntry[]): string[] {
 
 /** `replay list --as-json`: the array `toJson` builds (docs/cli/replay.md). */
 export const LIST_DOCS: CommandDocs = {
+  exits: { 0: "listed (an empty array when there is no run)" },
   json: [
     jsonDoc({ shape: "array", example: "bernstein replay list" }, [
       ["run_id", "string", "The run's id (its folder under <sdd-dir>/runs)"],
@@ -112,5 +113,4 @@ export const LIST_DOCS: CommandDocs = {
       ["continues", "string | null", "The run this one resumed, if any"],
     ]),
   ],
-  exits: { 0: "listed (an empty array when there is no run)" },
 };

@@ -66,6 +66,7 @@ export async function runPublish(ctx: ReplayContext): Promise<number> {
 
 /** `replay publish --as-json` (docs/cli/replay.md). */
 export const PUBLISH_DOCS: CommandDocs = {
+  exits: { 0: "written", 2: "refused: no --yes-i-want-to-publish (confirmation_required), or the output exists without --force", 3: "no step journal for this agent" },
   json: [
     jsonDoc({ example: "bernstein replay publish $AGENT published.tar --yes-i-want-to-publish --force" }, [
       ["ok", "true", "The redacted receipt was written"],
@@ -78,5 +79,4 @@ export const PUBLISH_DOCS: CommandDocs = {
       ["warnings", "string[]", "What the redaction could not vouch for"],
     ]),
   ],
-  exits: { 0: "written", 2: "refused: no --yes-i-want-to-publish (confirmation_required), or the output exists without --force", 3: "no step journal for this agent" },
 };

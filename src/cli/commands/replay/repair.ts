@@ -64,6 +64,7 @@ export async function runRepair(ctx: ReplayContext): Promise<number> {
 
 /** `replay repair --as-json` (docs/cli/replay.md). */
 export const REPAIR_DOCS: CommandDocs = {
+  exits: { 0: "the journal ends whole", 2: "refused (repair_refused): corruption before the tail, or a seal that disagrees; nothing is touched" },
   json: [
     jsonDoc({ example: "bernstein replay repair $RUN" }, [
       ["ok", "true", "The journal ends whole (repaired or already intact)"],
@@ -77,5 +78,4 @@ export const REPAIR_DOCS: CommandDocs = {
       ["removed_bytes", "number", "Bytes cut"],
     ]),
   ],
-  exits: { 0: "the journal ends whole", 2: "refused (repair_refused): corruption before the tail, or a seal that disagrees; nothing is touched" },
 };

@@ -26,6 +26,6 @@ export function runDocs(run: "latest" | "$RUN"): CommandDocs {
 
 /** `replay <AGENT_ID> --as-json`. */
 export const AGENT_DOCS: CommandDocs = {
-  json: [{ fields: AGENT_VIEW_FIELDS, example: "bernstein replay $AGENT --limit 2" }],
   exits: { 0: "the step journal verifies", 1: "it does not (chain or head)", 3: "no such agent" },
+  json: [{ fields: AGENT_VIEW_FIELDS, example: "bernstein replay $AGENT --limit 2" }],
 };

@@ -110,6 +110,7 @@ export async function runTaskReplay(ctx: ReplayContext): Promise<number> {
 
 /** `replay <TASK_ID> --as-json`: `ok` (with error and detail when not done), then the outcome (docs/cli/replay.md). */
 export const TASK_DOCS: CommandDocs = {
+  exits: { 0: "the replay finished done", 1: "it failed, was cancelled or timed out, or no task server answers", 3: "no trace of that task" },
   json: [
     jsonDoc({ example: "bernstein replay design-api --timeout 1", server: "needs" }, [
       ["ok", "boolean", "The replay task finished done"],
@@ -125,5 +126,4 @@ export const TASK_DOCS: CommandDocs = {
       ["cancel_error?", "string", "On timeout: why the cancel failed"],
     ]),
   ],
-  exits: { 0: "the replay finished done", 1: "it failed, was cancelled or timed out, or no task server answers", 3: "no trace of that task" },
 };

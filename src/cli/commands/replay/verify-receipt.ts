@@ -75,6 +75,7 @@ async function verifyOne(ctx: ReplayContext, receipt: string): Promise<InputVerd
 
 /** The document `verifyOne` builds (`replay verify --as-json`; docs/cli/replay.md). */
 export const VERIFY_RECEIPT_DOCS: CommandDocs = {
+  exits: { 0: "every receipt verifies", 1: "a chain, manifest, head or signature that does not verify", 3: "no such receipt, or one that is not a receipt (malformed, empty)" },
   json: [
     jsonDoc({ example: "bernstein replay verify receipt.tar" }, [
       ["ok", "boolean", "The receipt verifies: chain, manifest, head (--head) and signature (--public-key)"],
@@ -90,5 +91,4 @@ export const VERIFY_RECEIPT_DOCS: CommandDocs = {
     ]),
     { when: "for more than one RECEIPT", fields: MULTI_VERDICT_FIELDS, example: "bernstein replay verify receipt.tar published.tar" },
   ],
-  exits: { 0: "every receipt verifies", 1: "a chain, manifest, head or signature that does not verify", 3: "no such receipt, or one that is not a receipt (malformed, empty)" },
 };

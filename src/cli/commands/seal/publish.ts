@@ -8,6 +8,7 @@ import { runIdArgs } from "../../args.ts";
 /** `bernstein seal publish RUN_ID (--tsa-url URL | --token FILE)`: write <run>/seal_anchor.json. */
 export default defineCliCommand({
   docs: {
+    exits: { 0: "anchored", 1: "the TSA refused or could not be reached", 2: "refused (anchor_refused): the journal does not verify, disagrees with its seal.json, or the token witnesses another head", 3: "no such run, or a --token that is not a time-stamp token" },
     json: [
       jsonDoc({ example: "bernstein seal publish $RUN --token token.tsr" }, [
         ["ok", "true", "The anchor record was written"],
@@ -20,7 +21,6 @@ export default defineCliCommand({
         ["path", "string", "The seal_anchor.json written"],
       ]),
     ],
-    exits: { 0: "anchored", 1: "the TSA refused or could not be reached", 2: "refused (anchor_refused): the journal does not verify, disagrees with its seal.json, or the token witnesses another head", 3: "no such run, or a --token that is not a time-stamp token" },
   },
   meta: { name: "publish", description: "Anchor a run's recomputed journal head: ask a time-stamping authority (--tsa-url) or store a token (--token)" },
   args: {

@@ -10,6 +10,7 @@ const CODES: Record<string, ErrorCode> = { mismatched: "anchor_mismatched", unve
 /** `bernstein seal verify RUN_ID [--rfc3161-trusted-tsa-bundle PEM]`: never opens a socket; exit 0 only for verified. */
 export default defineCliCommand({
   docs: {
+    exits: { 0: "verified", 1: "mismatched, unverifiable or invalid", 3: "no such run, no seal_anchor.json, or a bundle with no PEM certificate" },
     json: [
       jsonDoc({ example: "bernstein seal verify $RUN --rfc3161-trusted-tsa-bundle tsa-roots.pem" }, [
         ["ok", "boolean", "status is verified"],
@@ -25,7 +26,6 @@ export default defineCliCommand({
         ["errors", "string[]", "Every finding"],
       ]),
     ],
-    exits: { 0: "verified", 1: "mismatched, unverifiable or invalid", 3: "no such run, no seal_anchor.json, or a bundle with no PEM certificate" },
   },
   meta: { name: "verify", description: "Check a run's seal_anchor.json offline against its journal and trusted TSA roots (exit 0 only when verified)" },
   args: {

@@ -17,6 +17,7 @@ import { sddDirArgs } from "../../args.ts";
  */
 export default defineCliCommand({
   docs: {
+    exits: { 0: "stopped by SIGINT, SIGTERM or a shutdown request", 2: "usage, or a server already running for the state directory (server_running)" },
     json: [
       jsonDoc({ when: "once it listens (it then serves until stopped)", example: "bernstein server", server: "starts" }, [
         ["ok", "true", "The server listens"],
@@ -28,7 +29,6 @@ export default defineCliCommand({
         ["db", "string", "The SQLite file, or the PostgreSQL location"],
       ]),
     ],
-    exits: { 0: "stopped by SIGINT, SIGTERM or a shutdown request", 2: "usage, or a server already running for the state directory (server_running)" },
   },
   meta: { name: "server", description: "Run the task server (SQLite store at <sdd>/runtime/tasks.db, or --store postgres://…) in the foreground" },
   args: {

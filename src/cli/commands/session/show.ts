@@ -15,6 +15,7 @@ import { sddDirArgs } from "../../args.ts";
  */
 export default defineCliCommand({
   docs: {
+    exits: { 0: "a session file was found (resumable or stale)", 1: "there is none (no_session)", 3: "it cannot be parsed (session_corrupt)" },
     json: [
       jsonDoc({ example: "bernstein session show" }, [
         ["ok", "true", "The session file was looked at"],
@@ -26,7 +27,6 @@ export default defineCliCommand({
         ["session", "object | null", "Its contents: saved_at, goal, completed/pending/open task ids, cost_spent"],
       ]),
     ],
-    exits: { 0: "a session file was found (resumable or stale)", 1: "there is none (no_session)", 3: "it cannot be parsed (session_corrupt)" },
   },
   meta: { name: "show", description: "Show the saved session state and whether it is resumable" },
   args: {

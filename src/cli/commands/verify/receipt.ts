@@ -10,6 +10,7 @@ import { printJson, printLines, writeStderr } from "../../output.ts";
  */
 export default defineCliCommand({
   docs: {
+    exits: { 0: "the receipt verifies", 1: "tampered, or a check failed", 3: "malformed: not a run receipt" },
     json: [
       jsonDoc({ example: "bernstein verify receipt .sdd/runs/$RUN/run-receipt.json" }, [
         ["ok", "boolean", "Every check passed (status ok)"],
@@ -31,7 +32,6 @@ export default defineCliCommand({
         ["key_trust", "string", "Where the verifying key came from (embedded, --public-key)"],
       ]),
     ],
-    exits: { 0: "the receipt verifies", 1: "tampered, or a check failed", 3: "malformed: not a run receipt" },
   },
   meta: { name: "receipt", description: "Verify a run-receipt.json offline: embedded journal, spine, audit range, binding and Ed25519 signature" },
   args: {

@@ -13,6 +13,7 @@ const short = (h: string) => `${h.slice(0, 16)}\u2026`;
 /** `bernstein verify run RUN_ID --signing-key-path K`: write a signed run-receipt.json of one of our runs. */
 export default defineCliCommand({
   docs: {
+    exits: { 0: "written", 2: "refused: a journal or spine that does not verify is never signed", 3: "no such run or key" },
     json: [
       jsonDoc({ example: "bernstein verify run $RUN --signing-key-path keys/bernstein-receipt.key" }, [
         ["ok", "true", "The signed run receipt was written"],
@@ -28,7 +29,6 @@ export default defineCliCommand({
         ["key_id", "string", "The signing key's id"],
       ]),
     ],
-    exits: { 0: "written", 2: "refused: a journal or spine that does not verify is never signed", 3: "no such run or key" },
   },
   meta: { name: "run", description: "Write a signed run-receipt.json of a run (journal, lineage spine, optional audit range)" },
   args: {
