@@ -278,21 +278,12 @@ const NONE: Uint8Array = new Uint8Array(0);
  * texts displayRow gives the row. What FastTableWriter lays out.
  */
 export class CellSpans {
-  timeB = NONE;
-  timeS = 0;
-  timeE = 0;
-  eventB = NONE;
-  eventS = 0;
-  eventE = 0;
-  agentB = NONE;
-  agentS = 0;
-  agentE = 0;
-  taskB = NONE;
-  taskS = 0;
-  taskE = 0;
-  detailB = NONE;
-  detailS = 0;
-  detailE = 0;
+  // A cell to a line, read across: the buffer its text is in (B), and its span there, start (S) to end (E).
+  timeB = NONE; timeS = 0; timeE = 0;
+  eventB = NONE; eventS = 0; eventE = 0;
+  agentB = NONE; agentS = 0; agentE = 0;
+  taskB = NONE; taskS = 0; taskE = 0;
+  detailB = NONE; detailS = 0; detailE = 0;
 }
 
 /** minutesSeconds(offset) written at out[0]; its length, or -1 where displayRow must decide. */
