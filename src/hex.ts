@@ -10,7 +10,7 @@ export function sha256Hex(data: string | Uint8Array): string {
 /**
  * `bytes` random bytes as lowercase hex. Web Crypto's global
  * getRandomValues, not node:crypto: loading that module (and the streams
- * it pulls in) cost ~3.5 ms of start-up on every command that can write a file.
+ * it pulls in) adds milliseconds of start-up to every command that can write a file.
  */
 export function randomHex(bytes: number): string {
   const b = crypto.getRandomValues(new Uint8Array(bytes));

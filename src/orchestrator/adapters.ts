@@ -204,7 +204,7 @@ function geminiShape(cfg: AgentConfig): CliShape {
     // gemini 0.61 resumes a session by its id (or "latest", or an index) headless too.
     resumeArgs: (req, id) => ["--resume", id, ...withModel(req.model), ...GEMINI_APPROVAL[cfg.permission_mode], "--output-format", "stream-json", ...cfg.args],
     env(req) {
-      // No relaunch of itself in a child node process: ~0.7 s per attempt.
+      // No relaunch of itself in a child node process: that costs most of a second per attempt.
       const env: Record<string, string> = { GEMINI_CLI_NO_RELAUNCH: "true" };
       const key = apiKey(cfg);
       if (key !== undefined) env.GEMINI_API_KEY = key;

@@ -22,7 +22,7 @@ export interface SpawnSpec {
    * Send stdout to this file instead of a pipe (copied into the log once
    * the process ends). For CLIs that exit before a pipe is drained: gemini
    * loses the end of a large stream-json output on a pipe whose reader is
-   * slower than it (measured: 262 KB of 1.08 MB arrived).
+   * slower than it (most of a megabyte-sized stream was lost).
    */
   stdoutPath?: string;
   /**

@@ -34,7 +34,7 @@ export function renderRowJson(row: Map<string, PyLike>, level: number, write: (t
   if (!holdsRaw(row)) return write(pad + renderJson(row).replace(/\n/g, "\n" + pad));
   write(pad);
   // The pieces are garbage once written; collect every megabyte so they do not pile up (a row of
-  // many small objects otherwise peaked within a few MB of 64 MB + 4x the row).
+  // many small objects otherwise comes near 64 MB + 4x the row).
   let since = 0;
   dumpsStream(row, { ...RENDER_OPTIONS, level }, (text) => {
     write(text);

@@ -4,7 +4,7 @@ import { fstatSync } from "node:fs";
  * Terminal checks that cost nothing when the answer is "no".
  *
  * `process.stdout.isTTY` builds Node's stdout stream, and `node:tty` loads
- * the stream machinery: about 10–20 ms of start-up each in the compiled
+ * the stream machinery: each is milliseconds of start-up in the compiled
  * binary, paid by every command even when its output goes to a pipe. A
  * terminal is always a character device, so an fstat answers "no" for pipes
  * and files; only character devices (a terminal, or /dev/null) take the

@@ -39,10 +39,10 @@ const SEGMENT_BUFFER = 256 << 10;
 /**
  * Every chunk a socket or stream hands over is a fresh buffer, freed only
  * by a collection: a full one (well under a millisecond in this thread's
- * small heap) every 512 KiB passed through keeps them from piling up. A
- * remote verify of the 221 MB bench journal with two threads peaks at
- * 65–66 MB collecting every 1–4 MiB, 62–63 MB at 512 KiB; every 256 KiB
- * gains nothing more (see docs/scale-out.md).
+ * small heap) every 512 KiB passed through keeps them from piling up: a
+ * remote verify with two threads stays within the 64 MB bound, which
+ * collecting every few MiB does not, and collecting more often gains
+ * nothing more (docs/scale-out.md has the measurement).
  */
 const COLLECT_EVERY = 512 << 10;
 let sinceCollect = 0;

@@ -4,10 +4,9 @@ import type { Socket } from "bun";
  * A minimal HTTP/1.1 client for the ranged reads of plain-http endpoints
  * (a local or in-cluster S3, a public http URL), over Bun.connect.
  *
- * Why not fetch or Bun.s3: measured on the 221 MB bench journal, a bare
- * process draining it through either peaks at 41–55 MB (against 19 MB
- * after one HEAD), and a remote verify at 66–85 MB, over the 64 MB bound;
- * the same drain over this client peaks at 32 MB. Here a response body
+ * Why not fetch or Bun.s3: both buffer a response body ahead of its
+ * reader, so a remote verify of a large journal through either goes over
+ * the 64 MB bound (docs/scale-out.md has the measurement). Here a response body
  * is taken from the socket only as fast as the reader takes it: past
  * HIGH_WATER bytes queued the socket is paused, and the rest waits in the
  * kernel's socket buffers, which are not this process's memory.

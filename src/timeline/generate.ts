@@ -474,9 +474,8 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
       if (ready.length > 0 && !(await drain())) break;
       input.onDrawProgress?.(offset, total);
       // The chunks' values and table text are garbage, and the engine collects them late: a full collection once the
-      // resident set has grown GC_GROWTH since the last one. Measured on the 30 MB generated journals (interleaved,
-      // load ~7): peak 100-126 MB with none; 76-92 MB with one per chunk (1 MiB) at ~+0.2-0.3 s CPU (each marks the
-      // whole live heap); 90-100 MB at ~+0.02 s this way.
+      // resident set has grown GC_GROWTH since the last one. Collecting after every chunk holds the peak a little
+      // lower but marks the whole live heap each time, which costs far more CPU than it saves memory.
       const rss = process.memoryUsage.rss();
       if (rss > gcMark + GC_GROWTH) {
         Bun.gc(true);

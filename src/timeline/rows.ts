@@ -257,8 +257,8 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
   for (const _ of readFastLines(path, {
     buffer: k.readBuffer,
     endOffset,
-    // no collection per exact line's bytes (fast-lines.ts gcEvery): on a journal of ~1 MB rows that was a full collection
-    // per row, +0.3 s for 30 MB; the pass collects on the growth of its resident set instead (generate.ts)
+    // no collection per exact line's bytes (fast-lines.ts gcEvery): on a journal of ~1 MB rows that is a full collection
+    // per row; the pass collects on the growth of its resident set instead (generate.ts)
     fast: (buf, s, e, _lineNo, at) => {
       if (!k.holds(buf)) return copied(buf, s, e, at);
       if (!k.take(s, e)) return false;
