@@ -69,11 +69,26 @@
       (then (i32.add (i32.const 0x30) (local.get $n)))
       (else (i32.add (i32.const 0x57) (local.get $n)))))
 
-  ;; n bytes at a and b are equal (8 at a time, the last word overlapping).
+  ;; n bytes at a and b are equal: 16 at a time, the last vector
+  ;; overlapping; below 16 bytes two overlapping words.
   (func $eq (param $a i32) (param $b i32) (param $n i32) (result i32)
     (local $i i32) (local $last i32)
-    (if (i32.lt_u (local.get $n) (i32.const 8))
+    (if (i32.lt_u (local.get $n) (i32.const 16))
       (then
+        (if (i32.ge_u (local.get $n) (i32.const 8))
+          (then
+            (local.set $last (i32.sub (local.get $n) (i32.const 8)))
+            (return (i32.and
+              (i64.eq (i64.load (local.get $a)) (i64.load (local.get $b)))
+              (i64.eq (i64.load (i32.add (local.get $a) (local.get $last)))
+                      (i64.load (i32.add (local.get $b) (local.get $last))))))))
+        (if (i32.ge_u (local.get $n) (i32.const 4))
+          (then
+            (local.set $last (i32.sub (local.get $n) (i32.const 4)))
+            (return (i32.and
+              (i32.eq (i32.load (local.get $a)) (i32.load (local.get $b)))
+              (i32.eq (i32.load (i32.add (local.get $a) (local.get $last)))
+                      (i32.load (i32.add (local.get $b) (local.get $last))))))))
         (block $done
           (loop $byte
             (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
@@ -83,33 +98,41 @@
             (local.set $i (i32.add (local.get $i) (i32.const 1)))
             (br $byte)))
         (return (i32.const 1))))
-    (local.set $last (i32.sub (local.get $n) (i32.const 8)))
+    (local.set $last (i32.sub (local.get $n) (i32.const 16)))
     (block $done
-      (loop $word
+      (loop $vec
         (br_if $done (i32.ge_u (local.get $i) (local.get $last)))
-        (if (i64.ne (i64.load (i32.add (local.get $a) (local.get $i)))
-                    (i64.load (i32.add (local.get $b) (local.get $i))))
+        (if (v128.any_true (v128.xor (v128.load (i32.add (local.get $a) (local.get $i)))
+                                     (v128.load (i32.add (local.get $b) (local.get $i)))))
           (then (return (i32.const 0))))
-        (local.set $i (i32.add (local.get $i) (i32.const 8)))
-        (br $word)))
-    (i64.eq (i64.load (i32.add (local.get $a) (local.get $last)))
-            (i64.load (i32.add (local.get $b) (local.get $last)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $vec)))
+    (i32.eqz (v128.any_true (v128.xor (v128.load (i32.add (local.get $a) (local.get $last)))
+                                      (v128.load (i32.add (local.get $b) (local.get $last)))))))
 
-  ;; Copy n bytes between non-overlapping spans.
+  ;; Copy n bytes between non-overlapping spans: long ones by memory.copy,
+  ;; shorter ones 16 bytes at a time, the last vector (or below 16 bytes,
+  ;; the last word) overlapping what was already copied.
   (func $copy (param $dst i32) (param $src i32) (param $n i32)
     (local $i i32) (local $last i32)
-    (if (i32.ge_u (local.get $n) (i32.const 64))
+    (if (i32.ge_u (local.get $n) (i32.const 256))
       (then (memory.copy (local.get $dst) (local.get $src) (local.get $n)) (return)))
+    (if (i32.ge_u (local.get $n) (i32.const 16))
+      (then
+        (local.set $last (i32.sub (local.get $n) (i32.const 16)))
+        (block $done
+          (loop $vec
+            (br_if $done (i32.ge_u (local.get $i) (local.get $last)))
+            (v128.store (i32.add (local.get $dst) (local.get $i)) (v128.load (i32.add (local.get $src) (local.get $i))))
+            (local.set $i (i32.add (local.get $i) (i32.const 16)))
+            (br $vec)))
+        (v128.store (i32.add (local.get $dst) (local.get $last)) (v128.load (i32.add (local.get $src) (local.get $last))))
+        (return)))
     (if (i32.ge_u (local.get $n) (i32.const 8))
       (then
-        (local.set $last (i32.sub (local.get $n) (i32.const 8)))
-        (block $done
-          (loop $word
-            (br_if $done (i32.ge_u (local.get $i) (local.get $last)))
-            (i64.store (i32.add (local.get $dst) (local.get $i)) (i64.load (i32.add (local.get $src) (local.get $i))))
-            (local.set $i (i32.add (local.get $i) (i32.const 8)))
-            (br $word)))
-        (i64.store (i32.add (local.get $dst) (local.get $last)) (i64.load (i32.add (local.get $src) (local.get $last))))
+        (i64.store (local.get $dst) (i64.load (local.get $src)))
+        (i64.store (i32.sub (i32.add (local.get $dst) (local.get $n)) (i32.const 8))
+                   (i64.load (i32.sub (i32.add (local.get $src) (local.get $n)) (i32.const 8))))
         (return)))
     (if (i32.ge_u (local.get $n) (i32.const 4))
       (then
@@ -217,36 +240,27 @@
     (i32.sub (local.get $e) (i32.const 1)))
 
   ;; Skip plain string bytes (printable ASCII but the quote and the
-  ;; backslash), eight at a time, SWAR style; returns the first other byte.
-  ;; A borrow or carry only crosses out of a byte that is itself special,
-  ;; into a higher one, so every byte below the first special one tests
-  ;; clean and that one is flagged: the lowest flag (ctz) is its position,
-  ;; with no byte loop after the word loop. A line's terminator is special,
-  ;; so this never passes it.
+  ;; backslash), sixteen at a time; returns the first other byte. A byte is
+  ;; printable ASCII when adding 0x60 lands it in [0x80, 0xde], the signed
+  ;; bytes up to -34: one signed compare instead of two unsigned ones (which
+  ;; x86 has no instruction for). The bitmask's lowest set bit is the first
+  ;; special byte. A line's terminator is special, so this never passes it;
+  ;; a load may read up to 15 bytes past it (areas leave slack).
   (func $plainWords (param $p i32) (result i32)
-    (local $x i64) (local $q i64) (local $bs i64) (local $m i64)
-    (loop $word
-      (local.set $x (i64.load (local.get $p)))
-      (local.set $q (i64.xor (local.get $x) (i64.const 0x2222222222222222)))
-      (local.set $bs (i64.xor (local.get $x) (i64.const 0x5c5c5c5c5c5c5c5c)))
+    (local $x v128) (local $m i32)
+    (loop $vec
+      (local.set $x (v128.load (local.get $p)))
       (local.set $m
-        (i64.and
-          (i64.or
-            (i64.or
-              ;; a byte below 0x20
-              (i64.and (i64.sub (local.get $x) (i64.const 0x2020202020202020)) (i64.xor (local.get $x) (i64.const -1)))
-              ;; a byte of 0x7f or above
-              (i64.or (i64.add (local.get $x) (i64.const 0x0101010101010101)) (local.get $x)))
-            (i64.or
-              ;; a quote
-              (i64.and (i64.sub (local.get $q) (i64.const 0x0101010101010101)) (i64.xor (local.get $q) (i64.const -1)))
-              ;; a backslash
-              (i64.and (i64.sub (local.get $bs) (i64.const 0x0101010101010101)) (i64.xor (local.get $bs) (i64.const -1)))))
-          (i64.const 0x8080808080808080)))
-      (if (i64.eqz (local.get $m))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 8))) (br $word))))
-    ;; little-endian loads: the lowest flag is the first byte
-    (i32.add (local.get $p) (i32.wrap_i64 (i64.shr_u (i64.ctz (local.get $m)) (i64.const 3)))))
+        (i8x16.bitmask
+          (v128.or
+            (i8x16.gt_s (i8x16.add (local.get $x) (v128.const i8x16 0x60 0x60 0x60 0x60 0x60 0x60 0x60 0x60 0x60 0x60 0x60 0x60 0x60 0x60 0x60 0x60))
+                        (v128.const i8x16 -34 -34 -34 -34 -34 -34 -34 -34 -34 -34 -34 -34 -34 -34 -34 -34))
+            (v128.or
+              (i8x16.eq (local.get $x) (v128.const i8x16 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22))
+              (i8x16.eq (local.get $x) (v128.const i8x16 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c))))))
+      (if (i32.eqz (local.get $m))
+        (then (local.set $p (i32.add (local.get $p) (i32.const 16))) (br $vec))))
+    (i32.add (local.get $p) (i32.ctz (local.get $m))))
 
   ;; A string of plain bytes only (keys, no escapes), from its first content
   ;; byte: the index of its closing quote, or -1.
