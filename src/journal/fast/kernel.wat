@@ -161,15 +161,22 @@
 
   ;; ---------------------------------------------------------------- bytes
 
-  ;; The 64 lowercase hex digits of the 32-byte digest at src, at dst.
+  ;; The 64 lowercase hex digits of the 32-byte digest at src, at dst:
+  ;; each half's nibbles looked up in the digit table and interleaved.
   (func $hex (param $dst i32) (param $src i32)
-    (local $i i32)
-    (loop $byte
-      (i32.store16 (i32.add (local.get $dst) (i32.shl (local.get $i) (i32.const 1)))
-        (i32.load16_u (i32.add (i32.const 512)
-          (i32.shl (i32.load8_u (i32.add (local.get $src) (local.get $i))) (i32.const 1)))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $byte (i32.lt_u (local.get $i) (i32.const 32)))))
+    (call $hex16 (local.get $dst) (v128.load (local.get $src)))
+    (call $hex16 (i32.add (local.get $dst) (i32.const 32)) (v128.load offset=16 (local.get $src))))
+
+  (func $hex16 (param $dst i32) (param $v v128)
+    (local $hi v128) (local $lo v128)
+    (local.set $hi (i8x16.swizzle (v128.const i8x16 0x30 0x31 0x32 0x33 0x34 0x35 0x36 0x37 0x38 0x39 0x61 0x62 0x63 0x64 0x65 0x66)
+                                  (i8x16.shr_u (local.get $v) (i32.const 4))))
+    (local.set $lo (i8x16.swizzle (v128.const i8x16 0x30 0x31 0x32 0x33 0x34 0x35 0x36 0x37 0x38 0x39 0x61 0x62 0x63 0x64 0x65 0x66)
+                                  (v128.and (local.get $v) (v128.const i8x16 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15))))
+    (v128.store (local.get $dst)
+      (i8x16.shuffle 0 16 1 17 2 18 3 19 4 20 5 21 6 22 7 23 (local.get $hi) (local.get $lo)))
+    (v128.store offset=16 (local.get $dst)
+      (i8x16.shuffle 8 24 9 25 10 26 11 27 12 28 13 29 14 30 15 31 (local.get $hi) (local.get $lo))))
 
   ;; Spaces and tabs (JSON whitespace within a line).
   (func $skipWs (param $p i32) (result i32)
@@ -604,15 +611,21 @@
     (i32.store offset=28 (local.get $i) (global.get $fpOut))
     (local.get $p))
 
-  ;; The 64 bytes at p are lowercase hex digits (LOWERHEX at 256).
+  ;; The 64 bytes at p are lowercase hex digits: a digit less 0x30, or a
+  ;; letter less 0x61, is below 10 or 6 unsigned; shifted by 0x80 the
+  ;; unsigned compares become signed ones (x86 has only those).
   (func $isHex64 (param $p i32) (result i32)
-    (local $i i32)
-    (loop $digit
-      (if (i32.gt_u (i32.load8_u (i32.add (i32.const 256) (i32.load8_u (i32.add (local.get $p) (local.get $i))))) (i32.const 15))
-        (then (return (i32.const 0))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $digit (i32.lt_u (local.get $i) (i32.const 64))))
-    (i32.const 1))
+    (i32.and
+      (i32.and (call $isHex16 (v128.load (local.get $p))) (call $isHex16 (v128.load offset=16 (local.get $p))))
+      (i32.and (call $isHex16 (v128.load offset=32 (local.get $p))) (call $isHex16 (v128.load offset=48 (local.get $p))))))
+
+  (func $isHex16 (param $x v128) (result i32)
+    (i8x16.all_true
+      (v128.or
+        (i8x16.lt_s (i8x16.add (local.get $x) (v128.const i8x16 0x50 0x50 0x50 0x50 0x50 0x50 0x50 0x50 0x50 0x50 0x50 0x50 0x50 0x50 0x50 0x50))
+                    (v128.const i8x16 -118 -118 -118 -118 -118 -118 -118 -118 -118 -118 -118 -118 -118 -118 -118 -118))
+        (i8x16.lt_s (i8x16.add (local.get $x) (v128.const i8x16 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f 0x1f))
+                    (v128.const i8x16 -122 -122 -122 -122 -122 -122 -122 -122 -122 -122 -122 -122 -122 -122 -122 -122)))))
 
   ;; The stored index lexeme is a plain position (0, or 1 to 15 digits
   ;; without a leading zero): then it becomes the row's index digits.
