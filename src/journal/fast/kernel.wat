@@ -24,7 +24,7 @@
 ;; the payload pre-image (out) and the member table follow (addresses given
 ;; to $setup and verify). A line's end byte is a line terminator or the
 ;; sentinel line feed at `bound`, which stops every scanning loop; word
-;; loads may read up to 7 bytes past it (the read area leaves slack).
+;; loads may read up to 15 bytes past it (the read area leaves slack).
 ;;
 ;; Fixed addresses:
 ;;      0  the byte tables of src/wasm/bytes.wat (STRCLASS, LOWERHEX, HEXPAIR,
