@@ -57,6 +57,7 @@ const TRACKED = new Set([
 ]);
 
 const str = (v: PyValue | undefined): string => (v === undefined || v === null ? "" : humanValue(v));
+const text = (row: PyObject, key: string): string => str(row.get(key));
 
 export class AttemptTracker {
   /** Open attempts by agent, then task (an agent's in the order they opened): no key string is made per event. */
@@ -80,36 +81,19 @@ export class AttemptTracker {
     if (TRACKED.has(event)) this.apply(event, row, index, t);
   }
 
-  /** A row of one of the TRACKED events: each case reads the ids it needs. */
+  /**
+   * A row of one of the TRACKED events. The ids are read once, before the
+   * cases: a read made in each case is compiled once per case, and this
+   * function, run for every tracked row, grows to many times its size.
+   */
   private apply(event: string, row: PyObject, index: number, t: number): void {
+    const agent = text(row, "agent_id");
     switch (event) {
-      case "agent_spawned": {
-        const agent = str(row.get("agent_id"));
-        if (this.agents.size < MAX_OPEN_ATTEMPTS || this.agents.has(agent)) this.agents.set(agent, { model: str(row.get("model")), role: str(row.get("role")) });
+      case "agent_spawned":
+        if (this.agents.size < MAX_OPEN_ATTEMPTS || this.agents.has(agent)) this.agents.set(agent, { model: text(row, "model"), role: text(row, "role") });
         return;
-      }
-      case "task_claimed":
-        return this.claim(str(row.get("agent_id")), str(row.get("task_id")), str(row.get("model")), index, t);
-      case "task_completed":
-        return this.settle(this.named(row), index, "done");
-      case "task_verification_failed": {
-        const a = this.named(row);
-        const signals = row.get("failed_signals");
-        if (a) a.signals = Array.isArray(signals) ? signals.map(str) : signals === undefined ? [] : [str(signals)];
-        return this.settle(a, index, "failed");
-      }
-      case "task_retried": {
-        const a = this.named(row);
-        return this.settle(a, index, a?.outcome === "failed" ? "retried" : a?.outcome ?? "retried");
-      }
-      case "task_failed":
-        return this.settle(this.named(row), index, "failed", str(row.get("reason")));
-      case "task_requeued":
-      case "task_cancelled":
-      case "task_result_discarded":
-        return this.settle(this.named(row), index, "cancelled", str(row.get("reason")) || event);
       case "agent_reaped":
-        return this.reap(str(row.get("agent_id")), index, t);
+        return this.reap(agent, index, t);
       case "agents_reaped": {
         const ids = row.get("agent_ids");
         for (const id of Array.isArray(ids) ? ids : []) this.reap(str(id), index, t);
@@ -118,11 +102,26 @@ export class AttemptTracker {
       case "run_completed":
         return this.closeAll(t, index);
     }
-  }
-
-  /** The attempt an outcome row names by its task_id and agent_id (find). */
-  private named(row: PyObject): Attempt | undefined {
-    return this.find(str(row.get("task_id")), str(row.get("agent_id")));
+    const task = text(row, "task_id");
+    if (event === "task_claimed") return this.claim(agent, task, text(row, "model"), index, t);
+    // the outcome events: the attempt they name by its task_id and agent_id
+    const a = this.find(task, agent);
+    switch (event) {
+      case "task_completed":
+        return this.settle(a, index, "done");
+      case "task_verification_failed": {
+        const signals = row.get("failed_signals");
+        if (a) a.signals = Array.isArray(signals) ? signals.map(str) : signals === undefined ? [] : [str(signals)];
+        return this.settle(a, index, "failed");
+      }
+      case "task_retried":
+        return this.settle(a, index, a?.outcome === "failed" ? "retried" : a?.outcome ?? "retried");
+      case "task_failed":
+        return this.settle(a, index, "failed", text(row, "reason"));
+      default:
+        // task_requeued, task_cancelled, task_result_discarded
+        return this.settle(a, index, "cancelled", text(row, "reason") || event);
+    }
   }
 
   /** The end of the journal: attempts still open were running when it ends. */
