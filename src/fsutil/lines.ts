@@ -65,6 +65,35 @@ const RESERVE_SLACK = 4 << 20;
 /** The largest typed array the engine makes. */
 const MAX_RESERVE = 4 * 1024 ** 3 - 1;
 
+/**
+ * A buffer for a line being assembled: `buf` (its first `len` bytes
+ * kept) grown to hold `need` bytes. Doubled while small; once the line
+ * reaches RESERVE_MIN, allocated at `cap` at once (the engine commits a
+ * buffer's pages as they are written, so it costs what the line holds;
+ * growing by copying would hold the old and the new buffer at once, and
+ * the allocator keeps freed pages a while: about twice a huge line).
+ * Before that reservation a full collection: a previous huge line is
+ * garbage by then and its pages go back first, not after this one's.
+ */
+export function grownLineBuffer(buf: Uint8Array, len: number, need: number, cap: number): Uint8Array<ArrayBuffer> {
+  const want = Math.max(need, buf.length * 2, 4096);
+  let grown: Uint8Array<ArrayBuffer> | null = null;
+  if (want >= RESERVE_MIN) {
+    const reserve = Math.max(need, Math.min(MAX_RESERVE, cap));
+    if (reserve > want) {
+      Bun.gc(true);
+      try {
+        grown = new Uint8Array(reserve);
+      } catch {
+        grown = null; // no address space for it: grow as needed
+      }
+    }
+  }
+  grown ??= new Uint8Array(want);
+  grown.set(buf.subarray(0, len));
+  return grown;
+}
+
 /** A line over the row limit: the whole input is refused (`row_too_large`, exit 3), whoever reads it. */
 export class OverlongLineError extends InputError {
   constructor(readonly lineNo: number, readonly limit: number) {
@@ -261,21 +290,7 @@ export class LineSplitter {
    * the allocator keeps freed pages a while): about twice a huge line.
    */
   private grow(need: number): void {
-    const want = Math.max(need, this.carry.length * 2, 4096);
-    let grown: Uint8Array<ArrayBuffer> | null = null;
-    if (want >= RESERVE_MIN) {
-      const reserve = Math.max(need, Math.min(MAX_RESERVE, this.maxLineBytes + RESERVE_SLACK));
-      if (reserve > want) {
-        try {
-          grown = new Uint8Array(reserve);
-        } catch {
-          grown = null; // no address space for it: grow as needed
-        }
-      }
-    }
-    grown ??= new Uint8Array(want);
-    grown.set(this.carry.subarray(0, this.carryLen));
-    this.carry = grown;
+    this.carry = grownLineBuffer(this.carry, this.carryLen, need, this.maxLineBytes + RESERVE_SLACK);
   }
 
   /** Hand out the lines of the carry that end at a break of the dialect; keep the unfinished rest. */
@@ -389,6 +404,11 @@ export interface PhysicalLine {
   bytes: Uint8Array;
   /** True when the line was ended by a terminator (false for a final fragment). */
   terminated: boolean;
+  /**
+   * `bytes` are the line's own: the reader never writes them again (a copy,
+   * or a huge line's buffer it let go), so a consumer may keep views of them.
+   */
+  owned: boolean;
 }
 
 export interface LineReadOptions {
@@ -430,7 +450,8 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
       if (bytes === null) overlongLine ||= lineNo;
       if (overlongLine !== 0) return;
       const end = lineStart + bytes!.length;
-      ready.push({ index: lineNo - 1, start: lineStart, end, bytes: splitter.detach(bytes!), terminated: splitter.nextLineStart > end });
+      const kept = splitter.detach(bytes!);
+      ready.push({ index: lineNo - 1, start: lineStart, end, bytes: kept, terminated: splitter.nextLineStart > end, owned: kept.buffer !== buf.buffer });
       lineStart = splitter.nextLineStart;
     },
     cap,

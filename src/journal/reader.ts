@@ -37,9 +37,9 @@ const NON_OBJECT: LineVerdict = { kind: "discarded", reason: "non-object row" };
  * Classify one physical line (content bytes without the terminator). A line
  * over `maxBytes` (the reader's row limit: the readers refuse such a line
  * before it gets here) is discarded unread, never parsed. `transient`: the
- * caller is done with the row before `bytes` can change (a long line's row
- * then keeps views of them instead of a copy); `rawStringMin`: its long
- * string members stay bytes (see loadsLine).
+ * caller is done with the row before `bytes` can change, or they never
+ * change (a long line's row then keeps views of them instead of a copy);
+ * `rawStringMin`: its long string members stay bytes (see loadsLine).
  */
 export function classifyLine(bytes: Uint8Array, maxBytes = MAX_LINE_BYTES, transient = false, rawStringMin = Infinity): LineVerdict {
   if (bytes.length === 0) return BLANK;
@@ -56,7 +56,8 @@ export function classifyLine(bytes: Uint8Array, maxBytes = MAX_LINE_BYTES, trans
 /** Synchronous core of `readJournal` (blank lines skipped). */
 export function* readJournalSync(path: string, opts: LineReadOptions = {}): Generator<ReadItem> {
   for (const line of physicalLines(path, opts)) {
-    const v = classifyLine(line.bytes, opts.maxLineBytes);
+    // a line the reader let go of is kept as it is (a huge row is not held twice)
+    const v = classifyLine(line.bytes, opts.maxLineBytes, line.owned);
     if (v.kind === "blank") continue;
     if (v.kind === "row") yield { kind: "row", line: line.index, row: v.row, offset: line.start };
     else yield { kind: "discarded", line: line.index, reason: v.reason, offset: line.start };

@@ -138,7 +138,7 @@ export function setBytePathMin(n: number): number {
 /**
  * Decode, strip and parse one physical line (content bytes, no terminator)
  * the way Python's reader does. `transient`: the caller is done with the
- * value before `bytes` can change (it need not own them: no copy).
+ * value before `bytes` can change, or they never change (no copy).
  * `rawStringMin`: a long line's string members this long stay bytes
  * (parseRowBytes), for a caller that only hashes the row.
  */

@@ -2,7 +2,7 @@ import { openInput, unreadableInput, type OpenInput } from "../../fsutil/input.t
 import { PyNum } from "../../pyjson/types.ts";
 import { checkRow, type FailureKind } from "../check-row.ts";
 import { DEFAULT_PROFILE } from "../hash-profiles.ts";
-import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
+import { grownLineBuffer, MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { KernelMode, VerifyKernel } from "./kernel.ts";
 import { SubtreeBuilder, type RangeTree, type TreeSpec } from "./subtrees.ts";
@@ -115,6 +115,9 @@ export interface RangeResult {
 
 const LF = 10;
 const CR = 13;
+
+/** A row's string members this long are hashed from their bytes, never decoded (the exact path only hashes them). */
+const RAW_STRING_MIN = 1 << 20;
 
 /**
  * Open a journal for reading (src/fsutil/input.ts: a non-regular file is
@@ -386,54 +389,54 @@ export class RangeVerifier {
    * bytes the kernel already read (no terminator among them).
    */
   private longLineExact(input: OpenInput, start: number, prefix: Uint8Array | null): number {
-    const b = this.mem;
     const cap = this.readCap;
     const limit = this.task.maxRowBytes ?? MAX_LINE_BYTES;
-    const keep = limit + 1;
-    const parts: Uint8Array[] = [];
     let kept = 0;
     let pos = start;
     if (prefix !== null) {
-      parts.push(prefix.subarray(0, Math.min(prefix.length, keep)));
-      kept = parts[0]!.length;
+      kept = Math.min(prefix.length, limit + 1);
       pos += prefix.length;
       if (kept > limit) {
         this.overlong.push(this.lineNo++);
         return pos;
       }
     }
+    // The kernel that read the prefix cannot take this line: let it go before the line fills memory.
+    if (prefix !== null) this.bigKernel = null;
+    // Read straight into one buffer (reserved at the row limit once long): never pieces and their join, two copies of a huge line.
+    let line = grownLineBuffer(prefix ?? new Uint8Array(0), kept, kept + 2 * cap, limit + cap);
+    prefix = null;
     const end = this.task.end;
     for (;;) {
-      const n = pos < end ? input.read(b, 0, Math.min(cap, end - pos), pos) : 0;
+      if (kept + cap > line.length) line = grownLineBuffer(line, kept, kept + cap, limit + cap);
+      const n = pos < end ? input.read(line, kept, Math.min(cap, end - pos), pos) : 0;
       if (n === 0) {
-        this.longLineDone(start, parts, kept, false);
+        this.longLineDone(start, line.subarray(0, kept), false);
         return pos;
       }
-      const t = terminatorIn(b, 0, n);
-      const contentEnd = t < 0 ? n : t;
-      const piece = b.slice(0, Math.min(contentEnd, keep - kept));
-      parts.push(piece);
-      kept += piece.length;
-      if (kept > limit) {
+      const t = terminatorIn(line, kept, kept + n);
+      const len = t < 0 ? kept + n : t;
+      if (len > limit) {
         // Too long to be a row: stop here, the input is refused (refuseOverlong).
         this.overlong.push(this.lineNo++);
         return pos + n;
       }
       if (t < 0) {
+        kept = len;
         pos += n;
         continue;
       }
-      let next = pos + t + 1;
-      if (b[t] === CR) {
+      let next = pos + (t - kept) + 1;
+      if (line[t] === CR) {
         // CRLF: the LF may be in this read or the next byte of the file
-        if (t + 1 < n) {
-          if (b[t + 1] === LF) next++;
+        if (t + 1 < kept + n) {
+          if (line[t + 1] === LF) next++;
         } else if (next < end) {
           const one = new Uint8Array(1);
           if (input.read(one, 0, 1, next) === 1 && one[0] === LF) next++;
         }
       }
-      this.longLineDone(start, parts, kept, true);
+      this.longLineDone(start, line.subarray(0, t), true);
       return next;
     }
   }
@@ -563,17 +566,11 @@ export class RangeVerifier {
     this.classifyExact(b.subarray(0, len), lineNo);
   }
 
-  private longLineDone(start: number, parts: Uint8Array[], kept: number, terminated: boolean): void {
-    const bytes = new Uint8Array(kept);
-    let o = 0;
-    for (const p of parts) {
-      bytes.set(p, o);
-      o += p.length;
-    }
+  private longLineDone(start: number, bytes: Uint8Array, terminated: boolean): void {
     const lineNo = this.lineNo++;
     this.lastLineStart = start;
     this.lastLineTerminated = terminated;
-    if (kept === 0) return;
+    if (bytes.length === 0) return;
     this.classifyExact(bytes, lineNo);
   }
 
@@ -696,7 +693,8 @@ export class RangeVerifier {
   }
 
   private classifyExact(bytes: Uint8Array, lineNo: number): void {
-    const v = classifyLine(bytes, this.task.maxRowBytes ?? MAX_LINE_BYTES);
+    // The row is checked and dropped before its bytes change (views, no copy); its long strings are hashed from their bytes.
+    const v = classifyLine(bytes, this.task.maxRowBytes ?? MAX_LINE_BYTES, true, RAW_STRING_MIN);
     if (v.kind === "blank") return;
     if (this.failure !== null) {
       if (v.kind === "row") this.rows++;
