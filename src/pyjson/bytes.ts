@@ -260,19 +260,21 @@ export function validateBytes(b: Uint8Array, maxDepth = DEFAULT_MAX_DEPTH): Vali
 
 /**
  * The end of the (validated) value starting at `pos`: strings by their
- * closing quote (the codec's string reader), containers by bracket depth
- * (strings skipped).
+ * closing quote (the codec's string reader, four bytes at a time with `dv`,
+ * a view of `b`), containers by bracket depth (strings skipped). With
+ * `stop`: -1 for a container still open there (a bounded look at its size).
  */
-export function skipValue(b: Uint8Array, pos: number): number {
+export function skipValue(b: Uint8Array, pos: number, dv: DataView | null = null, stop = Infinity): number {
   const c = b[pos];
-  if (c === QUOTE) return stringTokenEnd(b, pos);
+  if (c === QUOTE) return jsonStringEnd(b, dv, pos, b.length);
   if (c === LBRACE || c === LBRACKET) {
     let depth = 0;
     let p = pos;
     for (;;) {
       const d = b[p]!;
       if (d === QUOTE) {
-        p = stringTokenEnd(b, p);
+        p = jsonStringEnd(b, dv, p, b.length);
+        if (p >= stop) return -1;
         continue;
       }
       if (d === LBRACE || d === LBRACKET) depth++;
@@ -280,7 +282,7 @@ export function skipValue(b: Uint8Array, pos: number): number {
         depth--;
         if (depth === 0) return p + 1;
       }
-      p++;
+      if (++p >= stop) return -1;
     }
   }
   const lit = literalAt(b, pos);

@@ -1,6 +1,6 @@
 import { BACKSLASH, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, doubled } from "../codec/bytes.ts";
-import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
-import { literalAt, numberEnd, skipWsBytes } from "./bytes.ts";
+import { jsonStringEnd, scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
+import { literalAt, numberEnd, skipValue, skipWsBytes } from "./bytes.ts";
 import { compareCodePoints } from "./order.ts";
 import { canonicalNumber } from "./float.ts";
 import { HEX_BYTES, hex4 } from "../hex.ts";
@@ -11,8 +11,12 @@ import { HEX_BYTES, hex4 } from "../hex.ts";
  * members are buffered to sort them (`sort_keys`, code point order) or to
  * apply `json.loads`' duplicate-key rule (first position, last value);
  * arrays stream, and with `onChunk` the output is handed over in pieces
- * whenever no object is open. Output equals `dumps(parse(text), options)`
- * (pinned by differential tests and the Python oracle).
+ * whenever no buffered object is open. With `onChunk`, an object of
+ * STREAM_OBJECT_MIN bytes or more is not buffered: its members' order is
+ * worked out from their keys first, then each is written from the input
+ * in that order, so it streams like an array. Output equals
+ * `dumps(parse(text), options)` (pinned by differential tests and the
+ * Python oracle).
  */
 export interface ByteDumpsOptions {
   sortKeys: boolean;
@@ -399,12 +403,29 @@ export function memberOrderOut(): Int32Array {
 }
 
 /**
+ * Objects at least this long (input bytes) are written member by member in
+ * their output order rather than buffered whole to reorder them (with
+ * `onChunk` only: a buffered object is the one thing that holds a huge
+ * value's output in memory). Tests lower it to cover small objects.
+ */
+let streamObjectMin = 1 << 20;
+
+/** For tests: the size from which objects stream; returns the previous one. */
+export function setStreamObjectMin(n: number): number {
+  const prev = streamObjectMin;
+  streamObjectMin = n;
+  return prev;
+}
+
+/**
  * Encode the validated JSON value at b[pos]. With `onChunk`, finished
- * output is handed over (and the sink emptied) whenever no object is open
- * and more than `chunkBytes` are waiting.
+ * output is handed over (and the sink emptied) whenever no buffered object
+ * is open and more than `chunkBytes` are waiting.
  */
 export class BytesEncoder {
   private openObjects = 0;
+  /** A word view of `b` for skipping strings, made when a long object is first met. */
+  private dv: DataView | null = null;
   private readonly newlines: string[] = [];
   private readonly num = { isFloat: false };
   constructor(
@@ -506,6 +527,11 @@ export class BytesEncoder {
       out.ascii("{}");
       return p + 1;
     }
+    // Only outside a buffered object (one inside it is shorter, and its output must stay with it).
+    if (this.onChunk !== null && this.openObjects === 0 && b.length - pos >= streamObjectMin) {
+      const dv = (this.dv ??= new DataView(b.buffer, b.byteOffset, b.byteLength));
+      if (skipValue(b, pos, dv, pos + streamObjectMin) < 0) return this.streamedObject(p, level, dv);
+    }
     this.openObjects++;
     const start = out.len;
     const base = this.top;
@@ -548,6 +574,51 @@ export class BytesEncoder {
     out.ascii(this.nl(level));
     out.byte(RBRACE);
     this.openObjects--;
+    this.maybeFlush();
+    return p + 1;
+  }
+
+  /**
+   * A long object from its first key at `p`: the members' key and value
+   * spans are found first (values skipped, not encoded), their output
+   * order worked out as for a buffered object, then each member is
+   * encoded from the input in that order, the sink handed over as it
+   * fills. Returns the offset past the object.
+   */
+  private streamedObject(p: number, level: number, dv: DataView): number {
+    const b = this.b;
+    const out = this.out;
+    const base = this.top;
+    for (;;) {
+      const keyStart = p;
+      const keyEnd = jsonStringEnd(b, dv, p, b.length);
+      p = skipWsBytes(b, skipWsBytes(b, keyEnd) + 1); // the colon
+      const valueEnd = skipValue(b, p, dv);
+      this.push(keyStart, keyEnd, p, valueEnd);
+      p = skipWsBytes(b, valueEnd);
+      if (b[p] === RBRACE) break;
+      p = skipWsBytes(b, p + 1);
+    }
+    const n = this.top - base;
+    let count = memberOrder(b, this.keys, base, n, this.opts.sortKeys);
+    let order: Int32Array | null = null;
+    if (count >= 0) order = memberOrderOut().slice(0, count); // nested objects reuse memberOrderOut
+    else count = n;
+    const nl = this.nl(level + 1);
+    out.byte(LBRACE);
+    for (let i = 0; i < count; i++) {
+      if (i > 0) out.ascii(this.opts.itemSep);
+      if (nl) out.ascii(nl);
+      // this.keys/segs may be reallocated by nested objects: read them afresh
+      const m = 2 * (base + (order === null ? i : order[i]!));
+      encodeStringToken(b, this.keys[m]!, out, this.opts.ensureAscii);
+      out.ascii(this.opts.keySep);
+      this.value(this.segs[m]!, level + 1);
+      this.maybeFlush();
+    }
+    this.top = base;
+    out.ascii(this.nl(level));
+    out.byte(RBRACE);
     this.maybeFlush();
     return p + 1;
   }
