@@ -81,8 +81,10 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       if (bytes.length === 0) return;
       if (bytes.length >= FAST_LINE_MAX && reader.long?.(bytes, lineNo, offset)) return;
       exactBytes += bytes.length;
-      const v = classifyLine(bytes);
-      if (v.kind !== "blank") reader.exact(v, bytes, lineNo, offset);
+      // a huge line's buffer the splitter let go of is the row's own: its values keep views of it, not a copy
+      const kept = splitter.detach(bytes);
+      const v = classifyLine(kept, MAX_ROW_BYTES, kept.buffer !== buf.buffer);
+      if (v.kind !== "blank") reader.exact(v, kept, lineNo, offset);
     },
     MAX_ROW_BYTES,
     (buf, start, end, lineNo) => {
