@@ -3,7 +3,7 @@ import { rowTooLarge } from "../fsutil/input.ts";
 import { LineSplitter } from "../fsutil/lines.ts";
 import { isUtf8 } from "node:buffer";
 import { parse } from "../pyjson/parse.ts";
-import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes, RAW_MEMBER_MIN } from "../pyjson/row.ts";
+import { BYTE_PATH_MIN, parseRowBytes, pyStripBytes, RAW_MEMBER_MIN, RAW_STRING_MIN } from "../pyjson/row.ts";
 import { pyStrip } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { validateRecordInput, type EventJournal, type RawRecordItem, type RecordItem } from "./writer.ts";
@@ -25,13 +25,6 @@ const GC_HINT_MIN = 4 << 20;
 const GC_EVERY_INPUT_BYTES = 2 << 20;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/**
- * String members this long of a long input line stay bytes (`PyRaw`): the
- * row is written from them in pieces, never decoded into a string (a tool
- * result of hundreds of megabytes is often one string).
- */
-const RAW_STRING_MIN = 1 << 20;
 
 /** `text` as a JSON object, or an InputError `code` saying what `what` is. */
 export function parseObject(text: string | Uint8Array, what: string, code: ErrorCode, facts: Record<string, unknown> = {}): PyObject {

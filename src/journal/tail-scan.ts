@@ -1,6 +1,7 @@
 import { tailVerdict, type TailVerdict } from "../fsutil/torn-tail.ts";
 import { MAX_LINE_BYTES, physicalLines } from "../fsutil/lines.ts";
 import { pyStr } from "../pyjson/python.ts";
+import { RAW_STRING_MIN } from "../pyjson/row.ts";
 import { classifyLine, type JournalRow } from "./reader.ts";
 
 /**
@@ -21,9 +22,6 @@ export interface TailScan {
   cutOffset: number | null;
   verdict: TailVerdict;
 }
-
-/** A long row's string members this long are hashed from their bytes by the tail scan. */
-const RAW_STRING_MIN = 1 << 20;
 
 /** One streaming pass classifying the tail; a line over `maxLineBytes` (default: every reader's 16 MiB) is `row_too_large`. */
 export function scanTail(path: string, onRow?: (row: JournalRow) => void, maxLineBytes = MAX_LINE_BYTES): TailScan {

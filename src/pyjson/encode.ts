@@ -180,10 +180,14 @@ export function dumpsStream(value: Map<string, PyLike>, options: DumpsOptions, o
     if (v instanceof PyRaw) {
       onText(text);
       text = "";
-      // chunks end between complete values: never inside a UTF-8 sequence
-      const e = new BytesEncoder(v.bytes, byteOpts, new ByteSink(), (chunk) => onText(decoder.decode(chunk)));
-      e.value(0);
-      e.finish();
+      // chunks end between complete values or characters: never inside a UTF-8 sequence
+      const onChunk = (chunk: Uint8Array): void => onText(decoder.decode(chunk));
+      if (v.kind === "string") encodeStringPieces(v.bytes, new ByteSink(), onChunk, 1 << 16, ensureAscii);
+      else {
+        const e = new BytesEncoder(v.bytes, byteOpts, new ByteSink(), onChunk);
+        e.value(0);
+        e.finish();
+      }
     } else {
       text += dumps(v, { ...options, level: level + 1 });
       if (text.length >= 1 << 16) {
@@ -426,9 +430,20 @@ async function encodeStringAsync(b: Uint8Array, sink: ByteSink, onChunk: (bytes:
   }
 }
 
-/** `encodeStringAsync` without the turns (a string hashed where no signal needs taking meanwhile). */
-export function encodeStringPieces(b: Uint8Array, sink: ByteSink, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 16): void {
-  new StringPieces(b, sink, onChunk, chunkBytes).run(Infinity);
+/**
+ * `encodeStringAsync` without the turns (a string hashed or printed where no
+ * signal needs taking meanwhile); `ensureAscii` false: raw UTF-8 out, as
+ * encodeStringToken writes it.
+ */
+export function encodeStringPieces(b: Uint8Array, sink: ByteSink, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 16, ensureAscii = true): void {
+  new StringPieces(b, sink, onChunk, chunkBytes, ensureAscii).run(Infinity);
+}
+
+/** Is b[p, p + 6) a `\u` escape of a high surrogate (which a following low one's escape joins without ensure_ascii)? */
+function highSurrogateEscape(b: Uint8Array, p: number): boolean {
+  if (b[p] !== BACKSLASH_BYTE || b[p + 1] !== 0x75 || (b[p + 2]! | 0x20) !== 0x64) return false;
+  const c = b[p + 3]! | 0x20;
+  return c === 0x38 || c === 0x39 || c === 0x61 || c === 0x62;
 }
 
 /** The state of a string token re-encoded a piece at a time (see encodeStringAsync). */
@@ -441,6 +456,7 @@ class StringPieces {
     private readonly sink: ByteSink,
     private readonly onChunk: (bytes: Uint8Array) => void,
     private readonly chunkBytes: number,
+    private readonly ensureAscii = true,
   ) {
     this.end = b.length - 1; // the closing quote
     sink.byte(QUOTE_BYTE);
@@ -458,11 +474,15 @@ class StringPieces {
       const s = this.s;
       const want = Math.min(end, s + STRING_PIECE);
       let e = s;
+      let last = e;
       while (e < want) {
+        last = e;
         const c = b[e]!;
         if (c === BACKSLASH_BYTE) e += b[e + 1] === 0x75 ? 6 : 2;
         else e += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
       }
+      // without ensure_ascii an escaped surrogate pair is one character: never cut between its halves
+      if (!this.ensureAscii && e < end && highSurrogateEscape(b, last)) e += b[e] === BACKSLASH_BYTE && b[e + 1] === 0x75 ? 6 : 0;
       // the piece as a token of its own: its quotes are dropped from the output again
       if (this.scratch.length < e - s + 2) this.scratch = new Uint8Array(e - s + 2);
       const t = this.scratch;
@@ -470,7 +490,7 @@ class StringPieces {
       t.set(b.subarray(s, e), 1);
       t[e - s + 1] = QUOTE_BYTE;
       const at = sink.len;
-      encodeStringToken(t, 0, sink, true);
+      encodeStringToken(t, 0, sink, this.ensureAscii);
       sink.buf.copyWithin(at, at + 1, sink.len - 1);
       sink.len -= 2;
       if (sink.len >= this.chunkBytes) {

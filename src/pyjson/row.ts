@@ -26,6 +26,8 @@ const GC_HINT_MIN = 4 << 20;
 export const BYTE_PATH_MIN = 1 << 16;
 /** Array/object members of such a row this long (bytes) stay `PyRaw`. */
 export const RAW_MEMBER_MIN = 256;
+/** String members this long stay `PyRaw` for a reader that only hashes or prints them (loadsLine's `rawStringMin`). */
+export const RAW_STRING_MIN = 1 << 20;
 
 export type LineValue =
   | { kind: "blank" }

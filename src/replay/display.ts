@@ -1,6 +1,7 @@
 import { humanValue } from "../render/json.ts";
 import { cellWidth, sanitizeCell, truncateCells } from "../render/table.ts";
 import { rawIsEmpty } from "../pyjson/parse.ts";
+import { decodeStringToken } from "../pyjson/encode-bytes.ts";
 import { rawItems } from "../pyjson/row.ts";
 import { PyNum, PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { formatFixed, minutesSeconds, truncInt } from "./format.ts";
@@ -38,6 +39,17 @@ export function eventStyle(event: string): string {
   return EVENT_STYLES[event] ?? "";
 }
 
+/**
+ * Field `k` of a row as the display reads it: a long string a reader kept
+ * as bytes (fast-lines.ts `rawStrings`) decoded, as the tree parser gives
+ * it, so the table shows what it shows for any row. Every field the
+ * display reads is read through this.
+ */
+export function shownField(row: PyObject, k: string): PyValue | undefined {
+  const v = row.get(k);
+  return v instanceof PyRaw && v.kind === "string" ? decodeStringToken(v.bytes, 0) : v;
+}
+
 /** Python truthiness of a parsed JSON value (a missing key is falsy). */
 export function truthy(v: PyValue | undefined): boolean {
   if (v === undefined || v === null || v === false) return false;
@@ -73,9 +85,9 @@ function head(s: string, n: number): string {
 
 /** `task_id`, or else the first two `task_ids` joined with `, `. */
 export function taskText(row: PyObject): string {
-  const taskId = row.get("task_id");
+  const taskId = shownField(row, "task_id");
   if (truthy(taskId)) return humanValue(taskId);
-  const ids = row.get("task_ids");
+  const ids = shownField(row, "task_ids");
   if (Array.isArray(ids)) return ids.slice(0, 2).map((x) => humanValue(x)).join(", ");
   if (ids instanceof PyRaw && ids.kind === "array") return rawItems(ids, 2).map((x) => humanValue(x)).join(", ");
   if (typeof ids === "string") return Array.from(ids).slice(0, 2).join(", ");
@@ -90,7 +102,7 @@ function costText(v: PyValue): string {
 /** The DETAIL cell: the row's notable fields, each only when truthy, joined by two spaces. */
 export function detailText(row: PyObject, event: string): string {
   const parts: string[] = [];
-  const get = (k: string): PyValue | undefined => row.get(k);
+  const get = (k: string): PyValue | undefined => shownField(row, k);
   if (truthy(get("model"))) parts.push(humanValue(get("model")));
   if (truthy(get("role"))) parts.push(humanValue(get("role")));
   // The adapter that ran the agent, and what a resumed attempt continued (this project's own keys and events;
@@ -134,20 +146,20 @@ const REASON_CELLS = 160;
  * falls back to its `elapsed_s`.
  */
 export function timeText(row: PyObject, baseTs: number | null): string {
-  const ts = row.has("ts") ? numberField(row.get("ts")) : null;
+  const ts = row.has("ts") ? numberField(shownField(row, "ts")) : null;
   let offset: number | null = null;
   if (baseTs !== null && ts !== null && row.has("ts")) offset = truncInt(ts - baseTs);
-  if (offset === null) offset = truncInt(numberField(row.get("elapsed_s")) ?? 0);
+  if (offset === null) offset = truncInt(numberField(shownField(row, "elapsed_s")) ?? 0);
   return offset === null ? "?" : minutesSeconds(offset);
 }
 
 function agentText(row: PyObject): string {
-  const agentId = row.get("agent_id");
+  const agentId = shownField(row, "agent_id");
   return truthy(agentId) ? humanValue(agentId) : "";
 }
 
 export function displayRow(row: PyObject, baseTs: number | null): DisplayRow {
-  const ev = row.get("event");
+  const ev = shownField(row, "event");
   const event = ev === undefined ? "?" : humanValue(ev);
   return {
     time: timeText(row, baseTs),

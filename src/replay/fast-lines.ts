@@ -1,6 +1,7 @@
 import { MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.ts";
 import { LineSplitter, type BulkProbe } from "../fsutil/lines.ts";
 import { classifyLine, type LineVerdict } from "../journal/reader.ts";
+import { RAW_STRING_MIN } from "../pyjson/row.ts";
 
 /**
  * The journal reader of the replay display's fast paths: the physical
@@ -42,6 +43,12 @@ export interface FastLineReader {
    * late, and peak memory would grow with it.
    */
   gcEvery?: number;
+  /**
+   * Exact rows keep their long string members as bytes (`PyRaw`, see
+   * loadsLine): for a caller that only hashes or prints them, or decodes
+   * the few it shows (display.ts decodeShownStrings).
+   */
+  rawStrings?: boolean;
   /** True once the caller needs no more lines (a `--limit` reached): reading stops after the chunk. */
   done(): boolean;
   /** Treat the file as ending at this byte offset (a snapshot of a growing file: the bytes a verify read). */
@@ -83,7 +90,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       exactBytes += bytes.length;
       // a huge line's buffer the splitter let go of is the row's own: its values keep views of it, not a copy
       const kept = splitter.detach(bytes);
-      const v = classifyLine(kept, MAX_ROW_BYTES, kept.buffer !== buf.buffer);
+      const v = classifyLine(kept, MAX_ROW_BYTES, kept.buffer !== buf.buffer, reader.rawStrings ? RAW_STRING_MIN : Infinity);
       if (v.kind !== "blank") reader.exact(v, kept, lineNo, offset);
     },
     MAX_ROW_BYTES,

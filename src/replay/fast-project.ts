@@ -301,6 +301,8 @@ function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: n
     // a line in the read buffer the bulk probe left is the exact path's; one that spanned two reads is not in it
     fast: (buf, s, e) => buf !== lines && assembled(buf.subarray(s, e)),
     long: assembled,
+    // an exact row is only hashed
+    rawStrings: true,
     exact: (v, _bytes, lineNo) => {
       if (v.kind !== "row") return;
       const type = eventTypeOf(v.row);

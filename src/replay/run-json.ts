@@ -91,6 +91,8 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
       fast: (buf, s, e) => fastRow(buf, s, e),
       // (the transcoder holds a row's output whole: up to ~4.5x a row of many small objects)
       long: (bytes) => bytes.length <= LONG_LINE_MAX && fastRow(bytes, 0, bytes.length),
+      // an exact row is only printed (renderRowJson streams a long string from its bytes)
+      rawStrings: true,
       exact: (v) => {
         if (v.kind === "row") exactRow(v.row);
       },

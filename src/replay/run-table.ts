@@ -2,6 +2,8 @@ import { paint } from "../render/ansi.ts";
 import { idColumn, Table } from "../render/table.ts";
 import { openInput, type OpenInput } from "../fsutil/input.ts";
 import { classifyLine } from "../journal/reader.ts";
+import { MAX_LINE_BYTES } from "../fsutil/lines.ts";
+import { RAW_STRING_MIN } from "../pyjson/row.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { SpoolKind, type CellSpool } from "./cell-spool.ts";
 import { displayRow, eventStyle, type DisplayRow } from "./display.ts";
@@ -122,6 +124,8 @@ export async function writeRunTable(
         const row = copies.take(bytes);
         return row !== null && show(row);
       },
+      // an exact row is only shown (display.ts shownField decodes what it shows)
+      rawStrings: true,
       exact: (v) => {
         if (v.kind !== "row") return;
         w.text(rowText(table, v.row, baseTs));
@@ -163,7 +167,8 @@ async function writeSpooledTable(journal: string, baseTs: number | null, table: 
       if (n === 0) break;
       got += n;
     }
-    const v = classifyLine(bytes.subarray(0, got));
+    // shown and dropped: its long strings stay bytes (display.ts shownField decodes what it shows)
+    const v = classifyLine(bytes.subarray(0, got), MAX_LINE_BYTES, true, RAW_STRING_MIN);
     if (v.kind === "row") w.text(rowText(table, v.row, baseTs));
     parsed += got;
   };

@@ -265,6 +265,8 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
       return true;
     },
     long: (bytes, _lineNo, offset) => copied(bytes, offset),
+    // an exact row is fingerprinted, and read by the display (display.ts shownField)
+    rawStrings: true,
     exact: (v, bytes, lineNo, offset) => {
       if (v.kind === "discarded") {
         tally.discarded.push(lineNo - 1);

@@ -1,4 +1,5 @@
 import { openInput, unreadableInput, type OpenInput } from "../../fsutil/input.ts";
+import { RAW_STRING_MIN } from "../../pyjson/row.ts";
 import { PyNum } from "../../pyjson/types.ts";
 import { checkRow, type FailureKind } from "../check-row.ts";
 import { DEFAULT_PROFILE } from "../hash-profiles.ts";
@@ -115,9 +116,6 @@ export interface RangeResult {
 
 const LF = 10;
 const CR = 13;
-
-/** A row's string members this long are hashed from their bytes, never decoded (the exact path only hashes them). */
-const RAW_STRING_MIN = 1 << 20;
 
 /**
  * Open a journal for reading (src/fsutil/input.ts: a non-regular file is
