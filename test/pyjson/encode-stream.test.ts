@@ -11,6 +11,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { isUtf8 } from "node:buffer";
 import { ByteSink, BytesEncoder, dumpsBytes, setStreamObjectMin, type ByteDumpsOptions } from "../../src/pyjson/encode-bytes.ts";
 import { validateBytes } from "../../src/pyjson/bytes.ts";
+import { encodeStringToken } from "../../src/pyjson/encode-bytes.ts";
+import { encodeStringPieces } from "../../src/pyjson/encode.ts";
 import { runPython } from "../helpers/python.ts";
 import { Gen } from "./gen.ts";
 
@@ -160,6 +162,37 @@ describe("every object streamed (the streaming size lowered to 0)", () => {
       expect(checked).toBeGreaterThan(300);
     } finally {
       setStreamObjectMin(1 << 20);
+    }
+  });
+});
+
+describe("a long string written in pieces", () => {
+  // Escaped surrogate pairs end to end: pieces end after whole escapes, so some would fall between a pair's halves.
+  const pairs = "\\ud83d\\ude80".repeat(200_000);
+  const mixed = String.raw`\ud83d\ude80\u00e9 \n\"q\\ é` + "\u{1F680}";
+  const STRINGS = [
+    `"${pairs}"`,
+    `"x${pairs}"`,
+    `"${mixed.repeat(80_000)}\\ud83d"`,
+    `"${"\\ud83d".repeat(300_000)}\\ude80"`,
+  ];
+
+  test("pieces joined = the token encoded whole, with and without ensure_ascii", () => {
+    for (const text of STRINGS) {
+      const b = enc.encode(text);
+      expect(b.length).toBeGreaterThan(1 << 20);
+      for (const ascii of [true, false]) {
+        const whole = new ByteSink();
+        encodeStringToken(b, 0, whole, ascii);
+        for (const chunk of [1 << 16, 1 << 20]) {
+          const pieces: Uint8Array[] = [];
+          const sink = new ByteSink(4096);
+          encodeStringPieces(b, sink, (p) => pieces.push(p.slice()), chunk, ascii);
+          expect({ ascii, chunk, same: Buffer.compare(Buffer.concat(pieces), whole.view()) === 0 }).toEqual({ ascii, chunk, same: true });
+          // each piece is handed over near the chunk size, not the whole string's output
+          expect(sink.buf.length).toBeLessThanOrEqual(8 * chunk);
+        }
+      }
     }
   });
 });
