@@ -472,7 +472,7 @@ class StringPieces {
     const stop = Math.min(end, this.s + budget);
     while (this.s < stop) {
       const s = this.s;
-      // a piece's output (up to 6x its input, escaped) stays near a chunk: a sink grown far past it is garbage per string
+      // a piece's output (escapes make it several times its input) stays near a chunk: a sink grown far past it is garbage per string
       const want = Math.min(end, s + Math.min(STRING_PIECE, this.chunkBytes));
       let e = s;
       let last = e;
