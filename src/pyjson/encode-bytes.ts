@@ -205,16 +205,24 @@ function utf8Unit(out: ByteSink, cp: number): void {
 /**
  * Re-encode the string token at `pos` (validated) the way Python's encoder
  * writes the decoded string; returns the offset past its closing quote.
+ * With `onFull`, the sink is handed to it whenever it holds `fullAt` bytes
+ * or more (between two characters), so a long string is never whole in it.
  */
-export function encodeStringToken(b: Uint8Array, pos: number, out: ByteSink, ensureAscii: boolean): number {
+export function encodeStringToken(b: Uint8Array, pos: number, out: ByteSink, ensureAscii: boolean, onFull: ((out: ByteSink) => void) | null = null, fullAt = Infinity): number {
   out.byte(QUOTE);
   let p = pos + 1;
   for (;;) {
+    if (out.len >= fullAt) onFull!(out);
     // copy a run of plain printable ASCII
     const runStart = p;
     let c = b[p]!;
     while (c >= 0x20 && c < 0x7f && c !== QUOTE && c !== BACKSLASH) c = b[++p]!;
-    if (p > runStart) out.bytes(b, runStart, p);
+    if (p - runStart > fullAt) {
+      for (let s = runStart; s < p; s += fullAt) {
+        out.bytes(b, s, Math.min(p, s + fullAt));
+        onFull!(out);
+      }
+    } else if (p > runStart) out.bytes(b, runStart, p);
     if (c === QUOTE) {
       out.byte(QUOTE);
       return p + 1;
@@ -436,6 +444,18 @@ export class BytesEncoder {
     private readonly chunkBytes = 1 << 16,
   ) {}
 
+  /** encodeStringToken's hand-over outside any buffered object: a long string streams too. */
+  private readonly handOver = (out: ByteSink): void => {
+    this.onChunk!(out.view());
+    out.len = 0;
+  };
+
+  /** The string token at `pos`, handed over as the sink fills when nothing buffered is open. */
+  private string(pos: number): number {
+    if (this.onChunk === null || this.openObjects > 0) return encodeStringToken(this.b, pos, this.out, this.opts.ensureAscii);
+    return encodeStringToken(this.b, pos, this.out, this.opts.ensureAscii, this.handOver, this.chunkBytes);
+  }
+
   private nl(level: number): string {
     if (this.opts.indent === null) return "";
     return (this.newlines[level] ??= "\n" + " ".repeat(this.opts.indent * level));
@@ -460,7 +480,7 @@ export class BytesEncoder {
   value(pos: number, level = this.opts.level ?? 0): number {
     const b = this.b;
     const c = b[pos];
-    if (c === QUOTE) return encodeStringToken(b, pos, this.out, this.opts.ensureAscii);
+    if (c === QUOTE) return this.string(pos);
     if (c === LBRACKET) return this.array(pos, level);
     if (c === LBRACE) return this.object(pos, level);
     const lit = literalAt(b, pos);
@@ -611,7 +631,7 @@ export class BytesEncoder {
       if (nl) out.ascii(nl);
       // this.keys/segs may be reallocated by nested objects: read them afresh
       const m = 2 * (base + (order === null ? i : order[i]!));
-      encodeStringToken(b, this.keys[m]!, out, this.opts.ensureAscii);
+      this.string(this.keys[m]!);
       out.ascii(this.opts.keySep);
       this.value(this.segs[m]!, level + 1);
       this.maybeFlush();

@@ -180,14 +180,10 @@ export function dumpsStream(value: Map<string, PyLike>, options: DumpsOptions, o
     if (v instanceof PyRaw) {
       onText(text);
       text = "";
-      // chunks end between complete values or characters: never inside a UTF-8 sequence
-      const onChunk = (chunk: Uint8Array): void => onText(decoder.decode(chunk));
-      if (v.kind === "string") encodeStringPieces(v.bytes, new ByteSink(), onChunk, 1 << 16, ensureAscii);
-      else {
-        const e = new BytesEncoder(v.bytes, byteOpts, new ByteSink(), onChunk);
-        e.value(0);
-        e.finish();
-      }
+      // chunks end between complete values: never inside a UTF-8 sequence
+      const e = new BytesEncoder(v.bytes, byteOpts, new ByteSink(), (chunk) => onText(decoder.decode(chunk)));
+      e.value(0);
+      e.finish();
     } else {
       text += dumps(v, { ...options, level: level + 1 });
       if (text.length >= 1 << 16) {
@@ -431,19 +427,18 @@ async function encodeStringAsync(b: Uint8Array, sink: ByteSink, onChunk: (bytes:
 }
 
 /**
- * `encodeStringAsync` without the turns (a string hashed or printed where no
- * signal needs taking meanwhile); `ensureAscii` false: raw UTF-8 out, as
- * encodeStringToken writes it.
+ * The string token `b` (validated) re-encoded as encodeStringToken does,
+ * handed over whenever about `chunkBytes` are written (between two
+ * characters), then the rest: a string hashed or printed where no signal
+ * needs taking meanwhile is never whole in the sink.
  */
 export function encodeStringPieces(b: Uint8Array, sink: ByteSink, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 16, ensureAscii = true): void {
-  new StringPieces(b, sink, onChunk, chunkBytes, ensureAscii).run(Infinity);
-}
-
-/** Is b[p, p + 6) a `\u` escape of a high surrogate (which a following low one's escape joins without ensure_ascii)? */
-function highSurrogateEscape(b: Uint8Array, p: number): boolean {
-  if (b[p] !== BACKSLASH_BYTE || b[p + 1] !== 0x75 || (b[p + 2]! | 0x20) !== 0x64) return false;
-  const c = b[p + 3]! | 0x20;
-  return c === 0x38 || c === 0x39 || c === 0x61 || c === 0x62;
+  const handOver = (out: ByteSink): void => {
+    onChunk(out.view());
+    out.len = 0;
+  };
+  encodeStringToken(b, 0, sink, ensureAscii, handOver, chunkBytes);
+  handOver(sink);
 }
 
 /** The state of a string token re-encoded a piece at a time (see encodeStringAsync). */
@@ -456,7 +451,6 @@ class StringPieces {
     private readonly sink: ByteSink,
     private readonly onChunk: (bytes: Uint8Array) => void,
     private readonly chunkBytes: number,
-    private readonly ensureAscii = true,
   ) {
     this.end = b.length - 1; // the closing quote
     sink.byte(QUOTE_BYTE);
@@ -472,18 +466,13 @@ class StringPieces {
     const stop = Math.min(end, this.s + budget);
     while (this.s < stop) {
       const s = this.s;
-      // a piece's output (escapes make it several times its input) stays near a chunk: a sink grown far past it is garbage per string
-      const want = Math.min(end, s + Math.min(STRING_PIECE, this.chunkBytes));
+      const want = Math.min(end, s + STRING_PIECE);
       let e = s;
-      let last = e;
       while (e < want) {
-        last = e;
         const c = b[e]!;
         if (c === BACKSLASH_BYTE) e += b[e + 1] === 0x75 ? 6 : 2;
         else e += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
       }
-      // without ensure_ascii an escaped surrogate pair is one character: never cut between its halves
-      if (!this.ensureAscii && e < end && highSurrogateEscape(b, last)) e += b[e] === BACKSLASH_BYTE && b[e + 1] === 0x75 ? 6 : 0;
       // the piece as a token of its own: its quotes are dropped from the output again
       if (this.scratch.length < e - s + 2) this.scratch = new Uint8Array(e - s + 2);
       const t = this.scratch;
@@ -491,7 +480,7 @@ class StringPieces {
       t.set(b.subarray(s, e), 1);
       t[e - s + 1] = QUOTE_BYTE;
       const at = sink.len;
-      encodeStringToken(t, 0, sink, this.ensureAscii);
+      encodeStringToken(t, 0, sink, true);
       sink.buf.copyWithin(at, at + 1, sink.len - 1);
       sink.len -= 2;
       if (sink.len >= this.chunkBytes) {

@@ -77,6 +77,8 @@ const LONG: string[] = [
   ].join(", ") + "}",
   // nested long objects inside a long object, next to a long array and short objects
   `{"zz": {"y": ${longArray(30000)}, "x": {${filler("n", 12000).join(", ")}}, "x": {"short": [1.0, 1e16, -0.0]}}, "k\\u00e9y": {"b": 2, "a": 1}, "aa": ${longArray(20000)}, "m": "tail", "aa": "last"}`,
+  // long strings inside a long object: handed over in pieces too
+  `{"b": {"text": "${String.raw`R\u00e9sum\u00e9 \"q\" \ud83d\ude80 `.repeat(60_000)}é🚀", "a": 1}, "a": "${"plain ".repeat(300_000)}"}`,
   // whitespace everywhere JSON allows it
   "{ \n" + filler("w", 20000).join(" ,\r\n\t ") + ' , "w1" :\t{ "dup" : 1 } \n}',
 ];
@@ -167,7 +169,7 @@ describe("every object streamed (the streaming size lowered to 0)", () => {
 });
 
 describe("a long string written in pieces", () => {
-  // Escaped surrogate pairs end to end: pieces end after whole escapes, so some would fall between a pair's halves.
+  // Escaped surrogate pairs end to end (without ensure_ascii a pair is one character: never cut), and a long plain run.
   const pairs = "\\ud83d\\ude80".repeat(200_000);
   const mixed = String.raw`\ud83d\ude80\u00e9 \n\"q\\ é` + "\u{1F680}";
   const STRINGS = [
@@ -175,6 +177,7 @@ describe("a long string written in pieces", () => {
     `"x${pairs}"`,
     `"${mixed.repeat(80_000)}\\ud83d"`,
     `"${"\\ud83d".repeat(300_000)}\\ude80"`,
+    `"${"plain ascii ".repeat(250_000)}é"`,
   ];
 
   test("pieces joined = the token encoded whole, with and without ensure_ascii", () => {
