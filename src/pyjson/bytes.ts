@@ -260,11 +260,11 @@ export function validateBytes(b: Uint8Array, maxDepth = DEFAULT_MAX_DEPTH): Vali
 
 /**
  * The end of the (validated) value starting at `pos`: strings by their
- * closing quote (the codec's string reader, four bytes at a time with `dv`,
- * a view of `b`), containers by bracket depth (strings skipped). With
- * `stop`: -1 for a container still open there (a bounded look at its size).
+ * closing quote (the codec's string reader; four bytes at a time with `dv`,
+ * a view of `b`, for a caller skipping much of a huge row), containers by
+ * bracket depth (strings skipped).
  */
-export function skipValue(b: Uint8Array, pos: number, dv: DataView | null = null, stop = Infinity): number {
+export function skipValue(b: Uint8Array, pos: number, dv: DataView | null = null): number {
   const c = b[pos];
   if (c === QUOTE) return jsonStringEnd(b, dv, pos, b.length);
   if (c === LBRACE || c === LBRACKET) {
@@ -274,7 +274,6 @@ export function skipValue(b: Uint8Array, pos: number, dv: DataView | null = null
       const d = b[p]!;
       if (d === QUOTE) {
         p = jsonStringEnd(b, dv, p, b.length);
-        if (p >= stop) return -1;
         continue;
       }
       if (d === LBRACE || d === LBRACKET) depth++;
@@ -282,7 +281,7 @@ export function skipValue(b: Uint8Array, pos: number, dv: DataView | null = null
         depth--;
         if (depth === 0) return p + 1;
       }
-      if (++p >= stop) return -1;
+      p++;
     }
   }
   const lit = literalAt(b, pos);

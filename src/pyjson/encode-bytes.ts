@@ -11,10 +11,10 @@ import { HEX_BYTES, hex4 } from "../hex.ts";
  * members are buffered to sort them (`sort_keys`, code point order) or to
  * apply `json.loads`' duplicate-key rule (first position, last value);
  * arrays stream, and with `onChunk` the output is handed over in pieces
- * whenever no buffered object is open. With `onChunk`, an object of
- * STREAM_OBJECT_MIN bytes or more is not buffered: its members' order is
- * worked out from their keys first, then each is written from the input
- * in that order, so it streams like an array. Output equals
+ * whenever no buffered object is open. With `onChunk`, an object whose
+ * output reaches `streamObjectMin` is not buffered: it is begun again, its
+ * members' order worked out from their keys first, then each written from
+ * the input in that order, so it streams like an array. Output equals
  * `dumps(parse(text), options)` (pinned by differential tests and the
  * Python oracle).
  */
@@ -202,6 +202,9 @@ function utf8Unit(out: ByteSink, cp: number): void {
   }
 }
 
+/** A long plain run is copied in slices this long when the sink is watched (encodeStringToken's onFull). */
+const RUN_SLICE = 1 << 16;
+
 /**
  * Re-encode the string token at `pos` (validated) the way Python's encoder
  * writes the decoded string; returns the offset past its closing quote.
@@ -217,10 +220,10 @@ export function encodeStringToken(b: Uint8Array, pos: number, out: ByteSink, ens
     const runStart = p;
     let c = b[p]!;
     while (c >= 0x20 && c < 0x7f && c !== QUOTE && c !== BACKSLASH) c = b[++p]!;
-    if (p - runStart > fullAt) {
-      for (let s = runStart; s < p; s += fullAt) {
-        out.bytes(b, s, Math.min(p, s + fullAt));
-        onFull!(out);
+    if (onFull !== null && p - runStart > RUN_SLICE) {
+      for (let s = runStart; s < p; s += RUN_SLICE) {
+        out.bytes(b, s, Math.min(p, s + RUN_SLICE));
+        if (out.len >= fullAt) onFull(out);
       }
     } else if (p > runStart) out.bytes(b, runStart, p);
     if (c === QUOTE) {
@@ -411,7 +414,7 @@ export function memberOrderOut(): Int32Array {
 }
 
 /**
- * Objects at least this long (input bytes) are written member by member in
+ * Objects whose output reaches this long are written member by member in
  * their output order rather than buffered whole to reorder them (with
  * `onChunk` only: a buffered object is the one thing that holds a huge
  * value's output in memory). Tests lower it to cover small objects.
@@ -425,6 +428,9 @@ export function setStreamObjectMin(n: number): number {
   return prev;
 }
 
+/** Thrown inside a buffered object whose output grew too long to buffer; caught where it began. */
+const TOO_LONG = new Error("object too long to buffer");
+
 /**
  * Encode the validated JSON value at b[pos]. With `onChunk`, finished
  * output is handed over (and the sink emptied) whenever no buffered object
@@ -432,6 +438,8 @@ export function setStreamObjectMin(n: number): number {
  */
 export class BytesEncoder {
   private openObjects = 0;
+  /** Sink length past which the outermost buffered object is too long to buffer (with onChunk). */
+  private bailAt = Infinity;
   /** A word view of `b` for skipping strings, made when a long object is first met. */
   private dv: DataView | null = null;
   private readonly newlines: string[] = [];
@@ -450,9 +458,19 @@ export class BytesEncoder {
     out.len = 0;
   };
 
-  /** The string token at `pos`, handed over as the sink fills when nothing buffered is open. */
+  /** A buffered object's output passed streamObjectMin: it is begun again streamed (see object). */
+  private readonly tooLong = (): void => {
+    throw TOO_LONG;
+  };
+
+  /**
+   * The string token at `pos`: handed over as the sink fills when nothing
+   * buffered is open; inside a buffered object, stopped once that object is
+   * too long to buffer.
+   */
   private string(pos: number): number {
-    if (this.onChunk === null || this.openObjects > 0) return encodeStringToken(this.b, pos, this.out, this.opts.ensureAscii);
+    if (this.onChunk === null) return encodeStringToken(this.b, pos, this.out, this.opts.ensureAscii);
+    if (this.openObjects > 0) return encodeStringToken(this.b, pos, this.out, this.opts.ensureAscii, this.tooLong, this.bailAt);
     return encodeStringToken(this.b, pos, this.out, this.opts.ensureAscii, this.handOver, this.chunkBytes);
   }
 
@@ -511,6 +529,7 @@ export class BytesEncoder {
       if (i > 0) out.ascii(this.opts.itemSep);
       if (nl) out.ascii(nl);
       p = skipWsBytes(b, this.value(p, level + 1));
+      if (out.len > this.bailAt) throw TOO_LONG;
       this.maybeFlush();
       if (b[p] === RBRACKET) break;
       p = skipWsBytes(b, p + 1); // the comma
@@ -547,11 +566,30 @@ export class BytesEncoder {
       out.ascii("{}");
       return p + 1;
     }
-    // Only outside a buffered object (one inside it is shorter, and its output must stay with it).
-    if (this.onChunk !== null && this.openObjects === 0 && b.length - pos >= streamObjectMin) {
-      const dv = (this.dv ??= new DataView(b.buffer, b.byteOffset, b.byteLength));
-      if (skipValue(b, pos, dv, pos + streamObjectMin) < 0) return this.streamedObject(p, level, dv);
+    if (this.onChunk === null || this.openObjects > 0) return this.bufferedObject(p, level);
+    // Outside any buffered object: buffered while its output stays short (most objects), else begun
+    // again streamed. Measuring the output costs nothing where a look ahead would read it twice.
+    const start = out.len;
+    const base = this.top;
+    this.bailAt = start + streamObjectMin;
+    try {
+      return this.bufferedObject(p, level);
+    } catch (err) {
+      if (err !== TOO_LONG) throw err;
+      out.len = start;
+      this.top = base;
+      this.openObjects = 0;
+      this.bailAt = Infinity;
+      return this.streamedObject(p, level, (this.dv ??= new DataView(b.buffer, b.byteOffset, b.byteLength)));
+    } finally {
+      this.bailAt = Infinity;
     }
+  }
+
+  /** The object whose first key is at `p`, written into the sink and reordered there. */
+  private bufferedObject(p: number, level: number): number {
+    const b = this.b;
+    const out = this.out;
     this.openObjects++;
     const start = out.len;
     const base = this.top;
@@ -562,12 +600,13 @@ export class BytesEncoder {
       if (nl) out.ascii(nl);
       const segStart = out.len;
       const keyStart = p;
-      p = encodeStringToken(b, p, out, this.opts.ensureAscii);
+      p = this.string(p);
       const keyEnd = p;
       out.ascii(this.opts.keySep);
       p = skipWsBytes(b, skipWsBytes(b, p) + 1); // the colon
       p = skipWsBytes(b, this.value(p, level + 1));
       this.push(keyStart, keyEnd, segStart, out.len);
+      if (out.len > this.bailAt) throw TOO_LONG;
       if (b[p] === RBRACE) break;
       p = skipWsBytes(b, p + 1);
     }
