@@ -539,7 +539,8 @@ export class BytesEncoder {
     return p + 1;
   }
 
-  // Open objects' members, one stack for all levels: key token [start, end) and output segment [start, end).
+  // Open objects' members, one stack for all levels: key token [start, end) and output segment [start, end)
+  // (a streamed object's: its value's input span).
   private keys = new Int32Array(256);
   private segs = new Int32Array(256);
   private top = 0;
