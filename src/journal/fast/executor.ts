@@ -128,7 +128,7 @@ export class WorkerPool implements Executor {
   }
 
   async runAll(tasks: readonly RangeTask[]): Promise<RangeResult[]> {
-    const next = new SharedArrayBuffer(4);
+    const next = new SharedArrayBuffer(8);
     const counter = new Int32Array(next);
     const run: Run = { id: ++this.runIds, results: new Array(tasks.length), finishedBytes: 0, busy: new Set(), error: null, wake: null };
     this.run = run;
@@ -145,7 +145,7 @@ export class WorkerPool implements Executor {
         if (mine > 0) await nextTurn();
         const k = Atomics.add(counter, 0, 1);
         if (k >= tasks.length) break;
-        this.verifyHere(run, tasks, k);
+        this.verifyHere(run, tasks, k, counter);
       }
       // Wait for the workers to finish the ranges they claimed.
       while (run.busy.size > 0 && run.error === null) {
@@ -153,7 +153,7 @@ export class WorkerPool implements Executor {
       }
       if (run.error) throw run.error;
       // Ranges claimed by a worker that died: verify them here.
-      for (let k = 0; k < tasks.length; k++) if (run.results[k] === undefined) this.verifyHere(run, tasks, k);
+      for (let k = 0; k < tasks.length; k++) if (run.results[k] === undefined) this.verifyHere(run, tasks, k, null);
       return run.results as RangeResult[];
     } finally {
       this.run = null;
@@ -161,13 +161,17 @@ export class WorkerPool implements Executor {
     }
   }
 
-  private verifyHere(run: Run, tasks: readonly RangeTask[], k: number): void {
+  private verifyHere(run: Run, tasks: readonly RangeTask[], k: number, shared: Int32Array | null): void {
     const task = tasks[k]!;
     try {
-      run.results[k] = this.verifier.run(task, (done) => {
-        this.mainCurrent = done;
-        this.onChunk?.();
-      });
+      run.results[k] = this.verifier.run(
+        task,
+        (done) => {
+          this.mainCurrent = done;
+          this.onChunk?.();
+        },
+        shared,
+      );
     } finally {
       this.mainCurrent = 0;
     }

@@ -17,7 +17,7 @@ export interface RunMessage {
   kind: "run";
   id: number;
   tasks: RangeTask[];
-  /** Int32Array over it: [0] the next range to claim. */
+  /** Int32Array over it: [0] the next range to claim, [1] the long-line gate (range.ts LONG_LINE_GATE). */
   next: SharedArrayBuffer;
 }
 

@@ -152,6 +152,16 @@ const KERNEL_MIN_BYTES = 32 << 10;
  */
 export const KERNEL_MAX_ROW = 8 << 20;
 
+/**
+ * A line this long on the exact path is read and checked by one thread at
+ * a time: the bound verify keeps (64 MB + 2x the longest row) has room for
+ * one such row, not for one in every thread. A thread waits, holding at
+ * most this much of its line, while another finishes its own.
+ */
+const LONG_LINE_GATE = 8 << 20;
+/** The gate's slot in the run's shared Int32Array: 0 open, 1 taken. */
+const GATE_SLOT = 1;
+
 /** When a RangeVerifier uses the WebAssembly kernel: "auto" for ranges of KERNEL_MIN_BYTES and more. */
 export type KernelUse = "auto" | "always" | "never";
 
@@ -214,6 +224,8 @@ export class RangeVerifier {
 
   // ---- per-range state ----
   private task!: RangeTask;
+  /** The run's shared Int32Array (see run), or null. */
+  private gate: Int32Array | null = null;
   /** Row index of the range's first row (from the task, or guessed from that row). */
   private base = 0;
   private fileBase = 0; // file offset of mem[0]
@@ -270,9 +282,15 @@ export class RangeVerifier {
     this.longPrefix = null;
   }
 
-  run(task: RangeTask, onChunk?: (bytesDone: number) => void): RangeResult {
+  /**
+   * Verify the range `task`. `shared`: the run's Int32Array shared by the
+   * threads verifying it (its [1] is the long-line gate), or null when this
+   * thread is the only one.
+   */
+  run(task: RangeTask, onChunk?: (bytesDone: number) => void, shared: Int32Array | null = null): RangeResult {
     this.pickMemory(task);
     this.task = task;
+    this.gate = shared;
     this.base = task.baseIndex;
     this.lineNo = 0;
     this.rows = 0;
@@ -405,38 +423,62 @@ export class RangeVerifier {
     let line = grownLineBuffer(prefix ?? new Uint8Array(0), kept, kept + 2 * cap, limit + cap);
     prefix = null;
     const end = this.task.end;
-    for (;;) {
-      if (kept + cap > line.length) line = grownLineBuffer(line, kept, kept + cap, limit + cap);
-      const n = pos < end ? input.read(line, kept, Math.min(cap, end - pos), pos) : 0;
-      if (n === 0) {
-        this.longLineDone(start, line.subarray(0, kept), false);
-        return pos;
-      }
-      const t = terminatorIn(line, kept, kept + n);
-      const len = t < 0 ? kept + n : t;
-      if (len > limit) {
-        // Too long to be a row: stop here, the input is refused (refuseOverlong).
-        this.overlong.push(this.lineNo++);
-        return pos + n;
-      }
-      if (t < 0) {
-        kept = len;
-        pos += n;
-        continue;
-      }
-      let next = pos + (t - kept) + 1;
-      if (line[t] === CR) {
-        // CRLF: the LF may be in this read or the next byte of the file
-        if (t + 1 < kept + n) {
-          if (line[t + 1] === LF) next++;
-        } else if (next < end) {
-          const one = new Uint8Array(1);
-          if (input.read(one, 0, 1, next) === 1 && one[0] === LF) next++;
+    let held = false;
+    try {
+      for (;;) {
+        if (!held && kept >= LONG_LINE_GATE) held = this.enterGate();
+        if (kept + cap > line.length) line = grownLineBuffer(line, kept, kept + cap, limit + cap);
+        const n = pos < end ? input.read(line, kept, Math.min(cap, end - pos), pos) : 0;
+        if (n === 0) {
+          this.longLineDone(start, line.subarray(0, kept), false);
+          return pos;
         }
+        const t = terminatorIn(line, kept, kept + n);
+        const len = t < 0 ? kept + n : t;
+        if (len > limit) {
+          // Too long to be a row: stop here, the input is refused (refuseOverlong).
+          this.overlong.push(this.lineNo++);
+          return pos + n;
+        }
+        if (t < 0) {
+          kept = len;
+          pos += n;
+          continue;
+        }
+        let next = pos + (t - kept) + 1;
+        if (line[t] === CR) {
+          // CRLF: the LF may be in this read or the next byte of the file
+          if (t + 1 < kept + n) {
+            if (line[t + 1] === LF) next++;
+          } else if (next < end) {
+            const one = new Uint8Array(1);
+            if (input.read(one, 0, 1, next) === 1 && one[0] === LF) next++;
+          }
+        }
+        this.longLineDone(start, line.subarray(0, t), true);
+        return next;
       }
-      this.longLineDone(start, line.subarray(0, t), true);
-      return next;
+    } finally {
+      if (held) {
+        // what this line took is given back before another thread's line may take as much
+        line = new Uint8Array(0);
+        Bun.gc(true);
+        this.leaveGate();
+      }
     }
+  }
+
+  /** Take the long-line gate (see LONG_LINE_GATE), waiting while another thread holds it; false: this thread verifies alone. */
+  private enterGate(): boolean {
+    const g = this.gate;
+    if (g === null) return false;
+    while (Atomics.compareExchange(g, GATE_SLOT, 0, 1) !== 0) Atomics.wait(g, GATE_SLOT, 1);
+    return true;
+  }
+
+  private leaveGate(): void {
+    Atomics.store(this.gate!, GATE_SLOT, 0);
+    Atomics.notify(this.gate!, GATE_SLOT, 1);
   }
 
   /**

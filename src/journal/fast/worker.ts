@@ -36,7 +36,7 @@ function run(msg: RunMessage): void {
     if (k >= msg.tasks.length) break;
     try {
       const task = msg.tasks[k]!;
-      const result = v.run(task, report);
+      const result = v.run(task, report, next);
       finished += task.end - task.start;
       if (progress) progress[slot] = finished;
       post({ kind: "result", id: msg.id, k, result });

@@ -265,4 +265,20 @@ describe("rows longer than the read area, on the kernel", () => {
     const clean = await verifyJournalFast(path, { threads: 1 });
     expect(clean.rows_by_path.kernel).toBe(9);
   }, 120_000);
+
+  test("rows over the long-line gate in both threads' ranges take turns: the exact verdict, clean and tampered", async () => {
+    const dir = dirs.make();
+    // rows over KERNEL_MAX_ROW (the exact path, one thread at a time) in the first and the second half of the file
+    const { path, lines } = journal(dir, 6, [1, 4], 9_000_000, 8);
+    expect(lines[1]!.length).toBeGreaterThan(KERNEL_MAX_ROW);
+    const files = [path, ...tamperings(lines, 4).slice(0, 1).map(([kind, t]) => write(dir, `gate-${kind.replace(" ", "-")}.jsonl`, t))];
+    for (const p of files) {
+      const exact = verifyJournalSync(p);
+      for (const cfg of [{ threads: 2, minRangeBytes: 1 }, { threads: 2, minRangeBytes: 1, inProcess: true }] as FastVerifyOptions[]) {
+        const fast = await verifyJournalFast(p, cfg);
+        expect({ p, cfg, v: core(fast) }).toEqual({ p, cfg, v: exact });
+        expect(fast.rows_by_path.exact).toBeGreaterThanOrEqual(2);
+      }
+    }
+  }, 120_000);
 });
