@@ -161,6 +161,8 @@ export const KERNEL_MAX_ROW = 8 << 20;
 const LONG_LINE_GATE = 8 << 20;
 /** The gate's slot in the run's shared Int32Array: 0 open, 1 taken. */
 const GATE_SLOT = 1;
+/** How long a thread waits for the gate before it reads its line without it. */
+const GATE_MAX_WAIT_MS = 60_000;
 
 /** When a RangeVerifier uses the WebAssembly kernel: "auto" for ranges of KERNEL_MIN_BYTES and more. */
 export type KernelUse = "auto" | "always" | "never";
@@ -252,10 +254,12 @@ export class RangeVerifier {
    * reads and keeps a thread's buffers under 2 MiB.
    * `kernel`: when to take rows in Python's spelling with the WebAssembly
    * kernel ("never": the exact path alone; tests compare the two).
+   * `gateMaxWaitMs`: how long a long line waits for the long-line gate.
    */
   constructor(
     private readonly readCap = 1 << 18,
     private readonly kernelUse: KernelUse = "auto",
+    private readonly gateMaxWaitMs = GATE_MAX_WAIT_MS,
   ) {}
 
   /** The memory (and kernel) for a task, each set up on first use and kept. */
@@ -424,9 +428,13 @@ export class RangeVerifier {
     prefix = null;
     const end = this.task.end;
     let held = false;
+    let gateTried = false;
     try {
       for (;;) {
-        if (!held && kept >= LONG_LINE_GATE) held = this.enterGate();
+        if (!gateTried && kept >= LONG_LINE_GATE) {
+          gateTried = true;
+          held = this.enterGate();
+        }
         if (kept + cap > line.length) line = grownLineBuffer(line, kept, kept + cap, limit + cap);
         const n = pos < end ? input.read(line, kept, Math.min(cap, end - pos), pos) : 0;
         if (n === 0) {
@@ -468,11 +476,21 @@ export class RangeVerifier {
     }
   }
 
-  /** Take the long-line gate (see LONG_LINE_GATE), waiting while another thread holds it; false: this thread verifies alone. */
+  /**
+   * Take the long-line gate (see LONG_LINE_GATE), waiting while another
+   * thread holds it; false: this thread goes on without it. The wait is
+   * bounded: a holder that never gives the gate back (a thread that died
+   * holding it) costs memory, never a verify that hangs.
+   */
   private enterGate(): boolean {
     const g = this.gate;
     if (g === null) return false;
-    while (Atomics.compareExchange(g, GATE_SLOT, 0, 1) !== 0) Atomics.wait(g, GATE_SLOT, 1);
+    const deadline = performance.now() + this.gateMaxWaitMs;
+    while (Atomics.compareExchange(g, GATE_SLOT, 0, 1) !== 0) {
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      Atomics.wait(g, GATE_SLOT, 1, Math.min(left, 250));
+    }
     return true;
   }
 

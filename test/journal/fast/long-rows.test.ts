@@ -281,4 +281,17 @@ describe("rows longer than the read area, on the kernel", () => {
       }
     }
   }, 120_000);
+
+  test("a gate its holder never gives back costs a bounded wait, never a hang: the line is verified without it", () => {
+    const dir = dirs.make();
+    const { path } = journal(dir, 3, [1], 9_000_000, 9);
+    const held = new Int32Array(new SharedArrayBuffer(8));
+    held[1] = 1; // taken by a thread that is gone
+    const task: RangeTask = { path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false };
+    const t0 = performance.now();
+    const result = new RangeVerifier(1 << 18, "never", 300).run(task, undefined, held);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(300);
+    expect(stitch({ path, exists: true, results: [result] })).toEqual(verifyJournalSync(path));
+    expect(held[1]).toBe(1); // not taken, so not given back either
+  }, 120_000);
 });
