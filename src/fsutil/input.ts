@@ -36,10 +36,10 @@ export function isStdinPath(path: string): boolean {
  * The longest row (physical line, without its terminator) any reader
  * accepts. Longer rows are refused up front with `row_too_large` (exit 3)
  * instead of being parsed: the exact JSON path builds a value tree that
- * costs up to ~50× the row's bytes for a dense numeric row (measured: a
- * 60 MB `[1.5, …]` row peaked at 3.6 GB). 16 MiB is far above any row the
- * orchestrators write (an event or a step with a tool result inlined is
- * kilobytes, rarely a megabyte) and keeps the worst case under ~1 GB.
+ * costs dozens of times the row's bytes for a dense numeric row. 16 MiB is
+ * far above any row the orchestrators write (an event or a step with a tool
+ * result inlined is kilobytes, rarely a megabyte) and keeps that worst case
+ * bounded.
  */
 export const MAX_ROW_BYTES = 16 * 1024 * 1024;
 /**

@@ -29,8 +29,8 @@ export class PyNum {
 /**
  * A large array or object member of a huge row, kept as its (validated)
  * JSON bytes instead of a tree (src/pyjson/row.ts): the encoders hash and
- * print it from the bytes (encode-bytes.ts), so a dense 16 MB row costs a
- * small multiple of its size, not ~50-90x. Only `parseRowBytes` makes them,
+ * print it from the bytes (encode-bytes.ts), so a dense row costs a small
+ * multiple of its size, not the tree's dozens of times. Only `parseRowBytes` makes them,
  * only as top-level member values of a row.
  */
 export class PyRaw {

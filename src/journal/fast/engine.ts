@@ -82,9 +82,9 @@ const MAX_RANGES_PER_THREAD = 16;
  * Ranges of a single-threaded verify (and of any journal under
  * MIN_PARALLEL_BYTES): between two ranges the verifying thread yields to
  * its event loop, the only place a SIGINT/SIGTERM handler runs, so a range
- * must take well under the 2 s the signals contract allows. 16 MiB: ~0.05 s
- * in Python's spelling, ~0.25 s on the exact path, ~0.4 s for the latter at
- * load average 12 on 2 cores (64 MiB ranges took up to 1.5 s there).
+ * must take well under the 2 s the signals contract allows, even on the
+ * exact path on a loaded machine (where ranges four times this size came
+ * near it).
  */
 const SINGLE_THREAD_RANGE_BYTES = 16 << 20;
 

@@ -137,7 +137,7 @@ function storedIndex(row: JournalRow): number | null {
 
 /**
  * Ranges this small are verified on the exact path alone: setting the
- * kernel up (compiling the module once per process, ~4 ms, and its memory)
+ * kernel up (compiling the module once per process, and its memory)
  * costs more than it saves there, and a CI run verifying a small journal
  * should not pay for it.
  */
@@ -148,7 +148,7 @@ const KERNEL_MIN_BYTES = 32 << 10;
  * sized to the line: its read area, twice that of scratch, and as much
  * again for the payload pre-image); a longer line goes to the exact path.
  * Chosen so a thread's kernels stay within the bound verify keeps,
- * 64 MB + 2x the longest row (measured: docs/journal.md).
+ * 64 MB + 2x the longest row (docs/input.md has the measurement).
  */
 export const KERNEL_MAX_ROW = 8 << 20;
 

@@ -8,8 +8,8 @@ import { workerEntry } from "../../fsutil/worker-entry.ts";
  * million members takes seconds of CPU; done on the main thread it would
  * hold off the SIGINT/SIGTERM handler (src/cli/interrupt.ts) until it
  * finished. Other lines are encoded in place, streamed from their bytes
- * (a dense 16 MiB list: a fraction of a second), without the worker's
- * second heap (~20 MB).
+ * (quick even for a dense list near the row limit), without the cost of
+ * the worker's second heap.
  */
 export const WORKER_LINE_MIN = 1 << 20;
 export const WORKER_MEMBERS_MIN = 1 << 15;
