@@ -40,24 +40,55 @@ const CLOSED_QUEUE = 256;
 /** Open attempts tracked at once; a journal that claims more without reaping gets the rest counted, not drawn. */
 export const MAX_OPEN_ATTEMPTS = 65536;
 
-/** The events push acts on (apply's cases). */
-const TRACKED = new Set([
-  "agent_spawned",
-  "task_claimed",
-  "task_completed",
-  "task_verification_failed",
-  "task_retried",
-  "task_failed",
-  "task_requeued",
-  "task_cancelled",
-  "task_result_discarded",
-  "agent_reaped",
-  "agents_reaped",
-  "run_completed",
+/** What apply does with a tracked event (TRACKED's values): a number, so its cases are a jump, not string compares. */
+const SPAWNED = 0;
+const CLAIMED = 1;
+const REAPED = 2;
+const REAPED_MANY = 3;
+const RUN_COMPLETED = 4;
+/** The outcome events, from here on: the attempt they name settles. */
+const COMPLETED = 5;
+const VERIFICATION_FAILED = 6;
+const RETRIED = 7;
+const FAILED = 8;
+/** task_requeued, task_cancelled, task_result_discarded. */
+const CANCELLED = 9;
+
+/** The events push acts on, and what apply does with each. */
+const TRACKED = new Map<string, number>([
+  ["agent_spawned", SPAWNED],
+  ["task_claimed", CLAIMED],
+  ["task_completed", COMPLETED],
+  ["task_verification_failed", VERIFICATION_FAILED],
+  ["task_retried", RETRIED],
+  ["task_failed", FAILED],
+  ["task_requeued", CANCELLED],
+  ["task_cancelled", CANCELLED],
+  ["task_result_discarded", CANCELLED],
+  ["agent_reaped", REAPED],
+  ["agents_reaped", REAPED_MANY],
+  ["run_completed", RUN_COMPLETED],
 ]);
 
-const str = (v: PyValue | undefined): string => (v === undefined || v === null ? "" : humanValue(v));
+/**
+ * A value as text (humanValue; nothing for a missing or null one). Ids are strings: they are answered here, and
+ * humanValue is called only for another value. The engine inlines this at every read; a call it never made is not
+ * compiled in with it, where humanValue's own calls, made for other callers, would be.
+ */
+const str = (v: PyValue | undefined): string => (typeof v === "string" ? v : v === undefined || v === null ? "" : humanValue(v));
 const text = (row: PyObject, key: string): string => str(row.get(key));
+
+/**
+ * `failed_signals` as texts: a list's items, or the one value. A loop, not
+ * `map`: the engine compiles map in with every callback it has been given anywhere.
+ */
+function texts(v: PyValue | undefined): string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) return [str(v)];
+  const out: string[] = [];
+  for (let i = 0; i < v.length; i++) out.push(str(v[i]));
+  return out;
+}
 
 export class AttemptTracker {
   /** Open attempts by agent, then task (an agent's in the order they opened): no key string is made per event. */
@@ -74,54 +105,63 @@ export class AttemptTracker {
 
   constructor(private readonly emit: (a: Attempt) => void) {}
 
-  push(row: PyObject, index: number, t: number): void {
+  /** A row whose `event` reads as `event` (pyStr's text: a tracked name only when it is that string). */
+  push(row: PyObject, event: string, index: number, t: number): void {
     // most rows (tool calls, ticks) are none of the tracker's: one lookup, and the
     // engine optimizes this small function apart from the cases below
-    const event = str(row.get("event"));
-    if (TRACKED.has(event)) this.apply(event, row, index, t);
+    const kind = TRACKED.get(event);
+    if (kind !== undefined) this.apply(kind, event, row, index, t);
   }
 
   /**
-   * A row of one of the TRACKED events. The ids are read once, before the
-   * cases: a read made in each case is compiled once per case, and this
-   * function, run for every tracked row, grows to many times its size.
+   * A row of one of the TRACKED events, handed on by kind. The agent id is
+   * read once, here; each kind's reads are in its own method, so no one
+   * function holds every case's reads (the engine compiles a function with
+   * what it calls inlined, and one holding all of them compiled large).
    */
-  private apply(event: string, row: PyObject, index: number, t: number): void {
+  private apply(kind: number, event: string, row: PyObject, index: number, t: number): void {
     const agent = text(row, "agent_id");
-    switch (event) {
-      case "agent_spawned":
-        if (this.agents.size < MAX_OPEN_ATTEMPTS || this.agents.has(agent)) this.agents.set(agent, { model: text(row, "model"), role: text(row, "role") });
-        return;
-      case "agent_reaped":
+    switch (kind) {
+      case SPAWNED:
+        return this.spawned(agent, row);
+      case REAPED:
         return this.reap(agent, index, t);
-      case "agents_reaped": {
-        const ids = row.get("agent_ids");
-        for (const id of Array.isArray(ids) ? ids : []) this.reap(str(id), index, t);
-        return;
-      }
-      case "run_completed":
+      case REAPED_MANY:
+        return this.reapAll(row, index, t);
+      case RUN_COMPLETED:
         return this.closeAll(t, index);
-    }
-    const task = text(row, "task_id");
-    if (event === "task_claimed") return this.claim(agent, task, text(row, "model"), index, t);
-    // the outcome events: the attempt they name by its task_id and agent_id
-    const a = this.find(task, agent);
-    switch (event) {
-      case "task_completed":
-        return this.settle(a, index, "done");
-      case "task_verification_failed": {
-        const signals = row.get("failed_signals");
-        if (a) a.signals = Array.isArray(signals) ? signals.map(str) : signals === undefined ? [] : [str(signals)];
-        return this.settle(a, index, "failed");
-      }
-      case "task_retried":
-        return this.settle(a, index, a?.outcome === "failed" ? "retried" : a?.outcome ?? "retried");
-      case "task_failed":
-        return this.settle(a, index, "failed", text(row, "reason"));
+      case CLAIMED:
+        return this.claim(agent, text(row, "task_id"), text(row, "model"), index, t);
       default:
-        // task_requeued, task_cancelled, task_result_discarded
-        return this.settle(a, index, "cancelled", text(row, "reason") || event);
+        return this.outcome(kind, event, row, agent, index);
     }
+  }
+
+  /** `agent_spawned`: the agent's model and role, for the attempts it claims. */
+  private spawned(agent: string, row: PyObject): void {
+    if (this.agents.size < MAX_OPEN_ATTEMPTS || this.agents.has(agent)) this.agents.set(agent, { model: text(row, "model"), role: text(row, "role") });
+  }
+
+  /** `agents_reaped`: each agent it names. */
+  private reapAll(row: PyObject, index: number, t: number): void {
+    const ids = row.get("agent_ids");
+    for (const id of Array.isArray(ids) ? ids : []) this.reap(str(id), index, t);
+  }
+
+  /** An outcome event (`kind` COMPLETED on): settles the attempt it names by its task_id and agent_id. */
+  private outcome(kind: number, event: string, row: PyObject, agent: string, index: number): void {
+    const a = this.find(text(row, "task_id"), agent);
+    switch (kind) {
+      case COMPLETED:
+        return this.settle(a, index, "done");
+      case VERIFICATION_FAILED:
+        if (a) a.signals = texts(row.get("failed_signals"));
+        return this.settle(a, index, "failed");
+      case RETRIED:
+        return this.settle(a, index, a?.outcome === "failed" ? "retried" : a?.outcome ?? "retried");
+    }
+    const reason = text(row, "reason");
+    return kind === FAILED ? this.settle(a, index, "failed", reason) : this.settle(a, index, "cancelled", reason || event);
   }
 
   /** The end of the journal: attempts still open were running when it ends. */

@@ -451,7 +451,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     const typeName = clipText(event, KEY_CHARS);
     const typeKey = types.has(typeName) || types.size < MAX_EVENT_TYPES ? typeName : "(other)";
     types.set(typeKey, (types.get(typeKey) ?? 0) + 1);
-    tracker.push(row, i, at);
+    tracker.push(row, event, i, at);
     current = r;
     currentIndex = i;
     currentT = t;

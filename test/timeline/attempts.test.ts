@@ -7,7 +7,7 @@ import type { PyObject } from "../../src/pyjson/types.ts";
 function track(rows: [number, string, Record<string, unknown>][]): Attempt[] {
   const out: Attempt[] = [];
   const t = new AttemptTracker((a) => out.push(a));
-  rows.forEach(([ms, event, payload], i) => t.push(parse(JSON.stringify({ event, ...payload })) as PyObject, i, ms));
+  rows.forEach(([ms, event, payload], i) => t.push(parse(JSON.stringify({ event, ...payload })) as PyObject, event, i, ms));
   t.finish(rows.at(-1)?.[0] ?? 0);
   return out;
 }
