@@ -166,47 +166,52 @@ function verdictText(v: FastVerifyResult, failure: TimelineResult["failure"], sh
   return v.identity === "verified" ? "verified (chain intact, seal matches)" : "chain intact, no seal (identity unverifiable)";
 }
 
-const hasTs = (row: PyObject): number | null => {
-  const n = fieldNumber(row, "ts");
-  if (n === undefined) return null;
-  return n === null || !Number.isFinite(n) ? null : n;
-};
-
 function textField(row: PyObject, key: string): string {
   const v = row.get(key);
   return typeof v === "string" ? v : "";
 }
 
-/** The keys tokensOf reads, in its order. */
-const TOKEN_KEYS = ["tokens", "total_tokens", "input_tokens", "output_tokens"] as const;
+/** The keys RowFigures reads, in its order: the row's time, its cost (the key by event), its tokens (tokensOf's keys). */
+const FIGURE_KEYS = ["ts", "", "tokens", "total_tokens", "input_tokens", "output_tokens"] as const;
+const COST_FIGURE = 1;
+/** The first of the token keys summed (the ones before it count alone). */
+const SUMMED_TOKENS = 4;
 
 /**
- * Token figures of a row: `tokens` or `total_tokens`, else `input_tokens +
- * output_tokens`. A loop over the keys: each read written out is compiled
- * (and inlined into the row's step) once per key.
+ * The numbers the page takes from a row, read by one loop: the engine
+ * compiles the number reader into its caller once per call site, and a
+ * read written out per figure made the row's step several times its size.
  */
-function tokensOf(row: PyObject): number {
-  let sum = 0;
-  for (let i = 0; i < TOKEN_KEYS.length; i++) {
-    const v = tokenCount(row, TOKEN_KEYS[i]!);
-    if (i < 2) {
-      if (v) return v;
-    } else sum += v;
+class RowFigures {
+  /** `ts`, when it is a finite number. */
+  ts: number | null = null;
+  /** The run-cumulative cost the row records: `task_completed.cost_usd` (run-cumulative by the spec), `budget_exhausted.spent_usd`. */
+  cost: number | null = null;
+  /** `tokens` or `total_tokens`, else `input_tokens + output_tokens` (each counted when a positive finite number). */
+  tokens = 0;
+
+  read(row: PyObject, event: string): void {
+    const costKey = event === "task_completed" ? "cost_usd" : event === "budget_exhausted" ? "spent_usd" : null;
+    this.ts = null;
+    this.cost = null;
+    this.tokens = 0;
+    for (let i = 0; i < FIGURE_KEYS.length; i++) {
+      if (i === COST_FIGURE && costKey === null) continue;
+      const v = finiteNumber(row, i === COST_FIGURE ? costKey! : FIGURE_KEYS[i]!);
+      if (i === 0) this.ts = v;
+      else if (i === COST_FIGURE) this.cost = v;
+      else if (v !== null && v > 0) {
+        this.tokens += v;
+        if (i < SUMMED_TOKENS) return;
+      }
+    }
   }
-  return sum;
 }
 
-/** A positive finite number at `key`, else 0 (a function, not a closure per row: each would be garbage). */
-function tokenCount(row: PyObject, key: string): number {
-  const v = fieldNumber(row, key) ?? null;
-  return v !== null && Number.isFinite(v) && v > 0 ? v : 0;
-}
-
-/** The run-cumulative cost a row records: `task_completed.cost_usd` (run-cumulative by the spec), `budget_exhausted.spent_usd`. */
-function costOf(row: PyObject, event: string): number | null {
-  const key = event === "task_completed" ? "cost_usd" : event === "budget_exhausted" ? "spent_usd" : null;
-  const v = key === null ? null : fieldNumber(row, key);
-  return v !== null && v !== undefined && Number.isFinite(v) ? v : null;
+/** numberField of `row`'s `key` when it is finite, else null (no such key, or not a number). */
+function finiteNumber(row: PyObject, key: string): number | null {
+  const n = fieldNumber(row, key);
+  return n === undefined || n === null || !Number.isFinite(n) ? null : n;
 }
 
 /** An attempt in the page (the script's tuple order), its journal text cut at FIELD_CHARS. */
@@ -425,6 +430,18 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     return units + 2;
   };
   const total = verdict.snapshot_bytes;
+  const figures = new RowFigures();
+  /** What the row's event name says of the run (its type's count, ticks, cost known, git); whether it is a tick. */
+  const tally = (row: PyObject, event: string): boolean => {
+    const typeName = clipText(event, KEY_CHARS);
+    const typeKey = types.has(typeName) || types.size < MAX_EVENT_TYPES ? typeName : "(other)";
+    types.set(typeKey, (types.get(typeKey) ?? 0) + 1);
+    if ((event === "task_completed" && row.get("cost_source") === "unknown") || (event === "run_completed" && row.get("cost_known") === false)) costKnown = false;
+    if (event === "run_started" && !git.branch && !git.sha) git = { branch: textField(row, "git_branch"), sha: textField(row, "git_sha") };
+    if (event !== "tick_start") return false;
+    ticks++;
+    return true;
+  };
   /**
    * One row: `row` holds at least the keys rows.ts PAGE_FIELDS names, as
    * the full row has them; `full()` is the whole row (the table's).
@@ -433,24 +450,19 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     const row = r.fields;
     const i = n++;
     lastHash.keep(row, "event_hash");
-    const ts = hasTs(row);
+    const event = pyStr(row.get("event"), "");
+    figures.read(row, event);
+    const ts = figures.ts;
     if (ts !== null) lastTs = ts;
     if (ts !== null && t0 === null) t0 = ts;
     const t = ts === null || t0 === null ? null : Math.round((ts - t0) * 1000);
     if (t !== null) lastT = Math.max(lastT, t);
     const at = t ?? lastT;
-    const event = pyStr(row.get("event"), "");
-    const c = costOf(row, event);
+    const c = figures.cost;
     if (c !== null) cost = cost === null ? c : Math.max(cost, c);
-    if ((event === "task_completed" && row.get("cost_source") === "unknown") || (event === "run_completed" && row.get("cost_known") === false)) costKnown = false;
-    const tk = tokensOf(row);
+    const tk = figures.tokens;
     tokens += tk;
-    if (event === "tick_start") ticks++;
-    if (event === "run_started" && !git.branch && !git.sha) git = { branch: textField(row, "git_branch"), sha: textField(row, "git_sha") };
-    series.add(at, event === "tick_start", c, tk);
-    const typeName = clipText(event, KEY_CHARS);
-    const typeKey = types.has(typeName) || types.size < MAX_EVENT_TYPES ? typeName : "(other)";
-    types.set(typeKey, (types.get(typeKey) ?? 0) + 1);
+    series.add(at, tally(row, event), c, tk);
     tracker.push(row, event, i, at);
     current = r;
     currentIndex = i;
