@@ -501,8 +501,11 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
       input.onDrawProgress?.(offset, total);
       // The chunks' values and table text are garbage, and the engine collects them late: a full collection once the
       // resident set has grown GC_GROWTH since the last one. Collecting after every chunk holds the peak a little
-      // lower but marks the whole live heap each time, which costs far more CPU than it saves memory.
+      // lower but marks the whole live heap each time, which costs far more CPU than it saves memory. The growth is
+      // counted from the set's low since that collection: the memory it frees is given back to the system after it
+      // returns, so the size read right after it stands above the floor.
       const rss = process.memoryUsage.rss();
+      if (rss < gcMark) gcMark = rss;
       if (rss > gcMark + GC_GROWTH) {
         Bun.gc(true);
         gcMark = process.memoryUsage.rss();
