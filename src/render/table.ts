@@ -92,9 +92,22 @@ function isWide(cp: number): boolean {
 }
 
 function charWidth(ch: string): number {
-  const cp = ch.codePointAt(0)!;
+  return codePointWidth(ch.codePointAt(0)!);
+}
+
+/** Whether each BMP code point is zero-width, as found (0: not yet, 1: yes, 2: no): no string made per character. */
+const zeroWidthBmp = new Uint8Array(0x10000);
+
+function codePointWidth(cp: number): number {
   if (cp < 0x300) return 1;
-  if (ZERO_WIDTH.test(ch)) return 0;
+  let zero: boolean;
+  if (cp > 0xffff) zero = ZERO_WIDTH.test(String.fromCodePoint(cp));
+  else {
+    let k = zeroWidthBmp[cp]!;
+    if (k === 0) zeroWidthBmp[cp] = k = ZERO_WIDTH.test(String.fromCharCode(cp)) ? 1 : 2;
+    zero = k === 1;
+  }
+  if (zero) return 0;
   return isWide(cp) ? 2 : 1;
 }
 
@@ -107,9 +120,9 @@ export function cellWidth(text: string): number {
       w++;
       continue;
     }
-    const ch = String.fromCodePoint(text.codePointAt(i)!);
-    if (ch.length === 2) i++;
-    w += charWidth(ch);
+    const cp = text.codePointAt(i)!;
+    if (cp > 0xffff) i++;
+    w += codePointWidth(cp);
   }
   return w;
 }
@@ -119,25 +132,57 @@ export function cellWidth(text: string): number {
  * after the last space of a piece when it has one, else inside the word.
  */
 export function wrapCells(text: string, width: number): string[] {
-  if (width <= 0) return [text];
-  const lines: string[] = [];
-  let cur: string[] = [];
-  let curW = 0;
-  for (const ch of text) {
-    const w = charWidth(ch);
-    if (curW + w > width && cur.length > 0) {
-      const space = cur.lastIndexOf(" ");
-      const cut = space > 0 && ch !== " " ? space + 1 : cur.length;
-      lines.push(cur.slice(0, cut).join("").trimEnd() || cur.slice(0, cut).join(""));
-      cur = cur.slice(cut);
-      curW = cellWidth(cur.join(""));
-      if (ch === " " && cur.length === 0) continue; // a break at a space swallows it
-    }
-    cur.push(ch);
-    curW += w;
+  return [...wrapPieces([text], width)];
+}
+
+/**
+ * wrapCells of the text `pieces` join to (none may end between the halves
+ * of a surrogate pair), its lines made as they are taken: a cell of
+ * megabytes is laid out without its lines, or the text, held at once.
+ */
+export function* wrapPieces(pieces: Iterable<string>, width: number): Generator<string> {
+  if (width <= 0) {
+    let all = "";
+    for (const p of pieces) all += p;
+    yield all;
+    return;
   }
-  lines.push(cur.join(""));
-  return lines;
+  // The line is `head` (from earlier pieces, or what a cut left) then piece[start, i), never split into characters.
+  let head = "";
+  let curW = 0;
+  /** Where the line's last space is (code units into the line), -1: none. */
+  let space = -1;
+  for (const piece of pieces) {
+    let start = 0;
+    let i = 0;
+    while (i < piece.length) {
+      const cp = piece.codePointAt(i)!;
+      const units = cp > 0xffff ? 2 : 1;
+      const w = codePointWidth(cp);
+      if (curW + w > width && head.length + i - start > 0) {
+        const cur = head + piece.slice(start, i);
+        // break after the last space of the line (not its first character), else inside the word
+        const cut = space > 0 && cp !== 0x20 ? space + 1 : cur.length;
+        const taken = cur.slice(0, cut);
+        yield taken.trimEnd() || taken;
+        head = cur.slice(cut);
+        start = i;
+        curW = cellWidth(head);
+        space = -1; // what follows the last space has none
+        if (cp === 0x20 && head.length === 0) {
+          // a break at a space swallows it
+          i += units;
+          start = i;
+          continue;
+        }
+      }
+      if (cp === 0x20) space = head.length + i - start;
+      curW += w;
+      i += units;
+    }
+    head += piece.slice(start);
+  }
+  yield head;
 }
 
 /** Lay `parts` out on lines of at most `width` cells, `sep` between parts on a line (a part never splits). */
@@ -159,16 +204,35 @@ export function joinFitting(parts: readonly string[], width: number, sep = "  ")
 /** Cut to at most `width` cells, marking the cut with `…`. */
 export function truncateCells(text: string, width: number): string {
   if (cellWidth(text) <= width) return text;
-  if (width <= 0) return "";
-  let out = "";
+  return truncatePieces([text], width);
+}
+
+/**
+ * truncateCells of the text `pieces` join to (none may end between the
+ * halves of a surrogate pair), reading only as far as the cut: a text that
+ * does not fit is known to once its prefix is wider than `width`.
+ */
+export function truncatePieces(pieces: Iterable<string>, width: number): string {
+  let kept = "";
+  let keptW = 0;
+  let full = false;
+  let all = "";
   let w = 0;
-  for (const ch of text) {
-    const cw = charWidth(ch);
-    if (w + cw > width - 1) break;
-    out += ch;
-    w += cw;
+  for (const piece of pieces) {
+    for (const ch of piece) {
+      const cw = charWidth(ch);
+      w += cw;
+      if (w > width) return width <= 0 ? "" : kept + "…";
+      if (!full && keptW + cw > width - 1) full = true;
+      if (!full) {
+        kept += ch;
+        keptW += cw;
+      }
+    }
+    // the text so far fits: it is the answer if nothing wider follows (zero-width characters can make it long)
+    all += piece;
   }
-  return out + "…";
+  return all;
 }
 
 function pad(text: string, width: number, align: "left" | "right"): string {
@@ -265,51 +329,79 @@ export class Table {
 
   /** The header line (the columns in the row), styled `bold cyan`. */
   header(): string {
-    return this.rowPart(this.columns.map((c) => ({ text: c.header, style: "bold cyan" }))).join("\n");
+    return [...this.rowPart(this.columns.map((c) => ({ text: c.header, style: "bold cyan" })))].join("\n");
   }
 
   /** One row as one or more output lines (wrapping and folded columns add lines). */
   format(cells: readonly CellInput[]): string[] {
-    return [...this.rowPart(cells), ...this.foldedLines(cells)];
+    return [...this.formatLines(cells)];
   }
 
-  private rowPart(cells: readonly CellInput[]): string[] {
+  /**
+   * format's lines, made one at a time as they are taken, of cells that
+   * may come in pieces: a cell of megabytes shows its first cells, or
+   * wraps, without the text or its lines held whole.
+   */
+  *formatLines(cells: readonly (CellInput | PiecedCell)[]): Generator<string> {
+    yield* this.rowPart(cells);
+    yield* this.foldedLines(cells);
+  }
+
+  private rowPart(cells: readonly (CellInput | PiecedCell)[]): Generator<string> {
     const inRow = this.columns.map((_, i) => i).filter((i) => !this.folded.has(i));
-    const pieces: { lines: string[]; style: string }[] = inRow.map((i) => {
+    const pieces: { lines: Iterator<string>; style: string }[] = inRow.map((i) => {
       const col = this.columns[i]!;
-      const cell = cellOf(cells[i]);
-      const text = sanitizeCell(cell.text);
+      const cell = cells[i];
       const width = this.widths[i]!;
+      if (isPieced(cell)) {
+        const text = sanitizePieces(cell.pieces());
+        const lines = col.overflow === "wrap" ? wrapPieces(text, width) : [truncatePieces(text, width)][Symbol.iterator]();
+        return { lines, style: cell.style ?? col.style ?? "" };
+      }
+      const c = cellOf(cell);
+      const text = sanitizeCell(c.text);
       const lines = col.overflow === "wrap" ? wrapCells(text, width) : [truncateCells(text, width)];
-      return { lines, style: cell.style ?? col.style ?? "" };
+      return { lines: lines[Symbol.iterator](), style: c.style ?? col.style ?? "" };
     });
     return this.rowLines(inRow, pieces);
   }
 
   /** The folded cells of a row, each `label + text` wrapped below the row (empty cells print nothing). */
-  private foldedLines(cells: readonly CellInput[]): string[] {
-    const out: string[] = [];
+  private *foldedLines(cells: readonly (CellInput | PiecedCell)[]): Generator<string> {
     const indent = " ".repeat(this.foldIndent);
     for (const i of [...this.folded].sort((a, b) => a - b)) {
       const col = this.columns[i]!;
-      const cell = cellOf(cells[i]);
-      if (cell.text === "" || cell.text === col.placeholder) continue;
-      const style = cell.style ?? col.style ?? "";
-      for (const piece of wrapCells(col.fold + sanitizeCell(cell.text), Math.max(1, this.total - this.foldIndent))) {
-        out.push(indent + (style ? paint(style, piece) : piece));
+      const raw = cells[i];
+      let text: Iterable<string>;
+      let style: string;
+      if (isPieced(raw)) {
+        text = labelled(col.fold!, sanitizePieces(raw.pieces()));
+        style = raw.style ?? col.style ?? "";
+      } else {
+        const cell = cellOf(raw);
+        if (cell.text === "" || cell.text === col.placeholder) continue;
+        text = [col.fold + sanitizeCell(cell.text)];
+        style = cell.style ?? col.style ?? "";
       }
+      for (const piece of wrapPieces(text, Math.max(1, this.total - this.foldIndent))) yield indent + (style ? paint(style, piece) : piece);
     }
-    return out;
   }
 
-  private rowLines(inRow: number[], pieces: { lines: string[]; style: string }[]): string[] {
-    const height = Math.max(...pieces.map((p) => p.lines.length));
-    const out: string[] = [];
-    for (let l = 0; l < height; l++) {
+  /** The row's lines: line l of every column side by side, until every column's lines are out. */
+  private *rowLines(inRow: number[], pieces: { lines: Iterator<string>; style: string }[]): Generator<string> {
+    for (;;) {
+      let more = false;
+      const texts = pieces.map((p) => {
+        const next = p.lines.next();
+        if (next.done) return "";
+        more = true;
+        return next.value;
+      });
+      if (!more) return;
       const parts = pieces.map((p, k) => {
         const i = inRow[k]!;
         const col = this.columns[i]!;
-        const text = p.lines[l] ?? "";
+        const text = texts[k]!;
         const last = k === pieces.length - 1;
         // Padding stays outside the styled span; the last left-aligned cell is not padded.
         const padded = last && col.align !== "right" ? text : pad(text, this.widths[i]!, col.align ?? "left");
@@ -317,10 +409,33 @@ export class Table {
         const fill = padded.length - text.length;
         return col.align === "right" ? padded.slice(0, fill) + paint(p.style, text) : paint(p.style, text) + padded.slice(text.length);
       });
-      out.push(parts.join(this.gap).trimEnd());
+      yield parts.join(this.gap).trimEnd();
     }
-    return out;
   }
+}
+
+/**
+ * A cell whose text comes in pieces (a long text decoded as the table reads
+ * it). Joined, they are the text; none ends between the halves of a
+ * surrogate pair. Such a text is never empty, nor a column's placeholder.
+ */
+export interface PiecedCell {
+  pieces(): Iterable<string>;
+  style?: string;
+}
+
+function isPieced(cell: CellInput | PiecedCell | undefined): cell is PiecedCell {
+  return typeof cell === "object" && "pieces" in cell;
+}
+
+/** sanitizeCell of each piece: the same text, as no piece splits a character. */
+export function* sanitizePieces(pieces: Iterable<string>): Generator<string> {
+  for (const p of pieces) yield sanitizeCell(p);
+}
+
+function* labelled(label: string, pieces: Iterable<string>): Generator<string> {
+  yield label;
+  yield* pieces;
 }
 
 function cellOf(raw: CellInput | undefined): Cell {
