@@ -297,6 +297,33 @@ export function decodeStringToken(b: Uint8Array, pos: number): string {
   return JSON.parse(utf8.decode(b.subarray(pos, end))) as string;
 }
 
+/**
+ * decodeStringToken in pieces of about `piece` bytes of the token, for a
+ * reader that needs only part of a long string or reads it once: joined,
+ * the pieces are the decoded string. A piece ends only between whole
+ * escapes and whole UTF-8 sequences, so decoding it alone gives its code
+ * units of the whole; it may still end with the first half of a surrogate
+ * pair whose second half starts the next piece.
+ */
+export function* decodeStringPieces(b: Uint8Array, pos: number, piece = 1 << 16): Generator<string> {
+  const end = stringTokenEnd(b, pos) - 1;
+  const escaped = (scannedString.flags & Spell.Escaped) !== 0;
+  let s = pos + 1;
+  while (s < end) {
+    let e = Math.min(end, s + piece);
+    if (escaped) {
+      // past the escape the cut would fall in (a validated token: each backslash starts one)
+      let i = s;
+      while (i < e) i += b[i] !== BACKSLASH ? 1 : b[i + 1] === 0x75 ? 6 : 2;
+      e = i;
+    }
+    while (e < end && (b[e]! & 0xc0) === 0x80) e++;
+    const text = utf8.decode(b.subarray(s, e));
+    yield escaped && hasEscape(b, s, e) ? (JSON.parse('"' + text + '"') as string) : text;
+    s = e;
+  }
+}
+
 function hasEscape(b: Uint8Array, s: number, e: number): boolean {
   for (let i = s; i < e; i++) if (b[i] === BACKSLASH) return true;
   return false;
