@@ -1,12 +1,12 @@
 import { paint } from "../render/ansi.ts";
-import { idColumn, Table } from "../render/table.ts";
+import { idColumn, Table, type CellInput, type PiecedCell } from "../render/table.ts";
 import { openInput, type OpenInput } from "../fsutil/input.ts";
 import { classifyLine } from "../journal/reader.ts";
 import { MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import { RAW_STRING_MIN } from "../pyjson/row.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { SpoolKind, type CellSpool } from "./cell-spool.ts";
-import { displayRow, eventStyle, type DisplayRow } from "./display.ts";
+import { displayRow, eventStyle, shownRow, type DisplayRow, type ShownRow, type ShownText } from "./display.ts";
 import { CellSpans, FastTableWriter, timeFromTs } from "./fast-cells.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, type LoadedRow } from "./fast-row.ts";
@@ -77,8 +77,40 @@ function cellsText(table: Table, d: DisplayRow): string {
   return text;
 }
 
-function rowText(table: Table, row: PyObject, baseTs: number | null): string {
-  return cellsText(table, displayRow(row, baseTs));
+/** The lines of a row's cells, any of them a LongText (laid out piece by piece), made as they are taken: `table.format`'s lines. */
+export function shownLines(table: Table, d: ShownRow): Generator<string> {
+  const cell = (t: ShownText, style?: string): CellInput | PiecedCell => (typeof t === "string" ? { text: t, style } : { pieces: () => t.pieces(), style });
+  return table.formatLines([d.time, cell(d.event, d.eventStyle), cell(d.agent), cell(d.task), cell(d.detail)]);
+}
+
+/**
+ * A long row's lines make garbage many times their bytes (each line is cut, padded and joined), which the engine
+ * collects too late: collected after this many flushes of the writer.
+ */
+const LONG_ROW_GC_FLUSHES = 4;
+
+/**
+ * The row's lines into `w`: a row a long string field shows in (a LongText
+ * cell) goes out line by line as its cells are decoded and laid out, `w`
+ * written to `out` whenever it fills, since its lines can be many times
+ * the field (a wrapped DETAIL, padded).
+ */
+function writeRow(table: Table, row: PyObject, baseTs: number | null, w: FastTableWriter, out: ByteOutput): void {
+  const d = shownRow(row, baseTs);
+  if (typeof d.event === "string" && typeof d.agent === "string" && typeof d.task === "string" && typeof d.detail === "string") {
+    w.text(cellsText(table, d as DisplayRow));
+    return;
+  }
+  let flushes = 0;
+  for (const line of shownLines(table, d)) {
+    w.text(line + "\n");
+    if (w.flushable()) {
+      if (++flushes % LONG_ROW_GC_FLUSHES === 0) Bun.gc(true);
+      out.writeSync(w.out.subarray(0, w.pos));
+      w.reset();
+      if (out.closed()) return;
+    }
+  }
 }
 
 /**
@@ -104,7 +136,7 @@ export async function writeRunTable(
     const copies = new LongLineKernel();
     let n = 0;
     const show = (row: LoadedRow): true => {
-      if (!w.row(row)) w.text(rowText(table, row.displayFields(EVENT_HASH_SLOT), baseTs));
+      if (!w.row(row)) writeRow(table, row.displayFields(EVENT_HASH_SLOT), baseTs, w, out);
       n++;
       return true;
     };
@@ -124,11 +156,11 @@ export async function writeRunTable(
         const row = copies.take(bytes);
         return row !== null && show(row);
       },
-      // an exact row is only shown (display.ts shownField decodes what it shows)
+      // an exact row is only shown (display.ts shownRow decodes what it shows, as it lays it out)
       rawStrings: true,
       exact: (v) => {
         if (v.kind !== "row") return;
-        w.text(rowText(table, v.row, baseTs));
+        writeRow(table, v.row, baseTs, w, out);
         n++;
       },
       done: () => (limit !== undefined && n >= limit) || out.closed(),
@@ -167,16 +199,16 @@ async function writeSpooledTable(journal: string, baseTs: number | null, table: 
       if (n === 0) break;
       got += n;
     }
-    // shown and dropped: its long strings stay bytes (display.ts shownField decodes what it shows)
+    // shown and dropped: its long strings stay bytes (display.ts shownRow decodes what it shows, as it lays it out)
     const v = classifyLine(bytes.subarray(0, got), MAX_LINE_BYTES, true, RAW_STRING_MIN);
-    if (v.kind === "row") w.text(rowText(table, v.row, baseTs));
+    if (v.kind === "row") writeRow(table, v.row, baseTs, w, out);
     parsed += got;
   };
   try {
     while (rows.next()) {
       if (rows.kind === SpoolKind.Exact) exactRow();
       else if (rows.kind === SpoolKind.Fields) {
-        w.text(rowText(table, rows.fieldsRow(), baseTs));
+        writeRow(table, rows.fieldsRow(), baseTs, w, out);
         parsed += rows.length;
       } else {
         rows.cells(c);

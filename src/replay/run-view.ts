@@ -265,7 +265,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
       return true;
     },
     long: (bytes, _lineNo, offset) => copied(bytes, offset),
-    // an exact row is fingerprinted, and read by the display (display.ts shownField)
+    // an exact row is fingerprinted, and read by the display (display.ts measureIds reads its long strings piece by piece)
     rawStrings: true,
     exact: (v, bytes, lineNo, offset) => {
       if (v.kind === "discarded") {
