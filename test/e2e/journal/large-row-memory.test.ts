@@ -7,12 +7,15 @@
  * strings), and a nested object with unsorted keys holding a long array
  * (its canonical pre-image buffered whole to sort it, then copied). A
  * shorter one-string row (under the display's 16 MiB limit) through the
- * replay table and --as-json, held to the same bound.
+ * replay table and --as-json, held to the same bound; and rows whose
+ * *shown* fields (agent, task, model, reason…) are megabytes long, which
+ * the table decodes and lays out piece by piece.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { EventJournal } from "../../../src/journal/writer.ts";
 import { ROOT } from "../../helpers/cli.ts";
 import { measuredRun } from "../../helpers/dense-rows.ts";
 
@@ -100,5 +103,48 @@ describe("replay of a ~12 MB one-string row: peak RSS <= 64 MB + 2 x the row", (
     expect(doc.events[1].output.length).toBe(fx.units);
     expect(doc.events[2].event_hash).toBe(fx.head);
     within(json, "replay r --as-json", fx.rowBytes);
+  }, 60_000);
+});
+
+/** A string of about `chars` characters, escapes (quotes, backslashes, controls), non-ASCII, wide, combining and astral characters throughout. */
+function shownText(chars: number, seed: number): string {
+  const pieces = ["agent ", "t\u00e2che \u2713 ", 'say "hi" ', "back\\slash ", "tab\there ", "line\nbreak ", "\u{1F680}", "\u6f22\u5b57", "e\u0301", "\u0007bel ", "\u200bzw ", "\ud83d\ude00x", "\u03a9\u2248\u00e7 "];
+  const out: string[] = [];
+  let n = 0;
+  for (let k = seed; n < chars; k++) {
+    const p = pieces[k % pieces.length]!;
+    out.push(p);
+    n += p.length;
+  }
+  return out.join("");
+}
+
+describe("replay of rows whose shown fields are megabytes: peak RSS <= 64 MB + 2 x the row", () => {
+  // (--as-json of this journal is held by the one-string case above: it never decodes a field to show it)
+  test("the table (ids cut, DETAIL wrapped) and --from-step", async () => {
+    const sdd = join(dir, "shown-fields");
+    const j = EventJournal.create("r", { sddDir: sdd });
+    try {
+      j.record("run_started", { run_id: "r", max_agents: 3 });
+      j.record("agent_spawned", { agent_id: shownText(1_500_000, 1), task_id: shownText(1_200_000, 2), model: shownText(1_200_000, 3), role: shownText(1_000_000, 4), adapter: "claude" });
+      j.record("task_failed", { agent_id: shownText(1_200_000, 5), task_id: shownText(1_300_000, 6), reason: shownText(1_600_000, 7), failure_class: shownText(1_000_000, 8) });
+      j.record("task_claimed", { agent_id: "a-1", task_id: "T-1" });
+    } finally {
+      j.close();
+    }
+    const journal = join(sdd, "runs", "r", "journal.jsonl");
+    const rowBytes = Math.max(...readFileSync(journal, "utf8").split("\n").map((l) => Buffer.byteLength(l)));
+    expect(rowBytes).toBeGreaterThan(8 * MB);
+    expect(rowBytes).toBeLessThan(16 * MB);
+    const table = await measuredRun(["replay", "r", "--sdd-dir", sdd]);
+    expect(table.code).toBe(0);
+    // the ids' first cells and the cut; DETAIL wraps the model whole (so the output is megabytes)
+    expect(table.stdout).toContain("task_claimed");
+    expect(table.stdout).toMatch(/ t\u00e2che \u2713 say "hi" [^\n]*\u2026  /);
+    expect(table.stdout.length).toBeGreaterThan(4 * MB);
+    within(table, "replay r (shown fields)", rowBytes);
+    const from = await measuredRun(["replay", "r", "--sdd-dir", sdd, "--from-step", "2"]);
+    expect(from.code).toBe(0);
+    within(from, "replay r --from-step 2 (shown fields)", rowBytes);
   }, 60_000);
 });
