@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { RowIndex } from "../codec/row-index.ts";
 import { Spell, Tok } from "../codec/row-index.ts";
 import { readChunks } from "../fsutil/input.ts";
-import { LineSplitter } from "../fsutil/lines.ts";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { rawGet } from "../pyjson/row.ts";
 import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -128,13 +128,21 @@ export async function* agentTableCells(path: string, limit: number | null): Asyn
   let seen = 0;
   // the cells are made before the line's buffer is reused: a huge row need not be copied
   const entries = new IndexedEntries(indexedCells, exactAgentCells, true);
-  const splitter = new LineSplitter("universal", (line) => {
-    if (limit !== null && seen >= limit) return;
-    const cells = entries.line(line);
-    if (cells === undefined) return;
+  const take = (cells: AgentCells): void => {
     batch.push(cells);
     seen++;
-  });
+  };
+  const indexed = entries.probe(take);
+  const splitter = new LineSplitter(
+    "universal",
+    (line) => {
+      if (limit !== null && seen >= limit) return;
+      const cells = entries.line(line);
+      if (cells !== undefined) take(cells);
+    },
+    DEFAULT_MAX_LINE_BYTES,
+    (buf, start, end) => (limit !== null && seen >= limit) || indexed(buf, start, end),
+  );
   let chunks = 0;
   for (const chunk of readChunks(path, { what: "journal" }, READ_BYTES)) {
     // The cells and line views are garbage once written: collecting every few MB keeps RSS flat.
@@ -172,8 +180,11 @@ class LineBytes {
   cell(src: Uint8Array, s: number, e: number, width: number): void {
     const n = e - s;
     this.room(Math.max(n, width) + 4);
-    this.buf.set(src.subarray(s, e), this.len);
-    this.len += n;
+    // a cell is a few dozen bytes: copied in place, with no view made of it
+    const out = this.buf;
+    let o = this.len;
+    for (let i = s; i < e; i++) out[o++] = src[i]!;
+    this.len = o;
     this.pad(n, width);
   }
 
@@ -242,10 +253,16 @@ export async function* agentTableBytes(path: string, limit: number | null, width
     },
     true,
   );
-  const splitter = new LineSplitter("universal", (line) => {
-    if (limit !== null && seen >= limit) return;
-    if (entries.line(line) !== undefined) seen++;
-  });
+  const indexed = entries.probe(() => seen++);
+  const splitter = new LineSplitter(
+    "universal",
+    (line) => {
+      if (limit !== null && seen >= limit) return;
+      if (entries.line(line) !== undefined) seen++;
+    },
+    DEFAULT_MAX_LINE_BYTES,
+    (buf, start, end) => (limit !== null && seen >= limit) || indexed(buf, start, end),
+  );
   for (const chunk of readChunks(path, { what: "journal" }, READ_BYTES)) {
     splitter.push(chunk);
     yield out.buf.subarray(0, out.len);

@@ -27,6 +27,27 @@ export class IndexedEntries<T> {
     private readonly transient = false,
   ) {}
 
+  /**
+   * A line splitter's fast probe (universal dialect): the value of the entry
+   * at buf[start, end) passed to `take`, without a view made of the line.
+   * Declines (false) whatever the index cannot answer alone, and a line
+   * with whitespace outside the row or other than `, `/`: ` inside it,
+   * where a `\r` would split it into several lines; the splitter then hands
+   * the line to `line`.
+   */
+  probe(take: (v: T) => void): (buf: Uint8Array, start: number, end: number) => boolean {
+    const ix = this.ix;
+    return (buf, start, end) => {
+      if (buf[start] !== 0x7b || buf[end - 1] !== 0x7d) return false;
+      if (!indexRow(buf, start, end, ix, STEP_ROW_KEYS) || (ix.rowFlags & (Spell.KeyNotPlain | Spell.OddSpace)) !== 0) return false;
+      if (ix.valueOf(Key.StepHash) < 0) return false;
+      const v = this.fromIndex(ix);
+      if (v === null) return false;
+      take(v);
+      return true;
+    };
+  }
+
   /** The entry's value, or undefined when the line is not an entry (null: a line over the reader's cap). */
   line(line: Uint8Array | null): T | undefined {
     if (line !== null && line.length > 0) {

@@ -229,4 +229,8 @@ export const HOSTILE_STEP_LINES = [
   // whitespace around and inside
   ` \t{"seq":17,"step_hash":"${HOSTILE_H}","model":"m","tool_call":{"name":"t"}}\t `,
   `{ "seq" : 18 , "step_hash" : "${HOSTILE_H}" }`,
+  // a carriage return inside a row is a line break to the tolerant reader: these are not entries
+  `{"seq": 21, "step_hash": "${HOSTILE_H}",\r"model": "m"}`,
+  `{"seq": 22, "step_hash": "${HOSTILE_H}", "tool_call": {"name":\r"t"}}`,
+  `{"seq": 23, "step_hash": "${HOSTILE_H}"}\r{"seq": 24, "step_hash": "${HOSTILE_H}"}`,
 ];
