@@ -806,6 +806,25 @@ export function stringTokenEnd(b: Uint8Array, p: number, e = b.length): number {
   return jsonStringEnd(b, null, p, e);
 }
 
+/**
+ * Where a piece of a string body may end: the first place at or after `at`
+ * (and at most `end`, the closing quote) that splits b[from, end) between
+ * whole characters, not inside an escape or a UTF-8 sequence. The string
+ * is one jsonStringEnd took, `from` such a place already and `escaped` its
+ * Escaped flag: each backslash starts one whole escape, so without escapes
+ * only UTF-8 continuation bytes are stepped over.
+ */
+export function stringCut(b: Uint8Array, from: number, at: number, end: number, escaped: boolean): number {
+  let e = Math.min(end, at);
+  if (escaped) {
+    let i = from;
+    while (i < e) i += b[i] !== BACKSLASH ? 1 : b[i + 1] === 0x75 ? 6 : 2;
+    e = i;
+  }
+  while (e < end && (b[e]! & 0xc0) === 0x80) e++;
+  return e;
+}
+
 /** afterValue's answer when the container closed. */
 const CLOSED = -2;
 

@@ -1,5 +1,5 @@
 import { BACKSLASH, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, doubled } from "../codec/bytes.ts";
-import { jsonStringEnd, scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
+import { jsonStringEnd, scannedString, Spell, stringCut, stringTokenEnd } from "../codec/row-index.ts";
 import { literalAt, numberEnd, skipValue, skipWsBytes } from "./bytes.ts";
 import { compareCodePoints } from "./order.ts";
 import { canonicalNumber } from "./float.ts";
@@ -310,14 +310,7 @@ export function* decodeStringPieces(b: Uint8Array, pos: number, piece = 1 << 16)
   const escaped = (scannedString.flags & Spell.Escaped) !== 0;
   let s = pos + 1;
   while (s < end) {
-    let e = Math.min(end, s + piece);
-    if (escaped) {
-      // past the escape the cut would fall in (a validated token: each backslash starts one)
-      let i = s;
-      while (i < e) i += b[i] !== BACKSLASH ? 1 : b[i + 1] === 0x75 ? 6 : 2;
-      e = i;
-    }
-    while (e < end && (b[e]! & 0xc0) === 0x80) e++;
+    const e = stringCut(b, s, s + piece, end, escaped);
     const text = utf8.decode(b.subarray(s, e));
     yield escaped && hasEscape(b, s, e) ? (JSON.parse('"' + text + '"') as string) : text;
     s = e;

@@ -8,7 +8,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { canonical, dumps, isPyObject, parse, type PyValue } from "../../src/pyjson/index.ts";
-import { indexRow, isPythonFloat, KeyTable, NOT_COMPACT_CANONICAL, NOT_PYTHON_DEFAULT, RowIndex, Spell, Tok } from "../../src/codec/row-index.ts";
+import { indexRow, isPythonFloat, KeyTable, NOT_COMPACT_CANONICAL, NOT_PYTHON_DEFAULT, RowIndex, Spell, stringCut, Tok } from "../../src/codec/row-index.ts";
 import { floatRepr, isFloatRepr } from "../../src/pyjson/float.ts";
 import { Gen } from "../pyjson/gen.ts";
 
@@ -191,5 +191,26 @@ describe("isPythonFloat", () => {
     }
     for (const l of ["9007199254740993.0", "0.30000000000000004", "1e-05", "1e+16", "5e-324", "1.7976931348623157e+308", "1E+16", "123456789012345678.5", "0.00010000000000000001"]) check(l);
     expect(wrong).toEqual([]);
+  });
+});
+
+describe("stringCut", () => {
+  test("cuts a string body only between whole escapes and whole UTF-8 sequences, at the first such place from the asked one", () => {
+    const bodies = ['a\\u00e9b\\"c\\\\d', "é€😀x", 'x\\ud83d\\ude00é\\n', "plain"];
+    for (const body of bodies) {
+      const b = enc.encode(`"${body}"`);
+      const end = b.length - 1;
+      const escaped = body.includes("\\");
+      // the whole places: the start, and after each escape or character
+      const whole = new Set<number>([1]);
+      for (let i = 1; i < end; ) {
+        i += b[i] === 0x5c ? (b[i + 1] === 0x75 ? 6 : 2) : b[i]! < 0x80 ? 1 : b[i]! < 0xe0 ? 2 : b[i]! < 0xf0 ? 3 : 4;
+        whole.add(i);
+      }
+      for (let at = 1; at <= end + 2; at++) {
+        const want = Math.min(...[...whole].filter((w) => w >= Math.min(at, end)));
+        expect({ body, at, cut: stringCut(b, 1, at, end, escaped) }).toEqual({ body, at, cut: want });
+      }
+    }
   });
 });
