@@ -213,8 +213,21 @@ const RUN_SLICE = 1 << 16;
  */
 export function encodeStringToken(b: Uint8Array, pos: number, out: ByteSink, ensureAscii: boolean, onFull: ((out: ByteSink) => void) | null = null, fullAt = Infinity): number {
   out.byte(QUOTE);
-  let p = pos + 1;
+  const p = encodeStringBody(b, pos + 1, Infinity, out, ensureAscii, onFull, fullAt);
+  out.byte(QUOTE);
+  return p + 1;
+}
+
+/**
+ * encodeStringToken's characters from `p` (a character's start in a
+ * validated token's body), without the quotes: up to the closing quote, or
+ * up to the first character that starts at or past `stop`, so a caller can
+ * re-encode a long string a stretch at a time. Returns where it stopped
+ * (the closing quote, or that character).
+ */
+export function encodeStringBody(b: Uint8Array, p: number, stop: number, out: ByteSink, ensureAscii: boolean, onFull: ((out: ByteSink) => void) | null = null, fullAt = Infinity): number {
   for (;;) {
+    if (p >= stop) return p;
     if (out.len >= fullAt) onFull!(out);
     // copy a run of plain printable ASCII
     const runStart = p;
@@ -226,10 +239,7 @@ export function encodeStringToken(b: Uint8Array, pos: number, out: ByteSink, ens
         if (out.len >= fullAt) onFull(out);
       }
     } else if (p > runStart) out.bytes(b, runStart, p);
-    if (c === QUOTE) {
-      out.byte(QUOTE);
-      return p + 1;
-    }
+    if (c === QUOTE) return p;
     if (c === BACKSLASH) {
       const e = b[p + 1]!;
       if (e !== 0x75) {

@@ -1,7 +1,7 @@
 import { canonicalNumber, floatRepr } from "./float.ts";
-import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText, encodeStringToken, type ByteDumpsOptions } from "./encode-bytes.ts";
+import { ByteSink, BytesEncoder, CANONICAL_OPTIONS, dumpsBytesText, encodeStringBody, encodeStringToken, type ByteDumpsOptions } from "./encode-bytes.ts";
 import { skipWsBytes } from "./bytes.ts";
-import { BACKSLASH as BACKSLASH_BYTE, LBRACKET, QUOTE as QUOTE_BYTE, RBRACKET } from "../codec/bytes.ts";
+import { LBRACKET, QUOTE as QUOTE_BYTE, RBRACKET } from "../codec/bytes.ts";
 import { sortEntries, sortKeys } from "./order.ts";
 import { PyNum, PyRaw, type PyLike } from "./types.ts";
 import { HEX_DIGITS as HEX } from "../hex.ts";
@@ -406,24 +406,32 @@ export async function encodeRawAsync(raw: PyRaw, opts: ByteDumpsOptions, sink: B
   e.finish();
 }
 
-/** Input bytes of a long string re-encoded at a time (a piece ends between two characters). */
-const STRING_PIECE = 1 << 20;
+/** An onFull for encodeStringToken/Body: the sink's bytes to `onChunk`, the sink emptied. */
+function handingOver(onChunk: (bytes: Uint8Array) => void): (out: ByteSink) => void {
+  return (out) => {
+    onChunk(out.view());
+    out.len = 0;
+  };
+}
 
 /**
  * The string token `b` (validated), re-encoded with ensure_ascii as
- * `encodeStringToken` does, a piece at a time: its pieces are handed over
- * as they are written and the event loop takes turns, so a string of
- * hundreds of megabytes is never whole in memory twice. A piece ends
- * between two characters (never inside an escape or a UTF-8 sequence);
- * with ensure_ascii every character's spelling is its own, so the pieces
- * joined are the whole string's.
+ * `encodeStringToken` does, handed over whenever about `chunkBytes` are
+ * written, with a turn of the event loop every few megabytes of input: a
+ * string of hundreds of megabytes is never whole in memory twice, and a
+ * signal is taken meanwhile.
  */
 async function encodeStringAsync(b: Uint8Array, sink: ByteSink, onChunk: (bytes: Uint8Array) => void, chunkBytes: number): Promise<void> {
-  const w = new StringPieces(b, sink, onChunk, chunkBytes);
-  while (!w.done()) {
-    w.run(YIELD_BYTES);
+  const end = b.length - 1; // the closing quote
+  const handOver = handingOver(onChunk);
+  sink.byte(QUOTE_BYTE);
+  for (let p = 1; ; ) {
+    p = encodeStringBody(b, p, p + YIELD_BYTES, sink, true, handOver, chunkBytes);
+    if (p >= end) break;
     await nextTurn();
   }
+  sink.byte(QUOTE_BYTE);
+  handOver(sink);
 }
 
 /**
@@ -433,69 +441,9 @@ async function encodeStringAsync(b: Uint8Array, sink: ByteSink, onChunk: (bytes:
  * needs taking meanwhile is never whole in the sink.
  */
 export function encodeStringPieces(b: Uint8Array, sink: ByteSink, onChunk: (bytes: Uint8Array) => void, chunkBytes = 1 << 16, ensureAscii = true): void {
-  const handOver = (out: ByteSink): void => {
-    onChunk(out.view());
-    out.len = 0;
-  };
+  const handOver = handingOver(onChunk);
   encodeStringToken(b, 0, sink, ensureAscii, handOver, chunkBytes);
   handOver(sink);
-}
-
-/** The state of a string token re-encoded a piece at a time (see encodeStringAsync). */
-class StringPieces {
-  private s = 1;
-  private readonly end: number;
-  private scratch = new Uint8Array(0);
-  constructor(
-    private readonly b: Uint8Array,
-    private readonly sink: ByteSink,
-    private readonly onChunk: (bytes: Uint8Array) => void,
-    private readonly chunkBytes: number,
-  ) {
-    this.end = b.length - 1; // the closing quote
-    sink.byte(QUOTE_BYTE);
-  }
-
-  done(): boolean {
-    return this.s > this.end;
-  }
-
-  /** Encode about `budget` more input bytes; the whole token (and everything handed over) once it is done. */
-  run(budget: number): void {
-    const { b, sink, end } = this;
-    const stop = Math.min(end, this.s + budget);
-    while (this.s < stop) {
-      const s = this.s;
-      const want = Math.min(end, s + STRING_PIECE);
-      let e = s;
-      while (e < want) {
-        const c = b[e]!;
-        if (c === BACKSLASH_BYTE) e += b[e + 1] === 0x75 ? 6 : 2;
-        else e += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-      }
-      // the piece as a token of its own: its quotes are dropped from the output again
-      if (this.scratch.length < e - s + 2) this.scratch = new Uint8Array(e - s + 2);
-      const t = this.scratch;
-      t[0] = QUOTE_BYTE;
-      t.set(b.subarray(s, e), 1);
-      t[e - s + 1] = QUOTE_BYTE;
-      const at = sink.len;
-      encodeStringToken(t, 0, sink, true);
-      sink.buf.copyWithin(at, at + 1, sink.len - 1);
-      sink.len -= 2;
-      if (sink.len >= this.chunkBytes) {
-        this.onChunk(sink.view());
-        sink.len = 0;
-      }
-      this.s = e;
-    }
-    if (this.s >= end && !this.done()) {
-      sink.byte(QUOTE_BYTE);
-      this.onChunk(sink.view());
-      sink.len = 0;
-      this.s = end + 1;
-    }
-  }
 }
 
 /** `dumpsRowChunks`, taking a turn of the event loop every few megabytes (encodeRawAsync). */
