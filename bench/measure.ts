@@ -107,6 +107,8 @@ export async function interleaved(contenders: Contender[], reps: number): Promis
     const order = contenders.map((_, i) => contenders[(i + rep) % contenders.length]!);
     for (const c of order) {
       c.before?.();
+      // the dirty pages an earlier run left (a receipt, an export) are written out now, not inside the next one's timing
+      Bun.spawnSync(["sync"]);
       const s = await run(c.cmd, { env: c.env });
       c.check(s);
       samples.get(c.name)!.push(s);
