@@ -310,8 +310,10 @@ export class Table {
   readonly folded: ReadonlySet<number>;
   private readonly columns: readonly Column[];
   private readonly gap: string;
-  private readonly total: number;
-  private readonly foldIndent: number;
+  /** The line's width in cells. */
+  readonly total: number;
+  /** Spaces before each line of a folded cell. */
+  readonly foldIndent: number;
 
   constructor(columns: readonly Column[], options: { width?: number; gap?: number } = {}) {
     this.columns = columns;

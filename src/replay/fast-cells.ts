@@ -264,6 +264,19 @@ function styleBytes(style: string): [Uint8Array, Uint8Array] {
 }
 
 const CELL_GAP = 2;
+/** The run table's TASK and DETAIL columns (run-table.ts runTable), the ones a narrow terminal folds. */
+const TASK_COLUMN = 3;
+const DETAIL_COLUMN = 4;
+/** A folded TASK cell's label (runTable's `fold`). */
+const TASK_LABEL = new TextEncoder().encode("task: ");
+
+/** What FastTableWriter needs of the run table's layout (render/table.ts Table). */
+export interface TableLayout {
+  readonly widths: readonly number[];
+  readonly folded: ReadonlySet<number>;
+  readonly foldIndent: number;
+  readonly total: number;
+}
 const ELLIPSIS = new TextEncoder().encode("\u2026");
 const SPACES = 0x20;
 /** Room for a row's detail and its parts' prefixes: a longer one (a long row's) declines the row to the table code (read). */
@@ -505,11 +518,26 @@ export class FastTableWriter {
   private readonly eventStyles = Object.values(EVENT_STYLES).map(styleBytes);
   private readonly encoder = new TextEncoder();
 
-  constructor(
-    /** The table's column widths (TIME, EVENT, AGENT, TASK, DETAIL); null when a column is folded (never plain). */
-    private readonly widths: readonly number[] | null,
-    private readonly baseTs: number | null,
-  ) {}
+  /** The table's column widths (TIME, EVENT, AGENT, TASK, DETAIL; 0 for a folded one). */
+  private readonly widths: readonly number[];
+  /** TASK is folded below the row (DETAIL then is too). */
+  private readonly taskFolded: boolean;
+  /** DETAIL is folded below the row. */
+  private readonly detailFolded: boolean;
+  private readonly foldIndent: number;
+  /** Cells on a line of a folded cell. */
+  private readonly foldWidth: number;
+  /** "task: " and a folded TASK cell, the text its lines wrap. */
+  private readonly folded = new Uint8Array(TASK_LABEL.length + 2 * FAST_LINE_MAX + 2);
+
+  constructor(layout: TableLayout, private readonly baseTs: number | null) {
+    this.widths = layout.widths;
+    this.taskFolded = layout.folded.has(TASK_COLUMN);
+    this.detailFolded = layout.folded.has(DETAIL_COLUMN);
+    this.foldIndent = layout.foldIndent;
+    this.foldWidth = Math.max(1, layout.total - layout.foldIndent);
+    copyBytes(TASK_LABEL, 0, TASK_LABEL.length, this.folded, 0);
+  }
 
   flushable(): boolean {
     return this.pos >= FLUSH_AT;
@@ -527,19 +555,20 @@ export class FastTableWriter {
 
   /** Append the loaded row's line; false (nothing appended) when displayRow must make it. */
   row(r: LoadedRow): boolean {
-    return this.widths !== null && this.cells.read(r, this.baseTs) && this.line(this.cells);
+    return this.cells.read(r, this.baseTs) && this.line(this.cells);
   }
 
   /**
    * Append the line of a row's plain cells (TIME resolved); false (nothing
-   * appended) when they need the general table code: a folded column, or
-   * TIME wider than its column, or a column too narrow for a cut.
+   * appended) when they need the general table code: TIME wider than its
+   * column, or a column too narrow for a cut.
    */
   line(c: CellSpans): boolean {
+    if (this.detailFolded) return this.foldedLines(c);
     const w = this.widths;
     const timeLen = c.timeE - c.timeS;
     // the cells but DETAIL are cut to their column with "…" (truncateCells: one cell each, as plain ASCII is)
-    if (w === null || timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || w[3]! < 2 || w[4]! < 1) return false;
+    if (timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || w[3]! < 2 || w[4]! < 1) return false;
     const detailLen = c.detailE - c.detailS;
     this.room(w[0]! + w[1]! + w[2]! + w[3]! + detailLen + 128);
     const start = this.pos;
@@ -554,8 +583,47 @@ export class FastTableWriter {
       this.endLine(start);
       return true;
     }
-    this.wrapDetail(c.detailB, c.detailS, c.detailE, start, w[4]!, w[0]! + w[1]! + w[2]! + w[3]! + 4 * CELL_GAP);
+    this.wrapLines(c.detailB, c.detailS, c.detailE, w[4]!, w[0]! + w[1]! + w[2]! + w[3]! + 4 * CELL_GAP, start, true);
     return true;
+  }
+
+  /**
+   * line() on a narrow terminal (Table.format with folded columns): TIME,
+   * EVENT, AGENT and TASK (unless folded) on the row's line, the last not
+   * padded; then TASK, labelled, if folded and not empty, and DETAIL if not
+   * empty, each wrapped below the row at the fold's indent.
+   */
+  private foldedLines(c: CellSpans): boolean {
+    const w = this.widths;
+    const timeLen = c.timeE - c.timeS;
+    if (timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || (!this.taskFolded && w[3]! < 2)) return false;
+    const taskLen = c.taskE - c.taskS;
+    const detailLen = c.detailE - c.detailS;
+    this.room(w[0]! + w[1]! + w[2]! + w[3]! + 128 + 2 * (this.foldIndent + 2) * (TASK_LABEL.length + taskLen + detailLen + 2));
+    const start = this.pos;
+    this.styled(c.timeB, c.timeS, c.timeE, this.dim, w[0]!);
+    this.pad(w[0]! - timeLen + CELL_GAP);
+    this.pad(w[1]! - this.styled(c.eventB, c.eventS, c.eventE, this.eventStyle(c.eventB, c.eventS, c.eventE), w[1]!) + CELL_GAP);
+    if (this.taskFolded) this.styled(c.agentB, c.agentS, c.agentE, null, w[2]!);
+    else {
+      this.pad(w[2]! - this.styled(c.agentB, c.agentS, c.agentE, null, w[2]!) + CELL_GAP);
+      this.styled(c.taskB, c.taskS, c.taskE, null, w[3]!);
+    }
+    this.endLine(start);
+    if (this.taskFolded && taskLen > 0) {
+      const t = this.folded;
+      if (TASK_LABEL.length + taskLen > t.length) return false;
+      this.foldedCell(t, 0, copyBytes(c.taskB, c.taskS, c.taskE, t, TASK_LABEL.length));
+    }
+    if (detailLen > 0) this.foldedCell(c.detailB, c.detailS, c.detailE);
+    return true;
+  }
+
+  /** A folded cell's text d[ds, de) (not empty) on lines of its own below the row, each after the fold's indent. */
+  private foldedCell(d: Uint8Array, ds: number, de: number): void {
+    this.room(this.foldIndent);
+    this.pad(this.foldIndent);
+    this.wrapLines(d, ds, de, this.foldWidth, this.foldIndent, this.pos, false);
   }
 
   /** trimEnd and the line feed: plain cells hold no whitespace but the space, and escapes end in "m". */
@@ -566,12 +634,14 @@ export class FastTableWriter {
   }
 
   /**
-   * The detail d[ds, de) wrapped into the DETAIL column (Table.format:
-   * wrapCells of plain ASCII, one cell a byte), its first piece ending the
-   * line begun at `start`, each other piece on a line of its own under it
-   * (the other cells empty there: spaces, trimmed away when the piece is blank).
+   * The text d[ds, de) wrapped to `width` (Table.format's wrapCells of plain
+   * ASCII, one cell a byte), its first piece ending the line begun at
+   * `start`, each other piece on a line of its own after `indent` spaces.
+   * `trim`: every line trimmed at its end (DETAIL in the row, where the
+   * other cells are spaces there), else only a cut line is (a folded cell's
+   * lines, the last as it is: wrapCells trims a line only where it cuts).
    */
-  private wrapDetail(d: Uint8Array, ds: number, de: number, start: number, width: number, indent: number): void {
+  private wrapLines(d: Uint8Array, ds: number, de: number, width: number, indent: number, start: number, trim: boolean): void {
     this.room((Math.ceil((de - ds) / width) + 1) * (indent + width + 2));
     let lineStart = start;
     let cs = ds;
@@ -585,7 +655,7 @@ export class FastTableWriter {
         let e = cs + cut;
         while (e > cs && d[e - 1] === SPACES) e--;
         this.copy(d, cs, e === cs ? cs + cut : e);
-        this.endLine(lineStart);
+        this.lineEnd(lineStart, trim);
         lineStart = this.pos;
         this.pad(indent);
         cs += cut;
@@ -596,7 +666,12 @@ export class FastTableWriter {
       }
     }
     this.copy(d, cs, de);
-    this.endLine(lineStart);
+    this.lineEnd(lineStart, trim);
+  }
+
+  private lineEnd(start: number, trim: boolean): void {
+    if (trim) this.endLine(start);
+    else this.out[this.pos++] = 0x0a;
   }
 
   private room(n: number): void {

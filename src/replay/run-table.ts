@@ -127,8 +127,7 @@ export async function writeRunTable(
   spool?: CellSpool,
 ): Promise<void> {
   if (spool?.finish()) return writeSpooledTable(journal, baseTs, table, out, spool);
-  // a folded column is never plain: no row takes the byte writer then
-  const w = new FastTableWriter(table.folded.size === 0 ? table.widths : null, baseTs);
+  const w = new FastTableWriter(table, baseTs);
   w.text(table.header() + "\n");
   if (limit === undefined || limit > 0) {
     // rows in the writer's envelope on the display's kernel (in the read buffer, or from a copy); any other on the exact path
@@ -181,7 +180,7 @@ const GC_BYTES = 1 << 20;
 
 /** writeRunTable from the spool: plain cells are padded to the widths; the rest is shown as the exact path shows it. */
 async function writeSpooledTable(journal: string, baseTs: number | null, table: Table, out: ByteOutput, spool: CellSpool): Promise<void> {
-  const w = new FastTableWriter(table.folded.size === 0 ? table.widths : null, baseTs);
+  const w = new FastTableWriter(table, baseTs);
   w.text(table.header() + "\n");
   const rows = spool.reader();
   const c = new CellSpans();

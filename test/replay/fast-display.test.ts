@@ -24,7 +24,7 @@ import { generateJournal } from "../../bench/journal-gen.ts";
 import { CellSpool } from "../../src/replay/cell-spool.ts";
 import { CollectingOutput } from "../../src/replay/sink.ts";
 import { VECTORS } from "../helpers/cli.ts";
-import { HOSTILE_LINES, writeHostileJournal, writeLongRowJournal, writeWriterJournal } from "./hostile-rows.ts";
+import { foldingRows, HOSTILE_LINES, writeHostileJournal, writeLongRowJournal, writeWriterJournal } from "./hostile-rows.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fast-display-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -89,7 +89,10 @@ const edges = join(dir, "edges.jsonl");
   }
   writeFileSync(edges, lines.join("\n") + "\n");
 }
-const journals = [hostile, clean, edges, long, largeRows, ...vectors];
+// rows a narrow terminal folds below the row, in the writer's spelling (the byte table writer takes them)
+const folding = join(dir, "folding.jsonl");
+writeFileSync(folding, foldingRows(120).join("\n") + "\n");
+const journals = [hostile, clean, edges, folding, long, largeRows, ...vectors];
 const metadata = { run_id: "r", started_at: 1727000000.5, git_sha: "abc", git_branch: "main", config_hash: "c0", seed_path: null } as never;
 
 async function json(fast: boolean, journal: string, limit?: number): Promise<string> {
@@ -176,9 +179,9 @@ describe("replay display: fast path = exact path", () => {
     }
   }, 60_000);
 
-  test("the table lines are the same at several widths and limits (wrapping, folding, truncation), from the spool and without one", async () => {
+  test("the table lines are the same at several widths and limits (wrapping, folding below the row on a narrow terminal, truncation), from the spool and without one", async () => {
     for (const j of journals) {
-      for (const [width, limit] of [[100, undefined], [90, undefined], [60, undefined], [220, 20], [40, undefined], [120, 0], [120, 1]] as const) {
+      for (const [width, limit] of [[100, undefined], [90, undefined], [79, 40], [70, undefined], [60, undefined], [50, undefined], [220, 20], [40, undefined], [24, undefined], [120, 0], [120, 1]] as const) {
         const exact = await table("exact", j, width, limit);
         expect([j, width, limit, await table("spool", j, width, limit)]).toEqual([j, width, limit, exact]);
         expect([j, width, limit, await table("journal", j, width, limit)]).toEqual([j, width, limit, exact]);
@@ -200,7 +203,7 @@ describe("replay display: fast path = exact path", () => {
     setColorEnabled(true);
     try {
       for (const j of journals) {
-        for (const [width, limit] of [[100, undefined], [90, 30]] as const) {
+        for (const [width, limit] of [[100, undefined], [90, 30], [60, 50], [40, 50]] as const) {
           expect([j, width, await table("spool", j, width, limit)]).toEqual([j, width, await table("exact", j, width, limit)]);
         }
       }

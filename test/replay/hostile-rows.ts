@@ -30,6 +30,27 @@ function envelope(i: number, event: string, payload: [string, PyLike][], ts: PyL
   ]);
 }
 
+/**
+ * Rows in the writer's spelling that a narrow terminal folds (DETAIL, then
+ * TASK, below the row): details ending in spaces (a folded line keeps
+ * them), details and task lists that wrap there, at and around spaces, and
+ * empty ones (no folded line).
+ */
+export function foldingRows(n: number): string[] {
+  const out = [envelope(0, "run_started", [["run_id", "r"]])];
+  const words = ["a", "bb", " ", "ccc ", "  dd", "e".repeat(55), "f  "];
+  for (let i = 1; i < n; i++) {
+    const payload: [string, PyLike][] = [["agent_id", `agent-${"x".repeat(i % 17)}${i}`]];
+    if (i % 4 !== 3) payload.push(i % 5 === 0 ? ["task_ids", [`T-${i}`, `T-${"y".repeat(i % 23)}`, "T-3"]] : ["task_id", i % 7 === 0 ? "" : `T-${"z".repeat(i % 29)}${i}`]);
+    let model = "";
+    for (let k = 0; k <= i % 9; k++) model += words[(i + k * 3) % words.length];
+    if (i % 6 !== 5) payload.push(["model", model]);
+    if (i % 3 === 1) payload.push(["role", words[i % words.length]!]);
+    out.push(envelope(i, ["task_claimed", "agent_spawned", "tool_call"][i % 3]!, payload));
+  }
+  return out;
+}
+
 /** Rows in the writer's spelling: what the fast paths take. */
 export function writerRows(n: number): string[] {
   const out: string[] = [];

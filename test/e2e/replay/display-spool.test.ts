@@ -16,7 +16,7 @@ import { runTable, writeRunTableExact } from "../../../src/replay/run-table.ts";
 import { scanRun } from "../../../src/replay/run-view.ts";
 import { CollectingOutput } from "../../../src/replay/sink.ts";
 import { bernstein } from "../../helpers/cli.ts";
-import { spoolJournalBytes, writerRows } from "../../replay/hostile-rows.ts";
+import { foldingRows, spoolJournalBytes, writerRows } from "../../replay/hostile-rows.ts";
 import { makeSdd, type SddTree } from "./fixture.ts";
 
 async function exactTable(journal: string, width: number, limit?: number): Promise<{ table: string; events: number; fingerprint: string }> {
@@ -35,6 +35,8 @@ describe("replay <RUN_ID> prose from the cell spool (compiled binary)", () => {
     scratch = mkdtempSync(join(tmpdir(), "display-spool-"));
     mkdirSync(t.runDir("mixed"), { recursive: true });
     writeFileSync(t.journal("mixed"), spoolJournalBytes());
+    mkdirSync(t.runDir("folding"), { recursive: true });
+    writeFileSync(t.journal("folding"), foldingRows(200).join("\n") + "\n");
   });
   afterAll(() => {
     t.cleanup();
@@ -52,6 +54,15 @@ describe("replay <RUN_ID> prose from the cell spool (compiled binary)", () => {
         expect(r.stdout).toContain(`Events: ${exact.events}`);
         if (limit === undefined) expect(r.stdout).toContain(`${exact.fingerprint}\n`);
       }
+    }
+  }, 60_000);
+
+  test("on a narrow terminal (DETAIL, then TASK, folded below each row) the table is the exact path's", async () => {
+    for (const width of [70, 50, 36]) {
+      const r = await bernstein(["replay", "folding", "--sdd-dir", t.sdd], { env: { COLUMNS: String(width) } });
+      expect(r.code).toBe(0);
+      const exact = await exactTable(t.journal("folding"), width);
+      expect([width, r.stdout.includes(exact.table)]).toEqual([width, true]);
     }
   }, 60_000);
 
