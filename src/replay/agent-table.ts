@@ -7,8 +7,11 @@ import { pyStr } from "../pyjson/python.ts";
 import { rawGet } from "../pyjson/row.ts";
 import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { humanValue } from "../render/json.ts";
+import { Table } from "../render/table.ts";
 import { Key } from "../steps/canonical-row.ts";
 import { IndexedEntries, plainStart } from "../steps/indexed.ts";
+import type { TableLayout } from "./fast-cells.ts";
+import { copyBytes, PlainLines } from "./plain-lines.ts";
 
 /**
  * The cells of the agent view's prose table (`replay <AGENT_ID>`): seq,
@@ -107,111 +110,153 @@ function readSpans(ix: RowIndex): boolean {
   return true;
 }
 
-/** The cells of an indexed entry, or null when the exact path must decide them. */
-function indexedCells(ix: RowIndex): AgentCells | null {
-  if (!readSpans(ix)) return null;
-  const text = (s: number, e: number): string => (s === DASH ? "-" : s === TOOL ? "<tool>" : s === NO_HASH ? "" : ix.latin1(s, e));
-  return [ix.latin1(sp.seqS, sp.seqE), text(sp.stepS, sp.stepE) + "...", text(sp.prevS, sp.prevE) + "...", text(sp.modelS, sp.modelE), text(sp.toolS, sp.toolE)];
-}
-
-/** Bytes read at a time: one batch of rows (a batch's strings live until it is written). */
+/** Bytes read at a time: the table's lines are written once per read. */
 const READ_BYTES = 1 << 18;
-
-/**
- * The agent view's table cells for the step journal at `path`, at most
- * `limit` entries (null: all), streamed: each read chunk's rows are handed
- * out as one batch before the next chunk is read.
- */
-export async function* agentTableCells(path: string, limit: number | null): AsyncGenerator<AgentCells[]> {
-  if (!existsSync(path) || limit === 0) return;
-  let batch: AgentCells[] = [];
-  let seen = 0;
-  // the cells are made before the line's buffer is reused: a huge row need not be copied
-  const entries = new IndexedEntries(indexedCells, exactAgentCells, true);
-  const take = (cells: AgentCells): void => {
-    batch.push(cells);
-    seen++;
-  };
-  const indexed = entries.probe(take);
-  const splitter = new LineSplitter(
-    "universal",
-    (line) => {
-      if (limit !== null && seen >= limit) return;
-      const cells = entries.line(line);
-      if (cells !== undefined) take(cells);
-    },
-    DEFAULT_MAX_LINE_BYTES,
-    (buf, start, end) => (limit !== null && seen >= limit) || indexed(buf, start, end),
-  );
-  let chunks = 0;
-  for (const chunk of readChunks(path, { what: "journal" }, READ_BYTES)) {
-    // The cells and line views are garbage once written: collecting every few MB keeps RSS flat.
-    if (++chunks % 32 === 0) Bun.gc(true);
-    splitter.push(chunk);
-    yield batch;
-    batch = [];
-    if (limit !== null && seen >= limit) return;
-  }
-  splitter.end();
-  yield batch;
-}
-
-/** The table's lines as bytes, a batch at a time (the buffer is reused once the caller asks for the next). */
-class LineBytes {
-  buf = new Uint8Array(1 << 18);
-  len = 0;
-  private readonly enc = new TextEncoder();
-
-  private room(n: number): void {
-    if (this.len + n <= this.buf.length) return;
-    const grown = new Uint8Array(Math.max(this.buf.length * 2, this.len + n));
-    grown.set(this.buf.subarray(0, this.len));
-    this.buf = grown;
-  }
-
-  /** A line of text (the exact path's), with its line feed. */
-  text(line: string): void {
-    this.room(3 * line.length + 1);
-    this.len += this.enc.encodeInto(line, this.buf.subarray(this.len)).written;
-    this.buf[this.len++] = 0x0a;
-  }
-
-  /** src[s, e), then spaces up to `width` bytes in all (padEnd: a longer cell is not cut). */
-  cell(src: Uint8Array, s: number, e: number, width: number): void {
-    const n = e - s;
-    this.room(Math.max(n, width) + 4);
-    // a cell is a few dozen bytes: copied in place, with no view made of it
-    const out = this.buf;
-    let o = this.len;
-    for (let i = s; i < e; i++) out[o++] = src[i]!;
-    this.len = o;
-    this.pad(n, width);
-  }
-
-  /** ASCII text, then spaces up to `width`. */
-  word(w: Uint8Array, width: number): void {
-    this.room(Math.max(w.length, width) + 4);
-    this.buf.set(w, this.len);
-    this.len += w.length;
-    this.pad(w.length, width);
-  }
-
-  pad(n: number, width: number): void {
-    for (let i = n; i < width; i++) this.buf[this.len++] = 0x20;
-  }
-
-  /** End the line: trailing spaces dropped (trimEnd: a plain ASCII cell holds no other whitespace), a line feed. */
-  endLine(): void {
-    while (this.len > 0 && this.buf[this.len - 1] === 0x20) this.len--;
-    this.room(1);
-    this.buf[this.len++] = 0x0a;
-  }
-}
 
 const ASCII = new TextEncoder();
 const DOTS = ASCII.encode("...");
 const DASH_TEXT = ASCII.encode("-");
 const TOOL_TEXT = ASCII.encode("<tool>");
+const FOLD_LABELS = [null, null, null, ASCII.encode("model: "), ASCII.encode("tool: ")];
+
+/** Python's column widths for the agent view (tool: the rest of the line). */
+export const AGENT_COLUMNS = [6, 19, 19, 24, 0];
+/** Below this many cells the fixed layout would overflow (the widths, the gaps and a short tool name). */
+export const AGENT_TABLE_WIDTH = 6 + 19 + 19 + 24 + 4 + 12;
+export const AGENT_HEADER = ["seq", "step_hash", "prev_hash", "model", "tool"];
+
+/** The layout on a terminal narrower than AGENT_TABLE_WIDTH: model and tool fold below each row. */
+export function narrowAgentTable(width: number): Table {
+  return new Table(
+    [
+      { header: AGENT_HEADER[0]!, width: 6, minWidth: 3 },
+      { header: AGENT_HEADER[1]!, width: 19, minWidth: 19 },
+      { header: AGENT_HEADER[2]!, width: 19, minWidth: 19 },
+      { header: AGENT_HEADER[3]!, width: 24, fold: "model: ", foldPriority: 1 },
+      { header: AGENT_HEADER[4]!, width: 12, fold: "tool: ", foldPriority: 2 },
+    ],
+    { gap: 1, width },
+  );
+}
+
+/**
+ * The agent view's table layout: Python's fixed one (`fixed`: each column
+ * padded to its width as `padEnd` pads, never cut, joined by one space),
+ * or on a narrow terminal a render/table.ts Table's (`table`: cells cut to
+ * their columns, model and tool folded below the row, labelled).
+ */
+export type AgentLayout = { fixed: readonly number[] } | { table: TableLayout };
+
+/** One row's five cells, laid out in a scratch buffer: cell i is buf[s[i], e[i]). */
+class AgentCellBytes {
+  buf = new Uint8Array(256);
+  readonly s = new Int32Array(5);
+  readonly e = new Int32Array(5);
+  private len = 0;
+
+  /** Lay out the cells of the row whose spans readSpans left in `sp`. */
+  read(b: Uint8Array): void {
+    this.len = 0;
+    this.cell(0, b, sp.seqS, sp.seqE, null);
+    this.cell(1, b, sp.stepS, sp.stepE, DOTS);
+    this.cell(2, b, sp.prevS, sp.prevE, DOTS);
+    this.cell(3, b, sp.modelS, sp.modelE, null);
+    this.cell(4, b, sp.toolS, sp.toolE, null);
+  }
+
+  /** A cell label + cell i: its span in buf (after the cells). */
+  labelled(label: Uint8Array, i: number): number {
+    const at = this.len;
+    this.put(label, 0, label.length);
+    this.put(this.buf, this.s[i]!, this.e[i]!);
+    return at;
+  }
+
+  get end(): number {
+    return this.len;
+  }
+
+  private cell(i: number, b: Uint8Array, s: number, e: number, suffix: Uint8Array | null): void {
+    this.s[i] = this.len;
+    if (s === DASH) this.put(DASH_TEXT, 0, DASH_TEXT.length);
+    else if (s === TOOL) this.put(TOOL_TEXT, 0, TOOL_TEXT.length);
+    else if (s !== NO_HASH) this.put(b, s, e);
+    if (suffix !== null) this.put(suffix, 0, suffix.length);
+    this.e[i] = this.len;
+  }
+
+  private put(b: Uint8Array, s: number, e: number): void {
+    if (this.len + e - s > this.buf.length) {
+      const bigger = new Uint8Array(Math.max(2 * this.buf.length, this.len + e - s));
+      bigger.set(this.buf.subarray(0, this.len));
+      this.buf = bigger;
+    }
+    this.len = copyBytes(b, s, e, this.buf, this.len);
+  }
+}
+
+/** After a cell of n bytes: padded to its width (a longer one is not cut), then the gap. */
+function gapAfter(out: PlainLines, n: number, width: number): void {
+  out.pad(Math.max(0, width - n) + 1);
+}
+
+/** An indexed row in the fixed layout (trailing spaces dropped: a plain ASCII cell holds no other whitespace). */
+function fixedRow(out: PlainLines, b: Uint8Array, widths: readonly number[]): void {
+  const [wSeq, wStep, wPrev, wModel] = widths as [number, number, number, number];
+  const start = out.pos;
+  out.room(Math.max(sp.seqE - sp.seqS, wSeq) + wStep + wPrev + Math.max(sp.modelE - sp.modelS, wModel) + (sp.toolE - sp.toolS) + 16);
+  out.copy(b, sp.seqS, sp.seqE);
+  gapAfter(out, sp.seqE - sp.seqS, wSeq);
+  out.copy(b, sp.stepS, sp.stepE);
+  out.copy(DOTS, 0, DOTS.length);
+  gapAfter(out, sp.stepE - sp.stepS + DOTS.length, wStep);
+  const prevLen = sp.prevS === NO_HASH ? 0 : sp.prevE - sp.prevS;
+  if (prevLen > 0) out.copy(b, sp.prevS, sp.prevE);
+  out.copy(DOTS, 0, DOTS.length);
+  gapAfter(out, prevLen + DOTS.length, wPrev);
+  if (sp.modelS === DASH) {
+    out.copy(DASH_TEXT, 0, DASH_TEXT.length);
+    gapAfter(out, DASH_TEXT.length, wModel);
+  } else {
+    out.copy(b, sp.modelS, sp.modelE);
+    gapAfter(out, sp.modelE - sp.modelS, wModel);
+  }
+  if (sp.toolS === DASH) out.copy(DASH_TEXT, 0, DASH_TEXT.length);
+  else if (sp.toolS === TOOL) out.copy(TOOL_TEXT, 0, TOOL_TEXT.length);
+  else out.copy(b, sp.toolS, sp.toolE);
+  out.endLine(start);
+}
+
+/**
+ * An indexed row as the narrow Table formats it: the columns left in the
+ * row cut to their widths and padded (the last not), joined by one space,
+ * the line trimmed; then each folded cell that is not empty, labelled,
+ * wrapped below it. False (nothing written) where a column is too narrow to cut.
+ */
+function tableRow(out: PlainLines, c: AgentCellBytes, t: TableLayout): boolean {
+  const w = t.widths;
+  let last = -1;
+  for (let i = 0; i < 5; i++) {
+    if (t.folded.has(i)) continue;
+    if (w[i]! < 2) return false;
+    last = i;
+  }
+  const start = out.pos;
+  out.room(w[0]! + w[1]! + w[2]! + w[3]! + w[4]! + 32);
+  for (let i = 0; i <= last; i++) {
+    if (t.folded.has(i)) continue;
+    const n = out.styled(c.buf, c.s[i]!, c.e[i]!, null, w[i]!);
+    if (i < last) out.pad(w[i]! - n + 1);
+  }
+  out.endLine(start);
+  const width = Math.max(1, t.total - t.foldIndent);
+  for (let i = 3; i < 5; i++) {
+    if (!t.folded.has(i) || c.e[i] === c.s[i]) continue;
+    const at = c.labelled(FOLD_LABELS[i]!, i);
+    out.foldedCell(c.buf, at, c.end, width, t.foldIndent);
+  }
+  return true;
+}
 
 /**
  * The agent view's table rows in the fixed layout (`widths`: each column
@@ -221,34 +266,23 @@ const TOOL_TEXT = ASCII.encode("<tool>");
  * (no string made); every other row's cells go through `format` (the
  * same layout as text).
  */
-export async function* agentTableBytes(path: string, limit: number | null, widths: readonly number[], format: (cells: AgentCells) => string): AsyncGenerator<Uint8Array> {
+export async function* agentTableBytes(path: string, limit: number | null, layout: AgentLayout, format: (cells: AgentCells) => string): AsyncGenerator<Uint8Array> {
   if (!existsSync(path) || limit === 0) return;
-  const out = new LineBytes();
+  const out = new PlainLines(1 << 18);
   let seen = 0;
-  const [wSeq, wStep, wPrev, wModel] = widths as [number, number, number, number];
+  const cells = new AgentCellBytes();
   const entries = new IndexedEntries<true>(
     (ix) => {
       if (!readSpans(ix)) return null;
-      const b = ix.buf;
-      out.cell(b, sp.seqS, sp.seqE, wSeq);
-      out.pad(0, 1);
-      out.cell(b, sp.stepS, sp.stepE, 0);
-      out.word(DOTS, wStep - (sp.stepE - sp.stepS));
-      out.pad(0, 1);
-      if (sp.prevS !== NO_HASH) out.cell(b, sp.prevS, sp.prevE, 0);
-      out.word(DOTS, wPrev - (sp.prevS === NO_HASH ? 0 : sp.prevE - sp.prevS));
-      out.pad(0, 1);
-      if (sp.modelS === DASH) out.word(DASH_TEXT, wModel);
-      else out.cell(b, sp.modelS, sp.modelE, wModel);
-      out.pad(0, 1);
-      if (sp.toolS === DASH) out.word(DASH_TEXT, 0);
-      else if (sp.toolS === TOOL) out.word(TOOL_TEXT, 0);
-      else out.cell(b, sp.toolS, sp.toolE, 0);
-      out.endLine();
-      return true;
+      if ("fixed" in layout) {
+        fixedRow(out, ix.buf, layout.fixed);
+        return true;
+      }
+      cells.read(ix.buf);
+      return tableRow(out, cells, layout.table) ? true : null;
     },
     (row) => {
-      out.text(format(exactAgentCells(row)));
+      out.text(format(exactAgentCells(row)) + "\n");
       return true;
     },
     true,
@@ -265,10 +299,10 @@ export async function* agentTableBytes(path: string, limit: number | null, width
   );
   for (const chunk of readChunks(path, { what: "journal" }, READ_BYTES)) {
     splitter.push(chunk);
-    yield out.buf.subarray(0, out.len);
-    out.len = 0;
+    yield out.out.subarray(0, out.pos);
+    out.pos = 0;
     if (limit !== null && seen >= limit) return;
   }
   splitter.end();
-  yield out.buf.subarray(0, out.len);
+  yield out.out.subarray(0, out.pos);
 }

@@ -1,7 +1,8 @@
 import { closeSync, readSync, writeSync } from "node:fs";
 import { openAnonymousFile } from "../fsutil/anonymous-file.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { copyBytes, type CellSpans, type RowCells } from "./fast-cells.ts";
+import type { CellSpans, RowCells } from "./fast-cells.ts";
+import { copyBytes } from "./plain-lines.ts";
 import { DISPLAY_FIELDS, EVENT_HASH_SLOT, type LoadedRow, valueAt } from "./fast-row.ts";
 
 /**

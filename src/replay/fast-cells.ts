@@ -2,6 +2,7 @@ import { paint } from "../render/ansi.ts";
 import { EVENT_STYLES, REASON_EVENTS } from "./display.ts";
 import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
+import { copyBytes, PlainLines } from "./plain-lines.ts";
 import { formatFixed } from "./format.ts";
 import { BACKSLASH, QUOTE } from "../codec/bytes.ts";
 import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
@@ -277,7 +278,6 @@ export interface TableLayout {
   readonly foldIndent: number;
   readonly total: number;
 }
-const ELLIPSIS = new TextEncoder().encode("\u2026");
 const SPACES = 0x20;
 /** Room for a row's detail and its parts' prefixes: a longer one (a long row's) declines the row to the table code (read). */
 const DETAIL_MAX = 1 << 17;
@@ -509,14 +509,11 @@ export class RowCells extends CellSpans {
  * Writes table lines as bytes into its buffer; `flushable()` says when the
  * buffer should go out (the caller awaits the write, then `reset()`s).
  */
-export class FastTableWriter {
-  out = new Uint8Array(FLUSH_AT * 2);
-  pos = 0;
+export class FastTableWriter extends PlainLines {
   private readonly cells = new RowCells();
   private readonly dim = styleBytes("dim");
   private readonly eventNames = Object.keys(EVENT_STYLES).map((k) => new TextEncoder().encode(k));
   private readonly eventStyles = Object.values(EVENT_STYLES).map(styleBytes);
-  private readonly encoder = new TextEncoder();
 
   /** The table's column widths (TIME, EVENT, AGENT, TASK, DETAIL; 0 for a folded one). */
   private readonly widths: readonly number[];
@@ -531,6 +528,7 @@ export class FastTableWriter {
   private readonly folded = new Uint8Array(TASK_LABEL.length + 2 * FAST_LINE_MAX + 2);
 
   constructor(layout: TableLayout, private readonly baseTs: number | null) {
+    super(FLUSH_AT * 2);
     this.widths = layout.widths;
     this.taskFolded = layout.folded.has(TASK_COLUMN);
     this.detailFolded = layout.folded.has(DETAIL_COLUMN);
@@ -545,12 +543,6 @@ export class FastTableWriter {
 
   reset(): void {
     this.pos = 0;
-  }
-
-  /** Append text made elsewhere (a declined row's lines, the header). */
-  text(t: string): void {
-    this.room(t.length * 3);
-    this.pos += this.encoder.encodeInto(t, this.out.subarray(this.pos)).written;
   }
 
   /** Append the loaded row's line; false (nothing appended) when displayRow must make it. */
@@ -613,92 +605,10 @@ export class FastTableWriter {
     if (this.taskFolded && taskLen > 0) {
       const t = this.folded;
       if (TASK_LABEL.length + taskLen > t.length) return false;
-      this.foldedCell(t, 0, copyBytes(c.taskB, c.taskS, c.taskE, t, TASK_LABEL.length));
+      this.foldedCell(t, 0, copyBytes(c.taskB, c.taskS, c.taskE, t, TASK_LABEL.length), this.foldWidth, this.foldIndent);
     }
-    if (detailLen > 0) this.foldedCell(c.detailB, c.detailS, c.detailE);
+    if (detailLen > 0) this.foldedCell(c.detailB, c.detailS, c.detailE, this.foldWidth, this.foldIndent);
     return true;
-  }
-
-  /** A folded cell's text d[ds, de) (not empty) on lines of its own below the row, each after the fold's indent. */
-  private foldedCell(d: Uint8Array, ds: number, de: number): void {
-    this.room(this.foldIndent);
-    this.pad(this.foldIndent);
-    this.wrapLines(d, ds, de, this.foldWidth, this.foldIndent, this.pos, false);
-  }
-
-  /** trimEnd and the line feed: plain cells hold no whitespace but the space, and escapes end in "m". */
-  private endLine(start: number): void {
-    const o = this.out;
-    while (this.pos > start && o[this.pos - 1] === SPACES) this.pos--;
-    o[this.pos++] = 0x0a;
-  }
-
-  /**
-   * The text d[ds, de) wrapped to `width` (Table.format's wrapCells of plain
-   * ASCII, one cell a byte), its first piece ending the line begun at
-   * `start`, each other piece on a line of its own after `indent` spaces.
-   * `trim`: every line trimmed at its end (DETAIL in the row, where the
-   * other cells are spaces there), else only a cut line is (a folded cell's
-   * lines, the last as it is: wrapCells trims a line only where it cuts).
-   */
-  private wrapLines(d: Uint8Array, ds: number, de: number, width: number, indent: number, start: number, trim: boolean): void {
-    this.room((Math.ceil((de - ds) / width) + 1) * (indent + width + 2));
-    let lineStart = start;
-    let cs = ds;
-    for (let i = ds; i < de; i++) {
-      const ch = d[i]!;
-      if (i - cs + 1 > width && i > cs) {
-        let space = i - 1;
-        while (space >= cs && d[space] !== SPACES) space--;
-        const cut = space > cs && ch !== SPACES ? space + 1 - cs : i - cs;
-        // trimEnd, or the piece as it is when it is all spaces
-        let e = cs + cut;
-        while (e > cs && d[e - 1] === SPACES) e--;
-        this.copy(d, cs, e === cs ? cs + cut : e);
-        this.lineEnd(lineStart, trim);
-        lineStart = this.pos;
-        this.pad(indent);
-        cs += cut;
-        if (ch === SPACES && cs === i) {
-          cs = i + 1; // a break at a space swallows it
-          continue;
-        }
-      }
-    }
-    this.copy(d, cs, de);
-    this.lineEnd(lineStart, trim);
-  }
-
-  private lineEnd(start: number, trim: boolean): void {
-    if (trim) this.endLine(start);
-    else this.out[this.pos++] = 0x0a;
-  }
-
-  private room(n: number): void {
-    if (this.pos + n <= this.out.length) return;
-    const bigger = new Uint8Array(Math.max(this.out.length * 2, this.pos + n));
-    bigger.set(this.out.subarray(0, this.pos));
-    this.out = bigger;
-  }
-
-  private copy(b: Uint8Array, s: number, e: number): void {
-    this.pos = copyBytes(b, s, e, this.out, this.pos);
-  }
-
-  private pad(n: number): void {
-    // a cell's padding is short: a loop beats fill(), a native call
-    const o = this.out;
-    for (let i = 0; i < n; i++) o[this.pos++] = SPACES;
-  }
-
-  /** The text b[s, e) cut to `width` cells, painted when not empty; returns the cells written. */
-  private styled(b: Uint8Array, s: number, e: number, style: [Uint8Array, Uint8Array] | null, width: number): number {
-    const cut = e - s > width;
-    if (style !== null && s !== e) this.copy(style[0], 0, style[0].length);
-    this.copy(b, s, cut ? s + width - 1 : e);
-    if (cut) this.copy(ELLIPSIS, 0, ELLIPSIS.length);
-    if (style !== null && s !== e) this.copy(style[1], 0, style[1].length);
-    return cut ? width : e - s;
   }
 
   /** eventStyle(event) of the event text b[s, e). */
@@ -714,11 +624,6 @@ export class FastTableWriter {
   }
 }
 
-/** b[s, e) to `to` at o; returns the end. A byte loop, not set(subarray): a view per cell would be garbage per row. */
-export function copyBytes(b: Uint8Array, s: number, e: number, to: Uint8Array, o: number): number {
-  for (let i = s; i < e; i++) to[o++] = b[i]!;
-  return o;
-}
 
 /** String(n) of an integer below 1e21 in magnitude, written at o; returns the end. */
 function writeInt(b: Uint8Array, o: number, n: number): number {

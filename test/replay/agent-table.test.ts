@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { agentTableBytes, agentTableCells, exactAgentCells, type AgentCells } from "../../src/replay/agent-table.ts";
+import { AGENT_COLUMNS, agentTableBytes, exactAgentCells, narrowAgentTable, type AgentCells, type AgentLayout } from "../../src/replay/agent-table.ts";
 import { readEntries } from "../../src/steps/reader.ts";
 import { HOSTILE_STEP_LINES as HOSTILE, journalBytes } from "../helpers/step-journals.ts";
 
@@ -18,21 +18,27 @@ import { HOSTILE_STEP_LINES as HOSTILE, journalBytes } from "../helpers/step-jou
 const tmp = mkdtempSync(join(tmpdir(), "agent-table-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-async function viaTable(path: string, limit: number | null): Promise<AgentCells[]> {
-  const out: AgentCells[] = [];
-  for await (const batch of agentTableCells(path, limit)) out.push(...batch);
-  return out;
-}
+const line = (cells: string[]) => cells.map((c, i) => c.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd();
 
-const WIDTHS = [6, 19, 19, 24, 0];
-const line = (cells: string[]) => cells.map((c, i) => c.padEnd(WIDTHS[i]!)).join(" ").trimEnd();
-
-/** The fixed layout's text as the byte writer makes it (a copy of each batch: its buffer is reused). */
-async function viaBytes(path: string, limit: number | null): Promise<string> {
+/** The table's text as the byte writer makes it (a copy of each batch: its buffer is reused): the fixed layout, or the narrow one at `width`. */
+async function viaBytes(path: string, limit: number | null, width?: number): Promise<string> {
+  const narrow = width === undefined ? null : narrowAgentTable(width);
+  const layout: AgentLayout = narrow ? { table: narrow } : { fixed: AGENT_COLUMNS };
+  const format = narrow ? (cells: string[]) => narrow.format(cells).join("\n") : line;
   const parts: Buffer[] = [];
-  for await (const b of agentTableBytes(path, limit, WIDTHS, line)) parts.push(Buffer.from(b));
+  for await (const b of agentTableBytes(path, limit, layout, format)) parts.push(Buffer.from(b));
   return Buffer.concat(parts).toString("utf8");
 }
+
+/** The table's text from the exact path's cells alone. */
+function expected(cells: AgentCells[], width?: number): string {
+  if (width === undefined) return cells.map((c) => line(c) + "\n").join("");
+  const t = narrowAgentTable(width);
+  return cells.map((c) => t.format(c).map((l) => l + "\n").join("")).join("");
+}
+
+/** Narrow terminals: model, then tool, folded below each row; cells cut to their columns. */
+const NARROW = [83, 70, 60, 45, 30, 20];
 
 async function exact(path: string, limit: number | null): Promise<AgentCells[]> {
   const out: AgentCells[] = [];
@@ -47,14 +53,13 @@ function file(name: string, text: string): string {
 }
 
 
-describe("agent prose cells: the index's reading is the exact path's", () => {
+describe("agent prose table: the index's reading is the exact path's, in the fixed layout and folded on narrow terminals", () => {
   test("hostile lines, each line ending (LF, CRLF, CR)", async () => {
     for (const [name, eol] of [["lf", "\n"], ["crlf", "\r\n"], ["cr", "\r"]] as const) {
       const p = file(`hostile-${name}.jsonl`, HOSTILE.join(eol) + eol);
       const want = await exact(p, null);
       expect(want.length).toBeGreaterThan(10);
-      expect({ name, cells: await viaTable(p, null) }).toEqual({ name, cells: want });
-      expect({ name, text: await viaBytes(p, null) }).toEqual({ name, text: want.map((c) => line(c) + "\n").join("") });
+      for (const width of [undefined, ...NARROW]) expect({ name, width, text: await viaBytes(p, null, width) }).toEqual({ name, width, text: expected(want, width) });
     }
   });
 
@@ -70,13 +75,15 @@ describe("agent prose cells: the index's reading is the exact path's", () => {
       const p = file(`${name}.jsonl`, text);
       for (const limit of [null, 0, 1, 37]) {
         const want = await exact(p, limit);
-        expect({ name, limit, cells: await viaTable(p, limit) }).toEqual({ name, limit, cells: want });
-        expect({ name, limit, text: await viaBytes(p, limit) }).toEqual({ name, limit, text: want.map((c) => line(c) + "\n").join("") });
+        for (const width of limit === null ? [undefined, ...NARROW] : [undefined, 60]) {
+          expect({ name, limit, width, text: await viaBytes(p, limit, width) }).toEqual({ name, limit, width, text: expected(want, width) });
+        }
       }
     }
   });
 
-  test("a missing file has no cells", async () => {
-    expect(await viaTable(join(tmp, "missing.jsonl"), null)).toEqual([]);
+  test("a missing file has no rows", async () => {
+    expect(await viaBytes(join(tmp, "missing.jsonl"), null)).toBe("");
+    expect(await viaBytes(join(tmp, "missing.jsonl"), null, 40)).toBe("");
   });
 });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { PyLike } from "../../../src/pyjson/types.ts";
 import { exactAgentView } from "../../helpers/agent-view.ts";
 import { bernstein } from "../../helpers/cli.ts";
-import { exactAgentCells } from "../../../src/replay/agent-table.ts";
+import { exactAgentCells, narrowAgentTable } from "../../../src/replay/agent-table.ts";
 import { readEntries } from "../../../src/steps/reader.ts";
 import { BUCKET_NAME } from "../../../src/steps/paths.ts";
 import { dictFormJournal, journalBytes, wideRow, writeAgentJournal } from "../../helpers/step-journals.ts";
@@ -103,6 +103,19 @@ describe("replay <AGENT_ID> --as-json (binary): the exact path's output", () => 
         const lines = r.stdout.split("\n");
         expect({ id, limit, rows: lines.slice(5, 5 + want.length) }).toEqual({ id, limit, rows: want });
         expect(lines.slice(5 + want.length)).toEqual(["", `Use 'bernstein replay export ${id}' to produce an offline-verifiable receipt.`, ""]);
+      }
+    }
+  }, 120_000);
+
+  test("on a narrow terminal (model, then tool, folded below each row): the Table's lines of every entry's exact cells", async () => {
+    for (const id of ["mixed", "huge", "wide"]) {
+      for (const width of [70, 50, 30]) {
+        const r = await bernstein(["replay", id, "--sdd-dir", sdd], { env: { COLUMNS: String(width) } });
+        expect({ id, width, code: r.code }).toEqual({ id, width, code: 0 });
+        const t = narrowAgentTable(width);
+        let want = t.header() + "\n";
+        for await (const row of readEntries(join(sdd, "runtime", "journal", id, BUCKET_NAME), null)) want += t.format(exactAgentCells(row)).join("\n") + "\n";
+        expect({ id, width, has: r.stdout.includes(want) }).toEqual({ id, width, has: true });
       }
     }
   }, 120_000);

@@ -1,11 +1,11 @@
 import { NegativeError, UsageError } from "../../../errors/index.ts";
 import { renderJson } from "../../../render/json.ts";
 import { refuseNonStepJournal } from "../../../steps/reader.ts";
-import { agentTableBytes, agentTableCells } from "../../../replay/agent-table.ts";
+import { AGENT_COLUMNS, AGENT_HEADER, AGENT_TABLE_WIDTH, agentTableBytes, narrowAgentTable, type AgentLayout } from "../../../replay/agent-table.ts";
 import { verifyAgentJournal } from "../../../steps/verify.ts";
 import { agentVerdictJson, emptyAgentJson } from "../../../steps/verdict.ts";
 import { paint } from "../../../render/ansi.ts";
-import { Table, terminalWidth, wrapCells } from "../../../render/table.ts";
+import { terminalWidth, wrapCells } from "../../../render/table.ts";
 import { printLines, writeStdout, writeStdoutBytes, writeStdoutBytesSync } from "../../output.ts";
 import { writeAgentEntriesJson } from "../../../replay/agent-json.ts";
 import { SpanRecords } from "../../../steps/records.ts";
@@ -69,36 +69,14 @@ async function showAgent(ctx: ReplayContext, agentId: string, limit: number | nu
   // The verifying pass's garbage is collected before the table's pass starts, so the two do not add up.
   Bun.gc(true);
   await printLines(`Replay for ${agentId}`, `head_hash: ${v.head_hash}`, `steps: ${v.steps}`, "");
-  const header = ["seq", "step_hash", "prev_hash", "model", "tool"];
   // Python's fixed layout where it fits; a narrower terminal folds model and tool below each row.
-  const narrow = terminalWidth() < AGENT_TABLE_WIDTH ? narrowAgentTable(header) : null;
-  await printLines(narrow ? narrow.header() : paint("bold", header.map((h, i) => h.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd()));
-  // One write per read chunk, not per row; the fixed layout is written from the rows' bytes.
-  if (narrow) {
-    for await (const batch of agentTableCells(bucket, limit)) if (batch.length > 0) await printLines(...batch.flatMap((cells) => narrow.format(cells)));
-  } else {
-    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd();
-    for await (const bytes of agentTableBytes(bucket, limit, AGENT_COLUMNS, line)) await writeStdoutBytes(bytes);
-  }
+  const narrow = terminalWidth() < AGENT_TABLE_WIDTH ? narrowAgentTable(terminalWidth()) : null;
+  await printLines(narrow ? narrow.header() : paint("bold", AGENT_HEADER.map((h, i) => h.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd()));
+  // One write per read chunk, not per row; the rows the codec's index answers are written from their bytes.
+  const layout: AgentLayout = narrow ? { table: narrow } : { fixed: AGENT_COLUMNS };
+  const lines = narrow ? (cells: string[]) => narrow.format(cells).join("\n") : (cells: string[]) => cells.map((c, i) => c.padEnd(AGENT_COLUMNS[i]!)).join(" ").trimEnd();
+  for await (const bytes of agentTableBytes(bucket, limit, layout, lines)) await writeStdoutBytes(bytes);
   const hint = `Use 'bernstein replay export ${agentId}' to produce an offline-verifiable receipt.`;
   await printLines("", ...(narrow ? wrapCells(hint, terminalWidth()) : [hint]));
   return 0;
-}
-
-/** Python's column widths for the agent view (tool: the rest of the line). */
-const AGENT_COLUMNS = [6, 19, 19, 24, 0];
-/** Below this many cells the fixed layout would overflow (the widths, the gaps and a short tool name). */
-const AGENT_TABLE_WIDTH = 6 + 19 + 19 + 24 + 4 + 12;
-
-function narrowAgentTable(header: string[]): Table {
-  return new Table(
-    [
-      { header: header[0]!, width: 6, minWidth: 3 },
-      { header: header[1]!, width: 19, minWidth: 19 },
-      { header: header[2]!, width: 19, minWidth: 19 },
-      { header: header[3]!, width: 24, fold: "model: ", foldPriority: 1 },
-      { header: header[4]!, width: 12, fold: "tool: ", foldPriority: 2 },
-    ],
-    { gap: 1 },
-  );
 }
