@@ -497,6 +497,8 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     };
     let gcMark = process.memoryUsage.rss();
     for (const offset of readPageRows(input.journal, total, fp, pageRows)) {
+      // the chunk's rows are done: the last one's hash leaves the read buffer before the next read
+      lastHash.settle();
       if (ready.length > 0 && !(await drain())) break;
       input.onDrawProgress?.(offset, total);
       // The chunks' values and table text are garbage, and the engine collects them late: a full collection once the

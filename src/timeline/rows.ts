@@ -94,10 +94,29 @@ class KernelFields extends Map<string, PyValue> {
     super();
   }
 
-  /** The reader `r` holds the next row: forget the values made. */
-  at(r: KernelRowReader): void {
+  /**
+   * The reader `r` holds the next row: forget the values made. `inPlace`:
+   * the row lies in the buffer the file is read into, untouched until the
+   * next read (not in a copy a later line may overwrite).
+   */
+  at(r: KernelRowReader, inPlace: boolean): void {
     this.r = r;
     this.row++;
+    this.inPlace = inPlace;
+  }
+
+  inPlace = false;
+
+  /** The bytes the row lies in, and the span of the key's value token there (start -1: no such key). */
+  get bytes(): Uint8Array {
+    return this.r!.mem;
+  }
+  tokenStart(key: string): number {
+    const slot = PAGE_TABLE.slot(key);
+    return slot < 0 ? -1 : this.r!.fieldS[slot]!;
+  }
+  tokenEnd(key: string): number {
+    return this.r!.fieldE[PAGE_TABLE.slot(key)]!;
   }
 
   override has(key: string): boolean {
@@ -159,18 +178,36 @@ class KernelFields extends Map<string, PyValue> {
 
 /**
  * `pyStr(row.get(key), "")` of the last row kept, made only when asked:
- * a row on the tape whose value is a plain string leaves its bytes (the
- * page needs the last row's event_hash, and decoding every row's cost a
- * string each).
+ * a row on the tape whose value is a string leaves its bytes (the page
+ * needs the last row's event_hash, and decoding every row's cost a string
+ * each). A row still in the read buffer leaves only where they are, copied
+ * by `settle` before the buffer is read into again: most rows are not the
+ * last, and copying each row's 64 bytes cost a few percent of the pass.
  */
 export class LastText {
   private bytes = new Uint8Array(128);
   /** Bytes kept (-1: `text` holds the value). */
   private len = -1;
   private text = "";
+  /** The kept value's string token, not yet copied: pending[pendS, pendE) (null: none). */
+  private pending: Uint8Array | null = null;
+  private pendS = 0;
+  private pendE = 0;
 
   keep(row: PyObject, key: string): void {
+    this.pending = null;
     if (row instanceof KernelFields) {
+      const s = row.tokenStart(key);
+      if (s >= 0 && row.inPlace) {
+        const b = row.bytes;
+        const e = row.tokenEnd(key);
+        if (b[s] === QUOTE && e - s - 2 <= this.bytes.length) {
+          this.pending = b;
+          this.pendS = s;
+          this.pendE = e;
+          return;
+        }
+      }
       const n = row.plainString(key, this.bytes);
       if (n >= 0) {
         this.len = n;
@@ -181,7 +218,28 @@ export class LastText {
     this.text = pyStr(row.get(key), "");
   }
 
+  /** Copy a pending value out of the read buffer (before the reader reads into it again). */
+  settle(): void {
+    const b = this.pending;
+    if (b === null) return;
+    this.pending = null;
+    const s = this.pendS + 1;
+    const n = this.pendE - 1 - s;
+    for (let i = 0; i < n; i++) {
+      const c = b[s + i]!;
+      if (c === BACKSLASH) {
+        // as the row's value reads (valueAt): the token decoded
+        this.len = -1;
+        this.text = JSON.parse(latin1.decode(b.subarray(this.pendS, this.pendE))) as string;
+        return;
+      }
+      this.bytes[i] = c;
+    }
+    this.len = n;
+  }
+
   value(): string {
+    this.settle();
     return this.len < 0 ? this.text : latin1.decode(this.bytes.subarray(0, this.len));
   }
 }
@@ -235,7 +293,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
   const exact: PageRow = { fields: new Map(), full: () => exact.fields, json: () => null };
   /** Hand the sink the row reader `r` took, the line buf[s, e) at file offset `at`. */
   const taken = (r: KernelRowReader, buf: Uint8Array, s: number, e: number, at: number): void => {
-    fields.at(r);
+    fields.at(r, r === k);
     whole = null;
     line = buf;
     lineS = s;

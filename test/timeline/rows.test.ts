@@ -18,7 +18,7 @@ import { ReplayFingerprint } from "../../src/replay/fingerprint.ts";
 import { DISPLAY_FIELDS } from "../../src/replay/fast-row.ts";
 import { JournalFile, writeBigRun, writeHostileRun } from "../e2e/timeline/synthetic.ts";
 import { writeHostileJournal, writeLongRowJournal, writeWriterJournal } from "../replay/hostile-rows.ts";
-import { writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { dumps } from "../../src/pyjson/encode.ts";
 import { PyNum, pyFloat, type PyLike } from "../../src/pyjson/types.ts";
 import { mulberry32 } from "../../tools/fuzz/rng.ts";
@@ -238,6 +238,32 @@ describe("timeline fast pass = exact pass", () => {
     // lines of 64 KiB and more: the ones the line reader hands over whole (the long-line kernel's)
     writeLongRowJournal(journal);
     for (const [, options] of VARIANTS) await expectSamePage(journal, runDir, options);
+  }, 60_000);
+
+  test("the last row's event_hash wherever the row was read: in place before a read's worth of unreadable lines, from a long line's copy a later long line overwrote", async () => {
+    const sdd = join(dir, "last");
+    const tails: [string, string[]][] = [
+      // ~2 MB of lines that are not rows after the last row: the buffer it was read in is read into again
+      ["chunk", Array.from({ length: 30_000 }, (_, i) => `not a row ${i} ${"x".repeat(60)}`)],
+      // a long line that is not a row after a last row read from a longer line's copy: the copy's buffer is written again
+      ["copy", [`[${"1, ".repeat(40_000)}1]`]],
+    ];
+    // the last row's event_hash spelled with an escape (json.loads reads the same hash)
+    tails.push(["escaped", []]);
+    for (const [name, tail] of tails) {
+      const j = new JournalFile(sdd, name);
+      j.add("run_started", { run_id: name, git_branch: "main", git_sha: "0123abc" });
+      for (let k = 0; k < 50; k++) j.add("tool_call", { agent_id: "a-1", n: k });
+      if (name === "copy") j.add("tool_result", { agent_id: "a-1", output: "y".repeat(200_000) });
+      j.close();
+      if (name === "escaped") {
+        const text = readFileSync(j.path, "utf8");
+        const at = text.lastIndexOf(`"event_hash": "${j.head}"`) + `"event_hash": "`.length;
+        writeFileSync(j.path, text.slice(0, at) + `\\u00${j.head.charCodeAt(0).toString(16)}` + text.slice(at + 1));
+      } else appendFileSync(j.path, tail.join("\n") + "\n");
+      const page = await expectSamePage(j.path, join(sdd, "runs", name));
+      expect({ name, head: page.includes(j.head) }).toEqual({ name, head: true });
+    }
   }, 60_000);
 
   test("payloads cut at the page's bound (a pair cut in half, text that grows when escaped), and the table cut at its byte bound", async () => {
