@@ -23,22 +23,12 @@ import { displayRow, LongText, measureIds, shownRow } from "../../src/replay/dis
 import { runTable, shownLines, writeRunTable, writeRunTableExact } from "../../src/replay/run-table.ts";
 import { scanRun, scanRunFast } from "../../src/replay/run-view.ts";
 import { CollectingOutput } from "../../src/replay/sink.ts";
+import { mulberry32 } from "../../tools/fuzz/rng.ts";
 
 const enc = new TextEncoder();
 
 /** Characters that make a cut or a piece boundary interesting. */
 const TRICKY = ["🚀", "\ud83d\ude00", "漢", "ｗ", "e\u0301", "\u0301", "\u200b", "\t", "\n", '"', "\\", "\u0007", "\ud800", "\udfff", "\ufeff", "\u2028", " ", "  ", "é", "\u00a0", "\u3000"];
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomText(r: () => number, n: number): string {
   let s = "";
@@ -102,7 +92,7 @@ function refTruncate(text: string, width: number): string {
 }
 
 describe("long strings decoded in pieces", () => {
-  const r = prng(7);
+  const r = mulberry32(7);
   const strings = [
     "",
     "plain ascii",
@@ -139,7 +129,7 @@ describe("long strings decoded in pieces", () => {
   });
 
   test("wrapPieces and truncatePieces are wrapCells and truncateCells of the joined text, however it is split", () => {
-    const q = prng(11);
+    const q = mulberry32(11);
     for (let k = 0; k < 400; k++) {
       const s = randomText(q, Math.floor(q() * 120));
       const width = Math.floor(q() * 25) - 1;
@@ -174,7 +164,7 @@ function rowPair(event: string, fields: [string, string][], ascii: boolean): { t
 describe("a row's long fields laid out from their bytes = the decoded row's table lines", () => {
   setColorEnabled(false);
   test("every cut (id columns, reason, fingerprint, task ids, failed signals, wraps and folds) at every width", () => {
-    const r = prng(3);
+    const r = mulberry32(3);
     let cases = 0;
     // ids cut at 19 cells (ID_MIN_WIDTH - 1), the reason at 159, fp at 12 code points, the first 2/3 code points
     for (const at of [0, 1, 2, 3, 10, 11, 12, 17, 18, 19, 20, 157, 158, 159, 160]) {
@@ -209,7 +199,7 @@ describe("a journal whose shown fields are megabytes: the table = the exact path
 
   /** ~1.1 M characters (over the 1 MiB a string must have to stay bytes), the special ones spread through. */
   function big(seed: number): string {
-    const r = prng(seed);
+    const r = mulberry32(seed);
     const unit = randomText(r, 4000);
     return unit.repeat(280);
   }
