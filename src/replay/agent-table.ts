@@ -164,18 +164,6 @@ class AgentCellBytes {
     this.cell(4, b, sp.toolS, sp.toolE, null);
   }
 
-  /** A cell label + cell i: its span in buf (after the cells). */
-  labelled(label: Uint8Array, i: number): number {
-    const at = this.len;
-    this.put(label, 0, label.length);
-    this.put(this.buf, this.s[i]!, this.e[i]!);
-    return at;
-  }
-
-  get end(): number {
-    return this.len;
-  }
-
   private cell(i: number, b: Uint8Array, s: number, e: number, suffix: Uint8Array | null): void {
     this.s[i] = this.len;
     if (s === DASH) this.put(DASH_TEXT, 0, DASH_TEXT.length);
@@ -229,31 +217,21 @@ function fixedRow(out: PlainLines, b: Uint8Array, widths: readonly number[]): vo
 
 /**
  * An indexed row as the narrow Table formats it: the columns left in the
- * row cut to their widths and padded (the last not), joined by one space,
+ * row cut to their widths and padded, joined by one space,
  * the line trimmed; then each folded cell that is not empty, labelled,
  * wrapped below it. False (nothing written) where a column is too narrow to cut.
  */
 function tableRow(out: PlainLines, c: AgentCellBytes, t: TableLayout): boolean {
   const w = t.widths;
-  let last = -1;
-  for (let i = 0; i < 5; i++) {
-    if (t.folded.has(i)) continue;
-    if (w[i]! < 2) return false;
-    last = i;
-  }
+  for (let i = 0; i < 5; i++) if (!t.folded.has(i) && w[i]! < 2) return false;
   const start = out.pos;
   out.room(w[0]! + w[1]! + w[2]! + w[3]! + w[4]! + 32);
-  for (let i = 0; i <= last; i++) {
-    if (t.folded.has(i)) continue;
-    const n = out.styled(c.buf, c.s[i]!, c.e[i]!, null, w[i]!);
-    if (i < last) out.pad(w[i]! - n + 1);
-  }
+  // the row's last cell is padded too, and the padding trimmed with the line (Table.format pads it not, then trims the line)
+  for (let i = 0; i < 5; i++) if (!t.folded.has(i)) out.pad(w[i]! - out.styled(c.buf, c.s[i]!, c.e[i]!, null, w[i]!) + 1);
   out.endLine(start);
   const width = Math.max(1, t.total - t.foldIndent);
   for (let i = 3; i < 5; i++) {
-    if (!t.folded.has(i) || c.e[i] === c.s[i]) continue;
-    const at = c.labelled(FOLD_LABELS[i]!, i);
-    out.foldedCell(c.buf, at, c.end, width, t.foldIndent);
+    if (t.folded.has(i) && c.e[i]! > c.s[i]!) out.foldedCell(FOLD_LABELS[i]!, c.buf, c.s[i]!, c.e[i]!, width, t.foldIndent);
   }
   return true;
 }

@@ -270,6 +270,7 @@ const TASK_COLUMN = 3;
 const DETAIL_COLUMN = 4;
 /** A folded TASK cell's label (runTable's `fold`). */
 const TASK_LABEL = new TextEncoder().encode("task: ");
+const NO_LABEL = new Uint8Array(0);
 
 /** What FastTableWriter needs of the run table's layout (render/table.ts Table). */
 export interface TableLayout {
@@ -524,8 +525,6 @@ export class FastTableWriter extends PlainLines {
   private readonly foldIndent: number;
   /** Cells on a line of a folded cell. */
   private readonly foldWidth: number;
-  /** "task: " and a folded TASK cell, the text its lines wrap. */
-  private readonly folded = new Uint8Array(TASK_LABEL.length + 2 * FAST_LINE_MAX + 2);
 
   constructor(layout: TableLayout, private readonly baseTs: number | null) {
     super(FLUSH_AT * 2);
@@ -534,7 +533,6 @@ export class FastTableWriter extends PlainLines {
     this.detailFolded = layout.folded.has(DETAIL_COLUMN);
     this.foldIndent = layout.foldIndent;
     this.foldWidth = Math.max(1, layout.total - layout.foldIndent);
-    copyBytes(TASK_LABEL, 0, TASK_LABEL.length, this.folded, 0);
   }
 
   flushable(): boolean {
@@ -556,58 +554,29 @@ export class FastTableWriter extends PlainLines {
    * column, or a column too narrow for a cut.
    */
   line(c: CellSpans): boolean {
-    if (this.detailFolded) return this.foldedLines(c);
     const w = this.widths;
     const timeLen = c.timeE - c.timeS;
-    // the cells but DETAIL are cut to their column with "…" (truncateCells: one cell each, as plain ASCII is)
-    if (timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || w[3]! < 2 || w[4]! < 1) return false;
+    // the cells but DETAIL are cut to their column with "…" (truncateCells: one cell each, as plain ASCII is); a folded column is not in the row
+    if (timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || (!this.taskFolded && w[3]! < 2) || (!this.detailFolded && w[4]! < 1)) return false;
     const detailLen = c.detailE - c.detailS;
     this.room(w[0]! + w[1]! + w[2]! + w[3]! + detailLen + 128);
     const start = this.pos;
-    // cell(text, width, style): padding outside the styled span (cf. run-table.ts plainRowText)
+    // cell(text, width, style): padding outside the styled span (cf. run-table.ts plainRowText); the row's last
+    // cell is padded too, and the padding trimmed with the line (Table.format pads it not, then trims the line)
     this.styled(c.timeB, c.timeS, c.timeE, this.dim, w[0]!);
     this.pad(w[0]! - timeLen + CELL_GAP);
     this.pad(w[1]! - this.styled(c.eventB, c.eventS, c.eventE, this.eventStyle(c.eventB, c.eventS, c.eventE), w[1]!) + CELL_GAP);
     this.pad(w[2]! - this.styled(c.agentB, c.agentS, c.agentE, null, w[2]!) + CELL_GAP);
-    this.pad(w[3]! - this.styled(c.taskB, c.taskS, c.taskE, null, w[3]!) + CELL_GAP);
-    if (detailLen <= w[4]!) {
+    if (!this.taskFolded) this.pad(w[3]! - this.styled(c.taskB, c.taskS, c.taskE, null, w[3]!) + CELL_GAP);
+    if (this.detailFolded) {
+      // a narrow terminal: TASK (labelled) if folded, then DETAIL, each below the row when not empty
+      this.endLine(start);
+      if (this.taskFolded && c.taskE > c.taskS) this.foldedCell(TASK_LABEL, c.taskB, c.taskS, c.taskE, this.foldWidth, this.foldIndent);
+      if (detailLen > 0) this.foldedCell(NO_LABEL, c.detailB, c.detailS, c.detailE, this.foldWidth, this.foldIndent);
+    } else if (detailLen <= w[4]!) {
       this.copy(c.detailB, c.detailS, c.detailE);
       this.endLine(start);
-      return true;
-    }
-    this.wrapLines(c.detailB, c.detailS, c.detailE, w[4]!, w[0]! + w[1]! + w[2]! + w[3]! + 4 * CELL_GAP, start, true);
-    return true;
-  }
-
-  /**
-   * line() on a narrow terminal (Table.format with folded columns): TIME,
-   * EVENT, AGENT and TASK (unless folded) on the row's line, the last not
-   * padded; then TASK, labelled, if folded and not empty, and DETAIL if not
-   * empty, each wrapped below the row at the fold's indent.
-   */
-  private foldedLines(c: CellSpans): boolean {
-    const w = this.widths;
-    const timeLen = c.timeE - c.timeS;
-    if (timeLen > w[0]! || w[1]! < 2 || w[2]! < 2 || (!this.taskFolded && w[3]! < 2)) return false;
-    const taskLen = c.taskE - c.taskS;
-    const detailLen = c.detailE - c.detailS;
-    this.room(w[0]! + w[1]! + w[2]! + w[3]! + 128 + 2 * (this.foldIndent + 2) * (TASK_LABEL.length + taskLen + detailLen + 2));
-    const start = this.pos;
-    this.styled(c.timeB, c.timeS, c.timeE, this.dim, w[0]!);
-    this.pad(w[0]! - timeLen + CELL_GAP);
-    this.pad(w[1]! - this.styled(c.eventB, c.eventS, c.eventE, this.eventStyle(c.eventB, c.eventS, c.eventE), w[1]!) + CELL_GAP);
-    if (this.taskFolded) this.styled(c.agentB, c.agentS, c.agentE, null, w[2]!);
-    else {
-      this.pad(w[2]! - this.styled(c.agentB, c.agentS, c.agentE, null, w[2]!) + CELL_GAP);
-      this.styled(c.taskB, c.taskS, c.taskE, null, w[3]!);
-    }
-    this.endLine(start);
-    if (this.taskFolded && taskLen > 0) {
-      const t = this.folded;
-      if (TASK_LABEL.length + taskLen > t.length) return false;
-      this.foldedCell(t, 0, copyBytes(c.taskB, c.taskS, c.taskE, t, TASK_LABEL.length), this.foldWidth, this.foldIndent);
-    }
-    if (detailLen > 0) this.foldedCell(c.detailB, c.detailS, c.detailE, this.foldWidth, this.foldIndent);
+    } else this.wrapLines(c.detailB, c.detailS, c.detailE, w[4]!, w[0]! + w[1]! + w[2]! + w[3]! + 4 * CELL_GAP, start, true);
     return true;
   }
 

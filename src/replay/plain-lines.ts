@@ -11,6 +11,8 @@ export class PlainLines {
   out: Uint8Array;
   pos = 0;
   private readonly encoder = new TextEncoder();
+  /** A folded cell's label and text, the one text its lines wrap. */
+  private labelled = new Uint8Array(256);
 
   constructor(size: number) {
     this.out = new Uint8Array(size);
@@ -65,8 +67,21 @@ export class PlainLines {
     this.lineEnd(lineStart, trim);
   }
 
-  /** A folded cell's text d[ds, de) (not empty) on lines of its own below the row, each after `indent` spaces, wrapped to `width`. */
-  foldedCell(d: Uint8Array, ds: number, de: number, width: number, indent: number): void {
+  /**
+   * A folded cell below the row: `label` and the cell's text d[ds, de)
+   * (not empty), wrapped together to `width` on lines of their own, each
+   * after `indent` spaces.
+   */
+  foldedCell(label: Uint8Array, d: Uint8Array, ds: number, de: number, width: number, indent: number): void {
+    if (label.length > 0) {
+      const n = label.length + de - ds;
+      if (this.labelled.length < n) this.labelled = new Uint8Array(Math.max(n, 2 * this.labelled.length));
+      this.labelled.set(label);
+      copyBytes(d, ds, de, this.labelled, label.length);
+      d = this.labelled;
+      ds = 0;
+      de = n;
+    }
     this.room(indent);
     this.pad(indent);
     this.wrapLines(d, ds, de, width, indent, this.pos, false);
