@@ -29,21 +29,19 @@ export class IndexedEntries<T> {
 
   /**
    * A line splitter's fast probe (universal dialect): the value of the entry
-   * at buf[start, end) passed to `take`, without a view made of the line.
-   * Declines (false) whatever the index cannot answer alone, and a line
+   * at buf[start, end) passed to `take`, without a view made of the line
+   * (a row without `step_hash` is taken as no entry). Declines (false)
+   * whatever the index cannot answer alone, and a line
    * with whitespace outside the row or other than `, `/`: ` inside it,
    * where a `\r` would split it into several lines; the splitter then hands
    * the line to `line`.
    */
   probe(take: (v: T) => void): (buf: Uint8Array, start: number, end: number) => boolean {
-    const ix = this.ix;
     return (buf, start, end) => {
       if (buf[start] !== 0x7b || buf[end - 1] !== 0x7d) return false;
-      if (!indexRow(buf, start, end, ix, STEP_ROW_KEYS) || (ix.rowFlags & (Spell.KeyNotPlain | Spell.OddSpace)) !== 0) return false;
-      if (ix.valueOf(Key.StepHash) < 0) return false;
-      const v = this.fromIndex(ix);
+      const v = this.indexed(buf, start, end, Spell.KeyNotPlain | Spell.OddSpace);
       if (v === null) return false;
-      take(v);
+      if (v !== undefined) take(v);
       return true;
     };
   }
@@ -52,15 +50,24 @@ export class IndexedEntries<T> {
   line(line: Uint8Array | null): T | undefined {
     if (line !== null && line.length > 0) {
       if (this.whole.buffer !== line.buffer) this.whole = new Uint8Array(line.buffer);
-      const ix = this.ix;
-      if (indexRow(this.whole, line.byteOffset, line.byteOffset + line.length, ix, STEP_ROW_KEYS) && (ix.rowFlags & Spell.KeyNotPlain) === 0) {
-        if (ix.valueOf(Key.StepHash) < 0) return undefined;
-        const v = this.fromIndex(ix);
-        if (v !== null) return v;
-      }
+      const v = this.indexed(this.whole, line.byteOffset, line.byteOffset + line.length, Spell.KeyNotPlain);
+      if (v !== null) return v;
     }
     const k = classifyLine(line, this.transient);
     return k.kind === "entry" ? this.fromRow(k.row) : undefined;
+  }
+
+  /**
+   * What the index of the row b[s, e) answers alone: the entry's value,
+   * undefined for a row without `step_hash` (no entry), or null where the
+   * exact path must decide (a line the codec declines, a row spelled with
+   * any of `declined`, or one fromIndex returns null for).
+   */
+  private indexed(b: Uint8Array, s: number, e: number, declined: number): T | null | undefined {
+    const ix = this.ix;
+    if (!indexRow(b, s, e, ix, STEP_ROW_KEYS) || (ix.rowFlags & declined) !== 0) return null;
+    if (ix.valueOf(Key.StepHash) < 0) return undefined;
+    return this.fromIndex(ix);
   }
 }
 
