@@ -1,6 +1,7 @@
 import { BernsteinError, ExitCode } from "../errors/index.ts";
 import { renderJson } from "../render/json.ts";
 import { writeAll, writeAllSync } from "./fd-write.ts";
+import { LARGE_OUTPUT, widenPipe } from "./pipe-buffer.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /**
@@ -89,6 +90,7 @@ export async function writeStdout(text: string): Promise<void> {
 export async function writeStdoutBytes(bytes: Uint8Array): Promise<void> {
   if (bytes.length === 0 || stdoutGone || failure) return;
   begun = true;
+  if (written + bytes.length >= LARGE_OUTPUT) widenPipe(1);
   try {
     await writeAll(1, bytes);
     written += bytes.length;
@@ -105,6 +107,7 @@ const stdoutTurns = new TurnPacer();
 export function writeStdoutBytesSync(bytes: Uint8Array): void {
   if (bytes.length === 0 || stdoutGone || failure) return;
   begun = true;
+  if (written + bytes.length >= LARGE_OUTPUT) widenPipe(1);
   try {
     writeAllSync(1, bytes);
     written += bytes.length;

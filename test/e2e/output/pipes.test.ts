@@ -15,7 +15,18 @@ const READER = join(import.meta.dir, "slow-reader.py");
 
 type Mode = "file" | "slow" | "nonblock";
 
-async function capture(t: BigTree, mode: Mode, args: string[], env: Record<string, string>, name: string): Promise<{ code: number; stderr: string; bytes: Buffer }> {
+/** The pipe size a large output asks for (src/cli/pipe-buffer.ts): 1 MiB, or less where the system's ceiling is lower. */
+const WIDE_PIPE = Math.min(1 << 20, Number(readFileSync("/proc/sys/fs/pipe-max-size", "utf8").trim()));
+/** A new pipe's size on Linux. */
+const DEFAULT_PIPE = 65536;
+
+async function capture(
+  t: BigTree,
+  mode: Mode,
+  args: string[],
+  env: Record<string, string>,
+  name: string,
+): Promise<{ code: number; stderr: string; bytes: Buffer; pipe: number | null }> {
   const out = join(t.cwd, `${name}.${mode}.out`);
   const proc = Bun.spawn(["python3", READER, mode, out, "0.4", binPath(), ...args], {
     cwd: t.cwd,
@@ -25,7 +36,7 @@ async function capture(t: BigTree, mode: Mode, args: string[], env: Record<strin
   });
   const report = JSON.parse(await new Response(proc.stdout).text());
   await proc.exited;
-  return { code: report.code, stderr: report.stderr, bytes: readFileSync(out) };
+  return { code: report.code, stderr: report.stderr, bytes: readFileSync(out), pipe: report.pipe };
 }
 
 interface Case {
@@ -89,6 +100,10 @@ describe("stdout through a slow pipe equals stdout to a file (compiled binary)",
         expect(r.bytes.equals(file.bytes)).toBe(true);
       }
       if (c.args.includes("--as-json")) expect(() => JSON.parse(slow.bytes.toString("utf8"))).not.toThrow();
+      // A large output widens its pipe (the reader and the writer then run side by side); a small one leaves it be.
+      const pipes = { slow: slow.pipe, nonblock: nonblock.pipe };
+      if (c.big) expect(pipes).toEqual({ slow: WIDE_PIPE, nonblock: WIDE_PIPE });
+      if (file.bytes.length < 65536) expect(pipes).toEqual({ slow: DEFAULT_PIPE, nonblock: DEFAULT_PIPE });
     }, 30_000);
   }
 });

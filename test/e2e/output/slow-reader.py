@@ -4,12 +4,15 @@ read it slowly; write what arrived to OUT. Modes:
   slow      a blocking pipe; the reader sleeps before reading, then reads small chunks
   nonblock  the same, with O_NONBLOCK set on the pipe's write end before the
             child gets it (what a non-blocking parent or a dup'ed stream does)
-Prints one JSON line: {"code": <exit code>, "stderr": "<text>"}."""
+Prints one JSON line: {"code": <exit code>, "stderr": "<text>", "pipe": <the pipe's
+size in bytes once the command ended (F_GETPIPE_SZ), null in file mode>}."""
 import fcntl, json, os, subprocess, sys, time
 
 mode, out, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
 cmd = sys.argv[4:]
 err = open(out + ".stderr", "w+b")
+F_GETPIPE_SZ = 1032
+pipe = None
 if mode == "file":
     with open(out, "wb") as f:
         code = subprocess.call(cmd, stdout=f, stderr=err)
@@ -31,5 +34,6 @@ else:
             if n % 8 == 0:
                 time.sleep(0.002)
     code = p.wait()
+    pipe = fcntl.fcntl(r, F_GETPIPE_SZ)
 err.seek(0)
-print(json.dumps({"code": code, "stderr": err.read().decode("utf-8", "replace")}))
+print(json.dumps({"code": code, "stderr": err.read().decode("utf-8", "replace"), "pipe": pipe}))
