@@ -4,7 +4,7 @@
  * (and kept up to a cap, so a verb that prints 300 MB is read through a pipe
  * without holding it). Shared by scripts/bench.ts and bench/verbs.ts.
  */
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -68,20 +68,56 @@ async function drain(stream: ReadableStream<Uint8Array>, keep: number): Promise<
   return { text: Buffer.concat(kept).toString("utf8"), bytes };
 }
 
+/**
+ * A pipe for the child's standard output: what a user's `bernstein … | jq`
+ * gives it (Bun.spawn's "pipe" is a socket pair, which a writer sees and
+ * fills differently). Made as a FIFO whose name is removed at once; the
+ * read end is non-blocking, which Bun's file stream waits on.
+ */
+function stdoutPipe(seq: number): { read: number; write: number } {
+  const path = join(scratchDir, `stdout.${process.pid}.${seq}.fifo`);
+  rmSync(path, { force: true });
+  if (Bun.spawnSync(["mkfifo", path]).exitCode !== 0) throw new Error(`mkfifo ${path} failed`);
+  try {
+    const read = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    return { read, write: openSync(path, constants.O_WRONLY) };
+  } finally {
+    rmSync(path, { force: true });
+  }
+}
+
 /** Run a command; wall time around the child, its peak RSS and CPU time from the kernel. */
 export async function run(cmd: string[], opts: RunOptions = {}): Promise<Sample> {
-  const timeFile = join(scratchDir, `time.${process.pid}.${timeFileSeq++}.txt`);
+  const seq = timeFileSeq++;
+  const timeFile = join(scratchDir, `time.${process.pid}.${seq}.txt`);
   const gnuTime = opts.direct ? null : GNU_TIME;
   const full = gnuTime ? [gnuTime, "-f", "%M %U %S", "-o", timeFile, ...cmd] : cmd;
+  const stdout = stdoutPipe(seq);
   const t0 = performance.now();
-  const p = Bun.spawn(full, {
-    cwd: opts.cwd,
-    env: { ...process.env, NO_COLOR: "1", ...opts.env },
-    stdin: opts.stdin ? Bun.file(opts.stdin) : "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, , code] = await Promise.all([drain(p.stdout, KEEP_STDOUT), drain(p.stderr, KEEP_STDOUT), p.exited]);
+  let p: Bun.Subprocess<"ignore" | Bun.BunFile, number, "pipe">;
+  try {
+    p = Bun.spawn(full, {
+      cwd: opts.cwd,
+      env: { ...process.env, NO_COLOR: "1", ...opts.env },
+      stdin: opts.stdin ? Bun.file(opts.stdin) : "ignore",
+      stdout: stdout.write,
+      stderr: "pipe",
+    });
+  } catch (err) {
+    closeSync(stdout.read);
+    throw err;
+  } finally {
+    // the child holds the write end now: the stream ends when it (and GNU time) exit
+    closeSync(stdout.write);
+  }
+  let drained: [{ text: string; bytes: number }, unknown, number];
+  try {
+    drained = await Promise.all([drain(Bun.file(stdout.read).stream(), KEEP_STDOUT), drain(p.stderr, KEEP_STDOUT), p.exited]);
+  } finally {
+    // Bun's stream of an fd leaves it open
+    closeSync(stdout.read);
+  }
+  const [out, , code] = drained;
   const wallS = (performance.now() - t0) / 1000;
   if (gnuTime) {
     const [kb, user, sys] = readFileSync(timeFile, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
