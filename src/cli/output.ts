@@ -1,7 +1,7 @@
 import { BernsteinError, ExitCode } from "../errors/index.ts";
 import { renderJson } from "../render/json.ts";
 import { writeAll, writeAllSync } from "./fd-write.ts";
-import { LARGE_OUTPUT, widenPipe } from "./pipe-buffer.ts";
+import { widenPipe, widens } from "./pipe-buffer.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /**
@@ -90,7 +90,7 @@ export async function writeStdout(text: string): Promise<void> {
 export async function writeStdoutBytes(bytes: Uint8Array): Promise<void> {
   if (bytes.length === 0 || stdoutGone || failure) return;
   begun = true;
-  if (written + bytes.length >= LARGE_OUTPUT) widenPipe(1);
+  if (widens(written, bytes.length)) widenPipe(1);
   try {
     await writeAll(1, bytes);
     written += bytes.length;
@@ -107,7 +107,7 @@ const stdoutTurns = new TurnPacer();
 export function writeStdoutBytesSync(bytes: Uint8Array): void {
   if (bytes.length === 0 || stdoutGone || failure) return;
   begun = true;
-  if (written + bytes.length >= LARGE_OUTPUT) widenPipe(1);
+  if (widens(written, bytes.length)) widenPipe(1);
   try {
     writeAllSync(1, bytes);
     written += bytes.length;

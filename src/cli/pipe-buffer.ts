@@ -1,18 +1,23 @@
 import { fstatSync, readFileSync } from "node:fs";
 
 /**
- * A larger pipe for a large output (Linux): `bernstein replay X --as-json |
- * jq` writes tens of megabytes, and a pipe holds 64 KiB by default. With
- * that little room the writer stops every 64 KiB until the reader has read,
- * so the two take turns on their cores instead of running side by side:
- * writing a 78 MB document into a default pipe took about a third longer,
- * wall and CPU, than into a 1 MiB one. The reader sees the same bytes;
- * only the kernel's buffer between the two grows.
+ * A larger pipe for a large document (Linux): `bernstein replay X --as-json |
+ * jq` writes tens of megabytes in pieces of a megabyte or so, and a pipe
+ * holds 64 KiB by default. A write larger than the pipe stops mid-way until
+ * the reader has read, again and again, so the two take turns on their
+ * cores instead of running side by side: a 78 MB document took about a
+ * third longer, wall and CPU, through a default pipe than through a 1 MiB
+ * one. The reader sees the same bytes; only the kernel's buffer between the
+ * two grows.
  *
- * The size is asked for once per fd, when its output passes LARGE_OUTPUT. Anything
- * that is not a pipe (a file, a terminal, a socket), a refusal (a user over
- * their pipe-buffer allowance gets EPERM), or a system without fcntl
- * through libc leaves the fd as it was: this is a speed-up, never a failure.
+ * Asked once per fd, at the first write of LARGE_WRITE bytes or more once
+ * the output has reached LARGE_OUTPUT. Below that it does not pay: loading
+ * the library call maps ~4 MB more of this binary's pages into the process,
+ * and the prose displays, which write ~64 KiB pieces a pipe takes whole,
+ * gained ~4 %. Anything that is not a pipe (a file, a terminal, a socket), a
+ * refusal (a user over their pipe-buffer allowance gets EPERM), or a system
+ * without fcntl through libc leaves the fd as it was: this is a speed-up,
+ * never a failure.
  */
 
 /** Linux's fcntl commands (fcntl.h): F_SETPIPE_SZ, F_GETPIPE_SZ. */
@@ -20,8 +25,15 @@ const F_SETPIPE_SZ = 1031;
 const F_GETPIPE_SZ = 1032;
 /** What is asked for: Linux's default ceiling for an unprivileged process (/proc/sys/fs/pipe-max-size). */
 const WANTED = 1 << 20;
-/** An output is "large" once it reaches this many bytes (a default pipe's worth): smaller ones never pay for the library call. */
-export const LARGE_OUTPUT = 1 << 16;
+/** A write is "large" from four default pipes' worth: it would stop mid-way at least four times. */
+export const LARGE_WRITE = 1 << 18;
+/** An output is "large" from this many bytes. */
+export const LARGE_OUTPUT = 8 << 20;
+
+/** Whether a write of `n` bytes, after `written` bytes of output, asks for a wider pipe. */
+export function widens(written: number, n: number): boolean {
+  return n >= LARGE_WRITE && written + n >= LARGE_OUTPUT;
+}
 
 type Fcntl = (fd: number, cmd: number, arg: number) => number;
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { widenPipe } from "../../src/cli/pipe-buffer.ts";
+import { LARGE_OUTPUT, LARGE_WRITE, widenPipe, widens } from "../../src/cli/pipe-buffer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pipe-buffer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,5 +40,16 @@ describe("widenPipe", () => {
     } finally {
       closeSync(fd);
     }
+  });
+});
+
+describe("widens: a large document written in large pieces", () => {
+  test("both bounds, inclusive", () => {
+    expect(widens(LARGE_OUTPUT - LARGE_WRITE, LARGE_WRITE)).toBe(true);
+    expect(widens(LARGE_OUTPUT - LARGE_WRITE, LARGE_WRITE - 1)).toBe(false);
+    expect(widens(LARGE_OUTPUT - LARGE_WRITE - 1, LARGE_WRITE)).toBe(false);
+    expect(widens(0, LARGE_OUTPUT)).toBe(true);
+    // a prose display's pieces (~64 KiB) never widen, however long the output
+    expect(widens(1 << 30, 65_600)).toBe(false);
   });
 });

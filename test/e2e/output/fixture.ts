@@ -24,7 +24,9 @@ export function eventLines(n: number, variant = ""): string {
 
 /**
  * Runs `r-big` and `r-big2` (2,000 events each, differing from step 1,500
- * on) recorded through the binary, and agent `agent-big` (2,000 steps).
+ * on) recorded through the binary, run `r-huge` (16,000 events: its
+ * `--as-json` document passes the 8 MiB from which a pipe is widened), and
+ * agent `agent-big` (2,000 steps).
  */
 export async function makeBigTree(): Promise<BigTree> {
   const cwd = mkdtempSync(join(tmpdir(), "bernstein-pipes-"));
@@ -32,7 +34,8 @@ export async function makeBigTree(): Promise<BigTree> {
   mkdirSync(join(sdd, "runs"), { recursive: true });
   const a = eventLines(2000);
   const b = a.split("\n").slice(0, 1500).join("\n") + "\n" + eventLines(2000, "other ").split("\n").slice(1500).join("\n");
-  for (const [run, stdin] of [["r-big", a], ["r-big2", b]] as const) {
+  // r-huge first: r-big2, recorded last, stays the latest run
+  for (const [run, stdin] of [["r-huge", eventLines(16000, "huge ")], ["r-big", a], ["r-big2", b]] as const) {
     const r = await bernstein(["journal", "record", run], { cwd, stdin });
     if (r.code !== 0) throw new Error(`journal record ${run} failed: ${r.stderr}`);
   }
