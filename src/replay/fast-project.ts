@@ -1,4 +1,4 @@
-import { fnv1a } from "../codec/bytes.ts";
+import { fnv1a, QUOTE } from "../codec/bytes.ts";
 import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
 import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { InputError } from "../errors/index.ts";
@@ -6,6 +6,7 @@ import { checkInput } from "../fsutil/input.ts";
 import { eventHash, hashProfileOf, payloadHash, type HashProfile } from "../journal/hash.ts";
 import type { JournalRow } from "../journal/reader.ts";
 import { encodeString } from "../pyjson/encode.ts";
+import { ByteSink } from "../pyjson/encode-bytes.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { sanitizeCell } from "../render/table.ts";
 import { readFastLines } from "./fast-lines.ts";
@@ -374,34 +375,56 @@ export function* projectionJson(path: string, p: Projection): Generator<Uint8Arr
   yield ascii(`], "head_hash": ${encodeString(p.head_hash)}, "ok": true, "step_count": ${p.step_count}}\n`);
 }
 
-/** The event types of a joined JSON text (`"a", "b"`, or a piece of one starting with ", "). */
-export function* eventStrings(text: Uint8Array): Generator<string> {
+const utf8 = new TextEncoder();
+const NAME_SEP = ascii(", ");
+/** A string token's flags that say it holds more than printable ASCII (sanitizeCell leaves printable ASCII as it is). */
+const OTHER_THAN_PRINTABLE = Spell.Escaped | Spell.Utf8 | Spell.NotPython;
+
+/**
+ * Append the event types of a joined JSON text (`"a", "b"`, or a piece of
+ * one starting with ", ") to `out` as the prose shows them: each decoded and
+ * sanitized for the terminal (sanitizeCell), joined by ", ", a separator
+ * before the first too unless `first`. Returns how many were appended. A
+ * type of printable ASCII alone (no escape, no raw UTF-8, no raw DEL) is
+ * its own prose, copied as bytes; only the others are made strings.
+ */
+export function appendEventProse(text: Uint8Array, out: ByteSink, first: boolean): number {
   let p = 0;
+  let names = 0;
   const n = text.length;
   while (p < n) {
-    while (p < n && text[p] !== 0x22) p++;
-    if (p >= n) return;
+    while (p < n && text[p] !== QUOTE) p++;
+    if (p >= n) return names;
     const s = p;
     p = stringTokenEnd(text, s);
     // the text is the projection's own writing: a token it cannot read is a bug, not input
     if (p < 0) throw new Error(`projection event text: no string at byte ${s}`);
-    const token = Buffer.from(text.subarray(s, p)).toString("latin1");
-    yield (scannedString.flags & Spell.Escaped) === 0 ? token.slice(1, -1) : (JSON.parse(token) as string);
+    if (!first || names > 0) out.bytes(NAME_SEP);
+    names++;
+    if ((scannedString.flags & OTHER_THAN_PRINTABLE) === 0) {
+      out.bytes(text, s + 1, p - 1);
+      continue;
+    }
+    const name = JSON.parse(Buffer.from(text.subarray(s, p)).toString("utf8")) as string;
+    out.bytes(utf8.encode(sanitizeCell(name)));
   }
+  return names;
 }
 
-/** The prose of a projection (three lines; the event list sanitized for the terminal), in pieces. */
-export function* projectionProse(runId: string, path: string, p: Projection): Generator<string> {
-  yield `Rebuilt state for ${runId} through step ${p.step_count}\nhead: ${p.head_hash || "(empty)"}\nevents: `;
+/** The prose of a projection (three lines; the event list sanitized for the terminal), in pieces (each valid until the next). */
+export function* projectionProse(runId: string, path: string, p: Projection): Generator<Uint8Array> {
+  yield utf8.encode(`Rebuilt state for ${runId} through step ${p.step_count}\nhead: ${p.head_hash || "(empty)"}\nevents: `);
+  const out = new ByteSink(BLOCK + 4096);
   let first = true;
   for (const piece of eventTexts(path, p)) {
-    const names = [...eventStrings(piece)];
-    if (names.length === 0) continue;
-    // sanitizeCell maps character by character, so sanitizing each name equals sanitizing the joined line
-    yield (first ? "" : ", ") + names.map(sanitizeCell).join(", ");
-    first = false;
+    if (appendEventProse(piece, out, first) > 0) first = false;
+    if (out.len >= BLOCK) {
+      yield out.view();
+      out.len = 0;
+    }
   }
-  yield "\n";
+  out.byte(0x0a);
+  yield out.view();
 }
 
 /** The document `projectionJson` writes (`replay <RUN_ID> --from-step N --as-json`; docs/cli/replay.md). */

@@ -148,7 +148,7 @@ async function projectFast(journal: string, n: number, cap?: number): Promise<{ 
     return {
       // a piece is valid until the next one: each is copied as it comes
       json: Buffer.concat(Array.from(projectionJson(journal, p), (b) => Buffer.from(b))).toString("latin1"),
-      prose: [...projectionProse("r", journal, p)].join(""),
+      prose: Buffer.concat(Array.from(projectionProse("r", journal, p), (b) => Buffer.from(b))).toString("utf8"),
     };
   } catch (err) {
     return { error: `${(err as { code?: string }).code}: ${(err as Error).message}` };

@@ -5,7 +5,9 @@
  * the list's bound is refused (the projection then reads the journal again).
  */
 import { expect, test } from "bun:test";
-import { EventList, eventStrings } from "../../src/replay/fast-project.ts";
+import { appendEventProse, EventList } from "../../src/replay/fast-project.ts";
+import { ByteSink } from "../../src/pyjson/encode-bytes.ts";
+import { sanitizeCell } from "../../src/render/table.ts";
 
 const enc = new TextEncoder();
 
@@ -58,9 +60,20 @@ test("tokens that share a hash slot or a length stay distinct; the 32,769th dist
   expect(textOf(list)).toBe(tokens.join(", "));
 });
 
-test("eventStrings: the event types of a joined text or of a piece of one, escapes decoded", () => {
-  const names = (t: string): string[] => [...eventStrings(enc.encode(t))];
-  expect(names('"task_claimed", "a\\u00e9", "q\\"uote\\\\", ""')).toEqual(["task_claimed", "a\u00e9", 'q"uote\\', ""]);
-  expect(names(', "tick", "\\ud83d\\ude80"')).toEqual(["tick", "\u{1F680}"]);
-  expect(names("")).toEqual([]);
+test("appendEventProse: the event types of a joined text or of a piece of one, decoded and sanitized, joined by \", \"", () => {
+  const prose = (t: string, first = true): [string, number] => {
+    const out = new ByteSink(4);
+    const n = appendEventProse(Buffer.from(t, "utf8"), out, first);
+    return [Buffer.from(out.view()).toString("utf8"), n];
+  };
+  expect(prose('"task_claimed", "a\\u00e9", "q\\"uote\\\\", ""')).toEqual(['task_claimed, a\u00e9, q"uote\\, ', 4]);
+  expect(prose(', "tick", "\\ud83d\\ude80"')).toEqual(["tick, \u{1F680}", 2]);
+  expect(prose("")).toEqual(["", 0]);
+  // a later piece: a separator before its first name
+  expect(prose('"b", "c"', false)).toEqual([", b, c", 2]);
+  // what sanitizeCell makes visible: escaped controls, a raw DEL, bidi and line separators; raw UTF-8 as it is
+  const odd = ["bell\u0007", "del\x7f", "rtl\u202e", "ls\u2028", "caf\u00e9", "lone\udc80"];
+  const text = odd.map((n) => JSON.stringify(n).replace(/[\u007f]/g, "\x7f")).join(", ");
+  expect(prose(text)).toEqual([odd.map((n) => sanitizeCell(n)).join(", "), odd.length]);
+  expect(prose('"raw caf\u00e9", "raw del \x7f"')).toEqual(["raw caf\u00e9, raw del \\x7f", 2]);
 });

@@ -9,7 +9,7 @@ import { fastVerifyNotes, unauthenticatedLine, parseThreads, verifyFacts } from 
 import { ciModeOf } from "../../ci-flags.ts";
 import { finishVerify, verifyEach, type InputVerdict } from "../../ci-report.ts";
 import { log } from "../../log.ts";
-import { printLines, writeStdout, writeStdoutBytes } from "../../output.ts";
+import { printLines, writeStdoutBytes } from "../../output.ts";
 import { journalVerdict } from "../../verdicts.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
@@ -145,6 +145,6 @@ export async function projectRun(ctx: ReplayContext, run: RunRef): Promise<numbe
     for (const piece of projectionJson(run.journal, state)) await writeStdoutBytes(piece);
     return 0;
   }
-  for (const piece of projectionProse(run.runId, run.journal, state)) await writeStdout(piece);
+  for (const piece of projectionProse(run.runId, run.journal, state)) await writeStdoutBytes(piece);
   return 0;
 }
