@@ -79,7 +79,7 @@ export interface VerbResults {
   all_shapes_met: boolean;
 }
 
-export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "repair", "html"] as const;
+export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "repair", "html"] as const;
 export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug"] as const;
 export const VERB_KEYS: readonly string[] = [...RUN_VERBS, ...AGENT_VERBS];
 
@@ -144,6 +144,7 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
     verb("show-json", "`replay a --as-json`", 2, [bin, "replay", "a", "--as-json", ...at], begins(/^\{[^]*"run_id": "a"/)),
     verb("show-prose", "`replay a` (prose, to a pipe)", 3, [bin, "replay", "a", ...at], begins(/^Deterministic Replay\nRun: a /)),
     verb("from-step", `\`replay a --from-step ${fromStepOf(rows)} --as-json\``, 2, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), "--as-json", ...at], begins(/^\{[^]*"events": \[/)),
+    verb("from-step-prose", `\`replay a --from-step ${fromStepOf(rows)}\` (prose)`, 3, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), ...at], begins(/^Rebuilt state for a through step \d+\nhead: [0-9a-f]{64}\nevents: /)),
     verb("repair", "`replay repair a` (clean, no-op)", 1, [bin, "replay", "repair", "a", "--as-json", ...at], jsonSays("repaired: false", (d) => d.repaired === false)),
     verb("html", "`replay a --html -` (the timeline page, to a pipe)", 3, [bin, "replay", "a", "--html", "-", ...at], begins(/^<!doctype html>/i)),
   ];
@@ -254,7 +255,8 @@ export function verbCaption(r: VerbResults): string {
 
 /** A verb's name in the verb × shape table (from-step's N differs per shape). */
 export function shapeLabel(v: VerbRow): string {
-  return v.key === "from-step" ? "`replay a --from-step N --as-json` (last 5%, at most 20,000 rows)" : v.verb;
+  if (v.key === "from-step") return "`replay a --from-step N --as-json` (last 5%, at most 20,000 rows)";
+  return v.key === "from-step-prose" ? "`replay a --from-step N` (prose)" : v.verb;
 }
 
 /** A figure past its target, in bold. */

@@ -18,6 +18,7 @@ const ISSUE_TARGETS: [string, number | null][] = [
   ["show-json", 2],
   ["show-prose", 3],
   ["from-step", 2],
+  ["from-step-prose", 3],
   ["repair", 1],
   ["html", 3],
   ["receipt-verify", null],
@@ -84,7 +85,7 @@ describe("npm run bench -- --verbs", () => {
       } else expect(v.ratio_met).toBe(v.ratio <= v.target_ratio);
     }
     // the displays wrote their output through the pipe (counted, not kept)
-    for (const k of ["show-json", "show-prose", "from-step", "html", "agent-view", "agent-prose"]) expect(rows.find((v) => v.key === k)!.stdout_bytes).toBeGreaterThan(1000);
+    for (const k of ["show-json", "show-prose", "from-step", "from-step-prose", "html", "agent-view", "agent-prose"]) expect(rows.find((v) => v.key === k)!.stdout_bytes).toBeGreaterThan(1000);
     expect(doc.verbs.run_journal.rows).toBe(4096);
     expect(doc.verbs.run_journal.from_step).toBe(4096 - 205);
     expect(doc.verbs.receipt.steps).toBe(200);
