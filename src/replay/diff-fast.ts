@@ -1,5 +1,6 @@
 import { openInput, readBufferSize, rowTooLarge, type OpenInput } from "../fsutil/input.ts";
 import { LineSplitter, MAX_LINE_BYTES } from "../fsutil/lines.ts";
+import { CR } from "../codec/bytes.ts";
 import { Spell, Tok } from "../codec/row-index.ts";
 import { classifyLine } from "../journal/reader.ts";
 import type { PyObject } from "../pyjson/types.ts";
@@ -35,7 +36,7 @@ const enum Row {
 }
 
 const enum Item {
-  /** A physical line without CR, claimed whole: b[s, e), b[e] a line feed or sentinel. */
+  /** A physical line without CR, claimed whole: b[s, e), b[e] a line feed, the CR of a CR LF, or a sentinel. */
   Line,
   /** A physical line the splitter cut (a CR in it): its bytes, copied. */
   Cut,
@@ -141,21 +142,27 @@ class JournalSide {
     this.queue(Item.TooLong, lineNo, 0, null);
   }
 
-  /** Claim a `\n`-delimited segment as one line when it holds no CR (else the splitter cuts it). */
+  /**
+   * Claim a `\n`-delimited segment as one line when it holds no CR but one
+   * right before its `\n` (CR LF is one break: Python's text mode on Windows
+   * writes it); else the splitter cuts it.
+   */
   private probe(buf: Uint8Array, start: number, end: number): boolean {
     if (this.tooLong !== 0) return true; // nothing after the overlong line is read
     if (buf === this.pushed) {
       if (this.crAt < start) {
-        const at = buf.indexOf(13, start);
+        const at = buf.indexOf(CR, start);
         this.crAt = at < 0 ? Infinity : at;
       }
-      if (this.crAt < end) return false;
+      if (this.crAt === end - 1) end--;
+      else if (this.crAt < end) return false;
       this.queue(Item.Line, start, end, null);
       return true;
     }
     // a line that spanned two reads, in the splitter's own buffer: copied, with a sentinel
+    if (end > start && buf[end - 1] === CR) end--;
     const line = buf.subarray(start, end);
-    if (line.indexOf(13) >= 0) return false;
+    if (line.indexOf(CR) >= 0) return false;
     const own = this.spanned(line.length + 16);
     own.set(line);
     own[line.length] = 10;

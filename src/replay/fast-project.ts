@@ -1,4 +1,4 @@
-import { fnv1a, QUOTE } from "../codec/bytes.ts";
+import { CR, fnv1a, LF, QUOTE } from "../codec/bytes.ts";
 import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
 import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { InputError } from "../errors/index.ts";
@@ -196,8 +196,10 @@ const eventTypeOf = (row: JournalRow): string => pyStr(row.get("event"), "");
  * takes is `{"ts": N, "elapsed_s": N, "index": N, "event": T, "prev_hash": ...`
  * (the kernel's envelope), which locates T for `onRow`; when fewer rows are
  * taken than the kernel verified, `onCut` gets where the last one's stored
- * event_hash starts. Chunks holding a CR are left to the line reader (the
- * kernel takes CR line ends, the reader counts them its own way).
+ * event_hash starts. A row ends at its LF (a CR LF's included: Python's text
+ * mode on Windows writes them); lines from a lone CR on are left to the line
+ * reader (the kernel takes a row ending at one, but the next row would not
+ * start after a LF).
  */
 function kernelBulk(
   k: VerifyKernel,
@@ -208,19 +210,22 @@ function kernelBulk(
   onCut: (hashStart: number) => void = () => {},
 ): BulkProbe & { taken: number } {
   const text = Buffer.from(k.lines.buffer, k.lines.byteOffset, k.lines.length);
+  /** The chunk whose CRs were looked at (each read is a new view), from where, and the first lone CR there (-1: none). */
+  let crChunk: Uint8Array | null = null;
   let crFrom = -1;
-  let crAt = -1;
+  let loneAt = -1;
   const probe = {
     taken: 0,
     take(buf: Uint8Array, start: number, end: number): number {
       probe.taken = 0;
       const most = room();
       if (most <= 0) return start;
-      if (crFrom < 0 || start < crFrom || (crAt >= 0 && crAt < start)) {
+      if (buf !== crChunk || start < crFrom || (loneAt >= 0 && loneAt < start)) {
+        crChunk = buf;
         crFrom = start;
-        crAt = buf.indexOf(13, start);
+        loneAt = loneCr(buf, start, end);
       }
-      if (crAt >= 0 && crAt < end) return start;
+      if (loneAt >= 0) return start;
       k.verify(start, end, index(), mode);
       const rows = Math.min(k.rows, most);
       let p = start;
@@ -236,6 +241,16 @@ function kernelBulk(
     },
   };
   return probe;
+}
+
+/**
+ * The first CR in b[from, end) that a LF does not follow, or -1 (a CR as
+ * the last byte is not counted: its line is not whole, and no row is taken
+ * from it).
+ */
+function loneCr(b: Uint8Array, from: number, end: number): number {
+  for (let i = b.indexOf(CR, from); i >= 0 && i + 1 < end; i = b.indexOf(CR, i + 1)) if (b[i + 1] !== LF) return i;
+  return -1;
 }
 
 /** The state through step `fromStep` (a non-negative integer; Infinity: all rows); `eventsCap` is for tests. */

@@ -1,3 +1,4 @@
+import { CR } from "../codec/bytes.ts";
 import { jsonFields, type JsonFields } from "../json-fields.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
 import type { JournalRow } from "../journal/reader.ts";
@@ -77,6 +78,8 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
     renderRowJson(row, 2, (text) => out.writeSync(utf8(text)));
   };
   const fastRow = (b: Uint8Array, s: number, e: number): boolean => {
+    // a line ended by CR LF (Python's text mode on Windows writes them): the CR is part of the break, not of the row
+    if (e > s && b[e - 1] === CR) e--;
     const mark = tc.len;
     tc.append(n === 0 ? SEP_FIRST : SEP);
     if (tc.row(b, s, e, 4)) {

@@ -12,6 +12,7 @@ import { prose } from "../../src/cli/commands/replay/diff.ts";
 import { renderJson } from "../../src/render/json.ts";
 import { diffRunJournals, diffRunJournalsExact } from "../../src/replay/diff.ts";
 import { diffRules, type DiffRules } from "../../src/replay/diff-rules.ts";
+import { RowScan } from "../../src/replay/diff-fast-scan.ts";
 import { VECTORS } from "../helpers/cli.ts";
 import { writeLongRowJournal } from "./hostile-rows.ts";
 
@@ -117,6 +118,7 @@ describe("replay diff fast path = exact path", () => {
     ["crlf", (r) => r, "\r\n"],
     ["lone cr", (r) => r, "\r"],
     ["mixed cr", (r) => r.map((x, i) => (i % 9 === 0 ? `${x}\r` : x))],
+    ["crlf with lone and doubled crs", (r) => r.map((x, i) => (i % 13 === 0 ? `${x}\r` : i % 17 === 0 ? `${x}\r\r` : x)), "\r\n"],
     ["blank and whitespace lines", (r) => r.flatMap((x, i) => (i % 11 ? [x] : ["", " \u000c ", x]))],
   ];
   // What the defaults find, for some of them (the comparison above cannot tell a path that never diverges).
@@ -136,6 +138,23 @@ describe("replay diff fast path = exact path", () => {
     crlf: [false, null],
     "lone cr": [false, null],
   };
+  test("CR LF line ends are scanned, not handed to the exact reader (the test is not vacuous)", async () => {
+    const crlf = variant("crlf-scanned.jsonl", (r) => r, "\r\n");
+    const scan = RowScan.prototype.scan;
+    let scanned = 0;
+    RowScan.prototype.scan = function (this: RowScan, b: Uint8Array, s: number, e: number) {
+      const took = scan.call(this, b, s, e);
+      if (took) scanned++;
+      return took;
+    };
+    try {
+      expect((await diffRunJournals(base, crlf)).diverged).toBe(false);
+    } finally {
+      RowScan.prototype.scan = scan;
+    }
+    expect(scanned).toBe(2 * rows.length);
+  });
+
   for (const [name, edit, sep] of cases) {
     test(`generated pair: ${name}`, async () => {
       const other = variant(`${name.replace(/\W+/g, "-")}.jsonl`, edit, sep);

@@ -5,7 +5,7 @@
  * vector and on generated journals full of hostile rows.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rebuildStateSync } from "../../src/journal/rebuild.ts";
@@ -18,6 +18,7 @@ import { streamRunJson, streamRunJsonExact } from "../../src/replay/run-json.ts"
 import { runTable, writeRunTable, writeRunTableExact } from "../../src/replay/run-table.ts";
 import { scanRun, scanRunFast } from "../../src/replay/run-view.ts";
 import { LongLineKernel } from "../../src/replay/kernel-row.ts";
+import { RowTranscoder } from "../../src/replay/fast-json.ts";
 import { VerifyKernel } from "../../src/journal/fast/kernel.ts";
 import { FAST_LINE_MAX } from "../../src/replay/fast-lines.ts";
 import { generateJournal } from "../../bench/journal-gen.ts";
@@ -92,7 +93,35 @@ const edges = join(dir, "edges.jsonl");
 // rows a narrow terminal folds below the row, in the writer's spelling (the byte table writer takes them)
 const folding = join(dir, "folding.jsonl");
 writeFileSync(folding, foldingRows(120).join("\n") + "\n");
-const journals = [hostile, clean, edges, folding, long, largeRows, ...vectors];
+/**
+ * `path` with every line ended by CR LF, as Python's text mode on Windows
+ * writes a journal; with `odd`, some rows in every chunk the readers take
+ * (256 KiB and 1 MiB) end by a lone CR or by CR CR LF instead (universal
+ * newlines: a lone CR ends a line too, and CR CR LF is a line and a blank one).
+ */
+function windowsCopy(path: string, name: string, odd = false): string {
+  const rows = readFileSync(path, "latin1").split("\n");
+  const last = rows.pop()!;
+  const out = rows.map((r, i) => {
+    if (!odd || i % 97 !== 40) return `${r}\r\n`;
+    return i % 2 ? `${r}\r` : `${r}\r\r\n`;
+  });
+  const copy = join(dir, name);
+  writeFileSync(copy, out.join("") + last, "latin1");
+  return copy;
+}
+// Python's writer on Windows: CR LF line ends (a chained journal over several reads, writer rows, hostile lines, ~1 MB
+// rows), and lone CRs among them
+const chained = generateJournal(join(dir, "chained"), "r1", 1.2e6, 6, "bench");
+const windows = [
+  windowsCopy(clean, "clean-crlf.jsonl"),
+  windowsCopy(chained.path, "chained-crlf.jsonl"),
+  windowsCopy(chained.path, "chained-crlf-odd.jsonl", true),
+  windowsCopy(hostile, "hostile-crlf.jsonl"),
+  windowsCopy(edges, "edges-crlf.jsonl"),
+  windowsCopy(largeRows, "large-rows-crlf.jsonl"),
+];
+const journals = [hostile, clean, edges, folding, long, largeRows, ...windows, ...vectors];
 const metadata = { run_id: "r", started_at: 1727000000.5, git_sha: "abc", git_branch: "main", config_hash: "c0", seed_path: null } as never;
 
 async function json(fast: boolean, journal: string, limit?: number): Promise<string> {
@@ -269,6 +298,34 @@ describe("replay display: fast path = exact path", () => {
     // every ~1 MB row but the first (the chain's head comes from the exact path)
     expect(steps).toBeGreaterThan(3);
     expect(long).toBeGreaterThanOrEqual(2);
+  });
+
+  test("CR LF line ends take the fast paths: --as-json re-indents the rows, --from-step links them in runs (the test is not vacuous)", async () => {
+    const crlf = windows[1]!;
+    const row = RowTranscoder.prototype.row;
+    let reindented = 0;
+    RowTranscoder.prototype.row = function (this: RowTranscoder, b: Uint8Array, s: number, e: number, pad: number) {
+      const took = row.call(this, b, s, e, pad);
+      if (took) reindented++;
+      return took;
+    };
+    const verify = VerifyKernel.prototype.verify;
+    let inRuns = 0;
+    VerifyKernel.prototype.verify = function (this: VerifyKernel, p: number, bound: number, index: number, mode: number) {
+      const end = verify.call(this, p, bound, index, mode);
+      if (this.rows > 1) inRuns += this.rows;
+      return end;
+    };
+    try {
+      await json(true, crlf);
+      expect((await projectRunFast(crlf, 1e9)).step_count).toBe(chained.rows);
+    } finally {
+      RowTranscoder.prototype.row = row;
+      VerifyKernel.prototype.verify = verify;
+    }
+    expect(reindented).toBe(chained.rows);
+    // all but the first row (the chain's head comes from the exact path) and each read's last
+    expect(inRuns).toBeGreaterThan(chained.rows - 20);
   });
 
   test("a journal of writer rows takes the fast paths (the test is not vacuous)", async () => {
