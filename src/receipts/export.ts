@@ -161,7 +161,8 @@ function rowOutput(
  */
 interface PassSinks {
   line(line: Uint8Array | null, lineNo: number): void;
-  run?(buf: Uint8Array, start: number, to: number, rows: number): void;
+  /** A run of rows the kernel took, whole lines (`crlfs` of them ended by CR LF, whose CR is no part of the output). */
+  run?(buf: Uint8Array, start: number, to: number, rows: number, crlfs: number): void;
   leak?(u8: Uint8Array, spans: Int32Array, p: number, q: number, lineNo: number): void;
 }
 
@@ -177,7 +178,7 @@ function journalPass(mode: Mode, walker: ChainWalker, sinks: PassSinks): LineSpl
   };
   const k = walker.stepKernel;
   let splitter: LineSplitter | null = null;
-  const runs = new TakenRuns(walker, () => splitter!.lines, (buf, start, to, n) => sinks.run?.(buf, start, to, n));
+  const runs = new TakenRuns(walker, () => splitter!.lines, (buf, start, to, n, crlfs) => sinks.run?.(buf, start, to, n, crlfs));
   const leak = sinks.leak;
   if (k !== null && leak) k.onRow = (p, q) => leak(k.u8, k.spans, p, q, runs.rowLine(k.rowsBefore));
   splitter = new LineSplitter("universal", sinks.line, DEFAULT_MAX_LINE_BYTES, probe, k === null ? null : runs);
@@ -226,10 +227,10 @@ async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint
         }
         steps++;
       },
-      run: (_buf, start, to, rows) => {
+      run: (_buf, start, to, rows, crlfs) => {
         steps += rows;
         if (mode.kind === "export") {
-          outBytes += to - start;
+          outBytes += to - start - crlfs;
           emitter.head.text = walker.head;
           return;
         }
@@ -421,22 +422,25 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
           lastHash = r.stepHash;
           count++;
         },
-        run: (buf, start, to, rows) => {
+        run: (buf, start, to, rows, crlfs) => {
           if (count >= s.steps) return;
-          if (count + rows <= s.steps) {
+          const whole = count + rows <= s.steps;
+          if (whole && crlfs === 0) {
             out.raw(buf.subarray(start, to));
             count += rows;
             lastHash = walker.head;
             return;
           }
-          // The journal grew since pass 1: only its first `steps` rows are written.
-          for (let p = start; count < s.steps; count++) {
+          // Line by line: lines that end in CR LF (the output's end in LF: a row's own bytes hold no CR), or the
+          // journal grew since pass 1 (only its first `steps` rows are written).
+          for (let p = start; p < to && count < s.steps; count++) {
             const nl = buf.indexOf(0x0a, p);
-            const line = buf.subarray(p, nl);
+            const line = buf.subarray(p, buf[nl - 1] === 0x0d ? nl - 1 : nl);
             out.bytes(line);
-            lastHash = dictFormLine(line, walker.canonical)!.stepHash;
+            if (!whole) lastHash = dictFormLine(line, walker.canonical)!.stepHash;
             p = nl + 1;
           }
+          if (whole) lastHash = walker.head;
         },
       });
       for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {

@@ -1,3 +1,4 @@
+import { CR, LBRACE, RBRACE } from "../codec/bytes.ts";
 import { indexRow, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { Key, STEP_ROW_KEYS } from "./canonical-row.ts";
@@ -34,11 +35,13 @@ export class IndexedEntries<T> {
    * whatever the index cannot answer alone, and a line
    * with whitespace outside the row or other than `, `/`: ` inside it,
    * where a `\r` would split it into several lines; the splitter then hands
-   * the line to `line`.
+   * the line to `line`. A `\r` right before the line feed is part of the
+   * break (CR LF: Python's text mode on Windows writes it), not of the row.
    */
   probe(take: (v: T) => void): (buf: Uint8Array, start: number, end: number) => boolean {
     return (buf, start, end) => {
-      if (buf[start] !== 0x7b || buf[end - 1] !== 0x7d) return false;
+      if (buf[end - 1] === CR) end--;
+      if (buf[start] !== LBRACE || buf[end - 1] !== RBRACE) return false;
       const v = this.indexed(buf, start, end, Spell.KeyNotPlain | Spell.OddSpace);
       if (v === null) return false;
       if (v !== undefined) take(v);

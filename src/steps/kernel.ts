@@ -21,6 +21,7 @@ interface KernelExports {
   setMode(mode: number): void;
   verify(p: number, bound: number, maxLine: number, lo: number, hi: number): number;
   rows(): number;
+  crlfs(): number;
   setPublish(at: number, limit: number, redact: number, homeLen: number, always: number): void;
   published(): number;
   renderArm(base: number, o: number, limit: number, next: number, left: number): void;
@@ -92,8 +93,9 @@ export class StepKernel {
   readonly buffer: ArrayBuffer;
   private readonly k: KernelExports;
   private readonly mem: KernelArena;
-  /** Rows taken by the last verify(). */
+  /** Rows taken by the last verify(), and how many of them ended in CR LF (the rest in LF). */
   rows = 0;
+  crlfs = 0;
   /** The whole memory: the addresses a report hands over index it. */
   readonly u8: Uint8Array;
   /** SPANS as i32s: slot k at [4k, 4k + 3) (start, end, plain string). Valid during `onRow`. */
@@ -256,22 +258,25 @@ export class StepKernel {
    * Take rows of `buf[start, end)` (a view of the arena) from the line
    * start `start` while they check out, the first carrying seq `expected`
    * and linking to `head`. Returns the offset in `buf` of the first row not
-   * taken; `rows` says how many were, and `head` is then the last one's
-   * step hash.
+   * taken; `rows` says how many were (`crlfs` of them ended by CR LF, not
+   * LF alone), and `head` is then the last one's step hash.
    */
   verify(buf: Uint8Array, start: number, end: number, maxLine: number, expected: number): number {
     const base = buf.byteOffset;
     let p = base + start;
     let rows = 0;
+    let crlfs = 0;
     for (;;) {
       const seq = expected + rows;
       const lo = seq % 4294967296;
       p = this.k.verify(p, base + end, Math.min(maxLine, 0x7fffffff), lo, (seq - lo) / 4294967296);
       rows += this.k.rows();
+      crlfs += this.k.crlfs();
       // a walk stopped for room goes on from the row that did not fit, once the host made room
       if (!this.rendering || !this.onRendered(this.k.renderFull() !== 0)) break;
     }
     this.rows = rows;
+    this.crlfs = crlfs;
     stepKernelStats.rows += rows;
     return p - base;
   }

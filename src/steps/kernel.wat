@@ -9,13 +9,14 @@
 ;; into Bun's hasher (import `hash`).
 ;;
 ;; Contract (kernel.ts drives it; the walker's `take` calls it for the line
-;; splitter): `verify` walks consecutive `\n`-terminated rows from a line
-;; start and returns at the first row it does not take. It takes a row only
+;; splitter): `verify` walks consecutive rows ended by `\n` or `\r\n` from a
+;; line start and returns at the first row it does not take (`crlfs` says
+;; how many of those taken ended in `\r\n`). It takes a row only
 ;; when it is canonical (compact, sorted keys, ASCII, Python's escapes, and
 ;; Python's number spelling where the hash covers it), ChainWalker.fast
 ;; would hash it, and it checks out: seq is the expected one, prev_hash is
 ;; the head and step_hash is the recomputed digest. Every other row (a spelling it does
-;; not prove, an error to report, a line break other than `\n`, a row cut
+;; not prove, an error to report, a line break other than those, a row cut
 ;; by the end of the data) is left to the JavaScript path, which decides it
 ;; exactly as before; so this kernel only has to be exact for the rows it
 ;; takes. Where the kernel is stricter (long floats) it only refuses more.
@@ -103,6 +104,9 @@
   (global $out (mut i32) (i32.const 0))
   (global $expected (mut i64) (i64.const 0))  ;; the seq the next row must carry
   (global $rows (mut i32) (i32.const 0))
+  ;; the last row taken: its line feed; and how many rows the current `verify` took that end in CR LF
+  (global $lineEnd (mut i32) (i32.const 0))
+  (global $crlfs (mut i32) (i32.const 0))
   (global $keyCount (mut i32) (i32.const 0)) ;; top-level keys of the row $scanTop read
   (global $mode (mut i32) (i32.const 0))
   ;; publish mode: its output area [$pubAt, $pubLimit), the end of what the
@@ -160,6 +164,7 @@
   (data (i32.const 3216) "\22<<redacted>>\22")
 
   (func (export "rows") (result i32) (global.get $rows))
+  (func (export "crlfs") (result i32) (global.get $crlfs))
   (func (export "setMode") (param $m i32) (global.set $mode (local.get $m)))
 
   ;; Tables, and where the pre-image is assembled.
@@ -554,7 +559,7 @@
   ;; feed before `bound`, and checks out: the index of that line feed, or -1.
   ;; A taken row's step_hash becomes the head.
   (func $row (param $p i32) (param $bound i32) (param $maxLine i32) (result i32)
-    (local $q i32) (local $step i32) (local $replayed i32)
+    (local $q i32) (local $step i32) (local $replayed i32) (local $lf i32)
     (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x7b)) (then (return (i32.const -1))))
     (local.set $q (i32.const -1))
     (if (i32.and (global.get $mode) (i32.const 128))
@@ -565,8 +570,11 @@
         (local.set $replayed (i32.ge_s (local.get $q) (i32.const 0)))))
     (if (i32.lt_s (local.get $q) (i32.const 0)) (then (local.set $q (call $scanTop (local.get $p)))))
     (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
-    ;; a line feed at `bound` is the sentinel: the row may go on in the next chunk
-    (if (i32.or (i32.ge_u (local.get $q) (local.get $bound)) (i32.ne (i32.load8_u (local.get $q)) (i32.const 0x0a)))
+    ;; the row ends its line: a line feed, or a CR LF (Python's text mode on Windows; one break to
+    ;; both splitting dialects); a line feed at `bound` is the sentinel: the row may go on in the next chunk
+    (local.set $lf (local.get $q))
+    (if (i32.eq (i32.load8_u (local.get $q)) (i32.const 0x0d)) (then (local.set $lf (i32.add (local.get $q) (i32.const 1)))))
+    (if (i32.or (i32.ge_u (local.get $lf) (local.get $bound)) (i32.ne (i32.load8_u (local.get $lf)) (i32.const 0x0a)))
       (then (return (i32.const -1))))
     (if (i32.gt_u (i32.sub (local.get $q) (local.get $p)) (local.get $maxLine)) (then (return (i32.const -1))))
     ;; publish mode: room for the row's line (it grows by at most 13 bytes per redacted value),
@@ -600,6 +608,8 @@
     (global.set $expected (i64.add (global.get $expected) (i64.const 1)))
     (if (i32.and (global.get $mode) (i32.const 2)) (then (call $onRow (local.get $p) (local.get $q))))
     (if (i32.and (global.get $mode) (i32.const 64)) (then (call $publishRow (local.get $p) (local.get $q))))
+    (global.set $lineEnd (local.get $lf))
+    (if (i32.ne (local.get $lf) (local.get $q)) (then (global.set $crlfs (i32.add (global.get $crlfs) (i32.const 1)))))
     (local.get $q))
 
   ;; Take rows from the line start p while they check out, the first
@@ -610,6 +620,7 @@
     (local $saved i32) (local $q i32)
     (global.set $expected (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo))))
     (global.set $rows (i32.const 0))
+    (global.set $crlfs (i32.const 0))
     (global.set $pubO (global.get $pubAt))
     (local.set $saved (i32.load8_u (local.get $bound)))
     (i32.store8 (local.get $bound) (i32.const 0x0a))
@@ -619,7 +630,7 @@
         (local.set $q (call $row (local.get $p) (local.get $bound) (local.get $maxLine)))
         (br_if $done (i32.lt_s (local.get $q) (i32.const 0)))
         (global.set $rows (i32.add (global.get $rows) (i32.const 1)))
-        (local.set $p (i32.add (local.get $q) (i32.const 1)))
+        (local.set $p (i32.add (global.get $lineEnd) (i32.const 1)))
         (br $next)))
     (i32.store8 (local.get $bound) (local.get $saved))
     (local.get $p))

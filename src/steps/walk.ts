@@ -104,8 +104,9 @@ export class ChainWalker implements BulkProbe {
   private arena: Uint8Array | null = null;
   /** The WebAssembly kernel whose memory holds the arena (when enabled): it takes canonical rows in bulk. */
   private kernel: StepKernel | null = null;
-  /** Lines taken by the last `take`. */
+  /** Lines taken by the last `take`, and how many of them ended in CR LF (the rest in LF). */
   taken = 0;
+  takenCrlfs = 0;
   /**
    * The kernel's mode (kernel.ts KERNEL_DICT_FORM | KERNEL_REPORT), set
    * before the first `readBuffer()`: readers that reuse taken rows' bytes
@@ -267,6 +268,7 @@ export class ChainWalker implements BulkProbe {
    */
   take(buf: Uint8Array, start: number, end: number, maxLineBytes: number): number {
     this.taken = 0;
+    this.takenCrlfs = 0;
     const k = this.kernel;
     if (k === null) return start;
     if (this.kernelSkip > 0) {
@@ -293,6 +295,7 @@ export class ChainWalker implements BulkProbe {
     }
     this.kernelBackoff = 0;
     this.taken = k.rows;
+    this.takenCrlfs = k.crlfs;
     this.steps += k.rows;
     this.expected += k.rows;
     this.setHeadBytes(k.head, 0, 64);

@@ -53,7 +53,11 @@ beforeAll(() => {
   writeAgentJournal(sdd, "gen-broken", plain.join("\n"));
   writeAgentJournal(sdd, "gen-garbage", journalBytes({ rows: 50, seed: 4, plain: true }) + "{not json\n");
   writeAgentJournal(sdd, "gen-empty", "");
-  AGENTS.push("gen-broken", "gen-garbage", "gen-empty");
+  // Python's text mode on Windows: CR LF line ends; and a few rows ended by a lone CR, or by CR CR LF (a row, then a blank line)
+  const windows = journalBytes({ rows: 3000, seed: 9, plain: true }).split("\n");
+  writeAgentJournal(sdd, "gen-crlf", windows.join("\r\n"));
+  writeAgentJournal(sdd, "gen-crlf-odd", windows.map((l, i) => (i % 97 === 40 ? `${l}${i % 2 ? "\r" : "\r\r\n"}` : `${l}\r\n`)).join(""));
+  AGENTS.push("gen-broken", "gen-garbage", "gen-empty", "gen-crlf", "gen-crlf-odd");
 }, 60_000);
 
 /** Run `f` with the kernel on or off, at a fixed clock (receipts carry a time). */
@@ -105,6 +109,7 @@ describe("export and publish: the same receipt bytes with the kernel on and off"
         expect({ id, bytes: bytesOf(b) }).toEqual({ id, bytes: bytesOf(a) });
         // the fast path ran where it could (the plain journal is all kernel rows)
         if (id === "gen-plain") expect(rows).toBeGreaterThan(5900);
+        if (id === "gen-crlf") expect(rows).toBeGreaterThan(2900);
         // and took the rows whose ts is spelled as repr, and only those (the rest re-spell it)
         if (id === "gen-ts") expect(rows).toBeGreaterThan(600);
         if (id === "gen-ts") expect(rows).toBeLessThan(2900);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENT_COLUMNS, agentTableBytes, exactAgentCells, narrowAgentTable, type AgentCells, type AgentLayout } from "../../src/replay/agent-table.ts";
 import { readEntries } from "../../src/steps/reader.ts";
+import { IndexedEntries } from "../../src/steps/indexed.ts";
 import { HOSTILE_STEP_LINES as HOSTILE, journalBytes } from "../helpers/step-journals.ts";
 
 /**
@@ -70,6 +71,9 @@ describe("agent prose table: the index's reading is the exact path's, in the fix
       hostileTs: journalBytes({ rows: 500, seed: 73, hostileTs: true }),
       huge: journalBytes({ rows: 200, seed: 74, hugeAt: 100 }),
       nan: journalBytes({ rows: 100, seed: 75, nanAt: 50 }),
+      // Python's text mode on Windows ends lines in CR LF
+      plainCrlf: journalBytes({ rows: 3000, seed: 71, plain: true }).replaceAll("\n", "\r\n"),
+      mixedCrlf: journalBytes({ rows: 3000, seed: 72 }).replaceAll("\n", "\r\n"),
     };
     for (const [name, text] of Object.entries(journals)) {
       const p = file(`${name}.jsonl`, text);
@@ -80,6 +84,26 @@ describe("agent prose table: the index's reading is the exact path's, in the fix
         }
       }
     }
+  });
+
+  test("CR LF line ends: the rows are read from the index, not handed to the exact path (the test is not vacuous)", async () => {
+    const p = file("probed-crlf.jsonl", journalBytes({ rows: 3000, seed: 71, plain: true }).replaceAll("\n", "\r\n"));
+    const probe = IndexedEntries.prototype.probe;
+    let probed = 0;
+    IndexedEntries.prototype.probe = function <T>(this: IndexedEntries<T>, take: (v: T) => void) {
+      const inner = probe.call(this, take);
+      return (buf: Uint8Array, start: number, end: number) => {
+        const took = inner(buf, start, end);
+        if (took) probed++;
+        return took;
+      };
+    };
+    try {
+      await viaBytes(p, null);
+    } finally {
+      IndexedEntries.prototype.probe = probe;
+    }
+    expect(probed).toBeGreaterThan(2900);
   });
 
   test("a missing file has no rows", async () => {

@@ -362,9 +362,14 @@ describe("step kernel: differential against the JavaScript path", () => {
       text.replace(/,"seq":/, ',"seq":\u2028'),
     ];
     for (const v of variants) for (const chunk of [3, 100, 1 << 20]) same(enc.encode(v), chunk);
-    // A run of `\n`-terminated rows after a CRLF one is still the kernel's.
-    expect(same(enc.encode(variants[8]!), 1 << 20)).toBe(39);
+    // CR LF ends a row as LF does (one break to both dialects: Python's text mode on Windows writes it), alone or
+    // before a run of LF rows; a lone CR, or a CR CR LF (a row, then a blank line), is left to the splitter.
+    expect(same(enc.encode(variants[0]!), 1 << 20)).toBe(40);
+    expect(same(enc.encode(variants[8]!), 1 << 20)).toBe(40);
     expect(same(enc.encode(variants[1]!), 1 << 20)).toBe(0);
+    const doubled = text.replace(/\n(?=.)/, "\r\r\n");
+    for (const chunk of [3, 100, 1 << 20]) same(enc.encode(doubled), chunk);
+    expect(same(enc.encode(doubled), 1 << 20)).toBe(39);
   });
 
   test("overlong lines: the cap applies to the kernel's rows exactly as to the others", () => {
