@@ -30,7 +30,7 @@ export function ensureJournal(out: string, mb: number, shape: JournalShape = "be
     const meta = JSON.parse(readFileSync(metaPath, "utf8")) as { bytes: number; rows: number; seed: number; shape?: string };
     if (meta.seed === RUN_SEED && (meta.shape ?? "bench") === shape && statSync(path).size === meta.bytes) return { shape, path, bytes: meta.bytes, rows: meta.rows };
   }
-  console.error(`generating a ${mb} MB journal of shape ${shape} ${shape === "python" ? "with python3" : "with the project's writer"} ...`);
+  console.error(`generating a ${mb} MB journal of shape ${shape} ${shape === "python" || shape === "windows" ? "with python3" : "with the project's writer"} ...`);
   const t = performance.now();
   const g = generateJournal(sdd, runId, mb * 1e6, RUN_SEED, shape);
   console.error(`  ${g.rows} rows, ${(g.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t) / 1000).toFixed(1)} s`);

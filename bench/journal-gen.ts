@@ -9,8 +9,9 @@
  * unicode summaries, provider-state captures. Same seed + same size = same
  * bytes (the clock is simulated too), so benchmark runs are comparable.
  * That is the `bench` shape; the others (`mixed`, `large-rows`: see
- * journal-shapes.ts; `python`: rows python3 writes, journal_py.py) keep the
- * verbs from being tuned to it.
+ * journal-shapes.ts; `python`: rows python3 writes, journal_py.py; `windows`:
+ * the same rows, each line ended by CR LF as Python's text mode writes them
+ * on Windows) keep the verbs from being tuned to it.
  */
 import { EventJournal, type JournalClock, type RecordItem } from "../src/journal/writer.ts";
 import { pyFloat } from "../src/pyjson/types.ts";
@@ -160,7 +161,7 @@ export function steppingClock(seed: number, start = 1727000000.1234567): Journal
 }
 
 /** The journal shapes the bench measures every verb on; `bench` is the original (and default) one. */
-export const SHAPES = ["bench", "mixed", "large-rows", "python"] as const;
+export const SHAPES = ["bench", "mixed", "large-rows", "python", "windows"] as const;
 export type JournalShape = (typeof SHAPES)[number];
 
 export function isShape(s: string): s is JournalShape {
@@ -168,7 +169,7 @@ export function isShape(s: string): s is JournalShape {
 }
 
 /** Rows per `recordMany` call between size checks: about 2 MB of rows for each shape. */
-const BATCH_ROWS: Record<Exclude<JournalShape, "python">, number> = { bench: 4096, mixed: 512, "large-rows": 1 };
+const BATCH_ROWS: Record<Exclude<JournalShape, "python" | "windows">, number> = { bench: 4096, mixed: 512, "large-rows": 1 };
 
 const PYTHON_WRITER = join(import.meta.dir, "journal_py.py");
 
@@ -176,7 +177,7 @@ const PYTHON_WRITER = join(import.meta.dir, "journal_py.py");
  * Write a journal of about `targetBytes` (at least one batch of rows) of
  * shape `shape` under `<sddDir>/runs/<runId>/` (any existing one is
  * replaced). Returns the path and the row count. Same shape, seed and size,
- * same bytes. `python` rows are written by python3 (bench/journal_py.py).
+ * same bytes. `python` and `windows` rows are written by python3 (bench/journal_py.py).
  */
 export function generateJournal(
   sddDir: string,
@@ -185,7 +186,7 @@ export function generateJournal(
   seed = 8,
   shape: JournalShape = "bench",
 ): { path: string; rows: number; bytes: number } {
-  if (shape === "python") return generatePythonJournal(sddDir, runId, targetBytes, seed);
+  if (shape === "python" || shape === "windows") return generatePythonJournal(sddDir, runId, targetBytes, seed, shape === "windows" ? "crlf" : "lf");
   const journal = EventJournal.create(runId, { sddDir, overwrite: true, clock: steppingClock(seed), env: {} });
   let rows = 0;
   let ticks = 0;
@@ -214,11 +215,11 @@ export function generateJournal(
   }
 }
 
-/** A `python` journal: python3 writes it (and its metadata.json) with its own json and hashlib. */
-function generatePythonJournal(sddDir: string, runId: string, targetBytes: number, seed: number): { path: string; rows: number; bytes: number } {
+/** A `python` journal: python3 writes it (and its metadata.json) with its own json and hashlib; `crlf`: as on Windows. */
+function generatePythonJournal(sddDir: string, runId: string, targetBytes: number, seed: number, newline: "lf" | "crlf"): { path: string; rows: number; bytes: number } {
   // the same run-id rule and containment as the project's writer, before python3 touches the disk
   const path = journalPath(sddDir, runId);
-  const p = Bun.spawnSync(["python3", PYTHON_WRITER, "--sdd", sddDir, "--run", runId, "--bytes", String(targetBytes), "--seed", String(seed)], {
+  const p = Bun.spawnSync(["python3", PYTHON_WRITER, "--sdd", sddDir, "--run", runId, "--bytes", String(targetBytes), "--seed", String(seed), "--newline", newline], {
     stdout: "pipe",
     stderr: "pipe",
   });

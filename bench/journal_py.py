@@ -10,10 +10,12 @@ so the bench also measures input no TypeScript writer spelled: NaN and
 Infinity, ints past 2**64, lone surrogates, tuples and `default=str`
 values, every float as repr spells it.
 
-    python3 bench/journal_py.py --sdd DIR --run ID --bytes N [--seed N]
+    python3 bench/journal_py.py --sdd DIR --run ID --bytes N [--seed N] [--newline crlf]
 
 Writes DIR/runs/ID/journal.jsonl (replacing it) and metadata.json; prints
 one JSON line: path, rows, bytes, head. Same seed and size, same bytes.
+`--newline crlf` ends every line as Python's text mode does on Windows
+(the bench's `windows` shape); the rows are the same.
 """
 import json
 import os
@@ -70,9 +72,13 @@ def events(rng, run_id):
 
 def main(argv):
     args = dict(zip(argv[::2], argv[1::2]))
-    if len(argv) % 2 or not {"--sdd", "--run", "--bytes"} <= args.keys() or not args.keys() <= {"--sdd", "--run", "--bytes", "--seed"}:
+    if len(argv) % 2 or not {"--sdd", "--run", "--bytes"} <= args.keys() or not args.keys() <= {"--sdd", "--run", "--bytes", "--seed", "--newline"}:
         sys.stderr.write(__doc__)
         return 2
+    if args.get("--newline", "lf") not in ("lf", "crlf"):
+        sys.stderr.write(__doc__)
+        return 2
+    newline = "\r\n" if args.get("--newline") == "crlf" else "\n"
     run_id, target, seed = args["--run"], float(args["--bytes"]), int(args.get("--seed", "11"))
     run_dir = os.path.join(args["--sdd"], "runs", run_id)
     os.makedirs(run_dir, exist_ok=True)
@@ -81,7 +87,7 @@ def main(argv):
     clock = random.Random(seed ^ 0x9E3779B9)
     start = t = 1727000000.1234567
     prev, rows, size, buf, buffered = "", 0, 0, [], 0
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+    with open(path, "w", encoding="utf-8", newline=newline) as fh:
         for event, data in events(rng, run_id):
             ph = payload_hash(event, data)
             eh = event_hash(prev, event, ph, rows)
@@ -92,7 +98,7 @@ def main(argv):
             line = json.dumps(row, default=str) + "\n"
             buf.append(line)
             buffered += len(line)
-            size += len(line)
+            size += len(line) + len(newline) - 1
             rows += 1
             prev = eh
             if buffered >= 1 << 20:

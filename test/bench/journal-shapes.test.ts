@@ -35,7 +35,7 @@ const made = new Map<string, { path: string; rows: number; bytes: number; text: 
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "bernstein-journal-shapes-"));
-  for (const shape of ["bench", "mixed", "large-rows", "python"]) {
+  for (const shape of ["bench", "mixed", "large-rows", "python", "windows"]) {
     const w = written(["--sdd", join(dir, shape), "--run", `r-${shape}`, "--bytes", SIZE, "--shape", shape, "--seed", "3"]);
     expect(w.shape).toBe(shape);
     made.set(shape, { ...w, text: readFileSync(w.path, "latin1") });
@@ -44,11 +44,11 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("bench journal shapes", () => {
-  test.each(["bench", "mixed", "large-rows", "python"])("%s: at least the size asked, verified ok by the binary and by the Python reference, event counts equal", async (shape) => {
+  test.each(["bench", "mixed", "large-rows", "python", "windows"])("%s: at least the size asked, verified ok by the binary and by the Python reference, event counts equal", async (shape) => {
     const m = made.get(shape)!;
     expect(m.bytes).toBeGreaterThanOrEqual(3e6);
     expect(readFileSync(m.path).length).toBe(m.bytes);
-    const lines = m.text.split("\n");
+    const lines = m.text.split(shape === "windows" ? "\r\n" : "\n");
     expect(lines.pop()).toBe("");
     expect(lines.length).toBe(m.rows);
     const v = await bernsteinJson(["journal", "verify", m.path, "--as-json"]);
@@ -58,7 +58,7 @@ describe("bench journal shapes", () => {
     expect(py).toMatchObject({ ok: true, coverage: "complete", count: m.rows });
   });
 
-  test.each(["mixed", "large-rows", "python"])("%s: the same seed writes the same bytes, another seed others", (shape) => {
+  test.each(["mixed", "large-rows", "python", "windows"])("%s: the same seed writes the same bytes, another seed others", (shape) => {
     const again = written(["--sdd", join(dir, `${shape}-again`), "--run", `r-${shape}`, "--bytes", SIZE, "--shape", shape, "--seed", "3"]);
     expect(readFileSync(again.path, "latin1")).toBe(made.get(shape)!.text);
     const other = written(["--sdd", join(dir, `${shape}-other`), "--run", `r-${shape}`, "--bytes", "1", "--shape", shape, "--seed", "4"]);
@@ -112,10 +112,21 @@ describe("bench journal shapes", () => {
     expect(JSON.parse(meta)).toMatchObject({ run_id: "r-python", git_sha: "", seed_path: null });
   });
 
+  test("windows: the python shape's rows, every line ended by CR LF as Python's text mode writes them on Windows", () => {
+    const w = made.get("windows")!;
+    const p = made.get("python")!;
+    // the same events (the rows differ in the run's id, r-windows, and so in their hashes), as many as the size asked holds with the longer line ends
+    expect(w.rows).toBeGreaterThan(p.rows * 0.99);
+    expect(w.text.split("\r\n").length).toBe(w.rows + 1);
+    expect(/[^\r]\n/.test(w.text)).toBe(false);
+    const firstRows = (text: string, eol: string) => text.split(eol).slice(0, 50).map((l) => /"event": "([^"]+)"/.exec(l)![1]);
+    expect(firstRows(w.text, "\r\n")).toEqual(firstRows(p.text, "\n"));
+  });
+
   test("an unknown shape, or --shape with an agent journal, is refused (exit 2, nothing written)", () => {
     const bad = gen(["--sdd", join(dir, "bad"), "--run", "x", "--bytes", "1", "--shape", "nope"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr.split("\n")[0]).toBe('journal-gen: --shape takes one of bench, mixed, large-rows, python, got "nope"');
+    expect(bad.stderr.split("\n")[0]).toBe('journal-gen: --shape takes one of bench, mixed, large-rows, python, windows, got "nope"');
     const agent = gen(["--sdd", join(dir, "bad"), "--agent", "x", "--steps", "1", "--shape", "mixed"]);
     expect(agent.code).toBe(2);
     expect(agent.stderr.split("\n")[0]).toBe("journal-gen: --shape goes with --run, not --agent");
