@@ -106,13 +106,14 @@ describe("the WebAssembly row scanner writes the JavaScript scanner's index", ()
     expect(firstDifference(all, NONE)).toBeNull();
   }, 60_000);
 
-  const shapes = SHAPES.filter((s) => s !== "python" || pythonAvailable());
+  const shapes = SHAPES.filter((s) => (s !== "python" && s !== "windows") || pythonAvailable());
   test(`rows of every bench journal shape (${shapes.join(", ")})`, () => {
     const dir = mkdtempSync(join(tmpdir(), "row-index-wasm-"));
     try {
       for (const shape of shapes) {
         const { path, rows } = generateJournal(dir, `r-${shape}`, shape === "large-rows" ? 3e6 : 1.5e6, 8, shape);
-        const lines = linesOf(new Uint8Array(readFileSync(path)));
+        // a CR before the LF (the windows shape's CR LF) is part of the line's break, not of its row
+        const lines = linesOf(new Uint8Array(readFileSync(path))).map((l) => (l[l.length - 1] === 0x0d ? l.subarray(0, l.length - 1) : l));
         expect(lines.length).toBe(rows);
         let taken = 0;
         for (const l of lines) if (indexObjectAtWasm(l, 0, l.length, wasm, ENVELOPE) === l.length) taken++;
