@@ -1,5 +1,5 @@
 import { CR, fnv1a, LF, QUOTE } from "../codec/bytes.ts";
-import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
+import { NOT_PLAIN_TEXT, scannedString, stringTokenEnd } from "../codec/row-index.ts";
 import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { InputError } from "../errors/index.ts";
 import { checkInput } from "../fsutil/input.ts";
@@ -392,8 +392,6 @@ export function* projectionJson(path: string, p: Projection): Generator<Uint8Arr
 
 const utf8 = new TextEncoder();
 const NAME_SEP = ascii(", ");
-/** A string token's flags that say it holds more than printable ASCII (sanitizeCell leaves printable ASCII as it is). */
-const OTHER_THAN_PRINTABLE = Spell.Escaped | Spell.Utf8 | Spell.NotPython;
 
 /**
  * Append the event types of a joined JSON text (`"a", "b"`, or a piece of
@@ -416,7 +414,7 @@ export function appendEventProse(text: Uint8Array, out: ByteSink, first: boolean
     if (p < 0) throw new Error(`projection event text: no string at byte ${s}`);
     if (!first || names > 0) out.bytes(NAME_SEP);
     names++;
-    if ((scannedString.flags & OTHER_THAN_PRINTABLE) === 0) {
+    if ((scannedString.flags & NOT_PLAIN_TEXT) === 0) {
       out.bytes(text, s + 1, p - 1);
       continue;
     }

@@ -1,5 +1,5 @@
 import { CR, LBRACE, RBRACE } from "../codec/bytes.ts";
-import { indexRow, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import { indexRow, NOT_PLAIN_TEXT, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { Key, STEP_ROW_KEYS } from "./canonical-row.ts";
 import { classifyLine } from "./reader.ts";
@@ -74,10 +74,7 @@ export class IndexedEntries<T> {
   }
 }
 
-/** Flags under which a string's bytes are its text: no escape, no raw UTF-8, no raw DEL. */
-const NOT_PLAIN = Spell.Escaped | Spell.Utf8 | Spell.NotPython;
-
 /** Where the content of string token t starts when it is plain (its bytes are its text: ASCII, no escape), else -1. */
 export function plainStart(ix: RowIndex, t: number): number {
-  return ix.kind(t) === Tok.String && (ix.flags(t) & NOT_PLAIN) === 0 ? ix.start(t) + 1 : -1;
+  return ix.kind(t) === Tok.String && (ix.flags(t) & NOT_PLAIN_TEXT) === 0 ? ix.start(t) + 1 : -1;
 }
