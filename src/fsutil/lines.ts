@@ -45,6 +45,17 @@ export interface BulkProbe {
 }
 
 /**
+ * Where the content of the `\n`-terminated segment buf[start, end) ends:
+ * `end`, or `end - 1` when a CR stands right before the line feed (CR LF is
+ * one break to both splitting dialects; Python's text mode on Windows
+ * writes it). A fast probe is handed the segment with that CR; any other CR
+ * in it is a break of its own, which the probe must still decline.
+ */
+export function contentEnd(buf: Uint8Array, start: number, end: number): number {
+  return end > start && buf[end - 1] === 0x0d ? end - 1 : end;
+}
+
+/**
  * A line longer than this is never assembled: the input is refused as
  * `row_too_large` (exit 3, with the 1-based line number). The same limit
  * for every reader (src/fsutil/input.ts MAX_ROW_BYTES).

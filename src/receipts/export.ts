@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { BernsteinError, InputError, NegativeError, UsageError } from "../errors/index.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH } from "../steps/hash.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
+import { contentEnd, DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
@@ -435,7 +435,7 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
           // journal grew since pass 1 (only its first `steps` rows are written).
           for (let p = start; p < to && count < s.steps; count++) {
             const nl = buf.indexOf(0x0a, p);
-            const line = buf.subarray(p, buf[nl - 1] === 0x0d ? nl - 1 : nl);
+            const line = buf.subarray(p, contentEnd(buf, p, nl));
             out.bytes(line);
             if (!whole) lastHash = dictFormLine(line, walker.canonical)!.stepHash;
             p = nl + 1;

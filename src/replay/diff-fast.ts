@@ -1,5 +1,5 @@
 import { openInput, readBufferSize, rowTooLarge, type OpenInput } from "../fsutil/input.ts";
-import { LineSplitter, MAX_LINE_BYTES } from "../fsutil/lines.ts";
+import { contentEnd, LineSplitter, MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import { CR } from "../codec/bytes.ts";
 import { Spell, Tok } from "../codec/row-index.ts";
 import { classifyLine } from "../journal/reader.ts";
@@ -160,8 +160,7 @@ class JournalSide {
       return true;
     }
     // a line that spanned two reads, in the splitter's own buffer: copied, with a sentinel
-    if (end > start && buf[end - 1] === CR) end--;
-    const line = buf.subarray(start, end);
+    const line = buf.subarray(start, contentEnd(buf, start, end));
     if (line.indexOf(CR) >= 0) return false;
     const own = this.spanned(line.length + 16);
     own.set(line);

@@ -1,4 +1,3 @@
-import { CR } from "../codec/bytes.ts";
 import { jsonFields, type JsonFields } from "../json-fields.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
 import type { JournalRow } from "../journal/reader.ts";
@@ -7,6 +6,7 @@ import { pyFloat } from "../pyjson/types.ts";
 import { renderJson, renderRowJson } from "../render/json.ts";
 import { RowTranscoder } from "./fast-json.ts";
 import { readFastLines } from "./fast-lines.ts";
+import { contentEnd } from "../fsutil/lines.ts";
 import { LONG_LINE_MAX } from "./kernel-row.ts";
 import { runRows } from "./run-view.ts";
 import { utf8, type ByteOutput } from "./sink.ts";
@@ -78,8 +78,7 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
     renderRowJson(row, 2, (text) => out.writeSync(utf8(text)));
   };
   const fastRow = (b: Uint8Array, s: number, e: number): boolean => {
-    // a line ended by CR LF (Python's text mode on Windows writes them): the CR is part of the break, not of the row
-    if (e > s && b[e - 1] === CR) e--;
+    e = contentEnd(b, s, e);
     const mark = tc.len;
     tc.append(n === 0 ? SEP_FIRST : SEP);
     if (tc.row(b, s, e, 4)) {

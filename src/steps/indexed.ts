@@ -1,4 +1,5 @@
-import { CR, LBRACE, RBRACE } from "../codec/bytes.ts";
+import { LBRACE, RBRACE } from "../codec/bytes.ts";
+import { contentEnd } from "../fsutil/lines.ts";
 import { indexRow, NOT_PLAIN_TEXT, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { Key, STEP_ROW_KEYS } from "./canonical-row.ts";
@@ -40,7 +41,7 @@ export class IndexedEntries<T> {
    */
   probe(take: (v: T) => void): (buf: Uint8Array, start: number, end: number) => boolean {
     return (buf, start, end) => {
-      if (buf[end - 1] === CR) end--;
+      end = contentEnd(buf, start, end);
       if (buf[start] !== LBRACE || buf[end - 1] !== RBRACE) return false;
       const v = this.indexed(buf, start, end, Spell.KeyNotPlain | Spell.OddSpace);
       if (v === null) return false;
