@@ -142,6 +142,9 @@ function breakAt(seg: Uint8Array, i: number, n: number): number {
   return 1;
 }
 
+/** The bytes of every blank line the splitter hands out (never written: a sink reads it, and may keep it). */
+const BLANK_LINE = new Uint8Array(0);
+
 export class LineSplitter {
   private readonly table: Uint8Array;
   private readonly hasBreaks: boolean;
@@ -350,7 +353,12 @@ export class LineSplitter {
    * followed it; `segEnd`: absolute offset past that `\n`).
    */
   private segment(buf: Uint8Array, from: number, to: number, terminated: boolean, segEnd: number): void {
-    if (this.fast !== null && to > from && to - from <= this.maxLineBytes) {
+    if (to === from) {
+      // A blank line (a journal may hold one between every two rows): handed out with no view made of it.
+      this.emit(BLANK_LINE, segEnd);
+      return;
+    }
+    if (this.fast !== null && to - from <= this.maxLineBytes) {
       this.nextLineStart = segEnd;
       if (this.fast(buf, from, to, this.lineNo + 1)) {
         this.lineNo++;

@@ -57,6 +57,18 @@ print(json.dumps(out))`,
     });
   });
 
+  test("a blank line is handed out with its number and offsets, and with no view made of it (one shared empty line)", () => {
+    for (const dialect of ["lf", "universal", "splitlines"] as LineDialect[]) {
+      const seen: { line: Uint8Array; n: number; next: number }[] = [];
+      const s: LineSplitter = new LineSplitter(dialect, (l, n) => seen.push({ line: l!, n, next: s.nextLineStart }));
+      s.push(new TextEncoder().encode("a\n\nb\n\n\n"));
+      s.end();
+      expect(seen.map((x) => [x.line.length, x.n, x.next])).toEqual([[1, 1, 2], [0, 2, 3], [1, 3, 5], [0, 4, 6], [0, 5, 7]]);
+      const blanks = seen.filter((x) => x.line.length === 0).map((x) => x.line);
+      expect(blanks.every((b) => b === blanks[0])).toBe(true);
+    }
+  });
+
   test("overlong lines are reported as null and the next line is intact", () => {
     expect(split("short\n" + "x".repeat(50) + "\nafter", "universal", 7, 20)).toEqual(["short", null, "after"]);
   });
