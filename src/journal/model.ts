@@ -34,6 +34,20 @@ export interface JournalVerifyResult {
   discarded_line_indices: number[];
   errors: string[];
   unauthenticated_fields: string[];
+  /**
+   * The input's last physical line as this verify read it (not part of the
+   * JSON): what the torn-tail policy asks of the discarded lines, so the
+   * verdict names a torn write without reading the input again. Null when
+   * no line was read from a file (rows in memory, a missing file).
+   */
+  lastLine: LastLine | null;
+}
+
+/** A physical line's number (0-based), where it starts (byte offset), and whether a terminator ended it. */
+export interface LastLine {
+  index: number;
+  start: number;
+  terminated: boolean;
 }
 
 export interface Divergence {

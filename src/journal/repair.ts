@@ -4,9 +4,11 @@ import { cutTornTail, repairRefused } from "../fsutil/torn-tail.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
 import { verifyJournal, type JournalSeal } from "./verify.ts";
-import { scanTail } from "./tail-scan.ts";
+import { lastRowHead, scanTail, type TailScan } from "./tail-scan.ts";
+import type { FastVerifyResult } from "./model.ts";
+import { tailOfVerdict } from "./verdict-failure.ts";
 
-export { isTornTail, scanTail, type TailScan } from "./tail-scan.ts";
+export { scanTail, type TailScan } from "./tail-scan.ts";
 
 /**
  * `replay repair` (spec §8) under the one torn-tail policy of
@@ -40,12 +42,11 @@ export interface RepairOptions {
 }
 
 /**
- * As repairJournalTailSync, but a clean journal (the common case: nothing to
- * repair) is recognised at verify speed: a links-only pass of the fast
- * verifier (kernel, all cores) that finds every line a row and the links
- * intact has read what the tail scan would (the same rows, the same last
- * event_hash). Anything else is classified by the exact tail scan, under
- * the same lock.
+ * As repairJournalTailSync, at verify speed: a links-only pass of the fast
+ * verifier (kernel, all cores) reads what the tail scan would (the same
+ * rows, the same discarded lines), so the policy decides from its facts
+ * (quickScan). Only a broken chain that ends in a torn tail (or a blank
+ * line) goes to the exact tail scan, under the same lock.
  */
 export async function repairJournalTail(path: string, opts: RepairOptions = {}): Promise<RepairResult> {
   if (!existsSync(path)) return { repaired: false, removed_line_indices: [], event_count: 0, head: "" };
@@ -53,10 +54,8 @@ export async function repairJournalTail(path: string, opts: RepairOptions = {}):
   const lock = lockJournalOrRefuse(path, path, "repair the journal of");
   try {
     const quick = await verifyJournal(path, { linksOnly: true });
-    if (quick.chain_consistent && quick.discarded_line_indices.length === 0 && quick.grew_by === 0) {
-      return { repaired: false, removed_line_indices: [], event_count: quick.count, head: quick.head };
-    }
-    return repairLocked(path, opts);
+    const scan = quick.grew_by === 0 ? quickScan(path, quick) : null;
+    return scan !== null ? settle(path, scan, opts) : repairLocked(path, opts);
   } finally {
     lock.release();
   }
@@ -73,10 +72,33 @@ export function repairJournalTailSync(path: string, opts: RepairOptions = {}): R
   }
 }
 
+type TailFacts = Pick<TailScan, "count" | "head" | "discarded" | "verdict">;
+
+/**
+ * The tail scan's facts from a links-only verify of the same bytes: its
+ * count and discarded lines are the reader's, and so its head where the
+ * links held. After a break the verify's head is its verified prefix's,
+ * not the last row's event_hash (the scan's), which is then read from the
+ * last line alone; null when that line is no row (a torn tail, a blank
+ * line): the exact scan decides.
+ */
+function quickScan(path: string, quick: FastVerifyResult): TailFacts | null {
+  const last = quick.lastLine;
+  const discarded = quick.discarded_line_indices;
+  const verdict = tailOfVerdict(quick);
+  if (quick.chain_consistent || verdict.kind === "refused") return { count: quick.count, head: quick.head, discarded, verdict };
+  const head = verdict.kind === "clean" && last !== null ? lastRowHead(path, last.start, quick.snapshot_bytes, VERIFY_MAX_ROW_BYTES) : null;
+  return head === null ? null : { count: quick.count, head, discarded, verdict };
+}
+
 /** The exact tail scan and its verdict; the caller holds the writer lock. */
 function repairLocked(path: string, opts: RepairOptions): RepairResult {
   // rows as long as verify and record take them: a journal the writer wrote can be repaired
-  const scan = scanTail(path, undefined, VERIFY_MAX_ROW_BYTES);
+  return settle(path, scanTail(path, undefined, VERIFY_MAX_ROW_BYTES), opts);
+}
+
+/** The policy's verdict on a scanned tail carried out: nothing, a refusal, or the cut (the caller holds the writer lock). */
+function settle(path: string, scan: TailFacts, opts: RepairOptions): RepairResult {
   const v = scan.verdict;
   if (v.kind === "clean") return { repaired: false, removed_line_indices: [], event_count: scan.count, head: scan.head };
   if (v.kind === "refused") throw repairRefused(path, v.reason, { discarded_line_indices: scan.discarded });

@@ -5,9 +5,9 @@ import { RAW_STRING_MIN } from "../pyjson/row.ts";
 import { classifyLine, type JournalRow } from "./reader.ts";
 
 /**
- * The tail scan of `replay repair`'s policy (repair.ts), on its own so the
- * verdict (verdict-failure.ts) can ask it whether lost lines are a torn
- * tail without importing the repair (which verifies, and so the verdict).
+ * The exact tail scan of `replay repair`'s policy (repair.ts) and of a
+ * writer resuming a journal (writer.ts): every line classified by the
+ * py-json reader, the rows handed on.
  */
 
 export interface TailScan {
@@ -52,7 +52,14 @@ export function scanTail(path: string, onRow?: (row: JournalRow) => void, maxLin
   return { count, head, discarded, tornTail: verdict.kind === "torn", cutOffset, verdict };
 }
 
-/** Whether the discards of `path` are a repairable torn tail (what `resume` tells apart from corruption). */
-export function isTornTail(path: string): boolean {
-  return scanTail(path).tornTail;
+/**
+ * `str()` of the event_hash of the row on the line at byte `start` (a
+ * line start) of `path`, read up to `end`; null when that line is no row.
+ */
+export function lastRowHead(path: string, start: number, end: number, maxLineBytes = MAX_LINE_BYTES): string | null {
+  for (const line of physicalLines(path, { startOffset: start, endOffset: end, maxLineBytes })) {
+    const v = classifyLine(line.bytes, maxLineBytes, true, RAW_STRING_MIN);
+    return v.kind === "row" ? pyStr(v.row.get("event_hash"), "") : null;
+  }
+  return null;
 }

@@ -1,5 +1,5 @@
 import { isStdinPath } from "../fsutil/input.ts";
-import { isTornTail as repairPolicyTornTail } from "./tail-scan.ts";
+import { tailVerdict, type TailVerdict } from "../fsutil/torn-tail.ts";
 import { firstOfErrors, type ErrorCode } from "../errors/index.ts";
 import type { JournalVerifyResult } from "./model.ts";
 
@@ -16,7 +16,7 @@ export function journalVerdictFailure(r: JournalVerifyResult): { error: JournalF
   if (r.ok) return null;
   if (!r.chain_consistent) return { error: "chain_broken", detail: firstOfErrors(r.errors, "chain broken") };
   if (r.coverage !== "complete") {
-    if (isTornTail(r.path, r.discarded_line_indices)) {
+    if (endsInTornTail(r)) {
       const lines = r.discarded_line_indices.join(", ");
       return {
         error: "torn_tail",
@@ -29,17 +29,19 @@ export function journalVerdictFailure(r: JournalVerifyResult): { error: JournalF
 }
 
 /**
- * A torn tail as the repair policy defines it (what `replay repair` would
- * cut: one unterminated final line), asked of the repair module itself so
- * the verdict never names a fix that repair would refuse. It reads the file
- * once more, only for a verdict that already lost lines; standard input
- * cannot be read again and is never classified as torn.
+ * A torn tail as the repair policy defines it (fsutil/torn-tail.ts: one
+ * unterminated final line, what `replay repair` would cut), decided from
+ * the lines the verify itself read, so the verdict never names a fix that
+ * repair would refuse and never reads the input again. Standard input
+ * cannot be repaired and is never classified as torn.
  */
-function isTornTail(path: string, discarded: readonly number[]): boolean {
-  if (discarded.length === 0 || isStdinPath(path)) return false;
-  try {
-    return repairPolicyTornTail(path);
-  } catch {
-    return false;
-  }
+export function endsInTornTail(r: JournalVerifyResult): boolean {
+  return !isStdinPath(r.path) && tailOfVerdict(r).kind === "torn";
+}
+
+/** The torn-tail policy's verdict on the lines a verify read: its discarded lines and its last line (none read: clean, or refused). */
+export function tailOfVerdict(r: JournalVerifyResult): TailVerdict {
+  const last = r.lastLine;
+  const discarded = r.discarded_line_indices;
+  return tailVerdict({ path: r.path, discarded, lastLine: last?.index ?? -1, firstDiscardedAt: last?.start ?? null, terminated: last?.terminated ?? false });
 }

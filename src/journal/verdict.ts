@@ -1,6 +1,6 @@
 import { FAILURE_FIELDS, jsonFields, type JsonFields } from "../json-fields.ts";
 import { NON_DETERMINISTIC_FIELDS } from "./hash.ts";
-import type { Coverage, Divergence, FastVerifyResult, Identity, JournalSeal, JournalVerifyResult } from "./model.ts";
+import type { Coverage, Divergence, FastVerifyResult, Identity, JournalSeal, JournalVerifyResult, LastLine } from "./model.ts";
 import type { ProviderStateVerdict } from "./provider-state.ts";
 import { journalVerdictFailure } from "./verdict-failure.ts";
 
@@ -34,11 +34,13 @@ export interface VerdictInput {
   walk: ChainWalk;
   /** 0-based physical lines the reader could not take as rows. */
   discarded: number[];
+  /** The last physical line read (null: none read from a file). */
+  lastLine: LastLine | null;
   seal?: JournalSeal | null;
 }
 
 /** The chain's verdict: one rule per check, in the order their errors are listed. */
-export function chainVerdict({ path, exists, walk, discarded, seal }: VerdictInput): JournalVerifyResult {
+export function chainVerdict({ path, exists, walk, discarded, lastLine, seal }: VerdictInput): JournalVerifyResult {
   const errors: string[] = [];
   const d = walk.divergence;
   const chainConsistent = chainRule(d, errors);
@@ -59,6 +61,7 @@ export function chainVerdict({ path, exists, walk, discarded, seal }: VerdictInp
     discarded_line_indices: discarded,
     errors,
     unauthenticated_fields: [...NON_DETERMINISTIC_FIELDS],
+    lastLine,
   };
 }
 

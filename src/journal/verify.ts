@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { dumps } from "../pyjson/encode.ts";
-import type { LineReadOptions } from "../fsutil/lines.ts";
+import { physicalLines, type LineReadOptions } from "../fsutil/lines.ts";
 import { DIVERGENCE_REPORT_NAME } from "./paths.ts";
-import { readJournalSync, type JournalRow } from "./reader.ts";
-import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult } from "./model.ts";
+import { classifyLine, type JournalRow } from "./reader.ts";
+import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, LastLine } from "./model.ts";
 import { EventChainWalker } from "./chain.ts";
 import { chainVerdict } from "./verdict.ts";
 
@@ -42,12 +42,16 @@ export function verifyJournalSync(
   const exists = fileExists(path);
   const walker = new EventChainWalker();
   const discarded: number[] = [];
+  let lastLine: LastLine | null = null;
+  const read: LineReadOptions = { maxLineBytes: VERIFY_MAX_ROW_BYTES, ...opts };
   // A line over the row limit (verify's, 256 MiB, unless given) is `row_too_large` (thrown by the reader).
-  for (const item of readJournalSync(path, { maxLineBytes: VERIFY_MAX_ROW_BYTES, ...opts })) {
-    if (item.kind === "row") walker.push(item.row, item.line);
-    else discarded.push(item.line);
+  for (const line of physicalLines(path, read)) {
+    lastLine = { index: line.index, start: line.start, terminated: line.terminated };
+    const v = classifyLine(line.bytes, read.maxLineBytes, line.owned);
+    if (v.kind === "row") walker.push(v.row, line.index);
+    else if (v.kind === "discarded") discarded.push(line.index);
   }
-  return chainVerdict({ path, exists, walk: walker, discarded, seal: opts.seal });
+  return chainVerdict({ path, exists, walk: walker, discarded, lastLine, seal: opts.seal });
 }
 
 /**
@@ -74,7 +78,7 @@ export async function verifyJournal(path: string, opts: FastVerifyOptions = {}):
 export function verifyRows(rows: Iterable<JournalRow>, seal?: JournalSeal | null): JournalVerifyResult {
   const walker = new EventChainWalker();
   for (const row of rows) walker.push(row);
-  return chainVerdict({ path: "", exists: true, walk: walker, discarded: [], seal });
+  return chainVerdict({ path: "", exists: true, walk: walker, discarded: [], lastLine: null, seal });
 }
 
 /** The bytes of `divergence_report.json`: sorted keys, indent 2, trailing newline. */

@@ -13,10 +13,10 @@ import { writeMetadata, type RunMetadata } from "./metadata.ts";
 import { journalPath, METADATA_FILE_NAME, runDir, runsRoot, SEAL_FILE_NAME } from "./paths.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { ensureStateDir } from "../fsutil/state-dir.ts";
-import { scanTail } from "./repair.ts";
 import { applyRetention } from "./retention.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
-import { EventChainWalker } from "./chain.ts";
+import { verifyInThread } from "./fast/in-thread.ts";
+import { endsInTornTail } from "./verdict-failure.ts";
 import { RecordRowBuilder } from "./fast/record-bytes.ts";
 import { fastRound3, recordLine } from "./fast/record-row.ts";
 
@@ -423,29 +423,30 @@ export class EventJournal {
         );
       }
       applyRetention(runsRoot(opts.sddDir), runId, opts.env);
-      const walker = new EventChainWalker();
-      // the rows this writer may have written: up to its row limit (verify's by default)
-      const scan = scanTail(path, (row) => walker.push(row), opts.maxRowBytes ?? VERIFY_MAX_ROW_BYTES);
-      if (scan.discarded.length > 0) {
-        const lines = scan.discarded.join(", ");
-        if (scan.tornTail) {
+      // The chain re-verified by the fast verifier's per-row code in this thread (the exact verifier's verdict, at
+      // verify speed), up to the rows this writer may have written: its row limit (verify's by default).
+      const v = existsSync(path) ? verifyInThread(path, { maxRowBytes: opts.maxRowBytes ?? VERIFY_MAX_ROW_BYTES }) : null;
+      const discarded = v?.discarded_line_indices ?? [];
+      if (discarded.length > 0) {
+        const lines = discarded.join(", ");
+        if (endsInTornTail(v!)) {
           throw new RefusalError(
             "journal_torn_tail",
             `cannot resume journal ${path}: reader discarded physical line(s): ${lines}; the tail is a torn write \u2014 repair it first with 'bernstein replay repair ${runId}'`,
-            { run_id: runId, path, discarded_line_indices: scan.discarded },
+            { run_id: runId, path, discarded_line_indices: discarded },
           );
         }
         throw new RefusalError(
           "journal_corrupt",
           `cannot resume journal ${path}: reader discarded physical line(s): ${lines}`,
-          { run_id: runId, path, discarded_line_indices: scan.discarded },
+          { run_id: runId, path, discarded_line_indices: discarded },
         );
       }
-      if (walker.divergence) {
-        throw new RefusalError("journal_corrupt", `cannot resume journal ${path}: ${walker.divergence.error}`, {
+      if (v !== null && !v.chain_consistent) {
+        throw new RefusalError("journal_corrupt", `cannot resume journal ${path}: ${v.errors[0]}`, {
           run_id: runId,
           path,
-          divergent_index: walker.divergence.index,
+          divergent_index: v.divergent_index,
         });
       }
       // A missing journal is created by the first append (fd -1 until then).
@@ -459,8 +460,8 @@ export class EventJournal {
         runDirPath: dir,
         fd,
         lock,
-        index: walker.count,
-        head: walker.prefixHead,
+        index: v?.count ?? 0,
+        head: v?.head ?? "",
         size,
         needsNewline: size > 0 && last !== 10 && last !== 13,
         clock: opts.clock ?? systemClock,

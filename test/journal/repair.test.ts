@@ -1,5 +1,5 @@
 /** repairJournalTail (§8): only a torn trailing fragment is cut; everything else is refused untouched. */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, spyOn, test } from "bun:test";
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { acquireLock } from "../../src/fsutil/lock.ts";
@@ -115,7 +115,7 @@ describe("repairJournalTail", () => {
   });
 });
 
-describe("repairJournalTail's quick clean check", () => {
+describe("repairJournalTail's quick pass", () => {
   /** The outcome of a repair: its result, or its refusal's code and detail. */
   async function outcome(run: () => unknown): Promise<unknown> {
     try {
@@ -135,6 +135,25 @@ describe("repairJournalTail's quick clean check", () => {
     const extra: Record<string, string> = { empty: "" };
     const chain = readFileSync(join(HAZARDS, "chain-4.jsonl"), "utf8").split("\n");
     extra["links-broken"] = [chain[0], chain[2], chain[1], chain[3]].join("\n") + "\n";
+    // Every tail the policy tells apart, after intact and broken links, with each line ending: the quick pass decides
+    // them from the verify's own facts (the last line read, the discarded ones, the last row's hash after a break).
+    const bodies = { intact: chain.slice(0, 4), broken: [chain[0], chain[2], chain[1], chain[3]], "broken-last": [chain[0], chain[1], chain[3], chain[2]] };
+    const torn = chain[3]!.slice(0, 40);
+    for (const [b, rows] of Object.entries(bodies)) {
+      for (const [eol, nl] of Object.entries({ lf: "\n", crlf: "\r\n", cr: "\r" })) {
+        const text = rows.join(nl) + nl;
+        extra[`${b}-${eol}-clean`] = text;
+        extra[`${b}-${eol}-torn`] = text + torn;
+        extra[`${b}-${eol}-torn-blank`] = rows.join(nl) + nl + nl + torn;
+        extra[`${b}-${eol}-blank-last`] = text + nl;
+        extra[`${b}-${eol}-junk-terminated`] = text + "junk" + nl;
+        extra[`${b}-${eol}-two-junk`] = text + "junk" + nl + torn;
+        extra[`${b}-${eol}-junk-middle`] = [rows[0], "junk", ...rows.slice(1)].join(nl) + nl + torn;
+        extra[`${b}-${eol}-no-final-eol`] = rows.join(nl);
+      }
+    }
+    extra["only-torn"] = torn;
+    extra["only-junk"] = "junk\n";
     const cases: [string, () => string][] = [
       ...names.map((n) => [n, () => copyOf(n)] as [string, () => string]),
       ...Object.entries(extra).map(([n, text]) => [n, () => {
@@ -152,6 +171,27 @@ describe("repairJournalTail's quick clean check", () => {
       const strip = (o: unknown, path: string) => JSON.parse(JSON.stringify(o).replaceAll(path, "JOURNAL").replace(/"saved_fragment":"[^"]*"/, '"saved_fragment":"(saved)"'));
       expect([name, strip(quick, a)]).toEqual([name, strip(exact, b)]);
       expect([name, readFileSync(a).equals(readFileSync(b))]).toEqual([name, true]);
+    }
+  });
+
+  test("not vacuous: a torn tail, junk in the middle and a broken chain are decided without the exact tail scan", async () => {
+    const tailScan = await import("../../src/journal/tail-scan.ts");
+    const chain = readFileSync(join(HAZARDS, "chain-4.jsonl"), "utf8").split("\n");
+    const spy = spyOn(tailScan, "scanTail");
+    try {
+      for (const text of [chain.slice(0, 3).join("\n") + "\n" + chain[3]!.slice(0, 40), [chain[0], "junk", chain[1]].join("\n") + "\n", [chain[0], chain[2], chain[1]].join("\n") + "\n"]) {
+        const p = join(dirs.make(), "journal.jsonl");
+        writeFileSync(p, text);
+        await repairJournalTail(p).catch(() => null);
+      }
+      expect(spy).toHaveBeenCalledTimes(0);
+      // and the exact scan is what a broken chain ending in a torn tail still takes
+      const p = join(dirs.make(), "journal.jsonl");
+      writeFileSync(p, [chain[0], chain[2], chain[1]].join("\n") + "\n" + chain[3]!.slice(0, 40));
+      await repairJournalTail(p);
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
     }
   });
 });

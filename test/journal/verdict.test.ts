@@ -1,6 +1,7 @@
 /** The run journal's verdict, rule by rule (src/journal/verdict.ts): the chain, coverage, seal, the folded checks and the documents. */
 import { describe, expect, test } from "bun:test";
-import type { Divergence, FastVerifyResult, JournalSeal } from "../../src/journal/model.ts";
+import type { Divergence, FastVerifyResult, JournalSeal, LastLine } from "../../src/journal/model.ts";
+import { journalVerdictFailure } from "../../src/journal/verdict-failure.ts";
 import type { ProviderStateVerdict } from "../../src/journal/provider-state.ts";
 import {
   chainIntact,
@@ -27,11 +28,13 @@ interface Input {
   head?: string;
   divergence?: Divergence | null;
   discarded?: number[];
+  lastLine?: LastLine | null;
   seal?: JournalSeal | null;
+  path?: string;
 }
 
-function verdict({ exists = true, count = 3, head = HEAD, divergence = null, discarded = [], seal = null }: Input = {}) {
-  return chainVerdict({ path: "j.jsonl", exists, walk: { count, prefixHead: head, divergence }, discarded, seal });
+function verdict({ exists = true, count = 3, head = HEAD, divergence = null, discarded = [], lastLine = null, seal = null, path = "j.jsonl" }: Input = {}) {
+  return chainVerdict({ path, exists, walk: { count, prefixHead: head, divergence }, discarded, lastLine, seal });
 }
 
 function fast(i: Input = {}): FastVerifyResult {
@@ -81,6 +84,20 @@ describe("the coverage rule", () => {
     const v = verdict({ discarded: [2, 7] });
     expect(v).toMatchObject({ ok: false, chain_consistent: true, coverage: "partial", discarded_line_indices: [2, 7] });
     expect(v.errors).toEqual(["reader discarded unparsable or non-object physical line(s): 2, 7"]);
+  });
+  test("a torn tail is named from the lines the verify read (one unterminated final line), with no read of the input", () => {
+    const torn = { discarded: [7], lastLine: { index: 7, start: 900, terminated: false }, path: "/no/such/journal.jsonl" };
+    expect(journalVerdictFailure(verdict(torn))?.error).toBe("torn_tail");
+    expect(journalVerdictFailure(verdict(torn))?.detail).toBe("the journal ends in a torn write (physical line(s) 7); 'replay repair' removes it");
+    // what repair refuses is not torn: a terminated line, a line in the middle, two lines, standard input, no line facts
+    const partial = [
+      { ...torn, lastLine: { index: 7, start: 900, terminated: true } },
+      { ...torn, lastLine: { index: 8, start: 950, terminated: false } },
+      { ...torn, discarded: [6, 7] },
+      { ...torn, path: "-" },
+      { ...torn, lastLine: null },
+    ];
+    for (const p of partial) expect(journalVerdictFailure(verdict(p))?.error).toBe("coverage_partial");
   });
   test("its error follows the chain's", () => {
     expect(verdict({ divergence: DIVERGENCE, discarded: [0] }).errors).toEqual([

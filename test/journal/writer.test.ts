@@ -166,6 +166,62 @@ describe("create / resume / lock", () => {
     expect(existsSync(join(dir, "runs", "run-9", "journal.lock"))).toBe(false);
   });
 
+  test("resume decides as the exact reader and walker would: every tail, line ending and break (its refusal, or the chain it continues)", async () => {
+    const { scanTail } = await import("../../src/journal/tail-scan.ts");
+    const { EventChainWalker } = await import("../../src/journal/chain.ts");
+    const { VERIFY_MAX_ROW_BYTES } = await import("../../src/fsutil/input.ts");
+    /** What the exact reference makes of the journal: the refusal's code and facts, or the next row's index and prev_hash. */
+    const exact = (path: string): unknown => {
+      const walker = new EventChainWalker();
+      const scan = scanTail(path, (row) => walker.push(row), VERIFY_MAX_ROW_BYTES);
+      if (scan.discarded.length > 0) return { code: scan.tornTail ? "journal_torn_tail" : "journal_corrupt", facts: { discarded_line_indices: scan.discarded } };
+      const d = walker.divergence;
+      if (d !== null) return { code: "journal_corrupt", error: d.error, facts: { divergent_index: d.index } };
+      return { next: [walker.count, walker.prefixHead] };
+    };
+    const ours = (dir: string, path: string): unknown => {
+      try {
+        const k = EventJournal.resumeSync("r", { sddDir: dir });
+        k.record("next");
+        k.close();
+        const lines = readFileSync(path, "utf8").split(/\r\n|\r|\n/).filter((l) => l !== "");
+        const row = JSON.parse(lines[lines.length - 1]!) as { index: number; prev_hash: string };
+        return { next: [row.index, row.prev_hash] };
+      } catch (err) {
+        const e = err as { code: string; message: string; facts: Record<string, unknown> };
+        const { run_id, path: p, ...facts } = e.facts;
+        void run_id, p;
+        const error = e.message.match(/: (step \d+: .*)$/)?.[1];
+        return error === undefined ? { code: e.code, facts } : { code: e.code, error, facts };
+      }
+    };
+    const src = dirs.make();
+    const w = EventJournal.create("r", { sddDir: src });
+    for (const e of ["a", "b", "c", "d"]) w.record(e, { n: e });
+    w.close();
+    const rows = readFileSync(w.path, "utf8").split("\n").slice(0, 4);
+    const bodies = { intact: rows, swapped: [rows[0], rows[2], rows[1], rows[3]], "last-swapped": [rows[0], rows[1], rows[3], rows[2]], edited: [rows[0], rows[1]!.replace('"n": "b"', '"n": "x"'), rows[2], rows[3]] };
+    const torn = rows[3]!.slice(0, 40);
+    let cases = 0;
+    for (const [b, body] of Object.entries(bodies)) {
+      for (const nl of ["\n", "\r\n", "\r"]) {
+        const text = body.join(nl) + nl;
+        const tails = [text, text + torn, text + nl + torn, text + nl, text + "junk" + nl, text + "junk" + nl + torn, [body[0], "junk", ...body.slice(1)].join(nl) + nl, body.join(nl)];
+        for (const t of tails) {
+          const dir = dirs.make();
+          const path = journalPath(dir, "r");
+          const { mkdirSync } = await import("node:fs");
+          mkdirSync(join(dir, "runs", "r"), { recursive: true });
+          writeFileSync(path, t);
+          const want = exact(path);
+          expect([b, JSON.stringify(t.slice(-60)), ours(dir, path)]).toEqual([b, JSON.stringify(t.slice(-60)), want]);
+          cases++;
+        }
+      }
+    }
+    expect(cases).toBe(96);
+  });
+
   test("resume refuses a sealed run unless allowSealed", async () => {
     const dir = dirs.make();
     const j = EventJournal.create("r", { sddDir: dir });

@@ -1,16 +1,16 @@
 import { availableParallelism } from "node:os";
-import { inputSize, isStdinPath, VERIFY_MAX_ROW_BYTES, type OpenInput } from "../../fsutil/input.ts";
+import { inputSize, isStdinPath, type OpenInput } from "../../fsutil/input.ts";
 import { remoteSizeAsync } from "../../storage/input.ts";
 import { isRemotePath } from "../../storage/ref.ts";
 import { chainVerdict } from "../verdict.ts";
-import type { FastVerifyOptions, FastVerifyResult, JournalSeal, JournalVerifyResult, RowsByPath, VerifyMode, VerifyWorkers } from "../model.ts";
+import type { FastVerifyOptions, FastVerifyResult, VerifyMode, VerifyWorkers } from "../model.ts";
 export type { FastVerifyOptions, FastVerifyResult, RowsByPath, VerifyMode } from "../model.ts";
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
 import { partition } from "./partition.ts";
 import { openJournal, type RangeResult, type RangeTask } from "./range.ts";
-import { threadVerifier } from "./range.ts";
+import { fillTree, rowLimitOf, rowsByPath, verifyInThread } from "./in-thread.ts";
 import { rangesToRedo, refuseOverlong, stitch, trueBases } from "./stitch.ts";
-import type { TreeRequest, TreeSpec } from "./subtrees.ts";
+import type { TreeSpec } from "./subtrees.ts";
 
 /**
  * The fast verifier: the exact verifier's verdict (same fields, same
@@ -36,22 +36,6 @@ import type { TreeRequest, TreeSpec } from "./subtrees.ts";
  * Memory is a few MiB of buffers per thread whatever the journal size, so
  * peak RSS does not grow with the journal (the bench reports it).
  */
-
-function rowsByPath(results: readonly RangeResult[]): RowsByPath {
-  const paths = { kernel: 0, exact: 0 };
-  for (const r of results) {
-    paths.kernel += r.kernelRows;
-    paths.exact += r.exactRows;
-  }
-  return paths;
-}
-
-/** A verified journal's subtrees (every range's, in order) and kept row, for the caller who asked. */
-function fillTree(request: TreeRequest | undefined, verdict: JournalVerifyResult, results: readonly RangeResult[]): void {
-  if (request === undefined || !verdict.chain_consistent || verdict.coverage !== "complete") return;
-  request.subtrees = results.flatMap((r) => r.tree?.subtrees ?? []);
-  request.row = results.find((r) => r.tree?.row != null)?.tree?.row ?? null;
-}
 
 /** Threads to use when not told: the cores this process may run on. */
 export function defaultThreads(): number {
@@ -95,40 +79,13 @@ function bytesRead(results: readonly RangeResult[]): number {
   return results.reduce((sum, r) => sum + r.bytesRead, 0);
 }
 
-/**
- * Standard input: one range, read as a stream to its end in this thread
- * (no size to split, no second pass), with the same per-row code and
- * stitch as a file, so the verdict is the file's byte for byte.
- */
-/**
- * The longest row verify takes: a row is hashed from its bytes (never a
- * tree of values), so memory stays near twice the row, and a row Python
- * wrote with a 20 MB tool result still verifies.
- */
-function rowLimitOf(opts: FastVerifyOptions): number {
-  return opts.maxRowBytes ?? VERIFY_MAX_ROW_BYTES;
-}
-
-function verifyStream(path: string, opts: FastVerifyOptions, base: { mode: VerifyMode; payloads_checked: boolean }): FastVerifyResult {
-  const linksOnly = base.mode === "links-only";
-  const verifier = threadVerifier();
-  const r = verifier.run(
-    { path, start: 0, end: Number.MAX_SAFE_INTEGER, isLast: true, baseIndex: 0, linksOnly, chunkSize: opts.chunkSize, tree: opts.tree?.spec ?? null, maxRowBytes: rowLimitOf(opts) },
-    opts.onProgress ? (done) => opts.onProgress!(done, done) : undefined,
-  );
-  verifier.settle();
-  const results = [r];
-  const verdict = stitch({ path, exists: true, results, seal: opts.seal });
-  fillTree(opts.tree, verdict, results);
-  return { ...verdict, ...base, snapshot_bytes: r.bytesRead, grew_by: 0, threads: 1, bytes_read: r.bytesRead, stream: true, rows_by_path: rowsByPath(results) };
-}
-
 export async function verifyJournalFast(path: string, opts: FastVerifyOptions = {}): Promise<FastVerifyResult> {
   const linksOnly = opts.linksOnly ?? false;
   // A remote object: at most MAX_REMOTE_THREADS ranges read (ranged GETs) at once (src/storage/).
   const requested = Math.min(isRemotePath(path) ? MAX_REMOTE_THREADS : MAX_THREADS, Math.max(1, Math.floor(opts.threads ?? defaultThreads())));
   const base = { mode: (linksOnly ? "links-only" : "full") as VerifyMode, payloads_checked: !linksOnly };
-  if (isStdinPath(path)) return verifyStream(path, opts, base);
+  // Standard input: one range read as a stream to its end in this thread (no size to split, no second pass).
+  if (isStdinPath(path)) return verifyInThread(path, opts);
   // A remote object is never waited on by this thread while it blocks: its
   // size is awaited here (later asks are answered from the bridge's cache),
   // partition probes are awaited, and every range is verified by a worker
@@ -141,7 +98,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   // Opening refuses a non-regular file and validates readability (permissions) with the reader's error.
   if (size0 === null) {
     // Missing file: an empty, consistent chain (mismatched against a seal).
-    const v = chainVerdict({ path, exists: false, walk: { count: 0, prefixHead: "", divergence: null }, discarded: [], seal: opts.seal });
+    const v = chainVerdict({ path, exists: false, walk: { count: 0, prefixHead: "", divergence: null }, discarded: [], lastLine: null, seal: opts.seal });
     return { ...v, ...base, snapshot_bytes: 0, grew_by: 0, threads: 1, bytes_read: 0, stream: false, rows_by_path: rowsByPath([]) };
   }
   const input = openJournal(path);
@@ -157,7 +114,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     // Spawn the workers before partitioning: they load while this thread partitions.
     const threads = opts.inProcess || oneThread(snapshot, opts) ? 1 : Math.min(requested, count);
     if (remote && !opts.inProcess) exec = WorkerPool.spawn(threads, () => progress.poll(), !linksOnly, { mainLane: false });
-    else exec = threads > 1 ? workersFor(opts.workers, threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll());
+    else exec = threads > 1 ? workersFor(opts.workers, threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll(), !opts.inProcess);
     bounds = await boundsOf(input, snapshot, count);
   } catch (err) {
     if (!isKept(exec, opts)) exec?.close();

@@ -3,7 +3,7 @@ import { eventHash } from "../hash.ts";
 import { journalProfile } from "../hash-profiles.ts";
 import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { chainVerdict } from "../verdict.ts";
-import type { Divergence, JournalSeal, JournalVerifyResult } from "../model.ts";
+import type { Divergence, JournalSeal, JournalVerifyResult, LastLine } from "../model.ts";
 import type { RangeResult } from "./range.ts";
 
 /**
@@ -63,6 +63,7 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
   let divergence: Divergence | null = null;
   refuseOverlong(path, results);
   const discarded: number[] = [];
+  let lastLine: LastLine | null = null;
   for (const r of results) {
     if (divergence === null && r.rows > 0) {
       if (r.baseIndex !== base) throw new Error(`range at byte ${r.start} was verified at row ${r.baseIndex}, not ${base}`);
@@ -83,8 +84,9 @@ export function stitch({ path, exists, results, seal }: StitchInput): JournalVer
     base += r.rows;
     for (const d of r.discarded) discarded.push(lineBase + d);
     lineBase += r.physLines;
+    if (r.physLines > 0) lastLine = { index: lineBase - 1, start: r.lastLineStart, terminated: r.lastLineTerminated };
   }
-  return chainVerdict({ path, exists, walk: { count: base, prefixHead: prev, divergence }, discarded, seal });
+  return chainVerdict({ path, exists, walk: { count: base, prefixHead: prev, divergence }, discarded, lastLine, seal });
 }
 
 /**

@@ -3,7 +3,7 @@
  * object — on every vector, on seeded tampered copies, for 1..7 threads and
  * tiny ranges/chunks (many boundaries), in-process and on real workers.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, spyOn, test } from "bun:test";
 import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateJournal } from "../../../bench/journal-gen.ts";
@@ -192,7 +192,20 @@ describe("fast verify = exact verify", () => {
     writeFileSync(lying, rows.map(lie).join("\n") + "\n");
     const exact = verifyJournalSync(lying);
     expect([exact.chain_consistent, exact.count]).toEqual([true, rows.length]);
-    await expectSameAsExact(lying, [...CONFIGS, { threads: 3, minRangeBytes: 1 }]);
+    await expectSameAsExact(lying, [...CONFIGS, { threads: 3, minRangeBytes: 1 }, { threads: 1, ranges: 8, minRangeBytes: 1 }]);
+    // One thread takes each range's base from the ranges before it: nothing is read twice. Guessing (the
+    // workers', here in this thread) reads the ranges again whose guess was wrong.
+    const { threadVerifier } = await import("../../../src/journal/fast/range.ts");
+    const runs = spyOn(threadVerifier(), "run");
+    try {
+      await verifyJournalFast(lying, { threads: 1, ranges: 8, minRangeBytes: 1 });
+      expect(runs).toHaveBeenCalledTimes(8);
+      runs.mockClear();
+      await verifyJournalFast(lying, { threads: 2, ranges: 8, minRangeBytes: 1, inProcess: true });
+      expect(runs.mock.calls.length).toBeGreaterThan(8);
+    } finally {
+      runs.mockRestore();
+    }
     // A deleted row shifts every later stored index by one: the guesses are
     // right, the chain is broken at the deletion, and the verdict names it.
     const deleted = join(dir, "deleted.jsonl");
