@@ -11,10 +11,12 @@ import { diffJournals } from "../receipts/diff.ts";
 import { exportReceipt } from "../receipts/export.ts";
 import { loadSigningKey } from "../receipts/keys.ts";
 import { sourceEntries } from "../receipts/source.ts";
+import { DEFAULT_RECEIPT_LIMITS } from "../receipts/verify.ts";
 import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
 import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
 import { refuseNonStepJournal } from "../steps/reader.ts";
 import { walkStepJournal } from "../steps/verify.ts";
+import type { WalkMarks } from "../steps/walk.ts";
 import { stepVerdict } from "../steps/verdict.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
@@ -93,11 +95,25 @@ export interface Mismatch {
   actual_hash: string | null;
 }
 
-/** The first step whose link or hash does not check out (streaming, upstream's rule). */
-async function firstMismatch(path: string): Promise<Mismatch> {
-  let prevStored = GENESIS_HASH;
-  let i = 0;
-  for await (const row of entries(path)) {
+const NO_MISMATCH: Mismatch = { seq: null, first_divergent_field: null, expected_hash: null, actual_hash: null };
+
+/**
+ * The first step whose link or hash does not check out (streaming,
+ * upstream's rule), over the tolerant reader's entries. With the verifying
+ * walk's `marks` it starts where the walk says it can be: the walk checks
+ * every entry's link and hash as this does, and takes the other lines'
+ * heads as the reader skips them, unless an object row without a
+ * step_hash came first (the walk takes its empty hash as the head). So the
+ * answer is the walk's first link error's row, or none; after such a row,
+ * the scan starts at the walk's first error. (null: from the start.)
+ */
+export async function firstMismatch(path: string, marks: WalkMarks | null = null): Promise<Mismatch> {
+  const skipped = marks !== null && marks.firstNonEntry === null;
+  if (skipped && marks.firstLinkError === null) return NO_MISMATCH;
+  const from = marks === null ? null : skipped ? marks.firstLinkError : marks.firstError;
+  let prevStored = from?.head ?? GENESIS_HASH;
+  let i = from?.steps ?? 0;
+  for await (const row of sourceEntries({ kind: "file", path }, DEFAULT_RECEIPT_LIMITS, from === null ? 0 : from.line - 1)) {
     const storedPrev = pyStr(row.get("prev_hash"), "");
     const stored = pyStr(row.get("step_hash"), "");
     const seq = seqOf(row, i++);
@@ -114,7 +130,7 @@ async function firstMismatch(path: string): Promise<Mismatch> {
     }
     prevStored = stored;
   }
-  return { seq: null, first_divergent_field: null, expected_hash: null, actual_hash: null };
+  return NO_MISMATCH;
 }
 
 export interface ForkInfo {
@@ -196,14 +212,14 @@ export async function debugSingleRun(run: string, o: DebugOptions & { forkFrom?:
   const cap = capOf(o);
   const projection = await projectSteps(path, cap);
   // The chain against the journal's own last entry, in one pass.
-  const { walk, entries, lastHash } = await walkStepJournal(path);
+  const { walk, entries, lastHash, marks } = await walkStepJournal(path);
   const jump = o.jumpToFailure ? { jump_to_seq: null } : {};
   // Nothing read: an empty journal (refused unless allowed) or one without a step (refused).
   if (entries === 0) refuseNonStepJournal(path, run, o.allowEmpty);
   if (entries === 0) return { mode: "single-run", run, verified: true, head_hash: GENESIS_HASH, steps: 0, receipt: null, projection: [], ...jump };
   const v = stepVerdict(walk, lastHash);
   if (!v.ok) {
-    const m = await firstMismatch(path);
+    const m = await firstMismatch(path, marks);
     return { mode: "single-run", run, verified: false, errors: v.errors, ...m, ...(o.jumpToFailure ? { jump_to_seq: m.seq } : {}) };
   }
   const forked = o.forkFrom !== undefined ? fork(o.sddDir, run, path, o.forkFrom) : undefined;

@@ -135,7 +135,13 @@ interface Collector<T> {
 /** The tolerant reader's entries (parsed). */
 class EntryCollector implements Collector<PyObject[]> {
   private batch: PyObject[] = [];
+  /** `skip`: physical lines passed over unread first. */
+  constructor(private skip = 0) {}
   line(bytes: Uint8Array): void {
+    if (this.skip > 0) {
+      this.skip--;
+      return;
+    }
     const k = classifyLine(bytes);
     if (k.kind === "entry") this.batch.push(k.row);
   }
@@ -342,9 +348,9 @@ function sourceStream<T>(src: JournalSource, limits: ReceiptLimits, c: Collector
   return fileStream(src.path, "universal", limits.maxLineBytes, c);
 }
 
-/** Entries of a source, streaming. */
-export async function* sourceEntries(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS): AsyncGenerator<PyObject> {
-  for await (const b of sourceStream(src, limits, new EntryCollector())) yield* b;
+/** Entries of a source, streaming; `skipLines`: from that many physical lines on (blank ones counted). */
+export async function* sourceEntries(src: JournalSource, limits: ReceiptLimits = DEFAULT_RECEIPT_LIMITS, skipLines = 0): AsyncGenerator<PyObject> {
+  for await (const b of sourceStream(src, limits, new EntryCollector(skipLines))) yield* b;
 }
 
 /** A value per entry of a source (`entries` decides each line), streaming: a batch per chunk read. */

@@ -2,13 +2,10 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../errors/index.ts";
 import { checkInput } from "../fsutil/input.ts";
-import { pyStr } from "../pyjson/python.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
-import { TakenRuns } from "./runs.ts";
-import { classifyLine } from "./reader.ts";
 import { readLineChunks } from "../fsutil/line-chunks.ts";
-import { ChainWalker, type WalkResult } from "./walk.ts";
+import { ChainWalker, type WalkMarks, type WalkResult } from "./walk.ts";
 import { KERNEL_DISPLAY, KERNEL_RECORD } from "./kernel.ts";
 import { fileStamp, type SpanRecords } from "./records.ts";
 import { agentVerdict, missingStepJournalVerdict, stepVerdict, type AgentJournalVerdict, type StepJournalVerdict } from "./verdict.ts";
@@ -55,10 +52,21 @@ export async function verifyAgentJournal(sddDir: string, agentId: string, record
  * step_hash (null: no entry). The kernel takes the rows that check out in
  * runs; the rest are read exactly. With `records`, see verifyAgentJournal.
  */
-export async function walkStepJournal(bucket: string, records: SpanRecords | null = null): Promise<{ walk: WalkResult; entries: number; lastHash: string | null }> {
+export async function walkStepJournal(bucket: string, records: SpanRecords | null = null): Promise<StepWalk> {
+  return walkStepJournalSync(bucket, records);
+}
+
+export interface StepWalk {
+  walk: WalkResult;
+  entries: number;
+  lastHash: string | null;
+  /** Where the walk met its first error, link error and non-entry object (ChainWalker.marks). */
+  marks: WalkMarks;
+}
+
+/** walkStepJournal in this thread, for a caller that cannot wait on the event loop (a writer recovering its tip under its lock). */
+export function walkStepJournalSync(bucket: string, records: SpanRecords | null = null): StepWalk {
   const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
-  let entries = 0;
-  let lastHash: string | null = null;
   if (existsSync(bucket)) {
     // The kernel takes the rows that check out in runs (each an entry: it has a step_hash); the rest are read exactly.
     const stamp = records === null ? null : fileStamp(bucket);
@@ -79,20 +87,10 @@ export async function walkStepJournal(bucket: string, records: SpanRecords | nul
         return full;
       };
     }
-    let splitter: LineSplitter | null = null;
-    const runs = new TakenRuns(walker, () => splitter!.lines, (_buf, _start, _to, rows) => {
-      entries += rows;
-      lastHash = walker.head;
-    });
-    const sink = refusingOverlong((line, n) => {
-      walker.line(line, n);
-      const k = classifyLine(line);
-      if (k.kind === "entry") {
-        entries++;
-        lastHash = pyStr(k.row.get("step_hash"), "");
-      }
-    }, DEFAULT_MAX_LINE_BYTES);
-    splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, walker.stepKernel === null ? null : runs);
+    // the walk counts the entries and keeps the last one's hash as it reads (one scan of a line)
+    const sink = refusingOverlong((line, n) => walker.line(line, n), DEFAULT_MAX_LINE_BYTES);
+    // rows the kernel leaves (after a break, say) are offered to the walk's own probe before a view is made of them
+    const splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, walker.probe, walker.stepKernel === null ? null : walker);
     let offset = 0;
     for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
       k?.setChunk(chunk.byteOffset, offset);
@@ -104,6 +102,7 @@ export async function walkStepJournal(bucket: string, records: SpanRecords | nul
     if (records !== null) records.stamp = stamp !== null && fileStamp(bucket) === stamp ? stamp : null;
   }
   const walk = walker.result();
+  const lastHash = walker.lastEntryHash;
   walker.release();
-  return { walk, entries, lastHash };
+  return { walk, entries: walker.entries, lastHash, marks: walker.marks };
 }

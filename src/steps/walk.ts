@@ -32,6 +32,19 @@ export class UndecodableLineError extends Error {
 }
 export { OverlongLineError } from "../fsutil/lines.ts";
 
+/** A line of the walk, with the head and the steps before it. */
+export interface WalkMark {
+  line: number;
+  head: string;
+  steps: number;
+}
+
+export interface WalkMarks {
+  firstError: WalkMark | null;
+  firstLinkError: WalkMark | null;
+  firstNonEntry: WalkMark | null;
+}
+
 export interface WalkResult {
   head_hash: string;
   steps: number;
@@ -189,13 +202,53 @@ export class ChainWalker implements BulkProbe {
     return true;
   }
 
+  /**
+   * Entries walked (the tolerant reader's: rows with a step_hash), and the
+   * last one's stored step_hash (null: none), counted as the walk reads
+   * them (the verifier's count and head are the reader's without a second
+   * parse of a line).
+   */
+  entries = 0;
+  private lastEntryIsHead = false;
+  private lastEntryText: string | null = null;
+
+  get lastEntryHash(): string | null {
+    return this.lastEntryIsHead ? this.head : this.lastEntryText;
+  }
+
   get errorCount(): number {
     return this.kept.length + this.dropped;
   }
 
-  error(message: string): void {
-    if (this.kept.length < MAX_KEPT_ERRORS) this.kept.push(message);
-    else this.dropped++;
+  /**
+   * Where a later pass may resume (replay debug's first mismatch): the
+   * line of the first error, of the first link or hash that does not
+   * check out, and of the first object row without a step_hash (which the
+   * tolerant reader skips, where the walk takes its empty hash as the head),
+   * each with the head and the steps before it.
+   */
+  readonly marks: WalkMarks = { firstError: null, firstLinkError: null, firstNonEntry: null };
+
+  error(lineNo: number, detail: string): void {
+    if (this.noted(lineNo, false)) this.kept.push(`${this.prefix}${lineNo}: ${detail}`);
+  }
+
+  /**
+   * Note an error at `lineNo` (`link`: a link or hash that does not check
+   * out): its marks, and whether its text is kept. Past MAX_KEPT_ERRORS
+   * it is only counted, so the hot reporters make no text for it (a
+   * broken chain has an error on every row after the break).
+   */
+  private noted(lineNo: number, link: boolean): boolean {
+    this.marks.firstError ??= this.mark(lineNo);
+    if (link) this.marks.firstLinkError ??= this.mark(lineNo);
+    if (this.kept.length < MAX_KEPT_ERRORS) return true;
+    this.dropped++;
+    return false;
+  }
+
+  private mark(line: number): WalkMark {
+    return { line, head: this.head, steps: this.steps };
   }
 
   result(): WalkResult {
@@ -298,6 +351,8 @@ export class ChainWalker implements BulkProbe {
     this.takenCrlfs = k.crlfs;
     this.steps += k.rows;
     this.expected += k.rows;
+    this.entries += k.rows;
+    this.lastEntryIsHead = true;
     this.setHeadBytes(k.head, 0, 64);
     return to;
   }
@@ -400,19 +455,22 @@ export class ChainWalker implements BulkProbe {
 
   // The error reports of `fast`, kept out of it: the hot function stays small, so it is compiled sooner.
   private seqMismatch(lineNo: number, seq: number): void {
-    this.error(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seq})`);
+    if (this.noted(lineNo, false)) this.kept.push(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seq})`);
   }
 
   private prevMismatch(line: Uint8Array, lineNo: number, pS: number, pE: number): void {
+    if (!this.noted(lineNo, true)) return;
     const prev = latin1.decode(line.subarray(pS + 1, pE - 1));
-    this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
+    this.kept.push(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
   }
 
   /** The stored step_hash is not the digest (in `this.digest`): report it; the stored hash becomes the head. */
   private stepMismatch(line: Uint8Array, lineNo: number, sS: number, sE: number): void {
-    const recomputed = this.hexOf(this.digest);
-    const stored = latin1.decode(line.subarray(sS + 1, sE - 1));
-    this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
+    if (this.noted(lineNo, true)) {
+      const recomputed = this.hexOf(this.digest);
+      const stored = latin1.decode(line.subarray(sS + 1, sE - 1));
+      this.kept.push(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
+    }
     this.setHeadBytes(line, sS + 1, sE - 1);
   }
 
@@ -507,18 +565,20 @@ export class ChainWalker implements BulkProbe {
     }
     this.steps++;
     this.expected++;
+    this.entries++;
+    this.lastEntryIsHead = true;
     return true;
   }
 
   private check(lineNo: number, seq: number | bigint, seqText: string, prev: string, recomputed: string, stored: string): void {
-    if (seq !== this.expected && !(typeof seq === "bigint" && seq === BigInt(this.expected))) {
-      this.error(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seqText})`);
+    if (seq !== this.expected && !(typeof seq === "bigint" && seq === BigInt(this.expected)) && this.noted(lineNo, false)) {
+      this.kept.push(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seqText})`);
     }
-    if (prev !== this.head) {
-      this.error(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
+    if (prev !== this.head && this.noted(lineNo, true)) {
+      this.kept.push(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
     }
-    if (recomputed !== stored) {
-      this.error(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
+    if (recomputed !== stored && this.noted(lineNo, true)) {
+      this.kept.push(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
     }
     this.setHeadText(stored);
     this.steps++;
@@ -531,17 +591,17 @@ export class ChainWalker implements BulkProbe {
     const v = loadsLine(bytes, true);
     if (v.kind === "undecodable") {
       if (this.dialect === "receipt") throw new UndecodableLineError(lineNo);
-      this.error(`${this.prefix}${lineNo}: invalid JSON (line is not valid UTF-8)`);
+      this.error(lineNo, `invalid JSON (line is not valid UTF-8)`);
       return;
     }
     if (v.kind === "blank") return;
     if (v.kind === "error") {
-      this.error(`${this.prefix}${lineNo}: invalid JSON (${v.message})`);
+      this.error(lineNo, `invalid JSON (${v.message})`);
       return;
     }
     const row: PyValue = v.value;
     if (!(row instanceof Map)) {
-      this.error(`${this.prefix}${lineNo}: ${this.notObject}`);
+      this.error(lineNo, `${this.notObject}`);
       return;
     }
     const f = rowHashFields(row);
@@ -549,19 +609,28 @@ export class ChainWalker implements BulkProbe {
     const seq = rawSeq === undefined ? -1n : pyIntOf(rawSeq);
     let seqText: string;
     if (seq === null) {
-      this.error(`${this.prefix}${lineNo}: seq is not an integer (got ${pyRepr(rawSeq)})`);
+      this.error(lineNo, `seq is not an integer (got ${pyRepr(rawSeq)})`);
     } else {
       // The receipt walker prints str(row.get("seq")); the disk walker the int.
       seqText = this.dialect === "receipt" ? pyStr(rawSeq ?? null) : seq.toString();
     }
     const recomputed = stepHash(f);
     const stored = pyStr(row.get("step_hash"), "");
+    const entry = row.has("step_hash");
+    if (entry) {
+      this.entries++;
+    } else {
+      this.marks.firstNonEntry ??= this.mark(lineNo);
+      // its empty hash becomes the head: the last entry's is kept apart
+      if (this.lastEntryIsHead) this.lastEntryText = this.head;
+    }
     if (seq === null) {
       // Not comparable: count it, check the links, and move on.
       this.check(lineNo, this.expected, String(this.expected), f.prev_hash, recomputed, stored);
     } else {
       this.check(lineNo, seq, seqText!, f.prev_hash, recomputed, stored);
     }
+    this.lastEntryIsHead = entry;
   }
 }
 

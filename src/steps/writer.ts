@@ -10,7 +10,8 @@ import { pyFloat, type PyLike, type PyObject } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { classifyLine, forEachFileLineSync } from "./reader.ts";
-import { rowHashFields } from "./walk.ts";
+import { rowHashFields, type WalkResult } from "./walk.ts";
+import { walkStepJournalSync } from "./verify.ts";
 
 /** One step as the orchestrator records it (one per agent invocation). */
 export interface StepInput {
@@ -35,7 +36,7 @@ export class StepJournalCorruptError extends InputError {
   }
 }
 
-interface Tip {
+export interface Tip {
   head: string;
   nextSeq: number;
   /** First malformed line after the last good row (a torn tail), if any. */
@@ -43,11 +44,38 @@ interface Tip {
 }
 
 /**
- * Walk the bucket and revalidate every row (fail closed, §1.4): a malformed
- * line followed by any well-formed row is interior corruption and refuses;
+ * The tip of the bucket, every row revalidated (fail closed, §1.4). The
+ * verifier's walk (the step kernel, at hashing speed) that finds no error
+ * has checked every line as the exact walk below would (each non-blank
+ * line an entry, its seq the next, its link, its recomputed hash), so its
+ * head and count are the tip; anything else (a torn tail, a refusal) is
+ * decided by the exact walk. `quick` false: the exact walk alone (tests
+ * hold the two to the same outcome).
+ */
+export function recoverTip(path: string, quick = true): Tip {
+  if (quick && existsSync(path)) {
+    const tip = cleanTip(path);
+    if (tip !== null) return tip;
+  }
+  return recoverTipExact(path);
+}
+
+function cleanTip(path: string): Tip | null {
+  let walk: WalkResult;
+  try {
+    walk = walkStepJournalSync(path).walk;
+  } catch {
+    return null; // (an unreadable or overlong line: the exact walk names it)
+  }
+  return walk.errors.length === 0 ? { head: walk.head_hash, nextSeq: walk.steps, tornFrom: null } : null;
+}
+
+/**
+ * Walk the bucket and revalidate every row exactly: a malformed line
+ * followed by any well-formed row is interior corruption and refuses;
  * malformed lines at the very end are a torn tail.
  */
-function recoverTip(path: string): Tip {
+function recoverTipExact(path: string): Tip {
   const tip: Tip = { head: GENESIS_HASH, nextSeq: 0, tornFrom: null };
   if (!existsSync(path)) return tip;
   let firstBad: { lineNo: number; offset: number } | null = null;

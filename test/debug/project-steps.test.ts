@@ -45,6 +45,9 @@ describe("debug's passes: the projection and the verifying pass's count and head
     mixed: journalBytes({ rows: 2000, seed: 83 }),
     huge: journalBytes({ rows: 100, seed: 84, hugeAt: 99 }),
     empty: "",
+    // a broken chain (a row deleted: every row after it an error), and objects without a step_hash between entries
+    "row deleted": journalBytes({ rows: 2000, seed: 87, plain: true }).split("\n").filter((l, i) => i !== 700).join("\n"),
+    "non-entries between": journalBytes({ rows: 300, seed: 88 }).split("\n").flatMap((l, i) => (i % 50 === 7 ? [l, `{"seq": ${i}}`, "[1]", "junk"] : [l])).join("\r\n"),
   };
   for (const [name, text] of Object.entries(journals)) {
     test(name, async () => {
@@ -58,4 +61,44 @@ describe("debug's passes: the projection and the verifying pass's count and head
       }
     });
   }
+});
+
+describe("debug's first mismatch from the verifying walk's marks is the full scan's", () => {
+  const rows = journalBytes({ rows: 300, seed: 85, plain: true }).split("\n").filter((l) => l !== "");
+  const mixed = journalBytes({ rows: 300, seed: 86 }).split("\n").filter((l) => l !== "");
+  const edit = (l: string) => l.replace('"model":"', '"model":"X').replace('"model": "', '"model": "X');
+  const damaged = (base: string[]): Record<string, string[]> => ({
+    whole: base,
+    torn: [...base, base[7]!.slice(0, 50)],
+    "garbage inside": [...base.slice(0, 150), "garbage", ...base.slice(150)],
+    "row deleted": [...base.slice(0, 150), ...base.slice(151)],
+    "row edited": [...base.slice(0, 150), edit(base[150]!), ...base.slice(151)],
+    "seq edited": [...base.slice(0, 150), base[150]!.replace(/"seq": ?(\d+)/, '"seq": 9$1'), ...base.slice(151)],
+    "no step_hash": [...base.slice(0, 150), base[150]!.replace('"step_hash"', '"step_hsh"'), ...base.slice(151)],
+    "non-entry object, then an edit": [...base.slice(0, 100), '{"seq": 1, "note": "no hash"}', ...base.slice(100, 200), edit(base[200]!), ...base.slice(201)],
+    "non-entry object alone": [...base.slice(0, 100), '{"seq": 1}', ...base.slice(100)],
+    "blank lines, then an edit": [...base.slice(0, 100), "", "   ", ...base.slice(100, 120), edit(base[120]!), ...base.slice(121)],
+    "first row edited": [edit(base[0]!), ...base.slice(1)],
+    "swapped": [base[0]!, base[2]!, base[1]!, ...base.slice(3)],
+    hostile: HOSTILE_STEP_LINES,
+  });
+  test("every damage, on plain and mixed rows, every line ending", async () => {
+    const { firstMismatch } = await import("../../src/debug/debug.ts");
+    let found = 0;
+    let cases = 0;
+    for (const [kind, base] of Object.entries({ plain: rows, mixed })) {
+      for (const [name, lines] of Object.entries(damaged(base))) {
+        for (const nl of ["\n", "\r\n"]) {
+          const p = join(tmp, `mismatch-${cases++}.jsonl`);
+          writeFileSync(p, lines.join(nl) + nl);
+          const { marks } = await walkStepJournal(p);
+          const want = await firstMismatch(p);
+          expect({ kind, name, got: await firstMismatch(p, marks) }).toEqual({ kind, name, got: want });
+          if (want.seq !== null) found++;
+        }
+      }
+    }
+    // not vacuous: most of the damages are found, at the row the full scan finds
+    expect(found).toBeGreaterThanOrEqual(2 * 2 * 7);
+  });
 });

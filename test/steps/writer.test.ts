@@ -117,6 +117,67 @@ try { StepJournal.open(${JSON.stringify(sdd)}, "locked"); console.log("opened");
     expect(readFileSync(p, "utf8")).toBe([lines[0], "garbage", lines[1]].join("\n") + "\n");
   });
 
+  test("the tip at verify speed is the exact walk's: every tail, line ending, tamper and hostile row (its tip, or its refusal)", async () => {
+    const { recoverTip } = await import("../../src/steps/writer.ts");
+    const outcome = (path: string, quick: boolean): unknown => {
+      try {
+        return recoverTip(path, quick);
+      } catch (err) {
+        if (err instanceof BernsteinError) return { code: err.code, message: err.message };
+        throw err;
+      }
+    };
+    const sdd = freshSdd();
+    const lines = seedChain(sdd, "d", 4);
+    const mutations: Record<string, string[]> = {
+      whole: lines,
+      "hash edited": [lines[0]!, lines[1]!.replace('"p1"', '"pX"'), lines[2]!, lines[3]!],
+      "last hash edited": [...lines.slice(0, 3), lines[3]!.replace('"p3"', '"pX"')],
+      "row deleted": [lines[0]!, lines[2]!, lines[3]!],
+      swapped: [lines[0]!, lines[2]!, lines[1]!, lines[3]!],
+      "seq text": [lines[0]!.replace('"seq":0', '"seq":"0"'), ...lines.slice(1)],
+      "seq float": [lines[0]!.replace('"seq":0', '"seq":0.0'), ...lines.slice(1)],
+      "seq big": [lines[0]!.replace('"seq":0', '"seq":00'), ...lines.slice(1)],
+      "no step_hash": [...lines.slice(0, 3), lines[3]!.replace('"step_hash"', '"step_hsh"')],
+      "not an object": [...lines, "[1, 2]"],
+      "garbage inside": [lines[0]!, "garbage", ...lines.slice(1)],
+      "spaced spelling": [lines[0]!.replaceAll('":', '": ').replaceAll(',"', ', "'), ...lines.slice(1)],
+      "whitespace line": [lines[0]!, "   ", ...lines.slice(1)],
+    };
+    let cases = 0;
+    for (const [name, rows] of Object.entries(mutations)) {
+      for (const nl of ["\n", "\r\n", "\r"]) {
+        for (const [tail, text] of Object.entries({ clean: rows.join(nl) + nl, torn: rows.join(nl) + nl + lines[3]!.slice(0, 30), "no final break": rows.join(nl), blank: rows.join(nl) + nl + nl })) {
+          const p = join(tmp, `tip-${cases++}.jsonl`);
+          writeFileSync(p, text);
+          expect([name, tail, JSON.stringify(nl), outcome(p, true)]).toEqual([name, tail, JSON.stringify(nl), outcome(p, false)]);
+        }
+      }
+    }
+    expect(cases).toBe(13 * 3 * 4);
+  });
+
+  test("not vacuous: a clean journal's tip comes from the verifier's walk, not the exact reader", async () => {
+    const reader = await import("../../src/steps/reader.ts");
+    const { spyOn } = await import("bun:test");
+    const sdd = freshSdd();
+    seedChain(sdd, "q", 50);
+    const spy = spyOn(reader, "forEachFileLineSync");
+    try {
+      const j = StepJournal.open(sdd, "q");
+      expect(j.nextSeq()).toBe(50);
+      j.close();
+      expect(spy).toHaveBeenCalledTimes(0);
+      // a torn tail is still the exact walk's to decide
+      const p = bucketOf(sdd, "q");
+      writeFileSync(p, readFileSync(p, "utf8") + "{\"seq\":5");
+      StepJournal.open(sdd, "q").close();
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   test("a torn final line is cut off, kept beside the journal, and the chain continues", async () => {
     const sdd = freshSdd();
     const lines = seedChain(sdd, "torn", 2);
