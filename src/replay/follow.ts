@@ -13,8 +13,9 @@
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { physicalLines } from "../fsutil/lines.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 import { EventChainWalker } from "../journal/chain.ts";
-import type { JournalVerifyResult } from "../journal/model.ts";
+import type { JournalVerifyResult, LastLine } from "../journal/model.ts";
 import { classifyLine, type JournalRow } from "../journal/reader.ts";
 import { chainVerdict } from "../journal/verdict.ts";
 
@@ -31,6 +32,8 @@ export interface FollowOptions {
   runAlive: () => boolean;
   /** Each verified event in order: its 0-based index and physical line. */
   onEvent: (index: number, line: number, row: JournalRow) => Promise<void> | void;
+  /** The events of the lines there so far were handed out: called before waiting for more (and before returning). */
+  onCaughtUp?: () => Promise<void> | void;
   signal: AbortSignal;
   quietMs?: number;
 }
@@ -68,11 +71,18 @@ function sizeOf(path: string): number {
 export async function followJournal(o: FollowOptions): Promise<FollowResult> {
   const walker = new EventChainWalker();
   const discarded: number[] = [];
-  const verdict = (): JournalVerifyResult => chainVerdict({ path: o.path, exists: true, walk: walker, discarded });
+  let lastLine: LastLine | null = null;
+  const verdict = (): JournalVerifyResult => chainVerdict({ path: o.path, exists: true, walk: walker, discarded, lastLine });
   const quietMs = o.quietMs ?? FOLLOW_QUIET_MS;
   let offset = 0;
   let lineBase = 0;
   let stillSince = Date.now();
+  // catching up with a long journal is one synchronous read: a turn of the event loop now and then lets a signal in
+  const turns = new TurnPacer(100, 256);
+  const ended = async (end: FollowEnd): Promise<FollowResult> => {
+    await o.onCaughtUp?.();
+    return { end, verdict: verdict() };
+  };
   for (;;) {
     const size = sizeOf(o.path);
     const end = size > offset ? completeLinesEnd(o.path, offset, size) : offset;
@@ -82,25 +92,32 @@ export async function followJournal(o: FollowOptions): Promise<FollowResult> {
       for (const pl of physicalLines(o.path, { startOffset: offset, endOffset: end })) {
         lines = pl.index + 1;
         const line = lineBase + pl.index;
+        lastLine = { index: line, start: pl.start, terminated: pl.terminated };
         const v = classifyLine(pl.bytes);
         if (v.kind === "blank") continue;
         if (v.kind === "discarded") {
           discarded.push(line);
-          return { end: "diverged", verdict: verdict() };
+          return ended("diverged");
         }
         const index = walker.count;
         walker.push(v.row, line);
-        if (walker.divergence !== null) return { end: "diverged", verdict: verdict() };
+        if (walker.divergence !== null) return ended("diverged");
         await o.onEvent(index, line, v.row);
-        if (v.row.get("event") === "run_completed") return { end: "run_completed", verdict: verdict() };
-        if (o.signal.aborted) return { end: "interrupted", verdict: verdict() };
+        if (v.row.get("event") === "run_completed") return ended("run_completed");
+        if (turns.due()) {
+          // the rows read exactly are garbage the engine collects late: collected at each turn, the peak stays lower
+          Bun.gc(true);
+          await nextTurn();
+        }
+        if (o.signal.aborted) return ended("interrupted");
       }
       offset = end;
       lineBase += lines;
       continue;
     }
-    if (o.signal.aborted) return { end: "interrupted", verdict: verdict() };
-    if (!o.runAlive() && Date.now() - stillSince >= quietMs) return { end: "run_gone", verdict: verdict() };
+    await o.onCaughtUp?.();
+    if (o.signal.aborted) return ended("interrupted");
+    if (!o.runAlive() && Date.now() - stillSince >= quietMs) return ended("run_gone");
     await sleepUnlessAborted(FOLLOW_POLL_MS, o.signal);
   }
 }

@@ -87,3 +87,40 @@ describe("followJournal: a growing run journal, verified as it grows", () => {
     expect(r2.verdict).toMatchObject({ ok: true, count: 2 });
   });
 });
+
+describe("followJournal: catching up with a long journal", () => {
+  test("a signal's handler runs while it reads (an abort from a timer ends it), and the events read are handed out first", async () => {
+    const { generateJournal } = await import("../../bench/journal-gen.ts");
+    // long enough that reading it exactly takes several turns' worth (100 ms each) on any machine
+    const gen = generateJournal(join(dir, "sdd"), "long", 30_000_000, 9);
+    const ac = new AbortController();
+    let events = 0;
+    let caughtUp = 0;
+    let handedOutAtEnd = -1;
+    // a timer is a handler of the event loop, as a SIGINT/SIGTERM handler is: it runs only between two turns
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const t0 = performance.now();
+    const r = await followJournal({
+      path: gen.path,
+      runAlive: () => false,
+      signal: ac.signal,
+      quietMs: 0,
+      onEvent: () => {
+        if (events++ === 0) timer = setTimeout(() => ac.abort(), 0);
+      },
+      onCaughtUp: () => {
+        caughtUp++;
+        handedOutAtEnd = events;
+      },
+    });
+    clearTimeout(timer);
+    expect(r.end).toBe("interrupted");
+    expect(events).toBeGreaterThan(0);
+    expect(events).toBeLessThan(gen.rows);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    // the events handed on were written out before the verdict
+    expect(caughtUp).toBeGreaterThanOrEqual(1);
+    expect(handedOutAtEnd).toBe(events);
+    expect(r.verdict).toMatchObject({ ok: true, count: events });
+  }, 30_000);
+});

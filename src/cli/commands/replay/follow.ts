@@ -12,6 +12,9 @@ import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
 import { withOwnSignalHandling } from "../../interrupt.ts";
 
+/** Characters of event lines written at once. */
+const OUT_BATCH = 1 << 16;
+
 const ENDED: Record<FollowEnd, string> = {
   run_completed: "the run completed",
   run_gone: "the run's process is gone",
@@ -38,20 +41,37 @@ async function follow(ctx: ReplayContext, run: RunRef): Promise<number> {
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   let baseTs: number | null = null;
+  // The events' lines go out together: after every OUT_BATCH characters, and whenever the lines there so far are out
+  // (a write per event made catching up with a long journal a write call per row).
+  let out: string[] = [];
+  let outChars = 0;
+  const flush = async (): Promise<void> => {
+    if (out.length === 0) return;
+    const text = out.join("");
+    out = [];
+    outChars = 0;
+    await writeStdout(text);
+    if (stdoutClosed() || outputFailure()) abort.abort();
+  };
+  const put = async (line: string): Promise<void> => {
+    out.push(line);
+    outChars += line.length;
+    if (outChars >= OUT_BATCH) await flush();
+  };
   try {
     const { end, verdict } = await followJournal({
       path: run.journal,
       runAlive: () => runningOrchestrator(ctx.sddDir)?.run_id === run.runId,
       signal: abort.signal,
       onEvent: async (index, _line, row) => {
-        if (ctx.json) await writeStdout(renderJson({ index, event: row }, null) + "\n");
+        if (ctx.json) await put(renderJson({ index, event: row }, null) + "\n");
         else {
           if (baseTs === null) baseTs = numberField(row.get("ts"));
           const d = displayRow(row, baseTs);
-          await writeStdout(sanitizeCell(`${String(index).padStart(4)}  ${d.time.padStart(5)}  ${d.event.padEnd(22)} ${d.agent.padEnd(18)} ${d.task.padEnd(8)} ${d.detail}`).trimEnd() + "\n");
+          await put(sanitizeCell(`${String(index).padStart(4)}  ${d.time.padStart(5)}  ${d.event.padEnd(22)} ${d.agent.padEnd(18)} ${d.task.padEnd(8)} ${d.detail}`).trimEnd() + "\n");
         }
-        if (stdoutClosed() || outputFailure()) abort.abort();
       },
+      onCaughtUp: flush,
     });
     if (ctx.json) await writeStdout(renderJson(followDoc(run, verdict, end), null) + "\n");
     else await writeStdout(followProse(run, verdict, end).join("\n") + "\n");
