@@ -2,7 +2,7 @@
  * The bench's inputs under its scratch directory (bench/out/ by default),
  * generated deterministically and reused while their parameters match.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { generateJournal, generateStepJournal, type JournalShape } from "./journal-gen.ts";
 import { run } from "./measure.ts";
@@ -54,6 +54,43 @@ export function ensureTwoRuns(out: string, source: BenchJournal, mb: number): { 
     copyFileSync(join(dirname(source.path), "metadata.json"), join(dirname(path), "metadata.json"));
   }
   return { sdd, ...paths };
+}
+
+/**
+ * Run `t`, a copy of the journal alone in `<sdd>-damaged`, for the verbs
+ * that meet a torn tail (a killed writer's last line) or append to it;
+ * `setTornTail` gives it the tail each wants before it runs.
+ */
+export function ensureDamagedRun(runsSdd: string, source: BenchJournal): { sdd: string; t: string } {
+  const sdd = `${runsSdd}-damaged`;
+  const t = join(sdd, "runs", "t", "journal.jsonl");
+  // a copy that still holds the journal: recorded rows and a torn tail (under 4 KiB) are all that differ
+  if (!existsSync(t) || statSync(t).size < source.bytes || statSync(t).size > source.bytes + (1 << 20)) {
+    mkdirSync(dirname(t), { recursive: true });
+    copyFileSync(source.path, t);
+    copyFileSync(join(dirname(source.path), "metadata.json"), join(dirname(t), "metadata.json"));
+  }
+  return { sdd, t };
+}
+
+/** The start of a row, cut mid-write: what a writer killed in an append leaves. */
+const TORN_FRAGMENT = '{"ts": 1727000999.25, "elapsed_s": 999.1, "index": 4';
+
+/** Make `path` end in a torn tail (`torn`) or in a complete line, and remove the fragments repair saved beside it. */
+export function setTornTail(path: string, torn: boolean): void {
+  const dir = dirname(path);
+  for (const f of readdirSync(dir)) if (f.startsWith("journal.jsonl.torn-")) rmSync(join(dir, f));
+  const size = statSync(path).size;
+  const tail = new Uint8Array(Math.min(size, 4096));
+  const fd = openSync(path, "r");
+  try {
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+  } finally {
+    closeSync(fd);
+  }
+  const whole = tail[tail.length - 1] === 0x0a;
+  if (torn && whole) appendFileSync(path, TORN_FRAGMENT);
+  if (!torn && !whole) truncateSync(path, size - tail.length + tail.lastIndexOf(0x0a) + 1);
 }
 
 export interface BenchReceipt {

@@ -13,7 +13,7 @@
  */
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ensureJournal, ensureReceipt, ensureTwoRuns } from "./inputs.ts";
+import { ensureDamagedRun, ensureJournal, ensureReceipt, ensureTwoRuns, setTornTail } from "./inputs.ts";
 import type { JournalShape } from "./journal-gen.ts";
 import { type Contender, median, run, type Sample, interleaved, table } from "./measure.ts";
 
@@ -79,7 +79,7 @@ export interface VerbResults {
   all_shapes_met: boolean;
 }
 
-export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "repair", "html"] as const;
+export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "repair", "html", "verify-torn", "repair-torn", "record-one"] as const;
 export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug"] as const;
 export const VERB_KEYS: readonly string[] = [...RUN_VERBS, ...AGENT_VERBS];
 
@@ -93,6 +93,15 @@ function jsonSays(what: string, ok: (doc: Record<string, unknown>) => boolean): 
     exitedZero(s);
     const doc = JSON.parse(s.stdout) as Record<string, unknown>;
     if (!ok(doc)) throw new Error(`expected ${what}: ${s.stdout.slice(0, 500)}`);
+  };
+}
+
+/** Exit `code` and one JSON document whose `error` is `error`. */
+function jsonError(code: number, error: string): (s: Sample) => void {
+  return (s) => {
+    if (s.code !== code) throw new Error(`exit ${s.code} (expected ${code}): ${s.stdout.slice(0, 500)}`);
+    const doc = JSON.parse(s.stdout) as Record<string, unknown>;
+    if (doc.error !== error) throw new Error(`expected error ${error}: ${s.stdout.slice(0, 500)}`);
   };
 }
 
@@ -129,7 +138,7 @@ export function fromStepOf(rows: number): number {
   return rows - Math.min(20_000, Math.ceil(rows / 20));
 }
 
-function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: number): Verb[] {
+function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: number, damaged: { sdd: string; t: string }): Verb[] {
   const bin = o.bin;
   const at = ["--sdd-dir", sdd];
   const cache = join(sdd, "runs", ".replay-list-cache.json");
@@ -147,6 +156,11 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
     verb("from-step-prose", `\`replay a --from-step ${fromStepOf(rows)}\` (prose)`, 3, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), ...at], begins(/^Rebuilt state for a through step \d+\nhead: [0-9a-f]{64}\nevents: /)),
     verb("repair", "`replay repair a` (clean, no-op)", 1, [bin, "replay", "repair", "a", "--as-json", ...at], jsonSays("repaired: false", (d) => d.repaired === false)),
     verb("html", "`replay a --html -` (the timeline page, to a pipe)", 3, [bin, "replay", "a", "--html", "-", ...at], begins(/^<!doctype html>/i)),
+    // The same journal as a killed writer leaves it (a torn last line), and a writer resuming it: a damaged journal
+    // is read at the speed of a whole one.
+    verb("verify-torn", "`journal verify --threads 1` of a torn journal", 1.2, [bin, "journal", "verify", damaged.t, "--threads", "1", "--as-json"], jsonError(1, "torn_tail"), () => setTornTail(damaged.t, true)),
+    verb("repair-torn", "`replay repair t` (cuts the torn tail)", 1, [bin, "replay", "repair", "t", "--as-json", "--sdd-dir", damaged.sdd], jsonSays("repaired: true", (d) => d.repaired === true), () => setTornTail(damaged.t, true)),
+    verb("record-one", "`journal record t EVENT` (resumes the chain, appends one event)", 1.2, [bin, "journal", "record", "t", "tick_start", "--data", '{"tick": 1}', "--as-json", "--sdd-dir", damaged.sdd], jsonSays("ok", (d) => d.ok === true), () => setTornTail(damaged.t, false)),
   ];
 }
 
@@ -199,10 +213,11 @@ export async function benchVerbs(o: VerbOptions): Promise<VerbResults> {
     for (const shape of o.shapes) {
       const source = ensureJournal(o.out, o.mb, shape);
       const runs = ensureTwoRuns(o.out, source, o.mb);
+      const damaged = ensureDamagedRun(runs.sdd, source);
       // warm the page cache once: every contender reads from memory
-      for (const p of [runs.a, runs.b]) await run(["cat", p]);
+      for (const p of [runs.a, runs.b, damaged.t]) await run(["cat", p]);
       console.error(`verbs on a ${shape} run journal: ${(source.bytes / 1e6).toFixed(1)} MB, ${source.rows} rows, ${o.reps} interleaved repetitions`);
-      const verbs = await measureGroup(runJournalVerbs(o, runs.sdd, runs.a, source.rows).filter(wanted), o.reps);
+      const verbs = await measureGroup(runJournalVerbs(o, runs.sdd, runs.a, source.rows, damaged).filter(wanted), o.reps);
       shapes.push({ shape, bytes: source.bytes, rows: source.rows, from_step: fromStepOf(source.rows), verbs });
     }
   }
