@@ -88,6 +88,12 @@ export interface FastVerifyOptions {
   maxRowBytes?: number;
   /** Worker threads to use and keep (several journals verified one after another); default: spawned and let go by this verify. */
   workers?: VerifyWorkers;
+  /**
+   * Stop once this aborts (a VerifyAborted is thrown): looked at between two
+   * ranges of a verify in this thread (`threads: 1`), where it yields to
+   * the event loop anyway; workers finish the verify they were given.
+   */
+  signal?: AbortSignal;
 }
 
 /**

@@ -114,7 +114,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     // Spawn the workers before partitioning: they load while this thread partitions.
     const threads = opts.inProcess || oneThread(snapshot, opts) ? 1 : Math.min(requested, count);
     if (remote && !opts.inProcess) exec = WorkerPool.spawn(threads, () => progress.poll(), !linksOnly, { mainLane: false });
-    else exec = threads > 1 ? workersFor(opts.workers, threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll(), !opts.inProcess);
+    else exec = threads > 1 ? workersFor(opts.workers, threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll(), !opts.inProcess, opts.signal);
     bounds = await boundsOf(input, snapshot, count);
   } catch (err) {
     if (!isKept(exec, opts)) exec?.close();

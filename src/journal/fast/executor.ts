@@ -6,6 +6,13 @@ import { threadVerifier, type RangeResult, type RangeTask } from "./range.ts";
 import { workerEntry } from "../../fsutil/worker-entry.ts";
 import { nextTurn } from "../../fsutil/turn.ts";
 
+/** A verify in this thread stopped between two ranges because its signal aborted (FastVerifyOptions.signal). */
+export class VerifyAborted extends Error {
+  constructor() {
+    super("verify stopped: its signal aborted");
+  }
+}
+
 /**
  * Where range jobs run: in this thread (one range after another), or in
  * this thread together with worker threads, all claiming ranges from one
@@ -37,25 +44,30 @@ export class InProcessExecutor implements Executor {
   constructor(
     private readonly onChunk?: () => void,
     private readonly knownBases = true,
+    private readonly signal?: AbortSignal,
   ) {}
 
   async runAll(tasks: readonly RangeTask[]): Promise<RangeResult[]> {
     this.finished = 0;
     const results: RangeResult[] = [];
     let base = 0;
-    for (const given of tasks) {
-      if (results.length > 0) await nextTurn();
-      const task = this.knownBases && given.guessBase ? { ...given, baseIndex: base, guessBase: false } : given;
-      const r = this.verifier.run(task, (done) => {
-        this.current = done;
-        this.onChunk?.();
-      });
-      results.push(r);
-      base += r.rows;
-      this.current = 0;
-      this.finished += task.end - task.start;
+    try {
+      for (const given of tasks) {
+        if (results.length > 0) await nextTurn();
+        if (this.signal?.aborted) throw new VerifyAborted();
+        const task = this.knownBases && given.guessBase ? { ...given, baseIndex: base, guessBase: false } : given;
+        const r = this.verifier.run(task, (done) => {
+          this.current = done;
+          this.onChunk?.();
+        });
+        results.push(r);
+        base += r.rows;
+        this.current = 0;
+        this.finished += task.end - task.start;
+      }
+    } finally {
+      this.verifier.settle();
     }
-    this.verifier.settle();
     return results;
   }
 
