@@ -1,41 +1,85 @@
 /**
  * `replay <RUN> --follow`: a run journal read as it grows, like `tail -f`
- * with a verdict. Each complete line appended is classified by the journal
- * reader (journal/reader.ts) and pushed through the chain walker
- * (journal/chain.ts) before it is handed on, so an event is shown only once
- * its hash checked out at its position; the verdict is journal/verdict.ts's.
+ * with a verdict. An event is handed on only once its hash checked out at
+ * its position; the verdict is journal/verdict.ts's.
+ *
+ * Catching up with what is already written (FOLLOW_FAST_BYTES or more of
+ * complete lines) is two passes: the fast verifier over those bytes, in
+ * this thread (it yields between ranges, so a signal stops it), then, when
+ * the whole of it verified, one read of the same bytes on the display's
+ * kernel (replay/kernel-row.ts), handing each row's display fields and its
+ * JSON made from its bytes (fast-json.ts). Anything else (a broken chain,
+ * an unreadable line, a row the verifier refuses) is read row by row from
+ * the top instead, which stops at the first bad row as the walk does.
+ * Each line appended after that is classified by the journal reader
+ * (journal/reader.ts) and pushed through the chain walker
+ * (journal/chain.ts) before it is handed on.
  *
  * It ends when the run ends (its `run_completed` event), when the run's
- * process is gone (`runAlive`) and the journal stayed still for `quietMs`, at the first divergent or
- * unreadable line (the verdict names it), or when `signal` aborts (the
- * verdict so far). A trailing line without its line break is not read
- * until the break arrives: a writer mid-append is not a torn journal.
+ * process is gone (`runAlive`) and the journal stayed still for `quietMs`
+ * (by its modification time, so a run that ended long ago ends the follow
+ * once it caught up), at the first divergent or unreadable line (the
+ * verdict names it), or when `signal` aborts (the verdict so far). A
+ * trailing line without its line break is not read until the break
+ * arrives: a writer mid-append is not a torn journal.
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { physicalLines } from "../fsutil/lines.ts";
+import { InputError } from "../errors/index.ts";
+import { MAX_LINE_BYTES, physicalLines } from "../fsutil/lines.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 import { EventChainWalker } from "../journal/chain.ts";
-import type { JournalVerifyResult, LastLine } from "../journal/model.ts";
-import { classifyLine, type JournalRow } from "../journal/reader.ts";
+import { verifyJournalFast } from "../journal/fast/engine.ts";
+import { VerifyAborted } from "../journal/fast/executor.ts";
+import type { FastVerifyResult, JournalVerifyResult, LastLine } from "../journal/model.ts";
+import { classifyLine } from "../journal/reader.ts";
 import { chainVerdict } from "../journal/verdict.ts";
+import type { PyObject } from "../pyjson/types.ts";
+import { renderJson } from "../render/json.ts";
+import { BACKSLASH, QUOTE, RBRACE } from "../codec/bytes.ts";
+import { readFastLines } from "./fast-lines.ts";
+import { RowTranscoder } from "./fast-json.ts";
+import { DISPLAY_FIELDS, DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, type LoadedRow } from "./fast-row.ts";
+import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
 
 /** How often the journal's size is looked at. */
 export const FOLLOW_POLL_MS = 100;
 /** A run whose process is gone is over once its journal stayed still this long. */
 export const FOLLOW_QUIET_MS = 2000;
+/** Complete lines already written from which catching up takes the fast passes (below, the kernels' set-up is not worth it). */
+export const FOLLOW_FAST_BYTES = 1 << 20;
+/** Events handed on between two `drain` calls while reading row by row. */
+const DRAIN_EVENTS = 1024;
 
 export type FollowEnd = "run_completed" | "run_gone" | "diverged" | "interrupted";
+
+/** One verified event as it is handed on (valid during the call only). */
+export interface FollowedEvent {
+  /** At least the fields the display reads (fast-row.ts DISPLAY_FIELDS), as the whole row has them. */
+  readonly fields: PyObject;
+  /** The spans of those fields in the row's bytes, when the display's kernel read it (null: read whole). */
+  readonly loaded: LoadedRow | null;
+  /** The whole row as `renderJson(row, null)` prints it, in UTF-8. */
+  json(): Uint8Array;
+}
 
 export interface FollowOptions {
   path: string;
   /** Whether the run's process is still there (the caller reads orchestrator.json). */
   runAlive: () => boolean;
   /** Each verified event in order: its 0-based index and physical line. */
-  onEvent: (index: number, line: number, row: JournalRow) => Promise<void> | void;
-  /** The events of the lines there so far were handed out: called before waiting for more (and before returning). */
-  onCaughtUp?: () => Promise<void> | void;
+  onEvent: (index: number, line: number, event: FollowedEvent) => void;
+  /**
+   * The events handed on so far may be written now: called after each read
+   * of a catch-up, now and then while reading row by row, before waiting
+   * for more, and before returning.
+   */
+  drain?: () => Promise<void> | void;
   signal: AbortSignal;
   quietMs?: number;
+  /** Complete lines from which catching up takes the fast passes (default FOLLOW_FAST_BYTES; Infinity: row by row, the reference). */
+  fastFrom?: number;
+  /** The catch-up's verify: bytes verified so far of those it verifies (about every 250 ms), before any event is handed on. */
+  onVerifyProgress?: (done: number, total: number) => void;
 }
 
 export interface FollowResult {
@@ -60,66 +104,288 @@ function completeLinesEnd(path: string, from: number, size: number): number {
   }
 }
 
-function sizeOf(path: string): number {
+/** The journal's size and last modification (ms since the epoch); 0 and 0 while there is none. */
+function statOf(path: string): { size: number; mtimeMs: number } {
   try {
-    return statSync(path).size;
+    const s = statSync(path);
+    return { size: s.size, mtimeMs: s.mtimeMs };
   } catch {
-    return 0;
+    return { size: 0, mtimeMs: 0 };
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** A row read whole (the exact reader's) as a FollowedEvent. */
+class WholeRow implements FollowedEvent {
+  fields: PyObject = new Map();
+  readonly loaded = null;
+  json(): Uint8Array {
+    return encoder.encode(renderJson(this.fields, null));
+  }
+}
+
+/**
+ * A row the display's kernel read, the line b[s, e): its fields made only
+ * when asked for, its JSON from its bytes (fast-json.ts), the row parsed
+ * whole only where that declines.
+ */
+class KernelRow implements FollowedEvent {
+  loaded: KernelRowReader | null = null;
+  private b: Uint8Array = new Uint8Array(0);
+  private s = 0;
+  private e = 0;
+  private made: PyObject | null = null;
+  private readonly tc = new RowTranscoder();
+
+  at(r: KernelRowReader, b: Uint8Array, s: number, e: number): void {
+    this.loaded = r;
+    this.b = b;
+    this.s = s;
+    this.e = e;
+    this.made = null;
+  }
+
+  get fields(): PyObject {
+    return (this.made ??= this.loaded!.displayFields());
+  }
+
+  json(): Uint8Array {
+    // the kernel took the row: it starts the line and closes right before the line's end (a CR may follow it)
+    let e = this.e;
+    while (e > this.s && this.b[e - 1] !== RBRACE) e--;
+    this.tc.reset();
+    if (this.tc.rowInline(this.b, this.s, e)) return this.tc.view();
+    const w = classifyLine(this.b.subarray(this.s, this.e));
+    if (w.kind !== "row") throw new Error("follow: a row the kernel took is not a row to the exact reader");
+    return encoder.encode(renderJson(w.row, null));
+  }
+
+  /** The row's event is `run_completed` (its string token as the writer spells it, else its value). */
+  completes(): boolean {
+    const r = this.loaded!;
+    const s = r.fieldS[EVENT_SLOT]!;
+    if (s < 0) return false;
+    const e = r.fieldE[EVENT_SLOT]!;
+    if (hasBackslash(r.mem, s, e)) return this.fields.get("event") === "run_completed";
+    if (e - s !== RUN_COMPLETED.length) return false;
+    for (let i = 0; i < RUN_COMPLETED.length; i++) if (r.mem[s + i] !== RUN_COMPLETED[i]) return false;
+    return true;
+  }
+
+  /** The row's event_hash kept in `into` (its text when it holds an escape). */
+  keepHash(into: LastHash): void {
+    const r = this.loaded!;
+    const s = r.fieldS[EVENT_HASH_SLOT]!;
+    const e = r.fieldE[EVENT_HASH_SLOT]!;
+    if (s >= 0 && r.mem[s] === QUOTE && e - s - 2 <= into.bytes.length && !hasBackslash(r.mem, s, e)) into.copy(r.mem, s + 1, e - 1);
+    else into.text(this.fields.get("event_hash"));
+  }
+}
+
+const RUN_COMPLETED = encoder.encode('"run_completed"');
+const EVENT_SLOT = DISPLAY_FIELDS.indexOf("event");
+
+function hasBackslash(b: Uint8Array, s: number, e: number): boolean {
+  for (let i = s; i < e; i++) if (b[i] === BACKSLASH) return true;
+  return false;
+}
+
+/** The last event_hash handed on: copied from the row's bytes (a string per row would be garbage), made a string once. */
+class LastHash {
+  readonly bytes = new Uint8Array(128);
+  private len = 0;
+  private str = "";
+
+  copy(b: Uint8Array, s: number, e: number): void {
+    // a byte loop: a view of 64 bytes per row would be garbage per row
+    const to = this.bytes;
+    for (let i = s; i < e; i++) to[i - s] = b[i]!;
+    this.len = e - s;
+  }
+
+  text(v: unknown): void {
+    this.len = -1;
+    this.str = typeof v === "string" ? v : "";
+  }
+
+  value(): string {
+    return this.len < 0 ? this.str : latin1.decode(this.bytes.subarray(0, this.len));
+  }
+}
+
+const latin1 = new TextDecoder("latin1");
+
+/** What follow knows of the chain so far: the walk, the lines it could not read, the last physical line. */
+class FollowState {
+  readonly walker = new EventChainWalker();
+  readonly discarded: number[] = [];
+  lastLine: LastLine | null = null;
+  constructor(readonly path: string) {}
+
+  verdict(): JournalVerifyResult {
+    return chainVerdict({ path: this.path, exists: true, walk: this.walker, discarded: this.discarded, lastLine: this.lastLine });
   }
 }
 
 export async function followJournal(o: FollowOptions): Promise<FollowResult> {
-  const walker = new EventChainWalker();
-  const discarded: number[] = [];
-  let lastLine: LastLine | null = null;
-  const verdict = (): JournalVerifyResult => chainVerdict({ path: o.path, exists: true, walk: walker, discarded, lastLine });
+  const state = new FollowState(o.path);
   const quietMs = o.quietMs ?? FOLLOW_QUIET_MS;
+  const ended = async (end: FollowEnd): Promise<FollowResult> => {
+    await o.drain?.();
+    return { end, verdict: state.verdict() };
+  };
+  const first = statOf(o.path);
+  // the journal last changed at its modification time: a run long gone is over once the follow caught up
+  let stillSince = 0;
   let offset = 0;
   let lineBase = 0;
-  let stillSince = Date.now();
-  // catching up with a long journal is one synchronous read: a turn of the event loop now and then lets a signal in
+  const fastFrom = o.fastFrom ?? FOLLOW_FAST_BYTES;
+  const fastEnd = first.size >= fastFrom ? completeLinesEnd(o.path, 0, first.size) : 0;
+  if (fastEnd > 0 && fastEnd >= fastFrom) {
+    const caught = await catchUp(o, state, fastEnd);
+    if (caught !== null && caught !== "declined") return ended(caught);
+    if (caught === null) {
+      offset = fastEnd;
+      lineBase = state.lastLine === null ? 0 : state.lastLine.index + 1;
+    }
+  }
+  const walker = state.walker;
+  const row = new WholeRow();
+  // catching up row by row is one synchronous read: a turn of the event loop now and then lets a signal in
   const turns = new TurnPacer(100, 256);
-  const ended = async (end: FollowEnd): Promise<FollowResult> => {
-    await o.onCaughtUp?.();
-    return { end, verdict: verdict() };
-  };
+  let handed = 0;
   for (;;) {
-    const size = sizeOf(o.path);
+    const { size, mtimeMs } = statOf(o.path);
+    // still since its last write (a future time, a clock set back: from now)
+    stillSince = Math.max(stillSince, Math.min(Date.now(), mtimeMs));
     const end = size > offset ? completeLinesEnd(o.path, offset, size) : offset;
     if (end > offset) {
-      stillSince = Date.now();
       let lines = 0;
       for (const pl of physicalLines(o.path, { startOffset: offset, endOffset: end })) {
         lines = pl.index + 1;
         const line = lineBase + pl.index;
-        lastLine = { index: line, start: pl.start, terminated: pl.terminated };
+        state.lastLine = { index: line, start: pl.start, terminated: pl.terminated };
         const v = classifyLine(pl.bytes);
         if (v.kind === "blank") continue;
         if (v.kind === "discarded") {
-          discarded.push(line);
+          state.discarded.push(line);
           return ended("diverged");
         }
         const index = walker.count;
         walker.push(v.row, line);
         if (walker.divergence !== null) return ended("diverged");
-        await o.onEvent(index, line, v.row);
+        row.fields = v.row;
+        o.onEvent(index, line, row);
         if (v.row.get("event") === "run_completed") return ended("run_completed");
         if (turns.due()) {
           // the rows read exactly are garbage the engine collects late: collected at each turn, the peak stays lower
           Bun.gc(true);
+          await o.drain?.();
           await nextTurn();
-        }
+        } else if (++handed % DRAIN_EVENTS === 0) await o.drain?.();
         if (o.signal.aborted) return ended("interrupted");
       }
       offset = end;
       lineBase += lines;
       continue;
     }
-    await o.onCaughtUp?.();
+    await o.drain?.();
     if (o.signal.aborted) return ended("interrupted");
     if (!o.runAlive() && Date.now() - stillSince >= quietMs) return ended("run_gone");
     await sleepUnlessAborted(FOLLOW_POLL_MS, o.signal);
   }
+}
+
+/**
+ * The fast catch-up over the complete lines [0, end): null when every row
+ * there was verified and handed on (`state` then stands at `end`), how the
+ * follow ended when it ended there, or "declined" (nothing handed on,
+ * `state` untouched) when the bytes are not a clean chain: the row-by-row
+ * read from the top then says exactly where and why.
+ */
+async function catchUp(o: FollowOptions, state: FollowState, end: number): Promise<FollowEnd | "declined" | null> {
+  let v: FastVerifyResult;
+  try {
+    // one thread: it yields between ranges, where the signal is looked at; the row limit the row-by-row read has
+    v = await verifyJournalFast(o.path, { endOffset: end, threads: 1, signal: o.signal, maxRowBytes: MAX_LINE_BYTES, onProgress: o.onVerifyProgress });
+  } catch (err) {
+    if (err instanceof VerifyAborted) return "interrupted";
+    return "declined";
+  }
+  if (!v.ok || v.count === 0 || v.discarded_line_indices.length > 0 || v.lastLine === null || v.snapshot_bytes !== end) return "declined";
+  const k = new KernelRowReader();
+  const copies = new LongLineKernel();
+  const kernelRow = new KernelRow();
+  const whole = new WholeRow();
+  const head = new LastHash();
+  let n = 0;
+  let completed = false;
+  let stopped = false;
+  /** The last row's physical line (0-based) and its offset. */
+  let lastLine = -1;
+  let lastAt = 0;
+  /** Hand on the next row (verified above), on physical line `lineNo` (1-based) at file offset `at`. */
+  const hand = (ev: FollowedEvent, lineNo: number, at: number): void => {
+    if (n >= v.count) throw changed(o.path, v);
+    const index = n++;
+    lastLine = lineNo - 1;
+    lastAt = at;
+    if (ev === kernelRow) kernelRow.keepHash(head);
+    else head.text(whole.fields.get("event_hash"));
+    o.onEvent(index, lineNo - 1, ev);
+    completed = ev === kernelRow ? kernelRow.completes() : whole.fields.get("event") === "run_completed";
+  };
+  const taken = (r: KernelRowReader, b: Uint8Array, s: number, e: number, lineNo: number, at: number): true => {
+    kernelRow.at(r, b, s, e);
+    hand(kernelRow, lineNo, at);
+    return true;
+  };
+  for (const _ of readFastLines(o.path, {
+    buffer: k.readBuffer,
+    endOffset: end,
+    gcEvery: DISPLAY_GC_CHUNKS,
+    fast: (b, s, e, lineNo, at) => {
+      if (!k.holds(b)) {
+        const r = copies.take(b.subarray(s, e));
+        return r !== null && taken(r, b, s, e, lineNo, at);
+      }
+      // the fingerprint text the kernel appends is not wanted here
+      k.clear();
+      return k.take(s, e) && taken(k, b, s, e, lineNo, at);
+    },
+    long: (bytes, lineNo, at) => {
+      const r = copies.take(bytes);
+      return r !== null && taken(r, bytes, 0, bytes.length, lineNo, at);
+    },
+    exact: (w, _bytes, lineNo, at) => {
+      if (w.kind !== "row") throw changed(o.path, v);
+      whole.fields = w.row;
+      hand(whole, lineNo, at);
+    },
+    done: () => completed || stopped,
+  })) {
+    await o.drain?.();
+    await nextTurn();
+    if (o.signal.aborted) stopped = true;
+  }
+  if (completed || stopped) {
+    // the rows handed on were verified: the verdict stands at the last of them
+    state.walker.count = n;
+    state.walker.prefixHead = head.value();
+    if (n > 0) state.lastLine = { index: lastLine, start: lastAt, terminated: true };
+    return completed ? "run_completed" : "interrupted";
+  }
+  // the same rows as verified, ending at the same head: the bytes read are the bytes verified
+  if (n !== v.count || head.value() !== v.head) throw changed(o.path, v);
+  state.walker.count = v.count;
+  state.walker.prefixHead = v.head;
+  state.lastLine = v.lastLine;
+  return null;
+}
+
+function changed(path: string, v: FastVerifyResult): InputError {
+  return new InputError("journal_changed", `the journal changed between the verify and the read of its ${v.count} rows; retry with no writer active`, { path });
 }
 
 /** Sleep `ms`, or less when `signal` aborts meanwhile. */

@@ -24,8 +24,8 @@ async function follow(write: (path: string) => Promise<void>, abort?: (ac: Abort
     runAlive: () => writing || aliveForever,
     signal: ac.signal,
     quietMs: 300,
-    onEvent: (index, line, row) => {
-      seen.push({ index, line, event: row.get("event") });
+    onEvent: (index, line, ev) => {
+      seen.push({ index, line, event: ev.fields.get("event") });
       abort?.(ac, seen.length);
     },
   });
@@ -108,7 +108,7 @@ describe("followJournal: catching up with a long journal", () => {
       onEvent: () => {
         if (events++ === 0) timer = setTimeout(() => ac.abort(), 0);
       },
-      onCaughtUp: () => {
+      drain: () => {
         caughtUp++;
         handedOutAtEnd = events;
       },

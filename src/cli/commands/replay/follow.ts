@@ -5,15 +5,14 @@ import { paint } from "../../../render/ansi.ts";
 import { renderJson } from "../../../render/json.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
-import { displayRow, numberField } from "../../../replay/display.ts";
 import { followJournal, type FollowEnd } from "../../../replay/follow.ts";
-import { outputFailure, stdoutClosed, writeStdout } from "../../output.ts";
+import { outputFailure, stdoutClosed, writeStdout, writeStdoutBytes } from "../../output.ts";
+import { FollowLines } from "../../../replay/follow-lines.ts";
+import { byteProgress } from "../../progress.ts";
 import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
 import { withOwnSignalHandling } from "../../interrupt.ts";
 
-/** Characters of event lines written at once. */
-const OUT_BATCH = 1 << 16;
 
 const ENDED: Record<FollowEnd, string> = {
   run_completed: "the run completed",
@@ -40,43 +39,35 @@ async function follow(ctx: ReplayContext, run: RunRef): Promise<number> {
   const stop = (): void => abort.abort();
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
-  let baseTs: number | null = null;
-  // The events' lines go out together: after every OUT_BATCH characters, and whenever the lines there so far are out
-  // (a write per event made catching up with a long journal a write call per row).
-  let out: string[] = [];
-  let outChars = 0;
-  const flush = async (): Promise<void> => {
-    if (out.length === 0) return;
-    const text = out.join("");
-    out = [];
-    outChars = 0;
-    await writeStdout(text);
+  // The events' lines go out together, whenever follow says they may (after each read while catching up, every
+  // thousand events read row by row, before waiting for more): a write per event made catching up a write call per row.
+  const lines = new FollowLines(ctx.json);
+  const drain = async (): Promise<void> => {
+    if (lines.pos === 0) return;
+    // follow hands on no event while this waits
+    await writeStdoutBytes(lines.view());
+    lines.reset();
     if (stdoutClosed() || outputFailure()) abort.abort();
   };
-  const put = async (line: string): Promise<void> => {
-    out.push(line);
-    outChars += line.length;
-    if (outChars >= OUT_BATCH) await flush();
-  };
+  // a long journal is verified before its first event shows: on a terminal, how far
+  const progress = byteProgress("verifying");
   try {
     const { end, verdict } = await followJournal({
       path: run.journal,
       runAlive: () => runningOrchestrator(ctx.sddDir)?.run_id === run.runId,
       signal: abort.signal,
-      onEvent: async (index, _line, row) => {
-        if (ctx.json) await put(renderJson({ index, event: row }, null) + "\n");
-        else {
-          if (baseTs === null) baseTs = numberField(row.get("ts"));
-          const d = displayRow(row, baseTs);
-          await put(sanitizeCell(`${String(index).padStart(4)}  ${d.time.padStart(5)}  ${d.event.padEnd(22)} ${d.agent.padEnd(18)} ${d.task.padEnd(8)} ${d.detail}`).trimEnd() + "\n");
-        }
+      onEvent: (index, _line, ev) => lines.event(index, ev),
+      drain: () => {
+        progress.finish();
+        return drain();
       },
-      onCaughtUp: flush,
+      onVerifyProgress: progress.onProgress,
     });
     if (ctx.json) await writeStdout(renderJson(followDoc(run, verdict, end), null) + "\n");
     else await writeStdout(followProse(run, verdict, end).join("\n") + "\n");
     return verdict.ok ? 0 : 1;
   } finally {
+    progress.finish();
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
   }
