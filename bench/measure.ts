@@ -17,6 +17,8 @@ export interface Sample {
   stdout: string;
   /** Every byte the child wrote to standard output. */
   stdoutBytes: number;
+  /** The last TAIL_STDOUT bytes of standard output (a verdict printed after a long display). */
+  stdoutTail: string;
 }
 
 export interface RunOptions {
@@ -38,6 +40,7 @@ export interface Contender {
 
 /** Enough for any verdict or error document; the rest of a large output is counted, not kept. */
 const KEEP_STDOUT = 1 << 20;
+const TAIL_STDOUT = 4096;
 
 /**
  * GNU time reports one process's own peak RSS (wait4's ru_maxrss); Bun's
@@ -53,10 +56,11 @@ export function useScratchDir(dir: string): void {
 }
 
 /** Read a stream to its end, counting every byte and keeping the first `keep`. */
-async function drain(stream: ReadableStream<Uint8Array>, keep: number): Promise<{ text: string; bytes: number }> {
+async function drain(stream: ReadableStream<Uint8Array>, keep: number): Promise<{ text: string; bytes: number; tail: string }> {
   const kept: Uint8Array[] = [];
   let keptBytes = 0;
   let bytes = 0;
+  let tail: Uint8Array = new Uint8Array(0);
   for await (const chunk of stream) {
     bytes += chunk.length;
     if (keptBytes < keep) {
@@ -64,8 +68,10 @@ async function drain(stream: ReadableStream<Uint8Array>, keep: number): Promise<
       kept.push(part);
       keptBytes += part.length;
     }
+    const both = chunk.length >= TAIL_STDOUT ? chunk : Buffer.concat([tail, chunk]);
+    tail = both.slice(Math.max(0, both.length - TAIL_STDOUT));
   }
-  return { text: Buffer.concat(kept).toString("utf8"), bytes };
+  return { text: Buffer.concat(kept).toString("utf8"), bytes, tail: Buffer.from(tail).toString("utf8") };
 }
 
 /**
@@ -110,7 +116,7 @@ export async function run(cmd: string[], opts: RunOptions = {}): Promise<Sample>
     // the child holds the write end now: the stream ends when it (and GNU time) exit
     closeSync(stdout.write);
   }
-  let drained: [{ text: string; bytes: number }, unknown, number];
+  let drained: [{ text: string; bytes: number; tail: string }, unknown, number];
   try {
     drained = await Promise.all([drain(Bun.file(stdout.read).stream(), KEEP_STDOUT), drain(p.stderr, KEEP_STDOUT), p.exited]);
   } finally {
@@ -122,11 +128,11 @@ export async function run(cmd: string[], opts: RunOptions = {}): Promise<Sample>
   if (gnuTime) {
     const [kb, user, sys] = readFileSync(timeFile, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
     rmSync(timeFile, { force: true });
-    return { wallS, cpuS: user! + sys!, rssMB: (kb! * 1024) / 1e6, code, stdout: out.text, stdoutBytes: out.bytes };
+    return { wallS, cpuS: user! + sys!, rssMB: (kb! * 1024) / 1e6, code, stdout: out.text, stdoutBytes: out.bytes, stdoutTail: out.tail };
   }
   const ru = p.resourceUsage();
   const cpuS = ru ? Number(ru.cpuTime.total) / 1e6 : NaN;
-  return { wallS, cpuS, rssMB: ru ? ru.maxRSS / 1e6 : NaN, code, stdout: out.text, stdoutBytes: out.bytes };
+  return { wallS, cpuS, rssMB: ru ? ru.maxRSS / 1e6 : NaN, code, stdout: out.text, stdoutBytes: out.bytes, stdoutTail: out.tail };
 }
 
 export function median(xs: number[]): number {

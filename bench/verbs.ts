@@ -11,7 +11,7 @@
  * shape; `verbTable` is the first shape's table (the default `bench` shape:
  * the figures of before), `shapeTable` the verb × shape table.
  */
-import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDamagedRun, ensureJournal, ensureReceipt, ensureTwoRuns, setTornTail } from "./inputs.ts";
 import type { JournalShape } from "./journal-gen.ts";
@@ -79,7 +79,7 @@ export interface VerbResults {
   all_shapes_met: boolean;
 }
 
-export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "repair", "html", "verify-torn", "repair-torn", "record-one"] as const;
+export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "repair", "html", "follow", "follow-json", "verify-torn", "repair-torn", "record-one"] as const;
 export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug"] as const;
 export const VERB_KEYS: readonly string[] = [...RUN_VERBS, ...AGENT_VERBS];
 
@@ -116,6 +116,14 @@ function begins(head: RegExp): (s: Sample) => void {
   };
 }
 
+/** Exit 0 and an output that ends as it should (a verdict printed after everything else). */
+function ends(tail: RegExp): (s: Sample) => void {
+  return (s) => {
+    exitedZero(s);
+    if (!tail.test(s.stdoutTail)) throw new Error(`expected output ending ${tail}, got ${JSON.stringify(s.stdoutTail.slice(-200))}`);
+  };
+}
+
 /** A verb that failed or printed the wrong thing: the bench stops, naming it, with no figures. */
 export class VerbFailed extends Error {}
 
@@ -131,6 +139,15 @@ function named(name: string, check: (s: Sample) => void): (s: Sample) => void {
 
 function verb(key: string, label: string, target: number | null, cmd: string[], check: (s: Sample) => void, before?: () => void): Verb {
   return { key, label, target, contender: { name: key, cmd, before, check: named(label, check) } };
+}
+
+/** The end of `replay a --follow`'s prose: the verdict of a run that completed or whose process is gone. */
+const FOLLOWED = /chain intact for a \(\d+ events; (the run completed|the run's process is gone)\)\nhead=[0-9a-f]{64}\n$/;
+
+/** A journal last written long ago: --follow ends once caught up, whenever the journal was generated. */
+function settle(journal: string): void {
+  const long = new Date("2026-01-01T00:00:00Z");
+  utimesSync(journal, long, long);
 }
 
 /** `N` near the end of the journal: the last 20,000 rows (the last 5% of a small one). */
@@ -156,6 +173,9 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
     verb("from-step-prose", `\`replay a --from-step ${fromStepOf(rows)}\` (prose)`, 3, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), ...at], begins(/^Rebuilt state for a through step \d+\nhead: [0-9a-f]{64}\nevents: /)),
     verb("repair", "`replay repair a` (clean, no-op)", 1, [bin, "replay", "repair", "a", "--as-json", ...at], jsonSays("repaired: false", (d) => d.repaired === false)),
     verb("html", "`replay a --html -` (the timeline page, to a pipe)", 3, [bin, "replay", "a", "--html", "-", ...at], begins(/^<!doctype html>/i)),
+    // A run that ended (its process gone, its journal still since long before): every event, then the verdict.
+    verb("follow", "`replay a --follow` (a finished run, to a pipe)", 3, [bin, "replay", "a", "--follow", ...at], ends(FOLLOWED), () => settle(journalA)),
+    verb("follow-json", "`replay a --follow --as-json`", 2, [bin, "replay", "a", "--follow", "--as-json", ...at], ends(/"ended": "(run_completed|run_gone)"[^\n]*\}\n$/), () => settle(journalA)),
     // The same journal as a killed writer leaves it (a torn last line), and a writer resuming it: a damaged journal
     // is read at the speed of a whole one.
     verb("verify-torn", "`journal verify --threads 1` of a torn journal", 1.2, [bin, "journal", "verify", damaged.t, "--threads", "1", "--as-json"], jsonError(1, "torn_tail"), () => setTornTail(damaged.t, true)),

@@ -21,6 +21,8 @@ const ISSUE_TARGETS: [string, number | null][] = [
   ["from-step-prose", 3],
   ["repair", 1],
   ["html", 3],
+  ["follow", 3],
+  ["follow-json", 2],
   ["verify-torn", 1.2],
   ["repair-torn", 1],
   ["record-one", 1.2],
