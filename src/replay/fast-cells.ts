@@ -47,19 +47,21 @@ const EVENT_SHOWN = [...REASON_EVENTS, "task_resume_fallback", "agent_spawned", 
  * EVENT_SHOWN as written (read() declines an event spelled with an escape).
  */
 function eventShowsMore(b: Uint8Array, s: number, e: number): boolean {
-  for (const name of EVENT_SHOWN) {
-    if (e - s - 2 !== name.length) continue;
-    let i = 0;
-    while (i < name.length && b[s + 1 + i] === name[i]) i++;
-    if (i === name.length) return true;
-  }
+  for (const name of EVENT_SHOWN) if (tokenIs(b, s, e, name)) return true;
   return false;
+}
+
+/** The string token b[s, e) (quotes included) is `name`'s bytes as written (a spelling with an escape is not). */
+export function tokenIs(b: Uint8Array, s: number, e: number, name: Uint8Array): boolean {
+  if (e - s - 2 !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (b[s + 1 + i] !== name[i]) return false;
+  return true;
 }
 
 const latin1 = new TextDecoder("latin1");
 
 /** True when b[s, e) is a string of printable ASCII without escapes (its text: b[s+1, e-1)). */
-function plainString(b: Uint8Array, s: number, e: number): boolean {
+export function plainString(b: Uint8Array, s: number, e: number): boolean {
   if (b[s] !== QUOTE) return false;
   for (let i = s + 1; i < e - 1; i++) {
     const c = b[i]!;

@@ -35,9 +35,11 @@ import { classifyLine } from "../journal/reader.ts";
 import { chainVerdict } from "../journal/verdict.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { renderJson } from "../render/json.ts";
-import { BACKSLASH, QUOTE, RBRACE } from "../codec/bytes.ts";
+import { RBRACE } from "../codec/bytes.ts";
 import { readFastLines } from "./fast-lines.ts";
+import { plainString, tokenIs } from "./fast-cells.ts";
 import { RowTranscoder } from "./fast-json.ts";
+import { LastText } from "./last-text.ts";
 import { DISPLAY_FIELDS, DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, type LoadedRow } from "./fast-row.ts";
 import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
 
@@ -161,60 +163,28 @@ class KernelRow implements FollowedEvent {
     return encoder.encode(renderJson(w.row, null));
   }
 
-  /** The row's event is `run_completed` (its string token as the writer spells it, else its value). */
+  /** The row's event is `run_completed` (its string token as written, else its value). */
   completes(): boolean {
     const r = this.loaded!;
     const s = r.fieldS[EVENT_SLOT]!;
     if (s < 0) return false;
     const e = r.fieldE[EVENT_SLOT]!;
-    if (hasBackslash(r.mem, s, e)) return this.fields.get("event") === "run_completed";
-    if (e - s !== RUN_COMPLETED.length) return false;
-    for (let i = 0; i < RUN_COMPLETED.length; i++) if (r.mem[s + i] !== RUN_COMPLETED[i]) return false;
-    return true;
+    return plainString(r.mem, s, e) ? tokenIs(r.mem, s, e, RUN_COMPLETED) : this.fields.get("event") === "run_completed";
   }
 
-  /** The row's event_hash kept in `into` (its text when it holds an escape). */
-  keepHash(into: LastHash): void {
+  /** Keep the row's event_hash in `last`: its token while the row is in the read buffer (`inPlace`), else its bytes now. */
+  keepHash(last: LastText, inPlace: boolean): void {
     const r = this.loaded!;
     const s = r.fieldS[EVENT_HASH_SLOT]!;
-    const e = r.fieldE[EVENT_HASH_SLOT]!;
-    if (s >= 0 && r.mem[s] === QUOTE && e - s - 2 <= into.bytes.length && !hasBackslash(r.mem, s, e)) into.copy(r.mem, s + 1, e - 1);
-    else into.text(this.fields.get("event_hash"));
+    if (s >= 0 && last.keepToken(r.mem, s, r.fieldE[EVENT_HASH_SLOT]!)) {
+      // a copy's memory is the next long line's
+      if (!inPlace) last.settle();
+    } else last.keepValue(this.fields.get("event_hash"));
   }
 }
 
-const RUN_COMPLETED = encoder.encode('"run_completed"');
+const RUN_COMPLETED = encoder.encode("run_completed");
 const EVENT_SLOT = DISPLAY_FIELDS.indexOf("event");
-
-function hasBackslash(b: Uint8Array, s: number, e: number): boolean {
-  for (let i = s; i < e; i++) if (b[i] === BACKSLASH) return true;
-  return false;
-}
-
-/** The last event_hash handed on: copied from the row's bytes (a string per row would be garbage), made a string once. */
-class LastHash {
-  readonly bytes = new Uint8Array(128);
-  private len = 0;
-  private str = "";
-
-  copy(b: Uint8Array, s: number, e: number): void {
-    // a byte loop: a view of 64 bytes per row would be garbage per row
-    const to = this.bytes;
-    for (let i = s; i < e; i++) to[i - s] = b[i]!;
-    this.len = e - s;
-  }
-
-  text(v: unknown): void {
-    this.len = -1;
-    this.str = typeof v === "string" ? v : "";
-  }
-
-  value(): string {
-    return this.len < 0 ? this.str : latin1.decode(this.bytes.subarray(0, this.len));
-  }
-}
-
-const latin1 = new TextDecoder("latin1");
 
 /** What follow knows of the chain so far: the walk, the lines it could not read, the last physical line. */
 class FollowState {
@@ -318,7 +288,7 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   const copies = new LongLineKernel();
   const kernelRow = new KernelRow();
   const whole = new WholeRow();
-  const head = new LastHash();
+  const head = new LastText();
   let n = 0;
   let completed = false;
   let stopped = false;
@@ -331,8 +301,8 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     const index = n++;
     lastLine = lineNo - 1;
     lastAt = at;
-    if (ev === kernelRow) kernelRow.keepHash(head);
-    else head.text(whole.fields.get("event_hash"));
+    if (ev === kernelRow) kernelRow.keepHash(head, kernelRow.loaded === k);
+    else head.keepValue(whole.fields.get("event_hash"));
     o.onEvent(index, lineNo - 1, ev);
     completed = ev === kernelRow ? kernelRow.completes() : whole.fields.get("event") === "run_completed";
   };
@@ -365,6 +335,8 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     },
     done: () => completed || stopped,
   })) {
+    // the chunk's rows are done: the last one's hash leaves the read buffer before the next read
+    head.settle();
     await o.drain?.();
     await nextTurn();
     if (o.signal.aborted) stopped = true;

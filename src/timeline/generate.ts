@@ -3,7 +3,8 @@ import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { refuseContent, verdictContent } from "../journal/content.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
 import { readJournalSync } from "../journal/reader.ts";
-import { fieldNumber, LastText, readPageRows, type PageRow } from "./rows.ts";
+import { fieldNumber, keepText, readPageRows, type PageRow } from "./rows.ts";
+import { LastText } from "../replay/last-text.ts";
 import { journalVerdictFailure, type JournalFailure } from "../journal/verdict-failure.ts";
 import { verifyJournal, type JournalSeal } from "../journal/verify.ts";
 import { pyStr } from "../pyjson/python.ts";
@@ -449,7 +450,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   const step = (r: PageRow): void => {
     const row = r.fields;
     const i = n++;
-    lastHash.keep(row, "event_hash");
+    keepText(lastHash, row, "event_hash");
     const event = pyStr(row.get("event"), "");
     figures.read(row, event);
     const ts = figures.ts;

@@ -3,6 +3,7 @@ import { classifyLine, type LineVerdict } from "../journal/reader.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { readFastLines } from "../replay/fast-lines.ts";
+import type { LastText } from "../replay/last-text.ts";
 import { numberField } from "../replay/display.ts";
 import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
@@ -74,8 +75,6 @@ export interface PageRow {
   /** `renderJson(full(), null)` as UTF-8, made from the row's bytes (valid until the next row), or null where only the exact path makes it. */
   json(): Uint8Array | null;
 }
-
-const latin1 = new TextDecoder("latin1");
 
 /**
  * The PAGE_FIELDS of the row a kernel reader took, as a row (`get` /
@@ -177,71 +176,18 @@ class KernelFields extends Map<string, PyValue> {
 }
 
 /**
- * `pyStr(row.get(key), "")` of the last row kept, made only when asked:
- * a row on the tape whose value is a string leaves its bytes (the page
- * needs the last row's event_hash, and decoding every row's cost a string
- * each). A row still in the read buffer leaves only where they are, copied
- * by `settle` before the buffer is read into again: most rows are not the
- * last, and copying each row's 64 bytes cost a few percent of the pass.
+ * Keep `pyStr(row.get(key), "")` in `last` (its bytes only, while they
+ * are plain: see replay/last-text.ts): a row on the tape in the read
+ * buffer leaves where its token is, one from a copy its plain bytes.
  */
-export class LastText {
-  private bytes = new Uint8Array(128);
-  /** Bytes kept (-1: `text` holds the value). */
-  private len = -1;
-  private text = "";
-  /** The kept value's string token, not yet copied: pending[pendS, pendE) (null: none). */
-  private pending: Uint8Array | null = null;
-  private pendS = 0;
-  private pendE = 0;
-
-  keep(row: PyObject, key: string): void {
-    this.pending = null;
-    if (row instanceof KernelFields) {
-      const s = row.tokenStart(key);
-      if (s >= 0 && row.inPlace) {
-        const b = row.bytes;
-        const e = row.tokenEnd(key);
-        if (b[s] === QUOTE && e - s - 2 <= this.bytes.length) {
-          this.pending = b;
-          this.pendS = s;
-          this.pendE = e;
-          return;
-        }
-      }
-      const n = row.plainString(key, this.bytes);
-      if (n >= 0) {
-        this.len = n;
-        return;
-      }
-    }
-    this.len = -1;
-    this.text = pyStr(row.get(key), "");
+export function keepText(last: LastText, row: PyObject, key: string): void {
+  if (row instanceof KernelFields) {
+    const s = row.tokenStart(key);
+    if (s >= 0 && row.inPlace && last.keepToken(row.bytes, s, row.tokenEnd(key))) return;
+    const n = row.plainString(key, last.bytes);
+    if (n >= 0) return last.keptBytes(n);
   }
-
-  /** Copy a pending value out of the read buffer (before the reader reads into it again). */
-  settle(): void {
-    const b = this.pending;
-    if (b === null) return;
-    this.pending = null;
-    const s = this.pendS + 1;
-    const n = this.pendE - 1 - s;
-    for (let i = 0; i < n; i++) {
-      const c = b[s + i]!;
-      if (c === BACKSLASH) {
-        // as the row's value reads (valueAt): the token decoded
-        this.len = -1;
-        this.text = JSON.parse(latin1.decode(b.subarray(this.pendS, this.pendE))) as string;
-        return;
-      }
-      this.bytes[i] = c;
-    }
-    this.len = n;
-  }
-
-  value(): string {
-    this.settle();
-    return this.len < 0 ? this.text : latin1.decode(this.bytes.subarray(0, this.len));
-  }
+  last.keepValue(row.get(key));
 }
 
 /** numberField of `row`'s `key` (undefined: the row has no such key), from the tape when the row is on one. */
