@@ -18,7 +18,7 @@ import { COMMA, QUOTE, RBRACKET } from "../codec/bytes.ts";
 import { ByteSink } from "../pyjson/encode-bytes.ts";
 import { LaneDensity, Series } from "./series.ts";
 import { clipText, pagePaths, type PathNames } from "./bounds.ts";
-import { nextTurn } from "../fsutil/turn.ts";
+import { GrowthCollector, nextTurn } from "../fsutil/turn.ts";
 
 /**
  * `replay <RUN> --html`: verify the run journal, then write one
@@ -496,23 +496,14 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
       discarded: () => void discarded++,
       done: () => false,
     };
-    let gcMark = process.memoryUsage.rss();
+    // the chunks' values and table text are garbage the engine collects late
+    const gc = new GrowthCollector(GC_GROWTH);
     for (const offset of readPageRows(input.journal, total, fp, pageRows)) {
       // the chunk's rows are done: the last one's hash leaves the read buffer before the next read
       lastHash.settle();
       if (ready.length > 0 && !(await drain())) break;
       input.onDrawProgress?.(offset, total);
-      // The chunks' values and table text are garbage, and the engine collects them late: a full collection once the
-      // resident set has grown GC_GROWTH since the last one. Collecting after every chunk holds the peak a little
-      // lower but marks the whole live heap each time, which costs far more CPU than it saves memory. The growth is
-      // counted from the set's low since that collection: the memory it frees is given back to the system after it
-      // returns, so the size read right after it stands above the floor.
-      const rss = process.memoryUsage.rss();
-      if (rss < gcMark) gcMark = rss;
-      if (rss > gcMark + GC_GROWTH) {
-        Bun.gc(true);
-        gcMark = process.memoryUsage.rss();
-      }
+      gc.poll();
       // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn after each chunk.
       await nextTurn();
     }
