@@ -11,9 +11,12 @@ import type { RunRef } from "./run-ref.ts";
  * names back; `replay list` shows each run's predecessor.
  */
 
+/** Reads of the first row: a run list reads a thousand journals' first rows, and a buffer each is garbage outside the heap. */
+const FIRST_ROW_CHUNK = 4096;
+
 /** `resumed_from_run` of the journal's first row when it is `run_started` (null otherwise). Reads one row. */
 export function continuesRun(journal: string): string | null {
-  for (const item of readJournalSync(journal, { chunkSize: 65536 })) {
+  for (const item of readJournalSync(journal, { chunkSize: FIRST_ROW_CHUNK })) {
     if (item.kind !== "row") continue;
     const row = item.row;
     if (pyStr(row.get("event"), "") !== "run_started" || !row.has("resumed_from_run")) return null;

@@ -1,9 +1,9 @@
 import { statSync } from "node:fs";
-import { readJournalSync } from "../journal/reader.ts";
+import { verifyInThread } from "../journal/fast/in-thread.ts";
 import { verifyJournal } from "../journal/verify.ts";
-import { DEFAULT_CHUNK_SIZE } from "../fsutil/lines.ts";
 import { VerifyWorkers } from "../journal/model.ts";
 import { runsRoot } from "../journal/paths.ts";
+import { GrowthCollector } from "../fsutil/turn.ts";
 import { continuesRun } from "./chain.ts";
 import { discoverRuns } from "./discovery.ts";
 import { ListCache, sameToken, statToken } from "./list-cache.ts";
@@ -45,28 +45,20 @@ export interface RunList {
 }
 
 /**
- * Usable rows of a journal, streamed (constant memory). The read buffer is
- * sized to the file (a run list counts thousands of small journals; a 1 MiB
- * buffer each would dominate the cost).
- */
-export function countEvents(journal: string, sizeHint = DEFAULT_CHUNK_SIZE): number {
-  const chunkSize = Math.min(DEFAULT_CHUNK_SIZE, Math.max(4096, sizeHint + 1));
-  let n = 0;
-  for (const item of readJournalSync(journal, { chunkSize })) if (item.kind === "row") n++;
-  return n;
-}
-
-/**
  * Journals at least this big are counted by a links-only pass of the fast
- * verifier (kernel, all cores), which counts usable rows as the reader does
- * at a fraction of the cost of parsing every row; smaller ones (a list of
- * thousands of small runs) are counted in this thread, with no workers to start.
+ * verifier on all cores; smaller ones (a list of thousands of small runs)
+ * by the same pass in this thread, with no workers to start. Either counts
+ * usable rows as the reader does, from the bytes: parsing every row of a
+ * thousand small runs took several times as long.
  */
 export const FAST_COUNT_BYTES = 8 << 20;
 
-/** Usable rows of a journal of `size` bytes, by whichever pass is cheaper for that size. */
+/** Growth of the resident set (bytes) after which the list collects garbage (its live heap is small: a collection is cheap). */
+const LIST_GC_GROWTH = 4 << 20;
+
+/** Usable rows of a journal of `size` bytes (rows a writer appends meanwhile may be counted too: the caller's token check says so). */
 export async function countUsableRows(journal: string, size: number, fastFrom = FAST_COUNT_BYTES, workers?: VerifyWorkers): Promise<number> {
-  if (size < fastFrom) return countEvents(journal, size);
+  if (size < fastFrom) return verifyInThread(journal, { linksOnly: true }).count;
   return (await verifyJournal(journal, { linksOnly: true, endOffset: size, workers })).count;
 }
 
@@ -115,12 +107,17 @@ export async function listRuns(sddDir: string, options: { limit?: number } = {})
   const runs: RunListEntry[] = [];
   // one set of worker threads counts every run's journal
   const workers = new VerifyWorkers();
+  // each journal counted leaves its read buffers behind, outside the heap the engine watches
+  const gc = new GrowthCollector(LIST_GC_GROWTH);
   try {
     for (const s of ordered) {
       if (options.limit !== undefined && runs.length >= options.limit) break;
       try {
         const r = await listEntry(s, cache, workers);
-        if (r.counted) counted++;
+        if (r.counted) {
+          counted++;
+          gc.poll();
+        }
         runs.push(r.entry);
       } catch (err) {
         unreadable.push({ runId: s.run.runId, reason: unreadableReason(err) });
@@ -129,6 +126,8 @@ export async function listRuns(sddDir: string, options: { limit?: number } = {})
   } finally {
     workers.close();
   }
+  // what counting left is collected before the caller lays out a thousand rows on top of it
+  if (counted > 0) Bun.gc(true);
   if (found.runsDirExists) {
     cache.retain(new Set(found.runs.map((r) => r.runId)));
     cache.save();
