@@ -7,7 +7,8 @@
  * shown live is exactly what the final parse will say of that prefix.
  *
  *  - every tool call whose result the CLI has reported is appended to the
- *    agent's step journal (chained by steps/writer.ts, fsynced per batch),
+ *    agent's step journal (chained by steps/writer.ts, held open for the
+ *    attempt, fsynced per batch),
  *    in call order, as the same row the reaper would write; the reaper then
  *    writes only the calls not yet journaled (records.ts), so a complete
  *    stream leaves the same step journal as before;
@@ -175,6 +176,8 @@ export class LiveAgent {
   private readonly stream: LiveStream;
   private readonly journaled: StepInput[] = [];
   private journalBroken = false;
+  /** The agent's step journal, open from the first live batch until close(). */
+  private steps: StepJournal | null = null;
   private state: LiveAgentState;
 
   constructor(private readonly o: LiveAgentOptions) {
@@ -215,28 +218,37 @@ export class LiveAgent {
     return this.journaled;
   }
 
-  /** The attempt ended: no more live rows (the reaper writes the rest). */
+  /** The attempt ended: no more live rows, and the step journal is let go (the reaper writes the rest). */
   close(): void {
     this.stream.close();
+    this.letGo();
   }
 
   private journal(calls: ToolCall[]): void {
     if (this.journalBroken) return;
     try {
-      const j = StepJournal.open(this.o.sddDir, this.o.agentId);
-      try {
-        for (const call of calls) {
-          const step = toolCallStep(call, this.o.taskId, this.o.model, this.o.effort);
-          j.append(step);
-          this.journaled.push(step);
-        }
-      } finally {
-        j.close(); // fsyncs the batch
+      // Opened at the first batch and held (with its writer's lock) until close: opening revalidates every row, and
+      // reopening for each batch made a long attempt's every tool call cost a walk of the whole journal.
+      const j = (this.steps ??= StepJournal.open(this.o.sddDir, this.o.agentId));
+      for (const call of calls) {
+        const step = toolCallStep(call, this.o.taskId, this.o.model, this.o.effort);
+        j.append(step);
+        this.journaled.push(step);
       }
+      j.sync(); // each batch durable as it is written
     } catch (err) {
       // The rest is written at reap, as without a live stream.
       this.journalBroken = true;
+      this.letGo();
       this.o.warn(`could not append ${this.o.agentId}'s tool calls live to its step journal: ${errorMessage(err)}`);
+    }
+  }
+
+  private letGo(): void {
+    try {
+      this.steps?.close();
+    } finally {
+      this.steps = null;
     }
   }
 

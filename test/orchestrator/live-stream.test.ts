@@ -98,3 +98,46 @@ describe("LiveStream: the adapter's parser driven line by line", () => {
     expect(closed.toolCallsFinished).toBe(0);
   });
 });
+
+describe("LiveAgent: an attempt's tool calls in its step journal as they finish", () => {
+  test("the journal is opened once and held (its writer's lock) from the first batch until close, then let go with every row in it", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { LiveAgent } = await import("../../src/orchestrator/live-stream.ts");
+    const { StepJournal } = await import("../../src/steps/writer.ts");
+    const sdd = mkdtempSync(join(tmpdir(), "bern-live-agent-"));
+    try {
+      const warnings: string[] = [];
+      const live = new LiveAgent({
+        sddDir: sdd,
+        runId: "r1",
+        agentId: "agent-1",
+        taskId: "t1",
+        taskTitle: "a task",
+        role: "backend",
+        model: "m",
+        effort: null,
+        adapter: "claude",
+        parse: parseClaudeOutput,
+        prices: {},
+        warn: (l) => warnings.push(l),
+      });
+      // every line but the result: the three calls finish, in one batch
+      live.onStdout(new TextEncoder().encode(CLAUDE.slice(0, CLAUDE.lastIndexOf('{"type":"result"'))));
+      expect(live.toolCallsJournaled).toHaveLength(3);
+      // held: another writer is refused while the attempt runs
+      expect(() => StepJournal.open(sdd, "agent-1")).toThrow(/open in another writer/);
+      live.close();
+      const j = StepJournal.open(sdd, "agent-1");
+      try {
+        expect(j.nextSeq()).toBe(3);
+      } finally {
+        j.close();
+      }
+      expect(warnings).toEqual([]);
+    } finally {
+      rmSync(sdd, { recursive: true, force: true });
+    }
+  });
+});
