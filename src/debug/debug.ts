@@ -11,6 +11,7 @@ import { diffJournals } from "../receipts/diff.ts";
 import { exportReceipt } from "../receipts/export.ts";
 import { loadSigningKey } from "../receipts/keys.ts";
 import { sourceEntries } from "../receipts/source.ts";
+import { GrowthCollector } from "../fsutil/turn.ts";
 import { DEFAULT_RECEIPT_LIMITS } from "../receipts/verify.ts";
 import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
 import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
@@ -113,7 +114,11 @@ export async function firstMismatch(path: string, marks: WalkMarks | null = null
   const from = marks === null ? null : skipped ? marks.firstLinkError : marks.firstError;
   let prevStored = from?.head ?? GENESIS_HASH;
   let i = from?.steps ?? 0;
+  // every row from there on is parsed and hashed whole (past a row the walk and the reader read apart, to the end):
+  // garbage the engine collects late
+  const gc = new GrowthCollector(4 << 20);
   for await (const row of sourceEntries({ kind: "file", path }, DEFAULT_RECEIPT_LIMITS, from === null ? 0 : from.line - 1)) {
+    if ((i & 255) === 0) gc.poll();
     const storedPrev = pyStr(row.get("prev_hash"), "");
     const stored = pyStr(row.get("step_hash"), "");
     const seq = seqOf(row, i++);
