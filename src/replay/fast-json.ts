@@ -1,5 +1,5 @@
 import { ByteSink } from "../pyjson/encode-bytes.ts";
-import { indexObjectAtWasm, renderJsonOf, RowIndex, Spell } from "../codec/row-index.ts";
+import { indexObjectAtWasm, type KeyTable, renderJsonOf, RowIndex, Spell } from "../codec/row-index.ts";
 
 /**
  * A journal row's JSON text re-indented at byte level: the bytes
@@ -55,14 +55,26 @@ export class RowTranscoder extends ByteSink {
    * it (`", "` and `": "`, nothing else between tokens). False (output
    * unchanged) when it must take the exact path.
    */
-  rowInline(b: Uint8Array, s: number, e: number): boolean {
-    return this.take(b, s, e, 0, true);
+  rowInline(b: Uint8Array, s: number, e: number, keys?: KeyTable): boolean {
+    return this.take(b, s, e, 0, true, keys);
   }
 
-  private take(b: Uint8Array, s: number, e: number, pad: number, inline: boolean): boolean {
+  /**
+   * The span [start, end) in the row's bytes of the top-level value of
+   * `keys`' name `id`, after a rowInline that was given `keys` took the
+   * row (start -1: no such key), with its spelling flags (Spell).
+   */
+  valueSpan(id: number, out: { start: number; end: number; flags: number }): void {
+    const t = this.ix.valueOf(id);
+    out.start = t < 0 ? -1 : this.ix.start(t);
+    out.end = t < 0 ? -1 : this.ix.end(t);
+    out.flags = t < 0 ? 0 : this.ix.flags(t);
+  }
+
+  private take(b: Uint8Array, s: number, e: number, pad: number, inline: boolean, keys?: KeyTable): boolean {
     const ix = this.ix;
     // an object that starts at s and ends at e: nothing around it
-    if (indexObjectAtWasm(b, s, e, ix, undefined, true) !== e) return false;
+    if (indexObjectAtWasm(b, s, e, ix, keys, true) !== e) return false;
     // A CR between tokens is JSON whitespace to the index, but universal newlines read such a line as two
     if ((ix.rowFlags & Spell.OddSpace) !== 0 && holdsCr(b, s, e)) return false;
     return renderJsonOf(ix, pad, inline, this);

@@ -34,13 +34,14 @@ import type { FastVerifyResult, JournalVerifyResult, LastLine } from "../journal
 import { classifyLine } from "../journal/reader.ts";
 import { chainVerdict } from "../journal/verdict.ts";
 import type { PyObject } from "../pyjson/types.ts";
+import { KeyTable } from "../codec/row-index.ts";
 import { renderJson } from "../render/json.ts";
 import { RBRACE } from "../codec/bytes.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { plainString, tokenIs } from "./fast-cells.ts";
 import { RowTranscoder } from "./fast-json.ts";
 import { LastText } from "./last-text.ts";
-import { DISPLAY_FIELDS, DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, type LoadedRow } from "./fast-row.ts";
+import { DISPLAY_FIELDS, DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, type LoadedRow, READ_AREA } from "./fast-row.ts";
 import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
 
 /** How often the journal's size is looked at. */
@@ -82,6 +83,12 @@ export interface FollowOptions {
   fastFrom?: number;
   /** The catch-up's verify: bytes verified so far of those it verifies (about every 250 ms), before any event is handed on. */
   onVerifyProgress?: (done: number, total: number) => void;
+  /**
+   * What the caller reads of each event: its display fields and JSON
+   * (default), or its JSON alone, which lets the catch-up read each row
+   * once, on the codec's index, with no display fields made.
+   */
+  wants?: "display" | "json";
 }
 
 export interface FollowResult {
@@ -138,7 +145,7 @@ class KernelRow implements FollowedEvent {
   private s = 0;
   private e = 0;
   private made: PyObject | null = null;
-  private readonly tc = new RowTranscoder();
+  readonly tc = new RowTranscoder();
 
   at(r: KernelRowReader, b: Uint8Array, s: number, e: number): void {
     this.loaded = r;
@@ -178,6 +185,61 @@ class KernelRow implements FollowedEvent {
     const s = r.fieldS[EVENT_HASH_SLOT]!;
     if (s >= 0 && last.keepToken(r.mem, s, r.fieldE[EVENT_HASH_SLOT]!)) {
       // a copy's memory is the next long line's
+      if (!inPlace) last.settle();
+    } else last.keepValue(this.fields.get("event_hash"));
+  }
+}
+
+/** The top-level keys a row read for its JSON alone is asked for (ids 1 and 2). */
+const HEAD_KEYS = new KeyTable(["event", "event_hash"]);
+const EVENT_ID = 1;
+const EVENT_HASH_ID = 2;
+
+/**
+ * A row read for its JSON alone (`wants: "json"`): rendered from the
+ * codec's index of it (fast-json.ts), which also locates its event and
+ * event_hash; its fields only if asked for, from the row parsed whole.
+ */
+class JsonRow implements FollowedEvent {
+  readonly loaded = null;
+  private b: Uint8Array = new Uint8Array(0);
+  private s = 0;
+  private e = 0;
+  private readonly span = { start: -1, end: -1, flags: 0 };
+
+  constructor(private readonly tc: RowTranscoder) {}
+
+  /** The line b[s, e) rendered into the transcoder; false (nothing taken) when the codec declines it. */
+  take(b: Uint8Array, s: number, e: number): boolean {
+    this.tc.reset();
+    if (!this.tc.rowInline(b, s, e, HEAD_KEYS)) return false;
+    this.b = b;
+    this.s = s;
+    this.e = e;
+    return true;
+  }
+
+  get fields(): PyObject {
+    const w = classifyLine(this.b.subarray(this.s, this.e));
+    if (w.kind !== "row") throw new Error("follow: a row the codec took is not a row to the exact reader");
+    return w.row;
+  }
+
+  json(): Uint8Array {
+    return this.tc.view();
+  }
+
+  completes(): boolean {
+    const sp = this.span;
+    this.tc.valueSpan(EVENT_ID, sp);
+    if (sp.start < 0) return false;
+    return plainString(this.b, sp.start, sp.end) ? tokenIs(this.b, sp.start, sp.end, RUN_COMPLETED) : this.fields.get("event") === "run_completed";
+  }
+
+  keepHash(last: LastText, inPlace: boolean): void {
+    const sp = this.span;
+    this.tc.valueSpan(EVENT_HASH_ID, sp);
+    if (sp.start >= 0 && last.keepToken(this.b, sp.start, sp.end)) {
       if (!inPlace) last.settle();
     } else last.keepValue(this.fields.get("event_hash"));
   }
@@ -284,9 +346,14 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     return "declined";
   }
   if (!v.ok || v.count === 0 || v.discarded_line_indices.length > 0 || v.lastLine === null || v.snapshot_bytes !== end) return "declined";
-  const k = new KernelRowReader();
+  const jsonOnly = o.wants === "json";
+  // the display's kernel reads the rows in place when their fields are wanted; for their JSON alone, a plain buffer
+  const k = jsonOnly ? null : new KernelRowReader();
+  const readBuffer = k?.readBuffer ?? new Uint8Array(READ_AREA + 8);
+  const holds = (b: Uint8Array): boolean => b.buffer === readBuffer.buffer && b.byteOffset === readBuffer.byteOffset;
   const copies = new LongLineKernel();
   const kernelRow = new KernelRow();
+  const jsonRow = new JsonRow(kernelRow.tc);
   const whole = new WholeRow();
   const head = new LastText();
   let n = 0;
@@ -302,21 +369,30 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     lastLine = lineNo - 1;
     lastAt = at;
     if (ev === kernelRow) kernelRow.keepHash(head, kernelRow.loaded === k);
+    else if (ev === jsonRow) jsonRow.keepHash(head, inPlace);
     else head.keepValue(whole.fields.get("event_hash"));
     o.onEvent(index, lineNo - 1, ev);
-    completed = ev === kernelRow ? kernelRow.completes() : whole.fields.get("event") === "run_completed";
+    completed = ev === kernelRow ? kernelRow.completes() : ev === jsonRow ? jsonRow.completes() : whole.fields.get("event") === "run_completed";
   };
+  /** The line handed to `hand` lies in the read buffer (not in a line the reader assembled). */
+  let inPlace = false;
   const taken = (r: KernelRowReader, b: Uint8Array, s: number, e: number, lineNo: number, at: number): true => {
     kernelRow.at(r, b, s, e);
     hand(kernelRow, lineNo, at);
     return true;
   };
   for (const _ of readFastLines(o.path, {
-    buffer: k.readBuffer,
+    buffer: readBuffer,
     endOffset: end,
     gcEvery: DISPLAY_GC_CHUNKS,
     fast: (b, s, e, lineNo, at) => {
-      if (!k.holds(b)) {
+      if (jsonOnly) {
+        if (!jsonRow.take(b, s, e)) return false;
+        inPlace = holds(b);
+        hand(jsonRow, lineNo, at);
+        return true;
+      }
+      if (k === null || !k.holds(b)) {
         const r = copies.take(b.subarray(s, e));
         return r !== null && taken(r, b, s, e, lineNo, at);
       }
@@ -325,6 +401,12 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
       return k.take(s, e) && taken(k, b, s, e, lineNo, at);
     },
     long: (bytes, lineNo, at) => {
+      if (jsonOnly) {
+        if (!jsonRow.take(bytes, 0, bytes.length)) return false;
+        inPlace = false;
+        hand(jsonRow, lineNo, at);
+        return true;
+      }
       const r = copies.take(bytes);
       return r !== null && taken(r, bytes, 0, bytes.length, lineNo, at);
     },

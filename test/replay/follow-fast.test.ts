@@ -48,6 +48,7 @@ async function followed(path: string, fastFrom: number): Promise<Followed> {
       signal: new AbortController().signal,
       quietMs: 0,
       fastFrom,
+      wants: json ? "json" : "display",
       onEvent: (index, line, ev) => {
         at.push(`${index}:${line}`);
         if (ev.loaded !== null) loaded++;

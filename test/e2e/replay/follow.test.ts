@@ -31,6 +31,7 @@ async function reference(path: string, json: boolean) {
     signal: new AbortController().signal,
     quietMs: 0,
     fastFrom: Number.POSITIVE_INFINITY,
+    wants: json ? "json" : "display",
     onEvent: (index, _line, ev) => lines.event(index, ev),
     drain: () => {
       text += new TextDecoder().decode(lines.view());

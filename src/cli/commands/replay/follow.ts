@@ -62,6 +62,7 @@ async function follow(ctx: ReplayContext, run: RunRef): Promise<number> {
         return drain();
       },
       onVerifyProgress: progress.onProgress,
+      wants: ctx.json ? "json" : "display",
     });
     if (ctx.json) await writeStdout(renderJson(followDoc(run, verdict, end), null) + "\n");
     else await writeStdout(followProse(run, verdict, end).join("\n") + "\n");
