@@ -25,7 +25,7 @@
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { InputError } from "../errors/index.ts";
-import { MAX_LINE_BYTES, physicalLines } from "../fsutil/lines.ts";
+import { contentEnd, MAX_LINE_BYTES, physicalLines } from "../fsutil/lines.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { verifyJournalFast } from "../journal/fast/engine.ts";
@@ -59,8 +59,10 @@ export type FollowEnd = "run_completed" | "run_gone" | "diverged" | "interrupted
 export interface FollowedEvent {
   /** At least the fields the display reads (fast-row.ts DISPLAY_FIELDS), as the whole row has them. */
   readonly fields: PyObject;
-  /** The spans of those fields in the row's bytes, when the display's kernel read it (null: read whole). */
+  /** The spans of those fields in the row's bytes, when the display's kernel read it (null: read otherwise). */
   readonly loaded: LoadedRow | null;
+  /** How the row was read: by the display's kernel, on the codec's index (its JSON alone), or parsed whole. */
+  readonly via: "kernel" | "codec" | "whole";
   /** The whole row as `renderJson(row, null)` prints it, in UTF-8. */
   json(): Uint8Array;
 }
@@ -129,6 +131,7 @@ const encoder = new TextEncoder();
 class WholeRow implements FollowedEvent {
   fields: PyObject = new Map();
   readonly loaded = null;
+  readonly via = "whole";
   json(): Uint8Array {
     return encoder.encode(renderJson(this.fields, null));
   }
@@ -141,6 +144,7 @@ class WholeRow implements FollowedEvent {
  */
 class KernelRow implements FollowedEvent {
   loaded: KernelRowReader | null = null;
+  readonly via = "kernel";
   private b: Uint8Array = new Uint8Array(0);
   private s = 0;
   private e = 0;
@@ -202,6 +206,7 @@ const EVENT_HASH_ID = 2;
  */
 class JsonRow implements FollowedEvent {
   readonly loaded = null;
+  readonly via = "codec";
   private b: Uint8Array = new Uint8Array(0);
   private s = 0;
   private e = 0;
@@ -210,7 +215,9 @@ class JsonRow implements FollowedEvent {
   constructor(private readonly tc: RowTranscoder) {}
 
   /** The line b[s, e) rendered into the transcoder; false (nothing taken) when the codec declines it. */
-  take(b: Uint8Array, s: number, e: number): boolean {
+  take(b: Uint8Array, s: number, line: number): boolean {
+    // a CR before the line feed is the break's (a journal Python wrote on Windows)
+    const e = contentEnd(b, s, line);
     this.tc.reset();
     if (!this.tc.rowInline(b, s, e, HEAD_KEYS)) return false;
     this.b = b;
