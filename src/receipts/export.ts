@@ -370,6 +370,7 @@ async function copyBytes(path: string, size: number, write: (bytes: Uint8Array) 
   let lines = 0;
   // One buffer: the tar writer has written a chunk when `write` returns.
   const chunk = new Uint8Array(OUT_BATCH * 4);
+  let chunks = 0;
   try {
     for (let off = 0; off < size; ) {
       const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - off), off);
@@ -378,6 +379,8 @@ async function copyBytes(path: string, size: number, write: (bytes: Uint8Array) 
       for (let i = got.indexOf(0x0a); i !== -1; i = got.indexOf(0x0a, i + 1)) lines++;
       await write(got);
       off += n;
+      // the tar writer's writes do not wait on the event loop: a signal's handler gets its turn here
+      if (++chunks % 8 === 0) await nextTurn();
     }
   } finally {
     closeSync(fd);
@@ -443,10 +446,13 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
           if (whole) lastHash = walker.head;
         },
       });
+      let chunks = 0;
       for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
         splitter.push(chunk);
         if (out.len >= OUT_BATCH || out.hasPieces) await out.drain(write);
         if (count >= s.steps) break;
+        // as in pass 1: a signal's handler gets its turn now and then
+        if (++chunks % 8 === 0) await nextTurn();
       }
       splitter.end();
       await out.drain(write);

@@ -50,7 +50,13 @@ async function signalWhile(
   argv: string[],
   cwd: string,
   sig: Sig,
-  opts: { ready: (pid: number) => boolean; stdin?: "pipe"; feed?: (w: { write(s: string): void; flush(): void }) => void },
+  opts: {
+    ready: (pid: number) => boolean;
+    stdin?: "pipe";
+    feed?: (w: { write(s: string): void; flush(): void }) => void;
+    /** Wait this long after `ready` before freezing it (default 50 ms; 0 when `ready` is only seen well into the work). */
+    settleMs?: number;
+  },
 ): Promise<Signalled> {
   const proc = Bun.spawn(argv, { cwd, env: { ...process.env, NO_COLOR: "1" }, stdin: opts.stdin ?? "ignore", stdout: "pipe", stderr: "pipe" });
   const out = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
@@ -59,7 +65,7 @@ async function signalWhile(
   // Once, under load, a SIGTERM in the first milliseconds after the journal was
   // opened got the default action (exit 143, no document): the handler may not
   // be in place yet at that instant. Give it a moment (the work takes seconds).
-  await Bun.sleep(50);
+  await Bun.sleep(opts.settleMs ?? 50);
   // Freeze it the moment it is ready, so a fast machine cannot finish the
   // work between "ready" and the signal; the signal is delivered on SIGCONT.
   if (proc.exitCode === null) proc.kill("SIGSTOP");
@@ -275,8 +281,11 @@ describe.skipIf(process.platform !== "linux")("signals end long commands cleanly
     for (let i = 0; i < 25_000; i++) j.append({ input_hash: `in-${i}`, model: "m1", prompt: `${"p".repeat(4000)}${i}` });
     j.close();
     const receipts = join(t.sdd, "runtime", "receipts");
+    // The receipt's temp file appears only once the journal has been read through (its handlers long in place):
+    // frozen at once, the export still has the copy into the receipt ahead of it, however fast the machine.
     const r = await signalWhile([binPath(), "replay", "export", agent, "--as-json"], t.cwd, "SIGTERM", {
       ready: () => tempFiles(receipts).length > 0,
+      settleMs: 0,
     });
     const doc = oneInterruptedDoc(r, "SIGTERM");
     expect(doc).toMatchObject({ command: "replay export", agent_id: agent, written: false });
