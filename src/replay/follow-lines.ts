@@ -99,7 +99,7 @@ function digitCount(n: number): number {
 }
 
 /** The prose line of an event, made from its fields (the reference of FollowLines' plain lines). */
-export function proseLine(index: number, ev: FollowedEvent, baseTs: number | null): string {
+function proseLine(index: number, ev: FollowedEvent, baseTs: number | null): string {
   const d = displayRow(ev.fields, baseTs);
   return sanitizeCell(`${String(index).padStart(4)}  ${d.time.padStart(5)}  ${d.event.padEnd(22)} ${d.agent.padEnd(18)} ${d.task.padEnd(8)} ${d.detail}`).trimEnd() + "\n";
 }

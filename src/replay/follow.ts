@@ -36,7 +36,6 @@ import { chainVerdict } from "../journal/verdict.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { KeyTable } from "../codec/row-index.ts";
 import { renderJson } from "../render/json.ts";
-import { RBRACE } from "../codec/bytes.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { plainString, tokenIs } from "./fast-cells.ts";
 import { RowTranscoder } from "./fast-json.ts";
@@ -127,14 +126,42 @@ function statOf(path: string): { size: number; mtimeMs: number } {
 
 const encoder = new TextEncoder();
 
+/** An event as the catch-up hands it on: what the verdict needs of it besides. */
+interface HandedRow extends FollowedEvent {
+  /** Its event is `run_completed`. */
+  completes(): boolean;
+  /** Keep its event_hash in `last` (`inPlace`: its bytes lie in the read buffer, untouched until `last.settle`). */
+  keepHash(last: LastText, inPlace: boolean): void;
+}
+
 /** A row read whole (the exact reader's) as a FollowedEvent. */
-class WholeRow implements FollowedEvent {
+class WholeRow implements HandedRow {
   fields: PyObject = new Map();
   readonly loaded = null;
   readonly via = "whole";
   json(): Uint8Array {
     return encoder.encode(renderJson(this.fields, null));
   }
+  completes(): boolean {
+    return this.fields.get("event") === "run_completed";
+  }
+  keepHash(last: LastText): void {
+    last.keepValue(this.fields.get("event_hash"));
+  }
+}
+
+/** The event token b[s, e) (s -1: none) of `row` is `run_completed`: as written, or as its value when spelled otherwise. */
+function completesAt(b: Uint8Array, s: number, e: number, row: FollowedEvent): boolean {
+  if (s < 0) return false;
+  return plainString(b, s, e) ? tokenIs(b, s, e, RUN_COMPLETED) : row.fields.get("event") === "run_completed";
+}
+
+/** Keep `row`'s event_hash, the token b[s, e) (s -1: none), in `last`: its bytes where they can be, else its value. */
+function keepHashAt(last: LastText, b: Uint8Array, s: number, e: number, inPlace: boolean, row: FollowedEvent): void {
+  if (s >= 0 && last.keepToken(b, s, e)) {
+    // a line the reader assembled (or a copy kernel's memory) is the next long line's
+    if (!inPlace) last.settle();
+  } else last.keepValue(row.fields.get("event_hash"));
 }
 
 /**
@@ -142,7 +169,7 @@ class WholeRow implements FollowedEvent {
  * when asked for, its JSON from its bytes (fast-json.ts), the row parsed
  * whole only where that declines.
  */
-class KernelRow implements FollowedEvent {
+class KernelRow implements HandedRow {
   loaded: KernelRowReader | null = null;
   readonly via = "kernel";
   private b: Uint8Array = new Uint8Array(0);
@@ -164,33 +191,22 @@ class KernelRow implements FollowedEvent {
   }
 
   json(): Uint8Array {
-    // the kernel took the row: it starts the line and closes right before the line's end (a CR may follow it)
-    let e = this.e;
-    while (e > this.s && this.b[e - 1] !== RBRACE) e--;
+    // the kernel took the row: it fills the line (a CR before the line feed is the break's)
     this.tc.reset();
-    if (this.tc.rowInline(this.b, this.s, e)) return this.tc.view();
+    if (this.tc.rowInline(this.b, this.s, contentEnd(this.b, this.s, this.e))) return this.tc.view();
     const w = classifyLine(this.b.subarray(this.s, this.e));
     if (w.kind !== "row") throw new Error("follow: a row the kernel took is not a row to the exact reader");
     return encoder.encode(renderJson(w.row, null));
   }
 
-  /** The row's event is `run_completed` (its string token as written, else its value). */
   completes(): boolean {
     const r = this.loaded!;
-    const s = r.fieldS[EVENT_SLOT]!;
-    if (s < 0) return false;
-    const e = r.fieldE[EVENT_SLOT]!;
-    return plainString(r.mem, s, e) ? tokenIs(r.mem, s, e, RUN_COMPLETED) : this.fields.get("event") === "run_completed";
+    return completesAt(r.mem, r.fieldS[EVENT_SLOT]!, r.fieldE[EVENT_SLOT]!, this);
   }
 
-  /** Keep the row's event_hash in `last`: its token while the row is in the read buffer (`inPlace`), else its bytes now. */
   keepHash(last: LastText, inPlace: boolean): void {
     const r = this.loaded!;
-    const s = r.fieldS[EVENT_HASH_SLOT]!;
-    if (s >= 0 && last.keepToken(r.mem, s, r.fieldE[EVENT_HASH_SLOT]!)) {
-      // a copy's memory is the next long line's
-      if (!inPlace) last.settle();
-    } else last.keepValue(this.fields.get("event_hash"));
+    keepHashAt(last, r.mem, r.fieldS[EVENT_HASH_SLOT]!, r.fieldE[EVENT_HASH_SLOT]!, inPlace, this);
   }
 }
 
@@ -204,7 +220,7 @@ const EVENT_HASH_ID = 2;
  * codec's index of it (fast-json.ts), which also locates its event and
  * event_hash; its fields only if asked for, from the row parsed whole.
  */
-class JsonRow implements FollowedEvent {
+class JsonRow implements HandedRow {
   readonly loaded = null;
   readonly via = "codec";
   private b: Uint8Array = new Uint8Array(0);
@@ -239,16 +255,13 @@ class JsonRow implements FollowedEvent {
   completes(): boolean {
     const sp = this.span;
     this.tc.valueSpan(EVENT_ID, sp);
-    if (sp.start < 0) return false;
-    return plainString(this.b, sp.start, sp.end) ? tokenIs(this.b, sp.start, sp.end, RUN_COMPLETED) : this.fields.get("event") === "run_completed";
+    return completesAt(this.b, sp.start, sp.end, this);
   }
 
   keepHash(last: LastText, inPlace: boolean): void {
     const sp = this.span;
     this.tc.valueSpan(EVENT_HASH_ID, sp);
-    if (sp.start >= 0 && last.keepToken(this.b, sp.start, sp.end)) {
-      if (!inPlace) last.settle();
-    } else last.keepValue(this.fields.get("event_hash"));
+    keepHashAt(last, this.b, sp.start, sp.end, inPlace, this);
   }
 }
 
@@ -316,7 +329,7 @@ export async function followJournal(o: FollowOptions): Promise<FollowResult> {
         if (walker.divergence !== null) return ended("diverged");
         row.fields = v.row;
         o.onEvent(index, line, row);
-        if (v.row.get("event") === "run_completed") return ended("run_completed");
+        if (row.completes()) return ended("run_completed");
         if (turns.due()) {
           // the rows read exactly are garbage the engine collects late: collected at each turn, the peak stays lower
           Bun.gc(true);
@@ -369,36 +382,30 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   /** The last row's physical line (0-based) and its offset. */
   let lastLine = -1;
   let lastAt = 0;
-  /** Hand on the next row (verified above), on physical line `lineNo` (1-based) at file offset `at`. */
-  const hand = (ev: FollowedEvent, lineNo: number, at: number): void => {
+  /**
+   * Hand on the next row (verified above), on physical line `lineNo`
+   * (1-based) at file offset `at`; `inPlace`: its bytes lie in the read buffer.
+   */
+  const hand = (ev: HandedRow, lineNo: number, at: number, inPlace: boolean): true => {
     if (n >= v.count) throw changed(o.path, v);
     const index = n++;
     lastLine = lineNo - 1;
     lastAt = at;
-    if (ev === kernelRow) kernelRow.keepHash(head, kernelRow.loaded === k);
-    else if (ev === jsonRow) jsonRow.keepHash(head, inPlace);
-    else head.keepValue(whole.fields.get("event_hash"));
+    ev.keepHash(head, inPlace);
     o.onEvent(index, lineNo - 1, ev);
-    completed = ev === kernelRow ? kernelRow.completes() : ev === jsonRow ? jsonRow.completes() : whole.fields.get("event") === "run_completed";
+    completed = ev.completes();
+    return true;
   };
-  /** The line handed to `hand` lies in the read buffer (not in a line the reader assembled). */
-  let inPlace = false;
   const taken = (r: KernelRowReader, b: Uint8Array, s: number, e: number, lineNo: number, at: number): true => {
     kernelRow.at(r, b, s, e);
-    hand(kernelRow, lineNo, at);
-    return true;
+    return hand(kernelRow, lineNo, at, r === k);
   };
   for (const _ of readFastLines(o.path, {
     buffer: readBuffer,
     endOffset: end,
     gcEvery: DISPLAY_GC_CHUNKS,
     fast: (b, s, e, lineNo, at) => {
-      if (jsonOnly) {
-        if (!jsonRow.take(b, s, e)) return false;
-        inPlace = holds(b);
-        hand(jsonRow, lineNo, at);
-        return true;
-      }
+      if (jsonOnly) return jsonRow.take(b, s, e) && hand(jsonRow, lineNo, at, holds(b));
       if (k === null || !k.holds(b)) {
         const r = copies.take(b.subarray(s, e));
         return r !== null && taken(r, b, s, e, lineNo, at);
@@ -408,19 +415,14 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
       return k.take(s, e) && taken(k, b, s, e, lineNo, at);
     },
     long: (bytes, lineNo, at) => {
-      if (jsonOnly) {
-        if (!jsonRow.take(bytes, 0, bytes.length)) return false;
-        inPlace = false;
-        hand(jsonRow, lineNo, at);
-        return true;
-      }
+      if (jsonOnly) return jsonRow.take(bytes, 0, bytes.length) && hand(jsonRow, lineNo, at, false);
       const r = copies.take(bytes);
       return r !== null && taken(r, bytes, 0, bytes.length, lineNo, at);
     },
     exact: (w, _bytes, lineNo, at) => {
       if (w.kind !== "row") throw changed(o.path, v);
       whole.fields = w.row;
-      hand(whole, lineNo, at);
+      hand(whole, lineNo, at, false);
     },
     done: () => completed || stopped,
   })) {

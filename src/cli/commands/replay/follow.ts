@@ -13,7 +13,6 @@ import type { ReplayContext } from "./context.ts";
 import { refuseFlags } from "./flags.ts";
 import { withOwnSignalHandling } from "../../interrupt.ts";
 
-
 const ENDED: Record<FollowEnd, string> = {
   run_completed: "the run completed",
   run_gone: "the run's process is gone",
@@ -42,25 +41,23 @@ async function follow(ctx: ReplayContext, run: RunRef): Promise<number> {
   // The events' lines go out together, whenever follow says they may (after each read while catching up, every
   // thousand events read row by row, before waiting for more): a write per event made catching up a write call per row.
   const lines = new FollowLines(ctx.json);
+  // a long journal is verified before its first event shows: on a terminal, how far (gone once events are written)
+  const progress = byteProgress("verifying");
   const drain = async (): Promise<void> => {
+    progress.finish();
     if (lines.pos === 0) return;
     // follow hands on no event while this waits
     await writeStdoutBytes(lines.view());
     lines.reset();
     if (stdoutClosed() || outputFailure()) abort.abort();
   };
-  // a long journal is verified before its first event shows: on a terminal, how far
-  const progress = byteProgress("verifying");
   try {
     const { end, verdict } = await followJournal({
       path: run.journal,
       runAlive: () => runningOrchestrator(ctx.sddDir)?.run_id === run.runId,
       signal: abort.signal,
       onEvent: (index, _line, ev) => lines.event(index, ev),
-      drain: () => {
-        progress.finish();
-        return drain();
-      },
+      drain,
       onVerifyProgress: progress.onProgress,
       wants: ctx.json ? "json" : "display",
     });
