@@ -13,7 +13,9 @@
 ;;   2048  the names' bytes, up to 4040
 ;;   4040  LEXEME[48]     a float lexeme the host asks about (floatRepr)
 ;;   4088  the last $scan's token count and top-level member count (i32 each)
-;;   4096  heapBase: the host puts the row here, then a sentinel 0 byte at
+;;   4096  SEEN[128]      $distinctKeys' table of an object's keys (their
+;;                        tokens' tape addresses, 0 empty), up to 4608
+;;   4608  heapBase: the host puts the row here, then a sentinel 0 byte at
 ;;         its end and slack, then the top-level members (8 bytes each: the
 ;;         key's token, its name's id; a fixed number), then the tape (16-byte tokens: kind |
 ;;         flags, start, end, next; spans are written with the host's bias
@@ -31,7 +33,7 @@
   (global (export "keyBytes") i32 (i32.const 2048))
   (global (export "lexeme") i32 (i32.const 4040))
   (global (export "counts") i32 (i32.const 4088))
-  (global (export "heapBase") i32 (i32.const 4096))
+  (global (export "heapBase") i32 (i32.const 4608))
 
   ;; token kinds and spelling flags (row-index.ts Tok and Spell)
   ;; Object 1, Array 2, Key 3, String 4, Int 5, Float 6, Literal 7, NonFinite 8
@@ -357,7 +359,7 @@
   ;; renderJson(row, null)'s ", " / ": ". It declines an object with a
   ;; repeated key, with an escaped key beside others (it could equal one
   ;; once decoded), or with keys out of order and more than 64 of them (the
-  ;; repeat check is pairwise). The host made room for the output.
+  ;; repeat check's table holds twice that). The host made room for the output.
 
   (global $op (mut i32) (i32.const 0))    ;; the output's next byte
   (global $pad (mut i32) (i32.const 0))
@@ -450,9 +452,11 @@
     (call $put (i32.const 0x5d))
     (i32.const 1))
 
-  ;; The keys of object t (its subtree ends at `end`) are distinct as json.loads reads them.
+  ;; The keys of object t (its subtree ends at `end`) are distinct as json.loads reads them:
+  ;; each key put in SEEN by a hash of its bytes, compared only with the keys already
+  ;; there under the same hash (linear in the keys, where comparing every pair was not).
   (func $distinctKeys (param $t i32) (param $end i32) (result i32)
-    (local $k i32) (local $j i32) (local $n i32) (local $ka i32) (local $ja i32) (local $len i32)
+    (local $k i32) (local $n i32) (local $ka i32) (local $ja i32) (local $s i32) (local $len i32) (local $h i32)
     (local.set $k (i32.add (local.get $t) (i32.const 1)))
     (if (i32.eq (call $nextOf (i32.add (local.get $k) (i32.const 1))) (local.get $end)) (then (return (i32.const 1))))
     (loop $keys
@@ -462,28 +466,46 @@
       (br_if $keys (i32.lt_u (local.get $k) (local.get $end))))
     ;; Unsorted covers the objects inside too: without it none has keys out of order, so none repeats one
     (if (i32.eqz (i32.and (i32.load (call $tok (local.get $t))) (i32.const 128))) (then (return (i32.const 1))))
+    ;; (the bound the renderer has always had; SEEN, twice its size, stays at most half full)
     (if (i32.gt_u (local.get $n) (i32.const 64)) (then (return (i32.const 0))))
+    (memory.fill (i32.const 4096) (i32.const 0) (i32.const 512))
     (local.set $k (i32.add (local.get $t) (i32.const 1)))
     (loop $outer
       (local.set $ka (call $tok (local.get $k)))
+      (local.set $s (i32.sub (i32.load offset=4 (local.get $ka)) (global.get $bias)))
       (local.set $len (i32.sub (i32.load offset=8 (local.get $ka)) (i32.load offset=4 (local.get $ka))))
-      (local.set $j (i32.add (local.get $t) (i32.const 1)))
-      (block $inner_done
-        (loop $inner
-          (br_if $inner_done (i32.ge_u (local.get $j) (local.get $k)))
-          (local.set $ja (call $tok (local.get $j)))
+      (local.set $h (call $keyHash (local.get $s) (local.get $len)))
+      (block $free
+        (loop $probe
+          (local.set $ja (i32.load offset=4096 (i32.shl (local.get $h) (i32.const 2))))
+          (br_if $free (i32.eqz (local.get $ja)))
           (if (i32.eq (i32.sub (i32.load offset=8 (local.get $ja)) (i32.load offset=4 (local.get $ja))) (local.get $len))
             (then
-              (if (call $eq
-                    (i32.sub (i32.load offset=4 (local.get $ka)) (global.get $bias))
-                    (i32.sub (i32.load offset=4 (local.get $ja)) (global.get $bias))
-                    (local.get $len))
+              (if (call $eq (local.get $s) (i32.sub (i32.load offset=4 (local.get $ja)) (global.get $bias)) (local.get $len))
                 (then (return (i32.const 0))))))
-          (local.set $j (call $nextOf (i32.add (local.get $j) (i32.const 1))))
-          (br $inner)))
+          (local.set $h (i32.and (i32.add (local.get $h) (i32.const 1)) (i32.const 127)))
+          (br $probe)))
+      (i32.store offset=4096 (i32.shl (local.get $h) (i32.const 2)) (local.get $ka))
       (local.set $k (call $nextOf (i32.add (local.get $k) (i32.const 1))))
       (br_if $outer (i32.lt_u (local.get $k) (local.get $end))))
     (i32.const 1))
+
+  ;; A SEEN slot (0-127) for the key token's bytes [s, s+len), quotes included (so
+  ;; len >= 2): from its length and its first and last four bytes, or, under
+  ;; four, its last byte before the closing quote; never a byte outside the key.
+  (func $keyHash (param $s i32) (param $len i32) (result i32)
+    (if (i32.lt_u (local.get $len) (i32.const 4))
+      (then
+        (return (i32.and (i32.add (i32.mul (local.get $len) (i32.const 31))
+                                  (i32.load8_u (i32.sub (i32.add (local.get $s) (local.get $len)) (i32.const 2))))
+                         (i32.const 127)))))
+    (i32.shr_u
+      (i32.mul
+        (i32.xor
+          (i32.xor (i32.load (local.get $s)) (local.get $len))
+          (i32.mul (i32.load (i32.sub (i32.add (local.get $s) (local.get $len)) (i32.const 4))) (i32.const 0x9e3779b1)))
+        (i32.const 0x85ebca6b))
+      (i32.const 25)))
 
   ;; The token at tape address a, its bytes as they are.
   (func $copyToken (param $a i32)
