@@ -1,5 +1,5 @@
 import { ByteSink } from "../pyjson/encode-bytes.ts";
-import { indexObjectAtWasm, type KeyTable, renderJsonOf, RowIndex, Spell } from "../codec/row-index.ts";
+import { indexObjectAtWasm, type KeyTable, type OutBytes, renderJsonOf, RowIndex, Spell } from "../codec/row-index.ts";
 
 /**
  * A journal row's JSON text re-indented at byte level: the bytes
@@ -15,7 +15,7 @@ import { indexObjectAtWasm, type KeyTable, renderJsonOf, RowIndex, Spell } from 
  * index declines (not JSON as json.loads reads it, too deep, an int Python
  * does not convert, invalid UTF-8), an object with a duplicate key (or
  * with an escaped key beside other keys, or keys out of order and more than
- * the pairwise check takes), leading or trailing bytes around the object, a
+ * the repeat check takes), leading or trailing bytes around the object, a
  * CR in the line (universal newlines split it),
  * a huge row too dense for the module's tape budget. The caller then takes
  * the exact path for that row, which also decides whether it is a row at
@@ -60,9 +60,30 @@ export class RowTranscoder extends ByteSink {
   }
 
   /**
+   * Index the row `b[s, e)` for renderInlineTo, nothing rendered yet (`keys`
+   * as rowInline's). False when it must take the exact path; true may still
+   * be followed by a render that declines (a repeated key, say).
+   */
+  index(b: Uint8Array, s: number, e: number, keys?: KeyTable): boolean {
+    const ix = this.ix;
+    if (indexObjectAtWasm(b, s, e, ix, keys, true) !== e || ((ix.rowFlags & Spell.OddSpace) !== 0 && holdsCr(b, s, e))) return false;
+    // a name of `keys` twice: which value counts is the exact reader's to say
+    return !ix.repeatedName;
+  }
+
+  /**
+   * Append the row `index` took to `out` as rowInline renders it (with no
+   * copy through this transcoder's own output). False, `out` unchanged:
+   * the render declines and the row takes the exact path.
+   */
+  renderInlineTo(out: OutBytes): boolean {
+    return renderJsonOf(this.ix, 0, true, out);
+  }
+
+  /**
    * The span [start, end) in the row's bytes of the top-level value of
-   * `keys`' name `id`, after a rowInline that was given `keys` took the
-   * row (start -1: no such key), with its spelling flags (Spell).
+   * `keys`' name `id`, after a rowInline or index that was given `keys`
+   * took the row (start -1: no such key), with its spelling flags (Spell).
    */
   valueSpan(id: number, out: { start: number; end: number; flags: number }): void {
     const t = this.ix.valueOf(id);
@@ -72,15 +93,12 @@ export class RowTranscoder extends ByteSink {
   }
 
   private take(b: Uint8Array, s: number, e: number, pad: number, inline: boolean, keys?: KeyTable): boolean {
-    const ix = this.ix;
-    // an object that starts at s and ends at e: nothing around it
-    if (indexObjectAtWasm(b, s, e, ix, keys, true) !== e) return false;
-    // A CR between tokens is JSON whitespace to the index, but universal newlines read such a line as two
-    if ((ix.rowFlags & Spell.OddSpace) !== 0 && holdsCr(b, s, e)) return false;
-    return renderJsonOf(ix, pad, inline, this);
+    // an object that starts at s and ends at e, nothing around it (index), then rendered from its tape
+    return this.index(b, s, e, keys) && renderJsonOf(this.ix, pad, inline, this);
   }
 }
 
+/** A CR between tokens is JSON whitespace to the index, but universal newlines read such a line as two. */
 function holdsCr(b: Uint8Array, s: number, e: number): boolean {
   for (let i = s; i < e; i++) if (b[i] === 0x0d) return true;
   return false;

@@ -1,3 +1,4 @@
+import type { OutBytes } from "../codec/row-index.ts";
 import { sanitizeCell } from "../render/table.ts";
 import { displayRow, numberField } from "./display.ts";
 import { RowCells } from "./fast-cells.ts";
@@ -20,23 +21,37 @@ const FLUSH_AT = 1 << 16;
 export class FollowLines extends PlainLines {
   private baseTs: number | null = null;
   private readonly cells = new RowCells();
+  /** These lines as a byte sink (the codec's OutBytes): an event's JSON is rendered straight into them. */
+  private readonly sink: OutBytes;
 
   constructor(private readonly json: boolean) {
     super(FLUSH_AT * 2);
+    const lines = this;
+    this.sink = {
+      get buf() {
+        return lines.out;
+      },
+      get len() {
+        return lines.pos;
+      },
+      set len(n: number) {
+        lines.pos = n;
+      },
+      reserve: (n: number) => lines.room(n),
+    };
   }
 
   /** The event's line appended. */
   event(index: number, ev: FollowedEvent): void {
     if (this.json) {
-      const row = ev.json();
-      this.room(JSON_HEAD.length + 16 + row.length + 2);
+      this.room(JSON_HEAD.length + 16 + JSON_EVENT.length);
       this.out.set(JSON_HEAD, this.pos);
       this.pos += JSON_HEAD.length;
       this.digits(index);
       this.out.set(JSON_EVENT, this.pos);
       this.pos += JSON_EVENT.length;
-      this.out.set(row, this.pos);
-      this.pos += row.length;
+      ev.writeJson(this.sink);
+      this.room(2);
       this.out[this.pos++] = 0x7d; // }
       this.out[this.pos++] = 0x0a;
       return;

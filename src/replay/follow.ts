@@ -34,7 +34,7 @@ import type { FastVerifyResult, JournalVerifyResult, LastLine } from "../journal
 import { classifyLine } from "../journal/reader.ts";
 import { chainVerdict } from "../journal/verdict.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { KeyTable } from "../codec/row-index.ts";
+import { KeyTable, type OutBytes } from "../codec/row-index.ts";
 import { renderJson } from "../render/json.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { plainString, tokenIs } from "./fast-cells.ts";
@@ -64,6 +64,8 @@ export interface FollowedEvent {
   readonly via: "kernel" | "codec" | "whole";
   /** The whole row as `renderJson(row, null)` prints it, in UTF-8. */
   json(): Uint8Array;
+  /** json() appended to `out` (rendered there: no copy through a buffer of the event's own). */
+  writeJson(out: OutBytes): void;
 }
 
 export interface FollowOptions {
@@ -126,6 +128,19 @@ function statOf(path: string): { size: number; mtimeMs: number } {
 
 const encoder = new TextEncoder();
 
+function append(out: OutBytes, bytes: Uint8Array): void {
+  out.reserve(bytes.length);
+  out.buf.set(bytes, out.len);
+  out.len += bytes.length;
+}
+
+/** The exact reader's JSON of a line a fast reader took (`what`: which one, for the error should they disagree). */
+function exactJson(line: Uint8Array, what: string): Uint8Array {
+  const w = classifyLine(line);
+  if (w.kind !== "row") throw new Error(`follow: a row the ${what} took is not a row to the exact reader`);
+  return encoder.encode(renderJson(w.row, null));
+}
+
 /** An event as the catch-up hands it on: what the verdict needs of it besides. */
 interface HandedRow extends FollowedEvent {
   /** Its event is `run_completed`. */
@@ -141,6 +156,9 @@ class WholeRow implements HandedRow {
   readonly via = "whole";
   json(): Uint8Array {
     return encoder.encode(renderJson(this.fields, null));
+  }
+  writeJson(out: OutBytes): void {
+    append(out, this.json());
   }
   completes(): boolean {
     return this.fields.get("event") === "run_completed";
@@ -191,12 +209,16 @@ class KernelRow implements HandedRow {
   }
 
   json(): Uint8Array {
-    // the kernel took the row: it fills the line (a CR before the line feed is the break's)
     this.tc.reset();
-    if (this.tc.rowInline(this.b, this.s, contentEnd(this.b, this.s, this.e))) return this.tc.view();
-    const w = classifyLine(this.b.subarray(this.s, this.e));
-    if (w.kind !== "row") throw new Error("follow: a row the kernel took is not a row to the exact reader");
-    return encoder.encode(renderJson(w.row, null));
+    this.writeJson(this.tc);
+    return this.tc.view();
+  }
+
+  writeJson(out: OutBytes): void {
+    // the kernel took the row: it fills the line (a CR before the line feed is the break's)
+    const tc = this.tc;
+    if (tc.index(this.b, this.s, contentEnd(this.b, this.s, this.e)) && tc.renderInlineTo(out)) return;
+    append(out, exactJson(this.b.subarray(this.s, this.e), "kernel"));
   }
 
   completes(): boolean {
@@ -216,9 +238,11 @@ const EVENT_ID = 1;
 const EVENT_HASH_ID = 2;
 
 /**
- * A row read for its JSON alone (`wants: "json"`): rendered from the
- * codec's index of it (fast-json.ts), which also locates its event and
- * event_hash; its fields only if asked for, from the row parsed whole.
+ * A row read for its JSON alone (`wants: "json"`): indexed by the codec
+ * (fast-json.ts), which locates its event and event_hash, and rendered from
+ * that index where the caller collects its lines (the exact reader's JSON
+ * where the render declines); its fields only if asked for, from the row
+ * parsed whole.
  */
 class JsonRow implements HandedRow {
   readonly loaded = null;
@@ -230,12 +254,11 @@ class JsonRow implements HandedRow {
 
   constructor(private readonly tc: RowTranscoder) {}
 
-  /** The line b[s, e) rendered into the transcoder; false (nothing taken) when the codec declines it. */
+  /** The line b[s, e) indexed; false (nothing taken) when the codec declines it. */
   take(b: Uint8Array, s: number, line: number): boolean {
     // a CR before the line feed is the break's (a journal Python wrote on Windows)
     const e = contentEnd(b, s, line);
-    this.tc.reset();
-    if (!this.tc.rowInline(b, s, e, HEAD_KEYS)) return false;
+    if (!this.tc.index(b, s, e, HEAD_KEYS)) return false;
     this.b = b;
     this.s = s;
     this.e = e;
@@ -249,7 +272,13 @@ class JsonRow implements HandedRow {
   }
 
   json(): Uint8Array {
+    this.tc.reset();
+    this.writeJson(this.tc);
     return this.tc.view();
+  }
+
+  writeJson(out: OutBytes): void {
+    if (!this.tc.renderInlineTo(out)) append(out, exactJson(this.b.subarray(this.s, this.e), "codec"));
   }
 
   completes(): boolean {
@@ -403,7 +432,8 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   for (const _ of readFastLines(o.path, {
     buffer: readBuffer,
     endOffset: end,
-    gcEvery: DISPLAY_GC_CHUNKS,
+    // a row the codec takes for its JSON leaves no value behind: collected only after lines the exact reader took
+    gcEvery: jsonOnly ? Infinity : DISPLAY_GC_CHUNKS,
     fast: (b, s, e, lineNo, at) => {
       if (jsonOnly) return jsonRow.take(b, s, e) && hand(jsonRow, lineNo, at, holds(b));
       if (k === null || !k.holds(b)) {

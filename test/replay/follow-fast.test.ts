@@ -157,6 +157,23 @@ describe("replay --follow: the fast catch-up writes what reading row by row writ
     expect(fast.loaded).toBeGreaterThan(0);
   });
 
+  test("rows that repeat a key (json.loads keeps the last): the same JSON as the row parsed whole", async () => {
+    const rows: ChainRow[] = [];
+    for (let i = 0; i < 4000; i++) rows.push(["tool_call", { agent_id: "a-1", tool: `t${i % 7}`, n: i }]);
+    rows.push(["run_completed", { run_id: "r", ticks: 1 }]);
+    const path = join(dir, "repeats.jsonl");
+    writeChain(path, rows);
+    // an earlier copy of a key with another value: the hashes still check out (they are of the last), and the
+    // row's JSON is the parsed row's, which has the key once; every third row repeats `event` itself
+    const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
+    const repeated = lines.map((l, i) => (i % 2 === 1 ? l.replace('"tool": ', '"tool": "shadowed", "n": -1, "tool": ') : i % 3 === 0 ? l.replace('"index": ', '"event": "shadowed", "index": ') : l));
+    writeFileSync(path, repeated.join("\n") + "\n");
+    const fast = await expectSame(path);
+    expect(fast.result.end).toBe("run_completed");
+    expect(fast.result.verdict).toMatchObject({ ok: true, count: rows.length });
+    expect(fast.json).not.toContain("shadowed");
+  });
+
   describe("journals the walk stops in", () => {
     let base: { path: string; lines: string[] };
     beforeAll(() => {
