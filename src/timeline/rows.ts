@@ -1,4 +1,5 @@
-import { BACKSLASH, LBRACE, LBRACKET, QUOTE, RBRACE } from "../codec/bytes.ts";
+import { BACKSLASH, LBRACE, LBRACKET, QUOTE } from "../codec/bytes.ts";
+import { contentEnd } from "../fsutil/lines.ts";
 import { classifyLine, type LineVerdict } from "../journal/reader.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
@@ -229,11 +230,9 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     fields,
     full,
     json: (): Uint8Array | null => {
-      // the kernel took the row: it starts the line and closes right before the line's end (a CR may follow it)
-      let e = lineE;
-      while (e > lineS && line[e - 1] !== RBRACE) e--;
+      // the kernel took the row: it fills the line (a CR before the line feed is the break's)
       tc.reset();
-      return tc.rowInline(line, lineS, e) ? tc.view() : null;
+      return tc.rowInline(line, lineS, contentEnd(line, lineS, lineE)) ? tc.view() : null;
     },
   };
   const exact: PageRow = { fields: new Map(), full: () => exact.fields, json: () => null };
