@@ -34,7 +34,8 @@ import type { FastVerifyResult, JournalVerifyResult, LastLine } from "../journal
 import { classifyLine } from "../journal/reader.ts";
 import { chainVerdict } from "../journal/verdict.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { KeyTable, type OutBytes } from "../codec/row-index.ts";
+import type { OutBytes } from "../codec/row-index.ts";
+import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
 import { renderJson } from "../render/json.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { plainString, tokenIs } from "./fast-cells.ts";
@@ -232,10 +233,6 @@ class KernelRow implements HandedRow {
   }
 }
 
-/** The top-level keys a row read for its JSON alone is asked for (ids 1 and 2). */
-const HEAD_KEYS = new KeyTable(["event", "event_hash"]);
-const EVENT_ID = 1;
-const EVENT_HASH_ID = 2;
 
 /**
  * A row read for its JSON alone (`wants: "json"`): indexed by the codec
@@ -258,7 +255,7 @@ class JsonRow implements HandedRow {
   take(b: Uint8Array, s: number, line: number): boolean {
     // a CR before the line feed is the break's (a journal Python wrote on Windows)
     const e = contentEnd(b, s, line);
-    if (!this.tc.index(b, s, e, HEAD_KEYS)) return false;
+    if (!this.tc.index(b, s, e, RUN_ROW_KEYS)) return false;
     this.b = b;
     this.s = s;
     this.e = e;
@@ -283,13 +280,13 @@ class JsonRow implements HandedRow {
 
   completes(): boolean {
     const sp = this.span;
-    this.tc.valueSpan(EVENT_ID, sp);
+    this.tc.valueSpan(RunKey.Event, sp);
     return completesAt(this.b, sp.start, sp.end, this);
   }
 
   keepHash(last: LastText, inPlace: boolean): void {
     const sp = this.span;
-    this.tc.valueSpan(EVENT_HASH_ID, sp);
+    this.tc.valueSpan(RunKey.EventHash, sp);
     keepHashAt(last, this.b, sp.start, sp.end, inPlace, this);
   }
 }

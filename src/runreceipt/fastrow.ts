@@ -1,4 +1,5 @@
-import { indexObjectAt, KeyTable, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import { indexObjectAt, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
 
 /**
  * A journal row of a receipt Python wrote is already canonical (CJ: sorted
@@ -32,14 +33,6 @@ export interface CanonicalRow {
   endpoint: Map<string, string | null | undefined>;
 }
 
-/** The row's named keys: event, the links, the profile, then the rest of the envelope (journal/hash.ts NON_DETERMINISTIC_FIELDS). */
-const KEYS = new KeyTable(["event", "prev_hash", "event_hash", "hash_profile", "elapsed_s", "index", "payload_hash", "ts"]);
-const K_EVENT = 1;
-const K_PREV = 2;
-const K_HASH = 3;
-const K_PROFILE = 4;
-/** Ids from here on are envelope members, which the payload pre-image leaves out (prev_hash and event_hash too). */
-const FIRST_ENVELOPE_ONLY = 5;
 const ENDPOINT_PREFIX = new TextEncoder().encode("endpoint_");
 /** Spellings this reader does not take: anything not CJ, and NaN/Infinity (CJ refuses them). */
 const DECLINE = NOT_COMPACT_CANONICAL | Spell.NonFinite;
@@ -49,11 +42,11 @@ const ascii = new TextDecoder();
 
 /** The row at the start of `b` in canonical form, or null when it is not (see the module comment). */
 export function canonicalRow(b: Uint8Array): CanonicalRow | null {
-  const end = indexObjectAt(b, 0, b.length, ix, KEYS);
-  if (end < 0 || (ix.spelling(0) & DECLINE) !== 0 || ix.slot[K_PROFILE]! >= 0) return null;
-  const event = plainString(K_EVENT);
-  const prev = plainString(K_PREV);
-  const hash = plainString(K_HASH);
+  const end = indexObjectAt(b, 0, b.length, ix, RUN_ROW_KEYS);
+  if (end < 0 || (ix.spelling(0) & DECLINE) !== 0 || ix.slot[RunKey.HashProfile]! >= 0) return null;
+  const event = plainString(RunKey.Event);
+  const prev = plainString(RunKey.PrevHash);
+  const hash = plainString(RunKey.EventHash);
   if (event < 0 || prev < 0 || hash < 0) return null;
   // Offsets index the text too: the row is ASCII.
   const text = ascii.decode(b.subarray(0, end));
@@ -70,7 +63,7 @@ export function canonicalRow(b: Uint8Array): CanonicalRow | null {
       const kind = ix.kind(v);
       endpoint.set(text.slice(ix.start(k) + 1, ix.end(k) - 1), kind !== Tok.String ? null : ix.flags(v) & Spell.Escaped ? undefined : cut(v));
     }
-    if (id === K_PREV || id === K_HASH || id >= FIRST_ENVELOPE_ONLY) continue;
+    if (id === RunKey.PrevHash || id === RunKey.EventHash || id >= RunKey.FirstEnvelopeOnly) continue;
     // Adjacent kept members (only a comma between) are copied as one run.
     if (runEnd >= 0 && runEnd + 1 === ix.start(k)) {
       runEnd = ix.end(v);

@@ -1,5 +1,6 @@
 import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, SPACE } from "../../codec/bytes.ts";
-import { compareSpans, indexObjectAt, indexObjectAtJs, KeyTable, KIND_MASK, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
+import { compareSpans, indexObjectAt, indexObjectAtJs, KIND_MASK, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
+import { RUN_ROW_KEYS, RunKey } from "../row-keys.ts";
 import { copyBytes, RecordHasher, writeDecimal, writeHex } from "./record-hasher.ts";
 import { fastFloatRepr } from "./record-row.ts";
 
@@ -34,9 +35,8 @@ const P_PREV = enc.encode(', "prev_hash": "');
 const P_PH = enc.encode('", "payload_hash": "');
 const P_EH = enc.encode('", "event_hash": "');
 
-/** The keys an input line may not hold on this path, "event" first (its id is 1): the envelope the writer computes, and hash_profile. */
-const INPUT_KEYS = new KeyTable(["event", "ts", "elapsed_s", "index", "prev_hash", "payload_hash", "event_hash", "hash_profile"]);
-const EVENT_ID = 1;
+/** An input line's named keys (RUN_ROW_KEYS): every one but `event` is one it may not hold on this path (the envelope the writer computes, and hash_profile). */
+const EVENT_ID = RunKey.Event;
 /** Spellings a token copied into the pre-image or the row may not have (floats are decided first). */
 const NOT_PYTHON = Spell.Utf8 | Spell.NotPython | Spell.KeyNotPlain;
 /**
@@ -166,7 +166,7 @@ export class RecordRowBuilder {
     const h = this.h;
     const ix = this.ix;
     h.mem.set(line, 0);
-    const end = n < MODULE_FROM ? indexObjectAtJs(h.mem, 0, n, ix, INPUT_KEYS) : indexObjectAt(h.mem, 0, n, ix, INPUT_KEYS);
+    const end = n < MODULE_FROM ? indexObjectAtJs(h.mem, 0, n, ix, RUN_ROW_KEYS) : indexObjectAt(h.mem, 0, n, ix, RUN_ROW_KEYS);
     if (end !== n || !this.takes()) return false;
     const o = this.preImage(h.outBase);
     if (o < 0) return false;
