@@ -32,6 +32,22 @@ describe("the performance docs", () => {
     expect(readme).toContain(`${worstHtml.toFixed(2)}×`);
   });
 
+  test("verify's CPU against the hash alone and journal record's peak, each with its bar, when the results hold them", () => {
+    const r = readResults();
+    const figure = (name: string, cpuS: number) => ({ name, wallS: cpuS, mbPerS: 1, rowsPerS: 1, cpuS, rssMB: 40 });
+    const base = { ...r, verbs: undefined } as StoredResults;
+    const scaling = { bytes: 1e9, rows: 1, one: figure("bernstein verify --threads 1", 1.06), many: figure("bernstein verify --threads 2", 1.07), speedup: 1.9 };
+    const page = (over: Partial<StoredResults>) => performanceSection({ ...base, ...over } as StoredResults);
+    const withHash = page({ scaling: { ...scaling, openssl: figure("openssl dgst -sha256", 0.5) }, record: { events: 1e6, wall_s: 2, events_per_s: 5e5, rss_mb: 70.25 } });
+    expect(withHash).toMatch(/verify --threads 1 CPU \/ `openssl dgst -sha256` CPU, 1000.0 MB +\| +2\.12× \| +≤ 1\.6× \| +\*\*no\*\* \|/);
+    expect(withHash).toMatch(/peak RSS of journal record +\| +70\.3 MB \| +≤ 64 MB \| +\*\*no\*\* \|/);
+    expect(withHash).toMatch(/journal record from stdin \(1,000,000 events\) +\| +500,000 events\/s \| +≥ 300,000 \| +yes \|/);
+    // older results, or no openssl on the machine: no such rows
+    const without = page({ scaling, record: { events: 1e6, wall_s: 2, events_per_s: 5e5 } });
+    expect(without).not.toContain("openssl");
+    expect(without).not.toContain("peak RSS of journal record");
+  });
+
   test("a figure past its target is bold, one within it is not", () => {
     const r = readResults();
     const shapes = r.verbs!.shapes.map((s) => ({ ...s, verbs: s.verbs.map((v) => ({ ...v })) }));
