@@ -239,16 +239,19 @@ export class LiveAgent {
     } catch (err) {
       // The rest is written at reap, as without a live stream.
       this.journalBroken = true;
-      this.letGo();
       this.o.warn(`could not append ${this.o.agentId}'s tool calls live to its step journal: ${errorMessage(err)}`);
+      this.letGo();
     }
   }
 
+  /** Close the step journal; a close that fails is warned of, never thrown into the stream's reader or the reaper (each batch was synced). */
   private letGo(): void {
+    const steps = this.steps;
+    this.steps = null;
     try {
-      this.steps?.close();
-    } finally {
-      this.steps = null;
+      steps?.close();
+    } catch (err) {
+      this.o.warn(`could not close ${this.o.agentId}'s step journal after its live rows: ${errorMessage(err)}`);
     }
   }
 

@@ -262,16 +262,21 @@ export class StepJournal {
   }
 
   close(): void {
-    if (this.fd === null) return;
+    const fd = this.fd;
+    if (fd === null) return;
+    this.fd = null;
     try {
-      fsyncSync(this.fd);
+      fsyncSync(fd);
     } catch {
       /* best effort */
     }
-    closeSync(this.fd);
-    this.fd = null;
-    this.lock?.release();
-    this.lock = null;
+    try {
+      closeSync(fd);
+    } finally {
+      // a close that fails (EIO, EBADF) still lets the journal go: the next writer is not refused for it
+      this.lock?.release();
+      this.lock = null;
+    }
   }
 }
 

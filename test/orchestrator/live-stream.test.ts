@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseClaudeOutput } from "../../src/orchestrator/adapters/claude.ts";
 import { parseCodexOutput } from "../../src/orchestrator/adapters/codex.ts";
-import { LiveStream, type LiveProgress } from "../../src/orchestrator/live-stream.ts";
+import { LiveAgent, LiveStream, type LiveProgress } from "../../src/orchestrator/live-stream.ts";
 import type { AgentResult, ToolCall } from "../../src/orchestrator/result.ts";
 
 const line = (o: unknown): string => JSON.stringify(o) + "\n";
@@ -99,45 +99,69 @@ describe("LiveStream: the adapter's parser driven line by line", () => {
   });
 });
 
+/**
+ * agent-1's attempt at t1 in a fresh sdd, its three tool calls journaled
+ * live in one batch (every line but the result); `during` ends the
+ * attempt. After it the step journal opens for the next writer with the
+ * three rows. Returns the attempt's warnings.
+ */
+async function threeCallsLive(during: (live: LiveAgent, sdd: string) => void): Promise<string[]> {
+  const { mkdtempSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { StepJournal } = await import("../../src/steps/writer.ts");
+  const sdd = mkdtempSync(join(tmpdir(), "bern-live-agent-"));
+  try {
+    const warnings: string[] = [];
+    const live = new LiveAgent({
+      sddDir: sdd,
+      runId: "r1",
+      agentId: "agent-1",
+      taskId: "t1",
+      taskTitle: "a task",
+      role: "backend",
+      model: "m",
+      effort: null,
+      adapter: "claude",
+      parse: parseClaudeOutput,
+      prices: {},
+      warn: (l) => warnings.push(l),
+    });
+    live.onStdout(new TextEncoder().encode(CLAUDE.slice(0, CLAUDE.lastIndexOf('{"type":"result"'))));
+    expect(live.toolCallsJournaled).toHaveLength(3);
+    during(live, sdd);
+    const j = StepJournal.open(sdd, "agent-1");
+    try {
+      expect(j.nextSeq()).toBe(3);
+    } finally {
+      j.close();
+    }
+    return warnings;
+  } finally {
+    rmSync(sdd, { recursive: true, force: true });
+  }
+}
+
 describe("LiveAgent: an attempt's tool calls in its step journal as they finish", () => {
   test("the journal is opened once and held (its writer's lock) from the first batch until close, then let go with every row in it", async () => {
-    const { mkdtempSync, rmSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { LiveAgent } = await import("../../src/orchestrator/live-stream.ts");
     const { StepJournal } = await import("../../src/steps/writer.ts");
-    const sdd = mkdtempSync(join(tmpdir(), "bern-live-agent-"));
-    try {
-      const warnings: string[] = [];
-      const live = new LiveAgent({
-        sddDir: sdd,
-        runId: "r1",
-        agentId: "agent-1",
-        taskId: "t1",
-        taskTitle: "a task",
-        role: "backend",
-        model: "m",
-        effort: null,
-        adapter: "claude",
-        parse: parseClaudeOutput,
-        prices: {},
-        warn: (l) => warnings.push(l),
-      });
-      // every line but the result: the three calls finish, in one batch
-      live.onStdout(new TextEncoder().encode(CLAUDE.slice(0, CLAUDE.lastIndexOf('{"type":"result"'))));
-      expect(live.toolCallsJournaled).toHaveLength(3);
+    const warnings = await threeCallsLive((live, sdd) => {
       // held: another writer is refused while the attempt runs
       expect(() => StepJournal.open(sdd, "agent-1")).toThrow(/open in another writer/);
       live.close();
-      const j = StepJournal.open(sdd, "agent-1");
-      try {
-        expect(j.nextSeq()).toBe(3);
-      } finally {
-        j.close();
-      }
-      expect(warnings).toEqual([]);
-    } finally {
-      rmSync(sdd, { recursive: true, force: true });
-    }
+    });
+    expect(warnings).toEqual([]);
+  });
+
+  test("a step journal whose close fails is warned of, not thrown into the reaper, and let go with its rows", async () => {
+    const { closeSync } = await import("node:fs");
+    const warnings = await threeCallsLive((live) => {
+      // the descriptor goes away under the journal (as an EIO on close would fail it)
+      closeSync((live as unknown as { steps: { fd: number } }).steps.fd);
+      expect(() => live.close()).not.toThrow();
+    });
+    // let go all the same (above: the next writer opened it, with the rows each batch synced), and said so
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("could not close agent-1's step journal");
   });
 });

@@ -89,6 +89,22 @@ try { StepJournal.open(${JSON.stringify(sdd)}, "locked"); console.log("opened");
     StepJournal.open(sdd, "locked").close();
   });
 
+  test("a close that fails (its descriptor gone) still lets the journal go: the error is thrown, the next writer is not refused", async () => {
+    const { closeSync } = await import("node:fs");
+    const sdd = freshSdd();
+    const j = StepJournal.open(sdd, "agent-close");
+    j.append({ input_hash: "a0", model: "m1", prompt: "p0" });
+    closeSync((j as unknown as { fd: number }).fd);
+    expect(() => j.close()).toThrow(/EBADF|bad file/i);
+    j.close(); // once let go, closing again does nothing
+    const k = StepJournal.open(sdd, "agent-close");
+    try {
+      expect(k.nextSeq()).toBe(1);
+    } finally {
+      k.close();
+    }
+  });
+
   test("recovery refuses a tampered tail row, naming the line", () => {
     const sdd = freshSdd();
     const lines = seedChain(sdd, "t", 2);
