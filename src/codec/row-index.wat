@@ -13,9 +13,11 @@
 ;;   2048  the names' bytes, up to 4040
 ;;   4040  LEXEME[48]     a float lexeme the host asks about (floatRepr)
 ;;   4088  the last $scan's token count and top-level member count (i32 each)
-;;   4096  SEEN[128]      $distinctKeys' table of an object's keys (their
-;;                        tokens' tape addresses, 0 empty), up to 4608
-;;   4608  heapBase: the host puts the row here, then a sentinel 0 byte at
+;;   4096  SEEN[128]      $distinctKeys' table of an object's keys: their
+;;                        tokens' tape addresses
+;;   4608  SEENGEN[128]   the object each SEEN slot was filled for ($seenGen
+;;                        then; any other value: empty), up to 5120
+;;   5120  heapBase: the host puts the row here, then a sentinel 0 byte at
 ;;         its end and slack, then the top-level members (8 bytes each: the
 ;;         key's token, its name's id; a fixed number), then the tape (16-byte tokens: kind |
 ;;         flags, start, end, next; spans are written with the host's bias
@@ -33,7 +35,7 @@
   (global (export "keyBytes") i32 (i32.const 2048))
   (global (export "lexeme") i32 (i32.const 4040))
   (global (export "counts") i32 (i32.const 4088))
-  (global (export "heapBase") i32 (i32.const 4608))
+  (global (export "heapBase") i32 (i32.const 5120))
 
   ;; token kinds and spelling flags (row-index.ts Tok and Spell)
   ;; Object 1, Array 2, Key 3, String 4, Int 5, Float 6, Literal 7, NonFinite 8
@@ -51,6 +53,7 @@
   (global $members0 (mut i32) (i32.const 0)) ;; the members area
   (global $mp (mut i32) (i32.const 0))       ;; its next free entry
   (global $keysOn (mut i32) (i32.const 0))   ;; a key table is loaded
+  (global $seenGen (mut i32) (i32.const 0))  ;; SEEN's current object (a new number empties every slot at once)
 
   (start $setupTables)
 
@@ -452,9 +455,10 @@
     (call $put (i32.const 0x5d))
     (i32.const 1))
 
-  ;; The keys of object t (its subtree ends at `end`) are distinct as json.loads reads them:
-  ;; each key put in SEEN by a hash of its bytes, compared only with the keys already
-  ;; there under the same hash (linear in the keys, where comparing every pair was not).
+  ;; The keys of object t (its subtree ends at `end`) are distinct as json.loads reads them.
+  ;; A few keys are compared pairwise; more are each put in SEEN by a hash of their bytes
+  ;; and compared only with the keys already there under the same hash (linear in the
+  ;; keys, where comparing every pair is not). A new $seenGen empties SEEN for each object.
   (func $distinctKeys (param $t i32) (param $end i32) (result i32)
     (local $k i32) (local $n i32) (local $ka i32) (local $ja i32) (local $s i32) (local $len i32) (local $h i32)
     (local.set $k (i32.add (local.get $t) (i32.const 1)))
@@ -468,7 +472,13 @@
     (if (i32.eqz (i32.and (i32.load (call $tok (local.get $t))) (i32.const 128))) (then (return (i32.const 1))))
     ;; (the bound the renderer has always had; SEEN, twice its size, stays at most half full)
     (if (i32.gt_u (local.get $n) (i32.const 64)) (then (return (i32.const 0))))
-    (memory.fill (i32.const 4096) (i32.const 0) (i32.const 512))
+    (if (i32.le_u (local.get $n) (i32.const 4)) (then (return (call $fewDistinct (local.get $t) (local.get $end)))))
+    (global.set $seenGen (i32.add (global.get $seenGen) (i32.const 1)))
+    ;; after 2^32 objects the numbers come round again: every slot emptied once, as at the start
+    (if (i32.eqz (global.get $seenGen))
+      (then
+        (memory.fill (i32.const 4608) (i32.const 0) (i32.const 512))
+        (global.set $seenGen (i32.const 1))))
     (local.set $k (i32.add (local.get $t) (i32.const 1)))
     (loop $outer
       (local.set $ka (call $tok (local.get $k)))
@@ -477,8 +487,8 @@
       (local.set $h (call $keyHash (local.get $s) (local.get $len)))
       (block $free
         (loop $probe
+          (br_if $free (i32.ne (i32.load offset=4608 (i32.shl (local.get $h) (i32.const 2))) (global.get $seenGen)))
           (local.set $ja (i32.load offset=4096 (i32.shl (local.get $h) (i32.const 2))))
-          (br_if $free (i32.eqz (local.get $ja)))
           (if (i32.eq (i32.sub (i32.load offset=8 (local.get $ja)) (i32.load offset=4 (local.get $ja))) (local.get $len))
             (then
               (if (call $eq (local.get $s) (i32.sub (i32.load offset=4 (local.get $ja)) (global.get $bias)) (local.get $len))
@@ -486,6 +496,31 @@
           (local.set $h (i32.and (i32.add (local.get $h) (i32.const 1)) (i32.const 127)))
           (br $probe)))
       (i32.store offset=4096 (i32.shl (local.get $h) (i32.const 2)) (local.get $ka))
+      (i32.store offset=4608 (i32.shl (local.get $h) (i32.const 2)) (global.get $seenGen))
+      (local.set $k (call $nextOf (i32.add (local.get $k) (i32.const 1))))
+      (br_if $outer (i32.lt_u (local.get $k) (local.get $end))))
+    (i32.const 1))
+
+  ;; $distinctKeys for an object of at most four keys (unescaped): each key
+  ;; against the ones before it, where the table's hashing costs more.
+  (func $fewDistinct (param $t i32) (param $end i32) (result i32)
+    (local $k i32) (local $j i32) (local $ka i32) (local $ja i32) (local $len i32)
+    (local.set $k (call $nextOf (i32.add (i32.add (local.get $t) (i32.const 1)) (i32.const 1))))
+    (loop $outer
+      (local.set $ka (call $tok (local.get $k)))
+      (local.set $len (i32.sub (i32.load offset=8 (local.get $ka)) (i32.load offset=4 (local.get $ka))))
+      (local.set $j (i32.add (local.get $t) (i32.const 1)))
+      (loop $inner
+        (local.set $ja (call $tok (local.get $j)))
+        (if (i32.eq (i32.sub (i32.load offset=8 (local.get $ja)) (i32.load offset=4 (local.get $ja))) (local.get $len))
+          (then
+            (if (call $eq
+                  (i32.sub (i32.load offset=4 (local.get $ka)) (global.get $bias))
+                  (i32.sub (i32.load offset=4 (local.get $ja)) (global.get $bias))
+                  (local.get $len))
+              (then (return (i32.const 0))))))
+        (local.set $j (call $nextOf (i32.add (local.get $j) (i32.const 1))))
+        (br_if $inner (i32.lt_u (local.get $j) (local.get $k))))
       (local.set $k (call $nextOf (i32.add (local.get $k) (i32.const 1))))
       (br_if $outer (i32.lt_u (local.get $k) (local.get $end))))
     (i32.const 1))
