@@ -149,9 +149,10 @@ export function readmeSummary(r: StoredResults): string {
     const speeds = [one && `${one.mbPerS.toFixed(0)} MB/s on one thread`, many && `${many.mbPerS.toFixed(0)} MB/s on ${n}`].filter(Boolean).join(", ");
     const against = sha ? ` (\`sha256sum\`: ${sha.mbPerS.toFixed(0)} MB/s)` : "";
     const scale = r.scaling ? `; ${r.scaling.many.mbPerS.toFixed(0)} MB/s on ${n} threads over ${mb(r.scaling.bytes)}` : "";
+    const hash = r.scaling?.openssl ? `; on that journal one thread used ${(r.scaling.one.cpuS / r.scaling.openssl.cpuS).toFixed(2)}× the CPU time of \`${OPENSSL}\` hashing it once` : "";
     const when = r.generated_at && r.machine ? ` (measured ${stampText(r as Stamp)})` : "";
-    out.push(`\`journal verify\` of a ${mb(r.journal.bytes)} journal: ${speeds}${against}${scale}; peak RSS ${Math.max(one?.rssMB ?? 0, many?.rssMB ?? 0).toFixed(1)} MB.`);
-    if (r.record) out.push(`\`journal record\`: ${count(r.record.events_per_s)} events/s${when}.`);
+    out.push(`\`journal verify\` of a ${mb(r.journal.bytes)} journal: ${speeds}${against}${scale}${hash}; peak RSS ${Math.max(one?.rssMB ?? 0, many?.rssMB ?? 0).toFixed(1)} MB.`);
+    if (r.record) out.push(`\`journal record\`: ${count(r.record.events_per_s)} events/s${r.record.rss_mb === undefined ? "" : `, peak RSS ${r.record.rss_mb.toFixed(1)} MB`}${when}.`);
   }
   if (r.verbs) {
     const worst = new Map<string, Worst>();

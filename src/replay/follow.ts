@@ -233,7 +233,6 @@ class KernelRow implements HandedRow {
   }
 }
 
-
 /**
  * A row read for its JSON alone (`wants: "json"`): indexed by the codec
  * (fast-json.ts), which locates its event and event_hash, and rendered from

@@ -42,6 +42,9 @@ describe("the performance docs", () => {
     expect(withHash).toMatch(/verify --threads 1 CPU \/ `openssl dgst -sha256` CPU, 1000.0 MB +\| +2\.12× \| +≤ 1\.6× \| +\*\*no\*\* \|/);
     expect(withHash).toMatch(/peak RSS of journal record +\| +70\.3 MB \| +≤ 64 MB \| +\*\*no\*\* \|/);
     expect(withHash).toMatch(/journal record from stdin \(1,000,000 events\) +\| +500,000 events\/s \| +≥ 300,000 \| +yes \|/);
+    const summary = readmeSummary({ ...base, scaling: { ...scaling, openssl: figure("openssl dgst -sha256", 0.5) }, record: { events: 1e6, wall_s: 2, events_per_s: 5e5, rss_mb: 70.25 } } as StoredResults);
+    expect(summary).toContain("on that journal one thread used 2.12× the CPU time of `openssl dgst -sha256` hashing it once");
+    expect(summary).toContain("`journal record`: 500,000 events/s, peak RSS 70.3 MB");
     // older results, or no openssl on the machine: no such rows
     const without = page({ scaling, record: { events: 1e6, wall_s: 2, events_per_s: 5e5 } });
     expect(without).not.toContain("openssl");
