@@ -26,7 +26,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { InputError } from "../errors/index.ts";
 import { contentEnd, MAX_LINE_BYTES, physicalLines } from "../fsutil/lines.ts";
-import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
+import { GrowthCollector, nextTurn, TurnPacer } from "../fsutil/turn.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { verifyJournalFast } from "../journal/fast/engine.ts";
 import { VerifyAborted } from "../journal/fast/executor.ts";
@@ -41,7 +41,7 @@ import { readFastLines } from "./fast-lines.ts";
 import { plainString, tokenIs } from "./fast-cells.ts";
 import { RowTranscoder } from "./fast-json.ts";
 import { LastText } from "./last-text.ts";
-import { DISPLAY_FIELDS, DISPLAY_GC_CHUNKS, EVENT_HASH_SLOT, type LoadedRow, READ_AREA } from "./fast-row.ts";
+import { DISPLAY_FIELDS, EVENT_HASH_SLOT, type LoadedRow, READ_AREA } from "./fast-row.ts";
 import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
 
 /** How often the journal's size is looked at. */
@@ -50,6 +50,13 @@ export const FOLLOW_POLL_MS = 100;
 export const FOLLOW_QUIET_MS = 2000;
 /** Complete lines already written from which catching up takes the fast passes (below, the kernels' set-up is not worth it). */
 export const FOLLOW_FAST_BYTES = 1 << 20;
+/**
+ * Growth of the resident set after which the catch-up collects garbage.
+ * Most rows leave no value behind (their lines are made from spans), so a
+ * full collection every 16 MiB read, as the replay display does, costs
+ * time on every journal; collecting on growth keeps the peak where that did.
+ */
+const CATCH_UP_GC_GROWTH = 4 << 20;
 /** Events handed on between two `drain` calls while reading row by row. */
 const DRAIN_EVENTS = 1024;
 
@@ -401,6 +408,7 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   const jsonRow = new JsonRow(kernelRow.tc);
   const whole = new WholeRow();
   const head = new LastText();
+  const gc = new GrowthCollector(CATCH_UP_GC_GROWTH);
   let n = 0;
   let completed = false;
   let stopped = false;
@@ -428,8 +436,8 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   for (const _ of readFastLines(o.path, {
     buffer: readBuffer,
     endOffset: end,
-    // a row the codec takes for its JSON leaves no value behind: collected only after lines the exact reader took
-    gcEvery: jsonOnly ? Infinity : DISPLAY_GC_CHUNKS,
+    // collected after lines the exact reader took; the rest as the resident set grows (below)
+    gcEvery: Infinity,
     fast: (b, s, e, lineNo, at) => {
       if (jsonOnly) return jsonRow.take(b, s, e) && hand(jsonRow, lineNo, at, holds(b));
       if (k === null || !k.holds(b)) {
@@ -454,6 +462,8 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   })) {
     // the chunk's rows are done: the last one's hash leaves the read buffer before the next read
     head.settle();
+    // the values of rows the display makes whole (cells it cannot take from spans) are garbage the engine collects late
+    gc.poll();
     await o.drain?.();
     await nextTurn();
     if (o.signal.aborted) stopped = true;
