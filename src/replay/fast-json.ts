@@ -55,14 +55,15 @@ export class RowTranscoder extends ByteSink {
    * it (`", "` and `": "`, nothing else between tokens). False (output
    * unchanged) when it must take the exact path.
    */
-  rowInline(b: Uint8Array, s: number, e: number, keys?: KeyTable): boolean {
-    return this.take(b, s, e, 0, true, keys);
+  rowInline(b: Uint8Array, s: number, e: number): boolean {
+    return this.take(b, s, e, 0, true);
   }
 
   /**
-   * Index the row `b[s, e)` for renderInlineTo, nothing rendered yet (`keys`
-   * as rowInline's). False when it must take the exact path; true may still
-   * be followed by a render that declines (a repeated key, say).
+   * Index the row `b[s, e)` for renderInlineTo, nothing rendered yet, its
+   * top-level names of `keys` located for valueSpan. False when it must take
+   * the exact path; true may still be followed by a render that declines (a
+   * repeated key, say).
    */
   index(b: Uint8Array, s: number, e: number, keys?: KeyTable): boolean {
     const ix = this.ix;
@@ -82,8 +83,8 @@ export class RowTranscoder extends ByteSink {
 
   /**
    * The span [start, end) in the row's bytes of the top-level value of
-   * `keys`' name `id`, after a rowInline or index that was given `keys`
-   * took the row (start -1: no such key), with its spelling flags (Spell).
+   * `keys`' name `id`, after an index that was given `keys` took the row
+   * (start -1: no such key), with its spelling flags (Spell).
    */
   valueSpan(id: number, out: { start: number; end: number; flags: number }): void {
     const t = this.ix.valueOf(id);
@@ -92,9 +93,9 @@ export class RowTranscoder extends ByteSink {
     out.flags = t < 0 ? 0 : this.ix.flags(t);
   }
 
-  private take(b: Uint8Array, s: number, e: number, pad: number, inline: boolean, keys?: KeyTable): boolean {
+  private take(b: Uint8Array, s: number, e: number, pad: number, inline: boolean): boolean {
     // an object that starts at s and ends at e, nothing around it (index), then rendered from its tape
-    return this.index(b, s, e, keys) && renderJsonOf(this.ix, pad, inline, this);
+    return this.index(b, s, e) && renderJsonOf(this.ix, pad, inline, this);
   }
 }
 

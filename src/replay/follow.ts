@@ -70,9 +70,7 @@ export interface FollowedEvent {
   readonly loaded: LoadedRow | null;
   /** How the row was read: by the display's kernel, on the codec's index (its JSON alone), or parsed whole. */
   readonly via: "kernel" | "codec" | "whole";
-  /** The whole row as `renderJson(row, null)` prints it, in UTF-8. */
-  json(): Uint8Array;
-  /** json() appended to `out` (rendered there: no copy through a buffer of the event's own). */
+  /** The whole row as `renderJson(row, null)` prints it, in UTF-8, appended to `out` (rendered there: no copy through a buffer of the event's own). */
   writeJson(out: OutBytes): void;
 }
 
@@ -162,11 +160,8 @@ class WholeRow implements HandedRow {
   fields: PyObject = new Map();
   readonly loaded = null;
   readonly via = "whole";
-  json(): Uint8Array {
-    return encoder.encode(renderJson(this.fields, null));
-  }
   writeJson(out: OutBytes): void {
-    append(out, this.json());
+    append(out, encoder.encode(renderJson(this.fields, null)));
   }
   completes(): boolean {
     return this.fields.get("event") === "run_completed";
@@ -214,12 +209,6 @@ class KernelRow implements HandedRow {
 
   get fields(): PyObject {
     return (this.made ??= this.loaded!.displayFields());
-  }
-
-  json(): Uint8Array {
-    this.tc.reset();
-    this.writeJson(this.tc);
-    return this.tc.view();
   }
 
   writeJson(out: OutBytes): void {
@@ -272,12 +261,6 @@ class JsonRow implements HandedRow {
     const w = classifyLine(this.b.subarray(this.s, this.e));
     if (w.kind !== "row") throw new Error("follow: a row the codec took is not a row to the exact reader");
     return w.row;
-  }
-
-  json(): Uint8Array {
-    this.tc.reset();
-    this.writeJson(this.tc);
-    return this.tc.view();
   }
 
   writeJson(out: OutBytes): void {
