@@ -179,10 +179,7 @@ function completesAt(b: Uint8Array, s: number, e: number, row: FollowedEvent): b
 
 /** Keep `row`'s event_hash, the token b[s, e) (s -1: none), in `last`: its bytes where they can be, else its value. */
 function keepHashAt(last: LastText, b: Uint8Array, s: number, e: number, inPlace: boolean, row: FollowedEvent): void {
-  if (s >= 0 && last.keepToken(b, s, e)) {
-    // a line the reader assembled (or a copy kernel's memory) is the next long line's
-    if (!inPlace) last.settle();
-  } else last.keepValue(row.fields.get("event_hash"));
+  if (!last.keepSpan(b, s, e, inPlace)) last.keepValue(row.fields.get("event_hash"));
 }
 
 /**

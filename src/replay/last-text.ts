@@ -13,8 +13,8 @@ const latin1 = new TextDecoder("latin1");
  * cost a few percent of a pass.
  */
 export class LastText {
-  /** Room for a value's plain bytes (`keptBytes`). */
-  readonly bytes = new Uint8Array(128);
+  /** Room for a value's plain bytes. */
+  private readonly bytes = new Uint8Array(128);
   /** Bytes kept (-1: `text` holds the value). */
   private len = -1;
   private text = "";
@@ -37,10 +37,16 @@ export class LastText {
     return true;
   }
 
-  /** The value's text is `bytes`[0, n) (plain ASCII the caller wrote there). */
-  keptBytes(n: number): void {
-    this.pending = null;
-    this.len = n;
+  /**
+   * keepToken of the token b[s, e) (s -1: none), copied at once unless
+   * `inPlace` (its bytes lie in the read buffer, untouched until the
+   * caller's `settle`; a line the reader assembled, or a copy kernel's
+   * memory, is the next long line's). False as keepToken's.
+   */
+  keepSpan(b: Uint8Array, s: number, e: number, inPlace: boolean): boolean {
+    if (s < 0 || !this.keepToken(b, s, e)) return false;
+    if (!inPlace) this.settle();
+    return true;
   }
 
   /** The value as a row holds it: `pyStr(v, "")`. */

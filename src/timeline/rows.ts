@@ -1,4 +1,4 @@
-import { BACKSLASH, LBRACE, LBRACKET, QUOTE } from "../codec/bytes.ts";
+import { LBRACE, LBRACKET } from "../codec/bytes.ts";
 import { contentEnd } from "../fsutil/lines.ts";
 import { classifyLine, type LineVerdict } from "../journal/reader.ts";
 import { pyStr } from "../pyjson/python.ts";
@@ -143,25 +143,6 @@ class KernelFields extends Map<string, PyValue> {
     return numberField(this.get(key));
   }
 
-  /** The key's value when it is a string without escapes that fits `out`: copied there, its length; else -1. */
-  plainString(key: string, out: Uint8Array): number {
-    const slot = PAGE_TABLE.slot(key);
-    const r = this.r!;
-    const s0 = slot < 0 ? -1 : r.fieldS[slot]!;
-    if (s0 < 0) return -1;
-    const b = r.mem;
-    if (b[s0] !== QUOTE) return -1;
-    const s = s0 + 1;
-    const n = r.fieldE[slot]! - 1 - s;
-    if (n > out.length) return -1;
-    for (let i = 0; i < n; i++) {
-      const c = b[s + i]!;
-      if (c === BACKSLASH) return -1;
-      out[i] = c;
-    }
-    return n;
-  }
-
   override get(key: string): PyValue | undefined {
     const slot = PAGE_TABLE.slot(key);
     if (slot < 0) return undefined;
@@ -177,17 +158,12 @@ class KernelFields extends Map<string, PyValue> {
 }
 
 /**
- * Keep `pyStr(row.get(key), "")` in `last` (its bytes only, while they
- * are plain: see replay/last-text.ts): a row on the tape in the read
- * buffer leaves where its token is, one from a copy its plain bytes.
+ * Keep `pyStr(row.get(key), "")` in `last` (its token's bytes where they
+ * can be: see replay/last-text.ts): a row on the tape in the read buffer
+ * leaves where its token is, one from a copy its bytes copied at once.
  */
 export function keepText(last: LastText, row: PyObject, key: string): void {
-  if (row instanceof KernelFields) {
-    const s = row.tokenStart(key);
-    if (s >= 0 && row.inPlace && last.keepToken(row.bytes, s, row.tokenEnd(key))) return;
-    const n = row.plainString(key, last.bytes);
-    if (n >= 0) return last.keptBytes(n);
-  }
+  if (row instanceof KernelFields && last.keepSpan(row.bytes, row.tokenStart(key), row.tokenEnd(key), row.inPlace)) return;
   last.keepValue(row.get(key));
 }
 
