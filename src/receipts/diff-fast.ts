@@ -1,7 +1,8 @@
 import { DEFAULT_MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { CanonicalRow, Key } from "../steps/canonical-row.ts";
-import { KERNEL_LINKS, KERNEL_REPORT, SpanKey } from "../steps/kernel.ts";
+import { CanonicalRow } from "../steps/canonical-row.ts";
+import { KERNEL_LINKS, KERNEL_REPORT } from "../steps/kernel.ts";
+import { StepKey } from "../steps/row-keys.ts";
 import { classifyLine, refuseNonStepJournal } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
 import { diffRows, lengthMismatch, type JournalDiff } from "./diff.ts";
@@ -72,8 +73,7 @@ class LineCursor {
 }
 
 /** The fields whose value `NaN` differs from itself in the reference's comparison (top level only). */
-const NAN_KEYS = [Key.Model, Key.Prompt, Key.ToolCall, Key.ToolResult, Key.Effort];
-const NAN_SPANS = [SpanKey.Model, SpanKey.Prompt, SpanKey.ToolCall, SpanKey.ToolResult, SpanKey.Effort];
+const NAN_KEYS = [StepKey.Model, StepKey.Prompt, StepKey.ToolCall, StepKey.ToolResult, StepKey.Effort];
 
 const isNaNAt = (b: Uint8Array, s: number, e: number): boolean => e - s === 3 && b[s] === 0x4e && b[s + 1] === 0x61 && b[s + 2] === 0x4e;
 
@@ -96,7 +96,7 @@ class SameLines {
     const k = this.walker.stepKernel;
     if (k !== null) {
       k.onRow = () => {
-        if (this.nanRow < 0 && NAN_SPANS.some((key) => isNaNAt(k.u8, k.spans[4 * key]!, k.spans[4 * key + 1]!))) this.nanRow = this.reported;
+        if (this.nanRow < 0 && NAN_KEYS.some((key) => isNaNAt(k.u8, k.spans[4 * key]!, k.spans[4 * key + 1]!))) this.nanRow = this.reported;
         this.reported++;
       };
     }
@@ -109,7 +109,7 @@ class SameLines {
 
   /** One line: an entry (its parsed row when parsing told), or not. */
   entry(line: Uint8Array): PyObject | boolean {
-    if (this.scan.scanRow(line)) return this.scan.spanStart[Key.StepHash]! >= 0;
+    if (this.scan.scanRow(line)) return this.scan.spanStart[StepKey.StepHash]! >= 0;
     const k = classifyLine(line);
     return k.kind === "entry" ? k.row : false;
   }

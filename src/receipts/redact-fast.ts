@@ -1,5 +1,6 @@
 import { GENESIS_HASH } from "../steps/hash.ts";
-import { SpanKey, type StepKernel } from "../steps/kernel.ts";
+import type { StepKernel } from "../steps/kernel.ts";
+import { StepKey } from "../steps/row-keys.ts";
 import type { PathLeakScanner } from "./path-leaks.ts";
 
 /**
@@ -17,10 +18,10 @@ const enc = new TextEncoder();
 const latin1 = new TextDecoder("latin1");
 
 /** The kernel's span slot of each redactable field. */
-const SLOT: Readonly<Record<string, SpanKey>> = { model: SpanKey.Model, prompt: SpanKey.Prompt, tool_call: SpanKey.ToolCall, tool_result: SpanKey.ToolResult };
+const SLOT: Readonly<Record<string, StepKey>> = { model: StepKey.Model, prompt: StepKey.Prompt, tool_call: StepKey.ToolCall, tool_result: StepKey.ToolResult };
 
 /** The kernel span slots of `fields` (redactable field names). */
-export function fieldSlots(fields: Iterable<string>): SpanKey[] {
+export function fieldSlots(fields: Iterable<string>): StepKey[] {
   return [...fields].map((f) => SLOT[f]!);
 }
 

@@ -1,7 +1,8 @@
 import { canonical } from "../pyjson/encode.ts";
 import { floatRepr } from "../pyjson/float.ts";
 import { isReprFloat } from "../steps/lexeme.ts";
-import { Key, type CanonicalRow } from "../steps/canonical-row.ts";
+import type { CanonicalRow } from "../steps/canonical-row.ts";
+import { StepKey } from "../steps/row-keys.ts";
 import { pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
 import { materialize } from "../pyjson/parse.ts";
 import { PyNum, PyRaw, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -70,27 +71,27 @@ function isIntLexeme(line: Uint8Array, s: number, e: number): boolean {
 export function dictFormLine(line: Uint8Array, scan: CanonicalRow): { stepHash: string; refs: string[] } | null {
   if (!scan.scanRow(line)) return null;
   const { spanStart, spanEnd, plainString } = scan;
-  const effort = spanStart[Key.Effort]!;
+  const effort = spanStart[StepKey.Effort]!;
   const hasEffort = effort >= 0;
-  if (hasEffort && spanEnd[Key.Effort]! - effort === 4 && line[effort] === 0x6e) return null;
+  if (hasEffort && spanEnd[StepKey.Effort]! - effort === 4 && line[effort] === 0x6e) return null;
   if (scan.topKeyCount !== (hasEffort ? 12 : 11)) return null;
-  for (const k of [Key.Seq, Key.PrevHash, Key.StepHash, Key.InputHash, Key.Model, Key.Prompt, Key.ToolCall, Key.ToolResult, Key.Ts, Key.BlobRefs, Key.SchemaVersion]) {
+  for (const k of [StepKey.Seq, StepKey.PrevHash, StepKey.StepHash, StepKey.InputHash, StepKey.Model, StepKey.Prompt, StepKey.ToolCall, StepKey.ToolResult, StepKey.Ts, StepKey.BlobRefs, StepKey.SchemaVersion]) {
     if (spanStart[k]! < 0) return null;
   }
-  for (const k of [Key.PrevHash, Key.StepHash, Key.InputHash]) if (line[spanStart[k]!] !== 0x22) return null;
-  if (!isIntLexeme(line, spanStart[Key.Seq]!, spanEnd[Key.Seq]!)) return null;
-  if (!isIntLexeme(line, spanStart[Key.SchemaVersion]!, spanEnd[Key.SchemaVersion]!)) return null;
-  if (!isReprFloat(line, spanStart[Key.Ts]!, spanEnd[Key.Ts]!)) return null;
-  const rS = spanStart[Key.BlobRefs]!;
-  const rE = spanEnd[Key.BlobRefs]!;
+  for (const k of [StepKey.PrevHash, StepKey.StepHash, StepKey.InputHash]) if (line[spanStart[k]!] !== 0x22) return null;
+  if (!isIntLexeme(line, spanStart[StepKey.Seq]!, spanEnd[StepKey.Seq]!)) return null;
+  if (!isIntLexeme(line, spanStart[StepKey.SchemaVersion]!, spanEnd[StepKey.SchemaVersion]!)) return null;
+  if (!isReprFloat(line, spanStart[StepKey.Ts]!, spanEnd[StepKey.Ts]!)) return null;
+  const rS = spanStart[StepKey.BlobRefs]!;
+  const rE = spanEnd[StepKey.BlobRefs]!;
   let refs: string[] = [];
   if (rE - rS !== 2) {
     const refsText = latin1.decode(line.subarray(rS, rE));
     if (!PLAIN_STRING_LIST.test(refsText)) return null;
     refs = JSON.parse(refsText) as string[];
   } else if (line[rS] !== 0x5b) return null;
-  const sS = spanStart[Key.StepHash]!;
-  const sE = spanEnd[Key.StepHash]!;
-  if (plainString[Key.StepHash] !== 1) return null;
+  const sS = spanStart[StepKey.StepHash]!;
+  const sE = spanEnd[StepKey.StepHash]!;
+  if (plainString[StepKey.StepHash] !== 1) return null;
   return { stepHash: latin1.decode(line.subarray(sS + 1, sE - 1)), refs };
 }

@@ -8,7 +8,7 @@ import { rawGet } from "../pyjson/row.ts";
 import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { humanValue } from "../render/json.ts";
 import { Table } from "../render/table.ts";
-import { Key } from "../steps/canonical-row.ts";
+import { StepKey } from "../steps/row-keys.ts";
 import { IndexedEntries, plainStart } from "../steps/indexed.ts";
 import type { TableLayout } from "./fast-cells.ts";
 import { copyBytes, PlainLines } from "./plain-lines.ts";
@@ -74,29 +74,29 @@ const sp = { seqS: 0, seqE: 0, stepS: 0, stepE: 0, prevS: 0, prevE: 0, modelS: 0
  * integer in Python's spelling).
  */
 function readSpans(ix: RowIndex): boolean {
-  const seqAt = ix.valueOf(Key.Seq);
+  const seqAt = ix.valueOf(StepKey.Seq);
   if (seqAt < 0 || ix.kind(seqAt) !== Tok.Int || (ix.flags(seqAt) & Spell.NotPython) !== 0) return false;
   sp.seqS = ix.start(seqAt);
   sp.seqE = ix.end(seqAt);
-  const step = ix.valueOf(Key.StepHash);
+  const step = ix.valueOf(StepKey.StepHash);
   sp.stepS = plainStart(ix, step);
   if (sp.stepS < 0) return false;
   sp.stepE = Math.min(ix.end(step) - 1, sp.stepS + 16);
-  const prevAt = ix.valueOf(Key.PrevHash);
+  const prevAt = ix.valueOf(StepKey.PrevHash);
   if (prevAt < 0) sp.prevS = NO_HASH;
   else {
     sp.prevS = plainStart(ix, prevAt);
     if (sp.prevS < 0) return false;
     sp.prevE = Math.min(ix.end(prevAt) - 1, sp.prevS + 16);
   }
-  const modelAt = ix.valueOf(Key.Model);
+  const modelAt = ix.valueOf(StepKey.Model);
   if (modelAt < 0 || isNull(ix, modelAt)) sp.modelS = DASH;
   else {
     sp.modelS = plainStart(ix, modelAt);
     if (sp.modelS < 0) return false;
     sp.modelE = ix.end(modelAt) - 1;
   }
-  const toolAt = ix.valueOf(Key.ToolCall);
+  const toolAt = ix.valueOf(StepKey.ToolCall);
   if (toolAt < 0 || isNull(ix, toolAt)) sp.toolS = DASH;
   else {
     const nameAt = ix.kind(toolAt) === Tok.Object ? nameValue(ix, toolAt) : -1;

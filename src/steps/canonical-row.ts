@@ -1,5 +1,6 @@
 import { LBRACE, RBRACE } from "../codec/bytes.ts";
-import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import { indexRow, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import { STEP_ROW_KEYS, StepKey } from "./row-keys.ts";
 
 /**
  * A step row already in canonical spelling, read off the codec's index.
@@ -14,43 +15,11 @@ import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts"
  * (parse + re-encode), so the two paths can never disagree.
  */
 
-/** The step row's top-level keys, as ids of the codec's key table (STEP_ROW_KEYS). */
-export const enum Key {
-  Other = 0,
-  Seq,
-  PrevHash,
-  StepHash,
-  InputHash,
-  Model,
-  Prompt,
-  ToolCall,
-  ToolResult,
-  Effort,
-  Ts,
-  BlobRefs,
-  SchemaVersion,
-}
-
-/** Names in Key's order: a name's id in this table is its Key. */
-export const STEP_ROW_KEYS = new KeyTable([
-  "seq",
-  "prev_hash",
-  "step_hash",
-  "input_hash",
-  "model",
-  "prompt",
-  "tool_call",
-  "tool_result",
-  "effort",
-  "ts",
-  "blob_refs",
-  "schema_version",
-]);
 const KEY_COUNT = STEP_ROW_KEYS.size + 1;
 
 /** Keys whose values the step hash covers: their numbers must be Python's repr, decided. */
 const HASHED = new Uint8Array(KEY_COUNT);
-for (const k of [Key.InputHash, Key.Model, Key.Prompt, Key.ToolCall, Key.ToolResult, Key.Effort, Key.PrevHash]) HASHED[k] = 1;
+for (const k of [StepKey.InputHash, StepKey.Model, StepKey.Prompt, StepKey.ToolCall, StepKey.ToolResult, StepKey.Effort, StepKey.PrevHash]) HASHED[k] = 1;
 
 /**
  * Spellings a canonical row never has. A number not in Python's spelling
@@ -108,7 +77,7 @@ export class CanonicalRow {
     if (!indexRow(buf, start, end, ix, STEP_ROW_KEYS, true) || (ix.rowFlags & NOT_CANONICAL) !== 0) return false;
     for (let m = 0; m < ix.members; m++) {
       const key = ix.keyId[m]!;
-      if (key === Key.Other) continue;
+      if (key === StepKey.Other) continue;
       const v = ix.memberValue(m);
       if (HASHED[key] === 1 && (ix.flags(v) & Spell.FloatUndecided) !== 0 && (ix.spelling(v) & Spell.NotPython) !== 0) return false;
       this.keyStart[key] = ix.start(v - 1);

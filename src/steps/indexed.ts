@@ -2,7 +2,7 @@ import { LBRACE, RBRACE } from "../codec/bytes.ts";
 import { contentEnd } from "../fsutil/lines.ts";
 import { indexRow, NOT_PLAIN_TEXT, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { Key, STEP_ROW_KEYS } from "./canonical-row.ts";
+import { STEP_ROW_KEYS, StepKey } from "./row-keys.ts";
 import { classifyLine } from "./reader.ts";
 
 /**
@@ -70,7 +70,7 @@ export class IndexedEntries<T> {
   private indexed(b: Uint8Array, s: number, e: number, declined: number): T | null | undefined {
     const ix = this.ix;
     if (!indexRow(b, s, e, ix, STEP_ROW_KEYS) || (ix.rowFlags & declined) !== 0) return null;
-    if (ix.valueOf(Key.StepHash) < 0) return undefined;
+    if (ix.valueOf(StepKey.StepHash) < 0) return undefined;
     return this.fromIndex(ix);
   }
 }

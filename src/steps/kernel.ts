@@ -3,6 +3,7 @@ import { KernelArena } from "../wasm/arena.ts";
 import { isReprFloat } from "./lexeme.ts";
 import { asciiText, compiledOnce, lengthCachedHasher } from "../wasm/host.ts";
 import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
+import type { StepKey } from "./row-keys.ts";
 
 /**
  * The WebAssembly step kernel (kernel.wat), instantiated over a memory that
@@ -68,22 +69,6 @@ export const KERNEL_PUBLISH = 64;
 export const KERNEL_REPLAY = 128;
 /** Bytes of one span record (kernel.wat). */
 export const SPAN_RECORD_BYTES = 64;
-
-/** SPANS slots of kernel.wat: per key id, value start and end (absolute addresses; start -1: absent) and a plain-string flag. */
-export const enum SpanKey {
-  Seq = 1,
-  StepHash = 2,
-  PrevHash = 3,
-  InputHash = 4,
-  Model = 5,
-  Prompt = 6,
-  ToolCall = 7,
-  ToolResult = 8,
-  Effort = 9,
-  BlobRefs = 10,
-  SchemaVersion = 11,
-  Ts = 12,
-}
 
 export class StepKernel {
   /** The walker's arena: `arenaSize` bytes of the kernel's memory. */
@@ -187,12 +172,12 @@ export class StepKernel {
   }
 
   /**
-   * Publish mode's policy: the SpanKey ids to redact, and the home
+   * Publish mode's policy: the StepKey ids to redact, and the home
    * directory the leak pre-scan looks for at each slash (as canonical JSON
    * spells it; null: none), or `always` to report every row. The output
    * area must exist (constructor's `publishBytes`).
    */
-  setPublish(redact: readonly SpanKey[], home: Uint8Array | null, always: boolean): void {
+  setPublish(redact: readonly StepKey[], home: Uint8Array | null, always: boolean): void {
     if (this.publishSize === 0) throw new Error("step kernel made without a publish area");
     let ids = 0;
     for (const k of redact) ids |= 1 << k;

@@ -2,7 +2,8 @@ import { loadsLine } from "../pyjson/row.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
-import { CanonicalRow, Key } from "./canonical-row.ts";
+import { CanonicalRow } from "./canonical-row.ts";
+import { StepKey } from "./row-keys.ts";
 import { KERNEL_PUBLISH, StepKernel, stepKernelEnabled } from "./kernel.ts";
 import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
@@ -409,7 +410,7 @@ export class ChainWalker implements BulkProbe {
     return v;
   }
 
-  private putSpan(line: Uint8Array, key: Key): void {
+  private putSpan(line: Uint8Array, key: StepKey): void {
     const { spanStart, spanEnd } = this.canonical;
     if (spanStart[key]! < 0) this.put(P_NULL);
     else this.put(line, spanStart[key], spanEnd[key]);
@@ -419,22 +420,22 @@ export class ChainWalker implements BulkProbe {
   private putPieces(line: Uint8Array, hasEffort: boolean): void {
     if (hasEffort) {
       this.put(P_EFFORT);
-      this.putSpan(line, Key.Effort);
+      this.putSpan(line, StepKey.Effort);
       this.put(P_INPUT);
     } else {
       this.put(P_INPUT_FIRST);
     }
-    this.putSpan(line, Key.InputHash);
+    this.putSpan(line, StepKey.InputHash);
     this.put(P_MODEL);
-    this.putSpan(line, Key.Model);
+    this.putSpan(line, StepKey.Model);
     this.put(P_PREV);
-    this.putSpan(line, Key.PrevHash);
+    this.putSpan(line, StepKey.PrevHash);
     this.put(P_PROMPT);
-    this.putSpan(line, Key.Prompt);
+    this.putSpan(line, StepKey.Prompt);
     this.put(P_TOOL_CALL);
-    this.putSpan(line, Key.ToolCall);
+    this.putSpan(line, StepKey.ToolCall);
     this.put(P_TOOL_RESULT);
-    this.putSpan(line, Key.ToolResult);
+    this.putSpan(line, StepKey.ToolResult);
     this.put(P_CLOSE);
   }
 
@@ -480,8 +481,8 @@ export class ChainWalker implements BulkProbe {
    */
   private fast(line: Uint8Array, lineNo: number): boolean {
     const { spanStart, spanEnd, plainString, keyStart } = this.canonical;
-    const seqS = spanStart[Key.Seq]!;
-    const seqE = spanEnd[Key.Seq]!;
+    const seqS = spanStart[StepKey.Seq]!;
+    const seqE = spanEnd[StepKey.Seq]!;
     if (seqS < 0 || seqE - seqS > 15) return false;
     let seq = 0;
     let neg = false;
@@ -492,33 +493,33 @@ export class ChainWalker implements BulkProbe {
       else return false;
     }
     if (neg) seq = -seq;
-    const pS = spanStart[Key.PrevHash]!;
-    const pE = spanEnd[Key.PrevHash]!;
-    const sS = spanStart[Key.StepHash]!;
-    const sE = spanEnd[Key.StepHash]!;
-    if (plainString[Key.PrevHash] !== 1 || plainString[Key.StepHash] !== 1 || plainString[Key.InputHash] !== 1) return false;
+    const pS = spanStart[StepKey.PrevHash]!;
+    const pE = spanEnd[StepKey.PrevHash]!;
+    const sS = spanStart[StepKey.StepHash]!;
+    const sE = spanEnd[StepKey.StepHash]!;
+    if (plainString[StepKey.PrevHash] !== 1 || plainString[StepKey.StepHash] !== 1 || plainString[StepKey.InputHash] !== 1) return false;
 
     this.scratchLen = 0;
-    const effortS = spanStart[Key.Effort]!;
-    const hasEffort = effortS >= 0 && !(spanEnd[Key.Effort]! - effortS === 4 && line[effortS] === 0x6e);
+    const effortS = spanStart[StepKey.Effort]!;
+    const hasEffort = effortS >= 0 && !(spanEnd[StepKey.Effort]! - effortS === 4 && line[effortS] === 0x6e);
     // A canonical row holds the hashed keys in the pre-image's own order;
     // when no other key sits between them the pre-image is two byte ranges
     // of the line: [effort,] input_hash..prompt and tool_call..tool_result.
-    const runStart = hasEffort ? keyStart[Key.Effort]! : keyStart[Key.InputHash]!;
+    const runStart = hasEffort ? keyStart[StepKey.Effort]! : keyStart[StepKey.InputHash]!;
     if (
-      spanStart[Key.Model]! >= 0 &&
-      spanStart[Key.Prompt]! >= 0 &&
-      spanStart[Key.ToolCall]! >= 0 &&
-      spanStart[Key.ToolResult]! >= 0 &&
-      (!hasEffort || keyStart[Key.InputHash] === spanEnd[Key.Effort]! + 1) &&
-      keyStart[Key.Model] === spanEnd[Key.InputHash]! + 1 &&
-      keyStart[Key.PrevHash] === spanEnd[Key.Model]! + 1 &&
-      keyStart[Key.Prompt] === spanEnd[Key.PrevHash]! + 1 &&
-      keyStart[Key.ToolResult] === spanEnd[Key.ToolCall]! + 1
+      spanStart[StepKey.Model]! >= 0 &&
+      spanStart[StepKey.Prompt]! >= 0 &&
+      spanStart[StepKey.ToolCall]! >= 0 &&
+      spanStart[StepKey.ToolResult]! >= 0 &&
+      (!hasEffort || keyStart[StepKey.InputHash] === spanEnd[StepKey.Effort]! + 1) &&
+      keyStart[StepKey.Model] === spanEnd[StepKey.InputHash]! + 1 &&
+      keyStart[StepKey.PrevHash] === spanEnd[StepKey.Model]! + 1 &&
+      keyStart[StepKey.Prompt] === spanEnd[StepKey.PrevHash]! + 1 &&
+      keyStart[StepKey.ToolResult] === spanEnd[StepKey.ToolCall]! + 1
     ) {
-      const e1 = spanEnd[Key.Prompt]!;
-      const s2 = keyStart[Key.ToolCall]!;
-      const e2 = spanEnd[Key.ToolResult]!;
+      const e1 = spanEnd[StepKey.Prompt]!;
+      const s2 = keyStart[StepKey.ToolCall]!;
+      const e2 = spanEnd[StepKey.ToolResult]!;
       const n1 = e1 - runStart;
       const n = n1 + (e2 - s2) + 3;
       if (line !== this.seenView) {
