@@ -43,19 +43,19 @@ import { KERNEL_WASM_BASE64 as ROW_SCAN_WASM_BASE64 } from "./row-index-wasm.ts"
  * below; indexObjectAt picks one by the row's length.
  */
 
-/** Token kinds: the low four bits of a token's first word. */
+/** Token kinds: the low four bits of a token's first word (numbered from 1 in this order; row-index.wat writes the numbers). */
 export const enum Tok {
   Object = 1,
-  Array = 2,
+  Array,
   /** An object key (its span includes the quotes). */
-  Key = 3,
-  String = 4,
-  Int = 5,
-  Float = 6,
+  Key,
+  String,
+  Int,
+  Float,
   /** true, false, null */
-  Literal = 7,
+  Literal,
   /** NaN, Infinity, -Infinity (Python writes them; JSON proper has no such tokens) */
-  NonFinite = 8,
+  NonFinite,
 }
 
 export const KIND_MASK = 15;

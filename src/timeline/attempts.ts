@@ -41,33 +41,35 @@ const CLOSED_QUEUE = 256;
 export const MAX_OPEN_ATTEMPTS = 65536;
 
 /** What apply does with a tracked event (TRACKED's values): a number, so its cases are a jump, not string compares. */
-const SPAWNED = 0;
-const CLAIMED = 1;
-const REAPED = 2;
-const REAPED_MANY = 3;
-const RUN_COMPLETED = 4;
-/** The outcome events, from here on: the attempt they name settles. */
-const COMPLETED = 5;
-const VERIFICATION_FAILED = 6;
-const RETRIED = 7;
-const FAILED = 8;
-/** task_requeued, task_cancelled, task_result_discarded. */
-const CANCELLED = 9;
+const enum Tracked {
+  Spawned,
+  Claimed,
+  Reaped,
+  ReapedMany,
+  RunCompleted,
+  /** The outcome events, from here on: the attempt they name settles. */
+  Completed,
+  VerificationFailed,
+  Retried,
+  Failed,
+  /** task_requeued, task_cancelled, task_result_discarded. */
+  Cancelled,
+}
 
 /** The events push acts on, and what apply does with each. */
-const TRACKED = new Map<string, number>([
-  ["agent_spawned", SPAWNED],
-  ["task_claimed", CLAIMED],
-  ["task_completed", COMPLETED],
-  ["task_verification_failed", VERIFICATION_FAILED],
-  ["task_retried", RETRIED],
-  ["task_failed", FAILED],
-  ["task_requeued", CANCELLED],
-  ["task_cancelled", CANCELLED],
-  ["task_result_discarded", CANCELLED],
-  ["agent_reaped", REAPED],
-  ["agents_reaped", REAPED_MANY],
-  ["run_completed", RUN_COMPLETED],
+const TRACKED = new Map<string, Tracked>([
+  ["agent_spawned", Tracked.Spawned],
+  ["task_claimed", Tracked.Claimed],
+  ["task_completed", Tracked.Completed],
+  ["task_verification_failed", Tracked.VerificationFailed],
+  ["task_retried", Tracked.Retried],
+  ["task_failed", Tracked.Failed],
+  ["task_requeued", Tracked.Cancelled],
+  ["task_cancelled", Tracked.Cancelled],
+  ["task_result_discarded", Tracked.Cancelled],
+  ["agent_reaped", Tracked.Reaped],
+  ["agents_reaped", Tracked.ReapedMany],
+  ["run_completed", Tracked.RunCompleted],
 ]);
 
 /**
@@ -119,18 +121,18 @@ export class AttemptTracker {
    * function holds every case's reads (the engine compiles a function with
    * what it calls inlined, and one holding all of them compiled large).
    */
-  private apply(kind: number, event: string, row: PyObject, index: number, t: number): void {
+  private apply(kind: Tracked, event: string, row: PyObject, index: number, t: number): void {
     const agent = text(row, "agent_id");
     switch (kind) {
-      case SPAWNED:
+      case Tracked.Spawned:
         return this.spawned(agent, row);
-      case REAPED:
+      case Tracked.Reaped:
         return this.reap(agent, index, t);
-      case REAPED_MANY:
+      case Tracked.ReapedMany:
         return this.reapAll(row, index, t);
-      case RUN_COMPLETED:
+      case Tracked.RunCompleted:
         return this.closeAll(t, index);
-      case CLAIMED:
+      case Tracked.Claimed:
         return this.claim(agent, text(row, "task_id"), text(row, "model"), index, t);
       default:
         return this.outcome(kind, event, row, agent, index);
@@ -148,20 +150,20 @@ export class AttemptTracker {
     for (const id of Array.isArray(ids) ? ids : []) this.reap(str(id), index, t);
   }
 
-  /** An outcome event (`kind` COMPLETED on): settles the attempt it names by its task_id and agent_id. */
-  private outcome(kind: number, event: string, row: PyObject, agent: string, index: number): void {
+  /** An outcome event (`kind` Tracked.Completed on): settles the attempt it names by its task_id and agent_id. */
+  private outcome(kind: Tracked, event: string, row: PyObject, agent: string, index: number): void {
     const a = this.find(text(row, "task_id"), agent);
     switch (kind) {
-      case COMPLETED:
+      case Tracked.Completed:
         return this.settle(a, index, "done");
-      case VERIFICATION_FAILED:
+      case Tracked.VerificationFailed:
         if (a) a.signals = texts(row.get("failed_signals"));
         return this.settle(a, index, "failed");
-      case RETRIED:
+      case Tracked.Retried:
         return this.settle(a, index, a?.outcome === "failed" ? "retried" : a?.outcome ?? "retried");
     }
     const reason = text(row, "reason");
-    return kind === FAILED ? this.settle(a, index, "failed", reason) : this.settle(a, index, "cancelled", reason || event);
+    return kind === Tracked.Failed ? this.settle(a, index, "failed", reason) : this.settle(a, index, "cancelled", reason || event);
   }
 
   /** The end of the journal: attempts still open were running when it ends. */
