@@ -38,8 +38,8 @@ test("the step kernel's span slot for each StepKey is the value the codec's inde
   expect(k.verify(k.arena, 0, bytes.length, 1 << 19, 0)).toBe(bytes.length);
   const ix = new RowIndex();
   expect(indexRow(bytes, 0, bytes.length - 1, ix, STEP_ROW_KEYS, true)).toBe(true);
-  const want = NAMED.map(([id]) => [ix.start(ix.valueOf(id)), ix.end(ix.valueOf(id))]);
+  const want = NAMED.map(([id]): [number, number] => [ix.start(ix.valueOf(id)), ix.end(ix.valueOf(id))]);
   expect(seen).toEqual([want]);
   // every key was found (a kernel or table that numbered keys otherwise would put a span under the wrong id)
-  expect(want.every(([s]) => s! > 0)).toBe(true);
+  expect(want.every(([s]) => s > 0)).toBe(true);
 });
