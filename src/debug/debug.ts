@@ -17,7 +17,7 @@ import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
 import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
 import { refuseNonStepJournal } from "../steps/reader.ts";
 import { walkStepJournal } from "../steps/verify.ts";
-import type { WalkMarks } from "../steps/walk.ts";
+import { OverlongLineError, rowHashFields, type WalkMarks } from "../steps/walk.ts";
 import { stepVerdict } from "../steps/verdict.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
@@ -65,18 +65,6 @@ const seqOf = (row: PyObject, i: number) => {
   return s === null ? i : Number(s);
 };
 
-function hashFields(row: PyObject, prev: string) {
-  return {
-    prev_hash: prev,
-    input_hash: pyStr(row.get("input_hash"), ""),
-    model: row.get("model") ?? null,
-    prompt: row.get("prompt") ?? null,
-    tool_call: row.get("tool_call") ?? null,
-    tool_result: row.get("tool_result") ?? null,
-    effort: row.get("effort") ?? null,
-  };
-}
-
 function isNaNFloat(v: PyValue | undefined): boolean {
   return v instanceof PyNum && v.isFloat && Number.isNaN(Number(v.raw));
 }
@@ -105,10 +93,12 @@ const NO_MISMATCH: Mismatch = { seq: null, first_divergent_field: null, expected
  * every entry's link and hash as this does, and takes the other lines'
  * heads as the reader skips them, unless an object row without a
  * step_hash came first (the walk takes its empty hash as the head). So the
- * answer is the walk's first link error's row, or none; after such a row,
- * the scan starts at the walk's first error. (null: from the start.)
+ * answer is the walk's first link error's row, or none. After such a row,
+ * a second walk over the entries alone (the kernel's speed, not a parse of
+ * every row) finds that row. (null: from the start.)
  */
-export async function firstMismatch(path: string, marks: WalkMarks | null = null): Promise<Mismatch> {
+export async function firstMismatch(path: string, verifying: WalkMarks | null = null): Promise<Mismatch> {
+  const marks = verifying !== null && verifying.firstNonEntry !== null ? await entriesWalkMarks(path, verifying) : verifying;
   const skipped = marks !== null && marks.firstNonEntry === null;
   if (skipped && marks.firstLinkError === null) return NO_MISMATCH;
   const from = marks === null ? null : skipped ? marks.firstLinkError : marks.firstError;
@@ -125,7 +115,8 @@ export async function firstMismatch(path: string, marks: WalkMarks | null = null
     if (storedPrev !== prevStored) {
       return { seq, first_divergent_field: "prev_hash", expected_hash: prevStored, actual_hash: storedPrev };
     }
-    const recomputed = stepHash(hashFields(row, storedPrev));
+    // (its hashed fields' prev_hash is storedPrev)
+    const recomputed = stepHash(rowHashFields(row));
     if (recomputed !== stored) {
       // Upstream compares the row with itself re-linked to the expected prev, with Python `!=`: the
       // other fields are the same objects, so only a top-level NaN (nan != nan) differs among them.
@@ -136,6 +127,21 @@ export async function firstMismatch(path: string, marks: WalkMarks | null = null
     prevStored = stored;
   }
   return NO_MISMATCH;
+}
+
+/**
+ * The marks of a walk over the tolerant reader's entries only (no row
+ * without a step_hash in it), or `marks` as they were when that walk cannot
+ * be made (the file changed under the verify: a line over the cap now); the
+ * scan then starts at their first error, as before.
+ */
+async function entriesWalkMarks(path: string, marks: WalkMarks): Promise<WalkMarks> {
+  try {
+    return (await walkStepJournal(path, null, "entries")).marks;
+  } catch (err) {
+    if (err instanceof OverlongLineError) return marks;
+    throw err;
+  }
 }
 
 export interface ForkInfo {

@@ -5,7 +5,7 @@ import { checkInput } from "../fsutil/input.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
 import { readLineChunks } from "../fsutil/line-chunks.ts";
-import { ChainWalker, type WalkMarks, type WalkResult } from "./walk.ts";
+import { ChainWalker, type WalkDialect, type WalkMarks, type WalkResult } from "./walk.ts";
 import { KERNEL_DISPLAY, KERNEL_RECORD } from "./kernel.ts";
 import { fileStamp, type SpanRecords } from "./records.ts";
 import { agentVerdict, missingStepJournalVerdict, stepVerdict, type AgentJournalVerdict, type StepJournalVerdict } from "./verdict.ts";
@@ -52,8 +52,8 @@ export async function verifyAgentJournal(sddDir: string, agentId: string, record
  * step_hash (null: no entry). The kernel takes the rows that check out in
  * runs; the rest are read exactly. With `records`, see verifyAgentJournal.
  */
-export async function walkStepJournal(bucket: string, records: SpanRecords | null = null): Promise<StepWalk> {
-  return walkStepJournalSync(bucket, records);
+export async function walkStepJournal(bucket: string, records: SpanRecords | null = null, dialect: WalkDialect = "disk"): Promise<StepWalk> {
+  return walkStepJournalSync(bucket, records, dialect);
 }
 
 export interface StepWalk {
@@ -65,8 +65,8 @@ export interface StepWalk {
 }
 
 /** walkStepJournal in this thread, for a caller that cannot wait on the event loop (a writer recovering its tip under its lock). */
-export function walkStepJournalSync(bucket: string, records: SpanRecords | null = null): StepWalk {
-  const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
+export function walkStepJournalSync(bucket: string, records: SpanRecords | null = null, dialect: WalkDialect = "disk"): StepWalk {
+  const walker = new ChainWalker(dialect, DEFAULT_MAX_LINE_BYTES);
   if (existsSync(bucket)) {
     // The kernel takes the rows that check out in runs (each an entry: it has a step_hash); the rest are read exactly.
     const stamp = records === null ? null : fileStamp(bucket);

@@ -19,7 +19,13 @@ import { HEX_BYTES, LOWER_HEX_VALUE } from "../hex.ts";
  * link is reported once as a prev_hash mismatch and a step_hash mismatch
  * means the row's hashed fields were edited.
  */
-export type WalkDialect = "disk" | "receipt";
+/**
+ * "disk" and "receipt": the verifiers' walks (§5b; they differ in messages
+ * and in an undecodable line). "entries": the tolerant reader's entries
+ * only (steps/reader.ts classifyLine): a line that is not an object with a
+ * step_hash is passed over, leaving the head and the count as they were.
+ */
+export type WalkDialect = "disk" | "receipt" | "entries";
 
 /** Kept error lines are capped so a garbage multi-gigabyte file verifies in bounded memory. */
 export const MAX_KEPT_ERRORS = 1000;
@@ -590,6 +596,7 @@ export class ChainWalker implements BulkProbe {
   private general(bytes: Uint8Array, lineNo: number): void {
     // a long line is read without a value tree (src/pyjson/row.ts)
     const v = loadsLine(bytes, true);
+    if (this.dialect === "entries" && !(v.kind === "value" && v.value instanceof Map && v.value.has("step_hash"))) return;
     if (v.kind === "undecodable") {
       if (this.dialect === "receipt") throw new UndecodableLineError(lineNo);
       this.error(lineNo, `invalid JSON (line is not valid UTF-8)`);
