@@ -21,7 +21,7 @@ import { planReceiptOutput } from "./output.ts";
 import { describeLeak, PathLeakScanner, type PathLeak } from "./path-leaks.ts";
 import { bytesMember, memberSpan, PlacedTarWriter, writeTarAtomic, type OutMember, type TarWriteOptions } from "./tarwrite.ts";
 import { isRemotePath } from "../storage/ref.ts";
-import { nextTurn } from "../fsutil/turn.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 export interface ExportOptions {
   sddDir: string;
@@ -259,17 +259,17 @@ async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint
       k.onFlush = takePublished;
     }
     let chunks = 0;
+    // a signal's handler gets its turn now and then (it removes the receipt's temp file)
+    const turns = new TurnPacer();
     for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
       // The per-row garbage of the JavaScript paths is young: a minor collection
       // after every thousand such rows (and now and then) keeps RSS flat.
-      if (parsed >= 1000 || (chunks % 8 === 7 && parsed > 0)) {
+      const eighth = chunks++ % 8 === 7;
+      if (parsed >= 1000 || (eighth && parsed > 0)) {
         Bun.gc(false);
         parsed = 0;
       }
-      if (++chunks % 8 === 0) {
-        // and a signal's handler gets its turn (it removes the receipt's temp file)
-        await nextTurn();
-      }
+      if (turns.due()) await nextTurn();
       // A row's own bytes hold no CR (it is escaped), so one here ends a line the output ends with LF.
       if (verbatim && chunk.indexOf(0x0d) !== -1) verbatim = false;
       splitter.push(chunk);
@@ -370,7 +370,8 @@ async function copyBytes(path: string, size: number, write: (bytes: Uint8Array) 
   let lines = 0;
   // One buffer: the tar writer has written a chunk when `write` returns.
   const chunk = new Uint8Array(OUT_BATCH * 4);
-  let chunks = 0;
+  // the tar writer's writes do not wait on the event loop: a signal's handler gets its turn now and then
+  const turns = new TurnPacer();
   try {
     for (let off = 0; off < size; ) {
       const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - off), off);
@@ -379,8 +380,7 @@ async function copyBytes(path: string, size: number, write: (bytes: Uint8Array) 
       for (let i = got.indexOf(0x0a); i !== -1; i = got.indexOf(0x0a, i + 1)) lines++;
       await write(got);
       off += n;
-      // the tar writer's writes do not wait on the event loop: a signal's handler gets its turn here
-      if (++chunks % 8 === 0) await nextTurn();
+      if (turns.due()) await nextTurn();
     }
   } finally {
     closeSync(fd);
@@ -446,13 +446,13 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
           if (whole) lastHash = walker.head;
         },
       });
-      let chunks = 0;
+      // as in pass 1: a signal's handler gets its turn now and then
+      const turns = new TurnPacer();
       for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
         splitter.push(chunk);
         if (out.len >= OUT_BATCH || out.hasPieces) await out.drain(write);
         if (count >= s.steps) break;
-        // as in pass 1: a signal's handler gets its turn now and then
-        if (++chunks % 8 === 0) await nextTurn();
+        if (turns.due()) await nextTurn();
       }
       splitter.end();
       await out.drain(write);
