@@ -100,6 +100,31 @@ export interface BenchReceipt {
   tar: string;
 }
 
+/** The row another tool left in a step journal: an object with no step_hash (the tolerant reader passes over it). */
+export const FOREIGN_STEP_ROW = '{"note": "written by another tool", "seq": 10}';
+/** The line the foreign row follows. */
+const FOREIGN_AFTER_LINE = 10;
+
+/**
+ * Agent `<agentId>-foreign` beside `agentId` in `sdd`: its step journal with
+ * FOREIGN_STEP_ROW after line 10, so the verifying walk's head leaves the
+ * tolerant reader's from there on (`replay debug` must find the first
+ * mismatch again without parsing every row). Made anew when the journal is newer.
+ */
+export function ensureForeignRowAgent(sdd: string, agentId: string): string {
+  const id = `${agentId}-foreign`;
+  const src = join(sdd, "runtime", "journal", agentId, "000000.jsonl");
+  const dst = join(sdd, "runtime", "journal", id, "000000.jsonl");
+  if (existsSync(dst) && statSync(dst).mtimeMs >= statSync(src).mtimeMs) return id;
+  const bytes = readFileSync(src);
+  let at = 0;
+  for (let n = 0; n < FOREIGN_AFTER_LINE; n++) at = bytes.indexOf(0x0a, at) + 1;
+  if (at === 0) throw new Error(`${src}: fewer than ${FOREIGN_AFTER_LINE} lines`);
+  mkdirSync(dirname(dst), { recursive: true, mode: 0o700 });
+  writeFileSync(dst, Buffer.concat([bytes.subarray(0, at), Buffer.from(`${FOREIGN_STEP_ROW}\n`), bytes.subarray(at)]), { mode: 0o600 });
+  return id;
+}
+
 /** A `steps`-step agent journal (the project's step writer) and its receipt, exported by the binary under test. */
 export async function ensureReceipt(out: string, bin: string, steps: number): Promise<BenchReceipt> {
   const sdd = join(out, `agent-sdd-${steps}`);

@@ -13,7 +13,7 @@
  */
 import { copyFileSync, existsSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { ensureDamagedRun, ensureJournal, ensureReceipt, ensureTwoRuns, setTornTail } from "./inputs.ts";
+import { ensureDamagedRun, ensureForeignRowAgent, ensureJournal, ensureReceipt, ensureTwoRuns, setTornTail } from "./inputs.ts";
 import type { JournalShape } from "./journal-gen.ts";
 import { type Contender, median, run, type Sample, interleaved, table } from "./measure.ts";
 
@@ -80,7 +80,7 @@ export interface VerbResults {
 }
 
 export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "repair", "html", "follow", "follow-json", "verify-torn", "repair-torn", "record-one"] as const;
-export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug"] as const;
+export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug", "debug-foreign"] as const;
 export const VERB_KEYS: readonly string[] = [...RUN_VERBS, ...AGENT_VERBS];
 
 function exitedZero(s: Sample): void {
@@ -184,7 +184,7 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
   ];
 }
 
-function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: string }, twin: string): Verb[] {
+function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: string }, twin: string, foreign: string): Verb[] {
   const bin = o.bin;
   const at = ["--sdd-dir", r.sdd];
   return [
@@ -195,6 +195,8 @@ function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: stri
     verb("agent-view", "`replay <AGENT_ID> --as-json`", 2, [bin, "replay", r.agentId, "--as-json", ...at], begins(/^\{[^]*"agent_id": "agent-bench"[^]*"entries": \[/)),
     verb("agent-prose", "`replay <AGENT_ID>` (prose, to a pipe)", 3, [bin, "replay", r.agentId, ...at], begins(/agent-bench/)),
     verb("debug", "`replay debug <AGENT_ID>`", 3, [bin, "replay", "debug", r.agentId, ...at], exitedZero),
+    // The same journal with a row another tool wrote after line 10 (no step_hash): not verified, at walking speed.
+    verb("debug-foreign", "`replay debug <AGENT_ID>` (a row without step_hash after line 10)", 3, [bin, "replay", "debug", foreign, "--as-json", ...at], jsonError(1, "chain_broken")),
   ];
 }
 
@@ -248,7 +250,8 @@ export async function benchVerbs(o: VerbOptions): Promise<VerbResults> {
     if (!existsSync(twin) || statSync(twin).size !== statSync(r.tar).size) copyFileSync(r.tar, twin);
     receipt = { steps: o.receiptSteps, tar_bytes: statSync(r.tar).size };
     console.error(`verbs on a ${o.receiptSteps}-step agent journal: ${o.reps} interleaved repetitions`);
-    agentRows.push(...(await measureGroup(agentVerbs(o, r, twin).filter(wanted), o.reps)));
+    const foreign = ensureForeignRowAgent(r.sdd, r.agentId);
+    agentRows.push(...(await measureGroup(agentVerbs(o, r, twin, foreign).filter(wanted), o.reps)));
   }
   const first = shapes[0];
   const rows = [...(first?.verbs ?? []), ...agentRows];

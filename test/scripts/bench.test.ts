@@ -33,6 +33,7 @@ const ISSUE_TARGETS: [string, number | null][] = [
   ["agent-view", 2],
   ["agent-prose", 3],
   ["debug", 3],
+  ["debug-foreign", 3],
 ];
 /** The run-journal verbs (baseline first): those before the receipt group's baseline. */
 const RUN_VERB_COUNT = ISSUE_TARGETS.findIndex(([k]) => k === "receipt-verify");
