@@ -122,6 +122,20 @@ export function numberAt(b: Uint8Array, s: number, e: number): number {
 
 const TWO53 = 2 ** 53;
 
+/** The binade [2^p, 2^(p+1)) of the last whole part wholeDominated met, and its unit 2^(52 - p). */
+let binadeLow = 1;
+let binadeHigh = 0;
+let binadeUnit = 1;
+
+function setBinade(whole: number): void {
+  let p = Math.floor(Math.log2(whole));
+  if (2 ** p > whole) p--;
+  else if (2 ** (p + 1) <= whole) p++;
+  binadeLow = 2 ** p;
+  binadeHigh = 2 ** (p + 1);
+  binadeUnit = 2 ** (52 - p);
+}
+
 /**
  * The double nearest the decimal I.F (`whole` = I, `f` = F as an integer
  * of `k` digits; no sign), exactly as Number() rounds it, when its whole
@@ -137,11 +151,9 @@ const TWO53 = 2 ** 53;
  */
 function wholeDominated(whole: number, f: number, k: number): number {
   if (k > 15 || whole < 1 || whole >= TWO53) return NaN;
-  let p = Math.floor(Math.log2(whole));
-  if (2 ** p > whole) p--;
-  else if (2 ** (p + 1) <= whole) p++;
-  const sh = 52 - p;
-  const unit = 2 ** sh;
+  // consecutive timestamps share their binade: its unit is worked out once
+  if (whole < binadeLow || whole >= binadeHigh) setBinade(whole);
+  const unit = binadeUnit;
   const n = f * unit;
   if (n >= TWO53) return NaN;
   const ten = POW10[k]!;
