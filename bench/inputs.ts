@@ -101,7 +101,7 @@ export interface BenchReceipt {
 }
 
 /** The row another tool left in a step journal: an object with no step_hash (the tolerant reader passes over it). */
-export const FOREIGN_STEP_ROW = '{"note": "written by another tool", "seq": 10}';
+const FOREIGN_STEP_ROW = '{"note": "written by another tool", "seq": 10}';
 /** The line the foreign row follows. */
 const FOREIGN_AFTER_LINE = 10;
 

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { readChunks } from "../fsutil/input.ts";
-import { loadsLine } from "../pyjson/row.ts";
+import { loadsLine, type LineValue } from "../pyjson/row.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong, type FastProbe, type LineDialect } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
@@ -45,6 +45,11 @@ export function forEachFileLineSync(
  */
 export type LineKind = { kind: "blank" } | { kind: "malformed" } | { kind: "entry"; row: PyObject };
 
+/** The row a loaded line holds when it is an entry (an object with a `step_hash`), else null: the tolerant reader's rule. */
+export function entryOf(v: LineValue): PyObject | null {
+  return v.kind === "value" && v.value instanceof Map && v.value.has("step_hash") ? v.value : null;
+}
+
 /** `transient`: the caller is done with the row before the line's buffer is reused (no copy of a huge line). */
 export function classifyLine(bytes: Uint8Array | null, transient = false): LineKind {
   if (bytes === null) return { kind: "malformed" };
@@ -52,8 +57,8 @@ export function classifyLine(bytes: Uint8Array | null, transient = false): LineK
   // a long line is read without a value tree (src/pyjson/row.ts)
   const v = loadsLine(bytes, transient);
   if (v.kind === "blank") return { kind: "blank" };
-  if (v.kind === "value" && v.value instanceof Map && v.value.has("step_hash")) return { kind: "entry", row: v.value };
-  return { kind: "malformed" };
+  const row = entryOf(v);
+  return row === null ? { kind: "malformed" } : { kind: "entry", row };
 }
 
 /**

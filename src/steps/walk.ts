@@ -3,6 +3,7 @@ import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { CanonicalRow } from "./canonical-row.ts";
+import { entryOf } from "./reader.ts";
 import { StepKey } from "./row-keys.ts";
 import { KERNEL_PUBLISH, StepKernel, stepKernelEnabled } from "./kernel.ts";
 import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
@@ -22,7 +23,7 @@ import { HEX_BYTES, LOWER_HEX_VALUE } from "../hex.ts";
 /**
  * "disk" and "receipt": the verifiers' walks (§5b; they differ in messages
  * and in an undecodable line). "entries": the tolerant reader's entries
- * only (steps/reader.ts classifyLine): a line that is not an object with a
+ * only (steps/reader.ts entryOf): a line that is not an object with a
  * step_hash is passed over, leaving the head and the count as they were.
  */
 export type WalkDialect = "disk" | "receipt" | "entries";
@@ -596,7 +597,7 @@ export class ChainWalker implements BulkProbe {
   private general(bytes: Uint8Array, lineNo: number): void {
     // a long line is read without a value tree (src/pyjson/row.ts)
     const v = loadsLine(bytes, true);
-    if (this.dialect === "entries" && !(v.kind === "value" && v.value instanceof Map && v.value.has("step_hash"))) return;
+    if (this.dialect === "entries" && entryOf(v) === null) return;
     if (v.kind === "undecodable") {
       if (this.dialect === "receipt") throw new UndecodableLineError(lineNo);
       this.error(lineNo, `invalid JSON (line is not valid UTF-8)`);
