@@ -132,11 +132,61 @@ interface Collector<T> {
   readonly bulk?: (dialect: LineDialect) => BulkProbe;
 }
 
+/**
+ * The bytes besides the line feed and the carriage return that may begin a
+ * break of `dialect` (a lead byte stands for the characters it begins): a
+ * bulk probe leaves a span holding one to the splitter.
+ */
+function otherBreakBytes(dialect: LineDialect): number[] {
+  return dialect === "splitlines" ? [0x0b, 0x0c, 0x1c, 0x1d, 0x1e, 0xc2, 0xe2] : [];
+}
+
 /** The tolerant reader's entries (parsed). */
 class EntryCollector implements Collector<PyObject[]> {
   private batch: PyObject[] = [];
   /** `skip`: physical lines passed over unread first. */
   constructor(private skip = 0) {}
+  /**
+   * The lines skipped, passed over a run at a time: each ends at a line
+   * feed (a carriage return right before it is the same break), and no
+   * view is made of it (a view a line, on a skip of many thousands, is
+   * megabytes of garbage). A line that holds another break, or may be
+   * over the cap, is left to the splitter, which counts and refuses as
+   * for any line.
+   */
+  readonly bulk = (dialect: LineDialect): BulkProbe => {
+    const others = otherBreakBytes(dialect);
+    const probe = {
+      taken: 0,
+      take: (buf: Uint8Array, start: number, end: number, maxLineBytes: number): number => {
+        probe.taken = 0;
+        if (this.skip === 0) return start;
+        let limit = end;
+        for (const c of others) {
+          const at = buf.indexOf(c, start);
+          if (at !== -1 && at < limit) limit = at;
+        }
+        let cr = buf.indexOf(0x0d, start);
+        let p = start;
+        let n = 0;
+        while (n < this.skip) {
+          const nl = buf.indexOf(0x0a, p);
+          if (nl === -1 || nl >= limit || nl - p >= maxLineBytes) break;
+          if (cr !== -1 && cr < nl) {
+            // a carriage return alone is a break of its own
+            if (cr !== nl - 1) break;
+            cr = buf.indexOf(0x0d, nl + 1);
+          }
+          p = nl + 1;
+          n++;
+        }
+        this.skip -= n;
+        probe.taken = n;
+        return p;
+      },
+    };
+    return probe;
+  };
   line(bytes: Uint8Array): void {
     if (this.skip > 0) {
       this.skip--;
@@ -209,7 +259,7 @@ class LineCollector implements Collector<LineBatch> {
    * over the cap; anything else is left to the splitter line by line.
    */
   readonly bulk = (dialect: LineDialect): BulkProbe => {
-    const others = dialect === "universal" ? [0x0d] : dialect === "splitlines" ? [0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0xc2, 0xe2] : [];
+    const others = dialect === "universal" || dialect === "splitlines" ? [0x0d, ...otherBreakBytes(dialect)] : [];
     const probe = {
       taken: 0,
       take: (buf: Uint8Array, start: number, end: number, maxLineBytes: number): number => {
