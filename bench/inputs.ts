@@ -112,16 +112,56 @@ const FOREIGN_AFTER_LINE = 10;
  * mismatch again without parsing every row). Made anew when the journal is newer.
  */
 export function ensureForeignRowAgent(sdd: string, agentId: string): string {
-  const id = `${agentId}-foreign`;
+  return ensureAgentVariant(sdd, agentId, "foreign", (bytes) => {
+    const at = lineStart(bytes, FOREIGN_AFTER_LINE);
+    return Buffer.concat([bytes.subarray(0, at), Buffer.from(`${FOREIGN_STEP_ROW}\n`), bytes.subarray(at)]);
+  });
+}
+
+/**
+ * Agent `<agentId>-late` beside `agentId`: the `-foreign` agent's journal
+ * with one more change, a character of the prompt of the step on line
+ * 70% of the way in, so its step_hash no longer checks out. `replay debug`
+ * must walk twice, then pass over 70% of the lines to that row, and report
+ * it. Returns the agent and the edited step's seq.
+ */
+export function ensureLateMismatchAgent(sdd: string, agentId: string): { id: string; seq: number } {
+  const foreign = ensureForeignRowAgent(sdd, agentId);
+  const id = ensureAgentVariant(sdd, foreign, "late", (bytes) => {
+    const lines = bytes.toString("latin1").split("\n").length - 1;
+    const s = lineStart(bytes, Math.floor(lines * 0.7));
+    const e = bytes.indexOf(0x0a, s);
+    const row = bytes.subarray(s, e).toString("utf8");
+    const edited = row.replace(/("prompt": ?")Step/, "$1step");
+    if (edited === row) throw new Error(`line ${Math.floor(lines * 0.7) + 1} has no prompt to edit: ${row.slice(0, 200)}`);
+    return Buffer.concat([bytes.subarray(0, s), Buffer.from(edited), bytes.subarray(e)]);
+  });
+  const path = join(sdd, "runtime", "journal", id, "000000.jsonl");
+  const bytes = readFileSync(path);
+  const lines = bytes.toString("latin1").split("\n").length - 1;
+  const s = lineStart(bytes, Math.floor(lines * 0.7));
+  const seq = (JSON.parse(bytes.subarray(s, bytes.indexOf(0x0a, s)).toString("utf8")) as { seq: number }).seq;
+  return { id, seq };
+}
+
+/** The offset line `n` (0-based) of `bytes` starts at. */
+function lineStart(bytes: Buffer, n: number): number {
+  let at = 0;
+  for (let k = 0; k < n; k++) {
+    at = bytes.indexOf(0x0a, at) + 1;
+    if (at === 0) throw new Error(`fewer than ${n} lines`);
+  }
+  return at;
+}
+
+/** Agent `<agentId>-<suffix>` beside `agentId`: its step journal changed by `change`, made anew when the source is newer. */
+function ensureAgentVariant(sdd: string, agentId: string, suffix: string, change: (bytes: Buffer) => Buffer): string {
+  const id = `${agentId}-${suffix}`;
   const src = join(sdd, "runtime", "journal", agentId, "000000.jsonl");
   const dst = join(sdd, "runtime", "journal", id, "000000.jsonl");
   if (existsSync(dst) && statSync(dst).mtimeMs >= statSync(src).mtimeMs) return id;
-  const bytes = readFileSync(src);
-  let at = 0;
-  for (let n = 0; n < FOREIGN_AFTER_LINE; n++) at = bytes.indexOf(0x0a, at) + 1;
-  if (at === 0) throw new Error(`${src}: fewer than ${FOREIGN_AFTER_LINE} lines`);
   mkdirSync(dirname(dst), { recursive: true, mode: 0o700 });
-  writeFileSync(dst, Buffer.concat([bytes.subarray(0, at), Buffer.from(`${FOREIGN_STEP_ROW}\n`), bytes.subarray(at)]), { mode: 0o600 });
+  writeFileSync(dst, change(readFileSync(src)), { mode: 0o600 });
   return id;
 }
 

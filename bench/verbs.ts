@@ -13,7 +13,7 @@
  */
 import { copyFileSync, existsSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { ensureDamagedRun, ensureForeignRowAgent, ensureJournal, ensureReceipt, ensureTwoRuns, setTornTail } from "./inputs.ts";
+import { ensureDamagedRun, ensureForeignRowAgent, ensureJournal, ensureLateMismatchAgent, ensureReceipt, ensureTwoRuns, setTornTail } from "./inputs.ts";
 import type { JournalShape } from "./journal-gen.ts";
 import { type Contender, median, run, type Sample, interleaved, table } from "./measure.ts";
 
@@ -80,7 +80,7 @@ export interface VerbResults {
 }
 
 export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "repair", "html", "follow", "follow-json", "verify-torn", "repair-torn", "record-one"] as const;
-export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug", "debug-foreign"] as const;
+export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug", "debug-foreign", "debug-late"] as const;
 export const VERB_KEYS: readonly string[] = [...RUN_VERBS, ...AGENT_VERBS];
 
 function exitedZero(s: Sample): void {
@@ -96,12 +96,12 @@ function jsonSays(what: string, ok: (doc: Record<string, unknown>) => boolean): 
   };
 }
 
-/** Exit `code` and one JSON document whose `error` is `error`. */
-function jsonError(code: number, error: string): (s: Sample) => void {
+/** Exit `code` and one JSON document whose `error` is `error` (and of which `ok` holds). */
+function jsonError(code: number, error: string, ok: (doc: Record<string, unknown>) => boolean = () => true): (s: Sample) => void {
   return (s) => {
     if (s.code !== code) throw new Error(`exit ${s.code} (expected ${code}): ${s.stdout.slice(0, 500)}`);
     const doc = JSON.parse(s.stdout) as Record<string, unknown>;
-    if (doc.error !== error) throw new Error(`expected error ${error}: ${s.stdout.slice(0, 500)}`);
+    if (doc.error !== error || !ok(doc)) throw new Error(`expected error ${error}: ${s.stdout.slice(0, 500)}`);
   };
 }
 
@@ -184,7 +184,7 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
   ];
 }
 
-function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: string }, twin: string, foreign: string): Verb[] {
+function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: string }, twin: string, foreign: string, late: { id: string; seq: number }): Verb[] {
   const bin = o.bin;
   const at = ["--sdd-dir", r.sdd];
   return [
@@ -197,6 +197,8 @@ function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: stri
     verb("debug", "`replay debug <AGENT_ID>`", 3, [bin, "replay", "debug", r.agentId, ...at], exitedZero),
     // The same journal with a row another tool wrote after line 10 (no step_hash): not verified, at walking speed.
     verb("debug-foreign", "`replay debug <AGENT_ID>` (a row without step_hash after line 10)", 3, [bin, "replay", "debug", foreign, "--as-json", ...at], jsonError(1, "chain_broken")),
+    // And a step edited 70% of the way in: found after a second walk, past 70% of the lines.
+    verb("debug-late", "`replay debug <AGENT_ID>` (that row, and a step edited at 70%)", 3, [bin, "replay", "debug", late.id, "--as-json", ...at], jsonError(1, "chain_broken", (d) => d.seq === late.seq)),
   ];
 }
 
@@ -251,7 +253,8 @@ export async function benchVerbs(o: VerbOptions): Promise<VerbResults> {
     receipt = { steps: o.receiptSteps, tar_bytes: statSync(r.tar).size };
     console.error(`verbs on a ${o.receiptSteps}-step agent journal: ${o.reps} interleaved repetitions`);
     const foreign = ensureForeignRowAgent(r.sdd, r.agentId);
-    agentRows.push(...(await measureGroup(agentVerbs(o, r, twin, foreign).filter(wanted), o.reps)));
+    const late = ensureLateMismatchAgent(r.sdd, r.agentId);
+    agentRows.push(...(await measureGroup(agentVerbs(o, r, twin, foreign, late).filter(wanted), o.reps)));
   }
   const first = shapes[0];
   const rows = [...(first?.verbs ?? []), ...agentRows];

@@ -34,6 +34,7 @@ const ISSUE_TARGETS: [string, number | null][] = [
   ["agent-prose", 3],
   ["debug", 3],
   ["debug-foreign", 3],
+  ["debug-late", 3],
 ];
 /** The run-journal verbs (baseline first): those before the receipt group's baseline. */
 const RUN_VERB_COUNT = ISSUE_TARGETS.findIndex(([k]) => k === "receipt-verify");
