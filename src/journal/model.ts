@@ -86,6 +86,12 @@ export interface FastVerifyOptions {
   tree?: TreeRequest;
   /** Longest row taken (default VERIFY_MAX_ROW_BYTES, 256 MiB); a longer line is `row_too_large`. */
   maxRowBytes?: number;
+  /**
+   * This thread has work of its own meanwhile (the timeline page's rows):
+   * with more than one thread, the ranges go to `threads - 1` workers and
+   * this one only awaits them.
+   */
+  leaveThread?: boolean;
   /** Worker threads to use and keep (several journals verified one after another); default: spawned and let go by this verify. */
   workers?: VerifyWorkers;
   /**

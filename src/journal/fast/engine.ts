@@ -114,6 +114,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     // Spawn the workers before partitioning: they load while this thread partitions.
     const threads = opts.inProcess || oneThread(snapshot, opts) ? 1 : Math.min(requested, count);
     if (remote && !opts.inProcess) exec = WorkerPool.spawn(threads, () => progress.poll(), !linksOnly, { mainLane: false });
+    else if (opts.leaveThread && threads > 1) exec = WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly, { mainLane: false });
     else exec = threads > 1 ? workersFor(opts.workers, threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll(), !opts.inProcess, opts.signal);
     bounds = await boundsOf(input, snapshot, count);
   } catch (err) {
@@ -214,6 +215,11 @@ function rangeCount(end: number, threads: number, opts: FastVerifyOptions): numb
   else if (threads === 1) return Math.max(1, Math.round(end / Math.max(size, SINGLE_THREAD_RANGE_BYTES)));
   else wanted = Math.min(MAX_RANGES_PER_THREAD * threads, Math.max(threads, Math.round(end / size)));
   return Math.max(1, Math.min(wanted, Math.floor(end / size)));
+}
+
+/** Whether a verify of a journal of `bytes` with `threads` threads (default: the cores) runs on worker threads, not in this thread alone. */
+export function verifiesOnWorkers(bytes: number, threads = defaultThreads()): boolean {
+  return Math.floor(threads) > 1 && !oneThread(bytes, {}) && rangeCount(bytes, threads, {}) > 1;
 }
 
 /** A journal too small for worker threads to pay off (their JIT warm-up): verified in one thread, in ranges (rangeCount). */
