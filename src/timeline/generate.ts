@@ -19,6 +19,10 @@ import { ByteSink } from "../pyjson/encode-bytes.ts";
 import { LaneDensity, Series } from "./series.ts";
 import { clipText, pagePaths, type PathNames } from "./bounds.ts";
 import { GrowthCollector, nextTurn } from "../fsutil/turn.ts";
+import { statSync } from "node:fs";
+import { verifiesOnWorkers } from "../journal/fast/engine.ts";
+import { isRemotePath } from "../storage/ref.ts";
+import { HeldPage } from "./held-page.ts";
 
 /**
  * `replay <RUN> --html`: verify the run journal, then write one
@@ -86,6 +90,8 @@ export interface TimelineInput {
   paths?: PathNames;
   /** Read every row whole (the reference pass the fast one is tested against: same page, byte for byte). */
   exactPass?: boolean;
+  /** Called with the bytes the rows will be read to, before the verify starts, when the two run at once (tests: a writer appending between the snapshots). */
+  onPageSnapshot?: (bytes: number) => void;
 }
 
 /**
@@ -116,14 +122,82 @@ export interface TimelineResult {
 }
 
 export async function renderTimeline(input: TimelineInput, sink: TimelineSink): Promise<TimelineResult> {
-  const verdict = await verifyJournal(input.journal, { seal: input.seal, threads: input.threads, onProgress: input.onProgress });
-  // Before the page's first byte: no page of an empty input (unless allowed) or of one with no journal row.
-  refuseContent(verdictContent(verdict, input.journal), input.journal, { allowEmpty: input.allowEmpty });
-  const failure = journalVerdictFailure(verdict);
   const shown = pagePaths(input.paths ?? { [input.journal]: "journal.jsonl" });
-  let open = (await sink(pageHead(input.runId, banner(verdict, failure, input.sealPath, shown)))) !== false;
+  const end = drawnWhileVerified(input);
+  if (end !== null) {
+    const drawn = await drawWhileVerifying(input, end, sink, shown);
+    if (!("again" in drawn)) return drawn;
+    // a writer appended between the two snapshots: the page is drawn again, to the verified bytes
+    return drawVerified(input, drawn.again, sink, shown);
+  }
+  return drawVerified(input, await verifyJournal(input.journal, { seal: input.seal, threads: input.threads, onProgress: input.onProgress }), sink, shown);
+}
+
+/**
+ * Whether the page's rows are read while the journal is verified (on
+ * worker threads; this thread reads the rows): the bytes they are read to,
+ * the journal's size now; null when the verify comes first (this thread
+ * takes part in it, or the journal is not a local file, or the reference
+ * pass is asked for).
+ */
+function drawnWhileVerified(input: TimelineInput): number | null {
+  if (input.exactPass || isRemotePath(input.journal)) return null;
+  let size: number;
+  try {
+    size = statSync(input.journal).size;
+  } catch {
+    return null;
+  }
+  return verifiesOnWorkers(size, input.threads) ? size : null;
+}
+
+/** Before the page's first byte: no page of an empty input (unless allowed) or of one with no journal row. */
+function pageStart(input: TimelineInput, verdict: FastVerifyResult, shown: (s: string) => string): string {
+  refuseContent(verdictContent(verdict, input.journal), input.journal, { allowEmpty: input.allowEmpty });
+  return pageHead(input.runId, banner(verdict, journalVerdictFailure(verdict), input.sealPath, shown));
+}
+
+/** The page of a journal already verified. */
+async function drawVerified(input: TimelineInput, verdict: FastVerifyResult, sink: TimelineSink, shown: (s: string) => string): Promise<TimelineResult> {
+  let open = (await sink(pageStart(input, verdict, shown))) !== false;
   const put = async (chunk: string | Uint8Array): Promise<boolean> => (open &&= (await sink(chunk)) !== false);
-  const body = await writeBody(input, verdict, put, shown);
+  const body = await writeBody(input, verdict.snapshot_bytes, Promise.resolve(verdict), put, shown);
+  return pageEnd(input, verdict, body, open, put);
+}
+
+/**
+ * The page of the journal's first `end` bytes, its rows read while worker
+ * threads verify it (one pass each, at once: the page's wall time is the
+ * longer pass, not the sum). The page is held until the verdict is known
+ * (HeldPage); `again`: the verify's snapshot was not `end` (nothing written).
+ * The drawing reports its progress, the longer of the two.
+ */
+async function drawWhileVerifying(input: TimelineInput, end: number, sink: TimelineSink, shown: (s: string) => string): Promise<TimelineResult | { again: FastVerifyResult }> {
+  input.onPageSnapshot?.(end);
+  const verifying = verifyJournal(input.journal, { seal: input.seal, threads: input.threads, leaveThread: true });
+  const page = new HeldPage(verifying, end, (v) => pageStart(input, v, shown), sink);
+  let body: Awaited<ReturnType<typeof writeBody>>;
+  try {
+    body = await writeBody(input, end, verifying, page.put, shown);
+  } catch (err) {
+    // the verify's own error first (the rows may have failed to read for the same cause)
+    await verifying;
+    throw err;
+  }
+  const verdict = await verifying;
+  if (page.again) return { again: verdict };
+  return pageEnd(input, verdict, body, page.open, page.put);
+}
+
+/** The page's last bytes, once its rows are written; the result. */
+async function pageEnd(
+  input: TimelineInput,
+  verdict: FastVerifyResult,
+  body: Awaited<ReturnType<typeof writeBody>>,
+  open: boolean,
+  put: (chunk: string | Uint8Array) => Promise<boolean>,
+): Promise<TimelineResult> {
+  const failure = journalVerdictFailure(verdict);
   if (!open) return { verdict, failure, ...body, stopped: true };
   if (body.events !== verdict.count) {
     throw new InputError(
@@ -132,8 +206,8 @@ export async function renderTimeline(input: TimelineInput, sink: TimelineSink): 
       { path: input.journal },
     );
   }
-  await put(pageTail());
-  return { verdict, failure, ...body, stopped: !open };
+  const done = await put(pageTail());
+  return { verdict, failure, ...body, stopped: !done };
 }
 
 /** The verdict as the page's banner says it (written before any row, so it is known first). */
@@ -317,7 +391,12 @@ function past(b: WindowBound, i: number, ts: number | null): boolean {
   return "index" in b ? i > b.index : ts !== null && ts > b.time;
 }
 
-async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: (chunk: string | Uint8Array) => Promise<boolean>, shown: (s: string) => string) {
+/**
+ * The page's rows, from the journal's first `total` bytes, and its summary
+ * (which holds the verdict: awaited only then, so the rows may be read
+ * while the journal is verified).
+ */
+async function writeBody(input: TimelineInput, total: number, verifying: Promise<FastVerifyResult>, sink: (chunk: string | Uint8Array) => Promise<boolean>, shown: (s: string) => string) {
   const maxEvents = input.maxEvents ?? DEFAULT_MAX_EVENTS;
   const threshold = input.maxBars ?? DEFAULT_MAX_BARS;
   const by = input.lanes ?? "role";
@@ -430,7 +509,6 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     rows.byte(RBRACKET);
     return units + 2;
   };
-  const total = verdict.snapshot_bytes;
   const figures = new RowFigures();
   /** What the row's event name says of the run (its type's count, ticks, cost known, git); whether it is a tick. */
   const tally = (row: PyObject, event: string): boolean => {
@@ -475,7 +553,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
   };
   if (input.exactPass) {
     // The reference: every row parsed whole (readJournalSync), written block by block as it is made.
-    for (const item of readJournalSync(input.journal, { endOffset: verdict.snapshot_bytes })) {
+    for (const item of readJournalSync(input.journal, { endOffset: total })) {
       if (item.kind !== "row") {
         discarded++;
         continue;
@@ -518,6 +596,7 @@ async function writeBody(input: TimelineInput, verdict: FastVerifyResult, sink: 
     flush(true);
     await drain();
   }
+  const verdict = await verifying;
   const m = input.metadata;
   const started = m?.started_at ?? t0;
   const fingerprint = n === 0 ? "" : fp.digest();

@@ -4,7 +4,10 @@
  * pass run in this process (every row parsed whole): the same page, byte
  * for byte, on generated journals of each shape with hostile lines
  * appended (so some rows take the exact path and the chain does not
- * verify: the page is still written, exit 1).
+ * verify: the page is still written, exit 1). Each journal is drawn twice:
+ * after the verify, and while worker threads verify it (its rows read
+ * meanwhile: BERNSTEIN_FAST_VERIFY_MIN_RANGE=1 splits a small journal
+ * for workers, as a big one is split).
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -47,12 +50,15 @@ describe("replay <RUN> --html: the compiled binary's page is the exact pass's", 
         const runDir = join(sdd, "runs", "r1");
         const { path } = generateJournal(sdd, "r1", shape === "large-rows" ? 3e6 : 4e6, 11, shape);
         if (hostile) appendFileSync(path, HOSTILE_LINES.join("\n") + "\n");
-        const out = join(dir, `${shape}-${hostile}.html`);
-        const r = await bernstein(["replay", "r1", "--html", out, "--sdd-dir", sdd]);
-        expect(r.code).toBe(hostile ? 1 : 0);
-        const page = readFileSync(out, "utf8");
-        expect(page.length).toBeGreaterThan(100_000);
-        expect(page === (await exactPage(sdd, runDir, path))).toBe(true);
+        const exact = await exactPage(sdd, runDir, path);
+        for (const env of [{}, { BERNSTEIN_FAST_VERIFY_MIN_RANGE: "1" }]) {
+          const out = join(dir, `${shape}-${hostile}-${Object.keys(env).length}.html`);
+          const r = await bernstein(["replay", "r1", "--html", out, "--threads", "2", "--sdd-dir", sdd], { env });
+          expect(r.code).toBe(hostile ? 1 : 0);
+          const page = readFileSync(out, "utf8");
+          expect(page.length).toBeGreaterThan(100_000);
+          expect(page === exact).toBe(true);
+        }
       }, 120_000);
     }
   }
