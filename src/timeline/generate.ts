@@ -183,6 +183,8 @@ async function drawWhileVerifying(input: TimelineInput, end: number, sink: Timel
     // the verify's own error first (the rows may have failed to read for the same cause)
     await verifying;
     throw err;
+  } finally {
+    page.close();
   }
   const verdict = await verifying;
   if (page.again) return { again: verdict };

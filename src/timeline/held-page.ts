@@ -1,3 +1,6 @@
+import { closeSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";
 
 /**
@@ -9,11 +12,21 @@ import type { FastVerifyResult } from "../journal/fast/engine.ts";
  * if its snapshot is not the one the rows were read to (a writer appended
  * in between: the page is drawn again from the verdict), or if `head`
  * throws (a refusal made before the page's first byte).
+ *
+ * The first HELD_IN_MEMORY bytes are held in memory, the rest in a spool
+ * file (unlinked once open, so nothing is left behind): the table's first
+ * events fill megabytes of page at once, and memory held for them would
+ * stand on top of the verifying thread's. Without a spool (no temporary
+ * directory to write) they are held in memory.
  */
+export const HELD_IN_MEMORY = 1 << 20;
+
 export class HeldPage {
   private verdict: FastVerifyResult | null = null;
   private failed = false;
   private held: (string | Uint8Array)[] = [];
+  private heldBytes = 0;
+  private spool: Spool | null = null;
   private state: "holding" | "writing" | "again" | "failed" = "holding";
   /** False once the sink's reader went away. */
   open = true;
@@ -25,6 +38,8 @@ export class HeldPage {
     /** The page's head for the verdict (may throw: nothing is written then). */
     private readonly head: (verdict: FastVerifyResult) => string,
     private readonly sink: (chunk: string | Uint8Array) => void | boolean | Promise<void | boolean>,
+    /** Where the spool is made (tests). */
+    private readonly spoolDir = tmpdir(),
   ) {
     verifying.then(
       (v) => void (this.verdict = v),
@@ -42,15 +57,49 @@ export class HeldPage {
     return this.state === "writing";
   }
 
+  /** Whether chunks went to a spool file. */
+  get spooled(): boolean {
+    return this.spool !== null;
+  }
+
   /** The page's sink: false once the pass is to stop (the verify failed, the snapshots differ, the reader went away). */
   readonly put = async (chunk: string | Uint8Array): Promise<boolean> => {
     if (this.state === "holding" && !(await this.begin())) {
-      if (this.state === "holding") this.held.push(chunk);
+      if (this.state === "holding") this.hold(chunk);
       return this.state === "holding";
     }
     if (this.state !== "writing") return false;
     return (this.open &&= (await this.sink(chunk)) !== false);
   };
+
+  /** Let the spool go (it is unlinked already: its space is freed with it). */
+  close(): void {
+    this.spool?.close();
+    this.spool = null;
+  }
+
+  private hold(chunk: string | Uint8Array): void {
+    if (this.spool === null && !this.inMemory && this.heldBytes + chunk.length > HELD_IN_MEMORY) {
+      this.spool = Spool.create(this.spoolDir);
+      this.inMemory = this.spool === null;
+    }
+    if (this.spool !== null) {
+      try {
+        this.spool.put(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+        return;
+      } catch {
+        // a spool that cannot be written (a full disk): what it holds comes back, and the rest is held in memory
+        this.held.push(...this.spool.chunks());
+        this.close();
+        this.inMemory = true;
+      }
+    }
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+  }
+
+  /** Held in memory whatever its size: no spool could be made, or written. */
+  private inMemory = false;
 
   /** Write the head and the held chunks once the verdict is known; whether the page is being written. */
   private async begin(): Promise<boolean> {
@@ -59,12 +108,75 @@ export class HeldPage {
     if (this.verdict.snapshot_bytes !== this.end) this.state = "again";
     if (this.state !== "holding") {
       this.held = [];
+      this.close();
       return false;
     }
     const head = this.head(this.verdict);
     this.state = "writing";
     this.open = (await this.sink(head)) !== false;
     for (const c of this.held.splice(0)) if (this.open) this.open = (await this.sink(c)) !== false;
+    if (this.spool !== null) for (const c of this.spool.chunks()) if (this.open) this.open = (await this.sink(c)) !== false;
+    this.close();
     return true;
+  }
+}
+
+/** Chunks written to an unlinked temporary file, read back whole, in order. */
+class Spool {
+  private readonly sizes: number[] = [];
+  private written = 0;
+
+  private constructor(private fd: number) {}
+
+  /** A spool in `dir`, or null when none can be made there. */
+  static create(dir: string): Spool | null {
+    const path = join(dir, `bernstein-page-${process.pid}-${Math.random().toString(36).slice(2)}.spool`);
+    let fd: number;
+    try {
+      fd = openSync(path, "wx+", 0o600);
+    } catch {
+      return null;
+    }
+    try {
+      unlinkSync(path);
+    } catch {
+      closeSync(fd);
+      try {
+        unlinkSync(path);
+      } catch {
+        // (it was never ours to leave, but nothing more can be done)
+      }
+      return null;
+    }
+    return new Spool(fd);
+  }
+
+  put(bytes: Uint8Array): void {
+    let done = 0;
+    while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, this.written + done);
+    this.written += bytes.length;
+    this.sizes.push(bytes.length);
+  }
+
+  /** The chunks as they were put, each read back into a buffer of its own. */
+  *chunks(): Generator<Uint8Array> {
+    let at = 0;
+    for (const size of this.sizes) {
+      const buf = new Uint8Array(size);
+      let got = 0;
+      while (got < size) {
+        const n = readSync(this.fd, buf, got, size - got, at + got);
+        if (n === 0) throw new Error("the page's spool file ended early");
+        got += n;
+      }
+      at += size;
+      yield buf;
+    }
+  }
+
+  close(): void {
+    if (this.fd < 0) return;
+    closeSync(this.fd);
+    this.fd = -1;
   }
 }

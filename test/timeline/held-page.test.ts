@@ -1,6 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { FastVerifyResult } from "../../src/journal/fast/engine.ts";
-import { HeldPage } from "../../src/timeline/held-page.ts";
+import { HELD_IN_MEMORY, HeldPage } from "../../src/timeline/held-page.ts";
 
 /**
  * HeldPage: the page's chunks made while the journal is still being
@@ -24,13 +27,22 @@ const verdictOf = (snapshot: number) => ({ snapshot_bytes: snapshot, count: 3 })
 /** A turn of the event loop: the verdict's handlers run. */
 const turn = () => new Promise<void>((r) => setTimeout(r, 0));
 
-function page(end: number, head: (v: FastVerifyResult) => string = (v) => `head(${v.count})`, reader = () => true) {
+const spools = mkdtempSync(join(tmpdir(), "held-page-"));
+afterAll(() => rmSync(spools, { recursive: true, force: true }));
+
+function page(end: number, head: (v: FastVerifyResult) => string = (v) => `head(${v.count})`, reader = () => true, spoolDir = spools) {
   const v = deferred();
   const out: string[] = [];
-  const p = new HeldPage(v.promise, end, head, (c) => {
-    out.push(String(c));
-    return reader();
-  });
+  const p = new HeldPage(
+    v.promise,
+    end,
+    head,
+    (c) => {
+      out.push(typeof c === "string" ? c : new TextDecoder().decode(c));
+      return reader();
+    },
+    spoolDir,
+  );
   return { v, out, p };
 }
 
@@ -94,4 +106,23 @@ describe("HeldPage", () => {
     expect(out).toEqual(["head(3)", "a"]);
     expect(p.open).toBe(false);
   });
+
+  for (const [where, dir] of [
+    ["a spool file", () => spools],
+    ["memory (no spool can be made)", () => join(spools, "no such directory")],
+  ] as const) {
+    test(`held past ${HELD_IN_MEMORY} bytes, in ${where}: the same chunks, in order, and no file left behind`, async () => {
+      const { v, out, p } = page(100, undefined, undefined, dir());
+      // text, bytes, and characters of every UTF-8 length, each chunk whole
+      const chunks = Array.from({ length: 7 }, (_, i) => `${i}:${"é€😀x".repeat(40_000 + i)}`);
+      for (const [i, c] of chunks.entries()) expect(await p.put(i % 2 ? new TextEncoder().encode(c) : c)).toBe(true);
+      expect(p.spooled).toBe(where === "a spool file");
+      expect(readdirSync(spools).filter((f) => f.endsWith(".spool"))).toEqual([]);
+      v.resolve(verdictOf(100));
+      await turn();
+      expect(await p.put("end")).toBe(true);
+      expect(out).toEqual(["head(3)", ...chunks, "end"]);
+      p.close();
+    });
+  }
 });
