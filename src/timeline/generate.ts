@@ -25,11 +25,14 @@ import { isRemotePath } from "../storage/ref.ts";
 import { HeldPage } from "./held-page.ts";
 
 /**
- * `replay <RUN> --html`: verify the run journal, then write one
+ * `replay <RUN> --html`: verify the run journal and write one
  * self-contained HTML page of it in a single streaming pass over the
- * verified bytes (rows appended meanwhile are not read). Memory does not
- * grow with the journal: rows go out in blocks as they are read, attempts
- * as they close, the curves live in fixed buckets.
+ * verified bytes (rows appended meanwhile are not read). A journal
+ * verified on worker threads is read for the page while they verify it,
+ * the page held until the verdict is known (drawWhileVerifying); any other
+ * is verified first. Memory does not grow with the journal: rows go out in
+ * blocks as they are read, attempts as they close, the curves live in
+ * fixed buckets.
  *
  * The page's size is bounded whatever the journal's: its table holds the
  * events of one window (`window`, default the whole run) up to `maxEvents`
