@@ -1,4 +1,3 @@
-import { formatWithOptions } from "node:util";
 import { createConsola, type ConsolaInstance, type ConsolaReporter, type LogObject } from "consola/core";
 import { isTerminal } from "../render/terminal.ts";
 import { writeStderr } from "./output.ts";
@@ -59,9 +58,18 @@ function configure(): Config {
   return { level, colour: !noColour && isTerminal(2), note };
 }
 
+/**
+ * node:util's formatter, loaded when a line is first formatted: importing
+ * it at start-up loads its inspect module, a millisecond or two of every
+ * command's start in the compiled binary, most of which log nothing.
+ */
+let formatWithOptions: typeof import("node:util").formatWithOptions | null = null;
+
 /** Never a stack trace: an Error argument is shown by its message (stacks are `--debug`'s, in command.ts). */
 function text(args: unknown[]): string {
   const plain = args.map((a) => (a instanceof Error ? a.message : a));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  formatWithOptions ??= (require("node:util") as typeof import("node:util")).formatWithOptions;
   return formatWithOptions({ colors: false, depth: 4 }, ...plain);
 }
 

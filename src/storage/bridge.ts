@@ -1,4 +1,3 @@
-import { isMainThread, threadId } from "node:worker_threads";
 import { InputError } from "../errors/index.ts";
 import { storageFlags, type StorageFlags } from "./config.ts";
 import { toError, type StorageFailure } from "./errors.ts";
@@ -58,15 +57,25 @@ function spawnFetcher(client: string, shared: SharedArrayBuffer, serve: string |
   return worker;
 }
 
+/**
+ * node:worker_threads, loaded when a bridge is first made (a remote input):
+ * at start-up it would cost every command its load.
+ */
+function workerThreads(): typeof import("node:worker_threads") {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require("node:worker_threads") as typeof import("node:worker_threads");
+}
+
 class Bridge {
   private post!: (m: ToFetcher) => void;
-  private readonly client = String(threadId);
+  private readonly client = String(workerThreads().threadId);
   private ctl!: Int32Array;
   private sizeCell!: Float64Array;
   private data!: Uint8Array;
   private readonly sizes = new Map<string, number>();
 
   constructor() {
+    const { isMainThread } = workerThreads();
     if (!isMainThread && this.joinProcessFetcher()) return;
     const shared = this.share();
     const worker = spawnFetcher(this.client, shared, isMainThread ? CHANNEL : null);
