@@ -254,8 +254,6 @@ export async function benchVerbs(o: VerbOptions): Promise<VerbResults> {
     console.error(`verbs on a ${o.receiptSteps}-step agent journal: ${o.reps} interleaved repetitions`);
     const foreign = ensureForeignRowAgent(r.sdd, r.agentId);
     const late = ensureLateMismatchAgent(r.sdd, r.agentId);
-    // inputs just written (tens of MB) are flushed first, not written back while the verbs are timed
-    await run(["sync"]);
     agentRows.push(...(await measureGroup(agentVerbs(o, r, twin, foreign, late).filter(wanted), o.reps)));
   }
   const first = shapes[0];
