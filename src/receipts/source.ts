@@ -141,6 +141,15 @@ function otherBreakBytes(dialect: LineDialect): number[] {
   return dialect === "splitlines" ? [0x0b, 0x0c, 0x1c, 0x1d, 0x1e, 0xc2, 0xe2] : [];
 }
 
+/** Where the first of `bytes` stands in buf[start, limit), or `limit` (a native search for each). */
+function firstOf(buf: Uint8Array, bytes: readonly number[], start: number, limit: number): number {
+  for (const c of bytes) {
+    const at = buf.indexOf(c, start);
+    if (at !== -1 && at < limit) limit = at;
+  }
+  return limit;
+}
+
 /** The tolerant reader's entries (parsed). */
 class EntryCollector implements Collector<PyObject[]> {
   private batch: PyObject[] = [];
@@ -161,11 +170,7 @@ class EntryCollector implements Collector<PyObject[]> {
       take: (buf: Uint8Array, start: number, end: number, maxLineBytes: number): number => {
         probe.taken = 0;
         if (this.skip === 0) return start;
-        let limit = end;
-        for (const c of others) {
-          const at = buf.indexOf(c, start);
-          if (at !== -1 && at < limit) limit = at;
-        }
+        const limit = firstOf(buf, others, start, end);
         let cr = buf.indexOf(0x0d, start);
         let p = start;
         let n = 0;
@@ -267,11 +272,7 @@ class LineCollector implements Collector<LineBatch> {
         const last = buf.lastIndexOf(0x0a, end - 1);
         if (last < start) return start;
         // whole lines whose line feed comes before `limit` (the first other break, if any)
-        let limit = last + 1;
-        for (const c of others) {
-          const at = buf.indexOf(c, start);
-          if (at !== -1 && at < limit) limit = at;
-        }
+        const limit = firstOf(buf, others, start, last + 1);
         const lines: number[] = [];
         for (let p = start, nl = buf.indexOf(0x0a, p); nl !== -1 && nl < limit; p = nl + 1, nl = buf.indexOf(0x0a, p)) {
           if (nl - p > maxLineBytes) break;
