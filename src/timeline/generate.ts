@@ -151,7 +151,7 @@ function drawnWhileVerified(input: TimelineInput): number | null {
   } catch {
     return null;
   }
-  return verifiesOnWorkers(size, input.threads) ? size : null;
+  return verifiesOnWorkers(input.journal, size, input.threads) ? size : null;
 }
 
 /** Before the page's first byte: no page of an empty input (unless allowed) or of one with no journal row. */

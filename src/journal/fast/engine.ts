@@ -81,8 +81,7 @@ function bytesRead(results: readonly RangeResult[]): number {
 
 export async function verifyJournalFast(path: string, opts: FastVerifyOptions = {}): Promise<FastVerifyResult> {
   const linksOnly = opts.linksOnly ?? false;
-  // A remote object: at most MAX_REMOTE_THREADS ranges read (ranged GETs) at once (src/storage/).
-  const requested = Math.min(isRemotePath(path) ? MAX_REMOTE_THREADS : MAX_THREADS, Math.max(1, Math.floor(opts.threads ?? defaultThreads())));
+  const requested = requestedThreads(path, opts.threads);
   const base = { mode: (linksOnly ? "links-only" : "full") as VerifyMode, payloads_checked: !linksOnly };
   // Standard input: one range read as a stream to its end in this thread (no size to split, no second pass).
   if (isStdinPath(path)) return verifyInThread(path, opts);
@@ -112,7 +111,7 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
     progress = new ProgressTracker(snapshot, opts.onProgress);
     const count = rangeCount(snapshot, requested, opts);
     // Spawn the workers before partitioning: they load while this thread partitions.
-    const threads = opts.inProcess || oneThread(snapshot, opts) ? 1 : Math.min(requested, count);
+    const threads = verifyThreads(snapshot, requested, opts);
     if (remote && !opts.inProcess) exec = WorkerPool.spawn(threads, () => progress.poll(), !linksOnly, { mainLane: false });
     else if (opts.leaveThread && threads > 1) exec = WorkerPool.spawn(threads - 1, () => progress.poll(), !linksOnly, { mainLane: false });
     else exec = threads > 1 ? workersFor(opts.workers, threads - 1, () => progress.poll(), !linksOnly) : new InProcessExecutor(() => progress.poll(), !opts.inProcess, opts.signal);
@@ -217,9 +216,20 @@ function rangeCount(end: number, threads: number, opts: FastVerifyOptions): numb
   return Math.max(1, Math.min(wanted, Math.floor(end / size)));
 }
 
-/** Whether a verify of a journal of `bytes` with `threads` threads (default: the cores) runs on worker threads, not in this thread alone. */
-export function verifiesOnWorkers(bytes: number, threads = defaultThreads()): boolean {
-  return Math.floor(threads) > 1 && !oneThread(bytes, {}) && rangeCount(bytes, threads, {}) > 1;
+/** The threads a verify of `path` may take when asked for `threads` (default: the cores). */
+function requestedThreads(path: string, threads: number | undefined): number {
+  // A remote object: at most MAX_REMOTE_THREADS ranges read (ranged GETs) at once (src/storage/).
+  return Math.min(isRemotePath(path) ? MAX_REMOTE_THREADS : MAX_THREADS, Math.max(1, Math.floor(threads ?? defaultThreads())));
+}
+
+/** The threads a verify of the first `end` bytes takes, `requested` at most (1: this thread alone). */
+function verifyThreads(end: number, requested: number, opts: FastVerifyOptions): number {
+  return opts.inProcess || oneThread(end, opts) ? 1 : Math.min(requested, rangeCount(end, requested, opts));
+}
+
+/** Whether a verify of the `bytes` of `path`, asked for `threads` threads (default: the cores), runs on worker threads, not in this thread alone. */
+export function verifiesOnWorkers(path: string, bytes: number, threads?: number): boolean {
+  return verifyThreads(bytes, requestedThreads(path, threads), {}) > 1;
 }
 
 /** A journal too small for worker threads to pay off (their JIT warm-up): verified in one thread, in ranges (rangeCount). */
