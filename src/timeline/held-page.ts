@@ -79,6 +79,7 @@ export class HeldPage {
   }
 
   private hold(chunk: string | Uint8Array): void {
+    // (a string's length in UTF-16 units: near enough to its bytes for where the spool begins)
     if (this.spool === null && !this.inMemory && this.heldBytes + chunk.length > HELD_IN_MEMORY) {
       this.spool = Spool.create(this.spoolDir);
       this.inMemory = this.spool === null;
@@ -140,11 +141,12 @@ class Spool {
     try {
       unlinkSync(path);
     } catch {
+      // a system that cannot unlink an open file: removed once closed, and the chunks held in memory instead
       closeSync(fd);
       try {
         unlinkSync(path);
       } catch {
-        // (it was never ours to leave, but nothing more can be done)
+        // nothing more can be done about it here
       }
       return null;
     }
