@@ -127,21 +127,23 @@ export function ensureForeignRowAgent(sdd: string, agentId: string): string {
  */
 export function ensureLateMismatchAgent(sdd: string, agentId: string): { id: string; seq: number } {
   const foreign = ensureForeignRowAgent(sdd, agentId);
-  const id = ensureAgentVariant(sdd, foreign, "late", (bytes) => {
-    const lines = bytes.toString("latin1").split("\n").length - 1;
-    const s = lineStart(bytes, Math.floor(lines * 0.7));
-    const e = bytes.indexOf(0x0a, s);
-    const row = bytes.subarray(s, e).toString("utf8");
-    const edited = row.replace(/("prompt": ?")Step/, "$1step");
-    if (edited === row) throw new Error(`line ${Math.floor(lines * 0.7) + 1} has no prompt to edit: ${row.slice(0, 200)}`);
-    return Buffer.concat([bytes.subarray(0, s), Buffer.from(edited), bytes.subarray(e)]);
-  });
-  const path = join(sdd, "runtime", "journal", id, "000000.jsonl");
-  const bytes = readFileSync(path);
-  const lines = bytes.toString("latin1").split("\n").length - 1;
-  const s = lineStart(bytes, Math.floor(lines * 0.7));
-  const seq = (JSON.parse(bytes.subarray(s, bytes.indexOf(0x0a, s)).toString("utf8")) as { seq: number }).seq;
-  return { id, seq };
+  // the step edited, found in the journal it is made from (the edit keeps every line where it is)
+  const bytes = readFileSync(join(sdd, "runtime", "journal", foreign, "000000.jsonl"));
+  const line = Math.floor(lineCount(bytes) * 0.7);
+  const s = lineStart(bytes, line);
+  const e = bytes.indexOf(0x0a, s);
+  const row = bytes.subarray(s, e).toString("utf8");
+  const edited = row.replace(/("prompt": ?")Step/, "$1step");
+  if (edited === row) throw new Error(`line ${line + 1} has no prompt to edit: ${row.slice(0, 200)}`);
+  const id = ensureAgentVariant(sdd, foreign, "late", (src) => Buffer.concat([src.subarray(0, s), Buffer.from(edited), src.subarray(e)]));
+  return { id, seq: (JSON.parse(row) as { seq: number }).seq };
+}
+
+/** The line feeds in `bytes`. */
+function lineCount(bytes: Buffer): number {
+  let n = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) n++;
+  return n;
 }
 
 /** The offset line `n` (0-based) of `bytes` starts at. */
