@@ -33,10 +33,26 @@ export function renderRowJson(row: Map<string, PyLike>, level: number, write: (t
   const pad = " ".repeat(2 * level);
   if (!holdsRaw(row)) return write(pad + renderJson(row).replace(/\n/g, "\n" + pad));
   write(pad);
+  streamRow(row, { ...RENDER_OPTIONS, level }, write);
+}
+
+/** renderJson's options at indent null (its one-line form). */
+const INLINE_OPTIONS: DumpsOptions = { indent: null, ensureAscii: false, rawNumbers: true, separators: [", ", ": "] };
+
+/**
+ * A row as `renderJson(row, null)` prints it (one line): handed to `write`
+ * in pieces when the row is huge (it holds `PyRaw` values), else as one text.
+ */
+export function renderRowInline(row: Map<string, PyLike>, write: (text: string) => void): void {
+  if (!holdsRaw(row)) return write(renderJson(row, null));
+  streamRow(row, INLINE_OPTIONS, write);
+}
+
+function streamRow(row: Map<string, PyLike>, options: DumpsOptions, write: (text: string) => void): void {
   // The pieces are garbage once written; collect every megabyte so they do not pile up (a row of
   // many small objects otherwise comes near 64 MB + 4x the row).
   let since = 0;
-  dumpsStream(row, { ...RENDER_OPTIONS, level }, (text) => {
+  dumpsStream(row, options, (text) => {
     write(text);
     since += text.length;
     if (since >= 1 << 20) {

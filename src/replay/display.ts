@@ -51,6 +51,24 @@ export function shownField(row: PyObject, k: string): PyValue | undefined {
 }
 
 /**
+ * The fields of a row read with its long strings kept as bytes (`row`),
+ * as the tree parser gives them (`get` / `has`, all a display reads): a
+ * field is decoded when read (shownField), so the row is never decoded
+ * whole. Iterating it yields nothing: read `row` for that.
+ */
+export class DecodedFields extends Map<string, PyValue> {
+  row: PyObject = new Map();
+
+  override has(key: string): boolean {
+    return this.row.has(key);
+  }
+
+  override get(key: string): PyValue | undefined {
+    return shownField(this.row, key);
+  }
+}
+
+/**
  * Text of a cell one of whose parts is a long string still as bytes (a
  * field of megabytes): decoded piece by piece as it is laid out, so the
  * table shows its first cells, or wraps it, without holding it whole.

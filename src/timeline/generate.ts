@@ -9,7 +9,7 @@ import { journalVerdictFailure, type JournalFailure } from "../journal/verdict-f
 import { verifyJournal, type JournalSeal } from "../journal/verify.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { renderJson } from "../render/json.ts";
+import { renderJson, renderRowInline } from "../render/json.ts";
 import { displayRow } from "../replay/display.ts";
 import { ReplayFingerprint } from "../replay/fingerprint.ts";
 import { AttemptTracker, type Attempt } from "./attempts.ts";
@@ -321,11 +321,12 @@ const encoder = new TextEncoder();
 /**
  * `scriptJson(payloadText(json))` for the UTF-8 text `json`, appended to
  * `out` as UTF-8 without making a string of it; its UTF-16 length.
+ * `total`: the whole text's UTF-16 length when `json` holds only its
+ * beginning (at least its first PAYLOAD_CHARS + 1 units).
  */
-function appendPayload(out: ByteSink, json: Uint8Array): number {
+function appendPayload(out: ByteSink, json: Uint8Array, total = json.length > PAYLOAD_CHARS ? utf16Length(json, 0, json.length) : 0): number {
   out.byte(QUOTE);
   let units = 2;
-  const total = json.length > PAYLOAD_CHARS ? utf16Length(json, 0, json.length) : 0;
   if (total > PAYLOAD_CHARS) {
     units += appendScriptString(out, json, 0, json.length, PAYLOAD_CHARS);
     const note = encoder.encode(cutNote(total));
@@ -335,6 +336,26 @@ function appendPayload(out: ByteSink, json: Uint8Array): number {
   }
   out.byte(QUOTE);
   return units;
+}
+
+/**
+ * appendPayload of `renderJson(row, null)`, made in pieces where the row
+ * holds values still as bytes (a huge row: rows.ts reads its long strings
+ * so, and its large arrays and objects are so anyway): only the
+ * beginning the page shows is kept, the rest only counted, so the page
+ * never holds such a row's text whole (several times the row's size).
+ */
+function appendRowPayload(out: ByteSink, row: PyObject): number {
+  // one unit past the cut: a pair the cut falls in is kept whole (appendScriptString writes its high surrogate);
+  // what the end of the kept text may split is past the cut, never read
+  const keep = PAYLOAD_CHARS + 1;
+  let head = "";
+  let total = 0;
+  renderRowInline(row, (text) => {
+    total += text.length;
+    if (head.length < keep) head += text.slice(0, keep - head.length);
+  });
+  return appendPayload(out, encoder.encode(head), total);
 }
 
 /** Where the table's window stands as the rows go by. */
@@ -496,7 +517,7 @@ async function writeBody(input: TimelineInput, total: number, verifying: Promise
   /** Write the row's table entry to `rows`; its size as the window counts it (its UTF-16 length and a separator). */
   const entrySize = (): number => {
     const r = current!;
-    const d = displayRow(r.fields, null);
+    const d = displayRow(r.shown, null);
     const f = (s: string) => clipText(s, FIELD_CHARS);
     entryAt = rows.len;
     if (blockRows > 0) rows.byte(COMMA);
@@ -510,7 +531,8 @@ async function writeBody(input: TimelineInput, total: number, verifying: Promise
     const fields = scriptJson(head);
     appendText(rows, fields);
     rows.buf[rows.len - 1] = COMMA;
-    const units = fields.length + appendPayload(rows, r.json() ?? encoder.encode(renderJson(r.full(), null)));
+    const json = r.json();
+    const units = fields.length + (json !== null ? appendPayload(rows, json) : appendRowPayload(rows, r.full()));
     rows.byte(RBRACKET);
     return units + 2;
   };
@@ -565,7 +587,7 @@ async function writeBody(input: TimelineInput, total: number, verifying: Promise
       }
       const row = item.row;
       fp.update(row);
-      step({ fields: row, full: () => row, json: () => null });
+      step({ fields: row, shown: row, full: () => row, json: () => null });
       if (ready.length > 0 && !(await drain())) break;
       // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn now and then.
       if (n % BLOCK_ROWS === 0) {

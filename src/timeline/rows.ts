@@ -5,7 +5,7 @@ import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { readFastLines } from "../replay/fast-lines.ts";
 import type { LastText } from "../replay/last-text.ts";
-import { numberField } from "../replay/display.ts";
+import { DecodedFields, numberField } from "../replay/display.ts";
 import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
 import { DISPLAY_FIELDS, FieldTable, FINGERPRINT_BATCH, valueAt } from "../replay/fast-row.ts";
@@ -71,6 +71,8 @@ export interface PageRowSink {
 export interface PageRow {
   /** At least the row's PAGE_FIELDS, as the full row has them. */
   fields: PyObject;
+  /** What the table's cells are read from (display.ts displayRow): `fields`, or the whole row with its long strings still bytes, which the display reads in pieces. */
+  shown: PyObject;
   /** The whole row, parsed (the exact reader's). */
   full(): PyObject;
   /** `renderJson(full(), null)` as UTF-8, made from the row's bytes (valid until the next row), or null where only the exact path makes it. */
@@ -204,6 +206,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
   const tc = new RowTranscoder();
   const fast: PageRow = {
     fields,
+    shown: fields,
     full,
     json: (): Uint8Array | null => {
       // the kernel took the row: it fills the line (a CR before the line feed is the break's)
@@ -211,7 +214,16 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
       return tc.rowInline(line, lineS, contentEnd(line, lineS, lineE)) ? tc.view() : null;
     },
   };
-  const exact: PageRow = { fields: new Map(), full: () => exact.fields, json: () => null };
+  // the full row (its long strings still bytes: the payload is made from it in pieces, generate.ts appendRowPayload)
+  const exactFields = new DecodedFields();
+  const exact: PageRow = {
+    fields: exactFields,
+    get shown() {
+      return exactFields.row;
+    },
+    full: () => exactFields.row,
+    json: () => null,
+  };
   /** Hand the sink the row reader `r` took, the line buf[s, e) at file offset `at`. */
   const taken = (r: KernelRowReader, buf: Uint8Array, s: number, e: number, at: number): void => {
     fields.at(r, r === k);
@@ -247,6 +259,8 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
       return true;
     },
     long: (bytes, _lineNo, at) => bytes.length <= LONG_LINE_MAX && copied(bytes, 0, bytes.length, at),
+    // a huge row's long strings stay bytes (DecodedFields)
+    rawStrings: true,
     exact: (v, _bytes, _lineNo, at) => {
       offset = at;
       if (v.kind !== "row") {
@@ -255,7 +269,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
       }
       flush();
       fp.update(v.row);
-      exact.fields = v.row;
+      exactFields.row = v.row;
       sink.row(exact);
     },
     done: () => sink.done(),

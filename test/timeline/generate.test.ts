@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { generateJournal, SHAPES } from "../../bench/journal-gen.ts";
 import { readMetadata } from "../../src/journal/metadata.ts";
 import { renderTimeline, type TimelineInput } from "../../src/timeline/generate.ts";
+import { EventJournal } from "../../src/journal/writer.ts";
 import { HOSTILE_LINES } from "../replay/hostile-rows.ts";
 
 const KNOB = "BERNSTEIN_FAST_VERIFY_MIN_RANGE";
@@ -137,4 +138,28 @@ describe("a page drawn while the journal is verified is the page drawn after it"
     expect(page!.length).toBeGreaterThan(0);
     expect(whole.startsWith(page!)).toBe(true);
   }, 60_000);
+});
+
+describe("rows too long for the page's kernel: the exact path, their long strings kept as bytes", () => {
+  // A row over LONG_LINE_MAX takes the exact path; its strings of a megabyte or more stay bytes, the
+  // payload is made from them in pieces and cut at PAYLOAD_CHARS (appendRowPayload). `shift` moves the
+  // cut across the surrogate pairs of the string: in one of the three the cut leaves a high surrogate
+  // alone, as `slice` does. Fields the page reads (agent_id, reason) are long strings too.
+  for (const shift of [0, 1, 2]) {
+    test(`a payload cut ${shift} code units further along`, async () => {
+      const { sdd, runDir } = run(`huge-${shift}`);
+      const j = EventJournal.create("r1", { sddDir: sdd });
+      j.record("run_started", { goal: "huge" });
+      j.record("task_claimed", { task_id: "t1", agent_id: "a1", role: "backend" });
+      j.record("tool_result", { task_id: "t1", agent_id: "a1", output: "x".repeat(shift) + "😀x".repeat(400_000), nested: [1.5, { k: "é".repeat(200_000) }] });
+      j.record("task_failed", { task_id: "t1", agent_id: `a-${"é".repeat(400_000)}`, reason: "r😀".repeat(300_000) });
+      j.record("run_completed", {});
+      j.close();
+      const path = join(runDir, "journal.jsonl");
+      expect(Math.max(...readFileSync(path, "latin1").split("\n").map((l) => l.length))).toBeGreaterThan(2 << 20);
+      const drawn = await draw(path, runDir);
+      expect(drawn.text).toContain("characters as recorded");
+      same(drawn.text, (await draw(path, runDir, { exactPass: true })).text);
+    }, 60_000);
+  }
 });

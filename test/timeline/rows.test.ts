@@ -177,8 +177,8 @@ function passRows(journal: string): [number, number] {
   let fast = 0;
   let exact = 0;
   const sink: PageRowSink = {
-    // the exact path's row is its own whole row; the kernel's is parsed anew when asked
-    row: (r) => void (r.full() === r.fields ? exact++ : fast++),
+    // the exact path's row is the whole row it shows; the kernel's is parsed anew when asked
+    row: (r) => void (r.full() === r.shown ? exact++ : fast++),
     discarded: () => {},
     done: () => false,
   };
