@@ -33,8 +33,8 @@ export function isStdinPath(path: string): boolean {
 }
 
 /**
- * The longest row (physical line, without its terminator) any reader
- * accepts. Longer rows are refused up front with `row_too_large` (exit 3)
+ * The longest row (physical line, without its terminator) any reader but a
+ * run journal's (JOURNAL_MAX_ROW_BYTES) accepts. Longer rows are refused up front with `row_too_large` (exit 3)
  * instead of being parsed: the exact JSON path builds a value tree that
  * costs dozens of times the row's bytes for a dense numeric row. 16 MiB is
  * far above any row the orchestrators write (an event or a step with a tool
@@ -43,14 +43,16 @@ export function isStdinPath(path: string): boolean {
  */
 export const MAX_ROW_BYTES = 16 * 1024 * 1024;
 /**
- * The longest row `journal verify` (and every verify: replay --verify, seal,
- * CI) takes by default: verify hashes a row from its bytes, so a row costs
- * about twice its size in memory, not a tree of values (`--max-row-bytes`).
- * `journal record` (the journal writer) keeps the same default, for the rows
- * it reads when it resumes and for the rows it writes: the writer never
- * writes a row verify refuses.
+ * The longest row of a run journal its readers and its writer take by
+ * default: every verify (`journal verify`, replay --verify, seal, CI) hashes
+ * a row from its bytes, about twice its size in memory, not a tree of values
+ * (`--max-row-bytes`); `journal record` keeps it for the rows it reads when
+ * it resumes and for the rows it writes, `replay repair` for the rows it
+ * reads; and the replay verbs (the display, `--as-json`, `--from-step`,
+ * `--follow`, the page, `diff`) keep a huge row's large values as bytes,
+ * within 64 MB + 3x the row. So whatever the writer wrote, every verb reads.
  */
-export const VERIFY_MAX_ROW_BYTES = 256 * 1024 * 1024;
+export const JOURNAL_MAX_ROW_BYTES = 256 * 1024 * 1024;
 
 /** A row limit for messages: "16 MiB", "1.5 MiB", "4 KiB", "1000 bytes". */
 export function rowLimitText(limit: number): string {

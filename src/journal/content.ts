@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { InputError } from "../errors/index.ts";
-import { isStdinPath, VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { isStdinPath, JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { isRemotePath } from "../storage/ref.ts";
 import type { JournalVerifyResult } from "./model.ts";
 import { readJournalSync, type JournalRow } from "./reader.ts";
@@ -79,7 +79,7 @@ export function refuseContent(content: JournalContent, input: string, o: Content
  * is not judged here.
  */
 /** What a verify's verdict says the input is; a re-read takes rows up to the verify's own limit. */
-export function verdictContent(r: JournalVerifyResult, path: string, maxRowBytes = VERIFY_MAX_ROW_BYTES): JournalContent {
+export function verdictContent(r: JournalVerifyResult, path: string, maxRowBytes = JOURNAL_MAX_ROW_BYTES): JournalContent {
   const stdin = isStdinPath(path);
   if (!stdin && !isRemotePath(path) && !existsSync(path)) return "journal";
   if (r.count === 0) return r.discarded_line_indices.length === 0 ? "empty" : "foreign";

@@ -84,7 +84,7 @@ export interface FastVerifyOptions {
   afterSnapshot?: (snapshotBytes: number) => void;
   /** Also build the journal's Merkle subtrees in the same pass (filled in when the chain verified whole). */
   tree?: TreeRequest;
-  /** Longest row taken (default VERIFY_MAX_ROW_BYTES, 256 MiB); a longer line is `row_too_large`. */
+  /** Longest row taken (default JOURNAL_MAX_ROW_BYTES, 256 MiB); a longer line is `row_too_large`. */
   maxRowBytes?: number;
   /**
    * This thread has work of its own meanwhile (the timeline page's rows):

@@ -1,6 +1,7 @@
 import { loadsLine } from "../pyjson/row.ts";
 import type { PyValue } from "../pyjson/types.ts";
-import { MAX_LINE_BYTES, physicalLines, type LineReadOptions } from "../fsutil/lines.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { physicalLines, type LineReadOptions } from "../fsutil/lines.ts";
 
 /**
  * The tolerant journal reader (spec §1.8): every physical line is either a
@@ -41,7 +42,7 @@ const NON_OBJECT: LineVerdict = { kind: "discarded", reason: "non-object row" };
  * change (a long line's row then keeps views of them instead of a copy);
  * `rawStringMin`: its long string members stay bytes (see loadsLine).
  */
-export function classifyLine(bytes: Uint8Array, maxBytes = MAX_LINE_BYTES, transient = false, rawStringMin = Infinity): LineVerdict {
+export function classifyLine(bytes: Uint8Array, maxBytes = JOURNAL_MAX_ROW_BYTES, transient = false, rawStringMin = Infinity): LineVerdict {
   if (bytes.length === 0) return BLANK;
   if (bytes.length > maxBytes) return { kind: "discarded", reason: `line longer than ${maxBytes} bytes (not read)` };
   const v = loadsLine(bytes, transient, rawStringMin);
@@ -55,6 +56,7 @@ export function classifyLine(bytes: Uint8Array, maxBytes = MAX_LINE_BYTES, trans
 
 /** Synchronous core of `readJournal` (blank lines skipped). */
 export function* readJournalSync(path: string, opts: LineReadOptions = {}): Generator<ReadItem> {
+  opts = { maxLineBytes: JOURNAL_MAX_ROW_BYTES, ...opts };
   for (const line of physicalLines(path, opts)) {
     // a line the reader let go of is kept as it is (a huge row is not held twice)
     const v = classifyLine(line.bytes, opts.maxLineBytes, line.owned);
@@ -69,7 +71,7 @@ export function* readJournalSync(path: string, opts: LineReadOptions = {}): Gene
  * a missing file yields nothing; an unreadable one throws `InputError`
  * (`journal_unreadable`).
  */
-export async function* readJournal(path: string, opts: { endOffset?: number } = {}): AsyncGenerator<ReadItem> {
+export async function* readJournal(path: string, opts: { endOffset?: number; maxLineBytes?: number } = {}): AsyncGenerator<ReadItem> {
   yield* readJournalSync(path, opts);
 }
 

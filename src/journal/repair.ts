@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { cutTornTail, repairRefused } from "../fsutil/torn-tail.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { lockJournalOrRefuse } from "./seal.ts";
@@ -87,14 +87,14 @@ function quickScan(path: string, quick: FastVerifyResult): TailFacts | null {
   const discarded = quick.discarded_line_indices;
   const verdict = tailOfVerdict(quick);
   if (quick.chain_consistent || verdict.kind === "refused") return { count: quick.count, head: quick.head, discarded, verdict };
-  const head = verdict.kind === "clean" && last !== null ? lastRowHead(path, last.start, quick.snapshot_bytes, VERIFY_MAX_ROW_BYTES) : null;
+  const head = verdict.kind === "clean" && last !== null ? lastRowHead(path, last.start, quick.snapshot_bytes, JOURNAL_MAX_ROW_BYTES) : null;
   return head === null ? null : { count: quick.count, head, discarded, verdict };
 }
 
 /** The exact tail scan and its verdict; the caller holds the writer lock. */
 function repairLocked(path: string, opts: RepairOptions): RepairResult {
   // rows as long as verify and record take them: a journal the writer wrote can be repaired
-  return settle(path, scanTail(path, undefined, VERIFY_MAX_ROW_BYTES), opts);
+  return settle(path, scanTail(path, undefined, JOURNAL_MAX_ROW_BYTES), opts);
 }
 
 /** The policy's verdict on a scanned tail carried out: nothing, a refusal, or the cut (the caller holds the writer lock). */

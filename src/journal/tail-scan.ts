@@ -1,5 +1,6 @@
 import { tailVerdict, type TailVerdict } from "../fsutil/torn-tail.ts";
-import { MAX_LINE_BYTES, physicalLines } from "../fsutil/lines.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { physicalLines } from "../fsutil/lines.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { RAW_STRING_MIN } from "../pyjson/row.ts";
 import { classifyLine, type JournalRow } from "./reader.ts";
@@ -23,8 +24,8 @@ export interface TailScan {
   verdict: TailVerdict;
 }
 
-/** One streaming pass classifying the tail; a line over `maxLineBytes` (default: every reader's 16 MiB) is `row_too_large`. */
-export function scanTail(path: string, onRow?: (row: JournalRow) => void, maxLineBytes = MAX_LINE_BYTES): TailScan {
+/** One streaming pass classifying the tail; a line over `maxLineBytes` (default: the run journal's row limit) is `row_too_large`. */
+export function scanTail(path: string, onRow?: (row: JournalRow) => void, maxLineBytes = JOURNAL_MAX_ROW_BYTES): TailScan {
   let count = 0;
   let head = "";
   const discarded: number[] = [];
@@ -56,7 +57,7 @@ export function scanTail(path: string, onRow?: (row: JournalRow) => void, maxLin
  * `str()` of the event_hash of the row on the line at byte `start` (a
  * line start) of `path`, read up to `end`; null when that line is no row.
  */
-export function lastRowHead(path: string, start: number, end: number, maxLineBytes = MAX_LINE_BYTES): string | null {
+export function lastRowHead(path: string, start: number, end: number, maxLineBytes = JOURNAL_MAX_ROW_BYTES): string | null {
   for (const line of physicalLines(path, { startOffset: start, endOffset: end, maxLineBytes })) {
     const v = classifyLine(line.bytes, maxLineBytes, true, RAW_STRING_MIN);
     return v.kind === "row" ? pyStr(v.row.get("event_hash"), "") : null;

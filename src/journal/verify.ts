@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
 import { dumps } from "../pyjson/encode.ts";
 import { physicalLines, type LineReadOptions } from "../fsutil/lines.ts";
@@ -43,7 +43,7 @@ export function verifyJournalSync(
   const walker = new EventChainWalker();
   const discarded: number[] = [];
   let lastLine: LastLine | null = null;
-  const read: LineReadOptions = { maxLineBytes: VERIFY_MAX_ROW_BYTES, ...opts };
+  const read: LineReadOptions = { maxLineBytes: JOURNAL_MAX_ROW_BYTES, ...opts };
   // A line over the row limit (verify's, 256 MiB, unless given) is `row_too_large` (thrown by the reader).
   for (const line of physicalLines(path, read)) {
     lastLine = { index: line.index, start: line.start, terminated: line.terminated };

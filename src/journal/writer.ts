@@ -2,7 +2,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, 
 import { fsyncDir } from "../fsutil/atomic.ts";
 import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError, UsageError } from "../errors/index.ts";
-import { rowLimitText, VERIFY_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { rowLimitText, JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import type { FileLock } from "../fsutil/lock.ts";
 import { dumps, dumpsRowBytes, dumpsRowChunks, dumpsRowChunksAsync, holdsRaw } from "../pyjson/encode.ts";
 import { pyRound } from "../pyjson/python.ts";
@@ -50,7 +50,7 @@ export interface CreateOptions {
   overwrite?: boolean;
   env?: Record<string, string | undefined>;
   clock?: JournalClock;
-  /** Longest row written (default VERIFY_MAX_ROW_BYTES, what verify takes): a longer one is `row_too_large`, nothing written. */
+  /** Longest row written (default JOURNAL_MAX_ROW_BYTES, what verify takes): a longer one is `row_too_large`, nothing written. */
   maxRowBytes?: number;
 }
 
@@ -60,7 +60,7 @@ export interface ResumeOptions {
   clock?: JournalClock;
   /** Append even when `<run_dir>/seal.json` exists (the seal will then mismatch). */
   allowSealed?: boolean;
-  /** Longest row read (resuming) or written (default VERIFY_MAX_ROW_BYTES, what verify takes): a longer one is `row_too_large`. */
+  /** Longest row read (resuming) or written (default JOURNAL_MAX_ROW_BYTES, what verify takes): a longer one is `row_too_large`. */
   maxRowBytes?: number;
 }
 
@@ -102,11 +102,11 @@ export interface RawRecordItem {
  * The writer never writes a row its own reader refuses: a row line (as
  * encoded, not as it came in: the re-encoding can be larger, e.g. a
  * compact `[1,1,…]` gains a space per element) over `limit` (default
- * VERIFY_MAX_ROW_BYTES, what `journal verify` takes) is `row_too_large`
+ * JOURNAL_MAX_ROW_BYTES, what `journal verify` takes) is `row_too_large`
  * before anything is written. `line` is the 1-based input line, when there
  * is one.
  */
-export function checkRowSize(line: string | Uint8Array, index: number, inputLine?: number, limit = VERIFY_MAX_ROW_BYTES): void {
+export function checkRowSize(line: string | Uint8Array, index: number, inputLine?: number, limit = JOURNAL_MAX_ROW_BYTES): void {
   const text = typeof line === "string";
   // a UTF-16 unit is at most 3 UTF-8 bytes: most rows are settled without measuring
   if ((text ? 3 * line.length : line.length) <= limit + 1) return;
@@ -349,7 +349,7 @@ export class EventJournal {
     maxRowBytes?: number;
   }) {
     this.created = init.created;
-    this.maxRowBytes = init.maxRowBytes ?? VERIFY_MAX_ROW_BYTES;
+    this.maxRowBytes = init.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES;
     this.runId = init.runId;
     this.path = init.path;
     this.runDirPath = init.runDirPath;
@@ -425,7 +425,7 @@ export class EventJournal {
       applyRetention(runsRoot(opts.sddDir), runId, opts.env);
       // The chain re-verified by the fast verifier's per-row code in this thread (the exact verifier's verdict, at
       // verify speed), up to the rows this writer may have written: its row limit (verify's by default).
-      const v = existsSync(path) ? verifyInThread(path, { maxRowBytes: opts.maxRowBytes ?? VERIFY_MAX_ROW_BYTES }) : null;
+      const v = existsSync(path) ? verifyInThread(path, { maxRowBytes: opts.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES }) : null;
       const discarded = v?.discarded_line_indices ?? [];
       if (discarded.length > 0) {
         const lines = discarded.join(", ");

@@ -118,6 +118,8 @@ class JournalSide {
         if (line === null) this.tooLongAt(lineNo);
         else if (line.length > 0) this.queue(Item.Cut, 0, line.length, line.slice());
       },
+      // 16 MiB, not the run journal's 256 MiB: a divergence shows both rows whole (side by side, or as JSON),
+      // which takes many times a huge row's size
       MAX_LINE_BYTES,
       (buf, start, end) => this.probe(buf, start, end),
     );

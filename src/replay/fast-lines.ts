@@ -1,4 +1,4 @@
-import { MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.ts";
+import { JOURNAL_MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.ts";
 import { LineSplitter, type BulkProbe } from "../fsutil/lines.ts";
 import { classifyLine, type LineVerdict } from "../journal/reader.ts";
 import { RAW_STRING_MIN } from "../pyjson/row.ts";
@@ -90,10 +90,10 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       exactBytes += bytes.length;
       // a huge line's buffer the splitter let go of is the row's own: its values keep views of it, not a copy
       const kept = splitter.detach(bytes);
-      const v = classifyLine(kept, MAX_ROW_BYTES, kept.buffer !== buf.buffer, reader.rawStrings ? RAW_STRING_MIN : Infinity);
+      const v = classifyLine(kept, JOURNAL_MAX_ROW_BYTES, kept.buffer !== buf.buffer, reader.rawStrings ? RAW_STRING_MIN : Infinity);
       if (v.kind !== "blank") reader.exact(v, kept, lineNo, offset);
     },
-    MAX_ROW_BYTES,
+    JOURNAL_MAX_ROW_BYTES,
     (buf, start, end, lineNo) => {
       if (reader.done() || overlong !== 0) {
         lineStart = splitter.nextLineStart;
@@ -120,7 +120,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       pos += n;
       splitter.push(buf.subarray(0, n));
       if (overlong === 0 && splitter.overlong && !reader.done()) overlong = splitter.lines + 1;
-      if (overlong !== 0) throw rowTooLarge(path, overlong);
+      if (overlong !== 0) throw rowTooLarge(path, overlong, JOURNAL_MAX_ROW_BYTES);
       // exact lines are made values of, so EXACT_GC_BYTES of them (a huge row) are collected at once too
       if (reader.gcEvery !== undefined && (++chunks % reader.gcEvery === 0 || exactBytes >= EXACT_GC_BYTES)) {
         Bun.gc(true);
@@ -130,7 +130,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       if (reader.done()) return;
     }
     splitter.end();
-    if (overlong !== 0) throw rowTooLarge(path, overlong);
+    if (overlong !== 0) throw rowTooLarge(path, overlong, JOURNAL_MAX_ROW_BYTES);
     yield;
   } finally {
     input.close();

@@ -25,7 +25,9 @@
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { InputError } from "../errors/index.ts";
-import { contentEnd, MAX_LINE_BYTES, physicalLines } from "../fsutil/lines.ts";
+import { contentEnd, physicalLines } from "../fsutil/lines.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { RAW_STRING_MIN } from "../pyjson/row.ts";
 import { GrowthCollector, nextTurn, TurnPacer } from "../fsutil/turn.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { verifyJournalFast } from "../journal/fast/engine.ts";
@@ -36,13 +38,14 @@ import { chainVerdict } from "../journal/verdict.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import type { OutBytes } from "../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
-import { renderJson } from "../render/json.ts";
+import { renderJson, renderRowInline } from "../render/json.ts";
+import { shownField } from "./display.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { plainString, tokenIs } from "./fast-cells.ts";
 import { RowTranscoder } from "./fast-json.ts";
 import { LastText } from "./last-text.ts";
 import { DISPLAY_FIELDS, EVENT_HASH_SLOT, type LoadedRow, READ_AREA } from "./fast-row.ts";
-import { KernelRowReader, LongLineKernel } from "./kernel-row.ts";
+import { KernelRowReader, LONG_LINE_MAX, LongLineKernel } from "./kernel-row.ts";
 
 /** How often the journal's size is looked at. */
 export const FOLLOW_POLL_MS = 100;
@@ -64,7 +67,12 @@ export type FollowEnd = "run_completed" | "run_gone" | "diverged" | "interrupted
 
 /** One verified event as it is handed on (valid during the call only). */
 export interface FollowedEvent {
-  /** At least the fields the display reads (fast-row.ts DISPLAY_FIELDS), as the whole row has them. */
+  /**
+   * At least the fields the display reads (fast-row.ts DISPLAY_FIELDS), as
+   * the whole row has them; but a string of a megabyte or more may still be
+   * bytes (`PyRaw`): the display lays it out in pieces, any other reader
+   * reads it through display.ts shownField.
+   */
   readonly fields: PyObject;
   /** The spans of those fields in the row's bytes, when the display's kernel read it (null: read otherwise). */
   readonly loaded: LoadedRow | null;
@@ -155,19 +163,31 @@ interface HandedRow extends FollowedEvent {
   keepHash(last: LastText, inPlace: boolean): void;
 }
 
-/** A row read whole (the exact reader's) as a FollowedEvent. */
+/**
+ * A row read whole (the exact reader's) as a FollowedEvent: its long
+ * strings stay bytes (`rawStrings`; the display lays them out in pieces),
+ * its JSON is written from them in pieces, so a huge row is never held as
+ * text.
+ */
 class WholeRow implements HandedRow {
   fields: PyObject = new Map();
+  /** The row's line's length: about its JSON's (room made for it at once, not doubled piece by piece). */
+  lineBytes = 0;
   readonly loaded = null;
   readonly via = "whole";
   writeJson(out: OutBytes): void {
-    append(out, encoder.encode(renderJson(this.fields, null)));
+    out.reserve(this.lineBytes);
+    renderRowInline(this.fields, (text) => {
+      out.reserve(Buffer.byteLength(text));
+      out.len += encoder.encodeInto(text, out.buf.subarray(out.len)).written;
+    });
   }
   completes(): boolean {
+    // a string kept as bytes is a megabyte long: never "run_completed"
     return this.fields.get("event") === "run_completed";
   }
   keepHash(last: LastText): void {
-    last.keepValue(this.fields.get("event_hash"));
+    last.keepValue(shownField(this.fields, "event_hash"));
   }
 }
 
@@ -326,11 +346,12 @@ export async function followJournal(o: FollowOptions): Promise<FollowResult> {
     const end = size > offset ? completeLinesEnd(o.path, offset, size) : offset;
     if (end > offset) {
       let lines = 0;
-      for (const pl of physicalLines(o.path, { startOffset: offset, endOffset: end })) {
+      for (const pl of physicalLines(o.path, { startOffset: offset, endOffset: end, maxLineBytes: JOURNAL_MAX_ROW_BYTES })) {
         lines = pl.index + 1;
         const line = lineBase + pl.index;
         state.lastLine = { index: line, start: pl.start, terminated: pl.terminated };
-        const v = classifyLine(pl.bytes);
+        // a huge row's long strings stay bytes (WholeRow): hashed and written from them
+        const v = classifyLine(pl.bytes, JOURNAL_MAX_ROW_BYTES, pl.owned, RAW_STRING_MIN);
         if (v.kind === "blank") continue;
         if (v.kind === "discarded") {
           state.discarded.push(line);
@@ -340,6 +361,7 @@ export async function followJournal(o: FollowOptions): Promise<FollowResult> {
         walker.push(v.row, line);
         if (walker.divergence !== null) return ended("diverged");
         row.fields = v.row;
+        row.lineBytes = pl.bytes.length;
         o.onEvent(index, line, row);
         if (row.completes()) return ended("run_completed");
         if (turns.due()) {
@@ -372,7 +394,7 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   let v: FastVerifyResult;
   try {
     // one thread: it yields between ranges, where the signal is looked at; the row limit the row-by-row read has
-    v = await verifyJournalFast(o.path, { endOffset: end, threads: 1, signal: o.signal, maxRowBytes: MAX_LINE_BYTES, onProgress: o.onVerifyProgress });
+    v = await verifyJournalFast(o.path, { endOffset: end, threads: 1, signal: o.signal, maxRowBytes: JOURNAL_MAX_ROW_BYTES, onProgress: o.onVerifyProgress });
   } catch (err) {
     if (err instanceof VerifyAborted) return "interrupted";
     return "declined";
@@ -418,6 +440,8 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     endOffset: end,
     // collected after lines the exact reader took; the rest as the resident set grows (below)
     gcEvery: Infinity,
+    // a huge row's long strings stay bytes (WholeRow)
+    rawStrings: true,
     fast: (b, s, e, lineNo, at) => {
       if (jsonOnly) return jsonRow.take(b, s, e) && hand(jsonRow, lineNo, at, holds(b));
       if (k === null || !k.holds(b)) {
@@ -429,13 +453,16 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
       return k.take(s, e) && taken(k, b, s, e, lineNo, at);
     },
     long: (bytes, lineNo, at) => {
+      // a longer line takes the exact path, which keeps a huge row's large values as bytes (WholeRow)
+      if (bytes.length > LONG_LINE_MAX) return false;
       if (jsonOnly) return jsonRow.take(bytes, 0, bytes.length) && hand(jsonRow, lineNo, at, false);
       const r = copies.take(bytes);
       return r !== null && taken(r, bytes, 0, bytes.length, lineNo, at);
     },
-    exact: (w, _bytes, lineNo, at) => {
+    exact: (w, bytes, lineNo, at) => {
       if (w.kind !== "row") throw changed(o.path, v);
       whole.fields = w.row;
+      whole.lineBytes = bytes.length;
       hand(whole, lineNo, at, false);
     },
     done: () => completed || stopped,

@@ -1,8 +1,7 @@
 import { paint } from "../render/ansi.ts";
 import { idColumn, Table, type CellInput, type PiecedCell } from "../render/table.ts";
-import { openInput, type OpenInput } from "../fsutil/input.ts";
+import { JOURNAL_MAX_ROW_BYTES, openInput, type OpenInput } from "../fsutil/input.ts";
 import { classifyLine } from "../journal/reader.ts";
-import { MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import { RAW_STRING_MIN } from "../pyjson/row.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { SpoolKind, type CellSpool } from "./cell-spool.ts";
@@ -199,7 +198,7 @@ async function writeSpooledTable(journal: string, baseTs: number | null, table: 
       got += n;
     }
     // shown and dropped: its long strings stay bytes (display.ts shownRow decodes what it shows, as it lays it out)
-    const v = classifyLine(bytes.subarray(0, got), MAX_LINE_BYTES, true, RAW_STRING_MIN);
+    const v = classifyLine(bytes.subarray(0, got), JOURNAL_MAX_ROW_BYTES, true, RAW_STRING_MIN);
     if (v.kind === "row") writeRow(table, v.row, baseTs, w, out);
     parsed += got;
   };

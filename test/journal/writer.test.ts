@@ -169,11 +169,11 @@ describe("create / resume / lock", () => {
   test("resume decides as the exact reader and walker would: every tail, line ending and break (its refusal, or the chain it continues)", async () => {
     const { scanTail } = await import("../../src/journal/tail-scan.ts");
     const { EventChainWalker } = await import("../../src/journal/chain.ts");
-    const { VERIFY_MAX_ROW_BYTES } = await import("../../src/fsutil/input.ts");
+    const { JOURNAL_MAX_ROW_BYTES } = await import("../../src/fsutil/input.ts");
     /** What the exact reference makes of the journal: the refusal's code and facts, or the next row's index and prev_hash. */
     const exact = (path: string): unknown => {
       const walker = new EventChainWalker();
-      const scan = scanTail(path, (row) => walker.push(row), VERIFY_MAX_ROW_BYTES);
+      const scan = scanTail(path, (row) => walker.push(row), JOURNAL_MAX_ROW_BYTES);
       if (scan.discarded.length > 0) return { code: scan.tornTail ? "journal_torn_tail" : "journal_corrupt", facts: { discarded_line_indices: scan.discarded } };
       const d = walker.divergence;
       if (d !== null) return { code: "journal_corrupt", error: d.error, facts: { divergent_index: d.index } };

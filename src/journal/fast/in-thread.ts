@@ -1,4 +1,4 @@
-import { isStdinPath, VERIFY_MAX_ROW_BYTES } from "../../fsutil/input.ts";
+import { isStdinPath, JOURNAL_MAX_ROW_BYTES } from "../../fsutil/input.ts";
 import type { FastVerifyOptions, FastVerifyResult, JournalVerifyResult, RowsByPath } from "../model.ts";
 import { threadVerifier, type RangeResult } from "./range.ts";
 import { stitch } from "./stitch.ts";
@@ -37,7 +37,7 @@ export function verifyInThread(path: string, opts: FastVerifyOptions = {}): Fast
  * wrote with a 20 MB tool result still verifies.
  */
 export function rowLimitOf(opts: FastVerifyOptions): number {
-  return opts.maxRowBytes ?? VERIFY_MAX_ROW_BYTES;
+  return opts.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES;
 }
 
 export function rowsByPath(results: readonly RangeResult[]): RowsByPath {

@@ -3,7 +3,8 @@ import { RAW_STRING_MIN } from "../../pyjson/row.ts";
 import { PyNum } from "../../pyjson/types.ts";
 import { checkRow, type FailureKind } from "../check-row.ts";
 import { DEFAULT_PROFILE } from "../hash-profiles.ts";
-import { grownLineBuffer, MAX_LINE_BYTES } from "../../fsutil/lines.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../../fsutil/input.ts";
+import { grownLineBuffer } from "../../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { KernelMode, VerifyKernel } from "./kernel.ts";
 import { SubtreeBuilder, type RangeTree, type TreeSpec } from "./subtrees.ts";
@@ -50,7 +51,7 @@ export interface RangeTask {
   chunkSize?: number;
   /** Also build the range's Merkle subtrees over the rows it verifies (a checkpoint's or proof's one pass). */
   tree?: TreeSpec | null;
-  /** Longest row taken (default MAX_LINE_BYTES); a longer line refuses the input (`row_too_large`). */
+  /** Longest row taken (default JOURNAL_MAX_ROW_BYTES); a longer line refuses the input (`row_too_large`). */
   maxRowBytes?: number;
 }
 
@@ -93,7 +94,7 @@ export interface RangeResult {
   physLines: number;
   /** Physical line indices (within the range) of discarded lines. */
   discarded: number[];
-  /** The physical line (within the range) longer than MAX_LINE_BYTES, where the range stopped reading; the input is then `row_too_large`. */
+  /** The physical line (within the range) longer than the row limit, where the range stopped reading; the input is then `row_too_large`. */
   overlong: number[];
   /** The row limit the range read with (what `row_too_large` names). */
   rowLimit: number;
@@ -355,7 +356,7 @@ export class RangeVerifier {
       physLines: this.lineNo,
       discarded: this.discarded,
       overlong: this.overlong,
-      rowLimit: this.task.maxRowBytes ?? MAX_LINE_BYTES,
+      rowLimit: this.task.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES,
       first: this.first,
       lastHash: this.failure ? null : this.rows === 0 ? "" : this.lastHashString(),
       failure: this.failure,
@@ -410,7 +411,7 @@ export class RangeVerifier {
    */
   private longLineExact(input: OpenInput, start: number, prefix: Uint8Array | null): number {
     const cap = this.readCap;
-    const limit = this.task.maxRowBytes ?? MAX_LINE_BYTES;
+    const limit = this.task.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES;
     let kept = 0;
     let pos = start;
     if (prefix !== null) {
@@ -512,7 +513,7 @@ export class RangeVerifier {
    * (no terminator among them) are then in `longPrefix`.
    */
   private longKernelLine(input: OpenInput, start: number): number {
-    const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? MAX_LINE_BYTES);
+    const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES);
     const end = this.task.end;
     let k = this.bigKernel;
     let len = 0; // bytes of the line read into k.lines
@@ -752,7 +753,7 @@ export class RangeVerifier {
 
   private classifyExact(bytes: Uint8Array, lineNo: number): void {
     // The row is checked and dropped before its bytes change (views, no copy); its long strings are hashed from their bytes.
-    const v = classifyLine(bytes, this.task.maxRowBytes ?? MAX_LINE_BYTES, true, RAW_STRING_MIN);
+    const v = classifyLine(bytes, this.task.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES, true, RAW_STRING_MIN);
     if (v.kind === "blank") return;
     if (this.failure !== null) {
       if (v.kind === "row") this.rows++;

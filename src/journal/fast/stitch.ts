@@ -1,7 +1,6 @@
 import { rowTooLarge } from "../../fsutil/input.ts";
 import { eventHash } from "../hash.ts";
 import { journalProfile } from "../hash-profiles.ts";
-import { MAX_LINE_BYTES } from "../../fsutil/lines.ts";
 import { chainVerdict } from "../verdict.ts";
 import type { Divergence, JournalSeal, JournalVerifyResult, LastLine } from "../model.ts";
 import type { RangeResult } from "./range.ts";

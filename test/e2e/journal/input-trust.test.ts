@@ -194,7 +194,7 @@ describe("a path that is not a regular file is refused before any read (exit 3 i
   }
 });
 
-describe("row limit (16 MiB): a longer row is refused up front, never parsed", () => {
+describe("row limit: a longer row is refused up front, never parsed", () => {
   const MIB = 1024 * 1024;
   /** A 60 MB dense row `[1.5, 1.5, …]`: what used to cost gigabytes. */
   function denseRow(bytes: number): Buffer {
@@ -221,20 +221,18 @@ describe("row limit (16 MiB): a longer row is refused up front, never parsed", (
     return { code, kb: m ? Number(m[1]) : null, stdout };
   }
 
-  test("a 60 MB dense row: journal verify (file and stdin), replay <run>, --from-step, journal record from stdin — row_too_large, exit 3, flat memory", async () => {
+  test("a 60 MB dense row: journal verify (file and stdin) and journal record from stdin at --max-row-bytes 16M — row_too_large, exit 3, flat memory; at the default every verb reads it", async () => {
     const cwd = dirs.make();
     const row = denseRow(60 * MIB);
     const runDir = join(cwd, ".sdd", "runs", "big");
     mkdirSync(runDir, { recursive: true });
     writeFileSync(join(runDir, "journal.jsonl"), Buffer.concat([Buffer.from("\n"), row]));
     writeFileSync(join(cwd, "event.jsonl"), Buffer.concat([Buffer.from('{"event": "ok"}\n'), Buffer.from('{"event": "big", "data": ['), Buffer.from("1.5, ".repeat(6 * MIB)), Buffer.from("1.5]}\n")]));
-    // verify and record take rows up to 256 MiB by default (issue 30); --max-row-bytes 16M is the old limit
+    // a run journal's rows are read up to 256 MiB by default (issue 30); --max-row-bytes 16M is the old limit
     const cases: [string[], string | undefined, number][] = [
       [["journal", "verify", join(runDir, "journal.jsonl"), "--max-row-bytes", "16M"], undefined, 2],
       [["journal", "verify", "big", "--threads", "2", "--max-row-bytes", "16M"], undefined, 2],
       [["journal", "verify", "-", "--max-row-bytes", "16M"], join(runDir, "journal.jsonl"), 2],
-      [["replay", "big"], undefined, 2],
-      [["replay", "big", "--from-step", "1"], undefined, 2],
       [["journal", "record", "rec", "--max-row-bytes", "16M"], join(cwd, "event.jsonl"), 2],
     ];
     for (const [args, stdin, line] of cases) {
@@ -249,6 +247,21 @@ describe("row limit (16 MiB): a longer row is refused up front, never parsed", (
     for (const [args, stdin] of [[["journal", "verify", "big"], undefined], [["journal", "verify", "-"], join(runDir, "journal.jsonl")]] as const) {
       const r = await peakKb([...args], cwd, stdin);
       expect({ args, code: r.code, error: JSON.parse(r.stdout).error }).toEqual({ args, code: 1, error: "chain_broken" });
+    }
+    // The replay verbs read it too (the writer's limit: what it writes, every verb reads), within 64 MB + 3 x the row:
+    // the display shows the row (it does not verify), --from-step projects it, --follow finds its hash wrong.
+    let n = 0;
+    for (let at = row.indexOf("1.5"); at >= 0; at = row.indexOf("1.5", at + 3)) n++;
+    for (const [args, code, check] of [
+      [["replay", "big"], 0, (d: Record<string, unknown>) => (d.events as { data: unknown[] }[])[0]!.data.length === n],
+      [["replay", "big", "--from-step", "1"], 0, (d: Record<string, unknown>) => JSON.stringify(d.events) === '["big"]'],
+      [["replay", "big", "--follow"], 1, (d: Record<string, unknown>) => d.error === "chain_broken" && d.divergent_line === 2],
+    ] as const) {
+      const r = await peakKb([...args], cwd);
+      const lines = r.stdout.trimEnd().split("\n");
+      const doc = JSON.parse((args as readonly string[]).includes("--follow") ? lines[lines.length - 1]! : r.stdout);
+      expect({ args, code: r.code, read: check(doc) }).toEqual({ args, code, read: true });
+      if (r.kb !== null) expect({ args, kb: r.kb < 64_000 + 3 * 61_440 }).toEqual({ args, kb: true });
     }
     // All or nothing: the refused batch recorded nothing.
     expect(existsSync(join(cwd, ".sdd", "runs", "rec", "journal.jsonl")) ? statSync(join(cwd, ".sdd", "runs", "rec", "journal.jsonl")).size : 0).toBe(0);

@@ -8,7 +8,7 @@
  * stops reading the journal at its first screen.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { measureIds } from "../../../src/replay/display.ts";
@@ -77,10 +77,13 @@ describe("replay <RUN_ID> prose from the cell spool (compiled binary)", () => {
   });
 
   test("--limit reads only the first screen: a row past the row limit further on is never reached", async () => {
-    // 3 MB of writer rows, then a line over the 16 MiB row limit: reading it is refused (row_too_large)
+    // 3 MB of writer rows, then a line over the run journal's 256 MiB row limit: reading it is refused
+    // (row_too_large). The line is a hole in the file (zero bytes, no disk): refused on its length unparsed.
     mkdirSync(t.runDir("tail"), { recursive: true });
     const rows = writerRows(6000).join("\n") + "\n";
-    writeFileSync(t.journal("tail"), rows + `{"event": "too long", "blob": "${"x".repeat(17 * 1024 * 1024)}"}\n`);
+    writeFileSync(t.journal("tail"), rows + '{"event": "too long", "blob": "');
+    truncateSync(t.journal("tail"), statSync(t.journal("tail")).size + 256 * 1024 * 1024);
+    appendFileSync(t.journal("tail"), '"}\n');
     const limited = await bernstein(["replay", "tail", "--limit", "20", "--sdd-dir", t.sdd], { env: { COLUMNS: "120" } });
     expect(limited.code).toBe(0);
     expect(limited.stdout).toContain("Events: 20 (first 20 events shown)");

@@ -1,7 +1,7 @@
 import type { FuzzTarget } from "../types.ts";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { VERIFY_MAX_ROW_BYTES } from "../../../src/fsutil/input.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../../../src/fsutil/input.ts";
 import { verifyJournalFast } from "../../../src/journal/fast/engine.ts";
 import { RangeVerifier } from "../../../src/journal/fast/range.ts";
 import { stitch } from "../../../src/journal/fast/stitch.ts";
@@ -44,7 +44,7 @@ export function parallelVerifier(): ParallelVerify {
     if (calls % 3 === 1) {
       // One range with a read area of a few hundred bytes: most lines are longer, so the kernel sized to a long line takes them.
       const v = new RangeVerifier(256 + ((calls * 131) % 4000), "always");
-      const task = { path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes ?? VERIFY_MAX_ROW_BYTES };
+      const task = { path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES };
       return stitch({ path, exists: true, results: [v.run(task)] });
     }
     return verifyJournalFast(path, { threads: ranges, ranges, minRangeBytes: 1, inProcess: true, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes });
