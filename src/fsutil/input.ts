@@ -34,7 +34,7 @@ export function isStdinPath(path: string): boolean {
 
 /**
  * The longest row (physical line, without its terminator) any reader but a
- * run journal's (JOURNAL_MAX_ROW_BYTES) accepts. Longer rows are refused up front with `row_too_large` (exit 3)
+ * journal's (JOURNAL_MAX_ROW_BYTES) accepts. Longer rows are refused up front with `row_too_large` (exit 3)
  * instead of being parsed: the exact JSON path builds a value tree that
  * costs dozens of times the row's bytes for a dense numeric row. 16 MiB is
  * far above any row the orchestrators write (an event or a step with a tool
@@ -43,14 +43,17 @@ export function isStdinPath(path: string): boolean {
  */
 export const MAX_ROW_BYTES = 16 * 1024 * 1024;
 /**
- * The longest row of a run journal its readers and its writer take by
- * default: every verify (`journal verify`, replay --verify, seal, CI) hashes
- * a row from its bytes, about twice its size in memory, not a tree of values
- * (`--max-row-bytes`); `journal record` keeps it for the rows it reads when
- * it resumes and for the rows it writes, `replay repair` for the rows it
- * reads; and the replay verbs (the display, `--as-json`, `--from-step`,
- * `--follow`, the page, `diff`) keep a huge row's large values as bytes,
- * within 64 MB + 3x the row. So whatever the writer wrote, every verb reads.
+ * The longest row of a journal (a run's, or an agent's steps) its readers
+ * and its writer take by default: every verify (`journal verify`, replay
+ * --verify, seal, CI) hashes a row from its bytes, about twice its size in
+ * memory, not a tree of values (`--max-row-bytes`); `journal record` keeps
+ * it for the rows it reads when it resumes and for the rows it writes,
+ * `replay repair` for the rows it reads; the replay verbs of a run (the
+ * display, `--as-json`, `--from-step`, `--follow`, the page) keep a huge
+ * row's large values as bytes, within 64 MB + 3x the row; a step journal's
+ * writer refuses a longer row and its readers (the agent view, debug,
+ * export, publish, a receipt's verify) take it. So whatever a writer wrote,
+ * every verb reads. `replay diff` of runs keeps MAX_ROW_BYTES (diff-fast.ts).
  */
 export const JOURNAL_MAX_ROW_BYTES = 256 * 1024 * 1024;
 

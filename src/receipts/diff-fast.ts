@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_LINE_BYTES } from "../fsutil/lines.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { CanonicalRow } from "../steps/canonical-row.ts";
 import { KERNEL_LINKS, KERNEL_REPORT } from "../steps/kernel.ts";
@@ -85,7 +85,7 @@ const isNaNAt = (b: Uint8Array, s: number, e: number): boolean => e - s === 3 &&
  * line differs from itself (Python's `==`), so such an entry is reported.
  */
 class SameLines {
-  private readonly walker = new ChainWalker("receipt", DEFAULT_MAX_LINE_BYTES);
+  private readonly walker = new ChainWalker("receipt", JOURNAL_MAX_ROW_BYTES);
   private readonly scan = new CanonicalRow();
   private nanRow = -1;
   private reported = 0;
@@ -129,7 +129,7 @@ class SameLines {
     while (s < e) {
       this.nanRow = -1;
       this.reported = 0;
-      const to = this.walker.take(buf, s, e, DEFAULT_MAX_LINE_BYTES);
+      const to = this.walker.take(buf, s, e, JOURNAL_MAX_ROW_BYTES);
       if (this.nanRow >= 0) {
         let p = s;
         for (let r = 0; r < this.nanRow; r++) p = buf.indexOf(0x0a, p) + 1;

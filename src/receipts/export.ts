@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { BernsteinError, InputError, NegativeError, UsageError } from "../errors/index.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH } from "../steps/hash.ts";
-import { contentEnd, DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
+import { contentEnd, LineSplitter } from "../fsutil/lines.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
 import { ChainWalker } from "../steps/walk.ts";
@@ -181,7 +182,7 @@ function journalPass(mode: Mode, walker: ChainWalker, sinks: PassSinks): LineSpl
   const runs = new TakenRuns(walker, () => splitter!.lines, (buf, start, to, n, crlfs) => sinks.run?.(buf, start, to, n, crlfs));
   const leak = sinks.leak;
   if (k !== null && leak) k.onRow = (p, q) => leak(k.u8, k.spans, p, q, runs.rowLine(k.rowsBefore));
-  splitter = new LineSplitter("universal", sinks.line, DEFAULT_MAX_LINE_BYTES, probe, k === null ? null : runs);
+  splitter = new LineSplitter("universal", sinks.line, JOURNAL_MAX_ROW_BYTES, probe, k === null ? null : runs);
   return splitter;
 }
 
@@ -191,7 +192,7 @@ function journalPass(mode: Mode, walker: ChainWalker, sinks: PassSinks): LineSpl
  * (straight into the receipt's temp file), so there is no second pass.
  */
 async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint8Array) => void) | null = null): Promise<Scan> {
-  const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
+  const walker = new ChainWalker("disk", JOURNAL_MAX_ROW_BYTES);
   const leaks = mode.kind === "publish" ? new PathLeakScanner(mode.policy) : null;
   const emitter = new RowEmitter(mode, dir, leaks);
   const scanned = leaks === null ? [] : fieldSlots(leaks.scanned);
@@ -413,7 +414,7 @@ function journalMember(bucket: string, dir: string, mode: Mode, s: Scan): OutMem
       let lastHash = GENESIS_HASH;
       const out = new OutBuffer();
       // The walker only drives the kernel (which takes the rows whose bytes are reused); its verdict was pass 1's.
-      const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
+      const walker = new ChainWalker("disk", JOURNAL_MAX_ROW_BYTES);
       const splitter = journalPass(mode, walker, {
         line: (line, lineNo) => {
           walker.line(line, lineNo);

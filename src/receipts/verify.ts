@@ -1,9 +1,9 @@
 import { pyPrefix } from "../pyjson/python.ts";
 import type { KeyObject } from "node:crypto";
 import { firstOfErrors, InputError, NegativeError, type ErrorCode } from "../errors/index.ts";
-import { withInputFile } from "../fsutil/input.ts";
+import { withInputFile, JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { compareCodePoints } from "../pyjson/encode.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
+import { LineSplitter } from "../fsutil/lines.ts";
 import { ChainWalker, UndecodableLineError, type WalkResult } from "../steps/walk.ts";
 import { refuseContent } from "../journal/content.ts";
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, walkReceipt, type ArchiveLimits, type MemberInfo } from "./archive.ts";
@@ -58,7 +58,7 @@ export const DEFAULT_RECEIPT_LIMITS: ReceiptLimits = {
   ...DEFAULT_ARCHIVE_LIMITS,
   maxManifestBytes: 1024 * 1024,
   maxSignatureBytes: 64 * 1024,
-  maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+  maxLineBytes: JOURNAL_MAX_ROW_BYTES,
   maxUnorderedJournalMembers: 64,
 };
 

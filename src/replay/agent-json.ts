@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
+import { LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { holdsRaw } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { dictForm, RowFormError } from "../steps/dict-form.ts";
@@ -120,7 +121,7 @@ export async function writeAgentEntriesJson(
   const full = () => limit !== null && n >= limit;
   const unchanged = () => records !== null && records.stamp !== null && fileStamp(bucket) === records.stamp;
   let replay = records !== null && records.size > 0 && unchanged();
-  const walker = new ChainWalker("disk", DEFAULT_MAX_LINE_BYTES);
+  const walker = new ChainWalker("disk", JOURNAL_MAX_ROW_BYTES);
   const mode = KERNEL_DICT_FORM | KERNEL_DISPLAY | KERNEL_LINKS | KERNEL_RENDER;
   walker.kernelMode = mode | (replay ? KERNEL_REPLAY : 0);
   walker.kernelRenderBytes = areaBytes;
@@ -161,8 +162,8 @@ export async function writeAgentEntriesJson(
     if (e.kind !== "entry") return;
     exactEntry(e.row, n++ === 0, area.add, area.piece);
     arm();
-  }, DEFAULT_MAX_LINE_BYTES);
-  const splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, null, k === null ? null : walker);
+  }, JOURNAL_MAX_ROW_BYTES);
+  const splitter = new LineSplitter("universal", sink, JOURNAL_MAX_ROW_BYTES, null, k === null ? null : walker);
   let chunks = 0;
   let offset = 0;
   for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import type { RowIndex } from "../codec/row-index.ts";
 import { Spell, Tok } from "../codec/row-index.ts";
-import { readChunks } from "../fsutil/input.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "../fsutil/lines.ts";
+import { readChunks, JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { LineSplitter } from "../fsutil/lines.ts";
 import { pyStr } from "../pyjson/python.ts";
 import { rawGet } from "../pyjson/row.ts";
 import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -272,7 +272,7 @@ export async function* agentTableBytes(path: string, limit: number | null, layou
       if (limit !== null && seen >= limit) return;
       if (entries.line(line) !== undefined) seen++;
     },
-    DEFAULT_MAX_LINE_BYTES,
+    JOURNAL_MAX_ROW_BYTES,
     (buf, start, end) => (limit !== null && seen >= limit) || indexed(buf, start, end),
   );
   for (const chunk of readChunks(path, { what: "journal" }, READ_BYTES)) {

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { physicalLines } from "../fsutil/lines.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { readJournalSync } from "../journal/reader.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyValue } from "../pyjson/types.ts";
@@ -76,6 +77,6 @@ function stepCount(sddDir: string, agentId: string): number | null {
   }
   if (!existsSync(path)) return null;
   let n = 0;
-  for (const line of physicalLines(path)) if (line.bytes.some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a)) n++;
+  for (const line of physicalLines(path, { maxLineBytes: JOURNAL_MAX_ROW_BYTES })) if (line.bytes.some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a)) n++;
   return n;
 }

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
-import { readChunks } from "../fsutil/input.ts";
+import { readChunks, JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { loadsLine, type LineValue } from "../pyjson/row.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong, type FastProbe, type LineDialect } from "../fsutil/lines.ts";
+import { LineSplitter, refusingOverlong, type FastProbe, type LineDialect } from "../fsutil/lines.ts";
 import { pyStrip } from "../pyjson/python.ts";
 import { refuseContent, type JournalContent } from "../journal/content.ts";
 
@@ -19,7 +19,7 @@ export async function forEachFileLine(
   path: string,
   dialect: LineDialect,
   sink: (line: Uint8Array, lineNo: number) => void,
-  maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+  maxLineBytes = JOURNAL_MAX_ROW_BYTES,
   fast: FastProbe | null = null,
 ): Promise<void> {
   forEachFileLineSync(path, dialect, sink, maxLineBytes, fast);
@@ -30,7 +30,7 @@ export function forEachFileLineSync(
   path: string,
   dialect: LineDialect,
   sink: (line: Uint8Array, lineNo: number, splitter: LineSplitter) => void,
-  maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+  maxLineBytes = JOURNAL_MAX_ROW_BYTES,
   fast: FastProbe | null = null,
 ): void {
   const splitter: LineSplitter = new LineSplitter(dialect, refusingOverlong((l, n) => sink(l, n, splitter), maxLineBytes), maxLineBytes, fast);

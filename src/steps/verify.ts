@@ -1,9 +1,9 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../errors/index.ts";
-import { checkInput } from "../fsutil/input.ts";
+import { checkInput, JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
+import { LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
 import { readLineChunks } from "../fsutil/line-chunks.ts";
 import { ChainWalker, type WalkDialect, type WalkMarks, type WalkResult } from "./walk.ts";
 import { KERNEL_DISPLAY, KERNEL_RECORD } from "./kernel.ts";
@@ -66,7 +66,7 @@ export interface StepWalk {
 
 /** walkStepJournal in this thread, for a caller that cannot wait on the event loop (a writer recovering its tip under its lock). */
 export function walkStepJournalSync(bucket: string, records: SpanRecords | null = null, dialect: WalkDialect = "disk"): StepWalk {
-  const walker = new ChainWalker(dialect, DEFAULT_MAX_LINE_BYTES);
+  const walker = new ChainWalker(dialect, JOURNAL_MAX_ROW_BYTES);
   if (existsSync(bucket)) {
     // The kernel takes the rows that check out in runs (each an entry: it has a step_hash); the rest are read exactly.
     const stamp = records === null ? null : fileStamp(bucket);
@@ -88,9 +88,9 @@ export function walkStepJournalSync(bucket: string, records: SpanRecords | null 
       };
     }
     // the walk counts the entries and keeps the last one's hash as it reads (one scan of a line)
-    const sink = refusingOverlong((line, n) => walker.line(line, n), DEFAULT_MAX_LINE_BYTES);
+    const sink = refusingOverlong((line, n) => walker.line(line, n), JOURNAL_MAX_ROW_BYTES);
     // rows the kernel leaves (after a break, say) are offered to the walk's own probe before a view is made of them
-    const splitter = new LineSplitter("universal", sink, DEFAULT_MAX_LINE_BYTES, walker.probe, walker.stepKernel === null ? null : walker);
+    const splitter = new LineSplitter("universal", sink, JOURNAL_MAX_ROW_BYTES, walker.probe, walker.stepKernel === null ? null : walker);
     let offset = 0;
     for (const chunk of readLineChunks(bucket, { what: "journal" }, walker.readBuffer())) {
       k?.setChunk(chunk.byteOffset, offset);

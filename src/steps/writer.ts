@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors/index.ts";
+import { JOURNAL_MAX_ROW_BYTES, rowLimitText } from "../fsutil/input.ts";
 import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { cutTornTail, endsWithTerminator, repairRefused, tailVerdict } from "../fsutil/torn-tail.ts";
@@ -150,7 +151,17 @@ export class StepJournal {
   /** The bucket ends in a complete row without a line break: end that line before the next row. */
   private needsNewline: boolean;
 
-  private constructor(dir: string, path: string, fd: number, lock: FileLock, tip: string, seq: number, needsNewline: boolean) {
+  private constructor(
+    dir: string,
+    path: string,
+    fd: number,
+    lock: FileLock,
+    tip: string,
+    seq: number,
+    needsNewline: boolean,
+    /** The longest row written: what every reader of a step journal takes (a longer one is row_too_large, nothing written). */
+    private readonly maxRowBytes: number,
+  ) {
     this.dir = dir;
     this.path = path;
     this.fd = fd;
@@ -160,7 +171,7 @@ export class StepJournal {
     this.needsNewline = needsNewline;
   }
 
-  static open(sddDir: string, agentId: string): StepJournal {
+  static open(sddDir: string, agentId: string, opts: { maxRowBytes?: number } = {}): StepJournal {
     const dir = agentJournalDir(sddDir, agentId);
     const path = stateWritePath(sddDir, join(dir, BUCKET_NAME), `the step journal of agent ${agentId}`);
     const unwritable = (err: unknown): BernsteinError =>
@@ -194,7 +205,7 @@ export class StepJournal {
       } catch (err) {
         throw unwritable(err);
       }
-      return new StepJournal(dir, path, fd, lock, tip.head, tip.nextSeq, endsWithoutBreak(fd));
+      return new StepJournal(dir, path, fd, lock, tip.head, tip.nextSeq, endsWithoutBreak(fd), opts.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES);
     } catch (err) {
       lock.release();
       throw err;
@@ -236,7 +247,16 @@ export class StepJournal {
       schema_version: 2,
     };
     if (fields.effort !== null) row.effort = fields.effort;
-    const bytes = Buffer.from((this.needsNewline ? "\n" : "") + canonical(row) + "\n", "utf8");
+    const line = canonical(row);
+    // The writer never writes a row its readers refuse. Canonical JSON is ASCII: its length is its size in bytes.
+    if (line.length > this.maxRowBytes) {
+      throw new InputError(
+        "row_too_large",
+        `step ${this.seq} would be a row of ${line.length} bytes, over the row limit of ${this.maxRowBytes} bytes (${rowLimitText(this.maxRowBytes)}) a step journal's readers take; refusing to write it (the journal is unchanged)`,
+        { seq: this.seq, row_bytes: line.length, limit_bytes: this.maxRowBytes },
+      );
+    }
+    const bytes = Buffer.from((this.needsNewline ? "\n" : "") + line + "\n", "utf8");
     try {
       // One write per line (O_APPEND): a crash leaves at most a torn tail.
       let off = 0;

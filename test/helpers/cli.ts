@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dir, "..", "..");
@@ -61,4 +62,22 @@ export async function bernsteinJson(args: string[], opts: RunOptions = {}): Prom
     throw new Error(`stdout is not one JSON document (exit ${r.code}):\n${r.stdout}\nstderr:\n${r.stderr}`);
   }
   return { ...r, json };
+}
+
+/**
+ * Spawn the compiled binary under `/usr/bin/time -f %M`: its stdout, exit
+ * code and peak RSS in KB (null when /usr/bin/time is not installed).
+ */
+export async function bernsteinPeak(args: string[], opts: RunOptions = {}): Promise<{ code: number; stdout: string; kb: number | null }> {
+  const time = existsSync("/usr/bin/time") ? ["/usr/bin/time", "-f", "%M"] : [];
+  const proc = Bun.spawn([...time, binPath(), ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...hostEnv(), NO_COLOR: "1", ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const kb = time.length > 0 ? Number(stderr.trim().split("\n").pop()) : null;
+  return { code, stdout, kb };
 }

@@ -67,6 +67,21 @@ describe("StepJournal writer", () => {
     expect(readFileSync(bucketOf(sdd, "e"), "utf8")).toStartWith('{"blob_refs":[],"effort":"high",');
   });
 
+  test("a step whose row would pass the row limit is refused (row_too_large), nothing written; the next step still chains", async () => {
+    const sdd = freshSdd();
+    const j = StepJournal.open(sdd, "limited", { maxRowBytes: 1000 });
+    j.append({ input_hash: "a0", model: "m1", prompt: "p0" });
+    const before = readFileSync(bucketOf(sdd, "limited"));
+    // 300 characters that json.dumps escapes to 6 bytes each: the row, not the input, is measured
+    expect(codeOf(() => j.append({ input_hash: "a1", model: "m1", prompt: "é".repeat(300) }))).toMatch(
+      /^row_too_large: step 1 would be a row of \d+ bytes, over the row limit of 1000 bytes \(1000 bytes\)/,
+    );
+    expect(readFileSync(bucketOf(sdd, "limited")).equals(before)).toBe(true);
+    j.append({ input_hash: "a1", model: "m1", prompt: "p1" });
+    j.close();
+    expect(await verifyStepJournal(bucketOf(sdd, "limited"))).toMatchObject({ ok: true, steps: 2 });
+  });
+
   test("80 appends give seqs 0..79 and verify", async () => {
     const sdd = freshSdd();
     const j = StepJournal.open(sdd, "many");

@@ -8,14 +8,14 @@
  * such a row from its bytes in pieces, never as one text.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readJournalSync } from "../../../src/journal/reader.ts";
 import { readMetadata } from "../../../src/journal/metadata.ts";
 import { renderJson } from "../../../src/render/json.ts";
 import { renderTimeline } from "../../../src/timeline/generate.ts";
-import { bernstein, binPath } from "../../helpers/cli.ts";
+import { bernstein, bernsteinPeak } from "../../helpers/cli.ts";
 
 let sdd: string;
 let runDir: string;
@@ -43,13 +43,9 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => rmSync(sdd, { recursive: true, force: true }));
 
-/** stdout and peak RSS (KB; null without /usr/bin/time) of the binary run with `args`. */
-async function run(args: string[]): Promise<{ code: number; stdout: string; kb: number | null }> {
-  const time = existsSync("/usr/bin/time") ? ["/usr/bin/time", "-f", "%M"] : [];
-  const proc = Bun.spawn([...time, binPath(), ...args, "--sdd-dir", sdd], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  const kb = time.length > 0 ? Number(stderr.trim().split("\n").pop()) : null;
-  return { code, stdout, kb };
+/** The binary run with `args` on the test's state directory: stdout, exit code, peak RSS. */
+function run(args: string[]): ReturnType<typeof bernsteinPeak> {
+  return bernsteinPeak([...args, "--sdd-dir", sdd]);
 }
 
 /** Within 64 MB + 3x the longest row. */
