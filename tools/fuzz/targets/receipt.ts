@@ -1,8 +1,9 @@
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip, gzipSync } from "node:zlib";
 import { BernsteinError, InputError, NegativeError, RefusalError, UsageError } from "../../../src/errors/index.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../../../src/fsutil/input.ts";
 import { exportReceipt, publishReceipt } from "../../../src/receipts/export.ts";
 import { verifyReceipt, type ReceiptVerdict } from "../../../src/receipts/verify.ts";
 import { setStepKernelEnabled } from "../../../src/steps/kernel.ts";
@@ -372,10 +373,16 @@ export function receiptTarget(opts: ReceiptTargetOptions = {}): FuzzTarget {
           gz.end();
           await done;
         }),
-        refused("100 MB single journal line in a receipt", () => {
-          const line = new Uint8Array(100 * 1024 * 1024).fill(0x61);
+        refused("a single journal line over the row limit in a receipt (256 MiB + 1 zero bytes: a hole in the file)", () => {
+          const size = JOURNAL_MAX_ROW_BYTES + 1;
           const manifest = enc.encode('{"agent_id":"a","head_hash":"x","steps":1}');
-          writeFileSync(bomb, buildTar([{ name: "manifest.json", type: "0", data: manifest }, { name: "journal/000000.jsonl", type: "0", data: line }]));
+          const head = concatBytes(
+            buildTar([{ name: "manifest.json", type: "0", data: manifest }], { noTrailer: true }),
+            header({ name: "journal/000000.jsonl", type: "0", data: new Uint8Array(0), declaredSize: size }),
+          );
+          writeFileSync(bomb, head);
+          // the member's bytes, their padding and the end-of-archive blocks: zeros, never written
+          truncateSync(bomb, head.length + Math.ceil(size / 512) * 512 + 1024);
         }),
         refused("20,000 members", () => {
           const members: TarMember[] = [{ name: "manifest.json", type: "0", data: enc.encode('{"agent_id":"a","head_hash":"x","steps":0}') }];
