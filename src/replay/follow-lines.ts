@@ -1,6 +1,6 @@
 import type { OutBytes } from "../codec/row-index.ts";
 import { sanitizeCell } from "../render/table.ts";
-import { displayRow, numberField, shownField } from "./display.ts";
+import { displayRow, numberField } from "./display.ts";
 import { RowCells } from "./fast-cells.ts";
 import type { FollowedEvent } from "./follow.ts";
 import { PlainLines } from "./plain-lines.ts";
@@ -56,7 +56,7 @@ export class FollowLines extends PlainLines {
       this.out[this.pos++] = 0x0a;
       return;
     }
-    if (this.baseTs === null) this.baseTs = numberField(shownField(ev.fields, "ts"));
+    if (this.baseTs === null) this.baseTs = numberField(ev.fields.get("ts"));
     const r = ev.loaded;
     if (r !== null && this.cells.read(r, this.baseTs)) this.plainLine(index, this.cells);
     else this.text(proseLine(index, ev, this.baseTs));

@@ -39,7 +39,6 @@ import type { PyObject } from "../pyjson/types.ts";
 import type { OutBytes } from "../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
 import { renderJson, renderRowInline } from "../render/json.ts";
-import { shownField } from "./display.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { plainString, tokenIs } from "./fast-cells.ts";
 import { RowTranscoder } from "./fast-json.ts";
@@ -69,7 +68,8 @@ export type FollowEnd = "run_completed" | "run_gone" | "diverged" | "interrupted
 export interface FollowedEvent {
   /**
    * At least the fields the display reads (fast-row.ts DISPLAY_FIELDS), as
-   * the whole row has them; but a string of a megabyte or more may still be
+   * the whole row has them; but outside the envelope (always decoded:
+   * pyjson/row.ts DECODED_KEYS) a string of a megabyte or more may still be
    * bytes (`PyRaw`): the display lays it out in pieces, any other reader
    * reads it through display.ts shownField.
    */
@@ -183,11 +183,10 @@ class WholeRow implements HandedRow {
     });
   }
   completes(): boolean {
-    // a string kept as bytes is a megabyte long: never "run_completed"
     return this.fields.get("event") === "run_completed";
   }
   keepHash(last: LastText): void {
-    last.keepValue(shownField(this.fields, "event_hash"));
+    last.keepValue(this.fields.get("event_hash"));
   }
 }
 

@@ -17,6 +17,8 @@ import { dumps } from "../../src/pyjson/encode.ts";
 import { pyFloat, type PyLike } from "../../src/pyjson/types.ts";
 import { followJournal, type FollowResult } from "../../src/replay/follow.ts";
 import { FollowLines } from "../../src/replay/follow-lines.ts";
+import { readJournalSync } from "../../src/journal/reader.ts";
+import { renderJson } from "../../src/render/json.ts";
 
 let dir: string;
 beforeAll(() => {
@@ -156,6 +158,43 @@ describe("replay --follow: the fast catch-up writes what reading row by row writ
     expect(fast.result.verdict).toMatchObject({ ok: true, count: rows.length });
     expect(fast.loaded).toBeGreaterThan(0);
   });
+
+  test("rows too long for the fast paths, strings of a megabyte and more in their fields: the lines of the rows parsed whole", async () => {
+    // Lines over 2 MiB take the exact path, which keeps strings of 1 MiB or more as bytes (not the envelope's):
+    // the display lays them out in pieces, the JSON is written from them. A line of a megabyte (a ts padded with
+    // spaces) is read from a copy. The reference: FollowLines on each row as the tree parser gives it.
+    const big = (unit: string) => unit.repeat(Math.ceil((1 << 20) / unit.length) + 7);
+    const rows: ChainRow[] = [
+      ["run_started", { run_id: "r" }, { ts: `${" ".repeat(1 << 20)}1764589000.5`, elapsed_s: pyFloat(0) }],
+      ["task_claimed", { task_id: big("t\u00e9"), agent_id: "a1", role: "backend" }],
+      ["tool_result", { agent_id: big("\u{1f600}x"), output: big("line\n\"q\" "), nested: [pyFloat(1.5), { k: big("\u00e9") }] }],
+      ["task_failed", { task_id: "t1", agent_id: "a1", reason: big("r\u{1f600}") }],
+      ["run_completed", { run_id: "r" }],
+    ];
+    const path = join(dir, "huge.jsonl");
+    writeChain(path, rows);
+    const fast = await expectSame(path);
+    expect(fast.result.end).toBe("run_completed");
+    expect(fast.result.verdict).toMatchObject({ ok: true, count: rows.length });
+    const expected = { prose: "", json: "" };
+    for (const json of [false, true]) {
+      const lines = new FollowLines(json);
+      let index = 0;
+      for (const item of readJournalSync(path)) {
+        if (item.kind !== "row") continue;
+        const row = item.row;
+        lines.event(index++, { fields: row, loaded: null, via: "whole", writeJson: (out) => {
+          const bytes = new TextEncoder().encode(renderJson(row, null));
+          out.reserve(bytes.length);
+          out.buf.set(bytes, out.len);
+          out.len += bytes.length;
+        } });
+      }
+      expected[json ? "json" : "prose"] = new TextDecoder().decode(lines.view());
+    }
+    expect(fast.prose.length).toBeGreaterThan(1 << 20);
+    for (const k of ["prose", "json"] as const) expect({ k, same: fast[k] === expected[k] }).toEqual({ k, same: true });
+  }, 60_000);
 
   test("rows that repeat a key (json.loads keeps the last): the same JSON as the row parsed whole", async () => {
     const rows: ChainRow[] = [];
