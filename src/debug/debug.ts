@@ -1,10 +1,15 @@
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, RefusalError, UsageError } from "../errors/index.ts";
 import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { AtomicFileStream } from "../fsutil/atomic-stream.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { physicalLines } from "../fsutil/lines.ts";
 import { canonical } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
+import { BYTE_PATH_MIN, loadsLine } from "../pyjson/row.ts";
+import { CanonicalRow } from "../steps/canonical-row.ts";
+import { StepKey } from "../steps/row-keys.ts";
 import { pyEquals, pyInt, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { diffJournals } from "../receipts/diff.ts";
@@ -163,29 +168,127 @@ function fork(sddDir: string, run: string, path: string, n: number): ForkInfo {
     throw new RefusalError("fork_failed", `Fork failed: ${(err as Error).message}`);
   }
   if (existsSync(dir)) throw new RefusalError("fork_failed", `Fork failed: ${dir} already exists`, { fork_session_id: forkId });
-  const kept: Uint8Array[] = [];
+  const out = join(dir, BUCKET_NAME);
+  // The parent's lines through step n, each written as it is read (a journal of 100,000 steps, or a huge row,
+  // is never held whole); the fork's directory goes again if step n is not there.
+  let copy: AtomicFileStream | null = null;
+  const pending = new Uint8Array(COPY_BYTES);
+  let held = 0;
+  /** Write the lines held, then `line` (when given) and its line feed: a write per megabyte, not two per line. */
+  const put = (line: Uint8Array | null): void => {
+    if (line !== null && held + line.length + 1 <= pending.length) {
+      pending.set(line, held);
+      pending[held + line.length] = 0x0a;
+      held += line.length + 1;
+      return;
+    }
+    if (held > 0) copy!.write(pending.subarray(0, held));
+    held = 0;
+    if (line === null) return;
+    if (line.length + 1 > pending.length) {
+      copy!.write(line);
+      copy!.write(LINE_FEED);
+    } else put(line);
+  };
   let parentHash: string | null = null;
   let seen = 0;
   let maxSeq = -1;
-  const decoder = new TextDecoder();
-  for (const line of physicalLines(path)) {
-    const text = decoder.decode(line.bytes);
-    if (text.trim() === "") continue;
-    const row = parse(text) as PyObject;
-    const seq = seqOf(row, seen++);
-    maxSeq = Math.max(maxSeq, seq);
-    if (seq > n) break;
-    kept.push(line.bytes.slice(), new Uint8Array([0x0a]));
-    if (seq === n) parentHash = pyStr(row.get("step_hash"), "");
+  const facts = new StepFacts();
+  // each line read leaves a little garbage the engine collects late: on 100,000 steps, 35 MB of it
+  const gc = new GrowthCollector(4 << 20);
+  try {
+    for (const line of physicalLines(path, { maxLineBytes: JOURNAL_MAX_ROW_BYTES })) {
+      if ((seen & 1023) === 0) gc.poll();
+      if (isBlankLine(line.bytes)) continue;
+      facts.read(line.bytes);
+      const seq = facts.seq ?? seen;
+      seen++;
+      maxSeq = Math.max(maxSeq, seq);
+      if (seq > n) break;
+      if (copy === null) {
+        mkdirSync(journalRoot(sddDir), { recursive: true, mode: 0o700 });
+        mkdirSync(dir, { mode: 0o700 });
+        chmodSync(dir, 0o700);
+        copy = new AtomicFileStream(out, { replace: false, fileMode: 0o600, dirMode: 0o700 });
+      }
+      put(line.bytes);
+      if (seq === n) parentHash = facts.stepHash();
+    }
+    if (parentHash === null) throw new UsageError(`Fork failed: step ${n} is out of range (the journal has steps 0..${maxSeq})`, "fork_failed");
+    put(null);
+    copy!.commit();
+  } catch (err) {
+    if (copy !== null) {
+      copy.abort();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    throw err;
   }
-  if (parentHash === null) throw new UsageError(`Fork failed: step ${n} is out of range (the journal has steps 0..${maxSeq})`, "fork_failed");
-  mkdirSync(journalRoot(sddDir), { recursive: true, mode: 0o700 });
-  mkdirSync(dir, { mode: 0o700 });
-  chmodSync(dir, 0o700);
-  const out = join(dir, BUCKET_NAME);
-  writeFileAtomic(out, Buffer.concat(kept), { mode: 0o600 });
   return { from_step: n, parent_step_hash: parentHash, fork_session_id: forkId, fork_branch: null, fork_worktree: null, fork_journal: out };
 }
+
+const LINE_FEED = new Uint8Array([0x0a]);
+/** Bytes of lines a fork's copy holds before it writes them. */
+const COPY_BYTES = 1 << 20;
+const lineText = new TextDecoder();
+
+/** `text.trim() === ""` of the line's text, most lines decided by their first bytes (a row begins with `{`). */
+function isBlankLine(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i]!;
+    if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) continue;
+    return c < 0x80 ? false : lineText.decode(b).trim() === "";
+  }
+  return true;
+}
+
+/**
+ * The seq (seqOf, null: none) and step_hash (pyStr) of a step row, as the
+ * row parsed whole gives them: read off the codec's spans for a canonical
+ * row whose seq is an integer lexeme and step_hash a plain string; any other
+ * row parsed (a long one with its large values kept as bytes).
+ */
+class StepFacts {
+  private readonly canonical = new CanonicalRow();
+  private bytes: Uint8Array = new Uint8Array(0);
+  private row: PyObject | null = null;
+  seq: number | null = null;
+
+  read(b: Uint8Array): void {
+    this.bytes = b;
+    this.row = null;
+    const c = this.canonical;
+    if (c.scanRange(b, 0, b.length)) {
+      const s = c.spanStart[StepKey.Seq]!;
+      const seq = s < 0 ? null : lineText.decode(b.subarray(s, c.spanEnd[StepKey.Seq]!));
+      if ((seq === null || INT_LEXEME.test(seq)) && (c.spanStart[StepKey.StepHash]! < 0 || c.plainString[StepKey.StepHash] === 1)) {
+        this.seq = seq === null ? null : Number(seq);
+        return;
+      }
+    }
+    this.row = this.parsed();
+    const seq = pyInt(this.row.get("seq"));
+    this.seq = seq === null ? null : Number(seq);
+  }
+
+  stepHash(): string {
+    if (this.row !== null) return pyStr(this.row.get("step_hash"), "");
+    const c = this.canonical;
+    const at = c.spanStart[StepKey.StepHash]!;
+    return at < 0 ? "" : lineText.decode(this.bytes.subarray(at + 1, c.spanEnd[StepKey.StepHash]! - 1));
+  }
+
+  private parsed(): PyObject {
+    const b = this.bytes;
+    if (b.length >= BYTE_PATH_MIN) {
+      const v = loadsLine(b, true);
+      if (v.kind === "value") return v.value as PyObject;
+    }
+    return parse(lineText.decode(b)) as PyObject;
+  }
+}
+
+const INT_LEXEME = /^-?(0|[1-9][0-9]*)$/;
 
 export type SingleRunDebug =
   | ({ mode: "single-run"; run: string; verified: false; errors: string[] } & Mismatch & { jump_to_seq?: number | null })

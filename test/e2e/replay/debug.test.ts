@@ -80,6 +80,35 @@ describe("replay debug <RUN>", () => {
     expect(existsSync(join(cwd, ".sdd", "runtime", "journal", "agent-a.fork-60"))).toBe(false);
   });
 
+  test("--fork-from copies the parent's lines as they are spelled, through step N", async () => {
+    // agent-a rewritten by Python: every third row in json.dumps' spaced spelling, a seq written as a string,
+    // blank lines, CR LF breaks, and an unhashed blob_refs list of 150 KB (a line the reader takes on its byte
+    // path). The fork is every non-blank line through step N, each ended by a line feed (Python's universal
+    // newlines split them); the parent hash is step N's.
+    cpSync(join(cwd, ".sdd", "runtime", "journal", "agent-a"), join(cwd, ".sdd", "runtime", "journal", "agent-s"), { recursive: true });
+    const expected = runPython(
+      `import json,sys
+j = json.load(sys.stdin)
+rows = [json.loads(l) for l in open(j["path"]).read().split("\\n") if l]
+out = []
+for i, row in enumerate(rows):
+    if i == 4: row["seq"] = str(row["seq"])
+    if i == 5: row["blob_refs"] = ["%064x" % k for k in range(2300)]
+    line = json.dumps(row) if i % 3 == 0 else json.dumps(row, sort_keys=True, separators=(",", ":"))
+    out.append(line)
+    if i == 2: out.append("   ")
+open(j["path"], "w", newline="").write("\\r\\n".join(out) + "\\r\\n")
+kept = [l for l in open(j["path"]).read().split("\\n") if l.strip() != ""][: j["n"] + 1]
+print(json.dumps({"journal": "\\n".join(kept) + "\\n", "parent": rows[j["n"]]["step_hash"]}))`,
+      { path: bucket("agent-s"), n: 6 },
+    ) as { journal: string; parent: string };
+    const r = await bernsteinJson(["replay", "debug", "agent-s", "--fork-from", "6"], { cwd });
+    expect([r.code, r.json.verified, r.json.fork?.parent_step_hash]).toEqual([0, true, expected.parent]);
+    expect(readFileSync(bucket("agent-s.fork-6"), "utf8") === expected.journal).toBe(true);
+    const child = await bernsteinJson(["replay", "debug", "agent-s.fork-6"], { cwd });
+    expect([child.code, child.json.verified, child.json.steps, child.json.head_hash]).toEqual([0, true, 7, expected.parent]);
+  });
+
   test("a tampered journal: the first failing step, its field and hashes; --jump-to-failure names it", async () => {
     tampered("t-model", 4, 'row["model"] = "swapped"');
     const r = await bernsteinJson(["replay", "debug", "t-model", "--jump-to-failure"], { cwd });

@@ -2,7 +2,8 @@
  * A step journal holding a row over the old 16 MiB reader limit (an 18 MB
  * tool result, written by StepJournal): every verb of an agent reads it
  * (a step journal's row limit is its writer's, 256 MiB) within 64 MB + 3x
- * the row: the agent view, `--as-json`, `replay debug`, `replay export`
+ * the row: the agent view, `--as-json`, `replay debug` (and its
+ * `--fork-from` copy), `replay export`
  * and `publish`, `replay verify` of both receipts (the exported one also
  * by the Python reference verifier, test/reference/verify_receipt.py, with
  * the same head), and `diff-journal`.
@@ -54,6 +55,12 @@ describe("agent verbs on a step journal with an 18 MB row", () => {
         return d.ok === true && d.head_hash === head && d.entries.length === 5 && d.entries[3].tool_result.output === text;
       }],
       [["replay", "debug", "agent-big", "--as-json"], (out) => JSON.parse(out).head_hash === head, 3.5],
+      // --fork-from copies the journal through the huge step, line by line as read
+      [["replay", "debug", "agent-big", "--fork-from", "3", "--as-json"], (out) => {
+        const fork = JSON.parse(out).fork;
+        const lines = readFileSync(bucket, "utf8").split("\n");
+        return fork.from_step === 3 && readFileSync(fork.fork_journal, "utf8") === lines.slice(0, 4).join("\n") + "\n";
+      }, 3.5],
     ];
     for (const [args, check, k] of cases) {
       const r = await run(args);
