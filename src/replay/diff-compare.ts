@@ -71,8 +71,10 @@ export function changedFields(a: PyObject | null, b: PyObject | null): string[] 
       if (x !== y) changed.push(k);
       continue;
     }
-    // Canonical text is what the payload hash sees: 1 and 1.0 differ there, so they differ here.
-    if (canonical(x) !== canonical(y)) changed.push(k);
+    // Canonical text is what the payload hash sees: 1 and 1.0 differ there, so they differ here. Two strings'
+    // texts differ exactly when the strings do (the encoding is one to one): a tool result of megabytes is
+    // compared without being encoded twice.
+    if (typeof x === "string" && typeof y === "string" ? x !== y : canonical(x) !== canonical(y)) changed.push(k);
   }
   return changed.sort(compareCodePoints);
 }
