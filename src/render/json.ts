@@ -7,11 +7,15 @@ import { PyRaw, type PyLike } from "../pyjson/types.ts";
  */
 export function renderJson(value: unknown, indent: number | null = 2): string {
   if (indent === 2) return dumps(value as PyLike, RENDER_OPTIONS);
-  return dumps(value as PyLike, { indent, ensureAscii: false, rawNumbers: true, separators: indent === null ? [", ", ": "] : [",", ": "] });
+  if (indent === null) return dumps(value as PyLike, INLINE_OPTIONS);
+  return dumps(value as PyLike, { ...RENDER_OPTIONS, indent });
 }
 
 /** renderJson's options at indent 2. */
 export const RENDER_OPTIONS: DumpsOptions = { indent: 2, ensureAscii: false, rawNumbers: true, separators: [",", ": "] };
+
+/** renderJson's options at indent null (its one-line form). */
+const INLINE_OPTIONS: DumpsOptions = { indent: null, ensureAscii: false, rawNumbers: true, separators: [", ", ": "] };
 
 /**
  * A recorded value as human output shows it: a string as itself, anything
@@ -35,9 +39,6 @@ export function renderRowJson(row: Map<string, PyLike>, level: number, write: (t
   write(pad);
   streamRow(row, { ...RENDER_OPTIONS, level }, write);
 }
-
-/** renderJson's options at indent null (its one-line form). */
-const INLINE_OPTIONS: DumpsOptions = { indent: null, ensureAscii: false, rawNumbers: true, separators: [", ", ": "] };
 
 /**
  * A row as `renderJson(row, null)` prints it (one line): handed to `write`
