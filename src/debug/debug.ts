@@ -9,6 +9,7 @@ import { canonical } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
 import { BYTE_PATH_MIN, loadsLine } from "../pyjson/row.ts";
 import { CanonicalRow } from "../steps/canonical-row.ts";
+import { Tok } from "../codec/row-index.ts";
 import { StepKey } from "../steps/row-keys.ts";
 import { pyEquals, pyInt, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -172,23 +173,24 @@ function fork(sddDir: string, run: string, path: string, n: number): ForkInfo {
   // The parent's lines through step n, each written as it is read (a journal of 100,000 steps, or a huge row,
   // is never held whole); the fork's directory goes again if step n is not there.
   let copy: AtomicFileStream | null = null;
+  // lines are held and written a megabyte at a time, not two writes a line
   const pending = new Uint8Array(COPY_BYTES);
   let held = 0;
-  /** Write the lines held, then `line` (when given) and its line feed: a write per megabyte, not two per line. */
-  const put = (line: Uint8Array | null): void => {
-    if (line !== null && held + line.length + 1 <= pending.length) {
-      pending.set(line, held);
-      pending[held + line.length] = 0x0a;
-      held += line.length + 1;
-      return;
-    }
+  const flush = (): void => {
     if (held > 0) copy!.write(pending.subarray(0, held));
     held = 0;
-    if (line === null) return;
+  };
+  /** `line` and its line feed, into the copy. */
+  const put = (line: Uint8Array): void => {
+    if (held + line.length + 1 > pending.length) flush();
     if (line.length + 1 > pending.length) {
       copy!.write(line);
       copy!.write(LINE_FEED);
-    } else put(line);
+      return;
+    }
+    pending.set(line, held);
+    pending[held + line.length] = 0x0a;
+    held += line.length + 1;
   };
   let parentHash: string | null = null;
   let seen = 0;
@@ -215,7 +217,7 @@ function fork(sddDir: string, run: string, path: string, n: number): ForkInfo {
       if (seq === n) parentHash = facts.stepHash();
     }
     if (parentHash === null) throw new UsageError(`Fork failed: step ${n} is out of range (the journal has steps 0..${maxSeq})`, "fork_failed");
-    put(null);
+    flush();
     copy!.commit();
   } catch (err) {
     if (copy !== null) {
@@ -245,7 +247,7 @@ function isBlankLine(b: Uint8Array): boolean {
 /**
  * The seq (seqOf, null: none) and step_hash (pyStr) of a step row, as the
  * row parsed whole gives them: read off the codec's spans for a canonical
- * row whose seq is an integer lexeme and step_hash a plain string; any other
+ * row whose seq is an integer and step_hash a plain string; any other
  * row parsed (a long one with its large values kept as bytes).
  */
 class StepFacts {
@@ -259,10 +261,10 @@ class StepFacts {
     this.row = null;
     const c = this.canonical;
     if (c.scanRange(b, 0, b.length)) {
+      // a canonical row's integer is spelled as Python spells it: its lexeme is the number
       const s = c.spanStart[StepKey.Seq]!;
-      const seq = s < 0 ? null : lineText.decode(b.subarray(s, c.spanEnd[StepKey.Seq]!));
-      if ((seq === null || INT_LEXEME.test(seq)) && (c.spanStart[StepKey.StepHash]! < 0 || c.plainString[StepKey.StepHash] === 1)) {
-        this.seq = seq === null ? null : Number(seq);
+      if ((s < 0 || c.kind[StepKey.Seq] === Tok.Int) && (c.spanStart[StepKey.StepHash]! < 0 || c.plainString[StepKey.StepHash] === 1)) {
+        this.seq = s < 0 ? null : Number(lineText.decode(b.subarray(s, c.spanEnd[StepKey.Seq]!)));
         return;
       }
     }
@@ -287,8 +289,6 @@ class StepFacts {
     return parse(lineText.decode(b)) as PyObject;
   }
 }
-
-const INT_LEXEME = /^-?(0|[1-9][0-9]*)$/;
 
 export type SingleRunDebug =
   | ({ mode: "single-run"; run: string; verified: false; errors: string[] } & Mismatch & { jump_to_seq?: number | null })

@@ -40,6 +40,8 @@ export class CanonicalRow {
   readonly spanEnd = new Int32Array(KEY_COUNT);
   /** 1 when the key's value is a string without escapes (its text is the bytes inside the quotes). */
   readonly plainString = new Uint8Array(KEY_COUNT);
+  /** The kind of the key's value token (codec Tok; valid where its span is). */
+  readonly kind = new Uint8Array(KEY_COUNT);
   /** Offset of each key's opening quote (to find runs of adjacent keys). */
   readonly keyStart = new Int32Array(KEY_COUNT);
   /** Number of top-level keys of the last successful scan. */
@@ -83,7 +85,8 @@ export class CanonicalRow {
       this.keyStart[key] = ix.start(v - 1);
       this.spanStart[key] = ix.start(v);
       this.spanEnd[key] = ix.end(v);
-      this.plainString[key] = ix.kind(v) === Tok.String && (ix.flags(v) & Spell.Escaped) === 0 ? 1 : 0;
+      this.kind[key] = ix.kind(v);
+      this.plainString[key] = this.kind[key] === Tok.String && (ix.flags(v) & Spell.Escaped) === 0 ? 1 : 0;
     }
     this.topKeyCount = ix.members;
     return true;
