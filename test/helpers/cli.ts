@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { expect } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dir, "..", "..");
@@ -80,4 +81,16 @@ export async function bernsteinPeak(args: string[], opts: RunOptions = {}): Prom
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   const kb = time.length > 0 ? Number(stderr.trim().split("\n").pop()) : null;
   return { code, stdout, kb };
+}
+
+/** Bytes in the longest line of the file. */
+export function longestLine(path: string): number {
+  let n = 0;
+  for (const line of readFileSync(path, "latin1").split("\n")) n = Math.max(n, line.length);
+  return n;
+}
+
+/** A peak RSS of bernsteinPeak's (KB) within 64 MB + `k` x a row of `rowBytes`; unchecked without /usr/bin/time. */
+export function expectWithinRowBound(args: string[], kb: number | null, rowBytes: number, k = 3): void {
+  if (kb !== null) expect({ args, kb, bounded: kb < 64_000 + (k * rowBytes) / 1000 }).toEqual({ args, kb, bounded: true });
 }

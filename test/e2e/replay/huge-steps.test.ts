@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StepJournal } from "../../../src/steps/writer.ts";
-import { bernsteinPeak, ROOT } from "../../helpers/cli.ts";
+import { bernsteinPeak, expectWithinRowBound, longestLine, ROOT } from "../../helpers/cli.ts";
 
 let sdd: string;
 let bucket: string;
@@ -29,7 +29,7 @@ beforeAll(() => {
   head = j.append({ input_hash: "after", model: "m", prompt: "q", tool_call: null, tool_result: null }).step_hash;
   j.close();
   bucket = join(sdd, "runtime", "journal", "agent-big", "000000.jsonl");
-  for (const line of readFileSync(bucket, "latin1").split("\n")) rowBytes = Math.max(rowBytes, line.length);
+  rowBytes = longestLine(bucket);
   expect(rowBytes).toBeGreaterThan(16 * 1024 * 1024);
 }, 60_000);
 afterAll(() => rmSync(sdd, { recursive: true, force: true }));
@@ -41,7 +41,7 @@ function run(args: string[]): ReturnType<typeof bernsteinPeak> {
 
 /** Within 64 MB + `k` x the row (k = 3 for one input; diff-journal reads two). */
 function bounded(args: string[], kb: number | null, k = 3): void {
-  if (kb !== null) expect({ args, kb, bounded: kb < 64_000 + (k * rowBytes) / 1000 }).toEqual({ args, kb, bounded: true });
+  expectWithinRowBound(args, kb, rowBytes, k);
 }
 
 describe("agent verbs on a step journal with an 18 MB row", () => {
