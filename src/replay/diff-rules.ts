@@ -1,6 +1,7 @@
 import { UsageError } from "../errors/index.ts";
 import { encodeString } from "../pyjson/encode.ts";
-import type { PyObject, PyValue } from "../pyjson/types.ts";
+import { materialize } from "../pyjson/parse.ts";
+import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 
 /**
  * What `replay diff` compares. Two runs of the same plan differ, by
@@ -91,6 +92,8 @@ export class RowProjector {
   }
 
   private alias(value: PyValue): PyValue {
+    // a huge row's large member is still its bytes (src/pyjson/row.ts): its ids are aliased as in any other row
+    if (value instanceof PyRaw) return this.alias(materialize(value));
     if (Array.isArray(value)) return value.map((v) => this.alias(v));
     if (typeof value !== "string") return value;
     return `#${this.ordinals.ofText(encodeString(value))}`;
@@ -113,6 +116,12 @@ function without(obj: PyObject, path: readonly string[], depth: number): PyObjec
 }
 
 function withoutIn(value: PyValue, path: readonly string[], depth: number): PyValue {
+  if (value instanceof PyRaw) {
+    // a huge row's large member is still its bytes (src/pyjson/row.ts): read as a tree only to follow the path into it
+    const tree = materialize(value);
+    const inner = withoutIn(tree, path, depth);
+    return inner === tree ? value : inner;
+  }
   if (value instanceof Map) return without(value, path, depth);
   if (Array.isArray(value)) {
     const mapped = value.map((v) => withoutIn(v, path, depth));

@@ -1,10 +1,12 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "../../src/pyjson/parse.ts";
 import type { PyObject } from "../../src/pyjson/types.ts";
-import { changedFields, diffRunJournals } from "../../src/replay/diff.ts";
+import { setBytePathMin } from "../../src/pyjson/row.ts";
+import { changedFields, diffRunJournals, diffRunJournalsExact } from "../../src/replay/diff.ts";
+import { diffRules, type DiffRules } from "../../src/replay/diff-rules.ts";
 
 const row = (text: string) => parse(text) as PyObject;
 
@@ -34,6 +36,76 @@ describe("run-journal diff (library)", () => {
       expect(m.reason).toContain("(memory_write) recorded in run_b");
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  /**
+   * A row of 64 KiB or more is read with its large lists and objects still
+   * bytes (src/pyjson/row.ts): the rules must reach into them as into any
+   * row's. Each case holds both paths to the verdict a small row gets, on
+   * rows that are that large, and on small rows all read the byte way.
+   */
+  describe("a huge row's large members are compared as any row's", () => {
+    const ids = (tag: string) => Array.from({ length: 40 }, (_, i) => `backend-${(4096 + i).toString(16)}${tag}`);
+    const spawn = (list: string[]) => JSON.stringify({ event: "agent_spawned", agent_ids: list });
+    const call = (list: string[], t: number, pad: string) => JSON.stringify({ event: "tool_call", agent_ids: list, payload: { pad, t, nested: [{ t }] }, note: "n".repeat(300) });
+    const cases: { name: string; a: (pad: string) => string[]; b: (pad: string) => string[]; rules: DiffRules; expected: [string, number | null] }[] = [
+      {
+        name: "an --ignore path into a large object is applied",
+        a: (pad) => [spawn(ids("a")), call(ids("a"), 1, pad)],
+        b: (pad) => [spawn(ids("b")), call(ids("b"), 2, pad)],
+        rules: diffRules({ ignore: ["payload.t", "payload.nested.t"] }),
+        expected: ["identical", null],
+      },
+      {
+        name: "without it, the path's value diverges",
+        a: (pad) => [spawn(ids("a")), call(ids("a"), 1, pad)],
+        b: (pad) => [spawn(ids("b")), call(ids("b"), 2, pad)],
+        rules: diffRules(),
+        expected: ["payload_mismatch", 1],
+      },
+      {
+        // the same ids in the same order, but run B met them in the reverse order: aligned, the lists differ
+        name: "aligned ids in a large list are compared by first appearance (equal text is not equal)",
+        a: (pad) => [spawn(ids("a")), call(ids("a"), 1, pad)],
+        b: (pad) => [spawn(ids("a").reverse()), call(ids("a"), 1, pad)],
+        rules: diffRules(),
+        expected: ["payload_mismatch", 1],
+      },
+      {
+        name: "and other ids met in the same order are equal",
+        a: (pad) => [spawn(ids("a")), call(ids("a"), 1, pad)],
+        b: (pad) => [spawn(ids("b")), call(ids("b"), 1, pad)],
+        rules: diffRules(),
+        expected: ["identical", null],
+      },
+    ];
+    const dir = mkdtempSync(join(tmpdir(), "replay-diff-huge-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const write = (name: string, lines: string[]) => {
+      const p = join(dir, name);
+      writeFileSync(p, lines.join("\n") + "\n");
+      return p;
+    };
+    const verdicts = async (a: string, b: string, rules: DiffRules): Promise<[string, number | null][]> =>
+      [await diffRunJournals(a, b, rules), await diffRunJournalsExact(a, b, rules)].map((d) => [d.reason_code, d.index]);
+
+    for (const c of cases) {
+      test(c.name, async () => {
+        const pad = "x".repeat(70_000);
+        const a = write("a.jsonl", c.a(pad));
+        const b = write("b.jsonl", c.b(pad));
+        expect(await verdicts(a, b, c.rules)).toEqual([c.expected, c.expected]);
+        const sa = write("sa.jsonl", c.a("x"));
+        const sb = write("sb.jsonl", c.b("x"));
+        expect(await verdicts(sa, sb, c.rules)).toEqual([c.expected, c.expected]);
+        const prev = setBytePathMin(0);
+        try {
+          expect(await verdicts(sa, sb, c.rules)).toEqual([c.expected, c.expected]);
+        } finally {
+          setBytePathMin(prev);
+        }
+      });
     }
   });
 });

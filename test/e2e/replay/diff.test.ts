@@ -148,6 +148,33 @@ describe("replay diff RUN_A RUN_B (compiled binary)", () => {
     expect(len.stdout).toContain("(no event: run A ends before index 297)");
   });
 
+  test("rows of 64 KiB and more: --ignore paths into their large objects apply, their aligned id lists align (no false match)", async () => {
+    // such a row is read with its large members still bytes; a rule must reach into them as into any row's
+    const ids = (tag: string) => Array.from({ length: 40 }, (_, i) => `backend-${(4096 + i).toString(16)}${tag}`);
+    const pad = "x".repeat(70_000);
+    const rows = (met: string[], listed: string[], t: number) =>
+      [
+        { event: "agent_spawned", agent_ids: met, event_hash: "0".repeat(64) },
+        { event: "tool_call", agent_ids: listed, payload: { pad, t }, event_hash: "1".repeat(64) },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join("\n") + "\n";
+    const put = (run: string, text: string) => {
+      mkdirSync(t.runDir(run), { recursive: true });
+      writeFileSync(t.journal(run), text);
+    };
+    put("huge-a", rows(ids("a"), ids("a"), 1));
+    put("huge-b", rows(ids("b"), ids("b"), 2));
+    put("huge-met-reversed", rows(ids("a").reverse(), ids("a"), 1));
+    let r = await bernsteinJson(["replay", "diff", "huge-a", "huge-b", "--ignore", "payload.t"], { cwd: t.cwd });
+    expect([r.code, r.json.reason_code]).toEqual([0, "identical"]);
+    r = await bernsteinJson(["replay", "diff", "huge-a", "huge-b"], { cwd: t.cwd });
+    expect([r.code, r.json.reason_code, r.json.index, r.json.fields_changed]).toEqual([1, "payload_mismatch", 1, ["payload"]]);
+    // the same ids as recorded, but run B met them in the other order
+    r = await bernsteinJson(["replay", "diff", "huge-a", "huge-met-reversed"], { cwd: t.cwd });
+    expect([r.code, r.json.reason_code, r.json.index, r.json.fields_changed]).toEqual([1, "payload_mismatch", 1, ["agent_ids"]]);
+  });
+
   test("missing runs exit 3; usage exit 2", async () => {
     let r = await bernsteinJson(["replay", "diff", "base"], { cwd: t.cwd });
     expect(r.code).toBe(2);
