@@ -1,5 +1,6 @@
 import { humanValue } from "../render/json.ts";
-import type { PyObject, PyValue } from "../pyjson/types.ts";
+import { materialize } from "../pyjson/parse.ts";
+import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 
 /**
  * Task attempts from the run journal's events, one pass, bounded memory:
@@ -79,12 +80,15 @@ const TRACKED = new Map<string, Tracked>([
  */
 const str = (v: PyValue | undefined): string => (typeof v === "string" ? v : v === undefined || v === null ? "" : humanValue(v));
 const text = (row: PyObject, key: string): string => str(row.get(key));
+/** A list member as a list: a huge row's large list is still its bytes (src/pyjson/row.ts). */
+const listed = (v: PyValue | undefined): PyValue | undefined => (v instanceof PyRaw && v.kind === "array" ? materialize(v) : v);
 
 /**
  * `failed_signals` as texts: a list's items, or the one value. A loop, not
  * `map`: the engine compiles map in with every callback it has been given anywhere.
  */
-function texts(v: PyValue | undefined): string[] {
+function texts(raw: PyValue | undefined): string[] {
+  const v = listed(raw);
   if (v === undefined) return [];
   if (!Array.isArray(v)) return [str(v)];
   const out: string[] = [];
@@ -146,7 +150,7 @@ export class AttemptTracker {
 
   /** `agents_reaped`: each agent it names. */
   private reapAll(row: PyObject, index: number, t: number): void {
-    const ids = row.get("agent_ids");
+    const ids = listed(row.get("agent_ids"));
     for (const id of Array.isArray(ids) ? ids : []) this.reap(str(id), index, t);
   }
 

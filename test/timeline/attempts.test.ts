@@ -2,12 +2,18 @@ import { describe, expect, test } from "bun:test";
 import { AttemptTracker, type Attempt } from "../../src/timeline/attempts.ts";
 import { BUCKETS, Series } from "../../src/timeline/series.ts";
 import { parse } from "../../src/pyjson/parse.ts";
+import { parseRowBytes } from "../../src/pyjson/row.ts";
 import type { PyObject } from "../../src/pyjson/types.ts";
 
-function track(rows: [number, string, Record<string, unknown>][]): Attempt[] {
+/**
+ * The attempts of `rows`; `asBytes`: each row read as a huge row is (its
+ * lists and objects of 256 bytes or more kept as bytes, src/pyjson/row.ts).
+ */
+function track(rows: [number, string, Record<string, unknown>][], asBytes = false): Attempt[] {
   const out: Attempt[] = [];
   const t = new AttemptTracker((a) => out.push(a));
-  rows.forEach(([ms, event, payload], i) => t.push(parse(JSON.stringify({ event, ...payload })) as PyObject, event, i, ms));
+  const read = (text: string) => (asBytes ? parseRowBytes(new TextEncoder().encode(text), 0) : parse(text)) as PyObject;
+  rows.forEach(([ms, event, payload], i) => t.push(read(JSON.stringify({ event, ...payload })), event, i, ms));
   t.finish(rows.at(-1)?.[0] ?? 0);
   return out;
 }
@@ -86,6 +92,24 @@ describe("AttemptTracker reaps by agent", () => {
       ["B", "T2", 1, 9, "unknown", 9],
       ["A", "T5", 8, 9, "unknown", 9],
     ]);
+  });
+});
+
+describe("AttemptTracker on a huge row's members", () => {
+  test("a list still bytes is read as the list: agents_reaped reaps each agent, failed_signals keeps each signal", () => {
+    const rows: [number, string, Record<string, unknown>][] = [
+      [0, "task_claimed", { task_id: "T1", agent_id: "A", model: "m" }],
+      [1, "task_claimed", { task_id: "T2", agent_id: "B", model: "m" }],
+      [2, "task_verification_failed", { task_id: "T1", agent_id: "A", failed_signals: ["lint", "tests"] }],
+      [3, "agents_reaped", { agent_ids: ["B", "A"] }],
+    ];
+    const shown = (a: Attempt[]) => a.map((x) => [x.agent, x.task, x.end, x.outcome, x.signals]);
+    const want = [
+      ["B", "T2", 3, "unknown", []],
+      ["A", "T1", 3, "failed", ["lint", "tests"]],
+    ];
+    expect(shown(track(rows))).toEqual(want);
+    expect(shown(track(rows, true))).toEqual(want);
   });
 });
 
