@@ -7,12 +7,12 @@ import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { physicalLines } from "../fsutil/lines.ts";
 import { canonical } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
-import { BYTE_PATH_MIN, loadsLine } from "../pyjson/row.ts";
+import { BYTE_PATH_MIN, loadsLine, rawGet } from "../pyjson/row.ts";
 import { CanonicalRow } from "../steps/canonical-row.ts";
 import { Tok } from "../codec/row-index.ts";
 import { StepKey } from "../steps/row-keys.ts";
 import { pyEquals, pyInt, pyStr } from "../pyjson/python.ts";
-import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { PyNum, PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { diffJournals } from "../receipts/diff.ts";
 import { exportReceipt } from "../receipts/export.ts";
 import { loadSigningKey } from "../receipts/keys.ts";
@@ -76,6 +76,8 @@ function isNaNFloat(v: PyValue | undefined): boolean {
 }
 
 function toolName(v: PyValue | undefined): PyValue {
+  // a huge row's large tool call is still its bytes (src/pyjson/row.ts): its name read from them
+  if (v instanceof PyRaw) return v.kind === "object" ? (rawGet(v, "name") ?? null) : "";
   return v instanceof Map ? (v.get("name") ?? null) : "";
 }
 

@@ -44,6 +44,8 @@ export interface JournalOptions {
   seed: number;
   /** Index of a row over 1 MiB (none when absent). */
   hugeAt?: number;
+  /** Index of a row of ~70 KB whose tool call is that large (a huge row's tool call, read as bytes). */
+  hugeToolCallAt?: number;
   /** Write a top-level NaN model at this row. */
   nanAt?: number;
   /** Plain rows only (every one in export dict form, `\n` ends): the verbatim copy path. */
@@ -103,7 +105,8 @@ function row(r: () => number, seq: number, prev: string, o: JournalOptions): { l
   const model: PyLike = seq === o.nanAt ? new PyNum("NaN", true) : plain ? "claude-sonnet-4-5" : pick(r, ["claude-sonnet-4-5", null, "m-\u00e9"]);
   let prompt: PyLike = plain ? `Step ${seq}: ${pick(r, STRINGS)}` : value(r);
   if (seq === o.hugeAt) prompt = "x".repeat(1_200_000) + " end";
-  const toolCall: PyLike = plain ? { name: "edit", args: { path: pick(r, STRINGS), line: seq } } : value(r);
+  let toolCall: PyLike = plain ? { name: "edit", args: { path: pick(r, STRINGS), line: seq } } : value(r);
+  if (seq === o.hugeToolCallAt) toolCall = { name: "edit", args: { path: "p".repeat(70_000), line: seq } };
   const toolResult: PyLike = plain ? { ok: true, out: pick(r, STRINGS) } : value(r);
   const effort: PyLike | undefined = plain ? undefined : pick(r, [undefined, undefined, null, "high"]);
   const fields = { prev_hash: prev, input_hash: `in-${seq}`, model, prompt, tool_call: toolCall, tool_result: toolResult, effort: effort ?? null };

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { diffJournals } from "../../src/receipts/diff.ts";
+import { setBytePathMin } from "../../src/pyjson/row.ts";
 import { resolveJournalSource, sourceEntries } from "../../src/receipts/source.ts";
 import { BernsteinError } from "../../src/errors/index.ts";
 import { VECTORS } from "../helpers/cli.ts";
@@ -85,6 +86,11 @@ describe("diff-journal", () => {
       ['{"prev_hash":null}', '{"prev_hash":"None"}'],
       ['{"prompt":0}', '{"prompt":false}'],
       ['{"prompt":-0.0}', '{"prompt":0}'],
+      // containers of 256 bytes or more: a huge row keeps them as bytes (src/pyjson/row.ts), compared as these trees
+      [`{"tool_call":{"n":NaN,"pad":"${"x".repeat(300)}"}}`, `{"tool_call":{"n":NaN,"pad":"${"x".repeat(300)}"}}`],
+      [`{"tool_result":[NaN,"${"x".repeat(300)}"]}`, `{"tool_result":[NaN,"${"x".repeat(300)}"]}`],
+      [`{"tool_call":{"n":1,"pad":"${"x".repeat(300)}"}}`, `{"tool_call":{"n":1.0,"pad":"${"x".repeat(300)}"}}`],
+      [`{"tool_call":{"n":1,"pad":"${"x".repeat(300)}"}}`, `{"tool_call":{"n":2,"pad":"${"x".repeat(300)}"}}`],
     ];
     const want = runPython(
       `import json,sys
@@ -98,12 +104,22 @@ for a,b in json.load(sys.stdin):
 print(json.dumps(out))`,
       pairs,
     ) as string[][];
-    const got: string[][] = [];
-    for (const [a, b] of pairs) {
-      const row = (t: string) => JSON.stringify({ ...JSON.parse(t.replace(/NaN/g, '"__nan__"')), seq: 0, step_hash: "x" }).replace(/"__nan__"/g, "NaN");
-      const d = await diffJournals(sourceEntries({ kind: "file", path: file("l.jsonl", row(a) + "\n") }), sourceEntries({ kind: "file", path: file("r.jsonl", row(b) + "\n") }));
-      got.push(d.diverged ? d.fields_changed : []);
+    const fieldsChanged = async (): Promise<string[][]> => {
+      const got: string[][] = [];
+      for (const [a, b] of pairs) {
+        const row = (t: string) => JSON.stringify({ ...JSON.parse(t.replace(/NaN/g, '"__nan__"')), seq: 0, step_hash: "x" }).replace(/"__nan__"/g, "NaN");
+        const d = await diffJournals(sourceEntries({ kind: "file", path: file("l.jsonl", row(a) + "\n") }), sourceEntries({ kind: "file", path: file("r.jsonl", row(b) + "\n") }));
+        got.push(d.diverged ? d.fields_changed : []);
+      }
+      return got;
+    };
+    expect(await fieldsChanged()).toEqual(want);
+    // every row read as a huge row is
+    const prev = setBytePathMin(0);
+    try {
+      expect(await fieldsChanged()).toEqual(want);
+    } finally {
+      setBytePathMin(prev);
     }
-    expect(got).toEqual(want);
   });
 });
