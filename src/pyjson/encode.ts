@@ -159,6 +159,21 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
 }
 
 /**
+ * `dumps(raw, options)` of a `PyRaw` value, handed to `onText` in pieces
+ * encoded from its bytes (each piece ends between complete values or
+ * characters, never inside a UTF-8 sequence): a huge value is never one text.
+ */
+export function dumpsRawStream(raw: PyRaw, options: DumpsOptions, onText: (text: string) => void): void {
+  const indent = options.indent ?? null;
+  const [itemSep, keySep] = options.separators ?? (indent === null ? [", ", ": "] : [",", ": "]);
+  const byteOpts = { sortKeys: options.sortKeys ?? false, itemSep, keySep, indent, ensureAscii: options.ensureAscii ?? true, rawNumbers: options.rawNumbers ?? false, level: options.level ?? 0 };
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  const e = new BytesEncoder(raw.bytes, byteOpts, new ByteSink(), (chunk) => onText(decoder.decode(chunk)));
+  e.value(0);
+  e.finish();
+}
+
+/**
  * `dumps(value, options)` of an object handed over in pieces of about
  * 64 KiB (`onText`): its `PyRaw` members stream from their bytes, so a
  * huge row is printed without ever being one string.
@@ -169,21 +184,21 @@ export function dumpsStream(value: Map<string, PyLike>, options: DumpsOptions, o
   const [itemSep, keySep] = options.separators ?? (indent === null ? [", ", ": "] : [",", ": "]);
   const ensureAscii = options.ensureAscii ?? true;
   const nl = indent === null ? "" : "\n" + " ".repeat(indent * (level + 1));
-  const byteOpts = { sortKeys: options.sortKeys ?? false, itemSep, keySep, indent, ensureAscii, rawNumbers: options.rawNumbers ?? false, level: level + 1 };
   const entries = [...value].filter(([, v]) => v !== undefined);
   if (options.sortKeys) sortEntries(entries);
   if (entries.length === 0) return onText("{}");
-  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   let text = "{";
   entries.forEach(([k, v], i) => {
     text += (i === 0 ? "" : itemSep) + nl + encodeString(k, ensureAscii) + keySep;
     if (v instanceof PyRaw) {
       onText(text);
       text = "";
-      // chunks end between complete values: never inside a UTF-8 sequence
-      const e = new BytesEncoder(v.bytes, byteOpts, new ByteSink(), (chunk) => onText(decoder.decode(chunk)));
-      e.value(0);
-      e.finish();
+      dumpsRawStream(v, { ...options, level: level + 1 }, onText);
+    } else if (v instanceof Map && holdsRaw(v)) {
+      // a huge row inside a document (replay diff's two rows): streamed as well
+      onText(text);
+      text = "";
+      dumpsStream(v, { ...options, level: level + 1 }, onText);
     } else {
       text += dumps(v, { ...options, level: level + 1 });
       if (text.length >= 1 << 16) {

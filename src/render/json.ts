@@ -1,4 +1,4 @@
-import { dumps, dumpsStream, holdsRaw, previewJson, type DumpsOptions } from "../pyjson/encode.ts";
+import { dumps, dumpsRawStream, dumpsStream, holdsRaw, previewJson, type DumpsOptions } from "../pyjson/encode.ts";
 import { PyRaw, type PyLike } from "../pyjson/types.ts";
 
 /**
@@ -49,16 +49,45 @@ export function renderRowInline(row: Map<string, PyLike>, write: (text: string) 
   streamRow(row, INLINE_OPTIONS, write);
 }
 
+/**
+ * A JSON document as `renderJson(doc)` prints it: handed to `write` in
+ * pieces when a member is a huge row (it holds `PyRaw` values), else as one text.
+ */
+export function renderDocJson(doc: Record<string, unknown>, write: (text: string) => void): void {
+  const members = new Map(Object.entries(doc) as [string, PyLike][]);
+  let huge = false;
+  for (const v of members.values()) if (holdsRaw(v)) huge = true;
+  if (!huge) return write(renderJson(doc));
+  streamRow(members, RENDER_OPTIONS, write);
+}
+
+/**
+ * A value as `renderJson(value, null)` prints it (one line): a huge row's
+ * large value (`PyRaw`) handed to `write` in pieces encoded from its
+ * bytes, anything else as one text.
+ */
+export function renderValueInline(value: unknown, write: (text: string) => void): void {
+  if (value instanceof PyRaw) return dumpsRawStream(value, INLINE_OPTIONS, collecting(write));
+  write(renderJson(value, null));
+}
+
 function streamRow(row: Map<string, PyLike>, options: DumpsOptions, write: (text: string) => void): void {
-  // The pieces are garbage once written; collect every megabyte so they do not pile up (a row of
-  // many small objects otherwise comes near 64 MB + 4x the row).
+  dumpsStream(row, options, collecting(write));
+}
+
+/**
+ * `write`, collecting garbage every megabyte written: the pieces are
+ * garbage once written, and would pile up (a row of many small objects
+ * otherwise comes near 64 MB + 4x the row).
+ */
+function collecting(write: (text: string) => void): (text: string) => void {
   let since = 0;
-  dumpsStream(row, options, (text) => {
+  return (text) => {
     write(text);
     since += text.length;
     if (since >= 1 << 20) {
       since = 0;
       Bun.gc(false);
     }
-  });
+  };
 }
