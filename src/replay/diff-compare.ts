@@ -1,7 +1,7 @@
 import { payloadHash } from "../journal/hash.ts";
-import { canonical, compareCodePoints } from "../pyjson/encode.ts";
+import { canonical, canonicalPart, compareCodePoints, sha256Parts } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
-import type { PyObject } from "../pyjson/types.ts";
+import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import type { DiffRules, RowProjector } from "./diff-rules.ts";
 
 /**
@@ -71,12 +71,24 @@ export function changedFields(a: PyObject | null, b: PyObject | null): string[] 
       if (x !== y) changed.push(k);
       continue;
     }
-    // Canonical text is what the payload hash sees: 1 and 1.0 differ there, so they differ here. Two strings'
-    // texts differ exactly when the strings do (the encoding is one to one): a tool result of megabytes is
-    // compared without being encoded twice.
-    if (typeof x === "string" && typeof y === "string" ? x !== y : canonical(x) !== canonical(y)) changed.push(k);
+    if (!sameCanonical(x, y)) changed.push(k);
   }
   return changed.sort(compareCodePoints);
+}
+
+/**
+ * Whether two values have the same canonical text, which is what the
+ * payload hash sees: 1 and 1.0 differ there, so they differ here. Two
+ * strings' texts differ exactly when the strings do (the encoding is one
+ * to one): a tool result of megabytes is compared without being encoded. A
+ * huge row's value still bytes (`PyRaw`) is compared by the digest of its
+ * canonical text, encoded in pieces, never made one text.
+ */
+function sameCanonical(x: PyValue, y: PyValue): boolean {
+  if (typeof x === "string" && typeof y === "string") return x === y;
+  if (!(x instanceof PyRaw) && !(y instanceof PyRaw)) return canonical(x) === canonical(y);
+  if (x instanceof PyRaw && y instanceof PyRaw && x.kind === y.kind && Buffer.from(x.bytes.buffer, x.bytes.byteOffset, x.bytes.byteLength).equals(y.bytes)) return true;
+  return sha256Parts([canonicalPart(x)]) === sha256Parts([canonicalPart(y)]);
 }
 
 function eventOf(row: PyObject): string {

@@ -1,5 +1,6 @@
-import { openInput, readBufferSize, rowTooLarge, type OpenInput } from "../fsutil/input.ts";
-import { contentEnd, LineSplitter, MAX_LINE_BYTES } from "../fsutil/lines.ts";
+import { JOURNAL_MAX_ROW_BYTES, openInput, readBufferSize, rowTooLarge, type OpenInput } from "../fsutil/input.ts";
+import { contentEnd, LineSplitter } from "../fsutil/lines.ts";
+import { RAW_STRING_MIN } from "../pyjson/row.ts";
 import { CR } from "../codec/bytes.ts";
 import { Spell, Tok } from "../codec/row-index.ts";
 import { classifyLine } from "../journal/reader.ts";
@@ -95,6 +96,8 @@ class JournalSide {
   s = 0;
   e = 0;
   private row: PyObject | null = null;
+  /** `row` may be kept past the next read (classify). */
+  private rowKept = false;
   readonly scan: RowScan;
   /** Alignment signature of each aligned member of the current row (an ordinal, or a string for other values). */
   readonly sig: (number | string)[] = new Array(MAX_MEMBERS).fill(0);
@@ -118,9 +121,7 @@ class JournalSide {
         if (line === null) this.tooLongAt(lineNo);
         else if (line.length > 0) this.queue(Item.Cut, 0, line.length, line.slice());
       },
-      // 16 MiB, not the run journal's 256 MiB: a divergence shows both rows whole (side by side, or as JSON),
-      // which takes many times a huge row's size
-      MAX_LINE_BYTES,
+      JOURNAL_MAX_ROW_BYTES,
       (buf, start, end) => this.probe(buf, start, end),
     );
     this.input = openInput(path, { what: "journal" });
@@ -167,6 +168,14 @@ class JournalSide {
     // a line that spanned two reads, in the splitter's own buffer: copied, with a sentinel
     const line = buf.subarray(start, contentEnd(buf, start, end));
     if (line.indexOf(CR) >= 0) return false;
+    if (line.byteOffset === 0 && line.buffer.byteLength > line.length && this.splitter.detach(line) === line) {
+      // a huge line's buffer, which the splitter lets go of once handed out: kept as it is (a huge row is not held
+      // twice), the sentinel written past it
+      const own = new Uint8Array(line.buffer, 0, line.length + 1);
+      own[line.length] = 10;
+      this.queue(Item.Line, 0, line.length, own);
+      return true;
+    }
     const own = this.spanned(line.length + 16);
     own.set(line);
     own[line.length] = 10;
@@ -220,7 +229,7 @@ class JournalSide {
       }
       const h = this.qHead++;
       const kind = this.qKind[h]!;
-      if (kind === Item.TooLong) throw rowTooLarge(this.path, this.qS[h]!, MAX_LINE_BYTES);
+      if (kind === Item.TooLong) throw rowTooLarge(this.path, this.qS[h]!, JOURNAL_MAX_ROW_BYTES);
       const own = this.qOwn[h]!;
       if (own === null) {
         this.b = this.chunk;
@@ -238,18 +247,31 @@ class JournalSide {
       this.s = this.qS[h]!;
       this.e = this.qE[h]!;
       if (kind === Item.Line && this.scan.scan(this.b, this.s, this.e)) return (this.kind = Row.Fast);
-      const v = classifyLine(this.b.subarray(this.s, this.e));
+      const v = this.classify(false);
       if (v.kind === "row") {
+        this.rowKept = false;
         this.row = v.row;
         return (this.kind = Row.Exact);
       }
     }
   }
 
-  /** The current row as the exact reader reads it. */
-  rowObject(): PyObject {
-    if (this.row === null) {
-      const v = classifyLine(this.b.subarray(this.s, this.e));
+  /**
+   * The current line as the exact reader reads it, its strings of 1 MiB or
+   * more kept as bytes (a huge row is compared by digests and printed from
+   * its bytes: diff-compare.ts, render/json.ts). `kept`: the row outlives
+   * the next read (else its large values are views of the read buffers,
+   * which the caller is done with first: a huge row is not copied again).
+   */
+  private classify(kept: boolean) {
+    return classifyLine(this.b.subarray(this.s, this.e), JOURNAL_MAX_ROW_BYTES, !kept, RAW_STRING_MIN);
+  }
+
+  /** The current row as the exact reader reads it; `kept`: held past the next row (classify). */
+  rowObject(kept = false): PyObject {
+    if (this.row === null || (kept && !this.rowKept)) {
+      this.rowKept = kept;
+      const v = this.classify(kept);
       if (v.kind !== "row") throw new Error("replay diff: a scanned line is not a row");
       this.row = v.row;
     }
@@ -407,7 +429,7 @@ export async function diffRunJournalsFast(pathA: string, pathB: string, rules: D
       if (ka === Row.End && kb === Row.End) return endVerdict(i, verdict);
       if (ka === Row.End || kb === Row.End) {
         const longer = ka === Row.End ? b : a;
-        const first = longer.rowObject();
+        const first = longer.rowObject(true);
         let extra = 1;
         while (longer.next() !== Row.End) {
           extra++;

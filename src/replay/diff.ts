@@ -1,6 +1,5 @@
 import { refuseContent, runJournalContent } from "../journal/content.ts";
 import { readJournal } from "../journal/reader.ts";
-import { MAX_LINE_BYTES } from "../fsutil/lines.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { comparePair, endVerdict, lengthVerdict, verdictMaker, type JournalDiff } from "./diff-compare.ts";
 import { diffRunJournalsFast } from "./diff-fast.ts";
@@ -8,9 +7,9 @@ import { diffRules, RowProjector, type DiffRules } from "./diff-rules.ts";
 
 export { changedFields, IGNORED_FIELDS, type DiffReasonCode, type JournalDiff } from "./diff-compare.ts";
 
-/** The exact reader's rows of a journal (discarded lines skipped), up to diff's row limit (diff-fast.ts). */
+/** The exact reader's rows of a journal (discarded lines skipped). */
 async function* rowsOf(path: string): AsyncGenerator<PyObject> {
-  for await (const item of readJournal(path, { maxLineBytes: MAX_LINE_BYTES })) if (item.kind === "row") yield item.row;
+  for await (const item of readJournal(path)) if (item.kind === "row") yield item.row;
 }
 
 /**

@@ -5,10 +5,11 @@
  * run-journal vectors and for generated pairs with hostile differences.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prose } from "../../src/cli/commands/replay/diff.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../../src/fsutil/input.ts";
 import { renderJson } from "../../src/render/json.ts";
 import { diffRunJournals, diffRunJournalsExact } from "../../src/replay/diff.ts";
 import { diffRules, type DiffRules } from "../../src/replay/diff-rules.ts";
@@ -192,14 +193,37 @@ describe("replay diff fast path = exact path", () => {
     await expectSame(c, a);
   }, 120_000);
 
-  test("a line past the row limit fails the same way, unless a divergence comes first", async () => {
-    const over = `{"event": "x", "pad": "${"p".repeat(16 * 1024 * 1024)}"}`;
+  test("a line over 16 MiB (the old limit) is read the same way: its strings of a megabyte and more stay bytes on the fast path", async () => {
+    const over = `{"event": "x", "pad": "${"p".repeat(16 * 1024 * 1024)}", "list": [1, "${"é".repeat(300)}"]}`;
     const a = write("over-a.jsonl", [...rows.slice(0, 5), over, ...rows.slice(5, 8)].join("\n") + "\n");
     await expectSame(a, base);
     await expectSame(base, a);
     const early = write("over-b.jsonl", [rows[0]!.replace('"ok": true', '"ok": false'), over].join("\n") + "\n");
     await expectSame(early, base);
-  });
+    const late = write("over-c.jsonl", [...rows.slice(0, 5), over.replace('"pad": "p', '"pad": "P'), ...rows.slice(5, 8)].join("\n") + "\n");
+    await expectSame(a, late);
+  }, 60_000);
+
+  test("a line past the row limit (256 MiB) fails the same way, unless a divergence comes first", async () => {
+    // the line's middle a hole in the file (NUL bytes, no disk)
+    const over = (name: string, before: string[]) => {
+      const p = join(dir, name);
+      const head = before.join("\n") + '\n{"event": "x", "pad": "';
+      writeFileSync(p, head);
+      truncateSync(p, Buffer.byteLength(head) + JOURNAL_MAX_ROW_BYTES);
+      appendFileSync(p, '"}\n' + rows.slice(5, 8).join("\n") + "\n");
+      return p;
+    };
+    const defaults = diffRules();
+    const same = async (a: string, b: string) => expect(await outcome(diffRunJournals, a, b, defaults)).toBe(await outcome(diffRunJournalsExact, a, b, defaults));
+    const a = over("limit-a.jsonl", rows.slice(0, 5));
+    expect(await outcome(diffRunJournals, a, base, defaults)).toStartWith("error row_too_large");
+    await same(a, base);
+    await same(base, a);
+    const early = over("limit-b.jsonl", [rows[0]!.replace('"ok": true', '"ok": false')]);
+    expect(await outcome(diffRunJournals, early, base, defaults)).toStartWith("{");
+    await same(early, base);
+  }, 60_000);
 
   test("empty and missing journals", async () => {
     const empty = write("empty.jsonl", "");

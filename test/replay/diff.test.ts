@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "../../src/pyjson/parse.ts";
 import type { PyObject } from "../../src/pyjson/types.ts";
-import { setBytePathMin } from "../../src/pyjson/row.ts";
+import { parseRowBytes, setBytePathMin } from "../../src/pyjson/row.ts";
 import { changedFields, diffRunJournals, diffRunJournalsExact } from "../../src/replay/diff.ts";
 import { diffRules, type DiffRules } from "../../src/replay/diff-rules.ts";
 
@@ -16,6 +16,17 @@ describe("run-journal diff (library)", () => {
     const b = row('{"ts": 2, "index": 9, "event_hash": "y", "event": "e", "n": 1.0, "s": "a", "new": 0}');
     expect(changedFields(a, b)).toEqual(["gone", "n", "new"]);
     expect(changedFields(row('{"x": {"a": 1, "b": 2}}'), row('{"x": {"b": 2, "a": 1}}'))).toEqual([]);
+  });
+
+  test("a huge row's values still bytes compare as their trees, whatever their spelling", () => {
+    // every list, object and string kept as bytes, as in a huge row (src/pyjson/row.ts)
+    const bytesRow = (text: string) => parseRowBytes(new TextEncoder().encode(text), 0, 0) as PyObject;
+    const a = '{"s": "\\u00e9\\ud83d\\ude00", "o": {"a": 1, "b": [2, "x"]}, "n": [1], "t": "same", "u": {"k": 1}}';
+    const b = '{"s": "é😀", "o": {"b": [2, "x"], "a": 1}, "n": [1.0], "t": "same", "u": {"k": 2}}';
+    expect(changedFields(bytesRow(a), bytesRow(b))).toEqual(["n", "u"]);
+    expect(changedFields(bytesRow(a), row(b))).toEqual(["n", "u"]);
+    expect(changedFields(row(a), bytesRow(b))).toEqual(["n", "u"]);
+    expect(changedFields(row(a), row(b))).toEqual(["n", "u"]);
   });
 
   test("the stored payload_hash is not trusted: equal stored hashes over different payloads still diverge", async () => {

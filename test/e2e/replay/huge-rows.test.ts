@@ -36,8 +36,14 @@ beforeAll(async () => {
     { event: "task_failed", task_id: "t1", agent_id: "a1", reason: "é😀".repeat(400_000) },
     { event: "run_completed" },
   ];
-  const r = await bernstein(["journal", "record", "h", "--sdd-dir", sdd], { stdin: events.map((e) => JSON.stringify(e)).join("\n") + "\n" });
-  expect(r.code).toBe(0);
+  const record = async (run: string, rows: Record<string, unknown>[]) => {
+    const r = await bernstein(["journal", "record", run, "--sdd-dir", sdd], { stdin: rows.map((e) => JSON.stringify(e)).join("\n") + "\n" });
+    expect(r.code).toBe(0);
+  };
+  await record("h", events);
+  // for replay diff: the same run again (its run id aside), and one whose huge tool result ends otherwise
+  await record("same", events.map((e) => (e.event === "run_started" ? { ...e, run_id: "same" } : e)));
+  await record("other", events.map((e) => (e.event === "tool_result" ? { ...e, output: text + "!" } : e)));
   rowBytes = longestLine(journal);
   expect(rowBytes).toBeGreaterThan(16 * 1024 * 1024);
 }, 60_000);
@@ -105,4 +111,40 @@ describe("replay verbs on a run journal with a 20 MB row", () => {
       bounded(args, r.kb);
     }
   }, 120_000);
+});
+
+describe("replay diff of runs with a 20 MB row", () => {
+  /** Within 64 MB + 3x the row for each of the two journals (their rows are read side by side). */
+  const boundedPair = (args: string[], kb: number | null) => expectWithinRowBound(args, kb, rowBytes, 6);
+  /** Row `i` of run `run`'s journal, as json.loads reads it. */
+  const rowOf = (run: string, i: number) => JSON.parse(readFileSync(join(sdd, "runs", run, "journal.jsonl"), "utf8").split("\n")[i]!);
+
+  test("identical runs: no divergence, the huge rows compared on their bytes", async () => {
+    const args = ["replay", "diff", "h", "same", "--as-json"];
+    const r = await run(args);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, diverged: false, reason: "identical: 5 events match" });
+    boundedPair(args, r.kb);
+  }, 60_000);
+
+  test("a divergence in the huge row: --as-json prints both rows whole, the prose cuts the value and says how long it is", async () => {
+    let args = ["replay", "diff", "h", "other", "--as-json"];
+    let r = await run(args);
+    expect(r.code).toBe(1);
+    const d = JSON.parse(r.stdout);
+    expect(d).toMatchObject({ ok: false, error: "divergence", index: 2, reason_code: "payload_mismatch", fields_changed: ["output"] });
+    expect(d.a_event).toEqual(rowOf("h", 2));
+    expect(d.b_event).toEqual(rowOf("other", 2));
+    boundedPair(args, r.kb);
+    args = ["replay", "diff", "h", "other"];
+    r = await run(args);
+    expect(r.code).toBe(1);
+    // run A's value, in the left column
+    const chars = JSON.stringify(rowOf("h", 2).output).length;
+    expect(chars).toBeGreaterThan(65_536);
+    // the side-by-side wraps the note in its column
+    const noted = new RegExp(`\\[cut: ${chars}\\s+characters as recorded; --as-json prints it\\s+whole\\]`);
+    expect({ noted: noted.test(r.stdout.replace(/ {2,}\S.*$/gm, "")), bytes: r.stdout.length < 1_000_000 }).toEqual({ noted: true, bytes: true });
+    boundedPair(args, r.kb);
+  }, 60_000);
 });

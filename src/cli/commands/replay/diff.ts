@@ -1,14 +1,14 @@
 import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import type { PyObject } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
-import { renderJson } from "../../../render/json.ts";
+import { renderDocJson, renderValueInline } from "../../../render/json.ts";
 import { Table, sanitizeCell, terminalWidth, type Cell } from "../../../render/table.ts";
 import { diffRunInputs, IGNORED_FIELDS, type JournalDiff } from "../../../replay/diff.ts";
 import { diffRules } from "../../../replay/diff-rules.ts";
 import { repeated } from "../../tlog-flags.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { resolveNamedRun } from "./target.ts";
-import { printJson, printLines } from "../../output.ts";
+import { printLines, writeStdoutSync } from "../../output.ts";
 import type { ReplayContext } from "./context.ts";
 import { REPLAY_TARGETS, REPLAY_VERBS } from "./verbs.ts";
 import { GATEWAY_LOG, hasGatewayLog } from "../../../gateway/diff.ts";
@@ -41,7 +41,8 @@ export async function runDiff(ctx: ReplayContext): Promise<number> {
   assertReadable(b);
   const d = await diffRunInputs(a.journal, b.journal, rules, { allowEmpty: Boolean(ctx.args["allow-empty"]) });
   if (ctx.json) {
-    await printJson({
+    // a huge row is written from its bytes in pieces (render/json.ts), never one text
+    renderDocJson({
       ok: !d.diverged,
       ...(d.diverged ? { error: "divergence", detail: d.reason } : {}),
       log: "journal.jsonl",
@@ -55,7 +56,8 @@ export async function runDiff(ctx: ReplayContext): Promise<number> {
       ignored_fields: d.ignored_fields,
       aligned_fields: d.aligned_fields,
       rules_applied: d.rules_applied,
-    });
+    }, writeStdoutSync);
+    writeStdoutSync("\n");
   } else {
     await printLines(...prose(a, b, d));
   }
@@ -111,10 +113,31 @@ export function prose(a: RunRef, b: RunRef, d: JournalDiff): string[] {
 
 function field(row: PyObject | null, key: string, changed: ReadonlySet<string>, notCompared: ReadonlySet<string>): Cell {
   if (!row || !row.has(key)) return { text: changed.has(key) ? "* (absent)" : "", style: changed.has(key) ? "bold bright_red" : "" };
-  const text = `${key}: ${renderJson(row.get(key), null)}`;
+  const text = `${key}: ${valueText(row.get(key))}`;
   if (changed.has(key)) return { text: `* ${text}`, style: "bold bright_red" };
   if (notCompared.has(key)) return { text: `  ${text}`, style: "dim" };
   return { text: `  ${text}` };
+}
+
+/** The characters of a value the side-by-side shows; `--as-json` prints it whole. */
+export const SHOWN_VALUE_CHARS = 65_536;
+
+/**
+ * A value as the side-by-side shows it: its one-line JSON, cut after
+ * SHOWN_VALUE_CHARS characters with a note of its length. A huge row's
+ * value is encoded in pieces of which only the shown ones are kept.
+ */
+export function valueText(value: unknown): string {
+  let head = "";
+  let total = 0;
+  renderValueInline(value, (text) => {
+    total += text.length;
+    if (head.length <= SHOWN_VALUE_CHARS) head += text.slice(0, SHOWN_VALUE_CHARS + 1 - head.length);
+  });
+  if (total <= SHOWN_VALUE_CHARS) return head;
+  // a cut between the two halves of a surrogate pair keeps neither
+  const end = (head.charCodeAt(SHOWN_VALUE_CHARS - 1) & 0xfc00) === 0xd800 ? SHOWN_VALUE_CHARS - 1 : SHOWN_VALUE_CHARS;
+  return `${head.slice(0, end)} … [cut: ${total} characters as recorded; --as-json prints it whole]`;
 }
 
 /** `replay diff --as-json` (docs/cli/replay.md). */
