@@ -188,10 +188,17 @@ export class LineSplitter {
 
   /** `line` as handed to the sink, made safe to keep after the callback when it lives in the splitter's own buffer. */
   detach(line: Uint8Array): Uint8Array {
-    if (line.buffer !== this.carry.buffer) return line;
-    // A very long line's carry is dropped once it is handed out (flushCarry), never written
-    // again: the line may keep it, and a huge row is not held twice.
-    return this.releasing ? line : line.slice();
+    return this.lets(line) ? line : line.slice();
+  }
+
+  /**
+   * Whether `line`, as handed to the sink, may be kept after the callback
+   * as it is (detach returns it uncopied): it is not in the splitter's own
+   * buffer, or that buffer is a very long line's, dropped once handed out
+   * (flushCarry) and never written again, so a huge row is not held twice.
+   */
+  lets(line: Uint8Array): boolean {
+    return line.buffer !== this.carry.buffer || this.releasing;
   }
 
   /** The carry being handed out is dropped after (flushCarry): detach need not copy from it. */
