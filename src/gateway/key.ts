@@ -1,5 +1,6 @@
+import { materialize } from "../pyjson/parse.ts";
 import { pyRepr } from "../pyjson/python.ts";
-import { PyNum, type PyValue } from "../pyjson/types.ts";
+import { PyNum, PyRaw, type PyValue } from "../pyjson/types.ts";
 
 /**
  * ReplayGateway's `v1:` key scheme (upstream-parity §5.1): the logged key is
@@ -44,6 +45,8 @@ function fixed10(x: number): string {
 
 /** ENC of one parsed JSON value. */
 export function encodeKeyPart(v: PyValue): Uint8Array {
+  // a huge row's large member is still its bytes (src/pyjson/row.ts): a list is encoded as the list it is
+  if (v instanceof PyRaw) return encodeKeyPart(materialize(v));
   if (v === null) return new Uint8Array([0x00]);
   if (v === true || v === false) return new Uint8Array([0x01, v ? 1 : 0]);
   if (v instanceof PyNum) return tagged(0x02, utf8.encode(fixed10(Number(v.raw))));

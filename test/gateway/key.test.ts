@@ -2,6 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { deriveReplayKey, keyScheme } from "../../src/gateway/key.ts";
 import { parse } from "../../src/pyjson/index.ts";
+import { parseRowBytes } from "../../src/pyjson/row.ts";
+import type { PyObject } from "../../src/pyjson/types.ts";
 import { ROOT } from "../helpers/cli.ts";
 import { runPython } from "../helpers/python.ts";
 
@@ -18,5 +20,8 @@ describe("ReplayGateway v1: keys (spec upstream-parity §5.1)", () => {
     const script = `import json, sys\nsys.path.insert(0, ${JSON.stringify(join(ROOT, "test", "reference"))})\nfrom upstream_writers import replay_key\nprint(json.dumps([replay_key(json.loads(v)) for v in json.load(sys.stdin)]))`;
     const want = runPython(script, values) as string[];
     expect(values.map((v) => deriveReplayKey(parse(v)))).toEqual(want);
+    // each value as a log line of 64 KiB or more keeps it: its lists, objects and strings still bytes
+    const asBytes = (v: string) => (parseRowBytes(new TextEncoder().encode(`{"key": ${v}}`), 0, 0) as PyObject).get("key")!;
+    expect(values.map((v) => deriveReplayKey(asBytes(v)))).toEqual(want);
   });
 });
