@@ -65,6 +65,8 @@ export function pyRepr(v: PyValue | undefined): string {
 export function pyStr(v: PyValue | undefined, fallback = ""): string {
   if (v === undefined) return fallback;
   if (typeof v === "string") return v;
+  // a huge row's long string still bytes (src/pyjson/row.ts) is a str: str() is itself, not its repr
+  if (v instanceof PyRaw && v.kind === "string") return materialize(v) as string;
   return pyRepr(v);
 }
 

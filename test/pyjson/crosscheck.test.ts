@@ -8,6 +8,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { canonical, compareCodePoints, dumps, floatRepr, parse, pyStr, type PyValue } from "../../src/pyjson/index.ts";
+import { parseRowBytes } from "../../src/pyjson/row.ts";
 import { runPython } from "../helpers/python.ts";
 import { Gen } from "./gen.ts";
 
@@ -194,5 +195,11 @@ print(json.dumps(out))
       .map((t, i) => [t, Buffer.from(encodeSurrogatePass(pyStr(parse(t)))).toString("hex"), py[i]])
       .filter(([, a, b]) => a !== b);
     expect(bad.slice(0, 5)).toEqual([]);
+    // each value as a huge row keeps it (its lists, objects and strings still bytes: src/pyjson/row.ts)
+    const kept = (t: string) => (parseRowBytes(new TextEncoder().encode(`{"v": ${t}}`), 0, 0) as Map<string, PyValue>).get("v")!;
+    const badKept = texts
+      .map((t, i) => [t, Buffer.from(encodeSurrogatePass(pyStr(kept(t)))).toString("hex"), py[i]])
+      .filter(([, a, b]) => a !== b);
+    expect(badKept.slice(0, 5)).toEqual([]);
   });
 });
