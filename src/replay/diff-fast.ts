@@ -168,7 +168,7 @@ class JournalSide {
     // a line that spanned two reads, in the splitter's own buffer: copied, with a sentinel
     const line = buf.subarray(start, contentEnd(buf, start, end));
     if (line.indexOf(CR) >= 0) return false;
-    if (line.byteOffset === 0 && line.buffer.byteLength > line.length && this.splitter.lets(line)) {
+    if (line.buffer !== this.chunk.buffer && line.byteOffset === 0 && line.buffer.byteLength > line.length && this.splitter.lets(line)) {
       // a huge line's buffer, which the splitter lets go of once handed out: kept as it is (a huge row is not held
       // twice), the sentinel written past it
       const own = new Uint8Array(line.buffer, 0, line.length + 1);
