@@ -71,6 +71,21 @@ export function renderValueInline(value: unknown, write: (text: string) => void)
   write(renderJson(value, null));
 }
 
+/**
+ * The first `keep` UTF-16 units of a text handed over in pieces by
+ * `render` (renderRowInline, renderValueInline), and the whole text's
+ * length: the rest is only counted, never held.
+ */
+export function textHead(render: (write: (text: string) => void) => void, keep: number): { head: string; length: number } {
+  let head = "";
+  let length = 0;
+  render((text) => {
+    length += text.length;
+    if (head.length < keep) head += text.slice(0, keep - head.length);
+  });
+  return { head, length };
+}
+
 function streamRow(row: Map<string, PyLike>, options: DumpsOptions, write: (text: string) => void): void {
   dumpsStream(row, options, collecting(write));
 }

@@ -9,7 +9,7 @@ import { journalVerdictFailure, type JournalFailure } from "../journal/verdict-f
 import { verifyJournal, type JournalSeal } from "../journal/verify.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
-import { renderJson, renderRowInline } from "../render/json.ts";
+import { renderJson, renderRowInline, textHead } from "../render/json.ts";
 import { displayRow } from "../replay/display.ts";
 import { ReplayFingerprint } from "../replay/fingerprint.ts";
 import { AttemptTracker, type Attempt } from "./attempts.ts";
@@ -348,14 +348,8 @@ function appendPayload(out: ByteSink, json: Uint8Array, total = json.length > PA
 function appendRowPayload(out: ByteSink, row: PyObject): number {
   // one unit past the cut: a pair the cut falls in is kept whole (appendScriptString writes its high surrogate);
   // what the end of the kept text may split is past the cut, never read
-  const keep = PAYLOAD_CHARS + 1;
-  let head = "";
-  let total = 0;
-  renderRowInline(row, (text) => {
-    total += text.length;
-    if (head.length < keep) head += text.slice(0, keep - head.length);
-  });
-  return appendPayload(out, encoder.encode(head), total);
+  const { head, length } = textHead((write) => renderRowInline(row, write), PAYLOAD_CHARS + 1);
+  return appendPayload(out, encoder.encode(head), length);
 }
 
 /** Where the table's window stands as the rows go by. */

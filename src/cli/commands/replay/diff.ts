@@ -1,7 +1,7 @@
 import { jsonDoc, type CommandDocs } from "../../../json-fields.ts";
 import type { PyObject } from "../../../pyjson/types.ts";
 import { paint } from "../../../render/ansi.ts";
-import { renderDocJson, renderValueInline } from "../../../render/json.ts";
+import { renderDocJson, renderValueInline, textHead } from "../../../render/json.ts";
 import { Table, sanitizeCell, terminalWidth, type Cell } from "../../../render/table.ts";
 import { diffRunInputs, IGNORED_FIELDS, type JournalDiff } from "../../../replay/diff.ts";
 import { diffRules } from "../../../replay/diff-rules.ts";
@@ -128,16 +128,11 @@ export const SHOWN_VALUE_CHARS = 65_536;
  * value is encoded in pieces of which only the shown ones are kept.
  */
 export function valueText(value: unknown): string {
-  let head = "";
-  let total = 0;
-  renderValueInline(value, (text) => {
-    total += text.length;
-    if (head.length <= SHOWN_VALUE_CHARS) head += text.slice(0, SHOWN_VALUE_CHARS + 1 - head.length);
-  });
-  if (total <= SHOWN_VALUE_CHARS) return head;
+  const { head, length } = textHead((write) => renderValueInline(value, write), SHOWN_VALUE_CHARS + 1);
+  if (length <= SHOWN_VALUE_CHARS) return head;
   // a cut between the two halves of a surrogate pair keeps neither
   const end = (head.charCodeAt(SHOWN_VALUE_CHARS - 1) & 0xfc00) === 0xd800 ? SHOWN_VALUE_CHARS - 1 : SHOWN_VALUE_CHARS;
-  return `${head.slice(0, end)} … [cut: ${total} characters as recorded; --as-json prints it whole]`;
+  return `${head.slice(0, end)} … [cut: ${length} characters as recorded; --as-json prints it whole]`;
 }
 
 /** `replay diff --as-json` (docs/cli/replay.md). */
