@@ -87,7 +87,8 @@ export function changedFields(a: PyObject | null, b: PyObject | null): string[] 
 function sameCanonical(x: PyValue, y: PyValue): boolean {
   if (typeof x === "string" && typeof y === "string") return x === y;
   if (!(x instanceof PyRaw) && !(y instanceof PyRaw)) return canonical(x) === canonical(y);
-  if (x instanceof PyRaw && y instanceof PyRaw && x.kind === y.kind && Buffer.from(x.bytes.buffer, x.bytes.byteOffset, x.bytes.byteLength).equals(y.bytes)) return true;
+  // the same bytes are the same value (a value's bytes say its kind)
+  if (x instanceof PyRaw && y instanceof PyRaw && Buffer.compare(x.bytes, y.bytes) === 0) return true;
   return sha256Parts([canonicalPart(x)]) === sha256Parts([canonicalPart(y)]);
 }
 
