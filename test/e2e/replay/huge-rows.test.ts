@@ -54,9 +54,9 @@ function run(args: string[]): ReturnType<typeof bernsteinPeak> {
   return bernsteinPeak([...args, "--sdd-dir", sdd]);
 }
 
-/** Within 64 MB + 3x the longest row. */
-function bounded(args: string[], kb: number | null): void {
-  expectWithinRowBound(args, kb, rowBytes);
+/** Within 64 MB + `k` x the longest row (k = 3 for one journal; replay diff reads two). */
+function bounded(args: string[], kb: number | null, k = 3): void {
+  expectWithinRowBound(args, kb, rowBytes, k);
 }
 
 /** The journal's rows as the exact reader reads them (its huge values as bytes: renderJson writes them alike). */
@@ -114,8 +114,6 @@ describe("replay verbs on a run journal with a 20 MB row", () => {
 });
 
 describe("replay diff of runs with a 20 MB row", () => {
-  /** Within 64 MB + 3x the row for each of the two journals (their rows are read side by side). */
-  const boundedPair = (args: string[], kb: number | null) => expectWithinRowBound(args, kb, rowBytes, 6);
   /** Row `i` of run `run`'s journal, as json.loads reads it. */
   const rowOf = (run: string, i: number) => JSON.parse(readFileSync(join(sdd, "runs", run, "journal.jsonl"), "utf8").split("\n")[i]!);
 
@@ -124,7 +122,7 @@ describe("replay diff of runs with a 20 MB row", () => {
     const r = await run(args);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, diverged: false, reason: "identical: 5 events match" });
-    boundedPair(args, r.kb);
+    bounded(args, r.kb, 6);
   }, 60_000);
 
   test("a divergence in the huge row: --as-json prints both rows whole, the prose cuts the value and says how long it is", async () => {
@@ -135,7 +133,7 @@ describe("replay diff of runs with a 20 MB row", () => {
     expect(d).toMatchObject({ ok: false, error: "divergence", index: 2, reason_code: "payload_mismatch", fields_changed: ["output"] });
     expect(d.a_event).toEqual(rowOf("h", 2));
     expect(d.b_event).toEqual(rowOf("other", 2));
-    boundedPair(args, r.kb);
+    bounded(args, r.kb, 6);
     args = ["replay", "diff", "h", "other"];
     r = await run(args);
     expect(r.code).toBe(1);
@@ -145,6 +143,6 @@ describe("replay diff of runs with a 20 MB row", () => {
     // the side-by-side wraps the note in its column
     const noted = new RegExp(`\\[cut: ${chars}\\s+characters as recorded; --as-json prints it\\s+whole\\]`);
     expect({ noted: noted.test(r.stdout.replace(/ {2,}\S.*$/gm, "")), bytes: r.stdout.length < 1_000_000 }).toEqual({ noted: true, bytes: true });
-    boundedPair(args, r.kb);
+    bounded(args, r.kb, 6);
   }, 60_000);
 });
