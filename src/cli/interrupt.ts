@@ -1,7 +1,7 @@
 import { removeLiveTemps } from "../fsutil/temp-files.ts";
 import { renderJson } from "../render/json.ts";
 import { log } from "./log.ts";
-import { stdoutBegun, writeStdoutSync } from "./output.ts";
+import { flushStdout, stderrAfterSignal, stdoutBegun, writeStdoutBeforeExit } from "./output.ts";
 import { clearProgress } from "./progress.ts";
 
 /**
@@ -54,6 +54,7 @@ export async function withInterrupts<T>(opts: InterruptOptions, work: () => Prom
   const handler = (sig: InterruptSignal) => {
     // Guards nest (a command's around its verb's): the innermost one reports, with its facts.
     if (guards[guards.length - 1] !== handler) return;
+    stderrAfterSignal();
     clearProgress();
     const removed = removeLiveTemps();
     try {
@@ -64,20 +65,24 @@ export async function withInterrupts<T>(opts: InterruptOptions, work: () => Prom
     const { detail, doc } = interruptedReport(sig, opts, removed);
     try {
       // A document already begun on stdout cannot be followed by another one.
-      if (opts.json && !stdoutBegun()) writeStdoutSync(renderJson(doc, 2) + "\n");
+      if (opts.json && !stdoutBegun()) writeStdoutBeforeExit(renderJson(doc, 2) + "\n");
       else log.error(detail);
     } catch {
       /* stdout failed too: the exit code still says it */
     }
-    // Every byte above was handed to the OS by a synchronous write, so
-    // exiting here truncates nothing; the work itself must not go on.
+    // The report above was handed to the OS by a synchronous write, so
+    // exiting here truncates nothing of it; the work itself must not go on
+    // (a write of its output waiting on the reader is dropped with it).
     process.exit(INTERRUPT_EXIT[sig]);
   };
   guards.push(handler);
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);
   try {
-    return await work();
+    const result = await work();
+    // the output is part of the work: a reader who stopped reading is still waited for under the guard
+    await flushStdout();
+    return result;
   } finally {
     process.off("SIGINT", handler);
     process.off("SIGTERM", handler);
@@ -93,7 +98,10 @@ export async function withOwnSignalHandling<T>(work: () => Promise<T>): Promise<
   const standAside = (): void => {};
   guards.push(standAside);
   try {
-    return await work();
+    const result = await work();
+    // the output is part of the work: a reader who stopped reading is still waited for under the guard
+    await flushStdout();
+    return result;
   } finally {
     guards.splice(guards.lastIndexOf(standAside), 1);
   }

@@ -1,6 +1,7 @@
 import { BernsteinError, ExitCode } from "../errors/index.ts";
 import { renderJson } from "../render/json.ts";
-import { writeAll, writeAllSync } from "./fd-write.ts";
+import { nonBlockingTwin, writeAll, writeAllSync, writeAllWaiting, writeAvailable, writesMayWait } from "./fd-write.ts";
+import { OrderedOutput } from "./ordered-output.ts";
 import { widenPipe, widens } from "./pipe-buffer.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
@@ -76,6 +77,61 @@ function encode(text: string): Uint8Array {
   return Buffer.from(text, "utf8");
 }
 
+/** Write `bytes` to stdout now (never blocking this thread on a stdout that may wait); a failure is recorded and thrown once. */
+async function put(bytes: Uint8Array, mayWait: boolean): Promise<void> {
+  if (stdoutGone || failure) return;
+  if (widens(written, bytes.length)) widenPipe(1);
+  try {
+    if (mayWait) await writeAllWaiting(1, (twin ??= nonBlockingTwin(1)), bytes);
+    else await writeAll(1, bytes);
+    written += bytes.length;
+  } catch (err) {
+    onStdoutError(err, bytes.length);
+  }
+}
+
+function putSync(bytes: Uint8Array): void {
+  if (stdoutGone || failure) return;
+  if (widens(written, bytes.length)) widenPipe(1);
+  try {
+    writeAllSync(1, bytes);
+    written += bytes.length;
+  } catch (err) {
+    onStdoutError(err, bytes.length);
+  }
+}
+
+/*
+ * A stdout that may wait on its reader (a pipe, a socket, a terminal) is
+ * written through an OrderedOutput (ordered-output.ts), in the order asked
+ * for, by writeAllWaiting (fd-write.ts): what the pipe takes at once from
+ * this thread, the rest by the runtime's thread pool, so a reader who
+ * stopped reading never blocks this thread and SIGINT/SIGTERM
+ * (interrupt.ts) still end the command. A file or /dev/null is written
+ * from this thread, as it never waits.
+ */
+let waits: boolean | undefined;
+let twin: number | null | undefined;
+const stdoutMayWait = (): boolean => (waits ??= writesMayWait(1));
+let queue: OrderedOutput | undefined;
+const ordered = (): OrderedOutput => (queue ??= new OrderedOutput((bytes) => put(bytes, true), undefined, undefined, putNow));
+
+/** What a stdout pipe takes of `bytes` at once, from this thread (0 with no non-blocking twin: all of it waits its turn). */
+function putNow(bytes: Uint8Array): number {
+  if (stdoutGone || failure) return bytes.length;
+  const fd = (twin ??= nonBlockingTwin(1));
+  if (fd === null) return 0;
+  if (widens(written, bytes.length)) widenPipe(1);
+  try {
+    const n = writeAvailable(fd, bytes);
+    written += n;
+    return n;
+  } catch (err) {
+    onStdoutError(err, bytes.length);
+    return bytes.length; // EPIPE: the reader is gone, nothing more goes out
+  }
+}
+
 /**
  * Write to stdout and wait until every byte is handed to the OS. Commands
  * never call `process.exit()`: they set `process.exitCode` and return.
@@ -90,36 +146,89 @@ export async function writeStdout(text: string): Promise<void> {
 export async function writeStdoutBytes(bytes: Uint8Array): Promise<void> {
   if (bytes.length === 0 || stdoutGone || failure) return;
   begun = true;
-  if (widens(written, bytes.length)) widenPipe(1);
-  try {
-    await writeAll(1, bytes);
-    written += bytes.length;
-  } catch (err) {
-    onStdoutError(err, bytes.length);
-  }
+  if (stdoutMayWait()) await ordered().write(bytes);
+  else await put(bytes, false);
   // a stdout that takes every write at once never makes the writer wait: a signal's handler gets its turn here
   if (stdoutTurns.due()) await nextTurn();
 }
 
 const stdoutTurns = new TurnPacer();
 
-/** writeStdoutBytes without yielding to the event loop. */
+/** writeStdoutBytes without yielding to the event loop (to a stdout that may wait, the bytes are handed over, copied). */
 export function writeStdoutBytesSync(bytes: Uint8Array): void {
   if (bytes.length === 0 || stdoutGone || failure) return;
   begun = true;
-  if (widens(written, bytes.length)) widenPipe(1);
-  try {
-    writeAllSync(1, bytes);
-    written += bytes.length;
-  } catch (err) {
-    onStdoutError(err, bytes.length);
-  }
+  if (stdoutMayWait()) ordered().hold(bytes);
+  else putSync(bytes);
 }
 
-/** writeStdout without yielding to the event loop (signal handlers, exit paths). */
+/** writeStdout without yielding to the event loop. */
 export function writeStdoutSync(text: string): void {
   if (text.length === 0 || stdoutGone || failure) return;
   writeStdoutBytesSync(encode(text));
+}
+
+/** Wait until everything written to stdout so far is handed to the OS (a command's end). */
+export async function flushStdout(): Promise<void> {
+  await queue?.flush();
+}
+
+let abandoned = false;
+/** How long stdout is given after a signal: the process must end within 2 s of one. */
+const GRACE_AFTER_SIGNAL_MS = 1000;
+
+/**
+ * After SIGINT/SIGTERM, a command that answers the signal itself (a
+ * follow, a watch, a run) still writes its last words; a reader who
+ * stopped reading must not hold the process past the signal. If stdout
+ * has not taken everything `ms` from now, it is given up: the output is
+ * recorded as failed (exit 70) and nothing more is written to it.
+ */
+export function giveUpStdoutAfter(ms = GRACE_AFTER_SIGNAL_MS): void {
+  stderrAfterSignal();
+  setTimeout(() => {
+    if (!queue?.busy()) return;
+    failure ??= new OutputFailedError(`stdout's reader took nothing more in the ${ms / 1000} s after the signal; the output is incomplete`, {
+      errno_code: null,
+      bytes_written: written,
+    });
+    abandoned = true;
+    queue.abandon();
+  }, ms).unref();
+}
+
+/**
+ * True once stdout was given up with a write(2) still waiting on the
+ * reader: the runtime would wait for that write before exiting, so the
+ * command's end exits the process itself.
+ */
+export function stdoutAbandoned(): boolean {
+  return abandoned;
+}
+
+/**
+ * A document written at once from this thread, for an exit path (a
+ * signal's handler) when nothing was written to stdout before: nothing is
+ * held or under way that it could overtake.
+ */
+export function writeStdoutBeforeExit(text: string): void {
+  if (text.length === 0 || stdoutGone || failure) return;
+  begun = true;
+  putSync(encode(text));
+}
+
+let stderrTwin: number | null | undefined;
+/** How long stderr's reader may take nothing before a diagnostic is dropped: for ever, until a signal. */
+let stderrPatienceMs = Infinity;
+
+/**
+ * A signal arrived: from now on a stderr pipe whose reader stopped reading
+ * (`2>&1 |` a reader that stalled) gets half a second per diagnostic, never
+ * the process, which must end within 2 s. Before a signal a diagnostic
+ * waits for the reader, as the output does (`2>&1 | less` shows it in order).
+ */
+export function stderrAfterSignal(): void {
+  stderrPatienceMs = 500;
 }
 
 /**
@@ -129,7 +238,8 @@ export function writeStdoutSync(text: string): void {
 export function writeStderr(text: string): void {
   if (text.length === 0) return;
   try {
-    writeAllSync(2, encode(text));
+    if (stderrPatienceMs !== Infinity && (stderrTwin ??= nonBlockingTwin(2)) !== null) writeAllSync(stderrTwin, encode(text), stderrPatienceMs);
+    else writeAllSync(2, encode(text));
   } catch {
     /* stderr closed or full: diagnostics are lost, the result is not */
   }

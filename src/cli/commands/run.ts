@@ -6,7 +6,7 @@ import { DEFAULT_HOST } from "../../server/server.ts";
 import { parsePort } from "../../server/ports.ts";
 import { defineCliCommand } from "../command.ts";
 import { log } from "../log.ts";
-import { printJson, printLines, writeStderr, writeStdoutSync } from "../output.ts";
+import { giveUpStdoutAfter, printJson, printLines, writeStderr, writeStdoutSync } from "../output.ts";
 import { paint } from "../../render/ansi.ts";
 import { sddDirArgs } from "../args.ts";
 import { parseTimeoutSeconds } from "../stop-report.ts";
@@ -138,14 +138,17 @@ export default defineCliCommand({
     });
 
     let interrupts = 0;
+    let signalled = false;
     const onSigint = () => {
       interrupts++;
+      signalled = true;
       if (interrupts === 1) writeStderr("\nCtrl+C received - saving state...\n");
       orch.saveNow();
       orch.requestStop({ force: true, timeout_s: 0, grace_s: null, interrupted: true, reason: "SIGINT" });
     };
     // A container's stop: agents are signalled at once and get the grace window, then the state is saved and the run exits 143.
     const onSigterm = () => {
+      signalled = true;
       orch.requestStop({ force: false, timeout_s: 0, grace_s: null, reason: "SIGTERM" });
     };
     process.on("SIGINT", onSigint);
@@ -157,6 +160,8 @@ export default defineCliCommand({
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", onSigterm);
     }
+    // stopped by a signal: the summary below must not wait on a reader who stopped reading
+    if (signalled) giveUpStdoutAfter();
 
     const code = exitCodeOf(summary.outcome, summary.stopped_by);
     const { error, ...facts } = summary;

@@ -4,7 +4,7 @@ import { paint } from "../../render/ansi.ts";
 import { costLabel } from "../../render/cost.ts";
 import { collectStatus, type SessionSummary, type StatusReport } from "../../session/status.ts";
 import { defineCliCommand } from "../command.ts";
-import { outputFailure, printJson, printLines, stdoutClosed, writeStdout } from "../output.ts";
+import { giveUpStdoutAfter, outputFailure, printJson, printLines, stdoutClosed, writeStdout } from "../output.ts";
 import { isTerminal } from "../../render/terminal.ts";
 import { sanitizeCell, terminalWidth, truncateCells } from "../../render/table.ts";
 import { watchLiveRun, type LiveRunSnapshot } from "../../orchestrator/live-watch.ts";
@@ -102,7 +102,10 @@ export function renderLive(s: LiveRunSnapshot): string[] {
  */
 async function watch(sddDir: string | undefined, json: boolean): Promise<number> {
   const abort = new AbortController();
-  const stop = (): void => abort.abort();
+  const stop = (): void => {
+    abort.abort();
+    giveUpStdoutAfter();
+  };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   const tty = !json && isTerminal(1);

@@ -6,7 +6,7 @@ import { renderJson } from "../../../render/json.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { followJournal, type FollowEnd } from "../../../replay/follow.ts";
-import { outputFailure, stdoutClosed, writeStdout, writeStdoutBytes } from "../../output.ts";
+import { giveUpStdoutAfter, outputFailure, stdoutClosed, writeStdout, writeStdoutBytes } from "../../output.ts";
 import { FollowLines } from "../../../replay/follow-lines.ts";
 import { byteProgress } from "../../progress.ts";
 import type { ReplayContext } from "./context.ts";
@@ -35,7 +35,10 @@ export async function followRun(ctx: ReplayContext, run: RunRef): Promise<number
 
 async function follow(ctx: ReplayContext, run: RunRef): Promise<number> {
   const abort = new AbortController();
-  const stop = (): void => abort.abort();
+  const stop = (): void => {
+    abort.abort();
+    giveUpStdoutAfter();
+  };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   // The events' lines go out together, whenever follow says they may (after each read while catching up, every

@@ -1,0 +1,68 @@
+"""Run a command with stdout on a pipe nobody reads. Once the pipe is full
+(the command now waits on its reader), wait SETTLE seconds, send SIGNAL, and
+time how long the command takes to end. Nothing is ever read from the pipe.
+Prints one JSON line: {"code": <exit code, or null when it had not ended
+TIMEOUT s after the signal (it is then killed)>, "ms": <signal to exit>,
+"full": <the pipe filled before the command ended>, "stderr": "<text>"}.
+With STDERR_FULL=1 in the environment, stderr is a second pipe, filled to
+its last byte before the command starts and never read ("stderr" is then
+empty): every diagnostic the command writes finds it full."""
+import array, fcntl, json, os, signal, subprocess, sys, tempfile, termios, time
+
+sig, settle, timeout = getattr(signal, sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+cmd = sys.argv[4:]
+F_GETPIPE_SZ = 1032
+r, w = os.pipe()
+err = tempfile.TemporaryFile()
+stderr_full = os.environ.get("STDERR_FULL") == "1"
+if stderr_full:
+    er, ew = os.pipe()
+    os.set_blocking(ew, False)
+    for chunk in (65536, 4096, 1):
+        try:
+            while True:
+                os.write(ew, b"x" * chunk)
+        except BlockingIOError:
+            pass
+    os.set_blocking(ew, True)
+    p = subprocess.Popen(cmd, stdout=w, stderr=ew)
+    os.close(ew)
+else:
+    p = subprocess.Popen(cmd, stdout=w, stderr=err)
+os.close(w)
+
+
+def unread():
+    n = array.array("i", [0])
+    fcntl.ioctl(r, termios.FIONREAD, n)
+    return n[0]
+
+
+# Full: no room for another page (the kernel fills a pipe page by page, so the last one may
+# stay partly empty), and nothing more arrived for 50 ms. The pipe's size is read each time:
+# a large output widens it (src/cli/pipe-buffer.ts).
+full = False
+last = -1
+while p.poll() is None:
+    n = unread()
+    if n >= fcntl.fcntl(r, F_GETPIPE_SZ) - 4096 and n == last:
+        full = True
+        break
+    last = n
+    time.sleep(0.05)
+code = ms = None
+if full:
+    time.sleep(settle)
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    try:
+        code = p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    ms = (time.monotonic() - t0) * 1000
+else:
+    code = p.wait()
+os.close(r)
+err.seek(0)
+print(json.dumps({"code": code, "ms": ms, "full": full, "stderr": err.read().decode("utf-8", "replace")}))
