@@ -191,7 +191,7 @@ export const ERROR_CATALOGUE = {
   unknown_hash_profile: [3, "a journal row names a hash_profile this tool does not know"],
   // 70: internal or output failure
   internal_error: [70, "an unexpected internal error (a bug: rerun with --debug and report it)"],
-  output_failed: [70, "standard output could not be written (ENOSPC, EIO, EBADF; EPIPE stays quiet)"],
+  output_failed: [70, "standard output could not be written (ENOSPC, EIO, EBADF, or its reader took nothing in the second after a signal; EPIPE stays quiet)"],
   receipt_write_failed: [70, "a run receipt could not be written to its output path"],
   report_write_failed: [70, "a requested report (--junit, $GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY) could not be written"],
   // 130 / 143: interrupted
