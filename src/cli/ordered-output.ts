@@ -46,6 +46,7 @@ export class OrderedOutput {
   private heldBytes = 0;
   private spillFd: number | null | undefined;
   private spillEnd = 0;
+  private spillFailed = false;
   private readBuf: Uint8Array | null = null;
   private gone = false;
 
@@ -123,9 +124,15 @@ export class OrderedOutput {
         this.spillFd = null; // no usable temp directory: hold in memory
       }
     }
-    if (this.spillFd === null) return false;
+    if (this.spillFd === null || this.spillFailed) return false;
     const start = this.spillEnd;
-    for (let w = 0; w < bytes.length; ) w += writeSync(this.spillFd, bytes, w, bytes.length - w, start + w);
+    try {
+      for (let w = 0; w < bytes.length; ) w += writeSync(this.spillFd, bytes, w, bytes.length - w, start + w);
+    } catch {
+      // a full disk: hold in memory from now on (what was spilled before is still read back)
+      this.spillFailed = true;
+      return false;
+    }
     this.spillEnd += bytes.length;
     const last = this.queue[this.queue.length - 1];
     if (last?.spill && last.spill.end === start) last.spill.end = this.spillEnd;
@@ -154,8 +161,12 @@ export class OrderedOutput {
     }
     // everything spilled is written: the file starts over
     if (this.queue.length === 0 && this.spillFd != null && this.spillEnd > 0) {
-      ftruncateSync(this.spillFd, 0);
-      this.spillEnd = 0;
+      try {
+        ftruncateSync(this.spillFd, 0);
+        this.spillEnd = 0;
+      } catch {
+        /* the file keeps its bytes; new ones go after them */
+      }
     }
   }
 

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { fstatSync } from "node:fs";
+import { closeSync, fstatSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { openAnonymousFile } from "../../src/fsutil/anonymous-file.ts";
 import { OrderedOutput } from "../../src/cli/ordered-output.ts";
 
@@ -88,6 +90,21 @@ describe("OrderedOutput", () => {
     for (let i = 0; i < 50; i++) out.hold(bytes(`${i},`));
     await out.flush();
     expect(sink.text()).toBe(Array.from({ length: 50 }, (_, i) => `${i},`).join(""));
+  });
+
+  test("a spill file that cannot be written (a full disk): the pieces stay in memory, still in order", async () => {
+    const sink = slowSink();
+    const path = join(mkdtempSync(join(tmpdir(), "bern-oo-")), "ro");
+    writeFileSync(path, "");
+    let fd = -1;
+    // opened for reading only: every write to it fails, as one to a full disk does
+    const out = new OrderedOutput(sink.put, 10, () => (fd = openSync(path, "r")));
+    for (let i = 0; i < 50; i++) out.hold(bytes(`${i};`));
+    await out.flush();
+    expect(fd).toBeGreaterThan(0);
+    expect(sink.text()).toBe(Array.from({ length: 50 }, (_, i) => `${i};`).join(""));
+    closeSync(fd);
+    rmSync(dirname(path), { recursive: true, force: true });
   });
 
   test("a failed write rejects its writer; what follows is still asked of the sink", async () => {
