@@ -4,7 +4,7 @@ import { pyInt, pyStr } from "../pyjson/python.ts";
 import { rawIsEmpty } from "../pyjson/parse.ts";
 import { PyNum, PyRaw, type PyValue } from "../pyjson/types.ts";
 import { sha256Hex } from "./hash.ts";
-import { openInput } from "../fsutil/input.ts";
+import { JOURNAL_MAX_ROW_BYTES, openInput } from "../fsutil/input.ts";
 import { DEFAULT_CHUNK_SIZE, LineSplitter } from "../fsutil/lines.ts";
 import { classifyLine, type JournalRow, type LineVerdict } from "./reader.ts";
 
@@ -43,14 +43,16 @@ function hexDigit(c: number | undefined): boolean {
 
 /** True when the line has a `\u00XX` escape of a printable ASCII character (0x20..0x7e). */
 function escapesPrintable(line: Buffer): boolean {
-  for (let at = line.indexOf(ESCAPE); at >= 0; at = line.indexOf(ESCAPE, at + 1)) {
-    const hi = line[at + 4];
-    const lo = line[at + 5];
-    if (hi === undefined || hi < 0x32 || hi > 0x37 || !hexDigit(lo)) continue;
-    if (hi === 0x37 && (lo === 0x66 || lo === 0x46)) continue; // \u007f: Python escapes DEL itself
-    return true;
-  }
+  for (let at = line.indexOf(ESCAPE); at >= 0; at = line.indexOf(ESCAPE, at + 1)) if (printableEscapeAt(line, at, line.length)) return true;
   return false;
+}
+
+/** Whether the `\u00` at `at` (bytes before `end`) escapes a printable ASCII character. */
+function printableEscapeAt(b: Uint8Array, at: number, end: number): boolean {
+  const hi = at + 4 < end ? b[at + 4]! : -1;
+  const lo = at + 5 < end ? b[at + 5] : undefined;
+  if (hi < 0x32 || hi > 0x37 || !hexDigit(lo)) return false;
+  return !(hi === 0x37 && (lo === 0x66 || lo === 0x46)); // \u007f: Python escapes DEL itself
 }
 
 /** Python truthiness of a parsed JSON value (`bool(flagged)`). */
@@ -99,34 +101,91 @@ function checkRow(row: JournalRow, i: number, out: ProviderStateVerdict): void {
 }
 
 /**
+ * Where `pattern` next occurs in a read buffer, from a line start on: one
+ * native search per occurrence (or per buffer, when there is none), so a
+ * line is tested against it without a view made of it.
+ */
+class NextOccurrence {
+  private buf: Uint8Array | null = null;
+  private view: Buffer = Buffer.alloc(0);
+  /** The first occurrence at or after the last search's start (Infinity: none left), -1 before a search. */
+  private at = -1;
+
+  constructor(private readonly pattern: Buffer) {}
+
+  /** True when `pattern` begins in buf[start, end) (and `also`, when given, holds at that place). */
+  within(buf: Uint8Array, start: number, end: number, also?: (b: Uint8Array, at: number, end: number) => boolean): boolean {
+    if (buf !== this.buf) {
+      this.buf = buf;
+      this.view = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+      this.at = -1;
+    }
+    for (let from = start; ; from = this.at + 1) {
+      if (this.at < from) {
+        const i = this.view.indexOf(this.pattern, from);
+        this.at = i < 0 ? Infinity : i;
+      }
+      if (this.at >= end) return false;
+      if (also === undefined || also(buf, this.at, end)) return true;
+    }
+  }
+}
+
+const CR = Buffer.from("\r");
+/** Bytes of rows parsed between two minor collections (a full one each time costs more than it saves). */
+const PARSED_GC_BYTES = 1 << 18;
+
+/**
  * The physical lines of `[0, end)` with their row index, handed to `onLine`
  * only when they may hold a mutation row (the needle, or an escaped
  * printable): the one line splitter (universal newlines, as the journal
- * reader splits them, and its cap), with no per-line allocation, since
- * almost every line is skipped. The chain verified whole before this gate
- * runs, so no line is over the cap; one would count as a row.
+ * reader splits them, and the verify's row limit). A line that cannot (no needle, no
+ * printable `\u00XX`, no `\r` that would make it two lines, a row's `{` first) is
+ * counted by the splitter's range probe, with no view made of it: almost
+ * every line is. The chain verified whole before this gate runs, so no
+ * line is over the limit; one would be reported (`onUnread`), never skipped.
  */
-function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, index: number) => void): void {
+function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, index: number) => void, onUnread: (index: number) => void): void {
   const input = openInput(path, { what: "journal" });
   if (input === null) return;
   let index = 0;
-  const splitter = new LineSplitter("universal", (line) => {
-    if (line === null) {
+  let parsed = 0;
+  const needle = new NextOccurrence(NEEDLE);
+  const escape = new NextOccurrence(ESCAPE);
+  const cr = new NextOccurrence(CR);
+  const splitter = new LineSplitter(
+    "universal",
+    (line) => {
+      if (line === null) {
+        onUnread(index++);
+        return;
+      }
+      if (line.length === 0) return;
+      const text = Buffer.from(line.buffer, line.byteOffset, line.length);
+      const candidate = text.indexOf(NEEDLE) >= 0 || escapesPrintable(text);
+      if (!candidate && line[0] === 0x7b) {
+        index++;
+        return;
+      }
+      const v = classifyLine(line);
+      // the rows parsed here are garbage the engine collects late: collected as they pile up, peak memory stays flat
+      if ((parsed += line.length) >= PARSED_GC_BYTES) {
+        Bun.gc(false);
+        parsed = 0;
+      }
+      if (v.kind === "blank") return;
+      if (candidate) onLine(v, index);
       index++;
-      return;
-    }
-    if (line.length === 0) return;
-    const text = Buffer.from(line.buffer, line.byteOffset, line.length);
-    const candidate = text.indexOf(NEEDLE) >= 0 || escapesPrintable(text);
-    if (!candidate && line[0] === 0x7b) {
+    },
+    // the verify's own cap: a longer row is one the chain walk read, and it must be gated as well
+    JOURNAL_MAX_ROW_BYTES,
+    (buf, start, stop) => {
+      // a `\r` before the last byte would make the segment two lines (universal newlines); `\r\n` is one
+      if (buf[start] !== 0x7b || needle.within(buf, start, stop) || escape.within(buf, start, stop, printableEscapeAt) || cr.within(buf, start, stop - 1)) return false;
       index++;
-      return;
-    }
-    const v = classifyLine(line);
-    if (v.kind === "blank") return;
-    if (candidate) onLine(v, index);
-    index++;
-  });
+      return true;
+    },
+  );
   const buf = new Uint8Array(DEFAULT_CHUNK_SIZE);
   let pos = 0;
   try {
@@ -147,9 +206,15 @@ function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, inde
 export function verifyProviderState(path: string, opts: { endOffset?: number } = {}): ProviderStateVerdict {
   const out: ProviderStateVerdict = { ok: true, mutations: 0, flagged_steps: [], errors: [] };
   const end = opts.endOffset ?? Number.MAX_SAFE_INTEGER;
-  scanCandidates(path, end, (v, index) => {
-    if (v.kind === "row" && pyStr(v.row.get("event"), "") === MUTATION_EVENT) checkRow(v.row, index, out);
-  });
+  scanCandidates(
+    path,
+    end,
+    (v, index) => {
+      if (v.kind === "row" && pyStr(v.row.get("event"), "") === MUTATION_EVENT) checkRow(v.row, index, out);
+    },
+    // a complete verify read every line, so this cannot happen; if it did, the row went unchecked
+    (index) => out.errors.push(`step ${index}: longer than ${JOURNAL_MAX_ROW_BYTES} bytes; the provider-state gate could not read it`),
+  );
   out.ok = out.errors.length === 0;
   return out;
 }

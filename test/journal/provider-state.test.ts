@@ -55,5 +55,35 @@ describe("provider-state gate (spec upstream-parity §4)", () => {
       expect([name, verifyProviderState(path).flagged_steps]).toEqual([name, want]);
     }
   });
+
+  test("lines mixing breaks, escapes that are not of a printable, and an event name spelled with escaped printables", () => {
+    const d = dirs.make();
+    const breaks = ["\n", "\r\n", "\r", "\n\n", "\r\n\r\n"];
+    const rows = Array.from({ length: 4000 }, (_, i) => {
+      // escapes a printable-escape probe must pass over: é (either case), a control character, DEL
+      const pad = ["caf\\u00e9", "\\u001b[0m", "\\u007f", "CAF\\u00C9", "plain"][i % 5];
+      if (i % 101 === 7) return `{"event":"provider_state_mutation","flagged":true,"mutation_kind":"m${i}","pad":"${pad}"}`;
+      // the event name spelled with `\u005f` (an escaped `_`): no needle in the bytes, still a mutation row
+      if (i % 211 === 9) return `{"event":"provider\\u005fstate\\u005fmutation","flagged":1,"pad":"${pad}"}`;
+      return `{"event":"tick","n":${i},"pad":"${pad}${"z".repeat(i % 300)}"}`;
+    });
+    const want = rows.flatMap((r, i) => (r.includes("provider_state") || r.includes("provider\\u005f") ? [i] : []));
+    expect(want.length).toBeGreaterThan(50);
+    const text = rows.map((r, i) => r + breaks[(i * 7) % breaks.length]).join("");
+    const path = join(d, "mixed.jsonl");
+    writeFileSync(path, text);
+    expect(verifyProviderState(path).flagged_steps).toEqual(want);
+  });
+
+  test("a mutation row longer than 16 MiB is gated like any other (the verify reads rows up to 256 MiB)", () => {
+    const d = dirs.make();
+    const path = join(d, "huge.jsonl");
+    const pad = "p".repeat(17 << 20);
+    writeFileSync(path, ['{"event":"run_started"}', `{"event":"provider_state_mutation","flagged":true,"mutation_kind":"big","pad":"${pad}"}`, '{"event":"run_completed"}'].join("\n") + "\n");
+    const v = verifyProviderState(path);
+    expect(v.mutations).toBe(1);
+    expect(v.flagged_steps).toEqual([1]);
+    expect(v.ok).toBe(false);
+  });
 });
 

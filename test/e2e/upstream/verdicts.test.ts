@@ -142,6 +142,18 @@ describe("provider-state gate (spec §4)", () => {
     expect(prose.stdout).toContain("step 2: provider_state_mutation content address mismatch");
   });
 
+  // the gate read lines up to 16 MiB and counted a longer one without reading it: a flagged mutation padded past
+  // that passed with exit 0, though the chain walk reads rows up to 256 MiB
+  test("a flagged mutation row over 16 MiB (written by the Python reference) fails the gate like any other", async () => {
+    const t = runTree({});
+    const [mutation] = upstreamWrite([{ job: "mutation", detail, flagged: true }]);
+    const events = [{ event: "run_started", run_id: "gate" }, { ...mutation, transcript: "t".repeat(17 << 20) }, { event: "run_completed" }];
+    upstreamWrite([{ job: "journal", path: t.journal("gate"), events }]);
+    expect(readFileSync(t.journal("gate")).length).toBeGreaterThan(17 << 20);
+    const r = await bernsteinJson(["replay", "gate", "--verify"], { cwd: t.cwd });
+    expect([r.code, r.json.ok, r.json.reason_code, r.json.flagged_steps]).toEqual([1, false, "provider_state_mutation", [1]]);
+  }, 60_000);
+
   test("a mutation row spelled with \\u escapes is still found; a broken chain is a divergence first", async () => {
     const g = gateRun([{ detail, flagged: true }]);
     writeFileSync(g.journal, readFileSync(g.journal, "utf8").replace('"provider_state_mutation"', '"provider\\u005fstate_mutation"'));
