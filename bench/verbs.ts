@@ -79,7 +79,7 @@ export interface VerbResults {
   all_shapes_met: boolean;
 }
 
-export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "repair", "html", "follow", "follow-json", "verify-torn", "repair-torn", "record-one"] as const;
+export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "verify-run", "repair", "html", "follow", "follow-json", "verify-torn", "repair-torn", "record-one"] as const;
 export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug", "debug-foreign", "debug-late"] as const;
 export const VERB_KEYS: readonly string[] = [...RUN_VERBS, ...AGENT_VERBS];
 
@@ -103,6 +103,13 @@ function jsonError(code: number, error: string, ok: (doc: Record<string, unknown
     const doc = JSON.parse(s.stdout) as Record<string, unknown>;
     if (doc.error !== error || !ok(doc)) throw new Error(`expected error ${error}: ${s.stdout.slice(0, 500)}`);
   };
+}
+
+/** `replay --verify`'s verdict on a whole chain: intact (exit 0), or every row read and the gate's findings (exit 1). */
+function gated(s: Sample): void {
+  const doc = JSON.parse(s.stdout) as Record<string, unknown>;
+  const whole = doc.chain_consistent === true && doc.coverage === "complete";
+  if (!whole || (s.code === 0 ? doc.ok !== true : s.code !== 1 || doc.error !== "provider_state_mutation")) throw new Error(`exit ${s.code}: ${s.stdout.slice(0, 500)}`);
 }
 
 /**
@@ -171,6 +178,9 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
     verb("show-prose", "`replay a` (prose, to a pipe)", 3, [bin, "replay", "a", ...at], begins(/^Deterministic Replay\nRun: a /)),
     verb("from-step", `\`replay a --from-step ${fromStepOf(rows)} --as-json\``, 2, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), "--as-json", ...at], begins(/^\{[^]*"events": \[/)),
     verb("from-step-prose", `\`replay a --from-step ${fromStepOf(rows)}\` (prose)`, 3, [bin, "replay", "a", "--from-step", String(fromStepOf(rows)), ...at], begins(/^Rebuilt state for a through step \d+\nhead: [0-9a-f]{64}\nevents: /)),
+    // the chain verified whole, then the provider-state gate's second read (the bench journal's generated
+    // mutation rows carry random content addresses: the gate finds every one, exit 1)
+    verb("verify-run", "`replay a --verify` (the chain, then the provider-state gate)", 2, [bin, "replay", "a", "--verify", "--as-json", ...at], gated),
     verb("repair", "`replay repair a` (clean, no-op)", 1, [bin, "replay", "repair", "a", "--as-json", ...at], jsonSays("repaired: false", (d) => d.repaired === false)),
     verb("html", "`replay a --html -` (the timeline page, to a pipe)", 3, [bin, "replay", "a", "--html", "-", ...at], begins(/^<!doctype html>/i)),
     // A run that ended (its process gone, its journal still since long before): every event, then the verdict.
