@@ -13,15 +13,15 @@ import { openAnonymousFile } from "../fsutil/anonymous-file.ts";
  * An awaiting writer (`write`) passes a view and gets it back written. A
  * synchronous writer (`hold`: the pieces of a huge row, a progress line)
  * cannot wait: what the fd does not take at once is copied and goes out
- * behind everything before it. Up to `heldMax` bytes are held in memory;
- * beyond that they go to an unlinked temporary file and are read back in
- * order, so a huge row rendered faster than the reader reads costs disk,
- * not memory. The displays await a write after each read of the journal,
+ * behind everything before it. Up to `heldMax` bytes are held in memory,
+ * in blocks reused once written (no garbage per piece); beyond that they
+ * go to an unlinked temporary file and are read back in order, so a huge
+ * row rendered faster than the reader reads costs disk, not memory. The displays await a write after each read of the journal,
  * so what is held or spilled is at most one read's output.
  */
 
-/** A held piece this small joins the held piece before it: one write(2) for a run of small pieces. */
-const JOIN_MAX = 1 << 16;
+/** Held bytes are copied into blocks of this size (at most heldMax of them in all), reused once written. */
+const BLOCK_BYTES = 1 << 18;
 /** Read back from the spill file this much at a time. */
 const SPILL_CHUNK = 1 << 20;
 
@@ -30,11 +30,13 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-/** What is waiting to be written: bytes in memory, or a region of the spill file. */
+/** What is waiting to be written: a caller's bytes, a held block, or a region of the spill file. */
 interface Pending {
+  /** A waiting caller's view. */
   bytes: Uint8Array | null;
-  /** Held bytes (a copy this queue owns, counted in `heldBytes`). */
-  held: boolean;
+  /** A held block (this queue's own, reused once written) and how much of it is filled. */
+  block: Uint8Array | null;
+  filled: number;
   /** A region [start, end) of the spill file; `end` grows while more is spilled behind it. */
   spill: { start: number; end: number } | null;
   waiter: Waiter | null;
@@ -43,7 +45,11 @@ interface Pending {
 export class OrderedOutput {
   private readonly queue: Pending[] = [];
   private current: Pending | null = null;
-  private heldBytes = 0;
+  /** Written blocks, ready to hold more. */
+  private readonly freeBlocks: Uint8Array[] = [];
+  private blocks = 0;
+  private readonly blockBytes: number;
+  private readonly maxBlocks: number;
   private spillFd: number | null | undefined;
   private spillEnd = 0;
   private spillFailed = false;
@@ -61,7 +67,10 @@ export class OrderedOutput {
     private readonly heldMax = 1 << 20,
     private readonly openSpill: () => number = () => openAnonymousFile("stdout"),
     private readonly putNow: ((bytes: Uint8Array) => number) | null = null,
-  ) {}
+  ) {
+    this.blockBytes = Math.max(1, Math.min(BLOCK_BYTES, heldMax));
+    this.maxBlocks = Math.max(1, Math.floor(heldMax / this.blockBytes));
+  }
 
   /** True while anything asked for is not yet written. */
   busy(): boolean {
@@ -71,10 +80,15 @@ export class OrderedOutput {
   /** Write `bytes` after everything asked for before; resolves once they are written (a view is fine). */
   write(bytes: Uint8Array): Promise<void> {
     if (this.gone) return Promise.resolve();
-    return new Promise((resolve, reject) => this.push({ bytes, held: false, spill: null, waiter: { resolve, reject } }));
+    return new Promise((resolve, reject) => this.push({ bytes, block: null, filled: 0, spill: null, waiter: { resolve, reject } }));
   }
 
-  /** Hand over `bytes` to be written after everything before, without waiting (they are copied). */
+  /**
+   * Hand over `bytes` to be written after everything before, without
+   * waiting: what the fd does not take at once is copied into the held
+   * blocks (a run of small pieces fills one block: one write), and past
+   * them into the spill file.
+   */
   hold(bytes: Uint8Array): void {
     if (this.gone || bytes.length === 0) return;
     if (this.putNow !== null && !this.busy()) {
@@ -82,18 +96,30 @@ export class OrderedOutput {
       if (n >= bytes.length) return;
       bytes = bytes.subarray(n);
     }
-    if (this.heldBytes + bytes.length > this.heldMax && this.spill(bytes)) return;
-    this.heldBytes += bytes.length;
-    const last = this.queue[this.queue.length - 1];
-    if (last?.held && last.bytes!.length + bytes.length <= JOIN_MAX) {
-      const joined = new Uint8Array(last.bytes!.length + bytes.length);
-      joined.set(last.bytes!);
-      joined.set(bytes, last.bytes!.length);
-      last.bytes = joined;
-      return;
+    while (bytes.length > 0) {
+      const last = this.queue[this.queue.length - 1];
+      if (last?.block && last.filled < last.block.length) {
+        const n = Math.min(bytes.length, last.block.length - last.filled);
+        last.block.set(bytes.subarray(0, n), last.filled);
+        last.filled += n;
+        bytes = bytes.subarray(n);
+        continue;
+      }
+      const free = this.freeBlocks.pop() ?? (this.blocks < this.maxBlocks ? this.newBlock() : null);
+      if (free === null && this.spill(bytes)) return;
+      // no block free and no spill file: one more block (memory is what is left)
+      const block = free ?? this.newBlock();
+      // filled before it is queued: an idle queue writes it at once
+      const n = Math.min(bytes.length, block.length);
+      block.set(bytes.subarray(0, n));
+      bytes = bytes.subarray(n);
+      this.push({ bytes: null, block, filled: n, spill: null, waiter: null });
     }
-    // a copy (new Uint8Array copies; a Buffer's slice() would be a view of the caller's buffer)
-    this.push({ bytes: new Uint8Array(bytes), held: true, spill: null, waiter: null });
+  }
+
+  private newBlock(): Uint8Array {
+    this.blocks++;
+    return new Uint8Array(this.blockBytes);
   }
 
   /** Resolves once everything asked for so far is written. */
@@ -111,7 +137,7 @@ export class OrderedOutput {
     this.gone = true;
     const waiting = [this.current, ...this.queue.splice(0)];
     for (const p of waiting) p?.waiter?.resolve();
-    this.heldBytes = 0;
+    this.freeBlocks.length = 0;
     this.closeSpill();
   }
 
@@ -136,7 +162,7 @@ export class OrderedOutput {
     this.spillEnd += bytes.length;
     const last = this.queue[this.queue.length - 1];
     if (last?.spill && last.spill.end === start) last.spill.end = this.spillEnd;
-    else this.push({ bytes: null, held: false, spill: { start, end: this.spillEnd }, waiter: null });
+    else this.push({ bytes: null, block: null, filled: 0, spill: { start, end: this.spillEnd }, waiter: null });
     return true;
   }
 
@@ -150,13 +176,15 @@ export class OrderedOutput {
       const p = (this.current = this.queue.shift()!);
       try {
         if (p.spill) await this.putSpilled(p.spill);
+        else if (p.block) await this.put(p.block.subarray(0, p.filled));
         else if (p.bytes!.length > 0) await this.put(p.bytes!);
         p.waiter?.resolve();
       } catch (err) {
         // a held piece has no one to tell: the failure is the caller's to record (output.ts keeps it)
         p.waiter?.reject(err);
       }
-      if (p.held) this.heldBytes -= p.bytes!.length;
+      if (p.block && this.blocks <= this.maxBlocks) this.freeBlocks.push(p.block);
+      else if (p.block) this.blocks--;
       this.current = null;
     }
     // everything spilled is written: the file starts over
