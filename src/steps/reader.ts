@@ -86,14 +86,19 @@ export async function* readEntries(path: string, limit: number | null): AsyncGen
   if (!existsSync(path) || limit === 0) return;
   let batch: PyObject[] = [];
   let seen = 0;
-  const splitter = new LineSplitter("universal", (line) => {
-    if (limit !== null && seen >= limit) return;
-    const k = classifyLine(line);
-    if (k.kind === "entry") {
-      batch.push(k.row);
-      seen++;
-    }
-  });
+  // the step journal's row limit, as every reader of it has (the default cap would drop a longer row as malformed)
+  const splitter = new LineSplitter(
+    "universal",
+    (line) => {
+      if (limit !== null && seen >= limit) return;
+      const k = classifyLine(line);
+      if (k.kind === "entry") {
+        batch.push(k.row);
+        seen++;
+      }
+    },
+    JOURNAL_MAX_ROW_BYTES,
+  );
   for (const chunk of readChunks(path, { what: "journal" })) {
     splitter.push(chunk);
     yield* batch;
