@@ -67,8 +67,11 @@ export function writeAllSync(fd: number, data: Uint8Array, patienceMs = Infinity
   }
 }
 
-/** The major number of Linux's memory devices, which take every write at once. */
-const MEMORY_DEVICES = 1;
+/** Whether a character device is one of the memory devices (/dev/null, /dev/zero, /dev/full), which take every write at once: its major number, 1 on Linux, 3 on macOS. */
+function isMemoryDevice(rdev: number): boolean {
+  if (process.platform === "darwin") return Math.floor(rdev / 2 ** 24) % 256 === 3;
+  return Math.floor(rdev / 256) % 4096 === 1;
+}
 
 /**
  * Whether a write to `fd` can wait on its reader: a pipe, a socket or a
@@ -77,8 +80,8 @@ const MEMORY_DEVICES = 1;
 export function writesMayWait(fd: number): boolean {
   try {
     const st = fstatSync(fd);
-    // a character device is a terminal unless it is one of the memory devices (/dev/null, /dev/zero, /dev/full: major 1)
-    return st.isFIFO() || st.isSocket() || (st.isCharacterDevice() && Math.floor(st.rdev / 256) % 4096 !== MEMORY_DEVICES);
+    // a character device is taken for a terminal unless it is a memory device
+    return st.isFIFO() || st.isSocket() || (st.isCharacterDevice() && !isMemoryDevice(st.rdev));
   } catch {
     return false;
   }
