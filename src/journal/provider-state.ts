@@ -101,9 +101,12 @@ function checkRow(row: JournalRow, i: number, out: ProviderStateVerdict): void {
 }
 
 /**
- * Where `pattern` next occurs in a read buffer, from a line start on: one
- * native search per occurrence (or per buffer, when there is none), so a
- * line is tested against it without a view made of it.
+ * Where `pattern` next occurs in a read chunk, from a line start on: one
+ * native search per occurrence (or per chunk, when there is none), so a
+ * line is tested against it without a view made of it. What a search found
+ * holds while the chunk's bytes stay: for the chunk being split, whose
+ * lines come in order (a line the splitter assembled in its own buffer,
+ * which it fills again for the next, is never asked about here).
  */
 class NextOccurrence {
   private buf: Uint8Array | null = null;
@@ -113,11 +116,11 @@ class NextOccurrence {
 
   constructor(private readonly pattern: Buffer) {}
 
-  /** True when `pattern` begins in buf[start, end) (and `also`, when given, holds at that place). */
-  within(buf: Uint8Array, start: number, end: number, also?: (b: Uint8Array, at: number, end: number) => boolean): boolean {
-    if (buf !== this.buf) {
-      this.buf = buf;
-      this.view = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  /** True when `pattern` begins in chunk[start, end) (and `also`, when given, holds at that place). */
+  within(chunk: Uint8Array, start: number, end: number, also?: (b: Uint8Array, at: number, end: number) => boolean): boolean {
+    if (chunk !== this.buf) {
+      this.buf = chunk;
+      this.view = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
       this.at = -1;
     }
     for (let from = start; ; from = this.at + 1) {
@@ -126,7 +129,7 @@ class NextOccurrence {
         this.at = i < 0 ? Infinity : i;
       }
       if (this.at >= end) return false;
-      if (also === undefined || also(buf, this.at, end)) return true;
+      if (also === undefined || also(chunk, this.at, end)) return true;
     }
   }
 }
@@ -140,9 +143,9 @@ const PARSED_GC_BYTES = 1 << 18;
  * only when they may hold a mutation row (the needle, or an escaped
  * printable): the one line splitter (universal newlines, as the journal
  * reader splits them, and the verify's row limit). A line that cannot (no needle, no
- * printable `\u00XX`, no `\r` that would make it two lines, a row's `{` first) is
- * counted by the splitter's range probe, with no view made of it: almost
- * every line is. The chain verified whole before this gate runs, so no
+ * printable `\u00XX`, no `\r` that would make it two lines, a row's `{` first,
+ * within one read) is counted by the splitter's range probe, with no view
+ * made of it: almost every line is. The chain verified whole before this gate runs, so no
  * line is over the limit; one would be reported (`onUnread`), never skipped.
  */
 function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, index: number) => void, onUnread: (index: number) => void): void {
@@ -150,6 +153,8 @@ function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, inde
   if (input === null) return;
   let index = 0;
   let parsed = 0;
+  /** The chunk being split (a new view for each read). */
+  let chunk: Uint8Array | null = null;
   const needle = new NextOccurrence(NEEDLE);
   const escape = new NextOccurrence(ESCAPE);
   const cr = new NextOccurrence(CR);
@@ -180,8 +185,10 @@ function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, inde
     // the verify's own cap: a longer row is one the chain walk read, and it must be gated as well
     JOURNAL_MAX_ROW_BYTES,
     (buf, start, stop) => {
+      // a line the splitter assembled across two reads (in its own buffer) goes to the sink, as every other
+      if (buf !== chunk || buf[start] !== 0x7b) return false;
       // a `\r` before the last byte would make the segment two lines (universal newlines); `\r\n` is one
-      if (buf[start] !== 0x7b || needle.within(buf, start, stop) || escape.within(buf, start, stop, printableEscapeAt) || cr.within(buf, start, stop - 1)) return false;
+      if (needle.within(buf, start, stop) || escape.within(buf, start, stop, printableEscapeAt) || cr.within(buf, start, stop - 1)) return false;
       index++;
       return true;
     },
@@ -194,7 +201,8 @@ function scanCandidates(path: string, end: number, onLine: (v: LineVerdict, inde
       const n = want > 0 ? input.read(buf, 0, want, pos) : 0;
       if (n === 0) break;
       pos += n;
-      splitter.push(buf.subarray(0, n));
+      chunk = buf.subarray(0, n);
+      splitter.push(chunk);
     }
     splitter.end();
   } finally {

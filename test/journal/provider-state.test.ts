@@ -75,6 +75,20 @@ describe("provider-state gate (spec upstream-parity §4)", () => {
     expect(verifyProviderState(path).flagged_steps).toEqual(want);
   });
 
+  test("rows that straddle read chunks, one after another in the splitter's reused buffer, are each searched anew", () => {
+    const d = dirs.make();
+    const path = join(d, "straddle.jsonl");
+    // ~700 KB rows: nearly every one crosses a 1 MiB read, so each is assembled in the splitter's own buffer, the
+    // same buffer again for the next (a search cached from the last row's bytes must not answer for this one)
+    const rows = Array.from({ length: 12 }, (_, i) =>
+      i % 3 === 2
+        ? `{"event":"provider_state_mutation","flagged":true,"mutation_kind":"m${i}","pad":"${"m".repeat(700_000)}"}`
+        : `{"event":"tick","n":${i},"pad":"${"t".repeat(700_000)}"}`,
+    );
+    writeFileSync(path, rows.join("\n") + "\n");
+    expect(verifyProviderState(path).flagged_steps).toEqual([2, 5, 8, 11]);
+  });
+
   test("a mutation row longer than 16 MiB is gated like any other (the verify reads rows up to 256 MiB)", () => {
     const d = dirs.make();
     const path = join(d, "huge.jsonl");

@@ -154,6 +154,20 @@ describe("provider-state gate (spec §4)", () => {
     expect([r.code, r.json.ok, r.json.reason_code, r.json.flagged_steps]).toEqual([1, false, "provider_state_mutation", [1]]);
   }, 60_000);
 
+  // rows of ~1.1 MB each cross the gate's 1 MiB reads: each is assembled in the splitter's reused buffer, and a
+  // search remembered from the row before must not answer for the next (it did, in a first version)
+  test("flagged mutation rows that straddle the gate's reads are each found", async () => {
+    const t = runTree({});
+    const rows: Record<string, unknown>[] = [{ event: "run_started", run_id: "gate" }];
+    for (let i = 1; i < 9; i++) {
+      rows.push(i % 3 === 2 ? { event: "provider_state_mutation", flagged: true, mutation_kind: `m${i}`, pad: "m".repeat(1_100_000) } : { event: "tick", n: i, pad: "t".repeat(1_100_000) });
+    }
+    const rec = await bernstein(["journal", "record", "gate"], { cwd: t.cwd, stdin: rows.map((r) => JSON.stringify(r)).join("\n") + "\n" });
+    expect(rec.code).toBe(0);
+    const r = await bernsteinJson(["replay", "gate", "--verify"], { cwd: t.cwd });
+    expect([r.code, r.json.reason_code, r.json.flagged_steps]).toEqual([1, "provider_state_mutation", [2, 5, 8]]);
+  }, 60_000);
+
   test("a mutation row spelled with \\u escapes is still found; a broken chain is a divergence first", async () => {
     const g = gateRun([{ detail, flagged: true }]);
     writeFileSync(g.journal, readFileSync(g.journal, "utf8").replace('"provider_state_mutation"', '"provider\\u005fstate_mutation"'));
