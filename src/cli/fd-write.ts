@@ -29,10 +29,15 @@ function writeOnce(fd: number, data: Uint8Array, off: number): number {
   try {
     return writeSync(fd, data, off, data.length - off);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EAGAIN" || code === "EWOULDBLOCK" || code === "EINTR") return 0;
+    if (tookNothing(err)) return 0;
     throw err;
   }
+}
+
+/** A write that failed without taking anything and is to be tried again: the fd is full (EAGAIN) or a signal came first. */
+function tookNothing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "EAGAIN" || code === "EWOULDBLOCK" || code === "EINTR";
 }
 
 interface Cursor {
@@ -96,9 +101,8 @@ export function writesMayWait(fd: number): boolean {
 function writeOnceOffThread(fd: number, data: Uint8Array, off: number): Promise<number> {
   return new Promise((resolve, reject) =>
     write(fd, data, off, data.length - off, null, (err, n) => {
-      if (!err) return resolve(n);
-      const code = err.code;
-      if (code === "EAGAIN" || code === "EWOULDBLOCK" || code === "EINTR") resolve(0);
+      if (!err) resolve(n);
+      else if (tookNothing(err)) resolve(0);
       else reject(err);
     }),
   );
