@@ -1,4 +1,5 @@
 import type { TreeRequest } from "./fast/subtrees.ts";
+import type { ProviderStateVerdict } from "./provider-state.ts";
 /**
  * The public results of a run-journal verify, as types only: what the exact
  * verifier (journal/verify.ts) and the fast one (journal/fast/) both return.
@@ -86,6 +87,8 @@ export interface FastVerifyOptions {
   tree?: TreeRequest;
   /** Longest row taken (default JOURNAL_MAX_ROW_BYTES, 256 MiB); a longer line is `row_too_large`. */
   maxRowBytes?: number;
+  /** Also run the provider-state gate in the same pass: its verdict is filled in when the chain verified whole (`ok`). */
+  providerStateGate?: { verdict: ProviderStateVerdict | null };
   /**
    * This thread has work of its own meanwhile (the timeline page's rows):
    * with more than one thread, the ranges go to `threads - 1` workers and

@@ -65,7 +65,9 @@ export async function verifyRunJournal<H extends SignedHeads = SignedHeads, S ex
   path: string,
   o: RunJournalVerifyOptions<H, S>,
 ): Promise<RunJournalVerdict<H, S>> {
-  const result = await verifyJournal(path, { seal: o.seal, threads: o.threads, linksOnly: o.linksOnly, onProgress: o.onProgress, tree: o.tree, maxRowBytes: o.maxRowBytes });
+  // the gate runs inside the verify's own pass (its rows are read once)
+  const gate: FastVerifyOptions["providerStateGate"] = o.providerState ? { verdict: null } : undefined;
+  const result = await verifyJournal(path, { seal: o.seal, threads: o.threads, linksOnly: o.linksOnly, onProgress: o.onProgress, tree: o.tree, maxRowBytes: o.maxRowBytes, providerStateGate: gate });
   refuseContent(verdictContent(result, path, o.maxRowBytes), o.input ?? path, { allowEmpty: o.allowEmpty });
   await o.afterChain?.(result);
   const checks: VerdictChecks<H, S> = { signedHeads: null, spine: null, gate: null };
@@ -79,7 +81,7 @@ export async function verifyRunJournal<H extends SignedHeads = SignedHeads, S ex
     foldSpine(result, checks.spine);
   }
   if (o.providerState && providerStateApplies(result)) {
-    checks.gate = verifyProviderState(path, { endOffset: result.snapshot_bytes });
+    checks.gate = gate?.verdict ?? verifyProviderState(path, { endOffset: result.snapshot_bytes });
     foldProviderState(result, checks.gate);
   }
   let reportPath: string | null = null;

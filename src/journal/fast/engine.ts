@@ -8,9 +8,8 @@ export type { FastVerifyOptions, FastVerifyResult, RowsByPath, VerifyMode } from
 import { InProcessExecutor, WorkerPool, type Executor } from "./executor.ts";
 import { partition } from "./partition.ts";
 import { openJournal, type RangeResult, type RangeTask } from "./range.ts";
-import { fillTree, rowLimitOf, rowsByPath, verifyInThread } from "./in-thread.ts";
+import { fillProviderState, fillTree, rowLimitOf, rowsByPath, verifyInThread } from "./in-thread.ts";
 import { rangesToRedo, refuseOverlong, stitch, trueBases } from "./stitch.ts";
-import type { TreeSpec } from "./subtrees.ts";
 
 /**
  * The fast verifier: the exact verifier's verdict (same fields, same
@@ -125,7 +124,8 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   opts.afterSnapshot?.(snapshot);
   progress.start(exec);
   try {
-    let results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress, opts.tree?.spec ?? null, rowLimitOf(opts));
+    const ranges: RangeOptions = { linksOnly, chunkSize: opts.chunkSize, tree: opts.tree?.spec ?? null, maxRowBytes: rowLimitOf(opts), providerState: opts.providerStateGate !== undefined };
+    let results = await runRanges(exec, path, bounds, ranges, progress);
     let end = snapshot;
     let grewBy = Math.max(0, (fileSize(path) ?? 0) - snapshot);
     const last = results[results.length - 1];
@@ -140,11 +140,12 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
         again.close();
       }
       progress.reset(end);
-      results = await runRanges(exec, path, bounds, linksOnly, opts.chunkSize, progress, opts.tree?.spec ?? null, rowLimitOf(opts));
+      results = await runRanges(exec, path, bounds, ranges, progress);
       grewBy = Math.max(0, (fileSize(path) ?? 0) - end);
     }
     const verdict = stitch({ path, exists: true, results, seal: opts.seal });
     fillTree(opts.tree, verdict, results);
+    fillProviderState(opts, verdict, results);
     return {
       ...verdict,
       ...base,
@@ -249,22 +250,17 @@ function planRanges(input: OpenInput, end: number, threads: number, opts: FastVe
   return boundsOf(input, end, rangeCount(end, threads, opts));
 }
 
+/** What every range of a verify is asked for, beside its bytes and base. */
+type RangeOptions = Pick<RangeTask, "linksOnly" | "chunkSize" | "tree" | "maxRowBytes" | "providerState">;
+
 /**
  * Verify every range: range 0 at base 0, the others at the base their
  * first row's stored index suggests; then redo, at its true base, any
  * range whose guess was wrong and that can still matter.
  */
-async function runRanges(
-  exec: Executor,
-  path: string,
-  bounds: readonly number[],
-  linksOnly: boolean,
-  chunkSize: number | undefined,
-  progress: ProgressTracker,
-  tree: TreeSpec | null,
-  maxRowBytes: number,
-): Promise<RangeResult[]> {
+async function runRanges(exec: Executor, path: string, bounds: readonly number[], opts: RangeOptions, progress: ProgressTracker): Promise<RangeResult[]> {
   const n = bounds.length - 1;
+  const linksOnly = opts.linksOnly;
   const task = (k: number, baseIndex: number, guessBase: boolean): RangeTask => ({
     path,
     start: bounds[k]!,
@@ -272,10 +268,7 @@ async function runRanges(
     isLast: k === n - 1,
     baseIndex,
     guessBase,
-    linksOnly,
-    chunkSize,
-    tree,
-    maxRowBytes,
+    ...opts,
   });
   // Links-only never hashes an index: no guess needed.
   const results = await exec.runAll(Array.from({ length: n }, (_, k) => task(k, 0, k > 0 && !linksOnly)));

@@ -1,4 +1,5 @@
 import { isStdinPath, JOURNAL_MAX_ROW_BYTES } from "../../fsutil/input.ts";
+import { gateOfRanges } from "../provider-state.ts";
 import type { FastVerifyOptions, FastVerifyResult, JournalVerifyResult, RowsByPath } from "../model.ts";
 import { threadVerifier, type RangeResult } from "./range.ts";
 import { stitch } from "./stitch.ts";
@@ -17,7 +18,18 @@ export function verifyInThread(path: string, opts: FastVerifyOptions = {}): Fast
   let r: RangeResult;
   try {
     r = verifier.run(
-      { path, start: 0, end: Number.MAX_SAFE_INTEGER, isLast: true, baseIndex: 0, linksOnly, chunkSize: opts.chunkSize, tree: opts.tree?.spec ?? null, maxRowBytes: rowLimitOf(opts) },
+      {
+        path,
+        start: 0,
+        end: Number.MAX_SAFE_INTEGER,
+        isLast: true,
+        baseIndex: 0,
+        linksOnly,
+        chunkSize: opts.chunkSize,
+        tree: opts.tree?.spec ?? null,
+        maxRowBytes: rowLimitOf(opts),
+        providerState: opts.providerStateGate !== undefined,
+      },
       opts.onProgress ? (done) => opts.onProgress!(done, done) : undefined,
     );
   } finally {
@@ -26,6 +38,7 @@ export function verifyInThread(path: string, opts: FastVerifyOptions = {}): Fast
   const results = [r];
   const verdict = stitch({ path, exists: true, results, seal: opts.seal });
   fillTree(opts.tree, verdict, results);
+  fillProviderState(opts, verdict, results);
   const mode = linksOnly ? "links-only" : "full";
   const stream = isStdinPath(path);
   return { ...verdict, mode, payloads_checked: !linksOnly, snapshot_bytes: r.bytesRead, grew_by: 0, threads: 1, bytes_read: r.bytesRead, stream, rows_by_path: rowsByPath(results) };
@@ -47,6 +60,11 @@ export function rowsByPath(results: readonly RangeResult[]): RowsByPath {
     paths.exact += r.exactRows;
   }
   return paths;
+}
+
+/** The provider-state gate's verdict over a journal whose chain verified whole, for the caller who asked. */
+export function fillProviderState(opts: FastVerifyOptions, verdict: JournalVerifyResult, results: readonly RangeResult[]): void {
+  if (opts.providerStateGate !== undefined) opts.providerStateGate.verdict = verdict.ok ? gateOfRanges(results) : null;
 }
 
 /** A verified journal's subtrees (every range's, in order) and kept row, for the caller who asked. */

@@ -6,6 +6,7 @@ import { DEFAULT_PROFILE } from "../hash-profiles.ts";
 import { JOURNAL_MAX_ROW_BYTES } from "../../fsutil/input.ts";
 import { grownLineBuffer } from "../../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
+import { mayHoldMutation, RangeGate, type RangeMutations } from "../provider-state.ts";
 import { KernelMode, VerifyKernel } from "./kernel.ts";
 import { SubtreeBuilder, type RangeTree, type TreeSpec } from "./subtrees.ts";
 
@@ -53,6 +54,8 @@ export interface RangeTask {
   tree?: TreeSpec | null;
   /** Longest row taken (default JOURNAL_MAX_ROW_BYTES); a longer line refuses the input (`row_too_large`). */
   maxRowBytes?: number;
+  /** Also gate the range's provider-state mutation rows as they are verified (`replay <RUN_ID> --verify`). */
+  providerState?: boolean;
 }
 
 /** The range's first usable row, re-checked against the real chain head at the stitch. */
@@ -113,10 +116,13 @@ export interface RangeResult {
   lastLineTerminated: boolean;
   /** With `task.tree`: the subtrees over the rows verified before any failure (null without). */
   tree: RangeTree | null;
+  /** With `task.providerState`: the range's mutation rows (null without; meaningless past a failure). */
+  mutations: RangeMutations | null;
 }
 
 const LF = 10;
 const CR = 13;
+const NO_LINES: readonly number[] = [];
 
 /**
  * Open a journal for reading (src/fsutil/input.ts: a non-regular file is
@@ -245,6 +251,8 @@ export class RangeVerifier {
   /** With `task.tree`: the subtrees being built (from the first row, once its position is known), and the kept row. */
   private subtrees: SubtreeBuilder | null = null;
   private keptRow: string | null = null;
+  /** With `task.providerState`: the provider-state gate over the range's rows. */
+  private mutationGate: RangeGate | null = null;
 
   /** Bytes of the current range processed so far (for progress). */
   progress = 0;
@@ -309,6 +317,7 @@ export class RangeVerifier {
     this.lastLineTerminated = true;
     this.subtrees = null;
     this.keptRow = null;
+    this.mutationGate = task.providerState ? new RangeGate() : null;
     this.progress = 0;
     const cap = this.readCap;
     const chunk = Math.max(64, Math.min(task.chunkSize ?? cap, cap));
@@ -366,6 +375,7 @@ export class RangeVerifier {
       lastLineStart: this.lastLineStart,
       lastLineTerminated: this.lastLineTerminated,
       tree: task.tree ? this.treeResult() : null,
+      mutations: this.mutationGate?.result() ?? null,
     };
   }
 
@@ -550,7 +560,8 @@ export class RangeVerifier {
         const lineNo = this.lineNo++;
         this.lastLineStart = start;
         this.lastLineTerminated = false;
-        this.classifyExact(b.slice(0, len), lineNo);
+        const line = b.slice(0, len);
+        this.exactLine(line, lineNo, this.gated(line));
         return pos;
       }
       const t = terminatorIn(b, len, len + n);
@@ -615,14 +626,17 @@ export class RangeVerifier {
     b[len] = LF; // its terminator (a CR or CRLF in the file: one line all the same)
     b[len + 1] = LF; // the sentinel
     k.prev.set(this.prev);
+    const gated = this.gated(b.subarray(0, len));
+    const local = this.rows;
     if (this.takeKernelRows(k, 0, len + 1) > 0) {
       this.prev.set(k.prev);
+      if (gated) this.gateRow(b.subarray(0, len), local);
       return;
     }
     const lineNo = this.lineNo++;
     this.lastLineStart = start;
     this.lastLineTerminated = true;
-    this.classifyExact(b.subarray(0, len), lineNo);
+    this.exactLine(b.subarray(0, len), lineNo, gated);
   }
 
   private longLineDone(start: number, bytes: Uint8Array, terminated: boolean): void {
@@ -630,7 +644,7 @@ export class RangeVerifier {
     this.lastLineStart = start;
     this.lastLineTerminated = terminated;
     if (bytes.length === 0) return;
-    this.classifyExact(bytes, lineNo);
+    this.exactLine(bytes, lineNo, this.gated(bytes));
   }
 
   /** Process the complete lines of mem[0, dataEnd); at the end also the final fragment. Returns bytes consumed. */
@@ -639,15 +653,26 @@ export class RangeVerifier {
     b[dataEnd] = LF; // sentinel: stops every scanning loop
     const hasCR = b.subarray(0, dataEnd).indexOf(CR) >= 0;
     const kernel = this.kernel;
+    // The lines that may hold a provider-state mutation row: each is taken alone (its row position known), then gated.
+    const gated = this.mutationGate !== null && this.failure === null ? this.mutationGate.linesIn(b, dataEnd) : NO_LINES;
+    let g = 0;
     let p = 0;
     for (;;) {
-      if (kernel !== null && p < dataEnd) p = this.takeKernelRows(kernel, p, dataEnd);
       if (p >= dataEnd) break;
+      while (g < gated.length && gated[g]! < p) g++;
+      const held = g < gated.length ? gated[g]! : dataEnd;
+      if (kernel !== null) {
+        const q = p < held ? this.takeKernelRows(kernel, p, held) : this.takeGatedRow(kernel, p, dataEnd, hasCR);
+        if (q > p) {
+          p = q;
+          continue;
+        }
+      }
       // The line at p, which the kernel did not take (or there is no kernel): the exact path.
       if (!hasCR) {
         const q = b.indexOf(LF, p);
         if (q >= dataEnd) break;
-        this.line(p, q, true);
+        this.line(p, q, true, p === held);
         p = q + 1;
         continue;
       }
@@ -656,17 +681,37 @@ export class RangeVerifier {
       while (b[c] !== LF && b[c] !== CR) c++;
       if (c >= dataEnd) break;
       if (b[c] === CR && c + 1 === dataEnd && !atEnd) break; // a CRLF may straddle two reads
-      this.line(p, c, true);
+      this.line(p, c, true, p === held);
       p = b[c] === CR && c + 1 < dataEnd && b[c + 1] === LF ? c + 2 : c + 1;
     }
     if (atEnd && p < dataEnd) {
       // A final fragment: a physical line only at the snapshot end (Python
       // reads it as the last line); elsewhere the file changed under us,
       // and it is still the best reading of what is there.
-      this.line(p, dataEnd, false);
+      this.line(p, dataEnd, false, gated.includes(p));
       p = dataEnd;
     }
     return p;
+  }
+
+  /**
+   * The line at `p`, which may hold a mutation row: the kernel takes it
+   * alone (so its position is known), and it is gated. Returns the offset
+   * after it, or `p` when the kernel declined it (the exact path decides
+   * it, and gates it) or it is not complete in this read.
+   */
+  private takeGatedRow(k: VerifyKernel, p: number, dataEnd: number, hasCR: boolean): number {
+    const b = this.mem;
+    let t = p;
+    if (hasCR) while (b[t] !== LF && b[t] !== CR) t++;
+    else t = b.indexOf(LF, p);
+    if (t >= dataEnd) return p;
+    // the kernel takes a row whose line ends before its bound (a CR needs the byte after it too)
+    const bound = b[t] === CR && t + 1 < dataEnd && b[t + 1] === LF ? t + 2 : t + 1;
+    const local = this.rows;
+    const q = this.takeKernelRows(k, p, bound);
+    if (q > p) this.gateRow(b.subarray(p, t), local);
+    return q;
   }
 
   /**
@@ -742,13 +787,30 @@ export class RangeVerifier {
     this.lastLineTerminated = true;
   }
 
-  /** One physical line mem[s, e) (mem[e] is a terminator or the sentinel), on the exact path. */
-  private line(s: number, e: number, terminated: boolean): void {
+  /** One physical line mem[s, e) (mem[e] is a terminator or the sentinel), on the exact path; `gated`: it may hold a mutation row. */
+  private line(s: number, e: number, terminated: boolean, gated: boolean): void {
     const lineNo = this.lineNo++;
     this.lastLineStart = this.fileBase + s;
     this.lastLineTerminated = terminated;
     if (s === e) return; // blank
-    this.classifyExact(this.mem.subarray(s, e), lineNo);
+    this.exactLine(this.mem.subarray(s, e), lineNo, gated);
+  }
+
+  /** Whether the provider-state gate must see the line `bytes` (one that may hold a mutation row, while the range has no failure). */
+  private gated(bytes: Uint8Array): boolean {
+    return this.mutationGate !== null && this.failure === null && mayHoldMutation(bytes);
+  }
+
+  /** A line on the exact path; `gated`: it may hold a mutation row, gated once it is taken as a row. */
+  private exactLine(bytes: Uint8Array, lineNo: number, gated: boolean): void {
+    const local = this.rows;
+    this.classifyExact(bytes, lineNo);
+    if (gated && this.rows > local) this.gateRow(bytes, local);
+  }
+
+  /** The range's row `local`, in `bytes`, may be a mutation row: the gate sees it (nothing past a failure matters). */
+  private gateRow(bytes: Uint8Array, local: number): void {
+    if (this.failure === null) this.mutationGate!.row(bytes, local);
   }
 
   private classifyExact(bytes: Uint8Array, lineNo: number): void {

@@ -1,0 +1,116 @@
+/**
+ * The provider-state gate run inside the verify's own pass (range.ts with
+ * `providerState`) gives the separate pass's verdict (verifyProviderState,
+ * which reads the journal again line by line): the same mutation count,
+ * flagged rows and messages, whatever the split into ranges, threads and
+ * read chunks, the line breaks, blank lines, escapes, or rows too long for
+ * the read area or the kernel.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { verifyJournalFast, type FastVerifyOptions } from "../../../src/journal/fast/engine.ts";
+import { contentAddress, verifyProviderState, type ProviderStateVerdict } from "../../../src/journal/provider-state.ts";
+import type { JournalRow } from "../../../src/journal/reader.ts";
+import { EventJournal } from "../../../src/journal/writer.ts";
+import { PyNum, type PyLike } from "../../../src/pyjson/types.ts";
+import { tempDirs } from "../tmp.ts";
+import { prng } from "./rows.ts";
+
+const dirs = tempDirs("provider-gate");
+afterAll(() => dirs.cleanup());
+
+const CONFIGS: FastVerifyOptions[] = [
+  { threads: 1 },
+  { threads: 2, minRangeBytes: 1 },
+  { threads: 3, minRangeBytes: 1, inProcess: true, chunkSize: 97 },
+  { threads: 5, minRangeBytes: 1, inProcess: true, chunkSize: 4096 },
+];
+
+/** A mutation row's payload: clean (its content address right), mismatched, flagged, or with a step_index that is no integer. */
+function mutation(kind: "clean" | "mismatch" | "flagged" | "not-int", i: number, pad: string): Record<string, PyLike> {
+  const fields = { mutation_kind: `compact_${i}`, before_digest: "b".repeat(64), after_digest: `a${i}`, step_index: kind === "not-int" ? "x" : i };
+  const address = contentAddress(new Map(Object.entries({ ...fields, step_index: kind === "not-int" ? "x" : new PyNum(String(i), false) })) as JournalRow);
+  return { ...fields, content_address: kind === "mismatch" ? "0".repeat(64) : address, flagged: kind === "flagged", pad };
+}
+
+/** `long`: the pad's length of the rows it names (others: under 600 bytes). */
+function writeRun(dir: string, rows: number, seed: number, long: Record<number, number> = {}): string {
+  const r = prng(seed);
+  const j = EventJournal.create("gate", { sddDir: join(dir, "sdd") });
+  try {
+    for (let i = 0; i < rows; i++) {
+      const pad = "p".repeat(long[i] ?? Math.floor(r() * 600));
+      const x = r();
+      if (x < 0.04) j.record("provider_state_mutation", mutation(["clean", "mismatch", "flagged", "not-int"][i % 4] as "clean", i, pad));
+      else if (x < 0.06) j.record("task_completed", { note: "provider_state_mutation", flagged: true, pad });
+      else j.record("tick", { n: i, f: r() * 1e6, text: "é中🚀", pad });
+    }
+  } finally {
+    j.close();
+  }
+  return join(dir, "sdd", "runs", "gate", "journal.jsonl");
+}
+
+async function expectSameGate(path: string, configs = CONFIGS): Promise<ProviderStateVerdict> {
+  const separate = verifyProviderState(path);
+  for (const cfg of configs) {
+    const gate: FastVerifyOptions["providerStateGate"] = { verdict: null };
+    const v = await verifyJournalFast(path, { ...cfg, providerStateGate: gate });
+    expect({ cfg, ok: v.ok }).toEqual({ cfg, ok: true });
+    expect({ cfg, gate: gate.verdict }).toEqual({ cfg, gate: separate });
+  }
+  return separate;
+}
+
+describe("the provider-state gate in the verify's pass = the separate pass", () => {
+  test("mixed rows, every kind of finding, across ranges, threads and chunks", async () => {
+    const path = writeRun(dirs.make(), 3000, 1);
+    const v = await expectSameGate(path);
+    expect(v.mutations).toBeGreaterThan(80);
+    expect(v.flagged_steps.length).toBeGreaterThan(20);
+    expect(v.errors.some((e) => e.endsWith("step_index is not an integer"))).toBe(true);
+    expect(v.errors.some((e) => e.endsWith("content address mismatch"))).toBe(true);
+  }, 60_000);
+
+  test("CRLF and CR line breaks, blank and whitespace lines, escaped spellings of the event's name and of other text", async () => {
+    const dir = dirs.make();
+    const base = readFileSync(writeRun(dir, 1500, 2), "utf8").split("\n").slice(0, -1);
+    // escapes keep every parsed value, so the chain still verifies: the kernel declines such rows, the exact path takes them
+    const lines = base.map((l, i) =>
+      i % 5 === 0 ? l.replace('"provider_state_mutation"', '"provider\\u005fstate\\u005Fmutation"') : i % 7 === 0 ? l.replace('"tick"', '"\\u0074ick"') : l,
+    );
+    expect(lines.join("\n")).toContain("provider\\u005fstate");
+    const breaks = ["\n", "\r\n", "\r", "\n\n", "\r\n \t\r\n"];
+    for (const [name, text] of [
+      ["crlf", lines.join("\r\n") + "\r\n"],
+      ["cr", lines.join("\r") + "\r"],
+      ["mixed", lines.map((l, i) => l + breaks[(i * 3) % breaks.length]).join("")],
+      ["unterminated", lines.join("\n")],
+    ] as const) {
+      const path = join(dir, `${name}.jsonl`);
+      writeFileSync(path, text);
+      const v = await expectSameGate(path);
+      expect([name, v.mutations > 30]).toEqual([name, true]);
+    }
+  }, 60_000);
+
+  test("mutation rows longer than the read area and than the kernel, among short ones", async () => {
+    const dir = dirs.make();
+    // 300 KB rows pass the 256 KiB read area (a kernel sized to the row); a 9 MB one the kernel's largest (the exact path)
+    const long: Record<number, number> = { 200: 9_000_000 };
+    for (const i of [10, 11, 40, 41, 42, 43, 44, 45, 46, 47, 399]) long[i] = 300_000;
+    const path = writeRun(dir, 400, 3, long);
+    const v = await expectSameGate(path, CONFIGS.slice(0, 3));
+    expect(v.mutations).toBeGreaterThan(5);
+  }, 60_000);
+
+  test("a chain that does not verify is not gated (its verdict is the divergence)", async () => {
+    const dir = dirs.make();
+    const path = writeRun(dir, 500, 4);
+    writeFileSync(path, readFileSync(path, "utf8").replace('"n": 3,', '"n": 4,'));
+    const gate: FastVerifyOptions["providerStateGate"] = { verdict: null };
+    const v = await verifyJournalFast(path, { threads: 2, minRangeBytes: 1, providerStateGate: gate });
+    expect([v.ok, gate.verdict]).toEqual([false, null]);
+  });
+});
