@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { physicalLines } from "../fsutil/lines.ts";
 import { refuseContent } from "../journal/content.ts";
 import { classifyLine } from "../journal/reader.ts";
-import { pyEquals, pyStr } from "../pyjson/python.ts";
+import { pyEquals, pyEqualsAsMember, pyStr } from "../pyjson/python.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { deriveReplayKey, keyScheme } from "./key.ts";
 
@@ -84,8 +84,9 @@ function next(s: Side): PyObject | null {
   return r.value;
 }
 
+/** The projections are equal tuples: each member compared as a tuple compares it (a NaN equals the NaN json.loads made it). */
 function sameProjection(a: PyObject, b: PyObject): boolean {
-  return PROJECTION.every((k) => pyEquals(a.get(k), b.get(k)));
+  return PROJECTION.every((k) => pyEqualsAsMember(a.get(k), b.get(k)));
 }
 
 function isMutation(row: PyObject | null): boolean {

@@ -114,6 +114,28 @@ export function pyEquals(a: PyValue | undefined, b: PyValue | undefined): boolea
   return true;
 }
 
+const isNaNFloat = (v: PyValue): boolean => v instanceof PyNum && v.isFloat && Number.isNaN(Number(v.raw));
+
+/**
+ * Python `==` between two parsed values as a container's comparison (a
+ * tuple's, a list's, a dict's) applies it to its members: identity first,
+ * and `json.loads` returns one shared NaN object for every `NaN` token, so
+ * a NaN equals a NaN at the same place, at any depth (while `nan == nan`
+ * alone is false). Missing is None.
+ */
+export function pyEqualsAsMember(a: PyValue | undefined, b: PyValue | undefined): boolean {
+  const x = a === undefined ? null : a instanceof PyRaw ? materialize(a) : a;
+  const y = b === undefined ? null : b instanceof PyRaw ? materialize(b) : b;
+  if (x !== null && y !== null && isNaNFloat(x) && isNaNFloat(y)) return true;
+  if (Array.isArray(x) && Array.isArray(y)) return x.length === y.length && x.every((e, i) => pyEqualsAsMember(e, y[i]));
+  if (x instanceof Map && y instanceof Map) {
+    if (x.size !== y.size) return false;
+    for (const [k, v] of x) if (!y.has(k) || !pyEqualsAsMember(v, y.get(k))) return false;
+    return true;
+  }
+  return pyEquals(x, y);
+}
+
 /**
  * Python `int(value)` as the walkers use it for `seq`: ints, floats
  * (truncated), bools and numeric strings; anything else is not convertible.

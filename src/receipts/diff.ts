@@ -1,6 +1,5 @@
-import { pyEquals, pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
-import { materialize } from "../pyjson/parse.ts";
-import { PyNum, PyRaw, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { pyEqualsAsMember, pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
+import { PyNum, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /** The hashed fields, in the order divergences list them (§6). */
@@ -20,27 +19,13 @@ export type JournalDiff =
 const isNaNValue = (v: PyValue): boolean => v instanceof PyNum && v.isFloat && Number.isNaN(Number(v.raw));
 
 /**
- * Python `==` as the reference's diff sees parsed rows. `json.loads` returns
- * one shared NaN object for every `NaN` token, and container comparison
- * checks identity before `==`, so a NaN nested in a list or dict equals a
- * NaN at the same place, while two top-level NaN fields differ.
+ * Python `==` as the reference's diff sees parsed rows: a NaN nested in a
+ * list or dict equals a NaN at the same place (pyEqualsAsMember), while two
+ * top-level NaN fields differ.
  */
 export function diffEquals(a: PyValue, b: PyValue, nested = false): boolean {
-  // a huge row's large member is still its bytes (src/pyjson/row.ts): compared as the tree it is, NaN rule included
-  if (a instanceof PyRaw) a = materialize(a);
-  if (b instanceof PyRaw) b = materialize(b);
-  if (nested && isNaNValue(a) && isNaNValue(b)) return true;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((x, i) => diffEquals(x, b[i]!, true));
-  }
-  if (a instanceof Map && b instanceof Map) {
-    if (a.size !== b.size) return false;
-    for (const [k, x] of a) {
-      if (!b.has(k) || !diffEquals(x, b.get(k)!, true)) return false;
-    }
-    return true;
-  }
-  return pyEquals(a, b);
+  if (!nested && isNaNValue(a) && isNaNValue(b)) return false;
+  return pyEqualsAsMember(a, b);
 }
 
 /** A field as the reference's entry object holds it (hash strings are str()-coerced; missing -> null). */

@@ -4,9 +4,10 @@
  * writes them (test/reference/upstream_writers.py).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bernstein, bernsteinJson, VECTORS } from "../../helpers/cli.ts";
+import { runPython } from "../../helpers/python.ts";
 import { upstreamWrite } from "../../helpers/upstream.ts";
 import { tempDirs } from "../../journal/tmp.ts";
 
@@ -107,6 +108,53 @@ describe("replay diff over gateway logs", () => {
     appendFileSync(path, "not json\n[1, 2]\n\n");
     const r = await diff(cwd);
     expect([r.code, r.json.skipped_lines]).toEqual([0, { a: 2, b: 0 }]);
+  });
+
+  // Python's json.loads returns one NaN object for every `NaN`, and the projections are tuples, compared member by
+  // member with identity first: a NaN response (or one nested in it) equals the other side's NaN, not a number
+  test("NaN in a response, alone or nested, equals NaN as upstream's tuple comparison has it; the reference agrees", async () => {
+    const cases: [string, string][] = [
+      ["NaN", "NaN"],
+      ['{"x": [1, NaN], "y": {"z": NaN}}', '{"y": {"z": NaN}, "x": [1.0, NaN]}'],
+      ["[NaN, Infinity]", "[NaN, Infinity]"],
+      ["NaN", "1.0"],
+      ['{"x": NaN}', '{"x": 0}'],
+    ];
+    const cwd = dirs.make();
+    const logs: [string, string][] = [];
+    for (const [run, side] of [["A", 0], ["B", 1]] as const) {
+      const dir = join(cwd, ".sdd", "runs", run);
+      mkdirSync(dir, { recursive: true });
+      const path = join(dir, "events.jsonl");
+      // as ReplayGateway writes them: json.dumps, so NaN and Infinity spelled as Python spells them
+      writeFileSync(path, cases.map(([a, b], i) => `{"ts": ${1727000001.5 + i}, "kind": "llm", "key": "k${i}", "response": ${side === 0 ? a : b}, "seq": ${i + 1}}\n`).join(""));
+      logs.push([run, path]);
+    }
+    // the reference: upstream's loader and its first unequal projection
+    const want = runPython(
+      `import json, sys
+paths = json.load(sys.stdin)
+def rows(p):
+    out = []
+    for line in open(p, encoding="utf-8"):
+        if line.strip():
+            out.append(json.loads(line))
+    return out
+a, b = rows(paths[0]), rows(paths[1])
+proj = lambda r: (r.get("kind"), r.get("key"), r.get("response"), r.get("event"), r.get("payload_hash"))
+print(json.dumps(next((i for i in range(min(len(a), len(b))) if proj(a[i]) != proj(b[i])), None)))`,
+      logs.map(([, p]) => p),
+    );
+    expect(want).toBe(3);
+    // the rows shown hold NaN as Python prints it (not JSON.parse's JSON): read the verdict's fields only
+    const r = await bernstein(["replay", "diff", "A", "B", "--as-json"], { cwd });
+    const verdict = JSON.parse(r.stdout.replace(/\b(NaN|-?Infinity)\b/g, "null"));
+    expect([r.code, verdict.index, verdict.reason_code]).toEqual([1, want, "response_mismatch"]);
+    expect(r.stdout).toContain('"response": NaN');
+    // without the unequal rows, nothing differs
+    for (const [, path] of logs) writeFileSync(path, readFileSync(path, "utf8").split("\n").slice(0, 3).join("\n") + "\n");
+    const same = await diff(cwd);
+    expect([same.code, same.json.diverged, same.json.reason]).toEqual([0, false, "identical: 3 events match"]);
   });
 
   test("runs without gateway logs compare journal.jsonl, and say so; one log alone is not compared", async () => {
