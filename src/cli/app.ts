@@ -1,7 +1,7 @@
 import { renderUsage, runCommand, type CommandDef } from "citty";
 import { UsageError } from "../errors/index.ts";
 import { reportError, wantsJson, type CommandData, type HelpHost } from "./command.ts";
-import { printJson, writeStdout } from "./output.ts";
+import { flushStderr, printJson, writeStdout } from "./output.ts";
 import { VERSION, versionDocument } from "../version.ts";
 import { isTerminal } from "../render/terminal.ts";
 import { stripAnsi } from "../render/ansi.ts";
@@ -108,6 +108,8 @@ export async function main(argv: string[]): Promise<void> {
     const e = err instanceof Error && err.name === "CLIError" ? new UsageError(stripAnsi(err.message)) : err;
     process.exitCode = await reportError(e, json, argv.includes("--debug"));
   }
+  // a diagnostic held for a stderr that may wait (output.ts) goes out before the process ends
+  await flushStderr().catch(() => {});
 }
 
 /**

@@ -2,7 +2,7 @@ import { defineCommand, type ArgsDef, type CommandDef, type CommandMeta, type Pa
 import { BernsteinError, ExitCode, UsageError, errorMessage } from "../errors/index.ts";
 import { setColorEnabled, shouldUseColor } from "../render/ansi.ts";
 import { log } from "./log.ts";
-import { flushStdout, outputFailure, printJson, stdoutAbandoned, writeStderr } from "./output.ts";
+import { flushStderr, flushStdout, outputAbandoned, outputFailure, printJson, writeStderr } from "./output.ts";
 import { closest } from "./suggest.ts";
 import { commonArgs } from "./args.ts";
 import type { CommandDocs } from "../json-fields.ts";
@@ -170,8 +170,9 @@ export function defineCliCommand<T extends ArgsDef = {}>(spec: CliCommandSpec<T>
       await flushStdout().catch(() => {});
       // A write to stdout failed but the command went on (it caught the error): still exit 70.
       if (outputFailure() !== null && process.exitCode !== outputFailure()!.exitCode) process.exitCode = await reportError(null, json, debug);
+      await flushStderr().catch(() => {});
       // a write(2) given up on still waits on the reader, and the runtime would wait for it
-      if (stdoutAbandoned()) process.exit(process.exitCode);
+      if (outputAbandoned()) process.exit(process.exitCode);
     },
   }) as CommandDef<T & typeof commonArgs> & DocsHost;
   if (spec.docs) command.docs = spec.docs;

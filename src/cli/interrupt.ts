@@ -1,7 +1,7 @@
 import { removeLiveTemps } from "../fsutil/temp-files.ts";
 import { renderJson } from "../render/json.ts";
 import { log } from "./log.ts";
-import { flushStdout, stderrAfterSignal, stdoutBegun, writeStdoutBeforeExit } from "./output.ts";
+import { flushStderr, flushStdout, stderrAfterSignal, stdoutBegun, writeStdoutBeforeExit } from "./output.ts";
 import { clearProgress } from "./progress.ts";
 
 /**
@@ -80,8 +80,9 @@ export async function withInterrupts<T>(opts: InterruptOptions, work: () => Prom
   process.on("SIGTERM", handler);
   try {
     const result = await work();
-    // the output is part of the work: a reader who stopped reading is still waited for under the guard
+    // the output (and the diagnostics) are part of the work: a reader who stopped reading is still waited for under the guard
     await flushStdout();
+    await flushStderr();
     return result;
   } finally {
     process.off("SIGINT", handler);
@@ -99,8 +100,9 @@ export async function withOwnSignalHandling<T>(work: () => Promise<T>): Promise<
   guards.push(standAside);
   try {
     const result = await work();
-    // the output is part of the work: a reader who stopped reading is still waited for under the guard
+    // the output (and the diagnostics) are part of the work: a reader who stopped reading is still waited for under the guard
     await flushStdout();
+    await flushStderr();
     return result;
   } finally {
     guards.splice(guards.lastIndexOf(standAside), 1);

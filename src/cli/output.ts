@@ -2,6 +2,7 @@ import { BernsteinError, ExitCode } from "../errors/index.ts";
 import { renderJson } from "../render/json.ts";
 import { nonBlockingTwin, writeAll, writeAllSync, writeAllWaiting, writeAvailable, writesMayWait } from "./fd-write.ts";
 import { OrderedOutput } from "./ordered-output.ts";
+import { openAnonymousFile } from "../fsutil/anonymous-file.ts";
 import { widenPipe, widens } from "./pipe-buffer.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
@@ -198,15 +199,6 @@ export function giveUpStdoutAfter(ms = GRACE_AFTER_SIGNAL_MS): void {
 }
 
 /**
- * True once stdout was given up with a write(2) still waiting on the
- * reader: the runtime would wait for that write before exiting, so the
- * command's end exits the process itself.
- */
-export function stdoutAbandoned(): boolean {
-  return abandoned;
-}
-
-/**
  * A document written at once from this thread, for an exit path (a
  * signal's handler) when nothing was written to stdout before: nothing is
  * held or under way that it could overtake.
@@ -217,32 +209,90 @@ export function writeStdoutBeforeExit(text: string): void {
   putSync(encode(text));
 }
 
+/*
+ * stderr on a pipe is written as stdout is: what the pipe takes at once
+ * goes out from this thread, the rest is held in order and written by the
+ * thread pool (OrderedOutput), so a diagnostic to a reader who stopped
+ * reading never blocks this thread and a signal still ends the command. A
+ * command's end waits for what is held (flushStderr), as a blocking write
+ * did. A terminal is written from this thread: its progress line and its
+ * clearing must land where the output around them does.
+ */
 let stderrTwin: number | null | undefined;
+let stderrWaits: boolean | undefined;
+let stderrQueue: OrderedOutput | undefined;
 /** How long stderr's reader may take nothing before a diagnostic is dropped: for ever, until a signal. */
 let stderrPatienceMs = Infinity;
+
+const stderrFd = (): number | null => (stderrTwin ??= nonBlockingTwin(2));
+
+function heldStderr(): OrderedOutput {
+  return (stderrQueue ??= new OrderedOutput(
+    async (bytes) => {
+      try {
+        await writeAllWaiting(2, stderrFd(), bytes);
+      } catch {
+        /* stderr closed: diagnostics are lost, the result is not */
+      }
+    },
+    undefined,
+    () => openAnonymousFile("stderr"),
+    (bytes) => {
+      const fd = stderrFd();
+      if (fd === null) return 0;
+      try {
+        return writeAvailable(fd, bytes);
+      } catch {
+        return bytes.length; // closed: nothing more goes out
+      }
+    },
+  ));
+}
 
 /**
  * A signal arrived: from now on a stderr pipe whose reader stopped reading
  * (`2>&1 |` a reader that stalled) gets half a second per diagnostic, never
- * the process, which must end within 2 s. Before a signal a diagnostic
- * waits for the reader, as the output does (`2>&1 | less` shows it in order).
+ * the process, which must end within 2 s; what was held for it is dropped.
+ * Before a signal a diagnostic waits for the reader, as the output does
+ * (`2>&1 | less` shows it in order).
  */
 export function stderrAfterSignal(): void {
   stderrPatienceMs = 500;
+  if (!stderrQueue?.busy()) return;
+  stderrQueue.abandon();
+  stderrGivenUp = true;
 }
 
-/**
- * Write to stderr, synchronously and completely. A stderr that cannot be
- * written is ignored: there is nowhere left to report it.
- */
+let stderrGivenUp = false;
+
+/** Write to stderr, in order. A stderr that cannot be written is ignored: there is nowhere left to report it. */
 export function writeStderr(text: string): void {
   if (text.length === 0) return;
   try {
-    if (stderrPatienceMs !== Infinity && (stderrTwin ??= nonBlockingTwin(2)) !== null) writeAllSync(stderrTwin, encode(text), stderrPatienceMs);
+    if (stderrPatienceMs !== Infinity) {
+      // after a signal: at once, half a second at most (the process is about to end)
+      const fd = stderrFd();
+      if (fd !== null) writeAllSync(fd, encode(text), stderrPatienceMs);
+      else writeAllSync(2, encode(text));
+    } else if ((stderrWaits ??= writesMayWait(2) && stderrFd() !== null)) heldStderr().hold(encode(text));
     else writeAllSync(2, encode(text));
   } catch {
     /* stderr closed or full: diagnostics are lost, the result is not */
   }
+}
+
+/** Wait until every diagnostic written so far is handed to the OS (a command's end; a signal still ends the wait). */
+export async function flushStderr(): Promise<void> {
+  await stderrQueue?.flush();
+}
+
+/**
+ * True once stdout or stderr was given up with a write(2) still waiting on
+ * its reader: the runtime would wait for that write before exiting, so the
+ * command's end exits the process itself.
+ */
+export function outputAbandoned(): boolean {
+  return abandoned || stderrGivenUp;
 }
 
 /**

@@ -6,7 +6,9 @@ TIMEOUT s after the signal (it is then killed)>, "ms": <signal to exit>,
 "full": <the pipe filled before the command ended>, "stderr": "<text>"}.
 With STDERR_FULL=1 in the environment, stderr is a second pipe, filled to
 its last byte before the command starts and never read ("stderr" is then
-empty): every diagnostic the command writes finds it full."""
+empty): every diagnostic the command writes finds it full. With
+SIGNAL_AFTER=<s> the signal goes that long after the start, whatever stdout
+holds ("full" then says the command had not ended by then)."""
 import array, fcntl, json, os, signal, subprocess, sys, tempfile, termios, time
 
 sig, settle, timeout = getattr(signal, sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
@@ -43,7 +45,11 @@ def unread():
 # a large output widens it (src/cli/pipe-buffer.ts).
 full = False
 last = -1
-while p.poll() is None:
+signal_after = os.environ.get("SIGNAL_AFTER")
+if signal_after:
+    time.sleep(float(signal_after))
+    full = p.poll() is None
+while not signal_after and p.poll() is None:
     n = unread()
     if n >= fcntl.fcntl(r, F_GETPIPE_SZ) - 4096 and n == last:
         full = True

@@ -25,10 +25,10 @@ interface Stalled {
   stderr: string;
 }
 
-async function stalled(t: BigTree, sig: "SIGINT" | "SIGTERM", args: string[], stderrFull = false): Promise<Stalled> {
+async function stalled(t: BigTree, sig: "SIGINT" | "SIGTERM", args: string[], stderrFull = false, env: Record<string, string> = {}): Promise<Stalled> {
   const proc = Bun.spawn(["python3", HELPER, sig, "0.2", "8", binPath(), ...args], {
     cwd: t.cwd,
-    env: { ...process.env, NO_COLOR: "1", ...(stderrFull ? { STDERR_FULL: "1" } : {}) },
+    env: { ...process.env, NO_COLOR: "1", ...(stderrFull ? { STDERR_FULL: "1" } : {}), ...env },
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -83,6 +83,15 @@ describe.skipIf(process.platform !== "linux")("a signal ends a command whose std
   // gets half a second (src/cli/output.ts), then the line is dropped and the process ends
   test("SIGTERM with stderr a full pipe nobody reads too: exit 143 within 2 s", async () => {
     const r = await stalled(t, "SIGTERM", ["replay", "r-huge", "--as-json"], true);
+    expect(r.code).toBe(143);
+    expect(r.ms!).toBeLessThan(2000);
+  }, 60_000);
+
+  // a diagnostic written before any signal, to a stderr pipe nobody reads: made from the command's thread, its
+  // write(2) blocked that thread and no handler ran (the process outlived the signal); it is now held, and
+  // the command waits for its reader at the end, where a signal still ends it
+  test("SIGTERM while a diagnostic waits on a full stderr nobody reads: exit 143 within 2 s", async () => {
+    const r = await stalled(t, "SIGTERM", ["replay", "r-huge", "--verify"], true, { SIGNAL_AFTER: "3", BERNSTEIN_VERIFY_STATS: "1" });
     expect(r.code).toBe(143);
     expect(r.ms!).toBeLessThan(2000);
   }, 60_000);
