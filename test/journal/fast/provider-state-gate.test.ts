@@ -25,6 +25,8 @@ const CONFIGS: FastVerifyOptions[] = [
   { threads: 2, minRangeBytes: 1 },
   { threads: 3, minRangeBytes: 1, inProcess: true, chunkSize: 97 },
   { threads: 5, minRangeBytes: 1, inProcess: true, chunkSize: 4096 },
+  // links-only: the kernel takes rows without hashing them, the gate the same
+  { threads: 3, minRangeBytes: 1, inProcess: true, chunkSize: 997, linksOnly: true },
 ];
 
 /** A mutation row's payload: clean (its content address right), mismatched, flagged, or with a step_index that is no integer. */
