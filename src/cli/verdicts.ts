@@ -40,7 +40,8 @@ export interface JournalVerdictSpec<H extends SignedHeads, S extends SpineJudgem
   spine?: (result: FastVerifyResult) => Promise<S | null>;
   providerState?: boolean;
   onReportError?: (err: unknown) => void;
-  render(v: RunJournalVerdict<H, S>): { lines: string[]; doc: Record<string, unknown> };
+  /** The verdict's prose (made only when printed: a gate's thousands of findings are not rendered twice) and its document. */
+  render(v: RunJournalVerdict<H, S>): { lines: () => string[]; doc: Record<string, unknown> };
 }
 
 export async function journalVerdict<H extends SignedHeads = SignedHeads, S extends SpineJudgement = SpineJudgement>(
@@ -69,9 +70,12 @@ export async function journalVerdict<H extends SignedHeads = SignedHeads, S exte
   if (v.reportError !== null) spec.onReportError?.(v.reportError);
   const { lines, doc } = spec.render(v);
   const fix = tornTailFix(doc, spec.path);
+  let prose: string[] | undefined;
   return {
     ok: v.result.ok,
-    lines: [...lines, ...(fix ? [tornTailProse(fix)] : [])],
+    get lines() {
+      return (prose ??= [...lines(), ...(fix ? [tornTailProse(fix)] : [])]);
+    },
     doc: withTornTailJson(doc, fix),
     file: spec.path,
     outcome: (base) => journalOutcome({ base, result: v.result, seal: spec.seal, gate: v.checks.gate }),

@@ -179,7 +179,7 @@ async function verifyOne(word: string, args: VerifyArgs, threads: number | undef
       signedHeads: noteSeal || noteArgs.since ? signedHeads(target.path, target.stdin, noteSeal, noteArgs, identityBefore, tree) : undefined,
       spine: spineSdd === null ? undefined : (result) => spineReportIfAny(result, spineSdd, target.runId),
       render: ({ result, checks, reportPath }) => ({
-        lines: [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...spineLines(checks.spine), ...implicit, ...(checks.signedHeads ? noteLines(checks.signedHeads) : [])],
+        lines: () => [...verdictLines(result, sealPath ?? noteSeal, reportPath), ...spineLines(checks.spine), ...implicit, ...(checks.signedHeads ? noteLines(checks.signedHeads) : [])],
         doc: journalVerifyJson({ result, checks, runId: target.stdin ? null : target.runId, seal: sealPath ?? noteSeal, spine: spineJson(checks.spine) }),
       }),
     });

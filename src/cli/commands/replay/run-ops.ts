@@ -57,9 +57,8 @@ async function runVerdict(ctx: ReplayContext, run: RunRef, threads: number | und
     providerState: true,
     render: ({ result, checks, reportPath }) => {
       const gate = checks.gate;
-      const prose = gate && !gate.ok ? gateProse(run, result, gate) : verifyProse(run, result, source.path, reportPath);
       return {
-        lines: [...prose, ...spineLines(checks.spine)],
+        lines: () => [...(gate && !gate.ok ? gateProse(run, result, gate) : verifyProse(run, result, source.path, reportPath)), ...spineLines(checks.spine)],
         doc: replayVerifyJson({ result, checks, runId: run.runId, seal: source.path, spine: spineJson(checks.spine) }),
       };
     },
