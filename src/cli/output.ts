@@ -201,13 +201,26 @@ export function giveUpStdoutAfter(ms = GRACE_AFTER_SIGNAL_MS): void {
 /**
  * A document written at once from this thread, for an exit path (a
  * signal's handler) when nothing was written to stdout before: nothing is
- * held or under way that it could overtake.
+ * held or under way that it could overtake. A pipe someone else filled
+ * gets EXIT_PATIENCE_MS, then the document is given up (the exit code
+ * still says what happened): the process must end within 2 s of a signal.
  */
 export function writeStdoutBeforeExit(text: string): void {
   if (text.length === 0 || stdoutGone || failure) return;
   begun = true;
-  putSync(encode(text));
+  const fd = stdoutMayWait() ? (twin ??= nonBlockingTwin(1)) : null;
+  if (fd === null) return putSync(encode(text));
+  const bytes = encode(text);
+  try {
+    writeAllSync(fd, bytes, EXIT_PATIENCE_MS);
+    written += bytes.length;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ETIMEDOUT") onStdoutError(err, bytes.length);
+  }
 }
+
+/** How long an exit path's document may wait for a full stdout pipe's reader. */
+const EXIT_PATIENCE_MS = 500;
 
 /*
  * stderr on a pipe is written as stdout is: what the pipe takes at once
