@@ -16,27 +16,8 @@ writeStdoutBeforeExit("x".repeat(Number(process.argv[2])));
 process.stderr.write(String(Math.round(performance.now() - t0)));
 `;
 
-// stdout: a pipe filled to its last byte and never read (python makes it); the writer's own time on stderr
-const FULL_PIPE = `
-import os, subprocess, sys, time
-r, w = os.pipe()
-os.set_blocking(w, False)
-for chunk in (65536, 4096, 1):
-    try:
-        while True:
-            os.write(w, b"x" * chunk)
-    except BlockingIOError:
-        pass
-os.set_blocking(w, True)
-p = subprocess.Popen(sys.argv[1:], stdout=w, stderr=subprocess.PIPE)
-os.close(w)
-try:
-    _, err = p.communicate(timeout=8)
-    print(p.returncode, err.decode() or "-")
-except subprocess.TimeoutExpired:
-    p.kill()
-    print("alive")
-`;
+// stdout: a pipe filled to its last byte and never read; the writer's own time on stderr
+const FULL_PIPE = join(import.meta.dir, "../helpers/full_pipe.py");
 
 describe.skipIf(process.platform !== "linux")("writeStdoutBeforeExit", () => {
   test("a full stdout pipe nobody reads: given up after half a second, the process not held", async () => {
@@ -44,7 +25,7 @@ describe.skipIf(process.platform !== "linux")("writeStdoutBeforeExit", () => {
     const script = join(dir, "writer.ts");
     await Bun.write(script, WRITER);
     try {
-      const p = Bun.spawn(["python3", "-c", FULL_PIPE, process.execPath, script, "1000"], { stdout: "pipe", stderr: "inherit" });
+      const p = Bun.spawn(["python3", FULL_PIPE, process.execPath, script, "1000"], { stdout: "pipe", stderr: "inherit" });
       const out = (await new Response(p.stdout).text()).trim();
       await p.exited;
       const [code, ms] = out.split(" ");

@@ -11,6 +11,9 @@ SIGNAL_AFTER=<s> the signal goes that long after the start, whatever stdout
 holds ("full" then says the command had not ended by then)."""
 import array, fcntl, json, os, signal, subprocess, sys, tempfile, termios, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "helpers"))
+from full_pipe import full_pipe
+
 sig, settle, timeout = getattr(signal, sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 cmd = sys.argv[4:]
 F_GETPIPE_SZ = 1032
@@ -18,15 +21,7 @@ r, w = os.pipe()
 err = tempfile.TemporaryFile()
 stderr_full = os.environ.get("STDERR_FULL") == "1"
 if stderr_full:
-    er, ew = os.pipe()
-    os.set_blocking(ew, False)
-    for chunk in (65536, 4096, 1):
-        try:
-            while True:
-                os.write(ew, b"x" * chunk)
-        except BlockingIOError:
-            pass
-    os.set_blocking(ew, True)
+    er, ew = full_pipe()
     p = subprocess.Popen(cmd, stdout=w, stderr=ew)
     os.close(ew)
 else:
