@@ -113,3 +113,10 @@ export function doubled(a: Int32Array): Int32Array<ArrayBuffer> {
 export function isDigitByte(c: number | undefined): boolean {
   return c !== undefined && c >= 0x30 && c <= 0x39;
 }
+
+/** The string token b[s, e) (quotes included) is `name`'s bytes as written (a spelling with an escape is not). */
+export function tokenIs(b: Uint8Array, s: number, e: number, name: Uint8Array): boolean {
+  if (e - s - 2 !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (b[s + 1 + i] !== name[i]) return false;
+  return true;
+}

@@ -1,3 +1,4 @@
+import { CR, LF, tokenIs } from "../codec/bytes.ts";
 import { indexRow, KeyTable, NOT_PLAIN_TEXT, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { HEX_BYTES, HEX_VALUE } from "../hex.ts";
 import { dumps } from "../pyjson/encode.ts";
@@ -5,8 +6,6 @@ import { pyInt, pyStr } from "../pyjson/python.ts";
 import { rawIsEmpty } from "../pyjson/parse.ts";
 import { PyNum, PyRaw, type PyValue } from "../pyjson/types.ts";
 import { sha256Hex } from "./hash.ts";
-import { JOURNAL_MAX_ROW_BYTES, openInput } from "../fsutil/input.ts";
-import { DEFAULT_CHUNK_SIZE, LineSplitter } from "../fsutil/lines.ts";
 import { classifyLine, type JournalRow, type LineVerdict } from "./reader.ts";
 
 /**
@@ -25,9 +24,8 @@ import { classifyLine, type JournalRow, type LineVerdict } from "./reader.ts";
  * read off the codec's index (mutationFinding), parsed only when a member
  * it reads is not plain.
  *
- * The verify runs it in its own pass (RangeGate, gateOfRanges: each row is
- * read once); verifyProviderState is the same gate as a pass of its own,
- * over a journal already verified.
+ * The verify runs it in its own pass (RangeGate, gateOfRanges): each row is
+ * read once, at the position the chain walk gave it.
  */
 
 export const MUTATION_EVENT = "provider_state_mutation";
@@ -178,7 +176,7 @@ export function indexedFinding(bytes: Uint8Array, ix: RowIndex): MutationFinding
   // str() of anything but a string (a number, a literal, a list, an object) never spells the event's name
   if (event < 0 || ix.kind(event) !== Tok.String) return null;
   if ((ix.flags(event) & NOT_PLAIN_TEXT) !== 0) return undefined;
-  if (!spells(ix, event, QUOTED_EVENT)) return null;
+  if (!tokenIs(ix.buf, ix.start(event), ix.end(event), NEEDLE)) return null;
   const flagged = truthyAt(ix, GateKey.Flagged);
   const stored = ix.valueOf(GateKey.Address);
   if (flagged === undefined || (stored >= 0 && !plainString(ix, stored))) return undefined;
@@ -256,17 +254,6 @@ class AddressPreimage {
 
 const ADDRESS = new AddressPreimage();
 
-const QUOTED_EVENT = Buffer.from(`"${MUTATION_EVENT}"`);
-
-/** Token t's bytes are `want`'s. */
-function spells(ix: RowIndex, t: number, want: Uint8Array): boolean {
-  const s = ix.start(t);
-  if (ix.end(t) - s !== want.length) return false;
-  const b = ix.buf;
-  for (let i = 0; i < want.length; i++) if (b[s + i] !== want[i]) return false;
-  return true;
-}
-
 /** Token t is a string of printable ASCII without escapes (its bytes between the quotes are its text). */
 function plainString(ix: RowIndex, t: number): boolean {
   return ix.kind(t) === Tok.String && (ix.flags(t) & NOT_PLAIN_TEXT) === 0;
@@ -297,137 +284,6 @@ function truthyAt(ix: RowIndex, id: number): boolean | undefined {
 }
 
 /**
- * Where `pattern` next occurs in a read chunk, from a line start on: one
- * native search per occurrence (or per chunk, when there is none), so a
- * line is tested against it without a view made of it. What a search found
- * holds while the chunk's bytes stay: for the chunk being split, whose
- * lines come in order (a line the splitter assembled in its own buffer,
- * which it fills again for the next, is never asked about here).
- */
-class NextOccurrence {
-  private buf: Uint8Array | null = null;
-  private view: Buffer = Buffer.alloc(0);
-  /** The first occurrence at or after the last search's start (Infinity: none left), -1 before a search. */
-  private at = -1;
-
-  constructor(private readonly pattern: Buffer) {}
-
-  /** True when `pattern` begins in chunk[start, end) (and `also`, when given, holds at that place). */
-  within(chunk: Uint8Array, start: number, end: number, also?: (b: Uint8Array, at: number, end: number) => boolean): boolean {
-    if (chunk !== this.buf) {
-      this.buf = chunk;
-      this.view = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
-      this.at = -1;
-    }
-    for (let from = start; ; from = this.at + 1) {
-      if (this.at < from) {
-        const i = this.view.indexOf(this.pattern, from);
-        this.at = i < 0 ? Infinity : i;
-      }
-      if (this.at >= end) return false;
-      if (also === undefined || also(chunk, this.at, end)) return true;
-    }
-  }
-}
-
-const CR = Buffer.from("\r");
-/** Bytes of rows parsed between two minor collections (a full one each time costs more than it saves). */
-const PARSED_GC_BYTES = 1 << 18;
-
-/**
- * The physical lines of `[0, end)` with their row index, handed to `onLine`
- * only when they may hold a mutation row (the needle, or an escaped
- * printable): the one line splitter (universal newlines, as the journal
- * reader splits them, and the verify's row limit). A line that cannot (no needle, no
- * printable `\u00XX`, no `\r` that would make it two lines, a row's `{` first,
- * within one read) is counted by the splitter's range probe, with no view
- * made of it: almost every line is. The chain verified whole before this gate runs, so no
- * line is over the limit; one would be reported (`onUnread`), never skipped.
- */
-function scanCandidates(path: string, end: number, onLine: (line: Uint8Array, index: number) => void, onUnread: (index: number) => void): void {
-  const input = openInput(path, { what: "journal" });
-  if (input === null) return;
-  let index = 0;
-  let parsed = 0;
-  /** The chunk being split (a new view for each read). */
-  let chunk: Uint8Array | null = null;
-  const needle = new NextOccurrence(NEEDLE);
-  const escape = new NextOccurrence(ESCAPE);
-  const cr = new NextOccurrence(CR);
-  const splitter = new LineSplitter(
-    "universal",
-    (line) => {
-      if (line === null) {
-        onUnread(index++);
-        return;
-      }
-      if (line.length === 0) return;
-      // a line that may hold a mutation row is not blank (it spells the name, or an escape)
-      if (mayHoldMutation(line)) {
-        onLine(line, index++);
-        return;
-      }
-      if (line[0] === 0x7b) {
-        index++;
-        return;
-      }
-      const v = classifyLine(line);
-      // the rows parsed here are garbage the engine collects late: collected as they pile up, peak memory stays flat
-      if ((parsed += line.length) >= PARSED_GC_BYTES) {
-        Bun.gc(false);
-        parsed = 0;
-      }
-      if (v.kind !== "blank") index++;
-    },
-    // the verify's own cap: a longer row is one the chain walk read, and it must be gated as well
-    JOURNAL_MAX_ROW_BYTES,
-    (buf, start, stop) => {
-      // a line the splitter assembled across two reads (in its own buffer) goes to the sink, as every other
-      if (buf !== chunk || buf[start] !== 0x7b) return false;
-      // a `\r` before the last byte would make the segment two lines (universal newlines); `\r\n` is one
-      if (needle.within(buf, start, stop) || escape.within(buf, start, stop, printableEscapeAt) || cr.within(buf, start, stop - 1)) return false;
-      index++;
-      return true;
-    },
-  );
-  const buf = new Uint8Array(DEFAULT_CHUNK_SIZE);
-  let pos = 0;
-  try {
-    for (;;) {
-      const want = Math.min(buf.length, end - pos);
-      const n = want > 0 ? input.read(buf, 0, want, pos) : 0;
-      if (n === 0) break;
-      pos += n;
-      chunk = buf.subarray(0, n);
-      splitter.push(chunk);
-    }
-    splitter.end();
-  } finally {
-    input.close();
-  }
-}
-
-/** Gate the first `endOffset` bytes of a journal whose chain verified whole (see above). */
-export function verifyProviderState(path: string, opts: { endOffset?: number } = {}): ProviderStateVerdict {
-  const out: ProviderStateVerdict = { ok: true, mutations: 0, flagged_steps: [], errors: [] };
-  const end = opts.endOffset ?? Number.MAX_SAFE_INTEGER;
-  scanCandidates(
-    path,
-    end,
-    (line, index) => {
-      const finding = mutationFinding(line);
-      if (finding === null) return;
-      out.mutations++;
-      record(out, index, finding);
-    },
-    // a complete verify read every line, so this cannot happen; if it did, the row went unchecked
-    (index) => out.errors.push(`step ${index}: longer than ${JOURNAL_MAX_ROW_BYTES} bytes; the provider-state gate could not read it`),
-  );
-  out.ok = out.errors.length === 0;
-  return out;
-}
-
-/**
  * True when the line may hold a mutation row: it spells the event's name,
  * or escapes a printable ASCII character (which could spell it without its
  * bytes). Any other line cannot be one.
@@ -446,7 +302,7 @@ function lineStartsOf(view: Buffer, pattern: Buffer, also?: (b: Uint8Array, at: 
   for (let at = view.indexOf(pattern); at >= 0; at = view.indexOf(pattern, at + 1)) {
     if (also !== undefined && !also(view, at, view.length)) continue;
     const gap = view.subarray(last, at);
-    const t = Math.max(gap.lastIndexOf(LF), gap.lastIndexOf(CR_BYTE));
+    const t = Math.max(gap.lastIndexOf(LF), gap.lastIndexOf(CR));
     const s = t >= 0 ? last + t + 1 : lastStart;
     if (starts.length === 0 || starts[starts.length - 1] !== s) starts.push(s);
     last = at;
@@ -455,15 +311,12 @@ function lineStartsOf(view: Buffer, pattern: Buffer, also?: (b: Uint8Array, at: 
   return starts;
 }
 
-const LF = 0x0a;
-const CR_BYTE = 0x0d;
-
 /**
  * The gate inside the verify's own pass (src/journal/fast/range.ts): the
  * verifier asks `linesIn` which lines of a read may hold a mutation row,
  * tells `row` each such line's position once it took it as a row, and hands
  * `result()` on with its range's result. `gateOfRanges` then joins the
- * ranges into the verdict the separate pass (verifyProviderState) gives.
+ * ranges into the verdict.
  */
 export class RangeGate {
   private count = 0;

@@ -1,6 +1,5 @@
 import type { FastVerifyOptions, FastVerifyResult } from "./model.ts";
 import { refuseContent, verdictContent } from "./content.ts";
-import { verifyProviderState } from "./provider-state.ts";
 import {
   chainIntact,
   foldProviderState,
@@ -81,7 +80,9 @@ export async function verifyRunJournal<H extends SignedHeads = SignedHeads, S ex
     foldSpine(result, checks.spine);
   }
   if (o.providerState && providerStateApplies(result)) {
-    checks.gate = gate?.verdict ?? verifyProviderState(path, { endOffset: result.snapshot_bytes });
+    // the verify fills it in whenever its chain verified (fillProviderState): a verdict without it is no verdict
+    if (!gate?.verdict) throw new Error("the verify returned without the provider-state gate's verdict");
+    checks.gate = gate.verdict;
     foldProviderState(result, checks.gate);
   }
   let reportPath: string | null = null;

@@ -4,7 +4,7 @@ import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { copyBytes, PlainLines } from "./plain-lines.ts";
 import { formatFixed } from "./format.ts";
-import { BACKSLASH, QUOTE } from "../codec/bytes.ts";
+import { BACKSLASH, QUOTE, tokenIs } from "../codec/bytes.ts";
 import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
 
 /**
@@ -49,13 +49,6 @@ const EVENT_SHOWN = [...REASON_EVENTS, "task_resume_fallback", "agent_spawned", 
 function eventShowsMore(b: Uint8Array, s: number, e: number): boolean {
   for (const name of EVENT_SHOWN) if (tokenIs(b, s, e, name)) return true;
   return false;
-}
-
-/** The string token b[s, e) (quotes included) is `name`'s bytes as written (a spelling with an escape is not). */
-export function tokenIs(b: Uint8Array, s: number, e: number, name: Uint8Array): boolean {
-  if (e - s - 2 !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if (b[s + 1 + i] !== name[i]) return false;
-  return true;
 }
 
 const latin1 = new TextDecoder("latin1");

@@ -1,19 +1,21 @@
 /**
- * The provider-state gate run inside the verify's own pass (range.ts with
- * `providerState`) gives the separate pass's verdict (verifyProviderState,
- * which reads the journal again line by line): the same mutation count,
- * flagged rows and messages, whatever the split into ranges, threads and
- * read chunks, the line breaks, blank lines, escapes, or rows too long for
- * the read area or the kernel.
+ * The provider-state gate, run inside the verify's own pass (range.ts with
+ * `providerState`), gives the reference's verdict (python3 reading the
+ * journal as the spec says: test/helpers/provider-state-oracle.ts): the same
+ * mutation count, flagged rows and messages, whatever the split into
+ * ranges, threads and read chunks, the line breaks, blank lines, escapes,
+ * Python's truthiness of `flagged`, or rows too long for the read area or
+ * the kernel.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { verifyJournalFast, type FastVerifyOptions } from "../../../src/journal/fast/engine.ts";
-import { contentAddress, verifyProviderState, type ProviderStateVerdict } from "../../../src/journal/provider-state.ts";
+import { contentAddress, type ProviderStateVerdict } from "../../../src/journal/provider-state.ts";
 import type { JournalRow } from "../../../src/journal/reader.ts";
 import { EventJournal } from "../../../src/journal/writer.ts";
 import { PyNum, type PyLike } from "../../../src/pyjson/types.ts";
+import { referenceGates } from "../../helpers/provider-state-oracle.ts";
 import { tempDirs } from "../tmp.ts";
 import { prng } from "./rows.ts";
 
@@ -29,11 +31,16 @@ const CONFIGS: FastVerifyOptions[] = [
   { threads: 3, minRangeBytes: 1, inProcess: true, chunkSize: 997, linksOnly: true },
 ];
 
+/** `flagged` values Python counts as true, and as false. */
+const TRUTHY: PyLike[] = [true, "false", 1, [0], 0.5];
+const FALSY: PyLike[] = [false, 0, "", [], null];
+
 /** A mutation row's payload: clean (its content address right), mismatched, flagged, or with a step_index that is no integer. */
 function mutation(kind: "clean" | "mismatch" | "flagged" | "not-int", i: number, pad: string): Record<string, PyLike> {
   const fields = { mutation_kind: `compact_${i}`, before_digest: "b".repeat(64), after_digest: `a${i}`, step_index: kind === "not-int" ? "x" : i };
   const address = contentAddress(new Map(Object.entries({ ...fields, step_index: kind === "not-int" ? "x" : new PyNum(String(i), false) })) as JournalRow);
-  return { ...fields, content_address: kind === "mismatch" ? "0".repeat(64) : address, flagged: kind === "flagged", pad };
+  const flagged = (kind === "flagged" ? TRUTHY : FALSY)[i % 5]!;
+  return { ...fields, content_address: kind === "mismatch" ? "0".repeat(64) : address, flagged, pad };
 }
 
 /** `long`: the pad's length of the rows it names (others: under 600 bytes). */
@@ -46,7 +53,8 @@ function writeRun(dir: string, rows: number, seed: number, long: Record<number, 
       const x = r();
       if (x < 0.04) j.record("provider_state_mutation", mutation(["clean", "mismatch", "flagged", "not-int"][i % 4] as "clean", i, pad));
       else if (x < 0.06) j.record("task_completed", { note: "provider_state_mutation", flagged: true, pad });
-      else j.record("tick", { n: i, f: r() * 1e6, text: "é中🚀", pad });
+      // escapes a printable-escape probe must pass over: é, 中, 🚀, a control character, DEL
+      else j.record("tick", { n: i, f: r() * 1e6, text: "é中🚀\x1b[0m\x7f", pad });
     }
   } finally {
     j.close();
@@ -55,17 +63,17 @@ function writeRun(dir: string, rows: number, seed: number, long: Record<number, 
 }
 
 async function expectSameGate(path: string, configs = CONFIGS): Promise<ProviderStateVerdict> {
-  const separate = verifyProviderState(path);
+  const [want] = referenceGates([path]);
   for (const cfg of configs) {
     const gate: FastVerifyOptions["providerStateGate"] = { verdict: null };
     const v = await verifyJournalFast(path, { ...cfg, providerStateGate: gate });
     expect({ cfg, ok: v.ok }).toEqual({ cfg, ok: true });
-    expect({ cfg, gate: gate.verdict }).toEqual({ cfg, gate: separate });
+    expect({ cfg, gate: gate.verdict }).toEqual({ cfg, gate: want });
   }
-  return separate;
+  return want!;
 }
 
-describe("the provider-state gate in the verify's pass = the separate pass", () => {
+describe("the provider-state gate in the verify's pass = the reference's", () => {
   test("mixed rows, every kind of finding, across ranges, threads and chunks", async () => {
     const path = writeRun(dirs.make(), 3000, 1);
     const v = await expectSameGate(path);
@@ -80,7 +88,11 @@ describe("the provider-state gate in the verify's pass = the separate pass", () 
     const base = readFileSync(writeRun(dir, 1500, 2), "utf8").split("\n").slice(0, -1);
     // escapes keep every parsed value, so the chain still verifies: the kernel declines such rows, the exact path takes them
     const lines = base.map((l, i) =>
-      i % 5 === 0 ? l.replace('"provider_state_mutation"', '"provider\\u005fstate\\u005Fmutation"') : i % 7 === 0 ? l.replace('"tick"', '"\\u0074ick"') : l,
+      i % 5 === 0
+        ? l.replace('"provider_state_mutation"', '"provider\\u005fstate\\u005Fmutation"')
+        : i % 7 === 0
+          ? l.replace('"tick"', '"\\u0074ick"')
+          : l.replace("\\u00e9", "\\u00E9"), // an uppercase escape of a non-printable: the same value, no candidate
     );
     expect(lines.join("\n")).toContain("provider\\u005fstate");
     const breaks = ["\n", "\r\n", "\r", "\n\n", "\r\n \t\r\n"];
