@@ -1,6 +1,7 @@
 import { humanValue } from "../render/json.ts";
 import { materialize } from "../pyjson/parse.ts";
 import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { KeyedTable, textHash } from "./keyed-table.ts";
 
 /**
  * Task attempts from the run journal's events, one pass, bounded memory:
@@ -13,6 +14,13 @@ import { PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
  * `task_result_discarded` → cancelled. Only open attempts and a short queue
  * of closed ones (a `task_retried` may follow the reap) are held; every
  * other attempt has been handed to `emit`.
+ *
+ * The tracker allocates nothing per event once warm (a page's pass reads
+ * hundreds of thousands, and what it allocates the engine collects late,
+ * standing in the resident set): its indexes are open-addressing tables
+ * and intrusive lists, not Maps (which allocate per key added), and an
+ * attempt handed to `emit` is used again for a later claim, so `emit`
+ * reads it during the call only.
  */
 export type Outcome = "done" | "failed" | "retried" | "cancelled" | "unfinished" | "unknown";
 
@@ -96,19 +104,74 @@ function texts(raw: PyValue | undefined): string[] {
   return out;
 }
 
+/** No signals yet: one shared empty list (a verification failure assigns its own). */
+const NO_SIGNALS: readonly string[] = [];
+
+/** An attempt while it is tracked: the Attempt `emit` is given, and its places in the tracker's lists. */
+class TrackedAttempt implements Attempt {
+  agent = "";
+  task = "";
+  model = "";
+  role = "";
+  start = 0;
+  end = 0;
+  outcome: Outcome = "unknown";
+  signals = NO_SIGNALS as string[];
+  reason = "";
+  events: number[] = [];
+  closeIndex: number | null = null;
+  /** textHash of agent and task (the tables' keys). */
+  agentHash = 0;
+  taskHash = 0;
+  /** The agent's record while the attempt is open, and its neighbours among that agent's open attempts (in the order they opened). */
+  owner: AgentRecord | null = null;
+  prevOfAgent: TrackedAttempt | null = null;
+  nextOfAgent: TrackedAttempt | null = null;
+  /** Its neighbours among the run's open attempts, in the order they opened. */
+  prevOpen: TrackedAttempt | null = null;
+  nextOpen: TrackedAttempt | null = null;
+}
+
+/** An agent spawned and not yet reaped, or with attempts open. */
+class AgentRecord {
+  agent = "";
+  hash = 0;
+  /** Spawned (agent_spawned seen, no reap since): its model and role are the ones to use. */
+  spawned = false;
+  model = "";
+  role = "";
+  /** Its open attempts, in the order they opened. */
+  first: TrackedAttempt | null = null;
+  last: TrackedAttempt | null = null;
+}
+
+const pairHash = (agentHash: number, taskHash: number): number => Math.imul(agentHash ^ 0x9e3779b9, 0x85ebca6b) ^ taskHash;
+const byAgent = (r: AgentRecord, agent: string): boolean => r.agent === agent;
+const byPair = (a: TrackedAttempt, agent: string, task: string): boolean => a.task === task && a.agent === agent;
+const byTask = (a: TrackedAttempt, task: string): boolean => a.task === task;
+/** Attempts and agent records kept for reuse, at most. */
+const POOL = 1024;
+
 export class AttemptTracker {
-  /** Open attempts by agent, then task (an agent's in the order they opened): no key string is made per event. */
-  private readonly open = new Map<string, Map<string, Attempt>>();
-  /** Every open attempt, in the order they opened (closeAll's order). */
-  private readonly openOrder = new Set<Attempt>();
+  /** Agents spawned and not reaped, or with open attempts. */
+  private readonly agents = new KeyedTable<AgentRecord, string>(byAgent);
+  private spawnedAgents = 0;
+  /** Open attempts by agent and task. */
+  private readonly open = new KeyedTable<TrackedAttempt, string, string>(byPair);
   /** The open attempt of each task (the latest claim). */
-  private readonly openByTask = new Map<string, Attempt>();
-  private readonly agents = new Map<string, { model: string; role: string }>();
-  private readonly closed: Attempt[] = [];
+  private readonly openByTask = new KeyedTable<TrackedAttempt, string>(byTask);
+  /** The run's open attempts in the order they opened (closeAll's order), linked through prevOpen/nextOpen. */
+  private firstOpen: TrackedAttempt | null = null;
+  private lastOpen: TrackedAttempt | null = null;
+  private openCount = 0;
+  private readonly closed: TrackedAttempt[] = [];
+  private readonly freeAttempts: TrackedAttempt[] = [];
+  private readonly freeAgents: AgentRecord[] = [];
   /** Claims beyond MAX_OPEN_ATTEMPTS, not drawn. */
   untracked = 0;
   count = 0;
 
+  /** `emit`: each attempt once it can change no more; it is the tracker's again after the call (copy what is kept). */
   constructor(private readonly emit: (a: Attempt) => void) {}
 
   /** A row whose `event` reads as `event` (pyStr's text: a tracked name only when it is that string). */
@@ -143,15 +206,25 @@ export class AttemptTracker {
     }
   }
 
-  /** `agent_spawned`: the agent's model and role, for the attempts it claims. */
+  /** `agent_spawned`: the agent's model and role, for the attempts it claims (for at most MAX_OPEN_ATTEMPTS agents at once). */
   private spawned(agent: string, row: PyObject): void {
-    if (this.agents.size < MAX_OPEN_ATTEMPTS || this.agents.has(agent)) this.agents.set(agent, { model: text(row, "model"), role: text(row, "role") });
+    const h = textHash(agent);
+    let r = this.agents.get(h, agent, "");
+    if (!r?.spawned) {
+      if (this.spawnedAgents >= MAX_OPEN_ATTEMPTS) return;
+      r ??= this.newAgent(agent, h);
+      r.spawned = true;
+      this.spawnedAgents++;
+    }
+    r.model = text(row, "model");
+    r.role = text(row, "role");
   }
 
   /** `agents_reaped`: each agent it names. */
   private reapAll(row: PyObject, index: number, t: number): void {
     const ids = listed(row.get("agent_ids"));
-    for (const id of Array.isArray(ids) ? ids : []) this.reap(str(id), index, t);
+    if (!Array.isArray(ids)) return;
+    for (let i = 0; i < ids.length; i++) this.reap(str(ids[i]), index, t);
   }
 
   /** An outcome event (`kind` Tracked.Completed on): settles the attempt it names by its task_id and agent_id. */
@@ -173,37 +246,62 @@ export class AttemptTracker {
   /** The end of the journal: attempts still open were running when it ends. */
   finish(t: number): void {
     this.closeAll(t, null);
-    for (const a of this.closed.splice(0)) this.emit(a);
+    while (this.closed.length > 0) this.release(this.closed.shift()!);
   }
 
   private claim(agent: string, task: string, model: string, index: number, t: number): void {
-    const previous = this.open.get(agent)?.get(task);
+    const agentHash = textHash(agent);
+    const taskHash = textHash(task);
+    const previous = this.open.get(pairHash(agentHash, taskHash), agent, task);
     if (previous) {
       this.close(previous, t, null, previous.outcome === "unknown" ? "unfinished" : previous.outcome);
       previous.closeIndex = index;
     }
-    if (this.openOrder.size >= MAX_OPEN_ATTEMPTS) {
+    if (this.openCount >= MAX_OPEN_ATTEMPTS) {
       this.untracked++;
       return;
     }
-    const info = this.agents.get(agent);
-    const a: Attempt = { agent, task, model: model || info?.model || "", role: info?.role ?? "", start: t, end: t, outcome: "unknown", signals: [], reason: "", events: [], closeIndex: null };
+    const owner = this.agents.get(agentHash, agent, "") ?? this.newAgent(agent, agentHash);
+    const a = this.freeAttempts.pop() ?? new TrackedAttempt();
+    a.agent = agent;
+    a.task = task;
+    a.agentHash = agentHash;
+    a.taskHash = taskHash;
+    a.model = model || (owner.spawned ? owner.model : "") || "";
+    a.role = owner.spawned ? owner.role : "";
+    a.start = a.end = t;
+    a.outcome = "unknown";
+    a.signals = NO_SIGNALS as string[];
+    a.reason = "";
+    a.events.length = 0;
+    a.closeIndex = null;
     this.note(a, index);
-    const mine = this.open.get(agent);
-    if (mine) mine.set(task, a);
-    else this.open.set(agent, new Map([[task, a]]));
-    this.openOrder.add(a);
-    this.openByTask.set(task, a);
+    // last among its agent's open attempts, and the run's
+    a.owner = owner;
+    a.prevOfAgent = owner.last;
+    if (owner.last) owner.last.nextOfAgent = a;
+    else owner.first = a;
+    owner.last = a;
+    a.prevOpen = this.lastOpen;
+    if (this.lastOpen) this.lastOpen.nextOpen = a;
+    else this.firstOpen = a;
+    this.lastOpen = a;
+    this.openCount++;
+    this.open.add(pairHash(agentHash, taskHash), a);
+    const shadowed = this.openByTask.get(taskHash, task, "");
+    if (shadowed) this.openByTask.remove(taskHash, shadowed);
+    this.openByTask.add(taskHash, a);
     this.count++;
   }
 
   /** The attempt an outcome event names: by agent and task, else the task's open attempt, else its last closed one. */
-  private find(task: string, agent: string): Attempt | undefined {
+  private find(task: string, agent: string): TrackedAttempt | undefined {
+    const taskHash = textHash(task);
     if (agent) {
-      const a = this.open.get(agent)?.get(task);
+      const a = this.open.get(pairHash(textHash(agent), taskHash), agent, task);
       if (a) return a;
     }
-    const open = this.openByTask.get(task);
+    const open = this.openByTask.get(taskHash, task, "");
     if (open && (!agent || open.agent === agent)) return open;
     for (let i = this.closed.length - 1; i >= 0; i--) {
       const c = this.closed[i]!;
@@ -212,38 +310,82 @@ export class AttemptTracker {
     return undefined;
   }
 
-  private settle(a: Attempt | undefined, index: number, outcome: Outcome, reason = ""): void {
+  private settle(a: TrackedAttempt | undefined, index: number, outcome: Outcome, reason = ""): void {
     if (!a) return;
     a.outcome = outcome;
     if (reason) a.reason = reason;
     this.note(a, index);
   }
 
+  /** Close the agent's open attempts (in the order they opened); its model and role are forgotten. */
   private reap(agent: string, index: number, t: number): void {
-    // (close deletes each from the map being walked: a Map's iteration allows it)
-    const mine = this.open.get(agent);
-    if (mine) for (const a of mine.values()) this.close(a, t, index, a.outcome);
-    this.agents.delete(agent);
+    const h = textHash(agent);
+    const r = this.agents.get(h, agent, "");
+    if (!r) return;
+    for (let a = r.first; a !== null; ) {
+      const next = a.nextOfAgent;
+      this.close(a, t, index, a.outcome);
+      a = next;
+    }
+    if (r.spawned) {
+      r.spawned = false;
+      this.spawnedAgents--;
+    }
+    this.dropAgentIfIdle(r);
   }
 
   private closeAll(t: number, index: number | null): void {
-    for (const a of this.openOrder) this.close(a, t, index, a.outcome === "unknown" ? "unfinished" : a.outcome);
+    for (let a = this.firstOpen; a !== null; ) {
+      const next = a.nextOpen;
+      this.close(a, t, index, a.outcome === "unknown" ? "unfinished" : a.outcome);
+      a = next;
+    }
   }
 
-  private close(a: Attempt, t: number, index: number | null, outcome: Outcome): void {
-    const mine = this.open.get(a.agent);
-    if (mine?.get(a.task) === a) {
-      mine.delete(a.task);
-      if (mine.size === 0) this.open.delete(a.agent);
-    }
-    this.openOrder.delete(a);
-    if (this.openByTask.get(a.task) === a) this.openByTask.delete(a.task);
+  private close(a: TrackedAttempt, t: number, index: number | null, outcome: Outcome): void {
+    const owner = a.owner!;
+    if (a.prevOfAgent) a.prevOfAgent.nextOfAgent = a.nextOfAgent;
+    else owner.first = a.nextOfAgent;
+    if (a.nextOfAgent) a.nextOfAgent.prevOfAgent = a.prevOfAgent;
+    else owner.last = a.prevOfAgent;
+    if (a.prevOpen) a.prevOpen.nextOpen = a.nextOpen;
+    else this.firstOpen = a.nextOpen;
+    if (a.nextOpen) a.nextOpen.prevOpen = a.prevOpen;
+    else this.lastOpen = a.prevOpen;
+    a.owner = a.prevOfAgent = a.nextOfAgent = a.prevOpen = a.nextOpen = null;
+    this.openCount--;
+    this.open.remove(pairHash(a.agentHash, a.taskHash), a);
+    this.openByTask.remove(a.taskHash, a);
+    this.dropAgentIfIdle(owner);
     a.end = Math.max(a.start, t);
     a.outcome = outcome;
     a.closeIndex = index;
     if (index !== null) this.note(a, index);
     this.closed.push(a);
-    if (this.closed.length > CLOSED_QUEUE) this.emit(this.closed.shift()!);
+    if (this.closed.length > CLOSED_QUEUE) this.release(this.closed.shift()!);
+  }
+
+  /** Hand `a` to emit; it is then free for a later claim. */
+  private release(a: TrackedAttempt): void {
+    this.emit(a);
+    if (this.freeAttempts.length < POOL) this.freeAttempts.push(a);
+  }
+
+  private newAgent(agent: string, hash: number): AgentRecord {
+    const r = this.freeAgents.pop() ?? new AgentRecord();
+    r.agent = agent;
+    r.hash = hash;
+    r.spawned = false;
+    r.model = r.role = "";
+    r.first = r.last = null;
+    this.agents.add(hash, r);
+    return r;
+  }
+
+  /** An agent neither spawned (unreaped) nor with an open attempt is no longer held. */
+  private dropAgentIfIdle(r: AgentRecord): void {
+    if (r.spawned || r.first !== null || !this.agents.remove(r.hash, r)) return;
+    if (this.freeAgents.length < POOL) this.freeAgents.push(r);
   }
 
   private note(a: Attempt, index: number): void {

@@ -297,7 +297,7 @@ function finiteNumber(row: PyObject, key: string): number | null {
 /** An attempt in the page (the script's tuple order), its journal text cut at FIELD_CHARS. */
 function attemptTuple(a: Attempt): unknown[] {
   const c = (s: string) => clipText(s, FIELD_CHARS);
-  return [c(a.agent), c(a.task), c(a.model), c(a.role), a.start, a.end, a.outcome, a.signals.slice(0, 32).map(c), c(a.reason), a.events];
+  return [c(a.agent), c(a.task), c(a.model), c(a.role), a.start, a.end, a.outcome, a.signals.slice(0, 32).map(c), c(a.reason), a.events.slice()];
 }
 
 /** An attempt's lane under a grouping (the script's "(none)" for an empty one). */

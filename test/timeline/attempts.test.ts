@@ -4,6 +4,14 @@ import { BUCKETS, Series } from "../../src/timeline/series.ts";
 import { parse } from "../../src/pyjson/parse.ts";
 import { parseRowBytes } from "../../src/pyjson/row.ts";
 import type { PyObject } from "../../src/pyjson/types.ts";
+import { mulberry32 } from "../../tools/fuzz/rng.ts";
+import { referenceAttempts, type ReferenceEvent } from "../helpers/attempt-reference.ts";
+
+/** An attempt's fields as emit hands it over (the tracker reuses the object after the call). */
+function copyOf(a: Attempt): Attempt {
+  const { agent, task, model, role, start, end, outcome, reason, closeIndex } = a;
+  return { agent, task, model, role, start, end, outcome, signals: [...a.signals], reason, events: [...a.events], closeIndex };
+}
 
 /**
  * The attempts of `rows`; `asBytes`: each row read as a huge row is (its
@@ -11,7 +19,7 @@ import type { PyObject } from "../../src/pyjson/types.ts";
  */
 function track(rows: [number, string, Record<string, unknown>][], asBytes = false): Attempt[] {
   const out: Attempt[] = [];
-  const t = new AttemptTracker((a) => out.push(a));
+  const t = new AttemptTracker((a) => out.push(copyOf(a)));
   const read = (text: string) => (asBytes ? parseRowBytes(new TextEncoder().encode(text), 0) : parse(text)) as PyObject;
   rows.forEach(([ms, event, payload], i) => t.push(read(JSON.stringify({ event, ...payload })), event, i, ms));
   t.finish(rows.at(-1)?.[0] ?? 0);
@@ -129,4 +137,71 @@ describe("Series", () => {
     expect(j.cost.at(-1)).toBe(1.25);
     expect(j.cost.every((c, i) => i === 0 || (c ?? 0) >= (j.cost[i - 1] ?? 0))).toBe(true);
   });
+});
+
+describe("AttemptTracker against the plain reference (test/helpers/attempt-reference.ts)", () => {
+  const EVENTS = ["agent_spawned", "task_claimed", "task_claimed", "task_completed", "task_verification_failed", "task_retried", "task_failed", "task_requeued", "task_cancelled", "task_result_discarded", "agent_reaped", "agents_reaped", "tool_call"];
+
+  /** The tracker's attempts, each copied as emit hands it over (the tracker reuses the object after the call). */
+  function tracked(events: ReferenceEvent[], times: number[], end: number): { attempts: Attempt[]; count: number; untracked: number } {
+    const attempts: Attempt[] = [];
+    const t = new AttemptTracker((a) => attempts.push(copyOf(a)));
+    events.forEach((e, i) => {
+      const row: Record<string, unknown> = { event: e.event };
+      if (e.agent !== undefined) row.agent_id = e.agent;
+      if (e.task !== undefined) row.task_id = e.task;
+      if (e.model !== undefined) row.model = e.model;
+      if (e.role !== undefined) row.role = e.role;
+      if (e.reason !== undefined) row.reason = e.reason;
+      if (e.signals !== undefined) row.failed_signals = e.signals;
+      if (e.agents !== undefined) row.agent_ids = e.agents;
+      t.push(parse(JSON.stringify(row)) as PyObject, e.event, i, times[i]!);
+    });
+    t.finish(end);
+    return { attempts, count: t.count, untracked: t.untracked };
+  }
+
+  test("random runs: the same attempts, in the same order, with every field", () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const rand = mulberry32(seed);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+      const agents = Array.from({ length: 1 + (seed % 7) }, (_, k) => `agent-${k}`);
+      const tasks = Array.from({ length: 1 + (seed % 11) }, (_, k) => `T-${k}`);
+      const events: ReferenceEvent[] = [];
+      const times: number[] = [];
+      // long enough that hundreds of attempts close (past the tracker's queue of closed ones, so it reuses them)
+      for (let i = 0; i < 3000; i++) {
+        const event = seed % 5 === 0 && i === 1500 ? "run_completed" : pick(EVENTS);
+        const e: ReferenceEvent = { event };
+        if (rand() < 0.93) e.agent = rand() < 0.05 ? "" : pick(agents);
+        if (rand() < 0.93) e.task = pick(tasks);
+        if (rand() < 0.5) e.model = pick(["", "m-big", "m-small"]);
+        if (event === "agent_spawned") e.role = pick(["qa", "backend", ""]);
+        if (rand() < 0.3) e.reason = pick(["", "stopped", "g: nope"]);
+        if (event === "task_verification_failed") e.signals = [pick(["lint", "tests"]), "x"];
+        if (event === "agents_reaped") e.agents = [pick(agents), pick(agents)];
+        events.push(e);
+        times.push(i * 10 + Math.floor(rand() * 5));
+      }
+      const want = referenceAttempts(events, times, 30_000);
+      const got = tracked(events, times, 30_000);
+      expect(got.count).toBe(want.count);
+      expect(got.attempts.length).toBe(want.attempts.length);
+      expect({ seed, attempts: got.attempts }).toEqual({ seed, attempts: want.attempts });
+    }
+  });
+
+  test("claims past the bound of open attempts are counted, not tracked, and every tracked one closes", () => {
+    const events: ReferenceEvent[] = [];
+    for (let i = 0; i < 66_000; i++) events.push({ event: "task_claimed", agent: `a-${i % 700}`, task: `T-${i}` });
+    events.push({ event: "agent_reaped", agent: "a-3" });
+    for (let i = 0; i < 200; i++) events.push({ event: "task_claimed", agent: "a-new", task: `U-${i}` });
+    const times = events.map((_, i) => i);
+    const want = referenceAttempts(events, times, events.length);
+    const got = tracked(events, times, events.length);
+    expect(got.untracked).toBe(want.untracked);
+    expect(got.untracked).toBeGreaterThan(0);
+    expect(got.count).toBe(want.count);
+    expect(got.attempts).toEqual(want.attempts);
+  }, 60_000);
 });
