@@ -142,9 +142,21 @@ const cacheText: (string | undefined)[] = new Array(CACHE_SLOTS);
 const cacheBytes = new Uint8Array(CACHE_SLOTS * CACHE_MAX_LEN);
 const cacheLength = new Int32Array(CACHE_SLOTS).fill(-1);
 
+/** A Buffer over the last array asciiText read (toString makes the string alone; a decode of a subarray makes a view too, per string). */
+let textOf: Uint8Array | null = null;
+let textView: Buffer = Buffer.alloc(0);
+
+function latin1Text(b: Uint8Array, s: number, e: number): string {
+  if (b !== textOf) {
+    textOf = b;
+    textView = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  }
+  return textView.toString("latin1", s, e);
+}
+
 function asciiText(b: Uint8Array, s: number, e: number): string {
   const n = e - s;
-  if (n > CACHE_MAX_LEN) return latin1.decode(b.subarray(s, e));
+  if (n > CACHE_MAX_LEN) return latin1Text(b, s, e);
   const slot = fnv1a(b, s, e) & (CACHE_SLOTS - 1);
   const at = slot * CACHE_MAX_LEN;
   if (cacheLength[slot] === n) {
@@ -152,7 +164,7 @@ function asciiText(b: Uint8Array, s: number, e: number): string {
     while (i < n && cacheBytes[at + i] === b[s + i]) i++;
     if (i === n) return cacheText[slot]!;
   }
-  const t = latin1.decode(b.subarray(s, e));
+  const t = latin1Text(b, s, e);
   for (let i = 0; i < n; i++) cacheBytes[at + i] = b[s + i]!;
   cacheLength[slot] = n;
   cacheText[slot] = t;
