@@ -14,7 +14,8 @@ import { displayRow } from "../replay/display.ts";
 import { ReplayFingerprint } from "../replay/fingerprint.ts";
 import { AttemptTracker, type Attempt } from "./attempts.ts";
 import { appendScriptString, appendText, dataBlock, eventsBlock, pageHead, pageTail, scriptJson, utf16Length, type Banner } from "./page.ts";
-import { COMMA, QUOTE, RBRACKET } from "../codec/bytes.ts";
+import { COMMA, LBRACKET, QUOTE, RBRACKET } from "../codec/bytes.ts";
+import { RowCells, writeInt, type CellSpans } from "../replay/fast-cells.ts";
 import { ByteSink } from "../pyjson/encode-bytes.ts";
 import { LaneDensity, Series } from "./series.ts";
 import { clipText, pagePaths, type PathNames } from "./bounds.ts";
@@ -352,6 +353,47 @@ function appendRowPayload(out: ByteSink, row: PyObject): number {
   return appendPayload(out, encoder.encode(head), length);
 }
 
+const ELLIPSIS = encoder.encode("\u2026");
+
+/**
+ * `scriptJson([i, t, event, agent, task, detail])` of a row's cells read
+ * from its bytes (RowCells: printable ASCII, so clipText cuts them by
+ * bytes), its closing bracket written as a comma, appended to `out`; its
+ * UTF-16 length.
+ */
+function appendCellsHead(out: ByteSink, i: number, t: number | null, c: CellSpans): number {
+  const start = out.len;
+  out.byte(LBRACKET);
+  appendNumber(out, i);
+  out.byte(COMMA);
+  appendNumber(out, t);
+  out.byte(COMMA);
+  let units = out.len - start;
+  units += appendCell(out, c.eventB, c.eventS, c.eventE, KEY_CHARS);
+  units += appendCell(out, c.agentB, c.agentS, c.agentE, FIELD_CHARS);
+  units += appendCell(out, c.taskB, c.taskS, c.taskE, FIELD_CHARS);
+  units += appendCell(out, c.detailB, c.detailS, c.detailE, FIELD_CHARS);
+  return units;
+}
+
+/** A cell as a JSON string cut at `max` (clipText), and a comma; its UTF-16 length. */
+function appendCell(out: ByteSink, b: Uint8Array, s: number, e: number, max: number): number {
+  out.byte(QUOTE);
+  let units = 3 + appendScriptString(out, b, s, e, max);
+  if (e - s > max) units += appendScriptString(out, ELLIPSIS, 0, ELLIPSIS.length);
+  out.byte(QUOTE);
+  out.byte(COMMA);
+  return units;
+}
+
+/** A number as JSON.stringify writes it (null: `null`). */
+function appendNumber(out: ByteSink, n: number | null): void {
+  if (n !== null && Number.isSafeInteger(n)) {
+    out.reserve(24);
+    out.len = writeInt(out.buf, out.len, n);
+  } else appendText(out, JSON.stringify(n));
+}
+
 /** Where the table's window stands as the rows go by. */
 class EventWindow {
   /** Index and time (ms) of the first and last event shown in full; null before the first. */
@@ -508,25 +550,33 @@ async function writeBody(input: TimelineInput, total: number, verifying: Promise
   let currentT: number | null = null;
   /** Where the entry `entrySize` wrote begins in `rows` (-1: it wrote none). */
   let entryAt = -1;
+  /** The table entry's fields before its payload, from the row's cells as displayRow shows them. */
+  const entryHead = (shown: PyObject): unknown[] => {
+    const d = displayRow(shown, null);
+    return [currentIndex, currentT, clipText(d.event, KEY_CHARS), clipText(d.agent, FIELD_CHARS), clipText(d.task, FIELD_CHARS), clipText(d.detail, FIELD_CHARS)];
+  };
+  const cells = new RowCells();
   /** Write the row's table entry to `rows`; its size as the window counts it (its UTF-16 length and a separator). */
   const entrySize = (): number => {
     const r = current!;
-    const d = displayRow(r.shown, null);
-    const f = (s: string) => clipText(s, FIELD_CHARS);
     entryAt = rows.len;
     if (blockRows > 0) rows.byte(COMMA);
-    const head = [currentIndex, currentT, clipText(d.event, KEY_CHARS), f(d.agent), f(d.task), f(d.detail)];
     if (input.exactPass) {
       // the reference: the entry made as a string
+      const head = entryHead(r.shown);
       head.push(payloadText(renderJson(r.full(), null)));
       return appendText(rows, scriptJson(head)) + 1;
     }
-    // the fields' JSON with its closing bracket made the payload's separator, then the payload from bytes
-    const fields = scriptJson(head);
-    appendText(rows, fields);
-    rows.buf[rows.len - 1] = COMMA;
+    // the fields' JSON with its closing bracket made the payload's separator, then the payload from bytes; the fields
+    // from the row's bytes where the prose table reads its cells so (no value made), else made as a string
+    let units: number;
+    if (r.loaded !== null && cells.read(r.loaded, null)) units = appendCellsHead(rows, currentIndex, currentT, cells);
+    else {
+      units = appendText(rows, scriptJson(entryHead(r.shown)));
+      rows.buf[rows.len - 1] = COMMA;
+    }
     const json = r.json();
-    const units = fields.length + (json !== null ? appendPayload(rows, json) : appendRowPayload(rows, r.full()));
+    units += json !== null ? appendPayload(rows, json) : appendRowPayload(rows, r.full());
     rows.byte(RBRACKET);
     return units + 2;
   };
@@ -581,7 +631,7 @@ async function writeBody(input: TimelineInput, total: number, verifying: Promise
       }
       const row = item.row;
       fp.update(row);
-      step({ fields: row, shown: row, full: () => row, json: () => null });
+      step({ fields: row, shown: row, full: () => row, json: () => null, loaded: null });
       if (ready.length > 0 && !(await drain())) break;
       // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn now and then.
       if (n % BLOCK_ROWS === 0) {

@@ -8,7 +8,7 @@ import type { LastText } from "../replay/last-text.ts";
 import { DecodedFields, numberField } from "../replay/display.ts";
 import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
-import { DISPLAY_FIELDS, FieldTable, FINGERPRINT_BATCH, valueAt } from "../replay/fast-row.ts";
+import { DISPLAY_FIELDS, FieldTable, FINGERPRINT_BATCH, valueAt, type LoadedRow } from "../replay/fast-row.ts";
 import type { ReplayFingerprint } from "../replay/fingerprint.ts";
 import { holdsObject, KernelRowReader, LONG_LINE_MAX, LongLineKernel } from "../replay/kernel-row.ts";
 
@@ -32,6 +32,8 @@ import { holdsObject, KernelRowReader, LONG_LINE_MAX, LongLineKernel } from "../
  * table's cells: display.ts reads DISPLAY_FIELDS): nothing else is made a value.
  */
 export const PAGE_FIELDS: readonly string[] = [...new Set<string>([
+  // first, in their order: the page's reader is a LoadedRow of the display's slots too (fast-cells.ts RowCells)
+  ...DISPLAY_FIELDS,
   "event",
   "ts",
   "event_hash",
@@ -52,7 +54,6 @@ export const PAGE_FIELDS: readonly string[] = [...new Set<string>([
   "output_tokens",
   "git_branch",
   "git_sha",
-  ...DISPLAY_FIELDS,
 ])];
 
 const PAGE_TABLE = new FieldTable(PAGE_FIELDS);
@@ -77,6 +78,8 @@ export interface PageRow {
   full(): PyObject;
   /** `renderJson(full(), null)` as UTF-8, made from the row's bytes (valid until the next row), or null where only the exact path makes it. */
   json(): Uint8Array | null;
+  /** The kernel's spans of the row's fields, in the display's slots first (its table cells are read from them), or null (the exact path took the row). */
+  loaded: LoadedRow | null;
 }
 
 /**
@@ -207,6 +210,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
   const fast: PageRow = {
     fields,
     shown: fields,
+    loaded: null,
     full,
     json: (): Uint8Array | null => {
       // the kernel took the row: it fills the line (a CR before the line feed is the break's)
@@ -223,10 +227,12 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     },
     full: () => exactFields.row,
     json: () => null,
+    loaded: null,
   };
   /** Hand the sink the row reader `r` took, the line buf[s, e) at file offset `at`. */
   const taken = (r: KernelRowReader, buf: Uint8Array, s: number, e: number, at: number): void => {
     fields.at(r, r === k);
+    fast.loaded = r;
     whole = null;
     line = buf;
     lineS = s;

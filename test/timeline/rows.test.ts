@@ -283,6 +283,23 @@ describe("timeline fast pass = exact pass", () => {
     expect(result.embedded).toBeLessThan(50);
   }, 60_000);
 
+  test("table cells read from the row's bytes: cut at the page's bounds, script-unsafe ASCII, times far from the first", async () => {
+    const sdd = join(dir, "cells");
+    const j = new JournalFile(sdd, "cells");
+    j.add("run_started", { run_id: "cells", git_branch: "main", git_sha: "0123abc" });
+    // lengths around each cut (KEY_CHARS 128 for the event, FIELD_CHARS 512 for the others)
+    for (const n of [127, 128, 129, 511, 512, 513, 1500]) {
+      const text = (c: string) => `${c}<&>`.repeat(n).slice(0, n);
+      j.add(text("e"), { agent_id: text("a"), task_id: text("t"), model: text("m"), role: "r" });
+      j.add("task_verification_failed", { agent_id: "a-1", task_id: text("T"), failed_signals: [text("s"), "lint", text("u")] });
+      j.add("agent_spawned", { agent_id: text("b"), task_ids: [text("x"), text("y")], role: text("q"), cost_usd: pyFloat(n / 7) });
+    }
+    // times as the page counts them from the first row: before it (-0 too), and too far for a safe integer
+    for (const ts of [1764590000.0004, 1764589999.0, 1e300, -1e300, 1764590000.5]) j.add("tick_start", { ts: pyFloat(ts), tick: 3 });
+    j.close();
+    for (const [, options] of VARIANTS) await expectSamePage(j.path, join(sdd, "runs", "cells"), options);
+  }, 60_000);
+
   test("the timeline tests' synthetic runs (a big run, a run whose every field is hostile)", async () => {
     const sdd = join(dir, "synthetic");
     const big = writeBigRun(sdd, "big", 12_000);
