@@ -100,7 +100,9 @@ export interface TimelineInput {
 
 /**
  * Where the page goes, in order; the caller makes it atomic (or streams it
- * to stdout). `false` says the reader went away: the pass stops there.
+ * to stdout). `false` says the reader went away: the pass stops there. A
+ * chunk is the sink's until the call returns (or its promise settles): the
+ * page may reuse the bytes after.
  */
 export type TimelineSink = (chunk: string | Uint8Array) => void | boolean | Promise<void | boolean>;
 
@@ -182,7 +184,7 @@ async function drawWhileVerifying(input: TimelineInput, end: number, sink: Timel
   const page = new HeldPage(verifying, end, (v) => pageStart(input, v, shown), sink);
   let body: Awaited<ReturnType<typeof writeBody>>;
   try {
-    body = await writeBody(input, end, verifying, page.put, shown);
+    body = await writeBody(input, end, verifying, page.put, shown, page.settle);
   } catch (err) {
     // the verify's own error first (the rows may have failed to read for the same cause)
     await verifying;
@@ -458,7 +460,15 @@ function past(b: WindowBound, i: number, ts: number | null): boolean {
  * (which holds the verdict: awaited only then, so the rows may be read
  * while the journal is verified).
  */
-async function writeBody(input: TimelineInput, total: number, verifying: Promise<FastVerifyResult>, sink: (chunk: string | Uint8Array) => Promise<boolean>, shown: (s: string) => string) {
+async function writeBody(
+  input: TimelineInput,
+  total: number,
+  verifying: Promise<FastVerifyResult>,
+  sink: (chunk: string | Uint8Array) => Promise<boolean>,
+  shown: (s: string) => string,
+  /** Called after each chunk of the journal (HeldPage.settle); false: stop. */
+  settle: () => Promise<boolean> = async () => true,
+) {
   const maxEvents = input.maxEvents ?? DEFAULT_MAX_EVENTS;
   const threshold = input.maxBars ?? DEFAULT_MAX_BARS;
   const by = input.lanes ?? "role";
@@ -651,6 +661,10 @@ async function writeBody(input: TimelineInput, total: number, verifying: Promise
       // the chunk's rows are done: the last one's hash leaves the read buffer before the next read
       lastHash.settle();
       if (ready.length > 0 && !(await drain())) break;
+      if (!(await settle())) {
+        stopped = true;
+        break;
+      }
       input.onDrawProgress?.(offset, total);
       gc.poll();
       // The row reader never waits on the event loop: give a SIGINT/SIGTERM handler its turn after each chunk.

@@ -20,6 +20,8 @@ import type { FastVerifyResult } from "../journal/fast/engine.ts";
  * directory to write) they are held in memory.
  */
 export const HELD_IN_MEMORY = 1 << 20;
+/** The spool is read back in pieces of this size. */
+const SPOOL_PIECE = 1 << 18;
 
 export class HeldPage {
   private verdict: FastVerifyResult | null = null;
@@ -72,6 +74,18 @@ export class HeldPage {
     return (this.open &&= (await this.sink(chunk)) !== false);
   };
 
+  /**
+   * Between two chunks of the pass: the head and the held chunks go out as
+   * soon as the verdict is known, not at the next chunk (a page whose
+   * table ended early may make none until its end, holding the spool and
+   * reading it back then, on top of the pass's peak). False once the pass
+   * is to stop, as `put` says.
+   */
+  readonly settle = async (): Promise<boolean> => {
+    if (this.state === "holding") await this.begin();
+    return this.state === "holding" || (this.state === "writing" && this.open);
+  };
+
   /** Let the spool go (it is unlinked already: its space is freed with it). */
   close(): void {
     this.spool?.close();
@@ -116,7 +130,7 @@ export class HeldPage {
     this.state = "writing";
     this.open = (await this.sink(head)) !== false;
     for (const c of this.held.splice(0)) if (this.open) this.open = (await this.sink(c)) !== false;
-    if (this.spool !== null) for (const c of this.spool.chunks()) if (this.open) this.open = (await this.sink(c)) !== false;
+    if (this.spool !== null) for (const c of this.spool.pieces()) if (this.open) this.open = (await this.sink(c)) !== false;
     this.close();
     return true;
   }
@@ -158,6 +172,21 @@ class Spool {
     while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, this.written + done);
     this.written += bytes.length;
     this.sizes.push(bytes.length);
+  }
+
+  /**
+   * What was put, in order, read back in pieces into one buffer: a piece is
+   * the caller's until it asks for the next (the page's sink writes it out
+   * before it returns), so the read-back holds no more than one piece.
+   */
+  *pieces(): Generator<Uint8Array> {
+    const buf = new Uint8Array(Math.max(1, Math.min(SPOOL_PIECE, this.written)));
+    for (let at = 0; at < this.written; ) {
+      const n = readSync(this.fd, buf, 0, Math.min(buf.length, this.written - at), at);
+      if (n === 0) throw new Error("the page's spool file ended early");
+      at += n;
+      yield buf.subarray(0, n);
+    }
   }
 
   /** The chunks as they were put, each read back into a buffer of its own. */

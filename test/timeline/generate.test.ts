@@ -34,6 +34,8 @@ afterAll(() => {
 /** The page (or the refusal) a pass writes, and whether the rows were read while the journal was verified. */
 async function draw(journal: string, runDir: string, o: Partial<TimelineInput> = {}, reader = () => true): Promise<{ text: string; whileVerified: boolean }> {
   let out = "";
+  // the page is a stream of bytes: a character may straddle two chunks (a spool is read back in pieces)
+  const text = new TextDecoder();
   let whileVerified = false;
   try {
     const r = await renderTimeline(
@@ -51,7 +53,7 @@ async function draw(journal: string, runDir: string, o: Partial<TimelineInput> =
         },
       },
       (chunk) => {
-        out += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+        out += typeof chunk === "string" ? chunk : text.decode(chunk, { stream: true });
         return reader();
       },
     );

@@ -36,11 +36,13 @@ type Options = Partial<Pick<TimelineInput, "window" | "maxEvents" | "maxBars" | 
 /** The page (or the refusal) one pass writes. */
 async function page(journal: string, runDir: string, exactPass: boolean, options: Options = {}): Promise<string> {
   let out = "";
+  // the page is a stream of bytes: a character may straddle two chunks
+  const text = new TextDecoder();
   try {
     const r = await renderTimeline(
       { runId: "r1", journal, metadata: readMetadata(runDir), seal: null, sealPath: null, threads: 1, allowEmpty: true, exactPass, ...options },
       (chunk) => {
-        out += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+        out += typeof chunk === "string" ? chunk : text.decode(chunk, { stream: true });
       },
     );
     return `${out}\n--\n${JSON.stringify({ ...r, verdict: undefined })}`;
