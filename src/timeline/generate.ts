@@ -24,6 +24,8 @@ import { statSync } from "node:fs";
 import { verifiesOnWorkers } from "../journal/fast/engine.ts";
 import { isRemotePath } from "../storage/ref.ts";
 import { HeldPage } from "./held-page.ts";
+import { KeyedTable } from "./keyed-table.ts";
+import { noFTL } from "bun:jsc";
 
 /**
  * `replay <RUN> --html`: verify the run journal and write one
@@ -396,6 +398,24 @@ function appendNumber(out: ByteSink, n: number | null): void {
   } else appendText(out, JSON.stringify(n));
 }
 
+/**
+ * The page's per-row functions are kept from the engine's last optimizing
+ * tier (FTL): over one pass it compiled them, with what they inline, more
+ * than once, in memory that stands in the page's peak and on a core the
+ * verify's worker shares, and the code it made ran no faster here
+ * (measured interleaved: less peak memory and CPU without it). Each
+ * method of the tracker and its tables, and each pass's `step`.
+ */
+function keepFromTopTier(...protos: object[]): void {
+  for (const proto of protos) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const f = Object.getOwnPropertyDescriptor(proto, name)?.value;
+      if (typeof f === "function" && name !== "constructor") noFTL(f);
+    }
+  }
+}
+keepFromTopTier(AttemptTracker.prototype, KeyedTable.prototype);
+
 /** Where the table's window stands as the rows go by. */
 class EventWindow {
   /** Index and time (ms) of the first and last event shown in full; null before the first. */
@@ -632,6 +652,7 @@ async function writeBody(
     else if (entryAt >= 0) rows.len = entryAt;
     if (blockRows >= BLOCK_ROWS || closed.length >= BLOCK_ROWS) flush(false);
   };
+  noFTL(step);
   if (input.exactPass) {
     // The reference: every row parsed whole (readJournalSync), written block by block as it is made.
     for (const item of readJournalSync(input.journal, { endOffset: total })) {
