@@ -75,9 +75,12 @@ export class KeyedTable<E, K1, K2 = string> {
   }
 }
 
-/** A 32-bit hash of a string's UTF-16 units (FNV-1a, then mixed so the low bits the table uses depend on every unit). */
+/** A basis drawn per process: ids chosen to fall on one slot of a run's tables do not in the next run's. */
+const BASIS = (0x811c9dc5 ^ Math.floor(Math.random() * 0x100000000)) >>> 0;
+
+/** A 32-bit hash of a string's UTF-16 units (FNV-1a from BASIS, then mixed so the low bits the table uses depend on every unit). */
 export function textHash(s: string): number {
-  let h = 0x811c9dc5;
+  let h = BASIS;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   h ^= h >>> 16;
   h = Math.imul(h, 0x7feb352d);
