@@ -63,6 +63,8 @@ export const FIELD_CHARS = 512;
 export const KEY_CHARS = 128;
 export const MAX_DENSITY_LANES = 256;
 const BLOCK_ROWS = 2000;
+/** An events block is written once its entries reach this many bytes, whatever their count (a table of large payloads). */
+const BLOCK_BYTES = 1 << 20;
 /** Growth of the resident set (bytes) after which the page's pass collects garbage. */
 const GC_GROWTH = 8 << 20;
 const MAX_EVENT_TYPES = 1000;
@@ -551,12 +553,12 @@ async function writeBody(
   /** Blocks of the page made and not yet written (the rows are read synchronously; the sink is awaited between). */
   const ready: (string | Uint8Array)[] = [];
   const flush = (force: boolean): void => {
-    if (blockRows > 0 && (force || blockRows >= BLOCK_ROWS)) {
+    if (blockRows > 0 && (force || blockRows >= BLOCK_ROWS || rows.len >= BLOCK_BYTES)) {
       ready.push(eventsBlock(rows.view()));
       rows.len = 0;
       blockRows = 0;
-      // a block of huge payloads leaves no huge buffer behind
-      if (rows.buf.length > 1 << 23) rows = new ByteSink(1 << 16);
+      // an entry past the block's bytes leaves no larger buffer behind
+      if (rows.buf.length > 2 * BLOCK_BYTES) rows = new ByteSink(1 << 16);
     }
     if (closed.length > 0 && (force || closed.length >= BLOCK_ROWS)) {
       ready.push(dataBlock("attempts", closed));
@@ -650,7 +652,7 @@ async function writeBody(
     entryAt = -1;
     if (win.take(i, lastTs, at, entrySize)) blockRows++;
     else if (entryAt >= 0) rows.len = entryAt;
-    if (blockRows >= BLOCK_ROWS || closed.length >= BLOCK_ROWS) flush(false);
+    if (blockRows >= BLOCK_ROWS || rows.len >= BLOCK_BYTES || closed.length >= BLOCK_ROWS) flush(false);
   };
   noFTL(step);
   if (input.exactPass) {
