@@ -602,7 +602,6 @@ export class FastTableWriter extends PlainLines {
 
 
 /** String(n) of an integer below 1e21 in magnitude, written at o; returns the end. */
-/** The integer n (|n| < 10^22, an exact one below 2^53) in decimal at b[o]; where it ends. */
 export function writeInt(b: Uint8Array, o: number, n: number): number {
   if (n < 0) {
     b[o++] = 0x2d;
