@@ -11,7 +11,7 @@ import { BYTE_PATH_MIN, loadsLine, rawGet } from "../pyjson/row.ts";
 import { CanonicalRow } from "../steps/canonical-row.ts";
 import { Tok } from "../codec/row-index.ts";
 import { StepKey } from "../steps/row-keys.ts";
-import { pyEquals, pyInt, pyStr } from "../pyjson/python.ts";
+import { isNaNFloat, pyEquals, pyInt, pyStr } from "../pyjson/python.ts";
 import { PyNum, PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { diffJournals } from "../receipts/diff.ts";
 import { exportReceipt } from "../receipts/export.ts";
@@ -70,10 +70,6 @@ const seqOf = (row: PyObject, i: number) => {
   const s = pyInt(row.get("seq"));
   return s === null ? i : Number(s);
 };
-
-function isNaNFloat(v: PyValue | undefined): boolean {
-  return v instanceof PyNum && v.isFloat && Number.isNaN(Number(v.raw));
-}
 
 function toolName(v: PyValue | undefined): PyValue {
   // a huge row's large tool call is still its bytes (src/pyjson/row.ts): its name read from them

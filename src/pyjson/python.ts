@@ -114,7 +114,8 @@ export function pyEquals(a: PyValue | undefined, b: PyValue | undefined): boolea
   return true;
 }
 
-const isNaNFloat = (v: PyValue): boolean => v instanceof PyNum && v.isFloat && Number.isNaN(Number(v.raw));
+/** A parsed float NaN (json.loads' `NaN`). */
+export const isNaNFloat = (v: PyValue | undefined): boolean => v instanceof PyNum && v.isFloat && Number.isNaN(Number(v.raw));
 
 /**
  * Python `==` between two parsed values as a container's comparison (a

@@ -1,5 +1,5 @@
-import { pyEqualsAsMember, pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
-import { PyNum, pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { isNaNFloat, pyEqualsAsMember, pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
+import { pyInt, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /** The hashed fields, in the order divergences list them (§6). */
@@ -16,15 +16,13 @@ export type JournalDiff =
       reason: string;
     };
 
-const isNaNValue = (v: PyValue): boolean => v instanceof PyNum && v.isFloat && Number.isNaN(Number(v.raw));
-
 /**
  * Python `==` as the reference's diff sees parsed rows: a NaN nested in a
  * list or dict equals a NaN at the same place (pyEqualsAsMember), while two
  * top-level NaN fields differ.
  */
 export function diffEquals(a: PyValue, b: PyValue, nested = false): boolean {
-  if (!nested && isNaNValue(a) && isNaNValue(b)) return false;
+  if (!nested && isNaNFloat(a) && isNaNFloat(b)) return false;
   return pyEqualsAsMember(a, b);
 }
 
