@@ -120,3 +120,32 @@ export function tokenIs(b: Uint8Array, s: number, e: number, name: Uint8Array): 
   for (let i = 0; i < name.length; i++) if (b[s + 1 + i] !== name[i]) return false;
   return true;
 }
+
+/**
+ * Copy within mem between non-overlapping spans of printable ASCII (the
+ * only bytes the fast path ever copies). Eight bytes at a time through a
+ * DataView for short spans, the last word overlapping the previous one
+ * instead of a byte tail; memmove for long spans (its call overhead wins
+ * from ~48 bytes). Going through float64 is exact here: a double's bits
+ * survive a load and a store unless they are a NaN, and eight ASCII bytes
+ * (all below 0x80) can never spell a NaN (that needs the top bits of the
+ * two high bytes set).
+ */
+export function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number, n: number): void {
+  if (n >= 8) {
+    if (n >= 48) {
+      b.copyWithin(dst, src, src + n);
+      return;
+    }
+    const last = n - 8;
+    for (let i = 0; i < last; i += 8) dv.setFloat64(dst + i, dv.getFloat64(src + i, true), true);
+    dv.setFloat64(dst + last, dv.getFloat64(src + last, true), true);
+    return;
+  }
+  if (n >= 4) {
+    dv.setInt32(dst, dv.getInt32(src, true), true);
+    dv.setInt32(dst + n - 4, dv.getInt32(src + n - 4, true), true);
+    return;
+  }
+  for (let i = 0; i < n; i++) b[dst + i] = b[src + i]!;
+}

@@ -1,7 +1,8 @@
 import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, SPACE } from "../../codec/bytes.ts";
-import { compareSpans, indexObjectAt, indexObjectAtJs, KIND_MASK, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
+import { CanonicalWriter, copiedWhole } from "../../codec/canonical.ts";
+import { indexObjectAt, indexObjectAtJs, KIND_MASK, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../row-keys.ts";
-import { copyBytes, RecordHasher, writeDecimal, writeHex } from "./record-hasher.ts";
+import { RecordHasher, writeDecimal, writeHex } from "./record-hasher.ts";
 import { fastFloatRepr } from "./record-row.ts";
 
 /**
@@ -50,12 +51,6 @@ const MODULE_FROM = 8 << 10;
 /** A container whose bytes are json.dumps' default spelling already: no compact separator, no other whitespace. */
 const NOT_DEFAULT_SPACING = Spell.Tight | Spell.OddSpace;
 
-/** A token (its first tape word w) is written as its bytes: a scalar, or a container with none of the `unlike` spelling flags. */
-function copiedWhole(w: number, unlike: number): boolean {
-  const kind = w & KIND_MASK;
-  return (kind !== Tok.Object && kind !== Tok.Array) || (w & unlike) === 0;
-}
-
 /**
  * Python's repr of the float x at b[o]; returns the end. A value with at
  * most three decimals (the writer's elapsed_s, `round(…, 3)`) is written
@@ -89,10 +84,8 @@ export class RecordRowBuilder {
   /** The memory (read area, pre-images, and the row area at its rowBase) and the hashes. */
   private readonly h: RecordHasher;
   private readonly ix = new RowIndex();
-  /** Key tokens of the objects being sorted, a segment per nesting level. */
-  private order = new Int32Array(256);
-  /** Per entry of `order`, its key's sort prefix (sortKeys). */
-  private prefix = new Int32Array(256);
+  /** The payload pre-image's writer, over the same memory. */
+  private readonly cw: CanonicalWriter;
   private hasHead = false;
   /** End of the rows built so far in the row area (the batch to write). */
   private rowEnd = 0;
@@ -106,6 +99,7 @@ export class RecordRowBuilder {
     readonly batchBytes = 1 << 20,
   ) {
     this.h = new RecordHasher(readCap, batchBytes + 2 * readCap + 4096);
+    this.cw = new CanonicalWriter(this.ix, this.h.mem, this.h.dv);
     this.rowEnd = this.h.rowBase;
   }
 
@@ -199,114 +193,16 @@ export class RecordRowBuilder {
   private preImage(o: number): number {
     const ix = this.ix;
     const n = ix.members;
-    const order = this.segment(0, n);
+    const cw = this.cw;
+    const order = cw.segment(0, n);
     for (let m = 0; m < n; m++) order[m] = ix.member[m]!;
-    if (!this.sortKeys(0, n)) return -1;
-    return this.members(0, n, o);
-  }
-
-  /** `{"k":v,...}` for the key tokens order[at, at+n) (sorted), values compact; at o. */
-  private members(at: number, n: number, o: number): number {
-    const b = this.h.mem;
-    const tape = this.ix.tape;
-    b[o++] = LBRACE;
-    for (let i = 0; i < n; i++) {
-      if (i > 0) b[o++] = COMMA;
-      const k = this.order[at + i]!;
-      o = this.copy(tape[4 * k + 1]!, tape[4 * k + 2]!, o);
-      b[o++] = COLON;
-      o = this.compact(k + 1, at + n, o);
-      if (o < 0) return -1;
-    }
-    b[o++] = RBRACE;
-    return o;
-  }
-
-  /** Token t in the pre-image's spelling (compact, objects sorted) at o; `free`: the first unused entry of `order`. Returns the end, or -1. */
-  private compact(t: number, free: number, o: number): number {
-    const tape = this.ix.tape;
-    const w = tape[4 * t]!;
-    const kind = w & KIND_MASK;
-    if (copiedWhole(w, NOT_COMPACT_CANONICAL)) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
-    const b = this.h.mem;
-    const end = tape[4 * t + 3]!;
-    if (kind === Tok.Array) {
-      b[o++] = LBRACKET;
-      for (let c = t + 1; c < end; c = tape[4 * c + 3]!) {
-        if (c > t + 1) b[o++] = COMMA;
-        o = this.compact(c, free, o);
-        if (o < 0) return -1;
-      }
-      b[o++] = RBRACKET;
-      return o;
-    }
-    let n = 0;
-    for (let k = t + 1; k < end; k = tape[4 * (k + 1) + 3]!) n++;
-    const order = this.segment(free, n);
-    let i = free;
-    for (let k = t + 1; k < end; k = tape[4 * (k + 1) + 3]!) order[i++] = k;
-    if ((w & Spell.Unsorted) !== 0 && !this.sortKeys(free, n)) return -1;
-    return this.members(free, n, o);
-  }
-
-  /** `order` with room for n entries from `at`. */
-  private segment(at: number, n: number): Int32Array {
-    if (at + n > this.order.length) {
-      const grown = new Int32Array(Math.max(2 * this.order.length, at + n));
-      grown.set(this.order);
-      this.order = grown;
-      this.prefix = new Int32Array(grown.length);
-    }
-    return this.order;
-  }
-
-  /**
-   * Insertion-sort the key tokens order[at, at+n) by their text (plain
-   * ASCII keys, so byte order is Python's code-point order). Equal keys (a
-   * duplicate) return false: the exact path keeps the last.
-   */
-  private sortKeys(at: number, n: number): boolean {
-    const order = this.order;
-    const pre = this.prefix;
-    const tape = this.ix.tape;
-    const b = this.h.mem;
-    const dv = this.h.dv;
-    // Each key's first four bytes, big-endian, zero-padded: comparing two of these
-    // orders the keys unless they are equal (a plain key holds no zero byte, and its
-    // top byte is below 0x80: no sign trouble).
-    for (let i = at; i < at + n; i++) {
-      const k = order[i]!;
-      const s = tape[4 * k + 1]! + 1;
-      const len = tape[4 * k + 2]! - 1 - s;
-      const x = dv.getInt32(s, false);
-      pre[i] = len >= 4 ? x : len === 0 ? 0 : x & ~(-1 >>> (8 * len));
-    }
-    for (let i = at + 1; i < at + n; i++) {
-      const k = order[i]!;
-      const kp = pre[i]!;
-      let j = i - 1;
-      for (; j >= at; j--) {
-        const jp = pre[j]!;
-        if (jp < kp) break;
-        if (jp === kp) {
-          const q = order[j]!;
-          const c = compareSpans(b, tape[4 * q + 1]! + 1, tape[4 * q + 2]! - 1, tape[4 * k + 1]! + 1, tape[4 * k + 2]! - 1);
-          if (c === 0) return false;
-          if (c < 0) break;
-        }
-        order[j + 1] = order[j]!;
-        pre[j + 1] = jp;
-      }
-      order[j + 1] = k;
-      pre[j + 1] = kp;
-    }
-    return true;
+    if (!cw.sortKeys(0, n)) return -1;
+    return cw.members(0, n, o);
   }
 
   /** Copy mem[s, e) to o; returns the end. */
   private copy(s: number, e: number, o: number): number {
-    copyBytes(this.h.mem, this.h.dv, o, s, e - s);
-    return o + e - s;
+    return this.cw.copy(s, e, o);
   }
 
   private put(o: number, bytes: Uint8Array): number {

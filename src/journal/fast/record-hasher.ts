@@ -1,5 +1,5 @@
 import { HEX_BYTES as HEX_CHARS } from "../../hex.ts";
-import { QUOTE, RBRACE } from "../../codec/bytes.ts";
+import { copyBytes, QUOTE, RBRACE } from "../../codec/bytes.ts";
 
 /**
  * The chain hashing of `journal record`'s byte path (record-bytes.ts): the
@@ -251,34 +251,6 @@ function equalBytes(dv: DataView, a: number, c: number, n: number): boolean {
   return dv.getInt32(a + last, true) === dv.getInt32(c + last, true);
 }
 
-/**
- * Copy within mem between non-overlapping spans of printable ASCII (the
- * only bytes the fast path ever copies). Eight bytes at a time through a
- * DataView for short spans, the last word overlapping the previous one
- * instead of a byte tail; memmove for long spans (its call overhead wins
- * from ~48 bytes). Going through float64 is exact here: a double's bits
- * survive a load and a store unless they are a NaN, and eight ASCII bytes
- * (all below 0x80) can never spell a NaN (that needs the top bits of the
- * two high bytes set).
- */
-export function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number, n: number): void {
-  if (n >= 8) {
-    if (n >= 48) {
-      b.copyWithin(dst, src, src + n);
-      return;
-    }
-    const last = n - 8;
-    for (let i = 0; i < last; i += 8) dv.setFloat64(dst + i, dv.getFloat64(src + i, true), true);
-    dv.setFloat64(dst + last, dv.getFloat64(src + last, true), true);
-    return;
-  }
-  if (n >= 4) {
-    dv.setInt32(dst, dv.getInt32(src, true), true);
-    dv.setInt32(dst + n - 4, dv.getInt32(src + n - 4, true), true);
-    return;
-  }
-  for (let i = 0; i < n; i++) b[dst + i] = b[src + i]!;
-}
 
 /** The decimal digits of the integer 0 <= n < 2^53 at b[o]; returns the end. */
 export function writeDecimal(b: Uint8Array, o: number, n: number): number {

@@ -1,0 +1,143 @@
+import { COLON, COMMA, copyBytes, LBRACE, LBRACKET, RBRACE, RBRACKET } from "./bytes.ts";
+import { compareSpans, KIND_MASK, NOT_COMPACT_CANONICAL, type RowIndex, Spell, Tok } from "./row-index.ts";
+
+/**
+ * The canonical form of values a row index took (py-json-v1:
+ * `json.dumps(v, sort_keys=True, separators=(",", ":"))`), written from the
+ * index into the memory the row lies in: a value already in that spelling
+ * is copied as its bytes, an object whose keys are out of order has them
+ * sorted, whitespace between tokens is dropped. Every consumer that needs a
+ * row's canonical bytes (the payload pre-image `journal record` hashes, the
+ * rows a run receipt embeds) writes them here.
+ *
+ * It copies tokens as written, so the caller first declines what is not
+ * Python's spelling (the index's Utf8, NotPython and KeyNotPlain flags:
+ * keys are then plain ASCII, whose byte order is Python's code-point
+ * order). A duplicate key at any depth makes a write fail (-1): which value
+ * counts is the exact reader's to say.
+ *
+ * The row and the output share one buffer (`mem`, with `dv` over it), so
+ * copies are within it and make no views.
+ */
+/** A token (its first tape word w) is written as its bytes: a scalar, or a container with none of the `unlike` spelling flags. */
+export function copiedWhole(w: number, unlike: number): boolean {
+  const kind = w & KIND_MASK;
+  return (kind !== Tok.Object && kind !== Tok.Array) || (w & unlike) === 0;
+}
+
+export class CanonicalWriter {
+  /** Key tokens of the objects being written, a segment per nesting level; the caller fills a first segment for `members`. */
+  order = new Int32Array(256);
+  /** Per entry of `order`, its key's sort prefix (sortKeys). */
+  private prefix = new Int32Array(256);
+
+  constructor(
+    readonly ix: RowIndex,
+    public mem: Uint8Array,
+    public dv: DataView,
+  ) {}
+
+  /** `{"k":v,...}` for the key tokens order[at, at+n) (sorted), values compact; at o. Returns the end, or -1. */
+  members(at: number, n: number, o: number): number {
+    const b = this.mem;
+    const tape = this.ix.tape;
+    b[o++] = LBRACE;
+    for (let i = 0; i < n; i++) {
+      if (i > 0) b[o++] = COMMA;
+      const k = this.order[at + i]!;
+      o = this.copy(tape[4 * k + 1]!, tape[4 * k + 2]!, o);
+      b[o++] = COLON;
+      o = this.compact(k + 1, at + n, o);
+      if (o < 0) return -1;
+    }
+    b[o++] = RBRACE;
+    return o;
+  }
+
+  /** Token t compact (objects sorted) at o; `free`: the first unused entry of `order`. Returns the end, or -1. */
+  compact(t: number, free: number, o: number): number {
+    const tape = this.ix.tape;
+    const w = tape[4 * t]!;
+    const kind = w & KIND_MASK;
+    if (copiedWhole(w, NOT_COMPACT_CANONICAL)) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
+    const b = this.mem;
+    const end = tape[4 * t + 3]!;
+    if (kind === Tok.Array) {
+      b[o++] = LBRACKET;
+      for (let c = t + 1; c < end; c = tape[4 * c + 3]!) {
+        if (c > t + 1) b[o++] = COMMA;
+        o = this.compact(c, free, o);
+        if (o < 0) return -1;
+      }
+      b[o++] = RBRACKET;
+      return o;
+    }
+    let n = 0;
+    for (let k = t + 1; k < end; k = tape[4 * (k + 1) + 3]!) n++;
+    const order = this.segment(free, n);
+    let i = free;
+    for (let k = t + 1; k < end; k = tape[4 * (k + 1) + 3]!) order[i++] = k;
+    if ((w & Spell.Unsorted) !== 0 && !this.sortKeys(free, n)) return -1;
+    return this.members(free, n, o);
+  }
+
+  /** `order` with room for n entries from `at`. */
+  segment(at: number, n: number): Int32Array {
+    if (at + n > this.order.length) {
+      const grown = new Int32Array(Math.max(2 * this.order.length, at + n));
+      grown.set(this.order);
+      this.order = grown;
+      this.prefix = new Int32Array(grown.length);
+    }
+    return this.order;
+  }
+
+  /**
+   * Insertion-sort the key tokens order[at, at+n) by their text (plain
+   * ASCII keys, so byte order is Python's code-point order). Equal keys (a
+   * duplicate) return false: the exact path keeps the last.
+   */
+  sortKeys(at: number, n: number): boolean {
+    const order = this.order;
+    const pre = this.prefix;
+    const tape = this.ix.tape;
+    const b = this.mem;
+    const dv = this.dv;
+    // Each key's first four bytes, big-endian, zero-padded: comparing two of these
+    // orders the keys unless they are equal (a plain key holds no zero byte, and its
+    // top byte is below 0x80: no sign trouble).
+    for (let i = at; i < at + n; i++) {
+      const k = order[i]!;
+      const s = tape[4 * k + 1]! + 1;
+      const len = tape[4 * k + 2]! - 1 - s;
+      const x = dv.getInt32(s, false);
+      pre[i] = len >= 4 ? x : len === 0 ? 0 : x & ~(-1 >>> (8 * len));
+    }
+    for (let i = at + 1; i < at + n; i++) {
+      const k = order[i]!;
+      const kp = pre[i]!;
+      let j = i - 1;
+      for (; j >= at; j--) {
+        const jp = pre[j]!;
+        if (jp < kp) break;
+        if (jp === kp) {
+          const q = order[j]!;
+          const c = compareSpans(b, tape[4 * q + 1]! + 1, tape[4 * q + 2]! - 1, tape[4 * k + 1]! + 1, tape[4 * k + 2]! - 1);
+          if (c === 0) return false;
+          if (c < 0) break;
+        }
+        order[j + 1] = order[j]!;
+        pre[j + 1] = jp;
+      }
+      order[j + 1] = k;
+      pre[j + 1] = kp;
+    }
+    return true;
+  }
+
+  /** Copy mem[s, e) to o; returns the end. */
+  copy(s: number, e: number, o: number): number {
+    copyBytes(this.mem, this.dv, o, s, e - s);
+    return o + e - s;
+  }
+}
