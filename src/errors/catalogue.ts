@@ -154,7 +154,7 @@ export const ERROR_CATALOGUE = {
   input_unreadable: [3, "an input file that exists but cannot be read"],
   invalid_data: [3, "`journal record --data` is not a JSON object"],
   invalid_event_line: [3, "a `journal record` stdin line that is not a JSON object with an event"],
-  journal_changed: [3, "the journal changed between the passes of a seal, checkpoint or proof; retry with no writer active"],
+  journal_changed: [3, "the journal changed between the passes of a seal, checkpoint, proof or run receipt; retry with no writer active"],
   journal_missing: [3, "no journal for this run id"],
   journal_unreadable: [3, "a journal file that does not exist or cannot be read"],
   journal_write_failed: [3, "a row could not be written to the run journal"],

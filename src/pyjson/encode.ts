@@ -287,23 +287,31 @@ export function canonicalPart(v: PyLike): PreimagePart {
  * encoder in chunks, so a huge value is never one string.
  */
 export function hashParts(parts: readonly PreimagePart[], hasher: Bun.CryptoHasher): void {
+  writeParts(parts, (piece) => hasher.update(piece));
+}
+
+/**
+ * The pieces' text handed to `put` in order: text as it is, a `PyRaw`
+ * encoded canonically from its bytes in chunks (valid during the call).
+ */
+export function writeParts(parts: readonly PreimagePart[], put: (piece: string | Uint8Array) => void): void {
   let text = "";
   for (const p of parts) {
     if (typeof p === "string") {
       text += p;
       continue;
     }
-    if (text) hasher.update(text);
+    if (text) put(text);
     text = "";
     if (p.kind === "string") {
-      encodeStringPieces(p.bytes, new ByteSink(), (chunk) => hasher.update(chunk));
+      encodeStringPieces(p.bytes, new ByteSink(), put);
       continue;
     }
-    const e = new BytesEncoder(p.bytes, CANONICAL_OPTIONS, new ByteSink(), (chunk) => hasher.update(chunk));
+    const e = new BytesEncoder(p.bytes, CANONICAL_OPTIONS, new ByteSink(), put);
     e.value(0);
     e.finish();
   }
-  if (text) hasher.update(text);
+  if (text) put(text);
 }
 
 /** Lowercase hex SHA-256 of the joined pieces (what `sha256(join(parts))` gives, without joining). */

@@ -106,7 +106,10 @@ export class EndpointSet {
     const adapter = row.get("endpoint_adapter_name");
     if (typeof adapter !== "string" || adapter === "") return;
     const s = (v: PyValue | undefined) => (typeof v === "string" ? v : "");
-    const e: Endpoint = { adapter, model: s(row.get("endpoint_model")), base_url: s(row.get("endpoint_base_url")), profile: s(row.get("endpoint_profile_name")) };
+    this.add({ adapter, model: s(row.get("endpoint_model")), base_url: s(row.get("endpoint_base_url")), profile: s(row.get("endpoint_profile_name")) });
+  }
+  /** An `agent_spawned` row's endpoint (its adapter name a non-empty string; a member that is not a string reads ""). */
+  add(e: Endpoint): void {
     const key = JSON.stringify([e.adapter, e.model, e.base_url, e.profile]);
     if (!this.seen.has(key)) this.seen.set(key, e);
   }

@@ -2,16 +2,16 @@ import { sign, type KeyObject } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors/index.ts";
-import { writeFileAtomic } from "../fsutil/atomic.ts";
+import { AtomicFileStream } from "../fsutil/atomic-stream.ts";
 import { checkOutputTarget } from "../fsutil/output-target.ts";
 import { journalPath, runDir } from "../journal/paths.ts";
-import { EventChainWalker } from "../journal/chain.ts";
 import { DEFAULT_PROFILE } from "../journal/hash-profiles.ts";
-import { canonical } from "../pyjson/encode.ts";
+import { canonical, compareCodePoints, encodeString } from "../pyjson/encode.ts";
 import { pyRepr, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { readAuditRange, type AuditRange } from "./audit.ts";
-import { bindingBlock, bindingBytes, CURRENT_SCHEMA, EndpointSet, extensionsOf, pae, PAYLOAD_TYPE, RECEIPT_TYPE } from "./binding.ts";
+import { bindingBlock, bindingBytes, CURRENT_SCHEMA, pae, PAYLOAD_TYPE, RECEIPT_TYPE } from "./binding.ts";
+import { embedJournalRows, journalFacts, type JournalFacts, type RowSink } from "./journal-rows.ts";
 import { DEFAULT_KEY_ID, encodeBase64Url, KEY_ALG } from "./keys.ts";
 import { rawPublicKey } from "../receipts/keys.ts";
 import { SPINE_FIELDS, SpineWalker, missingFieldsRepr } from "./spine.ts";
@@ -55,36 +55,6 @@ function refusal(runId: string, what: string): RefusalError {
   return new RefusalError("run_receipt_refused", `refusing to sign run ${pyRepr(runId)}: ${what}`, { run_id: runId });
 }
 
-/** The journal rows as embedded (without `ts`/`elapsed_s`), after the strict scan and the chain walk. */
-function journalRows(path: string, runId: string): PyObject[] {
-  const rows: PyObject[] = [];
-  const walker = new EventChainWalker();
-  const partial = "a receipt is never signed over a partial journal";
-  const shape = "a receipt is never signed over a malformed journal";
-  for (const { line, row } of strictObjects(path, (n, what) => refusal(runId, `journal line ${n} ${what}; ${partial}`))) {
-    const idx = row.get("index");
-    if (!(idx instanceof PyNum) || idx.isFloat) throw refusal(runId, `journal line ${line} has a missing or non-integer 'index'; ${shape}`);
-    const ev = row.get("event");
-    if (typeof ev !== "string" || ev === "") throw refusal(runId, `journal line ${line} has a missing or non-string 'event'; ${shape}`);
-    if (typeof row.get("prev_hash") !== "string") throw refusal(runId, `journal line ${line} has a missing or non-string 'prev_hash'; ${shape}`);
-    for (const k of ["payload_hash", "event_hash"]) {
-      const v = row.get(k);
-      if (typeof v !== "string" || v === "") throw refusal(runId, `journal line ${line} has an empty '${k}'; ${shape}`);
-    }
-    walker.push(row);
-    const embedded = new Map(row);
-    embedded.delete("ts");
-    embedded.delete("elapsed_s");
-    rows.push(embedded);
-  }
-  if (rows.length === 0) {
-    throw new InputError("journal_unreadable", `no journal events for run ${pyRepr(runId)} at ${path}; an empty run has no identity to attest`, { run_id: runId, path });
-  }
-  const d = walker.divergence;
-  if (d) throw refusal(runId, `journal chain fails at step ${d.index}: ${d.error}`);
-  return rows;
-}
-
 const SPINE_ROW_FIELDS = [...SPINE_FIELDS, "hmac"];
 
 /** The lineage-spine entries as embedded (`hmac` dropped), walked keyless. */
@@ -116,44 +86,88 @@ function spineEntries(sddDir: string, runId: string): { entries: PyObject[]; hea
 }
 
 /** Build, sign and write the receipt; returns what the CLI shows. */
-export function buildRunReceipt(o: BuildOptions): BuiltReceipt {
+export async function buildRunReceipt(o: BuildOptions): Promise<BuiltReceipt> {
   const jpath = journalPath(o.sddDir, o.runId);
   if (!existsSync(jpath)) {
     throw new InputError("run_not_found", `no journal events for run ${pyRepr(o.runId)} at ${jpath}; an empty run has no identity to attest`, { run_id: o.runId, path: jpath });
   }
+  const path = o.out ? resolve(o.out) : join(runDir(o.sddDir, o.runId), RUN_RECEIPT_NAME);
   // Refused before anything is read or written (an audit key may be created below).
-  checkOutputTarget(o.out ?? join(runDir(o.sddDir, o.runId), RUN_RECEIPT_NAME), "the run receipt");
-  const rows = journalRows(jpath, o.runId);
-  const spine = spineEntries(o.sddDir, o.runId);
-  const audit: AuditRange | null = o.audit ? readAuditRange(o.sddDir, o.audit.since, o.audit.until, o.audit.key) : null;
-  const endpoints = new EndpointSet();
-  let extensions: PyValue[] | null = null;
-  for (const r of rows) {
-    endpoints.push(r);
-    extensions = extensionsOf(r) ?? extensions;
+  checkOutputTarget(path, "the run receipt");
+  const journal = await journalFacts(jpath, o.runId);
+  let spine: { entries: PyObject[]; head: string };
+  let audit: AuditRange | null;
+  try {
+    spine = spineEntries(o.sddDir, o.runId);
+    audit = o.audit ? readAuditRange(o.sddDir, o.audit.since, o.audit.until, o.audit.key) : null;
+  } catch (err) {
+    // a journal row the strict scan refuses is named first, as when the journal was read whole before the spine
+    await embedJournalRows(jpath, o.runId, journal, null);
+    throw err;
   }
-  const journalHead = pyStr(rows[rows.length - 1]!.get("event_hash"));
-  const block = bindingBlock({
-    schemaVersion: CURRENT_SCHEMA,
-    hashProfile: DEFAULT_PROFILE.name,
-    runId: o.runId,
-    journalEventCount: rows.length,
-    journalHead,
-    spineEntryCount: spine.entries.length,
-    spineHead: spine.head,
-    endpoints: endpoints.sorted(),
-    extensions,
-    audit: audit && { headSha256: audit.head_sha256, eventCount: int(audit.events.length), headHmac: audit.head_hmac, since: audit.since, until: audit.until },
-  });
-  const bytes = bindingBytes(block, DEFAULT_PROFILE.name);
-  const signature = sign(null, pae(PAYLOAD_TYPE, bytes), o.key);
   const keyId = o.keyId || DEFAULT_KEY_ID;
+  const out = new ReceiptOut(path);
+  try {
+    // the receipt's text before its rows depends on neither the rows nor the signature (keys after "journal")
+    const head = receiptText(o, journal, spine, audit, keyId, null);
+    out.text(head.before);
+    const rows = await embedJournalRows(jpath, o.runId, journal, out);
+    const block = bindingBlock({
+      schemaVersion: CURRENT_SCHEMA,
+      hashProfile: DEFAULT_PROFILE.name,
+      runId: o.runId,
+      journalEventCount: journal.count,
+      journalHead: journal.head,
+      spineEntryCount: spine.entries.length,
+      spineHead: spine.head,
+      endpoints: rows.endpoints.sorted(),
+      extensions: rows.extensions,
+      audit: audit && { headSha256: audit.head_sha256, eventCount: int(audit.events.length), headHmac: audit.head_hmac, since: audit.since, until: audit.until },
+    });
+    const bytes = bindingBytes(block, DEFAULT_PROFILE.name);
+    const signed = receiptText(o, journal, spine, audit, keyId, { digest: Bun.SHA256.hash(bytes, "hex") as string, signature: sign(null, pae(PAYLOAD_TYPE, bytes), o.key).toString("base64") });
+    if (signed.before !== head.before) throw new Error("run receipt: the text before the rows changed with the signature");
+    out.text(signed.after + "\n");
+    out.commit();
+  } catch (err) {
+    out.abort();
+    throw err;
+  }
+  return {
+    path,
+    run_id: o.runId,
+    journal_head: journal.head,
+    journal_events: journal.count,
+    spine_head: spine.head,
+    spine_entries: spine.entries.length,
+    audit_range_head: audit ? audit.head_sha256 : null,
+    audit_events: audit ? audit.events.length : null,
+    receipt_sha256: out.sha256(),
+    key_id: keyId,
+  };
+}
+
+/**
+ * `canonical(receipt)` around the journal's rows: the text before the
+ * first row and after the last. A Map's canonical text is its members'
+ * in code-point order of their keys, so the journal block (`event_count`,
+ * `events`, `head_hash`, in that order) is cut at its list; every other
+ * value is canonical as it is. `signed` null: placeholders for what comes
+ * after "journal" (the text before the rows is the same).
+ */
+function receiptText(
+  o: BuildOptions,
+  journal: JournalFacts,
+  spine: { entries: PyObject[]; head: string },
+  audit: AuditRange | null,
+  keyId: string,
+  signed: { digest: string; signature: string } | null,
+): { before: string; after: string } {
   const receipt = new Map<string, PyValue>([
     ["schema_version", CURRENT_SCHEMA],
     ["receipt_type", RECEIPT_TYPE],
     ["run_id", o.runId],
-    ["subject", new Map<string, PyValue>([["name", `run-receipt-${o.runId}`], ["digest", new Map([["sha256", Bun.SHA256.hash(bytes, "hex") as string]])]])],
-    ["journal", new Map<string, PyValue>([["head_hash", journalHead], ["event_count", int(rows.length)], ["events", rows]])],
+    ["subject", new Map<string, PyValue>([["name", `run-receipt-${o.runId}`], ["digest", new Map([["sha256", signed?.digest ?? ""]])]])],
     ["spine", new Map<string, PyValue>([["head_hash", spine.head], ["entry_count", int(spine.entries.length)], ["entries", spine.entries]])],
     [
       "signing",
@@ -162,7 +176,7 @@ export function buildRunReceipt(o: BuildOptions): BuiltReceipt {
         ["key_id", keyId],
         ["payload_type", PAYLOAD_TYPE],
         ["public_key_jwk", new Map<string, PyValue>([["alg", KEY_ALG], ["crv", "Ed25519"], ["kid", keyId], ["kty", "OKP"], ["x", encodeBase64Url(rawPublicKey(o.key))]])],
-        ["signature_b64", signature.toString("base64")],
+        ["signature_b64", signed?.signature ?? ""],
       ]),
     ],
   ]);
@@ -179,24 +193,97 @@ export function buildRunReceipt(o: BuildOptions): BuiltReceipt {
       ]),
     );
   }
-  const text = canonical(receipt) + "\n";
-  const path = o.out ? resolve(o.out) : join(runDir(o.sddDir, o.runId), RUN_RECEIPT_NAME);
+  const block = canonical(new Map<string, PyValue>([["head_hash", journal.head], ["event_count", int(journal.count)], ["events", []]]));
+  const cut = block.indexOf(EMPTY_EVENTS) + EMPTY_EVENTS.length - 1;
+  const keys = [...receipt.keys(), "journal"].sort(compareCodePoints);
+  const at = keys.indexOf("journal");
+  const member = (k: string) => `${encodeString(k)}:${canonical(receipt.get(k)!)}`;
+  const before = keys.slice(0, at).map((k) => `${member(k)},`).join("");
+  const after = keys.slice(at + 1).map((k) => `,${member(k)}`).join("");
+  return { before: `{${before}${encodeString("journal")}:${block.slice(0, cut)}`, after: `${block.slice(cut)}${after}}` };
+}
+
+const EMPTY_EVENTS = '"events":[]';
+
+/**
+ * The receipt's file as it is written: pieces gathered to about a MiB per
+ * write, hashed as they go (receipt_sha256), in a temp file that takes the
+ * receipt's name only when complete (AtomicFileStream). A failure to
+ * create or write it is `receipt_write_failed`.
+ */
+class ReceiptOut implements RowSink {
+  private readonly file: AtomicFileStream;
+  private readonly hasher = new Bun.CryptoHasher("sha256");
+  private buf = new Uint8Array(OUT_CHUNK + (OUT_CHUNK >> 2));
+  private len = 0;
+  private digest = "";
+
+  constructor(readonly path: string) {
+    this.file = writing(path, () => new AtomicFileStream(path));
+  }
+
+  text(t: string): void {
+    if (t.length === 0) return;
+    // every receipt text is ASCII (canonical JSON escapes the rest): one byte per code unit
+    if (this.len + t.length > this.buf.length) this.flush(t.length);
+    if (t.length > this.buf.length) {
+      this.put(Buffer.from(t, "latin1"));
+      return;
+    }
+    this.len += this.encoder.encodeInto(t, this.buf.subarray(this.len)).written;
+    if (this.len >= OUT_CHUNK) this.flush(0);
+  }
+
+  bytes(mem: Uint8Array, s: number, e: number): void {
+    const n = e - s;
+    if (this.len + n > this.buf.length) this.flush(n);
+    if (n > this.buf.length) {
+      this.put(mem.subarray(s, e));
+      return;
+    }
+    this.buf.set(mem.subarray(s, e), this.len);
+    this.len += n;
+    if (this.len >= OUT_CHUNK) this.flush(0);
+  }
+
+  commit(): void {
+    this.flush(0);
+    this.digest = this.hasher.digest("hex");
+    writing(this.path, () => this.file.commit());
+  }
+
+  abort(): void {
+    this.file.abort();
+  }
+
+  sha256(): string {
+    return this.digest;
+  }
+
+  private readonly encoder = new TextEncoder();
+
+  /** Write what is gathered (and make room for `more` bytes). */
+  private flush(more: number): void {
+    if (this.len > 0) this.put(this.buf.subarray(0, this.len));
+    this.len = 0;
+    if (more > this.buf.length && more <= OUT_CHUNK * 4) this.buf = new Uint8Array(more);
+  }
+
+  private put(bytes: Uint8Array): void {
+    this.hasher.update(bytes);
+    writing(this.path, () => this.file.write(bytes));
+  }
+}
+
+/** About this many bytes of the receipt per write. */
+const OUT_CHUNK = 1 << 20;
+
+/** `op` on the receipt's file; a failure that is not one of ours is `receipt_write_failed`. */
+function writing<T>(path: string, op: () => T): T {
   try {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileAtomic(path, text);
+    return op();
   } catch (err) {
+    if (err instanceof BernsteinError) throw err;
     throw new BernsteinError("receipt_write_failed", `cannot write the run receipt ${path}: ${(err as Error).message}`, ExitCode.INTERNAL, { path });
   }
-  return {
-    path,
-    run_id: o.runId,
-    journal_head: journalHead,
-    journal_events: rows.length,
-    spine_head: spine.head,
-    spine_entries: spine.entries.length,
-    audit_range_head: audit ? audit.head_sha256 : null,
-    audit_events: audit ? audit.events.length : null,
-    receipt_sha256: Bun.SHA256.hash(text, "hex") as string,
-    key_id: keyId,
-  };
 }

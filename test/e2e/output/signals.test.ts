@@ -275,6 +275,23 @@ describe.skipIf(process.platform !== "linux")("signals end long commands cleanly
     expect(existsSync(join(t.runDir("big"), "timeline.html"))).toBe(false);
   }, 60_000);
 
+  test("SIGTERM during verify run: no run receipt, no temp file", async () => {
+    const keys = Bun.spawnSync([binPath(), "keys", "generate", "--out-dir", "keys", "--name", "k"], { cwd: t.cwd });
+    expect(keys.exitCode).toBe(0);
+    // The receipt's temp file appears once the journal is verified (the handlers long in place): frozen at once,
+    // the rows of a ~1 GB journal are still ahead of it, however fast the machine.
+    const r = await signalWhile([binPath(), "verify", "run", "big", "--signing-key-path", "keys/k.key", "--as-json"], t.cwd, "SIGTERM", {
+      ready: () => tempFiles(t.runDir("big")).length > 0,
+      settleMs: 0,
+    });
+    const doc = oneInterruptedDoc(r, "SIGTERM");
+    expect(doc).toMatchObject({ command: "verify run", run_id: "big", written: false });
+    expect(doc.temp_files_removed).toHaveLength(1);
+    expect(tempFiles(t.runDir("big"))).toEqual([]);
+    expect(existsSync(join(t.runDir("big"), "run-receipt.json"))).toBe(false);
+    expect(r.ms).toBeLessThan(5000);
+  }, 60_000);
+
   test("SIGTERM during replay export: no receipt, no temp file", async () => {
     const agent = "agent-big";
     const j = StepJournal.open(t.sdd, agent);

@@ -5,6 +5,7 @@ import { loadOrCreateAuditKey } from "../../../runreceipt/audit.ts";
 import { buildRunReceipt } from "../../../runreceipt/build.ts";
 import { resolveSigningKey } from "../../../runreceipt/signing-key.ts";
 import { defineCliCommand } from "../../command.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines } from "../../output.ts";
 import { runIdArgs } from "../../args.ts";
 
@@ -51,7 +52,10 @@ export default defineCliCommand({
     const { key, keyId } = resolveSigningKey({ path: args["signing-key-path"], envVar: args["signing-env-var"], keyId: args["signing-key-id"] });
     const sddDir = args["sdd-dir"] ?? join(args.workdir ?? ".", ".sdd");
     const audit = args["include-audit-range"] ? { since: since!, until: until!, key: loadOrCreateAuditKey() } : null;
-    const r = buildRunReceipt({ sddDir, runId: String(args.run_id), key, keyId, audit, out: args.output });
+    const runId = String(args.run_id);
+    const r = await withInterrupts({ json, command: "verify run", facts: () => ({ run_id: runId, written: false }), doing: () => "reading the journal to sign its receipt" }, () =>
+      buildRunReceipt({ sddDir, runId, key, keyId, audit, out: args.output }),
+    );
     if (json) {
       await printJson({ ok: true, ...r });
       return 0;

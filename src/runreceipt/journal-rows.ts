@@ -1,0 +1,345 @@
+import { statSync } from "node:fs";
+import { tokenIs } from "../codec/bytes.ts";
+import { CanonicalWriter } from "../codec/canonical.ts";
+import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import { InputError, RefusalError } from "../errors/index.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { physicalLines } from "../fsutil/lines.ts";
+import { GrowthCollector, nextTurn, TurnPacer } from "../fsutil/turn.ts";
+import { EventChainWalker } from "../journal/chain.ts";
+import { verifyJournalFast } from "../journal/fast/engine.ts";
+import { RUN_ROW_KEY_NAMES, RunKey } from "../journal/row-keys.ts";
+import { canonical, canonicalParts, holdsRaw, writeParts } from "../pyjson/encode.ts";
+import { parse } from "../pyjson/parse.ts";
+import { pyRepr } from "../pyjson/python.ts";
+import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
+import { type Endpoint, EndpointSet, extensionsOf } from "./binding.ts";
+import { strictObject } from "./strict-lines.ts";
+
+/**
+ * The journal a run receipt embeds, read in two streaming passes so that
+ * neither the rows nor the receipt's text is ever held whole (a receipt of
+ * a 220 MB journal is ~190 MB of text):
+ *
+ *  1. `journalFacts`: the fast verifier (src/journal/fast: the exact
+ *     verifier's verdict) says the chain is clean, and gives the row count
+ *     and head the receipt states before its rows. A journal it does not
+ *     find clean is walked by the exact strict scan, which refuses it with
+ *     the message it always gave (the first bad line, an empty run, the
+ *     chain's failure).
+ *  2. `embedJournalRows`: every row again, to the same snapshot, each
+ *     written as embedded (its canonical text without `ts`/`elapsed_s`). A
+ *     row in Python's writer spelling is written from the codec's index
+ *     (src/codec/canonical.ts); any other row is parsed by the strict scan
+ *     and encoded, a huge one with its large values kept as bytes. The
+ *     rows' links are checked against pass 1's count and head: a journal
+ *     rewritten between the passes is `journal_changed`, nothing written.
+ *
+ * Rows may be as long as the journal's own limit (JOURNAL_MAX_ROW_BYTES),
+ * as every verb of a run reads them.
+ */
+
+export interface JournalFacts {
+  /** Rows (objects) in the snapshot. */
+  count: number;
+  /** The last row's event_hash. */
+  head: string;
+  /** The bytes both passes read. */
+  snapshot: number;
+}
+
+export type Refuse = (line: number, what: string) => RefusalError;
+
+/** Where the embedded rows go (null: pass 2 only checks them). */
+export interface RowSink {
+  /** Bytes mem[s, e) of one row's text, or the next piece of it. */
+  bytes(mem: Uint8Array, s: number, e: number): void;
+  text(t: string): void;
+}
+
+const partial = "a receipt is never signed over a partial journal";
+const shape = "a receipt is never signed over a malformed journal";
+
+function refusal(runId: string, what: string): RefusalError {
+  return new RefusalError("run_receipt_refused", `refusing to sign run ${pyRepr(runId)}: ${what}`, { run_id: runId });
+}
+
+/** The refusal for a line the strict scan cannot use. */
+function lineRefusal(runId: string): Refuse {
+  return (n, what) => refusal(runId, `journal line ${n} ${what}; ${partial}`);
+}
+
+/** The strict scan's checks of one row's envelope (spec §1.3): a refusal naming `line`, or nothing. */
+function checkShape(row: PyObject, line: number, runId: string): void {
+  const idx = row.get("index");
+  if (!(idx instanceof PyNum) || idx.isFloat) throw refusal(runId, `journal line ${line} has a missing or non-integer 'index'; ${shape}`);
+  const ev = row.get("event");
+  if (typeof ev !== "string" || ev === "") throw refusal(runId, `journal line ${line} has a missing or non-string 'event'; ${shape}`);
+  if (typeof row.get("prev_hash") !== "string") throw refusal(runId, `journal line ${line} has a missing or non-string 'prev_hash'; ${shape}`);
+  for (const k of ["payload_hash", "event_hash"]) {
+    const v = row.get(k);
+    if (typeof v !== "string" || v === "") throw refusal(runId, `journal line ${line} has an empty '${k}'; ${shape}`);
+  }
+}
+
+/** Pass 1: the journal's row count and head, or the refusal the strict scan gives it. */
+export async function journalFacts(path: string, runId: string): Promise<JournalFacts> {
+  const v = await verifyJournalFast(path, { maxRowBytes: JOURNAL_MAX_ROW_BYTES });
+  if (v.ok && v.count > 0 && v.discarded_line_indices.length === 0 && v.divergent_index === null) return { count: v.count, head: v.head, snapshot: v.snapshot_bytes };
+  return exactJournalFacts(path, runId);
+}
+
+/** The strict scan and the chain walk (rows not kept): the facts, or the refusal. */
+async function exactJournalFacts(path: string, runId: string): Promise<JournalFacts> {
+  const snapshot = statSync(path).size;
+  const walker = new EventChainWalker();
+  const refuse = lineRefusal(runId);
+  const turns = new TurnPacer(50, 64);
+  let head = "";
+  let read = 0;
+  for (const pl of physicalLines(path, { endOffset: snapshot, maxLineBytes: JOURNAL_MAX_ROW_BYTES })) {
+    const row = strictObject(pl.bytes, pl.index + 1, refuse, true);
+    if (row === null) continue;
+    checkShape(row, pl.index + 1, runId);
+    walker.push(row);
+    head = row.get("event_hash") as string;
+    read += pl.bytes.length;
+    if (read >= TURN_BYTES || turns.due()) {
+      read = 0;
+      await nextTurn();
+    }
+  }
+  if (walker.count === 0) {
+    throw new InputError("journal_unreadable", `no journal events for run ${pyRepr(runId)} at ${path}; an empty run has no identity to attest`, { run_id: runId, path });
+  }
+  const d = walker.divergence;
+  if (d) throw refusal(runId, `journal chain fails at step ${d.index}: ${d.error}`);
+  return { count: walker.count, head, snapshot };
+}
+
+/** Growth of the resident set after which pass 2 collects garbage. */
+const GC_GROWTH = 8 << 20;
+/** Bytes of rows between two turns of the event loop (and looks at the resident set), whatever the time. */
+const TURN_BYTES = 8 << 20;
+
+/** What the binding reads of the rows, gathered while they are embedded. */
+export interface EmbeddedRows {
+  endpoints: EndpointSet;
+  extensions: PyValue[] | null;
+}
+
+/**
+ * Pass 2: the rows of the snapshot as embedded, in order, to `sink` (with
+ * a comma between two), checked as the strict scan checks them; the facts
+ * the binding needs of them.
+ */
+export async function embedJournalRows(path: string, runId: string, facts: JournalFacts, sink: RowSink | null): Promise<EmbeddedRows> {
+  const refuse = lineRefusal(runId);
+  const fast = new EmbeddedRowWriter();
+  const endpoints = new EndpointSet();
+  let extensions: PyValue[] | null = null;
+  const turns = new TurnPacer(50, 64);
+  // the lines' views and the values of rows read exactly are garbage the engine collects late
+  const gc = new GrowthCollector(GC_GROWTH);
+  const links = new Links();
+  let n = 0;
+  let read = 0;
+  for (const pl of physicalLines(path, { endOffset: facts.snapshot, maxLineBytes: JOURNAL_MAX_ROW_BYTES })) {
+    const line = pl.index + 1;
+    if (fast.take(pl.bytes)) {
+      if (!links.follows(fast.mem, fast.prevStart, fast.prevEnd, n)) throw changed(path, facts);
+      links.keep(fast.mem, fast.hashStart, fast.hashEnd);
+      if (fast.endpoint !== null) endpoints.add(fast.endpoint);
+      if (sink !== null) {
+        if (n > 0) sink.text(",");
+        sink.bytes(fast.mem, fast.outStart, fast.outEnd);
+      }
+    } else {
+      let row = strictObject(pl.bytes, line, refuse, true);
+      if (row === null) continue;
+      checkShape(row, line, runId);
+      const event = row.get("event");
+      // what the binding reads of these rows is read from values, never from bytes kept aside
+      if ((event === "agent_spawned" || event === "loaded_extension_set") && holdsRaw(row)) row = parse(new TextDecoder().decode(pl.bytes)) as PyObject;
+      endpoints.push(row);
+      extensions = extensionsOf(row) ?? extensions;
+      if (!links.followsText(row.get("prev_hash") as string, n)) throw changed(path, facts);
+      links.keepText(row.get("event_hash") as string);
+      if (sink !== null) {
+        if (n > 0) sink.text(",");
+        embedExact(row, sink);
+      }
+    }
+    n++;
+    read += pl.bytes.length;
+    if (read >= TURN_BYTES || turns.due()) {
+      read = 0;
+      gc.poll();
+      await nextTurn();
+    }
+  }
+  if (n !== facts.count || !links.lastIs(facts.head)) throw changed(path, facts);
+  return { endpoints, extensions };
+}
+
+function changed(path: string, facts: JournalFacts): InputError {
+  return new InputError("journal_changed", `the journal ${path} changed between the verify and the receipt (${facts.count} rows verified); retry with no writer active`, { path });
+}
+
+/** A row as embedded (its canonical text without ts/elapsed_s), from its value. */
+function embedExact(row: PyObject, sink: RowSink): void {
+  const embedded = new Map(row);
+  embedded.delete("ts");
+  embedded.delete("elapsed_s");
+  // a huge row's large values stream from their bytes (never one string)
+  if (holdsRaw(embedded)) writeParts(canonicalParts(embedded), (piece) => (typeof piece === "string" ? sink.text(piece) : sink.bytes(piece, 0, piece.length)));
+  else sink.text(canonical(embedded));
+}
+
+/** The chain's links as pass 2 reads them: each row's prev_hash is the row before's event_hash. */
+class Links {
+  private last = new Uint8Array(128);
+  private lastLen = 0;
+  private readonly enc = new TextEncoder();
+
+  /** Row n's prev_hash mem[s, e) (a string token's body) follows the last event_hash (row 0: anything, pass 1 checked it). */
+  follows(mem: Uint8Array, s: number, e: number, n: number): boolean {
+    if (n === 0) return true;
+    if (e - s !== this.lastLen) return false;
+    for (let i = 0; i < this.lastLen; i++) if (mem[s + i] !== this.last[i]) return false;
+    return true;
+  }
+
+  followsText(prev: string, n: number): boolean {
+    const b = this.enc.encode(prev);
+    return this.follows(b, 0, b.length, n);
+  }
+
+  keep(mem: Uint8Array, s: number, e: number): void {
+    if (e - s > this.last.length) this.last = new Uint8Array(e - s);
+    this.last.set(mem.subarray(s, e));
+    this.lastLen = e - s;
+  }
+
+  keepText(hash: string): void {
+    const b = this.enc.encode(hash);
+    this.keep(b, 0, b.length);
+  }
+
+  lastIs(head: string): boolean {
+    const b = this.enc.encode(head);
+    return this.follows(b, 0, b.length, 1);
+  }
+}
+
+/**
+ * Rows longer than this take the exact path, which keeps their large
+ * values as bytes: a fast row is copied into the writer's memory with room
+ * for its text, and its index holds every token (a dense row's tape is
+ * several times the row).
+ */
+const FAST_ROW_MAX = 4 << 20;
+/** What a row written from the index may not hold: what is not Python's spelling (the writer copies tokens). */
+const DECLINE = Spell.Utf8 | Spell.NotPython | Spell.KeyNotPlain;
+/** The run row's named keys, and the endpoint members the binding reads of an `agent_spawned` row. */
+const ENDPOINT_KEYS = ["endpoint_adapter_name", "endpoint_model", "endpoint_base_url", "endpoint_profile_name"];
+const EMBED_KEYS = new KeyTable([...RUN_ROW_KEY_NAMES, ...ENDPOINT_KEYS]);
+const idOf = (name: string): number => RUN_ROW_KEY_NAMES.indexOf(name) + 1;
+const TS = idOf("ts");
+const ELAPSED = idOf("elapsed_s");
+const INDEX = idOf("index");
+const PAYLOAD_HASH = idOf("payload_hash");
+const ENDPOINT = RUN_ROW_KEY_NAMES.length + 1;
+const AGENT_SPAWNED = new TextEncoder().encode("agent_spawned");
+/** Rows the binding reads as values (its extension list): the exact path takes them. */
+const LOADED_EXTENSION_SET = new TextEncoder().encode("loaded_extension_set");
+
+/**
+ * A row as embedded, written from the codec's index of it when it is in
+ * Python's writer spelling and the strict scan's checks hold: the row is
+ * copied into `mem`, its text written after it at [outStart, outEnd).
+ * False: the exact path takes the row (and says why it is refused, if it is).
+ */
+class EmbeddedRowWriter {
+  private readonly ix = new RowIndex();
+  mem = new Uint8Array(1 << 16);
+  private readonly cw = new CanonicalWriter(this.ix, this.mem, new DataView(this.mem.buffer));
+  outStart = 0;
+  outEnd = 0;
+  /** The prev_hash and event_hash string bodies in mem. */
+  prevStart = 0;
+  prevEnd = 0;
+  hashStart = 0;
+  hashEnd = 0;
+
+  take(line: Uint8Array): boolean {
+    const n = line.length;
+    if (n > FAST_ROW_MAX || n < 2) return false;
+    if (2 * n + 64 > this.mem.length) {
+      this.mem = new Uint8Array(Math.max(2 * this.mem.length, 2 * n + 64));
+      this.cw.mem = this.mem;
+      this.cw.dv = new DataView(this.mem.buffer);
+    }
+    const mem = this.mem;
+    const ix = this.ix;
+    mem.set(line, 0);
+    if (!indexRow(mem, 0, n, ix, EMBED_KEYS) || ix.repeatedName || (ix.flags(0) & DECLINE) !== 0) return false;
+    const index = ix.valueOf(INDEX);
+    const event = ix.valueOf(RunKey.Event);
+    const prev = ix.valueOf(RunKey.PrevHash);
+    const hash = ix.valueOf(RunKey.EventHash);
+    const payloadHash = ix.valueOf(PAYLOAD_HASH);
+    if (index < 0 || ix.kind(index) !== Tok.Int) return false;
+    if (!nonEmptyString(ix, event) || !nonEmptyString(ix, hash) || !nonEmptyString(ix, payloadHash)) return false;
+    if (prev < 0 || ix.kind(prev) !== Tok.String) return false;
+    if (tokenIs(mem, ix.start(event), ix.end(event), LOADED_EXTENSION_SET)) return false;
+    this.endpoint = null;
+    if (tokenIs(mem, ix.start(event), ix.end(event), AGENT_SPAWNED) && !this.readEndpoint()) return false;
+    const cw = this.cw;
+    const order = cw.segment(0, ix.members);
+    let m = 0;
+    for (let k = 0; k < ix.members; k++) {
+      const id = ix.keyId[k]!;
+      if (id === TS || id === ELAPSED) continue;
+      // the floats the digits leave open are decided for the values written only (ts, full precision, is dropped)
+      const v = ix.member[k]! + 1;
+      if ((ix.flags(v) & Spell.FloatUndecided) !== 0 && (ix.spelling(v) & Spell.NotPython) !== 0) return false;
+      order[m++] = ix.member[k]!;
+    }
+    if (!cw.sortKeys(0, m)) return false;
+    const end = cw.members(0, m, n);
+    if (end < 0) return false;
+    this.outStart = n;
+    this.outEnd = end;
+    this.prevStart = ix.start(prev) + 1;
+    this.prevEnd = ix.end(prev) - 1;
+    this.hashStart = ix.start(hash) + 1;
+    this.hashEnd = ix.end(hash) - 1;
+    // escapes in a link are the exact path's to compare (as values)
+    return (ix.flags(prev) & Spell.Escaped) === 0 && (ix.flags(hash) & Spell.Escaped) === 0;
+  }
+
+  /** The `agent_spawned` row's endpoint, as EndpointSet.push reads it (null: none); false when a member is a string with escapes (the exact path decodes it). */
+  endpoint: Endpoint | null = null;
+
+  private readEndpoint(): boolean {
+    const ix = this.ix;
+    const text: string[] = [];
+    for (let i = 0; i < ENDPOINT_KEYS.length; i++) {
+      const v = ix.valueOf(ENDPOINT + i);
+      if (v < 0 || ix.kind(v) !== Tok.String) {
+        text.push("");
+        continue;
+      }
+      if ((ix.flags(v) & Spell.Escaped) !== 0) return false;
+      text.push(ix.plainText(v));
+    }
+    const a = ix.valueOf(ENDPOINT);
+    if (a >= 0 && ix.kind(a) === Tok.String && text[0] !== "") this.endpoint = { adapter: text[0]!, model: text[1]!, base_url: text[2]!, profile: text[3]! };
+    return true;
+  }
+}
+
+function nonEmptyString(ix: RowIndex, t: number): boolean {
+  return t >= 0 && ix.kind(t) === Tok.String && ix.end(t) - ix.start(t) > 2;
+}
