@@ -17,6 +17,8 @@ export class ScanTrouble extends Error {
 }
 
 const CHUNK = 1 << 16;
+/** Growing the window to this size or more is followed by a full collection. */
+const COLLECT_AFTER_GROWING = 32 << 20;
 /** The most bytes the codec's string reader looks at past where it refuses a string (`\uXXXX` and a closing quote). */
 const LONGEST_ESCAPE = 7;
 
@@ -38,8 +40,8 @@ export class ByteCursor {
     private readonly input: OpenInput,
     /** Absolute offset where reading starts. */
     start = 0,
-    /** The longest single value accepted (a longer one is refused, not buffered). */
-    private readonly maxValue = 16 * 1024 * 1024,
+    /** The longest single value accepted (a longer one is refused, not buffered); the caller may raise it for a value it reads so. */
+    public limit = 16 * 1024 * 1024,
   ) {
     this.base = start;
   }
@@ -69,11 +71,13 @@ export class ByteCursor {
       this.base += from;
     }
     if (this.len + CHUNK > this.buf.length) {
-      if (this.buf.length > this.maxValue + CHUNK) throw new ValueTooLarge(this.maxValue);
+      if (this.buf.length > this.limit + CHUNK) throw new ValueTooLarge(this.limit);
       const grown = new Uint8Array(this.buf.length * 2);
       grown.set(this.buf.subarray(0, this.len));
       this.buf = grown;
       this.dv = new DataView(grown.buffer);
+      // the window a huge value outgrew is garbage the engine would free late, beside its successor
+      if (grown.length >= COLLECT_AFTER_GROWING) Bun.gc(true);
     }
     const n = this.input.read(this.buf, this.len, this.buf.length - this.len, this.base + this.len);
     if (n === 0) {

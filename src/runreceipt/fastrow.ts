@@ -8,7 +8,7 @@ import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
  * those bytes without the envelope members, so neither a value tree nor a
  * re-serialisation is needed. `canonicalRow` reads the codec's index of the
  * row and returns null for anything not in that form (an escaped key, a
- * non-canonical number, whitespace, NaN, a `hash_profile`, …): the caller
+ * non-canonical number, whitespace, a `hash_profile`, …): the caller
  * then takes the exact path (py-json parse and re-serialisation), which
  * decides every case.
  */
@@ -34,15 +34,19 @@ export interface CanonicalRow {
 }
 
 const ENDPOINT_PREFIX = new TextEncoder().encode("endpoint_");
-/** Spellings this reader does not take: anything not CJ, and NaN/Infinity (CJ refuses them). */
-const DECLINE = NOT_COMPACT_CANONICAL | Spell.NonFinite;
+/** Spellings this reader does not take: anything not CJ (NaN and Infinity are CJ: Python's writer allows them, spelled as read). */
+const DECLINE = NOT_COMPACT_CANONICAL;
 
 const ix = new RowIndex();
+/** Bytes of the window a row is first looked for in (most rows are shorter). */
+const FIRST_LOOK = 4096;
 const ascii = new TextDecoder();
 
 /** The row at the start of `b` in canonical form, or null when it is not (see the module comment). */
 export function canonicalRow(b: Uint8Array): CanonicalRow | null {
-  const end = indexObjectAt(b, 0, b.length, ix, RUN_ROW_KEYS);
+  // the module's scanner copies in what it may read: a row is first looked for in the window's start
+  let end = b.length > FIRST_LOOK ? indexObjectAt(b, 0, FIRST_LOOK, ix, RUN_ROW_KEYS) : -1;
+  if (end < 0) end = indexObjectAt(b, 0, b.length, ix, RUN_ROW_KEYS);
   if (end < 0 || (ix.spelling(0) & DECLINE) !== 0 || ix.slot[RunKey.HashProfile]! >= 0) return null;
   const event = plainString(RunKey.Event);
   const prev = plainString(RunKey.PrevHash);

@@ -1,8 +1,10 @@
-import { canonical, compareCodePoints, encodeString } from "../pyjson/encode.ts";
+import { isUtf8 } from "node:buffer";
+import { canonical, canonicalParts, compareCodePoints, encodeString, holdsRaw, writeParts } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
 import { isPyObject } from "../pyjson/parse.ts";
+import { BYTE_PATH_MIN, parseRowBytes, RAW_MEMBER_MIN, RAW_STRING_MIN } from "../pyjson/row.ts";
 import type { PyValue } from "../pyjson/types.ts";
-import type { OpenInput } from "../fsutil/input.ts";
+import { JOURNAL_MAX_ROW_BYTES, type OpenInput } from "../fsutil/input.ts";
 import { ByteCursor, ScanTrouble } from "./cursor.ts";
 
 /**
@@ -66,6 +68,12 @@ class CanonicalSink {
   text(s: string): void {
     this.pending += s;
     if (this.pending.length > 1 << 16) this.flush();
+  }
+  /** Text, or bytes (a chunk of a value encoded from its bytes, valid during the call). */
+  piece(p: string | Uint8Array): void {
+    if (typeof p === "string") return this.text(p);
+    this.flush();
+    this.hasher.update(p);
   }
   flush(): void {
     if (this.pending) this.hasher.update(this.pending);
@@ -162,6 +170,12 @@ function finish(hasher: Bun.CryptoHasher): ReceiptDigests {
 
 /** Bytes of lookahead offered to the canonical-row path; a longer row takes the parsed path. */
 const FAST_ROW_WINDOW = 1 << 16;
+/**
+ * Longer rows are not given to the fast reader, which holds a row's text
+ * and its payload as strings (several times the row): they are read with
+ * their large values kept as bytes.
+ */
+const FAST_ROW_MAX = 4 << 20;
 
 export interface ScanResult {
   /** The digests when every object's keys came sorted, else null. */
@@ -255,6 +269,10 @@ function scanValue(cur: ByteCursor, visitor: ReceiptVisitor): Omit<ScanResult, "
                 return;
               }
             }
+            if (key === "journal") {
+              journalRow(cur, sink, visitor, raw);
+              return;
+            }
             const v = parseCut(cur.cutValue().bytes);
             sink.text(canonical(v));
             visitor.element(key, v);
@@ -278,6 +296,54 @@ function scanValue(cur: ByteCursor, visitor: ReceiptVisitor): Omit<ScanResult, "
   return { digests: sink.sorted ? digests : null, notObject: false };
 }
 
+/**
+ * One element of the journal's rows, as long as a journal row may be
+ * (JOURNAL_MAX_ROW_BYTES, what `verify run` embeds). A long one is read
+ * with its large values kept as bytes (pyjson/row.ts parseRowBytes: what
+ * `json.loads` accepts, nothing else) and its canonical text streamed from
+ * them, so a huge row is never one string or a tree. The visitor is done
+ * with it before the cursor moves; a row whose values the binding reads
+ * (endpoints, extensions) is given as a tree.
+ */
+function journalRow(cur: ByteCursor, sink: CanonicalSink, visitor: ReceiptVisitor, raw: ReceiptVisitor["rawJournalRow"]): void {
+  const limit = cur.limit;
+  cur.limit = JOURNAL_MAX_ROW_BYTES;
+  let bytes: Uint8Array;
+  try {
+    bytes = cur.cutValue().bytes;
+  } finally {
+    cur.limit = limit;
+  }
+  if (raw !== undefined && bytes.length > FAST_ROW_WINDOW && bytes.length <= FAST_ROW_MAX && bytes[0] === 0x7b) {
+    // longer than the window the fast reader was given: given again, cut to the row
+    const r = raw(bytes);
+    if (r !== null) {
+      // the reader took the row (and counted it): it is the whole cut
+      if (r.end !== bytes.length) throw new Error("run receipt: the fast row reader took part of a journal row");
+      sink.text(r.text);
+      return;
+    }
+  }
+  let v = bytes.length >= BYTE_PATH_MIN ? parseLongCut(bytes) : parseCut(bytes);
+  if (v instanceof Map && holdsRaw(v)) {
+    const event = v.get("event");
+    if (event === "agent_spawned" || event === "loaded_extension_set") v = parseCut(bytes);
+  }
+  if (v instanceof Map && holdsRaw(v)) writeParts(canonicalParts(v), (piece) => sink.piece(piece));
+  else sink.text(canonical(v));
+  visitor.element("journal", v);
+}
+
+/** parseCut of a long value, its large members kept as bytes (views of `bytes`). */
+function parseLongCut(bytes: Uint8Array): PyValue {
+  if (!isUtf8(bytes)) throw new ScanTrouble("invalid UTF-8");
+  try {
+    return parseRowBytes(bytes, RAW_MEMBER_MIN, RAW_STRING_MIN);
+  } catch {
+    throw new ScanTrouble("invalid JSON value");
+  }
+}
+
 /** Values longer than this are re-canonicalised member by member, not parsed whole. */
 const WHOLE_VALUE_LIMIT = 1 << 20;
 
@@ -289,7 +355,8 @@ const WHOLE_VALUE_LIMIT = 1 << 20;
  * bounded by the largest small value plus one offset pair per key.
  */
 export function canonicalDigestsOfFile(input: OpenInput, range: [number, number]): ReceiptDigests {
-  const cur = new ByteCursor(input);
+  // the scan read the journal's rows to their limit: so does this second read
+  const cur = new ByteCursor(input, 0, JOURNAL_MAX_ROW_BYTES);
   const hasher = new Bun.CryptoHasher("sha256");
   let pending = "";
   const out = (s: string) => {

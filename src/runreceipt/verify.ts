@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { InputError, type ErrorCode } from "../errors/index.ts";
-import { openInput, withInputFile, MAX_ROW_BYTES, type OpenInput } from "../fsutil/input.ts";
+import { openInput, rowLimitText, withInputFile, type OpenInput } from "../fsutil/input.ts";
 import { parse } from "../pyjson/parse.ts";
 import { dumps } from "../pyjson/encode.ts";
 import { pyEquals, pyRepr, pyStr } from "../pyjson/python.ts";
@@ -264,7 +264,7 @@ function verifyOpen(input: OpenInput, file: string, pin: ReturnType<typeof pinne
     } else scan = scanReceipt(input, f);
   } catch (err) {
     if (err instanceof ValueTooLarge) {
-      throw new InputError("row_too_large", `a value in receipt ${file} is longer than the limit of ${MAX_ROW_BYTES} bytes (16 MiB); refusing to read it`, { path: file });
+      throw new InputError("row_too_large", `a value in receipt ${file} is longer than the limit of ${err.limit} bytes (${rowLimitText(err.limit)}); refusing to read it`, { path: file });
     }
     if (!(err instanceof ScanTrouble)) throw err;
     if (vector) throw new InputError("run_receipt_malformed", `${file} is not a bernstein-mcp vector file ({"name", "input", ...}): ${(err as Error).message}`, { path: file });

@@ -8,7 +8,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { OpenInput } from "../../src/fsutil/input.ts";
-import { ByteCursor, ScanTrouble } from "../../src/runreceipt/cursor.ts";
+import { ByteCursor, ScanTrouble, ValueTooLarge } from "../../src/runreceipt/cursor.ts";
 import { Gen, prng } from "../pyjson/gen.ts";
 
 const enc = new TextEncoder();
@@ -99,5 +99,18 @@ describe("the byte cursor cuts values with the codec's string reader", () => {
     for (const [doc, want] of cases) {
       for (const most of [null, 1, 5]) expect(`${most}: ${refusal(doc, most)}`).toBe(`${most}: ${want}`);
     }
+  });
+});
+
+describe("the longest value", () => {
+  test("a value past the cursor's limit is refused, not buffered; a caller may raise the limit for one value", () => {
+    const doc = enc.encode(`["${"x".repeat(300_000)}", 1]`);
+    const cur = new ByteCursor(input(doc, null), 0, 100_000);
+    cur.expect(0x5b);
+    expect(() => cur.cutValue()).toThrow(ValueTooLarge);
+    const raised = new ByteCursor(input(doc, null), 0, 100_000);
+    raised.expect(0x5b);
+    raised.limit = 1 << 20;
+    expect(raised.cutValue().bytes.length).toBe(300_002);
   });
 });
