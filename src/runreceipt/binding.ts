@@ -99,10 +99,15 @@ export function pae(payloadType: string, body: Uint8Array): Uint8Array {
  * Endpoint identities of the `agent_spawned` rows (spec §1.6): first
  * occurrence of each (adapter, model, base_url, profile), sorted.
  */
+/** The event whose rows name an endpoint (spec §1.6). */
+export const ENDPOINT_EVENT = "agent_spawned";
+/** The event whose row lists the loaded extensions. */
+export const EXTENSIONS_EVENT = "loaded_extension_set";
+
 export class EndpointSet {
   private readonly seen = new Map<string, Endpoint>();
   push(row: Map<string, PyValue>): void {
-    if (row.get("event") !== "agent_spawned") return;
+    if (row.get("event") !== ENDPOINT_EVENT) return;
     const adapter = row.get("endpoint_adapter_name");
     if (typeof adapter !== "string" || adapter === "") return;
     const s = (v: PyValue | undefined) => (typeof v === "string" ? v : "");
@@ -123,7 +128,7 @@ export class EndpointSet {
 
 /** The extension list of a `loaded_extension_set` row whose `extensions` is a list of objects, else null. */
 export function extensionsOf(row: Map<string, PyValue>): PyValue[] | null {
-  if (row.get("event") !== "loaded_extension_set") return null;
+  if (row.get("event") !== EXTENSIONS_EVENT) return null;
   const ext = row.get("extensions");
   if (!Array.isArray(ext) || !ext.every((e) => e instanceof Map)) return null;
   return ext;

@@ -103,6 +103,24 @@ export class ByteCursor {
     return this.buf.subarray(this.i, this.len);
   }
 
+  /**
+   * window() without a view: at least `min` unread bytes are in `buffer`
+   * from `position` to `filled` unless the file ends first (valid until the
+   * cursor moves). A reader that takes a value in place reads them there.
+   */
+  fillWindow(min: number): void {
+    while (this.len - this.i < min && this.fill()) {}
+  }
+  get buffer(): Uint8Array {
+    return this.buf;
+  }
+  get position(): number {
+    return this.i;
+  }
+  get filled(): number {
+    return this.len;
+  }
+
   /** Consume `n` bytes of the window. */
   advance(n: number): void {
     this.i += n;

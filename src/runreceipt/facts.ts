@@ -2,8 +2,9 @@ import { canonical } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { EventChainWalker } from "../journal/chain.ts";
+import { writeDecimal, writeHex } from "../journal/fast/record-hasher.ts";
 import { canonicalRow, type CanonicalRow } from "./fastrow.ts";
-import { EndpointSet, extensionsOf } from "./binding.ts";
+import { ENDPOINT_EVENT, EndpointSet, EXTENSIONS_EVENT, extensionsOf } from "./binding.ts";
 import type { ReceiptVisitor } from "./scan.ts";
 import { SpineWalker } from "./spine.ts";
 
@@ -131,23 +132,28 @@ export class ReceiptFacts implements ReceiptVisitor {
   /**
    * A journal row at the start of `bytes`: taken without a value tree when
    * it is in canonical form (fastrow.ts) and needs no field beyond the
-   * chain's. Returns its length and text, or null to send it to the parsed path.
+   * chain's. Returns its end (its bytes are its canonical text), or -1 to
+   * send it to the parsed path.
    */
-  rawJournalRow(bytes: Uint8Array): { end: number; text: string } | null {
+  rawJournalRow(b: Uint8Array, s: number, limit: number): number {
     const j = this.journal;
-    if (j.firstNonObject >= 0) return null;
-    const r = canonicalRow(bytes);
-    if (r === null || r.eventType === "loaded_extension_set") return null;
-    if (r.eventType === "agent_spawned") {
-      if ([...r.endpoint.values()].includes(undefined)) return null;
-      j.endpoints.push(new Map<string, PyValue>([["event", r.eventType], ...(r.endpoint as Map<string, string | null>)]));
+    if (j.firstNonObject >= 0) return -1;
+    const r = canonicalRow(b, s, limit);
+    if (r === null || r.eventIs(LOADED_EXTENSION_SET)) return -1;
+    if (r.eventIs(AGENT_SPAWNED)) {
+      if ([...r.endpoint.values()].includes(undefined)) return -1;
+      j.endpoints.push(new Map<string, PyValue>([["event", ENDPOINT_EVENT], ...(r.endpoint as Map<string, string | null>)]));
     }
     j.count++;
-    advance(j.walker, r);
-    j.lastEventHash = r.eventHash;
-    if (r.eventType === "tool_call") j.toolCalls++;
-    return r;
+    this.chain.advance(j.walker, r);
+    // with no divergence the walker's head is this row's event_hash (one string made per row, not two)
+    j.lastEventHash = j.walker.divergence === null ? j.walker.prefixHead : r.eventHash;
+    if (r.eventIs(TOOL_CALL)) j.toolCalls++;
+    return r.end;
   }
+
+  /** The chain check of rows the fast reader took. */
+  private readonly chain = new ByteChain();
 
   private journalRow(value: PyValue, isObj: boolean): void {
     const j = this.journal;
@@ -174,16 +180,101 @@ export class ReceiptFacts implements ReceiptVisitor {
   }
 }
 
-/** EventChainWalker.push for a row whose payload pre-image is already known (same rule, same messages). */
-function advance(w: EventChainWalker, r: CanonicalRow): void {
-  const i = w.count++;
-  if (w.divergence !== null) return;
-  // All three strings are plain ASCII (fastrow.ts), so the pre-image needs no escaping (journal/hash.ts eventPreimage).
-  const pre = `{"event_type":"${r.eventType}","index":${i},"payload_hash":"${Bun.SHA256.hash(r.payload, "hex") as string}","prev_hash":"${w.prefixHead}"}`;
-  const expected = Bun.SHA256.hash(pre, "hex") as string;
-  const broken = r.prevHash !== w.prefixHead ? "prev_hash break" : r.eventHash !== expected ? "event_hash mismatch" : null;
-  if (broken === null) w.prefixHead = r.eventHash;
-  else w.divergence = { index: i, expected, actual: r.eventHash, error: `step ${i}: ${broken}` };
+const enc = new TextEncoder();
+const AGENT_SPAWNED = enc.encode(ENDPOINT_EVENT);
+const LOADED_EXTENSION_SET = enc.encode(EXTENSIONS_EVENT);
+const TOOL_CALL = enc.encode("tool_call");
+const EH_TYPE = enc.encode('{"event_type":"');
+const EH_INDEX = enc.encode('","index":');
+const EH_PAYLOAD = enc.encode(',"payload_hash":"');
+const EH_PREV = enc.encode('","prev_hash":"');
+
+/**
+ * EventChainWalker.push for a row the fast reader took (same rule, same
+ * messages), from its bytes: the payload pre-image and the event
+ * pre-image (journal/hash.ts eventPreimage: all three strings are plain
+ * ASCII, so it needs no escaping) are hashed into buffers, the digests
+ * compared as hex bytes; the walker's head stays its string.
+ */
+class ByteChain {
+  private pre = new Uint8Array(1 << 10);
+  private readonly digest = new Uint8Array(32);
+  private readonly hex = new Uint8Array(64);
+  private readonly hexView = new DataView(this.hex.buffer);
+  /** Views by length of the row's payload buffer and of `pre`: hashing takes an exact view, and making one per row shows. */
+  private readonly payloadViews = new ViewCache();
+  private readonly preViews = new ViewCache();
+
+  advance(w: EventChainWalker, r: CanonicalRow): void {
+    const i = w.count++;
+    if (w.divergence !== null) return;
+    this.hashInto(this.payloadViews.of(r.payload, r.payloadLen));
+    const head = w.prefixHead;
+    const need = EH_TYPE.length + (r.eventE - r.eventS) + EH_INDEX.length + 20 + EH_PAYLOAD.length + 64 + EH_PREV.length + head.length + 2;
+    if (this.pre.length < need) this.pre = new Uint8Array(2 * need);
+    const p = this.pre;
+    let o = put(p, 0, EH_TYPE);
+    for (let k = r.eventS; k < r.eventE; k++) p[o++] = r.b[k]!;
+    o = put(p, o, EH_INDEX);
+    o = writeDecimal(p, o, i);
+    o = put(p, o, EH_PAYLOAD);
+    o = put(p, o, this.hex);
+    o = put(p, o, EH_PREV);
+    for (let k = 0; k < head.length; k++) p[o++] = head.charCodeAt(k);
+    p[o++] = 0x22;
+    p[o++] = 0x7d;
+    this.hashInto(this.preViews.of(p, o));
+    const prevOk = sameText(r.b, r.prevS, r.prevE, head);
+    const hashOk = r.hashE - r.hashS === 64 && sameBytes(r.b, r.hashS, this.hex);
+    if (prevOk && hashOk) {
+      w.prefixHead = r.eventHash;
+      return;
+    }
+    const expected = new TextDecoder().decode(this.hex);
+    w.divergence = { index: i, expected, actual: r.eventHash, error: `step ${i}: ${prevOk ? "event_hash mismatch" : "prev_hash break"}` };
+  }
+
+  /** SHA-256 of `v` into `digest`, its lowercase hex into `hex`. */
+  private hashInto(v: Uint8Array): void {
+    Bun.SHA256.hash(v, this.digest);
+    writeHex(this.hexView, 0, this.digest);
+  }
+}
+
+/** Views b[0, n) of one buffer, made once per length (forgotten when the buffer is another). */
+class ViewCache {
+  private buf: Uint8Array | null = null;
+  private readonly views: (Uint8Array | undefined)[] = [];
+
+  of(b: Uint8Array, n: number): Uint8Array {
+    if (n >= 1 << 14) return b.subarray(0, n);
+    if (this.buf !== b) {
+      this.buf = b;
+      this.views.length = 0;
+    }
+    let v = this.views[n];
+    if (v === undefined) {
+      v = b.subarray(0, n);
+      this.views[n] = v;
+    }
+    return v;
+  }
+}
+
+function put(p: Uint8Array, o: number, bytes: Uint8Array): number {
+  for (let k = 0; k < bytes.length; k++) p[o++] = bytes[k]!;
+  return o;
+}
+
+function sameText(b: Uint8Array, s: number, e: number, t: string): boolean {
+  if (e - s !== t.length) return false;
+  for (let k = 0; k < t.length; k++) if (b[s + k] !== t.charCodeAt(k)) return false;
+  return true;
+}
+
+function sameBytes(b: Uint8Array, s: number, x: Uint8Array): boolean {
+  for (let k = 0; k < x.length; k++) if (b[s + k] !== x[k]) return false;
+  return true;
 }
 
 /** `str()` of a member, with a missing one read as `""`. */

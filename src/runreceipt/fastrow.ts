@@ -11,28 +11,67 @@ import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
  * non-canonical number, whitespace, a `hash_profile`, …): the caller
  * then takes the exact path (py-json parse and re-serialisation), which
  * decides every case.
+ *
+ * What it finds stays bytes: spans of the row, and the payload pre-image
+ * written into `payload` (the chain is checked from them, facts.ts); the
+ * text getters are for a caller that wants strings (and the tests).
  */
+/** Where a row's links lie in the bytes it was read from: the bodies of its `prev_hash` and `event_hash` strings. */
+export class RowLinks {
+  prevS = 0;
+  prevE = 0;
+  hashS = 0;
+  hashE = 0;
 
-export interface CanonicalRow {
-  /** The `event` value (a plain string: no escapes). */
-  eventType: string;
-  /** Stored `prev_hash` / `event_hash` ("" when absent). */
-  prevHash: string;
-  eventHash: string;
-  /** The payload pre-image (spec run-journal §1.4): the row without its envelope members. */
-  payload: string;
-  /** The row's text (its canonical text: ASCII). */
-  text: string;
-  /** Length of the row's bytes (the row is `b[0, end)`). */
-  end: number;
+  /** The bodies of the string tokens `prev` and `hash` of `ix`'s tape. */
+  setLinks(ix: RowIndex, prev: number, hash: number): void {
+    this.prevS = ix.start(prev) + 1;
+    this.prevE = ix.end(prev) - 1;
+    this.hashS = ix.start(hash) + 1;
+    this.hashE = ix.end(hash) - 1;
+  }
+}
+
+export class CanonicalRow extends RowLinks {
+  /** The row is b[start, end), as given to canonicalRow. */
+  b: Uint8Array = new Uint8Array(0);
+  start = 0;
+  end = 0;
+  /** The body of `event` (a plain string: no escapes) in b; the links' too. */
+  eventS = 0;
+  eventE = 0;
+  /** The payload pre-image (spec run-journal §1.4: the row without its envelope members) is payload[0, payloadLen). */
+  payload = new Uint8Array(1 << 12);
+  payloadLen = 0;
   /**
    * The `endpoint_*` members (what the binding's endpoint list reads):
    * a plain string's text, null for a non-string, undefined for a string
-   * with escapes (the caller then parses the row).
+   * with escapes (the caller then parses the row). Empty for most rows.
    */
-  endpoint: Map<string, string | null | undefined>;
+  endpoint: Map<string, string | null | undefined> = NO_ENDPOINTS;
+
+  get eventType(): string {
+    return latin1(this.b, this.eventS, this.eventE);
+  }
+  get prevHash(): string {
+    return latin1(this.b, this.prevS, this.prevE);
+  }
+  get eventHash(): string {
+    return latin1(this.b, this.hashS, this.hashE);
+  }
+  get payloadText(): string {
+    return latin1(this.payload, 0, this.payloadLen);
+  }
+
+  /** The event is the string `name`'s bytes. */
+  eventIs(name: Uint8Array): boolean {
+    if (this.eventE - this.eventS !== name.length) return false;
+    for (let i = 0; i < name.length; i++) if (this.b[this.eventS + i] !== name[i]) return false;
+    return true;
+  }
 }
 
+const NO_ENDPOINTS: Map<string, string | null | undefined> = new Map();
 const ENDPOINT_PREFIX = new TextEncoder().encode("endpoint_");
 /** Spellings this reader does not take: anything not CJ (NaN and Infinity are CJ: Python's writer allows them, spelled as read). */
 const DECLINE = NOT_COMPACT_CANONICAL;
@@ -40,32 +79,50 @@ const DECLINE = NOT_COMPACT_CANONICAL;
 const ix = new RowIndex();
 /** Bytes of the window a row is first looked for in (most rows are shorter). */
 const FIRST_LOOK = 4096;
-const ascii = new TextDecoder();
+const row = new CanonicalRow();
+const latin1Decoder = new TextDecoder("latin1");
 
-/** The row at the start of `b` in canonical form, or null when it is not (see the module comment). */
-export function canonicalRow(b: Uint8Array): CanonicalRow | null {
+function latin1(b: Uint8Array, s: number, e: number): string {
+  return latin1Decoder.decode(b.subarray(s, e));
+}
+
+/**
+ * The row at b[s] (read no further than `limit`) in canonical form (the
+ * one reader, valid until the next call; its spans are offsets in b), or
+ * null when it is not (see the module comment).
+ */
+export function canonicalRow(b: Uint8Array, s = 0, limit = b.length): CanonicalRow | null {
   // the module's scanner copies in what it may read: a row is first looked for in the window's start
-  let end = b.length > FIRST_LOOK ? indexObjectAt(b, 0, FIRST_LOOK, ix, RUN_ROW_KEYS) : -1;
-  if (end < 0) end = indexObjectAt(b, 0, b.length, ix, RUN_ROW_KEYS);
+  let end = limit - s > FIRST_LOOK ? indexObjectAt(b, s, s + FIRST_LOOK, ix, RUN_ROW_KEYS) : -1;
+  if (end < 0) end = indexObjectAt(b, s, limit, ix, RUN_ROW_KEYS);
   if (end < 0 || (ix.spelling(0) & DECLINE) !== 0 || ix.slot[RunKey.HashProfile]! >= 0) return null;
   const event = plainString(RunKey.Event);
   const prev = plainString(RunKey.PrevHash);
   const hash = plainString(RunKey.EventHash);
   if (event < 0 || prev < 0 || hash < 0) return null;
-  // Offsets index the text too: the row is ASCII.
-  const text = ascii.decode(b.subarray(0, end));
-  const cut = (t: number) => text.slice(ix.start(t) + 1, ix.end(t) - 1);
-  let payload = "{";
+  const r = row;
+  r.b = b;
+  r.start = s;
+  r.end = end;
+  r.eventS = ix.start(event) + 1;
+  r.eventE = ix.end(event) - 1;
+  r.setLinks(ix, prev, hash);
+  r.endpoint = NO_ENDPOINTS;
+  // the pre-image is never longer than the row
+  if (r.payload.length < end - s) r.payload = new Uint8Array(Math.max(end - s, 2 * r.payload.length));
+  const p = r.payload;
+  let o = 0;
+  p[o++] = 0x7b;
   let runStart = -1;
   let runEnd = -1;
-  const endpoint = new Map<string, string | null | undefined>();
   for (let m = 0; m < ix.members; m++) {
     const k = ix.member[m]!;
     const id = ix.keyId[m]!;
     const v = k + 1;
     if (id === 0 && isEndpointKey(b, ix.start(k) + 1, ix.end(k) - 1)) {
+      if (r.endpoint === NO_ENDPOINTS) r.endpoint = new Map();
       const kind = ix.kind(v);
-      endpoint.set(text.slice(ix.start(k) + 1, ix.end(k) - 1), kind !== Tok.String ? null : ix.flags(v) & Spell.Escaped ? undefined : cut(v));
+      r.endpoint.set(latin1(b, ix.start(k) + 1, ix.end(k) - 1), kind !== Tok.String ? null : ix.flags(v) & Spell.Escaped ? undefined : latin1(b, ix.start(v) + 1, ix.end(v) - 1));
     }
     if (id === RunKey.PrevHash || id === RunKey.EventHash || id >= RunKey.FirstEnvelopeOnly) continue;
     // Adjacent kept members (only a comma between) are copied as one run.
@@ -73,12 +130,25 @@ export function canonicalRow(b: Uint8Array): CanonicalRow | null {
       runEnd = ix.end(v);
       continue;
     }
-    if (runEnd >= 0) payload += (payload.length > 1 ? "," : "") + text.slice(runStart, runEnd);
+    if (runEnd >= 0) o = copyRun(b, runStart, runEnd, p, o);
     runStart = ix.start(k);
     runEnd = ix.end(v);
   }
-  if (runEnd >= 0) payload += (payload.length > 1 ? "," : "") + text.slice(runStart, runEnd);
-  return { eventType: cut(event), prevHash: cut(prev), eventHash: cut(hash), payload: payload + "}", text, end, endpoint };
+  if (runEnd >= 0) o = copyRun(b, runStart, runEnd, p, o);
+  p[o++] = 0x7d;
+  r.payloadLen = o;
+  return r;
+}
+
+/** Append the member run b[s, e) to the pre-image at o (after a comma unless it is the first); returns the end. */
+function copyRun(b: Uint8Array, s: number, e: number, p: Uint8Array, o: number): number {
+  if (o > 1) p[o++] = 0x2c;
+  if (e - s <= 512) {
+    for (let k = s; k < e; k++) p[o++] = b[k]!;
+    return o;
+  }
+  p.set(b.subarray(s, e), o);
+  return o + e - s;
 }
 
 /** Tape position of the named member's value when it is a string without escapes, else -1. */

@@ -13,7 +13,8 @@ import { canonical, canonicalParts, holdsRaw, writeParts } from "../pyjson/encod
 import { parse } from "../pyjson/parse.ts";
 import { pyRepr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
-import { type Endpoint, EndpointSet, extensionsOf } from "./binding.ts";
+import { type Endpoint, ENDPOINT_EVENT, EndpointSet, EXTENSIONS_EVENT, extensionsOf } from "./binding.ts";
+import { RowLinks } from "./fastrow.ts";
 import { strictObject } from "./strict-lines.ts";
 
 /**
@@ -147,8 +148,8 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
   for (const pl of physicalLines(path, { endOffset: facts.snapshot, maxLineBytes: JOURNAL_MAX_ROW_BYTES })) {
     const line = pl.index + 1;
     if (fast.take(pl.bytes)) {
-      if (!links.follows(fast.mem, fast.prevStart, fast.prevEnd, n)) throw changed(path, facts);
-      links.keep(fast.mem, fast.hashStart, fast.hashEnd);
+      if (!links.follows(fast.mem, fast.prevS, fast.prevE, n)) throw changed(path, facts);
+      links.keep(fast.mem, fast.hashS, fast.hashE);
       if (fast.endpoint !== null) endpoints.add(fast.endpoint);
       if (sink !== null) {
         if (n > 0) sink.text(",");
@@ -160,7 +161,7 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
       checkShape(row, line, runId);
       const event = row.get("event");
       // what the binding reads of these rows is read from values, never from bytes kept aside
-      if ((event === "agent_spawned" || event === "loaded_extension_set") && holdsRaw(row)) row = parse(new TextDecoder().decode(pl.bytes)) as PyObject;
+      if ((event === ENDPOINT_EVENT || event === EXTENSIONS_EVENT) && holdsRaw(row)) row = parse(new TextDecoder().decode(pl.bytes)) as PyObject;
       endpoints.push(row);
       extensions = extensionsOf(row) ?? extensions;
       if (!links.followsText(row.get("prev_hash") as string, n)) throw changed(path, facts);
@@ -250,9 +251,9 @@ const ELAPSED = idOf("elapsed_s");
 const INDEX = idOf("index");
 const PAYLOAD_HASH = idOf("payload_hash");
 const ENDPOINT = RUN_ROW_KEY_NAMES.length + 1;
-const AGENT_SPAWNED = new TextEncoder().encode("agent_spawned");
+const AGENT_SPAWNED = new TextEncoder().encode(ENDPOINT_EVENT);
 /** Rows the binding reads as values (its extension list): the exact path takes them. */
-const LOADED_EXTENSION_SET = new TextEncoder().encode("loaded_extension_set");
+const LOADED_EXTENSION_SET = new TextEncoder().encode(EXTENSIONS_EVENT);
 
 /**
  * A row as embedded, written from the codec's index of it when it is in
@@ -260,17 +261,12 @@ const LOADED_EXTENSION_SET = new TextEncoder().encode("loaded_extension_set");
  * copied into `mem`, its text written after it at [outStart, outEnd).
  * False: the exact path takes the row (and says why it is refused, if it is).
  */
-class EmbeddedRowWriter {
+class EmbeddedRowWriter extends RowLinks {
   private readonly ix = new RowIndex();
   mem = new Uint8Array(1 << 16);
   private readonly cw = new CanonicalWriter(this.ix, this.mem, new DataView(this.mem.buffer));
   outStart = 0;
   outEnd = 0;
-  /** The prev_hash and event_hash string bodies in mem. */
-  prevStart = 0;
-  prevEnd = 0;
-  hashStart = 0;
-  hashEnd = 0;
 
   take(line: Uint8Array): boolean {
     const n = line.length;
@@ -311,10 +307,7 @@ class EmbeddedRowWriter {
     if (end < 0) return false;
     this.outStart = n;
     this.outEnd = end;
-    this.prevStart = ix.start(prev) + 1;
-    this.prevEnd = ix.end(prev) - 1;
-    this.hashStart = ix.start(hash) + 1;
-    this.hashEnd = ix.end(hash) - 1;
+    this.setLinks(ix, prev, hash);
     // escapes in a link are the exact path's to compare (as values)
     return (ix.flags(prev) & Spell.Escaped) === 0 && (ix.flags(hash) & Spell.Escaped) === 0;
   }

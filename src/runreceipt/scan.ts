@@ -40,7 +40,7 @@ export interface ReceiptVisitor {
    * A journal row at the start of `bytes` (more may follow): its length when
    * it was taken as is (its bytes are then its canonical text), else 0.
    */
-  rawJournalRow?(bytes: Uint8Array): { end: number; text: string } | null;
+  rawJournalRow?(b: Uint8Array, s: number, limit: number): number;
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -59,15 +59,42 @@ function parseCut(bytes: Uint8Array): PyValue {
   }
 }
 
-/** Collects the canonical text for the hasher in large pieces. */
+/** Collects the canonical text (ASCII: CJ escapes the rest) for the hasher in pieces of about a MiB. */
 class CanonicalSink {
   private readonly hasher = new Bun.CryptoHasher("sha256");
-  private pending = "";
+  private buf = new Uint8Array(SINK_CHUNK + (SINK_CHUNK >> 2));
+  private len = 0;
+  private readonly encoder = new TextEncoder();
   /** False once an object's keys were seen out of order or twice. */
   sorted = true;
   text(s: string): void {
-    this.pending += s;
-    if (this.pending.length > 1 << 16) this.flush();
+    if (this.len + 3 * s.length > this.buf.length) {
+      this.flush();
+      if (3 * s.length > this.buf.length) {
+        this.hasher.update(s);
+        return;
+      }
+    }
+    this.len += this.encoder.encodeInto(s, this.buf.subarray(this.len)).written;
+    if (this.len >= SINK_CHUNK) this.flush();
+  }
+  /** The bytes b[s, e) (a row whose bytes are its canonical text). */
+  bytes(b: Uint8Array, s: number, e: number): void {
+    const n = e - s;
+    if (this.len + n > this.buf.length) {
+      this.flush();
+      if (n > this.buf.length) {
+        this.hasher.update(b.subarray(s, e));
+        return;
+      }
+    }
+    // a row is short: a loop copies it without making a view
+    const out = this.buf;
+    let o = this.len;
+    if (n <= 512) for (let k = s; k < e; k++) out[o++] = b[k]!;
+    else out.set(b.subarray(s, e), o);
+    this.len += n;
+    if (this.len >= SINK_CHUNK) this.flush();
   }
   /** Text, or bytes (a chunk of a value encoded from its bytes, valid during the call). */
   piece(p: string | Uint8Array): void {
@@ -76,14 +103,17 @@ class CanonicalSink {
     this.hasher.update(p);
   }
   flush(): void {
-    if (this.pending) this.hasher.update(this.pending);
-    this.pending = "";
+    if (this.len > 0) this.hasher.update(this.buf.subarray(0, this.len));
+    this.len = 0;
   }
   digests(): ReceiptDigests {
     this.flush();
     return finish(this.hasher);
   }
 }
+
+/** About this many bytes of canonical text per hasher update. */
+const SINK_CHUNK = 1 << 20;
 
 /** Key-order bookkeeping of one object. */
 class KeyOrder {
@@ -261,11 +291,13 @@ function scanValue(cur: ByteCursor, visitor: ReceiptVisitor): Omit<ScanResult, "
             if (!first) sink.text(",");
             first = false;
             if (raw && cur.peek() === 0x7b) {
-              const w = cur.window(FAST_ROW_WINDOW);
-              const r = raw(w);
-              if (r) {
-                sink.text(r.text);
-                cur.advance(r.end);
+              // read where it lies in the cursor's buffer (no view made per row)
+              cur.fillWindow(FAST_ROW_WINDOW);
+              const at = cur.position;
+              const end = raw(cur.buffer, at, cur.filled);
+              if (end >= 0) {
+                sink.bytes(cur.buffer, at, end);
+                cur.advance(end - at);
                 return;
               }
             }
@@ -316,11 +348,11 @@ function journalRow(cur: ByteCursor, sink: CanonicalSink, visitor: ReceiptVisito
   }
   if (raw !== undefined && bytes.length > FAST_ROW_WINDOW && bytes.length <= FAST_ROW_MAX && bytes[0] === 0x7b) {
     // longer than the window the fast reader was given: given again, cut to the row
-    const r = raw(bytes);
-    if (r !== null) {
+    const end = raw(bytes, 0, bytes.length);
+    if (end >= 0) {
       // the reader took the row (and counted it): it is the whole cut
-      if (r.end !== bytes.length) throw new Error("run receipt: the fast row reader took part of a journal row");
-      sink.text(r.text);
+      if (end !== bytes.length) throw new Error("run receipt: the fast row reader took part of a journal row");
+      sink.bytes(bytes, 0, end);
       return;
     }
   }

@@ -71,7 +71,7 @@ test("every row it takes gives the exact path's fields", () => {
     const row = v as Map<string, PyValue>;
     const payload = new Map([...row].filter(([k]) => !ENVELOPE.includes(k)));
     const want = { eventType: row.get("event"), prevHash: row.get("prev_hash"), eventHash: row.get("event_hash"), payload: canonical(payload), end };
-    const got = { eventType: r.eventType, prevHash: r.prevHash, eventHash: r.eventHash, payload: r.payload, end: r.end };
+    const got = { eventType: r.eventType, prevHash: r.prevHash, eventHash: r.eventHash, payload: r.payloadText, end: r.end };
     if (JSON.stringify(got) !== JSON.stringify(want)) bad.push({ text, got, want });
     for (const [k, val] of row) {
       if (!k.startsWith("endpoint_")) continue;

@@ -251,7 +251,6 @@ function equalBytes(dv: DataView, a: number, c: number, n: number): boolean {
   return dv.getInt32(a + last, true) === dv.getInt32(c + last, true);
 }
 
-
 /** The decimal digits of the integer 0 <= n < 2^53 at b[o]; returns the end. */
 export function writeDecimal(b: Uint8Array, o: number, n: number): number {
   if (n < 10) {
