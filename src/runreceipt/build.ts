@@ -241,7 +241,12 @@ class ReceiptOut implements RowSink {
       this.put(mem.subarray(s, e));
       return;
     }
-    this.buf.set(mem.subarray(s, e), this.len);
+    // most rows are short: a loop copies them without making a view
+    if (n <= 512) {
+      const out = this.buf;
+      let o = this.len;
+      for (let k = s; k < e; k++) out[o++] = mem[k]!;
+    } else this.buf.set(mem.subarray(s, e), this.len);
     this.len += n;
     if (this.len >= OUT_CHUNK) this.flush(0);
   }

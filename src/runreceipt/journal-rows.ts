@@ -120,6 +120,8 @@ async function exactJournalFacts(path: string, runId: string): Promise<JournalFa
 
 /** Growth of the resident set after which pass 2 collects garbage. */
 const GC_GROWTH = 8 << 20;
+/** Lines this long are assembled by the line reader in a buffer of their own. */
+const LONG_LINE = 1 << 16;
 /** Bytes of rows between two turns of the event loop (and looks at the resident set), whatever the time. */
 const TURN_BYTES = 8 << 20;
 
@@ -140,13 +142,17 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
   const endpoints = new EndpointSet();
   let extensions: PyValue[] | null = null;
   const turns = new TurnPacer(50, 64);
-  // the lines' views and the values of rows read exactly are garbage the engine collects late
+  // the values of rows read exactly, and long lines, are garbage the engine collects late
   const gc = new GrowthCollector(GC_GROWTH);
   const links = new Links();
   let n = 0;
   let read = 0;
+  /** A row was read as values, or a long line was assembled, since the last turn (short fast rows make next to no garbage). */
+  let garbage = false;
   for (const pl of physicalLines(path, { endOffset: facts.snapshot, maxLineBytes: JOURNAL_MAX_ROW_BYTES })) {
     const line = pl.index + 1;
+    // a long line is a copy the reader assembled: garbage once read
+    if (pl.bytes.length >= LONG_LINE) garbage = true;
     if (fast.take(pl.bytes)) {
       if (!links.follows(fast.mem, fast.prevS, fast.prevE, n)) throw changed(path, facts);
       links.keep(fast.mem, fast.hashS, fast.hashE);
@@ -158,6 +164,7 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
     } else {
       let row = strictObject(pl.bytes, line, refuse, true);
       if (row === null) continue;
+      garbage = true;
       checkShape(row, line, runId);
       const event = row.get("event");
       // what the binding reads of these rows is read from values, never from bytes kept aside
@@ -175,7 +182,8 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
     read += pl.bytes.length;
     if (read >= TURN_BYTES || turns.due()) {
       read = 0;
-      gc.poll();
+      if (garbage) gc.poll();
+      garbage = false;
       await nextTurn();
     }
   }
