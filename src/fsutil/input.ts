@@ -50,10 +50,11 @@ export const MAX_ROW_BYTES = 16 * 1024 * 1024;
  * it for the rows it reads when it resumes and for the rows it writes,
  * `replay repair` for the rows it reads; the replay verbs of a run (the
  * display, `--as-json`, `--from-step`, `--follow`, the page) keep a huge
- * row's large values as bytes, within 64 MB + 3x the row; a step journal's
- * writer refuses a longer row and its readers (the agent view, debug,
- * export, publish, a receipt's verify) take it. So whatever a writer wrote,
- * every verb reads. `replay diff` of runs keeps MAX_ROW_BYTES (diff-fast.ts).
+ * row's large values as bytes, within 64 MB + 3x the row; `verify run`
+ * embeds such a row in a run receipt and `verify receipt` reads it back; a
+ * step journal's writer refuses a longer row and its readers (the agent
+ * view, debug, export, publish, a receipt's verify) take it. So whatever a
+ * writer wrote, every verb reads.
  */
 export const JOURNAL_MAX_ROW_BYTES = 256 * 1024 * 1024;
 
