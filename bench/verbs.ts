@@ -79,7 +79,7 @@ export interface VerbResults {
   all_shapes_met: boolean;
 }
 
-export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "verify-run", "repair", "html", "follow", "follow-json", "verify-torn", "repair-torn", "record-one"] as const;
+export const RUN_VERBS = ["list", "diff", "show-json", "show-prose", "from-step", "from-step-prose", "verify-run", "repair", "html", "follow", "follow-json", "verify-torn", "repair-torn", "record-one", "receipt-run", "receipt-check"] as const;
 export const AGENT_VERBS = ["export", "publish", "diff-journal", "agent-view", "agent-prose", "debug", "debug-foreign", "debug-late"] as const;
 export const VERB_KEYS: readonly string[] = [...RUN_VERBS, ...AGENT_VERBS];
 
@@ -166,6 +166,9 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
   const bin = o.bin;
   const at = ["--sdd-dir", sdd];
   const cache = join(sdd, "runs", ".replay-list-cache.json");
+  const receipt = runReceipt(o, sdd);
+  // a receipt of another shape's run a is not this one's
+  rmSync(receipt.out, { force: true });
   const bothListed = (s: Sample) => {
     exitedZero(s);
     if (!/^a\s/m.test(s.stdout) || !/^b\s/m.test(s.stdout)) throw new Error(`runs a and b not both listed: ${s.stdout.slice(0, 500)}`);
@@ -191,7 +194,31 @@ function runJournalVerbs(o: VerbOptions, sdd: string, journalA: string, rows: nu
     verb("verify-torn", "`journal verify --threads 1` of a torn journal", 1.2, [bin, "journal", "verify", damaged.t, "--threads", "1", "--as-json"], jsonError(1, "torn_tail"), () => setTornTail(damaged.t, true)),
     verb("repair-torn", "`replay repair t` (cuts the torn tail)", 1, [bin, "replay", "repair", "t", "--as-json", "--sdd-dir", damaged.sdd], jsonSays("repaired: true", (d) => d.repaired === true), () => setTornTail(damaged.t, true)),
     verb("record-one", "`journal record t EVENT` (resumes the chain, appends one event)", 1.2, [bin, "journal", "record", "t", "tick_start", "--data", '{"tick": 1}', "--as-json", "--sdd-dir", damaged.sdd], jsonSays("ok", (d) => d.ok === true), () => setTornTail(damaged.t, false)),
+    // The signed run receipt of the whole journal, and reading it back.
+    verb("receipt-run", "`verify run a` (the signed run receipt, to a file)", 3, [bin, "verify", "run", "a", "--signing-key-path", receipt.key, "-o", receipt.out, "--as-json", ...at], jsonSays(`${rows} rows embedded`, (d) => d.ok === true && d.journal_events === rows)),
+    verb("receipt-check", "`verify receipt` of that receipt", 3, [bin, "verify", "receipt", receipt.out, "--public-key", receipt.pub, "--as-json"], jsonSays("ok", (d) => d.ok === true), () => receipt.ensure()),
   ];
+}
+
+/** A signing key under the scratch directory, and where the run receipt of run `a` is written (made once, for `receipt-check`). */
+function runReceipt(o: VerbOptions, sdd: string): { key: string; pub: string; out: string; ensure(): void } {
+  const dir = join(o.out, "receipt-keys");
+  const key = join(dir, "bench.key");
+  const out = join(o.out, "verbs-run-receipt.json");
+  if (!existsSync(key)) {
+    const r = Bun.spawnSync([o.bin, "keys", "generate", "--out-dir", dir, "--name", "bench"], { stdout: "pipe", stderr: "pipe" });
+    if (r.exitCode !== 0) throw new Error(`keys generate: ${r.stderr.toString()}`);
+  }
+  return {
+    key,
+    pub: join(dir, "bench.pub"),
+    out,
+    ensure: () => {
+      if (existsSync(out)) return;
+      const r = Bun.spawnSync([o.bin, "verify", "run", "a", "--signing-key-path", key, "-o", out, "--sdd-dir", sdd], { stdout: "pipe", stderr: "pipe" });
+      if (r.exitCode !== 0) throw new Error(`verify run: ${r.stderr.toString()}`);
+    },
+  };
 }
 
 function agentVerbs(o: VerbOptions, r: { sdd: string; agentId: string; tar: string }, twin: string, foreign: string, late: { id: string; seq: number }): Verb[] {
