@@ -149,3 +149,13 @@ export function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number,
   }
   for (let i = 0; i < n; i++) b[dst + i] = b[src + i]!;
 }
+
+/**
+ * b[s, e) to `to` at o (another buffer, or a part of b apart from it);
+ * returns the end. A byte loop, not set(subarray): a view per short span
+ * (a cell, a row) would be garbage per row.
+ */
+export function copyTo(b: Uint8Array, s: number, e: number, to: Uint8Array, o: number): number {
+  for (let i = s; i < e; i++) to[o++] = b[i]!;
+  return o;
+}

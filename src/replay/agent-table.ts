@@ -11,7 +11,8 @@ import { Table } from "../render/table.ts";
 import { StepKey } from "../steps/row-keys.ts";
 import { IndexedEntries, plainStart } from "../steps/indexed.ts";
 import type { TableLayout } from "./fast-cells.ts";
-import { copyBytes, PlainLines } from "./plain-lines.ts";
+import { copyTo } from "../codec/bytes.ts";
+import { PlainLines } from "./plain-lines.ts";
 
 /**
  * The cells of the agent view's prose table (`replay <AGENT_ID>`): seq,
@@ -179,7 +180,7 @@ class AgentCellBytes {
       bigger.set(this.buf.subarray(0, this.len));
       this.buf = bigger;
     }
-    this.len = copyBytes(b, s, e, this.buf, this.len);
+    this.len = copyTo(b, s, e, this.buf, this.len);
   }
 }
 

@@ -2,7 +2,7 @@ import { closeSync, readSync, writeSync } from "node:fs";
 import { openAnonymousFile } from "../fsutil/anonymous-file.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import type { CellSpans, RowCells } from "./fast-cells.ts";
-import { copyBytes } from "./plain-lines.ts";
+import { copyTo } from "../codec/bytes.ts";
 import { DISPLAY_FIELDS, EVENT_HASH_SLOT, type LoadedRow, valueAt } from "./fast-row.ts";
 
 /**
@@ -114,7 +114,7 @@ export class CellSpool {
 
   private span(p: number, b: Uint8Array, s: number, e: number): number {
     this.dv.setUint32(p, e - s, true);
-    return copyBytes(b, s, e, this.buf, p + 4);
+    return copyTo(b, s, e, this.buf, p + 4);
   }
 
   private grow(n: number): void {

@@ -2,9 +2,9 @@ import { paint } from "../render/ansi.ts";
 import { EVENT_STYLES, REASON_EVENTS } from "./display.ts";
 import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
-import { copyBytes, PlainLines } from "./plain-lines.ts";
+import { PlainLines } from "./plain-lines.ts";
 import { formatFixed } from "./format.ts";
-import { BACKSLASH, QUOTE, tokenIs } from "../codec/bytes.ts";
+import { BACKSLASH, copyTo, QUOTE, tokenIs } from "../codec/bytes.ts";
 import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
 
 /**
@@ -363,12 +363,12 @@ export class RowCells extends CellSpans {
     } else {
       // "a, b" in a scratch buffer
       const t = this.tasks;
-      let p = copyBytes(b, ids.taskS[0]!, ids.taskE[0]!, t, 0);
+      let p = copyTo(b, ids.taskS[0]!, ids.taskE[0]!, t, 0);
       t[p++] = 0x2c;
       t[p++] = SPACES;
       this.taskB = t;
       this.taskS = 0;
-      this.taskE = copyBytes(b, ids.taskS[1]!, ids.taskE[1]!, t, p);
+      this.taskE = copyTo(b, ids.taskS[1]!, ids.taskE[1]!, t, p);
       if (this.taskE > t.length) return false;
     }
     // a typed array drops writes past its end while the count runs on: a longer detail (a long row's) is the table code's
@@ -490,7 +490,7 @@ export class RowCells extends CellSpans {
 
   private copyDetail(b: Uint8Array, s: number, e: number): void {
     // past the buffer's end the bytes are dropped, the length still counts them (read() then declines the row)
-    this.detailLen = copyBytes(b, s, e, this.detail, this.detailLen);
+    this.detailLen = copyTo(b, s, e, this.detail, this.detailLen);
   }
 
   /** costText: `$` and formatFixed(n, 4), without BigInts when n * 1e4 is far from a tie. */

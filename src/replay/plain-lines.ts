@@ -1,3 +1,5 @@
+import { copyTo } from "../codec/bytes.ts";
+
 /**
  * Table lines of plain cells written as bytes: printable ASCII, so a byte
  * is a terminal cell and sanitizing changes nothing. The layout rules are
@@ -77,7 +79,7 @@ export class PlainLines {
       const n = label.length + de - ds;
       if (this.labelled.length < n) this.labelled = new Uint8Array(Math.max(n, 2 * this.labelled.length));
       this.labelled.set(label);
-      copyBytes(d, ds, de, this.labelled, label.length);
+      copyTo(d, ds, de, this.labelled, label.length);
       d = this.labelled;
       ds = 0;
       de = n;
@@ -100,7 +102,7 @@ export class PlainLines {
   }
 
   copy(b: Uint8Array, s: number, e: number): void {
-    this.pos = copyBytes(b, s, e, this.out, this.pos);
+    this.pos = copyTo(b, s, e, this.out, this.pos);
   }
 
   pad(n: number): void {
@@ -123,8 +125,3 @@ export class PlainLines {
 const SPACE = 0x20;
 const ELLIPSIS = new TextEncoder().encode("\u2026");
 
-/** b[s, e) to `to` at o; returns the end. A byte loop, not set(subarray): a view per cell would be garbage per row. */
-export function copyBytes(b: Uint8Array, s: number, e: number, to: Uint8Array, o: number): number {
-  for (let i = s; i < e; i++) to[o++] = b[i]!;
-  return o;
-}

@@ -11,6 +11,7 @@ import { pyRepr, pyStr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { readAuditRange, type AuditRange } from "./audit.ts";
 import { bindingBlock, bindingBytes, CURRENT_SCHEMA, pae, PAYLOAD_TYPE, RECEIPT_TYPE } from "./binding.ts";
+import { HashedChunks } from "./hashed-chunks.ts";
 import { embedJournalRows, journalFacts, type JournalFacts, type RowSink } from "./journal-rows.ts";
 import { DEFAULT_KEY_ID, encodeBase64Url, KEY_ALG } from "./keys.ts";
 import { rawPublicKey } from "../receipts/keys.ts";
@@ -211,49 +212,17 @@ const EMPTY_EVENTS = '"events":[]';
  * receipt's name only when complete (AtomicFileStream). A failure to
  * create or write it is `receipt_write_failed`.
  */
-class ReceiptOut implements RowSink {
+class ReceiptOut extends HashedChunks implements RowSink {
   private readonly file: AtomicFileStream;
-  private readonly hasher = new Bun.CryptoHasher("sha256");
-  private buf = new Uint8Array(OUT_CHUNK + (OUT_CHUNK >> 2));
-  private len = 0;
   private digest = "";
 
   constructor(readonly path: string) {
+    super((bytes) => writing(path, () => this.file.write(bytes)));
     this.file = writing(path, () => new AtomicFileStream(path));
   }
 
-  text(t: string): void {
-    if (t.length === 0) return;
-    // every receipt text is ASCII (canonical JSON escapes the rest): one byte per code unit
-    if (this.len + t.length > this.buf.length) this.flush(t.length);
-    if (t.length > this.buf.length) {
-      this.put(Buffer.from(t, "latin1"));
-      return;
-    }
-    this.len += this.encoder.encodeInto(t, this.buf.subarray(this.len)).written;
-    if (this.len >= OUT_CHUNK) this.flush(0);
-  }
-
-  bytes(mem: Uint8Array, s: number, e: number): void {
-    const n = e - s;
-    if (this.len + n > this.buf.length) this.flush(n);
-    if (n > this.buf.length) {
-      this.put(mem.subarray(s, e));
-      return;
-    }
-    // most rows are short: a loop copies them without making a view
-    if (n <= 512) {
-      const out = this.buf;
-      let o = this.len;
-      for (let k = s; k < e; k++) out[o++] = mem[k]!;
-    } else this.buf.set(mem.subarray(s, e), this.len);
-    this.len += n;
-    if (this.len >= OUT_CHUNK) this.flush(0);
-  }
-
   commit(): void {
-    this.flush(0);
-    this.digest = this.hasher.digest("hex");
+    this.digest = this.flushed().digest("hex");
     writing(this.path, () => this.file.commit());
   }
 
@@ -264,24 +233,7 @@ class ReceiptOut implements RowSink {
   sha256(): string {
     return this.digest;
   }
-
-  private readonly encoder = new TextEncoder();
-
-  /** Write what is gathered (and make room for `more` bytes). */
-  private flush(more: number): void {
-    if (this.len > 0) this.put(this.buf.subarray(0, this.len));
-    this.len = 0;
-    if (more > this.buf.length && more <= OUT_CHUNK * 4) this.buf = new Uint8Array(more);
-  }
-
-  private put(bytes: Uint8Array): void {
-    this.hasher.update(bytes);
-    writing(this.path, () => this.file.write(bytes));
-  }
 }
-
-/** About this many bytes of the receipt per write. */
-const OUT_CHUNK = 1 << 20;
 
 /** `op` on the receipt's file; a failure that is not one of ours is `receipt_write_failed`. */
 function writing<T>(path: string, op: () => T): T {

@@ -1,6 +1,7 @@
 import { canonical } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
+import { copyTo } from "../codec/bytes.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { writeDecimal, writeHex } from "../journal/fast/record-hasher.ts";
 import { canonicalRow, type CanonicalRow } from "./fastrow.ts";
@@ -214,7 +215,7 @@ class ByteChain {
     if (this.pre.length < need) this.pre = new Uint8Array(2 * need);
     const p = this.pre;
     let o = put(p, 0, EH_TYPE);
-    for (let k = r.eventS; k < r.eventE; k++) p[o++] = r.b[k]!;
+    o = copyTo(r.b, r.eventS, r.eventE, p, o);
     o = put(p, o, EH_INDEX);
     o = writeDecimal(p, o, i);
     o = put(p, o, EH_PAYLOAD);
@@ -262,8 +263,7 @@ class ViewCache {
 }
 
 function put(p: Uint8Array, o: number, bytes: Uint8Array): number {
-  for (let k = 0; k < bytes.length; k++) p[o++] = bytes[k]!;
-  return o;
+  return copyTo(bytes, 0, bytes.length, p, o);
 }
 
 function sameText(b: Uint8Array, s: number, e: number, t: string): boolean {

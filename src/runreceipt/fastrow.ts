@@ -1,3 +1,4 @@
+import { copyTo } from "../codec/bytes.ts";
 import { indexObjectAt, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
 
@@ -143,10 +144,7 @@ export function canonicalRow(b: Uint8Array, s = 0, limit = b.length): CanonicalR
 /** Append the member run b[s, e) to the pre-image at o (after a comma unless it is the first); returns the end. */
 function copyRun(b: Uint8Array, s: number, e: number, p: Uint8Array, o: number): number {
   if (o > 1) p[o++] = 0x2c;
-  if (e - s <= 512) {
-    for (let k = s; k < e; k++) p[o++] = b[k]!;
-    return o;
-  }
+  if (e - s <= 512) return copyTo(b, s, e, p, o);
   p.set(b.subarray(s, e), o);
   return o + e - s;
 }

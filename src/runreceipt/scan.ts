@@ -6,6 +6,7 @@ import { BYTE_PATH_MIN, parseRowBytes, RAW_MEMBER_MIN, RAW_STRING_MIN } from "..
 import type { PyValue } from "../pyjson/types.ts";
 import { JOURNAL_MAX_ROW_BYTES, type OpenInput } from "../fsutil/input.ts";
 import { ByteCursor, ScanTrouble } from "./cursor.ts";
+import { HashedChunks } from "./hashed-chunks.ts";
 
 /**
  * One streaming pass over a run receipt: the three large blocks (`journal`,
@@ -60,60 +61,13 @@ function parseCut(bytes: Uint8Array): PyValue {
 }
 
 /** Collects the canonical text (ASCII: CJ escapes the rest) for the hasher in pieces of about a MiB. */
-class CanonicalSink {
-  private readonly hasher = new Bun.CryptoHasher("sha256");
-  private buf = new Uint8Array(SINK_CHUNK + (SINK_CHUNK >> 2));
-  private len = 0;
-  private readonly encoder = new TextEncoder();
+class CanonicalSink extends HashedChunks {
   /** False once an object's keys were seen out of order or twice. */
   sorted = true;
-  text(s: string): void {
-    if (this.len + 3 * s.length > this.buf.length) {
-      this.flush();
-      if (3 * s.length > this.buf.length) {
-        this.hasher.update(s);
-        return;
-      }
-    }
-    this.len += this.encoder.encodeInto(s, this.buf.subarray(this.len)).written;
-    if (this.len >= SINK_CHUNK) this.flush();
-  }
-  /** The bytes b[s, e) (a row whose bytes are its canonical text). */
-  bytes(b: Uint8Array, s: number, e: number): void {
-    const n = e - s;
-    if (this.len + n > this.buf.length) {
-      this.flush();
-      if (n > this.buf.length) {
-        this.hasher.update(b.subarray(s, e));
-        return;
-      }
-    }
-    // a row is short: a loop copies it without making a view
-    const out = this.buf;
-    let o = this.len;
-    if (n <= 512) for (let k = s; k < e; k++) out[o++] = b[k]!;
-    else out.set(b.subarray(s, e), o);
-    this.len += n;
-    if (this.len >= SINK_CHUNK) this.flush();
-  }
-  /** Text, or bytes (a chunk of a value encoded from its bytes, valid during the call). */
-  piece(p: string | Uint8Array): void {
-    if (typeof p === "string") return this.text(p);
-    this.flush();
-    this.hasher.update(p);
-  }
-  flush(): void {
-    if (this.len > 0) this.hasher.update(this.buf.subarray(0, this.len));
-    this.len = 0;
-  }
   digests(): ReceiptDigests {
-    this.flush();
-    return finish(this.hasher);
+    return finish(this.flushed());
   }
 }
-
-/** About this many bytes of canonical text per hasher update. */
-const SINK_CHUNK = 1 << 20;
 
 /** Key-order bookkeeping of one object. */
 class KeyOrder {

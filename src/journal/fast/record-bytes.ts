@@ -1,4 +1,4 @@
-import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, SPACE } from "../../codec/bytes.ts";
+import { COLON, COMMA, copyTo, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, SPACE } from "../../codec/bytes.ts";
 import { CanonicalWriter, copiedWhole } from "../../codec/canonical.ts";
 import { indexObjectAt, indexObjectAtJs, KIND_MASK, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../row-keys.ts";
@@ -206,9 +206,7 @@ export class RecordRowBuilder {
   }
 
   private put(o: number, bytes: Uint8Array): number {
-    const b = this.h.mem;
-    for (let i = 0; i < bytes.length; i++) b[o++] = bytes[i]!;
-    return o;
+    return copyTo(bytes, 0, bytes.length, this.h.mem, o);
   }
 
   /** The row line: envelope, then the input members but "event" in order, default separators. */
