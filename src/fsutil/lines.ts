@@ -459,7 +459,24 @@ export interface LineReadOptions {
  * read failure `<what>_unreadable`, and reading stops at the first line
  * past the cap: `row_too_large` with its 1-based number (all exit 3).
  */
-export function* physicalLines(path: string, options: LineReadOptions = {}): Generator<PhysicalLine> {
+export function physicalLines(path: string, options: LineReadOptions = {}): Generator<PhysicalLine> {
+  // with no claim, no null is yielded
+  return readLines(path, options, null) as Generator<PhysicalLine>;
+}
+
+/**
+ * physicalLines with each `\n`-terminated line first offered to `claim`
+ * on the read buffer itself (no view, no PhysicalLine made of it). A line
+ * is offered only while no line before it waits to be yielded, so the
+ * caller sees claimed and yielded lines in file order. Yields null after
+ * each chunk read: a caller whose lines are all claimed still gets a turn
+ * (to yield to the event loop) every chunk.
+ */
+export function claimedLines(path: string, options: LineReadOptions, claim: FastProbe): Generator<PhysicalLine | null> {
+  return readLines(path, options, claim);
+}
+
+function* readLines(path: string, options: LineReadOptions, claim: FastProbe | null): Generator<PhysicalLine | null> {
   const input = openInput(path, { what: options.what ?? "journal" });
   if (input === null) return;
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
@@ -481,7 +498,13 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
       lineStart = splitter.nextLineStart;
     },
     cap,
-    null,
+    claim === null
+      ? null
+      : (b, s, e, lineNo) => {
+          if (ready.length > 0 || overlongLine !== 0 || !claim(b, s, e, lineNo)) return false;
+          lineStart = splitter.nextLineStart;
+          return true;
+        },
     null,
     filePos,
   );
@@ -500,6 +523,7 @@ export function* physicalLines(path: string, options: LineReadOptions = {}): Gen
       filePos += n;
       splitter.push(buf.subarray(0, n));
       yield* drain();
+      if (claim !== null) yield null;
     }
     splitter.end();
     yield* drain();

@@ -17,6 +17,12 @@ export class HashedChunks {
   constructor(private readonly onChunk: (bytes: Uint8Array) => void = () => {}) {}
 
   text(s: string): void {
+    // a separator between rows: its byte, without an encoder's view
+    if (s.length === 1 && s.charCodeAt(0) < 0x80 && this.len < this.buf.length) {
+      this.buf[this.len++] = s.charCodeAt(0);
+      if (this.len >= CHUNK) this.flush();
+      return;
+    }
     // UTF-8 is at most three bytes a code unit
     if (this.len + 3 * s.length > this.buf.length) {
       this.flush();

@@ -1,10 +1,10 @@
 import { statSync } from "node:fs";
-import { tokenIs } from "../codec/bytes.ts";
+import { copyTo, LBRACE, RBRACE, tokenIs } from "../codec/bytes.ts";
 import { CanonicalWriter } from "../codec/canonical.ts";
 import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { InputError, RefusalError } from "../errors/index.ts";
 import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
-import { physicalLines } from "../fsutil/lines.ts";
+import { claimedLines, contentEnd, physicalLines } from "../fsutil/lines.ts";
 import { GrowthCollector, nextTurn, TurnPacer } from "../fsutil/turn.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { verifyJournalFast } from "../journal/fast/engine.ts";
@@ -149,43 +149,58 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
   let read = 0;
   /** A row was read as values, or a long line was assembled, since the last turn (short fast rows make next to no garbage). */
   let garbage = false;
-  for (const pl of physicalLines(path, { endOffset: facts.snapshot, maxLineBytes: JOURNAL_MAX_ROW_BYTES })) {
+  /** The row b[s, e) written from its index, when the fast writer takes it (`decline`: spelling flags it leaves to the exact path). */
+  const embedFast = (b: Uint8Array, s: number, e: number, decline: number): boolean => {
+    if (!fast.take(b, s, e, decline)) return false;
+    if (!links.follows(fast.mem, fast.prevS, fast.prevE, n)) throw changed(path, facts);
+    links.keep(fast.mem, fast.hashS, fast.hashE);
+    if (fast.endpoint !== null) endpoints.add(fast.endpoint);
+    if (sink !== null) {
+      if (n > 0) sink.text(",");
+      sink.bytes(fast.mem, fast.outStart, fast.outEnd);
+    }
+    n++;
+    read += e - s;
+    return true;
+  };
+  // A line on the read buffer is claimed only when it is one row with no whitespace but the writer's (a CR
+  // is a line break of its own, which the exact path splits at), its CR LF ending aside.
+  const claim = (b: Uint8Array, s: number, e: number): boolean => {
+    const ce = contentEnd(b, s, e);
+    return b[s] === LBRACE && b[ce - 1] === RBRACE && embedFast(b, s, ce, DECLINE | Spell.OddSpace);
+  };
+  for (const pl of claimedLines(path, { endOffset: facts.snapshot, maxLineBytes: JOURNAL_MAX_ROW_BYTES }, claim)) {
+    if (pl === null) {
+      // a chunk was read
+      if (read >= TURN_BYTES || turns.due()) {
+        read = 0;
+        if (garbage) gc.poll();
+        garbage = false;
+        await nextTurn();
+      }
+      continue;
+    }
     const line = pl.index + 1;
     // a long line is a copy the reader assembled: garbage once read
     if (pl.bytes.length >= LONG_LINE) garbage = true;
-    if (fast.take(pl.bytes)) {
-      if (!links.follows(fast.mem, fast.prevS, fast.prevE, n)) throw changed(path, facts);
-      links.keep(fast.mem, fast.hashS, fast.hashE);
-      if (fast.endpoint !== null) endpoints.add(fast.endpoint);
-      if (sink !== null) {
-        if (n > 0) sink.text(",");
-        sink.bytes(fast.mem, fast.outStart, fast.outEnd);
-      }
-    } else {
-      let row = strictObject(pl.bytes, line, refuse, true);
-      if (row === null) continue;
-      garbage = true;
-      checkShape(row, line, runId);
-      const event = row.get("event");
-      // what the binding reads of these rows is read from values, never from bytes kept aside
-      if ((event === ENDPOINT_EVENT || event === EXTENSIONS_EVENT) && holdsRaw(row)) row = parse(new TextDecoder().decode(pl.bytes)) as PyObject;
-      endpoints.push(row);
-      extensions = extensionsOf(row) ?? extensions;
-      if (!links.followsText(row.get("prev_hash") as string, n)) throw changed(path, facts);
-      links.keepText(row.get("event_hash") as string);
-      if (sink !== null) {
-        if (n > 0) sink.text(",");
-        embedExact(row, sink);
-      }
+    if (embedFast(pl.bytes, 0, pl.bytes.length, DECLINE)) continue;
+    let row = strictObject(pl.bytes, line, refuse, true);
+    if (row === null) continue;
+    garbage = true;
+    checkShape(row, line, runId);
+    const event = row.get("event");
+    // what the binding reads of these rows is read from values, never from bytes kept aside
+    if ((event === ENDPOINT_EVENT || event === EXTENSIONS_EVENT) && holdsRaw(row)) row = parse(new TextDecoder().decode(pl.bytes)) as PyObject;
+    endpoints.push(row);
+    extensions = extensionsOf(row) ?? extensions;
+    if (!links.followsText(row.get("prev_hash") as string, n)) throw changed(path, facts);
+    links.keepText(row.get("event_hash") as string);
+    if (sink !== null) {
+      if (n > 0) sink.text(",");
+      embedExact(row, sink);
     }
     n++;
     read += pl.bytes.length;
-    if (read >= TURN_BYTES || turns.due()) {
-      read = 0;
-      if (garbage) gc.poll();
-      garbage = false;
-      await nextTurn();
-    }
   }
   if (n !== facts.count || !links.lastIs(facts.head)) throw changed(path, facts);
   return { endpoints, extensions };
@@ -226,7 +241,7 @@ class Links {
 
   keep(mem: Uint8Array, s: number, e: number): void {
     if (e - s > this.last.length) this.last = new Uint8Array(e - s);
-    this.last.set(mem.subarray(s, e));
+    copyTo(mem, s, e, this.last, 0);
     this.lastLen = e - s;
   }
 
@@ -248,6 +263,8 @@ class Links {
  * several times the row).
  */
 const FAST_ROW_MAX = 4 << 20;
+/** Rows this short are copied into the writer's memory by a loop, never through a view. */
+const SHORT_COPY = 512;
 /** What a row written from the index may not hold: what is not Python's spelling (the writer copies tokens). */
 const DECLINE = Spell.Utf8 | Spell.NotPython | Spell.KeyNotPlain;
 /** The run row's named keys, and the endpoint members the binding reads of an `agent_spawned` row. */
@@ -276,8 +293,9 @@ class EmbeddedRowWriter extends RowLinks {
   outStart = 0;
   outEnd = 0;
 
-  take(line: Uint8Array): boolean {
-    const n = line.length;
+  /** The row b[s, e); `decline`: the spelling flags that leave it to the exact path. */
+  take(b: Uint8Array, s: number, e: number, decline: number): boolean {
+    const n = e - s;
     if (n > FAST_ROW_MAX || n < 2) return false;
     if (2 * n + 64 > this.mem.length) {
       this.mem = new Uint8Array(Math.max(2 * this.mem.length, 2 * n + 64));
@@ -286,8 +304,9 @@ class EmbeddedRowWriter extends RowLinks {
     }
     const mem = this.mem;
     const ix = this.ix;
-    mem.set(line, 0);
-    if (!indexRow(mem, 0, n, ix, EMBED_KEYS) || ix.repeatedName || (ix.flags(0) & DECLINE) !== 0) return false;
+    if (n <= SHORT_COPY) copyTo(b, s, e, mem, 0);
+    else mem.set(b.subarray(s, e), 0);
+    if (!indexRow(mem, 0, n, ix, EMBED_KEYS) || ix.repeatedName || (ix.flags(0) & decline) !== 0) return false;
     const index = ix.valueOf(INDEX);
     const event = ix.valueOf(RunKey.Event);
     const prev = ix.valueOf(RunKey.PrevHash);

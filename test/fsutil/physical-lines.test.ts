@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { physicalLines } from "../../src/journal/index.ts";
+import { claimedLines, contentEnd } from "../../src/fsutil/lines.ts";
 import { runPython } from "../helpers/python.ts";
 import { Gen } from "../pyjson/gen.ts";
 import { tempDirs } from "../journal/tmp.ts";
@@ -69,6 +70,46 @@ print(json.dumps(out))
     for (const chunk of [1, 2, 3, 5, 7, 1 << 20]) {
       const ours = files.map((f) => linesOf(f, chunk).map((l) => l.hex));
       expect(ours).toEqual(py);
+    }
+  });
+
+  test("claimedLines: claimed and yielded lines together are physicalLines', in file order, with a null after every chunk", () => {
+    const dir = dirs.make();
+    const g = new Gen(31415);
+    const alphabet = [0x0a, 0x0a, 0x0d, 0x41, 0x41, 0x42, 0x20];
+    for (let i = 0; i < 200; i++) {
+      const bytes = new Uint8Array(g.int(60));
+      for (let k = 0; k < bytes.length; k++) bytes[k] = g.pick(alphabet);
+      const p = join(dir, `c${i}`);
+      writeFileSync(p, bytes);
+      for (const chunk of [1, 3, 7, 1 << 20]) {
+        const want = linesOf(p, chunk).map((l) => `${l.index}:${l.hex}`);
+        const got: string[] = [];
+        let nulls = 0;
+        let lineNo = 0;
+        const claim = (b: Uint8Array, s: number, e: number, n: number): boolean => {
+          const ce = contentEnd(b, s, e);
+          // lines starting with A and holding no other CR (a break of its own) are claimed
+          if (b[s] !== 0x41 || b.subarray(s, ce).includes(0x0d)) return false;
+          expect(n).toBe(lineNo + 1);
+          got.push(`${n - 1}:${Buffer.from(b.subarray(s, ce)).toString("hex")}`);
+          return true;
+        };
+        for (const l of claimedLines(p, { chunkSize: chunk }, (b, s, e, n) => {
+          const taken = claim(b, s, e, n);
+          if (taken) lineNo = n;
+          return taken;
+        })) {
+          if (l === null) {
+            nulls++;
+            continue;
+          }
+          lineNo = l.index + 1;
+          got.push(`${l.index}:${Buffer.from(l.bytes).toString("hex")}`);
+        }
+        expect(got).toEqual(want);
+        expect(nulls).toBe(Math.ceil(bytes.length / chunk));
+      }
     }
   });
 });

@@ -83,7 +83,7 @@ function writeJournal(seed: number, n: number, big = 0): string {
   return j.path;
 }
 
-/** The same rows in foreign spellings that keep every hash: compact, sorted keys, raw UTF-8, odd whitespace, ts spelled otherwise, blank lines. */
+/** The same rows in foreign spellings that keep every hash: compact, sorted keys, raw UTF-8, odd whitespace, ts spelled otherwise, CR LF endings, blank lines. */
 function respell(path: string, seed: number): void {
   const g = new Gen(seed);
   const out: string[] = [];
@@ -98,7 +98,8 @@ function respell(path: string, seed: number): void {
     else if (pick === 4) {
       row.set("ts", new PyNum("1.50", true));
       out.push(dumps(row));
-    } else out.push(line);
+    } else if (pick === 5 && g.chance(0.5)) out.push(`${line}\r`);
+    else out.push(line);
     if (g.chance(0.05)) out.push(g.pick(["", "   ", "\t"]));
   }
   writeFileSync(path, out.join("\n") + "\n");
