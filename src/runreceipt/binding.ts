@@ -1,6 +1,7 @@
 import { canonical, compareCodePoints } from "../pyjson/encode.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
 import { DEFAULT_PROFILE, HASH_PROFILE_FIELD, hashProfile } from "../journal/hash-profiles.ts";
+import { NOT_PLAIN_TEXT, type RowIndex, Tok } from "../codec/row-index.ts";
 
 /**
  * The binding block (spec §1.6): what the signature covers, rebuilt by the
@@ -95,17 +96,25 @@ export function pae(payloadType: string, body: Uint8Array): Uint8Array {
   return out;
 }
 
-/**
- * Endpoint identities of the `agent_spawned` rows (spec §1.6): first
- * occurrence of each (adapter, model, base_url, profile), sorted.
- */
 /** The event whose rows name an endpoint (spec §1.6). */
 export const ENDPOINT_EVENT = "agent_spawned";
 /** The event whose row lists the loaded extensions. */
 export const EXTENSIONS_EVENT = "loaded_extension_set";
 
+/** The members an `agent_spawned` row names its endpoint by, in the order an Endpoint lists them. */
+export const ENDPOINT_KEYS = ["endpoint_adapter_name", "endpoint_model", "endpoint_base_url", "endpoint_profile_name"] as const;
+
+/**
+ * Endpoint identities of the `agent_spawned` rows (spec §1.6): first
+ * occurrence of each (adapter, model, base_url, profile), sorted.
+ */
 export class EndpointSet {
   private readonly seen = new Map<string, Endpoint>();
+  /** Member bytes of rows added from an index (addIndexed), by a hash of them. */
+  private readonly seenBytes = new Map<number, Uint8Array[]>();
+  /** addIndexed's key of the row at hand. */
+  private key = new Uint8Array(256);
+
   push(row: Map<string, PyValue>): void {
     if (row.get("event") !== ENDPOINT_EVENT) return;
     const adapter = row.get("endpoint_adapter_name");
@@ -118,12 +127,68 @@ export class EndpointSet {
     const key = JSON.stringify([e.adapter, e.model, e.base_url, e.profile]);
     if (!this.seen.has(key)) this.seen.set(key, e);
   }
+  /**
+   * push for a row the codec indexed, read from its bytes b: the four
+   * members (ids `first`… of the index's key table, in ENDPOINT_KEYS'
+   * order) are made strings only when their bytes are new (a run spawns
+   * many agents on few endpoints). False, adding nothing, when a member is
+   * a string whose bytes are not its text (the caller's exact path decodes it).
+   */
+  addIndexed(ix: RowIndex, b: Uint8Array, first: number): boolean {
+    let need = 0;
+    for (let i = 0; i < 4; i++) {
+      const v = ix.valueOf(first + i);
+      if (v >= 0 && ix.kind(v) === Tok.String) {
+        if ((ix.flags(v) & NOT_PLAIN_TEXT) !== 0) return false;
+        need += 5 + ix.end(v) - ix.start(v);
+      } else need++;
+    }
+    const adapter = ix.valueOf(first);
+    if (adapter < 0 || ix.kind(adapter) !== Tok.String || ix.end(adapter) - ix.start(adapter) === 2) return true;
+    if (need > this.key.length) this.key = new Uint8Array(2 * need);
+    // per member: 0 (not a string), or 1, its length (4 bytes) and its body
+    const k = this.key;
+    let o = 0;
+    for (let i = 0; i < 4; i++) {
+      const v = ix.valueOf(first + i);
+      if (v < 0 || ix.kind(v) !== Tok.String) {
+        k[o++] = 0;
+        continue;
+      }
+      const s = ix.start(v) + 1;
+      const e = ix.end(v) - 1;
+      k[o++] = 1;
+      k[o++] = (e - s) >>> 24;
+      k[o++] = (e - s) >>> 16;
+      k[o++] = (e - s) >>> 8;
+      k[o++] = e - s;
+      for (let p = s; p < e; p++) k[o++] = b[p]!;
+    }
+    let h = 0x811c9dc5; // FNV-1a
+    for (let i = 0; i < o; i++) h = Math.imul(h ^ k[i]!, 0x01000193);
+    const same = this.seenBytes.get(h);
+    if (same !== undefined) for (const x of same) if (x.length === o && startsWith(k, x)) return true;
+    if (same === undefined) this.seenBytes.set(h, [k.slice(0, o)]);
+    else same.push(k.slice(0, o));
+    const text = (i: number): string => {
+      const v = ix.valueOf(first + i);
+      return v >= 0 && ix.kind(v) === Tok.String ? ix.plainText(v) : "";
+    };
+    this.add({ adapter: text(0), model: text(1), base_url: text(2), profile: text(3) });
+    return true;
+  }
+
   sorted(): Endpoint[] {
     const cmp = compareCodePoints;
     return [...this.seen.values()].sort(
       (a, b) => cmp(a.adapter, b.adapter) || cmp(a.model, b.model) || cmp(a.base_url, b.base_url) || cmp(a.profile, b.profile),
     );
   }
+}
+
+function startsWith(k: Uint8Array, x: Uint8Array): boolean {
+  for (let i = 0; i < x.length; i++) if (k[i] !== x[i]) return false;
+  return true;
 }
 
 /** The extension list of a `loaded_extension_set` row whose `extensions` is a list of objects, else null. */

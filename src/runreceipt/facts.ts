@@ -40,7 +40,10 @@ function freshBase(present: boolean, isObject: boolean): BlockBase {
 
 export interface JournalFacts extends BlockBase {
   walker: EventChainWalker;
+  /** The last row's event_hash (read after `ReceiptFacts.settle`: rows the fast reader took leave it in `lastHash`). */
   lastEventHash: PyValue | undefined;
+  /** The last fast row's event_hash, as bytes, until a string is needed (one string per receipt, not one per row). */
+  lastHash: PendingHash;
   endpoints: EndpointSet;
   extensions: PyValue[] | null;
   toolCalls: number;
@@ -58,7 +61,7 @@ export interface AuditFacts extends BlockBase {
 }
 
 function freshJournal(present = false, isObject = false): JournalFacts {
-  return { ...freshBase(present, isObject), walker: new EventChainWalker(), lastEventHash: undefined, endpoints: new EndpointSet(), extensions: null, toolCalls: 0 };
+  return { ...freshBase(present, isObject), walker: new EventChainWalker(), lastEventHash: undefined, lastHash: new PendingHash(), endpoints: new EndpointSet(), extensions: null, toolCalls: 0 };
 }
 function freshSpine(present = false, isObject = false): SpineFacts {
   return { ...freshBase(present, isObject), walker: new SpineWalker() };
@@ -115,6 +118,18 @@ export class ReceiptFacts implements ReceiptVisitor {
     this.block(block).listOk = ok;
   }
 
+  /**
+   * The journal walk's strings from the bytes fast rows left: before an
+   * exact row is walked, and once the scan is over (before any fact is read).
+   */
+  settle(): void {
+    const j = this.journal;
+    if (!j.lastHash.pending) return;
+    const hash = j.lastHash.text();
+    j.lastEventHash = hash;
+    if (j.walker.divergence === null) j.walker.prefixHead = hash;
+  }
+
   private block(block: string): BlockBase {
     return block === "journal" ? this.journal : block === "spine" ? this.spine : this.audit;
   }
@@ -141,14 +156,9 @@ export class ReceiptFacts implements ReceiptVisitor {
     if (j.firstNonObject >= 0) return -1;
     const r = canonicalRow(b, s, limit);
     if (r === null || r.eventIs(LOADED_EXTENSION_SET)) return -1;
-    if (r.eventIs(AGENT_SPAWNED)) {
-      if ([...r.endpoint.values()].includes(undefined)) return -1;
-      j.endpoints.push(new Map<string, PyValue>([["event", ENDPOINT_EVENT], ...(r.endpoint as Map<string, string | null>)]));
-    }
+    if (r.eventIs(AGENT_SPAWNED) && !r.addEndpoint(j.endpoints)) return -1;
     j.count++;
-    this.chain.advance(j.walker, r);
-    // with no divergence the walker's head is this row's event_hash (one string made per row, not two)
-    j.lastEventHash = j.walker.divergence === null ? j.walker.prefixHead : r.eventHash;
+    this.chain.advance(j, r);
     if (r.eventIs(TOOL_CALL)) j.toolCalls++;
     return r.end;
   }
@@ -160,6 +170,7 @@ export class ReceiptFacts implements ReceiptVisitor {
     const j = this.journal;
     if (!isObj || j.firstNonObject >= 0) return;
     const row = value as PyObject;
+    this.settle();
     j.walker.push(row);
     j.lastEventHash = row.get("event_hash");
     j.endpoints.push(row);
@@ -190,12 +201,34 @@ const EH_INDEX = enc.encode('","index":');
 const EH_PAYLOAD = enc.encode(',"payload_hash":"');
 const EH_PREV = enc.encode('","prev_hash":"');
 
+/** An event_hash's bytes kept from a row, made a string only when read (`pending`: newer than the strings). */
+class PendingHash {
+  bytes = new Uint8Array(64);
+  len = 0;
+  pending = false;
+
+  keep(b: Uint8Array, s: number, e: number): void {
+    if (e - s > this.bytes.length) this.bytes = new Uint8Array(e - s);
+    this.len = copyTo(b, s, e, this.bytes, 0);
+    this.pending = true;
+  }
+
+  text(): string {
+    this.pending = false;
+    return latin1.decode(this.bytes.subarray(0, this.len));
+  }
+}
+
+const latin1 = new TextDecoder("latin1");
+
 /**
  * EventChainWalker.push for a row the fast reader took (same rule, same
  * messages), from its bytes: the payload pre-image and the event
  * pre-image (journal/hash.ts eventPreimage: all three strings are plain
  * ASCII, so it needs no escaping) are hashed into buffers, the digests
- * compared as hex bytes; the walker's head stays its string.
+ * compared as hex bytes. The head it links to is the last fast row's
+ * event_hash bytes while they are pending (else the walker's string), and
+ * this row's are kept pending in turn: no string is made per row.
  */
 class ByteChain {
   private pre = new Uint8Array(1 << 10);
@@ -206,12 +239,20 @@ class ByteChain {
   private readonly payloadViews = new ViewCache();
   private readonly preViews = new ViewCache();
 
-  advance(w: EventChainWalker, r: CanonicalRow): void {
+  advance(j: JournalFacts, r: CanonicalRow): void {
+    const w = j.walker;
     const i = w.count++;
-    if (w.divergence !== null) return;
+    const last = j.lastHash;
+    if (w.divergence !== null) {
+      // the walk stopped: what is kept is the last row's event_hash only
+      last.keep(r.b, r.hashS, r.hashE);
+      return;
+    }
     this.hashInto(this.payloadViews.of(r.payload, r.payloadLen));
-    const head = w.prefixHead;
-    const need = EH_TYPE.length + (r.eventE - r.eventS) + EH_INDEX.length + 20 + EH_PAYLOAD.length + 64 + EH_PREV.length + head.length + 2;
+    const pending = last.pending;
+    const head = pending ? "" : w.prefixHead;
+    const headLen = pending ? last.len : head.length;
+    const need = EH_TYPE.length + (r.eventE - r.eventS) + EH_INDEX.length + 20 + EH_PAYLOAD.length + 64 + EH_PREV.length + headLen + 2;
     if (this.pre.length < need) this.pre = new Uint8Array(2 * need);
     const p = this.pre;
     let o = put(p, 0, EH_TYPE);
@@ -221,18 +262,20 @@ class ByteChain {
     o = put(p, o, EH_PAYLOAD);
     o = put(p, o, this.hex);
     o = put(p, o, EH_PREV);
-    for (let k = 0; k < head.length; k++) p[o++] = head.charCodeAt(k);
+    if (pending) o = copyTo(last.bytes, 0, last.len, p, o);
+    else for (let k = 0; k < head.length; k++) p[o++] = head.charCodeAt(k);
     p[o++] = 0x22;
     p[o++] = 0x7d;
     this.hashInto(this.preViews.of(p, o));
-    const prevOk = sameText(r.b, r.prevS, r.prevE, head);
+    const prevOk = pending ? sameSpan(r.b, r.prevS, r.prevE, last.bytes, last.len) : sameText(r.b, r.prevS, r.prevE, head);
     const hashOk = r.hashE - r.hashS === 64 && sameBytes(r.b, r.hashS, this.hex);
-    if (prevOk && hashOk) {
-      w.prefixHead = r.eventHash;
-      return;
+    if (!(prevOk && hashOk)) {
+      // the walker's head is the last row that linked
+      if (pending) w.prefixHead = last.text();
+      const expected = new TextDecoder().decode(this.hex);
+      w.divergence = { index: i, expected, actual: r.eventHash, error: `step ${i}: ${prevOk ? "event_hash mismatch" : "prev_hash break"}` };
     }
-    const expected = new TextDecoder().decode(this.hex);
-    w.divergence = { index: i, expected, actual: r.eventHash, error: `step ${i}: ${prevOk ? "event_hash mismatch" : "prev_hash break"}` };
+    last.keep(r.b, r.hashS, r.hashE);
   }
 
   /** SHA-256 of `v` into `digest`, its lowercase hex into `hex`. */
@@ -269,6 +312,12 @@ function put(p: Uint8Array, o: number, bytes: Uint8Array): number {
 function sameText(b: Uint8Array, s: number, e: number, t: string): boolean {
   if (e - s !== t.length) return false;
   for (let k = 0; k < t.length; k++) if (b[s + k] !== t.charCodeAt(k)) return false;
+  return true;
+}
+
+function sameSpan(b: Uint8Array, s: number, e: number, x: Uint8Array, n: number): boolean {
+  if (e - s !== n) return false;
+  for (let k = 0; k < n; k++) if (b[s + k] !== x[k]) return false;
   return true;
 }
 

@@ -1,6 +1,7 @@
 import { copyTo } from "../codec/bytes.ts";
-import { indexObjectAt, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../codec/row-index.ts";
-import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
+import { indexObjectAt, KeyTable, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import { RUN_ROW_KEY_NAMES, RunKey } from "../journal/row-keys.ts";
+import { ENDPOINT_KEYS, type EndpointSet } from "./binding.ts";
 
 /**
  * A journal row of a receipt Python wrote is already canonical (CJ: sorted
@@ -44,12 +45,6 @@ export class CanonicalRow extends RowLinks {
   /** The payload pre-image (spec run-journal §1.4: the row without its envelope members) is payload[0, payloadLen). */
   payload = new Uint8Array(1 << 12);
   payloadLen = 0;
-  /**
-   * The `endpoint_*` members (what the binding's endpoint list reads):
-   * a plain string's text, null for a non-string, undefined for a string
-   * with escapes (the caller then parses the row). Empty for most rows.
-   */
-  endpoint: Map<string, string | null | undefined> = NO_ENDPOINTS;
 
   get eventType(): string {
     return latin1(this.b, this.eventS, this.eventE);
@@ -64,6 +59,11 @@ export class CanonicalRow extends RowLinks {
     return latin1(this.payload, 0, this.payloadLen);
   }
 
+  /** An `agent_spawned` row's endpoint into `set` (EndpointSet.push); false, adding nothing, when a member is a string with escapes (the caller then parses the row). */
+  addEndpoint(set: EndpointSet): boolean {
+    return set.addIndexed(ix, this.b, ENDPOINT);
+  }
+
   /** The event is the string `name`'s bytes. */
   eventIs(name: Uint8Array): boolean {
     if (this.eventE - this.eventS !== name.length) return false;
@@ -72,8 +72,11 @@ export class CanonicalRow extends RowLinks {
   }
 }
 
-const NO_ENDPOINTS: Map<string, string | null | undefined> = new Map();
-const ENDPOINT_PREFIX = new TextEncoder().encode("endpoint_");
+/** The run row's named keys, then the endpoint members. */
+const KEYS = new KeyTable([...RUN_ROW_KEY_NAMES, ...ENDPOINT_KEYS]);
+/** The last envelope member's id, and the first endpoint member's. */
+const LAST_ENVELOPE = RUN_ROW_KEY_NAMES.length;
+const ENDPOINT = LAST_ENVELOPE + 1;
 /** Spellings this reader does not take: anything not CJ (NaN and Infinity are CJ: Python's writer allows them, spelled as read). */
 const DECLINE = NOT_COMPACT_CANONICAL;
 
@@ -94,8 +97,8 @@ function latin1(b: Uint8Array, s: number, e: number): string {
  */
 export function canonicalRow(b: Uint8Array, s = 0, limit = b.length): CanonicalRow | null {
   // the module's scanner copies in what it may read: a row is first looked for in the window's start
-  let end = limit - s > FIRST_LOOK ? indexObjectAt(b, s, s + FIRST_LOOK, ix, RUN_ROW_KEYS) : -1;
-  if (end < 0) end = indexObjectAt(b, s, limit, ix, RUN_ROW_KEYS);
+  let end = limit - s > FIRST_LOOK ? indexObjectAt(b, s, s + FIRST_LOOK, ix, KEYS) : -1;
+  if (end < 0) end = indexObjectAt(b, s, limit, ix, KEYS);
   if (end < 0 || (ix.spelling(0) & DECLINE) !== 0 || ix.slot[RunKey.HashProfile]! >= 0) return null;
   const event = plainString(RunKey.Event);
   const prev = plainString(RunKey.PrevHash);
@@ -108,7 +111,6 @@ export function canonicalRow(b: Uint8Array, s = 0, limit = b.length): CanonicalR
   r.eventS = ix.start(event) + 1;
   r.eventE = ix.end(event) - 1;
   r.setLinks(ix, prev, hash);
-  r.endpoint = NO_ENDPOINTS;
   // the pre-image is never longer than the row
   if (r.payload.length < end - s) r.payload = new Uint8Array(Math.max(end - s, 2 * r.payload.length));
   const p = r.payload;
@@ -120,12 +122,7 @@ export function canonicalRow(b: Uint8Array, s = 0, limit = b.length): CanonicalR
     const k = ix.member[m]!;
     const id = ix.keyId[m]!;
     const v = k + 1;
-    if (id === 0 && isEndpointKey(b, ix.start(k) + 1, ix.end(k) - 1)) {
-      if (r.endpoint === NO_ENDPOINTS) r.endpoint = new Map();
-      const kind = ix.kind(v);
-      r.endpoint.set(latin1(b, ix.start(k) + 1, ix.end(k) - 1), kind !== Tok.String ? null : ix.flags(v) & Spell.Escaped ? undefined : latin1(b, ix.start(v) + 1, ix.end(v) - 1));
-    }
-    if (id === RunKey.PrevHash || id === RunKey.EventHash || id >= RunKey.FirstEnvelopeOnly) continue;
+    if (id === RunKey.PrevHash || id === RunKey.EventHash || (id >= RunKey.FirstEnvelopeOnly && id <= LAST_ENVELOPE)) continue;
     // Adjacent kept members (only a comma between) are copied as one run.
     if (runEnd >= 0 && runEnd + 1 === ix.start(k)) {
       runEnd = ix.end(v);
@@ -153,10 +150,4 @@ function copyRun(b: Uint8Array, s: number, e: number, p: Uint8Array, o: number):
 function plainString(id: number): number {
   const v = ix.valueOf(id);
   return v >= 0 && ix.kind(v) === Tok.String && (ix.flags(v) & Spell.Escaped) === 0 ? v : -1;
-}
-
-function isEndpointKey(b: Uint8Array, s: number, e: number): boolean {
-  if (e - s < ENDPOINT_PREFIX.length) return false;
-  for (let k = 0; k < ENDPOINT_PREFIX.length; k++) if (b[s + k] !== ENDPOINT_PREFIX[k]) return false;
-  return true;
 }

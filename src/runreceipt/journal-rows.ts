@@ -13,7 +13,7 @@ import { canonical, canonicalParts, holdsRaw, writeParts } from "../pyjson/encod
 import { parse } from "../pyjson/parse.ts";
 import { pyRepr } from "../pyjson/python.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
-import { type Endpoint, ENDPOINT_EVENT, EndpointSet, EXTENSIONS_EVENT, extensionsOf } from "./binding.ts";
+import { ENDPOINT_EVENT, ENDPOINT_KEYS, EndpointSet, EXTENSIONS_EVENT, extensionsOf } from "./binding.ts";
 import { RowLinks } from "./fastrow.ts";
 import { strictObject } from "./strict-lines.ts";
 
@@ -138,8 +138,8 @@ export interface EmbeddedRows {
  */
 export async function embedJournalRows(path: string, runId: string, facts: JournalFacts, sink: RowSink | null): Promise<EmbeddedRows> {
   const refuse = lineRefusal(runId);
-  const fast = new EmbeddedRowWriter();
   const endpoints = new EndpointSet();
+  const fast = new EmbeddedRowWriter(endpoints);
   let extensions: PyValue[] | null = null;
   const turns = new TurnPacer(50, 64);
   // the values of rows read exactly, and long lines, are garbage the engine collects late
@@ -154,7 +154,6 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
     if (!fast.take(b, s, e, decline)) return false;
     if (!links.follows(fast.mem, fast.prevS, fast.prevE, n)) throw changed(path, facts);
     links.keep(fast.mem, fast.hashS, fast.hashE);
-    if (fast.endpoint !== null) endpoints.add(fast.endpoint);
     if (sink !== null) {
       if (n > 0) sink.text(",");
       sink.bytes(fast.mem, fast.outStart, fast.outEnd);
@@ -268,7 +267,6 @@ const SHORT_COPY = 512;
 /** What a row written from the index may not hold: what is not Python's spelling (the writer copies tokens). */
 const DECLINE = Spell.Utf8 | Spell.NotPython | Spell.KeyNotPlain;
 /** The run row's named keys, and the endpoint members the binding reads of an `agent_spawned` row. */
-const ENDPOINT_KEYS = ["endpoint_adapter_name", "endpoint_model", "endpoint_base_url", "endpoint_profile_name"];
 const EMBED_KEYS = new KeyTable([...RUN_ROW_KEY_NAMES, ...ENDPOINT_KEYS]);
 const idOf = (name: string): number => RUN_ROW_KEY_NAMES.indexOf(name) + 1;
 const TS = idOf("ts");
@@ -287,6 +285,11 @@ const LOADED_EXTENSION_SET = new TextEncoder().encode(EXTENSIONS_EVENT);
  * False: the exact path takes the row (and says why it is refused, if it is).
  */
 class EmbeddedRowWriter extends RowLinks {
+  /** `endpoints`: where an `agent_spawned` row's endpoint goes, once the row is taken. */
+  constructor(private readonly endpoints: EndpointSet) {
+    super();
+  }
+
   private readonly ix = new RowIndex();
   mem = new Uint8Array(1 << 16);
   private readonly cw = new CanonicalWriter(this.ix, this.mem, new DataView(this.mem.buffer));
@@ -316,8 +319,6 @@ class EmbeddedRowWriter extends RowLinks {
     if (!nonEmptyString(ix, event) || !nonEmptyString(ix, hash) || !nonEmptyString(ix, payloadHash)) return false;
     if (prev < 0 || ix.kind(prev) !== Tok.String) return false;
     if (tokenIs(mem, ix.start(event), ix.end(event), LOADED_EXTENSION_SET)) return false;
-    this.endpoint = null;
-    if (tokenIs(mem, ix.start(event), ix.end(event), AGENT_SPAWNED) && !this.readEndpoint()) return false;
     const cw = this.cw;
     const order = cw.segment(0, ix.members);
     let m = 0;
@@ -336,27 +337,8 @@ class EmbeddedRowWriter extends RowLinks {
     this.outEnd = end;
     this.setLinks(ix, prev, hash);
     // escapes in a link are the exact path's to compare (as values)
-    return (ix.flags(prev) & Spell.Escaped) === 0 && (ix.flags(hash) & Spell.Escaped) === 0;
-  }
-
-  /** The `agent_spawned` row's endpoint, as EndpointSet.push reads it (null: none); false when a member is a string with escapes (the exact path decodes it). */
-  endpoint: Endpoint | null = null;
-
-  private readEndpoint(): boolean {
-    const ix = this.ix;
-    const text: string[] = [];
-    for (let i = 0; i < ENDPOINT_KEYS.length; i++) {
-      const v = ix.valueOf(ENDPOINT + i);
-      if (v < 0 || ix.kind(v) !== Tok.String) {
-        text.push("");
-        continue;
-      }
-      if ((ix.flags(v) & Spell.Escaped) !== 0) return false;
-      text.push(ix.plainText(v));
-    }
-    const a = ix.valueOf(ENDPOINT);
-    if (a >= 0 && ix.kind(a) === Tok.String && text[0] !== "") this.endpoint = { adapter: text[0]!, model: text[1]!, base_url: text[2]!, profile: text[3]! };
-    return true;
+    if ((ix.flags(prev) & Spell.Escaped) !== 0 || (ix.flags(hash) & Spell.Escaped) !== 0) return false;
+    return !tokenIs(mem, ix.start(event), ix.end(event), AGENT_SPAWNED) || this.endpoints.addIndexed(ix, mem, ENDPOINT);
   }
 }
 

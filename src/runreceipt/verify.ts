@@ -262,6 +262,7 @@ function verifyOpen(input: OpenInput, file: string, pin: ReturnType<typeof pinne
       }
       scan = v;
     } else scan = scanReceipt(input, f);
+    f.settle();
   } catch (err) {
     if (err instanceof ValueTooLarge) {
       throw new InputError("row_too_large", `a value in receipt ${file} is longer than the limit of ${err.limit} bytes (${rowLimitText(err.limit)}); refusing to read it`, { path: file });
