@@ -1,4 +1,5 @@
 import { canonical, compareCodePoints } from "../pyjson/encode.ts";
+import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
 import { DEFAULT_PROFILE, HASH_PROFILE_FIELD, hashProfile } from "../journal/hash-profiles.ts";
 import { NOT_PLAIN_TEXT, type RowIndex, Tok } from "../codec/row-index.ts";
@@ -131,20 +132,17 @@ export class EndpointSet {
    * push for a row the codec indexed, read from its bytes b: the four
    * members (ids `first`… of the index's key table, in ENDPOINT_KEYS'
    * order) are made strings only when their bytes are new (a run spawns
-   * many agents on few endpoints). False, adding nothing, when a member is
-   * a string whose bytes are not its text (the caller's exact path decodes it).
+   * many agents on few endpoints); a string whose bytes are not its text
+   * is decoded by the exact parser.
    */
-  addIndexed(ix: RowIndex, b: Uint8Array, first: number): boolean {
+  addIndexed(ix: RowIndex, b: Uint8Array, first: number): void {
     let need = 0;
     for (let i = 0; i < 4; i++) {
       const v = ix.valueOf(first + i);
-      if (v >= 0 && ix.kind(v) === Tok.String) {
-        if ((ix.flags(v) & NOT_PLAIN_TEXT) !== 0) return false;
-        need += 5 + ix.end(v) - ix.start(v);
-      } else need++;
+      need += v >= 0 && ix.kind(v) === Tok.String ? 5 + ix.end(v) - ix.start(v) : 1;
     }
     const adapter = ix.valueOf(first);
-    if (adapter < 0 || ix.kind(adapter) !== Tok.String || ix.end(adapter) - ix.start(adapter) === 2) return true;
+    if (adapter < 0 || ix.kind(adapter) !== Tok.String || ix.end(adapter) - ix.start(adapter) === 2) return;
     if (need > this.key.length) this.key = new Uint8Array(2 * need);
     // per member: 0 (not a string), or 1, its length (4 bytes) and its body
     const k = this.key;
@@ -167,15 +165,16 @@ export class EndpointSet {
     let h = 0x811c9dc5; // FNV-1a
     for (let i = 0; i < o; i++) h = Math.imul(h ^ k[i]!, 0x01000193);
     const same = this.seenBytes.get(h);
-    if (same !== undefined) for (const x of same) if (x.length === o && startsWith(k, x)) return true;
+    if (same !== undefined) for (const x of same) if (x.length === o && startsWith(k, x)) return;
     if (same === undefined) this.seenBytes.set(h, [k.slice(0, o)]);
     else same.push(k.slice(0, o));
     const text = (i: number): string => {
       const v = ix.valueOf(first + i);
-      return v >= 0 && ix.kind(v) === Tok.String ? ix.plainText(v) : "";
+      if (v < 0 || ix.kind(v) !== Tok.String) return "";
+      if ((ix.flags(v) & NOT_PLAIN_TEXT) === 0) return ix.plainText(v);
+      return parse(utf8.decode(b.subarray(ix.start(v), ix.end(v)))) as string;
     };
     this.add({ adapter: text(0), model: text(1), base_url: text(2), profile: text(3) });
-    return true;
   }
 
   sorted(): Endpoint[] {
@@ -185,6 +184,8 @@ export class EndpointSet {
     );
   }
 }
+
+const utf8 = new TextDecoder();
 
 function startsWith(k: Uint8Array, x: Uint8Array): boolean {
   for (let i = 0; i < x.length; i++) if (k[i] !== x[i]) return false;

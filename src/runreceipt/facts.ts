@@ -156,7 +156,7 @@ export class ReceiptFacts implements ReceiptVisitor {
     if (j.firstNonObject >= 0) return -1;
     const r = canonicalRow(b, s, limit);
     if (r === null || r.eventIs(LOADED_EXTENSION_SET)) return -1;
-    if (r.eventIs(AGENT_SPAWNED) && !r.addEndpoint(j.endpoints)) return -1;
+    if (r.eventIs(AGENT_SPAWNED)) r.addEndpoint(j.endpoints);
     j.count++;
     this.chain.advance(j, r);
     if (r.eventIs(TOOL_CALL)) j.toolCalls++;

@@ -59,9 +59,9 @@ export class CanonicalRow extends RowLinks {
     return latin1(this.payload, 0, this.payloadLen);
   }
 
-  /** An `agent_spawned` row's endpoint into `set` (EndpointSet.push); false, adding nothing, when a member is a string with escapes (the caller then parses the row). */
-  addEndpoint(set: EndpointSet): boolean {
-    return set.addIndexed(ix, this.b, ENDPOINT);
+  /** An `agent_spawned` row's endpoint into `set` (EndpointSet.push). */
+  addEndpoint(set: EndpointSet): void {
+    set.addIndexed(ix, this.b, ENDPOINT);
   }
 
   /** The event is the string `name`'s bytes. */

@@ -338,7 +338,8 @@ class EmbeddedRowWriter extends RowLinks {
     this.setLinks(ix, prev, hash);
     // escapes in a link are the exact path's to compare (as values)
     if ((ix.flags(prev) & Spell.Escaped) !== 0 || (ix.flags(hash) & Spell.Escaped) !== 0) return false;
-    return !tokenIs(mem, ix.start(event), ix.end(event), AGENT_SPAWNED) || this.endpoints.addIndexed(ix, mem, ENDPOINT);
+    if (tokenIs(mem, ix.start(event), ix.end(event), AGENT_SPAWNED)) this.endpoints.addIndexed(ix, mem, ENDPOINT);
+    return true;
   }
 }
 
