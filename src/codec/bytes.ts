@@ -152,10 +152,22 @@ export function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number,
 
 /**
  * b[s, e) to `to` at o (another buffer, or a part of b apart from it);
- * returns the end. A byte loop, not set(subarray): a view per short span
- * (a cell, a row) would be garbage per row.
+ * returns the end. Never through a view: set(subarray) makes one per
+ * call, and a view per row is garbage the engine collects late (several
+ * megabytes of peak on a journal's rows). A short span by a byte loop; a
+ * longer one by Buffer's native copy called on the plain array (a memcpy
+ * with no view), as the engine copies a byte a nanosecond or two in a
+ * loop.
  */
 export function copyTo(b: Uint8Array, s: number, e: number, to: Uint8Array, o: number): number {
+  if (e - s > COPY_LOOP_MAX) {
+    nativeCopy.call(b as Buffer, to, o, s, e);
+    return o + e - s;
+  }
   for (let i = s; i < e; i++) to[o++] = b[i]!;
   return o;
 }
+
+/** Spans up to this long are copied by copyTo's loop (the native call's fixed cost is about that many bytes' worth). */
+const COPY_LOOP_MAX = 24;
+const nativeCopy = Buffer.prototype.copy;

@@ -141,9 +141,7 @@ export function canonicalRow(b: Uint8Array, s = 0, limit = b.length): CanonicalR
 /** Append the member run b[s, e) to the pre-image at o (after a comma unless it is the first); returns the end. */
 function copyRun(b: Uint8Array, s: number, e: number, p: Uint8Array, o: number): number {
   if (o > 1) p[o++] = 0x2c;
-  if (e - s <= 512) return copyTo(b, s, e, p, o);
-  p.set(b.subarray(s, e), o);
-  return o + e - s;
+  return copyTo(b, s, e, p, o);
 }
 
 /** Tape position of the named member's value when it is a string without escapes, else -1. */

@@ -3,9 +3,9 @@ import { copyTo } from "../codec/bytes.ts";
 /**
  * Bytes gathered to about a MiB and handed on in chunks, hashed as they
  * go (SHA-256): a receipt's canonical text as `verify receipt` digests it,
- * and the receipt file as `verify run` writes it. Short pieces (a row, a
- * separator) are copied into the buffer by a loop, never through a view;
- * a piece longer than the buffer goes on as it is.
+ * and the receipt file as `verify run` writes it. Pieces (a row, a
+ * separator) are copied into the buffer, never through a view; a piece
+ * longer than the buffer goes on as it is.
  */
 export class HashedChunks {
   private readonly hasher = new Bun.CryptoHasher("sha256");
@@ -39,9 +39,7 @@ export class HashedChunks {
       this.flush();
       if (n > this.buf.length) return this.put(b.subarray(s, e));
     }
-    if (n <= 512) copyTo(b, s, e, this.buf, this.len);
-    else this.buf.set(b.subarray(s, e), this.len);
-    this.len += n;
+    this.len = copyTo(b, s, e, this.buf, this.len);
     if (this.len >= CHUNK) this.flush();
   }
 

@@ -262,8 +262,6 @@ class Links {
  * several times the row).
  */
 const FAST_ROW_MAX = 4 << 20;
-/** Rows this short are copied into the writer's memory by a loop, never through a view. */
-const SHORT_COPY = 512;
 /** What a row written from the index may not hold: what is not Python's spelling (the writer copies tokens). */
 const DECLINE = Spell.Utf8 | Spell.NotPython | Spell.KeyNotPlain;
 /** The run row's named keys, and the endpoint members the binding reads of an `agent_spawned` row. */
@@ -307,8 +305,7 @@ class EmbeddedRowWriter extends RowLinks {
     }
     const mem = this.mem;
     const ix = this.ix;
-    if (n <= SHORT_COPY) copyTo(b, s, e, mem, 0);
-    else mem.set(b.subarray(s, e), 0);
+    copyTo(b, s, e, mem, 0);
     if (!indexRow(mem, 0, n, ix, EMBED_KEYS) || ix.repeatedName || (ix.flags(0) & decline) !== 0) return false;
     const index = ix.valueOf(INDEX);
     const event = ix.valueOf(RunKey.Event);
