@@ -161,7 +161,7 @@ export function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number,
  */
 export function copyTo(b: Uint8Array, s: number, e: number, to: Uint8Array, o: number): number {
   if (e - s > COPY_LOOP_MAX) {
-    nativeCopy.call(b as Buffer, to, o, s, e);
+    (nativeCopy ??= Buffer.prototype.copy).call(b as Buffer, to, o, s, e);
     return o + e - s;
   }
   for (let i = s; i < e; i++) to[o++] = b[i]!;
@@ -170,4 +170,5 @@ export function copyTo(b: Uint8Array, s: number, e: number, to: Uint8Array, o: n
 
 /** Spans up to this long are copied by copyTo's loop (the native call's fixed cost is about that many bytes' worth). */
 const COPY_LOOP_MAX = 24;
-const nativeCopy = Buffer.prototype.copy;
+/** Looked up on first use: the runtime sets up its Buffer when a program first touches it, and a verb that never copies a long span need not. */
+let nativeCopy: typeof Buffer.prototype.copy | undefined;

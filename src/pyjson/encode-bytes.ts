@@ -1,4 +1,4 @@
-import { BACKSLASH, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, doubled } from "../codec/bytes.ts";
+import { BACKSLASH, copyTo, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, doubled } from "../codec/bytes.ts";
 import { jsonStringEnd, scannedString, Spell, stringCut, stringTokenEnd } from "../codec/row-index.ts";
 import { literalAt, numberEnd, skipValue, skipWsBytes } from "./bytes.ts";
 import { compareCodePoints } from "./order.ts";
@@ -62,18 +62,9 @@ export class ByteSink {
     this.buf[this.len++] = c;
   }
   bytes(src: Uint8Array, s = 0, e = src.length): void {
-    const n = e - s;
-    this.reserve(n);
-    if (n <= 64) {
-      // a token: a loop, not a subarray (millions of views would be garbage the GC lets pile up)
-      const o = this.buf;
-      let l = this.len;
-      for (let i = s; i < e; i++) o[l++] = src[i]!;
-      this.len = l;
-      return;
-    }
-    this.buf.set(src.subarray(s, e), this.len);
-    this.len += n;
+    this.reserve(e - s);
+    // never a view: millions of them would be garbage the GC lets pile up
+    this.len = copyTo(src, s, e, this.buf, this.len);
   }
   /** ASCII text. */
   ascii(t: string): void {

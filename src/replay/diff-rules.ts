@@ -1,3 +1,4 @@
+import { copyTo } from "../codec/bytes.ts";
 import { UsageError } from "../errors/index.ts";
 import { encodeString } from "../pyjson/encode.ts";
 import { materialize } from "../pyjson/parse.ts";
@@ -211,7 +212,7 @@ export class TokenOrdinals {
       this.at = grow(this.at);
       this.len = grow(this.len);
     }
-    this.arena.set(b.subarray(s, s + n), this.used);
+    copyTo(b, s, s + n, this.arena, this.used);
     this.at[this.count] = this.used;
     this.len[this.count] = n;
     this.used += n;

@@ -1,4 +1,4 @@
-import { CR, fnv1a, LF, QUOTE } from "../codec/bytes.ts";
+import { copyTo, CR, fnv1a, LF, QUOTE } from "../codec/bytes.ts";
 import { NOT_PLAIN_TEXT, scannedString, stringTokenEnd } from "../codec/row-index.ts";
 import { jsonFields, type JsonFields } from "../json-fields.ts";
 import { InputError } from "../errors/index.ts";
@@ -164,12 +164,7 @@ class BlockBuffer {
       this.cur = new Uint8Array(Math.max(BLOCK, n));
       this.at = 0;
     }
-    const o = this.cur;
-    let l = this.at;
-    // a token: a loop, not a view (a view per row is garbage the collector lets pile up)
-    if (n > 64) o.set(src.subarray(s, e), l);
-    else for (let i = s; i < e; i++) o[l++] = src[i]!;
-    this.at += n;
+    this.at = copyTo(src, s, e, this.cur, this.at);
     this.len += n;
   }
   /** Hand out what is held and start empty (the current block is reused). */

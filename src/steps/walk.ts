@@ -1,3 +1,4 @@
+import { copyTo } from "../codec/bytes.ts";
 import { loadsLine } from "../pyjson/row.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
@@ -395,15 +396,7 @@ export class ChainWalker implements BulkProbe {
       this.views = [];
       this.seenView = null;
     }
-    const dst = this.scratch;
-    let o = this.scratchLen;
-    // Short spans are copied in place: a subarray view per span costs more than the bytes.
-    if (n <= 16) {
-      for (let i = s; i < e; i++) dst[o++] = src[i]!;
-    } else {
-      dst.set(src.subarray(s, e), o);
-    }
-    this.scratchLen += n;
+    this.scratchLen = copyTo(src, s, e, this.scratch, this.scratchLen);
   }
 
   /** The assembled pre-image as an exact-length view (cached by length). */
