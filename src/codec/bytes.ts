@@ -172,3 +172,33 @@ export function copyTo(b: Uint8Array, s: number, e: number, to: Uint8Array, o: n
 const COPY_LOOP_MAX = 24;
 /** Looked up on first use: the runtime sets up its Buffer when a program first touches it, and a verb that never copies a long span need not. */
 let nativeCopy: typeof Buffer.prototype.copy | undefined;
+
+/**
+ * A copy of one span's bytes (a link's hash, say), compared with later
+ * spans and made a string only when asked: a reader that follows a chain
+ * row by row keeps the last row's hash here, not as a string per row.
+ */
+export class KeptSpan {
+  bytes = new Uint8Array(64);
+  len = 0;
+
+  keep(b: Uint8Array, s: number, e: number): void {
+    if (e - s > this.bytes.length) this.bytes = new Uint8Array(e - s);
+    this.len = copyTo(b, s, e, this.bytes, 0);
+  }
+
+  /** The kept bytes equal b[s, e). */
+  equals(b: Uint8Array, s: number, e: number): boolean {
+    if (e - s !== this.len) return false;
+    const k = this.bytes;
+    for (let i = 0; i < this.len; i++) if (b[s + i] !== k[i]) return false;
+    return true;
+  }
+
+  /** The kept bytes as Latin-1 text (a plain ASCII span's string). */
+  text(): string {
+    return keptLatin1.decode(this.bytes.subarray(0, this.len));
+  }
+}
+
+const keptLatin1 = new TextDecoder("latin1");

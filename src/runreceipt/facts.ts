@@ -1,7 +1,7 @@
 import { canonical } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
-import { copyTo } from "../codec/bytes.ts";
+import { copyTo, KeptSpan } from "../codec/bytes.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { writeDecimal, writeHex } from "../journal/fast/record-hasher.ts";
 import { canonicalRow, type CanonicalRow } from "./fastrow.ts";
@@ -202,24 +202,19 @@ const EH_PAYLOAD = enc.encode(',"payload_hash":"');
 const EH_PREV = enc.encode('","prev_hash":"');
 
 /** An event_hash's bytes kept from a row, made a string only when read (`pending`: newer than the strings). */
-class PendingHash {
-  bytes = new Uint8Array(64);
-  len = 0;
+class PendingHash extends KeptSpan {
   pending = false;
 
-  keep(b: Uint8Array, s: number, e: number): void {
-    if (e - s > this.bytes.length) this.bytes = new Uint8Array(e - s);
-    this.len = copyTo(b, s, e, this.bytes, 0);
+  override keep(b: Uint8Array, s: number, e: number): void {
+    super.keep(b, s, e);
     this.pending = true;
   }
 
-  text(): string {
+  override text(): string {
     this.pending = false;
-    return latin1.decode(this.bytes.subarray(0, this.len));
+    return super.text();
   }
 }
-
-const latin1 = new TextDecoder("latin1");
 
 /**
  * EventChainWalker.push for a row the fast reader took (same rule, same
@@ -267,7 +262,7 @@ class ByteChain {
     p[o++] = 0x22;
     p[o++] = 0x7d;
     this.hashInto(this.preViews.of(p, o));
-    const prevOk = pending ? sameSpan(r.b, r.prevS, r.prevE, last.bytes, last.len) : sameText(r.b, r.prevS, r.prevE, head);
+    const prevOk = pending ? last.equals(r.b, r.prevS, r.prevE) : sameText(r.b, r.prevS, r.prevE, head);
     const hashOk = r.hashE - r.hashS === 64 && sameBytes(r.b, r.hashS, this.hex);
     if (!(prevOk && hashOk)) {
       // the walker's head is the last row that linked
@@ -312,12 +307,6 @@ function put(p: Uint8Array, o: number, bytes: Uint8Array): number {
 function sameText(b: Uint8Array, s: number, e: number, t: string): boolean {
   if (e - s !== t.length) return false;
   for (let k = 0; k < t.length; k++) if (b[s + k] !== t.charCodeAt(k)) return false;
-  return true;
-}
-
-function sameSpan(b: Uint8Array, s: number, e: number, x: Uint8Array, n: number): boolean {
-  if (e - s !== n) return false;
-  for (let k = 0; k < n; k++) if (b[s + k] !== x[k]) return false;
   return true;
 }
 

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { copyTo, LBRACE, RBRACE, tokenIs } from "../codec/bytes.ts";
+import { copyTo, KeptSpan, LBRACE, RBRACE, tokenIs } from "../codec/bytes.ts";
 import { CanonicalWriter } from "../codec/canonical.ts";
 import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { InputError, RefusalError } from "../errors/index.ts";
@@ -221,16 +221,12 @@ function embedExact(row: PyObject, sink: RowSink): void {
 
 /** The chain's links as pass 2 reads them: each row's prev_hash is the row before's event_hash. */
 class Links {
-  private last = new Uint8Array(128);
-  private lastLen = 0;
+  private readonly last = new KeptSpan();
   private readonly enc = new TextEncoder();
 
   /** Row n's prev_hash mem[s, e) (a string token's body) follows the last event_hash (row 0: anything, pass 1 checked it). */
   follows(mem: Uint8Array, s: number, e: number, n: number): boolean {
-    if (n === 0) return true;
-    if (e - s !== this.lastLen) return false;
-    for (let i = 0; i < this.lastLen; i++) if (mem[s + i] !== this.last[i]) return false;
-    return true;
+    return n === 0 || this.last.equals(mem, s, e);
   }
 
   followsText(prev: string, n: number): boolean {
@@ -239,19 +235,17 @@ class Links {
   }
 
   keep(mem: Uint8Array, s: number, e: number): void {
-    if (e - s > this.last.length) this.last = new Uint8Array(e - s);
-    copyTo(mem, s, e, this.last, 0);
-    this.lastLen = e - s;
+    this.last.keep(mem, s, e);
   }
 
   keepText(hash: string): void {
     const b = this.enc.encode(hash);
-    this.keep(b, 0, b.length);
+    this.last.keep(b, 0, b.length);
   }
 
   lastIs(head: string): boolean {
     const b = this.enc.encode(head);
-    return this.follows(b, 0, b.length, 1);
+    return this.last.equals(b, 0, b.length);
   }
 }
 

@@ -1,6 +1,6 @@
-/** The codec's byte copies (src/codec/bytes.ts): every length either side of the loop's limit, at any offsets, into another array or apart within one. */
+/** The codec's byte copies and kept spans (src/codec/bytes.ts): every length either side of the loop's limit, at any offsets, into another array or apart within one. */
 import { expect, test } from "bun:test";
-import { copyTo } from "../../src/codec/bytes.ts";
+import { copyTo, KeptSpan } from "../../src/codec/bytes.ts";
 import { Gen } from "../pyjson/gen.ts";
 
 test("copyTo copies b[s, e) to o and returns the end, by its loop and by the native copy alike", () => {
@@ -21,4 +21,21 @@ test("copyTo copies b[s, e) to o and returns the end, by its loop and by the nat
     want.set(src.subarray(s, s + n), o);
     expect(to).toEqual(want);
   }
+});
+
+test("KeptSpan: a kept span equals the same bytes anywhere and nothing else, grows for a longer one, reads back as its text", () => {
+  const enc = new TextEncoder();
+  const k = new KeptSpan();
+  const row = enc.encode(`{"prev_hash":"${"ab".repeat(32)}","x":1}`);
+  k.keep(row, 14, 78);
+  expect(k.text()).toBe("ab".repeat(32));
+  const other = enc.encode(`..${"ab".repeat(32)}..`);
+  expect(k.equals(other, 2, 66)).toBe(true);
+  expect(k.equals(other, 2, 65)).toBe(false);
+  expect(k.equals(other, 1, 65)).toBe(false);
+  const long = enc.encode("z".repeat(300));
+  k.keep(long, 0, 300);
+  expect([k.len, k.text(), k.equals(long, 0, 300), k.equals(row, 14, 78)]).toEqual([300, "z".repeat(300), true, false]);
+  k.keep(row, 0, 0);
+  expect([k.text(), k.equals(row, 5, 5)]).toEqual(["", true]);
 });
