@@ -6,6 +6,7 @@ import { BYTE_PATH_MIN, parseRowBytes, RAW_MEMBER_MIN, RAW_STRING_MIN } from "..
 import type { PyValue } from "../pyjson/types.ts";
 import { JOURNAL_MAX_ROW_BYTES, type OpenInput } from "../fsutil/input.ts";
 import { ByteCursor, ScanTrouble } from "./cursor.ts";
+import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 import { HashedChunks } from "./hashed-chunks.ts";
 
 /**
@@ -94,7 +95,7 @@ function readKey(cur: ByteCursor): string {
  * Members of the object at the cursor: `onMember(key)` must consume the
  * value. Handles `{}`, separators and the closing brace.
  */
-function eachMember(cur: ByteCursor, onMember: (key: string) => void): void {
+async function eachMember(cur: ByteCursor, onMember: (key: string) => void | Promise<void>): Promise<void> {
   cur.expect(0x7b);
   cur.skipWs();
   if (cur.peek() === 0x7d) {
@@ -107,7 +108,7 @@ function eachMember(cur: ByteCursor, onMember: (key: string) => void): void {
     cur.skipWs();
     cur.expect(0x3a);
     cur.skipWs();
-    onMember(key);
+    await onMember(key);
     cur.skipWs();
     const c = cur.peek();
     if (c === 0x2c) {
@@ -119,17 +120,23 @@ function eachMember(cur: ByteCursor, onMember: (key: string) => void): void {
   }
 }
 
-/** Elements of the array at the cursor: `onElement()` must consume each. */
-function eachElement(cur: ByteCursor, onElement: () => void): void {
+/**
+ * Elements of the array at the cursor: `onElement()` must consume each.
+ * The event loop gets a turn now and then (a list holds a whole journal:
+ * a SIGINT/SIGTERM handler runs only between two turns).
+ */
+async function eachElement(cur: ByteCursor, onElement: () => void): Promise<void> {
   cur.expect(0x5b);
   cur.skipWs();
   if (cur.peek() === 0x5d) {
     cur.expect(0x5d);
     return;
   }
+  const turns = new ElementTurns(cur);
   for (;;) {
     cur.skipWs();
     onElement();
+    if (turns.due()) await nextTurn();
     cur.skipWs();
     if (cur.peek() === 0x2c) {
       cur.expect(0x2c);
@@ -137,6 +144,22 @@ function eachElement(cur: ByteCursor, onElement: () => void): void {
     }
     cur.expect(0x5d);
     return;
+  }
+}
+
+/** Whether a turn is due after an element: looked at every 64 elements or 1 MiB of them, taken every 50 ms of work. */
+class ElementTurns {
+  private readonly pacer = new TurnPacer(50);
+  private elements = 0;
+  private at: number;
+  constructor(private readonly cur: ByteCursor) {
+    this.at = cur.offset;
+  }
+  due(): boolean {
+    if (++this.elements < 64 && this.cur.offset - this.at < 1 << 20) return false;
+    this.elements = 0;
+    this.at = this.cur.offset;
+    return this.pacer.due();
   }
 }
 
@@ -174,11 +197,11 @@ export interface ScanResult {
  * Scan the receipt at `input`. Throws `ScanTrouble` when the text is not
  * JSON (the caller parses it whole for Python's message).
  */
-export function scanReceipt(input: OpenInput, visitor: ReceiptVisitor): ScanResult {
+export async function scanReceipt(input: OpenInput, visitor: ReceiptVisitor): Promise<ScanResult> {
   const cur = new ByteCursor(input);
   cur.skipWs();
   const start = cur.offset;
-  const r = scanValue(cur, visitor);
+  const r = await scanValue(cur, visitor);
   const end = cur.offset;
   cur.skipWs();
   if (cur.peek() !== -1) throw new ScanTrouble("extra data");
@@ -191,12 +214,12 @@ export function scanReceipt(input: OpenInput, visitor: ReceiptVisitor): ScanResu
  * `input.receipt_text` (returned as `embedded`, to be scanned on its own).
  * The other members are skipped, not checked.
  */
-export function scanVector(input: OpenInput, visitor: ReceiptVisitor): ScanResult & { embedded: string | null } {
+export async function scanVector(input: OpenInput, visitor: ReceiptVisitor): Promise<ScanResult & { embedded: string | null }> {
   const cur = new ByteCursor(input);
   cur.skipWs();
   let found: (ScanResult & { embedded: string | null }) | null = null;
   if (cur.peek() !== 0x7b) throw new ScanTrouble("a vector file is a JSON object");
-  eachMember(cur, (key) => {
+  await eachMember(cur, async (key) => {
     if (key !== "input") {
       cur.cutValue();
       return;
@@ -211,14 +234,14 @@ export function scanVector(input: OpenInput, visitor: ReceiptVisitor): ScanResul
       found = { digests: null, notObject: false, range: [0, 0], embedded: t };
       return;
     }
-    const r = scanValue(cur, visitor);
+    const r = await scanValue(cur, visitor);
     found = { ...r, range: [start, cur.offset], embedded: null };
   });
   if (found === null) throw new ScanTrouble("the vector file has no input");
   return found;
 }
 
-function scanValue(cur: ByteCursor, visitor: ReceiptVisitor): Omit<ScanResult, "range"> {
+async function scanValue(cur: ByteCursor, visitor: ReceiptVisitor): Promise<Omit<ScanResult, "range">> {
   const sink = new CanonicalSink();
   if (cur.peek() !== 0x7b) {
     // Not an object: parse it to be sure it is JSON at all; the caller reports.
@@ -227,21 +250,21 @@ function scanValue(cur: ByteCursor, visitor: ReceiptVisitor): Omit<ScanResult, "
   }
   sink.text("{");
   const top = new KeyOrder(sink);
-  eachMember(cur, (key) => {
+  await eachMember(cur, async (key) => {
     top.next(key);
     const listKey = STREAMED[key];
     if (listKey !== undefined && cur.peek() === 0x7b) {
       visitor.open(key);
       sink.text("{");
       const inner = new KeyOrder(sink);
-      eachMember(cur, (k) => {
+      await eachMember(cur, async (k) => {
         inner.next(k);
         if (k === listKey && cur.peek() === 0x5b) {
           visitor.openList(key);
           sink.text("[");
           let first = true;
           const raw = key === "journal" ? visitor.rawJournalRow?.bind(visitor) : undefined;
-          eachElement(cur, () => {
+          await eachElement(cur, () => {
             if (!first) sink.text(",");
             first = false;
             if (raw && cur.peek() === 0x7b) {
@@ -340,7 +363,7 @@ const WHOLE_VALUE_LIMIT = 1 << 20;
  * sorted, last duplicate wins), arrays element by element, so memory stays
  * bounded by the largest small value plus one offset pair per key.
  */
-export function canonicalDigestsOfFile(input: OpenInput, range: [number, number]): ReceiptDigests {
+export async function canonicalDigestsOfFile(input: OpenInput, range: [number, number]): Promise<ReceiptDigests> {
   // the scan read the journal's rows to their limit: so does this second read
   const cur = new ByteCursor(input, 0, JOURNAL_MAX_ROW_BYTES);
   const hasher = new Bun.CryptoHasher("sha256");
@@ -352,7 +375,8 @@ export function canonicalDigestsOfFile(input: OpenInput, range: [number, number]
       pending = "";
     }
   };
-  const emit = (start: number, end: number): void => {
+  const turns = new TurnPacer(50, 64);
+  const emit = async (start: number, end: number): Promise<void> => {
     cur.seek(start);
     const c = cur.peek();
     if (end - start <= WHOLE_VALUE_LIMIT || (c !== 0x7b && c !== 0x5b)) {
@@ -361,34 +385,36 @@ export function canonicalDigestsOfFile(input: OpenInput, range: [number, number]
     }
     if (c === 0x5b) {
       const spans: [number, number][] = [];
-      eachElement(cur, () => {
+      await eachElement(cur, () => {
         const s = cur.offset;
         cur.cutValue();
         spans.push([s, cur.offset]);
       });
       out("[");
-      spans.forEach(([s, e], i) => {
+      for (let i = 0; i < spans.length; i++) {
         if (i > 0) out(",");
-        emit(s, e);
-      });
+        await emit(spans[i]![0], spans[i]![1]);
+        if (turns.due()) await nextTurn();
+      }
       out("]");
       return;
     }
     const members = new Map<string, [number, number]>();
-    eachMember(cur, (key) => {
+    await eachMember(cur, (key) => {
       const s = cur.offset;
       cur.cutValue();
       members.set(key, [s, cur.offset]);
     });
     out("{");
-    [...members.keys()].sort(compareCodePoints).forEach((k, i) => {
-      out((i > 0 ? "," : "") + encodeString(k) + ":");
-      const [s, e] = members.get(k)!;
-      emit(s, e);
-    });
+    const keys = [...members.keys()].sort(compareCodePoints);
+    for (let i = 0; i < keys.length; i++) {
+      out((i > 0 ? "," : "") + encodeString(keys[i]!) + ":");
+      const [s, e] = members.get(keys[i]!)!;
+      await emit(s, e);
+    }
     out("}");
   };
-  emit(range[0], range[1]);
+  await emit(range[0], range[1]);
   if (pending) hasher.update(pending);
   return finish(hasher);
 }

@@ -199,7 +199,7 @@ export async function verifyRunReceipt(path: string, opts: VerifyReceiptOptions 
     const input = openInput(file, { what: "receipt" });
     if (input === null) throw new InputError("receipt_not_found", `Cannot read receipt: no such file: ${path}`, { path });
     try {
-      return verifyOpen(input, file, pin, opts.vector === true);
+      return await verifyOpen(input, file, pin, opts.vector === true);
     } finally {
       input.close();
     }
@@ -250,18 +250,18 @@ function memoryInput(bytes: Uint8Array): OpenInput {
   };
 }
 
-function verifyOpen(input: OpenInput, file: string, pin: ReturnType<typeof pinnedKey> | null, vector = false, whole?: Uint8Array): RunReceiptVerdict {
+async function verifyOpen(input: OpenInput, file: string, pin: ReturnType<typeof pinnedKey> | null, vector = false, whole?: Uint8Array): Promise<RunReceiptVerdict> {
   const f = new ReceiptFacts();
   let scan;
   try {
     if (vector) {
-      const v = scanVector(input, f);
+      const v = await scanVector(input, f);
       if (v.embedded !== null) {
         const bytes = new TextEncoder().encode(v.embedded);
-        return verifyOpen(memoryInput(bytes), file, pin, false, bytes);
+        return await verifyOpen(memoryInput(bytes), file, pin, false, bytes);
       }
       scan = v;
-    } else scan = scanReceipt(input, f);
+    } else scan = await scanReceipt(input, f);
     f.settle();
   } catch (err) {
     if (err instanceof ValueTooLarge) {
@@ -272,7 +272,7 @@ function verifyOpen(input: OpenInput, file: string, pin: ReturnType<typeof pinne
     return malformedOnly(`receipt is not valid JSON: ${parseFailure(whole ?? readFileSync(file))}`, null, pin);
   }
   if (scan.notObject) return malformedOnly("receipt is not a JSON object", null, pin);
-  const digests = scan.digests ?? canonicalDigestsOfFile(input, scan.range);
+  const digests = scan.digests ?? (await canonicalDigestsOfFile(input, scan.range));
   const problem = schemaProblem(f);
   if (problem) {
     const r = malformedOnly(problem.py, f, pin);

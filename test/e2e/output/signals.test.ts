@@ -292,6 +292,21 @@ describe.skipIf(process.platform !== "linux")("signals end long commands cleanly
     expect(r.ms).toBeLessThan(5000);
   }, 60_000);
 
+  test("SIGINT during verify receipt: one interrupted document, at once", async () => {
+    const keys = Bun.spawnSync([binPath(), "keys", "generate", "--out-dir", "keys", "--name", "k-receipt"], { cwd: t.cwd });
+    expect(keys.exitCode).toBe(0);
+    mkdirSync(t.runDir("mid"), { recursive: true });
+    writeBigJournal(t.journal("mid"), 30_000, 4000);
+    const receipt = join(t.cwd, "mid-receipt.json");
+    const made = Bun.spawnSync([binPath(), "verify", "run", "mid", "--signing-key-path", "keys/k-receipt.key", "-o", receipt], { cwd: t.cwd });
+    expect(made.exitCode).toBe(0);
+    // frozen once the receipt is open: its ~110 MB of rows are still ahead of the scan
+    const r = await signalWhile([binPath(), "verify", "receipt", receipt, "--as-json"], t.cwd, "SIGINT", { ready: (pid) => hasOpen(pid, receipt), settleMs: 0 });
+    const doc = oneInterruptedDoc(r, "SIGINT");
+    expect(doc).toMatchObject({ command: "verify receipt", path: receipt });
+    expect(r.ms).toBeLessThan(2000);
+  }, 60_000);
+
   test("SIGTERM during replay export: no receipt, no temp file", async () => {
     const agent = "agent-big";
     const j = StepJournal.open(t.sdd, agent);

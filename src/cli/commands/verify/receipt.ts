@@ -1,6 +1,7 @@
 import { jsonDoc } from "../../../json-fields.ts";
 import { receiptOutcome, verifyRunReceipt } from "../../../runreceipt/verify.ts";
 import { defineCliCommand } from "../../command.ts";
+import { withInterrupts } from "../../interrupt.ts";
 import { printJson, printLines, writeStderr } from "../../output.ts";
 
 /**
@@ -40,7 +41,10 @@ export default defineCliCommand({
     vector: { type: "boolean", description: "PATH is a bernstein-mcp golden vector ({name, input, expected, ...}): verify its input" },
   },
   async run({ args, json }) {
-    const v = await verifyRunReceipt(String(args.path), { publicKeyPath: args["public-key"], vector: args.vector === true });
+    const path = String(args.path);
+    const v = await withInterrupts({ json, command: "verify receipt", facts: () => ({ path }), doing: () => "reading the receipt" }, () =>
+      verifyRunReceipt(path, { publicKeyPath: args["public-key"], vector: args.vector === true }),
+    );
     const o = receiptOutcome(v);
     if (json) {
       const { ok, failure_code: _code, ...rest } = v;
