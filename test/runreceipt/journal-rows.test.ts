@@ -138,6 +138,21 @@ describe("the rows a receipt embeds", () => {
     await expect(journalFacts(path, "r")).rejects.toThrow("journal line 13 has a missing or non-integer 'index'");
   });
 
+  test("a CR put inside a row between the passes breaks the line there, as the exact reader reads it: refused", async () => {
+    // plain rows, every one taken on the read buffer
+    const j = EventJournal.create("r", { sddDir: dirs.make() });
+    for (let i = 0; i < 50; i++) j.record("tick_start", new Map<string, PyValue>([["n", new PyNum(String(i), false)]]));
+    j.close();
+    const path = j.path;
+    const facts = await journalFacts(path, "r");
+    const lines = readFileSync(path, "utf8").split("\n");
+    // the same length, the row's links intact: only its whitespace changed, to a line break of universal newlines
+    lines[20] = lines[20]!.replace('", "event_hash"', '",\r"event_hash"');
+    writeFileSync(path, lines.join("\n"));
+    expect(readFileSync(path).length).toBe(facts.snapshot);
+    await expect(embedJournalRows(path, "r", facts, null)).rejects.toThrow("journal line 21 is not valid JSON");
+  });
+
   test("a journal rewritten between the passes is journal_changed", async () => {
     const path = writeJournal(9, 50);
     const facts = await journalFacts(path, "r");
