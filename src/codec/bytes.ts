@@ -114,11 +114,16 @@ export function isDigitByte(c: number | undefined): boolean {
   return c !== undefined && c >= 0x30 && c <= 0x39;
 }
 
+/** The span b[s, e) holds the bytes x[0, n), no more, no fewer. */
+export function spanIs(b: Uint8Array, s: number, e: number, x: Uint8Array, n = x.length): boolean {
+  if (e - s !== n) return false;
+  for (let i = 0; i < n; i++) if (b[s + i] !== x[i]) return false;
+  return true;
+}
+
 /** The string token b[s, e) (quotes included) is `name`'s bytes as written (a spelling with an escape is not). */
 export function tokenIs(b: Uint8Array, s: number, e: number, name: Uint8Array): boolean {
-  if (e - s - 2 !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if (b[s + 1 + i] !== name[i]) return false;
-  return true;
+  return spanIs(b, s + 1, e - 1, name);
 }
 
 /**
@@ -189,10 +194,7 @@ export class KeptSpan {
 
   /** The kept bytes equal b[s, e). */
   equals(b: Uint8Array, s: number, e: number): boolean {
-    if (e - s !== this.len) return false;
-    const k = this.bytes;
-    for (let i = 0; i < this.len; i++) if (b[s + i] !== k[i]) return false;
-    return true;
+    return spanIs(b, s, e, this.bytes, this.len);
   }
 
   /** The kept bytes as Latin-1 text (a plain ASCII span's string). */

@@ -1,4 +1,4 @@
-import { BACKSLASH, COLON, COMMA, isDigitByte, isWsByte, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET } from "../codec/bytes.ts";
+import { BACKSLASH, COLON, COMMA, isDigitByte, isWsByte, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET, spanIs } from "../codec/bytes.ts";
 import { jsonStringEnd, scannedString, stringTokenEnd } from "../codec/row-index.ts";
 import { DEFAULT_MAX_DEPTH, INT_MAX_STR_DIGITS } from "./parse.ts";
 import { PyJsonError } from "./types.ts";
@@ -22,9 +22,7 @@ const W_NEGINF = enc.encode("-Infinity");
 
 /** bytes[pos..] starts with `word`. */
 export function startsWithBytes(b: Uint8Array, pos: number, word: Uint8Array): boolean {
-  if (pos + word.length > b.length) return false;
-  for (let i = 0; i < word.length; i++) if (b[pos + i] !== word[i]) return false;
-  return true;
+  return pos + word.length <= b.length && spanIs(b, pos, pos + word.length, word);
 }
 
 /** The literal (null/true/false/NaN/Infinity/-Infinity) at `pos`, or null. */

@@ -2,6 +2,7 @@ import { canonical, compareCodePoints } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyValue } from "../pyjson/types.ts";
 import { DEFAULT_PROFILE, HASH_PROFILE_FIELD, hashProfile } from "../journal/hash-profiles.ts";
+import { spanIs } from "../codec/bytes.ts";
 import { NOT_PLAIN_TEXT, type RowIndex, Tok } from "../codec/row-index.ts";
 
 /**
@@ -165,7 +166,7 @@ export class EndpointSet {
     let h = 0x811c9dc5; // FNV-1a
     for (let i = 0; i < o; i++) h = Math.imul(h ^ k[i]!, 0x01000193);
     const same = this.seenBytes.get(h);
-    if (same !== undefined) for (const x of same) if (x.length === o && startsWith(k, x)) return;
+    if (same !== undefined) for (const x of same) if (spanIs(k, 0, o, x)) return;
     if (same === undefined) this.seenBytes.set(h, [k.slice(0, o)]);
     else same.push(k.slice(0, o));
     const text = (i: number): string => {
@@ -186,11 +187,6 @@ export class EndpointSet {
 }
 
 const utf8 = new TextDecoder();
-
-function startsWith(k: Uint8Array, x: Uint8Array): boolean {
-  for (let i = 0; i < x.length; i++) if (k[i] !== x[i]) return false;
-  return true;
-}
 
 /** The extension list of a `loaded_extension_set` row whose `extensions` is a list of objects, else null. */
 export function extensionsOf(row: Map<string, PyValue>): PyValue[] | null {

@@ -1,7 +1,7 @@
 import { canonical } from "../pyjson/encode.ts";
 import { pyStr } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
-import { copyTo, KeptSpan } from "../codec/bytes.ts";
+import { copyTo, KeptSpan, spanIs } from "../codec/bytes.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { writeDecimal, writeHex } from "../journal/fast/record-hasher.ts";
 import { canonicalRow, type CanonicalRow } from "./fastrow.ts";
@@ -263,7 +263,7 @@ class ByteChain {
     p[o++] = 0x7d;
     this.hashInto(this.preViews.of(p, o));
     const prevOk = pending ? last.equals(r.b, r.prevS, r.prevE) : sameText(r.b, r.prevS, r.prevE, head);
-    const hashOk = r.hashE - r.hashS === 64 && sameBytes(r.b, r.hashS, this.hex);
+    const hashOk = spanIs(r.b, r.hashS, r.hashE, this.hex);
     if (!(prevOk && hashOk)) {
       // the walker's head is the last row that linked
       if (pending) w.prefixHead = last.text();
@@ -310,10 +310,6 @@ function sameText(b: Uint8Array, s: number, e: number, t: string): boolean {
   return true;
 }
 
-function sameBytes(b: Uint8Array, s: number, x: Uint8Array): boolean {
-  for (let k = 0; k < x.length; k++) if (b[s + k] !== x[k]) return false;
-  return true;
-}
 
 /** `str()` of a member, with a missing one read as `""`. */
 export function memberStr(m: Map<string, PyValue>, key: string): string {

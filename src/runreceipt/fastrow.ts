@@ -1,4 +1,4 @@
-import { copyTo } from "../codec/bytes.ts";
+import { copyTo, spanIs } from "../codec/bytes.ts";
 import { indexObjectAt, KeyTable, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { RUN_ROW_KEY_NAMES, RunKey } from "../journal/row-keys.ts";
 import { ENDPOINT_KEYS, type EndpointSet } from "./binding.ts";
@@ -66,9 +66,7 @@ export class CanonicalRow extends RowLinks {
 
   /** The event is the string `name`'s bytes. */
   eventIs(name: Uint8Array): boolean {
-    if (this.eventE - this.eventS !== name.length) return false;
-    for (let i = 0; i < name.length; i++) if (this.b[this.eventS + i] !== name[i]) return false;
-    return true;
+    return spanIs(this.b, this.eventS, this.eventE, name);
   }
 }
 

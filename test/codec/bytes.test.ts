@@ -1,6 +1,6 @@
 /** The codec's byte copies and kept spans (src/codec/bytes.ts): every length either side of the loop's limit, at any offsets, into another array or apart within one. */
 import { expect, test } from "bun:test";
-import { copyTo, KeptSpan } from "../../src/codec/bytes.ts";
+import { copyTo, KeptSpan, spanIs } from "../../src/codec/bytes.ts";
 import { Gen } from "../pyjson/gen.ts";
 
 test("copyTo copies b[s, e) to o and returns the end, by its loop and by the native copy alike", () => {
@@ -38,4 +38,11 @@ test("KeptSpan: a kept span equals the same bytes anywhere and nothing else, gro
   expect([k.len, k.text(), k.equals(long, 0, 300), k.equals(row, 14, 78)]).toEqual([300, "z".repeat(300), true, false]);
   k.keep(row, 0, 0);
   expect([k.text(), k.equals(row, 5, 5)]).toEqual(["", true]);
+});
+
+test("spanIs: a span equals the bytes it holds, at any offset, and no span of another length", () => {
+  const b = new TextEncoder().encode('x"event_hash"y');
+  const name = new TextEncoder().encode("event_hash");
+  expect([spanIs(b, 2, 12, name), spanIs(b, 1, 12, name), spanIs(b, 2, 11, name), spanIs(b, 3, 13, name)]).toEqual([true, false, false, false]);
+  expect([spanIs(b, 2, 7, name, 5), spanIs(b, 0, 0, name, 0), spanIs(b, 0, 1, name, 0)]).toEqual([true, true, false]);
 });
