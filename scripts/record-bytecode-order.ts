@@ -50,6 +50,9 @@ function verbs(bin: string, sdd: string, agentSdd: string, tmp: string): { name:
     { name: "export", argv: ["replay", "export", "agent-rec", join(tmp, "agent.tar"), "--force", "--sdd-dir", agentSdd] },
     { name: "receipt-verify", argv: ["replay", "verify", join(tmp, "agent.tar")] },
     { name: "diff-journal", argv: ["replay", "diff-journal", join(tmp, "agent.tar"), "agent-rec", "--sdd-dir", agentSdd] },
+    { name: "keys", argv: ["keys", "generate", "--out-dir", join(tmp, "keys"), "--name", "k"] },
+    { name: "run-receipt", argv: ["verify", "run", "mixed", "--signing-key-path", join(tmp, "keys", "k.key"), "-o", join(tmp, "run-receipt.json"), ...at] },
+    { name: "receipt-check", argv: ["verify", "receipt", join(tmp, "run-receipt.json"), "--public-key", join(tmp, "keys", "k.pub"), "--as-json"] },
   );
   return list.map((v) => ({ ...v, argv: [bin, ...v.argv] }));
 }
