@@ -1,6 +1,6 @@
 import { sign, type KeyObject } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { BernsteinError, ExitCode, InputError, RefusalError } from "../errors/index.ts";
 import { AtomicFileStream } from "../fsutil/atomic-stream.ts";
 import { checkOutputTarget } from "../fsutil/output-target.ts";

@@ -164,9 +164,19 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
   };
   // A line on the read buffer is claimed only when it is one row with no whitespace but the writer's (a CR
   // is a line break of its own, which the exact path splits at), its CR LF ending aside.
-  const claim = (b: Uint8Array, s: number, e: number): boolean => {
+  // A line the claim declined for anything but its whitespace is declined again as a whole yielded line:
+  // it is not indexed twice.
+  let declinedLine = 0;
+  let declinedLength = -1;
+  const claim = (b: Uint8Array, s: number, e: number, lineNo: number): boolean => {
     const ce = contentEnd(b, s, e);
-    return b[s] === LBRACE && b[ce - 1] === RBRACE && embedFast(b, s, ce, DECLINE | Spell.OddSpace);
+    if (b[s] !== LBRACE || b[ce - 1] !== RBRACE) return false;
+    if (embedFast(b, s, ce, DECLINE | Spell.OddSpace)) return true;
+    if (!fast.oddSpaced) {
+      declinedLine = lineNo;
+      declinedLength = ce - s;
+    }
+    return false;
   };
   for (const pl of claimedLines(path, { endOffset: facts.snapshot, maxLineBytes: JOURNAL_MAX_ROW_BYTES }, claim)) {
     if (pl === null) {
@@ -182,7 +192,8 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
     const line = pl.index + 1;
     // a long line is a copy the reader assembled: garbage once read
     if (pl.bytes.length >= LONG_LINE) garbage = true;
-    if (embedFast(pl.bytes, 0, pl.bytes.length, DECLINE)) continue;
+    const declined = line === declinedLine && pl.bytes.length === declinedLength;
+    if (!declined && embedFast(pl.bytes, 0, pl.bytes.length, DECLINE)) continue;
     let row = strictObject(pl.bytes, line, refuse, true);
     if (row === null) continue;
     garbage = true;
@@ -288,8 +299,12 @@ class EmbeddedRowWriter extends RowLinks {
   outStart = 0;
   outEnd = 0;
 
+  /** The last row take declined was declined for whitespace (OddSpace, when asked to) alone, among its spelling flags. */
+  oddSpaced = false;
+
   /** The row b[s, e); `decline`: the spelling flags that leave it to the exact path. */
   take(b: Uint8Array, s: number, e: number, decline: number): boolean {
+    this.oddSpaced = false;
     const n = e - s;
     if (n > FAST_ROW_MAX || n < 2) return false;
     if (2 * n + 64 > this.mem.length) {
@@ -300,7 +315,12 @@ class EmbeddedRowWriter extends RowLinks {
     const mem = this.mem;
     const ix = this.ix;
     copyTo(b, s, e, mem, 0);
-    if (!indexRow(mem, 0, n, ix, EMBED_KEYS) || ix.repeatedName || (ix.flags(0) & decline) !== 0) return false;
+    if (!indexRow(mem, 0, n, ix, EMBED_KEYS) || ix.repeatedName) return false;
+    const declined = ix.flags(0) & decline;
+    if (declined !== 0) {
+      this.oddSpaced = declined === Spell.OddSpace;
+      return false;
+    }
     const index = ix.valueOf(INDEX);
     const event = ix.valueOf(RunKey.Event);
     const prev = ix.valueOf(RunKey.PrevHash);

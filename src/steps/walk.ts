@@ -8,7 +8,6 @@ import { entryOf } from "./reader.ts";
 import { StepKey } from "./row-keys.ts";
 import { KERNEL_PUBLISH, StepKernel, stepKernelEnabled } from "./kernel.ts";
 import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
-import { pyStrip } from "../pyjson/python.ts";
 import { HEX_BYTES, LOWER_HEX_VALUE } from "../hex.ts";
 
 /**
