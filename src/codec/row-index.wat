@@ -47,9 +47,6 @@
   (global $maxPages (mut i32) (i32.const 0)) ;; the memory's size, in pages, that the tape may not grow past
   (global $count (mut i32) (i32.const 0))   ;; tokens on the tape
   (global $bias (mut i32) (i32.const 0))    ;; added to every span offset
-  (global $at (mut i32) (i32.const 0))      ;; set by $gap and $afterValue
-  (global $sepFlags (mut i32) (i32.const 0))
-  (global $valFlags (mut i32) (i32.const 0))
   (global $members0 (mut i32) (i32.const 0)) ;; the members area
   (global $mp (mut i32) (i32.const 0))       ;; its next free entry
   (global $keysOn (mut i32) (i32.const 0))   ;; a key table is loaded
@@ -104,6 +101,8 @@
     (i32.store (i32.const 4092) (i32.shr_u (i32.sub (global.get $mp) (global.get $members0)) (i32.const 3)))
     (local.get $p))
 
+  ;; ---- The consumer of scan.wat's scanner: the tape ----
+
   ;; Push a token; returns its tape address.
   (func $push (param $word i32) (param $s i32) (param $end i32) (result i32)
     (local $a i32) (local $pages i32)
@@ -126,226 +125,44 @@
       (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 0x0a)))
       (i32.or (i32.eq (local.get $c) (i32.const 0x09)) (i32.eq (local.get $c) (i32.const 0x0d)))))
 
-  (func $skipAnyWs (param $p i32) (result i32)
-    (loop $ws
-      (if (call $isWs (i32.load8_u (local.get $p)))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $ws))))
-    (local.get $p))
-
-  ;; Whitespace after a separator or bracket: its spelling flag; the next
-  ;; token's start in $at.
-  (func $gap (param $p i32) (param $afterSep i32) (result i32)
-    (local $c i32)
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.eqz (call $isWs (local.get $c)))
+  ;; A top-level key: into the members area (counted always, written while
+  ;; the area has room: the host reads the members of a row with more off the tape).
+  (func $onKey (param $depth i32) (param $kt i32) (param $ks i32) (param $ke i32) (result i32)
+    (if (i32.eq (local.get $depth) (i32.const 1))
       (then
-        (global.set $at (local.get $p))
-        (return (select (i32.const 256) (i32.const 0) (local.get $afterSep)))))
-    (if (i32.and (i32.eq (local.get $c) (i32.const 0x20)) (local.get $afterSep))
-      (then
-        (if (i32.eqz (call $isWs (i32.load8_u offset=1 (local.get $p))))
+        (if (i32.lt_u (global.get $mp) (global.get $tape0))
           (then
-            (global.set $at (i32.add (local.get $p) (i32.const 1)))
-            (return (i32.const 512))))))
-    (global.set $at (call $skipAnyWs (local.get $p)))
-    (i32.const 1024))
+            (i32.store (global.get $mp) (i32.shr_u (i32.sub (local.get $kt) (global.get $tape0)) (i32.const 4)))
+            (i32.store offset=4 (global.get $mp) (call $keyId (local.get $ks) (local.get $ke)))))
+        (global.set $mp (i32.add (global.get $mp) (i32.const 8)))))
+    (i32.const 1))
 
-  ;; End container token a at `end` with `flags`.
-  (func $close (param $a i32) (param $flags i32) (param $end i32) (result i32)
+  (func $onValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32) (i32.const 1))
+  (func $onElement (param $depth i32) (param $i i32) (result i32) (i32.const 1))
+  (func $onElementValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32) (i32.const 1))
+  (func $onOpen (param $kind i32) (param $depth i32) (result i32) (i32.const 1))
+
+  ;; A container's token completed: its flags, its end, the token after its subtree.
+  (func $onClose (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
     (i32.store (local.get $a) (i32.or (i32.load (local.get $a)) (local.get $flags)))
     (i32.store offset=8 (local.get $a) (i32.add (local.get $end) (global.get $bias)))
     (i32.store offset=12 (local.get $a) (global.get $count))
-    (global.set $valFlags (local.get $flags))
-    (local.get $end))
+    (i32.const 1))
 
-  ;; What follows a value at p: a comma (returns the next value's start) or
-  ;; `closer` (returns -2, the container's end in $at); -1 otherwise.
-  (func $afterValue (param $p i32) (param $closer i32) (result i32)
-    (local $f i32) (local $c i32)
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.and (i32.ne (local.get $c) (i32.const 0x2c)) (i32.ne (local.get $c) (local.get $closer)))
-      (then
-        (if (call $gap (local.get $p) (i32.const 0)) (then (local.set $f (i32.const 1024))))
-        (local.set $p (global.get $at))
-        (local.set $c (i32.load8_u (local.get $p)))))
-    (if (i32.eq (local.get $c) (i32.const 0x2c))
-      (then
-        (global.set $sepFlags (i32.or (local.get $f) (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 1))))
-        (return (global.get $at))))
-    (global.set $sepFlags (local.get $f))
-    (if (i32.ne (local.get $c) (local.get $closer)) (then (return (i32.const -1))))
-    (global.set $at (i32.add (local.get $p) (i32.const 1)))
-    (i32.const -2))
-
-  (func $object (param $p i32) (param $depth i32) (result i32)
-    (local $t i32) (local $flags i32) (local $kt i32) (local $ke i32) (local $kf i32)
-    (local $prevS i32) (local $prevE i32)
-    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
-    (local.set $t (call $push (i32.const 1) (local.get $p) (i32.const 0)))
-    (local.set $flags (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 0)))
-    (local.set $p (global.get $at))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x7d))
-      (then (return (call $close (local.get $t) (local.get $flags) (i32.add (local.get $p) (i32.const 1))))))
-    (local.set $prevS (i32.const -1))
-    (loop $member
-      (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
-      (local.set $kt (call $push (i32.const 3) (local.get $p) (i32.const 0)))
-      (local.set $ke (call $string (local.get $p)))
-      (if (i32.lt_s (local.get $ke) (i32.const 0)) (then (return (i32.const -1))))
-      (local.set $kf (global.get $strFlags))
-      (if (i32.and (local.get $kf) (i32.const 48)) (then (local.set $kf (i32.or (local.get $kf) (i32.const 2048)))))
-      (i32.store (local.get $kt) (i32.or (i32.const 3) (local.get $kf)))
-      (i32.store offset=8 (local.get $kt) (i32.add (local.get $ke) (global.get $bias)))
-      (local.set $flags (i32.or (local.get $flags) (local.get $kf)))
-      (if (i32.ge_s (local.get $prevS) (i32.const 0))
-        (then
-          (if (i32.ge_s (call $cmp (local.get $prevS) (local.get $prevE) (i32.add (local.get $p) (i32.const 1)) (i32.sub (local.get $ke) (i32.const 1))) (i32.const 0))
-            (then (local.set $flags (i32.or (local.get $flags) (i32.const 128)))))))
-      (local.set $prevS (i32.add (local.get $p) (i32.const 1)))
-      (local.set $prevE (i32.sub (local.get $ke) (i32.const 1)))
-      (if (i32.eq (local.get $depth) (i32.const 1))
-        (then
-          ;; counted always, written while the area has room (the host reads
-          ;; the members of a row with more off the tape)
-          (if (i32.lt_u (global.get $mp) (global.get $tape0))
-            (then
-              (i32.store (global.get $mp) (i32.shr_u (i32.sub (local.get $kt) (global.get $tape0)) (i32.const 4)))
-              (i32.store offset=4 (global.get $mp) (call $keyId (local.get $prevS) (local.get $prevE)))))
-          (global.set $mp (i32.add (global.get $mp) (i32.const 8)))))
-      (local.set $p (local.get $ke))
-      (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a))
-        (then
-          (if (call $gap (local.get $p) (i32.const 0)) (then (local.set $flags (i32.or (local.get $flags) (i32.const 1024)))))
-          (local.set $p (global.get $at))
-          (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a)) (then (return (i32.const -1))))))
-      (local.set $flags (i32.or (local.get $flags) (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 1))))
-      (local.set $p (call $value (global.get $at) (local.get $depth)))
-      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-      (local.set $flags (i32.or (local.get $flags) (global.get $valFlags)))
-      (local.set $p (call $afterValue (local.get $p) (i32.const 0x7d)))
-      (local.set $flags (i32.or (local.get $flags) (global.get $sepFlags)))
-      (if (i32.eq (local.get $p) (i32.const -2))
-        (then (return (call $close (local.get $t) (local.get $flags) (global.get $at)))))
-      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-      (br $member))
-    (i32.const -1))
-
-  (func $array (param $p i32) (param $depth i32) (result i32)
-    (local $t i32) (local $flags i32)
-    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
-    (local.set $t (call $push (i32.const 2) (local.get $p) (i32.const 0)))
-    (local.set $flags (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 0)))
-    (local.set $p (global.get $at))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d))
-      (then (return (call $close (local.get $t) (local.get $flags) (i32.add (local.get $p) (i32.const 1))))))
-    (loop $element
-      (local.set $p (call $value (local.get $p) (local.get $depth)))
-      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-      (local.set $flags (i32.or (local.get $flags) (global.get $valFlags)))
-      (local.set $p (call $afterValue (local.get $p) (i32.const 0x5d)))
-      (local.set $flags (i32.or (local.get $flags) (global.get $sepFlags)))
-      (if (i32.eq (local.get $p) (i32.const -2))
-        (then (return (call $close (local.get $t) (local.get $flags) (global.get $at)))))
-      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-      (br $element))
-    (i32.const -1))
-
-  (func $value (param $p i32) (param $depth i32) (result i32)
-    (local $c i32) (local $t i32) (local $end i32)
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.eq (local.get $c) (i32.const 0x22))
-      (then
-        (local.set $t (call $push (i32.const 4) (local.get $p) (i32.const 0)))
-        (local.set $end (call $string (local.get $p)))
-        (if (i32.lt_s (local.get $end) (i32.const 0)) (then (return (i32.const -1))))
-        (i32.store (local.get $t) (i32.or (i32.const 4) (global.get $strFlags)))
-        (i32.store offset=8 (local.get $t) (i32.add (local.get $end) (global.get $bias)))
-        (global.set $valFlags (global.get $strFlags))
-        (return (local.get $end))))
-    (if (i32.eq (local.get $c) (i32.const 0x7b))
-      (then (return (call $object (local.get $p) (i32.add (local.get $depth) (i32.const 1))))))
-    (if (i32.eq (local.get $c) (i32.const 0x5b))
-      (then (return (call $array (local.get $p) (i32.add (local.get $depth) (i32.const 1))))))
-    (call $atom (local.get $p)))
-
-  ;; The literal of n bytes at p (already compared): push it; its end.
-  (func $literal (param $p i32) (param $n i32) (param $kind i32) (result i32)
-    (global.set $valFlags (i32.and (local.get $kind) (i32.const -16)))
-    (drop (call $push (local.get $kind) (local.get $p) (i32.add (local.get $p) (local.get $n))))
-    (i32.add (local.get $p) (local.get $n)))
-
-  ;; A number or literal at p: its end or -1.
-  (func $atom (param $p i32) (result i32)
-    (local $c i32) (local $start i32) (local $neg i32) (local $isFloat i32) (local $q i32) (local $quick i32) (local $f i32)
-    (local.set $c (i32.load8_u (local.get $p)))
-    ;; the sentinel stops each comparison at the row's end: no literal byte is 0
-    (if (i32.eq (local.get $c) (i32.const 0x74))
-      (then (return (if (result i32) (i32.eq (i32.load (local.get $p)) (i32.const 0x65757274))
-        (then (call $literal (local.get $p) (i32.const 4) (i32.const 7))) (else (i32.const -1))))))
-    (if (i32.eq (local.get $c) (i32.const 0x66))
-      (then (return (if (result i32) (i32.and (i32.eq (i32.load (local.get $p)) (i32.const 0x736c6166))
-                                              (i32.eq (i32.load8_u offset=4 (local.get $p)) (i32.const 0x65)))
-        (then (call $literal (local.get $p) (i32.const 5) (i32.const 7))) (else (i32.const -1))))))
-    (if (i32.eq (local.get $c) (i32.const 0x6e))
-      (then (return (if (result i32) (i32.eq (i32.load (local.get $p)) (i32.const 0x6c6c756e))
-        (then (call $literal (local.get $p) (i32.const 4) (i32.const 7))) (else (i32.const -1))))))
-    (if (i32.eq (local.get $c) (i32.const 0x4e))
-      (then (return (if (result i32) (i32.eq (i32.and (i32.load (local.get $p)) (i32.const 0xffffff)) (i32.const 0x4e614e))
-        (then (call $literal (local.get $p) (i32.const 3) (i32.const 4104))) (else (i32.const -1))))))
-    (if (i32.eq (local.get $c) (i32.const 0x49))
-      (then (return (if (result i32) (i64.eq (i64.load (local.get $p)) (i64.const 0x7974696e69666e49))
-        (then (call $literal (local.get $p) (i32.const 8) (i32.const 4104))) (else (i32.const -1))))))
-    (if (i32.and (i32.eq (local.get $c) (i32.const 0x2d)) (i32.eq (i32.load8_u offset=1 (local.get $p)) (i32.const 0x49)))
-      (then (return (if (result i32) (i64.eq (i64.load offset=1 (local.get $p)) (i64.const 0x7974696e69666e49))
-        (then (call $literal (local.get $p) (i32.const 9) (i32.const 4104))) (else (i32.const -1))))))
-    (local.set $start (local.get $p))
-    (if (i32.eq (local.get $c) (i32.const 0x2d))
-      (then (local.set $neg (i32.const 1)) (local.set $p (i32.add (local.get $p) (i32.const 1)))))
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.eq (local.get $c) (i32.const 0x30))
-      (then (local.set $p (i32.add (local.get $p) (i32.const 1))))
-      (else
-        (if (i32.lt_u (i32.sub (local.get $c) (i32.const 0x31)) (i32.const 9))
-          (then (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 1)))))
-          (else (return (i32.const -1))))))
-    (if (i32.and (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2e)) (call $isDigit (i32.add (local.get $p) (i32.const 1))))
-      (then
-        (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 2))))
-        (local.set $isFloat (i32.const 1))))
-    (if (i32.eq (i32.or (i32.load8_u (local.get $p)) (i32.const 0x20)) (i32.const 0x65))
-      (then
-        (local.set $q (i32.add (local.get $p) (i32.const 1)))
-        (local.set $c (i32.load8_u (local.get $q)))
-        (if (i32.or (i32.eq (local.get $c) (i32.const 0x2b)) (i32.eq (local.get $c) (i32.const 0x2d)))
-          (then (local.set $q (i32.add (local.get $q) (i32.const 1)))))
-        (if (call $isDigit (local.get $q))
-          (then
-            (local.set $p (call $skipDigits (i32.add (local.get $q) (i32.const 1))))
-            (local.set $isFloat (i32.const 1))))))
+  ;; An int: NotPython for -0. A float: 0 when float.wat's quick test finds
+  ;; it Python's repr, NotPython when it finds it not (or it is longer than
+  ;; any repr), FloatUndecided for the host's exact test (floatRepr).
+  (func $numberFlags (param $s i32) (param $e i32) (param $isFloat i32) (result i32)
+    (local $quick i32)
     (if (i32.eqz (local.get $isFloat))
-      (then
-        (if (i32.gt_s (i32.sub (i32.sub (local.get $p) (local.get $start)) (local.get $neg)) (i32.const 4300))
-          (then (return (i32.const -1))))
-        ;; -0 is not Python's spelling of zero
-        (local.set $f
-          (select (i32.const 64) (i32.const 0)
-            (i32.and (local.get $neg)
-              (i32.and (i32.eq (i32.load8_u offset=1 (local.get $start)) (i32.const 0x30))
-                       (i32.eq (local.get $p) (i32.add (local.get $start) (i32.const 2)))))))
-        (global.set $valFlags (local.get $f))
-        (drop (call $push (i32.or (i32.const 5) (local.get $f)) (local.get $start) (local.get $p)))
-        (return (local.get $p))))
+      (then (return (select (i32.const 64) (i32.const 0) (call $isMinusZero (local.get $s) (local.get $e))))))
     (local.set $quick
-      (if (result i32) (i32.gt_s (i32.sub (local.get $p) (local.get $start)) (i32.const 32))
+      (if (result i32) (i32.gt_s (i32.sub (local.get $e) (local.get $s)) (i32.const 32))
         (then (i32.const -1))
-        (else (call $fixedFloat (local.get $start) (local.get $p)))))
-    (local.set $f
-      (if (result i32) (i32.gt_s (local.get $quick) (i32.const 0))
-        (then (i32.const 0))
-        (else (select (i32.const 64) (i32.const 8192) (i32.lt_s (local.get $quick) (i32.const 0))))))
-    (global.set $valFlags (local.get $f))
-    (drop (call $push (i32.or (i32.const 6) (local.get $f)) (local.get $start) (local.get $p)))
-    (local.get $p))
+        (else (call $fixedFloat (local.get $s) (local.get $e)))))
+    (if (result i32) (i32.gt_s (local.get $quick) (i32.const 0))
+      (then (i32.const 0))
+      (else (select (i32.const 64) (i32.const 8192) (i32.lt_s (local.get $quick) (i32.const 0))))))
 
   ;; Whether the float lexeme the host wrote at LEXEME (`n` bytes, a 0 byte
   ;; after it) is Python's repr of its value: 1 yes, -1 no, 0 undecided
@@ -697,6 +514,7 @@
     (i32.store8 (local.get $o) (i32.const 0x22))
     (global.set $op (i32.add (local.get $o) (i32.const 1))))
 
+  (@include "scan.wat")
   (@include "bytes.wat")
   (@include "float.wat")
 )
