@@ -29,6 +29,9 @@
 ;;                              it closes at `end` (past its bracket): flags
 ;;                              its spelling with its values', own the
 ;;                              object's own key order (Unsorted or 0)
+;;   $checksOrder (depth) -> i32
+;;                              whether the members of an object at depth
+;;                              are compared for their order (Unsorted)
 ;;   $numberFlags (s e isFloat) -> i32
 ;;                              a number lexeme's spelling flags (NotPython,
 ;;                              FloatUndecided), or -1 to decline the row
@@ -121,8 +124,9 @@
   ;; A kernel that matched a row's first members itself enters here.
   (func $members (param $p i32) (param $t i32) (param $depth i32) (param $flags i32) (result i32)
     (local $kt i32) (local $ke i32) (local $kf i32) (local $own i32) (local $vs i32)
-    (local $prevS i32) (local $prevE i32)
+    (local $prevS i32) (local $prevE i32) (local $order i32)
     (local.set $prevS (i32.const -1))
+    (local.set $order (call $checksOrder (local.get $depth)))
     (loop $member
       (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
       (local.set $ke (call $string (local.get $p)))
@@ -131,7 +135,7 @@
       (if (i32.and (local.get $kf) (i32.const 48)) (then (local.set $kf (i32.or (local.get $kf) (i32.const 2048)))))
       (local.set $kt (call $push (i32.or (i32.const 3) (local.get $kf)) (local.get $p) (local.get $ke)))
       (local.set $flags (i32.or (local.get $flags) (local.get $kf)))
-      (if (i32.ge_s (local.get $prevS) (i32.const 0))
+      (if (i32.and (local.get $order) (i32.ge_s (local.get $prevS) (i32.const 0)))
         (then
           (if (i32.ge_s (call $cmp (local.get $prevS) (local.get $prevE) (i32.add (local.get $p) (i32.const 1)) (i32.sub (local.get $ke) (i32.const 1))) (i32.const 0))
             (then (local.set $own (i32.const 128))))))

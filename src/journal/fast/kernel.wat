@@ -18,6 +18,10 @@
 ;; the counting of rows past a failure, and the replay display's fingerprint
 ;; text (FPRINT); lines end in LF, CR or CRLF.
 ;;
+;; A row is read once: its envelope, whose spelling Python's writer fixes,
+;; by comparing bytes; its payload by the codec's scanner (src/codec/scan.wat),
+;; whose consumer here builds the payload pre-image as it goes.
+;;
 ;; Memory (imported; src/wasm/arena.ts lays it out from the exported
 ;; globals below): [0, heapBase) holds this module's tables and constants;
 ;; the range's read area (the lines), the previous-hash slot, the scratch,
@@ -27,9 +31,9 @@
 ;; loads may read up to 15 bytes past it (the read area leaves slack).
 ;;
 ;; Fixed addresses:
-;;      0  the byte tables of src/wasm/bytes.wat (STRCLASS, LOWERHEX, HEXPAIR,
+;;      0  the byte tables of src/codec/bytes.wat (STRCLASS, HEXVAL, HEXPAIR,
 ;;         SHORTESC), filled by $setupTables; with the helpers that read them,
-;;         shared with the other kernel (included at the end of this module)
+;;         shared with the other modules (included at the end of this module)
 ;;   1280  the envelope pieces as Python spells them (data segments below)
 ;;   1440  '{"event_type":'   1456  ',"index":'
 ;;   1472  envelope key names (isEnvelopeKey)
@@ -37,6 +41,7 @@
 ;;   2048  event pre-image: head written right-aligned before 2560, where
 ;;         the index digits end; then the fixed suffix
 ;;         ,"payload_hash":"H","prev_hash":"P"}   H at 2577, P at 2656, end 2722
+;;   3072  the frames of the containers the scanner has open (8 bytes per depth, to 3592)
 (module
   (import "env" "memory" (memory 1))
   ;; SHA-256 of the payload pre-image [out, out+len) into the payload digest
@@ -91,6 +96,9 @@
   (global $fpOut (mut i32) (i32.const 0))
   (global $fpEnd (mut i32) (i32.const 0))
   (global $info (mut i32) (i32.const 0))
+  ;; the last container the scanner closed: its canonical bytes in scratch
+  (global $canonS (mut i32) (i32.const 0))
+  (global $canonE (mut i32) (i32.const 0))
   ;; per-call results
   (global $idxLen (mut i32) (i32.const 0))
   (global $usedGuess (mut i32) (i32.const 0))
@@ -178,55 +186,116 @@
     (v128.store offset=16 (local.get $dst)
       (i8x16.shuffle 8 24 9 25 10 26 11 27 12 28 13 29 14 30 15 31 (local.get $hi) (local.get $lo))))
 
-  ;; Spaces and tabs (JSON whitespace within a line).
-  (func $skipWs (param $p i32) (result i32)
-    (local $c i32)
-    (loop $ws
-      (local.set $c (i32.load8_u (local.get $p)))
-      (if (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 9)))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $ws))))
-    (local.get $p))
+  ;; ---------------------------------------------------------------- the scanner's consumer
 
-  ;; ---------------------------------------------------------------- numbers
+  ;; The kernel reads a row's payload with the codec's scanner (scan.wat,
+  ;; included at the end) and builds, as the scanner goes, the payload's
+  ;; canonical members: the member table holds each member's key and its
+  ;; value's canonical bytes (a string or number as written; a container
+  ;; re-emitted sorted and compact into scratch when it closes). The frames
+  ;; of the containers open below the row's object are at 3072 + 8 * depth:
+  ;; the member table's top and the scratch's next byte when it opened.
 
-  ;; An atom (number or literal) at p in canonical spelling: its end, or -1.
-  (func $scanAtom (param $p i32) (result i32)
-    (local $c i32) (local $q i32) (local $r i32)
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.eq (local.get $c) (i32.const 0x74)) ;; true
-      (then (return (select (i32.add (local.get $p) (i32.const 4)) (i32.const -1)
-                      (i32.eq (i32.load (local.get $p)) (i32.const 0x65757274))))))
-    (if (i32.eq (local.get $c) (i32.const 0x66)) ;; false
-      (then (return (select (i32.add (local.get $p) (i32.const 5)) (i32.const -1)
-                      (i32.and (i32.eq (i32.load (local.get $p)) (i32.const 0x736c6166))
-                               (i32.eq (i32.load8_u offset=4 (local.get $p)) (i32.const 0x65)))))))
-    (if (i32.eq (local.get $c) (i32.const 0x6e)) ;; null
-      (then (return (select (i32.add (local.get $p) (i32.const 4)) (i32.const -1)
-                      (i32.eq (i32.load (local.get $p)) (i32.const 0x6c6c756e))))))
-    (if (i32.eq (local.get $c) (i32.const 0x4e)) ;; NaN
-      (then (return (select (i32.add (local.get $p) (i32.const 3)) (i32.const -1)
-                      (i32.and (i32.eq (i32.load16_u (local.get $p)) (i32.const 0x614e))
-                               (i32.eq (i32.load8_u offset=2 (local.get $p)) (i32.const 0x4e)))))))
-    (if (i32.eq (local.get $c) (i32.const 0x49)) ;; Infinity
-      (then (return (select (i32.add (local.get $p) (i32.const 8)) (i32.const -1)
-                      (i64.eq (i64.load (local.get $p)) (i64.const 0x7974696e69666e49))))))
-    (if (i32.and (i32.eq (local.get $c) (i32.const 0x2d)) (i32.eq (i32.load8_u offset=1 (local.get $p)) (i32.const 0x49)))
-      (then (return (select (i32.add (local.get $p) (i32.const 9)) (i32.const -1) ;; -Infinity
-                      (i64.eq (i64.load offset=1 (local.get $p)) (i64.const 0x7974696e69666e49))))))
-    (local.set $q (call $skipNumber (local.get $p)))
-    (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
-    (if (i32.eqz (global.get $isFloat))
+  ;; No tape: nothing reads a token back.
+  (func $push (param $word i32) (param $s i32) (param $end i32) (result i32) (i32.const 0))
+
+  ;; Spaces and tabs: a line break ends the row (the data's sentinel is one).
+  (func $isWs (param $c i32) (result i32)
+    (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 9))))
+
+  ;; A member's key: a new member table entry (an envelope key among the
+  ;; payload's is a duplicate, or a hash_profile: the exact path's).
+  (func $onKey (param $depth i32) (param $kt i32) (param $ks i32) (param $ke i32) (result i32)
+    (local $m i32)
+    (if (i32.eq (local.get $depth) (i32.const 1))
+      (then (if (call $isEnvelopeKey (local.get $ks) (i32.sub (local.get $ke) (local.get $ks))) (then (return (i32.const 0))))))
+    (local.set $m (global.get $mTop))
+    (if (i32.ge_u (local.get $m) (global.get $mtEnd)) (then (return (i32.const 0))))
+    (global.set $mTop (i32.add (local.get $m) (i32.const 16)))
+    (i32.store (local.get $m) (local.get $ks))
+    (i32.store offset=4 (local.get $m) (local.get $ke))
+    (i32.const 1))
+
+  ;; Its value: the bytes as written, or a container's canonical bytes. Its
+  ;; entry is the table's last (a container's members left it when it closed).
+  (func $onValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32)
+    (local $m i32)
+    (local.set $m (i32.sub (global.get $mTop) (i32.const 16)))
+    (if (i32.le_u (global.get $valKind) (i32.const 2))
       (then
-        ;; ints are canonical as written, except -0 (Python prints 0)
-        (if (i32.and (i32.eq (i32.sub (local.get $q) (local.get $p)) (i32.const 2))
-                     (i32.eq (i32.load16_u (local.get $p)) (i32.const 0x302d)))
-          (then (return (i32.const -1))))
-        (return (local.get $q))))
-    (if (i32.gt_s (i32.sub (local.get $q) (local.get $p)) (i32.const 32)) (then (return (i32.const -1))))
-    (local.set $r (call $floatRepr (local.get $p) (local.get $q)))
+        (local.set $vs (global.get $canonS))
+        (local.set $ve (global.get $canonE))))
+    (i32.store offset=8 (local.get $m) (local.get $vs))
+    (i32.store offset=12 (local.get $m) (local.get $ve))
+    (i32.const 1))
+
+  ;; An array's elements go to scratch as they come, a comma between.
+  (func $onElement (param $depth i32) (param $i i32) (result i32)
+    (if (result i32) (local.get $i) (then (call $byteToScratch (i32.const 0x2c))) (else (i32.const 1))))
+
+  (func $onElementValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32)
+    (if (result i32) (i32.le_u (global.get $valKind) (i32.const 2))
+      (then (i32.const 1))
+      (else (call $toScratch (local.get $vs) (local.get $ve)))))
+
+  (func $onOpen (param $kind i32) (param $depth i32) (result i32)
+    (local $frame i32)
+    (local.set $frame (i32.add (i32.const 3072) (i32.shl (local.get $depth) (i32.const 3))))
+    (i32.store (local.get $frame) (global.get $mTop))
+    (i32.store offset=4 (local.get $frame) (global.get $sp))
+    (if (result i32) (i32.eq (local.get $kind) (i32.const 2))
+      (then (call $byteToScratch (i32.const 0x5b)))
+      (else (i32.const 1))))
+
+  ;; The row's own members are sorted with "event" among them (so their
+  ;; order is not looked at here); a nested object's order spares its sort.
+  (func $checksOrder (param $depth i32) (result i32) (i32.gt_u (local.get $depth) (i32.const 1)))
+
+  ;; A container closes. The row's object (depth 1): its payload must be in
+  ;; Python's spelling (no raw UTF-8, no escape or number Python does not
+  ;; write, plain keys). An array: its bracket. An object: its members
+  ;; sorted (unless its own keys ascend already) and assembled after the
+  ;; scratch's end, then moved down to where it opened.
+  (func $onClose (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
+    (local $frame i32) (local $start i32) (local $base i32) (local $n i32) (local $at i32) (local $o i32)
+    (if (i32.eq (local.get $depth) (i32.const 1))
+      (then (return (i32.eqz (i32.and (local.get $flags) (i32.const 2144))))))
+    (local.set $frame (i32.add (i32.const 3072) (i32.shl (local.get $depth) (i32.const 3))))
+    (local.set $start (i32.load offset=4 (local.get $frame)))
+    (if (i32.eq (local.get $kind) (i32.const 2))
+      (then
+        (if (i32.eqz (call $byteToScratch (i32.const 0x5d))) (then (return (i32.const 0))))
+        (global.set $canonS (local.get $start))
+        (global.set $canonE (global.get $sp))
+        (return (i32.const 1))))
+    (local.set $base (i32.load (local.get $frame)))
+    (local.set $n (i32.shr_u (i32.sub (global.get $mTop) (local.get $base)) (i32.const 4)))
+    (if (local.get $own)
+      (then (if (i32.eqz (call $sortMembers (local.get $base) (local.get $n))) (then (return (i32.const 0))))))
+    (local.set $at (global.get $sp))
+    (local.set $o (call $assemble (local.get $base) (local.get $n) (local.get $at) (global.get $scratchEnd)))
+    (global.set $mTop (local.get $base))
+    (if (i32.lt_s (local.get $o) (i32.const 0)) (then (return (i32.const 0))))
+    (if (i32.ne (local.get $at) (local.get $start))
+      (then (memory.copy (local.get $start) (local.get $at) (i32.sub (local.get $o) (local.get $at)))))
+    (global.set $sp (i32.add (local.get $start) (i32.sub (local.get $o) (local.get $at))))
+    (global.set $canonS (local.get $start))
+    (global.set $canonE (global.get $sp))
+    (i32.const 1))
+
+  ;; A payload number must be spelled as Python writes its value: an int
+  ;; but -0, a float its repr (decided here when the digits tell, float.wat;
+  ;; else by the host). Any other declines the row.
+  (func $numberFlags (param $s i32) (param $e i32) (param $isFloat i32) (result i32)
+    (local $r i32)
+    (if (i32.eqz (local.get $isFloat))
+      (then (return (select (i32.const -1) (i32.const 0) (call $isMinusZero (local.get $s) (local.get $e))))))
+    ;; no float repr is this long: spare the call
+    (if (i32.gt_s (i32.sub (local.get $e) (local.get $s)) (i32.const 32)) (then (return (i32.const -1))))
+    (local.set $r (call $floatRepr (local.get $s) (local.get $e)))
     (if (i32.eqz (local.get $r))
-      (then (local.set $r (select (i32.const 1) (i32.const -1) (call $floatIsRepr (local.get $p) (local.get $q))))))
-    (select (local.get $q) (i32.const -1) (i32.gt_s (local.get $r) (i32.const 0))))
+      (then (local.set $r (select (i32.const 1) (i32.const -1) (call $floatIsRepr (local.get $s) (local.get $e))))))
+    (select (i32.const 0) (i32.const -1) (i32.gt_s (local.get $r) (i32.const 0))))
 
   ;; ---------------------------------------------------------------- values
 
@@ -312,126 +381,6 @@
     (global.set $sp (i32.add (global.get $sp) (i32.const 1)))
     (i32.const 1))
 
-  ;; A member's value at p (key [ks, ke), in an object at depth) into the
-  ;; member table: the value's end in the line, or -1. Strings and atoms are
-  ;; their own canonical bytes; objects and arrays are re-emitted into scratch.
-  (func $member (param $p i32) (param $ks i32) (param $ke i32) (param $depth i32) (result i32)
-    (local $m i32) (local $c i32) (local $q i32) (local $vs i32)
-    (local.set $m (global.get $mTop))
-    (if (i32.ge_u (local.get $m) (global.get $mtEnd)) (then (return (i32.const -1))))
-    (global.set $mTop (i32.add (local.get $m) (i32.const 16)))
-    (i32.store (local.get $m) (local.get $ks))
-    (i32.store offset=4 (local.get $m) (local.get $ke))
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.eq (local.get $c) (i32.const 0x22))
-      (then
-        (local.set $q (call $scanString (i32.add (local.get $p) (i32.const 1))))
-        (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
-        (i32.store offset=8 (local.get $m) (local.get $p))
-        (i32.store offset=12 (local.get $m) (i32.add (local.get $q) (i32.const 1)))
-        (return (i32.add (local.get $q) (i32.const 1)))))
-    (if (i32.or (i32.eq (local.get $c) (i32.const 0x7b)) (i32.eq (local.get $c) (i32.const 0x5b)))
-      (then
-        (local.set $vs (global.get $sp))
-        (if (i32.eq (local.get $c) (i32.const 0x7b))
-          (then (local.set $p (call $emitObject (local.get $p) (i32.add (local.get $depth) (i32.const 1)))))
-          (else (local.set $p (call $emitArray (local.get $p) (i32.add (local.get $depth) (i32.const 1))))))
-        (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-        (i32.store offset=8 (local.get $m) (local.get $vs))
-        (i32.store offset=12 (local.get $m) (global.get $sp))
-        (return (local.get $p))))
-    (local.set $q (call $scanAtom (local.get $p)))
-    (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
-    (i32.store offset=8 (local.get $m) (local.get $p))
-    (i32.store offset=12 (local.get $m) (local.get $q))
-    (local.get $q))
-
-  ;; Re-emit the object at p canonically into scratch: its end in the line, or -1.
-  (func $emitObject (param $p i32) (param $depth i32) (result i32)
-    (local $base i32) (local $start i32) (local $ks i32) (local $ke i32) (local $d i32)
-    (local $n i32) (local $at i32) (local $o i32)
-    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
-    (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1))))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x7d))
-      (then
-        (if (i32.gt_u (i32.add (global.get $sp) (i32.const 2)) (global.get $scratchEnd)) (then (return (i32.const -1))))
-        (i32.store16 (global.get $sp) (i32.const 0x7d7b)) ;; {}
-        (global.set $sp (i32.add (global.get $sp) (i32.const 2)))
-        (return (i32.add (local.get $p) (i32.const 1)))))
-    (local.set $base (global.get $mTop))
-    (local.set $start (global.get $sp))
-    (block $closed
-      (loop $next
-        (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
-        (local.set $ks (i32.add (local.get $p) (i32.const 1)))
-        (local.set $ke (call $scanPlainKey (local.get $ks)))
-        (if (i32.lt_s (local.get $ke) (i32.const 0)) (then (return (i32.const -1))))
-        (local.set $p (call $skipWs (i32.add (local.get $ke) (i32.const 1))))
-        (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a)) (then (return (i32.const -1))))
-        (local.set $p (call $member (call $skipWs (i32.add (local.get $p) (i32.const 1)))
-                                    (local.get $ks) (local.get $ke) (local.get $depth)))
-        (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-        (local.set $p (call $skipWs (local.get $p)))
-        (local.set $d (i32.load8_u (local.get $p)))
-        (if (i32.eq (local.get $d) (i32.const 0x2c))
-          (then (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1)))) (br $next)))
-        (if (i32.ne (local.get $d) (i32.const 0x7d)) (then (return (i32.const -1))))
-        (local.set $p (i32.add (local.get $p) (i32.const 1)))))
-    (local.set $n (i32.shr_u (i32.sub (global.get $mTop) (local.get $base)) (i32.const 4)))
-    (if (i32.eqz (call $sortMembers (local.get $base) (local.get $n))) (then (return (i32.const -1))))
-    ;; Assemble after the members' re-emitted values, then move the result
-    ;; down to where this object started: one contiguous canonical value.
-    (local.set $at (global.get $sp))
-    (local.set $o (call $assemble (local.get $base) (local.get $n) (local.get $at) (global.get $scratchEnd)))
-    (global.set $mTop (local.get $base))
-    (if (i32.lt_s (local.get $o) (i32.const 0)) (then (return (i32.const -1))))
-    (if (i32.ne (local.get $at) (local.get $start))
-      (then (memory.copy (local.get $start) (local.get $at) (i32.sub (local.get $o) (local.get $at)))))
-    (global.set $sp (i32.add (local.get $start) (i32.sub (local.get $o) (local.get $at))))
-    (local.get $p))
-
-  ;; Re-emit the array at p canonically into scratch: its end in the line, or -1.
-  (func $emitArray (param $p i32) (param $depth i32) (result i32)
-    (local $c i32) (local $q i32) (local $d i32)
-    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
-    (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1))))
-    (if (i32.eqz (call $byteToScratch (i32.const 0x5b))) (then (return (i32.const -1))))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d))
-      (then
-        (if (i32.eqz (call $byteToScratch (i32.const 0x5d))) (then (return (i32.const -1))))
-        (return (i32.add (local.get $p) (i32.const 1)))))
-    (loop $next
-      (local.set $c (i32.load8_u (local.get $p)))
-      (if (i32.eq (local.get $c) (i32.const 0x22))
-        (then
-          (local.set $q (call $scanString (i32.add (local.get $p) (i32.const 1))))
-          (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
-          (local.set $q (i32.add (local.get $q) (i32.const 1)))
-          (if (i32.eqz (call $toScratch (local.get $p) (local.get $q))) (then (return (i32.const -1))))
-          (local.set $p (local.get $q)))
-        (else
-          (if (i32.or (i32.eq (local.get $c) (i32.const 0x7b)) (i32.eq (local.get $c) (i32.const 0x5b)))
-            (then
-              (if (i32.eq (local.get $c) (i32.const 0x7b))
-                (then (local.set $p (call $emitObject (local.get $p) (i32.add (local.get $depth) (i32.const 1)))))
-                (else (local.set $p (call $emitArray (local.get $p) (i32.add (local.get $depth) (i32.const 1))))))
-              (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1)))))
-            (else
-              (local.set $q (call $scanAtom (local.get $p)))
-              (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
-              (if (i32.eqz (call $toScratch (local.get $p) (local.get $q))) (then (return (i32.const -1))))
-              (local.set $p (local.get $q))))))
-      (local.set $p (call $skipWs (local.get $p)))
-      (local.set $d (i32.load8_u (local.get $p)))
-      (if (i32.eq (local.get $d) (i32.const 0x2c))
-        (then
-          (if (i32.eqz (call $byteToScratch (i32.const 0x2c))) (then (return (i32.const -1))))
-          (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1))))
-          (br $next))))
-    (if (i32.ne (local.get $d) (i32.const 0x5d)) (then (return (i32.const -1))))
-    (if (i32.eqz (call $byteToScratch (i32.const 0x5d))) (then (return (i32.const -1))))
-    (i32.add (local.get $p) (i32.const 1)))
-
   ;; ---------------------------------------------------------------- rows
 
   ;; The key [ks, ks+n) is an envelope key (or hash_profile): not a payload member.
@@ -503,35 +452,20 @@
       (br_if $no (i32.eqz (call $hash64 (local.get $p))))
       (global.set $hashS (local.get $p))
       (local.set $p (i32.add (local.get $p) (i32.const 65)))
-      ;; the payload members
+      ;; the payload members, by the codec's scanner (depth 1: the row's object)
       (global.set $sp (global.get $scratch))
       (global.set $mTop (global.get $mt))
       (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2c))
         (then
-          (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1))))
-          (block $closed
-            (loop $next
-              (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)))
-              (local.set $ks (i32.add (local.get $p) (i32.const 1)))
-              (local.set $ke (call $scanPlainKey (local.get $ks)))
-              (br_if $no (i32.lt_s (local.get $ke) (i32.const 0)))
-              ;; every envelope key was seen: another is a duplicate (or a hash_profile)
-              (br_if $no (call $isEnvelopeKey (local.get $ks) (i32.sub (local.get $ke) (local.get $ks))))
-              (local.set $p (call $skipWs (i32.add (local.get $ke) (i32.const 1))))
-              (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a)))
-              (local.set $p (call $member (call $skipWs (i32.add (local.get $p) (i32.const 1)))
-                                          (local.get $ks) (local.get $ke) (i32.const 0)))
-              (br_if $no (i32.lt_s (local.get $p) (i32.const 0)))
-              (local.set $p (call $skipWs (local.get $p)))
-              (local.set $d (i32.load8_u (local.get $p)))
-              (if (i32.eq (local.get $d) (i32.const 0x2c))
-                (then (local.set $p (call $skipWs (i32.add (local.get $p) (i32.const 1)))) (br $next)))
-              (br_if $no (i32.ne (local.get $d) (i32.const 0x7d))))))
-        (else (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x7d)))))
+          (drop (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 1)))
+          (local.set $p (call $members (global.get $at) (i32.const 0) (i32.const 1) (i32.const 0)))
+          (br_if $no (i32.lt_s (local.get $p) (i32.const 0))))
+        (else
+          (br_if $no (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x7d)))
+          (local.set $p (i32.add (local.get $p) (i32.const 1)))))
       ;; the row must close right before its line end: a line feed (not the
       ;; sentinel), or a carriage return whose next byte is data (a CRLF may
       ;; straddle two reads; the caller takes such a row)
-      (local.set $p (i32.add (local.get $p) (i32.const 1)))
       (br_if $no (i32.ge_u (local.get $p) (global.get $bound)))
       (local.set $d (i32.load8_u (local.get $p)))
       (if (i32.eq (local.get $d) (i32.const 10))
@@ -578,7 +512,7 @@
   ;; the writer's spelling (then each is its own canonical text); p, or -1.
   (func $fingerprintRow (param $p i32) (result i32)
     (local $n i32) (local $o i32) (local $i i32)
-    (if (i32.ne (call $scanAtom (global.get $ixS)) (global.get $ixE)) (then (return (i32.const -1))))
+    (if (i32.ne (call $atom (global.get $ixS)) (global.get $ixE)) (then (return (i32.const -1))))
     (if (i32.ne (call $scanString (global.get $prevS)) (i32.add (global.get $prevS) (i32.const 64))) (then (return (i32.const -1))))
     (if (i32.ne (call $scanString (global.get $phS)) (i32.add (global.get $phS) (i32.const 64))) (then (return (i32.const -1))))
     (if (i32.ne (call $scanString (global.get $hashS)) (i32.add (global.get $hashS) (i32.const 64))) (then (return (i32.const -1))))
@@ -757,6 +691,7 @@
     (local.get $p))
 
   ;; The byte tables and helpers both kernels share.
+  (@include "../../codec/scan.wat")
   (@include "../../codec/bytes.wat")
   (@include "../../codec/float.wat")
 )
