@@ -1,7 +1,7 @@
 ;; The codec's byte layer in WebAssembly, beside bytes.ts: the byte tables
 ;; at the bottom of a module's memory and the byte-level helpers that read
-;; JSON strings, keys and numbers, compare and copy. Not a module of its own:
-;; the row scanner (row-index.wat) and both verify kernels
+;; JSON strings and digits, compare and copy (scan.wat's grammar reads with
+;; them). Not a module of its own: the row scanner (row-index.wat) and both verify kernels
 ;; (src/journal/fast/kernel.wat, src/steps/kernel.wat) include this file,
 ;; which scripts/build-wasm.ts (readWat) replaces with these fields, so each
 ;; reads a string with the one reader here ($string).
@@ -21,7 +21,6 @@
 
   (global $isFloat (mut i32) (i32.const 0))   ;; set by $skipNumber
   (global $strFlags (mut i32) (i32.const 0))  ;; set by $string: Escaped 16, Utf8 32, NotPython 64
-  (global $hadEscape (mut i32) (i32.const 0)) ;; set by $scanString
 
   (func $setupTables
     (local $i i32)
@@ -229,14 +228,12 @@
 
   ;; A string in json.dumps(ensure_ascii=True) spelling, from its first
   ;; content byte: the index of its closing quote, or -1 ($string, declining
-  ;; raw UTF-8 and any spelling Python does not write). Sets $hadEscape (the
-  ;; step kernel takes a hash field only as a string without escapes).
+  ;; raw UTF-8 and any spelling Python does not write).
   (func $scanString (param $p i32) (result i32)
     (local $e i32)
     (local.set $e (call $string (i32.sub (local.get $p) (i32.const 1))))
     (if (i32.or (i32.lt_s (local.get $e) (i32.const 0)) (i32.and (global.get $strFlags) (i32.const 96)))
       (then (return (i32.const -1))))
-    (global.set $hadEscape (i32.and (global.get $strFlags) (i32.const 16)))
     (i32.sub (local.get $e) (i32.const 1)))
 
   ;; Skip plain string bytes (printable ASCII but the quote and the
@@ -262,18 +259,22 @@
         (then (local.set $p (i32.add (local.get $p) (i32.const 16))) (br $vec))))
     (i32.add (local.get $p) (i32.ctz (local.get $m))))
 
-  ;; A string of plain bytes only (keys, no escapes), from its first content
-  ;; byte: the index of its closing quote, or -1.
-  (func $scanPlainKey (param $p i32) (result i32)
-    (local $t i32)
-    (local.set $p (call $plainWords (local.get $p)))
-    (loop $byte
-      (local.set $t (i32.load8_u (i32.load8_u (local.get $p))))
-      (if (i32.eqz (local.get $t))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
-    (if (result i32) (i32.eq (local.get $t) (i32.const 1))
-      (then (local.get $p))
-      (else (i32.const -1))))
+  ;; The 64 lowercase hex digits of the 32-byte digest at src, at dst:
+  ;; each half's nibbles looked up in the digit table and interleaved.
+  (func $hex (param $dst i32) (param $src i32)
+    (call $hex16 (local.get $dst) (v128.load (local.get $src)))
+    (call $hex16 (i32.add (local.get $dst) (i32.const 32)) (v128.load offset=16 (local.get $src))))
+
+  (func $hex16 (param $dst i32) (param $v v128)
+    (local $hi v128) (local $lo v128)
+    (local.set $hi (i8x16.swizzle (v128.const i8x16 0x30 0x31 0x32 0x33 0x34 0x35 0x36 0x37 0x38 0x39 0x61 0x62 0x63 0x64 0x65 0x66)
+                                  (i8x16.shr_u (local.get $v) (i32.const 4))))
+    (local.set $lo (i8x16.swizzle (v128.const i8x16 0x30 0x31 0x32 0x33 0x34 0x35 0x36 0x37 0x38 0x39 0x61 0x62 0x63 0x64 0x65 0x66)
+                                  (v128.and (local.get $v) (v128.const i8x16 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15))))
+    (v128.store (local.get $dst)
+      (i8x16.shuffle 0 16 1 17 2 18 3 19 4 20 5 21 6 22 7 23 (local.get $hi) (local.get $lo)))
+    (v128.store offset=16 (local.get $dst)
+      (i8x16.shuffle 8 24 9 25 10 26 11 27 12 28 13 29 14 30 15 31 (local.get $hi) (local.get $lo))))
 
   ;; Four lowercase hex digits at a: their value, or -1.
   (func $hex4 (param $a i32) (result i32)

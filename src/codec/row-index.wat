@@ -141,6 +141,7 @@
   (func $onElement (param $depth i32) (param $i i32) (result i32) (i32.const 1))
   (func $onElementValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32) (i32.const 1))
   (func $onOpen (param $kind i32) (param $depth i32) (result i32) (i32.const 1))
+  (func $spaced (result i32) (i32.const 1))
   (func $checksOrder (param $depth i32) (result i32) (i32.const 1))
 
   ;; A container's token completed: its flags, its end, the token after its subtree.

@@ -14,8 +14,8 @@
 ;;   $push (word s end) -> a    a token (see the flags below); a container's
 ;;                              at its opening, its end given at $onClose; a
 ;;                              string's or key's once read. row-index.wat
-;;                              writes its tape there; a kernel returns a
-;;                              scratch slot
+;;                              writes its tape there; a kernel keeps none
+;;                              (the scanner itself never writes to a)
 ;;   $onKey (depth a ks ke) -> i32
 ;;                              an object's member key (token a; its text
 ;;                              [ks, ke) between the quotes), before its value
@@ -32,6 +32,10 @@
 ;;   $checksOrder (depth) -> i32
 ;;                              whether the members of an object at depth
 ;;                              are compared for their order (Unsorted)
+;;   $spaced () -> i32          whether one space after a separator is the
+;;                              spelling to expect (Python's default writer),
+;;                              decided inline like none (a constant: the
+;;                              engine drops the branch where it is 0)
 ;;   $numberFlags (s e isFloat) -> i32
 ;;                              a number lexeme's spelling flags (NotPython,
 ;;                              FloatUndecided), or -1 to decline the row
@@ -41,7 +45,7 @@
 ;; is 1). After any value, $valKind and $valFlags say what it was.
 ;;
 ;; Token kinds and spelling flags (row-index.ts Tok and Spell):
-;;   Object 1, Array 2, Key 3, String 4, Int 5, Float 6, Literal 7
+;;   Object 1, Array 2, Key 3, String 4, Int 5, Float 6, Literal 7, NonFinite 8
 ;;   Escaped 16, Utf8 32, NotPython 64, Unsorted 128, Tight 256, Spaced 512,
 ;;   OddSpace 1024, KeyNotPlain 2048, NonFinite 4096, FloatUndecided 8192
 ;;
@@ -99,6 +103,17 @@
         (local.set $c (i32.load8_u (local.get $p)))))
     (if (i32.eq (local.get $c) (i32.const 0x2c))
       (then
+        (local.set $c (i32.load8_u offset=1 (local.get $p)))
+        (if (i32.gt_u (local.get $c) (i32.const 0x20))
+          (then
+            (global.set $sepFlags (i32.or (local.get $f) (i32.const 256)))
+            (return (i32.add (local.get $p) (i32.const 1)))))
+        (if (call $spaced)
+          (then
+            (if (i32.and (i32.eq (local.get $c) (i32.const 0x20)) (i32.gt_u (i32.load8_u offset=2 (local.get $p)) (i32.const 0x20)))
+              (then
+                (global.set $sepFlags (i32.or (local.get $f) (i32.const 512)))
+                (return (i32.add (local.get $p) (i32.const 2)))))))
         (global.set $sepFlags (i32.or (local.get $f) (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 1))))
         (return (global.get $at))))
     (global.set $sepFlags (local.get $f))
@@ -124,7 +139,7 @@
   ;; A kernel that matched a row's first members itself enters here.
   (func $members (param $p i32) (param $t i32) (param $depth i32) (param $flags i32) (result i32)
     (local $kt i32) (local $ke i32) (local $kf i32) (local $own i32) (local $vs i32)
-    (local $prevS i32) (local $prevE i32) (local $order i32)
+    (local $prevS i32) (local $prevE i32) (local $order i32) (local $c i32)
     (local.set $prevS (i32.const -1))
     (local.set $order (call $checksOrder (local.get $depth)))
     (loop $member
@@ -149,8 +164,22 @@
           (if (call $gap (local.get $p) (i32.const 0)) (then (local.set $flags (i32.or (local.get $flags) (i32.const 1024)))))
           (local.set $p (global.get $at))
           (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a)) (then (return (i32.const -1))))))
-      (local.set $flags (i32.or (local.get $flags) (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 1))))
-      (local.set $vs (global.get $at))
+      ;; the writers' spellings, no space (or one, where the consumer expects
+      ;; it: $spaced), decided without $gap
+      (local.set $c (i32.load8_u offset=1 (local.get $p)))
+      (if (i32.gt_u (local.get $c) (i32.const 0x20))
+        (then
+          (local.set $flags (i32.or (local.get $flags) (i32.const 256)))
+          (local.set $vs (i32.add (local.get $p) (i32.const 1))))
+        (else
+          (if (i32.and (call $spaced)
+                (i32.and (i32.eq (local.get $c) (i32.const 0x20)) (i32.gt_u (i32.load8_u offset=2 (local.get $p)) (i32.const 0x20))))
+            (then
+              (local.set $flags (i32.or (local.get $flags) (i32.const 512)))
+              (local.set $vs (i32.add (local.get $p) (i32.const 2))))
+            (else
+              (local.set $flags (i32.or (local.get $flags) (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 1))))
+              (local.set $vs (global.get $at))))))
       (local.set $p (call $value (local.get $vs) (local.get $depth)))
       (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
       (if (i32.eqz (call $onValue (local.get $depth) (local.get $vs) (local.get $p))) (then (return (i32.const -1))))

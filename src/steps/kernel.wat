@@ -34,12 +34,13 @@
 ;; bytes past a row's end (the arena's scratch lies beyond the read area).
 ;;
 ;; Fixed addresses:
-;;      0  the byte tables of src/wasm/bytes.wat (STRCLASS, LOWERHEX, HEXPAIR,
+;;      0  the byte tables of src/codec/bytes.wat (STRCLASS, HEXVAL, HEXPAIR,
 ;;         SHORTESC), filled by $setupTables; with the helpers that read them,
-;;         shared with the other kernel (included at the end of this module)
+;;         shared with the other modules (included at the end of this module)
 ;;   1280  the top-level key names the walker reads (data segments below)
 ;;   1392  the pre-image pieces, as ChainWalker.putPieces writes them
 ;;   1536  digest (32)    1600  head: the previous step hash, 64 hex digits
+;;   1712  the digest's hex (64), to compare with a row's step_hash
 ;;   1792  SPANS: 16 bytes per key id: value start, value end, plain string flag
 ;;
 ;;   1664  the key names only dict-form mode reads (blob_refs, schema_version, ts)
@@ -172,102 +173,72 @@
     (global.set $out (local.get $out))
     (call $setupTables))
 
-  ;; ---------------------------------------------------------------- values
+  ;; ---------------------------------------------------------------- the scanner's consumer
 
-  ;; A word or a number at p: its end, or -1. `strict` (a hashed field): a
-  ;; number must be spelled as Python re-spells it, "-0" is not, and a float
-  ;; is for JavaScript to decide (canonicalNumber, as scanNumber does).
-  (func $scanAtom (param $p i32) (param $strict i32) (result i32)
-    (local $c i32) (local $q i32) (local $r i32)
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.eq (local.get $c) (i32.const 0x74)) ;; true
-      (then (return (select (i32.add (local.get $p) (i32.const 4)) (i32.const -1)
-                      (i32.eq (i32.load (local.get $p)) (i32.const 0x65757274))))))
-    (if (i32.eq (local.get $c) (i32.const 0x66)) ;; false
-      (then (return (select (i32.add (local.get $p) (i32.const 5)) (i32.const -1)
-                      (i32.and (i32.eq (i32.load (local.get $p)) (i32.const 0x736c6166))
-                               (i32.eq (i32.load8_u offset=4 (local.get $p)) (i32.const 0x65)))))))
-    (if (i32.eq (local.get $c) (i32.const 0x6e)) ;; null
-      (then (return (select (i32.add (local.get $p) (i32.const 4)) (i32.const -1)
-                      (i32.eq (i32.load (local.get $p)) (i32.const 0x6c6c756e))))))
-    (if (i32.eq (local.get $c) (i32.const 0x4e)) ;; NaN
-      (then (return (select (i32.add (local.get $p) (i32.const 3)) (i32.const -1)
-                      (i32.and (i32.eq (i32.load16_u (local.get $p)) (i32.const 0x614e))
-                               (i32.eq (i32.load8_u offset=2 (local.get $p)) (i32.const 0x4e)))))))
-    (if (i32.eq (local.get $c) (i32.const 0x49)) ;; Infinity
-      (then (return (select (i32.add (local.get $p) (i32.const 8)) (i32.const -1)
-                      (i64.eq (i64.load (local.get $p)) (i64.const 0x7974696e69666e49))))))
-    (if (i32.and (i32.eq (local.get $c) (i32.const 0x2d)) (i32.eq (i32.load8_u offset=1 (local.get $p)) (i32.const 0x49)))
-      (then (return (select (i32.add (local.get $p) (i32.const 9)) (i32.const -1) ;; -Infinity
-                      (i64.eq (i64.load offset=1 (local.get $p)) (i64.const 0x7974696e69666e49))))))
-    (local.set $q (call $skipNumber (local.get $p)))
-    (if (i32.or (i32.lt_s (local.get $q) (i32.const 0)) (i32.eqz (local.get $strict))) (then (return (local.get $q))))
-    (if (i32.eqz (global.get $isFloat))
+  ;; A row is read by the codec's scanner (src/codec/scan.wat, included at
+  ;; the end); what this kernel keeps of it is each top-level value's span
+  ;; in SPANS, by key id, and whether the row is canonical: its spelling
+  ;; flags, decided when its object closes.
+
+  (global $keyId (mut i32) (i32.const 0))  ;; the top-level key whose value is being read
+  (global $strict (mut i32) (i32.const 0)) ;; that value is hashed: its numbers must be as Python re-spells them
+
+  ;; No tape: nothing reads a token back.
+  (func $push (param $word i32) (param $s i32) (param $end i32) (result i32) (i32.const 0))
+
+  ;; A canonical row holds no whitespace; a line break ends it (the data's
+  ;; sentinel is one), so only space and tab are read as such (and refused).
+  (func $isWs (param $c i32) (result i32)
+    (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 9))))
+
+  (func $spaced (result i32) (i32.const 0))
+  (func $checksOrder (param $depth i32) (result i32) (i32.const 1))
+
+  (func $onKey (param $depth i32) (param $kt i32) (param $ks i32) (param $ke i32) (result i32)
+    (if (i32.eq (local.get $depth) (i32.const 1))
       (then
-        (return (select (i32.const -1) (local.get $q)
-                  (i32.and (i32.eq (i32.sub (local.get $q) (local.get $p)) (i32.const 2))
-                           (i32.eq (i32.load16_u (local.get $p)) (i32.const 0x302d)))))))
+        (global.set $keyId (call $identify (local.get $ks) (i32.sub (local.get $ke) (local.get $ks))))
+        (global.set $strict (i32.and (i32.ge_u (global.get $keyId) (i32.const 3)) (i32.le_u (global.get $keyId) (i32.const 9))))))
+    (i32.const 1))
+
+  ;; A top-level value: its span and whether it is a string without escapes.
+  (func $onValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32)
+    (local $slot i32)
+    (if (i32.ne (local.get $depth) (i32.const 1)) (then (return (i32.const 1))))
+    (global.set $keyCount (i32.add (global.get $keyCount) (i32.const 1)))
+    (local.set $slot (i32.add (i32.const 1792) (i32.shl (global.get $keyId) (i32.const 4))))
+    (i32.store (local.get $slot) (local.get $vs))
+    (i32.store offset=4 (local.get $slot) (local.get $ve))
+    (i32.store offset=8 (local.get $slot)
+      (i32.and (i32.eq (global.get $valKind) (i32.const 4)) (i32.eqz (i32.and (global.get $valFlags) (i32.const 16)))))
+    (i32.const 1))
+
+  (func $onElement (param $depth i32) (param $i i32) (result i32) (i32.const 1))
+  (func $onElementValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32) (i32.const 1))
+  (func $onOpen (param $kind i32) (param $depth i32) (result i32) (i32.const 1))
+
+  ;; The row's object closes: canonical when compact (Tight only), its keys
+  ;; plain and strictly ascending (so none repeats), its strings ASCII in
+  ;; Python's escapes and its hashed numbers in Python's spelling.
+  (func $onClose (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
+    (if (result i32) (i32.eq (local.get $depth) (i32.const 1))
+      ;; Spaced | OddSpace | Unsorted | KeyNotPlain | Utf8 | NotPython | FloatUndecided
+      (then (i32.eqz (i32.and (local.get $flags) (i32.const 12000))))
+      (else (i32.const 1))))
+
+  ;; A number in a hashed value: an int but -0, a float as Python re-spells
+  ;; it (decided here when the digits tell, float.wat, else by the host).
+  ;; Elsewhere any number: the hash does not cover its spelling.
+  (func $numberFlags (param $s i32) (param $e i32) (param $isFloat i32) (result i32)
+    (local $r i32)
+    (if (i32.eqz (global.get $strict)) (then (return (i32.const 0))))
+    (if (i32.eqz (local.get $isFloat))
+      (then (return (select (i32.const -1) (i32.const 0) (call $isMinusZero (local.get $s) (local.get $e))))))
     ;; no float repr is this long: spare the call
-    (if (i32.gt_s (i32.sub (local.get $q) (local.get $p)) (i32.const 32)) (then (return (i32.const -1))))
-    ;; decided here when the digits tell (float.wat), else by the host
-    (local.set $r (call $floatRepr (local.get $p) (local.get $q)))
-    (if (i32.eqz (local.get $r)) (then (local.set $r (select (i32.const 1) (i32.const -1) (call $floatIsCanonical (local.get $p) (local.get $q))))))
-    (select (local.get $q) (i32.const -1) (i32.gt_s (local.get $r) (i32.const 0))))
-
-  ;; Any canonical value at p: its end, or -1. Nesting deeper than 64 is
-  ;; refused (the JavaScript scanner goes to 1000).
-  (func $scanValue (param $p i32) (param $strict i32) (param $depth i32) (result i32)
-    (local $c i32)
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.eq (local.get $c) (i32.const 0x22))
-      (then
-        (local.set $p (call $scanString (i32.add (local.get $p) (i32.const 1))))
-        (return (select (i32.const -1) (i32.add (local.get $p) (i32.const 1)) (i32.lt_s (local.get $p) (i32.const 0))))))
-    (if (i32.or (i32.eq (local.get $c) (i32.const 0x7b)) (i32.eq (local.get $c) (i32.const 0x5b)))
-      (then
-        (if (i32.ge_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
-        (if (i32.eq (local.get $c) (i32.const 0x7b))
-          (then (return (call $scanObject (local.get $p) (local.get $strict) (i32.add (local.get $depth) (i32.const 1))))))
-        (return (call $scanArray (local.get $p) (local.get $strict) (i32.add (local.get $depth) (i32.const 1))))))
-    (call $scanAtom (local.get $p) (local.get $strict)))
-
-  (func $scanArray (param $p i32) (param $strict i32) (param $depth i32) (result i32)
-    (local $d i32)
-    (local.set $p (i32.add (local.get $p) (i32.const 1)))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d)) (then (return (i32.add (local.get $p) (i32.const 1)))))
-    (loop $next
-      (local.set $p (call $scanValue (local.get $p) (local.get $strict) (local.get $depth)))
-      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-      (local.set $d (i32.load8_u (local.get $p)))
-      (if (i32.eq (local.get $d) (i32.const 0x2c))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $next))))
-    (select (i32.add (local.get $p) (i32.const 1)) (i32.const -1) (i32.eq (local.get $d) (i32.const 0x5d))))
-
-  ;; A nested object: plain keys in strictly ascending order (hence no
-  ;; duplicates), each value canonical.
-  (func $scanObject (param $p i32) (param $strict i32) (param $depth i32) (result i32)
-    (local $ks i32) (local $ke i32) (local $prevS i32) (local $prevE i32) (local $d i32)
-    (local.set $p (i32.add (local.get $p) (i32.const 1)))
-    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x7d)) (then (return (i32.add (local.get $p) (i32.const 1)))))
-    (local.set $prevS (i32.const -1))
-    (loop $next
-      (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
-      (local.set $ks (i32.add (local.get $p) (i32.const 1)))
-      (local.set $ke (call $scanPlainKey (local.get $ks)))
-      (if (i32.lt_s (local.get $ke) (i32.const 0)) (then (return (i32.const -1))))
-      (if (i32.ge_s (local.get $prevS) (i32.const 0))
-        (then
-          (if (i32.ge_s (call $cmp (local.get $prevS) (local.get $prevE) (local.get $ks) (local.get $ke)) (i32.const 0))
-            (then (return (i32.const -1))))))
-      (local.set $prevS (local.get $ks))
-      (local.set $prevE (local.get $ke))
-      (if (i32.ne (i32.load8_u offset=1 (local.get $ke)) (i32.const 0x3a)) (then (return (i32.const -1))))
-      (local.set $p (call $scanValue (i32.add (local.get $ke) (i32.const 2)) (local.get $strict) (local.get $depth)))
-      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-      (local.set $d (i32.load8_u (local.get $p)))
-      (if (i32.eq (local.get $d) (i32.const 0x2c))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $next))))
-    (select (i32.add (local.get $p) (i32.const 1)) (i32.const -1) (i32.eq (local.get $d) (i32.const 0x7d))))
+    (if (i32.gt_s (i32.sub (local.get $e) (local.get $s)) (i32.const 32)) (then (return (i32.const -1))))
+    (local.set $r (call $floatRepr (local.get $s) (local.get $e)))
+    (if (i32.eqz (local.get $r)) (then (local.set $r (select (i32.const 1) (i32.const -1) (call $floatIsCanonical (local.get $s) (local.get $e))))))
+    (select (i32.const 0) (i32.const -1) (i32.gt_s (local.get $r) (i32.const 0))))
 
   ;; ---------------------------------------------------------------- rows
 
@@ -301,39 +272,9 @@
   ;; spans of the keys the walker reads are left in SPANS (start -1: absent).
   ;; An empty object has no seq: the fast path never takes it.
   (func $scanTop (param $p i32) (result i32)
-    (local $ks i32) (local $ke i32) (local $prevS i32) (local $prevE i32) (local $d i32)
-    (local $id i32) (local $vs i32) (local $slot i32)
     (memory.fill (i32.const 1792) (i32.const 0xff) (i32.const 208))
     (global.set $keyCount (i32.const 0))
-    (local.set $p (i32.add (local.get $p) (i32.const 1)))
-    (local.set $prevS (i32.const -1))
-    (loop $next
-      (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
-      (local.set $ks (i32.add (local.get $p) (i32.const 1)))
-      (local.set $ke (call $scanPlainKey (local.get $ks)))
-      (if (i32.lt_s (local.get $ke) (i32.const 0)) (then (return (i32.const -1))))
-      (if (i32.ge_s (local.get $prevS) (i32.const 0))
-        (then
-          (if (i32.ge_s (call $cmp (local.get $prevS) (local.get $prevE) (local.get $ks) (local.get $ke)) (i32.const 0))
-            (then (return (i32.const -1))))))
-      (local.set $prevS (local.get $ks))
-      (local.set $prevE (local.get $ke))
-      (if (i32.ne (i32.load8_u offset=1 (local.get $ke)) (i32.const 0x3a)) (then (return (i32.const -1))))
-      (local.set $id (call $identify (local.get $ks) (i32.sub (local.get $ke) (local.get $ks))))
-      (local.set $vs (i32.add (local.get $ke) (i32.const 2)))
-      (local.set $p (call $scanValue (local.get $vs)
-        (i32.and (i32.ge_u (local.get $id) (i32.const 3)) (i32.le_u (local.get $id) (i32.const 9))) (i32.const 1)))
-      (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-      (global.set $keyCount (i32.add (global.get $keyCount) (i32.const 1)))
-      (local.set $slot (i32.add (i32.const 1792) (i32.shl (local.get $id) (i32.const 4))))
-      (i32.store (local.get $slot) (local.get $vs))
-      (i32.store offset=4 (local.get $slot) (local.get $p))
-      (i32.store offset=8 (local.get $slot)
-        (i32.and (i32.eq (i32.load8_u (local.get $vs)) (i32.const 0x22)) (i32.eqz (global.get $hadEscape))))
-      (local.set $d (i32.load8_u (local.get $p)))
-      (if (i32.eq (local.get $d) (i32.const 0x2c))
-        (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $next))))
-    (select (i32.add (local.get $p) (i32.const 1)) (i32.const -1) (i32.eq (local.get $d) (i32.const 0x7d))))
+    (call $object (local.get $p) (i32.const 1)))
 
   ;; SPANS of key id k: value start, value end, plain string flag.
   (func $spanStart (param $k i32) (result i32)
@@ -544,16 +485,10 @@
     (i32.and (i32.eq (i32.sub (call $spanEnd (local.get $k)) (local.get $s)) (i32.const 66))
              (i32.eq (i32.load8_u (local.get $s)) (i32.const 0x22))))
 
-  ;; The 64 bytes at p are the lowercase hex of the digest.
+  ;; The 64 bytes at p are the lowercase hex of the digest (written at 1712).
   (func $isDigestHex (param $p i32) (result i32)
-    (local $i i32)
-    (loop $byte
-      (if (i32.ne (i32.load16_u (i32.add (local.get $p) (i32.shl (local.get $i) (i32.const 1))))
-                  (i32.load16_u (i32.add (i32.const 512) (i32.shl (i32.load8_u (i32.add (i32.const 1536) (local.get $i))) (i32.const 1)))))
-        (then (return (i32.const 0))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $byte (i32.lt_u (local.get $i) (i32.const 32))))
-    (i32.const 1))
+    (call $hex (i32.const 1712) (i32.const 1536))
+    (call $eq (local.get $p) (i32.const 1712) (i32.const 64)))
 
   ;; Take the row at p if it is canonical, within `maxLine`, ended by a line
   ;; feed before `bound`, and checks out: the index of that line feed, or -1.
@@ -722,7 +657,7 @@
   ;; blob_refs first, ts last, hashed values as in the pre-image) is
   ;; appended at $pubO.
   (func $publishRow (param $p i32) (param $q i32)
-    (local $o i32) (local $inputAt i32) (local $preTail i32) (local $preEnd i32) (local $i i32) (local $effort i32)
+    (local $o i32) (local $inputAt i32) (local $preTail i32) (local $preEnd i32) (local $effort i32)
     (local.set $effort (i32.ge_s (call $spanStart (i32.const 9)) (i32.const 0)))
     (local.set $o (global.get $out))
     (if (local.get $effort)
@@ -760,11 +695,7 @@
     (local.set $o (call $putValue (call $put (local.get $o) (i32.const 3184) (i32.const 7)) (i32.const 1)))
     (local.set $o (call $put (local.get $o) (i32.const 3192) (i32.const 14)))
     ;; the new head: the digest's hex
-    (loop $byte
-      (i32.store16 (i32.add (i32.const 3072) (i32.shl (local.get $i) (i32.const 1)))
-        (i32.load16_u (i32.add (i32.const 512) (i32.shl (i32.load8_u (i32.add (i32.const 1536) (local.get $i))) (i32.const 1)))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $byte (i32.lt_u (local.get $i) (i32.const 32))))
+    (call $hex (i32.const 3072) (i32.const 1536))
     (local.set $o (call $put (local.get $o) (i32.const 3072) (i32.const 64)))
     (i32.store8 (local.get $o) (i32.const 0x22))
     (local.set $o (call $put (i32.add (local.get $o) (i32.const 1)) (local.get $preTail) (i32.sub (local.get $preEnd) (local.get $preTail))))
@@ -1077,6 +1008,7 @@
     (i32.add (local.get $o) (i32.const 4)))
 
   ;; The byte tables and helpers both kernels share.
+  (@include "../codec/scan.wat")
   (@include "../codec/bytes.wat")
   (@include "../codec/float.wat")
 )
