@@ -40,15 +40,36 @@ const USAGE = "usage: bun scripts/build-wasm.ts [--check] [in.wat out.ts]";
  * src/codec/bytes.wat). An include stands on a line of its own; kernels put
  * theirs last, so line numbers in wabt's messages stay those of the kernel's
  * own text. Included files may not include others.
+ *
+ * `(@include "path.wat" name)` includes the file once more under a name: every
+ * function and global it defines, and every hook it declares (a line
+ * `;; @hooks $a $b ...`: functions the including module defines for it), is
+ * renamed `$name.x`. So one source (src/codec/scan.wat, the row scanner) can
+ * serve two consumers in one module, each with hooks of its own, with no
+ * dispatch at run time.
  */
-const INCLUDE = /^[ \t]*\(@include "([^"]+)"\)[ \t]*$/gm;
+const INCLUDE = /^[ \t]*\(@include "([^"]+)"(?: ([A-Za-z]\w*))?\)[ \t]*$/gm;
+/** What may follow an identifier's last character (not one of WAT's idchars). */
+const ID_END = "(?![0-9A-Za-z!#$%&'*+\\-./:<=>?@\\\\^_`|~])";
 
 export function readWat(path: string): string {
-  return readFileSync(path, "utf8").replace(INCLUDE, (_, rel: string) => {
+  return readFileSync(path, "utf8").replace(INCLUDE, (_, rel: string, name: string | undefined) => {
     const text = readFileSync(join(dirname(path), rel), "utf8");
     if (new RegExp(INCLUDE.source, "m").test(text)) throw new Error(`${rel}: an included file may not include others`);
-    return text;
+    return name === undefined ? text : renamed(text, name, rel);
   });
+}
+
+/** The included text with its own functions and globals and its declared hooks renamed `$name.x`. */
+function renamed(text: string, name: string, rel: string): string {
+  const ids = new Set<string>();
+  for (const m of text.matchAll(/\((?:func|global) \$([\w.]+)/g)) ids.add(m[1]!);
+  for (const line of text.matchAll(/^[ \t]*;;[ \t]*@hooks((?:[ \t]+\$[\w.]+)+)[ \t]*$/gm)) {
+    for (const id of line[1]!.trim().split(/\s+/)) ids.add(id.slice(1));
+  }
+  if (ids.size === 0) throw new Error(`${rel}: included as ${name}, but it defines nothing to rename`);
+  const alternatives = [...ids].sort((a, b) => b.length - a.length).map((id) => id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return text.replace(new RegExp(`\\$(${alternatives.join("|")})${ID_END}`, "g"), (_, id: string) => `$${name}.${id}`);
 }
 
 /** The module's binary: parsed and validated by wabt (errors carry file:line), LEBs canonical, no names section. */

@@ -276,16 +276,6 @@
     (v128.store offset=16 (local.get $dst)
       (i8x16.shuffle 8 24 9 25 10 26 11 27 12 28 13 29 14 30 15 31 (local.get $hi) (local.get $lo))))
 
-  ;; Four lowercase hex digits at a: their value, or -1.
-  (func $hex4 (param $a i32) (result i32)
-    (if (i32.and
-          (i32.or
-            (i32.or (i32.load8_u offset=256 (i32.load8_u (local.get $a))) (i32.load8_u offset=256 (i32.load8_u offset=1 (local.get $a))))
-            (i32.or (i32.load8_u offset=256 (i32.load8_u offset=2 (local.get $a))) (i32.load8_u offset=256 (i32.load8_u offset=3 (local.get $a)))))
-          (i32.const 0xf0))
-      (then (return (i32.const -1))))
-    (call $hex4At (local.get $a)))
-
   ;; The value of the four hex digits at p, either case (valid: the caller checked them).
   (func $hex4At (param $p i32) (result i32)
     (i32.or

@@ -5,7 +5,13 @@
 ;; src/steps/kernel.wat) include it (scripts/build-wasm.ts readWat), so
 ;; every module reads a row's grammar with this one scanner and differs
 ;; only in what it does with what the scanner finds: the consumer, a set of
-;; functions the including module defines (wasm resolves them by name):
+;; functions the including module defines (wasm resolves them by name). A
+;; module with two consumers includes the file twice, the second time under
+;; a name (`(@include "scan.wat" name)`: build-wasm.ts renames this file's
+;; functions, globals and hooks `$name.x`), and defines that consumer's hooks
+;; as `$name.onKey` and so on.
+;;
+;; @hooks $isWs $push $onKey $onValue $onElement $onElementValue $onOpen $onClose $checksOrder $spaced $numberFlags
 ;;
 ;;   $isWs (c) -> i32           c is whitespace within a row: row-index.wat
 ;;                              takes JSON's four; the kernels, whose data

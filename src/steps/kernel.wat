@@ -45,6 +45,7 @@
 ;;
 ;;   1664  the key names only dict-form mode reads (blob_refs, schema_version, ts)
 ;;   2048  the agent view's entry layout (prettyRow), 32 bytes per key
+;;   2560  per scanner depth, whether the container being rendered has an item yet
 ;;   3072  publish mode: the redacted chain's head (64 hex digits), its line's
 ;;         pieces, the leak scan's byte table (3328) and home directory (3584)
 ;;
@@ -887,104 +888,169 @@
   ;; items a line each at `depth` + 2 spaces, `": "`, empty containers
   ;; kept, `\uXXXX` of a printable character as its UTF-8 (a pair as one
   ;; character), control escapes kept. The new end, or -1 when it may pass
-  ;; `limit` (checked with slack) or holds a lone surrogate.
-  (func $prettyValue (param $s i32) (param $e i32) (param $o i32) (param $limit i32) (param $depth i32) (result i32)
-    (local $c i32) (local $cp i32) (local $lo i32)
-    (block $fail
-      (loop $next
-        (if (i32.ge_u (local.get $s) (local.get $e)) (then (return (local.get $o))))
-        (br_if $fail (i32.gt_s (i32.add (i32.add (local.get $o) (local.get $depth)) (i32.const 8)) (local.get $limit)))
-        (local.set $c (i32.load8_u (local.get $s)))
-        (local.set $s (i32.add (local.get $s) (i32.const 1)))
-        (if (i32.eq (local.get $c) (i32.const 0x22))
-          (then
-            (i32.store8 (local.get $o) (i32.const 0x22))
-            (local.set $o (i32.add (local.get $o) (i32.const 1)))
-            (loop $str
-              (br_if $fail (i32.gt_s (i32.add (local.get $o) (i32.const 8)) (local.get $limit)))
-              (local.set $c (i32.load8_u (local.get $s)))
-              (if (i32.eq (local.get $c) (i32.const 0x22))
-                (then
-                  (i32.store8 (local.get $o) (i32.const 0x22))
-                  (local.set $o (i32.add (local.get $o) (i32.const 1)))
-                  (local.set $s (i32.add (local.get $s) (i32.const 1)))
-                  (br $next)))
-              (if (i32.ne (local.get $c) (i32.const 0x5c))
-                (then
-                  (i32.store8 (local.get $o) (local.get $c))
-                  (local.set $o (i32.add (local.get $o) (i32.const 1)))
-                  (local.set $s (i32.add (local.get $s) (i32.const 1)))
-                  (br $str)))
-              (if (i32.ne (i32.load8_u offset=1 (local.get $s)) (i32.const 0x75))
-                (then
-                  ;; a short escape stays as it is
-                  (i32.store16 (local.get $o) (i32.load16_u (local.get $s)))
-                  (local.set $o (i32.add (local.get $o) (i32.const 2)))
-                  (local.set $s (i32.add (local.get $s) (i32.const 2)))
-                  (br $str)))
-              (local.set $cp (call $hex4 (i32.add (local.get $s) (i32.const 2))))
-              (br_if $fail (i32.lt_s (local.get $cp) (i32.const 0)))
-              (if (i32.lt_u (local.get $cp) (i32.const 0x20))
-                (then
-                  ;; a control character keeps its escape
-                  (i32.store (local.get $o) (i32.load (local.get $s)))
-                  (i32.store16 offset=4 (local.get $o) (i32.load16_u offset=4 (local.get $s)))
-                  (local.set $o (i32.add (local.get $o) (i32.const 6)))
-                  (local.set $s (i32.add (local.get $s) (i32.const 6)))
-                  (br $str)))
-              (local.set $s (i32.add (local.get $s) (i32.const 6)))
-              (if (i32.eq (i32.and (local.get $cp) (i32.const 0xf800)) (i32.const 0xd800))
-                (then
-                  ;; a pair becomes one character
-                  (br_if $fail (i32.ge_u (local.get $cp) (i32.const 0xdc00)))
-                  (br_if $fail (i32.ne (i32.load8_u (local.get $s)) (i32.const 0x5c)))
-                  (br_if $fail (i32.ne (i32.load8_u offset=1 (local.get $s)) (i32.const 0x75)))
-                  (local.set $lo (call $hex4 (i32.add (local.get $s) (i32.const 2))))
-                  (br_if $fail (i32.lt_s (local.get $lo) (i32.const 0xdc00)))
-                  (br_if $fail (i32.gt_s (local.get $lo) (i32.const 0xdfff)))
-                  (local.set $cp
-                    (i32.add (i32.const 0x10000)
-                      (i32.or (i32.shl (i32.sub (local.get $cp) (i32.const 0xd800)) (i32.const 10))
-                              (i32.sub (local.get $lo) (i32.const 0xdc00)))))
-                  (local.set $s (i32.add (local.get $s) (i32.const 6)))))
-              (local.set $o (call $putUtf8 (local.get $o) (local.get $cp)))
-              (br $str))))
-        (if (i32.or (i32.eq (local.get $c) (i32.const 0x7b)) (i32.eq (local.get $c) (i32.const 0x5b)))
-          (then
-            (i32.store8 (local.get $o) (local.get $c))
-            (local.set $o (i32.add (local.get $o) (i32.const 1)))
-            (if (i32.eq (i32.load8_u (local.get $s)) (i32.add (local.get $c) (i32.const 2)))
-              (then
-                (i32.store8 (local.get $o) (i32.add (local.get $c) (i32.const 2)))
-                (local.set $o (i32.add (local.get $o) (i32.const 1)))
-                (local.set $s (i32.add (local.get $s) (i32.const 1)))
-                (br $next)))
-            (local.set $depth (i32.add (local.get $depth) (i32.const 2)))
-            (local.set $o (call $newline (local.get $o) (local.get $depth)))
-            (br $next)))
-        (if (i32.or (i32.eq (local.get $c) (i32.const 0x7d)) (i32.eq (local.get $c) (i32.const 0x5d)))
-          (then
-            (local.set $depth (i32.sub (local.get $depth) (i32.const 2)))
-            (local.set $o (call $newline (local.get $o) (local.get $depth)))
-            (i32.store8 (local.get $o) (local.get $c))
-            (local.set $o (i32.add (local.get $o) (i32.const 1)))
-            (br $next)))
-        (i32.store8 (local.get $o) (local.get $c))
-        (local.set $o (i32.add (local.get $o) (i32.const 1)))
-        (if (i32.eq (local.get $c) (i32.const 0x2c))
-          (then (local.set $o (call $newline (local.get $o) (local.get $depth))) (br $next)))
-        (if (i32.eq (local.get $c) (i32.const 0x3a))
-          (then
-            (i32.store8 (local.get $o) (i32.const 0x20))
-            (local.set $o (i32.add (local.get $o) (i32.const 1)))))
-        (br $next)))
-    (i32.const -1))
+  ;; `limit` (checked with slack) or holds a lone surrogate. The value is
+  ;; read by the codec's scanner included a second time, as `render`, whose
+  ;; consumer ($render.onKey and the rest, below) writes what it finds.
+  (global $po (mut i32) (i32.const 0))     ;; the rendering's next byte
+  (global $pLimit (mut i32) (i32.const 0))
+  (global $pIndent (mut i32) (i32.const 0)) ;; the indent of a top-level value's line
+  (global $pFailed (mut i32) (i32.const 0))
 
-  ;; A line feed and `depth` spaces at o: the new end.
+  (func $prettyValue (param $s i32) (param $e i32) (param $o i32) (param $limit i32) (param $depth i32) (result i32)
+    (local $end i32)
+    (global.set $po (local.get $o))
+    (global.set $pLimit (local.get $limit))
+    (global.set $pIndent (local.get $depth))
+    (global.set $pFailed (i32.const 0))
+    (local.set $end (call $render.value (local.get $s) (i32.const 1)))
+    ;; a scalar is written here (a container wrote itself, through the hooks)
+    (if (i32.ge_s (local.get $end) (i32.const 0))
+      (then (if (i32.eqz (call $render.onValue (i32.const 1) (local.get $s) (local.get $end))) (then (global.set $pFailed (i32.const 1))))))
+    (if (i32.or (global.get $pFailed) (i32.ne (local.get $end) (local.get $e))) (then (return (i32.const -1))))
+    (global.get $po))
+
+  ;; The render consumer. A value rendered was read before (by the row's
+  ;; scan): its order and numbers are not looked at again.
+  (func $render.isWs (param $c i32) (result i32) (i32.const 0))
+  (func $render.push (param $word i32) (param $s i32) (param $end i32) (result i32) (i32.const 0))
+  (func $render.checksOrder (param $depth i32) (result i32) (i32.const 0))
+  (func $render.spaced (result i32) (i32.const 0))
+  (func $render.numberFlags (param $s i32) (param $e i32) (param $isFloat i32) (result i32) (i32.const 0))
+  (func $render.onKey (param $depth i32) (param $kt i32) (param $ks i32) (param $ke i32) (result i32)
+    (call $renderKey (local.get $depth) (local.get $ks) (local.get $ke)))
+  (func $render.onValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32)
+    (call $renderScalar (local.get $vs) (local.get $ve)))
+  (func $render.onElement (param $depth i32) (param $i i32) (result i32)
+    (call $renderItem (local.get $depth) (i32.const 0)))
+  (func $render.onElementValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32)
+    (call $renderScalar (local.get $vs) (local.get $ve)))
+  (func $render.onOpen (param $kind i32) (param $depth i32) (result i32)
+    (call $renderOpen (local.get $kind) (local.get $depth)))
+  (func $render.onClose (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
+    (call $renderClose (local.get $kind) (local.get $depth)))
+
+  ;; Room for n more bytes and a line's indent; else the rendering fails.
+  (func $room (param $n i32) (result i32)
+    (if (i32.gt_s (i32.add (i32.add (global.get $po) (local.get $n)) (i32.add (global.get $pIndent) (i32.const 140))) (global.get $pLimit))
+      (then (global.set $pFailed (i32.const 1)) (return (i32.const 0))))
+    (i32.const 1))
+
+  ;; The indent of an item of the container at scanner depth d (the top-level value's: 2).
+  (func $itemIndent (param $d i32) (result i32)
+    (i32.add (global.get $pIndent) (i32.shl (i32.sub (local.get $d) (i32.const 1)) (i32.const 1))))
+
+  ;; Before an item of the container at depth d: a comma after the one
+  ;; before it, then its line (and room for `extra` bytes more).
+  (func $renderItem (param $d i32) (param $extra i32) (result i32)
+    (local $flag i32)
+    (if (i32.eqz (call $room (i32.add (local.get $extra) (i32.const 2)))) (then (return (i32.const 0))))
+    (local.set $flag (i32.add (i32.const 2560) (local.get $d)))
+    (if (i32.load8_u (local.get $flag))
+      (then (i32.store8 (global.get $po) (i32.const 0x2c)) (global.set $po (i32.add (global.get $po) (i32.const 1)))))
+    (i32.store8 (local.get $flag) (i32.const 1))
+    (global.set $po (call $newline (global.get $po) (call $itemIndent (local.get $d))))
+    (i32.const 1))
+
+  ;; A scalar value [vs, ve) as rendered (a container wrote itself).
+  (func $renderScalar (param $vs i32) (param $ve i32) (result i32)
+    (if (i32.le_u (global.get $render.valKind) (i32.const 2)) (then (return (i32.const 1))))
+    (if (i32.eq (global.get $render.valKind) (i32.const 4)) (then (return (call $renderString (local.get $vs) (local.get $ve)))))
+    (if (i32.eqz (call $room (i32.sub (local.get $ve) (local.get $vs)))) (then (return (i32.const 0))))
+    (global.set $po (call $put (global.get $po) (local.get $vs) (i32.sub (local.get $ve) (local.get $vs))))
+    (i32.const 1))
+
+  (func $renderOpen (param $kind i32) (param $d i32) (result i32)
+    (if (i32.eqz (call $room (i32.const 1))) (then (return (i32.const 0))))
+    (i32.store8 (global.get $po) (select (i32.const 0x7b) (i32.const 0x5b) (i32.eq (local.get $kind) (i32.const 1))))
+    (global.set $po (i32.add (global.get $po) (i32.const 1)))
+    (i32.store8 (i32.add (i32.const 2560) (local.get $d)) (i32.const 0))
+    (i32.const 1))
+
+  (func $renderClose (param $kind i32) (param $d i32) (result i32)
+    (if (i32.eqz (call $room (i32.const 1))) (then (return (i32.const 0))))
+    ;; an empty container stays on its line
+    (if (i32.load8_u (i32.add (i32.const 2560) (local.get $d)))
+      (then (global.set $po (call $newline (global.get $po) (i32.sub (call $itemIndent (local.get $d)) (i32.const 2))))))
+    (i32.store8 (global.get $po) (select (i32.const 0x7d) (i32.const 0x5d) (i32.eq (local.get $kind) (i32.const 1))))
+    (global.set $po (i32.add (global.get $po) (i32.const 1)))
+    (i32.const 1))
+
+  ;; A key (plain: its bytes are its text) and `": "`.
+  (func $renderKey (param $d i32) (param $ks i32) (param $ke i32) (result i32)
+    (local $n i32)
+    (local.set $n (i32.add (i32.sub (local.get $ke) (local.get $ks)) (i32.const 1)))
+    (if (i32.eqz (call $renderItem (local.get $d) (i32.add (local.get $n) (i32.const 3)))) (then (return (i32.const 0))))
+    (global.set $po (call $put (global.get $po) (i32.sub (local.get $ks) (i32.const 1)) (local.get $n)))
+    (i32.store16 (global.get $po) (i32.const 0x3a22)) ;; ":
+    (i32.store8 offset=2 (global.get $po) (i32.const 0x20))
+    (global.set $po (i32.add (global.get $po) (i32.const 3)))
+    (i32.const 1))
+
+  ;; The string token [s, e) as renderJson writes it: short escapes and
+  ;; those of control characters kept, any other \uXXXX as its UTF-8 (a
+  ;; surrogate pair as one character; a lone one fails the rendering).
+  (func $renderString (param $s i32) (param $e i32) (result i32)
+    (local $c i32) (local $cp i32) (local $lo i32)
+    ;; UTF-8 is never longer than the escapes it stands for
+    (if (i32.eqz (call $room (i32.sub (local.get $e) (local.get $s)))) (then (return (i32.const 0))))
+    (if (i32.eqz (i32.and (global.get $render.valFlags) (i32.const 16)))
+      (then
+        (global.set $po (call $put (global.get $po) (local.get $s) (i32.sub (local.get $e) (local.get $s))))
+        (return (i32.const 1))))
+    (loop $str
+      (if (i32.ge_u (local.get $s) (local.get $e)) (then (return (i32.const 1))))
+      (local.set $c (i32.load8_u (local.get $s)))
+      (if (i32.ne (local.get $c) (i32.const 0x5c))
+        (then
+          (i32.store8 (global.get $po) (local.get $c))
+          (global.set $po (i32.add (global.get $po) (i32.const 1)))
+          (local.set $s (i32.add (local.get $s) (i32.const 1)))
+          (br $str)))
+      (if (i32.ne (i32.load8_u offset=1 (local.get $s)) (i32.const 0x75))
+        (then
+          (i32.store16 (global.get $po) (i32.load16_u (local.get $s)))
+          (global.set $po (i32.add (global.get $po) (i32.const 2)))
+          (local.set $s (i32.add (local.get $s) (i32.const 2)))
+          (br $str)))
+      (local.set $cp (call $hex4At (i32.add (local.get $s) (i32.const 2))))
+      (if (i32.lt_u (local.get $cp) (i32.const 0x20))
+        (then
+          (call $copy (global.get $po) (local.get $s) (i32.const 6))
+          (global.set $po (i32.add (global.get $po) (i32.const 6)))
+          (local.set $s (i32.add (local.get $s) (i32.const 6)))
+          (br $str)))
+      (local.set $s (i32.add (local.get $s) (i32.const 6)))
+      (if (i32.eq (i32.and (local.get $cp) (i32.const 0xf800)) (i32.const 0xd800))
+        (then
+          ;; a pair becomes one character
+          (if (i32.or (i32.ge_u (local.get $cp) (i32.const 0xdc00))
+                      (i32.ne (i32.load16_u (local.get $s)) (i32.const 0x755c)))
+            (then (global.set $pFailed (i32.const 1)) (return (i32.const 0))))
+          (local.set $lo (call $hex4At (i32.add (local.get $s) (i32.const 2))))
+          (if (i32.ne (i32.and (local.get $lo) (i32.const 0xfc00)) (i32.const 0xdc00))
+            (then (global.set $pFailed (i32.const 1)) (return (i32.const 0))))
+          (local.set $cp
+            (i32.add (i32.const 0x10000)
+              (i32.or (i32.shl (i32.sub (local.get $cp) (i32.const 0xd800)) (i32.const 10))
+                      (i32.sub (local.get $lo) (i32.const 0xdc00)))))
+          (local.set $s (i32.add (local.get $s) (i32.const 6)))))
+      (global.set $po (call $putUtf8 (global.get $po) (local.get $cp)))
+      (br $str))
+    (i32.const 0))
+
+  ;; A line feed and `depth` spaces at o, eight at a time (the rendering
+  ;; keeps room past its end: what is written past them is written over
+  ;; next): the new end.
   (func $newline (param $o i32) (param $depth i32) (result i32)
+    (local $p i32) (local $end i32)
     (i32.store8 (local.get $o) (i32.const 0x0a))
-    (memory.fill (i32.add (local.get $o) (i32.const 1)) (i32.const 0x20) (local.get $depth))
-    (i32.add (i32.add (local.get $o) (i32.const 1)) (local.get $depth)))
+    (local.set $p (i32.add (local.get $o) (i32.const 1)))
+    (local.set $end (i32.add (local.get $p) (local.get $depth)))
+    (loop $words
+      (i64.store (local.get $p) (i64.const 0x2020202020202020))
+      (local.set $p (i32.add (local.get $p) (i32.const 8)))
+      (br_if $words (i32.lt_u (local.get $p) (local.get $end))))
+    (local.get $end))
 
   ;; Code point cp as UTF-8 at o: the new end.
   (func $putUtf8 (param $o i32) (param $cp i32) (result i32)
@@ -1009,6 +1075,7 @@
 
   ;; The byte tables and helpers both kernels share.
   (@include "../codec/scan.wat")
+  (@include "../codec/scan.wat" render)
   (@include "../codec/bytes.wat")
   (@include "../codec/float.wat")
 )

@@ -74,6 +74,47 @@ describe("scripts/build-wasm.ts", () => {
     }
   });
 
+  test("a named (@include) is a second copy whose functions, globals and declared hooks are its own", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "wat-include-"));
+    try {
+      // the shared file: a function calling a hook the module defines, a global, a local named like neither
+      writeFileSync(
+        join(dir, "twice.wat"),
+        [
+          ";; @hooks $hook",
+          "(global $count (mut i32) (i32.const 0))",
+          "(func $run (param $x i32) (result i32) (local $countx i32)",
+          "  (global.set $count (i32.add (global.get $count) (i32.const 1)))",
+          "  (local.set $countx (call $hook (local.get $x)))",
+          "  (i32.add (local.get $countx) (global.get $count)))",
+        ].join("\n"),
+      );
+      writeFileSync(
+        join(dir, "k.wat"),
+        [
+          "(module",
+          '  (func $hook (param $x i32) (result i32) (i32.mul (local.get $x) (i32.const 10)))',
+          '  (func $other.hook (param $x i32) (result i32) (i32.mul (local.get $x) (i32.const 100)))',
+          '  (func (export "plain") (param $x i32) (result i32) (call $run (local.get $x)))',
+          '  (func (export "other") (param $x i32) (result i32) (call $other.run (local.get $x)))',
+          '  (@include "twice.wat")',
+          '  (@include "twice.wat" other)',
+          ")",
+        ].join("\n"),
+      );
+      const text = readWat(join(dir, "k.wat"));
+      expect(text).toContain("(global $other.count");
+      expect(text).toContain("(local $countx i32)");
+      const m = new WebAssembly.Instance(new WebAssembly.Module(await assembleWat("k.wat", text)), {}).exports as unknown as Record<string, (x: number) => number>;
+      // each copy calls its own hook and counts in its own global
+      expect(m.plain!(2)).toBe(21);
+      expect(m.plain!(2)).toBe(22);
+      expect(m.other!(2)).toBe(201);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   const SRC = join(import.meta.dir, "..", "..", "src");
   for (const [wat, ts] of [["journal/fast/kernel.wat", "journal/fast/kernel-wasm.ts"], ["steps/kernel.wat", "steps/kernel-wasm.ts"], ["codec/row-index.wat", "codec/row-index-wasm.ts"]]) {
     test(`${ts} is current with ${wat}`, async () => {
