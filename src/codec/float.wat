@@ -3,8 +3,9 @@
 ;; include this file): what the kernels used to ask the host for (a string made and parsed per float),
 ;; which on journals of random-looking floats (scores, costs, durations) was
 ;; a call and a few strings for one row in six, or for every float of a step
-;; row. $floatRepr: up to 15 significant digits the spelling decides
-;; ($fixedFloat); 16 or 17 digits, exact integer arithmetic ($floatExact);
+;; row. $floatRepr: `I.F` with 1 <= I < 2^32 (a clock reading, a cost), double
+;; arithmetic ($clockRepr); other fixed notation up to 15 significant digits,
+;; by its spelling ($fixedFloat); 16 or 17, exact integer arithmetic ($floatExact);
 ;; scientific notation, its spelling up to 15 digits ($floatScientific).
 ;;
 ;; The lexeme L = D·10^-f (D its n significant digits, 16 <= n <= 17, f its
@@ -90,8 +91,88 @@
   ;; when not, 0 when only the host's exact test can tell.
   (func $floatRepr (param $s i32) (param $e i32) (result i32)
     (local $r i32)
+    (local.set $r (call $clockRepr (local.get $s) (local.get $e)))
+    (if (i32.ge_s (local.get $r) (i32.const 0)) (then (return (select (i32.const 1) (i32.const -1) (local.get $r)))))
     (local.set $r (call $fixedFloat (local.get $s) (local.get $e)))
-    (if (result i32) (local.get $r) (then (local.get $r)) (else (call $floatExact (local.get $s) (local.get $e)))))
+    (if (local.get $r) (then (return (local.get $r))))
+    (call $floatExact (local.get $s) (local.get $e)))
+
+  ;; A clock reading (`-?I.F` with 1 <= I < 2^32 and F of at most 15
+  ;; digits: a timestamp's 16 or 17 significant digits) decided in double
+  ;; arithmetic, cheaper than $floatExact: 1 or 0, or -1 to leave it (any
+  ;; other form, ties and ends). I is exact and lies in the binade [2^b,
+  ;; 2^(b+1)) where doubles are spaced 1/S (S = 2^(52-b)), so the double read
+  ;; is I + j/S with j = F·S/10^m rounded, and it owns the reals within
+  ;; 1/(2S) of it. Python's repr is the shortest decimal there, the nearest
+  ;; among equally short ones: F is it when no decimal of m-1 fraction
+  ;; digits lies within 1/(2S) of j/S and F lies within half a 10^-m of j/S.
+  (func $clockRepr (param $s i32) (param $e i32) (result i32)
+    (local $i i32) (local $c i32) (local $intStart i32) (local $m i32) (local $b i32)
+    (local $int i64) (local $frac i64) (local $pow i64)
+    (local $S f64) (local $P f64) (local $fs f64) (local $q f64) (local $r2 f64) (local $j f64)
+    (local $off f64) (local $T f64) (local $lo f64) (local $hi f64) (local $at f64)
+    (local.set $i (local.get $s))
+    (if (i32.eq (i32.load8_u (local.get $i)) (i32.const 0x2d)) (then (local.set $i (i32.add (local.get $i) (i32.const 1)))))
+    ;; I = 0 (or a leading zero)
+    (if (i32.eq (i32.load8_u (local.get $i)) (i32.const 0x30)) (then (return (i32.const -1))))
+    (local.set $intStart (local.get $i))
+    (block $end
+      (loop $digit
+        (br_if $end (i32.ge_u (local.get $i) (local.get $e)))
+        (local.set $c (i32.sub (i32.load8_u (local.get $i)) (i32.const 0x30)))
+        (br_if $end (i32.ge_u (local.get $c) (i32.const 10)))
+        (local.set $int (i64.add (i64.mul (local.get $int) (i64.const 10)) (i64.extend_i32_u (local.get $c))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $digit)))
+    (if (i32.or
+          (i32.or (i32.eq (local.get $i) (local.get $intStart)) (i32.gt_u (i32.sub (local.get $i) (local.get $intStart)) (i32.const 10)))
+          (i32.or (i32.ge_u (local.get $i) (local.get $e)) (i32.ne (i32.load8_u (local.get $i)) (i32.const 0x2e))))
+      (then (return (i32.const -1))))
+    (local.set $i (i32.add (local.get $i) (i32.const 1)))
+    (local.set $m (i32.sub (local.get $e) (local.get $i)))
+    (if (i32.or (i32.lt_s (local.get $m) (i32.const 1)) (i32.gt_s (local.get $m) (i32.const 15))) (then (return (i32.const -1))))
+    (local.set $pow (i64.const 1))
+    (loop $digit
+      (local.set $c (i32.sub (i32.load8_u (local.get $i)) (i32.const 0x30)))
+      (if (i32.ge_u (local.get $c) (i32.const 10)) (then (return (i32.const -1))))
+      (local.set $frac (i64.add (i64.mul (local.get $frac) (i64.const 10)) (i64.extend_i32_u (local.get $c))))
+      (local.set $pow (i64.mul (local.get $pow) (i64.const 10)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $digit (i32.lt_u (local.get $i) (local.get $e))))
+    ;; "I.0" is repr(I); "I.00" is not
+    (if (i64.eqz (local.get $frac)) (then (return (i32.eq (local.get $m) (i32.const 1)))))
+    ;; a trailing zero: a shorter spelling reads the same
+    (if (i32.eq (i32.load8_u (i32.sub (local.get $e) (i32.const 1))) (i32.const 0x30)) (then (return (i32.const 0))))
+    (if (i64.ge_u (local.get $int) (i64.const 0x100000000)) (then (return (i32.const -1))))
+    (local.set $b (i32.sub (i32.const 31) (i32.clz (i32.wrap_i64 (local.get $int)))))
+    (local.set $S (f64.convert_i64_u (i64.shl (i64.const 1) (i64.extend_i32_u (i32.sub (i32.const 52) (local.get $b))))))
+    (local.set $P (f64.convert_i64_u (local.get $pow)))
+    (if (f64.gt (f64.mul (f64.mul (f64.const 2) (local.get $S)) (local.get $P)) (f64.const 9007199254740992)) (then (return (i32.const -1))))
+    (local.set $fs (f64.mul (f64.convert_i64_u (local.get $frac)) (local.get $S)))
+    ;; the quotient rounded may be one off: fs - q·P is exact
+    (local.set $q (f64.floor (f64.div (local.get $fs) (local.get $P))))
+    (if (f64.lt (f64.sub (local.get $fs) (f64.mul (local.get $q) (local.get $P))) (f64.const 0))
+      (then (local.set $q (f64.sub (local.get $q) (f64.const 1))))
+      (else
+        (if (f64.ge (f64.sub (local.get $fs) (f64.mul (local.get $q) (local.get $P))) (local.get $P))
+          (then (local.set $q (f64.add (local.get $q) (f64.const 1)))))))
+    (local.set $r2 (f64.mul (f64.const 2) (f64.sub (local.get $fs) (f64.mul (local.get $q) (local.get $P)))))
+    (if (f64.eq (local.get $r2) (local.get $P)) (then (return (i32.const -1))))
+    (local.set $j (select (f64.add (local.get $q) (f64.const 1)) (local.get $q) (f64.gt (local.get $r2) (local.get $P))))
+    (if (i32.or (f64.eq (local.get $j) (f64.const 0)) (f64.eq (local.get $j) (local.get $S))) (then (return (i32.const -1))))
+    ;; F within half a step of j/S
+    (local.set $off (f64.mul (f64.const 2) (f64.abs (f64.sub (local.get $fs) (f64.mul (local.get $j) (local.get $P))))))
+    (if (f64.eq (local.get $off) (local.get $S)) (then (return (i32.const -1))))
+    (if (f64.gt (local.get $off) (local.get $S)) (then (return (i32.const 0))))
+    ;; a decimal k/T (T = 10^(m-1)) within 1/(2S) of j/S
+    (local.set $T (f64.div (local.get $P) (f64.const 10)))
+    (local.set $lo (f64.mul (f64.sub (f64.mul (f64.const 2) (local.get $j)) (f64.const 1)) (local.get $T)))
+    (local.set $hi (f64.mul (f64.add (f64.mul (f64.const 2) (local.get $j)) (f64.const 1)) (local.get $T)))
+    (local.set $at (f64.mul (f64.mul (f64.const 2) (local.get $S))
+                            (f64.ceil (f64.div (local.get $lo) (f64.mul (f64.const 2) (local.get $S))))))
+    (if (i32.or (f64.eq (local.get $at) (local.get $lo)) (f64.eq (local.get $at) (local.get $hi))) (then (return (i32.const -1))))
+    (f64.ge (local.get $at) (local.get $hi)))
+
 
   ;; 128-bit values as (high, low) i64 pairs; the high half of $mul128's product.
   (global $mulHi (mut i64) (i64.const 0))

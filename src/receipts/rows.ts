@@ -1,6 +1,6 @@
+import { isPythonFloat } from "../codec/row-index.ts";
 import { canonical } from "../pyjson/encode.ts";
 import { floatRepr } from "../pyjson/float.ts";
-import { isReprFloat } from "../steps/lexeme.ts";
 import type { CanonicalRow } from "../steps/canonical-row.ts";
 import { StepKey } from "../steps/row-keys.ts";
 import { pyInt as pyIntOf, pyStr } from "../pyjson/python.ts";
@@ -81,7 +81,7 @@ export function dictFormLine(line: Uint8Array, scan: CanonicalRow): { stepHash: 
   for (const k of [StepKey.PrevHash, StepKey.StepHash, StepKey.InputHash]) if (line[spanStart[k]!] !== 0x22) return null;
   if (!isIntLexeme(line, spanStart[StepKey.Seq]!, spanEnd[StepKey.Seq]!)) return null;
   if (!isIntLexeme(line, spanStart[StepKey.SchemaVersion]!, spanEnd[StepKey.SchemaVersion]!)) return null;
-  if (!isReprFloat(line, spanStart[StepKey.Ts]!, spanEnd[StepKey.Ts]!)) return null;
+  if (!isPythonFloat(line, spanStart[StepKey.Ts]!, spanEnd[StepKey.Ts]!)) return null;
   const rS = spanStart[StepKey.BlobRefs]!;
   const rE = spanEnd[StepKey.BlobRefs]!;
   let refs: string[] = [];

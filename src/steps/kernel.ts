@@ -1,6 +1,6 @@
 import { canonicalNumber } from "../pyjson/float.ts";
+import { isPythonFloat } from "../codec/row-index.ts";
 import { KernelArena } from "../wasm/arena.ts";
-import { isReprFloat } from "./lexeme.ts";
 import { asciiText, compiledOnce, lengthCachedHasher } from "../wasm/host.ts";
 import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
 import type { StepKey } from "./row-keys.ts";
@@ -149,10 +149,10 @@ export class StepKernel {
     this.spans = new Int32Array(mem.memory.buffer, mem.fixedView("spans", 13 * 16).byteOffset, 13 * 4);
     const row = (p: number, q: number): void => this.onRow(p, q);
     // Dict-form mode: the row's ts is spelled as Python's repr (what export would write).
-    // (only for spellings the kernel's own clock-reading test leaves undecided)
+    // (only for spellings float.wat's test leaves undecided: ties and the like)
     const tsIsCanonical = (s: number, e: number): number => {
       stepKernelStats.tsAsked++;
-      return isReprFloat(u8, s, e) ? 1 : 0;
+      return isPythonFloat(u8, s, e) ? 1 : 0;
     };
     const flush = (): void => this.onFlush();
     const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hash, floatIsCanonical, row, tsIsCanonical, flush } });

@@ -55,7 +55,7 @@ export interface JournalOptions {
 }
 
 /**
- * ts spellings around the kernel's clock-reading test (src/steps/lexeme.ts):
+ * ts spellings around the kernel's float test (src/codec/float.wat):
  * the shortest repr of a clock reading and longer or shorter ones of it,
  * trailing zeros, exponents, ints, -0.0, the smallest subnormal, 2^32 and
  * doubles whose shortest spelling has 17 digits.

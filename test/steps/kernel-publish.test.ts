@@ -1,7 +1,7 @@
 /**
  * The step kernel's parts `replay publish` leans on, against the
  * JavaScript they stand in for: its clock-reading test of a dict-form
- * row's `ts` (lexeme.ts isReprFloat), and publish mode (KERNEL_PUBLISH):
+ * row's `ts` (the codec's isPythonFloat), and publish mode (KERNEL_PUBLISH):
  * each taken row's published line and the redacted chain (rows.ts
  * redactRow + rowLine), and the rows it reports for the leak scanner
  * (PathLeakScanner.mayHold over the fields left unredacted), under every
@@ -17,7 +17,7 @@ import { fieldSlots } from "../../src/receipts/redact-fast.ts";
 import { dictForm, redactRow, rowLine } from "../../src/receipts/rows.ts";
 import { GENESIS_HASH } from "../../src/steps/hash.ts";
 import { KERNEL_DICT_FORM, KERNEL_PUBLISH, StepKernel, stepKernelStats } from "../../src/steps/kernel.ts";
-import { isReprFloat } from "../../src/steps/lexeme.ts";
+import { isPythonFloat } from "../../src/codec/row-index.ts";
 import { dictFormJournal, dictFormRow } from "../helpers/step-journals.ts";
 
 const enc = new TextEncoder();
@@ -32,7 +32,7 @@ const kernelOf = (mode: number): StepKernel => {
   return k;
 };
 
-describe("dict-form ts: the kernel decides clock readings as isReprFloat does", () => {
+describe("dict-form ts: the kernel decides clock readings as isPythonFloat does", () => {
   const k = kernelOf(KERNEL_DICT_FORM);
   const plainFields = { model: "m", prompt: "p", tool_call: { a: 1 }, tool_result: null };
   /** Whether the kernel takes the row with this ts (the rest of it is dict form and verifies). */
@@ -45,7 +45,7 @@ describe("dict-form ts: the kernel decides clock readings as isReprFloat does", 
   /** What the kernel must answer: a float lexeme (its pre-checks) spelled as repr. */
   const want = (ts: string): boolean => {
     const b = enc.encode(ts);
-    return /[.eE]/.test(ts) && /^-?[0-9]/.test(ts) && ts.length <= 32 && isReprFloat(b, 0, b.length);
+    return /[.eE]/.test(ts) && /^-?[0-9]/.test(ts) && ts.length <= 32 && isPythonFloat(b, 0, b.length);
   };
 
   test("hostile spellings", () => {

@@ -1,11 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { canonicalNumber } from "../../src/pyjson/float.ts";
-import { isReprFloat } from "../../src/steps/lexeme.ts";
+import { isPythonFloat } from "../../src/codec/row-index.ts";
 
 /**
- * The ts test's integer-arithmetic decision for clock readings (and its
- * string fallback) against the exact rule: a float lexeme is canonical
- * when `canonicalNumber` re-spells it unchanged.
+ * The codec's test of a float lexeme (its digits, float.wat's exact
+ * arithmetic, then a conversion), which decides the step rows' ts as every
+ * other float, against the exact rule: a float lexeme is canonical when
+ * `canonicalNumber` re-spells it unchanged. (Moved from the step reader's
+ * own clock-reading test, which this one replaced.)
  */
 const enc = new TextEncoder();
 
@@ -13,7 +15,7 @@ function both(text: string): [boolean, boolean] {
   // embedded between other bytes: the test must stop at the lexeme's end
   const b = enc.encode(`.${text}5`);
   const exact = /[.eEIN]/.test(text) && canonicalNumber(text, true) === text;
-  return [isReprFloat(b, 1, b.length - 1), exact];
+  return [isPythonFloat(b, 1, b.length - 1), exact];
 }
 
 function rng(seed: number): () => number {
@@ -24,7 +26,7 @@ function rng(seed: number): () => number {
   };
 }
 
-describe("isReprFloat", () => {
+describe("isPythonFloat", () => {
   test("hostile spellings", () => {
     const cases = [
       "1e16", "1e+16", "1E16", "10000000000000000.0", "9999999999999998.0", "5e-324", "4.9e-324", "1.0", "1", "10", "-0.0", "-0", "0.0",
