@@ -141,8 +141,12 @@
   (func $onElement (param $depth i32) (param $i i32) (result i32) (i32.const 1))
   (func $onElementValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32) (i32.const 1))
   (func $onOpen (param $kind i32) (param $depth i32) (result i32) (i32.const 1))
-  (func $spaced (result i32) (i32.const 1))
-  (func $checksOrder (param $depth i32) (result i32) (i32.const 1))
+  (global $tape i32 (i32.const 1))
+  (global $keysTo i32 (i32.const 1))
+  (global $containersTo i32 (i32.const 64))
+  (global $minusZero i32 (i32.const 64))
+  (global $orderFrom i32 (i32.const 1))
+  (global $spaced i32 (i32.const 1))
 
   ;; A container's token completed: its flags, its end, the token after its subtree.
   (func $onClose (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
@@ -151,13 +155,11 @@
     (i32.store offset=12 (local.get $a) (global.get $count))
     (i32.const 1))
 
-  ;; An int: NotPython for -0. A float: 0 when float.wat's quick test finds
-  ;; it Python's repr, NotPython when it finds it not (or it is longer than
-  ;; any repr), FloatUndecided for the host's exact test (floatRepr).
-  (func $numberFlags (param $s i32) (param $e i32) (param $isFloat i32) (result i32)
+  ;; A float: 0 when float.wat's quick test finds it Python's repr,
+  ;; NotPython when it finds it not (or it is longer than any repr),
+  ;; FloatUndecided for the host's exact test (floatRepr).
+  (func $numberFlags (param $s i32) (param $e i32) (result i32)
     (local $quick i32)
-    (if (i32.eqz (local.get $isFloat))
-      (then (return (select (i32.const 64) (i32.const 0) (call $isMinusZero (local.get $s) (local.get $e))))))
     (local.set $quick
       (if (result i32) (i32.gt_s (i32.sub (local.get $e) (local.get $s)) (i32.const 32))
         (then (i32.const -1))

@@ -11,7 +11,7 @@
 ;; functions, globals and hooks `$name.x`), and defines that consumer's hooks
 ;; as `$name.onKey` and so on.
 ;;
-;; @hooks $isWs $push $onKey $onValue $onElement $onElementValue $onOpen $onClose $checksOrder $spaced $numberFlags
+;; @hooks $isWs $push $onKey $onValue $onElement $onElementValue $onOpen $onClose $numberFlags $tape $orderFrom $spaced $keysTo $containersTo $minusZero
 ;;
 ;;   $isWs (c) -> i32           c is whitespace within a row: row-index.wat
 ;;                              takes JSON's four; the kernels, whose data
@@ -19,8 +19,8 @@
 ;;                              break ends a row; the sentinel is one)
 ;;   $push (word s end) -> a    a token (see the flags below); a container's
 ;;                              at its opening, its end given at $onClose; a
-;;                              string's or key's once read. row-index.wat
-;;                              writes its tape there; a kernel keeps none
+;;                              string's or key's once read. Called only when
+;;                              $tape is 1 (row-index.wat's tape); else a is 0
 ;;                              (the scanner itself never writes to a)
 ;;   $onKey (depth a ks ke) -> i32
 ;;                              an object's member key (token a; its text
@@ -35,16 +35,27 @@
 ;;                              it closes at `end` (past its bracket): flags
 ;;                              its spelling with its values', own the
 ;;                              object's own key order (Unsorted or 0)
-;;   $checksOrder (depth) -> i32
-;;                              whether the members of an object at depth
-;;                              are compared for their order (Unsorted)
-;;   $spaced () -> i32          whether one space after a separator is the
-;;                              spelling to expect (Python's default writer),
-;;                              decided inline like none (a constant: the
-;;                              engine drops the branch where it is 0)
-;;   $numberFlags (s e isFloat) -> i32
-;;                              a number lexeme's spelling flags (NotPython,
-;;                              FloatUndecided), or -1 to decline the row
+;;   $numberFlags (s e) -> i32  a float lexeme's spelling flags (NotPython,
+;;                              FloatUndecided), or -1 to decline the row (an
+;;                              int's are the scanner's: $minusZero for -0)
+;;
+;; and globals (constants but one), which cost no call in the engine's
+;; first tier, where a short run spends much of its time:
+;;
+;;   $keysTo                    the deepest object whose members the key and
+;;                              value hooks see
+;;   $containersTo              the deepest container the open, close and
+;;                              element hooks see
+;;   $tape                      1: $push is called
+;;   $orderFrom                 the depth from which an object's members
+;;                              are compared for their order (Unsorted; 65:
+;;                              never)
+;;   $spaced                    1: one space after a separator is the spelling
+;;                              to expect (Python's default writer), decided
+;;                              inline like none
+;;   $minusZero                 the flags of the int -0 (NotPython; a consumer
+;;                              that takes it where a hash does not cover its
+;;                              spelling makes this global mutable)
 ;;
 ;; A hook returning 0 declines the row (the scan returns -1). `depth` is the
 ;; nesting of the container the member or element is in (the row's object
@@ -93,8 +104,10 @@
   (func $close (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
     (global.set $valFlags (local.get $flags))
     (global.set $valKind (local.get $kind))
-    (if (i32.eqz (call $onClose (local.get $a) (local.get $kind) (local.get $depth) (local.get $flags) (local.get $own) (local.get $end)))
-      (then (return (i32.const -1))))
+    (if (i32.le_s (local.get $depth) (global.get $containersTo))
+      (then
+        (if (i32.eqz (call $onClose (local.get $a) (local.get $kind) (local.get $depth) (local.get $flags) (local.get $own) (local.get $end)))
+          (then (return (i32.const -1))))))
     (local.get $end))
 
   ;; What follows a value at p: a comma (returns the next value's start) or
@@ -114,7 +127,7 @@
           (then
             (global.set $sepFlags (i32.or (local.get $f) (i32.const 256)))
             (return (i32.add (local.get $p) (i32.const 1)))))
-        (if (call $spaced)
+        (if (global.get $spaced)
           (then
             (if (i32.and (i32.eq (local.get $c) (i32.const 0x20)) (i32.gt_u (i32.load8_u offset=2 (local.get $p)) (i32.const 0x20)))
               (then
@@ -131,8 +144,9 @@
   (func $object (param $p i32) (param $depth i32) (result i32)
     (local $t i32) (local $flags i32)
     (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
-    (local.set $t (call $push (i32.const 1) (local.get $p) (i32.const 0)))
-    (if (i32.eqz (call $onOpen (i32.const 1) (local.get $depth))) (then (return (i32.const -1))))
+    (if (global.get $tape) (then (local.set $t (call $push (i32.const 1) (local.get $p) (i32.const 0)))))
+    (if (i32.le_s (local.get $depth) (global.get $containersTo))
+      (then (if (i32.eqz (call $onOpen (i32.const 1) (local.get $depth))) (then (return (i32.const -1))))))
     (local.set $flags (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 0)))
     (local.set $p (global.get $at))
     (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x7d))
@@ -145,16 +159,17 @@
   ;; A kernel that matched a row's first members itself enters here.
   (func $members (param $p i32) (param $t i32) (param $depth i32) (param $flags i32) (result i32)
     (local $kt i32) (local $ke i32) (local $kf i32) (local $own i32) (local $vs i32)
-    (local $prevS i32) (local $prevE i32) (local $order i32) (local $c i32)
+    (local $prevS i32) (local $prevE i32) (local $order i32) (local $c i32) (local $d i32) (local $hooks i32)
     (local.set $prevS (i32.const -1))
-    (local.set $order (call $checksOrder (local.get $depth)))
+    (local.set $order (i32.ge_s (local.get $depth) (global.get $orderFrom)))
+    (local.set $hooks (i32.le_s (local.get $depth) (global.get $keysTo)))
     (loop $member
       (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
       (local.set $ke (call $string (local.get $p)))
       (if (i32.lt_s (local.get $ke) (i32.const 0)) (then (return (i32.const -1))))
       (local.set $kf (global.get $strFlags))
       (if (i32.and (local.get $kf) (i32.const 48)) (then (local.set $kf (i32.or (local.get $kf) (i32.const 2048)))))
-      (local.set $kt (call $push (i32.or (i32.const 3) (local.get $kf)) (local.get $p) (local.get $ke)))
+      (if (global.get $tape) (then (local.set $kt (call $push (i32.or (i32.const 3) (local.get $kf)) (local.get $p) (local.get $ke)))))
       (local.set $flags (i32.or (local.get $flags) (local.get $kf)))
       (if (i32.and (local.get $order) (i32.ge_s (local.get $prevS) (i32.const 0)))
         (then
@@ -162,8 +177,10 @@
             (then (local.set $own (i32.const 128))))))
       (local.set $prevS (i32.add (local.get $p) (i32.const 1)))
       (local.set $prevE (i32.sub (local.get $ke) (i32.const 1)))
-      (if (i32.eqz (call $onKey (local.get $depth) (local.get $kt) (local.get $prevS) (local.get $prevE)))
-        (then (return (i32.const -1))))
+      (if (local.get $hooks)
+        (then
+          (if (i32.eqz (call $onKey (local.get $depth) (local.get $kt) (local.get $prevS) (local.get $prevE)))
+            (then (return (i32.const -1))))))
       (local.set $p (local.get $ke))
       (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x3a))
         (then
@@ -178,7 +195,7 @@
           (local.set $flags (i32.or (local.get $flags) (i32.const 256)))
           (local.set $vs (i32.add (local.get $p) (i32.const 1))))
         (else
-          (if (i32.and (call $spaced)
+          (if (i32.and (global.get $spaced)
                 (i32.and (i32.eq (local.get $c) (i32.const 0x20)) (i32.gt_u (i32.load8_u offset=2 (local.get $p)) (i32.const 0x20))))
             (then
               (local.set $flags (i32.or (local.get $flags) (i32.const 512)))
@@ -188,10 +205,34 @@
               (local.set $vs (global.get $at))))))
       (local.set $p (call $value (local.get $vs) (local.get $depth)))
       (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-      (if (i32.eqz (call $onValue (local.get $depth) (local.get $vs) (local.get $p))) (then (return (i32.const -1))))
+      (if (local.get $hooks)
+        (then (if (i32.eqz (call $onValue (local.get $depth) (local.get $vs) (local.get $p))) (then (return (i32.const -1))))))
       (local.set $flags (i32.or (local.get $flags) (global.get $valFlags)))
-      (local.set $p (call $afterValue (local.get $p) (i32.const 0x7d)))
-      (local.set $flags (i32.or (local.get $flags) (global.get $sepFlags)))
+      ;; the writers' separators inline (a comma and no space, or one where
+      ;; expected; the closing brace), any other by $afterValue
+      (local.set $c (i32.load8_u (local.get $p)))
+      (block $next
+        (if (i32.eq (local.get $c) (i32.const 0x2c))
+          (then
+            (local.set $d (i32.load8_u offset=1 (local.get $p)))
+            (if (i32.gt_u (local.get $d) (i32.const 0x20))
+              (then
+                (local.set $flags (i32.or (local.get $flags) (i32.const 256)))
+                (local.set $p (i32.add (local.get $p) (i32.const 1)))
+                (br $next)))
+            (if (i32.and (global.get $spaced)
+                  (i32.and (i32.eq (local.get $d) (i32.const 0x20)) (i32.gt_u (i32.load8_u offset=2 (local.get $p)) (i32.const 0x20))))
+              (then
+                (local.set $flags (i32.or (local.get $flags) (i32.const 512)))
+                (local.set $p (i32.add (local.get $p) (i32.const 2)))
+                (br $next)))))
+        (if (i32.eq (local.get $c) (i32.const 0x7d))
+          (then
+            (global.set $at (i32.add (local.get $p) (i32.const 1)))
+            (local.set $p (i32.const -2))
+            (br $next)))
+        (local.set $p (call $afterValue (local.get $p) (i32.const 0x7d)))
+        (local.set $flags (i32.or (local.get $flags) (global.get $sepFlags))))
       (if (i32.eq (local.get $p) (i32.const -2))
         (then (return (call $close (local.get $t) (i32.const 1) (local.get $depth) (i32.or (local.get $flags) (local.get $own))
                                    (local.get $own) (global.get $at)))))
@@ -200,21 +241,25 @@
     (i32.const -1))
 
   (func $array (param $p i32) (param $depth i32) (result i32)
-    (local $t i32) (local $flags i32) (local $i i32) (local $vs i32)
+    (local $t i32) (local $flags i32) (local $i i32) (local $vs i32) (local $hooks i32)
     (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
-    (local.set $t (call $push (i32.const 2) (local.get $p) (i32.const 0)))
-    (if (i32.eqz (call $onOpen (i32.const 2) (local.get $depth))) (then (return (i32.const -1))))
+    (if (global.get $tape) (then (local.set $t (call $push (i32.const 2) (local.get $p) (i32.const 0)))))
+    (local.set $hooks (i32.le_s (local.get $depth) (global.get $containersTo)))
+    (if (local.get $hooks)
+      (then (if (i32.eqz (call $onOpen (i32.const 2) (local.get $depth))) (then (return (i32.const -1))))))
     (local.set $flags (call $gap (i32.add (local.get $p) (i32.const 1)) (i32.const 0)))
     (local.set $p (global.get $at))
     (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d))
       (then (return (call $close (local.get $t) (i32.const 2) (local.get $depth) (local.get $flags) (i32.const 0)
                                  (i32.add (local.get $p) (i32.const 1))))))
     (loop $element
-      (if (i32.eqz (call $onElement (local.get $depth) (local.get $i))) (then (return (i32.const -1))))
+      (if (local.get $hooks)
+        (then (if (i32.eqz (call $onElement (local.get $depth) (local.get $i))) (then (return (i32.const -1))))))
       (local.set $vs (local.get $p))
       (local.set $p (call $value (local.get $p) (local.get $depth)))
       (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
-      (if (i32.eqz (call $onElementValue (local.get $depth) (local.get $vs) (local.get $p))) (then (return (i32.const -1))))
+      (if (local.get $hooks)
+        (then (if (i32.eqz (call $onElementValue (local.get $depth) (local.get $vs) (local.get $p))) (then (return (i32.const -1))))))
       (local.set $flags (i32.or (local.get $flags) (global.get $valFlags)))
       (local.set $p (call $afterValue (local.get $p) (i32.const 0x5d)))
       (local.set $flags (i32.or (local.get $flags) (global.get $sepFlags)))
@@ -233,7 +278,7 @@
       (then
         (local.set $end (call $string (local.get $p)))
         (if (i32.lt_s (local.get $end) (i32.const 0)) (then (return (i32.const -1))))
-        (drop (call $push (i32.or (i32.const 4) (global.get $strFlags)) (local.get $p) (local.get $end)))
+        (if (global.get $tape) (then (drop (call $push (i32.or (i32.const 4) (global.get $strFlags)) (local.get $p) (local.get $end)))))
         (global.set $valFlags (global.get $strFlags))
         (global.set $valKind (i32.const 4))
         (return (local.get $end))))
@@ -247,7 +292,7 @@
   (func $literal (param $p i32) (param $n i32) (param $kind i32) (result i32)
     (global.set $valFlags (i32.and (local.get $kind) (i32.const -16)))
     (global.set $valKind (i32.and (local.get $kind) (i32.const 15)))
-    (drop (call $push (local.get $kind) (local.get $p) (i32.add (local.get $p) (local.get $n))))
+    (if (global.get $tape) (then (drop (call $push (local.get $kind) (local.get $p) (i32.add (local.get $p) (local.get $n))))))
     (i32.add (local.get $p) (local.get $n)))
 
   ;; A number or literal at p: its end or -1.
@@ -298,19 +343,21 @@
           (then
             (local.set $p (call $skipDigits (i32.add (local.get $q) (i32.const 1))))
             (local.set $isFloat (i32.const 1))))))
-    ;; an int of more digits than Python reads (its default limit)
-    (if (i32.and (i32.eqz (local.get $isFloat))
-                 (i32.gt_s (i32.sub (i32.sub (local.get $p) (local.get $start)) (local.get $neg)) (i32.const 4300)))
-      (then (return (i32.const -1))))
-    (local.set $f (call $numberFlags (local.get $start) (local.get $p) (local.get $isFloat)))
-    (if (i32.lt_s (local.get $f) (i32.const 0)) (then (return (i32.const -1))))
-    (local.set $kind (select (i32.const 6) (i32.const 5) (local.get $isFloat)))
+    (if (i32.eqz (local.get $isFloat))
+      (then
+        ;; an int of more digits than Python reads (its default limit)
+        (if (i32.gt_s (i32.sub (i32.sub (local.get $p) (local.get $start)) (local.get $neg)) (i32.const 4300))
+          (then (return (i32.const -1))))
+        ;; -0 is not Python's spelling of zero: the consumer's flag for it
+        (local.set $f (select (global.get $minusZero) (i32.const 0)
+          (i32.and (i32.and (local.get $neg) (i32.eq (i32.load8_u offset=1 (local.get $start)) (i32.const 0x30)))
+                   (i32.eq (local.get $p) (i32.add (local.get $start) (i32.const 2))))))
+        (local.set $kind (i32.const 5)))
+      (else
+        (local.set $f (call $numberFlags (local.get $start) (local.get $p)))
+        (if (i32.lt_s (local.get $f) (i32.const 0)) (then (return (i32.const -1))))
+        (local.set $kind (i32.const 6))))
     (global.set $valFlags (local.get $f))
     (global.set $valKind (local.get $kind))
-    (drop (call $push (i32.or (local.get $kind) (local.get $f)) (local.get $start) (local.get $p)))
+    (if (global.get $tape) (then (drop (call $push (i32.or (local.get $kind) (local.get $f)) (local.get $start) (local.get $p)))))
     (local.get $p))
-
-  ;; -0 is not Python's spelling of zero: the int lexeme [s, e) is "-0".
-  (func $isMinusZero (param $s i32) (param $e i32) (result i32)
-    (i32.and (i32.eq (i32.sub (local.get $e) (local.get $s)) (i32.const 2))
-             (i32.eq (i32.load16_u (local.get $s)) (i32.const 0x302d))))

@@ -184,7 +184,8 @@
   (global $keyId (mut i32) (i32.const 0))  ;; the top-level key whose value is being read
   (global $strict (mut i32) (i32.const 0)) ;; that value is hashed: its numbers must be as Python re-spells them
 
-  ;; No tape: nothing reads a token back.
+  ;; No tape: nothing reads a token back ($push is never called).
+  (global $tape i32 (i32.const 0))
   (func $push (param $word i32) (param $s i32) (param $end i32) (result i32) (i32.const 0))
 
   ;; A canonical row holds no whitespace; a line break ends it (the data's
@@ -192,20 +193,24 @@
   (func $isWs (param $c i32) (result i32)
     (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 9))))
 
-  (func $spaced (result i32) (i32.const 0))
-  (func $checksOrder (param $depth i32) (result i32) (i32.const 1))
+  ;; canonical rows are compact, their keys strictly ascending at every depth
+  (global $spaced i32 (i32.const 0))
+  (global $keysTo i32 (i32.const 1))
+  (global $containersTo i32 (i32.const 1))
+  ;; -0: NotPython in a hashed value, taken elsewhere (set per top-level key)
+  (global $minusZero (mut i32) (i32.const 64))
+  (global $orderFrom i32 (i32.const 1))
 
+  ;; (the key and value hooks see the row's own members only: $keysTo)
   (func $onKey (param $depth i32) (param $kt i32) (param $ks i32) (param $ke i32) (result i32)
-    (if (i32.eq (local.get $depth) (i32.const 1))
-      (then
-        (global.set $keyId (call $identify (local.get $ks) (i32.sub (local.get $ke) (local.get $ks))))
-        (global.set $strict (i32.and (i32.ge_u (global.get $keyId) (i32.const 3)) (i32.le_u (global.get $keyId) (i32.const 9))))))
+    (global.set $keyId (call $identify (local.get $ks) (i32.sub (local.get $ke) (local.get $ks))))
+    (global.set $strict (i32.and (i32.ge_u (global.get $keyId) (i32.const 3)) (i32.le_u (global.get $keyId) (i32.const 9))))
+    (global.set $minusZero (select (i32.const 64) (i32.const 0) (global.get $strict)))
     (i32.const 1))
 
   ;; A top-level value: its span and whether it is a string without escapes.
   (func $onValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32)
     (local $slot i32)
-    (if (i32.ne (local.get $depth) (i32.const 1)) (then (return (i32.const 1))))
     (global.set $keyCount (i32.add (global.get $keyCount) (i32.const 1)))
     (local.set $slot (i32.add (i32.const 1792) (i32.shl (global.get $keyId) (i32.const 4))))
     (i32.store (local.get $slot) (local.get $vs))
@@ -221,20 +226,17 @@
   ;; The row's object closes: canonical when compact (Tight only), its keys
   ;; plain and strictly ascending (so none repeats), its strings ASCII in
   ;; Python's escapes and its hashed numbers in Python's spelling.
+  ;; (the container hooks see the row's object only: $containersTo)
   (func $onClose (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
-    (if (result i32) (i32.eq (local.get $depth) (i32.const 1))
-      ;; Spaced | OddSpace | Unsorted | KeyNotPlain | Utf8 | NotPython | FloatUndecided
-      (then (i32.eqz (i32.and (local.get $flags) (i32.const 12000))))
-      (else (i32.const 1))))
+    ;; Spaced | OddSpace | Unsorted | KeyNotPlain | Utf8 | NotPython | FloatUndecided
+    (i32.eqz (i32.and (local.get $flags) (i32.const 12000))))
 
-  ;; A number in a hashed value: an int but -0, a float as Python re-spells
-  ;; it (decided here when the digits tell, float.wat, else by the host).
-  ;; Elsewhere any number: the hash does not cover its spelling.
-  (func $numberFlags (param $s i32) (param $e i32) (param $isFloat i32) (result i32)
+  ;; A float in a hashed value as Python re-spells it (decided here when the
+  ;; digits tell, float.wat, else by the host); elsewhere any float: the hash
+  ;; does not cover its spelling. (An int's -0 likewise: $minusZero.)
+  (func $numberFlags (param $s i32) (param $e i32) (result i32)
     (local $r i32)
     (if (i32.eqz (global.get $strict)) (then (return (i32.const 0))))
-    (if (i32.eqz (local.get $isFloat))
-      (then (return (select (i32.const -1) (i32.const 0) (call $isMinusZero (local.get $s) (local.get $e))))))
     ;; no float repr is this long: spare the call
     (if (i32.gt_s (i32.sub (local.get $e) (local.get $s)) (i32.const 32)) (then (return (i32.const -1))))
     (local.set $r (call $floatRepr (local.get $s) (local.get $e)))
@@ -841,10 +843,14 @@
   ;; The render consumer. A value rendered was read before (by the row's
   ;; scan): its order and numbers are not looked at again.
   (func $render.isWs (param $c i32) (result i32) (i32.const 0))
+  (global $render.tape i32 (i32.const 0))
   (func $render.push (param $word i32) (param $s i32) (param $end i32) (result i32) (i32.const 0))
-  (func $render.checksOrder (param $depth i32) (result i32) (i32.const 0))
-  (func $render.spaced (result i32) (i32.const 0))
-  (func $render.numberFlags (param $s i32) (param $e i32) (param $isFloat i32) (result i32) (i32.const 0))
+  (global $render.keysTo i32 (i32.const 64))
+  (global $render.containersTo i32 (i32.const 64))
+  (global $render.minusZero i32 (i32.const 0))
+  (global $render.orderFrom i32 (i32.const 65))
+  (global $render.spaced i32 (i32.const 0))
+  (func $render.numberFlags (param $s i32) (param $e i32) (result i32) (i32.const 0))
   (func $render.onKey (param $depth i32) (param $kt i32) (param $ks i32) (param $ke i32) (result i32)
     (call $renderKey (local.get $depth) (local.get $ks) (local.get $ke)))
   (func $render.onValue (param $depth i32) (param $vs i32) (param $ve i32) (result i32)

@@ -179,8 +179,11 @@
   ;; of the containers open below the row's object are at 3072 + 8 * depth:
   ;; the member table's top and the scratch's next byte when it opened.
 
-  ;; No tape: nothing reads a token back.
+  ;; No tape: nothing reads a token back ($push is never called).
+  (global $tape i32 (i32.const 0))
   (func $push (param $word i32) (param $s i32) (param $end i32) (result i32) (i32.const 0))
+  ;; Python's writer puts one space after each separator.
+  (global $spaced i32 (i32.const 1))
 
   ;; Spaces and tabs: a line break ends the row (the data's sentinel is one).
   (func $isWs (param $c i32) (result i32)
@@ -232,8 +235,10 @@
 
   ;; The row's own members are sorted with "event" among them (so their
   ;; order is not looked at here); a nested object's order spares its sort.
-  (func $spaced (result i32) (i32.const 1))
-  (func $checksOrder (param $depth i32) (result i32) (i32.gt_u (local.get $depth) (i32.const 1)))
+  (global $keysTo i32 (i32.const 64))
+  (global $containersTo i32 (i32.const 64))
+  (global $minusZero i32 (i32.const 64))
+  (global $orderFrom i32 (i32.const 2))
 
   ;; A container closes. The row's object (depth 1): its payload must be in
   ;; Python's spelling (no raw UTF-8, no escape or number Python does not
@@ -267,13 +272,11 @@
     (global.set $canonE (global.get $sp))
     (i32.const 1))
 
-  ;; A payload number must be spelled as Python writes its value: an int
-  ;; but -0, a float its repr (decided here when the digits tell, float.wat;
-  ;; else by the host). Any other declines the row.
-  (func $numberFlags (param $s i32) (param $e i32) (param $isFloat i32) (result i32)
+  ;; A payload float must be spelled as Python writes its value, its repr
+  ;; (decided here when the digits tell, float.wat; else by the host). Any
+  ;; other declines the row (as an int's -0 does, by its NotPython flag).
+  (func $numberFlags (param $s i32) (param $e i32) (result i32)
     (local $r i32)
-    (if (i32.eqz (local.get $isFloat))
-      (then (return (select (i32.const -1) (i32.const 0) (call $isMinusZero (local.get $s) (local.get $e))))))
     ;; no float repr is this long: spare the call
     (if (i32.gt_s (i32.sub (local.get $e) (local.get $s)) (i32.const 32)) (then (return (i32.const -1))))
     (local.set $r (call $floatRepr (local.get $s) (local.get $e)))
