@@ -302,13 +302,14 @@
         (then (local.set $p (i32.add (local.get $p) (i32.const 1))) (br $byte))))
     (local.get $p))
 
-  ;; JSON number syntax at p: its end, or -1. Sets $isFloat. An int longer
-  ;; than CPython's int_max_str_digits (4300) is refused (Python refuses it).
+  ;; JSON number syntax at p: its end, or -1. Sets $isFloat. An int of more
+  ;; digits than CPython's int_max_str_digits (4300) is refused (Python
+  ;; refuses it).
   (func $skipNumber (param $p i32) (result i32)
     (local $start i32) (local $c i32) (local $f i32)
-    (local.set $start (local.get $p))
     (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d))
       (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $start (local.get $p))
     (local.set $c (i32.load8_u (local.get $p)))
     (if (i32.eq (local.get $c) (i32.const 0x30))
       (then (local.set $p (i32.add (local.get $p) (i32.const 1))))

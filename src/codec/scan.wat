@@ -297,7 +297,7 @@
 
   ;; A number or literal at p: its end or -1.
   (func $atom (param $p i32) (result i32)
-    (local $c i32) (local $start i32) (local $neg i32) (local $isFloat i32) (local $q i32) (local $f i32) (local $kind i32)
+    (local $c i32) (local $start i32) (local $f i32) (local $kind i32)
     (local.set $c (i32.load8_u (local.get $p)))
     ;; the end byte stops each comparison: no literal byte is a 0 or a line feed
     (if (i32.eq (local.get $c) (i32.const 0x74))
@@ -320,38 +320,15 @@
       (then (return (if (result i32) (i64.eq (i64.load offset=1 (local.get $p)) (i64.const 0x7974696e69666e49))
         (then (call $literal (local.get $p) (i32.const 9) (i32.const 4104))) (else (i32.const -1))))))
     (local.set $start (local.get $p))
-    (if (i32.eq (local.get $c) (i32.const 0x2d))
-      (then (local.set $neg (i32.const 1)) (local.set $p (i32.add (local.get $p) (i32.const 1)))))
-    (local.set $c (i32.load8_u (local.get $p)))
-    (if (i32.eq (local.get $c) (i32.const 0x30))
-      (then (local.set $p (i32.add (local.get $p) (i32.const 1))))
-      (else
-        (if (i32.lt_u (i32.sub (local.get $c) (i32.const 0x31)) (i32.const 9))
-          (then (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 1)))))
-          (else (return (i32.const -1))))))
-    (if (i32.and (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2e)) (call $isDigit (i32.add (local.get $p) (i32.const 1))))
+    ;; the lexeme by bytes.wat's number reader (which refuses an int longer than Python reads)
+    (local.set $p (call $skipNumber (local.get $p)))
+    (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+    (if (i32.eqz (global.get $isFloat))
       (then
-        (local.set $p (call $skipDigits (i32.add (local.get $p) (i32.const 2))))
-        (local.set $isFloat (i32.const 1))))
-    (if (i32.eq (i32.or (i32.load8_u (local.get $p)) (i32.const 0x20)) (i32.const 0x65))
-      (then
-        (local.set $q (i32.add (local.get $p) (i32.const 1)))
-        (local.set $c (i32.load8_u (local.get $q)))
-        (if (i32.or (i32.eq (local.get $c) (i32.const 0x2b)) (i32.eq (local.get $c) (i32.const 0x2d)))
-          (then (local.set $q (i32.add (local.get $q) (i32.const 1)))))
-        (if (call $isDigit (local.get $q))
-          (then
-            (local.set $p (call $skipDigits (i32.add (local.get $q) (i32.const 1))))
-            (local.set $isFloat (i32.const 1))))))
-    (if (i32.eqz (local.get $isFloat))
-      (then
-        ;; an int of more digits than Python reads (its default limit)
-        (if (i32.gt_s (i32.sub (i32.sub (local.get $p) (local.get $start)) (local.get $neg)) (i32.const 4300))
-          (then (return (i32.const -1))))
         ;; -0 is not Python's spelling of zero: the consumer's flag for it
         (local.set $f (select (global.get $minusZero) (i32.const 0)
-          (i32.and (i32.and (local.get $neg) (i32.eq (i32.load8_u offset=1 (local.get $start)) (i32.const 0x30)))
-                   (i32.eq (local.get $p) (i32.add (local.get $start) (i32.const 2))))))
+          (i32.and (i32.eq (i32.sub (local.get $p) (local.get $start)) (i32.const 2))
+                   (i32.eq (i32.load16_u (local.get $start)) (i32.const 0x302d)))))
         (local.set $kind (i32.const 5)))
       (else
         (local.set $f (call $numberFlags (local.get $start) (local.get $p)))

@@ -310,7 +310,6 @@ function sameText(b: Uint8Array, s: number, e: number, t: string): boolean {
   return true;
 }
 
-
 /** `str()` of a member, with a missing one read as `""`. */
 export function memberStr(m: Map<string, PyValue>, key: string): string {
   return pyStr(m.get(key), "");
