@@ -481,19 +481,8 @@
         (local.set $p (i32.add (local.get $p) (i32.const 6)))
         (if (i32.lt_u (local.get $u) (i32.const 0x80))
           (then (local.set $o (call $unit (local.get $o) (local.get $u))) (br $bytes)))
-        (if (i32.lt_u (local.get $u) (i32.const 0x800))
-          (then
-            (i32.store8 (local.get $o) (i32.or (i32.const 0xc0) (i32.shr_u (local.get $u) (i32.const 6))))
-            (i32.store8 offset=1 (local.get $o) (i32.or (i32.const 0x80) (i32.and (local.get $u) (i32.const 63))))
-            (local.set $o (i32.add (local.get $o) (i32.const 2)))
-            (br $bytes)))
         (if (i32.ne (i32.and (local.get $u) (i32.const 0xf800)) (i32.const 0xd800))
-          (then
-            (i32.store8 (local.get $o) (i32.or (i32.const 0xe0) (i32.shr_u (local.get $u) (i32.const 12))))
-            (i32.store8 offset=1 (local.get $o) (i32.or (i32.const 0x80) (i32.and (i32.shr_u (local.get $u) (i32.const 6)) (i32.const 63))))
-            (i32.store8 offset=2 (local.get $o) (i32.or (i32.const 0x80) (i32.and (local.get $u) (i32.const 63))))
-            (local.set $o (i32.add (local.get $o) (i32.const 3)))
-            (br $bytes)))
+          (then (local.set $o (call $putUtf8 (local.get $o) (local.get $u))) (br $bytes)))
         ;; a surrogate: a high one followed by an escaped low one is one code point (as Python reads it)
         (local.set $lo (i32.const -1))
         (if (i32.and
@@ -505,11 +494,7 @@
             (local.set $cp
               (i32.add (i32.const 0x10000)
                 (i32.or (i32.shl (i32.sub (local.get $u) (i32.const 0xd800)) (i32.const 10)) (i32.sub (local.get $lo) (i32.const 0xdc00)))))
-            (i32.store8 (local.get $o) (i32.or (i32.const 0xf0) (i32.shr_u (local.get $cp) (i32.const 18))))
-            (i32.store8 offset=1 (local.get $o) (i32.or (i32.const 0x80) (i32.and (i32.shr_u (local.get $cp) (i32.const 12)) (i32.const 63))))
-            (i32.store8 offset=2 (local.get $o) (i32.or (i32.const 0x80) (i32.and (i32.shr_u (local.get $cp) (i32.const 6)) (i32.const 63))))
-            (i32.store8 offset=3 (local.get $o) (i32.or (i32.const 0x80) (i32.and (local.get $cp) (i32.const 63))))
-            (local.set $o (i32.add (local.get $o) (i32.const 4)))
+            (local.set $o (call $putUtf8 (local.get $o) (local.get $cp)))
             (local.set $p (i32.add (local.get $p) (i32.const 6)))
             (br $bytes)))
         ;; a lone surrogate cannot be UTF-8: the renderer escapes it
