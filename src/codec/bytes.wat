@@ -362,7 +362,11 @@
     (global.set $isFloat (local.get $f))
     (local.get $p))
 
-  ;; Compare two key spans by bytes (= code points for printable ASCII).
+  ;; Compare two key spans (a string's text between its quotes) in Python's
+  ;; order of str, by code points: 0 only for the same string. Bytes decide
+  ;; up to the first backslash in either (raw UTF-8 orders as its code points
+  ;; do); from there both are decoded ($cmpDecoded). Before that point the
+  ;; two are the same raw bytes, so it is where a character starts in both.
   (func $cmp (param $a0 i32) (param $a1 i32) (param $c0 i32) (param $c1 i32) (result i32)
     (local $n i32) (local $i i32) (local $x i32) (local $y i32)
     (local.set $n (i32.sub (local.get $a1) (local.get $a0)))
@@ -373,7 +377,83 @@
         (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
         (local.set $x (i32.load8_u (i32.add (local.get $a0) (local.get $i))))
         (local.set $y (i32.load8_u (i32.add (local.get $c0) (local.get $i))))
+        (if (i32.or (i32.eq (local.get $x) (i32.const 0x5c)) (i32.eq (local.get $y) (i32.const 0x5c)))
+          (then (return (call $cmpDecoded (i32.add (local.get $a0) (local.get $i)) (local.get $a1)
+                                          (i32.add (local.get $c0) (local.get $i)) (local.get $c1)))))
         (if (i32.ne (local.get $x) (local.get $y)) (then (return (i32.sub (local.get $x) (local.get $y)))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $byte)))
     (i32.sub (i32.sub (local.get $a1) (local.get $a0)) (i32.sub (local.get $c1) (local.get $c0))))
+
+  ;; $cmp from a character's start in both spans on: each character decoded.
+  (func $cmpDecoded (param $a i32) (param $a1 i32) (param $c i32) (param $c1 i32) (result i32)
+    (local $x i32) (local $y i32)
+    (loop $point
+      (if (i32.ge_u (local.get $a) (local.get $a1))
+        (then (return (select (i32.const 0) (i32.const -1) (i32.ge_u (local.get $c) (local.get $c1))))))
+      (if (i32.ge_u (local.get $c) (local.get $c1)) (then (return (i32.const 1))))
+      (local.set $x (call $codePoint (local.get $a) (local.get $a1)))
+      (local.set $a (global.get $pointEnd))
+      (local.set $y (call $codePoint (local.get $c) (local.get $c1)))
+      (local.set $c (global.get $pointEnd))
+      (if (i32.ne (local.get $x) (local.get $y)) (then (return (i32.sub (local.get $x) (local.get $y)))))
+      (br $point))
+    (unreachable))
+
+  (global $pointEnd (mut i32) (i32.const 0))  ;; set by $codePoint
+
+  ;; The code point of the character at p in a string $string took (raw
+  ;; UTF-8, a short escape, a \u escape, or two joined as json.loads joins a
+  ;; surrogate pair within the span, which ends at `end`); where it ends in
+  ;; $pointEnd.
+  (func $codePoint (param $p i32) (param $end i32) (result i32)
+    (local $b i32) (local $d i32) (local $u i32) (local $v i32)
+    (local.set $b (i32.load8_u (local.get $p)))
+    (if (i32.ne (local.get $b) (i32.const 0x5c))
+      (then
+        (if (i32.lt_u (local.get $b) (i32.const 0x80))
+          (then
+            (global.set $pointEnd (i32.add (local.get $p) (i32.const 1)))
+            (return (local.get $b))))
+        (if (i32.lt_u (local.get $b) (i32.const 0xe0))
+          (then
+            (global.set $pointEnd (i32.add (local.get $p) (i32.const 2)))
+            (return (i32.or (i32.shl (i32.and (local.get $b) (i32.const 0x1f)) (i32.const 6))
+                            (i32.and (i32.load8_u offset=1 (local.get $p)) (i32.const 0x3f))))))
+        (if (i32.lt_u (local.get $b) (i32.const 0xf0))
+          (then
+            (global.set $pointEnd (i32.add (local.get $p) (i32.const 3)))
+            (return (i32.or (i32.or (i32.shl (i32.and (local.get $b) (i32.const 0x0f)) (i32.const 12))
+                                    (i32.shl (i32.and (i32.load8_u offset=1 (local.get $p)) (i32.const 0x3f)) (i32.const 6)))
+                            (i32.and (i32.load8_u offset=2 (local.get $p)) (i32.const 0x3f))))))
+        (global.set $pointEnd (i32.add (local.get $p) (i32.const 4)))
+        (return (i32.or (i32.or (i32.shl (i32.and (local.get $b) (i32.const 0x07)) (i32.const 18))
+                                (i32.shl (i32.and (i32.load8_u offset=1 (local.get $p)) (i32.const 0x3f)) (i32.const 12)))
+                        (i32.or (i32.shl (i32.and (i32.load8_u offset=2 (local.get $p)) (i32.const 0x3f)) (i32.const 6))
+                                (i32.and (i32.load8_u offset=3 (local.get $p)) (i32.const 0x3f)))))))
+    (local.set $d (i32.load8_u offset=1 (local.get $p)))
+    (if (i32.ne (local.get $d) (i32.const 0x75))
+      (then
+        (global.set $pointEnd (i32.add (local.get $p) (i32.const 2)))
+        (if (i32.eq (local.get $d) (i32.const 0x62)) (then (return (i32.const 8))))
+        (if (i32.eq (local.get $d) (i32.const 0x66)) (then (return (i32.const 12))))
+        (if (i32.eq (local.get $d) (i32.const 0x6e)) (then (return (i32.const 10))))
+        (if (i32.eq (local.get $d) (i32.const 0x72)) (then (return (i32.const 13))))
+        (if (i32.eq (local.get $d) (i32.const 0x74)) (then (return (i32.const 9))))
+        ;; " \ /: the byte itself
+        (return (local.get $d))))
+    (local.set $u (call $hex4At (i32.add (local.get $p) (i32.const 2))))
+    (global.set $pointEnd (i32.add (local.get $p) (i32.const 6)))
+    (if (i32.and (i32.and (i32.eq (i32.and (local.get $u) (i32.const 0xfc00)) (i32.const 0xd800))
+                          (i32.le_u (i32.add (local.get $p) (i32.const 12)) (local.get $end)))
+                 (i32.and (i32.eq (i32.load8_u offset=6 (local.get $p)) (i32.const 0x5c))
+                          (i32.eq (i32.load8_u offset=7 (local.get $p)) (i32.const 0x75))))
+      (then
+        (local.set $v (call $hex4At (i32.add (local.get $p) (i32.const 8))))
+        (if (i32.eq (i32.and (local.get $v) (i32.const 0xfc00)) (i32.const 0xdc00))
+          (then
+            (global.set $pointEnd (i32.add (local.get $p) (i32.const 12)))
+            (return (i32.add (i32.const 0x10000)
+                             (i32.or (i32.shl (i32.sub (local.get $u) (i32.const 0xd800)) (i32.const 10))
+                                     (i32.sub (local.get $v) (i32.const 0xdc00)))))))))
+    (local.get $u))

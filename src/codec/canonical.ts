@@ -11,10 +11,11 @@ import { compareSpans, KIND_MASK, NOT_COMPACT_CANONICAL, type RowIndex, Spell, T
  * rows a run receipt embeds) writes them here.
  *
  * It copies tokens as written, so the caller first declines what is not
- * Python's spelling (the index's Utf8, NotPython and KeyNotPlain flags:
- * keys are then plain ASCII, whose byte order is Python's code-point
- * order). A duplicate key at any depth makes a write fail (-1): which value
- * counts is the exact reader's to say.
+ * Python's spelling (the index's Utf8 and NotPython flags: every string,
+ * key or value, is then spelled as json.dumps spells it, one spelling per
+ * string). Keys are ordered by code points (compareSpans decodes escapes).
+ * A duplicate key at any depth makes a write fail (-1): which value counts
+ * is the exact reader's to say.
  *
  * The row and the output share one buffer (`mem`, with `dv` over it), so
  * copies are within it and make no views.
@@ -93,9 +94,9 @@ export class CanonicalWriter {
   }
 
   /**
-   * Insertion-sort the key tokens order[at, at+n) by their text (plain
-   * ASCII keys, so byte order is Python's code-point order). Equal keys (a
-   * duplicate) return false: the exact path keeps the last.
+   * Insertion-sort the key tokens order[at, at+n) in Python's order of
+   * their text (code points). Equal keys (a duplicate) return false: the
+   * exact path keeps the last.
    */
   sortKeys(at: number, n: number): boolean {
     const order = this.order;
@@ -105,14 +106,18 @@ export class CanonicalWriter {
     const dv = this.dv;
     // Each key's first four bytes, big-endian, zero-padded: comparing two of these
     // orders the keys unless they are equal (a plain key holds no zero byte, and its
-    // top byte is below 0x80: no sign trouble).
+    // top byte is below 0x80: no sign trouble). Escaped keys order as their decoded
+    // text (compareSpans), not their bytes: with one among them, every pair is compared so.
+    let escaped = false;
     for (let i = at; i < at + n; i++) {
       const k = order[i]!;
       const s = tape[4 * k + 1]! + 1;
       const len = tape[4 * k + 2]! - 1 - s;
       const x = dv.getInt32(s, false);
       pre[i] = len >= 4 ? x : len === 0 ? 0 : x & ~(-1 >>> (8 * len));
+      escaped ||= (tape[4 * k]! & Spell.Escaped) !== 0;
     }
+    if (escaped) pre.fill(0, at, at + n);
     for (let i = at + 1; i < at + n; i++) {
       const k = order[i]!;
       const kp = pre[i]!;

@@ -72,7 +72,7 @@ export const enum Spell {
    * Python's repr (`1.50`, `1E5`, `-0`, `1e400`).
    */
   NotPython = 1 << 6,
-  /** An object whose keys are not strictly ascending (a duplicate key included). */
+  /** An object whose keys are not strictly ascending in Python's order, by code points (compareSpans; a duplicate key included). */
   Unsorted = 1 << 7,
   /** A `,` or `:` separator with nothing after it (the compact spelling). */
   Tight = 1 << 8,
@@ -80,7 +80,7 @@ export const enum Spell {
   Spaced = 1 << 9,
   /** Any other whitespace between tokens. */
   OddSpace = 1 << 10,
-  /** A key with an escape or raw UTF-8, whose byte order need not be its code-point order. */
+  /** A key with an escape or raw UTF-8: its bytes are not its text (a consumer that finds names by their bytes looks at it). */
   KeyNotPlain = 1 << 11,
   /** NaN, Infinity or -Infinity somewhere (Python writes them; strict JSON consumers refuse them). */
   NonFinite = 1 << 12,
@@ -94,7 +94,7 @@ export const enum Spell {
 }
 
 /** Flags under which a value's bytes are already its compact, sorted canonical JSON (the hash pre-image spelling). */
-export const NOT_COMPACT_CANONICAL = Spell.Utf8 | Spell.NotPython | Spell.Unsorted | Spell.Spaced | Spell.OddSpace | Spell.KeyNotPlain | Spell.FloatUndecided;
+export const NOT_COMPACT_CANONICAL = Spell.Utf8 | Spell.NotPython | Spell.Unsorted | Spell.Spaced | Spell.OddSpace | Spell.FloatUndecided;
 /** Flags under which a value's bytes are what Python's default `json.dumps` writes (keys in any order). */
 export const NOT_PYTHON_DEFAULT = Spell.Utf8 | Spell.NotPython | Spell.Tight | Spell.OddSpace | Spell.FloatUndecided;
 /** Flags under which a string's bytes are not its text: an escape, raw UTF-8, a raw DEL (without them it is printable ASCII). */
@@ -473,7 +473,8 @@ export interface OutBytes {
  * it wrote (row-index.wat `render`). False, `out` unchanged: the tape is
  * not the module's (the row was indexed another way), or the row holds what
  * the renderer leaves to the exact path (a repeated key, an escaped key
- * beside others, an object with keys out of order and more than 64 of them).
+ * among keys out of order beside raw UTF-8 or a spelling Python does not
+ * write, an object with keys out of order and more than 64 of them).
  */
 export function renderJsonOf(ix: RowIndex, pad: number, inline: boolean, out: OutBytes): boolean {
   return ix.wasmTape && ix.wasm !== undefined && ix.wasm.render(ix, pad, inline, out);
@@ -1154,7 +1155,14 @@ function utf8Length(b: Uint8Array, p: number, e: number): number {
   return -1;
 }
 
-/** Byte order of two spans (code-point order for UTF-8). */
+/**
+ * Python's order of two key spans (a string's text between its quotes, as
+ * the scanner took it): by code points, 0 only for the same string. Bytes
+ * decide up to the first backslash in either (raw UTF-8 orders as its code
+ * points do); from there both are decoded. Before that point the two are
+ * the same raw bytes, so it is where a character starts in both. The
+ * WebAssembly scanner's `$cmp` (bytes.wat) is the same function.
+ */
 export function compareSpans(b: Uint8Array, a0: number, a1: number, c0: number, c1: number): number {
   const la = a1 - a0;
   const lc = c1 - c0;
@@ -1162,10 +1170,62 @@ export function compareSpans(b: Uint8Array, a0: number, a1: number, c0: number, 
   for (let i = 0; i < n; i++) {
     const x = b[a0 + i]!;
     const y = b[c0 + i]!;
+    if (x === BACKSLASH || y === BACKSLASH) return compareDecoded(b, a0 + i, a1, c0 + i, c1);
     if (x !== y) return x - y;
   }
   return la - lc;
 }
+
+/** compareSpans from a character's start in both spans on: each character decoded. */
+function compareDecoded(b: Uint8Array, a: number, a1: number, c: number, c1: number): number {
+  for (;;) {
+    if (a >= a1) return c >= c1 ? 0 : -1;
+    if (c >= c1) return 1;
+    const x = codePointAt(b, a, a1);
+    a = pointEnd;
+    const y = codePointAt(b, c, c1);
+    c = pointEnd;
+    if (x !== y) return x - y;
+  }
+}
+
+/** Where the character codePointAt read ends. */
+let pointEnd = 0;
+
+/**
+ * The code point of the character at p in a string the scanner took (raw
+ * UTF-8, a short escape, a \u escape, or two joined as json.loads joins a
+ * surrogate pair within the span, which ends at `end`); where it ends in
+ * `pointEnd`.
+ */
+function codePointAt(b: Uint8Array, p: number, end: number): number {
+  const c = b[p]!;
+  if (c !== BACKSLASH) {
+    if (c < 0x80) return ((pointEnd = p + 1), c);
+    if (c < 0xe0) return ((pointEnd = p + 2), ((c & 0x1f) << 6) | (b[p + 1]! & 0x3f));
+    if (c < 0xf0) return ((pointEnd = p + 3), ((c & 0x0f) << 12) | ((b[p + 1]! & 0x3f) << 6) | (b[p + 2]! & 0x3f));
+    pointEnd = p + 4;
+    return ((c & 0x07) << 18) | ((b[p + 1]! & 0x3f) << 12) | ((b[p + 2]! & 0x3f) << 6) | (b[p + 3]! & 0x3f);
+  }
+  const d = b[p + 1]!;
+  if (d !== 0x75) {
+    pointEnd = p + 2;
+    return SHORT_ESCAPED[d] ?? d;
+  }
+  const u = hex4(b, p + 2);
+  pointEnd = p + 6;
+  if ((u & 0xfc00) === 0xd800 && p + 12 <= end && b[p + 6] === BACKSLASH && b[p + 7] === 0x75) {
+    const v = hex4(b, p + 8);
+    if ((v & 0xfc00) === 0xdc00) {
+      pointEnd = p + 12;
+      return 0x10000 + (((u - 0xd800) << 10) | (v - 0xdc00));
+    }
+  }
+  return u;
+}
+
+/** The character a short escape's letter stands for (`"`, `\\` and `/` stand for themselves). */
+const SHORT_ESCAPED: Record<number, number> = { 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
 
 /**
  * Decide without conversion whether a fixed-notation float lexeme

@@ -181,9 +181,10 @@
   ;; writes, lone surrogates escaped, numbers as recorded, keys in their
   ;; order), every line indented by $pad more spaces; $inline: one line,
   ;; renderJson(row, null)'s ", " / ": ". It declines an object with a
-  ;; repeated key, with an escaped key beside others (it could equal one
-  ;; once decoded), or with keys out of order and more than 64 of them (the
-  ;; repeat check's table holds twice that). The host made room for the output.
+  ;; repeated key, with keys out of order among which an escaped one stands
+  ;; beside raw UTF-8 or a spelling Python does not write (it could equal
+  ;; one once decoded), or with keys out of order and more than 64 of them
+  ;; (the repeat check's table holds twice that). The host made room for the output.
 
   (global $op (mut i32) (i32.const 0))    ;; the output's next byte
   (global $pad (mut i32) (i32.const 0))
@@ -284,13 +285,20 @@
     (local $k i32) (local $n i32) (local $ka i32) (local $ja i32) (local $s i32) (local $len i32) (local $h i32)
     (local.set $k (i32.add (local.get $t) (i32.const 1)))
     (if (i32.eq (call $nextOf (i32.add (local.get $k) (i32.const 1))) (local.get $end)) (then (return (i32.const 1))))
+    ;; Unsorted covers the objects inside too: without it none has keys out of
+    ;; order (Python's order, escapes decoded: $cmp), so none repeats one
+    (if (i32.eqz (i32.and (i32.load (call $tok (local.get $t))) (i32.const 128))) (then (return (i32.const 1))))
+    ;; keys are compared by their bytes below: an escaped key could equal
+    ;; another spelled with raw UTF-8 or an escape Python does not write (a
+    ;; string has one spelling in Python's json.dumps, and one without escapes)
     (loop $keys
-      (if (i32.and (i32.load (call $tok (local.get $k))) (i32.const 16)) (then (return (i32.const 0))))
+      (local.set $s (i32.or (local.get $s) (i32.load (call $tok (local.get $k)))))
       (local.set $n (i32.add (local.get $n) (i32.const 1)))
       (local.set $k (call $nextOf (i32.add (local.get $k) (i32.const 1))))
       (br_if $keys (i32.lt_u (local.get $k) (local.get $end))))
-    ;; Unsorted covers the objects inside too: without it none has keys out of order, so none repeats one
-    (if (i32.eqz (i32.and (i32.load (call $tok (local.get $t))) (i32.const 128))) (then (return (i32.const 1))))
+    (if (i32.and (i32.ne (i32.and (local.get $s) (i32.const 16)) (i32.const 0))
+                 (i32.ne (i32.and (local.get $s) (i32.const 96)) (i32.const 0)))
+      (then (return (i32.const 0))))
     ;; (the bound the renderer has always had; SEEN, twice its size, stays at most half full)
     (if (i32.gt_u (local.get $n) (i32.const 64)) (then (return (i32.const 0))))
     (if (i32.le_u (local.get $n) (i32.const 4)) (then (return (call $fewDistinct (local.get $t) (local.get $end)))))
@@ -322,7 +330,7 @@
       (br_if $outer (i32.lt_u (local.get $k) (local.get $end))))
     (i32.const 1))
 
-  ;; $distinctKeys for an object of at most four keys (unescaped): each key
+  ;; $distinctKeys for an object of at most four keys: each key
   ;; against the ones before it, where the table's hashing costs more.
   (func $fewDistinct (param $t i32) (param $end i32) (result i32)
     (local $k i32) (local $j i32) (local $ka i32) (local $ja i32) (local $len i32)

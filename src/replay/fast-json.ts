@@ -14,8 +14,9 @@ import { indexObjectAtWasm, type KeyTable, type OutBytes, renderJsonOf, RowIndex
  * output unchanged) what it cannot reproduce with certainty: a row the
  * index declines (not JSON as json.loads reads it, too deep, an int Python
  * does not convert, invalid UTF-8), an object with a duplicate key (or
- * with an escaped key beside other keys, or keys out of order and more than
- * the repeat check takes), leading or trailing bytes around the object, a
+ * keys out of order with an escaped one beside raw UTF-8 or a spelling
+ * Python does not write, or keys out of order and more than the repeat
+ * check takes), leading or trailing bytes around the object, a
  * CR in the line (universal newlines split it),
  * a huge row too dense for the module's tape budget. The caller then takes
  * the exact path for that row, which also decides whether it is a row at

@@ -9,7 +9,7 @@ import { ENDPOINT_KEYS, type EndpointSet } from "./binding.ts";
  * row the canonical text is its own bytes and the payload pre-image is
  * those bytes without the envelope members, so neither a value tree nor a
  * re-serialisation is needed. `canonicalRow` reads the codec's index of the
- * row and returns null for anything not in that form (an escaped key, a
+ * row and returns null for anything not in that form (raw UTF-8, a
  * non-canonical number, whitespace, a `hash_profile`, …): the caller
  * then takes the exact path (py-json parse and re-serialisation), which
  * decides every case.

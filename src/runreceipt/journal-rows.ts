@@ -268,7 +268,7 @@ class Links {
  */
 const FAST_ROW_MAX = 4 << 20;
 /** What a row written from the index may not hold: what is not Python's spelling (the writer copies tokens). */
-const DECLINE = Spell.Utf8 | Spell.NotPython | Spell.KeyNotPlain;
+const DECLINE = Spell.Utf8 | Spell.NotPython;
 /** The run row's named keys, and the endpoint members the binding reads of an `agent_spawned` row. */
 const EMBED_KEYS = new KeyTable([...RUN_ROW_KEY_NAMES, ...ENDPOINT_KEYS]);
 const idOf = (name: string): number => RUN_ROW_KEY_NAMES.indexOf(name) + 1;

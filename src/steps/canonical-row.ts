@@ -27,7 +27,7 @@ for (const k of [StepKey.InputHash, StepKey.Model, StepKey.Prompt, StepKey.ToolC
  * numbers matter: Python's writer never writes one, so such a row is left to
  * the exact path rather than told apart.
  */
-const NOT_CANONICAL = Spell.Utf8 | Spell.NotPython | Spell.Unsorted | Spell.Spaced | Spell.OddSpace | Spell.KeyNotPlain;
+const NOT_CANONICAL = Spell.Utf8 | Spell.NotPython | Spell.Unsorted | Spell.Spaced | Spell.OddSpace;
 
 /**
  * One reader's state: the spans of the last row it accepted. Each walker

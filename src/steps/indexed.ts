@@ -10,9 +10,10 @@ import { classifyLine } from "./reader.ts";
  * is a parsed object with `step_hash`), each entry turned into a value of
  * the caller's: from the codec's index of the line when `fromIndex` can
  * answer, else from the exact parse (`fromRow`), which decides every line
- * the index cannot: a line the codec declines, a row with an escaped or
- * non-ASCII key (its named keys are matched by their bytes), or whatever
- * `fromIndex` returns null for.
+ * the index cannot: a line the codec declines, a row whose escaped or
+ * non-ASCII keys stand beside a spelling Python does not write (its named
+ * keys are matched by their bytes, and only such an escape, `\u0061`,
+ * spells an ASCII name otherwise), or whatever `fromIndex` returns null for.
  */
 export class IndexedEntries<T> {
   private readonly ix = new RowIndex();
@@ -43,7 +44,7 @@ export class IndexedEntries<T> {
     return (buf, start, end) => {
       end = contentEnd(buf, start, end);
       if (buf[start] !== LBRACE || buf[end - 1] !== RBRACE) return false;
-      const v = this.indexed(buf, start, end, Spell.KeyNotPlain | Spell.OddSpace);
+      const v = this.indexed(buf, start, end, Spell.OddSpace);
       if (v === null) return false;
       if (v !== undefined) take(v);
       return true;
@@ -54,7 +55,7 @@ export class IndexedEntries<T> {
   line(line: Uint8Array | null): T | undefined {
     if (line !== null && line.length > 0) {
       if (this.whole.buffer !== line.buffer) this.whole = new Uint8Array(line.buffer);
-      const v = this.indexed(this.whole, line.byteOffset, line.byteOffset + line.length, Spell.KeyNotPlain);
+      const v = this.indexed(this.whole, line.byteOffset, line.byteOffset + line.length, 0);
       if (v !== null) return v;
     }
     const k = classifyLine(line, this.transient);
@@ -65,11 +66,14 @@ export class IndexedEntries<T> {
    * What the index of the row b[s, e) answers alone: the entry's value,
    * undefined for a row without `step_hash` (no entry), or null where the
    * exact path must decide (a line the codec declines, a row spelled with
-   * any of `declined`, or one fromIndex returns null for).
+   * any of `declined` or with keys that may spell a name, or one fromIndex
+   * returns null for).
    */
   private indexed(b: Uint8Array, s: number, e: number, declined: number): T | null | undefined {
     const ix = this.ix;
-    if (!indexRow(b, s, e, ix, STEP_ROW_KEYS) || (ix.rowFlags & declined) !== 0) return null;
+    if (!indexRow(b, s, e, ix, STEP_ROW_KEYS)) return null;
+    const f = ix.rowFlags;
+    if ((f & declined) !== 0 || ((f & Spell.KeyNotPlain) !== 0 && (f & Spell.NotPython) !== 0)) return null;
     if (ix.valueOf(StepKey.StepHash) < 0) return undefined;
     return this.fromIndex(ix);
   }

@@ -224,12 +224,12 @@
   (func $onOpen (param $kind i32) (param $depth i32) (result i32) (i32.const 1))
 
   ;; The row's object closes: canonical when compact (Tight only), its keys
-  ;; plain and strictly ascending (so none repeats), its strings ASCII in
-  ;; Python's escapes and its hashed numbers in Python's spelling.
-  ;; (the container hooks see the row's object only: $containersTo)
+  ;; strictly ascending in Python's order ($cmp: so none repeats), its keys
+  ;; and strings ASCII in Python's escapes and its hashed numbers in
+  ;; Python's spelling. (the container hooks see the row's object only: $containersTo)
   (func $onClose (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
-    ;; Spaced | OddSpace | Unsorted | KeyNotPlain | Utf8 | NotPython | FloatUndecided
-    (i32.eqz (i32.and (local.get $flags) (i32.const 12000))))
+    ;; Spaced | OddSpace | Unsorted | Utf8 | NotPython | FloatUndecided
+    (i32.eqz (i32.and (local.get $flags) (i32.const 9952))))
 
   ;; A float in a hashed value as Python re-spells it (decided here when the
   ;; digits tell, float.wat, else by the host); elsewhere any float: the hash
@@ -889,7 +889,7 @@
   ;; A scalar value [vs, ve) as rendered (a container wrote itself).
   (func $renderScalar (param $vs i32) (param $ve i32) (result i32)
     (if (i32.le_u (global.get $render.valKind) (i32.const 2)) (then (return (i32.const 1))))
-    (if (i32.eq (global.get $render.valKind) (i32.const 4)) (then (return (call $renderString (local.get $vs) (local.get $ve)))))
+    (if (i32.eq (global.get $render.valKind) (i32.const 4)) (then (return (call $renderString (local.get $vs) (local.get $ve) (global.get $render.valFlags)))))
     (if (i32.eqz (call $room (i32.sub (local.get $ve) (local.get $vs)))) (then (return (i32.const 0))))
     (global.set $po (call $put (global.get $po) (local.get $vs) (i32.sub (local.get $ve) (local.get $vs))))
     (i32.const 1))
@@ -915,7 +915,10 @@
     (local $n i32)
     (local.set $n (i32.add (i32.sub (local.get $ke) (local.get $ks)) (i32.const 1)))
     (if (i32.eqz (call $renderItem (local.get $d) (i32.add (local.get $n) (i32.const 3)))) (then (return (i32.const 0))))
-    (global.set $po (call $put (global.get $po) (i32.sub (local.get $ks) (i32.const 1)) (local.get $n)))
+    ;; the key's opening quote and text (an escaped key's decoded: its flags are still $string's)
+    (if (i32.and (global.get $strFlags) (i32.const 16))
+      (then (if (i32.eqz (call $renderString (i32.sub (local.get $ks) (i32.const 1)) (local.get $ke) (i32.const 16))) (then (return (i32.const 0)))))
+      (else (global.set $po (call $put (global.get $po) (i32.sub (local.get $ks) (i32.const 1)) (local.get $n)))))
     (i32.store16 (global.get $po) (i32.const 0x3a22)) ;; ":
     (i32.store8 offset=2 (global.get $po) (i32.const 0x20))
     (global.set $po (i32.add (global.get $po) (i32.const 3)))
@@ -924,11 +927,12 @@
   ;; The string token [s, e) as renderJson writes it: short escapes and
   ;; those of control characters kept, any other \uXXXX as its UTF-8 (a
   ;; surrogate pair as one character; a lone one fails the rendering).
-  (func $renderString (param $s i32) (param $e i32) (result i32)
+  ;; `flags`: its spelling flags (Escaped 16: not its bytes as they are).
+  (func $renderString (param $s i32) (param $e i32) (param $flags i32) (result i32)
     (local $c i32) (local $cp i32) (local $lo i32)
     ;; UTF-8 is never longer than the escapes it stands for
     (if (i32.eqz (call $room (i32.sub (local.get $e) (local.get $s)))) (then (return (i32.const 0))))
-    (if (i32.eqz (i32.and (global.get $render.valFlags) (i32.const 16)))
+    (if (i32.eqz (i32.and (local.get $flags) (i32.const 16)))
       (then
         (global.set $po (call $put (global.get $po) (local.get $s) (i32.sub (local.get $e) (local.get $s))))
         (return (i32.const 1))))

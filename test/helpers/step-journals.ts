@@ -73,12 +73,14 @@ function hostileTs(r: () => number, seq: number): string {
   ]);
 }
 
+const ESCAPED_KEYS = ["é", "🚀", "\uffff", "中文", 'q"', "\\", "a b"];
+
 function pick<T>(r: () => number, xs: readonly T[]): T {
   return xs[Math.floor(r() * xs.length)]!;
 }
 
 function value(r: () => number, depth = 0): PyLike {
-  const k = Math.floor(r() * (depth > 2 ? 6 : 9));
+  const k = Math.floor(r() * (depth > 2 ? 6 : 10));
   switch (k) {
     case 0:
       return pick(r, STRINGS);
@@ -94,8 +96,11 @@ function value(r: () => number, depth = 0): PyLike {
       return `${pick(r, STRINGS)} #${Math.floor(r() * 1e6)}`;
     case 6:
       return [value(r, depth + 1), value(r, depth + 1)];
-    default:
+    case 7:
       return { b: value(r, depth + 1), a: value(r, depth + 1), path: pick(r, STRINGS) };
+    default:
+      // keys Python's writer escapes: sorted by their code points, not their bytes
+      return { [pick(r, ESCAPED_KEYS)]: value(r, depth + 1), z: pick(r, STRINGS), [pick(r, ESCAPED_KEYS)]: 1 };
   }
 }
 
@@ -204,6 +209,10 @@ export const HOSTILE_STEP_LINES = [
   // a key spelled with an escape is the same key
   `{"seq": 3, "step\\u005fhash": "${HOSTILE_H}", "prev_hash": "x", "model": "m", "tool_call": null}`,
   `{"seq": 4, "st\\u0065p_hash": "A", "step_hash": "B", "model": "m", "tool_call": {"n\\u0061me": "x", "name": "y"}}`,
+  // keys Python's writer escapes are other keys (read from the index); beside a needless escape anywhere, the exact path's
+  `{"seq": 16, "step_hash": "${HOSTILE_H}", "prev_hash": "${HOSTILE_H}", "model": "m", "tool_call": {"\\u00e9": 1, "name": "edit", "\\ud83d\\ude80": {"\\n": 2}}}`,
+  `{"seq": 17, "step_hash": "${HOSTILE_H}", "model": "m", "tool_call": {"\\u00e9": 1, "n\\u0061me": "x", "name": "y"}}`,
+  `{"seq": 18, "step_hash": "${HOSTILE_H}", "model": "m", "tool_call": {"\\u00e9": 1.50, "name": "y"}}`,
   // repeated keys: json.loads keeps the last
   `{"seq": 5, "step_hash": "first", "step_hash": "second", "model": "a", "model": null, "tool_call": {"name": "a", "name": "b"}}`,
   // cells of other types

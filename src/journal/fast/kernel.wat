@@ -242,13 +242,14 @@
 
   ;; A container closes. The row's object (depth 1): its payload must be in
   ;; Python's spelling (no raw UTF-8, no escape or number Python does not
-  ;; write, plain keys). An array: its bracket. An object: its members
-  ;; sorted (unless its own keys ascend already) and assembled after the
-  ;; scratch's end, then moved down to where it opened.
+  ;; write: each key and string then has the one spelling its pre-image
+  ;; has). An array: its bracket. An object: its members sorted (unless its
+  ;; own keys ascend already, in Python's order: $cmp) and assembled after
+  ;; the scratch's end, then moved down to where it opened.
   (func $onClose (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
     (local $frame i32) (local $start i32) (local $base i32) (local $n i32) (local $at i32) (local $o i32)
     (if (i32.eq (local.get $depth) (i32.const 1))
-      (then (return (i32.eqz (i32.and (local.get $flags) (i32.const 2144))))))
+      (then (return (i32.eqz (i32.and (local.get $flags) (i32.const 96))))))
     (local.set $frame (i32.add (i32.const 3072) (i32.shl (local.get $depth) (i32.const 3))))
     (local.set $start (i32.load offset=4 (local.get $frame)))
     (if (i32.eq (local.get $kind) (i32.const 2))
@@ -286,9 +287,9 @@
 
   ;; ---------------------------------------------------------------- values
 
-  ;; Insertion-sort the n member entries at base by key bytes (Python's
-  ;; code-point order for printable ASCII). Equal keys (a duplicate: Python
-  ;; keeps the last) return 0.
+  ;; Insertion-sort the n member entries at base in Python's key order ($cmp:
+  ;; code points, escapes decoded). Equal keys (a duplicate: Python keeps the
+  ;; last) return 0.
   (func $sortMembers (param $base i32) (param $n i32) (result i32)
     (local $i i32) (local $j i32) (local $ei i32) (local $ej i32) (local $a0 i32) (local $a1 i32)
     (local $k i64) (local $v i64) (local $c i32)

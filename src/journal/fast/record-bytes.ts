@@ -21,7 +21,7 @@ import { fastFloatRepr } from "./record-row.ts";
  * Tokens are copied as written, so the index must say each is Python's
  * spelling. Anything else is refused (false) and the caller takes the exact
  * path (parse, validate, encode), which also makes the proper errors: raw
- * UTF-8, escaped keys, foreign spellings (the index's flags), a duplicate
+ * UTF-8, foreign spellings (the index's flags), a duplicate
  * key at any depth (the exact path keeps the last), any envelope key or
  * `hash_profile` among the members, an empty or non-string event type.
  */
@@ -39,7 +39,7 @@ const P_EH = enc.encode('", "event_hash": "');
 /** An input line's named keys (RUN_ROW_KEYS): every one but `event` is one it may not hold on this path (the envelope the writer computes, and hash_profile). */
 const EVENT_ID = RunKey.Event;
 /** Spellings a token copied into the pre-image or the row may not have (floats are decided first). */
-const NOT_PYTHON = Spell.Utf8 | Spell.NotPython | Spell.KeyNotPlain;
+const NOT_PYTHON = Spell.Utf8 | Spell.NotPython;
 /**
  * Input lines at least this long may go to the codec's WebAssembly scanner
  * (indexObjectAt); shorter ones, the common event, to its JavaScript one:

@@ -57,7 +57,7 @@ function row(type: string, members: string[]): string {
   return head + members.map((m) => ", " + m).join("") + "}";
 }
 
-const KEYS = ["agent_id", "model", "cost_usd", "tokens", "files", "a", "Z", "_", "a b", "zz", "10", "9", "é", 'a"b', "event", "ts", "hash_profile"];
+const KEYS = ["agent_id", "model", "cost_usd", "tokens", "files", "a", "Z", "_", "a b", "zz", "10", "9", "é", 'a"b', "🚀", "\uffff", "a\n", "中", "event", "ts", "hash_profile"];
 
 function randomRow(r: Rand): string {
   const type = r() < 0.9 ? stringToken(r, ["task_claimed", "tool_call", "é/x", 'a"b'][Math.floor(r() * 4)]) : valueToken(r, 2);
@@ -97,7 +97,14 @@ describe("the kernel on single rows", () => {
   });
 
   test("foreign spellings are refused, canonical ones accepted", () => {
-    const accept = ['"k": "x\\u00e9"', '"k": 1.5', '"k": [1, {"b": 2, "a": 1}]', '"k": "\\ud83d\\ude80"', '"k": NaN', '"k": -0.0', '"k": "\\u007f"'];
+    const accept = [
+      '"k": "x\\u00e9"', '"k": 1.5', '"k": [1, {"b": 2, "a": 1}]', '"k": "\\ud83d\\ude80"', '"k": NaN', '"k": -0.0', '"k": "\\u007f"',
+      // escaped keys, as Python's writer spells non-ASCII and control characters, sorted by their code points
+      '"k\\u00e9": 1', // escaped key
+      '"\\u00e9": 1, "z": 2', // é after z, though its backslash sorts before z
+      '"k": {"\\u00e9": 1, "z": 2, "\\n": 3, "\\\\": 4, "\\"": 5}',
+      '"k": {"\\ud83d\\ude80": 1, "\\uffff": 2, "\\ue000": 3, "\\udcff": 4}', // a surrogate pair is one code point, past U+FFFF
+    ];
     const refuse = [
       '"k": "x\u00e9"', // raw UTF-8
       '"k": "a\\/b"',
@@ -108,7 +115,11 @@ describe("the kernel on single rows", () => {
       '"k": 1.50',
       '"k": -0',
       '"k": 1, "k": 2', // duplicate key
-      '"k\\u00e9": 1', // escaped key
+      '"k\\u00E9": 1', // a key's uppercase hex
+      '"\\u0041": 1', // a key's needless escape
+      '"k\u00e9": 1', // a key's raw UTF-8
+      '"\\u00e9": 1, "\\u00e9": 2', // duplicate escaped key
+      '"k": {"\\ud83d\\ude80": 1, "\\ud83d\\ude80": 2}',
       '"hash_profile": "py-json-v1"',
       '"k": "\x7f"', // raw DEL
     ];

@@ -89,7 +89,8 @@ export function valueToken(r: Rand, depth: number): string {
   if (depth < 3 && x < 0.24) {
     const n = Math.floor(r() * 4);
     const members: string[] = [];
-    const keys = ["a", "b", "B", "ab", "a b", "é", "zz", "_", "10", "9"];
+    // escaped keys order by code points, not by their bytes: an astral character after U+FFFF, a control before "a"
+    const keys = ["a", "b", "B", "ab", "a b", "é", "zz", "_", "10", "9", "\uffff", "🚀", "\ue000", "a\n", "\x7f", "~", "中", "a\\"];
     for (let i = 0; i < n; i++) members.push(stringToken(r, pick(r, keys)) + ws(r) + ":" + ws(r) + valueToken(r, depth + 1));
     return "{" + ws(r) + members.join(ws(r) + "," + ws(r)) + ws(r) + "}";
   }
@@ -118,7 +119,7 @@ export function randomRowLine(r: Rand): string {
   if (r() < 0.97) member("payload_hash", pick(r, [`"${hex64(r)}"`, '"zz"', "null"]));
   if (r() < 0.97) member("event_hash", pick(r, [`"${hex64(r)}"`, '""']));
   const n = Math.floor(r() * 6);
-  const keys = ["agent_id", "model", "cost_usd", "tokens", "files", "a", "Z", "é", "a\"b", "ts", "event", "hash_profile", "index"];
+  const keys = ["agent_id", "model", "cost_usd", "tokens", "files", "a", "Z", "é", "a\"b", "ts", "event", "hash_profile", "index", "🚀", "\uffff", "a\n", "中"];
   for (let i = 0; i < n; i++) {
     const k = pick(r, keys);
     member(k, k === "hash_profile" ? stringToken(r, pick(r, ["py-json-v1", "jcs-v3"])) : valueToken(r, 0));
