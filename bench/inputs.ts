@@ -12,9 +12,18 @@ export interface BenchJournal {
   path: string;
   bytes: number;
   rows: number;
+  /** What the journal was made by and of (the generator's sources, seed, shape, size): copies of another stamp are made again. */
+  stamp: string;
 }
 
 const RUN_SEED = 8;
+
+/** The generator's sources, hashed: a journal an older generator made is made again, so a changed shape is measured. */
+function generatorDigest(): string {
+  const h = new Bun.CryptoHasher("sha256");
+  for (const f of ["journal-gen.ts", "journal-shapes.ts", "journal_py.py"]) h.update(readFileSync(join(import.meta.dir, f)));
+  return h.digest("hex").slice(0, 16);
+}
 
 /**
  * The benchmark run journal of `shape`, `<out>/sdd/runs/bench-<mb>mb` (the
@@ -26,16 +35,20 @@ export function ensureJournal(out: string, mb: number, shape: JournalShape = "be
   const runId = `${shape}-${mb}mb`;
   const metaPath = join(out, `${runId}.meta.json`);
   const path = join(sdd, "runs", runId, "journal.jsonl");
+  const generator = generatorDigest();
+  const stampOf = (bytes: number) => `${generator} ${RUN_SEED} ${shape} ${bytes}`;
   if (existsSync(metaPath) && existsSync(path)) {
-    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as { bytes: number; rows: number; seed: number; shape?: string };
-    if (meta.seed === RUN_SEED && (meta.shape ?? "bench") === shape && statSync(path).size === meta.bytes) return { shape, path, bytes: meta.bytes, rows: meta.rows };
+    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as { bytes: number; rows: number; seed: number; shape?: string; generator?: string };
+    if (meta.seed === RUN_SEED && (meta.shape ?? "bench") === shape && meta.generator === generator && statSync(path).size === meta.bytes) {
+      return { shape, path, bytes: meta.bytes, rows: meta.rows, stamp: stampOf(meta.bytes) };
+    }
   }
   console.error(`generating a ${mb} MB journal of shape ${shape} ${shape === "python" || shape === "windows" ? "with python3" : "with the project's writer"} ...`);
   const t = performance.now();
   const g = generateJournal(sdd, runId, mb * 1e6, RUN_SEED, shape);
   console.error(`  ${g.rows} rows, ${(g.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  writeFileSync(metaPath, JSON.stringify({ bytes: g.bytes, rows: g.rows, seed: RUN_SEED, shape }));
-  return { shape, path: g.path, bytes: g.bytes, rows: g.rows };
+  writeFileSync(metaPath, JSON.stringify({ bytes: g.bytes, rows: g.rows, seed: RUN_SEED, shape, generator }));
+  return { shape, path: g.path, bytes: g.bytes, rows: g.rows, stamp: stampOf(g.bytes) };
 }
 
 /**
@@ -47,13 +60,27 @@ export function ensureJournal(out: string, mb: number, shape: JournalShape = "be
 export function ensureTwoRuns(out: string, source: BenchJournal, mb: number): { sdd: string; a: string; b: string } {
   const sdd = join(out, source.shape === "bench" ? `verbs-sdd-${mb}` : `verbs-sdd-${source.shape}-${mb}`);
   const paths = { a: join(sdd, "runs", "a", "journal.jsonl"), b: join(sdd, "runs", "b", "journal.jsonl") };
+  const fresh = !sameSource(sdd, source.stamp);
   for (const path of [paths.a, paths.b]) {
-    if (existsSync(path) && statSync(path).size === source.bytes) continue;
+    if (!fresh && existsSync(path) && statSync(path).size === source.bytes) continue;
     mkdirSync(dirname(path), { recursive: true });
     copyFileSync(source.path, path);
     copyFileSync(join(dirname(source.path), "metadata.json"), join(dirname(path), "metadata.json"));
   }
+  writeFileSync(join(sdd, SOURCE_STAMP), source.stamp);
   return { sdd, ...paths };
+}
+
+/** Beside a journal's copies: the stamp of the journal they copy. */
+const SOURCE_STAMP = ".bench-source";
+
+/** What is under `sdd` was made from the source `stamp` names. */
+function sameSource(sdd: string, stamp: string): boolean {
+  try {
+    return readFileSync(join(sdd, SOURCE_STAMP), "utf8") === stamp;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -65,10 +92,11 @@ export function ensureDamagedRun(runsSdd: string, source: BenchJournal): { sdd: 
   const sdd = `${runsSdd}-damaged`;
   const t = join(sdd, "runs", "t", "journal.jsonl");
   // a copy that still holds the journal: recorded rows and a torn tail (under 4 KiB) are all that differ
-  if (!existsSync(t) || statSync(t).size < source.bytes || statSync(t).size > source.bytes + (1 << 20)) {
+  if (!sameSource(sdd, source.stamp) || !existsSync(t) || statSync(t).size < source.bytes || statSync(t).size > source.bytes + (1 << 20)) {
     mkdirSync(dirname(t), { recursive: true });
     copyFileSync(source.path, t);
     copyFileSync(join(dirname(source.path), "metadata.json"), join(dirname(t), "metadata.json"));
+    writeFileSync(join(sdd, SOURCE_STAMP), source.stamp);
   }
   return { sdd, t };
 }
@@ -172,11 +200,13 @@ export async function ensureReceipt(out: string, bin: string, steps: number): Pr
   const sdd = join(out, `agent-sdd-${steps}`);
   const tar = join(out, `agent-${steps}.tar`);
   const agentId = "agent-bench";
-  if (existsSync(tar) && existsSync(join(sdd, "runtime", "journal", agentId))) return { sdd, agentId, tar };
+  const stamp = `${generatorDigest()} ${steps}`;
+  if (existsSync(tar) && existsSync(join(sdd, "runtime", "journal", agentId)) && sameSource(sdd, stamp)) return { sdd, agentId, tar };
   rmSync(sdd, { recursive: true, force: true });
   console.error(`writing a ${steps}-step agent journal ...`);
   generateStepJournal(sdd, agentId, steps);
   const r = await run([bin, "replay", "export", agentId, tar, "--force", "--sdd-dir", sdd]);
   if (r.code !== 0) throw new Error(`receipt export failed (exit ${r.code}): ${r.stdout}`);
+  writeFileSync(join(sdd, SOURCE_STAMP), stamp);
   return { sdd, agentId, tar };
 }

@@ -14,7 +14,7 @@
  * on Windows) keep the verbs from being tuned to it.
  */
 import { EventJournal, type JournalClock, type RecordItem } from "../src/journal/writer.ts";
-import { pyFloat } from "../src/pyjson/types.ts";
+import { pyFloat, type PyLike } from "../src/pyjson/types.ts";
 import { join } from "node:path";
 import { journalPath } from "../src/journal/paths.ts";
 import { StepJournal } from "../src/steps/writer.ts";
@@ -228,6 +228,30 @@ function generatePythonJournal(sddDir: string, runId: string, targetBytes: numbe
   return { path, rows: out.rows, bytes: out.bytes };
 }
 
+/** Paths an agent's tools touch, some non-ASCII (as dict keys Python's writer escapes them). */
+const AGENT_PATHS = ["src/core/net.py", "src/core/retry.py", "docs/Résumé.md", "src/日志/handler.py", "tests/test_naïve.py", "assets/🚀.svg"];
+
+/** One step's tool call and result: mostly an edit, now and then a search or a shell command with nested, unicode output. */
+function agentStep(rand: () => number): { tool_call: PyLike; tool_result: PyLike } {
+  const path = AGENT_PATHS[Math.floor(rand() * AGENT_PATHS.length)]!;
+  const kind = rand();
+  if (kind < 0.7) {
+    return {
+      tool_call: { name: "edit_file", args: { path, line: Math.floor(rand() * 900) } },
+      tool_result: { ok: true, output: `applied 1 edit (${Math.floor(rand() * 40)} lines changed) ✓` },
+    };
+  }
+  if (kind < 0.85) {
+    const hits: Record<string, PyLike> = {};
+    for (let h = Math.floor(rand() * 4); h >= 0; h--) hits[AGENT_PATHS[Math.floor(rand() * AGENT_PATHS.length)]!] = [Math.floor(rand() * 500), pyFloat(Math.round(rand() * 1000) / 1000)];
+    return { tool_call: { name: "grep", args: { pattern: "retry\\(", paths: [path, "tests/"] } }, tool_result: { ok: true, hits } };
+  }
+  return {
+    tool_call: { name: "bash", args: { argv: ["pytest", "-q", path], env: { LANG: "ja_JP.UTF-8" } } },
+    tool_result: { ok: rand() < 0.8, exit_code: rand() < 0.8 ? 0 : 1, output: `===== ${Math.floor(rand() * 90)} passed in 1.2s =====\n"テスト" ok\ttab`, durations: { setup: pyFloat(0.01), call: pyFloat(Math.round(rand() * 1e4) / 1e3) } },
+  };
+}
+
 /**
  * Append `steps` steps of a coding agent to the step journal of `agentId`
  * under `<sddDir>/runtime/journal/` (created if absent). Same seed = same
@@ -243,8 +267,7 @@ export function generateStepJournal(sddDir: string, agentId: string, steps: numb
         input_hash: Bun.SHA256.hash(`input-${i}`, "hex") as string,
         model: "claude-sonnet-4-5",
         prompt: `Step ${i}: refactor the retry loop in src/core/net.py; keep behaviour identical. Context ${Math.floor(rand() * 1e9)}`,
-        tool_call: { name: "edit_file", args: { path: "src/core/net.py", line: Math.floor(rand() * 900) } },
-        tool_result: { ok: true, output: `applied 1 edit (${Math.floor(rand() * 40)} lines changed) ✓` },
+        ...agentStep(rand),
       });
     }
     return { path: journal.path, steps, bytes: Bun.file(journal.path).size, head: journal.head() };

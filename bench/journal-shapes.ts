@@ -45,6 +45,9 @@ const FILES = [
   "src/adapters/claude.py",
 ];
 
+/** Paths a run keys maps by, some non-ASCII. */
+const KEYED_PATHS = ["docs/Résumé.md", "src/日志/handler.py", "assets/🚀.svg", "src/z_last.py", "tests/test_naïve.py"];
+
 export function hex(rand: () => number, n: number): string {
   let s = "";
   for (let i = 0; i < n; i++) s += "0123456789abcdef"[Math.floor(rand() * 16)];
@@ -231,6 +234,8 @@ export function* mixedEvents(seed: number, runId: string): Generator<RecordItem>
           cost_usd: pyFloat(Math.round(spent * 10000) / 10000),
           summary: words(rand, 4 + Math.floor(rand() * 8)),
           files_changed: [pick(rand, FILES), pick(rand, FILES)],
+          // a map keyed by path: keys Python's writer escapes (they sort by code points, not bytes)
+          lines_by_file: Object.fromEntries([pick(rand, FILES), pick(rand, KEYED_PATHS)].map((f) => [f, Math.floor(rand() * 400)])),
           metrics: { duration_s: hard(), tokens_per_s: pyFloat(rand() * 400), ratios: [hard(), hard(), pyFloat(0.1)] },
         },
       };

@@ -8,7 +8,7 @@ order, `json.dumps(row, default=str)`), hashed with the pre-images of §1.4
 and §1.5 (test/reference/verify_journal.py's payload_hash and event_hash),
 so the bench also measures input no TypeScript writer spelled: NaN and
 Infinity, ints past 2**64, lone surrogates, tuples and `default=str`
-values, every float as repr spells it.
+values, every float as repr spells it, non-ASCII dict keys (file paths).
 
     python3 bench/journal_py.py --sdd DIR --run ID --bytes N [--seed N] [--newline crlf]
 
@@ -31,6 +31,8 @@ FLOATS = (0.1, 1e-07, 1e22, 123456789.125, 0.1 + 0.2, 1e16, 1e-05, 5e-324, 1.797
 WORDS = ("Résumé", "naïve", "задача", "修复", "日志", "テスト", "🚀", "✓", "👩‍💻", '"quoted"', "back\\slash",
          "tab\there", "line\nbreak", "nul\x00", "del\x7f", "\u2028", "lone \udc80 surrogate", "plain", "ascii", "words")
 MODELS = ("claude-sonnet-4-5", "gpt-5-codex", "gemini-2.5-pro")
+# Paths as dict keys (Python escapes a non-ASCII key, which then sorts by its code points, not its bytes)
+PATHS = ("src/core/mod.py", "docs/Résumé.md", "src/日志/handler.py", "tests/test_naïve.py", "assets/🚀.svg", "README.md", "src/z_last.py")
 SIGNALS = ("tests", "lint", "typecheck", "review")
 
 
@@ -60,6 +62,7 @@ def events(rng, run_id):
                 "tokens": {"input": rng.randrange(40000), "output": rng.randrange(5000), "big": 2 ** 64 + rng.randrange(1000)},
                 "duration_s": rng.choice(FLOATS) if rng.random() < 0.3 else round(rng.random() * 90, 3),
                 "output": text(rng, 5 + rng.randrange(60)),
+                "touched": {rng.choice(PATHS): rng.choice(("M", "A", "D")) for _ in range(rng.randrange(4))},
             }
         spent += rng.random() * 0.35
         if rng.random() < 0.1:
