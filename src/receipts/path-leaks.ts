@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import { materialize } from "../pyjson/parse.ts";
 import { PyRaw, type PyValue } from "../pyjson/types.ts";
 import { REDACTABLE } from "./rows.ts";
+import { hex4 } from "../hex.ts";
 
 /**
  * Publish's leak check: after redaction, string values left in the
@@ -16,6 +17,14 @@ const ABSOLUTE = /(?:^|[\s"'=:,;(\[])(?:\/[^\s/"'<>|]+\/[^\s"'<>|]*|\/(?:root|ho
 /** The characters ABSOLUTE lets stand before a pattern's slash: its prefix class, `~` and a drive's `:`. */
 const BEFORE_SLASH = new Uint8Array(256);
 for (const c of ` \t\n\v\f\r"'=:,;([~`) BEFORE_SLASH[c.charCodeAt(0)] = 1;
+/** The letters of the short escapes of those characters (`\t`, `\n`, `\f`, `\r`, `\"`). */
+const ESCAPED_BEFORE_SLASH = new Uint8Array(256);
+for (const c of `tnfr"`) ESCAPED_BEFORE_SLASH[c.charCodeAt(0)] = 1;
+
+/** The UTF-16 unit u is white space to ABSOLUTE's `\s` (the only characters of its prefix class Python's writer spells as `\uXXXX`). */
+export function isSpace(u: number): boolean {
+  return (u >= 9 && u <= 13) || u === 0x20 || u === 0xa0 || u === 0x1680 || (u >= 0x2000 && u <= 0x200a) || u === 0x2028 || u === 0x2029 || u === 0x202f || u === 0x205f || u === 0x3000 || u === 0xfeff;
+}
 
 export interface PathLeak {
   field: string;
@@ -61,13 +70,27 @@ export class PathLeakScanner {
    * standing in for the start of the string), and each pattern then needs
    * a slash right after one of the characters that may precede it (or
    * after `~`, or the `:` of a drive); a home directory is a path and is
-   * looked for at every slash. Anything with an escape may hold a leak.
+   * looked for at every slash. The text is in Python's spelling (the
+   * kernel takes no other), so a slash or backslash in a string is a raw
+   * `/` or a `\\`: a backslash may be a Windows path's (after a drive's
+   * colon, or two of them: UNC), and any other escape matters only before
+   * a slash, where it may stand for a space or a quote (a non-ASCII letter
+   * in a path, `\u65e5`, does not).
    */
   mayHold(bytes: Uint8Array, s: number, e: number): boolean {
     const home = this.homeBytes;
     for (let i = s; i < e; i++) {
       const c = bytes[i]!;
-      if (c === 0x5c) return true;
+      if (c === 0x5c) {
+        const d = bytes[i + 1]!;
+        // a backslash after a drive's colon, or two (a UNC path); an escaped slash
+        if (d === 0x5c && ((i > s && bytes[i - 1] === 0x3a) || (bytes[i + 2] === 0x5c && bytes[i + 3] === 0x5c))) return true;
+        if (d === 0x2f) return true;
+        const end = d === 0x75 ? i + 6 : i + 2;
+        if (bytes[end] === 0x2f && (d === 0x75 ? isSpace(hex4(bytes, i + 2)) : ESCAPED_BEFORE_SLASH[d] === 1)) return true;
+        i = end - 1;
+        continue;
+      }
       if (c !== 0x2f) continue;
       if (i > s && BEFORE_SLASH[bytes[i - 1]!] === 1) return true;
       if (home !== null && e - i >= home.length) {

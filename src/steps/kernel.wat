@@ -546,16 +546,41 @@
           (then (return (call $put (local.get $o) (i32.const 3216) (i32.const 14)))))))
     (call $put (local.get $o) (local.get $s) (i32.sub (local.get $e) (local.get $s))))
 
-  ;; PathLeakScanner.mayHold of the value [s, e): a backslash, a slash after
-  ;; a byte of the table at 3328, or the home directory at a slash.
+  ;; PathLeakScanner.mayHold of the value [s, e): an escaped backslash after
+  ;; a colon or before another (or an escaped slash), a slash after an
+  ;; escape of a space or a quote, a slash after a byte of the table at
+  ;; 3328, or the home directory at a slash.
   (func $mayHold (param $s i32) (param $e i32) (result i32)
-    (local $i i32) (local $c i32)
+    (local $i i32) (local $c i32) (local $d i32) (local $next i32) (local $before i32)
     (local.set $i (local.get $s))
     (block $done
       (loop $byte
         (br_if $done (i32.ge_u (local.get $i) (local.get $e)))
         (local.set $c (i32.load8_u (local.get $i)))
-        (if (i32.eq (local.get $c) (i32.const 0x5c)) (then (return (i32.const 1))))
+        (if (i32.eq (local.get $c) (i32.const 0x5c))
+          (then
+            (local.set $d (i32.load8_u offset=1 (local.get $i)))
+            ;; a backslash after a drive's colon, or two (a UNC path); an escaped slash
+            (if (i32.eq (local.get $d) (i32.const 0x5c))
+              (then
+                (if (i32.or (i32.and (i32.gt_u (local.get $i) (local.get $s)) (i32.eq (i32.load8_u (i32.sub (local.get $i) (i32.const 1))) (i32.const 0x3a)))
+                            (i32.eq (i32.load16_u offset=2 (local.get $i)) (i32.const 0x5c5c)))
+                  (then (return (i32.const 1))))))
+            (if (i32.eq (local.get $d) (i32.const 0x2f)) (then (return (i32.const 1))))
+            (if (i32.eq (local.get $d) (i32.const 0x75))
+              (then
+                (local.set $next (i32.add (local.get $i) (i32.const 6)))
+                (local.set $before (call $isSpace (call $hex4At (i32.add (local.get $i) (i32.const 2))))))
+              (else
+                (local.set $next (i32.add (local.get $i) (i32.const 2)))
+                ;; \t \n \f \r \"
+                (local.set $before
+                  (i32.or (i32.or (i32.eq (local.get $d) (i32.const 0x74)) (i32.eq (local.get $d) (i32.const 0x6e)))
+                          (i32.or (i32.or (i32.eq (local.get $d) (i32.const 0x66)) (i32.eq (local.get $d) (i32.const 0x72)))
+                                  (i32.eq (local.get $d) (i32.const 0x22)))))))
+            (if (i32.and (local.get $before) (i32.eq (i32.load8_u (local.get $next)) (i32.const 0x2f))) (then (return (i32.const 1))))
+            (local.set $i (local.get $next))
+            (br $byte)))
         (if (i32.eq (local.get $c) (i32.const 0x2f))
           (then
             (if (i32.gt_u (local.get $i) (local.get $s))
@@ -569,6 +594,19 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $byte)))
     (i32.const 0))
+
+  ;; The UTF-16 unit u is white space to JavaScript's \s (path-leaks.ts isSpace).
+  (func $isSpace (param $u i32) (result i32)
+    (i32.or
+      (i32.or
+        (i32.or (i32.lt_u (i32.sub (local.get $u) (i32.const 9)) (i32.const 5)) (i32.eq (local.get $u) (i32.const 0x20)))
+        (i32.or (i32.eq (local.get $u) (i32.const 0xa0)) (i32.eq (local.get $u) (i32.const 0x1680))))
+      (i32.or
+        (i32.or (i32.le_u (i32.sub (local.get $u) (i32.const 0x2000)) (i32.const 10))
+                (i32.or (i32.eq (local.get $u) (i32.const 0x2028)) (i32.eq (local.get $u) (i32.const 0x2029))))
+        (i32.or
+          (i32.or (i32.eq (local.get $u) (i32.const 0x202f)) (i32.eq (local.get $u) (i32.const 0x205f)))
+          (i32.or (i32.eq (local.get $u) (i32.const 0x3000)) (i32.eq (local.get $u) (i32.const 0xfeff)))))))
 
   ;; Whether the host must scan the row for leaks: a field it scans may hold a path.
   (func $mayLeak (result i32)

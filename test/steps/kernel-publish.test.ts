@@ -87,6 +87,8 @@ const STRINGS = [
   "plain text", "/home/alice/project/src/main.py", "x/home/alice/deeper", "relhome/x", "C:\\Users\\bob\\x.txt", "C:/Users/bob",
   "~/notes.md", "a ~/b", "relative/path/only.ts", "src/core/net.py", "(/usr/lib)", "k=/etc/passwd", "/root", "/single", "a/b/c",
   "tab\there /tmp/x", "quote \" /var/log", "\\\\server\\share\\", "日本 /opt/x", "", "/",
+  // escapes right before a slash: a space or quote (may lead a path), a letter (does not)
+  "x\t/etc/passwd", "x\n/etc/x", "nbsp\u00a0/opt/x", "ls\u2028/var/x", "say \"/etc/x\"", "src/日志/handler.py", "docs/Résumé.md", "é/x/y", "\u0001/a/b",
 ];
 
 function value(r: Rand, depth = 0): PyLike {
