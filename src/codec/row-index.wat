@@ -13,11 +13,11 @@
 ;;   2048  the names' bytes, up to 4040
 ;;   4040  LEXEME[48]     a float lexeme the host asks about (floatRepr)
 ;;   4088  the last $scan's token count and top-level member count (i32 each)
-;;   4096  SEEN[128]      $distinctKeys' table of an object's keys: their
+;;   4096  SEEN[2048]     $distinctKeys' table of an object's keys: their
 ;;                        tokens' tape addresses
-;;   4608  SEENGEN[128]   the object each SEEN slot was filled for ($seenGen
-;;                        then; any other value: empty), up to 5120
-;;   5120  heapBase: the host puts the row here, then a sentinel 0 byte at
+;;  12288  SEENGEN[2048]  the object each SEEN slot was filled for ($seenGen
+;;                        then; any other value: empty), up to 20480
+;;  20480  heapBase: the host puts the row here, then a sentinel 0 byte at
 ;;         its end and slack, then the top-level members (8 bytes each: the
 ;;         key's token, its name's id; a fixed number), then the tape (16-byte tokens: kind |
 ;;         flags, start, end, next; spans are written with the host's bias
@@ -35,7 +35,7 @@
   (global (export "keyBytes") i32 (i32.const 2048))
   (global (export "lexeme") i32 (i32.const 4040))
   (global (export "counts") i32 (i32.const 4088))
-  (global (export "heapBase") i32 (i32.const 5120))
+  (global (export "heapBase") i32 (i32.const 20480))
 
   ;; token kinds and spelling flags (row-index.ts Tok and Spell)
   ;; Object 1, Array 2, Key 3, String 4, Int 5, Float 6, Literal 7, NonFinite 8
@@ -183,8 +183,9 @@
   ;; renderJson(row, null)'s ", " / ": ". It declines an object with a
   ;; repeated key, with keys out of order among which an escaped one stands
   ;; beside raw UTF-8 or a spelling Python does not write (it could equal
-  ;; one once decoded), or with keys out of order and more than 64 of them
-  ;; (the repeat check's table holds twice that). The host made room for the output.
+  ;; one once decoded), or with keys out of order and more than 1024 of
+  ;; them (the repeat check's table holds twice that: a map keyed by path or
+  ;; id, in the order it was filled). The host made room for the output.
 
   (global $op (mut i32) (i32.const 0))    ;; the output's next byte
   (global $pad (mut i32) (i32.const 0))
@@ -299,14 +300,14 @@
     (if (i32.and (i32.ne (i32.and (local.get $s) (i32.const 16)) (i32.const 0))
                  (i32.ne (i32.and (local.get $s) (i32.const 96)) (i32.const 0)))
       (then (return (i32.const 0))))
-    ;; (the bound the renderer has always had; SEEN, twice its size, stays at most half full)
-    (if (i32.gt_u (local.get $n) (i32.const 64)) (then (return (i32.const 0))))
+    ;; SEEN, twice this size, stays at most half full
+    (if (i32.gt_u (local.get $n) (i32.const 1024)) (then (return (i32.const 0))))
     (if (i32.le_u (local.get $n) (i32.const 4)) (then (return (call $fewDistinct (local.get $t) (local.get $end)))))
     (global.set $seenGen (i32.add (global.get $seenGen) (i32.const 1)))
     ;; after 2^32 objects the numbers come round again: every slot emptied once, as at the start
     (if (i32.eqz (global.get $seenGen))
       (then
-        (memory.fill (i32.const 4608) (i32.const 0) (i32.const 512))
+        (memory.fill (i32.const 12288) (i32.const 0) (i32.const 8192))
         (global.set $seenGen (i32.const 1))))
     (local.set $k (i32.add (local.get $t) (i32.const 1)))
     (loop $outer
@@ -316,16 +317,16 @@
       (local.set $h (call $keyHash (local.get $s) (local.get $len)))
       (block $free
         (loop $probe
-          (br_if $free (i32.ne (i32.load offset=4608 (i32.shl (local.get $h) (i32.const 2))) (global.get $seenGen)))
+          (br_if $free (i32.ne (i32.load offset=12288 (i32.shl (local.get $h) (i32.const 2))) (global.get $seenGen)))
           (local.set $ja (i32.load offset=4096 (i32.shl (local.get $h) (i32.const 2))))
           (if (i32.eq (i32.sub (i32.load offset=8 (local.get $ja)) (i32.load offset=4 (local.get $ja))) (local.get $len))
             (then
               (if (call $eq (local.get $s) (i32.sub (i32.load offset=4 (local.get $ja)) (global.get $bias)) (local.get $len))
                 (then (return (i32.const 0))))))
-          (local.set $h (i32.and (i32.add (local.get $h) (i32.const 1)) (i32.const 127)))
+          (local.set $h (i32.and (i32.add (local.get $h) (i32.const 1)) (i32.const 2047)))
           (br $probe)))
       (i32.store offset=4096 (i32.shl (local.get $h) (i32.const 2)) (local.get $ka))
-      (i32.store offset=4608 (i32.shl (local.get $h) (i32.const 2)) (global.get $seenGen))
+      (i32.store offset=12288 (i32.shl (local.get $h) (i32.const 2)) (global.get $seenGen))
       (local.set $k (call $nextOf (i32.add (local.get $k) (i32.const 1))))
       (br_if $outer (i32.lt_u (local.get $k) (local.get $end))))
     (i32.const 1))
@@ -354,22 +355,30 @@
       (br_if $outer (i32.lt_u (local.get $k) (local.get $end))))
     (i32.const 1))
 
-  ;; A SEEN slot (0-127) for the key token's bytes [s, s+len), quotes included (so
-  ;; len >= 2): from its length and its first and last four bytes, or, under
-  ;; four, its last byte before the closing quote; never a byte outside the key.
+  ;; A SEEN slot (0-2047) for the key token's bytes [s, s+len), quotes included (so
+  ;; len >= 2): from its length and every four bytes of it (the last four
+  ;; overlapping), or, under four, its last byte before the closing quote;
+  ;; never a byte outside the key. Every byte counts: keys of a map often
+  ;; share a long prefix and suffix (`src/module_0001.py`).
   (func $keyHash (param $s i32) (param $len i32) (result i32)
+    (local $h i32) (local $p i32) (local $e i32)
     (if (i32.lt_u (local.get $len) (i32.const 4))
       (then
         (return (i32.and (i32.add (i32.mul (local.get $len) (i32.const 31))
                                   (i32.load8_u (i32.sub (i32.add (local.get $s) (local.get $len)) (i32.const 2))))
-                         (i32.const 127)))))
-    (i32.shr_u
-      (i32.mul
-        (i32.xor
-          (i32.xor (i32.load (local.get $s)) (local.get $len))
-          (i32.mul (i32.load (i32.sub (i32.add (local.get $s) (local.get $len)) (i32.const 4))) (i32.const 0x9e3779b1)))
-        (i32.const 0x85ebca6b))
-      (i32.const 25)))
+                         (i32.const 2047)))))
+    (local.set $h (i32.mul (local.get $len) (i32.const 0x9e3779b1)))
+    (local.set $p (local.get $s))
+    (local.set $e (i32.sub (i32.add (local.get $s) (local.get $len)) (i32.const 4)))
+    (block $words
+      (loop $word
+        (br_if $words (i32.gt_u (local.get $p) (local.get $e)))
+        (local.set $h (i32.mul (i32.xor (i32.rotl (local.get $h) (i32.const 13)) (i32.load (local.get $p))) (i32.const 0x85ebca6b)))
+        (local.set $p (i32.add (local.get $p) (i32.const 4)))
+        (br $word)))
+    (if (i32.lt_u (local.get $p) (i32.add (local.get $e) (i32.const 4)))
+      (then (local.set $h (i32.mul (i32.xor (i32.rotl (local.get $h) (i32.const 13)) (i32.load (local.get $e))) (i32.const 0x85ebca6b)))))
+    (i32.shr_u (i32.mul (i32.xor (local.get $h) (i32.shr_u (local.get $h) (i32.const 15))) (i32.const 0x9e3779b1)) (i32.const 21)))
 
   ;; The token at tape address a, its bytes as they are.
   (func $copyToken (param $a i32)

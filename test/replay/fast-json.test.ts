@@ -50,6 +50,11 @@ describe("RowTranscoder = renderJson of the parsed row", () => {
     const sortedMany = "{" + Array.from({ length: 90 }, (_, i) => `"k${String(i).padStart(3, "0")}": ${i}`).join(", ") + "}";
     const unsortedMany = "{" + Array.from({ length: 90 }, (_, i) => `"k${String(89 - i).padStart(3, "0")}": ${i}`).join(", ") + "}";
     const unsortedDup = "{" + Array.from({ length: 10 }, (_, i) => `"k${9 - i}": ${i}`).join(", ") + ', "k3": 0}';
+    // a map keyed by path in the order it was filled: keys sharing their head and tail, up to the repeat check's 1024
+    const paths = (n: number) => Array.from({ length: n }, (_, i) => `"src/module_${String((i * 7919) % n).padStart(4, "0")}.py": ${i}`);
+    const unsortedPaths = "{" + paths(1024).join(", ") + "}";
+    const unsortedPathsDup = "{" + paths(1000).join(", ") + ', "src/module_0500.py": 0}';
+    const unsortedTooMany = "{" + paths(1025).join(", ") + "}";
     expect(long.length).toBeGreaterThan(TOP_LEVEL_FROM);
     expect(dense.length).toBeGreaterThan(TOP_LEVEL_FROM);
     const tc = new RowTranscoder();
@@ -58,8 +63,15 @@ describe("RowTranscoder = renderJson of the parsed row", () => {
       [enc.encode('{"event": "after a long one", "s": "\\u00e9"}'), true],
       [enc.encode(dense), false], // past the module's tape budget for a huge row: the exact path's
       [enc.encode(sortedMany), true],
-      [enc.encode(unsortedMany), false], // keys out of order, more than the pairwise check takes
+      [enc.encode(unsortedMany), true], // keys out of order, more than the pairwise check takes
       [enc.encode(unsortedDup), false],
+      [enc.encode(unsortedPaths), true],
+      [enc.encode(`{"event": "coverage", "by_file": ${unsortedPaths}}`), true],
+      [enc.encode(unsortedPathsDup), false],
+      [enc.encode(unsortedTooMany), false], // more than the repeat check's table holds
+      [enc.encode('{"b": 1, "\\u00e9": 2, "a": 3, "\\n": 4}'), true], // escaped keys out of order, in Python's spelling
+      [enc.encode('{"b": 1, "\\u00e9": 2, "a": 3, "éx": 4}'), false], // beside raw UTF-8: two spellings could be one key
+      [enc.encode('{"b": 1, "\\u00e9": 2, "\\u00E9": 3}'), false], // the same key twice, spelled two ways
       ...RAW_LINES.map((b): [Uint8Array, boolean] => [b, false]),
     ];
     for (const [b, takes] of cases) {

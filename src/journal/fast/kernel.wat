@@ -287,13 +287,29 @@
 
   ;; ---------------------------------------------------------------- values
 
-  ;; Insertion-sort the n member entries at base in Python's key order ($cmp:
-  ;; code points, escapes decoded). Equal keys (a duplicate: Python keeps the
-  ;; last) return 0.
+  ;; Sort the n member entries at base in Python's key order ($cmp: code
+  ;; points, escapes decoded): Shell's sort with Ciura's gaps, insertion
+  ;; sort for the few members most objects have, so a map of hundreds of
+  ;; keys in the order it was filled costs no quadratic number of compares.
+  ;; Equal keys (a duplicate: Python keeps the last) return 0; the last
+  ;; pass (gap 1) compares every key with the one it comes to rest after,
+  ;; so a duplicate is always found.
   (func $sortMembers (param $base i32) (param $n i32) (result i32)
+    (if (i32.gt_s (local.get $n) (i32.const 701)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 701))) (then (return (i32.const 0))))))
+    (if (i32.gt_s (local.get $n) (i32.const 301)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 301))) (then (return (i32.const 0))))))
+    (if (i32.gt_s (local.get $n) (i32.const 132)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 132))) (then (return (i32.const 0))))))
+    (if (i32.gt_s (local.get $n) (i32.const 57)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 57))) (then (return (i32.const 0))))))
+    (if (i32.gt_s (local.get $n) (i32.const 23)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 23))) (then (return (i32.const 0))))))
+    (if (i32.gt_s (local.get $n) (i32.const 16)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 10))) (then (return (i32.const 0))))))
+    (if (i32.gt_s (local.get $n) (i32.const 16)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 4))) (then (return (i32.const 0))))))
+    (call $gapPass (local.get $base) (local.get $n) (i32.const 1)))
+
+  ;; One insertion pass over the entries g apart: 0 when two keys are equal.
+  (func $gapPass (param $base i32) (param $n i32) (param $g i32) (result i32)
     (local $i i32) (local $j i32) (local $ei i32) (local $ej i32) (local $a0 i32) (local $a1 i32)
-    (local $k i64) (local $v i64) (local $c i32)
-    (local.set $i (i32.const 1))
+    (local $k i64) (local $v i64) (local $c i32) (local $stride i32)
+    (local.set $stride (i32.shl (local.get $g) (i32.const 4)))
+    (local.set $i (local.get $g))
     (block $sorted
       (loop $next
         (br_if $sorted (i32.ge_s (local.get $i) (local.get $n)))
@@ -302,18 +318,18 @@
         (local.set $a1 (i32.load offset=4 (local.get $ei)))
         (local.set $k (i64.load (local.get $ei)))
         (local.set $v (i64.load offset=8 (local.get $ei)))
-        (local.set $j (i32.sub (local.get $i) (i32.const 1)))
+        (local.set $j (i32.sub (local.get $i) (local.get $g)))
         (block $placed
           (loop $down
             (local.set $ej (i32.add (local.get $base) (i32.shl (local.get $j) (i32.const 4))))
             (local.set $c (call $cmp (i32.load (local.get $ej)) (i32.load offset=4 (local.get $ej)) (local.get $a0) (local.get $a1)))
             (if (i32.eqz (local.get $c)) (then (return (i32.const 0))))
             (br_if $placed (i32.lt_s (local.get $c) (i32.const 0)))
-            (i64.store offset=16 (local.get $ej) (i64.load (local.get $ej)))
-            (i64.store offset=24 (local.get $ej) (i64.load offset=8 (local.get $ej)))
-            (local.set $j (i32.sub (local.get $j) (i32.const 1)))
+            (i64.store (i32.add (local.get $ej) (local.get $stride)) (i64.load (local.get $ej)))
+            (i64.store offset=8 (i32.add (local.get $ej) (local.get $stride)) (i64.load offset=8 (local.get $ej)))
+            (local.set $j (i32.sub (local.get $j) (local.get $g)))
             (br_if $down (i32.ge_s (local.get $j) (i32.const 0)))))
-        (local.set $ej (i32.add (local.get $base) (i32.shl (i32.add (local.get $j) (i32.const 1)) (i32.const 4))))
+        (local.set $ej (i32.add (local.get $base) (i32.shl (i32.add (local.get $j) (local.get $g)) (i32.const 4))))
         (i64.store (local.get $ej) (local.get $k))
         (i64.store offset=8 (local.get $ej) (local.get $v))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))

@@ -96,6 +96,33 @@ describe("the kernel on single rows", () => {
     expect(refused).toBeGreaterThan(2000);
   });
 
+  test("maps of many keys in the order they were filled (Shell's sort): taken exactly when no key repeats, hashed exactly", () => {
+    const r = prng(20261208);
+    let taken = 0;
+    for (let round = 0; round < 300; round++) {
+      const n = [17, 24, 58, 133, 302, 702, 1000][round % 7]! + Math.floor(r() * 5);
+      const keys = Array.from({ length: n }, (_, i) => (i % 9 === 4 ? `m\\u00e9_${i}` : `src/module_${String(i).padStart(4, "0")}.py`));
+      for (let i = n - 1; i > 0; i--) {
+        const j = Math.floor(r() * (i + 1));
+        [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+      }
+      const repeats = round % 4 === 1;
+      if (repeats) keys.splice(Math.floor(r() * n), 0, keys[Math.floor(r() * n)]!);
+      const map = "{" + keys.map((k, i) => `"${k}": ${i}`).join(", ") + "}";
+      // as a nested map and as the payload's own members
+      const members = round % 2 === 0 ? [`"by_file": ${map}`, '"n": 1'] : keys.map((k, i) => `"${k}": ${i}`);
+      const exact = hashedExactly(row('"coverage"', members));
+      expect(exact).not.toBeNull();
+      const ok = takes(exact!.line);
+      expect({ round, n, ok }).toEqual({ round, n, ok: !repeats });
+      if (ok) {
+        expect(latin1.decode(kernel.payloadHex)).toBe(exact!.ph);
+        taken++;
+      }
+    }
+    expect(taken).toBeGreaterThan(200);
+  });
+
   test("foreign spellings are refused, canonical ones accepted", () => {
     const accept = [
       '"k": "x\\u00e9"', '"k": 1.5', '"k": [1, {"b": 2, "a": 1}]', '"k": "\\ud83d\\ude80"', '"k": NaN', '"k": -0.0', '"k": "\\u007f"',
