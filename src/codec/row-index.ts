@@ -474,7 +474,7 @@ export interface OutBytes {
  * not the module's (the row was indexed another way), or the row holds what
  * the renderer leaves to the exact path (a repeated key, an escaped key
  * among keys out of order beside raw UTF-8 or a spelling Python does not
- * write, an object with keys out of order and more than 64 of them).
+ * write, an object with keys out of order and more than 1024 of them).
  */
 export function renderJsonOf(ix: RowIndex, pad: number, inline: boolean, out: OutBytes): boolean {
   return ix.wasmTape && ix.wasm !== undefined && ix.wasm.render(ix, pad, inline, out);
