@@ -1210,7 +1210,7 @@ function codePointAt(b: Uint8Array, p: number, end: number): number {
   const d = b[p + 1]!;
   if (d !== 0x75) {
     pointEnd = p + 2;
-    return SHORT_ESCAPED[d] ?? d;
+    return SHORT_ESCAPE_VALUE[d]!;
   }
   const u = hex4(b, p + 2);
   pointEnd = p + 6;
@@ -1223,9 +1223,6 @@ function codePointAt(b: Uint8Array, p: number, end: number): number {
   }
   return u;
 }
-
-/** The character a short escape's letter stands for (`"`, `\\` and `/` stand for themselves). */
-const SHORT_ESCAPED: Record<number, number> = { 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
 
 /**
  * Decide without conversion whether a fixed-notation float lexeme
