@@ -1,4 +1,4 @@
-import { COLON, COMMA, copyBytes, LBRACE, LBRACKET, RBRACE, RBRACKET } from "./bytes.ts";
+import { BACKSLASH, COLON, COMMA, copyBytes, LBRACE, LBRACKET, RBRACE, RBRACKET } from "./bytes.ts";
 import { compareSpans, KIND_MASK, NOT_COMPACT_CANONICAL, type RowIndex, Spell, Tok } from "./row-index.ts";
 
 /**
@@ -26,11 +26,25 @@ export function copiedWhole(w: number, unlike: number): boolean {
   return (kind !== Tok.Object && kind !== Tok.Array) || (w & unlike) === 0;
 }
 
+/** Whether the first `len` (up to four) of the big-endian bytes `x` hold a backslash. */
+function holdsBackslash(x: number, len: number): boolean {
+  for (let i = 0; i < 4 && i < len; i++) if (((x >>> (24 - 8 * i)) & 0xff) === BACKSLASH) return true;
+  return false;
+}
+
+/** sortKeys sorts runs of this many keys by insertion, then merges them. */
+const SORT_RUN = 16;
+
 export class CanonicalWriter {
   /** Key tokens of the objects being written, a segment per nesting level; the caller fills a first segment for `members`. */
   order = new Int32Array(256);
   /** Per entry of `order`, its key's sort prefix (sortKeys). */
   private prefix = new Int32Array(256);
+  /** Where sortKeys merges to, as long as `order`. */
+  private scratchOrder = new Int32Array(256);
+  private scratchPrefix = new Int32Array(256);
+  /** The bytes the keys being sorted begin with alike (sortKeys). */
+  private head = 0;
 
   constructor(
     readonly ix: RowIndex,
@@ -89,14 +103,19 @@ export class CanonicalWriter {
       grown.set(this.order);
       this.order = grown;
       this.prefix = new Int32Array(grown.length);
+      this.scratchOrder = new Int32Array(grown.length);
+      this.scratchPrefix = new Int32Array(grown.length);
     }
     return this.order;
   }
 
   /**
-   * Insertion-sort the key tokens order[at, at+n) in Python's order of
-   * their text (code points). Equal keys (a duplicate) return false: the
-   * exact path keeps the last.
+   * Sort the key tokens order[at, at+n) in Python's order of their text
+   * (code points): insertion sort in runs of SORT_RUN, then merges, so a
+   * map of hundreds of keys (coverage by file, hits by path) costs
+   * n log n compares, not n². Equal keys (a duplicate) return false: the
+   * exact path keeps the last. A comparison sort compares every two keys
+   * that end up side by side, so a duplicate is always seen.
    */
   sortKeys(at: number, n: number): boolean {
     const order = this.order;
@@ -104,40 +123,102 @@ export class CanonicalWriter {
     const tape = this.ix.tape;
     const b = this.mem;
     const dv = this.dv;
-    // Each key's first four bytes, big-endian, zero-padded: comparing two of these
-    // orders the keys unless they are equal (a plain key holds no zero byte, and its
-    // top byte is below 0x80: no sign trouble). Escaped keys order as their decoded
-    // text (compareSpans), not their bytes: with one among them, every pair is compared so.
+    // The keys' common head: the same raw bytes in all (up to any backslash), so where
+    // a character starts in each. From there, each key's next four bytes, big-endian,
+    // zero-padded: comparing two of these orders the keys unless they are equal (a
+    // plain key holds no zero byte, and its top byte is below 0x80: no sign trouble).
+    // An escape orders as its decoded text (compareSpans), not its bytes: with a
+    // backslash among those four bytes of any key, every pair is compared so.
+    const k0 = order[at]!;
+    const s0 = tape[4 * k0 + 1]! + 1;
+    let head = tape[4 * k0 + 2]! - 1 - s0;
+    for (let i = at + 1; i < at + n && head > 0; i++) {
+      const k = order[i]!;
+      const s = tape[4 * k + 1]! + 1;
+      const m = Math.min(head, tape[4 * k + 2]! - 1 - s);
+      let j = 0;
+      while (j < m && b[s + j] === b[s0 + j] && b[s + j] !== BACKSLASH) j++;
+      head = j;
+    }
     let escaped = false;
     for (let i = at; i < at + n; i++) {
       const k = order[i]!;
-      const s = tape[4 * k + 1]! + 1;
+      const s = tape[4 * k + 1]! + 1 + head;
       const len = tape[4 * k + 2]! - 1 - s;
       const x = dv.getInt32(s, false);
-      pre[i] = len >= 4 ? x : len === 0 ? 0 : x & ~(-1 >>> (8 * len));
-      escaped ||= (tape[4 * k]! & Spell.Escaped) !== 0;
+      pre[i] = len >= 4 ? x : len <= 0 ? 0 : x & ~(-1 >>> (8 * len));
+      escaped ||= (tape[4 * k]! & Spell.Escaped) !== 0 && holdsBackslash(x, len);
     }
     if (escaped) pre.fill(0, at, at + n);
-    for (let i = at + 1; i < at + n; i++) {
+    this.head = head;
+    const end = at + n;
+    for (let s = at; s < end; s += SORT_RUN) if (!this.insertionSort(s, Math.min(end, s + SORT_RUN))) return false;
+    if (n <= SORT_RUN) return true;
+    let so = order;
+    let sp = pre;
+    let to = this.scratchOrder;
+    let tp = this.scratchPrefix;
+    for (let width = SORT_RUN; width < n; width *= 2) {
+      for (let lo = at; lo < end; lo += 2 * width) {
+        const mid = Math.min(end, lo + width);
+        const hi = Math.min(end, lo + 2 * width);
+        let i = lo;
+        let j = mid;
+        let o = lo;
+        while (i < mid && j < hi) {
+          const c = this.compareKeys(so[i]!, sp[i]!, so[j]!, sp[j]!);
+          if (c === 0) return false;
+          const from = c < 0 ? i++ : j++;
+          to[o] = so[from]!;
+          tp[o++] = sp[from]!;
+        }
+        for (; i < mid; i++, o++) {
+          to[o] = so[i]!;
+          tp[o] = sp[i]!;
+        }
+        for (; j < hi; j++, o++) {
+          to[o] = so[j]!;
+          tp[o] = sp[j]!;
+        }
+      }
+      const mo = so;
+      const mp = sp;
+      so = to;
+      sp = tp;
+      to = mo;
+      tp = mp;
+    }
+    if (so !== order) order.set(so.subarray(at, end), at);
+    return true;
+  }
+
+  /** Insertion-sort order[s, e) (prefixes set); false on a duplicate key. */
+  private insertionSort(s: number, e: number): boolean {
+    const order = this.order;
+    const pre = this.prefix;
+    for (let i = s + 1; i < e; i++) {
       const k = order[i]!;
       const kp = pre[i]!;
       let j = i - 1;
-      for (; j >= at; j--) {
-        const jp = pre[j]!;
-        if (jp < kp) break;
-        if (jp === kp) {
-          const q = order[j]!;
-          const c = compareSpans(b, tape[4 * q + 1]! + 1, tape[4 * q + 2]! - 1, tape[4 * k + 1]! + 1, tape[4 * k + 2]! - 1);
-          if (c === 0) return false;
-          if (c < 0) break;
-        }
+      for (; j >= s; j--) {
+        const c = this.compareKeys(order[j]!, pre[j]!, k, kp);
+        if (c === 0) return false;
+        if (c < 0) break;
         order[j + 1] = order[j]!;
-        pre[j + 1] = jp;
+        pre[j + 1] = pre[j]!;
       }
       order[j + 1] = k;
       pre[j + 1] = kp;
     }
     return true;
+  }
+
+  /** The order of key tokens a and b (their sort prefixes pa, pb): negative, 0 (equal), positive. */
+  private compareKeys(a: number, pa: number, b: number, pb: number): number {
+    if (pa !== pb) return pa < pb ? -1 : 1;
+    const tape = this.ix.tape;
+    const h = this.head + 1;
+    return compareSpans(this.mem, tape[4 * a + 1]! + h, tape[4 * a + 2]! - 1, tape[4 * b + 1]! + h, tape[4 * b + 2]! - 1);
   }
 
   /** Copy mem[s, e) to o; returns the end. */
