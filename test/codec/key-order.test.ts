@@ -57,6 +57,14 @@ function randomText(r: () => number): string {
   return t;
 }
 
+/** A head two keys share: up to 24 characters, mostly ASCII, now and then one of CHARS. */
+function sharedHead(r: () => number): string {
+  let t = "";
+  const n = Math.floor(r() * 25);
+  for (let i = 0; i < n; i++) t += r() < 0.9 ? "src/pkg_module0123456789"[Math.floor(r() * 24)] : CHARS[Math.floor(r() * CHARS.length)];
+  return t;
+}
+
 describe("key order is Python's, by code points", () => {
   test("compareSpans, and both scanners' Unsorted flag, on 20,000 pairs of keys in every spelling", () => {
     const r = prng(20261207);
@@ -65,8 +73,10 @@ describe("key order is Python's, by code points", () => {
     let unsorted = 0;
     let escapedPairs = 0;
     for (let i = 0; i < 20_000; i++) {
-      const a = randomText(r);
-      const b = r() < 0.1 ? a : randomText(r);
+      // half the pairs share a head (the module compares eight bytes at a time while they agree)
+      const head = r() < 0.5 ? sharedHead(r) : "";
+      const a = head + randomText(r);
+      const b = r() < 0.1 ? a : head + randomText(r);
       const sa = spell(a, r() < 0.6 ? 0 : Math.floor(r() * 3), r);
       const sb = spell(b, r() < 0.6 ? 0 : Math.floor(r() * 3), r);
       // raw UTF-8 cannot hold a lone surrogate: such a spelling is not a key
@@ -110,6 +120,44 @@ describe("key order is Python's, by code points", () => {
       const want = "{" + sorted.map((k) => `"${spell(k, 0, r)}":${list.indexOf(k)}`).join(",") + "}";
       expect(new TextDecoder().decode(mem.subarray(row.length, end))).toBe(want);
     }
+  });
+
+  test("the canonical writer sorts maps of hundreds of keys (runs merged), and finds a repeat wherever it lies", () => {
+    const r = prng(11);
+    const ix = new RowIndex();
+    let repeats = 0;
+    for (let i = 0; i < 300; i++) {
+      const keys = new Set<string>();
+      const n = 17 + Math.floor(r() * 600);
+      // paths sharing long heads (the sort skips the head all keys share), some with an escaped character, in half the maps among other keys
+      const mixed = r() < 0.5;
+      const head = ["src/pkg_", "src/pkg_0", "\\srv\\share\\", "docs/R\u00e9sum\u00e9/"][Math.floor(r() * 4)]!;
+      while (keys.size < n) keys.add(mixed && r() < 0.1 ? randomText(r) : `${head}${Math.floor(r() * 9)}/module_${Math.floor(r() * 5000)}${r() < 0.1 ? "é" : ""}.py`);
+      const list = [...keys];
+      for (let j = list.length - 1; j > 0; j--) {
+        const s = Math.floor(r() * (j + 1));
+        [list[j], list[s]] = [list[s]!, list[j]!];
+      }
+      const repeat = r() < 0.25;
+      if (repeat) {
+        list.splice(Math.floor(r() * list.length), 0, list[Math.floor(r() * list.length)]!);
+        repeats++;
+      }
+      const text = "{" + list.map((k, j) => `"${spell(k, 0, r)}":${j}`).join(",") + "}";
+      const row = enc.encode(text);
+      const mem = new Uint8Array(2 * row.length + 64);
+      mem.set(row);
+      expect(indexObjectAtJs(mem, 0, row.length, ix)).toBe(row.length);
+      const end = new CanonicalWriter(ix, mem, new DataView(mem.buffer)).compact(0, 0, row.length);
+      if (repeat) {
+        expect(end).toBe(-1);
+        continue;
+      }
+      const sorted = [...list].sort(pythonOrder);
+      const want = "{" + sorted.map((k) => `"${spell(k, 0, r)}":${list.indexOf(k)}`).join(",") + "}";
+      expect(new TextDecoder().decode(mem.subarray(row.length, end))).toBe(want);
+    }
+    expect(repeats).toBeGreaterThan(40);
   });
 
   test("two spellings of one key are the same key: a duplicate, never ordered", () => {
