@@ -1,7 +1,7 @@
 import { removeLiveTemps } from "../fsutil/temp-files.ts";
 import { renderJson } from "../render/json.ts";
 import { log } from "./log.ts";
-import { flushStderr, flushStdout, stderrAfterSignal, stdoutBegun, writeStdoutBeforeExit } from "./output.ts";
+import { flushStderr, flushStdout, giveUpStdoutAfter, stderrAfterSignal, stdoutBegun, writeStdoutBeforeExit } from "./output.ts";
 import { clearProgress } from "./progress.ts";
 
 /**
@@ -79,11 +79,7 @@ export async function withInterrupts<T>(opts: InterruptOptions, work: () => Prom
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);
   try {
-    const result = await work();
-    // the output (and the diagnostics) are part of the work: a reader who stopped reading is still waited for under the guard
-    await flushStdout();
-    await flushStderr();
-    return result;
+    return await flushedAfter(work);
   } finally {
     process.off("SIGINT", handler);
     process.off("SIGTERM", handler);
@@ -93,20 +89,35 @@ export async function withInterrupts<T>(opts: InterruptOptions, work: () => Prom
 
 /**
  * Run `work`, which answers SIGINT/SIGTERM itself (a watch that ends with
- * what it saw, exit 0): a guard around it stands aside meanwhile.
+ * what it saw, exit 0): either signal aborts `abort` (the work may abort it
+ * too, when its reader went away) and gives stdout a grace to take what
+ * was written (giveUpStdoutAfter); a guard around it stands aside meanwhile.
  */
-export async function withOwnSignalHandling<T>(work: () => Promise<T>): Promise<T> {
+export async function withOwnSignalHandling<T>(work: (abort: AbortController) => Promise<T>): Promise<T> {
+  const abort = new AbortController();
+  const stop = (): void => {
+    abort.abort();
+    giveUpStdoutAfter();
+  };
   const standAside = (): void => {};
   guards.push(standAside);
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
   try {
-    const result = await work();
-    // the output (and the diagnostics) are part of the work: a reader who stopped reading is still waited for under the guard
-    await flushStdout();
-    await flushStderr();
-    return result;
+    return await flushedAfter(() => work(abort));
   } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
     guards.splice(guards.lastIndexOf(standAside), 1);
   }
+}
+
+/** `work`, then its output and diagnostics flushed: they are part of it (a reader who stopped reading is still waited for under the guard). */
+async function flushedAfter<T>(work: () => Promise<T>): Promise<T> {
+  const result = await work();
+  await flushStdout();
+  await flushStderr();
+  return result;
 }
 
 /** The handlers of the guards in effect, innermost last (a work that answers signals itself: a no-op). */

@@ -4,7 +4,8 @@ import { paint } from "../../render/ansi.ts";
 import { costLabel } from "../../render/cost.ts";
 import { collectStatus, type SessionSummary, type StatusReport } from "../../session/status.ts";
 import { defineCliCommand } from "../command.ts";
-import { giveUpStdoutAfter, outputFailure, printJson, printLines, stdoutClosed, writeStdout } from "../output.ts";
+import { withOwnSignalHandling } from "../interrupt.ts";
+import { outputFailure, printJson, printLines, stdoutClosed, writeStdout } from "../output.ts";
 import { isTerminal } from "../../render/terminal.ts";
 import { sanitizeCell, terminalWidth, truncateCells } from "../../render/table.ts";
 import { watchLiveRun, type LiveRunSnapshot } from "../../orchestrator/live-watch.ts";
@@ -100,17 +101,10 @@ export function renderLive(s: LiveRunSnapshot): string[] {
  * on a terminal the screen is redrawn in place, otherwise each change is
  * printed as a block. Ends when the run ends, or on SIGINT/SIGTERM (exit 0).
  */
-async function watch(sddDir: string | undefined, json: boolean): Promise<number> {
-  const abort = new AbortController();
-  const stop = (): void => {
-    abort.abort();
-    giveUpStdoutAfter();
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  const tty = !json && isTerminal(1);
-  let shown = 0;
-  try {
+function watch(sddDir: string | undefined, json: boolean): Promise<number> {
+  return withOwnSignalHandling(async (abort) => {
+    const tty = !json && isTerminal(1);
+    let shown = 0;
     await watchLiveRun(
       sddDir ?? ".sdd",
       async (snap) => {
@@ -126,11 +120,8 @@ async function watch(sddDir: string | undefined, json: boolean): Promise<number>
       },
       abort.signal,
     );
-  } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
-  }
-  return 0;
+    return 0;
+  });
 }
 
 export default defineCliCommand({

@@ -6,7 +6,7 @@ import { renderJson } from "../../../render/json.ts";
 import { sanitizeCell } from "../../../render/table.ts";
 import { assertReadable, type RunRef } from "../../../replay/discovery.ts";
 import { followJournal, type FollowEnd } from "../../../replay/follow.ts";
-import { giveUpStdoutAfter, outputFailure, stdoutClosed, writeStdout, writeStdoutBytes } from "../../output.ts";
+import { outputFailure, stdoutClosed, writeStdout, writeStdoutBytes } from "../../output.ts";
 import { FollowLines } from "../../../replay/follow-lines.ts";
 import { byteProgress } from "../../progress.ts";
 import type { ReplayContext } from "./context.ts";
@@ -30,17 +30,10 @@ export async function followRun(ctx: ReplayContext, run: RunRef): Promise<number
   refuseFlags(ctx, ["follow"], "replay <RUN_ID> --follow");
   assertReadable(run);
   // a signal ends the follow with the verdict so far, not replay's interrupted report
-  return withOwnSignalHandling(() => follow(ctx, run));
+  return withOwnSignalHandling((abort) => follow(ctx, run, abort));
 }
 
-async function follow(ctx: ReplayContext, run: RunRef): Promise<number> {
-  const abort = new AbortController();
-  const stop = (): void => {
-    abort.abort();
-    giveUpStdoutAfter();
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+async function follow(ctx: ReplayContext, run: RunRef, abort: AbortController): Promise<number> {
   // The events' lines go out together, whenever follow says they may (after each read while catching up, every
   // thousand events read row by row, before waiting for more): a write per event made catching up a write call per row.
   const lines = new FollowLines(ctx.json);
@@ -69,8 +62,6 @@ async function follow(ctx: ReplayContext, run: RunRef): Promise<number> {
     return verdict.ok ? 0 : 1;
   } finally {
     progress.finish();
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
   }
 }
 
