@@ -8,9 +8,10 @@ import type { DiffRules } from "./diff-rules.ts";
  * members classified by what the diff rules do with them.
  *
  * The index takes what Python's reader reads, minus what the codec
- * declines; this half also declines a row with an escaped top-level key
- * (it may spell a key the rules name) or a repeated key the rules name
- * (json.loads keeps the last: the exact path's dict semantics). Every
+ * declines; this half also declines a row with a repeated key the rules
+ * name (json.loads keeps the last: the exact path's dict semantics), and
+ * one with an escaped key where an escape may spell a name the rules give
+ * (DiffPlan.escapesMaySpellName). Every
  * other line the index declines takes the exact reader. What the index
  * takes, Python reads as the same object: so two members whose bytes are
  * equal hold equal values, which is all the fast path relies on to call
@@ -49,6 +50,12 @@ export class DiffPlan {
   readonly keys: KeyTable | null;
   /** Segment bytes of each ignored path (a single-segment path too). */
   readonly segments: Uint8Array[][];
+  /**
+   * Every name the rules give (keys, path segments) is printable ASCII with
+   * no quote or backslash: one Python never escapes, so a key it spelled
+   * with an escape is none of them.
+   */
+  private readonly plainNames: boolean;
 
   constructor(readonly rules: DiffRules) {
     const enc = new TextEncoder();
@@ -71,6 +78,18 @@ export class DiffPlan {
     });
     rules.aligned.forEach((f, k) => (role(f).aligned = k));
     this.keys = this.roles.length < KeyTable.MAX_NAMES ? new KeyTable(this.roles.map((r) => r.name)) : null;
+    this.plainNames = [...this.roles.map((r) => r.name), ...paths.flat()].every((x) => /^[\x20-\x7e]*$/.test(x) && !/["\\]/.test(x));
+  }
+
+  /**
+   * Whether an escaped key of the indexed row may spell a name the rules
+   * give, the names being matched by their bytes: where a name holds a
+   * character Python escapes, or where the row holds a spelling Python
+   * never writes (`\u0061` for `a`). Python spells each other string one
+   * way, so an escaped key is then no name of theirs.
+   */
+  escapesMaySpellName(ix: RowIndex): boolean {
+    return !this.plainNames || (ix.rowFlags & Spell.NotPython) !== 0;
   }
 }
 
@@ -114,8 +133,7 @@ export class RowScan {
     if (keys === null || indexObjectAt(b, s, e, ix, keys, true) !== e || ix.repeatedName) return false;
     const n = ix.members;
     if (n > MAX_MEMBERS) return false;
-    // an escaped key may spell a key the rules name
-    for (let m = 0; m < n; m++) if ((ix.flags(ix.member[m]!) & Spell.Escaped) !== 0) return false;
+    if (this.plan.escapesMaySpellName(ix)) for (let m = 0; m < n; m++) if ((ix.flags(ix.member[m]!) & Spell.Escaped) !== 0) return false;
     this.n = n;
     const ev = ix.valueOf(this.eventId);
     if (ev < 0) this.eventS = -1;
@@ -136,17 +154,18 @@ export function collapsed(ix: RowIndex, t: number): boolean {
 /**
  * Whether the ignored path `segs` (from segment `d`) reaches a member in
  * the value at tape position t: 1 yes, 0 no, -1 cannot tell here (an
- * escaped key on the way, or a container whose inside is not on the tape).
- * As the exact rules walk it: through objects by key (the last of repeated
- * keys), through arrays into every element.
+ * escaped key on the way where `escapes` says one may spell a segment, or a
+ * container whose inside is not on the tape). As the exact rules walk it:
+ * through objects by key (the last of repeated keys), through arrays into
+ * every element.
  */
-export function pathReaches(ix: RowIndex, t: number, segs: readonly Uint8Array[], d: number): number {
+export function pathReaches(ix: RowIndex, t: number, segs: readonly Uint8Array[], d: number, escapes: boolean): number {
   if (collapsed(ix, t)) return -1;
   const kind = ix.kind(t);
   const end = ix.next(t);
   if (kind === Tok.Array) {
     for (let c = t + 1; c < end; c = ix.next(c)) {
-      const r = pathReaches(ix, c, segs, d);
+      const r = pathReaches(ix, c, segs, d, escapes);
       if (r !== 0) return r;
     }
     return 0;
@@ -157,7 +176,7 @@ export function pathReaches(ix: RowIndex, t: number, segs: readonly Uint8Array[]
   const last = d === segs.length - 1;
   let inner = -1;
   for (let k = t + 1; k < end; k = ix.next(k + 1)) {
-    if ((ix.flags(k) & Spell.Escaped) !== 0) return -1; // the exact path reads an escaped key
+    if (escapes && (ix.flags(k) & Spell.Escaped) !== 0) return -1; // the exact path reads an escaped key
     const ks = ix.start(k) + 1;
     const hit = ix.end(k) - 1 - ks === seg.length && seg.every((x, i) => b[ks + i] === x);
     if (hit) {
@@ -165,5 +184,5 @@ export function pathReaches(ix: RowIndex, t: number, segs: readonly Uint8Array[]
       inner = k + 1;
     }
   }
-  return inner < 0 ? 0 : pathReaches(ix, inner, segs, d + 1);
+  return inner < 0 ? 0 : pathReaches(ix, inner, segs, d + 1, escapes);
 }

@@ -287,6 +287,7 @@ class JournalSide {
   project(): boolean {
     const sc = this.scan;
     const roles = this.plan.roles;
+    const escapes = this.plan.escapesMaySpellName(sc.ix);
     for (let k = 0; k < this.alignedAt.length; k++) this.alignedAt[k] = -1;
     for (let m = 0; m < sc.n; m++) {
       const c = sc.ix.keyId[m]!;
@@ -295,7 +296,7 @@ class JournalSide {
       if (r.ignored >= 0) this.ignoredSeen[r.ignored] = 1;
       for (let j = 0; j < r.dotted.length; j++) {
         const k = r.dotted[j]!;
-        const x = pathReaches(sc.ix, sc.valueTok(m), this.plan.segments[k]!, 1);
+        const x = pathReaches(sc.ix, sc.valueTok(m), this.plan.segments[k]!, 1, escapes);
         if (x < 0) return false;
         if (x > 0) this.ignoredSeen[k] = 1;
       }

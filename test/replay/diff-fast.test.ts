@@ -169,6 +169,67 @@ describe("replay diff fast path = exact path", () => {
     }, 30_000);
   }
 
+  describe("escaped keys (Python spells every non-ASCII key with escapes)", () => {
+    const escaped = rows.map((x, i) =>
+      x.replace('"ok": true', `"R\\u00e9sum\\u00e9": ${i % 3}, "ok": true`).replace('{"path": "src/x.py"', '{"p\\u00e9": 1, "q\\"k": 2, "path": "src/x.py"'),
+    );
+    const base2 = write("escaped-keys.jsonl", escaped.join("\n") + "\n");
+    const edited = (name: string, k: number, f: (row: string) => string): string => {
+      const r = [...escaped];
+      r[k] = f(r[k]!);
+      return write(`escaped-${name}.jsonl`, r.join("\n") + "\n");
+    };
+    // rules naming keys Python escapes: an escaped key may then be one of them, and only the exact path can tell
+    const rules: [string, DiffRules][] = [...RULES, ["escaped names", diffRules({ ignore: ["Résumé", "args.pé", 'args.q"k'] })]];
+    const pairs: [string, string, Record<string, [boolean, number | null]>][] = [
+      ["identical", base2, { defaults: [false, null], "escaped names": [false, null] }],
+      ["escaped key's value", edited("value", 70, (x) => x.replace(/"R\\u00e9sum\\u00e9": \d/, '"R\\u00e9sum\\u00e9": 7')), { defaults: [true, 70], "escaped names": [false, null] }],
+      ["nested escaped key's value", edited("nested", 90, (x) => x.replace('"p\\u00e9": 1', '"p\\u00e9": 2')), { defaults: [true, 90], "escaped names": [false, null] }],
+      ["quote in a key", edited("quote", 95, (x) => x.replace('"q\\"k": 2', '"q\\"k": 3')), { defaults: [true, 95], "escaped names": [false, null] }],
+      ["uppercase escape", edited("upper", 110, (x) => x.replace('"R\\u00e9sum\\u00e9"', '"R\\u00E9sum\\u00e9"')), { defaults: [false, null] }],
+      ["raw UTF-8 key", edited("raw", 120, (x) => x.replace('"R\\u00e9sum\\u00e9"', '"Résumé"')), { defaults: [false, null] }],
+      ["named key escaped beside them", edited("named", 130, (x) => x.replace('"agent_id"', '"agent\\u005fid"')), { defaults: [false, null] }],
+    ];
+    // a name the rules give, spelled with an escape Python never writes, in every row of both: only the exact path
+    // knows the rule applied (the row's NotPython flag sends its escaped keys there)
+    const named = write("escaped-named-everywhere.jsonl", escaped.map((x) => x.replace('"agent_id"', '"agent\\u005fid"')).join("\n") + "\n");
+    for (const [name, other, want] of pairs) {
+      test(`${name}: the fast path's result is the exact path's, under every rule set`, async () => {
+        for (const [rname, r] of rules) {
+          for (const [x, y] of [[base2, other], [other, base2], [named, named]] as const) {
+            const exact = await outcome(diffRunJournalsExact, x, y, r);
+            const fast = await outcome(diffRunJournals, x, y, r);
+            if (fast !== exact) throw new Error(`${rname}: ${x} vs ${y}\n--- exact\n${exact}\n--- fast\n${fast}`);
+          }
+          const w = want[rname];
+          if (w) {
+            const d = await diffRunJournals(base2, other, r);
+            expect([rname, d.diverged, d.index]).toEqual([rname, ...w]);
+          }
+        }
+      }, 30_000);
+    }
+
+    test("rows with escaped keys are scanned under rules that name none; declined where a name holds a character Python escapes", async () => {
+      const scan = RowScan.prototype.scan;
+      let scanned = 0;
+      RowScan.prototype.scan = function (this: RowScan, b: Uint8Array, s: number, e: number) {
+        const took = scan.call(this, b, s, e);
+        if (took) scanned++;
+        return took;
+      };
+      try {
+        expect((await diffRunJournals(base2, base2)).diverged).toBe(false);
+        expect(scanned).toBe(2 * escaped.length);
+        scanned = 0;
+        expect((await diffRunJournals(base2, base2, rules.at(-1)![1])).diverged).toBe(false);
+        expect(scanned).toBe(0);
+      } finally {
+        RowScan.prototype.scan = scan;
+      }
+    });
+  });
+
   test("rows across read-buffer boundaries, long rows, an unterminated tail", async () => {
     const big = rows.map((x, i) => (i % 50 === 7 ? x.replace('"none": null', `"none": "${"z".repeat(70_000 + i)}"`) : x));
     const huge = [...big.slice(0, 200), big[1]!.replace('"none": null', `"none": "${"y".repeat(1_500_000)}"`), ...big.slice(200)];
