@@ -1,31 +1,31 @@
 ;; Whether a float lexeme is Python's repr of the double it reads as,
 ;; decided without the host (both kernels and the codec's row scanner
-;; include this file): what the kernels used to ask the host for (a string made and parsed per float),
-;; which on journals of random-looking floats (scores, costs, durations) was
-;; a call and a few strings for one row in six, or for every float of a step
-;; row. $floatRepr: `I.F` with 1 <= I < 2^32 (a clock reading, a cost), double
-;; arithmetic ($clockRepr); other fixed notation up to 15 significant digits,
-;; by its spelling ($fixedFloat); 16 or 17, exact integer arithmetic ($floatExact);
-;; scientific notation, its spelling up to 15 digits ($floatScientific).
+;; include this file): what the kernels used to ask the host for (a string
+;; made and parsed per float), which on journals of random-looking floats
+;; (scores, costs, durations, metrics) was most of a verify's time.
+;; $floatRepr: `I.F` with 1 <= I < 2^32 (a clock reading, a cost), double
+;; arithmetic ($clockRepr); other fixed notation up to 15 significant
+;; digits, by its spelling ($fixedFloat); scientific notation up to 15, by
+;; its spelling ($floatScientific); 16 or 17 digits in either notation, in
+;; exact integer arithmetic ($digitsRepr).
 ;;
-;; The lexeme L = D·10^-f (D its n significant digits, 16 <= n <= 17, f its
-;; fraction digits, f <= 18) reads as the double d = M·2^E (M of 53 bits)
-;; whose rounding interval holds it. repr(d) is the shortest decimal in that
-;; interval, the nearest to d among equally short ones (ECMAScript's
-;; Number-to-String gives the same digits). So L is repr(d) when
-;;   (1) no decimal of n-1 digits, a multiple of 10^(1-f), lies in the
+;; A decimal L = D·10^q (D its n significant digits) reads as the double
+;; d = M·2^E (M of 53 bits) whose rounding interval holds it. repr(d) is the
+;; shortest decimal in that interval, the nearest to d among equally short
+;; ones, the even one of two equally near (ECMAScript's Number-to-String
+;; gives the same digits). So L is repr(d) when
+;;   (1) no decimal of n-1 digits, a multiple of 10^(q+1), lies in the
 ;;       interval: enough to test the two around L, since the interval
 ;;       holds L and is convex; and
-;;   (2) L lies within half a 10^-f of d.
-;; Every quantity is scaled by 10^f·2^(2-E) into an integer below 2^125:
-;; L to X = D·2^(2-E), d to 4·M·P (P = 10^f), the interval's ends to
-;; 4·M·P -/+ 2·P (-P below a power of two, where the spacing halves), half a
-;; 10^-f to 2^(1-E). The ends belong to d when M is even (round half to
-;; even). d itself is found from the double D/P (within an ulp or so of
-;; it) by stepping to the neighbour whose interval holds L.
+;;   (2) L lies within half a 10^q of d (at exactly half, D is even).
+;; $digitsRepr scales every quantity to an integer below 2^125 (see there);
+;; d itself is found from the double D·10^q computed in floating point
+;; (within an ulp or two of it) by stepping to the neighbour whose interval
+;; holds L.
 ;;
-;; Fixed notation in repr's fixed range [1e-4, 1e16) only: anything else,
-;; and the rare ties, stay undecided (0) for the host's exact test.
+;; Left undecided (0) for the host's exact test: 16 or 17 digits at |q| > 27
+;; (below about 1e-11, above about 1e43), subnormal doubles, a tie at a
+;; binade's bottom.
 
   (func $isDigit (param $a i32) (result i32)
     (i32.lt_u (i32.sub (i32.load8_u (local.get $a)) (i32.const 0x30)) (i32.const 10)))
@@ -226,12 +226,8 @@
   ;; The float lexeme [s, e) (JSON number syntax, already checked): 1 when it
   ;; is Python's repr of its value, -1 when not, 0 undecided (see above).
   (func $floatExact (param $s i32) (param $e i32) (result i32)
-    (local $p i32) (local $c i32) (local $n i32) (local $dot i32) (local $f i32) (local $tries i32) (local $ends i32)
-    (local $first i32)
-    (local $D i64) (local $P i64) (local $bits i64) (local $M i64) (local $sh i64) (local $w i64) (local $D1 i64)
-    (local $xh i64) (local $xl i64) (local $ch i64) (local $cl i64)
-    (local $ah i64) (local $al i64) (local $bh i64) (local $bl i64) (local $yh i64) (local $yl i64)
-    (local $d f64)
+    (local $p i32) (local $c i32) (local $n i32) (local $dot i32) (local $f i32) (local $first i32)
+    (local $D i64) (local $d f64)
     (local.set $p (local.get $s))
     (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d)) (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
     (local.set $dot (i32.const -1))
@@ -261,59 +257,155 @@
       (then (if (i32.ge_s (i32.sub (local.get $dot) (local.get $first)) (i32.const 17)) (then (return (i32.const -1)))))
       (else (if (i32.gt_s (i32.sub (local.get $first) (local.get $dot)) (i32.const 4)) (then (return (i32.const -1))))))
     (if (i32.gt_u (local.get $n) (i32.const 17)) (then (return (i32.const -1))))
+    (if (i32.lt_u (local.get $n) (i32.const 16)) (then (return (i32.const 0))))
     (local.set $f (i32.sub (i32.sub (local.get $e) (local.get $dot)) (i32.const 1)))
-    ;; (2·P must fit in 64 bits)
-    (if (i32.or (i32.lt_u (local.get $n) (i32.const 16)) (i32.gt_u (local.get $f) (i32.const 18))) (then (return (i32.const 0))))
-    ;; a trailing zero: a shorter spelling reads the same, but for "I.0" (an
-    ;; integral value, whose repr spells its zeros): left to the host
-    (if (i64.eqz (i64.rem_u (local.get $D) (i64.const 10)))
-      (then (return (select (i32.const 0) (i32.const -1) (i32.eq (local.get $f) (i32.const 1))))))
-    (local.set $P (i64.const 1))
-    (local.set $c (local.get $f))
-    (loop $pow
-      (if (local.get $c)
-        (then
-          (local.set $P (i64.mul (local.get $P) (i64.const 10)))
-          (local.set $c (i32.sub (local.get $c) (i32.const 1)))
-          (br $pow))))
-    (local.set $d (f64.div (f64.convert_i64_u (local.get $D)) (f64.convert_i64_u (local.get $P))))
+    (local.set $d (f64.div (f64.convert_i64_u (local.get $D)) (call $pow10 (local.get $f))))
     (if (i32.or (f64.lt (local.get $d) (f64.const 1e-4)) (f64.ge (local.get $d) (f64.const 1e16))) (then (return (i32.const 0))))
-    ;; the double whose rounding interval holds L: D/P or a neighbour
+    (local.set $f (i32.sub (i32.const 0) (local.get $f)))
+    ;; a trailing zero: a shorter spelling reads the same, but for "I.0" (an
+    ;; integral value, whose repr spells its zeros): its digits are I's without them
+    (if (i64.eqz (i64.rem_u (local.get $D) (i64.const 10)))
+      (then
+        (if (i32.ne (local.get $f) (i32.const -1)) (then (return (i32.const -1))))
+        (loop $strip
+          (local.set $D (i64.div_u (local.get $D) (i64.const 10)))
+          (local.set $f (i32.add (local.get $f) (i32.const 1)))
+          (br_if $strip (i64.eqz (i64.rem_u (local.get $D) (i64.const 10)))))))
+    (call $digitsRepr (local.get $D) (local.get $f)))
+
+  ;; 10^k as a double (0 <= k <= 44; exact to 10^22, within an ulp or two above).
+  (func $pow10 (param $k i32) (result f64)
+    (local $r f64)
+    (local.set $r (f64.const 1))
+    (if (i32.gt_u (local.get $k) (i32.const 22))
+      (then (local.set $r (f64.const 1e22)) (local.set $k (i32.sub (local.get $k) (i32.const 22)))))
+    (loop $mul
+      (if (i32.ge_u (local.get $k) (i32.const 4))
+        (then
+          (local.set $r (f64.mul (local.get $r) (f64.const 1e4)))
+          (local.set $k (i32.sub (local.get $k) (i32.const 4)))
+          (br $mul))))
+    (loop $one
+      (if (local.get $k)
+        (then
+          (local.set $r (f64.mul (local.get $r) (f64.const 10)))
+          (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+          (br $one))))
+    (local.get $r))
+
+  ;; Set when $scaled's value would not fit below 2^125.
+  (global $tooWide (mut i32) (i32.const 0))
+
+  ;; 5^k (0 <= k <= 27: below 2^63).
+  (func $pow5 (param $k i32) (result i64)
+    (local $r i64)
+    (local.set $r (i64.const 1))
+    (loop $mul
+      (if (local.get $k)
+        (then
+          (local.set $r (i64.mul (local.get $r) (i64.const 5)))
+          (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+          (br $mul))))
+    (local.get $r))
+
+  ;; x·five·2^p2 (x < 2^60, five < 2^63, p2 >= 0): the low 64 bits, the
+  ;; high 64 in $mulHi; $tooWide set when it is 2^125 or more (sums of two
+  ;; such values and their doubles must not wrap).
+  (func $scaled (param $x i64) (param $five i64) (param $p2 i32) (result i64)
+    (local $lo i64) (local $hi i64) (local $bits i32)
+    (local.set $lo (call $mul128 (local.get $x) (local.get $five)))
+    (local.set $hi (global.get $mulHi))
+    (local.set $bits
+      (select
+        (i32.sub (i32.const 128) (i32.wrap_i64 (i64.clz (local.get $hi))))
+        (i32.sub (i32.const 64) (i32.wrap_i64 (i64.clz (local.get $lo))))
+        (i64.ne (local.get $hi) (i64.const 0))))
+    (if (i32.gt_s (i32.add (local.get $bits) (local.get $p2)) (i32.const 125))
+      (then (global.set $tooWide (i32.const 1)) (global.set $mulHi (i64.const 0)) (return (i64.const 0))))
+    (if (i32.eqz (local.get $p2)) (then (return (local.get $lo))))
+    (if (i32.ge_u (local.get $p2) (i32.const 64))
+      (then
+        (global.set $mulHi (i64.shl (local.get $lo) (i64.extend_i32_u (i32.sub (local.get $p2) (i32.const 64)))))
+        (return (i64.const 0))))
+    (global.set $mulHi
+      (i64.or (i64.shl (local.get $hi) (i64.extend_i32_u (local.get $p2)))
+              (i64.shr_u (local.get $lo) (i64.extend_i32_u (i32.sub (i32.const 64) (local.get $p2))))))
+    (i64.shl (local.get $lo) (i64.extend_i32_u (local.get $p2))))
+
+  ;; Whether the decimal L = D·10^q (D of 16 or 17 digits, the last not 0;
+  ;; -27 <= q <= 27, else undecided) is repr(d) for the double d it reads as:
+  ;; 1, -1, or 0 undecided (out of reach, a tie, a subnormal or infinite d).
+  ;; Every quantity is multiplied by 4·10^-q·2^-E (d = M·2^E), which leaves
+  ;; integers: L to 4D·5^a5·2^a2, d to 4M·5^b5·2^b2, half the spacing of
+  ;; doubles at d to 2·5^b5·2^b2 (1·… below, at a binade's bottom), half a
+  ;; 10^q to 2·5^a5·2^a2 (a5, b5: the powers of five of 10^±q; the powers of
+  ;; two reduced by their common part). All below 2^125 for |q| <= 27 at
+  ;; the magnitudes 16 digits at that q have, else undecided.
+  (func $digitsRepr (param $D i64) (param $q i32) (result i32)
+    (local $d f64) (local $bits i64) (local $M i64) (local $E i32) (local $x i32) (local $tries i32) (local $ends i32)
+    (local $a2 i32) (local $b2 i32) (local $D1 i64)
+    (local $xh i64) (local $xl i64) (local $ch i64) (local $cl i64) (local $ah i64) (local $al i64)
+    (local $bh i64) (local $bl i64) (local $wh i64) (local $wl i64) (local $yh i64) (local $yl i64) (local $c i32)
+    (local $fa i64) (local $fb i64)
+    (if (i32.gt_u (i32.add (local.get $q) (i32.const 27)) (i32.const 54)) (then (return (i32.const 0))))
+    ;; 5^a5 and 5^b5: one of them is 1
+    (local.set $fa (call $pow5 (select (local.get $q) (i32.const 0) (i32.gt_s (local.get $q) (i32.const 0)))))
+    (local.set $fb (call $pow5 (select (i32.const 0) (i32.sub (i32.const 0) (local.get $q)) (i32.gt_s (local.get $q) (i32.const 0)))))
+    (local.set $d (f64.convert_i64_u (local.get $D)))
+    (if (i32.lt_s (local.get $q) (i32.const 0))
+      (then (local.set $d (f64.div (local.get $d) (call $pow10 (i32.sub (i32.const 0) (local.get $q))))))
+      (else (local.set $d (f64.mul (local.get $d) (call $pow10 (local.get $q))))))
+    (global.set $tooWide (i32.const 0))
+    ;; the double whose rounding interval holds L: D·10^q as computed, or a neighbour
     (block $found
-      (block $lost
-        (loop $try
-          (br_if $lost (i32.ge_u (local.get $tries) (i32.const 3)))
-          (local.set $tries (i32.add (local.get $tries) (i32.const 1)))
-          (local.set $bits (i64.reinterpret_f64 (local.get $d)))
-          (local.set $M (i64.or (i64.and (local.get $bits) (i64.const 0xfffffffffffff)) (i64.const 0x10000000000000)))
-          ;; sh = 2 - E, E = exponent field - 1075
-          (local.set $sh (i64.sub (i64.const 1077) (i64.shr_u (local.get $bits) (i64.const 52))))
-          (local.set $xl (call $shl128 (local.get $D) (local.get $sh)))
-          (local.set $xh (global.get $mulHi))
-          ;; 4·M·P
-          (local.set $cl (call $mul128 (local.get $M) (local.get $P)))
-          (local.set $ch (i64.or (i64.shl (global.get $mulHi) (i64.const 2)) (i64.shr_u (local.get $cl) (i64.const 62))))
-          (local.set $cl (i64.shl (local.get $cl) (i64.const 2)))
-          ;; the ends: centre -/+ 2P (-P at the bottom of a binade)
-          (local.set $w (select (local.get $P) (i64.shl (local.get $P) (i64.const 1)) (i64.eq (local.get $M) (i64.const 0x10000000000000))))
-          (local.set $al (i64.sub (local.get $cl) (local.get $w)))
-          (local.set $ah (i64.sub (local.get $ch) (i64.extend_i32_u (i64.lt_u (local.get $cl) (local.get $w)))))
-          (local.set $w (i64.shl (local.get $P) (i64.const 1)))
-          (local.set $bl (i64.add (local.get $cl) (local.get $w)))
-          (local.set $bh (i64.add (local.get $ch) (i64.extend_i32_u (i64.lt_u (local.get $bl) (local.get $cl)))))
-          (local.set $ends (i64.eqz (i64.and (local.get $M) (i64.const 1))))
-          (br_if $found (call $within128 (local.get $xh) (local.get $xl) (local.get $ah) (local.get $al) (local.get $bh) (local.get $bl) (local.get $ends)))
-          ;; L is past d's interval on one side: the neighbour on that side
-          (local.set $d
-            (f64.reinterpret_i64
-              (select
-                (i64.sub (local.get $bits) (i64.const 1))
-                (i64.add (local.get $bits) (i64.const 1))
-                (i32.lt_s (call $cmp128 (local.get $xh) (local.get $xl) (local.get $ch) (local.get $cl)) (i32.const 0)))))
-          (br $try))
-      ;; not within three doubles of D/P: the host decides
-      (return (i32.const 0))))
-    ;; (2) 2·|X - 4MP| against 2^sh (half a 10^-f, doubled)
+      (loop $try
+        ;; not within four doubles of it: the host decides
+        (if (i32.ge_u (local.get $tries) (i32.const 4)) (then (return (i32.const 0))))
+        (local.set $tries (i32.add (local.get $tries) (i32.const 1)))
+        (local.set $bits (i64.reinterpret_f64 (local.get $d)))
+        (local.set $x (i32.wrap_i64 (i64.shr_u (local.get $bits) (i64.const 52))))
+        ;; normal and finite only
+        (if (i32.ge_u (i32.sub (local.get $x) (i32.const 1)) (i32.const 2046)) (then (return (i32.const 0))))
+        (local.set $M (i64.or (i64.and (local.get $bits) (i64.const 0xfffffffffffff)) (i64.const 0x10000000000000)))
+        (local.set $E (i32.sub (local.get $x) (i32.const 1075)))
+        (if (i32.le_s (local.get $q) (i32.const 0))
+          (then
+            (local.set $a2 (i32.sub (i32.const 0) (local.get $E)))
+            (local.set $b2 (i32.sub (i32.const 0) (local.get $q))))
+          (else
+            (local.set $a2 (i32.sub (local.get $q) (local.get $E)))
+            (local.set $b2 (i32.const 0))))
+        (local.set $c (select (local.get $a2) (local.get $b2) (i32.lt_s (local.get $a2) (local.get $b2))))
+        (local.set $a2 (i32.sub (local.get $a2) (local.get $c)))
+        (local.set $b2 (i32.sub (local.get $b2) (local.get $c)))
+        (local.set $xl (call $scaled (i64.shl (local.get $D) (i64.const 2)) (local.get $fa) (local.get $a2)))
+        (local.set $xh (global.get $mulHi))
+        (local.set $cl (call $scaled (i64.shl (local.get $M) (i64.const 2)) (local.get $fb) (local.get $b2)))
+        (local.set $ch (global.get $mulHi))
+        (local.set $wl (call $scaled (i64.const 2) (local.get $fb) (local.get $b2)))
+        (local.set $wh (global.get $mulHi))
+        (if (global.get $tooWide) (then (return (i32.const 0))))
+        ;; the upper end: centre + w
+        (local.set $bl (i64.add (local.get $cl) (local.get $wl)))
+        (local.set $bh (i64.add (i64.add (local.get $ch) (local.get $wh)) (i64.extend_i32_u (i64.lt_u (local.get $bl) (local.get $cl)))))
+        ;; the lower end: centre - w, or - w/2 at a binade's bottom (the spacing below halves)
+        (if (i32.and (i64.eq (local.get $M) (i64.const 0x10000000000000)) (i32.gt_u (local.get $x) (i32.const 1)))
+          (then
+            (local.set $wl (i64.or (i64.shr_u (local.get $wl) (i64.const 1)) (i64.shl (local.get $wh) (i64.const 63))))
+            (local.set $wh (i64.shr_u (local.get $wh) (i64.const 1)))))
+        (local.set $al (i64.sub (local.get $cl) (local.get $wl)))
+        (local.set $ah (i64.sub (i64.sub (local.get $ch) (local.get $wh)) (i64.extend_i32_u (i64.lt_u (local.get $cl) (local.get $wl)))))
+        (local.set $ends (i64.eqz (i64.and (local.get $M) (i64.const 1))))
+        (br_if $found (call $within128 (local.get $xh) (local.get $xl) (local.get $ah) (local.get $al) (local.get $bh) (local.get $bl) (local.get $ends)))
+        ;; L is past d's interval on one side: the neighbour on that side
+        (local.set $d
+          (f64.reinterpret_i64
+            (select
+              (i64.sub (local.get $bits) (i64.const 1))
+              (i64.add (local.get $bits) (i64.const 1))
+              (i32.lt_s (call $cmp128 (local.get $xh) (local.get $xl) (local.get $ch) (local.get $cl)) (i32.const 0)))))
+        (br $try)))
+    ;; (2) |X - C| against half a 10^q: 2·5^a5·2^a2
     (if (i32.lt_s (call $cmp128 (local.get $xh) (local.get $xl) (local.get $ch) (local.get $cl)) (i32.const 0))
       (then
         (local.set $yl (i64.sub (local.get $cl) (local.get $xl)))
@@ -321,20 +413,30 @@
       (else
         (local.set $yl (i64.sub (local.get $xl) (local.get $cl)))
         (local.set $yh (i64.sub (i64.sub (local.get $xh) (local.get $ch)) (i64.extend_i32_u (i64.lt_u (local.get $xl) (local.get $cl)))))))
-    (local.set $yh (i64.or (i64.shl (local.get $yh) (i64.const 1)) (i64.shr_u (local.get $yl) (i64.const 63))))
-    (local.set $yl (i64.shl (local.get $yl) (i64.const 1)))
-    (local.set $xl (call $shl128 (i64.const 1) (local.get $sh)))
-    (local.set $c (call $cmp128 (local.get $yh) (local.get $yl) (global.get $mulHi) (local.get $xl)))
-    ;; a tie between two spellings: the host decides
-    (if (i32.eqz (local.get $c)) (then (return (i32.const 0))))
+    (local.set $wl (call $scaled (i64.const 2) (local.get $fa) (local.get $a2)))
+    (local.set $wh (global.get $mulHi))
+    (if (global.get $tooWide) (then (return (i32.const 0))))
+    (local.set $c (call $cmp128 (local.get $yh) (local.get $yl) (local.get $wh) (local.get $wl)))
     (if (i32.gt_s (local.get $c) (i32.const 0)) (then (return (i32.const -1))))
-    ;; (1) the multiples of 10^(1-f) on either side of L
+    ;; L and its neighbour of n digits equally near d: repr takes the even one (as
+    ;; ECMAScript's Number-to-String does); at a binade's bottom the neighbour
+    ;; below may not read as d: the host decides
+    (if (i32.eqz (local.get $c))
+      (then
+        (if (i32.and (i64.eq (local.get $M) (i64.const 0x10000000000000)) (i32.gt_u (local.get $x) (i32.const 1)))
+          (then (return (i32.const 0))))
+        (if (i32.wrap_i64 (i64.and (local.get $D) (i64.const 1))) (then (return (i32.const -1))))))
+    ;; (1) the multiples of 10^(q+1) on either side of L
     (local.set $D1 (i64.sub (local.get $D) (i64.rem_u (local.get $D) (i64.const 10))))
-    (local.set $xl (call $shl128 (local.get $D1) (local.get $sh)))
-    (if (call $within128 (global.get $mulHi) (local.get $xl) (local.get $ah) (local.get $al) (local.get $bh) (local.get $bl) (local.get $ends))
+    (local.set $xl (call $scaled (i64.shl (local.get $D1) (i64.const 2)) (local.get $fa) (local.get $a2)))
+    (local.set $xh (global.get $mulHi))
+    (if (global.get $tooWide) (then (return (i32.const 0))))
+    (if (call $within128 (local.get $xh) (local.get $xl) (local.get $ah) (local.get $al) (local.get $bh) (local.get $bl) (local.get $ends))
       (then (return (i32.const -1))))
-    (local.set $xl (call $shl128 (i64.add (local.get $D1) (i64.const 10)) (local.get $sh)))
-    (if (call $within128 (global.get $mulHi) (local.get $xl) (local.get $ah) (local.get $al) (local.get $bh) (local.get $bl) (local.get $ends))
+    (local.set $xl (call $scaled (i64.shl (i64.add (local.get $D1) (i64.const 10)) (i64.const 2)) (local.get $fa) (local.get $a2)))
+    (local.set $xh (global.get $mulHi))
+    (if (global.get $tooWide) (then (return (i32.const 0))))
+    (if (call $within128 (local.get $xh) (local.get $xl) (local.get $ah) (local.get $al) (local.get $bh) (local.get $bl) (local.get $ends))
       (then (return (i32.const -1))))
     (i32.const 1))
 
@@ -346,19 +448,24 @@
   ;; reads as its double (15 = DBL_DIG: no two such decimals read as one
   ;; double), so the spelling decides; longer ones go to the host.
   (func $floatScientific (param $s i32) (param $e i32) (result i32)
-    (local $p i32) (local $c i32) (local $n i32) (local $neg i32) (local $x i32) (local $q i32)
+    (local $p i32) (local $c i32) (local $n i32) (local $neg i32) (local $x i32) (local $q i32) (local $D i64)
     (local.set $p (local.get $s))
     (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2d)) (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
     (if (i32.ge_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x31)) (i32.const 9)) (then (return (i32.const -1))))
+    (local.set $D (i64.extend_i32_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30))))
     (local.set $p (i32.add (local.get $p) (i32.const 1)))
     (local.set $n (i32.const 1))
     (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x2e))
       (then
         (local.set $p (i32.add (local.get $p) (i32.const 1)))
         (loop $frac
-          (if (i32.lt_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)) (i32.const 10))
+          (local.set $c (i32.sub (i32.load8_u (local.get $p)) (i32.const 0x30)))
+          (if (i32.lt_u (local.get $c) (i32.const 10))
             (then
               (local.set $n (i32.add (local.get $n) (i32.const 1)))
+              ;; (past 17 digits it is not repr: only counted)
+              (if (i32.le_u (local.get $n) (i32.const 17))
+                (then (local.set $D (i64.add (i64.mul (local.get $D) (i64.const 10)) (i64.extend_i32_u (local.get $c))))))
               (local.set $p (i32.add (local.get $p) (i32.const 1)))
               (br $frac))))
         ;; "d.e5" is not JSON; a trailing zero is never the shortest
@@ -386,4 +493,7 @@
     (if (i32.and (i32.le_u (local.get $n) (i32.const 15))
           (i32.and (i32.ge_s (local.get $x) (i32.const -307)) (i32.le_s (local.get $x) (i32.const 307))))
       (then (return (i32.const 1))))
-    (i32.const 0))
+    ;; repr never spells more than 17 digits
+    (if (i32.gt_u (local.get $n) (i32.const 17)) (then (return (i32.const -1))))
+    (if (i32.lt_u (local.get $n) (i32.const 16)) (then (return (i32.const 0))))
+    (call $digitsRepr (local.get $D) (i32.sub (local.get $x) (i32.sub (local.get $n) (i32.const 1)))))
