@@ -38,7 +38,7 @@ export interface FastLineReader {
   buffer?: Uint8Array;
   /**
    * Collect garbage after every this many chunks, and after a chunk that
-   * ends a megabyte of lines taken by the exact reader (default never): a
+   * ends EXACT_GC_BYTES of lines taken by the exact reader (default never): a
    * handler that makes values per row leaves garbage the engine collects
    * late, and peak memory would grow with it.
    */

@@ -312,8 +312,9 @@ function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: n
     // a line in the read buffer the bulk probe left is the exact path's; one that spanned two reads is not in it
     fast: (buf, s, e) => buf !== lines && assembled(buf.subarray(s, e)),
     long: assembled,
-    // an exact row is only hashed
+    // an exact row is only hashed; its values are collected after EXACT_GC_BYTES of such rows (fast-lines.ts)
     rawStrings: true,
+    gcEvery: Number.POSITIVE_INFINITY,
     exact: (v, _bytes, lineNo) => {
       if (v.kind !== "row") return;
       const type = eventTypeOf(v.row);
