@@ -8,7 +8,8 @@ order, `json.dumps(row, default=str)`), hashed with the pre-images of §1.4
 and §1.5 (test/reference/verify_journal.py's payload_hash and event_hash),
 so the bench also measures input no TypeScript writer spelled: NaN and
 Infinity, ints past 2**64, lone surrogates, tuples and `default=str`
-values, every float as repr spells it, non-ASCII dict keys (file paths).
+values, every float as repr spells it (metrics rows of random doubles of
+every magnitude), non-ASCII dict keys (file paths).
 
     python3 bench/journal_py.py --sdd DIR --run ID --bytes N [--seed N] [--newline crlf]
 
@@ -64,6 +65,11 @@ def events(rng, run_id):
                 "output": text(rng, 5 + rng.randrange(60)),
                 "touched": {rng.choice(PATHS): rng.choice(("M", "A", "D")) for _ in range(rng.randrange(4))},
             }
+        if rng.random() < 0.4:
+            # a run's metrics: random doubles of every magnitude, as repr spells them (17 digits, scientific
+            # notation below 1e-4 and from 1e16)
+            yield "metrics", {"agent_id": agent, "task_id": tid, "loss": rng.random(),
+                              "values": [rng.random() * 10.0 ** rng.randrange(-12, 20) for _ in range(8 + rng.randrange(32))]}
         spent += rng.random() * 0.35
         if rng.random() < 0.1:
             yield "task_verification_failed", {"task_id": tid, "failed_signals": [s for s in SIGNALS if rng.random() < 0.5] or ["tests"]}

@@ -116,6 +116,10 @@ describe("bench journal shapes", () => {
     const m = made.get("python")!;
     for (const s of [": NaN", ": Infinity", ": -Infinity", "\\udc80", "\"task_ids\": [\"T-1\"]", "\"path\": \"src/core/mod_"]) expect(m.text).toContain(s);
     expect(m.text).toMatch(/"big": 1844674407370955\d{4}/);
+    // metrics rows: 16- and 17-digit doubles in both notations (the float decision's hard cases)
+    expect(m.text).toMatch(/"event": "metrics".*"values": \[[^\]]*\d\.\d{15,16}e-\d\d/);
+    expect(m.text).toMatch(/"values": \[[^\]]*\d\.\d{15,16}e\+\d\d/);
+    expect(m.text).toMatch(/"values": \[[^\]]*0\.000\d{16,17}[,\]]/);
     const meta = readFileSync(join(dir, "python", "runs", "r-python", "metadata.json"), "utf8");
     expect(JSON.parse(meta)).toMatchObject({ run_id: "r-python", git_sha: "", seed_path: null });
   });
