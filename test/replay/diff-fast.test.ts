@@ -45,6 +45,22 @@ async function expectSame(a: string, b: string): Promise<void> {
   }
 }
 
+/** Whether `diff` diverged, and how many rows the fast path's scan took meanwhile. */
+async function scannedRows(diff: () => Promise<{ diverged: boolean }>): Promise<{ diverged: boolean; scanned: number }> {
+  const scan = RowScan.prototype.scan;
+  let scanned = 0;
+  RowScan.prototype.scan = function (this: RowScan, b: Uint8Array, s: number, e: number) {
+    const took = scan.call(this, b, s, e);
+    if (took) scanned++;
+    return took;
+  };
+  try {
+    return { diverged: (await diff()).diverged, scanned };
+  } finally {
+    RowScan.prototype.scan = scan;
+  }
+}
+
 function write(name: string, text: string | Uint8Array): string {
   const p = join(dir, name);
   writeFileSync(p, text);
@@ -141,18 +157,8 @@ describe("replay diff fast path = exact path", () => {
   };
   test("CR LF line ends are scanned, not handed to the exact reader (the test is not vacuous)", async () => {
     const crlf = variant("crlf-scanned.jsonl", (r) => r, "\r\n");
-    const scan = RowScan.prototype.scan;
-    let scanned = 0;
-    RowScan.prototype.scan = function (this: RowScan, b: Uint8Array, s: number, e: number) {
-      const took = scan.call(this, b, s, e);
-      if (took) scanned++;
-      return took;
-    };
-    try {
-      expect((await diffRunJournals(base, crlf)).diverged).toBe(false);
-    } finally {
-      RowScan.prototype.scan = scan;
-    }
+    const { diverged, scanned } = await scannedRows(() => diffRunJournals(base, crlf));
+    expect(diverged).toBe(false);
     expect(scanned).toBe(2 * rows.length);
   });
 
@@ -211,22 +217,8 @@ describe("replay diff fast path = exact path", () => {
     }
 
     test("rows with escaped keys are scanned under rules that name none; declined where a name holds a character Python escapes", async () => {
-      const scan = RowScan.prototype.scan;
-      let scanned = 0;
-      RowScan.prototype.scan = function (this: RowScan, b: Uint8Array, s: number, e: number) {
-        const took = scan.call(this, b, s, e);
-        if (took) scanned++;
-        return took;
-      };
-      try {
-        expect((await diffRunJournals(base2, base2)).diverged).toBe(false);
-        expect(scanned).toBe(2 * escaped.length);
-        scanned = 0;
-        expect((await diffRunJournals(base2, base2, rules.at(-1)![1])).diverged).toBe(false);
-        expect(scanned).toBe(0);
-      } finally {
-        RowScan.prototype.scan = scan;
-      }
+      expect(await scannedRows(() => diffRunJournals(base2, base2))).toEqual({ diverged: false, scanned: 2 * escaped.length });
+      expect(await scannedRows(() => diffRunJournals(base2, base2, rules.at(-1)![1]))).toEqual({ diverged: false, scanned: 0 });
     });
   });
 
