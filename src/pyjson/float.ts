@@ -39,9 +39,10 @@ export function floatRepr(n: number): string {
  * `floatRepr(Number(text)) === text`, with fewer strings made: in repr's
  * fixed range [1e-4, 1e16), which lies inside ECMAScript's fixed range
  * [1e-6, 1e21), Number-to-String lays out the same shortest digits, but
- * for the ".0" an integral value gets. (Readers decide most lexemes
- * without a string at all; this is their slow check, hot for timestamps of
- * 16-17 digits.)
+ * for the ".0" an integral value gets; outside it, toExponential lays them
+ * out as repr does but for a one-digit exponent's padding. (Readers decide
+ * most lexemes without a string at all; this is their slow check, for the
+ * floats the module leaves: ties, and 16-17 digits far from 1.)
  */
 export function isFloatRepr(text: string): boolean {
   const n = Number(text);
@@ -51,6 +52,10 @@ export function isFloatRepr(text: string): boolean {
     if (!Number.isInteger(n)) return js === text;
     return text.length === js.length + 2 && text.endsWith(".0") && text.startsWith(js);
   }
+  // outside it repr is scientific, spelled as toExponential spells it once the exponent has two digits
+  const x = n.toExponential();
+  const e = x.indexOf("e");
+  if (e > 0 && x.length - e >= 4) return x === text;
   return floatRepr(n) === text;
 }
 
