@@ -157,11 +157,46 @@ class SameLines {
   }
 }
 
+/** The compared fields (diff.ts DIFF_FIELDS) as step keys. */
+const DIFF_KEYS = [StepKey.PrevHash, StepKey.InputHash, StepKey.Model, StepKey.Prompt, StepKey.ToolCall, StepKey.ToolResult, StepKey.Effort];
+
+/**
+ * Two lines that differ as bytes but may hold equal entries: two runs of
+ * one agent on the same inputs write the same steps at other times (`ts`,
+ * outside the hash). Each line is read through the codec's canonical scan;
+ * in that spelling a value has one spelling, so the compared fields' equal
+ * bytes are equal values (a top-level NaN aside, which differs from
+ * itself). Anything else, a difference among them included, is the exact
+ * comparison's.
+ */
+class EqualFields {
+  private readonly left = new CanonicalRow();
+  private readonly right = new CanonicalRow();
+
+  /** Both lines are entries whose compared fields are the same bytes (none a top-level NaN). */
+  equal(a: Uint8Array, b: Uint8Array): boolean {
+    const x = this.left;
+    const y = this.right;
+    if (!x.scanRow(a) || !y.scanRow(b) || x.spanStart[StepKey.StepHash]! < 0 || y.spanStart[StepKey.StepHash]! < 0) return false;
+    for (const k of DIFF_KEYS) {
+      const s = x.spanStart[k]!;
+      const e = x.spanEnd[k]!;
+      const t = y.spanStart[k]!;
+      if ((s < 0) !== (t < 0)) return false;
+      if (s < 0) continue;
+      if (e - s !== y.spanEnd[k]! - t || isNaNAt(a, s, e)) return false;
+      for (let i = 0; i < e - s; i++) if (a[s + i] !== b[t + i]) return false;
+    }
+    return true;
+  }
+}
+
 /**
  * `diff-journal`'s fast path over both sources' lines in lockstep: a run
  * of byte-identical lines is the same entries (and non-entries) on both
- * sides, so equal fields, and is only classified (`SameLines`); a pair
- * that differs is parsed and compared exactly, as `diffJournals` does
+ * sides, so equal fields, and is only classified (`SameLines`); a pair of
+ * entries whose compared fields are the same bytes is equal (`EqualFields`);
+ * any other pair is parsed and compared exactly, as `diffJournals` does
  * (non-entries skipped on each side). Constant memory: a batch of lines
  * per side.
  */
@@ -169,6 +204,7 @@ export async function diffJournalLines(left: AsyncIterator<LineBatch>, right: As
   const a = new LineCursor(left);
   const b = new LineCursor(right);
   const same = new SameLines();
+  const fields = new EqualFields();
   const rowOf = (c: LineCursor, e: PyObject | boolean): PyObject => (e instanceof Map ? e : (classifyLine(c.line) as { row: PyObject }).row);
   /** Move the cursor to its next entry (the current line first); the entry, or null at the end. */
   const nextEntry = async (c: LineCursor): Promise<PyObject | true | null> => {
@@ -199,6 +235,11 @@ export async function diffJournalLines(left: AsyncIterator<LineBatch>, right: As
         const r = same.run(a.buf, s, a.end + 1, i);
         if (typeof r !== "number") return r;
         i += r;
+        await Promise.all([a.advance(), b.advance()]);
+        continue;
+      }
+      if (!a.done && !b.done && fields.equal(a.line, b.line)) {
+        i++;
         await Promise.all([a.advance(), b.advance()]);
         continue;
       }

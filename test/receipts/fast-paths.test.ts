@@ -134,6 +134,11 @@ describe("agent view --as-json: the same entries with the kernel on and off", ()
   }, 120_000);
 });
 
+/** The lines with every step's `ts` changed (and its spelling: more digits). */
+function retimed(lines: string[]): string[] {
+  return lines.map((l) => l.replace(/"ts":(-?[0-9.eE+-]+)/, (_, t: string) => `"ts":${Number(t) + 1000.0625}`));
+}
+
 describe("diff-journal: the same verdict from bytes as from parsed entries", () => {
   test("pairs of journals and receipts", async () => {
     const bucket = (id: string) => join(sdd, "runtime", "journal", id, "000000.jsonl");
@@ -146,6 +151,19 @@ describe("diff-journal: the same verdict from bytes as from parsed entries", () 
       crlf: lines.join("\r\n"),
       blanks: lines.join("\n\n"),
     };
+    // the same steps written at other times (ts is outside the hash): every line differs, no entry; on canonical rows
+    // (gen-plain) the compared fields are compared as bytes
+    const plain = readFileSync(bucket("gen-plain"), "utf8").split("\n");
+    const retimedVariants: Record<string, string[]> = {
+      retimed: retimed(plain),
+      "retimed and changed": retimed(plain).map((l, i) => (i === 1700 ? l.replace('"in-', '"IN-') : l)),
+      // equal under Python's == though spelled otherwise (True == 1): the exact comparison says so
+      "retimed, respelled": retimed(plain).map((l, i) => (i % 50 === 7 ? l.replace(/:true([,}])/g, ":1$1") : l)),
+      "nan retimed": retimed(readFileSync(bucket("gen-nan"), "utf8").split("\n")),
+    };
+    for (const [name, rows] of Object.entries(retimedVariants)) writeFileSync(join(tmp, `${name}.jsonl`), rows.join("\n"));
+    const changed1700 = await diffJournalSources(file(bucket("gen-plain")), file(join(tmp, "retimed and changed.jsonl")));
+    expect([changed1700.diverged, changed1700.diverged && changed1700.seq]).toEqual([true, 1700]);
     for (const [name, text] of Object.entries(variants)) writeFileSync(join(tmp, `${name}.jsonl`), text);
     await exportReceipt({ sddDir: sdd, agentId: "gen-plain", out: join(tmp, "plain.tar"), force: true });
     await exportReceipt({ sddDir: sdd, agentId: "gen-mixed", out: join(tmp, "mixed.tar"), force: true });
@@ -159,6 +177,11 @@ describe("diff-journal: the same verdict from bytes as from parsed entries", () 
       [{ kind: "receipt", path: join(tmp, "mixed.tar") }, file(bucket("gen-mixed"))],
       [{ kind: "receipt", path: join(VECTORS, "agent-journal", "agent-a.tar") }, { kind: "receipt", path: join(VECTORS, "agent-journal", "agent-a.published.tar") }],
       [file(bucket("gen-nan")), file(bucket("gen-nan"))],
+      [file(bucket("gen-nan")), file(join(tmp, "nan retimed.jsonl"))],
+      ...["retimed", "retimed and changed", "retimed, respelled"].flatMap((n): [JournalSource, JournalSource][] => [
+        [file(bucket("gen-plain")), file(join(tmp, `${n}.jsonl`))],
+        [file(join(tmp, `${n}.jsonl`)), file(bucket("gen-plain"))],
+      ]),
       [file(bucket("gen-huge")), file(bucket("gen-huge"))],
       [file(bucket("gen-empty")), file(bucket("gen-plain"))],
       [file(bucket("gen-garbage")), file(bucket("gen-plain"))],
