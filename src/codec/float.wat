@@ -446,7 +446,8 @@
   ;; two exponent digits) only outside [1e-4, 1e16). With at most 15
   ;; significant digits in the normal range, a decimal is the shortest that
   ;; reads as its double (15 = DBL_DIG: no two such decimals read as one
-  ;; double), so the spelling decides; longer ones go to the host.
+  ;; double), so the spelling decides; 16 or 17 digits, $digitsRepr; more,
+  ;; never repr.
   (func $floatScientific (param $s i32) (param $e i32) (result i32)
     (local $p i32) (local $c i32) (local $n i32) (local $neg i32) (local $x i32) (local $q i32) (local $D i64)
     (local.set $p (local.get $s))
