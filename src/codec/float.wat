@@ -205,15 +205,6 @@
     (if (i64.eq (local.get $al) (local.get $bl)) (then (return (i32.const 0))))
     (select (i32.const -1) (i32.const 1) (i64.lt_u (local.get $al) (local.get $bl))))
 
-  ;; x·2^sh (x < 2^57, 1 <= sh <= 68): the low 64 bits, the high 64 in $mulHi.
-  (func $shl128 (param $x i64) (param $sh i64) (result i64)
-    (if (i64.ge_u (local.get $sh) (i64.const 64))
-      (then
-        (global.set $mulHi (i64.shl (local.get $x) (i64.sub (local.get $sh) (i64.const 64))))
-        (return (i64.const 0))))
-    (global.set $mulHi (i64.shr_u (local.get $x) (i64.sub (i64.const 64) (local.get $sh))))
-    (i64.shl (local.get $x) (local.get $sh)))
-
   ;; Whether (xh, xl) lies in [(ah, al), (bh, bl)], the ends included when `ends`.
   (func $within128 (param $xh i64) (param $xl i64) (param $ah i64) (param $al i64) (param $bh i64) (param $bl i64) (param $ends i32) (result i32)
     (local $lo i32) (local $hi i32)
@@ -346,7 +337,7 @@
     (local $a2 i32) (local $b2 i32) (local $D1 i64)
     (local $xh i64) (local $xl i64) (local $ch i64) (local $cl i64) (local $ah i64) (local $al i64)
     (local $bh i64) (local $bl i64) (local $wh i64) (local $wl i64) (local $yh i64) (local $yl i64) (local $c i32)
-    (local $fa i64) (local $fb i64)
+    (local $fa i64) (local $fb i64) (local $bottom i32)
     (if (i32.gt_u (i32.add (local.get $q) (i32.const 27)) (i32.const 54)) (then (return (i32.const 0))))
     ;; 5^a5 and 5^b5: one of them is 1
     (local.set $fa (call $pow5 (select (local.get $q) (i32.const 0) (i32.gt_s (local.get $q) (i32.const 0)))))
@@ -389,7 +380,8 @@
         (local.set $bl (i64.add (local.get $cl) (local.get $wl)))
         (local.set $bh (i64.add (i64.add (local.get $ch) (local.get $wh)) (i64.extend_i32_u (i64.lt_u (local.get $bl) (local.get $cl)))))
         ;; the lower end: centre - w, or - w/2 at a binade's bottom (the spacing below halves)
-        (if (i32.and (i64.eq (local.get $M) (i64.const 0x10000000000000)) (i32.gt_u (local.get $x) (i32.const 1)))
+        (local.set $bottom (i32.and (i64.eq (local.get $M) (i64.const 0x10000000000000)) (i32.gt_u (local.get $x) (i32.const 1))))
+        (if (local.get $bottom)
           (then
             (local.set $wl (i64.or (i64.shr_u (local.get $wl) (i64.const 1)) (i64.shl (local.get $wh) (i64.const 63))))
             (local.set $wh (i64.shr_u (local.get $wh) (i64.const 1)))))
@@ -423,8 +415,7 @@
     ;; below may not read as d: the host decides
     (if (i32.eqz (local.get $c))
       (then
-        (if (i32.and (i64.eq (local.get $M) (i64.const 0x10000000000000)) (i32.gt_u (local.get $x) (i32.const 1)))
-          (then (return (i32.const 0))))
+        (if (local.get $bottom) (then (return (i32.const 0))))
         (if (i32.wrap_i64 (i64.and (local.get $D) (i64.const 1))) (then (return (i32.const -1))))))
     ;; (1) the multiples of 10^(q+1) on either side of L
     (local.set $D1 (i64.sub (local.get $D) (i64.rem_u (local.get $D) (i64.const 10))))
