@@ -23,7 +23,7 @@ import { GENESIS_HASH, stepHash } from "../steps/hash.ts";
 import { agentJournalDir, BUCKET_NAME, journalRoot } from "../steps/paths.ts";
 import { refuseNonStepJournal } from "../steps/reader.ts";
 import { walkStepJournal } from "../steps/verify.ts";
-import { OverlongLineError, rowHashFields, type WalkMarks } from "../steps/walk.ts";
+import { rowHashFields, type WalkMarks } from "../steps/walk.ts";
 import { stepVerdict } from "../steps/verdict.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
@@ -93,22 +93,16 @@ const NO_MISMATCH: Mismatch = { seq: null, first_divergent_field: null, expected
 /**
  * The first step whose link or hash does not check out (streaming,
  * upstream's rule), over the tolerant reader's entries. With the verifying
- * walk's `marks` it starts where the walk says it can be: the walk checks
- * every entry's link and hash as this does, and takes the other lines'
- * heads as the reader skips them, unless an object row without a
- * step_hash came first (the walk takes its empty hash as the head). So the
- * answer is the walk's first link error's row, or none. After such a row,
- * a second walk over the entries alone (the kernel's speed, not a parse of
- * every row) finds that row. (null: from the start.)
+ * walk's `marks` it starts at the entry where the walk saw the reader's
+ * chain break (ChainWalker.marks), or finds none when the walk saw none.
+ * (null: from the start.)
  */
-export async function firstMismatch(path: string, verifying: WalkMarks | null = null): Promise<Mismatch> {
-  const marks = verifying !== null && verifying.firstNonEntry !== null ? await entriesWalkMarks(path, verifying) : verifying;
-  const skipped = marks !== null && marks.firstNonEntry === null;
-  if (skipped && marks.firstLinkError === null) return NO_MISMATCH;
-  const from = marks === null ? null : skipped ? marks.firstLinkError : marks.firstError;
+export async function firstMismatch(path: string, marks: WalkMarks | null = null): Promise<Mismatch> {
+  if (marks !== null && marks.firstEntryBreak === null) return NO_MISMATCH;
+  const from = marks?.firstEntryBreak ?? null;
   let prevStored = from?.head ?? GENESIS_HASH;
   let i = from?.steps ?? 0;
-  // every row from there on is parsed and hashed whole (past a row the walk and the reader read apart, to the end):
+  // (from the walk's mark the first row read is the mismatch) every row read is parsed and hashed whole:
   // garbage the engine collects late
   const gc = new GrowthCollector(4 << 20);
   for await (const row of sourceEntries({ kind: "file", path }, DEFAULT_RECEIPT_LIMITS, from === null ? 0 : from.line - 1)) {
@@ -131,21 +125,6 @@ export async function firstMismatch(path: string, verifying: WalkMarks | null = 
     prevStored = stored;
   }
   return NO_MISMATCH;
-}
-
-/**
- * The marks of a walk over the tolerant reader's entries only (no row
- * without a step_hash in it), or `marks` as they were when that walk cannot
- * be made (the file changed under the verify: a line over the cap now); the
- * scan then starts at their first error, as before.
- */
-async function entriesWalkMarks(path: string, marks: WalkMarks): Promise<WalkMarks> {
-  try {
-    return (await walkStepJournal(path, null, "entries")).marks;
-  } catch (err) {
-    if (err instanceof OverlongLineError) return marks;
-    throw err;
-  }
 }
 
 export interface ForkInfo {

@@ -5,7 +5,7 @@ import { checkInput, JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { LineSplitter, refusingOverlong } from "../fsutil/lines.ts";
 import { readLineChunks } from "../fsutil/line-chunks.ts";
-import { ChainWalker, type WalkDialect, type WalkMarks, type WalkResult } from "./walk.ts";
+import { ChainWalker, type WalkMarks, type WalkResult } from "./walk.ts";
 import { KERNEL_DISPLAY, KERNEL_RECORD } from "./kernel.ts";
 import { fileStamp, type SpanRecords } from "./records.ts";
 import { agentVerdict, missingStepJournalVerdict, stepVerdict, type AgentJournalVerdict, type StepJournalVerdict } from "./verdict.ts";
@@ -52,21 +52,21 @@ export async function verifyAgentJournal(sddDir: string, agentId: string, record
  * step_hash (null: no entry). The kernel takes the rows that check out in
  * runs; the rest are read exactly. With `records`, see verifyAgentJournal.
  */
-export async function walkStepJournal(bucket: string, records: SpanRecords | null = null, dialect: WalkDialect = "disk"): Promise<StepWalk> {
-  return walkStepJournalSync(bucket, records, dialect);
+export async function walkStepJournal(bucket: string, records: SpanRecords | null = null): Promise<StepWalk> {
+  return walkStepJournalSync(bucket, records);
 }
 
 export interface StepWalk {
   walk: WalkResult;
   entries: number;
   lastHash: string | null;
-  /** Where the walk met its first error, link error and non-entry object (ChainWalker.marks). */
+  /** Where the tolerant reader's chain first breaks (ChainWalker.marks). */
   marks: WalkMarks;
 }
 
 /** walkStepJournal in this thread, for a caller that cannot wait on the event loop (a writer recovering its tip under its lock). */
-export function walkStepJournalSync(bucket: string, records: SpanRecords | null = null, dialect: WalkDialect = "disk"): StepWalk {
-  const walker = new ChainWalker(dialect, JOURNAL_MAX_ROW_BYTES);
+export function walkStepJournalSync(bucket: string, records: SpanRecords | null = null): StepWalk {
+  const walker = new ChainWalker("disk", JOURNAL_MAX_ROW_BYTES);
   if (existsSync(bucket)) {
     // The kernel takes the rows that check out in runs (each an entry: it has a step_hash); the rest are read exactly.
     const stamp = records === null ? null : fileStamp(bucket);

@@ -4,7 +4,6 @@ import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
 import type { PyObject, PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { CanonicalRow } from "./canonical-row.ts";
-import { entryOf } from "./reader.ts";
 import { StepKey } from "./row-keys.ts";
 import { KERNEL_PUBLISH, StepKernel, stepKernelEnabled } from "./kernel.ts";
 import { OverlongLineError, type BulkProbe } from "../fsutil/lines.ts";
@@ -20,13 +19,8 @@ import { HEX_BYTES, LOWER_HEX_VALUE } from "../hex.ts";
  * link is reported once as a prev_hash mismatch and a step_hash mismatch
  * means the row's hashed fields were edited.
  */
-/**
- * "disk" and "receipt": the verifiers' walks (§5b; they differ in messages
- * and in an undecodable line). "entries": the tolerant reader's entries
- * only (steps/reader.ts entryOf): a line that is not an object with a
- * step_hash is passed over, leaving the head and the count as they were.
- */
-export type WalkDialect = "disk" | "receipt" | "entries";
+/** The verifiers' walks (§5b): they differ in messages and in an undecodable line. */
+export type WalkDialect = "disk" | "receipt";
 
 /** Kept error lines are capped so a garbage multi-gigabyte file verifies in bounded memory. */
 export const MAX_KEPT_ERRORS = 1000;
@@ -48,9 +42,13 @@ export interface WalkMark {
 }
 
 export interface WalkMarks {
-  firstError: WalkMark | null;
-  firstLinkError: WalkMark | null;
-  firstNonEntry: WalkMark | null;
+  /**
+   * The first entry (a row with a step_hash, as the tolerant reader takes
+   * rows: steps/reader.ts entryOf) whose prev_hash is not the last entry's
+   * step_hash, or whose hash does not check out; with the head and the
+   * entries before it.
+   */
+  firstEntryBreak: WalkMark | null;
 }
 
 export interface WalkResult {
@@ -229,34 +227,37 @@ export class ChainWalker implements BulkProbe {
   }
 
   /**
-   * Where a later pass may resume (replay debug's first mismatch): the
-   * line of the first error, of the first link or hash that does not
-   * check out, and of the first object row without a step_hash (which the
-   * tolerant reader skips, where the walk takes its empty hash as the head),
-   * each with the head and the steps before it.
+   * Where replay debug's first mismatch may start its scan. The tolerant
+   * reader's chain is this walk's but for rows without a step_hash: it
+   * passes over them, where the walk takes their empty hash as its head.
+   * So the two differ only at such a row and at the entry after it, and
+   * the walk follows the reader's chain as it goes instead of a second walk.
    */
-  readonly marks: WalkMarks = { firstError: null, firstLinkError: null, firstNonEntry: null };
+  readonly marks: WalkMarks = { firstEntryBreak: null };
 
   error(lineNo: number, detail: string): void {
-    if (this.noted(lineNo, false)) this.kept.push(`${this.prefix}${lineNo}: ${detail}`);
+    if (this.noted()) this.kept.push(`${this.prefix}${lineNo}: ${detail}`);
   }
 
   /**
-   * Note an error at `lineNo` (`link`: a link or hash that does not check
-   * out): its marks, and whether its text is kept. Past MAX_KEPT_ERRORS
-   * it is only counted, so the hot reporters make no text for it (a
-   * broken chain has an error on every row after the break).
+   * Note an error: whether its text is kept. Past MAX_KEPT_ERRORS it is
+   * only counted, so the hot reporters make no text for it (a broken chain
+   * has an error on every row after the break).
    */
-  private noted(lineNo: number, link: boolean): boolean {
-    this.marks.firstError ??= this.mark(lineNo);
-    if (link) this.marks.firstLinkError ??= this.mark(lineNo);
+  private noted(): boolean {
     if (this.kept.length < MAX_KEPT_ERRORS) return true;
     this.dropped++;
     return false;
   }
 
-  private mark(line: number): WalkMark {
-    return { line, head: this.head, steps: this.steps };
+  /** The reader's head before this row: the last entry's step_hash (the genesis hash before any). */
+  private get entriesHead(): string {
+    return this.lastEntryIsHead ? this.head : (this.lastEntryText ?? GENESIS_HASH);
+  }
+
+  /** An entry at `lineNo` breaks the reader's chain (before the walk's head and counts move past it). */
+  private entryBreak(lineNo: number): void {
+    this.marks.firstEntryBreak = { line: lineNo, head: this.entriesHead, steps: this.entries };
   }
 
   result(): WalkResult {
@@ -455,18 +456,18 @@ export class ChainWalker implements BulkProbe {
 
   // The error reports of `fast`, kept out of it: the hot function stays small, so it is compiled sooner.
   private seqMismatch(lineNo: number, seq: number): void {
-    if (this.noted(lineNo, false)) this.kept.push(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seq})`);
+    if (this.noted()) this.kept.push(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seq})`);
   }
 
   private prevMismatch(line: Uint8Array, lineNo: number, pS: number, pE: number): void {
-    if (!this.noted(lineNo, true)) return;
+    if (!this.noted()) return;
     const prev = latin1.decode(line.subarray(pS + 1, pE - 1));
     this.kept.push(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
   }
 
   /** The stored step_hash is not the digest (in `this.digest`): report it; the stored hash becomes the head. */
   private stepMismatch(line: Uint8Array, lineNo: number, sS: number, sE: number): void {
-    if (this.noted(lineNo, true)) {
+    if (this.noted()) {
       const recomputed = this.hexOf(this.digest);
       const stored = latin1.decode(line.subarray(sS + 1, sE - 1));
       this.kept.push(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
@@ -551,10 +552,16 @@ export class ChainWalker implements BulkProbe {
     Bun.SHA256.hash(this.preimage(), this.digest);
     const digest = this.digest;
 
-    if (seq !== this.expected) this.seqMismatch(lineNo, seq);
-    if (!this.headEquals(line, pS + 1, pE - 1)) this.prevMismatch(line, lineNo, pS, pE);
+    const linked = this.headEquals(line, pS + 1, pE - 1);
     // The stored hash against the digest, hex digit by hex digit (no strings unless they differ).
-    if (!isHexOf(digest, line, sS + 1, sE - 1)) {
+    const hashed = isHexOf(digest, line, sS + 1, sE - 1);
+    // (after a row without a step_hash the reader's head is not the walk's)
+    if (this.marks.firstEntryBreak === null && !(hashed && (this.lastEntryIsHead ? linked : utf8Loose.decode(line.subarray(pS + 1, pE - 1)) === this.entriesHead))) {
+      this.entryBreak(lineNo);
+    }
+    if (seq !== this.expected) this.seqMismatch(lineNo, seq);
+    if (!linked) this.prevMismatch(line, lineNo, pS, pE);
+    if (!hashed) {
       this.stepMismatch(line, lineNo, sS, sE);
     } else {
       // The stored hash is the digest's hex: keep the digest as the head.
@@ -571,13 +578,13 @@ export class ChainWalker implements BulkProbe {
   }
 
   private check(lineNo: number, seq: number | bigint, seqText: string, prev: string, recomputed: string, stored: string): void {
-    if (seq !== this.expected && !(typeof seq === "bigint" && seq === BigInt(this.expected)) && this.noted(lineNo, false)) {
+    if (seq !== this.expected && !(typeof seq === "bigint" && seq === BigInt(this.expected)) && this.noted()) {
       this.kept.push(`${this.prefix}${lineNo}: seq mismatch (expected ${this.expected}, got ${seqText})`);
     }
-    if (prev !== this.head && this.noted(lineNo, true)) {
+    if (prev !== this.head && this.noted()) {
       this.kept.push(`${this.prefix}${lineNo}: prev_hash mismatch (expected ${pyPrefix(this.head, 16)}..., got ${pyPrefix(prev, 16)}...)`);
     }
-    if (recomputed !== stored && this.noted(lineNo, true)) {
+    if (recomputed !== stored && this.noted()) {
       this.kept.push(`${this.prefix}${lineNo}: step_hash mismatch (expected ${pyPrefix(recomputed, 16)}..., got ${pyPrefix(stored, 16)}...)`);
     }
     this.setHeadText(stored);
@@ -589,7 +596,6 @@ export class ChainWalker implements BulkProbe {
   private general(bytes: Uint8Array, lineNo: number): void {
     // a long line is read without a value tree (src/pyjson/row.ts)
     const v = loadsLine(bytes, true);
-    if (this.dialect === "entries" && entryOf(v) === null) return;
     if (v.kind === "undecodable") {
       if (this.dialect === "receipt") throw new UndecodableLineError(lineNo);
       this.error(lineNo, `invalid JSON (line is not valid UTF-8)`);
@@ -619,11 +625,11 @@ export class ChainWalker implements BulkProbe {
     const stored = pyStr(row.get("step_hash"), "");
     const entry = row.has("step_hash");
     if (entry) {
+      if (this.marks.firstEntryBreak === null && (f.prev_hash !== this.entriesHead || recomputed !== stored)) this.entryBreak(lineNo);
       this.entries++;
-    } else {
-      this.marks.firstNonEntry ??= this.mark(lineNo);
+    } else if (this.lastEntryIsHead) {
       // its empty hash becomes the head: the last entry's is kept apart
-      if (this.lastEntryIsHead) this.lastEntryText = this.head;
+      this.lastEntryText = this.head;
     }
     if (seq === null) {
       // Not comparable: count it, check the links, and move on.

@@ -72,6 +72,9 @@ describe("debug's first mismatch from the verifying walk's marks is the full sca
   const rows = journalBytes({ rows: 300, seed: 85, plain: true }).split("\n").filter((l) => l !== "");
   const mixed = journalBytes({ rows: 300, seed: 86 }).split("\n").filter((l) => l !== "");
   const edit = (l: string) => l.replace('"model":"', '"model":"X').replace('"model": "', '"model": "X');
+  // the row linked to `prev` instead; or its own link spelled with an escape (the same string)
+  const relink = (l: string, prev: string) => l.replace(/("prev_hash": ?")[0-9a-f]*"/, `$1${prev}"`);
+  const escapedLink = (l: string) => l.replace(/("prev_hash": ?")([0-9a-f])/, (_, head: string, c: string) => `${head}\\u00${c.charCodeAt(0).toString(16)}`);
   const damaged = (base: string[]): Record<string, string[]> => ({
     whole: base,
     torn: [...base, base[7]!.slice(0, 50)],
@@ -88,6 +91,13 @@ describe("debug's first mismatch from the verifying walk's marks is the full sca
     "non-entry object, garbage and an array, then a swap": [...base.slice(0, 30), '{"n": 1}', "[1, 2]", "garbage", ...base.slice(30, 200), base[201]!, base[200]!, ...base.slice(202)],
     "blank lines, then an edit": [...base.slice(0, 100), "", "   ", ...base.slice(100, 120), edit(base[120]!), ...base.slice(121)],
     "first row edited": [edit(base[0]!), ...base.slice(1)],
+    // the entry right after rows without a step_hash: the reader links it to the last entry, the walk to ""
+    "non-entry object, then the next entry edited": [...base.slice(0, 100), '{"seq": 1}', edit(base[100]!), ...base.slice(101)],
+    "non-entry object, then the next entry deleted": [...base.slice(0, 100), '{"n": 1}', ...base.slice(101)],
+    "two non-entry objects, then an entry linked to them": [...base.slice(0, 100), '{"a": 1}', '{"b": 2}', relink(base[100]!, ""), ...base.slice(101)],
+    "non-entry object, then an entry with an escaped link": [...base.slice(0, 100), '{"a": 1}', escapedLink(base[100]!), ...base.slice(101, 200), edit(base[200]!), ...base.slice(201)],
+    "non-entry object first, then the first entry edited": ['{"x": 1}', edit(base[0]!), ...base.slice(1)],
+    "non-entry object first, then the whole chain": ['{"x": 1}', ...base],
     "swapped": [base[0]!, base[2]!, base[1]!, ...base.slice(3)],
     hostile: HOSTILE_STEP_LINES,
   });
