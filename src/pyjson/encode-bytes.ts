@@ -71,10 +71,17 @@ export class ByteSink {
     this.reserve(t.length);
     for (let i = 0; i < t.length; i++) this.buf[this.len++] = t.charCodeAt(i);
   }
+  /** Text as UTF-8 (lone surrogates as U+FFFD, as TextEncoder writes them). */
+  text(t: string): void {
+    this.reserve(3 * t.length);
+    this.len += textEncoder.encodeInto(t, this.buf.subarray(this.len)).written;
+  }
   view(): Uint8Array {
     return this.buf.subarray(0, this.len);
   }
 }
+
+const textEncoder = new TextEncoder();
 
 const FLOAT_CACHE_MAX = 4096;
 /** Scratch output of isCanonicalFloat. */

@@ -81,6 +81,14 @@ function numberLexeme(v: number): string {
   return floatRepr(v);
 }
 
+/** A line break and `n` spaces, made once per width: a deep value would make one per container (garbage as large as its output). */
+const lineBreaks: string[] = [];
+const LINE_BREAKS_KEPT = 256;
+function lineBreak(n: number): string {
+  if (n >= LINE_BREAKS_KEPT) return "\n" + " ".repeat(n);
+  return (lineBreaks[n] ??= "\n" + " ".repeat(n));
+}
+
 export function dumps(value: PyLike, options: DumpsOptions = {}): string {
   const indent = options.indent ?? null;
   const ensureAscii = options.ensureAscii ?? true;
@@ -124,8 +132,9 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
       parts.push(dumpsBytesText(v.bytes, 0, { sortKeys, itemSep, keySep, indent, ensureAscii, rawNumbers, level }));
       return;
     }
-    const nl = indent === null ? "" : "\n" + " ".repeat(indent * (level + 1));
-    const nlClose = indent === null ? "" : "\n" + " ".repeat(indent * level);
+    const nl = indent === null ? "" : lineBreak(indent * (level + 1));
+    const nlClose = indent === null ? "" : lineBreak(indent * level);
+    const between = itemSep + nl;
     if (Array.isArray(v)) {
       if (v.length === 0) {
         parts.push("[]");
@@ -133,10 +142,10 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
       }
       parts.push("[");
       for (let i = 0; i < v.length; i++) {
-        parts.push(i === 0 ? nl : itemSep + nl);
+        parts.push(i === 0 ? nl : between);
         emit(v[i], level + 1);
       }
-      parts.push(nlClose + "]");
+      parts.push(nlClose, "]");
       return;
     }
     const entries = entriesOf(v as object);
@@ -147,11 +156,11 @@ export function dumps(value: PyLike, options: DumpsOptions = {}): string {
     parts.push("{");
     for (let i = 0; i < entries.length; i++) {
       const [k, x] = entries[i]!;
-      parts.push(i === 0 ? nl : itemSep + nl);
+      parts.push(i === 0 ? nl : between);
       parts.push(encodeString(k, ensureAscii), keySep);
       emit(x, level + 1);
     }
-    parts.push(nlClose + "}");
+    parts.push(nlClose, "}");
   };
 
   emit(value, options.level ?? 0);
