@@ -44,10 +44,15 @@ for (let d = 0; d < 256; d++) {
 }
 
 /**
- * Nesting the fast readers take (deeper rows go to the exact reference,
- * whose own limit is far above): one bound for every reader of the subset.
+ * Nesting the fast readers take (the row's object is 1): one bound for
+ * every reader of the subset, the exact reader's own (pyjson/parse.ts
+ * DEFAULT_MAX_DEPTH), above what Python's json writes or reads (a
+ * RecursionError near 995). So no row goes to the exact path for its depth
+ * alone: there, a deep row's values and its re-indented text are garbage of
+ * many times its size. The modules hold it as a constant (src/codec/scan.wat's
+ * $object and $array, the kernels' frames and hook depths).
  */
-export const MAX_DEPTH = 64;
+export const MAX_DEPTH = 1000;
 
 /** Code units Python's json.dumps writes with a two-byte escape, not `\u00XX`. */
 export function hasShortEscape(v: number): boolean {

@@ -504,6 +504,8 @@ const rowScanModule = compiledOnce(ROW_SCAN_WASM_BASE64);
 interface RowScanExports {
   memory: WebAssembly.Memory;
   heapBase: WebAssembly.Global;
+  /** The deepest container of the last scan (the row's object is 1). */
+  deepest: WebAssembly.Global;
   keyProbe: WebAssembly.Global;
   keyName: WebAssembly.Global;
   keyBytes: WebAssembly.Global;
@@ -656,8 +658,8 @@ class WasmScanner {
   /** renderJsonOf on the row this scanner last indexed for ix. */
   render(ix: RowIndex, pad: number, inline: boolean, out: OutBytes): boolean {
     const at = (this.tape0 + 16 * ix.count + 15) & ~15;
-    // a token's line: its break, indent (nesting is at most MAX_DEPTH), separator; its bytes never grow
-    const bound = ix.rowEnd - ix.rowStart + ix.count * (pad + 2 * MAX_DEPTH + 8) + pad + 64;
+    // a token's line: its break, indent (2 spaces a level below the row's deepest container), separator; its bytes never grow
+    const bound = ix.rowEnd - ix.rowStart + ix.count * (pad + 2 * (this.x.deepest.value as number) + 8) + pad + 64;
     try {
       this.reserve(at + bound);
     } catch {

@@ -48,7 +48,7 @@
 ;;                              element hooks see
 ;;   $tape                      1: $push is called
 ;;   $orderFrom                 the depth from which an object's members
-;;                              are compared for their order (Unsorted; 65:
+;;                              are compared for their order (Unsorted; 1001:
 ;;                              never)
 ;;   $spaced                    1: one space after a separator is the spelling
 ;;                              to expect (Python's default writer), decided
@@ -143,7 +143,7 @@
   ;; The object at p (its `{`), at depth: its end, or -1.
   (func $object (param $p i32) (param $depth i32) (result i32)
     (local $t i32) (local $flags i32)
-    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
+    (if (i32.gt_s (local.get $depth) (i32.const 1000)) (then (return (i32.const -1))))
     (if (global.get $tape) (then (local.set $t (call $push (i32.const 1) (local.get $p) (i32.const 0)))))
     (if (i32.le_s (local.get $depth) (global.get $containersTo))
       (then (if (i32.eqz (call $onOpen (i32.const 1) (local.get $depth))) (then (return (i32.const -1))))))
@@ -242,7 +242,7 @@
 
   (func $array (param $p i32) (param $depth i32) (result i32)
     (local $t i32) (local $flags i32) (local $i i32) (local $vs i32) (local $hooks i32)
-    (if (i32.gt_s (local.get $depth) (i32.const 64)) (then (return (i32.const -1))))
+    (if (i32.gt_s (local.get $depth) (i32.const 1000)) (then (return (i32.const -1))))
     (if (global.get $tape) (then (local.set $t (call $push (i32.const 2) (local.get $p) (i32.const 0)))))
     (local.set $hooks (i32.le_s (local.get $depth) (global.get $containersTo)))
     (if (local.get $hooks)

@@ -45,9 +45,10 @@
 ;;
 ;;   1664  the key names only dict-form mode reads (blob_refs, schema_version, ts)
 ;;   2048  the agent view's entry layout (prettyRow), 32 bytes per key
-;;   2560  per scanner depth, whether the container being rendered has an item yet
 ;;   3072  publish mode: the redacted chain's head (64 hex digits), its line's
 ;;         pieces, the leak scan's byte table (3328) and home directory (3584)
+;;   4096  per scanner depth, whether the container being rendered has an item
+;;         yet (to the scanner's bound, bytes.ts MAX_DEPTH: to 5097)
 ;;
 ;; Key ids: 0 any other key, 1 seq, 2 step_hash, then the hashed ones (whose
 ;; numbers must be spelled as Python re-spells them): 3 prev_hash,
@@ -101,7 +102,7 @@
   (global (export "spans") i32 (i32.const 1792))
   (global (export "pubHead") i32 (i32.const 3072))
   (global (export "pubHome") i32 (i32.const 3584))
-  (global (export "heapBase") i32 (i32.const 4096))
+  (global (export "heapBase") i32 (i32.const 5120))
 
   (global $out (mut i32) (i32.const 0))
   (global $expected (mut i64) (i64.const 0))  ;; the seq the next row must carry
@@ -864,12 +865,14 @@
   (global $pLimit (mut i32) (i32.const 0))
   (global $pIndent (mut i32) (i32.const 0)) ;; the indent of a top-level value's line
   (global $pFailed (mut i32) (i32.const 0))
+  (global $pDepth (mut i32) (i32.const 0))  ;; the scanner depth of the innermost container open
 
   (func $prettyValue (param $s i32) (param $e i32) (param $o i32) (param $limit i32) (param $depth i32) (result i32)
     (local $end i32)
     (global.set $po (local.get $o))
     (global.set $pLimit (local.get $limit))
     (global.set $pIndent (local.get $depth))
+    (global.set $pDepth (i32.const 0))
     (global.set $pFailed (i32.const 0))
     (local.set $end (call $render.value (local.get $s) (i32.const 1)))
     ;; a scalar is written here (a container wrote itself, through the hooks)
@@ -883,10 +886,10 @@
   (func $render.isWs (param $c i32) (result i32) (i32.const 0))
   (global $render.tape i32 (i32.const 0))
   (func $render.push (param $word i32) (param $s i32) (param $end i32) (result i32) (i32.const 0))
-  (global $render.keysTo i32 (i32.const 64))
-  (global $render.containersTo i32 (i32.const 64))
+  (global $render.keysTo i32 (i32.const 1000))
+  (global $render.containersTo i32 (i32.const 1000))
   (global $render.minusZero i32 (i32.const 0))
-  (global $render.orderFrom i32 (i32.const 65))
+  (global $render.orderFrom i32 (i32.const 1001))
   (global $render.spaced i32 (i32.const 0))
   (func $render.numberFlags (param $s i32) (param $e i32) (result i32) (i32.const 0))
   (func $render.onKey (param $depth i32) (param $kt i32) (param $ks i32) (param $ke i32) (result i32)
@@ -902,9 +905,13 @@
   (func $render.onClose (param $a i32) (param $kind i32) (param $depth i32) (param $flags i32) (param $own i32) (param $end i32) (result i32)
     (call $renderClose (local.get $kind) (local.get $depth)))
 
-  ;; Room for n more bytes and a line's indent; else the rendering fails.
+  ;; Room for n more bytes and a line's indent (2 spaces a level of the
+  ;; containers open, and a few bytes: a comma, the break, the fill's word);
+  ;; else the rendering fails.
   (func $room (param $n i32) (result i32)
-    (if (i32.gt_s (i32.add (i32.add (global.get $po) (local.get $n)) (i32.add (global.get $pIndent) (i32.const 140))) (global.get $pLimit))
+    (if (i32.gt_s (i32.add (i32.add (global.get $po) (local.get $n))
+                           (i32.add (global.get $pIndent) (i32.add (i32.shl (global.get $pDepth) (i32.const 1)) (i32.const 12))))
+                  (global.get $pLimit))
       (then (global.set $pFailed (i32.const 1)) (return (i32.const 0))))
     (i32.const 1))
 
@@ -917,7 +924,7 @@
   (func $renderItem (param $d i32) (param $extra i32) (result i32)
     (local $flag i32)
     (if (i32.eqz (call $room (i32.add (local.get $extra) (i32.const 2)))) (then (return (i32.const 0))))
-    (local.set $flag (i32.add (i32.const 2560) (local.get $d)))
+    (local.set $flag (i32.add (i32.const 4096) (local.get $d)))
     (if (i32.load8_u (local.get $flag))
       (then (i32.store8 (global.get $po) (i32.const 0x2c)) (global.set $po (i32.add (global.get $po) (i32.const 1)))))
     (i32.store8 (local.get $flag) (i32.const 1))
@@ -936,16 +943,18 @@
     (if (i32.eqz (call $room (i32.const 1))) (then (return (i32.const 0))))
     (i32.store8 (global.get $po) (select (i32.const 0x7b) (i32.const 0x5b) (i32.eq (local.get $kind) (i32.const 1))))
     (global.set $po (i32.add (global.get $po) (i32.const 1)))
-    (i32.store8 (i32.add (i32.const 2560) (local.get $d)) (i32.const 0))
+    (i32.store8 (i32.add (i32.const 4096) (local.get $d)) (i32.const 0))
+    (global.set $pDepth (local.get $d))
     (i32.const 1))
 
   (func $renderClose (param $kind i32) (param $d i32) (result i32)
     (if (i32.eqz (call $room (i32.const 1))) (then (return (i32.const 0))))
     ;; an empty container stays on its line
-    (if (i32.load8_u (i32.add (i32.const 2560) (local.get $d)))
+    (if (i32.load8_u (i32.add (i32.const 4096) (local.get $d)))
       (then (global.set $po (call $newline (global.get $po) (i32.sub (call $itemIndent (local.get $d)) (i32.const 2))))))
     (i32.store8 (global.get $po) (select (i32.const 0x7d) (i32.const 0x5d) (i32.eq (local.get $kind) (i32.const 1))))
     (global.set $po (i32.add (global.get $po) (i32.const 1)))
+    (global.set $pDepth (i32.sub (local.get $d) (i32.const 1)))
     (i32.const 1))
 
   ;; A key (plain: its bytes are its text) and `": "`.

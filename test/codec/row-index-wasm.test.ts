@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateJournal, SHAPES } from "../../bench/journal-gen.ts";
 import { indexObjectAt, indexObjectAtJs, indexObjectAtWasm, indexRow, KeyTable, RowIndex, Spell } from "../../src/codec/row-index.ts";
+import { MAX_DEPTH } from "../../src/codec/bytes.ts";
 import { pythonAvailable } from "../../tools/fuzz/python.ts";
 import { filesUnder, linesOf, mutationsOf } from "../helpers/row-bytes.ts";
 
@@ -133,7 +134,7 @@ describe("the WebAssembly row scanner writes the JavaScript scanner's index", ()
 
   test("nesting at the depth limit, either side of it", () => {
     const rows: Uint8Array[] = [];
-    for (const depth of [62, 63, 64, 65, 66, 200]) {
+    for (const depth of [62, 63, 64, 65, 66, 200, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2, 400]) {
       // depth counts the row's own object as 1
       rows.push(rowOf('{"a":' + "[".repeat(depth - 1) + "]".repeat(depth - 1) + "}"));
       rows.push(rowOf("{" + '"a":{'.repeat(depth - 1) + "}".repeat(depth) ));
@@ -141,9 +142,9 @@ describe("the WebAssembly row scanner writes the JavaScript scanner's index", ()
       rows.push(rowOf('{"a":' + "[".repeat(depth - 1) + "]".repeat(depth - 2) + "}")); // unclosed
     }
     expect(firstDifference(rows)).toBeNull();
-    // the limit itself: 64 taken, 65 declined, by both
-    const at = rowOf('{"a":' + "[".repeat(63) + "]".repeat(63) + "}");
-    const past = rowOf('{"a":' + "[".repeat(64) + "]".repeat(64) + "}");
+    // the limit itself: MAX_DEPTH taken, one more declined, by both
+    const at = rowOf('{"a":' + "[".repeat(MAX_DEPTH - 1) + "]".repeat(MAX_DEPTH - 1) + "}");
+    const past = rowOf('{"a":' + "[".repeat(MAX_DEPTH) + "]".repeat(MAX_DEPTH) + "}");
     expect(indexObjectAtWasm(at, 0, at.length, wasm)).toBe(at.length);
     expect(indexObjectAtWasm(past, 0, past.length, wasm)).toBe(-1);
   });

@@ -6,6 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { dumps } from "../../src/pyjson/encode.ts";
+import { MAX_DEPTH } from "../../src/codec/bytes.ts";
 import { PyNum, pyFloat, type PyLike } from "../../src/pyjson/types.ts";
 
 const enc = new TextEncoder();
@@ -106,6 +107,12 @@ export const HOSTILE_LINES: string[] = [
   '{"event": "unterminated',
   `{"event": "deep", "d": ${"[".repeat(70)}${"]".repeat(70)}}`,
   `{"event": "deep obj", "d": ${'{"a": '.repeat(63)}1${"}".repeat(63)}}`,
+  // at the codec's nesting bound (the row's object is 1, "d" 2): the deepest it takes, and one more (the exact path's)
+  ...[MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH].flatMap((n) => [
+    `{"event": "deep ${n}", "d": ${"[".repeat(n)}${"]".repeat(n)}, "agent_id": "a-${n}"}`,
+    `{"event": "deep obj ${n}", "d": ${'{"b": 2.5, "a": '.repeat(n)}"caf\\u00e9 \\"q\\""${"}".repeat(n)}, "ts": 1727000000.25}`,
+    `{"event": "deep mixed ${n}", "d": ${'[{"k": '.repeat(n / 2)}[1e-05, "\\ud83d\\ude80"]${"}]".repeat(n / 2)}}`,
+  ]),
   '{"event": "many keys", ' + Array.from({ length: 80 }, (_, i) => `"k${i}": ${i}`).join(", ") + "}",
   '{"event": "cost", "cost_usd": 1e400, "tick": 0, "ticks": 0.0, "max_agents": [], "failed_signals": "abcdef"}',
   '{"event": "cost2", "cost_usd": true, "failed_signals": [{"a": 1}, [2], null, "d"], "task_ids": "XYZ"}',

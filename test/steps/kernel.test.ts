@@ -19,6 +19,7 @@ import { pyFloat } from "../../src/pyjson/types.ts";
 import { verifyReceipt } from "../../src/receipts/verify.ts";
 import { GENESIS_HASH, stepHash } from "../../src/steps/hash.ts";
 import { setStepKernelEnabled, stepKernelStats } from "../../src/steps/kernel.ts";
+import { MAX_DEPTH } from "../../src/codec/bytes.ts";
 import { LineSplitter } from "../../src/fsutil/lines.ts";
 import { ChainWalker, rowHashFields } from "../../src/steps/walk.ts";
 import { StepJournal } from "../../src/steps/writer.ts";
@@ -121,10 +122,14 @@ function writerJournal(rows: number, seed: number, escapedInputs = false): Uint8
  * Raw spellings of a value: canonical ones and every kind the kernel (and
  * the JavaScript fast path) must refuse.
  */
-const CANONICAL_TOKENS = ["null", "true", "1", "-3", "1.5", "1e+16", "1e-05", "NaN", "-Infinity", '"x"', '"caf\\u00e9"', '"a\\nb"', "[]", "{}", '[1,2.5,null]', '{"a":1,"b":[true,{"c":"d"}]}'];
+// (a value of the row's object is at depth 2: nested MAX_DEPTH - 1 deep, its deepest container is the codec's bound)
+const CANONICAL_TOKENS = [
+  "null", "true", "1", "-3", "1.5", "1e+16", "1e-05", "NaN", "-Infinity", '"x"', '"caf\\u00e9"', '"a\\nb"', "[]", "{}", '[1,2.5,null]', '{"a":1,"b":[true,{"c":"d"}]}',
+  "[".repeat(MAX_DEPTH - 1) + "]".repeat(MAX_DEPTH - 1), '[' + '{"a":['.repeat((MAX_DEPTH - 2) / 2) + '"caf\\u00e9"' + "]}".repeat((MAX_DEPTH - 2) / 2) + "]",
+];
 const FOREIGN_TOKENS = [
   '"caf\\u00E9"', '"a\\/b"', '"\\u0041"', '"\\u0009"', '"caf\u00e9"', "1E5", "1.50", "1e16", "100000000000000000.0", "-0", "1.0e2",
-  "[1, 2]", '{"b":1,"a":2}', '{"a":1,"a":2}', '{"a" :1}', '{"\\u0061":1}', "[".repeat(70) + "]".repeat(70), "0.00001",
+  "[1, 2]", '{"b":1,"a":2}', '{"a":1,"a":2}', '{"a" :1}', '{"\\u0061":1}', "[".repeat(MAX_DEPTH) + "]".repeat(MAX_DEPTH), "0.00001",
 ];
 
 interface Spelling {

@@ -41,7 +41,8 @@
 ;;   2048  event pre-image: head written right-aligned before 2560, where
 ;;         the index digits end; then the fixed suffix
 ;;         ,"payload_hash":"H","prev_hash":"P"}   H at 2577, P at 2656, end 2722
-;;   3072  the frames of the containers the scanner has open (8 bytes per depth, to 3592)
+;;   4096  the frames of the containers the scanner has open (8 bytes per
+;;         depth, to the scanner's bound bytes.ts MAX_DEPTH: to 12104)
 (module
   (import "env" "memory" (memory 1))
   ;; SHA-256 of the payload pre-image [out, out+len) into the payload digest
@@ -56,7 +57,7 @@
   (global (export "eventDigest") i32 (i32.const 1632))
   (global (export "eventEnd") i32 (i32.const 2722))
   (global (export "payloadHex") i32 (i32.const 2577))
-  (global (export "heapBase") i32 (i32.const 4096))
+  (global (export "heapBase") i32 (i32.const 12288))
   ;; verify's modes (flags)
   (global (export "FIRST") i32 (i32.const 1))
   (global (export "LINKS") i32 (i32.const 2))
@@ -176,7 +177,7 @@
   ;; canonical members: the member table holds each member's key and its
   ;; value's canonical bytes (a string or number as written; a container
   ;; re-emitted sorted and compact into scratch when it closes). The frames
-  ;; of the containers open below the row's object are at 3072 + 8 * depth:
+  ;; of the containers open below the row's object are at 4096 + 8 * depth:
   ;; the member table's top and the scratch's next byte when it opened.
 
   ;; No tape: nothing reads a token back ($push is never called).
@@ -226,7 +227,7 @@
 
   (func $onOpen (param $kind i32) (param $depth i32) (result i32)
     (local $frame i32)
-    (local.set $frame (i32.add (i32.const 3072) (i32.shl (local.get $depth) (i32.const 3))))
+    (local.set $frame (i32.add (i32.const 4096) (i32.shl (local.get $depth) (i32.const 3))))
     (i32.store (local.get $frame) (global.get $mTop))
     (i32.store offset=4 (local.get $frame) (global.get $sp))
     (if (result i32) (i32.eq (local.get $kind) (i32.const 2))
@@ -235,8 +236,8 @@
 
   ;; The row's own members are sorted with "event" among them (so their
   ;; order is not looked at here); a nested object's order spares its sort.
-  (global $keysTo i32 (i32.const 64))
-  (global $containersTo i32 (i32.const 64))
+  (global $keysTo i32 (i32.const 1000))
+  (global $containersTo i32 (i32.const 1000))
   (global $minusZero i32 (i32.const 64))
   (global $orderFrom i32 (i32.const 2))
 
@@ -250,7 +251,7 @@
     (local $frame i32) (local $start i32) (local $base i32) (local $n i32) (local $at i32) (local $o i32)
     (if (i32.eq (local.get $depth) (i32.const 1))
       (then (return (i32.eqz (i32.and (local.get $flags) (i32.const 96))))))
-    (local.set $frame (i32.add (i32.const 3072) (i32.shl (local.get $depth) (i32.const 3))))
+    (local.set $frame (i32.add (i32.const 4096) (i32.shl (local.get $depth) (i32.const 3))))
     (local.set $start (i32.load offset=4 (local.get $frame)))
     (if (i32.eq (local.get $kind) (i32.const 2))
       (then

@@ -16,6 +16,7 @@ import { eventHash, payloadHash } from "../../../src/journal/hash.ts";
 import { classifyLine } from "../../../src/journal/reader.ts";
 import { verifyJournalSync } from "../../../src/journal/verify.ts";
 import { pyStr } from "../../../src/pyjson/python.ts";
+import { MAX_DEPTH } from "../../../src/codec/bytes.ts";
 import { tempDirs } from "../tmp.ts";
 import { prng, stringToken, valueToken, type Rand } from "./rows.ts";
 
@@ -32,9 +33,7 @@ const KEYS = ["agent_id", "model", "cost_usd", "tokens", "files", "a", "Z", "_",
  * hashes what it parses, so every row that parses is intact.
  */
 function spelledJournal(path: string, r: Rand, rows: number): void {
-  const lines: string[] = [];
-  let prev = "";
-  let index = 0;
+  const spelled: { type: string; members: string[] }[] = [];
   for (let i = 0; i < rows; i++) {
     const type = r() < 0.9 ? stringToken(r, ["task_claimed", "tool_call", "é/x", 'a"b', "agent_spawned"][i % 5]) : '"t"';
     const members: string[] = [];
@@ -43,6 +42,17 @@ function spelledJournal(path: string, r: Rand, rows: number): void {
       const key = KEYS[Math.floor(r() * (r() < 0.05 ? KEYS.length : KEYS.length - 2))]!;
       members.push(`"${key}": ${valueToken(r, 0)}`);
     }
+    spelled.push({ type, members });
+  }
+  chainedJournal(path, spelled);
+}
+
+/** Rows of the given event types (tokens) and payload members (text), chained: each hashed as the exact path hashes what it parses. */
+function chainedJournal(path: string, rows: { type: string; members: string[] }[]): void {
+  const lines: string[] = [];
+  let prev = "";
+  let index = 0;
+  for (const [i, { type, members }] of rows.entries()) {
     const head = `{"ts": 1727000000.${1000 + i}, "elapsed_s": ${i}.5, "index": ${i}, "event": ${type}, "prev_hash": "${prev}", "payload_hash": "${PH}", "event_hash": "${EH}"`;
     let line = head + members.map((m) => ", " + m).join("") + "}";
     const v = classifyLine(Buffer.from(line, "latin1"));
@@ -154,6 +164,38 @@ describe("the WebAssembly verify kernel", () => {
     expect(kernelRows).toBeGreaterThan(500);
     expect(fastRows).toBeGreaterThanOrEqual(kernelRows);
   }, 30_000);
+
+  test("nesting at the codec's bound: rows to MAX_DEPTH taken, deeper ones exact, the same verdicts", () => {
+    const dir = dirs.make();
+    // the row's object is depth 1, a payload value 2: n containers nested in it make the row n + 1 deep
+    const deep = (n: number, i: number): string[] => [
+      `"d": ${"[".repeat(n)}${i}${"]".repeat(n)}`,
+      `"o": ${'{"z": 1, "a": '.repeat(n)}"caf\\u00e9 ${i}"${"}".repeat(n)}`,
+      `"m": ${"[".repeat(n - 2)}{"b": [1.5, "x"], "a": 0.1}${"]".repeat(n - 2)}`,
+    ];
+    const depths = [MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 40];
+    const rows = [{ type: '"run_started"', members: ['"run_id": "r"'] }];
+    for (let i = 0; i < 24; i++) rows.push({ type: '"tool_call"', members: [`"agent_id": "a-${i}"`, deep(depths[i % 4]!, i)[i % 3]!] });
+    const path = join(dir, "deep.jsonl");
+    chainedJournal(path, rows);
+    const r = expectKernelSafe(path);
+    expect(r.failure).toBeNull();
+    // none nested past the bound (MAX_DEPTH containers and more: half of them); every one within it but those of
+    // objects a thousand deep (two members open at each level fill the kernel's member table: the exact path's)
+    const arrays = rows.filter((_, i) => i > 0 && (i - 1) % 4 < 2 && (i - 1) % 3 !== 1).length;
+    expect(arrays).toBe(8);
+    expect(r.kernelRows).toBeGreaterThanOrEqual(arrays);
+    expect(r.kernelRows).toBeLessThanOrEqual(12);
+    // a deep value edited in three of the taken rows, one variant each (lines 1, 6, 10): the same failure both ways
+    const text = readFileSync(path, "latin1").split("\n");
+    for (const at of [1, 6, 10]) {
+      const edited = [...text];
+      edited[at] = edited[at]!.replace(/(\d)(\]+,? ?)/, (_, d: string, tail: string) => String((Number(d) + 1) % 10) + tail).replace("caf\\u00e9", "caf\\u00e8").replace("0.1}", "0.2}");
+      const tampered = join(dir, `deep-${at}.jsonl`);
+      writeFileSync(tampered, edited.join("\n"), "latin1");
+      expect(expectKernelSafe(tampered).failure).not.toBeNull();
+    }
+  });
 
   test("tampered copies: single byte edits anywhere in a row, and junk numbers in the envelope", () => {
     const dir = dirs.make();
