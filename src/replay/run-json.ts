@@ -53,8 +53,9 @@ const indent4 = (text: string): string => "    " + text.replace(/\n/g, "\n    ")
 const ROW_PAD = "    ";
 const ROW_OPTIONS = { ...RENDER_OPTIONS, level: 2 };
 
-/** Flush the buffer once it holds this much. */
+/** Flush the buffer once it holds this much (after a chunk of the journal), or SPILL_BYTES (after any row). */
 const FLUSH_BYTES = 1 << 20;
+const SPILL_BYTES = 2 << 20;
 
 export interface RunJsonInput {
   journal: string;
@@ -72,9 +73,19 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
   const done = (): boolean => (limit !== undefined && n >= limit) || out.closed();
   const SEP_FIRST = utf8("\n");
   const SEP = utf8(",\n");
+  // A chunk's rows are held until it is read; rows whose text is many times their bytes (nested a
+  // thousand deep: ~2 KB of indent a line) are written as they come instead, so the buffer stays small.
+  const spill = (): void => {
+    if (tc.len < SPILL_BYTES) return;
+    out.writeSync(tc.buf.subarray(0, tc.len));
+    tc.reset();
+  };
   const exactRow = (row: JournalRow): void => {
     tc.append(n++ === 0 ? SEP_FIRST : SEP);
-    if (!holdsRaw(row)) return tc.text(ROW_PAD + dumps(row, ROW_OPTIONS));
+    if (!holdsRaw(row)) {
+      tc.text(ROW_PAD + dumps(row, ROW_OPTIONS));
+      return spill();
+    }
     // A huge row (src/pyjson/row.ts) streams from its bytes: never one string.
     out.writeSync(tc.buf.subarray(0, tc.len));
     tc.reset();
@@ -86,6 +97,7 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
     tc.append(n === 0 ? SEP_FIRST : SEP);
     if (tc.row(b, s, e, 4)) {
       n++;
+      spill();
       return true;
     }
     tc.len = mark;
