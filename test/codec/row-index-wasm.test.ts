@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { generateJournal, SHAPES } from "../../bench/journal-gen.ts";
 import { indexObjectAt, indexObjectAtJs, indexObjectAtWasm, indexRow, KeyTable, RowIndex, Spell } from "../../src/codec/row-index.ts";
 import { MAX_DEPTH } from "../../src/codec/bytes.ts";
+import { DEFAULT_MAX_DEPTH } from "../../src/pyjson/parse.ts";
 import { pythonAvailable } from "../../tools/fuzz/python.ts";
 import { filesUnder, linesOf, mutationsOf } from "../helpers/row-bytes.ts";
 
@@ -142,7 +143,8 @@ describe("the WebAssembly row scanner writes the JavaScript scanner's index", ()
       rows.push(rowOf('{"a":' + "[".repeat(depth - 1) + "]".repeat(depth - 2) + "}")); // unclosed
     }
     expect(firstDifference(rows)).toBeNull();
-    // the limit itself: MAX_DEPTH taken, one more declined, by both
+    // the limit itself: MAX_DEPTH taken, one more declined, by both; it is the exact reader's own
+    expect(MAX_DEPTH).toBe(DEFAULT_MAX_DEPTH);
     const at = rowOf('{"a":' + "[".repeat(MAX_DEPTH - 1) + "]".repeat(MAX_DEPTH - 1) + "}");
     const past = rowOf('{"a":' + "[".repeat(MAX_DEPTH) + "]".repeat(MAX_DEPTH) + "}");
     expect(indexObjectAtWasm(at, 0, at.length, wasm)).toBe(at.length);

@@ -1,4 +1,5 @@
 import { indexObjectAtJs, indexObjectAtWasm, KeyTable, RowIndex } from "../../../src/codec/row-index.ts";
+import { MAX_DEPTH } from "../../../src/codec/bytes.ts";
 import { deepNesting, mutateBytes } from "../mutate.ts";
 import { linesOf, runJournalVectors, stepJournalVectors } from "../seeds.ts";
 import { violation, type FuzzTarget } from "../types.ts";
@@ -56,8 +57,8 @@ export function rowIndexTarget(): FuzzTarget {
       check(framed, at, at + input.length);
     },
     extremes: () => [
-      { name: "nesting 63, 64, 65 and 100000 deep: both scanners alike", run: () => {
-        for (const depth of [63, 64, 65, 100_000]) {
+      { name: `nesting ${MAX_DEPTH - 1}, ${MAX_DEPTH}, ${MAX_DEPTH + 1} (the bound) and 100000 deep: both scanners alike`, run: () => {
+        for (const depth of [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 100_000]) {
           const b = new TextEncoder().encode(`{"a":${deepNesting(depth - 1, "mixed")}}`);
           check(b, 0, b.length);
         }
