@@ -170,6 +170,7 @@ export const ERROR_CATALOGUE = {
   receipt_not_found: [3, "the receipt path does not exist"],
   receipt_unreadable: [3, "a receipt that exists but cannot be opened or read"],
   row_malformed: [3, "a row file that is not one JSON object"],
+  row_too_deep: [3, "a step an agent journal's writer would write nested deeper than its readers take (1000 levels)"],
   row_too_large: [3, "a line, or the row journal record would write, longer than the row-size bound"],
   run_not_found: [3, "no run with this id"],
   run_receipt_malformed: [3, "a run receipt that cannot be checked (status `malformed`): not JSON, wrong type or schema, a missing block, an unusable key"],

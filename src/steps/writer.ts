@@ -6,8 +6,9 @@ import { acquireLock, LockHeldError, type FileLock } from "../fsutil/lock.ts";
 import { stateWritePath } from "../fsutil/state-path.ts";
 import { cutTornTail, endsWithTerminator, repairRefused, tailVerdict } from "../fsutil/torn-tail.ts";
 import { canonical } from "../pyjson/encode.ts";
+import { DEFAULT_MAX_DEPTH } from "../pyjson/parse.ts";
 import { pyInt as pyIntOf, pyRepr, pyStr, pyPrefix } from "../pyjson/python.ts";
-import { pyFloat, type PyLike, type PyObject } from "../pyjson/types.ts";
+import { PyNum, PyRaw, pyFloat, type PyLike, type PyObject } from "../pyjson/types.ts";
 import { GENESIS_HASH, stepHash } from "./hash.ts";
 import { agentJournalDir, BUCKET_NAME } from "./paths.ts";
 import { classifyLine, forEachFileLineSync } from "./reader.ts";
@@ -247,8 +248,17 @@ export class StepJournal {
       schema_version: 2,
     };
     if (fields.effort !== null) row.effort = fields.effort;
+    // The writer never writes a row its readers refuse: nested deeper than they read (as Python's json, which
+    // fails near the same depth) ...
+    if (nestedPast(row, DEFAULT_MAX_DEPTH)) {
+      throw new InputError(
+        "row_too_deep",
+        `step ${this.seq} would be a row nested more than ${DEFAULT_MAX_DEPTH} levels deep, past what a step journal's readers take; refusing to write it (the journal is unchanged)`,
+        { seq: this.seq, limit_depth: DEFAULT_MAX_DEPTH },
+      );
+    }
     const line = canonical(row);
-    // The writer never writes a row its readers refuse. Canonical JSON is ASCII: its length is its size in bytes.
+    // ... or longer. Canonical JSON is ASCII: its length is its size in bytes.
     if (line.length > this.maxRowBytes) {
       throw new InputError(
         "row_too_large",
@@ -314,3 +324,16 @@ function endsWithoutBreak(fd: number): boolean {
 }
 
 export type { PyObject };
+
+/**
+ * Whether `v`'s containers nest more than `limit` deep (a value that is one
+ * container is 1 deep). A `PyRaw` is a value a reader kept as its bytes, so
+ * within its bound already: counted as one level.
+ */
+function nestedPast(v: PyLike, limit: number): boolean {
+  if (limit < 1) return v !== null && typeof v === "object" && !(v instanceof PyNum);
+  if (v === null || typeof v !== "object" || v instanceof PyNum || v instanceof PyRaw) return false;
+  const items = Array.isArray(v) ? v : v instanceof Map ? v.values() : Object.values(v);
+  for (const x of items) if (nestedPast(x as PyLike, limit - 1)) return true;
+  return false;
+}

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { BernsteinError } from "../../src/errors/index.ts";
 import { agentJournalDir, GENESIS_HASH, StepJournal, validateAgentId, verifyStepJournal } from "../../src/steps/index.ts";
 import { ROOT } from "../helpers/cli.ts";
+import { DEFAULT_MAX_DEPTH } from "../../src/pyjson/parse.ts";
+import type { PyLike } from "../../src/pyjson/types.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "steps-writer-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -80,6 +82,23 @@ describe("StepJournal writer", () => {
     j.append({ input_hash: "a1", model: "m1", prompt: "p1" });
     j.close();
     expect(await verifyStepJournal(bucketOf(sdd, "limited"))).toMatchObject({ ok: true, steps: 2 });
+  });
+
+  test("a step whose row would nest past its readers' depth is refused (row_too_deep), nothing written; one level less is written and verifies", async () => {
+    const sdd = freshSdd();
+    const j = StepJournal.open(sdd, "deep");
+    j.append({ input_hash: "a0", model: "m1", prompt: "p0" });
+    const before = readFileSync(bucketOf(sdd, "deep"));
+    // the row is 1 deep, its tool result 2: n containers in it make the row n + 1 deep
+    const nested = (n: number): PyLike => (n === 0 ? "leaf" : n % 2 ? { k: nested(n - 1) } : [nested(n - 1), n]);
+    expect(codeOf(() => j.append({ input_hash: "a1", model: "m1", tool_result: nested(DEFAULT_MAX_DEPTH) }))).toMatch(
+      /^row_too_deep: step 1 would be a row nested more than 1000 levels deep/,
+    );
+    expect(codeOf(() => j.append({ input_hash: "a1", model: "m1", tool_call: { args: nested(DEFAULT_MAX_DEPTH - 1) } }))).toStartWith("row_too_deep: ");
+    expect(readFileSync(bucketOf(sdd, "deep")).equals(before)).toBe(true);
+    j.append({ input_hash: "a1", model: "m1", tool_result: nested(DEFAULT_MAX_DEPTH - 1) });
+    j.close();
+    expect(await verifyStepJournal(bucketOf(sdd, "deep"))).toMatchObject({ ok: true, steps: 2 });
   });
 
   test("80 appends give seqs 0..79 and verify", async () => {
