@@ -88,6 +88,9 @@ interface Scan {
   copyable: Stats | null;
 }
 
+/** Errors a refusal to export or publish names (the rest are counted). */
+const ERRORS_SHOWN = 5;
+
 function failure(mode: Mode, message: string): NegativeError {
   return new NegativeError(mode.kind === "export" ? "export_failed" : "publish_failed", message);
 }
@@ -283,7 +286,10 @@ async function scan(bucket: string, dir: string, mode: Mode, sink: ((bytes: Uint
   if (steps === 0) throw failure(mode, `refusing to ${verb} empty journal at ${dir}`);
   const v = walker.result();
   if (v.errors.length > 0) {
-    throw failure(mode, `journal at ${dir} fails self-verification before ${verb}: ${v.errors.join("; ")}`);
+    // the first few say where and how; a broken chain has an error on every row after the break
+    const shown = v.errors.slice(0, ERRORS_SHOWN);
+    const more = walker.errorCount - shown.length;
+    throw failure(mode, `journal at ${dir} fails self-verification before ${verb}: ${shown.join("; ")}${more > 0 ? `; and ${more} more error(s)` : ""}`);
   }
   const copyable = mode.kind === "export" && verbatim && before !== null && before.size === outBytes ? before : null;
   const result = { steps, head: v.head_hash, outHead: emitter.head.text, outBytes, blobDigests: mode.kind === "export" ? [...digests] : [], leaks: leaks?.result() ?? [], longest, copyable };

@@ -66,6 +66,20 @@ describe("export", () => {
     writeFileSync(join(e, "000000.jsonl"), lines.join("\n"));
     const msg = await code(exportReceipt({ sddDir: sdd, agentId: "empty", out: f("x.tar") }));
     expect(msg).toContain("fails self-verification before export: line 4: step_hash mismatch");
+    // a row deleted: every row after it is an error; five are named, the others counted
+    const rows = lines.filter((l) => l !== "");
+    writeFileSync(join(e, "000000.jsonl"), [rows[0], ...rows.slice(2)].join("\n") + "\n");
+    const many = await code(exportReceipt({ sddDir: sdd, agentId: "empty", out: f("x.tar") }));
+    const [named, counted] = many.split(" fails self-verification before export: ")[1]!.split(/; (?=and \d+ more error\(s\)$)/);
+    expect(named!.split("; ")).toEqual([
+      "line 2: seq mismatch (expected 1, got 2)",
+      expect.stringMatching(/^line 2: prev_hash mismatch /),
+      "line 3: seq mismatch (expected 2, got 3)",
+      expect.stringMatching(/^line 3: step_hash mismatch /), // the row edited above
+      "line 4: seq mismatch (expected 3, got 4)",
+    ]);
+    // every later row's seq, and nothing else: all the errors but the five named
+    expect(counted).toBe(`and ${rows.length - 5} more error(s)`);
     expect(await code(exportReceipt({ sddDir: sdd, agentId: "agent-a", out: f("x.tar"), signingKeyPath: f("nokey") }))).toBe(
       `signing_key_unreadable/3: signing key not found: ${f("nokey")}`,
     );
