@@ -56,6 +56,12 @@ export function isFloatRepr(text: string): boolean {
   const x = n.toExponential();
   const e = x.indexOf("e");
   if (e > 0 && x.length - e >= 4) return x === text;
+  // a one-digit exponent below it (1e-5 to 1e-9): repr pads it with a zero, compared without making that string
+  if (e > 0 && x.charCodeAt(e + 1) === 0x2d) {
+    if (text.length !== x.length + 1) return false;
+    for (let i = 0; i < e + 2; i++) if (text.charCodeAt(i) !== x.charCodeAt(i)) return false;
+    return text.charCodeAt(e + 2) === 0x30 && text.charCodeAt(e + 3) === x.charCodeAt(e + 2);
+  }
   return floatRepr(n) === text;
 }
 
