@@ -34,10 +34,19 @@ export function humanValue(value: unknown): string {
  * pieces when the row is huge (it holds `PyRaw` values), else as one text.
  */
 export function renderRowJson(row: Map<string, PyLike>, level: number, write: (text: string) => void): void {
-  const pad = " ".repeat(2 * level);
-  if (!holdsRaw(row)) return write(pad + renderJson(row).replace(/\n/g, "\n" + pad));
-  write(pad);
+  if (!holdsRaw(row)) return write(rowJsonText(row, level));
+  write(" ".repeat(2 * level));
   streamRow(row, { ...RENDER_OPTIONS, level }, write);
+}
+
+/**
+ * `renderJson(row)` indented by `level` (2 spaces each), first line
+ * included, for a row without `PyRaw` values: the encoder writes each line's
+ * indent, so no text is re-indented (a deeply nested row's text is mostly
+ * indent: each copy of it would be garbage many times the row's size).
+ */
+export function rowJsonText(row: Map<string, PyLike>, level: number): string {
+  return " ".repeat(2 * level) + dumps(row as PyLike, { ...RENDER_OPTIONS, level });
 }
 
 /**

@@ -4,7 +4,7 @@ import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { holdsRaw } from "../pyjson/encode.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { dictForm, RowFormError } from "../steps/dict-form.ts";
-import { renderJson, renderRowJson } from "../render/json.ts";
+import { renderRowJson, rowJsonText } from "../render/json.ts";
 import { KERNEL_DICT_FORM, KERNEL_DISPLAY, KERNEL_LINKS, KERNEL_RENDER, KERNEL_REPLAY } from "../steps/kernel.ts";
 import { fileStamp, type SpanRecords } from "../steps/records.ts";
 import { classifyLine } from "../steps/reader.ts";
@@ -36,10 +36,6 @@ function rowView(row: PyObject): PyObject {
   }
 }
 
-function indent(text: string, by: string): string {
-  return text.split("\n").map((l) => by + l).join("\n");
-}
-
 /**
  * An entry by the exact path: its separator, then `renderJson` of its
  * view, indented for the document, to `add`; a huge row (src/pyjson/row.ts)
@@ -49,7 +45,7 @@ function exactEntry(row: PyObject, first: boolean, add: (b: Uint8Array) => void,
   const view = rowView(row);
   add(first ? FIRST : NEXT);
   if (holdsRaw(view)) renderRowJson(view, 2, (text) => piece(enc.encode(text)));
-  else add(enc.encode(indent(renderJson(view), "    ")));
+  else add(enc.encode(rowJsonText(view, 2)));
 }
 
 /**

@@ -1,9 +1,9 @@
 import { jsonFields, type JsonFields } from "../json-fields.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
 import type { JournalRow } from "../journal/reader.ts";
-import { dumps, holdsRaw } from "../pyjson/encode.ts";
+import { holdsRaw } from "../pyjson/encode.ts";
 import { pyFloat } from "../pyjson/types.ts";
-import { RENDER_OPTIONS, renderJson, renderRowJson } from "../render/json.ts";
+import { renderJson, renderRowJson, rowJsonText } from "../render/json.ts";
 import { RowTranscoder } from "./fast-json.ts";
 import { readFastLines } from "./fast-lines.ts";
 import { contentEnd } from "../fsutil/lines.ts";
@@ -49,9 +49,6 @@ function documentHead(runId: string, metadata: RunMetadata | null): string {
 const documentTail = (rows: number): string => (rows === 0 ? "]\n}\n" : "\n  ]\n}\n");
 const separator = (n: number): string => (n === 0 ? "\n" : ",\n");
 const indent4 = (text: string): string => "    " + text.replace(/\n/g, "\n    ");
-/** An event as `indent4(renderJson(row))` prints it, without re-indenting a text: its lines indented two levels by the encoder. */
-const ROW_PAD = "    ";
-const ROW_OPTIONS = { ...RENDER_OPTIONS, level: 2 };
 
 /** Flush the buffer once it holds this much (after a chunk of the journal), or SPILL_BYTES (after any row). */
 const FLUSH_BYTES = 1 << 20;
@@ -83,7 +80,7 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
   const exactRow = (row: JournalRow): void => {
     tc.append(n++ === 0 ? SEP_FIRST : SEP);
     if (!holdsRaw(row)) {
-      tc.text(ROW_PAD + dumps(row, ROW_OPTIONS));
+      tc.text(rowJsonText(row, 2));
       return spill();
     }
     // A huge row (src/pyjson/row.ts) streams from its bytes: never one string.
