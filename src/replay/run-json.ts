@@ -72,10 +72,12 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
   const SEP = utf8(",\n");
   // A chunk's rows are held until it is read; rows whose text is many times their bytes (nested a
   // thousand deep: ~2 KB of indent a line) are written as they come instead, so the buffer stays small.
-  const spill = (): void => {
-    if (tc.len < SPILL_BYTES) return;
+  const writeHeld = (): void => {
     out.writeSync(tc.buf.subarray(0, tc.len));
     tc.reset();
+  };
+  const spill = (): void => {
+    if (tc.len >= SPILL_BYTES) writeHeld();
   };
   const exactRow = (row: JournalRow): void => {
     tc.append(n++ === 0 ? SEP_FIRST : SEP);
@@ -84,8 +86,7 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
       return spill();
     }
     // A huge row (src/pyjson/row.ts) streams from its bytes: never one string.
-    out.writeSync(tc.buf.subarray(0, tc.len));
-    tc.reset();
+    writeHeld();
     renderRowJson(row, 2, (text) => out.writeSync(utf8(text)));
   };
   const fastRow = (b: Uint8Array, s: number, e: number): boolean => {
