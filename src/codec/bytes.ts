@@ -204,8 +204,27 @@ export class KeptSpan {
 
   /** The kept bytes as Latin-1 text (a plain ASCII span's string). */
   text(): string {
-    return keptLatin1.decode(this.bytes.subarray(0, this.len));
+    return asciiText(this.bytes, 0, this.len);
   }
 }
 
-const keptLatin1 = new TextDecoder("latin1");
+/** The array asciiText read last, and a Buffer over it: held weakly, so a dropped kernel's memory (a huge row's) is not kept alive by them. */
+let readArray: WeakRef<Uint8Array> | null = null;
+let readBuffer: WeakRef<Buffer> | null = null;
+
+/**
+ * The ASCII bytes mem[s, e) as a string (a lexeme the kernel asks about, an
+ * id), made flat in one read: a string built a character at a time is a
+ * rope of as many pieces, and Number() of it flattens it again. Read
+ * through a Buffer over the array, made once per array: a decode of a
+ * subarray makes a view per string.
+ */
+export function asciiText(mem: Uint8Array, s: number, e: number): string {
+  let buf = readArray?.deref() === mem ? readBuffer!.deref() : undefined;
+  if (buf === undefined) {
+    buf = Buffer.from(mem.buffer, mem.byteOffset, mem.byteLength);
+    readArray = new WeakRef(mem);
+    readBuffer = new WeakRef(buf);
+  }
+  return buf.toString("latin1", s, e);
+}

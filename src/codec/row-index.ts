@@ -1,8 +1,9 @@
 import { hex4, lowerHex4 } from "../hex.ts";
 import { isFloatRepr } from "../pyjson/float.ts";
 import { INT_MAX_STR_DIGITS } from "../pyjson/parse.ts";
-import { asciiText, compiledOnce } from "../wasm/host.ts";
+import { compiledOnce } from "../wasm/host.ts";
 import {
+  asciiText,
   BACKSLASH,
   COLON,
   COMMA,

@@ -1,4 +1,4 @@
-import { BACKSLASH, copyTo, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, doubled } from "../codec/bytes.ts";
+import { asciiText, BACKSLASH, copyTo, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, doubled } from "../codec/bytes.ts";
 import { jsonStringEnd, scannedString, Spell, stringCut, stringTokenEnd } from "../codec/row-index.ts";
 import { literalAt, numberEnd, skipValue, skipWsBytes } from "./bytes.ts";
 import { compareCodePoints } from "./order.ts";
@@ -136,7 +136,7 @@ export function isCanonicalFloat(b: Uint8Array, s: number, e: number): boolean {
   const probe = canonicalProbe;
   probe.len = 0;
   if (e - s <= 64 && plainFloat(b, s, e, probe)) return probe.len === e - s;
-  const raw = latin1.decode(b.subarray(s, e));
+  const raw = asciiText(b, s, e);
   return canonicalNumber(raw, true) === raw;
 }
 
@@ -539,7 +539,7 @@ export class BytesEncoder {
     else if (!this.num.isFloat) {
       if (e - pos === 2 && b[pos] === 0x2d && b[pos + 1] === 0x30) this.out.byte(0x30);
       else this.out.bytes(b, pos, e);
-    } else if (!plainFloat(b, pos, e, this.out)) this.out.ascii(floatText(latin1.decode(b.subarray(pos, e))));
+    } else if (!plainFloat(b, pos, e, this.out)) this.out.ascii(floatText(asciiText(b, pos, e)));
     return e;
   }
 

@@ -1,4 +1,5 @@
 import { isUtf8 } from "node:buffer";
+import { asciiText } from "../codec/bytes.ts";
 import { numberEnd, skipValue, skipWsBytes, validateBytes, type MemberSpan } from "./bytes.ts";
 import { decodeStringToken } from "./encode-bytes.ts";
 import { parse } from "./parse.ts";
@@ -87,11 +88,9 @@ function memberValue(b: Uint8Array, m: MemberSpan, rawMin: number, rawStringMin 
     case 0x49: return new PyNum("Infinity", true);
   }
   const num = { isFloat: false };
-  if (numberEnd(b, m.valueStart, num) === m.valueEnd) return new PyNum(latin1.decode(b.subarray(m.valueStart, m.valueEnd)), num.isFloat);
+  if (numberEnd(b, m.valueStart, num) === m.valueEnd) return new PyNum(asciiText(b, m.valueStart, m.valueEnd), num.isFloat);
   return parse(utf8Loose.decode(b.subarray(m.valueStart, m.valueEnd))); // -Infinity
 }
-
-const latin1 = new TextDecoder("latin1");
 
 /**
  * `json.loads` of already stripped, valid UTF-8 `b` without a tree for its

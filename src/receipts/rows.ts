@@ -1,3 +1,4 @@
+import { asciiText } from "../codec/bytes.ts";
 import { isPythonFloat } from "../codec/row-index.ts";
 import { canonical } from "../pyjson/encode.ts";
 import { floatRepr } from "../pyjson/float.ts";
@@ -93,5 +94,5 @@ export function dictFormLine(line: Uint8Array, scan: CanonicalRow): { stepHash: 
   const sS = spanStart[StepKey.StepHash]!;
   const sE = spanEnd[StepKey.StepHash]!;
   if (plainString[StepKey.StepHash] !== 1) return null;
-  return { stepHash: latin1.decode(line.subarray(sS + 1, sE - 1)), refs };
+  return { stepHash: asciiText(line, sS + 1, sE - 1), refs };
 }

@@ -1,7 +1,7 @@
 import { JOURNAL_MAX_ROW_BYTES, openInput, readBufferSize, rowTooLarge, type OpenInput } from "../fsutil/input.ts";
 import { contentEnd, LineSplitter } from "../fsutil/lines.ts";
 import { RAW_STRING_MIN } from "../pyjson/row.ts";
-import { CR } from "../codec/bytes.ts";
+import { asciiText, CR } from "../codec/bytes.ts";
 import { Spell, Tok } from "../codec/row-index.ts";
 import { classifyLine } from "../journal/reader.ts";
 import type { PyObject } from "../pyjson/types.ts";
@@ -53,14 +53,6 @@ const SKIP = 0;
 const PLAIN = 1;
 const ALIGNED = 2;
 
-const latin1 = new TextDecoder("latin1");
-
-function tokenText(b: Uint8Array, s: number, e: number): string {
-  if (e - s > 64) return latin1.decode(b.subarray(s, e));
-  let t = "";
-  for (let i = s; i < e; i++) t += String.fromCharCode(b[i]!);
-  return t;
-}
 
 /** One journal's side: its reader, the current row, and its run's alias table and rule marks. */
 class JournalSide {
@@ -340,7 +332,7 @@ class JournalSide {
       }
       return assign ? `[${parts.join(",")}]` : 0;
     }
-    return assign ? `=${tokenText(this.b, ix.start(t), ix.end(t))}` : 0;
+    return assign ? `=${asciiText(this.b, ix.start(t), ix.end(t))}` : 0;
   }
 
   /** Ignored paths and aligned fields the compared rows of this run held. */

@@ -4,7 +4,7 @@ import { DISPLAY_FIELDS, type LoadedRow } from "./fast-row.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
 import { PlainLines } from "./plain-lines.ts";
 import { formatFixed } from "./format.ts";
-import { BACKSLASH, copyTo, QUOTE, tokenIs } from "../codec/bytes.ts";
+import { asciiText, BACKSLASH, copyTo, QUOTE, tokenIs } from "../codec/bytes.ts";
 import { scannedString, Spell, stringTokenEnd } from "../codec/row-index.ts";
 
 /**
@@ -51,8 +51,6 @@ function eventShowsMore(b: Uint8Array, s: number, e: number): boolean {
   return false;
 }
 
-const latin1 = new TextDecoder("latin1");
-
 /** True when b[s, e) is a string of printable ASCII without escapes (its text: b[s+1, e-1)). */
 export function plainString(b: Uint8Array, s: number, e: number): boolean {
   if (b[s] !== QUOTE) return false;
@@ -96,7 +94,7 @@ export function numberAt(b: Uint8Array, s: number, e: number): number {
       whole = m;
       continue;
     }
-    if (!isDigit(c)) return Number(latin1.decode(b.subarray(s, e)));
+    if (!isDigit(c)) return Number(asciiText(b, s, e));
     m = m * 10 + (c - 0x30);
     if (m !== 0) digits++;
     if (frac >= 0) {
@@ -107,7 +105,7 @@ export function numberAt(b: Uint8Array, s: number, e: number): number {
   if (digits > 15 || frac > 22) {
     const v = frac > 0 ? wholeDominated(whole, f, frac) : NaN;
     if (!Number.isNaN(v)) return neg ? -v : v;
-    return Number(latin1.decode(b.subarray(s, e)));
+    return Number(asciiText(b, s, e));
   }
   const v = frac > 0 ? m / POW10[frac]! : m;
   return neg ? -v : v;
@@ -193,7 +191,7 @@ function secondsSince(b: Uint8Array, s: number, e: number, base: number): number
     const f = d - Math.floor(d);
     if (Math.abs(d) < 1e10 && f > 1e-4 && f < 1 - 1e-4) return Math.trunc(d);
   }
-  const d = Number(latin1.decode(b.subarray(s, e))) - base;
+  const d = Number(asciiText(b, s, e)) - base;
   return Number.isFinite(d) ? Math.trunc(d) : null;
 }
 

@@ -1,4 +1,4 @@
-import { fnv1a, QUOTE } from "../codec/bytes.ts";
+import { asciiText, fnv1a, QUOTE } from "../codec/bytes.ts";
 import { parse } from "../pyjson/parse.ts";
 import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 
@@ -86,8 +86,6 @@ export class FieldTable {
 /** The replay display's fields (run-view.ts, run-table.ts). */
 export const DISPLAY_TABLE = new FieldTable(DISPLAY_FIELDS);
 
-const latin1 = new TextDecoder("latin1");
-
 /**
  * The display's common rows make no values (fast-cells.ts), but the rows
  * it declines do, and the engine collects them late: collecting every
@@ -142,21 +140,9 @@ const cacheText: (string | undefined)[] = new Array(CACHE_SLOTS);
 const cacheBytes = new Uint8Array(CACHE_SLOTS * CACHE_MAX_LEN);
 const cacheLength = new Int32Array(CACHE_SLOTS).fill(-1);
 
-/** A Buffer over the last array asciiText read (toString makes the string alone; a decode of a subarray makes a view too, per string). */
-let textOf: Uint8Array | null = null;
-let textView: Buffer = Buffer.alloc(0);
-
-function latin1Text(b: Uint8Array, s: number, e: number): string {
-  if (b !== textOf) {
-    textOf = b;
-    textView = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-  }
-  return textView.toString("latin1", s, e);
-}
-
-function asciiText(b: Uint8Array, s: number, e: number): string {
+function internedText(b: Uint8Array, s: number, e: number): string {
   const n = e - s;
-  if (n > CACHE_MAX_LEN) return latin1Text(b, s, e);
+  if (n > CACHE_MAX_LEN) return asciiText(b, s, e);
   const slot = fnv1a(b, s, e) & (CACHE_SLOTS - 1);
   const at = slot * CACHE_MAX_LEN;
   if (cacheLength[slot] === n) {
@@ -164,7 +150,7 @@ function asciiText(b: Uint8Array, s: number, e: number): string {
     while (i < n && cacheBytes[at + i] === b[s + i]) i++;
     if (i === n) return cacheText[slot]!;
   }
-  const t = latin1Text(b, s, e);
+  const t = asciiText(b, s, e);
   for (let i = 0; i < n; i++) cacheBytes[at + i] = b[s + i]!;
   cacheLength[slot] = n;
   cacheText[slot] = t;
@@ -175,8 +161,8 @@ function asciiText(b: Uint8Array, s: number, e: number): string {
 export function valueAt(b: Uint8Array, s: number, e: number): PyValue {
   const c = b[s]!;
   if (c === QUOTE) {
-    for (let i = s + 1; i < e - 1; i++) if (b[i] === 0x5c) return JSON.parse(latin1.decode(b.subarray(s, e))) as string;
-    return asciiText(b, s + 1, e - 1);
+    for (let i = s + 1; i < e - 1; i++) if (b[i] === 0x5c) return JSON.parse(asciiText(b, s, e)) as string;
+    return internedText(b, s + 1, e - 1);
   }
   if (c === 0x74) return true;
   if (c === 0x66) return false;
@@ -185,7 +171,7 @@ export function valueAt(b: Uint8Array, s: number, e: number): PyValue {
   if (c === 0x49) return new PyNum("Infinity", true);
   if (c === 0x2d && b[s + 1] === 0x49) return new PyNum("-Infinity", true);
   // numbers rarely recur (timestamps): decoded, not cached
-  const text = latin1.decode(b.subarray(s, e));
+  const text = asciiText(b, s, e);
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return new PyNum(text, FLOAT_CHARS.test(text));
   return parse(text);
 }

@@ -1,4 +1,4 @@
-import { copyTo, spanIs } from "../codec/bytes.ts";
+import { asciiText, copyTo, spanIs } from "../codec/bytes.ts";
 import { indexObjectAt, KeyTable, NOT_COMPACT_CANONICAL, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { RUN_ROW_KEY_NAMES, RunKey } from "../journal/row-keys.ts";
 import { ENDPOINT_KEYS, type EndpointSet } from "./binding.ts";
@@ -47,16 +47,16 @@ export class CanonicalRow extends RowLinks {
   payloadLen = 0;
 
   get eventType(): string {
-    return latin1(this.b, this.eventS, this.eventE);
+    return asciiText(this.b, this.eventS, this.eventE);
   }
   get prevHash(): string {
-    return latin1(this.b, this.prevS, this.prevE);
+    return asciiText(this.b, this.prevS, this.prevE);
   }
   get eventHash(): string {
-    return latin1(this.b, this.hashS, this.hashE);
+    return asciiText(this.b, this.hashS, this.hashE);
   }
   get payloadText(): string {
-    return latin1(this.payload, 0, this.payloadLen);
+    return asciiText(this.payload, 0, this.payloadLen);
   }
 
   /** An `agent_spawned` row's endpoint into `set` (EndpointSet.push). */
@@ -82,11 +82,6 @@ const ix = new RowIndex();
 /** Bytes of the window a row is first looked for in (most rows are shorter). */
 const FIRST_LOOK = 4096;
 const row = new CanonicalRow();
-const latin1Decoder = new TextDecoder("latin1");
-
-function latin1(b: Uint8Array, s: number, e: number): string {
-  return latin1Decoder.decode(b.subarray(s, e));
-}
 
 /**
  * The row at b[s] (read no further than `limit`) in canonical form (the

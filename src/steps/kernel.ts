@@ -1,7 +1,8 @@
 import { canonicalNumber } from "../pyjson/float.ts";
 import { isPythonFloat } from "../codec/row-index.ts";
 import { KernelArena } from "../wasm/arena.ts";
-import { asciiText, compiledOnce, lengthCachedHasher } from "../wasm/host.ts";
+import { compiledOnce, lengthCachedHasher } from "../wasm/host.ts";
+import { asciiText } from "../codec/bytes.ts";
 import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
 import type { StepKey } from "./row-keys.ts";
 

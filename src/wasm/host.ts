@@ -40,15 +40,3 @@ export function lengthCachedHasher(viewOf: (len: number) => Uint8Array, digest: 
   };
 }
 
-const latin1 = new TextDecoder("latin1");
-
-/**
- * The ASCII bytes mem[s, e) as a string (a lexeme the kernel asks about),
- * made flat in one decode: a string built a character at a time is a rope
- * of as many pieces, and Number() of it flattens it again. No view of the
- * memory is kept between calls: it would keep a dropped kernel's memory
- * (a huge row's) alive.
- */
-export function asciiText(mem: Uint8Array, s: number, e: number): string {
-  return latin1.decode(mem.subarray(s, e));
-}

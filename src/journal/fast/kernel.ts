@@ -1,6 +1,7 @@
 import { isFloatRepr } from "../../pyjson/float.ts";
 import { KernelArena } from "../../wasm/arena.ts";
-import { asciiText, compiledOnce, lengthCachedHasher } from "../../wasm/host.ts";
+import { compiledOnce, lengthCachedHasher } from "../../wasm/host.ts";
+import { asciiText } from "../../codec/bytes.ts";
 import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
 
 /**
