@@ -499,6 +499,137 @@
     (i32.store8 (local.get $o) (i32.const 0x22))
     (global.set $op (i32.add (local.get $o) (i32.const 1))))
 
+  ;; ---- The canonical form from the tape (the last scan's): canonical.ts ----
+  ;; What CanonicalWriter (src/codec/canonical.ts) writes of the row's
+  ;; members, json.dumps(v, sort_keys=True, separators=(",", ":")), but the
+  ;; two top-level members the host leaves out (their key tokens; -1:
+  ;; none): a token whose bytes are already that spelling is copied, an
+  ;; object's keys out of order are sorted ($cmp: Python's order of their
+  ;; text), whitespace between tokens is dropped. The host declined what is
+  ;; not Python's spelling (Utf8, NotPython, a float left undecided in what
+  ;; is written). It declines (-1) a repeated key, as the writer does, and
+  ;; an object of more than SORT_MAX keys out of order (the writer merges
+  ;; runs for those; insertion sort here is quadratic). The key tokens of
+  ;; the objects open lie from $ord on (the host made room: 4 bytes a token).
+
+  (global $ord (mut i32) (i32.const 0))   ;; the key area's next free entry
+
+  ;; The row's canonical members at $out, its key area at $order: the output's end, or -1.
+  (func (export "canonical") (param $out i32) (param $order i32) (param $skipA i32) (param $skipB i32) (result i32)
+    (local $c i32) (local $end i32) (local $n i32)
+    (global.set $op (local.get $out))
+    (local.set $end (call $nextOf (i32.const 0)))
+    (local.set $c (i32.const 1))
+    (block $done
+      (loop $keys
+        (br_if $done (i32.ge_u (local.get $c) (local.get $end)))
+        (if (i32.and (i32.ne (local.get $c) (local.get $skipA)) (i32.ne (local.get $c) (local.get $skipB)))
+          (then
+            (i32.store (i32.add (local.get $order) (i32.shl (local.get $n) (i32.const 2))) (local.get $c))
+            (local.set $n (i32.add (local.get $n) (i32.const 1)))))
+        (local.set $c (call $nextOf (i32.add (local.get $c) (i32.const 1))))
+        (br $keys)))
+    (global.set $ord (i32.add (local.get $order) (i32.shl (local.get $n) (i32.const 2))))
+    ;; the row's keys are sorted whatever its flags say (the two left out may be all that is out of order)
+    (if (i32.eqz (call $sortKeys (local.get $order) (local.get $n))) (then (return (i32.const -1))))
+    (if (i32.eqz (call $canonicalMembers (local.get $order) (local.get $n))) (then (return (i32.const -1))))
+    (global.get $op))
+
+  ;; `{"k":v,...}` for the key tokens at o (n of them, in order); 0: declined.
+  (func $canonicalMembers (param $o i32) (param $n i32) (result i32)
+    (local $i i32) (local $k i32)
+    (call $put (i32.const 0x7b))
+    (block $done
+      (loop $member
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (if (local.get $i) (then (call $put (i32.const 0x2c))))
+        (local.set $k (i32.load (i32.add (local.get $o) (i32.shl (local.get $i) (i32.const 2)))))
+        (call $copyToken (call $tok (local.get $k)))
+        (call $put (i32.const 0x3a))
+        (if (i32.eqz (call $compact (i32.add (local.get $k) (i32.const 1)))) (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $member)))
+    (call $put (i32.const 0x7d))
+    (i32.const 1))
+
+  ;; Token t compact, objects sorted; 0: declined. A scalar, or a container
+  ;; without the flags NOT_COMPACT_CANONICAL names (Utf8, NotPython,
+  ;; Unsorted, Spaced, OddSpace, FloatUndecided: 9952), is its own bytes.
+  (func $compact (param $t i32) (result i32)
+    (local $a i32) (local $w i32) (local $kind i32) (local $end i32) (local $c i32) (local $o i32) (local $n i32)
+    (local.set $a (call $tok (local.get $t)))
+    (local.set $w (i32.load (local.get $a)))
+    (local.set $kind (i32.and (local.get $w) (i32.const 15)))
+    (if (i32.or (i32.gt_u (local.get $kind) (i32.const 2)) (i32.eqz (i32.and (local.get $w) (i32.const 9952))))
+      (then (call $copyToken (local.get $a)) (return (i32.const 1))))
+    (local.set $end (i32.load offset=12 (local.get $a)))
+    (local.set $c (i32.add (local.get $t) (i32.const 1)))
+    (if (i32.eq (local.get $kind) (i32.const 2))
+      (then
+        (call $put (i32.const 0x5b))
+        (block $done
+          (loop $element
+            (br_if $done (i32.ge_u (local.get $c) (local.get $end)))
+            (if (i32.ne (local.get $c) (i32.add (local.get $t) (i32.const 1))) (then (call $put (i32.const 0x2c))))
+            (if (i32.eqz (call $compact (local.get $c))) (then (return (i32.const 0))))
+            (local.set $c (call $nextOf (local.get $c)))
+            (br $element)))
+        (call $put (i32.const 0x5d))
+        (return (i32.const 1))))
+    ;; an object: its key tokens into the key area, sorted when they are out of order
+    (local.set $o (global.get $ord))
+    (block $done
+      (loop $keys
+        (br_if $done (i32.ge_u (local.get $c) (local.get $end)))
+        (i32.store (i32.add (local.get $o) (i32.shl (local.get $n) (i32.const 2))) (local.get $c))
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (local.set $c (call $nextOf (i32.add (local.get $c) (i32.const 1))))
+        (br $keys)))
+    (global.set $ord (i32.add (local.get $o) (i32.shl (local.get $n) (i32.const 2))))
+    (if (i32.and (local.get $w) (i32.const 128))
+      (then (if (i32.eqz (call $sortKeys (local.get $o) (local.get $n))) (then (return (i32.const 0))))))
+    (if (i32.eqz (call $canonicalMembers (local.get $o) (local.get $n))) (then (return (i32.const 0))))
+    (global.set $ord (local.get $o))
+    (i32.const 1))
+
+  ;; Sort the n key tokens at o by their text, by insertion: 0 on two equal
+  ;; keys (a comparison sort compares every two keys that end up side by
+  ;; side, so a repeat is always seen), or on more than SORT_MAX (128) keys.
+  (func $sortKeys (param $o i32) (param $n i32) (result i32)
+    (local $i i32) (local $j i32) (local $k i32) (local $c i32) (local $p i32)
+    (if (i32.gt_u (local.get $n) (i32.const 128)) (then (return (i32.const 0))))
+    (local.set $i (i32.const 1))
+    (block $sorted
+      (loop $insert
+        (br_if $sorted (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $k (i32.load (i32.add (local.get $o) (i32.shl (local.get $i) (i32.const 2)))))
+        (local.set $j (local.get $i))
+        (block $placed
+          (loop $shift
+            (br_if $placed (i32.eqz (local.get $j)))
+            (local.set $p (i32.add (local.get $o) (i32.shl (i32.sub (local.get $j) (i32.const 1)) (i32.const 2))))
+            (local.set $c (call $keyOrder (i32.load (local.get $p)) (local.get $k)))
+            (if (i32.eqz (local.get $c)) (then (return (i32.const 0))))
+            (br_if $placed (i32.lt_s (local.get $c) (i32.const 0)))
+            (i32.store offset=4 (local.get $p) (i32.load (local.get $p)))
+            (local.set $j (i32.sub (local.get $j) (i32.const 1)))
+            (br $shift)))
+        (i32.store (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 2))) (local.get $k))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $insert)))
+    (i32.const 1))
+
+  ;; The order of key tokens a and b: their text between the quotes, by $cmp.
+  (func $keyOrder (param $a i32) (param $b i32) (result i32)
+    (local $x i32) (local $y i32)
+    (local.set $x (call $tok (local.get $a)))
+    (local.set $y (call $tok (local.get $b)))
+    (call $cmp
+      (i32.sub (i32.add (i32.load offset=4 (local.get $x)) (i32.const 1)) (global.get $bias))
+      (i32.sub (i32.sub (i32.load offset=8 (local.get $x)) (i32.const 1)) (global.get $bias))
+      (i32.sub (i32.add (i32.load offset=4 (local.get $y)) (i32.const 1)) (global.get $bias))
+      (i32.sub (i32.sub (i32.load offset=8 (local.get $y)) (i32.const 1)) (global.get $bias))))
+
   (@include "scan.wat")
   (@include "bytes.wat")
   (@include "float.wat")
