@@ -1,3 +1,4 @@
+import type { RowTextSink } from "./fast/range.ts";
 import type { TreeRequest } from "./fast/subtrees.ts";
 import type { ProviderStateVerdict } from "./provider-state.ts";
 /**
@@ -103,6 +104,12 @@ export interface FastVerifyOptions {
    * the event loop anyway; workers finish the verify they were given.
    */
   signal?: AbortSignal;
+  /**
+   * Hand each verified row's text, in file order, here (a verify in this
+   * thread alone: the ranges one after another). What it was handed stands
+   * only if the verify then finds the chain clean.
+   */
+  rowText?: RowTextSink;
 }
 
 /**

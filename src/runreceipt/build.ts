@@ -12,7 +12,7 @@ import { PyNum, type PyObject, type PyValue } from "../pyjson/types.ts";
 import { readAuditRange, type AuditRange } from "./audit.ts";
 import { bindingBlock, bindingBytes, CURRENT_SCHEMA, pae, PAYLOAD_TYPE, RECEIPT_TYPE } from "./binding.ts";
 import { HashedChunks } from "./hashed-chunks.ts";
-import { embedJournalRows, journalFacts, type JournalFacts, type RowSink } from "./journal-rows.ts";
+import { embedJournalRows, type EmbeddedRows, journalFacts, journalLines, type JournalFacts, type RowSink, verifiedInOnePass } from "./journal-rows.ts";
 import { DEFAULT_KEY_ID, encodeBase64Url, KEY_ALG } from "./keys.ts";
 import { rawPublicKey } from "../receipts/keys.ts";
 import { SPINE_FIELDS, SpineWalker, missingFieldsRepr } from "./spine.ts";
@@ -95,10 +95,60 @@ export async function buildRunReceipt(o: BuildOptions): Promise<BuiltReceipt> {
   const path = o.out ? resolve(o.out) : join(runDir(o.sddDir, o.runId), RUN_RECEIPT_NAME);
   // Refused before anything is read or written (an audit key may be created below).
   checkOutputTarget(path, "the run receipt");
+  const keyId = o.keyId || DEFAULT_KEY_ID;
+  return (await signedInOnePass(o, jpath, path, keyId)) ?? (await signedInTwoPasses(o, jpath, path, keyId));
+}
+
+type Spine = { entries: PyObject[]; head: string };
+
+/**
+ * The receipt of a journal whose every line is one row, its rows verified
+ * and embedded in one read (journal-rows.ts verifiedInOnePass). Null,
+ * nothing written: any other journal, or a spine or audit range that does
+ * not read (the two passes then say what, in their order).
+ */
+async function signedInOnePass(o: BuildOptions, jpath: string, path: string, keyId: string): Promise<BuiltReceipt | null> {
+  let lines: { count: number; snapshot: number } | null;
+  try {
+    lines = journalLines(jpath);
+  } catch {
+    // (what cannot be read is named by the two passes, as it always was)
+    return null;
+  }
+  if (lines === null || lines.count === 0) return null;
+  let spine: Spine;
+  let audit: AuditRange | null;
+  try {
+    spine = spineEntries(o.sddDir, o.runId);
+    audit = o.audit ? readAuditRange(o.sddDir, o.audit.since, o.audit.until, o.audit.key) : null;
+  } catch {
+    return null;
+  }
+  const out = new ReceiptOut(path);
+  let built: BuiltReceipt | null = null;
+  try {
+    // the text before the rows states the row count, not the head (keys after "journal"): the lines' count
+    const head = receiptText(o, { count: lines.count, head: "", snapshot: lines.snapshot }, spine, audit, keyId, null);
+    out.text(head.before);
+    const one = await verifiedInOnePass(jpath, o.runId, lines, out);
+    if (one !== null) built = signAndCommit(o, out, head.before, one.facts, one.rows, spine, audit, keyId);
+  } catch (err) {
+    out.abort();
+    throw err;
+  }
+  if (built === null) out.abort();
+  return built;
+}
+
+/**
+ * The receipt in two reads of the journal: its facts (the verify, or the
+ * strict scan's refusal), then its rows embedded against them.
+ */
+async function signedInTwoPasses(o: BuildOptions, jpath: string, path: string, keyId: string): Promise<BuiltReceipt> {
   const journal = await journalFacts(jpath, o.runId);
   // what the verify left is collected before pass 2 allocates, which then reuses that memory instead of adding to the peak
   Bun.gc(true);
-  let spine: { entries: PyObject[]; head: string };
+  let spine: Spine;
   let audit: AuditRange | null;
   try {
     spine = spineEntries(o.sddDir, o.runId);
@@ -108,36 +158,40 @@ export async function buildRunReceipt(o: BuildOptions): Promise<BuiltReceipt> {
     await embedJournalRows(jpath, o.runId, journal, null);
     throw err;
   }
-  const keyId = o.keyId || DEFAULT_KEY_ID;
   const out = new ReceiptOut(path);
   try {
     // the receipt's text before its rows depends on neither the rows nor the signature (keys after "journal")
     const head = receiptText(o, journal, spine, audit, keyId, null);
     out.text(head.before);
     const rows = await embedJournalRows(jpath, o.runId, journal, out);
-    const block = bindingBlock({
-      schemaVersion: CURRENT_SCHEMA,
-      hashProfile: DEFAULT_PROFILE.name,
-      runId: o.runId,
-      journalEventCount: journal.count,
-      journalHead: journal.head,
-      spineEntryCount: spine.entries.length,
-      spineHead: spine.head,
-      endpoints: rows.endpoints.sorted(),
-      extensions: rows.extensions,
-      audit: audit && { headSha256: audit.head_sha256, eventCount: int(audit.events.length), headHmac: audit.head_hmac, since: audit.since, until: audit.until },
-    });
-    const bytes = bindingBytes(block, DEFAULT_PROFILE.name);
-    const signed = receiptText(o, journal, spine, audit, keyId, { digest: Bun.SHA256.hash(bytes, "hex") as string, signature: sign(null, pae(PAYLOAD_TYPE, bytes), o.key).toString("base64") });
-    if (signed.before !== head.before) throw new Error("run receipt: the text before the rows changed with the signature");
-    out.text(signed.after + "\n");
-    out.commit();
+    return signAndCommit(o, out, head.before, journal, rows, spine, audit, keyId);
   } catch (err) {
     out.abort();
     throw err;
   }
+}
+
+/** The binding signed, the text after the rows written, the receipt in place; what the CLI shows. */
+function signAndCommit(o: BuildOptions, out: ReceiptOut, before: string, journal: JournalFacts, rows: EmbeddedRows, spine: Spine, audit: AuditRange | null, keyId: string): BuiltReceipt {
+  const block = bindingBlock({
+    schemaVersion: CURRENT_SCHEMA,
+    hashProfile: DEFAULT_PROFILE.name,
+    runId: o.runId,
+    journalEventCount: journal.count,
+    journalHead: journal.head,
+    spineEntryCount: spine.entries.length,
+    spineHead: spine.head,
+    endpoints: rows.endpoints.sorted(),
+    extensions: rows.extensions,
+    audit: audit && { headSha256: audit.head_sha256, eventCount: int(audit.events.length), headHmac: audit.head_hmac, since: audit.since, until: audit.until },
+  });
+  const bytes = bindingBytes(block, DEFAULT_PROFILE.name);
+  const signed = receiptText(o, journal, spine, audit, keyId, { digest: Bun.SHA256.hash(bytes, "hex") as string, signature: sign(null, pae(PAYLOAD_TYPE, bytes), o.key).toString("base64") });
+  if (signed.before !== before) throw new Error("run receipt: the text before the rows changed with the signature");
+  out.text(signed.after + "\n");
+  out.commit();
   return {
-    path,
+    path: out.path,
     run_id: o.runId,
     journal_head: journal.head,
     journal_events: journal.count,

@@ -1,13 +1,15 @@
 import { statSync } from "node:fs";
-import { copyTo, KeptSpan, LBRACE, RBRACE, tokenIs } from "../codec/bytes.ts";
+import { copyTo, KeptSpan, LBRACE, LF, RBRACE, tokenIs } from "../codec/bytes.ts";
 import { CanonicalWriter } from "../codec/canonical.ts";
 import { type ByteSpan, canonicalJsonOf, indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { InputError, RefusalError } from "../errors/index.ts";
-import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { JOURNAL_MAX_ROW_BYTES, openInput } from "../fsutil/input.ts";
+import { isRemotePath } from "../storage/ref.ts";
 import { claimedLines, contentEnd, physicalLines } from "../fsutil/lines.ts";
 import { GrowthCollector, nextTurn, TurnPacer } from "../fsutil/turn.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { verifyJournalFast } from "../journal/fast/engine.ts";
+import type { RowTextSink } from "../journal/fast/range.ts";
 import { RUN_ROW_KEY_NAMES, RunKey } from "../journal/row-keys.ts";
 import { canonical, canonicalParts, holdsRaw, writeParts } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
@@ -18,9 +20,12 @@ import { RowLinks } from "./fastrow.ts";
 import { strictObject } from "./strict-lines.ts";
 
 /**
- * The journal a run receipt embeds, read in two streaming passes so that
- * neither the rows nor the receipt's text is ever held whole (a receipt of
- * a 220 MB journal is ~190 MB of text):
+ * The journal a run receipt embeds, streamed so that neither the rows nor
+ * the receipt's text is ever held whole (a receipt of a 220 MB journal is
+ * ~190 MB of text). A journal whose every line is one row is read once
+ * (`verifiedInOnePass`: the verifier hands on each row as it verifies it,
+ * the row count, which the receipt states before its rows, counted from
+ * the lines first); any other, or one that does not verify, in two passes:
  *
  *  1. `journalFacts`: the fast verifier (src/journal/fast: the exact
  *     verifier's verdict) says the chain is clean, and gives the row count
@@ -222,6 +227,117 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
   return { endpoints, extensions };
 }
 
+/**
+ * The journal's rows counted by its lines, read to its size now (the
+ * snapshot): what the receipt states before its rows when every line is
+ * one row (verifiedInOnePass holds the verify to it). Null: not a file
+ * read in place (a missing one, standard input, a remote object).
+ */
+export function journalLines(path: string): { count: number; snapshot: number } | null {
+  if (isRemotePath(path)) return null;
+  const input = openInput(path, { what: "journal" });
+  if (input === null || input.stream) {
+    input?.close();
+    return null;
+  }
+  try {
+    const snapshot = input.size ?? 0;
+    const buf = new Uint8Array(1 << 20);
+    let count = 0;
+    let last = LF;
+    for (let pos = 0; pos < snapshot; ) {
+      const n = input.read(buf, 0, Math.min(buf.length, snapshot - pos), pos);
+      if (n === 0) break;
+      for (let p = buf.indexOf(LF, 0); p >= 0 && p < n; p = buf.indexOf(LF, p + 1)) count++;
+      last = buf[n - 1]!;
+      pos += n;
+    }
+    // an unterminated final line is a row too
+    return { count: count + (last === LF ? 0 : 1), snapshot };
+  } finally {
+    input.close();
+  }
+}
+
+/**
+ * Both passes in one, for a journal whose every line is one row: the
+ * verifier (this thread, src/journal/fast) hands on each row it verified,
+ * in order, and it is embedded as pass 2 embeds it, with a comma between
+ * two: a row the kernel took as the text it wrote of it (its members but
+ * ts and elapsed_s, sorted, compact: the embedded text itself), a row the
+ * exact path took as the strict scan reads and encodes it. The facts hold
+ * only if the verify then finds the chain clean over exactly `lines.count`
+ * rows, the count the receipt stated before them. Null (nothing of what
+ * went to `sink` stands): anything else, a blank, unreadable or refused
+ * line, a broken chain, which the two passes then name as they always did.
+ */
+export async function verifiedInOnePass(path: string, runId: string, lines: { count: number; snapshot: number }, sink: RowSink): Promise<{ facts: JournalFacts; rows: EmbeddedRows } | null> {
+  const endpoints = new EndpointSet();
+  let extensions: PyValue[] | null = null;
+  const refuse = lineRefusal(runId);
+  let n = 0;
+  let declined = false;
+  const ix = new RowIndex();
+  /** The rows among u8[s, e) whose text holds the bytes `event` (a top-level event, or the same bytes in a nested object): each looked at once. */
+  const rowsHolding = (u8: Uint8Array, s: number, e: number, event: Uint8Array, each: (rs: number, re: number) => void): void => {
+    const b = Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+    let done = s;
+    for (let h = b.indexOf(event, s); h >= 0 && h < e; h = b.indexOf(event, h + 1)) {
+      if (h < done) continue;
+      const rs = b.lastIndexOf(LF, h) + 1;
+      const re = b.indexOf(LF, h);
+      each(Math.max(rs, s), re);
+      done = re;
+    }
+  };
+  const rowText: RowTextSink = {
+    kernelText(u8, s, e, rows) {
+      let p = s;
+      for (let i = 0; i < rows; i++) {
+        const q = u8.indexOf(LF, p);
+        if (n > 0) sink.text(",");
+        sink.bytes(u8, p, q);
+        n++;
+        p = q + 1;
+      }
+      // what the binding reads of the rows: an agent_spawned row's endpoint, a loaded_extension_set row's list
+      rowsHolding(u8, s, e, SPAWNED_TEXT, (rs, re) => {
+        if (!indexRow(u8, rs, re, ix, EMBED_KEYS) || ix.repeatedName) return;
+        const ev = ix.valueOf(RunKey.Event);
+        if (ev >= 0 && ix.kind(ev) === Tok.String && tokenIs(u8, ix.start(ev), ix.end(ev), AGENT_SPAWNED)) endpoints.addIndexed(ix, u8, ENDPOINT);
+      });
+      rowsHolding(u8, s, e, EXTENSIONS_TEXT, (rs, re) => {
+        extensions = extensionsOf(parse(new TextDecoder().decode(u8.subarray(rs, re))) as PyObject) ?? extensions;
+      });
+    },
+    exactRow(line, lineNo) {
+      if (declined) return;
+      try {
+        let row = strictObject(line, lineNo + 1, refuse, true);
+        if (row === null) {
+          declined = true;
+          return;
+        }
+        checkShape(row, lineNo + 1, runId);
+        const event = row.get("event");
+        if ((event === ENDPOINT_EVENT || event === EXTENSIONS_EVENT) && holdsRaw(row)) row = parse(new TextDecoder().decode(line)) as PyObject;
+        endpoints.push(row);
+        extensions = extensionsOf(row) ?? extensions;
+        if (n > 0) sink.text(",");
+        embedExact(row, sink);
+        n++;
+      } catch (err) {
+        if (!(err instanceof RefusalError)) throw err;
+        declined = true;
+      }
+    },
+  };
+  const v = await verifyJournalFast(path, { endOffset: lines.snapshot, maxRowBytes: JOURNAL_MAX_ROW_BYTES, rowText });
+  const clean = v.ok && v.count > 0 && v.discarded_line_indices.length === 0 && v.divergent_index === null && v.snapshot_bytes === lines.snapshot;
+  if (declined || !clean || v.count !== lines.count || n !== lines.count) return null;
+  return { facts: { count: v.count, head: v.head, snapshot: v.snapshot_bytes }, rows: { endpoints, extensions } };
+}
+
 function changed(path: string, facts: JournalFacts): InputError {
   return new InputError("journal_changed", `the journal ${path} changed between the verify and the receipt (${facts.count} rows verified); retry with no writer active`, { path });
 }
@@ -284,6 +400,9 @@ const INDEX = idOf("index");
 const PAYLOAD_HASH = idOf("payload_hash");
 const ENDPOINT = RUN_ROW_KEY_NAMES.length + 1;
 const AGENT_SPAWNED = new TextEncoder().encode(ENDPOINT_EVENT);
+/** The top-level event of a row's text as embedded (canonical: no space), or the same bytes nested in it. */
+const SPAWNED_TEXT = new TextEncoder().encode(`"event":"${ENDPOINT_EVENT}"`);
+const EXTENSIONS_TEXT = new TextEncoder().encode(`"event":"${EXTENSIONS_EVENT}"`);
 /** Rows the binding reads as values (its extension list): the exact path takes them. */
 const LOADED_EXTENSION_SET = new TextEncoder().encode(EXTENSIONS_EVENT);
 

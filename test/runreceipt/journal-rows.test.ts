@@ -11,10 +11,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { EventJournal } from "../../src/journal/index.ts";
+import { eventHash, payloadHash } from "../../src/journal/hash.ts";
 import { RefusalError } from "../../src/errors/index.ts";
 import { canonical, dumps, parse, pyFloat, PyNum, type PyObject, type PyValue } from "../../src/pyjson/index.ts";
 import { EndpointSet, extensionsOf } from "../../src/runreceipt/binding.ts";
-import { embedJournalRows, journalFacts } from "../../src/runreceipt/journal-rows.ts";
+import { embedJournalRows, journalFacts, journalLines, verifiedInOnePass } from "../../src/runreceipt/journal-rows.ts";
 import { strictObjects } from "../../src/runreceipt/strict-lines.ts";
 import { Gen } from "../pyjson/gen.ts";
 import { tempDirs } from "../journal/tmp.ts";
@@ -47,6 +48,20 @@ async function embedded(path: string): Promise<{ text: string; endpoints: unknow
   const dec = new TextDecoder();
   const rows = await embedJournalRows(path, "r", facts, { bytes: (m, s, e) => chunks.push(dec.decode(m.subarray(s, e))), text: (t) => chunks.push(t) });
   return { text: chunks.join(""), endpoints: rows.endpoints.sorted(), extensions: rows.extensions };
+}
+
+/** The rows as the one pass embeds them (verify and embed in one read), with its facts; null when it leaves the journal to the two passes. */
+async function inOnePass(path: string): Promise<{ text: string; endpoints: unknown; extensions: PyValue[] | null; facts: unknown } | null> {
+  const lines = journalLines(path)!;
+  const chunks: string[] = [];
+  const dec = new TextDecoder();
+  const one = await verifiedInOnePass(path, "r", lines, { bytes: (m, s, e) => chunks.push(dec.decode(m.subarray(s, e))), text: (t) => chunks.push(t) });
+  return one === null ? null : { text: chunks.join(""), endpoints: one.rows.endpoints.sorted(), extensions: one.rows.extensions, facts: one.facts };
+}
+
+/** What the two passes make of `path`: the reference's rows, and pass 1's facts. */
+async function twoPasses(path: string): Promise<{ text: string; endpoints: unknown; extensions: PyValue[] | null; facts: unknown }> {
+  return { ...reference(path), facts: await journalFacts(path, "r") };
 }
 
 /** A journal of `n` rows with hostile payloads, endpoints and an extension list, written by the project's writer. */
@@ -161,5 +176,89 @@ describe("the rows a receipt embeds", () => {
     lines[20] = lines[20]!.replace(/"prev_hash": "([0-9a-f])/, (_, c: string) => `"prev_hash": "${c === "0" ? "1" : "0"}`);
     writeFileSync(path, lines.join("\n"));
     await expect(embedJournalRows(path, "r", facts, null)).rejects.toMatchObject({ code: "journal_changed" });
+  });
+});
+
+describe("the rows a receipt embeds in one pass (verified and embedded in one read)", () => {
+  test("the writer's rows: taken, with the text, endpoints, extensions and facts of the two passes", async () => {
+    for (const seed of [1, 2, 3]) {
+      const path = writeJournal(seed, 400);
+      expect(await inOnePass(path)).toEqual(await twoPasses(path));
+    }
+  }, 60_000);
+
+  test("rows in foreign spellings (the exact path's, in turn with the kernel's), CR LF endings: taken, the same; a blank line: left to the two passes", async () => {
+    for (const seed of [4, 5, 6]) {
+      const path = writeJournal(seed, 400);
+      respell(path, seed);
+      const text = readFileSync(path, "utf8");
+      const blank = text.split(/\r?\n/).slice(0, -1).some((l) => l.trim() === "");
+      const got = await inOnePass(path);
+      if (blank) expect(got).toBeNull();
+      else expect(got).toEqual(await twoPasses(path));
+      // the same rows without their blank lines: taken
+      writeFileSync(path, text.split("\n").filter((l) => l.trim() !== "").join("\n") + "\n");
+      expect(await inOnePass(path)).toEqual(await twoPasses(path));
+    }
+  }, 60_000);
+
+  test("a row longer than the read area (the long-line kernel) and one past every kernel: the same", async () => {
+    for (const big of [200_000, 2_000_000]) {
+      const path = writeJournal(7, 20, big);
+      expect(await inOnePass(path)).toEqual(await twoPasses(path));
+    }
+  }, 60_000);
+
+  test("an agent_spawned row's endpoint counts; the same bytes nested in another row's payload do not", async () => {
+    const j = EventJournal.create("r", { sddDir: dirs.make() });
+    const endpoint = (name: string) => new Map<string, PyValue>([["event", "agent_spawned"], ["endpoint_adapter_name", name], ["endpoint_model", "m"]]);
+    // enough rows for the kernel (a small journal is verified on the exact path alone)
+    for (let i = 0; i < 200; i++) j.record("tick_start", new Map<string, PyValue>([["n", new PyNum(String(i), false)]]));
+    j.record("tool_call", new Map<string, PyValue>([["x", endpoint("decoy")], ["y", [endpoint("decoy2")]]]));
+    // endpoint members at the top of a row whose own event is another, the spawn's bytes nested in it
+    j.record("tool_call", new Map<string, PyValue>([["endpoint_adapter_name", "decoy4"], ["x", endpoint("decoy5")]]));
+    j.record("agent_spawned", new Map<string, PyValue>([["endpoint_adapter_name", "claude"], ["endpoint_model", "opus"], ["z", endpoint("decoy3")]]));
+    j.record("run_completed", new Map());
+    j.close();
+    const got = await inOnePass(j.path);
+    expect(got).toEqual(await twoPasses(j.path));
+    expect(JSON.stringify(got!.endpoints)).toContain("claude");
+    expect(JSON.stringify(got!.endpoints)).not.toContain("decoy");
+  });
+
+  test("an unterminated last row is a row; a torn one, a refused line, a broken link, a row changed since the count: left to the two passes", async () => {
+    const path = writeJournal(8, 30);
+    const text = readFileSync(path, "utf8");
+    writeFileSync(path, text.slice(0, -1));
+    expect(await inOnePass(path)).toEqual(await twoPasses(path));
+    writeFileSync(path, text.slice(0, -20));
+    expect(await inOnePass(path)).toBeNull();
+    const lines = text.split("\n");
+    for (const bad of ["[1, 2]", '{"event": "x"}', lines[12]!.replace(/"prev_hash": "([0-9a-f])/, (_, c: string) => `"prev_hash": "${c === "0" ? "1" : "0"}`)]) {
+      const edited = [...lines];
+      edited.splice(12, 1, bad);
+      writeFileSync(path, edited.join("\n"));
+      expect([bad, await inOnePass(path)]).toEqual([bad, null]);
+    }
+    // counted, then a row appended before the read: more rows than the count
+    writeFileSync(path, text);
+    const counted = journalLines(path)!;
+    writeFileSync(path, text + lines[0] + "\n");
+    expect(await verifiedInOnePass(path, "r", { ...counted, snapshot: text.length + lines[0]!.length + 1 }, { bytes: () => {}, text: () => {} })).toBeNull();
+  });
+
+  test("a row whose event is an empty string, its hashes right: the kernel leaves it to the strict scan, which refuses it (no receipt)", async () => {
+    const j = EventJournal.create("r", { sddDir: dirs.make() });
+    for (let i = 0; i < 200; i++) j.record("tick_start", new Map<string, PyValue>([["n", new PyNum(String(i), false)]]));
+    j.close();
+    const text = readFileSync(j.path, "utf8");
+    const last = parse(text.trimEnd().split("\n").at(-1)!) as PyObject;
+    const ph = payloadHash("", new Map());
+    const row = new Map<string, PyValue>([["ts", pyFloat(1727000000.5)], ["elapsed_s", pyFloat(0.5)], ["index", new PyNum("200", false)], ["event", ""], ["prev_hash", last.get("event_hash")!], ["payload_hash", ph], ["event_hash", eventHash(last.get("event_hash") as string, "", ph, 200)]]);
+    writeFileSync(j.path, text + dumps(row) + "\n");
+    expect(await inOnePass(j.path)).toBeNull();
+    const facts = await journalFacts(j.path, "r");
+    expect(facts.count).toBe(201);
+    await expect(embedJournalRows(j.path, "r", facts, null)).rejects.toThrow("journal line 201 has a missing or non-string 'event'");
   });
 });

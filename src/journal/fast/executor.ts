@@ -2,7 +2,7 @@ import { BernsteinError } from "../../errors/index.ts";
 import type { FromWorker, RunMessage, ToWorker } from "./protocol.ts";
 import { kernelModule } from "./kernel.ts";
 import { fromWire } from "./protocol.ts";
-import { threadVerifier, type RangeResult, type RangeTask } from "./range.ts";
+import { threadVerifier, type RangeResult, type RangeTask, type RowTextSink } from "./range.ts";
 import { workerEntry } from "../../fsutil/worker-entry.ts";
 import { nextTurn } from "../../fsutil/turn.ts";
 
@@ -45,12 +45,15 @@ export class InProcessExecutor implements Executor {
     private readonly onChunk?: () => void,
     private readonly knownBases = true,
     private readonly signal?: AbortSignal,
+    /** Where the verifier hands each verified row's text (RangeVerifier.rowText), for this executor's runs. */
+    private readonly rowText?: RowTextSink,
   ) {}
 
   async runAll(tasks: readonly RangeTask[]): Promise<RangeResult[]> {
     this.finished = 0;
     const results: RangeResult[] = [];
     let base = 0;
+    this.verifier.rowText = this.rowText ?? null;
     try {
       for (const given of tasks) {
         if (results.length > 0) await nextTurn();
@@ -66,6 +69,7 @@ export class InProcessExecutor implements Executor {
         this.finished += task.end - task.start;
       }
     } finally {
+      this.verifier.rowText = null;
       this.verifier.settle();
     }
     return results;

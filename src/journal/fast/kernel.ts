@@ -31,6 +31,8 @@ export const enum KernelMode {
   Leaves = 16,
   /** No links, no hashing: append each row's replay fingerprint text (FingerprintKernel). */
   Fprint = 32,
+  /** With the hashing: append each verified row's text as Fprint does (what a run receipt embeds of it; VerifyKernel's text area). */
+  Text = 64,
 }
 
 interface KernelExports {
@@ -40,6 +42,7 @@ interface KernelExports {
   lastRow(): number;
   field(i: number): number;
   fingerprintTo(out: number, outEnd: number, info: number): number;
+  textSeparator(c: number): void;
 }
 
 const MODES = [
@@ -49,6 +52,7 @@ const MODES = [
   ["CLASSIFY", KernelMode.Classify],
   ["LEAVES", KernelMode.Leaves],
   ["FPRINT", KernelMode.Fprint],
+  ["TEXT", KernelMode.Text],
 ] as const;
 
 /** The module's memory laid out in `areas`, its modes checked against KernelMode. */
@@ -114,6 +118,11 @@ export class VerifyKernel {
   readonly payloadHex: Uint8Array;
   /** With Leaves: the event digests of the rows the last call took, 32 bytes each. */
   readonly leaves: Uint8Array;
+  /** With Text: all of the kernel's memory, and its text area [textAt, textEnd) (textAt 0: none). */
+  readonly u8: Uint8Array;
+  readonly textAt: number = 0;
+  private readonly textEnd: number = 0;
+  private readonly infoAt: number = 0;
   private readonly k: KernelExports;
   private readonly linesAt: number;
   private readonly prevAt: number;
@@ -124,13 +133,17 @@ export class VerifyKernel {
   /**
    * `readCap`: the read area, which is the longest line verified in place.
    * `maxRows`: the most rows one call takes (the leaves area's size); by
-   * default as many as fit in the read area.
+   * default as many as fit in the read area. `text`: room for the rows'
+   * texts of a call (Text mode: a row's text is no longer than its line, so
+   * the read area's size), the byte after each `separator`.
    */
   constructor(
     readonly readCap: number,
     maxRows = Math.ceil(readCap / 256),
+    text: { separator: number } | null = null,
   ) {
     const module = kernelModule();
+    const textCap = text === null ? 0 : readCap + 64;
     const mem = arenaOf([
       ["lines", readCap + 8],
       ["prev", 64],
@@ -139,8 +152,11 @@ export class VerifyKernel {
       ["members", MEMBER_SLOTS * 16],
       // A row is at least 280 bytes (its envelope alone), so a call takes fewer than readCap / 256 rows.
       ["leaves", 32 * (maxRows + 1)],
+      ["text", textCap],
+      ["info", 32],
     ]);
     const u8 = mem.u8;
+    this.u8 = u8;
     this.linesAt = mem.at("lines");
     this.prevAt = mem.at("prev");
     this.lines = u8.subarray(this.linesAt, this.linesAt + readCap + 8);
@@ -160,6 +176,23 @@ export class VerifyKernel {
     const mt = mem.at("members");
     const leaves = mem.at("leaves");
     this.k.setup(scratch, scratch + 2 * readCap, outAt, outAt + readCap, mt, mt + MEMBER_SLOTS * 16, leaves, leaves + this.leaves.length);
+    if (text !== null) {
+      this.textAt = mem.at("text");
+      this.textEnd = this.textAt + textCap;
+      this.infoAt = mem.at("info");
+      this.k.textSeparator(text.separator);
+      this.k.fingerprintTo(this.textAt, this.textEnd, this.infoAt);
+    }
+  }
+
+  /** With Text: the end of the texts appended since textFrom() (they start at textAt). */
+  textEndNow(): number {
+    return this.k.fingerprintTo(0, 0, 0);
+  }
+
+  /** With Text: the next texts go to the text area's start again. */
+  textFrom(): void {
+    this.k.fingerprintTo(this.textAt, this.textEnd, this.infoAt);
   }
 
   /**

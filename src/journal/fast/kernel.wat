@@ -65,6 +65,7 @@
   (global (export "CLASSIFY") i32 (i32.const 8))
   (global (export "LEAVES") i32 (i32.const 16))
   (global (export "FPRINT") i32 (i32.const 32))
+  (global (export "TEXT") i32 (i32.const 64))
 
   ;; areas (set by $setup)
   (global $scratch (mut i32) (i32.const 0))
@@ -97,6 +98,8 @@
   (global $fpOut (mut i32) (i32.const 0))
   (global $fpEnd (mut i32) (i32.const 0))
   (global $info (mut i32) (i32.const 0))
+  ;; the byte after each row's text (a line feed; a run receipt's rows: a comma)
+  (global $textSep (mut i32) (i32.const 10))
   ;; the last container the scanner closed: its canonical bytes in scratch
   (global $canonS (mut i32) (i32.const 0))
   (global $canonE (mut i32) (i32.const 0))
@@ -154,6 +157,9 @@
         (global.set $fpEnd (local.get $outEnd))
         (global.set $info (local.get $info))))
     (global.get $fpOut))
+
+  ;; The byte written after each row's text.
+  (func (export "textSeparator") (param $c i32) (global.set $textSep (local.get $c)))
 
   ;; Tables, and the areas above heapBase.
   (func (export "setup") (param $scratch i32) (param $scratchEnd i32) (param $out i32) (param $outEnd i32)
@@ -537,7 +543,7 @@
     (if (i32.eqz (call $sortMembers (global.get $mt) (local.get $n))) (then (return (i32.const -1))))
     (local.set $o (call $assemble (global.get $mt) (local.get $n) (global.get $fpOut) (i32.sub (global.get $fpEnd) (i32.const 1))))
     (if (i32.lt_s (local.get $o) (i32.const 0)) (then (return (i32.const -1))))
-    (i32.store8 (local.get $o) (i32.const 10))
+    (i32.store8 (local.get $o) (global.get $textSep))
     (global.set $fpOut (i32.add (local.get $o) (i32.const 1)))
     (local.set $i (global.get $info))
     (i32.store (local.get $i) (global.get $tsS))
@@ -625,6 +631,10 @@
   ;;             to the leaves area (a Merkle tree is built from them)
   ;;   FPRINT    no links, no hashing: append each row's replay fingerprint
   ;;             text (see $fingerprintRow; the areas: fingerprintTo)
+  ;;   TEXT      with the hashing: append each verified row's text as FPRINT
+  ;;             does (its members but ts and elapsed_s, sorted, compact: what
+  ;;             a run receipt embeds of it), the row not taken when its
+  ;;             index is not canonical or its event an empty string
   (func (export "verify") (param $p i32) (param $bound i32) (param $lo i32) (param $hi i32) (param $last i32)
     (param $flags i32) (result i32)
     (local $slot i32) (local $e i32) (local $tLen i32) (local $o i32)
@@ -683,6 +693,11 @@
           (br_if $stop (i32.eqz (call $eq (global.get $hashS) (i32.const 1664) (i32.const 64))))
           (if (i32.and (local.get $flags) (i32.const 16))
             (then (call $copy (i32.add (global.get $leafOut) (i32.shl (global.get $rows) (i32.const 5))) (i32.const 1632) (i32.const 32))))
+          ;; before the row becomes the link: a row stopped at is the exact path's, linked from the one before
+          (if (i32.and (local.get $flags) (i32.const 64))
+            (then
+              (br_if $stop (i32.le_u (i32.sub (global.get $typeE) (global.get $typeS)) (i32.const 2)))
+              (br_if $stop (i32.lt_s (call $fingerprintRow (local.get $p)) (i32.const 0)))))
           (local.set $last (global.get $hashS)))
         ;; taken
         (global.set $lastRow (local.get $p))

@@ -28,6 +28,17 @@ export type { FailureKind } from "../check-row.ts";
  * Python would report.
  */
 
+/** Where a verify in this thread hands each verified row's text, in file order (RangeVerifier.rowText). */
+export interface RowTextSink {
+  /** The texts of `rows` rows the kernel verified, u8[s, e): each its members but ts and elapsed_s, sorted, compact, then a line feed. */
+  kernelText(u8: Uint8Array, s: number, e: number, rows: number): void;
+  /** A row the exact path verified: its line (valid during the call), on physical line `lineNo` (0-based) of its range. */
+  exactRow(line: Uint8Array, lineNo: number): void;
+}
+
+/** The texts' separator: a line feed after each. */
+const TEXT_LINES = { separator: 0x0a };
+
 export interface RangeTask {
   /** The journal; `-` or `/dev/stdin`: standard input, read as one stream (start 0, end unbounded). */
   path: string;
@@ -228,6 +239,14 @@ export class RangeVerifier {
   private withKernel: VerifyKernel | null = null;
   /** The kernel for lines longer than the read area (see longKernelLine), sized to the longest so far. */
   private bigKernel: VerifyKernel | null = null;
+  /** With `rowText`: the kernel that also writes the rows' texts. */
+  private withTextKernel: VerifyKernel | null = null;
+  /**
+   * Where each verified row's text goes, in order (a verify in this thread
+   * only: set by the engine for its duration), or null. A row the kernel
+   * verified is handed as its text; one the exact path verified, as its line.
+   */
+  rowText: RowTextSink | null = null;
   /** A line too long for the big kernel: the bytes of it that longKernelLine read (see longLine). */
   private longPrefix: Uint8Array | null = null;
 
@@ -277,7 +296,7 @@ export class RangeVerifier {
     // The kernel takes only rows that name no hash_profile, and hashes them in the default profile's spelling.
     const kernelOk = DEFAULT_PROFILE.fastKernels;
     if (kernelOk && (this.kernelUse === "always" || (this.kernelUse === "auto" && bytes >= KERNEL_MIN_BYTES))) {
-      const k = (this.withKernel ??= new VerifyKernel(this.readCap));
+      const k = this.rowText !== null ? (this.withTextKernel ??= new VerifyKernel(this.readCap, undefined, TEXT_LINES)) : (this.withKernel ??= new VerifyKernel(this.readCap));
       this.kernel = k;
       this.mem = k.lines;
       this.prev = k.prev;
@@ -525,7 +544,8 @@ export class RangeVerifier {
   private longKernelLine(input: OpenInput, start: number): number {
     const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES);
     const end = this.task.end;
-    let k = this.bigKernel;
+    // (one without a text area cannot take a row whose text is wanted)
+    let k = this.bigKernel !== null && (this.rowText === null || this.bigKernel.textAt !== 0) ? this.bigKernel : null;
     let len = 0; // bytes of the line read into k.lines
     let pos = start;
     for (;;) {
@@ -610,7 +630,7 @@ export class RangeVerifier {
   /** A big kernel with a read area of `cap` bytes, holding the first `keep` bytes of `old`'s. */
   private newBigKernel(cap: number, old: VerifyKernel | null, keep: number): VerifyKernel {
     // One line a call: room for one leaf.
-    const k = new VerifyKernel(cap, 1);
+    const k = new VerifyKernel(cap, 1, this.rowText !== null ? TEXT_LINES : null);
     if (old !== null && keep > 0) k.lines.set(old.lines.subarray(0, keep), 0);
     this.bigKernel = k;
     return k;
@@ -728,9 +748,11 @@ export class RangeVerifier {
       return q;
     }
     const tree = this.task.tree && !this.task.linksOnly;
-    const links = this.task.linksOnly ? KernelMode.Links : tree ? KernelMode.Leaves : KernelMode.Chain;
+    const text = this.rowText !== null && k.textAt !== 0 && !this.task.linksOnly ? KernelMode.Text : 0;
+    const links = (this.task.linksOnly ? KernelMode.Links : tree ? KernelMode.Leaves : KernelMode.Chain) | text;
     if (this.rows === 0) {
       const q = k.verify(p, dataEnd, this.base, KernelMode.First | links | (this.task.guessBase ? KernelMode.Guess : 0));
+      if (text !== 0) this.handText(k);
       if (k.rows === 0) return p;
       const f = k.firstRow();
       const b = k.lines;
@@ -751,6 +773,7 @@ export class RangeVerifier {
       if (p >= dataEnd) return p;
     }
     const q = k.verify(p, dataEnd, this.base + this.rows, links);
+    if (text !== 0) this.handText(k);
     if (tree) this.kernelLeaves(k, p, k.rows);
     this.kernelRows += k.rows;
     this.taken(k, k.rows);
@@ -776,6 +799,12 @@ export class RangeVerifier {
       }
       s = b[e] === CR && b[e + 1] === LF ? e + 2 : e + 1;
     }
+  }
+
+  /** The texts of the rows the kernel's last call took, to rowText; the next call's go to the text area's start. */
+  private handText(k: VerifyKernel): void {
+    if (k.rows > 0) this.rowText!.kernelText(k.u8, k.textAt, k.textEndNow(), k.rows);
+    k.textFrom();
   }
 
   /** `n` rows (each one physical line) taken by the kernel's last call. */
@@ -829,6 +858,7 @@ export class RangeVerifier {
     if (this.rows === 0 && this.task.guessBase) this.base = storedIndex(v.row) ?? this.base;
     this.keep(this.base + this.rows, bytes);
     this.checkExact(v.row, this.rows, this.base + this.rows, lineNo);
+    if (this.rowText !== null && this.failure === null) this.rowText.exactRow(bytes, lineNo);
   }
 
   /** checkRow against the in-range previous hash (a range's first row: its own stored prev_hash). */

@@ -10,7 +10,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateJournal } from "../../../bench/journal-gen.ts";
-import { RangeVerifier, type RangeResult } from "../../../src/journal/fast/range.ts";
+import { RangeVerifier, type RangeResult, type RowTextSink } from "../../../src/journal/fast/range.ts";
+import { canonical } from "../../../src/pyjson/encode.ts";
 import { stitch } from "../../../src/journal/fast/stitch.ts";
 import { eventHash, payloadHash } from "../../../src/journal/hash.ts";
 import { classifyLine } from "../../../src/journal/reader.ts";
@@ -163,6 +164,53 @@ describe("the WebAssembly verify kernel", () => {
     // The kernel ran on a good share of the rows (the rest are not in fast form).
     expect(kernelRows).toBeGreaterThan(500);
     expect(fastRows).toBeGreaterThanOrEqual(kernelRows);
+  }, 30_000);
+
+  test("Text mode: the same verdicts, and each verified row handed on in order, a kernel row as its text (its members but ts and elapsed_s, canonical)", () => {
+    const dir = dirs.make();
+    let kernelTexts = 0;
+    for (let seed = 41; seed <= 70; seed++) {
+      const path = join(dir, `text-${seed}.jsonl`);
+      spelledJournal(path, prng(seed), 60);
+      // the reference: every row's canonical text without ts and elapsed_s, up to the first that fails to verify
+      const exact = verifyJournalSync(path);
+      const verified = exact.divergent_index ?? exact.count;
+      const want: string[] = [];
+      for (const line of readFileSync(path, "latin1").split("\n")) {
+        const v = classifyLine(Buffer.from(line, "latin1"));
+        if (v.kind !== "row" || want.length >= verified) continue;
+        const row = new Map(v.row);
+        row.delete("ts");
+        row.delete("elapsed_s");
+        want.push(canonical(row));
+      }
+      for (const chunkSize of [undefined, 997]) {
+        const got: string[] = [];
+        const sink: RowTextSink = {
+          kernelText(u8, s, e, rows) {
+            const texts = new TextDecoder().decode(u8.subarray(s, e)).split("\n");
+            expect(texts.length).toBe(rows + 1);
+            got.push(...texts.slice(0, rows));
+            kernelTexts += rows;
+          },
+          exactRow(line) {
+            const v = classifyLine(line);
+            if (v.kind !== "row") throw new Error("an exact row that is not a row");
+            const row = new Map(v.row);
+            row.delete("ts");
+            row.delete("elapsed_s");
+            got.push(canonical(row));
+          },
+        };
+        const verifier = new RangeVerifier(1 << 18, "always");
+        verifier.rowText = sink;
+        const r = verifier.run({ path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize });
+        expect({ path, v: verdict(path, r) }).toEqual({ path, v: exact });
+        // the row that fails, and those past it (counted), are never handed on
+        expect({ path, texts: got }).toEqual({ path, texts: want });
+      }
+    }
+    expect(kernelTexts).toBeGreaterThan(500);
   }, 30_000);
 
   test("nesting at the codec's bound: rows to MAX_DEPTH taken, deeper ones exact, the same verdicts", () => {
