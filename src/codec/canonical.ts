@@ -8,9 +8,7 @@ import { compareSpans, KIND_MASK, NOT_COMPACT_CANONICAL, type RowIndex, Spell, T
  * is copied as its bytes, an object whose keys are out of order has them
  * sorted, whitespace between tokens is dropped. Every consumer that needs a
  * row's canonical bytes (the payload pre-image `journal record` hashes, the
- * rows a run receipt embeds) writes them here; a row the module indexed is
- * written by the module from its tape instead (row-index.ts
- * canonicalJsonOf: the same bytes, held to these by test/codec/canonical.test.ts).
+ * rows a run receipt embeds) writes them here.
  *
  * It copies tokens as written, so the caller first declines what is not
  * Python's spelling (the index's Utf8 and NotPython flags: every string,

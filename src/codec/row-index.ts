@@ -481,28 +481,6 @@ export function renderJsonOf(ix: RowIndex, pad: number, inline: boolean, out: Ou
   return ix.wasmTape && ix.wasm !== undefined && ix.wasm.render(ix, pad, inline, out);
 }
 
-/** Bytes a consumer reads where they lie: buf[start, end). */
-export interface ByteSpan {
-  buf: Uint8Array;
-  start: number;
-  end: number;
-}
-
-/**
- * The canonical form CanonicalWriter (canonical.ts) writes of the row ix
- * indexed, less its top-level members whose key tokens are skipA and skipB
- * (-1: none), written by the module from the tape it wrote (row-index.wat
- * `canonical`) and left in its memory, at `out`, until ix indexes another
- * row. The caller first declines what CanonicalWriter's callers decline
- * (not Python's spelling, a float left undecided in what is written).
- * False: the tape is not the module's, or the module leaves the row to
- * CanonicalWriter (a repeated key, which that declines too; an object of
- * more keys out of order than it sorts).
- */
-export function canonicalJsonOf(ix: RowIndex, skipA: number, skipB: number, out: ByteSpan): boolean {
-  return ix.wasmTape && ix.wasm !== undefined && ix.wasm.canonical(ix, skipA, skipB, out);
-}
-
 /** Bytes between the row's sentinel and the tape: what the module's word loads may read past it. */
 const WASM_SLACK = 16;
 /** Top-level members the module writes out; a row with more has them read off its tape. */
@@ -537,7 +515,6 @@ interface RowScanExports {
   floatRepr(n: number): number;
   scan(p: number, e: number, members: number, tape0: number, bias: number, maxPages: number): number;
   render(out: number, pad: number, inline: number): number;
-  canonical(out: number, order: number, skipA: number, skipB: number): number;
   useKeys(on: number): void;
 }
 
@@ -696,26 +673,6 @@ class WasmScanner {
     out.reserve(n);
     this.node.copy(out.buf, out.len, at, end);
     out.len += n;
-    return true;
-  }
-
-  /** canonicalJsonOf on the row this scanner last indexed for ix. */
-  canonical(ix: RowIndex, skipA: number, skipB: number, out: ByteSpan): boolean {
-    const at = (this.tape0 + 16 * ix.count + 15) & ~15;
-    // the canonical text is no longer than the row (whitespace dropped, members left out); short tokens are
-    // copied a word at a time past their end; then the key area, a word a token at most
-    const order = (at + ix.rowEnd - ix.rowStart + 64) & ~15;
-    try {
-      this.reserve(order + 4 * ix.count + 16);
-    } catch {
-      return false;
-    }
-    ix.tape = this.tape;
-    const end = this.x.canonical(at, order, skipA, skipB);
-    if (end < 0) return false;
-    out.buf = this.node;
-    out.start = at;
-    out.end = end;
     return true;
   }
 

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { copyTo, KeptSpan, LBRACE, LF, RBRACE, tokenIs } from "../codec/bytes.ts";
 import { CanonicalWriter } from "../codec/canonical.ts";
-import { type ByteSpan, canonicalJsonOf, indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
+import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { InputError, RefusalError } from "../errors/index.ts";
 import { JOURNAL_MAX_ROW_BYTES, openInput } from "../fsutil/input.ts";
 import { isRemotePath } from "../storage/ref.ts";
@@ -167,7 +167,7 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
     links.keep(fast.mem, fast.hashS, fast.hashE);
     if (sink !== null) {
       if (n > 0) sink.text(",");
-      sink.bytes(fast.out.buf, fast.out.start, fast.out.end);
+      sink.bytes(fast.mem, fast.outStart, fast.outEnd);
     }
     n++;
     read += e - s;
@@ -409,8 +409,7 @@ const LOADED_EXTENSION_SET = new TextEncoder().encode(EXTENSIONS_EVENT);
 /**
  * A row as embedded, written from the codec's index of it when it is in
  * Python's writer spelling and the strict scan's checks hold: the row is
- * copied into `mem`, its text written at `out` (by the module that indexed
- * it, in its memory; else by CanonicalWriter, after the row in `mem`).
+ * copied into `mem`, its text written after it at [outStart, outEnd).
  * False: the exact path takes the row (and says why it is refused, if it is).
  */
 class EmbeddedRowWriter extends RowLinks {
@@ -422,8 +421,8 @@ class EmbeddedRowWriter extends RowLinks {
   private readonly ix = new RowIndex();
   mem = new Uint8Array(1 << 16);
   private readonly cw = new CanonicalWriter(this.ix, this.mem, new DataView(this.mem.buffer));
-  /** The row's text, until the next take. */
-  readonly out: ByteSpan = { buf: new Uint8Array(0), start: 0, end: 0 };
+  outStart = 0;
+  outEnd = 0;
 
   /** The last row take declined was declined for whitespace (OddSpace, when asked to) alone, among its spelling flags. */
   oddSpaced = false;
@@ -456,43 +455,26 @@ class EmbeddedRowWriter extends RowLinks {
     if (!nonEmptyString(ix, event) || !nonEmptyString(ix, hash) || !nonEmptyString(ix, payloadHash)) return false;
     if (prev < 0 || ix.kind(prev) !== Tok.String) return false;
     if (tokenIs(mem, ix.start(event), ix.end(event), LOADED_EXTENSION_SET)) return false;
-    let skipA = -1;
-    let skipB = -1;
-    for (let k = 0; k < ix.members; k++) {
-      const id = ix.keyId[k]!;
-      if (id === TS || id === ELAPSED) {
-        if (skipA < 0) skipA = ix.member[k]!;
-        else skipB = ix.member[k]!;
-        continue;
-      }
-      // the floats the digits leave open are decided for the values written only (ts, full precision, is dropped)
-      const v = ix.member[k]! + 1;
-      if ((ix.flags(v) & Spell.FloatUndecided) !== 0 && (ix.spelling(v) & Spell.NotPython) !== 0) return false;
-    }
-    if (!canonicalJsonOf(ix, skipA, skipB, this.out) && !this.written(n, skipA, skipB)) return false;
-    this.setLinks(ix, prev, hash);
-    // escapes in a link are the exact path's to compare (as values)
-    if ((ix.flags(prev) & Spell.Escaped) !== 0 || (ix.flags(hash) & Spell.Escaped) !== 0) return false;
-    if (tokenIs(mem, ix.start(event), ix.end(event), AGENT_SPAWNED)) this.endpoints.addIndexed(ix, mem, ENDPOINT);
-    return true;
-  }
-
-  /** The row's text by CanonicalWriter, after the row (n bytes) in `mem`, but the members skipA and skipB; false: declined. */
-  private written(n: number, skipA: number, skipB: number): boolean {
-    const ix = this.ix;
     const cw = this.cw;
     const order = cw.segment(0, ix.members);
     let m = 0;
     for (let k = 0; k < ix.members; k++) {
-      const t = ix.member[k]!;
-      if (t !== skipA && t !== skipB) order[m++] = t;
+      const id = ix.keyId[k]!;
+      if (id === TS || id === ELAPSED) continue;
+      // the floats the digits leave open are decided for the values written only (ts, full precision, is dropped)
+      const v = ix.member[k]! + 1;
+      if ((ix.flags(v) & Spell.FloatUndecided) !== 0 && (ix.spelling(v) & Spell.NotPython) !== 0) return false;
+      order[m++] = ix.member[k]!;
     }
     if (!cw.sortKeys(0, m)) return false;
     const end = cw.members(0, m, n);
     if (end < 0) return false;
-    this.out.buf = this.mem;
-    this.out.start = n;
-    this.out.end = end;
+    this.outStart = n;
+    this.outEnd = end;
+    this.setLinks(ix, prev, hash);
+    // escapes in a link are the exact path's to compare (as values)
+    if ((ix.flags(prev) & Spell.Escaped) !== 0 || (ix.flags(hash) & Spell.Escaped) !== 0) return false;
+    if (tokenIs(mem, ix.start(event), ix.end(event), AGENT_SPAWNED)) this.endpoints.addIndexed(ix, mem, ENDPOINT);
     return true;
   }
 }
