@@ -2,7 +2,7 @@ import { BernsteinError } from "../../errors/index.ts";
 import type { FromWorker, RunMessage, ToWorker } from "./protocol.ts";
 import { kernelModule } from "./kernel.ts";
 import { fromWire } from "./protocol.ts";
-import { threadVerifier, type RangeResult, type RangeTask, type RowTextSink } from "./range.ts";
+import { RangeVerifier, threadVerifier, type RangeResult, type RangeTask, type RowTextSink } from "./range.ts";
 import { workerEntry } from "../../fsutil/worker-entry.ts";
 import { nextTurn } from "../../fsutil/turn.ts";
 
@@ -38,22 +38,28 @@ export interface Executor {
  */
 export class InProcessExecutor implements Executor {
   readonly threads = 1;
-  private readonly verifier = threadVerifier();
+  /** This thread's verifier; with `rowText`, one of this executor's own (no other verify's rows reach the sink). */
+  private readonly verifier: RangeVerifier;
   private finished = 0;
   private current = 0;
   constructor(
     private readonly onChunk?: () => void,
     private readonly knownBases = true,
     private readonly signal?: AbortSignal,
-    /** Where the verifier hands each verified row's text (RangeVerifier.rowText), for this executor's runs. */
-    private readonly rowText?: RowTextSink,
-  ) {}
+    /** Where the verifier hands each verified row's text (RangeVerifier.rowText). */
+    rowText?: RowTextSink,
+  ) {
+    if (rowText === undefined) this.verifier = threadVerifier();
+    else {
+      this.verifier = new RangeVerifier();
+      this.verifier.rowText = rowText;
+    }
+  }
 
   async runAll(tasks: readonly RangeTask[]): Promise<RangeResult[]> {
     this.finished = 0;
     const results: RangeResult[] = [];
     let base = 0;
-    this.verifier.rowText = this.rowText ?? null;
     try {
       for (const given of tasks) {
         if (results.length > 0) await nextTurn();
@@ -69,7 +75,6 @@ export class InProcessExecutor implements Executor {
         this.finished += task.end - task.start;
       }
     } finally {
-      this.verifier.rowText = null;
       this.verifier.settle();
     }
     return results;

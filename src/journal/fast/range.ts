@@ -242,9 +242,9 @@ export class RangeVerifier {
   /** With `rowText`: the kernel that also writes the rows' texts. */
   private withTextKernel: VerifyKernel | null = null;
   /**
-   * Where each verified row's text goes, in order (a verify in this thread
-   * only: set by the engine for its duration), or null. A row the kernel
-   * verified is handed as its text; one the exact path verified, as its line.
+   * Where each verified row's text goes, in order (a verifier of a verify
+   * in this thread only: executor.ts), or null. A row the kernel verified is
+   * handed as its text; one the exact path verified, as its line.
    */
   rowText: RowTextSink | null = null;
   /** A line too long for the big kernel: the bytes of it that longKernelLine read (see longLine). */
