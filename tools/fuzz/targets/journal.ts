@@ -19,6 +19,7 @@ import { runPythonFile } from "../python.ts";
 import type { Rng } from "../rng.ts";
 import { linesOf, runJournalVectors } from "../seeds.ts";
 import { violation, type FuzzTarget } from "../types.ts";
+import { embedJournalRows, journalFacts, journalLines, verifiedInOnePass, type RowSink } from "../../../src/runreceipt/journal-rows.ts";
 
 /**
  * (b) The run-journal verifier. Inputs are journal files mutated from the
@@ -31,7 +32,10 @@ import { violation, type FuzzTarget } from "../types.ts";
  *  - the parallel engine (when given) returns the identical verdict;
  *  - repair either refuses (middle corruption, file untouched) or cuts a
  *    torn tail after which the journal verifies with complete coverage and
- *    the same chain verdict.
+ *    the same chain verdict;
+ *  - a run receipt's rows read once (verified and embedded at once) stand
+ *    only where the two passes embed the same rows, endpoints, extension
+ *    list and facts; where those refuse, the one read left the journal to them.
  * Batched: a sample of the files goes through the Python reference
  * verifier (test/reference/verify_journal.py) in one process per batch,
  * whose verdict must be identical.
@@ -132,6 +136,36 @@ function sameVerdict(a: Record<string, unknown>, b: Record<string, unknown>, fie
   return null;
 }
 
+/** A sink that keeps a receipt's rows as text. */
+function textSink(): RowSink & { text(t: string): void; all(): string } {
+  const parts: string[] = [];
+  const dec = new TextDecoder();
+  return { bytes: (m, s, e) => void parts.push(dec.decode(m.subarray(s, e))), text: (t) => void parts.push(t), all: () => parts.join("") };
+}
+
+/** The receipt rows of `path` read once, against the two passes': a violation, or whether the one read took it. */
+async function receiptRowsAlike(path: string): Promise<boolean> {
+  const lines = journalLines(path);
+  const onceSink = textSink();
+  const once = lines === null || lines.count === 0 ? null : await verifiedInOnePass(path, "fuzz", lines, onceSink);
+  let twice: { text: string; facts: unknown; endpoints: unknown; extensions: unknown } | "refused";
+  try {
+    const facts = await journalFacts(path, "fuzz");
+    const sink = textSink();
+    const rows = await embedJournalRows(path, "fuzz", facts, sink);
+    twice = { text: sink.all(), facts, endpoints: rows.endpoints.sorted(), extensions: rows.extensions };
+  } catch (err) {
+    if (!(err instanceof RefusalError) && !(err instanceof InputError)) throw err;
+    twice = "refused";
+  }
+  if (once === null) return false;
+  if (twice === "refused") throw violation("receipt_one_read_over_refusal", "the one read embedded rows the two passes refuse");
+  const got = { text: onceSink.all(), facts: once.facts, endpoints: once.rows.endpoints.sorted(), extensions: once.rows.extensions };
+  const d = JSON.stringify(got) === JSON.stringify(twice) ? null : `${JSON.stringify(got).slice(0, 200)} vs ${JSON.stringify(twice).slice(0, 200)}`;
+  if (d) throw violation("receipt_one_read_vs_two", d);
+  return true;
+}
+
 export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
   const dir = mkdtempSync(join(tmpdir(), "bernstein-fuzz-journal-"));
   const file = join(dir, "journal.jsonl");
@@ -141,6 +175,7 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
   let pythonChecked = 0;
   let repairsChecked = 0;
   let parallelChecked = 0;
+  let receiptsOneRead = 0;
   const sample = opts.referenceSample ?? 0.25;
   const batchSize = opts.batchSize ?? 400;
 
@@ -161,6 +196,7 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
       const diff = sameVerdict(p as never, r as never);
       if (diff) throw violation("single_vs_parallel", diff);
     }
+    if (await receiptRowsAlike(path)) receiptsOneRead++;
     // Repair: refuse middle corruption untouched, or cut a torn tail only.
     if (r.discarded_line_indices.length) {
       repairsChecked++;
@@ -323,7 +359,7 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
       return out;
     },
     stats() {
-      return { python_checked: pythonChecked, repairs_checked: repairsChecked, parallel_checked: parallelChecked };
+      return { python_checked: pythonChecked, repairs_checked: repairsChecked, parallel_checked: parallelChecked, receipts_read_once: receiptsOneRead };
     },
     close() {
       rmSync(dir, { recursive: true, force: true });
