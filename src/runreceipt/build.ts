@@ -134,6 +134,8 @@ async function signedInOnePass(o: BuildOptions, jpath: string, path: string, key
     if (one !== null) built = signAndCommit(o, out, head.before, one.facts, one.rows, spine, audit, keyId);
   } catch (err) {
     out.abort();
+    // the journal's own faults (a row over the limit, say) are named by the two passes, as they always were
+    if (err instanceof InputError || err instanceof RefusalError) return null;
     throw err;
   }
   if (built === null) out.abort();

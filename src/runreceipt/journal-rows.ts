@@ -205,14 +205,9 @@ export async function embedJournalRows(path: string, runId: string, facts: Journ
     if (pl.bytes.length >= LONG_LINE) garbage = true;
     const declined = line === declinedLine && pl.bytes.length === declinedLength;
     if (!declined && embedFast(pl.bytes, 0, pl.bytes.length, DECLINE)) continue;
-    let row = strictObject(pl.bytes, line, refuse, true);
+    const row = strictRow(pl.bytes, line, runId, refuse, endpoints);
     if (row === null) continue;
     garbage = true;
-    checkShape(row, line, runId);
-    const event = row.get("event");
-    // what the binding reads of these rows is read from values, never from bytes kept aside
-    if ((event === ENDPOINT_EVENT || event === EXTENSIONS_EVENT) && holdsRaw(row)) row = parse(new TextDecoder().decode(pl.bytes)) as PyObject;
-    endpoints.push(row);
     extensions = extensionsOf(row) ?? extensions;
     if (!links.followsText(row.get("prev_hash") as string, n)) throw changed(path, facts);
     links.keepText(row.get("event_hash") as string);
@@ -313,15 +308,11 @@ export async function verifiedInOnePass(path: string, runId: string, lines: { co
     exactRow(line, lineNo) {
       if (declined) return;
       try {
-        let row = strictObject(line, lineNo + 1, refuse, true);
+        const row = strictRow(line, lineNo + 1, runId, refuse, endpoints);
         if (row === null) {
           declined = true;
           return;
         }
-        checkShape(row, lineNo + 1, runId);
-        const event = row.get("event");
-        if ((event === ENDPOINT_EVENT || event === EXTENSIONS_EVENT) && holdsRaw(row)) row = parse(new TextDecoder().decode(line)) as PyObject;
-        endpoints.push(row);
         extensions = extensionsOf(row) ?? extensions;
         if (n > 0) sink.text(",");
         embedExact(row, sink);
@@ -336,6 +327,21 @@ export async function verifiedInOnePass(path: string, runId: string, lines: { co
   const clean = v.ok && v.count > 0 && v.discarded_line_indices.length === 0 && v.divergent_index === null && v.snapshot_bytes === lines.snapshot;
   if (declined || !clean || v.count !== lines.count || n !== lines.count) return null;
   return { facts: { count: v.count, head: v.head, snapshot: v.snapshot_bytes }, rows: { endpoints, extensions } };
+}
+
+/**
+ * The row on `line` (its bytes) as the strict scan reads it, its envelope
+ * checked (a refusal naming the line), its endpoint noted; null: a blank line.
+ */
+function strictRow(bytes: Uint8Array, line: number, runId: string, refuse: Refuse, endpoints: EndpointSet): PyObject | null {
+  let row = strictObject(bytes, line, refuse, true);
+  if (row === null) return null;
+  checkShape(row, line, runId);
+  const event = row.get("event");
+  // what the binding reads of these rows is read from values, never from bytes kept aside
+  if ((event === ENDPOINT_EVENT || event === EXTENSIONS_EVENT) && holdsRaw(row)) row = parse(new TextDecoder().decode(bytes)) as PyObject;
+  endpoints.push(row);
+  return row;
 }
 
 function changed(path: string, facts: JournalFacts): InputError {
