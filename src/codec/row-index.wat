@@ -491,7 +491,8 @@
         (local.set $p (global.get $pointEnd))
         (if (i32.lt_u (local.get $cp) (i32.const 0x80))
           (then (local.set $o (call $unit (local.get $o) (local.get $cp))) (br $bytes)))
-        (if (i32.ne (i32.and (local.get $cp) (i32.const 0xf800)) (i32.const 0xd800))
+        ;; (a surrogate is below 0x10000: an astral character's low bits may look like one, U+1D921 say)
+        (if (i32.ne (i32.and (local.get $cp) (i32.const 0x1ff800)) (i32.const 0xd800))
           (then (local.set $o (call $putUtf8 (local.get $o) (local.get $cp))) (br $bytes)))
         ;; a lone surrogate cannot be UTF-8: the renderer escapes it
         (local.set $o (call $unicodeEscape (local.get $o) (local.get $cp)))

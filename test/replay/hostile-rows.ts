@@ -55,7 +55,8 @@ export function foldingRows(n: number): string[] {
 /** Rows in the writer's spelling: what the fast paths take. */
 export function writerRows(n: number): string[] {
   const out: string[] = [];
-  const strings = ["plain", "caf\u00e9 \u2014 \u{1f600}", "tab\tnew\nline \"q\" \\ \u0000 \u001f \u007f", "\ud800 lone \udfff", "\u2028\u2029", "<\u202e>", "\u4fee\u590d"];
+  // (astral characters whose low 16 bits look like a surrogate: U+1D921, U+2D800 a CJK ideograph, U+10DFFF)
+  const strings = ["plain", "caf\u00e9 \u2014 \u{1f600}", "tab\tnew\nline \"q\" \\ \u0000 \u001f \u007f", "\ud800 lone \udfff", "\u2028\u2029", "<\u202e>", "\u4fee\u590d", "\u{1d921} \u{2d800} \u{10dfff} \u{10ffff}"];
   for (let i = 0; i < n; i++) {
     const k = i % 9;
     const s = strings[i % strings.length]!;

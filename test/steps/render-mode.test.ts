@@ -60,6 +60,18 @@ async function exactly(bucket: string, limit: number | null): Promise<{ n: numbe
   }
 }
 
+test("astral characters whose low bits look like a surrogate (U+1D921, U+2D800): rendered by the kernel as the exact path renders them", async () => {
+  const bucket = writeAgentJournal(join(tmp, "sdd"), "astral", dictFormJournal(60, (seq) => wideRow(seq, { text: `\u{1d921} ${seq} \u{2d800} \u{10dfff}`, lone: seq % 10 === 0 ? "\ud800" : "" })));
+  const exact = await exactly(bucket, null);
+  const before = stepKernelStats.rows;
+  const fast = await render(bucket, null);
+  expect(fast.n).toBe(exact.n);
+  expect(fast.text === exact.text).toBe(true);
+  expect(fast.text).toContain("\u{1d921}");
+  // every row but those holding a lone surrogate (which the exact path escapes)
+  expect(stepKernelStats.rows - before).toBe(54);
+});
+
 describe("render mode: the exact path's entries, whatever the area's size", () => {
   for (const id of ["plain", "mixed", "huge", "wide"]) {
     test(id, async () => {
