@@ -9,7 +9,7 @@ import { canonical } from "../pyjson/encode.ts";
 import { parse } from "../pyjson/parse.ts";
 import { BYTE_PATH_MIN, loadsLine, rawGet } from "../pyjson/row.ts";
 import { CanonicalRow } from "../steps/canonical-row.ts";
-import { Tok } from "../codec/row-index.ts";
+import { Tok, TOP_LEVEL_FROM } from "../codec/row-index.ts";
 import { StepKey } from "../steps/row-keys.ts";
 import { isNaNFloat, pyEquals, pyInt, pyStr } from "../pyjson/python.ts";
 import { PyNum, PyRaw, type PyObject, type PyValue } from "../pyjson/types.ts";
@@ -237,7 +237,8 @@ class StepFacts {
     this.bytes = b;
     this.row = null;
     const c = this.canonical;
-    if (c.scanRange(b, 0, b.length)) {
+    // a huge row is read where it lies, its large values kept as bytes (the codec's scan would copy it whole)
+    if (b.length < TOP_LEVEL_FROM && c.scanRange(b, 0, b.length)) {
       // a canonical row's integer is spelled as Python spells it: its lexeme is the number
       const s = c.spanStart[StepKey.Seq]!;
       if ((s < 0 || c.kind[StepKey.Seq] === Tok.Int) && (c.spanStart[StepKey.StepHash]! < 0 || c.plainString[StepKey.StepHash] === 1)) {
