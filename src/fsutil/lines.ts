@@ -76,6 +76,13 @@ const RESERVE_SLACK = 4 << 20;
 /** The largest typed array the engine makes. */
 const MAX_RESERVE = 4 * 1024 ** 3 - 1;
 
+/** The line feeds in b[0, n) (a count of lines read whole, by the native search). */
+export function lineFeedsIn(b: Uint8Array, n: number): number {
+  let count = 0;
+  for (let p = b.indexOf(0x0a); p >= 0 && p < n; p = b.indexOf(0x0a, p + 1)) count++;
+  return count;
+}
+
 /**
  * A buffer for a line being assembled: `buf` (its first `len` bytes
  * kept) grown to hold `need` bytes. Doubled while small; once the line

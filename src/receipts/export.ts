@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { BernsteinError, InputError, NegativeError, UsageError } from "../errors/index.ts";
 import type { PyValue } from "../pyjson/types.ts";
 import { GENESIS_HASH } from "../steps/hash.ts";
-import { contentEnd, LineSplitter } from "../fsutil/lines.ts";
+import { contentEnd, lineFeedsIn, LineSplitter } from "../fsutil/lines.ts";
 import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
 import { agentJournalDir, BUCKET_NAME } from "../steps/paths.ts";
 import { classifyLine } from "../steps/reader.ts";
@@ -384,7 +384,7 @@ async function copyBytes(path: string, size: number, write: (bytes: Uint8Array) 
       const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - off), off);
       if (n === 0) break;
       const got = chunk.subarray(0, n);
-      for (let i = got.indexOf(0x0a); i !== -1; i = got.indexOf(0x0a, i + 1)) lines++;
+      lines += lineFeedsIn(got, n);
       await write(got);
       off += n;
       if (turns.due()) await nextTurn();

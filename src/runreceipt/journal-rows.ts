@@ -5,7 +5,7 @@ import { indexRow, KeyTable, RowIndex, Spell, Tok } from "../codec/row-index.ts"
 import { InputError, RefusalError } from "../errors/index.ts";
 import { JOURNAL_MAX_ROW_BYTES, openInput } from "../fsutil/input.ts";
 import { isRemotePath } from "../storage/ref.ts";
-import { claimedLines, contentEnd, physicalLines } from "../fsutil/lines.ts";
+import { claimedLines, contentEnd, lineFeedsIn, physicalLines } from "../fsutil/lines.ts";
 import { GrowthCollector, nextTurn, TurnPacer } from "../fsutil/turn.ts";
 import { EventChainWalker } from "../journal/chain.ts";
 import { verifyJournalFast } from "../journal/fast/engine.ts";
@@ -243,7 +243,7 @@ export function journalLines(path: string): { count: number; snapshot: number } 
     for (let pos = 0; pos < snapshot; ) {
       const n = input.read(buf, 0, Math.min(buf.length, snapshot - pos), pos);
       if (n === 0) break;
-      for (let p = buf.indexOf(LF, 0); p >= 0 && p < n; p = buf.indexOf(LF, p + 1)) count++;
+      count += lineFeedsIn(buf, n);
       last = buf[n - 1]!;
       pos += n;
     }
@@ -273,9 +273,8 @@ export async function verifiedInOnePass(path: string, runId: string, lines: { co
   let n = 0;
   let declined = false;
   const ix = new RowIndex();
-  /** The rows among u8[s, e) whose text holds the bytes `event` (a top-level event, or the same bytes in a nested object): each looked at once. */
-  const rowsHolding = (u8: Uint8Array, s: number, e: number, event: Uint8Array, each: (rs: number, re: number) => void): void => {
-    const b = Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+  /** The rows among b[s, e) whose text holds the bytes `event` (a top-level event, or the same bytes in a nested object): each looked at once. */
+  const rowsHolding = (b: Buffer, s: number, e: number, event: Uint8Array, each: (rs: number, re: number) => void): void => {
     let done = s;
     for (let h = b.indexOf(event, s); h >= 0 && h < e; h = b.indexOf(event, h + 1)) {
       if (h < done) continue;
@@ -296,12 +295,13 @@ export async function verifiedInOnePass(path: string, runId: string, lines: { co
         p = q + 1;
       }
       // what the binding reads of the rows: an agent_spawned row's endpoint, a loaded_extension_set row's list
-      rowsHolding(u8, s, e, SPAWNED_TEXT, (rs, re) => {
+      const b = Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+      rowsHolding(b, s, e, SPAWNED_TEXT, (rs, re) => {
         if (!indexRow(u8, rs, re, ix, EMBED_KEYS) || ix.repeatedName) return;
         const ev = ix.valueOf(RunKey.Event);
         if (ev >= 0 && ix.kind(ev) === Tok.String && tokenIs(u8, ix.start(ev), ix.end(ev), AGENT_SPAWNED)) endpoints.addIndexed(ix, u8, ENDPOINT);
       });
-      rowsHolding(u8, s, e, EXTENSIONS_TEXT, (rs, re) => {
+      rowsHolding(b, s, e, EXTENSIONS_TEXT, (rs, re) => {
         extensions = extensionsOf(parse(new TextDecoder().decode(u8.subarray(rs, re))) as PyObject) ?? extensions;
       });
     },

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { LineSplitter, type LineDialect } from "../../src/fsutil/lines.ts";
+import { lineFeedsIn, LineSplitter, type LineDialect } from "../../src/fsutil/lines.ts";
 import { pyStrip } from "../../src/pyjson/python.ts";
 import { runPython } from "../helpers/python.ts";
 
@@ -209,4 +209,11 @@ print(json.dumps(out))`,
     expect(ends).toEqual([1003, 1008, 1011]);
     expect(kept.map((k) => new TextDecoder().decode(k))).toEqual(["ab", "cdef", "g\r"]);
   });
+});
+
+test("lineFeedsIn counts the line feeds before n only (a reused buffer's stale bytes after it are not read)", () => {
+  const b = new TextEncoder().encode("a\nb\r\n\n\rc\n|\n\n");
+  const bar = b.indexOf(0x7c);
+  expect([lineFeedsIn(b, 0), lineFeedsIn(b, 2), lineFeedsIn(b, bar), lineFeedsIn(b, b.length)]).toEqual([0, 1, 4, 6]);
+  expect(lineFeedsIn(new Uint8Array(0), 0)).toBe(0);
 });

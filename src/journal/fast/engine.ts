@@ -83,10 +83,8 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   const requested = opts.rowText !== undefined ? 1 : requestedThreads(path, opts.threads);
   const base = { mode: (linksOnly ? "links-only" : "full") as VerifyMode, payloads_checked: !linksOnly };
   // Standard input: one range read as a stream to its end in this thread (no size to split, no second pass).
-  if (isStdinPath(path)) {
-    if (opts.rowText !== undefined) throw new Error("verify: rows' texts are handed on from a local file only");
-    return verifyInThread(path, opts);
-  }
+  if (opts.rowText !== undefined && (isStdinPath(path) || isRemotePath(path))) throw new Error("verify: rows' texts are handed on from a local file only");
+  if (isStdinPath(path)) return verifyInThread(path, opts);
   // A remote object is never waited on by this thread while it blocks: its
   // size is awaited here (later asks are answered from the bridge's cache),
   // partition probes are awaited, and every range is verified by a worker
@@ -94,7 +92,6 @@ export async function verifyJournalFast(path: string, opts: FastVerifyOptions = 
   // loop does: a read blocked here would hold off SIGINT/SIGTERM for as long
   // as a slow server takes.
   const remote = isRemotePath(path);
-  if (remote && opts.rowText !== undefined) throw new Error("verify: rows' texts are handed on from a local file only");
   if (remote) await remoteSizeAsync(path);
   const size0 = fileSize(path);
   // Opening refuses a non-regular file and validates readability (permissions) with the reader's error.
