@@ -10,8 +10,8 @@ import { constants, fstatSync, openSync, write, writeSync } from "node:fs";
  * becomes non-blocking. A slow reader then fills the pipe: `write()` takes
  * 65,536 of a 66,024-byte chunk, the next write fails with EAGAIN, and
  * Bun.write's fallback writes the whole chunk again from its first byte;
- * the reader gets the first 64 KiB twice (a 1.1 MB document arrived as
- * 1.5–2.1 MB). We cannot make the fd blocking again portably, and a parent
+ * the reader gets the first 64 KiB twice, and a document arrives longer
+ * than it was written. We cannot make the fd blocking again portably, and a parent
  * may hand us a non-blocking pipe anyway, so this loop works either way:
  * it advances by what each write() returned, and on EAGAIN waits and
  * retries from the first unwritten byte.

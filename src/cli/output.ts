@@ -10,7 +10,7 @@ import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
  * stdout and stderr of every command, written by our own loop over fd 1
  * and fd 2 (fd-write.ts): every byte exactly once, whatever the reader's
  * speed and whether or not the fd is non-blocking. `process.stdout` is not
- * used: its Node stream costs ~20 ms of start-up on every command.
+ * used: its Node stream adds start-up time to every command.
  *
  * A reader that goes away (`bernstein replay X | head`) is not an error of
  * ours: on EPIPE further output is dropped quietly and streaming commands

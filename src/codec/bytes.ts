@@ -131,19 +131,21 @@ export function tokenIs(b: Uint8Array, s: number, e: number, name: Uint8Array): 
   return spanIs(b, s + 1, e - 1, name);
 }
 
+/** Spans from this many bytes on are copied by memmove (below it, its call overhead costs more than the words). */
+const MEMMOVE_FROM = 48;
+
 /**
  * Copy within mem between non-overlapping spans of printable ASCII (the
  * only bytes the fast path ever copies). Eight bytes at a time through a
  * DataView for short spans, the last word overlapping the previous one
- * instead of a byte tail; memmove for long spans (its call overhead wins
- * from ~48 bytes). Going through float64 is exact here: a double's bits
- * survive a load and a store unless they are a NaN, and eight ASCII bytes
- * (all below 0x80) can never spell a NaN (that needs the top bits of the
- * two high bytes set).
+ * instead of a byte tail; memmove for long spans (MEMMOVE_FROM). Going
+ * through float64 is exact here: a double's bits survive a load and a
+ * store unless they are a NaN, and eight ASCII bytes (all below 0x80) can
+ * never spell a NaN (that needs the top bits of the two high bytes set).
  */
 export function copyBytes(b: Uint8Array, dv: DataView, dst: number, src: number, n: number): void {
   if (n >= 8) {
-    if (n >= 48) {
+    if (n >= MEMMOVE_FROM) {
       b.copyWithin(dst, src, src + n);
       return;
     }

@@ -173,7 +173,7 @@ function fork(sddDir: string, run: string, path: string, n: number): ForkInfo {
   let seen = 0;
   let maxSeq = -1;
   const facts = new StepFacts();
-  // each line read leaves a little garbage the engine collects late: on 100,000 steps, 35 MB of it
+  // each line read leaves a little garbage the engine collects late, and it adds up over a long journal
   const gc = new GrowthCollector(4 << 20);
   try {
     for (const line of physicalLines(path, { maxLineBytes: JOURNAL_MAX_ROW_BYTES })) {

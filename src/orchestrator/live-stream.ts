@@ -79,7 +79,7 @@ export const MIN_PARSE_INTERVAL_MS = 100;
 
 /**
  * Feeds a CLI's stream to its parser line by line as it arrives. Parsing is
- * throttled (at most ~10 % of one core on a long stream); a stretch that
+ * throttled (at most once per MIN_PARSE_INTERVAL_MS); a stretch that
  * arrives meanwhile is parsed by a timer, or by `close()`'s caller never:
  * after close nothing is reported, so whoever reads `toolCallsFinished`
  * after closing sees the final count.

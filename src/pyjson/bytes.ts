@@ -9,7 +9,7 @@ import { PyJsonError } from "./types.ts";
  * differential test pins them), positions counted in code points as
  * Python does. A huge row is checked (and its top-level members located)
  * by this, then hashed or re-encoded from its bytes (encode-bytes.ts), so
- * it never becomes a tree of JS values (which costs ~50-90x its bytes).
+ * it never becomes a tree of JS values (which costs many times its bytes).
  */
 
 const enc = new TextEncoder();

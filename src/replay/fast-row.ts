@@ -88,12 +88,11 @@ export const DISPLAY_TABLE = new FieldTable(DISPLAY_FIELDS);
 
 /**
  * The display's common rows make no values (fast-cells.ts), but the rows
- * it declines do, and the engine collects them late: collecting every
- * 16 MiB of journal keeps the prose display of the 221 MB bench journal at
- * ~57 MB peak (never: ~62 MB; every 4 MiB: ~55 MB at 1.5x the time, a full
- * collection costing tens of milliseconds). Measured before the scan
- * moved to the kernel and the table to the cell spool; it now paces the
- * table pass without a spool (run-table.ts).
+ * it declines do, and the engine collects them late: a full collection
+ * every DISPLAY_GC_CHUNKS chunks of journal holds the display's peak down,
+ * and collecting more often costs more time than it saves memory (a full
+ * collection marks the whole live heap). It paces the table pass without
+ * a spool (run-table.ts).
  */
 export const DISPLAY_GC_CHUNKS = 16;
 

@@ -151,8 +151,8 @@ function anyHoldsObject(b: Uint8Array, fs: Int32Array, fe: Int32Array): boolean 
  * --as-json transcoder, --from-step's kernel): each holds about three
  * times the line (the copy, its fingerprint text or re-indented text, the
  * kernel's scratch); a longer line goes to the exact path, whose byte
- * reader keeps a huge row within 64 MB + 3x the row (measured on rows of
- * ~8 MB: the copies took 77-87 MB where the exact path took 63-73 MB).
+ * reader keeps a huge row within 64 MB + 3x the row, where the copies
+ * would not.
  */
 export const LONG_LINE_MAX = 2 << 20;
 

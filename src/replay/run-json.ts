@@ -104,7 +104,7 @@ export async function streamRunJson(input: RunJsonInput, out: ByteOutput): Promi
   if (limit === undefined || limit > 0) {
     for (const _ of readFastLines(input.journal, {
       fast: (buf, s, e) => fastRow(buf, s, e),
-      // (the transcoder holds a row's output whole: up to ~4.5x a row of many small objects)
+      // (the transcoder holds a row's output whole: several times a row of many small objects)
       long: (bytes) => bytes.length <= LONG_LINE_MAX && fastRow(bytes, 0, bytes.length),
       // an exact row is only printed (renderRowJson streams a long string from its bytes)
       rawStrings: true,

@@ -21,8 +21,8 @@ import { strictObject } from "./strict-lines.ts";
 
 /**
  * The journal a run receipt embeds, streamed so that neither the rows nor
- * the receipt's text is ever held whole (a receipt of a 220 MB journal is
- * ~190 MB of text). A journal whose every line is one row is read once
+ * the receipt's text is ever held whole (a receipt is about the size of
+ * its journal). A journal whose every line is one row is read once
  * (`verifiedInOnePass`: the verifier hands on each row as it verifies it,
  * the row count, which the receipt states before its rows, counted from
  * the lines first); any other, or one that does not verify, in two passes:
@@ -91,9 +91,9 @@ function checkShape(row: PyObject, line: number, runId: string): void {
 /**
  * Pass 1: the journal's row count and head, or the refusal the strict scan
  * gives it. On this thread alone: a worker's memory (its heap, its kernel,
- * the code it pages in) is not given back when it ends, and stood under
- * pass 2's peak, 5-9 MB over 64 MB on journals of ordinary rows; pass 2
- * is most of the time.
+ * the code it pages in) is not given back when it ends, and would stand
+ * under pass 2's peak, past the 64 MB bound on journals of ordinary rows;
+ * pass 2 is most of the time.
  */
 export async function journalFacts(path: string, runId: string): Promise<JournalFacts> {
   const v = await verifyJournalFast(path, { maxRowBytes: JOURNAL_MAX_ROW_BYTES, threads: 1 });

@@ -77,9 +77,9 @@ const HUGE_ROW_BYTES = 1 << 20;
 const ARENA_SCRATCH = 64 * 1024;
 /**
  * Publish mode's output area; a row whose line does not fit goes the exact
- * way. Small: a larger kernel memory measured more RSS than its own size on
- * journals the exact path reads (2 MB: +11 MB; the collector seems to count
- * it as heap and collect later).
+ * way. Small: a larger kernel memory cost more resident memory than its own
+ * size on journals the exact path reads (the collector seems to count it as
+ * heap and collect later).
  */
 const PUBLISH_AREA = 128 * 1024;
 const utf8Loose = new TextDecoder("utf-8");

@@ -4,8 +4,8 @@
  * fast verifier's workers), each of which waits on its own shared buffer
  * for each answer (bridge.ts). The readers are synchronous: this thread is
  * where their bytes come from while they block. One fetcher, not one per
- * reading thread: a Bun worker costs some 6 MB, which the 64 MB bound of a
- * remote verify has no room for.
+ * reading thread: each Bun worker costs megabytes of its own, which the
+ * 64 MB bound of a remote verify has no room for.
  *
  * Each reader reads its object sequentially through ranged GETs. When the
  * verifier has said how it split the object (a plan: its range
@@ -38,8 +38,8 @@ const PROBE = 64 << 10;
 const SEGMENT_BUFFER = 256 << 10;
 /**
  * Every chunk a socket or stream hands over is a fresh buffer, freed only
- * by a collection: a full one (well under a millisecond in this thread's
- * small heap) every 512 KiB passed through keeps them from piling up: a
+ * by a collection: a full one (cheap in this thread's small heap) every
+ * 512 KiB passed through keeps them from piling up: a
  * remote verify with two threads stays within the 64 MB bound, which
  * collecting every few MiB does not, and collecting more often gains
  * nothing more (docs/scale-out.md has the measurement).

@@ -229,7 +229,7 @@ export class WorkerPool implements Executor {
   /**
    * Let the workers go: each is unreferenced (the process may exit without
    * it) and asked to end itself once idle. terminate() would make the
-   * process's exit wait for the thread to be torn down (~10 ms).
+   * process's exit wait for the thread to be torn down.
    */
   close(): void {
     for (const w of this.workers) {

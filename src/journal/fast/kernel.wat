@@ -2,10 +2,9 @@
 ;; exactly as Python's writer spells them, as WebAssembly.
 ;;
 ;; Why WebAssembly: every verifying thread is its own JavaScript VM, and a
-;; JavaScript scanner is JIT-compiled afresh in each (~225 ms of CPU per
-;; thread, measured, which on two cores competes with the verifying itself).
-;; A WebAssembly module compiles in a few milliseconds and runs at native
-;; speed from its first row. SHA-256 stays native: the kernel calls back
+;; JavaScript scanner is JIT-compiled afresh in each, and on two cores that
+;; compiling competes with the verifying itself. A WebAssembly module
+;; compiles once, quickly, and runs at full speed from its first row. SHA-256 stays native: the kernel calls back
 ;; into Bun's hasher (imports hashPayload/hashEvent).
 ;;
 ;; Contract (kernel.ts drives it; range.ts calls it): `verify` walks
