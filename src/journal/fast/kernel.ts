@@ -12,8 +12,13 @@ import { KERNEL_WASM_BASE64 } from "./kernel-wasm.ts";
  * kernel's scratch, payload pre-image and member table.
  */
 
-/** Member entries (16 bytes each) of the objects being assembled, all nesting levels together. */
-const MEMBER_SLOTS = 1024;
+/**
+ * Member entries (16 bytes each) of the objects being assembled, all
+ * nesting levels together; a map of many keys is sorted in the part above
+ * them (64 bytes a key: kernel.wat $mergeSort), so a map of some hundreds
+ * of keys is sorted there, a larger one by Shell's sort in place.
+ */
+const MEMBER_SLOTS = 4096;
 
 /** verify()'s modes (the module exports the same values: checked at load). */
 export const enum KernelMode {

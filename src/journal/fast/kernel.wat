@@ -294,13 +294,17 @@
   ;; ---------------------------------------------------------------- values
 
   ;; Sort the n member entries at base in Python's key order ($cmp: code
-  ;; points, escapes decoded): Shell's sort with Ciura's gaps, insertion
-  ;; sort for the few members most objects have, so a map of hundreds of
-  ;; keys in the order it was filled costs no quadratic number of compares.
-  ;; Equal keys (a duplicate: Python keeps the last) return 0; the last
-  ;; pass (gap 1) compares every key with the one it comes to rest after,
-  ;; so a duplicate is always found.
+  ;; points, escapes decoded): insertion sort for the few members most
+  ;; objects have; a map of many keys in the order it was filled by their
+  ;; first bytes ($mergeSort) where the member table has room above them,
+  ;; else by Shell's sort with Ciura's gaps in place, so no map costs a
+  ;; quadratic number of compares. Equal keys (a duplicate: Python keeps
+  ;; the last) return 0; Shell's last pass (gap 1) compares every key with
+  ;; the one it comes to rest after, so a duplicate is always found.
   (func $sortMembers (param $base i32) (param $n i32) (result i32)
+    (if (i32.and (i32.gt_s (local.get $n) (i32.const 16))
+                 (i32.ge_u (i32.sub (global.get $mtEnd) (global.get $mTop)) (i32.shl (local.get $n) (i32.const 6))))
+      (then (return (call $mergeSort (local.get $base) (local.get $n)))))
     (if (i32.gt_s (local.get $n) (i32.const 701)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 701))) (then (return (i32.const 0))))))
     (if (i32.gt_s (local.get $n) (i32.const 301)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 301))) (then (return (i32.const 0))))))
     (if (i32.gt_s (local.get $n) (i32.const 132)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 132))) (then (return (i32.const 0))))))
@@ -309,6 +313,171 @@
     (if (i32.gt_s (local.get $n) (i32.const 16)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 10))) (then (return (i32.const 0))))))
     (if (i32.gt_s (local.get $n) (i32.const 16)) (then (if (i32.eqz (call $gapPass (local.get $base) (local.get $n) (i32.const 4))) (then (return (i32.const 0))))))
     (call $gapPass (local.get $base) (local.get $n) (i32.const 1)))
+
+  ;; $sortMembers for a map of many keys (n > 16), with room for 64n bytes
+  ;; above the entries (at $mTop, where they end). Each key gets a record of
+  ;; 32 bytes: its first sixteen bytes as two big-endian numbers (zero past
+  ;; a shorter key's end: no key holds a NUL byte, so a key that is
+  ;; another's head sorts first), its entry's address, and a flag for a
+  ;; backslash among those bytes (where bytes do not order as code points).
+  ;; Two keys whose numbers differ, neither flagged, are in that order (raw
+  ;; bytes, ASCII or UTF-8, order as their code points do); any other pair
+  ;; is compared by $cmp. Two numbers, not one: a map's keys often share
+  ;; their first eight bytes (`src/module_`). The records stay put; their
+  ;; addresses are sorted, in runs of 8 by insertion, then merged bottom-up
+  ;; between two lists; the entries are then written in order after the
+  ;; lists and copied back to base. A comparison sort compares every two
+  ;; keys that end side by side, and two equal keys have equal numbers, so
+  ;; a duplicate reaches $cmp: 0.
+  (func $mergeSort (param $base i32) (param $n i32) (result i32)
+    (local $recs i32) (local $src i32) (local $dst i32) (local $out i32) (local $i i32) (local $e i32) (local $ks i32) (local $len i32)
+    (local $w0 i64) (local $w1 i64) (local $width i32) (local $lo i32) (local $mid i32) (local $hi i32) (local $t i32)
+    (local.set $recs (global.get $mTop))
+    (local.set $src (i32.add (local.get $recs) (i32.shl (local.get $n) (i32.const 5))))
+    (local.set $dst (i32.add (local.get $src) (i32.shl (local.get $n) (i32.const 2))))
+    (local.set $out (i32.add (local.get $dst) (i32.shl (local.get $n) (i32.const 2))))
+    (local.set $i (i32.const 0))
+    (loop $record
+      (local.set $e (i32.add (local.get $base) (i32.shl (local.get $i) (i32.const 4))))
+      (local.set $ks (i32.load (local.get $e)))
+      (local.set $len (i32.sub (i32.load offset=4 (local.get $e)) (local.get $ks)))
+      (local.set $w0 (call $headWord (local.get $ks) (local.get $len)))
+      (local.set $w1 (select (call $headWord (i32.add (local.get $ks) (i32.const 8)) (i32.sub (local.get $len) (i32.const 8)))
+                             (i64.const 0) (i32.gt_s (local.get $len) (i32.const 8))))
+      (local.set $t (i32.add (local.get $recs) (i32.shl (local.get $i) (i32.const 5))))
+      (i64.store (local.get $t) (call $bigEndian (local.get $w0)))
+      (i64.store offset=8 (local.get $t) (call $bigEndian (local.get $w1)))
+      (i32.store offset=16 (local.get $t) (local.get $e))
+      (i32.store offset=20 (local.get $t) (i32.or (call $holdsBackslash (local.get $w0)) (call $holdsBackslash (local.get $w1))))
+      (i32.store (i32.add (local.get $src) (i32.shl (local.get $i) (i32.const 2))) (local.get $t))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $record (i32.lt_u (local.get $i) (local.get $n))))
+    (local.set $lo (i32.const 0))
+    (loop $run
+      (if (i32.eqz (call $insertRecords (local.get $src) (local.get $lo)
+                     (select (i32.add (local.get $lo) (i32.const 8)) (local.get $n) (i32.lt_u (i32.add (local.get $lo) (i32.const 8)) (local.get $n)))))
+        (then (return (i32.const 0))))
+      (local.set $lo (i32.add (local.get $lo) (i32.const 8)))
+      (br_if $run (i32.lt_u (local.get $lo) (local.get $n))))
+    (local.set $width (i32.const 8))
+    (block $merged
+      (loop $pass
+        (br_if $merged (i32.ge_u (local.get $width) (local.get $n)))
+        (local.set $lo (i32.const 0))
+        (loop $pair
+          (local.set $mid (select (i32.add (local.get $lo) (local.get $width)) (local.get $n)
+                                  (i32.lt_u (i32.add (local.get $lo) (local.get $width)) (local.get $n))))
+          (local.set $hi (select (i32.add (local.get $mid) (local.get $width)) (local.get $n)
+                                 (i32.lt_u (i32.add (local.get $mid) (local.get $width)) (local.get $n))))
+          (if (i32.eqz (call $mergeRecords (local.get $src) (local.get $dst) (local.get $lo) (local.get $mid) (local.get $hi)))
+            (then (return (i32.const 0))))
+          (local.set $lo (local.get $hi))
+          (br_if $pair (i32.lt_u (local.get $lo) (local.get $n))))
+        (local.set $t (local.get $src))
+        (local.set $src (local.get $dst))
+        (local.set $dst (local.get $t))
+        (local.set $width (i32.shl (local.get $width) (i32.const 1)))
+        (br $pass)))
+    ;; the entries in order, then back where they were
+    (local.set $i (i32.const 0))
+    (loop $entry
+      (v128.store (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 4)))
+        (v128.load (i32.load offset=16 (i32.load (i32.add (local.get $src) (i32.shl (local.get $i) (i32.const 2)))))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $entry (i32.lt_u (local.get $i) (local.get $n))))
+    (memory.copy (local.get $base) (local.get $out) (i32.shl (local.get $n) (i32.const 4)))
+    (i32.const 1))
+
+  ;; The eight bytes at p, those from the len-th on (when len < 8) zero, as one little-endian word.
+  (func $headWord (param $p i32) (param $len i32) (result i64)
+    (local $w i64)
+    (local.set $w (i64.load (local.get $p)))
+    (if (result i64) (i32.lt_u (local.get $len) (i32.const 8))
+      (then (i64.and (local.get $w) (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (i32.shl (local.get $len) (i32.const 3)))) (i64.const 1))))
+      (else (local.get $w))))
+
+  ;; A little-endian word's bytes as a big-endian number (the first byte most significant).
+  (func $bigEndian (param $w i64) (result i64)
+    (local.set $w (i64.or (i64.shl (i64.and (local.get $w) (i64.const 0x00ff00ff00ff00ff)) (i64.const 8))
+                          (i64.and (i64.shr_u (local.get $w) (i64.const 8)) (i64.const 0x00ff00ff00ff00ff))))
+    (local.set $w (i64.or (i64.shl (i64.and (local.get $w) (i64.const 0x0000ffff0000ffff)) (i64.const 16))
+                          (i64.and (i64.shr_u (local.get $w) (i64.const 16)) (i64.const 0x0000ffff0000ffff))))
+    (i64.rotl (local.get $w) (i64.const 32)))
+
+  ;; 1 when a byte of w is a backslash (a zero byte in w ^ 0x5c5c...; $headWord's zeros never are).
+  (func $holdsBackslash (param $w i64) (result i32)
+    (local.set $w (i64.xor (local.get $w) (i64.const 0x5c5c5c5c5c5c5c5c)))
+    (i64.ne (i64.and (i64.and (i64.sub (local.get $w) (i64.const 0x0101010101010101)) (i64.xor (local.get $w) (i64.const -1)))
+                     (i64.const 0x8080808080808080))
+            (i64.const 0)))
+
+  ;; Whether record a comes before record c ($mergeSort's order): 1 yes, 0
+  ;; no, -1 when their keys are equal.
+  (func $recordBefore (param $a i32) (param $c i32) (result i32)
+    (local $ea i32) (local $ec i32) (local $r i32)
+    (if (i32.eqz (i32.or (i32.load offset=20 (local.get $a)) (i32.load offset=20 (local.get $c))))
+      (then
+        (if (i64.ne (i64.load (local.get $a)) (i64.load (local.get $c)))
+          (then (return (i64.lt_u (i64.load (local.get $a)) (i64.load (local.get $c))))))
+        (if (i64.ne (i64.load offset=8 (local.get $a)) (i64.load offset=8 (local.get $c)))
+          (then (return (i64.lt_u (i64.load offset=8 (local.get $a)) (i64.load offset=8 (local.get $c))))))))
+    (local.set $ea (i32.load offset=16 (local.get $a)))
+    (local.set $ec (i32.load offset=16 (local.get $c)))
+    (local.set $r (call $cmp (i32.load (local.get $ea)) (i32.load offset=4 (local.get $ea))
+                             (i32.load (local.get $ec)) (i32.load offset=4 (local.get $ec))))
+    (if (i32.eqz (local.get $r)) (then (return (i32.const -1))))
+    (i32.lt_s (local.get $r) (i32.const 0)))
+
+  ;; Insertion sort of the record addresses [lo, hi) of the list at l; 0 when two keys are equal.
+  (func $insertRecords (param $l i32) (param $lo i32) (param $hi i32) (result i32)
+    (local $i i32) (local $at i32) (local $first i32) (local $r i32) (local $c i32)
+    (local.set $first (i32.add (local.get $l) (i32.shl (local.get $lo) (i32.const 2))))
+    (local.set $i (i32.add (local.get $lo) (i32.const 1)))
+    (block $sorted
+      (loop $next
+        (br_if $sorted (i32.ge_u (local.get $i) (local.get $hi)))
+        (local.set $at (i32.add (local.get $l) (i32.shl (local.get $i) (i32.const 2))))
+        (local.set $r (i32.load (local.get $at)))
+        (block $placed
+          (loop $down
+            (br_if $placed (i32.le_u (local.get $at) (local.get $first)))
+            (local.set $c (call $recordBefore (i32.load (i32.sub (local.get $at) (i32.const 4))) (local.get $r)))
+            (if (i32.lt_s (local.get $c) (i32.const 0)) (then (return (i32.const 0))))
+            (br_if $placed (local.get $c))
+            (i32.store (local.get $at) (i32.load (i32.sub (local.get $at) (i32.const 4))))
+            (local.set $at (i32.sub (local.get $at) (i32.const 4)))
+            (br $down)))
+        (i32.store (local.get $at) (local.get $r))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (i32.const 1))
+
+  ;; Merge the sorted record addresses [lo, mid) and [mid, hi) of the list
+  ;; src into dst at the same place; 0 when two keys are equal.
+  (func $mergeRecords (param $src i32) (param $dst i32) (param $lo i32) (param $mid i32) (param $hi i32) (result i32)
+    (local $a i32) (local $aEnd i32) (local $c i32) (local $cEnd i32) (local $o i32) (local $before i32) (local $ra i32) (local $rc i32)
+    (local.set $a (i32.add (local.get $src) (i32.shl (local.get $lo) (i32.const 2))))
+    (local.set $aEnd (i32.add (local.get $src) (i32.shl (local.get $mid) (i32.const 2))))
+    (local.set $c (local.get $aEnd))
+    (local.set $cEnd (i32.add (local.get $src) (i32.shl (local.get $hi) (i32.const 2))))
+    (local.set $o (i32.add (local.get $dst) (i32.shl (local.get $lo) (i32.const 2))))
+    (block $drained
+      (loop $take
+        (br_if $drained (i32.or (i32.ge_u (local.get $a) (local.get $aEnd)) (i32.ge_u (local.get $c) (local.get $cEnd))))
+        (local.set $ra (i32.load (local.get $a)))
+        (local.set $rc (i32.load (local.get $c)))
+        (local.set $before (call $recordBefore (local.get $ra) (local.get $rc)))
+        (if (i32.lt_s (local.get $before) (i32.const 0)) (then (return (i32.const 0))))
+        (i32.store (local.get $o) (select (local.get $ra) (local.get $rc) (local.get $before)))
+        (local.set $o (i32.add (local.get $o) (i32.const 4)))
+        (local.set $a (i32.add (local.get $a) (i32.shl (local.get $before) (i32.const 2))))
+        (local.set $c (i32.add (local.get $c) (i32.shl (i32.xor (local.get $before) (i32.const 1)) (i32.const 2))))
+        (br $take)))
+    ;; what is left of either run, as it stands
+    (if (i32.lt_u (local.get $a) (local.get $aEnd))
+      (then (memory.copy (local.get $o) (local.get $a) (i32.sub (local.get $aEnd) (local.get $a))))
+      (else (memory.copy (local.get $o) (local.get $c) (i32.sub (local.get $cEnd) (local.get $c)))))
+    (i32.const 1))
 
   ;; One insertion pass over the entries g apart: 0 when two keys are equal.
   (func $gapPass (param $base i32) (param $n i32) (param $g i32) (result i32)

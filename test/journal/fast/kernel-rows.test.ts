@@ -96,7 +96,7 @@ describe("the kernel on single rows", () => {
     expect(refused).toBeGreaterThan(2000);
   });
 
-  test("maps of many keys in the order they were filled (Shell's sort): taken exactly when no key repeats, hashed exactly", () => {
+  test("maps of many keys in the order they were filled (by their heads, or Shell's sort past the table's room): taken exactly when no key repeats, hashed exactly", () => {
     const r = prng(20261208);
     let taken = 0;
     for (let round = 0; round < 300; round++) {
@@ -121,6 +121,56 @@ describe("the kernel on single rows", () => {
       }
     }
     expect(taken).toBeGreaterThan(200);
+  });
+
+  test("maps of many keys sorted by their first sixteen bytes: heads of each other, long shared heads, escapes at every position", () => {
+    const r = prng(20261207);
+    // Python's spelling of each key's text (ensure_ascii): é, DEL and 🚀 escaped
+    const family = (i: number): string => {
+      const long = "pkg/components/widgets/module_";
+      switch (i % 8) {
+        case 0:
+          return long.slice(0, 1 + (i % long.length)); // heads of one another, 1 to 30 bytes
+        case 1:
+          return `${long}${String(i).padStart(5, "0")}.py`; // the first 16+ bytes shared
+        case 2:
+          return `${"y".repeat(i % 21)}\\u00e9${i}`; // an escape at every position to 20
+        case 3:
+          return `${"y".repeat(i % 19)}\\n${i}`; // a short escape
+        case 4:
+          return `${"y".repeat(i % 17)}\\u007f${i}`; // DEL: escaped, it sorts above "~", its backslash below
+        case 5:
+          return `a${"~".repeat(i % 12)}\\ud83d\\ude80${i}`; // an astral character, escaped as a pair
+        case 6:
+          return `${i % 97}${["", "!", " "][i % 3]}`; // short keys, and keys one of them is the head of (a byte below the quote after it)
+        default:
+          return `y${"y".repeat(i % 23)}`; // keys ending where another's escape begins
+      }
+    };
+    let taken = 0;
+    for (let round = 0; round < 160; round++) {
+      const n = [17, 25, 64, 130, 257, 700][round % 6]! + Math.floor(r() * 7);
+      const keys = [...new Set(Array.from({ length: n * 2 }, (_, i) => family(i + round * 7)))].slice(0, n);
+      for (let i = keys.length - 1; i > 0; i--) {
+        const j = Math.floor(r() * (i + 1));
+        [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+      }
+      const repeats = round % 4 === 1;
+      if (repeats) keys.splice(Math.floor(r() * keys.length), 0, keys[Math.floor(r() * keys.length)]!);
+      const pairs = keys.map((k, i) => `"${k}": ${i}`);
+      const members = round % 2 === 0 ? [`"by_key": {${pairs.join(", ")}}`, '"n": 1'] : pairs;
+      const exact = hashedExactly(row('"coverage"', members));
+      expect(exact).not.toBeNull();
+      // a repeat is refused by the sort itself, before any hash (the canonical-form check hashes nothing)
+      expect({ round, classified: spelledRight(exact!.line) }).toEqual({ round, classified: !repeats });
+      const ok = takes(exact!.line);
+      expect({ round, n: keys.length, ok }).toEqual({ round, n: keys.length, ok: !repeats });
+      if (ok) {
+        expect(latin1.decode(kernel.payloadHex)).toBe(exact!.ph);
+        taken++;
+      }
+    }
+    expect(taken).toBeGreaterThan(100);
   });
 
   test("foreign spellings are refused, canonical ones accepted", () => {
