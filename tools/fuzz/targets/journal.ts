@@ -65,6 +65,24 @@ const HOSTILE_TEXTS = [
 ];
 const HOSTILE_KEYS = ["event", "ts", "index", "elapsed_s", "hash_profile", "payload", "\u00e9", "\ud83d\ude80", "", "a b", "\u2028"];
 
+/**
+ * A map of 17 to 300 keys in no order, as a run fills one (coverage by
+ * path): keys that share long heads, are heads of one another (a byte
+ * below the quote after one), or hold a character Python escapes at any
+ * position, so the verify kernel's sort of many keys meets every order.
+ */
+function manyKeys(rng: Rng): Map<string, PyValue> {
+  const heads = ["src/components/widgets/module_", "src/", "s", "docs/R\u00e9sum\u00e9/", "a\u007f", "\ud83d\ude80/", "tests/unit/test_", "\u00e9"];
+  const map = new Map<string, PyValue>();
+  const n = 17 + rng.int(284);
+  for (let i = 0; i < n; i++) {
+    const head = rng.pick(heads);
+    const key = rng.chance(0.3) ? head.slice(0, 1 + rng.int(head.length)) + rng.pick(["", "!", " ", "~"]) : `${head}${rng.int(10000)}`;
+    map.set(key, new PyNum(String(i), false));
+  }
+  return map;
+}
+
 /** Max nesting depth of a text, ignoring strings (Python's reference recurses). */
 function maxDepth(bytes: Uint8Array): number {
   let depth = 0;
@@ -97,7 +115,7 @@ function rechain(rng: Rng, input: Uint8Array): Uint8Array {
   const edits = 1 + rng.int(4);
   for (let e = 0; e < edits && rows.length; e++) {
     const row = rows[rng.int(rows.length)]!;
-    const value = parse(rng.pick(HOSTILE_TEXTS));
+    const value = rng.chance(0.2) ? manyKeys(rng) : parse(rng.pick(HOSTILE_TEXTS));
     switch (rng.int(4)) {
       case 0:
         row.set(rng.pick(HOSTILE_KEYS.filter((k) => k !== "hash_profile")), value);
