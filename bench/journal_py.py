@@ -9,7 +9,9 @@ and §1.5 (test/reference/verify_journal.py's payload_hash and event_hash),
 so the bench also measures input no TypeScript writer spelled: NaN and
 Infinity, ints past 2**64, lone surrogates, tuples and `default=str`
 values, every float as repr spells it (metrics rows of random doubles of
-every magnitude), non-ASCII dict keys (file paths).
+every magnitude), non-ASCII dict keys (file paths), and coverage maps of
+20 to 150 path keys in the order they were filled (keys that share long
+heads, some escaped: their sort is the verify's work).
 
     python3 bench/journal_py.py --sdd DIR --run ID --bytes N [--seed N] [--newline crlf]
 
@@ -35,6 +37,8 @@ MODELS = ("claude-sonnet-4-5", "gpt-5-codex", "gemini-2.5-pro")
 # Paths as dict keys (Python escapes a non-ASCII key, which then sorts by its code points, not its bytes)
 PATHS = ("src/core/mod.py", "docs/Résumé.md", "src/日志/handler.py", "tests/test_naïve.py", "assets/🚀.svg", "README.md", "src/z_last.py")
 SIGNALS = ("tests", "lint", "typecheck", "review")
+# Where a coverage map's paths lie: long shared heads, and non-ASCII ones (escaped in the key)
+COVERAGE_DIRS = ("src/components/widgets/", "src/components/forms/", "src/日志/", "tests/unit/", "docs/Résumé/", "lib/", "a/")
 
 
 def text(rng, n):
@@ -65,6 +69,10 @@ def events(rng, run_id):
                 "output": text(rng, 5 + rng.randrange(60)),
                 "touched": {rng.choice(PATHS): rng.choice(("M", "A", "D")) for _ in range(rng.randrange(4))},
             }
+        if rng.random() < 0.3:
+            yield "coverage", {"agent_id": agent, "task_id": tid,
+                               "by_file": {"%smodule_%04d.py" % (rng.choice(COVERAGE_DIRS), rng.randrange(10000)): rng.randrange(500)
+                                           for _ in range(20 + rng.randrange(131))}}
         if rng.random() < 0.4:
             # a run's metrics: random doubles of every magnitude, as repr spells them (17 digits, scientific
             # notation below 1e-4 and from 1e16)
