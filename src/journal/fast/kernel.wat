@@ -4,8 +4,9 @@
 ;; Why WebAssembly: every verifying thread is its own JavaScript VM, and a
 ;; JavaScript scanner is JIT-compiled afresh in each, and on two cores that
 ;; compiling competes with the verifying itself. A WebAssembly module
-;; compiles once, quickly, and runs at full speed from its first row. SHA-256 stays native: the kernel calls back
-;; into Bun's hasher (imports hashPayload/hashEvent).
+;; compiles once, quickly, and runs at full speed from its first row.
+;; SHA-256 stays native: the kernel calls back into Bun's hasher (imports
+;; hashPayload/hashEvent).
 ;;
 ;; Contract (kernel.ts drives it; range.ts calls it): `verify` walks
 ;; consecutive rows from a line start and returns at the first row it does
