@@ -363,43 +363,77 @@
     (local.get $p))
 
   ;; Compare two key spans (a string's text between its quotes) in Python's
-  ;; order of str, by code points: 0 only for the same string. Bytes decide
-  ;; up to the first backslash in either (raw UTF-8 orders as its code points
-  ;; do); from there both are decoded ($cmpDecoded). Before that point the
-  ;; two are the same raw bytes, so it is where a character starts in both.
-  ;; Keys of a map often share long heads (`src/pkg/module_`): eight bytes
-  ;; are taken at a time while both spans have them alike and hold no
-  ;; backslash, then byte by byte from the first word that differs.
+  ;; order of str, by code points: 0 only for the same string. Where the two
+  ;; hold the same bytes they hold the same characters, so a compare walks
+  ;; their common bytes (eight at a time while a word holds no backslash)
+  ;; and decides at the first character that differs: by its byte where
+  ;; neither holds an escape there (raw UTF-8 orders as its code points do),
+  ;; else by code points ($cmpEscaped). Map keys often share long heads
+  ;; (`src/pkg/module_`), escaped ones too (`docs/R\u00e9sum\u00e9/`). The
+  ;; walk moves from character to character, so where it stops both spans
+  ;; are at a character's start.
   (func $cmp (param $a0 i32) (param $a1 i32) (param $c0 i32) (param $c1 i32) (result i32)
-    (local $n i32) (local $i i32) (local $x i32) (local $y i32) (local $w i64)
-    (local.set $n (i32.sub (local.get $a1) (local.get $a0)))
-    (if (i32.gt_u (local.get $n) (i32.sub (local.get $c1) (local.get $c0)))
-      (then (local.set $n (i32.sub (local.get $c1) (local.get $c0)))))
-    (block $bytes
-      (loop $word
-        (br_if $bytes (i32.gt_u (i32.add (local.get $i) (i32.const 8)) (local.get $n)))
-        (local.set $w (i64.load (i32.add (local.get $a0) (local.get $i))))
-        (br_if $bytes (i64.ne (local.get $w) (i64.load (i32.add (local.get $c0) (local.get $i)))))
-        ;; a backslash among the eight: a zero byte in w ^ 0x5c5c...
-        (local.set $w (i64.xor (local.get $w) (i64.const 0x5c5c5c5c5c5c5c5c)))
-        (br_if $bytes (i64.ne (i64.and (i64.and (i64.sub (local.get $w) (i64.const 0x0101010101010101))
-                                                (i64.xor (local.get $w) (i64.const -1)))
-                                       (i64.const 0x8080808080808080))
-                              (i64.const 0)))
-        (local.set $i (i32.add (local.get $i) (i32.const 8)))
-        (br $word)))
-    (block $done
-      (loop $byte
-        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-        (local.set $x (i32.load8_u (i32.add (local.get $a0) (local.get $i))))
-        (local.set $y (i32.load8_u (i32.add (local.get $c0) (local.get $i))))
-        (if (i32.or (i32.eq (local.get $x) (i32.const 0x5c)) (i32.eq (local.get $y) (i32.const 0x5c)))
-          (then (return (call $cmpDecoded (i32.add (local.get $a0) (local.get $i)) (local.get $a1)
-                                          (i32.add (local.get $c0) (local.get $i)) (local.get $c1)))))
-        (if (i32.ne (local.get $x) (local.get $y)) (then (return (i32.sub (local.get $x) (local.get $y)))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $byte)))
+    (local $n i32) (local $i i32) (local $x i32) (local $y i32) (local $w i64) (local $r i32)
+    (loop $again
+      (local.set $n (i32.sub (local.get $a1) (local.get $a0)))
+      (if (i32.gt_u (local.get $n) (i32.sub (local.get $c1) (local.get $c0)))
+        (then (local.set $n (i32.sub (local.get $c1) (local.get $c0)))))
+      (local.set $i (i32.const 0))
+      (block $bytes
+        (loop $word
+          (br_if $bytes (i32.gt_u (i32.add (local.get $i) (i32.const 8)) (local.get $n)))
+          (local.set $w (i64.load (i32.add (local.get $a0) (local.get $i))))
+          (br_if $bytes (i64.ne (local.get $w) (i64.load (i32.add (local.get $c0) (local.get $i)))))
+          ;; a backslash among the eight: a zero byte in w ^ 0x5c5c...
+          (local.set $w (i64.xor (local.get $w) (i64.const 0x5c5c5c5c5c5c5c5c)))
+          (br_if $bytes (i64.ne (i64.and (i64.and (i64.sub (local.get $w) (i64.const 0x0101010101010101))
+                                                  (i64.xor (local.get $w) (i64.const -1)))
+                                         (i64.const 0x8080808080808080))
+                                (i64.const 0)))
+          (local.set $i (i32.add (local.get $i) (i32.const 8)))
+          (br $word)))
+      (block $done
+        (loop $byte
+          (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+          (local.set $x (i32.load8_u (i32.add (local.get $a0) (local.get $i))))
+          (local.set $y (i32.load8_u (i32.add (local.get $c0) (local.get $i))))
+          (if (i32.or (i32.eq (local.get $x) (i32.const 0x5c)) (i32.eq (local.get $y) (i32.const 0x5c)))
+            (then
+              ;; an escape both spell alike is stepped over (its length back), and the walk goes on after it
+              (local.set $r (call $sameEscape (i32.add (local.get $a0) (local.get $i)) (local.get $a1)
+                                              (i32.add (local.get $c0) (local.get $i)) (local.get $c1)))
+              (if (i32.eqz (local.get $r))
+                (then (return (call $cmpDecoded (i32.add (local.get $a0) (local.get $i)) (local.get $a1)
+                                                (i32.add (local.get $c0) (local.get $i)) (local.get $c1)))))
+              (local.set $a0 (i32.add (local.get $a0) (i32.add (local.get $i) (local.get $r))))
+              (local.set $c0 (i32.add (local.get $c0) (i32.add (local.get $i) (local.get $r))))
+              (br $again)))
+          (if (i32.ne (local.get $x) (local.get $y)) (then (return (i32.sub (local.get $x) (local.get $y)))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $byte))))
     (i32.sub (i32.sub (local.get $a1) (local.get $a0)) (i32.sub (local.get $c1) (local.get $c0))))
+
+  ;; The length of the escape at a when c holds the same one there (both
+  ;; within their spans' ends a1 and c1) and it is not a high surrogate's
+  ;; (which may join the next escape into one character); else 0.
+  (func $sameEscape (param $a i32) (param $a1 i32) (param $c i32) (param $c1 i32) (result i32)
+    (local $len i32)
+    (if (i32.ne (i32.load8_u (local.get $a)) (i32.load8_u (local.get $c))) (then (return (i32.const 0))))
+    (local.set $len (select (i32.const 6) (i32.const 2) (i32.eq (i32.load8_u offset=1 (local.get $a)) (i32.const 0x75))))
+    (if (i32.or (i32.gt_u (i32.add (local.get $a) (local.get $len)) (local.get $a1))
+                (i32.gt_u (i32.add (local.get $c) (local.get $len)) (local.get $c1)))
+      (then (return (i32.const 0))))
+    (if (i32.eqz (call $eq (local.get $a) (local.get $c) (local.get $len))) (then (return (i32.const 0))))
+    (select (i32.const 0) (local.get $len) (call $highSurrogateEscape (local.get $a) (local.get $len))))
+
+  ;; Whether the escape of `len` bytes at p is a \u escape of a high surrogate (D800-DBFF, either case).
+  (func $highSurrogateEscape (param $p i32) (param $len i32) (result i32)
+    (local $d i32)
+    (if (i32.ne (local.get $len) (i32.const 6)) (then (return (i32.const 0))))
+    (if (i32.ne (i32.or (i32.load8_u offset=2 (local.get $p)) (i32.const 0x20)) (i32.const 0x64)) (then (return (i32.const 0))))
+    (local.set $d (i32.or (i32.load8_u offset=3 (local.get $p)) (i32.const 0x20)))
+    (i32.or (i32.and (i32.ge_u (local.get $d) (i32.const 0x38)) (i32.le_u (local.get $d) (i32.const 0x39)))
+            (i32.and (i32.ge_u (local.get $d) (i32.const 0x61)) (i32.le_u (local.get $d) (i32.const 0x62)))))
 
   ;; $cmp from a character's start in both spans on: each character decoded.
   (func $cmpDecoded (param $a i32) (param $a1 i32) (param $c i32) (param $c1 i32) (result i32)

@@ -160,6 +160,35 @@ describe("key order is Python's, by code points", () => {
     expect(repeats).toBeGreaterThan(40);
   });
 
+  test("an escape two keys spell alike is stepped over, but a high surrogate's, which may join the next escape", () => {
+    // [x, y]: the two keys as spelled; each pair decides at or right after an escape both share
+    const pairs = [
+      ["\\ud83d\\ude80", "\\ud83d\\uffff"], // U+1F680 against a lone D83D and U+FFFF: the pair is the larger
+      ["\\udbff\\udfff", "\\udbff\\ue000"], // U+10FFFF against a lone DBFF and U+E000
+      ["\\uD83D\\uDE80", "\\uD83D\\uFFFF"], // the same, as a foreign writer spells it
+      ["\\ud83d\\ude80x", "\\ud83d\\ude80y"],
+      ["a\\u00e9b", "a\\u00e9c"],
+      ["a\\u00e9", "a\\u00e9\\u00e9"],
+      ["docs/R\\u00e9sum\\u00e9/module_1.py", "docs/R\\u00e9sum\\u00e9/module_0.py"],
+      ["x\\n\\ty", "x\\n\\tz"],
+      ["x\\\\u0041", "x\\\\u0042"], // an escaped backslash, then text that only looks like an escape
+      ["\\u00e9\\u00e9\\u00e9~", "\\u00e9\\u00e9\\u00e9\\u007f"],
+    ];
+    const wasm = new RowIndex();
+    for (const [x, y] of pairs) {
+      for (const [sa, sb] of [[x!, y!], [y!, x!]]) {
+        const want = Math.sign(pythonOrder(JSON.parse(`"${sa}"`), JSON.parse(`"${sb}"`)));
+        expect(want).not.toBe(0);
+        const ka = enc.encode(sa);
+        const both = new Uint8Array([...ka, ...enc.encode(sb)]);
+        expect([sa, sb, Math.sign(compareSpans(both, 0, ka.length, ka.length, both.length))]).toEqual([sa, sb, want]);
+        const row = enc.encode(`{"${sa}":1,"${sb}":2}`);
+        expect(indexObjectAtWasm(row, 0, row.length, wasm)).toBe(row.length);
+        expect([sa, sb, (wasm.flags(0) & Spell.Unsorted) !== 0]).toEqual([sa, sb, want > 0]);
+      }
+    }
+  });
+
   test("two spellings of one key are the same key: a duplicate, never ordered", () => {
     const pairs = [
       ["\\u00e9", "é"],
