@@ -368,7 +368,8 @@
   ;; their common bytes (eight at a time while a word holds no backslash)
   ;; and decides at the first character that differs: by its byte where
   ;; neither holds an escape there (raw UTF-8 orders as its code points do),
-  ;; else by code points ($cmpEscaped). Map keys often share long heads
+  ;; else by code points ($cmpDecoded from there; an escape both spell alike
+  ;; is stepped over: $sameEscape). Map keys often share long heads
   ;; (`src/pkg/module_`), escaped ones too (`docs/R\u00e9sum\u00e9/`). The
   ;; walk moves from character to character, so where it stops both spans
   ;; are at a character's start.
@@ -384,12 +385,7 @@
           (br_if $bytes (i32.gt_u (i32.add (local.get $i) (i32.const 8)) (local.get $n)))
           (local.set $w (i64.load (i32.add (local.get $a0) (local.get $i))))
           (br_if $bytes (i64.ne (local.get $w) (i64.load (i32.add (local.get $c0) (local.get $i)))))
-          ;; a backslash among the eight: a zero byte in w ^ 0x5c5c...
-          (local.set $w (i64.xor (local.get $w) (i64.const 0x5c5c5c5c5c5c5c5c)))
-          (br_if $bytes (i64.ne (i64.and (i64.and (i64.sub (local.get $w) (i64.const 0x0101010101010101))
-                                                  (i64.xor (local.get $w) (i64.const -1)))
-                                         (i64.const 0x8080808080808080))
-                                (i64.const 0)))
+          (br_if $bytes (i64.ne (call $backslashMask (local.get $w)) (i64.const 0)))
           (local.set $i (i32.add (local.get $i) (i32.const 8)))
           (br $word)))
       (block $done
@@ -412,6 +408,14 @@
           (local.set $i (i32.add (local.get $i) (i32.const 1)))
           (br $byte))))
     (i32.sub (i32.sub (local.get $a1) (local.get $a0)) (i32.sub (local.get $c1) (local.get $c0))))
+
+  ;; The backslashes among the eight bytes of w: a word with the top bit of
+  ;; each such byte set (a zero byte of w ^ 0x5c5c...), and maybe of bytes
+  ;; after the first one; 0 when there is none.
+  (func $backslashMask (param $w i64) (result i64)
+    (local.set $w (i64.xor (local.get $w) (i64.const 0x5c5c5c5c5c5c5c5c)))
+    (i64.and (i64.and (i64.sub (local.get $w) (i64.const 0x0101010101010101)) (i64.xor (local.get $w) (i64.const -1)))
+             (i64.const 0x8080808080808080)))
 
   ;; The length of the escape at a when c holds the same one there (both
   ;; within their spans' ends a1 and c1) and it is not a high surrogate's

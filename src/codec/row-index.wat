@@ -463,10 +463,7 @@
         ;; whole, the output moved past those before the first backslash
         (if (i32.le_u (i32.add (local.get $p) (i32.const 8)) (local.get $e))
           (then
-            (local.set $w (i64.xor (i64.load (local.get $p)) (i64.const 0x5c5c5c5c5c5c5c5c)))
-            (local.set $w
-              (i64.and (i64.and (i64.sub (local.get $w) (i64.const 0x0101010101010101)) (i64.xor (local.get $w) (i64.const -1)))
-                       (i64.const 0x8080808080808080)))
+            (local.set $w (call $backslashMask (i64.load (local.get $p))))
             (i64.store (local.get $o) (i64.load (local.get $p)))
             (if (i64.eqz (local.get $w))
               (then

@@ -349,7 +349,8 @@
       (i64.store (local.get $t) (call $bigEndian (local.get $w0)))
       (i64.store offset=8 (local.get $t) (call $bigEndian (local.get $w1)))
       (i32.store offset=16 (local.get $t) (local.get $e))
-      (i32.store offset=20 (local.get $t) (i32.or (call $holdsBackslash (local.get $w0)) (call $holdsBackslash (local.get $w1))))
+      ;; (the zeros $headWord puts past a short key's end are never taken for one)
+      (i32.store offset=20 (local.get $t) (i64.ne (i64.or (call $backslashMask (local.get $w0)) (call $backslashMask (local.get $w1))) (i64.const 0)))
       (i32.store (i32.add (local.get $src) (i32.shl (local.get $i) (i32.const 2))) (local.get $t))
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $record (i32.lt_u (local.get $i) (local.get $n))))
@@ -404,13 +405,6 @@
     (local.set $w (i64.or (i64.shl (i64.and (local.get $w) (i64.const 0x0000ffff0000ffff)) (i64.const 16))
                           (i64.and (i64.shr_u (local.get $w) (i64.const 16)) (i64.const 0x0000ffff0000ffff))))
     (i64.rotl (local.get $w) (i64.const 32)))
-
-  ;; 1 when a byte of w is a backslash (a zero byte in w ^ 0x5c5c...; $headWord's zeros never are).
-  (func $holdsBackslash (param $w i64) (result i32)
-    (local.set $w (i64.xor (local.get $w) (i64.const 0x5c5c5c5c5c5c5c5c)))
-    (i64.ne (i64.and (i64.and (i64.sub (local.get $w) (i64.const 0x0101010101010101)) (i64.xor (local.get $w) (i64.const -1)))
-                     (i64.const 0x8080808080808080))
-            (i64.const 0)))
 
   ;; Whether record a comes before record c ($mergeSort's order): 1 yes, 0
   ;; no, -1 when their keys are equal.
