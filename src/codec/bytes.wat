@@ -428,16 +428,11 @@
                 (i32.gt_u (i32.add (local.get $c) (local.get $len)) (local.get $c1)))
       (then (return (i32.const 0))))
     (if (i32.eqz (call $eq (local.get $a) (local.get $c) (local.get $len))) (then (return (i32.const 0))))
-    (select (i32.const 0) (local.get $len) (call $highSurrogateEscape (local.get $a) (local.get $len))))
-
-  ;; Whether the escape of `len` bytes at p is a \u escape of a high surrogate (D800-DBFF, either case).
-  (func $highSurrogateEscape (param $p i32) (param $len i32) (result i32)
-    (local $d i32)
-    (if (i32.ne (local.get $len) (i32.const 6)) (then (return (i32.const 0))))
-    (if (i32.ne (i32.or (i32.load8_u offset=2 (local.get $p)) (i32.const 0x20)) (i32.const 0x64)) (then (return (i32.const 0))))
-    (local.set $d (i32.or (i32.load8_u offset=3 (local.get $p)) (i32.const 0x20)))
-    (i32.or (i32.and (i32.ge_u (local.get $d) (i32.const 0x38)) (i32.le_u (local.get $d) (i32.const 0x39)))
-            (i32.and (i32.ge_u (local.get $d) (i32.const 0x61)) (i32.le_u (local.get $d) (i32.const 0x62)))))
+    ;; a \u escape of a high surrogate (D800-DBFF), read as $codePoint reads it
+    (if (i32.eq (local.get $len) (i32.const 6))
+      (then (if (i32.eq (i32.and (call $hex4At (i32.add (local.get $a) (i32.const 2))) (i32.const 0xfc00)) (i32.const 0xd800))
+              (then (return (i32.const 0))))))
+    (local.get $len))
 
   ;; $cmp from a character's start in both spans on: each character decoded.
   (func $cmpDecoded (param $a i32) (param $a1 i32) (param $c i32) (param $c1 i32) (result i32)
