@@ -11,8 +11,9 @@ import { constants, fstatSync, openSync, write, writeSync } from "node:fs";
  * 65,536 of a 66,024-byte chunk, the next write fails with EAGAIN, and
  * Bun.write's fallback writes the whole chunk again from its first byte;
  * the reader gets the first 64 KiB twice, and a document arrives longer
- * than it was written. We cannot make the fd blocking again portably, and a parent
- * may hand us a non-blocking pipe anyway, so this loop works either way:
+ * than it was written. We cannot make the fd blocking again portably, and
+ * a parent may hand us a non-blocking pipe anyway, so this loop works
+ * either way:
  * it advances by what each write() returned, and on EAGAIN waits and
  * retries from the first unwritten byte.
  */

@@ -6,16 +6,17 @@ import { fstatSync, readFileSync } from "node:fs";
  * holds 64 KiB by default. A write larger than the pipe stops mid-way until
  * the reader has read, again and again, so the two take turns on their
  * cores instead of running side by side, which costs wall and CPU time
- * (docs/performance.md). The reader sees the same bytes; only the kernel's buffer between the
- * two grows.
+ * (docs/platforms.md says what users see). The reader sees the same
+ * bytes; only the kernel's buffer between the two grows.
  *
  * Asked once per fd, at the first write of LARGE_WRITE bytes or more once
  * the output has reached LARGE_OUTPUT. Below that it does not pay: loading
  * the library call maps more of this binary's pages into the process, and
- * the prose displays write pieces a default pipe takes whole. Anything that is not a pipe (a file, a terminal, a socket), a
- * refusal (a user over their pipe-buffer allowance gets EPERM), or a system
- * without fcntl through libc leaves the fd as it was: this is a speed-up,
- * never a failure.
+ * the prose displays write pieces a default pipe takes whole. Anything
+ * that is not a pipe (a file, a terminal, a socket), a refusal (a user
+ * over their pipe-buffer allowance gets EPERM), or a system without fcntl
+ * through libc leaves the fd as it was: this is a speed-up, never a
+ * failure.
  */
 
 /** Linux's fcntl commands (fcntl.h): F_SETPIPE_SZ, F_GETPIPE_SZ. */

@@ -39,8 +39,8 @@ const SEGMENT_BUFFER = 256 << 10;
 /**
  * Every chunk a socket or stream hands over is a fresh buffer, freed only
  * by a collection: a full one (cheap in this thread's small heap) every
- * 512 KiB passed through keeps them from piling up: a
- * remote verify with two threads stays within the 64 MB bound, which
+ * 512 KiB passed through keeps them from piling up: a remote verify with
+ * two threads stays within the 64 MB bound, which
  * collecting every few MiB does not, and collecting more often gains
  * nothing more (docs/scale-out.md has the measurement).
  */
