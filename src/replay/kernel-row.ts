@@ -1,5 +1,5 @@
 import { LBRACE, LBRACKET } from "../codec/bytes.ts";
-import { FingerprintKernel } from "../journal/fast/kernel.ts";
+import { FingerprintKernel, type VerifyKernel } from "../journal/fast/kernel.ts";
 import { kernelCapFor } from "../journal/fast/range.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
@@ -74,29 +74,14 @@ export class KernelRowReader implements LoadedRow {
       k.textTo(this.textEnd);
       return false;
     }
-    const i32 = k.i32;
-    const info = k.info;
     const fs = this.fieldS;
     const fe = this.fieldE;
-    // (fill() is a native call: for 16 slots a loop is cheaper)
-    for (let i = 0; i < fs.length; i++) fs[i] = -1;
-    const b = this.mem;
-    const table = this.table;
-    const end = i32[info + 4]! >> 2;
-    for (let m = k.membersAt >> 2; m < end; m += 4) table.note(b, i32[m]!, i32[m + 1]!, i32[m + 2]!, i32[m + 3]!, fs, fe);
-    if (this.tsSlot >= 0) {
-      fs[this.tsSlot] = i32[info]!;
-      fe[this.tsSlot] = i32[info + 1]!;
-    }
-    if (this.elapsedSlot >= 0) {
-      fs[this.elapsedSlot] = i32[info + 2]!;
-      fe[this.elapsedSlot] = i32[info + 3]!;
-    }
-    if (this.declineObjects && anyHoldsObject(b, fs, fe)) {
+    locateFields(this.table, this.tsSlot, this.elapsedSlot, this.mem, k.i32, k.membersAt, k.info, fs, fe);
+    if (this.declineObjects && anyHoldsObject(this.mem, fs, fe)) {
       k.textTo(this.textEnd);
       return false;
     }
-    this.textEnd = i32[info + 7]!;
+    this.textEnd = k.i32[k.info + 7]!;
     return true;
   }
 
@@ -119,6 +104,60 @@ export class KernelRowReader implements LoadedRow {
   /** Empty the batch (after it was hashed). */
   clear(): void {
     this.rewind(this.k.textAt);
+  }
+
+  displayFields(skip = -1): PyObject {
+    return displayFieldsOf(this.table.names, this.mem, this.fieldS, this.fieldE, skip, this.fields);
+  }
+}
+
+/**
+ * The spans of `table`'s fields in the row a kernel just took (FPRINT, or
+ * TEXT with a row a call): its members (sorted) from `membersAt` to the
+ * table's end, ts and elapsed_s from its facts at i32[info…], which the
+ * kernel keeps apart from the members. -1: absent.
+ */
+function locateFields(table: FieldTable, tsSlot: number, elapsedSlot: number, b: Uint8Array, i32: Int32Array, membersAt: number, info: number, fs: Int32Array, fe: Int32Array): void {
+  // (fill() is a native call: for 16 slots a loop is cheaper)
+  for (let i = 0; i < fs.length; i++) fs[i] = -1;
+  const end = i32[info + 4]! >> 2;
+  for (let m = membersAt >> 2; m < end; m += 4) table.note(b, i32[m]!, i32[m + 1]!, i32[m + 2]!, i32[m + 3]!, fs, fe);
+  if (tsSlot >= 0) {
+    fs[tsSlot] = i32[info]!;
+    fe[tsSlot] = i32[info + 1]!;
+  }
+  if (elapsedSlot >= 0) {
+    fs[elapsedSlot] = i32[info + 2]!;
+    fe[elapsedSlot] = i32[info + 3]!;
+  }
+}
+
+/**
+ * A row the verify kernel took alone with its text (range.ts
+ * RowTextSink.kernelRow): the spans of `table`'s fields, read from the
+ * kernel's tables as KernelRowReader reads the display's kernel's, so the
+ * row's readers need no scan of their own. Nested values are located, not
+ * declined (their readers check with holdsObject).
+ */
+export class VerifiedRowFields implements LoadedRow {
+  mem: Uint8Array = new Uint8Array(0);
+  readonly fieldS: Int32Array;
+  readonly fieldE: Int32Array;
+  private readonly fields: PyObject = new Map();
+  private readonly tsSlot: number;
+  private readonly elapsedSlot: number;
+
+  constructor(readonly table: FieldTable) {
+    this.fieldS = new Int32Array(table.names.length);
+    this.fieldE = new Int32Array(table.names.length);
+    this.tsSlot = table.slot("ts");
+    this.elapsedSlot = table.slot("elapsed_s");
+  }
+
+  /** The row `k` just took. */
+  load(k: VerifyKernel): void {
+    this.mem = k.u8;
+    locateFields(this.table, this.tsSlot, this.elapsedSlot, k.u8, k.i32, k.membersAt, k.info, this.fieldS, this.fieldE);
   }
 
   displayFields(skip = -1): PyObject {

@@ -38,6 +38,8 @@ export const enum KernelMode {
   Fprint = 32,
   /** With the hashing: append each verified row's text as Fprint does (what a run receipt embeds of it; VerifyKernel's text area). */
   Text = 64,
+  /** Take one row and stop: its member table and facts are then the caller's to read (VerifyKernel.membersAt, info). */
+  One = 128,
 }
 
 interface KernelExports {
@@ -58,6 +60,7 @@ const MODES = [
   ["LEAVES", KernelMode.Leaves],
   ["FPRINT", KernelMode.Fprint],
   ["TEXT", KernelMode.Text],
+  ["ONE", KernelMode.One],
 ] as const;
 
 /** The module's memory laid out in `areas`, its modes checked against KernelMode. */
@@ -128,6 +131,10 @@ export class VerifyKernel {
   readonly textAt: number = 0;
   private readonly textEnd: number = 0;
   private readonly infoAt: number = 0;
+  /** With Text, after a row taken alone (One): its facts as FingerprintKernel leaves them, at `i32[info…]`, and its members (sorted) from `membersAt`. */
+  readonly i32: Int32Array;
+  readonly info: number = 0;
+  readonly membersAt: number;
   private readonly k: KernelExports;
   private readonly linesAt: number;
   private readonly prevAt: number;
@@ -180,11 +187,14 @@ export class VerifyKernel {
     const scratch = mem.at("scratch");
     const mt = mem.at("members");
     const leaves = mem.at("leaves");
+    this.i32 = new Int32Array(mem.memory.buffer);
+    this.membersAt = mt;
     this.k.setup(scratch, scratch + 2 * readCap, outAt, outAt + readCap, mt, mt + MEMBER_SLOTS * 16, leaves, leaves + this.leaves.length);
     if (text !== null) {
       this.textAt = mem.at("text");
       this.textEnd = this.textAt + textCap;
       this.infoAt = mem.at("info");
+      this.info = this.infoAt >> 2;
       this.k.textSeparator(text.separator);
       this.k.fingerprintTo(this.textAt, this.textEnd, this.infoAt);
     }

@@ -66,6 +66,7 @@
   (global (export "LEAVES") i32 (i32.const 16))
   (global (export "FPRINT") i32 (i32.const 32))
   (global (export "TEXT") i32 (i32.const 64))
+  (global (export "ONE") i32 (i32.const 128))
 
   ;; areas (set by $setup)
   (global $scratch (mut i32) (i32.const 0))
@@ -798,6 +799,8 @@
   ;;             does (its members but ts and elapsed_s, sorted, compact: what
   ;;             a run receipt embeds of it), the row not taken when its
   ;;             index is not canonical or its event an empty string
+  ;;   ONE       take one row and stop (a caller that reads each row's member
+  ;;             table and facts, as FIRST does but linked as its flags say)
   (func (export "verify") (param $p i32) (param $bound i32) (param $lo i32) (param $hi i32) (param $last i32)
     (param $flags i32) (result i32)
     (local $slot i32) (local $e i32) (local $tLen i32) (local $o i32)
@@ -867,7 +870,7 @@
         (global.set $rows (i32.add (global.get $rows) (i32.const 1)))
         (call $nextIndex)
         (local.set $p (global.get $next))
-        (br_if $stop (i32.and (local.get $flags) (i32.const 1)))
+        (br_if $stop (i32.and (local.get $flags) (i32.const 129)))
         (br $next)))
     (if (i32.and (i32.ne (global.get $rows) (i32.const 0)) (i32.ne (local.get $last) (local.get $slot)))
       (then (call $copy (local.get $slot) (local.get $last) (i32.const 64))))

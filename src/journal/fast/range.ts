@@ -34,6 +34,13 @@ export interface RowTextSink {
   kernelText(u8: Uint8Array, s: number, e: number, rows: number): void;
   /** A row the exact path verified: its line (valid during the call), on physical line `lineNo` (0-based) of its range. */
   exactRow(line: Uint8Array, lineNo: number): void;
+  /**
+   * Each row the kernel verified, as it is taken (the kernel then takes one
+   * row a call): its line k.lines[s, e) (e: the next line's start), and the
+   * kernel's member table and facts, which describe it until the next call.
+   * Its text is handed after, with the rest of its call's (kernelText).
+   */
+  kernelRow?(k: VerifyKernel, s: number, e: number): void;
 }
 
 /** The texts' separator: a line feed after each. */
@@ -752,6 +759,7 @@ export class RangeVerifier {
     const links = (this.task.linksOnly ? KernelMode.Links : tree ? KernelMode.Leaves : KernelMode.Chain) | text;
     if (this.rows === 0) {
       const q = k.verify(p, dataEnd, this.base, KernelMode.First | links | (this.task.guessBase ? KernelMode.Guess : 0));
+      if (text !== 0 && k.rows > 0) this.rowText!.kernelRow?.(k, p, q);
       if (text !== 0) this.handText(k);
       if (k.rows === 0) return p;
       const f = k.firstRow();
@@ -772,12 +780,33 @@ export class RangeVerifier {
       p = q;
       if (p >= dataEnd) return p;
     }
+    if (text !== 0 && this.rowText!.kernelRow !== undefined) return this.takeRowsAlone(k, p, dataEnd, links, tree === true);
     const q = k.verify(p, dataEnd, this.base + this.rows, links);
     if (text !== 0) this.handText(k);
     if (tree) this.kernelLeaves(k, p, k.rows);
     this.kernelRows += k.rows;
     this.taken(k, k.rows);
     return q;
+  }
+
+  /** takeKernelRows' bulk for a rowText that reads each row's tables (kernelRow): one row a call, handed as it is taken. */
+  private takeRowsAlone(k: VerifyKernel, p: number, dataEnd: number, links: number, tree: boolean): number {
+    const sink = this.rowText!;
+    let rows = 0;
+    while (p < dataEnd) {
+      const q = k.verify(p, dataEnd, this.base + this.rows, links | KernelMode.One);
+      if (k.rows === 0) break;
+      if (tree) this.kernelLeaves(k, p, 1);
+      this.kernelRows++;
+      this.taken(k, 1);
+      sink.kernelRow!(k, p, q);
+      rows++;
+      p = q;
+    }
+    // the texts of all the calls' rows (the last call, which took none, says nothing of them)
+    if (rows > 0) sink.kernelText(k.u8, k.textAt, k.textEndNow(), rows);
+    k.textFrom();
+    return p;
   }
 
   /** The `n` rows the kernel just took from the line start `p`: their leaves, and the kept row if it is one of them. */

@@ -18,6 +18,10 @@ import { classifyLine } from "../../../src/journal/reader.ts";
 import { verifyJournalSync } from "../../../src/journal/verify.ts";
 import { pyStr } from "../../../src/pyjson/python.ts";
 import { MAX_DEPTH } from "../../../src/codec/bytes.ts";
+import type { VerifyKernel } from "../../../src/journal/fast/kernel.ts";
+import { FieldTable, valueAt } from "../../../src/replay/fast-row.ts";
+import { holdsObject, VerifiedRowFields } from "../../../src/replay/kernel-row.ts";
+import { dumps } from "../../../src/pyjson/encode.ts";
 import { tempDirs } from "../tmp.ts";
 import { prng, stringToken, valueToken, type Rand } from "./rows.ts";
 
@@ -212,6 +216,79 @@ describe("the WebAssembly verify kernel", () => {
     }
     expect(kernelTexts).toBeGreaterThan(500);
   }, 30_000);
+
+  test("Text mode a row a call (kernelRow): the same verdicts and texts; each kernel row handed as it is taken, its line and its fields located", () => {
+    const dir = dirs.make();
+    const table = new FieldTable(["event", "agent_id", "model", "cost_usd", "tokens", "files", "a b", "10", "index", "event_hash", "prev_hash", "ts", "elapsed_s"]);
+    const located = new VerifiedRowFields(table);
+    let alone = 0;
+    let checked = 0;
+    for (let seed = 71; seed <= 100; seed++) {
+      const path = join(dir, `alone-${seed}.jsonl`);
+      spelledJournal(path, prng(seed), 60);
+      const exact = verifyJournalSync(path);
+      const verified = exact.divergent_index ?? exact.count;
+      // the reference: each verified row's line, in order, and the texts the bulk Text mode hands
+      const lines = readFileSync(path, "latin1").split("\n").filter((l) => classifyLine(Buffer.from(l, "latin1")).kind === "row").slice(0, verified);
+      const texts = (useRow: boolean, chunkSize: number | undefined) => {
+        const handed: string[] = [];
+        const got: string[] = [];
+        let rowsAlone = 0;
+        const sink: RowTextSink = {
+          kernelText(u8, s, e, rows) {
+            const t = new TextDecoder().decode(u8.subarray(s, e)).split("\n");
+            expect(t.length).toBe(rows + 1);
+            got.push(...t.slice(0, rows));
+          },
+          exactRow(line) {
+            const v = classifyLine(line);
+            if (v.kind !== "row") throw new Error("an exact row that is not a row");
+            const row = new Map(v.row);
+            row.delete("ts");
+            row.delete("elapsed_s");
+            got.push(canonical(row));
+            handed.push(Buffer.from(line).toString("latin1"));
+          },
+          ...(useRow
+            ? {
+                kernelRow(k: VerifyKernel, s: number, e: number) {
+                  const line = Buffer.from(k.lines.subarray(s, e)).toString("latin1").replace(/\r?\n$|\r$/, "");
+                  handed.push(line);
+                  rowsAlone++;
+                  // its fields, from the kernel's tables: each the parsed row's (a nested object is the kernel's sorted text: not compared)
+                  const v = classifyLine(Buffer.from(line, "latin1"));
+                  if (v.kind !== "row") throw new Error("a kernel row that is not a row");
+                  located.load(k);
+                  for (const [slot, name] of table.names.entries()) {
+                    const fs = located.fieldS[slot]!;
+                    expect({ line, name, has: fs >= 0 }).toEqual({ line, name, has: v.row.has(name) });
+                    if (fs < 0 || holdsObject(located.mem, fs, located.fieldE[slot]!)) continue;
+                    expect({ line, name, value: dumps(valueAt(located.mem, fs, located.fieldE[slot]!)) }).toEqual({ line, name, value: dumps(v.row.get(name)!) });
+                    checked++;
+                  }
+                },
+              }
+            : {}),
+        };
+        const verifier = new RangeVerifier(1 << 18, "always");
+        verifier.rowText = sink;
+        const r = verifier.run({ path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize });
+        expect({ path, v: verdict(path, r) }).toEqual({ path, v: exact });
+        alone += rowsAlone;
+        return { got, handed, kernelRows: r.kernelRows, rowsAlone };
+      };
+      for (const chunkSize of [undefined, 997]) {
+        const bulk = texts(false, chunkSize);
+        const one = texts(true, chunkSize);
+        expect({ path, texts: one.got }).toEqual({ path, texts: bulk.got });
+        // every verified row handed once, in file order: the kernel's as they are taken, the others from the exact path
+        expect({ path, lines: one.handed }).toEqual({ path, lines });
+        expect(one.rowsAlone).toBe(one.kernelRows);
+      }
+    }
+    expect(alone).toBeGreaterThan(500);
+    expect(checked).toBeGreaterThan(5000);
+  }, 60_000);
 
   test("nesting at the codec's bound: rows to MAX_DEPTH taken, deeper ones exact, the same verdicts", () => {
     const dir = dirs.make();
