@@ -3,7 +3,7 @@ import type { FastVerifyResult } from "../journal/fast/engine.ts";
 import { refuseContent, verdictContent } from "../journal/content.ts";
 import type { RunMetadata } from "../journal/metadata.ts";
 import { readJournalSync } from "../journal/reader.ts";
-import { fieldNumber, keepText, readPageRows, type PageRow } from "./rows.ts";
+import { fieldNumber, keepText, readPageRows, verifyPageRows, type PageRow, type PageRowSink } from "./rows.ts";
 import { LastText } from "../replay/last-text.ts";
 import { journalVerdictFailure, type JournalFailure } from "../journal/verdict-failure.ts";
 import { verifyJournal, type JournalSeal } from "../journal/verify.ts";
@@ -30,12 +30,15 @@ import { noFTL } from "bun:jsc";
 /**
  * `replay <RUN> --html`: verify the run journal and write one
  * self-contained HTML page of it in a single streaming pass over the
- * verified bytes (rows appended meanwhile are not read). A journal
- * verified on worker threads is read for the page while they verify it,
- * the page held until the verdict is known (drawWhileVerifying); any other
- * is verified first. Memory does not grow with the journal: rows go out in
- * blocks as they are read, attempts as they close, the curves live in
- * fixed buckets.
+ * verified bytes (rows appended meanwhile are not read). By default the
+ * page is drawn from the verify's own pass, in this thread
+ * (drawInOnePass); with more threads asked for, a journal split for
+ * worker threads is read for the page while they verify it
+ * (drawWhileVerifying); either way the page is held until the verdict is
+ * known. Any other journal, and one whose one pass did not hand every
+ * row, is verified first. Memory does not grow with the journal: rows go
+ * out in blocks as they are read, attempts as they close, the curves live
+ * in fixed buckets.
  *
  * The page's size is bounded whatever the journal's: its table holds the
  * events of one window (`window`, default the whole run) up to `maxEvents`
@@ -67,6 +70,12 @@ const BLOCK_ROWS = 2000;
 const BLOCK_BYTES = 1 << 20;
 /** Growth of the resident set (bytes) after which the page's pass collects garbage. */
 const GC_GROWTH = 8 << 20;
+/**
+ * The same in the one pass (drawInOnePass), which holds the verify's
+ * working set and the page's in one heap: collected sooner, its peak
+ * stays within the 64 MB every verb keeps to (docs/performance.md).
+ */
+const ONE_PASS_GC_GROWTH = 2 << 20;
 const MAX_EVENT_TYPES = 1000;
 
 export type LaneGrouping = "role" | "agent" | "model";
@@ -100,6 +109,8 @@ export interface TimelineInput {
   exactPass?: boolean;
   /** Called with the bytes the rows will be read to, before the verify starts, when the two run at once (tests: a writer appending between the snapshots). */
   onPageSnapshot?: (bytes: number) => void;
+  /** Called once the one pass's verdict is known (tests): whether its page stands (false: drawn again, after the verify). */
+  onOnePass?: (kept: boolean) => void;
 }
 
 /**
@@ -133,6 +144,12 @@ export interface TimelineResult {
 
 export async function renderTimeline(input: TimelineInput, sink: TimelineSink): Promise<TimelineResult> {
   const shown = pagePaths(input.paths ?? { [input.journal]: "journal.jsonl" });
+  if (drawnInOnePass(input)) {
+    const drawn = await drawInOnePass(input, sink, shown);
+    if (!("again" in drawn)) return drawn;
+    // the chain broke (rows past its break are not handed), or a writer appended at the snapshot's end: the page of the verdict's rows
+    return drawVerified(input, drawn.again, sink, shown);
+  }
   const end = drawnWhileVerified(input);
   if (end !== null) {
     const drawn = await drawWhileVerifying(input, end, sink, shown);
@@ -141,6 +158,63 @@ export async function renderTimeline(input: TimelineInput, sink: TimelineSink): 
     return drawVerified(input, drawn.again, sink, shown);
   }
   return drawVerified(input, await verifyJournal(input.journal, { seal: input.seal, threads: input.threads, onProgress: input.onProgress }), sink, shown);
+}
+
+/**
+ * Whether the page's rows are the verify's own (drawInOnePass): a local
+ * journal verified in this thread, the default (`threads` unset or 1).
+ */
+function drawnInOnePass(input: TimelineInput): boolean {
+  return !input.exactPass && !isRemotePath(input.journal) && (input.threads === undefined || input.threads <= 1);
+}
+
+/**
+ * The page drawn from the rows the verify reads, in this thread, as it
+ * verifies them (rows.ts verifyPageRows: one read and one scan a row, and
+ * no second thread's memory). The page is held until the verdict is known
+ * (HeldPage); `again`: its rows are not all the verdict's (the chain broke,
+ * and the rows past the break were not handed; or the verify read rows
+ * again), and nothing was written.
+ */
+async function drawInOnePass(input: TimelineInput, sink: TimelineSink, shown: (s: string) => string): Promise<TimelineResult | { again: FastVerifyResult }> {
+  let handed = -1;
+  let settled!: (v: FastVerifyResult) => void;
+  let failed!: (err: unknown) => void;
+  const verifying = new Promise<FastVerifyResult>((resolve, reject) => {
+    settled = resolve;
+    failed = reject;
+  });
+  const page = new HeldPage(verifying, (v) => handed === v.count, (v) => pageStart(input, v, shown), sink);
+  const pass: OnePass = {
+    run: async (rows, fp, between) => {
+      try {
+        // one pass: its progress is the drawing's
+        const r = await verifyPageRows(input.journal, { seal: input.seal, onProgress: input.onDrawProgress ?? input.onProgress }, fp, rows, between);
+        handed = r.handed;
+        settled(r.verdict);
+      } catch (err) {
+        failed(err);
+        throw err;
+      }
+    },
+    hold: (chunk) => page.holdNow(chunk),
+  };
+  let body: Awaited<ReturnType<typeof writeBody>>;
+  try {
+    body = await writeBody(input, 0, verifying, page.put, shown, page.settle, pass);
+  } finally {
+    page.close();
+  }
+  const verdict = await verifying;
+  input.onOnePass?.(!page.again);
+  if (page.again) return { again: verdict };
+  return pageEnd(input, verdict, body, page.open, page.put);
+}
+
+/** The one pass's rows (drawInOnePass): the verify that hands them, and where the blocks made meanwhile are held. */
+interface OnePass {
+  run(rows: PageRowSink, fp: ReplayFingerprint, between: () => void): Promise<void>;
+  hold(chunk: string | Uint8Array): boolean;
 }
 
 /**
@@ -490,6 +564,8 @@ async function writeBody(
   shown: (s: string) => string,
   /** Called after each chunk of the journal (HeldPage.settle); false: stop. */
   settle: () => Promise<boolean> = async () => true,
+  /** The rows handed by the verify itself (drawInOnePass), instead of read after it or beside it. */
+  onePass: OnePass | null = null,
 ) {
   const maxEvents = input.maxEvents ?? DEFAULT_MAX_EVENTS;
   const threshold = input.maxBars ?? DEFAULT_MAX_BARS;
@@ -672,6 +748,15 @@ async function writeBody(
         await nextTurn();
       }
     }
+  } else if (onePass !== null) {
+    const gc = new GrowthCollector(ONE_PASS_GC_GROWTH);
+    await onePass.run({ row: step, discarded: () => void discarded++, done: () => false }, fp, () => {
+      // the verify goes on meanwhile: the blocks made are held at once (the page waits for the verdict anyway)
+      for (let c = ready.shift(); c !== undefined; c = ready.shift()) if (!onePass.hold(c)) stopped = true;
+      gc.poll();
+    });
+    // the lines that are not rows: the verify's count of them (it hands only rows)
+    discarded = (await verifying).discarded_line_indices.length;
   } else {
     const pageRows = {
       row: step,

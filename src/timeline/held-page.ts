@@ -4,14 +4,15 @@ import { join } from "node:path";
 import type { FastVerifyResult } from "../journal/fast/engine.ts";
 
 /**
- * The page's sink while its rows are read as the journal is verified on
- * worker threads: the page begins with the verdict's banner, so the
- * chunks made before the verdict is known are held (a page is bounded:
- * generate.ts), then its head and the held chunks are written, and every
- * chunk after them as it comes. Nothing is written if the verify fails,
- * if its snapshot is not the one the rows were read to (a writer appended
- * in between: the page is drawn again from the verdict), or if `head`
- * throws (a refusal made before the page's first byte).
+ * The page's sink while its rows are read as the journal is verified (by
+ * the verify itself, or beside it on worker threads): the page begins
+ * with the verdict's banner, so the chunks made before the verdict is
+ * known are held (a page is bounded: generate.ts), then its head and the
+ * held chunks are written, and every chunk after them as it comes.
+ * Nothing is written if the verify fails, if the rows read are not the
+ * verdict's (a writer appended in between, or the verify handed only some:
+ * the page is drawn again from the verdict), or if `head` throws (a
+ * refusal made before the page's first byte).
  *
  * The first HELD_IN_MEMORY bytes are held in memory, the rest in a spool
  * file (unlinked once open, so nothing is left behind): the table's first
@@ -35,8 +36,8 @@ export class HeldPage {
 
   constructor(
     verifying: Promise<FastVerifyResult>,
-    /** The bytes the rows are read to. */
-    private readonly end: number,
+    /** The bytes the rows are read to (the verdict's snapshot must be them), or whether the rows read are the verdict's. */
+    private readonly end: number | ((verdict: FastVerifyResult) => boolean),
     /** The page's head for the verdict (may throw: nothing is written then). */
     private readonly head: (verdict: FastVerifyResult) => string,
     private readonly sink: (chunk: string | Uint8Array) => void | boolean | Promise<void | boolean>,
@@ -86,6 +87,17 @@ export class HeldPage {
     return this.state === "holding" || (this.state === "writing" && this.open);
   };
 
+  /**
+   * A chunk made by the pass that makes the verdict (it cannot be known
+   * before the pass ends): held at once, as `put` would hold it, so the
+   * pass need not wait. False once the page is not held (it failed).
+   */
+  holdNow(chunk: string | Uint8Array): boolean {
+    if (this.state !== "holding" || this.verdict !== null || this.failed) return false;
+    this.hold(chunk);
+    return true;
+  }
+
   /** Let the spool go (it is unlinked already: its space is freed with it). */
   close(): void {
     this.spool?.close();
@@ -120,7 +132,7 @@ export class HeldPage {
   private async begin(): Promise<boolean> {
     if (this.failed) this.state = "failed";
     if (this.verdict === null) return false;
-    if (this.verdict.snapshot_bytes !== this.end) this.state = "again";
+    if (typeof this.end === "number" ? this.verdict.snapshot_bytes !== this.end : !this.end(this.verdict)) this.state = "again";
     if (this.state !== "holding") {
       this.held = [];
       this.close();

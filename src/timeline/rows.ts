@@ -10,7 +10,14 @@ import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
 import { DISPLAY_FIELDS, FieldTable, FINGERPRINT_BATCH, valueAt, type LoadedRow } from "../replay/fast-row.ts";
 import type { ReplayFingerprint } from "../replay/fingerprint.ts";
-import { holdsObject, KernelRowReader, LONG_LINE_MAX, LongLineKernel } from "../replay/kernel-row.ts";
+import { holdsObject, KernelRowReader, LONG_LINE_MAX, LongLineKernel, VerifiedRowFields } from "../replay/kernel-row.ts";
+import { verifyJournal } from "../journal/verify.ts";
+import type { FastVerifyOptions, FastVerifyResult } from "../journal/fast/engine.ts";
+import type { RowTextSink } from "../journal/fast/range.ts";
+import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
+import { RAW_STRING_MIN } from "../pyjson/row.ts";
+import { CR, LF } from "../codec/bytes.ts";
+import { statSync } from "node:fs";
 
 /**
  * The rows of the timeline page's pass, read the fast way, one scan a row:
@@ -90,7 +97,7 @@ export interface PageRow {
  */
 class KernelFields extends Map<string, PyValue> {
   private row = 1;
-  private r: KernelRowReader | null = null;
+  private r: LoadedRow | null = null;
   private readonly made = new Int32Array(PAGE_FIELDS.length);
   private readonly cache: (PyValue | undefined)[] = new Array(PAGE_FIELDS.length);
 
@@ -104,7 +111,7 @@ class KernelFields extends Map<string, PyValue> {
    * the row lies in the buffer the file is read into, untouched until the
    * next read (not in a copy a later line may overwrite).
    */
-  at(r: KernelRowReader, inPlace: boolean): void {
+  at(r: LoadedRow, inPlace: boolean): void {
     this.r = r;
     this.row++;
     this.inPlace = inPlace;
@@ -283,4 +290,126 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     yield offset;
   }
   flush();
+}
+
+/** Bytes of rows on the exact path between two calls of verifyPageRows' `between` (a read's worth, as the kernel's rows). */
+const BETWEEN_BYTES = 1 << 18;
+/** Bytes of rows handed between two progress reports of the one pass. */
+const PROGRESS_BYTES = 1 << 20;
+
+/** The file's size now (0: it cannot be stat'ed; the verify says why). */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The rows of the page's pass read by the verify itself, in this thread:
+ * one read and one scan a row. The verify kernel takes a row a call with
+ * its text (range.ts RowTextSink.kernelRow); each verified row is handed
+ * to `sink` as it is taken, its fields located in the kernel's member
+ * table (VerifiedRowFields), its fingerprint text hashed with its call's;
+ * a row the exact path verified is handed parsed, as readPageRows hands
+ * one. A range's rows past its first failure are not handed, and rows the
+ * verify reads again (a writer appending at the snapshot's end) are
+ * handed again: the rows handed are the verdict's only when `handed` is
+ * its count. `between()`: after each read's rows (the verify does not
+ * wait on it).
+ */
+export async function verifyPageRows(
+  path: string,
+  opts: Pick<FastVerifyOptions, "seal" | "onProgress">,
+  fp: ReplayFingerprint,
+  sink: PageRowSink,
+  between: () => void,
+): Promise<{ verdict: FastVerifyResult; handed: number }> {
+  // the progress of the rows handed (the verify's own reports come at most every 250 ms: none on a short pass)
+  const onProgress = opts.onProgress;
+  const total = onProgress === undefined ? 0 : sizeOf(path);
+  let done = 0;
+  let reported = 0;
+  const after = (): void => {
+    between();
+    if (onProgress !== undefined && done - reported >= PROGRESS_BYTES) {
+      reported = done;
+      onProgress(Math.min(done, total), total);
+    }
+  };
+  const located = new VerifiedRowFields(PAGE_TABLE);
+  let line: Uint8Array = new Uint8Array(0);
+  let lineS = 0;
+  let lineE = 0;
+  let whole: PyObject | null = null;
+  const full = (): PyObject => {
+    if (whole !== null) return whole;
+    const v: LineVerdict = classifyLine(line.subarray(lineS, lineE));
+    if (v.kind !== "row") throw new Error("timeline: a row the kernel verified is not a row to the exact reader");
+    return (whole = v.row);
+  };
+  const fields = new KernelFields(full);
+  const tc = new RowTranscoder();
+  const fast: PageRow = {
+    fields,
+    shown: fields,
+    loaded: located,
+    full,
+    json: (): Uint8Array | null => {
+      tc.reset();
+      return tc.rowInline(line, lineS, lineE) ? tc.view() : null;
+    },
+  };
+  const exactFields = new DecodedFields();
+  const exact: PageRow = {
+    fields: exactFields,
+    get shown() {
+      return exactFields.row;
+    },
+    full: () => exactFields.row,
+    json: () => null,
+    loaded: null,
+  };
+  let handed = 0;
+  let exactBytes = 0;
+  const rowText: RowTextSink = {
+    kernelRow(k, s, e) {
+      located.load(k);
+      // the read area is read into again before the row's event hash is wanted: it is copied (inPlace false)
+      fields.at(located, false);
+      whole = null;
+      line = k.lines;
+      lineS = s;
+      // the line without its terminator (LF, CR or CRLF)
+      let t = e - 1;
+      if (line[t] === LF && t > s && line[t - 1] === CR) t--;
+      lineE = t;
+      handed++;
+      done += e - s;
+      sink.row(fast);
+    },
+    kernelText(u8, s, e, rows) {
+      fp.updateText(u8.subarray(s, e), rows);
+      after();
+    },
+    exactRow(bytes) {
+      const v = classifyLine(bytes, JOURNAL_MAX_ROW_BYTES, true, RAW_STRING_MIN);
+      if (v.kind !== "row") throw new Error("timeline: a row the verify took is not a row to the exact reader");
+      fp.update(v.row);
+      exactFields.row = v.row;
+      handed++;
+      sink.row(exact);
+      // as often as the kernel's rows call it (each read's), not each row
+      done += bytes.length + 1;
+      exactBytes += bytes.length;
+      if (exactBytes >= BETWEEN_BYTES) {
+        exactBytes = 0;
+        after();
+      }
+    },
+  };
+  const verdict = await verifyJournal(path, { seal: opts.seal, rowText });
+  if (onProgress !== undefined) onProgress(total, total);
+  return { verdict, handed };
 }

@@ -9,17 +9,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { generateJournal, SHAPES } from "../../bench/journal-gen.ts";
 import { readMetadata } from "../../src/journal/metadata.ts";
 import { renderTimeline, type TimelineInput } from "../../src/timeline/generate.ts";
-import { PAGE_FIELDS, readPageRows, type PageRowSink } from "../../src/timeline/rows.ts";
+import { PAGE_FIELDS, readPageRows, verifyPageRows, type PageRowSink } from "../../src/timeline/rows.ts";
 import { ReplayFingerprint } from "../../src/replay/fingerprint.ts";
 import { DISPLAY_FIELDS } from "../../src/replay/fast-row.ts";
 import { JournalFile, writeBigRun, writeHostileRun } from "../e2e/timeline/synthetic.ts";
 import { writeHostileJournal, writeLongRowJournal, writeWriterJournal } from "../replay/hostile-rows.ts";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { dumps } from "../../src/pyjson/encode.ts";
+import { eventHash, payloadHash } from "../../src/journal/hash.ts";
 import { PyNum, pyFloat, type PyLike } from "../../src/pyjson/types.ts";
 import { mulberry32 } from "../../tools/fuzz/rng.ts";
 
@@ -174,6 +175,43 @@ function writeFieldJournal(path: string, rows: number, seed: number, envelope = 
   writeFileSync(path, lines.join("\n") + "\n");
 }
 
+/**
+ * writeFieldJournal's fields as the payloads of a chain that verifies, its
+ * rows in the same three spellings (the writer's, compact, raw UTF-8: the
+ * hashes are of the rows' values, whatever their spelling), in the run
+ * `sdd/runs/r1`; its path.
+ */
+function writeChainedFieldJournal(sdd: string, rows: number, seed: number): string {
+  const rand = mulberry32(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const envelope = new Set(["ts", "elapsed_s", "index", "event", "prev_hash", "payload_hash", "event_hash"]);
+  const runDir = join(sdd, "runs", "r1");
+  mkdirSync(runDir, { recursive: true });
+  const lines: string[] = [];
+  let prev = "";
+  let ts = 1727000000.5;
+  for (let i = 0; i < rows; i++) {
+    ts += rand() < 0.1 ? 30 : rand();
+    const event = i === 0 ? "run_started" : pick(EVENTS);
+    const payload: Record<string, PyLike> = {
+      agent_id: rand() < 0.1 ? pick(VALUES) : `agent-${Math.floor(rand() * 6)}`,
+      task_id: rand() < 0.1 ? pick(VALUES) : `T-${Math.floor(rand() * 8)}`,
+    };
+    for (const k of PAGE_KEYS) if (!(k in payload) && !envelope.has(k) && rand() < 0.3) payload[k] = pick(VALUES);
+    if (i === 0) Object.assign(payload, { git_branch: "main", git_sha: "caf\u00e9" });
+    if (event === "agents_reaped" && rand() < 0.7) payload.agent_ids = ["agent-1", "agent-2", `agent-${Math.floor(rand() * 6)}`];
+    const ph = payloadHash(event, payload);
+    const eh = eventHash(prev, event, ph, i);
+    const row = { ts: pyFloat(Math.round(ts * 1000) / 1000), elapsed_s: pyFloat(i * 0.5), index: i, event, prev_hash: prev, payload_hash: ph, event_hash: eh, ...payload };
+    prev = eh;
+    const style = rand();
+    lines.push(style < 0.8 ? dumps(row) : style < 0.9 ? dumps(row, { separators: [",", ":"] }) : dumps(row, { ensureAscii: false }));
+  }
+  const path = join(runDir, "journal.jsonl");
+  writeFileSync(path, lines.join("\n") + "\n");
+  return path;
+}
+
 /** Rows of `journal` the fast pass takes from the kernel, and rows it reads the exact way. */
 function passRows(journal: string): [number, number] {
   let fast = 0;
@@ -186,6 +224,19 @@ function passRows(journal: string): [number, number] {
   };
   for (const _ of readPageRows(journal, statSync(journal).size, new ReplayFingerprint(), sink));
   return [fast, exact];
+}
+
+/** passRows of the one pass (verifyPageRows: the rows the verify hands), and whether it handed the verdict's every row. */
+async function onePassRows(journal: string): Promise<[number, number, boolean]> {
+  let fast = 0;
+  let exact = 0;
+  const sink: PageRowSink = {
+    row: (r) => void (r.full() === r.shown ? exact++ : fast++),
+    discarded: () => {},
+    done: () => false,
+  };
+  const { verdict, handed } = await verifyPageRows(journal, {}, new ReplayFingerprint(), sink, () => {});
+  return [fast, exact, handed === verdict.count];
 }
 
 describe("timeline fast pass = exact pass", () => {
@@ -203,6 +254,37 @@ describe("timeline fast pass = exact pass", () => {
     const [fast, exact] = passRows(journal);
     expect(fast).toBeGreaterThan(300);
     expect(exact).toBeGreaterThan(50);
+    // the same fields as the payloads of a chain that verifies: the one pass's rows (the verify's)
+    for (const seed of [1, 2, 3]) {
+      const chained = writeChainedFieldJournal(join(dir, `fields-chained-${seed}`), 1500, seed);
+      for (const [, options] of VARIANTS) await expectSamePage(chained, dirname(chained), options);
+      const [verifiedFast, verifiedExact, all] = await onePassRows(chained);
+      expect(verifiedFast).toBeGreaterThan(300);
+      expect(verifiedExact).toBeGreaterThan(50);
+      expect(all).toBe(true);
+    }
+  }, 60_000);
+
+  test("the one pass's page stands where the chain verifies; where it breaks, the page is drawn again after the verify", async () => {
+    const sdd = join(dir, "sdd-one-pass");
+    const { path } = generateJournal(sdd, "r1", 2e6, 7, "mixed");
+    const runDir = join(sdd, "runs", "r1");
+    const kept: boolean[] = [];
+    const drawn = async () => {
+      await renderTimeline({ runId: "r1", journal: path, metadata: readMetadata(runDir), seal: null, sealPath: null, onOnePass: (k) => kept.push(k) }, () => {});
+      return kept.pop();
+    };
+    expect(await drawn()).toBe(true);
+    const [fast, , all] = await onePassRows(path);
+    expect(fast).toBeGreaterThan(1000);
+    expect(all).toBe(true);
+    // a row edited in the middle: the rows after it are not handed
+    const lines = readFileSync(path, "utf8").split("\n");
+    const mid = Math.floor(lines.length / 2);
+    lines[mid] = lines[mid]!.replace('"event": "', '"event": "x');
+    writeFileSync(path, lines.join("\n"));
+    expect(await drawn()).toBe(false);
+    await expectSamePage(path, runDir);
   }, 60_000);
 
   for (const shape of SHAPES) {

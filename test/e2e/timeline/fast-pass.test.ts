@@ -4,10 +4,12 @@
  * pass run in this process (every row parsed whole): the same page, byte
  * for byte, on generated journals of each shape with hostile lines
  * appended (so some rows take the exact path and the chain does not
- * verify: the page is still written, exit 1). Each journal is drawn twice:
- * after the verify, and while worker threads verify it (its rows read
- * meanwhile: BERNSTEIN_FAST_VERIFY_MIN_RANGE=1 splits a small journal
- * for workers, as a big one is split).
+ * verify: the page is still written, exit 1). Each journal is drawn three
+ * times: by default (the rows the verify reads, in one pass; drawn again
+ * after it where the chain breaks), with two threads after the verify, and
+ * while worker threads verify it (its rows read meanwhile:
+ * BERNSTEIN_FAST_VERIFY_MIN_RANGE=1 splits a small journal for workers, as
+ * a big one is split).
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -51,9 +53,9 @@ describe("replay <RUN> --html: the compiled binary's page is the exact pass's", 
         const { path } = generateJournal(sdd, "r1", shape === "large-rows" ? 3e6 : 4e6, 11, shape);
         if (hostile) appendFileSync(path, HOSTILE_LINES.join("\n") + "\n");
         const exact = await exactPage(sdd, runDir, path);
-        for (const env of [{}, { BERNSTEIN_FAST_VERIFY_MIN_RANGE: "1" }]) {
-          const out = join(dir, `${shape}-${hostile}-${Object.keys(env).length}.html`);
-          const r = await bernstein(["replay", "r1", "--html", out, "--threads", "2", "--sdd-dir", sdd], { env });
+        for (const [threads, env] of [[[], {}], [["--threads", "2"], {}], [["--threads", "2"], { BERNSTEIN_FAST_VERIFY_MIN_RANGE: "1" }]] as const) {
+          const out = join(dir, `${shape}-${hostile}-${threads.length}-${Object.keys(env).length}.html`);
+          const r = await bernstein(["replay", "r1", "--html", out, ...threads, "--sdd-dir", sdd], { env });
           expect(r.code).toBe(hostile ? 1 : 0);
           const page = readFileSync(out, "utf8");
           expect(page.length).toBeGreaterThan(100_000);
