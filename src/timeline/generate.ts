@@ -76,6 +76,8 @@ const GC_GROWTH = 8 << 20;
  * stays within the 64 MB every verb keeps to (docs/performance.md).
  */
 const ONE_PASS_GC_GROWTH = 2 << 20;
+/** The one pass looks at its growth every this many of the verify's reads. */
+const GC_POLL_READS = 4;
 const MAX_EVENT_TYPES = 1000;
 
 export type LaneGrouping = "role" | "agent" | "model";
@@ -750,10 +752,14 @@ async function writeBody(
     }
   } else if (onePass !== null) {
     const gc = new GrowthCollector(ONE_PASS_GC_GROWTH);
+    let reads = 0;
     await onePass.run({ row: step, discarded: () => void discarded++, done: () => false }, fp, () => {
+      // the last row's hash leaves the kernel's memory before it is read into again
+      lastHash.settle();
       // the verify goes on meanwhile: the blocks made are held at once (the page waits for the verdict anyway)
       for (let c = ready.shift(); c !== undefined; c = ready.shift()) if (!onePass.hold(c)) stopped = true;
-      gc.poll();
+      // (reading the resident set's size costs a system call: every few reads)
+      if (++reads % GC_POLL_READS === 0) gc.poll();
     });
     // the lines that are not rows: the verify's count of them (it hands only rows)
     discarded = (await verifying).discarded_line_indices.length;

@@ -317,7 +317,8 @@ function sizeOf(path: string): number {
  * verify reads again (a writer appending at the snapshot's end) are
  * handed again: the rows handed are the verdict's only when `handed` is
  * its count. `between()`: after each read's rows (the verify does not
- * wait on it).
+ * wait on it), before the kernel's memory is read into again (a row's
+ * bytes are in place until then: KernelFields.inPlace).
  */
 export async function verifyPageRows(
   path: string,
@@ -376,8 +377,8 @@ export async function verifyPageRows(
   const rowText: RowTextSink = {
     kernelRow(k, s, e) {
       located.load(k);
-      // the read area is read into again before the row's event hash is wanted: it is copied (inPlace false)
-      fields.at(located, false);
+      // in place: the kernel's memory is read into again only after `between()` (its texts are handed first)
+      fields.at(located, true);
       whole = null;
       line = k.lines;
       lineS = s;

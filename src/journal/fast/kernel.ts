@@ -38,8 +38,8 @@ export const enum KernelMode {
   Fprint = 32,
   /** With the hashing: append each verified row's text as Fprint does (what a run receipt embeds of it; VerifyKernel's text area). */
   Text = 64,
-  /** Take one row and stop: its member table and facts are then the caller's to read (VerifyKernel.membersAt, info). */
-  One = 128,
+  /** With Text: call `onRow` after each row taken, while its member table and facts describe it (VerifyKernel.membersAt, info). */
+  Each = 128,
 }
 
 interface KernelExports {
@@ -60,7 +60,7 @@ const MODES = [
   ["LEAVES", KernelMode.Leaves],
   ["FPRINT", KernelMode.Fprint],
   ["TEXT", KernelMode.Text],
-  ["ONE", KernelMode.One],
+  ["EACH", KernelMode.Each],
 ] as const;
 
 /** The module's memory laid out in `areas`, its modes checked against KernelMode. */
@@ -131,10 +131,12 @@ export class VerifyKernel {
   readonly textAt: number = 0;
   private readonly textEnd: number = 0;
   private readonly infoAt: number = 0;
-  /** With Text, after a row taken alone (One): its facts as FingerprintKernel leaves them, at `i32[info…]`, and its members (sorted) from `membersAt`. */
+  /** With Text, during `onRow`: the row's facts as FingerprintKernel leaves them, at `i32[info…]`, and its members (sorted) from `membersAt`. */
   readonly i32: Int32Array;
   readonly info: number = 0;
   readonly membersAt: number;
+  /** In Each mode, called after each row taken: its line lines[s, e) (e: the next line's start). It must not call the kernel. */
+  onRow: ((s: number, e: number) => void) | null = null;
   private readonly k: KernelExports;
   private readonly linesAt: number;
   private readonly prevAt: number;
@@ -182,7 +184,9 @@ export class VerifyKernel {
     const eventEnd = mem.addr("eventEnd");
     const hashPayload = lengthCachedHasher((len) => u8.subarray(outAt, outAt + len), mem.fixedView("payloadDigest", 32));
     const hashEvent = lengthCachedHasher((len) => u8.subarray(eventEnd - len, eventEnd), mem.fixedView("eventDigest", 32));
-    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hashPayload, hashEvent, floatIsRepr: floatCheck(u8) } });
+    const linesAt = this.linesAt;
+    const rowTaken = (s: number, e: number): void => this.onRow!(s - linesAt, e - linesAt);
+    const instance = new WebAssembly.Instance(module, { env: { memory: mem.memory, hashPayload, hashEvent, floatIsRepr: floatCheck(u8), rowTaken } });
     this.k = instance.exports as unknown as KernelExports;
     const scratch = mem.at("scratch");
     const mt = mem.at("members");
@@ -236,9 +240,9 @@ export class VerifyKernel {
   }
 }
 
-/** FPRINT hashes nothing: its hash imports are never called. */
-function noHash(): void {
-  throw new Error("the fingerprint kernel hashed");
+/** FPRINT hashes nothing and hands no row on: those imports are never called. */
+function notCalled(): void {
+  throw new Error("the fingerprint kernel called a host it has none of");
 }
 
 /**
@@ -288,7 +292,7 @@ export class FingerprintKernel {
     this.textEnd = this.textAt + textCap;
     this.infoAt = mem.at("info");
     this.info = this.infoAt >> 2;
-    const instance = new WebAssembly.Instance(kernelModule(), { env: { memory: mem.memory, hashPayload: noHash, hashEvent: noHash, floatIsRepr: floatCheck(u8) } });
+    const instance = new WebAssembly.Instance(kernelModule(), { env: { memory: mem.memory, hashPayload: notCalled, hashEvent: notCalled, floatIsRepr: floatCheck(u8), rowTaken: notCalled } });
     this.k = instance.exports as unknown as KernelExports;
     const scratch = mem.at("scratch");
     const out = mem.at("out");

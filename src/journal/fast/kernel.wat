@@ -51,6 +51,8 @@
   (import "env" "hashEvent" (func $hashEvent (param i32)))
   ;; 1 when the float lexeme [s, e) is exactly Python's repr of its value
   (import "env" "floatIsRepr" (func $floatIsRepr (param i32 i32) (result i32)))
+  ;; EACH: the row at p was taken (the next starts at next); the member table and facts describe it during the call
+  (import "env" "rowTaken" (func $rowTaken (param i32 i32)))
 
   ;; the layout the host reads (src/wasm/arena.ts): fixed addresses, and the first byte it may use
   (global (export "payloadDigest") i32 (i32.const 1600))
@@ -66,7 +68,7 @@
   (global (export "LEAVES") i32 (i32.const 16))
   (global (export "FPRINT") i32 (i32.const 32))
   (global (export "TEXT") i32 (i32.const 64))
-  (global (export "ONE") i32 (i32.const 128))
+  (global (export "EACH") i32 (i32.const 128))
 
   ;; areas (set by $setup)
   (global $scratch (mut i32) (i32.const 0))
@@ -799,8 +801,9 @@
   ;;             does (its members but ts and elapsed_s, sorted, compact: what
   ;;             a run receipt embeds of it), the row not taken when its
   ;;             index is not canonical or its event an empty string
-  ;;   ONE       take one row and stop (a caller that reads each row's member
-  ;;             table and facts, as FIRST does but linked as its flags say)
+  ;;   EACH      with TEXT: call the host's rowTaken after each row taken, while
+  ;;             its member table and facts describe it (a caller that reads
+  ;;             each row's fields)
   (func (export "verify") (param $p i32) (param $bound i32) (param $lo i32) (param $hi i32) (param $last i32)
     (param $flags i32) (result i32)
     (local $slot i32) (local $e i32) (local $tLen i32) (local $o i32)
@@ -869,8 +872,9 @@
         (global.set $lastRow (local.get $p))
         (global.set $rows (i32.add (global.get $rows) (i32.const 1)))
         (call $nextIndex)
+        (if (i32.and (local.get $flags) (i32.const 128)) (then (call $rowTaken (local.get $p) (global.get $next))))
         (local.set $p (global.get $next))
-        (br_if $stop (i32.and (local.get $flags) (i32.const 129)))
+        (br_if $stop (i32.and (local.get $flags) (i32.const 1)))
         (br $next)))
     (if (i32.and (i32.ne (global.get $rows) (i32.const 0)) (i32.ne (local.get $last) (local.get $slot)))
       (then (call $copy (local.get $slot) (local.get $last) (i32.const 64))))

@@ -35,10 +35,10 @@ export interface RowTextSink {
   /** A row the exact path verified: its line (valid during the call), on physical line `lineNo` (0-based) of its range. */
   exactRow(line: Uint8Array, lineNo: number): void;
   /**
-   * Each row the kernel verified, as it is taken (the kernel then takes one
-   * row a call): its line k.lines[s, e) (e: the next line's start), and the
-   * kernel's member table and facts, which describe it until the next call.
-   * Its text is handed after, with the rest of its call's (kernelText).
+   * Each row the kernel verified, as it is taken (called from the kernel:
+   * the call must not use it): its line k.lines[s, e) (e: the next line's
+   * start), described by the kernel's member table and facts during the
+   * call. Its text is handed after, with the rest of its call's (kernelText).
    */
   kernelRow?(k: VerifyKernel, s: number, e: number): void;
 }
@@ -756,10 +756,11 @@ export class RangeVerifier {
     }
     const tree = this.task.tree && !this.task.linksOnly;
     const text = this.rowText !== null && k.textAt !== 0 && !this.task.linksOnly ? KernelMode.Text : 0;
-    const links = (this.task.linksOnly ? KernelMode.Links : tree ? KernelMode.Leaves : KernelMode.Chain) | text;
+    // a sink that reads each row's fields is handed each row as it is taken (kernelRow)
+    const each = text !== 0 && this.eachRow(k) ? KernelMode.Each : 0;
+    const links = (this.task.linksOnly ? KernelMode.Links : tree ? KernelMode.Leaves : KernelMode.Chain) | text | each;
     if (this.rows === 0) {
       const q = k.verify(p, dataEnd, this.base, KernelMode.First | links | (this.task.guessBase ? KernelMode.Guess : 0));
-      if (text !== 0 && k.rows > 0) this.rowText!.kernelRow?.(k, p, q);
       if (text !== 0) this.handText(k);
       if (k.rows === 0) return p;
       const f = k.firstRow();
@@ -780,7 +781,6 @@ export class RangeVerifier {
       p = q;
       if (p >= dataEnd) return p;
     }
-    if (text !== 0 && this.rowText!.kernelRow !== undefined) return this.takeRowsAlone(k, p, dataEnd, links, tree === true);
     const q = k.verify(p, dataEnd, this.base + this.rows, links);
     if (text !== 0) this.handText(k);
     if (tree) this.kernelLeaves(k, p, k.rows);
@@ -789,24 +789,11 @@ export class RangeVerifier {
     return q;
   }
 
-  /** takeKernelRows' bulk for a rowText that reads each row's tables (kernelRow): one row a call, handed as it is taken. */
-  private takeRowsAlone(k: VerifyKernel, p: number, dataEnd: number, links: number, tree: boolean): number {
-    const sink = this.rowText!;
-    let rows = 0;
-    while (p < dataEnd) {
-      const q = k.verify(p, dataEnd, this.base + this.rows, links | KernelMode.One);
-      if (k.rows === 0) break;
-      if (tree) this.kernelLeaves(k, p, 1);
-      this.kernelRows++;
-      this.taken(k, 1);
-      sink.kernelRow!(k, p, q);
-      rows++;
-      p = q;
-    }
-    // the texts of all the calls' rows (the last call, which took none, says nothing of them)
-    if (rows > 0) sink.kernelText(k.u8, k.textAt, k.textEndNow(), rows);
-    k.textFrom();
-    return p;
+  /** Whether `k` hands each row it takes to the rowText's kernelRow (its handler set up on first use). */
+  private eachRow(k: VerifyKernel): boolean {
+    if (this.rowText!.kernelRow === undefined) return false;
+    k.onRow ??= (s, e) => this.rowText!.kernelRow!(k, s, e);
+    return true;
   }
 
   /** The `n` rows the kernel just took from the line start `p`: their leaves, and the kept row if it is one of them. */
