@@ -186,6 +186,76 @@ export function fieldNumber(row: PyObject, key: string): number | null | undefin
 }
 
 /**
+ * The row a page reader hands on, one at a time: a row a kernel took, as
+ * its fields (KernelFields over the kernel's spans; the whole row parsed
+ * from its line only when asked), or a row the exact path parsed, whole
+ * (its long strings still bytes: the payload is made from it in pieces,
+ * generate.ts appendRowPayload).
+ */
+class LineRows {
+  private line: Uint8Array = new Uint8Array(0);
+  private lineS = 0;
+  private lineE = 0;
+  /** The row on the line, parsed whole (null: not yet, this row). */
+  private whole: PyObject | null = null;
+  private readonly fields = new KernelFields(() => this.full());
+  private readonly tc = new RowTranscoder();
+  private readonly fast: PageRow;
+  private readonly exactFields = new DecodedFields();
+  private readonly exact: PageRow;
+
+  constructor() {
+    const fields = this.fields;
+    const tc = this.tc;
+    this.fast = {
+      fields,
+      shown: fields,
+      loaded: null,
+      full: () => this.full(),
+      json: (): Uint8Array | null => {
+        // the kernel took the row: it fills the line (a CR before the line feed is the break's)
+        tc.reset();
+        return tc.rowInline(this.line, this.lineS, contentEnd(this.line, this.lineS, this.lineE)) ? tc.view() : null;
+      },
+    };
+    const exactFields = this.exactFields;
+    this.exact = {
+      fields: exactFields,
+      get shown() {
+        return exactFields.row;
+      },
+      full: () => exactFields.row,
+      json: () => null,
+      loaded: null,
+    };
+  }
+
+  /** The row a kernel took on line[s, e) (e: its line feed, or where its terminator starts), its fields' spans in `loaded` (`inPlace`: KernelFields.at). */
+  kernelRow(loaded: LoadedRow, inPlace: boolean, line: Uint8Array, s: number, e: number): PageRow {
+    this.fields.at(loaded, inPlace);
+    this.fast.loaded = loaded;
+    this.whole = null;
+    this.line = line;
+    this.lineS = s;
+    this.lineE = e;
+    return this.fast;
+  }
+
+  /** A row the exact path parsed. */
+  exactRow(row: PyObject): PageRow {
+    this.exactFields.row = row;
+    return this.exact;
+  }
+
+  private full(): PyObject {
+    if (this.whole !== null) return this.whole;
+    const v: LineVerdict = classifyLine(this.line.subarray(this.lineS, this.lineE));
+    if (v.kind !== "row") throw new Error("timeline: a row the kernel took is not a row to the exact reader");
+    return (this.whole = v.row);
+  }
+}
+
+/**
  * Read the journal up to `endOffset` (the verified bytes), handing every
  * row to `sink` in file order and every row's fingerprint text to `fp`. A
  * generator that yields after each chunk of the file (the caller writes
@@ -201,51 +271,11 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     k.clear();
     batched = 0;
   };
-  let line: Uint8Array = new Uint8Array(0);
-  let lineS = 0;
-  let lineE = 0;
-  /** The row on the line, parsed whole (null: not yet, this row). */
-  let whole: PyObject | null = null;
-  const full = (): PyObject => {
-    if (whole !== null) return whole;
-    const v: LineVerdict = classifyLine(line.subarray(lineS, lineE));
-    if (v.kind !== "row") throw new Error("timeline: a row the kernel took is not a row to the exact reader");
-    return (whole = v.row);
-  };
-  const fields = new KernelFields(full);
-  const tc = new RowTranscoder();
-  const fast: PageRow = {
-    fields,
-    shown: fields,
-    loaded: null,
-    full,
-    json: (): Uint8Array | null => {
-      // the kernel took the row: it fills the line (a CR before the line feed is the break's)
-      tc.reset();
-      return tc.rowInline(line, lineS, contentEnd(line, lineS, lineE)) ? tc.view() : null;
-    },
-  };
-  // the full row (its long strings still bytes: the payload is made from it in pieces, generate.ts appendRowPayload)
-  const exactFields = new DecodedFields();
-  const exact: PageRow = {
-    fields: exactFields,
-    get shown() {
-      return exactFields.row;
-    },
-    full: () => exactFields.row,
-    json: () => null,
-    loaded: null,
-  };
+  const rows = new LineRows();
   /** Hand the sink the row reader `r` took, the line buf[s, e) at file offset `at`. */
   const taken = (r: KernelRowReader, buf: Uint8Array, s: number, e: number, at: number): void => {
-    fields.at(r, r === k);
-    fast.loaded = r;
-    whole = null;
-    line = buf;
-    lineS = s;
-    lineE = e;
     offset = at;
-    sink.row(fast);
+    sink.row(rows.kernelRow(r, r === k, buf, s, e));
   };
   const copies = new LongLineKernel(PAGE_TABLE, false);
   /** The line buf[s, e) the reader assembled (it spanned two reads, or is long), taken from a copy; false: declined. */
@@ -282,8 +312,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
       }
       flush();
       fp.update(v.row);
-      exactFields.row = v.row;
-      sink.row(exact);
+      sink.row(rows.exactRow(v.row));
     },
     done: () => sink.done(),
   })) {
@@ -340,55 +369,20 @@ export async function verifyPageRows(
     }
   };
   const located = new VerifiedRowFields(PAGE_TABLE);
-  let line: Uint8Array = new Uint8Array(0);
-  let lineS = 0;
-  let lineE = 0;
-  let whole: PyObject | null = null;
-  const full = (): PyObject => {
-    if (whole !== null) return whole;
-    const v: LineVerdict = classifyLine(line.subarray(lineS, lineE));
-    if (v.kind !== "row") throw new Error("timeline: a row the kernel verified is not a row to the exact reader");
-    return (whole = v.row);
-  };
-  const fields = new KernelFields(full);
-  const tc = new RowTranscoder();
-  const fast: PageRow = {
-    fields,
-    shown: fields,
-    loaded: located,
-    full,
-    json: (): Uint8Array | null => {
-      tc.reset();
-      return tc.rowInline(line, lineS, lineE) ? tc.view() : null;
-    },
-  };
-  const exactFields = new DecodedFields();
-  const exact: PageRow = {
-    fields: exactFields,
-    get shown() {
-      return exactFields.row;
-    },
-    full: () => exactFields.row,
-    json: () => null,
-    loaded: null,
-  };
+  const rows = new LineRows();
   let handed = 0;
   let exactBytes = 0;
   const rowText: RowTextSink = {
     kernelRow(k, s, e) {
       located.load(k);
-      // in place: the kernel's memory is read into again only after `between()` (its texts are handed first)
-      fields.at(located, true);
-      whole = null;
-      line = k.lines;
-      lineS = s;
       // the line without its terminator (LF, CR or CRLF)
+      const b = k.lines;
       let t = e - 1;
-      if (line[t] === LF && t > s && line[t - 1] === CR) t--;
-      lineE = t;
+      if (b[t] === LF && t > s && b[t - 1] === CR) t--;
       handed++;
       done += e - s;
-      sink.row(fast);
+      // in place: the kernel's memory is read into again only after `between()` (its texts are handed first)
+      sink.row(rows.kernelRow(located, true, b, s, t));
     },
     kernelText(u8, s, e, rows) {
       fp.updateText(u8.subarray(s, e), rows);
@@ -398,9 +392,8 @@ export async function verifyPageRows(
       const v = classifyLine(bytes, JOURNAL_MAX_ROW_BYTES, true, RAW_STRING_MIN);
       if (v.kind !== "row") throw new Error("timeline: a row the verify took is not a row to the exact reader");
       fp.update(v.row);
-      exactFields.row = v.row;
       handed++;
-      sink.row(exact);
+      sink.row(rows.exactRow(v.row));
       // as often as the kernel's rows call it (each read's), not each row
       done += bytes.length + 1;
       exactBytes += bytes.length;

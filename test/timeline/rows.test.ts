@@ -212,31 +212,30 @@ function writeChainedFieldJournal(sdd: string, rows: number, seed: number): stri
   return path;
 }
 
-/** Rows of `journal` the fast pass takes from the kernel, and rows it reads the exact way. */
-function passRows(journal: string): [number, number] {
-  let fast = 0;
-  let exact = 0;
+/** A sink counting the rows a reader hands on from a kernel, and those it read the exact way. */
+function rowCounter(): { sink: PageRowSink; counts: [number, number] } {
+  const counts: [number, number] = [0, 0];
   const sink: PageRowSink = {
     // the exact path's row is the whole row it shows; the kernel's is parsed anew when asked
-    row: (r) => void (r.full() === r.shown ? exact++ : fast++),
+    row: (r) => void counts[r.full() === r.shown ? 1 : 0]++,
     discarded: () => {},
     done: () => false,
   };
+  return { sink, counts };
+}
+
+/** Rows of `journal` the fast pass takes from the kernel, and rows it reads the exact way. */
+function passRows(journal: string): [number, number] {
+  const { sink, counts } = rowCounter();
   for (const _ of readPageRows(journal, statSync(journal).size, new ReplayFingerprint(), sink));
-  return [fast, exact];
+  return counts;
 }
 
 /** passRows of the one pass (verifyPageRows: the rows the verify hands), and whether it handed the verdict's every row. */
 async function onePassRows(journal: string): Promise<[number, number, boolean]> {
-  let fast = 0;
-  let exact = 0;
-  const sink: PageRowSink = {
-    row: (r) => void (r.full() === r.shown ? exact++ : fast++),
-    discarded: () => {},
-    done: () => false,
-  };
+  const { sink, counts } = rowCounter();
   const { verdict, handed } = await verifyPageRows(journal, {}, new ReplayFingerprint(), sink, () => {});
-  return [fast, exact, handed === verdict.count];
+  return [...counts, handed === verdict.count];
 }
 
 describe("timeline fast pass = exact pass", () => {

@@ -79,6 +79,16 @@ function runRange(path: string, useKernel: boolean, chunkSize?: number): RangeRe
 }
 
 /** The range result minus the diagnostics of which path took which row. */
+/** A verified row's text as the Text mode hands it: its members but ts and elapsed_s, canonical. */
+function rowText(line: Uint8Array): string {
+  const v = classifyLine(line);
+  if (v.kind !== "row") throw new Error("an exact row that is not a row");
+  const row = new Map(v.row);
+  row.delete("ts");
+  row.delete("elapsed_s");
+  return canonical(row);
+}
+
 function verdict(path: string, r: RangeResult) {
   return stitch({ path, exists: true, results: [r] });
 }
@@ -181,12 +191,8 @@ describe("the WebAssembly verify kernel", () => {
       const verified = exact.divergent_index ?? exact.count;
       const want: string[] = [];
       for (const line of readFileSync(path, "latin1").split("\n")) {
-        const v = classifyLine(Buffer.from(line, "latin1"));
-        if (v.kind !== "row" || want.length >= verified) continue;
-        const row = new Map(v.row);
-        row.delete("ts");
-        row.delete("elapsed_s");
-        want.push(canonical(row));
+        if (classifyLine(Buffer.from(line, "latin1")).kind !== "row" || want.length >= verified) continue;
+        want.push(rowText(Buffer.from(line, "latin1")));
       }
       for (const chunkSize of [undefined, 997]) {
         const got: string[] = [];
@@ -198,12 +204,7 @@ describe("the WebAssembly verify kernel", () => {
             kernelTexts += rows;
           },
           exactRow(line) {
-            const v = classifyLine(line);
-            if (v.kind !== "row") throw new Error("an exact row that is not a row");
-            const row = new Map(v.row);
-            row.delete("ts");
-            row.delete("elapsed_s");
-            got.push(canonical(row));
+            got.push(rowText(line));
           },
         };
         const verifier = new RangeVerifier(1 << 18, "always");
@@ -241,12 +242,7 @@ describe("the WebAssembly verify kernel", () => {
             got.push(...t.slice(0, rows));
           },
           exactRow(line) {
-            const v = classifyLine(line);
-            if (v.kind !== "row") throw new Error("an exact row that is not a row");
-            const row = new Map(v.row);
-            row.delete("ts");
-            row.delete("elapsed_s");
-            got.push(canonical(row));
+            got.push(rowText(line));
             handed.push(Buffer.from(line).toString("latin1"));
           },
           ...(useRow
