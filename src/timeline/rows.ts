@@ -14,8 +14,6 @@ import { holdsObject, KernelRowReader, LONG_LINE_MAX, LongLineKernel, VerifiedRo
 import { verifyJournal } from "../journal/verify.ts";
 import type { FastVerifyOptions, FastVerifyResult } from "../journal/fast/engine.ts";
 import type { RowTextSink } from "../journal/fast/range.ts";
-import { JOURNAL_MAX_ROW_BYTES } from "../fsutil/input.ts";
-import { RAW_STRING_MIN } from "../pyjson/row.ts";
 import { CR, LF } from "../codec/bytes.ts";
 import { statSync } from "node:fs";
 
@@ -345,9 +343,13 @@ function sizeOf(path: string): number {
  * one. A range's rows past its first failure are not handed, and rows the
  * verify reads again (a writer appending at the snapshot's end) are
  * handed again: the rows handed are the verdict's only when `handed` is
- * its count. `between()`: after each read's rows (the verify does not
- * wait on it), before the kernel's memory is read into again (a row's
- * bytes are in place until then: KernelFields.inPlace).
+ * its count. A row longer than LONG_LINE_MAX is not handed, nor any
+ * after it: the page of such a journal is drawn after the verify, by
+ * readPageRows, whose exact path keeps a huge row within its bound (the
+ * verify's memory for it and the page's would stand together).
+ * `between()`: after each read's rows (the verify does not wait on it),
+ * before the kernel's memory is read into again (a row's bytes are in
+ * place until then: KernelFields.inPlace).
  */
 export async function verifyPageRows(
   path: string,
@@ -372,8 +374,11 @@ export async function verifyPageRows(
   const rows = new LineRows();
   let handed = 0;
   let exactBytes = 0;
+  /** A row too long to hand on came: no row is handed from it on (the page is drawn after the verify). */
+  let declined = false;
   const rowText: RowTextSink = {
     kernelRow(k, s, e) {
+      if (declined || (declined = e - s > LONG_LINE_MAX)) return;
       located.load(k);
       // the line without its terminator (LF, CR or CRLF)
       const b = k.lines;
@@ -385,15 +390,16 @@ export async function verifyPageRows(
       sink.row(rows.kernelRow(located, true, b, s, t));
     },
     kernelText(u8, s, e, rows) {
+      if (declined) return;
       fp.updateText(u8.subarray(s, e), rows);
       after();
     },
-    exactRow(bytes) {
-      const v = classifyLine(bytes, JOURNAL_MAX_ROW_BYTES, true, RAW_STRING_MIN);
-      if (v.kind !== "row") throw new Error("timeline: a row the verify took is not a row to the exact reader");
-      fp.update(v.row);
+    exactRow(bytes, _lineNo, row) {
+      if (declined || (declined = bytes.length > LONG_LINE_MAX)) return;
+      // the row as the verify parsed it (not parsed again: a huge row's copies would stand together)
+      fp.update(row);
       handed++;
-      sink.row(rows.exactRow(v.row));
+      sink.row(rows.exactRow(row));
       // as often as the kernel's rows call it (each read's), not each row
       done += bytes.length + 1;
       exactBytes += bytes.length;

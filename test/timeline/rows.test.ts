@@ -284,6 +284,15 @@ describe("timeline fast pass = exact pass", () => {
     writeFileSync(path, lines.join("\n"));
     expect(await drawn()).toBe(false);
     await expectSamePage(path, runDir);
+    // a row longer than the readers' copies take (LONG_LINE_MAX): drawn after the verify, whose reader bounds it
+    const long = new JournalFile(join(dir, "sdd-one-pass-long"), "r1");
+    long.add("run_started", { run_id: "r1", git_branch: "main", git_sha: "0123abc" });
+    for (const n of [1000, 3_000_000, 1000]) long.add("tool_result", { agent_id: "a-1", output: "y".repeat(n) });
+    long.close();
+    const longRun = join(dir, "sdd-one-pass-long", "runs", "r1");
+    await renderTimeline({ runId: "r1", journal: long.path, metadata: readMetadata(longRun), seal: null, sealPath: null, onOnePass: (k) => kept.push(k) }, () => {});
+    expect(kept.pop()).toBe(false);
+    await expectSamePage(long.path, longRun);
   }, 60_000);
 
   for (const shape of SHAPES) {

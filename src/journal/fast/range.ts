@@ -32,8 +32,12 @@ export type { FailureKind } from "../check-row.ts";
 export interface RowTextSink {
   /** The texts of `rows` rows the kernel verified, u8[s, e): each its members but ts and elapsed_s, sorted, compact, then a line feed. */
   kernelText(u8: Uint8Array, s: number, e: number, rows: number): void;
-  /** A row the exact path verified: its line (valid during the call), on physical line `lineNo` (0-based) of its range. */
-  exactRow(line: Uint8Array, lineNo: number): void;
+  /**
+   * A row the exact path verified: its line, on physical line `lineNo`
+   * (0-based) of its range, and the row as it parsed it (its long strings
+   * still bytes: pyjson/row.ts); both valid during the call only.
+   */
+  exactRow(line: Uint8Array, lineNo: number, row: JournalRow): void;
   /**
    * Each row the kernel verified, as it is taken (called from the kernel:
    * the call must not use it): its line k.lines[s, e) (e: the next line's
@@ -874,7 +878,7 @@ export class RangeVerifier {
     if (this.rows === 0 && this.task.guessBase) this.base = storedIndex(v.row) ?? this.base;
     this.keep(this.base + this.rows, bytes);
     this.checkExact(v.row, this.rows, this.base + this.rows, lineNo);
-    if (this.rowText !== null && this.failure === null) this.rowText.exactRow(bytes, lineNo);
+    if (this.rowText !== null && this.failure === null) this.rowText.exactRow(bytes, lineNo, v.row);
   }
 
   /** checkRow against the in-range previous hash (a range's first row: its own stored prev_hash). */
