@@ -43,7 +43,7 @@ export const replayArgs = {
   html: { type: "boolean", description: "RUN_ID: write the run's timeline as one self-contained HTML page to OUT (default <run_dir>/timeline.html; - for stdout) after verifying the journal" },
   ...timelinePageArgs,
   "with-previous": { type: "boolean", description: "RUN_ID: also show the runs this resumed run continues, oldest first" },
-  threads: { type: "string", description: "Threads for --verify (default: cores); --html: 1 by default (the page drawn from the verify's own pass), more to verify on workers while the page is read (faster, more memory)" },
+  threads: { type: "string", description: "Threads to verify with (default: cores; --html: 1, more is faster and takes more memory)" },
   "links-only": { type: "boolean", description: "--verify checks prev_hash linkage only" },
   head: { type: "string", description: "verify: expected head hash of the receipt" },
   "public-key": { type: "string", description: "verify: require a valid Ed25519 signature by this key over the stored manifest (PEM SPKI or raw 32 bytes)" },
