@@ -75,7 +75,7 @@ const GC_GROWTH = 8 << 20;
  * working set and the page's in one heap: collected sooner, its peak
  * stays within the 64 MB every verb keeps to (docs/performance.md).
  */
-const ONE_PASS_GC_GROWTH = 2 << 20;
+const ONE_PASS_GC_GROWTH = 1 << 20;
 /** The one pass looks at its growth every this many of the verify's reads. */
 const GC_POLL_READS = 4;
 const MAX_EVENT_TYPES = 1000;
