@@ -269,11 +269,11 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     k.clear();
     batched = 0;
   };
-  const rows = new LineRows();
+  const lineRows = new LineRows();
   /** Hand the sink the row reader `r` took, the line buf[s, e) at file offset `at`. */
   const taken = (r: KernelRowReader, buf: Uint8Array, s: number, e: number, at: number): void => {
     offset = at;
-    sink.row(rows.kernelRow(r, r === k, buf, s, e));
+    sink.row(lineRows.kernelRow(r, r === k, buf, s, e));
   };
   const copies = new LongLineKernel(PAGE_TABLE, false);
   /** The line buf[s, e) the reader assembled (it spanned two reads, or is long), taken from a copy; false: declined. */
@@ -310,7 +310,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
       }
       flush();
       fp.update(v.row);
-      sink.row(rows.exactRow(v.row));
+      sink.row(lineRows.exactRow(v.row));
     },
     done: () => sink.done(),
   })) {
@@ -371,7 +371,7 @@ export async function verifyPageRows(
     }
   };
   const located = new VerifiedRowFields(PAGE_TABLE);
-  const rows = new LineRows();
+  const lineRows = new LineRows();
   let handed = 0;
   let exactBytes = 0;
   /** A row too long to hand on came: no row is handed from it on (the page is drawn after the verify). */
@@ -387,7 +387,7 @@ export async function verifyPageRows(
       handed++;
       done += e - s;
       // in place: the kernel's memory is read into again only after `between()` (its texts are handed first)
-      sink.row(rows.kernelRow(located, true, b, s, t));
+      sink.row(lineRows.kernelRow(located, true, b, s, t));
     },
     kernelText(u8, s, e, rows) {
       if (declined) return;
@@ -399,7 +399,7 @@ export async function verifyPageRows(
       // the row as the verify parsed it (not parsed again: a huge row's copies would stand together)
       fp.update(row);
       handed++;
-      sink.row(rows.exactRow(row));
+      sink.row(lineRows.exactRow(row));
       // as often as the kernel's rows call it (each read's), not each row
       done += bytes.length + 1;
       exactBytes += bytes.length;

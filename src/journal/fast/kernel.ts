@@ -242,7 +242,7 @@ export class VerifyKernel {
 
 /** FPRINT hashes nothing and hands no row on: those imports are never called. */
 function notCalled(): void {
-  throw new Error("the fingerprint kernel called a host it has none of");
+  throw new Error("the fingerprint kernel called an import it never calls");
 }
 
 /**
