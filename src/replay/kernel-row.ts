@@ -1,5 +1,5 @@
 import { LBRACE, LBRACKET } from "../codec/bytes.ts";
-import { FingerprintKernel, type VerifyKernel } from "../journal/fast/kernel.ts";
+import { FingerprintKernel } from "../journal/fast/kernel.ts";
 import { kernelCapFor } from "../journal/fast/range.ts";
 import type { PyObject } from "../pyjson/types.ts";
 import { FAST_LINE_MAX } from "./fast-lines.ts";
@@ -24,19 +24,62 @@ const SCRATCH = 4 * FAST_LINE_MAX;
 /** The text area: a batch, then room for one more row's text. */
 const TEXT_AREA = FINGERPRINT_BATCH + 2 * FAST_LINE_MAX;
 
-export class KernelRowReader implements LoadedRow {
-  private readonly k: FingerprintKernel;
-  readonly mem: Uint8Array;
-  /** Where the line reader reads chunks (lines are taken in place). */
-  readonly readBuffer: Uint8Array;
+/**
+ * The spans of a field table's fields in the row a kernel just took
+ * (FPRINT, or the verify's TEXT with a row handed as it is taken: range.ts
+ * RowTextSink.kernelRow), read from its tables: its members (sorted) from
+ * the member table's start to its end, ts and elapsed_s from its facts at
+ * i32[info…], which the kernel keeps apart from the members. -1: absent.
+ * Nested values are located, not declined (their readers check with
+ * holdsObject, or a reader declines them).
+ */
+export class LocatedFields implements LoadedRow {
+  mem: Uint8Array = new Uint8Array(0);
   readonly fieldS: Int32Array;
   readonly fieldE: Int32Array;
-  /** The end of the batch's text (it starts at the text area's start). */
-  textEnd: number;
   private readonly fields: PyObject = new Map();
-  /** The slots of ts and elapsed_s (-1: the table has none): the kernel leaves their spans apart from the members. */
+  /** The slots of ts and elapsed_s (-1: the table has none). */
   private readonly tsSlot: number;
   private readonly elapsedSlot: number;
+
+  constructor(readonly table: FieldTable) {
+    this.fieldS = new Int32Array(table.names.length);
+    this.fieldE = new Int32Array(table.names.length);
+    this.tsSlot = table.slot("ts");
+    this.elapsedSlot = table.slot("elapsed_s");
+  }
+
+  /** The fields of the row the kernel whose memory is `mem` took (its member table at `membersAt`, its facts at i32[info…]). */
+  locate(mem: Uint8Array, i32: Int32Array, membersAt: number, info: number): void {
+    this.mem = mem;
+    const fs = this.fieldS;
+    const fe = this.fieldE;
+    // (fill() is a native call: for 16 slots a loop is cheaper)
+    for (let i = 0; i < fs.length; i++) fs[i] = -1;
+    const table = this.table;
+    const end = i32[info + 4]! >> 2;
+    for (let m = membersAt >> 2; m < end; m += 4) table.note(mem, i32[m]!, i32[m + 1]!, i32[m + 2]!, i32[m + 3]!, fs, fe);
+    if (this.tsSlot >= 0) {
+      fs[this.tsSlot] = i32[info]!;
+      fe[this.tsSlot] = i32[info + 1]!;
+    }
+    if (this.elapsedSlot >= 0) {
+      fs[this.elapsedSlot] = i32[info + 2]!;
+      fe[this.elapsedSlot] = i32[info + 3]!;
+    }
+  }
+
+  displayFields(skip = -1): PyObject {
+    return displayFieldsOf(this.table.names, this.mem, this.fieldS, this.fieldE, skip, this.fields);
+  }
+}
+
+export class KernelRowReader extends LocatedFields {
+  private readonly k: FingerprintKernel;
+  /** Where the line reader reads chunks (lines are taken in place). */
+  readonly readBuffer: Uint8Array;
+  /** The end of the batch's text (it starts at the text area's start). */
+  textEnd: number;
 
   /**
    * The display's fields and sizes by default; LongLineKernel sizes one to
@@ -45,16 +88,13 @@ export class KernelRowReader implements LoadedRow {
    * a reader that makes them lazily checks each with holdsObject instead.
    */
   constructor(
-    readonly table: FieldTable = DISPLAY_TABLE,
+    table: FieldTable = DISPLAY_TABLE,
     readonly declineObjects = true,
     readonly readCap = READ_AREA,
     textCap = TEXT_AREA,
     scratchCap = SCRATCH,
   ) {
-    this.fieldS = new Int32Array(table.names.length);
-    this.fieldE = new Int32Array(table.names.length);
-    this.tsSlot = table.slot("ts");
-    this.elapsedSlot = table.slot("elapsed_s");
+    super(table);
     this.k = new FingerprintKernel(readCap, textCap, scratchCap);
     this.mem = this.k.u8;
     this.readBuffer = this.k.lines;
@@ -74,10 +114,8 @@ export class KernelRowReader implements LoadedRow {
       k.textTo(this.textEnd);
       return false;
     }
-    const fs = this.fieldS;
-    const fe = this.fieldE;
-    locateFields(this.table, this.tsSlot, this.elapsedSlot, this.mem, k.i32, k.membersAt, k.info, fs, fe);
-    if (this.declineObjects && anyHoldsObject(this.mem, fs, fe)) {
+    this.locate(k.u8, k.i32, k.membersAt, k.info);
+    if (this.declineObjects && anyHoldsObject(this.mem, this.fieldS, this.fieldE)) {
       k.textTo(this.textEnd);
       return false;
     }
@@ -104,64 +142,6 @@ export class KernelRowReader implements LoadedRow {
   /** Empty the batch (after it was hashed). */
   clear(): void {
     this.rewind(this.k.textAt);
-  }
-
-  displayFields(skip = -1): PyObject {
-    return displayFieldsOf(this.table.names, this.mem, this.fieldS, this.fieldE, skip, this.fields);
-  }
-}
-
-/**
- * The spans of `table`'s fields in the row a kernel just took (FPRINT, or
- * TEXT with a row a call): its members (sorted) from `membersAt` to the
- * table's end, ts and elapsed_s from its facts at i32[info…], which the
- * kernel keeps apart from the members. -1: absent.
- */
-function locateFields(table: FieldTable, tsSlot: number, elapsedSlot: number, b: Uint8Array, i32: Int32Array, membersAt: number, info: number, fs: Int32Array, fe: Int32Array): void {
-  // (fill() is a native call: for 16 slots a loop is cheaper)
-  for (let i = 0; i < fs.length; i++) fs[i] = -1;
-  const end = i32[info + 4]! >> 2;
-  for (let m = membersAt >> 2; m < end; m += 4) table.note(b, i32[m]!, i32[m + 1]!, i32[m + 2]!, i32[m + 3]!, fs, fe);
-  if (tsSlot >= 0) {
-    fs[tsSlot] = i32[info]!;
-    fe[tsSlot] = i32[info + 1]!;
-  }
-  if (elapsedSlot >= 0) {
-    fs[elapsedSlot] = i32[info + 2]!;
-    fe[elapsedSlot] = i32[info + 3]!;
-  }
-}
-
-/**
- * A row the verify kernel took alone with its text (range.ts
- * RowTextSink.kernelRow): the spans of `table`'s fields, read from the
- * kernel's tables as KernelRowReader reads the display's kernel's, so the
- * row's readers need no scan of their own. Nested values are located, not
- * declined (their readers check with holdsObject).
- */
-export class VerifiedRowFields implements LoadedRow {
-  mem: Uint8Array = new Uint8Array(0);
-  readonly fieldS: Int32Array;
-  readonly fieldE: Int32Array;
-  private readonly fields: PyObject = new Map();
-  private readonly tsSlot: number;
-  private readonly elapsedSlot: number;
-
-  constructor(readonly table: FieldTable) {
-    this.fieldS = new Int32Array(table.names.length);
-    this.fieldE = new Int32Array(table.names.length);
-    this.tsSlot = table.slot("ts");
-    this.elapsedSlot = table.slot("elapsed_s");
-  }
-
-  /** The row `k` just took. */
-  load(k: VerifyKernel): void {
-    this.mem = k.u8;
-    locateFields(this.table, this.tsSlot, this.elapsedSlot, k.u8, k.i32, k.membersAt, k.info, this.fieldS, this.fieldE);
-  }
-
-  displayFields(skip = -1): PyObject {
-    return displayFieldsOf(this.table.names, this.mem, this.fieldS, this.fieldE, skip, this.fields);
   }
 }
 

@@ -261,7 +261,7 @@ async function drawVerified(input: TimelineInput, verdict: FastVerifyResult, sin
 async function drawWhileVerifying(input: TimelineInput, end: number, sink: TimelineSink, shown: (s: string) => string): Promise<TimelineResult | { again: FastVerifyResult }> {
   input.onPageSnapshot?.(end);
   const verifying = verifyJournal(input.journal, { seal: input.seal, threads: input.threads, leaveThread: true });
-  const page = new HeldPage(verifying, end, (v) => pageStart(input, v, shown), sink);
+  const page = new HeldPage(verifying, (v) => v.snapshot_bytes === end, (v) => pageStart(input, v, shown), sink);
   let body: Awaited<ReturnType<typeof writeBody>>;
   try {
     body = await writeBody(input, end, verifying, page.put, shown, page.settle);

@@ -36,8 +36,8 @@ export class HeldPage {
 
   constructor(
     verifying: Promise<FastVerifyResult>,
-    /** The bytes the rows are read to (the verdict's snapshot must be them), or whether the rows read are the verdict's. */
-    private readonly end: number | ((verdict: FastVerifyResult) => boolean),
+    /** Whether the rows read are the verdict's (else the page is drawn again: `again`). */
+    private readonly rowsAreVerdicts: (verdict: FastVerifyResult) => boolean,
     /** The page's head for the verdict (may throw: nothing is written then). */
     private readonly head: (verdict: FastVerifyResult) => string,
     private readonly sink: (chunk: string | Uint8Array) => void | boolean | Promise<void | boolean>,
@@ -50,7 +50,7 @@ export class HeldPage {
     );
   }
 
-  /** The verify's snapshot is not the rows' (the caller draws the page again, after the verify). */
+  /** The rows read are not the verdict's (the caller draws the page again, after the verify). */
   get again(): boolean {
     return this.state === "again";
   }
@@ -65,7 +65,7 @@ export class HeldPage {
     return this.spool !== null;
   }
 
-  /** The page's sink: false once the pass is to stop (the verify failed, the snapshots differ, the reader went away). */
+  /** The page's sink: false once the pass is to stop (the verify failed, the rows are not the verdict's, the reader went away). */
   readonly put = async (chunk: string | Uint8Array): Promise<boolean> => {
     if (this.state === "holding" && !(await this.begin())) {
       if (this.state === "holding") this.hold(chunk);
@@ -132,7 +132,7 @@ export class HeldPage {
   private async begin(): Promise<boolean> {
     if (this.failed) this.state = "failed";
     if (this.verdict === null) return false;
-    if (typeof this.end === "number" ? this.verdict.snapshot_bytes !== this.end : !this.end(this.verdict)) this.state = "again";
+    if (!this.rowsAreVerdicts(this.verdict)) this.state = "again";
     if (this.state !== "holding") {
       this.held = [];
       this.close();

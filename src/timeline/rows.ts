@@ -10,7 +10,7 @@ import { numberAt } from "../replay/fast-cells.ts";
 import { RowTranscoder } from "../replay/fast-json.ts";
 import { DISPLAY_FIELDS, FieldTable, FINGERPRINT_BATCH, valueAt, type LoadedRow } from "../replay/fast-row.ts";
 import type { ReplayFingerprint } from "../replay/fingerprint.ts";
-import { holdsObject, KernelRowReader, LONG_LINE_MAX, LongLineKernel, VerifiedRowFields } from "../replay/kernel-row.ts";
+import { holdsObject, KernelRowReader, LONG_LINE_MAX, LongLineKernel, LocatedFields } from "../replay/kernel-row.ts";
 import { verifyJournal } from "../journal/verify.ts";
 import type { FastVerifyOptions, FastVerifyResult } from "../journal/fast/engine.ts";
 import type { RowTextSink } from "../journal/fast/range.ts";
@@ -335,12 +335,11 @@ function sizeOf(path: string): number {
 
 /**
  * The rows of the page's pass read by the verify itself, in this thread:
- * one read and one scan a row. The verify kernel takes a row a call with
- * its text (range.ts RowTextSink.kernelRow); each verified row is handed
- * to `sink` as it is taken, its fields located in the kernel's member
- * table (VerifiedRowFields), its fingerprint text hashed with its call's;
- * a row the exact path verified is handed parsed, as readPageRows hands
- * one. A range's rows past its first failure are not handed, and rows the
+ * one read and one scan a row. The verify kernel, writing each row's
+ * text, hands each row on as it takes it (range.ts RowTextSink.kernelRow);
+ * it goes to `sink` at once, its fields located in the kernel's member
+ * table (LocatedFields), its fingerprint text hashed with its call's; a
+ * row the exact path verified is handed as the verify parsed it. A range's rows past its first failure are not handed, and rows the
  * verify reads again (a writer appending at the snapshot's end) are
  * handed again: the rows handed are the verdict's only when `handed` is
  * its count. A row longer than LONG_LINE_MAX is not handed, nor any
@@ -370,7 +369,7 @@ export async function verifyPageRows(
       onProgress(Math.min(done, total), total);
     }
   };
-  const located = new VerifiedRowFields(PAGE_TABLE);
+  const located = new LocatedFields(PAGE_TABLE);
   const lineRows = new LineRows();
   let handed = 0;
   let exactBytes = 0;
@@ -379,7 +378,7 @@ export async function verifyPageRows(
   const rowText: RowTextSink = {
     kernelRow(k, s, e) {
       if (declined || (declined = e - s > LONG_LINE_MAX)) return;
-      located.load(k);
+      located.locate(k.u8, k.i32, k.membersAt, k.info);
       // the line without its terminator (LF, CR or CRLF)
       const b = k.lines;
       let t = e - 1;

@@ -37,7 +37,7 @@ function page(end: number, head: (v: FastVerifyResult) => string = (v) => `head(
   const text = new TextDecoder();
   const p = new HeldPage(
     v.promise,
-    end,
+    (verdict) => verdict.snapshot_bytes === end,
     head,
     (c) => {
       out.push(typeof c === "string" ? c : text.decode(c, { stream: true }));

@@ -20,7 +20,7 @@ import { pyStr } from "../../../src/pyjson/python.ts";
 import { MAX_DEPTH } from "../../../src/codec/bytes.ts";
 import type { VerifyKernel } from "../../../src/journal/fast/kernel.ts";
 import { FieldTable, valueAt } from "../../../src/replay/fast-row.ts";
-import { holdsObject, VerifiedRowFields } from "../../../src/replay/kernel-row.ts";
+import { holdsObject, LocatedFields } from "../../../src/replay/kernel-row.ts";
 import { dumps } from "../../../src/pyjson/encode.ts";
 import { tempDirs } from "../tmp.ts";
 import { prng, stringToken, valueToken, type Rand } from "./rows.ts";
@@ -218,10 +218,10 @@ describe("the WebAssembly verify kernel", () => {
     expect(kernelTexts).toBeGreaterThan(500);
   }, 30_000);
 
-  test("Text mode a row a call (kernelRow): the same verdicts and texts; each kernel row handed as it is taken, its line and its fields located", () => {
+  test("Text mode with a reader of each row (kernelRow): the same verdicts and texts; each kernel row handed as it is taken, its line and its fields located", () => {
     const dir = dirs.make();
     const table = new FieldTable(["event", "agent_id", "model", "cost_usd", "tokens", "files", "a b", "10", "index", "event_hash", "prev_hash", "ts", "elapsed_s"]);
-    const located = new VerifiedRowFields(table);
+    const located = new LocatedFields(table);
     let alone = 0;
     let checked = 0;
     for (let seed = 71; seed <= 100; seed++) {
@@ -254,7 +254,7 @@ describe("the WebAssembly verify kernel", () => {
                   // its fields, from the kernel's tables: each the parsed row's (a nested object is the kernel's sorted text: not compared)
                   const v = classifyLine(Buffer.from(line, "latin1"));
                   if (v.kind !== "row") throw new Error("a kernel row that is not a row");
-                  located.load(k);
+                  located.locate(k.u8, k.i32, k.membersAt, k.info);
                   for (const [slot, name] of table.names.entries()) {
                     const fs = located.fieldS[slot]!;
                     expect({ line, name, has: fs >= 0 }).toEqual({ line, name, has: v.row.has(name) });
