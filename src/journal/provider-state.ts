@@ -1,4 +1,4 @@
-import { CR, LF, tokenIs } from "../codec/bytes.ts";
+import { tokenIs } from "../codec/bytes.ts";
 import { indexRow, KeyTable, NOT_PLAIN_TEXT, RowIndex, Spell, Tok } from "../codec/row-index.ts";
 import { HEX_BYTES, HEX_VALUE } from "../hex.ts";
 import { dumps } from "../pyjson/encode.ts";
@@ -17,15 +17,18 @@ import { classifyLine, type JournalRow, type LineVerdict } from "./reader.ts";
  *
  * It applies to a journal whose chain verified with complete coverage, so
  * every non-blank physical line is a row and the row index is the count of
- * non-blank lines before it. Only lines that can hold such a row are read:
- * those spelling `provider_state_mutation`, or escaping a printable ASCII
+ * non-blank lines before it.
+ *
+ * The verify runs it in its own pass (RangeGate, gateOfRanges): each row is
+ * read once, at the position the chain walk gave it. The verify kernel
+ * checks the rows it takes as it takes them (kernel.wat $gate: the rows
+ * Python's writer spells, whose strings are the pre-image's own bytes).
+ * Of the others only lines that can hold such a row are read: those
+ * spelling `provider_state_mutation`, or escaping a printable ASCII
  * character (`\u0020`..`\u007e`), which no Python or bernstein writer does
  * but which could spell the event name without its bytes. Such a row is
  * read off the codec's index (mutationFinding), parsed only when a member
  * it reads is not plain.
- *
- * The verify runs it in its own pass (RangeGate, gateOfRanges): each row is
- * read once, at the position the chain walk gave it.
  */
 
 export const MUTATION_EVENT = "provider_state_mutation";
@@ -293,51 +296,30 @@ export function mayHoldMutation(line: Uint8Array): boolean {
   return text.indexOf(NEEDLE) >= 0 || escapesPrintable(text);
 }
 
-/** The starts, ascending and each once, of the lines of `view` where `pattern` occurs (and `also` holds there). */
-function lineStartsOf(view: Buffer, pattern: Buffer, also?: (b: Uint8Array, at: number, end: number) => boolean): number[] {
-  const starts: number[] = [];
-  // each search for the line's start goes back only to the last hit: no line break between them, one line
-  let last = 0;
-  let lastStart = 0;
-  for (let at = view.indexOf(pattern); at >= 0; at = view.indexOf(pattern, at + 1)) {
-    if (also !== undefined && !also(view, at, view.length)) continue;
-    const gap = view.subarray(last, at);
-    const t = Math.max(gap.lastIndexOf(LF), gap.lastIndexOf(CR));
-    const s = t >= 0 ? last + t + 1 : lastStart;
-    if (starts.length === 0 || starts[starts.length - 1] !== s) starts.push(s);
-    last = at;
-    lastStart = s;
-  }
-  return starts;
-}
-
 /**
  * The gate inside the verify's own pass (src/journal/fast/range.ts): the
- * verifier asks `linesIn` which lines of a read may hold a mutation row,
- * tells `row` each such line's position once it took it as a row, and hands
- * `result()` on with its range's result. `gateOfRanges` then joins the
- * ranges into the verdict.
+ * verify kernel checks the mutation rows it takes itself (kernel.wat
+ * $gate) and tells `counted` and `mismatch` what it found, and `row` each
+ * row it leaves to the host; the exact path hands `row` each row whose line
+ * may hold a mutation row (mayHoldMutation). `result()` goes on with the
+ * range's result, and `gateOfRanges` joins the ranges into the verdict.
  */
 export class RangeGate {
   private count = 0;
   private readonly found: number[] = [];
   private readonly kinds: string[] = [];
 
-  /**
-   * The line starts, ascending, of the lines in b[0, end) that may hold a
-   * mutation row (a line runs from after the last LF or CR before it).
-   * Empty for almost every read: two native searches over it.
-   */
-  linesIn(b: Uint8Array, end: number): number[] {
-    const view = Buffer.from(b.buffer, b.byteOffset, end);
-    const named = lineStartsOf(view, NEEDLE);
-    const escaped = lineStartsOf(view, ESCAPE, printableEscapeAt);
-    if (escaped.length === 0) return named;
-    if (named.length === 0) return escaped;
-    return [...new Set([...named, ...escaped])].sort((x, y) => x - y);
+  /** `n` mutation rows the kernel checked (their findings, if any, come by `mismatch`). */
+  counted(n: number): void {
+    this.count += n;
   }
 
-  /** The line `bytes` (no terminator), which may hold a mutation row (linesIn, mayHoldMutation), is the range's row `local`. */
+  /** The kernel's finding: the range's row `local` is a mutation row whose content address does not recompute (and is not flagged). */
+  mismatch(local: number): void {
+    this.found.push(local, AddressCheck.Mismatch, 0);
+  }
+
+  /** The line `bytes` (no terminator), which may hold a mutation row (left by the kernel, or mayHoldMutation), is the range's row `local`. */
   row(bytes: Uint8Array, local: number): void {
     const finding = mutationFinding(bytes);
     // each row read leaves a little garbage, in every verifying thread at once: collected as it piles up, peak memory stays flat
@@ -362,6 +344,21 @@ export interface RangeMutations {
   found: number[];
   /** The flagged ones' str(mutation_kind), in order. */
   kinds: string[];
+}
+
+/** The gate's verdict over parsed rows, in order (the exact reference the verify's pass is held to). */
+export function gateOfRows(rows: Iterable<JournalRow>): ProviderStateVerdict {
+  const out: ProviderStateVerdict = { ok: true, mutations: 0, flagged_steps: [], errors: [] };
+  let i = 0;
+  for (const row of rows) {
+    if (pyStr(row.get("event"), "") === MUTATION_EVENT) {
+      out.mutations++;
+      record(out, i, findingOf(row));
+    }
+    i++;
+  }
+  out.ok = out.errors.length === 0;
+  return out;
 }
 
 /**

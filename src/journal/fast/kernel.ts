@@ -40,6 +40,14 @@ export const enum KernelMode {
   Text = 64,
   /** With Text: call `onRow` after each row taken, while its member table and facts describe it (VerifyKernel.membersAt, info). */
   Each = 128,
+  /** Check each provider_state_mutation row taken (the provider-state gate): VerifyKernel.gateRows, gateEntry. */
+  Gate = 256,
+}
+
+/** A gate entry's code (kernel.wat $gate): the row's content address does not check, or the host decides the row. */
+export const enum GateCode {
+  Mismatch = 1,
+  Host = 2,
 }
 
 interface KernelExports {
@@ -50,6 +58,9 @@ interface KernelExports {
   field(i: number): number;
   fingerprintTo(out: number, outEnd: number, info: number): number;
   textSeparator(c: number): void;
+  gateRows(): number;
+  gateEntries(): number;
+  gateArea(at: number, end: number): void;
 }
 
 const MODES = [
@@ -61,6 +72,7 @@ const MODES = [
   ["FPRINT", KernelMode.Fprint],
   ["TEXT", KernelMode.Text],
   ["EACH", KernelMode.Each],
+  ["GATE", KernelMode.Gate],
 ] as const;
 
 /** The module's memory laid out in `areas`, its modes checked against KernelMode. */
@@ -140,6 +152,7 @@ export class VerifyKernel {
   private readonly k: KernelExports;
   private readonly linesAt: number;
   private readonly prevAt: number;
+  private readonly gateAt: number;
   /** Rows taken by the last verify() call, and the start offset of the last of them. */
   rows = 0;
   lastRow = 0;
@@ -168,6 +181,8 @@ export class VerifyKernel {
       ["leaves", 32 * (maxRows + 1)],
       ["text", textCap],
       ["info", 32],
+      // a gate entry per row a call takes, at most
+      ["gate", 16 * (maxRows + 1)],
     ]);
     const u8 = mem.u8;
     this.u8 = u8;
@@ -194,6 +209,8 @@ export class VerifyKernel {
     this.i32 = new Int32Array(mem.memory.buffer);
     this.membersAt = mt;
     this.k.setup(scratch, scratch + 2 * readCap, outAt, outAt + readCap, mt, mt + MEMBER_SLOTS * 16, leaves, leaves + this.leaves.length);
+    this.gateAt = mem.at("gate");
+    this.k.gateArea(this.gateAt, this.gateAt + 16 * (maxRows + 1));
     if (text !== null) {
       this.textAt = mem.at("text");
       this.textEnd = this.textAt + textCap;
@@ -230,6 +247,22 @@ export class VerifyKernel {
     this.rows = this.k.rows();
     this.lastRow = this.k.lastRow() - at;
     return end - at;
+  }
+
+  /** Gate: the provider_state_mutation rows the last call took whose content address checked or did not (the rest are entries). */
+  gateRows(): number {
+    return this.k.gateRows();
+  }
+
+  /** Gate: the last call's findings (entries), in row order. */
+  gateEntries(): number {
+    return this.k.gateEntries();
+  }
+
+  /** Gate entry i's row (its place among the last call's rows), its GateCode, and its line's start and end in `lines` (`field` 0-3). */
+  gateEntry(i: number, field: 0 | 1 | 2 | 3): number {
+    const v = this.i32[((this.gateAt + 16 * i) >> 2) + field]!;
+    return field >= 2 ? v - this.linesAt : v;
   }
 
   /** Where the pieces of the row a First call took are. */

@@ -15,8 +15,9 @@
 ;; a row is left to the exact path (checkRow), which decides its verdict, so
 ;; this kernel only has to be exact for the rows it ACCEPTS: two tiers, no
 ;; third. Its modes (see verify) cover a range's first row, links-only and
-;; the counting of rows past a failure, and the replay display's fingerprint
-;; text (FPRINT); lines end in LF, CR or CRLF.
+;; the counting of rows past a failure, the replay display's fingerprint
+;; text (FPRINT), and the provider-state gate of `replay <RUN> --verify`
+;; (GATE); lines end in LF, CR or CRLF.
 ;;
 ;; A row is read once: its envelope, whose spelling Python's writer fixes,
 ;; by comparing bytes; its payload by the codec's scanner (src/codec/scan.wat),
@@ -38,6 +39,8 @@
 ;;   1440  '{"event_type":'   1456  ',"index":'
 ;;   1472  envelope key names (isEnvelopeKey)
 ;;   1600  payload digest     1632  event digest     1664  event digest hex
+;;   1728  GATE: the content address's digest hex; from 1792 the member names
+;;         and pre-image pieces it reads and writes (data segments below)
 ;;   2048  event pre-image: head written right-aligned before 2560, where
 ;;         the index digits end; then the fixed suffix
 ;;         ,"payload_hash":"H","prev_hash":"P"}   H at 2577, P at 2656, end 2722
@@ -69,6 +72,7 @@
   (global (export "FPRINT") i32 (i32.const 32))
   (global (export "TEXT") i32 (i32.const 64))
   (global (export "EACH") i32 (i32.const 128))
+  (global (export "GATE") i32 (i32.const 256))
 
   ;; areas (set by $setup)
   (global $scratch (mut i32) (i32.const 0))
@@ -111,6 +115,11 @@
   (global $usedGuess (mut i32) (i32.const 0))
   (global $rows (mut i32) (i32.const 0))
   (global $lastRow (mut i32) (i32.const 0))
+  ;; GATE: the findings area (set by gateArea; 16 bytes an entry), the entries and the mutation rows of the call
+  (global $gateAt (mut i32) (i32.const 0))
+  (global $gateEnd (mut i32) (i32.const 0))
+  (global $gateN (mut i32) (i32.const 0))
+  (global $gateRows (mut i32) (i32.const 0))
 
   (data (i32.const 1280) "{\"ts\": ")
   (data (i32.const 1296) ", \"elapsed_s\": ")
@@ -129,12 +138,31 @@
   (data (i32.const 1528) "payload_hash")
   (data (i32.const 1544) "event_hash")
   (data (i32.const 1560) "hash_profile")
+  (data (i32.const 1792) "after_digest")
+  (data (i32.const 1808) "before_digest")
+  (data (i32.const 1824) "mutation_kind")
+  (data (i32.const 1840) "step_index")
+  (data (i32.const 1856) "content_address")
+  (data (i32.const 1872) "flagged")
+  (data (i32.const 1880) "\"provider_state_mutation\"")
+  (data (i32.const 1912) "{\"after_digest\":")
+  (data (i32.const 1928) ",\"before_digest\":")
+  (data (i32.const 1948) ",\"kind\":")
+  (data (i32.const 1960) ",\"step_index\":")
+  (data (i32.const 1976) "\"None\"")
+  (data (i32.const 1984) "0}")
   (data (i32.const 2560) ",\"payload_hash\":\"")
   (data (i32.const 2641) "\",\"prev_hash\":\"")
   (data (i32.const 2720) "\"}")
 
   (func (export "rows") (result i32) (global.get $rows))
   (func (export "lastRow") (result i32) (global.get $lastRow))
+  ;; GATE: the provider_state_mutation rows the last call took, and its findings' entries ($gate)
+  (func (export "gateRows") (result i32) (global.get $gateRows))
+  (func (export "gateEntries") (result i32) (global.get $gateN))
+  (func (export "gateArea") (param $at i32) (param $end i32)
+    (global.set $gateAt (local.get $at))
+    (global.set $gateEnd (local.get $end)))
   ;; After a FIRST call: where the row's pieces are (0 type token, 1 its end,
   ;; 2 stored prev_hash, 3 stored event_hash, 4 index lexeme, 5 its end), and
   ;; 6: whether the index lexeme was taken as the row's position (GUESS).
@@ -722,6 +750,115 @@
     (i32.store offset=28 (local.get $i) (global.get $fpOut))
     (local.get $p))
 
+;; ---------------------------------------------------------------- the provider-state gate
+
+  ;; GATE, for the row at p just taken (its line end at e; its members in
+  ;; the member table): when its event is provider_state_mutation, its
+  ;; content address, SHA-256 of
+  ;;   json.dumps({"after_digest", "before_digest", "kind", "step_index"},
+  ;;              sort_keys=True, separators=(",", ":"))
+  ;; (str() of after_digest, before_digest and mutation_kind, int() of
+  ;; step_index, "None" and 0 when absent), is checked here when each of
+  ;; those is absent or a string (step_index: an integer), the stored
+  ;; content_address absent or a string, and flagged absent, false or null.
+  ;; A row the kernel takes spells every string as Python's writer does,
+  ;; which is the pre-image's own spelling, and its members once each (a
+  ;; duplicate declines the row). A row whose address checks is counted;
+  ;; one whose address does not is an entry with code 1; any other is an
+  ;; entry with code 2, left to the host (its start and line end). An entry:
+  ;; the row's place among the call's rows, the code, p, e.
+  (func $gate (param $p i32) (param $e i32)
+    (local $after i32) (local $before i32) (local $kind i32) (local $step i32) (local $addr i32) (local $flag i32)
+    (local $o i32) (local $code i32) (local $c i32) (local $v i32)
+    (if (i32.ne (i32.sub (global.get $typeE) (global.get $typeS)) (i32.const 25)) (then (return)))
+    (if (i32.eqz (call $eq (global.get $typeS) (i32.const 1880) (i32.const 25))) (then (return)))
+    (local.set $code (i32.const 2))
+    (block $entry
+      (local.set $flag (call $member (i32.const 1872) (i32.const 7)))
+      (if (local.get $flag)
+        (then
+          (local.set $c (i32.load8_u (i32.load offset=8 (local.get $flag))))
+          ;; false or null (any other value, even a falsy one, is the host's)
+          (br_if $entry (i32.and (i32.ne (local.get $c) (i32.const 0x66)) (i32.ne (local.get $c) (i32.const 0x6e))))))
+      (local.set $after (call $member (i32.const 1792) (i32.const 12)))
+      (br_if $entry (i32.eqz (call $stringOrAbsent (local.get $after))))
+      (local.set $before (call $member (i32.const 1808) (i32.const 13)))
+      (br_if $entry (i32.eqz (call $stringOrAbsent (local.get $before))))
+      (local.set $kind (call $member (i32.const 1824) (i32.const 13)))
+      (br_if $entry (i32.eqz (call $stringOrAbsent (local.get $kind))))
+      (local.set $addr (call $member (i32.const 1856) (i32.const 15)))
+      (br_if $entry (i32.eqz (call $stringOrAbsent (local.get $addr))))
+      (local.set $step (call $member (i32.const 1840) (i32.const 10)))
+      (if (local.get $step)
+        (then
+          ;; an integer as the writer spells it: a minus sign perhaps, then digits only
+          (local.set $v (i32.load offset=8 (local.get $step)))
+          (if (i32.eq (i32.load8_u (local.get $v)) (i32.const 0x2d)) (then (local.set $v (i32.add (local.get $v) (i32.const 1)))))
+          (br_if $entry (i32.ge_u (local.get $v) (i32.load offset=12 (local.get $step))))
+          (loop $digit
+            (br_if $entry (i32.eqz (call $isDigit (local.get $v))))
+            (local.set $v (i32.add (local.get $v) (i32.const 1)))
+            (br_if $digit (i32.lt_u (local.get $v) (i32.load offset=12 (local.get $step)))))))
+      ;; the pre-image, where the payload's was (hashed by now)
+      (local.set $o (call $piece (global.get $out) (i32.const 1912) (i32.const 16)))
+      (local.set $o (call $valueOr (local.get $o) (local.get $after) (i32.const 1976) (i32.const 6)))
+      (local.set $o (call $piece (local.get $o) (i32.const 1928) (i32.const 17)))
+      (local.set $o (call $valueOr (local.get $o) (local.get $before) (i32.const 1976) (i32.const 6)))
+      (local.set $o (call $piece (local.get $o) (i32.const 1948) (i32.const 8)))
+      (local.set $o (call $valueOr (local.get $o) (local.get $kind) (i32.const 1976) (i32.const 6)))
+      (local.set $o (call $piece (local.get $o) (i32.const 1960) (i32.const 14)))
+      (local.set $o (call $valueOr (local.get $o) (local.get $step) (i32.const 1984) (i32.const 1)))
+      (local.set $o (call $piece (local.get $o) (i32.const 1985) (i32.const 1)))
+      (br_if $entry (i32.lt_s (local.get $o) (i32.const 0)))
+      (call $hashPayload (i32.sub (local.get $o) (global.get $out)))
+      (call $hex (i32.const 1728) (i32.const 1600))
+      (local.set $code (i32.const 1))
+      (global.set $gateRows (i32.add (global.get $gateRows) (i32.const 1)))
+      ;; the stored address is the digest's hex: 64 characters between quotes
+      (br_if $entry (i32.eqz (local.get $addr)))
+      (local.set $v (i32.load offset=8 (local.get $addr)))
+      (br_if $entry (i32.ne (i32.sub (i32.load offset=12 (local.get $addr)) (local.get $v)) (i32.const 66)))
+      (br_if $entry (i32.eqz (call $eq (i32.add (local.get $v) (i32.const 1)) (i32.const 1728) (i32.const 64))))
+      (return))
+    (local.set $o (i32.add (global.get $gateAt) (i32.shl (global.get $gateN) (i32.const 4))))
+    (i32.store (local.get $o) (global.get $rows))
+    (i32.store offset=4 (local.get $o) (local.get $code))
+    (i32.store offset=8 (local.get $o) (local.get $p))
+    (i32.store offset=12 (local.get $o) (local.get $e))
+    (global.set $gateN (i32.add (global.get $gateN) (i32.const 1))))
+
+  ;; The member table's entry of the member named [k, k+n), or 0.
+  (func $member (param $k i32) (param $n i32) (result i32)
+    (local $m i32)
+    (local.set $m (global.get $mt))
+    (block $none
+      (loop $each
+        (br_if $none (i32.ge_u (local.get $m) (global.get $mTop)))
+        (if (i32.eq (i32.sub (i32.load offset=4 (local.get $m)) (i32.load (local.get $m))) (local.get $n))
+          (then (if (call $eq (i32.load (local.get $m)) (local.get $k) (local.get $n)) (then (return (local.get $m))))))
+        (local.set $m (i32.add (local.get $m) (i32.const 16)))
+        (br $each)))
+    (i32.const 0))
+
+  ;; The member (entry m) is absent or its value a string.
+  (func $stringOrAbsent (param $m i32) (result i32)
+    (if (result i32) (local.get $m)
+      (then (i32.eq (i32.load8_u (i32.load offset=8 (local.get $m))) (i32.const 0x22)))
+      (else (i32.const 1))))
+
+  ;; n bytes from s appended at o (before $outEnd): the next byte, or -1 (o -1 stays).
+  (func $piece (param $o i32) (param $s i32) (param $n i32) (result i32)
+    (if (i32.lt_s (local.get $o) (i32.const 0)) (then (return (i32.const -1))))
+    (if (i32.gt_u (i32.add (local.get $o) (local.get $n)) (global.get $outEnd)) (then (return (i32.const -1))))
+    (call $copy (local.get $o) (local.get $s) (local.get $n))
+    (i32.add (local.get $o) (local.get $n)))
+
+  ;; The value of member m as written, or (absent) the n bytes at s: appended at o as $piece does.
+  (func $valueOr (param $o i32) (param $m i32) (param $s i32) (param $n i32) (result i32)
+    (if (result i32) (local.get $m)
+      (then (call $piece (local.get $o) (i32.load offset=8 (local.get $m)) (i32.sub (i32.load offset=12 (local.get $m)) (i32.load offset=8 (local.get $m)))))
+      (else (call $piece (local.get $o) (local.get $s) (local.get $n)))))
+
   ;; The 64 bytes at p are lowercase hex digits: a digit less 0x30, or a
   ;; letter less 0x61, is below 10 or 6 unsigned; shifted by 0x80 the
   ;; unsigned compares become signed ones (x86 has only those).
@@ -804,12 +941,16 @@
   ;;   EACH      with TEXT: call the host's rowTaken after each row taken, while
   ;;             its member table and facts describe it (a caller that reads
   ;;             each row's fields)
+  ;;   GATE      check each provider_state_mutation row taken ($gate; its
+  ;;             findings in the gateArea, gateRows and gateEntries tell them)
   (func (export "verify") (param $p i32) (param $bound i32) (param $lo i32) (param $hi i32) (param $last i32)
     (param $flags i32) (result i32)
     (local $slot i32) (local $e i32) (local $tLen i32) (local $o i32)
     (local.set $slot (local.get $last))
     (global.set $bound (local.get $bound))
     (global.set $rows (i32.const 0))
+    (global.set $gateN (i32.const 0))
+    (global.set $gateRows (i32.const 0))
     (global.set $usedGuess (i32.const 0))
     (global.set $fprint (i32.ne (i32.and (local.get $flags) (i32.const 32)) (i32.const 0)))
     (call $setIndex (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo))))
@@ -818,6 +959,8 @@
         (br_if $stop (i32.ge_u (local.get $p) (local.get $bound)))
         (br_if $stop (i32.and (i32.ne (i32.and (local.get $flags) (i32.const 16)) (i32.const 0))
           (i32.gt_u (i32.add (global.get $leafOut) (i32.shl (i32.add (global.get $rows) (i32.const 1)) (i32.const 5))) (global.get $leafEnd))))
+        (br_if $stop (i32.and (i32.ne (i32.and (local.get $flags) (i32.const 256)) (i32.const 0))
+          (i32.gt_u (i32.add (global.get $gateAt) (i32.shl (i32.add (global.get $gateN) (i32.const 1)) (i32.const 4))) (global.get $gateEnd))))
         (local.set $e (call $row (local.get $p)))
         (br_if $stop (i32.lt_s (local.get $e) (i32.const 0)))
         ;; LINKS and CLASSIFY compare no hash with a digest, so nothing else
@@ -870,6 +1013,7 @@
           (local.set $last (global.get $hashS)))
         ;; taken
         (global.set $lastRow (local.get $p))
+        (if (i32.and (local.get $flags) (i32.const 256)) (then (call $gate (local.get $p) (local.get $e))))
         (global.set $rows (i32.add (global.get $rows) (i32.const 1)))
         (call $nextIndex)
         (if (i32.and (local.get $flags) (i32.const 128)) (then (call $rowTaken (local.get $p) (global.get $next))))

@@ -7,7 +7,7 @@ import { JOURNAL_MAX_ROW_BYTES } from "../../fsutil/input.ts";
 import { grownLineBuffer } from "../../fsutil/lines.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { mayHoldMutation, RangeGate, type RangeMutations } from "../provider-state.ts";
-import { KernelMode, VerifyKernel } from "./kernel.ts";
+import { GateCode, KernelMode, VerifyKernel } from "./kernel.ts";
 import { SubtreeBuilder, type RangeTree, type TreeSpec } from "./subtrees.ts";
 
 export type { FailureKind } from "../check-row.ts";
@@ -144,7 +144,6 @@ export interface RangeResult {
 
 const LF = 10;
 const CR = 13;
-const NO_LINES: readonly number[] = [];
 
 /**
  * Open a journal for reading (src/fsutil/input.ts: a non-regular file is
@@ -657,17 +656,15 @@ export class RangeVerifier {
     b[len] = LF; // its terminator (a CR or CRLF in the file: one line all the same)
     b[len + 1] = LF; // the sentinel
     k.prev.set(this.prev);
-    const gated = this.gated(b.subarray(0, len));
-    const local = this.rows;
     if (this.takeKernelRows(k, 0, len + 1) > 0) {
       this.prev.set(k.prev);
-      if (gated) this.gateRow(b.subarray(0, len), local);
       return;
     }
     const lineNo = this.lineNo++;
     this.lastLineStart = start;
     this.lastLineTerminated = true;
-    this.exactLine(b.subarray(0, len), lineNo, gated);
+    const line = b.subarray(0, len);
+    this.exactLine(line, lineNo, this.gated(line));
   }
 
   private longLineDone(start: number, bytes: Uint8Array, terminated: boolean): void {
@@ -684,16 +681,11 @@ export class RangeVerifier {
     b[dataEnd] = LF; // sentinel: stops every scanning loop
     const hasCR = b.subarray(0, dataEnd).indexOf(CR) >= 0;
     const kernel = this.kernel;
-    // The lines that may hold a provider-state mutation row: each is taken alone (its row position known), then gated.
-    const gated = this.mutationGate !== null && this.failure === null ? this.mutationGate.linesIn(b, dataEnd) : NO_LINES;
-    let g = 0;
     let p = 0;
     for (;;) {
       if (p >= dataEnd) break;
-      while (g < gated.length && gated[g]! < p) g++;
-      const held = g < gated.length ? gated[g]! : dataEnd;
       if (kernel !== null) {
-        const q = p < held ? this.takeKernelRows(kernel, p, held) : this.takeGatedRow(kernel, p, dataEnd, hasCR);
+        const q = this.takeKernelRows(kernel, p, dataEnd);
         if (q > p) {
           p = q;
           continue;
@@ -703,7 +695,7 @@ export class RangeVerifier {
       if (!hasCR) {
         const q = b.indexOf(LF, p);
         if (q >= dataEnd) break;
-        this.line(p, q, true, p === held);
+        this.line(p, q, true);
         p = q + 1;
         continue;
       }
@@ -712,37 +704,17 @@ export class RangeVerifier {
       while (b[c] !== LF && b[c] !== CR) c++;
       if (c >= dataEnd) break;
       if (b[c] === CR && c + 1 === dataEnd && !atEnd) break; // a CRLF may straddle two reads
-      this.line(p, c, true, p === held);
+      this.line(p, c, true);
       p = b[c] === CR && c + 1 < dataEnd && b[c + 1] === LF ? c + 2 : c + 1;
     }
     if (atEnd && p < dataEnd) {
       // A final fragment: a physical line only at the snapshot end (Python
       // reads it as the last line); elsewhere the file changed under us,
       // and it is still the best reading of what is there.
-      this.line(p, dataEnd, false, gated.includes(p));
+      this.line(p, dataEnd, false);
       p = dataEnd;
     }
     return p;
-  }
-
-  /**
-   * The line at `p`, which may hold a mutation row: the kernel takes it
-   * alone (so its position is known), and it is gated. Returns the offset
-   * after it, or `p` when the kernel declined it (the exact path decides
-   * it, and gates it) or it is not complete in this read.
-   */
-  private takeGatedRow(k: VerifyKernel, p: number, dataEnd: number, hasCR: boolean): number {
-    const b = this.mem;
-    let t = p;
-    if (hasCR) while (b[t] !== LF && b[t] !== CR) t++;
-    else t = b.indexOf(LF, p);
-    if (t >= dataEnd) return p;
-    // the kernel takes a row whose line ends before its bound (a CR needs the byte after it too)
-    const bound = b[t] === CR && t + 1 < dataEnd && b[t + 1] === LF ? t + 2 : t + 1;
-    const local = this.rows;
-    const q = this.takeKernelRows(k, p, bound);
-    if (q > p) this.gateRow(b.subarray(p, t), local);
-    return q;
   }
 
   /**
@@ -762,11 +734,13 @@ export class RangeVerifier {
     const text = this.rowText !== null && k.textAt !== 0 && !this.task.linksOnly ? KernelMode.Text : 0;
     // a sink that reads each row's fields is handed each row as it is taken (kernelRow)
     const each = text !== 0 && this.eachRow(k) ? KernelMode.Each : 0;
-    const links = (this.task.linksOnly ? KernelMode.Links : tree ? KernelMode.Leaves : KernelMode.Chain) | text | each;
+    const gate = this.mutationGate !== null ? KernelMode.Gate : 0;
+    const links = (this.task.linksOnly ? KernelMode.Links : tree ? KernelMode.Leaves : KernelMode.Chain) | text | each | gate;
     if (this.rows === 0) {
       const q = k.verify(p, dataEnd, this.base, KernelMode.First | links | (this.task.guessBase ? KernelMode.Guess : 0));
       if (text !== 0) this.handText(k);
       if (k.rows === 0) return p;
+      if (gate !== 0) this.kernelGated(k);
       const f = k.firstRow();
       const b = k.lines;
       if (f.guessed) this.base = Number(latin1.decode(b.subarray(f.indexStart, f.indexEnd)));
@@ -787,10 +761,27 @@ export class RangeVerifier {
     }
     const q = k.verify(p, dataEnd, this.base + this.rows, links);
     if (text !== 0) this.handText(k);
+    if (gate !== 0) this.kernelGated(k);
     if (tree) this.kernelLeaves(k, p, k.rows);
     this.kernelRows += k.rows;
     this.taken(k, k.rows);
     return q;
+  }
+
+  /**
+   * The provider-state gate's findings in the rows the kernel's last call
+   * took (before they are counted as taken: the range's row of each is
+   * this.rows plus its place among them): the ones it checked, and the
+   * rows it left to the gate's own reading.
+   */
+  private kernelGated(k: VerifyKernel): void {
+    const gate = this.mutationGate!;
+    gate.counted(k.gateRows());
+    for (let i = 0, n = k.gateEntries(); i < n; i++) {
+      const local = this.rows + k.gateEntry(i, 0);
+      if (k.gateEntry(i, 1) === GateCode.Mismatch) gate.mismatch(local);
+      else gate.row(k.lines.subarray(k.gateEntry(i, 2), k.gateEntry(i, 3)), local);
+    }
   }
 
   /** Whether `k` hands each row it takes to the rowText's kernelRow (its handler set up on first use). */
@@ -836,13 +827,14 @@ export class RangeVerifier {
     this.lastLineTerminated = true;
   }
 
-  /** One physical line mem[s, e) (mem[e] is a terminator or the sentinel), on the exact path; `gated`: it may hold a mutation row. */
-  private line(s: number, e: number, terminated: boolean, gated: boolean): void {
+  /** One physical line mem[s, e) (mem[e] is a terminator or the sentinel), on the exact path. */
+  private line(s: number, e: number, terminated: boolean): void {
     const lineNo = this.lineNo++;
     this.lastLineStart = this.fileBase + s;
     this.lastLineTerminated = terminated;
     if (s === e) return; // blank
-    this.exactLine(this.mem.subarray(s, e), lineNo, gated);
+    const line = this.mem.subarray(s, e);
+    this.exactLine(line, lineNo, this.gated(line));
   }
 
   /** Whether the provider-state gate must see the line `bytes` (one that may hold a mutation row, while the range has no failure). */

@@ -14,7 +14,7 @@ import { verifyJournalFast, type FastVerifyOptions } from "../../../src/journal/
 import { contentAddress, type ProviderStateVerdict } from "../../../src/journal/provider-state.ts";
 import type { JournalRow } from "../../../src/journal/reader.ts";
 import { EventJournal } from "../../../src/journal/writer.ts";
-import { PyNum, type PyLike } from "../../../src/pyjson/types.ts";
+import { PyNum, type PyLike, type PyValue } from "../../../src/pyjson/types.ts";
 import { referenceGates } from "../../helpers/provider-state-oracle.ts";
 import { tempDirs } from "../tmp.ts";
 import { prng } from "./rows.ts";
@@ -117,6 +117,61 @@ describe("the provider-state gate in the verify's pass = the reference's", () =>
     const path = writeRun(dir, 400, 3, long);
     const v = await expectSameGate(path, CONFIGS.slice(0, 3));
     expect(v.mutations).toBeGreaterThan(5);
+  }, 60_000);
+
+  test("the members the content address reads, in every shape a row may give them: the kernel's checks = the reference's", async () => {
+    const dir = dirs.make();
+    const r = prng(5);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    // absent (undefined), strings the writer escapes, and values whose str() is not their JSON
+    const TEXTS: (PyLike | undefined)[] = [undefined, "ctx", "a".repeat(64), "é中🚀", 'q"uote\\back', "tab\tnl\n\x01", "", new PyNum("7", false), new PyNum("2.5", true), null, true, [1, "x"], new Map<string, PyValue>([["k", new PyNum("1", false)]])];
+    const STEPS: (PyLike | undefined)[] = [undefined, ...[0, 12, -3].map((n) => new PyNum(String(n), false)), new PyNum("123456789012345678901234567890", false), new PyNum("4.0", true), new PyNum("-0.5", true), "7", " 8 ", "x", true, null, [1]];
+    const FLAGS: (PyLike | undefined)[] = [undefined, false, null, false, null, 0, "", true, 1, "no"];
+    const j = EventJournal.create("shapes", { sddDir: join(dir, "sdd") });
+    let written = 0;
+    try {
+      for (let i = 0; i < 1200; i++) {
+        if (r() < 0.3) {
+          j.record("tick", { n: i });
+          continue;
+        }
+        const fields: Record<string, PyLike> = {};
+        for (const [name, pool] of [["after_digest", TEXTS], ["before_digest", TEXTS], ["mutation_kind", TEXTS], ["step_index", STEPS]] as const) {
+          // mostly the shapes a writer gives (a string, an integer), every other shape now and then
+          const v = r() < 0.6 ? (name === "step_index" ? new PyNum(String(i), false) : `${name}-${i}`) : pick(pool);
+          if (v !== undefined) fields[name] = v;
+        }
+        const flagged = r() < 0.6 ? pick(FLAGS.slice(0, 3)) : pick(FLAGS);
+        if (flagged !== undefined) fields.flagged = flagged;
+        let address: string | null = null;
+        try {
+          address = contentAddress(new Map(Object.entries(fields)) as JournalRow);
+        } catch {
+          address = null;
+        }
+        const a = r();
+        if (a < 0.6 && address !== null) fields.content_address = address;
+        else if (a < 0.7 && address !== null) fields.content_address = address.toUpperCase();
+        else if (a < 0.8) fields.content_address = "0".repeat(64);
+        else if (a < 0.9) fields.content_address = pick([null, 5, ["x"]]) as PyLike;
+        // else: absent
+        j.record("provider_state_mutation", fields);
+        written++;
+      }
+    } finally {
+      j.close();
+    }
+    const path = join(dir, "sdd", "runs", "shapes", "journal.jsonl");
+    const v = await expectSameGate(path);
+    expect(v.mutations).toBe(written);
+    expect(v.errors.some((e) => e.endsWith("content address mismatch"))).toBe(true);
+    // and many clean ones: their addresses recompute
+    const withFindings = new Set(v.errors.map((e) => e.split(":")[0]));
+    expect(v.mutations - withFindings.size).toBeGreaterThan(150);
+    // the rows are the writer's: the kernel takes them (and checks most of their addresses itself), all but
+    // the first, whose empty prev_hash is the exact path's
+    const all = await verifyJournalFast(path, { threads: 1, providerStateGate: { verdict: null } });
+    expect(all.rows_by_path).toEqual({ kernel: all.count - 1, exact: 1 });
   }, 60_000);
 
   test("a chain that does not verify is not gated (its verdict is the divergence)", async () => {

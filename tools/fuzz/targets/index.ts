@@ -3,6 +3,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { JOURNAL_MAX_ROW_BYTES } from "../../../src/fsutil/input.ts";
 import { verifyJournalFast } from "../../../src/journal/fast/engine.ts";
+import { fillProviderState } from "../../../src/journal/fast/in-thread.ts";
 import { RangeVerifier } from "../../../src/journal/fast/range.ts";
 import { stitch } from "../../../src/journal/fast/stitch.ts";
 import { journalTarget, type ParallelVerify } from "./journal.ts";
@@ -40,14 +41,18 @@ export function parallelVerifier(): ParallelVerify {
   return async (path, opts = {}) => {
     calls++;
     const ranges = 1 + (calls % 6);
-    if (calls % 40 === 0) return verifyJournalFast(path, { threads: 2, minRangeBytes: 1, maxRowBytes: opts.maxRowBytes });
+    const gate = opts.providerStateGate;
+    if (calls % 40 === 0) return verifyJournalFast(path, { threads: 2, minRangeBytes: 1, maxRowBytes: opts.maxRowBytes, providerStateGate: gate });
     if (calls % 3 === 1) {
       // One range with a read area of a few hundred bytes: most lines are longer, so the kernel sized to a long line takes them.
       const v = new RangeVerifier(256 + ((calls * 131) % 4000), "always");
-      const task = { path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES };
-      return stitch({ path, exists: true, results: [v.run(task)] });
+      const task = { path, start: 0, end: statSync(path).size, isLast: true, baseIndex: 0, linksOnly: false, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES, providerState: gate !== undefined };
+      const results = [v.run(task)];
+      const verdict = stitch({ path, exists: true, results });
+      fillProviderState({ providerStateGate: gate }, verdict, results);
+      return verdict;
     }
-    return verifyJournalFast(path, { threads: ranges, ranges, minRangeBytes: 1, inProcess: true, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes });
+    return verifyJournalFast(path, { threads: ranges, ranges, minRangeBytes: 1, inProcess: true, chunkSize: 64 + ((calls * 97) % 4096), maxRowBytes: opts.maxRowBytes, providerStateGate: gate });
   };
 }
 

@@ -9,6 +9,7 @@ import { loadEventsSync } from "../../../src/journal/reader.ts";
 import { repairJournalTailSync, scanTail } from "../../../src/journal/repair.ts";
 import { MAX_LINE_BYTES } from "../../../src/fsutil/lines.ts";
 import { verifyJournalSync, verifyRows, type JournalVerifyResult } from "../../../src/journal/verify.ts";
+import { contentAddress, gateOfRows, MUTATION_EVENT, type ProviderStateVerdict } from "../../../src/journal/provider-state.ts";
 import { dumps } from "../../../src/pyjson/encode.ts";
 import { parse } from "../../../src/pyjson/parse.ts";
 import { pyStr } from "../../../src/pyjson/python.ts";
@@ -29,7 +30,9 @@ import { embedJournalRows, journalFacts, journalLines, verifiedInOnePass, type R
  *    self-consistent (ok = chain && complete, no identity without a seal);
  *  - the streaming verdict equals verify over the loaded rows (count,
  *    discarded lines, divergence, head);
- *  - the parallel engine (when given) returns the identical verdict;
+ *  - the parallel engine (when given) returns the identical verdict, and
+ *    on a verified journal the provider-state gate of its pass (the verify
+ *    kernel's own checks among them) equals the gate over the loaded rows;
  *  - repair either refuses (middle corruption, file untouched) or cuts a
  *    torn tail after which the journal verifies with complete coverage and
  *    the same chain verdict;
@@ -41,7 +44,8 @@ import { embedJournalRows, journalFacts, journalLines, verifiedInOnePass, type R
  * whose verdict must be identical.
  */
 
-export type ParallelVerify = (path: string, opts?: { maxRowBytes?: number }) => Promise<JournalVerifyResult>;
+/** The fast verify, with the provider-state gate's verdict filled in when asked (FastVerifyOptions.providerStateGate). */
+export type ParallelVerify = (path: string, opts?: { maxRowBytes?: number; providerStateGate?: { verdict: ProviderStateVerdict | null } }) => Promise<JournalVerifyResult>;
 
 export interface JournalTargetOptions {
   bin?: string | null;
@@ -101,6 +105,30 @@ function maxDepth(bytes: Uint8Array): number {
   return max;
 }
 
+/** Members of a provider_state_mutation row as a writer gives them, or any hostile value. */
+const MUTATION_MEMBERS = ["after_digest", "before_digest", "mutation_kind", "step_index", "content_address", "flagged"] as const;
+
+/**
+ * Make `row` a provider_state_mutation row (the gate of `replay <RUN>
+ * --verify` reads it): each member the gate reads a writer's value, a
+ * hostile one or absent; its content address mostly the one that checks.
+ */
+function mutationRow(rng: Rng, row: Map<string, PyValue>): void {
+  row.set("event", MUTATION_EVENT);
+  for (const name of MUTATION_MEMBERS) {
+    const k = rng.int(10);
+    if (k < 2) row.delete(name);
+    else if (k < 4) row.set(name, parse(rng.pick(HOSTILE_TEXTS)));
+    else if (name === "step_index") row.set(name, new PyNum(String(rng.int(1000) - 10), false));
+    else if (name === "flagged") row.set(name, rng.pick([false, null, true, new PyNum("0", false), "", "x"]));
+    else row.set(name, rng.pick(["ctx", "a".repeat(64), "\u00e9\n\"", `${name}-${rng.int(100)}`]));
+  }
+  if (rng.chance(0.7)) {
+    const address = contentAddress(row);
+    if (address !== null) row.set("content_address", rng.chance(0.9) ? address : address.toUpperCase());
+  }
+}
+
 /** Parse rows, edit payloads with hostile values, recompute every hash: a valid chain of odd rows. */
 function rechain(rng: Rng, input: Uint8Array): Uint8Array {
   const rows: Map<string, PyValue>[] = [];
@@ -116,6 +144,10 @@ function rechain(rng: Rng, input: Uint8Array): Uint8Array {
   for (let e = 0; e < edits && rows.length; e++) {
     const row = rows[rng.int(rows.length)]!;
     const value = rng.chance(0.2) ? manyKeys(rng) : parse(rng.pick(HOSTILE_TEXTS));
+    if (rng.chance(0.25)) {
+      mutationRow(rng, row);
+      continue;
+    }
     switch (rng.int(4)) {
       case 0:
         row.set(rng.pick(HOSTILE_KEYS.filter((k) => k !== "hash_profile")), value);
@@ -194,6 +226,7 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
   let repairsChecked = 0;
   let parallelChecked = 0;
   let receiptsOneRead = 0;
+  let gatesChecked = 0;
   const sample = opts.referenceSample ?? 0.25;
   const batchSize = opts.batchSize ?? 400;
 
@@ -209,10 +242,14 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
     const d = sameVerdict(inMemory as never, r as never, ["chain_consistent", "divergent_index", "expected_hash", "actual_hash", "head"]);
     if (d) throw violation("stream_vs_rows", d);
     if (opts.parallel) {
-      const p = await opts.parallel(path);
+      const gate: { verdict: ProviderStateVerdict | null } = { verdict: null };
+      const p = await opts.parallel(path, { providerStateGate: gate });
       parallelChecked++;
       const diff = sameVerdict(p as never, r as never);
       if (diff) throw violation("single_vs_parallel", diff);
+      const want = r.ok ? JSON.stringify(gateOfRows(loaded.events)) : "null";
+      if (JSON.stringify(gate.verdict) !== want) throw violation("gate_vs_rows", `${JSON.stringify(gate.verdict).slice(0, 200)} vs ${want.slice(0, 200)}`);
+      if ((gate.verdict?.mutations ?? 0) > 0) gatesChecked++;
     }
     if (await receiptRowsAlike(path)) receiptsOneRead++;
     // Repair: refuse middle corruption untouched, or cut a torn tail only.
@@ -377,7 +414,7 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
       return out;
     },
     stats() {
-      return { python_checked: pythonChecked, repairs_checked: repairsChecked, parallel_checked: parallelChecked, receipts_read_once: receiptsOneRead };
+      return { python_checked: pythonChecked, repairs_checked: repairsChecked, parallel_checked: parallelChecked, receipts_read_once: receiptsOneRead, gates_with_mutations: gatesChecked };
     },
     close() {
       rmSync(dir, { recursive: true, force: true });
