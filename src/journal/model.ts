@@ -153,4 +153,10 @@ export interface FastVerifyResult extends JournalVerifyResult {
 export interface RowsByPath {
   kernel: number;
   exact: number;
+  /**
+   * The file offsets of the rows the exact path verified, in order; null
+   * when there were more than a few thousand. Every other row was verified
+   * by the kernel, so it is spelled as Python's writer spells a row.
+   */
+  exact_at: number[] | null;
 }

@@ -11,3 +11,12 @@ export function runPython(script: string, input: unknown): unknown {
   if (r.exitCode !== 0) throw new Error(`python3 failed: ${r.stderr.toString()}`);
   return JSON.parse(r.stdout.toString());
 }
+
+/**
+ * Each line re-spelled by Python's `json.dumps(json.loads(line), separators=(",", ":"))`:
+ * the same values (floats stay floats) and so the same hashes, in a spelling
+ * Python's journal writer never writes (the verify kernel declines it).
+ */
+export function compactLines(lines: readonly string[]): string[] {
+  return runPython(`import json, sys\nprint(json.dumps([json.dumps(json.loads(l), separators=(",", ":")) for l in json.load(sys.stdin)]))`, lines) as string[];
+}

@@ -133,6 +133,8 @@ export interface RangeResult {
   fastRows: number;
   exactRows: number;
   kernelRows: number;
+  /** The file offsets of the rows the exact path verified, in order (null: more than EXACT_AT_KEPT of them). */
+  exactAt: number[] | null;
   /** Start offset of the last physical line, and whether it had a terminator. */
   lastLineStart: number;
   lastLineTerminated: boolean;
@@ -144,6 +146,9 @@ export interface RangeResult {
 
 const LF = 10;
 const CR = 13;
+
+/** The exact-path rows whose offsets a range keeps (a journal of more has its rows by path counted only). */
+export const EXACT_AT_KEPT = 4096;
 
 /**
  * Open a journal for reading (src/fsutil/input.ts: a non-regular file is
@@ -274,6 +279,7 @@ export class RangeVerifier {
   private first: FirstRow | null = null;
   private failure: RangeFailure | null = null;
   private exactRows = 0;
+  private exactAt: number[] | null = [];
   private kernelRows = 0;
   private lastLineStart = 0;
   private lastLineTerminated = true;
@@ -341,6 +347,7 @@ export class RangeVerifier {
     this.first = null;
     this.failure = null;
     this.exactRows = 0;
+    this.exactAt = [];
     this.kernelRows = 0;
     this.lastLineStart = task.start;
     this.lastLineTerminated = true;
@@ -400,6 +407,7 @@ export class RangeVerifier {
       failure: this.failure,
       fastRows: this.kernelRows,
       exactRows: this.exactRows,
+      exactAt: this.exactAt,
       kernelRows: this.kernelRows,
       lastLineStart: this.lastLineStart,
       lastLineTerminated: this.lastLineTerminated,
@@ -877,6 +885,8 @@ export class RangeVerifier {
   private checkExact(row: JournalRow, local: number, index: number, line: number): void {
     this.rows++;
     this.exactRows++;
+    // (every caller set the line's start before it handed the line to the exact path)
+    if (this.exactAt !== null) this.exactAt = this.exactAt.length < EXACT_AT_KEPT ? (this.exactAt.push(this.lastLineStart), this.exactAt) : null;
     const c = checkRow(row, local === 0 ? null : this.lastHashString(), index, this.task.linksOnly);
     if (local === 0) {
       this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile.name, profileError: c.profileError, line };
