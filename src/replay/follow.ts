@@ -8,7 +8,8 @@
  * this thread (it yields between ranges, so a signal stops it), then, when
  * the whole of it verified, one read of the same bytes on the display's
  * kernel (replay/kernel-row.ts), handing each row's display fields and its
- * JSON made from its bytes (fast-json.ts). Anything else (a broken chain,
+ * JSON made from its bytes (fast-json.ts); for the JSON alone, a row the
+ * verify kernel took is its own JSON (VerbatimRow). Anything else (a broken chain,
  * an unreadable line, a row the verifier refuses) is read row by row from
  * the top instead, which stops at the first bad row as the walk does.
  * Each line appended after that is classified by the journal reader
@@ -40,7 +41,8 @@ import type { OutBytes } from "../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
 import { renderJson, renderRowInline } from "../render/json.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { tokenIs } from "../codec/bytes.ts";
+import { spanIs, tokenIs } from "../codec/bytes.ts";
+import { LOWER_HEX_VALUE } from "../hex.ts";
 import { plainString } from "./fast-cells.ts";
 import { RowTranscoder } from "./fast-json.ts";
 import { LastText } from "./last-text.ts";
@@ -77,8 +79,11 @@ export interface FollowedEvent {
   readonly fields: PyObject;
   /** The spans of those fields in the row's bytes, when the display's kernel read it (null: read otherwise). */
   readonly loaded: LoadedRow | null;
-  /** How the row was read: by the display's kernel, on the codec's index (its JSON alone), or parsed whole. */
-  readonly via: "kernel" | "codec" | "whole";
+  /**
+   * How the row was read: by the display's kernel, on the codec's index (its
+   * JSON alone), as its own bytes (its JSON alone: `verbatim`), or parsed whole.
+   */
+  readonly via: "kernel" | "codec" | "verbatim" | "whole";
   /** The whole row as `renderJson(row, null)` prints it, in UTF-8, appended to `out` (rendered there: no copy through a buffer of the event's own). */
   writeJson(out: OutBytes): void;
 }
@@ -298,6 +303,136 @@ class JsonRow implements HandedRow {
 }
 
 const RUN_COMPLETED = encoder.encode("run_completed");
+
+/**
+ * The code unit the `\u` at b[at] escapes (four lowercase hex digits, as
+ * Python writes them); -1 when that backslash is itself escaped (the string
+ * holds a backslash and a `u`), 0x10000 for any other spelling.
+ */
+function escapedAt(b: Uint8Array, s: number, at: number): number {
+  let n = 0;
+  for (let j = at - 1; j >= s && b[j] === 0x5c; j--) n++;
+  if (n % 2 === 1) return -1;
+  const h0 = LOWER_HEX_VALUE[b[at + 2]!]!;
+  const h1 = LOWER_HEX_VALUE[b[at + 3]!]!;
+  const h2 = LOWER_HEX_VALUE[b[at + 4]!]!;
+  const h3 = LOWER_HEX_VALUE[b[at + 5]!]!;
+  if ((h0 | h1 | h2 | h3) < 0) return 0x10000;
+  return (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+}
+
+/** The envelope's pieces as Python's writer spells them, in their order. */
+const ENVELOPE = ['{"ts": ', ', "elapsed_s": ', ', "index": ', ', "event": ', ', "prev_hash": ', ', "payload_hash": ', ', "event_hash": '].map((t) => encoder.encode(t));
+const BACKSLASH_U = Buffer.from("\\u");
+
+/**
+ * A row the verify kernel took, the line b[s, e), as its own JSON: the
+ * kernel takes only rows spelled as Python's writer spells them (its
+ * separators, its escapes, its numbers, each key once), and such a row is
+ * `renderJson(row, null)` byte for byte unless it escapes a character
+ * renderJson writes as itself (DEL, U+0080 on, a `\uXXXX` other than a
+ * control character's): such a row is left to the codec, whose render
+ * writes those characters (measured: turning the escapes into UTF-8 here,
+ * a piece at a time, was slower than the codec on rows dense with them).
+ * Its event and event_hash are read off the envelope's fixed spelling.
+ */
+class VerbatimRow implements HandedRow {
+  readonly loaded = null;
+  readonly via = "verbatim";
+  private b: Uint8Array = new Uint8Array(0);
+  private bytes: Buffer = Buffer.alloc(0);
+  private s = 0;
+  private e = 0;
+  private eventS = 0;
+  private eventE = 0;
+  private hashS = 0;
+  /** The next `\u` in `bytes` at or after `escFrom` (found once per read, not once per row). */
+  private esc = -1;
+  private escFrom = Infinity;
+
+  /** The next read's rows are in the buffer: what was found in it before is stale. */
+  newRead(): void {
+    this.escFrom = Infinity;
+  }
+
+  /** The line b[s, line) (a row the verify kernel took), as its own JSON; false when it cannot be (nothing taken). */
+  take(b: Uint8Array, s: number, line: number): boolean {
+    if (b !== this.b) {
+      this.b = b;
+      this.bytes = Buffer.from(b.buffer, b.byteOffset, b.length);
+      this.escFrom = Infinity;
+    }
+    const e = contentEnd(b, s, line);
+    if (!this.controlEscapesOnly(s, e) || !this.envelope(s, e)) return false;
+    this.s = s;
+    this.e = e;
+    return true;
+  }
+
+  /** No `\u` escape in [s, e) but a control character's (`\u0000` to `\u001f`: renderJson writes them alike). */
+  private controlEscapesOnly(s: number, e: number): boolean {
+    if (s < this.escFrom || (this.esc >= 0 && this.esc < s)) {
+      this.escFrom = s;
+      this.esc = this.bytes.indexOf(BACKSLASH_U, s);
+    }
+    while (this.esc >= 0 && this.esc < e) {
+      const at = this.esc;
+      // (-1: not an escape, the string's backslash before a u)
+      if (escapedAt(this.b, s, at) >= 0x20) return false;
+      this.esc = this.bytes.indexOf(BACKSLASH_U, at + 2);
+    }
+    return true;
+  }
+
+  /** The envelope in the writer's spelling at s: the event's token and the event_hash's located. */
+  private envelope(s: number, e: number): boolean {
+    const b = this.b;
+    let p = s;
+    for (let k = 0; k < ENVELOPE.length; k++) {
+      const piece = ENVELOPE[k]!;
+      if (p + piece.length > e || !spanIs(b, p, p + piece.length, piece)) return false;
+      p += piece.length;
+      if (k < 3) {
+        // ts, elapsed_s, index: a number, up to the comma after it
+        while (p < e && b[p] !== 0x2c) p++;
+      } else if (k === 3) {
+        // the event: a string token (its escapes skipped over)
+        if (b[p] !== 0x22) return false;
+        this.eventS = p++;
+        while (p < e && b[p] !== 0x22) p += b[p] === 0x5c ? 2 : 1;
+        if (p >= e) return false;
+        this.eventE = ++p;
+      } else {
+        // a hash: 64 characters between quotes
+        if (p + 66 > e || b[p] !== 0x22 || b[p + 65] !== 0x22) return false;
+        if (k === 6) this.hashS = p;
+        p += 66;
+      }
+    }
+    return true;
+  }
+
+  get fields(): PyObject {
+    const w = classifyLine(this.b.subarray(this.s, this.e));
+    if (w.kind !== "row") throw new Error("follow: a row the verify kernel took is not a row to the exact reader");
+    return w.row;
+  }
+
+  writeJson(out: OutBytes): void {
+    const n = this.e - this.s;
+    out.reserve(n);
+    this.bytes.copy(out.buf, out.len, this.s, this.e);
+    out.len += n;
+  }
+
+  completes(): boolean {
+    return completesAt(this.b, this.eventS, this.eventE, this);
+  }
+
+  keepHash(last: LastText, inPlace: boolean): void {
+    keepHashAt(last, this.b, this.hashS, this.hashS + 66, inPlace, this);
+  }
+}
 const EVENT_SLOT = DISPLAY_FIELDS.indexOf("event");
 
 /** What follow knows of the chain so far: the walk, the lines it could not read, the last physical line. */
@@ -408,6 +543,9 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   const copies = new LongLineKernel();
   const kernelRow = new KernelRow();
   const jsonRow = new JsonRow(kernelRow.tc);
+  // the rows the verify kernel took are their own JSON (VerbatimRow): all but those the exact path verified
+  const exactAt = jsonOnly && v.rows_by_path.exact_at !== null ? new Set(v.rows_by_path.exact_at) : null;
+  const verbatim = new VerbatimRow();
   const whole = new WholeRow();
   const head = new LastText();
   const gc = new GrowthCollector(CATCH_UP_GC_GROWTH);
@@ -443,7 +581,10 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     // a huge row's long strings stay bytes (WholeRow)
     rawStrings: true,
     fast: (b, s, e, lineNo, at) => {
-      if (jsonOnly) return jsonRow.take(b, s, e) && hand(jsonRow, lineNo, at, holds(b));
+      if (jsonOnly) {
+        if (exactAt !== null && !exactAt.has(at) && verbatim.take(b, s, e)) return hand(verbatim, lineNo, at, holds(b));
+        return jsonRow.take(b, s, e) && hand(jsonRow, lineNo, at, holds(b));
+      }
       if (k === null || !k.holds(b)) {
         const r = copies.take(b.subarray(s, e));
         return r !== null && taken(r, b, s, e, lineNo, at);
@@ -455,7 +596,10 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     long: (bytes, lineNo, at) => {
       // a longer line takes the exact path, which keeps a huge row's large values as bytes (WholeRow)
       if (bytes.length > LONG_LINE_MAX) return false;
-      if (jsonOnly) return jsonRow.take(bytes, 0, bytes.length) && hand(jsonRow, lineNo, at, false);
+      if (jsonOnly) {
+        if (exactAt !== null && !exactAt.has(at) && verbatim.take(bytes, 0, bytes.length)) return hand(verbatim, lineNo, at, false);
+        return jsonRow.take(bytes, 0, bytes.length) && hand(jsonRow, lineNo, at, false);
+      }
       const r = copies.take(bytes);
       return r !== null && taken(r, bytes, 0, bytes.length, lineNo, at);
     },
@@ -469,6 +613,7 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   })) {
     // the chunk's rows are done: the last one's hash leaves the read buffer before the next read
     head.settle();
+    verbatim.newRead();
     // the values of rows the display makes whole (cells it cannot take from spans) are garbage the engine collects late
     gc.poll();
     await o.drain?.();

@@ -19,6 +19,7 @@ import { followJournal, type FollowResult } from "../../src/replay/follow.ts";
 import { FollowLines } from "../../src/replay/follow-lines.ts";
 import { readJournalSync } from "../../src/journal/reader.ts";
 import { renderJson } from "../../src/render/json.ts";
+import { compactLines } from "../helpers/python.ts";
 
 let dir: string;
 beforeAll(() => {
@@ -34,6 +35,8 @@ interface Followed {
   json: string;
   /** Events read by a fast path, the fewer of the prose and the JSON run (0 on the reference path). */
   loaded: number;
+  /** Events of the JSON run written as their own bytes (the rows the verify kernel took). */
+  verbatim: number;
 }
 
 /** Follow a journal that no longer grows (its run gone), once per output form. */
@@ -44,6 +47,7 @@ async function followed(path: string, fastFrom: number): Promise<Followed> {
     let text = "";
     const at: string[] = [];
     let loaded = 0;
+    let verbatim = 0;
     const result = await followJournal({
       path,
       runAlive: () => false,
@@ -54,6 +58,7 @@ async function followed(path: string, fastFrom: number): Promise<Followed> {
       onEvent: (index, line, ev) => {
         at.push(`${index}:${line}`);
         if (ev.via !== "whole") loaded++;
+        if (ev.via === "verbatim") verbatim++;
         lines.event(index, ev);
       },
       drain: () => {
@@ -61,13 +66,13 @@ async function followed(path: string, fastFrom: number): Promise<Followed> {
         lines.reset();
       },
     });
-    return { result, at, text, loaded };
+    return { result, at, text, loaded, verbatim };
   };
   const prose = await run(false);
   const json = await run(true);
   expect(json.result).toEqual(prose.result);
   expect(json.at).toEqual(prose.at);
-  return { result: prose.result, at: prose.at, prose: prose.text, json: json.text, loaded: Math.min(prose.loaded, json.loaded) };
+  return { result: prose.result, at: prose.at, prose: prose.text, json: json.text, loaded: Math.min(prose.loaded, json.loaded), verbatim: json.verbatim };
 }
 
 /** The fast catch-up and the reference agree on `path`; what the fast one did. */
@@ -157,6 +162,35 @@ describe("replay --follow: the fast catch-up writes what reading row by row writ
     expect(fast.result.end).toBe("run_completed");
     expect(fast.result.verdict).toMatchObject({ ok: true, count: rows.length });
     expect(fast.loaded).toBeGreaterThan(0);
+  });
+
+  test("rows as their own JSON: every escape Python's writer writes, in keys, values and event names, among rows the exact path verified", async () => {
+    // what Python escapes and renderJson writes as itself (DEL, U+0080 on, pairs), what both escape (control
+    // characters, lone surrogates), and text that only looks like an escape (a backslash before a u)
+    const texts = ["\x7f", "caf\u00e9", "\u4e2d\u6587", "\u{1f680} \u{10ffff}", "\u2028\u2029\ufeff", "\x01\x1f\t\n", "\ud800 lone", "lone \udc00", "\udbff\udfff", "\\u00e9", "\\\u00e9", "a\\", 'say "hi"', "plain"];
+    const rows: ChainRow[] = [["run_started", { run_id: "r" }]];
+    // (rounds enough for the verify kernel: it reads ranges of 32 KiB and more)
+    for (let round = 0; round < 12; round++) {
+      texts.forEach((t, i) => {
+        rows.push(["tool_result", { agent_id: `a${i}`, output: t, [`k${t}`]: [t, { [t]: t }], round }]);
+        rows.push([`ev ${t}`, { task_id: t }]);
+      });
+    }
+    rows.push(["run_completed", { run_id: "r" }]);
+    const path = join(dir, "escapes.jsonl");
+    writeChain(path, rows);
+    // some rows spelled compact (the same values and hashes): the exact path verifies them, the codec writes their JSON
+    const lines = readFileSync(path, "utf8").split("\n");
+    const compacted = compactLines(lines.slice(0, -1));
+    for (const i of [3, 4, 100]) lines[i] = compacted[i]!;
+    writeFileSync(path, lines.join("\n"));
+    const fast = await expectSame(path);
+    expect(fast.result.end).toBe("run_completed");
+    expect(fast.result.verdict).toMatchObject({ ok: true, count: rows.length });
+    // as their own bytes: the writer's rows whose only escapes are a control character's or no escape at all
+    // (the texts "\x01\x1f\t\n", "\\u00e9", "a\\", 'say "hi"', "plain": two rows each a round) and run_completed; the
+    // others through the codec, the first row (its empty prev_hash) and the compact ones through the exact path
+    expect(fast.verbatim).toBe(5 * 2 * 12 + 1);
   });
 
   test("rows too long for the fast paths, strings of a megabyte and more in their fields: the lines of the rows parsed whole", async () => {
