@@ -13,6 +13,7 @@ import { readFastLines } from "./fast-lines.ts";
 import type { BulkProbe } from "../fsutil/lines.ts";
 import { KernelMode, VerifyKernel } from "../journal/fast/kernel.ts";
 import { copyCapFor, LONG_LINE_MAX } from "./kernel-row.ts";
+import { HASH_AFTER_TYPE, writerTypeToken, type TypeToken } from "../codec/writer-envelope.ts";
 import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /**
@@ -33,10 +34,6 @@ import { nextTurn, TurnPacer } from "../fsutil/turn.ts";
 
 /** The kernel's read area (the chunk size of the projection's reads). */
 const KERNEL_READ = 1 << 18;
-/** In a row the kernel took: the type token ends right before this, and the stored event_hash starts HASH_AFTER_TYPE bytes after its end. */
-const EVENT_KEY = Buffer.from(', "event": "');
-const PREV_KEY = Buffer.from('", "prev_hash": "');
-const HASH_AFTER_TYPE = '", "prev_hash": "'.length - 1 + 64 + '", "payload_hash": "'.length + 64 + '", "event_hash": "'.length;
 
 /** The event list kept in memory up to this many bytes (EventList.bytes). */
 const EVENTS_CAP = 8 << 20;
@@ -205,6 +202,7 @@ function kernelBulk(
   onCut: (hashStart: number) => void = () => {},
 ): BulkProbe & { taken: number } {
   const text = Buffer.from(k.lines.buffer, k.lines.byteOffset, k.lines.length);
+  const type: TypeToken = { start: 0, end: 0 };
   /** The chunk whose CRs were looked at (each read is a new view), from where, and the first lone CR there (-1: none). */
   let crChunk: Uint8Array | null = null;
   let crFrom = -1;
@@ -225,11 +223,11 @@ function kernelBulk(
       const rows = Math.min(k.rows, most);
       let p = start;
       for (let i = 0; i < rows; i++) {
-        const t0 = text.indexOf(EVENT_KEY, p) + EVENT_KEY.length - 1;
-        const t1 = text.indexOf(PREV_KEY, t0) + 1;
-        onRow(t0, t1);
-        if (i === rows - 1 && rows < k.rows) onCut(t1 + HASH_AFTER_TYPE);
-        p = text.indexOf(10, t1) + 1;
+        writerTypeToken(text, p, type);
+        onRow(type.start, type.end);
+        // (the stored event_hash's 64 hex digits, after its opening quote)
+        if (i === rows - 1 && rows < k.rows) onCut(type.end + HASH_AFTER_TYPE + 1);
+        p = text.indexOf(10, type.end) + 1;
       }
       probe.taken = rows;
       return p;
@@ -300,10 +298,10 @@ function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: n
     big.prev.set(head);
     if (big.verify(0, n + 1, count, KernelMode.Chain) !== n + 1 || big.rows !== 1) return false;
     const text = Buffer.from(b.buffer, b.byteOffset, n);
-    const t0 = text.indexOf(EVENT_KEY) + EVENT_KEY.length - 1;
-    const t1 = text.indexOf(PREV_KEY, t0) + 1;
+    const type: TypeToken = { start: 0, end: 0 };
+    writerTypeToken(text, 0, type);
     head.set(big.prev);
-    addEvent(b, t0, t1);
+    addEvent(b, type.start, type.end);
     return true;
   };
   yield* readFastLines(path, {

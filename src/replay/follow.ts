@@ -41,8 +41,9 @@ import type { OutBytes } from "../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
 import { renderJson, renderRowInline } from "../render/json.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { spanIs, tokenIs } from "../codec/bytes.ts";
-import { LOWER_HEX_VALUE } from "../hex.ts";
+import { QUOTE, tokenIs } from "../codec/bytes.ts";
+import { lowerHex4 } from "../hex.ts";
+import { HASH_AFTER_TYPE, writerTypeToken, type TypeToken } from "../codec/writer-envelope.ts";
 import { plainString } from "./fast-cells.ts";
 import { RowTranscoder } from "./fast-json.ts";
 import { LastText } from "./last-text.ts";
@@ -313,16 +314,10 @@ function escapedAt(b: Uint8Array, s: number, at: number): number {
   let n = 0;
   for (let j = at - 1; j >= s && b[j] === 0x5c; j--) n++;
   if (n % 2 === 1) return -1;
-  const h0 = LOWER_HEX_VALUE[b[at + 2]!]!;
-  const h1 = LOWER_HEX_VALUE[b[at + 3]!]!;
-  const h2 = LOWER_HEX_VALUE[b[at + 4]!]!;
-  const h3 = LOWER_HEX_VALUE[b[at + 5]!]!;
-  if ((h0 | h1 | h2 | h3) < 0) return 0x10000;
-  return (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+  const v = lowerHex4(b, at + 2);
+  return v < 0 ? 0x10000 : v;
 }
 
-/** The envelope's pieces as Python's writer spells them, in their order. */
-const ENVELOPE = ['{"ts": ', ', "elapsed_s": ', ', "index": ', ', "event": ', ', "prev_hash": ', ', "payload_hash": ', ', "event_hash": '].map((t) => encoder.encode(t));
 const BACKSLASH_U = Buffer.from("\\u");
 
 /**
@@ -334,7 +329,8 @@ const BACKSLASH_U = Buffer.from("\\u");
  * control character's): such a row is left to the codec, whose render
  * writes those characters (measured: turning the escapes into UTF-8 here,
  * a piece at a time, was slower than the codec on rows dense with them).
- * Its event and event_hash are read off the envelope's fixed spelling.
+ * Its event and event_hash are located in the writer's envelope
+ * (codec/writer-envelope.ts).
  */
 class VerbatimRow implements HandedRow {
   readonly loaded = null;
@@ -343,8 +339,7 @@ class VerbatimRow implements HandedRow {
   private bytes: Buffer = Buffer.alloc(0);
   private s = 0;
   private e = 0;
-  private eventS = 0;
-  private eventE = 0;
+  private readonly type: TypeToken = { start: 0, end: 0 };
   private hashS = 0;
   /** The next `\u` in `bytes` at or after `escFrom` (found once per read, not once per row). */
   private esc = -1;
@@ -384,31 +379,13 @@ class VerbatimRow implements HandedRow {
     return true;
   }
 
-  /** The envelope in the writer's spelling at s: the event's token and the event_hash's located. */
+  /** The event's token and the event_hash's, in the writer's envelope of the row at s (codec/writer-envelope.ts). */
   private envelope(s: number, e: number): boolean {
-    const b = this.b;
-    let p = s;
-    for (let k = 0; k < ENVELOPE.length; k++) {
-      const piece = ENVELOPE[k]!;
-      if (p + piece.length > e || !spanIs(b, p, p + piece.length, piece)) return false;
-      p += piece.length;
-      if (k < 3) {
-        // ts, elapsed_s, index: a number, up to the comma after it
-        while (p < e && b[p] !== 0x2c) p++;
-      } else if (k === 3) {
-        // the event: a string token (its escapes skipped over)
-        if (b[p] !== 0x22) return false;
-        this.eventS = p++;
-        while (p < e && b[p] !== 0x22) p += b[p] === 0x5c ? 2 : 1;
-        if (p >= e) return false;
-        this.eventE = ++p;
-      } else {
-        // a hash: 64 characters between quotes
-        if (p + 66 > e || b[p] !== 0x22 || b[p + 65] !== 0x22) return false;
-        if (k === 6) this.hashS = p;
-        p += 66;
-      }
-    }
+    const type = this.type;
+    if (!writerTypeToken(this.bytes, s, type) || type.end > e) return false;
+    const h = type.end + HASH_AFTER_TYPE;
+    if (h + 66 > e || this.b[h] !== QUOTE || this.b[h + 65] !== QUOTE) return false;
+    this.hashS = h;
     return true;
   }
 
@@ -426,13 +403,14 @@ class VerbatimRow implements HandedRow {
   }
 
   completes(): boolean {
-    return completesAt(this.b, this.eventS, this.eventE, this);
+    return completesAt(this.b, this.type.start, this.type.end, this);
   }
 
   keepHash(last: LastText, inPlace: boolean): void {
     keepHashAt(last, this.b, this.hashS, this.hashS + 66, inPlace, this);
   }
 }
+
 const EVENT_SLOT = DISPLAY_FIELDS.indexOf("event");
 
 /** What follow knows of the chain so far: the walk, the lines it could not read, the last physical line. */
