@@ -155,11 +155,16 @@ function append(out: OutBytes, bytes: Uint8Array): void {
   out.len += bytes.length;
 }
 
-/** The exact reader's JSON of a line a fast reader took (`what`: which one, for the error should they disagree). */
-function exactJson(line: Uint8Array, what: string): Uint8Array {
+/** The exact reader's row of a line a fast reader took (`what`: which one, for the error should they disagree). */
+function exactRow(line: Uint8Array, what: string): PyObject {
   const w = classifyLine(line);
   if (w.kind !== "row") throw new Error(`follow: a row the ${what} took is not a row to the exact reader`);
-  return encoder.encode(renderJson(w.row, null));
+  return w.row;
+}
+
+/** The exact reader's JSON of a line a fast reader took. */
+function exactJson(line: Uint8Array, what: string): Uint8Array {
+  return encoder.encode(renderJson(exactRow(line, what), null));
 }
 
 /** An event as the catch-up hands it on: what the verdict needs of it besides. */
@@ -281,9 +286,7 @@ class JsonRow implements HandedRow {
   }
 
   get fields(): PyObject {
-    const w = classifyLine(this.b.subarray(this.s, this.e));
-    if (w.kind !== "row") throw new Error("follow: a row the codec took is not a row to the exact reader");
-    return w.row;
+    return exactRow(this.b.subarray(this.s, this.e), "codec");
   }
 
   writeJson(out: OutBytes): void {
@@ -390,9 +393,7 @@ class VerbatimRow implements HandedRow {
   }
 
   get fields(): PyObject {
-    const w = classifyLine(this.b.subarray(this.s, this.e));
-    if (w.kind !== "row") throw new Error("follow: a row the verify kernel took is not a row to the exact reader");
-    return w.row;
+    return exactRow(this.b.subarray(this.s, this.e), "verify kernel");
   }
 
   writeJson(out: OutBytes): void {
