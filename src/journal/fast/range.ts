@@ -886,7 +886,10 @@ export class RangeVerifier {
     this.rows++;
     this.exactRows++;
     // (every caller set the line's start before it handed the line to the exact path)
-    if (this.exactAt !== null) this.exactAt = this.exactAt.length < EXACT_AT_KEPT ? (this.exactAt.push(this.lastLineStart), this.exactAt) : null;
+    if (this.exactAt !== null) {
+      if (this.exactAt.length < EXACT_AT_KEPT) this.exactAt.push(this.lastLineStart);
+      else this.exactAt = null;
+    }
     const c = checkRow(row, local === 0 ? null : this.lastHashString(), index, this.task.linksOnly);
     if (local === 0) {
       this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile.name, profileError: c.profileError, line };
