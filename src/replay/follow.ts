@@ -41,7 +41,7 @@ import type { OutBytes } from "../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
 import { renderJson, renderRowInline } from "../render/json.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { QUOTE, tokenIs } from "../codec/bytes.ts";
+import { CR, QUOTE, tokenIs } from "../codec/bytes.ts";
 import { lowerHex4 } from "../hex.ts";
 import { HASH_AFTER_TYPE, writerTypeToken, type TypeToken } from "../codec/writer-envelope.ts";
 import { plainString } from "./fast-cells.ts";
@@ -344,13 +344,16 @@ class VerbatimRow implements HandedRow {
   private e = 0;
   private readonly type: TypeToken = { start: 0, end: 0 };
   private hashS = 0;
-  /** The next `\u` in `bytes` at or after `escFrom` (found once per read, not once per row). */
+  /** The next `\u` in `bytes` at or after `escFrom`, and the next CR at or after `crFrom` (found once per read, not once per row). */
   private esc = -1;
   private escFrom = Infinity;
+  private cr = -1;
+  private crFrom = Infinity;
 
   /** The next read's rows are in the buffer: what was found in it before is stale. */
   newRead(): void {
     this.escFrom = Infinity;
+    this.crFrom = Infinity;
   }
 
   /** The line b[s, line) (a row the verify kernel took), as its own JSON; false when it cannot be (nothing taken). */
@@ -358,13 +361,26 @@ class VerbatimRow implements HandedRow {
     if (b !== this.b) {
       this.b = b;
       this.bytes = Buffer.from(b.buffer, b.byteOffset, b.length);
-      this.escFrom = Infinity;
+      this.newRead();
     }
     const e = contentEnd(b, s, line);
-    if (!this.controlEscapesOnly(s, e) || !this.envelope(s, e)) return false;
+    if (!this.oneLine(s, e) || !this.controlEscapesOnly(s, e) || !this.envelope(s, e)) return false;
     this.s = s;
     this.e = e;
     return true;
+  }
+
+  /**
+   * No CR in [s, e): the line is one row. (A lone CR ends a line for the
+   * verify, as for Python's universal newlines: the line fed to the next
+   * LF would be two rows, which only the exact path splits.)
+   */
+  private oneLine(s: number, e: number): boolean {
+    if (s < this.crFrom || (this.cr >= 0 && this.cr < s)) {
+      this.crFrom = s;
+      this.cr = this.bytes.indexOf(CR, s);
+    }
+    return this.cr < 0 || this.cr >= e;
   }
 
   /** No `\u` escape in [s, e) but a control character's (`\u0000` to `\u001f`: renderJson writes them alike). */
