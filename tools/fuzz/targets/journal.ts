@@ -10,6 +10,8 @@ import { repairJournalTailSync, scanTail } from "../../../src/journal/repair.ts"
 import { MAX_LINE_BYTES } from "../../../src/fsutil/lines.ts";
 import { verifyJournalSync, verifyRows, type JournalVerifyResult } from "../../../src/journal/verify.ts";
 import { contentAddress, gateOfRows, MUTATION_EVENT, type ProviderStateVerdict } from "../../../src/journal/provider-state.ts";
+import { followJournal } from "../../../src/replay/follow.ts";
+import { FollowLines } from "../../../src/replay/follow-lines.ts";
 import { dumps } from "../../../src/pyjson/encode.ts";
 import { parse } from "../../../src/pyjson/parse.ts";
 import { pyStr } from "../../../src/pyjson/python.ts";
@@ -33,6 +35,9 @@ import { embedJournalRows, journalFacts, journalLines, verifiedInOnePass, type R
  *  - the parallel engine (when given) returns the identical verdict, and
  *    on a verified journal the provider-state gate of its pass (the verify
  *    kernel's own checks among them) equals the gate over the loaded rows;
+ *  - on a verified journal long enough for the verify kernel, `--follow
+ *    --as-json`'s fast catch-up (its rows the kernel took copied as their
+ *    own bytes) writes what reading row by row writes;
  *  - repair either refuses (middle corruption, file untouched) or cuts a
  *    torn tail after which the journal verifies with complete coverage and
  *    the same chain verdict;
@@ -140,6 +145,15 @@ function rechain(rng: Rng, input: Uint8Array): Uint8Array {
       /* skip */
     }
   }
+  // now and then a chain long enough for the verify kernel (it takes ranges of 32 KiB and more): its rows repeated
+  if (rng.chance(0.15) && rows.length > 0) {
+    const base = rows.slice();
+    for (let bytes = 0, i = 0; bytes < 48_000; i++) {
+      const row = new Map(base[i % base.length]!);
+      rows.push(row);
+      bytes += dumps(row).length;
+    }
+  }
   const edits = 1 + rng.int(4);
   for (let e = 0; e < edits && rows.length; e++) {
     const row = rows[rng.int(rows.length)]!;
@@ -186,6 +200,45 @@ function sameVerdict(a: Record<string, unknown>, b: Record<string, unknown>, fie
   return null;
 }
 
+/** A journal at least this long is read by the verify kernel (range.ts KERNEL_MIN_BYTES): follow's fast catch-up copies its rows. */
+const FOLLOW_KERNEL_BYTES = 32 << 10;
+
+/** `--follow --as-json` of a verified journal that no longer grows: the fast catch-up's bytes against row-by-row reading's; the rows copied as their own bytes. */
+async function followJsonAlike(path: string): Promise<number> {
+  const run = async (fastFrom: number) => {
+    const lines = new FollowLines(true);
+    const parts: string[] = [];
+    let verbatim = 0;
+    const dec = new TextDecoder();
+    const result = await followJournal({
+      path,
+      runAlive: () => false,
+      signal: new AbortController().signal,
+      quietMs: 0,
+      fastFrom,
+      wants: "json",
+      onEvent: (index, _line, ev) => {
+        if (ev.via === "verbatim") verbatim++;
+        lines.event(index, ev);
+      },
+      drain: () => {
+        parts.push(dec.decode(lines.view()));
+        lines.reset();
+      },
+    });
+    return { text: parts.join(""), end: result.end, count: result.verdict.count, verbatim };
+  };
+  const fast = await run(0);
+  const exact = await run(Number.POSITIVE_INFINITY);
+  if (fast.end !== exact.end || fast.count !== exact.count) throw violation("follow_fast_vs_rows", `ended ${fast.end} at ${fast.count} vs ${exact.end} at ${exact.count}`);
+  if (fast.text !== exact.text) {
+    let i = 0;
+    while (i < fast.text.length && fast.text[i] === exact.text[i]) i++;
+    throw violation("follow_json_fast_vs_rows", `differs at ${i}: ${JSON.stringify(fast.text.slice(i, i + 80))} vs ${JSON.stringify(exact.text.slice(i, i + 80))}`);
+  }
+  return fast.verbatim;
+}
+
 /** A sink that keeps a receipt's rows as text. */
 function textSink(): RowSink & { text(t: string): void; all(): string } {
   const parts: string[] = [];
@@ -227,6 +280,7 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
   let parallelChecked = 0;
   let receiptsOneRead = 0;
   let gatesChecked = 0;
+  let followsVerbatim = 0;
   const sample = opts.referenceSample ?? 0.25;
   const batchSize = opts.batchSize ?? 400;
 
@@ -252,6 +306,7 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
       if ((gate.verdict?.mutations ?? 0) > 0) gatesChecked++;
     }
     if (await receiptRowsAlike(path)) receiptsOneRead++;
+    if (r.ok && input.length >= FOLLOW_KERNEL_BYTES) followsVerbatim += await followJsonAlike(path);
     // Repair: refuse middle corruption untouched, or cut a torn tail only.
     if (r.discarded_line_indices.length) {
       repairsChecked++;
@@ -414,7 +469,7 @@ export function journalTarget(opts: JournalTargetOptions = {}): FuzzTarget {
       return out;
     },
     stats() {
-      return { python_checked: pythonChecked, repairs_checked: repairsChecked, parallel_checked: parallelChecked, receipts_read_once: receiptsOneRead, gates_with_mutations: gatesChecked };
+      return { python_checked: pythonChecked, repairs_checked: repairsChecked, parallel_checked: parallelChecked, receipts_read_once: receiptsOneRead, gates_with_mutations: gatesChecked, follow_rows_verbatim: followsVerbatim };
     },
     close() {
       rmSync(dir, { recursive: true, force: true });
