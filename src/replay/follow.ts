@@ -41,9 +41,8 @@ import type { OutBytes } from "../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../journal/row-keys.ts";
 import { renderJson, renderRowInline } from "../render/json.ts";
 import { readFastLines } from "./fast-lines.ts";
-import { CR, QUOTE, tokenIs } from "../codec/bytes.ts";
-import { lowerHex4 } from "../hex.ts";
-import { HASH_AFTER_TYPE, writerTypeToken, type TypeToken } from "../codec/writer-envelope.ts";
+import { QUOTE, tokenIs } from "../codec/bytes.ts";
+import { HASH_AFTER_TYPE, InlineRows, writerTypeToken, type TypeToken } from "../codec/writer-envelope.ts";
 import { plainString } from "./fast-cells.ts";
 import { RowTranscoder } from "./fast-json.ts";
 import { LastText } from "./last-text.ts";
@@ -309,31 +308,12 @@ class JsonRow implements HandedRow {
 const RUN_COMPLETED = encoder.encode("run_completed");
 
 /**
- * The code unit the `\u` at b[at] escapes (four lowercase hex digits, as
- * Python writes them); -1 when that backslash is itself escaped (the string
- * holds a backslash and a `u`), 0x10000 for any other spelling.
- */
-function escapedAt(b: Uint8Array, s: number, at: number): number {
-  let n = 0;
-  for (let j = at - 1; j >= s && b[j] === 0x5c; j--) n++;
-  if (n % 2 === 1) return -1;
-  const v = lowerHex4(b, at + 2);
-  return v < 0 ? 0x10000 : v;
-}
-
-const BACKSLASH_U = Buffer.from("\\u");
-
-/**
- * A row the verify kernel took, the line b[s, e), as its own JSON: the
- * kernel takes only rows spelled as Python's writer spells them (its
- * separators, its escapes, its numbers, each key once), and such a row is
- * `renderJson(row, null)` byte for byte unless it escapes a character
- * renderJson writes as itself (DEL, U+0080 on, a `\uXXXX` other than a
- * control character's): such a row is left to the codec, whose render
- * writes those characters (measured: turning the escapes into UTF-8 here,
- * a piece at a time, was slower than the codec on rows dense with them).
- * Its event and event_hash are located in the writer's envelope
- * (codec/writer-envelope.ts).
+ * A row the verify kernel took, the line b[s, e), as its own JSON when it
+ * is (codec/writer-envelope.ts InlineRows); any other row is left to the
+ * codec, whose render writes the characters Python escapes (measured:
+ * turning the escapes into UTF-8 here, a piece at a time, was slower than
+ * the codec on rows dense with them). Its event and event_hash are located
+ * in the writer's envelope.
  */
 class VerbatimRow implements HandedRow {
   readonly loaded = null;
@@ -344,16 +324,11 @@ class VerbatimRow implements HandedRow {
   private e = 0;
   private readonly type: TypeToken = { start: 0, end: 0 };
   private hashS = 0;
-  /** The next `\u` in `bytes` at or after `escFrom`, and the next CR at or after `crFrom` (found once per read, not once per row). */
-  private esc = -1;
-  private escFrom = Infinity;
-  private cr = -1;
-  private crFrom = Infinity;
+  private readonly inline = new InlineRows();
 
   /** The next read's rows are in the buffer: what was found in it before is stale. */
   newRead(): void {
-    this.escFrom = Infinity;
-    this.crFrom = Infinity;
+    this.inline.reset();
   }
 
   /** The line b[s, line) (a row the verify kernel took), as its own JSON; false when it cannot be (nothing taken). */
@@ -364,37 +339,9 @@ class VerbatimRow implements HandedRow {
       this.newRead();
     }
     const e = contentEnd(b, s, line);
-    if (!this.oneLine(s, e) || !this.controlEscapesOnly(s, e) || !this.envelope(s, e)) return false;
+    if (!this.inline.isInline(this.bytes, s, e) || !this.envelope(s, e)) return false;
     this.s = s;
     this.e = e;
-    return true;
-  }
-
-  /**
-   * No CR in [s, e): the line is one row. (A lone CR ends a line for the
-   * verify, as for Python's universal newlines: the line fed to the next
-   * LF would be two rows, which only the exact path splits.)
-   */
-  private oneLine(s: number, e: number): boolean {
-    if (s < this.crFrom || (this.cr >= 0 && this.cr < s)) {
-      this.crFrom = s;
-      this.cr = this.bytes.indexOf(CR, s);
-    }
-    return this.cr < 0 || this.cr >= e;
-  }
-
-  /** No `\u` escape in [s, e) but a control character's (`\u0000` to `\u001f`: renderJson writes them alike). */
-  private controlEscapesOnly(s: number, e: number): boolean {
-    if (s < this.escFrom || (this.esc >= 0 && this.esc < s)) {
-      this.escFrom = s;
-      this.esc = this.bytes.indexOf(BACKSLASH_U, s);
-    }
-    while (this.esc >= 0 && this.esc < e) {
-      const at = this.esc;
-      // (-1: not an escape, the string's backslash before a u)
-      if (escapedAt(this.b, s, at) >= 0x20) return false;
-      this.esc = this.bytes.indexOf(BACKSLASH_U, at + 2);
-    }
     return true;
   }
 
