@@ -19,6 +19,7 @@ import { followJournal, type FollowResult } from "../../src/replay/follow.ts";
 import { FollowLines } from "../../src/replay/follow-lines.ts";
 import { readJournalSync } from "../../src/journal/reader.ts";
 import { renderJson } from "../../src/render/json.ts";
+import { followFinished } from "../../tools/fuzz/follow.ts";
 import { compactLines } from "../helpers/python.ts";
 
 let dir: string;
@@ -41,35 +42,8 @@ interface Followed {
 
 /** Follow a journal that no longer grows (its run gone), once per output form. */
 async function followed(path: string, fastFrom: number): Promise<Followed> {
-  const decoder = new TextDecoder();
-  const run = async (json: boolean) => {
-    const lines = new FollowLines(json);
-    let text = "";
-    const at: string[] = [];
-    let loaded = 0;
-    let verbatim = 0;
-    const result = await followJournal({
-      path,
-      runAlive: () => false,
-      signal: new AbortController().signal,
-      quietMs: 0,
-      fastFrom,
-      wants: json ? "json" : "display",
-      onEvent: (index, line, ev) => {
-        at.push(`${index}:${line}`);
-        if (ev.via !== "whole") loaded++;
-        if (ev.via === "verbatim") verbatim++;
-        lines.event(index, ev);
-      },
-      drain: () => {
-        text += decoder.decode(lines.view());
-        lines.reset();
-      },
-    });
-    return { result, at, text, loaded, verbatim };
-  };
-  const prose = await run(false);
-  const json = await run(true);
+  const prose = await followFinished(path, fastFrom, false);
+  const json = await followFinished(path, fastFrom, true);
   expect(json.result).toEqual(prose.result);
   expect(json.at).toEqual(prose.at);
   return { result: prose.result, at: prose.at, prose: prose.text, json: json.text, loaded: Math.min(prose.loaded, json.loaded), verbatim: json.verbatim };

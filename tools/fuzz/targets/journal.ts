@@ -10,8 +10,7 @@ import { repairJournalTailSync, scanTail } from "../../../src/journal/repair.ts"
 import { MAX_LINE_BYTES } from "../../../src/fsutil/lines.ts";
 import { verifyJournalSync, verifyRows, type JournalVerifyResult } from "../../../src/journal/verify.ts";
 import { contentAddress, gateOfRows, MUTATION_EVENT, type ProviderStateVerdict } from "../../../src/journal/provider-state.ts";
-import { followJournal } from "../../../src/replay/follow.ts";
-import { FollowLines } from "../../../src/replay/follow-lines.ts";
+import { followFinished } from "../follow.ts";
 import { dumps } from "../../../src/pyjson/encode.ts";
 import { parse } from "../../../src/pyjson/parse.ts";
 import { pyStr } from "../../../src/pyjson/python.ts";
@@ -205,32 +204,10 @@ const FOLLOW_KERNEL_BYTES = 32 << 10;
 
 /** `--follow --as-json` of a verified journal that no longer grows: the fast catch-up's bytes against row-by-row reading's; the rows copied as their own bytes. */
 async function followJsonAlike(path: string): Promise<number> {
-  const run = async (fastFrom: number) => {
-    const lines = new FollowLines(true);
-    const parts: string[] = [];
-    let verbatim = 0;
-    const dec = new TextDecoder();
-    const result = await followJournal({
-      path,
-      runAlive: () => false,
-      signal: new AbortController().signal,
-      quietMs: 0,
-      fastFrom,
-      wants: "json",
-      onEvent: (index, _line, ev) => {
-        if (ev.via === "verbatim") verbatim++;
-        lines.event(index, ev);
-      },
-      drain: () => {
-        parts.push(dec.decode(lines.view()));
-        lines.reset();
-      },
-    });
-    return { text: parts.join(""), end: result.end, count: result.verdict.count, verbatim };
-  };
-  const fast = await run(0);
-  const exact = await run(Number.POSITIVE_INFINITY);
-  if (fast.end !== exact.end || fast.count !== exact.count) throw violation("follow_fast_vs_rows", `ended ${fast.end} at ${fast.count} vs ${exact.end} at ${exact.count}`);
+  const fast = await followFinished(path, 0, true);
+  const exact = await followFinished(path, Number.POSITIVE_INFINITY, true);
+  const [fe, ee] = [fast.result, exact.result];
+  if (fe.end !== ee.end || fe.verdict.count !== ee.verdict.count) throw violation("follow_fast_vs_rows", `ended ${fe.end} at ${fe.verdict.count} vs ${ee.end} at ${ee.verdict.count}`);
   if (fast.text !== exact.text) {
     let i = 0;
     while (i < fast.text.length && fast.text[i] === exact.text[i]) i++;
