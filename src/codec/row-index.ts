@@ -715,7 +715,8 @@ function noteMember(ix: RowIndex, b: Uint8Array, kt: number, ks: number, ke: num
   }
 }
 
-function skipAnyWs(b: Uint8Array, p: number, e: number): number {
+/** The first byte at or after p (before e) that is not JSON whitespace (what json.loads skips between tokens). */
+export function skipAnyWs(b: Uint8Array, p: number, e: number): number {
   while (p < e) {
     const c = b[p]!;
     if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
