@@ -50,7 +50,8 @@ export async function reportVerifyStats(r: FastVerifyResult): Promise<void> {
   // A round trip to the fetcher: only when the stats are printed.
   const remote = process.env.BERNSTEIN_VERIFY_STATS === "1" && isRemotePath(r.path) ? fetchStats() : null;
   const gets = remote ? `; ranged GETs ${remote.gets}, at most ${remote.max_in_flight} in flight` : "";
-  await writeVerifyStats(`rows by kernel ${p.kernel}, exact ${p.exact}; threads ${r.threads}${gets}`);
+  const respaced = p.respaced > 0 ? `; re-spaced ${p.respaced} of the kernel's` : "";
+  await writeVerifyStats(`rows by kernel ${p.kernel}, exact ${p.exact}; threads ${r.threads}${gets}${respaced}`);
 }
 
 /** The prose line naming the row fields no hash covers, on every verdict (upstream prints it too; an edited `ts` stays invisible to the chain). */

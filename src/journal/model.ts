@@ -153,10 +153,13 @@ export interface FastVerifyResult extends JournalVerifyResult {
 export interface RowsByPath {
   kernel: number;
   exact: number;
+  /** Of `kernel`, the rows the kernel took re-spaced as Python's writer spaces a row (codec/writer-spacing.ts). */
+  respaced: number;
   /**
-   * The file offsets of the rows the exact path verified, in order; null
-   * when there were more than a few thousand. Every other row was verified
-   * by the kernel, so it is spelled as Python's writer spells a row.
+   * The file offsets of the rows the kernel declined as they are written
+   * (verified by the exact path, or re-spaced), in order; null when there
+   * were more than a few thousand. Every other row was verified by the
+   * kernel on its own bytes, so it is spelled as Python's writer spells a row.
    */
-  exact_at: number[] | null;
+  declined_at: number[] | null;
 }

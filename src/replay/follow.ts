@@ -485,8 +485,8 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
   const copies = new LongLineKernel();
   const kernelRow = new KernelRow();
   const jsonRow = new JsonRow(kernelRow.tc);
-  // the rows the verify kernel took are their own JSON (VerbatimRow): all but those the exact path verified
-  const exactAt = jsonOnly && v.rows_by_path.exact_at !== null ? new Set(v.rows_by_path.exact_at) : null;
+  // the rows the verify kernel took as written are their own JSON (VerbatimRow): all but those it declined
+  const declinedAt = jsonOnly && v.rows_by_path.declined_at !== null ? new Set(v.rows_by_path.declined_at) : null;
   const verbatim = new VerbatimRow();
   const whole = new WholeRow();
   const head = new LastText();
@@ -524,7 +524,7 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     rawStrings: true,
     fast: (b, s, e, lineNo, at) => {
       if (jsonOnly) {
-        if (exactAt !== null && !exactAt.has(at) && verbatim.take(b, s, e)) return hand(verbatim, lineNo, at, holds(b));
+        if (declinedAt !== null && !declinedAt.has(at) && verbatim.take(b, s, e)) return hand(verbatim, lineNo, at, holds(b));
         return jsonRow.take(b, s, e) && hand(jsonRow, lineNo, at, holds(b));
       }
       if (k === null || !k.holds(b)) {
@@ -539,7 +539,7 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
       // a longer line takes the exact path, which keeps a huge row's large values as bytes (WholeRow)
       if (bytes.length > LONG_LINE_MAX) return false;
       if (jsonOnly) {
-        if (exactAt !== null && !exactAt.has(at) && verbatim.take(bytes, 0, bytes.length)) return hand(verbatim, lineNo, at, false);
+        if (declinedAt !== null && !declinedAt.has(at) && verbatim.take(bytes, 0, bytes.length)) return hand(verbatim, lineNo, at, false);
         return jsonRow.take(bytes, 0, bytes.length) && hand(jsonRow, lineNo, at, false);
       }
       const r = copies.take(bytes);

@@ -47,7 +47,7 @@ function fast(i: Input = {}): FastVerifyResult {
     threads: 1,
     bytes_read: 100,
     stream: false,
-    rows_by_path: { kernel: 3, exact: 0, exact_at: [] },
+    rows_by_path: { kernel: 3, exact: 0, respaced: 0, declined_at: [] },
   };
 }
 

@@ -1,7 +1,7 @@
 import { isStdinPath, JOURNAL_MAX_ROW_BYTES } from "../../fsutil/input.ts";
 import { gateOfRanges } from "../provider-state.ts";
 import type { FastVerifyOptions, FastVerifyResult, JournalVerifyResult, RowsByPath } from "../model.ts";
-import { EXACT_AT_KEPT, threadVerifier, type RangeResult } from "./range.ts";
+import { DECLINED_AT_KEPT, threadVerifier, type RangeResult } from "./range.ts";
 import { stitch } from "./stitch.ts";
 import type { TreeRequest } from "./subtrees.ts";
 
@@ -54,11 +54,13 @@ export function rowLimitOf(opts: FastVerifyOptions): number {
 }
 
 export function rowsByPath(results: readonly RangeResult[]): RowsByPath {
-  const paths: RowsByPath = { kernel: 0, exact: 0, exact_at: [] };
+  const paths: RowsByPath = { kernel: 0, exact: 0, respaced: 0, declined_at: [] };
   for (const r of results) {
     paths.kernel += r.kernelRows;
     paths.exact += r.exactRows;
-    paths.exact_at = paths.exact_at !== null && r.exactAt !== null && paths.exact_at.length + r.exactAt.length <= EXACT_AT_KEPT ? paths.exact_at.concat(r.exactAt) : null;
+    paths.respaced += r.respacedRows;
+    const at = paths.declined_at;
+    paths.declined_at = at !== null && r.declinedAt !== null && at.length + r.declinedAt.length <= DECLINED_AT_KEPT ? at.concat(r.declinedAt) : null;
   }
   return paths;
 }

@@ -5,6 +5,7 @@ import { checkRow, type FailureKind } from "../check-row.ts";
 import { DEFAULT_PROFILE } from "../hash-profiles.ts";
 import { JOURNAL_MAX_ROW_BYTES } from "../../fsutil/input.ts";
 import { grownLineBuffer } from "../../fsutil/lines.ts";
+import { respaceLine, Respacer } from "../../codec/writer-spacing.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { mayHoldMutation, RangeGate, type RangeMutations } from "../provider-state.ts";
 import { GateCode, KernelMode, VerifyKernel } from "./kernel.ts";
@@ -133,8 +134,10 @@ export interface RangeResult {
   fastRows: number;
   exactRows: number;
   kernelRows: number;
-  /** The file offsets of the rows the exact path verified, in order (null: more than EXACT_AT_KEPT of them). */
-  exactAt: number[] | null;
+  /** Of kernelRows, the rows the kernel took re-spaced (respacedRow). */
+  respacedRows: number;
+  /** The file offsets of the rows the kernel declined as written (the exact path's and the re-spaced), in order (null: more than DECLINED_AT_KEPT of them). */
+  declinedAt: number[] | null;
   /** Start offset of the last physical line, and whether it had a terminator. */
   lastLineStart: number;
   lastLineTerminated: boolean;
@@ -147,8 +150,8 @@ export interface RangeResult {
 const LF = 10;
 const CR = 13;
 
-/** The exact-path rows whose offsets a range keeps (a journal of more has its rows by path counted only). */
-export const EXACT_AT_KEPT = 4096;
+/** The declined rows whose offsets a range keeps (a journal of more has its rows by path counted only). */
+export const DECLINED_AT_KEPT = 4096;
 
 /**
  * Open a journal for reading (src/fsutil/input.ts: a non-regular file is
@@ -262,6 +265,8 @@ export class RangeVerifier {
    * handed as its text; one the exact path verified, as its line.
    */
   rowText: RowTextSink | null = null;
+  /** Re-spaces a line before there is a kernel to re-space it into (respacedRow), made on first use. */
+  private respacer: Respacer | null = null;
   /** A line too long for the big kernel: the bytes of it that longKernelLine read (see longLine). */
   private longPrefix: Uint8Array | null = null;
 
@@ -279,8 +284,9 @@ export class RangeVerifier {
   private first: FirstRow | null = null;
   private failure: RangeFailure | null = null;
   private exactRows = 0;
-  private exactAt: number[] | null = [];
+  private declinedAt: number[] | null = [];
   private kernelRows = 0;
+  private respacedRows = 0;
   private lastLineStart = 0;
   private lastLineTerminated = true;
   /** With `task.tree`: the subtrees being built (from the first row, once its position is known), and the kept row. */
@@ -347,8 +353,9 @@ export class RangeVerifier {
     this.first = null;
     this.failure = null;
     this.exactRows = 0;
-    this.exactAt = [];
+    this.declinedAt = [];
     this.kernelRows = 0;
+    this.respacedRows = 0;
     this.lastLineStart = task.start;
     this.lastLineTerminated = true;
     this.subtrees = null;
@@ -407,8 +414,9 @@ export class RangeVerifier {
       failure: this.failure,
       fastRows: this.kernelRows,
       exactRows: this.exactRows,
-      exactAt: this.exactAt,
+      declinedAt: this.declinedAt,
       kernelRows: this.kernelRows,
+      respacedRows: this.respacedRows,
       lastLineStart: this.lastLineStart,
       lastLineTerminated: this.lastLineTerminated,
       tree: task.tree ? this.treeResult() : null,
@@ -835,14 +843,56 @@ export class RangeVerifier {
     this.lastLineTerminated = true;
   }
 
-  /** One physical line mem[s, e) (mem[e] is a terminator or the sentinel), on the exact path. */
+  /** One physical line mem[s, e) (mem[e] is a terminator or the sentinel) the kernel did not take as it is: re-spaced, or on the exact path. */
   private line(s: number, e: number, terminated: boolean): void {
+    if (s !== e && this.kernel !== null && this.respacedRow(s, e)) {
+      this.lastLineStart = this.fileBase + s;
+      this.lastLineTerminated = terminated;
+      this.declined(this.lastLineStart);
+      return;
+    }
     const lineNo = this.lineNo++;
     this.lastLineStart = this.fileBase + s;
     this.lastLineTerminated = terminated;
     if (s === e) return; // blank
     const line = this.mem.subarray(s, e);
     this.exactLine(line, lineNo, this.gated(line));
+  }
+
+  /**
+   * The line mem[s, e), which the kernel declined, re-spaced as Python's
+   * writer spaces a row (codec/writer-spacing.ts: a journal rewritten by
+   * `jq -c`, say) and offered to the kernel again, in the big kernel's read
+   * area: true when the kernel took it, as a row it took in the file. Its
+   * values are the line's, so every hash, verdict and text is; where the
+   * line's own bytes are kept (a proof's row), they are the file's.
+   */
+  private respacedRow(s: number, e: number): boolean {
+    const need = 2 * (e - s) + 2;
+    let k = this.bigKernel;
+    let len: number;
+    if (k === null || (this.rowText !== null && k.textAt === 0) || k.readCap < need) {
+      // a kernel is made only for a line that re-spaces (the first row of every journal does not)
+      const r = (this.respacer ??= new Respacer()).respace(this.mem, s, e);
+      const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES);
+      if (r === null || need > maxRow) return false;
+      k = this.newBigKernel(kernelCapFor(need, maxRow, this.readCap), null, 0);
+      k.lines.set(r, 0);
+      len = r.length;
+    } else {
+      // into the kernel's read area: no view of the line is made (a journal of such rows would make two a row)
+      len = respaceLine(this.mem, s, e, k.lines);
+      if (len < 0) return false;
+    }
+    const b = k.lines;
+    b[len] = LF; // its terminator
+    b[len + 1] = LF; // the sentinel
+    k.prev.set(this.prev);
+    if (this.takeKernelRows(k, 0, len + 1) === 0) return false;
+    this.prev.set(k.prev);
+    this.respacedRows++;
+    if (this.task.tree) this.keep(this.base + this.rows - 1, this.mem.subarray(s, e));
+    return true;
   }
 
   /** Whether the provider-state gate must see the line `bytes` (one that may hold a mutation row, while the range has no failure). */
@@ -886,10 +936,7 @@ export class RangeVerifier {
     this.rows++;
     this.exactRows++;
     // (every caller set the line's start before it handed the line to the exact path)
-    if (this.exactAt !== null) {
-      if (this.exactAt.length < EXACT_AT_KEPT) this.exactAt.push(this.lastLineStart);
-      else this.exactAt = null;
-    }
+    this.declined(this.lastLineStart);
     const c = checkRow(row, local === 0 ? null : this.lastHashString(), index, this.task.linksOnly);
     if (local === 0) {
       this.first = { prev: c.storedPrev, eventType: c.eventType, payloadHash: c.payloadHash, storedHash: c.storedHash, profile: c.profile.name, profileError: c.profileError, line };
@@ -903,6 +950,13 @@ export class RangeVerifier {
     for (let i = 0; i < 64; i++) this.prev[i] = h.charCodeAt(i);
     const sink = this.leafSink();
     if (sink !== null) sink.add(Buffer.from(h, "hex"), 0);
+  }
+
+  /** The row at file offset `at` was not taken by the kernel as written. */
+  private declined(at: number): void {
+    if (this.declinedAt === null) return;
+    if (this.declinedAt.length < DECLINED_AT_KEPT) this.declinedAt.push(at);
+    else this.declinedAt = null;
   }
 
   /** Record the range's first failure with the head of the prefix verified before it (the scanner still holds it). */

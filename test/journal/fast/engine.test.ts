@@ -8,7 +8,7 @@ import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, sta
 import { join } from "node:path";
 import { generateJournal } from "../../../bench/journal-gen.ts";
 import { verifyJournalFast, type FastVerifyOptions, type FastVerifyResult } from "../../../src/journal/fast/engine.ts";
-import { EXACT_AT_KEPT, RangeVerifier } from "../../../src/journal/fast/range.ts";
+import { DECLINED_AT_KEPT, RangeVerifier } from "../../../src/journal/fast/range.ts";
 import { stitch } from "../../../src/journal/fast/stitch.ts";
 import { VerifyWorkers } from "../../../src/journal/model.ts";
 import { verifyJournalSync, type JournalVerifyResult } from "../../../src/journal/verify.ts";
@@ -18,7 +18,7 @@ import { VECTORS } from "../../helpers/cli.ts";
 import { countMemories } from "../../helpers/wasm-memories.ts";
 import { referenceVerdicts, tempDirs } from "../tmp.ts";
 import { prng } from "./rows.ts";
-import { compactLines } from "../../helpers/python.ts";
+import { compactLines, foreignLines } from "../../helpers/python.ts";
 
 const dirs = tempDirs("fast-verify");
 afterAll(() => dirs.cleanup());
@@ -522,46 +522,55 @@ describe("divergent_line: the divergent row's 1-based physical line, from the ve
   }, 60_000);
 });
 
-describe("rows by path: where the exact path verified the rows the kernel declined", () => {
-  test("exact_at lists those rows' offsets, whatever the split into ranges, threads and reads; null past EXACT_AT_KEPT", async () => {
+describe("rows by path: where the kernel declined a row as written (re-spaced, or the exact path's)", () => {
+  test("declined_at lists those rows' offsets, whatever the split into ranges, threads and reads; null past DECLINED_AT_KEPT", async () => {
     const dir = dirs.make();
     const g = generateJournal(join(dir, "sdd"), "r", 2_500_000, 7, "bench");
     const lines = readFileSync(g.path, "utf8").split("\n");
     lines.pop(); // (after the last line break)
     const compacted = compactLines(lines);
-    // rows re-spelled compact (the same values and hashes) are the exact path's
+    const foreign = foreignLines(lines);
+    // rows re-spelled compact (the same values and hashes) are taken re-spaced; rows spelled
+    // as Python's writer never spells a string are the exact path's
     const compact = new Set([5, 6, 200, 201, 777, lines.length - 1]);
-    const spelled = lines.map((l, i) => (compact.has(i) ? compacted[i]! : l));
+    const odd = new Set([7, 300, 301, lines.length - 2]);
+    const spelled = lines.map((l, i) => (compact.has(i) ? compacted[i]! : odd.has(i) ? foreign[i]! : l));
     const path = join(dir, "some-compact.jsonl");
     writeFileSync(path, spelled.map((l) => l + "\n").join(""));
     let at = 0;
     const want: number[] = [];
     spelled.forEach((l, i) => {
       // (the first row's empty prev_hash is the exact path's too)
-      if (i === 0 || compact.has(i)) want.push(at);
+      if (i === 0 || compact.has(i) || odd.has(i)) want.push(at);
       at += Buffer.byteLength(l) + 1;
     });
-    // with whole reads the kernel takes every other row
+    const exact = odd.size + 1;
+    // with whole reads the kernel takes every other row, and the compact ones re-spaced
     for (const cfg of [{ threads: 1 }, { threads: 2, minRangeBytes: 1 }, { threads: 3, minRangeBytes: 1, inProcess: true }]) {
       const v = await verifyJournalFast(path, cfg);
-      expect({ cfg, ok: v.ok, byPath: v.rows_by_path }).toEqual({ cfg, ok: true, byPath: { kernel: v.count - want.length, exact: want.length, exact_at: want } });
+      expect({ cfg, ok: v.ok, byPath: v.rows_by_path }).toEqual({ cfg, ok: true, byPath: { kernel: v.count - exact, exact, respaced: compact.size, declined_at: want } });
     }
     // tiny reads and ranges leave more rows to the exact path: each is listed, at its line's start, in order
     const starts = new Set([0, ...[...readFileSync(path).entries()].filter(([, c]) => c === 10).map(([i]) => i + 1)]);
     for (const cfg of CONFIGS.slice(2)) {
       const v = await verifyJournalFast(path, cfg);
-      const listed = v.rows_by_path.exact_at!;
-      expect({ cfg, ok: v.ok, listed: listed.length }).toEqual({ cfg, ok: true, listed: v.rows_by_path.exact });
+      const listed = v.rows_by_path.declined_at!;
+      expect({ cfg, ok: v.ok, listed: listed.length }).toEqual({ cfg, ok: true, listed: v.rows_by_path.exact + v.rows_by_path.respaced });
       expect(listed.every((o, i) => starts.has(o) && (i === 0 || o > listed[i - 1]!))).toBe(true);
       expect(want.every((o) => listed.includes(o))).toBe(true);
     }
-    // a journal the exact path takes whole: too many rows to list
-    const all = join(dir, "all-compact.jsonl");
-    writeFileSync(all, compacted.map((l) => l + "\n").join(""));
-    const v = await verifyJournalFast(all, { threads: 1 });
+    // journals the kernel declines whole: too many rows to list; the exact path's, and re-spaced
+    const allForeign = join(dir, "all-foreign.jsonl");
+    writeFileSync(allForeign, foreign.map((l) => l + "\n").join(""));
+    const v = await verifyJournalFast(allForeign, { threads: 1 });
     expect(v.ok).toBe(true);
-    expect(v.rows_by_path.exact).toBeGreaterThan(EXACT_AT_KEPT);
-    expect(v.rows_by_path.exact_at).toBeNull();
+    expect(v.rows_by_path.exact).toBeGreaterThan(DECLINED_AT_KEPT);
+    expect(v.rows_by_path.declined_at).toBeNull();
+    const allCompact = join(dir, "all-compact.jsonl");
+    writeFileSync(allCompact, compacted.map((l) => l + "\n").join(""));
+    const c = await verifyJournalFast(allCompact, { threads: 1 });
+    expect({ ok: c.ok, exact: c.rows_by_path.exact, respaced: c.rows_by_path.respaced, kernel: c.rows_by_path.kernel }).toEqual({ ok: true, exact: 1, respaced: c.count - 1, kernel: c.count - 1 });
+    expect(c.rows_by_path.declined_at).toBeNull();
   }, 60_000);
 });
 

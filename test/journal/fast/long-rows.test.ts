@@ -113,7 +113,7 @@ function expectAgree(path: string, readCap: number, keepRow: number): number {
   expect({ path, readCap, v: stitch({ path, exists: true, results: [without] }) }).toEqual({ path, readCap, v: exact });
   expect({ path, checked: withKernel.kernelRows + withKernel.exactRows }).toEqual({ path, checked: without.exactRows });
   // the range's diagnostics but which path took a row: identical
-  const same = (r: RangeResult) => ({ ...r, fastRows: 0, kernelRows: 0, exactRows: 0, exactAt: null });
+  const same = (r: RangeResult) => ({ ...r, fastRows: 0, kernelRows: 0, exactRows: 0, respacedRows: 0, declinedAt: null });
   expect({ path, r: same(withKernel) }).toEqual({ path, r: same(without) });
   // links-only, and the Merkle leaves with a kept row (a seal's or proof's pass)
   const links = (k: "always" | "never") => stitch({ path, exists: true, results: [runRange(path, k, readCap, { linksOnly: true })] });

@@ -171,7 +171,7 @@ describe("the provider-state gate in the verify's pass = the reference's", () =>
     // the rows are the writer's: the kernel takes them (and checks most of their addresses itself), all but
     // the first, whose empty prev_hash is the exact path's
     const all = await verifyJournalFast(path, { threads: 1, providerStateGate: { verdict: null } });
-    expect(all.rows_by_path).toEqual({ kernel: all.count - 1, exact: 1, exact_at: [0] });
+    expect(all.rows_by_path).toEqual({ kernel: all.count - 1, exact: 1, respaced: 0, declined_at: [0] });
   }, 60_000);
 
   test("a chain that does not verify is not gated (its verdict is the divergence)", async () => {
