@@ -2,6 +2,7 @@ import { JOURNAL_MAX_ROW_BYTES, openInput, rowTooLarge } from "../fsutil/input.t
 import { LineSplitter, type BulkProbe } from "../fsutil/lines.ts";
 import { classifyLine, type LineVerdict } from "../journal/reader.ts";
 import { RAW_STRING_MIN } from "../pyjson/row.ts";
+import { Respacer } from "../codec/writer-spacing.ts";
 
 /**
  * The journal reader of the replay display's fast paths: the physical
@@ -9,9 +10,11 @@ import { RAW_STRING_MIN } from "../pyjson/row.ts";
  * them (universal newlines, blank lines skipped, the row limit), but each
  * `\n`-terminated line is first offered to a byte-level `fast` handler on
  * the read buffer itself. A line the handler declines (or that the
- * splitter had to cut at a `\r`) is classified by the exact reader
+ * splitter had to cut at a `\r`) is re-spaced as Python's writer spaces a
+ * row and offered whole to `long` (codec/writer-spacing.ts: a journal
+ * rewritten by `jq -c`, say), else classified by the exact reader
  * (`classifyLine`) and handed to `exact`, so every line ends up in exactly
- * one of the two, in file order.
+ * one of the handlers, in file order.
  *
  * A generator that yields after each chunk: the caller writes what the
  * chunk produced (awaiting the reader of stdout) before more is read, so
@@ -28,10 +31,13 @@ export interface FastLineReader {
   fast: FastLine;
   exact: ExactLine;
   /**
-   * Claims a line of FAST_LINE_MAX bytes or more (the reader assembled it
-   * whole: `bytes`, no terminator) before the exact reader would classify it.
+   * Claims a line handed whole (`bytes`, no terminator; valid during the
+   * call) before the exact reader would classify it: one of FAST_LINE_MAX
+   * bytes or more as the reader assembled it, or a line re-spaced (its
+   * values, keys and strings the line's), whose `length` in the file is
+   * then not its bytes'.
    */
-  long?: (bytes: Uint8Array, lineNo: number, offset: number) => boolean;
+  long?: (bytes: Uint8Array, lineNo: number, offset: number, length: number) => boolean;
   /** Takes runs of whole lines at a line start of the read buffer (src/fsutil/lines.ts BulkProbe). */
   bulk?: BulkProbe;
   /** The read buffer (a kernel's memory): chunks are read into it, a line feed is kept after each as a sentinel. */
@@ -66,6 +72,8 @@ const EXACT_GC_BYTES = 1 << 19;
 
 /** Lines of this length and more always take the exact reader (its byte path keeps huge rows as bytes). */
 export const FAST_LINE_MAX = 1 << 16;
+/** Lines longer than this are not re-spaced (the kernels' copies take rows up to twice as long). */
+const RESPACE_MAX = 1 << 20;
 
 export function* readFastLines(path: string, reader: FastLineReader): Generator<void> {
   const input = openInput(path, { what: "journal" });
@@ -75,6 +83,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
   let exactBytes = 0;
   /** File offset of the line being handed out: where the previous one ended (after its terminator). */
   let lineStart = 0;
+  const respacer = reader.long === undefined ? null : new Respacer();
   const splitter: LineSplitter = new LineSplitter(
     "universal",
     (bytes, lineNo) => {
@@ -86,7 +95,11 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
         return;
       }
       if (bytes.length === 0) return;
-      if (bytes.length >= FAST_LINE_MAX && reader.long?.(bytes, lineNo, offset)) return;
+      if (bytes.length >= FAST_LINE_MAX && reader.long?.(bytes, lineNo, offset, bytes.length)) return;
+      if (respacer !== null && bytes.length <= RESPACE_MAX) {
+        const respaced = respacer.respace(bytes, 0, bytes.length);
+        if (respaced !== null && reader.long!(respaced, lineNo, offset, bytes.length)) return;
+      }
       exactBytes += bytes.length;
       // a huge line's buffer the splitter let go of is the row's own: its values keep views of it, not a copy
       const kept = splitter.detach(bytes);

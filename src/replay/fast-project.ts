@@ -283,7 +283,7 @@ function* walkChain(path: string, upper: number, onEvent: (src: Uint8Array, s: n
     head.set(lines.subarray(at, at + 64)),
   );
   let big: VerifyKernel | null = null;
-  /** A line the reader assembled whole (it spanned two reads, or is long): on a kernel sized to it (as verify's long rows), linked from the head. */
+  /** A line the reader assembled whole (it spanned two reads, is long, or was re-spaced): on a kernel sized to it (as verify's long rows), linked from the head. */
   const assembled = (bytes: Uint8Array): boolean => {
     const n = bytes.length;
     if (!hasHead || count >= upper || n > LONG_LINE_MAX) return false;

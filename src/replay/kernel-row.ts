@@ -182,8 +182,8 @@ export function copyCapFor(n: number): number {
 
 /**
  * The display's kernel for lines that are not in the read buffer: those
- * the line reader assembled because they spanned two reads, or because
- * they are FAST_LINE_MAX bytes or longer. A KernelRowReader sized to the
+ * the line reader assembled because they spanned two reads, because
+ * they are FAST_LINE_MAX bytes or longer, or re-spaced. A KernelRowReader sized to the
  * line, its text and scratch areas each the line's length again (a row
  * whose fingerprint text or nested values need more is declined, to the
  * exact path), kept for the lines after it and replaced only by a longer one.

@@ -234,15 +234,15 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
     tally.lastHashAt(row.mem, row.fieldS[EVENT_HASH_SLOT]!, row.fieldE[EVENT_HASH_SLOT]!);
   };
   const copies = new LongLineKernel();
-  /** A line the reader assembled (it spanned two reads, or is long), taken from a copy; false: declined. */
-  const copied = (bytes: Uint8Array, offset: number): boolean => {
+  /** A line the reader assembled (it spanned two reads, is long, or was re-spaced; `length`: its bytes in the file), taken from a copy; false: declined. */
+  const copied = (bytes: Uint8Array, offset: number, length: number): boolean => {
     const row = copies.take(bytes);
     if (row === null) return false;
     if (beyondLimit()) return true;
     // its text is hashed after the rows before it, on its own
     flush();
     tally.fp.updateText(row.batch(), 1);
-    taken(row, offset, bytes.length);
+    taken(row, offset, length);
     return true;
   };
   const turns = new TurnPacer();
@@ -252,7 +252,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
     // full collections cost time and raised the peak
     gcEvery: Number.POSITIVE_INFINITY,
     fast: (buf, s, e, _lineNo, offset) => {
-      if (!k.holds(buf)) return copied(buf.subarray(s, e), offset);
+      if (!k.holds(buf)) return copied(buf.subarray(s, e), offset, e - s);
       const mark = k.textEnd;
       if (!k.take(s, e)) return false;
       if (beyondLimit()) {
@@ -264,7 +264,7 @@ export async function scanRunFast(journal: string, limit?: number, ids?: { agent
       taken(k, offset, e - s);
       return true;
     },
-    long: (bytes, _lineNo, offset) => copied(bytes, offset),
+    long: (bytes, _lineNo, offset, length) => copied(bytes, offset, length),
     // an exact row is fingerprinted, and read by the display (display.ts measureIds reads its long strings piece by piece)
     rawStrings: true,
     exact: (v, bytes, lineNo, offset) => {

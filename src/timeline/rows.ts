@@ -276,7 +276,7 @@ export function* readPageRows(path: string, endOffset: number, fp: ReplayFingerp
     sink.row(lineRows.kernelRow(r, r === k, buf, s, e));
   };
   const copies = new LongLineKernel(PAGE_TABLE, false);
-  /** The line buf[s, e) the reader assembled (it spanned two reads, or is long), taken from a copy; false: declined. */
+  /** The line buf[s, e) the reader assembled (it spanned two reads, is long, or was re-spaced), taken from a copy; false: declined. */
   const copied = (buf: Uint8Array, s: number, e: number, at: number): boolean => {
     const row = copies.take(buf.subarray(s, e));
     if (row === null) return false;

@@ -25,6 +25,7 @@ import { generateJournal } from "../../bench/journal-gen.ts";
 import { CellSpool } from "../../src/replay/cell-spool.ts";
 import { CollectingOutput } from "../../src/replay/sink.ts";
 import { VECTORS } from "../helpers/cli.ts";
+import { runPython } from "../helpers/python.ts";
 import { foldingRows, HOSTILE_LINES, writeHostileJournal, writeLongRowJournal, writeWriterJournal } from "./hostile-rows.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fast-display-"));
@@ -121,7 +122,40 @@ const windows = [
   windowsCopy(edges, "edges-crlf.jsonl"),
   windowsCopy(largeRows, "large-rows-crlf.jsonl"),
 ];
-const journals = [hostile, clean, edges, folding, long, largeRows, ...windows, ...vectors];
+/**
+ * `path` with each row line re-spelled by Python in another spacing than its writer's (a journal
+ * rewritten by `jq -c`, say): compact, spaced out, or indented and joined back to one line; the
+ * same values. The fast paths take such rows re-spaced (codec/writer-spacing.ts).
+ */
+function respacedCopy(path: string, name: string, spacing: "compact" | "spaced" | "pretty"): string {
+  const script = `import json, sys
+spacing, lines = json.load(sys.stdin)
+def spell(l):
+    try:
+        o = json.loads(l)
+    except ValueError:
+        return l
+    if not isinstance(o, dict):
+        return l
+    if spacing == "compact":
+        return json.dumps(o, separators=(",", ":"))
+    if spacing == "spaced":
+        return json.dumps(o, separators=(" , ", " :  "))
+    return "\\t" + json.dumps(o, indent=2).replace("\\n", " \\t") + " "
+print(json.dumps([spell(l) for l in lines]))`;
+  const lines = runPython(script, [spacing, readFileSync(path, "utf8").split("\n")]) as string[];
+  const copy = join(dir, name);
+  writeFileSync(copy, lines.join("\n"));
+  return copy;
+}
+const respaced = [
+  respacedCopy(clean, "clean-compact.jsonl", "compact"),
+  respacedCopy(chained.path, "chained-compact.jsonl", "compact"),
+  respacedCopy(chained.path, "chained-spaced.jsonl", "spaced"),
+  respacedCopy(chained.path, "chained-pretty.jsonl", "pretty"),
+  respacedCopy(largeRows, "large-rows-compact.jsonl", "compact"),
+];
+const journals = [hostile, clean, edges, folding, long, largeRows, ...windows, ...respaced, ...vectors];
 const metadata = { run_id: "r", started_at: 1727000000.5, git_sha: "abc", git_branch: "main", config_hash: "c0", seed_path: null } as never;
 
 async function json(fast: boolean, journal: string, limit?: number): Promise<string> {
@@ -276,9 +310,10 @@ describe("replay display: fast path = exact path", () => {
       LongLineKernel.prototype.take = take;
     }
     // 39 of the 40 writer rows with a blob (the first is one the kernel declines, short or long), 4 with long display
-    // fields, the last row; that first row, 3 other spellings and a line that is no row are declined
+    // fields, the last row; that first row, 3 other spellings (the compact one twice: re-spaced, it has no envelope)
+    // and a line that is no row are declined
     expect(taken).toBe(44);
-    expect(declined).toBe(5);
+    expect(declined).toBe(6);
   });
 
   test("--from-step links long rows on a kernel sized to them (the test is not vacuous)", async () => {
@@ -326,6 +361,37 @@ describe("replay display: fast path = exact path", () => {
     expect(reindented).toBe(chained.rows);
     // all but the first row (the chain's head comes from the exact path) and each read's last
     expect(inRuns).toBeGreaterThan(chained.rows - 20);
+  });
+
+  test("writer rows in other spacings take the fast paths re-spaced, with the exact path's outputs (the test is not vacuous)", async () => {
+    const take = LongLineKernel.prototype.take;
+    const verify = VerifyKernel.prototype.verify;
+    let taken = 0;
+    let linked = 0;
+    LongLineKernel.prototype.take = function (this: LongLineKernel, bytes: Uint8Array) {
+      const r = take.call(this, bytes);
+      if (r !== null) taken++;
+      return r;
+    };
+    VerifyKernel.prototype.verify = function (this: VerifyKernel, p: number, bound: number, index: number, mode: number) {
+      const end = verify.call(this, p, bound, index, mode);
+      if (this.rows === 1 && end === bound) linked++;
+      return end;
+    };
+    let steps: number;
+    try {
+      // every row of the compact copy but the first (the chain's head is the exact path's), on the display's kernel
+      await scanRunFast(respaced[1]!);
+      steps = (await projectRunFast(respaced[3]!, 1e9)).step_count;
+    } finally {
+      LongLineKernel.prototype.take = take;
+      VerifyKernel.prototype.verify = verify;
+    }
+    const rows = readFileSync(chained.path, "utf8").trimEnd().split("\n").length;
+    expect(taken).toBe(rows - 1);
+    // --from-step links each row of the indented copy on a kernel of its own, re-spaced
+    expect(steps).toBe(rows);
+    expect(linked).toBe(rows - 1);
   });
 
   test("a journal of writer rows takes the fast paths (the test is not vacuous)", async () => {
