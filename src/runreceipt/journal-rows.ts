@@ -273,14 +273,18 @@ export async function verifiedInOnePass(path: string, runId: string, lines: { co
   let n = 0;
   let declined = false;
   const ix = new RowIndex();
-  /** The rows among b[s, e) whose text holds the bytes `event` (a top-level event, or the same bytes in a nested object): each looked at once. */
-  const rowsHolding = (b: Buffer, s: number, e: number, event: Uint8Array, each: (rs: number, re: number) => void): void => {
-    let done = s;
-    for (let h = b.indexOf(event, s); h >= 0 && h < e; h = b.indexOf(event, h + 1)) {
+  /**
+   * The rows among the texts `b` (a view of u8 from `at`) whose text holds the bytes `event` (a top-level
+   * event, or the same bytes in a nested object): each looked at once, as u8[rs, re). The view ends where
+   * the texts do: a search runs to its end, not the kernel memory's.
+   */
+  const rowsHolding = (b: Buffer, at: number, event: Uint8Array, each: (rs: number, re: number) => void): void => {
+    let done = 0;
+    for (let h = b.indexOf(event); h >= 0; h = b.indexOf(event, h + 1)) {
       if (h < done) continue;
       const rs = b.lastIndexOf(LF, h) + 1;
       const re = b.indexOf(LF, h);
-      each(Math.max(rs, s), re);
+      each(at + rs, at + re);
       done = re;
     }
   };
@@ -295,13 +299,13 @@ export async function verifiedInOnePass(path: string, runId: string, lines: { co
         p = q + 1;
       }
       // what the binding reads of the rows: an agent_spawned row's endpoint, a loaded_extension_set row's list
-      const b = Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
-      rowsHolding(b, s, e, SPAWNED_TEXT, (rs, re) => {
+      const b = Buffer.from(u8.buffer, u8.byteOffset + s, e - s);
+      rowsHolding(b, s, SPAWNED_TEXT, (rs, re) => {
         if (!indexRow(u8, rs, re, ix, EMBED_KEYS) || ix.repeatedName) return;
         const ev = ix.valueOf(RunKey.Event);
         if (ev >= 0 && ix.kind(ev) === Tok.String && tokenIs(u8, ix.start(ev), ix.end(ev), AGENT_SPAWNED)) endpoints.addIndexed(ix, u8, ENDPOINT);
       });
-      rowsHolding(b, s, e, EXTENSIONS_TEXT, (rs, re) => {
+      rowsHolding(b, s, EXTENSIONS_TEXT, (rs, re) => {
         extensions = extensionsOf(parse(new TextDecoder().decode(u8.subarray(rs, re))) as PyObject) ?? extensions;
       });
     },
