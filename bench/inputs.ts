@@ -4,7 +4,7 @@
  */
 import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { generateJournal, generateStepJournal, type JournalShape } from "./journal-gen.ts";
+import { generateJournal, generateStepJournal, isPythonShape, type JournalShape } from "./journal-gen.ts";
 import { run } from "./measure.ts";
 
 export interface BenchJournal {
@@ -43,7 +43,7 @@ export function ensureJournal(out: string, mb: number, shape: JournalShape = "be
       return { shape, path, bytes: meta.bytes, rows: meta.rows, stamp: stampOf(meta.bytes) };
     }
   }
-  console.error(`generating a ${mb} MB journal of shape ${shape} ${shape === "python" || shape === "windows" ? "with python3" : "with the project's writer"} ...`);
+  console.error(`generating a ${mb} MB journal of shape ${shape} ${isPythonShape(shape) ? "with python3" : "with the project's writer"} ...`);
   const t = performance.now();
   const g = generateJournal(sdd, runId, mb * 1e6, RUN_SEED, shape);
   console.error(`  ${g.rows} rows, ${(g.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t) / 1000).toFixed(1)} s`);

@@ -19,7 +19,8 @@ export const USAGE = `usage: bun bench/journal-gen.ts --sdd DIR --run ID --bytes
                        written in batches of 4,096 rows (~2.1 MB), so at least one batch
   --shape S            bench (default: the bench's realistic run), mixed (every event kind, nested payloads,
                        unicode, hard floats, multi-KB tool output; ends with run_completed), large-rows
-                       (~1 MB rows, one per batch) or python (rows written by python3, bench/journal_py.py)
+                       (~1 MB rows, one per batch), python (rows written by python3, bench/journal_py.py),
+                       windows (those rows with CR LF line ends) or compact (those rows as jq -c rewrites them)
   --agent ID --steps N an agent step journal of N steps at DIR/runtime/journal/ID/000000.jsonl
   --seed N             0..4294967295 (default 8 for run journals, 5 for step journals);
                        same seed and size = same run journal bytes (step journals: same steps

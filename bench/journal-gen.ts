@@ -11,7 +11,9 @@
  * That is the `bench` shape; the others (`mixed`, `large-rows`: see
  * journal-shapes.ts; `python`: rows python3 writes, journal_py.py; `windows`:
  * the same rows, each line ended by CR LF as Python's text mode writes them
- * on Windows) keep the verbs from being tuned to it.
+ * on Windows; `compact`: the same rows as a tool that rewrites a journal
+ * spells them, `jq -c` or `separators=(",", ":")`) keep the verbs from
+ * being tuned to it.
  */
 import { EventJournal, type JournalClock, type RecordItem } from "../src/journal/writer.ts";
 import { pyFloat, type PyLike } from "../src/pyjson/types.ts";
@@ -161,7 +163,7 @@ export function steppingClock(seed: number, start = 1727000000.1234567): Journal
 }
 
 /** The journal shapes the bench measures every verb on; `bench` is the original (and default) one. */
-export const SHAPES = ["bench", "mixed", "large-rows", "python", "windows"] as const;
+export const SHAPES = ["bench", "mixed", "large-rows", "python", "windows", "compact"] as const;
 export type JournalShape = (typeof SHAPES)[number];
 
 export function isShape(s: string): s is JournalShape {
@@ -169,7 +171,14 @@ export function isShape(s: string): s is JournalShape {
 }
 
 /** Rows per `recordMany` call between size checks: about 2 MB of rows for each shape. */
-const BATCH_ROWS: Record<Exclude<JournalShape, "python" | "windows">, number> = { bench: 4096, mixed: 512, "large-rows": 1 };
+const BATCH_ROWS: Record<Exclude<JournalShape, PythonShape>, number> = { bench: 4096, mixed: 512, "large-rows": 1 };
+
+/** The shapes python3 writes (bench/journal_py.py). */
+type PythonShape = "python" | "windows" | "compact";
+
+export function isPythonShape(shape: JournalShape): shape is PythonShape {
+  return shape === "python" || shape === "windows" || shape === "compact";
+}
 
 const PYTHON_WRITER = join(import.meta.dir, "journal_py.py");
 
@@ -177,7 +186,7 @@ const PYTHON_WRITER = join(import.meta.dir, "journal_py.py");
  * Write a journal of about `targetBytes` (at least one batch of rows) of
  * shape `shape` under `<sddDir>/runs/<runId>/` (any existing one is
  * replaced). Returns the path and the row count. Same shape, seed and size,
- * same bytes. `python` and `windows` rows are written by python3 (bench/journal_py.py).
+ * same bytes. `python`, `windows` and `compact` rows are written by python3 (bench/journal_py.py).
  */
 export function generateJournal(
   sddDir: string,
@@ -186,7 +195,7 @@ export function generateJournal(
   seed = 8,
   shape: JournalShape = "bench",
 ): { path: string; rows: number; bytes: number } {
-  if (shape === "python" || shape === "windows") return generatePythonJournal(sddDir, runId, targetBytes, seed, shape === "windows" ? "crlf" : "lf");
+  if (isPythonShape(shape)) return generatePythonJournal(sddDir, runId, targetBytes, seed, shape);
   const journal = EventJournal.create(runId, { sddDir, overwrite: true, clock: steppingClock(seed), env: {} });
   let rows = 0;
   let ticks = 0;
@@ -215,11 +224,13 @@ export function generateJournal(
   }
 }
 
-/** A `python` journal: python3 writes it (and its metadata.json) with its own json and hashlib; `crlf`: as on Windows. */
-function generatePythonJournal(sddDir: string, runId: string, targetBytes: number, seed: number, newline: "lf" | "crlf"): { path: string; rows: number; bytes: number } {
+/** A journal python3 writes (and its metadata.json) with its own json and hashlib: `windows` with CR LF line ends, `compact` rewritten compact. */
+function generatePythonJournal(sddDir: string, runId: string, targetBytes: number, seed: number, shape: PythonShape): { path: string; rows: number; bytes: number } {
+  const newline = shape === "windows" ? "crlf" : "lf";
+  const spacing = shape === "compact" ? "compact" : "writer";
   // the same run-id rule and containment as the project's writer, before python3 touches the disk
   const path = journalPath(sddDir, runId);
-  const p = Bun.spawnSync(["python3", PYTHON_WRITER, "--sdd", sddDir, "--run", runId, "--bytes", String(targetBytes), "--seed", String(seed), "--newline", newline], {
+  const p = Bun.spawnSync(["python3", PYTHON_WRITER, "--sdd", sddDir, "--run", runId, "--bytes", String(targetBytes), "--seed", String(seed), "--newline", newline, "--spacing", spacing], {
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -13,12 +13,14 @@ every magnitude), non-ASCII dict keys (file paths), and coverage maps of
 20 to 150 path keys in the order they were filled (keys that share long
 heads, some escaped: their sort is the verify's work).
 
-    python3 bench/journal_py.py --sdd DIR --run ID --bytes N [--seed N] [--newline crlf]
+    python3 bench/journal_py.py --sdd DIR --run ID --bytes N [--seed N] [--newline crlf] [--spacing compact]
 
 Writes DIR/runs/ID/journal.jsonl (replacing it) and metadata.json; prints
 one JSON line: path, rows, bytes, head. Same seed and size, same bytes.
 `--newline crlf` ends every line as Python's text mode does on Windows
-(the bench's `windows` shape); the rows are the same.
+(the bench's `windows` shape); `--spacing compact` writes each row as a
+tool that rewrites the journal does (`jq -c`, `separators=(",", ":")`: the
+bench's `compact` shape). The rows' values are the same.
 """
 import json
 import os
@@ -89,12 +91,13 @@ def events(rng, run_id):
 
 def main(argv):
     args = dict(zip(argv[::2], argv[1::2]))
-    if len(argv) % 2 or not {"--sdd", "--run", "--bytes"} <= args.keys() or not args.keys() <= {"--sdd", "--run", "--bytes", "--seed", "--newline"}:
+    if len(argv) % 2 or not {"--sdd", "--run", "--bytes"} <= args.keys() or not args.keys() <= {"--sdd", "--run", "--bytes", "--seed", "--newline", "--spacing"}:
         sys.stderr.write(__doc__)
         return 2
-    if args.get("--newline", "lf") not in ("lf", "crlf"):
+    if args.get("--newline", "lf") not in ("lf", "crlf") or args.get("--spacing", "writer") not in ("writer", "compact"):
         sys.stderr.write(__doc__)
         return 2
+    separators = (",", ":") if args.get("--spacing") == "compact" else None
     newline = "\r\n" if args.get("--newline") == "crlf" else "\n"
     run_id, target, seed = args["--run"], float(args["--bytes"]), int(args.get("--seed", "11"))
     run_dir = os.path.join(args["--sdd"], "runs", run_id)
@@ -112,7 +115,7 @@ def main(argv):
             row = {"ts": t, "elapsed_s": round(t - start, 3), "index": rows, "event": event,
                    "prev_hash": prev, "payload_hash": ph, "event_hash": eh}
             row.update(data)
-            line = json.dumps(row, default=str) + "\n"
+            line = json.dumps(row, default=str, separators=separators) + "\n"
             buf.append(line)
             buffered += len(line)
             size += len(line) + len(newline) - 1

@@ -29,7 +29,7 @@
  *     verify`), interleaved, with peak RSS and the issue's targets.
  *     `--verbs` measures only that table (`--pick list,diff,...` a subset).
  *     The run-journal verbs run on every journal shape (issue 28: bench,
- *     mixed, large-rows, python, windows; `--shapes a,b` a subset, the first one's
+ *     mixed, large-rows, python, windows, compact; `--shapes a,b` a subset, the first one's
  *     table printed as before), then one verb × shape table.
  *
  *   bun scripts/bench.ts [--mb 220] [--quick] [--reps 3] [--threads N] [--bin PATH] [--skip-python]

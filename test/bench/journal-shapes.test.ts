@@ -35,7 +35,7 @@ const made = new Map<string, { path: string; rows: number; bytes: number; text: 
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "bernstein-journal-shapes-"));
-  for (const shape of ["bench", "mixed", "large-rows", "python", "windows"]) {
+  for (const shape of ["bench", "mixed", "large-rows", "python", "windows", "compact"]) {
     const w = written(["--sdd", join(dir, shape), "--run", `r-${shape}`, "--bytes", SIZE, "--shape", shape, "--seed", "3"]);
     expect(w.shape).toBe(shape);
     made.set(shape, { ...w, text: readFileSync(w.path, "latin1") });
@@ -44,7 +44,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("bench journal shapes", () => {
-  test.each(["bench", "mixed", "large-rows", "python", "windows"])("%s: at least the size asked, verified ok by the binary and by the Python reference, event counts equal", async (shape) => {
+  test.each(["bench", "mixed", "large-rows", "python", "windows", "compact"])("%s: at least the size asked, verified ok by the binary and by the Python reference, event counts equal", async (shape) => {
     const m = made.get(shape)!;
     expect(m.bytes).toBeGreaterThanOrEqual(3e6);
     expect(readFileSync(m.path).length).toBe(m.bytes);
@@ -66,7 +66,7 @@ describe("bench journal shapes", () => {
     expect(r.stderr).toContain(`verify stats: rows by kernel ${m.rows - 1}, exact 1; threads 1`);
   });
 
-  test.each(["mixed", "large-rows", "python", "windows"])("%s: the same seed writes the same bytes, another seed others", (shape) => {
+  test.each(["mixed", "large-rows", "python", "windows", "compact"])("%s: the same seed writes the same bytes, another seed others", (shape) => {
     const again = written(["--sdd", join(dir, `${shape}-again`), "--run", `r-${shape}`, "--bytes", SIZE, "--shape", shape, "--seed", "3"]);
     expect(readFileSync(again.path, "latin1")).toBe(made.get(shape)!.text);
     const other = written(["--sdd", join(dir, `${shape}-other`), "--run", `r-${shape}`, "--bytes", "1", "--shape", shape, "--seed", "4"]);
@@ -135,10 +135,23 @@ describe("bench journal shapes", () => {
     expect(firstRows(w.text, "\r\n")).toEqual(firstRows(p.text, "\n"));
   });
 
+  test("compact: the python shape's rows as `jq -c` rewrites them, taken by the kernel re-spaced", async () => {
+    const c = made.get("compact")!;
+    const p = made.get("python")!;
+    // no whitespace between tokens; the same events in the same order as the python shape's (its run id differs)
+    expect(c.text).not.toMatch(/^\{"ts": /m);
+    expect(c.text).toMatch(/^\{"ts":[0-9.]+,"elapsed_s":[0-9.]+,"index":0,"event":"run_started","prev_hash":"",/);
+    const events = (text: string, sep: string) => text.split("\n").slice(0, 50).map((l) => new RegExp(`"event":${sep}"([^"]+)"`).exec(l)![1]);
+    expect(events(c.text, "")).toEqual(events(p.text, " "));
+    const r = await bernstein(["journal", "verify", c.path, "--threads", "1"], { env: { BERNSTEIN_VERIFY_STATS: "1" } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`verify stats: rows by kernel ${c.rows - 1}, exact 1; threads 1; re-spaced ${c.rows - 1} of the kernel's`);
+  });
+
   test("an unknown shape, or --shape with an agent journal, is refused (exit 2, nothing written)", () => {
     const bad = gen(["--sdd", join(dir, "bad"), "--run", "x", "--bytes", "1", "--shape", "nope"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr.split("\n")[0]).toBe('journal-gen: --shape takes one of bench, mixed, large-rows, python, windows, got "nope"');
+    expect(bad.stderr.split("\n")[0]).toBe('journal-gen: --shape takes one of bench, mixed, large-rows, python, windows, compact, got "nope"');
     const agent = gen(["--sdd", join(dir, "bad"), "--agent", "x", "--steps", "1", "--shape", "mixed"]);
     expect(agent.code).toBe(2);
     expect(agent.stderr.split("\n")[0]).toBe("journal-gen: --shape goes with --run, not --agent");

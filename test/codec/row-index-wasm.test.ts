@@ -12,7 +12,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateJournal, SHAPES } from "../../bench/journal-gen.ts";
+import { generateJournal, isPythonShape, SHAPES } from "../../bench/journal-gen.ts";
 import { indexObjectAt, indexObjectAtJs, indexObjectAtWasm, indexRow, KeyTable, RowIndex, Spell } from "../../src/codec/row-index.ts";
 import { MAX_DEPTH } from "../../src/codec/bytes.ts";
 import { DEFAULT_MAX_DEPTH } from "../../src/pyjson/parse.ts";
@@ -108,7 +108,7 @@ describe("the WebAssembly row scanner writes the JavaScript scanner's index", ()
     expect(firstDifference(all, NONE)).toBeNull();
   }, 60_000);
 
-  const shapes = SHAPES.filter((s) => (s !== "python" && s !== "windows") || pythonAvailable());
+  const shapes = SHAPES.filter((s) => !isPythonShape(s) || pythonAvailable());
   test(`rows of every bench journal shape (${shapes.join(", ")})`, () => {
     const dir = mkdtempSync(join(tmpdir(), "row-index-wasm-"));
     try {

@@ -119,7 +119,7 @@ describe("npm run bench -- --verbs", () => {
     expect(r.stdout).toContain(`every target met: ${doc.verbs.all_met ? "yes" : "no"}`);
 
     // issue 28: by default the run-journal verbs ran on every shape, each against its own baseline
-    expect(doc.verbs.params.shapes).toEqual(["bench", "mixed", "large-rows", "python", "windows"]);
+    expect(doc.verbs.params.shapes).toEqual(["bench", "mixed", "large-rows", "python", "windows", "compact"]);
     expect(doc.verbs.run_journal.shape).toBe("bench");
     const runKeys = ISSUE_TARGETS.slice(0, RUN_VERB_COUNT).map(([k]) => k);
     for (const s of doc.verbs.shapes) {
@@ -130,20 +130,23 @@ describe("npm run bench -- --verbs", () => {
     }
     expect(doc.verbs.shapes[0].verbs).toEqual(rows.slice(0, RUN_VERB_COUNT));
     const shapeHead = cellsOf(tableLines(r.stdout, 1)[0]!);
-    expect(shapeHead).toEqual(["verb", ...["bench", "mixed", "large-rows", "python", "windows", "agent"].flatMap((g) => [`${g} s`, `${g} ×`, `${g} MB`])]);
+    expect(shapeHead).toEqual(["verb", ...["bench", "mixed", "large-rows", "python", "windows", "compact", "agent"].flatMap((g) => [`${g} s`, `${g} ×`, `${g} MB`])]);
     const byShape = tableRows(r.stdout, 1);
     expect(byShape).toHaveLength(ISSUE_TARGETS.length);
     const python = doc.verbs.shapes[3].verbs as Row[];
     const windows = doc.verbs.shapes[4].verbs as Row[];
+    const compact = doc.verbs.shapes[5].verbs as Row[];
     byShape.slice(0, RUN_VERB_COUNT).forEach((line, i) => {
       const cells = cellsOf(line);
       expect(cells[10]).toBe(python[i]!.wall_s.toFixed(3));
       expect(cells[12]).toContain(python[i]!.rss_mb.toFixed(1));
       expect(cells[13]).toBe(windows[i]!.wall_s.toFixed(3));
       expect(cells[15]).toContain(windows[i]!.rss_mb.toFixed(1));
-      expect(cells.slice(16)).toEqual(["-", "-", "-"]);
+      expect(cells[16]).toBe(compact[i]!.wall_s.toFixed(3));
+      expect(cells[18]).toContain(compact[i]!.rss_mb.toFixed(1));
+      expect(cells.slice(19)).toEqual(["-", "-", "-"]);
     });
-    expect(cellsOf(byShape[RUN_VERB_COUNT]!).slice(1, 16)).toEqual(Array(15).fill("-"));
+    expect(cellsOf(byShape[RUN_VERB_COUNT]!).slice(1, 19)).toEqual(Array(18).fill("-"));
     expect(r.stdout).toContain(`every target met on every shape: ${doc.verbs.all_shapes_met ? "yes" : "no"}`);
   }, 240_000);
 
