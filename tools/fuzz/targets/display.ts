@@ -12,6 +12,7 @@ import { CellSpool } from "../../../src/replay/cell-spool.ts";
 import { CollectingOutput } from "../../../src/replay/sink.ts";
 import { renderTimeline } from "../../../src/timeline/generate.ts";
 import { mutateBytes, mutateLines } from "../mutate.ts";
+import { respaceLines } from "../respace.ts";
 import { runJournalVectors } from "../seeds.ts";
 import { violation, type FuzzTarget } from "../types.ts";
 import type { Rng } from "../rng.ts";
@@ -82,7 +83,9 @@ export function displayTarget(): FuzzTarget {
     mutate(rng, seeds) {
       const base = rng.pick(seeds);
       const out = rng.chance(0.5) ? mutateLines(rng, base, { corpus: seeds, maxBytes: 1 << 20 }) : mutateBytes(rng, base, { corpus: seeds, maxBytes: 1 << 20 });
-      return rng.chance(0.2) ? lengthen(rng, out) : out;
+      // now and then its rows in another spacing (a journal rewritten by jq -c, say), taken by the fast paths re-spaced
+      const spaced = rng.chance(0.15) ? respaceLines(rng, out) : out;
+      return rng.chance(0.2) ? lengthen(rng, spaced) : spaced;
     },
     async run(input, rng) {
       writeFileSync(file, input);

@@ -17,6 +17,7 @@ import { pyStr } from "../../../src/pyjson/python.ts";
 import { PyNum, type PyValue } from "../../../src/pyjson/types.ts";
 import { plainDoc, runBinary } from "../binary.ts";
 import { deepNesting, mutateBytes, mutateLines } from "../mutate.ts";
+import { SPACINGS, spelledRow } from "../respace.ts";
 import { runPythonFile } from "../python.ts";
 import type { Rng } from "../rng.ts";
 import { linesOf, runJournalVectors } from "../seeds.ts";
@@ -174,6 +175,8 @@ function rechain(rng: Rng, input: Uint8Array): Uint8Array {
       }
     }
   }
+  // now and then rows in another spacing than the writer's (a journal rewritten by jq -c, say): the kernels take them re-spaced
+  const spacing = rng.chance(0.2) ? rng.pick(SPACINGS) : null;
   let prev = "";
   const out: string[] = [];
   rows.forEach((row, i) => {
@@ -185,7 +188,8 @@ function rechain(rng: Rng, input: Uint8Array): Uint8Array {
     row.set("event_hash", eh);
     row.set("index", new PyNum(String(i), false));
     prev = eh;
-    out.push(dumps(row, { rawNumbers: rng.chance(0.5) }) + "\n");
+    const rawNumbers = rng.chance(0.5);
+    out.push(spelledRow(row, spacing !== null && rng.chance(0.7) ? spacing : null, rawNumbers) + "\n");
   });
   return enc.encode(out.join(""));
 }
