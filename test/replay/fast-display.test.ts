@@ -310,10 +310,10 @@ describe("replay display: fast path = exact path", () => {
       LongLineKernel.prototype.take = take;
     }
     // 39 of the 40 writer rows with a blob (the first is one the kernel declines, short or long), 4 with long display
-    // fields, the last row; that first row, 3 other spellings (the compact one twice: re-spaced, it has no envelope)
-    // and a line that is no row are declined
+    // fields, the last row; that first row, 3 other spellings (the compact and the raw UTF-8 one twice: re-spaced, they
+    // have no envelope) and a line that is no row are declined
     expect(taken).toBe(44);
-    expect(declined).toBe(6);
+    expect(declined).toBe(7);
   });
 
   test("--from-step links long rows on a kernel sized to them (the test is not vacuous)", async () => {

@@ -205,7 +205,10 @@ function writeChainedFieldJournal(sdd: string, rows: number, seed: number): stri
     const row = { ts: pyFloat(Math.round(ts * 1000) / 1000), elapsed_s: pyFloat(i * 0.5), index: i, event, prev_hash: prev, payload_hash: ph, event_hash: eh, ...payload };
     prev = eh;
     const style = rand();
-    lines.push(style < 0.8 ? dumps(row) : style < 0.9 ? dumps(row, { separators: [",", ":"] }) : dumps(row, { ensureAscii: false }));
+    // other spellings: compact, raw UTF-8 (re-spaced for the kernel, codec/writer-spacing.ts), and the event type's first
+    // character escaped, as Python never writes it (the exact path's)
+    const spelled = style < 0.7 ? dumps(row) : style < 0.8 ? dumps(row, { separators: [",", ":"] }) : style < 0.9 ? dumps(row, { ensureAscii: false }) : null;
+    lines.push(spelled ?? dumps(row).replace(/"event": "([a-z])/, (_, c: string) => `"event": "\\u00${c.charCodeAt(0).toString(16)}`));
   }
   const path = join(runDir, "journal.jsonl");
   writeFileSync(path, lines.join("\n") + "\n");

@@ -5,14 +5,15 @@ import type { Rng } from "./rng.ts";
 
 /**
  * Rows in another spacing than Python's writer's, as a tool that rewrites a
- * journal spells them: compact (`jq -c`), spaced out, indented and joined
- * back to one line. The fast paths take such rows re-spaced
+ * journal spells them: compact (`jq -c`: raw UTF-8 too), spaced out,
+ * indented and joined back to one line. The fast paths take such rows re-spaced
  * (src/codec/writer-spacing.ts); the exact path reads them as they are.
  */
 export const SPACINGS: readonly Spacing[] = [
-  { separators: [",", ":"], indent: null, pad: "" },
-  { separators: [" , ", " :\t"], indent: null, pad: " " },
-  { separators: [",", ": "], indent: 1, pad: "\t" },
+  { separators: [",", ":"], indent: null, pad: "", ensureAscii: true },
+  { separators: [",", ":"], indent: null, pad: "", ensureAscii: false },
+  { separators: [" , ", " :\t"], indent: null, pad: " ", ensureAscii: true },
+  { separators: [",", ": "], indent: 1, pad: "\t", ensureAscii: false },
 ];
 
 export interface Spacing {
@@ -20,12 +21,15 @@ export interface Spacing {
   indent: number | null;
   /** Whitespace before and after the row. */
   pad: string;
+  /** False: non-ASCII characters raw (UTF-8), as `jq -c` writes them. */
+  ensureAscii: boolean;
 }
 
 /** `row` spelled by the exact writer in `spacing` (null: the writer's own), one line. */
 export function spelledRow(row: PyValue, spacing: Spacing | null, rawNumbers: boolean): string {
   if (spacing === null) return dumps(row, { rawNumbers });
-  return spacing.pad + dumps(row, { rawNumbers, separators: spacing.separators, indent: spacing.indent }).replaceAll("\n", " ") + spacing.pad;
+  const { separators, indent, ensureAscii } = spacing;
+  return spacing.pad + dumps(row, { rawNumbers, separators, indent, ensureAscii }).replaceAll("\n", " ") + spacing.pad;
 }
 
 const strict = new TextDecoder("utf-8", { fatal: true });
