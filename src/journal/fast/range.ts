@@ -5,7 +5,7 @@ import { checkRow, type FailureKind } from "../check-row.ts";
 import { DEFAULT_PROFILE } from "../hash-profiles.ts";
 import { JOURNAL_MAX_ROW_BYTES } from "../../fsutil/input.ts";
 import { grownLineBuffer } from "../../fsutil/lines.ts";
-import { respaceLine, Respacer } from "../../codec/writer-spacing.ts";
+import { RESPACED_MAX, respaceLine, Respacer } from "../../codec/writer-spacing.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { mayHoldMutation, RangeGate, type RangeMutations } from "../provider-state.ts";
 import { GateCode, KernelMode, VerifyKernel } from "./kernel.ts";
@@ -228,6 +228,9 @@ export function kernelCapFor(len: number, maxRow: number, readCap: number): numb
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder();
 
+/** A minor collection after this many bytes of lines the kernel took re-spaced (respacedRow). */
+const RESPACED_GC_BYTES = 4 << 20;
+
 /** A kernel a long row grew larger than this is not kept from one verify to the next (RangeVerifier.settle). */
 const BIG_KERNEL_KEEP = 4 << 20;
 
@@ -267,6 +270,8 @@ export class RangeVerifier {
   rowText: RowTextSink | null = null;
   /** Re-spaces a line before there is a kernel to re-space it into (respacedRow), made on first use. */
   private respacer: Respacer | null = null;
+  /** Bytes of lines taken re-spaced since the last minor collection (respacedRow). */
+  private respacedBytes = 0;
   /** A line too long for the big kernel: the bytes of it that longKernelLine read (see longLine). */
   private longPrefix: Uint8Array | null = null;
 
@@ -868,12 +873,12 @@ export class RangeVerifier {
    * line's own bytes are kept (a proof's row), they are the file's.
    */
   private respacedRow(s: number, e: number): boolean {
-    const need = 2 * (e - s) + 2;
+    const need = RESPACED_MAX * (e - s) + 2;
     let k = this.bigKernel;
     let len: number;
     if (k === null || (this.rowText !== null && k.textAt === 0) || k.readCap < need) {
       // a kernel is made only for a line that re-spaces (the first row of every journal does not)
-      const r = (this.respacer ??= new Respacer()).respace(this.mem, s, e);
+      const r = (this.respacer ??= new Respacer()).respace(this.mem.subarray(s, e));
       const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES);
       if (r === null || need > maxRow) return false;
       k = this.newBigKernel(kernelCapFor(need, maxRow, this.readCap), null, 0);
@@ -891,6 +896,13 @@ export class RangeVerifier {
     if (this.takeKernelRows(k, 0, len + 1) === 0) return false;
     this.prev.set(k.prev);
     this.respacedRows++;
+    // a row a call: what a rowText sink makes of each call (a view, its closures) the engine collects late; a minor
+    // collection now and then holds the peak
+    this.respacedBytes += e - s;
+    if (this.respacedBytes >= RESPACED_GC_BYTES) {
+      this.respacedBytes = 0;
+      Bun.gc(false);
+    }
     if (this.task.tree) this.keep(this.base + this.rows - 1, this.mem.subarray(s, e));
     return true;
   }
