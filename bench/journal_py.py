@@ -18,14 +18,17 @@ heads, some escaped: their sort is the verify's work).
 Writes DIR/runs/ID/journal.jsonl (replacing it) and metadata.json; prints
 one JSON line: path, rows, bytes, head. Same seed and size, same bytes.
 `--newline crlf` ends every line as Python's text mode does on Windows
-(the bench's `windows` shape); `--spacing compact` writes each row as a
-tool that rewrites the journal does (`jq -c`, `separators=(",", ":")`: the
-bench's `compact` shape). The rows' values are the same.
+(the bench's `windows` shape); `--spacing compact` writes each row as
+`jq -c` rewrites a journal (no whitespace between tokens, non-ASCII text
+as raw UTF-8 but DEL escaped: the bench's `compact` shape; a lone surrogate
+stays escaped, where jq would write U+FFFD and the row would no longer
+verify). The rows' values are the same.
 """
 import json
 import os
 import pathlib
 import random
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "reference"))
@@ -89,6 +92,10 @@ def events(rng, run_id):
         yield "agent_reaped", {"agent_id": agent}
 
 
+# What jq -c writes escaped although it writes other non-ASCII text raw: DEL; and lone surrogates (see --spacing).
+RAW_ESCAPED = re.compile("[\x7f\ud800-\udfff]")
+
+
 def main(argv):
     args = dict(zip(argv[::2], argv[1::2]))
     if len(argv) % 2 or not {"--sdd", "--run", "--bytes"} <= args.keys() or not args.keys() <= {"--sdd", "--run", "--bytes", "--seed", "--newline", "--spacing"}:
@@ -97,7 +104,8 @@ def main(argv):
     if args.get("--newline", "lf") not in ("lf", "crlf") or args.get("--spacing", "writer") not in ("writer", "compact"):
         sys.stderr.write(__doc__)
         return 2
-    separators = (",", ":") if args.get("--spacing") == "compact" else None
+    compact = args.get("--spacing") == "compact"
+    separators, ensure_ascii = ((",", ":"), False) if compact else (None, True)
     newline = "\r\n" if args.get("--newline") == "crlf" else "\n"
     run_id, target, seed = args["--run"], float(args["--bytes"]), int(args.get("--seed", "11"))
     run_dir = os.path.join(args["--sdd"], "runs", run_id)
@@ -115,7 +123,9 @@ def main(argv):
             row = {"ts": t, "elapsed_s": round(t - start, 3), "index": rows, "event": event,
                    "prev_hash": prev, "payload_hash": ph, "event_hash": eh}
             row.update(data)
-            line = json.dumps(row, default=str, separators=separators) + "\n"
+            line = json.dumps(row, default=str, separators=separators, ensure_ascii=ensure_ascii) + "\n"
+            if compact:
+                line = RAW_ESCAPED.sub(lambda m: "\\u%04x" % ord(m.group()), line)
             buf.append(line)
             buffered += len(line)
             size += len(line) + len(newline) - 1
