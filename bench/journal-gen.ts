@@ -11,9 +11,8 @@
  * That is the `bench` shape; the others (`mixed`, `large-rows`: see
  * journal-shapes.ts; `python`: rows python3 writes, journal_py.py; `windows`:
  * the same rows, each line ended by CR LF as Python's text mode writes them
- * on Windows; `compact`: the same rows as a tool that rewrites a journal
- * spells them, `jq -c` or `separators=(",", ":")`) keep the verbs from
- * being tuned to it.
+ * on Windows; `compact`: the same rows as `jq -c` rewrites a journal, no
+ * whitespace and raw UTF-8) keep the verbs from being tuned to it.
  */
 import { EventJournal, type JournalClock, type RecordItem } from "../src/journal/writer.ts";
 import { pyFloat, type PyLike } from "../src/pyjson/types.ts";

@@ -138,8 +138,9 @@ describe("bench journal shapes", () => {
   test("compact: the python shape's rows as `jq -c` rewrites them, taken by the kernel re-spaced", async () => {
     const c = made.get("compact")!;
     const p = made.get("python")!;
-    // no whitespace between tokens; the same events in the same order as the python shape's (its run id differs)
+    // no whitespace between tokens, raw UTF-8; the same events in the same order as the python shape's (its run id differs)
     expect(c.text).not.toMatch(/^\{"ts": /m);
+    expect(Buffer.from(c.text, "latin1").toString("utf8")).toContain("修复");
     expect(c.text).toMatch(/^\{"ts":[0-9.]+,"elapsed_s":[0-9.]+,"index":0,"event":"run_started","prev_hash":"",/);
     const events = (text: string, sep: string) => text.split("\n").slice(0, 50).map((l) => new RegExp(`"event":${sep}"([^"]+)"`).exec(l)![1]);
     expect(events(c.text, "")).toEqual(events(p.text, " "));
