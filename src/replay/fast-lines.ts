@@ -72,8 +72,6 @@ const EXACT_GC_BYTES = 1 << 19;
 
 /** Lines of this length and more always take the exact reader (its byte path keeps huge rows as bytes). */
 export const FAST_LINE_MAX = 1 << 16;
-/** A minor collection after this many bytes of lines taken re-spaced (see readFastLines). */
-const RESPACED_GC_BYTES = 4 << 20;
 /** Lines longer than this are not re-spaced (re-spaced, one may be three times as long: the display kernels take 2 MiB). */
 const RESPACE_MAX = 1 << 20;
 
@@ -86,8 +84,6 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
   /** File offset of the line being handed out: where the previous one ended (after its terminator). */
   let lineStart = 0;
   const respacer = reader.long === undefined ? null : new Respacer();
-  /** Bytes of lines taken re-spaced since the last minor collection. */
-  let respacedBytes = 0;
   const splitter: LineSplitter = new LineSplitter(
     "universal",
     (bytes, lineNo) => {
@@ -103,13 +99,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       if (respacer !== null && bytes.length <= RESPACE_MAX) {
         const respaced = respacer.respace(bytes);
         if (respaced !== null && reader.long!(respaced, lineNo, offset, bytes.length)) {
-          // a few views a row (the line's, its re-spaced text's, the handler's) the engine collects late: a minor
-          // collection now and then holds the peak (a journal of such rows: 75 -> 58 MB, no time measured)
-          respacedBytes += bytes.length;
-          if (respacedBytes >= RESPACED_GC_BYTES) {
-            respacedBytes = 0;
-            Bun.gc(false);
-          }
+          respacer.taken(bytes.length);
           return;
         }
       }

@@ -228,9 +228,6 @@ export function kernelCapFor(len: number, maxRow: number, readCap: number): numb
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder();
 
-/** A minor collection after this many bytes of lines the kernel took re-spaced (respacedRow). */
-const RESPACED_GC_BYTES = 4 << 20;
-
 /** A kernel a long row grew larger than this is not kept from one verify to the next (RangeVerifier.settle). */
 const BIG_KERNEL_KEEP = 4 << 20;
 
@@ -268,10 +265,8 @@ export class RangeVerifier {
    * handed as its text; one the exact path verified, as its line.
    */
   rowText: RowTextSink | null = null;
-  /** Re-spaces a line before there is a kernel to re-space it into (respacedRow), made on first use. */
-  private respacer: Respacer | null = null;
-  /** Bytes of lines taken re-spaced since the last minor collection (respacedRow). */
-  private respacedBytes = 0;
+  /** Re-spaces a line before there is a kernel to re-space it into, and paces collections (respacedRow). */
+  private readonly respacer = new Respacer();
   /** A line too long for the big kernel: the bytes of it that longKernelLine read (see longLine). */
   private longPrefix: Uint8Array | null = null;
 
@@ -878,7 +873,7 @@ export class RangeVerifier {
     let len: number;
     if (k === null || (this.rowText !== null && k.textAt === 0) || k.readCap < need) {
       // a kernel is made only for a line that re-spaces (the first row of every journal does not)
-      const r = (this.respacer ??= new Respacer()).respace(this.mem.subarray(s, e));
+      const r = this.respacer.respace(this.mem.subarray(s, e));
       const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES);
       if (r === null || need > maxRow) return false;
       k = this.newBigKernel(kernelCapFor(need, maxRow, this.readCap), null, 0);
@@ -896,13 +891,8 @@ export class RangeVerifier {
     if (this.takeKernelRows(k, 0, len + 1) === 0) return false;
     this.prev.set(k.prev);
     this.respacedRows++;
-    // a row a call: what a rowText sink makes of each call (a view, its closures) the engine collects late; a minor
-    // collection now and then holds the peak
-    this.respacedBytes += e - s;
-    if (this.respacedBytes >= RESPACED_GC_BYTES) {
-      this.respacedBytes = 0;
-      Bun.gc(false);
-    }
+    // a row a call: what a rowText sink makes of each call (a view, its closures) is such a row's garbage
+    this.respacer.taken(e - s);
     if (this.task.tree) this.keep(this.base + this.rows - 1, this.mem.subarray(s, e));
     return true;
   }
