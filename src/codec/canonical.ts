@@ -1,5 +1,6 @@
-import { BACKSLASH, COLON, COMMA, copyBytes, LBRACE, LBRACKET, RBRACE, RBRACKET } from "./bytes.ts";
-import { compareSpans, KIND_MASK, NOT_COMPACT_CANONICAL, type RowIndex, Spell, Tok } from "./row-index.ts";
+import { writeUnicodeEscape } from "../pyjson/encode-bytes.ts";
+import { BACKSLASH, COLON, COMMA, copyBytes, LBRACE, LBRACKET, RBRACE, RBRACKET, SPACE } from "./bytes.ts";
+import { compareSpans, KIND_MASK, NOT_COMPACT_CANONICAL, NOT_DEFAULT_SPACING, type RowIndex, Spell, Tok } from "./row-index.ts";
 
 /**
  * The canonical form of values a row index took (py-json-v1:
@@ -226,4 +227,70 @@ export class CanonicalWriter {
     copyBytes(this.mem, this.dv, o, s, e - s);
     return o + e - s;
   }
+
+  /**
+   * Token t in json.dumps' default spelling at o (`", "` and `": "`, members
+   * in input order, raw UTF-8 escaped as ensure_ascii escapes it; every
+   * other byte as written): the rows `journal record` writes, a row
+   * re-spaced for the kernels (writer-spacing.ts). Returns the end.
+   */
+  spaced(t: number, o: number): number {
+    const tape = this.ix.tape;
+    const w = tape[4 * t]!;
+    const kind = w & KIND_MASK;
+    if ((w & Spell.Utf8) === 0 && copiedWhole(w, NOT_DEFAULT_SPACING)) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
+    const b = this.mem;
+    if (kind !== Tok.Object && kind !== Tok.Array) return writeEscapedUtf8(b, tape[4 * t + 1]!, tape[4 * t + 2]!, b, o);
+    const end = tape[4 * t + 3]!;
+    b[o++] = kind === Tok.Array ? LBRACKET : LBRACE;
+    for (let c = t + 1; c < end; c = tape[4 * c + 3]!) {
+      if (c > t + 1) {
+        b[o++] = COMMA;
+        b[o++] = SPACE;
+      }
+      if (kind === Tok.Object) {
+        o = this.spaced(c, o);
+        b[o++] = COLON;
+        b[o++] = SPACE;
+        c++;
+      }
+      o = this.spaced(c, o);
+    }
+    b[o++] = kind === Tok.Array ? RBRACKET : RBRACE;
+    return o;
+  }
+}
+
+/**
+ * The string token src[p, end) (its UTF-8 validated by the index) at
+ * out[o], its UTF-8 sequences as ensure_ascii escapes them (lowercase
+ * `\uXXXX`, a surrogate pair past U+FFFF); returns the end. `out` may be
+ * `src`, written past `end`.
+ */
+function writeEscapedUtf8(src: Uint8Array, p: number, end: number, out: Uint8Array, o: number): number {
+  while (p < end) {
+    const c = src[p]!;
+    if (c < 0x80) {
+      out[o++] = c;
+      p++;
+      continue;
+    }
+    let cp: number;
+    if (c < 0xe0) {
+      cp = ((c & 0x1f) << 6) | (src[p + 1]! & 0x3f);
+      p += 2;
+    } else if (c < 0xf0) {
+      cp = ((c & 0x0f) << 12) | ((src[p + 1]! & 0x3f) << 6) | (src[p + 2]! & 0x3f);
+      p += 3;
+    } else {
+      cp = ((c & 0x07) << 18) | ((src[p + 1]! & 0x3f) << 12) | ((src[p + 2]! & 0x3f) << 6) | (src[p + 3]! & 0x3f);
+      p += 4;
+    }
+    if (cp < 0x10000) o = writeUnicodeEscape(out, o, cp);
+    else {
+      o = writeUnicodeEscape(out, o, 0xd800 + ((cp - 0x10000) >> 10));
+      o = writeUnicodeEscape(out, o, 0xdc00 + ((cp - 0x10000) & 0x3ff));
+    }
+  }
+  return o;
 }

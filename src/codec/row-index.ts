@@ -98,6 +98,8 @@ export const enum Spell {
 export const NOT_COMPACT_CANONICAL = Spell.Utf8 | Spell.NotPython | Spell.Unsorted | Spell.Spaced | Spell.OddSpace | Spell.FloatUndecided;
 /** Flags under which a value's bytes are what Python's default `json.dumps` writes (keys in any order). */
 export const NOT_PYTHON_DEFAULT = Spell.Utf8 | Spell.NotPython | Spell.Tight | Spell.OddSpace | Spell.FloatUndecided;
+/** Flags under which a value's bytes are json.dumps' default spacing (`", "`, `": "`, no other whitespace). */
+export const NOT_DEFAULT_SPACING = Spell.Tight | Spell.OddSpace;
 /** Flags under which a string's bytes are not its text: an escape, raw UTF-8, a raw DEL (without them it is printable ASCII). */
 export const NOT_PLAIN_TEXT = Spell.Escaped | Spell.Utf8 | Spell.NotPython;
 

@@ -97,8 +97,7 @@ export function* readFastLines(path: string, reader: FastLineReader): Generator<
       if (bytes.length === 0) return;
       if (bytes.length >= FAST_LINE_MAX && reader.long?.(bytes, lineNo, offset, bytes.length)) return;
       if (respacer !== null && bytes.length <= RESPACE_MAX) {
-        const respaced = respacer.respace(bytes);
-        if (respaced !== null && reader.long!(respaced, lineNo, offset, bytes.length)) {
+        if (respacer.respace(bytes, 0, bytes.length) >= 0 && reader.long!(respacer.text(), lineNo, offset, bytes.length)) {
           respacer.taken(bytes.length);
           return;
         }

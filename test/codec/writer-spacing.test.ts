@@ -1,16 +1,17 @@
 import { describe, expect, test } from "bun:test";
-import { RESPACED_MAX, Respacer, respaceLine } from "../../src/codec/writer-spacing.ts";
+import { RESPACED_MAX, Respacer } from "../../src/codec/writer-spacing.ts";
 import { runPython } from "../helpers/python.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 function respaced(text: string): string | null {
-  const r = new Respacer().respace(enc.encode(text));
-  return r === null ? null : dec.decode(r);
+  const r = new Respacer();
+  const b = enc.encode(text);
+  return r.respace(b, 0, b.length) < 0 ? null : dec.decode(r.text());
 }
 
-describe("respaceLine: a row in the writer's spacing, every other byte as it is", () => {
+describe("Respacer: a row in the writer's spacing, every other byte as it is", () => {
   test("rows Python spells with other separators, whitespace or raw UTF-8 come back as json.dumps' default spelling", () => {
     // Python writes each value in several spellings; the re-spaced text must be json.dumps(json.loads(text)),
     // or nothing where a raw DEL stands (Python escapes it; no fast path takes it raw)
@@ -70,7 +71,7 @@ print(json.dumps(out))`;
     // raw UTF-8 as ensure_ascii escapes it: two, three and four bytes (a surrogate pair)
     expect(respaced('{"a":"\u00e9\u4e2d\u{1f600}x"}')).toBe('{"a": "\\u00e9\\u4e2d\\ud83d\\ude00x"}');
     // invalid UTF-8 (an encoded surrogate): json.loads refuses it, left as it is
-    expect(new Respacer().respace(Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]))).toBeNull();
+    expect(new Respacer().respace(Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]), 0, 11)).toBe(-1);
     // a string's spaces, commas and colons are its own
     expect(respaced('{"a , b":"x : y","n":[ 1 ,2 ]}')).toBe('{"a , b": "x : y", "n": [1, 2]}');
     // whitespace beside a quote joins no tokens (the kernel reads what follows)
@@ -78,11 +79,11 @@ print(json.dumps(out))`;
   });
 
   test("the output fits RESPACED_MAX times the line: separators, and two- or four-byte UTF-8", () => {
-    for (const [text, n] of [["[" + ",".repeat(999) + "]", 1 + 2 * 999 + 1], ['"' + "\u00e9".repeat(500) + '"', 2 + 6 * 500], ['"' + "\u{1f600}".repeat(250) + '"', 2 + 12 * 250], ["[" + '"\u00e9",'.repeat(100) + '"x"]', 2 + 100 * 10 + 3]] as const) {
+    // rows (the index reads only rows): separators as dense as a row holds them, 2- and 4-byte UTF-8 (3x)
+    for (const [text, n] of [['{"a":[' + "[],".repeat(999) + "[]]}", 7 + 4 * 999 + 2 + 2], ['{"a":"' + "\u00e9".repeat(500) + '"}', 7 + 6 * 500 + 2], ['{"a":"' + "\u{1f600}".repeat(250) + '"}', 7 + 12 * 250 + 2], ['{"a":[' + '"\u00e9",'.repeat(100) + '"x"]}', 7 + 100 * 10 + 5]] as const) {
       const b = enc.encode(text);
       expect(b.length * RESPACED_MAX).toBeGreaterThanOrEqual(n);
-      const out = new Uint8Array(RESPACED_MAX * b.length);
-      expect({ text: text.slice(0, 12), n: respaceLine(b, 0, b.length, out) }).toEqual({ text: text.slice(0, 12), n });
+      expect({ text: text.slice(0, 12), n: new Respacer().respace(b, 0, b.length) }).toEqual({ text: text.slice(0, 12), n });
     }
   });
 });

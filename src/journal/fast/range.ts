@@ -5,7 +5,7 @@ import { checkRow, type FailureKind } from "../check-row.ts";
 import { DEFAULT_PROFILE } from "../hash-profiles.ts";
 import { JOURNAL_MAX_ROW_BYTES } from "../../fsutil/input.ts";
 import { grownLineBuffer } from "../../fsutil/lines.ts";
-import { RESPACED_MAX, respaceLine, Respacer } from "../../codec/writer-spacing.ts";
+import { Respacer } from "../../codec/writer-spacing.ts";
 import { classifyLine, type JournalRow } from "../reader.ts";
 import { mayHoldMutation, RangeGate, type RangeMutations } from "../provider-state.ts";
 import { GateCode, KernelMode, VerifyKernel } from "./kernel.ts";
@@ -265,7 +265,7 @@ export class RangeVerifier {
    * handed as its text; one the exact path verified, as its line.
    */
   rowText: RowTextSink | null = null;
-  /** Re-spaces a line before there is a kernel to re-space it into, and paces collections (respacedRow). */
+  /** Re-spaces the lines the kernel declines, and paces collections (respacedRow). */
   private readonly respacer = new Respacer();
   /** A line too long for the big kernel: the bytes of it that longKernelLine read (see longLine). */
   private longPrefix: Uint8Array | null = null;
@@ -868,22 +868,15 @@ export class RangeVerifier {
    * line's own bytes are kept (a proof's row), they are the file's.
    */
   private respacedRow(s: number, e: number): boolean {
-    const need = RESPACED_MAX * (e - s) + 2;
+    const len = this.respacer.respace(this.mem, s, e);
+    if (len < 0) return false;
     let k = this.bigKernel;
-    let len: number;
-    if (k === null || (this.rowText !== null && k.textAt === 0) || k.readCap < need) {
-      // a kernel is made only for a line that re-spaces (the first row of every journal does not)
-      const r = this.respacer.respace(this.mem.subarray(s, e));
+    if (k === null || (this.rowText !== null && k.textAt === 0) || k.readCap < len + 2) {
       const maxRow = Math.min(KERNEL_MAX_ROW, this.task.maxRowBytes ?? JOURNAL_MAX_ROW_BYTES);
-      if (r === null || need > maxRow) return false;
-      k = this.newBigKernel(kernelCapFor(need, maxRow, this.readCap), null, 0);
-      k.lines.set(r, 0);
-      len = r.length;
-    } else {
-      // into the kernel's read area: no view of the line is made (a journal of such rows would make two a row)
-      len = respaceLine(this.mem, s, e, k.lines);
-      if (len < 0) return false;
+      if (len > maxRow) return false;
+      k = this.newBigKernel(kernelCapFor(len, maxRow, this.readCap), null, 0);
     }
+    this.respacer.copyTo(k.lines, 0);
     const b = k.lines;
     b[len] = LF; // its terminator
     b[len + 1] = LF; // the sentinel

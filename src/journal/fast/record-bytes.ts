@@ -1,6 +1,6 @@
-import { COLON, COMMA, copyTo, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, SPACE } from "../../codec/bytes.ts";
-import { CanonicalWriter, copiedWhole } from "../../codec/canonical.ts";
-import { indexObjectAt, indexObjectAtJs, KIND_MASK, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
+import { COLON, COMMA, copyTo, QUOTE, RBRACE, SPACE } from "../../codec/bytes.ts";
+import { CanonicalWriter } from "../../codec/canonical.ts";
+import { indexObjectAt, indexObjectAtJs, NOT_DEFAULT_SPACING, RowIndex, Spell, Tok } from "../../codec/row-index.ts";
 import { RUN_ROW_KEYS, RunKey } from "../row-keys.ts";
 import { RecordHasher, writeDecimal, writeHex } from "./record-hasher.ts";
 import { fastFloatRepr } from "./record-row.ts";
@@ -48,8 +48,6 @@ const NOT_PYTHON = Spell.Utf8 | Spell.NotPython;
  * scan the JavaScript one does about as fast on such lines.
  */
 const MODULE_FROM = 8 << 10;
-/** A container whose bytes are json.dumps' default spelling already: no compact separator, no other whitespace. */
-const NOT_DEFAULT_SPACING = Spell.Tight | Spell.OddSpace;
 
 /**
  * Python's repr of the float x at b[o]; returns the end. A value with at
@@ -253,37 +251,11 @@ export class RecordRowBuilder {
         o = this.copy(tape[4 * k + 1]!, tape[4 * k + 2]!, o);
         b[o++] = COLON;
         b[o++] = SPACE;
-        o = this.spaced(k + 1, o);
+        o = this.cw.spaced(k + 1, o);
       }
     }
     b[o++] = RBRACE;
     b[o++] = 10;
     this.rowEnd = o;
-  }
-
-  /** Token t in json.dumps' default spelling (", " and ": ", members in input order) at o; returns the end. */
-  private spaced(t: number, o: number): number {
-    const tape = this.ix.tape;
-    const w = tape[4 * t]!;
-    const kind = w & KIND_MASK;
-    if (copiedWhole(w, NOT_DEFAULT_SPACING)) return this.copy(tape[4 * t + 1]!, tape[4 * t + 2]!, o);
-    const b = this.h.mem;
-    const end = tape[4 * t + 3]!;
-    b[o++] = kind === Tok.Array ? LBRACKET : LBRACE;
-    for (let c = t + 1; c < end; c = tape[4 * c + 3]!) {
-      if (c > t + 1) {
-        b[o++] = COMMA;
-        b[o++] = SPACE;
-      }
-      if (kind === Tok.Object) {
-        o = this.copy(tape[4 * c + 1]!, tape[4 * c + 2]!, o);
-        b[o++] = COLON;
-        b[o++] = SPACE;
-        c++;
-      }
-      o = this.spaced(c, o);
-    }
-    b[o++] = kind === Tok.Array ? RBRACKET : RBRACE;
-    return o;
   }
 }
