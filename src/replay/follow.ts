@@ -511,6 +511,11 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     completed = ev.completes();
     return true;
   };
+  /** The line b[s, e) for its JSON alone: its own bytes where the verify kernel took it as written (VerbatimRow), else the codec's. */
+  const asJson = (b: Uint8Array, s: number, e: number, lineNo: number, at: number, inPlace: boolean): boolean => {
+    if (declinedAt !== null && !declinedAt.has(at) && verbatim.take(b, s, e)) return hand(verbatim, lineNo, at, inPlace);
+    return jsonRow.take(b, s, e) && hand(jsonRow, lineNo, at, inPlace);
+  };
   const taken = (r: KernelRowReader, b: Uint8Array, s: number, e: number, lineNo: number, at: number): true => {
     kernelRow.at(r, b, s, e);
     return hand(kernelRow, lineNo, at, r === k);
@@ -523,10 +528,7 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     // a huge row's long strings stay bytes (WholeRow)
     rawStrings: true,
     fast: (b, s, e, lineNo, at) => {
-      if (jsonOnly) {
-        if (declinedAt !== null && !declinedAt.has(at) && verbatim.take(b, s, e)) return hand(verbatim, lineNo, at, holds(b));
-        return jsonRow.take(b, s, e) && hand(jsonRow, lineNo, at, holds(b));
-      }
+      if (jsonOnly) return asJson(b, s, e, lineNo, at, holds(b));
       if (k === null || !k.holds(b)) {
         const r = copies.take(b.subarray(s, e));
         return r !== null && taken(r, b, s, e, lineNo, at);
@@ -538,10 +540,7 @@ async function catchUp(o: FollowOptions, state: FollowState, end: number): Promi
     long: (bytes, lineNo, at) => {
       // a longer line takes the exact path, which keeps a huge row's large values as bytes (WholeRow)
       if (bytes.length > LONG_LINE_MAX) return false;
-      if (jsonOnly) {
-        if (declinedAt !== null && !declinedAt.has(at) && verbatim.take(bytes, 0, bytes.length)) return hand(verbatim, lineNo, at, false);
-        return jsonRow.take(bytes, 0, bytes.length) && hand(jsonRow, lineNo, at, false);
-      }
+      if (jsonOnly) return asJson(bytes, 0, bytes.length, lineNo, at, false);
       const r = copies.take(bytes);
       return r !== null && taken(r, bytes, 0, bytes.length, lineNo, at);
     },
